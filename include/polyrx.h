@@ -1,0 +1,9 @@
+/* polyrx: wideband channelizer and open-loop QPSK demodulator, CPU and CUDA backends.
+ * The one public header: include this, link -lpolyrx. */
+#ifndef POLYRX_H
+#define POLYRX_H
+
+#include "polyrx/core.h"
+#include "polyrx/chan.h"
+
+#endif

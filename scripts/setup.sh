@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs every Debian package that polyrx's build, tests and benchmarks need.
+# Idempotent and quiet when everything is already there; runs apt-get update before installing.
+# The CUDA toolkit is optional and not installed here: CMake detects nvcc when present.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libfftw3-dev libcjson-dev libpng-dev libliquid-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,52 @@
+/* The channelizer object shared by its backends (chan.c validates, designs and counts;
+ * chan_cpu.c and chan_cuda.cu compute). Not installed. */
+#ifndef PRX_CHAN_INTERNAL_H
+#define PRX_CHAN_INTERNAL_H
+
+#include "polyrx/chan.h"
+
+#include <stdint.h>
+
+typedef struct prx_chan_ops prx_chan_ops;
+
+struct prx_chan {
+  prx_chan_config cfg; /* the caller's config with taps/select pointing at our copies */
+  unsigned K, D;       /* channels, decimation */
+  size_t M;            /* prototype length */
+  float *taps;         /* prototype h[0..M-1], as in the definition in polyrx/chan.h */
+  unsigned *select;    /* selected channel indices, in output order */
+  size_t n_sel;
+  prx_backend backend; /* CPU or CUDA (AUTO resolved) */
+  uint64_t consumed;   /* input samples given since the last reset (N) */
+  uint64_t emitted;    /* outputs per channel emitted since the last reset (= ceil(N / D)) */
+  const prx_chan_ops *ops;
+  void *impl; /* the backend's state */
+};
+
+/* A backend. chan.c has validated every argument and computed n_out (the number of outputs
+ * per channel this call must write: outputs j = c->emitted .. c->emitted + n_out - 1) before
+ * calling execute; chan.c updates consumed/emitted afterwards. Flush is an execute of M-1
+ * zeros followed by reset, so backends need not implement it. */
+struct prx_chan_ops {
+  prx_status (*create)(prx_chan *c);
+  void (*destroy)(prx_chan *c);
+  void (*reset)(prx_chan *c);
+  prx_status (*execute)(prx_chan *c, const void *in, size_t n_in, void *out, size_t out_stride,
+                        size_t n_out);
+  /* NULL where the backend has no device-resident path */
+  prx_status (*execute_device)(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
+                               size_t out_stride, size_t n_out, void *stream);
+  /* feeds n_zeros zero samples (the flush tail) and writes n_out outputs */
+  prx_status (*execute_zeros)(prx_chan *c, size_t n_zeros, void *out, size_t out_stride,
+                              size_t n_out);
+};
+
+extern const prx_chan_ops prx_chan_cpu_ops;
+#ifdef PRX_HAVE_CUDA
+extern const prx_chan_ops prx_chan_cuda_ops;
+#endif
+
+/* ceil(a / b) for b > 0 */
+static inline uint64_t prx_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+#endif

@@ -1,0 +1,78 @@
+#include "testutil.h"
+
+#include <math.h>
+
+int test_failures = 0;
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void test_rng_seed(test_rng *r, uint64_t seed) {
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t test_rng_u64(test_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+double test_rng_uniform(test_rng *r) { return (test_rng_u64(r) >> 11) * 0x1.0p-53; }
+
+double test_rng_gauss(test_rng *r) {
+  double u1 = test_rng_uniform(r), u2 = test_rng_uniform(r);
+  if (u1 < 1e-300) u1 = 1e-300;
+  return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+void test_fill_cf32(test_rng *r, prx_cf32 *x, size_t n, double sigma) {
+  for (size_t i = 0; i < n; i++) {
+    x[i].re = (float)(sigma * test_rng_gauss(r));
+    x[i].im = (float)(sigma * test_rng_gauss(r));
+  }
+}
+
+double test_rel_l2_cf32(const prx_cf32 *a, const prx_cf32 *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double dr = (double)a[i].re - b[i].re, di = (double)a[i].im - b[i].im;
+    num += dr * dr + di * di;
+    den += (double)b[i].re * b[i].re + (double)b[i].im * b[i].im;
+  }
+  if (den == 0) return num == 0 ? 0 : INFINITY;
+  double e = sqrt(num / den);
+  return isnan(e) ? INFINITY : e;
+}
+
+double test_rel_l2_vs_cf64(const prx_cf32 *a, const test_cf64 *ref, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double dr = a[i].re - ref[i].re, di = a[i].im - ref[i].im;
+    num += dr * dr + di * di;
+    den += ref[i].re * ref[i].re + ref[i].im * ref[i].im;
+  }
+  if (den == 0) return num == 0 ? 0 : INFINITY;
+  double e = sqrt(num / den);
+  return isnan(e) ? INFINITY : e;
+}
+
+int test_finish(const char *name) {
+  if (test_failures) {
+    fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
+    return 1;
+  }
+  printf("%s: all checks passed\n", name);
+  return 0;
+}

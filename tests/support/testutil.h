@@ -1,0 +1,51 @@
+/* Shared test helpers: seeded random numbers, float64 error measures, checks, skipping. */
+#ifndef PRX_TESTUTIL_H
+#define PRX_TESTUTIL_H
+
+#include "polyrx.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ctest treats this exit code as "skipped" (SKIP_RETURN_CODE 77). */
+#define TEST_SKIP 77
+
+/* Deterministic generator (xoshiro256**), seeded by splitmix64: fresh inputs, fixed seeds. */
+typedef struct {
+  uint64_t s[4];
+} test_rng;
+void test_rng_seed(test_rng *r, uint64_t seed);
+uint64_t test_rng_u64(test_rng *r);
+double test_rng_uniform(test_rng *r);            /* [0, 1) */
+double test_rng_gauss(test_rng *r);              /* N(0, 1) */
+void test_fill_cf32(test_rng *r, prx_cf32 *x, size_t n, double sigma); /* complex N(0, sigma^2) per component */
+
+/* ||a - b|| / ||b|| computed in float64; b is the reference. */
+double test_rel_l2_cf32(const prx_cf32 *a, const prx_cf32 *b, size_t n);
+typedef struct {
+  double re, im;
+} test_cf64;
+double test_rel_l2_vs_cf64(const prx_cf32 *a, const test_cf64 *ref, size_t n);
+
+/* Failure count of this test program; CHECK prints and counts, never aborts. */
+extern int test_failures;
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      test_failures++;                                                                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                        \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
+  } while (0)
+/* Asserts that a call succeeded, printing prx_last_error() otherwise. */
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    prx_status st_ = (call);                                                                       \
+    CHECK(st_ == PRX_OK, "%s -> %s: %s", #call, prx_strerror(st_), prx_last_error());             \
+  } while (0)
+/* Prints a summary line and returns the exit code for main. */
+int test_finish(const char *name);
+
+#endif
