@@ -5,5 +5,7 @@
 
 #include "polyrx/core.h"
 #include "polyrx/chan.h"
+#include "polyrx/modem.h"
+#include "polyrx/sim.h"
 
 #endif
