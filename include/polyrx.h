@@ -7,5 +7,6 @@
 #include "polyrx/chan.h"
 #include "polyrx/modem.h"
 #include "polyrx/sim.h"
+#include "polyrx/io.h"
 
 #endif
