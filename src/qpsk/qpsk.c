@@ -103,14 +103,20 @@ int64_t qpsk_count_below(double limit, double step) {
   return (int64_t)ceil(limit / step - 1e-9);
 }
 
-/* input windows of the two filters for block b */
-static void win_mf(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
+/* input windows of the two filters for block b: the pre-filter on grid samples [4bL, 4(b+1)L),
+ * the matched filter at the instants of the block's symbols, within [(bL - 1) sps, ((b+1)L + 1)
+ * sps) (timing steps between blocks stay below half a symbol) */
+void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
   int64_t L = q->L;
-  qpsk_fir_window(&q->mf, 4 * b * L - QPSK_GM, 4 * (b + 1) * L + QPSK_GM, lo, hi);
+  *lo = (int64_t)floor((double)(b * L - 1) * q->sps) - q->mf.c - 1;
+  *hi = (int64_t)floor((double)((b + 1) * L + 1) * q->sps) + 2 - q->mf.c + (int64_t)q->mf.ntaps;
+}
+static void win_mf(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
+  qpsk_mf_window(q, b, lo, hi);
 }
 static void win_pre(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
   int64_t L = q->L;
-  qpsk_fir_window(&q->pre, 2 * b * L, 2 * (b + 1) * L, lo, hi);
+  qpsk_fir_window(&q->pre, 4 * b * L, 4 * (b + 1) * L, lo, hi);
 }
 
 /* input needed by span s: [need_lo, need_end) */
@@ -227,8 +233,10 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     return st;
   }
   int threads = prx_pool_threads(q->pool);
-  q->G = (unsigned)((2 * threads + q->B - 1) / q->B);
-  if (q->G < 1) q->G = 1;
+  /* spans per batch: with several threads, two spans per thread, so that the FFT stage (one task
+   * per span) keeps every thread busy and each parallel stage has enough work to dwarf the cost
+   * of waking the pool. One thread: one span (lowest memory). */
+  q->G = threads > 1 ? 2u * (unsigned)threads : 1u;
   if (q->G > 64) q->G = 64;
 
   /* matched filter: unit gain at the symbol instant for a unit-energy pulse, as prx_rrc_design */
@@ -246,10 +254,10 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     prx_qpsk_destroy(q);
     return st;
   }
-  st = qpsk_fir_init(&q->mf, q->sps, cfg->rolloff, cfg->span, q->sps / 4, scale);
+  st = qpsk_fir_init(&q->mf, q->sps, cfg->rolloff, cfg->span, 0, scale);
   if (st == PRX_OK) {
     double pspan = cfg->span < QPSK_PRE_SPAN ? cfg->span : QPSK_PRE_SPAN;
-    st = qpsk_fir_init(&q->pre, q->sps, cfg->rolloff, pspan, q->sps / 2, scale);
+    st = qpsk_fir_init(&q->pre, q->sps, cfg->rolloff, pspan, q->sps / 4, scale);
   }
   if (st != PRX_OK) {
     prx_qpsk_destroy(q);
@@ -275,7 +283,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     ALLOC(q->spans[i].spec, nfft, prx_cf32);
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
-  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
+  size_t grid_len = 4 * (size_t)q->L;
   for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
     ALLOC(q->blks[i].grid, grid_len, prx_cf32);
     ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
@@ -315,53 +323,15 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
 
 /* ---- input access ---- */
 
-static void derotate(prx_cf32 *x, size_t n, double theta, double omega) {
-  /* exp(-j (theta + omega i)): exact anchors every 64 samples (a double recurrence, renormalised),
-   * four float lanes stepped by exp(-j 4 omega) in between */
-  double ar = cos(theta), ai = -sin(theta);
-  const double sr = cos(64 * omega), si = -sin(64 * omega);
-  float lr[4], li[4];
-  for (int l = 0; l < 4; l++) {
-    lr[l] = (float)cos(l * omega);
-    li[l] = (float)-sin(l * omega);
-  }
-  const float s4r = (float)cos(4 * omega), s4i = (float)-sin(4 * omega);
-  for (size_t c = 0; c < n; c += 64) {
-    float pr[4], pi[4];
-    for (int l = 0; l < 4; l++) {
-      pr[l] = (float)(ar * lr[l] - ai * li[l]);
-      pi[l] = (float)(ar * li[l] + ai * lr[l]);
-    }
-    size_t e = c + 64 < n ? c + 64 : n, i = c;
-    for (; i + 4 <= e; i += 4) {
-      for (int l = 0; l < 4; l++) {
-        float xr = x[i + l].re, xi = x[i + l].im;
-        x[i + l].re = xr * pr[l] - xi * pi[l];
-        x[i + l].im = xr * pi[l] + xi * pr[l];
-        float tr = pr[l] * s4r - pi[l] * s4i;
-        pi[l] = pr[l] * s4i + pi[l] * s4r;
-        pr[l] = tr;
-      }
-    }
-    for (int l = 0; i < e; i++, l++) {
-      float xr = x[i].re, xi = x[i].im;
-      x[i].re = xr * pr[l] - xi * pi[l];
-      x[i].im = xr * pi[l] + xi * pr[l];
-    }
-    double tr = ar * sr - ai * si;
-    ai = ar * si + ai * sr;
-    ar = tr;
-    double g = 1.0 / sqrt(ar * ar + ai * ai);
-    ar *= g;
-    ai *= g;
-  }
-}
-
 const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
                            double theta, double omega) {
   const int64_t end = q->n_total, base = q->buf_base;
-  if (!rotate && q->cfg.in_format == PRX_CF32 && lo >= base && hi <= end)
-    return (const prx_cf32 *)(q->buf + (size_t)(lo - base) * 8);
+  if (q->cfg.in_format == PRX_CF32 && lo >= base && hi <= end) {
+    const prx_cf32 *src = (const prx_cf32 *)(q->buf + (size_t)(lo - base) * 8);
+    if (!rotate) return src;
+    qpsk_derotate(src, out, (size_t)(hi - lo), theta, omega); /* one pass: read, rotate, write */
+    return out;
+  }
   size_t n = (size_t)(hi - lo);
   int64_t a = lo < 0 ? 0 : lo, z = hi < end ? hi : end;
   size_t i = 0;
@@ -386,7 +356,7 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
     i += m;
   }
   for (; i < n; i++) out[i] = zero;
-  if (rotate) derotate(out, n, theta, omega);
+  if (rotate) qpsk_derotate(out, out, n, theta, omega);
   return out;
 }
 

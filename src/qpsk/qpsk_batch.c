@@ -1,12 +1,13 @@
 /* One batch of CFO spans: four parallel stages over blocks (or spans), joined by cheap serial
  * passes that take the cross-block decisions, as in the seed paper:
  *
- *   pre   (blocks) CFO pre-filter at 2/T, per-symbol 4th power            -> span.w
+ *   pre   (blocks) short RRC pre-filter on the 4/T grid: Oerder & Meyr sum (|z|^2 is blind to the
+ *                  carrier) and the per-symbol 4th power                 -> blk.om, span.w
  *   cfo   (spans)  zero-padded FFT, peak, Newton refinement               -> span.f
- *   serial         phase-continuous NCO across spans                     -> span.theta
- *   mf    (blocks) de-rotation + matched filter on the 4/T grid, O&M sum  -> blk.grid, blk.om
- *   serial         timing unwrapped across blocks, symbol ownership       -> blk.tau, k0, k1
- *   sym   (blocks) Farrow interpolation at the instants, V&V/M2M4 sums    -> blk.sym, blk.sums
+ *   serial         phase-continuous NCO across spans; timing unwrapped
+ *                  across blocks, symbol ownership                        -> span.theta, blk.tau
+ *   mf    (blocks) de-rotation, matched filter evaluated at each symbol
+ *                  instant (polyphase interpolation), V&V/M2M4 sums       -> blk.sym, blk.sums
  *   serial         phase unwrapped (mod pi/2), noise window, pilots      -> blk.phi, noise, tags
  *   out   (blocks) decisions, LLRs                                        -> caller's buffers
  *
@@ -32,37 +33,34 @@ static int64_t stream_blocks(const prx_qpsk *q) {
 
 /* ---- stage pre: the CFO pre-filter and its 4th power ---- */
 
-/* z^4 / |z|^2: the 4th power (its line sits at 4 f) with rho^2 magnitude weighting, which gives
- * about 1.3 dB more line SNR than the plain z^4 at Es/N0 = 0 dB, where outliers begin */
-static inline void x4_acc(prx_cf32 z, float *re, float *im) {
-  float a = z.re, b = z.im, p = a * a + b * b;
-  float s2r = a * a - b * b, s2i = 2 * a * b;
-  float inv = p > 1e-30f ? 1.0f / p : 0.0f;
-  *re += (s2r * s2r - s2i * s2i) * inv;
-  *im += 2 * s2r * s2i * inv;
-}
-
 static void stage_pre(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
   qpsk_span *sp = &q->spans[bk->span];
   const int64_t L = q->L;
+  int64_t m0 = 4 * bk->b * L, lo, hi;
+  qpsk_fir_window(&q->pre, m0, m0 + 4 * L, &lo, &hi);
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0);
+  qpsk_fir_run(&q->pre, x, lo, m0, 4 * (size_t)L, bk->grid);
+  /* timing: O&M over the grid samples inside the stream */
+  int64_t g_hi = m0 + 4 * L;
+  if (q->flushing) {
+    int64_t m_end = qpsk_count_below((double)q->n_total, q->sps / 4);
+    if (g_hi > m_end) g_hi = m_end;
+  }
+  bk->om[0] = bk->om[1] = 0;
+  bk->om_n = 0;
+  if (g_hi > m0) {
+    qpsk_om_accum(bk->grid, (size_t)(g_hi - m0), m0, bk->om);
+    bk->om_n = (double)(g_hi - m0);
+  }
+  /* CFO: the 4th power summed over the four phases of each symbol (whatever the timing, the
+   * sum keeps the line at 4 f strong) */
   int64_t k_lo = bk->b * L, k_hi = (bk->b + 1) * L;
   int64_t k_end = sp->s * (int64_t)q->S + (int64_t)sp->nw;
   if (k_hi > k_end) k_hi = k_end;
-  if (k_hi <= k_lo) return;
-  int64_t m0 = 2 * k_lo, n = 2 * (k_hi - k_lo), lo, hi;
-  qpsk_fir_window(&q->pre, m0, m0 + n, &lo, &hi);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0);
-  qpsk_fir_run(&q->pre, x, lo, m0, (size_t)n, bk->grid);
-  prx_cf32 *w = sp->w + (k_lo - sp->s * (int64_t)q->S);
-  for (int64_t i = 0; i < k_hi - k_lo; i++) {
-    float re = 0, im = 0;
-    x4_acc(bk->grid[2 * i], &re, &im);
-    x4_acc(bk->grid[2 * i + 1], &re, &im);
-    w[i].re = re;
-    w[i].im = im;
-  }
+  if (k_hi > k_lo)
+    qpsk_x4_groups(bk->grid, (size_t)(k_hi - k_lo), sp->w + (k_lo - sp->s * (int64_t)q->S));
 }
 
 /* ---- stage cfo: spectrum of the 4th power, peak, refinement ---- */
@@ -85,34 +83,8 @@ static void stage_cfo(void *ctx, size_t i) {
   memset(sp->win + nwin, 0, (nfft - nwin) * sizeof(prx_cf32));
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
   double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
-  nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft);
+  nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft, sp->spec);
   sp->f = nu / 4;
-}
-
-/* ---- stage mf: de-rotation, matched filter on the 4/T grid, Oerder & Meyr ---- */
-
-static void stage_mf(void *ctx, size_t t) {
-  prx_qpsk *q = ctx;
-  qpsk_blk *bk = &q->blks[t];
-  const qpsk_span *sp = &q->spans[bk->span];
-  const int64_t L = q->L;
-  int64_t m_lo = 4 * bk->b * L - QPSK_GM, m_hi = 4 * (bk->b + 1) * L + QPSK_GM, lo, hi;
-  qpsk_fir_window(&q->mf, m_lo, m_hi, &lo, &hi);
-  double omega = 2 * M_PI * sp->f / q->sps;
-  double theta = sp->theta + omega * (double)(lo - sp->n_ref);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega);
-  qpsk_fir_run(&q->mf, x, lo, m_lo, (size_t)(m_hi - m_lo), bk->grid);
-  int64_t g_lo = 4 * bk->b * L, g_hi = 4 * (bk->b + 1) * L;
-  if (q->flushing) {
-    int64_t m_end = qpsk_count_below((double)q->n_total, q->sps / 4);
-    if (g_hi > m_end) g_hi = m_end;
-  }
-  bk->om[0] = bk->om[1] = 0;
-  bk->om_n = 0;
-  if (g_hi > g_lo) {
-    qpsk_om_accum(bk->grid + QPSK_GM, (size_t)(g_hi - g_lo), g_lo, bk->om);
-    bk->om_n = (double)(g_hi - g_lo);
-  }
 }
 
 /* ---- serial: timing ---- */
@@ -157,24 +129,25 @@ static void serial_timing(prx_qpsk *q) {
   (void)om_prev_n;
 }
 
-/* ---- stage sym: interpolation at the symbol instants, estimator sums ---- */
+/* ---- stage mf: de-rotation, matched filter at the symbol instants, estimator sums ---- */
 
-static void stage_sym(void *ctx, size_t t) {
+static void stage_mf(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
   memset(&bk->sums, 0, sizeof bk->sums);
   int64_t n = bk->k1 - bk->k0;
   if (n <= 0) return;
-  /* grid index of the first instant: 4 (k0 + tau - bL) + GM; the same fraction for every symbol */
-  double g0 = 4.0 * ((double)(bk->k0 - bk->b * (int64_t)q->L) + bk->tau) + QPSK_GM;
-  double fl = floor(g0);
-  float c[4];
-  qpsk_farrow_coef(g0 - fl, c);
-  const prx_cf32 *g = bk->grid + (int64_t)fl - 1;
-  for (int64_t i = 0; i < n; i++, g += 4) {
-    bk->sym[i].re = c[0] * g[0].re + c[1] * g[1].re + c[2] * g[2].re + c[3] * g[3].re;
-    bk->sym[i].im = c[0] * g[0].im + c[1] * g[1].im + c[2] * g[2].im + c[3] * g[3].im;
-  }
+  const qpsk_span *sp = &q->spans[bk->span];
+  const int64_t bL = bk->b * (int64_t)q->L;
+  int64_t lo, hi;
+  qpsk_mf_window(q, bk->b, &lo, &hi);
+  double omega = 2 * M_PI * sp->f / q->sps;
+  double theta = sp->theta + omega * (double)(lo - sp->n_ref);
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega);
+  /* instant of symbol k0, in input samples from x[0]: (k0 + tau) sps - lo, summed from small
+   * terms so that it stays exact far into a stream */
+  double p0 = ((double)(bk->k0 - bL) + bk->tau) * q->sps + ((double)bL * q->sps - (double)lo);
+  qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)n, bk->sym);
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
 }
 
@@ -416,9 +389,8 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
     theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
   }
   q->theta_next = theta;
-  prx_pool_run(q->pool, stage_mf, q, q->n_blks);
   serial_timing(q);
-  prx_pool_run(q->pool, stage_sym, q, q->n_blks);
+  prx_pool_run(q->pool, stage_mf, q, q->n_blks);
   serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
 

@@ -12,19 +12,19 @@ static inline prx_cf32 cmul(prx_cf32 a, prx_cf32 b) {
 
 void qpsk_decide_coherent(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, uint8_t *bits,
                           float *llrs) {
+  const float rr = rot.re, ri = rot.im;
   if (bits) {
     for (size_t i = 0; i < n; i++) {
-      prx_cf32 u = cmul(y[i], rot);
-      bits[2 * i] = u.re < 0;
-      bits[2 * i + 1] = u.im < 0;
+      float ur = y[i].re * rr - y[i].im * ri, ui = y[i].re * ri + y[i].im * rr;
+      bits[2 * i] = ur < 0;
+      bits[2 * i + 1] = ui < 0;
     }
   }
   if (llrs) {
     const float k = 2.0f * 1.41421356237309504880f / sigma2;
     for (size_t i = 0; i < n; i++) {
-      prx_cf32 u = cmul(y[i], rot);
-      llrs[2 * i] = k * u.re;
-      llrs[2 * i + 1] = k * u.im;
+      llrs[2 * i] = k * (y[i].re * rr - y[i].im * ri);
+      llrs[2 * i + 1] = k * (y[i].re * ri + y[i].im * rr);
     }
   }
 }
@@ -60,6 +60,27 @@ void qpsk_decide_diff(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, q
   static const uint8_t gb[4][2] = {{0, 0}, {0, 1}, {1, 1}, {1, 0}}; /* bits of rotation g */
   const float a = 2.0f / sigma2;
   qpsk_diff_prev p = *prev;
+  if (!llrs) { /* hard decisions only: quadrant steps, branch-free so that it vectorises */
+    if (bits && n > 0) {
+      const float rr = rot.re, ri = rot.im;
+      /* quadrant of u as 2 b1 + (b0 xor b1) with b0 = [Re u < 0], b1 = [Im u < 0] */
+      for (size_t i = 0; i < n; i++) {
+        float ur = y[i].re * rr - y[i].im * ri, ui = y[i].re * ri + y[i].im * rr;
+        unsigned b0 = ur < 0, b1 = ui < 0;
+        bits[2 * i] = (uint8_t)(2 * b1 + (b0 ^ b1)); /* the quadrant, for now */
+      }
+      unsigned qprev = p.quad;
+      for (size_t i = 0; i < n; i++) {
+        unsigned quad = bits[2 * i], g = (quad - qprev) & 3u;
+        qprev = quad;
+        /* g = 0, 1, 2, 3 carry bits 00, 01, 11, 10 */
+        bits[2 * i] = (uint8_t)(g >> 1);
+        bits[2 * i + 1] = (uint8_t)((g ^ (g >> 1)) & 1u);
+      }
+    }
+    if (n > 0) qpsk_diff_set(prev, y[n - 1], rot, sigma2);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     prx_cf32 u = cmul(y[i], rot);
     unsigned quad = qpsk_quadrant(u.re, u.im);

@@ -26,7 +26,9 @@ typedef struct {
                      interleaved re/im directly */
 } qpsk_fir;
 
-/* Designs the bank for an RRC of roll-off beta truncated to span_sym symbols, scaled by scale. */
+/* Designs the bank for an RRC of roll-off beta truncated to span_sym symbols, scaled by scale,
+ * for a grid of step r; r = 0 makes a bank for arbitrary positions (qpsk_fir_run_at) of Q phases,
+ * Q sps >= 1024 (16 <= Q <= 256), so positions round to at most 1/2048 symbol. */
 prx_status qpsk_fir_init(qpsk_fir *f, double sps, double beta, double span_sym, double r,
                          double scale);
 void qpsk_fir_free(qpsk_fir *f);
@@ -38,6 +40,12 @@ void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int
  * qpsk_fir_window(f, m0, m0 + n). */
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
                   prx_cf32 *out);
+
+/* Computes outputs at positions p0 + k step (input samples, relative to x[0]) for k < n; x must
+ * cover [floor(p0) - c, floor(p0 + (n - 1) step) + 1 - c + ntaps). Outputs whose four phases
+ * coincide (an integer step) share their taps' loads. */
+void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
+                     prx_cf32 *out);
 
 /* floor(a / b) for b > 0 and any sign of a */
 static inline int64_t qpsk_floordiv(int64_t a, int64_t b) {
