@@ -1,0 +1,47 @@
+/* Internal pieces of the test-signal generator (src/sim): the counter-based random numbers,
+ * the polyphase pulse table and the per-carrier state. */
+#ifndef PRX_SIM_INTERNAL_H
+#define PRX_SIM_INTERNAL_H
+
+#include "polyrx/sim.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_PHASES 256 /* fractional phases of the pulse table (linear interpolation) */
+#define SIM_NCO_LEN                                                                                \
+  1024                  /* the rotator is re-anchored from an exact phase every this many samples */
+#define SIM_BLOCK 65536 /* samples per internal block (symbol window sized for it) */
+#define SIM_TASK 4096   /* samples per parallel task */
+#define SIM_LANES 8     /* taps are padded to a multiple of this (one AVX vector of floats) */
+
+/* Output j (0-based) of SplitMix64 seeded with seed: a pure function of (seed, j), so any
+ * sample or bit can be computed without running the generator up to it. */
+static inline uint64_t sim_splitmix64(uint64_t seed, uint64_t j) {
+  uint64_t z = seed + (j + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Data bit i of the stream seeded with seed (documented in polyrx/sim.h). */
+static inline unsigned sim_data_bit(uint64_t seed, uint64_t i) {
+  return (unsigned)(sim_splitmix64(seed, i >> 6) >> (i & 63)) & 1u;
+}
+
+/* Pulse table: rows r = 0..SIM_PHASES at fraction mu = r / SIM_PHASES; each row holds `taps`
+ * values (taps = span rounded up to SIM_LANES, leading entries zero) followed by `taps` slopes
+ * (row r+1 minus row r), so one row is all a sample needs. Entry i of a row multiplies symbol
+ * nw - taps + 1 + i, where nw = floor(w), mu = w - nw, w = (sample position in symbols) + span/2.
+ * The pulse is the RRC truncated to [-span/2, span/2), rescaled to unit energy.
+ * Returns the row stride (2 * taps) and the truncated pulse's energy before rescaling. */
+size_t sim_pulse_taps(unsigned span);
+void sim_pulse_table(double beta, unsigned span, float *table, double *energy_before);
+/* Energy of the RRC pulse truncated to [-span/2, span/2] (Simpson, float64). */
+double sim_pulse_energy(double beta, unsigned span);
+
+/* Complex Gaussian noise with E|n|^2 = 2 sigma^2 for samples k0 .. k0+n-1 of the stream
+ * seeded with seed, written to out (overwriting). */
+void sim_noise(uint64_t seed, float sigma, uint64_t k0, size_t n, prx_cf32 *out);
+
+#endif
