@@ -218,20 +218,15 @@ static void carrier_add(const sim_carrier *c, uint64_t k0, size_t n, prx_cf32 *o
       const float *row = c->table + q * stride;
       size_t at = (size_t)(nw - (int64_t)taps + 1 - c->base);
       const float *sr = c->sre + at, *si = c->sim + at;
-      /* lane-wise partial sums: vectorises without reassociating, and the final sum has a fixed
-       * order, so results do not depend on the compiler's choice of vector width */
-      float accr[SIM_LANES] = {0}, acci[SIM_LANES] = {0};
+      /* one vector of SIM_LANES partial sums each for re and im; the final sum has a fixed
+       * order, so the result does not depend on the thread count or the call sizes */
+      sim_v8 accr = {0}, acci = {0};
       for (size_t t = 0; t < taps; t += SIM_LANES) {
-        for (size_t l = 0; l < SIM_LANES; l++) {
-          float h = row[t + l] + fr * row[taps + t + l];
-          accr[l] += h * sr[t + l];
-          acci[l] += h * si[t + l];
-        }
+        sim_v8 h = sim_v8_load(row + t) + fr * sim_v8_load(row + taps + t);
+        accr += h * sim_v8_load(sr + t);
+        acci += h * sim_v8_load(si + t);
       }
-      float br =
-          ((accr[0] + accr[4]) + (accr[1] + accr[5])) + ((accr[2] + accr[6]) + (accr[3] + accr[7]));
-      float bi =
-          ((acci[0] + acci[4]) + (acci[1] + acci[5])) + ((acci[2] + acci[6]) + (acci[3] + acci[7]));
+      float br = sim_v8_sum(accr), bi = sim_v8_sum(acci);
       prx_cf32 w = c->rot[j0 + j];
       float rr = a.re * w.re - a.im * w.im, ri = a.re * w.im + a.im * w.re;
       out[i + j].re += rr * br - ri * bi;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SIM_PHASES 256 /* fractional phases of the pulse table (linear interpolation) */
 #define SIM_NCO_LEN                                                                                \
@@ -14,6 +15,18 @@
 #define SIM_BLOCK 65536 /* samples per internal block (symbol window sized for it) */
 #define SIM_TASK 4096   /* samples per parallel task */
 #define SIM_LANES 8     /* taps are padded to a multiple of this (one AVX vector of floats) */
+
+/* A vector of SIM_LANES floats (GCC/Clang vector extension; lowered to whatever the target has).
+ * Lane-wise arithmetic is plain IEEE float arithmetic, so results are the same on any target. */
+typedef float sim_v8 __attribute__((vector_size(SIM_LANES * sizeof(float))));
+static inline sim_v8 sim_v8_load(const float *p) {
+  sim_v8 v;
+  memcpy(&v, p, sizeof v); /* unaligned load */
+  return v;
+}
+static inline float sim_v8_sum(sim_v8 v) {
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
 
 /* Output j (0-based) of SplitMix64 seeded with seed: a pure function of (seed, j), so any
  * sample or bit can be computed without running the generator up to it. */
