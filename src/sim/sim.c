@@ -2,10 +2,10 @@
  * sample loop (pulse table + rotator per carrier, counter-based noise). The model and its
  * conventions are written at the top of include/polyrx/sim.h.
  *
- * Every output sample is a pure function of its index k: the symbol position is computed from k
- * in float64 with an exact product (fma), the rotator is re-anchored from an exact phase at
- * multiples of SIM_NCO_LEN, and the noise is counter-based. So the output cannot depend on how
- * the caller cuts the stream, nor on how the samples are shared among threads. */
+ * Every output sample is a pure function of its index k (sim_kernel.c: position, rotator and
+ * pulse; sim_noise.c: counter-based noise), so the output cannot depend on how the caller cuts
+ * the stream, nor on how the samples are shared among threads. This file keeps the symbol
+ * window of each carrier and hands the samples of each block to the tasks. */
 #include "polyrx/sim.h"
 
 #include "core/internal.h"
@@ -13,26 +13,6 @@
 
 #include <math.h>
 #include <string.h>
-
-typedef struct {
-  prx_sim_carrier cfg;
-  uint64_t seed; /* effective data seed */
-  double r;      /* symbols per sample: Rs (1 + ppm 1e-6) / fs */
-  double w0;     /* span/2 - timing_offset, so w(k) = k r + w0 (see sim_internal.h) */
-  double nu;     /* carrier cycles per sample: f / fs */
-  double amp;
-  size_t taps, stride;
-  float *table;     /* SIM_PHASES rows of `stride` floats (sim_pulse_table) */
-  prx_cf32 *rot;    /* exp(i 2 pi nu j), j < SIM_NCO_LEN */
-  prx_cf32 *pilots; /* the pilot word (pilot_len symbols) */
-  uint64_t next;    /* symbols made so far (= symbols started) */
-  uint64_t data;    /* data symbols among them */
-  unsigned g;       /* differential state: the last data symbol is ref * j^g */
-  float *sre, *sim; /* symbol window: entry i is symbol base + i; negative indices are 0 */
-  int64_t base;
-  size_t count, cap;
-  uint64_t bits_taken;
-} sim_carrier;
 
 struct prx_sim {
   double fs;
@@ -44,6 +24,8 @@ struct prx_sim {
   uint64_t noise_seed;
   uint64_t pos; /* samples generated */
   prx_pool *pool;
+  sim_rows rows[SIM_BLOCK / SIM_TASK]; /* one per task of a block */
+  float *row_mem;
   /* the block in progress, read by the tasks */
   prx_cf32 *out;
   uint64_t k0;
@@ -135,24 +117,6 @@ static prx_status check_config(const prx_sim_config *cfg) {
   return PRX_OK;
 }
 
-/* Position of sample k in carrier c's symbol stream, shifted by span/2: w = k r + w0 split into
- * nw = floor(w) and mu = w - nw. k r is carried as an exact sum p + e (fma), so mu keeps ~1e-15
- * accuracy at any k (a running accumulator would drift and depend on the block sizes). */
-static inline void position(const sim_carrier *c, uint64_t k, int64_t *nw, double *mu) {
-  double kd = (double)k, p = kd * c->r, e = fma(kd, c->r, -p), ip = floor(p);
-  double f = (p - ip) + (e + c->w0), fi = floor(f);
-  *nw = (int64_t)ip + (int64_t)fi;
-  *mu = f - fi;
-}
-
-/* amp * exp(i (2 pi nu k + phase)) from the exact fractional part of nu k. */
-static prx_cf32 anchor(const sim_carrier *c, uint64_t k) {
-  double kd = (double)k, p = kd * c->nu, e = fma(kd, c->nu, -p);
-  double th = 6.283185307179586476925 * ((p - floor(p)) + e) + c->cfg.phase;
-  prx_cf32 a = {(float)(c->amp * cos(th)), (float)(c->amp * sin(th))};
-  return a;
-}
-
 /* The next symbol of carrier c (polyrx/sim.h: pilots, then data symbols, differential or not). */
 static prx_cf32 make_symbol(sim_carrier *c) {
   uint64_t n = c->next++;
@@ -161,26 +125,20 @@ static prx_cf32 make_symbol(sim_carrier *c) {
     uint64_t ph = n % period;
     if (ph < c->cfg.pilot_len) return c->pilots[ph];
   }
+  /* data symbol m: bits 2m and 2m+1, both in output m / 32 of the seed's stream */
   uint64_t m = c->data++;
-  unsigned b0 = sim_data_bit(c->seed, 2 * m), b1 = sim_data_bit(c->seed, 2 * m + 1);
+  if (m % 32 == 0) c->word = sim_splitmix64(c->seed, m / 32);
+  unsigned b0 = (unsigned)(c->word >> (2 * (m % 32))) & 1,
+           b1 = (unsigned)(c->word >> (2 * (m % 32) + 1)) & 1;
   if (!c->cfg.differential) return prx_qpsk_map(b0, b1);
   c->g = (c->g + prx_qpsk_diff_rotation(b0, b1)) & 3;
-  prx_cf32 s = prx_qpsk_map(0, 0); /* the reference (1 + j)/sqrt(2), turned g quarter turns */
-  for (unsigned q = 0; q < c->g; q++) {
-    float re = -s.im;
-    s.im = s.re;
-    s.re = re;
-  }
-  return s;
+  return c->diff_symbols[c->g];
 }
 
 /* Makes the symbol window of carrier c cover samples k0 .. k0+n-1: drops symbols no sample of
  * the block reaches, then makes symbols up to the last one the block's last sample reaches. */
 static void prepare_window(sim_carrier *c, uint64_t k0, size_t n) {
-  int64_t first, last;
-  double mu;
-  position(c, k0, &first, &mu);
-  position(c, k0 + n - 1, &last, &mu);
+  int64_t first = sim_symbol_at(c, k0), last = sim_symbol_at(c, k0 + n - 1);
   int64_t keep = first - (int64_t)c->taps + 1;
   if (keep > c->base) {
     size_t drop = (size_t)(keep - c->base);
@@ -198,44 +156,6 @@ static void prepare_window(sim_carrier *c, uint64_t k0, size_t n) {
   }
 }
 
-/* Adds carrier c's samples k0 .. k0+n-1 to out. */
-static void carrier_add(const sim_carrier *c, uint64_t k0, size_t n, prx_cf32 *out) {
-  const size_t taps = c->taps, stride = c->stride;
-  size_t i = 0;
-  while (i < n) {
-    uint64_t k = k0 + i;
-    size_t j0 = (size_t)(k & (SIM_NCO_LEN - 1)), m = SIM_NCO_LEN - j0;
-    if (m > n - i) m = n - i;
-    prx_cf32 a = anchor(c, k - j0);
-    for (size_t j = 0; j < m; j++) {
-      int64_t nw;
-      double mu;
-      position(c, k + j, &nw, &mu);
-      double x = mu * SIM_PHASES;
-      size_t q = (size_t)x;
-      if (q >= SIM_PHASES) q = SIM_PHASES - 1;
-      float fr = (float)(x - (double)q);
-      const float *row = c->table + q * stride;
-      size_t at = (size_t)(nw - (int64_t)taps + 1 - c->base);
-      const float *sr = c->sre + at, *si = c->sim + at;
-      /* one vector of SIM_LANES partial sums each for re and im; the final sum has a fixed
-       * order, so the result does not depend on the thread count or the call sizes */
-      sim_v8 accr = {0}, acci = {0};
-      for (size_t t = 0; t < taps; t += SIM_LANES) {
-        sim_v8 h = sim_v8_load(row + t) + fr * sim_v8_load(row + taps + t);
-        accr += h * sim_v8_load(sr + t);
-        acci += h * sim_v8_load(si + t);
-      }
-      float br = sim_v8_sum(accr), bi = sim_v8_sum(acci);
-      prx_cf32 w = c->rot[j0 + j];
-      float rr = a.re * w.re - a.im * w.im, ri = a.re * w.im + a.im * w.re;
-      out[i + j].re += rr * br - ri * bi;
-      out[i + j].im += rr * bi + ri * br;
-    }
-    i += m;
-  }
-}
-
 static void block_task(void *ctx, size_t task) {
   prx_sim *s = ctx;
   size_t from = task * SIM_TASK, n = s->n - from < SIM_TASK ? s->n - from : SIM_TASK;
@@ -245,7 +165,7 @@ static void block_task(void *ctx, size_t task) {
     sim_noise(s->noise_seed, s->sigma, k0, n, out);
   else
     memset(out, 0, n * sizeof *out);
-  for (size_t c = 0; c < s->n_car; c++) carrier_add(&s->car[c], k0, n, out);
+  for (size_t c = 0; c < s->n_car; c++) sim_carrier_add(&s->car[c], &s->rows[task], k0, n, out);
 }
 
 static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_t index,
@@ -257,16 +177,18 @@ static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_
   c->nu = cfg->freq / fs;
   c->amp = sqrt(pow(10.0, cfg->power_db / 10));
   c->taps = sim_pulse_taps(cfg->span);
-  c->stride = 2 * c->taps;
+  c->symbol_major = 1 / c->r >= SIM_MAJOR_SPS;
   c->cap = (size_t)ceil(SIM_BLOCK * c->r) + c->taps + 2;
-  c->table = prx_alloc(SIM_PHASES * c->stride, sizeof *c->table);
+  c->table = prx_alloc(SIM_PHASES * 2 * c->taps, sizeof *c->table);
+  if (c->symbol_major) c->columns = prx_alloc(SIM_PHASES * 2 * cfg->span, sizeof *c->columns);
   c->rot = prx_alloc(SIM_NCO_LEN, sizeof *c->rot);
   c->pilots = prx_alloc(cfg->pilot_len ? cfg->pilot_len : 1, sizeof *c->pilots);
   c->sre = prx_alloc(c->cap, sizeof *c->sre);
   c->sim = prx_alloc(c->cap, sizeof *c->sim);
-  if (!c->table || !c->rot || !c->pilots || !c->sre || !c->sim)
+  if (!c->table || (c->symbol_major && !c->columns) || !c->rot || !c->pilots || !c->sre || !c->sim)
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the generator's tables for carrier %zu", index);
   sim_pulse_table(cfg->rolloff, cfg->span, c->table, NULL);
+  if (c->symbol_major) sim_columns(c);
   for (size_t j = 0; j < SIM_NCO_LEN; j++) {
     double p = (double)j * c->nu, th = 6.283185307179586476925 * (p - floor(p));
     c->rot[j].re = (float)cos(th);
@@ -274,6 +196,12 @@ static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_
   }
   /* prx_qpsk_pilot(i) regenerates PN15 from its start: tabulate the word once */
   for (size_t i = 0; i < cfg->pilot_len; i++) c->pilots[i] = prx_qpsk_pilot(i);
+  /* the reference (1 + j)/sqrt(2) turned g quarter turns, exactly (coordinates swap and negate) */
+  c->diff_symbols[0] = prx_qpsk_map(0, 0);
+  for (int g = 1; g < 4; g++) {
+    prx_cf32 p = c->diff_symbols[g - 1];
+    c->diff_symbols[g] = (prx_cf32){-p.im, p.re};
+  }
   /* the symbols before symbol 0 are silent: they fill the window's first taps - 1 entries */
   c->base = -(int64_t)(c->taps - 1);
   c->count = c->taps - 1;
@@ -282,6 +210,7 @@ static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_
 
 static void carrier_free(sim_carrier *c) {
   prx_free(c->table);
+  prx_free(c->columns);
   prx_free(c->rot);
   prx_free(c->pilots);
   prx_free(c->sre);
@@ -314,6 +243,14 @@ prx_status prx_sim_create(const prx_sim_config *cfg, prx_sim **out) {
     s->noise_var = es / pow(10.0, cfg->esn0_db / 10) * s->fs;
     s->sigma = (float)sqrt(s->noise_var / 2);
   }
+  const size_t n_rows = SIM_BLOCK / SIM_TASK;
+  s->row_mem = prx_alloc(n_rows * 4 * SIM_PHASES, sizeof *s->row_mem);
+  if (!s->row_mem && st == PRX_OK)
+    st = prx_fail(PRX_ERR_NOMEM, "cannot allocate the generator's scratch");
+  for (size_t i = 0; i < n_rows && s->row_mem; i++) {
+    float *m = s->row_mem + i * 4 * SIM_PHASES;
+    s->rows[i] = (sim_rows){m, m + SIM_PHASES, m + 2 * SIM_PHASES, m + 3 * SIM_PHASES, 0};
+  }
   if (st == PRX_OK) st = prx_pool_create(cfg->threads, &s->pool);
   if (st != PRX_OK) {
     prx_sim_destroy(s);
@@ -328,6 +265,7 @@ void prx_sim_destroy(prx_sim *s) {
   if (s->car)
     for (size_t c = 0; c < s->n_car; c++) carrier_free(&s->car[c]);
   prx_free(s->car);
+  prx_free(s->row_mem);
   prx_pool_destroy(s->pool);
   prx_free(s);
 }
