@@ -182,6 +182,20 @@ static void test_accuracy(test_rng *rng) {
   cs[3].power_db = -3;
   cs[3].span = 20;
   check_vs_reference("4 carriers, fs 32768, powers 0/-6/10/-3 dB", 32768, cs, 4, 8000);
+  /* many samples per symbol (the symbol-major kernel from 24 on), on both sides of the switch,
+   * with an odd span and pilots */
+  const double many[] = {23.9, 24, 100.3, 6.5536e6 / 2400};
+  for (int i = 0; i < 4; i++) {
+    prx_sim_carrier c = carrier(6.5536e6 / many[i], (test_rng_uniform(rng) - 0.5) * 1e6,
+                                test_rng_uniform(rng) * 6.28, test_rng_uniform(rng), 37);
+    c.span = i == 2 ? 9 : 12;
+    c.differential = i == 1;
+    c.pilot_period = i == 3 ? 10 : 0;
+    c.pilot_len = i == 3 ? 2 : 0;
+    char what[96];
+    snprintf(what, sizeof what, "sps %.1f span %u at fs 6.5536M", many[i], c.span);
+    check_vs_reference(what, 6.5536e6, &c, 1, i == 3 ? 70000 : 12000);
+  }
   /* a high carrier frequency over many rotator anchors: a long stream's phase accuracy */
   prx_sim_carrier hi = carrier(100e3, 2.9e6, 1.0, 0.6, 30);
   check_vs_reference("fs 6.5536M, f 2.9 MHz, Rs 100k, 40000 samples", 6.5536e6, &hi, 1, 40000);
