@@ -23,6 +23,12 @@ static double now(void) {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+static double cpu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
 static const double freqs[NC] = {-1.5e6, -0.4e6, 0.7e6, 2.1e6};
 
 static double run_polyrx(double rs, int noise, int threads, size_t n, prx_cf32 *buf) {
@@ -112,6 +118,52 @@ static double run_symstream(double rs, int noise, size_t n, prx_cf32 *buf) {
 }
 #endif
 
+/* One carrier, one thread, no noise: nanoseconds of CPU per sample against samples per symbol
+ * (the direct kernel below SIM_MAJOR_SPS = 24, the symbol-major kernel from there on). */
+static void sweep(void) {
+  const double spss[] = {2, 4, 5.333, 8, 16, 23.9, 24, 32, 64, 128, 683, 2731};
+  prx_cf32 *buf = malloc(BLOCK * sizeof *buf);
+  printf("\none carrier (RRC 0.35, span 12), one thread, CPU time per sample, best of 3:\n");
+  for (size_t i = 0; i < sizeof spss / sizeof spss[0]; i++) {
+    prx_sim_carrier c = prx_sim_carrier_default();
+    c.symbol_rate = FS / spss[i];
+    c.freq = 1e5;
+    prx_sim_config cfg = prx_sim_config_default();
+    cfg.sample_rate = FS;
+    cfg.carriers = &c;
+    cfg.n_carriers = 1;
+    cfg.threads = 1;
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      prx_sim *s;
+      prx_sim_create(&cfg, &s);
+      double t0 = cpu_now();
+      for (int k = 0; k < 32; k++) prx_sim_generate(s, buf, BLOCK);
+      double t = cpu_now() - t0;
+      if (t < best) best = t;
+      prx_sim_destroy(s);
+    }
+    double ns = best / (32.0 * BLOCK) * 1e9;
+    printf("{\"bench\":\"sim_sweep\",\"sps\":%.3f,\"ns_per_sample\":%.2f}\n", spss[i], ns);
+  }
+  free(buf);
+}
+
+/* The floor: writing the output once (memset of the same blocks). */
+static double write_floor(size_t n, prx_cf32 *buf) {
+  double best = 1e30;
+  for (int rep = 0; rep < 5; rep++) {
+    double t0 = now();
+    for (size_t done = 0; done < n; done += BLOCK) {
+      memset(buf, rep + 1, BLOCK * sizeof *buf);
+      __asm__ volatile("" : : "r"(buf) : "memory");
+    }
+    double t = now() - t0;
+    if (t < best) best = t;
+  }
+  return n / best / 1e6;
+}
+
 static void report(const char *impl, double rs, int noise, int threads, double msps) {
   printf("{\"bench\":\"sim\",\"impl\":\"%s\",\"fs\":%.0f,\"carriers\":%d,\"symbol_rate\":%.0f,"
          "\"noise\":%d,\"threads\":%d,\"msps\":%.2f,\"realtime\":%.2f}\n",
@@ -157,8 +209,12 @@ int main(int argc, char **argv) {
 #endif
     }
   }
-  printf("\n%d QPSK carriers (RRC 0.35, span 12) at %.4f Msps, %.1f s of signal, best of 3\n", NC,
-         FS / 1e6, n / FS);
+  double floor_msps = write_floor(n, buf);
+  printf("{\"bench\":\"sim_floor\",\"what\":\"memset of the output\",\"msps\":%.1f}\n", floor_msps);
+  sweep();
+  printf("\n%d QPSK carriers (RRC 0.35, span 12) at %.4f Msps, %.1f s of signal, best of 3; "
+         "floor (writing the output) %.0f Msps; %d cores\n",
+         NC, FS / 1e6, n / FS, floor_msps, cores);
   printf("%-26s %10s %6s %8s %10s %10s\n", "implementation", "Rs", "noise", "threads", "Msps",
          "x realtime");
   for (int i = 0; i < nr; i++)

@@ -156,6 +156,11 @@ static void prepare_window(sim_carrier *c, uint64_t k0, size_t n) {
   }
 }
 
+static void window_task(void *ctx, size_t c) {
+  prx_sim *s = ctx;
+  prepare_window(&s->car[c], s->k0, s->n);
+}
+
 static void block_task(void *ctx, size_t task) {
   prx_sim *s = ctx;
   size_t from = task * SIM_TASK, n = s->n - from < SIM_TASK ? s->n - from : SIM_TASK;
@@ -277,10 +282,10 @@ prx_status prx_sim_generate(prx_sim *s, prx_cf32 *out, size_t n) {
     return prx_fail(PRX_ERR_INVALID, "prx_sim_generate: the stream would exceed 2^52 samples");
   while (n) {
     size_t m = n < SIM_BLOCK ? n : SIM_BLOCK;
-    for (size_t c = 0; c < s->n_car; c++) prepare_window(&s->car[c], s->pos, m);
     s->out = out;
     s->k0 = s->pos;
     s->n = m;
+    prx_pool_run(s->pool, window_task, s, s->n_car); /* carriers' symbols are independent */
     prx_pool_run(s->pool, block_task, s, (m + SIM_TASK - 1) / SIM_TASK);
     s->pos += m;
     out += m;

@@ -17,6 +17,9 @@
  *   (the same interpolation, regrouped). With sps samples per symbol sharing one window, this
  *   costs Q taps / sps + O(1) per sample instead of O(taps).
  * The kernel of a carrier is fixed by its configuration, so the output is too. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
 #include "sim_internal.h"
 
 #include <math.h>
