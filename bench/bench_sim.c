@@ -119,9 +119,9 @@ static double run_symstream(double rs, int noise, size_t n, prx_cf32 *buf) {
 #endif
 
 /* One carrier, one thread, no noise: nanoseconds of CPU per sample against samples per symbol
- * (the direct kernel below SIM_MAJOR_SPS = 24, the symbol-major kernel from there on). */
+ * (the direct kernel below SIM_MAJOR_SPS = 48, the symbol-major kernel from there on). */
 static void sweep(void) {
-  const double spss[] = {2, 4, 5.333, 8, 16, 23.9, 24, 32, 64, 128, 683, 2731};
+  const double spss[] = {2, 4, 5.333, 8, 16, 32, 47.9, 48, 64, 128, 683, 2731};
   prx_cf32 *buf = malloc(BLOCK * sizeof *buf);
   printf("\none carrier (RRC 0.35, span 12), one thread, CPU time per sample, best of 3:\n");
   for (size_t i = 0; i < sizeof spss / sizeof spss[0]; i++) {

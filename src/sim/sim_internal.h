@@ -20,7 +20,7 @@
 /* taps are padded to a multiple of this (one AVX vector of floats) */
 #define SIM_LANES 8
 /* from this many samples per symbol on, a carrier uses the symbol-major kernel */
-#define SIM_MAJOR_SPS 24.0
+#define SIM_MAJOR_SPS 48.0
 
 /* A vector of SIM_LANES floats (GCC/Clang vector extension; lowered to whatever the target has).
  * Lane-wise arithmetic is plain IEEE float arithmetic, so results are the same on any target. */

@@ -116,16 +116,46 @@ static void window_sums(const sim_carrier *c, sim_rows *rows, int64_t nw) {
   rows->nw = nw;
 }
 
+/* Samples js .. je-1 of the chunk, all in the window whose sums rows holds: per sample, the
+ * position's fraction (the same arithmetic as split_position), the row, and P[q] + fr S[q].
+ * No branch and no symbol-window access: the compiler vectorises it (gathers for the rows). */
+static void run_symbol_major(const sim_carrier *c, const sim_rows *rows, anchor_pos ap, prx_cf32 a,
+                             size_t js, size_t je, prx_cf32 *out) {
+  const float *pr = rows->pr, *pi = rows->pi, *sr = rows->sr, *si = rows->si;
+  /* the complex arrays as plain floats (re, im interleaved): the vectoriser handles those */
+  const float *rot = (const float *)c->rot;
+  float *o = (float *)out;
+  const double r = c->r;
+  for (size_t j = js; j < je; j++) {
+    double f = ap.f + (double)j * r, mu = f - floor(f), x = mu * SIM_PHASES;
+    int q = (int)x;
+    q = q < SIM_PHASES - 1 ? q : SIM_PHASES - 1; /* mu just below 1 rounding up */
+    float fr = (float)(x - (double)q);
+    float br = pr[q] + fr * sr[q], bi = pi[q] + fr * si[q];
+    float wr = rot[2 * j], wi = rot[2 * j + 1];
+    float rr = a.re * wr - a.im * wi, ri = a.re * wi + a.im * wr;
+    o[2 * j] += rr * br - ri * bi;
+    o[2 * j + 1] += rr * bi + ri * br;
+  }
+}
+
 static void add_symbol_major(const sim_carrier *c, sim_rows *rows, anchor_pos ap, prx_cf32 a,
                              size_t j0, size_t m, prx_cf32 *out) {
-  for (size_t j = 0; j < m; j++) {
+  size_t j = j0, end = j0 + m;
+  out -= j0; /* indexed by the position in the chunk */
+  while (j < end) {
     double mu;
-    int64_t nw = split_position(ap, c->r, j0 + j, &mu);
+    int64_t nw = split_position(ap, c->r, j, &mu);
     if (nw != rows->nw) window_sums(c, rows, nw);
-    float fr;
-    size_t q = phase_row(mu, &fr);
-    mix_add(a, c->rot[j0 + j], rows->pr[q] + fr * rows->sr[q], rows->pi[q] + fr * rows->si[q],
-            out + j);
+    /* the run ends at the first sample that reaches symbol nw + 1: estimated, then settled with
+     * split_position itself so that the run and the window agree exactly */
+    double left = (1 - mu) / c->r;
+    size_t e = j + 1 + (left < (double)(end - j) ? (size_t)left : end - j);
+    if (e > end) e = end;
+    while (e > j + 1 && split_position(ap, c->r, e - 1, &mu) != nw) e--;
+    while (e < end && split_position(ap, c->r, e, &mu) == nw) e++;
+    run_symbol_major(c, rows, ap, a, j, e, out);
+    j = e;
   }
 }
 
