@@ -118,16 +118,19 @@ static void window_sums(const sim_carrier *c, sim_rows *rows, int64_t nw) {
 
 /* Samples js .. je-1 of the chunk, all in the window whose sums rows holds: per sample, the
  * position's fraction (the same arithmetic as split_position), the row, and P[q] + fr S[q].
- * No branch and no symbol-window access: the compiler vectorises it (gathers for the rows). */
+ * No branch and no symbol-window access in the loop (GCC 12 leaves it scalar on AVX2: the row
+ * look-ups would need gathers). */
 static void run_symbol_major(const sim_carrier *c, const sim_rows *rows, anchor_pos ap, prx_cf32 a,
-                             size_t js, size_t je, prx_cf32 *out) {
+                             double fl, size_t js, size_t je, prx_cf32 *out) {
   const float *pr = rows->pr, *pi = rows->pi, *sr = rows->sr, *si = rows->si;
-  /* the complex arrays as plain floats (re, im interleaved): the vectoriser handles those */
+  /* the complex arrays as plain floats (re, im interleaved) */
   const float *rot = (const float *)c->rot;
   float *o = (float *)out;
   const double r = c->r;
   for (size_t j = js; j < je; j++) {
-    double f = ap.f + (double)j * r, mu = f - floor(f), x = mu * SIM_PHASES;
+    /* f - fl is mu of split_position; the clamp only guards against a last-bit difference in
+     * how the compiler contracts the two copies of this arithmetic */
+    double f = ap.f + (double)j * r, mu = f - fl, x = (mu > 0 ? mu : 0) * SIM_PHASES;
     int q = (int)x;
     q = q < SIM_PHASES - 1 ? q : SIM_PHASES - 1; /* mu just below 1 rounding up */
     float fr = (float)(x - (double)q);
@@ -154,7 +157,7 @@ static void add_symbol_major(const sim_carrier *c, sim_rows *rows, anchor_pos ap
     if (e > end) e = end;
     while (e > j + 1 && split_position(ap, c->r, e - 1, &mu) != nw) e--;
     while (e < end && split_position(ap, c->r, e, &mu) == nw) e++;
-    run_symbol_major(c, rows, ap, a, j, e, out);
+    run_symbol_major(c, rows, ap, a, (double)(nw - ap.n), j, e, out);
     j = e;
   }
 }
