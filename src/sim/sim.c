@@ -1,6 +1,6 @@
 /* polyrx test-signal generator: configuration checks, the symbol source of each carrier, and the
- * sample loop (pulse table + rotator per carrier, counter-based noise). The model and its
- * conventions are written at the top of include/polyrx/sim.h.
+ * block loop that hands samples to the kernels (sim_kernel.c) and the noise (sim_noise.c). The
+ * model and its conventions are written at the top of include/polyrx/sim.h.
  *
  * Every output sample is a pure function of its index k (sim_kernel.c: position, rotator and
  * pulse; sim_noise.c: counter-based noise), so the output cannot depend on how the caller cuts
@@ -192,7 +192,7 @@ static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_
   c->sim = prx_alloc(c->cap, sizeof *c->sim);
   if (!c->table || (c->symbol_major && !c->columns) || !c->rot || !c->pilots || !c->sre || !c->sim)
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the generator's tables for carrier %zu", index);
-  sim_pulse_table(cfg->rolloff, cfg->span, c->table, NULL);
+  sim_pulse_table(cfg->rolloff, cfg->span, c->table);
   if (c->symbol_major) sim_columns(c);
   for (size_t j = 0; j < SIM_NCO_LEN; j++) {
     double p = (double)j * c->nu, th = 6.283185307179586476925 * (p - floor(p));

@@ -48,16 +48,14 @@ static inline unsigned sim_data_bit(uint64_t seed, uint64_t i) {
   return (unsigned)(sim_splitmix64(seed, i >> 6) >> (i & 63)) & 1u;
 }
 
-/* Pulse table: rows r = 0..SIM_PHASES at fraction mu = r / SIM_PHASES; each row holds `taps`
- * values (taps = span rounded up to SIM_LANES, leading entries zero) followed by `taps` slopes
- * (row r+1 minus row r), so one row is all a sample needs. Entry i of a row multiplies symbol
- * nw - taps + 1 + i, where nw = floor(w), mu = w - nw, w = (sample position in symbols) + span/2.
- * The pulse is the RRC truncated to [-span/2, span/2), rescaled to unit energy.
- * Also returns the truncated pulse's energy before rescaling. */
+/* Pulse table: SIM_PHASES rows, row r for the fraction mu = r / SIM_PHASES; each row holds
+ * `taps` values (taps = span rounded up to SIM_LANES, leading entries zero) followed by `taps`
+ * slopes (the next row, mu + 1/SIM_PHASES, minus this one), so one row is all a sample needs.
+ * Entry i of a row multiplies symbol nw - taps + 1 + i, where nw = floor(w), mu = w - nw and
+ * w = (sample position in symbols) + span/2. The pulse is the RRC truncated to
+ * [-span/2, span/2) and rescaled to unit energy. */
 size_t sim_pulse_taps(unsigned span);
-void sim_pulse_table(double beta, unsigned span, float *table, double *energy_before);
-/* Energy of the RRC pulse truncated to [-span/2, span/2] (Simpson, float64). */
-double sim_pulse_energy(double beta, unsigned span);
+void sim_pulse_table(double beta, unsigned span, float *table);
 
 /* One carrier's state. The symbol window holds the symbols that the samples of the current
  * block reach, made in order by sim.c; the kernels read it. */

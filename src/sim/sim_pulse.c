@@ -11,7 +11,8 @@ size_t sim_pulse_taps(unsigned span) {
   return ((size_t)span + SIM_LANES - 1) / SIM_LANES * SIM_LANES;
 }
 
-double sim_pulse_energy(double beta, unsigned span) {
+/* Energy of the RRC pulse truncated to [-span/2, span/2] (Simpson, float64). */
+static double pulse_energy(double beta, unsigned span) {
   /* Simpson's rule with 2048 intervals per symbol: the integrand is smooth (the removable
    * singularities are handled by prx_rrc_pulse) so the error is far below float precision */
   const size_t per = 2048;
@@ -25,9 +26,9 @@ double sim_pulse_energy(double beta, unsigned span) {
   return sum * h / 3;
 }
 
-void sim_pulse_table(double beta, unsigned span, float *table, double *energy_before) {
+void sim_pulse_table(double beta, unsigned span, float *table) {
   size_t taps = sim_pulse_taps(span), stride = 2 * taps, pad = taps - span;
-  double energy = sim_pulse_energy(beta, span), scale = 1.0 / sqrt(energy), half = 0.5 * span;
+  double scale = 1.0 / sqrt(pulse_energy(beta, span)), half = 0.5 * span;
   double row[2][256];
   /* entry i (after the zero padding) multiplies symbol nw - span + 1 + i: its pulse argument is
    * mu + span - 1 - i - span/2, in [-span/2, span/2) for mu in [0, 1). Row SIM_PHASES (mu = 1) is
@@ -46,5 +47,4 @@ void sim_pulse_table(double beta, unsigned span, float *table, double *energy_be
       }
     }
   }
-  if (energy_before) *energy_before = energy;
 }
