@@ -61,6 +61,11 @@ if out=$(json_get "$T/rec.sigmf-meta" \
 else
   echo "note: python3 not found, SigMF metadata not parsed" >&2
 fi
+# the carrier specs reach the generator field by field (the annotation prints the parsed values)
+grep -q '"f=100000 rs=2400 rolloff=0.35 span=12 power=0 dB phase=0.3 timing=0.25 ppm=50 seed=7 diff pilots=64:8"' \
+  "$T/rec.sigmf-meta" || bad "carrier 0's parsed parameters are wrong: $(grep comment "$T/rec.sigmf-meta")"
+grep -q '"f=-1200000 rs=9600 rolloff=0.2 span=16 power=-6 dB phase=0 timing=0 ppm=0 seed=2"' \
+  "$T/rec.sigmf-meta" || bad "carrier 1's parsed parameters are wrong: $(grep comment "$T/rec.sigmf-meta")"
 # naming the .sigmf-meta writes both files too
 for fmt in cf32:cf32_le:800 ci8:ci8:200 cu8:cu8:200; do
   IFS=: read -r f want bytes <<<"$fmt"
@@ -69,6 +74,22 @@ for fmt in cf32:cf32_le:800 ci8:ci8:200 cu8:cu8:200; do
   got=$(json_get "$T/r$f.sigmf-meta" "d['global']['core:datatype']") && [ "$got" != "$want" ] &&
     bad "-F $f: SigMF datatype '$got', expected '$want'"
 done
+
+# ---- integer encodings of the same samples: ci16 = round(32768 v), ci8 = round(128 v),
+# cu8 = round(127.5 v + 127.5), v = scale x = the cf32 samples (--scale applies to cf32 too);
+# compared on 4000 components ----
+G0=(-s 1M -n 2000 --carrier rs=100k,f=50k --carrier rs=200k,f=-200k,power=-3 --esn0 15 --scale 0.3)
+"$P" gen -q -o "$T/e.cf32" -F cf32 "${G0[@]}" && "$P" gen -q -o "$T/e.ci16" -F ci16 "${G0[@]}" &&
+  "$P" gen -q -o "$T/e.ci8" -F ci8 "${G0[@]}" && "$P" gen -q -o "$T/e.cu8" -F cu8 "${G0[@]}" ||
+  bad "integer encodings: gen failed"
+check_enc() { # FILE OD-TYPE FULL OFFSET BYTES
+  paste <(od -An -v -tf4 -w4 "$T/e.cf32") <(od -An -v -t"$2" -w"${5:-2}" "$1") |
+    awk -v g="$3" -v off="$4" '{ v = g * $1 + off; r = (v >= 0) ? int(v + 0.5) : -int(-v + 0.5);
+      if (r - $2 > 1 || $2 - r > 1) bad++ } END { exit bad > 0 }'
+}
+check_enc "$T/e.ci16" d2 32768 0 2 || bad "ci16 samples are not round(32768 scale x)"
+check_enc "$T/e.ci8" d1 128 0 1 || bad "ci8 samples are not round(128 scale x)"
+check_enc "$T/e.cu8" u1 127.5 127.5 1 || bad "cu8 samples are not round(127.5 scale x + 127.5)"
 
 # ---- bits: one byte per bit; count = 2 x data symbols started ----
 # 48000 samples at 48 kHz of 2400 Bd with timing 0: symbols n <= 47999/20 + 6, i.e. 2406;
