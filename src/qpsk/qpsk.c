@@ -103,7 +103,8 @@ int64_t qpsk_count_below(double limit, double step) {
   return (int64_t)ceil(limit / step - 1e-9);
 }
 
-/* input windows of the two filters for block b: the pre-filter on grid samples [4bL, 4(b+1)L),
+/* input windows of the two filters for block b: the pre-filter on grid samples
+ * [4bL - GM, 4(b+1)L + GM),
  * the matched filter at the instants of the block's symbols, within [(bL - 1) sps, ((b+1)L + 1)
  * sps) (timing steps between blocks stay below half a symbol) */
 void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
@@ -116,7 +117,7 @@ static void win_mf(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
 }
 static void win_pre(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
   int64_t L = q->L;
-  qpsk_fir_window(&q->pre, 4 * b * L, 4 * (b + 1) * L, lo, hi);
+  qpsk_fir_window(&q->pre, 4 * b * L - QPSK_GM, 4 * (b + 1) * L + QPSK_GM, lo, hi);
 }
 
 /* input needed by span s: [need_lo, need_end) */
@@ -178,6 +179,9 @@ static void reset_stream(prx_qpsk *q) {
   q->flushing = 0;
   q->next_span = 0;
   q->theta_next = 0;
+  q->f_prev = 0;
+  q->sig_prev = 1;
+  q->noise_prev = 1;
   q->w_hist_n = 0;
   q->have_prev = 0;
   q->tau_prev = q->phi_prev = 0;
@@ -278,12 +282,12 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
 
   ALLOC(q->spans, q->G, qpsk_span);
   for (unsigned i = 0; i < q->G; i++) {
-    ALLOC(q->spans[i].w, q->S, prx_cf32);
+    ALLOC(q->spans[i].w, q->S + q->B + 2, prx_cf32);
     ALLOC(q->spans[i].win, nfft, prx_cf32);
     ALLOC(q->spans[i].spec, nfft, prx_cf32);
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
-  size_t grid_len = 4 * (size_t)q->L;
+  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
   for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
     ALLOC(q->blks[i].grid, grid_len, prx_cf32);
     ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
@@ -295,7 +299,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     ALLOC(q->pilot, cfg->pilot_len, prx_cf32);
     for (unsigned i = 0; i < cfg->pilot_len; i++) q->pilot[i] = prx_qpsk_pilot(i);
   }
-  ALLOC(q->w_hist, q->S, prx_cf32);
+  ALLOC(q->w_hist, q->S + q->B + 2, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
 
   /* input buffer: everything one batch of G spans reads */
@@ -395,6 +399,13 @@ static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs) {
   q->n_est = 0;
 }
 
+/* NaN and infinite samples (a faulty source) become 0, an erasure: one of them would otherwise
+ * spoil the spectrum of a whole CFO span. A bit test on the exponent, so the loop vectorises. */
+static void scrub_cf32(void *p, size_t n_floats) {
+  uint32_t *u = p;
+  for (size_t i = 0; i < n_floats; i++) u[i] = (u[i] & 0x7f800000u) == 0x7f800000u ? 0 : u[i];
+}
+
 /* drops input no longer needed (below what the next span reads) */
 static void discard_input(prx_qpsk *q) {
   int64_t keep = span_need_lo(q, q->next_span);
@@ -425,6 +436,7 @@ prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *b
     size_t space = q->buf_cap - q->buf_len;
     size_t take = n_in < space ? n_in : space;
     memcpy(q->buf + q->buf_len * q->in_size, src, take * q->in_size);
+    if (q->cfg.in_format == PRX_CF32) scrub_cf32(q->buf + q->buf_len * q->in_size, 2 * take);
     q->buf_len += take;
     q->n_total += (int64_t)take;
     q->stats.samples += take;

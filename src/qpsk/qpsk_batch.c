@@ -1,15 +1,16 @@
-/* One batch of CFO spans: four parallel stages over blocks (or spans), joined by cheap serial
- * passes that take the cross-block decisions, as in the seed paper:
+/* One batch of CFO spans: parallel stages over blocks (or spans), joined by cheap serial passes
+ * that take the cross-block decisions, as in the seed paper:
  *
- *   pre   (blocks) short RRC pre-filter on the 4/T grid: Oerder & Meyr sum (|z|^2 is blind to the
- *                  carrier) and the per-symbol 4th power                 -> blk.om, span.w
- *   cfo   (spans)  zero-padded FFT, peak, Newton refinement               -> span.f
- *   serial         phase-continuous NCO across spans; timing unwrapped
- *                  across blocks, symbol ownership                        -> span.theta, blk.tau
+ *   pre   (blocks) short RRC pre-filter on the 4/T grid, Oerder & Meyr sum (|z|^2 is blind to
+ *                  the carrier, so timing comes before the CFO)             -> blk.grid, blk.om
+ *   serial         timing unwrapped across blocks, symbol ownership         -> blk.tau, k0, k1
+ *   cfo   (spans)  4th power of the pre-filter at each symbol instant (cubic Farrow on the
+ *                  grid), zero-padded FFT, peak, Newton refinement          -> span.f
+ *   serial         phase-continuous NCO across spans                       -> span.theta
  *   mf    (blocks) de-rotation, matched filter evaluated at each symbol
- *                  instant (polyphase interpolation), V&V/M2M4 sums       -> blk.sym, blk.sums
- *   serial         phase unwrapped (mod pi/2), noise window, pilots      -> blk.phi, noise, tags
- *   out   (blocks) decisions, LLRs                                        -> caller's buffers
+ *                  instant (polyphase interpolation), V&V/M2M4 sums         -> blk.sym, blk.sums
+ *   serial         phase unwrapped (mod pi/2), noise window, pilots        -> blk.phi, noise, tags
+ *   out   (blocks) decisions, LLRs                                          -> caller's buffers
  *
  * Each stage reads only absolute positions of the stream and the state carried from earlier
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
@@ -31,18 +32,17 @@ static int64_t stream_blocks(const prx_qpsk *q) {
   return qpsk_count_below((double)q->n_total / q->sps, (double)q->L);
 }
 
-/* ---- stage pre: the CFO pre-filter and its 4th power ---- */
+/* ---- stage pre: the pre-filter on the 4/T grid, Oerder & Meyr ---- */
 
 static void stage_pre(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
-  qpsk_span *sp = &q->spans[bk->span];
   const int64_t L = q->L;
   int64_t m0 = 4 * bk->b * L, lo, hi;
-  qpsk_fir_window(&q->pre, m0, m0 + 4 * L, &lo, &hi);
+  qpsk_fir_window(&q->pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
   const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0);
-  qpsk_fir_run(&q->pre, x, lo, m0, 4 * (size_t)L, bk->grid);
-  /* timing: O&M over the grid samples inside the stream */
+  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid);
+  /* O&M over the block's own grid samples inside the stream */
   int64_t g_hi = m0 + 4 * L;
   if (q->flushing) {
     int64_t m_end = qpsk_count_below((double)q->n_total, q->sps / 4);
@@ -51,40 +51,61 @@ static void stage_pre(void *ctx, size_t t) {
   bk->om[0] = bk->om[1] = 0;
   bk->om_n = 0;
   if (g_hi > m0) {
-    qpsk_om_accum(bk->grid, (size_t)(g_hi - m0), m0, bk->om);
+    qpsk_om_accum(bk->grid + QPSK_GM, (size_t)(g_hi - m0), m0, bk->om);
     bk->om_n = (double)(g_hi - m0);
   }
-  /* CFO: the 4th power summed over the four phases of each symbol (whatever the timing, the
-   * sum keeps the line at 4 f strong) */
-  int64_t k_lo = bk->b * L, k_hi = (bk->b + 1) * L;
-  int64_t k_end = sp->s * (int64_t)q->S + (int64_t)sp->nw;
-  if (k_hi > k_end) k_hi = k_end;
-  if (k_hi > k_lo)
-    qpsk_x4_groups(bk->grid, (size_t)(k_hi - k_lo), sp->w + (k_lo - sp->s * (int64_t)q->S));
 }
 
-/* ---- stage cfo: spectrum of the 4th power, peak, refinement ---- */
+/* ---- stage cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
 
 static void stage_cfo(void *ctx, size_t i) {
   prx_qpsk *q = ctx;
   qpsk_span *sp = &q->spans[i];
   const size_t S = q->S, nfft = q->nfft;
+  /* one value per transmitted symbol: the pre-filter interpolated at the instant the timing
+   * found (the 4th power's line is strongest there, and there is no intra-symbol rotation to
+   * average away at large offsets); the blocks' ownership makes the sequence gap-free across
+   * timing wraps, so the line stays coherent over the span */
+  size_t nw = 0, t_first = SIZE_MAX, t_last = 0;
+  for (size_t t = 0; t < q->n_blks; t++) {
+    const qpsk_blk *bk = &q->blks[t];
+    if (bk->span != (int)i) continue;
+    if (t_first == SIZE_MAX) t_first = t;
+    t_last = t;
+    int64_t n = bk->k1 - bk->k0;
+    if (n <= 0) continue;
+    double g0 = 4.0 * ((double)(bk->k0 - bk->b * (int64_t)q->L) + bk->tau) + QPSK_GM;
+    double fl = floor(g0);
+    float c[4];
+    qpsk_farrow_coef(g0 - fl, c);
+    qpsk_x4_interp(bk->grid + (int64_t)fl - 1, c, (size_t)n, sp->w + nw);
+    nw += (size_t)n;
+  }
+  sp->nw = nw;
   size_t nwin = 0;
-  if (sp->nw < S) {
+  if (nw < S) {
     /* the stream's last, short span: estimate over the last S symbols, reaching back into the
      * previous span when there is one */
-    const prx_cf32 *prev = i > 0 ? q->spans[i - 1].w : (q->w_hist_n == S ? q->w_hist : NULL);
-    size_t take = prev ? S - sp->nw : 0;
-    if (take) memcpy(sp->win, prev + (S - take), take * sizeof(prx_cf32));
+    const prx_cf32 *prev = i > 0 ? q->spans[i - 1].w : q->w_hist;
+    size_t prev_n = i > 0 ? q->spans[i - 1].nw : q->w_hist_n;
+    size_t take = S - nw < prev_n ? S - nw : prev_n;
+    if (take) memcpy(sp->win, prev + (prev_n - take), take * sizeof(prx_cf32));
     nwin = take;
   }
-  memcpy(sp->win + nwin, sp->w, sp->nw * sizeof(prx_cf32));
-  nwin += sp->nw;
+  memcpy(sp->win + nwin, sp->w, nw * sizeof(prx_cf32));
+  nwin += nw;
   memset(sp->win + nwin, 0, (nfft - nwin) * sizeof(prx_cf32));
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
   double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
   nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft, sp->spec);
-  sp->f = nu / 4;
+  /* the values are one per true symbol, (1 + d) nominal symbols apart (d: the clock offset, the
+   * timing's drift over the span), so the line sits at 4 f (1 + d) */
+  double d = 0;
+  if (t_first != SIZE_MAX && t_last > t_first) {
+    const qpsk_blk *a = &q->blks[t_first], *z = &q->blks[t_last];
+    d = (z->tau - a->tau) / ((double)(z->b - a->b) * q->L);
+  }
+  sp->f = nu / (4 * (1 + d));
 }
 
 /* ---- serial: timing ---- */
@@ -105,6 +126,7 @@ static void serial_timing(prx_qpsk *q) {
       om[1] += om_prev[1];
     }
     double th = qpsk_om_tau(om);
+    if (!isfinite(th)) th = have ? tau_prev : 0; /* non-finite input: keep the last estimate */
     double limit = (double)((bk->b + 1) * L);
     if (q->flushing) {
       double end = (double)q->n_total / q->sps;
@@ -215,25 +237,30 @@ static void serial_phase(prx_qpsk *q) {
     qpsk_blk *bk = &q->blks[t];
     qpsk_sums s = bk->sums;
     if (s.n < 0.5 * L && have) qpsk_sums_add(&s, sums_prev);
-    if (s.n > 0) {
-      double ph = qpsk_vv_phase(&s);
+    double ph = s.n > 0 ? qpsk_vv_phase(&s) : NAN;
+    if (isfinite(ph))
       bk->phi = have ? phi_prev + qpsk_wrap(ph - phi_prev, M_PI / 2) : ph;
-    } else {
+    else /* no symbols, or non-finite input: keep the last estimate */
       bk->phi = phi_prev;
+    /* noise: M2M4 over this block and up to QPSK_NOISE_BLOCKS - 1 before it (blocks with
+     * non-finite sums left out) */
+    if (isfinite(bk->sums.m4) && isfinite(bk->sums.s4[0]) && isfinite(bk->sums.s4[1])) {
+      q->noise_ring[q->noise_count % QPSK_NOISE_BLOCKS] = bk->sums;
+      q->noise_count++;
     }
-    /* noise: M2M4 over this block and up to QPSK_NOISE_BLOCKS - 1 before it */
-    q->noise_ring[q->noise_count % QPSK_NOISE_BLOCKS] = bk->sums;
-    q->noise_count++;
     qpsk_sums win;
     memset(&win, 0, sizeof win);
     unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
     for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
     double sig, noise;
     qpsk_m2m4(&win, &sig, &noise);
-    if (!(sig > 0)) { /* nothing measured yet (an empty stream start): neutral values */
-      sig = 1;
-      noise = 1;
+    if (!(sig > 0 && noise > 0 && isfinite(sig) && isfinite(noise))) {
+      /* nothing measured yet (an empty stream start): the last values, or neutral ones */
+      sig = q->sig_prev;
+      noise = q->noise_prev;
     }
+    q->sig_prev = sig;
+    q->noise_prev = noise;
     bk->sig = sig;
     bk->noise = noise;
     double so, no;
@@ -362,13 +389,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
 size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   const int64_t B = q->B, S = q->S;
   int64_t nb_end = q->flushing ? stream_blocks(q) : INT64_MAX;
-  int64_t k_pre = q->flushing ? qpsk_count_below((double)q->n_total, q->sps) : INT64_MAX;
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    sp->s = s0 + i;
-    int64_t nw = k_pre - sp->s * S;
-    sp->nw = nw < 0 ? 0 : (nw > S ? (size_t)S : (size_t)nw);
-  }
+  for (unsigned i = 0; i < g; i++) q->spans[i].s = s0 + i;
   q->n_blks = 0;
   for (int64_t b = s0 * B; b < (s0 + g) * B && b < nb_end; b++) {
     qpsk_blk *bk = &q->blks[q->n_blks++];
@@ -378,18 +399,20 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   if (q->n_blks == 0) return 0;
 
   prx_pool_run(q->pool, stage_pre, q, q->n_blks);
+  serial_timing(q);
   prx_pool_run(q->pool, stage_cfo, q, g);
   /* phase-continuous NCO: each span's phase continues the previous span's */
   double theta = q->theta_next;
   for (unsigned i = 0; i < g; i++) {
     qpsk_span *sp = &q->spans[i];
+    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
+    q->f_prev = sp->f;
     sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
     sp->theta = theta;
     int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
     theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
   }
   q->theta_next = theta;
-  serial_timing(q);
   prx_pool_run(q->pool, stage_mf, q, q->n_blks);
   serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
@@ -412,9 +435,9 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   q->sums_prev = last->sums;
   q->phi_prev = last->phi;
   for (unsigned i = g; i-- > 0;) {
-    if (q->spans[i].nw == (size_t)S) {
-      memcpy(q->w_hist, q->spans[i].w, (size_t)S * sizeof(prx_cf32));
-      q->w_hist_n = (size_t)S;
+    if (q->spans[i].nw >= (size_t)S) {
+      memcpy(q->w_hist, q->spans[i].w, q->spans[i].nw * sizeof(prx_cf32));
+      q->w_hist_n = q->spans[i].nw;
       break;
     }
   }

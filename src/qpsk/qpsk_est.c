@@ -17,40 +17,22 @@ static inline __m256 cmul8(__m256 a, __m256 b) {
 }
 #endif
 
-void qpsk_x4_groups(const prx_cf32 *z, size_t n_groups, prx_cf32 *w) {
-  size_t g = 0;
-#ifdef QPSK_AVX2
-  /* two symbols (8 samples) per step, so that one division serves 8 distinct |z|^2 */
-  const __m256 tiny = _mm256_set1_ps(1e-30f);
-  for (; g + 2 <= n_groups; g += 2) {
-    __m256 v0 = _mm256_loadu_ps((const float *)(z + 4 * g));
-    __m256 v1 = _mm256_loadu_ps((const float *)(z + 4 * g + 4));
-    /* hadd lanes: |z0| |z1| |z4| |z5| | |z2| |z3| |z6| |z7| (squared) */
-    __m256 p = _mm256_add_ps(_mm256_hadd_ps(_mm256_mul_ps(v0, v0), _mm256_mul_ps(v1, v1)), tiny);
-    __m256 inv = _mm256_div_ps(_mm256_set1_ps(1.0f), p);
-    __m256 i0 = _mm256_unpacklo_ps(inv, inv), i1 = _mm256_unpackhi_ps(inv, inv);
-    __m256 a = cmul8(v0, v0), b = cmul8(v1, v1);
-    a = _mm256_mul_ps(cmul8(a, a), i0);
-    b = _mm256_mul_ps(cmul8(b, b), i1);
-    /* sum the four complex values of each: [a0+a2, a1+a3 | b0+b2, b1+b3] then pairs */
-    __m256 lo = _mm256_permute2f128_ps(a, b, 0x20), hi = _mm256_permute2f128_ps(a, b, 0x31);
-    __m256 s2 = _mm256_add_ps(lo, hi);
-    __m256 s1 = _mm256_add_ps(s2, _mm256_permute_ps(s2, 0x4E));
-    _mm_storel_pi((__m64 *)(w + g), _mm256_castps256_ps128(s1));
-    _mm_storel_pi((__m64 *)(w + g + 1), _mm256_extractf128_ps(s1, 1));
+void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
+  for (size_t j = 0; j < n; j++, z += 4) {
+    float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
+    float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
+    float p = a * a + b * b + 1e-30f;
+    float s2r = a * a - b * b, s2i = 2 * a * b;
+    w[j].re = (s2r * s2r - s2i * s2i) / p;
+    w[j].im = 2 * s2r * s2i / p;
   }
-#endif
-  for (; g < n_groups; g++) {
-    float re = 0, im = 0;
-    for (int k = 0; k < 4; k++) {
-      float a = z[4 * g + k].re, b = z[4 * g + k].im, p = a * a + b * b + 1e-30f;
-      float s2r = a * a - b * b, s2i = 2 * a * b;
-      re += (s2r * s2r - s2i * s2i) / p;
-      im += (2 * s2r * s2i) / p;
-    }
-    w[g].re = re;
-    w[g].im = im;
-  }
+}
+
+void qpsk_farrow_coef(double mu, float c[4]) {
+  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
+  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
+  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
+  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
 }
 
 double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {

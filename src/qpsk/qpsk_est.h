@@ -10,11 +10,14 @@
 
 /* ---- coarse CFO: the spectrum of the 4th power ---- */
 
-/* w[g] = sum over the 4 grid samples z[4g .. 4g+3] of symbol g of z^4 / |z|^2: the 4th power
- * (its line sits at 4 f) with rho^2 magnitude weighting, which gives about 1.3 dB more line SNR
- * than the plain z^4 at Es/N0 = 0 dB where outliers begin; summing the four phases of a symbol
- * keeps the line strong whatever the timing. */
-void qpsk_x4_groups(const prx_cf32 *z, size_t n_groups, prx_cf32 *w);
+/* w[j] = y^4 / |y|^2 for y = sum_i c[i] z[i + 4j] (a cubic interpolation of a 4/T grid at the
+ * same fraction for every j): the 4th power (its line sits at 4 f) with rho^2 magnitude
+ * weighting, which gives about 1.3 dB more line SNR than the plain y^4 at Es/N0 = 0 dB where
+ * outliers begin. */
+void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w);
+
+/* Cubic Lagrange (Farrow) coefficients for points at offsets -1, 0, 1, 2 and mu in [0, 1). */
+void qpsk_farrow_coef(double mu, float c[4]);
 
 /* Peak of |spec|^2 over the bins of an nfft-point spectrum whose frequency (cycles per sample,
  * bin k <-> k/nfft wrapped to [-1/2, 1/2)) satisfies |nu| <= max_nu, refined by a parabola

@@ -22,6 +22,9 @@
 
 #include <fftw3.h>
 
+#define QPSK_GM                                                                                    \
+  4                         /* pre-filter grid samples kept on each side of a block (the first     \
+                               instant of a block can be half a symbol before it) */
 #define QPSK_NOISE_BLOCKS 8 /* blocks in the M2M4 noise window (this one and 7 before) */
 #define QPSK_KEEP 256       /* block estimates kept for prx_qpsk_block_estimates */
 #define QPSK_PRE_SPAN                                                                              \
@@ -91,8 +94,10 @@ struct prx_qpsk {
 
   /* stream state carried from batch to batch */
   int64_t next_span;
-  double theta_next; /* NCO phase at the next span's n_ref */
-  prx_cf32 *w_hist;  /* the previous span's pre-pass values (S), for a short last span */
+  double theta_next;           /* NCO phase at the next span's n_ref */
+  double f_prev;               /* the last span's CFO (fallback when an estimate is not finite) */
+  double sig_prev, noise_prev; /* the last block's signal and noise powers (same use) */
+  prx_cf32 *w_hist;            /* the previous span's pre-pass values (S), for a short last span */
   size_t w_hist_n;
   int have_prev; /* a block has been completed */
   double tau_prev, phi_prev;
