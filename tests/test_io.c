@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,178 @@ static void test_sigmf_read(test_rng *rng) {
   free(data);
 }
 
+static const cJSON *field(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static cJSON *parse_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  return cJSON_Parse(text);
+}
+
+static void test_writer_round_trip(test_rng *rng) {
+  size_t n = 7777;
+  prx_cf32 *x = malloc(n * sizeof *x);
+  test_fill_cf32(rng, x, n, 0.3);
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.sample_rate = 12800.5;
+  meta.center_freq = -1.5e6 + 0.25;
+  meta.description = "channel 7 of 1024";
+  meta.datetime = "2026-11-29T12:00:00Z";
+  prx_sigmf_writer *w = NULL;
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("out"), &meta, &w));
+  if (!w) return;
+  CHECK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 7) == PRX_ERR_INVALID &&
+            strstr(prx_last_error(), "not declared"),
+        "a field of an undeclared namespace must be refused: '%s'", prx_last_error());
+  CHECK_OK(prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 6));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 7)); /* replaces */
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:group_delay_seconds", 1.25e-3));
+  CHECK_OK(prx_sigmf_writer_set_string(w, "polyrx:input_format", "ci16"));
+  CHECK_OK(prx_sigmf_writer_set_string(w, "core:author", "test"));
+  CHECK(prx_sigmf_writer_set_number(w, "core:sample_rate", 5) == PRX_ERR_INVALID,
+        "core:sample_rate belongs to the writer");
+  CHECK(prx_sigmf_writer_set_string(w, "nonamespace", "x") == PRX_ERR_INVALID, "key without ':'");
+  CHECK(prx_sigmf_writer_set_string(w, "polyrx:", "x") == PRX_ERR_INVALID, "key without name");
+  CHECK(prx_sigmf_writer_set_number(w, "polyrx:bad", NAN) == PRX_ERR_INVALID, "NaN is not JSON");
+  CHECK(prx_sigmf_writer_add_extension(w, "a:b", "1", 1) == PRX_ERR_INVALID, "bad extension name");
+  for (size_t off = 0; off < n;) {
+    size_t k = 1 + test_rng_u64(rng) % 1000;
+    if (k > n - off) k = n - off;
+    CHECK_OK(prx_sigmf_write(w, x + off, k));
+    off += k;
+  }
+  CHECK(prx_sigmf_writer_samples(w) == n, "writer counted %llu samples",
+        (unsigned long long)prx_sigmf_writer_samples(w));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  struct stat sb;
+  CHECK(stat(tmp_path("out.sigmf-meta.tmp"), &sb) != 0, "temporary metadata file left behind");
+
+  /* the metadata, through cJSON */
+  cJSON *root = parse_file(tmp_path("out.sigmf-meta"));
+  CHECK(root != NULL, "written metadata is not JSON");
+  if (root) {
+    const cJSON *g = field(root, "global"), *caps = field(root, "captures");
+    CHECK(cJSON_IsObject(g) && cJSON_IsArray(caps) && cJSON_IsArray(field(root, "annotations")),
+          "top-level global/captures/annotations");
+    const cJSON *v;
+    v = field(g, "core:datatype");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "cf32_le"), "core:datatype");
+    v = field(g, "core:sample_rate");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 12800.5, "core:sample_rate");
+    v = field(g, "core:version");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "1.0.0"), "core:version");
+    v = field(g, "core:recorder");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "polyrx"), "core:recorder");
+    v = field(g, "core:description");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "channel 7 of 1024"), "core:description");
+    v = field(g, "core:author");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "test"), "core:author");
+    v = field(g, "polyrx:channel_index");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 7, "polyrx:channel_index");
+    v = field(g, "polyrx:group_delay_seconds");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 1.25e-3, "polyrx:group_delay_seconds");
+    v = field(g, "polyrx:input_format");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "ci16"), "polyrx:input_format");
+    const cJSON *ext = field(g, "core:extensions");
+    CHECK(cJSON_IsArray(ext) && cJSON_GetArraySize(ext) == 1, "core:extensions array");
+    const cJSON *e0 = cJSON_GetArrayItem(ext, 0);
+    CHECK(e0 && cJSON_IsString(field(e0, "name")) &&
+              !strcmp(field(e0, "name")->valuestring, "polyrx") &&
+              cJSON_IsString(field(e0, "version")) && cJSON_IsTrue(field(e0, "optional")),
+          "extension object {name, version, optional}");
+    const cJSON *c0 = cJSON_GetArrayItem(caps, 0);
+    CHECK(cJSON_GetArraySize(caps) == 1 && c0, "one capture");
+    v = c0 ? field(c0, "core:sample_start") : NULL;
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 0, "captures[0].core:sample_start");
+    v = c0 ? field(c0, "core:frequency") : NULL;
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == -1.5e6 + 0.25, "captures[0].core:frequency");
+    v = c0 ? field(c0, "core:datetime") : NULL;
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "2026-11-29T12:00:00Z"), "core:datetime");
+    cJSON_Delete(root);
+  }
+  /* and the recording read back by the reader */
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open(tmp_path("out"), PRX_CF32, &r));
+  if (r) {
+    const prx_iq_info *info = prx_iq_reader_info(r);
+    CHECK(info->is_sigmf && info->format == PRX_CF32 && info->sample_rate == 12800.5 &&
+              info->center_freq == -1.5e6 + 0.25,
+          "read back info");
+    size_t got;
+    prx_status end;
+    unsigned char *back = read_all(r, rng, 999, &got, &end);
+    CHECK(end == PRX_OK && got == n && !memcmp(back, x, n * sizeof *x),
+          "round trip: %zu of %zu samples equal", got, n);
+    free(back);
+    prx_iq_close(r);
+  }
+  /* an integer format */
+  meta = prx_sigmf_meta_default();
+  meta.format = PRX_CI16;
+  meta.sample_rate = 1e6;
+  int16_t iq[6] = {1, -2, 32767, -32768, 0, 5};
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("int"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, iq, 3));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK_OK(prx_iq_open(tmp_path("int.sigmf-meta"), PRX_CF32, &r));
+  if (r) {
+    int16_t back[8];
+    size_t got = 0;
+    CHECK_OK(prx_iq_read(r, back, 4, &got));
+    CHECK(prx_iq_reader_info(r)->format == PRX_CI16 && got == 3 && !memcmp(back, iq, sizeof iq),
+          "ci16 round trip");
+    prx_iq_close(r);
+  }
+  free(x);
+}
+
+static void test_writer_errors(void) {
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  prx_sigmf_writer *w = NULL;
+  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID && !w,
+        "sample rate 0 must be refused");
+  meta.sample_rate = 1e6;
+  meta.format = PRX_CF16;
+  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID, "cf16 refused");
+  meta.format = PRX_CF32;
+  CHECK(prx_sigmf_writer_open(tmp_path("no/such/dir/x"), &meta, &w) == PRX_ERR_IO &&
+            strstr(prx_last_error(), "no/such/dir/x.sigmf-data"),
+        "unwritable place: '%s'", prx_last_error());
+  CHECK(prx_sigmf_writer_close(NULL) == PRX_OK, "close(NULL)");
+  /* a full disk: the data file is /dev/full. The error shows at a write or at close, and it is
+   * never lost. */
+  if (symlink("/dev/full", tmp_path("full.sigmf-data")) == 0) {
+    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
+    if (w) {
+      static prx_cf32 zeros[4096];
+      prx_status st = PRX_OK;
+      for (int i = 0; i < 64 && !st; i++) st = prx_sigmf_write(w, zeros, 4096);
+      CHECK(st == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
+            "writing 2 MB to /dev/full: %s: '%s'", prx_strerror(st), prx_last_error());
+      CHECK(prx_sigmf_write(w, zeros, 1) == PRX_ERR_IO, "a write after an error must fail too");
+      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
+            "close must return the write error: '%s'", prx_last_error());
+    }
+    /* a small write that stays in the buffer fails at close */
+    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
+    if (w) {
+      prx_cf32 one = {1, 2};
+      CHECK_OK(prx_sigmf_write(w, &one, 1));
+      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "full.sigmf-data"),
+            "a buffered write to a full disk must fail at close: '%s'", prx_last_error());
+    }
+  } else {
+    fprintf(stderr, "note: no /dev/full symlink possible, disk-full case not run\n");
+  }
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/polyrx-test-io-XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -416,6 +589,8 @@ int main(void) {
   test_datatypes();
   test_meta_parse();
   test_sigmf_read(&rng);
+  test_writer_round_trip(&rng);
+  test_writer_errors();
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
