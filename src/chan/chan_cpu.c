@@ -109,8 +109,9 @@ static prx_status cpu_create(prx_chan *c) {
   m->sel = c->select;
   m->n_sel = c->n_sel;
   m->nb = batch_outputs(m->K);
-  size_t block = c->cfg.block_samples;
-  if (!block) {
+  /* at least D per block, so that moving the L - 1 kept samples is amortised over an output */
+  size_t block = c->cfg.block_samples < m->D ? m->D : c->cfg.block_samples;
+  if (!c->cfg.block_samples) {
     block = 4 * m->L;
     if (block < 4 * m->nb * m->D) block = 4 * m->nb * m->D;
   }
