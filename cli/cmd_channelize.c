@@ -646,6 +646,7 @@ int cmd_channelize(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     double t0 = seconds_now();
     rc = stream(&r);
+    if (rc < 0 && interrupted) rc = 130; /* the signal came during the last read */
     /* the tail is flushed after an input error too: every complete sample read is written */
     int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);

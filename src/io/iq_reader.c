@@ -231,7 +231,12 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
     size_t ask = want - have;
     if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
     ssize_t got = read(r->fd, p + have, ask);
-    if (got < 0 && errno == EINTR) continue;
+    /* a signal: hand out the complete samples already there (a caller that stops on Ctrl-C
+     * then sees it at once), else wait on */
+    if (got < 0 && errno == EINTR) {
+      if (have >= r->sample_size) break;
+      continue;
+    }
     if (got < 0) {
       int e = errno;
       /* hand out the complete samples already read; the error is raised on the next call */
