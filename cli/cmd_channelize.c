@@ -506,6 +506,7 @@ static int stream(run_state *r) {
     }
     size_t n = 0, n_out = 0;
     prx_status st = prx_iq_read(r->reader, r->inbuf, r->o.block, &n);
+    if (st && interrupted) continue; /* the read was cut short by the signal: stop above */
     if (st) return cli_status_error(CMD, "input", st);
     if (n == 0) return -1;
     r->n_in += n;

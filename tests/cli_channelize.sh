@@ -153,6 +153,22 @@ grep -q '"core:frequency":[[:space:]]*5000000' override/ch0000.sigmf-meta ||
 : | "$POLYRX" channelize -i - -s 1M -K 4 -o empty -q || fail "empty input failed"
 [ -f empty/ch0003.sigmf-meta ] && [ ! -s empty/ch0003.sigmf-data ] || fail "empty input outputs"
 
+# ---- SIGTERM (or Ctrl-C) while the producer is still open ends the run cleanly ----
+mkfifo fifo
+"$POLYRX" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q 2>err.txt &
+PID=$!
+exec 3>fifo
+cat in.ci16 >&3
+for _ in $(seq 100); do [ -f sig/ch0003.sigmf-data ] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM $PID
+wait $PID
+rc=$?
+exec 3>&-
+[ $rc = 130 ] || fail "SIGTERM: exit status $rc, expected 130: $(cat err.txt)"
+grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/null ||
+  fail "SIGTERM: the samples read were not all written and described"
+
 # ---- the open-file limit: raised when the hard limit allows, a clear error when not ----
 (ulimit -Sn 40 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 -o many -q) ||
   fail "soft limit 40 with K = 64 should have been raised"

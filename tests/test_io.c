@@ -8,10 +8,12 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +152,44 @@ static void test_pipe(test_rng *rng, size_t extra_bytes) {
   int status;
   waitpid(pid, &status, 0);
   free(data);
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/* A signal during a wait with no complete sample: PRX_ERR_IO "interrupted", and the stream goes
+ * on intact afterwards (the 3 bytes of a sample begun before the signal are kept). */
+static void test_interrupted(void) {
+  int fds[2];
+  if (pipe(fds)) return;
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm; /* no SA_RESTART: read(2) returns EINTR */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, &old);
+  int saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open("-", PRX_CI16, &r));
+  const unsigned char bytes[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  if (write(fds[1], bytes, 3) != 3) perror("write");
+  struct itimerval it = {{0, 0}, {0, 50000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  unsigned char buf[64];
+  size_t n = 99;
+  prx_status st = prx_iq_read(r, buf, 4, &n);
+  CHECK(st == PRX_ERR_IO && n == 0 && strstr(prx_last_error(), "interrupted"),
+        "interrupted wait: %s n=%zu '%s'", prx_strerror(st), n, prx_last_error());
+  if (write(fds[1], bytes + 3, 5) != 5) perror("write");
+  close(fds[1]);
+  CHECK_OK(prx_iq_read(r, buf, 4, &n));
+  CHECK(n == 2 && !memcmp(buf, bytes, 8), "after the interruption: %zu samples", n);
+  CHECK_OK(prx_iq_read(r, buf, 4, &n));
+  CHECK(n == 0, "end after the interruption");
+  prx_iq_close(r);
+  dup2(saved, 0);
+  close(saved);
+  sigaction(SIGALRM, &old, NULL);
 }
 
 static void test_truncated_file(test_rng *rng) {
@@ -585,6 +625,7 @@ int main(void) {
   test_pipe(&rng, 0);
   test_pipe(&rng, 3);
   test_truncated_file(&rng);
+  test_interrupted();
   test_open_errors();
   test_datatypes();
   test_meta_parse();

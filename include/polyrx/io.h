@@ -28,8 +28,9 @@ typedef struct {
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out);
 const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
 /* Reads up to max samples into buf (in the stream's format), waiting until max samples are
- * there or the stream ends; a signal that interrupts the wait returns the complete samples
- * already read (if any). *n = 0 at the end of the stream and only there.
+ * there or the stream ends. A signal caught without SA_RESTART that interrupts the wait returns
+ * the complete samples already read, or, when there are none, PRX_ERR_IO ("interrupted") after
+ * which the stream can be read on. *n = 0 at the end of the stream and only there.
  * PRX_ERR_TRUNCATED when the stream ends inside a sample (the bytes of the partial sample are
  * reported in the message, never silently dropped); PRX_ERR_IO on a read error. */
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n);

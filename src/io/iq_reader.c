@@ -231,11 +231,15 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
     size_t ask = want - have;
     if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
     ssize_t got = read(r->fd, p + have, ask);
-    /* a signal: hand out the complete samples already there (a caller that stops on Ctrl-C
-     * then sees it at once), else wait on */
+    /* a signal: hand out the complete samples already there, else say so (like read(2)), so
+     * that a caller that stops on Ctrl-C sees it at once even when the producer is quiet. The
+     * stream is not harmed: a later call goes on where this one stopped. */
     if (got < 0 && errno == EINTR) {
       if (have >= r->sample_size) break;
-      continue;
+      memcpy(r->carry, p, have);
+      r->n_carry = have;
+      return prx_fail(PRX_ERR_IO, "reading %s was interrupted by a signal (call again to go on)",
+                      r->name);
     }
     if (got < 0) {
       int e = errno;
