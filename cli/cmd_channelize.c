@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18)
@@ -336,6 +337,9 @@ static int setup_input(run_state *r) {
   if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(CMD, "-F", st);
   if (o->format && fmt == PRX_CF16)
     return cli_error(CMD, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
+  if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
+    return cli_error(CMD, "standard input is a terminal: pipe samples in (... | polyrx channelize "
+                          "-i - ...) or give a file");
   if ((st = prx_iq_open(o->input, fmt, &r->reader))) return cli_status_error(CMD, "input", st);
   r->in = *prx_iq_reader_info(r->reader);
   if (r->in.is_sigmf && o->format && fmt != r->in.format)
@@ -458,6 +462,22 @@ static int open_outputs(run_state *r) {
   size_t cap = strlen(o->outdir) + 32;
   char *base = malloc(cap), desc[160];
   if (!base) return cli_error(CMD, "out of memory");
+  /* never truncate the input by writing over it (an output channelized into its own
+   * directory): checked for every channel before any file is opened */
+  struct stat in_st, out_st;
+  if (strcmp(o->input, "-") && stat(prx_iq_reader_name(r->reader), &in_st) == 0) {
+    for (size_t s = 0; s < r->n_sel; s++) {
+      prx_chan_channel ch;
+      prx_chan_channel_info(r->chan, s, &ch);
+      snprintf(base, cap, "%s/ch%0*u.sigmf-data", o->outdir, width, ch.index);
+      if (stat(base, &out_st) == 0 && out_st.st_dev == in_st.st_dev &&
+          out_st.st_ino == in_st.st_ino) {
+        int rc = cli_error(CMD, "output %s is the input file: choose another -o directory", base);
+        free(base);
+        return rc;
+      }
+    }
+  }
   for (size_t s = 0; s < r->n_sel; s++) {
     prx_chan_channel ch;
     prx_chan_channel_info(r->chan, s, &ch);
@@ -616,8 +636,10 @@ static void banner(const run_state *r) {
 }
 
 static void cleanup(run_state *r) {
+  /* writers still open here belong to a run that failed before streaming began: their empty
+   * data files are removed and no metadata is written */
   if (r->w)
-    for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_close(r->w[s]);
+    for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_discard(r->w[s]);
   free(r->w);
   free(r->energy);
   free(r->inbuf);

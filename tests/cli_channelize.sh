@@ -177,6 +177,11 @@ grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/n
   fail "hard limit 40 with K = 64 should fail"
 grep -q "open files" err.txt || fail "open-file limit message: $(cat err.txt)"
 
+# ---- a run that fails before streaming leaves no recordings (here: an unwritable channel) ----
+mkdir part && mkdir part/ch0002.sigmf-data
+expect_error "ch0002" -i in.ci16 -F ci16 -s 16k -K 4 -o part -q
+[ "$(ls part)" = "ch0002.sigmf-data" ] || fail "a failed start left files: $(ls part | tr '\n' ' ')"
+
 # ---- a full disk is reported ----
 mkdir full && ln -s /dev/full full/ch0001.sigmf-data
 expect_error "No space" -i in.ci16 -F ci16 -s 16k -K 4 -o full -q
@@ -214,6 +219,9 @@ expect_error "output directory" -i in.ci16 -s 1M -K 8
 expect_error "Not a directory" -i in.ci16 -s 1M -K 8 -o in.ci16/sub
 expect_error "no input" -s 1M -K 8 -o x
 expect_error "holds" -i out1/ch0003.sigmf-meta -F ci16 -K 2 -o x
+cp out1/ch0001.sigmf-data keep.data
+expect_error "is the input" -i out1/ch0001 -K 2 -o out1
+cmp -s keep.data out1/ch0001.sigmf-data || fail "the input was overwritten"
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": [' >bad.sigmf-meta
 : >bad.sigmf-data
 expect_error "JSON" -i bad.sigmf-meta -s 1M -K 2 -o x

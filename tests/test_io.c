@@ -585,6 +585,15 @@ static void test_writer_errors(void) {
             strstr(prx_last_error(), "no/such/dir/x.sigmf-data"),
         "unwritable place: '%s'", prx_last_error());
   CHECK(prx_sigmf_writer_close(NULL) == PRX_OK, "close(NULL)");
+  prx_sigmf_writer_discard(NULL);
+  /* a discarded recording leaves nothing behind */
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("gone"), &meta, &w));
+  prx_cf32 z[4] = {{0, 0}};
+  CHECK_OK(prx_sigmf_write(w, z, 4));
+  prx_sigmf_writer_discard(w);
+  struct stat sb;
+  CHECK(stat(tmp_path("gone.sigmf-data"), &sb) != 0 && stat(tmp_path("gone.sigmf-meta"), &sb) != 0,
+        "discard left files");
   /* a full disk: the data file is /dev/full. The error shows at a write or at close, and it is
    * never lost. */
   if (symlink("/dev/full", tmp_path("full.sigmf-data")) == 0) {

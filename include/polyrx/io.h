@@ -35,6 +35,8 @@ const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
  * reported in the message, never silently dropped); PRX_ERR_IO on a read error. */
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n);
 void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
+/* The file the samples come from (the .sigmf-data of a recording), or "standard input". */
+const char *prx_iq_reader_name(const prx_iq_reader *r);
 /* Samples read so far (complete samples handed to the caller). */
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r);
 
@@ -93,6 +95,9 @@ uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w);
  * frees w (also on error). Returns the first error of the writer's whole life, so that a full
  * disk is never silent. Accepts NULL. */
 prx_status prx_sigmf_writer_close(prx_sigmf_writer *w);
+/* Abandons a recording: closes w without writing metadata and removes its data file (for a run
+ * that failed before it began). Accepts NULL. */
+void prx_sigmf_writer_discard(prx_sigmf_writer *w);
 
 #ifdef __cplusplus
 }

@@ -201,6 +201,8 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
 
 const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r) { return r ? &r->info : NULL; }
 
+const char *prx_iq_reader_name(const prx_iq_reader *r) { return r ? r->name : NULL; }
+
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
 
 static prx_status truncated(const prx_iq_reader *r) {

@@ -332,3 +332,11 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
   free_writer(w);
   return st;
 }
+
+void prx_sigmf_writer_discard(prx_sigmf_writer *w) {
+  if (!w) return;
+  fclose(w->data);
+  w->data = NULL;
+  remove(w->data_path);
+  free_writer(w);
+}
