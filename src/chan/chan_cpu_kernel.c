@@ -33,15 +33,23 @@
 /* floats of a segment handled per tile (a multiple of 8) */
 #define TILE 64
 
-/* One output, scalar, floats [c0, c1) of segment phase h: taps th (stride tq per phase), input
- * xh (stride xq per phase), stored at dst[c + 2] (the (r' + 1) mod K shift; the row's last
- * complex lands in its pad element K and is wrapped to 0 afterwards). */
+/* One output, portable C, floats [c0, c1) of segment phase h: taps th (stride tq per phase),
+ * input xh (stride xq per phase), stored at dst[c + 2] (the (r' + 1) mod K shift; the row's
+ * last complex lands in its pad element K and is wrapped to 0 afterwards). The phase loop is
+ * outside so that compilers vectorise the contiguous inner loop; each element still sums over
+ * q in order. With hardware FMA (the AVX2 build, where this only does the few floats past the
+ * last full vector) the steps are fused like the vector code's, so both give the same bits. */
+#ifdef __FMA__
+#define MADD(a, b, acc) fmaf(a, b, acc)
+#else
+#define MADD(a, b, acc) ((acc) + (a) * (b))
+#endif
 static void row_scalar(const float *th, size_t tq, const float *xh, size_t xq, size_t P, size_t c0,
                        size_t c1, float *dst) {
-  for (size_t c = c0; c < c1; c++) {
-    float s = 0;
-    for (size_t q = 0; q < P; q++) s = fmaf(th[q * tq + c], xh[q * xq + c], s);
-    dst[c + 2] = s;
+  for (size_t c = c0; c < c1; c++) dst[c + 2] = 0;
+  for (size_t q = 0; q < P; q++) {
+    const float *t = th + q * tq, *x = xh + q * xq;
+    for (size_t c = c0; c < c1; c++) dst[c + 2] = MADD(t[c], x[c], dst[c + 2]);
   }
 }
 
