@@ -34,9 +34,6 @@
 #include <fftw3.h>
 #include <string.h>
 
-/* Internal pseudo-format for the flush tail: zeros after conversion (cu8 cannot express 0). */
-#define SRC_ZEROS ((prx_format)-1)
-
 typedef struct {
   prx_cf32 *fin, *fout; /* nb rows of `pitch` samples: FFT input and output */
 } cpu_scratch;
@@ -191,15 +188,16 @@ static prx_status cpu_create(prx_chan *c) {
 static void cpu_reset(prx_chan *c) { impl_reset(c->impl); }
 
 /* Copies up to n input samples of format f into the buffer, converting to cf32, until the
- * buffer is full; returns how many were taken. */
+ * buffer is full; returns how many were taken. in == NULL feeds zeros (the flush tail: zeros
+ * after conversion, which cu8 could not express). */
 static size_t copy_in(cpu_impl *m, prx_format f, const unsigned char *in, size_t n) {
-  size_t done = 0, fsz = f == SRC_ZEROS ? 0 : prx_format_size(f);
+  size_t done = 0, fsz = prx_format_size(f);
   while (done < n && m->wseg - m->g0 < m->nseg) {
     size_t take = m->D - m->woff;
     if (take > n - done) take = n - done;
     prx_cf32 *d = m->buf + (size_t)(m->wseg - m->g0) * m->sp + m->woff;
     const void *s = in ? in + done * fsz : NULL;
-    switch (f) {
+    switch (s ? f : PRX_CF16) { /* cf16 is no input format: here it means zeros */
     case PRX_CF32: memcpy(d, s, take * sizeof *d); break;
     case PRX_CI16:
       for (size_t i = 0; i < take; i++) d[i] = prx_sample_ci16(s, i);
@@ -281,7 +279,7 @@ static prx_status feed(prx_chan *c, prx_format f, const void *in, size_t n_in, v
                        size_t out_stride, size_t n_out) {
   cpu_impl *m = c->impl;
   uint64_t j_out0 = m->j_next;
-  size_t fsz = f == SRC_ZEROS ? 0 : prx_format_size(f);
+  size_t fsz = prx_format_size(f);
   const unsigned char *p = in;
   while (n_in > 0) {
     if (m->wseg - m->g0 == m->nseg) compact(m);
@@ -303,7 +301,7 @@ static prx_status cpu_execute(prx_chan *c, const void *in, size_t n_in, void *ou
 
 static prx_status cpu_execute_zeros(prx_chan *c, size_t n_zeros, void *out, size_t out_stride,
                                     size_t n_out) {
-  return feed(c, SRC_ZEROS, NULL, n_zeros, out, out_stride, n_out);
+  return feed(c, c->cfg.in_format, NULL, n_zeros, out, out_stride, n_out);
 }
 
 const prx_chan_ops prx_chan_cpu_ops = {cpu_create,  cpu_destroy, cpu_reset,
