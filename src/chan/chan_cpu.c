@@ -126,11 +126,13 @@ static prx_status cpu_create(prx_chan *c) {
    * conflicts */
   m->pitch = (m->K + 1 + 7) & ~(size_t)7;
   m->sp = ((m->D + 3) & ~(size_t)3) + 8; /* 32-byte aligned segments + 64 bytes of pad */
-  /* block: at least one segment; default 4 windows and 4 batches, so that moving the kept
-   * S segments to the front costs little per sample */
+  /* block: at least one segment; default 4 windows (so that moving the kept S segments to the
+   * front costs a quarter of a copy per sample) but no more than 4 Mi samples unless a window
+   * is longer, and at least 4 batches */
   size_t block = c->cfg.block_samples;
   if (!block) {
     block = 4 * m->L;
+    if (block > ((size_t)1 << 22)) block = m->L > ((size_t)1 << 22) ? m->L : (size_t)1 << 22;
     if (block < 4 * m->nb * m->D) block = 4 * m->nb * m->D;
   }
   /* at least 2 batches beyond a window: within a call, outputs wait until a whole batch is
