@@ -175,6 +175,8 @@ void prx_qpsk_destroy(prx_qpsk *q) {
 static void reset_stream(prx_qpsk *q) {
   q->buf_base = 0;
   q->buf_len = 0;
+  q->ext = NULL;
+  q->ext_n = 0;
   q->n_total = 0;
   q->flushing = 0;
   q->next_span = 0;
@@ -330,37 +332,85 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
 
 /* ---- input access ---- */
 
+/* the samples [lo, hi) when they lie in one piece of memory (the buffer, or the caller's chunk
+ * of the current call), else NULL */
+static const uint8_t *contiguous(const prx_qpsk *q, int64_t lo, int64_t hi) {
+  const int64_t buf_end = q->buf_base + (int64_t)q->buf_len;
+  if (lo >= q->buf_base && hi <= buf_end) return q->buf + (size_t)(lo - q->buf_base) * q->in_size;
+  if (q->ext && lo >= q->ext_base && hi <= q->ext_base + (int64_t)q->ext_n)
+    return q->ext + (size_t)(lo - q->ext_base) * q->in_size;
+  return NULL;
+}
+
+/* NaN and infinite samples (a faulty source) read as 0, an erasure: one of them would otherwise
+ * spoil the spectrum of a whole CFO span. A test on the exponent bits (a vector loop). */
+static int all_finite(const prx_cf32 *x, size_t n) {
+  const uint32_t *u = (const uint32_t *)x;
+  uint32_t bad = 0;
+  for (size_t i = 0; i < 2 * n; i++) bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
+  return !bad;
+}
+static void scrub(prx_cf32 *x, size_t n) {
+  uint32_t *u = (uint32_t *)x;
+  for (size_t i = 0; i < 2 * n; i++) u[i] = (u[i] & 0x7f800000u) == 0x7f800000u ? 0 : u[i];
+}
+
+/* converts m samples starting at stream index a (inside the buffer or the chunk) to cf32 */
+static void convert_span(const prx_qpsk *q, int64_t a, size_t m, prx_cf32 *out) {
+  while (m > 0) {
+    /* a piece in the buffer or in the chunk */
+    const int64_t buf_end = q->buf_base + (int64_t)q->buf_len;
+    const uint8_t *src;
+    size_t k;
+    if (a < buf_end) {
+      src = q->buf + (size_t)(a - q->buf_base) * q->in_size;
+      k = (size_t)(buf_end - a);
+    } else {
+      src = q->ext + (size_t)(a - q->ext_base) * q->in_size;
+      k = q->ext_n - (size_t)(a - q->ext_base);
+    }
+    if (k > m) k = m;
+    switch (q->cfg.in_format) {
+    case PRX_CF32:
+      memcpy(out, src, k * sizeof(prx_cf32));
+      scrub(out, k);
+      break;
+    case PRX_CI16:
+      for (size_t i = 0; i < k; i++) out[i] = prx_sample_ci16(src, i);
+      break;
+    case PRX_CI8:
+      for (size_t i = 0; i < k; i++) out[i] = prx_sample_ci8(src, i);
+      break;
+    case PRX_CU8:
+      for (size_t i = 0; i < k; i++) out[i] = prx_sample_cu8(src, i);
+      break;
+    default: break;
+    }
+    out += k;
+    a += (int64_t)k;
+    m -= k;
+  }
+}
+
 const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
                            double theta, double omega) {
-  const int64_t end = q->n_total, base = q->buf_base;
-  if (q->cfg.in_format == PRX_CF32 && lo >= base && hi <= end) {
-    const prx_cf32 *src = (const prx_cf32 *)(q->buf + (size_t)(lo - base) * 8);
-    if (!rotate) return src;
-    qpsk_derotate(src, out, (size_t)(hi - lo), theta, omega); /* one pass: read, rotate, write */
-    return out;
-  }
+  const int64_t end = q->n_total;
   size_t n = (size_t)(hi - lo);
+  if (q->cfg.in_format == PRX_CF32 && lo >= 0 && hi <= end) {
+    const prx_cf32 *src = (const prx_cf32 *)contiguous(q, lo, hi);
+    if (src && all_finite(src, n)) {
+      if (!rotate) return src;                  /* read in place: no copy */
+      qpsk_derotate(src, out, n, theta, omega); /* one pass: read, rotate, write */
+      return out;
+    }
+  }
   int64_t a = lo < 0 ? 0 : lo, z = hi < end ? hi : end;
   size_t i = 0;
   const prx_cf32 zero = {0, 0};
   for (; (int64_t)i < a - lo && i < n; i++) out[i] = zero;
   if (z > a) {
-    const uint8_t *src = q->buf + (size_t)(a - base) * q->in_size;
-    size_t m = (size_t)(z - a);
-    switch (q->cfg.in_format) {
-    case PRX_CF32: memcpy(out + i, src, m * sizeof(prx_cf32)); break;
-    case PRX_CI16:
-      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_ci16(src, k);
-      break;
-    case PRX_CI8:
-      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_ci8(src, k);
-      break;
-    case PRX_CU8:
-      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_cu8(src, k);
-      break;
-    default: break;
-    }
-    i += m;
+    convert_span(q, a, (size_t)(z - a), out + i);
+    i += (size_t)(z - a);
   }
   for (; i < n; i++) out[i] = zero;
   if (rotate) qpsk_derotate(out, out, n, theta, omega);
@@ -402,23 +452,36 @@ static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs) {
   q->n_est = 0;
 }
 
-/* NaN and infinite samples (a faulty source) become 0, an erasure: one of them would otherwise
- * spoil the spectrum of a whole CFO span. A bit test on the exponent, so the loop vectorises. */
-static void scrub_cf32(void *p, size_t n_floats) {
-  uint32_t *u = p;
-  for (size_t i = 0; i < n_floats; i++) u[i] = (u[i] & 0x7f800000u) == 0x7f800000u ? 0 : u[i];
-}
-
-/* drops input no longer needed (below what the next span reads) */
-static void discard_input(prx_qpsk *q) {
+/* Keeps what the next span reads from the buffer and the caller's chunk: drops what lies before
+ * it and copies the chunk's unprocessed tail into the buffer (less than one batch: everything
+ * that completed a span was demodulated in place). */
+static void keep_tail(prx_qpsk *q) {
   int64_t keep = span_need_lo(q, q->next_span);
-  if (keep <= q->buf_base) return;
-  int64_t end = q->buf_base + (int64_t)q->buf_len;
-  if (keep > end) keep = end;
-  size_t drop = (size_t)(keep - q->buf_base);
-  memmove(q->buf, q->buf + drop * q->in_size, (q->buf_len - drop) * q->in_size);
-  q->buf_len -= drop;
-  q->buf_base = keep;
+  if (keep < q->buf_base) keep = q->buf_base;
+  int64_t buf_end = q->buf_base + (int64_t)q->buf_len;
+  if (keep > buf_end) keep = buf_end < q->n_total ? keep : buf_end;
+  if (keep > q->n_total) keep = q->n_total;
+  /* 1. drop the buffer's samples before keep */
+  if (keep >= buf_end) {
+    q->buf_len = 0;
+    q->buf_base = keep;
+  } else if (keep > q->buf_base) {
+    size_t drop = (size_t)(keep - q->buf_base);
+    memmove(q->buf, q->buf + drop * q->in_size, (q->buf_len - drop) * q->in_size);
+    q->buf_len -= drop;
+    q->buf_base = keep;
+  }
+  /* 2. append the chunk from max(keep, its start) */
+  if (q->ext) {
+    int64_t from = keep > q->ext_base ? keep : q->ext_base;
+    size_t m = (size_t)(q->ext_base + (int64_t)q->ext_n - from);
+    if (q->buf_len == 0) q->buf_base = from;
+    memcpy(q->buf + q->buf_len * q->in_size, q->ext + (size_t)(from - q->ext_base) * q->in_size,
+           m * q->in_size);
+    q->buf_len += m;
+    q->ext = NULL;
+    q->ext_n = 0;
+  }
 }
 
 prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits, float *llrs,
@@ -433,27 +496,20 @@ prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *b
                     "(prx_qpsk_max_symbols)",
                     capacity, need);
   begin_call(q, bits, llrs);
-  const uint8_t *src = in;
+  /* the chunk is read where it lies: stages fetch from the buffer (what earlier calls left) and
+   * from it, so bulk input is never copied; what no complete span needs yet is kept at the end */
+  q->ext = in;
+  q->ext_base = q->n_total;
+  q->ext_n = n_in;
+  q->n_total += (int64_t)n_in;
+  q->stats.samples += n_in;
   size_t total = 0;
-  while (n_in > 0) {
-    size_t space = q->buf_cap - q->buf_len;
-    size_t take = n_in < space ? n_in : space;
-    memcpy(q->buf + q->buf_len * q->in_size, src, take * q->in_size);
-    if (q->cfg.in_format == PRX_CF32) scrub_cf32(q->buf + q->buf_len * q->in_size, 2 * take);
-    q->buf_len += take;
-    q->n_total += (int64_t)take;
-    q->stats.samples += take;
-    src += take * q->in_size;
-    n_in -= take;
-    unsigned g;
-    while ((g = spans_ready(q, q->n_total, q->G)) > 0) {
-      total += qpsk_run_batch(q, q->next_span, g);
-      q->next_span += g;
-      discard_input(q);
-    }
-    if (take == 0 && n_in > 0) /* cannot happen: a full buffer always completes a batch */
-      return prx_fail(PRX_ERR_INTERNAL, "demodulator input buffer stalled");
+  unsigned g;
+  while ((g = spans_ready(q, q->n_total, q->G)) > 0) {
+    total += qpsk_run_batch(q, q->next_span, g);
+    q->next_span += g;
   }
+  keep_tail(q);
   *n_symbols = total;
   return PRX_OK;
 }

@@ -76,11 +76,15 @@ struct prx_qpsk {
   size_t in_size; /* bytes per input sample */
   size_t scratch_len;
 
-  /* input: raw samples [buf_base, buf_base + buf_len) */
+  /* input: raw samples [buf_base, buf_base + buf_len) kept from earlier calls, then during a call
+   * the caller's chunk [ext_base, ext_base + ext_n) read in place */
   uint8_t *buf;
   size_t buf_cap;
   int64_t buf_base;
   size_t buf_len;
+  const uint8_t *ext;
+  int64_t ext_base;
+  size_t ext_n;
   int64_t n_total; /* samples received */
   int flushing;    /* inside flush: samples at or after n_total read as zero */
 
