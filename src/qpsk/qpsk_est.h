@@ -26,7 +26,7 @@ double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu);
 
 /* Newton iterations on the periodogram P(nu) = |sum_k w_k exp(-j 2 pi nu k)|^2 from nu0 (within a
  * bin of the peak): the ML frequency of a tone in white noise. Steps are limited to max_step; an
- * iteration that finds no maximum stops. scratch holds (n + 15) / 16 values. Returns nu. */
+ * iteration that finds no maximum stops. scratch holds (n + 63) / 64 values. Returns nu. */
 double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double max_step,
                                prx_cf32 *scratch);
 
