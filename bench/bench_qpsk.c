@@ -13,7 +13,8 @@
  *   That chain is serial, so "all cores" runs one independent chain per core on the same signal
  *   (aggregate symbols per second). Its lock is checked by the MER of its last half.
  *
- * Output: JSON lines (one per measurement), then a short table. Usage: bench_qpsk [reps]. */
+ * Output: JSON lines (one per measurement), then a short table.
+ * Usage: bench_qpsk [reps [THREADS,THREADS,...]]: the list adds a polyrx scaling series. */
 #include "testutil.h"
 
 #include <math.h>
@@ -278,6 +279,23 @@ int main(int argc, char **argv) {
 #endif
   printf("  polyrx 1 thread at sps 2 / 5.333 / 8: %.2f / %.2f / %.2f Msymbol/s\n", po[0].msym,
          po[1].msym, po[2].msym);
+  if (argc > 2) { /* scaling series */
+    printf("  polyrx scaling (4 sps, bits):");
+    for (const char *t = argv[2]; *t;) {
+      int th = atoi(t);
+      if (th > 0) {
+        result r = run_polyrx(&s4, th, 0, reps);
+        printf(" %d: %.1f", th, r.msym);
+        fprintf(stderr,
+                "{\"bench\":\"qpsk\",\"impl\":\"polyrx\",\"sps\":4,\"threads\":%d,"
+                "\"output\":\"bits\",\"msym_per_s\":%.3f}\n",
+                th, r.msym);
+      }
+      while (*t && *t != ',') t++;
+      if (*t == ',') t++;
+    }
+    printf(" Msymbol/s\n");
+  }
   free(s4.x);
   free(s4.bits);
   return 0;

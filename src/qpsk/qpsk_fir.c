@@ -189,35 +189,66 @@ static inline void walk_next(const qpsk_fir *f, int64_t m_next, fir_walk *w) {
   }
 }
 
+static unsigned gcd_u(unsigned a, unsigned b) {
+  while (b) {
+    unsigned t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Outputs that share a phase share their taps: with a period of P outputs (P = 3 for a grid
+ * step of 4/3 samples, i.e. 16/3 samples per symbol), the outputs k = rho, rho + P, rho + 2P ...
+ * all use one row of the bank, so they are computed eight at a time with the shared-tap kernel
+ * and written back to their places. */
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
                   prx_cf32 *out) {
   const float *xf = (const float *)x - 2 * (f->c + x_base);
   const size_t row = 2 * (size_t)f->ntaps;
+#ifdef QPSK_AVX2
+  const unsigned nv = f->ntaps / 4;
+  if (f->rq >= 0) {
+    unsigned d = (unsigned)(f->rq % f->Q), P = d ? f->Q / gcd_u(d, f->Q) : 1;
+    int64_t di = (int64_t)P * f->rq / f->Q; /* input step between outputs P apart (exact) */
+    for (unsigned rho = 0; rho < P && rho < n; rho++) {
+      int64_t i;
+      unsigned j;
+      fir_pos(f, m0 + rho, &i, &j);
+      const float *t = f->bank + j * row;
+      size_t k = rho;
+      for (; k + 7 * (size_t)P < n; k += 8 * (size_t)P) {
+        const float *xp[8];
+        for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i + o * di);
+        if (P == 1) {
+          dot8_shared(t, xp, nv, (float *)(out + k));
+        } else {
+          prx_cf32 tmp[8];
+          dot8_shared(t, xp, nv, (float *)tmp);
+          for (int o = 0; o < 8; o++) out[k + (size_t)o * P] = tmp[o];
+        }
+        i += 8 * di;
+      }
+      for (; k < n; k += P, i += di) dot1(t, xf + 2 * i, f->ntaps, out + k);
+    }
+    return;
+  }
   size_t k = 0;
   fir_walk w;
   walk_init(f, m0, &w);
-#ifdef QPSK_AVX2
-  const unsigned nv = f->ntaps / 4;
-  if (f->Q == 1) {
-    for (; k + 8 <= n; k += 8) {
-      const float *xp[8];
-      for (int o = 0; o < 8; o++) {
-        xp[o] = xf + 2 * w.i;
-        walk_next(f, m0 + (int64_t)k + o + 1, &w);
-      }
-      dot8_shared(f->bank, xp, nv, (float *)(out + k));
+  for (; k + 4 <= n; k += 4) {
+    const float *t[4], *xp[4];
+    for (int o = 0; o < 4; o++) {
+      t[o] = f->bank + w.j * row;
+      xp[o] = xf + 2 * w.i;
+      walk_next(f, m0 + (int64_t)k + o + 1, &w);
     }
-  } else {
-    for (; k + 4 <= n; k += 4) {
-      const float *t[4], *xp[4];
-      for (int o = 0; o < 4; o++) {
-        t[o] = f->bank + w.j * row;
-        xp[o] = xf + 2 * w.i;
-        walk_next(f, m0 + (int64_t)k + o + 1, &w);
-      }
-      dot4(t, xp, nv, (float *)(out + k));
-    }
+    dot4(t, xp, nv, (float *)(out + k));
   }
+#else
+  size_t k = 0;
+  fir_walk w;
+  walk_init(f, m0, &w);
 #endif
   for (; k < n; k++) {
     dot1(f->bank + w.j * row, xf + 2 * w.i, f->ntaps, out + k);
@@ -225,45 +256,77 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
   }
 }
 
+static inline void pos_at(const qpsk_fir *f, double p, long *i, long *j) {
+  double fl = floor(p);
+  long jj = (long)((p - fl) * f->Q + 0.5), ii = (long)fl;
+  if (jj >= (long)f->Q) {
+    jj -= f->Q;
+    ii++;
+  }
+  *i = ii;
+  *j = jj;
+}
+
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
                      prx_cf32 *out) {
   const float *xf = (const float *)x - 2 * f->c;
   const size_t row = 2 * (size_t)f->ntaps;
-  const double Q = f->Q;
   size_t k = 0;
 #ifdef QPSK_AVX2
   const unsigned nv = f->ntaps / 4;
+  /* the period of the fractional phase: the smallest P <= 8 with P step an integer */
+  unsigned P = 0;
+  for (unsigned c = 1; c <= 8 && !P; c++)
+    if (fabs(c * step - nearbyint(c * step)) < 1e-9 * c * step) P = c;
+  if (P) {
+    const long di = lround(P * step); /* input step between outputs P apart (exact) */
+    for (unsigned rho = 0; rho < P && rho < n; rho++) {
+      size_t kk = rho;
+      for (; kk + 7 * (size_t)P < n; kk += 8 * (size_t)P) {
+        const float *t[8], *xp[8];
+        long i0, j0, i7, j7;
+        pos_at(f, p0 + (double)kk * step, &i0, &j0);
+        pos_at(f, p0 + (double)(kk + 7 * (size_t)P) * step, &i7, &j7);
+        prx_cf32 tmp[8], *dst = P == 1 ? out + kk : tmp;
+        if (j0 == j7 && i7 == i0 + 7 * di) { /* one phase for the eight */
+          for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i0 + o * di);
+          dot8_shared(f->bank + (size_t)j0 * row, xp, nv, (float *)dst);
+        } else { /* a position rounded across a phase boundary: each its own taps */
+          for (int o = 0; o < 8; o++) {
+            long i, j;
+            pos_at(f, p0 + (double)(kk + (size_t)o * P) * step, &i, &j);
+            t[o] = f->bank + (size_t)j * row;
+            xp[o] = xf + 2 * i;
+          }
+          dot4(t, xp, nv, (float *)dst);
+          dot4(t + 4, xp + 4, nv, (float *)(dst + 4));
+        }
+        if (P > 1)
+          for (int o = 0; o < 8; o++) out[kk + (size_t)o * P] = tmp[o];
+      }
+      for (; kk < n; kk += P) {
+        long i, j;
+        pos_at(f, p0 + (double)kk * step, &i, &j);
+        dot1(f->bank + (size_t)j * row, xf + 2 * i, f->ntaps, out + kk);
+      }
+    }
+    return;
+  }
   for (; k + 8 <= n; k += 8) {
     const float *t[8], *xp[8];
     for (int o = 0; o < 8; o++) {
-      double p = p0 + (double)(k + o) * step, fl = floor(p);
-      long j = (long)((p - fl) * Q + 0.5);
-      long i = (long)fl;
-      if (j >= (long)f->Q) {
-        j -= f->Q;
-        i++;
-      }
+      long i, j;
+      pos_at(f, p0 + (double)(k + o) * step, &i, &j);
       t[o] = f->bank + (size_t)j * row;
       xp[o] = xf + 2 * i;
     }
-    int same = 1;
-    for (int o = 1; o < 8; o++) same &= t[o] == t[0];
-    if (same) {
-      dot8_shared(t[0], xp, nv, (float *)(out + k));
-    } else {
-      dot4(t, xp, nv, (float *)(out + k));
-      dot4(t + 4, xp + 4, nv, (float *)(out + k + 4));
-    }
+    dot4(t, xp, nv, (float *)(out + k));
+    dot4(t + 4, xp + 4, nv, (float *)(out + k + 4));
   }
 #endif
   for (; k < n; k++) {
-    double p = p0 + (double)k * step, fl = floor(p);
-    long j = (long)((p - fl) * Q + 0.5);
-    long i = (long)fl;
-    if (j >= (long)f->Q) {
-      j -= f->Q;
-      i++;
-    }
+    long i, j;
+    pos_at(f, p0 + (double)k * step, &i, &j);
     dot1(f->bank + (size_t)j * row, xf + 2 * i, f->ntaps, out + k);
   }
 }
