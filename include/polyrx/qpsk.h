@@ -3,14 +3,15 @@
  * phase unwrapping, ambiguity resolution). No loop bandwidths, no lock to lose.
  *
  * Pipeline (docs/ARCHITECTURE.md has the details):
- *   1. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): a short RRC pre-filter at
- *      2 samples/symbol, the 4th-power spectrum (FFTW, zero-padded, |f| <= acquisition * Rs),
- *      the peak refined by Newton steps on the periodogram (the ML tone frequency);
- *   2. de-rotation (phase-continuous NCO) and the RRC matched filter, evaluated only on a grid of
- *      4 samples/symbol (decimating or interpolating polyphase FIR, any sps >= 2);
- *   3. symbol timing per block by Oerder & Meyr (|z|^2 spectral line at 1/T), unwrapped across
- *      blocks so a clock offset never slips a symbol; symbols taken by a cubic Farrow
- *      interpolator at the estimated instants;
+ *   1. symbol timing per block by Oerder & Meyr (|z|^2 spectral line at 1/T) on a short RRC
+ *      pre-filter evaluated on a grid of 4 samples/symbol (polyphase, any sps >= 2, integer or
+ *      not), unwrapped across blocks so that a clock offset never slips a symbol;
+ *   2. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): the 4th power of the
+ *      pre-filter at each symbol instant (cubic Farrow), its spectrum (FFTW, zero-padded,
+ *      |f| <= acquisition * Rs), the peak refined by Newton steps on the periodogram (the ML
+ *      frequency of the 4th-power line);
+ *   3. de-rotation (phase-continuous NCO) and the RRC matched filter evaluated only at the
+ *      symbol instants (a polyphase bank: fractional interpolator and matched filter in one);
  *   4. carrier phase per block by Viterbi & Viterbi (4th power), unwrapped across blocks;
  *      noise variance and Es/N0 by the M2M4 moments estimator;
  *   5. the quarter-turn ambiguity resolved by differential decoding or by the pilot word;
@@ -26,6 +27,7 @@
  * Streaming: the output depends only on the input samples, never on how they were cut into calls,
  * nor on the thread count. Output lags input by up to one CFO span plus the filter length;
  * prx_qpsk_flush() ends the stream (the input is taken as zero past its end) and emits the rest.
+ * NaN or infinite cf32 samples are read as 0.
  *
  * Bits: unpacked, one byte (0 or 1) per bit, b0 then b1 of each data symbol (Gray map of
  * polyrx/modem.h). LLRs: one float per bit, log(P(b = 0) / P(b = 1)), scaled by the estimated
