@@ -101,8 +101,8 @@ static double run_polyrx(unsigned K, const float *h, size_t M, int threads, cons
 
 #ifdef PRX_HAVE_LIQUID
 typedef struct {
+  firpfbch2_crcf q;
   unsigned K;
-  const float *h;
   const prx_cf32 *x;
   size_t n; /* a multiple of K/2 */
   float complex *y;
@@ -111,21 +111,22 @@ typedef struct {
 static void *liquid_slice(void *arg) {
   liquid_job *j = arg;
   unsigned D = j->K / 2;
-  firpfbch2_crcf q = firpfbch2_crcf_create(LIQUID_ANALYZER, j->K, 8, (float *)j->h);
+  firpfbch2_crcf_reset(j->q);
   for (size_t i = 0; i + D <= j->n; i += D)
-    firpfbch2_crcf_execute(q, (float complex *)(j->x + i), j->y);
-  firpfbch2_crcf_destroy(q);
+    firpfbch2_crcf_execute(j->q, (float complex *)(j->x + i), j->y);
   return NULL;
 }
 
+/* liquid's objects are made and destroyed on this thread only: liquid plans its FFTs with
+ * FFTW, whose planner is not thread-safe; the worker threads only execute. */
 static double run_liquid(unsigned K, const float *h, int threads, const prx_cf32 *x, size_t n,
                          int reps) {
   size_t D = K / 2, per = n / threads / D * D;
   liquid_job jobs[64];
   pthread_t tid[64];
-  for (int t = 0; t < threads; t++) {
-    jobs[t] = (liquid_job){K, h, x + t * per, per, malloc(K * sizeof(float complex))};
-  }
+  for (int t = 0; t < threads; t++)
+    jobs[t] = (liquid_job){firpfbch2_crcf_create(LIQUID_ANALYZER, K, 8, (float *)h), K, x + t * per,
+                           per, malloc(K * sizeof(float complex))};
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = now();
@@ -135,7 +136,10 @@ static double run_liquid(unsigned K, const float *h, int threads, const prx_cf32
     double tt = now() - t0;
     if (tt < best) best = tt;
   }
-  for (int t = 0; t < threads; t++) free(jobs[t].y);
+  for (int t = 0; t < threads; t++) {
+    firpfbch2_crcf_destroy(jobs[t].q);
+    free(jobs[t].y);
+  }
   return per * threads / best;
 }
 #endif
