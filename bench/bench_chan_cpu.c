@@ -192,11 +192,12 @@ int main(int argc, char **argv) {
         "\"chunk\":%zu,\"reps\":%d,\"flops_per_sample\":%.1f,"
         "\"polyrx_msps_1\":%.2f,\"liquid_msps_1\":%.2f,\"ratio_1\":%.2f,"
         "\"polyrx_msps_all\":%.2f,\"liquid_msps_all\":%.2f,\"ratio_all\":%.2f,\"threads_all\":%d,"
-        "\"polyrx_gflops_1\":%.2f,\"fraction_of_peak_1\":%.3f}\n",
+        "\"polyrx_gflops_1\":%.2f,\"fraction_of_peak_1\":%.3f,"
+        "\"polyrx_msps_1_select1\":%.2f,\"polyrx_msps_1_select4\":%.2f}\n",
         K, K / 2, n, chunk, reps, flops, r->polyrx_1 / 1e6, r->liquid_1 / 1e6,
         r->polyrx_1 / r->liquid_1, r->polyrx_all / 1e6, r->liquid_all / 1e6,
         r->polyrx_all / r->liquid_all, cores, r->polyrx_1 * flops / 1e9,
-        peak > 0 ? r->polyrx_1 * flops / peak : NAN);
+        peak > 0 ? r->polyrx_1 * flops / peak : NAN, r->sel1 / 1e6, r->sel4 / 1e6);
     fflush(stdout);
     free(h);
     free(y);
