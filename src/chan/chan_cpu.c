@@ -8,7 +8,10 @@
  *   v_r(j) = sum_p h[pK + r] x[jD - r - pK],
  *
  * a length-K DFT of the commutator sums followed by a factor that is 1 for D = K and (-1)^(kj)
- * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT.
+ * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT,
+ * and stores odd rows rotated by K/2 for D = K/2, which is the (-1)^k. Then the selected
+ * channels are transposed into channel-major output; when only 1-4 channels are selected a
+ * direct DFT of those channels replaces FFT + transpose (cheaper then; see PERFORMANCE.md).
  *
  * Streaming: the input history is kept as cf32 in segments of D samples, each followed by a
  * 64-byte pad (so that the kernel's ~3P concurrent segment streams fall in different cache
@@ -21,10 +24,14 @@
  * dropped by moving the rest to the front. Memory: S + block/D segments, whatever n_in is.
  *
  * Threads: the outputs ready in one fill are cut into batches of `nb` consecutive outputs (one
- * fftwf_plan_many_dft call each) counted from the first ready output, and a remainder done one
- * by one. How outputs fall into batches never depends on the thread count, and each output is
- * computed by the same code whichever worker runs it, so the output is bit-identical for any
- * thread count. */
+ * fftwf_plan_many_dft call each) counted from the first ready output; within a call, outputs
+ * wait for a whole batch, and the fewer than nb left at the end of the call are filtered
+ * together and transformed one by one. Batches are spread over the workers of the object's
+ * pool in contiguous ranges, each worker with its own scratch. How outputs fall into batches
+ * never depends on the thread count, and each output is computed by the same code whichever
+ * worker runs it, so the output is bit-identical for any thread count. FFTW plans are made
+ * with FFTW_ESTIMATE so that they are the same in every process (FFTW_MEASURE could pick
+ * differently rounding algorithms from run to run). */
 #include "chan_cpu_kernel.h"
 #include "chan_internal.h"
 
