@@ -1,5 +1,6 @@
 /* CPU channelizer against the float64 direct-formula reference (tests/support/chan_ref.c) on
  * fresh random input: K in {2, 6, 128, 1000, 1024} (not only powers of two), D in {K/2, K},
+ * plus a large K (16384, 65536),
  * several taps per channel, Kaiser prototypes and caller prototypes of lengths that are not a
  * multiple of K (one of odd length), all channels and channel subsets in a caller's order.
  * Relative L2 error <= 1e-5. The input is longer than the filter so that outputs with a full
@@ -119,6 +120,9 @@ int main(void) {
       check_case(&rng, Kc[i], Kc[i] / ratio, 0, h, Mt, NULL, 0, Mt + 29 * Kc[i] / ratio + 1);
     free(h);
   }
+  /* a large K (batches of fewer than 16 outputs, long segments) */
+  check_case(&rng, 65536, 32768, 4, NULL, 0, NULL, 0, 65536 * 4 + 5 * 32768 + 9);
+  check_case(&rng, 16384, 16384, 3, NULL, 0, NULL, 0, 16384 * 3 + 6 * 16384 - 5);
   /* a channel subset in the caller's order, with a repeat */
   unsigned sel[] = {1023, 5, 512, 0, 5, 700};
   check_case(&rng, 1024, 512, 8, NULL, 0, sel, 6, 1024 * 8 + 20 * 512 + 11);

@@ -1,21 +1,283 @@
-/* Polyphase filter kernel of the CPU channelizer (see chan_cpu_kernel.h for the arithmetic). */
+/* Polyphase filter kernel of the CPU channelizer (see chan_cpu_kernel.h for the arithmetic).
+ *
+ * Every output element is the same sequence of operations whichever path computes it: a sum
+ * over q = 0..P-1 in order, each step one fused multiply-add (fmaf in the portable code, FMA
+ * lanes in the AVX2 code). So the AVX2 groups of 4 outputs, the single-output path and the
+ * scalar tail give bit-identical values, and how outputs are grouped (which depends on the
+ * chunking of the input, never on the thread count) does not change the result.
+ *
+ * Speed (AVX2): 4 complex per 256-bit vector; four outputs are computed together, so that each
+ * tap vector is loaded once for 4 FMAs and the input segments they share are loaded once: with
+ * R = 2, output i + 2 at phase q reads the segment that output i reads at phase q + 1; with
+ * R = 1, output i + 1 at phase q that of output i at q + 1. Per phase that is 3 loads for 4 FMAs
+ * (R = 2) or 2 (R = 1), within the 2 loads + 2 FMAs per cycle of current cores, with the sums
+ * kept in registers. The segment pads keep the ~3P segments touched at once in different L1
+ * sets (without them, rows 4 KiB apart all fall in one set and thrash), and a segment is cut
+ * into tiles so that the tap tile stays in L1 while all outputs of a batch pass over it. */
 #include "chan_cpu_kernel.h"
 
-/* One row, portable C: the loop over the 2K interleaved floats is innermost-contiguous, which
- * compilers vectorise; the sum over the P phases stays in registers per element. */
-static void filter_row_c(const float *hr2, size_t K, size_t P, const float *x, prx_cf32 *row) {
-  float *dst = (float *)row;
-  const size_t n2 = 2 * K;
-  for (size_t i = 0; i < n2; i++) {
-    float s = 0;
-    for (size_t q = 0; q < P; q++) s += hr2[q * n2 + i] * x[q * n2 + i];
-    /* element r' = i/2 goes to (r' + 1) mod K */
-    size_t o = i + 2 < n2 ? i + 2 : i + 2 - n2;
-    dst[o] = s;
+#include <math.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define PRX_KERNEL_AVX2 1
+/* Pins a loaded vector in a register: without it GCC folds the tap load into every FMA as a
+ * memory operand, which doubles the loads per FMA and makes the loop load-bound. */
+#if defined(__GNUC__)
+#define IN_REG(v) __asm__("" : "+x"(v))
+#else
+#define IN_REG(v) (void)0
+#endif
+#endif
+
+/* floats of a segment handled per tile (a multiple of 8) */
+#define TILE 64
+
+/* One output, portable C, floats [c0, c1) of segment phase h: taps th (stride tq per phase),
+ * input xh (stride xq per phase), stored at dst[c + 2] (the (r' + 1) mod K shift; the row's
+ * last complex lands in its pad element K and is wrapped to 0 afterwards). The phase loop is
+ * outside so that compilers vectorise the contiguous inner loop; each element still sums over
+ * q in order. With hardware FMA (the AVX2 build, where this only does the few floats past the
+ * last full vector) the steps are fused like the vector code's, so both give the same bits. */
+#ifdef __FMA__
+#define MADD(a, b, acc) fmaf(a, b, acc)
+#else
+#define MADD(a, b, acc) ((acc) + (a) * (b))
+#endif
+static void row_scalar(const float *th, size_t tq, const float *xh, size_t xq, size_t P, size_t c0,
+                       size_t c1, float *dst) {
+  for (size_t c = c0; c < c1; c++) dst[c + 2] = 0;
+  for (size_t q = 0; q < P; q++) {
+    const float *t = th + q * tq, *x = xh + q * xq;
+    for (size_t c = c0; c < c1; c++) dst[c + 2] = MADD(t[c], x[c], dst[c + 2]);
   }
 }
 
-void prx_chan_filter_rows(const float *hr2, size_t K, size_t P, const float *x, size_t step,
-                          size_t n, prx_cf32 *rows) {
-  for (size_t i = 0; i < n; i++) filter_row_c(hr2, K, P, x + 2 * i * step, rows + i * K);
+#ifdef PRX_KERNEL_AVX2
+static void row_avx2(const float *th, size_t tq, const float *xh, size_t xq, size_t P, size_t c0,
+                     size_t c1, float *dst) {
+  for (size_t c = c0; c < c1; c += 8) {
+    __m256 a = _mm256_setzero_ps();
+    for (size_t q = 0; q < P; q++)
+      a = _mm256_fmadd_ps(_mm256_loadu_ps(th + q * tq + c), _mm256_loadu_ps(xh + q * xq + c), a);
+    _mm256_storeu_ps(dst + c + 2, a);
+  }
+}
+
+/* Four outputs, R = 2: outputs 0, 2 read E[q], E[q + 1]; outputs 1, 3 read O[q], O[q + 1],
+ * where O is one segment (xo floats) after E and a phase step is two segments (xq floats). */
+static void rows4_r2(const float *th, size_t tq, const float *E, size_t xq, size_t xo, size_t P,
+                     size_t c0, size_t c1, float *const d[4]) {
+  const float *O = E + xo;
+  for (size_t c = c0; c < c1; c += 8) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 e0 = _mm256_loadu_ps(E + c), o0 = _mm256_loadu_ps(O + c);
+    for (size_t q = 0; q < P; q++) {
+      __m256 h = _mm256_loadu_ps(th + q * tq + c);
+      IN_REG(h);
+      __m256 e1 = _mm256_loadu_ps(E + (q + 1) * xq + c), o1 = _mm256_loadu_ps(O + (q + 1) * xq + c);
+      a0 = _mm256_fmadd_ps(h, e0, a0);
+      a1 = _mm256_fmadd_ps(h, o0, a1);
+      a2 = _mm256_fmadd_ps(h, e1, a2);
+      a3 = _mm256_fmadd_ps(h, o1, a3);
+      e0 = e1;
+      o0 = o1;
+    }
+    _mm256_storeu_ps(d[0] + c + 2, a0);
+    _mm256_storeu_ps(d[1] + c + 2, a1);
+    _mm256_storeu_ps(d[2] + c + 2, a2);
+    _mm256_storeu_ps(d[3] + c + 2, a3);
+  }
+}
+
+/* As rows4_r2 for 16 floats (two vectors) per step: 8 independent FMA chains, enough to hide
+ * the FMA latency (4 cycles x 2 per cycle). */
+static void rows4_r2x2(const float *th, size_t tq, const float *E, size_t xq, size_t xo, size_t P,
+                       size_t c0, size_t c1, float *const d[4]) {
+  const float *O = E + xo;
+  size_t c = c0;
+  for (; c + 16 <= c1; c += 16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    __m256 e0 = _mm256_loadu_ps(E + c), o0 = _mm256_loadu_ps(O + c);
+    __m256 f0 = _mm256_loadu_ps(E + c + 8), p0 = _mm256_loadu_ps(O + c + 8);
+    for (size_t q = 0; q < P; q++) {
+      const float *hq = th + q * tq + c, *eq = E + (q + 1) * xq + c, *oq = O + (q + 1) * xq + c;
+      __m256 h = _mm256_loadu_ps(hq);
+      IN_REG(h);
+      __m256 e1 = _mm256_loadu_ps(eq), o1 = _mm256_loadu_ps(oq);
+      a0 = _mm256_fmadd_ps(h, e0, a0);
+      a1 = _mm256_fmadd_ps(h, o0, a1);
+      a2 = _mm256_fmadd_ps(h, e1, a2);
+      a3 = _mm256_fmadd_ps(h, o1, a3);
+      e0 = e1;
+      o0 = o1;
+      __m256 g = _mm256_loadu_ps(hq + 8);
+      IN_REG(g);
+      __m256 f1 = _mm256_loadu_ps(eq + 8), p1 = _mm256_loadu_ps(oq + 8);
+      b0 = _mm256_fmadd_ps(g, f0, b0);
+      b1 = _mm256_fmadd_ps(g, p0, b1);
+      b2 = _mm256_fmadd_ps(g, f1, b2);
+      b3 = _mm256_fmadd_ps(g, p1, b3);
+      f0 = f1;
+      p0 = p1;
+    }
+    _mm256_storeu_ps(d[0] + c + 2, a0);
+    _mm256_storeu_ps(d[1] + c + 2, a1);
+    _mm256_storeu_ps(d[2] + c + 2, a2);
+    _mm256_storeu_ps(d[3] + c + 2, a3);
+    _mm256_storeu_ps(d[0] + c + 10, b0);
+    _mm256_storeu_ps(d[1] + c + 10, b1);
+    _mm256_storeu_ps(d[2] + c + 10, b2);
+    _mm256_storeu_ps(d[3] + c + 10, b3);
+  }
+  if (c < c1) rows4_r2(th, tq, E, xq, xo, P, c, c1, d);
+}
+
+/* Four outputs, R = 1: output i at phase q reads segment X[q + i]. */
+static void rows4_r1(const float *th, size_t tq, const float *X, size_t xq, size_t P, size_t c0,
+                     size_t c1, float *const d[4]) {
+  for (size_t c = c0; c < c1; c += 8) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 x0 = _mm256_loadu_ps(X + c), x1 = _mm256_loadu_ps(X + xq + c),
+           x2 = _mm256_loadu_ps(X + 2 * xq + c);
+    for (size_t q = 0; q < P; q++) {
+      __m256 h = _mm256_loadu_ps(th + q * tq + c);
+      IN_REG(h);
+      __m256 x3 = _mm256_loadu_ps(X + (q + 3) * xq + c);
+      a0 = _mm256_fmadd_ps(h, x0, a0);
+      a1 = _mm256_fmadd_ps(h, x1, a1);
+      a2 = _mm256_fmadd_ps(h, x2, a2);
+      a3 = _mm256_fmadd_ps(h, x3, a3);
+      x0 = x1;
+      x1 = x2;
+      x2 = x3;
+    }
+    _mm256_storeu_ps(d[0] + c + 2, a0);
+    _mm256_storeu_ps(d[1] + c + 2, a1);
+    _mm256_storeu_ps(d[2] + c + 2, a2);
+    _mm256_storeu_ps(d[3] + c + 2, a3);
+  }
+}
+
+/* As rows4_r1 for 16 floats per step (8 independent FMA chains). */
+static void rows4_r1x2(const float *th, size_t tq, const float *X, size_t xq, size_t P, size_t c0,
+                       size_t c1, float *const d[4]) {
+  size_t c = c0;
+  for (; c + 16 <= c1; c += 16) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    __m256 x0 = _mm256_loadu_ps(X + c), x1 = _mm256_loadu_ps(X + xq + c),
+           x2 = _mm256_loadu_ps(X + 2 * xq + c);
+    __m256 y0 = _mm256_loadu_ps(X + c + 8), y1 = _mm256_loadu_ps(X + xq + c + 8),
+           y2 = _mm256_loadu_ps(X + 2 * xq + c + 8);
+    for (size_t q = 0; q < P; q++) {
+      const float *hq = th + q * tq + c, *xq3 = X + (q + 3) * xq + c;
+      __m256 h = _mm256_loadu_ps(hq), x3 = _mm256_loadu_ps(xq3);
+      IN_REG(h);
+      a0 = _mm256_fmadd_ps(h, x0, a0);
+      a1 = _mm256_fmadd_ps(h, x1, a1);
+      a2 = _mm256_fmadd_ps(h, x2, a2);
+      a3 = _mm256_fmadd_ps(h, x3, a3);
+      x0 = x1;
+      x1 = x2;
+      x2 = x3;
+      __m256 g = _mm256_loadu_ps(hq + 8), y3 = _mm256_loadu_ps(xq3 + 8);
+      IN_REG(g);
+      b0 = _mm256_fmadd_ps(g, y0, b0);
+      b1 = _mm256_fmadd_ps(g, y1, b1);
+      b2 = _mm256_fmadd_ps(g, y2, b2);
+      b3 = _mm256_fmadd_ps(g, y3, b3);
+      y0 = y1;
+      y1 = y2;
+      y2 = y3;
+    }
+    _mm256_storeu_ps(d[0] + c + 2, a0);
+    _mm256_storeu_ps(d[1] + c + 2, a1);
+    _mm256_storeu_ps(d[2] + c + 2, a2);
+    _mm256_storeu_ps(d[3] + c + 2, a3);
+    _mm256_storeu_ps(d[0] + c + 10, b0);
+    _mm256_storeu_ps(d[1] + c + 10, b1);
+    _mm256_storeu_ps(d[2] + c + 10, b2);
+    _mm256_storeu_ps(d[3] + c + 10, b3);
+  }
+  if (c < c1) rows4_r1(th, tq, X, xq, P, c, c1, d);
+}
+#endif
+
+void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, unsigned parity,
+                          prx_cf32 *rows) {
+  const size_t D2 = 2 * k->D, R = k->R, P = k->P, xp = k->x_pitch, dp = 2 * k->row_pitch;
+  const size_t tq = R * k->tap_pitch, xq = R * xp; /* one phase step */
+  float *out = (float *)rows;
+  for (size_t h = 0; h < R; h++) {
+    const float *th = k->taps + h * k->tap_pitch, *xh = x + h * xp;
+    /* where part h of row i goes: h D for R = 1 and for even outputs; (h + 1) mod 2 D for odd
+     * outputs with R = 2 (the rotation by K/2 that makes (-1)^k) */
+#define DST(i) (out + (i)*dp + (R == 2 && ((parity + (i)) & 1) ? (1 - h) : h) * D2)
+    size_t nv = 0; /* floats done by the vector code */
+#ifdef PRX_KERNEL_AVX2
+    nv = D2 & ~(size_t)7;
+    for (size_t c0 = 0; c0 < nv; c0 += TILE) {
+      size_t c1 = c0 + TILE < nv ? c0 + TILE : nv, i = 0;
+      for (; i + 4 <= n; i += 4) {
+        float *const d[4] = {DST(i), DST(i + 1), DST(i + 2), DST(i + 3)};
+        if (R == 2)
+          rows4_r2x2(th, tq, xh + i * xp, xq, xp, P, c0, c1, d);
+        else
+          rows4_r1x2(th, tq, xh + i * xp, xq, P, c0, c1, d);
+      }
+      for (; i < n; i++) row_avx2(th, tq, xh + i * xp, xq, P, c0, c1, DST(i));
+    }
+#endif
+    for (size_t i = 0; i < n; i++) row_scalar(th, tq, xh + i * xp, xq, P, nv, D2, DST(i));
+#undef DST
+  }
+  const size_t K2 = R * D2;
+  for (size_t i = 0; i < n; i++) { /* the element that landed on index K belongs at 0 */
+    out[i * dp] = out[i * dp + K2];
+    out[i * dp + 1] = out[i * dp + K2 + 1];
+  }
+}
+
+static void copy_column(const prx_cf32 *rows, size_t pitch, size_t n, unsigned k, prx_cf32 *dst) {
+  for (size_t i = 0; i < n; i++) dst[i] = rows[i * pitch + k];
+}
+
+void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
+                      size_t n_sel, prx_cf32 *out, size_t stride) {
+  size_t s = 0;
+#ifdef PRX_KERNEL_AVX2
+  /* runs of 4 consecutive channels: 4 x 4 transposes of complex (64-bit) elements */
+  const double *r = (const double *)rows;
+  while (s + 4 <= n_sel) {
+    unsigned k = sel[s];
+    if (sel[s + 1] != k + 1 || sel[s + 2] != k + 2 || sel[s + 3] != k + 3) {
+      copy_column(rows, pitch, n, k, out + s * stride);
+      s++;
+      continue;
+    }
+    double *d0 = (double *)(out + s * stride), *d1 = d0 + stride, *d2 = d1 + stride,
+           *d3 = d2 + stride;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      __m256d r0 = _mm256_loadu_pd(r + i * pitch + k),
+              r1 = _mm256_loadu_pd(r + (i + 1) * pitch + k),
+              r2 = _mm256_loadu_pd(r + (i + 2) * pitch + k),
+              r3 = _mm256_loadu_pd(r + (i + 3) * pitch + k);
+      __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
+              t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+      _mm256_storeu_pd(d0 + i, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd(d1 + i, _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd(d2 + i, _mm256_permute2f128_pd(t0, t2, 0x31));
+      _mm256_storeu_pd(d3 + i, _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+    for (; i < n; i++) {
+      d0[i] = r[i * pitch + k];
+      d1[i] = r[i * pitch + k + 1];
+      d2[i] = r[i * pitch + k + 2];
+      d3[i] = r[i * pitch + k + 3];
+    }
+    s += 4;
+  }
+#endif
+  for (; s < n_sel; s++) copy_column(rows, pitch, n, sel[s], out + s * stride);
 }

@@ -1,15 +1,21 @@
 /* The CPU channelizer's polyphase filter kernel (the part of the work that is not the FFT).
  *
- * With the prototype zero-padded to L = P K taps and reversed, hr[i] = h[L - 1 - i], the
- * polyphase partial sums of one output whose input window (the L samples ending at jD) starts
- * at x are
+ * Layout. The prototype, zero-padded to L = P K taps, is reversed, hr[i] = h[L - 1 - i], so
+ * that input and taps are both read forward. The input is stored in segments of D samples (a
+ * segment is D samples plus a pad; see chan_cpu.c), and the window of output j (the L samples
+ * ending at jD) is exactly S = L / D consecutive segments, output j + 1's starting one segment
+ * later. With R = K / D (1 or 2), element r' = h D + u (h < R, u < D) of the polyphase sums of
+ * one output is
  *
- *     v'[r'] = sum_{q=0}^{P-1} hr[qK + r'] x[qK + r'],   r' = 0..K-1,
+ *     v'[r'] = sum_{q=0}^{P-1} hr[(R q + h) D + u] * x_seg[R q + h][u],
  *
- * where v'[r'] = v_{K-1-r'} of the commutator sum v_r(j) = sum_p h[pK + r] x[jD - r - pK].
+ * where v'[r'] = v_{K-1-r'} of the commutator sums v_r(j) = sum_p h[pK + r] x[jD - r - pK].
  * The kernel stores row[(r' + 1) mod K] = v'[r'], i.e. row[q] = v_{-q mod K}, so that a
  * FORWARD DFT of the row gives sum_r v_r exp(+i 2 pi k r / K) directly (no reversal pass and
- * no per-channel twiddle). Both the taps and x are read forward and contiguously. */
+ * no per-channel twiddle). For R = 2 the factor (-1)^(kj) of odd outputs j is a rotation of
+ * the row by K/2 = D before the DFT, so odd rows are stored rotated: row[(r' + 1 + D) mod K]. Taps
+ * are duplicated into (re, im) lanes, so the inner loop is an elementwise multiply-add over
+ * interleaved complex data. */
 #ifndef PRX_CHAN_CPU_KERNEL_H
 #define PRX_CHAN_CPU_KERNEL_H
 
@@ -17,10 +23,23 @@
 
 #include <stddef.h>
 
-/* hr2: the reversed padded prototype with every tap duplicated (re, im lanes): 2 L floats.
- * x: interleaved cf32 input (as floats), window of output i starts at x + 2 * i * step.
- * Writes n rows of K samples, row i at rows + i * K. */
-void prx_chan_filter_rows(const float *hr2, size_t K, size_t P, const float *x, size_t step,
-                          size_t n, prx_cf32 *rows);
+typedef struct {
+  const float *taps; /* S tap segments: segment g holds hr[g D + u] twice (re, im lanes) */
+  size_t tap_pitch;  /* floats from one tap segment to the next (>= 2 D) */
+  size_t x_pitch;    /* floats from one input segment to the next (>= 2 D) */
+  size_t D, R, P;    /* decimation, K / D, phases */
+  size_t row_pitch;  /* complex samples from one output row to the next (>= K + 1) */
+} prx_chan_kernel;
+
+/* Computes the rows of n consecutive outputs j0 .. j0 + n - 1 (parity = j0 & 1): output i's
+ * window starts at input segment x + i * x_pitch (floats), its row is written at
+ * rows + i * row_pitch (element K is scratch). */
+void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, unsigned parity,
+                          prx_cf32 *rows);
+
+/* Channel selection: copies column sel[s] of n rows (pitch samples apart) to
+ * out[s * stride + 0 .. n-1] for every s (the transpose into channel-major output). */
+void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
+                      size_t n_sel, prx_cf32 *out, size_t stride);
 
 #endif
