@@ -99,6 +99,10 @@ static int bad_value(const char *opt, const char *text, const char *what) {
 
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
   o->oversample = 2;
   o->taps_per_channel = 16;
   o->atten = 80;

@@ -233,6 +233,8 @@ printf '{"global": {"core:datatype": "cf32_le"}, "captures": []}' >norate.sigmf-
 expect_error "core:sample_rate" -i norate.sigmf-meta -K 2 -o x
 
 # ---- help ----
+"$POLYRX" channelize 2>err.txt && fail "no arguments: exit status 0"
+grep -q usage err.txt || fail "no arguments: no usage on stderr"
 "$POLYRX" channelize --help >help.txt || fail "--help exit code"
 for w in usage examples --oversample --channels "default 16" "default 80"; do
   grep -q -- "$w" help.txt || fail "--help lacks '$w'"
