@@ -1,8 +1,580 @@
-/* polyrx gen (placeholder until its issue lands). */
+/* polyrx gen: writes a QPSK test signal (one or many carriers, impairments, AWGN) as raw IQ or
+ * SigMF, block by block (bounded memory for any length), and the transmitted bits. */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GEN_BLOCK 65536
+#define GEN_MAX_CARRIERS 1024
+#define GEN_HEADROOM_DB 12.0 /* automatic integer scaling: RMS at -12 dBFS */
+
+static const char *CMD = "gen";
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: polyrx gen -o FILE|- -s RATE (-n SAMPLES | -d SECONDS) --carrier SPEC...\n"
+      "                  [-F cf32|ci16|ci8|cu8] [-f CENTER] [--scale S]\n"
+      "                  [--esn0 DB | --ebn0 DB] [--noise-seed N] [--bits PREFIX]\n"
+      "                  [--threads N] [-q]\n"
+      "\n"
+      "Generates QPSK carriers (RRC shaped, with frequency, phase, timing and clock offsets)\n"
+      "summed into one complex stream, with optional white Gaussian noise.\n"
+      "\n"
+      "  -o, --output FILE    raw interleaved samples; '-' is standard output; a name ending in\n"
+      "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files)\n"
+      "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
+      "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M, 48k)\n"
+      "  -f, --center FREQ    centre frequency for the SigMF metadata only (default 0)\n"
+      "  -n, --samples N      number of samples (e.g. 1M)\n"
+      "  -d, --duration SEC   or a duration in seconds (rounded to whole samples)\n"
+      "      --carrier SPEC   a carrier, repeatable: comma-separated key=value list\n"
+      "                         f=FREQ      offset from the centre, Hz (default 0)\n"
+      "                         rs=RATE     symbol rate, Hz (required; RATE/rs >= 2)\n"
+      "                         rolloff=B   RRC roll-off (default 0.35)\n"
+      "                         span=N      RRC span in symbols (default 12)\n"
+      "                         power=DB    power relative to carrier 0's (default 0)\n"
+      "                         phase=RAD   carrier phase at sample 0 (default 0)\n"
+      "                         timing=T    symbol 0 centred at T symbols, 0 <= T < 1\n"
+      "                         ppm=P       symbol-clock offset, ppm (default 0)\n"
+      "                         diff        differential encoding\n"
+      "                         pilots=P:L  L pilot symbols at the start of every P symbols\n"
+      "                         seed=N      seed of the data bits (default: carrier index+1)\n"
+      "                       e.g. --carrier f=100k,rs=2400,power=-3,diff,pilots=64:8\n"
+      "      --esn0 DB        add noise: Es/N0 of carrier 0 (noise density follows from it)\n"
+      "      --ebn0 DB        add noise: Eb/N0 of carrier 0 (Es/N0 = Eb/N0 + 3.01 dB)\n"
+      "      --noise-seed N   seed of the noise (default 1)\n"
+      "      --scale S        multiply the samples by S before writing; integer formats map\n"
+      "                       1.0 to full scale. Default for integer formats: the RMS of the\n"
+      "                       signal plus noise at -12 dBFS; default for cf32: 1\n"
+      "      --bits PREFIX    write the data bits of carrier c to PREFIXc.bits (one byte, 0\n"
+      "                       or 1, per bit; b0 then b1 of each data symbol)\n"
+      "      --threads N      worker threads (default 0: all cores)\n"
+      "  -q, --quiet          no summary on standard error\n"
+      "  -h, --help           this text\n"
+      "\n"
+      "Signal model, scaling and file formats: docs/FORMATS.md.\n");
+}
+
+/* ---- carrier specifications ---- */
+
+static int parse_pilots(const char *v, prx_sim_carrier *c) {
+  const char *colon = strchr(v, ':');
+  if (!colon) return -1;
+  char period[64];
+  size_t len = (size_t)(colon - v);
+  if (len == 0 || len >= sizeof period) return -1;
+  memcpy(period, v, len);
+  period[len] = 0;
+  unsigned long p, l;
+  if (cli_parse_uint(period, 2, 1000000, &p) || cli_parse_uint(colon + 1, 1, 1000000, &l))
+    return -1;
+  c->pilot_period = (unsigned)p;
+  c->pilot_len = (unsigned)l;
+  return 0;
+}
+
+static int parse_seed(const char *v, uint64_t *out) {
+  if (!*v || *v == '-' || *v == '+') return -1;
+  errno = 0;
+  char *end;
+  unsigned long long s = strtoull(v, &end, 0);
+  if (*end || errno) return -1;
+  *out = (uint64_t)s;
+  return 0;
+}
+
+/* Parses "f=100k,rs=2400,diff,..." into c; prints the error and returns 1 on a bad spec. */
+static int parse_carrier(const char *spec, prx_sim_carrier *c) {
+  static const char *keys[] = {"f",      "rs",  "rolloff", "span",   "power", "phase",
+                               "timing", "ppm", "diff",    "pilots", "seed"};
+  enum { NKEYS = sizeof keys / sizeof keys[0] };
+  int seen[NKEYS] = {0};
+  *c = prx_sim_carrier_default();
+  char *copy = strdup(spec);
+  if (!copy) return cli_error(CMD, "out of memory");
+  int rc = 0;
+  char *save = NULL;
+  if (!*spec) rc = cli_error(CMD, "--carrier: empty specification");
+  for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    const char *val = eq ? eq + 1 : NULL;
+    if (eq) *eq = 0;
+    int k = 0;
+    while (k < NKEYS && strcmp(item, keys[k])) k++;
+    if (k == NKEYS) {
+      rc = cli_error(CMD,
+                     "--carrier '%s': unknown key '%s' (expected f, rs, rolloff, span, power, "
+                     "phase, timing, ppm, diff, pilots, seed)",
+                     spec, item);
+      break;
+    }
+    if (seen[k]++) {
+      rc = cli_error(CMD, "--carrier '%s': key '%s' given twice", spec, item);
+      break;
+    }
+    if (!val && k != 8) {
+      rc = cli_error(CMD, "--carrier '%s': key '%s' needs a value (%s=...)", spec, item, item);
+      break;
+    }
+    double d = 0;
+    unsigned long u = 0;
+    int bad = 0;
+    switch (k) {
+    case 0: bad = cli_parse_eng(val, &c->freq); break;
+    case 1: bad = cli_parse_eng(val, &c->symbol_rate); break;
+    case 2: bad = cli_parse_eng(val, &c->rolloff); break;
+    case 3:
+      bad = cli_parse_uint(val, 0, 100000, &u);
+      c->span = (unsigned)u;
+      break;
+    case 4: bad = cli_parse_eng(val, &c->power_db); break;
+    case 5: bad = cli_parse_eng(val, &c->phase); break;
+    case 6: bad = cli_parse_eng(val, &c->timing_offset); break;
+    case 7: bad = cli_parse_eng(val, &c->clock_ppm); break;
+    case 8:
+      if (val) {
+        bad = cli_parse_eng(val, &d) || (d != 0 && d != 1);
+        c->differential = d == 1;
+      } else {
+        c->differential = 1;
+      }
+      break;
+    case 9: bad = parse_pilots(val, c); break;
+    case 10: bad = parse_seed(val, &c->seed); break;
+    }
+    if (bad)
+      rc = cli_error(CMD, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,
+                     k == 9 ? " (expected PERIOD:LENGTH, e.g. 64:8)" : "");
+  }
+  if (!rc && !seen[1])
+    rc = cli_error(CMD, "--carrier '%s': the symbol rate is missing (rs=RATE)", spec);
+  free(copy);
+  return rc;
+}
+
+/* ---- sample formats ---- */
+
+/* Writes n samples scaled by `scale` in format f (full scale 1.0 for the integer formats, as
+ * polyrx/core.h reads them: ci16 / 32768, ci8 / 128, cu8 (v - 127.5) / 127.5), rounding to the
+ * nearest and clipping; returns the number of samples with a clipped component. */
+static size_t encode(prx_format f, const prx_cf32 *x, size_t n, float scale, void *out) {
+  size_t clipped = 0;
+  float full = 1, offset = 0, lo = 0, hi = 0;
+  switch (f) {
+  case PRX_CF32: {
+    float *o = out;
+    for (size_t i = 0; i < n; i++) o[2 * i] = scale * x[i].re, o[2 * i + 1] = scale * x[i].im;
+    return 0;
+  }
+  case PRX_CI16: full = 32768, lo = -32768, hi = 32767; break;
+  case PRX_CI8: full = 128, lo = -128, hi = 127; break;
+  case PRX_CU8: full = 127.5f, offset = 127.5f, lo = 0, hi = 255; break;
+  case PRX_CF16: return 0; /* refused by the caller */
+  }
+  float g = scale * full;
+  for (size_t i = 0; i < n; i++) {
+    float v[2] = {nearbyintf(g * x[i].re + offset), nearbyintf(g * x[i].im + offset)};
+    int clip = 0;
+    for (int j = 0; j < 2; j++) {
+      if (!(v[j] >= lo)) v[j] = lo, clip = 1; /* NaN cannot occur; this also maps it to lo */
+      if (v[j] > hi) v[j] = hi, clip = 1;
+    }
+    clipped += clip;
+    if (f == PRX_CI16) {
+      int16_t *o = (int16_t *)out + 2 * i;
+      o[0] = (int16_t)v[0], o[1] = (int16_t)v[1];
+    } else if (f == PRX_CI8) {
+      int8_t *o = (int8_t *)out + 2 * i;
+      o[0] = (int8_t)v[0], o[1] = (int8_t)v[1];
+    } else {
+      uint8_t *o = (uint8_t *)out + 2 * i;
+      o[0] = (uint8_t)v[0], o[1] = (uint8_t)v[1];
+    }
+  }
+  return clipped;
+}
+
+static const char *sigmf_datatype(prx_format f) {
+  switch (f) {
+  case PRX_CF32: return "cf32_le";
+  case PRX_CI16: return "ci16_le";
+  case PRX_CI8: return "ci8";
+  case PRX_CU8: return "cu8";
+  case PRX_CF16: break;
+  }
+  return NULL;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* ---- SigMF metadata ---- */
+
+typedef struct {
+  double fs, center, scale, esn0;
+  int noise;
+  uint64_t noise_seed, n;
+  prx_format format;
+  const prx_sim_carrier *car;
+  size_t n_car;
+} gen_meta;
+
+static int write_meta(const char *path, const gen_meta *m) {
+  cJSON *root = cJSON_CreateObject(), *global = cJSON_AddObjectToObject(root, "global");
+  cJSON_AddStringToObject(global, "core:datatype", sigmf_datatype(m->format));
+  cJSON_AddNumberToObject(global, "core:sample_rate", m->fs);
+  cJSON_AddStringToObject(global, "core:version", "1.0.0");
+  cJSON_AddNumberToObject(global, "core:num_channels", 1);
+  char text[512];
+  snprintf(text, sizeof text, "polyrx gen %s", prx_version());
+  cJSON_AddStringToObject(global, "core:recorder", text);
+  int len = snprintf(text, sizeof text, "polyrx test signal: %zu QPSK carrier%s, ", m->n_car,
+                     m->n_car == 1 ? "" : "s");
+  if (m->noise)
+    len += snprintf(text + len, sizeof text - len, "AWGN at Es/N0 %.2f dB of carrier 0 (seed %llu)",
+                    m->esn0, (unsigned long long)m->noise_seed);
+  else
+    len += snprintf(text + len, sizeof text - len, "no noise");
+  snprintf(text + len, sizeof text - len, "; samples scaled by %.9g", m->scale);
+  cJSON_AddStringToObject(global, "core:description", text);
+  cJSON *captures = cJSON_AddArrayToObject(root, "captures"), *cap = cJSON_CreateObject();
+  cJSON_AddNumberToObject(cap, "core:sample_start", 0);
+  cJSON_AddNumberToObject(cap, "core:frequency", m->center);
+  cJSON_AddItemToArray(captures, cap);
+  cJSON *annotations = cJSON_AddArrayToObject(root, "annotations");
+  for (size_t i = 0; i < m->n_car; i++) {
+    const prx_sim_carrier *c = &m->car[i];
+    double bw = (1 + c->rolloff) * c->symbol_rate;
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddNumberToObject(a, "core:sample_start", 0);
+    cJSON_AddNumberToObject(a, "core:sample_count", (double)m->n);
+    cJSON_AddNumberToObject(a, "core:freq_lower_edge", m->center + c->freq - bw / 2);
+    cJSON_AddNumberToObject(a, "core:freq_upper_edge", m->center + c->freq + bw / 2);
+    snprintf(text, sizeof text, "QPSK carrier %zu", i);
+    cJSON_AddStringToObject(a, "core:label", text);
+    int at =
+        snprintf(text, sizeof text,
+                 "f=%.9g rs=%.9g rolloff=%g span=%u power=%g dB phase=%.9g timing=%.9g "
+                 "ppm=%.9g seed=%llu%s",
+                 c->freq, c->symbol_rate, c->rolloff, c->span, c->power_db, c->phase,
+                 c->timing_offset, c->clock_ppm, (unsigned long long)(c->seed ? c->seed : i + 1),
+                 c->differential ? " diff" : "");
+    if (c->pilot_period)
+      snprintf(text + at, sizeof text - at, " pilots=%u:%u", c->pilot_period, c->pilot_len);
+    cJSON_AddStringToObject(a, "core:comment", text);
+    cJSON_AddStringToObject(a, "core:generator", "polyrx gen");
+    cJSON_AddItemToArray(annotations, a);
+  }
+  char *json = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!json) return cli_error(CMD, "cannot format the SigMF metadata");
+  FILE *f = fopen(path, "w");
+  int rc = 0;
+  if (!f || fputs(json, f) < 0 || fputc('\n', f) == EOF)
+    rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
+  if (f && fclose(f) != 0 && !rc) rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
+  cJSON_free(json);
+  return rc;
+}
+
+/* ---- the command ---- */
+
+typedef struct {
+  const char *out, *bits_prefix;
+  prx_format format;
+  double fs, center, scale;
+  int have_fs, have_scale, quiet;
+  uint64_t n;
+  int have_n, have_d;
+  double duration;
+  prx_sim_config cfg;
+  prx_sim_carrier *car;
+  size_t n_car;
+  int have_esn0, have_ebn0;
+} gen_args;
+
+enum { OPT_CARRIER = 256, OPT_ESN0, OPT_EBN0, OPT_NOISE_SEED, OPT_BITS, OPT_THREADS, OPT_SCALE };
+
+static int parse_args(int argc, char **argv, gen_args *a) {
+  static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                           {"format", required_argument, 0, 'F'},
+                                           {"rate", required_argument, 0, 's'},
+                                           {"center", required_argument, 0, 'f'},
+                                           {"samples", required_argument, 0, 'n'},
+                                           {"duration", required_argument, 0, 'd'},
+                                           {"carrier", required_argument, 0, OPT_CARRIER},
+                                           {"esn0", required_argument, 0, OPT_ESN0},
+                                           {"ebn0", required_argument, 0, OPT_EBN0},
+                                           {"noise-seed", required_argument, 0, OPT_NOISE_SEED},
+                                           {"bits", required_argument, 0, OPT_BITS},
+                                           {"threads", required_argument, 0, OPT_THREADS},
+                                           {"scale", required_argument, 0, OPT_SCALE},
+                                           {"quiet", no_argument, 0, 'q'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+  optind = 1;
+  opterr = 0;
+  int opt;
+  unsigned long u;
+  double esn0 = 0;
+  while ((opt = getopt_long(argc, argv, ":o:F:s:f:n:d:qh", longopts, NULL)) != -1) {
+    switch (opt) {
+    case 'o': a->out = optarg; break;
+    case 'F':
+      if (prx_format_parse(optarg, &a->format) != PRX_OK || a->format == PRX_CF16)
+        return cli_error(CMD,
+                         "-F: unknown or unsupported sample format '%s' (expected cf32, "
+                         "ci16, ci8 or cu8)",
+                         optarg);
+      break;
+    case 's':
+      if (cli_parse_eng(optarg, &a->fs) || !(a->fs > 0))
+        return cli_error(CMD, "-s: bad sample rate '%s' (a positive number, e.g. 6.5536M)", optarg);
+      a->have_fs = 1;
+      break;
+    case 'f':
+      if (cli_parse_eng(optarg, &a->center))
+        return cli_error(CMD, "-f: bad centre frequency '%s'", optarg);
+      break;
+    case 'n':
+      if (cli_parse_uint(optarg, 1, (1ul << 52), &u))
+        return cli_error(CMD, "-n: bad sample count '%s' (1 to 2^52, e.g. 1M)", optarg);
+      a->n = u;
+      a->have_n = 1;
+      break;
+    case 'd':
+      if (cli_parse_eng(optarg, &a->duration) || !(a->duration > 0))
+        return cli_error(CMD, "-d: bad duration '%s' (seconds, > 0)", optarg);
+      a->have_d = 1;
+      break;
+    case OPT_CARRIER:
+      if (a->n_car == GEN_MAX_CARRIERS)
+        return cli_error(CMD, "too many carriers (max %d)", GEN_MAX_CARRIERS);
+      if (parse_carrier(optarg, &a->car[a->n_car])) return 1;
+      a->n_car++;
+      break;
+    case OPT_ESN0:
+    case OPT_EBN0:
+      if (cli_parse_eng(optarg, &esn0))
+        return cli_error(CMD, "--%s: bad value '%s' (dB)", opt == OPT_ESN0 ? "esn0" : "ebn0",
+                         optarg);
+      a->cfg.noise = 1;
+      a->cfg.esn0_db = opt == OPT_ESN0 ? esn0 : prx_sim_ebn0_to_esn0(esn0);
+      *(opt == OPT_ESN0 ? &a->have_esn0 : &a->have_ebn0) = 1;
+      break;
+    case OPT_NOISE_SEED:
+      if (parse_seed(optarg, &a->cfg.noise_seed))
+        return cli_error(CMD, "--noise-seed: bad value '%s' (a non-negative integer)", optarg);
+      break;
+    case OPT_BITS: a->bits_prefix = optarg; break;
+    case OPT_THREADS:
+      if (cli_parse_uint(optarg, 0, 1024, &u))
+        return cli_error(CMD, "--threads: bad value '%s' (0 = all cores, up to 1024)", optarg);
+      a->cfg.threads = (int)u;
+      break;
+    case OPT_SCALE:
+      if (cli_parse_eng(optarg, &a->scale) || !(a->scale > 0))
+        return cli_error(CMD, "--scale: bad value '%s' (a positive number)", optarg);
+      a->have_scale = 1;
+      break;
+    case 'q': a->quiet = 1; break;
+    case 'h': usage(stdout); return -1;
+    case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
+    default: return cli_error(CMD, "unknown option '%s' (polyrx gen --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return cli_error(CMD, "unexpected argument '%s' (polyrx gen --help)", argv[optind]);
+  if (!a->out) return cli_error(CMD, "no output: give -o FILE or -o - for standard output");
+  if (!a->have_fs) return cli_error(CMD, "no sample rate: give -s RATE (e.g. -s 6.5536M)");
+  if (a->have_n == a->have_d)
+    return cli_error(CMD, "give the length as either -n SAMPLES or -d SECONDS%s",
+                     a->have_n ? ", not both" : "");
+  if (a->have_esn0 && a->have_ebn0) return cli_error(CMD, "give --esn0 or --ebn0, not both");
+  if (a->n_car == 0)
+    return cli_error(CMD, "no carrier: give at least one --carrier (e.g. --carrier rs=2400)");
+  if (a->have_d) {
+    double n = floor(a->duration * a->fs + 0.5);
+    if (!(n >= 1 && n <= (double)(1ull << 52)))
+      return cli_error(CMD, "-d %g s at %g Hz is %.0f samples (1 to 2^52)", a->duration, a->fs, n);
+    a->n = (uint64_t)n;
+  }
+  return 0;
+}
+
+/* Default scale: 1 for cf32; for integer formats the signal-plus-noise RMS at -12 dBFS. */
+static double default_scale(const gen_args *a, const prx_sim *s) {
+  if (a->format == PRX_CF32) return 1;
+  double p = prx_sim_noise_variance(s);
+  for (size_t c = 0; c < a->n_car; c++) p += pow(10, a->car[c].power_db / 10);
+  return pow(10, -GEN_HEADROOM_DB / 20) / sqrt(p);
+}
+
 int cmd_gen(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return cli_error("gen", "not built yet");
+  gen_args a;
+  memset(&a, 0, sizeof a);
+  a.format = PRX_CF32;
+  a.cfg = prx_sim_config_default();
+  a.car = calloc(GEN_MAX_CARRIERS, sizeof *a.car);
+  if (!a.car) return cli_error(CMD, "out of memory");
+  int rc = parse_args(argc, argv, &a);
+  if (rc) {
+    free(a.car);
+    return rc < 0 ? 0 : rc;
+  }
+  a.cfg.sample_rate = a.fs;
+  a.cfg.carriers = a.car;
+  a.cfg.n_carriers = a.n_car;
+
+  prx_sim *sim = NULL;
+  prx_status st = prx_sim_create(&a.cfg, &sim);
+  if (st != PRX_OK) {
+    free(a.car);
+    return cli_status_error(CMD, "invalid signal", st);
+  }
+  double scale = a.have_scale ? a.scale : default_scale(&a, sim);
+
+  /* output paths: data, and for SigMF the metadata beside it */
+  char *data_path = NULL, *meta_path = NULL;
+  FILE *out = NULL, **bits = calloc(a.n_car, sizeof *bits);
+  prx_cf32 *buf = malloc(GEN_BLOCK * sizeof *buf);
+  void *enc = malloc(GEN_BLOCK * prx_format_size(a.format));
+  uint8_t *bitbuf = malloc(4 * GEN_BLOCK + 64);
+  if (!bits || !buf || !enc || !bitbuf) {
+    rc = cli_error(CMD, "out of memory");
+    goto done;
+  }
+  int sigmf = ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta");
+  if (ends_with(a.out, ".sigmf")) {
+    rc = cli_error(CMD, "-o %s: SigMF archives (.sigmf) are not written; give NAME.sigmf-data",
+                   a.out);
+    goto done;
+  }
+  if (sigmf) {
+    size_t base = strlen(a.out) - strlen(".sigmf-data");
+    data_path = malloc(base + 16);
+    meta_path = malloc(base + 16);
+    if (!data_path || !meta_path) {
+      rc = cli_error(CMD, "out of memory");
+      goto done;
+    }
+    memcpy(data_path, a.out, base);
+    memcpy(meta_path, a.out, base);
+    strcpy(data_path + base, ".sigmf-data");
+    strcpy(meta_path + base, ".sigmf-meta");
+  }
+  if (!strcmp(a.out, "-")) {
+    if (isatty(STDOUT_FILENO)) {
+      rc = cli_error(CMD, "refusing to write binary samples to a terminal (redirect or pipe "
+                          "standard output, or give -o FILE)");
+      goto done;
+    }
+    out = stdout;
+  } else {
+    const char *p = data_path ? data_path : a.out;
+    out = fopen(p, "wb");
+    if (!out) {
+      rc = cli_error(CMD, "cannot create %s: %s", p, strerror(errno));
+      goto done;
+    }
+  }
+  for (size_t c = 0; c < a.n_car && a.bits_prefix; c++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s%zu.bits", a.bits_prefix, c);
+    bits[c] = fopen(path, "wb");
+    if (!bits[c]) {
+      rc = cli_error(CMD, "cannot create %s: %s", path, strerror(errno));
+      goto done;
+    }
+  }
+
+  uint64_t clipped = 0, written = 0, nbits_total = 0;
+  size_t fsize = prx_format_size(a.format);
+  while (written < a.n) {
+    size_t m = a.n - written < GEN_BLOCK ? (size_t)(a.n - written) : GEN_BLOCK;
+    st = prx_sim_generate(sim, buf, m);
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "generating", st);
+      goto done;
+    }
+    clipped += encode(a.format, buf, m, (float)scale, enc);
+    if (fwrite(enc, fsize, m, out) != m) {
+      rc = cli_error(CMD, "cannot write %s: %s", strcmp(a.out, "-") ? a.out : "standard output",
+                     strerror(errno));
+      goto done;
+    }
+    written += m;
+    for (size_t c = 0; c < a.n_car && a.bits_prefix; c++) {
+      size_t nb;
+      do {
+        prx_sim_take_bits(sim, c, bitbuf, 4 * GEN_BLOCK, &nb);
+        if (fwrite(bitbuf, 1, nb, bits[c]) != nb) {
+          rc = cli_error(CMD, "cannot write %s%zu.bits: %s", a.bits_prefix, c, strerror(errno));
+          goto done;
+        }
+        nbits_total += nb;
+      } while (nb == 4 * GEN_BLOCK);
+    }
+  }
+  if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+    out = NULL;
+    rc = cli_error(CMD, "cannot write %s: %s", a.out, strerror(errno));
+    goto done;
+  }
+  if (out != stdout) out = NULL;
+  for (size_t c = 0; c < a.n_car && a.bits_prefix; c++) {
+    FILE *f = bits[c];
+    bits[c] = NULL;
+    if (fclose(f) != 0) {
+      rc = cli_error(CMD, "cannot write %s%zu.bits: %s", a.bits_prefix, c, strerror(errno));
+      goto done;
+    }
+  }
+  if (sigmf) {
+    gen_meta meta = {a.fs, a.center, scale, a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
+                     a.n,  a.format, a.car, a.n_car};
+    rc = write_meta(meta_path, &meta);
+    if (rc) goto done;
+  }
+  if (!a.quiet) {
+    fprintf(stderr, "polyrx gen: %llu samples (%s, %.6g s), %zu carrier%s, ",
+            (unsigned long long)a.n, prx_format_name(a.format), a.n / a.fs, a.n_car,
+            a.n_car == 1 ? "" : "s");
+    if (a.cfg.noise)
+      fprintf(stderr, "Es/N0 %.2f dB (noise variance %.4g)", a.cfg.esn0_db,
+              prx_sim_noise_variance(sim));
+    else
+      fprintf(stderr, "no noise");
+    if (a.format != PRX_CF32 || a.have_scale)
+      fprintf(stderr, ", scale %.6g, %llu clipped", scale, (unsigned long long)clipped);
+    if (a.bits_prefix) fprintf(stderr, ", %llu bits", (unsigned long long)nbits_total);
+    fprintf(stderr, "\n");
+  }
+  if (clipped)
+    fprintf(stderr, "polyrx gen: warning: %llu of %llu samples clipped (%.3g%%): lower --scale\n",
+            (unsigned long long)clipped, (unsigned long long)a.n, 100.0 * clipped / a.n);
+
+done:
+  if (out && out != stdout) fclose(out);
+  for (size_t c = 0; bits && c < a.n_car; c++)
+    if (bits[c]) fclose(bits[c]);
+  free(bits);
+  free(buf);
+  free(enc);
+  free(bitbuf);
+  free(data_path);
+  free(meta_path);
+  prx_sim_destroy(sim);
+  free(a.car);
+  return rc;
 }

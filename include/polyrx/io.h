@@ -27,11 +27,77 @@ typedef struct {
  * replaced); anything else is raw interleaved samples of the given format. */
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out);
 const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
-/* Reads up to max samples into buf (in the stream's format). *n = 0 at the end of the stream.
+/* Reads up to max samples into buf (in the stream's format), waiting until max samples are
+ * there or the stream ends. A signal caught without SA_RESTART that interrupts the wait returns
+ * the complete samples already read, or, when there are none, PRX_ERR_IO ("interrupted") after
+ * which the stream can be read on. *n = 0 at the end of the stream and only there.
  * PRX_ERR_TRUNCATED when the stream ends inside a sample (the bytes of the partial sample are
  * reported in the message, never silently dropped); PRX_ERR_IO on a read error. */
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n);
 void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
+/* The file the samples come from (the .sigmf-data of a recording), or "standard input". */
+const char *prx_iq_reader_name(const prx_iq_reader *r);
+/* Samples read so far (complete samples handed to the caller). */
+uint64_t prx_iq_reader_samples(const prx_iq_reader *r);
+
+/* ---- SigMF metadata ---- */
+/* SigMF datatype name of a format: "cf32_le", "ci16_le", "ci8", "cu8"; NULL for cf16 or an
+ * unknown format. */
+const char *prx_sigmf_datatype_name(prx_format f);
+/* Parses a core:datatype string: cf32_le, ci16_le, ci8 and cu8 are read; other valid SigMF
+ * types (big-endian, real-valued, 32-bit integer, f64) give PRX_ERR_UNSUPPORTED and anything
+ * else PRX_ERR_FORMAT, each with a message naming the type. */
+prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out);
+/* Parses the text of a .sigmf-meta file (len bytes, need not be NUL-terminated) into info:
+ * global core:datatype (required), core:sample_rate (0 when absent), captures[0].core:frequency
+ * (0 when absent or captures is empty); is_sigmf = 1. Malformed JSON, a missing "global" object
+ * or datatype, a missing "captures" array or wrongly typed fields give PRX_ERR_FORMAT with a
+ * message; recordings polyrx cannot read (several channels, metadata only) PRX_ERR_UNSUPPORTED. */
+prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info);
+
+/* ---- writing SigMF ---- */
+/* A streaming SigMF writer: samples go to BASE.sigmf-data as they come (bounded memory); the
+ * metadata goes to BASE.sigmf-meta at close (written to a temporary file, then renamed). */
+typedef struct prx_sigmf_writer prx_sigmf_writer;
+
+typedef struct {
+  prx_format format;       /* of the samples given to prx_sigmf_write: cf32 (default), ci16,
+                              ci8 or cu8; stored little-endian (core:datatype cf32_le, ...) */
+  double sample_rate;      /* core:sample_rate in Hz, > 0 (required) */
+  double center_freq;      /* captures[0].core:frequency in Hz (default 0) */
+  const char *description; /* core:description (NULL: none) */
+  const char *author;      /* core:author (NULL: none) */
+  const char *hw;          /* core:hw (NULL: none) */
+  const char *datetime;    /* captures[0].core:datetime, ISO-8601 UTC (NULL: none) */
+} prx_sigmf_meta;
+
+prx_sigmf_meta prx_sigmf_meta_default(void);
+
+/* Creates BASE.sigmf-data (replacing any file of that name); base is a path without the
+ * extension. core:version "1.0.0" and core:recorder "polyrx" are written at close. */
+prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
+                                 prx_sigmf_writer **out);
+/* Declares an extension namespace in global core:extensions (SigMF 1.0: name, version,
+ * optional); its fields may then be set. */
+prx_status prx_sigmf_writer_add_extension(prx_sigmf_writer *w, const char *name,
+                                          const char *version, int optional);
+/* Sets a global field "namespace:name" (replacing an earlier value). The namespace must be
+ * "core" or one declared by prx_sigmf_writer_add_extension; the fields the writer owns
+ * (core:datatype, core:sample_rate, core:version, core:extensions) cannot be set. */
+prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, double value);
+prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value);
+/* Appends n samples (in meta.format). A failed write (disk full, ...) gives PRX_ERR_IO naming
+ * the file; later writes then fail too. */
+prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n);
+/* Samples written so far. */
+uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w);
+/* Finishes the data file (every buffered byte written and checked), writes the metadata and
+ * frees w (also on error). Returns the first error of the writer's whole life, so that a full
+ * disk is never silent. Accepts NULL. */
+prx_status prx_sigmf_writer_close(prx_sigmf_writer *w);
+/* Abandons a recording: closes w without writing metadata and removes its data file (for a run
+ * that failed before it began). Accepts NULL. */
+void prx_sigmf_writer_discard(prx_sigmf_writer *w);
 
 #ifdef __cplusplus
 }

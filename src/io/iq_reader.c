@@ -1,0 +1,287 @@
+/* Reading IQ samples: raw interleaved files, standard input (pipes) and SigMF recordings, block
+ * by block with read(2), so any file size streams through the caller's one buffer. Short reads
+ * (pipes) are looped over; the bytes of a sample split across reads are carried to the next
+ * call; a stream that ends inside a sample is reported, never silently cut. */
+#include "io_internal.h"
+
+#include "../core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PRX_SIGMF_META_MAX ((size_t)64 << 20) /* a larger .sigmf-meta is not metadata */
+
+struct prx_iq_reader {
+  int fd;
+  int own_fd; /* 0 for standard input */
+  prx_iq_info info;
+  size_t sample_size;
+  unsigned char carry[16]; /* bytes of a sample begun in the last read */
+  size_t n_carry;
+  int eof;
+  int read_errno;   /* a read error met after some samples: raised on the next call */
+  uint64_t samples; /* complete samples handed out */
+  char *name;       /* for messages */
+};
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int is_regular_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* a + b (+ c) in a new malloc'd string, NULL when out of memory */
+static char *concat(const char *a, const char *b, const char *c) {
+  size_t na = strlen(a), nb = strlen(b), nc = c ? strlen(c) : 0;
+  char *s = malloc(na + nb + nc + 1);
+  if (!s) return NULL;
+  memcpy(s, a, na);
+  memcpy(s + na, b, nb);
+  if (c) memcpy(s + na + nb, c, nc);
+  s[na + nb + nc] = '\0';
+  return s;
+}
+
+/* Reads a whole (small) file into a malloc'd buffer. */
+static prx_status slurp(const char *path, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return prx_fail(PRX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  prx_status st = PRX_OK;
+  for (; buf;) {
+    if (n == cap) {
+      if (cap >= PRX_SIGMF_META_MAX) {
+        st = prx_fail(PRX_ERR_FORMAT, "'%s' is larger than %zu MiB: not SigMF metadata", path,
+                      PRX_SIGMF_META_MAX >> 20);
+        break;
+      }
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) break;
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      st = prx_fail(PRX_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+      break;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  close(fd);
+  if (!buf) return prx_fail(PRX_ERR_NOMEM, "out of memory reading '%s'", path);
+  if (st) {
+    free(buf);
+    return st;
+  }
+  *text = buf;
+  *len = n;
+  return PRX_OK;
+}
+
+/* The base name X of the SigMF recording that path names (malloc'd), or NULL if it names none:
+ * path is X.sigmf-meta, X.sigmf-data, or X where X.sigmf-meta exists and X is not a file. */
+static char *sigmf_base(const char *path) {
+  if (ends_with(path, ".sigmf-meta") || ends_with(path, ".sigmf-data"))
+    return strndup(path, strlen(path) - strlen(".sigmf-meta"));
+  if (is_regular_file(path)) return NULL;
+  char *meta = concat(path, ".sigmf-meta", NULL);
+  int yes = meta && is_regular_file(meta);
+  free(meta);
+  return yes ? strdup(path) : NULL;
+}
+
+static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format format) {
+  char *meta_path = concat(base, ".sigmf-meta", NULL), *text = NULL;
+  if (!meta_path) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  size_t len;
+  prx_status st = slurp(meta_path, &text, &len);
+  prx_sigmf_read_meta m;
+  memset(&m, 0, sizeof m);
+  if (!st) st = prx_sigmf_parse_meta_full(text, len, &m);
+  free(text);
+  if (st) {
+    /* name the file in the message: the parser does not know it */
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", prx_last_error());
+    if (!strstr(detail, meta_path)) prx_fail(st, "%s: %s", meta_path, detail);
+    free(meta_path);
+    return st;
+  }
+  if (m.dataset) {
+    /* core:dataset is a file name beside the metadata */
+    const char *slash = strrchr(base, '/');
+    char *dir = strndup(base, slash ? (size_t)(slash - base + 1) : 0);
+    r->name = dir ? concat(dir, m.dataset, NULL) : NULL;
+    free(dir);
+    free(m.dataset);
+  } else {
+    r->name = concat(base, ".sigmf-data", NULL);
+  }
+  if (!r->name)
+    st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+  else if (format != PRX_CF32 && format != m.info.format)
+    st =
+        prx_fail(PRX_ERR_INVALID, "format %s was given but the SigMF recording %s holds %s samples",
+                 prx_format_name(format), meta_path, prx_sigmf_datatype_name(m.info.format));
+  free(meta_path);
+  if (st) return st;
+  r->fd = open(r->name, O_RDONLY | O_CLOEXEC);
+  if (r->fd < 0)
+    return prx_fail(PRX_ERR_IO, "cannot open SigMF data file '%s': %s", r->name, strerror(errno));
+  r->own_fd = 1;
+  r->info = m.info;
+  if (m.header_bytes && lseek(r->fd, (off_t)m.header_bytes, SEEK_SET) < 0)
+    return prx_fail(PRX_ERR_IO, "cannot skip %llu header bytes of '%s': %s",
+                    (unsigned long long)m.header_bytes, r->name, strerror(errno));
+  return PRX_OK;
+}
+
+prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out) {
+  if (!out) return prx_fail(PRX_ERR_INVALID, "prx_iq_open: NULL output pointer");
+  *out = NULL;
+  if (!path || !path[0]) return prx_fail(PRX_ERR_INVALID, "prx_iq_open: no input path");
+  if (!prx_format_size(format) || format == PRX_CF16)
+    return prx_fail(PRX_ERR_INVALID, "input format must be cf32, ci16, ci8 or cu8 (got %d)",
+                    (int)format);
+  prx_iq_reader *r = calloc(1, sizeof *r);
+  if (!r) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a reader");
+  r->fd = -1;
+  prx_status st = PRX_OK;
+  char *base = NULL;
+  if (!strcmp(path, "-")) {
+    r->fd = STDIN_FILENO;
+    r->info.format = format;
+    r->name = strdup("standard input");
+    if (!r->name) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+  } else if (ends_with(path, ".sigmf")) {
+    st = prx_fail(PRX_ERR_UNSUPPORTED,
+                  "'%s' looks like a SigMF archive (tar), which polyrx does not read: extract it "
+                  "(tar xf) and give the .sigmf-meta",
+                  path);
+  } else if ((base = sigmf_base(path))) {
+    st = open_sigmf(r, base, format);
+    free(base);
+  } else {
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+      st = prx_fail(PRX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    } else {
+      r->own_fd = 1;
+      struct stat sb;
+      if (fstat(r->fd, &sb) == 0 && S_ISDIR(sb.st_mode))
+        st = prx_fail(PRX_ERR_IO, "'%s' is a directory, not a sample file", path);
+      r->info.format = format;
+      r->name = strdup(path);
+      if (!r->name) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+    }
+  }
+  if (st) {
+    prx_iq_close(r);
+    return st;
+  }
+  r->sample_size = prx_format_size(r->info.format);
+  *out = r;
+  return PRX_OK;
+}
+
+const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r) { return r ? &r->info : NULL; }
+
+const char *prx_iq_reader_name(const prx_iq_reader *r) { return r ? r->name : NULL; }
+
+uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
+
+static prx_status truncated(const prx_iq_reader *r) {
+  return prx_fail(PRX_ERR_TRUNCATED,
+                  "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
+                  "(%zu bytes each); wrong -F format, or a cut file?",
+                  r->name, r->n_carry, (unsigned long long)r->samples,
+                  prx_format_name(r->info.format), r->sample_size);
+}
+
+prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
+  if (max == 0) return PRX_OK;
+  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
+  if (r->read_errno)
+    return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
+                    (unsigned long long)r->samples, strerror(r->read_errno));
+  if (r->eof) return r->n_carry ? truncated(r) : PRX_OK;
+  if (max > SIZE_MAX / r->sample_size) max = SIZE_MAX / r->sample_size;
+  size_t want = max * r->sample_size;
+  unsigned char *p = buf;
+  size_t have = r->n_carry;
+  memcpy(p, r->carry, have);
+  r->n_carry = 0;
+  /* fill the whole buffer unless the stream ends: pipes deliver in pieces */
+  while (have < want) {
+    size_t ask = want - have;
+    if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
+    ssize_t got = read(r->fd, p + have, ask);
+    /* a signal: hand out the complete samples already there, else say so (like read(2)), so
+     * that a caller that stops on Ctrl-C sees it at once even when the producer is quiet. The
+     * stream is not harmed: a later call goes on where this one stopped. */
+    if (got < 0 && errno == EINTR) {
+      if (have >= r->sample_size) break;
+      memcpy(r->carry, p, have);
+      r->n_carry = have;
+      return prx_fail(PRX_ERR_IO, "reading %s was interrupted by a signal (call again to go on)",
+                      r->name);
+    }
+    if (got < 0) {
+      int e = errno;
+      /* hand out the complete samples already read; the error is raised on the next call */
+      r->read_errno = e;
+      if (have >= r->sample_size) break;
+      return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
+                      (unsigned long long)r->samples, strerror(e));
+    }
+    if (got == 0) {
+      r->eof = 1;
+      break;
+    }
+    have += (size_t)got;
+  }
+  size_t count = have / r->sample_size, rest = have % r->sample_size;
+  memcpy(r->carry, p + count * r->sample_size, rest);
+  r->n_carry = rest;
+  if (count == 0 && r->eof && rest) return truncated(r);
+  if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
+  r->samples += count;
+  *n = count;
+  return PRX_OK;
+}
+
+void prx_iq_close(prx_iq_reader *r) {
+  if (!r) return;
+  if (r->own_fd && r->fd >= 0) close(r->fd);
+  free(r->name);
+  free(r);
+}
+
+void prx_io_swap_samples(prx_format f, void *buf, size_t n) {
+  unsigned char *p = buf;
+  size_t width = f == PRX_CF32 ? 4 : f == PRX_CI16 || f == PRX_CF16 ? 2 : 1;
+  if (width == 1) return;
+  for (size_t i = 0; i < 2 * n; i++, p += width)
+    for (size_t a = 0, b = width - 1; a < b; a++, b--) {
+      unsigned char t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}

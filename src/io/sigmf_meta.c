@@ -1,0 +1,212 @@
+/* SigMF metadata reading: core:datatype names and the fields of a .sigmf-meta that polyrx
+ * needs (SigMF specification v1.0.0). Parsing goes through cJSON; every way a file can be
+ * wrong gives a message that names the field. */
+#include "io_internal.h"
+
+#include "../core/internal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *prx_sigmf_datatype_name(prx_format f) {
+  switch (f) {
+  case PRX_CF32: return "cf32_le";
+  case PRX_CI16: return "ci16_le";
+  case PRX_CI8: return "ci8";
+  case PRX_CU8: return "cu8";
+  case PRX_CF16: return NULL;
+  }
+  return NULL;
+}
+
+/* 1 if name is a dataset format of the SigMF 1.0 grammar:
+ * (r|c) ((f64|f32|i32|i16|u32|u16) (_le|_be) | i8 | u8). */
+static int valid_datatype(const char *name) {
+  if (name[0] != 'r' && name[0] != 'c') return 0;
+  const char *t = name + 1;
+  if (!strcmp(t, "i8") || !strcmp(t, "u8")) return 1;
+  static const char *const types[] = {"f64", "f32", "i32", "i16", "u32", "u16"};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (!strncmp(t, types[i], 3)) return !strcmp(t + 3, "_le") || !strcmp(t + 3, "_be");
+  return 0;
+}
+
+prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out) {
+  if (!name || !out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_datatype: NULL argument");
+  static const prx_format readable[] = {PRX_CF32, PRX_CI16, PRX_CI8, PRX_CU8};
+  for (size_t i = 0; i < sizeof readable / sizeof readable[0]; i++) {
+    if (!strcmp(name, prx_sigmf_datatype_name(readable[i]))) {
+      *out = readable[i];
+      return PRX_OK;
+    }
+  }
+  if (!valid_datatype(name))
+    return prx_fail(PRX_ERR_FORMAT,
+                    "core:datatype \"%s\" is not a SigMF dataset format (expected e.g. cf32_le, "
+                    "ci16_le, ci8, cu8)",
+                    name);
+  size_t n = strlen(name);
+  if (n > 3 && !strcmp(name + n - 3, "_be"))
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "core:datatype \"%s\" is big-endian, which polyrx does not read (it reads "
+                    "cf32_le, ci16_le, ci8, cu8): convert the recording to little-endian",
+                    name);
+  if (name[0] == 'r')
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "core:datatype \"%s\" is real-valued; polyrx needs complex IQ samples "
+                    "(cf32_le, ci16_le, ci8 or cu8)",
+                    name);
+  return prx_fail(PRX_ERR_UNSUPPORTED,
+                  "core:datatype \"%s\" is not supported (polyrx reads cf32_le, ci16_le, ci8, cu8)",
+                  name);
+}
+
+/* A number field that must be finite and non-negative when present; *present says whether it
+ * was there. */
+static prx_status get_number(const cJSON *obj, const char *where, const char *key, double *v,
+                             int *present) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *present = it != NULL;
+  if (!it) return PRX_OK;
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s \"%s\" must be a number", where, key);
+  *v = it->valuedouble;
+  return PRX_OK;
+}
+
+static prx_status parse_global(const cJSON *g, prx_sigmf_read_meta *m) {
+  const cJSON *dt = cJSON_GetObjectItemCaseSensitive(g, "core:datatype");
+  if (!dt) return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: global has no \"core:datatype\"");
+  if (!cJSON_IsString(dt))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: global \"core:datatype\" must be a string");
+  prx_status st = prx_sigmf_parse_datatype(dt->valuestring, &m->info.format);
+  if (st) return st;
+
+  double v = 0;
+  int present;
+  if ((st = get_number(g, "global", "core:sample_rate", &v, &present))) return st;
+  if (present && !(v > 0))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: core:sample_rate must be positive, got %g", v);
+  m->info.sample_rate = present ? v : 0;
+
+  if ((st = get_number(g, "global", "core:num_channels", &v, &present))) return st;
+  if (present && v != 1)
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "SigMF metadata: core:num_channels is %g; polyrx reads single-channel "
+                    "recordings only",
+                    v);
+
+  const cJSON *mo = cJSON_GetObjectItemCaseSensitive(g, "core:metadata_only");
+  if (mo && cJSON_IsTrue(mo))
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "SigMF metadata: core:metadata_only is true: the recording has no samples");
+
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(g, "core:version");
+  if (ver && !cJSON_IsString(ver))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: global \"core:version\" must be a string");
+
+  const cJSON *ds = cJSON_GetObjectItemCaseSensitive(g, "core:dataset");
+  if (ds) {
+    if (!cJSON_IsString(ds) || !ds->valuestring[0] || strchr(ds->valuestring, '/'))
+      return prx_fail(PRX_ERR_FORMAT,
+                      "SigMF metadata: \"core:dataset\" must be a file name beside the metadata");
+    m->dataset = strdup(ds->valuestring);
+    if (!m->dataset) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  }
+  return PRX_OK;
+}
+
+static prx_status parse_captures(const cJSON *caps, prx_sigmf_read_meta *m) {
+  int i = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, caps) {
+    if (!cJSON_IsObject(c))
+      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: captures[%d] is not an object", i);
+    char where[32];
+    snprintf(where, sizeof where, "captures[%d]", i);
+    double v = 0;
+    int present;
+    prx_status st = get_number(c, where, "core:sample_start", &v, &present);
+    if (st) return st;
+    if (present && (v < 0 || v != floor(v)))
+      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s core:sample_start must be a sample index",
+                      where);
+    if ((st = get_number(c, where, "core:header_bytes", &v, &present))) return st;
+    if (present && (v < 0 || v != floor(v) || v > 1e15))
+      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s core:header_bytes must be a byte count",
+                      where);
+    if (present && v > 0 && i > 0)
+      return prx_fail(PRX_ERR_UNSUPPORTED,
+                      "SigMF metadata: %s has core:header_bytes (headers inside the data file) "
+                      "which polyrx does not read",
+                      where);
+    if (i == 0) {
+      m->header_bytes = present ? (uint64_t)v : 0;
+      if ((st = get_number(c, where, "core:frequency", &v, &present))) return st;
+      m->info.center_freq = present ? v : 0;
+    }
+    i++;
+  }
+  return PRX_OK;
+}
+
+prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_read_meta *m) {
+  if (!m) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL output");
+  memset(m, 0, sizeof *m);
+  if (!text) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL text");
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  if (!root) {
+    const char *at = end; /* cJSON points it at the error (thread-safe, unlike GetErrorPtr) */
+    size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len;
+    /* line number of the error, for a human fixing the file */
+    size_t line = 1;
+    for (size_t i = 0; i < off; i++) line += text[i] == '\n';
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata is not valid JSON (near byte %zu, line %zu)",
+                    off, line);
+  }
+  /* only white space may follow the top-level object */
+  for (const char *p = end; p && p < text + len; p++) {
+    if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
+      cJSON_Delete(root);
+      return prx_fail(PRX_ERR_FORMAT,
+                      "SigMF metadata has trailing text after the JSON object "
+                      "(byte %zu)",
+                      (size_t)(p - text));
+    }
+  }
+  prx_status st = PRX_OK;
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "global");
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive(root, "captures");
+  if (!cJSON_IsObject(root))
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata must be a JSON object");
+  else if (!g)
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata has no \"global\" object");
+  else if (!cJSON_IsObject(g))
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata: \"global\" must be an object");
+  else if (!caps)
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata has no \"captures\" array");
+  else if (!cJSON_IsArray(caps))
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata: \"captures\" must be an array");
+  if (!st) st = parse_global(g, m);
+  if (!st) st = parse_captures(caps, m);
+  m->info.is_sigmf = 1;
+  cJSON_Delete(root);
+  if (st) {
+    free(m->dataset);
+    m->dataset = NULL;
+  }
+  return st;
+}
+
+prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info) {
+  if (!info) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL output");
+  prx_sigmf_read_meta m;
+  prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
+  free(m.dataset);
+  if (!st) *info = m.info;
+  return st;
+}

@@ -1,0 +1,342 @@
+/* Streaming SigMF writer (SigMF specification v1.0.0): samples are appended to BASE.sigmf-data
+ * as they come, through a FILE buffer; the metadata is built with cJSON and written at close to
+ * BASE.sigmf-meta (through a temporary file and a rename, so a reader never sees half of it).
+ * The first write error is kept and returned by every later call and by close: a full disk is
+ * never silent. */
+#include "io_internal.h"
+
+#include "../core/internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct prx_sigmf_writer {
+  FILE *data;
+  char *base, *data_path;
+  prx_sigmf_meta meta; /* strings point at copies owned here */
+  char *strings[4];
+  cJSON *fields;     /* global fields set by the caller, in the order set */
+  cJSON *extensions; /* core:extensions */
+  uint64_t samples;
+  size_t sample_size;
+  prx_status err; /* first error, sticky */
+  char err_msg[600];
+};
+
+prx_sigmf_meta prx_sigmf_meta_default(void) {
+  prx_sigmf_meta m;
+  memset(&m, 0, sizeof m);
+  m.format = PRX_CF32;
+  return m;
+}
+
+static char *concat2(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *s = malloc(na + nb + 1);
+  if (!s) return NULL;
+  memcpy(s, a, na);
+  memcpy(s + na, b, nb + 1);
+  return s;
+}
+
+/* Records the writer's first error (and raises it as this thread's error). */
+static prx_status keep(prx_sigmf_writer *w, prx_status st) {
+  if (!w->err) {
+    w->err = st;
+    snprintf(w->err_msg, sizeof w->err_msg, "%s", prx_last_error());
+  }
+  return st;
+}
+
+static prx_status raise_kept(const prx_sigmf_writer *w) {
+  return prx_fail(w->err, "%s", w->err_msg);
+}
+
+static void free_writer(prx_sigmf_writer *w) {
+  if (w->data) fclose(w->data);
+  for (size_t i = 0; i < 4; i++) free(w->strings[i]);
+  cJSON_Delete(w->fields);
+  cJSON_Delete(w->extensions);
+  free(w->base);
+  free(w->data_path);
+  free(w);
+}
+
+prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
+                                 prx_sigmf_writer **out) {
+  if (!out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open: NULL output pointer");
+  *out = NULL;
+  if (!base || !base[0] || !meta)
+    return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open: no base path or metadata");
+  if (meta->format != PRX_CF32 && meta->format != PRX_CI16 && meta->format != PRX_CI8 &&
+      meta->format != PRX_CU8)
+    return prx_fail(PRX_ERR_INVALID, "SigMF writer: format must be cf32, ci16, ci8 or cu8 (got %d)",
+                    (int)meta->format);
+  if (!(meta->sample_rate > 0 && isfinite(meta->sample_rate)))
+    return prx_fail(PRX_ERR_INVALID, "SigMF writer: sample rate must be positive, got %g",
+                    meta->sample_rate);
+  if (!isfinite(meta->center_freq))
+    return prx_fail(PRX_ERR_INVALID, "SigMF writer: centre frequency must be finite");
+  prx_sigmf_writer *w = calloc(1, sizeof *w);
+  if (!w) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
+  w->meta = *meta;
+  w->sample_size = prx_format_size(meta->format);
+  const char *src[4] = {meta->description, meta->author, meta->hw, meta->datetime};
+  int nomem = 0;
+  for (size_t i = 0; i < 4; i++)
+    if (src[i] && !(w->strings[i] = strdup(src[i]))) nomem = 1;
+  w->meta.description = w->strings[0];
+  w->meta.author = w->strings[1];
+  w->meta.hw = w->strings[2];
+  w->meta.datetime = w->strings[3];
+  w->base = strdup(base);
+  w->data_path = concat2(base, ".sigmf-data");
+  w->fields = cJSON_CreateObject();
+  w->extensions = cJSON_CreateArray();
+  if (nomem || !w->base || !w->data_path || !w->fields || !w->extensions) {
+    free_writer(w);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
+  }
+  w->data = fopen(w->data_path, "wbe");
+  if (!w->data) {
+    prx_status st = prx_fail(PRX_ERR_IO, "cannot create '%s': %s", w->data_path, strerror(errno));
+    free_writer(w);
+    return st;
+  }
+  *out = w;
+  return PRX_OK;
+}
+
+prx_status prx_sigmf_writer_add_extension(prx_sigmf_writer *w, const char *name,
+                                          const char *version, int optional) {
+  if (!w || !name || !version)
+    return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_add_extension: NULL argument");
+  if (!name[0] || strchr(name, ':') || !strcmp(name, "core") || !version[0])
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF extension name must be a non-empty namespace without ':' (not core), "
+                    "with a version: got '%s' '%s'",
+                    name, version);
+  cJSON *e = cJSON_CreateObject();
+  if (!e || !cJSON_AddStringToObject(e, "name", name) ||
+      !cJSON_AddStringToObject(e, "version", version) ||
+      !cJSON_AddBoolToObject(e, "optional", optional != 0)) {
+    cJSON_Delete(e);
+    return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  }
+  /* declared again: the new declaration replaces the old one */
+  int i = 0;
+  const cJSON *old;
+  cJSON_ArrayForEach(old, w->extensions) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(old, "name");
+    if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) {
+      cJSON_ReplaceItemInArray(w->extensions, i, e);
+      return PRX_OK;
+    }
+    i++;
+  }
+  cJSON_AddItemToArray(w->extensions, e);
+  return PRX_OK;
+}
+
+/* A key the caller may set: "namespace:name" with core or a declared namespace, and not one
+ * of the fields the writer owns. */
+static prx_status check_key(const prx_sigmf_writer *w, const char *key) {
+  const char *colon = key ? strchr(key, ':') : NULL;
+  if (!colon || colon == key || !colon[1] || strchr(colon + 1, ':'))
+    return prx_fail(PRX_ERR_INVALID, "SigMF field name must be \"namespace:name\", got '%s'",
+                    key ? key : "(null)");
+  size_t ns_len = (size_t)(colon - key);
+  if (ns_len == 4 && !strncmp(key, "core", 4)) {
+    static const char *const owned[] = {"datatype", "sample_rate", "version", "extensions"};
+    for (size_t i = 0; i < 4; i++)
+      if (!strcmp(colon + 1, owned[i]))
+        return prx_fail(PRX_ERR_INVALID, "SigMF field %s is written by the writer itself", key);
+    return PRX_OK;
+  }
+  const cJSON *e;
+  cJSON_ArrayForEach(e, w->extensions) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+    if (strlen(n->valuestring) == ns_len && !strncmp(n->valuestring, key, ns_len)) return PRX_OK;
+  }
+  return prx_fail(
+      PRX_ERR_INVALID,
+      "SigMF field %s: namespace '%.*s' is not declared (prx_sigmf_writer_add_extension)", key,
+      (int)ns_len, key);
+}
+
+static prx_status set_field(prx_sigmf_writer *w, const char *key, cJSON *value) {
+  if (!value) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  prx_status st = check_key(w, key);
+  if (st) {
+    cJSON_Delete(value);
+    return st;
+  }
+  if (cJSON_GetObjectItemCaseSensitive(w->fields, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(w->fields, key, value);
+  else
+    cJSON_AddItemToObject(w->fields, key, value);
+  return PRX_OK;
+}
+
+prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, double value) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_set_number: NULL writer");
+  if (!isfinite(value))
+    return prx_fail(PRX_ERR_INVALID, "SigMF field %s: %g is not a JSON number", key ? key : "?",
+                    value);
+  return set_field(w, key, cJSON_CreateNumber(value));
+}
+
+prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value) {
+  if (!w || !value) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_set_string: NULL argument");
+  return set_field(w, key, cJSON_CreateString(value));
+}
+
+prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: NULL writer");
+  if (w->err) return raise_kept(w);
+  if (n == 0) return PRX_OK;
+  if (!samples) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: NULL samples");
+  const unsigned char *p = samples;
+  size_t done = 0;
+  if (PRX_HOST_BIG_ENDIAN && w->sample_size > 2) {
+    /* stored little-endian: swap through a small bounce buffer */
+    unsigned char tmp[4096];
+    size_t per = sizeof tmp / w->sample_size;
+    while (done < n) {
+      size_t k = n - done < per ? n - done : per;
+      memcpy(tmp, p + done * w->sample_size, k * w->sample_size);
+      prx_io_swap_samples(w->meta.format, tmp, k);
+      if (fwrite(tmp, w->sample_size, k, w->data) != k) break;
+      done += k;
+    }
+  } else {
+    done = fwrite(p, w->sample_size, n, w->data);
+  }
+  if (done != n)
+    return keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path,
+                            strerror(errno ? errno : EIO)));
+  w->samples += n;
+  return PRX_OK;
+}
+
+uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w) { return w ? w->samples : 0; }
+
+/* The metadata document. */
+static cJSON *build_meta(prx_sigmf_writer *w) {
+  cJSON *root = cJSON_CreateObject(), *g = cJSON_CreateObject(), *caps = cJSON_CreateArray(),
+        *cap = cJSON_CreateObject(), *ann = cJSON_CreateArray();
+  if (!root || !g || !caps || !cap || !ann) {
+    cJSON_Delete(root);
+    cJSON_Delete(g);
+    cJSON_Delete(caps);
+    cJSON_Delete(cap);
+    cJSON_Delete(ann);
+    return NULL;
+  }
+  cJSON_AddItemToObject(root, "global", g);
+  cJSON_AddItemToObject(root, "captures", caps);
+  cJSON_AddItemToArray(caps, cap);
+  cJSON_AddItemToObject(root, "annotations", ann);
+  int ok = cJSON_AddStringToObject(g, "core:datatype", prx_sigmf_datatype_name(w->meta.format)) &&
+           cJSON_AddNumberToObject(g, "core:sample_rate", w->meta.sample_rate) &&
+           cJSON_AddStringToObject(g, "core:version", "1.0.0") &&
+           cJSON_AddStringToObject(g, "core:recorder", "polyrx");
+  if (ok && w->meta.description)
+    ok = cJSON_AddStringToObject(g, "core:description", w->meta.description) != NULL;
+  if (ok && w->meta.author) ok = cJSON_AddStringToObject(g, "core:author", w->meta.author) != NULL;
+  if (ok && w->meta.hw) ok = cJSON_AddStringToObject(g, "core:hw", w->meta.hw) != NULL;
+  if (ok && cJSON_GetArraySize(w->extensions) > 0) {
+    cJSON_AddItemToObject(g, "core:extensions", w->extensions);
+    w->extensions = NULL;
+  }
+  /* the caller's fields, moved over (a core field set by the caller replaces the default) */
+  while (ok && w->fields->child) {
+    cJSON *f = cJSON_DetachItemViaPointer(w->fields, w->fields->child);
+    if (cJSON_GetObjectItemCaseSensitive(g, f->string))
+      cJSON_ReplaceItemInObjectCaseSensitive(g, f->string, f);
+    else
+      cJSON_AddItemToObject(g, f->string, f);
+  }
+  if (ok)
+    ok = cJSON_AddNumberToObject(cap, "core:sample_start", 0) &&
+         cJSON_AddNumberToObject(cap, "core:frequency", w->meta.center_freq);
+  if (ok && w->meta.datetime)
+    ok = cJSON_AddStringToObject(cap, "core:datetime", w->meta.datetime) != NULL;
+  if (!ok) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}
+
+static prx_status write_meta(prx_sigmf_writer *w) {
+  cJSON *root = build_meta(w);
+  char *text = root ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
+  char *meta_path = concat2(w->base, ".sigmf-meta");
+  char *tmp_path = meta_path ? concat2(meta_path, ".tmp") : NULL;
+  prx_status st = PRX_OK;
+  if (!tmp_path) {
+    st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+  } else {
+    FILE *f = fopen(tmp_path, "we");
+    size_t len = strlen(text);
+    if (!f) {
+      st = prx_fail(PRX_ERR_IO, "cannot create '%s': %s", tmp_path, strerror(errno));
+    } else {
+      int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF;
+      int e = errno;
+      if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+      }
+      if (bad) {
+        st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", tmp_path, strerror(e ? e : EIO));
+        remove(tmp_path);
+      } else if (rename(tmp_path, meta_path) != 0) {
+        st = prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp_path, meta_path,
+                      strerror(errno));
+        remove(tmp_path);
+      }
+    }
+  }
+  free(text);
+  free(meta_path);
+  free(tmp_path);
+  return st;
+}
+
+prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
+  if (!w) return PRX_OK;
+  /* every buffered byte is written and checked before the file is called finished */
+  FILE *f = w->data;
+  w->data = NULL;
+  errno = 0;
+  int bad = fflush(f) != 0 || ferror(f);
+  int e = errno;
+  if (fclose(f) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  if (bad)
+    keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
+  /* the metadata is written even after a data error, so what is on disk is described */
+  prx_status st = write_meta(w);
+  if (st) keep(w, st);
+  st = w->err ? raise_kept(w) : PRX_OK;
+  free_writer(w);
+  return st;
+}
+
+void prx_sigmf_writer_discard(prx_sigmf_writer *w) {
+  if (!w) return;
+  fclose(w->data);
+  w->data = NULL;
+  remove(w->data_path);
+  free_writer(w);
+}

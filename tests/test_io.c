@@ -1,0 +1,648 @@
+/* I/O: the raw/stdin/SigMF reader (every format, any chunking, pipes with short reads, a
+ * truncated stream), SigMF metadata parsing (good and malformed), and the SigMF writer (round
+ * trip through cJSON, write errors). */
+#include "testutil.h"
+
+#include "polyrx/io.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static char *tmp_path(const char *name) {
+  static char buf[4][512];
+  static int i;
+  char *p = buf[i++ % 4];
+  snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
+  return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(data, 1, n, f) != n || fclose(f)) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(1);
+  }
+}
+
+static unsigned char *random_bytes(test_rng *rng, size_t n) {
+  unsigned char *b = malloc(n ? n : 1);
+  for (size_t i = 0; i < n; i++) b[i] = (unsigned char)test_rng_u64(rng);
+  return b;
+}
+
+/* Reads all of r in chunks of random size 1..max_chunk; returns the bytes and the status that
+ * ended the stream (PRX_OK at a clean end). */
+static unsigned char *read_all(prx_iq_reader *r, test_rng *rng, size_t max_chunk, size_t *n_samples,
+                               prx_status *end) {
+  size_t ss = prx_format_size(prx_iq_reader_info(r)->format), cap = 1 << 16, n = 0;
+  unsigned char *all = malloc(cap * ss);
+  unsigned char *chunk = malloc(max_chunk * ss);
+  *end = PRX_OK;
+  for (;;) {
+    size_t want = 1 + test_rng_u64(rng) % max_chunk, got = 0;
+    prx_status st = prx_iq_read(r, chunk, want, &got);
+    if (st) {
+      *end = st;
+      break;
+    }
+    CHECK(got <= want, "read returned %zu > %zu samples", got, want);
+    if (got == 0) break;
+    while (n + got > cap) all = realloc(all, (cap *= 2) * ss);
+    memcpy(all + n * ss, chunk, got * ss);
+    n += got;
+  }
+  free(chunk);
+  *n_samples = n;
+  return all;
+}
+
+static void test_raw_formats(test_rng *rng) {
+  const prx_format fmts[] = {PRX_CF32, PRX_CI16, PRX_CI8, PRX_CU8};
+  for (size_t f = 0; f < 4; f++) {
+    size_t ss = prx_format_size(fmts[f]), n = 5000 + test_rng_u64(rng) % 3000;
+    unsigned char *data = random_bytes(rng, n * ss);
+    write_file(tmp_path("raw.bin"), data, n * ss);
+    const size_t chunks[] = {1, 7, 1000, 100000};
+    for (size_t c = 0; c < 4; c++) {
+      prx_iq_reader *r = NULL;
+      CHECK_OK(prx_iq_open(tmp_path("raw.bin"), fmts[f], &r));
+      if (!r) continue;
+      const prx_iq_info *info = prx_iq_reader_info(r);
+      CHECK(info->format == fmts[f] && !info->is_sigmf && info->sample_rate == 0,
+            "raw info: format %d sigmf %d rate %g", (int)info->format, info->is_sigmf,
+            info->sample_rate);
+      size_t got;
+      prx_status end;
+      unsigned char *back = read_all(r, rng, chunks[c], &got, &end);
+      CHECK(end == PRX_OK, "%s chunk %zu: stream ended with %s: %s", prx_format_name(fmts[f]),
+            chunks[c], prx_strerror(end), prx_last_error());
+      CHECK(got == n && !memcmp(back, data, n * ss), "%s chunk %zu: read %zu of %zu samples",
+            prx_format_name(fmts[f]), chunks[c], got, n);
+      CHECK(prx_iq_reader_samples(r) == n, "sample counter %llu, expected %zu",
+            (unsigned long long)prx_iq_reader_samples(r), n);
+      /* the end is sticky */
+      size_t again = 1;
+      CHECK(prx_iq_read(r, back, 4, &again) == PRX_OK && again == 0, "read after the end");
+      free(back);
+      prx_iq_close(r);
+    }
+    free(data);
+  }
+}
+
+/* A stream fed through a pipe by a child in pieces of random sizes (short reads, samples split
+ * across reads), ending cleanly or inside a sample. */
+static void test_pipe(test_rng *rng, size_t extra_bytes) {
+  size_t ss = 4, n = 20000, total = n * ss + extra_bytes;
+  unsigned char *data = random_bytes(rng, total);
+  int fds[2];
+  if (pipe(fds)) {
+    perror("pipe");
+    exit(1);
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    test_rng crng;
+    test_rng_seed(&crng, 99);
+    for (size_t off = 0; off < total;) {
+      size_t piece = 1 + test_rng_u64(&crng) % 777;
+      if (piece > total - off) piece = total - off;
+      if (write(fds[1], data + off, piece) != (ssize_t)piece) _exit(1);
+      off += piece;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  int saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open("-", PRX_CI16, &r));
+  size_t got = 0;
+  prx_status end = PRX_OK;
+  unsigned char *back = r ? read_all(r, rng, 3000, &got, &end) : NULL;
+  if (extra_bytes == 0) {
+    CHECK(end == PRX_OK, "pipe: ended with %s: %s", prx_strerror(end), prx_last_error());
+  } else {
+    CHECK(end == PRX_ERR_TRUNCATED, "pipe with %zu stray bytes: ended with %s", extra_bytes,
+          prx_strerror(end));
+    char want[64];
+    snprintf(want, sizeof want, "%zu leftover byte", extra_bytes);
+    CHECK(strstr(prx_last_error(), want) && strstr(prx_last_error(), "standard input"),
+          "truncation message '%s' should say '%s' and name the input", prx_last_error(), want);
+  }
+  CHECK(got == n && back && !memcmp(back, data, n * ss), "pipe: read %zu of %zu samples", got, n);
+  free(back);
+  prx_iq_close(r);
+  dup2(saved, 0);
+  close(saved);
+  int status;
+  waitpid(pid, &status, 0);
+  free(data);
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/* A signal during a wait with no complete sample: PRX_ERR_IO "interrupted", and the stream goes
+ * on intact afterwards (the 3 bytes of a sample begun before the signal are kept). */
+static void test_interrupted(void) {
+  int fds[2];
+  if (pipe(fds)) return;
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm; /* no SA_RESTART: read(2) returns EINTR */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, &old);
+  int saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open("-", PRX_CI16, &r));
+  const unsigned char bytes[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  if (write(fds[1], bytes, 3) != 3) perror("write");
+  struct itimerval it = {{0, 0}, {0, 50000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  unsigned char buf[64];
+  size_t n = 99;
+  prx_status st = prx_iq_read(r, buf, 4, &n);
+  CHECK(st == PRX_ERR_IO && n == 0 && strstr(prx_last_error(), "interrupted"),
+        "interrupted wait: %s n=%zu '%s'", prx_strerror(st), n, prx_last_error());
+  if (write(fds[1], bytes + 3, 5) != 5) perror("write");
+  close(fds[1]);
+  CHECK_OK(prx_iq_read(r, buf, 4, &n));
+  CHECK(n == 2 && !memcmp(buf, bytes, 8), "after the interruption: %zu samples", n);
+  CHECK_OK(prx_iq_read(r, buf, 4, &n));
+  CHECK(n == 0, "end after the interruption");
+  prx_iq_close(r);
+  dup2(saved, 0);
+  close(saved);
+  sigaction(SIGALRM, &old, NULL);
+}
+
+static void test_truncated_file(test_rng *rng) {
+  /* cf32: 8 bytes a sample; a file of 1001 samples and 5 bytes */
+  size_t n = 1001;
+  unsigned char *data = random_bytes(rng, n * 8 + 5);
+  write_file(tmp_path("cut.cf32"), data, n * 8 + 5);
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open(tmp_path("cut.cf32"), PRX_CF32, &r));
+  size_t got = 0;
+  prx_status end;
+  unsigned char *back = read_all(r, rng, 64, &got, &end);
+  CHECK(end == PRX_ERR_TRUNCATED, "truncated cf32: ended with %s", prx_strerror(end));
+  CHECK(strstr(prx_last_error(), "5 leftover byte") && strstr(prx_last_error(), "1001"),
+        "message '%s' should give the 5 leftover bytes after 1001 samples", prx_last_error());
+  CHECK(got == n && !memcmp(back, data, n * 8), "truncated: %zu of %zu whole samples read", got, n);
+  /* it stays an error; it never turns into a clean end */
+  size_t again;
+  CHECK(prx_iq_read(r, back, 4, &again) == PRX_ERR_TRUNCATED && again == 0,
+        "truncation not sticky");
+  prx_iq_close(r);
+  /* fewer bytes than one sample */
+  write_file(tmp_path("tiny.ci16"), data, 3);
+  CHECK_OK(prx_iq_open(tmp_path("tiny.ci16"), PRX_CI16, &r));
+  CHECK(prx_iq_read(r, back, 10, &again) == PRX_ERR_TRUNCATED && again == 0,
+        "3-byte ci16 file must be truncated");
+  prx_iq_close(r);
+  /* empty file: a clean, empty stream */
+  write_file(tmp_path("empty.cu8"), data, 0);
+  CHECK_OK(prx_iq_open(tmp_path("empty.cu8"), PRX_CU8, &r));
+  CHECK(prx_iq_read(r, back, 10, &again) == PRX_OK && again == 0, "empty file");
+  prx_iq_close(r);
+  free(back);
+  free(data);
+}
+
+static void test_open_errors(void) {
+  prx_iq_reader *r = (prx_iq_reader *)1;
+  CHECK(prx_iq_open(tmp_path("does-not-exist"), PRX_CF32, &r) == PRX_ERR_IO && r == NULL,
+        "missing file must fail with PRX_ERR_IO");
+  CHECK(strstr(prx_last_error(), "does-not-exist") && strstr(prx_last_error(), "No such file"),
+        "message '%s' should name the file and the reason", prx_last_error());
+  CHECK(prx_iq_open(tmpdir, PRX_CF32, &r) != PRX_OK, "a directory is not a sample file");
+  CHECK(prx_iq_open(tmp_path("x"), PRX_CF16, &r) == PRX_ERR_INVALID, "cf16 input is refused");
+  CHECK(prx_iq_open(tmp_path("x"), (prx_format)42, &r) == PRX_ERR_INVALID, "bad format refused");
+  CHECK(prx_iq_open(NULL, PRX_CF32, &r) == PRX_ERR_INVALID, "NULL path refused");
+  CHECK(prx_iq_open(tmp_path("x"), PRX_CF32, NULL) == PRX_ERR_INVALID, "NULL out refused");
+  write_file(tmp_path("rec.sigmf"), "x", 1);
+  CHECK(prx_iq_open(tmp_path("rec.sigmf"), PRX_CF32, &r) == PRX_ERR_UNSUPPORTED &&
+            strstr(prx_last_error(), "archive"),
+        "a .sigmf archive is refused clearly: '%s'", prx_last_error());
+  size_t n;
+  char buf[8];
+  CHECK(prx_iq_read(NULL, buf, 1, &n) == PRX_ERR_INVALID, "read on NULL reader");
+  prx_iq_close(NULL);
+}
+
+static void test_datatypes(void) {
+  static const struct {
+    const char *name;
+    prx_status st;
+    prx_format f;
+    const char *word;
+  } cases[] = {
+      {"cf32_le", PRX_OK, PRX_CF32, NULL},
+      {"ci16_le", PRX_OK, PRX_CI16, NULL},
+      {"ci8", PRX_OK, PRX_CI8, NULL},
+      {"cu8", PRX_OK, PRX_CU8, NULL},
+      {"cf32_be", PRX_ERR_UNSUPPORTED, 0, "big-endian"},
+      {"ci16_be", PRX_ERR_UNSUPPORTED, 0, "big-endian"},
+      {"rf32_le", PRX_ERR_UNSUPPORTED, 0, "real"},
+      {"ru8", PRX_ERR_UNSUPPORTED, 0, "real"},
+      {"cf64_le", PRX_ERR_UNSUPPORTED, 0, "not supported"},
+      {"ci32_le", PRX_ERR_UNSUPPORTED, 0, "not supported"},
+      {"cu16_le", PRX_ERR_UNSUPPORTED, 0, "not supported"},
+      {"cf32", PRX_ERR_FORMAT, 0, "not a SigMF"},
+      {"ci8_le", PRX_ERR_FORMAT, 0, "not a SigMF"},
+      {"CF32_LE", PRX_ERR_FORMAT, 0, "not a SigMF"},
+      {"", PRX_ERR_FORMAT, 0, "not a SigMF"},
+      {"xf32_le", PRX_ERR_FORMAT, 0, "not a SigMF"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    prx_format f = PRX_CF16;
+    prx_status st = prx_sigmf_parse_datatype(cases[i].name, &f);
+    CHECK(st == cases[i].st, "datatype '%s': %s, expected %s", cases[i].name, prx_strerror(st),
+          prx_strerror(cases[i].st));
+    if (st == PRX_OK && cases[i].st == PRX_OK)
+      CHECK(f == cases[i].f, "datatype '%s' parsed as %d", cases[i].name, (int)f);
+    if (cases[i].word)
+      CHECK(strstr(prx_last_error(), cases[i].word) && strstr(prx_last_error(), cases[i].name),
+            "datatype '%s': message '%s' should contain '%s'", cases[i].name, prx_last_error(),
+            cases[i].word);
+  }
+  CHECK(!strcmp(prx_sigmf_datatype_name(PRX_CI16), "ci16_le") && !prx_sigmf_datatype_name(PRX_CF16),
+        "datatype names");
+}
+
+static void test_meta_parse(void) {
+  const char *good = "{\"global\": {\"core:datatype\": \"ci16_le\", \"core:sample_rate\": 6553600,"
+                     " \"core:version\": \"1.0.0\", \"other:thing\": [1,2,{}]},"
+                     " \"captures\": [{\"core:sample_start\": 0, \"core:frequency\": 1.4204e9}],"
+                     " \"annotations\": []}\n";
+  prx_iq_info info;
+  memset(&info, 0, sizeof info);
+  CHECK_OK(prx_sigmf_parse_meta(good, strlen(good), &info));
+  CHECK(info.format == PRX_CI16 && info.sample_rate == 6553600 && info.center_freq == 1.4204e9 &&
+            info.is_sigmf == 1,
+        "good meta parsed as format %d rate %g freq %g", (int)info.format, info.sample_rate,
+        info.center_freq);
+  /* length-bounded: the text need not be NUL-terminated, and what follows len is not read */
+  char *copy = malloc(strlen(good) + 10);
+  memcpy(copy, good, strlen(good));
+  memcpy(copy + strlen(good), "garbage!!", 9);
+  CHECK_OK(prx_sigmf_parse_meta(copy, strlen(good), &info));
+  free(copy);
+  /* optional fields absent: rate and frequency 0 (unknown) */
+  const char *minimal = "{\"global\":{\"core:datatype\":\"cu8\"},\"captures\":[]}";
+  CHECK_OK(prx_sigmf_parse_meta(minimal, strlen(minimal), &info));
+  CHECK(info.format == PRX_CU8 && info.sample_rate == 0 && info.center_freq == 0,
+        "minimal meta: rate %g freq %g", info.sample_rate, info.center_freq);
+
+  static const struct {
+    const char *text;
+    prx_status st;
+    const char *word;
+  } bad[] = {
+      {"", PRX_ERR_FORMAT, "not valid JSON"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": [", PRX_ERR_FORMAT,
+       "not valid JSON"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\",}, \"captures\": []}", PRX_ERR_FORMAT,
+       "not valid JSON"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": []} {}", PRX_ERR_FORMAT,
+       "trailing"},
+      {"[1, 2]", PRX_ERR_FORMAT, "JSON object"},
+      {"{\"captures\": []}", PRX_ERR_FORMAT, "global"},
+      {"{\"global\": 3, \"captures\": []}", PRX_ERR_FORMAT, "global"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}}", PRX_ERR_FORMAT, "captures"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": {}}", PRX_ERR_FORMAT,
+       "captures"},
+      {"{\"global\": {\"core:sample_rate\": 1e6}, \"captures\": []}", PRX_ERR_FORMAT,
+       "core:datatype"},
+      {"{\"global\": {\"core:datatype\": 5}, \"captures\": []}", PRX_ERR_FORMAT, "core:datatype"},
+      {"{\"global\": {\"core:datatype\": \"ci16_be\"}, \"captures\": []}", PRX_ERR_UNSUPPORTED,
+       "big-endian"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": \"1M\"}, "
+       "\"captures\": []}",
+       PRX_ERR_FORMAT, "core:sample_rate"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": -5}, \"captures\": []}",
+       PRX_ERR_FORMAT, "core:sample_rate"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 0}, \"captures\": []}",
+       PRX_ERR_FORMAT, "core:sample_rate"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\", \"core:num_channels\": 2}, \"captures\": []}",
+       PRX_ERR_UNSUPPORTED, "num_channels"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\", \"core:metadata_only\": true}, "
+       "\"captures\": []}",
+       PRX_ERR_UNSUPPORTED, "metadata_only"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": [{\"core:frequency\": "
+       "\"fast\"}]}",
+       PRX_ERR_FORMAT, "core:frequency"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": [7]}", PRX_ERR_FORMAT,
+       "captures[0]"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": [{\"core:sample_start\": "
+       "-1}]}",
+       PRX_ERR_FORMAT, "sample_start"},
+      {"{\"global\": {\"core:datatype\": \"cf32_le\"}, \"captures\": [{}, {\"core:header_bytes\": "
+       "16}]}",
+       PRX_ERR_UNSUPPORTED, "header_bytes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    prx_status st = prx_sigmf_parse_meta(bad[i].text, strlen(bad[i].text), &info);
+    CHECK(st == bad[i].st, "bad meta %zu (%s): %s, expected %s", i, bad[i].text, prx_strerror(st),
+          prx_strerror(bad[i].st));
+    CHECK(strstr(prx_last_error(), bad[i].word), "bad meta %zu: message '%s' lacks '%s'", i,
+          prx_last_error(), bad[i].word);
+  }
+  /* every prefix of a good file is malformed, never a crash */
+  for (size_t n = 0; n + 1 < strlen(good); n++)
+    CHECK(prx_sigmf_parse_meta(good, n, &info) != PRX_OK, "prefix of %zu bytes accepted", n);
+  CHECK(prx_sigmf_parse_meta(NULL, 0, &info) == PRX_ERR_INVALID, "NULL text");
+}
+
+static void test_sigmf_read(test_rng *rng) {
+  size_t n = 3000;
+  unsigned char *data = random_bytes(rng, n * 2 + 16);
+  const char *meta = "{\"global\": {\"core:datatype\": \"cu8\", \"core:sample_rate\": 2.4e6, "
+                     "\"core:version\": \"1.0.0\"}, \"captures\": [{\"core:sample_start\": 0, "
+                     "\"core:frequency\": 100e6}], \"annotations\": []}";
+  write_file(tmp_path("rec.sigmf-meta"), meta, strlen(meta));
+  write_file(tmp_path("rec.sigmf-data"), data, n * 2);
+  const char *names[] = {"rec.sigmf-meta", "rec.sigmf-data", "rec"};
+  for (size_t i = 0; i < 3; i++) {
+    prx_iq_reader *r = NULL;
+    CHECK_OK(prx_iq_open(tmp_path(names[i]), PRX_CF32, &r));
+    if (!r) continue;
+    const prx_iq_info *info = prx_iq_reader_info(r);
+    CHECK(info->is_sigmf && info->format == PRX_CU8 && info->sample_rate == 2.4e6 &&
+              info->center_freq == 100e6,
+          "%s: sigmf %d format %d rate %g freq %g", names[i], info->is_sigmf, (int)info->format,
+          info->sample_rate, info->center_freq);
+    size_t got;
+    prx_status end;
+    unsigned char *back = read_all(r, rng, 500, &got, &end);
+    CHECK(end == PRX_OK && got == n && !memcmp(back, data, n * 2), "%s: read %zu of %zu samples",
+          names[i], got, n);
+    free(back);
+    prx_iq_close(r);
+  }
+  /* the recording's format must agree with one given explicitly */
+  prx_iq_reader *r = NULL;
+  CHECK(prx_iq_open(tmp_path("rec"), PRX_CI16, &r) == PRX_ERR_INVALID &&
+            strstr(prx_last_error(), "cu8"),
+        "format mismatch with the recording: '%s'", prx_last_error());
+  CHECK_OK(prx_iq_open(tmp_path("rec"), PRX_CU8, &r));
+  prx_iq_close(r);
+  /* a data file with a stray byte is truncated */
+  write_file(tmp_path("rec.sigmf-data"), data, n * 2 + 1);
+  CHECK_OK(prx_iq_open(tmp_path("rec.sigmf-meta"), PRX_CF32, &r));
+  size_t got;
+  prx_status end;
+  unsigned char *back = read_all(r, rng, 4096, &got, &end);
+  CHECK(end == PRX_ERR_TRUNCATED && got == n, "sigmf with a stray byte: %s after %zu samples",
+        prx_strerror(end), got);
+  free(back);
+  prx_iq_close(r);
+  /* header bytes and a non-conforming dataset name */
+  const char *meta2 =
+      "{\"global\": {\"core:datatype\": \"ci8\", \"core:dataset\": \"capture.raw\"},"
+      " \"captures\": [{\"core:sample_start\": 0, \"core:header_bytes\": 16}]}";
+  write_file(tmp_path("hdr.sigmf-meta"), meta2, strlen(meta2));
+  write_file(tmp_path("capture.raw"), data, n * 2 + 16);
+  CHECK_OK(prx_iq_open(tmp_path("hdr"), PRX_CF32, &r));
+  if (r) {
+    back = read_all(r, rng, 4096, &got, &end);
+    CHECK(end == PRX_OK && got == n && !memcmp(back, data + 16, n * 2),
+          "header_bytes/dataset: read %zu of %zu samples", got, n);
+    free(back);
+    prx_iq_close(r);
+  }
+  /* errors name the file */
+  write_file(tmp_path("broken.sigmf-meta"), "{\"global\": ", 11);
+  CHECK(prx_iq_open(tmp_path("broken.sigmf-meta"), PRX_CF32, &r) == PRX_ERR_FORMAT &&
+            strstr(prx_last_error(), "broken.sigmf-meta") && strstr(prx_last_error(), "JSON"),
+        "malformed meta on disk: '%s'", prx_last_error());
+  write_file(tmp_path("nodata.sigmf-meta"), meta, strlen(meta));
+  CHECK(prx_iq_open(tmp_path("nodata.sigmf-meta"), PRX_CF32, &r) == PRX_ERR_IO &&
+            strstr(prx_last_error(), "nodata.sigmf-data"),
+        "missing data file: '%s'", prx_last_error());
+  free(data);
+}
+
+static const cJSON *field(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static cJSON *parse_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  return cJSON_Parse(text);
+}
+
+static void test_writer_round_trip(test_rng *rng) {
+  size_t n = 7777;
+  prx_cf32 *x = malloc(n * sizeof *x);
+  test_fill_cf32(rng, x, n, 0.3);
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.sample_rate = 12800.5;
+  meta.center_freq = -1.5e6 + 0.25;
+  meta.description = "channel 7 of 1024";
+  meta.datetime = "2026-11-29T12:00:00Z";
+  prx_sigmf_writer *w = NULL;
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("out"), &meta, &w));
+  if (!w) return;
+  CHECK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 7) == PRX_ERR_INVALID &&
+            strstr(prx_last_error(), "not declared"),
+        "a field of an undeclared namespace must be refused: '%s'", prx_last_error());
+  CHECK_OK(prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 6));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:channel_index", 7)); /* replaces */
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:group_delay_seconds", 1.25e-3));
+  CHECK_OK(prx_sigmf_writer_set_string(w, "polyrx:input_format", "ci16"));
+  CHECK_OK(prx_sigmf_writer_set_string(w, "core:author", "test"));
+  CHECK(prx_sigmf_writer_set_number(w, "core:sample_rate", 5) == PRX_ERR_INVALID,
+        "core:sample_rate belongs to the writer");
+  CHECK(prx_sigmf_writer_set_string(w, "nonamespace", "x") == PRX_ERR_INVALID, "key without ':'");
+  CHECK(prx_sigmf_writer_set_string(w, "polyrx:", "x") == PRX_ERR_INVALID, "key without name");
+  CHECK(prx_sigmf_writer_set_number(w, "polyrx:bad", NAN) == PRX_ERR_INVALID, "NaN is not JSON");
+  CHECK(prx_sigmf_writer_add_extension(w, "a:b", "1", 1) == PRX_ERR_INVALID, "bad extension name");
+  for (size_t off = 0; off < n;) {
+    size_t k = 1 + test_rng_u64(rng) % 1000;
+    if (k > n - off) k = n - off;
+    CHECK_OK(prx_sigmf_write(w, x + off, k));
+    off += k;
+  }
+  CHECK(prx_sigmf_writer_samples(w) == n, "writer counted %llu samples",
+        (unsigned long long)prx_sigmf_writer_samples(w));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  struct stat sb;
+  CHECK(stat(tmp_path("out.sigmf-meta.tmp"), &sb) != 0, "temporary metadata file left behind");
+
+  /* the metadata, through cJSON */
+  cJSON *root = parse_file(tmp_path("out.sigmf-meta"));
+  CHECK(root != NULL, "written metadata is not JSON");
+  if (root) {
+    const cJSON *g = field(root, "global"), *caps = field(root, "captures");
+    CHECK(cJSON_IsObject(g) && cJSON_IsArray(caps) && cJSON_IsArray(field(root, "annotations")),
+          "top-level global/captures/annotations");
+    const cJSON *v;
+    v = field(g, "core:datatype");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "cf32_le"), "core:datatype");
+    v = field(g, "core:sample_rate");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 12800.5, "core:sample_rate");
+    v = field(g, "core:version");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "1.0.0"), "core:version");
+    v = field(g, "core:recorder");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "polyrx"), "core:recorder");
+    v = field(g, "core:description");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "channel 7 of 1024"), "core:description");
+    v = field(g, "core:author");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "test"), "core:author");
+    v = field(g, "polyrx:channel_index");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 7, "polyrx:channel_index");
+    v = field(g, "polyrx:group_delay_seconds");
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 1.25e-3, "polyrx:group_delay_seconds");
+    v = field(g, "polyrx:input_format");
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "ci16"), "polyrx:input_format");
+    const cJSON *ext = field(g, "core:extensions");
+    CHECK(cJSON_IsArray(ext) && cJSON_GetArraySize(ext) == 1, "core:extensions array");
+    const cJSON *e0 = cJSON_GetArrayItem(ext, 0);
+    CHECK(e0 && cJSON_IsString(field(e0, "name")) &&
+              !strcmp(field(e0, "name")->valuestring, "polyrx") &&
+              cJSON_IsString(field(e0, "version")) && cJSON_IsTrue(field(e0, "optional")),
+          "extension object {name, version, optional}");
+    const cJSON *c0 = cJSON_GetArrayItem(caps, 0);
+    CHECK(cJSON_GetArraySize(caps) == 1 && c0, "one capture");
+    v = c0 ? field(c0, "core:sample_start") : NULL;
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == 0, "captures[0].core:sample_start");
+    v = c0 ? field(c0, "core:frequency") : NULL;
+    CHECK(cJSON_IsNumber(v) && v->valuedouble == -1.5e6 + 0.25, "captures[0].core:frequency");
+    v = c0 ? field(c0, "core:datetime") : NULL;
+    CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "2026-11-29T12:00:00Z"), "core:datetime");
+    cJSON_Delete(root);
+  }
+  /* and the recording read back by the reader */
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open(tmp_path("out"), PRX_CF32, &r));
+  if (r) {
+    const prx_iq_info *info = prx_iq_reader_info(r);
+    CHECK(info->is_sigmf && info->format == PRX_CF32 && info->sample_rate == 12800.5 &&
+              info->center_freq == -1.5e6 + 0.25,
+          "read back info");
+    size_t got;
+    prx_status end;
+    unsigned char *back = read_all(r, rng, 999, &got, &end);
+    CHECK(end == PRX_OK && got == n && !memcmp(back, x, n * sizeof *x),
+          "round trip: %zu of %zu samples equal", got, n);
+    free(back);
+    prx_iq_close(r);
+  }
+  /* an integer format */
+  meta = prx_sigmf_meta_default();
+  meta.format = PRX_CI16;
+  meta.sample_rate = 1e6;
+  int16_t iq[6] = {1, -2, 32767, -32768, 0, 5};
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("int"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, iq, 3));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK_OK(prx_iq_open(tmp_path("int.sigmf-meta"), PRX_CF32, &r));
+  if (r) {
+    int16_t back[8];
+    size_t got = 0;
+    CHECK_OK(prx_iq_read(r, back, 4, &got));
+    CHECK(prx_iq_reader_info(r)->format == PRX_CI16 && got == 3 && !memcmp(back, iq, sizeof iq),
+          "ci16 round trip");
+    prx_iq_close(r);
+  }
+  free(x);
+}
+
+static void test_writer_errors(void) {
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  prx_sigmf_writer *w = NULL;
+  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID && !w,
+        "sample rate 0 must be refused");
+  meta.sample_rate = 1e6;
+  meta.format = PRX_CF16;
+  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID, "cf16 refused");
+  meta.format = PRX_CF32;
+  CHECK(prx_sigmf_writer_open(tmp_path("no/such/dir/x"), &meta, &w) == PRX_ERR_IO &&
+            strstr(prx_last_error(), "no/such/dir/x.sigmf-data"),
+        "unwritable place: '%s'", prx_last_error());
+  CHECK(prx_sigmf_writer_close(NULL) == PRX_OK, "close(NULL)");
+  prx_sigmf_writer_discard(NULL);
+  /* a discarded recording leaves nothing behind */
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("gone"), &meta, &w));
+  prx_cf32 z[4] = {{0, 0}};
+  CHECK_OK(prx_sigmf_write(w, z, 4));
+  prx_sigmf_writer_discard(w);
+  struct stat sb;
+  CHECK(stat(tmp_path("gone.sigmf-data"), &sb) != 0 && stat(tmp_path("gone.sigmf-meta"), &sb) != 0,
+        "discard left files");
+  /* a full disk: the data file is /dev/full. The error shows at a write or at close, and it is
+   * never lost. */
+  if (symlink("/dev/full", tmp_path("full.sigmf-data")) == 0) {
+    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
+    if (w) {
+      static prx_cf32 zeros[4096];
+      prx_status st = PRX_OK;
+      for (int i = 0; i < 64 && !st; i++) st = prx_sigmf_write(w, zeros, 4096);
+      CHECK(st == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
+            "writing 2 MB to /dev/full: %s: '%s'", prx_strerror(st), prx_last_error());
+      CHECK(prx_sigmf_write(w, zeros, 1) == PRX_ERR_IO, "a write after an error must fail too");
+      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
+            "close must return the write error: '%s'", prx_last_error());
+    }
+    /* a small write that stays in the buffer fails at close */
+    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
+    if (w) {
+      prx_cf32 one = {1, 2};
+      CHECK_OK(prx_sigmf_write(w, &one, 1));
+      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "full.sigmf-data"),
+            "a buffered write to a full disk must fail at close: '%s'", prx_last_error());
+    }
+  } else {
+    fprintf(stderr, "note: no /dev/full symlink possible, disk-full case not run\n");
+  }
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "%s/polyrx-test-io-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_rng rng;
+  test_rng_seed(&rng, 20261129);
+  test_raw_formats(&rng);
+  test_pipe(&rng, 0);
+  test_pipe(&rng, 3);
+  test_truncated_file(&rng);
+  test_interrupted();
+  test_open_errors();
+  test_datatypes();
+  test_meta_parse();
+  test_sigmf_read(&rng);
+  test_writer_round_trip(&rng);
+  test_writer_errors();
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return test_finish("test_io");
+}
