@@ -35,10 +35,11 @@
 
 /* One output, portable C, floats [c0, c1) of segment phase h: taps th (stride tq per phase),
  * input xh (stride xq per phase), stored at dst[c + 2] (the (r' + 1) mod K shift; the row's
- * last complex lands in its pad element K and is wrapped to 0 afterwards). The phase loop is
- * outside so that compilers vectorise the contiguous inner loop; each element still sums over
- * q in order. With hardware FMA (the AVX2 build, where this only does the few floats past the
- * last full vector) the steps are fused like the vector code's, so both give the same bits. */
+ * last complex lands in its pad element K and is wrapped to 0 afterwards). Eight elements at a
+ * time with the sums in a local array, which compilers keep in registers (and vectorise in
+ * builds without AVX2); each element sums over q in order. With hardware FMA (the AVX2 build,
+ * where this only does the floats past the last full vector, or all of a tiny K) the steps are
+ * fused like the vector code's, so both give the same bits. */
 #ifdef __FMA__
 #define MADD(a, b, acc) fmaf(a, b, acc)
 #else
@@ -46,10 +47,20 @@
 #endif
 static void row_scalar(const float *th, size_t tq, const float *xh, size_t xq, size_t P, size_t c0,
                        size_t c1, float *dst) {
-  for (size_t c = c0; c < c1; c++) dst[c + 2] = 0;
-  for (size_t q = 0; q < P; q++) {
-    const float *t = th + q * tq, *x = xh + q * xq;
-    for (size_t c = c0; c < c1; c++) dst[c + 2] = MADD(t[c], x[c], dst[c + 2]);
+  size_t c = c0;
+  for (; c + 8 <= c1; c += 8) {
+    float acc[8] = {0};
+    for (size_t q = 0; q < P; q++) {
+      const float *t = th + q * tq + c, *x = xh + q * xq + c;
+      for (int l = 0; l < 8; l++) acc[l] = MADD(t[l], x[l], acc[l]);
+    }
+    for (int l = 0; l < 8; l++) dst[c + 2 + l] = acc[l];
+  }
+  for (; c < c1; c++) { /* the last < 8: one register sum each (a variable-length local
+                           array would live in memory and chain through store forwarding) */
+    float acc = 0;
+    for (size_t q = 0; q < P; q++) acc = MADD(th[q * tq + c], xh[q * xq + c], acc);
+    dst[c + 2] = acc;
   }
 }
 
