@@ -1,8 +1,641 @@
-/* polyrx demod (placeholder until its issue lands). */
+/* polyrx demod: demodulates one QPSK signal (raw IQ file, standard input or SigMF) with the
+ * open-loop demodulator and writes its data bits, optionally its LLRs and a JSON report of the
+ * per-block estimates.
+ *
+ * Streaming, in bounded memory: read a block of samples, demodulate, append the bits (and LLRs)
+ * and the blocks' estimates to the report; at the end of the input flush the demodulator (the
+ * symbols whose instants lie before the end are all written). The report is written block by
+ * block too (cJSON builds each object, the file is assembled as it goes). */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CMD "demod"
+#define READ_BLOCK ((size_t)1 << 16)
+
+typedef struct {
+  const char *input, *format, *rate, *symbol_rate, *output, *llr, *report, *pilots, *max_cfo;
+  double rolloff;
+  unsigned long span, block, cfo_span, threads;
+  prx_qpsk_ambiguity ambiguity;
+  int packed, quiet, ambiguity_set;
+} options;
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: polyrx demod -i FILE|- -s RATE --symbol-rate RS -o BITS [options]\n"
+      "\n"
+      "Demodulates a QPSK signal with the open-loop (feed-forward, block-parallel) demodulator:\n"
+      "RRC matched filter, coarse CFO from the 4th-power spectrum (refined), Oerder & Meyr\n"
+      "timing, Viterbi & Viterbi phase, both unwrapped across blocks; the quarter-turn\n"
+      "ambiguity resolved by differential decoding or pilot words. Writes the data bits, and\n"
+      "optionally LLRs and a JSON report of the per-block estimates. Streams in bounded memory.\n"
+      "\n"
+      "input:\n"
+      "  -i, --input FILE|-     raw interleaved IQ file, - for standard input, or a SigMF\n"
+      "                         recording (X.sigmf-meta, X.sigmf-data or the base name X)\n"
+      "  -F, --format FMT       raw sample format: cf32, ci16, ci8, cu8 (default cf32; SigMF:\n"
+      "                         from core:datatype)\n"
+      "  -s, --rate RATE        sample rate in Hz, e.g. 12.8k (required for raw input; SigMF:\n"
+      "                         core:sample_rate, which -s overrides)\n"
+      "\n"
+      "signal:\n"
+      "  -r, --symbol-rate RS   symbol rate in Hz, e.g. 2400 (required; RATE/RS >= 2, need not\n"
+      "                         be an integer)\n"
+      "      --rolloff B        RRC roll-off (default 0.35)\n"
+      "      --span N           matched-filter span in symbols (default 12)\n"
+      "      --diff             data differentially encoded (the default): bits from the\n"
+      "                         quarter-turn between successive symbols\n"
+      "      --pilots P:L       a pilot word of L symbols starts every frame of P symbols\n"
+      "                         (coherent decisions; the word sets the quarter-turn)\n"
+      "      --coherent         coherent Gray decisions, quarter-turn left unresolved\n"
+      "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; at most 0.125 RS)\n"
+      "\n"
+      "demodulator:\n"
+      "      --block N          symbols per estimation block, 256..1024 (default 512)\n"
+      "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
+      "  -t, --threads N        worker threads, 0 = all cores (default 0); output is identical\n"
+      "                         for any N\n"
+      "\n"
+      "output:\n"
+      "  -o, --output BITS|-    data bits: one byte (0 or 1) per bit, b0 then b1 of each data\n"
+      "                         symbol; - for standard output\n"
+      "      --bits unpacked|packed  packed: 8 bits per byte, first bit in the MSB, the last\n"
+      "                         byte padded with zeros (default unpacked)\n"
+      "      --llr FILE         LLRs log(P(b=0)/P(b=1)), float32 little-endian, one per bit\n"
+      "      --report FILE      JSON report: configuration, per-block estimates (CFO, phase,\n"
+      "                         timing, Es/N0, noise), totals\n"
+      "  -q, --quiet            no summary on standard error\n"
+      "  -h, --help             this help\n"
+      "\n"
+      "One symbol is demodulated for every symbol centred inside the input (pilots consumed).\n"
+      "Formats: docs/FORMATS.md. Numbers take engineering suffixes: k, M, G.\n"
+      "\n"
+      "examples:\n"
+      "  polyrx demod -i ch.sigmf-meta -r 2400 -o ch.bits --report ch.json\n"
+      "  polyrx demod -i sig.ci16 -F ci16 -s 12.8k -r 2400 --pilots 256:16 -o - --llr sig.llr\n"
+      "  polyrx gen -o - -s 1M -n 1M --carrier rs=250k,diff --esn0 10 | \\\n"
+      "      polyrx demod -i - -s 1M -r 250k -o out.bits\n");
+}
+
+static int bad_value(const char *opt, const char *text, const char *what) {
+  return cli_error(CMD, "%s: '%s' is not a valid %s", opt, text, what);
+}
+
+static int set_ambiguity(options *o, prx_qpsk_ambiguity a, const char *opt) {
+  if (o->ambiguity_set && o->ambiguity != a)
+    return cli_error(CMD, "%s conflicts with an earlier --diff/--pilots/--coherent: give one", opt);
+  o->ambiguity = a;
+  o->ambiguity_set = 1;
+  return -1;
+}
+
+static int parse_args(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  o->rolloff = 0.35;
+  o->span = 12;
+  o->block = 512;
+  o->cfo_span = 8192;
+  o->ambiguity = PRX_QPSK_DIFFERENTIAL;
+  enum {
+    OPT_ROLLOFF = 256,
+    OPT_SPAN,
+    OPT_DIFF,
+    OPT_PILOTS,
+    OPT_COHERENT,
+    OPT_MAXCFO,
+    OPT_BLOCK,
+    OPT_CFOSPAN,
+    OPT_BITS,
+    OPT_LLR,
+    OPT_REPORT
+  };
+  static const struct option longs[] = {
+      {"input", required_argument, 0, 'i'},
+      {"format", required_argument, 0, 'F'},
+      {"rate", required_argument, 0, 's'},
+      {"symbol-rate", required_argument, 0, 'r'},
+      {"rolloff", required_argument, 0, OPT_ROLLOFF},
+      {"span", required_argument, 0, OPT_SPAN},
+      {"diff", no_argument, 0, OPT_DIFF},
+      {"pilots", required_argument, 0, OPT_PILOTS},
+      {"coherent", no_argument, 0, OPT_COHERENT},
+      {"max-cfo", required_argument, 0, OPT_MAXCFO},
+      {"block", required_argument, 0, OPT_BLOCK},
+      {"cfo-span", required_argument, 0, OPT_CFOSPAN},
+      {"threads", required_argument, 0, 't'},
+      {"output", required_argument, 0, 'o'},
+      {"bits", required_argument, 0, OPT_BITS},
+      {"llr", required_argument, 0, OPT_LLR},
+      {"report", required_argument, 0, OPT_REPORT},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  optind = 0;
+  opterr = 0;
+  int c, rc;
+  while ((c = getopt_long(argc, argv, ":i:F:s:r:t:o:qh", longs, NULL)) != -1) {
+    const char *a = optarg;
+    switch (c) {
+    case 'i': o->input = a; break;
+    case 'F': o->format = a; break;
+    case 's': o->rate = a; break;
+    case 'r': o->symbol_rate = a; break;
+    case 'o': o->output = a; break;
+    case 'q': o->quiet = 1; break;
+    case 'h': usage(stdout); return 0;
+    case OPT_ROLLOFF:
+      if (cli_parse_eng(a, &o->rolloff) || !(o->rolloff > 0 && o->rolloff <= 1))
+        return bad_value("--rolloff", a, "roll-off (in (0, 1])");
+      break;
+    case OPT_SPAN:
+      if (cli_parse_uint(a, 2, 64, &o->span))
+        return bad_value("--span", a, "span (a whole number of symbols, 2..64)");
+      break;
+    case OPT_DIFF:
+      if ((rc = set_ambiguity(o, PRX_QPSK_DIFFERENTIAL, "--diff")) >= 0) return rc;
+      break;
+    case OPT_COHERENT:
+      if ((rc = set_ambiguity(o, PRX_QPSK_NONE, "--coherent")) >= 0) return rc;
+      break;
+    case OPT_PILOTS:
+      if ((rc = set_ambiguity(o, PRX_QPSK_PILOTS, "--pilots")) >= 0) return rc;
+      o->pilots = a;
+      break;
+    case OPT_MAXCFO: o->max_cfo = a; break;
+    case OPT_BLOCK:
+      if (cli_parse_uint(a, 256, 1024, &o->block))
+        return bad_value("--block", a, "block size (256..1024 symbols)");
+      break;
+    case OPT_CFOSPAN:
+      if (cli_parse_uint(a, 4096, 1ul << 22, &o->cfo_span))
+        return bad_value("--cfo-span", a, "CFO span (4096..4194304 symbols)");
+      break;
+    case 't':
+      if (cli_parse_uint(a, 0, 1024, &o->threads))
+        return bad_value("--threads", a, "thread count (0..1024, 0 = all cores)");
+      break;
+    case OPT_BITS:
+      if (!strcmp(a, "packed"))
+        o->packed = 1;
+      else if (strcmp(a, "unpacked"))
+        return cli_error(CMD, "--bits: '%s' is not a bit format (unpacked or packed)", a);
+      break;
+    case OPT_LLR: o->llr = a; break;
+    case OPT_REPORT: o->report = a; break;
+    case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
+    default:
+      return cli_error(CMD, "unknown option '%s' (polyrx demod --help lists them)",
+                       argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return cli_error(CMD, "unexpected argument '%s' (the input is given with -i)", argv[optind]);
+  if (!o->input) return cli_error(CMD, "no input: give -i FILE, or -i - for standard input");
+  if (!o->symbol_rate) return cli_error(CMD, "no symbol rate: give --symbol-rate RS (e.g. 2400)");
+  if (!o->output) return cli_error(CMD, "no output: give -o BITS, or -o - for standard output");
+  return -1;
+}
+
+/* ---- the run ---- */
+
+typedef struct {
+  options o;
+  prx_iq_reader *reader;
+  prx_iq_info in;
+  prx_qpsk_config qc;
+  prx_qpsk *q;
+  FILE *bits_f, *llr_f, *rep_f;
+  void *inbuf;
+  uint8_t *bits, *packbuf;
+  float *llrs;
+  size_t cap;
+  unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
+  uint64_t n_in, n_bits, n_blocks;
+  /* for the totals */
+  double esn0_sum, cfo_sum, cfo_min, cfo_max, tau_first, tau_last;
+  uint64_t sym_first, sym_last;
+  int have_block, rep_first;
+  int fatal;     /* the demodulator or an output failed: no more symbols are written */
+  int rep_fatal; /* the report could not be written */
+} run_state;
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+static int setup_input(run_state *r) {
+  const options *o = &r->o;
+  prx_format fmt = PRX_CF32;
+  prx_status st;
+  if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(CMD, "-F", st);
+  if (o->format && fmt == PRX_CF16)
+    return cli_error(CMD, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
+  if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
+    return cli_error(CMD, "standard input is a terminal: pipe samples in (... | polyrx demod -i - "
+                          "...) or give a file");
+  if ((st = prx_iq_open(o->input, fmt, &r->reader))) return cli_status_error(CMD, "input", st);
+  r->in = *prx_iq_reader_info(r->reader);
+  if (r->in.is_sigmf && o->format && fmt != r->in.format)
+    return cli_error(CMD, "-F %s was given but the SigMF recording holds %s samples (%s)",
+                     o->format, prx_format_name(r->in.format),
+                     prx_sigmf_datatype_name(r->in.format));
+  double v;
+  if (o->rate) {
+    if (cli_parse_eng(o->rate, &v) || !(v > 0))
+      return bad_value("-s", o->rate, "sample rate (a positive number of Hz, e.g. 12.8k)");
+    if (r->in.is_sigmf && r->in.sample_rate > 0 && v != r->in.sample_rate && !o->quiet)
+      fprintf(stderr, "polyrx %s: note: -s %.9g overrides the recording's core:sample_rate %.9g\n",
+              CMD, v, r->in.sample_rate);
+    r->in.sample_rate = v;
+  } else if (!(r->in.sample_rate > 0)) {
+    return cli_error(CMD, r->in.is_sigmf
+                              ? "no sample rate: the SigMF metadata has no core:sample_rate; give "
+                                "-s RATE (e.g. -s 12.8k)"
+                              : "no sample rate: give -s RATE for raw input (e.g. -s 12.8k)");
+  }
+  return -1;
+}
+
+static void on_block(void *user, const prx_qpsk_block *b);
+static int grow(run_state *r, size_t need);
+
+static int setup_demod(run_state *r) {
+  const options *o = &r->o;
+  double rs;
+  if (cli_parse_eng(o->symbol_rate, &rs) || !(rs > 0))
+    return bad_value("--symbol-rate", o->symbol_rate, "symbol rate (a positive number of Hz)");
+  prx_qpsk_config c = prx_qpsk_config_default();
+  c.sample_rate = r->in.sample_rate;
+  c.symbol_rate = rs;
+  c.rolloff = o->rolloff;
+  c.span = (unsigned)o->span;
+  c.block_symbols = (unsigned)o->block;
+  c.cfo_span_symbols = (unsigned)o->cfo_span;
+  c.ambiguity = o->ambiguity;
+  c.in_format = r->in.format;
+  c.threads = (int)o->threads;
+  c.on_block = on_block;
+  c.user = r;
+  if (o->max_cfo) {
+    double hz;
+    if (cli_parse_eng(o->max_cfo, &hz) || !(hz > 0))
+      return bad_value("--max-cfo", o->max_cfo, "frequency range (a positive number of Hz)");
+    c.acquisition = hz / rs;
+    if (!(c.acquisition < 0.125))
+      return cli_error(CMD,
+                       "--max-cfo %s Hz is %.4g symbol rates: the 4th-power estimate is ambiguous "
+                       "beyond +-Rs/8 = %.6g Hz",
+                       o->max_cfo, c.acquisition, rs / 8);
+  }
+  if (o->pilots) {
+    unsigned long p, l;
+    const char *colon = strchr(o->pilots, ':');
+    char head[32];
+    size_t hl = colon ? (size_t)(colon - o->pilots) : 0;
+    if (!colon || hl >= sizeof head)
+      return bad_value("--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
+    memcpy(head, o->pilots, hl);
+    head[hl] = '\0';
+    if (cli_parse_uint(head, 2, 1ul << 22, &p) || cli_parse_uint(colon + 1, 1, 1ul << 22, &l))
+      return bad_value("--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
+    c.pilot_period = (unsigned)p;
+    c.pilot_len = (unsigned)l;
+  }
+  r->qc = c;
+  prx_status st = prx_qpsk_create(&c, &r->q);
+  if (st) return cli_status_error(CMD, "demodulator", st);
+  r->inbuf = malloc(READ_BLOCK * prx_format_size(r->in.format));
+  if (!r->inbuf || grow(r, prx_qpsk_max_symbols(r->q, READ_BLOCK) + 1))
+    return cli_error(CMD, "out of memory");
+  return -1;
+}
+
+/* never write an output over the input file */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static FILE *open_out(const char *path, const run_state *r, const char *what, int *rc) {
+  if (!strcmp(path, "-")) return stdout;
+  if (strcmp(r->o.input, "-") && same_file(path, prx_iq_reader_name(r->reader))) {
+    *rc = cli_error(CMD, "%s %s is the input file: choose another name", what, path);
+    return NULL;
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) *rc = cli_error(CMD, "cannot create %s %s: %s", what, path, strerror(errno));
+  return f;
+}
+
+/* ---- the JSON report ---- */
+
+static void json_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static int rep_write_item(run_state *r, cJSON *item) {
+  char *s = cJSON_PrintUnformatted(item);
+  cJSON_Delete(item);
+  if (!s) return -1;
+  int ok = fputs(s, r->rep_f) >= 0;
+  free(s);
+  return ok ? 0 : -1;
+}
+
+static int report_begin(run_state *r) {
+  cJSON *cfg = cJSON_CreateObject(), *in = cJSON_CreateObject();
+  cJSON_AddStringToObject(in, "path", r->o.input);
+  cJSON_AddStringToObject(in, "format", prx_format_name(r->in.format));
+  json_num(in, "sample_rate", r->in.sample_rate);
+  cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
+  json_num(in, "center_frequency", r->in.center_freq);
+  const prx_qpsk_config *c = &r->qc;
+  json_num(cfg, "symbol_rate", c->symbol_rate);
+  json_num(cfg, "samples_per_symbol", prx_qpsk_sps(r->q));
+  json_num(cfg, "rolloff", c->rolloff);
+  json_num(cfg, "span", c->span);
+  json_num(cfg, "block_symbols", c->block_symbols);
+  json_num(cfg, "cfo_span_symbols", prx_qpsk_cfo_span(r->q));
+  json_num(cfg, "acquisition_hz", c->acquisition * c->symbol_rate);
+  cJSON_AddStringToObject(cfg, "ambiguity", prx_qpsk_ambiguity_name(c->ambiguity));
+  if (c->ambiguity == PRX_QPSK_PILOTS) {
+    json_num(cfg, "pilot_period", c->pilot_period);
+    json_num(cfg, "pilot_len", c->pilot_len);
+  }
+  json_num(cfg, "threads", c->threads);
+  cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
+  if (fprintf(r->rep_f,
+              "{\"polyrx_version\":\"%s\",\"command\":\"demod\",\"input\":", prx_version()) < 0 ||
+      rep_write_item(r, in) || fputs(",\"config\":", r->rep_f) < 0 || rep_write_item(r, cfg) ||
+      fputs(",\n\"blocks\":[", r->rep_f) < 0)
+    return -1;
+  r->rep_first = 1;
+  return 0;
+}
+
+static void on_block(void *user, const prx_qpsk_block *b) {
+  run_state *r = user;
+  r->n_blocks++;
+  if (b->n_symbols) {
+    if (!r->have_block) {
+      r->tau_first = b->timing;
+      r->sym_first = b->first_symbol;
+      r->cfo_min = r->cfo_max = b->cfo;
+    }
+    r->have_block = 1;
+    r->tau_last = b->timing;
+    r->sym_last = b->first_symbol;
+    r->esn0_sum += b->esn0_db;
+    r->cfo_sum += b->cfo;
+    if (b->cfo < r->cfo_min) r->cfo_min = b->cfo;
+    if (b->cfo > r->cfo_max) r->cfo_max = b->cfo;
+  }
+  if (!r->rep_f || r->rep_fatal) return;
+  cJSON *o = cJSON_CreateObject();
+  json_num(o, "index", (double)b->index);
+  json_num(o, "first_symbol", (double)b->first_symbol);
+  json_num(o, "symbols", b->n_symbols);
+  json_num(o, "data_symbols", b->n_data);
+  json_num(o, "time_s", b->time);
+  json_num(o, "cfo_hz", b->cfo);
+  json_num(o, "phase_rad", b->phase);
+  json_num(o, "timing_symbols", b->timing);
+  json_num(o, "esn0_db", b->esn0_db);
+  json_num(o, "noise_var", b->noise_var);
+  json_num(o, "amplitude", b->amplitude);
+  if (fputs(r->rep_first ? "\n" : ",\n", r->rep_f) < 0 || rep_write_item(r, o)) r->rep_fatal = 1;
+  r->rep_first = 0;
+}
+
+/* the symbol-clock offset the timing drift shows: instants k + tau, tau drifting by -ppm 1e-6
+ * per symbol when the clock is fast */
+static double clock_ppm(const run_state *r) {
+  if (!r->have_block || r->sym_last <= r->sym_first) return NAN;
+  return -(r->tau_last - r->tau_first) / (double)(r->sym_last - r->sym_first) * 1e6;
+}
+
+static int report_end(run_state *r, const char *status, double elapsed) {
+  prx_qpsk_stats s;
+  prx_qpsk_get_stats(r->q, &s);
+  cJSON *t = cJSON_CreateObject();
+  json_num(t, "samples", (double)r->n_in);
+  json_num(t, "duration_s", r->n_in / r->in.sample_rate);
+  json_num(t, "symbols", (double)s.symbols);
+  json_num(t, "data_symbols", (double)s.data_symbols);
+  json_num(t, "bits", (double)r->n_bits);
+  json_num(t, "blocks", (double)r->n_blocks);
+  double nb = (double)r->n_blocks;
+  json_num(t, "esn0_db_mean", r->have_block ? r->esn0_sum / nb : NAN);
+  json_num(t, "cfo_hz_mean", r->have_block ? r->cfo_sum / nb : NAN);
+  json_num(t, "cfo_hz_min", r->have_block ? r->cfo_min : NAN);
+  json_num(t, "cfo_hz_max", r->have_block ? r->cfo_max : NAN);
+  json_num(t, "clock_offset_ppm", clock_ppm(r));
+  if (r->qc.ambiguity == PRX_QPSK_PILOTS) json_num(t, "frame_offset", (double)s.frame_offset);
+  json_num(t, "elapsed_s", elapsed);
+  cJSON_AddStringToObject(t, "status", status);
+  if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||
+      fputs("}\n", r->rep_f) < 0)
+    return -1;
+  return 0;
+}
+
+/* ---- streaming ---- */
+
+/* makes the output buffers hold at least `need` symbols (the demodulator says how many the next
+ * call may give: it depends on how much input it holds) */
+static int grow(run_state *r, size_t need) {
+  if (need <= r->cap) return 0;
+  uint8_t *b = realloc(r->bits, 2 * need), *pk = realloc(r->packbuf, need / 4 + 2);
+  if (b) r->bits = b;
+  if (pk) r->packbuf = pk;
+  float *l = r->llrs;
+  if (r->o.llr && (l = realloc(r->llrs, 2 * need * sizeof(float)))) r->llrs = l;
+  if (!b || !pk || (r->o.llr && !l)) return -1;
+  r->cap = need;
+  return 0;
+}
+
+static int write_symbols(run_state *r, size_t n) {
+  size_t nb = 2 * n;
+  if (!nb) return -1;
+  size_t w;
+  if (r->o.packed) {
+    size_t m = 0;
+    for (size_t i = 0; i < nb; i++) {
+      r->pack_byte = (r->pack_byte << 1) | r->bits[i];
+      if (++r->pack_n == 8) {
+        r->packbuf[m++] = (uint8_t)r->pack_byte;
+        r->pack_byte = r->pack_n = 0;
+      }
+    }
+    w = fwrite(r->packbuf, 1, m, r->bits_f) == m;
+  } else {
+    w = fwrite(r->bits, 1, nb, r->bits_f) == nb;
+  }
+  if (w && r->llr_f) w = fwrite(r->llrs, sizeof(float), nb, r->llr_f) == nb;
+  if (!w) {
+    r->fatal = 1;
+    return cli_error(CMD, "cannot write the output: %s", strerror(errno));
+  }
+  r->n_bits += nb;
+  return -1;
+}
+
+static int stream(run_state *r) {
+  for (;;) {
+    if (interrupted) {
+      fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
+              (unsigned long long)r->n_in);
+      return 130;
+    }
+    size_t n = 0, got = 0;
+    prx_status st = prx_iq_read(r->reader, r->inbuf, READ_BLOCK, &n);
+    if (st && interrupted) continue;
+    if (st) return cli_status_error(CMD, "input", st);
+    if (n == 0) {
+      if (r->n_in == 0)
+        return cli_error(CMD, "%s is empty: no samples to demodulate",
+                         prx_iq_reader_name(r->reader));
+      return -1;
+    }
+    r->n_in += n;
+    if (grow(r, prx_qpsk_max_symbols(r->q, n))) return cli_error(CMD, "out of memory");
+    if ((st = prx_qpsk_execute(r->q, r->inbuf, n, r->bits, r->llrs, r->cap, &got))) {
+      r->fatal = 1;
+      return cli_status_error(CMD, "demodulator", st);
+    }
+    int rc = write_symbols(r, got);
+    if (rc >= 0) return rc;
+    if (r->rep_fatal) return cli_error(CMD, "cannot write the report %s", r->o.report);
+  }
+}
+
+static int finish(run_state *r) {
+  if (r->fatal) return -1;
+  size_t got = 0;
+  if (grow(r, prx_qpsk_flush_max_symbols(r->q))) return cli_error(CMD, "out of memory");
+  prx_status st = prx_qpsk_flush(r->q, r->bits, r->llrs, r->cap, &got);
+  if (st) {
+    r->fatal = 1;
+    return cli_status_error(CMD, "demodulator flush", st);
+  }
+  int rc = write_symbols(r, got);
+  if (rc >= 0) return rc;
+  if (r->o.packed && r->pack_n) { /* the last byte, padded with zeros */
+    uint8_t b = (uint8_t)(r->pack_byte << (8 - r->pack_n));
+    if (fwrite(&b, 1, 1, r->bits_f) != 1) {
+      r->fatal = 1;
+      return cli_error(CMD, "cannot write the output: %s", strerror(errno));
+    }
+  }
+  return -1;
+}
+
+static int close_file(FILE *f, const char *name) {
+  if (!f) return -1;
+  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
+  if (bad) return cli_error(CMD, "cannot write %s: %s", name, strerror(errno));
+  return -1;
+}
+
+static void summary(const run_state *r, double elapsed) {
+  prx_qpsk_stats s;
+  prx_qpsk_get_stats(r->q, &s);
+  double fs = r->in.sample_rate, nb = (double)r->n_blocks;
+  fprintf(stderr,
+          "polyrx %s: read %llu samples (%.6g s at %.9g Hz, %.4g samples/symbol) in %.3g s\n"
+          "  %llu symbols (%llu data) -> %llu bits%s%s; %.3g Msymbol/s\n",
+          CMD, (unsigned long long)r->n_in, r->n_in / fs, fs, prx_qpsk_sps(r->q), elapsed,
+          (unsigned long long)s.symbols, (unsigned long long)s.data_symbols,
+          (unsigned long long)r->n_bits, r->o.packed ? " (packed)" : "", r->llr_f ? " + LLRs" : "",
+          elapsed > 0 ? s.symbols / elapsed / 1e6 : 0.0);
+  if (r->have_block)
+    fprintf(stderr,
+            "  Es/N0 %.2f dB (mean of %llu blocks), CFO %.6g Hz (%.6g .. %.6g), clock "
+            "offset %+.1f ppm\n",
+            r->esn0_sum / nb, (unsigned long long)r->n_blocks, r->cfo_sum / nb, r->cfo_min,
+            r->cfo_max, clock_ppm(r));
+  if (r->qc.ambiguity == PRX_QPSK_PILOTS)
+    fprintf(stderr, "  pilots: frames start at symbol %lld (mod %u)\n", (long long)s.frame_offset,
+            r->qc.pilot_period);
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int cmd_demod(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  return cli_error("demod", "not built yet");
+  run_state r;
+  memset(&r, 0, sizeof r);
+  int rc = parse_args(argc, argv, &r.o);
+  if (rc < 0) rc = setup_input(&r);
+  if (rc < 0) rc = setup_demod(&r);
+  if (rc < 0 && !(r.bits_f = open_out(r.o.output, &r, "output", &rc)) && rc < 0) rc = 1;
+  if (rc < 0 && r.o.llr && !(r.llr_f = open_out(r.o.llr, &r, "LLR file", &rc)) && rc < 0) rc = 1;
+  if (rc < 0 && r.o.report && !(r.rep_f = open_out(r.o.report, &r, "report", &rc)) && rc < 0)
+    rc = 1;
+  if (rc < 0 && r.rep_f && report_begin(&r))
+    rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
+  if (rc < 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    double t0 = seconds_now();
+    rc = stream(&r);
+    if (rc < 0 && interrupted) rc = 130;
+    /* after an input error (a truncated file) the symbols of every complete sample read are
+     * still demodulated and written */
+    int rc_flush = r.n_in ? finish(&r) : -1;
+    if (rc < 0) rc = rc_flush;
+    double elapsed = seconds_now() - t0;
+    if (r.rep_f && !r.rep_fatal) {
+      const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
+      if (report_end(&r, status, elapsed) && rc < 0)
+        rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
+    }
+    if (!r.o.quiet && r.n_in) summary(&r, elapsed);
+    if (rc > 0 && !r.fatal && r.n_in && !r.o.quiet)
+      fprintf(stderr,
+              "polyrx %s: the symbols of the %llu complete input samples read were written\n", CMD,
+              (unsigned long long)r.n_in);
+  }
+  int c1 = close_file(r.bits_f, r.o.output ? r.o.output : "output");
+  int c2 = close_file(r.llr_f, r.o.llr ? r.o.llr : "LLRs");
+  int c3 = close_file(r.rep_f, r.o.report ? r.o.report : "report");
+  if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
+  prx_qpsk_destroy(r.q);
+  prx_iq_close(r.reader);
+  free(r.inbuf);
+  free(r.bits);
+  free(r.packbuf);
+  free(r.llrs);
+  return rc < 0 ? 0 : rc;
 }

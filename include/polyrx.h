@@ -6,6 +6,7 @@
 #include "polyrx/core.h"
 #include "polyrx/chan.h"
 #include "polyrx/modem.h"
+#include "polyrx/qpsk.h"
 #include "polyrx/sim.h"
 #include "polyrx/io.h"
 

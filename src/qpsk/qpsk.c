@@ -1,0 +1,501 @@
+/* prx_qpsk: configuration checks, planning, input buffering and the streaming loop. The work on
+ * each batch of CFO spans is in qpsk_batch.c.
+ *
+ * Streaming: input is appended to a buffer of raw samples; as soon as the buffer holds everything
+ * a CFO span needs (its samples plus the filters' reach on both sides) the span is demodulated,
+ * up to G spans at a time so that all cores have blocks to work on. Every estimate depends only
+ * on absolute positions in the stream, so neither the call boundaries nor G (which follows the
+ * thread count) change any output. */
+#include "qpsk_internal.h"
+
+#include "../dsp/convert.h"
+#include "../dsp/rrc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+prx_qpsk_config prx_qpsk_config_default(void) {
+  prx_qpsk_config c;
+  memset(&c, 0, sizeof c);
+  c.sample_rate = 0;
+  c.symbol_rate = 0;
+  c.rolloff = 0.35;
+  c.span = 12;
+  c.block_symbols = 512;
+  c.cfo_span_symbols = 8192;
+  c.acquisition = 0.12;
+  c.ambiguity = PRX_QPSK_DIFFERENTIAL;
+  c.pilot_period = 0;
+  c.pilot_len = 0;
+  c.in_format = PRX_CF32;
+  c.threads = 0;
+  return c;
+}
+
+const char *prx_qpsk_ambiguity_name(prx_qpsk_ambiguity a) {
+  switch (a) {
+  case PRX_QPSK_DIFFERENTIAL: return "differential";
+  case PRX_QPSK_PILOTS: return "pilots";
+  case PRX_QPSK_NONE: return "none";
+  }
+  return "unknown";
+}
+
+static prx_status check_config(const prx_qpsk_config *c) {
+  if (!(c->sample_rate > 0 && isfinite(c->sample_rate)))
+    return prx_fail(PRX_ERR_INVALID, "sample rate must be positive, got %g", c->sample_rate);
+  if (!(c->symbol_rate > 0 && isfinite(c->symbol_rate)))
+    return prx_fail(PRX_ERR_INVALID, "symbol rate must be positive, got %g", c->symbol_rate);
+  double sps = c->sample_rate / c->symbol_rate;
+  if (sps < 2 - 1e-9)
+    return prx_fail(PRX_ERR_INVALID,
+                    "sample rate %g Hz is below twice the symbol rate %g Hz (%.4g samples/symbol, "
+                    "need >= 2)",
+                    c->sample_rate, c->symbol_rate, sps);
+  if (sps > 1024)
+    return prx_fail(PRX_ERR_INVALID,
+                    "%.6g samples/symbol is too many (max 1024): channelize or decimate first",
+                    sps);
+  if (!(c->rolloff > 0 && c->rolloff <= 1))
+    return prx_fail(PRX_ERR_INVALID, "roll-off must be in (0, 1], got %g", c->rolloff);
+  if (c->span < 2 || c->span > 64)
+    return prx_fail(PRX_ERR_INVALID, "matched-filter span must be 2..64 symbols, got %u", c->span);
+  if (c->block_symbols < 256 || c->block_symbols > 1024)
+    return prx_fail(PRX_ERR_INVALID, "block_symbols must be 256..1024, got %u", c->block_symbols);
+  if (c->cfo_span_symbols < 4096 || c->cfo_span_symbols > (1u << 22))
+    return prx_fail(PRX_ERR_INVALID, "cfo_span_symbols must be 4096..4194304, got %u",
+                    c->cfo_span_symbols);
+  if (!(c->acquisition > 0 && c->acquisition < 0.125))
+    return prx_fail(PRX_ERR_INVALID,
+                    "acquisition range must be in (0, 0.125) symbol rates (4th-power ambiguity "
+                    "at 1/8), got %g",
+                    c->acquisition);
+  switch (c->ambiguity) {
+  case PRX_QPSK_DIFFERENTIAL:
+  case PRX_QPSK_NONE: break;
+  case PRX_QPSK_PILOTS:
+    if (c->pilot_len < 1)
+      return prx_fail(PRX_ERR_INVALID, "pilots: pilot_len must be at least 1, got %u",
+                      c->pilot_len);
+    if (c->pilot_period <= c->pilot_len)
+      return prx_fail(PRX_ERR_INVALID,
+                      "pilots: pilot_period (%u) must exceed pilot_len (%u) to leave data symbols",
+                      c->pilot_period, c->pilot_len);
+    if (c->pilot_period > c->cfo_span_symbols)
+      return prx_fail(PRX_ERR_INVALID,
+                      "pilots: pilot_period %u is longer than the CFO span (%u symbols) over which "
+                      "frames are acquired",
+                      c->pilot_period, c->cfo_span_symbols);
+    break;
+  default: return prx_fail(PRX_ERR_INVALID, "unknown ambiguity mode %d", (int)c->ambiguity);
+  }
+  if (c->in_format == PRX_CF16 || prx_format_size(c->in_format) == 0)
+    return prx_fail(PRX_ERR_INVALID, "input format must be cf32, ci16, ci8 or cu8, got %d",
+                    (int)c->in_format);
+  if (c->threads < 0 || c->threads > 1024)
+    return prx_fail(PRX_ERR_INVALID, "threads must be 0 (all cores) .. 1024, got %d", c->threads);
+  return PRX_OK;
+}
+
+int64_t qpsk_count_below(double limit, double step) {
+  if (limit <= 0) return 0;
+  return (int64_t)ceil(limit / step - 1e-9);
+}
+
+/* input windows of the two filters for block b: the pre-filter on grid samples
+ * [4bL - GM, 4(b+1)L + GM),
+ * the matched filter at the instants of the block's symbols, within [(bL - 1) sps, ((b+1)L + 1)
+ * sps) (timing steps between blocks stay below half a symbol) */
+void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
+  int64_t L = q->L;
+  *lo = (int64_t)floor((double)(b * L - 1) * q->sps) - q->mf.c - 1;
+  *hi = (int64_t)floor((double)((b + 1) * L + 1) * q->sps) + 2 - q->mf.c + (int64_t)q->mf.ntaps;
+}
+static void win_mf(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
+  qpsk_mf_window(q, b, lo, hi);
+}
+static void win_pre(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
+  int64_t L = q->L;
+  qpsk_fir_window(&q->pre, 4 * b * L - QPSK_GM, 4 * (b + 1) * L + QPSK_GM, lo, hi);
+}
+
+/* input needed by span s: [need_lo, need_end) */
+static int64_t span_need_end(const prx_qpsk *q, int64_t s) {
+  int64_t lo, hi1, hi2;
+  int64_t b = (s + 1) * q->B - 1;
+  win_mf(q, b, &lo, &hi1);
+  win_pre(q, b, &lo, &hi2);
+  return hi1 > hi2 ? hi1 : hi2;
+}
+static int64_t span_need_lo(const prx_qpsk *q, int64_t s) {
+  int64_t lo1, lo2, hi;
+  int64_t b = s * q->B;
+  win_mf(q, b, &lo1, &hi);
+  win_pre(q, b, &lo2, &hi);
+  return lo1 < lo2 ? lo1 : lo2;
+}
+
+void prx_qpsk_destroy(prx_qpsk *q) {
+  if (!q) return;
+  if (q->plan) {
+    prx_fftw_lock();
+    fftwf_destroy_plan(q->plan);
+    prx_fftw_unlock();
+  }
+  prx_pool_destroy(q->pool);
+  qpsk_fir_free(&q->mf);
+  qpsk_fir_free(&q->pre);
+  if (q->spans) {
+    for (unsigned i = 0; i < q->G; i++) {
+      prx_free(q->spans[i].w);
+      prx_free(q->spans[i].win);
+      prx_free(q->spans[i].spec);
+    }
+  }
+  if (q->blks) {
+    for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
+      prx_free(q->blks[i].grid);
+      prx_free(q->blks[i].scratch);
+      prx_free(q->blks[i].sym);
+      prx_free(q->blks[i].tag);
+    }
+  }
+  prx_free(q->spans);
+  prx_free(q->blks);
+  prx_free(q->acq);
+  prx_free(q->pilot);
+  prx_free(q->w_hist);
+  prx_free(q->buf);
+  prx_free(q->est);
+  free(q);
+}
+
+/* forgets the stream (not the totals) */
+static void reset_stream(prx_qpsk *q) {
+  q->buf_base = 0;
+  q->buf_len = 0;
+  q->n_total = 0;
+  q->flushing = 0;
+  q->next_span = 0;
+  q->theta_next = 0;
+  q->f_prev = 0;
+  q->sig_prev = 1;
+  q->noise_prev = 1;
+  q->w_hist_n = 0;
+  q->have_prev = 0;
+  q->tau_prev = q->phi_prev = 0;
+  q->k_end_prev = 0;
+  q->om_prev[0] = q->om_prev[1] = q->om_prev_n = 0;
+  memset(&q->sums_prev, 0, sizeof q->sums_prev);
+  memset(q->noise_ring, 0, sizeof q->noise_ring);
+  q->noise_count = 0;
+  qpsk_diff_reference(&q->dprev);
+  q->frame_off = -1;
+  q->pcorr[0] = q->pcorr[1] = 0;
+  q->quarter = 0;
+  q->n_sym = 0;
+}
+
+void prx_qpsk_reset(prx_qpsk *q) {
+  if (!q) return;
+  reset_stream(q);
+  memset(&q->stats, 0, sizeof q->stats);
+  q->stats.frame_offset = -1;
+  q->n_est = 0;
+}
+
+#define ALLOC(ptr, n, type)                                                                        \
+  do {                                                                                             \
+    (ptr) = prx_alloc((n), sizeof(type));                                                          \
+    if (!(ptr)) {                                                                                  \
+      prx_qpsk_destroy(q);                                                                         \
+      return prx_fail(PRX_ERR_NOMEM, "cannot allocate the demodulator's buffers");                 \
+    }                                                                                              \
+  } while (0)
+
+prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
+  if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_create: NULL argument");
+  *out = NULL;
+  prx_status st = check_config(cfg);
+  if (st != PRX_OK) return st;
+  prx_qpsk *q = calloc(1, sizeof *q);
+  if (!q) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the demodulator");
+  q->cfg = *cfg;
+  q->sps = cfg->sample_rate / cfg->symbol_rate;
+  q->L = cfg->block_symbols;
+  q->B = (cfg->cfo_span_symbols + q->L - 1) / q->L;
+  q->S = q->B * q->L;
+  q->in_size = prx_format_size(cfg->in_format);
+  size_t nfft = 1;
+  while (nfft < 2 * (size_t)q->S) nfft *= 2;
+  q->nfft = nfft;
+
+  st = prx_pool_create(cfg->threads, &q->pool);
+  if (st != PRX_OK) {
+    free(q);
+    return st;
+  }
+  int threads = prx_pool_threads(q->pool);
+  /* spans per batch: with several threads, two spans per thread, so that the FFT stage (one task
+   * per span) keeps every thread busy and each parallel stage has enough work to dwarf the cost
+   * of waking the pool. One thread: one span (lowest memory). */
+  q->G = threads > 1 ? 2u * (unsigned)threads : 1u;
+  if (q->G > 64) q->G = 64;
+
+  /* matched filter: unit gain at the symbol instant for a unit-energy pulse, as prx_rrc_design */
+  size_t ntap_max = (size_t)(cfg->span * q->sps) + 3;
+  float *t = malloc(ntap_max * sizeof *t);
+  if (!t) {
+    prx_qpsk_destroy(q);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the matched filter");
+  }
+  size_t nt;
+  st = prx_rrc_design(q->sps, cfg->rolloff, cfg->span, t, &nt);
+  double scale = t[(nt - 1) / 2] / prx_rrc_pulse(0, cfg->rolloff);
+  free(t);
+  if (st != PRX_OK) {
+    prx_qpsk_destroy(q);
+    return st;
+  }
+  st = qpsk_fir_init(&q->mf, q->sps, cfg->rolloff, cfg->span, 0, scale);
+  if (st == PRX_OK) {
+    double pspan = cfg->span < QPSK_PRE_SPAN ? cfg->span : QPSK_PRE_SPAN;
+    st = qpsk_fir_init(&q->pre, q->sps, cfg->rolloff, pspan, q->sps / 4, scale);
+  }
+  if (st != PRX_OK) {
+    prx_qpsk_destroy(q);
+    return st;
+  }
+
+  /* per-block scratch: the longest input window either filter reads for a block */
+  size_t sl = 0;
+  const int64_t probe[] = {0, 1, 2, 3, 7, 1000, 12345, 99991};
+  for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++) {
+    int64_t lo, hi;
+    win_mf(q, probe[i], &lo, &hi);
+    if ((size_t)(hi - lo) > sl) sl = (size_t)(hi - lo);
+    win_pre(q, probe[i], &lo, &hi);
+    if ((size_t)(hi - lo) > sl) sl = (size_t)(hi - lo);
+  }
+  q->scratch_len = sl + 16;
+
+  ALLOC(q->spans, q->G, qpsk_span);
+  for (unsigned i = 0; i < q->G; i++) {
+    ALLOC(q->spans[i].w, q->S + q->B + 2, prx_cf32);
+    ALLOC(q->spans[i].win, nfft, prx_cf32);
+    ALLOC(q->spans[i].spec, nfft, prx_cf32);
+  }
+  ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
+  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
+  for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
+    ALLOC(q->blks[i].grid, grid_len, prx_cf32);
+    ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
+    ALLOC(q->blks[i].sym, q->L + 2, prx_cf32);
+    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC(q->blks[i].tag, q->L + 2, uint8_t);
+  }
+  if (cfg->ambiguity == PRX_QPSK_PILOTS) {
+    ALLOC(q->acq, q->S + 2 * (q->L + 2), prx_cf32);
+    ALLOC(q->pilot, cfg->pilot_len, prx_cf32);
+    for (unsigned i = 0; i < cfg->pilot_len; i++) q->pilot[i] = prx_qpsk_pilot(i);
+  }
+  ALLOC(q->w_hist, q->S + q->B + 2, prx_cf32);
+  ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
+
+  /* input buffer: everything one batch of G spans reads */
+  int64_t s0 = 1000;
+  int64_t need = span_need_end(q, s0 + q->G - 1) - span_need_lo(q, s0);
+  q->buf_cap = (size_t)need + 64;
+  q->buf = prx_alloc(q->buf_cap, q->in_size);
+  if (!q->buf) {
+    prx_qpsk_destroy(q);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the input buffer (%zu samples)", q->buf_cap);
+  }
+
+  /* FFTW_ESTIMATE: a plan chosen by timing (MEASURE) can differ from run to run, and with it the
+   * rounding of the spectrum; the estimate is made insensitive to that anyway (the search start
+   * is quantised, qpsk_batch.c), and ESTIMATE keeps runs repeatable */
+  prx_fftw_lock();
+  q->plan = fftwf_plan_dft_1d((int)nfft, (fftwf_complex *)q->spans[0].win,
+                              (fftwf_complex *)q->spans[0].spec, FFTW_FORWARD, FFTW_ESTIMATE);
+  prx_fftw_unlock();
+  if (!q->plan) {
+    prx_qpsk_destroy(q);
+    return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a %zu-point FFT", nfft);
+  }
+  prx_qpsk_reset(q);
+  *out = q;
+  return PRX_OK;
+}
+
+/* ---- input access ---- */
+
+const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
+                           double theta, double omega) {
+  const int64_t end = q->n_total, base = q->buf_base;
+  if (q->cfg.in_format == PRX_CF32 && lo >= base && hi <= end) {
+    const prx_cf32 *src = (const prx_cf32 *)(q->buf + (size_t)(lo - base) * 8);
+    if (!rotate) return src;
+    qpsk_derotate(src, out, (size_t)(hi - lo), theta, omega); /* one pass: read, rotate, write */
+    return out;
+  }
+  size_t n = (size_t)(hi - lo);
+  int64_t a = lo < 0 ? 0 : lo, z = hi < end ? hi : end;
+  size_t i = 0;
+  const prx_cf32 zero = {0, 0};
+  for (; (int64_t)i < a - lo && i < n; i++) out[i] = zero;
+  if (z > a) {
+    const uint8_t *src = q->buf + (size_t)(a - base) * q->in_size;
+    size_t m = (size_t)(z - a);
+    switch (q->cfg.in_format) {
+    case PRX_CF32: memcpy(out + i, src, m * sizeof(prx_cf32)); break;
+    case PRX_CI16:
+      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_ci16(src, k);
+      break;
+    case PRX_CI8:
+      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_ci8(src, k);
+      break;
+    case PRX_CU8:
+      for (size_t k = 0; k < m; k++) out[i + k] = prx_sample_cu8(src, k);
+      break;
+    default: break;
+    }
+    i += m;
+  }
+  for (; i < n; i++) out[i] = zero;
+  if (rotate) qpsk_derotate(out, out, n, theta, omega);
+  return out;
+}
+
+/* ---- streaming ---- */
+
+/* spans from next_span whose input is complete, at most max */
+static unsigned spans_ready(const prx_qpsk *q, int64_t n_total, unsigned max) {
+  unsigned g = 0;
+  while (g < max && span_need_end(q, q->next_span + g) <= n_total) g++;
+  return g;
+}
+
+/* blocks left to demodulate at flush */
+static int64_t blocks_at_end(const prx_qpsk *q) {
+  double n_sym = (double)q->n_total / q->sps;
+  return qpsk_count_below(n_sym, (double)q->L);
+}
+
+size_t prx_qpsk_max_symbols(const prx_qpsk *q, size_t n_in) {
+  if (!q) return 0;
+  int64_t total = q->n_total + (int64_t)n_in;
+  size_t g = 0;
+  while (span_need_end(q, q->next_span + (int64_t)g) <= total) g++;
+  return g * (size_t)q->B * (q->L + 1);
+}
+
+size_t prx_qpsk_flush_max_symbols(const prx_qpsk *q) {
+  if (!q) return 0;
+  int64_t left = blocks_at_end(q) - q->next_span * (int64_t)q->B;
+  return left > 0 ? (size_t)left * (q->L + 1) : 0;
+}
+
+static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs) {
+  q->out_bits = bits;
+  q->out_llrs = llrs;
+  q->n_est = 0;
+}
+
+/* NaN and infinite samples (a faulty source) become 0, an erasure: one of them would otherwise
+ * spoil the spectrum of a whole CFO span. A bit test on the exponent, so the loop vectorises. */
+static void scrub_cf32(void *p, size_t n_floats) {
+  uint32_t *u = p;
+  for (size_t i = 0; i < n_floats; i++) u[i] = (u[i] & 0x7f800000u) == 0x7f800000u ? 0 : u[i];
+}
+
+/* drops input no longer needed (below what the next span reads) */
+static void discard_input(prx_qpsk *q) {
+  int64_t keep = span_need_lo(q, q->next_span);
+  if (keep <= q->buf_base) return;
+  int64_t end = q->buf_base + (int64_t)q->buf_len;
+  if (keep > end) keep = end;
+  size_t drop = (size_t)(keep - q->buf_base);
+  memmove(q->buf, q->buf + drop * q->in_size, (q->buf_len - drop) * q->in_size);
+  q->buf_len -= drop;
+  q->buf_base = keep;
+}
+
+prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits, float *llrs,
+                            size_t capacity, size_t *n_symbols) {
+  if (!q || !n_symbols) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_execute: NULL argument");
+  *n_symbols = 0;
+  if (n_in > 0 && !in) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_execute: NULL input");
+  size_t need = prx_qpsk_max_symbols(q, n_in);
+  if (capacity < need)
+    return prx_fail(PRX_ERR_CAPACITY,
+                    "output capacity %zu symbols is below the %zu this call may produce "
+                    "(prx_qpsk_max_symbols)",
+                    capacity, need);
+  begin_call(q, bits, llrs);
+  const uint8_t *src = in;
+  size_t total = 0;
+  while (n_in > 0) {
+    size_t space = q->buf_cap - q->buf_len;
+    size_t take = n_in < space ? n_in : space;
+    memcpy(q->buf + q->buf_len * q->in_size, src, take * q->in_size);
+    if (q->cfg.in_format == PRX_CF32) scrub_cf32(q->buf + q->buf_len * q->in_size, 2 * take);
+    q->buf_len += take;
+    q->n_total += (int64_t)take;
+    q->stats.samples += take;
+    src += take * q->in_size;
+    n_in -= take;
+    unsigned g;
+    while ((g = spans_ready(q, q->n_total, q->G)) > 0) {
+      total += qpsk_run_batch(q, q->next_span, g);
+      q->next_span += g;
+      discard_input(q);
+    }
+    if (take == 0 && n_in > 0) /* cannot happen: a full buffer always completes a batch */
+      return prx_fail(PRX_ERR_INTERNAL, "demodulator input buffer stalled");
+  }
+  *n_symbols = total;
+  return PRX_OK;
+}
+
+prx_status prx_qpsk_flush(prx_qpsk *q, uint8_t *bits, float *llrs, size_t capacity,
+                          size_t *n_symbols) {
+  if (!q || !n_symbols) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_flush: NULL argument");
+  *n_symbols = 0;
+  size_t need = prx_qpsk_flush_max_symbols(q);
+  if (capacity < need)
+    return prx_fail(PRX_ERR_CAPACITY,
+                    "output capacity %zu symbols is below the %zu the flush may produce "
+                    "(prx_qpsk_flush_max_symbols)",
+                    capacity, need);
+  begin_call(q, bits, llrs);
+  q->flushing = 1;
+  int64_t nb = blocks_at_end(q);
+  size_t total = 0;
+  while (q->next_span * (int64_t)q->B < nb) {
+    int64_t left = (nb - q->next_span * (int64_t)q->B + q->B - 1) / q->B;
+    unsigned g = left < (int64_t)q->G ? (unsigned)left : q->G;
+    total += qpsk_run_batch(q, q->next_span, g);
+    q->next_span += g;
+  }
+  *n_symbols = total;
+  reset_stream(q); /* the stream is over; totals and this call's estimates stay readable */
+  return PRX_OK;
+}
+
+const prx_qpsk_block *prx_qpsk_block_estimates(const prx_qpsk *q, size_t *n) {
+  if (!q) {
+    if (n) *n = 0;
+    return NULL;
+  }
+  if (n) *n = q->n_est;
+  return q->est;
+}
+
+void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
+  if (!q || !out) return;
+  *out = q->stats;
+}
+
+double prx_qpsk_sps(const prx_qpsk *q) { return q ? q->sps : 0; }
+unsigned prx_qpsk_cfo_span(const prx_qpsk *q) { return q ? q->S : 0; }

@@ -1,0 +1,304 @@
+/* Feed-forward estimators (see qpsk_est.h). Sums are accumulated in double: blocks hold up to a
+ * few thousand terms and the estimates are differences of large sums (M2M4). */
+#include "qpsk_est.h"
+
+#include <string.h>
+
+#include <math.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define QPSK_AVX2 1
+
+/* complex products of 4 complex pairs held interleaved (re, im) */
+static inline __m256 cmul8(__m256 a, __m256 b) {
+  __m256 re = _mm256_moveldup_ps(a), im = _mm256_movehdup_ps(a);
+  return _mm256_addsub_ps(_mm256_mul_ps(re, b), _mm256_mul_ps(im, _mm256_permute_ps(b, 0xB1)));
+}
+#endif
+
+void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
+  for (size_t j = 0; j < n; j++, z += 4) {
+    float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
+    float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
+    float p = a * a + b * b + 1e-30f;
+    float s2r = a * a - b * b, s2i = 2 * a * b;
+    w[j].re = (s2r * s2r - s2i * s2i) / p;
+    w[j].im = 2 * s2r * s2i / p;
+  }
+}
+
+void qpsk_farrow_coef(double mu, float c[4]) {
+  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
+  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
+  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
+  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
+}
+
+double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {
+  /* bins 0 .. kmax and nfft - kmax .. nfft - 1 have |nu| <= max_nu */
+  size_t kmax = (size_t)floor(max_nu * (double)nfft);
+  if (kmax > nfft / 2 - 1) kmax = nfft / 2 - 1;
+  size_t best = 0;
+  float bm = -1;
+  for (size_t k = 0; k <= kmax; k++) {
+    float m = spec[k].re * spec[k].re + spec[k].im * spec[k].im;
+    if (m > bm) {
+      bm = m;
+      best = k;
+    }
+  }
+  for (size_t k = nfft - kmax; k < nfft; k++) {
+    float m = spec[k].re * spec[k].re + spec[k].im * spec[k].im;
+    if (m > bm) {
+      bm = m;
+      best = k;
+    }
+  }
+  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
+  double a = sqrt((double)spec[km].re * spec[km].re + (double)spec[km].im * spec[km].im);
+  double b = sqrt((double)bm);
+  double c = sqrt((double)spec[kp].re * spec[kp].re + (double)spec[kp].im * spec[kp].im);
+  double den = a - 2 * b + c, delta = 0;
+  if (den < 0) delta = 0.5 * (a - c) / den;
+  if (delta > 0.5) delta = 0.5;
+  if (delta < -0.5) delta = -0.5;
+  double k = (best < nfft / 2 ? (double)best : (double)best - (double)nfft) + delta;
+  return k / (double)nfft;
+}
+
+/* X, X1 = sum d v e, X2 = sum d^2 v e at nu for samples v[g] at times t[g] = g D + t0 (relative to
+ * the centre kc), e = exp(-j 2 pi nu t) */
+static void dtft3(const prx_cf32 *v, size_t m, double D, double t0, double nu, double out[6]) {
+  double x[6] = {0, 0, 0, 0, 0, 0};
+  double er = cos(2 * M_PI * nu * t0), ei = -sin(2 * M_PI * nu * t0);
+  const double sr = cos(2 * M_PI * nu * D), si = -sin(2 * M_PI * nu * D);
+  for (size_t g = 0; g < m; g++) {
+    double d = (double)g * D + t0;
+    double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
+    x[0] += pr;
+    x[1] += pi;
+    x[2] += d * pr;
+    x[3] += d * pi;
+    x[4] += d * d * pr;
+    x[5] += d * d * pi;
+    double t = er * sr - ei * si;
+    ei = er * si + ei * sr;
+    er = t;
+  }
+  for (int j = 0; j < 6; j++) out[j] = x[j];
+}
+
+double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double max_step,
+                               prx_cf32 *scratch) {
+  if (n < 2) return nu0;
+  /* Mix the tone near nu0 down to near 0 and sum runs of D = 16 terms: the remaining offset is
+   * under a bin (1/n) so a run turns it by < 2 pi 16 / n, and the short sequence has the same
+   * periodogram peak as the long one near nu0, for 1/16 of the work per iteration. */
+  const size_t D = 16, m = (n + D - 1) / D;
+  const double kc = 0.5 * (double)(n - 1);
+  float tr[16], ti[16]; /* exp(-j 2 pi nu0 l), l < D: the same within every run */
+  for (size_t l = 0; l < D; l++) {
+    tr[l] = (float)cos(2 * M_PI * nu0 * (double)l);
+    ti[l] = (float)-sin(2 * M_PI * nu0 * (double)l);
+  }
+  const double sr = cos(2 * M_PI * nu0 * D), si = -sin(2 * M_PI * nu0 * D);
+  double ar = cos(2 * M_PI * nu0 * kc),
+         ai = sin(2 * M_PI * nu0 * kc); /* exp(-j 2 pi nu0 (0 - kc)) */
+  for (size_t g = 0; g < m; g++) {
+    size_t k0 = g * D, len = k0 + D <= n ? D : n - k0;
+    float sumr = 0, sumi = 0;
+    for (size_t l = 0; l < len; l++) {
+      sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
+      sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
+    }
+    scratch[g].re = (float)(sumr * ar - sumi * ai);
+    scratch[g].im = (float)(sumr * ai + sumi * ar);
+    double t = ar * sr - ai * si;
+    ai = ar * si + ai * sr;
+    ar = t;
+  }
+  /* run g gathers times k0 .. k0 + D - 1: its centre is g D + (D - 1)/2 - kc */
+  const double t0 = 0.5 * (double)(D - 1) - kc;
+  double nu = 0;
+  for (int it = 0; it < 4; it++) {
+    double x[6];
+    dtft3(scratch, m, (double)D, t0, nu, x);
+    /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
+    double d1 = 4 * M_PI * (x[0] * x[3] - x[1] * x[2]);
+    double d2 = 8 * M_PI * M_PI * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
+    if (!(d2 < 0)) break;
+    double step = -d1 / d2;
+    if (step > max_step) step = max_step;
+    if (step < -max_step) step = -max_step;
+    nu += step;
+    if (fabs(step) < 1e-4 / (double)n) break; /* 1e-4 of a bin: far below the noise */
+  }
+  if (fabs(nu) > 2 * max_step) return nu0;
+  return nu0 + nu;
+}
+
+void qpsk_om_accum(const prx_cf32 *z, size_t n, int64_t m0, double x[2]) {
+  /* exp(-j 2 pi m / 4) = 1, -j, -1, j for m = 0, 1, 2, 3 (mod 4): sum |z|^2 per residue */
+  double p[4] = {0, 0, 0, 0};
+  int r = (int)(((m0 % 4) + 4) % 4);
+  size_t i = 0;
+  for (; i < n && r != 0; i++, r = (r + 1) & 3)
+    p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  /* whole groups of 4 samples: 8 float lanes (re^2, im^2 of each residue), a vector loop;
+   * partial sums go to double every 256 groups */
+  const float *f = (const float *)(z + i);
+  size_t groups = (n - i) / 4;
+  for (size_t g0 = 0; g0 < groups; g0 += 256) {
+    size_t g1 = g0 + 256 < groups ? g0 + 256 : groups;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t g = g0; g < g1; g++)
+      for (int l = 0; l < 8; l++) acc[l] += f[8 * g + l] * f[8 * g + l];
+    for (int l = 0; l < 4; l++) p[l] += (double)acc[2 * l] + acc[2 * l + 1];
+  }
+  i += 4 * groups;
+  for (r = 0; i < n; i++, r++) p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  x[0] += p[0] - p[2];
+  x[1] += p[3] - p[1];
+}
+
+double qpsk_om_tau(const double x[2]) {
+  double t = -atan2(x[1], x[0]) / (2 * M_PI);
+  if (t <= -0.5) t += 1;
+  return t;
+}
+
+void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s) {
+  /* float lanes over runs of 64 symbols (a vector loop), folded into double */
+  for (size_t c = 0; c < n; c += 64) {
+    size_t e = c + 64 < n ? c + 64 : n;
+    float sr = 0, si = 0, m2 = 0, m4 = 0;
+    for (size_t i = c; i < e; i++) {
+      float a = y[i].re, b = y[i].im, p = a * a + b * b;
+      float s2r = a * a - b * b, s2i = 2 * a * b;
+      sr += s2r * s2r - s2i * s2i;
+      si += 2 * s2r * s2i;
+      m2 += p;
+      m4 += p * p;
+    }
+    s->s4[0] += sr;
+    s->s4[1] += si;
+    s->m2 += m2;
+    s->m4 += m4;
+  }
+  s->n += (double)n;
+}
+
+void qpsk_sums_add(qpsk_sums *a, const qpsk_sums *b) {
+  a->s4[0] += b->s4[0];
+  a->s4[1] += b->s4[1];
+  a->m2 += b->m2;
+  a->m4 += b->m4;
+  a->n += b->n;
+}
+
+double qpsk_vv_phase(const qpsk_sums *s) {
+  double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
+  if (p <= -M_PI / 4) p += M_PI / 2;
+  return p;
+}
+
+void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise) {
+  if (s->n <= 0) {
+    *sig = 0;
+    *noise = 0;
+    return;
+  }
+  double m2 = s->m2 / s->n, m4 = s->m4 / s->n;
+  double s2 = 2 * m2 * m2 - m4;
+  double S = s2 > 0 ? sqrt(s2) : 0;
+  if (S > m2) S = m2;
+  double N = m2 - S;
+  /* the moments of a finite block can make N slightly negative at high SNR (or S at low):
+   * keep both in a sane range, Es/N0 within [-30, 60] dB */
+  if (N < 1e-6 * m2) N = 1e-6 * m2;
+  if (S < 1e-3 * m2) S = 1e-3 * m2;
+  *sig = S;
+  *noise = N;
+}
+
+double qpsk_wrap(double x, double period) {
+  double y = x - period * floor(x / period + 0.5);
+  if (y <= -period / 2) y += period;
+  if (y > period / 2) y -= period;
+  return y;
+}
+
+void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega) {
+  double ar = cos(theta), ai = -sin(theta); /* anchor exp(-j theta) at the chunk start */
+  const size_t CH = 256; /* anchor spacing: 16 float steps of 16 omega in between */
+  const double sr = cos((double)CH * omega), si = -sin((double)CH * omega);
+  double lr[4], li[4]; /* exp(-j omega l) */
+  for (int l = 0; l < 4; l++) {
+    lr[l] = cos(l * omega);
+    li[l] = -sin(l * omega);
+  }
+  const float s4r = (float)cos(4 * omega), s4i = (float)-sin(4 * omega);
+  for (size_t c = 0; c < n; c += CH) {
+    float pr[4], pi[4];
+    for (int l = 0; l < 4; l++) {
+      pr[l] = (float)(ar * lr[l] - ai * li[l]);
+      pi[l] = (float)(ar * li[l] + ai * lr[l]);
+    }
+    size_t e = c + CH < n ? c + CH : n, i = c;
+#ifdef QPSK_AVX2
+    /* four independent phasor chains (samples i..i+3, +4, +8, +12), each stepped by
+     * exp(-j 16 omega): the complex product's latency no longer limits the loop */
+    const float s16r = (float)cos(16 * omega), s16i = (float)-sin(16 * omega);
+    __m256 p0 = _mm256_setr_ps(pr[0], pi[0], pr[1], pi[1], pr[2], pi[2], pr[3], pi[3]);
+    const __m256 st4 = _mm256_setr_ps(s4r, s4i, s4r, s4i, s4r, s4i, s4r, s4i);
+    const __m256 st16 = _mm256_setr_ps(s16r, s16i, s16r, s16i, s16r, s16i, s16r, s16i);
+    __m256 p1 = cmul8(p0, st4), p2 = cmul8(p1, st4), p3 = cmul8(p2, st4);
+    for (; i + 16 <= e; i += 16) {
+      _mm256_storeu_ps((float *)(out + i), cmul8(_mm256_loadu_ps((const float *)(in + i)), p0));
+      _mm256_storeu_ps((float *)(out + i + 4),
+                       cmul8(_mm256_loadu_ps((const float *)(in + i + 4)), p1));
+      _mm256_storeu_ps((float *)(out + i + 8),
+                       cmul8(_mm256_loadu_ps((const float *)(in + i + 8)), p2));
+      _mm256_storeu_ps((float *)(out + i + 12),
+                       cmul8(_mm256_loadu_ps((const float *)(in + i + 12)), p3));
+      p0 = cmul8(p0, st16);
+      p1 = cmul8(p1, st16);
+      p2 = cmul8(p2, st16);
+      p3 = cmul8(p3, st16);
+    }
+    for (; i + 4 <= e; i += 4) {
+      _mm256_storeu_ps((float *)(out + i), cmul8(_mm256_loadu_ps((const float *)(in + i)), p0));
+      p0 = cmul8(p0, st4);
+    }
+    float tmp[8];
+    _mm256_storeu_ps(tmp, p0);
+    for (int l = 0; l < 4; l++) {
+      pr[l] = tmp[2 * l];
+      pi[l] = tmp[2 * l + 1];
+    }
+#else
+    for (; i + 4 <= e; i += 4) {
+      for (int l = 0; l < 4; l++) {
+        float xr = in[i + l].re, xi = in[i + l].im;
+        out[i + l].re = xr * pr[l] - xi * pi[l];
+        out[i + l].im = xr * pi[l] + xi * pr[l];
+        float tr = pr[l] * s4r - pi[l] * s4i;
+        pi[l] = pr[l] * s4i + pi[l] * s4r;
+        pr[l] = tr;
+      }
+    }
+#endif
+    for (int l = 0; i < e; i++, l++) {
+      float xr = in[i].re, xi = in[i].im;
+      out[i].re = xr * pr[l] - xi * pi[l];
+      out[i].im = xr * pi[l] + xi * pr[l];
+    }
+    double tr = ar * sr - ai * si;
+    ai = ar * si + ai * sr;
+    ar = tr;
+    double g = 1.0 / sqrt(ar * ar + ai * ai);
+    ar *= g;
+    ai *= g;
+  }
+}

@@ -1,0 +1,269 @@
+/* Polyphase FIR on an output grid (see qpsk_fir.h). The matched filter is the demodulator's
+ * biggest cost, so the dot products are vectorised (AVX2 + FMA when built for it): four outputs at
+ * a time, each a dot product of interleaved re/im input with duplicated taps, reduced together. */
+#include "qpsk_fir.h"
+
+#include "../core/internal.h"
+#include "../dsp/rrc.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define QPSK_AVX2 1
+#endif
+
+/* Smallest Q dividing 240 such that r Q is an integer (exact positions), 0 if none. */
+static unsigned exact_phases(double r) {
+  static const unsigned cand[] = {1,  2,  3,  4,  5,  6,  8,  10, 12,  15,
+                                  16, 20, 24, 30, 40, 48, 60, 80, 120, 240};
+  for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
+    double rq = r * cand[k];
+    if (fabs(rq - nearbyint(rq)) < 1e-9 * (1 + rq)) return cand[k];
+  }
+  return 0;
+}
+
+prx_status qpsk_fir_init(qpsk_fir *f, double sps, double beta, double span_sym, double r,
+                         double scale) {
+  memset(f, 0, sizeof *f);
+  f->r = r;
+  unsigned q = r > 0 ? exact_phases(r) : 0;
+  if (r > 0) {
+    f->Q = q ? q : 240;
+  } else { /* arbitrary positions: round to 1/(Q sps) <= 1/1024 symbol, i.e. <= 5e-4 T error */
+    f->Q = 16;
+    while (f->Q < 256 && f->Q * sps < 1024) f->Q *= 2;
+  }
+  f->rq = q ? (int64_t)llround(r * q) : -1;
+  double H = span_sym * sps / 2; /* half-length in input samples */
+  f->c = (int)ceil(H);
+  unsigned nt = 2u * (unsigned)f->c + 2u;
+  f->ntaps = (nt + 3u) & ~3u;
+  f->bank = prx_alloc((size_t)f->Q * 2 * f->ntaps, sizeof(float));
+  if (!f->bank)
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the matched-filter bank (%u x %u)", f->Q,
+                    f->ntaps);
+  for (unsigned j = 0; j < f->Q; j++) {
+    float *row = f->bank + (size_t)j * 2 * f->ntaps;
+    for (unsigned l = 0; l < f->ntaps; l++) {
+      double d = (double)j / f->Q + f->c - (double)l;
+      float v = fabs(d) <= H + 1e-9 ? (float)(scale * prx_rrc_pulse(d / sps, beta)) : 0.0f;
+      row[2 * l] = v;
+      row[2 * l + 1] = v;
+    }
+  }
+  return PRX_OK;
+}
+
+void qpsk_fir_free(qpsk_fir *f) {
+  prx_free(f->bank);
+  f->bank = NULL;
+}
+
+static inline void fir_pos(const qpsk_fir *f, int64_t m, int64_t *i, unsigned *j) {
+  if (f->rq >= 0) {
+    int64_t p = m * f->rq;
+    int64_t ii = qpsk_floordiv(p, f->Q);
+    *i = ii;
+    *j = (unsigned)(p - ii * (int64_t)f->Q);
+  } else {
+    double p = (double)m * f->r;
+    double fl = floor(p);
+    long jj = lround((p - fl) * f->Q);
+    int64_t ii = (int64_t)fl;
+    if (jj >= (long)f->Q) {
+      jj -= f->Q;
+      ii++;
+    }
+    *i = ii;
+    *j = (unsigned)jj;
+  }
+}
+
+void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int64_t *hi) {
+  int64_t i0, i1;
+  unsigned j;
+  fir_pos(f, m0, &i0, &j);
+  fir_pos(f, m1 > m0 ? m1 - 1 : m0, &i1, &j);
+  *lo = i0 - f->c;
+  *hi = i1 - f->c + f->ntaps;
+}
+
+static inline void dot1(const float *t, const float *x, unsigned ntaps, prx_cf32 *out) {
+  float re = 0, im = 0;
+  for (unsigned l = 0; l < ntaps; l++) {
+    re += t[2 * l] * x[2 * l];
+    im += t[2 * l + 1] * x[2 * l + 1];
+  }
+  out->re = re;
+  out->im = im;
+}
+
+#ifdef QPSK_AVX2
+/* [a0 a1 a2 a3], each 8 lanes of (re, im) partial products, to [re0 im0 re1 im1 re2 im2 re3 im3] */
+static inline __m256 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  __m256 s01 =
+      _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
+  __m256 s23 =
+      _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
+  __m256 t = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 v = _mm256_add_ps(t, u); /* [out0 out2 | out1 out3] */
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* Eight outputs sharing one set of taps: eight independent FMA chains, enough to hide the FMA
+ * latency (four chains leave the units idle half the time). */
+static inline void dot8_shared(const float *t, const float *const x[8], unsigned nv, float *out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (unsigned v = 0; v < nv; v++) {
+    __m256 h = _mm256_load_ps(t + 8 * v);
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x[0] + 8 * v), h, a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x[1] + 8 * v), h, a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x[2] + 8 * v), h, a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x[3] + 8 * v), h, a3);
+    a4 = _mm256_fmadd_ps(_mm256_loadu_ps(x[4] + 8 * v), h, a4);
+    a5 = _mm256_fmadd_ps(_mm256_loadu_ps(x[5] + 8 * v), h, a5);
+    a6 = _mm256_fmadd_ps(_mm256_loadu_ps(x[6] + 8 * v), h, a6);
+    a7 = _mm256_fmadd_ps(_mm256_loadu_ps(x[7] + 8 * v), h, a7);
+  }
+  _mm256_storeu_ps(out, reduce4(a0, a1, a2, a3));
+  _mm256_storeu_ps(out + 8, reduce4(a4, a5, a6, a7));
+}
+
+/* Four outputs with their own taps: two chains each (even and odd tap vectors). */
+static inline void dot4(const float *const t[4], const float *const x[4], unsigned nv, float *out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  unsigned v = 0;
+  for (; v + 2 <= nv; v += 2) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x[0] + 8 * v), _mm256_load_ps(t[0] + 8 * v), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x[1] + 8 * v), _mm256_load_ps(t[1] + 8 * v), a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x[2] + 8 * v), _mm256_load_ps(t[2] + 8 * v), a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x[3] + 8 * v), _mm256_load_ps(t[3] + 8 * v), a3);
+    b0 = _mm256_fmadd_ps(_mm256_loadu_ps(x[0] + 8 * v + 8), _mm256_load_ps(t[0] + 8 * v + 8), b0);
+    b1 = _mm256_fmadd_ps(_mm256_loadu_ps(x[1] + 8 * v + 8), _mm256_load_ps(t[1] + 8 * v + 8), b1);
+    b2 = _mm256_fmadd_ps(_mm256_loadu_ps(x[2] + 8 * v + 8), _mm256_load_ps(t[2] + 8 * v + 8), b2);
+    b3 = _mm256_fmadd_ps(_mm256_loadu_ps(x[3] + 8 * v + 8), _mm256_load_ps(t[3] + 8 * v + 8), b3);
+  }
+  if (v < nv) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x[0] + 8 * v), _mm256_load_ps(t[0] + 8 * v), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x[1] + 8 * v), _mm256_load_ps(t[1] + 8 * v), a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x[2] + 8 * v), _mm256_load_ps(t[2] + 8 * v), a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x[3] + 8 * v), _mm256_load_ps(t[3] + 8 * v), a3);
+  }
+  _mm256_storeu_ps(out, reduce4(_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1), _mm256_add_ps(a2, b2),
+                                _mm256_add_ps(a3, b3)));
+}
+#endif
+
+/* Positions of consecutive outputs, stepped without divisions when they are exact */
+typedef struct {
+  int64_t i;
+  unsigned j;
+  int64_t di;
+  unsigned dj;
+} fir_walk;
+
+static inline void walk_init(const qpsk_fir *f, int64_t m, fir_walk *w) {
+  fir_pos(f, m, &w->i, &w->j);
+  w->di = 0;
+  w->dj = 0;
+  if (f->rq >= 0) {
+    w->di = f->rq / f->Q;
+    w->dj = (unsigned)(f->rq % f->Q);
+  }
+}
+
+static inline void walk_next(const qpsk_fir *f, int64_t m_next, fir_walk *w) {
+  if (f->rq >= 0) {
+    w->i += w->di;
+    w->j += w->dj;
+    if (w->j >= f->Q) {
+      w->j -= f->Q;
+      w->i++;
+    }
+  } else {
+    fir_pos(f, m_next, &w->i, &w->j);
+  }
+}
+
+void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
+                  prx_cf32 *out) {
+  const float *xf = (const float *)x - 2 * (f->c + x_base);
+  const size_t row = 2 * (size_t)f->ntaps;
+  size_t k = 0;
+  fir_walk w;
+  walk_init(f, m0, &w);
+#ifdef QPSK_AVX2
+  const unsigned nv = f->ntaps / 4;
+  if (f->Q == 1) {
+    for (; k + 8 <= n; k += 8) {
+      const float *xp[8];
+      for (int o = 0; o < 8; o++) {
+        xp[o] = xf + 2 * w.i;
+        walk_next(f, m0 + (int64_t)k + o + 1, &w);
+      }
+      dot8_shared(f->bank, xp, nv, (float *)(out + k));
+    }
+  } else {
+    for (; k + 4 <= n; k += 4) {
+      const float *t[4], *xp[4];
+      for (int o = 0; o < 4; o++) {
+        t[o] = f->bank + w.j * row;
+        xp[o] = xf + 2 * w.i;
+        walk_next(f, m0 + (int64_t)k + o + 1, &w);
+      }
+      dot4(t, xp, nv, (float *)(out + k));
+    }
+  }
+#endif
+  for (; k < n; k++) {
+    dot1(f->bank + w.j * row, xf + 2 * w.i, f->ntaps, out + k);
+    walk_next(f, m0 + (int64_t)k + 1, &w);
+  }
+}
+
+void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
+                     prx_cf32 *out) {
+  const float *xf = (const float *)x - 2 * f->c;
+  const size_t row = 2 * (size_t)f->ntaps;
+  const double Q = f->Q;
+  size_t k = 0;
+#ifdef QPSK_AVX2
+  const unsigned nv = f->ntaps / 4;
+  for (; k + 8 <= n; k += 8) {
+    const float *t[8], *xp[8];
+    for (int o = 0; o < 8; o++) {
+      double p = p0 + (double)(k + o) * step, fl = floor(p);
+      long j = (long)((p - fl) * Q + 0.5);
+      long i = (long)fl;
+      if (j >= (long)f->Q) {
+        j -= f->Q;
+        i++;
+      }
+      t[o] = f->bank + (size_t)j * row;
+      xp[o] = xf + 2 * i;
+    }
+    int same = 1;
+    for (int o = 1; o < 8; o++) same &= t[o] == t[0];
+    if (same) {
+      dot8_shared(t[0], xp, nv, (float *)(out + k));
+    } else {
+      dot4(t, xp, nv, (float *)(out + k));
+      dot4(t + 4, xp + 4, nv, (float *)(out + k + 4));
+    }
+  }
+#endif
+  for (; k < n; k++) {
+    double p = p0 + (double)k * step, fl = floor(p);
+    long j = (long)((p - fl) * Q + 0.5);
+    long i = (long)fl;
+    if (j >= (long)f->Q) {
+      j -= f->Q;
+      i++;
+    }
+    dot1(f->bank + (size_t)j * row, xf + 2 * i, f->ntaps, out + k);
+  }
+}

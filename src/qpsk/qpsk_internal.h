@@ -1,0 +1,138 @@
+/* The demodulator object, shared by qpsk.c (API, input buffering, streaming) and qpsk_batch.c
+ * (the parallel stages and the serial pass over one batch of CFO spans).
+ *
+ * Time bases (absolute, from input sample 0):
+ *   input sample n;   nominal symbol time t = n / sps;   grid sample m at t = m / 4 (the
+ *   pre-filter's output, 4 per symbol);   block b = symbols [bL, (b+1)L) = grid [4bL, 4(b+1)L);
+ *   CFO span s = blocks [sB, (s+1)B) = symbols [sS, (s+1)S), S = B L.
+ * A symbol with grid-symbol index k has its instant at t = k + tau_b (tau_b the unwrapped timing
+ * of the block that owns it); block b owns k in [k_end(b-1), k_end(b)) with
+ * k_end(b) = ceil(min((b+1)L, N/sps) - tau_b), so each instant belongs to exactly one block even
+ * when tau crosses an integer (a clock offset), and none is skipped or repeated. */
+#ifndef PRX_QPSK_INTERNAL_H
+#define PRX_QPSK_INTERNAL_H
+
+#include "polyrx/modem.h"
+#include "polyrx/qpsk.h"
+
+#include "../core/internal.h"
+#include "qpsk_decide.h"
+#include "qpsk_est.h"
+#include "qpsk_fir.h"
+
+#include <fftw3.h>
+
+#define QPSK_GM                                                                                    \
+  4                         /* pre-filter grid samples kept on each side of a block (the first     \
+                               instant of a block can be half a symbol before it) */
+#define QPSK_NOISE_BLOCKS 8 /* blocks in the M2M4 noise window (this one and 7 before) */
+#define QPSK_KEEP 256       /* block estimates kept for prx_qpsk_block_estimates */
+#define QPSK_PRE_SPAN                                                                              \
+  4 /* pre-filter (CFO, timing): RRC span in symbols; 4 loses < 0.1 dB of                          \
+       4th-power line SNR and O&M accuracy against the full span */
+
+typedef struct {
+  int64_t s;      /* absolute span index */
+  size_t nw;      /* pre-pass values present (S, fewer for the last span of a stream) */
+  prx_cf32 *w;    /* S values: x^4 of the pre-filter at the two half-symbol phases of symbol sS+i */
+  prx_cf32 *win;  /* nfft: the estimation window, zero padded (FFT input) */
+  prx_cf32 *spec; /* nfft: its spectrum */
+  double f;       /* CFO estimate, cycles per symbol */
+  int64_t n_ref;  /* NCO reference sample floor(s S sps) */
+  double theta;   /* NCO phase at n_ref */
+} qpsk_span;
+
+typedef struct {
+  int64_t b;           /* absolute block index */
+  int span;            /* its span within the batch */
+  prx_cf32 *grid;      /* matched filter on grid samples 4bL - GM .. 4(b+1)L + GM - 1 */
+  prx_cf32 *scratch;   /* input window (converted, de-rotated) */
+  double om[2];        /* Oerder & Meyr sum over its grid samples inside the stream */
+  double om_n;         /* how many */
+  double tau;          /* unwrapped timing, symbol periods */
+  int64_t k0, k1;      /* owned grid-symbol indices [k0, k1) */
+  prx_cf32 *sym;       /* matched-filter output at their instants */
+  qpsk_sums sums;      /* V&V and moments over sym */
+  double phi;          /* unwrapped V&V phase (after de-rotation) */
+  double sig, noise;   /* M2M4 over the noise window: signal power, noise variance */
+  double esn0_own;     /* this block's own Es/N0, linear */
+  uint8_t *tag;        /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
+  qpsk_diff_prev prev; /* DIFFERENTIAL: the symbol before sym[0] */
+  uint64_t j0;         /* stream index of sym[0] */
+  size_t out0;         /* output offset (data symbols) within the current call */
+  unsigned n_data;
+  int quarter; /* PILOTS: quarter-turn at the block centre (for the report) */
+} qpsk_blk;
+
+struct prx_qpsk {
+  prx_qpsk_config cfg;
+  double sps;          /* fs / Rs */
+  unsigned L, B, S, G; /* block symbols, blocks per span, span symbols, spans per batch */
+  size_t nfft;
+  qpsk_fir mf;  /* matched filter on the 4/T grid */
+  qpsk_fir pre; /* CFO pre-filter on the 2/T grid */
+  fftwf_plan plan;
+  prx_pool *pool;
+  size_t in_size; /* bytes per input sample */
+  size_t scratch_len;
+
+  /* input: raw samples [buf_base, buf_base + buf_len) */
+  uint8_t *buf;
+  size_t buf_cap;
+  int64_t buf_base;
+  size_t buf_len;
+  int64_t n_total; /* samples received */
+  int flushing;    /* inside flush: samples at or after n_total read as zero */
+
+  /* the batch being processed */
+  qpsk_span *spans; /* G */
+  qpsk_blk *blks;   /* G * B */
+  size_t n_blks;
+  prx_cf32 *acq;     /* PILOTS: corrected symbols for frame acquisition (S + 2 (L + 1)) */
+  uint8_t *out_bits; /* the call's output buffers, current position */
+  float *out_llrs;
+
+  /* stream state carried from batch to batch */
+  int64_t next_span;
+  double theta_next;           /* NCO phase at the next span's n_ref */
+  double f_prev;               /* the last span's CFO (fallback when an estimate is not finite) */
+  double sig_prev, noise_prev; /* the last block's signal and noise powers (same use) */
+  prx_cf32 *w_hist;            /* the previous span's pre-pass values (S), for a short last span */
+  size_t w_hist_n;
+  int have_prev; /* a block has been completed */
+  double tau_prev, phi_prev;
+  int64_t k_end_prev;
+  double om_prev[2], om_prev_n;
+  qpsk_sums sums_prev;
+  qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
+  unsigned noise_count;
+  qpsk_diff_prev dprev; /* DIFFERENTIAL: last symbol of the stream so far */
+  int64_t frame_off;    /* PILOTS: frame alignment (stream index of a frame start), -1: none */
+  double pcorr[2];      /* PILOTS: correlation of the current frame's pilot word so far */
+  int quarter;          /* PILOTS: quarter-turn of the latest pilot word */
+  uint64_t n_sym;       /* symbols demodulated in this stream (stream index of the next) */
+  prx_qpsk_stats stats; /* totals since create/reset */
+  prx_cf32 *pilot;      /* PILOTS: the pilot word */
+
+  /* estimates of the current call */
+  prx_qpsk_block *est;
+  size_t n_est;
+};
+
+/* qpsk_batch.c: demodulates spans [s0, s0 + g) (their blocks below the stream end when flushing),
+ * writing data symbols at q->out_bits / q->out_llrs and advancing them; returns the count. */
+size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g);
+
+/* Input access for the stages: input samples [lo, hi) as cf32 into out (zeros before 0 and at or
+ * after n_total), de-rotated by exp(-j (theta + omega (n - lo))) when rotate is set. Returns out,
+ * or a pointer into the input buffer when no copy is needed. */
+const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
+                           double theta, double omega);
+
+/* Input range [lo, hi) read by the matched filter for the symbols of block b. */
+void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);
+
+/* Number of integers k >= 0 with k * step < limit. */
+int64_t qpsk_count_below(double limit, double step);
+
+#endif

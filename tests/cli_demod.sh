@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# polyrx demod: signals from polyrx gen come back bit for bit (raw file, SigMF, standard input,
+# differential and pilots, packed bits), with exactly one symbol per symbol centred in the input;
+# LLRs and the JSON report are well formed; any thread count gives the same files; bad input
+# (sample rate below 2x the symbol rate, empty or truncated file, unknown format, bad options)
+# gives a clear message and a non-zero exit.
+set -u
+P=${1:?usage: cli_demod.sh PATH_TO_POLYRX}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+bad() {
+  echo "FAIL: $*" >&2
+  fail=$((fail + 1))
+}
+size() { stat -c %s "$1"; }
+have_py=0
+command -v python3 >/dev/null && have_py=1
+
+# symbols centred in N samples: symbol n at (n + timing) fs / (rs (1 + ppm 1e-6))
+expect_bits() { # N FS RS TIMING PPM PERIOD LEN
+  python3 - "$@" <<'EOF'
+import math, sys
+n, fs, rs, tau, ppm, P, L = map(float, sys.argv[1:])
+st = fs / (rs * (1 + ppm * 1e-6))
+s = math.ceil((n - tau * st) / st)
+if P > 0:
+    s -= int(s // P) * L + min(s % P, L)
+print(int(2 * s))
+EOF
+}
+
+# ---- differential, 5.333 samples/symbol, CFO, clock offset, no noise: bit exact ----
+C="f=150,rs=2400,timing=0.4,ppm=50,phase=1,diff,seed=3"
+"$P" gen -q -o "$T/d.cf32" -s 12.8k -n 200000 --carrier "$C" --bits "$T/d" || bad "gen failed"
+"$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.bits" --llr "$T/d.llr" \
+  --report "$T/d.json" || bad "demod (differential) failed"
+nb=$(size "$T/d.bits")
+if [ $have_py = 1 ]; then
+  want=$(expect_bits 200000 12800 2400 0.4 50 0 0)
+  [ "$nb" = "$want" ] || bad "differential: $nb bits, expected $want (one per symbol centred in the input)"
+fi
+# the first symbol's bits depend on the unknown absolute phase; all others must match
+cmp -s -i 2 -n $((nb - 2)) "$T/d.bits" "$T/d0.bits" || bad "differential: bits differ from the generator's"
+[ "$(size "$T/d.llr")" = $((nb * 4)) ] || bad "LLR file: $(size "$T/d.llr") bytes for $nb bits"
+if [ $have_py = 1 ]; then
+  python3 - "$T/d.llr" "$T/d.bits" <<'EOF' || bad "LLR signs do not match the bits"
+import struct, sys
+l = open(sys.argv[1], 'rb').read(); b = open(sys.argv[2], 'rb').read()
+v = struct.unpack('<%df' % (len(l) // 4), l)
+bad = sum(1 for x, y in zip(v[2:], b[2:]) if (x < 0) != (y == 1))
+sys.exit(1 if bad else 0)
+EOF
+  python3 - "$T/d.json" "$nb" <<'EOF' || bad "report: wrong content"
+import json, sys
+d = json.load(open(sys.argv[1])); nb = int(sys.argv[2])
+c, t, bl = d['config'], d['totals'], d['blocks']
+assert d['command'] == 'demod' and c['ambiguity'] == 'differential', d
+assert abs(c['samples_per_symbol'] - 12800 / 2400) < 1e-9 and c['symbol_rate'] == 2400
+assert t['bits'] == nb and t['symbols'] * 2 == nb and t['samples'] == 200000 and t['status'] == 'ok'
+assert t['blocks'] == len(bl) and sum(b['symbols'] for b in bl) == t['symbols']
+for i, b in enumerate(bl):
+    assert b['index'] == i
+    assert b['first_symbol'] == (0 if i == 0 else bl[i-1]['first_symbol'] + bl[i-1]['symbols'])
+    assert abs(b['cfo_hz'] - 150) < 0.05, b
+for k in ('time_s', 'phase_rad', 'timing_symbols', 'esn0_db', 'noise_var', 'amplitude'):
+    assert k in bl[0], k
+assert abs(t['clock_offset_ppm'] - 50) < 5, t
+EOF
+fi
+
+# ---- pilots, ci16 SigMF (rate from the metadata), 4 samples/symbol, noise-free ----
+C="f=-3k,rs=25k,timing=0.7,ppm=-50,phase=2,pilots=256:16,seed=9"
+"$P" gen -q -o "$T/p.sigmf-data" -F ci16 -s 100k -n 400000 --carrier "$C" --bits "$T/p" ||
+  bad "gen SigMF failed"
+"$P" demod -q -i "$T/p.sigmf-meta" -r 25k --pilots 256:16 -o "$T/p.bits" --report "$T/p.json" ||
+  bad "demod (pilots, SigMF) failed"
+nb=$(size "$T/p.bits")
+if [ $have_py = 1 ]; then
+  want=$(expect_bits 400000 100000 25000 0.7 -50 256 16)
+  [ "$nb" = "$want" ] || bad "pilots: $nb bits, expected $want"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); t=d['totals']; assert d['input']['sigmf'] and d['input']['sample_rate']==100000 and d['config']['pilot_period']==256 and t['frame_offset']==0, d" "$T/p.json" ||
+    bad "pilots report"
+fi
+cmp -s -n "$nb" "$T/p.bits" "$T/p0.bits" || bad "pilots: bits differ from the generator's"
+# packed: 8 bits per byte, first bit in the MSB, zero padded
+"$P" demod -q -i "$T/p.sigmf-meta" -r 25k --pilots 256:16 --bits packed -o "$T/p.packed" ||
+  bad "demod --bits packed failed"
+[ "$(size "$T/p.packed")" = $(((nb + 7) / 8)) ] || bad "packed: $(size "$T/p.packed") bytes for $nb bits"
+if [ $have_py = 1 ]; then
+  python3 - "$T/p.bits" "$T/p.packed" <<'EOF' || bad "packed bits are not the unpacked ones"
+import sys
+u = open(sys.argv[1], 'rb').read(); p = open(sys.argv[2], 'rb').read()
+u = u + bytes((8 - len(u) % 8) % 8)
+q = bytes(sum(u[i + k] << (7 - k) for k in range(8)) for i in range(0, len(u), 8))
+sys.exit(0 if q == p else 1)
+EOF
+fi
+# -F must agree with the recording
+out=$("$P" demod -q -i "$T/p.sigmf-meta" -F cf32 -r 25k -o "$T/x.bits" 2>&1) &&
+  bad "-F cf32 on a ci16 recording accepted"
+echo "$out" | grep -q "ci16" || bad "-F mismatch message: $out"
+
+# ---- standard input, noise, threads: the same files whatever the thread count ----
+C="f=20k,rs=250k,timing=0.3,ppm=30,diff,seed=5"
+"$P" gen -q -o "$T/n.cu8" -F cu8 -s 1M -n 600000 --carrier "$C" --esn0 8 || bad "gen cu8 failed"
+"$P" demod -q -i - -F cu8 -s 1M -r 250k -o "$T/n1.bits" --llr "$T/n1.llr" --threads 1 \
+  --block 256 --cfo-span 4096 --report "$T/n1.json" <"$T/n.cu8" || bad "demod from standard input failed"
+"$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o - --llr "$T/n2.llr" --threads 2 \
+  --block 256 --cfo-span 4096 --report "$T/n2.json" >"$T/n2.bits" || bad "demod -o - failed"
+cmp -s "$T/n1.bits" "$T/n2.bits" || bad "bits differ between 1 and 2 threads (or pipe and file)"
+cmp -s "$T/n1.llr" "$T/n2.llr" || bad "LLRs differ between 1 and 2 threads"
+if [ $have_py = 1 ]; then
+  python3 -c "
+import json,sys
+a,b=(json.load(open(f)) for f in sys.argv[1:3])
+assert a['blocks']==b['blocks'] and a['totals']['symbols']==b['totals']['symbols']" "$T/n1.json" "$T/n2.json" ||
+    bad "reports differ between 1 and 2 threads"
+fi
+
+# ---- bad input ----
+expect_fail() { # WORDS... -- ARGS...: non-zero exit and the message contains WORDS
+  local words=() a
+  while [ "$1" != "--" ]; do words+=("$1"); shift; done
+  shift
+  out=$("$P" demod "$@" 2>&1 </dev/null)
+  rc=$?
+  [ $rc -ne 0 ] || bad "accepted: demod $*"
+  for a in "${words[@]}"; do
+    echo "$out" | grep -qi -- "$a" || bad "demod $*: message '$out' lacks '$a'"
+  done
+  echo "$out" | grep -q "^polyrx demod: error: " || bad "demod $*: not a polyrx error: '$out'"
+}
+expect_fail "below twice" "symbol rate" -- -i "$T/d.cf32" -s 12.8k -r 9.6k -o "$T/x"
+: >"$T/empty.cf32"
+expect_fail "empty" -- -i "$T/empty.cf32" -s 12.8k -r 2400 -o "$T/x"
+head -c 100003 "$T/d.cf32" >"$T/cut.cf32"
+expect_fail "inside a sample" -- -i "$T/cut.cf32" -s 12.8k -r 2400 -o "$T/cut.bits"
+# the complete samples of a cut file are still demodulated
+[ -s "$T/cut.bits" ] || bad "truncated input: nothing written for the complete samples"
+expect_fail "unknown sample format" "cf33" -- -i "$T/d.cf32" -F cf33 -s 12.8k -r 2400 -o "$T/x"
+expect_fail "no such file" -- -i "$T/missing.cf32" -s 12.8k -r 2400 -o "$T/x"
+expect_fail "no sample rate" -- -i "$T/d.cf32" -r 2400 -o "$T/x"
+expect_fail "symbol rate" -- -i "$T/d.cf32" -s 12.8k -o "$T/x"
+expect_fail "symbol-rate" "0" -- -i "$T/d.cf32" -s 12.8k -r 0 -o "$T/x"
+expect_fail "no output" -- -i "$T/d.cf32" -s 12.8k -r 2400
+expect_fail "--pilots" "256" -- -i "$T/d.cf32" -s 12.8k -r 2400 --pilots 256 -o "$T/x"
+expect_fail "pilot_period" -- -i "$T/d.cf32" -s 12.8k -r 2400 --pilots 16:16 -o "$T/x"
+expect_fail "conflicts" -- -i "$T/d.cf32" -s 12.8k -r 2400 --diff --pilots 256:16 -o "$T/x"
+expect_fail "max-cfo" "Rs/8" -- -i "$T/d.cf32" -s 12.8k -r 2400 --max-cfo 400 -o "$T/x"
+expect_fail "--block" -- -i "$T/d.cf32" -s 12.8k -r 2400 --block 100 -o "$T/x"
+expect_fail "--bits" -- -i "$T/d.cf32" -s 12.8k -r 2400 --bits hex -o "$T/x"
+expect_fail "unknown option" -- -i "$T/d.cf32" -s 12.8k -r 2400 --frobnicate -o "$T/x"
+expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.cf32"
+[ "$(size "$T/d.cf32")" = 1600000 ] || bad "the input was overwritten"
+"$P" demod >/dev/null 2>&1 && bad "no arguments accepted"
+"$P" demod --help | grep -q "symbol-rate" || bad "--help does not list --symbol-rate"
+
+[ $fail -eq 0 ] && echo "cli_demod: all checks passed"
+exit $((fail > 0))

@@ -1,0 +1,225 @@
+/* The feed-forward estimators against theory and against the generator's truth:
+ *  - V&V phase variance within 1 dB of its closed form at Es/N0 >= 3 dB;
+ *  - timing (Oerder & Meyr per block) rms <= 0.035 T at Es/N0 3 dB, at sps 2, 4 and 16/3 with a
+ *    50 ppm clock offset; CFO, carrier phase and Es/N0 per block close to the truth;
+ *  - LLRs consistent: coherent ones Gaussian with variance = 2 |mean| within 10%, differential
+ *    ones calibrated (the error rate of bits with |LLR| near l is 1 / (1 + e^l)). */
+#include "test_qpsk_sig.h"
+
+#include "qpsk/qpsk_est.h"
+
+/* ---- V&V phase variance ----
+ * Closed form (large L, linearised): the block holds y_k = e^{j phi} s_k (1 + v_k) with QPSK
+ * s_k^4 = -1 and v_k complex Gaussian, E|v|^2 = 1/g (g = Es/N0). Then sum y^4 = -e^{j 4 phi}
+ * sum (1 + v)^4 = -e^{j 4 phi} L (1 + u), u = (1/L) sum (4v + 6v^2 + 4v^3 + v^4), and the phase
+ * error is Im(u)/4. The powers of a circular v are uncorrelated and circular, E|v|^{2k} = k!/g^k,
+ * so E Im(u)^2 = (16/g + 72/g^2 + 96/g^3 + 24/g^4) / (2L) and
+ *     var(phi) = (1 + 9/(2g) + 6/g^2 + 3/(2g^3)) / (2 L g)
+ * (Viterbi & Viterbi 1983; Mengali & D'Andrea, Synchronization Techniques for Digital Receivers,
+ * 1997, ch. 5: the 4th-power estimator's variance above its threshold). */
+static double vv_closed_form(double g, double L) {
+  return (1 + 4.5 / g + 6 / (g * g) + 1.5 / (g * g * g)) / (2 * L * g);
+}
+
+static void vv_variance(void) {
+  test_rng r;
+  test_rng_seed(&r, 77);
+  const size_t L = 512, trials = 3000;
+  const double esn0s[] = {3, 6, 10};
+  prx_cf32 *y = malloc(L * sizeof *y);
+  for (size_t e = 0; e < 3; e++) {
+    double g = pow(10, esn0s[e] / 10), sd = sqrt(0.5 / g), var = 0;
+    for (size_t t = 0; t < trials; t++) {
+      double phi = (test_rng_uniform(&r) - 0.5) * M_PI / 2 * 0.9; /* away from the +-pi/4 wrap */
+      double cr = cos(phi), ci = sin(phi);
+      for (size_t k = 0; k < L; k++) {
+        double sr = test_rng_u64(&r) >> 63 ? -M_SQRT1_2 : M_SQRT1_2;
+        double si = test_rng_u64(&r) >> 63 ? -M_SQRT1_2 : M_SQRT1_2;
+        y[k].re = (float)(sr * cr - si * ci + sd * test_rng_gauss(&r));
+        y[k].im = (float)(sr * ci + si * cr + sd * test_rng_gauss(&r));
+      }
+      qpsk_sums s;
+      memset(&s, 0, sizeof s);
+      qpsk_sums_accum(y, L, &s);
+      double err = qpsk_wrap(qpsk_vv_phase(&s) - phi, M_PI / 2);
+      var += err * err;
+    }
+    var /= trials;
+    double ref = vv_closed_form(g, (double)L), db = 10 * log10(var / ref);
+    printf("V&V Es/N0 %4.1f dB, L %zu: variance %.3e, closed form %.3e (%+.2f dB)\n", esn0s[e], L,
+           var, ref, db);
+    CHECK(fabs(db) <= 1, "V&V variance at Es/N0 %g dB is %.2f dB from its closed form", esn0s[e],
+          db);
+  }
+  free(y);
+}
+
+/* ---- end to end: per-block estimates against the generator's truth ---- */
+
+typedef struct {
+  prx_qpsk_block *b;
+  size_t n, cap;
+} blocks;
+
+static void keep_block(void *user, const prx_qpsk_block *b) {
+  blocks *k = user;
+  if (k->n < k->cap) k->b[k->n++] = *b;
+}
+
+static void block_estimates(double sps, int pilots) {
+  test_rng r;
+  test_rng_seed(&r, 1000 + (uint64_t)(sps * 100) + (uint64_t)pilots);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = sps;
+  tcase_random(&c, &r, 0.1, 50);
+  c.noise = 1;
+  c.esn0_db = 3;
+  c.differential = !pilots;
+  if (pilots) {
+    c.pilot_period = 256;
+    c.pilot_len = 32;
+  }
+  size_t nsym = 512 * 160, n = tcase_length(&c, (size_t)(nsym * sps));
+  uint8_t *ref;
+  size_t nref;
+  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
+  if (!x) {
+    CHECK(0, "generator failed");
+    return;
+  }
+  blocks k = {calloc(400, sizeof(prx_qpsk_block)), 0, 400};
+  prx_qpsk_config qc = tcase_demod_config(&c, 1);
+  qc.on_block = keep_block;
+  qc.user = &k;
+  prx_qpsk *q;
+  CHECK_OK(prx_qpsk_create(&qc, &q));
+  size_t nb;
+  uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
+  CHECK(bits && nb == nref, "sps %g: %zu bits for %zu", sps, nb, nref);
+  const double eps = c.ppm * 1e-6, L = qc.block_symbols, Rs = qc.symbol_rate;
+  double t2 = 0, f2 = 0, p2 = 0, snr = 0;
+  size_t cnt = 0;
+  for (size_t i = 1; i + 1 < k.n; i++) { /* whole blocks */
+    const prx_qpsk_block *b = &k.b[i];
+    double centre = ((double)b->index + 0.5) * L; /* nominal symbols */
+    /* the transmitted symbol nearest the centre: instant (n + tau0) / (1 + eps) */
+    double nn = round(centre * (1 + eps) - c.timing), tt = (nn + c.timing) / (1 + eps);
+    double te = qpsk_wrap(b->timing - tt, 1.0);
+    double fe = b->cfo / Rs - c.cfo;
+    double ptrue = c.phase + 2 * M_PI * c.cfo * centre; /* carrier phase at the centre */
+    double pe = qpsk_wrap(b->phase - ptrue, pilots ? 2 * M_PI : M_PI / 2);
+    t2 += te * te;
+    f2 += fe * fe;
+    p2 += pe * pe;
+    snr += b->esn0_db;
+    cnt++;
+  }
+  double trms = sqrt(t2 / cnt), frms = sqrt(f2 / cnt), prms = sqrt(p2 / cnt);
+  snr /= cnt;
+  printf("sps %5.3f %-12s Es/N0 3 dB, %zu blocks: timing rms %.4f T, CFO rms %.2e Rs, phase rms "
+         "%.3f rad, Es/N0 estimate %.2f dB\n",
+         sps, pilots ? "pilots" : "differential", cnt, trms, frms, prms, snr);
+  CHECK(cnt >= 100, "only %zu blocks", cnt);
+  CHECK(trms <= 0.035, "sps %g: timing rms %.4f T > 0.035 T at Es/N0 3 dB", sps, trms);
+  /* CFO: the span's ML estimate, far inside a bin (1 / (4 * 8192) Rs) */
+  CHECK(frms < 2e-5, "sps %g: CFO rms error %.2e Rs", sps, frms);
+  /* phase: V&V on 512 symbols at 3 dB has std ~0.06 rad (closed form above) */
+  CHECK(prms < 0.12, "sps %g: phase rms error %.3f rad", sps, prms);
+  CHECK(fabs(snr - 3) < 0.5, "sps %g: Es/N0 estimated %.2f dB, true 3 dB", sps, snr);
+  free(k.b);
+  free(bits);
+  prx_qpsk_destroy(q);
+  free(ref);
+  free(x);
+}
+
+/* ---- LLRs ---- */
+
+static void llr_consistency(int mode, double esn0) {
+  test_rng r;
+  test_rng_seed(&r, 555 + (uint64_t)mode);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = 4;
+  tcase_random(&c, &r, 0.05, 50);
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = mode == 0;
+  if (mode == 1) {
+    c.pilot_period = 512;
+    c.pilot_len = 32;
+  }
+  size_t n = tcase_length(&c, 4 * 200000);
+  uint8_t *ref;
+  size_t nref;
+  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
+  if (!x) {
+    CHECK(0, "generator failed");
+    return;
+  }
+  prx_qpsk_config qc = tcase_demod_config(&c, 1);
+  prx_qpsk *q;
+  CHECK_OK(prx_qpsk_create(&qc, &q));
+  size_t nb;
+  float *llr = NULL;
+  uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, &llr);
+  CHECK(bits && nb == nref, "LLR run: %zu bits for %zu", nb, nref);
+  if (bits && nb == nref) {
+    if (mode == 1) {
+      /* coherent: l (1 - 2b) is Gaussian with variance 2 * mean when the scale is right */
+      double m = 0, v = 0;
+      for (size_t i = 0; i < nb; i++) m += llr[i] * (1 - 2.0 * ref[i]);
+      m /= nb;
+      for (size_t i = 0; i < nb; i++) {
+        double d = llr[i] * (1 - 2.0 * ref[i]) - m;
+        v += d * d;
+      }
+      v /= nb - 1;
+      double ratio = v / (2 * m);
+      /* the mean itself: 2 sqrt2 E Re(u) / sigma^2 = 2 / sigma^2 = 2 Es/N0 (Re s = 1/sqrt2) */
+      double m_th = 2 * pow(10, esn0 / 10);
+      printf("coherent LLR at Es/N0 %.1f dB: mean %.3f (theory %.3f), variance %.3f, "
+             "var/(2 mean) = %.3f\n",
+             esn0, m, m_th, v, ratio);
+      CHECK(fabs(ratio - 1) < 0.1, "coherent LLR variance / (2 mean) = %.3f", ratio);
+      CHECK(fabs(m / m_th - 1) < 0.1, "coherent LLR mean %.3f, theory %.3f", m, m_th);
+    } else {
+      /* differential: exact two-symbol LLRs are not Gaussian; check calibration instead */
+      const double edges[] = {0, 0.5, 1, 2, 3, 4.5};
+      for (int bn = 0; bn < 5; bn++) {
+        double pred = 0;
+        size_t cntb = 0, errs = 0;
+        for (size_t i = 2; i < nb; i++) {
+          double a = fabs(llr[i]);
+          if (a < edges[bn] || a >= edges[bn + 1]) continue;
+          cntb++;
+          pred += 1 / (1 + exp(a));
+          errs += (llr[i] < 0) != (ref[i] != 0);
+        }
+        pred /= cntb;
+        double meas = (double)errs / cntb;
+        printf("differential LLR |l| in [%.1f, %.1f): %7zu bits, error rate %.4f, predicted %.4f\n",
+               edges[bn], edges[bn + 1], cntb, meas, pred);
+        CHECK(errs >= 100 && fabs(meas / pred - 1) < 0.15,
+              "differential LLRs in [%g, %g): error rate %.4f vs predicted %.4f (%zu errors)",
+              edges[bn], edges[bn + 1], meas, pred, errs);
+      }
+    }
+  }
+  free(llr);
+  free(bits);
+  prx_qpsk_destroy(q);
+  free(ref);
+  free(x);
+}
+
+int main(void) {
+  vv_variance();
+  block_estimates(4, 0);
+  block_estimates(2, 1);
+  block_estimates(16.0 / 3, 0);
+  llr_consistency(1, 4);
+  llr_consistency(0, 4);
+  return test_finish("test_qpsk_estimators");
+}
