@@ -128,6 +128,73 @@ static void measure_ceilings(size_t bytes) {
   cudaEventDestroy(e1);
 }
 
+/* D2H bandwidth of 2D copies (rows of `row` bytes into a pitched pinned buffer), the copy the
+ * host pipeline makes for every block when all channels come back */
+static void measure_d2h_2d(size_t total) {
+  void *d, *h;
+  CK(cudaMalloc(&d, total));
+  CK(cudaHostAlloc(&h, 2 * total, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  static const size_t rows[] = {4096, 16384, 65536, 262144};
+  for (int i = 0; i < 4; i++) {
+    size_t row = rows[i], n = total / row;
+    double best = 0;
+    for (int r = 0; r < reps; r++) {
+      CK(cudaEventRecord(e0, 0));
+      CK(cudaMemcpy2DAsync(h, 2 * row, d, row, row, n, cudaMemcpyDeviceToHost, 0));
+      CK(cudaEventRecord(e1, 0));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (total / (ms * 1e-3) > best) best = total / (ms * 1e-3);
+    }
+    printf("{\"bench\":\"chan_cuda\",\"kind\":\"d2h_2d\",\"row_bytes\":%zu,\"GBps\":%.2f,"
+           "\"frac_d2h\":%.3f}\n",
+           row, best / 1e9, best / bw_d2h);
+    ROW("D2H 2D copy, rows of %6zu B: %5.1f GB/s (%4.1f%% of contiguous)", row, best / 1e9,
+        100 * best / bw_d2h);
+  }
+  cudaFree(d);
+  cudaFreeHost(h);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
+/* the same into rows 1 MB apart (the pitch of the end-to-end runs' output), h: 1 GB pinned */
+static void measure_d2h_pitched(void *h) {
+  const size_t pitch = (size_t)1 << 20, nrows = 1024;
+  void *d;
+  CK(cudaMalloc(&d, nrows * 262144));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  static const size_t rows[] = {16384, 65536, 262144};
+  for (int i = 0; i < 3; i++) {
+    size_t row = rows[i];
+    double best = 0;
+    for (int r = 0; r < reps; r++) {
+      CK(cudaEventRecord(e0, 0));
+      CK(cudaMemcpy2DAsync(h, pitch, d, row, row, nrows, cudaMemcpyDeviceToHost, 0));
+      CK(cudaEventRecord(e1, 0));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      double bw = (double)row * nrows / (ms * 1e-3);
+      if (bw > best) best = bw;
+    }
+    printf("{\"bench\":\"chan_cuda\",\"kind\":\"d2h_2d\",\"row_bytes\":%zu,\"pitch\":%zu,"
+           "\"GBps\":%.2f,\"frac_d2h\":%.3f}\n",
+           row, pitch, best / 1e9, best / bw_d2h);
+    ROW("D2H 2D copy, rows of %6zu B, pitch 1 MB: %5.1f GB/s (%4.1f%%)", row, best / 1e9,
+        100 * best / bw_d2h);
+  }
+  cudaFree(d);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
 static prx_chan *make(unsigned K, unsigned D, prx_format in, prx_format out, const unsigned *sel,
                       size_t nsel, size_t block) {
   prx_chan_config cfg = prx_chan_config_default();
@@ -152,7 +219,7 @@ static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout
   if (variant < 0)
     PK(prx_chan_cuda_retune(c, 0, 1)); /* general path */
   else if (variant > 0)
-    PK(prx_chan_cuda_retune(c, variant, 0));
+    PK(prx_chan_cuda_retune(c, variant, 0)); /* fused kernel variant */
   int J = 0, fused = prx_chan_cuda_fused(c, &J);
   size_t n_out = prx_chan_output_count(c, N), no = 0;
   cudaStream_t s;
@@ -246,11 +313,24 @@ static void seed_run(unsigned K, double paper_ms, void *h_in, void *h_out) {
 
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
+  int profile = argc > 1 && !strcmp(argv[1], "--profile"); /* one run of the main cases, for ncu */
   if (!prx_cuda_available()) {
     printf("bench_chan_cuda: no usable CUDA device\n");
     return 0;
   }
   if (quick) reps = 3;
+  if (profile) {
+    reps = 1;
+    bw_d2d = 4.25e12;
+    const size_t N = (size_t)1 << 26;
+    void *d_in, *d_out;
+    CK(cudaMalloc(&d_in, N * 8));
+    CK(cudaMalloc(&d_out, N * 2 * 8 + (1 << 20)));
+    CK(cudaMemset(d_in, 0x3c, N * 8));
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
+    device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
+    return 0;
+  }
   struct cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("{\"bench\":\"chan_cuda\",\"kind\":\"device_info\",\"name\":\"%s\",\"sms\":%d,"
@@ -272,8 +352,8 @@ int main(int argc, char **argv) {
       device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
   device_run(1024, 1024, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
-  device_run(1024, 512, PRX_CF32, PRX_CF32, 4, d_in, N, d_out, "fused tile 4");
-  device_run(1024, 512, PRX_CF32, PRX_CF32, 16, d_in, N, d_out, "fused tile 16");
+  device_run(1024, 512, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "fused, no register cap");
+  device_run(1024, 1024, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "fused, no register cap");
   device_run(1024, 512, PRX_CI16, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF16, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CI16, PRX_CF16, 0, d_in, N, d_out, "default");
@@ -281,9 +361,11 @@ int main(int argc, char **argv) {
   cudaFree(d_out);
 
   /* end to end, pinned host memory */
-  const size_t Ne = quick ? (size_t)1 << 23 : (size_t)1 << 25;
+  measure_d2h_2d(quick ? (size_t)1 << 26 : (size_t)1 << 28);
+  const size_t Ne = quick ? (size_t)1 << 23 : (size_t)1 << 26;
   void *h_out;
   CK(cudaHostAlloc(&h_out, Ne * 2 * 8 + (1 << 20), 0));
+  measure_d2h_pitched(h_out);
   static const prx_format fins[] = {PRX_CI16, PRX_CF32};
   for (int f = 0; f < 2; f++) {
     if (fins[f] == PRX_CI16)
@@ -292,8 +374,8 @@ int main(int argc, char **argv) {
       fill_cf32(h_tmp, Ne, 3);
     e2e_run(1024, 512, fins[f], 1024, 0, h_tmp, Ne, h_out);
     e2e_run(1024, 512, fins[f], 64, 0, h_tmp, Ne, h_out);
-    e2e_run(1024, 512, fins[f], 1024, (size_t)1 << 22, h_tmp, Ne, h_out);
-    e2e_run(1024, 512, fins[f], 64, (size_t)1 << 22, h_tmp, Ne, h_out);
+    e2e_run(1024, 512, fins[f], 1024, (size_t)1 << 21, h_tmp, Ne, h_out);
+    e2e_run(1024, 512, fins[f], 1024, (size_t)1 << 23, h_tmp, Ne, h_out);
   }
 
   /* the seed's case */

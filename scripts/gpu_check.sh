@@ -4,7 +4,8 @@
 # compute-sanitizer memcheck and racecheck, run the benchmark and the CuPy peer. Logs go to
 # $OUT (default ./gpu-out); a short summary table is printed last.
 #
-#   scripts/gpu_check.sh [STEP...]    steps: build test sanitize bench (default: all)
+#   scripts/gpu_check.sh [STEP...]    steps: build test sanitize bench profile
+#                                     (default: build test sanitize bench)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default 90). On the lent GPU machine, run it after
@@ -28,8 +29,9 @@ if ! command -v pkg-config >/dev/null && compgen -G ".gpudeps/*.deb" >/dev/null;
   export PATH=/tmp/gpudeps/usr/bin:$PATH
   export LD_LIBRARY_PATH=/tmp/gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-if [ -d /tmp/devdeps/usr ]; then
+if [ -d /tmp/devdeps/usr ]; then # the .pc files of the unpacked packages say prefix=/usr
   export PKG_CONFIG_PATH=/tmp/devdeps/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/devdeps/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export PKG_CONFIG_SYSROOT_DIR=/tmp/devdeps
 fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
@@ -37,6 +39,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 cat "$OUT/gpu.txt"
 
 if has build; then
+  rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
@@ -90,6 +93,16 @@ if has bench; then
   note "cupy: rc=$? ($(elapsed))"
 fi
 
+if has profile; then
+  # Nsight Compute on the fused kernel at K = 1024 (D = K/2 and D = K), clocks left alone
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 4 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    "$BUILD/bench_chan_cuda" --profile >"$OUT/ncu.txt" 2>&1
+  note "profile: rc=$? ($(elapsed))"
+fi
+
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
@@ -97,4 +110,8 @@ if has bench; then
   sed -n '/^== GPU channelizer/,$p' "$OUT/bench.jsonl"
   grep -v '^{' "$OUT/cupy.log" | tail -6
   tail -3 "$OUT/bench.err"
+fi
+if has profile; then
+  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem) " \
+    "$OUT/ncu.txt" | sed -E 's/ {2,}/ /g' | head -80
 fi

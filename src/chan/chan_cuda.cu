@@ -42,8 +42,10 @@ typedef struct {
 typedef struct {
   int device;
   int fused, J;    /* path; fused tile */
+  int variant;     /* fused kernel variant (0: default) */
   int R, Pg, Hh;   /* K/D, taps per branch of the prototype, history length */
-  size_t B;        /* input samples per host-path block */
+  size_t B;        /* input samples per host-path block (DMA-capable caller memory) */
+  size_t Bp;       /* the same through the pinned staging buffers (pageable memory) */
   size_t gen_max;  /* input samples per general-path launch */
   size_t gen_nout; /* rows of the general path's v buffer */
   size_t isz, osz; /* bytes per input / output sample */
@@ -81,8 +83,6 @@ typedef struct {
   } while (0)
 
 static int is_pow2(unsigned k) { return k && !(k & (k - 1)); }
-
-static int default_tile(unsigned K) { return K <= 512 ? 16 : K <= 2048 ? 8 : 4; }
 
 /* ---- creation ---- */
 
@@ -157,8 +157,8 @@ static prx_status create_plans(cuda_impl *im, int K) {
   return PRX_OK;
 }
 
-/* J: fused tile (0: default); general: force the general path */
-static prx_status create_ex(prx_chan *c, int J, int general) {
+/* variant: fused kernel variant (0: default); general: force the general path */
+static prx_status create_ex(prx_chan *c, int variant, int general) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
     cudaGetLastError();
@@ -181,24 +181,34 @@ static prx_status create_ex(prx_chan *c, int J, int general) {
   /* path */
   cudaDeviceProp prop;
   CU(cudaGetDeviceProperties(&prop, im->device));
-  if (J == 0) J = default_tile(K);
-  im->fused = !general && is_pow2(K) && K >= 64 && K <= 4096 && im->Pg <= PRX_FUSED_P &&
-              (J == 4 || J == 8 || J == 16) &&
-              prx_fused_smem_bytes((int)K, J) <= prop.sharedMemPerBlockOptin;
-  if (!general && J != default_tile(K) && !im->fused)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "the fused kernel cannot run K = %u with tile %d", K, J);
-  im->J = J;
-  if (im->fused) CU(prx_fused_prepare(im->R, J, (int)c->cfg.in_format, (int)K));
+  im->fused = !general && prx_fused_supported((int)K) && im->Pg <= PRX_FUSED_P &&
+              prx_fused_smem_bytes((int)K) <= prop.sharedMemPerBlockOptin;
+  if (!general && !im->fused && variant)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "the fused kernel cannot run K = %u", K);
+  im->J = im->fused ? prx_fused_tile((int)K) : 0;
+  im->variant = variant;
+  if (im->fused) CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant));
   const int P = im->fused ? PRX_FUSED_P : im->Pg;
   im->Hh = P * (int)K;
 
-  /* blocks: about a million samples (a few MB per copy), at least 16 outputs */
-  size_t B = c->cfg.block_samples ? c->cfg.block_samples : (size_t)1 << 20;
-  if (B < 16 * (size_t)D && !c->cfg.block_samples) B = 16 * (size_t)D;
+  /* Blocks. Copies back into the caller's channel rows run at the PCIe rate only when each
+   * row is long (64 KB: 8192 outputs), so a block is 8192 D samples, within 2^20 .. 2^23 and
+   * at most 256 MB of device buffers per slot. The pinned staging buffers for pageable memory
+   * take blocks of at most 2^20 samples (a memcpy bounds that path anyway). */
+  size_t B = c->cfg.block_samples;
+  if (!B) {
+    B = (size_t)8192 * D;
+    if (B < ((size_t)1 << 20)) B = (size_t)1 << 20;
+    if (B > ((size_t)1 << 23)) B = (size_t)1 << 23;
+    while (B > ((size_t)1 << 20) &&
+           B * im->isz + c->n_sel * (B / D + 2) * im->osz > ((size_t)256 << 20))
+      B /= 2;
+  }
   if (B > FUSED_SLICE) B = FUSED_SLICE;
   const size_t gen_cap = ((size_t)1 << 27) / K; /* v rows of at most 1 GiB */
   if (!im->fused && B / D + 2 > gen_cap) B = (gen_cap > 2 ? gen_cap - 2 : 1) * D;
   im->B = B;
+  im->Bp = c->cfg.block_samples || B < ((size_t)1 << 20) ? B : (size_t)1 << 20;
   /* the general path runs every launch of a general object, and only the flush tail (M - 1
    * zeros, in one launch) of a fused one */
   im->gen_max = im->fused ? c->M + D : B;
@@ -209,13 +219,13 @@ static prx_status create_ex(prx_chan *c, int J, int general) {
   CU(cudaStreamCreateWithFlags(&im->s_comp, cudaStreamNonBlocking));
   CU(cudaStreamCreateWithFlags(&im->s_d2h, cudaStreamNonBlocking));
   CU(cudaEventCreateWithFlags(&im->ev_user, cudaEventDisableTiming));
-  const size_t out_rows = B / D + 2;
+  const size_t out_rows = B / D + 2, out_rows_p = im->Bp / D + 2;
   for (int i = 0; i < NSLOT; i++) {
     slot_t *s = &im->slot[i];
     CU(cudaMalloc(&s->d_in, B * im->isz));
     CU(cudaMalloc(&s->d_out, c->n_sel * out_rows * im->osz));
-    CU(cudaHostAlloc(&s->h_in, B * im->isz, cudaHostAllocDefault));
-    CU(cudaHostAlloc(&s->h_out, c->n_sel * out_rows * im->osz, cudaHostAllocDefault));
+    CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
+    CU(cudaHostAlloc(&s->h_out, c->n_sel * out_rows_p * im->osz, cudaHostAllocDefault));
     CU(cudaEventCreateWithFlags(&s->ev_h2d, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_comp, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_d2h, cudaEventDisableTiming));
@@ -300,7 +310,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.D = (int)c->D;
   if (nob) {
     if (im->fused && d_in) {
-      CU(prx_fused_launch(&p, im->J, st));
+      CU(prx_fused_launch(&p, im->variant, st));
     } else {
       CU(prx_general_filter_launch(&p, im->d_v, st));
       size_t off = 0;
@@ -399,12 +409,20 @@ static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, 
   if (im->user_pending) CU(cudaStreamWaitEvent(im->s_comp, im->ev_user, 0));
   const int in_dma = in && dma_capable(in);
   const int out_dma = n_out && dma_capable(out);
-  /* zeros (the flush tail) take the general path: its v buffer bounds the launch */
-  const size_t B = in || im->B < im->gen_max ? im->B : im->gen_max;
+  /* blocks: B when the caller's buffers take DMA, the staging size Bp otherwise; the zeros
+   * of the flush tail take the general path, whose v buffer bounds the launch */
+  size_t B = (!in || in_dma) && (!n_out || out_dma) ? im->B : im->Bp;
+  if (!in && im->gen_max < B) B = im->gen_max;
+  /* a long call starts with B/8, B/4, B/2 so that the copies back start early */
+  int ramp = n_in > 2 * B ? 3 : 0;
   size_t pos = 0, opos = 0;
   prx_status st = PRX_OK;
   while (pos < n_in && !st) {
-    const size_t nb = n_in - pos < B ? n_in - pos : B;
+    size_t nb = n_in - pos < B ? n_in - pos : B;
+    if (ramp) {
+      nb = B >> ramp--;
+      if (!nb) nb = 1;
+    }
     const size_t nob = (size_t)(prx_ceil_div(c->consumed + pos + nb, c->D) - (c->emitted + opos));
     slot_t *s = &im->slot[im->next_slot];
     im->next_slot = (im->next_slot + 1) % NSLOT;
@@ -481,11 +499,11 @@ static void cuda_reset(prx_chan *c) {
 
 /* ---- internal hooks ---- */
 
-extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, int J, int general) {
+extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general) {
   if (!c || prx_chan_backend(c) != PRX_BACKEND_CUDA)
     return prx_fail(PRX_ERR_UNSUPPORTED, "prx_chan_cuda_retune needs a CUDA channelizer");
   cuda_destroy(c);
-  prx_status st = create_ex(c, J, general);
+  prx_status st = create_ex(c, variant, general);
   if (st) {
     cuda_destroy(c);
     if (create_ex(c, 0, 0)) cuda_destroy(c); /* back to the default design */

@@ -1,69 +1,49 @@
-/* The fused channelizer kernel (see chan_cuda_fused.cuh for the algorithm) and its launcher. */
-#include "chan_cuda_fused.cuh"
+/* Launcher of the fused channelizer kernel (chan_cuda_fused_kernel.cuh; one instance file per
+ * K, chan_cuda_fused_k*.cu). */
+#include "chan_cuda_fused_kernel.cuh"
 #include "chan_cuda_launch.h"
 
-template <int FMT, int R, int J>
-__global__ void __launch_bounds__(256) prx_fused_kernel(const prx_kparams p) {
-  extern __shared__ float2 V[];
-  const int tid = threadIdx.x, T = blockDim.x;
-  const int jj0 = blockIdx.x * J;
-  if (prx_fused_safe<R, J>(p, jj0))
-    prx_fused_filter<FMT, R, J, true>(p, V, jj0, tid, T);
-  else
-    prx_fused_filter<FMT, R, J, false>(p, V, jj0, tid, T);
-  int log2k;
-  const int ns = prx_fused_nstages(p.K, &log2k);
-  for (int st = 0; st < ns; st++) {
-    const int rho = (st == ns - 1 && (log2k & 1)) ? 2 : 4;
-    const int L = p.K >> (2 * st);
-    __syncthreads();
-    prx_fused_stage<J>(p, V, L, rho, tid, T);
-  }
-  __syncthreads();
-  prx_fused_output<J>(p, V, jj0, tid, T);
-}
+prx_fused_fn prx_fused_pick_6(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_7(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_8(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_9(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_10(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_11(int R, int fmt, int variant);
+prx_fused_fn prx_fused_pick_12(int R, int fmt, int variant);
 
-typedef void (*fused_fn)(const prx_kparams);
-
-template <int R, int J> static fused_fn pick_fmt(int fmt) {
-  switch (fmt) {
-  case KF_CF32: return prx_fused_kernel<KF_CF32, R, J>;
-  case KF_CI16: return prx_fused_kernel<KF_CI16, R, J>;
-  case KF_CI8: return prx_fused_kernel<KF_CI8, R, J>;
-  case KF_CU8: return prx_fused_kernel<KF_CU8, R, J>;
+static prx_fused_fn pick(int K, int R, int fmt, int variant) {
+  if (K < 64 || K > 4096 || (K & (K - 1)) || (R != 1 && R != 2)) return NULL;
+  switch (prx_log2((unsigned)K)) {
+  case 6: return prx_fused_pick_6(R, fmt, variant);
+  case 7: return prx_fused_pick_7(R, fmt, variant);
+  case 8: return prx_fused_pick_8(R, fmt, variant);
+  case 9: return prx_fused_pick_9(R, fmt, variant);
+  case 10: return prx_fused_pick_10(R, fmt, variant);
+  case 11: return prx_fused_pick_11(R, fmt, variant);
+  case 12: return prx_fused_pick_12(R, fmt, variant);
   default: return NULL;
   }
 }
 
-template <int R> static fused_fn pick_j(int J, int fmt) {
-  switch (J) {
-  case 4: return pick_fmt<R, 4>(fmt);
-  case 8: return pick_fmt<R, 8>(fmt);
-  case 16: return pick_fmt<R, 16>(fmt);
-  default: return NULL;
-  }
+int prx_fused_supported(int K) { return K >= 64 && K <= 4096 && !(K & (K - 1)); }
+
+size_t prx_fused_smem_bytes(int K) {
+  return (size_t)prx_fused_tile(K) * prx_vstride(K) * sizeof(float2);
 }
 
-static fused_fn pick(int R, int J, int fmt) {
-  return R == 1 ? pick_j<1>(J, fmt) : R == 2 ? pick_j<2>(J, fmt) : NULL;
-}
-
-size_t prx_fused_smem_bytes(int K, int J) { return (size_t)J * prx_vstride(K) * sizeof(float2); }
-
-int prx_fused_block_threads(int D) { return D < 256 ? D : 256; }
-
-cudaError_t prx_fused_prepare(int R, int J, int fmt, int K) {
-  fused_fn f = pick(R, J, fmt);
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
+  prx_fused_fn f = pick(K, R, fmt, variant);
   if (!f) return cudaErrorInvalidValue;
   return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)prx_fused_smem_bytes(K, J));
+                              (int)prx_fused_smem_bytes(K));
 }
 
-cudaError_t prx_fused_launch(const prx_kparams *p, int J, cudaStream_t st) {
+cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st) {
   if (p->n_out <= 0) return cudaSuccess;
-  fused_fn f = pick(p->K / p->D, J, p->fmt);
+  prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant);
   if (!f) return cudaErrorInvalidValue;
+  const int J = prx_fused_tile(p->K);
   const unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
-  f<<<blocks, prx_fused_block_threads(p->D), prx_fused_smem_bytes(p->K, J), st>>>(*p);
+  f<<<blocks, prx_fused_threads(p->K, p->D), prx_fused_smem_bytes(p->K), st>>>(*p);
   return cudaGetLastError();
 }

@@ -4,11 +4,12 @@
 
 #include "chan_cuda_kernels.cuh"
 
-/* fused path (chan_cuda_fused.cu): R = K/D, J outputs per block */
-size_t prx_fused_smem_bytes(int K, int J);
-int prx_fused_block_threads(int D);
-cudaError_t prx_fused_prepare(int R, int J, int fmt, int K); /* raises the shared-memory limit */
-cudaError_t prx_fused_launch(const prx_kparams *p, int J, cudaStream_t st);
+/* fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, R = K/D in {1, 2}; variant 0
+ * is the kernel with the register cap for occupancy, 1 the one without (for comparison) */
+int prx_fused_supported(int K);
+size_t prx_fused_smem_bytes(int K);
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant); /* shared-memory limit */
+cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st);
 
 /* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
 cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
