@@ -242,10 +242,11 @@ static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout
   double bytes = (double)N * prx_format_size(fin) + (double)n_out * K * prx_format_size(fout);
   double gsps = N / tm / 1e9, floor_gsps = N / (bytes / bw_d2d) / 1e9;
   printf("{\"bench\":\"chan_cuda\",\"kind\":\"device\",\"K\":%u,\"D\":%u,\"taps\":16,\"in\":\"%s\","
-         "\"out\":\"%s\",\"design\":\"%s\",\"tile\":%d,\"samples\":%zu,\"median_ms\":%.4f,"
+         "\"out\":\"%s\",\"design\":\"%s\",\"label\":\"%s\",\"tile\":%d,\"samples\":%zu,"
+         "\"median_ms\":%.4f,"
          "\"best_ms\":%.4f,\"gsps\":%.2f,\"floor_gsps\":%.1f,\"frac_floor\":%.3f}\n",
-         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", J, N,
-         tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps);
+         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", label, J,
+         N, tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps);
   ROW("device %-22s K=%-5u D=%-5u %s->%s %7.1f Gsps  floor %6.1f  %5.1f%%", label, K, D,
       prx_format_name(fin), prx_format_name(fout), gsps, floor_gsps, 100 * gsps / floor_gsps);
   cudaStreamDestroy(s);

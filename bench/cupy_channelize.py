@@ -62,7 +62,8 @@ def main():
                 continue
             r = json.loads(line)
             if r.get("kind") == "device" and r.get("in") == "cf32" and r.get("out") == "cf32" \
-                    and r.get("design") == "fused" and r["K"] == r["D"] and r.get("samples") == a.samples:
+                    and r.get("label", "default") == "default" and r["K"] == r["D"] \
+                    and r.get("samples") == a.samples:
                 ours[r["K"]] = max(ours.get(r["K"], 0), r["gsps"])
     print()
     print("== polyrx vs cupyx.signal.channelize_poly (D = K, 16 taps, cf32, device-resident, %d samples) ==" % a.samples)
