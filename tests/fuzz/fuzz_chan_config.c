@@ -20,9 +20,13 @@
  * After a success: the getters agree with the configuration; an execute into a stride one short
  * is refused with PRX_ERR_CAPACITY and consumes nothing; an execute of n_in samples writes
  * ceil(n_in / D) outputs per selected channel, each bounded by sum|h| max|x| (the definition's
- * triangle inequality); the flush writes ceil((n_in + M - 1) / D) - ceil(n_in / D) more; after
- * the flush's reset the same input gives bit-identical outputs. */
+ * triangle inequality); the flush writes ceil((n_in + M - 1) / D) - ceil(n_in / D) more; a few
+ * outputs of both (the ends, one picked) match the float64 reference of the definition
+ * (tests/support/chan_ref.c); after the flush's reset the same input gives bit-identical
+ * outputs. */
 #include "fuzz.h"
+
+#include "chan_ref.h"
 
 #include <limits.h>
 
@@ -34,26 +38,50 @@ static int input_format_ok(prx_format f) {
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-/* The largest |y| the definition allows for inputs in, or -1 when it is not worth checking
+/* The largest |y| the definition allows for the input x, or -1 when it is not worth checking
  * (non-finite or huge inputs or taps). */
-static double output_bound(const prx_chan_config *cfg, const float *h, size_t M, const void *in,
-                           size_t n_in) {
+static double output_bound(const float *h, size_t M, const prx_cf32 *x, size_t n_in) {
   double sum = 0;
   for (size_t i = 0; i < M; i++) sum += fabs(h[i]);
-  prx_cf32 *x = malloc(n_in * sizeof *x);
-  if (!x || prx_convert_to_cf32(cfg->in_format, in, n_in, x) != PRX_OK) {
-    free(x);
-    return -1;
-  }
   double mx = 0;
   for (size_t i = 0; i < n_in; i++) {
     double a = hypot(x[i].re, x[i].im);
     if (!(a <= 1e15)) mx = INFINITY;
     if (a > mx) mx = a;
   }
-  free(x);
   double b = sum * mx;
   return isfinite(b) && b < 1e30 ? b : -1;
+}
+
+/* Output j of every selected channel (y: execute's outputs then the flush's) against the float64
+ * reference of the definition (tests/support/chan_ref.c), within 1e-4 of sum_m |h[m] x[jD-m]|. */
+static void check_reference(const prx_chan *c, const prx_cf32 *x, size_t n_in, size_t j,
+                            const prx_cf32 *y, size_t stride) {
+  size_t K = prx_chan_channels(c), D = prx_chan_decimation(c), n_sel = prx_chan_n_outputs(c), M;
+  const float *h = prx_chan_taps(c, &M);
+  unsigned *sel = malloc(n_sel * sizeof *sel);
+  test_cf64 *ref = malloc(n_sel * sizeof *ref);
+  FUZZ_CHECK(sel && ref, "out of memory");
+  for (size_t s = 0; s < n_sel; s++) {
+    prx_chan_channel ch;
+    FUZZ_CHECK(prx_chan_channel_info(c, s, &ch) == PRX_OK, "channel_info(%zu)", s);
+    sel[s] = ch.index;
+  }
+  chan_ref(x, n_in, h, M, (unsigned)K, (unsigned)D, sel, n_sel, j, 1, ref);
+  double scale = 0; /* the sum of the magnitudes of the terms */
+  for (size_t m = 0; m < M && m <= j * D; m++)
+    if (j * D - m < n_in) scale += fabs(h[m]) * hypot(x[j * D - m].re, x[j * D - m].im);
+  double tol = 1e-4 * scale + (double)M * 1e-44;
+  for (size_t s = 0; s < n_sel; s++) {
+    prx_cf32 v = y[s * stride];
+    double err = hypot(v.re - ref[s].re, v.im - ref[s].im);
+    FUZZ_CHECK(err <= tol,
+               "output %zu of channel %u (K %zu, D %zu, M %zu, %zu inputs) is %.9g%+.9gi, the "
+               "definition gives %.9g%+.9gi (error %g, allowed %g)",
+               j, sel[s], K, D, M, n_in, v.re, v.im, ref[s].re, ref[s].im, err, tol);
+  }
+  free(sel);
+  free(ref);
 }
 
 static void check_bounded(const prx_cf32 *y, size_t n_sel, size_t stride, size_t n, double bound,
@@ -75,12 +103,14 @@ static void run(prx_chan *c, const prx_chan_config *cfg, unsigned D, fuzz_bytes 
   FUZZ_CHECK(h && M >= 1, "no prototype");
 
   /* the input: n_in samples made of the remaining bytes, repeated */
-  size_t n_in = 1 + fuzz_u16(b) % (4 * K + 64), extra = fuzz_u8(b) % 3;
+  size_t n_in = 1 + fuzz_u16(b) % (4 * K + 64), extra = fuzz_u8(b) % 3, pick = fuzz_u16(b);
   if (n_in > 8192) n_in = 8192;
   size_t isz = prx_format_size(cfg->in_format), n_bytes = n_in * isz;
   uint8_t *in = malloc(n_bytes);
-  FUZZ_CHECK(in, "out of memory");
+  prx_cf32 *x = malloc(n_in * sizeof *x);
+  FUZZ_CHECK(in && x, "out of memory");
   for (size_t i = 0; i < n_bytes; i++) in[i] = b->n ? b->p[i % b->n] : (uint8_t)(i * 37);
+  FUZZ_CHECK(prx_convert_to_cf32(cfg->in_format, in, n_in, x) == PRX_OK, "convert");
 
   size_t n_exp = ceil_div(n_in, D);
   FUZZ_CHECK(prx_chan_output_count(c, n_in) == n_exp, "output_count(%zu) = %zu, expected %zu", n_in,
@@ -99,7 +129,7 @@ static void run(prx_chan *c, const prx_chan_config *cfg, unsigned D, fuzz_bytes 
   FUZZ_CHECK_ERROR(st, "prx_chan_execute with a short stride");
   FUZZ_CHECK(prx_chan_output_count(c, n_in) == n_exp, "a refused execute consumed input");
 
-  double bound = output_bound(cfg, h, M, in, n_in);
+  double bound = output_bound(h, M, x, n_in);
   fuzz_clear_error();
   st = prx_chan_execute(c, in, n_in, out1, stride, &n_out);
   FUZZ_CHECK(st == PRX_OK, "execute of %zu samples failed: %s", n_in, prx_last_error());
@@ -116,6 +146,17 @@ static void run(prx_chan *c, const prx_chan_config *cfg, unsigned D, fuzz_bytes 
   FUZZ_CHECK(st == PRX_OK && n_out == n_flush, "flush: status %d, %zu outputs of %zu: %s", (int)st,
              n_out, n_flush, prx_last_error());
   check_bounded(fout, n_sel, fstride, n_out, bound, "flush");
+  if (bound >= 0) { /* the definition, at the ends of both calls and at one picked output */
+    size_t total = n_exp + n_flush, js[5] = {0, n_exp - 1, n_exp, total - 1, pick % total};
+    for (int i = 0; i < 5; i++) {
+      size_t j = js[i];
+      if (j >= total) continue;
+      if (j < n_exp)
+        check_reference(c, x, n_in, j, out1 + j, stride);
+      else
+        check_reference(c, x, n_in, j, fout + (j - n_exp), fstride);
+    }
+  }
   free(fout);
 
   /* after the reset, the same input gives the same outputs, bit for bit */
@@ -130,6 +171,7 @@ static void run(prx_chan *c, const prx_chan_config *cfg, unsigned D, fuzz_bytes 
   free(out1);
   free(out2);
   free(in);
+  free(x);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -267,7 +309,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (fabs(cfg.center_freq) + cfg.sample_rate < 1e300)
           FUZZ_CHECK(fabs(ch.center_freq - cfg.center_freq) <=
                          cfg.sample_rate / 2 +
-                             4 * DBL_EPSILON * (fabs(cfg.center_freq) + cfg.sample_rate),
+                             4 * DBL_EPSILON * (fabs(cfg.center_freq) + cfg.sample_rate) + 1e-300,
                      "channel %u of %u centred at %.17g, outside fc %.17g +- fs/2 = %.17g / 2",
                      ch.index, K, ch.center_freq, cfg.center_freq, cfg.sample_rate);
       }

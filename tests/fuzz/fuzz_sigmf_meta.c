@@ -5,10 +5,13 @@
  * Invariants: a success gives a readable format, a positive finite rate (or 0 when absent), a
  * finite frequency, is_sigmf = 1, and a dataset name that is a plain file name; a failure gives
  * PRX_ERR_FORMAT or PRX_ERR_UNSUPPORTED (or NOMEM) with a message; both entry points agree; the
- * datatype parser accepts exactly the four names polyrx reads and round-trips them. */
+ * datatype parser accepts exactly the four names polyrx reads and round-trips them; the format
+ * name parser accepts exactly cf32, ci16, ci8, cu8 and cf16 in any case. */
 #include "fuzz.h"
 
 #include "io/io_internal.h"
+
+#include <strings.h>
 
 static int readable(prx_format f) {
   return f == PRX_CF32 || f == PRX_CI16 || f == PRX_CI8 || f == PRX_CU8;
@@ -38,6 +41,22 @@ static void check_datatype(const uint8_t *data, size_t size) {
     FUZZ_CHECK(!known, "datatype \"%s\" rejected: %s", s, prx_last_error());
     FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED, "datatype status %d", (int)st);
     FUZZ_CHECK_ERROR(st, "prx_sigmf_parse_datatype");
+  }
+
+  /* the sample format names of -F: cf32, ci16, ci8, cu8, cf16 in any case */
+  static const prx_format all[] = {PRX_CF32, PRX_CI16, PRX_CI8, PRX_CU8, PRX_CF16};
+  int want = -1;
+  for (int i = 0; i < 5; i++)
+    if (!strcasecmp(s, prx_format_name(all[i]))) want = i;
+  f = (prx_format)-1;
+  fuzz_clear_error();
+  st = prx_format_parse(s, &f);
+  if (want >= 0) {
+    FUZZ_CHECK(st == PRX_OK && f == all[want], "format \"%s\": status %d, format %d", s, (int)st,
+               (int)f);
+  } else {
+    FUZZ_CHECK(st == PRX_ERR_INVALID, "format \"%s\" gave status %d", s, (int)st);
+    FUZZ_CHECK_ERROR(st, "prx_format_parse");
   }
   free(s);
 }

@@ -104,6 +104,7 @@ def sigmf():
         '{"global":{"core:datatype":"cf32_le"},"captures":[]} x')
     put("sigmf_meta", "nested.json", "[" * 40 + "]" * 40)
     put("sigmf_meta", "datatype.txt", "ci16_le")
+    put("sigmf_meta", "format_name.txt", "CF32")
 
 
 # ---- iq_reader: mode, read size, writer seed, then the stream ----
@@ -140,7 +141,7 @@ def cli_numbers():
 
 # ---- chan_config ----
 def chan_cfg(K, dec_sel, P=16, atten=80, cutoff=0.5, taps=None, select=None, in_fmt=0,
-             out_cf32=True, fs=1e6, fc=0, threads=1, block=None, n_in_word=300, extra=0,
+             out_cf32=True, fs=1e6, fc=0, threads=1, block=None, n_in_word=300, extra=0, pick=77,
              payload=b""):
     flags = (1 if taps is not None else 0) | (2 if select is not None else 0)
     b = u8(flags) + uint(K, 1, 64) + u8(dec_sel) + uint(P, 1, 24)
@@ -153,7 +154,7 @@ def chan_cfg(K, dec_sel, P=16, atten=80, cutoff=0.5, taps=None, select=None, in_
     b += u8(in_fmt) + u8(0 if out_cf32 else 230)
     b += dbl(fs, 1, 1e9) + dbl(fc, -1e9, 1e9) + sint(threads, 1, 2) + u8(0) + u32(7)
     b += u8(0) if block is None else u8(200) + u16(block - 1)
-    b += u16(n_in_word) + u8(extra) + payload
+    b += u16(n_in_word) + u8(extra) + u16(pick) + payload
     return b
 
 
