@@ -89,7 +89,7 @@ static void check_uint(const char *s, unsigned long min, unsigned long max) {
  * max today. Until it is fixed, max is clamped below 2^53 here so that the fuzzer looks further;
  * set this to 0 to fuzz the full range again. */
 #ifndef FUZZ_KNOWN_UINT_ROUNDING
-#define FUZZ_KNOWN_UINT_ROUNDING 1
+#define FUZZ_KNOWN_UINT_ROUNDING 0
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
