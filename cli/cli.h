@@ -10,8 +10,10 @@
 int cmd_channelize(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_demod(int argc, char **argv);
+int cmd_ber(int argc, char **argv);
 
-/* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`. */
+/* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
+ */
 int cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -85,7 +85,7 @@ static int parse_seed(const char *v, uint64_t *out) {
   if (!*v || *v == '-' || *v == '+') return -1;
   errno = 0;
   char *end;
-  unsigned long long s = strtoull(v, &end, 0);
+  unsigned long long s = strtoull(v, &end, 10);
   if (*end || errno) return -1;
   *out = (uint64_t)s;
   return 0;

@@ -36,7 +36,8 @@ int cli_parse_eng(const char *text, double *out) {
     case 'n': scale = 1e-9; break;
     case 'u': scale = 1e-6; break;
     case 'm': scale = 1e-3; break;
-    case 'k': case 'K': scale = 1e3; break;
+    case 'k':
+    case 'K': scale = 1e3; break;
     case 'M': scale = 1e6; break;
     case 'G': scale = 1e9; break;
     case 'T': scale = 1e12; break;
@@ -52,9 +53,21 @@ int cli_parse_eng(const char *text, double *out) {
 }
 
 int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsigned long *out) {
-  double v;
-  if (!text || strchr(text, '-') || cli_parse_eng(text, &v) != 0) return -1;
-  if (v != floor(v) || v < (double)min || v > (double)max) return -1;
+  if (!text || !*text || strchr(text, '-') || strchr(text, '+')) return -1;
+  unsigned long long v;
+  if (strspn(text, "0123456789") == strlen(text)) {
+    /* plain decimal: exact, whatever its size */
+    errno = 0;
+    v = strtoull(text, NULL, 10);
+    if (errno == ERANGE) return -1;
+  } else {
+    /* with an engineering suffix or exponent (1M, 2e3): exact only below 2^53 */
+    double d;
+    if (cli_parse_eng(text, &d) != 0 || d != floor(d) || d < 0 || d >= 9007199254740992.0)
+      return -1;
+    v = (unsigned long long)d;
+  }
+  if (v < min || v > max) return -1;
   *out = (unsigned long)v;
   return 0;
 }

@@ -2,7 +2,8 @@
  * fresh random input: K in {2, 6, 128, 1000, 1024} (not only powers of two), D in {K/2, K},
  * plus a large K (16384, 65536),
  * several taps per channel, Kaiser prototypes and caller prototypes of lengths that are not a
- * multiple of K (one of odd length), all channels and channel subsets in a caller's order.
+ * multiple of K (one of odd length), all channels and channel subsets in a caller's order
+ * (1-4 channels take the direct-DFT path instead of the FFT: both are checked).
  * Relative L2 error <= 1e-5. The input is longer than the filter so that outputs with a full
  * window are compared, not only the start-up; the flush tail is compared too. */
 #include "chan_ref.h"
@@ -126,6 +127,15 @@ int main(void) {
   /* a channel subset in the caller's order, with a repeat */
   unsigned sel[] = {1023, 5, 512, 0, 5, 700};
   check_case(&rng, 1024, 512, 8, NULL, 0, sel, 6, 1024 * 8 + 20 * 512 + 11);
+  /* few channels: computed by a direct DFT instead of the FFT */
+  unsigned few[] = {4095, 0, 1234, 2048};
+  for (size_t n = 1; n <= 4; n++) {
+    check_case(&rng, 4096, 2048, 8, NULL, 0, few, n, 4096 * 8 + 21 * 2048 + 3);
+    check_case(&rng, 4096, 4096, 8, NULL, 0, few + 4 - n, n, 4096 * 8 + 21 * 4096 + 3);
+  }
+  unsigned few2[] = {1, 65535};
+  check_case(&rng, 65536, 32768, 4, NULL, 0, few2, 2, 65536 * 4 + 5 * 32768 + 9);
+  check_case(&rng, 64, 32, 16, NULL, 0, few2, 1, 64 * 16 + 300 * 32 + 9);
   unsigned sel6[] = {3, 0};
   check_case(&rng, 6, 6, 16, NULL, 0, sel6, 2, 6 * 16 + 50);
   return test_finish("test_chan_ref");

@@ -428,6 +428,13 @@ static void test_sigmf_read(test_rng *rng) {
     free(back);
     prx_iq_close(r);
   }
+  /* header bytes past the end of the data file: an error, not an empty stream */
+  write_file(tmp_path("capture.raw"), data, 10);
+  r = NULL;
+  CHECK(prx_iq_open(tmp_path("hdr"), PRX_CF32, &r) == PRX_ERR_FORMAT &&
+            strstr(prx_last_error(), "header_bytes"),
+        "header_bytes past the end accepted: '%s'", prx_last_error());
+  prx_iq_close(r);
   /* errors name the file */
   write_file(tmp_path("broken.sigmf-meta"), "{\"global\": ", 11);
   CHECK(prx_iq_open(tmp_path("broken.sigmf-meta"), PRX_CF32, &r) == PRX_ERR_FORMAT &&

@@ -52,9 +52,11 @@ static double kaiser_beta(double atten_db) {
 prx_status prx_design_kaiser(size_t n, double atten_db, double cutoff, float *taps) {
   if (!taps) return prx_fail(PRX_ERR_INVALID, "prx_design_kaiser: NULL taps");
   if (n < 1 || n > PRX_CHAN_MAX_TAPS)
-    return prx_fail(PRX_ERR_INVALID, "filter length must be in 1..%zu, got %zu", PRX_CHAN_MAX_TAPS, n);
+    return prx_fail(PRX_ERR_INVALID, "filter length must be in 1..%zu, got %zu", PRX_CHAN_MAX_TAPS,
+                    n);
   if (!(atten_db > 0 && atten_db <= 300))
-    return prx_fail(PRX_ERR_INVALID, "stop-band attenuation must be in (0, 300] dB, got %g", atten_db);
+    return prx_fail(PRX_ERR_INVALID, "stop-band attenuation must be in (0, 300] dB, got %g",
+                    atten_db);
   if (!(cutoff > 0 && cutoff < 0.5))
     return prx_fail(PRX_ERR_INVALID, "cut-off must be in (0, 0.5) cycles/sample, got %g", cutoff);
   double beta = kaiser_beta(atten_db), i0b = bessel_i0(beta), mid = (n - 1) / 2.0, sum = 0;
@@ -70,7 +72,8 @@ prx_status prx_design_kaiser(size_t n, double atten_db, double cutoff, float *ta
   }
   if (!(fabs(sum) > 1e-12)) {
     free(h);
-    return prx_fail(PRX_ERR_INVALID, "filter of %zu taps with cut-off %g has no DC gain", n, cutoff);
+    return prx_fail(PRX_ERR_INVALID, "filter of %zu taps with cut-off %g has no DC gain", n,
+                    cutoff);
   }
   for (size_t i = 0; i < n; i++) taps[i] = (float)(h[i] / sum);
   free(h);
@@ -145,13 +148,16 @@ static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
   case PRX_BACKEND_CUDA:
 #ifdef PRX_HAVE_CUDA
     if (!prx_cuda_available())
-      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but no CUDA device is usable");
+      return prx_fail(PRX_ERR_NODEVICE,
+                      "the CUDA backend was requested but no CUDA device is usable");
     c->backend = PRX_BACKEND_CUDA;
     break;
 #else
     return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but this build has no CUDA");
 #endif
-  case PRX_BACKEND_AUTO: c->backend = prx_cuda_available() ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU; break;
+  case PRX_BACKEND_AUTO:
+    c->backend = prx_cuda_available() ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
+    break;
   default: return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
   }
 #ifdef PRX_HAVE_CUDA
@@ -174,6 +180,11 @@ prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out) {
   if (st) return st;
   prx_chan *c = calloc(1, sizeof *c);
   if (!c) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a channelizer");
+  /* the backend choice only reads the config: refuse an impossible one before the design */
+  if ((st = pick_backend(cfg, c))) {
+    free(c);
+    return st;
+  }
   c->cfg = *cfg;
   c->K = K;
   c->D = D;
@@ -197,7 +208,7 @@ prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out) {
   c->cfg.n_taps = M;
   c->cfg.select = c->select;
   c->cfg.n_select = c->n_sel;
-  if ((st = pick_backend(cfg, c)) || (st = c->ops->create(c))) {
+  if ((st = c->ops->create(c))) {
     c->ops = c->impl ? c->ops : NULL; /* create failed: nothing of the backend to destroy */
     prx_chan_destroy(c);
     return st;
@@ -257,10 +268,12 @@ prx_status prx_chan_execute(prx_chan *c, const void *in, size_t n_in, void *out,
 prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
                                    size_t out_stride, size_t *n_out, void *stream) {
   if (n_out) *n_out = 0;
-  if (!c || !n_out) return prx_fail(PRX_ERR_INVALID, "prx_chan_execute_device: NULL object or count");
+  if (!c || !n_out)
+    return prx_fail(PRX_ERR_INVALID, "prx_chan_execute_device: NULL object or count");
   if (!c->ops->execute_device)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "device-resident execution needs the CUDA backend (this "
-                                         "channelizer runs on the %s)",
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "device-resident execution needs the CUDA backend (this "
+                    "channelizer runs on the %s)",
                     prx_backend_name(c->backend));
   if (n_in == 0) return PRX_OK;
   if (!d_in) return prx_fail(PRX_ERR_INVALID, "prx_chan_execute_device: NULL input");
@@ -328,9 +341,11 @@ static int read_index(const char **p, unsigned long *v) {
 }
 
 prx_status prx_chan_parse_list(const char *text, unsigned K, unsigned **out, size_t *n_out) {
-  if (!text || !out || !n_out) return prx_fail(PRX_ERR_INVALID, "prx_chan_parse_list: NULL argument");
+  if (!text || !out || !n_out)
+    return prx_fail(PRX_ERR_INVALID, "prx_chan_parse_list: NULL argument");
   *out = NULL;
   *n_out = 0;
+  if (K == 0) return prx_fail(PRX_ERR_INVALID, "cannot select channels among 0 channels");
   /* first pass: validate and count */
   size_t count = 0;
   for (const char *p = text;;) {
@@ -342,12 +357,13 @@ prx_status prx_chan_parse_list(const char *text, unsigned K, unsigned **out, siz
     if (*p == '-') {
       p++;
       if (read_index(&p, &b))
-        return prx_fail(PRX_ERR_FORMAT, "bad channel list '%s': expected a range end at '%s'", text, p);
+        return prx_fail(PRX_ERR_FORMAT, "bad channel list '%s': expected a range end at '%s'", text,
+                        p);
     }
     if (b < a) return prx_fail(PRX_ERR_FORMAT, "bad channel range %lu-%lu: end before start", a, b);
     if (b >= K)
-      return prx_fail(PRX_ERR_INVALID, "channel %lu does not exist: there are %u channels (0-%u)", b,
-                      K, K - 1);
+      return prx_fail(PRX_ERR_INVALID, "channel %lu does not exist: there are %u channels (0-%u)",
+                      b, K, K - 1);
     count += b - a + 1;
     if (count > (size_t)64 * PRX_CHAN_MAX_K)
       return prx_fail(PRX_ERR_INVALID, "channel list '%s' is too long", text);

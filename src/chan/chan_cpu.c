@@ -8,7 +8,10 @@
  *   v_r(j) = sum_p h[pK + r] x[jD - r - pK],
  *
  * a length-K DFT of the commutator sums followed by a factor that is 1 for D = K and (-1)^(kj)
- * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT.
+ * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT,
+ * and stores odd rows rotated by K/2 for D = K/2, which is the (-1)^k. Then the selected
+ * channels are transposed into channel-major output; when only 1-4 channels are selected a
+ * direct DFT of those channels replaces FFT + transpose (cheaper then; see PERFORMANCE.md).
  *
  * Streaming: the input history is kept as cf32 in segments of D samples, each followed by a
  * 64-byte pad (so that the kernel's ~3P concurrent segment streams fall in different cache
@@ -21,10 +24,14 @@
  * dropped by moving the rest to the front. Memory: S + block/D segments, whatever n_in is.
  *
  * Threads: the outputs ready in one fill are cut into batches of `nb` consecutive outputs (one
- * fftwf_plan_many_dft call each) counted from the first ready output, and a remainder done one
- * by one. How outputs fall into batches never depends on the thread count, and each output is
- * computed by the same code whichever worker runs it, so the output is bit-identical for any
- * thread count. */
+ * fftwf_plan_many_dft call each) counted from the first ready output; within a call, outputs
+ * wait for a whole batch, and the fewer than nb left at the end of the call are filtered
+ * together and transformed one by one. Batches are spread over the workers of the object's
+ * pool in contiguous ranges, each worker with its own scratch. How outputs fall into batches
+ * never depends on the thread count, and each output is computed by the same code whichever
+ * worker runs it, so the output is bit-identical for any thread count. FFTW plans are made
+ * with FFTW_ESTIMATE so that they are the same in every process (FFTW_MEASURE could pick
+ * differently rounding algorithms from run to run). */
 #include "chan_cpu_kernel.h"
 #include "chan_internal.h"
 
@@ -32,6 +39,8 @@
 #include "../dsp/convert.h"
 
 #include <fftw3.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -57,6 +66,7 @@ typedef struct {
   cpu_scratch *scr; /* one per worker task */
   const unsigned *sel;
   size_t n_sel;
+  float *dft; /* direct-DFT tables of the selected channels (few channels), or NULL: FFT */
 } cpu_impl;
 
 /* One parallel computation: outputs ja..jb-1 of the current fill, written at out[j - j_out0]. */
@@ -94,6 +104,7 @@ static void cpu_destroy(prx_chan *c) {
   prx_pool_destroy(m->pool);
   prx_free(m->hseg);
   prx_free(m->buf);
+  prx_free(m->dft);
   prx_free(m);
   c->impl = NULL;
 }
@@ -108,6 +119,13 @@ static size_t batch_outputs(size_t K) {
   if (nb < (b < 16 ? b : 16)) nb = b < 16 ? b : 16;
   return nb < 1 ? 1 : nb;
 }
+
+/* Up to how many selected channels a direct DFT of the rows (K complex multiply-adds per
+ * channel and output, 4 rows sharing each table load) is used instead of FFT + selection.
+ * Measured on Zen 3 (docs/PERFORMANCE.md): at K = 1024 and 4096 the direct DFT is 1.2-2.8x
+ * faster end to end for 1-4 channels, about even at 8, slower beyond; below K = 64 FFTW's
+ * small transforms cost next to nothing, so the FFT stays. */
+static size_t direct_dft_max(size_t K) { return K >= 64 ? 4 : 0; }
 
 static prx_status cpu_create(prx_chan *c) {
   cpu_impl *m = prx_alloc(1, sizeof *m);
@@ -171,6 +189,21 @@ static prx_status cpu_create(prx_chan *c) {
     d[0] = d[1] = h;
   }
   m->kern = (prx_chan_kernel){m->hseg, 2 * m->sp, 2 * m->sp, m->D, m->K / m->D, m->P, m->pitch};
+  if (m->n_sel <= direct_dft_max(m->K)) {
+    m->dft = prx_alloc(m->n_sel * 4 * m->K, sizeof *m->dft);
+    if (!m->dft) {
+      cpu_destroy(c);
+      return prx_fail(PRX_ERR_NOMEM, "cannot allocate DFT tables for %zu channels", m->n_sel);
+    }
+    for (size_t s = 0; s < m->n_sel; s++) {
+      float *cd = m->dft + s * 4 * m->K, *dd = cd + 2 * m->K;
+      for (size_t r = 0; r < m->K; r++) {
+        double ph = 2 * M_PI * (double)(((uint64_t)m->sel[s] * r) % m->K) / (double)m->K;
+        cd[2 * r] = cd[2 * r + 1] = (float)cos(ph);
+        dd[2 * r] = dd[2 * r + 1] = (float)-sin(ph);
+      }
+    }
+  }
   int n = (int)m->K;
   fftwf_complex *fin = (fftwf_complex *)m->scr[0].fin, *fout = (fftwf_complex *)m->scr[0].fout;
   prx_fftw_lock();
@@ -237,6 +270,11 @@ static void do_outputs(const cpu_run *r, cpu_scratch *s, uint64_t j, size_t n) {
   const cpu_impl *m = r->m;
   const float *x = (const float *)(m->buf + (size_t)(j - m->g0) * m->sp);
   prx_chan_filter_rows(&m->kern, x, n, (unsigned)(j & 1), s->fin);
+  if (m->dft) {
+    prx_chan_dft(s->fin, m->pitch, m->K, n, m->dft, m->n_sel, r->out + (size_t)(j - r->j_out0),
+                 r->stride);
+    return;
+  }
   if (n == m->nb)
     fftwf_execute_dft(m->plan_batch, (fftwf_complex *)s->fin, (fftwf_complex *)s->fout);
   else

@@ -35,10 +35,11 @@
 
 /* One output, portable C, floats [c0, c1) of segment phase h: taps th (stride tq per phase),
  * input xh (stride xq per phase), stored at dst[c + 2] (the (r' + 1) mod K shift; the row's
- * last complex lands in its pad element K and is wrapped to 0 afterwards). The phase loop is
- * outside so that compilers vectorise the contiguous inner loop; each element still sums over
- * q in order. With hardware FMA (the AVX2 build, where this only does the few floats past the
- * last full vector) the steps are fused like the vector code's, so both give the same bits. */
+ * last complex lands in its pad element K and is wrapped to 0 afterwards). Eight elements at a
+ * time with the sums in a local array, which compilers keep in registers (and vectorise in
+ * builds without AVX2); each element sums over q in order. With hardware FMA (the AVX2 build,
+ * where this only does the floats past the last full vector, or all of a tiny K) the steps are
+ * fused like the vector code's, so both give the same bits. */
 #ifdef __FMA__
 #define MADD(a, b, acc) fmaf(a, b, acc)
 #else
@@ -46,10 +47,20 @@
 #endif
 static void row_scalar(const float *th, size_t tq, const float *xh, size_t xq, size_t P, size_t c0,
                        size_t c1, float *dst) {
-  for (size_t c = c0; c < c1; c++) dst[c + 2] = 0;
-  for (size_t q = 0; q < P; q++) {
-    const float *t = th + q * tq, *x = xh + q * xq;
-    for (size_t c = c0; c < c1; c++) dst[c + 2] = MADD(t[c], x[c], dst[c + 2]);
+  size_t c = c0;
+  for (; c + 8 <= c1; c += 8) {
+    float acc[8] = {0};
+    for (size_t q = 0; q < P; q++) {
+      const float *t = th + q * tq + c, *x = xh + q * xq + c;
+      for (int l = 0; l < 8; l++) acc[l] = MADD(t[l], x[l], acc[l]);
+    }
+    for (int l = 0; l < 8; l++) dst[c + 2 + l] = acc[l];
+  }
+  for (; c < c1; c++) { /* the last < 8: one register sum each (a variable-length local
+                           array would live in memory and chain through store forwarding) */
+    float acc = 0;
+    for (size_t q = 0; q < P; q++) acc = MADD(th[q * tq + c], xh[q * xq + c], acc);
+    dst[c + 2] = acc;
   }
 }
 
@@ -280,4 +291,94 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
   }
 #endif
   for (; s < n_sel; s++) copy_column(rows, pitch, n, sel[s], out + s * stride);
+}
+
+/* Direct DFT of the selected channels, for few channels (cheaper than the full FFT then):
+ * y_s[i] = sum_r row_i[r] (c_s[r] + i d_s[r]). With row = a + ib, the lane sums
+ * A = sum [a c, b c] and B = sum [a d, b d] give y = (A.re - B.im) + i (A.im + B.re); the
+ * tables hold c and d duplicated into both lanes. Four rows share each table load. Float
+ * partial sums run over blocks of DFT_BLOCK floats and are then added in double, so the
+ * rounding error stays near the FFT's even for long rows. */
+#define DFT_BLOCK 512
+
+static void dft_finish(const double *A, const double *B, size_t nl, prx_cf32 *y) {
+  double ar = 0, ai = 0, br = 0, bi = 0;
+  for (size_t l = 0; l < nl; l += 2) ar += A[l], ai += A[l + 1], br += B[l], bi += B[l + 1];
+  y->re = (float)(ar - bi);
+  y->im = (float)(ai + br);
+}
+
+/* Scalar lane sums of floats [c0, c1) of one row, added into A[0..1], B[0..1]. */
+static void dft_tail(const float *r, const float *cd, const float *dd, size_t c0, size_t c1,
+                     double *A, double *B) {
+  for (size_t c = c0; c < c1; c += 2) {
+    A[0] += (double)r[c] * cd[c], A[1] += (double)r[c + 1] * cd[c];
+    B[0] += (double)r[c] * dd[c], B[1] += (double)r[c + 1] * dd[c];
+  }
+}
+
+#ifdef PRX_KERNEL_AVX2
+static void add_lanes(__m256 v, double *acc) {
+  __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+          hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+  _mm256_storeu_pd(acc, _mm256_add_pd(_mm256_loadu_pd(acc), lo));
+  _mm256_storeu_pd(acc + 4, _mm256_add_pd(_mm256_loadu_pd(acc + 4), hi));
+}
+#endif
+
+void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const float *tables,
+                  size_t n_sel, prx_cf32 *out, size_t stride) {
+  const float *rf = (const float *)rows;
+  const size_t K2 = 2 * K, p2 = 2 * pitch;
+  for (size_t s = 0; s < n_sel; s++) {
+    const float *cd = tables + s * 2 * K2, *dd = cd + K2;
+    prx_cf32 *y = out + s * stride;
+    size_t i = 0;
+#ifdef PRX_KERNEL_AVX2
+    const size_t nv = K2 & ~(size_t)7;
+    for (; i + 4 <= n; i += 4) {
+      const float *r0 = rf + i * p2, *r1 = r0 + p2, *r2 = r1 + p2, *r3 = r2 + p2;
+      double A[4][8] = {{0}}, B[4][8] = {{0}};
+      for (size_t c0 = 0; c0 < nv; c0 += DFT_BLOCK) {
+        size_t c1 = c0 + DFT_BLOCK < nv ? c0 + DFT_BLOCK : nv;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0,
+               b3 = a0;
+        for (size_t c = c0; c < c1; c += 8) {
+          __m256 tc = _mm256_loadu_ps(cd + c), td = _mm256_loadu_ps(dd + c);
+          __m256 x0 = _mm256_loadu_ps(r0 + c), x1 = _mm256_loadu_ps(r1 + c),
+                 x2 = _mm256_loadu_ps(r2 + c), x3 = _mm256_loadu_ps(r3 + c);
+          a0 = _mm256_fmadd_ps(x0, tc, a0);
+          b0 = _mm256_fmadd_ps(x0, td, b0);
+          a1 = _mm256_fmadd_ps(x1, tc, a1);
+          b1 = _mm256_fmadd_ps(x1, td, b1);
+          a2 = _mm256_fmadd_ps(x2, tc, a2);
+          b2 = _mm256_fmadd_ps(x2, td, b2);
+          a3 = _mm256_fmadd_ps(x3, tc, a3);
+          b3 = _mm256_fmadd_ps(x3, td, b3);
+        }
+        add_lanes(a0, A[0]), add_lanes(b0, B[0]), add_lanes(a1, A[1]), add_lanes(b1, B[1]);
+        add_lanes(a2, A[2]), add_lanes(b2, B[2]), add_lanes(a3, A[3]), add_lanes(b3, B[3]);
+      }
+      for (int k = 0; k < 4; k++) {
+        dft_tail(rf + (i + k) * p2, cd, dd, nv, K2, A[k], B[k]);
+        dft_finish(A[k], B[k], 8, &y[i + k]);
+      }
+    }
+#endif
+    for (; i < n; i++) { /* rows left over (and every row in a build without AVX2) */
+      const float *r = rf + i * p2;
+      double A[16] = {0}, B[16] = {0};
+      size_t c = 0;
+      while (c + 16 <= K2) {
+        size_t c1 = c + DFT_BLOCK;
+        if (c1 > (K2 & ~(size_t)15)) c1 = K2 & ~(size_t)15;
+        float a[16] = {0}, b[16] = {0}; /* 8 complex partial sums, vectorisable */
+        for (; c < c1; c += 16)
+          for (int l = 0; l < 16; l++) a[l] += r[c + l] * cd[c + l], b[l] += r[c + l] * dd[c + l];
+        for (int l = 0; l < 16; l++) A[l] += a[l], B[l] += b[l];
+      }
+      dft_tail(r, cd, dd, c, K2, A, B);
+      dft_finish(A, B, 16, &y[i]);
+    }
+  }
 }

@@ -42,4 +42,11 @@ void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, un
 void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
                       size_t n_sel, prx_cf32 *out, size_t stride);
 
+/* Direct DFT instead of FFT + scatter, for a few selected channels: out[s * stride + i] =
+ * sum_r rows_i[r] exp(-i 2 pi k_s r / K) for n rows (pitch samples apart), where tables holds
+ * for each selected channel s the 2K floats cos(2 pi k_s r / K) then the 2K floats
+ * -sin(2 pi k_s r / K), each value twice (re and im lanes). */
+void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const float *tables,
+                  size_t n_sel, prx_cf32 *out, size_t stride);
+
 #endif

@@ -1,16 +1,525 @@
-/* CUDA channelizer backend (placeholder until the GPU backend lands). */
+/* CUDA channelizer backend: device state, planning, and the host pipeline.
+ *
+ * Two compute paths (kernels in chan_cuda_fused.cu and chan_cuda_general.cu):
+ *  - fused: power-of-two K in 64..4096 with at most 16 taps per branch: one kernel reads the
+ *    raw input, filters, transforms and writes the selected channels (24 bytes of memory
+ *    traffic per cf32 input sample at D = K/2);
+ *  - general: any K and prototype: filter kernel -> batched cuFFT -> post kernel.
+ * Both keep the stream state on the device: the last Hh converted input samples (two
+ * buffers, swapped after every launch by the history kernel).
+ *
+ * Host pipeline (prx_chan_execute): the input is cut into blocks of B samples that go round
+ * NSLOT slots, each with its own device buffers, pinned staging buffers and events. Copies in
+ * (stream h2d), compute (stream comp, serial because of the history) and copies out (stream
+ * d2h) of different blocks overlap; a slot is reused once its previous block is done with it.
+ * Caller memory that is already pinned (or device memory) is copied by DMA directly; pageable
+ * memory goes through the pinned staging buffers. */
 extern "C" {
 #include "chan_internal.h"
 
 #include "../core/internal.h"
 }
+#include "chan_cuda.h"
+#include "chan_cuda_fused.cuh"
+#include "chan_cuda_launch.h"
+
+#include <cufft.h>
+#include <math.h>
+#include <string.h>
+
+#define NSLOT 4
+#define MAX_PLANS 40
+#define FUSED_SLICE ((size_t)1 << 28) /* input samples per fused launch (int indexing) */
+
+typedef struct {
+  void *d_in, *d_out; /* device buffers of one block */
+  void *h_in, *h_out; /* pinned staging, used for pageable caller memory */
+  cudaEvent_t ev_h2d, ev_comp, ev_d2h;
+  char *pend_dst; /* caller's pageable output waiting for h_out (NULL: nothing pending) */
+  size_t pend_n, pend_stride;
+} slot_t;
+
+typedef struct {
+  int device;
+  int fused, J;    /* path; fused tile */
+  int variant;     /* fused kernel variant (0: default) */
+  int R, Pg, Hh;   /* K/D, taps per branch of the prototype, history length */
+  size_t B;        /* input samples per host-path block (DMA-capable caller memory) */
+  size_t Bp;       /* the same through the pinned staging buffers (pageable memory) */
+  size_t gen_max;  /* input samples per general-path launch */
+  size_t gen_nout; /* rows of the general path's v buffer */
+  size_t isz, osz; /* bytes per input / output sample */
+  cudaStream_t s_h2d, s_comp, s_d2h;
+  cudaEvent_t ev_user; /* end of the last device-resident call's work */
+  int user_pending;
+  slot_t slot[NSLOT];
+  int next_slot;
+  float2 *d_hist[2];
+  int hcur;
+  float *d_taps;
+  float2 *d_tw;
+  int *d_loc;
+  unsigned *d_sel;
+  float2 *d_v;
+  void *d_fftwork;
+  cufftHandle plan[MAX_PLANS]; /* plan[b]: batch of 2^b transforms */
+  int nplan;
+} cuda_impl;
+
+#define CU(call)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return prx_fail(PRX_ERR_DEVICE, "CUDA channelizer: %s failed: %s", #call,                    \
+                      cudaGetErrorString(e_));                                                     \
+  } while (0)
+
+#define CUFFT(call)                                                                                \
+  do {                                                                                             \
+    cufftResult r_ = (call);                                                                       \
+    if (r_ != CUFFT_SUCCESS)                                                                       \
+      return prx_fail(PRX_ERR_DEVICE, "CUDA channelizer: %s failed (cuFFT error %d)", #call,       \
+                      (int)r_);                                                                    \
+  } while (0)
+
+static int is_pow2(unsigned k) { return k && !(k & (k - 1)); }
+
+/* ---- creation ---- */
+
+static void release(cuda_impl *im) {
+  if (im->device >= 0) cudaSetDevice(im->device);
+  if (im->s_comp) cudaStreamSynchronize(im->s_comp);
+  if (im->s_h2d) cudaStreamSynchronize(im->s_h2d);
+  if (im->s_d2h) cudaStreamSynchronize(im->s_d2h);
+  if (im->ev_user) cudaEventSynchronize(im->ev_user);
+  for (int i = 0; i < NSLOT; i++) {
+    slot_t *s = &im->slot[i];
+    cudaFree(s->d_in);
+    cudaFree(s->d_out);
+    cudaFreeHost(s->h_in);
+    cudaFreeHost(s->h_out);
+    if (s->ev_h2d) cudaEventDestroy(s->ev_h2d);
+    if (s->ev_comp) cudaEventDestroy(s->ev_comp);
+    if (s->ev_d2h) cudaEventDestroy(s->ev_d2h);
+  }
+  for (int b = 0; b < im->nplan; b++) cufftDestroy(im->plan[b]);
+  cudaFree(im->d_fftwork);
+  cudaFree(im->d_v);
+  cudaFree(im->d_hist[0]);
+  cudaFree(im->d_hist[1]);
+  cudaFree(im->d_taps);
+  cudaFree(im->d_tw);
+  cudaFree(im->d_loc);
+  cudaFree(im->d_sel);
+  if (im->ev_user) cudaEventDestroy(im->ev_user);
+  if (im->s_h2d) cudaStreamDestroy(im->s_h2d);
+  if (im->s_comp) cudaStreamDestroy(im->s_comp);
+  if (im->s_d2h) cudaStreamDestroy(im->s_d2h);
+  cudaGetLastError();
+  free(im);
+}
+
+/* position of channel k in the digit-reversed output of the fused FFT (see
+ * chan_cuda_fused.cuh): k = m1 + r1 (m2 + r2 (...)), position = sum m_s K / (r1 ... r_s) */
+static int fused_position(unsigned K, unsigned k) {
+  int log2k;
+  int ns = prx_fused_nstages((int)K, &log2k);
+  unsigned span = K, pos = 0;
+  for (int s = 0; s < ns; s++) {
+    unsigned rho = (s == ns - 1 && (log2k & 1)) ? 2 : 4;
+    span /= rho;
+    pos += (k % rho) * span;
+    k /= rho;
+  }
+  return (int)pos;
+}
+
+static prx_status upload(void **dst, const void *src, size_t bytes) {
+  CU(cudaMalloc(dst, bytes));
+  CU(cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+  return PRX_OK;
+}
+
+static prx_status create_plans(cuda_impl *im, int K) {
+  size_t need = im->gen_nout, work = 0;
+  im->nplan = 0;
+  while (((size_t)1 << im->nplan) <= need) im->nplan++;
+  for (int b = 0; b < im->nplan; b++) {
+    size_t ws = 0;
+    int n = K;
+    CUFFT(cufftCreate(&im->plan[b]));
+    CUFFT(cufftSetAutoAllocation(im->plan[b], 0));
+    CUFFT(cufftMakePlanMany(im->plan[b], 1, &n, NULL, 1, K, NULL, 1, K, CUFFT_C2C, 1 << b, &ws));
+    if (ws > work) work = ws;
+  }
+  if (work) CU(cudaMalloc(&im->d_fftwork, work));
+  for (int b = 0; b < im->nplan; b++) CUFFT(cufftSetWorkArea(im->plan[b], im->d_fftwork));
+  return PRX_OK;
+}
+
+/* variant: fused kernel variant (0: default); general: force the general path */
+static prx_status create_ex(prx_chan *c, int variant, int general) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+    cudaGetLastError();
+    return prx_fail(PRX_ERR_NODEVICE, "no CUDA device is usable");
+  }
+  if (c->cfg.device < 0 || c->cfg.device >= ndev)
+    return prx_fail(PRX_ERR_INVALID, "CUDA device %d does not exist (%d present)", c->cfg.device,
+                    ndev);
+  cuda_impl *im = (cuda_impl *)calloc(1, sizeof *im);
+  if (!im) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA channelizer state");
+  im->device = c->cfg.device;
+  c->impl = im;
+  CU(cudaSetDevice(im->device));
+  const unsigned K = c->K, D = c->D;
+  im->R = (int)(K / D);
+  im->Pg = (int)((c->M + K - 1) / K);
+  im->isz = prx_format_size(c->cfg.in_format);
+  im->osz = prx_format_size(c->cfg.out_format);
+
+  /* path */
+  cudaDeviceProp prop;
+  CU(cudaGetDeviceProperties(&prop, im->device));
+  im->fused = !general && prx_fused_supported((int)K) && im->Pg <= PRX_FUSED_P &&
+              prx_fused_smem_bytes((int)K) <= prop.sharedMemPerBlockOptin;
+  if (!general && !im->fused && variant)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "the fused kernel cannot run K = %u", K);
+  im->J = im->fused ? prx_fused_tile((int)K) : 0;
+  im->variant = variant;
+  if (im->fused) CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant));
+  const int P = im->fused ? PRX_FUSED_P : im->Pg;
+  im->Hh = P * (int)K;
+
+  /* Blocks. Copies back into the caller's channel rows run at the PCIe rate only when each
+   * row is long (64 KB: 8192 outputs), so a block is 8192 D samples, within 2^20 .. 2^23 and
+   * at most 256 MB of device buffers per slot. The pinned staging buffers for pageable memory
+   * take blocks of at most 2^20 samples (a memcpy bounds that path anyway). */
+  size_t B = c->cfg.block_samples;
+  if (!B) {
+    B = (size_t)8192 * D;
+    if (B < ((size_t)1 << 20)) B = (size_t)1 << 20;
+    if (B > ((size_t)1 << 23)) B = (size_t)1 << 23;
+    while (B > ((size_t)1 << 20) &&
+           B * im->isz + c->n_sel * (B / D + 2) * im->osz > ((size_t)256 << 20))
+      B /= 2;
+  }
+  if (B > FUSED_SLICE) B = FUSED_SLICE;
+  const size_t gen_cap = ((size_t)1 << 27) / K; /* v rows of at most 1 GiB */
+  if (!im->fused && B / D + 2 > gen_cap) B = (gen_cap > 2 ? gen_cap - 2 : 1) * D;
+  im->B = B;
+  im->Bp = c->cfg.block_samples || B < ((size_t)1 << 20) ? B : (size_t)1 << 20;
+  /* the general path runs every launch of a general object, and only the flush tail (M - 1
+   * zeros, in one launch) of a fused one */
+  im->gen_max = im->fused ? c->M + D : B;
+  im->gen_nout = im->gen_max / D + 2;
+
+  /* streams, events, buffers */
+  CU(cudaStreamCreateWithFlags(&im->s_h2d, cudaStreamNonBlocking));
+  CU(cudaStreamCreateWithFlags(&im->s_comp, cudaStreamNonBlocking));
+  CU(cudaStreamCreateWithFlags(&im->s_d2h, cudaStreamNonBlocking));
+  CU(cudaEventCreateWithFlags(&im->ev_user, cudaEventDisableTiming));
+  const size_t out_rows = B / D + 2, out_rows_p = im->Bp / D + 2;
+  for (int i = 0; i < NSLOT; i++) {
+    slot_t *s = &im->slot[i];
+    CU(cudaMalloc(&s->d_in, B * im->isz));
+    CU(cudaMalloc(&s->d_out, c->n_sel * out_rows * im->osz));
+    CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
+    CU(cudaHostAlloc(&s->h_out, c->n_sel * out_rows_p * im->osz, cudaHostAllocDefault));
+    CU(cudaEventCreateWithFlags(&s->ev_h2d, cudaEventDisableTiming));
+    CU(cudaEventCreateWithFlags(&s->ev_comp, cudaEventDisableTiming));
+    CU(cudaEventCreateWithFlags(&s->ev_d2h, cudaEventDisableTiming));
+  }
+  for (int h = 0; h < 2; h++) {
+    CU(cudaMalloc(&im->d_hist[h], (size_t)im->Hh * sizeof(float2)));
+    CU(cudaMemset(im->d_hist[h], 0, (size_t)im->Hh * sizeof(float2)));
+  }
+
+  /* prototype padded with zeros to P * K taps (and at least the general path's Pg * K) */
+  size_t ntaps = (size_t)(P > im->Pg ? P : im->Pg) * K;
+  float *taps = (float *)calloc(ntaps, sizeof *taps);
+  if (!taps) return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu taps", ntaps);
+  memcpy(taps, c->taps, c->M * sizeof *taps);
+  prx_status st = upload((void **)&im->d_taps, taps, ntaps * sizeof *taps);
+  free(taps);
+  if (st) return st;
+  if ((st = upload((void **)&im->d_sel, c->select, c->n_sel * sizeof *c->select))) return st;
+
+  if (im->fused) {
+    float2 *tw = (float2 *)malloc(K * sizeof *tw);
+    int *loc = (int *)malloc(c->n_sel * sizeof *loc);
+    if (!tw || !loc) {
+      free(tw);
+      free(loc);
+      return prx_fail(PRX_ERR_NOMEM, "cannot allocate the FFT tables");
+    }
+    for (unsigned t = 0; t < K; t++)
+      tw[t] = make_float2((float)cos(2 * M_PI * t / K), (float)sin(2 * M_PI * t / K));
+    for (size_t s = 0; s < c->n_sel; s++) {
+      unsigned k = c->select[s];
+      loc[s] = (int)((unsigned)prx_pad(fused_position(K, k)) | ((k & 1u) << 31));
+    }
+    st = upload((void **)&im->d_tw, tw, K * sizeof *tw);
+    if (!st) st = upload((void **)&im->d_loc, loc, c->n_sel * sizeof *loc);
+    free(tw);
+    free(loc);
+    if (st) return st;
+  }
+  CU(cudaMalloc(&im->d_v, im->gen_nout * K * sizeof(float2)));
+  if ((st = create_plans(im, (int)K))) return st;
+  CU(cudaDeviceSynchronize());
+  return PRX_OK;
+}
+
+static void cuda_destroy(prx_chan *c) {
+  if (c->impl) release((cuda_impl *)c->impl);
+  c->impl = NULL;
+}
 
 static prx_status cuda_create(prx_chan *c) {
-  (void)c;
-  return prx_fail(PRX_ERR_UNSUPPORTED, "the CUDA channelizer is not built yet");
+  prx_status st = create_ex(c, 0, 0);
+  if (st && c->impl) cuda_destroy(c);
+  return st;
 }
-static void cuda_destroy(prx_chan *c) { (void)c; }
-static void cuda_reset(prx_chan *c) { (void)c; }
 
-extern "C" const prx_chan_ops prx_chan_cuda_ops = {cuda_create, cuda_destroy, cuda_reset,
-                                                   NULL,        NULL,         NULL};
+/* ---- one launch: n input samples (device, raw; NULL for zeros) -> nob outputs ---- */
+
+static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out, size_t stride,
+                            size_t nob, uint64_t consumed, uint64_t emitted, cudaStream_t st) {
+  cuda_impl *im = (cuda_impl *)c->impl;
+  prx_kparams p;
+  memset(&p, 0, sizeof p);
+  p.in = d_in;
+  p.n_in = (int)n;
+  p.fmt = d_in ? (int)c->cfg.in_format : KF_ZERO;
+  p.hist = im->d_hist[im->hcur];
+  p.Hh = im->Hh;
+  p.base = (int)(emitted * c->D - consumed);
+  p.n_out = (int)nob;
+  p.e_par = (int)(emitted & 1);
+  p.out = d_out;
+  p.stride = stride;
+  p.out_f16 = c->cfg.out_format == PRX_CF16;
+  p.taps = im->d_taps;
+  p.P = im->Pg;
+  p.tw = im->d_tw;
+  p.loc = im->d_loc;
+  p.sel = im->d_sel;
+  p.n_sel = (int)c->n_sel;
+  p.K = (int)c->K;
+  p.D = (int)c->D;
+  if (nob) {
+    if (im->fused && d_in) {
+      CU(prx_fused_launch(&p, im->variant, st));
+    } else {
+      CU(prx_general_filter_launch(&p, im->d_v, st));
+      size_t off = 0;
+      for (int b = im->nplan - 1; b >= 0; b--)
+        if (nob & ((size_t)1 << b)) {
+          cufftComplex *v = (cufftComplex *)(im->d_v + off * c->K);
+          CUFFT(cufftSetStream(im->plan[b], st));
+          CUFFT(cufftExecC2C(im->plan[b], v, v, CUFFT_INVERSE));
+          off += (size_t)1 << b;
+        }
+      CU(prx_general_post_launch(&p, im->d_v, st));
+    }
+  }
+  CU(prx_hist_launch(&p, im->d_hist[im->hcur ^ 1], st));
+  im->hcur ^= 1;
+  return PRX_OK;
+}
+
+/* ---- device-resident API ---- */
+
+static prx_status cuda_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
+                                      size_t out_stride, size_t n_out, void *stream) {
+  cuda_impl *im = (cuda_impl *)c->impl;
+  cudaStream_t st = (cudaStream_t)stream;
+  const size_t ia = c->cfg.in_format == PRX_CF32 ? 8 : c->cfg.in_format == PRX_CI16 ? 4 : 2;
+  const size_t oa = im->osz;
+  if ((uintptr_t)d_in % ia)
+    return prx_fail(PRX_ERR_INVALID, "device input pointer %p is not %zu-byte aligned", d_in, ia);
+  if (n_out && (uintptr_t)d_out % oa)
+    return prx_fail(PRX_ERR_INVALID, "device output pointer %p is not %zu-byte aligned", d_out, oa);
+  CU(cudaSetDevice(im->device));
+  if (im->user_pending) CU(cudaStreamWaitEvent(st, im->ev_user, 0));
+  const size_t slice = im->fused ? FUSED_SLICE : im->gen_max;
+  size_t pos = 0, opos = 0;
+  while (pos < n_in) {
+    size_t nb = n_in - pos < slice ? n_in - pos : slice;
+    size_t nob = (size_t)(prx_ceil_div(c->consumed + pos + nb, c->D) - (c->emitted + opos));
+    prx_status s =
+        run_slice(c, (const char *)d_in + pos * im->isz, nb, (char *)d_out + opos * im->osz,
+                  out_stride, nob, c->consumed + pos, c->emitted + opos, st);
+    if (s) return s;
+    pos += nb;
+    opos += nob;
+  }
+  if (opos != n_out)
+    return prx_fail(PRX_ERR_INTERNAL, "CUDA channelizer wrote %zu outputs, expected %zu", opos,
+                    n_out);
+  CU(cudaEventRecord(im->ev_user, st));
+  im->user_pending = 1;
+  return PRX_OK;
+}
+
+/* ---- host pipeline ---- */
+
+/* whether the GPU can read/write p by DMA (pinned, registered, device or managed memory) */
+static int dma_capable(const void *p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return a.type == cudaMemoryTypeHost || a.type == cudaMemoryTypeDevice ||
+         a.type == cudaMemoryTypeManaged;
+}
+
+static prx_status finish_pending(prx_chan *c, slot_t *s) {
+  if (!s->pend_dst) return PRX_OK;
+  cuda_impl *im = (cuda_impl *)c->impl;
+  CU(cudaEventSynchronize(s->ev_d2h));
+  const size_t row = s->pend_n * im->osz;
+  for (size_t k = 0; k < c->n_sel; k++)
+    memcpy(s->pend_dst + k * s->pend_stride * im->osz, (const char *)s->h_out + k * row, row);
+  s->pend_dst = NULL;
+  return PRX_OK;
+}
+
+/* copies n_sel rows of n outputs from the slot's device buffer to dst (pitch stride) */
+static prx_status copy_out(cuda_impl *im, size_t n_sel, char *dst, size_t stride, const void *src,
+                           size_t n) {
+  const size_t row = n * im->osz, dpitch = stride * im->osz;
+  if (n_sel == 1 || dpitch > ((size_t)1 << 30)) {
+    for (size_t k = 0; k < n_sel; k++)
+      CU(cudaMemcpyAsync(dst + k * dpitch, (const char *)src + k * row, row, cudaMemcpyDefault,
+                         im->s_d2h));
+    return PRX_OK;
+  }
+  CU(cudaMemcpy2DAsync(dst, dpitch, src, row, row, n_sel, cudaMemcpyDefault, im->s_d2h));
+  return PRX_OK;
+}
+
+/* in: host (or any) memory, NULL for zeros; out: host memory */
+static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, size_t stride,
+                           size_t n_out) {
+  cuda_impl *im = (cuda_impl *)c->impl;
+  CU(cudaSetDevice(im->device));
+  if (im->user_pending) CU(cudaStreamWaitEvent(im->s_comp, im->ev_user, 0));
+  const int in_dma = in && dma_capable(in);
+  const int out_dma = n_out && dma_capable(out);
+  /* blocks: B when the caller's buffers take DMA, the staging size Bp otherwise; the zeros
+   * of the flush tail take the general path, whose v buffer bounds the launch */
+  size_t B = (!in || in_dma) && (!n_out || out_dma) ? im->B : im->Bp;
+  if (!in && im->gen_max < B) B = im->gen_max;
+  /* a long call starts with B/8, B/4, B/2 so that the copies back start early */
+  int ramp = n_in > 2 * B ? 3 : 0;
+  size_t pos = 0, opos = 0;
+  prx_status st = PRX_OK;
+  while (pos < n_in && !st) {
+    size_t nb = n_in - pos < B ? n_in - pos : B;
+    if (ramp) {
+      nb = B >> ramp--;
+      if (!nb) nb = 1;
+    }
+    const size_t nob = (size_t)(prx_ceil_div(c->consumed + pos + nb, c->D) - (c->emitted + opos));
+    slot_t *s = &im->slot[im->next_slot];
+    im->next_slot = (im->next_slot + 1) % NSLOT;
+    if ((st = finish_pending(c, s))) break;
+    if (in) {
+      const char *src = (const char *)in + pos * im->isz;
+      if (!in_dma) {
+        CU(cudaEventSynchronize(s->ev_h2d)); /* the staging buffer's last copy is done */
+        memcpy(s->h_in, src, nb * im->isz);
+        src = (const char *)s->h_in;
+      }
+      CU(cudaStreamWaitEvent(im->s_h2d, s->ev_comp, 0)); /* d_in no longer read */
+      CU(cudaMemcpyAsync(s->d_in, src, nb * im->isz, cudaMemcpyDefault, im->s_h2d));
+      CU(cudaEventRecord(s->ev_h2d, im->s_h2d));
+      CU(cudaStreamWaitEvent(im->s_comp, s->ev_h2d, 0));
+    }
+    CU(cudaStreamWaitEvent(im->s_comp, s->ev_d2h, 0)); /* d_out no longer read */
+    st = run_slice(c, in ? s->d_in : NULL, nb, s->d_out, nob, nob, c->consumed + pos,
+                   c->emitted + opos, im->s_comp);
+    if (st) break;
+    CU(cudaEventRecord(s->ev_comp, im->s_comp));
+    if (nob) {
+      char *dst = (char *)out + opos * im->osz;
+      CU(cudaStreamWaitEvent(im->s_d2h, s->ev_comp, 0));
+      if (out_dma) {
+        st = copy_out(im, c->n_sel, dst, stride, s->d_out, nob);
+      } else {
+        CU(cudaMemcpyAsync(s->h_out, s->d_out, c->n_sel * nob * im->osz, cudaMemcpyDefault,
+                           im->s_d2h));
+        s->pend_dst = dst;
+        s->pend_n = nob;
+        s->pend_stride = stride;
+      }
+      CU(cudaEventRecord(s->ev_d2h, im->s_d2h));
+    }
+    pos += nb;
+    opos += nob;
+  }
+  for (int i = 0; i < NSLOT; i++) {
+    prx_status s2 = finish_pending(c, &im->slot[i]);
+    if (!st) st = s2;
+  }
+  CU(cudaStreamSynchronize(im->s_h2d));
+  CU(cudaStreamSynchronize(im->s_comp));
+  CU(cudaStreamSynchronize(im->s_d2h));
+  im->user_pending = 0;
+  if (!st && opos != n_out)
+    return prx_fail(PRX_ERR_INTERNAL, "CUDA channelizer wrote %zu outputs, expected %zu", opos,
+                    n_out);
+  return st;
+}
+
+static prx_status cuda_execute(prx_chan *c, const void *in, size_t n_in, void *out, size_t stride,
+                               size_t n_out) {
+  return host_run(c, in, n_in, out, stride, n_out);
+}
+
+static prx_status cuda_execute_zeros(prx_chan *c, size_t n_zeros, void *out, size_t stride,
+                                     size_t n_out) {
+  return host_run(c, NULL, n_zeros, out, stride, n_out);
+}
+
+static void cuda_reset(prx_chan *c) {
+  cuda_impl *im = (cuda_impl *)c->impl;
+  if (!im) return;
+  cudaSetDevice(im->device);
+  if (im->user_pending) cudaStreamWaitEvent(im->s_comp, im->ev_user, 0);
+  for (int h = 0; h < 2; h++)
+    cudaMemsetAsync(im->d_hist[h], 0, (size_t)im->Hh * sizeof(float2), im->s_comp);
+  cudaStreamSynchronize(im->s_comp);
+  im->user_pending = 0;
+  im->hcur = 0;
+}
+
+/* ---- internal hooks ---- */
+
+extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general) {
+  if (!c || prx_chan_backend(c) != PRX_BACKEND_CUDA)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "prx_chan_cuda_retune needs a CUDA channelizer");
+  cuda_destroy(c);
+  prx_status st = create_ex(c, variant, general);
+  if (st) {
+    cuda_destroy(c);
+    if (create_ex(c, 0, 0)) cuda_destroy(c); /* back to the default design */
+    return st;
+  }
+  c->consumed = 0;
+  c->emitted = 0;
+  return PRX_OK;
+}
+
+extern "C" int prx_chan_cuda_fused(const prx_chan *c, int *J) {
+  const cuda_impl *im =
+      c && prx_chan_backend(c) == PRX_BACKEND_CUDA ? (const cuda_impl *)c->impl : NULL;
+  if (J) *J = im ? im->J : 0;
+  return im ? im->fused : 0;
+}
+
+extern "C" const prx_chan_ops prx_chan_cuda_ops = {
+    cuda_create, cuda_destroy, cuda_reset, cuda_execute, cuda_execute_device, cuda_execute_zeros};

@@ -145,6 +145,11 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
     return prx_fail(PRX_ERR_IO, "cannot open SigMF data file '%s': %s", r->name, strerror(errno));
   r->own_fd = 1;
   r->info = m.info;
+  struct stat sb;
+  if (m.header_bytes && fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+      (uint64_t)sb.st_size < (uint64_t)m.header_bytes)
+    return prx_fail(PRX_ERR_FORMAT, "core:header_bytes %llu is past the end of '%s' (%lld bytes)",
+                    (unsigned long long)m.header_bytes, r->name, (long long)sb.st_size);
   if (m.header_bytes && lseek(r->fd, (off_t)m.header_bytes, SEEK_SET) < 0)
     return prx_fail(PRX_ERR_IO, "cannot skip %llu header bytes of '%s': %s",
                     (unsigned long long)m.header_bytes, r->name, strerror(errno));

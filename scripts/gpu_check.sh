@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The GPU channelizer's check on a machine with an NVIDIA GPU, in one go: configure and build
+# (sm_90, no -march=native), run the GPU tests, run them again (reduced set) under
+# compute-sanitizer memcheck and racecheck, run the benchmark and the CuPy peer. Logs go to
+# $OUT (default ./gpu-out); a short summary table is printed last.
+#
+#   scripts/gpu_check.sh [STEP...]    steps: build test sanitize bench profile
+#                                     (default: build test sanitize bench)
+#
+# Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
+# --quick), CUDA_ARCH (default 90). On the lent GPU machine, run it after
+# `source .devdeps/prelude.sh` (the carried library packages); where pkg-config is missing
+# it unpacks the one carried in .gpudeps/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+BUILD=${BUILD:-build-gpu}
+mkdir -p "$OUT"
+steps=${*:-build test sanitize bench}
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+has() { [[ " $steps " == *" $1 "* ]]; }
+t0=$(date +%s)
+elapsed() { echo $(($(date +%s) - t0))s; }
+
+if ! command -v pkg-config >/dev/null && compgen -G ".gpudeps/*.deb" >/dev/null; then
+  mkdir -p /tmp/gpudeps
+  for f in .gpudeps/*.deb; do dpkg -x "$f" /tmp/gpudeps; done
+  export PATH=/tmp/gpudeps/usr/bin:$PATH
+  export LD_LIBRARY_PATH=/tmp/gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+if [ -d /tmp/devdeps/usr ]; then # the .pc files of the unpacked packages say prefix=/usr
+  export PKG_CONFIG_PATH=/tmp/devdeps/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/devdeps/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  export PKG_CONFIG_SYSROOT_DIR=/tmp/devdeps
+fi
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm \
+  --format=csv >"$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+
+if has build; then
+  rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
+  gen=()
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
+    >"$OUT/build.log" 2>&1 &&
+    cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda \
+      >>"$OUT/build.log" 2>&1; then
+    note "build: ok ($(elapsed))"
+  else
+    tail -40 "$OUT/build.log"
+    note "build: FAILED (see build.log)"
+    printf '%s\n' "${summary[@]}"
+    exit 1
+  fi
+fi
+
+run_step() { # name timeout command...
+  local name=$1 limit=$2 rc
+  shift 2
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  rc=$?
+  tail -5 "$OUT/$name.log"
+  note "$name: rc=$rc ($(elapsed)) $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY|all checks passed|check\(s\) failed|skipped' "$OUT/$name.log")"
+  return $rc
+}
+
+if has test; then
+  run_step test 240 "$BUILD/test_chan_cuda"
+  grep FAIL "$OUT/test.log" | head -20
+fi
+
+if has sanitize; then
+  export PRX_TEST_SMALL=1
+  run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
+    "$BUILD/test_chan_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error)' "$OUT/memcheck.log"
+  run_step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/test_chan_cuda"
+  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck.log"
+  unset PRX_TEST_SMALL
+fi
+
+if has bench; then
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD/bench_chan_cuda" ${BENCH_ARGS:-} >"$OUT/bench.jsonl" 2>"$OUT/bench.err"
+  note "bench: rc=$? ($(elapsed))"
+  samples=$((1 << 26))
+  [[ "${BENCH_ARGS:-}" == *--quick* ]] && samples=$((1 << 24))
+  PYTHONUNBUFFERED=1 timeout 180 python3 bench/cupy_channelize.py --samples $samples \
+    --summary "$OUT/bench.jsonl" >"$OUT/cupy.log" 2>&1
+  note "cupy: rc=$? ($(elapsed))"
+fi
+
+if has profile; then
+  # Nsight Compute on the fused kernel at K = 1024 (D = K/2 and D = K), clocks left alone
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 4 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    "$BUILD/bench_chan_cuda" --profile >"$OUT/ncu.txt" 2>&1
+  note "profile: rc=$? ($(elapsed))"
+fi
+
+echo
+echo "================ summary ================"
+printf '%s\n' "${summary[@]}"
+if has bench; then
+  sed -n '/^== GPU channelizer/,$p' "$OUT/bench.jsonl"
+  grep -v '^{' "$OUT/cupy.log" | tail -6
+  tail -3 "$OUT/bench.err"
+fi
+if has profile; then
+  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem) " \
+    "$OUT/ncu.txt" | sed -E 's/ {2,}/ /g' | head -80
+fi

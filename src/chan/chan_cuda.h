@@ -1,0 +1,24 @@
+/* Internal hooks of the CUDA channelizer backend (not installed), for benchmarks and tests
+ * that compare its two designs on one configuration. Only with PRX_HAVE_CUDA. */
+#ifndef PRX_CHAN_CUDA_H
+#define PRX_CHAN_CUDA_H
+
+#include "polyrx/chan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Re-plans a CUDA channelizer (c must use the CUDA backend) with the general path
+ * (general = 1: filter kernel, cuFFT, post kernel) or the fused kernel (general = 0) in its
+ * default build (variant 0) or without the register cap that buys occupancy (variant 1).
+ * Resets the stream. PRX_ERR_UNSUPPORTED when the fused kernel cannot take this
+ * configuration. */
+prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general);
+/* 1 when c runs the fused kernel (then *J is its tile), 0 for the general path. */
+int prx_chan_cuda_fused(const prx_chan *c, int *J);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,368 @@
+/* The fused channelizer tile (power-of-two K, 64 <= K <= 4096, at most PRX_FUSED_P taps per
+ * branch): one thread block computes J consecutive outputs of every channel in one pass over
+ * global memory: raw input in, selected channels out.
+ *
+ *  1. filter: thread tid owns base branch r (r < D, stepping by T) and the R = K/D branches
+ *     r + cD. Branch r + cD at output jj reads u[jj - c - pR] with u[q] = x(base + qD - r), so
+ *     all R branches and all J outputs share one window of J + (P-1)R + (R-1) samples: each is
+ *     loaded once (converted from the raw format on load, coalesced across r) and used in up to
+ *     P*R multiply-adds held in registers. Results go to the shared buffer V[jl][r].
+ *  2. FFT: an in-place radix-4 (radix-2 last when log2 K is odd) decimation-in-frequency FFT
+ *     of the J vectors in shared memory, one barrier per stage. Each thread keeps the
+ *     twiddles of its butterfly across the J vectors. Results stay in digit-reversed order;
+ *     the host gives each selected channel's position (loc).
+ *  3. output: each selected channel's J consecutive outputs are written as one contiguous run
+ *     (channel-major), with the (-1)^(kj) sign of D = K/2 and the cf32/cf16 conversion.
+ *
+ * Shared-memory layout: element e of vector jl is at jl * VS + e + (e >> 4): one pad slot
+ * every 16 elements keeps the strided stages free of bank conflicts (see pos_pad), and
+ * VS = K + K/16 + 1 makes consecutive vectors start in different banks for the output phase. */
+#ifndef PRX_CHAN_CUDA_FUSED_CUH
+#define PRX_CHAN_CUDA_FUSED_CUH
+
+#include "chan_cuda_kernels.cuh"
+
+#define PRX_FUSED_P 16 /* taps per branch of the fused kernel (shorter prototypes are padded) */
+
+/* full unrolling in the device pass (the host pass, for emulation, needs none) */
+#ifdef __CUDA_ARCH__
+#define PRX_UNROLL _Pragma("unroll")
+#else
+#define PRX_UNROLL
+#endif
+
+/* Launch shape of the fused kernel for K channels, D = K/R (all compile-time in the kernel):
+ *  - J outputs per block: J x K complex values live in shared memory (8 up to K = 2048, 4 at
+ *    4096: 70 KB at K = 1024, 139 KB at 2048 and 4096);
+ *  - T threads: D base branches, at most 256 (512 from K = 2048, where one block fills the
+ *    shared memory of a multiprocessor);
+ *  - blocks per multiprocessor asked of the compiler (register cap): enough for 24 warps where
+ *    the shared memory allows (3 blocks of 8 warps at K = 1024: about 80 registers). */
+__host__ __device__ constexpr int prx_fused_tile(int K) { return K <= 2048 ? 8 : 4; }
+__host__ __device__ constexpr int prx_fused_threads(int K, int D) {
+  return D < (K >= 2048 ? 512 : 256) ? D : (K >= 2048 ? 512 : 256);
+}
+__host__ __device__ constexpr int prx_fused_vs(int K) { return K + K / 16 + 1; }
+__host__ __device__ constexpr int prx_fused_min_blocks(int K, int D) {
+  /* 227 KB of shared memory per block at most, 228 KB per multiprocessor */
+  return (228 * 1024 / (prx_fused_tile(K) * prx_fused_vs(K) * 8 + 1024)) <
+                 768 / prx_fused_threads(K, D)
+             ? (228 * 1024 / (prx_fused_tile(K) * prx_fused_vs(K) * 8 + 1024))
+             : 768 / prx_fused_threads(K, D);
+}
+
+__host__ __device__ __forceinline__ int prx_pad(int e) { return e + (e >> 4); }
+__host__ __device__ __forceinline__ int prx_vstride(int K) { return prx_fused_vs(K); }
+
+__host__ __device__ __forceinline__ float2 cadd(float2 a, float2 b) {
+  return make_float2(a.x + b.x, a.y + b.y);
+}
+__host__ __device__ __forceinline__ float2 csub(float2 a, float2 b) {
+  return make_float2(a.x - b.x, a.y - b.y);
+}
+__host__ __device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+  return make_float2(fmaf(a.x, b.x, -a.y * b.y), fmaf(a.x, b.y, a.y * b.x));
+}
+/* i * a */
+__host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(-a.y, a.x); }
+
+template <int FMT, int R, int J, bool SAFE>
+__host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, int n) {
+  if (SAFE) return prx_conv<FMT>(p.in, n);
+  if (n < 0) return PRX_LDG(p.hist + (p.Hh + n));
+  if (n >= p.n_in) return make_float2(0.0f, 0.0f);
+  return prx_conv<FMT>(p.in, n);
+}
+
+/* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
+ * are compile-time constants in the kernel, so every offset below folds into an immediate.) */
+template <int FMT, int R, int J, bool SAFE>
+__host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, float2 *V, int jj0,
+                                                          int tid, int T, int K) {
+  constexpr int P = PRX_FUSED_P;
+  constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
+  const int D = K / R, VS = prx_vstride(K);
+  const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
+  for (int r = tid; r < D; r += T) {
+    float h[R][P];
+    PRX_UNROLL
+    for (int c = 0; c < R; c++) {
+      PRX_UNROLL
+      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(p.taps + q * K + c * D + r);
+    }
+    float2 acc[R][J];
+    PRX_UNROLL
+    for (int c = 0; c < R; c++) {
+      PRX_UNROLL
+      for (int jl = 0; jl < J; jl++) acc[c][jl] = make_float2(0.0f, 0.0f);
+    }
+    const int n0 = p.base + q0 * D - r;
+    PRX_UNROLL
+    for (int t = 0; t < NW; t++) {
+      const float2 u = prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
+      PRX_UNROLL
+      for (int c = 0; c < R; c++) {
+        PRX_UNROLL
+        for (int jl = 0; jl < J; jl++) {
+          /* window slot t holds u[q0 + t] = the sample that tap q of branch r + cD uses for
+           * output jl when t = jl - c - qR + (P-1)R + (R-1) */
+          const int num = jl - c + (P - 1) * R + (R - 1) - t;
+          if (num >= 0 && num % R == 0 && num / R < P) {
+            const float hh = h[c][num / R];
+            acc[c][jl].x = fmaf(hh, u.x, acc[c][jl].x);
+            acc[c][jl].y = fmaf(hh, u.y, acc[c][jl].y);
+          }
+        }
+      }
+    }
+    PRX_UNROLL
+    for (int c = 0; c < R; c++) {
+      PRX_UNROLL
+      for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r + c * D)] = acc[c][jl];
+    }
+  }
+}
+
+/* Phase 2, one stage: sub-transforms of L = 2^lgL points, radix 2^lgR (4 or 2); the block has
+ * 2^lgT threads. All sizes are powers of two: the indexing uses shifts and masks only. */
+template <int J>
+__host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, float2 *V, int lgK,
+                                                         int lgL, int lgR, int tid, int lgT) {
+  const int VS = prx_vstride(1 << lgK);
+  const int lgNB = lgK - lgR;  /* butterflies per vector */
+  const int lgNBg = lgL - lgR; /* butterflies per group (sub-transform) */
+  const int lgG = lgK - lgL;   /* groups; also the twiddle step: W_L = tw[K / L] */
+  const int NB = 1 << lgNB, NBg = 1 << lgNBg;
+  /* thread -> butterflies b and the vectors it does them for: b's twiddles are reused across
+   * its vectors, and the vectors are done in batches whose loads are all issued first */
+  int b_first, b_step, jl_first, lg_jstep;
+  if (lgNB >= lgT) {
+    b_first = tid, b_step = 1 << lgT, jl_first = 0, lg_jstep = 0;
+  } else {
+    b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
+  }
+  const int cnt = jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0;
+  for (int b = b_first; b < NB; b += b_step) {
+    /* butterfly index -> (group g, index i in the group); consecutive threads take
+     * consecutive i while groups are wide, consecutive g once they are narrow, so that 16
+     * consecutive threads hit 16 different banks (with the padding) */
+    int g, i;
+    if (lgNBg >= 4) {
+      i = b & (NBg - 1), g = b >> lgNBg;
+    } else {
+      g = b & ((1 << lgG) - 1), i = b >> lgG;
+    }
+    const int e0 = (g << lgL) + i;
+    /* twiddles W_L^(i m): none in the last stages (one butterfly per group, i = 0); else
+     * applied to every butterfly (tw[0] = 1 exactly), which keeps the warp free of branches */
+    const bool twid = NBg > 1;
+    if (lgR == 2) {
+      const int o0 = prx_pad(e0), o1 = prx_pad(e0 + NBg), o2 = prx_pad(e0 + 2 * NBg),
+                o3 = prx_pad(e0 + 3 * NBg);
+      float2 w1 = make_float2(1.0f, 0.0f), w2 = w1, w3 = w1;
+      if (twid) {
+        w1 = PRX_LDG(p.tw + (i << lgG));
+        w2 = PRX_LDG(p.tw + ((2 * i) << lgG));
+        w3 = PRX_LDG(p.tw + ((3 * i) << lgG));
+      }
+      for (int k0 = 0; k0 < cnt; k0 += 4) {
+        float2 a[4][4];
+        PRX_UNROLL
+        for (int u = 0; u < 4; u++)
+          if (k0 + u < cnt) {
+            const float2 *v = V + (jl_first + ((k0 + u) << lg_jstep)) * VS;
+            a[u][0] = v[o0], a[u][1] = v[o1], a[u][2] = v[o2], a[u][3] = v[o3];
+          }
+        PRX_UNROLL
+        for (int u = 0; u < 4; u++)
+          if (k0 + u < cnt) {
+            float2 *v = V + (jl_first + ((k0 + u) << lg_jstep)) * VS;
+            const float2 t0 = cadd(a[u][0], a[u][2]), t1 = csub(a[u][0], a[u][2]),
+                         t2 = cadd(a[u][1], a[u][3]), t3 = cmuli(csub(a[u][1], a[u][3]));
+            float2 b1 = cadd(t1, t3), b2 = csub(t0, t2), b3 = csub(t1, t3);
+            if (twid) {
+              b1 = cmul(b1, w1);
+              b2 = cmul(b2, w2);
+              b3 = cmul(b3, w3);
+            }
+            v[o0] = cadd(t0, t2);
+            v[o1] = b1;
+            v[o2] = b2;
+            v[o3] = b3;
+          }
+      }
+    } else {
+      const int o0 = prx_pad(e0), o1 = prx_pad(e0 + NBg);
+      float2 w1 = make_float2(1.0f, 0.0f);
+      if (twid) w1 = PRX_LDG(p.tw + (i << lgG));
+      for (int k0 = 0; k0 < cnt; k0 += 8) {
+        float2 a[8][2];
+        PRX_UNROLL
+        for (int u = 0; u < 8; u++)
+          if (k0 + u < cnt) {
+            const float2 *v = V + (jl_first + ((k0 + u) << lg_jstep)) * VS;
+            a[u][0] = v[o0], a[u][1] = v[o1];
+          }
+        PRX_UNROLL
+        for (int u = 0; u < 8; u++)
+          if (k0 + u < cnt) {
+            float2 *v = V + (jl_first + ((k0 + u) << lg_jstep)) * VS;
+            float2 b1 = csub(a[u][0], a[u][1]);
+            if (twid) b1 = cmul(b1, w1);
+            v[o0] = cadd(a[u][0], a[u][1]);
+            v[o1] = b1;
+          }
+      }
+    }
+  }
+}
+
+/* W_16^n = exp(+2 pi i n / 16), n = 0..9: the fixed twiddles inside a radix-16 pass */
+__host__ __device__ __forceinline__ float2 prx_w16(int n) {
+  const float c1 = 0.92387953251128674f, s1 = 0.38268343236508977f, h = 0.70710678118654752f;
+  switch (n) {
+  case 0: return make_float2(1.0f, 0.0f);
+  case 1: return make_float2(c1, s1);
+  case 2: return make_float2(h, h);
+  case 3: return make_float2(s1, c1);
+  case 4: return make_float2(0.0f, 1.0f);
+  case 5: return make_float2(-s1, c1);
+  case 6: return make_float2(-h, h);
+  case 7: return make_float2(-c1, s1);
+  case 8: return make_float2(-1.0f, 0.0f);
+  default: return make_float2(-c1, -s1);
+  }
+}
+
+/* radix-4 butterfly in place (backward: b_m = sum_n a_n i^(n m)) */
+__host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float2 &a2, float2 &a3) {
+  const float2 t0 = cadd(a0, a2), t1 = csub(a0, a2), t2 = cadd(a1, a3), t3 = cmuli(csub(a1, a3));
+  a0 = cadd(t0, t2);
+  a1 = cadd(t1, t3);
+  a2 = csub(t0, t2);
+  a3 = csub(t1, t3);
+}
+
+/* Phase 2, two radix-4 stages at once (spans L and L/4) in registers: a thread loads the 16
+ * points g L + i + m1 L/4 + m2 L/16 (i < S = L/16), does the 4 butterflies of the first stage
+ * (index i + m2 S, twiddles W_L^((i + m2 S) m1') = W_L^(i m1') W_16^(m2 m1')), then the 4 of
+ * the second (index i, twiddles W_(L/4)^(i m2') = W_L^(4 i m2')) and stores the 16 back: half
+ * the shared-memory traffic and barriers of two separate stages. Butterfly b -> (i, g) with i
+ * fastest puts 16 consecutive threads on 16 different banks for every L (with the padding).
+ * The thread's twiddles come from one table load, W_L^i, by products, and serve all its
+ * vectors. */
+template <int J>
+__host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, float2 *V, int lgK,
+                                                          int lgL, int tid, int lgT) {
+  const int VS = prx_vstride(1 << lgK);
+  const int lgNB = lgK - 4, lgS = lgL - 4, lgG = lgK - lgL;
+  const int NB = 1 << lgNB, S = 1 << lgS, L4 = 1 << (lgL - 2);
+  int b_first, b_step, jl_first, lg_jstep;
+  if (lgNB >= lgT) {
+    b_first = tid, b_step = 1 << lgT, jl_first = 0, lg_jstep = 0;
+  } else {
+    b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
+  }
+  const int cnt = jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0;
+  for (int b = b_first; b < NB; b += b_step) {
+    const int i = b & (S - 1), g = b >> lgS;
+    const int e0 = (g << lgL) + i;
+    int o[4][4];
+    PRX_UNROLL
+    for (int m1 = 0; m1 < 4; m1++) {
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) o[m1][m2] = prx_pad(e0 + m1 * L4 + m2 * S);
+    }
+    /* twiddles (none but the fixed W_16 ones when S = 1, i.e. i = 0) */
+    float2 ta[4][4], tb[4];
+    const float2 one = make_float2(1.0f, 0.0f);
+    if (S > 1) {
+      const float2 w1 = PRX_LDG(p.tw + (i << lgG)), w2 = cmul(w1, w1), w3 = cmul(w2, w1);
+      const float2 w4 = cmul(w2, w2), w8 = cmul(w4, w4);
+      tb[0] = one, tb[1] = w4, tb[2] = w8, tb[3] = cmul(w8, w4);
+      const float2 wm[4] = {one, w1, w2, w3};
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) {
+        PRX_UNROLL
+        for (int m = 0; m < 4; m++) ta[m2][m] = m2 && m ? cmul(wm[m], prx_w16(m2 * m)) : wm[m];
+      }
+    } else {
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) {
+        tb[m2] = one;
+        PRX_UNROLL
+        for (int m = 0; m < 4; m++) ta[m2][m] = prx_w16(m2 * m);
+      }
+    }
+    for (int k = 0; k < cnt; k++) {
+      float2 *v = V + (jl_first + (k << lg_jstep)) * VS;
+      float2 a[4][4];
+      PRX_UNROLL
+      for (int m1 = 0; m1 < 4; m1++) {
+        PRX_UNROLL
+        for (int m2 = 0; m2 < 4; m2++) a[m1][m2] = v[o[m1][m2]];
+      }
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) {
+        prx_bfly4(a[0][m2], a[1][m2], a[2][m2], a[3][m2]);
+        PRX_UNROLL
+        for (int m = 1; m < 4; m++)
+          if (m2 || S > 1) a[m][m2] = cmul(a[m][m2], ta[m2][m]);
+      }
+      PRX_UNROLL
+      for (int m1 = 0; m1 < 4; m1++) {
+        prx_bfly4(a[m1][0], a[m1][1], a[m1][2], a[m1][3]);
+        if (S > 1) {
+          PRX_UNROLL
+          for (int m = 1; m < 4; m++) a[m1][m] = cmul(a[m1][m], tb[m]);
+        }
+      }
+      PRX_UNROLL
+      for (int m1 = 0; m1 < 4; m1++) {
+        PRX_UNROLL
+        for (int m2 = 0; m2 < 4; m2++) v[o[m1][m2]] = a[m1][m2];
+      }
+    }
+  }
+}
+
+/* Phase 3 for thread tid of 2^lgT: output jl = tid mod J of channels s = tid / J, stepping by
+ * 2^lgT / J, so that a warp writes 32 / J channels' runs of J consecutive outputs. */
+template <int R, int J>
+__host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, const float2 *V,
+                                                          int jj0, int tid, int lgT, int K) {
+  const int jl = tid & (J - 1);
+  if (jj0 + jl >= p.n_out) return;
+  const int s_step = (1 << lgT) / J;
+  const float2 *v = V + jl * prx_vstride(K);
+  const bool flip = R == 2 && ((p.e_par + jj0 + jl) & 1); /* odd j: odd k change sign */
+  size_t o = (size_t)(tid / J) * p.stride + jj0 + jl;
+  const size_t o_step = (size_t)s_step * p.stride;
+  for (int s = tid / J; s < p.n_sel; s += s_step, o += o_step) {
+    const int lk = PRX_LDG(p.loc + s);
+    float2 y = v[lk & 0x7fffffff];
+    if (flip && lk < 0) y = make_float2(-y.x, -y.y);
+    prx_store(p, o, y);
+  }
+}
+
+/* whether the whole input window of the tile at jj0 is inside [0, n_in) */
+template <int R, int J>
+__host__ __device__ __forceinline__ bool prx_fused_safe(const prx_kparams &p, int jj0, int D) {
+  const int q0 = jj0 - (PRX_FUSED_P - 1) * R - (R - 1);
+  const long long lo = (long long)p.base + (long long)q0 * D - (D - 1);
+  const long long hi = (long long)p.base + (long long)(jj0 + J - 1) * D;
+  return lo >= 0 && hi < p.n_in;
+}
+
+__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
+
+/* FFT stage list of size K: radix-4 stages, a radix-2 stage last when log2 K is odd */
+__host__ __device__ __forceinline__ int prx_fused_nstages(int K, int *log2k) {
+  int l = 0;
+  while ((1 << l) < K) l++;
+  *log2k = l;
+  return l / 2 + (l & 1);
+}
+
+#endif

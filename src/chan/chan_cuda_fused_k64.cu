@@ -1,0 +1,4 @@
+/* Fused kernel instances for K = 64 (see chan_cuda_fused_kernel.cuh). */
+#include "chan_cuda_fused_kernel.cuh"
+
+PRX_FUSED_INSTANTIATE(6)

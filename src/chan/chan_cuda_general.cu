@@ -1,0 +1,50 @@
+/* The general CUDA channelizer path (any K, any prototype length): a polyphase filter kernel
+ * writes the K-branch vectors v[jj][r], cuFFT transforms them (batched backward C2C, in place,
+ * driven from chan_cuda.cu), and a post kernel applies the (-1)^(kj) sign of D = K/2, keeps the
+ * selected channels and writes them channel-major. Also the history update of every path. */
+#include "chan_cuda_launch.h"
+
+static __global__ void __launch_bounds__(256)
+    filter_kernel(const prx_kparams p, float2 *v, size_t n) {
+  for (size_t w = blockIdx.x * (size_t)blockDim.x + threadIdx.x; w < n;
+       w += (size_t)gridDim.x * blockDim.x)
+    prx_filter_item(p, v, w);
+}
+
+static __global__ void __launch_bounds__(256)
+    post_kernel(const prx_kparams p, const float2 *v, size_t n) {
+  for (size_t w = blockIdx.x * (size_t)blockDim.x + threadIdx.x; w < n;
+       w += (size_t)gridDim.x * blockDim.x)
+    prx_post_item(p, v, w);
+}
+
+static __global__ void __launch_bounds__(256) hist_kernel(const prx_kparams p, float2 *nh) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < p.Hh; i += gridDim.x * blockDim.x)
+    prx_hist_item(p, nh, i);
+}
+
+/* a grid of at most 64 blocks per multiprocessor-ish, grid-stride beyond */
+static unsigned grid_for(size_t n) {
+  size_t b = (n + 255) / 256;
+  return (unsigned)(b < 8192 ? (b ? b : 1) : 8192);
+}
+
+cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st) {
+  size_t n = (size_t)p->n_out * p->K;
+  if (!n) return cudaSuccess;
+  filter_kernel<<<grid_for(n), 256, 0, st>>>(*p, v, n);
+  return cudaGetLastError();
+}
+
+cudaError_t prx_general_post_launch(const prx_kparams *p, const float2 *v, cudaStream_t st) {
+  size_t n = (size_t)p->n_out * p->n_sel;
+  if (!n) return cudaSuccess;
+  post_kernel<<<grid_for(n), 256, 0, st>>>(*p, v, n);
+  return cudaGetLastError();
+}
+
+cudaError_t prx_hist_launch(const prx_kparams *p, float2 *new_hist, cudaStream_t st) {
+  if (p->Hh <= 0) return cudaSuccess;
+  hist_kernel<<<grid_for((size_t)p->Hh), 256, 0, st>>>(*p, new_hist);
+  return cudaGetLastError();
+}

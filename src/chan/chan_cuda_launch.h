@@ -1,0 +1,20 @@
+/* Launchers of the CUDA channelizer kernels (C++ linkage, used by chan_cuda.cu only). */
+#ifndef PRX_CHAN_CUDA_LAUNCH_H
+#define PRX_CHAN_CUDA_LAUNCH_H
+
+#include "chan_cuda_kernels.cuh"
+
+/* fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, R = K/D in {1, 2}; variant 0
+ * is the kernel with the register cap for occupancy, 1 the one without (for comparison) */
+int prx_fused_supported(int K);
+size_t prx_fused_smem_bytes(int K);
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant); /* shared-memory limit */
+cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st);
+
+/* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
+cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
+cudaError_t prx_general_post_launch(const prx_kparams *p, const float2 *v, cudaStream_t st);
+/* history update: new_hist = last Hh samples of (p->hist ++ p->in) */
+cudaError_t prx_hist_launch(const prx_kparams *p, float2 *new_hist, cudaStream_t st);
+
+#endif

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# polyrx ber: alignment by shift, exact error counts, and bad input.
+set -u
+polyrx=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; fi; }
+
+# reference: 20000 seeded random bits; received: delayed by 10 bits, 37 known bits flipped,
+# and 100 bits missing at the end
+python3 - "$dir" <<'PY'
+import random, sys
+d = sys.argv[1]
+r = random.Random(7)
+ref = bytes(r.getrandbits(1) for _ in range(20000))
+rx = bytearray([1, 0] * 5) + bytearray(ref[:-100])
+flips = r.sample(range(10, len(rx)), 37)
+for i in flips:
+    rx[i] ^= 1
+open(d + "/ref.bits", "wb").write(ref)
+open(d + "/rx.bits", "wb").write(bytes(rx))
+open(d + "/bad.bits", "wb").write(b"\x00\x01\x02")
+PY
+out=$("$polyrx" ber "$dir/ref.bits" "$dir/rx.bits")
+check "exit 0 on a good pair" "[ $? -eq 0 ]"
+check "shift found: $out" "grep -q 'aligned at shift +10 bits' <<<\"\$out\""
+check "errors counted: $out" "grep -q 'compared 19900 bits: 37 errors' <<<\"\$out\""
+
+"$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-ber 1e-3 >/dev/null
+check "--max-ber exceeded gives status 3" "[ $? -eq 3 ]"
+"$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-ber 0.01 >/dev/null
+check "--max-ber met gives status 0" "[ $? -eq 0 ]"
+
+err=$("$polyrx" ber "$dir/ref.bits" "$dir/bad.bits" 2>&1 >/dev/null)
+check "non-bit byte rejected" "[ $? -ne 0 ] && grep -q 'not an unpacked bit file' <<<\"\$err\""
+err=$("$polyrx" ber "$dir/ref.bits" "$dir/missing.bits" 2>&1 >/dev/null)
+check "missing file rejected" "[ $? -ne 0 ] && grep -q 'cannot open' <<<\"\$err\""
+err=$("$polyrx" ber "$dir/ref.bits" 2>&1 >/dev/null)
+check "one argument rejected" "[ $? -ne 0 ] && grep -q 'expected two bit files' <<<\"\$err\""
+err=$("$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-shift -3 2>&1 >/dev/null)
+check "bad --max-shift rejected" "[ $? -ne 0 ] && grep -q 'max-shift' <<<\"\$err\""
+: >"$dir/empty.bits"
+err=$("$polyrx" ber "$dir/ref.bits" "$dir/empty.bits" 2>&1 >/dev/null)
+check "empty file rejected" "[ $? -ne 0 ] && grep -q 'do not overlap' <<<\"\$err\""
+
+[ $fail -eq 0 ] && echo "cli_ber: all checks passed"
+exit $fail
