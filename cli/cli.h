@@ -22,6 +22,31 @@ int cli_error(const char *cmd, const char *fmt, ...)
 /* Prints the library's last error for a failed status; returns 1. */
 int cli_status_error(const char *cmd, const char *what, prx_status st);
 
+/* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 1. */
+int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what);
+
+/* The input options every streaming subcommand takes (-i, -F, -s, -f); NULL when not given. */
+typedef struct {
+  const char *input;        /* path, or "-" for standard input */
+  const char *format;       /* -F text */
+  const char *rate;         /* -s text */
+  const char *center;       /* -f text (NULL: the subcommand has no -f) */
+  const char *rate_example; /* shown in messages, e.g. "6.5536M" */
+  int quiet;                /* no notes on stderr */
+} cli_input_opts;
+/* Opens the input (raw, stdin or SigMF) and settles its format, rate and centre frequency from
+ * the options and the metadata (options override metadata, with a note). Returns -1 on
+ * success, else the exit code after printing the error. */
+int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
+                   prx_iq_info *info);
+
+/* SIGINT/SIGTERM end a stream cleanly: the handler only sets a flag (cli_interrupted()) and
+ * resets itself, so a second signal kills as usual. */
+void cli_catch_stop_signals(void);
+int cli_interrupted(void);
+/* Monotonic time in seconds, for throughput summaries. */
+double cli_seconds(void);
+
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */
 int cli_parse_eng(const char *text, double *out);

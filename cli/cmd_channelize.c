@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CMD "channelize"
@@ -93,10 +92,6 @@ static void usage(FILE *f) {
 
 /* ---- argument parsing ---- */
 
-static int bad_value(const char *opt, const char *text, const char *what) {
-  return cli_error(CMD, "%s: '%s' is not a valid %s", opt, text, what);
-}
-
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   if (argc < 2) {
@@ -155,19 +150,19 @@ static int parse_args(int argc, char **argv, options *o) {
       break;
     case 'P':
       if (cli_parse_uint(a, 1, 4096, &o->taps_per_channel))
-        return bad_value("--taps-per-channel", a, "tap count (a whole number 1..4096)");
+        return cli_bad_value(CMD, "--taps-per-channel", a, "tap count (a whole number 1..4096)");
       break;
     case OPT_ATTEN:
       if (cli_parse_eng(a, &o->atten) || !(o->atten > 0 && o->atten <= 300))
-        return bad_value("--atten", a, "attenuation (dB, in (0, 300])");
+        return cli_bad_value(CMD, "--atten", a, "attenuation (dB, in (0, 300])");
       break;
     case OPT_CUTOFF:
       if (cli_parse_eng(a, &o->cutoff) || !(o->cutoff > 0))
-        return bad_value("--cutoff", a, "cut-off (channel spacings, > 0)");
+        return cli_bad_value(CMD, "--cutoff", a, "cut-off (channel spacings, > 0)");
       break;
     case 't':
       if (cli_parse_uint(a, 0, 1024, &o->threads))
-        return bad_value("--threads", a, "thread count (0..1024, 0 = all cores)");
+        return cli_bad_value(CMD, "--threads", a, "thread count (0..1024, 0 = all cores)");
       break;
     case OPT_BACKEND:
       if (!strcmp(a, "auto"))
@@ -218,12 +213,6 @@ static const char *fmt_hz(double hz, char *buf, size_t cap) {
     v = hz / 1e3, unit = "kHz";
   snprintf(buf, cap, "%.9g %s", v, unit);
   return buf;
-}
-
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* mkdir -p */
@@ -310,12 +299,6 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
   return stale;
 }
 
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
-
 /* ---- the run ---- */
 
 typedef struct {
@@ -336,43 +319,8 @@ typedef struct {
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
-  prx_format fmt = PRX_CF32;
-  prx_status st;
-  if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(CMD, "-F", st);
-  if (o->format && fmt == PRX_CF16)
-    return cli_error(CMD, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
-  if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
-    return cli_error(CMD, "standard input is a terminal: pipe samples in (... | polyrx channelize "
-                          "-i - ...) or give a file");
-  if ((st = prx_iq_open(o->input, fmt, &r->reader))) return cli_status_error(CMD, "input", st);
-  r->in = *prx_iq_reader_info(r->reader);
-  if (r->in.is_sigmf && o->format && fmt != r->in.format)
-    return cli_error(CMD, "-F %s was given but the SigMF recording holds %s samples (%s)",
-                     o->format, prx_format_name(r->in.format),
-                     prx_sigmf_datatype_name(r->in.format));
-  double v;
-  if (o->rate) {
-    if (cli_parse_eng(o->rate, &v) || !(v > 0))
-      return bad_value("-s", o->rate, "sample rate (a positive number of Hz, e.g. 6.5536M)");
-    if (r->in.is_sigmf && r->in.sample_rate > 0 && v != r->in.sample_rate && !o->quiet)
-      fprintf(stderr, "polyrx %s: note: -s %.9g overrides the recording's core:sample_rate %.9g\n",
-              CMD, v, r->in.sample_rate);
-    r->in.sample_rate = v;
-  } else if (!(r->in.sample_rate > 0)) {
-    return cli_error(CMD, r->in.is_sigmf
-                              ? "no sample rate: the SigMF metadata has no core:sample_rate; give "
-                                "-s RATE (e.g. -s 6.5536M)"
-                              : "no sample rate: give -s RATE for raw input (e.g. -s 6.5536M)");
-  }
-  if (o->center) {
-    if (cli_parse_eng(o->center, &v))
-      return bad_value("-f", o->center, "centre frequency (Hz, e.g. 100M or -2.5k)");
-    if (r->in.is_sigmf && v != r->in.center_freq && !o->quiet)
-      fprintf(stderr, "polyrx %s: note: -f %.9g overrides the recording's core:frequency %.9g\n",
-              CMD, v, r->in.center_freq);
-    r->in.center_freq = v;
-  }
-  return -1;
+  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
 
 static int setup_chan(run_state *r) {
@@ -523,14 +471,14 @@ static int write_outputs(run_state *r, size_t n) {
  * code (the outputs of every complete sample read are still flushed by the caller). */
 static int stream(run_state *r) {
   for (;;) {
-    if (interrupted) {
+    if (cli_interrupted()) {
       fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
               (unsigned long long)r->n_in);
       return 130;
     }
     size_t n = 0, n_out = 0;
     prx_status st = prx_iq_read(r->reader, r->inbuf, r->o.block, &n);
-    if (st && interrupted) continue; /* the read was cut short by the signal: stop above */
+    if (st && cli_interrupted()) continue; /* the read was cut short by the signal: stop above */
     if (st) return cli_status_error(CMD, "input", st);
     if (n == 0) return -1;
     r->n_in += n;
@@ -664,21 +612,15 @@ int cmd_channelize(int argc, char **argv) {
     if (!r.o.quiet) banner(&r);
     /* Ctrl-C / SIGTERM end the stream cleanly: what was read is flushed and described; a
      * second signal kills as usual */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    double t0 = seconds_now();
+    cli_catch_stop_signals();
+    double t0 = cli_seconds();
     rc = stream(&r);
-    if (rc < 0 && interrupted) rc = 130; /* the signal came during the last read */
+    if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the last read */
     /* the tail is flushed after an input error too: every complete sample read is written */
     int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);
     if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close;
-    double elapsed = seconds_now() - t0;
+    double elapsed = cli_seconds() - t0;
     if (!r.o.quiet) {
       summary(&r, elapsed);
       unsigned K = prx_chan_channels(r.chan);

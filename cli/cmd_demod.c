@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CMD "demod"
@@ -89,10 +88,6 @@ static void usage(FILE *f) {
       "      polyrx demod -i - -s 1M -r 250k -o out.bits\n");
 }
 
-static int bad_value(const char *opt, const char *text, const char *what) {
-  return cli_error(CMD, "%s: '%s' is not a valid %s", opt, text, what);
-}
-
 static int set_ambiguity(options *o, prx_qpsk_ambiguity a, const char *opt) {
   if (o->ambiguity_set && o->ambiguity != a)
     return cli_error(CMD, "%s conflicts with an earlier --diff/--pilots/--coherent: give one", opt);
@@ -162,11 +157,11 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'h': usage(stdout); return 0;
     case OPT_ROLLOFF:
       if (cli_parse_eng(a, &o->rolloff) || !(o->rolloff > 0 && o->rolloff <= 1))
-        return bad_value("--rolloff", a, "roll-off (in (0, 1])");
+        return cli_bad_value(CMD, "--rolloff", a, "roll-off (in (0, 1])");
       break;
     case OPT_SPAN:
       if (cli_parse_uint(a, 2, 64, &o->span))
-        return bad_value("--span", a, "span (a whole number of symbols, 2..64)");
+        return cli_bad_value(CMD, "--span", a, "span (a whole number of symbols, 2..64)");
       break;
     case OPT_DIFF:
       if ((rc = set_ambiguity(o, PRX_QPSK_DIFFERENTIAL, "--diff")) >= 0) return rc;
@@ -181,15 +176,15 @@ static int parse_args(int argc, char **argv, options *o) {
     case OPT_MAXCFO: o->max_cfo = a; break;
     case OPT_BLOCK:
       if (cli_parse_uint(a, 256, 1024, &o->block))
-        return bad_value("--block", a, "block size (256..1024 symbols)");
+        return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
       break;
     case OPT_CFOSPAN:
       if (cli_parse_uint(a, 4096, 1ul << 22, &o->cfo_span))
-        return bad_value("--cfo-span", a, "CFO span (4096..4194304 symbols)");
+        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (4096..4194304 symbols)");
       break;
     case 't':
       if (cli_parse_uint(a, 0, 1024, &o->threads))
-        return bad_value("--threads", a, "thread count (0..1024, 0 = all cores)");
+        return cli_bad_value(CMD, "--threads", a, "thread count (0..1024, 0 = all cores)");
       break;
     case OPT_BITS:
       if (!strcmp(a, "packed"))
@@ -236,43 +231,10 @@ typedef struct {
   int rep_fatal; /* the report could not be written */
 } run_state;
 
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
-
 static int setup_input(run_state *r) {
   const options *o = &r->o;
-  prx_format fmt = PRX_CF32;
-  prx_status st;
-  if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(CMD, "-F", st);
-  if (o->format && fmt == PRX_CF16)
-    return cli_error(CMD, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
-  if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
-    return cli_error(CMD, "standard input is a terminal: pipe samples in (... | polyrx demod -i - "
-                          "...) or give a file");
-  if ((st = prx_iq_open(o->input, fmt, &r->reader))) return cli_status_error(CMD, "input", st);
-  r->in = *prx_iq_reader_info(r->reader);
-  if (r->in.is_sigmf && o->format && fmt != r->in.format)
-    return cli_error(CMD, "-F %s was given but the SigMF recording holds %s samples (%s)",
-                     o->format, prx_format_name(r->in.format),
-                     prx_sigmf_datatype_name(r->in.format));
-  double v;
-  if (o->rate) {
-    if (cli_parse_eng(o->rate, &v) || !(v > 0))
-      return bad_value("-s", o->rate, "sample rate (a positive number of Hz, e.g. 12.8k)");
-    if (r->in.is_sigmf && r->in.sample_rate > 0 && v != r->in.sample_rate && !o->quiet)
-      fprintf(stderr, "polyrx %s: note: -s %.9g overrides the recording's core:sample_rate %.9g\n",
-              CMD, v, r->in.sample_rate);
-    r->in.sample_rate = v;
-  } else if (!(r->in.sample_rate > 0)) {
-    return cli_error(CMD, r->in.is_sigmf
-                              ? "no sample rate: the SigMF metadata has no core:sample_rate; give "
-                                "-s RATE (e.g. -s 12.8k)"
-                              : "no sample rate: give -s RATE for raw input (e.g. -s 12.8k)");
-  }
-  return -1;
+  cli_input_opts in = {o->input, o->format, o->rate, NULL, "12.8k", o->quiet};
+  return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
 
 static void on_block(void *user, const prx_qpsk_block *b);
@@ -282,7 +244,8 @@ static int setup_demod(run_state *r) {
   const options *o = &r->o;
   double rs;
   if (cli_parse_eng(o->symbol_rate, &rs) || !(rs > 0))
-    return bad_value("--symbol-rate", o->symbol_rate, "symbol rate (a positive number of Hz)");
+    return cli_bad_value(CMD, "--symbol-rate", o->symbol_rate,
+                         "symbol rate (a positive number of Hz)");
   prx_qpsk_config c = prx_qpsk_config_default();
   c.sample_rate = r->in.sample_rate;
   c.symbol_rate = rs;
@@ -298,7 +261,8 @@ static int setup_demod(run_state *r) {
   if (o->max_cfo) {
     double hz;
     if (cli_parse_eng(o->max_cfo, &hz) || !(hz > 0))
-      return bad_value("--max-cfo", o->max_cfo, "frequency range (a positive number of Hz)");
+      return cli_bad_value(CMD, "--max-cfo", o->max_cfo,
+                           "frequency range (a positive number of Hz)");
     c.acquisition = hz / rs;
     if (!(c.acquisition < 0.125))
       return cli_error(CMD,
@@ -312,11 +276,11 @@ static int setup_demod(run_state *r) {
     char head[32];
     size_t hl = colon ? (size_t)(colon - o->pilots) : 0;
     if (!colon || hl >= sizeof head)
-      return bad_value("--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
+      return cli_bad_value(CMD, "--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
     memcpy(head, o->pilots, hl);
     head[hl] = '\0';
     if (cli_parse_uint(head, 2, 1ul << 22, &p) || cli_parse_uint(colon + 1, 1, 1ul << 22, &l))
-      return bad_value("--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
+      return cli_bad_value(CMD, "--pilots", o->pilots, "pilot layout (PERIOD:LEN, e.g. 256:16)");
     c.pilot_period = (unsigned)p;
     c.pilot_len = (unsigned)l;
   }
@@ -505,14 +469,14 @@ static int write_symbols(run_state *r, size_t n) {
 
 static int stream(run_state *r) {
   for (;;) {
-    if (interrupted) {
+    if (cli_interrupted()) {
       fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
               (unsigned long long)r->n_in);
       return 130;
     }
     size_t n = 0, got = 0;
     prx_status st = prx_iq_read(r->reader, r->inbuf, READ_BLOCK, &n);
-    if (st && interrupted) continue;
+    if (st && cli_interrupted()) continue;
     if (st) return cli_status_error(CMD, "input", st);
     if (n == 0) {
       if (r->n_in == 0)
@@ -582,12 +546,6 @@ static void summary(const run_state *r, double elapsed) {
             r->qc.pilot_period);
 }
 
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int cmd_demod(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
@@ -601,21 +559,15 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0 && r.rep_f && report_begin(&r))
     rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
   if (rc < 0) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    double t0 = seconds_now();
+    cli_catch_stop_signals();
+    double t0 = cli_seconds();
     rc = stream(&r);
-    if (rc < 0 && interrupted) rc = 130;
+    if (rc < 0 && cli_interrupted()) rc = 130;
     /* after an input error (a truncated file) the symbols of every complete sample read are
      * still demodulated and written */
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
-    double elapsed = seconds_now() - t0;
+    double elapsed = cli_seconds() - t0;
     if (r.rep_f && !r.rep_fatal) {
       const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
       if (report_end(&r, status, elapsed) && rc < 0)

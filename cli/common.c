@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 int cli_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -70,4 +73,79 @@ int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsig
   if (v < min || v > max) return -1;
   *out = (unsigned long)v;
   return 0;
+}
+
+int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what) {
+  return cli_error(cmd, "%s: '%s' is not a valid %s", opt, text, what);
+}
+
+int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
+                   prx_iq_info *info) {
+  prx_format fmt = PRX_CF32;
+  prx_status st;
+  if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(cmd, "-F", st);
+  if (o->format && fmt == PRX_CF16)
+    return cli_error(cmd, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
+  if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
+    return cli_error(cmd,
+                     "standard input is a terminal: pipe samples in (... | polyrx %s -i - "
+                     "...) or give a file",
+                     cmd);
+  if ((st = prx_iq_open(o->input, fmt, reader))) return cli_status_error(cmd, "input", st);
+  *info = *prx_iq_reader_info(*reader);
+  if (info->is_sigmf && o->format && fmt != info->format)
+    return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples (%s)",
+                     o->format, prx_format_name(info->format),
+                     prx_sigmf_datatype_name(info->format));
+  double v;
+  if (o->rate) {
+    char what[96];
+    snprintf(what, sizeof what, "sample rate (a positive number of Hz, e.g. %s)", o->rate_example);
+    if (cli_parse_eng(o->rate, &v) || !(v > 0)) return cli_bad_value(cmd, "-s", o->rate, what);
+    if (info->is_sigmf && info->sample_rate > 0 && v != info->sample_rate && !o->quiet)
+      fprintf(stderr, "polyrx %s: note: -s %.9g overrides the recording's core:sample_rate %.9g\n",
+              cmd, v, info->sample_rate);
+    info->sample_rate = v;
+  } else if (!(info->sample_rate > 0)) {
+    return info->is_sigmf
+               ? cli_error(cmd,
+                           "no sample rate: the SigMF metadata has no core:sample_rate; "
+                           "give -s RATE (e.g. -s %s)",
+                           o->rate_example)
+               : cli_error(cmd, "no sample rate: give -s RATE for raw input (e.g. -s %s)",
+                           o->rate_example);
+  }
+  if (o->center) {
+    if (cli_parse_eng(o->center, &v))
+      return cli_bad_value(cmd, "-f", o->center, "centre frequency (Hz, e.g. 100M or -2.5k)");
+    if (info->is_sigmf && v != info->center_freq && !o->quiet)
+      fprintf(stderr, "polyrx %s: note: -f %.9g overrides the recording's core:frequency %.9g\n",
+              cmd, v, info->center_freq);
+    info->center_freq = v;
+  }
+  return -1;
+}
+
+static volatile sig_atomic_t stop_requested;
+static void on_stop_signal(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+void cli_catch_stop_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESETHAND; /* no SA_RESTART: a blocked read returns, so the stop is prompt */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_interrupted(void) { return stop_requested; }
+
+double cli_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
 }

@@ -6,16 +6,7 @@
 
 #include <math.h>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define QPSK_AVX2 1
-
-/* complex products of 4 complex pairs held interleaved (re, im) */
-static inline __m256 cmul8(__m256 a, __m256 b) {
-  __m256 re = _mm256_moveldup_ps(a), im = _mm256_movehdup_ps(a);
-  return _mm256_addsub_ps(_mm256_mul_ps(re, b), _mm256_mul_ps(im, _mm256_permute_ps(b, 0xB1)));
-}
-#endif
+#include "qpsk_simd.h"
 
 void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
   size_t j = 0;
@@ -30,16 +21,7 @@ void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) 
     __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps((const float *)(z + 4)), cv);
     __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps((const float *)(z + 8)), cv);
     __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps((const float *)(z + 12)), cv);
-    /* per vector: [p0 p1 | p2 p3] complex -> sum; build [y0 y1 | y2 y3] */
-    __m256 s01 =
-        _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
-    __m256 s23 =
-        _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
-    /* s01 = [a0: q0 q1 | a1: q0 q1] with q = pairs of complex; add the two complex of each half */
-    __m256 t = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0));
-    __m256 u = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2));
-    __m256 y = _mm256_add_ps(t, u); /* [y0 y2 | y1 y3] */
-    y = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(y), _MM_SHUFFLE(3, 1, 2, 0)));
+    __m256 y = reduce4(a0, a1, a2, a3); /* [y0 y1 | y2 y3] */
     __m256 sq = _mm256_mul_ps(y, y);
     __m256 p = _mm256_add_ps(_mm256_add_ps(sq, _mm256_permute_ps(sq, 0xB1)), tiny);
     __m256 y2 = cmul8(y, y);

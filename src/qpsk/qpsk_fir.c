@@ -9,10 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define QPSK_AVX2 1
-#endif
+#include "qpsk_simd.h"
 
 /* Smallest Q dividing 240 such that r Q is an integer (exact positions), 0 if none. */
 static unsigned exact_phases(double r) {
@@ -102,17 +99,6 @@ static inline void dot1(const float *t, const float *x, unsigned ntaps, prx_cf32
 }
 
 #ifdef QPSK_AVX2
-/* [a0 a1 a2 a3], each 8 lanes of (re, im) partial products, to [re0 im0 re1 im1 re2 im2 re3 im3] */
-static inline __m256 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-  __m256 s01 =
-      _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
-  __m256 s23 =
-      _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
-  __m256 t = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0));
-  __m256 u = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2));
-  __m256 v = _mm256_add_ps(t, u); /* [out0 out2 | out1 out3] */
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
-}
 
 /* Eight outputs sharing one set of taps: eight independent FMA chains, enough to hide the FMA
  * latency (four chains leave the units idle half the time). */

@@ -1,0 +1,30 @@
+/* AVX2 helpers shared by the demodulator's kernels (QPSK_AVX2 is defined where they exist; the
+ * kernels keep a portable scalar path for other builds). */
+#ifndef PRX_QPSK_SIMD_H
+#define PRX_QPSK_SIMD_H
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define QPSK_AVX2 1
+
+/* complex products of 4 complex pairs held interleaved (re, im) */
+static inline __m256 cmul8(__m256 a, __m256 b) {
+  __m256 re = _mm256_moveldup_ps(a), im = _mm256_movehdup_ps(a);
+  return _mm256_addsub_ps(_mm256_mul_ps(re, b), _mm256_mul_ps(im, _mm256_permute_ps(b, 0xB1)));
+}
+
+/* [a0 a1 a2 a3], each 8 lanes of (re, im) partial products, to [re0 im0 re1 im1 re2 im2 re3 im3]:
+ * the sum of the four complex values of each input vector */
+static inline __m256 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  __m256 s01 =
+      _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
+  __m256 s23 =
+      _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
+  __m256 t = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(1, 0, 1, 0));
+  __m256 u = _mm256_shuffle_ps(s01, s23, _MM_SHUFFLE(3, 2, 3, 2));
+  __m256 v = _mm256_add_ps(t, u); /* [out0 out2 | out1 out3] */
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+#endif
+
+#endif
