@@ -175,6 +175,7 @@ static inline void walk_next(const qpsk_fir *f, int64_t m_next, fir_walk *w) {
   }
 }
 
+#ifdef QPSK_AVX2
 static unsigned gcd_u(unsigned a, unsigned b) {
   while (b) {
     unsigned t = a % b;
@@ -183,6 +184,7 @@ static unsigned gcd_u(unsigned a, unsigned b) {
   }
   return a;
 }
+#endif
 
 /* Outputs that share a phase share their taps: with a period of P outputs (P = 3 for a grid
  * step of 4/3 samples, i.e. 16/3 samples per symbol), the outputs k = rho, rho + P, rho + 2P ...
