@@ -6,8 +6,9 @@
  *  - device-resident throughput (input already on the device, output left there) for K in
  *    {128, 1024, 4096}, 16 taps per channel, D = K/2 and D = K, cf32 in and out, as input
  *    Gsamples/s and as a fraction of the byte floor (input bytes + output bytes at the copy
- *    bandwidth); at K = 1024, D = K/2 also the design variants (general path = filter kernel +
- *    cuFFT + post kernel, fused tiles of 4/8/16 outputs), ci16 input and cf16 output;
+ *    bandwidth); the design variants (general path = filter kernel + cuFFT + post kernel,
+ *    fused kernel without the register cap, the previous fused design v4 at every K), ci16
+ *    input and cf16 output;
  *  - end-to-end streaming from pinned host memory back to pinned host memory, ci16 and cf32
  *    input, all channels and a 64-channel subset, against the PCIe bound
  *    min(H2D / input bytes, D2H / output bytes) per sample;
@@ -242,11 +243,12 @@ static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout
   double bytes = (double)N * prx_format_size(fin) + (double)n_out * K * prx_format_size(fout);
   double gsps = N / tm / 1e9, floor_gsps = N / (bytes / bw_d2d) / 1e9;
   printf("{\"bench\":\"chan_cuda\",\"kind\":\"device\",\"K\":%u,\"D\":%u,\"taps\":16,\"in\":\"%s\","
-         "\"out\":\"%s\",\"design\":\"%s\",\"label\":\"%s\",\"tile\":%d,\"samples\":%zu,"
+         "\"out\":\"%s\",\"design\":\"%s\",\"variant\":%d,\"label\":\"%s\",\"tile\":%d,"
+         "\"samples\":%zu,"
          "\"median_ms\":%.4f,"
          "\"best_ms\":%.4f,\"gsps\":%.2f,\"floor_gsps\":%.1f,\"frac_floor\":%.3f}\n",
-         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", label, J,
-         N, tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps);
+         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", variant,
+         label, J, N, tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps);
   ROW("device %-22s K=%-5u D=%-5u %s->%s %7.1f Gsps  floor %6.1f  %5.1f%%", label, K, D,
       prx_format_name(fin), prx_format_name(fout), gsps, floor_gsps, 100 * gsps / floor_gsps);
   cudaStreamDestroy(s);
@@ -353,8 +355,13 @@ int main(int argc, char **argv) {
       device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
   device_run(1024, 1024, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
-  device_run(1024, 512, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "fused, no register cap");
-  device_run(1024, 1024, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "fused, no register cap");
+  device_run(1024, 512, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "v5, no register cap");
+  device_run(1024, 1024, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "v5, no register cap");
+  /* the previous design (v4) in the same run: the before/after of the v5 changes */
+  for (int i = 0; i < 3; i++)
+    for (int half = 1; half >= 0; half--)
+      device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 2, d_in, N, d_out,
+                 "v4 (previous default)");
   device_run(1024, 512, PRX_CI16, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF16, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CI16, PRX_CF16, 0, d_in, N, d_out, "default");

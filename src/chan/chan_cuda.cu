@@ -59,6 +59,7 @@ typedef struct {
   float *d_taps;
   float2 *d_tw;
   int *d_loc;
+  int2 *d_otab;
   unsigned *d_sel;
   float2 *d_v;
   void *d_fftwork;
@@ -110,6 +111,7 @@ static void release(cuda_impl *im) {
   cudaFree(im->d_taps);
   cudaFree(im->d_tw);
   cudaFree(im->d_loc);
+  cudaFree(im->d_otab);
   cudaFree(im->d_sel);
   if (im->ev_user) cudaEventDestroy(im->ev_user);
   if (im->s_h2d) cudaStreamDestroy(im->s_h2d);
@@ -132,6 +134,12 @@ static int fused_position(unsigned K, unsigned k) {
     k /= rho;
   }
   return (int)pos;
+}
+
+/* v5 output table order: by FFT position, then by row */
+static int cmp_otab(const void *a, const void *b) {
+  const int2 *x = (const int2 *)a, *y = (const int2 *)b;
+  return x->x != y->x ? (x->x > y->x) - (x->x < y->x) : (x->y > y->y) - (x->y < y->y);
 }
 
 static prx_status upload(void **dst, const void *src, size_t bytes) {
@@ -185,6 +193,9 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
               prx_fused_smem_bytes((int)K) <= prop.sharedMemPerBlockOptin;
   if (!general && !im->fused && variant)
     return prx_fail(PRX_ERR_UNSUPPORTED, "the fused kernel cannot run K = %u", K);
+  if (!general && variant && c->cfg.in_format != PRX_CF32)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "fused kernel variant %d is built for cf32 input only",
+                    variant);
   im->J = im->fused ? prx_fused_tile((int)K) : 0;
   im->variant = variant;
   if (im->fused) CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant));
@@ -248,9 +259,11 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   if (im->fused) {
     float2 *tw = (float2 *)malloc(K * sizeof *tw);
     int *loc = (int *)malloc(c->n_sel * sizeof *loc);
-    if (!tw || !loc) {
+    int2 *otab = (int2 *)malloc(c->n_sel * sizeof *otab);
+    if (!tw || !loc || !otab) {
       free(tw);
       free(loc);
+      free(otab);
       return prx_fail(PRX_ERR_NOMEM, "cannot allocate the FFT tables");
     }
     for (unsigned t = 0; t < K; t++)
@@ -258,9 +271,13 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
     for (size_t s = 0; s < c->n_sel; s++) {
       unsigned k = c->select[s];
       loc[s] = (int)((unsigned)prx_pad(fused_position(K, k)) | ((k & 1u) << 31));
+      otab[s] = make_int2(prx_pad(fused_position(K, k)), (int)s);
     }
+    qsort(otab, c->n_sel, sizeof *otab, cmp_otab);
     st = upload((void **)&im->d_tw, tw, K * sizeof *tw);
     if (!st) st = upload((void **)&im->d_loc, loc, c->n_sel * sizeof *loc);
+    if (!st) st = upload((void **)&im->d_otab, otab, c->n_sel * sizeof *otab);
+    free(otab);
     free(tw);
     free(loc);
     if (st) return st;
@@ -304,6 +321,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.P = im->Pg;
   p.tw = im->d_tw;
   p.loc = im->d_loc;
+  p.otab = im->d_otab;
   p.sel = im->d_sel;
   p.n_sel = (int)c->n_sel;
   p.K = (int)c->K;

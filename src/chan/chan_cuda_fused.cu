@@ -28,7 +28,7 @@ static prx_fused_fn pick(int K, int R, int fmt, int variant) {
 int prx_fused_supported(int K) { return K >= 64 && K <= 4096 && !(K & (K - 1)); }
 
 size_t prx_fused_smem_bytes(int K) {
-  return (size_t)prx_fused_tile(K) * prx_vstride(K) * sizeof(float2);
+  return (size_t)prx_fused_tile(K) * prx_fused_vsmax(K) * sizeof(float2);
 }
 
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {

@@ -22,6 +22,8 @@
 
 #include "chan_cuda_kernels.cuh"
 
+#include <string.h>
+
 #define PRX_FUSED_P 16 /* taps per branch of the fused kernel (shorter prototypes are padded) */
 
 /* full unrolling in the device pass (the host pass, for emulation, needs none) */
@@ -42,17 +44,31 @@ __host__ __device__ constexpr int prx_fused_tile(int K) { return K <= 2048 ? 8 :
 __host__ __device__ constexpr int prx_fused_threads(int K, int D) {
   return D < (K >= 2048 ? 512 : 256) ? D : (K >= 2048 ? 512 : 256);
 }
+/* Vector stride (complex values) of the shared buffer. v4: K + K/16 + 1, so that consecutive
+ * vectors start in different banks for its output phase (lane = output jl). v5: the output
+ * phase has J/2 lanes per channel, lane q reading vectors 2q and 2q+1 at the position p of
+ * its channel, with consecutive lanes groups on consecutive positions; VS = 16/J (mod 8)
+ * puts the lanes of a half-warp on 16 different 8-byte banks. */
 __host__ __device__ constexpr int prx_fused_vs(int K) { return K + K / 16 + 1; }
+__host__ __device__ constexpr int prx_fused_vs5(int K) {
+  return ((K + K / 16 + 7) & ~7) + 16 / prx_fused_tile(K);
+}
+template <int VER> __host__ __device__ constexpr int prx_fused_vsv(int K) {
+  return VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
+}
+/* shared buffer of either version */
+__host__ __device__ constexpr int prx_fused_vsmax(int K) {
+  return prx_fused_vs5(K) > prx_fused_vs(K) ? prx_fused_vs5(K) : prx_fused_vs(K);
+}
 __host__ __device__ constexpr int prx_fused_min_blocks(int K, int D) {
   /* 227 KB of shared memory per block at most, 228 KB per multiprocessor */
-  return (228 * 1024 / (prx_fused_tile(K) * prx_fused_vs(K) * 8 + 1024)) <
+  return (228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024)) <
                  768 / prx_fused_threads(K, D)
-             ? (228 * 1024 / (prx_fused_tile(K) * prx_fused_vs(K) * 8 + 1024))
+             ? (228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024))
              : 768 / prx_fused_threads(K, D);
 }
 
 __host__ __device__ __forceinline__ int prx_pad(int e) { return e + (e >> 4); }
-__host__ __device__ __forceinline__ int prx_vstride(int K) { return prx_fused_vs(K); }
 
 __host__ __device__ __forceinline__ float2 cadd(float2 a, float2 b) {
   return make_float2(a.x + b.x, a.y + b.y);
@@ -75,15 +91,21 @@ __host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, 
 }
 
 /* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
- * are compile-time constants in the kernel, so every offset below folds into an immediate.) */
-template <int FMT, int R, int J, bool SAFE>
+ * are compile-time constants in the kernel, so every offset below folds into an immediate.)
+ * v5 (VER >= 5) folds the (-1)^(kj) of D = K/2 into the store: for odd absolute j,
+ * (-1)^k Y_k = sum_r v_r W^(k (r + K/2)), so v_r goes to slot r + K/2 (mod K), i.e. the two
+ * branches r and r + D of the thread trade places; the output phase then has no sign. */
+template <int FMT, int R, int J, bool SAFE, int VER = 4>
 __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, float2 *V, int jj0,
                                                           int tid, int T, int K) {
   constexpr int P = PRX_FUSED_P;
   constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
-  const int D = K / R, VS = prx_vstride(K);
+  const int D = K / R, VS = VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
-  for (int r = tid; r < D; r += T) {
+  /* v5: the branch loop with its trip count known (T divides D), no bound test */
+  const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
+  for (int it = 0; it < n_it; it++) {
+    const int r = tid + it * T;
     float h[R][P];
     PRX_UNROLL
     for (int c = 0; c < R; c++) {
@@ -115,20 +137,31 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
         }
       }
     }
-    PRX_UNROLL
-    for (int c = 0; c < R; c++) {
+    if (VER >= 5 && R == 2) {
+      /* slot of branch c for output jl: r + (c ^ odd(j)) D, j = jj0 + jl + e_par, jj0 even */
+      const int s0 = prx_pad(r), s1 = prx_pad(r + D);
+      const int a = (p.e_par & 1) ? s1 : s0, b = (p.e_par & 1) ? s0 : s1;
       PRX_UNROLL
-      for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r + c * D)] = acc[c][jl];
+      for (int jl = 0; jl < J; jl++) {
+        V[jl * VS + ((jl & 1) ? b : a)] = acc[0][jl];
+        V[jl * VS + ((jl & 1) ? a : b)] = acc[R - 1][jl];
+      }
+    } else {
+      PRX_UNROLL
+      for (int c = 0; c < R; c++) {
+        PRX_UNROLL
+        for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r + c * D)] = acc[c][jl];
+      }
     }
   }
 }
 
 /* Phase 2, one stage: sub-transforms of L = 2^lgL points, radix 2^lgR (4 or 2); the block has
  * 2^lgT threads. All sizes are powers of two: the indexing uses shifts and masks only. */
-template <int J>
+template <int J, int VER = 4>
 __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, float2 *V, int lgK,
                                                          int lgL, int lgR, int tid, int lgT) {
-  const int VS = prx_vstride(1 << lgK);
+  const int VS = prx_fused_vsv<VER>(1 << lgK);
   const int lgNB = lgK - lgR;  /* butterflies per vector */
   const int lgNBg = lgL - lgR; /* butterflies per group (sub-transform) */
   const int lgG = lgK - lgL;   /* groups; also the twiddle step: W_L = tw[K / L] */
@@ -141,8 +174,14 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
   } else {
     b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
   }
-  const int cnt = jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0;
-  for (int b = b_first; b < NB; b += b_step) {
+  /* vectors per thread; v5: known at compile time where every thread has the same count
+   * (jl_first < 2^lg_jstep always), and so is the number of butterflies */
+  const int cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
+                      ? J >> lg_jstep
+                      : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
+  const int nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+  for (int bi = 0; bi < nb_it; bi++) {
+    const int b = b_first + bi * b_step;
     /* butterfly index -> (group g, index i in the group); consecutive threads take
      * consecutive i while groups are wide, consecutive g once they are narrow, so that 16
      * consecutive threads hit 16 different banks (with the padding) */
@@ -157,8 +196,10 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
      * applied to every butterfly (tw[0] = 1 exactly), which keeps the warp free of branches */
     const bool twid = NBg > 1;
     if (lgR == 2) {
-      const int o0 = prx_pad(e0), o1 = prx_pad(e0 + NBg), o2 = prx_pad(e0 + 2 * NBg),
-                o3 = prx_pad(e0 + 3 * NBg);
+      /* v5: base + immediates, as in prx_fused_pass16 */
+      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg),
+                o2 = VER >= 5 ? o0 + 2 * NBg + ((2 * NBg) >> 4) : prx_pad(e0 + 2 * NBg),
+                o3 = VER >= 5 ? o0 + 3 * NBg + ((3 * NBg) >> 4) : prx_pad(e0 + 3 * NBg);
       float2 w1 = make_float2(1.0f, 0.0f), w2 = w1, w3 = w1;
       if (twid) {
         w1 = PRX_LDG(p.tw + (i << lgG));
@@ -192,7 +233,7 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
           }
       }
     } else {
-      const int o0 = prx_pad(e0), o1 = prx_pad(e0 + NBg);
+      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg);
       float2 w1 = make_float2(1.0f, 0.0f);
       if (twid) w1 = PRX_LDG(p.tw + (i << lgG));
       for (int k0 = 0; k0 < cnt; k0 += 8) {
@@ -251,10 +292,10 @@ __host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float
  * fastest puts 16 consecutive threads on 16 different banks for every L (with the padding).
  * The thread's twiddles come from one table load, W_L^i, by products, and serve all its
  * vectors. */
-template <int J>
+template <int J, int VER = 4>
 __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, float2 *V, int lgK,
                                                           int lgL, int tid, int lgT) {
-  const int VS = prx_vstride(1 << lgK);
+  const int VS = prx_fused_vsv<VER>(1 << lgK);
   const int lgNB = lgK - 4, lgS = lgL - 4, lgG = lgK - lgL;
   const int NB = 1 << lgNB, S = 1 << lgS, L4 = 1 << (lgL - 2);
   int b_first, b_step, jl_first, lg_jstep;
@@ -263,15 +304,26 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
   } else {
     b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
   }
-  const int cnt = jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0;
-  for (int b = b_first; b < NB; b += b_step) {
+  const int cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
+                      ? J >> lg_jstep
+                      : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
+  const int nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+  for (int bi = 0; bi < nb_it; bi++) {
+    const int b = b_first + bi * b_step;
     const int i = b & (S - 1), g = b >> lgS;
     const int e0 = (g << lgL) + i;
+    /* v5: pad(e0 + off) = pad(e0) + off + off / 16 for every offset off = m1 L/4 + m2 S (a
+     * multiple of 16, or of S < 16 with i < S), so the 16 addresses are one base register
+     * plus immediates */
+    const int e0p = prx_pad(e0);
     int o[4][4];
     PRX_UNROLL
     for (int m1 = 0; m1 < 4; m1++) {
       PRX_UNROLL
-      for (int m2 = 0; m2 < 4; m2++) o[m1][m2] = prx_pad(e0 + m1 * L4 + m2 * S);
+      for (int m2 = 0; m2 < 4; m2++) {
+        const int off = m1 * L4 + m2 * S;
+        o[m1][m2] = VER >= 5 ? e0p + off + (off >> 4) : prx_pad(e0 + off);
+      }
     }
     /* twiddles (none but the fixed W_16 ones when S = 1, i.e. i = 0) */
     float2 ta[4][4], tb[4];
@@ -294,8 +346,12 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
         for (int m = 0; m < 4; m++) ta[m2][m] = prx_w16(m2 * m);
       }
     }
+    float2 *const v0 = V + jl_first * VS;
+#ifdef __CUDA_ARCH__
+#pragma unroll 2
+#endif
     for (int k = 0; k < cnt; k++) {
-      float2 *v = V + (jl_first + (k << lg_jstep)) * VS;
+      float2 *v = v0 + ((k << lg_jstep) * VS);
       float2 a[4][4];
       PRX_UNROLL
       for (int m1 = 0; m1 < 4; m1++) {
@@ -334,7 +390,7 @@ __host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, 
   const int jl = tid & (J - 1);
   if (jj0 + jl >= p.n_out) return;
   const int s_step = (1 << lgT) / J;
-  const float2 *v = V + jl * prx_vstride(K);
+  const float2 *v = V + jl * prx_fused_vs(K);
   const bool flip = R == 2 && ((p.e_par + jj0 + jl) & 1); /* odd j: odd k change sign */
   size_t o = (size_t)(tid / J) * p.stride + jj0 + jl;
   const size_t o_step = (size_t)s_step * p.stride;
@@ -343,6 +399,53 @@ __host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, 
     float2 y = v[lk & 0x7fffffff];
     if (flip && lk < 0) y = make_float2(-y.x, -y.y);
     prx_store(p, o, y);
+  }
+}
+
+/* Phase 3 of v5: J/2 lanes per selected channel, lane q writing outputs 2q and 2q+1 of the
+ * tile; the channels go in order of their FFT position (p.otab), so the lanes of a warp read
+ * 16 different banks, and a warp's store covers 64 / J channel runs of J outputs, whole
+ * 32-byte sectors, with one 16-byte store per lane (8 bytes for cf16) where the rows allow
+ * it. The sign of D = K/2 is already in the filter's store. */
+template <int J>
+__host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p, const float2 *V,
+                                                           int jj0, int tid, int lgT, int VS) {
+  constexpr int L = J / 2; /* lanes per channel */
+  const int jl = 2 * (tid & (L - 1));
+  if (jj0 + jl >= p.n_out) return;
+  const bool two = jj0 + jl + 1 < p.n_out;
+  const int i_step = (1 << lgT) / L;
+  const float2 *va = V + jl * VS, *vb = va + VS;
+  const size_t esz = p.out_f16 ? 4 : 8;
+  /* the pair is one aligned 2 * esz store when every row start is (jj0 + jl is even) */
+  const bool pair = two && !(p.stride & 1) && !((uintptr_t)p.out & (2 * esz - 1));
+  if (pair && !p.out_f16) {
+    float2 *out = (float2 *)p.out + jj0 + jl;
+    const char *vab = (const char *)va;
+    for (int i = tid / L; i < p.n_sel; i += i_step) {
+      const int2 e = PRX_LDG(p.otab + i);
+      const float2 *y = (const float2 *)(vab + e.x * 8);
+      const float2 y0 = y[0], y1 = y[VS];
+      *(float4 *)(out + (size_t)(unsigned)e.y * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
+    }
+  } else if (pair) {
+    __half2 *out = (__half2 *)p.out + jj0 + jl;
+    for (int i = tid / L; i < p.n_sel; i += i_step) {
+      const int2 e = PRX_LDG(p.otab + i);
+      const float2 y0 = va[e.x], y1 = vb[e.x];
+      const __half2 h0 = __floats2half2_rn(y0.x, y0.y), h1 = __floats2half2_rn(y1.x, y1.y);
+      uint2 u;
+      memcpy(&u.x, &h0, 4);
+      memcpy(&u.y, &h1, 4);
+      *(uint2 *)(out + (size_t)e.y * p.stride) = u;
+    }
+  } else {
+    for (int i = tid / L; i < p.n_sel; i += i_step) {
+      const int2 e = PRX_LDG(p.otab + i);
+      const size_t o = (size_t)e.y * p.stride + jj0 + jl;
+      prx_store(p, o, va[e.x]);
+      if (two) prx_store(p, o + 1, vb[e.x]);
+    }
   }
 }
 

@@ -42,8 +42,10 @@ typedef struct {
   const float *taps;   /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
   int P;               /* taps per branch used by the general path */
   const float2 *tw;    /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
-  const int *loc;      /* fused: per selected channel, its padded position in the FFT
+  const int *loc;      /* fused v4: per selected channel, its padded position in the FFT
                           buffer, with bit 31 set when the channel index k is odd */
+  const int2 *otab;    /* fused v5: (padded position, selected-channel row) per selected
+                          channel, sorted by position */
   const unsigned *sel; /* general: the selected channel indices */
   int n_sel;
   int K, D;
