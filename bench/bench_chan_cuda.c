@@ -56,9 +56,9 @@ static int reps = 7;
 static double bw_d2d, bw_h2d, bw_d2h; /* bytes/s */
 
 /* table rows, printed at the end */
-static char table[64][160];
+static char table[128][160];
 static int n_table;
-#define ROW(...) snprintf(table[n_table < 63 ? n_table++ : 63], 160, __VA_ARGS__)
+#define ROW(...) snprintf(table[n_table < 127 ? n_table++ : 127], 160, __VA_ARGS__)
 
 static double now(void) {
   struct timespec t;
@@ -355,13 +355,20 @@ int main(int argc, char **argv) {
       device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
   device_run(1024, 1024, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
-  device_run(1024, 512, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "v5, no register cap");
-  device_run(1024, 1024, PRX_CF32, PRX_CF32, 1, d_in, N, d_out, "v5, no register cap");
-  /* the previous design (v4) in the same run: the before/after of the v5 changes */
-  for (int i = 0; i < 3; i++)
-    for (int half = 1; half >= 0; half--)
-      device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 2, d_in, N, d_out,
-                 "v4 (previous default)");
+  /* the fused kernel's variants (chan_cuda_fused_kernel.cuh), among them the previous design
+   * (v4): the before/after of the v5 changes in the same run */
+  static const char *vname[] = {"",
+                                "v5 no cap",
+                                "v4 (previous)",
+                                "v5 cap+L1",
+                                "v5 no cap+L1",
+                                "v5 no cap+L1+T4",
+                                "v5 cap+L1+T4"};
+  for (int v = 1; v <= 6; v++)
+    for (int i = 0; i < 3; i++)
+      for (int half = 1; half >= 0; half--)
+        device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,
+                   vname[v]);
   device_run(1024, 512, PRX_CI16, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF16, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CI16, PRX_CF16, 0, d_in, N, d_out, "default");

@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 static int small_mode;
+static int variant;       /* fused kernel variant for run_case (0: default) */
 static int have_cpu = -1; /* whether the CPU backend can be created (probed once) */
 
 /* IEEE half bits -> float (cf16 output check) */
@@ -174,6 +175,14 @@ static prx_cf32 *run_case(prx_chan_config cfg, size_t N, int mode, uint64_t seed
   test_rng_seed(&r, seed);
   prx_chan *g = make(&cfg);
   if (!g) return NULL;
+  if (variant) {
+    prx_status st = prx_chan_cuda_retune(g, variant, 0);
+    CHECK(st == PRX_OK, "retune to variant %d: %s", variant, prx_last_error());
+    if (st) {
+      prx_chan_destroy(g);
+      return NULL;
+    }
+  }
   CHECK(prx_chan_backend(g) == PRX_BACKEND_CUDA, "backend is %s",
         prx_backend_name(prx_chan_backend(g)));
   prx_cf32 *x = malloc(N * sizeof *x);
@@ -310,6 +319,25 @@ static void test_chunking(void) {
       free(b);
     }
   }
+}
+
+/* the fused kernel's other builds (benchmark variants: register cap, L1 hints, tap layout,
+ * the previous design) give the same results */
+static void test_variants(void) {
+  static const unsigned Ks[] = {1024, 128, 4096};
+  size_t nk = small_mode ? 1 : 3;
+  for (size_t i = 0; i < nk; i++)
+    for (int half = 1; half >= 0; half--)
+      for (variant = 1; variant <= 6; variant++) {
+        if (small_mode && !half) continue;
+        unsigned K = Ks[i], D = half ? K / 2 : K;
+        prx_chan_config cfg = base_cfg(K, D, 16);
+        char what[48];
+        snprintf(what, sizeof what, "variant %d", variant);
+        size_t n;
+        free(run_case(cfg, (size_t)D * 20 + 7, 1, 1100 + variant + K + D, 1e-5, what, &n));
+      }
+  variant = 0;
 }
 
 static void test_cf16(void) {
@@ -481,6 +509,7 @@ int main(void) {
   test_formats();
   test_subsets();
   test_chunking();
+  test_variants();
   test_cf16();
   test_pinned();
   test_device_api();

@@ -14,7 +14,7 @@ typedef void (*prx_fused_fn)(const prx_kparams);
  * store, has compile-time loop counts and writes each channel's run with J/2 lanes of 16-byte
  * stores; 4 is the previous design (one lane per output, sign and position table in the
  * output loop), kept to measure the change in the same run. */
-template <int FMT, int R, int LGK, int MINB, int VER>
+template <int FMT, int R, int LGK, int MINB, int VER, int OPT>
 __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), MINB)
     prx_fused_kernel(const prx_kparams p) {
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = prx_fused_threads(K, D);
@@ -24,9 +24,9 @@ __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), M
   extern __shared__ float2 V[];
   const int tid = threadIdx.x, jj0 = blockIdx.x * J;
   if (prx_fused_safe<R, J>(p, jj0, D))
-    prx_fused_filter<FMT, R, J, true, VER>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, true, VER, OPT>(p, V, jj0, tid, T, K);
   else
-    prx_fused_filter<FMT, R, J, false, VER>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, false, VER, OPT>(p, V, jj0, tid, T, K);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
@@ -47,19 +47,27 @@ __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), M
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
 
-/* variant 0: v5 with the register cap (the default, every format); 1: v5 without the cap;
- * 2: v4 with the cap (the previous default); 1 and 2 for cf32 input only (benchmark) */
-template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant) {
-  constexpr int K = 1 << LGK;
+/* Variants (kernel = v5 unless said; "cap": __launch_bounds__ for prx_fused_min_blocks blocks
+ * per multiprocessor, 3 at K <= 1024; options PRX_OPT_*):
+ *   0 default (every input format), 1 no cap, 2 v4 with the cap (the previous default),
+ *   3 cap + L1, 4 no cap + L1, 5 no cap + L1 + T4, 6 cap + L1 + T4.
+ * 1..6 are built for cf32 input only (benchmark). */
+template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant) {
+  constexpr int K = 1 << LGK, MB = prx_fused_min_blocks(K, K / R);
   if (variant && FMT != KF_CF32) return NULL;
-  if (R == 1) {
-    if (variant == 1) return prx_fused_kernel<FMT, 1, LGK, 1, 5>;
-    if (variant == 2) return prx_fused_kernel<FMT, 1, LGK, prx_fused_min_blocks(K, K), 4>;
-    return prx_fused_kernel<FMT, 1, LGK, prx_fused_min_blocks(K, K), 5>;
+  switch (variant) {
+  case 0: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0>;
+  case 1: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0>;
+  case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0>;
+  case 3: return prx_fused_kernel<FMT, R, LGK, MB, 5, PRX_OPT_L1>;
+  case 4: return prx_fused_kernel<FMT, R, LGK, 1, 5, PRX_OPT_L1>;
+  case 5: return prx_fused_kernel<FMT, R, LGK, 1, 5, PRX_OPT_L1 | PRX_OPT_T4>;
+  case 6: return prx_fused_kernel<FMT, R, LGK, MB, 5, PRX_OPT_L1 | PRX_OPT_T4>;
+  default: return NULL;
   }
-  if (variant == 1) return prx_fused_kernel<FMT, 2, LGK, 1, 5>;
-  if (variant == 2) return prx_fused_kernel<FMT, 2, LGK, prx_fused_min_blocks(K, K / 2), 4>;
-  return prx_fused_kernel<FMT, 2, LGK, prx_fused_min_blocks(K, K / 2), 5>;
+}
+template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant) {
+  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant) : prx_fused_pick_v<FMT, 2, LGK>(variant);
 }
 
 template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant) {
