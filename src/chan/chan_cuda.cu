@@ -57,7 +57,6 @@ typedef struct {
   float2 *d_hist[2];
   int hcur;
   float *d_taps;
-  float *d_taps4; /* fused: the taps by base branch (prx_kparams.taps4) */
   float2 *d_tw;
   int *d_loc;
   int2 *d_otab;
@@ -110,7 +109,6 @@ static void release(cuda_impl *im) {
   cudaFree(im->d_hist[0]);
   cudaFree(im->d_hist[1]);
   cudaFree(im->d_taps);
-  cudaFree(im->d_taps4);
   cudaFree(im->d_tw);
   cudaFree(im->d_loc);
   cudaFree(im->d_otab);
@@ -254,20 +252,6 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   if (!taps) return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu taps", ntaps);
   memcpy(taps, c->taps, c->M * sizeof *taps);
   prx_status st = upload((void **)&im->d_taps, taps, ntaps * sizeof *taps);
-  if (!st && im->fused) {
-    /* taps4[(r R + c) P + q] = h[r + cD + qK]: a thread's R P taps in one run */
-    float *t4 = (float *)malloc((size_t)P * K * sizeof *t4);
-    if (!t4) {
-      free(taps);
-      return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu taps", (size_t)P * K);
-    }
-    for (unsigned r = 0; r < D; r++)
-      for (int cc = 0; cc < im->R; cc++)
-        for (int q = 0; q < P; q++)
-          t4[((size_t)r * im->R + cc) * P + q] = taps[(size_t)q * K + cc * D + r];
-    st = upload((void **)&im->d_taps4, t4, (size_t)P * K * sizeof *t4);
-    free(t4);
-  }
   free(taps);
   if (st) return st;
   if ((st = upload((void **)&im->d_sel, c->select, c->n_sel * sizeof *c->select))) return st;
@@ -334,7 +318,6 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.stride = stride;
   p.out_f16 = c->cfg.out_format == PRX_CF16;
   p.taps = im->d_taps;
-  p.taps4 = im->d_taps4;
   p.P = im->Pg;
   p.tw = im->d_tw;
   p.loc = im->d_loc;

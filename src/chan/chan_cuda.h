@@ -10,11 +10,12 @@ extern "C" {
 #endif
 
 /* Re-plans a CUDA channelizer (c must use the CUDA backend) with the general path
- * (general = 1: filter kernel, cuFFT, post kernel) or the fused kernel (general = 0): variant
- * 0 is the default (v5), 1 the same without the register cap that buys occupancy, 2 the
- * previous design (v4: sign and channel table in a one-lane-per-output store phase); 1 and 2
- * take cf32 input only. Resets the stream. PRX_ERR_UNSUPPORTED when the fused kernel cannot
- * take this configuration. */
+ * (general = 1: filter kernel, cuFFT, post kernel) or the fused kernel (general = 0) in one of
+ * its builds: variant 0 the default (v5), 1 v5 with the register cap at every size, 2 the
+ * previous design (v4: sign and channel table in a one-lane-per-output store phase), 3 v5
+ * without the cap, 4 the same with the filter's branch loop unrolled (see
+ * chan_cuda_fused_kernel.cuh); 1..4 take cf32 input only. Resets the stream.
+ * PRX_ERR_UNSUPPORTED when the fused kernel cannot take this configuration. */
 prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general);
 /* 1 when c runs the fused kernel (then *J is its tile), 0 for the general path. */
 int prx_chan_cuda_fused(const prx_chan *c, int *J);

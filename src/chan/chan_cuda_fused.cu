@@ -34,24 +34,8 @@ size_t prx_fused_smem_bytes(int K) {
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
   prx_fused_fn f = pick(K, R, fmt, variant);
   if (!f) return cudaErrorInvalidValue;
-  const int smem = (int)prx_fused_smem_bytes(K);
-  cudaError_t e =
-      cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  /* Shared memory carve-out: just what the resident blocks need (registers may allow fewer
-   * blocks than shared memory does), so that the rest of the 256 KB stays L1 (the taps of the
-   * L1 option live there). Percent of the maximum, rounded up; the driver takes the next
-   * configuration at or above it. */
-  int dev = 0, nb = 0, smax = 0;
-  if (!e) e = cudaGetDevice(&dev);
-  if (!e) e = cudaDeviceGetAttribute(&smax, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
-  if (!e)
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, f, prx_fused_threads(K, K / R), smem);
-  if (!e && nb > 0 && smax > 0) {
-    long need = (long)nb * (smem + 1024), pct = (100 * need + smax - 1) / smax;
-    e = cudaFuncSetAttribute((const void *)f, cudaFuncAttributePreferredSharedMemoryCarveout,
-                             (int)(pct < 100 ? pct : 100));
-  }
-  return e;
+  return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              (int)prx_fused_smem_bytes(K));
 }
 
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st) {

@@ -83,68 +83,16 @@ __host__ __device__ __forceinline__ float2 cmul(float2 a, float2 b) {
 __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(-a.y, a.x); }
 
 /* Options of the v5 kernel (bit mask OPT):
- *  PRX_OPT_L1: the input window is loaded without allocating in L1 (each sample is read once
- *    per tile by one thread; its reuse, by the neighbouring tiles, is in L2), the taps with
- *    L1 priority evict_last, so that the prototype (P K floats, 64 KB at K = 1024) can stay
- *    in L1 from tile to tile instead of being streamed from L2 for every tile;
- *  PRX_OPT_T4: the taps of a thread's base branch are contiguous (p.taps4, laid out by the
- *    host): R P / 4 16-byte loads instead of R P 4-byte loads. */
-enum { PRX_OPT_L1 = 1, PRX_OPT_T4 = 2 };
+ *  PRX_OPT_UNROLL: the loop over a thread's base branches is unrolled, so that the compiler
+ *    can issue the next branch's loads while the current one's multiply-adds run. */
+enum { PRX_OPT_UNROLL = 1 };
 
-/* one raw input sample (window load), with the v5 L1 hint for cf32 and ci16 */
-template <int FMT, int OPT>
-__host__ __device__ __forceinline__ float2 prx_win(const void *in, int n) {
-#ifdef __CUDA_ARCH__
-  if ((OPT & PRX_OPT_L1) && FMT == KF_CF32) {
-    float2 v;
-    asm("ld.global.nc.L1::no_allocate.v2.f32 {%0, %1}, [%2];"
-        : "=f"(v.x), "=f"(v.y)
-        : "l"((const float2 *)in + n));
-    return v;
-  }
-  if ((OPT & PRX_OPT_L1) && FMT == KF_CI16) {
-    short a, b;
-    asm("ld.global.nc.L1::no_allocate.v2.s16 {%0, %1}, [%2];"
-        : "=h"(a), "=h"(b)
-        : "l"((const short2 *)in + n));
-    return make_float2(a * (1.0f / 32768.0f), b * (1.0f / 32768.0f));
-  }
-#endif
-  return prx_conv<FMT>(in, n);
-}
-
-/* taps: 4 bytes, or 16 (PRX_OPT_T4), with the v5 L1 hint */
-template <int OPT> __host__ __device__ __forceinline__ float prx_tap(const float *t) {
-#ifdef __CUDA_ARCH__
-  if (OPT & PRX_OPT_L1) {
-    float v;
-    asm("ld.global.nc.L1::evict_last.f32 %0, [%1];" : "=f"(v) : "l"(t));
-    return v;
-  }
-#endif
-  return PRX_LDG(t);
-}
-template <int OPT> __host__ __device__ __forceinline__ float4 prx_tap4(const float *t) {
-#ifdef __CUDA_ARCH__
-  if (OPT & PRX_OPT_L1) {
-    float4 v;
-    asm("ld.global.nc.L1::evict_last.v4.f32 {%0, %1, %2, %3}, [%4];"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-        : "l"(t));
-    return v;
-  }
-  return __ldg((const float4 *)t);
-#else
-  return *(const float4 *)t;
-#endif
-}
-
-template <int FMT, int R, int J, bool SAFE, int OPT = 0>
+template <int FMT, int R, int J, bool SAFE>
 __host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, int n) {
-  if (SAFE) return prx_win<FMT, OPT>(p.in, n);
+  if (SAFE) return prx_conv<FMT>(p.in, n);
   if (n < 0) return PRX_LDG(p.hist + (p.Hh + n));
   if (n >= p.n_in) return make_float2(0.0f, 0.0f);
-  return prx_win<FMT, OPT>(p.in, n);
+  return prx_conv<FMT>(p.in, n);
 }
 
 /* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
@@ -161,23 +109,16 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
   /* v5: the branch loop with its trip count known (T divides D), no bound test */
   const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
+#ifdef __CUDA_ARCH__
+#pragma unroll((OPT & PRX_OPT_UNROLL) ? 4 : 1)
+#endif
   for (int it = 0; it < n_it; it++) {
     const int r = tid + it * T;
     float h[R][P];
     PRX_UNROLL
     for (int c = 0; c < R; c++) {
       PRX_UNROLL
-      for (int q = 0; q < P; q++)
-        if (!(OPT & PRX_OPT_T4)) h[c][q] = prx_tap<OPT>(p.taps + q * K + c * D + r);
-    }
-    if (OPT & PRX_OPT_T4) {
-      /* p.taps4[r R P + c P + q] = h[c][q] */
-      PRX_UNROLL
-      for (int k = 0; k < R * P / 4; k++) {
-        const float4 t = prx_tap4<OPT>(p.taps4 + (size_t)r * (R * P) + 4 * k);
-        h[(4 * k) / P][(4 * k) % P] = t.x, h[(4 * k + 1) / P][(4 * k + 1) % P] = t.y;
-        h[(4 * k + 2) / P][(4 * k + 2) % P] = t.z, h[(4 * k + 3) / P][(4 * k + 3) % P] = t.w;
-      }
+      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(p.taps + q * K + c * D + r);
     }
     float2 acc[R][J];
     PRX_UNROLL
@@ -188,7 +129,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
     const int n0 = p.base + q0 * D - r;
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
-      const float2 u = prx_fused_load<FMT, R, J, SAFE, OPT>(p, n0 + t * D);
+      const float2 u = prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL

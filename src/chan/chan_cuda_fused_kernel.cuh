@@ -9,11 +9,10 @@
 
 typedef void (*prx_fused_fn)(const prx_kparams);
 
-/* MINB: blocks per multiprocessor for the register cap (1: no cap, the variant kept to
- * measure what the cap brings). VER: 5 (default) folds the D = K/2 sign into the filter's
- * store, has compile-time loop counts and writes each channel's run with J/2 lanes of 16-byte
- * stores; 4 is the previous design (one lane per output, sign and position table in the
- * output loop), kept to measure the change in the same run. */
+/* MINB: blocks per multiprocessor for the register cap (1: no cap). VER: 5 (default) folds the D =
+ * K/2 sign into the filter's store, has compile-time loop counts and writes each channel's run with
+ * J/2 lanes of 16-byte stores; 4 is the previous design (one lane per output, sign and position
+ * table in the output loop), kept to measure the change in the same run. */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT>
 __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), MINB)
     prx_fused_kernel(const prx_kparams p) {
@@ -47,22 +46,29 @@ __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), M
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
 
-/* Variants (kernel = v5 unless said; "cap": __launch_bounds__ for prx_fused_min_blocks blocks
- * per multiprocessor, 3 at K <= 1024; options PRX_OPT_*):
- *   0 default (every input format), 1 no cap, 2 v4 with the cap (the previous default),
- *   3 cap + L1, 4 no cap + L1, 5 no cap + L1 + T4, 6 cap + L1 + T4.
- * 1..6 are built for cf32 input only (benchmark). */
+/* Blocks per multiprocessor asked of the compiler by the default build. The cap (24 warps
+ * where shared memory allows, 80 registers at K <= 1024) is best except at K = 1024,
+ * D = K/2, where the filter's two base branches of 32 taps and 32 accumulators each leave too
+ * few of the 80 registers for loads in flight: there 2 blocks of 128 registers run 6-10%
+ * faster (bench/GPU_NOTES.md, runs 6-7; at K = 128 the cap is 30% faster). */
+__host__ __device__ constexpr int prx_fused_default_minb(int K, int R) {
+  return K == 1024 && R == 2 ? 1 : prx_fused_min_blocks(K, K / R);
+}
+
+/* Variants: 0 the default (every input format): v5, prx_fused_default_minb;
+ *   1 v5 with the cap everywhere (the first v5 default), 2 v4 with the cap (the previous
+ *   design), 3 v5 without the cap, 4 v5 with PRX_OPT_UNROLL, at most 128 registers.
+ * 1..4 are built for cf32 input only (benchmark, tests). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant) {
   constexpr int K = 1 << LGK, MB = prx_fused_min_blocks(K, K / R);
+  constexpr int MB2 = prx_fused_threads(K, K / R) <= 256 ? 2 : 1; /* 128 registers */
   if (variant && FMT != KF_CF32) return NULL;
   switch (variant) {
-  case 0: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0>;
-  case 1: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0>;
+  case 0: return prx_fused_kernel<FMT, R, LGK, prx_fused_default_minb(K, R), 5, 0>;
+  case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0>;
   case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0>;
-  case 3: return prx_fused_kernel<FMT, R, LGK, MB, 5, PRX_OPT_L1>;
-  case 4: return prx_fused_kernel<FMT, R, LGK, 1, 5, PRX_OPT_L1>;
-  case 5: return prx_fused_kernel<FMT, R, LGK, 1, 5, PRX_OPT_L1 | PRX_OPT_T4>;
-  case 6: return prx_fused_kernel<FMT, R, LGK, MB, 5, PRX_OPT_L1 | PRX_OPT_T4>;
+  case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0>;
+  case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL>;
   default: return NULL;
   }
 }

@@ -40,8 +40,6 @@ typedef struct {
   size_t stride;
   int out_f16;
   const float *taps;   /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
-  const float *taps4;  /* fused v5 option T4: the same by base branch r < D, then branch
-                          c < R, then p: taps4[(r R + c) P + p] = h[r + cD + pK] */
   int P;               /* taps per branch used by the general path */
   const float2 *tw;    /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
   const int *loc;      /* fused v4: per selected channel, its padded position in the FFT
