@@ -9,14 +9,14 @@
 
 typedef void (*prx_fused_fn)(const prx_kparams);
 
-/* MINB: blocks per multiprocessor for the register cap (1: no cap). VER: 5 (default) folds the D =
+/* TT: threads per block (prx_fused_threads, or fewer). MINB: blocks per multiprocessor for
+ * the register cap (1: no cap). VER: 5 (default) folds the D =
  * K/2 sign into the filter's store, has compile-time loop counts and writes each channel's run with
  * J/2 lanes of 16-byte stores; 4 is the previous design (one lane per output, sign and position
  * table in the output loop), kept to measure the change in the same run. */
-template <int FMT, int R, int LGK, int MINB, int VER, int OPT>
-__global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), MINB)
-    prx_fused_kernel(const prx_kparams p) {
-  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = prx_fused_threads(K, D);
+template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
+__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
+  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
   /* FFT: radix-16 passes while two radix-4 stages remain, then the odd radix-4 stage, then the
    * radix-2 stage of odd log2 K */
   constexpr int LGT = prx_log2(T), N16 = LGK / 4, HAS4 = (LGK / 2) & 1, HAS2 = LGK & 1;
@@ -46,50 +46,62 @@ __global__ void __launch_bounds__(prx_fused_threads(1 << LGK, (1 << LGK) / R), M
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
 
-/* Blocks per multiprocessor asked of the compiler by the default build. The cap (24 warps
- * where shared memory allows, 80 registers at K <= 1024) is best except at K = 1024,
- * D = K/2, where the filter's two base branches of 32 taps and 32 accumulators each leave too
- * few of the 80 registers for loads in flight: there 2 blocks of 128 registers run 6-10%
- * faster (bench/GPU_NOTES.md, runs 6-7; at K = 128 the cap is 30% faster). */
-__host__ __device__ constexpr int prx_fused_default_minb(int K, int R) {
-  return K == 1024 && R == 2 ? 1 : prx_fused_min_blocks(K, K / R);
-}
-
-/* Variants: 0 the default (every input format): v5, prx_fused_default_minb;
- *   1 v5 with the cap everywhere (the first v5 default), 2 v4 with the cap (the previous
- *   design), 3 v5 without the cap, 4 v5 with PRX_OPT_UNROLL, at most 128 registers.
- * 1..4 are built for cf32 input only (benchmark, tests). */
-template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant) {
-  constexpr int K = 1 << LGK, MB = prx_fused_min_blocks(K, K / R);
-  constexpr int MB2 = prx_fused_threads(K, K / R) <= 256 ? 2 : 1; /* 128 registers */
+/* The builds. Default (variant 0, every input format): v5 with the register cap (24 warps
+ * per multiprocessor where shared memory allows: 80 registers at K <= 1024), except
+ *  - K = 1024, D = K/2: 128 threads per block (4 base branches each), 3 blocks, branch loop
+ *    unrolled, up to 170 registers [run 9 experiment; run 8: no cap, 256 threads, 85.3
+ *    Gsps against 78.7 with the cap: the capped filter keeps too few loads in flight];
+ *  - K = 1024, D = K and K = 4096, D = K/2: branch loop unrolled under a 128-register bound
+ *    (run 8: +12% and +5%).
+ * Variants for the benchmark and tests (cf32 input only): 1 v5 with the cap everywhere
+ * (run 6's default), 2 v4 with the cap (the previous design), 3 v5 without the cap, 4 v5
+ * unrolled under 128 registers, 5 v5 with at most 128 threads, smem-limited blocks (<= 3),
+ * unrolled. Sets *T to the build's threads per block. */
+template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T) {
+  constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
+  constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
+  constexpr int T5 = T0 < 128 ? T0 : 128;
+  constexpr int SB = 228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024);
+  constexpr int MB5 = SB < 3 ? SB : 3;
+  constexpr int U = PRX_OPT_UNROLL;
   if (variant && FMT != KF_CF32) return NULL;
+  *T = T0;
   switch (variant) {
-  case 0: return prx_fused_kernel<FMT, R, LGK, prx_fused_default_minb(K, R), 5, 0>;
-  case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0>;
-  case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0>;
-  case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0>;
-  case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL>;
+  case 0:
+    if (K == 1024 && R == 2) {
+      *T = T5;
+      return prx_fused_kernel<FMT, R, LGK, MB5, 5, U, T5>;
+    }
+    if ((K == 1024 && R == 1) || (K == 4096 && R == 2))
+      return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
+    return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
+  case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
+  case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
+  case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
+  case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
+  case 5: *T = T5; return prx_fused_kernel<FMT, R, LGK, MB5, 5, U, T5>;
   default: return NULL;
   }
 }
-template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant) {
-  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant) : prx_fused_pick_v<FMT, 2, LGK>(variant);
+template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant, int *T) {
+  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant, T)
+                : prx_fused_pick_v<FMT, 2, LGK>(variant, T);
 }
 
-template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant) {
+template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant, int *T) {
   switch (fmt) {
-  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant);
-  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant);
-  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant);
-  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant);
+  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant, T);
+  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant, T);
+  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant, T);
+  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant, T);
   default: return NULL;
   }
 }
 
 /* the instances for one K, reached through prx_fused_pick_<log2 K>(R, fmt, variant) */
 #define PRX_FUSED_INSTANTIATE(LGK)                                                                 \
-  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant) {                                 \
-    return prx_fused_pick_t<LGK>(R, fmt, variant);                                                 \
+  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant, int *T) {                         \
+    return prx_fused_pick_t<LGK>(R, fmt, variant, T);                                              \
   }
 
 #endif
