@@ -83,8 +83,6 @@ typedef struct {
                       (int)r_);                                                                    \
   } while (0)
 
-static int is_pow2(unsigned k) { return k && !(k & (k - 1)); }
-
 /* ---- creation ---- */
 
 static void release(cuda_impl *im) {

@@ -46,32 +46,30 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
 
-/* The builds. Default (variant 0, every input format): v5 with the register cap (24 warps
- * per multiprocessor where shared memory allows: 80 registers at K <= 1024), except
- *  - K = 1024, D = K/2: 128 threads per block (4 base branches each), 3 blocks, branch loop
- *    unrolled, up to 170 registers [run 9 experiment; run 8: no cap, 256 threads, 85.3
- *    Gsps against 78.7 with the cap: the capped filter keeps too few loads in flight];
- *  - K = 1024, D = K and K = 4096, D = K/2: branch loop unrolled under a 128-register bound
- *    (run 8: +12% and +5%).
+/* The builds (measured in bench/GPU_NOTES.md, runs 6-9). Default (variant 0, every input
+ * format): v5 with the register cap (24 warps per multiprocessor where shared memory allows:
+ * 80 registers at K <= 1024), except
+ *  - K = 1024, D = K/2, cf32 input: no cap (128 registers, 2 blocks): under 80 registers the
+ *    filter's two base branches, 32 taps and 32 accumulators each, leave room for few 8-byte
+ *    loads in flight (85.3 against 78.7 Gsps, cf32 -> cf16 94.2 against 91-92; with ci16
+ *    input the cap is better, 86-87 against 83, ci16 -> cf16 103-105 against 95; at K = 128
+ *    the cap is 25% faster);
+ *  - K = 1024, D = K and K = 4096, D = K/2: the branch loop unrolled under a 128-register
+ *    bound, the next branch's loads issued while the current one's products run (+12%, +5%;
+ *    at K = 1024, D = K/2 the same costs 3-4%).
  * Variants for the benchmark and tests (cf32 input only): 1 v5 with the cap everywhere
  * (run 6's default), 2 v4 with the cap (the previous design), 3 v5 without the cap, 4 v5
- * unrolled under 128 registers, 5 v5 with at most 128 threads, smem-limited blocks (<= 3),
- * unrolled. Sets *T to the build's threads per block. */
+ * unrolled under 128 registers. Sets *T to the build's threads per block (prx_fused_threads;
+ * the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  constexpr int T5 = T0 < 128 ? T0 : 128;
-  constexpr int SB = 228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024);
-  constexpr int MB5 = SB < 3 ? SB : 3;
   constexpr int U = PRX_OPT_UNROLL;
   if (variant && FMT != KF_CF32) return NULL;
   *T = T0;
   switch (variant) {
   case 0:
-    if (K == 1024 && R == 2) {
-      *T = T5;
-      return prx_fused_kernel<FMT, R, LGK, MB5, 5, U, T5>;
-    }
+    if (K == 1024 && R == 2 && FMT == KF_CF32) return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
     if ((K == 1024 && R == 1) || (K == 4096 && R == 2))
       return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
     return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
@@ -79,7 +77,6 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, in
   case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
   case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
   case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
-  case 5: *T = T5; return prx_fused_kernel<FMT, R, LGK, MB5, 5, U, T5>;
   default: return NULL;
   }
 }
