@@ -3,11 +3,11 @@
 #ifndef POLYRX_H
 #define POLYRX_H
 
-#include "polyrx/core.h"
 #include "polyrx/chan.h"
+#include "polyrx/core.h"
+#include "polyrx/io.h"
 #include "polyrx/modem.h"
 #include "polyrx/qpsk.h"
 #include "polyrx/sim.h"
-#include "polyrx/io.h"
 
 #endif
