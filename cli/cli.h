@@ -44,6 +44,11 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
  * resets itself, so a second signal kills as usual. */
 void cli_catch_stop_signals(void);
 int cli_interrupted(void);
+/* The read of a streaming loop: -1 with *n samples read (0 at the end of the stream), 130 after a
+ * stop signal (with a note of how far it got: done samples), or the exit code of a read error
+ * (printed). A read cut short by the signal is not an error. */
+int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uint64_t done,
+                   size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
 

@@ -471,22 +471,17 @@ static int write_outputs(run_state *r, size_t n) {
  * code (the outputs of every complete sample read are still flushed by the caller). */
 static int stream(run_state *r) {
   for (;;) {
-    if (cli_interrupted()) {
-      fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
-              (unsigned long long)r->n_in);
-      return 130;
-    }
     size_t n = 0, n_out = 0;
-    prx_status st = prx_iq_read(r->reader, r->inbuf, r->o.block, &n);
-    if (st && cli_interrupted()) continue; /* the read was cut short by the signal: stop above */
-    if (st) return cli_status_error(CMD, "input", st);
+    int rc = cli_read_block(CMD, r->reader, r->inbuf, r->o.block, r->n_in, &n);
+    if (rc >= 0) return rc;
     if (n == 0) return -1;
     r->n_in += n;
-    if ((st = prx_chan_execute(r->chan, r->inbuf, n, r->outbuf, r->stride, &n_out))) {
+    prx_status st = prx_chan_execute(r->chan, r->inbuf, n, r->outbuf, r->stride, &n_out);
+    if (st) {
       r->fatal = 1;
       return cli_status_error(CMD, "channelizer", st);
     }
-    int rc = write_outputs(r, n_out);
+    rc = write_outputs(r, n_out);
     if (rc >= 0) return rc;
   }
 }

@@ -469,15 +469,10 @@ static int write_symbols(run_state *r, size_t n) {
 
 static int stream(run_state *r) {
   for (;;) {
-    if (cli_interrupted()) {
-      fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
-              (unsigned long long)r->n_in);
-      return 130;
-    }
     size_t n = 0, got = 0;
-    prx_status st = prx_iq_read(r->reader, r->inbuf, READ_BLOCK, &n);
-    if (st && cli_interrupted()) continue;
-    if (st) return cli_status_error(CMD, "input", st);
+    int rc = cli_read_block(CMD, r->reader, r->inbuf, READ_BLOCK, r->n_in, &n);
+    if (rc >= 0) return rc;
+    prx_status st;
     if (n == 0) {
       if (r->n_in == 0)
         return cli_error(CMD, "%s is empty: no samples to demodulate",
@@ -490,7 +485,7 @@ static int stream(run_state *r) {
       r->fatal = 1;
       return cli_status_error(CMD, "demodulator", st);
     }
-    int rc = write_symbols(r, got);
+    rc = write_symbols(r, got);
     if (rc >= 0) return rc;
     if (r->rep_fatal) return cli_error(CMD, "cannot write the report %s", r->o.report);
   }

@@ -144,6 +144,22 @@ void cli_catch_stop_signals(void) {
 
 int cli_interrupted(void) { return stop_requested; }
 
+int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uint64_t done,
+                   size_t *n) {
+  for (;;) {
+    if (cli_interrupted()) {
+      fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", cmd,
+              (unsigned long long)done);
+      return 130;
+    }
+    *n = 0;
+    prx_status st = prx_iq_read(r, buf, max, n);
+    if (st && cli_interrupted()) continue; /* cut short by the signal: stop above */
+    if (st) return cli_status_error(cmd, "input", st);
+    return -1;
+  }
+}
+
 double cli_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
