@@ -8,9 +8,9 @@
 #                                     (default: build test sanitize bench)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
-# --quick), CUDA_ARCH (default 90). On the lent GPU machine, run it after
-# `source .devdeps/prelude.sh` (the carried library packages); where pkg-config is missing
-# it unpacks the one carried in .gpudeps/.
+# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer). On the lent GPU
+# machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
+# pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -88,9 +88,11 @@ if has bench; then
   note "bench: rc=$? ($(elapsed))"
   samples=$((1 << 26))
   [[ "${BENCH_ARGS:-}" == *--quick* ]] && samples=$((1 << 24))
-  PYTHONUNBUFFERED=1 timeout 180 python3 bench/cupy_channelize.py --samples $samples \
-    --summary "$OUT/bench.jsonl" >"$OUT/cupy.log" 2>&1
-  note "cupy: rc=$? ($(elapsed))"
+  if [ -z "${NO_CUPY:-}" ]; then
+    PYTHONUNBUFFERED=1 timeout 180 python3 bench/cupy_channelize.py --samples $samples \
+      --summary "$OUT/bench.jsonl" >"$OUT/cupy.log" 2>&1
+    note "cupy: rc=$? ($(elapsed))"
+  fi
 fi
 
 if has profile; then
@@ -108,7 +110,7 @@ echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 if has bench; then
   sed -n '/^== GPU channelizer/,$p' "$OUT/bench.jsonl"
-  grep -v '^{' "$OUT/cupy.log" | tail -6
+  [ -f "$OUT/cupy.log" ] && grep -v '^{' "$OUT/cupy.log" | tail -6
   tail -3 "$OUT/bench.err"
 fi
 if has profile; then

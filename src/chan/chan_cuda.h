@@ -14,7 +14,7 @@ extern "C" {
  * its builds: variant 0 the default (v5), 1 v5 with the register cap at every size, 2 the
  * previous design (v4: sign and channel table in a one-lane-per-output store phase), 3 v5
  * without the cap, 4 v5 with the filter's branch loop unrolled under 128 registers (see
- * chan_cuda_fused_kernel.cuh); 1..4 take cf32 input only. Resets the stream.
+ * chan_cuda_fused_kernel.cuh); 1..5 take cf32 input only. Resets the stream.
  * PRX_ERR_UNSUPPORTED when the fused kernel cannot take this configuration. */
 prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general);
 /* 1 when c runs the fused kernel (then *J is its tile), 0 for the general path. */

@@ -85,7 +85,37 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
 /* Options of the v5 kernel (bit mask OPT):
  *  PRX_OPT_UNROLL: the loop over a thread's base branches is unrolled, so that the compiler
  *    can issue the next branch's loads while the current one's multiply-adds run. */
-enum { PRX_OPT_UNROLL = 1 };
+enum { PRX_OPT_UNROLL = 1, PRX_OPT_RING = 2 };
+
+/* PRX_OPT_RING (cf32 input, tiles inside the input): the filter's window rows reach the
+ * thread through a ring of PRX_RING_G x PRX_RING_NG rows in shared memory (behind the FFT
+ * buffer; row s of thread tid at W[s T + tid]), filled with cp.async PRX_RING_G rows per
+ * commit group, PRX_RING_NG - 1 groups ahead of the row being multiplied and across the
+ * thread's branches. The loads in flight then hold no registers (in v5 the window, 32 taps
+ * and 32 accumulators leave room for few). Each thread reads only the slots it filled
+ * itself, so the ring needs no barrier, only cp.async.wait_group. */
+#define PRX_RING_G 4
+#define PRX_RING_NG 4
+#define PRX_RING_ROWS (PRX_RING_G * PRX_RING_NG)
+
+__host__ __device__ __forceinline__ void prx_cp_async8(float2 *dst, const float2 *src) {
+#ifdef __CUDA_ARCH__
+  const unsigned a = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(a), "l"(src) : "memory");
+#else
+  *dst = *src; /* host emulation: every thread runs to the end in turn */
+#endif
+}
+__host__ __device__ __forceinline__ void prx_cp_async_commit(void) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> __host__ __device__ __forceinline__ void prx_cp_async_wait(void) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
 
 template <int FMT, int R, int J, bool SAFE>
 __host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, int n) {
@@ -160,6 +190,90 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
         PRX_UNROLL
         for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r + c * D)] = acc[c][jl];
       }
+    }
+  }
+}
+
+/* commit group grp of the ring: rows grp G .. grp G + G - 1 of the thread's stream (row g:
+ * window slot g % NW of branch g / NW) into ring slots (grp % NG) G + i; an empty group past
+ * the stream's end keeps the count of groups uniform for cp.async.wait_group */
+template <int G, int NG, int NW, int NROW, int T, int D>
+__host__ __device__ __forceinline__ void prx_ring_issue(float2 *W, const float2 *x, int grp) {
+  PRX_UNROLL
+  for (int i = 0; i < G; i++) {
+    const int row = grp * G + i;
+    if (row < NROW)
+      prx_cp_async8(W + ((grp % NG) * G + i) * T, x + (row % NW) * D - (row / NW) * T);
+  }
+  prx_cp_async_commit();
+}
+
+/* Phase 1 with the window through the shared-memory ring (PRX_OPT_RING; cf32, SAFE tiles
+ * only). Same products and stores as prx_fused_filter (VER >= 5); K, R, J and T compile-time,
+ * T dividing D. Row g of the thread's stream is window slot t = g % NW of its branch
+ * b = g / NW, i.e. sample base + (q0 + t) D - (tid + b T). */
+template <int R, int J, int K, int T>
+__host__ __device__ __forceinline__ void prx_fused_filter_ring(const prx_kparams &p, float2 *V,
+                                                               float2 *W, int jj0, int tid) {
+  constexpr int P = PRX_FUSED_P, D = K / R, NIT = D / T;
+  constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
+  constexpr int G = PRX_RING_G, NG = PRX_RING_NG, NROW = NIT * NW;
+  constexpr int AH = NG - 1; /* groups issued ahead of the one being read */
+  constexpr int VS = prx_fused_vs5(K);
+  static_assert(D % T == 0, "ring filter: T must divide D");
+  const int q0 = jj0 - (P - 1) * R - (R - 1);
+  const float2 *x = (const float2 *)p.in + (p.base + q0 * D - tid);
+  W += tid;
+  PRX_UNROLL
+  for (int grp = 0; grp < AH; grp++) prx_ring_issue<G, NG, NW, NROW, T, D>(W, x, grp);
+  PRX_UNROLL
+  for (int b = 0; b < NIT; b++) {
+    const int r = tid + b * T;
+    float h[R][P];
+    PRX_UNROLL
+    for (int c = 0; c < R; c++) {
+      PRX_UNROLL
+      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(p.taps + q * K + c * D + r);
+    }
+    float2 acc[R][J];
+    PRX_UNROLL
+    for (int c = 0; c < R; c++) {
+      PRX_UNROLL
+      for (int jl = 0; jl < J; jl++) acc[c][jl] = make_float2(0.0f, 0.0f);
+    }
+    PRX_UNROLL
+    for (int t = 0; t < NW; t++) {
+      const int g = b * NW + t;
+      if (g % G == 0) {
+        /* the group going into the ring slots of group g/G - 1, read in full before */
+        prx_ring_issue<G, NG, NW, NROW, T, D>(W, x, g / G + AH);
+        prx_cp_async_wait<AH>(); /* group g/G has landed */
+      }
+      const float2 u = W[((g / G) % NG * G + g % G) * T];
+      PRX_UNROLL
+      for (int c = 0; c < R; c++) {
+        PRX_UNROLL
+        for (int jl = 0; jl < J; jl++) {
+          const int num = jl - c + (P - 1) * R + (R - 1) - t;
+          if (num >= 0 && num % R == 0 && num / R < P) {
+            const float hh = h[c][num / R];
+            acc[c][jl].x = fmaf(hh, u.x, acc[c][jl].x);
+            acc[c][jl].y = fmaf(hh, u.y, acc[c][jl].y);
+          }
+        }
+      }
+    }
+    if (R == 2) {
+      const int s0 = prx_pad(r), s1 = prx_pad(r + D);
+      const int a = (p.e_par & 1) ? s1 : s0, bb = (p.e_par & 1) ? s0 : s1;
+      PRX_UNROLL
+      for (int jl = 0; jl < J; jl++) {
+        V[jl * VS + ((jl & 1) ? bb : a)] = acc[0][jl];
+        V[jl * VS + ((jl & 1) ? a : bb)] = acc[R - 1][jl];
+      }
+    } else {
+      PRX_UNROLL
+      for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r)] = acc[0][jl];
     }
   }
 }

@@ -22,9 +22,12 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
   constexpr int LGT = prx_log2(T), N16 = LGK / 4, HAS4 = (LGK / 2) & 1, HAS2 = LGK & 1;
   extern __shared__ float2 V[];
   const int tid = threadIdx.x, jj0 = blockIdx.x * J;
-  if (prx_fused_safe<R, J>(p, jj0, D))
-    prx_fused_filter<FMT, R, J, true, VER, OPT>(p, V, jj0, tid, T, K);
-  else
+  if (prx_fused_safe<R, J>(p, jj0, D)) {
+    if (FMT == KF_CF32 && (OPT & PRX_OPT_RING)) /* ring behind the FFT buffer */
+      prx_fused_filter_ring<R, J, K, T>(p, V, V + J * prx_fused_vsmax(K), jj0, tid);
+    else
+      prx_fused_filter<FMT, R, J, true, VER, OPT>(p, V, jj0, tid, T, K);
+  } else
     prx_fused_filter<FMT, R, J, false, VER, OPT>(p, V, jj0, tid, T, K);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
@@ -59,14 +62,22 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
  *    at K = 1024, D = K/2 the same costs 3-4%).
  * Variants for the benchmark and tests (cf32 input only): 1 v5 with the cap everywhere
  * (run 6's default), 2 v4 with the cap (the previous design), 3 v5 without the cap, 4 v5
- * unrolled under 128 registers. Sets *T to the build's threads per block (prx_fused_threads;
- * the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2 were 7% slower). */
-template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T) {
+ * unrolled under 128 registers, 5 v5 with the window through a cp.async ring in shared memory
+ * (PRX_OPT_RING, 128 registers; run 10: correct but 20% slower at K = 1024, D = K/2, slower at
+ * every size but K = 128, D = K/2). Sets *ring to the ring's rows (0: none), *T to the build's
+ * threads per block (prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
+ * 1024, D = K/2 were 7% slower). */
+template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T, int *ring) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL;
   if (variant && FMT != KF_CF32) return NULL;
   *T = T0;
+  *ring = 0;
+  if (variant == 5) { /* cf32 only (above) */
+    *ring = PRX_RING_ROWS;
+    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
+  }
   switch (variant) {
   case 0:
     if (K == 1024 && R == 2 && FMT == KF_CF32) return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
@@ -80,25 +91,25 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, in
   default: return NULL;
   }
 }
-template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant, int *T) {
-  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant, T)
-                : prx_fused_pick_v<FMT, 2, LGK>(variant, T);
+template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant, int *T, int *ring) {
+  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant, T, ring)
+                : prx_fused_pick_v<FMT, 2, LGK>(variant, T, ring);
 }
 
-template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant, int *T) {
+template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant, int *T, int *ring) {
   switch (fmt) {
-  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant, T);
-  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant, T);
-  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant, T);
-  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant, T);
+  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant, T, ring);
+  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant, T, ring);
+  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant, T, ring);
+  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant, T, ring);
   default: return NULL;
   }
 }
 
 /* the instances for one K, reached through prx_fused_pick_<log2 K>(R, fmt, variant) */
 #define PRX_FUSED_INSTANTIATE(LGK)                                                                 \
-  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant, int *T) {                         \
-    return prx_fused_pick_t<LGK>(R, fmt, variant, T);                                              \
+  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant, int *T, int *ring) {              \
+    return prx_fused_pick_t<LGK>(R, fmt, variant, T, ring);                                        \
   }
 
 #endif
