@@ -7,9 +7,19 @@
  * express 0). Also checks the cf32 run against the float64 reference, so that a wrong but
  * consistent conversion of both cannot pass. */
 #include "chan_ref.h"
+#include "chan_run.h"
 #include "testutil.h"
 
 #include <string.h>
+
+/* chunk lengths 1, 8, 57, ... (step = step * 7 % 1009 + 1): uneven, up to 1009 */
+static size_t next_len(void *ctx, size_t fed, size_t left) {
+  (void)fed;
+  (void)left;
+  size_t *step = ctx, len = *step;
+  *step = *step * 7 % 1009 + 1;
+  return len;
+}
 
 static size_t run(prx_format f, const void *in, size_t n, prx_cf32 *y, size_t cap) {
   prx_chan_config cfg = prx_chan_config_default();
@@ -21,21 +31,10 @@ static size_t run(prx_format f, const void *in, size_t n, prx_cf32 *y, size_t ca
   prx_chan *c = NULL;
   CHECK_OK(prx_chan_create(&cfg, &c));
   if (!c) return 0;
-  size_t got = 0, k = 0, fs = prx_format_size(f), K = 96;
-  prx_cf32 *tmp = malloc(K * cap * sizeof *tmp);
-  const unsigned char *p = in;
-  for (size_t i = 0, step = 1; i < n; step = step * 7 % 1009 + 1) {
-    size_t len = step < n - i ? step : n - i;
-    CHECK_OK(prx_chan_execute(c, p + i * fs, len, tmp, cap, &k));
-    for (size_t s = 0; s < K; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-    got += k;
-    i += len;
-  }
-  CHECK_OK(prx_chan_flush(c, tmp, cap, &k));
-  for (size_t s = 0; s < K; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-  free(tmp);
+  size_t step = 1;
+  size_t got = chan_run_stream(c, in, prx_format_size(f), n, next_len, &step, y, cap, NULL);
   prx_chan_destroy(c);
-  return got + k;
+  return got;
 }
 
 int main(void) {

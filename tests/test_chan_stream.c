@@ -6,6 +6,7 @@
  * Both ways of computing the selected channels are covered: 3 channels (direct DFT for
  * K >= 64) and 6 (FFT and transpose). */
 #include "chan_ref.h"
+#include "chan_run.h"
 #include "testutil.h"
 
 #include <string.h>
@@ -26,37 +27,33 @@ static prx_chan *make(unsigned K, unsigned D, unsigned P, size_t block, const un
   return c;
 }
 
-/* Feeds x in chunks drawn by `mode` (0: one call, 1: all 1-sample, 2: random sizes in 1..3D,
- * 3: random sizes up to 5 blocks, 4: mixed) then flushes; y[s * cap + j] gets every output. */
+/* Chunk lengths drawn by mode (0: one call, 1: all 1-sample, 2: random sizes in 1..3D,
+ * 3: random sizes up to 5 blocks, 4: mixed). */
+typedef struct {
+  int mode;
+  size_t D;
+  test_rng *rng;
+} chunking;
+
+static size_t next_len(void *ctx, size_t fed, size_t left) {
+  (void)fed;
+  chunking *ch = ctx;
+  size_t D = ch->D, len = left;
+  if (ch->mode == 1) len = 1;
+  if (ch->mode == 2) len = 1 + test_rng_u64(ch->rng) % (3 * D);
+  if (ch->mode == 3) len = 1 + test_rng_u64(ch->rng) % (5 * 8 * D * 16);
+  if (ch->mode == 4) {
+    uint64_t r = test_rng_u64(ch->rng) % 4;
+    len = r == 0 ? 1 : r == 1 ? D : r == 2 ? D + 1 : 1 + test_rng_u64(ch->rng) % (40 * D);
+  }
+  return len;
+}
+
+/* Feeds x in chunks drawn by mode, then flushes; y[s * cap + j] gets every output. */
 static size_t run(prx_chan *c, const prx_cf32 *x, size_t n, int mode, test_rng *rng, prx_cf32 *y,
                   size_t cap, size_t *n_before_flush) {
-  size_t n_sel = prx_chan_n_outputs(c), D = prx_chan_decimation(c), got = 0;
-  prx_cf32 *tmp = malloc(n_sel * cap * sizeof *tmp);
-  for (size_t i = 0; i < n;) {
-    size_t len = n - i;
-    if (mode == 1) len = 1;
-    if (mode == 2) len = 1 + test_rng_u64(rng) % (3 * D);
-    if (mode == 3) len = 1 + test_rng_u64(rng) % (5 * 8 * D * 16);
-    if (mode == 4) {
-      uint64_t r = test_rng_u64(rng) % 4;
-      len = r == 0 ? 1 : r == 1 ? D : r == 2 ? D + 1 : 1 + test_rng_u64(rng) % (40 * D);
-    }
-    if (len > n - i) len = n - i;
-    size_t want = prx_chan_output_count(c, len), k = 0;
-    CHECK_OK(prx_chan_execute(c, x + i, len, tmp, cap, &k));
-    CHECK(k == want, "chunk of %zu: %zu outputs, predicted %zu", len, k, want);
-    for (size_t s = 0; s < n_sel; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-    got += k;
-    i += len;
-    CHECK(got == (i + D - 1) / D, "after %zu samples %zu outputs, expected ceil(N/D) = %zu", i, got,
-          (i + D - 1) / D);
-  }
-  *n_before_flush = got;
-  size_t k = 0;
-  CHECK_OK(prx_chan_flush(c, tmp, cap, &k));
-  for (size_t s = 0; s < n_sel; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-  free(tmp);
-  return got + k;
+  chunking ch = {mode, prx_chan_decimation(c), rng};
+  return chan_run_stream(c, x, sizeof *x, n, next_len, &ch, y, cap, n_before_flush);
 }
 
 /* ns = 3 selected channels (for K >= 64 computed by the direct DFT) or 6 (FFT, with a run of

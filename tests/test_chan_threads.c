@@ -4,9 +4,23 @@
  * and the output is right (float64 reference on a few channels), so that identical-but-wrong
  * cannot pass. */
 #include "chan_ref.h"
+#include "chan_run.h"
 #include "testutil.h"
 
 #include <string.h>
+
+/* Chunk lengths taken from a list in turn. */
+typedef struct {
+  const size_t *len;
+  size_t n, i;
+} cycle;
+
+static size_t next_len(void *ctx, size_t fed, size_t left) {
+  (void)fed;
+  (void)left;
+  cycle *cy = ctx;
+  return cy->len[cy->i++ % cy->n];
+}
 
 /* Runs the whole input through a fresh object with `threads` workers in fixed chunks. */
 static size_t run(unsigned K, unsigned D, int threads, const unsigned *sel, size_t n_sel,
@@ -23,21 +37,10 @@ static size_t run(unsigned K, unsigned D, int threads, const unsigned *sel, size
   prx_chan *c = NULL;
   CHECK_OK(prx_chan_create(&cfg, &c));
   if (!c) return 0;
-  size_t ns = prx_chan_n_outputs(c), got = 0, k = 0;
-  prx_cf32 *tmp = malloc(ns * cap * sizeof *tmp);
-  for (size_t i = 0, ci = 0; i < n; ci++) {
-    size_t len = chunks[ci % n_chunks];
-    if (len > n - i) len = n - i;
-    CHECK_OK(prx_chan_execute(c, x + i, len, tmp, cap, &k));
-    for (size_t s = 0; s < ns; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-    got += k;
-    i += len;
-  }
-  CHECK_OK(prx_chan_flush(c, tmp, cap, &k));
-  for (size_t s = 0; s < ns; s++) memcpy(y + s * cap + got, tmp + s * cap, k * sizeof *y);
-  free(tmp);
+  cycle cy = {chunks, n_chunks, 0};
+  size_t got = chan_run_stream(c, x, sizeof *x, n, next_len, &cy, y, cap, NULL);
   prx_chan_destroy(c);
-  return got + k;
+  return got;
 }
 
 static void check(test_rng *rng, unsigned K, unsigned D, const unsigned *sel, size_t n_sel,
