@@ -278,6 +278,30 @@ __host__ __device__ __forceinline__ void prx_fused_filter_ring(const prx_kparams
   }
 }
 
+/* Which butterflies of an FFT pass a thread does, and for which of the J vectors: a thread's
+ * butterfly b serves several vectors so that its twiddles are loaded once. NB = 2^lgNB
+ * butterflies per vector, 2^lgT threads. With more butterflies than threads each thread takes
+ * every 2^lgT-th butterfly of every vector; with fewer, the threads split into 2^lg_jstep teams
+ * that share the vectors. */
+template <int J, int VER> struct prx_bfly_map {
+  int b_first, b_step, jl_first, lg_jstep;
+  int cnt;   /* vectors this thread does each butterfly for */
+  int nb_it; /* butterflies this thread does */
+  __host__ __device__ __forceinline__ prx_bfly_map(int NB, int lgNB, int tid, int lgT) {
+    if (lgNB >= lgT) {
+      b_first = tid, b_step = 1 << lgT, jl_first = 0, lg_jstep = 0;
+    } else {
+      b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
+    }
+    /* v5: known at compile time where every thread has the same count (jl_first < 2^lg_jstep
+     * always), and so is the number of butterflies */
+    cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
+              ? J >> lg_jstep
+              : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
+    nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+  }
+};
+
 /* Phase 2, one stage: sub-transforms of L = 2^lgL points, radix 2^lgR (4 or 2); the block has
  * 2^lgT threads. All sizes are powers of two: the indexing uses shifts and masks only. */
 template <int J, int VER = 4>
@@ -290,18 +314,9 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
   const int NB = 1 << lgNB, NBg = 1 << lgNBg;
   /* thread -> butterflies b and the vectors it does them for: b's twiddles are reused across
    * its vectors, and the vectors are done in batches whose loads are all issued first */
-  int b_first, b_step, jl_first, lg_jstep;
-  if (lgNB >= lgT) {
-    b_first = tid, b_step = 1 << lgT, jl_first = 0, lg_jstep = 0;
-  } else {
-    b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
-  }
-  /* vectors per thread; v5: known at compile time where every thread has the same count
-   * (jl_first < 2^lg_jstep always), and so is the number of butterflies */
-  const int cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
-                      ? J >> lg_jstep
-                      : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
-  const int nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+  const prx_bfly_map<J, VER> bm(NB, lgNB, tid, lgT);
+  const int b_first = bm.b_first, b_step = bm.b_step, jl_first = bm.jl_first;
+  const int lg_jstep = bm.lg_jstep, cnt = bm.cnt, nb_it = bm.nb_it;
   for (int bi = 0; bi < nb_it; bi++) {
     const int b = b_first + bi * b_step;
     /* butterfly index -> (group g, index i in the group); consecutive threads take
@@ -420,16 +435,9 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
   const int VS = prx_fused_vsv<VER>(1 << lgK);
   const int lgNB = lgK - 4, lgS = lgL - 4, lgG = lgK - lgL;
   const int NB = 1 << lgNB, S = 1 << lgS, L4 = 1 << (lgL - 2);
-  int b_first, b_step, jl_first, lg_jstep;
-  if (lgNB >= lgT) {
-    b_first = tid, b_step = 1 << lgT, jl_first = 0, lg_jstep = 0;
-  } else {
-    b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
-  }
-  const int cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
-                      ? J >> lg_jstep
-                      : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
-  const int nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+  const prx_bfly_map<J, VER> bm(NB, lgNB, tid, lgT);
+  const int b_first = bm.b_first, b_step = bm.b_step, jl_first = bm.jl_first;
+  const int lg_jstep = bm.lg_jstep, cnt = bm.cnt, nb_it = bm.nb_it;
   for (int bi = 0; bi < nb_it; bi++) {
     const int b = b_first + bi * b_step;
     const int i = b & (S - 1), g = b >> lgS;
