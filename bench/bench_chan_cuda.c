@@ -357,9 +357,16 @@ int main(int argc, char **argv) {
   device_run(1024, 1024, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
   /* the fused kernel's variants (chan_cuda_fused_kernel.cuh), among them the previous design
    * (v4): the before/after of the v5 changes in the same run */
-  static const char *vname[] = {"",          "v5 cap (run 6)",     "v4 (previous)",
-                                "v5 no cap", "v5 unrolled, 128 r", "v5 cp.async ring"};
-  for (int v = 1; v <= 5; v++)
+  static const char *vname[] = {"",
+                                "v5 cap (run 6)",
+                                "v4 (previous)",
+                                "v5 no cap",
+                                "v5 unrolled, 128 r",
+                                "v5 cp.async ring",
+                                "run 10 default (no R4F)",
+                                "R4H, 128 r",
+                                "R4F cap"};
+  for (int v = 1; v <= 8; v++)
     for (int i = 0; i < 3; i++)
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,

@@ -322,13 +322,14 @@ static void test_chunking(void) {
 }
 
 /* the fused kernel's other builds (benchmark variants: register cap, unrolled filter, the
- * previous design, the window through a cp.async ring) give the same results */
+ * previous design, the window through a cp.async ring, run 10's default, the first FFT stage
+ * in the filter with every branch in registers or with the cap) give the same results */
 static void test_variants(void) {
   static const unsigned Ks[] = {1024, 128, 4096};
   size_t nk = small_mode ? 1 : 3;
   for (size_t i = 0; i < nk; i++)
     for (int half = 1; half >= 0; half--)
-      for (variant = 1; variant <= 5; variant++) {
+      for (variant = 1; variant <= 8; variant++) {
         if (small_mode && !half) continue;
         unsigned K = Ks[i], D = half ? K / 2 : K;
         prx_chan_config cfg = base_cfg(K, D, 16);
@@ -340,23 +341,29 @@ static void test_variants(void) {
   variant = 0;
 }
 
-/* variant 5 (the window through a cp.async ring; a candidate default at K = 1024, D = K/2,
- * cf32 in) through the cases the default passes there: a channel subset, random and tiny
- * chunkings with small blocks, a caller's prototype of odd length, cf16 output, and D = K */
-static void test_variant_ring(void) {
-  variant = 5;
+static const char *label(char *buf, size_t n, int v, const char *what) {
+  snprintf(buf, n, "variant %d: %s", v, what);
+  return buf;
+}
+
+/* a candidate default at K = 1024, D = K/2, cf32 in (variant v) through the cases the default
+ * passes there: a channel subset, random and tiny chunkings with small blocks, a caller's
+ * prototype of odd length, cf16 output, and D = K */
+static void test_candidate(int v) {
+  variant = v;
+  char what[64];
   size_t n;
   static const unsigned sel1[] = {5, 1023, 0, 5, 512, 7, 1, 1022};
   prx_chan_config cfg = base_cfg(1024, 512, 16);
   cfg.select = sel1;
   cfg.n_select = 8;
-  free(run_case(cfg, 1024 * 20 + 3, 1, 900, 1e-5, "ring subset", &n));
+  free(run_case(cfg, 1024 * 20 + 3, 1, 900, 1e-5, label(what, sizeof what, v, "subset"), &n));
   for (int mode = 0; mode <= 2; mode++) {
     if (mode == 2 && small_mode) continue;
     cfg = base_cfg(1024, 512, 16);
     cfg.block_samples = mode ? 3 * 512 + 5 : 0;
     free(run_case(cfg, (size_t)512 * (mode == 2 ? 6 : 24) + 11, mode, 910 + mode, 1e-5,
-                  "ring chunks", &n));
+                  label(what, sizeof what, v, "chunks"), &n));
   }
   test_rng r;
   test_rng_seed(&r, 920);
@@ -366,13 +373,14 @@ static void test_variant_ring(void) {
   cfg = base_cfg(1024, 512, 16);
   cfg.taps = h;
   cfg.n_taps = M;
-  free(run_case(cfg, (size_t)512 * 20 + 5, 1, 921, 1e-5, "ring caller taps", &n));
+  free(run_case(cfg, (size_t)512 * 20 + 5, 1, 921, 1e-5, label(what, sizeof what, v, "caller taps"),
+                &n));
   free(h);
   cfg = base_cfg(1024, 512, 16);
   cfg.out_format = PRX_CF16;
-  free(run_case(cfg, (size_t)1024 * 10 + 1, 1, 922, 1e-3, "ring cf16", &n));
+  free(run_case(cfg, (size_t)1024 * 10 + 1, 1, 922, 1e-3, label(what, sizeof what, v, "cf16"), &n));
   cfg = base_cfg(1024, 1024, 16);
-  free(run_case(cfg, (size_t)1024 * 20 + 9, 1, 923, 1e-5, "ring D=K", &n));
+  free(run_case(cfg, (size_t)1024 * 20 + 9, 1, 923, 1e-5, label(what, sizeof what, v, "D=K"), &n));
   variant = 0;
 }
 
@@ -546,7 +554,8 @@ int main(void) {
   test_subsets();
   test_chunking();
   test_variants();
-  test_variant_ring();
+  test_candidate(5); /* the cp.async ring */
+  test_candidate(7); /* R4H */
   test_cf16();
   test_pinned();
   test_device_api();

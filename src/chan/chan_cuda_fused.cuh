@@ -85,7 +85,17 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
 /* Options of the v5 kernel (bit mask OPT):
  *  PRX_OPT_UNROLL: the loop over a thread's base branches is unrolled, so that the compiler
  *    can issue the next branch's loads while the current one's multiply-adds run. */
-enum { PRX_OPT_UNROLL = 1, PRX_OPT_RING = 2 };
+enum { PRX_OPT_UNROLL = 1, PRX_OPT_RING = 2, PRX_OPT_R4F = 4, PRX_OPT_R4H = 8 };
+
+/* PRX_OPT_R4F, PRX_OPT_R4H (blocks of T = K/4 threads, R = 1 or 2): a thread's branches
+ * r + cD (r = tid + it T) are then the elements tid + m K/4, m = 0..3, of every vector: the
+ * inputs of butterfly tid of the FFT's first radix-4 stage (span K). The filter does that stage
+ * in registers before its store, which saves one pass of loads and stores of the whole tile
+ * through shared memory and one barrier. R4F: the thread's earlier branches are stored as usual
+ * and read back (its own writes: no barrier) by the last one; R4H: they stay in registers. */
+template <int T, int K> __host__ __device__ constexpr bool prx_fused_r4_ok(int R) {
+  return T == K / 4 && (R == 1 || R == 2);
+}
 
 /* PRX_OPT_RING (cf32 input, tiles inside the input): the filter's window rows reach the
  * thread through a ring of PRX_RING_G x PRX_RING_NG rows in shared memory (behind the FFT
@@ -125,6 +135,54 @@ __host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, 
   return prx_conv<FMT>(p.in, n);
 }
 
+/* radix-4 butterfly in place (backward: b_m = sum_n a_n i^(n m)) */
+__host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float2 &a2, float2 &a3) {
+  const float2 t0 = cadd(a0, a2), t1 = csub(a0, a2), t2 = cadd(a1, a3), t3 = cmuli(csub(a1, a3));
+  a0 = cadd(t0, t2);
+  a1 = cadd(t1, t3);
+  a2 = csub(t0, t2);
+  a3 = csub(t1, t3);
+}
+
+/* The end of the R4F / R4H filter (see PRX_OPT_R4F) for each output jl of the tile: element m
+ * of butterfly tid (slot tid + m K/4) comes from iteration it = m mod (4/R), branch c = m / (4/R)
+ * (with D = K/2 and odd j, branch c ^ 1: the sign fold of prx_fused_filter); the radix-4
+ * butterfly and the stage's twiddles W_K^(m tid) follow, and the four results are stored. held:
+ * every iteration's outputs (R4H); else the earlier iterations' are read back from their slots
+ * and last holds the final iteration's. */
+template <int R, int J>
+__host__ __device__ __forceinline__ void
+prx_fused_r4_store(const prx_kparams &p, float2 *V, int tid, int K, int VS,
+                   const float2 (*held)[R][J], const float2 (*last)[J] = NULL) {
+  constexpr int NI = 4 / R; /* the thread's iterations */
+  const int Q = K / 4;
+  int o[4];
+  PRX_UNROLL
+  for (int m = 0; m < 4; m++) o[m] = prx_pad(tid + m * Q);
+  const float2 w1 = PRX_LDG(p.tw + tid), w2 = PRX_LDG(p.tw + 2 * tid), w3 = PRX_LDG(p.tw + 3 * tid);
+  PRX_UNROLL
+  for (int jl = 0; jl < J; jl++) {
+    float2 *v = V + jl * VS;
+    const bool odd = R == 2 && ((jl ^ p.e_par) & 1);
+    float2 a[4];
+    PRX_UNROLL
+    for (int m = 0; m < 4; m++) {
+      const int it = m % NI, c = m / NI;
+      if (held)
+        a[m] = odd ? held[it][c ^ (R - 1)][jl] : held[it][c][jl];
+      else if (it == NI - 1)
+        a[m] = odd ? last[c ^ (R - 1)][jl] : last[c][jl];
+      else
+        a[m] = v[o[m]];
+    }
+    prx_bfly4(a[0], a[1], a[2], a[3]);
+    v[o[0]] = a[0];
+    v[o[1]] = cmul(a[1], w1);
+    v[o[2]] = cmul(a[2], w2);
+    v[o[3]] = cmul(a[3], w3);
+  }
+}
+
 /* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
  * are compile-time constants in the kernel, so every offset below folds into an immediate.)
  * v5 (VER >= 5) folds the (-1)^(kj) of D = K/2 into the store: for odd absolute j,
@@ -139,8 +197,10 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
   /* v5: the branch loop with its trip count known (T divides D), no bound test */
   const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
+  constexpr bool R4 = (OPT & (PRX_OPT_R4F | PRX_OPT_R4H)) != 0, HOLD = (OPT & PRX_OPT_R4H) != 0;
+  float2 held[R4 && HOLD ? 4 / R : 1][R][J]; /* R4H: every branch's outputs, by (it, c) */
 #ifdef __CUDA_ARCH__
-#pragma unroll((OPT & PRX_OPT_UNROLL) ? 4 : 1)
+#pragma unroll((OPT & (PRX_OPT_UNROLL | PRX_OPT_R4H)) ? 4 : 1)
 #endif
   for (int it = 0; it < n_it; it++) {
     const int r = tid + it * T;
@@ -175,7 +235,16 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
         }
       }
     }
-    if (VER >= 5 && R == 2) {
+    if (R4 && HOLD) {
+      PRX_UNROLL
+      for (int c = 0; c < R; c++) {
+        PRX_UNROLL
+        for (int jl = 0; jl < J; jl++) held[it][c][jl] = acc[c][jl];
+      }
+      if (it == n_it - 1) prx_fused_r4_store<R, J>(p, V, tid, K, VS, held);
+    } else if (R4 && it == n_it - 1) {
+      prx_fused_r4_store<R, J>(p, V, tid, K, VS, NULL, acc);
+    } else if (VER >= 5 && R == 2) {
       /* slot of branch c for output jl: r + (c ^ odd(j)) D, j = jj0 + jl + e_par, jj0 even */
       const int s0 = prx_pad(r), s1 = prx_pad(r + D);
       const int a = (p.e_par & 1) ? s1 : s0, b = (p.e_par & 1) ? s0 : s1;
@@ -410,15 +479,6 @@ __host__ __device__ __forceinline__ float2 prx_w16(int n) {
   case 8: return make_float2(-1.0f, 0.0f);
   default: return make_float2(-c1, -s1);
   }
-}
-
-/* radix-4 butterfly in place (backward: b_m = sum_n a_n i^(n m)) */
-__host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float2 &a2, float2 &a3) {
-  const float2 t0 = cadd(a0, a2), t1 = csub(a0, a2), t2 = cadd(a1, a3), t3 = cmuli(csub(a1, a3));
-  a0 = cadd(t0, t2);
-  a1 = cadd(t1, t3);
-  a2 = csub(t0, t2);
-  a3 = csub(t1, t3);
 }
 
 /* Phase 2, two radix-4 stages at once (spans L and L/4) in registers: a thread loads the 16

@@ -17,26 +17,30 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
-  /* FFT: radix-16 passes while two radix-4 stages remain, then the odd radix-4 stage, then the
-   * radix-2 stage of odd log2 K */
-  constexpr int LGT = prx_log2(T), N16 = LGK / 4, HAS4 = (LGK / 2) & 1, HAS2 = LGK & 1;
+  /* PRX_OPT_R4F / R4H where the block's shape allows: the filter does the first radix-4 stage */
+  constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & (PRX_OPT_R4F | PRX_OPT_R4H) : 0;
+  constexpr int OPTF = (OPT & ~(PRX_OPT_R4F | PRX_OPT_R4H)) | R4;
+  /* FFT (the stages left after the filter, of spans 2^LG0 down): radix-16 passes while two
+   * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
+  constexpr int LG0 = R4 ? LGK - 2 : LGK;
+  constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
   extern __shared__ float2 V[];
   const int tid = threadIdx.x, jj0 = blockIdx.x * J;
   if (prx_fused_safe<R, J>(p, jj0, D)) {
     if (FMT == KF_CF32 && (OPT & PRX_OPT_RING)) /* ring behind the FFT buffer */
       prx_fused_filter_ring<R, J, K, T>(p, V, V + J * prx_fused_vsmax(K), jj0, tid);
     else
-      prx_fused_filter<FMT, R, J, true, VER, OPT>(p, V, jj0, tid, T, K);
+      prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
   } else
-    prx_fused_filter<FMT, R, J, false, VER, OPT>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
-    prx_fused_pass16<J, VER>(p, V, LGK, LGK - 4 * ps, tid, LGT);
+    prx_fused_pass16<J, VER>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
   }
   if (HAS4) {
     __syncthreads();
-    prx_fused_stage<J, VER>(p, V, LGK, LGK - 4 * N16, 2, tid, LGT);
+    prx_fused_stage<J, VER>(p, V, LGK, LG0 - 4 * N16, 2, tid, LGT);
   }
   if (HAS2) {
     __syncthreads();
@@ -49,9 +53,9 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
 
-/* The builds (measured in bench/GPU_NOTES.md, runs 6-9). Default (variant 0, every input
- * format): v5 with the register cap (24 warps per multiprocessor where shared memory allows:
- * 80 registers at K <= 1024), except
+/* The builds (measured in bench/GPU_NOTES.md, runs 6-11). The shape of run 10's default
+ * (every input format): v5 with the register cap (24 warps per multiprocessor where shared
+ * memory allows: 80 registers at K <= 1024), except
  *  - K = 1024, D = K/2, cf32 input: no cap (128 registers, 2 blocks): under 80 registers the
  *    filter's two base branches, 32 taps and 32 accumulators each, leave room for few 8-byte
  *    loads in flight (85.3 against 78.7 Gsps, cf32 -> cf16 94.2 against 91-92; with ci16
@@ -60,34 +64,45 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
  *  - K = 1024, D = K and K = 4096, D = K/2: the branch loop unrolled under a 128-register
  *    bound, the next branch's loads issued while the current one's products run (+12%, +5%;
  *    at K = 1024, D = K/2 the same costs 3-4%).
- * Variants for the benchmark and tests (cf32 input only): 1 v5 with the cap everywhere
- * (run 6's default), 2 v4 with the cap (the previous design), 3 v5 without the cap, 4 v5
- * unrolled under 128 registers, 5 v5 with the window through a cp.async ring in shared memory
- * (PRX_OPT_RING, 128 registers; run 10: correct but 20% slower at K = 1024, D = K/2, slower at
- * every size but K = 128, D = K/2). Sets *ring to the ring's rows (0: none), *T to the build's
- * threads per block (prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
- * 1024, D = K/2 were 7% slower). */
+ * X: options added to every build of that shape. */
+template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
+  constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
+  constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
+  if (K == 1024 && R == 2 && FMT == KF_CF32) return prx_fused_kernel<FMT, R, LGK, 1, 5, X, T0>;
+  if ((K == 1024 && R == 1) || (K == 4096 && R == 2))
+    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>;
+  return prx_fused_kernel<FMT, R, LGK, MB, 5, X, T0>;
+}
+
+/* Default (variant 0): that shape with the FFT's first radix-4 stage in the filter where the
+ * block's shape allows it (PRX_OPT_R4F: K = 1024 and 2048). Variants for the benchmark and
+ * tests (cf32 input only): 1 v5 with the cap everywhere (run 6's default), 2 v4 with the cap
+ * (the previous design), 3 v5 without the cap, 4 v5 unrolled under 128 registers, 5 v5 with
+ * the window through a cp.async ring in shared memory (PRX_OPT_RING, 128 registers; run 10:
+ * correct but 20% slower at K = 1024, D = K/2, slower at every size but K = 128, D = K/2), 6
+ * run 10's default (the shape without R4F), 7 R4H (every branch held in registers, under 128
+ * registers), 8 R4F with the cap everywhere. Sets *ring to the ring's rows (0: none), *T to the
+ * build's threads per block (prx_fused_threads; the TT parameter allows fewer: 128-thread blocks
+ * at K = 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T, int *ring) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  constexpr int U = PRX_OPT_UNROLL;
+  constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F;
   if (variant && FMT != KF_CF32) return NULL;
   *T = T0;
   *ring = 0;
-  if (variant == 5) { /* cf32 only (above) */
-    *ring = PRX_RING_ROWS;
-    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
-  }
   switch (variant) {
-  case 0:
-    if (K == 1024 && R == 2 && FMT == KF_CF32) return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
-    if ((K == 1024 && R == 1) || (K == 4096 && R == 2))
-      return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
-    return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
+  case 0: return prx_fused_shape<FMT, R, LGK, F>();
   case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
   case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
   case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
   case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
+  case 5: /* cf32 only (above) */
+    *ring = PRX_RING_ROWS;
+    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
+  case 6: return prx_fused_shape<FMT, R, LGK, 0>();
+  case 7: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_R4H, T0>;
+  case 8: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
   default: return NULL;
   }
 }
