@@ -330,7 +330,10 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&d_in, N * 8));
     CK(cudaMalloc(&d_out, N * 2 * 8 + (1 << 20)));
     CK(cudaMemset(d_in, 0x3c, N * 8));
+    /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
     device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 6, d_in, N, d_out, "run 10 default");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 9, d_in, N, d_out, "taps L1");
     device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     return 0;
   }
@@ -365,12 +368,18 @@ int main(int argc, char **argv) {
                                 "v5 cp.async ring",
                                 "run 10 default (no R4F)",
                                 "R4H, 128 r",
-                                "R4F cap"};
-  for (int v = 1; v <= 8; v++)
-    for (int i = 0; i < 3; i++)
+                                "R4F cap",
+                                "R4F taps L1",
+                                "R4F taps L1 carve",
+                                "R4F taps L1 carve winEF",
+                                "R4F carve"};
+  for (int v = 1; v <= 12; v++)
+    for (int i = 0; i < 3; i++) {
+      if (v >= 9 && Ks[i] != 1024) continue; /* built at K = 1024 only */
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,
                    vname[v]);
+    }
   device_run(1024, 512, PRX_CI16, PRX_CF32, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CF32, PRX_CF16, 0, d_in, N, d_out, "default");
   device_run(1024, 512, PRX_CI16, PRX_CF16, 0, d_in, N, d_out, "default");

@@ -96,11 +96,13 @@ if has bench; then
 fi
 
 if has profile; then
-  # Nsight Compute on the fused kernel at K = 1024 (D = K/2 and D = K), clocks left alone
+  # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
+  # the default and two variants, then D = K; two launches each), clocks left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 4 \
+  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 8 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables \
     "$BUILD/bench_chan_cuda" --profile >"$OUT/ncu.txt" 2>&1
   note "profile: rc=$? ($(elapsed))"
 fi
@@ -114,6 +116,6 @@ if has bench; then
   tail -3 "$OUT/bench.err"
 fi
 if has profile; then
-  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem) " \
-    "$OUT/ncu.txt" | sed -E 's/ {2,}/ /g' | head -80
+  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem) " \
+    "$OUT/ncu.txt" | sed -E 's/ {2,}/ /g' | head -200
 fi

@@ -3,24 +3,24 @@
 #include "chan_cuda_fused_kernel.cuh"
 #include "chan_cuda_launch.h"
 
-prx_fused_fn prx_fused_pick_6(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_7(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_8(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_9(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_10(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_11(int R, int fmt, int variant, int *T, int *ring);
-prx_fused_fn prx_fused_pick_12(int R, int fmt, int variant, int *T, int *ring);
+prx_fused_fn prx_fused_pick_6(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_7(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_8(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_9(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_10(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_11(int R, int fmt, int variant, prx_fused_info *b);
+prx_fused_fn prx_fused_pick_12(int R, int fmt, int variant, prx_fused_info *b);
 
-static prx_fused_fn pick(int K, int R, int fmt, int variant, int *T, int *ring) {
+static prx_fused_fn pick(int K, int R, int fmt, int variant, prx_fused_info *b) {
   if (K < 64 || K > 4096 || (K & (K - 1)) || (R != 1 && R != 2)) return NULL;
   switch (prx_log2((unsigned)K)) {
-  case 6: return prx_fused_pick_6(R, fmt, variant, T, ring);
-  case 7: return prx_fused_pick_7(R, fmt, variant, T, ring);
-  case 8: return prx_fused_pick_8(R, fmt, variant, T, ring);
-  case 9: return prx_fused_pick_9(R, fmt, variant, T, ring);
-  case 10: return prx_fused_pick_10(R, fmt, variant, T, ring);
-  case 11: return prx_fused_pick_11(R, fmt, variant, T, ring);
-  case 12: return prx_fused_pick_12(R, fmt, variant, T, ring);
+  case 6: return prx_fused_pick_6(R, fmt, variant, b);
+  case 7: return prx_fused_pick_7(R, fmt, variant, b);
+  case 8: return prx_fused_pick_8(R, fmt, variant, b);
+  case 9: return prx_fused_pick_9(R, fmt, variant, b);
+  case 10: return prx_fused_pick_10(R, fmt, variant, b);
+  case 11: return prx_fused_pick_11(R, fmt, variant, b);
+  case 12: return prx_fused_pick_12(R, fmt, variant, b);
   default: return NULL;
   }
 }
@@ -32,25 +32,33 @@ size_t prx_fused_smem_bytes(int K) {
 }
 
 /* the FFT buffer, and behind it the filter's ring where the build has one */
-static size_t smem_bytes(int K, int T, int ring) {
-  return prx_fused_smem_bytes(K) + (size_t)ring * T * sizeof(float2);
+static size_t smem_bytes(int K, const prx_fused_info *b) {
+  return prx_fused_smem_bytes(K) + (size_t)b->ring * b->T * sizeof(float2);
 }
 
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
-  int T = 0, ring = 0;
-  prx_fused_fn f = pick(K, R, fmt, variant, &T, &ring);
+  prx_fused_info b;
+  prx_fused_fn f = pick(K, R, fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
-  return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)smem_bytes(K, T, ring));
+  const size_t smem = smem_bytes(K, &b);
+  cudaError_t e =
+      cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess && b.carve) {
+    /* percent of the largest carve-out (228 KB), 1 KB reserved per block */
+    const int pct = (int)((100 * b.carve * (smem + 1024) + 228 * 1024 - 1) / (228 * 1024));
+    e = cudaFuncSetAttribute((const void *)f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             pct > 100 ? 100 : pct);
+  }
+  return e;
 }
 
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st) {
   if (p->n_out <= 0) return cudaSuccess;
-  int T = 0, ring = 0;
-  prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant, &T, &ring);
+  prx_fused_info b;
+  prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
   const int J = prx_fused_tile(p->K);
   const unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
-  f<<<blocks, T, smem_bytes(p->K, T, ring), st>>>(*p);
+  f<<<blocks, b.T, smem_bytes(p->K, &b), st>>>(*p);
   return cudaGetLastError();
 }

@@ -85,7 +85,30 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
 /* Options of the v5 kernel (bit mask OPT):
  *  PRX_OPT_UNROLL: the loop over a thread's base branches is unrolled, so that the compiler
  *    can issue the next branch's loads while the current one's multiply-adds run. */
-enum { PRX_OPT_UNROLL = 1, PRX_OPT_RING = 2, PRX_OPT_R4F = 4, PRX_OPT_R4H = 8 };
+enum {
+  PRX_OPT_UNROLL = 1,
+  PRX_OPT_RING = 2,
+  PRX_OPT_R4F = 4,
+  PRX_OPT_R4H = 8,
+  PRX_OPT_TAPL1 = 16, /* tap loads with L1 priority evict_last (see prx_fused_tap) */
+  PRX_OPT_WINEF = 32, /* cf32 window loads with L1 priority evict_first */
+  PRX_OPT_CARVE = 64  /* no effect in the kernel: a separate instance for a carve-out setting */
+};
+
+/* One tap. The prototype (P K floats: 64 KB at K = 1024) is the same for every tile, but the
+ * window streaming through L1 (160 KB per tile and block at K = 1024, D = K/2) evicts it between
+ * tiles, so every tile reads it from L2 again (16 B per input sample beside the window's 39).
+ * PRX_OPT_TAPL1 asks L1 to keep it (evict_last), PRX_OPT_WINEF to drop window lines first. */
+template <int OPT> __host__ __device__ __forceinline__ float prx_fused_tap(const float *t) {
+#ifdef __CUDA_ARCH__
+  if (OPT & PRX_OPT_TAPL1) {
+    float v;
+    asm("ld.global.nc.L1::evict_last.f32 %0, [%1];" : "=f"(v) : "l"(t));
+    return v;
+  }
+#endif
+  return PRX_LDG(t);
+}
 
 /* PRX_OPT_R4F, PRX_OPT_R4H (blocks of T = K/4 threads, R = 1 or 2): a thread's branches
  * r + cD (r = tid + it T) are then the elements tid + m K/4, m = 0..3, of every vector: the
@@ -127,8 +150,17 @@ template <int N> __host__ __device__ __forceinline__ void prx_cp_async_wait(void
 #endif
 }
 
-template <int FMT, int R, int J, bool SAFE>
+template <int FMT, int R, int J, bool SAFE, int OPT = 0>
 __host__ __device__ __forceinline__ float2 prx_fused_load(const prx_kparams &p, int n) {
+#ifdef __CUDA_ARCH__
+  if (SAFE && FMT == KF_CF32 && (OPT & PRX_OPT_WINEF)) {
+    float2 v;
+    asm("ld.global.nc.L1::evict_first.v2.f32 {%0, %1}, [%2];"
+        : "=f"(v.x), "=f"(v.y)
+        : "l"((const float2 *)p.in + n));
+    return v;
+  }
+#endif
   if (SAFE) return prx_conv<FMT>(p.in, n);
   if (n < 0) return PRX_LDG(p.hist + (p.Hh + n));
   if (n >= p.n_in) return make_float2(0.0f, 0.0f);
@@ -208,7 +240,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
     PRX_UNROLL
     for (int c = 0; c < R; c++) {
       PRX_UNROLL
-      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(p.taps + q * K + c * D + r);
+      for (int q = 0; q < P; q++) h[c][q] = prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
     }
     float2 acc[R][J];
     PRX_UNROLL
@@ -219,7 +251,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
     const int n0 = p.base + q0 * D - r;
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
-      const float2 u = prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
+      const float2 u = prx_fused_load<FMT, R, J, SAFE, OPT>(p, n0 + t * D);
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL

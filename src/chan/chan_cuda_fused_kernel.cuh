@@ -9,6 +9,14 @@
 
 typedef void (*prx_fused_fn)(const prx_kparams);
 
+/* what the launcher needs to know of a build besides its function */
+typedef struct {
+  int T;     /* threads per block */
+  int ring;  /* rows of the filter's ring in shared memory behind the FFT buffer (0: none) */
+  int carve; /* blocks per multiprocessor to size the shared-memory carve-out for, the rest of
+              * the 256 KB being L1 (0: the driver's choice) */
+} prx_fused_info;
+
 /* TT: threads per block (prx_fused_threads, or fewer). MINB: blocks per multiprocessor for
  * the register cap (1: no cap). VER: 5 (default) folds the D =
  * K/2 sign into the filter's store, has compile-time loop counts and writes each channel's run with
@@ -81,50 +89,68 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * the window through a cp.async ring in shared memory (PRX_OPT_RING, 128 registers; run 10:
  * correct but 20% slower at K = 1024, D = K/2, slower at every size but K = 128, D = K/2), 6
  * run 10's default (the shape without R4F), 7 R4H (every branch held in registers, under 128
- * registers), 8 R4F with the cap everywhere. Sets *ring to the ring's rows (0: none), *T to the
- * build's threads per block (prx_fused_threads; the TT parameter allows fewer: 128-thread blocks
- * at K = 1024, D = K/2 were 7% slower). */
-template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, int *T, int *ring) {
+ * registers), 8 R4F with the cap everywhere; at K = 1024 only, the default with the taps kept in
+ * L1 (PRX_OPT_TAPL1): 9 as it is, 10 with the carve-out sized for 2 blocks, 11 also with the
+ * window loaded evict-first (PRX_OPT_WINEF), 12 the default with that carve-out alone. Fills *b
+ * (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2
+ * were 7% slower). */
+template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F;
-  if (variant && FMT != KF_CF32) return NULL;
-  *T = T0;
-  *ring = 0;
-  switch (variant) {
-  case 0: return prx_fused_shape<FMT, R, LGK, F>();
-  case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
-  case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
-  case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
-  case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
-  case 5: /* cf32 only (above) */
-    *ring = PRX_RING_ROWS;
-    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
-  case 6: return prx_fused_shape<FMT, R, LGK, 0>();
-  case 7: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_R4H, T0>;
-  case 8: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
-  default: return NULL;
+  constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE;
+  b->T = T0;
+  b->ring = 0;
+  b->carve = variant == 10 || variant == 11 || variant == 12 ? 2 : 0;
+  /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
+  if constexpr (FMT != KF_CF32) {
+    return variant ? NULL : prx_fused_shape<FMT, R, LGK, F>();
+  } else {
+    switch (variant) {
+    case 0: return prx_fused_shape<FMT, R, LGK, F>();
+    case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
+    case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
+    case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
+    case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
+    case 5: b->ring = PRX_RING_ROWS; return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
+    case 6: return prx_fused_shape<FMT, R, LGK, 0>();
+    case 7: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_R4H, T0>;
+    case 8: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
+    case 9: /* (if constexpr: no instances at other sizes) */
+      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1>();
+      return NULL;
+    case 10:
+      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1 | CV>();
+      return NULL;
+    case 11:
+      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1 | CV | PRX_OPT_WINEF>();
+      return NULL;
+    case 12:
+      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | CV>();
+      return NULL;
+    default: return NULL;
+    }
   }
 }
-template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant, int *T, int *ring) {
-  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant, T, ring)
-                : prx_fused_pick_v<FMT, 2, LGK>(variant, T, ring);
+template <int FMT, int LGK> prx_fused_fn prx_fused_pick_r(int R, int variant, prx_fused_info *b) {
+  return R == 1 ? prx_fused_pick_v<FMT, 1, LGK>(variant, b)
+                : prx_fused_pick_v<FMT, 2, LGK>(variant, b);
 }
 
-template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant, int *T, int *ring) {
+template <int LGK> prx_fused_fn prx_fused_pick_t(int R, int fmt, int variant, prx_fused_info *b) {
   switch (fmt) {
-  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant, T, ring);
-  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant, T, ring);
-  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant, T, ring);
-  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant, T, ring);
+  case KF_CF32: return prx_fused_pick_r<KF_CF32, LGK>(R, variant, b);
+  case KF_CI16: return prx_fused_pick_r<KF_CI16, LGK>(R, variant, b);
+  case KF_CI8: return prx_fused_pick_r<KF_CI8, LGK>(R, variant, b);
+  case KF_CU8: return prx_fused_pick_r<KF_CU8, LGK>(R, variant, b);
   default: return NULL;
   }
 }
 
 /* the instances for one K, reached through prx_fused_pick_<log2 K>(R, fmt, variant) */
 #define PRX_FUSED_INSTANTIATE(LGK)                                                                 \
-  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant, int *T, int *ring) {              \
-    return prx_fused_pick_t<LGK>(R, fmt, variant, T, ring);                                        \
+  prx_fused_fn prx_fused_pick_##LGK(int R, int fmt, int variant, prx_fused_info *b) {              \
+    return prx_fused_pick_t<LGK>(R, fmt, variant, b);                                              \
   }
 
 #endif
