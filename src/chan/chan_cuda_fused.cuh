@@ -92,7 +92,8 @@ enum {
   PRX_OPT_R4H = 8,
   PRX_OPT_TAPL1 = 16, /* tap loads with L1 priority evict_last (see prx_fused_tap) */
   PRX_OPT_WINEF = 32, /* cf32 window loads with L1 priority evict_first */
-  PRX_OPT_CARVE = 64  /* no effect in the kernel: a separate instance for a carve-out setting */
+  PRX_OPT_CARVE = 64, /* no effect in the kernel: a separate instance for a carve-out setting */
+  PRX_OPT_LAZY = 128  /* each tap loaded at the window slot that first uses it (see the filter) */
 };
 
 /* One tap. The prototype (P K floats: 64 KB at K = 1024) is the same for every tile, but the
@@ -236,11 +237,16 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
 #endif
   for (int it = 0; it < n_it; it++) {
     const int r = tid + it * T;
+    /* taps: all loaded first, or (PRX_OPT_LAZY) each at the window slot of its first use,
+     * t = (P-1)R + (R-1) - c - qR (output 0): about 8 of the 2P are then live at a time instead
+     * of all, which leaves registers for window loads in flight under the cap */
     float h[R][P];
-    PRX_UNROLL
-    for (int c = 0; c < R; c++) {
+    if (!(OPT & PRX_OPT_LAZY)) {
       PRX_UNROLL
-      for (int q = 0; q < P; q++) h[c][q] = prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
+      for (int c = 0; c < R; c++) {
+        PRX_UNROLL
+        for (int q = 0; q < P; q++) h[c][q] = prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
+      }
     }
     float2 acc[R][J];
     PRX_UNROLL
@@ -251,6 +257,15 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
     const int n0 = p.base + q0 * D - r;
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
+      if (OPT & PRX_OPT_LAZY) {
+        PRX_UNROLL
+        for (int c = 0; c < R; c++) {
+          PRX_UNROLL
+          for (int q = 0; q < P; q++)
+            if ((P - 1) * R + (R - 1) - c - q * R == t)
+              h[c][q] = prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
+        }
+      }
       const float2 u = prx_fused_load<FMT, R, J, SAFE, OPT>(p, n0 + t * D);
       PRX_UNROLL
       for (int c = 0; c < R; c++) {

@@ -34,6 +34,9 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
   extern __shared__ float2 V[];
   const int tid = threadIdx.x, jj0 = blockIdx.x * J;
+  if (p.new_hist) /* the history update, spread over the grid (read-only input: no order) */
+    for (int i = blockIdx.x * T + tid; i < p.Hh; i += gridDim.x * T)
+      prx_hist_item(p, p.new_hist, i);
   if (prx_fused_safe<R, J>(p, jj0, D)) {
     if (FMT == KF_CF32 && (OPT & PRX_OPT_RING)) /* ring behind the FFT buffer */
       prx_fused_filter_ring<R, J, K, T>(p, V, V + J * prx_fused_vsmax(K), jj0, tid);
@@ -76,10 +79,12 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
 template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  if (K == 1024 && R == 2 && FMT == KF_CF32) return prx_fused_kernel<FMT, R, LGK, 1, 5, X, T0>;
-  if ((K == 1024 && R == 1) || (K == 4096 && R == 2))
+  if constexpr (K == 1024 && R == 2 && FMT == KF_CF32)
+    return prx_fused_kernel<FMT, R, LGK, 1, 5, X, T0>;
+  else if constexpr ((K == 1024 && R == 1) || (K == 4096 && R == 2))
     return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>;
-  return prx_fused_kernel<FMT, R, LGK, MB, 5, X, T0>;
+  else
+    return prx_fused_kernel<FMT, R, LGK, MB, 5, X, T0>;
 }
 
 /* Default (variant 0): that shape with the FFT's first radix-4 stage in the filter where the
@@ -91,7 +96,9 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * run 10's default (the shape without R4F), 7 R4H (every branch held in registers, under 128
  * registers), 8 R4F with the cap everywhere; at K = 1024 only, the default with the taps kept in
  * L1 (PRX_OPT_TAPL1): 9 as it is, 10 with the carve-out sized for 2 blocks, 11 also with the
- * window loaded evict-first (PRX_OPT_WINEF), 12 the default with that carve-out alone. Fills *b
+ * window loaded evict-first (PRX_OPT_WINEF), 12 the default with that carve-out alone; 13 the
+ * default with each tap loaded where the filter first needs it (PRX_OPT_LAZY), 14 the same with
+ * the cap everywhere. Fills *b
  * (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2
  * were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
@@ -128,6 +135,8 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 12:
       if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | CV>();
       return NULL;
+    case 13: return prx_fused_shape<FMT, R, LGK, F | PRX_OPT_LAZY>();
+    case 14: return prx_fused_kernel<FMT, R, LGK, MB, 5, F | PRX_OPT_LAZY, T0>;
     default: return NULL;
     }
   }
