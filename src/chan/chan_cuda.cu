@@ -324,13 +324,9 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.n_sel = (int)c->n_sel;
   p.K = (int)c->K;
   p.D = (int)c->D;
-  int hist_done = 0;
   if (nob) {
     if (im->fused && d_in) {
-      /* the kernel also writes the history update: one launch per slice, not two */
-      p.new_hist = im->d_hist[im->hcur ^ 1];
       CU(prx_fused_launch(&p, im->variant, st));
-      hist_done = 1;
     } else {
       CU(prx_general_filter_launch(&p, im->d_v, st));
       size_t off = 0;
@@ -344,7 +340,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
       CU(prx_general_post_launch(&p, im->d_v, st));
     }
   }
-  if (!hist_done) CU(prx_hist_launch(&p, im->d_hist[im->hcur ^ 1], st));
+  CU(prx_hist_launch(&p, im->d_hist[im->hcur ^ 1], st));
   im->hcur ^= 1;
   return PRX_OK;
 }

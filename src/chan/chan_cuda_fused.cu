@@ -33,7 +33,33 @@ size_t prx_fused_smem_bytes(int K) {
 
 /* the FFT buffer, and behind it the filter's ring where the build has one */
 static size_t smem_bytes(int K, const prx_fused_info *b) {
-  return prx_fused_smem_bytes(K) + (size_t)b->ring * b->T * sizeof(float2);
+  return prx_fused_smem_bytes(K) + (size_t)b->ring * b->T * sizeof(float2) +
+         (size_t)b->st * sizeof(float);
+}
+
+/* blocks of a persistent build resident at once on the device, kept per build (the answer
+ * does not change; a race between threads writes the same value) */
+static unsigned persistent_grid(prx_fused_fn f, int T, size_t smem) {
+  static struct {
+    prx_fused_fn f;
+    int dev;
+    unsigned grid;
+  } cache[16];
+  int dev = 0;
+  cudaGetDevice(&dev);
+  for (int i = 0; i < 16; i++)
+    if (cache[i].f == f && cache[i].dev == dev) return cache[i].grid;
+  int per_sm = 0, sms = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, T, smem) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return 0;
+  const unsigned grid = (unsigned)(per_sm > 0 ? per_sm : 1) * (unsigned)sms;
+  for (int i = 0; i < 16; i++)
+    if (!cache[i].f) {
+      cache[i].f = f, cache[i].dev = dev, cache[i].grid = grid;
+      break;
+    }
+  return grid;
 }
 
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
@@ -58,7 +84,13 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st)
   prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
   const int J = prx_fused_tile(p->K);
-  const unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
-  f<<<blocks, b.T, smem_bytes(p->K, &b), st>>>(*p);
+  const size_t smem = smem_bytes(p->K, &b);
+  unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
+  if (b.persist) {
+    const unsigned g = persistent_grid(f, b.T, smem);
+    if (!g) return cudaGetLastError() != cudaSuccess ? cudaErrorUnknown : cudaErrorInvalidValue;
+    if (blocks > g) blocks = g;
+  }
+  f<<<blocks, b.T, smem, st>>>(*p);
   return cudaGetLastError();
 }

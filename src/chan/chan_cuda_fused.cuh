@@ -93,8 +93,15 @@ enum {
   PRX_OPT_TAPL1 = 16, /* tap loads with L1 priority evict_last (see prx_fused_tap) */
   PRX_OPT_WINEF = 32, /* cf32 window loads with L1 priority evict_first */
   PRX_OPT_CARVE = 64, /* no effect in the kernel: a separate instance for a carve-out setting */
-  PRX_OPT_LAZY = 128  /* each tap loaded at the window slot that first uses it (see the filter) */
+  PRX_OPT_LAZY = 128, /* each tap loaded at the window slot that first uses it (see the filter) */
+  PRX_OPT_PERSIST = 256, /* persistent grid: contiguous tile ranges per block (see the kernel) */
+  PRX_OPT_ST8 = 512,     /* with PERSIST: tap rows 0..7 of branch c = 0 in shared memory */
+  PRX_OPT_ST16 = 1024    /* with PERSIST: all 16 tap rows of branch c = 0 in shared memory */
 };
+/* tap rows of branch c = 0 staged in shared memory */
+__host__ __device__ constexpr int prx_fused_nst(int opt) {
+  return (opt & PRX_OPT_ST16) ? 16 : (opt & PRX_OPT_ST8) ? 8 : 0;
+}
 
 /* One tap. The prototype (P K floats: 64 KB at K = 1024) is the same for every tile, but the
  * window streaming through L1 (160 KB per tile and block at K = 1024, D = K/2) evicts it between
@@ -223,7 +230,9 @@ prx_fused_r4_store(const prx_kparams &p, float2 *V, int tid, int K, int VS,
  * branches r and r + D of the thread trade places; the output phase then has no sign. */
 template <int FMT, int R, int J, bool SAFE, int VER = 4, int OPT = 0>
 __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, float2 *V, int jj0,
-                                                          int tid, int T, int K) {
+                                                          int tid, int T, int K,
+                                                          const float *ST = NULL) {
+  constexpr int NST = prx_fused_nst(OPT); /* tap rows of c = 0 in ST[q D + r] */
   constexpr int P = PRX_FUSED_P;
   constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
   const int D = K / R, VS = VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
@@ -245,7 +254,9 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL
-        for (int q = 0; q < P; q++) h[c][q] = prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
+        for (int q = 0; q < P; q++)
+          h[c][q] =
+              c == 0 && q < NST ? ST[q * D + r] : prx_fused_tap<OPT>(p.taps + q * K + c * D + r);
       }
     }
     float2 acc[R][J];

@@ -11,20 +11,19 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 
 /* what the launcher needs to know of a build besides its function */
 typedef struct {
-  int T;     /* threads per block */
-  int ring;  /* rows of the filter's ring in shared memory behind the FFT buffer (0: none) */
-  int carve; /* blocks per multiprocessor to size the shared-memory carve-out for, the rest of
-              * the 256 KB being L1 (0: the driver's choice) */
+  int T;       /* threads per block */
+  int ring;    /* rows of the filter's ring in shared memory behind the FFT buffer (0: none) */
+  int carve;   /* blocks per multiprocessor to size the shared-memory carve-out for, the rest of
+                * the 256 KB being L1 (0: the driver's choice) */
+  int st;      /* floats of taps staged in shared memory behind the FFT buffer */
+  int persist; /* 1: a persistent grid (PRX_OPT_PERSIST), as many blocks as fit at once */
 } prx_fused_info;
 
-/* TT: threads per block (prx_fused_threads, or fewer). MINB: blocks per multiprocessor for
- * the register cap (1: no cap). VER: 5 (default) folds the D =
- * K/2 sign into the filter's store, has compile-time loop counts and writes each channel's run with
- * J/2 lanes of 16-byte stores; 4 is the previous design (one lane per output, sign and position
- * table in the output loop), kept to measure the change in the same run. */
-template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
-__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
-  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
+/* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
+template <int FMT, int R, int LGK, int VER, int OPT, int T>
+__device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 *V, int jj0,
+                                                   int tid, const float *ST) {
+  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K);
   /* PRX_OPT_R4F / R4H where the block's shape allows: the filter does the first radix-4 stage */
   constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & (PRX_OPT_R4F | PRX_OPT_R4H) : 0;
   constexpr int OPTF = (OPT & ~(PRX_OPT_R4F | PRX_OPT_R4H)) | R4;
@@ -32,18 +31,13 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
    * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
   constexpr int LG0 = R4 ? LGK - 2 : LGK;
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
-  extern __shared__ float2 V[];
-  const int tid = threadIdx.x, jj0 = blockIdx.x * J;
-  if (p.new_hist) /* the history update, spread over the grid (read-only input: no order) */
-    for (int i = blockIdx.x * T + tid; i < p.Hh; i += gridDim.x * T)
-      prx_hist_item(p, p.new_hist, i);
   if (prx_fused_safe<R, J>(p, jj0, D)) {
     if (FMT == KF_CF32 && (OPT & PRX_OPT_RING)) /* ring behind the FFT buffer */
       prx_fused_filter_ring<R, J, K, T>(p, V, V + J * prx_fused_vsmax(K), jj0, tid);
     else
-      prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
+      prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K, ST);
   } else
-    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K, ST);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
@@ -62,6 +56,35 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
     prx_fused_output5<J>(p, V, jj0, tid, LGT, prx_fused_vs5(K));
   else
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
+}
+
+/* TT: threads per block (prx_fused_threads, or fewer). MINB: blocks per multiprocessor for
+ * the register cap (1: no cap). VER: 5 (default) folds the D = K/2 sign into the filter's
+ * store, has compile-time loop counts and writes each channel's run with J/2 lanes of 16-byte
+ * stores; 4 is the previous design (one lane per output, sign and position table in the output
+ * loop), kept to measure the change in the same run. */
+template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
+__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
+  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
+  extern __shared__ float2 V[];
+  const int tid = threadIdx.x;
+  if constexpr (OPT & PRX_OPT_PERSIST) {
+    /* a grid of a few blocks per multiprocessor, each taking a contiguous range of tiles, with
+     * the first prx_fused_nst(OPT) tap rows of branch c = 0 staged once into shared memory
+     * behind the FFT buffer (ST[q D + r] = h[q K + r]) */
+    constexpr int NST = prx_fused_nst(OPT);
+    float *const ST = (float *)(V + J * prx_fused_vsmax(K));
+    for (int i = tid; i < NST * D; i += T) ST[i] = PRX_LDG(p.taps + (i / D) * K + i % D);
+    const long long n_tiles = (p.n_out + J - 1) / J;
+    const int t0 = (int)(blockIdx.x * n_tiles / gridDim.x);
+    const int t1 = (int)((blockIdx.x + 1) * n_tiles / gridDim.x);
+    for (int tile = t0; tile < t1; tile++) {
+      __syncthreads(); /* V free again (and ST staged) */
+      prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, tile * J, tid, ST);
+    }
+  } else {
+    prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid, NULL);
+  }
 }
 
 /* The builds (measured in bench/GPU_NOTES.md, runs 6-11). The shape of run 10's default
@@ -98,17 +121,22 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * L1 (PRX_OPT_TAPL1): 9 as it is, 10 with the carve-out sized for 2 blocks, 11 also with the
  * window loaded evict-first (PRX_OPT_WINEF), 12 the default with that carve-out alone; 13 the
  * default with each tap loaded where the filter first needs it (PRX_OPT_LAZY), 14 the same with
- * the cap everywhere. Fills *b
+ * the cap everywhere; at K = 1024 only, the default on a persistent grid (PRX_OPT_PERSIST): 15
+ * with the taps from L2 as before, 16 with 8 and 17 with all 16 tap rows of each thread's branch
+ * r (c = 0) staged once per block in shared memory. Fills *b
  * (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2
  * were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F;
-  constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE;
+  constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE, FP = F | PRX_OPT_PERSIST;
+  constexpr int UR = R == 1 ? U : 0, S8 = PRX_OPT_ST8, S16 = PRX_OPT_ST16;
   b->T = T0;
   b->ring = 0;
   b->carve = variant == 10 || variant == 11 || variant == 12 ? 2 : 0;
+  b->persist = variant >= 15 && variant <= 17;
+  b->st = (variant == 16 ? 8 : variant == 17 ? 16 : 0) * (K / R);
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
     return variant ? NULL : prx_fused_shape<FMT, R, LGK, F>();
@@ -137,6 +165,15 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
       return NULL;
     case 13: return prx_fused_shape<FMT, R, LGK, F | PRX_OPT_LAZY>();
     case 14: return prx_fused_kernel<FMT, R, LGK, MB, 5, F | PRX_OPT_LAZY, T0>;
+    case 15: /* persistent grid, taps from L2 (K = 1024 only, as below; <= 128 registers) */
+      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR, T0>;
+      return NULL;
+    case 16: /* persistent, tap rows 0..7 of branch r in shared memory */
+      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR | S8, T0>;
+      return NULL;
+    case 17: /* persistent, all tap rows of branch r (16 K/R floats) in shared memory */
+      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR | S16, T0>;
+      return NULL;
     default: return NULL;
     }
   }

@@ -33,12 +33,10 @@ typedef struct {
   int fmt;            /* KF_* */
   const float2 *hist; /* the Hh converted samples before in[0] */
   int Hh;
-  float2 *new_hist; /* fused kernel: where it writes the history update, prx_hist_item (NULL:
-                       prx_hist_launch does it) */
-  int base;         /* relative index of the newest input of output 0, in [0, D) */
-  int n_out;        /* outputs per channel to write */
-  int e_par;        /* parity of the absolute index j of output 0 */
-  void *out;        /* out[s * stride + jj], cf32 or cf16 */
+  int base;  /* relative index of the newest input of output 0, in [0, D) */
+  int n_out; /* outputs per channel to write */
+  int e_par; /* parity of the absolute index j of output 0 */
+  void *out; /* out[s * stride + jj], cf32 or cf16 */
   size_t stride;
   int out_f16;
   const float *taps;   /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
