@@ -94,7 +94,7 @@ enum {
   PRX_OPT_WINEF = 32, /* cf32 window loads with L1 priority evict_first */
   PRX_OPT_CARVE = 64, /* no effect in the kernel: a separate instance for a carve-out setting */
   PRX_OPT_LAZY = 128, /* each tap loaded at the window slot that first uses it (see the filter) */
-  PRX_OPT_PERSIST = 256, /* persistent grid: contiguous tile ranges per block (see the kernel) */
+  PRX_OPT_PERSIST = 256, /* persistent grid: each block loops over tiles (see the kernel) */
   PRX_OPT_ST8 = 512,     /* with PERSIST: tap rows 0..7 of branch c = 0 in shared memory */
   PRX_OPT_ST16 = 1024    /* with PERSIST: all 16 tap rows of branch c = 0 in shared memory */
 };
