@@ -377,10 +377,14 @@ int main(int argc, char **argv) {
                                 "R4F lazy taps cap",
                                 "R4F persistent",
                                 "R4F persist, 8 tap rows sh",
-                                "R4F persist, 16 tap rows sh"};
-  for (int v = 1; v <= 17; v++)
+                                "R4F persist, 16 tap rows sh",
+                                "run 11-15 default (R4F)",
+                                "R4F + hist blocks",
+                                "R4F + computed rows"};
+  for (int v = 1; v <= 20; v++)
     for (int i = 0; i < 3; i++) {
-      if (((v >= 9 && v <= 12) || v >= 15) && Ks[i] != 1024) continue; /* K = 1024 only */
+      if (((v >= 9 && v <= 12) || (v >= 15 && v <= 17)) && Ks[i] != 1024)
+        continue; /* built at K = 1024 only */
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,
                    vname[v]);

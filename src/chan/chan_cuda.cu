@@ -43,6 +43,7 @@ typedef struct {
   int device;
   int fused, J;    /* path; fused tile */
   int variant;     /* fused kernel variant (0: default) */
+  int natural;     /* every channel selected, in order */
   int R, Pg, Hh;   /* K/D, taps per branch of the prototype, history length */
   size_t B;        /* input samples per host-path block (DMA-capable caller memory) */
   size_t Bp;       /* the same through the pinned staging buffers (pageable memory) */
@@ -272,6 +273,8 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
       otab[s] = make_int2(prx_pad(fused_position(K, k)), (int)s);
     }
     qsort(otab, c->n_sel, sizeof *otab, cmp_otab);
+    im->natural = c->n_sel == K;
+    for (size_t s = 0; s < c->n_sel && im->natural; s++) im->natural = c->select[s] == s;
     st = upload((void **)&im->d_tw, tw, K * sizeof *tw);
     if (!st) st = upload((void **)&im->d_loc, loc, c->n_sel * sizeof *loc);
     if (!st) st = upload((void **)&im->d_otab, otab, c->n_sel * sizeof *otab);
@@ -324,9 +327,12 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.n_sel = (int)c->n_sel;
   p.K = (int)c->K;
   p.D = (int)c->D;
+  p.natural = im->natural;
+  p.new_hist = im->d_hist[im->hcur ^ 1];
+  int hist_done = 0; /* by the fused kernel's extra blocks */
   if (nob) {
     if (im->fused && d_in) {
-      CU(prx_fused_launch(&p, im->variant, st));
+      CU(prx_fused_launch(&p, im->variant, st, &hist_done));
     } else {
       CU(prx_general_filter_launch(&p, im->d_v, st));
       size_t off = 0;
@@ -340,7 +346,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
       CU(prx_general_post_launch(&p, im->d_v, st));
     }
   }
-  CU(prx_hist_launch(&p, im->d_hist[im->hcur ^ 1], st));
+  if (!hist_done) CU(prx_hist_launch(&p, p.new_hist, st));
   im->hcur ^= 1;
   return PRX_OK;
 }

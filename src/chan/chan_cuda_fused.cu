@@ -78,7 +78,8 @@ cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
   return e;
 }
 
-cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st) {
+cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done) {
+  *hist_done = 0;
   if (p->n_out <= 0) return cudaSuccess;
   prx_fused_info b;
   prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant, &b);
@@ -90,6 +91,12 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st)
     const unsigned g = persistent_grid(f, b.T, smem);
     if (!g) return cudaGetLastError() != cudaSuccess ? cudaErrorUnknown : cudaErrorInvalidValue;
     if (blocks > g) blocks = g;
+  } else if (b.histb && p->new_hist) {
+    /* blocks past the tiles write the history update; the block scheduler starts them last,
+     * in the grid's tail */
+    const unsigned hb = (unsigned)((p->Hh + b.T - 1) / b.T);
+    blocks += hb < 64 ? hb : 64;
+    *hist_done = 1;
   }
   f<<<blocks, b.T, smem, st>>>(*p);
   return cudaGetLastError();

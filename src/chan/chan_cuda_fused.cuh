@@ -96,8 +96,25 @@ enum {
   PRX_OPT_LAZY = 128, /* each tap loaded at the window slot that first uses it (see the filter) */
   PRX_OPT_PERSIST = 256, /* persistent grid: each block loops over tiles (see the kernel) */
   PRX_OPT_ST8 = 512,     /* with PERSIST: tap rows 0..7 of branch c = 0 in shared memory */
-  PRX_OPT_ST16 = 1024    /* with PERSIST: all 16 tap rows of branch c = 0 in shared memory */
+  PRX_OPT_ST16 = 1024,   /* with PERSIST: all 16 tap rows of branch c = 0 in shared memory */
+  PRX_OPT_HISTB = 2048,  /* blocks past the tiles write the history update (see the kernel) */
+  PRX_OPT_NATOUT = 4096  /* all channels in order: no otab loads in the output phase */
 };
+
+/* the channel at FFT position pos (the inverse of the host's fused_position: radix-4 stages,
+ * radix-2 last when log2 K is odd; the position's digits are the channel's, reversed) */
+template <int LGK> __host__ __device__ __forceinline__ int prx_fused_chan_of_pos(int pos) {
+  constexpr int NS = LGK / 2 + (LGK & 1);
+  int k = 0, lg_mul = 0, lg_span = LGK;
+  PRX_UNROLL
+  for (int s = 0; s < NS; s++) {
+    const int lgr = (s == NS - 1 && (LGK & 1)) ? 1 : 2;
+    lg_span -= lgr;
+    k |= ((pos >> lg_span) & ((1 << lgr) - 1)) << lg_mul;
+    lg_mul += lgr;
+  }
+  return k;
+}
 /* tap rows of branch c = 0 staged in shared memory */
 __host__ __device__ constexpr int prx_fused_nst(int opt) {
   return (opt & PRX_OPT_ST16) ? 16 : (opt & PRX_OPT_ST8) ? 8 : 0;
@@ -655,7 +672,7 @@ __host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, 
  * 16 different banks, and a warp's store covers 64 / J channel runs of J outputs, whole
  * 32-byte sectors, with one 16-byte store per lane (8 bytes for cf16) where the rows allow
  * it. The sign of D = K/2 is already in the filter's store. */
-template <int J>
+template <int J, int NATLGK = 0>
 __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p, const float2 *V,
                                                            int jj0, int tid, int lgT, int VS) {
   constexpr int L = J / 2; /* lanes per channel */
@@ -667,7 +684,16 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
   const size_t esz = p.out_f16 ? 4 : 8;
   /* the pair is one aligned 2 * esz store when every row start is (jj0 + jl is even) */
   const bool pair = two && !(p.stride & 1) && !((uintptr_t)p.out & (2 * esz - 1));
-  if (pair && !p.out_f16) {
+  if (NATLGK && pair && !p.out_f16 && p.natural) {
+    /* PRX_OPT_NATOUT: position i holds channel prx_fused_chan_of_pos(i), whose row it is */
+    float2 *out = (float2 *)p.out + jj0 + jl;
+    for (int i = tid / L; i < p.n_sel; i += i_step) {
+      const float2 *y = va + prx_pad(i);
+      const float2 y0 = y[0], y1 = y[VS];
+      const size_t row = (unsigned)prx_fused_chan_of_pos < NATLGK ? NATLGK : 1 > (i);
+      *(float4 *)(out + row * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
+    }
+  } else if (pair && !p.out_f16) {
     float2 *out = (float2 *)p.out + jj0 + jl;
     const char *vab = (const char *)va;
     for (int i = tid / L; i < p.n_sel; i += i_step) {

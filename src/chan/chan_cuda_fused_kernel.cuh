@@ -17,6 +17,7 @@ typedef struct {
                 * the 256 KB being L1 (0: the driver's choice) */
   int st;      /* floats of taps staged in shared memory behind the FFT buffer */
   int persist; /* 1: a persistent grid (PRX_OPT_PERSIST), as many blocks as fit at once */
+  int histb;   /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
 } prx_fused_info;
 
 /* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
@@ -53,7 +54,7 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   }
   __syncthreads();
   if (VER >= 5)
-    prx_fused_output5<J>(p, V, jj0, tid, LGT, prx_fused_vs5(K));
+    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0>(p, V, jj0, tid, LGT, prx_fused_vs5(K));
   else
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
@@ -83,6 +84,15 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
       prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, tile * J, tid, ST);
     }
   } else {
+    if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
+      const int n_tiles = (p.n_out + J - 1) / J;
+      if ((int)blockIdx.x >= n_tiles) { /* a history block (see prx_fused_launch) */
+        const int nb = gridDim.x - n_tiles;
+        for (int i = (blockIdx.x - n_tiles) * T + tid; i < p.Hh; i += nb * T)
+          prx_hist_item(p, p.new_hist, i);
+        return;
+      }
+    }
     prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid, NULL);
   }
 }
@@ -132,17 +142,19 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F;
   constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE, FP = F | PRX_OPT_PERSIST;
   constexpr int UR = R == 1 ? U : 0, S8 = PRX_OPT_ST8, S16 = PRX_OPT_ST16;
+  constexpr int HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
   b->T = T0;
   b->ring = 0;
   b->carve = variant == 10 || variant == 11 || variant == 12 ? 2 : 0;
   b->persist = variant >= 15 && variant <= 17;
   b->st = (variant == 16 ? 8 : variant == 17 ? 16 : 0) * (K / R);
+  b->histb = variant == 0 || variant == 19;
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
-    return variant ? NULL : prx_fused_shape<FMT, R, LGK, F>();
+    return variant ? NULL : prx_fused_shape<FMT, R, LGK, F | HB | NO>();
   } else {
     switch (variant) {
-    case 0: return prx_fused_shape<FMT, R, LGK, F>();
+    case 0: return prx_fused_shape<FMT, R, LGK, F | HB | NO>();
     case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
     case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
     case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
@@ -174,6 +186,9 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 17: /* persistent, all tap rows of branch r (16 K/R floats) in shared memory */
       if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR | S16, T0>;
       return NULL;
+    case 18: return prx_fused_shape<FMT, R, LGK, F>(); /* run 11-15 default */
+    case 19: return prx_fused_shape<FMT, R, LGK, F | HB>();
+    case 20: return prx_fused_shape<FMT, R, LGK, F | NO>();
     default: return NULL;
     }
   }

@@ -10,7 +10,8 @@
 int prx_fused_supported(int K);
 size_t prx_fused_smem_bytes(int K);
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant); /* shared-memory limit */
-cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st);
+/* *hist_done: set when the launch also wrote the history update (PRX_OPT_HISTB builds) */
+cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done);
 
 /* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
 cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
