@@ -121,7 +121,11 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
 }
 
 /* Default (variant 0): that shape with the FFT's first radix-4 stage in the filter where the
- * block's shape allows it (PRX_OPT_R4F: K = 1024 and 2048). Variants for the benchmark and
+ * block's shape allows it (PRX_OPT_R4F: K = 1024 and 2048; run 11: +1.4% at K = 1024, D = K/2,
+ * +5% at D = K), the history update by extra blocks of the launch (PRX_OPT_HISTB: one launch
+ * per slice instead of two; neutral in run 16) and, from K = 1024, computed output rows for
+ * all-channel selections (PRX_OPT_NATOUT; run 16: +2.6% at K = 1024, D = K/2, +5.5% at K =
+ * 4096, D = K/2, but -4.4% at K = 128, D = K/2). Variants for the benchmark and
  * tests (cf32 input only): 1 v5 with the cap everywhere (run 6's default), 2 v4 with the cap
  * (the previous design), 3 v5 without the cap, 4 v5 unrolled under 128 registers, 5 v5 with
  * the window through a cp.async ring in shared memory (PRX_OPT_RING, 128 registers; run 10:
@@ -133,7 +137,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * default with each tap loaded where the filter first needs it (PRX_OPT_LAZY), 14 the same with
  * the cap everywhere; at K = 1024 only, the default on a persistent grid (PRX_OPT_PERSIST): 15
  * with the taps from L2 as before, 16 with 8 and 17 with all 16 tap rows of each thread's branch
- * r (c = 0) staged once per block in shared memory. Fills *b
+ * r (c = 0) staged once per block in shared memory (runs 14-15: all slower); 18 runs 11-15's
+ * default (R4F alone), 19 R4F + HISTB, 20 R4F + NATOUT at every size. Fills *b
  * (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2
  * were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
@@ -143,6 +148,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE, FP = F | PRX_OPT_PERSIST;
   constexpr int UR = R == 1 ? U : 0, S8 = PRX_OPT_ST8, S16 = PRX_OPT_ST16;
   constexpr int HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
+  constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
   b->T = T0;
   b->ring = 0;
   b->carve = variant == 10 || variant == 11 || variant == 12 ? 2 : 0;
@@ -151,10 +157,10 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   b->histb = variant == 0 || variant == 19;
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
-    return variant ? NULL : prx_fused_shape<FMT, R, LGK, F | HB | NO>();
+    return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>();
   } else {
     switch (variant) {
-    case 0: return prx_fused_shape<FMT, R, LGK, F | HB | NO>();
+    case 0: return prx_fused_shape<FMT, R, LGK, DEF>();
     case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
     case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
     case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
