@@ -97,9 +97,9 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
-  # the default and two variants, then D = K; two launches each), clocks left alone
+  # the default and runs 11-15's default, then D = K; two launches each), clocks left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 8 \
+  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis_Tables \

@@ -11,34 +11,26 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 
 /* what the launcher needs to know of a build besides its function */
 typedef struct {
-  int T;       /* threads per block */
-  int ring;    /* rows of the filter's ring in shared memory behind the FFT buffer (0: none) */
-  int carve;   /* blocks per multiprocessor to size the shared-memory carve-out for, the rest of
-                * the 256 KB being L1 (0: the driver's choice) */
-  int st;      /* floats of taps staged in shared memory behind the FFT buffer */
-  int persist; /* 1: a persistent grid (PRX_OPT_PERSIST), as many blocks as fit at once */
-  int histb;   /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
+  int T;     /* threads per block */
+  int histb; /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
 } prx_fused_info;
 
 /* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
 template <int FMT, int R, int LGK, int VER, int OPT, int T>
 __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 *V, int jj0,
-                                                   int tid, const float *ST) {
+                                                   int tid) {
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K);
   /* PRX_OPT_R4F / R4H where the block's shape allows: the filter does the first radix-4 stage */
-  constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & (PRX_OPT_R4F | PRX_OPT_R4H) : 0;
-  constexpr int OPTF = (OPT & ~(PRX_OPT_R4F | PRX_OPT_R4H)) | R4;
+  constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & PRX_OPT_R4F : 0;
+  constexpr int OPTF = (OPT & ~PRX_OPT_R4F) | R4;
   /* FFT (the stages left after the filter, of spans 2^LG0 down): radix-16 passes while two
    * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
   constexpr int LG0 = R4 ? LGK - 2 : LGK;
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
-  if (prx_fused_safe<R, J>(p, jj0, D)) {
-    if (FMT == KF_CF32 && (OPT & PRX_OPT_RING)) /* ring behind the FFT buffer */
-      prx_fused_filter_ring<R, J, K, T>(p, V, V + J * prx_fused_vsmax(K), jj0, tid);
-    else
-      prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K, ST);
-  } else
-    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K, ST);
+  if (prx_fused_safe<R, J>(p, jj0, D))
+    prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
+  else
+    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
@@ -69,35 +61,19 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
   extern __shared__ float2 V[];
   const int tid = threadIdx.x;
-  if constexpr (OPT & PRX_OPT_PERSIST) {
-    /* a grid of a few blocks per multiprocessor, tile = blockIdx.x + k gridDim.x (the grid
-     * sweeps the input as one front, as the one-tile blocks do: run 14's contiguous ranges per
-     * block, 2 MB apart, ran at 58% of it), with the first prx_fused_nst(OPT) tap rows of
-     * branch c = 0 staged once into shared memory behind the FFT buffer (ST[q D + r] =
-     * h[q K + r]) */
-    constexpr int NST = prx_fused_nst(OPT);
-    float *const ST = (float *)(V + J * prx_fused_vsmax(K));
-    for (int i = tid; i < NST * D; i += T) ST[i] = PRX_LDG(p.taps + (i / D) * K + i % D);
+  if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
     const int n_tiles = (p.n_out + J - 1) / J;
-    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-      __syncthreads(); /* V free again (and ST staged) */
-      prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, tile * J, tid, ST);
+    if ((int)blockIdx.x >= n_tiles) { /* a history block (see prx_fused_launch) */
+      const int nb = gridDim.x - n_tiles;
+      for (int i = (blockIdx.x - n_tiles) * T + tid; i < p.Hh; i += nb * T)
+        prx_hist_item(p, p.new_hist, i);
+      return;
     }
-  } else {
-    if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
-      const int n_tiles = (p.n_out + J - 1) / J;
-      if ((int)blockIdx.x >= n_tiles) { /* a history block (see prx_fused_launch) */
-        const int nb = gridDim.x - n_tiles;
-        for (int i = (blockIdx.x - n_tiles) * T + tid; i < p.Hh; i += nb * T)
-          prx_hist_item(p, p.new_hist, i);
-        return;
-      }
-    }
-    prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid, NULL);
   }
+  prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid);
 }
 
-/* The builds (measured in bench/GPU_NOTES.md, runs 6-11). The shape of run 10's default
+/* The builds (measured in bench/GPU_NOTES.md, runs 6-18). The shape of run 10's default
  * (every input format): v5 with the register cap (24 warps per multiprocessor where shared
  * memory allows: 80 registers at K <= 1024), except
  *  - K = 1024, D = K/2, cf32 input: no cap (128 registers, 2 blocks): under 80 registers the
@@ -125,36 +101,21 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * +5% at D = K), the history update by extra blocks of the launch (PRX_OPT_HISTB: one launch
  * per slice instead of two; neutral in run 16) and, from K = 1024, computed output rows for
  * all-channel selections (PRX_OPT_NATOUT; run 16: +2.6% at K = 1024, D = K/2, +5.5% at K =
- * 4096, D = K/2, but -4.4% at K = 128, D = K/2). Variants for the benchmark and
- * tests (cf32 input only): 1 v5 with the cap everywhere (run 6's default), 2 v4 with the cap
- * (the previous design), 3 v5 without the cap, 4 v5 unrolled under 128 registers, 5 v5 with
- * the window through a cp.async ring in shared memory (PRX_OPT_RING, 128 registers; run 10:
- * correct but 20% slower at K = 1024, D = K/2, slower at every size but K = 128, D = K/2), 6
- * run 10's default (the shape without R4F), 7 R4H (every branch held in registers, under 128
- * registers), 8 R4F with the cap everywhere; at K = 1024 only, the default with the taps kept in
- * L1 (PRX_OPT_TAPL1): 9 as it is, 10 with the carve-out sized for 2 blocks, 11 also with the
- * window loaded evict-first (PRX_OPT_WINEF), 12 the default with that carve-out alone; 13 the
- * default with each tap loaded where the filter first needs it (PRX_OPT_LAZY), 14 the same with
- * the cap everywhere; at K = 1024 only, the default on a persistent grid (PRX_OPT_PERSIST): 15
- * with the taps from L2 as before, 16 with 8 and 17 with all 16 tap rows of each thread's branch
- * r (c = 0) staged once per block in shared memory (runs 14-15: all slower); 18 runs 11-15's
- * default (R4F alone), 19 R4F + HISTB, 20 R4F + NATOUT at every size. Fills *b
- * (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2
- * were 7% slower). */
+ * 4096, D = K/2, but -4.4% at K = 128, D = K/2). Variants for the benchmark and tests (cf32
+ * input only; the before/after of each change in one run): 1 v5 with the cap everywhere (run 6's
+ * default), 2 v4 with the cap (the design before v5), 3 v5 without the cap, 4 v5 unrolled under
+ * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
+ * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere. The options measured and
+ * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b (T:
+ * prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2 were
+ * 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F;
-  constexpr int L1 = PRX_OPT_TAPL1, CV = PRX_OPT_CARVE, FP = F | PRX_OPT_PERSIST;
-  constexpr int UR = R == 1 ? U : 0, S8 = PRX_OPT_ST8, S16 = PRX_OPT_ST16;
-  constexpr int HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
+  constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
   constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
   b->T = T0;
-  b->ring = 0;
-  b->carve = variant == 10 || variant == 11 || variant == 12 ? 2 : 0;
-  b->persist = variant >= 15 && variant <= 17;
-  b->st = (variant == 16 ? 8 : variant == 17 ? 16 : 0) * (K / R);
-  b->histb = variant == 0 || variant == 19;
+  b->histb = variant == 0 || variant == 7;
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
     return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>();
@@ -165,36 +126,11 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
     case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
     case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
-    case 5: b->ring = PRX_RING_ROWS; return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_RING, T0>;
-    case 6: return prx_fused_shape<FMT, R, LGK, 0>();
-    case 7: return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_R4H, T0>;
-    case 8: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
-    case 9: /* (if constexpr: no instances at other sizes) */
-      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1>();
-      return NULL;
-    case 10:
-      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1 | CV>();
-      return NULL;
-    case 11:
-      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | L1 | CV | PRX_OPT_WINEF>();
-      return NULL;
-    case 12:
-      if constexpr (K == 1024) return prx_fused_shape<FMT, R, LGK, F | CV>();
-      return NULL;
-    case 13: return prx_fused_shape<FMT, R, LGK, F | PRX_OPT_LAZY>();
-    case 14: return prx_fused_kernel<FMT, R, LGK, MB, 5, F | PRX_OPT_LAZY, T0>;
-    case 15: /* persistent grid, taps from L2 (K = 1024 only, as below; <= 128 registers) */
-      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR, T0>;
-      return NULL;
-    case 16: /* persistent, tap rows 0..7 of branch r in shared memory */
-      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR | S8, T0>;
-      return NULL;
-    case 17: /* persistent, all tap rows of branch r (16 K/R floats) in shared memory */
-      if constexpr (K == 1024) return prx_fused_kernel<FMT, R, LGK, MB2, 5, FP | UR | S16, T0>;
-      return NULL;
-    case 18: return prx_fused_shape<FMT, R, LGK, F>(); /* run 11-15 default */
-    case 19: return prx_fused_shape<FMT, R, LGK, F | HB>();
-    case 20: return prx_fused_shape<FMT, R, LGK, F | NO>();
+    case 5: return prx_fused_shape<FMT, R, LGK, 0>();
+    case 6: return prx_fused_shape<FMT, R, LGK, F>();
+    case 7: return prx_fused_shape<FMT, R, LGK, F | HB>();
+    case 8: return prx_fused_shape<FMT, R, LGK, F | NO>();
+    case 9: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
     default: return NULL;
     }
   }
