@@ -58,7 +58,7 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
  * loop), kept to measure the change in the same run. */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
-  constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K), T = TT;
+  constexpr int K = 1 << LGK, J = prx_fused_tile(K), T = TT;
   extern __shared__ float2 V[];
   const int tid = threadIdx.x;
   if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
