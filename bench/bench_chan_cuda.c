@@ -163,9 +163,10 @@ static void measure_d2h_2d(size_t total) {
   cudaEventDestroy(e1);
 }
 
-/* the same into rows 1 MB apart (the pitch of the end-to-end runs' output), h: 1 GB pinned */
-static void measure_d2h_pitched(void *h) {
-  const size_t pitch = (size_t)1 << 20, nrows = 1024;
+/* the same into rows 1 MB apart (the pitch of the end-to-end runs' output), h: hbytes pinned
+ * (1024 rows, fewer where h is smaller: --quick) */
+static void measure_d2h_pitched(void *h, size_t hbytes) {
+  const size_t pitch = (size_t)1 << 20, nrows = hbytes / pitch < 1024 ? hbytes / pitch : 1024;
   void *d;
   CK(cudaMalloc(&d, nrows * 262144));
   cudaEvent_t e0, e1;
@@ -385,7 +386,7 @@ int main(int argc, char **argv) {
   const size_t Ne = quick ? (size_t)1 << 23 : (size_t)1 << 26;
   void *h_out;
   CK(cudaHostAlloc(&h_out, Ne * 2 * 8 + (1 << 20), 0));
-  measure_d2h_pitched(h_out);
+  measure_d2h_pitched(h_out, Ne * 2 * 8 + (1 << 20));
   static const prx_format fins[] = {PRX_CI16, PRX_CF32};
   for (int f = 0; f < 2; f++) {
     if (fins[f] == PRX_CI16)
