@@ -20,7 +20,7 @@ template <int FMT, int R, int LGK, int VER, int OPT, int T>
 __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 *V, int jj0,
                                                    int tid) {
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K);
-  /* PRX_OPT_R4F / R4H where the block's shape allows: the filter does the first radix-4 stage */
+  /* PRX_OPT_R4F where the block's shape allows it: the filter does the first radix-4 stage */
   constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & PRX_OPT_R4F : 0;
   constexpr int OPTF = (OPT & ~PRX_OPT_R4F) | R4;
   /* FFT (the stages left after the filter, of spans 2^LG0 down): radix-16 passes while two
