@@ -346,7 +346,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
       CU(prx_general_post_launch(&p, im->d_v, st));
     }
   }
-  if (!hist_done) CU(prx_hist_launch(&p, p.new_hist, st));
+  if (!hist_done) CU(prx_hist_launch(&p, st));
   im->hcur ^= 1;
   return PRX_OK;
 }

@@ -73,6 +73,14 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
   prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid);
 }
 
+/* One build: its kernel, and what the launcher must know of it (from its template arguments). */
+template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
+prx_fused_fn prx_fused_build(prx_fused_info *b) {
+  b->T = TT;
+  b->histb = (OPT & PRX_OPT_HISTB) != 0;
+  return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
+}
+
 /* The builds (measured in bench/GPU_NOTES.md, runs 6-18). The shape of run 10's default
  * (every input format): v5 with the register cap (24 warps per multiprocessor where shared
  * memory allows: 80 registers at K <= 1024), except
@@ -85,15 +93,15 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
  *    bound, the next branch's loads issued while the current one's products run (+12%, +5%;
  *    at K = 1024, D = K/2 the same costs 3-4%).
  * X: options added to every build of that shape. */
-template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
+template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   if constexpr (K == 1024 && R == 2 && FMT == KF_CF32)
-    return prx_fused_kernel<FMT, R, LGK, 1, 5, X, T0>;
+    return prx_fused_build<FMT, R, LGK, 1, 5, X, T0>(b);
   else if constexpr ((K == 1024 && R == 1) || (K == 4096 && R == 2))
-    return prx_fused_kernel<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>;
+    return prx_fused_build<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>(b);
   else
-    return prx_fused_kernel<FMT, R, LGK, MB, 5, X, T0>;
+    return prx_fused_build<FMT, R, LGK, MB, 5, X, T0>(b);
 }
 
 /* Default (variant 0): that shape with the FFT's first radix-4 stage in the filter where the
@@ -106,31 +114,29 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(void) {
  * default), 2 v4 with the cap (the design before v5), 3 v5 without the cap, 4 v5 unrolled under
  * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
  * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere. The options measured and
- * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b (T:
- * prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K = 1024, D = K/2 were
- * 7% slower). */
+ * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
+ * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
+ * 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
   constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
-  b->T = T0;
-  b->histb = variant == 0 || variant == 7;
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
-    return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>();
+    return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>(b);
   } else {
     switch (variant) {
-    case 0: return prx_fused_shape<FMT, R, LGK, DEF>();
-    case 1: return prx_fused_kernel<FMT, R, LGK, MB, 5, 0, T0>;
-    case 2: return prx_fused_kernel<FMT, R, LGK, MB, 4, 0, T0>;
-    case 3: return prx_fused_kernel<FMT, R, LGK, 1, 5, 0, T0>;
-    case 4: return prx_fused_kernel<FMT, R, LGK, MB2, 5, U, T0>;
-    case 5: return prx_fused_shape<FMT, R, LGK, 0>();
-    case 6: return prx_fused_shape<FMT, R, LGK, F>();
-    case 7: return prx_fused_shape<FMT, R, LGK, F | HB>();
-    case 8: return prx_fused_shape<FMT, R, LGK, F | NO>();
-    case 9: return prx_fused_kernel<FMT, R, LGK, MB, 5, F, T0>;
+    case 0: return prx_fused_shape<FMT, R, LGK, DEF>(b);
+    case 1: return prx_fused_build<FMT, R, LGK, MB, 5, 0, T0>(b);
+    case 2: return prx_fused_build<FMT, R, LGK, MB, 4, 0, T0>(b);
+    case 3: return prx_fused_build<FMT, R, LGK, 1, 5, 0, T0>(b);
+    case 4: return prx_fused_build<FMT, R, LGK, MB2, 5, U, T0>(b);
+    case 5: return prx_fused_shape<FMT, R, LGK, 0>(b);
+    case 6: return prx_fused_shape<FMT, R, LGK, F>(b);
+    case 7: return prx_fused_shape<FMT, R, LGK, F | HB>(b);
+    case 8: return prx_fused_shape<FMT, R, LGK, F | NO>(b);
+    case 9: return prx_fused_build<FMT, R, LGK, MB, 5, F, T0>(b);
     default: return NULL;
     }
   }

@@ -18,9 +18,9 @@ static __global__ void __launch_bounds__(256)
     prx_post_item(p, v, w);
 }
 
-static __global__ void __launch_bounds__(256) hist_kernel(const prx_kparams p, float2 *nh) {
+static __global__ void __launch_bounds__(256) hist_kernel(const prx_kparams p) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < p.Hh; i += gridDim.x * blockDim.x)
-    prx_hist_item(p, nh, i);
+    prx_hist_item(p, p.new_hist, i);
 }
 
 /* a grid of at most 64 blocks per multiprocessor-ish, grid-stride beyond */
@@ -43,8 +43,8 @@ cudaError_t prx_general_post_launch(const prx_kparams *p, const float2 *v, cudaS
   return cudaGetLastError();
 }
 
-cudaError_t prx_hist_launch(const prx_kparams *p, float2 *new_hist, cudaStream_t st) {
+cudaError_t prx_hist_launch(const prx_kparams *p, cudaStream_t st) {
   if (p->Hh <= 0) return cudaSuccess;
-  hist_kernel<<<grid_for((size_t)p->Hh), 256, 0, st>>>(*p, new_hist);
+  hist_kernel<<<grid_for((size_t)p->Hh), 256, 0, st>>>(*p);
   return cudaGetLastError();
 }

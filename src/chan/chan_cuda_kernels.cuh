@@ -51,8 +51,8 @@ typedef struct {
   int K, D;
   int natural;      /* the selection is every channel in order (fused PRX_OPT_NATOUT: the output
                        phase computes each position's channel instead of reading otab) */
-  float2 *new_hist; /* fused PRX_OPT_HISTB: the history update's destination (prx_hist_item),
-                       written by blocks past the tiles */
+  float2 *new_hist; /* the history update's destination (prx_hist_item), written by the history
+                       kernel or, in PRX_OPT_HISTB builds, by blocks past the tiles */
 } prx_kparams;
 
 #if defined(__CUDA_ARCH__)

@@ -16,7 +16,7 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
 /* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
 cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
 cudaError_t prx_general_post_launch(const prx_kparams *p, const float2 *v, cudaStream_t st);
-/* history update: new_hist = last Hh samples of (p->hist ++ p->in) */
-cudaError_t prx_hist_launch(const prx_kparams *p, float2 *new_hist, cudaStream_t st);
+/* history update: p->new_hist = last Hh samples of (p->hist ++ p->in) */
+cudaError_t prx_hist_launch(const prx_kparams *p, cudaStream_t st);
 
 #endif
