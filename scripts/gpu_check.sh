@@ -97,7 +97,8 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
-  # the default and runs 11-15's default, then D = K; two launches each), clocks left alone
+  # the default and variant 10 (the swizzled layout), then D = K; two launches each), clocks
+  # left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
@@ -116,6 +117,6 @@ if has bench; then
   tail -3 "$OUT/bench.err"
 fi
 if has profile; then
-  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem) " \
+  grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem|Shared Memory Configuration Size|Bank Conflicts|Stall Long Scoreboard) " \
     "$OUT/ncu.txt" | sed -E 's/ {2,}/ /g' | head -200
 fi

@@ -27,6 +27,7 @@ static prx_fused_fn pick(int K, int R, int fmt, int variant, prx_fused_info *b) 
 
 int prx_fused_supported(int K) { return K >= 64 && K <= 4096 && !(K & (K - 1)); }
 
+/* the most any build takes (the padded layout) */
 size_t prx_fused_smem_bytes(int K) {
   return (size_t)prx_fused_tile(K) * prx_fused_vsmax(K) * sizeof(float2);
 }
@@ -35,8 +36,7 @@ cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
   prx_fused_info b;
   prx_fused_fn f = pick(K, R, fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
-  return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)prx_fused_smem_bytes(K));
+  return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
 }
 
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done) {
@@ -54,6 +54,6 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     blocks += hb < 64 ? hb : 64;
     *hist_done = 1;
   }
-  f<<<blocks, b.T, prx_fused_smem_bytes(p->K), st>>>(*p);
+  f<<<blocks, b.T, (size_t)b.smem, st>>>(*p);
   return cudaGetLastError();
 }

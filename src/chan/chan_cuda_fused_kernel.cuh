@@ -13,6 +13,7 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 typedef struct {
   int T;     /* threads per block */
   int histb; /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
+  int smem;  /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
 } prx_fused_info;
 
 /* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
@@ -27,6 +28,7 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
    * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
   constexpr int LG0 = R4 ? LGK - 2 : LGK;
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
+  constexpr int SW = prx_opt_sw<OPT>();
   if (prx_fused_safe<R, J>(p, jj0, D))
     prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
   else
@@ -34,19 +36,20 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
-    prx_fused_pass16<J, VER>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
+    prx_fused_pass16<J, VER, SW>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
   }
   if (HAS4) {
     __syncthreads();
-    prx_fused_stage<J, VER>(p, V, LGK, LG0 - 4 * N16, 2, tid, LGT);
+    prx_fused_stage<J, VER, SW>(p, V, LGK, LG0 - 4 * N16, 2, tid, LGT);
   }
   if (HAS2) {
     __syncthreads();
-    prx_fused_stage<J, VER>(p, V, LGK, 1, 1, tid, LGT);
+    prx_fused_stage<J, VER, SW>(p, V, LGK, 1, 1, tid, LGT);
   }
   __syncthreads();
   if (VER >= 5)
-    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0>(p, V, jj0, tid, LGT, prx_fused_vs5(K));
+    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0, SW>(p, V, jj0, tid, LGT,
+                                                              prx_fused_vsv<VER, SW>(K));
   else
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
@@ -76,8 +79,11 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
 /* One build: its kernel, and what the launcher must know of it (from its template arguments). */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 prx_fused_fn prx_fused_build(prx_fused_info *b) {
+  static_assert(VER >= 5 || !(OPT & PRX_OPT_SWZ), "the swizzled layout is v5's");
+  constexpr int K = 1 << LGK;
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
+  b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER, prx_opt_sw<OPT>()>(K) * sizeof(float2));
   return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
 }
 
@@ -113,7 +119,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * input only; the before/after of each change in one run): 1 v5 with the cap everywhere (run 6's
  * default), 2 v4 with the cap (the design before v5), 3 v5 without the cap, 4 v5 unrolled under
  * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
- * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere. The options measured and
+ * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere, 10 the default with the
+ * swizzled shared-memory layout (PRX_OPT_SWZ). The options measured and
  * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
@@ -137,6 +144,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 7: return prx_fused_shape<FMT, R, LGK, F | HB>(b);
     case 8: return prx_fused_shape<FMT, R, LGK, F | NO>(b);
     case 9: return prx_fused_build<FMT, R, LGK, MB, 5, F, T0>(b);
+    case 10: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_SWZ>(b);
     default: return NULL;
     }
   }
