@@ -58,6 +58,7 @@ typedef struct {
   float2 *d_hist[2];
   int hcur;
   float *d_taps;
+  float *d_taps_rot; /* fused: the 16 rotated copies for PRX_OPT_ALIGN builds */
   float2 *d_tw;
   int *d_loc;
   int2 *d_otab;
@@ -108,6 +109,7 @@ static void release(cuda_impl *im) {
   cudaFree(im->d_hist[0]);
   cudaFree(im->d_hist[1]);
   cudaFree(im->d_taps);
+  cudaFree(im->d_taps_rot);
   cudaFree(im->d_tw);
   cudaFree(im->d_loc);
   cudaFree(im->d_otab);
@@ -251,6 +253,13 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   if (!taps) return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu taps", ntaps);
   memcpy(taps, c->taps, c->M * sizeof *taps);
   prx_status st = upload((void **)&im->d_taps, taps, ntaps * sizeof *taps);
+  if (!st && im->fused) { /* P = PRX_FUSED_P: ntaps = P K */
+    float *rot = (float *)malloc(16 * ntaps * sizeof *rot);
+    if (!rot) st = prx_fail(PRX_ERR_NOMEM, "cannot allocate the rotated taps");
+    if (rot) prx_fused_rotate_taps(taps, P, (int)K, prx_fused_threads((int)K, (int)D), rot);
+    if (rot) st = upload((void **)&im->d_taps_rot, rot, 16 * ntaps * sizeof *rot);
+    free(rot);
+  }
   free(taps);
   if (st) return st;
   if ((st = upload((void **)&im->d_sel, c->select, c->n_sel * sizeof *c->select))) return st;
@@ -319,6 +328,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.stride = stride;
   p.out_f16 = c->cfg.out_format == PRX_CF16;
   p.taps = im->d_taps;
+  p.taps_rot = im->d_taps_rot;
   p.P = im->Pg;
   p.tw = im->d_tw;
   p.loc = im->d_loc;

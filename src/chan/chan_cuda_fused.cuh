@@ -103,8 +103,17 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *  PRX_OPT_HISTB: blocks past the tiles write the history update (see the kernel);
  *  PRX_OPT_NATOUT: with every channel selected in order, the output phase computes each
  *    position's channel (prx_fused_chan_of_pos) instead of reading the table otab;
- *  PRX_OPT_SWZ: the swizzled shared-memory layout (prx_slot, SW = 1; v5 only). */
-enum { PRX_OPT_UNROLL = 1, PRX_OPT_R4F = 2, PRX_OPT_HISTB = 4, PRX_OPT_NATOUT = 8, PRX_OPT_SWZ = 16 };
+ *  PRX_OPT_SWZ: the swizzled shared-memory layout (prx_slot, SW = 1; v5 only);
+ *  PRX_OPT_ALIGN: the threads' base branches rotated so that each warp's window loads cover
+ *    whole 128-byte lines (prx_fused_rot; v5 only). */
+enum {
+  PRX_OPT_UNROLL = 1,
+  PRX_OPT_R4F = 2,
+  PRX_OPT_HISTB = 4,
+  PRX_OPT_NATOUT = 8,
+  PRX_OPT_SWZ = 16,
+  PRX_OPT_ALIGN = 32
+};
 /* the layout of a build's options */
 template <int OPT> __host__ __device__ constexpr int prx_opt_sw() { return (OPT & PRX_OPT_SWZ) != 0; }
 
@@ -131,6 +140,30 @@ template <int LGK> __host__ __device__ __forceinline__ int prx_fused_chan_of_pos
  * writes: no barrier) by the last one (holding all four in registers was 1.5% slower). */
 template <int T, int K> __host__ __device__ constexpr bool prx_fused_r4_ok(int R) {
   return T == K / 4 && (R == 1 || R == 2);
+}
+
+/* PRX_OPT_ALIGN. A warp's 32 threads take 32 consecutive base branches r, whose window samples
+ * n0 + t D - r (t fixed) are 32 consecutive samples ending at n0 + t D - r_first. Where that
+ * run starts is set by the input's address and the launch's base: one sample past a 32-byte
+ * boundary in the benchmark (ncu: 28.4 of 32 bytes used per sector), so each load touches 9
+ * sectors and three 128-byte lines instead of 8 and two. Thread tid therefore takes base
+ * branch b = (tid + rot) mod T (and b + it T), with rot chosen so that every warp's run but
+ * the one that wraps starts on a 16-sample boundary (128 bytes of cf32, 64 of ci16, 32 of
+ * ci8/cu8). D, T and K are multiples of 16, so rot depends only on the input's address and
+ * base. The taps follow the branches: copy rot of p.taps_rot has each run of T branches
+ * rotated by rot, so that the tap loads stay aligned too. */
+template <int FMT> __host__ __device__ __forceinline__ int prx_fused_rot(const prx_kparams &p) {
+  const int lg_bytes = FMT == KF_CF32 ? 3 : FMT == KF_CI16 ? 2 : 1; /* log2 bytes per sample */
+  return (int)((((uintptr_t)p.in >> lg_bytes) + (uintptr_t)(p.base + 1)) & 15);
+}
+
+/* the 16 rotated copies of taps (P * K each) for PRX_OPT_ALIGN, T threads per block: copy d
+ * has rot[d][q K + c D + it T + x] = taps[q K + c D + it T + (x + d) mod T] */
+__host__ __forceinline__ void prx_fused_rotate_taps(const float *taps, int P, int K, int T,
+                                                    float *rot) {
+  for (int d = 0; d < 16; d++)
+    for (int i = 0; i < P * K; i++)
+      rot[(size_t)d * P * K + i] = taps[(i & ~(T - 1)) + (((i & (T - 1)) + d) & (T - 1))];
 }
 
 template <int FMT, int R, int J, bool SAFE>
@@ -202,17 +235,20 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
   /* v5: the branch loop with its trip count known (T divides D), no bound test */
   const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
-  constexpr bool R4 = (OPT & PRX_OPT_R4F) != 0;
+  constexpr bool R4 = (OPT & PRX_OPT_R4F) != 0, AL = (OPT & PRX_OPT_ALIGN) != 0;
+  /* the thread's first base branch, and its taps (PRX_OPT_ALIGN: rotated, see prx_fused_rot) */
+  const int rot = AL ? prx_fused_rot<FMT>(p) : 0, b = AL ? (tid + rot) & (T - 1) : tid;
+  const float *taps = AL ? p.taps_rot + (size_t)rot * (P * K) + (tid - b) : p.taps;
 #ifdef __CUDA_ARCH__
 #pragma unroll((OPT & PRX_OPT_UNROLL) ? 4 : 1)
 #endif
   for (int it = 0; it < n_it; it++) {
-    const int r = tid + it * T;
+    const int r = b + it * T;
     float h[R][P];
     PRX_UNROLL
     for (int c = 0; c < R; c++) {
       PRX_UNROLL
-      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(p.taps + q * K + c * D + r);
+      for (int q = 0; q < P; q++) h[c][q] = PRX_LDG(taps + q * K + c * D + r);
     }
     float2 acc[R][J];
     PRX_UNROLL
@@ -240,7 +276,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       }
     }
     if (R4 && it == n_it - 1) {
-      prx_fused_r4_store<R, J, SW>(p, V, tid, K, VS, acc);
+      prx_fused_r4_store<R, J, SW>(p, V, b, K, VS, acc);
     } else if (VER >= 5 && R == 2) {
       /* slot of branch c for output jl: r + (c ^ odd(j)) D, j = jj0 + jl + e_par, jj0 even */
       const int s0 = prx_slot<SW>(r), s1 = prx_slot<SW>(r + D);

@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
 /* One build: its kernel, and what the launcher must know of it (from its template arguments). */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 prx_fused_fn prx_fused_build(prx_fused_info *b) {
-  static_assert(VER >= 5 || !(OPT & PRX_OPT_SWZ), "the swizzled layout is v5's");
+  static_assert(VER >= 5 || !(OPT & (PRX_OPT_SWZ | PRX_OPT_ALIGN)), "v5 options");
   constexpr int K = 1 << LGK;
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
@@ -120,7 +120,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * default), 2 v4 with the cap (the design before v5), 3 v5 without the cap, 4 v5 unrolled under
  * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
  * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere, 10 the default with the
- * swizzled shared-memory layout (PRX_OPT_SWZ). The options measured and
+ * swizzled shared-memory layout (PRX_OPT_SWZ), 11 with aligned window loads (PRX_OPT_ALIGN), 12
+ * with both. The options measured and
  * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
@@ -128,6 +129,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
+  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN;
   constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
@@ -144,7 +146,9 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 7: return prx_fused_shape<FMT, R, LGK, F | HB>(b);
     case 8: return prx_fused_shape<FMT, R, LGK, F | NO>(b);
     case 9: return prx_fused_build<FMT, R, LGK, MB, 5, F, T0>(b);
-    case 10: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_SWZ>(b);
+    case 10: return prx_fused_shape<FMT, R, LGK, DEF | SZ>(b);
+    case 11: return prx_fused_shape<FMT, R, LGK, DEF | AL>(b);
+    case 12: return prx_fused_shape<FMT, R, LGK, DEF | SZ | AL>(b);
     default: return NULL;
     }
   }

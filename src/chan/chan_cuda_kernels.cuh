@@ -40,6 +40,8 @@ typedef struct {
   size_t stride;
   int out_f16;
   const float *taps;   /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
+  const float *taps_rot; /* fused, PRX_OPT_ALIGN: 16 copies of taps (16 K each), copy d with
+                            each run of T branches rotated by d (prx_fused_rotate_taps) */
   int P;               /* taps per branch used by the general path */
   const float2 *tw;    /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
   const int *loc;      /* fused v4: per selected channel, its padded position in the FFT
