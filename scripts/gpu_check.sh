@@ -97,15 +97,20 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
-  # the default and variant 12 (swizzled layout, aligned window), then D = K; two launches each), clocks
+  # the default and variant 14 (swizzled layout, base-pointer window), then D = K; two launches each), clocks
   # left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis_Tables \
+    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
     "$BUILD/bench_chan_cuda" --profile >"$OUT/ncu.txt" 2>&1
   note "profile: rc=$? ($(elapsed))"
+  # the default's machine code at K = 1024, D = K/2, cf32 (for instruction counts)
+  CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
+  "$CUOBJDUMP" -sass -fun '_Z16prx_fused_kernelILi0ELi2ELi10ELi1ELi5ELi14ELi256EEv11prx_kparams' \
+    "$BUILD/bench_chan_cuda" >"$OUT/sass_k1024.txt" 2>&1
 fi
 
 echo

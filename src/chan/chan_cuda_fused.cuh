@@ -105,14 +105,18 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *    position's channel (prx_fused_chan_of_pos) instead of reading the table otab;
  *  PRX_OPT_SWZ: the swizzled shared-memory layout (prx_slot, SW = 1; v5 only);
  *  PRX_OPT_ALIGN: the threads' base branches rotated so that each warp's window loads cover
- *    whole 128-byte lines (prx_fused_rot; v5 only). */
+ *    whole 128-byte lines (prx_fused_rot; v5 only);
+ *  PRX_OPT_BPTR: the window of a tile inside the input is read through one base pointer per
+ *    branch, each load at its immediate offset t D, instead of an address computed per load
+ *    (run 22: 2 of the 3 integer instructions per window load in the machine code). */
 enum {
   PRX_OPT_UNROLL = 1,
   PRX_OPT_R4F = 2,
   PRX_OPT_HISTB = 4,
   PRX_OPT_NATOUT = 8,
   PRX_OPT_SWZ = 16,
-  PRX_OPT_ALIGN = 32
+  PRX_OPT_ALIGN = 32,
+  PRX_OPT_BPTR = 64
 };
 /* the layout of a build's options */
 template <int OPT> __host__ __device__ constexpr int prx_opt_sw() { return (OPT & PRX_OPT_SWZ) != 0; }
@@ -236,6 +240,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
   /* v5: the branch loop with its trip count known (T divides D), no bound test */
   const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
   constexpr bool R4 = (OPT & PRX_OPT_R4F) != 0, AL = (OPT & PRX_OPT_ALIGN) != 0;
+  constexpr bool BP = SAFE && (OPT & PRX_OPT_BPTR) != 0;
   /* the thread's first base branch, and its taps (PRX_OPT_ALIGN: rotated, see prx_fused_rot) */
   const int rot = AL ? prx_fused_rot<FMT>(p) : 0, b = AL ? (tid + rot) & (T - 1) : tid;
   const float *taps = AL ? p.taps_rot + (size_t)rot * (P * K) + (tid - b) : p.taps;
@@ -257,9 +262,10 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       for (int jl = 0; jl < J; jl++) acc[c][jl] = make_float2(0.0f, 0.0f);
     }
     const int n0 = p.base + q0 * D - r;
+    const void *const src = prx_conv_at<FMT>(p.in, BP ? n0 : 0); /* PRX_OPT_BPTR */
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
-      const float2 u = prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
+      const float2 u = BP ? prx_conv<FMT>(src, t * D) : prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL

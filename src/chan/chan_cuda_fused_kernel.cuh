@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
 /* One build: its kernel, and what the launcher must know of it (from its template arguments). */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 prx_fused_fn prx_fused_build(prx_fused_info *b) {
-  static_assert(VER >= 5 || !(OPT & (PRX_OPT_SWZ | PRX_OPT_ALIGN)), "v5 options");
+  static_assert(VER >= 5 || !(OPT & (PRX_OPT_SWZ | PRX_OPT_ALIGN | PRX_OPT_BPTR)), "v5 options");
   constexpr int K = 1 << LGK;
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
@@ -121,7 +121,7 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
  * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere, 10 the default with the
  * swizzled shared-memory layout (PRX_OPT_SWZ), 11 with aligned window loads (PRX_OPT_ALIGN), 12
- * with both. The options measured and
+ * with both, 13 with base-pointer window loads (PRX_OPT_BPTR), 14 with SWZ and BPTR. The options measured and
  * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
@@ -129,7 +129,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
-  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN;
+  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR;
   constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
@@ -149,6 +149,8 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 10: return prx_fused_shape<FMT, R, LGK, DEF | SZ>(b);
     case 11: return prx_fused_shape<FMT, R, LGK, DEF | AL>(b);
     case 12: return prx_fused_shape<FMT, R, LGK, DEF | SZ | AL>(b);
+    case 13: return prx_fused_shape<FMT, R, LGK, DEF | BP>(b);
+    case 14: return prx_fused_shape<FMT, R, LGK, DEF | SZ | BP>(b);
     default: return NULL;
     }
   }

@@ -81,6 +81,15 @@ template <int FMT> __host__ __device__ __forceinline__ float2 prx_conv(const voi
   return make_float2(0.0f, 0.0f);
 }
 
+/* the address of sample n of the raw buffer (prx_conv(prx_conv_at(in, n0), k) reads sample n0 +
+ * k: with k a compile-time constant, the load takes k as its immediate offset) */
+template <int FMT> __host__ __device__ __forceinline__ const void *prx_conv_at(const void *in, int n) {
+  if (FMT == KF_CF32) return (const float2 *)in + n;
+  if (FMT == KF_CI16) return (const short2 *)in + n;
+  if (FMT == KF_CI8) return (const char2 *)in + n;
+  return (const uchar2 *)in + n;
+}
+
 /* the same with the format chosen at run time (general path, history update) */
 __host__ __device__ __forceinline__ float2 prx_conv_rt(int fmt, const void *in, int n) {
   switch (fmt) {
