@@ -52,7 +52,7 @@ int main(void) {
     }                                                                                              \
   } while (0)
 
-static int reps = 7;
+static int reps = 15;
 static double bw_d2d, bw_h2d, bw_d2h; /* bytes/s */
 
 /* table rows, printed at the end */
@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
     CK(cudaMemset(d_in, 0x3c, N * 8));
     /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
     device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 14, d_in, N, d_out, "default + swz + base ptr");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 15, d_in, N, d_out, "def + swz + bptr + nat2");
     device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     return 0;
   }
@@ -374,8 +374,9 @@ int main(int argc, char **argv) {
                                 "default + aligned",
                                 "default + swz + aligned",
                                 "default + base ptr",
-                                "default + swz + base ptr"};
-  for (int v = 1; v <= 14; v++)
+                                "default + swz + base ptr",
+                                "def + swz + bptr + nat2"};
+  for (int v = 1; v <= 15; v++)
     for (int i = 0; i < 3; i++)
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,

@@ -83,9 +83,14 @@ if has sanitize; then
 fi
 
 if has bench; then
+  # the SM clock, power and throttle reasons every 20 ms while the benchmark runs (smi.csv)
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
+    --format=csv -lms 20 >"$OUT/smi.csv" 2>&1 &
+  smi=$!
   # shellcheck disable=SC2086
   timeout 300 "$BUILD/bench_chan_cuda" ${BENCH_ARGS:-} >"$OUT/bench.jsonl" 2>"$OUT/bench.err"
   note "bench: rc=$? ($(elapsed))"
+  kill "$smi" 2>/dev/null
   samples=$((1 << 26))
   [[ "${BENCH_ARGS:-}" == *--quick* ]] && samples=$((1 << 24))
   if [ -z "${NO_CUPY:-}" ]; then
@@ -97,7 +102,8 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
-  # the default and variant 14 (swizzled layout, base-pointer window), then D = K; two launches each), clocks
+  # the default and variant 15 (swizzled layout, base-pointer window, constant output rows), then
+  # D = K; two launches each), clocks
   # left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \

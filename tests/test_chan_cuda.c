@@ -328,7 +328,7 @@ static void test_variants(void) {
   size_t nk = small_mode ? 1 : 3;
   for (size_t i = 0; i < nk; i++)
     for (int half = 1; half >= 0; half--)
-      for (variant = 1; variant <= 14; variant++) {
+      for (variant = 1; variant <= 15; variant++) {
         if (small_mode && !half) continue;
         unsigned K = Ks[i], D = half ? K / 2 : K;
         prx_chan_config cfg = base_cfg(K, D, 16);
@@ -555,7 +555,8 @@ int main(void) {
   test_variants();
   test_candidate(6);  /* runs 11-15's default (R4F alone) */
   test_candidate(12); /* the default with the swizzled layout and aligned window loads */
-  test_candidate(14); /* the default with the swizzled layout and base-pointer window loads */
+  test_candidate(15); /* the default with the swizzled layout, base-pointer window loads and
+                         constant output rows */
   test_cf16();
   test_pinned();
   test_device_api();

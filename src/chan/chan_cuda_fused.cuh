@@ -70,6 +70,8 @@ __host__ __device__ constexpr int prx_fused_min_blocks(int K, int D) {
              : 768 / prx_fused_threads(K, D);
 }
 
+__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
+
 __host__ __device__ __forceinline__ int prx_pad(int e) { return e + (e >> 4); }
 
 /* The slot of element e in its vector. SW = 0: e + e/16, one pad slot every 16 elements. SW =
@@ -108,7 +110,10 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *    whole 128-byte lines (prx_fused_rot; v5 only);
  *  PRX_OPT_BPTR: the window of a tile inside the input is read through one base pointer per
  *    branch, each load at its immediate offset t D, instead of an address computed per load
- *    (run 22: 2 of the 3 integer instructions per window load in the machine code). */
+ *    (run 22: 2 of the 3 integer instructions per window load in the machine code);
+ *  PRX_OPT_NAT2: with NATOUT, a thread's output positions i0 + k 2^s take their rows and slots
+ *    from those of i0 plus compile-time constants (prx_fused_output5) instead of computing
+ *    each (run 22: ~20 instructions per output pair). */
 enum {
   PRX_OPT_UNROLL = 1,
   PRX_OPT_R4F = 2,
@@ -116,7 +121,8 @@ enum {
   PRX_OPT_NATOUT = 8,
   PRX_OPT_SWZ = 16,
   PRX_OPT_ALIGN = 32,
-  PRX_OPT_BPTR = 64
+  PRX_OPT_BPTR = 64,
+  PRX_OPT_NAT2 = 128
 };
 /* the layout of a build's options */
 template <int OPT> __host__ __device__ constexpr int prx_opt_sw() { return (OPT & PRX_OPT_SWZ) != 0; }
@@ -568,7 +574,7 @@ __host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, 
  * 16 different banks, and a warp's store covers 64 / J channel runs of J outputs, whole
  * 32-byte sectors, with one 16-byte store per lane (8 bytes for cf16) where the rows allow
  * it. The sign of D = K/2 is already in the filter's store. */
-template <int J, int NATLGK = 0, int SW = 0>
+template <int J, int NATLGK = 0, int SW = 0, int NAT2 = 0>
 __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p, const float2 *V,
                                                            int jj0, int tid, int lgT, int VS) {
   constexpr int L = J / 2; /* lanes per channel */
@@ -581,7 +587,24 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
   /* the pair is one aligned 2 * esz store when every row start is (jj0 + jl is even) */
   const bool pair = two && !(p.stride & 1) && !((uintptr_t)p.out & (2 * esz - 1));
   constexpr int LGN = NATLGK ? NATLGK : 1; /* (a valid instance when unused) */
-  if (NATLGK && pair && !p.out_f16 && p.natural) {
+  /* PRX_OPT_NAT2: the thread's positions are i0 + k 2^s (i0 < 2^s, k < K / 2^s). Where s falls
+   * on a digit boundary of the position (LGK - s even: prx_fused_chan_of_pos) the two parts'
+   * digits are disjoint, so the channel is chan(i0) + chan(k 2^s), a constant per k; and with
+   * s >= 4 the slot is slot(i0) + k (2^s + 2^(s-4)) (padded) or (slot(i0) XOR (k 2^(s-4) mod
+   * 16)) + k 2^s (swizzled). */
+  const int s = lgT - prx_log2(L);
+  if (NAT2 && NATLGK && pair && !p.out_f16 && p.natural && s >= 4 && !((LGN - s) & 1)) {
+    const int i0 = tid / L, NK = 1 << (LGN - s);
+    const int s0 = prx_slot<SW>(i0);
+    float2 *out = (float2 *)p.out + jj0 + jl + (size_t)prx_fused_chan_of_pos<LGN>(i0) * p.stride;
+    PRX_UNROLL
+    for (int k = 0; k < NK; k++) {
+      const int sl = SW ? (s0 ^ ((k << (s - 4)) & 15)) + (k << s) : s0 + k * ((1 << s) + (1 << (s - 4)));
+      const float2 y0 = va[sl], y1 = va[sl + VS];
+      const size_t row = (unsigned)prx_fused_chan_of_pos<LGN>(k << s);
+      *(float4 *)(out + row * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
+    }
+  } else if (NATLGK && pair && !p.out_f16 && p.natural) {
     /* PRX_OPT_NATOUT: position i holds channel prx_fused_chan_of_pos(i), whose row it is */
     float2 *out = (float2 *)p.out + jj0 + jl;
     for (int i = tid / L; i < p.n_sel; i += i_step) {
@@ -629,7 +652,6 @@ __host__ __device__ __forceinline__ bool prx_fused_safe(const prx_kparams &p, in
   return lo >= 0 && hi < p.n_in;
 }
 
-__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
 
 /* FFT stage list of size K: radix-4 stages, a radix-2 stage last when log2 K is odd */
 __host__ __device__ __forceinline__ int prx_fused_nstages(int K, int *log2k) {

@@ -48,8 +48,8 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   }
   __syncthreads();
   if (VER >= 5)
-    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0, SW>(p, V, jj0, tid, LGT,
-                                                              prx_fused_vsv<VER, SW>(K));
+    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0, SW, (OPT & PRX_OPT_NAT2) != 0>(
+        p, V, jj0, tid, LGT, prx_fused_vsv<VER, SW>(K));
   else
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
@@ -121,7 +121,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
  * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere, 10 the default with the
  * swizzled shared-memory layout (PRX_OPT_SWZ), 11 with aligned window loads (PRX_OPT_ALIGN), 12
- * with both, 13 with base-pointer window loads (PRX_OPT_BPTR), 14 with SWZ and BPTR. The options measured and
+ * with both, 13 with base-pointer window loads (PRX_OPT_BPTR), 14 with SWZ and BPTR, 15 with
+ * SWZ, BPTR and constant output rows (PRX_OPT_NAT2). The options measured and
  * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
@@ -129,7 +130,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
-  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR;
+  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR, N2 = PRX_OPT_NAT2;
   constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
@@ -151,6 +152,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 12: return prx_fused_shape<FMT, R, LGK, DEF | SZ | AL>(b);
     case 13: return prx_fused_shape<FMT, R, LGK, DEF | BP>(b);
     case 14: return prx_fused_shape<FMT, R, LGK, DEF | SZ | BP>(b);
+    case 15: return prx_fused_shape<FMT, R, LGK, DEF | SZ | BP | N2>(b);
     default: return NULL;
     }
   }
