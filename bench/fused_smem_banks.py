@@ -3,20 +3,16 @@
 D = K/2, tile J = 8, 256 threads): for every 8-byte load instruction of a block and tile (the
 R4F read-back, both radix-16 passes, the output phase with computed rows) it counts the
 wavefronts under two rules (per half-warp: distinct words per 8-byte bank pair; whole warp:
-distinct words per 4-byte bank) against the ideal of 2 per warp request, for both layouts of
-the FFT buffer (prx_slot: padded, SW = 0; swizzled, SW = 1, PRX_OPT_SWZ).
+distinct words per 4-byte bank) against the ideal of 2 per warp request.
 
 bench/GPU_NOTES.md (run 12) cites it: the model predicts no conflict, while ncu reports 15 %
 extra shared-load wavefronts; the source of those is not located. Indexing mirrors
 src/chan/chan_cuda_fused.cuh (prx_pad, prx_fused_vs5, prx_bfly_map, prx_fused_pass16,
-prx_fused_r4_store, prx_fused_output5, prx_slot, prx_fused_vsv)."""
+prx_fused_r4_store, prx_fused_output5)."""
 # shared-memory 8-byte access patterns of the default fused kernel, K=1024, D=512, J=8, T=256
 K=1024; J=8; T=256
-import sys
-SW=int(sys.argv[1]) if len(sys.argv)>1 else 0
-VS=K+16//J if SW else ((K+K//16+7)&~7)+16//J
-pad=(lambda e: e^((e>>4)&15)) if SW else (lambda e: e+(e>>4))
-print(f"layout {'swizzled' if SW else 'padded'} (SW = {SW}), VS = {VS}: {J*VS*8} bytes per block")
+VS=((K+K//16+7)&~7)+16//J
+pad=lambda e: e+(e>>4)
 def wf(addrs):
     # two rules: (a) per half-warp, max distinct words per bank pair, summed; (b) whole warp: max over 32 banks of distinct 4-byte words /1
     a=0
@@ -55,7 +51,7 @@ def p16(lgL):
                         if S==1: i=0; gg=b
                         e0=(gg<<lgL)+i
                         off=m1*L4+m2*S
-                        ad.append(jl*VS+pad(e0+off))
+                        ad.append(jl*VS+pad(e0)+off+(off>>4))
                     yield ad
     return g
 report("pass16 L=256", p16(8))

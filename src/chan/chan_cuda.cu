@@ -279,7 +279,7 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
     for (size_t s = 0; s < c->n_sel; s++) {
       unsigned k = c->select[s];
       loc[s] = (int)((unsigned)prx_pad(fused_position(K, k)) | ((k & 1u) << 31));
-      otab[s] = make_int2(fused_position(K, k), (int)s);
+      otab[s] = make_int2(prx_pad(fused_position(K, k)), (int)s);
     }
     qsort(otab, c->n_sel, sizeof *otab, cmp_otab);
     im->natural = c->n_sel == K;

@@ -14,10 +14,9 @@
  *  3. output: each selected channel's J consecutive outputs are written as one contiguous run
  *     (channel-major), with the (-1)^(kj) sign of D = K/2 and the cf32/cf16 conversion.
  *
- * Shared-memory layout: element e of vector jl is at jl * VS + prx_slot<SW>(e), with one pad
- * slot every 16 elements (SW = 0) or an XOR swizzle of the element's low four bits (SW = 1,
- * PRX_OPT_SWZ); either keeps the strided stages free of bank conflicts, and VS makes the
- * vectors that the output phase reads at once start in different banks. */
+ * Shared-memory layout: element e of vector jl is at jl * VS + e + (e >> 4): one pad slot
+ * every 16 elements keeps the strided stages free of bank conflicts (see pos_pad), and
+ * VS = K + K/16 + 1 makes consecutive vectors start in different banks for the output phase. */
 #ifndef PRX_CHAN_CUDA_FUSED_CUH
 #define PRX_CHAN_CUDA_FUSED_CUH
 
@@ -54,9 +53,8 @@ __host__ __device__ constexpr int prx_fused_vs(int K) { return K + K / 16 + 1; }
 __host__ __device__ constexpr int prx_fused_vs5(int K) {
   return ((K + K / 16 + 7) & ~7) + 16 / prx_fused_tile(K);
 }
-/* The swizzled layout (SW = 1) has no pad slots: VS = K + 16/J, the same 16/J (mod 16) */
-template <int VER, int SW = 0> __host__ __device__ constexpr int prx_fused_vsv(int K) {
-  return SW ? K + 16 / prx_fused_tile(K) : VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
+template <int VER> __host__ __device__ constexpr int prx_fused_vsv(int K) {
+  return VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
 }
 /* shared buffer of either version */
 __host__ __device__ constexpr int prx_fused_vsmax(int K) {
@@ -70,20 +68,7 @@ __host__ __device__ constexpr int prx_fused_min_blocks(int K, int D) {
              : 768 / prx_fused_threads(K, D);
 }
 
-__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
-
 __host__ __device__ __forceinline__ int prx_pad(int e) { return e + (e >> 4); }
-
-/* The slot of element e in its vector. SW = 0: e + e/16, one pad slot every 16 elements. SW =
- * 1: e XOR ((e / 16) mod 16): each aligned group of 16 elements stays in place, permuted by its
- * index mod 16, so 16 threads on consecutive elements and 16 threads on e = 16 g + t (t fixed,
- * consecutive g) both reach 16 different 8-byte banks, with no pad slot. At K = 1024 that takes
- * a block's buffer from 68.1 to 64.1 KB: two blocks then fit the 132 KB shared-memory
- * configuration instead of 164 KB, which leaves 124 KB of L1 instead of 92 KB for the window's
- * loads in flight (bench/GPU_NOTES.md, run 20). */
-template <int SW> __host__ __device__ __forceinline__ int prx_slot(int e) {
-  return SW ? e ^ ((e >> 4) & 15) : e + (e >> 4);
-}
 
 __host__ __device__ __forceinline__ float2 cadd(float2 a, float2 b) {
   return make_float2(a.x + b.x, a.y + b.y);
@@ -105,27 +90,19 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *  PRX_OPT_HISTB: blocks past the tiles write the history update (see the kernel);
  *  PRX_OPT_NATOUT: with every channel selected in order, the output phase computes each
  *    position's channel (prx_fused_chan_of_pos) instead of reading the table otab;
- *  PRX_OPT_SWZ: the swizzled shared-memory layout (prx_slot, SW = 1; v5 only);
  *  PRX_OPT_ALIGN: the threads' base branches rotated so that each warp's window loads cover
  *    whole 128-byte lines (prx_fused_rot; v5 only);
  *  PRX_OPT_BPTR: the window of a tile inside the input is read through one base pointer per
  *    branch, each load at its immediate offset t D, instead of an address computed per load
- *    (run 22: 2 of the 3 integer instructions per window load in the machine code);
- *  PRX_OPT_NAT2: with NATOUT, a thread's output positions i0 + k 2^s take their rows and slots
- *    from those of i0 plus compile-time constants (prx_fused_output5) instead of computing
- *    each (run 22: ~20 instructions per output pair). */
+ *    (2 of the 3 integer instructions per window load in the machine code; v5 only). */
 enum {
   PRX_OPT_UNROLL = 1,
   PRX_OPT_R4F = 2,
   PRX_OPT_HISTB = 4,
   PRX_OPT_NATOUT = 8,
-  PRX_OPT_SWZ = 16,
-  PRX_OPT_ALIGN = 32,
-  PRX_OPT_BPTR = 64,
-  PRX_OPT_NAT2 = 128
+  PRX_OPT_ALIGN = 16,
+  PRX_OPT_BPTR = 32
 };
-/* the layout of a build's options */
-template <int OPT> __host__ __device__ constexpr int prx_opt_sw() { return (OPT & PRX_OPT_SWZ) != 0; }
 
 /* the channel at FFT position pos (the inverse of the host's fused_position: radix-4 stages,
  * radix-2 last when log2 K is odd; the position's digits are the channel's, reversed) */
@@ -199,7 +176,7 @@ __host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float
  * iterations' values are read back from their slots, last holds the final iteration's; the
  * radix-4 butterfly and the stage's twiddles W_K^(m tid) follow, and the four results are
  * stored. */
-template <int R, int J, int SW>
+template <int R, int J>
 __host__ __device__ __forceinline__ void prx_fused_r4_store(const prx_kparams &p, float2 *V,
                                                             int tid, int K, int VS,
                                                             const float2 (*last)[J]) {
@@ -207,7 +184,7 @@ __host__ __device__ __forceinline__ void prx_fused_r4_store(const prx_kparams &p
   const int Q = K / 4;
   int o[4];
   PRX_UNROLL
-  for (int m = 0; m < 4; m++) o[m] = prx_slot<SW>(tid + m * Q);
+  for (int m = 0; m < 4; m++) o[m] = prx_pad(tid + m * Q);
   const float2 w1 = PRX_LDG(p.tw + tid), w2 = PRX_LDG(p.tw + 2 * tid), w3 = PRX_LDG(p.tw + 3 * tid);
   PRX_UNROLL
   for (int jl = 0; jl < J; jl++) {
@@ -240,8 +217,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
                                                           int tid, int T, int K) {
   constexpr int P = PRX_FUSED_P;
   constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
-  constexpr int SW = prx_opt_sw<OPT>();
-  const int D = K / R, VS = prx_fused_vsv<VER, SW>(K);
+  const int D = K / R, VS = VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
   /* v5: the branch loop with its trip count known (T divides D), no bound test */
   const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
@@ -288,10 +264,10 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       }
     }
     if (R4 && it == n_it - 1) {
-      prx_fused_r4_store<R, J, SW>(p, V, b, K, VS, acc);
+      prx_fused_r4_store<R, J>(p, V, b, K, VS, acc);
     } else if (VER >= 5 && R == 2) {
       /* slot of branch c for output jl: r + (c ^ odd(j)) D, j = jj0 + jl + e_par, jj0 even */
-      const int s0 = prx_slot<SW>(r), s1 = prx_slot<SW>(r + D);
+      const int s0 = prx_pad(r), s1 = prx_pad(r + D);
       const int a = (p.e_par & 1) ? s1 : s0, b = (p.e_par & 1) ? s0 : s1;
       PRX_UNROLL
       for (int jl = 0; jl < J; jl++) {
@@ -302,7 +278,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL
-        for (int jl = 0; jl < J; jl++) V[jl * VS + prx_slot<SW>(r + c * D)] = acc[c][jl];
+        for (int jl = 0; jl < J; jl++) V[jl * VS + prx_pad(r + c * D)] = acc[c][jl];
       }
     }
   }
@@ -334,10 +310,10 @@ template <int J, int VER> struct prx_bfly_map {
 
 /* Phase 2, one stage: sub-transforms of L = 2^lgL points, radix 2^lgR (4 or 2); the block has
  * 2^lgT threads. All sizes are powers of two: the indexing uses shifts and masks only. */
-template <int J, int VER = 4, int SW = 0>
+template <int J, int VER = 4>
 __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, float2 *V, int lgK,
                                                          int lgL, int lgR, int tid, int lgT) {
-  const int VS = prx_fused_vsv<VER, SW>(1 << lgK);
+  const int VS = prx_fused_vsv<VER>(1 << lgK);
   const int lgNB = lgK - lgR;  /* butterflies per vector */
   const int lgNBg = lgL - lgR; /* butterflies per group (sub-transform) */
   const int lgG = lgK - lgL;   /* groups; also the twiddle step: W_L = tw[K / L] */
@@ -364,10 +340,9 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
     const bool twid = NBg > 1;
     if (lgR == 2) {
       /* v5: base + immediates, as in prx_fused_pass16 */
-      const int o0 = prx_slot<SW>(e0),
-                o1 = VER >= 5 && !SW ? o0 + NBg + (NBg >> 4) : prx_slot<SW>(e0 + NBg),
-                o2 = VER >= 5 && !SW ? o0 + 2 * NBg + ((2 * NBg) >> 4) : prx_slot<SW>(e0 + 2 * NBg),
-                o3 = VER >= 5 && !SW ? o0 + 3 * NBg + ((3 * NBg) >> 4) : prx_slot<SW>(e0 + 3 * NBg);
+      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg),
+                o2 = VER >= 5 ? o0 + 2 * NBg + ((2 * NBg) >> 4) : prx_pad(e0 + 2 * NBg),
+                o3 = VER >= 5 ? o0 + 3 * NBg + ((3 * NBg) >> 4) : prx_pad(e0 + 3 * NBg);
       float2 w1 = make_float2(1.0f, 0.0f), w2 = w1, w3 = w1;
       if (twid) {
         w1 = PRX_LDG(p.tw + (i << lgG));
@@ -401,8 +376,7 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
           }
       }
     } else {
-      const int o0 = prx_slot<SW>(e0),
-                o1 = VER >= 5 && !SW ? o0 + NBg + (NBg >> 4) : prx_slot<SW>(e0 + NBg);
+      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg);
       float2 w1 = make_float2(1.0f, 0.0f);
       if (twid) w1 = PRX_LDG(p.tw + (i << lgG));
       for (int k0 = 0; k0 < cnt; k0 += 8) {
@@ -444,20 +418,6 @@ __host__ __device__ __forceinline__ float2 prx_w16(int n) {
   }
 }
 
-/* The slot of element e0 + off of a radix-16 pass (e0 = g L + i, i < S = L/16, off = m1 L/4 +
- * m2 S; e0p its own slot) in the forms that the compiler folds into few instructions: with
- * padding, e0p plus an immediate; swizzled, S = 1 (e0 = 16 g, off < 16): e0 plus off XOR g;
- * S = 16 (g L/16 and off are multiples of 16): e0 XOR a constant, plus off; S >= 256: e0p
- * plus off; other S the general form. */
-template <int VER, int SW>
-__host__ __device__ __forceinline__ int prx_pass16_slot(int e0, int e0p, int g, int off, int S) {
-  if (!SW) return VER >= 5 ? e0p + off + (off >> 4) : prx_pad(e0 + off);
-  if (S == 1) return e0 + (off ^ (g & 15));
-  if (S == 16) return (e0 ^ ((off >> 4) & 15)) + off;
-  if (S >= 256) return e0p + off;
-  return prx_slot<SW>(e0 + off);
-}
-
 /* Phase 2, two radix-4 stages at once (spans L and L/4) in registers: a thread loads the 16
  * points g L + i + m1 L/4 + m2 L/16 (i < S = L/16), does the 4 butterflies of the first stage
  * (index i + m2 S, twiddles W_L^((i + m2 S) m1') = W_L^(i m1') W_16^(m2 m1')), then the 4 of
@@ -466,10 +426,10 @@ __host__ __device__ __forceinline__ int prx_pass16_slot(int e0, int e0p, int g, 
  * fastest puts 16 consecutive threads on 16 different banks for every L (with the padding).
  * The thread's twiddles come from one table load, W_L^i, by products, and serve all its
  * vectors. */
-template <int J, int VER = 4, int SW = 0>
+template <int J, int VER = 4>
 __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, float2 *V, int lgK,
                                                           int lgL, int tid, int lgT) {
-  const int VS = prx_fused_vsv<VER, SW>(1 << lgK);
+  const int VS = prx_fused_vsv<VER>(1 << lgK);
   const int lgNB = lgK - 4, lgS = lgL - 4, lgG = lgK - lgL;
   const int NB = 1 << lgNB, S = 1 << lgS, L4 = 1 << (lgL - 2);
   const prx_bfly_map<J, VER> bm(NB, lgNB, tid, lgT);
@@ -482,14 +442,14 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
     /* v5: pad(e0 + off) = pad(e0) + off + off / 16 for every offset off = m1 L/4 + m2 S (a
      * multiple of 16, or of S < 16 with i < S), so the 16 addresses are one base register
      * plus immediates */
-    const int e0p = prx_slot<SW>(e0);
+    const int e0p = prx_pad(e0);
     int o[4][4];
     PRX_UNROLL
     for (int m1 = 0; m1 < 4; m1++) {
       PRX_UNROLL
       for (int m2 = 0; m2 < 4; m2++) {
         const int off = m1 * L4 + m2 * S;
-        o[m1][m2] = prx_pass16_slot<VER, SW>(e0, e0p, g, off, S);
+        o[m1][m2] = VER >= 5 ? e0p + off + (off >> 4) : prx_pad(e0 + off);
       }
     }
     /* twiddles (none but the fixed W_16 ones when S = 1, i.e. i = 0) */
@@ -574,7 +534,7 @@ __host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, 
  * 16 different banks, and a warp's store covers 64 / J channel runs of J outputs, whole
  * 32-byte sectors, with one 16-byte store per lane (8 bytes for cf16) where the rows allow
  * it. The sign of D = K/2 is already in the filter's store. */
-template <int J, int NATLGK = 0, int SW = 0, int NAT2 = 0>
+template <int J, int NATLGK = 0>
 __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p, const float2 *V,
                                                            int jj0, int tid, int lgT, int VS) {
   constexpr int L = J / 2; /* lanes per channel */
@@ -587,37 +547,21 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
   /* the pair is one aligned 2 * esz store when every row start is (jj0 + jl is even) */
   const bool pair = two && !(p.stride & 1) && !((uintptr_t)p.out & (2 * esz - 1));
   constexpr int LGN = NATLGK ? NATLGK : 1; /* (a valid instance when unused) */
-  /* PRX_OPT_NAT2: the thread's positions are i0 + k 2^s (i0 < 2^s, k < K / 2^s). Where s falls
-   * on a digit boundary of the position (LGK - s even: prx_fused_chan_of_pos) the two parts'
-   * digits are disjoint, so the channel is chan(i0) + chan(k 2^s), a constant per k; and with
-   * s >= 4 the slot is slot(i0) + k (2^s + 2^(s-4)) (padded) or (slot(i0) XOR (k 2^(s-4) mod
-   * 16)) + k 2^s (swizzled). */
-  const int s = lgT - prx_log2(L);
-  if (NAT2 && NATLGK && pair && !p.out_f16 && p.natural && s >= 4 && !((LGN - s) & 1)) {
-    const int i0 = tid / L, NK = 1 << (LGN - s);
-    const int s0 = prx_slot<SW>(i0);
-    float2 *out = (float2 *)p.out + jj0 + jl + (size_t)prx_fused_chan_of_pos<LGN>(i0) * p.stride;
-    PRX_UNROLL
-    for (int k = 0; k < NK; k++) {
-      const int sl = SW ? (s0 ^ ((k << (s - 4)) & 15)) + (k << s) : s0 + k * ((1 << s) + (1 << (s - 4)));
-      const float2 y0 = va[sl], y1 = va[sl + VS];
-      const size_t row = (unsigned)prx_fused_chan_of_pos<LGN>(k << s);
-      *(float4 *)(out + row * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
-    }
-  } else if (NATLGK && pair && !p.out_f16 && p.natural) {
+  if (NATLGK && pair && !p.out_f16 && p.natural) {
     /* PRX_OPT_NATOUT: position i holds channel prx_fused_chan_of_pos(i), whose row it is */
     float2 *out = (float2 *)p.out + jj0 + jl;
     for (int i = tid / L; i < p.n_sel; i += i_step) {
-      const float2 *y = va + prx_slot<SW>(i);
+      const float2 *y = va + prx_pad(i);
       const float2 y0 = y[0], y1 = y[VS];
       const size_t row = (unsigned)prx_fused_chan_of_pos<LGN>(i);
       *(float4 *)(out + row * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
     }
   } else if (pair && !p.out_f16) {
     float2 *out = (float2 *)p.out + jj0 + jl;
+    const char *vab = (const char *)va;
     for (int i = tid / L; i < p.n_sel; i += i_step) {
       const int2 e = PRX_LDG(p.otab + i);
-      const float2 *y = va + prx_slot<SW>(e.x);
+      const float2 *y = (const float2 *)(vab + e.x * 8);
       const float2 y0 = y[0], y1 = y[VS];
       *(float4 *)(out + (size_t)(unsigned)e.y * p.stride) = make_float4(y0.x, y0.y, y1.x, y1.y);
     }
@@ -625,7 +569,7 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
     __half2 *out = (__half2 *)p.out + jj0 + jl;
     for (int i = tid / L; i < p.n_sel; i += i_step) {
       const int2 e = PRX_LDG(p.otab + i);
-      const float2 y0 = va[prx_slot<SW>(e.x)], y1 = vb[prx_slot<SW>(e.x)];
+      const float2 y0 = va[e.x], y1 = vb[e.x];
       const __half2 h0 = __floats2half2_rn(y0.x, y0.y), h1 = __floats2half2_rn(y1.x, y1.y);
       uint2 u;
       memcpy(&u.x, &h0, 4);
@@ -636,9 +580,8 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
     for (int i = tid / L; i < p.n_sel; i += i_step) {
       const int2 e = PRX_LDG(p.otab + i);
       const size_t o = (size_t)e.y * p.stride + jj0 + jl;
-      const int sl = prx_slot<SW>(e.x);
-      prx_store(p, o, va[sl]);
-      if (two) prx_store(p, o + 1, vb[sl]);
+      prx_store(p, o, va[e.x]);
+      if (two) prx_store(p, o + 1, vb[e.x]);
     }
   }
 }
@@ -652,6 +595,7 @@ __host__ __device__ __forceinline__ bool prx_fused_safe(const prx_kparams &p, in
   return lo >= 0 && hi < p.n_in;
 }
 
+__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
 
 /* FFT stage list of size K: radix-4 stages, a radix-2 stage last when log2 K is odd */
 __host__ __device__ __forceinline__ int prx_fused_nstages(int K, int *log2k) {

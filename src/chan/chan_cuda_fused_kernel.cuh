@@ -28,7 +28,6 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
    * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
   constexpr int LG0 = R4 ? LGK - 2 : LGK;
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
-  constexpr int SW = prx_opt_sw<OPT>();
   if (prx_fused_safe<R, J>(p, jj0, D))
     prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
   else
@@ -36,20 +35,19 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
-    prx_fused_pass16<J, VER, SW>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
+    prx_fused_pass16<J, VER>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
   }
   if (HAS4) {
     __syncthreads();
-    prx_fused_stage<J, VER, SW>(p, V, LGK, LG0 - 4 * N16, 2, tid, LGT);
+    prx_fused_stage<J, VER>(p, V, LGK, LG0 - 4 * N16, 2, tid, LGT);
   }
   if (HAS2) {
     __syncthreads();
-    prx_fused_stage<J, VER, SW>(p, V, LGK, 1, 1, tid, LGT);
+    prx_fused_stage<J, VER>(p, V, LGK, 1, 1, tid, LGT);
   }
   __syncthreads();
   if (VER >= 5)
-    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0, SW, (OPT & PRX_OPT_NAT2) != 0>(
-        p, V, jj0, tid, LGT, prx_fused_vsv<VER, SW>(K));
+    prx_fused_output5<J, (OPT & PRX_OPT_NATOUT) ? LGK : 0>(p, V, jj0, tid, LGT, prx_fused_vs5(K));
   else
     prx_fused_output<R, J>(p, V, jj0, tid, LGT, K);
 }
@@ -79,11 +77,11 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p
 /* One build: its kernel, and what the launcher must know of it (from its template arguments). */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
 prx_fused_fn prx_fused_build(prx_fused_info *b) {
-  static_assert(VER >= 5 || !(OPT & (PRX_OPT_SWZ | PRX_OPT_ALIGN | PRX_OPT_BPTR)), "v5 options");
+  static_assert(VER >= 5 || !(OPT & (PRX_OPT_ALIGN | PRX_OPT_BPTR)), "v5 options");
   constexpr int K = 1 << LGK;
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
-  b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER, prx_opt_sw<OPT>()>(K) * sizeof(float2));
+  b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER>(K) * sizeof(float2));
   return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
 }
 
@@ -113,25 +111,28 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
 /* Default (variant 0): that shape with the FFT's first radix-4 stage in the filter where the
  * block's shape allows it (PRX_OPT_R4F: K = 1024 and 2048; run 11: +1.4% at K = 1024, D = K/2,
  * +5% at D = K), the history update by extra blocks of the launch (PRX_OPT_HISTB: one launch
- * per slice instead of two; neutral in run 16) and, from K = 1024, computed output rows for
+ * per slice instead of two; neutral in run 16), from K = 1024 computed output rows for
  * all-channel selections (PRX_OPT_NATOUT; run 16: +2.6% at K = 1024, D = K/2, +5.5% at K =
- * 4096, D = K/2, but -4.4% at K = 128, D = K/2). Variants for the benchmark and tests (cf32
- * input only; the before/after of each change in one run): 1 v5 with the cap everywhere (run 6's
- * default), 2 v4 with the cap (the design before v5), 3 v5 without the cap, 4 v5 unrolled under
- * 128 registers, 5 run 10's default (the shape alone), 6 runs 11-15's default (R4F), 7 R4F +
- * HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap everywhere, 10 the default with the
- * swizzled shared-memory layout (PRX_OPT_SWZ), 11 with aligned window loads (PRX_OPT_ALIGN), 12
- * with both, 13 with base-pointer window loads (PRX_OPT_BPTR), 14 with SWZ and BPTR, 15 with
- * SWZ, BPTR and constant output rows (PRX_OPT_NAT2). The options measured and
- * not adopted (runs 10-15) were removed after run 18: bench/GPU_NOTES.md. Fills *b from the
+ * 4096, D = K/2, but -4.4% at K = 128, D = K/2), at K = 1024 base-pointer window loads
+ * (PRX_OPT_BPTR; runs 23-24: +1.2% and -0.5% at D = K/2 in the calls, -3.3% kernel time in ncu,
+ * +2.3-3.0% at D = K; at K = 128 and 4096, D = K/2, -1%) and at K = 4096 aligned window loads
+ * (PRX_OPT_ALIGN; runs 21-24: +1-2% at D = K/2, +2.4-2.9% at D = K; -1% at K = 1024). Variants
+ * for the benchmark and tests (cf32 input only; the before/after of each change in one run): 1
+ * v5 with the cap everywhere (run 6's default), 2 v4 with the cap (the design before v5), 3 v5
+ * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
+ * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
+ * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
+ * at every size, 12 that with BPTR at every size. The options measured and not adopted were
+ * removed (runs 10-15 after run 18, runs 20-24 after run 24): bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
-  constexpr int SZ = PRX_OPT_SWZ, AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR, N2 = PRX_OPT_NAT2;
-  constexpr int DEF = F | HB | (K >= 1024 ? NO : 0); /* the default's options (run 16) */
+  constexpr int AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR;
+  constexpr int PREV = F | HB | (K >= 1024 ? NO : 0); /* runs 16-24's default */
+  constexpr int DEF = PREV | (K == 1024 ? BP : 0) | (K == 4096 ? AL : 0); /* run 25 */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
     return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>(b);
@@ -147,12 +148,9 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 7: return prx_fused_shape<FMT, R, LGK, F | HB>(b);
     case 8: return prx_fused_shape<FMT, R, LGK, F | NO>(b);
     case 9: return prx_fused_build<FMT, R, LGK, MB, 5, F, T0>(b);
-    case 10: return prx_fused_shape<FMT, R, LGK, DEF | SZ>(b);
-    case 11: return prx_fused_shape<FMT, R, LGK, DEF | AL>(b);
-    case 12: return prx_fused_shape<FMT, R, LGK, DEF | SZ | AL>(b);
-    case 13: return prx_fused_shape<FMT, R, LGK, DEF | BP>(b);
-    case 14: return prx_fused_shape<FMT, R, LGK, DEF | SZ | BP>(b);
-    case 15: return prx_fused_shape<FMT, R, LGK, DEF | SZ | BP | N2>(b);
+    case 10: return prx_fused_shape<FMT, R, LGK, PREV>(b);
+    case 11: return prx_fused_shape<FMT, R, LGK, PREV | AL>(b);
+    case 12: return prx_fused_shape<FMT, R, LGK, PREV | BP>(b);
     default: return NULL;
     }
   }

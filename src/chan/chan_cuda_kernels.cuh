@@ -46,8 +46,8 @@ typedef struct {
   const float2 *tw;    /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
   const int *loc;      /* fused v4: per selected channel, its padded position in the FFT
                           buffer, with bit 31 set when the channel index k is odd */
-  const int2 *otab;    /* fused v5: (FFT position, selected-channel row) per selected channel,
-                          sorted by position (the kernel maps it to its layout's slot) */
+  const int2 *otab;    /* fused v5: (padded position, selected-channel row) per selected
+                          channel, sorted by position */
   const unsigned *sel; /* general: the selected channel indices */
   int n_sel;
   int K, D;
