@@ -102,8 +102,7 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with
-  # the default and variant 13 (its options under the register cap), then D = K; two launches
-  # each), clocks
+  # the default and variant 10 (runs 16-24's default), then D = K; two launches each), clocks
   # left alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \

@@ -15,8 +15,8 @@ extern "C" {
  * before v5 (v4: sign and channel table in a one-lane-per-output store phase), 3 v5 without
  * the cap, 4 v5 with the filter's branch loop unrolled under 128 registers, 5-9 the default's
  * earlier forms and parts, 10 runs 16-24's default, 11 and 12 that with aligned or
- * base-pointer window loads at every size, 13 the default's options with the register cap (see
- * chan_cuda_fused_kernel.cuh); 1..13 take cf32 input only. Resets
+ * base-pointer window loads at every size (see chan_cuda_fused_kernel.cuh); 1..12 take cf32
+ * input only. Resets
  * the stream.
  * PRX_ERR_UNSUPPORTED when the fused kernel cannot take this configuration. */
 prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general);

@@ -122,9 +122,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
  * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
  * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
- * at every size, 12 that with BPTR at every size, 13 the default's options with the register cap
- * everywhere (BPTR took the ci16 build at K = 1024, D = K/2 from 85 to 94 Gsps). The options measured and not adopted were
- * removed (runs 10-15 after run 18, runs 20-24 after run 24): bench/GPU_NOTES.md. Fills *b from the
+ * at every size, 12 that with BPTR at every size. The options measured and not adopted were
+ * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b from the
  * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
  * 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
@@ -152,7 +151,6 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 10: return prx_fused_shape<FMT, R, LGK, PREV>(b);
     case 11: return prx_fused_shape<FMT, R, LGK, PREV | AL>(b);
     case 12: return prx_fused_shape<FMT, R, LGK, PREV | BP>(b);
-    case 13: return prx_fused_build<FMT, R, LGK, MB, 5, DEF, T0>(b);
     default: return NULL;
     }
   }
