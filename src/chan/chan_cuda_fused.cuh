@@ -119,9 +119,10 @@ template <int LGK> __host__ __device__ __forceinline__ int prx_fused_chan_of_pos
   return k;
 }
 
-/* PRX_OPT_R4F (blocks of T = K/4 threads, R = 1 or 2): a thread's branches r + cD (r = tid +
- * it T) are then the elements tid + m K/4, m = 0..3, of every vector: the inputs of butterfly
- * tid of the FFT's first radix-4 stage (span K). The filter does that stage in registers before
+/* PRX_OPT_R4F (blocks of T = K/4 threads, R = 1 or 2): a thread's branches r + cD (r = b +
+ * it T, b = tid or, with PRX_OPT_ALIGN, its rotation) are then the elements b + m K/4, m =
+ * 0..3, of every vector: the inputs of butterfly b of the FFT's first radix-4 stage (span K);
+ * the function's tid is that b. The filter does that stage in registers before
  * its store, which saves one pass of loads and stores of the whole tile through shared memory
  * and one barrier. The thread's earlier branches are stored as usual and read back (its own
  * writes: no barrier) by the last one (holding all four in registers was 1.5% slower). */
@@ -247,7 +248,8 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
     const void *const src = prx_conv_at<FMT>(p.in, BP ? n0 : 0); /* PRX_OPT_BPTR */
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
-      const float2 u = BP ? prx_conv<FMT>(src, t * D) : prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
+      const float2 u =
+          BP ? prx_conv<FMT>(src, t * D) : prx_fused_load<FMT, R, J, SAFE>(p, n0 + t * D);
       PRX_UNROLL
       for (int c = 0; c < R; c++) {
         PRX_UNROLL

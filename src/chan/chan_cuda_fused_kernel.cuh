@@ -123,15 +123,15 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
  * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
  * at every size, 12 that with BPTR at every size. The options measured and not adopted were
- * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b from the
- * chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at K =
- * 1024, D = K/2 were 7% slower). */
+ * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b
+ * from the chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at
+ * K = 1024, D = K/2 were 7% slower). */
 template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
   constexpr int AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR;
-  constexpr int PREV = F | HB | (K >= 1024 ? NO : 0); /* runs 16-24's default */
+  constexpr int PREV = F | HB | (K >= 1024 ? NO : 0);                     /* runs 16-24's default */
   constexpr int DEF = PREV | (K == 1024 ? BP : 0) | (K == 4096 ? AL : 0); /* run 25 */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {

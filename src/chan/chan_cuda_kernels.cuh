@@ -39,16 +39,16 @@ typedef struct {
   void *out; /* out[s * stride + jj], cf32 or cf16 */
   size_t stride;
   int out_f16;
-  const float *taps;   /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
+  const float *taps;     /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
   const float *taps_rot; /* fused, PRX_OPT_ALIGN: 16 copies of taps (16 K each), copy d with
                             each run of T branches rotated by d (prx_fused_rotate_taps) */
-  int P;               /* taps per branch used by the general path */
-  const float2 *tw;    /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
-  const int *loc;      /* fused v4: per selected channel, its padded position in the FFT
-                          buffer, with bit 31 set when the channel index k is odd */
-  const int2 *otab;    /* fused v5: (padded position, selected-channel row) per selected
-                          channel, sorted by position */
-  const unsigned *sel; /* general: the selected channel indices */
+  int P;                 /* taps per branch used by the general path */
+  const float2 *tw;      /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
+  const int *loc;        /* fused v4: per selected channel, its padded position in the FFT
+                            buffer, with bit 31 set when the channel index k is odd */
+  const int2 *otab;      /* fused v5: (padded position, selected-channel row) per selected
+                            channel, sorted by position */
+  const unsigned *sel;   /* general: the selected channel indices */
   int n_sel;
   int K, D;
   int natural;      /* the selection is every channel in order (fused PRX_OPT_NATOUT: the output
@@ -83,7 +83,8 @@ template <int FMT> __host__ __device__ __forceinline__ float2 prx_conv(const voi
 
 /* the address of sample n of the raw buffer (prx_conv(prx_conv_at(in, n0), k) reads sample n0 +
  * k: with k a compile-time constant, the load takes k as its immediate offset) */
-template <int FMT> __host__ __device__ __forceinline__ const void *prx_conv_at(const void *in, int n) {
+template <int FMT>
+__host__ __device__ __forceinline__ const void *prx_conv_at(const void *in, int n) {
   if (FMT == KF_CF32) return (const float2 *)in + n;
   if (FMT == KF_CI16) return (const short2 *)in + n;
   if (FMT == KF_CI8) return (const char2 *)in + n;
