@@ -16,8 +16,7 @@ extern "C" {
  * the cap, 4 v5 with the filter's branch loop unrolled under 128 registers, 5-9 the default's
  * earlier forms and parts, 10 runs 16-24's default, 11 and 12 that with aligned or
  * base-pointer window loads at every size (see chan_cuda_fused_kernel.cuh); 1..12 take cf32
- * input only. Resets
- * the stream.
+ * input only. Resets the stream.
  * PRX_ERR_UNSUPPORTED when the fused kernel cannot take this configuration. */
 prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general);
 /* 1 when c runs the fused kernel (then *J is its tile), 0 for the general path. */

@@ -27,7 +27,7 @@ static prx_fused_fn pick(int K, int R, int fmt, int variant, prx_fused_info *b) 
 
 int prx_fused_supported(int K) { return K >= 64 && K <= 4096 && !(K & (K - 1)); }
 
-/* the most any build takes (the padded layout) */
+/* the most any build of K takes (v4 or v5 vector stride) */
 size_t prx_fused_smem_bytes(int K) {
   return (size_t)prx_fused_tile(K) * prx_fused_vsmax(K) * sizeof(float2);
 }
