@@ -255,10 +255,13 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   prx_status st = upload((void **)&im->d_taps, taps, ntaps * sizeof *taps);
   if (!st && im->fused) { /* P = PRX_FUSED_P: ntaps = P K */
     float *rot = (float *)malloc(16 * ntaps * sizeof *rot);
-    if (!rot) st = prx_fail(PRX_ERR_NOMEM, "cannot allocate the rotated taps");
-    if (rot) prx_fused_rotate_taps(taps, P, (int)K, prx_fused_threads((int)K, (int)D), rot);
-    if (rot) st = upload((void **)&im->d_taps_rot, rot, 16 * ntaps * sizeof *rot);
-    free(rot);
+    if (!rot) {
+      st = prx_fail(PRX_ERR_NOMEM, "cannot allocate the rotated taps");
+    } else {
+      prx_fused_rotate_taps(taps, P, (int)K, prx_fused_threads((int)K, (int)D), rot);
+      st = upload((void **)&im->d_taps_rot, rot, 16 * ntaps * sizeof *rot);
+      free(rot);
+    }
   }
   free(taps);
   if (st) return st;
