@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
     CK(cudaMemset(d_in, 0x3c, N * 8));
     /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
     device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 10, d_in, N, d_out, "run 16-24 default");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 13, d_in, N, d_out, "default + TMA output");
     device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     return 0;
   }
@@ -372,8 +372,9 @@ int main(int argc, char **argv) {
                                 "R4F cap",
                                 "run 16-24 default",
                                 "run 16-24 + aligned",
-                                "run 16-24 + base ptr"};
-  for (int v = 1; v <= 12; v++)
+                                "run 16-24 + base ptr",
+                                "default + TMA output"};
+  for (int v = 1; v <= 13; v++)
     for (int i = 0; i < 3; i++)
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,

@@ -3,6 +3,8 @@
 #include "chan_cuda_fused_kernel.cuh"
 #include "chan_cuda_launch.h"
 
+#include <cudaTypedefs.h>
+
 prx_fused_fn prx_fused_pick_6(int R, int fmt, int variant, prx_fused_info *b);
 prx_fused_fn prx_fused_pick_7(int R, int fmt, int variant, prx_fused_info *b);
 prx_fused_fn prx_fused_pick_8(int R, int fmt, int variant, prx_fused_info *b);
@@ -39,6 +41,37 @@ cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
   return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
 }
 
+/* cuTensorMapEncodeTiled, through the runtime (the driver library is not linked); NULL where
+ * the driver lacks it */
+static PFN_cuTensorMapEncodeTiled_v12000 tma_encoder(void) {
+  void *f = NULL;
+  cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                       &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    return NULL;
+  return (PFN_cuTensorMapEncodeTiled_v12000)f;
+}
+
+/* PRX_OPT_TMA: describes p->out to the copy engine (p->tmap) and sets p->tma where the output
+ * allows it: every channel in order (the staging tile's rows are the channels), cf32, rows that
+ * start on 16 bytes (an aligned base and an even stride). Elsewhere the tile's own output
+ * phase writes it. */
+static void tma_describe(prx_kparams *p, int J) {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = tma_encoder();
+  p->tma = 0;
+  if (!encode || !p->natural || p->out_f16 || p->n_sel != p->K || p->K < 256 || (p->stride & 1) ||
+      ((uintptr_t)p->out & 15) || p->stride >= ((size_t)1 << 36))
+    return;
+  const cuuint64_t dim[2] = {(cuuint64_t)p->n_out, (cuuint64_t)p->n_sel};
+  const cuuint64_t pitch[1] = {(cuuint64_t)p->stride * sizeof(float2)};
+  const cuuint32_t box[2] = {(cuuint32_t)J, 256}, step[2] = {1, 1};
+  p->tma = encode(&p->tmap, CU_TENSOR_MAP_DATA_TYPE_INT64, 2, p->out, dim, pitch, box, step,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                  CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done) {
   *hist_done = 0;
   if (p->n_out <= 0) return cudaSuccess;
@@ -54,6 +87,8 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     blocks += hb < 64 ? hb : 64;
     *hist_done = 1;
   }
-  f<<<blocks, b.T, (size_t)b.smem, st>>>(*p);
+  prx_kparams q = *p;
+  if (b.tma) tma_describe(&q, J);
+  f<<<blocks, b.T, (size_t)b.smem, st>>>(q);
   return cudaGetLastError();
 }

@@ -94,14 +94,17 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *    whole 128-byte lines (prx_fused_rot; v5 only);
  *  PRX_OPT_BPTR: the window of a tile inside the input is read through one base pointer per
  *    branch, each load at its immediate offset t D, instead of an address computed per load
- *    (2 of the 3 integer instructions per window load in the machine code; v5 only). */
+ *    (2 of the 3 integer instructions per window load in the machine code; v5 only);
+ *  PRX_OPT_TMA: the FFT's last pass writes the tile in channel order and the tensor memory
+ *    accelerator copies it out (prx_fused_tma_*; sm_90, where the output allows it). */
 enum {
   PRX_OPT_UNROLL = 1,
   PRX_OPT_R4F = 2,
   PRX_OPT_HISTB = 4,
   PRX_OPT_NATOUT = 8,
   PRX_OPT_ALIGN = 16,
-  PRX_OPT_BPTR = 32
+  PRX_OPT_BPTR = 32,
+  PRX_OPT_TMA = 64
 };
 
 /* the channel at FFT position pos (the inverse of the host's fused_position: radix-4 stages,
@@ -420,6 +423,28 @@ __host__ __device__ __forceinline__ float2 prx_w16(int n) {
   }
 }
 
+/* The arithmetic of a radix-16 pass on the 16 points a[m1][m2] of one butterfly: the first
+ * stage's 4 butterflies (over m1) with twiddles ta[m2][m], then the second's (over m2) with
+ * tb[m]; twid = 0 where the pass has no twiddles but the fixed W_16 ones in ta (span 16). */
+__host__ __device__ __forceinline__ void prx_r16(float2 (&a)[4][4], const float2 (&ta)[4][4],
+                                                 const float2 (&tb)[4], bool twid) {
+  PRX_UNROLL
+  for (int m2 = 0; m2 < 4; m2++) {
+    prx_bfly4(a[0][m2], a[1][m2], a[2][m2], a[3][m2]);
+    PRX_UNROLL
+    for (int m = 1; m < 4; m++)
+      if (m2 || twid) a[m][m2] = cmul(a[m][m2], ta[m2][m]);
+  }
+  PRX_UNROLL
+  for (int m1 = 0; m1 < 4; m1++) {
+    prx_bfly4(a[m1][0], a[m1][1], a[m1][2], a[m1][3]);
+    if (twid) {
+      PRX_UNROLL
+      for (int m = 1; m < 4; m++) a[m1][m] = cmul(a[m1][m], tb[m]);
+    }
+  }
+}
+
 /* Phase 2, two radix-4 stages at once (spans L and L/4) in registers: a thread loads the 16
  * points g L + i + m1 L/4 + m2 L/16 (i < S = L/16), does the 4 butterflies of the first stage
  * (index i + m2 S, twiddles W_L^((i + m2 S) m1') = W_L^(i m1') W_16^(m2 m1')), then the 4 of
@@ -487,21 +512,7 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
         PRX_UNROLL
         for (int m2 = 0; m2 < 4; m2++) a[m1][m2] = v[o[m1][m2]];
       }
-      PRX_UNROLL
-      for (int m2 = 0; m2 < 4; m2++) {
-        prx_bfly4(a[0][m2], a[1][m2], a[2][m2], a[3][m2]);
-        PRX_UNROLL
-        for (int m = 1; m < 4; m++)
-          if (m2 || S > 1) a[m][m2] = cmul(a[m][m2], ta[m2][m]);
-      }
-      PRX_UNROLL
-      for (int m1 = 0; m1 < 4; m1++) {
-        prx_bfly4(a[m1][0], a[m1][1], a[m1][2], a[m1][3]);
-        if (S > 1) {
-          PRX_UNROLL
-          for (int m = 1; m < 4; m++) a[m1][m] = cmul(a[m1][m], tb[m]);
-        }
-      }
+      prx_r16(a, ta, tb, S > 1);
       PRX_UNROLL
       for (int m1 = 0; m1 < 4; m1++) {
         PRX_UNROLL
@@ -598,6 +609,82 @@ __host__ __device__ __forceinline__ bool prx_fused_safe(const prx_kparams &p, in
 }
 
 __host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
+
+/* PRX_OPT_TMA. The FFT's last pass (span 16) with the output phase folded in: instead of
+ * writing its 16 points back in digit-reversed order for the output phase to pick up (about
+ * 400 instructions per thread and tile at K = 1024: index arithmetic, loads and 16-byte
+ * stores), it writes them in channel order, the tile as K rows of J outputs (staging[c J + jl],
+ * over the FFT buffer: every thread's loads come before a barrier, its stores after it), and
+ * the tensor memory accelerator copies that out in boxes of 256 rows, clipped at n_out (the
+ * tensor map in p.tmap). Point (m1, m2) of butterfly g (position 16 g + 4 m1 + m2) is channel
+ * m2 K/4 + m1 K/16 + chan(g): one base address per butterfly, immediate offsets. Where it
+ * applies: even log2 K >= 8 with the last pass a radix-16 one, and at least one butterfly and
+ * vector per thread. */
+template <int OPT, int LGK, int R, int T> __host__ __device__ constexpr bool prx_fused_tma_ok() {
+  return (OPT & PRX_OPT_TMA) && !(LGK & 1) && LGK >= 8 &&
+         ((prx_fused_r4_ok<T, (1 << LGK)>(R) && (OPT & PRX_OPT_R4F)) ? LGK - 2 : LGK) % 4 == 0 &&
+         (1 << LGK) / 16 * prx_fused_tile(1 << LGK) >= T;
+}
+/* units (a butterfly of one vector) per thread */
+__host__ __device__ constexpr int prx_fused_tma_cnt(int J, int LGK, int T) {
+  return (1 << LGK) / 16 * J / T;
+}
+
+/* Unit u = tid + k T: vector jl = u mod J and butterfly g. The lane bits above jl go to g's
+ * bit 0 and to its top digit (the channel's lowest), so that a warp's loads (16 banks with
+ * VS = 2 mod 16 at J = 8) and its stores (rows c and c + 1 at J = 8, c..c+3 at J = 4: 16
+ * banks) take two wavefronts each, the least for 8-byte accesses. */
+template <int J, int LGK>
+__host__ __device__ __forceinline__ void prx_fused_tma_unit(int u, int &jl, int &g) {
+  constexpr int LGJ = prx_log2(J), NL = 5 - LGJ, LGNB = LGK - 4;
+  jl = u & (J - 1);
+  const int w = u >> LGJ, r = w >> NL;
+  g = (w & 1) | (((w >> 1) & ((1 << (NL - 1)) - 1)) << (LGNB - 2)) |
+      ((r & ((1 << (LGNB - 3)) - 1)) << 1) | ((r >> (LGNB - 3)) << (LGNB + NL - 3));
+}
+
+/* before the barrier: the thread's units loaded and transformed (fixed W_16 twiddles only) */
+template <int J, int LGK, int T, int VS>
+__host__ __device__ __forceinline__ void
+prx_fused_tma_load(const float2 *V, int tid, float2 (&a)[prx_fused_tma_cnt(J, LGK, T)][4][4]) {
+  float2 ta[4][4], tb[4];
+  PRX_UNROLL
+  for (int m2 = 0; m2 < 4; m2++) {
+    tb[m2] = make_float2(1.0f, 0.0f);
+    PRX_UNROLL
+    for (int m = 0; m < 4; m++) ta[m2][m] = prx_w16(m2 * m);
+  }
+  PRX_UNROLL
+  for (int k = 0; k < prx_fused_tma_cnt(J, LGK, T); k++) {
+    int jl, g;
+    prx_fused_tma_unit<J, LGK>(tid + k * T, jl, g);
+    const float2 *v = V + jl * VS + prx_pad(16 * g); /* pad(16 g + x) = pad(16 g) + x, x < 16 */
+    PRX_UNROLL
+    for (int m1 = 0; m1 < 4; m1++) {
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) a[k][m1][m2] = v[4 * m1 + m2];
+    }
+    prx_r16(a[k], ta, tb, false);
+  }
+}
+
+/* after the barrier: the units' 16 outputs each to their channel rows of the staging tile */
+template <int J, int LGK, int T>
+__host__ __device__ __forceinline__ void
+prx_fused_tma_store(float2 *S, int tid, const float2 (&a)[prx_fused_tma_cnt(J, LGK, T)][4][4]) {
+  constexpr int K = 1 << LGK;
+  PRX_UNROLL
+  for (int k = 0; k < prx_fused_tma_cnt(J, LGK, T); k++) {
+    int jl, g;
+    prx_fused_tma_unit<J, LGK>(tid + k * T, jl, g);
+    float2 *s = S + prx_fused_chan_of_pos<LGK - 4>(g) * J + jl;
+    PRX_UNROLL
+    for (int m1 = 0; m1 < 4; m1++) {
+      PRX_UNROLL
+      for (int m2 = 0; m2 < 4; m2++) s[(m2 * (K / 4) + m1 * (K / 16)) * J] = a[k][m1][m2];
+    }
+  }
+}
 
 /* FFT stage list of size K: radix-4 stages, a radix-2 stage last when log2 K is odd */
 __host__ __device__ __forceinline__ int prx_fused_nstages(int K, int *log2k) {

@@ -14,7 +14,39 @@ typedef struct {
   int T;     /* threads per block */
   int histb; /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
   int smem;  /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
+  int tma;   /* 1: the tiles leave through the tensor memory accelerator where p.tma is set */
 } prx_fused_info;
+
+/* PRX_OPT_TMA's end of a tile (see prx_fused_tma_ok): the last FFT pass into the channel-order
+ * staging tile over V, then the copies out, one thread per box of 256 rows. sm_90 and later;
+ * the thread that issues a copy waits until it has read the shared memory (the block's
+ * shared memory may be given to the next block once its threads have exited). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define PRX_TMA_ARCH 1
+#else
+#define PRX_TMA_ARCH 0
+#endif
+template <int J, int LGK, int T, int VS>
+__device__ __forceinline__ void prx_fused_tma_last(const prx_kparams &p, float2 *V, int jj0,
+                                                   int tid) {
+  float2 a[prx_fused_tma_cnt(J, LGK, T)][4][4];
+  prx_fused_tma_load<J, LGK, T, VS>(V, tid, a);
+  __syncthreads(); /* the staging tile overlaps the points other threads are still reading */
+  prx_fused_tma_store<J, LGK, T>(V, tid, a);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* visible to the copy engine */
+  __syncthreads();
+  if (tid < (1 << LGK) / 256) {
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(V + tid * 256 * J);
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 :
+                 : "l"((unsigned long long)&p.tmap), "r"(jj0), "r"(tid * 256), "r"(sa)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+#endif
+}
 
 /* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
 template <int FMT, int R, int LGK, int VER, int OPT, int T>
@@ -28,6 +60,7 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
    * radix-4 stages remain, then the odd radix-4 stage, then the radix-2 stage of odd log2 K */
   constexpr int LG0 = R4 ? LGK - 2 : LGK;
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
+  constexpr bool TMA = VER >= 5 && PRX_TMA_ARCH && prx_fused_tma_ok<OPT, LGK, R, T>();
   if (prx_fused_safe<R, J>(p, jj0, D))
     prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
   else
@@ -35,6 +68,12 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
+    if constexpr (TMA) {
+      if (ps == N16 - 1 && p.tma) { /* the last pass and the output: PRX_OPT_TMA */
+        prx_fused_tma_last<J, LGK, T, prx_fused_vs5(K)>(p, V, jj0, tid);
+        return;
+      }
+    }
     prx_fused_pass16<J, VER>(p, V, LGK, LG0 - 4 * ps, tid, LGT);
   }
   if (HAS4) {
@@ -58,9 +97,9 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
  * stores; 4 is the previous design (one lane per output, sign and position table in the output
  * loop), kept to measure the change in the same run. */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
-__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const prx_kparams p) {
+__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const __grid_constant__ prx_kparams p) {
   constexpr int K = 1 << LGK, J = prx_fused_tile(K), T = TT;
-  extern __shared__ float2 V[];
+  extern __shared__ __align__(1024) float2 V[]; /* (PRX_OPT_TMA: the copies need 128 bytes) */
   const int tid = threadIdx.x;
   if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
     const int n_tiles = (p.n_out + J - 1) / J;
@@ -81,6 +120,7 @@ prx_fused_fn prx_fused_build(prx_fused_info *b) {
   constexpr int K = 1 << LGK;
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
+  b->tma = VER >= 5 && prx_fused_tma_ok<OPT, LGK, R, TT>();
   b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER>(K) * sizeof(float2));
   return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
 }
@@ -122,7 +162,7 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
  * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
  * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
- * at every size, 12 that with BPTR at every size. The options measured and not adopted were
+ * at every size, 12 that with BPTR at every size, 13 the default with PRX_OPT_TMA. The options measured and not adopted were
  * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b
  * from the chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at
  * K = 1024, D = K/2 were 7% slower). */
@@ -151,6 +191,7 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 10: return prx_fused_shape<FMT, R, LGK, PREV>(b);
     case 11: return prx_fused_shape<FMT, R, LGK, PREV | AL>(b);
     case 12: return prx_fused_shape<FMT, R, LGK, PREV | BP>(b);
+    case 13: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_TMA>(b);
     default: return NULL;
     }
   }

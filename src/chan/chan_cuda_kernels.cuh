@@ -18,6 +18,7 @@
 #ifndef PRX_CHAN_CUDA_KERNELS_CUH
 #define PRX_CHAN_CUDA_KERNELS_CUH
 
+#include <cuda.h> /* CUtensorMap (PRX_OPT_TMA); the driver library itself is not linked */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -55,6 +56,9 @@ typedef struct {
                        phase computes each position's channel instead of reading otab) */
   float2 *new_hist; /* the history update's destination (prx_hist_item), written by the history
                        kernel or, in PRX_OPT_HISTB builds, by blocks past the tiles */
+  int tma;          /* fused PRX_OPT_TMA builds: tmap describes out, the tiles leave through the
+                       tensor memory accelerator (set by prx_fused_launch where out allows it) */
+  CUtensorMap tmap; /* out as a 2-D tensor: n_out outputs (inner) by n_sel rows of stride */
 } prx_kparams;
 
 #if defined(__CUDA_ARCH__)
