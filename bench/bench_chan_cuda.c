@@ -334,6 +334,7 @@ int main(int argc, char **argv) {
     /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
     device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     device_run(1024, 512, PRX_CF32, PRX_CF32, 13, d_in, N, d_out, "default + TMA output");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 14, d_in, N, d_out, "default + TMA + persist");
     device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     return 0;
   }
@@ -373,8 +374,10 @@ int main(int argc, char **argv) {
                                 "run 16-24 default",
                                 "run 16-24 + aligned",
                                 "run 16-24 + base ptr",
-                                "default + TMA output"};
-  for (int v = 1; v <= 13; v++)
+                                "default + TMA output",
+                                "default + TMA + persist",
+                                "default + persist"};
+  for (int v = 1; v <= 15; v++)
     for (int i = 0; i < 3; i++)
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,

@@ -34,11 +34,18 @@ size_t prx_fused_smem_bytes(int K) {
   return (size_t)prx_fused_tile(K) * prx_fused_vsmax(K) * sizeof(float2);
 }
 
-cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant) {
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, int *resident) {
   prx_fused_info b;
   prx_fused_fn f = pick(K, R, fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
-  return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
+  cudaError_t e =
+      cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
+  int dev, sms, per_sm;
+  if (!e) e = cudaGetDevice(&dev);
+  if (!e) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (!e) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, b.T, (size_t)b.smem);
+  if (!e) *resident = sms * (per_sm > 0 ? per_sm : 1);
+  return e;
 }
 
 /* cuTensorMapEncodeTiled, through the runtime (the driver library is not linked); NULL where
@@ -79,7 +86,12 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
   prx_fused_fn f = pick(p->K, p->K / p->D, p->fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
   const int J = prx_fused_tile(p->K);
+  prx_kparams q = *p;
   unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
+  if (b.persist) { /* as many tile blocks as the device holds at once (p->tile_blocks) */
+    if (p->tile_blocks > 0 && blocks > (unsigned)p->tile_blocks) blocks = (unsigned)p->tile_blocks;
+    q.tile_blocks = (int)blocks;
+  }
   if (b.histb && p->new_hist) {
     /* blocks past the tiles write the history update; the block scheduler starts them last,
      * in the grid's tail */
@@ -87,7 +99,6 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     blocks += hb < 64 ? hb : 64;
     *hist_done = 1;
   }
-  prx_kparams q = *p;
   if (b.tma) tma_describe(&q, J);
   f<<<blocks, b.T, (size_t)b.smem, st>>>(q);
   return cudaGetLastError();

@@ -96,7 +96,10 @@ __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(
  *    branch, each load at its immediate offset t D, instead of an address computed per load
  *    (2 of the 3 integer instructions per window load in the machine code; v5 only);
  *  PRX_OPT_TMA: the FFT's last pass writes the tile in channel order and the tensor memory
- *    accelerator copies it out (prx_fused_tma_*; sm_90, where the output allows it). */
+ *    accelerator copies it out (prx_fused_tma_*; sm_90, where the output allows it);
+ *  PRX_OPT_PERSIST: as many blocks as the device holds at once, each looping over tiles
+ *    (prx_fused_reuse_sync), so that a tile's copies out drain while the next one's filter
+ *    runs instead of holding an idle block. */
 enum {
   PRX_OPT_UNROLL = 1,
   PRX_OPT_R4F = 2,
@@ -104,7 +107,8 @@ enum {
   PRX_OPT_NATOUT = 8,
   PRX_OPT_ALIGN = 16,
   PRX_OPT_BPTR = 32,
-  PRX_OPT_TMA = 64
+  PRX_OPT_TMA = 64,
+  PRX_OPT_PERSIST = 128
 };
 
 /* the channel at FFT position pos (the inverse of the host's fused_position: radix-4 stages,
@@ -211,6 +215,23 @@ __host__ __device__ __forceinline__ void prx_fused_r4_store(const prx_kparams &p
   }
 }
 
+/* PRX_OPT_PERSIST: a block's next tile may store into V only once the previous tile's output
+ * has left it: the copies out of PRX_OPT_TMA (each issuing thread waits until its copy has
+ * read the shared memory), and every thread's reads of the output phase (a barrier). The
+ * filter does that after its first iteration's loads and products, so that the copies drain
+ * while they run. */
+__host__ __device__ __forceinline__ void prx_fused_tma_drain() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#endif
+}
+__host__ __device__ __forceinline__ void prx_fused_reuse_sync() {
+  prx_fused_tma_drain();
+#ifdef __CUDA_ARCH__
+  __syncthreads();
+#endif
+}
+
 /* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
  * are compile-time constants in the kernel, so every offset below folds into an immediate.)
  * v5 (VER >= 5) folds the (-1)^(kj) of D = K/2 into the store: for odd absolute j,
@@ -218,7 +239,8 @@ __host__ __device__ __forceinline__ void prx_fused_r4_store(const prx_kparams &p
  * branches r and r + D of the thread trade places; the output phase then has no sign. */
 template <int FMT, int R, int J, bool SAFE, int VER = 4, int OPT = 0>
 __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, float2 *V, int jj0,
-                                                          int tid, int T, int K) {
+                                                          int tid, int T, int K,
+                                                          bool sync_first = false) {
   constexpr int P = PRX_FUSED_P;
   constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
   const int D = K / R, VS = VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
@@ -268,6 +290,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
         }
       }
     }
+    if (sync_first && it == 0) prx_fused_reuse_sync(); /* PRX_OPT_PERSIST: V is free again */
     if (R4 && it == n_it - 1) {
       prx_fused_r4_store<R, J>(p, V, b, K, VS, acc);
     } else if (VER >= 5 && R == 2) {

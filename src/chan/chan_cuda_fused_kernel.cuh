@@ -15,12 +15,14 @@ typedef struct {
   int histb; /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
   int smem;  /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
   int tma;   /* 1: the tiles leave through the tensor memory accelerator where p.tma is set */
+  int persist; /* 1: p.tile_blocks blocks loop over the tiles (PRX_OPT_PERSIST) */
 } prx_fused_info;
 
 /* PRX_OPT_TMA's end of a tile (see prx_fused_tma_ok): the last FFT pass into the channel-order
- * staging tile over V, then the copies out, one thread per box of 256 rows. sm_90 and later;
- * the thread that issues a copy waits until it has read the shared memory (the block's
- * shared memory may be given to the next block once its threads have exited). */
+ * staging tile over V, then the copies out, one thread per box of 256 rows. sm_90 and later.
+ * The threads that issue the copies wait until they have read the shared memory before V is
+ * written again (prx_fused_reuse_sync) and before the block exits (its shared memory may then
+ * go to the next block). */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 #define PRX_TMA_ARCH 1
 #else
@@ -43,7 +45,6 @@ __device__ __forceinline__ void prx_fused_tma_last(const prx_kparams &p, float2 
                  : "l"((unsigned long long)&p.tmap), "r"(jj0), "r"(tid * 256), "r"(sa)
                  : "memory");
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
   }
 #endif
 }
@@ -51,7 +52,7 @@ __device__ __forceinline__ void prx_fused_tma_last(const prx_kparams &p, float2 
 /* One tile (the J outputs from jj0) of the kernel below: filter, FFT, output. */
 template <int FMT, int R, int LGK, int VER, int OPT, int T>
 __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 *V, int jj0,
-                                                   int tid) {
+                                                   int tid, bool sync_first) {
   constexpr int K = 1 << LGK, D = K / R, J = prx_fused_tile(K);
   /* PRX_OPT_R4F where the block's shape allows it: the filter does the first radix-4 stage */
   constexpr int R4 = prx_fused_r4_ok<T, K>(R) ? OPT & PRX_OPT_R4F : 0;
@@ -62,9 +63,9 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
   constexpr int LGT = prx_log2(T), N16 = LG0 / 4, HAS4 = (LG0 / 2) & 1, HAS2 = LGK & 1;
   constexpr bool TMA = VER >= 5 && PRX_TMA_ARCH && prx_fused_tma_ok<OPT, LGK, R, T>();
   if (prx_fused_safe<R, J>(p, jj0, D))
-    prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, true, VER, OPTF>(p, V, jj0, tid, T, K, sync_first);
   else
-    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K);
+    prx_fused_filter<FMT, R, J, false, VER, OPTF>(p, V, jj0, tid, T, K, sync_first);
   PRX_UNROLL
   for (int ps = 0; ps < N16; ps++) {
     __syncthreads();
@@ -101,16 +102,23 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const __grid_consta
   constexpr int K = 1 << LGK, J = prx_fused_tile(K), T = TT;
   extern __shared__ __align__(1024) float2 V[]; /* (PRX_OPT_TMA: the copies need 128 bytes) */
   const int tid = threadIdx.x;
+  constexpr bool PERSIST = (OPT & PRX_OPT_PERSIST) != 0;
+  const int n_tiles = (p.n_out + J - 1) / J, n_tb = PERSIST ? p.tile_blocks : n_tiles;
   if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
-    const int n_tiles = (p.n_out + J - 1) / J;
-    if ((int)blockIdx.x >= n_tiles) { /* a history block (see prx_fused_launch) */
-      const int nb = gridDim.x - n_tiles;
-      for (int i = (blockIdx.x - n_tiles) * T + tid; i < p.Hh; i += nb * T)
+    if ((int)blockIdx.x >= n_tb) { /* a history block (see prx_fused_launch) */
+      const int nb = gridDim.x - n_tb;
+      for (int i = (blockIdx.x - n_tb) * T + tid; i < p.Hh; i += nb * T)
         prx_hist_item(p, p.new_hist, i);
       return;
     }
   }
-  prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid);
+  if constexpr (PERSIST) {
+    for (int t = blockIdx.x; t < n_tiles; t += n_tb)
+      prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, t * J, tid, t != (int)blockIdx.x);
+  } else {
+    prx_fused_tile_run<FMT, R, LGK, VER, OPT, T>(p, V, blockIdx.x * J, tid, false);
+  }
+  if constexpr ((OPT & PRX_OPT_TMA) != 0) prx_fused_tma_drain();
 }
 
 /* One build: its kernel, and what the launcher must know of it (from its template arguments). */
@@ -121,6 +129,7 @@ prx_fused_fn prx_fused_build(prx_fused_info *b) {
   b->T = TT;
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
   b->tma = VER >= 5 && prx_fused_tma_ok<OPT, LGK, R, TT>();
+  b->persist = (OPT & PRX_OPT_PERSIST) != 0;
   b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER>(K) * sizeof(float2));
   return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
 }
@@ -140,8 +149,8 @@ prx_fused_fn prx_fused_build(prx_fused_info *b) {
 template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  if constexpr (K == 1024 && R == 2 && FMT == KF_CF32)
-    return prx_fused_build<FMT, R, LGK, 1, 5, X, T0>(b);
+  if constexpr (K == 1024 && R == 2 && FMT == KF_CF32) /* (PERSIST: 130 registers unbounded) */
+    return prx_fused_build<FMT, R, LGK, (X & PRX_OPT_PERSIST) ? 2 : 1, 5, X, T0>(b);
   else if constexpr ((K == 1024 && R == 1) || (K == 4096 && R == 2))
     return prx_fused_build<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>(b);
   else
@@ -162,7 +171,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
  * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
  * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
- * at every size, 12 that with BPTR at every size, 13 the default with PRX_OPT_TMA. The options measured and not adopted were
+ * at every size, 12 that with BPTR at every size, 13 the default with PRX_OPT_TMA, 14 with TMA and
+ * PRX_OPT_PERSIST, 15 with PERSIST alone. The options measured and not adopted were
  * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b
  * from the chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at
  * K = 1024, D = K/2 were 7% slower). */
@@ -192,6 +202,8 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 11: return prx_fused_shape<FMT, R, LGK, PREV | AL>(b);
     case 12: return prx_fused_shape<FMT, R, LGK, PREV | BP>(b);
     case 13: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_TMA>(b);
+    case 14: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_TMA | PRX_OPT_PERSIST>(b);
+    case 15: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_PERSIST>(b);
     default: return NULL;
     }
   }

@@ -56,6 +56,8 @@ typedef struct {
                        phase computes each position's channel instead of reading otab) */
   float2 *new_hist; /* the history update's destination (prx_hist_item), written by the history
                        kernel or, in PRX_OPT_HISTB builds, by blocks past the tiles */
+  int tile_blocks;  /* fused PRX_OPT_PERSIST builds: blocks that take tiles (each every
+                       tile_blocks-th), set by prx_fused_launch */
   int tma;          /* fused PRX_OPT_TMA builds: tmap describes out, the tiles leave through the
                        tensor memory accelerator (set by prx_fused_launch where out allows it) */
   CUtensorMap tmap; /* out as a 2-D tensor: n_out outputs (inner) by n_sel rows of stride */

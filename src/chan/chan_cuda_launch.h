@@ -5,11 +5,13 @@
 #include "chan_cuda_kernels.cuh"
 
 /* fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, R = K/D in {1, 2}; variant 0
- * is the default kernel, 1..12 other builds for the benchmark (cf32 input only; see
+ * is the default kernel, 1..15 other builds for the benchmark (cf32 input only; see
  * chan_cuda_fused_kernel.cuh) */
 int prx_fused_supported(int K);
 size_t prx_fused_smem_bytes(int K); /* the most shared memory any build of K takes */
-cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant); /* shared-memory limit */
+/* sets the build's shared-memory limit; *resident: how many of its blocks the device holds at
+ * once (what PRX_OPT_PERSIST builds launch, through p->tile_blocks) */
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, int *resident);
 /* *hist_done: set when the launch also wrote the history update (PRX_OPT_HISTB builds) */
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done);
 
