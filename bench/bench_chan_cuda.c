@@ -333,8 +333,7 @@ int main(int argc, char **argv) {
     CK(cudaMemset(d_in, 0x3c, N * 8));
     /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
     device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 13, d_in, N, d_out, "default + TMA output");
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 14, d_in, N, d_out, "default + TMA + persist");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, 16, d_in, N, d_out, "run 25-29 default");
     device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
     return 0;
   }
@@ -374,10 +373,11 @@ int main(int argc, char **argv) {
                                 "run 16-24 default",
                                 "run 16-24 + aligned",
                                 "run 16-24 + base ptr",
-                                "default + TMA output",
-                                "default + TMA + persist",
-                                "default + persist"};
-  for (int v = 1; v <= 15; v++)
+                                "run 25-29 + TMA output",
+                                "run 25-29 + TMA + persist",
+                                "run 25-29 + persist",
+                                "run 25-29 default"};
+  for (int v = 1; v <= 16; v++)
     for (int i = 0; i < 3; i++)
       for (int half = 1; half >= 0; half--)
         device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,

@@ -102,10 +102,10 @@ fi
 
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with the
-  # default, variants 13 and 14 (the default with PRX_OPT_TMA, and PERSIST), then D = K; two
-  # launches each), clocks left alone
+  # default and variant 16 (runs 25-29's default), then D = K; two launches each), clocks left
+  # alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 8 \
+  timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis_Tables \
@@ -114,8 +114,8 @@ if has profile; then
   note "profile: rc=$? ($(elapsed))"
   # the default's machine code at K = 1024, D = K/2, cf32 (for instruction counts)
   CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
-  # (MINB and OPT of the default (R4F HISTB NATOUT BPTR), with TMA, with TMA and PERSIST)
-  for mo in 1ELi5ELi46 1ELi5ELi110 2ELi5ELi238; do
+  # (MINB and OPT of the default (R4F HISTB NATOUT BPTR TMA PERSIST) and of runs 25-29's)
+  for mo in 2ELi5ELi238 1ELi5ELi46; do
     "$CUOBJDUMP" -sass -fun "_Z16prx_fused_kernelILi0ELi2ELi10ELi${mo}ELi256EEv11prx_kparams" \
       "$BUILD/bench_chan_cuda" >"$OUT/sass_k1024_${mo##*ELi}.txt" 2>&1
   done

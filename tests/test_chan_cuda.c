@@ -328,7 +328,7 @@ static void test_variants(void) {
   size_t nk = small_mode ? 1 : 3;
   for (size_t i = 0; i < nk; i++)
     for (int half = 1; half >= 0; half--)
-      for (variant = 1; variant <= 15; variant++) {
+      for (variant = 1; variant <= 16; variant++) {
         if (small_mode && !half) continue;
         unsigned K = Ks[i], D = half ? K / 2 : K;
         prx_chan_config cfg = base_cfg(K, D, 16);
@@ -555,8 +555,9 @@ int main(void) {
   test_variants();
   test_candidate(6);  /* runs 11-15's default (R4F alone) */
   test_candidate(11); /* runs 16-24's default with aligned window loads */
-  test_candidate(13); /* the default with the output through the tensor memory accelerator */
-  test_candidate(14); /* that with blocks that loop over the tiles */
+  test_candidate(13); /* runs 25-29's default with the output through the copy engine */
+  test_candidate(15); /* runs 25-29's default with blocks that loop over the tiles */
+  test_candidate(16); /* runs 25-29's default */
   test_cf16();
   test_pinned();
   test_device_api();

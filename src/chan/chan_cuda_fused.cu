@@ -92,7 +92,9 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     if (p->tile_blocks > 0 && blocks > (unsigned)p->tile_blocks) blocks = (unsigned)p->tile_blocks;
     q.tile_blocks = (int)blocks;
   }
-  if (b.histb && p->new_hist) {
+  if (b.histb && p->new_hist && b.persist) {
+    *hist_done = 1; /* by the tile blocks */
+  } else if (b.histb && p->new_hist) {
     /* blocks past the tiles write the history update; the block scheduler starts them last,
      * in the grid's tail */
     const unsigned hb = (unsigned)((p->Hh + b.T - 1) / b.T);

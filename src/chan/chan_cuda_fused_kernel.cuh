@@ -104,7 +104,12 @@ __global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const __grid_consta
   const int tid = threadIdx.x;
   constexpr bool PERSIST = (OPT & PRX_OPT_PERSIST) != 0;
   const int n_tiles = (p.n_out + J - 1) / J, n_tb = PERSIST ? p.tile_blocks : n_tiles;
-  if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
+  if constexpr ((OPT & PRX_OPT_HISTB) != 0 && PERSIST) {
+    /* the history update by the tile blocks themselves (blocks past them would start only
+     * when one of them ends, in the grid's last moment) */
+    if (p.new_hist)
+      for (int i = blockIdx.x * T + tid; i < p.Hh; i += n_tb * T) prx_hist_item(p, p.new_hist, i);
+  } else if constexpr ((OPT & PRX_OPT_HISTB) != 0) {
     if ((int)blockIdx.x >= n_tb) { /* a history block (see prx_fused_launch) */
       const int nb = gridDim.x - n_tb;
       for (int i = (blockIdx.x - n_tb) * T + tid; i < p.Hh; i += nb * T)
@@ -165,14 +170,19 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * 4096, D = K/2, but -4.4% at K = 128, D = K/2), at K = 1024 base-pointer window loads
  * (PRX_OPT_BPTR; runs 23-24: +1.2% and -0.5% at D = K/2 in the calls, -3.3% kernel time in ncu,
  * +2.3-3.0% at D = K; at K = 128 and 4096, D = K/2, -1%) and at K = 4096 aligned window loads
- * (PRX_OPT_ALIGN; runs 21-24: +1-2% at D = K/2, +2.4-2.9% at D = K; -1% at K = 1024). Variants
+ * (PRX_OPT_ALIGN; runs 21-24: +1-2% at D = K/2, +2.4-2.9% at D = K; -1% at K = 1024), from K
+ * = 1024 the output through the tensor memory accelerator (PRX_OPT_TMA: where it applies, K =
+ * 1024 and 4096; runs 28-29: +4.6% and +4.5% at K = 1024, D = K, +6.5% and +7.3% at K = 4096,
+ * D = K/2) and at D = K/2 with blocks that loop over the tiles (PRX_OPT_PERSIST; run 29 with
+ * TMA: K = 1024 +1.4%, kernel time -3%, K = 4096 +9%; alone -5% to -15%). Variants
  * for the benchmark and tests (cf32 input only; the before/after of each change in one run): 1
  * v5 with the cap everywhere (run 6's default), 2 v4 with the cap (the design before v5), 3 v5
  * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
  * runs 11-15's default (R4F), 7 R4F + HISTB, 8 R4F + NATOUT at every size, 9 R4F with the cap
  * everywhere, 10 runs 16-24's default (R4F + HISTB + NATOUT from K = 1024), 11 that with ALIGN
- * at every size, 12 that with BPTR at every size, 13 the default with PRX_OPT_TMA, 14 with TMA and
- * PRX_OPT_PERSIST, 15 with PERSIST alone. The options measured and not adopted were
+ * at every size, 12 that with BPTR at every size, 13 runs 25-29's default with PRX_OPT_TMA, 14
+ * with TMA and PRX_OPT_PERSIST, 15 with PERSIST alone, 16 runs 25-29's default (BPTR at K =
+ * 1024, ALIGN at 4096). The options measured and not adopted were
  * removed (runs 10-15 after run 18, runs 20-26 after runs 24 and 26): bench/GPU_NOTES.md. Fills *b
  * from the chosen build (T: prx_fused_threads; the TT parameter allows fewer: 128-thread blocks at
  * K = 1024, D = K/2 were 7% slower). */
@@ -181,8 +191,10 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
   constexpr int U = PRX_OPT_UNROLL, F = PRX_OPT_R4F, HB = PRX_OPT_HISTB, NO = PRX_OPT_NATOUT;
   constexpr int AL = PRX_OPT_ALIGN, BP = PRX_OPT_BPTR;
+  constexpr int TM = PRX_OPT_TMA, PE = PRX_OPT_PERSIST;
   constexpr int PREV = F | HB | (K >= 1024 ? NO : 0);                     /* runs 16-24's default */
-  constexpr int DEF = PREV | (K == 1024 ? BP : 0) | (K == 4096 ? AL : 0); /* run 25 */
+  constexpr int D25 = PREV | (K == 1024 ? BP : 0) | (K == 4096 ? AL : 0); /* runs 25-29's */
+  constexpr int DEF = D25 | (K >= 1024 ? TM : 0) | (K >= 1024 && R == 2 ? PE : 0); /* run 30 */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
   if constexpr (FMT != KF_CF32) {
     return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>(b);
@@ -201,9 +213,10 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
     case 10: return prx_fused_shape<FMT, R, LGK, PREV>(b);
     case 11: return prx_fused_shape<FMT, R, LGK, PREV | AL>(b);
     case 12: return prx_fused_shape<FMT, R, LGK, PREV | BP>(b);
-    case 13: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_TMA>(b);
-    case 14: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_TMA | PRX_OPT_PERSIST>(b);
-    case 15: return prx_fused_shape<FMT, R, LGK, DEF | PRX_OPT_PERSIST>(b);
+    case 13: return prx_fused_shape<FMT, R, LGK, D25 | TM>(b);
+    case 14: return prx_fused_shape<FMT, R, LGK, D25 | TM | PE>(b);
+    case 15: return prx_fused_shape<FMT, R, LGK, D25 | PE>(b);
+    case 16: return prx_fused_shape<FMT, R, LGK, D25>(b);
     default: return NULL;
     }
   }
