@@ -34,12 +34,17 @@ size_t prx_fused_smem_bytes(int K) {
   return (size_t)prx_fused_tile(K) * prx_fused_vsmax(K) * sizeof(float2);
 }
 
+/* The default's build for outputs that the tensor memory accelerator cannot write (see
+ * prx_fused_launch): runs 25-29's default, without TMA and PERSIST */
+#define FALLBACK_VARIANT 16
+
 cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, int *resident) {
   prx_fused_info b;
   prx_fused_fn f = pick(K, R, fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
   cudaError_t e =
       cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
+  if (!e && variant == 0 && b.tma) e = prx_fused_prepare(K, R, fmt, FALLBACK_VARIANT, resident);
   int dev, sms, per_sm;
   if (!e) e = cudaGetDevice(&dev);
   if (!e) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -87,6 +92,11 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
   if (!f) return cudaErrorInvalidValue;
   const int J = prx_fused_tile(p->K);
   prx_kparams q = *p;
+  if (b.tma) tma_describe(&q, J);
+  if (!q.tma && variant == 0 && b.tma) { /* the default's build for this output */
+    f = pick(p->K, p->K / p->D, p->fmt, FALLBACK_VARIANT, &b);
+    if (!f) return cudaErrorInvalidValue;
+  }
   unsigned blocks = (unsigned)((p->n_out + J - 1) / J);
   if (b.persist) { /* as many tile blocks as the device holds at once (p->tile_blocks) */
     if (p->tile_blocks > 0 && blocks > (unsigned)p->tile_blocks) blocks = (unsigned)p->tile_blocks;
@@ -101,7 +111,6 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     blocks += hb < 64 ? hb : 64;
     *hist_done = 1;
   }
-  if (b.tma) tma_describe(&q, J);
   f<<<blocks, b.T, (size_t)b.smem, st>>>(q);
   return cudaGetLastError();
 }

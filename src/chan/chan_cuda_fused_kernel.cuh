@@ -174,7 +174,8 @@ template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused
  * = 1024 the output through the tensor memory accelerator (PRX_OPT_TMA: where it applies, K =
  * 1024 and 4096; runs 28-29: +4.6% and +4.5% at K = 1024, D = K, +6.5% and +7.3% at K = 4096,
  * D = K/2) and at D = K/2 with blocks that loop over the tiles (PRX_OPT_PERSIST; run 29 with
- * TMA: K = 1024 +1.4%, kernel time -3%, K = 4096 +9%; alone -5% to -15%). Variants
+ * TMA: K = 1024 +1.4%, kernel time -3%, K = 4096 +9%; alone -5% to -15%), both for cf32 input
+ * only; where the output does not allow TMA (prx_fused_launch), variant 16 runs. Variants
  * for the benchmark and tests (cf32 input only; the before/after of each change in one run): 1
  * v5 with the cap everywhere (run 6's default), 2 v4 with the cap (the design before v5), 3 v5
  * without the cap, 4 v5 unrolled under 128 registers, 5 run 10's default (the shape alone), 6
@@ -196,8 +197,8 @@ template <int FMT, int R, int LGK> prx_fused_fn prx_fused_pick_v(int variant, pr
   constexpr int D25 = PREV | (K == 1024 ? BP : 0) | (K == 4096 ? AL : 0); /* runs 25-29's */
   constexpr int DEF = D25 | (K >= 1024 ? TM : 0) | (K >= 1024 && R == 2 ? PE : 0); /* run 30 */
   /* the variants are built for cf32 input only (if constexpr: no instances for the others) */
-  if constexpr (FMT != KF_CF32) {
-    return variant ? NULL : prx_fused_shape<FMT, R, LGK, DEF>(b);
+  if constexpr (FMT != KF_CF32) { /* (TMA and PERSIST: cf32 only; ci16 -10% in run 30) */
+    return variant ? NULL : prx_fused_shape<FMT, R, LGK, D25>(b);
   } else {
     switch (variant) {
     case 0: return prx_fused_shape<FMT, R, LGK, DEF>(b);
