@@ -74,7 +74,11 @@ void prx_chan_reset(prx_chan *c);
 
 /* Device-resident variant (CUDA backend only, PRX_ERR_UNSUPPORTED otherwise): in and out are
  * device pointers, work is queued on stream (a cudaStream_t; NULL for the default stream)
- * and this call returns without waiting for it. Same layout and counts as execute. */
+ * and this call returns without waiting for it. Same layout and counts as execute. Speed:
+ * let the call's rows start on 64 bytes (d_out aligned so, out_stride a multiple of 8 cf32 or
+ * 16 cf16 samples; calls that append to the same rows keep that with inputs of a multiple of
+ * 8 D samples): rows 16 bytes off the 32-byte sectors cost the H200 a fifth of its rate
+ * (bench/GPU_NOTES.md, run 32). */
 prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
                                    size_t out_stride, size_t *n_out, void *stream);
 

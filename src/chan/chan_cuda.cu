@@ -43,7 +43,7 @@ typedef struct {
   int device;
   int fused, J;    /* path; fused tile */
   int variant;     /* fused kernel variant (0: default) */
-  int resident;    /* fused kernel blocks the device holds at once */
+  prx_fused_needs needs; /* what the fused kernel's builds need (blocks, rotated taps) */
   int natural;     /* every channel selected, in order */
   int R, Pg, Hh;   /* K/D, taps per branch of the prototype, history length */
   size_t B;        /* input samples per host-path block (DMA-capable caller memory) */
@@ -201,7 +201,7 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   im->J = im->fused ? prx_fused_tile((int)K) : 0;
   im->variant = variant;
   if (im->fused)
-    CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant, &im->resident));
+    CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant, &im->needs));
   const int P = im->fused ? PRX_FUSED_P : im->Pg;
   im->Hh = P * (int)K;
 
@@ -255,7 +255,7 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   if (!taps) return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu taps", ntaps);
   memcpy(taps, c->taps, c->M * sizeof *taps);
   prx_status st = upload((void **)&im->d_taps, taps, ntaps * sizeof *taps);
-  if (!st && im->fused) { /* P = PRX_FUSED_P: ntaps = P K */
+  if (!st && im->fused && im->needs.rotated_taps) { /* P = PRX_FUSED_P: ntaps = P K */
     float *rot = (float *)malloc(16 * ntaps * sizeof *rot);
     if (!rot) {
       st = prx_fail(PRX_ERR_NOMEM, "cannot allocate the rotated taps");
@@ -344,7 +344,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.D = (int)c->D;
   p.natural = im->natural;
   p.new_hist = im->d_hist[im->hcur ^ 1];
-  p.tile_blocks = im->resident;
+  p.tile_blocks = im->needs.resident;
   int hist_done = 0; /* by the fused kernel's extra blocks */
   if (nob) {
     if (im->fused && d_in) {

@@ -38,18 +38,23 @@ size_t prx_fused_smem_bytes(int K) {
  * prx_fused_launch): runs 25-29's default, without TMA and PERSIST */
 #define FALLBACK_VARIANT 16
 
-cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, int *resident) {
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, prx_fused_needs *needs) {
   prx_fused_info b;
   prx_fused_fn f = pick(K, R, fmt, variant, &b);
   if (!f) return cudaErrorInvalidValue;
   cudaError_t e =
       cudaFuncSetAttribute((const void *)f, cudaFuncAttributeMaxDynamicSharedMemorySize, b.smem);
-  if (!e && variant == 0 && b.tma) e = prx_fused_prepare(K, R, fmt, FALLBACK_VARIANT, resident);
+  needs->rotated_taps = b.align;
+  if (!e && variant == 0 && b.tma) { /* the launcher may run the fallback build too */
+    prx_fused_needs fb;
+    e = prx_fused_prepare(K, R, fmt, FALLBACK_VARIANT, &fb);
+    needs->rotated_taps |= fb.rotated_taps;
+  }
   int dev, sms, per_sm;
   if (!e) e = cudaGetDevice(&dev);
   if (!e) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (!e) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, b.T, (size_t)b.smem);
-  if (!e) *resident = sms * (per_sm > 0 ? per_sm : 1);
+  if (!e) needs->resident = sms * (per_sm > 0 ? per_sm : 1);
   return e;
 }
 

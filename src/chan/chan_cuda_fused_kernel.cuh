@@ -16,6 +16,7 @@ typedef struct {
   int smem;  /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
   int tma;   /* 1: the tiles leave through the tensor memory accelerator where p.tma is set */
   int persist; /* 1: p.tile_blocks blocks loop over the tiles (PRX_OPT_PERSIST) */
+  int align;   /* 1: reads the rotated taps p.taps_rot (PRX_OPT_ALIGN) */
 } prx_fused_info;
 
 /* PRX_OPT_TMA's end of a tile (see prx_fused_tma_ok): the last FFT pass into the channel-order
@@ -135,6 +136,7 @@ prx_fused_fn prx_fused_build(prx_fused_info *b) {
   b->histb = (OPT & PRX_OPT_HISTB) != 0;
   b->tma = VER >= 5 && prx_fused_tma_ok<OPT, LGK, R, TT>();
   b->persist = (OPT & PRX_OPT_PERSIST) != 0;
+  b->align = VER >= 5 && (OPT & PRX_OPT_ALIGN) != 0;
   b->smem = (int)(prx_fused_tile(K) * prx_fused_vsv<VER>(K) * sizeof(float2));
   return prx_fused_kernel<FMT, R, LGK, MINB, VER, OPT, TT>;
 }

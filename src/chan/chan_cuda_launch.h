@@ -9,9 +9,14 @@
  * chan_cuda_fused_kernel.cuh) */
 int prx_fused_supported(int K);
 size_t prx_fused_smem_bytes(int K); /* the most shared memory any build of K takes */
-/* sets the build's shared-memory limit; *resident: how many of its blocks the device holds at
- * once (what PRX_OPT_PERSIST builds launch, through p->tile_blocks) */
-cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, int *resident);
+/* what the builds of a variant need from the object */
+typedef struct {
+  int resident;     /* blocks of the build the device holds at once (what PRX_OPT_PERSIST builds
+                       launch, through p->tile_blocks) */
+  int rotated_taps; /* 1: p->taps_rot is read (PRX_OPT_ALIGN) */
+} prx_fused_needs;
+/* sets the shared-memory limit of the variant's builds and fills *needs */
+cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, prx_fused_needs *needs);
 /* *hist_done: set when the launch also wrote the history update (PRX_OPT_HISTB builds) */
 cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done);
 
