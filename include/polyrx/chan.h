@@ -37,15 +37,15 @@ typedef struct {
   size_t n_taps;             /* its length M (any M >= 1); it is used as given, not rescaled */
   const unsigned *select;    /* optional channel subset, output in this order; NULL: all K */
   size_t n_select;
-  prx_format in_format;      /* cf32 (default), ci16, ci8 or cu8 */
-  prx_format out_format;     /* cf32 (default), or cf16 (CUDA backend only) */
-  double sample_rate;        /* fs in Hz, for reports (default 1) */
-  double center_freq;        /* fc in Hz, for reports (default 0) */
-  int threads;               /* CPU worker threads; 0: all cores. Output is identical for any count */
-  prx_backend backend;       /* AUTO (default): CUDA when present, else CPU */
-  int device;                /* CUDA device ordinal (default 0) */
-  size_t block_samples;      /* input samples per internal block (0: backend's choice); execute
-                                accepts any n_in and slices it into such blocks */
+  prx_format in_format;  /* cf32 (default), ci16, ci8 or cu8 */
+  prx_format out_format; /* cf32 (default), or cf16 (CUDA backend only) */
+  double sample_rate;    /* fs in Hz, for reports (default 1) */
+  double center_freq;    /* fc in Hz, for reports (default 0) */
+  int threads;           /* CPU worker threads; 0: all cores. Output is identical for any count */
+  prx_backend backend;   /* AUTO (default): CUDA when present, else CPU */
+  int device;            /* CUDA device ordinal (default 0) */
+  size_t block_samples;  /* input samples per internal block (0: backend's choice); execute
+                            accepts any n_in and slices it into such blocks */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);
@@ -84,18 +84,18 @@ prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, v
 
 /* What the object is. */
 typedef struct {
-  unsigned index;      /* channel index k in 0..K-1 */
-  double center_freq;  /* Hz: fc + k fs/K wrapped into [fc - fs/2, fc + fs/2) */
+  unsigned index;     /* channel index k in 0..K-1 */
+  double center_freq; /* Hz: fc + k fs/K wrapped into [fc - fs/2, fc + fs/2) */
 } prx_chan_channel;
 
-unsigned prx_chan_channels(const prx_chan *c);     /* K */
-unsigned prx_chan_decimation(const prx_chan *c);   /* D */
-size_t prx_chan_n_outputs(const prx_chan *c);      /* number of selected channels */
+unsigned prx_chan_channels(const prx_chan *c);   /* K */
+unsigned prx_chan_decimation(const prx_chan *c); /* D */
+size_t prx_chan_n_outputs(const prx_chan *c);    /* number of selected channels */
 prx_status prx_chan_channel_info(const prx_chan *c, size_t s, prx_chan_channel *out);
-double prx_chan_output_rate(const prx_chan *c);    /* fs / D in Hz */
-double prx_chan_group_delay(const prx_chan *c);    /* (M-1)/2 in input samples */
+double prx_chan_output_rate(const prx_chan *c);                /* fs / D in Hz */
+double prx_chan_group_delay(const prx_chan *c);                /* (M-1)/2 in input samples */
 const float *prx_chan_taps(const prx_chan *c, size_t *n_taps); /* the prototype in use */
-prx_backend prx_chan_backend(const prx_chan *c);   /* CPU or CUDA, after AUTO resolved */
+prx_backend prx_chan_backend(const prx_chan *c); /* CPU or CUDA, after AUTO resolved */
 /* Parses a channel list such as "3,7,100-120" for K channels into a newly malloc'd array. */
 prx_status prx_chan_parse_list(const char *text, unsigned K, unsigned **out, size_t *n_out);
 

@@ -41,16 +41,16 @@ typedef struct {
 
 typedef struct {
   int device;
-  int fused, J;    /* path; fused tile */
-  int variant;     /* fused kernel variant (0: default) */
+  int fused, J;          /* path; fused tile */
+  int variant;           /* fused kernel variant (0: default) */
   prx_fused_needs needs; /* what the fused kernel's builds need (blocks, rotated taps) */
-  int natural;     /* every channel selected, in order */
-  int R, Pg, Hh;   /* K/D, taps per branch of the prototype, history length */
-  size_t B;        /* input samples per host-path block (DMA-capable caller memory) */
-  size_t Bp;       /* the same through the pinned staging buffers (pageable memory) */
-  size_t gen_max;  /* input samples per general-path launch */
-  size_t gen_nout; /* rows of the general path's v buffer */
-  size_t isz, osz; /* bytes per input / output sample */
+  int natural;           /* every channel selected, in order */
+  int R, Pg, Hh;         /* K/D, taps per branch of the prototype, history length */
+  size_t B;              /* input samples per host-path block (DMA-capable caller memory) */
+  size_t Bp;             /* the same through the pinned staging buffers (pageable memory) */
+  size_t gen_max;        /* input samples per general-path launch */
+  size_t gen_nout;       /* rows of the general path's v buffer */
+  size_t isz, osz;       /* bytes per input / output sample */
   cudaStream_t s_h2d, s_comp, s_d2h;
   cudaEvent_t ev_user; /* end of the last device-resident call's work */
   int user_pending;
@@ -200,8 +200,7 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
                     variant);
   im->J = im->fused ? prx_fused_tile((int)K) : 0;
   im->variant = variant;
-  if (im->fused)
-    CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant, &im->needs));
+  if (im->fused) CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant, &im->needs));
   const int P = im->fused ? PRX_FUSED_P : im->Pg;
   im->Hh = P * (int)K;
 

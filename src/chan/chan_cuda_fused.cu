@@ -97,10 +97,10 @@ static void tma_describe(prx_kparams *p, int J) {
   const cuuint64_t dim[2] = {(cuuint64_t)p->n_out, (cuuint64_t)p->n_sel};
   const cuuint64_t pitch[1] = {(cuuint64_t)p->stride * sizeof(float2)};
   const cuuint32_t box[2] = {(cuuint32_t)J, 256}, step[2] = {1, 1};
-  p->tma = encode(&p->tmap, CU_TENSOR_MAP_DATA_TYPE_INT64, 2, p->out, dim, pitch, box, step,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                  CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  p->tma =
+      encode(&p->tmap, CU_TENSOR_MAP_DATA_TYPE_INT64, 2, p->out, dim, pitch, box, step,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
   if (p->tma) {
     last.out = p->out, last.n_out = p->n_out, last.n_sel = p->n_sel, last.J = J;
     last.stride = p->stride, last.map = p->tmap;

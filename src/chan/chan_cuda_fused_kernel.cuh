@@ -11,10 +11,10 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 
 /* what the launcher needs to know of a build besides its function */
 typedef struct {
-  int T;     /* threads per block */
-  int histb; /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
-  int smem;  /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
-  int tma;   /* 1: the tiles leave through the tensor memory accelerator where p.tma is set */
+  int T;       /* threads per block */
+  int histb;   /* 1: blocks past the tiles write the history update (PRX_OPT_HISTB) */
+  int smem;    /* bytes of dynamic shared memory per block (the FFT buffer in its layout) */
+  int tma;     /* 1: the tiles leave through the tensor memory accelerator where p.tma is set */
   int persist; /* 1: p.tile_blocks blocks loop over the tiles (PRX_OPT_PERSIST) */
   int align;   /* 1: reads the rotated taps p.taps_rot (PRX_OPT_ALIGN) */
 } prx_fused_info;
@@ -99,7 +99,8 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
  * stores; 4 is the previous design (one lane per output, sign and position table in the output
  * loop), kept to measure the change in the same run. */
 template <int FMT, int R, int LGK, int MINB, int VER, int OPT, int TT>
-__global__ void __launch_bounds__(TT, MINB) prx_fused_kernel(const __grid_constant__ prx_kparams p) {
+__global__ void __launch_bounds__(TT, MINB)
+    prx_fused_kernel(const __grid_constant__ prx_kparams p) {
   constexpr int K = 1 << LGK, J = prx_fused_tile(K), T = TT;
   extern __shared__ __align__(1024) float2 V[]; /* (PRX_OPT_TMA: the copies need 128 bytes) */
   const int tid = threadIdx.x;
@@ -155,9 +156,10 @@ prx_fused_fn prx_fused_build(prx_fused_info *b) {
  * X: options added to every build of that shape. */
 template <int FMT, int R, int LGK, int X> prx_fused_fn prx_fused_shape(prx_fused_info *b) {
   constexpr int K = 1 << LGK, T0 = prx_fused_threads(K, K / R), MB = prx_fused_min_blocks(K, K / R);
-  constexpr int MB2 = T0 <= 256 ? 2 : 1; /* 128 registers */
-  if constexpr (K == 1024 && R == 2 && FMT == KF_CF32) /* (PERSIST: 130 registers unbounded) */
-    return prx_fused_build<FMT, R, LGK, (X & PRX_OPT_PERSIST) ? 2 : 1, 5, X, T0>(b);
+  constexpr int MB2 = T0 <= 256 ? 2 : 1;             /* 128 registers */
+  constexpr int MBP = (X & PRX_OPT_PERSIST) ? 2 : 1; /* (PERSIST: 130 registers unbounded) */
+  if constexpr (K == 1024 && R == 2 && FMT == KF_CF32)
+    return prx_fused_build<FMT, R, LGK, MBP, 5, X, T0>(b);
   else if constexpr ((K == 1024 && R == 1) || (K == 4096 && R == 2))
     return prx_fused_build<FMT, R, LGK, MB2, 5, PRX_OPT_UNROLL | X, T0>(b);
   else
