@@ -70,10 +70,10 @@ static PFN_cuTensorMapEncodeTiled_v12000 tma_encoder(void) {
   return (PFN_cuTensorMapEncodeTiled_v12000)f;
 }
 
-/* PRX_OPT_TMA: describes p->out to the copy engine (p->tmap) and sets p->tma where the output
- * allows it: every channel in order (the staging tile's rows are the channels), cf32, rows that
- * start on 16 bytes (an aligned base and an even stride). Elsewhere the tile's own output
- * phase writes it. */
+/* PRX_OPT_TMA (builds of K >= 256 only): describes p->out to the copy engine (p->tmap) and sets
+ * p->tma where the output allows it: every channel in order (the staging tile's rows are the
+ * channels), cf32, rows that start on 16 bytes (an aligned base and an even stride). Elsewhere
+ * the tile's own output phase writes it. */
 static void tma_describe(prx_kparams *p, int J) {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = tma_encoder();
   /* the calls of a stream mostly write the same buffer: the last description is kept (per
@@ -85,8 +85,8 @@ static void tma_describe(prx_kparams *p, int J) {
     CUtensorMap map;
   } last = {NULL, 0, 0, 0, 0, {}};
   p->tma = 0;
-  if (!encode || !p->natural || p->out_f16 || p->n_sel != p->K || p->K < 256 || (p->stride & 1) ||
-      ((uintptr_t)p->out & 15) || p->stride >= ((size_t)1 << 36))
+  if (!encode || !p->natural || p->out_f16 || (p->stride & 1) || ((uintptr_t)p->out & 15) ||
+      p->stride >= ((size_t)1 << 36))
     return;
   if (last.out == p->out && last.n_out == p->n_out && last.n_sel == p->n_sel && last.J == J &&
       last.stride == p->stride) {
@@ -125,13 +125,11 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st,
     if (p->tile_blocks > 0 && blocks > (unsigned)p->tile_blocks) blocks = (unsigned)p->tile_blocks;
     q.tile_blocks = (int)blocks;
   }
-  if (b.histb && p->new_hist && b.persist) {
-    *hist_done = 1; /* by the tile blocks */
-  } else if (b.histb && p->new_hist) {
-    /* blocks past the tiles write the history update; the block scheduler starts them last,
-     * in the grid's tail */
+  if (b.histb && p->new_hist) {
+    /* the history update in this launch: by the tile blocks of PERSIST builds, else by blocks
+     * past the tiles, which the block scheduler starts last, in the grid's tail */
     const unsigned hb = (unsigned)((p->Hh + b.T - 1) / b.T);
-    blocks += hb < 64 ? hb : 64;
+    if (!b.persist) blocks += hb < 64 ? hb : 64;
     *hist_done = 1;
   }
   f<<<blocks, b.T, (size_t)b.smem, st>>>(q);

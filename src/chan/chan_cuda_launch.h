@@ -5,7 +5,7 @@
 #include "chan_cuda_kernels.cuh"
 
 /* fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, R = K/D in {1, 2}; variant 0
- * is the default kernel, 1..15 other builds for the benchmark (cf32 input only; see
+ * is the default kernel, 1..16 other builds for the benchmark (cf32 input only; see
  * chan_cuda_fused_kernel.cuh) */
 int prx_fused_supported(int K);
 size_t prx_fused_smem_bytes(int K); /* the most shared memory any build of K takes */
