@@ -2,7 +2,6 @@
  * SigMF, block by block (bounded memory for any length), and the transmitted bits. */
 #include "cli.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -304,17 +303,6 @@ static size_t encode(prx_format f, const prx_cf32 *x, size_t n, double scale, vo
   return clipped;
 }
 
-static const char *sigmf_datatype(prx_format f) {
-  switch (f) {
-  case PRX_CF32: return "cf32_le";
-  case PRX_CI16: return "ci16_le";
-  case PRX_CI8: return "ci8";
-  case PRX_CU8: return "cu8";
-  case PRX_CF16: break;
-  }
-  return NULL;
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
   return a >= b && strcmp(s + a - b, suffix) == 0;
@@ -335,43 +323,39 @@ typedef struct {
   double dc_db, dc_phase;
 } gen_meta;
 
-static int write_meta(const char *path, const gen_meta *m) {
-  cJSON *root = cJSON_CreateObject(), *global = cJSON_AddObjectToObject(root, "global");
-  cJSON_AddStringToObject(global, "core:datatype", sigmf_datatype(m->format));
-  cJSON_AddNumberToObject(global, "core:sample_rate", m->fs);
-  cJSON_AddStringToObject(global, "core:version", "1.0.0");
-  cJSON_AddNumberToObject(global, "core:num_channels", 1);
-  char text[512];
-  snprintf(text, sizeof text, "polyrx gen %s", prx_version());
-  cJSON_AddStringToObject(global, "core:recorder", text);
-  int len = snprintf(text, sizeof text, "polyrx test signal: %zu QPSK carrier%s, ", m->n_car,
+/* Opens the recording BASE.sigmf-data through the library's writer, with the metadata that is
+ * known before the samples: the signal in core:description, one annotation per carrier (its
+ * band and every parameter) and one per gap. The writer writes the metadata at close. */
+static prx_status open_sigmf(const char *base, const gen_meta *m, prx_sigmf_writer **out) {
+  char desc[512], text[512];
+  int len = snprintf(desc, sizeof desc, "polyrx test signal: %zu QPSK carrier%s, ", m->n_car,
                      m->n_car == 1 ? "" : "s");
   if (m->noise)
-    len += snprintf(text + len, sizeof text - len, "AWGN at Es/N0 %.2f dB of carrier 0 (seed %llu)",
+    len += snprintf(desc + len, sizeof desc - len, "AWGN at Es/N0 %.2f dB of carrier 0 (seed %llu)",
                     m->esn0, (unsigned long long)m->noise_seed);
   else
-    len += snprintf(text + len, sizeof text - len, "no noise");
+    len += snprintf(desc + len, sizeof desc - len, "no noise");
   if (m->have_dc)
-    len += snprintf(text + len, sizeof text - len,
+    len += snprintf(desc + len, sizeof desc - len,
                     "; DC offset %.9g dB relative to carrier 0, phase %.9g rad", m->dc_db,
                     m->dc_phase);
-  snprintf(text + len, sizeof text - len, "; samples scaled by %.9g", m->scale);
-  cJSON_AddStringToObject(global, "core:description", text);
-  cJSON *captures = cJSON_AddArrayToObject(root, "captures"), *cap = cJSON_CreateObject();
-  cJSON_AddNumberToObject(cap, "core:sample_start", 0);
-  cJSON_AddNumberToObject(cap, "core:frequency", m->center);
-  cJSON_AddItemToArray(captures, cap);
-  cJSON *annotations = cJSON_AddArrayToObject(root, "annotations");
-  for (size_t i = 0; i < m->n_car; i++) {
+  snprintf(desc + len, sizeof desc - len, "; samples scaled by %.9g", m->scale);
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.format = m->format;
+  meta.sample_rate = m->fs;
+  meta.center_freq = m->center;
+  meta.description = desc;
+  prx_sigmf_writer *w = NULL;
+  prx_status st = prx_sigmf_writer_open(base, &meta, &w);
+  if (st != PRX_OK) return st;
+  snprintf(text, sizeof text, "polyrx gen %s", prx_version());
+  st = prx_sigmf_writer_set_string(w, "core:recorder", text);
+  if (st == PRX_OK) st = prx_sigmf_writer_set_number(w, "core:num_channels", 1);
+  for (size_t i = 0; i < m->n_car && st == PRX_OK; i++) {
     const prx_sim_carrier *c = &m->car[i];
     double bw = (1 + c->rolloff) * c->symbol_rate;
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddNumberToObject(a, "core:sample_start", 0);
-    cJSON_AddNumberToObject(a, "core:sample_count", (double)m->n);
-    cJSON_AddNumberToObject(a, "core:freq_lower_edge", m->center + c->freq - bw / 2);
-    cJSON_AddNumberToObject(a, "core:freq_upper_edge", m->center + c->freq + bw / 2);
-    snprintf(text, sizeof text, "QPSK carrier %zu", i);
-    cJSON_AddStringToObject(a, "core:label", text);
+    char label[64];
+    snprintf(label, sizeof label, "QPSK carrier %zu", i);
     int at =
         snprintf(text, sizeof text,
                  "f=%.9g rs=%.9g rolloff=%g span=%u power=%g dB phase=%.9g timing=%.9g "
@@ -381,30 +365,25 @@ static int write_meta(const char *path, const gen_meta *m) {
                  c->differential ? " diff" : "");
     if (c->pilot_period)
       snprintf(text + at, sizeof text - at, " pilots=%u:%u", c->pilot_period, c->pilot_len);
-    cJSON_AddStringToObject(a, "core:comment", text);
-    cJSON_AddStringToObject(a, "core:generator", "polyrx gen");
-    cJSON_AddItemToArray(annotations, a);
+    prx_sigmf_annotation a = {
+        0,     m->n, 1,           m->center + c->freq - bw / 2, m->center + c->freq + bw / 2,
+        label, text, "polyrx gen"};
+    st = prx_sigmf_writer_add_annotation(w, &a);
   }
-  for (size_t i = 0; i < m->n_gaps; i++) {
+  for (size_t i = 0; i < m->n_gaps && st == PRX_OK; i++) {
     const prx_sim_gap *g = &m->gaps[i];
     uint64_t count = g->start + g->length <= m->n ? g->length : m->n - g->start;
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddNumberToObject(a, "core:sample_start", (double)g->start);
-    cJSON_AddNumberToObject(a, "core:sample_count", (double)count);
-    cJSON_AddStringToObject(a, "core:label", g->zeros ? "gap (zeros)" : "gap (transmitter off)");
-    cJSON_AddStringToObject(a, "core:generator", "polyrx gen");
-    cJSON_AddItemToArray(annotations, a);
+    prx_sigmf_annotation a = {
+        g->start, count,       0, 0, 0, g->zeros ? "gap (zeros)" : "gap (transmitter off)",
+        NULL,     "polyrx gen"};
+    st = prx_sigmf_writer_add_annotation(w, &a);
   }
-  char *json = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!json) return cli_error(CMD, "cannot format the SigMF metadata");
-  FILE *f = fopen(path, "w");
-  int rc = 0;
-  if (!f || fputs(json, f) < 0 || fputc('\n', f) == EOF)
-    rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
-  if (f && fclose(f) != 0 && !rc) rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
-  cJSON_free(json);
-  return rc;
+  if (st != PRX_OK) {
+    prx_sigmf_writer_discard(w);
+    return st;
+  }
+  *out = w;
+  return PRX_OK;
 }
 
 /* ---- the command ---- */
@@ -605,9 +584,11 @@ int cmd_gen(int argc, char **argv) {
   }
   double scale = a.have_scale ? a.scale : default_scale(&a, sim);
 
-  /* output paths: data, and for SigMF the metadata beside it */
-  char *data_path = NULL, *meta_path = NULL;
+  /* the output: raw samples to a file or standard output, or a SigMF recording through the
+   * library's writer */
+  char *base = NULL;
   FILE *out = NULL, **bits = calloc(a.n_car, sizeof *bits);
+  prx_sigmf_writer *rec = NULL;
   prx_cf32 *buf = malloc(GEN_BLOCK * sizeof *buf);
   void *enc = malloc(GEN_BLOCK * prx_format_size(a.format));
   uint8_t *bitbuf = malloc(4 * GEN_BLOCK + 64);
@@ -615,26 +596,27 @@ int cmd_gen(int argc, char **argv) {
     rc = cli_error(CMD, "out of memory");
     goto done;
   }
-  int sigmf = ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta");
   if (ends_with(a.out, ".sigmf")) {
     rc = cli_error(CMD, "-o %s: SigMF archives (.sigmf) are not written; give NAME.sigmf-data",
                    a.out);
     goto done;
   }
-  if (sigmf) {
-    size_t base = strlen(a.out) - strlen(".sigmf-data");
-    data_path = malloc(base + 16);
-    meta_path = malloc(base + 16);
-    if (!data_path || !meta_path) {
+  if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta")) {
+    base = strdup(a.out);
+    if (!base) {
       rc = cli_error(CMD, "out of memory");
       goto done;
     }
-    memcpy(data_path, a.out, base);
-    memcpy(meta_path, a.out, base);
-    strcpy(data_path + base, ".sigmf-data");
-    strcpy(meta_path + base, ".sigmf-meta");
-  }
-  if (!strcmp(a.out, "-")) {
+    base[strlen(base) - strlen(".sigmf-data")] = 0;
+    gen_meta meta = {a.fs,      a.center, scale,     a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
+                     a.n,       a.format, a.car,     a.n_car,       a.gaps,      a.n_gaps,
+                     a.have_dc, a.dc_db,  a.dc_phase};
+    st = open_sigmf(base, &meta, &rec);
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "cannot start the recording", st);
+      goto done;
+    }
+  } else if (!strcmp(a.out, "-")) {
     if (isatty(STDOUT_FILENO)) {
       rc = cli_error(CMD, "refusing to write binary samples to a terminal (redirect or pipe "
                           "standard output, or give -o FILE)");
@@ -642,10 +624,9 @@ int cmd_gen(int argc, char **argv) {
     }
     out = stdout;
   } else {
-    const char *p = data_path ? data_path : a.out;
-    out = fopen(p, "wb");
+    out = fopen(a.out, "wb");
     if (!out) {
-      rc = cli_error(CMD, "cannot create %s: %s", p, strerror(errno));
+      rc = cli_error(CMD, "cannot create %s: %s", a.out, strerror(errno));
       goto done;
     }
   }
@@ -669,7 +650,13 @@ int cmd_gen(int argc, char **argv) {
       goto done;
     }
     clipped += encode(a.format, buf, m, scale, enc);
-    if (fwrite(enc, fsize, m, out) != m) {
+    if (rec) {
+      st = prx_sigmf_write(rec, enc, m);
+      if (st != PRX_OK) {
+        rc = cli_status_error(CMD, "writing the recording", st);
+        goto done;
+      }
+    } else if (fwrite(enc, fsize, m, out) != m) {
       rc = cli_error(CMD, "cannot write %s: %s", strcmp(a.out, "-") ? a.out : "standard output",
                      strerror(errno));
       goto done;
@@ -687,7 +674,14 @@ int cmd_gen(int argc, char **argv) {
       } while (nb == 4 * GEN_BLOCK);
     }
   }
-  if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+  if (rec) {
+    st = prx_sigmf_writer_close(rec); /* the data checked, then the metadata */
+    rec = NULL;
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "finishing the recording", st);
+      goto done;
+    }
+  } else if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
     out = NULL;
     rc = cli_error(CMD, "cannot write %s: %s", a.out, strerror(errno));
     goto done;
@@ -700,13 +694,6 @@ int cmd_gen(int argc, char **argv) {
       rc = cli_error(CMD, "cannot write %s%zu.bits: %s", a.bits_prefix, c, strerror(errno));
       goto done;
     }
-  }
-  if (sigmf) {
-    gen_meta meta = {a.fs,      a.center, scale,     a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
-                     a.n,       a.format, a.car,     a.n_car,       a.gaps,      a.n_gaps,
-                     a.have_dc, a.dc_db,  a.dc_phase};
-    rc = write_meta(meta_path, &meta);
-    if (rc) goto done;
   }
   if (!a.quiet) {
     fprintf(stderr, "polyrx gen: %llu samples (%s, %.6g s), %zu carrier%s, ",
@@ -729,6 +716,8 @@ int cmd_gen(int argc, char **argv) {
             (unsigned long long)clipped, (unsigned long long)a.n, 100.0 * clipped / a.n);
 
 done:
+  /* a run that failed leaves no recording behind (its data file is removed) */
+  prx_sigmf_writer_discard(rec);
   if (out && out != stdout) fclose(out);
   for (size_t c = 0; bits && c < a.n_car; c++)
     if (bits[c]) fclose(bits[c]);
@@ -736,8 +725,7 @@ done:
   free(buf);
   free(enc);
   free(bitbuf);
-  free(data_path);
-  free(meta_path);
+  free(base);
   prx_sim_destroy(sim);
   free(a.car);
   free(a.gap_spec);

@@ -59,6 +59,12 @@ cmp -s "$T/seed.cf32" "$T/seed1.cf32" && bad "--noise-seed has no effect"
 out=$(json_get "$T/rec.sigmf-meta" \
   "d['global']['core:datatype'], d['global']['core:sample_rate'], d['global']['core:version'], d['captures'][0]['core:frequency'], len(d['annotations']), d['annotations'][1]['core:freq_lower_edge']")
 [ "$out" = "ci16_le 6553600 1.0.0 433920000 2 432714240" ] || bad "SigMF metadata fields: '$out'"
+out=$(json_get "$T/rec.sigmf-meta" "d['global']['core:recorder'].split()[:2], d['global']['core:num_channels']")
+[ "$out" = "['polyrx', 'gen'] 1" ] || bad "SigMF core:recorder / core:num_channels: '$out'"
+# a run that fails after the recording was opened leaves no data file
+"$P" gen -q -o "$T/fail.sigmf-data" -s 48k -n 100 --carrier rs=2400 --bits "$T/no/such/dir/b" \
+  2>/dev/null && bad "gen with an unwritable --bits succeeded"
+[ -e "$T/fail.sigmf-data" ] && bad "a failed SigMF run left its data file"
 # the carrier specs reach the generator field by field (the annotation prints the parsed values)
 grep -q '"f=100000 rs=2400 rolloff=0.35 span=12 power=0 dB phase=0.3 timing=0.25 ppm=50 seed=7 diff pilots=64:8"' \
   "$T/rec.sigmf-meta" || bad "carrier 0's parsed parameters are wrong: $(grep comment "$T/rec.sigmf-meta")"
