@@ -48,7 +48,7 @@ cat >"$T/h.sigmf-meta" <<'JSON'
 JSON
 out=$("$P" info --json "$T/h.sigmf-meta") || bad "info on the hand-written recording failed"
 got=$(jq_py "$out" "d['format'], d['samples'], d['seconds'], d['center_freq'], [(c['sample_start'], c['frequency'], c['datetime']) for c in d['captures']], d['datetime'], d['annotations'], d['description'], d['author'], d['hw']")
-[ "$got" = "cu8 2000 1.0 100000000 [(0, 100000000, '2026-12-01T10:00:00Z'), (1500, 101000000, '2026-12-01T10:00:00.75Z')] 2026-12-01T10:00:00Z 2 two captures someone an SDR" ] ||
+[ "$got" = "cu8 2000 1 100000000 [(0, 100000000, '2026-12-01T10:00:00Z'), (1500, 101000000, '2026-12-01T10:00:00.75Z')] 2026-12-01T10:00:00Z 2 two captures someone an SDR" ] ||
   bad "hand-written recording: $got"
 "$P" info "$T/h" >"$T/txt" || bad "info (text) on the hand-written recording failed"
 for want in "captures     2" "sample 1500 (0.75 s), 101000000 Hz, 2026-12-01T10:00:00.75Z" \
