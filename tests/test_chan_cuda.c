@@ -1,8 +1,8 @@
 /* CUDA channelizer, in each of its designs (the fused kernel as prx_fused_select chooses it,
- * the fused kernel with thread stores forced, the general path): equals the float64
- * reference and the CPU backend (relative L2 <= 1e-5) for every configuration the CPU tests
- * cover (K in {2, 6, 128, 1000, 1024} and the fused
- * kernel's sizes, D in {K/2, K}, several taps, a caller prototype), every input format,
+ * the fused kernel with thread stores forced, the general path at the K the fused kernel does
+ * not take): equals the float64 reference and the CPU backend (relative L2 <= 1e-5) for every
+ * configuration the CPU tests cover (K in {2, 6, 128, 1000, 1024} and the fused kernel's
+ * sizes, D in {K/2, K}, several taps, a caller prototype), every input format,
  * channel subsets, random chunkings down to 1-sample calls with flush, small blocks through
  * the host pipeline with pageable and pinned memory, cf16 output, the device-resident API,
  * and invalid use. Output buffers are poisoned (NaN) before every run, and the part of each
