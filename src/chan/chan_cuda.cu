@@ -333,7 +333,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.natural = im->natural;
   p.new_hist = im->d_hist[im->hcur ^ 1];
   p.tile_blocks = im->needs.resident;
-  int hist_done = 0; /* by the fused kernel's extra blocks */
+  int hist_done = 0; /* the fused launch wrote the history update (hist_in_kernel) */
   if (nob) {
     if (im->fused && d_in) {
       CU(prx_fused_launch(&p, im->layouts, st, &hist_done));
