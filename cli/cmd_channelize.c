@@ -773,6 +773,9 @@ int cmd_channelize(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r.o);
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_chan(&r);
+  /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
+   * the process mid-write */
+  if (rc < 0) signal(SIGXFSZ, SIG_IGN);
   if (rc < 0) rc = open_outputs(&r);
   if (rc < 0) {
     if (!r.o.quiet) banner(&r);

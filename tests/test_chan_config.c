@@ -116,9 +116,9 @@ static void resource_caps(void) {
   k.n_taps = 16385;
   EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "per input sample");
   free(taps);
-  /* the fill: K = 2048, P = 4096, D = 1024: 2^23 taps at 8214 per sample, just over 2^36 */
-  k = base(), k.channels = 2048, k.taps_per_channel = 4096;
-  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "2^36");
+  /* the fill: K = 2048, P = 2048, D = 1024: 2^22 taps at 4118 per sample, just over 2^34 */
+  k = base(), k.channels = 2048, k.taps_per_channel = 2048;
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "2^34");
   CHECK(c == NULL, "a refused create left an object");
 }
 

@@ -59,7 +59,7 @@ prx_chan_config prx_chan_config_default(void);
  *   when 0) must be at most 4 GiB and at most half the machine's physical memory;
  * - work per input sample: W = M/D + (K/D) log2 K multiply-adds, at most 16384;
  * - work independent of the input's length (filling the filter at the start, flushing it at
- *   the end): M W, at most 2^36 multiply-adds (a few seconds of one core).
+ *   the end): M W, at most 2^34 multiply-adds (seconds, not hours, on one core).
  * So K = 65536 with P = 4096 (2^28 taps, about 7 GiB, 2^41 to fill) is refused at once. */
 prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out);
 void prx_chan_destroy(prx_chan *c); /* accepts NULL */

@@ -16,7 +16,7 @@
 /* the resource caps documented in polyrx/chan.h */
 #define PRX_CHAN_MAX_MEMORY ((double)((uint64_t)1 << 32))
 #define PRX_CHAN_MAX_WORK 16384.0
-#define PRX_CHAN_MAX_FILL_WORK ((double)((uint64_t)1 << 36))
+#define PRX_CHAN_MAX_FILL_WORK ((double)((uint64_t)1 << 34))
 
 prx_chan_config prx_chan_config_default(void) {
   prx_chan_config c;
@@ -176,7 +176,7 @@ static prx_status check_resources(const prx_chan_config *cfg, unsigned K, unsign
   if ((double)M * work > PRX_CHAN_MAX_FILL_WORK)
     return prx_fail(PRX_ERR_INVALID,
                     "filling a prototype of %zu taps (the start and the flush of every stream) "
-                    "costs about 2^%.1f multiply-adds, more than the limit of 2^36: use fewer "
+                    "costs about 2^%.1f multiply-adds, more than the limit of 2^34: use fewer "
                     "channels or fewer taps per channel",
                     M, log2((double)M * work));
   return PRX_OK;

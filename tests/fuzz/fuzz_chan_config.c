@@ -12,7 +12,7 @@
  *   blocks) must fail, with an error status and a message;
  * - a configuration within every documented rule and within the code's stated limits (P <= 4096,
  *   attenuation <= 300 dB, threads <= 1024, block <= 2^31, the resource caps: M/D + (K/D) log2 K
- *   <= 16384 multiply-adds per input sample, M times that <= 2^36) must succeed, unless its cut-off
+ *   <= 16384 multiply-adds per input sample, M times that <= 2^34) must succeed, unless its cut-off
  * is below 10^-3 channel spacings (a prototype with no DC gain may then be refused);
  * - anything else may do either, but a failure must still be a proper error.
  * Configurations that are valid but large (K > 4096, M > 65536 taps, threads > 4, blocks >
@@ -268,7 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int large = K > 4096 || M > 65536 || cfg.threads > 4 || cfg.block_samples > 65536;
   /* the resource caps of polyrx/chan.h (memory cannot bind below the "large" sizes) */
   double work = D ? (double)M / D + (double)K / D * log2((double)K) : 0;
-  int within_limits = work <= 16384 && (double)M * work <= 68719476736.0 &&
+  int within_limits = work <= 16384 && (double)M * work <= 17179869184.0 &&
                       (cfg.taps || cfg.taps_per_channel <= 4096) &&
                       (cfg.taps || (cfg.atten_db <= 300 && cfg.cutoff >= 1e-3)) &&
                       cfg.threads <= 1024 && cfg.block_samples <= ((size_t)1 << 31);
