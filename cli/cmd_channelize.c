@@ -790,6 +790,7 @@ int cmd_channelize(int argc, char **argv) {
     int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);
     if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close;
+    if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the tail */
     double elapsed = cli_seconds() - t0;
     if (r.o.quiet) report_nonfinite(&r, 1);
     if (!r.o.quiet) {
