@@ -307,8 +307,11 @@ static int digits(unsigned long v) {
 }
 
 /* Counts chNNNN.sigmf-* files in dir that this run did not write (left by an earlier run with
- * another K or channel list), so the user is told rather than misled. */
-static size_t count_stale(const char *dir, const unsigned char *written, unsigned K, int width) {
+ * another K or channel list), and temporary files of a run that was killed
+ * (chNNNN.sigmf-*.tmp-*), so the user is told rather than misled. */
+static size_t count_stale(const char *dir, const unsigned char *written, unsigned K, int width,
+                          size_t *temporary) {
+  *temporary = 0;
   DIR *d = opendir(dir);
   if (!d) return 0;
   size_t stale = 0;
@@ -318,7 +321,12 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
     if (strncmp(name, "ch", 2)) continue;
     const char *p = name + 2, *q = p;
     while (*q >= '0' && *q <= '9') q++;
-    if (q == p || (strcmp(q, ".sigmf-meta") && strcmp(q, ".sigmf-data"))) continue;
+    if (q == p) continue;
+    if ((!strncmp(q, ".sigmf-meta.tmp-", 16) || !strncmp(q, ".sigmf-data.tmp-", 16))) {
+      (*temporary)++;
+      continue;
+    }
+    if (strcmp(q, ".sigmf-meta") && strcmp(q, ".sigmf-data")) continue;
     unsigned long k = strtoul(p, NULL, 10);
     if (q - p != width || k >= K || !written[k]) stale++;
   }
@@ -351,8 +359,9 @@ typedef struct {
   uint64_t n_out;   /* outputs written per channel */
   uint64_t target;  /* ceil(n_in / D): the outputs the recordings should hold */
   uint64_t nonfinite_in, nonfinite_out;
-  int tail_cut; /* a stop signal cut the filter tail short */
-  int fatal;    /* a channelizer error, or every output failed: nothing more is written */
+  int tail_cut;   /* a stop signal cut the filter tail short */
+  int chan_error; /* the channelizer failed: the recordings would lack their end */
+  int fatal;      /* a channelizer error, or every output failed: nothing more is written */
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -569,7 +578,7 @@ static int channelize(run_state *r, size_t n) {
     const unsigned char *in = (const unsigned char *)r->inbuf + off * prx_format_size(r->in.format);
     prx_status st = prx_chan_execute(r->chan, in, k, r->outbuf, r->stride, &n_out);
     if (st) {
-      r->fatal = 1;
+      r->fatal = r->chan_error = 1;
       return cli_status_error(CMD, "channelizer", st);
     }
     r->n_in += k;
@@ -623,7 +632,7 @@ static int finish(run_state *r) {
     r->fed += k;
     prx_status st = prx_chan_execute_zeros(r->chan, k, r->outbuf, r->stride, &n_out);
     if (st) {
-      r->fatal = 1;
+      r->fatal = r->chan_error = 1;
       return cli_status_error(CMD, "channelizer tail", st);
     }
     int w = write_outputs(r, n_out, r->target - r->n_out);
@@ -639,6 +648,11 @@ static int close_outputs(run_state *r) {
   if (!r->w) return rc;
   for (size_t s = 0; s < r->n_sel; s++) {
     if (!r->w[s]) continue;
+    if (r->chan_error) { /* recordings without their end are none: complete or absent */
+      prx_sigmf_writer_discard(r->w[s]);
+      r->w[s] = NULL;
+      continue;
+    }
     double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
     /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
     double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
@@ -804,12 +818,17 @@ int cmd_channelize(int argc, char **argv) {
           written[ch.index] = 1;
         }
         int width = digits(K - 1) < 4 ? 4 : digits(K - 1);
-        size_t stale = count_stale(r.o.outdir, written, K, width);
+        size_t temporary, stale = count_stale(r.o.outdir, written, K, width, &temporary);
         if (stale)
           fprintf(stderr,
                   "polyrx %s: note: %s/ also holds %zu ch*.sigmf-* file(s) this run did not "
                   "write (an earlier run?)\n",
                   CMD, r.o.outdir, stale);
+        if (temporary)
+          fprintf(stderr,
+                  "polyrx %s: note: %s/ holds %zu temporary file(s) of a run that was killed "
+                  "(ch*.sigmf-*.tmp-*): they are no recordings and can be removed\n",
+                  CMD, r.o.outdir, temporary);
         free(written);
       }
       if (rc > 0 && !r.fatal && !r.n_failed)

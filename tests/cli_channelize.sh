@@ -395,6 +395,9 @@ for k in 0 1 2 3; do
 done
 ls kill/*.sigmf-meta >/dev/null 2>&1 && fail "SIGKILL: the earlier run's metadata survived a new run's start"
 expect_error "No such file" -i kill/ch0001 -K 2 -o x
+# the next run into that directory names the killed run's temporary files
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o kill 2>err.txt || fail "kill: third run"
+grep -q "temporary file(s) of a run that was killed" err.txt || fail "kill: no note: $(cat err.txt)"
 
 # ---- bad input: a clear message and exit != 0 ----
 head -c $((4 * 100 + 3)) in.ci16 >cut.ci16
