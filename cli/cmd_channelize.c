@@ -552,10 +552,16 @@ static int write_outputs(run_state *r, size_t n, uint64_t keep) {
   int rc = -1;
   for (size_t s = 0; s < r->n_sel; s++) {
     prx_cf32 *y = r->outbuf + s * r->stride + skip;
-    /* a finite input can still overflow float in the filter (values near 3.4e38) */
-    r->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
     double e = 0;
     for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+    if (!isfinite(e)) {
+      /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
+       * outputs are zeroed like non-finite input (the sum of squares in double overflows only
+       * through them) */
+      r->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
+      e = 0;
+      for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+    }
     r->energy[s] += e;
     if (r->failed[s]) continue;
     prx_status st = prx_sigmf_write(r->w[s], y, k);
