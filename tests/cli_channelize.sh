@@ -207,6 +207,30 @@ expect_error "ch0002" -i in.ci16 -F ci16 -s 16k -K 4 -o part -q
 grep -q "File too large" err.txt || fail "file-size limit message: $(cat err.txt)"
 grep -q "wrote 0 of 4 channels (4 failed" err.txt || fail "file-size limit summary: $(cat err.txt)"
 [ -z "$(ls full)" ] || fail "a file-size limit left files: $(ls full | tr '\n' ' ')"
+# a limit between the sizes of the channels' metadata files: some channels fail, the others are
+# whole, and the summary counts them (python sets the limit in bytes, then runs polyrx)
+head -c 400 in.ci16 >short.ci16
+"$POLYRX" channelize -i short.ci16 -F ci16 -s 16k -K 16 -P 8 -o sizes -q || fail "sizes run failed"
+python3 - "$POLYRX" <<'EOF' || fail "a file-size limit between metadata sizes"
+import os, resource, signal, subprocess, sys
+sizes = {k: os.path.getsize(f"sizes/ch{k:04d}.sigmf-meta") for k in range(16)}
+limit = sorted(sizes.values())[7]  # the 8th smallest: about half the channels fit
+fit = sorted(k for k in range(16) if sizes[k] <= limit)
+assert 0 < len(fit) < 16, sizes
+def limited():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+p = subprocess.run([sys.argv[1], "channelize", "-i", "short.ci16", "-F", "ci16", "-s", "16k",
+                    "-K", "16", "-P", "8", "-o", "part16"], preexec_fn=limited,
+                   capture_output=True, text=True)
+assert p.returncode == 1, (p.returncode, p.stderr)
+want = f"wrote {len(fit)} of 16 channels ({16 - len(fit)} failed to write and have no recording"
+assert want in p.stderr, (want, p.stderr)
+left = sorted(os.listdir("part16"))
+assert left == sorted(f"ch{k:04d}.sigmf-{e}" for k in fit for e in ("data", "meta")), (fit, left)
+for k in fit:
+    assert open(f"part16/ch{k:04d}.sigmf-data", "rb").read() == open(f"sizes/ch{k:04d}.sigmf-data", "rb").read()
+EOF
 # the same with SIGXFSZ at its default (the shell's): the command still reports the error
 (ulimit -f 8 && trap - XFSZ && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o full2 -q) \
   2>err.txt
