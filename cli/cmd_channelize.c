@@ -265,6 +265,17 @@ static int make_dirs(const char *path) {
   return rc;
 }
 
+/* Descriptors open now (the input, standard streams, and those of a GPU driver, which holds a
+ * few dozen): counted in /proc/self/fd where there is one, else a margin of 16. */
+static size_t open_descriptors(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return 16;
+  size_t n = 0;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n; /* ".", ".." and the directory's own descriptor: a margin of 3 */
+}
+
 /* Makes sure `need` files can be open at once: raises the soft RLIMIT_NOFILE as far as the
  * hard limit allows. */
 static int ensure_open_files(size_t need, size_t n_channels) {
@@ -510,9 +521,9 @@ static int open_outputs(run_state *r) {
   const options *o = &r->o;
   if (make_dirs(o->outdir) != 0)
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
-  /* the input, standard streams and the metadata file written at close, plus one data file per
+  /* those open now, the metadata file written at close and a margin, plus one data file per
    * channel */
-  if (ensure_open_files(r->n_sel + 16, r->n_sel)) return 1;
+  if (ensure_open_files(open_descriptors() + r->n_sel + 8, r->n_sel)) return 1;
   int rc = check_paths(r);
   if (rc >= 0) return rc;
   unsigned K = prx_chan_channels(r->chan);

@@ -408,8 +408,7 @@ exec 5>fifo3
 head -c 6000 in.ci16 >&5
 for _ in $(seq 100); do ls kill/ch0003.sigmf-data.tmp-* >/dev/null 2>&1 && break; sleep 0.05; done
 sleep 0.2
-kill -KILL $PID
-wait $PID 2>/dev/null
+{ kill -KILL $PID && wait $PID; } 2>/dev/null
 exec 5>&-
 for k in 0 1 2 3; do
   f=kill/ch000$k
