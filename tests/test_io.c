@@ -652,6 +652,18 @@ static void test_writer_stale(test_rng *rng) {
   CHECK(file_size(tmp_path("stale.sigmf-data")) < 0 &&
             file_size(tmp_path("stale.sigmf-meta")) < 0 && count_temp_files("stale") == 0,
         "discard left files");
+  /* a temporary name already taken (a killed process of the same pid): the writer takes another
+   * and leaves that file alone */
+  char taken[600];
+  snprintf(taken, sizeof taken, "%s.sigmf-data.tmp-%ld-0", tmp_path("stale"), (long)getpid());
+  write_file(taken, "old", 3);
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("stale"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, x, 5));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(file_size(tmp_path("stale.sigmf-data")) == 40 && file_size(taken) == 3,
+        "a taken temporary name: data %ld bytes, the other file %ld",
+        file_size(tmp_path("stale.sigmf-data")), file_size(taken));
+  unlink(taken);
   /* a directory in the way: refused, nothing created */
   CHECK(mkdir(tmp_path("blocked.sigmf-data"), 0777) == 0, "mkdir");
   CHECK(prx_sigmf_writer_open(tmp_path("blocked"), &meta, &w) == PRX_ERR_IO && !w &&
