@@ -241,9 +241,9 @@ static void test_open_errors(void) {
   CHECK(prx_iq_open(NULL, PRX_CF32, &r) == PRX_ERR_INVALID, "NULL path refused");
   CHECK(prx_iq_open(tmp_path("x"), PRX_CF32, NULL) == PRX_ERR_INVALID, "NULL out refused");
   write_file(tmp_path("rec.sigmf"), "x", 1);
-  CHECK(prx_iq_open(tmp_path("rec.sigmf"), PRX_CF32, &r) == PRX_ERR_UNSUPPORTED &&
-            strstr(prx_last_error(), "archive"),
-        "a .sigmf archive is refused clearly: '%s'", prx_last_error());
+  CHECK(prx_iq_open(tmp_path("rec.sigmf"), PRX_CF32, &r) == PRX_ERR_FORMAT &&
+            strstr(prx_last_error(), "rec.sigmf") && strstr(prx_last_error(), "tar"),
+        "a .sigmf that is no tar file is refused clearly: '%s'", prx_last_error());
   size_t n;
   char buf[8];
   CHECK(prx_iq_read(NULL, buf, 1, &n) == PRX_ERR_INVALID, "read on NULL reader");

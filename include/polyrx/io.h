@@ -24,7 +24,9 @@ typedef struct {
 /* Opens path for reading: "-" is standard input; a path ending in .sigmf-meta or .sigmf-data
  * (or a base name with both files beside it) is read as SigMF, taking format, rate and frequency
  * from the metadata (the caller's format must then be the recording's, or PRX_CF32 default is
- * replaced); anything else is raw interleaved samples of the given format. */
+ * replaced); a path ending in .sigmf is a SigMF archive (a tar file holding one recording: its
+ * data member is streamed from inside the archive, nothing is extracted); anything else is raw
+ * interleaved samples of the given format. */
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out);
 const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
 /* Reads up to max samples into buf (in the stream's format), waiting until max samples are
@@ -41,6 +43,49 @@ const char *prx_iq_reader_name(const prx_iq_reader *r);
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r);
 
 /* ---- SigMF metadata ---- */
+/* One capture segment (SigMF captures[]): the samples from sample_start up to the next
+ * segment's start were taken at this centre frequency, the first of them at this time. */
+typedef struct {
+  uint64_t sample_start; /* core:sample_start (0 when absent) */
+  int has_frequency;     /* 1: core:frequency is given */
+  double frequency;      /* Hz (0 when absent) */
+  const char *datetime;  /* core:datetime, ISO-8601 as written (NULL when absent) */
+} prx_sigmf_capture;
+
+/* An annotation of the recording (SigMF annotations[]): a sample range, optionally with
+ * frequency edges, a label, a comment and the name of what made it. */
+typedef struct {
+  uint64_t sample_start;                   /* core:sample_start */
+  uint64_t sample_count;                   /* core:sample_count (0: omitted) */
+  int has_freq;                            /* 1: the two edges below are written */
+  double freq_lower_edge, freq_upper_edge; /* Hz, finite, lower <= upper */
+  const char *label, *comment, *generator; /* core:label, core:comment, core:generator
+                                              (NULL: omitted) */
+} prx_sigmf_annotation;
+
+/* What a SigMF recording's metadata says beyond prx_iq_info. SigMF 1.0 has no global time: the
+ * recording's start time is captures[0].datetime. Strings point into the owner (the reader, or
+ * the object of prx_sigmf_recording_parse) and live as long as it. */
+typedef struct {
+  size_t n_captures; /* >= 1: a metadata file without captures reads as one at sample 0 */
+  const prx_sigmf_capture *captures; /* sorted by sample_start, strictly increasing */
+  size_t n_annotations;
+  const prx_sigmf_annotation *annotations;          /* in file order */
+  const char *description, *author, *hw, *recorder; /* global core:* (NULL when absent) */
+  int is_archive;                                   /* 1 when read from inside a .sigmf archive */
+} prx_sigmf_recording;
+
+/* The metadata of the SigMF recording r reads, NULL for raw input and standard input. */
+const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r);
+
+/* Parses the text of a .sigmf-meta file into a recording (as prx_sigmf_parse_meta, plus
+ * captures and annotations: captures must be in increasing sample_start order, annotations
+ * need core:sample_start; a wrongly typed field is PRX_ERR_FORMAT naming it). *out is freed
+ * with prx_sigmf_recording_free. */
+prx_status prx_sigmf_recording_parse(const char *text, size_t len, prx_iq_info *info,
+                                     prx_sigmf_recording **out);
+void prx_sigmf_recording_free(prx_sigmf_recording *rec); /* accepts NULL */
+
 /* SigMF datatype name of a format: "cf32_le", "ci16_le", "ci8", "cu8"; NULL for cf16 or an
  * unknown format. */
 const char *prx_sigmf_datatype_name(prx_format f);
@@ -60,7 +105,13 @@ prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info)
  * beside BASE.sigmf-data as they come (bounded memory); close renames it to BASE.sigmf-data
  * and then writes BASE.sigmf-meta (through a temporary file and a rename), the metadata last.
  * After any error, and after discard, neither file exists. A process killed mid-write leaves
- * at most files named BASE.sigmf-data.tmp-* / BASE.sigmf-meta.tmp-*, never a .sigmf-meta. */
+ * at most files named BASE.sigmf-data.tmp-* / BASE.sigmf-meta.tmp-*, never a .sigmf-meta.
+ *
+ * A base ending in ".sigmf" writes a SigMF archive instead: one tar file BASE holding the
+ * directory B/ with B/B.sigmf-data and B/B.sigmf-meta (B: the file name without .sigmf).
+ * Samples stream into a temporary file beside it that already is the archive (its data member
+ * header completed at close, the metadata member appended after it), renamed to BASE at close:
+ * complete or absent as well. */
 typedef struct prx_sigmf_writer prx_sigmf_writer;
 
 typedef struct {
@@ -92,19 +143,17 @@ prx_status prx_sigmf_writer_add_extension(prx_sigmf_writer *w, const char *name,
  * (core:datatype, core:sample_rate, core:version, core:extensions) cannot be set. */
 prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, double value);
 prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value);
-/* An annotation of the recording (SigMF annotations[]): a sample range, optionally with
- * frequency edges, a label, a comment and the name of what made it. */
-typedef struct {
-  uint64_t sample_start;                   /* core:sample_start */
-  uint64_t sample_count;                   /* core:sample_count (0: omitted) */
-  int has_freq;                            /* 1: the two edges below are written */
-  double freq_lower_edge, freq_upper_edge; /* Hz, finite, lower <= upper */
-  const char *label, *comment, *generator; /* core:label, core:comment, core:generator
-                                              (NULL: omitted) */
-} prx_sigmf_annotation;
 /* Adds an annotation (copied). The metadata lists the annotations sorted by sample_start, as
  * SigMF requires (equal starts in the order added). */
 prx_status prx_sigmf_writer_add_annotation(prx_sigmf_writer *w, const prx_sigmf_annotation *a);
+/* Starts a new capture segment at output sample sample_start: from there on the samples were
+ * taken at centre frequency `frequency`, the first of them at datetime (ISO-8601 UTC, NULL:
+ * none). Captures[0] (sample 0) comes from meta.center_freq and meta.datetime. sample_start
+ * may lie ahead of the samples written so far; it must be after the last capture's start (the
+ * same start replaces that capture). A capture that starts at or past the end of the recording
+ * at close describes no sample and is left out. */
+prx_status prx_sigmf_writer_add_capture(prx_sigmf_writer *w, uint64_t sample_start,
+                                        double frequency, const char *datetime);
 /* Appends n samples (in meta.format). A failed write (disk full, ...) gives PRX_ERR_IO naming
  * the file; later writes then fail too. */
 prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n);
@@ -118,6 +167,17 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w);
 /* Abandons a recording: closes w without writing metadata and removes its temporary data
  * file (the earlier run's files were removed at open). Accepts NULL. */
 void prx_sigmf_writer_discard(prx_sigmf_writer *w);
+
+/* ---- SigMF collections ---- */
+/* Writes a .sigmf-collection file at path (through a temporary file and a rename) tying the
+ * recordings named by names[0..n-1] (base names relative to the collection's directory, whose
+ * .sigmf-meta files must exist) in collection core:streams, each with the SHA-512 of its
+ * metadata file as SigMF requires; core:version "1.0.0", core:description when not NULL. */
+prx_status prx_sigmf_collection_write(const char *path, const char *const *names, size_t n,
+                                      const char *description);
+
+/* SHA-512 of a file, as 128 lower-case hex digits and a NUL in hex[129]. */
+prx_status prx_sha512_file(const char *path, char hex[129]);
 
 #ifdef __cplusplus
 }

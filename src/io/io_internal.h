@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Stored samples are little-endian (SigMF *_le, and raw files by the usual SDR convention);
  * on a big-endian host every multi-byte component is swapped on the way in and out. */
@@ -23,12 +24,51 @@ void prx_io_swap_samples(prx_format f, void *buf, size_t n);
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {
   prx_iq_info info;
-  uint64_t header_bytes; /* captures[0].core:header_bytes: bytes to skip before sample 0 */
-  char *dataset;         /* global core:dataset (a non-conforming data file name), malloc'd or
-                            NULL: then the data file is BASE.sigmf-data */
+  uint64_t header_bytes;    /* captures[0].core:header_bytes: bytes to skip before sample 0 */
+  char *dataset;            /* global core:dataset (a non-conforming data file name), malloc'd or
+                               NULL: then the data file is BASE.sigmf-data */
+  prx_sigmf_recording *rec; /* captures, annotations, global text fields (malloc'd) */
 } prx_sigmf_read_meta;
 
-/* Parses a .sigmf-meta text into m (see prx_sigmf_parse_meta); free m->dataset afterwards. */
+/* Parses a .sigmf-meta text into m (see prx_sigmf_parse_meta); on failure nothing stays
+ * allocated. prx_sigmf_read_meta_clear frees what a success allocated. */
 prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_read_meta *m);
+void prx_sigmf_read_meta_clear(prx_sigmf_read_meta *m);
+
+/* Creates a new file "PATH.tmp-PID-N" (O_EXCL: never one of another writer or process) opened
+ * with mode ("wb", "w+b"); *tmp receives its malloc'd name. */
+prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char **tmp);
+/* Writes text to path through a temporary file and a rename: path holds the whole text or is
+ * left as it was. */
+prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t len);
+
+/* SHA-512 (FIPS 180-4) of a byte stream, fed in pieces. */
+typedef struct {
+  uint64_t h[8];
+  uint64_t bytes;
+  unsigned char block[128];
+  size_t fill;
+} prx_sha512_ctx;
+void prx_sha512_init(prx_sha512_ctx *c);
+void prx_sha512_update(prx_sha512_ctx *c, const void *data, size_t n);
+void prx_sha512_final(prx_sha512_ctx *c, unsigned char digest[64]);
+
+/* ---- tar (ustar) for SigMF archives ---- */
+#define PRX_TAR_BLOCK 512
+/* Fills a 512-byte ustar header: name (a path, split into prefix/name when longer than 100
+ * bytes; -1 when it cannot be), size (octal, base-256 past 8 GiB), type '0' file or '5'
+ * directory, mode, mtime, and the checksum. */
+int prx_tar_header(unsigned char hdr[PRX_TAR_BLOCK], const char *name, uint64_t size, char type,
+                   unsigned mode, int64_t mtime);
+/* A member of an archive: its path and where its bytes lie in the file. */
+typedef struct {
+  char name[512];
+  char type; /* '0' file, '5' directory, others as tar has them */
+  uint64_t offset, size;
+} prx_tar_member;
+/* Reads the member list of the tar file open at fd (ustar, GNU long names, pax path/size
+ * records), checking each header's checksum and that every member lies inside the file.
+ * *members is malloc'd. PRX_ERR_FORMAT with a message naming the archive when it is not one. */
+prx_status prx_tar_list(int fd, const char *name, prx_tar_member **members, size_t *n);
 
 #endif

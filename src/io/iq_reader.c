@@ -1,7 +1,9 @@
 /* Reading IQ samples: raw interleaved files, standard input (pipes) and SigMF recordings, block
  * by block with read(2), so any file size streams through the caller's one buffer. Short reads
  * (pipes) are looped over; the bytes of a sample split across reads are carried to the next
- * call; a stream that ends inside a sample is reported, never silently cut. */
+ * call; a stream that ends inside a sample is reported, never silently cut. A SigMF archive
+ * (.sigmf, a tar file) is read in place: its member list is read, the metadata member parsed,
+ * and the data member streamed from its offset with reads bounded by its size. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
@@ -25,9 +27,12 @@ struct prx_iq_reader {
   unsigned char carry[16]; /* bytes of a sample begun in the last read */
   size_t n_carry;
   int eof;
-  int read_errno;   /* a read error met after some samples: raised on the next call */
-  uint64_t samples; /* complete samples handed out */
-  char *name;       /* for messages */
+  int read_errno;           /* a read error met after some samples: raised on the next call */
+  uint64_t samples;         /* complete samples handed out */
+  char *name;               /* for messages */
+  prx_sigmf_recording *rec; /* SigMF metadata beyond info (NULL for raw input) */
+  int bounded;              /* 1: the stream ends after `remaining` more bytes (archive) */
+  uint64_t remaining;
 };
 
 static int ends_with(const char *s, const char *suffix) {
@@ -128,7 +133,6 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
     char *dir = strndup(base, slash ? (size_t)(slash - base + 1) : 0);
     r->name = dir ? concat(dir, m.dataset, NULL) : NULL;
     free(dir);
-    free(m.dataset);
   } else {
     r->name = concat(base, ".sigmf-data", NULL);
   }
@@ -139,6 +143,8 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
         prx_fail(PRX_ERR_INVALID, "format %s was given but the SigMF recording %s holds %s samples",
                  prx_format_name(format), meta_path, prx_sigmf_datatype_name(m.info.format));
   free(meta_path);
+  free(m.dataset);
+  r->rec = m.rec;
   if (st) return st;
   r->fd = open(r->name, O_RDONLY | O_CLOEXEC);
   if (r->fd < 0)
@@ -154,6 +160,98 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
     return prx_fail(PRX_ERR_IO, "cannot skip %llu header bytes of '%s': %s",
                     (unsigned long long)m.header_bytes, r->name, strerror(errno));
   return PRX_OK;
+}
+
+/* 1 if a tar member is a regular file whose name ends with suffix */
+static int member_is(const prx_tar_member *m, const char *suffix) {
+  return (m->type == '0' || m->type == '7') && ends_with(m->name, suffix);
+}
+
+/* A SigMF archive: the one recording it holds, its data member streamed in place. */
+static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format format) {
+  r->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (r->fd < 0) return prx_fail(PRX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+  r->own_fd = 1;
+  if (!(r->name = strdup(path))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  prx_tar_member *mem = NULL;
+  size_t n = 0;
+  prx_status st = prx_tar_list(r->fd, path, &mem, &n);
+  if (st) return st;
+  const prx_tar_member *meta = NULL;
+  size_t n_meta = 0;
+  for (size_t i = 0; i < n; i++)
+    if (member_is(&mem[i], ".sigmf-meta")) {
+      if (!meta) meta = &mem[i];
+      n_meta++;
+    }
+  if (n_meta != 1) {
+    st = n_meta ? prx_fail(PRX_ERR_UNSUPPORTED,
+                           "SigMF archive '%s' holds %zu recordings (first: %s); polyrx reads "
+                           "archives of one recording",
+                           path, n_meta, meta->name)
+                : prx_fail(PRX_ERR_FORMAT, "SigMF archive '%s' holds no .sigmf-meta member", path);
+    free(mem);
+    return st;
+  }
+  char *text = NULL;
+  prx_sigmf_read_meta m;
+  memset(&m, 0, sizeof m);
+  if (meta->size > PRX_SIGMF_META_MAX)
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF archive '%s': %s is larger than %zu MiB", path, meta->name,
+                  PRX_SIGMF_META_MAX >> 20);
+  else if (!(text = malloc(meta->size ? meta->size : 1)))
+    st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+  for (size_t done = 0; !st && done < meta->size;) {
+    ssize_t got = pread(r->fd, text + done, meta->size - done, (off_t)(meta->offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      st = prx_fail(PRX_ERR_IO, "cannot read %s in '%s'", meta->name, path);
+    else
+      done += (size_t)got;
+  }
+  if (!st) st = prx_sigmf_parse_meta_full(text, meta->size, &m);
+  free(text);
+  if (st) {
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s", prx_last_error());
+    prx_fail(st, "%s (in %s): %s", path, meta->name, detail);
+    free(mem);
+    return st;
+  }
+  r->rec = m.rec;
+  r->rec->is_archive = 1;
+  r->info = m.info;
+  /* the data member: core:dataset beside the metadata member, else NAME.sigmf-data */
+  char want[1024];
+  size_t stem = strlen(meta->name) - strlen(".sigmf-meta");
+  if (m.dataset) {
+    const char *slash = strrchr(meta->name, '/');
+    size_t dir = slash ? (size_t)(slash - meta->name) + 1 : 0;
+    snprintf(want, sizeof want, "%.*s%s", (int)dir, meta->name, m.dataset);
+  } else {
+    snprintf(want, sizeof want, "%.*s.sigmf-data", (int)stem, meta->name);
+  }
+  free(m.dataset);
+  const prx_tar_member *data = NULL;
+  for (size_t i = 0; i < n && !data; i++)
+    if (member_is(&mem[i], "") && !strcmp(mem[i].name, want)) data = &mem[i];
+  if (!data)
+    st = prx_fail(PRX_ERR_FORMAT, "SigMF archive '%s' has no data member %s", path, want);
+  else if (format != PRX_CF32 && format != m.info.format)
+    st =
+        prx_fail(PRX_ERR_INVALID, "format %s was given but the SigMF recording %s holds %s samples",
+                 prx_format_name(format), path, prx_sigmf_datatype_name(m.info.format));
+  else if (m.header_bytes > data->size)
+    st = prx_fail(PRX_ERR_FORMAT, "core:header_bytes %llu is past the end of %s in '%s'",
+                  (unsigned long long)m.header_bytes, data->name, path);
+  else if (lseek(r->fd, (off_t)(data->offset + m.header_bytes), SEEK_SET) < 0)
+    st = prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
+  if (!st) {
+    r->bounded = 1;
+    r->remaining = data->size - m.header_bytes;
+  }
+  free(mem);
+  return st;
 }
 
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out) {
@@ -174,10 +272,7 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
     r->name = strdup("standard input");
     if (!r->name) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
   } else if (ends_with(path, ".sigmf")) {
-    st = prx_fail(PRX_ERR_UNSUPPORTED,
-                  "'%s' looks like a SigMF archive (tar), which polyrx does not read: extract it "
-                  "(tar xf) and give the .sigmf-meta",
-                  path);
+    st = open_archive(r, path, format);
   } else if ((base = sigmf_base(path))) {
     st = open_sigmf(r, base, format);
     free(base);
@@ -208,6 +303,8 @@ const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r) { return r ? &r->i
 
 const char *prx_iq_reader_name(const prx_iq_reader *r) { return r ? r->name : NULL; }
 
+const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r) { return r ? r->rec : NULL; }
+
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
 
 static prx_status truncated(const prx_iq_reader *r) {
@@ -237,6 +334,11 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   while (have < want) {
     size_t ask = want - have;
     if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
+    if (r->bounded && ask > r->remaining) ask = (size_t)r->remaining;
+    if (r->bounded && ask == 0) { /* the end of the archive's data member */
+      r->eof = 1;
+      break;
+    }
     ssize_t got = read(r->fd, p + have, ask);
     /* a signal: hand out the complete samples already there, else say so (like read(2)), so
      * that a caller that stops on Ctrl-C sees it at once even when the producer is quiet. The
@@ -261,6 +363,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
       break;
     }
     have += (size_t)got;
+    if (r->bounded) r->remaining -= (uint64_t)got;
   }
   size_t count = have / r->sample_size, rest = have % r->sample_size;
   memcpy(r->carry, p + count * r->sample_size, rest);
@@ -276,6 +379,7 @@ void prx_iq_close(prx_iq_reader *r) {
   if (!r) return;
   if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r->name);
+  prx_sigmf_recording_free(r->rec);
   free(r);
 }
 

@@ -119,7 +119,53 @@ static prx_status parse_global(const cJSON *g, prx_sigmf_read_meta *m) {
   return PRX_OK;
 }
 
+/* A string field: *out is a malloc'd copy, NULL when absent. */
+static prx_status get_string(const cJSON *obj, const char *where, const char *key, char **out) {
+  *out = NULL;
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it) return PRX_OK;
+  if (!cJSON_IsString(it))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s \"%s\" must be a string", where, key);
+  if (!(*out = strdup(it->valuestring))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  return PRX_OK;
+}
+
+/* A sample index field (a non-negative integer below 2^53). */
+static prx_status get_index(const cJSON *obj, const char *where, const char *key, uint64_t *v,
+                            int *present) {
+  double d = 0;
+  prx_status st = get_number(obj, where, key, &d, present);
+  if (st) return st;
+  if (*present && (d < 0 || d != floor(d) || d >= 9007199254740992.0))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s %s must be a sample index", where, key);
+  *v = *present ? (uint64_t)d : 0;
+  return PRX_OK;
+}
+
+void prx_sigmf_recording_free(prx_sigmf_recording *rec) {
+  if (!rec) return;
+  for (size_t i = 0; i < rec->n_captures; i++) free((char *)rec->captures[i].datetime);
+  for (size_t i = 0; i < rec->n_annotations; i++) {
+    const prx_sigmf_annotation *a = &rec->annotations[i];
+    free((char *)a->label);
+    free((char *)a->comment);
+    free((char *)a->generator);
+  }
+  free((void *)rec->captures);
+  free((void *)rec->annotations);
+  free((char *)rec->description);
+  free((char *)rec->author);
+  free((char *)rec->hw);
+  free((char *)rec->recorder);
+  free(rec);
+}
+
 static prx_status parse_captures(const cJSON *caps, prx_sigmf_read_meta *m) {
+  int n = cJSON_GetArraySize(caps);
+  prx_sigmf_capture *out = calloc(n > 0 ? (size_t)n : 1, sizeof *out);
+  if (!out) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  m->rec->captures = out;
+  m->rec->n_captures = n > 0 ? (size_t)n : 1; /* none: one at sample 0, frequency unknown */
   int i = 0;
   const cJSON *c;
   cJSON_ArrayForEach(c, caps) {
@@ -129,11 +175,8 @@ static prx_status parse_captures(const cJSON *caps, prx_sigmf_read_meta *m) {
     snprintf(where, sizeof where, "captures[%d]", i);
     double v = 0;
     int present;
-    prx_status st = get_number(c, where, "core:sample_start", &v, &present);
+    prx_status st = get_index(c, where, "core:sample_start", &out[i].sample_start, &present);
     if (st) return st;
-    if (present && (v < 0 || v != floor(v)))
-      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s core:sample_start must be a sample index",
-                      where);
     if ((st = get_number(c, where, "core:header_bytes", &v, &present))) return st;
     if (present && (v < 0 || v != floor(v) || v > 1e15))
       return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s core:header_bytes must be a byte count",
@@ -143,14 +186,84 @@ static prx_status parse_captures(const cJSON *caps, prx_sigmf_read_meta *m) {
                       "SigMF metadata: %s has core:header_bytes (headers inside the data file) "
                       "which polyrx does not read",
                       where);
-    if (i == 0) {
-      m->header_bytes = present ? (uint64_t)v : 0;
-      if ((st = get_number(c, where, "core:frequency", &v, &present))) return st;
-      m->info.center_freq = present ? v : 0;
-    }
+    if (i > 0 && out[i].sample_start <= out[i - 1].sample_start)
+      return prx_fail(PRX_ERR_FORMAT,
+                      "SigMF metadata: %s core:sample_start %llu is not after the previous "
+                      "capture's %llu (captures must be in increasing sample order)",
+                      where, (unsigned long long)out[i].sample_start,
+                      (unsigned long long)out[i - 1].sample_start);
+    if (i == 0) m->header_bytes = present ? (uint64_t)v : 0;
+    if ((st = get_number(c, where, "core:frequency", &v, &present))) return st;
+    out[i].has_frequency = present;
+    out[i].frequency = present ? v : 0;
+    char *dt;
+    if ((st = get_string(c, where, "core:datetime", &dt))) return st;
+    out[i].datetime = dt;
+    i++;
+  }
+  m->info.center_freq = out[0].frequency;
+  return PRX_OK;
+}
+
+static prx_status parse_annotations(const cJSON *anns, prx_sigmf_read_meta *m) {
+  if (!anns) return PRX_OK;
+  if (!cJSON_IsArray(anns))
+    return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: \"annotations\" must be an array");
+  int n = cJSON_GetArraySize(anns);
+  prx_sigmf_annotation *out = calloc(n > 0 ? (size_t)n : 1, sizeof *out);
+  if (!out) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  m->rec->annotations = out;
+  int i = 0;
+  const cJSON *a;
+  cJSON_ArrayForEach(a, anns) {
+    char where[40];
+    snprintf(where, sizeof where, "annotations[%d]", i);
+    if (!cJSON_IsObject(a))
+      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s is not an object", where);
+    m->rec->n_annotations = (size_t)i + 1; /* what is there is freed on failure */
+    int present, lo_present, hi_present;
+    prx_status st = get_index(a, where, "core:sample_start", &out[i].sample_start, &present);
+    if (st) return st;
+    if (!present)
+      return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: %s has no core:sample_start", where);
+    if ((st = get_index(a, where, "core:sample_count", &out[i].sample_count, &present))) return st;
+    if ((st = get_number(a, where, "core:freq_lower_edge", &out[i].freq_lower_edge, &lo_present)))
+      return st;
+    if ((st = get_number(a, where, "core:freq_upper_edge", &out[i].freq_upper_edge, &hi_present)))
+      return st;
+    out[i].has_freq = lo_present && hi_present;
+    if (!out[i].has_freq) out[i].freq_lower_edge = out[i].freq_upper_edge = 0;
+    char *label, *comment, *generator;
+    if ((st = get_string(a, where, "core:label", &label))) return st;
+    out[i].label = label;
+    if ((st = get_string(a, where, "core:comment", &comment))) return st;
+    out[i].comment = comment;
+    if ((st = get_string(a, where, "core:generator", &generator))) return st;
+    out[i].generator = generator;
     i++;
   }
   return PRX_OK;
+}
+
+static prx_status parse_global_text(const cJSON *g, prx_sigmf_recording *rec) {
+  char *s[4] = {NULL, NULL, NULL, NULL};
+  static const char *const keys[4] = {"core:description", "core:author", "core:hw",
+                                      "core:recorder"};
+  prx_status st = PRX_OK;
+  for (int i = 0; i < 4 && !st; i++) st = get_string(g, "global", keys[i], &s[i]);
+  rec->description = s[0];
+  rec->author = s[1];
+  rec->hw = s[2];
+  rec->recorder = s[3];
+  return st;
+}
+
+void prx_sigmf_read_meta_clear(prx_sigmf_read_meta *m) {
+  if (!m) return;
+  free(m->dataset);
+  m->dataset = NULL;
+  prx_sigmf_recording_free(m->rec);
+  m->rec = NULL;
 }
 
 prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_read_meta *m) {
@@ -191,14 +304,14 @@ prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_rea
     st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata has no \"captures\" array");
   else if (!cJSON_IsArray(caps))
     st = prx_fail(PRX_ERR_FORMAT, "SigMF metadata: \"captures\" must be an array");
+  if (!st && !(m->rec = calloc(1, sizeof *m->rec))) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
   if (!st) st = parse_global(g, m);
+  if (!st) st = parse_global_text(g, m->rec);
   if (!st) st = parse_captures(caps, m);
+  if (!st) st = parse_annotations(cJSON_GetObjectItemCaseSensitive(root, "annotations"), m);
   m->info.is_sigmf = 1;
   cJSON_Delete(root);
-  if (st) {
-    free(m->dataset);
-    m->dataset = NULL;
-  }
+  if (st) prx_sigmf_read_meta_clear(m);
   return st;
 }
 
@@ -206,7 +319,20 @@ prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info)
   if (!info) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL output");
   prx_sigmf_read_meta m;
   prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
-  free(m.dataset);
+  prx_sigmf_read_meta_clear(&m);
   if (!st) *info = m.info;
   return st;
+}
+
+prx_status prx_sigmf_recording_parse(const char *text, size_t len, prx_iq_info *info,
+                                     prx_sigmf_recording **out) {
+  if (!out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_recording_parse: NULL output");
+  *out = NULL;
+  prx_sigmf_read_meta m;
+  prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
+  if (st) return st;
+  if (info) *info = m.info;
+  free(m.dataset);
+  *out = m.rec;
+  return PRX_OK;
 }

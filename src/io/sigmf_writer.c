@@ -11,7 +11,13 @@
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
  *
- * A process killed mid-write leaves at most its temporary files (never a .sigmf-meta). */
+ * A process killed mid-write leaves at most its temporary files (never a .sigmf-meta).
+ *
+ * Archive mode (a base ending in .sigmf): the temporary file is the tar archive itself, built
+ * as the samples come: a directory header B/, a placeholder header for B/B.sigmf-data, the
+ * samples; close pads the data member, appends B/B.sigmf-meta and the end marker, writes the
+ * data member's real header over the placeholder (its size is known only then) and renames
+ * the archive into place. The samples are written once, never copied. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
@@ -23,7 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+/* One capture segment as written. */
+typedef struct {
+  uint64_t start;
+  double frequency;
+  char *datetime;
+} capture;
 
 struct prx_sigmf_writer {
   FILE *data;
@@ -34,6 +48,10 @@ struct prx_sigmf_writer {
   cJSON *fields;      /* global fields set by the caller, in the order set */
   cJSON *extensions;  /* core:extensions */
   cJSON *annotations; /* sorted by core:sample_start */
+  capture *captures;  /* [0] from the meta, then by increasing start */
+  size_t n_captures, cap_captures;
+  int archive;  /* 1: base is a .sigmf archive being built in tmp_path */
+  char *member; /* archive mode: B, the recording's name inside the archive */
   uint64_t samples;
   size_t sample_size;
   prx_status err; /* first error, sticky */
@@ -75,6 +93,9 @@ static void free_writer(prx_sigmf_writer *w) {
   cJSON_Delete(w->fields);
   cJSON_Delete(w->extensions);
   cJSON_Delete(w->annotations);
+  for (size_t i = 0; i < w->n_captures; i++) free(w->captures[i].datetime);
+  free(w->captures);
+  free(w->member);
   free(w->base);
   free(w->data_path);
   free(w->meta_path);
@@ -89,9 +110,7 @@ static prx_status remove_stale(const char *path) {
   return prx_fail(PRX_ERR_IO, "cannot remove '%s' of an earlier run: %s", path, strerror(errno));
 }
 
-/* Creates a new file "PATH.tmp-PID-N" (O_EXCL: never one of another writer or process) for
- * writing; *tmp receives its malloc'd name. */
-static prx_status create_temp(const char *path, FILE **f, char **tmp) {
+prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char **tmp) {
   *f = NULL;
   *tmp = NULL;
   size_t cap = strlen(path) + 48;
@@ -101,7 +120,7 @@ static prx_status create_temp(const char *path, FILE **f, char **tmp) {
     snprintf(name, cap, "%s.tmp-%ld-%u", path, (long)getpid(), attempt);
     int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
-      *f = fdopen(fd, "wb");
+      *f = fdopen(fd, mode);
       if (!*f) {
         int e = errno;
         close(fd);
@@ -147,26 +166,105 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
   w->meta.author = w->strings[1];
   w->meta.hw = w->strings[2];
   w->meta.datetime = w->strings[3];
+  size_t blen = strlen(base);
+  w->archive = blen > 6 && !strcmp(base + blen - 6, ".sigmf");
   w->base = strdup(base);
-  w->data_path = concat2(base, ".sigmf-data");
-  w->meta_path = concat2(base, ".sigmf-meta");
+  if (w->archive) {
+    /* the archive itself is "the data file" of the messages; the member names go inside */
+    const char *slash = strrchr(base, '/');
+    const char *leaf = slash ? slash + 1 : base;
+    w->member = strndup(leaf, strlen(leaf) - 6);
+    w->data_path = strdup(base);
+    w->meta_path = strdup(base);
+  } else {
+    w->data_path = concat2(base, ".sigmf-data");
+    w->meta_path = concat2(base, ".sigmf-meta");
+  }
   w->fields = cJSON_CreateObject();
   w->extensions = cJSON_CreateArray();
   w->annotations = cJSON_CreateArray();
+  w->cap_captures = 4;
+  w->captures = calloc(w->cap_captures, sizeof *w->captures);
   if (nomem || !w->base || !w->data_path || !w->meta_path || !w->fields || !w->extensions ||
-      !w->annotations) {
+      !w->annotations || !w->captures || (w->archive && !w->member)) {
     free_writer(w);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
   }
-  /* the earlier run's metadata goes first: from here on no metadata describes this base */
-  prx_status st = remove_stale(w->meta_path);
-  if (!st) st = remove_stale(w->data_path);
-  if (!st) st = create_temp(w->data_path, &w->data, &w->tmp_path);
+  w->n_captures = 1;
+  w->captures[0].frequency = meta->center_freq;
+  if (meta->datetime && !(w->captures[0].datetime = strdup(meta->datetime))) {
+    free_writer(w);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
+  }
+  prx_status st = PRX_OK;
+  if (w->archive) {
+    if (!w->member[0] || strlen(w->member) > 80)
+      st =
+          prx_fail(PRX_ERR_INVALID,
+                   "SigMF archive name '%s' must have a name of 1 to 80 bytes before .sigmf", base);
+    if (!st) st = remove_stale(w->data_path);
+    if (!st) st = prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
+    if (!st) {
+      /* the directory B/ and a placeholder for the data member's header (completed at close) */
+      unsigned char hdr[2 * PRX_TAR_BLOCK];
+      char name[128];
+      snprintf(name, sizeof name, "%s/", w->member);
+      prx_tar_header(hdr, name, 0, '5', 0755, (int64_t)time(NULL));
+      memset(hdr + PRX_TAR_BLOCK, 0, PRX_TAR_BLOCK);
+      if (fwrite(hdr, 1, sizeof hdr, w->data) != sizeof hdr) {
+        st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->tmp_path, strerror(errno));
+        fclose(w->data);
+        w->data = NULL;
+        unlink(w->tmp_path);
+      }
+    }
+  } else {
+    /* the earlier run's metadata goes first: from here on no metadata describes this base */
+    st = remove_stale(w->meta_path);
+    if (!st) st = remove_stale(w->data_path);
+    if (!st) st = prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
+  }
   if (st) {
     free_writer(w);
     return st;
   }
   *out = w;
+  return PRX_OK;
+}
+
+prx_status prx_sigmf_writer_add_capture(prx_sigmf_writer *w, uint64_t sample_start,
+                                        double frequency, const char *datetime) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_add_capture: NULL writer");
+  if (!isfinite(frequency))
+    return prx_fail(PRX_ERR_INVALID, "SigMF capture at sample %llu: frequency must be finite",
+                    (unsigned long long)sample_start);
+  if (sample_start >= ((uint64_t)1 << 53))
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF capture: sample start must be below 2^53 (a JSON number)");
+  capture *last = &w->captures[w->n_captures - 1];
+  if (sample_start < last->start)
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF capture at sample %llu is before the last capture's start %llu "
+                    "(captures are added in sample order)",
+                    (unsigned long long)sample_start, (unsigned long long)last->start);
+  char *dt = datetime ? strdup(datetime) : NULL;
+  if (datetime && !dt) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (sample_start == last->start) { /* replaces the capture that starts there */
+    free(last->datetime);
+    last->frequency = frequency;
+    last->datetime = dt;
+    return PRX_OK;
+  }
+  if (w->n_captures == w->cap_captures) {
+    capture *nc = realloc(w->captures, 2 * w->cap_captures * sizeof *nc);
+    if (!nc) {
+      free(dt);
+      return prx_fail(PRX_ERR_NOMEM, "out of memory");
+    }
+    w->captures = nc;
+    w->cap_captures *= 2;
+  }
+  w->captures[w->n_captures++] = (capture){sample_start, frequency, dt};
   return PRX_OK;
 }
 
@@ -371,11 +469,22 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
     else
       cJSON_AddItemToObject(g, f->string, f);
   }
-  if (ok)
-    ok = cJSON_AddNumberToObject(cap, "core:sample_start", 0) &&
-         cJSON_AddNumberToObject(cap, "core:frequency", w->meta.center_freq);
-  if (ok && w->meta.datetime)
-    ok = cJSON_AddStringToObject(cap, "core:datetime", w->meta.datetime) != NULL;
+  /* capture 0, then every later one that starts inside the recording */
+  for (size_t i = 0; ok && i < w->n_captures; i++) {
+    const capture *c = &w->captures[i];
+    if (i > 0 && c->start >= w->samples) break;
+    if (i > 0) {
+      cap = cJSON_CreateObject();
+      if (!cap) {
+        ok = 0;
+        break;
+      }
+      cJSON_AddItemToArray(caps, cap);
+    }
+    ok = cJSON_AddNumberToObject(cap, "core:sample_start", (double)c->start) &&
+         cJSON_AddNumberToObject(cap, "core:frequency", c->frequency);
+    if (ok && c->datetime) ok = cJSON_AddStringToObject(cap, "core:datetime", c->datetime) != NULL;
+  }
   if (!ok) {
     cJSON_Delete(root);
     return NULL;
@@ -383,41 +492,95 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   return root;
 }
 
-/* Writes the metadata to a temporary file and renames it into place. */
-static prx_status write_meta(prx_sigmf_writer *w) {
-  cJSON *root = build_meta(w);
-  char *text = root ? cJSON_Print(root) : NULL;
-  cJSON_Delete(root);
-  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
+prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t len) {
   FILE *f = NULL;
   char *tmp = NULL;
-  prx_status st = create_temp(w->meta_path, &f, &tmp);
+  prx_status st = prx_io_create_temp(path, "wb", &f, &tmp);
   if (!st) {
-    size_t len = strlen(text);
     errno = 0;
-    int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) != 0;
+    int bad = fwrite(text, 1, len, f) != len || fflush(f) != 0;
     int e = errno;
     if (fclose(f) != 0 && !bad) {
       bad = 1;
       e = errno;
     }
     if (bad) {
-      st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->meta_path, strerror(e ? e : EIO));
+      st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
       unlink(tmp);
-    } else if (rename(tmp, w->meta_path) != 0) {
-      st = prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, w->meta_path,
-                    strerror(errno));
+    } else if (rename(tmp, path) != 0) {
+      st = prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
       unlink(tmp);
     }
   }
-  free(text);
   free(tmp);
   return st;
+}
+
+/* The metadata text (with a final newline), malloc'd; NULL out of memory. */
+static char *meta_text(prx_sigmf_writer *w) {
+  cJSON *root = build_meta(w);
+  char *text = root ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  if (!text) return NULL;
+  size_t len = strlen(text);
+  char *t = realloc(text, len + 2);
+  if (!t) {
+    free(text);
+    return NULL;
+  }
+  t[len] = '\n';
+  t[len + 1] = '\0';
+  return t;
+}
+
+/* Writes the metadata to a temporary file and renames it into place. */
+static prx_status write_meta(prx_sigmf_writer *w) {
+  char *text = meta_text(w);
+  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
+  prx_status st = prx_io_write_file_atomic(w->meta_path, text, strlen(text));
+  free(text);
+  return st;
+}
+
+/* Archive mode: completes the tar stream in w->data (still open): pads the data member,
+ * appends the metadata member and the end marker, then writes the data member's header over
+ * its placeholder. */
+static prx_status finish_archive(prx_sigmf_writer *w) {
+  char *text = meta_text(w);
+  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
+  size_t mlen = strlen(text);
+  uint64_t dbytes = w->samples * w->sample_size;
+  static const unsigned char zeros[2 * PRX_TAR_BLOCK];
+  unsigned char hdr[PRX_TAR_BLOCK];
+  char name[160];
+  int64_t now = (int64_t)time(NULL);
+  FILE *f = w->data;
+  errno = 0;
+  size_t pad = (size_t)((PRX_TAR_BLOCK - dbytes % PRX_TAR_BLOCK) % PRX_TAR_BLOCK);
+  int bad = fwrite(zeros, 1, pad, f) != pad;
+  snprintf(name, sizeof name, "%s/%s.sigmf-meta", w->member, w->member);
+  prx_tar_header(hdr, name, mlen, '0', 0644, now);
+  bad = bad || fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr || fwrite(text, 1, mlen, f) != mlen;
+  pad = (PRX_TAR_BLOCK - mlen % PRX_TAR_BLOCK) % PRX_TAR_BLOCK;
+  bad = bad || fwrite(zeros, 1, pad, f) != pad || fwrite(zeros, 1, sizeof zeros, f) != sizeof zeros;
+  free(text);
+  snprintf(name, sizeof name, "%s/%s.sigmf-data", w->member, w->member);
+  prx_tar_header(hdr, name, dbytes, '0', 0644, now);
+  bad = bad || fflush(f) != 0 || fseeko(f, PRX_TAR_BLOCK, SEEK_SET) != 0 ||
+        fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr || fflush(f) != 0;
+  if (bad)
+    return prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->tmp_path,
+                    strerror(errno ? errno : EIO));
+  return PRX_OK;
 }
 
 prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
   if (!w) return PRX_OK;
   /* every buffered byte is written and checked before the file is called finished */
+  if (w->archive && !w->err) {
+    prx_status st = finish_archive(w);
+    if (st) keep(w, st);
+  }
   FILE *f = w->data;
   w->data = NULL;
   errno = 0;
@@ -435,7 +598,7 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
     keep(w, prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->data_path,
                      strerror(errno)));
     unlink(w->tmp_path);
-  } else {
+  } else if (!w->archive) {
     /* the metadata last: it exists only beside the whole data */
     prx_status st = write_meta(w);
     if (st) {

@@ -5,6 +5,8 @@
  * Invariants: a success gives a readable format, a positive finite rate (or 0 when absent), a
  * finite frequency, is_sigmf = 1, and a dataset name that is a plain file name; a failure gives
  * PRX_ERR_FORMAT or PRX_ERR_UNSUPPORTED (or NOMEM) with a message; both entry points agree; the
+ * captures come strictly increasing with finite frequencies (captures[0]'s is the info's),
+ * annotations have sample ranges below 2^53 and finite edges; the
  * datatype parser accepts exactly the four names polyrx reads and round-trips them; the format
  * name parser accepts exactly cf32, ci16, ci8, cu8 and cf16 in any case. */
 #include "fuzz.h"
@@ -76,11 +78,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(m.header_bytes <= (uint64_t)1e15, "header bytes %llu",
                (unsigned long long)m.header_bytes);
     if (m.dataset) FUZZ_CHECK(m.dataset[0] && !strchr(m.dataset, '/'), "dataset \"%s\"", m.dataset);
+    const prx_sigmf_recording *rec = m.rec;
+    FUZZ_CHECK(rec && rec->n_captures >= 1 && rec->captures, "no capture list");
+    for (size_t i = 1; rec && i < rec->n_captures; i++)
+      FUZZ_CHECK(rec->captures[i].sample_start > rec->captures[i - 1].sample_start,
+                 "captures %zu and %zu out of order", i - 1, i);
+    for (size_t i = 0; rec && i < rec->n_captures; i++)
+      FUZZ_CHECK(isfinite(rec->captures[i].frequency) &&
+                     (rec->captures[i].has_frequency || rec->captures[i].frequency == 0),
+                 "capture %zu frequency %g", i, rec->captures[i].frequency);
+    FUZZ_CHECK(rec && rec->captures[0].frequency == m.info.center_freq,
+               "info.center_freq is not captures[0]'s frequency");
+    for (size_t i = 0; rec && i < rec->n_annotations; i++) {
+      const prx_sigmf_annotation *a = &rec->annotations[i];
+      FUZZ_CHECK(a->sample_start < ((uint64_t)1 << 53) && a->sample_count < ((uint64_t)1 << 53),
+                 "annotation %zu sample range", i);
+      FUZZ_CHECK(!a->has_freq || (isfinite(a->freq_lower_edge) && isfinite(a->freq_upper_edge)),
+                 "annotation %zu edges", i);
+    }
   } else {
     FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED || st == PRX_ERR_NOMEM,
                "status %d (%s): %s", (int)st, prx_strerror(st), prx_last_error());
     FUZZ_CHECK_ERROR(st, "prx_sigmf_parse_meta_full");
-    FUZZ_CHECK(m.dataset == NULL, "dataset left allocated after a failure");
+    FUZZ_CHECK(m.dataset == NULL && m.rec == NULL, "metadata left allocated after a failure");
   }
 
   /* the public entry point must agree */
@@ -94,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(same_info(&info, &m.info), "the two parsers read different fields");
   else
     FUZZ_CHECK(same_info(&info, &before), "a failed parse wrote the caller's info");
-  free(m.dataset);
+  prx_sigmf_read_meta_clear(&m);
 
   check_datatype(data, size);
   return 0;
