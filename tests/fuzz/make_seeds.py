@@ -233,8 +233,30 @@ def cli_paths():
     put("cli_paths", "through_a_file", bytes([2, 19, 7]))
 
 
+def sigmf_archive():
+    # small .sigmf archives (tar) in each format tarfile writes, one recording each
+    import io
+    import tarfile
+    meta = ('{"global": {"core:datatype": "ci8", "core:sample_rate": 1000, "core:version": "1.0.0"},'
+            ' "captures": [{"core:sample_start": 0, "core:frequency": 1e8},'
+            ' {"core:sample_start": 3, "core:frequency": 2e8, "core:datetime": "2026-12-01T00:00:00Z"}],'
+            ' "annotations": [{"core:sample_start": 1, "core:sample_count": 2, "core:label": "a"}]}')
+    for fmt, fname in ((tarfile.USTAR_FORMAT, "ustar"), (tarfile.GNU_FORMAT, "gnu"),
+                       (tarfile.PAX_FORMAT, "pax")):
+        for odd in (0, 1):
+            out = io.BytesIO()
+            with tarfile.open(fileobj=out, mode="w", format=fmt) as t:
+                for name, data in (("r/r.sigmf-meta", meta.encode()),
+                                   ("r/r.sigmf-data", bytes(range(12 + odd)))):
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+            put("sigmf_archive", fname + ("_odd" if odd else ""), out.getvalue())
+
+
 if __name__ == "__main__":
     sigmf()
+    sigmf_archive()
     iq()
     chan_list()
     cli_numbers()
