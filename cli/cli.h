@@ -5,6 +5,7 @@
 #include "polyrx.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Each subcommand: argv[0] is the subcommand's name; returns the process exit code. */
 int cmd_channelize(int argc, char **argv);
@@ -21,10 +22,18 @@ int cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* A usage error (an unknown, missing or badly formed option or argument): prints
+ * "polyrx CMD: error: ..." and a pointer to --help; returns 2, the exit status getopt tools use
+ * for usage errors (runtime errors exit 1). */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Prints the library's last error for a failed status; returns 1. */
 int cli_status_error(const char *cmd, const char *what, prx_status st);
 
-/* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 1. */
+/* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 2 (a usage error). */
 int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what);
 
 /* The input options every streaming subcommand takes (-i, -F, -s, -f); NULL when not given. */
@@ -71,6 +80,21 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
                    size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
+
+/* A progress line on standard error for long runs: "polyrx CMD: 12.6 M of 100 M samples (13%),
+ * 45.1 M samples/s, ETA 2 s", redrawn in place at most 4 times a second, first after one second
+ * (short runs print nothing), and only when standard error is a terminal and not quiet. end
+ * erases the line, so the summary that follows starts on a clean line. */
+typedef struct {
+  const char *cmd;
+  int on;         /* 1: standard error is a terminal and the command is not quiet */
+  int shown;      /* 1: a line is on the screen */
+  uint64_t total; /* samples expected (0: unknown, no percentage or ETA) */
+  double start, last;
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int quiet);
+void cli_progress_update(cli_progress *p, uint64_t done);
+void cli_progress_end(cli_progress *p);
 
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */

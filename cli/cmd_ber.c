@@ -4,6 +4,7 @@
  * shift that makes the fewest errors over the first bits; then every overlapping bit counts. */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,24 +14,30 @@
 #define BER_ALIGN_BITS 8192
 
 static const char *usage_text =
-    "usage: polyrx ber REF.bits RX.bits [--max-shift N] [--max-ber X]\n"
+    "usage: polyrx ber REF.bits|- RX.bits|- [--max-shift N] [--max-ber X]\n"
     "\n"
     "Counts bit errors between a reference (e.g. polyrx gen --bits) and received bits (e.g.\n"
     "polyrx demod -o), both unpacked: one byte, 0 or 1, per bit. The received stream is first\n"
     "aligned to the reference by the shift in [-N, N] bits (default 512) that gives the fewest\n"
-    "errors over the first 8192 bits; all overlapping bits are then compared.\n"
+    "errors over the first 8192 bits; all overlapping bits are then compared. Either file\n"
+    "(not both) may be '-', standard input (e.g. polyrx demod ... -o - | polyrx ber sent -).\n"
     "\n"
     "  --max-shift N   largest alignment shift tried, in bits (default 512)\n"
     "  --max-ber X     exit with status 3 when the BER exceeds X (for scripts)\n"
-    "  -h, --help      this text\n";
+    "  -h, --help      this text\n"
+    "      --version   the polyrx version\n"
+    "\n"
+    "Exit status: 0 done, 1 error, 2 usage error, 3 BER above --max-ber.\n";
 
 /* Reads a whole bit file, checking that every byte is 0 or 1. */
 static uint8_t *read_bits(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
+  int is_stdin = !strcmp(path, "-");
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) {
-    cli_error("ber", "cannot open '%s'", path);
+    cli_error("ber", "cannot open '%s': %s", path, strerror(errno));
     return NULL;
   }
+  if (is_stdin) path = "standard input";
   size_t cap = 1 << 16, len = 0;
   uint8_t *b = malloc(cap);
   for (;;) {
@@ -53,7 +60,7 @@ static uint8_t *read_bits(const char *path, size_t *n) {
     free(b);
     b = NULL;
   }
-  fclose(f);
+  if (!is_stdin) fclose(f);
   if (!b) return NULL;
   for (size_t i = 0; i < len; i++) {
     if (b[i] > 1) {
@@ -93,11 +100,12 @@ int cmd_ber(int argc, char **argv) {
     switch (o) {
     case 'S':
       if (cli_parse_uint(optarg, 0, 1u << 30, &max_shift))
-        return cli_error("ber", "--max-shift must be a whole number of bits, got '%s'", optarg);
+        return cli_usage_error("ber", "--max-shift must be a whole number of bits, got '%s'",
+                               optarg);
       break;
     case 'B':
       if (cli_parse_eng(optarg, &max_ber) || max_ber < 0 || max_ber > 1)
-        return cli_error("ber", "--max-ber must be in [0, 1], got '%s'", optarg);
+        return cli_usage_error("ber", "--max-ber must be in [0, 1], got '%s'", optarg);
       break;
     case 'h': fputs(usage_text, stdout); return 0;
     default: fputs(usage_text, stderr); return 2;
@@ -105,8 +113,10 @@ int cmd_ber(int argc, char **argv) {
   }
   if (argc - optind != 2) {
     fputs(usage_text, stderr);
-    return cli_error("ber", "expected two bit files, got %d argument(s)", argc - optind);
+    return cli_usage_error("ber", "expected two bit files, got %d argument(s)", argc - optind);
   }
+  if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
+    return cli_usage_error("ber", "only one of the two bit files can be standard input ('-')");
   size_t n_ref = 0, n_rx = 0;
   uint8_t *ref = read_bits(argv[optind], &n_ref);
   uint8_t *rx = ref ? read_bits(argv[optind + 1], &n_rx) : NULL;

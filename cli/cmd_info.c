@@ -1,6 +1,7 @@
 /* polyrx info: describes a recording: format, sample rate, centre frequency, length in samples
- * and seconds, and for SigMF the captures (start, frequency, datetime), the datetime, the number
- * of annotations and the descriptive global fields. Text for people, --json for programs. */
+ * and seconds, and for SigMF (file pairs and .sigmf archives) every capture (start, frequency,
+ * datetime), the recording's start time, every annotation and the descriptive global fields, as
+ * the library's reader sees them. Text for people, --json for programs. */
 #include "cli.h"
 
 #include <cjson/cJSON.h>
@@ -16,61 +17,25 @@
 static const char *CMD = "info";
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: polyrx info [-F FORMAT] [-s RATE] [--json] FILE|-\n"
-             "\n"
-             "Describes a recording: sample format, rate, centre frequency, length in samples\n"
-             "and seconds; for SigMF also its captures (start sample, frequency, datetime), the\n"
-             "number of annotations and the description, author, recorder and hardware.\n"
-             "\n"
-             "  FILE                 a SigMF recording (NAME.sigmf-meta, NAME.sigmf-data or NAME)\n"
-             "                       or raw interleaved samples; '-' reads standard input\n"
-             "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8\n"
-             "  -s, --rate RATE      raw input: sample rate in Hz, for the length in seconds\n"
-             "                       (overrides a SigMF core:sample_rate)\n"
-             "      --json           one JSON object on standard output instead of text\n"
-             "  -h, --help           this text\n");
-}
-
-/* The whole text of a small file (the metadata), NUL-terminated; NULL with errno set. */
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  while (s) {
-    n += fread(s + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *t = realloc(s, cap *= 2);
-    if (!t) free(s);
-    s = t;
-  }
-  int bad = s && ferror(f);
-  fclose(f);
-  if (bad) {
-    free(s);
-    errno = EIO;
-    return NULL;
-  }
-  if (s) s[n] = 0;
-  return s;
-}
-
-/* The metadata file of a SigMF input path (NAME.sigmf-meta, NAME.sigmf-data or NAME). */
-static char *meta_path_of(const char *path) {
-  size_t n = strlen(path), ext = strlen(".sigmf-data");
-  char *p = malloc(n + ext + 1);
-  if (!p) return NULL;
-  strcpy(p, path);
-  if (n >= ext &&
-      (!strcmp(path + n - ext, ".sigmf-data") || !strcmp(path + n - ext, ".sigmf-meta")))
-    p[n - ext] = 0;
-  strcat(p, ".sigmf-meta");
-  return p;
-}
-
-static const char *json_string(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
+  fprintf(f,
+          "usage: polyrx info [-F FORMAT] [-s RATE] [--json] FILE|-\n"
+          "\n"
+          "Describes a recording: sample format, rate, centre frequency, length in samples\n"
+          "and seconds; for SigMF also every capture (start sample, frequency, datetime),\n"
+          "every annotation (samples, frequency edges, label, comment, generator) and the\n"
+          "description, author, recorder and hardware.\n"
+          "\n"
+          "  FILE                 a SigMF recording (NAME.sigmf-meta, NAME.sigmf-data or NAME),\n"
+          "                       a SigMF archive (NAME.sigmf), or raw interleaved samples;\n"
+          "                       '-' reads standard input\n"
+          "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8\n"
+          "  -s, --rate RATE      raw input: sample rate in Hz, for the length in seconds\n"
+          "                       (overrides a SigMF core:sample_rate)\n"
+          "      --json           one JSON object on standard output instead of text\n"
+          "  -h, --help           this text\n"
+          "      --version        the polyrx version\n"
+          "\n"
+          "Exit status: 0 done, 1 error, 2 usage error.\n");
 }
 
 /* "6.5536 MHz", "48 kHz", "100 Hz" */
@@ -102,20 +67,22 @@ int cmd_info(int argc, char **argv) {
     case 's': rate = optarg; break;
     case 'j': json = 1; break;
     case 'h': usage(stdout); return 0;
-    case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
-    default: return cli_error(CMD, "unknown option '%s' (polyrx info --help)", argv[optind - 1]);
+    case ':': return cli_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
+    default: return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return cli_error(CMD, "no recording: give FILE (polyrx info --help)");
+  if (optind >= argc) return cli_usage_error(CMD, "no recording: give FILE");
   if (optind + 1 < argc)
-    return cli_error(CMD, "one recording at a time: unexpected '%s'", argv[optind + 1]);
+    return cli_usage_error(CMD, "one recording at a time: unexpected '%s'", argv[optind + 1]);
   const char *path = argv[optind];
 
   prx_format fmt = PRX_CF32;
   prx_status st;
   if (format && ((st = prx_format_parse(format, &fmt)) != PRX_OK || fmt == PRX_CF16))
-    return cli_error(CMD, "-F: unknown or unsupported sample format '%s' (cf32, ci16, ci8, cu8)",
-                     format);
+    return cli_usage_error(CMD,
+                           "-F: unknown or unsupported sample format '%s' (cf32, ci16, ci8, "
+                           "cu8)",
+                           format);
   double fs_opt = 0;
   if (rate && (cli_parse_eng(rate, &fs_opt) || !(fs_opt > 0)))
     return cli_bad_value(CMD, "-s", rate, "sample rate (a positive number of Hz, e.g. 48k)");
@@ -138,7 +105,12 @@ int cmd_info(int argc, char **argv) {
   int truncated = 0;
   struct stat sb;
   int rc = 0;
-  if (strcmp(path, "-") && stat(data_name, &sb) == 0 && S_ISREG(sb.st_mode)) {
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  if (rec && rec->is_archive) {
+    samples = rec->data_bytes / ss;
+    extra = rec->data_bytes % ss;
+    truncated = extra != 0;
+  } else if (strcmp(path, "-") && stat(data_name, &sb) == 0 && S_ISREG(sb.st_mode)) {
     samples = (uint64_t)sb.st_size / ss;
     extra = (uint64_t)sb.st_size % ss;
     truncated = extra != 0;
@@ -156,35 +128,26 @@ int cmd_info(int argc, char **argv) {
       rc = cli_status_error(CMD, "reading", st);
     }
   }
-  cJSON *meta = NULL;
-  char *meta_path = NULL;
-  if (!rc && info.is_sigmf) {
-    meta_path = meta_path_of(path);
-    char *text = meta_path ? read_text(meta_path) : NULL;
-    meta = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    if (!meta) rc = cli_error(CMD, "cannot read the metadata %s", meta_path ? meta_path : path);
-  }
   if (rc) {
     prx_iq_close(r);
-    free(meta_path);
     return rc;
   }
-  const cJSON *global = cJSON_GetObjectItemCaseSensitive(meta, "global"),
-              *captures = cJSON_GetObjectItemCaseSensitive(meta, "captures"),
-              *annotations = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-  const char *datetime = NULL;
-  const cJSON *cap;
-  cJSON_ArrayForEach(cap, captures) if (!datetime) datetime = json_string(cap, "core:datetime");
-  int n_ann = cJSON_IsArray(annotations) ? cJSON_GetArraySize(annotations) : 0;
+  const char *datetime = rec ? rec->captures[0].datetime : NULL;
+  size_t n_ann = rec ? rec->n_annotations : 0;
   double seconds = info.sample_rate > 0 ? (double)samples / info.sample_rate : NAN;
-  static const char *const described[] = {"core:description", "core:author", "core:recorder",
-                                          "core:hw"};
+  static const char *const described[] = {"description", "author", "recorder", "hw"};
+  const char *described_value[4] = {NULL, NULL, NULL, NULL};
+  if (rec) {
+    described_value[0] = rec->description;
+    described_value[1] = rec->author;
+    described_value[2] = rec->recorder;
+    described_value[3] = rec->hw;
+  }
 
   if (json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", data_name);
-    if (meta_path) cJSON_AddStringToObject(o, "metadata", meta_path);
+    if (rec) cJSON_AddBoolToObject(o, "archive", rec->is_archive);
     cJSON_AddBoolToObject(o, "sigmf", info.is_sigmf);
     cJSON_AddStringToObject(o, "format", prx_format_name(info.format));
     if (info.sample_rate > 0)
@@ -200,33 +163,46 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddBoolToObject(o, "truncated", truncated);
     if (info.is_sigmf) {
       cJSON *caps = cJSON_AddArrayToObject(o, "captures");
-      cJSON_ArrayForEach(cap, captures) {
-        cJSON *c = cJSON_CreateObject();
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cap, "core:sample_start");
-        cJSON_AddNumberToObject(c, "sample_start", cJSON_IsNumber(v) ? v->valuedouble : 0);
-        v = cJSON_GetObjectItemCaseSensitive(cap, "core:frequency");
-        if (cJSON_IsNumber(v)) cJSON_AddNumberToObject(c, "frequency", v->valuedouble);
-        const char *dt = json_string(cap, "core:datetime");
-        if (dt) cJSON_AddStringToObject(c, "datetime", dt);
-        cJSON_AddItemToArray(caps, c);
+      for (size_t i = 0; i < rec->n_captures; i++) {
+        const prx_sigmf_capture *c = &rec->captures[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "sample_start", (double)c->sample_start);
+        if (c->has_frequency) cJSON_AddNumberToObject(j, "frequency", c->frequency);
+        if (c->datetime) cJSON_AddStringToObject(j, "datetime", c->datetime);
+        cJSON_AddItemToArray(caps, j);
       }
       if (datetime)
         cJSON_AddStringToObject(o, "datetime", datetime);
       else
         cJSON_AddNullToObject(o, "datetime");
-      cJSON_AddNumberToObject(o, "annotations", n_ann);
-      for (size_t i = 0; i < 4; i++) {
-        const char *v = json_string(global, described[i]);
-        if (v) cJSON_AddStringToObject(o, described[i] + 5, v);
+      cJSON_AddNumberToObject(o, "annotations", (double)n_ann);
+      cJSON *anns = cJSON_AddArrayToObject(o, "annotation_list");
+      for (size_t i = 0; i < n_ann; i++) {
+        const prx_sigmf_annotation *a = &rec->annotations[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "sample_start", (double)a->sample_start);
+        if (a->sample_count) cJSON_AddNumberToObject(j, "sample_count", (double)a->sample_count);
+        if (a->has_freq) {
+          cJSON_AddNumberToObject(j, "freq_lower_edge", a->freq_lower_edge);
+          cJSON_AddNumberToObject(j, "freq_upper_edge", a->freq_upper_edge);
+        }
+        if (a->label) cJSON_AddStringToObject(j, "label", a->label);
+        if (a->comment) cJSON_AddStringToObject(j, "comment", a->comment);
+        if (a->generator) cJSON_AddStringToObject(j, "generator", a->generator);
+        cJSON_AddItemToArray(anns, j);
       }
+      for (size_t i = 0; i < 4; i++)
+        if (described_value[i]) cJSON_AddStringToObject(o, described[i], described_value[i]);
     }
     char *text = cJSON_Print(o);
     if (text) puts(text);
     cJSON_free(text);
     cJSON_Delete(o);
   } else {
-    printf("%-12s %s%s\n", "file", data_name, info.is_sigmf ? " (SigMF)" : " (raw)");
-    if (meta_path) printf("%-12s %s\n", "metadata", meta_path);
+    printf("%-12s %s%s\n", "file", data_name,
+           rec && rec->is_archive ? " (SigMF archive)"
+           : info.is_sigmf        ? " (SigMF)"
+                                  : " (raw)");
     printf("%-12s %s (%zu bytes per sample)\n", "format", prx_format_name(info.format), ss);
     if (info.sample_rate > 0)
       print_hz("rate", info.sample_rate);
@@ -242,29 +218,32 @@ int cmd_info(int argc, char **argv) {
              "truncated", (unsigned long long)extra);
     else if (truncated)
       printf("%-12s the data ends inside a sample\n", "truncated");
-    if (info.is_sigmf) {
-      printf("%-12s %d\n", "captures", cJSON_GetArraySize(captures));
-      cJSON_ArrayForEach(cap, captures) {
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(cap, "core:sample_start"),
-                    *f = cJSON_GetObjectItemCaseSensitive(cap, "core:frequency");
-        const char *dt = json_string(cap, "core:datetime");
-        printf("%-12s sample %.0f", "", cJSON_IsNumber(s) ? s->valuedouble : 0);
-        if (cJSON_IsNumber(s) && info.sample_rate > 0)
-          printf(" (%.9g s)", s->valuedouble / info.sample_rate);
-        if (cJSON_IsNumber(f)) printf(", %.10g Hz", f->valuedouble);
-        if (dt) printf(", %s", dt);
+    if (rec) {
+      printf("%-12s %zu\n", "captures", rec->n_captures);
+      for (size_t i = 0; i < rec->n_captures; i++) {
+        const prx_sigmf_capture *c = &rec->captures[i];
+        printf("%-12s sample %llu", "", (unsigned long long)c->sample_start);
+        if (info.sample_rate > 0) printf(" (%.9g s)", (double)c->sample_start / info.sample_rate);
+        if (c->has_frequency) printf(", %.10g Hz", c->frequency);
+        if (c->datetime) printf(", %s", c->datetime);
         printf("\n");
       }
       printf("%-12s %s\n", "datetime", datetime ? datetime : "none");
-      printf("%-12s %d\n", "annotations", n_ann);
-      for (size_t i = 0; i < 4; i++) {
-        const char *v = json_string(global, described[i]);
-        if (v) printf("%-12s %s\n", described[i] + 5, v);
+      printf("%-12s %zu\n", "annotations", n_ann);
+      for (size_t i = 0; i < n_ann; i++) {
+        const prx_sigmf_annotation *a = &rec->annotations[i];
+        printf("%-12s sample %llu", "", (unsigned long long)a->sample_start);
+        if (a->sample_count) printf(" +%llu", (unsigned long long)a->sample_count);
+        if (a->has_freq) printf(", %.10g to %.10g Hz", a->freq_lower_edge, a->freq_upper_edge);
+        if (a->label) printf(", \"%s\"", a->label);
+        if (a->comment) printf(", %s", a->comment);
+        if (a->generator) printf(" (%s)", a->generator);
+        printf("\n");
       }
+      for (size_t i = 0; i < 4; i++)
+        if (described_value[i]) printf("%-12s %s\n", described[i], described_value[i]);
     }
   }
-  cJSON_Delete(meta);
-  free(meta_path);
   prx_iq_close(r);
   return 0;
 }

@@ -22,6 +22,16 @@ int cli_error(const char *cmd, const char *fmt, ...) {
   return 1;
 }
 
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "polyrx %s: error: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, " (polyrx %s --help)\n", cmd);
+  va_end(ap);
+  return 2;
+}
+
 int cli_status_error(const char *cmd, const char *what, prx_status st) {
   const char *detail = prx_last_error();
   return cli_error(cmd, "%s: %s%s%s", what, prx_strerror(st), detail[0] ? ": " : "", detail);
@@ -77,7 +87,8 @@ int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsig
 }
 
 int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what) {
-  return cli_error(cmd, "%s: '%s' is not a valid %s", opt, text, what);
+  cli_error(cmd, "%s: '%s' is not a valid %s", opt, text, what);
+  return 2;
 }
 
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
@@ -281,4 +292,48 @@ double cli_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- progress ---- */
+
+/* 12345678 -> "12.3 M" */
+static void si(char *buf, size_t n, double v) {
+  static const char *const unit[] = {"", " k", " M", " G", " T"};
+  int u = 0;
+  while (v >= 1000 && u < 4) v /= 1000, u++;
+  snprintf(buf, n, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
+}
+
+void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int quiet) {
+  memset(p, 0, sizeof *p);
+  p->cmd = cmd;
+  p->total = total;
+  p->on = !quiet && isatty(STDERR_FILENO);
+  p->start = p->last = cli_seconds();
+}
+
+void cli_progress_update(cli_progress *p, uint64_t done) {
+  if (!p->on) return;
+  double now = cli_seconds();
+  if (now - p->start < 1.0 || (p->shown && now - p->last < 0.25)) return;
+  p->last = now;
+  double rate = done / (now - p->start);
+  char d[32], t[32], r[32];
+  si(d, sizeof d, (double)done);
+  si(r, sizeof r, rate);
+  if (p->total > 0) {
+    si(t, sizeof t, (double)p->total);
+    double left = rate > 0 && p->total > done ? (double)(p->total - done) / rate : 0;
+    fprintf(stderr, "\rpolyrx %s: %s of %s samples (%.0f%%), %s samples/s, ETA %.0f s\033[K",
+            p->cmd, d, t, 100.0 * (double)done / (double)p->total, r, left);
+  } else {
+    fprintf(stderr, "\rpolyrx %s: %s samples, %s samples/s\033[K", p->cmd, d, r);
+  }
+  fflush(stderr);
+  p->shown = 1;
+}
+
+void cli_progress_end(cli_progress *p) {
+  if (p->shown) fputs("\r\033[K", stderr);
+  p->shown = 0;
 }

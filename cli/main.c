@@ -38,8 +38,17 @@ int main(int argc, char **argv) {
     printf("polyrx %s\n", prx_version());
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(argv[1], commands[i].name)) continue;
+    /* --version on every subcommand, answered here before its own parsing (up to "--") */
+    for (int a = 2; a < argc && strcmp(argv[a], "--"); a++) {
+      if (!strcmp(argv[a], "--version")) {
+        printf("polyrx %s\n", prx_version());
+        return 0;
+      }
+    }
+    return commands[i].run(argc - 1, argv + 1);
+  }
   fprintf(stderr, "polyrx: error: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;

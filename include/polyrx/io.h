@@ -73,6 +73,7 @@ typedef struct {
   const prx_sigmf_annotation *annotations;          /* in file order */
   const char *description, *author, *hw, *recorder; /* global core:* (NULL when absent) */
   int is_archive;                                   /* 1 when read from inside a .sigmf archive */
+  uint64_t data_bytes; /* archive: bytes of the data member after core:header_bytes (0 else) */
 } prx_sigmf_recording;
 
 /* The metadata of the SigMF recording r reads, NULL for raw input and standard input. */

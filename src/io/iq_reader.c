@@ -249,6 +249,7 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   if (!st) {
     r->bounded = 1;
     r->remaining = data->size - m.header_bytes;
+    r->rec->data_bytes = r->remaining;
   }
   free(mem);
   return st;
