@@ -31,7 +31,8 @@ static void usage(FILE *f) {
       "offset and gaps.\n"
       "\n"
       "  -o, --output FILE    raw interleaved samples; '-' is standard output; a name ending in\n"
-      "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files)\n"
+      "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files),\n"
+      "                       one ending in .sigmf a SigMF archive (one tar file)\n"
       "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M, 48k)\n"
       "  -f, --center FREQ    centre frequency for the SigMF metadata only (default 0)\n"
@@ -69,7 +70,7 @@ static void usage(FILE *f) {
       "      --bits PREFIX    write the data bits of carrier c to PREFIXc.bits (one byte, 0\n"
       "                       or 1, per bit; b0 then b1 of each data symbol)\n"
       "      --threads N      worker threads (default 0: all cores)\n"
-      "  -q, --quiet          no summary on standard error\n"
+      "  -q, --quiet          no summary or progress line on standard error\n"
       "  -h, --help           this text\n"
       "\n"
       "Signal model, scaling and file formats: docs/FORMATS.md.\n");
@@ -604,7 +605,7 @@ int cmd_gen(int argc, char **argv) {
     free(a.car);
     free(a.gap_spec);
     free(a.gaps);
-    return rc < 0 ? 0 : rc;
+    return rc < 0 ? 0 : 2; /* every error of the arguments is a usage error */
   }
   a.cfg.sample_rate = a.fs;
   a.cfg.carriers = a.car;
@@ -623,6 +624,7 @@ int cmd_gen(int argc, char **argv) {
   /* the output: raw samples to a file or standard output, or a SigMF recording through the
    * library's writer */
   char *base = NULL;
+  cli_progress progress = {0}; /* started with the samples; ended at done too (errors) */
   FILE *out = NULL, **bits = calloc(a.n_car, sizeof *bits);
   prx_sigmf_writer *rec = NULL;
   prx_cf32 *buf = malloc(GEN_BLOCK * sizeof *buf);
@@ -632,23 +634,20 @@ int cmd_gen(int argc, char **argv) {
     rc = cli_error(CMD, "out of memory");
     goto done;
   }
-  if (ends_with(a.out, ".sigmf")) {
-    rc = cli_error(CMD, "-o %s: SigMF archives (.sigmf) are not written; give NAME.sigmf-data",
-                   a.out);
-    goto done;
-  }
   int clash = check_outputs_distinct(&a);
   if (clash >= 0) {
     rc = clash;
     goto done;
   }
-  if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta")) {
+  if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta") ||
+      ends_with(a.out, ".sigmf")) {
     base = strdup(a.out);
     if (!base) {
       rc = cli_error(CMD, "out of memory");
       goto done;
     }
-    base[strlen(base) - strlen(".sigmf-data")] = 0;
+    /* a pair: the base without the extension; an archive: the .sigmf file itself */
+    if (!ends_with(a.out, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
     gen_meta meta = {a.fs,      a.center, scale,     a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
                      a.n,       a.format, a.car,     a.n_car,       a.gaps,      a.n_gaps,
                      a.have_dc, a.dc_db,  a.dc_phase};
@@ -683,7 +682,9 @@ int cmd_gen(int argc, char **argv) {
 
   uint64_t clipped = 0, written = 0, nbits_total = 0;
   size_t fsize = prx_format_size(a.format);
+  cli_progress_start(&progress, CMD, a.n, a.quiet);
   while (written < a.n) {
+    cli_progress_update(&progress, written);
     size_t m = a.n - written < GEN_BLOCK ? (size_t)(a.n - written) : GEN_BLOCK;
     st = prx_sim_generate(sim, buf, m);
     if (st != PRX_OK) {
@@ -715,6 +716,7 @@ int cmd_gen(int argc, char **argv) {
       } while (nb == 4 * GEN_BLOCK);
     }
   }
+  cli_progress_end(&progress);
   if (rec) {
     st = prx_sigmf_writer_close(rec); /* the data checked, then the metadata */
     rec = NULL;
@@ -757,6 +759,7 @@ int cmd_gen(int argc, char **argv) {
             (unsigned long long)clipped, (unsigned long long)a.n, 100.0 * clipped / a.n);
 
 done:
+  cli_progress_end(&progress);
   /* a run that failed leaves no recording behind (its data file is removed) */
   prx_sigmf_writer_discard(rec);
   if (out && out != stdout) fclose(out);

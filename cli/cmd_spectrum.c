@@ -231,10 +231,11 @@ int cmd_spectrum(int argc, char **argv) {
   o.nfft = 1024;
   o.rows = 512;
   int rc = parse_args(argc, argv, &o);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (rc) return rc < 0 ? 0 : 2; /* every error of the arguments is a usage error */
   const char *ext = strrchr(o.output, '.');
   if (!ext || strcmp(ext, ".png"))
-    return cli_error(CMD, "-o %s: the picture is a PNG; give a name ending in .png", o.output);
+    return cli_usage_error(CMD, "-o %s: the picture is a PNG; give a name ending in .png",
+                           o.output);
 
   prx_iq_reader *reader = NULL;
   prx_iq_info info;

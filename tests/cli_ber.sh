@@ -27,6 +27,18 @@ check "exit 0 on a good pair" "[ $? -eq 0 ]"
 check "shift found: $out" "grep -q 'aligned at shift +10 bits' <<<\"\$out\""
 check "errors counted: $out" "grep -q 'compared 19900 bits: 37 errors' <<<\"\$out\""
 
+# '-' reads standard input, as the reference or as the received bits; not both
+out=$("$polyrx" ber "$dir/ref.bits" - <"$dir/rx.bits")
+check "rx on standard input: $out" "grep -q 'compared 19900 bits: 37 errors' <<<\"\$out\""
+out=$(cat "$dir/ref.bits" | "$polyrx" ber - "$dir/rx.bits")
+check "ref from a pipe: $out" "grep -q 'aligned at shift +10 bits' <<<\"\$out\""
+err=$("$polyrx" ber - - </dev/null 2>&1)
+check "both on standard input is a usage error (exit 2)" "[ $? -eq 2 ] && grep -q 'only one' <<<\"\$err\""
+err=$("$polyrx" ber "$dir/ref.bits" 2>&1)
+check "one argument: usage error, exit 2" "[ $? -eq 2 ]"
+err=$("$polyrx" ber "$dir/ref.bits" "$dir/nothere.bits" 2>&1)
+check "a missing file: runtime error, exit 1" "[ $? -eq 1 ] && grep -q 'No such file' <<<\"\$err\""
+
 "$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-ber 1e-3 >/dev/null
 check "--max-ber exceeded gives status 3" "[ $? -eq 3 ]"
 "$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-ber 0.01 >/dev/null

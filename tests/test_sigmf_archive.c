@@ -285,6 +285,16 @@ static void test_collection(void) {
     free(want);
   }
   cJSON_Delete(root);
+  /* the official sigmf package loads it and checks every stream's hash, where installed */
+  if (system("python3 -c 'import sigmf' 2>/dev/null") == 0) {
+    CHECK(run("cd '%s' && python3 -c \"import sigmf; c = sigmf.fromfile('run.sigmf-collection'); "
+              "assert c.get_stream_names() == ['pair', 'x/arch/arch'], c.get_stream_names(); "
+              "c.verify_stream_hashes()\"%s",
+              dir, "") == 0,
+          "the sigmf package rejects the collection");
+  } else {
+    fprintf(stderr, "note: the sigmf Python package is not installed: its check is skipped\n");
+  }
   const char *missing[1] = {"nothere"};
   CHECK(prx_sigmf_collection_write(path_in("bad.sigmf-collection"), missing, 1, NULL) ==
                 PRX_ERR_IO &&
