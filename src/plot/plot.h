@@ -53,6 +53,28 @@ double plot_eng_unit(double magnitude, const char **prefix);
 prx_status plot_write_png(const plot_canvas *c, const char *path, const char *const *keys,
                           const char *const *values, size_t n_text);
 
+/* ---- axes and charts (charts.c) ---- */
+/* A plot area at (x0, y0), w x h pixels, showing [x_lo, x_hi] across and [y_lo, y_hi] up. */
+typedef struct {
+  int x0, y0, w, h;
+  double x_lo, x_hi, y_lo, y_hi;
+} plot_axes;
+int plot_axes_x(const plot_axes *a, double v); /* pixel column of value v */
+int plot_axes_y(const plot_axes *a, double v); /* pixel row of value v */
+/* The frame, ticks and tick labels of a, and the axis labels: x_label is a printf format with
+ * one %s that receives the engineering prefix when x_eng (e.g. "frequency (%sHz)"). */
+void plot_draw_axes(plot_canvas *c, const plot_axes *a, const char *x_label, int x_eng,
+                    const char *y_label, int y_eng);
+/* A bar chart of power per channel: bar i centred at freq[i] (Hz), bin_width wide, power_db[i]
+ * high (non-finite values draw no bar), over the y range in 10 dB steps around the data (at
+ * most 120 dB deep); axes "frequency (Hz)" and "power (dB)"; a title line. */
+prx_status plot_bars_png(const char *path, const double *freq, const double *power_db, size_t n,
+                         double bin_width, const char *title);
+/* A constellation density plot of n symbols: 400 x 400 cells over +-1.6 times their RMS
+ * amplitude on both axes, each cell coloured by its count on a log scale, zero lines, axes
+ * "in-phase" and "quadrature"; a title line. */
+prx_status plot_constellation_png(const char *path, const prx_cf32 *s, size_t n, const char *title);
+
 /* ---- waterfall accumulator ---- */
 /* Frames of nfft samples (no overlap), Hann-windowed, transformed; each row is the mean power
  * spectrum of frames_per_row consecutive frames, in FFT-shifted order (bin 0 is -fs/2, bin
