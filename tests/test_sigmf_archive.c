@@ -3,7 +3,9 @@
  * archives; the archive checked independently by extracting it with tar(1); archives made by
  * tar(1) in ustar, GNU and pax formats (a member name longer than 100 bytes) read in place;
  * damaged archives refused with a message; SHA-512 against the FIPS 180-4 examples and against
- * sha512sum(1); a .sigmf-collection read back with cJSON, its hashes against sha512sum. */
+ * sha512sum(1); a .sigmf-collection read back with cJSON, its hashes against sha512sum (and the
+ * sigmf package where installed); core:datetime shifts (hand-worked cases, date(1) for the
+ * calendar). */
 #include "testutil.h"
 
 #include "io/io_internal.h"
@@ -305,6 +307,58 @@ static void test_collection(void) {
         "the name must end in .sigmf-collection");
 }
 
+static void test_datetime(test_rng *rng) {
+  static const struct {
+    const char *in;
+    double shift;
+    const char *want;
+  } cases[] = {
+      {"2026-12-01T10:00:00Z", 0.5, "2026-12-01T10:00:00.5Z"},
+      {"2026-12-31T23:59:59.75Z", 0.5, "2027-01-01T00:00:00.25Z"},
+      {"2024-02-28T23:59:59Z", 1, "2024-02-29T00:00:00Z"},
+      {"2026-12-01T12:00:00+02:00", 0, "2026-12-01T10:00:00Z"},
+      {"2026-12-01T00:30:00-01:00", 0, "2026-12-01T01:30:00Z"},
+      {"2026-12-01T00:00:00.000001Z", -0.000002, "2026-11-30T23:59:59.999999Z"},
+      /* half an input sample at 6.5536 MHz: 76293.9453125 ps, kept to the picosecond */
+      {"2026-12-01T10:00:00Z", 0.5 / 6.5536e6, "2026-12-01T10:00:00.000000076294Z"},
+      {"1970-01-01T00:00:00Z", -1, "1969-12-31T23:59:59Z"},
+  };
+  char out[48];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    prx_status st = prx_sigmf_datetime_shift(cases[i].in, cases[i].shift, out);
+    CHECK(st == PRX_OK && !strcmp(out, cases[i].want), "%s %+g s: got %s, expected %s", cases[i].in,
+          cases[i].shift, st ? prx_last_error() : out, cases[i].want);
+  }
+  static const char *const bad[] = {
+      "2026-13-01T00:00:00Z",    "2026-02-29T00:00:00Z",  "yesterday",
+      "2026-12-01T10:00:00",     "2026-12-01T10:00:00.Z", "2026-12-01 10:00:00Z",
+      "2026-12-01T10:00:00Zjunk"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(prx_sigmf_datetime_shift(bad[i], 0, out) == PRX_ERR_FORMAT &&
+              strstr(prx_last_error(), bad[i]),
+          "'%s' accepted (%s)", bad[i], out);
+  /* calendar arithmetic against date(1): random instants 1970..2100 shifted by whole seconds */
+  FILE *f = fopen(path_in("dates.txt"), "w");
+  long long secs[20];
+  for (int i = 0; i < 20; i++) {
+    secs[i] = (long long)(test_rng_u64(rng) % 4102444800ULL);
+    fprintf(f, "%lld\n", secs[i]);
+  }
+  fclose(f);
+  CHECK(run("while read s; do date -u -d @$s +%%Y-%%m-%%dT%%H:%%M:%%SZ; done < '%s' > '%s'",
+            path_in("dates.txt"), path_in("want.txt")) == 0,
+        "date(1)");
+  f = fopen(path_in("want.txt"), "r");
+  for (int i = 0; f && i < 20; i++) {
+    char want[64] = "";
+    if (!fgets(want, sizeof want, f)) break;
+    want[strcspn(want, "\n")] = 0;
+    CHECK_OK(prx_sigmf_datetime_shift("1970-01-01T00:00:00Z", (double)secs[i], out));
+    CHECK(!strcmp(out, want), "1970 + %lld s: %s, date(1) says %s", secs[i], out, want);
+  }
+  if (f) fclose(f);
+}
+
 /* A failed or discarded archive leaves nothing: complete or absent. */
 static void test_archive_absent(void) {
   prx_sigmf_meta meta = prx_sigmf_meta_default();
@@ -332,6 +386,7 @@ int main(void) {
   test_round_trips(&rng);
   test_sha512(&rng);
   test_collection();
+  test_datetime(&rng);
   test_archive_absent();
   if (!test_failures) run("rm -rf '%s'%s", dir, "");
   return test_finish("test_sigmf_archive");

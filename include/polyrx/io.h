@@ -169,6 +169,12 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w);
  * file (the earlier run's files were removed at open). Accepts NULL. */
 void prx_sigmf_writer_discard(prx_sigmf_writer *w);
 
+/* A SigMF core:datetime moved by `seconds` (either sign): "YYYY-MM-DDTHH:MM:SS[.frac]" with
+ * "Z" or a "+HH:MM"/"-HH:MM" offset in, UTC with "Z" out, the fraction to the picosecond with
+ * trailing zeros dropped ("2026-12-01T10:00:00.0000000763Z"). PRX_ERR_FORMAT naming the text
+ * when it is not such a time. */
+prx_status prx_sigmf_datetime_shift(const char *datetime, double seconds, char out[48]);
+
 /* ---- SigMF collections ---- */
 /* Writes a .sigmf-collection file at path (through a temporary file and a rename) tying the
  * recordings named by names[0..n-1] (base names relative to the collection's directory, whose
