@@ -96,6 +96,38 @@ void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int qu
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
 
+/* ---- SigMF metadata carried into derived recordings (sigmf_carry.c) ---- */
+/* Output sample j of a derived recording is the input's instant j * decimation + offset, in
+ * input samples at input_rate Hz. */
+typedef struct {
+  uint64_t decimation;
+  double offset;
+  double input_rate;
+} cli_alignment;
+/* The output sample where input sample s begins to show: the first j with jD + offset >= s. */
+uint64_t cli_align_sample(const cli_alignment *a, uint64_t s);
+/* Whether the input's captures can be carried (-1) or the exit code after one message: with
+ * several captures each needs core:frequency; -f (center_given) cannot override a recording
+ * that retunes; every datetime must be one prx_sigmf_datetime_shift reads. NULL rec: -1. */
+int cli_carry_check(const char *cmd, const prx_sigmf_recording *rec, int center_given);
+/* Capture 0 of a derived recording, before its writer opens: meta->center_freq = center +
+ * freq_offset, meta->datetime the input's captures[0] datetime moved to output sample 0's
+ * instant (written into datetime[48]; NULL when the input has none). */
+prx_status cli_carry_first_capture(const prx_sigmf_recording *rec, const cli_alignment *a,
+                                   double center, double freq_offset, prx_sigmf_meta *meta,
+                                   char datetime[48]);
+/* The input's later captures, each at its output sample (cli_align_sample), frequency +
+ * freq_offset, datetime moved to that sample's instant. */
+prx_status cli_carry_captures(prx_sigmf_writer *w, const prx_sigmf_recording *rec,
+                              const cli_alignment *a, double freq_offset);
+/* The input's annotations with their ranges mapped to output samples (clipped to
+ * out_samples; one at least), into a recording whose band is the capture's frequency +
+ * freq_offset +- out_rate/2: annotations with frequency edges outside it are left out;
+ * center is the input's centre frequency for recordings of one capture (after -f). */
+prx_status cli_carry_annotations(prx_sigmf_writer *w, const prx_sigmf_recording *rec,
+                                 const cli_alignment *a, uint64_t out_samples, double center,
+                                 double freq_offset, double out_rate);
+
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */
 int cli_parse_eng(const char *text, double *out);

@@ -378,7 +378,17 @@ typedef struct {
 static int setup_input(run_state *r) {
   const options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
-  return cli_open_input(CMD, &in, &r->reader, &r->in);
+  int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
+   * refused here: never a mislabelled channel */
+  if (rc < 0) rc = cli_carry_check(CMD, prx_iq_reader_sigmf(r->reader), o->center != NULL);
+  return rc;
+}
+
+/* The alignment of the channel recordings: output j is the input's instant jD + offset. */
+static cli_alignment alignment(const run_state *r) {
+  cli_alignment a = {prx_chan_decimation(r->chan), r->offset, r->in.sample_rate};
+  return a;
 }
 
 static int setup_chan(run_state *r) {
@@ -537,10 +547,16 @@ static int open_outputs(run_state *r) {
     snprintf(desc, sizeof desc, "polyrx channelize: channel %u of %u", ch.index, K);
     prx_sigmf_meta m = prx_sigmf_meta_default();
     m.sample_rate = prx_chan_output_rate(r->chan);
-    m.center_freq = ch.center_freq;
     m.description = desc;
-    prx_status st = prx_sigmf_writer_open(base, &m, &r->w[s]);
+    const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
+    cli_alignment al = alignment(r);
+    double off = ch.center_freq - r->in.center_freq;
+    char datetime[48];
+    prx_status st = cli_carry_first_capture(rec, &al, r->in.center_freq, off, &m, datetime);
+    m.center_freq = ch.center_freq;
+    if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
     if (!st) st = describe(r, s, r->w[s]);
+    if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
     if (st) {
       free(base);
       return cli_status_error(CMD, "output", st);
@@ -678,7 +694,17 @@ static int close_outputs(run_state *r) {
     prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
     prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
     prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
-    prx_status st = prx_sigmf_writer_close(r->w[s]);
+    prx_chan_channel ch;
+    prx_chan_channel_info(r->chan, s, &ch);
+    cli_alignment al = alignment(r);
+    prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
+                                          r->in.center_freq, ch.center_freq - r->in.center_freq,
+                                          prx_chan_output_rate(r->chan));
+    if (st) {
+      prx_sigmf_writer_discard(r->w[s]);
+    } else {
+      st = prx_sigmf_writer_close(r->w[s]);
+    }
     r->w[s] = NULL;
     if (!st) {
       r->n_complete++;
@@ -688,6 +714,41 @@ static int close_outputs(run_state *r) {
     }
   }
   if (r->n_failed && rc < 0) rc = 1;
+  return rc;
+}
+
+/* DIR/channels.sigmf-collection ties the run's complete recordings (SigMF core:streams, each
+ * with the SHA-512 of its metadata); a run without any removes an earlier run's collection. */
+static int write_collection(run_state *r) {
+  size_t cap = strlen(r->o.outdir) + 40;
+  char *path = malloc(cap), **names = calloc(r->n_sel ? r->n_sel : 1, sizeof *names);
+  int rc = -1;
+  if (!path || !names) rc = cli_error(CMD, "out of memory");
+  size_t n = 0, dir_len = strlen(r->o.outdir) + 1;
+  for (size_t s = 0; rc < 0 && s < r->n_sel; s++) {
+    if (r->failed[s] || r->chan_error) continue;
+    char *base = malloc(cap);
+    if (!base) {
+      rc = cli_error(CMD, "out of memory");
+      break;
+    }
+    output_base(r, s, base, cap);
+    memmove(base, base + dir_len, strlen(base + dir_len) + 1); /* relative to DIR */
+    names[n++] = base;
+  }
+  if (rc < 0) {
+    snprintf(path, cap, "%s/channels.sigmf-collection", r->o.outdir);
+    char desc[96];
+    snprintf(desc, sizeof desc, "polyrx channelize: %zu channels of %u", n,
+             prx_chan_channels(r->chan));
+    prx_status st =
+        n ? prx_sigmf_collection_write(path, (const char *const *)names, n, desc) : PRX_OK;
+    if (!n) unlink(path);
+    if (st) rc = cli_status_error(CMD, "collection", st);
+  }
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+  free(path);
   return rc;
 }
 
@@ -820,7 +881,8 @@ int cmd_channelize(int argc, char **argv) {
     /* the tail is fed after an input error too: every complete sample read is written */
     int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);
-    if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close;
+    int rc_coll = write_collection(&r);
+    if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close >= 0 ? rc_close : rc_coll;
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the tail */
     double elapsed = cli_seconds() - t0;
     if (r.o.quiet) report_nonfinite(&r, 1);

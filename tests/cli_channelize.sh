@@ -51,7 +51,8 @@ import sys
 rows = [l.split() for l in sys.argv[1].splitlines() if l.strip() and l.split()[0].isdigit()]
 assert [r[0] for r in rows[:2]] == ["3", "12"], rows
 EOF
-[ "$(ls out1 | wc -l)" = 32 ] || fail "expected 32 files in out1, got $(ls out1 | wc -l)"
+# 16 recordings and the collection tying them
+[ "$(ls out1 | wc -l)" = 33 ] || fail "expected 33 files in out1, got $(ls out1 | wc -l)"
 [ "$(ls out1 | head -2 | tr '\n' ' ')" = "ch0000.sigmf-data ch0000.sigmf-meta " ] ||
   fail "file names: $(ls out1 | head -2)"
 
@@ -132,7 +133,7 @@ done
 # ---- channel subset (a repeat is written once), odd K critically sampled, wide names ----
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 16 -P 8 -c 12,1-3,3 -o sub -q ||
   fail "--channels run failed"
-[ "$(ls sub | tr '\n' ' ')" = "ch0001.sigmf-data ch0001.sigmf-meta ch0002.sigmf-data ch0002.sigmf-meta ch0003.sigmf-data ch0003.sigmf-meta ch0012.sigmf-data ch0012.sigmf-meta " ] ||
+[ "$(ls sub | tr '\n' ' ')" = "ch0001.sigmf-data ch0001.sigmf-meta ch0002.sigmf-data ch0002.sigmf-meta ch0003.sigmf-data ch0003.sigmf-meta ch0012.sigmf-data ch0012.sigmf-meta channels.sigmf-collection " ] ||
   fail "subset files: $(ls sub | tr '\n' ' ')"
 cmp -s sub/ch0003.sigmf-data out1/ch0003.sigmf-data || fail "a subset channel differs from the full run"
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 5 --oversample 1 -P 4 -o odd -q ||
@@ -190,7 +191,7 @@ grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/n
 # ---- the open-file limit: raised when the hard limit allows, a clear error when not ----
 (ulimit -Sn 40 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 -o many -q) ||
   fail "soft limit 40 with K = 64 should have been raised"
-[ "$(ls many | wc -l)" = 128 ] || fail "K = 64: $(ls many | wc -l) files"
+[ "$(ls many | wc -l)" = 129 ] || fail "K = 64: $(ls many | wc -l) files"
 (ulimit -n 40 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 -o many2 -q) 2>err.txt &&
   fail "hard limit 40 with K = 64 should fail"
 grep -q "open files" err.txt || fail "open-file limit message: $(cat err.txt)"
