@@ -128,6 +128,32 @@ prx_status cli_carry_annotations(prx_sigmf_writer *w, const prx_sigmf_recording 
                                  const cli_alignment *a, uint64_t out_samples, double center,
                                  double freq_offset, double out_rate);
 
+/* ---- what channelize says about a run (chan_summary.c) ---- */
+typedef struct {
+  const char *input;              /* the -i path */
+  const prx_iq_info *in;          /* format, rate and centre in use */
+  const prx_sigmf_recording *rec; /* the input's SigMF metadata, or NULL */
+  uint64_t in_samples, nonfinite_in;
+  unsigned K, D;
+  size_t M;
+  double offset;       /* output j is the input's instant jD + offset */
+  const char *backend; /* "cpu", "cuda" */
+  size_t n;            /* channels written (or attempted) */
+  const unsigned *index;
+  const double *freq;     /* centre frequency per channel, Hz */
+  const double *power_db; /* mean power, dBFS (non-finite: none) */
+  const char *const *files;
+  const unsigned char *ok; /* 1: the recording is complete */
+  uint64_t out_samples;    /* per channel */
+  double seconds;
+  int exit_status;
+} cli_chan_summary;
+/* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
+ * or the exit code after the message. */
+int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s);
+/* --occupancy FILE.png: the per-channel power bar chart. -1 or the exit code. */
+int cli_chan_write_occupancy(const char *cmd, const char *path, const cli_chan_summary *s);
+
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */
 int cli_parse_eng(const char *text, double *out);

@@ -43,6 +43,7 @@
 
 typedef struct {
   const char *input, *format, *rate, *center, *channels, *outdir;
+  const char *report, *occupancy; /* --report FILE.json, --occupancy FILE.png (NULL: none) */
   unsigned long K, oversample, taps_per_channel, threads, block;
   double atten, cutoff;
   prx_backend backend;
@@ -61,8 +62,11 @@ static void usage(FILE *f) {
       "at CENTER, channels above K/2 at negative offsets). Streams in bounded memory.\n"
       "\n"
       "input:\n"
-      "  -i, --input FILE|-     raw interleaved IQ file, - for standard input, or a SigMF\n"
+      "  -i, --input FILE|-     raw interleaved IQ file, - for standard input, a SigMF\n"
       "                         recording (X.sigmf-meta, X.sigmf-data or the base name X)\n"
+      "                         or a SigMF archive (X.sigmf); every capture segment\n"
+      "                         (retune), datetime and annotation is carried into the\n"
+      "                         channel recordings\n"
       "  -F, --format FMT       raw sample format: cf32 (float32), ci16 (int16), ci8 (int8),\n"
       "                         cu8 (rtl-sdr offset binary); little-endian (default cf32;\n"
       "                         SigMF: from core:datatype)\n"
@@ -88,9 +92,14 @@ static void usage(FILE *f) {
       "                         N * (input sample size + 8 * selected/D) bytes\n"
       "\n"
       "output:\n"
-      "  -o, --output DIR       output directory (created if absent)\n"
-      "  -q, --quiet            no summary on standard error\n"
+      "  -o, --output DIR       output directory (created if absent): the recordings and\n"
+      "                         DIR/channels.sigmf-collection tying them\n"
+      "      --report FILE      a JSON summary: input, channelizer, per channel frequency,\n"
+      "                         power and samples, timing ('-': standard output)\n"
+      "      --occupancy FILE   a PNG bar chart of the power per channel\n"
+      "  -q, --quiet            no summary or progress line on standard error\n"
       "  -h, --help             this help\n"
+      "      --version          the polyrx version\n"
       "\n"
       "Numbers take engineering suffixes: k, M, G (6.5536M = 6553600). Each channel holds\n"
       "ceil(N / D) samples for N input samples, aligned with the input: sample j is the\n"
@@ -100,7 +109,8 @@ static void usage(FILE *f) {
       "summary gives the input read, the output rate and the strongest channels with their\n"
       "power (dBFS: 0 dB is a full-scale complex tone of amplitude 1). Each recording is\n"
       "complete or absent: a .sigmf-meta is written last, beside the whole data; an earlier\n"
-      "run's chNNNN files of the channels written are replaced.\n"
+      "run's chNNNN files of the channels written are replaced. Exit status: 0 done, 1\n"
+      "error, 2 usage error, 130 stopped by a signal (the recordings are finished).\n"
       "\n"
       "examples:\n"
       "  polyrx channelize -i capture.cu8 -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
@@ -124,7 +134,15 @@ static int parse_args(int argc, char **argv, options *o) {
   o->cutoff = 0.5;
   o->block = DEFAULT_BLOCK;
   o->backend = PRX_BACKEND_AUTO;
-  enum { OPT_OVERSAMPLE = 256, OPT_ATTEN, OPT_CUTOFF, OPT_BACKEND, OPT_BLOCK };
+  enum {
+    OPT_OVERSAMPLE = 256,
+    OPT_ATTEN,
+    OPT_CUTOFF,
+    OPT_BACKEND,
+    OPT_BLOCK,
+    OPT_REPORT,
+    OPT_OCCUPANCY
+  };
   int cutoff_given = 0;
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -142,6 +160,8 @@ static int parse_args(int argc, char **argv, options *o) {
       {"backend", required_argument, 0, OPT_BACKEND},
       {"block", required_argument, 0, OPT_BLOCK},
       {"output", required_argument, 0, 'o'},
+      {"report", required_argument, 0, OPT_REPORT},
+      {"occupancy", required_argument, 0, OPT_OCCUPANCY},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -158,6 +178,8 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'f': o->center = a; break;
     case 'c': o->channels = a; break;
     case 'o': o->outdir = a; break;
+    case OPT_REPORT: o->report = a; break;
+    case OPT_OCCUPANCY: o->occupancy = a; break;
     case 'q': o->quiet = 1; break;
     case 'h': usage(stdout); return 0;
     case 'K':
@@ -212,6 +234,22 @@ static int parse_args(int argc, char **argv, options *o) {
   if (!o->input) return cli_error(CMD, "no input: give -i FILE, or -i - for standard input");
   if (!o->K) return cli_error(CMD, "no channel count: give -K CHANNELS (e.g. -K 1024)");
   if (!o->outdir) return cli_error(CMD, "no output directory: give -o DIR");
+  if (!strcmp(o->outdir, "-"))
+    return cli_error(CMD, "-o -: the channels are one recording each, written into a directory "
+                          "(-o DIR), not to standard output");
+  size_t olen = strlen(o->outdir);
+  if (olen >= 6 && !strcmp(o->outdir + olen - 6, ".sigmf"))
+    return cli_error(CMD,
+                     "-o %s: the channels are written as a directory of recordings with a "
+                     ".sigmf-collection (-o DIR); pack it afterwards with tar if one file is "
+                     "needed (polyrx reads archives of one recording)",
+                     o->outdir);
+  if (o->occupancy) {
+    size_t n = strlen(o->occupancy);
+    if (n < 4 || strcmp(o->occupancy + n - 4, ".png"))
+      return cli_error(CMD, "--occupancy %s: the picture is a PNG; give a name ending in .png",
+                       o->occupancy);
+  }
   if (o->K == 1 && o->oversample == 1 && !cutoff_given)
     return cli_error(CMD,
                      "-K 1: one channel is the whole band, and the default cut-off (0.5 channel "
@@ -373,6 +411,7 @@ typedef struct {
   int tail_cut;   /* a stop signal cut the filter tail short */
   int chan_error; /* the channelizer failed: the recordings would lack their end */
   int fatal;      /* a channelizer error, or every output failed: nothing more is written */
+  cli_progress progress;
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -491,7 +530,7 @@ static void output_base(const run_state *r, size_t s, char *buf, size_t cap) {
 /* No output file is the input (which the writers would remove as an earlier run's file): the
  * input as given, its data file, and a recording's metadata beside it. */
 static int check_paths(run_state *r) {
-  size_t n = 2 * r->n_sel + 3, m = 0, cap = strlen(r->o.outdir) + 32;
+  size_t n = 2 * r->n_sel + 6, m = 0, cap = strlen(r->o.outdir) + 32;
   cli_path *paths = calloc(n, sizeof *paths);
   char *names = malloc(n * (cap + 16)), *roles = malloc(n * 32);
   int rc = -1;
@@ -519,6 +558,11 @@ static int check_paths(run_state *r) {
       paths[m++] = (cli_path){role, name, 0};
     }
   }
+  char coll[4096];
+  snprintf(coll, sizeof coll, "%s/channels.sigmf-collection", r->o.outdir);
+  paths[m++] = (cli_path){"the collection", coll, 0};
+  if (r->o.report) paths[m++] = (cli_path){"--report", r->o.report, 0};
+  if (r->o.occupancy) paths[m++] = (cli_path){"--occupancy", r->o.occupancy, 0};
   rc = cli_outputs_distinct(CMD, paths, m);
 out:
   free(paths);
@@ -633,6 +677,7 @@ static int channelize(run_state *r, size_t n) {
 static int stream(run_state *r) {
   int rc_out = -1;
   for (;;) {
+    cli_progress_update(&r->progress, r->n_in);
     size_t n = 0;
     int rc = cli_read_block(CMD, r->reader, r->inbuf, r->o.block, r->n_in, &n);
     if (rc >= 0) return rc;
@@ -714,6 +759,75 @@ static int close_outputs(run_state *r) {
     }
   }
   if (r->n_failed && rc < 0) rc = 1;
+  return rc;
+}
+
+/* The input's length in samples where it is known before reading (a file, an archive), else 0:
+ * for the progress line's ETA. */
+static uint64_t input_samples(const run_state *r) {
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
+  size_t ss = prx_format_size(r->in.format);
+  struct stat sb;
+  if (rec && rec->is_archive) return rec->data_bytes / ss;
+  if (strcmp(r->o.input, "-") && stat(prx_iq_reader_name(r->reader), &sb) == 0 &&
+      S_ISREG(sb.st_mode))
+    return (uint64_t)sb.st_size / ss;
+  return 0;
+}
+
+/* --report and --occupancy, after the recordings are closed. */
+static int write_summaries(run_state *r, double elapsed, int exit_status) {
+  if (!r->o.report && !r->o.occupancy) return -1;
+  size_t n = r->n_sel, cap = strlen(r->o.outdir) + 48;
+  unsigned *index = calloc(n ? n : 1, sizeof *index);
+  double *freq = calloc(n ? n : 1, sizeof *freq), *db = calloc(n ? n : 1, sizeof *db);
+  char **files = calloc(n ? n : 1, sizeof *files);
+  unsigned char *ok = calloc(n ? n : 1, 1);
+  int rc = -1;
+  if (!index || !freq || !db || !files || !ok) rc = cli_error(CMD, "out of memory");
+  for (size_t s = 0; s < n && rc < 0; s++) {
+    prx_chan_channel ch;
+    prx_chan_channel_info(r->chan, s, &ch);
+    index[s] = ch.index;
+    freq[s] = ch.center_freq;
+    double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
+    db[s] = p > 0 ? 10 * log10(p) : -INFINITY;
+    ok[s] = !r->failed[s] && !r->chan_error;
+    if (!(files[s] = malloc(cap))) {
+      rc = cli_error(CMD, "out of memory");
+      break;
+    }
+    output_base(r, s, files[s], cap);
+  }
+  size_t M = 0;
+  prx_chan_taps(r->chan, &M);
+  cli_chan_summary sum = {r->o.input,
+                          &r->in,
+                          prx_iq_reader_sigmf(r->reader),
+                          r->n_in,
+                          r->nonfinite_in,
+                          prx_chan_channels(r->chan),
+                          prx_chan_decimation(r->chan),
+                          M,
+                          r->offset,
+                          prx_backend_name(prx_chan_backend(r->chan)),
+                          n,
+                          index,
+                          freq,
+                          db,
+                          (const char *const *)files,
+                          ok,
+                          r->n_out,
+                          elapsed,
+                          exit_status};
+  if (rc < 0 && r->o.report) rc = cli_chan_write_report(CMD, r->o.report, &sum);
+  if (rc < 0 && r->o.occupancy) rc = cli_chan_write_occupancy(CMD, r->o.occupancy, &sum);
+  for (size_t s = 0; files && s < n; s++) free(files[s]);
+  free(files);
+  free(index);
+  free(freq);
+  free(db);
+  free(ok);
   return rc;
 }
 
@@ -863,6 +977,7 @@ int cmd_channelize(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
   int rc = parse_args(argc, argv, &r.o);
+  if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_chan(&r);
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
@@ -876,7 +991,9 @@ int cmd_channelize(int argc, char **argv) {
      * kills as usual (leaving temporary files, never a .sigmf-meta) */
     cli_catch_stop_signals();
     double t0 = cli_seconds();
+    cli_progress_start(&r.progress, CMD, input_samples(&r), r.o.quiet);
     rc = stream(&r);
+    cli_progress_end(&r.progress);
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the last read */
     /* the tail is fed after an input error too: every complete sample read is written */
     int rc_flush = finish(&r);
@@ -885,6 +1002,8 @@ int cmd_channelize(int argc, char **argv) {
     if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close >= 0 ? rc_close : rc_coll;
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the tail */
     double elapsed = cli_seconds() - t0;
+    int rc_sum = write_summaries(&r, elapsed, rc < 0 ? 0 : rc);
+    if (rc < 0) rc = rc_sum;
     if (r.o.quiet) report_nonfinite(&r, 1);
     if (!r.o.quiet) {
       summary(&r, elapsed);

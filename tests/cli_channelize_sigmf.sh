@@ -129,6 +129,82 @@ refuse "-f with a retune" 'pass' -f 100M
 refuse "an unreadable datetime" 'm["captures"][1]["core:datetime"] = "noon"'
 grep -q "noon" err.txt || bad "the datetime message does not name it: $(cat err.txt)"
 
+# ---- --report and --occupancy: a carrier at +300 kHz (channel 6 of 32 at 1.6 MHz) ----
+SUPPORT=$(cd "$(dirname "$0")" 2>/dev/null && pwd)/support
+[ -f "$SUPPORT/png_read.py" ] || SUPPORT=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/support
+"$P" gen -q -o g.sigmf -s 1.6M -n 400k -f 100M --carrier f=300k,rs=20k --esn0 30 ||
+  bad "gen failed"
+"$P" channelize -q -i g.sigmf -K 32 -o occ --report r.json --occupancy occ.png ||
+  bad "channelize --report --occupancy failed"
+python3 - "$SUPPORT" <<'PY' || bad "report or occupancy picture"
+import json, math, sys
+sys.path.insert(0, sys.argv[1])
+from png_read import read_png, frame_ok, inked, FG
+d = json.load(open("r.json"))
+errors = []
+def need(c, what):
+    if not c: errors.append(what)
+need(d["input"]["samples"] == 400000 and d["input"]["sample_rate"] == 1.6e6, "input facts")
+need(d["channelizer"]["channels"] == 32 and d["channelizer"]["decimation"] == 16, "channelizer")
+ch = d["channels"]
+need(len(ch) == 32 and all(c["samples"] == 25000 for c in ch), "32 channels of 25000 samples")
+need([c["frequency"] for c in ch] == [100e6 + (k if k < 16 else k - 32) * 50e3 for k in range(32)],
+     "channel frequencies")
+strongest = max(ch, key=lambda c: c["power_dbfs"])
+need(strongest["index"] == 6, "strongest channel %d, expected 6" % strongest["index"])
+need(d["timing"]["seconds"] > 0 and d["exit_status"] == 0, "timing and status")
+w, h, px, text = read_png("occ.png")
+x0, y0, pw, ph = map(int, text["polyrx:plot_area"].split())
+flo, fhi = map(float, text["polyrx:x_range"].split())
+dlo, dhi = map(float, text["polyrx:y_range"].split())
+need(w > x0 + pw and h > y0 + ph and pw >= 400 and ph >= 200, "picture size %dx%d" % (w, h))
+need(frame_ok(px, x0, y0, pw, ph), "the frame of the axes")
+need(abs(flo - (100e6 - 0.8e6 - 25e3)) < 1 and abs(fhi - (100e6 + 0.8e6 - 25e3)) < 1,
+     "frequency range %g..%g" % (flo, fhi))
+need(dlo < strongest["power_dbfs"] <= dhi, "dB range")
+# each bar's top where its power puts it; the carrier's bar the tallest
+for c in ch:
+    x = x0 + round((c["frequency"] - flo) / (fhi - flo) * pw)
+    top = y0 + ph - round((c["power_dbfs"] - dlo) / (dhi - dlo) * ph)
+    need(inked(px, x, y0, x + 1, top - 1) == 0, "ink above channel %d's bar" % c["index"])
+    need(top >= y0 + ph or px(x, min(top + 1, y0 + ph - 1)) != (0x10, 0x14, 0x18),
+         "no bar for channel %d" % c["index"])
+need(inked(px, x0, y0 + ph + 1, x0 + pw, h) > 200, "no frequency axis labels")
+need(inked(px, 0, y0, x0 - 1, y0 + ph) > 100, "no power axis labels")
+if errors:
+    raise SystemExit("; ".join(errors))
+PY
+# the report on standard output; exit statuses of bad options (2) and bad paths (1)
+"$P" channelize -q -i g.sigmf -K 32 -o occ2 --report - | python3 -c "import json,sys; json.load(sys.stdin)" ||
+  bad "--report - is not JSON on standard output"
+for args in "-K 32 -o x --occupancy x.jpg" "-K 32 -o -" "-K 31 -o x" "-K 32 -o x --bogus" \
+  "-K 32 -o x.sigmf"; do
+  "$P" channelize -q -i g.sigmf $args 2>err.txt
+  rc=$?
+  [ $rc = 2 ] || bad "channelize $args: exit $rc, expected 2: $(cat err.txt)"
+done
+[ ! -e ./- ] || bad "-o - created a directory named -"
+"$P" channelize -q -i nothere.sigmf -K 32 -o x 2>err.txt
+[ $? = 1 ] || bad "a missing input: exit status, expected 1: $(cat err.txt)"
+cp g.sigmf g.copy
+"$P" channelize -q -i g.sigmf -K 32 -o occ3 --report g.sigmf 2>err.txt
+rc=$?
+[ $rc = 1 ] && grep -q "is the input" err.txt || bad "--report onto the input: exit $rc: $(cat err.txt)"
+cmp -s g.sigmf g.copy || bad "the input was changed"
+
+# ---- the progress line on a terminal ----
+if command -v script >/dev/null; then
+  # a producer that pauses: the line is due after the first second of the run
+  script -qec "{ head -c 4000000 /dev/zero; sleep 1.5; head -c 4000000 /dev/zero; } |
+    '$P' channelize -i - -F ci16 -s 10M -K 64 -o big" /dev/null >tty.txt 2>&1 ||
+    bad "channelize on a terminal failed"
+  grep -qa "polyrx channelize: .* samples, .* samples/s" tty.txt ||
+    bad "no progress line: $(head -c 300 tty.txt)"
+  { head -c 4000000 /dev/zero; sleep 1.5; head -c 4000000 /dev/zero; } |
+    "$P" channelize -i - -F ci16 -s 10M -K 64 -o big 2>err.txt || bad "channelize from a pipe"
+  ! grep -q "samples/s" err.txt || bad "a progress line on a non-terminal: $(cat err.txt)"
+fi
+
 if [ $fail -ne 0 ]; then
   echo "cli_channelize_sigmf: $fail failure(s)" >&2
   exit 1

@@ -111,7 +111,7 @@ prx_status plot_bars_png(const char *path, const double *freq, const double *pow
     int y = plot_axes_y(&a, fmin(power_db[i], top));
     plot_fill(&c, xa, y, xb - xa, a.y0 + a.h - y, BAR);
   }
-  plot_draw_axes(&c, &a, "frequency (%sHz)", 1, "power (dB)", 0);
+  plot_draw_axes(&c, &a, "frequency (%sHz)", 1, "power (dBFS)", 0);
   if (title) plot_text(&c, a.x0 + 80, 6, title, FG, 1, 0);
   st = write_with_layout(&c, &a, path);
   plot_canvas_free(&c);

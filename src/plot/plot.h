@@ -67,7 +67,7 @@ void plot_draw_axes(plot_canvas *c, const plot_axes *a, const char *x_label, int
                     const char *y_label, int y_eng);
 /* A bar chart of power per channel: bar i centred at freq[i] (Hz), bin_width wide, power_db[i]
  * high (non-finite values draw no bar), over the y range in 10 dB steps around the data (at
- * most 120 dB deep); axes "frequency (Hz)" and "power (dB)"; a title line. */
+ * most 120 dB deep); axes "frequency (Hz)" and "power (dBFS)"; a title line. */
 prx_status plot_bars_png(const char *path, const double *freq, const double *power_db, size_t n,
                          double bin_width, const char *title);
 /* A constellation density plot of n symbols: 400 x 400 cells over +-1.6 times their RMS
