@@ -39,6 +39,7 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
   cJSON_AddNumberToObject(ch, "output_rate", s->in->sample_rate / s->D);
   cJSON_AddNumberToObject(ch, "time_offset_input_samples", s->offset);
   cJSON_AddStringToObject(ch, "backend", s->backend);
+  if (s->archive) cJSON_AddStringToObject(o, "archive", s->archive);
   cJSON *list = cJSON_AddArrayToObject(o, "channels");
   for (size_t i = 0; i < s->n; i++) {
     cJSON *c = cJSON_CreateObject();

@@ -147,6 +147,8 @@ typedef struct {
   uint64_t out_samples;    /* per channel */
   double seconds;
   int exit_status;
+  const char *archive; /* -o NAME.sigmf: the archive holding the recordings (files are then
+                          member base names), else NULL */
 } cli_chan_summary;
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */

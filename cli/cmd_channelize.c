@@ -44,6 +44,9 @@
 typedef struct {
   const char *input, *format, *rate, *center, *channels, *outdir;
   const char *report, *occupancy; /* --report FILE.json, --occupancy FILE.png (NULL: none) */
+  const char *archive; /* -o NAME.sigmf: the recordings are packed into it; outdir is then a
+                          temporary directory beside it */
+  char *tmpdir;        /* that directory's name (malloc'd) */
   unsigned long K, oversample, taps_per_channel, threads, block;
   double atten, cutoff;
   prx_backend backend;
@@ -93,7 +96,9 @@ static void usage(FILE *f) {
       "\n"
       "output:\n"
       "  -o, --output DIR       output directory (created if absent): the recordings and\n"
-      "                         DIR/channels.sigmf-collection tying them\n"
+      "                         DIR/channels.sigmf-collection tying them; a name ending in\n"
+      "                         .sigmf writes one SigMF archive holding all of them instead\n"
+      "                         (packed at the end: the data is written twice)\n"
       "      --report FILE      a JSON summary: input, channelizer, per channel frequency,\n"
       "                         power and samples, timing ('-': standard output)\n"
       "      --occupancy FILE   a PNG bar chart of the power per channel\n"
@@ -238,12 +243,15 @@ static int parse_args(int argc, char **argv, options *o) {
     return cli_error(CMD, "-o -: the channels are one recording each, written into a directory "
                           "(-o DIR), not to standard output");
   size_t olen = strlen(o->outdir);
-  if (olen >= 6 && !strcmp(o->outdir + olen - 6, ".sigmf"))
-    return cli_error(CMD,
-                     "-o %s: the channels are written as a directory of recordings with a "
-                     ".sigmf-collection (-o DIR); pack it afterwards with tar if one file is "
-                     "needed (polyrx reads archives of one recording)",
-                     o->outdir);
+  if (olen >= 6 && !strcmp(o->outdir + olen - 6, ".sigmf")) {
+    /* one archive holding every channel recording and the collection, packed at the end from
+     * a temporary directory beside it */
+    o->archive = o->outdir;
+    o->tmpdir = malloc(olen + 40);
+    if (!o->tmpdir) return cli_error(CMD, "out of memory");
+    snprintf(o->tmpdir, olen + 40, "%s.tmp-%ld.d", o->archive, (long)getpid());
+    o->outdir = o->tmpdir;
+  }
   if (o->occupancy) {
     size_t n = strlen(o->occupancy);
     if (n < 4 || strcmp(o->occupancy + n - 4, ".png"))
@@ -562,6 +570,7 @@ static int check_paths(run_state *r) {
   snprintf(coll, sizeof coll, "%s/channels.sigmf-collection", r->o.outdir);
   paths[m++] = (cli_path){"the collection", coll, 0};
   if (r->o.report) paths[m++] = (cli_path){"--report", r->o.report, 0};
+  if (r->o.archive) paths[m++] = (cli_path){"-o", r->o.archive, 0};
   if (r->o.occupancy) paths[m++] = (cli_path){"--occupancy", r->o.occupancy, 0};
   rc = cli_outputs_distinct(CMD, paths, m);
 out:
@@ -775,6 +784,57 @@ static uint64_t input_samples(const run_state *r) {
   return 0;
 }
 
+/* -o NAME.sigmf: the collection and every complete recording packed into the archive (replacing
+ * an earlier run's), then the temporary directory removed. */
+static int pack_archive(run_state *r) {
+  size_t n = 0, cap = strlen(r->o.outdir) + 48, dir_len = strlen(r->o.outdir) + 1;
+  char **names = calloc(2 * r->n_sel + 1, sizeof *names);
+  int rc = names ? -1 : cli_error(CMD, "out of memory");
+  if (rc < 0 && r->n_complete && !(names[n++] = strdup("channels.sigmf-collection")))
+    rc = cli_error(CMD, "out of memory");
+  for (size_t s = 0; rc < 0 && s < r->n_sel; s++) {
+    if (r->failed[s] || r->chan_error) continue;
+    for (int k = 0; k < 2 && rc < 0; k++) {
+      char *name = malloc(cap);
+      if (!name) {
+        rc = cli_error(CMD, "out of memory");
+        break;
+      }
+      output_base(r, s, name, cap);
+      memmove(name, name + dir_len, strlen(name + dir_len) + 1);
+      strcat(name, k ? ".sigmf-data" : ".sigmf-meta");
+      names[n++] = name;
+    }
+  }
+  if (rc < 0 && n) {
+    prx_status st =
+        prx_sigmf_archive_pack(r->o.archive, r->o.outdir, (const char *const *)names, n);
+    if (st) rc = cli_status_error(CMD, "-o", st);
+  }
+  for (size_t i = 0; names && i < n; i++) free(names[i]);
+  free(names);
+  return rc;
+}
+
+/* Removes the temporary directory of -o NAME.sigmf and what it holds (only the names this run
+ * writes there). */
+static void remove_tmpdir(run_state *r) {
+  DIR *d = opendir(r->o.tmpdir);
+  if (d) {
+    struct dirent *e;
+    size_t cap = strlen(r->o.tmpdir) + 300;
+    char *path = malloc(cap);
+    while (path && (e = readdir(d))) {
+      if (strncmp(e->d_name, "ch", 2) && strncmp(e->d_name, "channels.", 9)) continue;
+      snprintf(path, cap, "%s/%s", r->o.tmpdir, e->d_name);
+      unlink(path);
+    }
+    free(path);
+    closedir(d);
+  }
+  rmdir(r->o.tmpdir);
+}
+
 /* --report and --occupancy, after the recordings are closed. */
 static int write_summaries(run_state *r, double elapsed, int exit_status) {
   if (!r->o.report && !r->o.occupancy) return -1;
@@ -798,6 +858,10 @@ static int write_summaries(run_state *r, double elapsed, int exit_status) {
       break;
     }
     output_base(r, s, files[s], cap);
+    if (r->o.archive) { /* a member name inside the archive */
+      size_t dir_len = strlen(r->o.outdir) + 1;
+      memmove(files[s], files[s] + dir_len, strlen(files[s] + dir_len) + 1);
+    }
   }
   size_t M = 0;
   prx_chan_taps(r->chan, &M);
@@ -819,7 +883,8 @@ static int write_summaries(run_state *r, double elapsed, int exit_status) {
                           ok,
                           r->n_out,
                           elapsed,
-                          exit_status};
+                          exit_status,
+                          r->o.archive};
   if (rc < 0 && r->o.report) rc = cli_chan_write_report(CMD, r->o.report, &sum);
   if (rc < 0 && r->o.occupancy) rc = cli_chan_write_occupancy(CMD, r->o.occupancy, &sum);
   for (size_t s = 0; files && s < n; s++) free(files[s]);
@@ -900,7 +965,8 @@ static void summary(run_state *r, double elapsed) {
     fprintf(stderr,
             "  wrote %zu of %zu channels (%zu failed to write and have no recording; K = %u)",
             r->n_complete, r->n_sel, r->n_failed, K);
-  fprintf(stderr, " to %s/: %llu samples each at %s (D = %u), channel spacing %s\n", r->o.outdir,
+  fprintf(stderr, " to %s%s: %llu samples each at %s (D = %u), channel spacing %s\n",
+          r->o.archive ? r->o.archive : r->o.outdir, r->o.archive ? "" : "/",
           (unsigned long long)r->n_out, fmt_hz(fs / D, b2, sizeof b2), D,
           fmt_hz(fs / K, b3, sizeof b3));
   if (r->tail_cut)
@@ -951,14 +1017,18 @@ static void banner(const run_state *r) {
   prx_chan_taps(r->chan, &M);
   fprintf(stderr,
           "polyrx %s: %s (%s%s) at %s, centre %s -> %u channels, D = %u, %lu taps/channel "
-          "(%zu), %.4g dB, %s backend -> %zu SigMF recordings in %s/\n",
+          "(%zu), %.4g dB, %s backend -> %zu SigMF recordings in %s%s\n",
           CMD, r->o.input, prx_format_name(r->in.format), r->in.is_sigmf ? ", SigMF" : "",
           fmt_hz(r->in.sample_rate, b1, sizeof b1), fmt_hz(r->in.center_freq, b2, sizeof b2), K, D,
           r->o.taps_per_channel, M, r->o.atten, prx_backend_name(prx_chan_backend(r->chan)),
-          r->n_sel, r->o.outdir);
+          r->n_sel, r->o.archive ? r->o.archive : r->o.outdir, r->o.archive ? " (archive)" : "/");
 }
 
 static void cleanup(run_state *r) {
+  if (r->o.tmpdir) {
+    remove_tmpdir(r);
+    free(r->o.tmpdir);
+  }
   /* writers still open here belong to a run that failed before streaming began: their empty
    * data files are removed and no metadata is written */
   if (r->w)
@@ -999,6 +1069,7 @@ int cmd_channelize(int argc, char **argv) {
     int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);
     int rc_coll = write_collection(&r);
+    if (rc_coll < 0 && r.o.archive) rc_coll = pack_archive(&r);
     if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close >= 0 ? rc_close : rc_coll;
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the tail */
     double elapsed = cli_seconds() - t0;

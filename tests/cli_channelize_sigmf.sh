@@ -177,8 +177,7 @@ PY
 # the report on standard output; exit statuses of bad options (2) and bad paths (1)
 "$P" channelize -q -i g.sigmf -K 32 -o occ2 --report - | python3 -c "import json,sys; json.load(sys.stdin)" ||
   bad "--report - is not JSON on standard output"
-for args in "-K 32 -o x --occupancy x.jpg" "-K 32 -o -" "-K 31 -o x" "-K 32 -o x --bogus" \
-  "-K 32 -o x.sigmf"; do
+for args in "-K 32 -o x --occupancy x.jpg" "-K 32 -o -" "-K 31 -o x" "-K 32 -o x --bogus"; do
   "$P" channelize -q -i g.sigmf $args 2>err.txt
   rc=$?
   [ $rc = 2 ] || bad "channelize $args: exit $rc, expected 2: $(cat err.txt)"
@@ -191,6 +190,30 @@ cp g.sigmf g.copy
 rc=$?
 [ $rc = 1 ] && grep -q "is the input" err.txt || bad "--report onto the input: exit $rc: $(cat err.txt)"
 cmp -s g.sigmf g.copy || bad "the input was changed"
+
+# ---- -o NAME.sigmf: one archive holding every channel recording and the collection ----
+"$P" channelize -q -i in.sigmf-meta -K 8 -o all.sigmf --report all.json || bad "-o all.sigmf failed"
+ls -d all.sigmf.tmp-* 2>/dev/null && bad "the temporary directory was left behind"
+mkdir -p allx && tar -C allx -xf all.sigmf || bad "tar cannot extract all.sigmf"
+[ "$(tar tf all.sigmf | head -3 | tr '\n' ' ')" = "channels.sigmf-collection ch0000.sigmf-meta ch0000.sigmf-data " ] ||
+  bad "archive members: $(tar tf all.sigmf | head -3)"
+for k in 0000 0005; do
+  cmp -s allx/ch$k.sigmf-data ch/ch$k.sigmf-data || bad "archive channel $k differs from -o DIR's"
+  cmp -s allx/ch$k.sigmf-meta ch/ch$k.sigmf-meta || bad "archive metadata $k differs from -o DIR's"
+done
+python3 -c "
+import json, sys
+d = json.load(open('all.json'))
+assert d['archive'] == 'all.sigmf' and d['channels'][3]['recording'] == 'ch0003', d
+" || bad "the report of an archive run"
+if python3 -c "import sigmf" 2>/dev/null; then
+  python3 -c "
+import sigmf
+c = sigmf.fromfile('allx/channels.sigmf-collection')
+c.verify_stream_hashes()
+assert len(c.get_stream_names()) == 8
+" || bad "the sigmf package rejects the archive's collection"
+fi
 
 # ---- the progress line on a terminal ----
 if command -v script >/dev/null; then

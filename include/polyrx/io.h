@@ -183,6 +183,13 @@ prx_status prx_sigmf_datetime_shift(const char *datetime, double seconds, char o
 prx_status prx_sigmf_collection_write(const char *path, const char *const *names, size_t n,
                                       const char *description);
 
+/* Packs finished files into the SigMF archive `archive` (a name ending in .sigmf): each
+ * files[i] (a name relative to dir) becomes a member of that name, in the order given (e.g.
+ * the .sigmf-collection first, then each recording's .sigmf-meta and .sigmf-data). Written
+ * through a temporary file and a rename: complete or absent; the files are left in place. */
+prx_status prx_sigmf_archive_pack(const char *archive, const char *dir, const char *const *files,
+                                  size_t n);
+
 /* SHA-512 of a file, as 128 lower-case hex digits and a NUL in hex[129]. */
 prx_status prx_sha512_file(const char *path, char hex[129]);
 
