@@ -132,6 +132,16 @@ prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *b
 prx_status prx_qpsk_flush(prx_qpsk *q, uint8_t *bits, float *llrs, size_t capacity,
                           size_t *n_symbols);
 
+/* As prx_qpsk_execute and prx_qpsk_flush, and also each data symbol's matched-filter output
+ * after the carrier correction (the block's phase, and with pilots the frame's quarter turn;
+ * known modulo pi/2 otherwise), scaled to unit symbol energy, into symbols (capacity entries,
+ * may be NULL): the constellation, for pictures and diagnostics. */
+prx_status prx_qpsk_execute_symbols(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits,
+                                    float *llrs, prx_cf32 *symbols, size_t capacity,
+                                    size_t *n_symbols);
+prx_status prx_qpsk_flush_symbols(prx_qpsk *q, uint8_t *bits, float *llrs, prx_cf32 *symbols,
+                                  size_t capacity, size_t *n_symbols);
+
 /* The estimates of the blocks completed by the last execute/flush call, oldest first; at most the
  * newest 256 of them are kept (use on_block to see every block of a large call). The pointer is
  * valid until the next call. */

@@ -446,9 +446,10 @@ size_t prx_qpsk_flush_max_symbols(const prx_qpsk *q) {
   return left > 0 ? (size_t)left * (q->L + 1) : 0;
 }
 
-static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs) {
+static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs, prx_cf32 *syms) {
   q->out_bits = bits;
   q->out_llrs = llrs;
+  q->out_syms = syms;
   q->n_est = 0;
 }
 
@@ -486,6 +487,12 @@ static void keep_tail(prx_qpsk *q) {
 
 prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits, float *llrs,
                             size_t capacity, size_t *n_symbols) {
+  return prx_qpsk_execute_symbols(q, in, n_in, bits, llrs, NULL, capacity, n_symbols);
+}
+
+prx_status prx_qpsk_execute_symbols(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits,
+                                    float *llrs, prx_cf32 *symbols, size_t capacity,
+                                    size_t *n_symbols) {
   if (!q || !n_symbols) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_execute: NULL argument");
   *n_symbols = 0;
   if (n_in > 0 && !in) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_execute: NULL input");
@@ -495,7 +502,7 @@ prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *b
                     "output capacity %zu symbols is below the %zu this call may produce "
                     "(prx_qpsk_max_symbols)",
                     capacity, need);
-  begin_call(q, bits, llrs);
+  begin_call(q, bits, llrs, symbols);
   /* the chunk is read where it lies: stages fetch from the buffer (what earlier calls left) and
    * from it, so bulk input is never copied; what no complete span needs yet is kept at the end */
   q->ext = in;
@@ -516,6 +523,11 @@ prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *b
 
 prx_status prx_qpsk_flush(prx_qpsk *q, uint8_t *bits, float *llrs, size_t capacity,
                           size_t *n_symbols) {
+  return prx_qpsk_flush_symbols(q, bits, llrs, NULL, capacity, n_symbols);
+}
+
+prx_status prx_qpsk_flush_symbols(prx_qpsk *q, uint8_t *bits, float *llrs, prx_cf32 *symbols,
+                                  size_t capacity, size_t *n_symbols) {
   if (!q || !n_symbols) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_flush: NULL argument");
   *n_symbols = 0;
   size_t need = prx_qpsk_flush_max_symbols(q);
@@ -524,7 +536,7 @@ prx_status prx_qpsk_flush(prx_qpsk *q, uint8_t *bits, float *llrs, size_t capaci
                     "output capacity %zu symbols is below the %zu the flush may produce "
                     "(prx_qpsk_flush_max_symbols)",
                     capacity, need);
-  begin_call(q, bits, llrs);
+  begin_call(q, bits, llrs, symbols);
   q->flushing = 1;
   int64_t nb = blocks_at_end(q);
   size_t total = 0;

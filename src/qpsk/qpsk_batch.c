@@ -335,8 +335,18 @@ static void stage_out(void *ctx, size_t t) {
   if (n <= 0) return;
   uint8_t *bits = q->out_bits ? q->out_bits + 2 * bk->out0 : NULL;
   float *llrs = q->out_llrs ? q->out_llrs + 2 * bk->out0 : NULL;
-  if (!bits && !llrs) return;
+  prx_cf32 *syms = q->out_syms ? q->out_syms + bk->out0 : NULL;
+  if (!bits && !llrs && !syms) return;
   prx_cf32 rot = block_rot(bk);
+  if (syms) { /* the corrected symbols: de-rotated, unit energy, pilots' quarter turn applied */
+    static const prx_cf32 turn4[4] = {{1, 0}, {0, -1}, {-1, 0}, {0, 1}};
+    size_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int pilots = q->cfg.ambiguity == PRX_QPSK_PILOTS;
+      if (pilots && bk->tag[i] >= 4) continue; /* a pilot: no data symbol */
+      syms[d++] = cmulf(bk->sym[i], pilots ? cmulf(rot, turn4[bk->tag[i]]) : rot);
+    }
+  }
   float sigma2 = (float)(bk->noise / bk->sig);
   switch (q->cfg.ambiguity) {
   case PRX_QPSK_DIFFERENTIAL: {
@@ -452,5 +462,6 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   q->stats.blocks += q->n_blks;
   if (q->out_bits) q->out_bits += 2 * data;
   if (q->out_llrs) q->out_llrs += 2 * data;
+  if (q->out_syms) q->out_syms += data;
   return data;
 }

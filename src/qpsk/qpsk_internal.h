@@ -95,6 +95,7 @@ struct prx_qpsk {
   prx_cf32 *acq;     /* PILOTS: corrected symbols for frame acquisition (S + 2 (L + 1)) */
   uint8_t *out_bits; /* the call's output buffers, current position */
   float *out_llrs;
+  prx_cf32 *out_syms; /* corrected symbols (prx_qpsk_execute_symbols), or NULL */
 
   /* stream state carried from batch to batch */
   int64_t next_span;
