@@ -92,6 +92,9 @@ typedef struct {
   uint64_t total; /* samples expected (0: unknown, no percentage or ETA) */
   double start, last;
 } cli_progress;
+/* The input's length in samples where it is known before reading (a file, an archive), else
+ * 0 (a pipe): the progress line's total. input is the -i text. */
+uint64_t cli_input_samples(const prx_iq_reader *r, const char *input);
 void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);

@@ -771,19 +771,6 @@ static int close_outputs(run_state *r) {
   return rc;
 }
 
-/* The input's length in samples where it is known before reading (a file, an archive), else 0:
- * for the progress line's ETA. */
-static uint64_t input_samples(const run_state *r) {
-  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
-  size_t ss = prx_format_size(r->in.format);
-  struct stat sb;
-  if (rec && rec->is_archive) return rec->data_bytes / ss;
-  if (strcmp(r->o.input, "-") && stat(prx_iq_reader_name(r->reader), &sb) == 0 &&
-      S_ISREG(sb.st_mode))
-    return (uint64_t)sb.st_size / ss;
-  return 0;
-}
-
 /* -o NAME.sigmf: the collection and every complete recording packed into the archive (replacing
  * an earlier run's), then the temporary directory removed. */
 static int pack_archive(run_state *r) {
@@ -1061,7 +1048,7 @@ int cmd_channelize(int argc, char **argv) {
      * kills as usual (leaving temporary files, never a .sigmf-meta) */
     cli_catch_stop_signals();
     double t0 = cli_seconds();
-    cli_progress_start(&r.progress, CMD, input_samples(&r), r.o.quiet);
+    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     rc = stream(&r);
     cli_progress_end(&r.progress);
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the last read */

@@ -8,6 +8,8 @@
  * block too (cJSON builds each object, the file is assembled as it goes). */
 #include "cli.h"
 
+#include "plot/plot.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -21,9 +23,11 @@
 
 #define CMD "demod"
 #define READ_BLOCK ((size_t)1 << 16)
+#define CONST_KEEP 65536 /* symbols drawn in --constellation, whatever the run's length */
 
 typedef struct {
   const char *input, *format, *rate, *symbol_rate, *output, *llr, *report, *pilots, *max_cfo;
+  const char *constellation; /* --constellation FILE.png (NULL: none) */
   double rolloff;
   unsigned long span, block, cfo_span, threads;
   prx_qpsk_ambiguity ambiguity;
@@ -75,7 +79,9 @@ static void usage(FILE *f) {
       "      --llr FILE         LLRs log(P(b=0)/P(b=1)), float32 little-endian, one per bit\n"
       "      --report FILE      JSON report: configuration, per-block estimates (CFO, phase,\n"
       "                         timing, Es/N0, noise), totals\n"
-      "  -q, --quiet            no summary on standard error\n"
+      "      --constellation FILE.png  a density plot of the corrected matched-filter symbols\n"
+      "                         (up to 65536 of them, spread over the whole run)\n"
+      "  -q, --quiet            no summary or progress line on standard error\n"
       "  -h, --help             this help\n"
       "\n"
       "One symbol is demodulated for every symbol centred inside the input (pilots consumed).\n"
@@ -118,7 +124,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_CFOSPAN,
     OPT_BITS,
     OPT_LLR,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_CONSTELLATION
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -138,6 +145,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"bits", required_argument, 0, OPT_BITS},
       {"llr", required_argument, 0, OPT_LLR},
       {"report", required_argument, 0, OPT_REPORT},
+      {"constellation", required_argument, 0, OPT_CONSTELLATION},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -194,6 +202,7 @@ static int parse_args(int argc, char **argv, options *o) {
       break;
     case OPT_LLR: o->llr = a; break;
     case OPT_REPORT: o->report = a; break;
+    case OPT_CONSTELLATION: o->constellation = a; break;
     case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
     default:
       return cli_error(CMD, "unknown option '%s' (polyrx demod --help lists them)",
@@ -205,6 +214,12 @@ static int parse_args(int argc, char **argv, options *o) {
   if (!o->input) return cli_error(CMD, "no input: give -i FILE, or -i - for standard input");
   if (!o->symbol_rate) return cli_error(CMD, "no symbol rate: give --symbol-rate RS (e.g. 2400)");
   if (!o->output) return cli_error(CMD, "no output: give -o BITS, or -o - for standard output");
+  if (o->constellation) {
+    size_t n = strlen(o->constellation);
+    if (n < 4 || strcmp(o->constellation + n - 4, ".png"))
+      return cli_error(CMD, "--constellation %s: the picture is a PNG; give a name ending in .png",
+                       o->constellation);
+  }
   return -1;
 }
 
@@ -220,6 +235,11 @@ typedef struct {
   void *inbuf;
   uint8_t *bits, *packbuf;
   float *llrs;
+  prx_cf32 *syms; /* this call's corrected symbols (--constellation) */
+  prx_cf32 *keep; /* up to CONST_KEEP of them, a uniform sample of the whole run */
+  size_t n_keep;
+  uint64_t n_seen, lcg;
+  cli_progress progress;
   size_t cap;
   unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
   uint64_t n_in, n_bits, n_blocks;
@@ -436,12 +456,29 @@ static int grow(run_state *r, size_t need) {
   if (pk) r->packbuf = pk;
   float *l = r->llrs;
   if (r->o.llr && (l = realloc(r->llrs, 2 * need * sizeof(float)))) r->llrs = l;
-  if (!b || !pk || (r->o.llr && !l)) return -1;
+  prx_cf32 *s = r->syms;
+  if (r->o.constellation && (s = realloc(r->syms, need * sizeof *s))) r->syms = s;
+  if (!b || !pk || (r->o.llr && !l) || (r->o.constellation && !s)) return -1;
   r->cap = need;
   return 0;
 }
 
+/* --constellation: reservoir sampling (a fixed-seed LCG) keeps CONST_KEEP symbols drawn
+ * uniformly from every symbol of the run, in bounded memory. */
+static void keep_symbols(run_state *r, size_t n) {
+  for (size_t i = 0; r->syms && i < n; i++, r->n_seen++) {
+    if (r->n_keep < CONST_KEEP) {
+      r->keep[r->n_keep++] = r->syms[i];
+      continue;
+    }
+    r->lcg = r->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t j = (r->lcg >> 11) % (r->n_seen + 1);
+    if (j < CONST_KEEP) r->keep[j] = r->syms[i];
+  }
+}
+
 static int write_symbols(run_state *r, size_t n) {
+  keep_symbols(r, n);
   size_t nb = 2 * n;
   if (!nb) return -1;
   size_t w;
@@ -481,7 +518,9 @@ static int stream(run_state *r) {
     }
     r->n_in += n;
     if (grow(r, prx_qpsk_max_symbols(r->q, n))) return cli_error(CMD, "out of memory");
-    if ((st = prx_qpsk_execute(r->q, r->inbuf, n, r->bits, r->llrs, r->cap, &got))) {
+    cli_progress_update(&r->progress, r->n_in);
+    if ((st = prx_qpsk_execute_symbols(r->q, r->inbuf, n, r->bits, r->llrs, r->syms, r->cap,
+                                       &got))) {
       r->fatal = 1;
       return cli_status_error(CMD, "demodulator", st);
     }
@@ -495,7 +534,7 @@ static int finish(run_state *r) {
   if (r->fatal) return -1;
   size_t got = 0;
   if (grow(r, prx_qpsk_flush_max_symbols(r->q))) return cli_error(CMD, "out of memory");
-  prx_status st = prx_qpsk_flush(r->q, r->bits, r->llrs, r->cap, &got);
+  prx_status st = prx_qpsk_flush_symbols(r->q, r->bits, r->llrs, r->syms, r->cap, &got);
   if (st) {
     r->fatal = 1;
     return cli_status_error(CMD, "demodulator flush", st);
@@ -517,6 +556,18 @@ static int close_file(FILE *f, const char *name) {
   int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
   if (bad) return cli_error(CMD, "cannot write %s: %s", name, strerror(errno));
   return -1;
+}
+
+/* --constellation: the density plot of the symbols kept. */
+static int write_constellation(run_state *r) {
+  if (!r->n_keep) return cli_error(CMD, "--constellation: no symbol was demodulated");
+  char title[200];
+  const char *slash = strrchr(r->o.input, '/');
+  snprintf(title, sizeof title, "%.60s  %llu symbols (%zu drawn)  %.6g samples/symbol",
+           slash ? slash + 1 : r->o.input, (unsigned long long)r->n_seen, r->n_keep,
+           prx_qpsk_sps(r->q));
+  prx_status st = plot_constellation_png(r->o.constellation, r->keep, r->n_keep, title);
+  return st ? cli_status_error(CMD, "--constellation", st) : -1;
 }
 
 static void summary(const run_state *r, double elapsed) {
@@ -545,6 +596,9 @@ int cmd_demod(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
   int rc = parse_args(argc, argv, &r.o);
+  if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
+  if (rc < 0 && r.o.constellation && !(r.keep = malloc(CONST_KEEP * sizeof *r.keep)))
+    rc = cli_error(CMD, "out of memory");
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_demod(&r);
   if (rc < 0 && !(r.bits_f = open_out(r.o.output, &r, "output", &rc)) && rc < 0) rc = 1;
@@ -556,13 +610,19 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
+    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     rc = stream(&r);
+    cli_progress_end(&r.progress);
     if (rc < 0 && cli_interrupted()) rc = 130;
     /* after an input error (a truncated file) the symbols of every complete sample read are
      * still demodulated and written */
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
     double elapsed = cli_seconds() - t0;
+    if (r.o.constellation && (rc < 0 || rc == 130)) {
+      int rc_png = write_constellation(&r);
+      if (rc < 0) rc = rc_png;
+    }
     if (r.rep_f && !r.rep_fatal) {
       const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
       if (report_end(&r, status, elapsed) && rc < 0)
@@ -584,5 +644,7 @@ int cmd_demod(int argc, char **argv) {
   free(r.bits);
   free(r.packbuf);
   free(r.llrs);
+  free(r.syms);
+  free(r.keep);
   return rc < 0 ? 0 : rc;
 }

@@ -296,6 +296,16 @@ double cli_seconds(void) {
 
 /* ---- progress ---- */
 
+uint64_t cli_input_samples(const prx_iq_reader *r, const char *input) {
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  size_t ss = prx_format_size(prx_iq_reader_info(r)->format);
+  struct stat sb;
+  if (rec && rec->is_archive) return rec->data_bytes / ss;
+  if (strcmp(input, "-") && stat(prx_iq_reader_name(r), &sb) == 0 && S_ISREG(sb.st_mode))
+    return (uint64_t)sb.st_size / ss;
+  return 0;
+}
+
 /* 12345678 -> "12.3 M" */
 static void si(char *buf, size_t n, double v) {
   static const char *const unit[] = {"", " k", " M", " G", " T"};
