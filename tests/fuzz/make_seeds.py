@@ -84,6 +84,18 @@ def sigmf():
   "annotations": [{"core:sample_start": 0, "core:sample_count": 100, "core:label": "x"}]
 }
 """)
+    put("sigmf_meta", "retune_annotations.json",
+        '{"global":{"core:datatype":"cf32_le","core:sample_rate":8000,"core:author":"a",'
+        '"core:hw":"h","core:recorder":"r"},"captures":[{"core:sample_start":0,'
+        '"core:frequency":1e8,"core:datetime":"2026-12-01T10:00:00Z"},{"core:sample_start":6001,'
+        '"core:frequency":1.01e8,"core:datetime":"2026-12-01T10:00:00.750125Z"},'
+        '{"core:sample_start":9000}],"annotations":[{"core:sample_start":100,'
+        '"core:sample_count":400,"core:label":"all","core:comment":"c","core:generator":"g"},'
+        '{"core:sample_start":7000,"core:freq_lower_edge":1.010009e8,'
+        '"core:freq_upper_edge":1.010011e8},{"core:sample_start":7000,"core:freq_lower_edge":5}]}')
+    put("sigmf_meta", "captures_out_of_order.json",
+        '{"global":{"core:datatype":"cf32_le"},"captures":[{"core:sample_start":10},'
+        '{"core:sample_start":10}],"annotations":[{"core:sample_count":3}]}')
     put("sigmf_meta", "dataset.json",
         '{"global":{"core:datatype":"cu8","core:sample_rate":2.4e6,"core:dataset":"rtl.bin"},'
         '"captures":[{"core:sample_start":0}]}\n')
