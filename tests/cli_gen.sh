@@ -216,7 +216,7 @@ expect_fail "unknown option" "${G[@]}" -s 48k -n 100 --carrier rs=2400 --frobnic
 expect_fail "needs a value" "${G[@]}" -s 48k -n 100 --carrier
 expect_fail "no output" -s 48k -n 100 --carrier rs=2400
 expect_fail "cannot create" -o "$T/no/such/dir/x.cf32" -s 48k -n 100 --carrier rs=2400
-expect_fail "archives" -o "$T/x.sigmf" -s 48k -n 100 --carrier rs=2400
+# archives (-o x.sigmf) are written: tests/cli_sigmf.sh
 expect_fail "unexpected argument" "${G[@]}" -s 48k -n 100 --carrier rs=2400 stray
 expect_fail "--dc 'loud': bad power" "${G[@]}" -s 48k -n 100 --carrier rs=2400 --dc loud
 expect_fail "--dc '300': bad power" "${G[@]}" -s 48k -n 100 --carrier rs=2400 --dc 300
