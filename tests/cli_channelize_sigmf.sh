@@ -177,7 +177,7 @@ PY
 # the report on standard output; exit statuses of bad options (2) and bad paths (1)
 "$P" channelize -q -i g.sigmf -K 32 -o occ2 --report - | python3 -c "import json,sys; json.load(sys.stdin)" ||
   bad "--report - is not JSON on standard output"
-for args in "-K 32 -o x --occupancy x.jpg" "-K 32 -o -" "-K 31 -o x" "-K 32 -o x --bogus"; do
+for args in "-K 32 -o x --occupancy x.jpg" "-K 32 -o - --report -" "-K 31 -o x" "-K 32 -o x --bogus"; do
   "$P" channelize -q -i g.sigmf $args 2>err.txt
   rc=$?
   [ $rc = 2 ] || bad "channelize $args: exit $rc, expected 2: $(cat err.txt)"
