@@ -19,7 +19,7 @@ bad() {
   fail=$((fail + 1))
 }
 
-"$P" gen -q -o d.cf32 -s 48k -n 960000 --carrier f=1k,rs=4800,diff,ppm=20 --esn0 18 || bad "gen"
+"$P" gen -q -o d.cf32 -s 48k -n 960000 --carrier f=100,rs=4800,diff,ppm=20 --esn0 18 || bad "gen"
 "$P" demod -q -i d.cf32 -s 48k --symbol-rate 4800 --diff -o d.bits --constellation c.png ||
   bad "demod --constellation failed"
 python3 - "$SUPPORT" <<'PY' || bad "the constellation picture"
