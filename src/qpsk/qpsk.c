@@ -9,6 +9,7 @@
 #include "qpsk_internal.h"
 
 #include "../dsp/convert.h"
+#include "../dsp/fft_plan.h"
 #include "../dsp/rrc.h"
 
 #include <math.h>
@@ -314,13 +315,12 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the input buffer (%zu samples)", q->buf_cap);
   }
 
-  /* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here. A timed plan can
-   * differ from process to process, and with it the last bits of the spectrum; the estimate does
-   * not follow them (the refinement starts from a point on a coarse grid, qpsk_batch.c). */
-  prx_fftw_lock();
-  q->plan = fftwf_plan_dft_1d((int)nfft, (fftwf_complex *)q->spans[0].win,
-                              (fftwf_complex *)q->spans[0].spec, FFTW_FORWARD, FFTW_MEASURE);
-  prx_fftw_unlock();
+  /* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here; from the wisdom
+   * file after the first run (fft_plan.h). A timed plan can differ from process to process, and
+   * with it the last bits of the spectrum; the estimate does not follow them (the refinement
+   * starts from a point on a coarse grid, qpsk_batch.c). */
+  q->plan = prx_fft_plan_1d((int)nfft, q->spans[0].win, q->spans[0].spec, FFTW_FORWARD,
+                            PRX_FFT_MEASURE);
   if (!q->plan) {
     prx_qpsk_destroy(q);
     return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a %zu-point FFT", nfft);
