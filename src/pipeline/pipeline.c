@@ -75,9 +75,21 @@ static int stop_requested(const prx_pipe_config *c) {
 
 /* ---- the stages ---- */
 
+/* SIGINT and SIGTERM, the signals stop_signals routes to the reader. */
+static void stop_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+}
+
 static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
+  if (c->stop_signals) {
+    sigset_t set;
+    stop_signal_set(&set);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  }
   uint64_t pos = 0;
   pthread_mutex_lock(&p->mu);
   for (;;) {
@@ -348,8 +360,12 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     return st;
   }
 
+  sigset_t stop_sigs, old_mask;
+  stop_signal_set(&stop_sigs);
   if (cfg->serial) {
+    if (cfg->stop_signals) pthread_sigmask(SIG_UNBLOCK, &stop_sigs, &old_mask);
     run_serial(&s);
+    if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
   } else {
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv_read, NULL);
@@ -359,14 +375,10 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     pthread_t *wt = prx_alloc((size_t)s.n_writers, sizeof *wt);
     pthread_t rt;
     int reader_started = 0, writers_started = 0;
-    /* the reader keeps the caller's signal mask; the caller's thread and the writers block the
-     * stop signals, so that they interrupt the reader's blocking read */
-    sigset_t stop_sigs, old_mask;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGINT);
-    sigaddset(&stop_sigs, SIGTERM);
+    /* with stop_signals the caller's thread and the writers (created with its mask) block the
+     * stop signals and the reader unblocks them, so that they interrupt its blocking read */
+    if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
     if (wa && wt) reader_started = pthread_create(&rt, NULL, reader_main, &s) == 0;
-    pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
     for (; reader_started && writers_started < s.n_writers; writers_started++) {
       wa[writers_started].p = &s;
       wa[writers_started].w = writers_started;
@@ -385,7 +397,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     }
     if (reader_started) pthread_join(rt, NULL);
     for (int w = 0; w < writers_started; w++) pthread_join(wt[w], NULL);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     prx_free(wa);
     prx_free(wt);
     s.res.blocks_written = slowest_writer(&s);

@@ -23,11 +23,14 @@
  * stops at its next block boundary. Every count in prx_pipe_result is exact.
  *
  * Stop requests: should_stop is polled by the reader before each read and after a read that
- * failed (a read cut short by a signal is a stop, not an error). While prx_pipe_run runs, SIGINT
- * and SIGTERM are blocked on the calling thread and the writers, so a process-directed signal
- * reaches the reader and interrupts a read blocked on a pipe (the caller's handler, installed
- * without SA_RESTART, sets the flag should_stop reads); the calling thread's mask is restored
- * before prx_pipe_run returns. The run then ends after at most in_depth + 1 further blocks. */
+ * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
+ * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
+ * that they interrupt a read blocked on a quiet pipe (the caller's handler, installed without
+ * SA_RESTART, sets the flag should_stop reads): they are blocked on the calling thread and the
+ * writers while the run lasts and unblocked on the reader (in the serial mode, on the calling
+ * thread). A process-directed signal goes to any thread that does not block it, so a caller
+ * that has other threads (worker pools) blocks the two signals before creating them; the calling
+ * thread's mask is restored before prx_pipe_run returns. */
 #ifndef PRX_PIPELINE_H
 #define PRX_PIPELINE_H
 
@@ -66,6 +69,7 @@ typedef struct {
   int serial;           /* 1: no threads, read -> compute -> write in a loop on the caller's
                            thread (the same callbacks, the same results) */
   int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
+  int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
   prx_pipe_read_fn read;
   prx_pipe_compute_fn compute;
   prx_pipe_write_fn write;
