@@ -605,6 +605,7 @@ static void test_stop_signal(void) {
 }
 
 int main(void) {
+  alarm(120); /* a stage that never ends (a stop signal lost) fails the test instead of hanging */
   test_rng rng;
   test_rng_seed(&rng, 20261201);
   size_t cap = N_SAMPLES + 64;
