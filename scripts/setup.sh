@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs every Debian package that polyrx's build, tests and benchmarks need.
+# Installs every Debian package that polyrx's build, tests and benchmarks need: the compilers and
+# libraries, and what the tests' checkers run on: python3 (tests/cli_*.sh fail, never skip,
+# without it; today's checkers use its standard library only) and numpy for checkers that want
+# arrays.
 # Idempotent and quiet when everything is already there; runs apt-get update before installing.
 # The CUDA toolkit is optional and not installed here: CMake detects nvcc when present.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfftw3-dev libcjson-dev libpng-dev libliquid-dev)
+pkgs=(build-essential cmake pkg-config libfftw3-dev libcjson-dev libpng-dev libliquid-dev
+  python3 python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
