@@ -20,12 +20,13 @@
 #include <unistd.h>
 
 #define CMD "demod"
-#define READ_BLOCK ((size_t)1 << 16)
+#define READ_BLOCK ((size_t)1 << 18) /* input samples per read (default of --read-block) */
+#define MAX_READ_BLOCK ((size_t)1 << 26)
 
 typedef struct {
   const char *input, *format, *rate, *symbol_rate, *output, *llr, *report, *pilots, *max_cfo;
   double rolloff;
-  unsigned long span, block, cfo_span, threads;
+  unsigned long span, block, cfo_span, threads, read_block;
   prx_qpsk_ambiguity ambiguity;
   int packed, quiet, ambiguity_set;
 } options;
@@ -66,6 +67,9 @@ static void usage(FILE *f) {
       "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
       "  -t, --threads N        worker threads, 0 = all cores (default 0); output is identical\n"
       "                         for any N\n"
+      "      --read-block N     input samples per read (default %zu); reading, demodulation\n"
+      "                         and writing run at once on successive blocks; output is\n"
+      "                         identical for any N\n"
       "\n"
       "output:\n"
       "  -o, --output BITS|-    data bits: one byte (0 or 1) per bit, b0 then b1 of each data\n"
@@ -85,7 +89,8 @@ static void usage(FILE *f) {
       "  polyrx demod -i ch.sigmf-meta -r 2400 -o ch.bits --report ch.json\n"
       "  polyrx demod -i sig.ci16 -F ci16 -s 12.8k -r 2400 --pilots 256:16 -o - --llr sig.llr\n"
       "  polyrx gen -o - -s 1M -n 1M --carrier rs=250k,diff --esn0 10 | \\\n"
-      "      polyrx demod -i - -s 1M -r 250k -o out.bits\n");
+      "      polyrx demod -i - -s 1M -r 250k -o out.bits\n",
+      READ_BLOCK);
 }
 
 static int set_ambiguity(options *o, prx_qpsk_ambiguity a, const char *opt) {
@@ -105,6 +110,7 @@ static int parse_args(int argc, char **argv, options *o) {
   o->rolloff = 0.35;
   o->span = 12;
   o->block = 512;
+  o->read_block = READ_BLOCK;
   o->cfo_span = 8192;
   o->ambiguity = PRX_QPSK_DIFFERENTIAL;
   enum {
@@ -118,7 +124,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_CFOSPAN,
     OPT_BITS,
     OPT_LLR,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_READBLOCK
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -138,6 +145,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"bits", required_argument, 0, OPT_BITS},
       {"llr", required_argument, 0, OPT_LLR},
       {"report", required_argument, 0, OPT_REPORT},
+      {"read-block", required_argument, 0, OPT_READBLOCK},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -174,6 +182,11 @@ static int parse_args(int argc, char **argv, options *o) {
       o->pilots = a;
       break;
     case OPT_MAXCFO: o->max_cfo = a; break;
+    case OPT_READBLOCK:
+      if (cli_parse_uint(a, 1, MAX_READ_BLOCK, &o->read_block))
+        return cli_error(CMD, "--read-block: '%s' is not a valid block size (1..%zu samples)", a,
+                         MAX_READ_BLOCK);
+      break;
     case OPT_BLOCK:
       if (cli_parse_uint(a, 256, 1024, &o->block))
         return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
@@ -217,10 +230,10 @@ typedef struct {
   prx_qpsk_config qc;
   prx_qpsk *q;
   FILE *bits_f, *llr_f, *rep_f;
-  void *inbuf;
-  uint8_t *bits, *packbuf;
+  uint8_t *bits, *packbuf; /* the flush's output, and the packed bits of every write */
   float *llrs;
   size_t cap;
+  size_t slot_syms, llr_off;  /* a pipeline output slot: symbols it holds, where its LLRs start */
   unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
   uint64_t n_in, n_bits, n_blocks;
   /* for the totals */
@@ -287,9 +300,12 @@ static int setup_demod(run_state *r) {
   r->qc = c;
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (st) return cli_status_error(CMD, "demodulator", st);
-  r->inbuf = malloc(READ_BLOCK * prx_format_size(r->in.format));
-  if (!r->inbuf || grow(r, prx_qpsk_max_symbols(r->q, READ_BLOCK) + 1))
-    return cli_error(CMD, "out of memory");
+  /* an output slot holds the symbols of any block: the spans that can complete while a block
+   * arrives, with what the demodulator holds back (under a span and its filters' reach) */
+  double span_samples = (double)prx_qpsk_cfo_span(r->q) * prx_qpsk_sps(r->q);
+  r->slot_syms = prx_qpsk_max_symbols(r->q, o->read_block + (size_t)(3 * span_samples)) + 16;
+  r->llr_off = (2 * r->slot_syms + 63) & ~(size_t)63;
+  if (grow(r, prx_qpsk_flush_max_symbols(r->q) + 1)) return cli_error(CMD, "out of memory");
   return -1;
 }
 
@@ -430,6 +446,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
 /* makes the output buffers hold at least `need` symbols (the demodulator says how many the next
  * call may give: it depends on how much input it holds) */
 static int grow(run_state *r, size_t need) {
+  if (need < r->slot_syms) need = r->slot_syms; /* packbuf serves the slots' writes too */
   if (need <= r->cap) return 0;
   uint8_t *b = realloc(r->bits, 2 * need), *pk = realloc(r->packbuf, need / 4 + 2);
   if (b) r->bits = b;
@@ -441,14 +458,14 @@ static int grow(run_state *r, size_t need) {
   return 0;
 }
 
-static int write_symbols(run_state *r, size_t n) {
+static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, size_t n) {
   size_t nb = 2 * n;
   if (!nb) return -1;
   size_t w;
   if (r->o.packed) {
     size_t m = 0;
     for (size_t i = 0; i < nb; i++) {
-      r->pack_byte = (r->pack_byte << 1) | r->bits[i];
+      r->pack_byte = (r->pack_byte << 1) | bits[i];
       if (++r->pack_n == 8) {
         r->packbuf[m++] = (uint8_t)r->pack_byte;
         r->pack_byte = r->pack_n = 0;
@@ -456,9 +473,9 @@ static int write_symbols(run_state *r, size_t n) {
     }
     w = fwrite(r->packbuf, 1, m, r->bits_f) == m;
   } else {
-    w = fwrite(r->bits, 1, nb, r->bits_f) == nb;
+    w = fwrite(bits, 1, nb, r->bits_f) == nb;
   }
-  if (w && r->llr_f) w = fwrite(r->llrs, sizeof(float), nb, r->llr_f) == nb;
+  if (w && r->llr_f) w = fwrite(llrs, sizeof(float), nb, r->llr_f) == nb;
   if (!w) {
     r->fatal = 1;
     return cli_error(CMD, "cannot write the output: %s", strerror(errno));
@@ -467,28 +484,64 @@ static int write_symbols(run_state *r, size_t n) {
   return -1;
 }
 
-static int stream(run_state *r) {
-  for (;;) {
-    size_t n = 0, got = 0;
-    int rc = cli_read_block(CMD, r->reader, r->inbuf, READ_BLOCK, r->n_in, &n);
-    if (rc >= 0) return rc;
-    prx_status st;
-    if (n == 0) {
-      if (r->n_in == 0)
-        return cli_error(CMD, "%s is empty: no samples to demodulate",
-                         prx_iq_reader_name(r->reader));
-      return -1;
-    }
-    r->n_in += n;
-    if (grow(r, prx_qpsk_max_symbols(r->q, n))) return cli_error(CMD, "out of memory");
-    if ((st = prx_qpsk_execute(r->q, r->inbuf, n, r->bits, r->llrs, r->cap, &got))) {
+/* The pipeline's compute stage (on this thread): demodulates one block into an output slot, in
+ * pieces whose symbols are sure to fit (the output does not depend on the pieces). The flush
+ * runs after the pipeline (finish), when the writers are done. */
+static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                                size_t *out_n) {
+  run_state *r = ctx;
+  (void)pos;
+  *out_n = 0;
+  if (!in) return PRX_OK;
+  uint8_t *bits = out;
+  float *llrs = r->o.llr ? (float *)((uint8_t *)out + r->llr_off) : NULL;
+  size_t used = 0, ss = prx_format_size(r->in.format);
+  for (size_t off = 0; off < n;) {
+    size_t piece = n - off, got = 0;
+    while (piece > 1 && prx_qpsk_max_symbols(r->q, piece) > r->slot_syms - used)
+      piece = (piece + 1) / 2;
+    prx_status st = prx_qpsk_execute(r->q, (const uint8_t *)in + off * ss, piece, bits + 2 * used,
+                                     llrs ? llrs + 2 * used : NULL, r->slot_syms - used, &got);
+    if (st) {
       r->fatal = 1;
-      return cli_status_error(CMD, "demodulator", st);
+      cli_status_error(CMD, "demodulator", st);
+      return st;
     }
-    rc = write_symbols(r, got);
-    if (rc >= 0) return rc;
-    if (r->rep_fatal) return cli_error(CMD, "cannot write the report %s", r->o.report);
+    used += got;
+    off += piece;
+    r->n_in += piece;
   }
+  *out_n = used;
+  if (r->rep_fatal) {
+    cli_error(CMD, "cannot write the report %s", r->o.report);
+    return PRX_ERR_IO;
+  }
+  return PRX_OK;
+}
+
+/* The pipeline's writer: appends a slot's bits (and LLRs) to the outputs. */
+static prx_status demod_write(void *ctx, int writer, const void *out, size_t n, uint64_t block) {
+  run_state *r = ctx;
+  (void)writer;
+  (void)block;
+  const float *llrs = r->o.llr ? (const float *)((const uint8_t *)out + r->llr_off) : NULL;
+  return write_symbols(r, out, llrs, n) >= 0 ? PRX_ERR_IO : PRX_OK;
+}
+
+/* Reads, demodulates and writes until the input ends, the three at once on successive blocks
+ * (src/pipeline); returns -1 at a clean end, else an exit code. */
+static int stream(run_state *r) {
+  prx_pipe_config c;
+  cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
+  c.compute = demod_compute;
+  c.write = demod_write;
+  c.ctx = r;
+  c.out_bytes = r->llr_off + (r->o.llr ? 2 * r->slot_syms * sizeof(float) : 0);
+  prx_pipe_result res;
+  int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  if (rc < 0 && res.samples_read == 0)
+    return cli_error(CMD, "%s is empty: no samples to demodulate", prx_iq_reader_name(r->reader));
+  return rc;
 }
 
 static int finish(run_state *r) {
@@ -500,7 +553,7 @@ static int finish(run_state *r) {
     r->fatal = 1;
     return cli_status_error(CMD, "demodulator flush", st);
   }
-  int rc = write_symbols(r, got);
+  int rc = write_symbols(r, r->bits, r->llrs, got);
   if (rc >= 0) return rc;
   if (r->o.packed && r->pack_n) { /* the last byte, padded with zeros */
     uint8_t b = (uint8_t)(r->pack_byte << (8 - r->pack_n));
@@ -545,6 +598,8 @@ int cmd_demod(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
   int rc = parse_args(argc, argv, &r.o);
+  /* the stop signals are for the pipeline's reader, not the worker pools made below */
+  if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_demod(&r);
   if (rc < 0 && !(r.bits_f = open_out(r.o.output, &r, "output", &rc)) && rc < 0) rc = 1;
@@ -557,6 +612,7 @@ int cmd_demod(int argc, char **argv) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
     rc = stream(&r);
+    cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
     /* after an input error (a truncated file) the symbols of every complete sample read are
      * still demodulated and written */
@@ -580,7 +636,6 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
-  free(r.inbuf);
   free(r.bits);
   free(r.packbuf);
   free(r.llrs);

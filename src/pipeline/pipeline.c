@@ -154,6 +154,12 @@ static void compute_loop(pipe_state *p) {
     if (p->stop_all) break;
     size_t is = (size_t)(p->c_seq % (uint64_t)p->in_depth);
     size_t os = (size_t)(p->o_seq % (uint64_t)p->out_depth);
+    if (last && c->stop_signals) {
+      /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
+      sigset_t set;
+      stop_signal_set(&set);
+      pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
     const void *in = last ? NULL : p->in[is];
     size_t n = last ? 0 : p->in_n[is];
     uint64_t pos = last ? pos_end : p->in_pos[is];

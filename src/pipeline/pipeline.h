@@ -27,10 +27,11 @@
  * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
  * that they interrupt a read blocked on a quiet pipe (the caller's handler, installed without
  * SA_RESTART, sets the flag should_stop reads): they are blocked on the calling thread and the
- * writers while the run lasts and unblocked on the reader (in the serial mode, on the calling
- * thread). A process-directed signal goes to any thread that does not block it, so a caller
- * that has other threads (worker pools) blocks the two signals before creating them; the calling
- * thread's mask is restored before prx_pipe_run returns. */
+ * writers while the run lasts and unblocked on the reader, then on the calling thread for the
+ * flush, once the reader has ended (in the serial mode, on the calling thread throughout). A
+ * process-directed signal goes to any thread that does not block it, so a caller that has other
+ * threads (worker pools) blocks the two signals before creating them; the calling thread's mask is
+ * restored before prx_pipe_run returns. */
 #ifndef PRX_PIPELINE_H
 #define PRX_PIPELINE_H
 
