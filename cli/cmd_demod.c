@@ -608,6 +608,9 @@ int cmd_demod(int argc, char **argv) {
     rc = 1;
   if (rc < 0 && r.rep_f && report_begin(&r))
     rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
+  /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
+   * the process mid-write */
+  if (rc < 0) signal(SIGXFSZ, SIG_IGN);
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();

@@ -122,6 +122,53 @@ assert a['blocks']==b['blocks'] and a['totals']['symbols']==b['totals']['symbols
     bad "reports differ between 1 and 2 threads"
 fi
 
+# ---- the host pipeline: reading, demodulating and writing at once give the serial path's
+# bytes (bits, LLRs, report blocks) for every input kind and read block size ----
+POLYRX_PIPELINE=serial "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/ps.bits" \
+  --llr "$T/ps.llr" --threads 1 || bad "serial pipeline run failed"
+cp "$T/n.cu8" "$T/ns.sigmf-data"
+printf '{"global": {"core:datatype": "cu8", "core:sample_rate": 1000000, "core:version": "1.0.0"}, "captures": [{"core:sample_start": 0}], "annotations": []}' >"$T/ns.sigmf-meta"
+for kind in file stdin sigmf; do
+  for rb in 1 777 65536 1000000; do
+    [ $rb = 1 ] && [ $kind != file ] && continue # 600000 one-sample blocks: once is enough
+    case $kind in
+    file) "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" ;;
+    stdin) "$P" demod -q -i - -F cu8 -s 1M -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" <"$T/n.cu8" ;;
+    sigmf) "$P" demod -q -i "$T/ns.sigmf-meta" -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" ;;
+    esac || bad "pipeline $kind --read-block $rb failed"
+    cmp -s "$T/ps.bits" "$T/pp.bits" || bad "pipeline $kind --read-block $rb: bits differ from the serial path"
+    cmp -s "$T/ps.llr" "$T/pp.llr" || bad "pipeline $kind --read-block $rb: LLRs differ from the serial path"
+  done
+done
+# a read error (the input cut inside a sample): the symbols of the whole samples are written
+head -c 300001 "$T/n.cu8" >"$T/cut.cu8"
+head -c 300000 "$T/n.cu8" >"$T/whole.cu8"
+"$P" demod -q -i "$T/cut.cu8" -F cu8 -s 1M -r 250k -o "$T/cut.bits" 2>"$T/err.txt" &&
+  bad "a cut input succeeded"
+"$P" demod -q -i "$T/whole.cu8" -F cu8 -s 1M -r 250k -o "$T/whole.bits" || bad "whole-sample input failed"
+cmp -s "$T/cut.bits" "$T/whole.bits" || bad "cut input: the bits of its whole samples differ"
+# a full disk (a file-size limit): a clear error, exit != 0, no crash
+(ulimit -f 8 && "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/full.bits" 2>"$T/err.txt")
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] || bad "file-size limit: exit status $rc"
+grep -qi "cannot write\|too large\|no space" "$T/err.txt" || bad "file-size limit: message: $(cat "$T/err.txt")"
+# a stop signal while the producer is quiet ends the run at once, the symbols read written
+mkfifo "$T/fifo"
+"$P" demod -q -i "$T/fifo" -F cu8 -s 1M -r 250k -o "$T/sig.bits" 2>"$T/err.txt" &
+PID=$!
+exec 3>"$T/fifo"
+cat "$T/whole.cu8" >&3
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM $PID # (a background job of a script ignores SIGINT)
+wait $PID
+rc=$?
+t1=$(date +%s%N)
+exec 3>&-
+[ $rc = 130 ] || bad "stop signal: exit status $rc: $(cat "$T/err.txt")"
+[ $(((t1 - t0) / 1000000)) -lt 1000 ] || bad "stop signal: the stop took $(((t1 - t0) / 1000000)) ms"
+cmp -s "$T/sig.bits" "$T/whole.bits" || bad "stop signal: the bits of the samples read differ ($(size "$T/sig.bits") vs $(size "$T/whole.bits") bytes)"
+
 # ---- bad input ----
 expect_fail() { # WORDS... -- ARGS...: non-zero exit and the message contains WORDS
   local words=() a
