@@ -56,9 +56,17 @@ double qpsk_vv_phase(const qpsk_sums *s);
  * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N). */
 void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise);
 
-/* out[i] = in[i] exp(-j (theta + omega i)), i < n (in may equal out): a phase-continuous NCO with
- * exact double anchors every 256 samples and a float recurrence in between. */
-void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega);
+/* out[i] = (in[i] - dc) gain exp(-j (theta + omega i)), i < n (in may equal out): DC removal,
+ * level and a phase-continuous NCO in one pass, with exact double anchors every 256 samples and a
+ * float recurrence in between. */
+void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega,
+                   prx_cf32 dc, double gain);
+
+/* a b */
+static inline prx_cf32 qpsk_cmul(prx_cf32 a, prx_cf32 b) {
+  prx_cf32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return r;
+}
 
 /* Wraps x into (-period/2, period/2]. */
 double qpsk_wrap(double x, double period);
