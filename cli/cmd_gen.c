@@ -2,7 +2,6 @@
  * SigMF, block by block (bounded memory for any length), and the transmitted bits. */
 #include "cli.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -13,6 +12,7 @@
 
 #define GEN_BLOCK 65536
 #define GEN_MAX_CARRIERS 1024
+#define GEN_MAX_GAPS 4096
 #define GEN_HEADROOM_DB 12.0 /* automatic integer scaling: RMS at -12 dBFS */
 
 static const char *CMD = "gen";
@@ -22,11 +22,13 @@ static void usage(FILE *f) {
       f,
       "usage: polyrx gen -o FILE|- -s RATE (-n SAMPLES | -d SECONDS) --carrier SPEC...\n"
       "                  [-F cf32|ci16|ci8|cu8] [-f CENTER] [--scale S]\n"
-      "                  [--esn0 DB | --ebn0 DB] [--noise-seed N] [--bits PREFIX]\n"
+      "                  [--esn0 DB | --ebn0 DB] [--noise-seed N] [--dc DB[,phase=RAD]]\n"
+      "                  [--gap START:LENGTH[:zeros|:noise]]... [--bits PREFIX]\n"
       "                  [--threads N] [-q]\n"
       "\n"
       "Generates QPSK carriers (RRC shaped, with frequency, phase, timing and clock offsets)\n"
-      "summed into one complex stream, with optional white Gaussian noise.\n"
+      "summed into one complex stream, with optional white Gaussian noise, a receiver's DC\n"
+      "offset and gaps.\n"
       "\n"
       "  -o, --output FILE    raw interleaved samples; '-' is standard output; a name ending in\n"
       "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files)\n"
@@ -51,6 +53,16 @@ static void usage(FILE *f) {
       "      --esn0 DB        add noise: Es/N0 of carrier 0 (noise density follows from it)\n"
       "      --ebn0 DB        add noise: Eb/N0 of carrier 0 (Es/N0 = Eb/N0 + 3.01 dB)\n"
       "      --noise-seed N   seed of the noise (default 1)\n"
+      "      --dc DB[,phase=RAD]\n"
+      "                       add a DC offset (a constant complex sample) of power DB relative\n"
+      "                       to carrier 0's power, at phase RAD (default 0); e.g. --dc -6 or\n"
+      "                       --dc 10,phase=0.8\n"
+      "      --gap START:LENGTH[:zeros|:noise]\n"
+      "                       a gap of LENGTH seconds from START seconds (engineering notation,\n"
+      "                       rounded to whole samples), repeatable: 'zeros' (default) writes\n"
+      "                       exact zeros (a dropout: no signal, noise or DC); 'noise' mutes the\n"
+      "                       carriers only (transmitter off). Symbols and bits run on through\n"
+      "                       a gap. e.g. --gap 0.5:10m --gap 2:1:noise\n"
       "      --scale S        multiply the samples by S before writing; integer formats map\n"
       "                       1.0 to full scale. Default for integer formats: the RMS of the\n"
       "                       signal plus noise at -12 dBFS; default for cf32: 1\n"
@@ -160,30 +172,119 @@ static int parse_carrier(const char *spec, prx_sim_carrier *c) {
   return rc;
 }
 
+/* ---- DC offset and gaps ---- */
+
+/* "DB[,phase=RAD]": the DC's power (dB relative to carrier 0) and phase. */
+static int parse_dc(const char *spec, double *db, double *phase) {
+  char num[64];
+  const char *comma = strchr(spec, ',');
+  size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
+  *phase = 0;
+  int bad = len == 0 || len >= sizeof num;
+  if (!bad) {
+    memcpy(num, spec, len);
+    num[len] = 0;
+    bad = cli_parse_eng(num, db) || !(fabs(*db) <= 200);
+  }
+  if (bad)
+    return cli_error(CMD, "--dc '%s': bad power (dB relative to carrier 0, within +-200, e.g. -6)",
+                     spec);
+  if (comma && (strncmp(comma + 1, "phase=", 6) || cli_parse_eng(comma + 7, phase) ||
+                !(fabs(*phase) <= 1e6)))
+    return cli_error(CMD, "--dc '%s': expected DB or DB,phase=RAD (e.g. 10,phase=0.8)", spec);
+  return 0;
+}
+
+/* A gap as given: seconds, and the kind. */
+typedef struct {
+  const char *spec;
+  double start, length;
+  int zeros;
+} gen_gap_spec;
+
+/* "START:LENGTH[:zeros|:noise]" in seconds. */
+static int parse_gap(const char *spec, gen_gap_spec *g) {
+  char buf[128];
+  if (strlen(spec) >= sizeof buf) return cli_error(CMD, "--gap '%.40s...': too long", spec);
+  strcpy(buf, spec);
+  char *len = strchr(buf, ':'), *kind = len ? strchr(len + 1, ':') : NULL;
+  if (len) *len++ = 0;
+  if (kind) *kind++ = 0;
+  g->spec = spec;
+  g->zeros = 1;
+  if (kind && !strcmp(kind, "noise"))
+    g->zeros = 0;
+  else if (kind && strcmp(kind, "zeros"))
+    return cli_error(CMD, "--gap '%s': unknown kind '%s' (expected zeros or noise)", spec, kind);
+  if (!len || cli_parse_eng(buf, &g->start) || cli_parse_eng(len, &g->length) || !(g->start >= 0) ||
+      !(g->length > 0))
+    return cli_error(CMD,
+                     "--gap '%s': expected START:LENGTH[:zeros|:noise] in seconds, START >= 0 and "
+                     "LENGTH > 0 (e.g. 0.5:10m)",
+                     spec);
+  return 0;
+}
+
+static int gap_order(const void *a, const void *b) {
+  const gen_gap_spec *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The gaps in samples, sorted by start: a gap that rounds to no sample, starts after the end of
+ * the signal, or overlaps another is refused with its specification named. */
+static int gaps_to_samples(gen_gap_spec *spec, size_t n, double fs, uint64_t total,
+                           prx_sim_gap *out) {
+  qsort(spec, n, sizeof *spec, gap_order);
+  for (size_t i = 0; i < n; i++) {
+    double a = floor(spec[i].start * fs + 0.5),
+           b = floor((spec[i].start + spec[i].length) * fs + 0.5);
+    if (a >= (double)total)
+      return cli_error(CMD,
+                       "--gap '%s': starts at sample %.0f, after the end of the signal (%llu "
+                       "samples)",
+                       spec[i].spec, a, (unsigned long long)total);
+    if (b <= a)
+      return cli_error(CMD, "--gap '%s': shorter than one sample at %g Hz", spec[i].spec, fs);
+    out[i].start = (uint64_t)a;
+    out[i].length = (uint64_t)(b - a);
+    out[i].zeros = spec[i].zeros;
+    if (i > 0 && out[i].start < out[i - 1].start + out[i - 1].length)
+      return cli_error(CMD, "--gap '%s' overlaps --gap '%s'", spec[i].spec, spec[i - 1].spec);
+  }
+  return 0;
+}
+
 /* ---- sample formats ---- */
 
-/* Writes n samples scaled by `scale` in format f (full scale 1.0 for the integer formats, as
- * polyrx/core.h reads them: ci16 / 32768, ci8 / 128, cu8 (v - 127.5) / 127.5), rounding to the
- * nearest and clipping; returns the number of samples with a clipped component. */
-static size_t encode(prx_format f, const prx_cf32 *x, size_t n, float scale, void *out) {
+/* Writes n samples scaled by `scale` in format f; returns the number of samples with a clipped
+ * component. cf32: float32(scale x). Integer formats map 1.0 to full scale as polyrx/core.h
+ * reads them (ci16 / 32768, ci8 / 128, cu8 (v - 127.5) / 127.5): each component is
+ * q = g x + o in float64, with g = scale F (F = 32768, 128, 127.5; o = 0, 0, 127.5), rounded to
+ * the nearest integer (ties to even) and clipped to the type's range. The product and the sum
+ * are separate statements so that no compiler fuses them: the rule is exact (docs/FORMATS.md)
+ * and tests/cli_gen.sh checks it bit for bit. */
+static size_t encode(prx_format f, const prx_cf32 *x, size_t n, double scale, void *out) {
   size_t clipped = 0;
-  float full = 1, offset = 0, lo = 0, hi = 0;
+  double full = 1, offset = 0, lo = 0, hi = 0;
   switch (f) {
   case PRX_CF32: {
     float *o = out;
-    for (size_t i = 0; i < n; i++) o[2 * i] = scale * x[i].re, o[2 * i + 1] = scale * x[i].im;
+    for (size_t i = 0; i < n; i++)
+      o[2 * i] = (float)(scale * x[i].re), o[2 * i + 1] = (float)(scale * x[i].im);
     return 0;
   }
   case PRX_CI16: full = 32768, lo = -32768, hi = 32767; break;
   case PRX_CI8: full = 128, lo = -128, hi = 127; break;
-  case PRX_CU8: full = 127.5f, offset = 127.5f, lo = 0, hi = 255; break;
+  case PRX_CU8: full = 127.5, offset = 127.5, lo = 0, hi = 255; break;
   case PRX_CF16: return 0; /* refused by the caller */
   }
-  float g = scale * full;
+  const double g = scale * full;
   for (size_t i = 0; i < n; i++) {
-    float v[2] = {nearbyintf(g * x[i].re + offset), nearbyintf(g * x[i].im + offset)};
+    double v[2] = {g * x[i].re, g * x[i].im};
     int clip = 0;
     for (int j = 0; j < 2; j++) {
+      v[j] += offset;
+      v[j] = nearbyint(v[j]);
       if (!(v[j] >= lo)) v[j] = lo, clip = 1; /* NaN cannot occur; this also maps it to lo */
       if (v[j] > hi) v[j] = hi, clip = 1;
     }
@@ -202,17 +303,6 @@ static size_t encode(prx_format f, const prx_cf32 *x, size_t n, float scale, voi
   return clipped;
 }
 
-static const char *sigmf_datatype(prx_format f) {
-  switch (f) {
-  case PRX_CF32: return "cf32_le";
-  case PRX_CI16: return "ci16_le";
-  case PRX_CI8: return "ci8";
-  case PRX_CU8: return "cu8";
-  case PRX_CF16: break;
-  }
-  return NULL;
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
   return a >= b && strcmp(s + a - b, suffix) == 0;
@@ -227,41 +317,45 @@ typedef struct {
   prx_format format;
   const prx_sim_carrier *car;
   size_t n_car;
+  const prx_sim_gap *gaps;
+  size_t n_gaps;
+  int have_dc;
+  double dc_db, dc_phase;
 } gen_meta;
 
-static int write_meta(const char *path, const gen_meta *m) {
-  cJSON *root = cJSON_CreateObject(), *global = cJSON_AddObjectToObject(root, "global");
-  cJSON_AddStringToObject(global, "core:datatype", sigmf_datatype(m->format));
-  cJSON_AddNumberToObject(global, "core:sample_rate", m->fs);
-  cJSON_AddStringToObject(global, "core:version", "1.0.0");
-  cJSON_AddNumberToObject(global, "core:num_channels", 1);
-  char text[512];
-  snprintf(text, sizeof text, "polyrx gen %s", prx_version());
-  cJSON_AddStringToObject(global, "core:recorder", text);
-  int len = snprintf(text, sizeof text, "polyrx test signal: %zu QPSK carrier%s, ", m->n_car,
+/* Opens the recording BASE.sigmf-data through the library's writer, with the metadata that is
+ * known before the samples: the signal in core:description, one annotation per carrier (its
+ * band and every parameter) and one per gap. The writer writes the metadata at close. */
+static prx_status open_sigmf(const char *base, const gen_meta *m, prx_sigmf_writer **out) {
+  char desc[512], text[512];
+  int len = snprintf(desc, sizeof desc, "polyrx test signal: %zu QPSK carrier%s, ", m->n_car,
                      m->n_car == 1 ? "" : "s");
   if (m->noise)
-    len += snprintf(text + len, sizeof text - len, "AWGN at Es/N0 %.2f dB of carrier 0 (seed %llu)",
+    len += snprintf(desc + len, sizeof desc - len, "AWGN at Es/N0 %.2f dB of carrier 0 (seed %llu)",
                     m->esn0, (unsigned long long)m->noise_seed);
   else
-    len += snprintf(text + len, sizeof text - len, "no noise");
-  snprintf(text + len, sizeof text - len, "; samples scaled by %.9g", m->scale);
-  cJSON_AddStringToObject(global, "core:description", text);
-  cJSON *captures = cJSON_AddArrayToObject(root, "captures"), *cap = cJSON_CreateObject();
-  cJSON_AddNumberToObject(cap, "core:sample_start", 0);
-  cJSON_AddNumberToObject(cap, "core:frequency", m->center);
-  cJSON_AddItemToArray(captures, cap);
-  cJSON *annotations = cJSON_AddArrayToObject(root, "annotations");
-  for (size_t i = 0; i < m->n_car; i++) {
+    len += snprintf(desc + len, sizeof desc - len, "no noise");
+  if (m->have_dc)
+    len += snprintf(desc + len, sizeof desc - len,
+                    "; DC offset %.9g dB relative to carrier 0, phase %.9g rad", m->dc_db,
+                    m->dc_phase);
+  snprintf(desc + len, sizeof desc - len, "; samples scaled by %.9g", m->scale);
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.format = m->format;
+  meta.sample_rate = m->fs;
+  meta.center_freq = m->center;
+  meta.description = desc;
+  prx_sigmf_writer *w = NULL;
+  prx_status st = prx_sigmf_writer_open(base, &meta, &w);
+  if (st != PRX_OK) return st;
+  snprintf(text, sizeof text, "polyrx gen %s", prx_version());
+  st = prx_sigmf_writer_set_string(w, "core:recorder", text);
+  if (st == PRX_OK) st = prx_sigmf_writer_set_number(w, "core:num_channels", 1);
+  for (size_t i = 0; i < m->n_car && st == PRX_OK; i++) {
     const prx_sim_carrier *c = &m->car[i];
     double bw = (1 + c->rolloff) * c->symbol_rate;
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddNumberToObject(a, "core:sample_start", 0);
-    cJSON_AddNumberToObject(a, "core:sample_count", (double)m->n);
-    cJSON_AddNumberToObject(a, "core:freq_lower_edge", m->center + c->freq - bw / 2);
-    cJSON_AddNumberToObject(a, "core:freq_upper_edge", m->center + c->freq + bw / 2);
-    snprintf(text, sizeof text, "QPSK carrier %zu", i);
-    cJSON_AddStringToObject(a, "core:label", text);
+    char label[64];
+    snprintf(label, sizeof label, "QPSK carrier %zu", i);
     int at =
         snprintf(text, sizeof text,
                  "f=%.9g rs=%.9g rolloff=%g span=%u power=%g dB phase=%.9g timing=%.9g "
@@ -271,20 +365,25 @@ static int write_meta(const char *path, const gen_meta *m) {
                  c->differential ? " diff" : "");
     if (c->pilot_period)
       snprintf(text + at, sizeof text - at, " pilots=%u:%u", c->pilot_period, c->pilot_len);
-    cJSON_AddStringToObject(a, "core:comment", text);
-    cJSON_AddStringToObject(a, "core:generator", "polyrx gen");
-    cJSON_AddItemToArray(annotations, a);
+    prx_sigmf_annotation a = {
+        0,     m->n, 1,           m->center + c->freq - bw / 2, m->center + c->freq + bw / 2,
+        label, text, "polyrx gen"};
+    st = prx_sigmf_writer_add_annotation(w, &a);
   }
-  char *json = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!json) return cli_error(CMD, "cannot format the SigMF metadata");
-  FILE *f = fopen(path, "w");
-  int rc = 0;
-  if (!f || fputs(json, f) < 0 || fputc('\n', f) == EOF)
-    rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
-  if (f && fclose(f) != 0 && !rc) rc = cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
-  cJSON_free(json);
-  return rc;
+  for (size_t i = 0; i < m->n_gaps && st == PRX_OK; i++) {
+    const prx_sim_gap *g = &m->gaps[i];
+    uint64_t count = g->start + g->length <= m->n ? g->length : m->n - g->start;
+    prx_sigmf_annotation a = {
+        g->start, count,       0, 0, 0, g->zeros ? "gap (zeros)" : "gap (transmitter off)",
+        NULL,     "polyrx gen"};
+    st = prx_sigmf_writer_add_annotation(w, &a);
+  }
+  if (st != PRX_OK) {
+    prx_sigmf_writer_discard(w);
+    return st;
+  }
+  *out = w;
+  return PRX_OK;
 }
 
 /* ---- the command ---- */
@@ -301,9 +400,24 @@ typedef struct {
   prx_sim_carrier *car;
   size_t n_car;
   int have_esn0, have_ebn0;
+  int have_dc;
+  double dc_db, dc_phase;
+  gen_gap_spec *gap_spec;
+  prx_sim_gap *gaps;
+  size_t n_gaps;
 } gen_args;
 
-enum { OPT_CARRIER = 256, OPT_ESN0, OPT_EBN0, OPT_NOISE_SEED, OPT_BITS, OPT_THREADS, OPT_SCALE };
+enum {
+  OPT_CARRIER = 256,
+  OPT_ESN0,
+  OPT_EBN0,
+  OPT_NOISE_SEED,
+  OPT_BITS,
+  OPT_THREADS,
+  OPT_SCALE,
+  OPT_DC,
+  OPT_GAP
+};
 
 static int parse_args(int argc, char **argv, gen_args *a) {
   static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
@@ -319,6 +433,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
                                            {"bits", required_argument, 0, OPT_BITS},
                                            {"threads", required_argument, 0, OPT_THREADS},
                                            {"scale", required_argument, 0, OPT_SCALE},
+                                           {"dc", required_argument, 0, OPT_DC},
+                                           {"gap", required_argument, 0, OPT_GAP},
                                            {"quiet", no_argument, 0, 'q'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
@@ -387,6 +503,15 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         return cli_error(CMD, "--scale: bad value '%s' (a positive number)", optarg);
       a->have_scale = 1;
       break;
+    case OPT_DC:
+      if (parse_dc(optarg, &a->dc_db, &a->dc_phase)) return 1;
+      a->have_dc = 1;
+      break;
+    case OPT_GAP:
+      if (a->n_gaps == GEN_MAX_GAPS) return cli_error(CMD, "too many gaps (max %d)", GEN_MAX_GAPS);
+      if (parse_gap(optarg, &a->gap_spec[a->n_gaps])) return 1;
+      a->n_gaps++;
+      break;
     case 'q': a->quiet = 1; break;
     case 'h': usage(stdout); return -1;
     case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
@@ -409,13 +534,22 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       return cli_error(CMD, "-d %g s at %g Hz is %.0f samples (1 to 2^52)", a->duration, a->fs, n);
     a->n = (uint64_t)n;
   }
+  if (a->n_gaps && gaps_to_samples(a->gap_spec, a->n_gaps, a->fs, a->n, a->gaps)) return 1;
+  a->cfg.gaps = a->gaps;
+  a->cfg.n_gaps = a->n_gaps;
+  if (a->have_dc) {
+    /* power relative to carrier 0's */
+    double amp = sqrt(pow(10, (a->car[0].power_db + a->dc_db) / 10));
+    a->cfg.dc_re = amp * cos(a->dc_phase);
+    a->cfg.dc_im = amp * sin(a->dc_phase);
+  }
   return 0;
 }
 
-/* Default scale: 1 for cf32; for integer formats the signal-plus-noise RMS at -12 dBFS. */
+/* Default scale: 1 for cf32; for integer formats the RMS of signal, noise and DC at -12 dBFS. */
 static double default_scale(const gen_args *a, const prx_sim *s) {
   if (a->format == PRX_CF32) return 1;
-  double p = prx_sim_noise_variance(s);
+  double p = prx_sim_noise_variance(s) + a->cfg.dc_re * a->cfg.dc_re + a->cfg.dc_im * a->cfg.dc_im;
   for (size_t c = 0; c < a->n_car; c++) p += pow(10, a->car[c].power_db / 10);
   return pow(10, -GEN_HEADROOM_DB / 20) / sqrt(p);
 }
@@ -426,10 +560,14 @@ int cmd_gen(int argc, char **argv) {
   a.format = PRX_CF32;
   a.cfg = prx_sim_config_default();
   a.car = calloc(GEN_MAX_CARRIERS, sizeof *a.car);
-  if (!a.car) return cli_error(CMD, "out of memory");
-  int rc = parse_args(argc, argv, &a);
+  a.gap_spec = calloc(GEN_MAX_GAPS, sizeof *a.gap_spec);
+  a.gaps = calloc(GEN_MAX_GAPS, sizeof *a.gaps);
+  int rc = !a.car || !a.gap_spec || !a.gaps ? cli_error(CMD, "out of memory")
+                                            : parse_args(argc, argv, &a);
   if (rc) {
     free(a.car);
+    free(a.gap_spec);
+    free(a.gaps);
     return rc < 0 ? 0 : rc;
   }
   a.cfg.sample_rate = a.fs;
@@ -440,13 +578,17 @@ int cmd_gen(int argc, char **argv) {
   prx_status st = prx_sim_create(&a.cfg, &sim);
   if (st != PRX_OK) {
     free(a.car);
+    free(a.gap_spec);
+    free(a.gaps);
     return cli_status_error(CMD, "invalid signal", st);
   }
   double scale = a.have_scale ? a.scale : default_scale(&a, sim);
 
-  /* output paths: data, and for SigMF the metadata beside it */
-  char *data_path = NULL, *meta_path = NULL;
+  /* the output: raw samples to a file or standard output, or a SigMF recording through the
+   * library's writer */
+  char *base = NULL;
   FILE *out = NULL, **bits = calloc(a.n_car, sizeof *bits);
+  prx_sigmf_writer *rec = NULL;
   prx_cf32 *buf = malloc(GEN_BLOCK * sizeof *buf);
   void *enc = malloc(GEN_BLOCK * prx_format_size(a.format));
   uint8_t *bitbuf = malloc(4 * GEN_BLOCK + 64);
@@ -454,26 +596,27 @@ int cmd_gen(int argc, char **argv) {
     rc = cli_error(CMD, "out of memory");
     goto done;
   }
-  int sigmf = ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta");
   if (ends_with(a.out, ".sigmf")) {
     rc = cli_error(CMD, "-o %s: SigMF archives (.sigmf) are not written; give NAME.sigmf-data",
                    a.out);
     goto done;
   }
-  if (sigmf) {
-    size_t base = strlen(a.out) - strlen(".sigmf-data");
-    data_path = malloc(base + 16);
-    meta_path = malloc(base + 16);
-    if (!data_path || !meta_path) {
+  if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta")) {
+    base = strdup(a.out);
+    if (!base) {
       rc = cli_error(CMD, "out of memory");
       goto done;
     }
-    memcpy(data_path, a.out, base);
-    memcpy(meta_path, a.out, base);
-    strcpy(data_path + base, ".sigmf-data");
-    strcpy(meta_path + base, ".sigmf-meta");
-  }
-  if (!strcmp(a.out, "-")) {
+    base[strlen(base) - strlen(".sigmf-data")] = 0;
+    gen_meta meta = {a.fs,      a.center, scale,     a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
+                     a.n,       a.format, a.car,     a.n_car,       a.gaps,      a.n_gaps,
+                     a.have_dc, a.dc_db,  a.dc_phase};
+    st = open_sigmf(base, &meta, &rec);
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "cannot start the recording", st);
+      goto done;
+    }
+  } else if (!strcmp(a.out, "-")) {
     if (isatty(STDOUT_FILENO)) {
       rc = cli_error(CMD, "refusing to write binary samples to a terminal (redirect or pipe "
                           "standard output, or give -o FILE)");
@@ -481,10 +624,9 @@ int cmd_gen(int argc, char **argv) {
     }
     out = stdout;
   } else {
-    const char *p = data_path ? data_path : a.out;
-    out = fopen(p, "wb");
+    out = fopen(a.out, "wb");
     if (!out) {
-      rc = cli_error(CMD, "cannot create %s: %s", p, strerror(errno));
+      rc = cli_error(CMD, "cannot create %s: %s", a.out, strerror(errno));
       goto done;
     }
   }
@@ -507,8 +649,14 @@ int cmd_gen(int argc, char **argv) {
       rc = cli_status_error(CMD, "generating", st);
       goto done;
     }
-    clipped += encode(a.format, buf, m, (float)scale, enc);
-    if (fwrite(enc, fsize, m, out) != m) {
+    clipped += encode(a.format, buf, m, scale, enc);
+    if (rec) {
+      st = prx_sigmf_write(rec, enc, m);
+      if (st != PRX_OK) {
+        rc = cli_status_error(CMD, "writing the recording", st);
+        goto done;
+      }
+    } else if (fwrite(enc, fsize, m, out) != m) {
       rc = cli_error(CMD, "cannot write %s: %s", strcmp(a.out, "-") ? a.out : "standard output",
                      strerror(errno));
       goto done;
@@ -526,7 +674,14 @@ int cmd_gen(int argc, char **argv) {
       } while (nb == 4 * GEN_BLOCK);
     }
   }
-  if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+  if (rec) {
+    st = prx_sigmf_writer_close(rec); /* the data checked, then the metadata */
+    rec = NULL;
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "finishing the recording", st);
+      goto done;
+    }
+  } else if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
     out = NULL;
     rc = cli_error(CMD, "cannot write %s: %s", a.out, strerror(errno));
     goto done;
@@ -540,12 +695,6 @@ int cmd_gen(int argc, char **argv) {
       goto done;
     }
   }
-  if (sigmf) {
-    gen_meta meta = {a.fs, a.center, scale, a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
-                     a.n,  a.format, a.car, a.n_car};
-    rc = write_meta(meta_path, &meta);
-    if (rc) goto done;
-  }
   if (!a.quiet) {
     fprintf(stderr, "polyrx gen: %llu samples (%s, %.6g s), %zu carrier%s, ",
             (unsigned long long)a.n, prx_format_name(a.format), a.n / a.fs, a.n_car,
@@ -555,6 +704,8 @@ int cmd_gen(int argc, char **argv) {
               prx_sim_noise_variance(sim));
     else
       fprintf(stderr, "no noise");
+    if (a.have_dc) fprintf(stderr, ", DC %+.1f dB", a.dc_db);
+    if (a.n_gaps) fprintf(stderr, ", %zu gap%s", a.n_gaps, a.n_gaps == 1 ? "" : "s");
     if (a.format != PRX_CF32 || a.have_scale)
       fprintf(stderr, ", scale %.6g, %llu clipped", scale, (unsigned long long)clipped);
     if (a.bits_prefix) fprintf(stderr, ", %llu bits", (unsigned long long)nbits_total);
@@ -565,6 +716,8 @@ int cmd_gen(int argc, char **argv) {
             (unsigned long long)clipped, (unsigned long long)a.n, 100.0 * clipped / a.n);
 
 done:
+  /* a run that failed leaves no recording behind (its data file is removed) */
+  prx_sigmf_writer_discard(rec);
   if (out && out != stdout) fclose(out);
   for (size_t c = 0; bits && c < a.n_car; c++)
     if (bits[c]) fclose(bits[c]);
@@ -572,9 +725,10 @@ done:
   free(buf);
   free(enc);
   free(bitbuf);
-  free(data_path);
-  free(meta_path);
+  free(base);
   prx_sim_destroy(sim);
   free(a.car);
+  free(a.gap_spec);
+  free(a.gaps);
   return rc;
 }

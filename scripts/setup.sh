@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs every Debian package that polyrx's build, tests and benchmarks need.
+# Installs every Debian package that polyrx's build, tests and benchmarks need: the compilers and
+# libraries, and the checkers the tests run (python3 with numpy: tests/cli_*.sh fail, never skip,
+# without them).
 # Idempotent and quiet when everything is already there; runs apt-get update before installing.
 # The CUDA toolkit is optional and not installed here: CMake detects nvcc when present.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfftw3-dev libcjson-dev libpng-dev libliquid-dev)
+pkgs=(build-essential cmake pkg-config libfftw3-dev libcjson-dev libpng-dev libliquid-dev
+  python3 python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

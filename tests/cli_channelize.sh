@@ -6,7 +6,7 @@ set -u
 POLYRX=${1:?usage: cli_channelize.sh path/to/polyrx}
 [ -x "$POLYRX" ] || { echo "no polyrx binary at $POLYRX"; exit 1; }
 POLYRX=$(cd "$(dirname "$POLYRX")" && pwd)/$(basename "$POLYRX")
-command -v python3 >/dev/null || { echo "python3 not found: skipped"; exit 77; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed (scripts/setup.sh installs it)"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T"

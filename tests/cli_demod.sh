@@ -14,8 +14,12 @@ bad() {
   fail=$((fail + 1))
 }
 size() { stat -c %s "$1"; }
-have_py=0
-command -v python3 >/dev/null && have_py=1
+# the checkers are python3: without it the test fails (scripts/setup.sh installs it)
+command -v python3 >/dev/null || {
+  echo "FAIL: python3 is needed by this test's checkers (scripts/setup.sh installs it)" >&2
+  exit 1
+}
+have_py=1
 
 # symbols centred in N samples: symbol n at (n + timing) fs / (rs (1 + ppm 1e-6))
 expect_bits() { # N FS RS TIMING PPM PERIOD LEN

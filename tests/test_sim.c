@@ -1,8 +1,9 @@
 /* Test-signal generator against a float64 direct evaluation of the model written here from the
  * documentation in polyrx/sim.h (sequential SplitMix64 bits, Gray map, differential chain, pilot
  * word, truncated unit-energy RRC, carrier rotation): accuracy at sps 2, 4 and 5.333 with every
- * impairment, chunk and thread invariance, carrier power, noise variance and shape, bits against
- * an ideal matched-filter demodulation of the noiseless signal, and rejected configurations. */
+ * impairment, DC offset and gaps (dropouts and transmitter off), chunk and thread invariance,
+ * carrier power, noise variance and shape, bits against an ideal matched-filter demodulation of
+ * the noiseless signal, and rejected configurations. */
 #include "testutil.h"
 
 #include "dsp/rrc.h"
@@ -99,10 +100,28 @@ static void ref_carrier(double fs, const prx_sim_carrier *c, size_t idx, size_t 
   free(bits);
 }
 
+/* The DC offset and the gaps of the model, applied to the carriers' sum ref[0..n-1] (no noise):
+ * outside the gaps carriers + dc, in a noise gap dc alone, in a zero gap 0. */
+static void ref_dc_gaps(double dc_re, double dc_im, const prx_sim_gap *gaps, size_t n_gaps,
+                        size_t n, test_cf64 *ref) {
+  for (size_t k = 0; k < n; k++) {
+    int in = -1;
+    for (size_t g = 0; g < n_gaps; g++)
+      if (k >= gaps[g].start && k - gaps[g].start < gaps[g].length) in = gaps[g].zeros;
+    if (in == 1) {
+      ref[k].re = ref[k].im = 0;
+    } else {
+      if (in == 0) ref[k].re = ref[k].im = 0;
+      ref[k].re += dc_re;
+      ref[k].im += dc_im;
+    }
+  }
+}
+
 /* ---- helpers ---- */
 
-static prx_sim *make(double fs, const prx_sim_carrier *c, size_t nc, int noise, double esn0,
-                     int threads) {
+static prx_sim_config config(double fs, const prx_sim_carrier *c, size_t nc, int noise, double esn0,
+                             int threads) {
   prx_sim_config cfg = prx_sim_config_default();
   cfg.sample_rate = fs;
   cfg.carriers = c;
@@ -110,18 +129,33 @@ static prx_sim *make(double fs, const prx_sim_carrier *c, size_t nc, int noise, 
   cfg.noise = noise;
   cfg.esn0_db = esn0;
   cfg.threads = threads;
+  return cfg;
+}
+
+static prx_sim *make_cfg(const prx_sim_config *cfg) {
   prx_sim *s = NULL;
-  CHECK_OK(prx_sim_create(&cfg, &s));
+  CHECK_OK(prx_sim_create(cfg, &s));
   return s;
 }
 
-static prx_cf32 *gen(double fs, const prx_sim_carrier *c, size_t nc, int noise, double esn0,
-                     int threads, size_t n) {
-  prx_sim *s = make(fs, c, nc, noise, esn0, threads);
+static prx_sim *make(double fs, const prx_sim_carrier *c, size_t nc, int noise, double esn0,
+                     int threads) {
+  prx_sim_config cfg = config(fs, c, nc, noise, esn0, threads);
+  return make_cfg(&cfg);
+}
+
+static prx_cf32 *gen_cfg(const prx_sim_config *cfg, size_t n) {
+  prx_sim *s = make_cfg(cfg);
   prx_cf32 *x = malloc(n * sizeof *x);
   if (s) CHECK_OK(prx_sim_generate(s, x, n));
   prx_sim_destroy(s);
   return x;
+}
+
+static prx_cf32 *gen(double fs, const prx_sim_carrier *c, size_t nc, int noise, double esn0,
+                     int threads, size_t n) {
+  prx_sim_config cfg = config(fs, c, nc, noise, esn0, threads);
+  return gen_cfg(&cfg, n);
 }
 
 static prx_sim_carrier carrier(double rs, double f, double phase, double tau, double ppm) {
@@ -202,6 +236,116 @@ static void test_accuracy(test_rng *rng) {
   printf("  worst: %.1f dB\n", worst_db);
 }
 
+/* DC offset and gaps against the float64 model, on the direct and the symbol-major kernels: zero
+ * gaps exactly 0, the carriers muted in noise gaps and resuming after them at the symbol the
+ * clock has reached (the reference's symbols run on), the DC everywhere but in zero gaps. */
+static void test_dc_gaps_accuracy(test_rng *rng) {
+  printf("DC offset and gaps against the float64 model:\n");
+  /* gap edges inside tasks (SIM_TASK 4096) and across a rotator anchor (1024) */
+  const prx_sim_gap gaps[] = {{0, 37, 1},      {1000, 333, 0}, {4000, 200, 1}, {4200, 1, 0},
+                              {5555, 2500, 0}, {9000, 1, 1},   {11999, 1, 1}};
+  const size_t n = 12000, ng = sizeof gaps / sizeof gaps[0];
+  /* (random timings and a clock offset that is not a round number: a sample exactly on the
+   * truncated pulse's edge, +-span/2, is ambiguous by one rounding in the model and the code) */
+  const double spss[] = {2, 5.333, 96}; /* 96: the symbol-major kernel */
+  for (int i = 0; i < 3; i++) {
+    double fs = 2400 * spss[i];
+    prx_sim_carrier cs[2] = {carrier(2400, (test_rng_uniform(rng) - 0.5) * 0.2 * 2400,
+                                     test_rng_uniform(rng) * 6.28, test_rng_uniform(rng), 300),
+                             carrier(2400, 0.3 * fs, 1.0, test_rng_uniform(rng), -1999.3)};
+    cs[1].power_db = -4;
+    cs[1].differential = 1;
+    double dcr = (test_rng_uniform(rng) - 0.5) * 6, dci = (test_rng_uniform(rng) - 0.5) * 6;
+    test_cf64 *ref = calloc(n, sizeof *ref);
+    for (size_t c = 0; c < 2; c++) ref_carrier(fs, &cs[c], c, n, ref);
+    ref_dc_gaps(dcr, dci, gaps, ng, n, ref);
+    prx_sim_config cfg = config(fs, cs, 2, 0, 0, 2);
+    cfg.dc_re = dcr;
+    cfg.dc_im = dci;
+    cfg.gaps = gaps;
+    cfg.n_gaps = ng;
+    prx_cf32 *x = gen_cfg(&cfg, n);
+    double e = test_rel_l2_vs_cf64(x, ref, n);
+    size_t nonzero = 0, zeros = 0;
+    for (size_t g = 0; g < ng; g++)
+      for (uint64_t k = gaps[g].start; gaps[g].zeros && k < gaps[g].start + gaps[g].length; k++) {
+        nonzero += x[k].re != 0 || x[k].im != 0;
+        zeros++;
+      }
+    /* the carriers' part alone (DC removed) against the reference's, outside the zero gaps */
+    double num = 0, den = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (ref[k].re == 0 && ref[k].im == 0) continue;
+      double ar = x[k].re - dcr - (ref[k].re - dcr), ai = x[k].im - dci - (ref[k].im - dci);
+      num += ar * ar + ai * ai;
+      den += (ref[k].re - dcr) * (ref[k].re - dcr) + (ref[k].im - dci) * (ref[k].im - dci);
+    }
+    printf("  sps %-6.3f DC %+.2f%+.2fi: rel L2 %.2e, carriers alone %.2e, %zu/%zu zero-gap "
+           "samples not 0\n",
+           spss[i], dcr, dci, e, sqrt(num / den), nonzero, zeros);
+    CHECK(e < 3e-5, "sps %g with DC and gaps: rel L2 %g vs the float64 model", spss[i], e);
+    CHECK(sqrt(num / den) < 3e-5, "sps %g: carriers with DC removed: rel L2 %g", spss[i],
+          sqrt(num / den));
+    CHECK(nonzero == 0, "sps %g: %zu samples of zero gaps are not exactly 0", spss[i], nonzero);
+    free(ref);
+    free(x);
+  }
+}
+
+/* With noise: a zero gap is exactly 0; a noise gap holds the same noise as the stream without
+ * gaps (noise = noisy - clean, to float rounding) plus the DC; outside the gaps the samples are
+ * those of the stream without gaps plus the DC; the bits are the same with and without gaps. */
+static void test_noise_gaps(void) {
+  prx_sim_carrier c = carrier(2400, 300, 0.2, 0.4, -700);
+  const prx_sim_gap gaps[] = {{5000, 3000, 0}, {20000, 4097, 1}, {30000, 10000, 0}};
+  const size_t n = 50000;
+  const double fs = 9600, dcr = 0.7, dci = -1.3;
+  prx_sim_config cfg = config(fs, &c, 1, 1, 8, 2);
+  prx_cf32 *noisy = gen_cfg(&cfg, n), *clean = gen(fs, &c, 1, 0, 0, 1, n);
+  cfg.dc_re = dcr;
+  cfg.dc_im = dci;
+  cfg.gaps = gaps;
+  cfg.n_gaps = 3;
+  prx_sim *s = make_cfg(&cfg);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  CHECK_OK(prx_sim_generate(s, x, n));
+  double worst[3] = {0, 0, 0}; /* outside, noise gaps, zero gaps */
+  for (size_t k = 0; k < n; k++) {
+    int where = 0;
+    for (int g = 0; g < 3; g++)
+      if (k >= gaps[g].start && k - gaps[g].start < gaps[g].length) where = gaps[g].zeros ? 2 : 1;
+    double wr, wi;
+    if (where == 0)
+      wr = (double)noisy[k].re + dcr, wi = (double)noisy[k].im + dci;
+    else if (where == 1)
+      wr = (double)noisy[k].re - clean[k].re + dcr, wi = (double)noisy[k].im - clean[k].im + dci;
+    else
+      wr = wi = 0;
+    double d = hypot(x[k].re - wr, x[k].im - wi);
+    if (d > worst[where]) worst[where] = d;
+  }
+  printf("noise with gaps: largest difference from the model outside %.2e, in noise gaps %.2e, "
+         "in zero gaps %.2e (noise RMS %.3f)\n",
+         worst[0], worst[1], worst[2], sqrt(prx_sim_noise_variance(s)));
+  CHECK(worst[0] < 1e-5 && worst[1] < 1e-5, "noise and DC around gaps: differences %g, %g",
+        worst[0], worst[1]);
+  CHECK(worst[2] == 0, "zero gaps with noise: a sample of magnitude %g", worst[2]);
+  /* the symbol clock and the bits run through the gaps */
+  prx_sim *plain = make(fs, &c, 1, 1, 8, 1);
+  CHECK_OK(prx_sim_generate(plain, noisy, n));
+  prx_sim_carrier_info a, b;
+  CHECK_OK(prx_sim_carrier_state(s, 0, &a));
+  CHECK_OK(prx_sim_carrier_state(plain, 0, &b));
+  CHECK(a.symbols == b.symbols && a.data_symbols == b.data_symbols,
+        "gaps changed the symbol count: %llu vs %llu", (unsigned long long)a.symbols,
+        (unsigned long long)b.symbols);
+  prx_sim_destroy(plain);
+  prx_sim_destroy(s);
+  free(x);
+  free(noisy);
+  free(clean);
+}
+
 /* Output must not depend on call sizes nor thread count (bit-exact). */
 static void test_invariance(test_rng *rng) {
   /* sps 40, 10, 28.8 (direct kernel) and 96 (symbol-major kernel) */
@@ -211,9 +355,18 @@ static void test_invariance(test_rng *rng) {
   cs[2].pilot_period = 100;
   cs[2].pilot_len = 10;
   const size_t n = 200000; /* spans several internal blocks */
-  prx_cf32 *ref = gen(96000, cs, 4, 1, 12, 1, n);
+  /* gaps across task (4096) and block (65536) boundaries, and DC */
+  const prx_sim_gap gaps[] = {
+      {4000, 100, 0}, {60000, 10000, 1}, {131000, 1, 0}, {131072, 5000, 1}, {199999, 100, 0}};
+  prx_sim_config cfg = config(96000, cs, 4, 1, 12, 1);
+  cfg.dc_re = 0.25;
+  cfg.dc_im = -3;
+  cfg.gaps = gaps;
+  cfg.n_gaps = 5;
+  prx_cf32 *ref = gen_cfg(&cfg, n);
   for (int threads = 1; threads <= 3; threads += 2) {
-    prx_sim *s = make(96000, cs, 4, 1, 12, threads);
+    cfg.threads = threads;
+    prx_sim *s = make_cfg(&cfg);
     prx_cf32 *x = malloc(n * sizeof *x);
     size_t done = 0, calls = 0;
     while (done < n) {
@@ -468,6 +621,33 @@ static void test_invalid(void) {
   bad = cfg;
   bad.threads = -2;
   expect_invalid("threads -2", bad, "threads");
+  bad = cfg;
+  bad.dc_re = NAN;
+  expect_invalid("DC NaN", bad, "DC offset must be finite");
+  bad.dc_re = 0;
+  bad.dc_im = -INFINITY;
+  expect_invalid("DC -inf", bad, "DC offset must be finite");
+  prx_sim_gap gaps[3] = {{100, 50, 0}, {150, 10, 1}, {300, 1, 0}};
+  bad = cfg;
+  bad.gaps = gaps;
+  bad.n_gaps = 3;
+  CHECK_OK(prx_sim_create(&bad, &s)); /* touching gaps are fine */
+  prx_sim_destroy(s);
+  gaps[1].start = 149;
+  expect_invalid("overlapping gaps", bad, "gap 1 (start 149) overlaps gap 0 (samples 100 to 149)");
+  gaps[1].start = 90;
+  expect_invalid("unsorted gaps", bad, "comes before gap 0");
+  gaps[1].start = 150;
+  gaps[2].length = 0;
+  expect_invalid("empty gap", bad, "gap 2 (start 300): length must be at least 1");
+  gaps[2].length = 1;
+  gaps[2].zeros = 2;
+  expect_invalid("gap zeros 2", bad, "gap 2: zeros must be 0");
+  gaps[2].zeros = 0;
+  gaps[2].length = UINT64_MAX - 100;
+  expect_invalid("gap past 2^52", bad, "exceeds 2^52");
+  bad.gaps = NULL;
+  expect_invalid("gaps NULL", bad, "without a gap array");
   CHECK(prx_sim_create(NULL, &s) == PRX_ERR_INVALID, "NULL config accepted");
   /* calls on a valid generator with bad arguments */
   CHECK_OK(prx_sim_create(&cfg, &s));
@@ -485,6 +665,8 @@ int main(void) {
   test_rng rng;
   test_rng_seed(&rng, 20261129);
   test_accuracy(&rng);
+  test_dc_gaps_accuracy(&rng);
+  test_noise_gaps();
   test_invariance(&rng);
   test_started_count();
   test_power();

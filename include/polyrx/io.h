@@ -86,6 +86,19 @@ prx_status prx_sigmf_writer_add_extension(prx_sigmf_writer *w, const char *name,
  * (core:datatype, core:sample_rate, core:version, core:extensions) cannot be set. */
 prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, double value);
 prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value);
+/* An annotation of the recording (SigMF annotations[]): a sample range, optionally with
+ * frequency edges, a label, a comment and the name of what made it. */
+typedef struct {
+  uint64_t sample_start;                   /* core:sample_start */
+  uint64_t sample_count;                   /* core:sample_count (0: omitted) */
+  int has_freq;                            /* 1: the two edges below are written */
+  double freq_lower_edge, freq_upper_edge; /* Hz, finite, lower <= upper */
+  const char *label, *comment, *generator; /* core:label, core:comment, core:generator
+                                              (NULL: omitted) */
+} prx_sigmf_annotation;
+/* Adds an annotation (copied). The metadata lists the annotations sorted by sample_start, as
+ * SigMF requires (equal starts in the order added). */
+prx_status prx_sigmf_writer_add_annotation(prx_sigmf_writer *w, const prx_sigmf_annotation *a);
 /* Appends n samples (in meta.format). A failed write (disk full, ...) gives PRX_ERR_IO naming
  * the file; later writes then fail too. */
 prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n);

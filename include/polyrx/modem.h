@@ -21,7 +21,9 @@ unsigned prx_qpsk_diff_rotation(unsigned b0, unsigned b1);
 void prx_qpsk_diff_bits(unsigned g, unsigned *b0, unsigned *b1);
 
 /* Pilot word: symbol i (i >= 0) of the known pilot sequence, a Gray-mapped QPSK symbol whose
- * bits are successive pairs of the PN15 sequence (x^15 + x^14 + 1, all-ones seed). A frame with
+ * bits are successive pairs of the PN15 sequence (x^15 + x^14 + 1, all-ones seed): bits
+ * p[0..14] = 1, p[n] = p[n-14] XOR p[n-15], and (b0, b1) = (p[2i], p[2i+1]), indices mod 32767
+ * (docs/FORMATS.md lists the first bits and symbols). A frame with
  * pilots is pilot_len pilot symbols (i = 0 .. pilot_len-1) followed by data symbols, repeated
  * every pilot_period symbols (pilot_period counts the pilots too). Pilots are never
  * differentially encoded. */

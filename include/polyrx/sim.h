@@ -17,7 +17,16 @@
  * Noise (cfg.noise = 1): complex white Gaussian noise n_k with E|n_k|^2 = N0 fs, where
  * Es = P0 / Rs0 (P0 = 10^(power_db/10) and Rs0 = symbol_rate of carrier 0, nominal, without
  * ppm) and N0 = Es / 10^(esn0_db / 10). So E|n|^2 = P0 (fs / Rs0) 10^(-esn0_db / 10).
- * The output is sum_c s_c(k / fs) + n_k.
+ * The output is x_k = sum_c s_c(k / fs) + n_k + dc, where dc = dc_re + i dc_im is a constant
+ * (a receiver's DC offset; default 0).
+ *
+ * Gaps (cfg.gaps, sorted by start, not overlapping): within [start, start + length) samples,
+ * - zeros = 1 (a dropout: the receiver delivers nothing): x_k = 0 exactly, no signal, noise
+ *   or DC;
+ * - zeros = 0 (the transmitters are off): x_k = n_k + dc, the carriers are muted.
+ * The symbol clocks and the bits keep running through a gap (the symbols of a gap are made and
+ * counted by prx_sim_take_bits, only not heard), so after the gap the carriers resume mid-stream
+ * at the symbol the clock has reached, without a new ramp-up.
  *
  * Randomness (reproducible, documented so other tools can regenerate the bits):
  * SplitMix64(seed) denotes the generator state += 0x9e3779b97f4a7c15, output
@@ -70,6 +79,13 @@ typedef struct {
 
 prx_sim_carrier prx_sim_carrier_default(void);
 
+/* Samples [start, start + length) of the stream: zeros = 1 -> output exactly 0; zeros = 0 ->
+ * carriers muted, noise and DC kept (the model above). */
+typedef struct {
+  uint64_t start, length; /* length >= 1 */
+  int zeros;              /* 0 or 1 */
+} prx_sim_gap;
+
 typedef struct {
   double sample_rate;              /* Hz */
   const prx_sim_carrier *carriers; /* copied by create */
@@ -80,6 +96,10 @@ typedef struct {
                                       10 log10(Rs0 / Rs)) */
   uint64_t noise_seed;             /* seed of the noise (default 1) */
   int threads;                     /* worker threads, 0: all cores */
+  double dc_re, dc_im;             /* DC offset added to every sample outside zero gaps
+                                      (default 0; finite) */
+  const prx_sim_gap *gaps;         /* gaps sorted by start, not overlapping (copied by create) */
+  size_t n_gaps;                   /* 0 (default) or more */
 } prx_sim_config;
 
 prx_sim_config prx_sim_config_default(void);

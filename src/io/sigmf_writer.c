@@ -19,8 +19,9 @@ struct prx_sigmf_writer {
   char *base, *data_path;
   prx_sigmf_meta meta; /* strings point at copies owned here */
   char *strings[4];
-  cJSON *fields;     /* global fields set by the caller, in the order set */
-  cJSON *extensions; /* core:extensions */
+  cJSON *fields;      /* global fields set by the caller, in the order set */
+  cJSON *extensions;  /* core:extensions */
+  cJSON *annotations; /* sorted by core:sample_start */
   uint64_t samples;
   size_t sample_size;
   prx_status err; /* first error, sticky */
@@ -61,6 +62,7 @@ static void free_writer(prx_sigmf_writer *w) {
   for (size_t i = 0; i < 4; i++) free(w->strings[i]);
   cJSON_Delete(w->fields);
   cJSON_Delete(w->extensions);
+  cJSON_Delete(w->annotations);
   free(w->base);
   free(w->data_path);
   free(w);
@@ -97,7 +99,8 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
   w->data_path = concat2(base, ".sigmf-data");
   w->fields = cJSON_CreateObject();
   w->extensions = cJSON_CreateArray();
-  if (nomem || !w->base || !w->data_path || !w->fields || !w->extensions) {
+  w->annotations = cJSON_CreateArray();
+  if (nomem || !w->base || !w->data_path || !w->fields || !w->extensions || !w->annotations) {
     free_writer(w);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
   }
@@ -195,6 +198,52 @@ prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, con
   return set_field(w, key, cJSON_CreateString(value));
 }
 
+prx_status prx_sigmf_writer_add_annotation(prx_sigmf_writer *w, const prx_sigmf_annotation *a) {
+  if (!w || !a) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_add_annotation: NULL argument");
+  if (a->has_freq && !(isfinite(a->freq_lower_edge) && isfinite(a->freq_upper_edge) &&
+                       a->freq_lower_edge <= a->freq_upper_edge))
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF annotation at sample %llu: frequency edges must be finite with lower <= "
+                    "upper, got %g and %g",
+                    (unsigned long long)a->sample_start, a->freq_lower_edge, a->freq_upper_edge);
+  if (a->sample_start >= ((uint64_t)1 << 53) || a->sample_count >= ((uint64_t)1 << 53))
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF annotation: sample start and count must be below 2^53 (JSON numbers)");
+  cJSON *o = cJSON_CreateObject();
+  int ok = o && cJSON_AddNumberToObject(o, "core:sample_start", (double)a->sample_start);
+  if (ok && a->sample_count)
+    ok = cJSON_AddNumberToObject(o, "core:sample_count", (double)a->sample_count) != NULL;
+  if (ok && a->has_freq)
+    ok = cJSON_AddNumberToObject(o, "core:freq_lower_edge", a->freq_lower_edge) &&
+         cJSON_AddNumberToObject(o, "core:freq_upper_edge", a->freq_upper_edge);
+  if (ok && a->label) ok = cJSON_AddStringToObject(o, "core:label", a->label) != NULL;
+  if (ok && a->comment) ok = cJSON_AddStringToObject(o, "core:comment", a->comment) != NULL;
+  if (ok && a->generator) ok = cJSON_AddStringToObject(o, "core:generator", a->generator) != NULL;
+  if (!ok) {
+    cJSON_Delete(o);
+    return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  }
+  /* after the last annotation that starts at or before this one */
+  int at = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, w->annotations) {
+    if (cJSON_GetObjectItemCaseSensitive(e, "core:sample_start")->valuedouble >
+        (double)a->sample_start)
+      break;
+    at++;
+  }
+  /* the later ones moved behind it (cJSON 1.7.15's cJSON_InsertItemInArray loses items) */
+  cJSON *later = w->annotations->child;
+  for (int i = 0; i < at; i++) later = later->next;
+  cJSON_AddItemToArray(w->annotations, o);
+  while (later && later != o) {
+    cJSON *next = later->next;
+    cJSON_AddItemToArray(w->annotations, cJSON_DetachItemViaPointer(w->annotations, later));
+    later = next;
+  }
+  return PRX_OK;
+}
+
 prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
   if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: NULL writer");
   if (w->err) return raise_kept(w);
@@ -241,6 +290,8 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   cJSON_AddItemToObject(root, "captures", caps);
   cJSON_AddItemToArray(caps, cap);
   cJSON_AddItemToObject(root, "annotations", ann);
+  while (w->annotations->child) /* moved over, in order */
+    cJSON_AddItemToArray(ann, cJSON_DetachItemViaPointer(w->annotations, w->annotations->child));
   int ok = cJSON_AddStringToObject(g, "core:datatype", prx_sigmf_datatype_name(w->meta.format)) &&
            cJSON_AddNumberToObject(g, "core:sample_rate", w->meta.sample_rate) &&
            cJSON_AddStringToObject(g, "core:version", "1.0.0") &&
@@ -256,8 +307,11 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   /* the caller's fields, moved over (a core field set by the caller replaces the default) */
   while (ok && w->fields->child) {
     cJSON *f = cJSON_DetachItemViaPointer(w->fields, w->fields->child);
-    if (cJSON_GetObjectItemCaseSensitive(g, f->string))
-      cJSON_ReplaceItemInObjectCaseSensitive(g, f->string, f);
+    /* replaced via the pointer: cJSON_ReplaceItemInObject would free f->string, the key it is
+     * given, before copying it */
+    cJSON *old = cJSON_GetObjectItemCaseSensitive(g, f->string);
+    if (old)
+      cJSON_ReplaceItemViaPointer(g, old, f);
     else
       cJSON_AddItemToObject(g, f->string, f);
   }

@@ -22,6 +22,10 @@ struct prx_sim {
   double noise_var;
   float sigma; /* per-component standard deviation */
   uint64_t noise_seed;
+  float dc_re, dc_im;
+  int has_dc;
+  prx_sim_gap *gaps; /* sorted, not overlapping */
+  size_t n_gaps;
   uint64_t pos; /* samples generated */
   prx_pool *pool;
   sim_rows rows[SIM_BLOCK / SIM_TASK]; /* one per task of a block */
@@ -97,6 +101,32 @@ static prx_status check_carrier(const prx_sim_carrier *c, size_t i, double fs) {
   return PRX_OK;
 }
 
+static prx_status check_gaps(const prx_sim_gap *gaps, size_t n) {
+  if (n && !gaps) return prx_fail(PRX_ERR_INVALID, "%zu gaps given without a gap array", n);
+  const uint64_t limit = (uint64_t)1 << 52; /* the stream's length limit */
+  for (size_t i = 0; i < n; i++) {
+    const prx_sim_gap *g = &gaps[i];
+    if (g->zeros != 0 && g->zeros != 1)
+      return prx_fail(PRX_ERR_INVALID, "gap %zu: zeros must be 0 (noise kept) or 1, got %d", i,
+                      g->zeros);
+    if (g->length < 1)
+      return prx_fail(PRX_ERR_INVALID, "gap %zu (start %llu): length must be at least 1 sample", i,
+                      (unsigned long long)g->start);
+    if (g->start > limit || g->length > limit - g->start)
+      return prx_fail(PRX_ERR_INVALID, "gap %zu: start %llu + length %llu exceeds 2^52 samples", i,
+                      (unsigned long long)g->start, (unsigned long long)g->length);
+    if (i > 0 && g->start < gaps[i - 1].start + gaps[i - 1].length)
+      return prx_fail(PRX_ERR_INVALID,
+                      "gap %zu (start %llu) %s gap %zu (samples %llu to %llu): gaps must be sorted "
+                      "by start and must not overlap",
+                      i, (unsigned long long)g->start,
+                      g->start < gaps[i - 1].start ? "comes before" : "overlaps", i - 1,
+                      (unsigned long long)gaps[i - 1].start,
+                      (unsigned long long)(gaps[i - 1].start + gaps[i - 1].length - 1));
+  }
+  return PRX_OK;
+}
+
 static prx_status check_config(const prx_sim_config *cfg) {
   if (!(cfg->sample_rate > 0) || !isfinite(cfg->sample_rate))
     return prx_fail(PRX_ERR_INVALID, "sample rate must be > 0, got %g", cfg->sample_rate);
@@ -114,7 +144,11 @@ static prx_status check_config(const prx_sim_config *cfg) {
     return prx_fail(PRX_ERR_INVALID, "Es/N0 must be within +-300 dB, got %g", cfg->esn0_db);
   if (cfg->threads < 0 || cfg->threads > 1024)
     return prx_fail(PRX_ERR_INVALID, "threads must be 0 (all cores) to 1024, got %d", cfg->threads);
-  return PRX_OK;
+  if (!(fabs(cfg->dc_re) <= 1e30 && fabs(cfg->dc_im) <= 1e30))
+    return prx_fail(PRX_ERR_INVALID,
+                    "DC offset must be finite (each part within +-1e30), got %g%+gi", cfg->dc_re,
+                    cfg->dc_im);
+  return check_gaps(cfg->gaps, cfg->n_gaps);
 }
 
 /* The next symbol of carrier c (polyrx/sim.h: pilots, then data symbols, differential or not). */
@@ -161,16 +195,58 @@ static void window_task(void *ctx, size_t c) {
   prepare_window(&s->car[c], s->k0, s->n);
 }
 
+/* The first gap that ends after sample k (n_gaps when none). */
+static size_t gap_after(const prx_sim *s, uint64_t k) {
+  size_t lo = 0, hi = s->n_gaps;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->gaps[mid].start + s->gaps[mid].length <= k)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void add_dc(const prx_sim *s, prx_cf32 *out, size_t n) {
+  if (!s->has_dc) return; /* no DC: the samples stay bit-identical to a model without it */
+  for (size_t i = 0; i < n; i++) {
+    out[i].re += s->dc_re;
+    out[i].im += s->dc_im;
+  }
+}
+
+/* Samples k0 .. k0+n-1: noise everywhere, then the carriers and the DC outside the gaps, the DC
+ * in the noise gaps, zeros in the zero gaps. Each sample gets the same operations in the same
+ * order wherever the task and gap boundaries fall, so the output stays a function of k alone. */
 static void block_task(void *ctx, size_t task) {
   prx_sim *s = ctx;
   size_t from = task * SIM_TASK, n = s->n - from < SIM_TASK ? s->n - from : SIM_TASK;
   prx_cf32 *out = s->out + from;
-  uint64_t k0 = s->k0 + from;
+  uint64_t k0 = s->k0 + from, end = k0 + n, k = k0;
   if (s->noise)
     sim_noise(s->noise_seed, s->sigma, k0, n, out);
   else
     memset(out, 0, n * sizeof *out);
-  for (size_t c = 0; c < s->n_car; c++) sim_carrier_add(&s->car[c], &s->rows[task], k0, n, out);
+  size_t g = gap_after(s, k0);
+  while (k < end) {
+    uint64_t gs = g < s->n_gaps ? s->gaps[g].start : UINT64_MAX;
+    if (k < gs) { /* outside the gaps up to the next one */
+      uint64_t e = gs < end ? gs : end;
+      for (size_t c = 0; c < s->n_car; c++)
+        sim_carrier_add(&s->car[c], &s->rows[task], k, (size_t)(e - k), out + (k - k0));
+      add_dc(s, out + (k - k0), (size_t)(e - k));
+      k = e;
+    } else { /* inside gap g */
+      uint64_t ge = gs + s->gaps[g].length, e = ge < end ? ge : end;
+      if (s->gaps[g].zeros)
+        memset(out + (k - k0), 0, (size_t)(e - k) * sizeof *out);
+      else
+        add_dc(s, out + (k - k0), (size_t)(e - k));
+      k = e;
+      if (e == ge) g++;
+    }
+  }
 }
 
 static prx_status carrier_init(sim_carrier *c, const prx_sim_carrier *cfg, size_t index,
@@ -241,6 +317,17 @@ prx_status prx_sim_create(const prx_sim_config *cfg, prx_sim **out) {
     st = carrier_init(&s->car[c], &cfg->carriers[c], c, s->fs);
   s->noise = cfg->noise;
   s->noise_seed = cfg->noise_seed;
+  s->dc_re = (float)cfg->dc_re;
+  s->dc_im = (float)cfg->dc_im;
+  s->has_dc = cfg->dc_re != 0 || cfg->dc_im != 0;
+  s->n_gaps = cfg->n_gaps;
+  if (s->n_gaps && st == PRX_OK) {
+    s->gaps = prx_alloc(s->n_gaps, sizeof *s->gaps);
+    if (s->gaps)
+      memcpy(s->gaps, cfg->gaps, s->n_gaps * sizeof *s->gaps);
+    else
+      st = prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu gaps", s->n_gaps);
+  }
   if (s->noise) {
     const prx_sim_carrier *c0 = &cfg->carriers[0];
     /* Es = P0 / Rs0, N0 = Es / 10^(esn0/10), E|n|^2 = N0 fs */
@@ -271,6 +358,7 @@ void prx_sim_destroy(prx_sim *s) {
     for (size_t c = 0; c < s->n_car; c++) carrier_free(&s->car[c]);
   prx_free(s->car);
   prx_free(s->row_mem);
+  prx_free(s->gaps);
   prx_pool_destroy(s->pool);
   prx_free(s);
 }
