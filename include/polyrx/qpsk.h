@@ -80,10 +80,10 @@ typedef enum {
 
 /* prx_qpsk_block.flags */
 enum {
-  /* no QPSK signal seen: the 4th-power (V&V) line of the block's symbols, averaged over this and
-   * up to 7 earlier blocks, does not stand out of the noise (no carrier, a gap, Es/N0 below about
-   * 2 dB, or a carrier the demodulator does not follow: wrong symbol rate, CFO out of range). Its
-   * bits are noise. */
+  /* no QPSK signal seen: the 4th-power (V&V) line of the block's symbols does not stand out of
+   * the noise (signal < 5, see prx_qpsk_block.signal): no carrier, a gap, Es/N0 below about
+   * 4 dB (512-symbol blocks: reliably present from 5 dB), or a carrier the demodulator does not
+   * follow (wrong symbol rate, CFO out of range). Its bits are noise. */
   PRX_QPSK_BLOCK_NO_SIGNAL = 1,
   /* the clock offset estimated over the block's CFO span is beyond PRX_QPSK_MAX_CLOCK_PPM */
   PRX_QPSK_BLOCK_CLOCK_RANGE = 2,
@@ -113,9 +113,10 @@ typedef struct {
   double esn0_db;        /* Es/N0 of this block alone (M2M4), dB */
   double noise_var;      /* N0/Es used for its LLRs (M2M4 over this and up to 7 earlier blocks) */
   double amplitude;      /* sqrt(Es) at the matched-filter output, in input units */
-  double signal;         /* the signal-present statistic: the V&V line's power over its noise-only
-                            mean, averaged over this and up to 7 earlier blocks (about 1 without
-                            a signal; present above 1 + 6 / sqrt(blocks averaged)) */
+  double signal;         /* the signal-present statistic: the block's V&V line power
+                            |sum y^4|^2 over its mean for noise alone, 6 (sum |y|^4)^2 / n
+                            (exponential of mean 1 without a signal; present above 5; about
+                            n / 6 at high Es/N0) */
   unsigned flags;        /* PRX_QPSK_BLOCK_* */
   unsigned nonfinite;    /* NaN or infinite input samples in the block's own sample range */
 } prx_qpsk_block;

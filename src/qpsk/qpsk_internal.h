@@ -39,6 +39,7 @@
   32                          /* nominal O&M sub-block for the clock drift: unambiguous to         \
                                  1e6 / (2 * 33) = 15000 ppm */
 #define QPSK_SUB_MAX 33       /* sub-blocks per block (1024 / 32) + a shorter tail */
+#define QPSK_DC_SPANS 4       /* CFO spans in the DC estimate (this one and 3 before) */
 #define QPSK_LAGS 5           /* sub-block lags 1, 2, 4, 8, 16 for the drift (doubling precision) */
 #define QPSK_MAX_DRIFT 0.0062 /* |d| is clamped here (a little beyond the flagged range) */
 
@@ -72,21 +73,23 @@ typedef struct {
   unsigned nsub;                /* sub-blocks present */
   double om[2];                 /* O&M sum referred to the block centre with the span's drift */
   double om_n;                  /* grid samples summed */
-  double tau;                   /* unwrapped timing at the block centre, symbol periods */
-  double d;                     /* clock slope used for its instants */
-  double tres;                  /* tau minus the span's clock line */
-  int64_t k0, k1;               /* owned grid-symbol indices [k0, k1) */
-  prx_cf32 *sym;                /* matched-filter output at their instants */
-  qpsk_sums sums;               /* V&V and moments over sym */
-  double phi;                   /* unwrapped V&V phase (after de-rotation) */
-  double sig, noise;            /* M2M4 over the noise window: signal power, noise variance */
-  double sig_own, noise_own;    /* this block's own M2M4 powers (normalised units) */
-  double vv_stat;      /* signal-present statistic over the window (prx_qpsk_block.signal) */
-  unsigned flags;      /* PRX_QPSK_BLOCK_* */
-  uint8_t *tag;        /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
-  qpsk_diff_prev prev; /* DIFFERENTIAL: the symbol before sym[0] */
-  uint64_t j0;         /* stream index of sym[0] */
-  size_t out0;         /* output offset (data symbols) within the current call */
+  double om_en;                 /* sum of |osub|^2: the noise level of |om|^2 */
+  int locked;                /* its O&M line stands out of the noise: tau measured, not predicted */
+  double tau;                /* unwrapped timing at the block centre, symbol periods */
+  double d;                  /* clock slope used for its instants */
+  double tres;               /* tau minus the span's clock line */
+  int64_t k0, k1;            /* owned grid-symbol indices [k0, k1) */
+  prx_cf32 *sym;             /* matched-filter output at their instants */
+  qpsk_sums sums;            /* V&V and moments over sym */
+  double phi;                /* unwrapped V&V phase (after de-rotation) */
+  double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
+  double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
+  double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
+  unsigned flags;            /* PRX_QPSK_BLOCK_* */
+  uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
+  qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
+  uint64_t j0;               /* stream index of sym[0] */
+  size_t out0;               /* output offset (data symbols) within the current call */
   unsigned n_data;
   int quarter; /* PILOTS: quarter-turn at the block centre (for the report) */
 } qpsk_blk;
@@ -138,14 +141,16 @@ struct prx_qpsk {
   int have_phase;                    /* a block's phase has been set */
   double tau_prev, phi_prev, e_prev; /* e: the slope dtau/dt of the last span */
   int64_t k_end_prev;
-  double om_prev[2], om_prev_n;
-  double corr_prev[QPSK_LAGS][2]; /* the last span's sub-block correlations (for a short span) */
-  int have_e;                     /* e_prev comes from a span with enough blocks */
-  double dc_prev[2], gain_prev;   /* the last span's level (for a span without samples) */
+  double om_prev[2], om_prev_n, en_prev;
+  double corr_prev[QPSK_LAGS][2];   /* the last span's sub-block correlations (for a short span) */
+  int have_e;                       /* e_prev comes from a span with enough blocks */
+  double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
+  double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
+  unsigned dc_count;
   qpsk_sums sums_prev;
   qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
-  double vv_ring[QPSK_NOISE_BLOCKS]; /* the blocks' own signal-present statistics */
-  unsigned noise_count, vv_count;
+  unsigned noise_count;
+  int present_prev;     /* the last block's signal-present decision */
   qpsk_diff_prev dprev; /* DIFFERENTIAL: last symbol of the stream so far */
   int64_t frame_off;    /* PILOTS: frame alignment (stream index of a frame start), -1: none */
   double pcorr[2];      /* PILOTS: correlation of the current frame's pilot word so far */
