@@ -4,6 +4,7 @@
 #include "qpsk_internal.h"
 
 #include "../dsp/convert.h"
+#include "qpsk_simd.h"
 
 #include <math.h>
 #include <string.h>
@@ -72,13 +73,19 @@ static void convert_span(const prx_qpsk *q, int64_t a, size_t m, prx_cf32 *out) 
 }
 
 const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
-                           double theta, double omega, const double dc[2], double gain) {
+                           double theta, double omega, const double dc[2], double gain,
+                           int64_t fin_lo, int64_t fin_hi) {
   const int64_t end = q->n_total;
   size_t n = (size_t)(hi - lo);
   const prx_cf32 dcf = {(float)dc[0], (float)dc[1]};
   if (q->cfg.in_format == PRX_CF32 && lo >= 0 && hi <= end) {
     const prx_cf32 *src = (const prx_cf32 *)contiguous(q, lo, hi);
-    if (src && all_finite(src, n)) {
+    /* the part known to be finite is not tested again */
+    if (fin_lo < lo) fin_lo = lo;
+    if (fin_hi > hi) fin_hi = hi;
+    if (fin_hi <= fin_lo) fin_lo = fin_hi = hi;
+    if (src && all_finite(src, (size_t)(fin_lo - lo)) &&
+        all_finite(src + (fin_hi - lo), (size_t)(hi - fin_hi))) {
       if (!rotate) return src;                             /* read in place: no copy */
       qpsk_derotate(src, out, n, theta, omega, dcf, gain); /* one pass: read, rotate, write */
       return out;
@@ -97,11 +104,40 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
   return out;
 }
 
-/* sums over n cf32 samples, the non-finite ones counted and left out */
+/* sums over n cf32 samples, the non-finite ones counted and left out; in double (any finite
+ * level: |x|^2 of a float can exceed the float range), 4-sample runs in vector lanes */
 static void moments(const prx_cf32 *x, size_t n, double mom[3], double *n_fin, unsigned *n_bad) {
   double sr = 0, si = 0, sp = 0;
-  size_t bad = 0;
-  for (size_t i = 0; i < n; i++) {
+  size_t bad = 0, i = 0;
+#ifdef QPSK_AVX2
+  for (; i + 256 <= n; i += 256) {
+    if (!all_finite(x + i, 256)) break;
+    /* four independent chains of each sum: the adds' latency does not limit the loop */
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, p0 = a0, p1 = a0, p2 = a0, p3 = a0;
+    for (size_t k = i; k < i + 256; k += 8) {
+      const float *f = (const float *)(x + k);
+      __m256d v0 = _mm256_cvtps_pd(_mm_loadu_ps(f)), v1 = _mm256_cvtps_pd(_mm_loadu_ps(f + 4));
+      __m256d v2 = _mm256_cvtps_pd(_mm_loadu_ps(f + 8)), v3 = _mm256_cvtps_pd(_mm_loadu_ps(f + 12));
+      a0 = _mm256_add_pd(a0, v0);
+      a1 = _mm256_add_pd(a1, v1);
+      a2 = _mm256_add_pd(a2, v2);
+      a3 = _mm256_add_pd(a3, v3);
+      p0 = _mm256_fmadd_pd(v0, v0, p0);
+      p1 = _mm256_fmadd_pd(v1, v1, p1);
+      p2 = _mm256_fmadd_pd(v2, v2, p2);
+      p3 = _mm256_fmadd_pd(v3, v3, p3);
+    }
+    __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+    __m256d p = _mm256_add_pd(_mm256_add_pd(p0, p1), _mm256_add_pd(p2, p3));
+    double av[4], pv[4];
+    _mm256_storeu_pd(av, a);
+    _mm256_storeu_pd(pv, p);
+    sr += av[0] + av[2];
+    si += av[1] + av[3];
+    sp += pv[0] + pv[1] + pv[2] + pv[3];
+  }
+#endif
+  for (; i < n; i++) {
     double re = x[i].re, im = x[i].im;
     if (!isfinite(re) || !isfinite(im)) {
       bad++;
