@@ -104,48 +104,68 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
   return out;
 }
 
-/* sums over n cf32 samples, the non-finite ones counted and left out; in double (any finite
- * level: |x|^2 of a float can exceed the float range), 4-sample runs in vector lanes */
+/* sums of one finite chunk in double (any finite level) */
+static void chunk_double(const prx_cf32 *x, size_t n, double *sr, double *si, double *sp) {
+  double a = 0, b = 0, c = 0;
+  for (size_t i = 0; i < n; i++) {
+    double re = x[i].re, im = x[i].im;
+    a += re;
+    b += im;
+    c += re * re + im * im;
+  }
+  *sr += a;
+  *si += b;
+  *sp += c;
+}
+
+/* sums over n cf32 samples, the non-finite ones counted and left out. Chunks of 256 finite
+ * samples are summed in float lanes (a vector loop), and again in double where the float power
+ * overflows or underflows (levels beyond about 1e18 or below 1e-18) */
 static void moments(const prx_cf32 *x, size_t n, double mom[3], double *n_fin, unsigned *n_bad) {
   double sr = 0, si = 0, sp = 0;
   size_t bad = 0, i = 0;
-#ifdef QPSK_AVX2
   for (; i + 256 <= n; i += 256) {
     if (!all_finite(x + i, 256)) break;
-    /* four independent chains of each sum: the adds' latency does not limit the loop */
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, p0 = a0, p1 = a0, p2 = a0, p3 = a0;
-    for (size_t k = i; k < i + 256; k += 8) {
-      const float *f = (const float *)(x + k);
-      __m256d v0 = _mm256_cvtps_pd(_mm_loadu_ps(f)), v1 = _mm256_cvtps_pd(_mm_loadu_ps(f + 4));
-      __m256d v2 = _mm256_cvtps_pd(_mm_loadu_ps(f + 8)), v3 = _mm256_cvtps_pd(_mm_loadu_ps(f + 12));
-      a0 = _mm256_add_pd(a0, v0);
-      a1 = _mm256_add_pd(a1, v1);
-      a2 = _mm256_add_pd(a2, v2);
-      a3 = _mm256_add_pd(a3, v3);
-      p0 = _mm256_fmadd_pd(v0, v0, p0);
-      p1 = _mm256_fmadd_pd(v1, v1, p1);
-      p2 = _mm256_fmadd_pd(v2, v2, p2);
-      p3 = _mm256_fmadd_pd(v3, v3, p3);
+    const float *f = (const float *)(x + i);
+    float ar = 0, ai = 0, pp = 0;
+#ifdef QPSK_AVX2
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, p0 = a0, p1 = a0;
+    for (size_t k = 0; k < 512; k += 16) {
+      __m256 v0 = _mm256_loadu_ps(f + k), v1 = _mm256_loadu_ps(f + k + 8);
+      a0 = _mm256_add_ps(a0, v0);
+      a1 = _mm256_add_ps(a1, v1);
+      p0 = _mm256_fmadd_ps(v0, v0, p0);
+      p1 = _mm256_fmadd_ps(v1, v1, p1);
     }
-    __m256d a = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
-    __m256d p = _mm256_add_pd(_mm256_add_pd(p0, p1), _mm256_add_pd(p2, p3));
-    double av[4], pv[4];
-    _mm256_storeu_pd(av, a);
-    _mm256_storeu_pd(pv, p);
-    sr += av[0] + av[2];
-    si += av[1] + av[3];
-    sp += pv[0] + pv[1] + pv[2] + pv[3];
-  }
+    float av[8], pv[8];
+    _mm256_storeu_ps(av, _mm256_add_ps(a0, a1));
+    _mm256_storeu_ps(pv, _mm256_add_ps(p0, p1));
+    for (int l = 0; l < 8; l += 2) {
+      ar += av[l];
+      ai += av[l + 1];
+      pp += pv[l] + pv[l + 1];
+    }
+#else
+    for (size_t k = 0; k < 512; k += 2) {
+      ar += f[k];
+      ai += f[k + 1];
+      pp += f[k] * f[k] + f[k + 1] * f[k + 1];
+    }
 #endif
+    if (pp < 1e30f && pp > 1e-30f) {
+      sr += ar;
+      si += ai;
+      sp += pp;
+    } else {
+      chunk_double(x + i, 256, &sr, &si, &sp);
+    }
+  }
   for (; i < n; i++) {
-    double re = x[i].re, im = x[i].im;
-    if (!isfinite(re) || !isfinite(im)) {
+    if (!isfinite(x[i].re) || !isfinite(x[i].im)) {
       bad++;
       continue;
     }
-    sr += re;
-    si += im;
-    sp += re * re + im * im;
+    chunk_double(x + i, 1, &sr, &si, &sp);
   }
   mom[0] += sr;
   mom[1] += si;
