@@ -104,34 +104,68 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
   return out;
 }
 
-/* sums of one finite chunk in double (any finite level) */
-static void chunk_double(const prx_cf32 *x, size_t n, double *sr, double *si, double *sp) {
-  double a = 0, b = 0, c = 0;
-  for (size_t i = 0; i < n; i++) {
-    double re = x[i].re, im = x[i].im;
-    a += re;
-    b += im;
-    c += re * re + im * im;
-  }
-  *sr += a;
-  *si += b;
-  *sp += c;
-}
-
-/* sums over n cf32 samples, the non-finite ones counted and left out. Chunks of 256 finite
- * samples are summed in float lanes (a vector loop), and again in double where the float power
- * overflows or underflows (levels beyond about 1e18 or below 1e-18) */
-static void moments(const prx_cf32 *x, size_t n, double mom[3], double *n_fin, unsigned *n_bad) {
-  double sr = 0, si = 0, sp = 0;
-  size_t bad = 0, i = 0;
-  for (; i + 256 <= n; i += 256) {
-    if (!all_finite(x + i, 256)) break;
-    const float *f = (const float *)(x + i);
-    float ar = 0, ai = 0, pp = 0;
+/* Sums of one chunk of at most 256 samples, added to mom: finite samples in float lanes (a
+ * vector loop) after scaling by the power of 2 that brings the chunk's largest component into
+ * [1, 2) (so that any level sums alike, and a power-of-2 level gives results scaled exactly);
+ * a chunk with non-finite samples in double, those counted and left out. */
+static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
+                          unsigned *n_bad) {
+  /* the largest |component| and whether all are finite, in one pass */
+  const float *f = (const float *)x;
+  float mx = 0;
+  int finite = 1;
+  size_t k = 0;
 #ifdef QPSK_AVX2
+  {
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff), big = _mm256_set1_epi32(0x7f7fffff);
+    __m256i m8 = _mm256_setzero_si256(), bad8 = m8;
+    for (; k + 8 <= 2 * n; k += 8) {
+      __m256i v = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(f + k)), absm);
+      bad8 = _mm256_or_si256(bad8, _mm256_cmpgt_epi32(v, big));
+      m8 = _mm256_max_epi32(m8, v); /* finite non-negative floats order as integers */
+    }
+    int32_t mv[8];
+    _mm256_storeu_si256((__m256i *)mv, m8);
+    for (int l = 0; l < 8; l++) {
+      float fv;
+      memcpy(&fv, &mv[l], sizeof fv);
+      mx = fmaxf(mx, fv);
+    }
+    finite = _mm256_testz_si256(bad8, bad8);
+  }
+#endif
+  for (; k < 2 * n; k++) {
+    finite &= isfinite(f[k]);
+    mx = fmaxf(mx, fabsf(f[k]));
+  }
+  if (!finite) {
+    for (size_t i = 0; i < n; i++) {
+      double re = x[i].re, im = x[i].im;
+      if (!isfinite(re) || !isfinite(im)) {
+        ++*n_bad;
+        continue;
+      }
+      mom[0] += re;
+      mom[1] += im;
+      mom[2] += re * re + im * im;
+      *n_fin += 1;
+    }
+    return;
+  }
+  *n_fin += (double)n;
+  if (mx == 0) return;
+  int ex;
+  frexpf(mx, &ex);
+  const float sc = ldexpf(1.0f, 1 - ex); /* mx sc in [1, 2) */
+  float ar = 0, ai = 0, pp = 0;
+  k = 0;
+#ifdef QPSK_AVX2
+  if (n == 256) {
+    const __m256 s8 = _mm256_set1_ps(sc);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, p0 = a0, p1 = a0;
-    for (size_t k = 0; k < 512; k += 16) {
-      __m256 v0 = _mm256_loadu_ps(f + k), v1 = _mm256_loadu_ps(f + k + 8);
+    for (; k < 512; k += 16) {
+      __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
+      __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(f + k + 8), s8);
       a0 = _mm256_add_ps(a0, v0);
       a1 = _mm256_add_ps(a1, v1);
       p0 = _mm256_fmadd_ps(v0, v0, p0);
@@ -145,33 +179,18 @@ static void moments(const prx_cf32 *x, size_t n, double mom[3], double *n_fin, u
       ai += av[l + 1];
       pp += pv[l] + pv[l + 1];
     }
-#else
-    for (size_t k = 0; k < 512; k += 2) {
-      ar += f[k];
-      ai += f[k + 1];
-      pp += f[k] * f[k] + f[k + 1] * f[k + 1];
-    }
+  }
 #endif
-    if (pp < 1e30f && pp > 1e-30f) {
-      sr += ar;
-      si += ai;
-      sp += pp;
-    } else {
-      chunk_double(x + i, 256, &sr, &si, &sp);
-    }
+  for (; k < 2 * n; k += 2) {
+    float re = f[k] * sc, im = f[k + 1] * sc;
+    ar += re;
+    ai += im;
+    pp += re * re + im * im;
   }
-  for (; i < n; i++) {
-    if (!isfinite(x[i].re) || !isfinite(x[i].im)) {
-      bad++;
-      continue;
-    }
-    chunk_double(x + i, 1, &sr, &si, &sp);
-  }
-  mom[0] += sr;
-  mom[1] += si;
-  mom[2] += sp;
-  *n_fin += (double)(n - bad);
-  *n_bad += (unsigned)bad;
+  const double inv = ldexp(1.0, ex - 1);
+  mom[0] += ar * inv;
+  mom[1] += ai * inv;
+  mom[2] += pp * inv * inv;
 }
 
 void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
@@ -181,16 +200,27 @@ void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scr
   *n_bad = 0;
   if (lo < 0) lo = 0;
   if (hi > q->n_total) hi = q->n_total;
+  /* chunks at absolute positions (multiples of 256), so that the sums do not depend on how the
+   * input was cut into calls */
   while (lo < hi) {
-    size_t k;
-    const uint8_t *src = piece(q, lo, &k);
-    if (k > (size_t)(hi - lo)) k = (size_t)(hi - lo);
-    if (q->cfg.in_format == PRX_CF32) {
-      moments((const prx_cf32 *)src, k, mom, n_fin, n_bad);
+    int64_t c_end = (lo / 256 + 1) * 256;
+    if (c_end > hi) c_end = hi;
+    size_t m = (size_t)(c_end - lo);
+    const prx_cf32 *x;
+    if (q->cfg.in_format == PRX_CF32 && (x = (const prx_cf32 *)contiguous(q, lo, c_end)) != NULL) {
+      /* in place */
     } else {
-      prx_convert_block(q->cfg.in_format, src, k, scratch);
-      moments(scratch, k, mom, n_fin, n_bad);
+      size_t done = 0;
+      while (done < m) { /* raw: the chunk may straddle the buffer and the caller's chunk */
+        size_t k;
+        const uint8_t *src = piece(q, lo + (int64_t)done, &k);
+        if (k > m - done) k = m - done;
+        prx_convert_block(q->cfg.in_format, src, k, scratch + done);
+        done += k;
+      }
+      x = scratch;
     }
-    lo += (int64_t)k;
+    moments_chunk(x, m, mom, n_fin, n_bad);
+    lo = c_end;
   }
 }
