@@ -108,37 +108,71 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
  * vector loop) after scaling by the power of 2 that brings the chunk's largest component into
  * [1, 2) (so that any level sums alike, and a power-of-2 level gives results scaled exactly);
  * a chunk with non-finite samples in double, those counted and left out. */
-static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
-                          unsigned *n_bad) {
-  /* the largest |component| and whether all are finite, in one pass */
-  const float *f = (const float *)x;
-  float mx = 0;
+/* one pass over n samples scaled by sc (a power of 2): the float sums of re, im and |x|^2, the
+ * largest |component| and whether all are finite. The summation order depends on n only, so two
+ * scalings give sums that are exact scalings of each other (while nothing overflows) */
+static int chunk_sums(const float *f, size_t n, float sc, float out[4]) {
+  float mx = 0, ar = 0, ai = 0, pp = 0;
   int finite = 1;
   size_t k = 0;
 #ifdef QPSK_AVX2
   {
     const __m256i absm = _mm256_set1_epi32(0x7fffffff), big = _mm256_set1_epi32(0x7f7fffff);
+    const __m256 s8 = _mm256_set1_ps(sc);
     __m256i m8 = _mm256_setzero_si256(), bad8 = m8;
+    __m256 a0 = _mm256_setzero_ps(), p0 = a0;
     for (; k + 8 <= 2 * n; k += 8) {
-      __m256i v = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(f + k)), absm);
-      bad8 = _mm256_or_si256(bad8, _mm256_cmpgt_epi32(v, big));
-      m8 = _mm256_max_epi32(m8, v); /* finite non-negative floats order as integers */
+      __m256 v = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
+      __m256i u = _mm256_and_si256(_mm256_castps_si256(v), absm);
+      bad8 = _mm256_or_si256(bad8, _mm256_cmpgt_epi32(u, big));
+      m8 = _mm256_max_epi32(m8, u); /* finite non-negative floats order as integers */
+      a0 = _mm256_add_ps(a0, v);
+      p0 = _mm256_fmadd_ps(v, v, p0);
     }
     int32_t mv[8];
+    float av[8], pv[8];
     _mm256_storeu_si256((__m256i *)mv, m8);
+    _mm256_storeu_ps(av, a0);
+    _mm256_storeu_ps(pv, p0);
     for (int l = 0; l < 8; l++) {
       float fv;
       memcpy(&fv, &mv[l], sizeof fv);
       mx = fmaxf(mx, fv);
     }
+    for (int l = 0; l < 8; l += 2) {
+      ar += av[l];
+      ai += av[l + 1];
+      pp += pv[l] + pv[l + 1];
+    }
     finite = _mm256_testz_si256(bad8, bad8);
   }
 #endif
-  for (; k < 2 * n; k++) {
-    finite &= isfinite(f[k]);
-    mx = fmaxf(mx, fabsf(f[k]));
+  for (; k < 2 * n; k += 2) {
+    float re = f[k] * sc, im = f[k + 1] * sc;
+    finite &= isfinite(re) && isfinite(im);
+    mx = fmaxf(mx, fmaxf(fabsf(re), fabsf(im)));
+    ar += re;
+    ai += im;
+    pp += re * re + im * im;
   }
-  if (!finite) {
+  out[0] = ar;
+  out[1] = ai;
+  out[2] = pp;
+  out[3] = mx;
+  return finite;
+}
+
+/* Sums of one chunk of at most 256 samples, added to mom: in float lanes (a vector loop); where
+ * the chunk's largest component lies outside [2^-40, 2^40] (the float sums of squares would
+ * overflow or lose terms to underflow) again, scaled by the power of 2 that brings it into
+ * [1, 2), so that any finite level gives the same sums up to its scale, and a power-of-2 level
+ * exactly scaled sums. A chunk with non-finite samples is summed in double, those counted and
+ * left out. */
+static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
+                          unsigned *n_bad) {
+  const float *f = (const float *)x;
+  float r[4];
+  if (!chunk_sums(f, n, 1.0f, r)) {
     for (size_t i = 0; i < n; i++) {
       double re = x[i].re, im = x[i].im;
       if (!isfinite(re) || !isfinite(im)) {
@@ -153,44 +187,16 @@ static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_
     return;
   }
   *n_fin += (double)n;
-  if (mx == 0) return;
-  int ex;
-  frexpf(mx, &ex);
-  const float sc = ldexpf(1.0f, 1 - ex); /* mx sc in [1, 2) */
-  float ar = 0, ai = 0, pp = 0;
-  k = 0;
-#ifdef QPSK_AVX2
-  if (n == 256) {
-    const __m256 s8 = _mm256_set1_ps(sc);
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, p0 = a0, p1 = a0;
-    for (; k < 512; k += 16) {
-      __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
-      __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(f + k + 8), s8);
-      a0 = _mm256_add_ps(a0, v0);
-      a1 = _mm256_add_ps(a1, v1);
-      p0 = _mm256_fmadd_ps(v0, v0, p0);
-      p1 = _mm256_fmadd_ps(v1, v1, p1);
-    }
-    float av[8], pv[8];
-    _mm256_storeu_ps(av, _mm256_add_ps(a0, a1));
-    _mm256_storeu_ps(pv, _mm256_add_ps(p0, p1));
-    for (int l = 0; l < 8; l += 2) {
-      ar += av[l];
-      ai += av[l + 1];
-      pp += pv[l] + pv[l + 1];
-    }
+  double inv = 1;
+  if (r[3] > 0 && !(r[3] >= 0x1p-40f && r[3] <= 0x1p40f)) {
+    int ex;
+    frexpf(r[3], &ex);
+    chunk_sums(f, n, ldexpf(1.0f, 1 - ex), r);
+    inv = ldexp(1.0, ex - 1);
   }
-#endif
-  for (; k < 2 * n; k += 2) {
-    float re = f[k] * sc, im = f[k + 1] * sc;
-    ar += re;
-    ai += im;
-    pp += re * re + im * im;
-  }
-  const double inv = ldexp(1.0, ex - 1);
-  mom[0] += ar * inv;
-  mom[1] += ai * inv;
-  mom[2] += pp * inv * inv;
+  mom[0] += r[0] * inv;
+  mom[1] += r[1] * inv;
+  mom[2] += r[2] * inv * inv;
 }
 
 void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
