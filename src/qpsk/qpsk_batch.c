@@ -331,6 +331,11 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
      * of the span before, its few blocks measure it worse */
     double e = ec;
+    /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
+     * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
+    sp->out_range = fabs(e) > e_max;
+    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
+    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
     unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
                   q->en_prev);
     unsigned nl = 0;
@@ -338,11 +343,10 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     int fitted = span_locked && nl >= 4;
     if (!fitted && q->have_e && e != q->e_prev) {
       e = q->e_prev;
+      sp->out_range = q->range_prev;
       unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
     }
-    sp->out_range = fabs(e) > e_max;
-    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
-    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
+    q->range_prev = sp->out_range;
     sp->e = e;
     /* 3. the span's clock line: slope e through the locked blocks' timing */
     double icpt = 0, ni = 0;
@@ -370,6 +374,12 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
         if (end < limit) limit = end;
       }
       bk->k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil(d * Cb / (1 + d) - bk->tau);
+      /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
+       * half a symbol by construction; should they not, the block's timing moves to keep its
+       * first instant inside (a safety net: never a read outside the windows) */
+      double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
+      if (t_first < (double)bk->b * L - 0.7)
+        bk->tau += ((double)bk->b * L - 0.7 - t_first) / (1 + d);
       bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
       if (bk->k1 < bk->k0) bk->k1 = bk->k0;
       if (bk->k1 - bk->k0 > (int64_t)q->Lmax) bk->k1 = bk->k0 + q->Lmax;
