@@ -24,6 +24,8 @@
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
 #include "qpsk_internal.h"
 
+#include "qpsk_cplx.h"
+
 #include <math.h>
 #include <string.h>
 
