@@ -123,7 +123,8 @@ static void stage_om(void *ctx, size_t t) {
     if (g_hi > m_end) g_hi = m_end;
   }
   bk->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
-  memset(bk->corr, 0, sizeof bk->corr);
+  double corr[QPSK_LAGS][2]; /* in registers, not through the block's memory */
+  memset(corr, 0, sizeof corr);
   bk->nsub = 0;
   const int64_t Ls4 = 4 * (int64_t)q->Ls;
   for (unsigned j = 0; j <= q->nsub; j++) {
@@ -140,11 +141,12 @@ static void stage_om(void *ctx, size_t t) {
     if (j < q->nsub && e - a == Ls4) {
       for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
         const double *p = bk->osub[j - (1u << l)];
-        bk->corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
-        bk->corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
       }
     }
   }
+  memcpy(bk->corr, corr, sizeof corr);
   /* the rest of the grid (margins, and what lies past the stream's end) the same way */
   double unused[2] = {0, 0};
   int64_t done = g_hi > m0 ? g_hi - m0 : 0;
