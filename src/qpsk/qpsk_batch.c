@@ -369,8 +369,8 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
       bk->d = d;
       bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
       /* on a fitted span the instants follow its line: a block's own O&M value carries the
-       * estimator's self-noise (~0.01 T over 512 symbols, an ISI floor near -38 dB), the line
-       * averages it over the span; a block that left the line (a jump) keeps its own value */
+       * estimator's noise, the line averages it over the span's blocks; a block that left the
+       * line (a jump) keeps its own value */
       if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
       double limit = ((double)bk->b + 1) * L;
       if (q->flushing) {
