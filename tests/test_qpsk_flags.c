@@ -119,6 +119,21 @@ static void clock_range(void) {
     CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "%+g ppm: measured %+.2f", c.ppm, r.st.clock_ppm);
     result_free(&r);
   }
+  /* the range holds at any sps: a fractional 16/3 and the largest ones, 64 and 1024 */
+  const double spss[] = {16.0 / 3, 64, 1024};
+  for (size_t i = 0; i < 3; i++) {
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      tcase c = base_case(&rng, 15);
+      c.sps = spss[i];
+      c.ppm = sgn * 1000.0;
+      result r = run(&c, tcase_length(&c, (size_t)(10000 * c.sps)), NULL, 0);
+      CHECK(r.errors == 0 && r.st.warnings == 0, "sps %g, %+g ppm: %ld errors, warnings %#x", c.sps,
+            c.ppm, r.errors, r.st.warnings);
+      CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "sps %g, %+g ppm: measured %+.2f", c.sps, c.ppm,
+            r.st.clock_ppm);
+      result_free(&r);
+    }
+  }
   const double beyond[] = {6000, -7000, 10000, -10000};
   for (size_t i = 0; i < 4; i++) {
     tcase c = base_case(&rng, 15);
