@@ -123,6 +123,41 @@ else
   no_module "a build without CUDA" "no CUDA backend" POLYRX_CPU=
 fi
 
+# ---- a program linked with the installed shared library finds the module beside it ----
+san=$(sed -n 's/^POLYRX_SANITIZE:STRING=//p' "$B/CMakeCache.txt" 2>/dev/null)
+cat >"$T/prog.c" <<'C'
+#include <polyrx.h>
+#include <stdio.h>
+
+int main(void) {
+  prx_chan_config cfg = prx_chan_config_default();
+  cfg.channels = 64;
+  cfg.backend = PRX_BACKEND_CUDA;
+  prx_chan *ch = NULL;
+  prx_status st = prx_chan_create(&cfg, &ch);
+  printf("%s\n", st == PRX_OK ? "cuda" : prx_last_error());
+  prx_chan_destroy(ch);
+  return 0;
+}
+C
+if cc ${san:+-fsanitize=$san} -o "$T/prog" "$T/prog.c" -I"$T/p/include" -L"$libdir" -lpolyrx \
+  -Wl,-rpath,"$libdir" 2>"$T/err.txt"; then
+  out=$("$T/prog" 2>&1)
+  if [ $cuda_built = 1 ]; then
+    case $out in
+    cuda | *"no CUDA device is usable"*) ;;
+    *) bad "a program on the installed libpolyrx.so does not find the module beside it: $out" ;;
+    esac
+  else
+    case $out in
+    *"no CUDA backend"*) ;;
+    *) bad "a program on libpolyrx.so without CUDA: '$out'" ;;
+    esac
+  fi
+else
+  bad "cannot build a program against the installed library: $(cat "$T/err.txt")"
+fi
+
 # ---- the baseline CPU kernels (POLYRX_CPU=generic) against the ones chosen for this CPU ----
 chan "$T/best" --backend cpu || bad "channelize on the CPU failed"
 POLYRX_CPU=generic chan "$T/generic" --backend cpu || bad "channelize with POLYRX_CPU=generic failed"

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,14 +34,15 @@ static const prx_cuda_host host = {host_fail, prx_format_size};
 
 #ifdef PRX_HAVE_CUDA
 /* The directory of the object holding this code: libpolyrx.so, or the executable that links
- * libpolyrx statically. 0 when unknown. */
+ * libpolyrx statically (the main program's link map has an empty name). 0 when unknown. */
 static int own_dir(char *dir, size_t n) {
   Dl_info info;
+  struct link_map *lm = NULL;
   char path[PATH_MAX];
-  if (dladdr((void *)&prx_cuda_module_get, &info) && info.dli_fname &&
-      strchr(info.dli_fname, '/')) {
-    if (!realpath(info.dli_fname, path)) return 0;
-  } else { /* the main program (dladdr names it as started, maybe without a directory) */
+  if (dladdr1((void *)&prx_cuda_module_get, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+      lm->l_name && lm->l_name[0]) {
+    if (!realpath(lm->l_name, path)) return 0;
+  } else {
     ssize_t len = readlink("/proc/self/exe", path, sizeof path - 1);
     if (len <= 0) return 0;
     path[len] = 0;
