@@ -119,6 +119,21 @@ static void clock_range(void) {
     CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "%+g ppm: measured %+.2f", c.ppm, r.st.clock_ppm);
     result_free(&r);
   }
+  /* the range holds at any sps: a fractional 16/3 and the largest ones, 64 and 1024 */
+  const double spss[] = {16.0 / 3, 64, 1024};
+  for (size_t i = 0; i < 3; i++) {
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      tcase c = base_case(&rng, 15);
+      c.sps = spss[i];
+      c.ppm = sgn * 1000.0;
+      result r = run(&c, tcase_length(&c, (size_t)(10000 * c.sps)), NULL, 0);
+      CHECK(r.errors == 0 && r.st.warnings == 0, "sps %g, %+g ppm: %ld errors, warnings %#x", c.sps,
+            c.ppm, r.errors, r.st.warnings);
+      CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "sps %g, %+g ppm: measured %+.2f", c.sps, c.ppm,
+            r.st.clock_ppm);
+      result_free(&r);
+    }
+  }
   const double beyond[] = {6000, -7000, 10000, -10000};
   for (size_t i = 0; i < 4; i++) {
     tcase c = base_case(&rng, 15);
@@ -205,8 +220,8 @@ static void signal_present(void) {
 static void esn0_summary(void) {
   test_rng rng;
   test_rng_seed(&rng, 73);
-  const double esn0s[] = {5, 10, 20, 30};
-  for (size_t i = 0; i < 4; i++) {
+  const double esn0s[] = {0, 5, 10, 20, 30};
+  for (size_t i = 0; i < 5; i++) {
     tcase c = base_case(&rng, esn0s[i]);
     c.ppm = 50;
     /* a capture that ends a few symbols into a block: a short last block must not pull the mean */
@@ -217,9 +232,12 @@ static void esn0_summary(void) {
            (unsigned long long)r.st.blocks);
     CHECK(fabs(r.st.esn0_db - esn0s[i]) < 0.5, "Es/N0 %g dB: summary %.2f dB", esn0s[i],
           r.st.esn0_db);
-    CHECK(r.st.blocks_no_signal == 0 && r.st.warnings == 0,
-          "Es/N0 %g dB: %llu blocks without signal", esn0s[i],
-          (unsigned long long)r.st.blocks_no_signal);
+    /* at 0 dB most 512-symbol blocks show no 4th-power line (the flag's threshold is near 3 dB);
+     * the summary still measures the signal */
+    if (esn0s[i] >= 5)
+      CHECK(r.st.blocks_no_signal == 0 && r.st.warnings == 0,
+            "Es/N0 %g dB: %llu blocks without signal", esn0s[i],
+            (unsigned long long)r.st.blocks_no_signal);
     CHECK(fabs(r.st.cfo_hz - c.cfo * 1e3) < 0.01, "CFO summary %.4f Hz, truth %.4f Hz", r.st.cfo_hz,
           c.cfo * 1e3);
     result_free(&r);

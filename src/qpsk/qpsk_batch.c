@@ -24,6 +24,8 @@
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
 #include "qpsk_internal.h"
 
+#include "qpsk_cplx.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -121,7 +123,8 @@ static void stage_om(void *ctx, size_t t) {
     if (g_hi > m_end) g_hi = m_end;
   }
   bk->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
-  memset(bk->corr, 0, sizeof bk->corr);
+  double corr[QPSK_LAGS][2]; /* in registers, not through the block's memory */
+  memset(corr, 0, sizeof corr);
   bk->nsub = 0;
   const int64_t Ls4 = 4 * (int64_t)q->Ls;
   for (unsigned j = 0; j <= q->nsub; j++) {
@@ -138,11 +141,12 @@ static void stage_om(void *ctx, size_t t) {
     if (j < q->nsub && e - a == Ls4) {
       for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
         const double *p = bk->osub[j - (1u << l)];
-        bk->corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
-        bk->corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
       }
     }
   }
+  memcpy(bk->corr, corr, sizeof corr);
   /* the rest of the grid (margins, and what lies past the stream's end) the same way */
   double unused[2] = {0, 0};
   int64_t done = g_hi > m0 ? g_hi - m0 : 0;
@@ -331,6 +335,11 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
      * of the span before, its few blocks measure it worse */
     double e = ec;
+    /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
+     * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
+    sp->out_range = fabs(e) > e_max;
+    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
+    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
     unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
                   q->en_prev);
     unsigned nl = 0;
@@ -338,11 +347,10 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     int fitted = span_locked && nl >= 4;
     if (!fitted && q->have_e && e != q->e_prev) {
       e = q->e_prev;
+      sp->out_range = q->range_prev;
       unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
     }
-    sp->out_range = fabs(e) > e_max;
-    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
-    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
+    q->range_prev = sp->out_range;
     sp->e = e;
     /* 3. the span's clock line: slope e through the locked blocks' timing */
     double icpt = 0, ni = 0;
@@ -361,8 +369,8 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
       bk->d = d;
       bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
       /* on a fitted span the instants follow its line: a block's own O&M value carries the
-       * estimator's self-noise (~0.01 T over 512 symbols, an ISI floor near -38 dB), the line
-       * averages it over the span; a block that left the line (a jump) keeps its own value */
+       * estimator's noise, the line averages it over the span's blocks; a block that left the
+       * line (a jump) keeps its own value */
       if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
       double limit = ((double)bk->b + 1) * L;
       if (q->flushing) {
@@ -370,6 +378,12 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
         if (end < limit) limit = end;
       }
       bk->k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil(d * Cb / (1 + d) - bk->tau);
+      /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
+       * half a symbol by construction; should they not, the block's timing moves to keep its
+       * first instant inside (a safety net: never a read outside the windows) */
+      double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
+      if (t_first < (double)bk->b * L - 0.7)
+        bk->tau += ((double)bk->b * L - 0.7 - t_first) / (1 + d);
       bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
       if (bk->k1 < bk->k0) bk->k1 = bk->k0;
       if (bk->k1 - bk->k0 > (int64_t)q->Lmax) bk->k1 = bk->k0 + q->Lmax;

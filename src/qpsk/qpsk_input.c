@@ -108,49 +108,33 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
  * vector loop) after scaling by the power of 2 that brings the chunk's largest component into
  * [1, 2) (so that any level sums alike, and a power-of-2 level gives results scaled exactly);
  * a chunk with non-finite samples in double, those counted and left out. */
-/* one pass over n samples scaled by sc (a power of 2): the float sums of re, im and |x|^2, the
- * largest |component| and whether all are finite. The summation order depends on n only, so two
- * scalings give sums that are exact scalings of each other (while nothing overflows) */
-static int chunk_sums(const float *f, size_t n, float sc, float out[4]) {
-  float mx = 0, ar = 0, ai = 0, pp = 0;
-  int finite = 1;
+/* The float sums of re, im and |x|^2 of n samples scaled by sc (a power of 2), in vector lanes.
+ * The summation order depends on n only, so two scalings give sums that are exact scalings of
+ * each other while no square overflows or underflows. */
+static void chunk_sums(const float *f, size_t n, float sc, float out[3]) {
+  float ar = 0, ai = 0, pp = 0;
   size_t k = 0;
 #ifdef QPSK_AVX2
   {
-    const __m256i absm = _mm256_set1_epi32(0x7fffffff), big = _mm256_set1_epi32(0x7f7fffff);
     const __m256 s8 = _mm256_set1_ps(sc);
-    __m256i m8 = _mm256_setzero_si256(), bad8 = m8;
     __m256 a0 = _mm256_setzero_ps(), p0 = a0;
     for (; k + 8 <= 2 * n; k += 8) {
       __m256 v = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
-      __m256i u = _mm256_and_si256(_mm256_castps_si256(v), absm);
-      bad8 = _mm256_or_si256(bad8, _mm256_cmpgt_epi32(u, big));
-      m8 = _mm256_max_epi32(m8, u); /* finite non-negative floats order as integers */
       a0 = _mm256_add_ps(a0, v);
       p0 = _mm256_fmadd_ps(v, v, p0);
     }
-    int32_t mv[8];
     float av[8], pv[8];
-    _mm256_storeu_si256((__m256i *)mv, m8);
     _mm256_storeu_ps(av, a0);
     _mm256_storeu_ps(pv, p0);
-    for (int l = 0; l < 8; l++) {
-      float fv;
-      memcpy(&fv, &mv[l], sizeof fv);
-      mx = fmaxf(mx, fv);
-    }
     for (int l = 0; l < 8; l += 2) {
       ar += av[l];
       ai += av[l + 1];
       pp += pv[l] + pv[l + 1];
     }
-    finite = _mm256_testz_si256(bad8, bad8);
   }
 #endif
   for (; k < 2 * n; k += 2) {
     float re = f[k] * sc, im = f[k + 1] * sc;
-    finite &= isfinite(re) && isfinite(im);
-    mx = fmaxf(mx, fmaxf(fabsf(re), fabsf(im)));
     ar += re;
     ai += im;
     pp += re * re + im * im;
@@ -158,42 +142,54 @@ static int chunk_sums(const float *f, size_t n, float sc, float out[4]) {
   out[0] = ar;
   out[1] = ai;
   out[2] = pp;
-  out[3] = mx;
-  return finite;
 }
 
-/* Sums of one chunk of at most 256 samples, added to mom: in float lanes (a vector loop); where
- * the chunk's largest component lies outside [2^-40, 2^40] (the float sums of squares would
- * overflow or lose terms to underflow) again, scaled by the power of 2 that brings it into
- * [1, 2), so that any finite level gives the same sums up to its scale, and a power-of-2 level
- * exactly scaled sums. A chunk with non-finite samples is summed in double, those counted and
- * left out. */
+/* Sums of one chunk of at most 256 samples, added to mom. Usually one vector pass: the float
+ * sums, accepted when the sum of squares lies in [2^-80, 2^80] (nothing overflowed, no term that
+ * matters underflowed, no sample was NaN or infinite). Otherwise: a chunk with non-finite samples
+ * is summed in double, those counted and left out; a finite chunk beyond that range (levels
+ * beyond about 2^+-40) is summed again scaled by the power of 2 that brings its largest
+ * component into [1, 2). So any finite level gives the same sums up to its scale, and a
+ * power-of-2 level exactly scaled sums. */
 static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
                           unsigned *n_bad) {
   const float *f = (const float *)x;
-  float r[4];
-  if (!chunk_sums(f, n, 1.0f, r)) {
+  float r[3];
+  chunk_sums(f, n, 1.0f, r);
+  if (r[2] >= 0x1p-80f && r[2] <= 0x1p80f && isfinite(r[0]) && isfinite(r[1])) {
+    mom[0] += r[0];
+    mom[1] += r[1];
+    mom[2] += r[2];
+    *n_fin += (double)n;
+    return;
+  }
+  float mx = 0;
+  unsigned bad = 0;
+  for (size_t k = 0; k < 2 * n; k += 2) {
+    if (!isfinite(f[k]) || !isfinite(f[k + 1])) {
+      bad++;
+      continue;
+    }
+    mx = fmaxf(mx, fmaxf(fabsf(f[k]), fabsf(f[k + 1])));
+  }
+  if (bad) {
     for (size_t i = 0; i < n; i++) {
       double re = x[i].re, im = x[i].im;
-      if (!isfinite(re) || !isfinite(im)) {
-        ++*n_bad;
-        continue;
-      }
+      if (!isfinite(re) || !isfinite(im)) continue;
       mom[0] += re;
       mom[1] += im;
       mom[2] += re * re + im * im;
-      *n_fin += 1;
     }
+    *n_bad += bad;
+    *n_fin += (double)(n - bad);
     return;
   }
   *n_fin += (double)n;
-  double inv = 1;
-  if (r[3] > 0 && !(r[3] >= 0x1p-40f && r[3] <= 0x1p40f)) {
-    int ex;
-    frexpf(r[3], &ex);
-    chunk_sums(f, n, ldexpf(1.0f, 1 - ex), r);
-    inv = ldexp(1.0, ex - 1);
-  }
+  if (mx == 0) return;
+  int ex;
+  frexpf(mx, &ex);
+  chunk_sums(f, n, ldexpf(1.0f, 1 - ex), r);
+  const double inv = ldexp(1.0, ex - 1);
   mom[0] += r[0] * inv;
   mom[1] += r[1] * inv;
   mom[2] += r[2] * inv * inv;
