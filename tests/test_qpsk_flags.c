@@ -151,6 +151,53 @@ static void clock_range(void) {
   }
 }
 
+/* a timing jump (3 samples of 8 dropped: 3/8 symbol) early in the second CFO span: the blocks on
+ * the minority side of it in that span leave the span's clock line and are flagged, no other */
+static void timing_jump(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 76);
+  tcase c = base_case(&rng, 25);
+  c.sps = 8;
+  size_t n = tcase_length(&c, 40000 * 8), cut = (8192 + 1300) * 8, drop = 3;
+  uint8_t *ref;
+  size_t nref;
+  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
+  CHECK(x != NULL, "generator failed");
+  if (!x) return;
+  memmove(x + cut, x + cut + drop, (n - cut - drop) * sizeof *x);
+  block_log log = {NULL, NULL, NULL, 0, 0};
+  prx_qpsk_config qc = tcase_demod_config(&c, 1);
+  qc.on_block = log_block;
+  qc.user = &log;
+  prx_qpsk *q;
+  CHECK_OK(prx_qpsk_create(&qc, &q));
+  size_t cap = n / 8 + 8192, got = 0, got2 = 0;
+  uint8_t *bits = malloc(2 * cap);
+  CHECK_OK(prx_qpsk_execute(q, x, n - drop, bits, NULL, cap, &got));
+  CHECK_OK(prx_qpsk_flush(q, bits + 2 * got, NULL, cap - got, &got2));
+  prx_qpsk_stats st;
+  prx_qpsk_get_stats(q, &st);
+  size_t flagged = 0, outside = 0;
+  for (size_t i = 0; i < log.n; i++) {
+    if (!(log.flags[i] & PRX_QPSK_BLOCK_TIMING_JUMP)) continue;
+    flagged++;
+    outside += i < 16 || i >= 32; /* span 1 holds blocks 16 .. 31 */
+  }
+  printf("timing jump of 3/8 symbol: %zu blocks flagged, warnings %#x\n", flagged, st.warnings);
+  CHECK(flagged >= 1 && flagged <= 4 && outside == 0,
+        "timing jump: %zu blocks flagged, %zu outside the jump's span", flagged, outside);
+  CHECK(st.blocks_timing_jump == flagged && (st.warnings & PRX_QPSK_WARN_TIMING),
+        "timing jump: summary %llu blocks, warnings %#x", (unsigned long long)st.blocks_timing_jump,
+        st.warnings);
+  prx_qpsk_destroy(q);
+  free(bits);
+  free(x);
+  free(ref);
+  free(log.flags);
+  free(log.t);
+  free(log.esn0);
+}
+
 /* no carrier at all (noise only, or zeros): most blocks without a signal, the warning raised;
  * a gap of noise or of zeros mid-capture: its blocks flagged, the others not, their bits exact */
 static void signal_present(void) {
@@ -352,6 +399,7 @@ static void resources(void) {
 
 int main(void) {
   clock_range();
+  timing_jump();
   signal_present();
   esn0_summary();
   levels();

@@ -153,6 +153,7 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   prx_free(q->w_hist);
   prx_free(q->buf);
   prx_free(q->est);
+  prx_free(q->med);
   free(q);
 }
 
@@ -332,6 +333,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
   ALLOC(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
+  ALLOC(q->med, q->B, double);
 
   /* input buffer: everything one batch of G spans reads */
   int64_t s0 = 1000;

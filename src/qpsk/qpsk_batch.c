@@ -27,6 +27,7 @@
 #include "qpsk_cplx.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline prx_cf32 cexpj(double a) {
@@ -273,6 +274,11 @@ static double refine_between_blocks(prx_qpsk *q, size_t t0, size_t t1, double e0
   return e;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static void serial_timing(prx_qpsk *q, unsigned g) {
   const double L = q->L;
   const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
@@ -352,15 +358,19 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     }
     q->range_prev = sp->out_range;
     sp->e = e;
-    /* 3. the span's clock line: slope e through the locked blocks' timing */
-    double icpt = 0, ni = 0;
+    /* 3. the span's clock line: slope e through the locked blocks' timing, at their median (a
+     * jump in the timing leaves the blocks on its minority side off the line, flagged) */
+    size_t ni = 0;
     for (size_t t = t0; t < t1; t++) {
       const qpsk_blk *bk = &q->blks[t];
       if (bk->om_n < 2.0 * L || !bk->locked) continue;
-      icpt += bk->tau - e * ((double)bk->b + 0.5) * L;
-      ni++;
+      q->med[ni++] = bk->tau - e * ((double)bk->b + 0.5) * L;
     }
-    icpt = ni > 0 ? icpt / ni : 0;
+    double icpt = 0;
+    if (ni > 0) {
+      qsort(q->med, ni, sizeof *q->med, cmp_double);
+      icpt = ni % 2 ? q->med[ni / 2] : 0.5 * (q->med[ni / 2 - 1] + q->med[ni / 2]);
+    }
     /* 4. ownership */
     const double d = e / (1 - e);
     for (size_t t = t0; t < t1; t++) {
