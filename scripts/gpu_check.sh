@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU channelizer's check on a machine with an NVIDIA GPU, in one go: configure and build
-# (sm_90, no -march=native; the shipped library's kernel count and size), run the GPU tests,
+# (no -march=native; the CUDA module's kernel count and size), run the GPU tests,
 # the benchmark and the CuPy peer, the GPU tests again (reduced set) under compute-sanitizer
 # memcheck and racecheck, then the whole test suite (where AUTO picks the GPU). Logs go to
 # $OUT (default ./gpu-out); a short summary table is printed last.
@@ -9,7 +9,7 @@
 #                                     profile (default: all but profile)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
-# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer). On the lent GPU
+# --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the CuPy peer). On the lent GPU
 # machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
 # pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
@@ -44,13 +44,13 @@ if has build; then
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
+    ${CUDA_ARCH:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"} -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
     cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda polyrx_shared \
       >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
-    so=$(ls "$BUILD"/libpolyrx.so* | head -1)
+    so=$BUILD/libpolyrx_cuda.so # the CUDA module: every kernel
     "$CUOBJDUMP" -sass "$so" | grep Function >"$OUT/kernels.txt" 2>&1
     note "library: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
       "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel"
