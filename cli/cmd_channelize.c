@@ -34,8 +34,8 @@
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
-#define WRITE_OUTPUTS 2048              /* outputs per channel per write the default aims at */
-#define SLOT_BUDGET ((size_t)64 << 20)  /* output bytes in flight the default block allows */
+#define GPU_BLOCK ((size_t)1 << 24)     /* the CUDA backend's default block, within GPU_BUDGET */
+#define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MAX_K 4194304ul
@@ -90,11 +90,11 @@ static void usage(FILE *f) {
       "  -t, --threads N        worker threads, 0 = all cores (default 0); output is\n"
       "                         identical for any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
-      "      --block N          input samples per read (default: %zu or more, so that each\n"
-      "                         channel gets %d outputs per write within %zu MiB of output\n"
-      "                         buffers); reading, channelizing and writing run at once on\n"
-      "                         successive blocks; memory is about 4 N (input sample size)\n"
-      "                         + 3 N (8 selected / D) bytes; output identical for any N\n"
+      "      --block N          input samples per read (default %zu; with the CUDA backend\n"
+      "                         up to %zu within %zu MiB of output buffers); reading,\n"
+      "                         channelizing and writing run at once on successive blocks;\n"
+      "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
+      "                         / D) bytes; the output is identical for any N\n"
       "\n"
       "output:\n"
       "  -o, --output DIR|-     output directory (created if absent); - writes the selected\n"
@@ -122,7 +122,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK, WRITE_OUTPUTS, SLOT_BUDGET >> 20);
+      DEFAULT_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
 }
 
 /* ---- argument parsing ---- */
@@ -430,17 +430,15 @@ static int setup_input(run_state *r) {
   return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
 
-/* The default block: each channel gets WRITE_OUTPUTS outputs per write (a few large writes per
- * file rather than many small ones: 1024 files take 4 KiB writes at a fifth of the rate of
- * 16 KiB ones), as far as OUT_DEPTH slots of outputs fit in SLOT_BUDGET, and never below
- * DEFAULT_BLOCK. */
-static size_t choose_block(size_t D, size_t n_sel) {
-  size_t per_channel = (size_t)WRITE_OUTPUTS;
-  size_t fit = SLOT_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1));
-  if (per_channel > fit) per_channel = fit;
-  size_t block = per_channel * D;
-  if (block < DEFAULT_BLOCK) block = DEFAULT_BLOCK;
-  return block > MAX_BLOCK ? MAX_BLOCK : block;
+/* The default block. On the CPU, 2^18 samples: larger blocks are slower there (K = 1024, all
+ * channels written to tmpfs: 2^20 takes 1.3x the time of 2^18, the outputs no longer in the
+ * cache when the writers read them). The CUDA backend wants large transfers: GPU_BLOCK samples,
+ * as far as OUT_DEPTH slots of outputs fit in GPU_BUDGET. */
+static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
+  if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
+  size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
+  size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
+  return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
 }
 
 static int setup_chan(run_state *r) {
@@ -472,7 +470,7 @@ static int setup_chan(run_state *r) {
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
-  if (!o->block_given) r->o.block = choose_block(D, r->n_sel);
+  if (!o->block_given) r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel);
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
@@ -729,9 +727,13 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     }
     r->energy[s] += e;
     if (r->o.to_stdout) {
-      /* interleaved: sample j of every channel, in selection order */
-      unsigned char *dst = ws->pack;
-      for (size_t j = 0; j < k; j++) pack_row(r, ws, y + j, 1, dst + (j * r->n_sel + s) * osz);
+      /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
+      unsigned char *dst = (unsigned char *)ws->pack + s * osz;
+      size_t step = r->n_sel * osz;
+      if (r->o.outf == PRX_CF32)
+        for (size_t j = 0; j < k; j++) memcpy(dst + j * step, y + j, 8);
+      else
+        for (size_t j = 0; j < k; j++) pack_row(r, ws, y + j, 1, dst + j * step);
       continue;
     }
     if (r->failed[s]) continue;
