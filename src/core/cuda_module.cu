@@ -45,5 +45,16 @@ static int init(const prx_cuda_host *h, char *why, size_t why_size) {
   return n;
 }
 
+static void *host_alloc(size_t bytes) {
+  void *p = NULL;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError(); /* too much locked memory: the caller falls back to pageable */
+    return NULL;
+  }
+  return p;
+}
+
+static void host_free(void *p) { cudaFreeHost(p); }
+
 extern "C" __attribute__((visibility("default"))) const prx_cuda_module prx_cuda_module_v1 = {
-    PRX_CUDA_MODULE_ABI, PRX_VERSION_TEXT, init, &prx_chan_cuda_entries};
+    PRX_CUDA_MODULE_ABI, PRX_VERSION_TEXT, init, &prx_chan_cuda_entries, host_alloc, host_free};

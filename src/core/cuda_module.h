@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 1
+#define PRX_CUDA_MODULE_ABI 2
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -49,6 +49,10 @@ typedef struct prx_cuda_module {
    * no device, a driver older than the runtime). */
   int (*init)(const prx_cuda_host *host, char *why, size_t why_size);
   const struct prx_chan_cuda *chan; /* the channelizer (chan_cuda.cu) */
+  /* Page-locked host memory (cudaHostAlloc, portable; cudaFreeHost), for buffers the GPU copies
+   * by DMA (the host pipeline's, src/pipeline/pipe_alloc.c): NULL when it cannot be had. */
+  void *(*host_alloc)(size_t bytes);
+  void (*host_free)(void *p);
 } prx_cuda_module;
 
 /* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot

@@ -114,9 +114,10 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res);
 /* prx_pipe_read_fn over a prx_iq_reader (ctx is the reader): files, standard input, SigMF. */
 prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n);
 
-/* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc) when pinned is
- * non-zero, this build has the CUDA backend and a device is usable; otherwise prx_alloc (64-byte
- * aligned). Free with prx_pipe_host_free, which knows which one it was. NULL on failure. */
+/* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc in the CUDA module)
+ * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise
+ * prx_alloc (64-byte aligned). Free with prx_pipe_host_free, which knows which one it was. NULL
+ * on failure. */
 void *prx_pipe_host_alloc(size_t bytes, int pinned);
 void prx_pipe_host_free(void *p);
 
