@@ -4,14 +4,15 @@
  *  - ceilings: device-to-device copy bandwidth (bytes read + written), pinned host-to-device
  *    and device-to-host copy bandwidth;
  *  - device-resident throughput (input already on the device, output left there) for K in
- *    {128, 1024, 4096}, 16 taps per channel, D = K/2 and D = K, cf32 in and out, as input
- *    Gsamples/s and as a fraction of the byte floor (input bytes + output bytes at the copy
- *    bandwidth), each one call timed alone on an idle stream (median of the calls: the host's
- *    work for the call and the launch latency included) and a stream of 8 calls back to back
- *    (per call: what a caller streaming device buffers gets); the design variants (general
- *    path = filter kernel + cuFFT + post kernel,
- *    fused kernel without the register cap, the previous fused design v4 at every K), ci16
- *    input and cf16 output;
+ *    {128, 1024, 2048, 4096}, 16 taps per channel, D = K/2 and D = K, cf32 in and out, as
+ *    input Gsamples/s and as a fraction of the byte floor (input bytes + output bytes at the
+ *    copy bandwidth), each one call timed alone on an idle stream (median of the calls: the
+ *    host's work for the call and the launch latency included) and a stream of 8 calls back
+ *    to back (per call: what a caller streaming device buffers gets), with the fused kernel's
+ *    design (prx_fused_select) printed beside each; the other shipped designs on the same
+ *    configurations (the fused kernel with thread stores where the default copies tiles out
+ *    through the TMA; the general path = filter kernel + cuFFT + post kernel); ci16 input
+ *    and cf16 output;
  *  - end-to-end streaming from pinned host memory back to pinned host memory, ci16 and cf32
  *    input, all channels and a 64-channel subset, against the PCIe bound
  *    min(H2D / input bytes, D2H / output bytes) per sample;
@@ -59,9 +60,9 @@ static int reps = 15;
 static double bw_d2d, bw_h2d, bw_d2h; /* bytes/s */
 
 /* table rows, printed at the end */
-static char table[128][160];
+static char table[128][200];
 static int n_table;
-#define ROW(...) snprintf(table[n_table < 127 ? n_table++ : 127], 160, __VA_ARGS__)
+#define ROW(...) snprintf(table[n_table < 127 ? n_table++ : 127], 200, __VA_ARGS__)
 
 static double now(void) {
   struct timespec t;
@@ -220,14 +221,15 @@ static prx_chan *make(unsigned K, unsigned D, prx_format in, prx_format out, con
 static int profiling; /* --profile: the single calls only */
 
 /* device-resident: N samples on the device, one execute_device per run */
-static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout, int variant,
-                         void *d_in, size_t N, void *d_out, const char *label) {
+static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout,
+                         prx_cuda_design design, void *d_in, size_t N, void *d_out,
+                         const char *label) {
   prx_chan *c = make(K, D, fin, fout, NULL, 0, 0);
-  if (variant < 0)
-    PK(prx_chan_cuda_retune(c, 0, 1)); /* general path */
-  else if (variant > 0)
-    PK(prx_chan_cuda_retune(c, variant, 0)); /* fused kernel variant */
-  int J = 0, fused = prx_chan_cuda_fused(c, &J);
+  if (design != PRX_CUDA_SELECTED) PK(prx_chan_cuda_retune(c, design));
+  prx_fused_policy pol;
+  char ptext[160] = "general path";
+  const int fused = prx_chan_cuda_fused(c, &pol);
+  if (fused) prx_fused_policy_text(&pol, ptext, sizeof ptext);
   size_t n_out = prx_chan_output_count(c, N), no = 0;
   cudaStream_t s;
   cudaEvent_t e0, e1;
@@ -250,8 +252,8 @@ static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout
    * host's work for a call overlaps the device's for the one before) */
   enum { STREAM_CALLS = 8 };
   /* rows of n_out as in the single calls (N is a multiple of D, so every call has n_out
-   * outputs; n_out is a multiple of 16): run 32 took n_out + 2, rows 16 bytes off the 32-byte
-   * sectors, and lost 20% (partial-sector writes) */
+   * outputs; n_out is a multiple of 16): rows 16 bytes off the 32-byte sectors lose 20 %
+   * (partial-sector writes; bench/GPU_NOTES.md, "Output rows and sectors") */
   float sms = 0;
   if (!profiling) { /* (ncu profiles the single calls only) */
     prx_chan_reset(c);
@@ -267,17 +269,18 @@ static double device_run(unsigned K, unsigned D, prx_format fin, prx_format fout
   double gsps = N / tm / 1e9, floor_gsps = N / (bytes / bw_d2d) / 1e9,
          sgsps = ts > 0 ? N / ts / 1e9 : 0; /* (0: not measured, --profile) */
   printf("{\"bench\":\"chan_cuda\",\"kind\":\"device\",\"K\":%u,\"D\":%u,\"taps\":16,\"in\":\"%s\","
-         "\"out\":\"%s\",\"design\":\"%s\",\"variant\":%d,\"label\":\"%s\",\"tile\":%d,"
+         "\"out\":\"%s\",\"design\":\"%s\",\"policy\":\"%s\",\"label\":\"%s\","
          "\"samples\":%zu,"
          "\"median_ms\":%.4f,"
          "\"best_ms\":%.4f,\"gsps\":%.2f,\"floor_gsps\":%.1f,\"frac_floor\":%.3f,"
          "\"stream_ms\":%.4f,\"stream_gsps\":%.2f,\"stream_frac_floor\":%.3f}\n",
-         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", variant,
-         label, J, N, tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps, ts * 1e3, sgsps,
+         K, D, prx_format_name(fin), prx_format_name(fout), fused ? "fused" : "general", ptext,
+         label, N, tm * 1e3, best * 1e3, gsps, floor_gsps, gsps / floor_gsps, ts * 1e3, sgsps,
          sgsps / floor_gsps);
-  ROW("device %-22s K=%-5u D=%-5u %s->%s %7.1f Gsps  floor %6.1f  %5.1f%%  stream %6.1f  %5.1f%%",
+  ROW("device %-14s K=%-5u D=%-5u %s->%s %7.1f Gsps  floor %6.1f  %5.1f%%  stream %6.1f  %5.1f%%",
       label, K, D, prx_format_name(fin), prx_format_name(fout), gsps, floor_gsps,
       100 * gsps / floor_gsps, sgsps, 100 * sgsps / floor_gsps);
+  if (fused) ROW("       design: %s", ptext);
   cudaStreamDestroy(s);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
@@ -358,10 +361,12 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&d_in, N * 8));
     CK(cudaMalloc(&d_out, N * 2 * 8 + (1 << 20)));
     CK(cudaMemset(d_in, 0x3c, N * 8));
-    /* K = 1024, D = K/2: the default and the variants under study (two launches each) */
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
-    device_run(1024, 512, PRX_CF32, PRX_CF32, 16, d_in, N, d_out, "run 25-29 default");
-    device_run(1024, 1024, PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
+    /* K = 1024, D = K/2: the default and the thread-store design (two launches each), then
+     * D = K */
+    device_run(1024, 512, PRX_CF32, PRX_CF32, PRX_CUDA_SELECTED, d_in, N, d_out, "default");
+    device_run(1024, 512, PRX_CF32, PRX_CF32, PRX_CUDA_THREAD_STORES, d_in, N, d_out,
+               "thread stores");
+    device_run(1024, 1024, PRX_CF32, PRX_CF32, PRX_CUDA_SELECTED, d_in, N, d_out, "default");
     return 0;
   }
   struct cudaDeviceProp prop;
@@ -379,39 +384,22 @@ int main(int argc, char **argv) {
   CK(cudaHostAlloc(&h_tmp, N * 8, 0));
   fill_cf32(h_tmp, N, 7);
   CK(cudaMemcpy(d_in, h_tmp, N * 8, cudaMemcpyHostToDevice));
-  static const unsigned Ks[] = {128, 1024, 4096};
-  for (int i = 0; i < 3; i++)
+  static const unsigned Ks[] = {128, 1024, 2048, 4096};
+  for (int i = 0; i < 4; i++)
     for (int half = 1; half >= 0; half--)
-      device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, 0, d_in, N, d_out, "default");
-  device_run(1024, 512, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
-  device_run(1024, 1024, PRX_CF32, PRX_CF32, -1, d_in, N, d_out, "general (unfused)");
-  /* the fused kernel's variants (chan_cuda_fused_kernel.cuh), among them the previous design
-   * (v4): the before/after of the v5 changes in the same run */
-  static const char *vname[] = {"",
-                                "v5 cap (run 6)",
-                                "v4 (previous)",
-                                "v5 no cap",
-                                "v5 unrolled, 128 r",
-                                "run 10 default (no R4F)",
-                                "run 11-15 default (R4F)",
-                                "R4F + hist blocks",
-                                "R4F + computed rows",
-                                "R4F cap",
-                                "run 16-24 default",
-                                "run 16-24 + aligned",
-                                "run 16-24 + base ptr",
-                                "run 25-29 + TMA output",
-                                "run 25-29 + TMA + persist",
-                                "run 25-29 + persist",
-                                "run 25-29 default"};
-  for (int v = 1; v <= 16; v++)
-    for (int i = 0; i < 3; i++)
-      for (int half = 1; half >= 0; half--)
-        device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, v, d_in, N, d_out,
-                   vname[v]);
-  device_run(1024, 512, PRX_CI16, PRX_CF32, 0, d_in, N, d_out, "default");
-  device_run(1024, 512, PRX_CF32, PRX_CF16, 0, d_in, N, d_out, "default");
-  device_run(1024, 512, PRX_CI16, PRX_CF16, 0, d_in, N, d_out, "default");
+      device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, PRX_CUDA_SELECTED, d_in, N,
+                 d_out, "default");
+  /* the other shipped designs where they differ from the default: thread stores where the
+   * default copies tiles out (K = 1024, 4096), the general path */
+  for (int i = 1; i < 4; i += 2)
+    for (int half = 1; half >= 0; half--)
+      device_run(Ks[i], half ? Ks[i] / 2 : Ks[i], PRX_CF32, PRX_CF32, PRX_CUDA_THREAD_STORES, d_in,
+                 N, d_out, "thread stores");
+  device_run(1024, 512, PRX_CF32, PRX_CF32, PRX_CUDA_GENERAL, d_in, N, d_out, "general");
+  device_run(1024, 1024, PRX_CF32, PRX_CF32, PRX_CUDA_GENERAL, d_in, N, d_out, "general");
+  device_run(1024, 512, PRX_CI16, PRX_CF32, PRX_CUDA_SELECTED, d_in, N, d_out, "default");
+  device_run(1024, 512, PRX_CF32, PRX_CF16, PRX_CUDA_SELECTED, d_in, N, d_out, "default");
+  device_run(1024, 512, PRX_CI16, PRX_CF16, PRX_CUDA_SELECTED, d_in, N, d_out, "default");
   cudaFree(d_in);
   cudaFree(d_out);
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Shared-memory bank model of the fused CUDA channelizer's loads (default build, K = 1024,
 D = K/2, tile J = 8, 256 threads): for every 8-byte load instruction of a block and tile (the
-R4F read-back, both radix-16 passes, the output phase with computed rows) it counts the
+read-back of the first FFT stage folded into the filter, both radix-16 passes, the output phase with computed rows) it counts the
 wavefronts under two rules (per half-warp: distinct words per 8-byte bank pair; whole warp:
 distinct words per 4-byte bank) against the ideal of 2 per warp request.
 
 bench/GPU_NOTES.md (run 12) cites it: the model predicts no conflict, while ncu reports 15 %
 extra shared-load wavefronts; the source of those is not located. Indexing mirrors
-src/chan/chan_cuda_fused.cuh (prx_pad, prx_fused_vs5, prx_bfly_map, prx_fused_pass16,
-prx_fused_r4_store, prx_fused_output5)."""
+src/chan/chan_cuda_fused.cuh and chan_cuda_policy.h (prx_pad, prx_fused_vs, prx_bfly_map,
+prx_fused_pass16, prx_fused_r4_store, prx_fused_output)."""
 # shared-memory 8-byte access patterns of the default fused kernel, K=1024, D=512, J=8, T=256
 K=1024; J=8; T=256
 VS=((K+K//16+7)&~7)+16//J

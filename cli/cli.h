@@ -11,6 +11,8 @@ int cmd_channelize(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_demod(int argc, char **argv);
 int cmd_ber(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_spectrum(int argc, char **argv);
 
 /* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
  */

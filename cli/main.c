@@ -13,6 +13,8 @@ static const struct {
     {"gen", cmd_gen, "generate a QPSK test signal (one or many carriers)"},
     {"demod", cmd_demod, "demodulate QPSK open-loop: bits, LLRs, JSON report"},
     {"ber", cmd_ber, "bit error rate between sent and received bit files (aligned)"},
+    {"info", cmd_info, "describe a recording: format, rate, centre, length, captures"},
+    {"spectrum", cmd_spectrum, "draw a waterfall (PNG) of a recording of any length"},
 };
 
 static void usage(FILE *f) {

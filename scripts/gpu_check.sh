@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The GPU channelizer's check on a machine with an NVIDIA GPU, in one go: configure and build
-# (sm_90, no -march=native), run the GPU tests, run them again (reduced set) under
-# compute-sanitizer memcheck and racecheck, run the benchmark and the CuPy peer. Logs go to
+# (sm_90, no -march=native; the shipped library's kernel count and size), run the GPU tests,
+# the benchmark and the CuPy peer, the GPU tests again (reduced set) under compute-sanitizer
+# memcheck and racecheck, then the whole test suite (where AUTO picks the GPU). Logs go to
 # $OUT (default ./gpu-out); a short summary table is printed last.
 #
-#   scripts/gpu_check.sh [STEP...]    steps: build test sanitize bench profile
-#                                     (default: build test sanitize bench)
+#   scripts/gpu_check.sh [STEP...]    steps, run in this order: build test bench sanitize ctest
+#                                     profile (default: all but profile)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer). On the lent GPU
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
-steps=${*:-build test sanitize bench}
+steps=${*:-build test bench sanitize ctest}
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -45,9 +46,14 @@ if has build; then
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda \
+    cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda polyrx_shared \
       >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
+    CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
+    so=$(ls "$BUILD"/libpolyrx.so* | head -1)
+    "$CUOBJDUMP" -sass "$so" | grep Function >"$OUT/kernels.txt" 2>&1
+    note "library: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
+      "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel"
   else
     tail -40 "$OUT/build.log"
     note "build: FAILED (see build.log)"
@@ -71,17 +77,6 @@ if has test; then
   grep FAIL "$OUT/test.log" | head -20
 fi
 
-if has sanitize; then
-  export PRX_TEST_SMALL=1
-  run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
-    "$BUILD/test_chan_cuda"
-  grep -m10 -E '^=+ (Invalid|Program hit|.*error)' "$OUT/memcheck.log"
-  run_step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$BUILD/test_chan_cuda"
-  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck.log"
-  unset PRX_TEST_SMALL
-fi
-
 if has bench; then
   # the SM clock, power and throttle reasons every 20 ms while the benchmark runs (smi.csv)
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
@@ -100,9 +95,29 @@ if has bench; then
   fi
 fi
 
+if has sanitize; then
+  export PRX_TEST_SMALL=1
+  run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
+    "$BUILD/test_chan_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error)' "$OUT/memcheck.log"
+  run_step racecheck 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/test_chan_cuda"
+  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck.log"
+  unset PRX_TEST_SMALL
+fi
+
+if has ctest; then
+  cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1
+  # (test_chan_cuda ran above)
+  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E '^test_chan_cuda$' --output-on-failure) \
+    >"$OUT/ctest.log" 2>&1
+  note "ctest: rc=$? ($(elapsed)) $(grep -m1 'tests passed' "$OUT/ctest.log")"
+  grep -E 'Failed|\*\*\*' "$OUT/ctest.log" | head -20
+fi
+
 if has profile; then
   # Nsight Compute on the fused kernel at K = 1024 (bench_chan_cuda --profile: D = K/2 with the
-  # default and variant 16 (runs 25-29's default), then D = K; two launches each), clocks left
+  # default design and the thread-store design, then D = K; two launches each), clocks left
   # alone
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 240 "$NCU" --clock-control none -k regex:prx_fused_kernel -c 6 \
@@ -112,12 +127,12 @@ if has profile; then
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
     "$BUILD/bench_chan_cuda" --profile >"$OUT/ncu.txt" 2>&1
   note "profile: rc=$? ($(elapsed))"
-  # the default's machine code at K = 1024, D = K/2, cf32 (for instruction counts)
+  # the machine code at K = 1024, D = K/2, cf32 (for instruction counts): the design key's
+  # last argument is 1 for the TMA output (the default), 0 for thread stores
   CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
-  # (MINB and OPT of the default (R4F HISTB NATOUT BPTR TMA PERSIST) and of runs 25-29's)
-  for mo in 2ELi5ELi238 1ELi5ELi46; do
-    "$CUOBJDUMP" -sass -fun "_Z16prx_fused_kernelILi0ELi2ELi10ELi${mo}ELi256EEv11prx_kparams" \
-      "$BUILD/bench_chan_cuda" >"$OUT/sass_k1024_${mo##*ELi}.txt" 2>&1
+  for tile in 1 0; do
+    "$CUOBJDUMP" -sass -fun "_Z16prx_fused_kernelILi0ELi2ELi10ELb${tile}EEv11prx_kparams" \
+      "$BUILD/bench_chan_cuda" >"$OUT/sass_k1024_tile${tile}.txt" 2>&1
   done
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that polyrx's build, tests and benchmarks need: the compilers and
-# libraries, and the checkers the tests run (python3 with numpy: tests/cli_*.sh fail, never skip,
-# without them).
+# libraries, and what the tests' checkers run on: python3 (tests/cli_*.sh fail, never skip,
+# without it; today's checkers use its standard library only) and numpy for checkers that want
+# arrays.
 # Idempotent and quiet when everything is already there; runs apt-get update before installing.
 # The CUDA toolkit is optional and not installed here: CMake detects nvcc when present.
 set -euo pipefail

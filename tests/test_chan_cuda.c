@@ -1,6 +1,8 @@
-/* CUDA channelizer: equals the float64 reference and the CPU backend (relative L2 <= 1e-5)
- * for every configuration the CPU tests cover (K in {2, 6, 128, 1000, 1024} and the fused
- * kernel's sizes, D in {K/2, K}, several taps, a caller prototype), every input format,
+/* CUDA channelizer, in each of its designs (the fused kernel as prx_fused_select chooses it,
+ * the fused kernel with thread stores forced, the general path at the K the fused kernel does
+ * not take): equals the float64 reference and the CPU backend (relative L2 <= 1e-5) for every
+ * configuration the CPU tests cover (K in {2, 6, 128, 1000, 1024} and the fused kernel's
+ * sizes, D in {K/2, K}, several taps, a caller prototype), every input format,
  * channel subsets, random chunkings down to 1-sample calls with flush, small blocks through
  * the host pipeline with pageable and pinned memory, cf16 output, the device-resident API,
  * and invalid use. Output buffers are poisoned (NaN) before every run, and the part of each
@@ -21,8 +23,8 @@
 #include <cuda_runtime_api.h>
 
 static int small_mode;
-static int variant;       /* fused kernel variant for run_case (0: default) */
-static int have_cpu = -1; /* whether the CPU backend can be created (probed once) */
+static prx_cuda_design design; /* the design run_case re-plans its objects with */
+static int have_cpu = -1;      /* whether the CPU backend can be created (probed once) */
 
 /* IEEE half bits -> float (cf16 output check) */
 static float half_to_float(uint16_t h) {
@@ -175,9 +177,9 @@ static prx_cf32 *run_case(prx_chan_config cfg, size_t N, int mode, uint64_t seed
   test_rng_seed(&r, seed);
   prx_chan *g = make(&cfg);
   if (!g) return NULL;
-  if (variant) {
-    prx_status st = prx_chan_cuda_retune(g, variant, 0);
-    CHECK(st == PRX_OK, "retune to variant %d: %s", variant, prx_last_error());
+  if (design != PRX_CUDA_SELECTED) {
+    prx_status st = prx_chan_cuda_retune(g, design);
+    CHECK(st == PRX_OK, "retune to design %d: %s", (int)design, prx_last_error());
     if (st) {
       prx_chan_destroy(g);
       return NULL;
@@ -259,7 +261,8 @@ static void test_configs(void) {
 
 static void test_formats(void) {
   static const prx_format fs[] = {PRX_CF32, PRX_CI16, PRX_CI8, PRX_CU8};
-  static const unsigned Ks[] = {1024, 6, 128, 4096}; /* 1024, 4096: BPTR, ALIGN in the default */
+  /* 1024: window_base_ptr, 4096: aligned_window in every input format's design */
+  static const unsigned Ks[] = {1024, 6, 128, 4096};
   for (size_t k = 0; k < 4; k++)
     for (size_t i = 0; i < 4; i++) {
       prx_chan_config cfg = base_cfg(Ks[k], 0, 16);
@@ -321,35 +324,33 @@ static void test_chunking(void) {
   }
 }
 
-/* the fused kernel's other builds (benchmark variants: register cap, unrolled filter, the
- * previous design, the default's earlier forms and parts) give the same results */
-static void test_variants(void) {
+/* the fused kernel's design for outputs the TMA cannot take, run on outputs it could take too
+ * (every channel in order, cf32, even rows), where the default design copies tiles out */
+static void test_thread_stores(void) {
   static const unsigned Ks[] = {1024, 128, 4096};
   size_t nk = small_mode ? 1 : 3;
+  design = PRX_CUDA_THREAD_STORES;
   for (size_t i = 0; i < nk; i++)
-    for (int half = 1; half >= 0; half--)
-      for (variant = 1; variant <= 16; variant++) {
-        if (small_mode && !half) continue;
-        unsigned K = Ks[i], D = half ? K / 2 : K;
-        prx_chan_config cfg = base_cfg(K, D, 16);
-        char what[48];
-        snprintf(what, sizeof what, "variant %d", variant);
-        size_t n;
-        free(run_case(cfg, (size_t)D * 20 + 7, 1, 1100 + variant + K + D, 1e-5, what, &n));
-      }
-  variant = 0;
+    for (int half = 1; half >= 0; half--) {
+      if (small_mode && !half) continue;
+      unsigned K = Ks[i], D = half ? K / 2 : K;
+      prx_chan_config cfg = base_cfg(K, D, 16);
+      size_t n;
+      free(run_case(cfg, (size_t)D * 20 + 7, 1, 1116 + K + D, 1e-5, "thread stores", &n));
+    }
+  design = PRX_CUDA_SELECTED;
 }
 
-static const char *label(char *buf, size_t n, int v, const char *what) {
-  snprintf(buf, n, "variant %d: %s", v, what);
+static const char *label(char *buf, size_t n, prx_cuda_design d, const char *what) {
+  snprintf(buf, n, "%s: %s", d == PRX_CUDA_THREAD_STORES ? "thread stores" : "selected", what);
   return buf;
 }
 
-/* a candidate default at K = 1024, D = K/2, cf32 in (variant v) through the cases the default
- * passes there: a channel subset, random and tiny chunkings with small blocks, a caller's
- * prototype of odd length, cf16 output, and D = K */
-static void test_candidate(int v) {
-  variant = v;
+/* a design at K = 1024, D = K/2, cf32 in, through the cases the default passes there: a
+ * channel subset, random and tiny chunkings with small blocks, a caller's prototype of odd
+ * length, cf16 output, and D = K */
+static void test_design(prx_cuda_design v) {
+  design = v;
   char what[64];
   size_t n;
   static const unsigned sel1[] = {5, 1023, 0, 5, 512, 7, 1, 1022};
@@ -380,7 +381,7 @@ static void test_candidate(int v) {
   free(run_case(cfg, (size_t)1024 * 10 + 1, 1, 922, 1e-3, label(what, sizeof what, v, "cf16"), &n));
   cfg = base_cfg(1024, 1024, 16);
   free(run_case(cfg, (size_t)1024 * 20 + 9, 1, 923, 1e-5, label(what, sizeof what, v, "D=K"), &n));
-  variant = 0;
+  design = PRX_CUDA_SELECTED;
 }
 
 static void test_cf16(void) {
@@ -552,12 +553,8 @@ int main(void) {
   test_formats();
   test_subsets();
   test_chunking();
-  test_variants();
-  test_candidate(6);  /* runs 11-15's default (R4F alone) */
-  test_candidate(11); /* runs 16-24's default with aligned window loads */
-  test_candidate(13); /* runs 25-29's default with the output through the copy engine */
-  test_candidate(15); /* runs 25-29's default with blocks that loop over the tiles */
-  test_candidate(16); /* runs 25-29's default */
+  test_thread_stores();
+  test_design(PRX_CUDA_THREAD_STORES);
   test_cf16();
   test_pinned();
   test_device_api();

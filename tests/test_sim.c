@@ -252,7 +252,8 @@ static void test_dc_gaps_accuracy(test_rng *rng) {
     double fs = 2400 * spss[i];
     prx_sim_carrier cs[2] = {carrier(2400, (test_rng_uniform(rng) - 0.5) * 0.2 * 2400,
                                      test_rng_uniform(rng) * 6.28, test_rng_uniform(rng), 300),
-                             carrier(2400, 0.3 * fs, 1.0, test_rng_uniform(rng), -1999.3)};
+                             carrier(2400, 0.3 * fs, 1.0, test_rng_uniform(rng),
+                                     i == 1 ? 1999.3 : -1999.3)}; /* +-2000 ppm */
     cs[1].power_db = -4;
     cs[1].differential = 1;
     double dcr = (test_rng_uniform(rng) - 0.5) * 6, dci = (test_rng_uniform(rng) - 0.5) * 6;

@@ -78,7 +78,7 @@ void prx_chan_reset(prx_chan *c);
  * let the call's rows start on 64 bytes (d_out aligned so, out_stride a multiple of 8 cf32 or
  * 16 cf16 samples; calls that append to the same rows keep that with inputs of a multiple of
  * 8 D samples): rows 16 bytes off the 32-byte sectors cost the H200 a fifth of its rate
- * (bench/GPU_NOTES.md, run 32). */
+ * (bench/GPU_NOTES.md, "Output rows and sectors"). */
 prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
                                    size_t out_stride, size_t *n_out, void *stream);
 

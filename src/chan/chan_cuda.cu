@@ -42,8 +42,8 @@ typedef struct {
 typedef struct {
   int device;
   int fused, J;          /* path; fused tile */
-  int variant;           /* fused kernel variant (0: default) */
-  prx_fused_needs needs; /* what the fused kernel's builds need (blocks, rotated taps) */
+  int layouts;           /* fused: the output layouts (PRX_OUT_*) the design selection may use */
+  prx_fused_needs needs; /* what the fused kernel's designs need (blocks, rotated taps) */
   int natural;           /* every channel selected, in order */
   int R, Pg, Hh;         /* K/D, taps per branch of the prototype, history length */
   size_t B;              /* input samples per host-path block (DMA-capable caller memory) */
@@ -59,9 +59,8 @@ typedef struct {
   float2 *d_hist[2];
   int hcur;
   float *d_taps;
-  float *d_taps_rot; /* fused: the 16 rotated copies for PRX_OPT_ALIGN builds */
+  float *d_taps_rot; /* fused: the 16 rotated copies for aligned_window designs */
   float2 *d_tw;
-  int *d_loc;
   int2 *d_otab;
   unsigned *d_sel;
   float2 *d_v;
@@ -112,7 +111,6 @@ static void release(cuda_impl *im) {
   cudaFree(im->d_taps);
   cudaFree(im->d_taps_rot);
   cudaFree(im->d_tw);
-  cudaFree(im->d_loc);
   cudaFree(im->d_otab);
   cudaFree(im->d_sel);
   if (im->ev_user) cudaEventDestroy(im->ev_user);
@@ -138,7 +136,7 @@ static int fused_position(unsigned K, unsigned k) {
   return (int)pos;
 }
 
-/* v5 output table order: by FFT position, then by row */
+/* output table order: by FFT position, then by row */
 static int cmp_otab(const void *a, const void *b) {
   const int2 *x = (const int2 *)a, *y = (const int2 *)b;
   return x->x != y->x ? (x->x > y->x) - (x->x < y->x) : (x->y > y->y) - (x->y < y->y);
@@ -167,8 +165,7 @@ static prx_status create_plans(cuda_impl *im, int K) {
   return PRX_OK;
 }
 
-/* variant: fused kernel variant (0: default); general: force the general path */
-static prx_status create_ex(prx_chan *c, int variant, int general) {
+static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
     cudaGetLastError();
@@ -191,16 +188,18 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
   /* path */
   cudaDeviceProp prop;
   CU(cudaGetDeviceProperties(&prop, im->device));
-  im->fused = !general && prx_fused_supported((int)K) && im->Pg <= PRX_FUSED_P &&
+  im->fused = design != PRX_CUDA_GENERAL && prx_fused_supported((int)K) && im->Pg <= PRX_FUSED_P &&
               prx_fused_smem_bytes((int)K) <= prop.sharedMemPerBlockOptin;
-  if (!general && !im->fused && variant)
+  if (design == PRX_CUDA_THREAD_STORES && !im->fused)
     return prx_fail(PRX_ERR_UNSUPPORTED, "the fused kernel cannot run K = %u", K);
-  if (!general && variant && c->cfg.in_format != PRX_CF32)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "fused kernel variant %d is built for cf32 input only",
-                    variant);
   im->J = im->fused ? prx_fused_tile((int)K) : 0;
-  im->variant = variant;
-  if (im->fused) CU(prx_fused_prepare((int)K, im->R, (int)c->cfg.in_format, variant, &im->needs));
+  im->natural = c->n_sel == K;
+  for (size_t s = 0; s < c->n_sel && im->natural; s++) im->natural = c->select[s] == s;
+  im->layouts = (im->natural ? PRX_OUT_ALL_IN_ORDER : 0) |
+                (design == PRX_CUDA_THREAD_STORES ? 0 : PRX_OUT_ROWS_16B);
+  if (im->fused)
+    CU(prx_fused_prepare((int)K, (int)D, (int)c->cfg.in_format, (int)c->cfg.out_format, im->layouts,
+                         &im->needs));
   const int P = im->fused ? PRX_FUSED_P : im->Pg;
   im->Hh = P * (int)K;
 
@@ -270,30 +269,21 @@ static prx_status create_ex(prx_chan *c, int variant, int general) {
 
   if (im->fused) {
     float2 *tw = (float2 *)malloc(K * sizeof *tw);
-    int *loc = (int *)malloc(c->n_sel * sizeof *loc);
     int2 *otab = (int2 *)malloc(c->n_sel * sizeof *otab);
-    if (!tw || !loc || !otab) {
+    if (!tw || !otab) {
       free(tw);
-      free(loc);
       free(otab);
       return prx_fail(PRX_ERR_NOMEM, "cannot allocate the FFT tables");
     }
     for (unsigned t = 0; t < K; t++)
       tw[t] = make_float2((float)cos(2 * M_PI * t / K), (float)sin(2 * M_PI * t / K));
-    for (size_t s = 0; s < c->n_sel; s++) {
-      unsigned k = c->select[s];
-      loc[s] = (int)((unsigned)prx_pad(fused_position(K, k)) | ((k & 1u) << 31));
-      otab[s] = make_int2(prx_pad(fused_position(K, k)), (int)s);
-    }
+    for (size_t s = 0; s < c->n_sel; s++)
+      otab[s] = make_int2(prx_pad(fused_position(K, c->select[s])), (int)s);
     qsort(otab, c->n_sel, sizeof *otab, cmp_otab);
-    im->natural = c->n_sel == K;
-    for (size_t s = 0; s < c->n_sel && im->natural; s++) im->natural = c->select[s] == s;
     st = upload((void **)&im->d_tw, tw, K * sizeof *tw);
-    if (!st) st = upload((void **)&im->d_loc, loc, c->n_sel * sizeof *loc);
     if (!st) st = upload((void **)&im->d_otab, otab, c->n_sel * sizeof *otab);
     free(otab);
     free(tw);
-    free(loc);
     if (st) return st;
   }
   CU(cudaMalloc(&im->d_v, im->gen_nout * K * sizeof(float2)));
@@ -308,7 +298,7 @@ static void cuda_destroy(prx_chan *c) {
 }
 
 static prx_status cuda_create(prx_chan *c) {
-  prx_status st = create_ex(c, 0, 0);
+  prx_status st = create_ex(c, PRX_CUDA_SELECTED);
   if (st && c->impl) cuda_destroy(c);
   return st;
 }
@@ -335,7 +325,6 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.taps_rot = im->d_taps_rot;
   p.P = im->Pg;
   p.tw = im->d_tw;
-  p.loc = im->d_loc;
   p.otab = im->d_otab;
   p.sel = im->d_sel;
   p.n_sel = (int)c->n_sel;
@@ -344,10 +333,10 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.natural = im->natural;
   p.new_hist = im->d_hist[im->hcur ^ 1];
   p.tile_blocks = im->needs.resident;
-  int hist_done = 0; /* by the fused kernel's extra blocks */
+  int hist_done = 0; /* the fused launch wrote the history update (hist_in_kernel) */
   if (nob) {
     if (im->fused && d_in) {
-      CU(prx_fused_launch(&p, im->variant, st, &hist_done));
+      CU(prx_fused_launch(&p, im->layouts, st, &hist_done));
     } else {
       CU(prx_general_filter_launch(&p, im->d_v, st));
       size_t off = 0;
@@ -536,14 +525,14 @@ static void cuda_reset(prx_chan *c) {
 
 /* ---- internal hooks ---- */
 
-extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general) {
+extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, prx_cuda_design design) {
   if (!c || prx_chan_backend(c) != PRX_BACKEND_CUDA)
     return prx_fail(PRX_ERR_UNSUPPORTED, "prx_chan_cuda_retune needs a CUDA channelizer");
   cuda_destroy(c);
-  prx_status st = create_ex(c, variant, general);
+  prx_status st = create_ex(c, design);
   if (st) {
     cuda_destroy(c);
-    if (create_ex(c, 0, 0)) cuda_destroy(c); /* back to the default design */
+    if (create_ex(c, PRX_CUDA_SELECTED)) cuda_destroy(c); /* back to the default */
     return st;
   }
   c->consumed = 0;
@@ -551,11 +540,14 @@ extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, int variant, int general
   return PRX_OK;
 }
 
-extern "C" int prx_chan_cuda_fused(const prx_chan *c, int *J) {
+extern "C" int prx_chan_cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
   const cuda_impl *im =
       c && prx_chan_backend(c) == PRX_BACKEND_CUDA ? (const cuda_impl *)c->impl : NULL;
-  if (J) *J = im ? im->J : 0;
-  return im ? im->fused : 0;
+  if (!im || !im->fused) return 0;
+  if (pol)
+    *pol = prx_fused_select((int)c->K, (int)c->D, (int)c->cfg.in_format, (int)c->cfg.out_format,
+                            im->layouts);
+  return 1;
 }
 
 extern "C" const prx_chan_ops prx_chan_cuda_ops = {

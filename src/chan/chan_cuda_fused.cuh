@@ -7,24 +7,29 @@
  *     all R branches and all J outputs share one window of J + (P-1)R + (R-1) samples: each is
  *     loaded once (converted from the raw format on load, coalesced across r) and used in up to
  *     P*R multiply-adds held in registers. Results go to the shared buffer V[jl][r].
- *  2. FFT: an in-place radix-4 (radix-2 last when log2 K is odd) decimation-in-frequency FFT
- *     of the J vectors in shared memory, one barrier per stage. Each thread keeps the
- *     twiddles of its butterfly across the J vectors. Results stay in digit-reversed order;
- *     the host gives each selected channel's position (loc).
+ *     At D = K/2 the (-1)^(kj) sign of the definition is folded into this store.
+ *  2. FFT: an in-place decimation-in-frequency FFT of the J vectors in shared memory:
+ *     radix-16 passes (two radix-4 stages per round trip through shared memory), then a
+ *     radix-4 and a radix-2 stage where log2 K needs them, one barrier per pass. Each thread
+ *     keeps the twiddles of its butterfly across the J vectors. Results stay in
+ *     digit-reversed order; the host gives each selected channel's position (p.otab).
  *  3. output: each selected channel's J consecutive outputs are written as one contiguous run
- *     (channel-major), with the (-1)^(kj) sign of D = K/2 and the cf32/cf16 conversion.
+ *     (channel-major), cf32 or cf16; or, where the design has tile_copy_out, the last FFT
+ *     pass writes the tile in channel order and the tensor memory accelerator copies it out.
  *
  * Shared-memory layout: element e of vector jl is at jl * VS + e + (e >> 4): one pad slot
- * every 16 elements keeps the strided stages free of bank conflicts (see pos_pad), and
- * VS = K + K/16 + 1 makes consecutive vectors start in different banks for the output phase. */
+ * every 16 elements keeps the strided stages free of bank conflicts (prx_pad), and the vector
+ * stride VS = prx_fused_vs(K) spreads the output lanes over the banks.
+ *
+ * The design choices named here (fold_first_stage, aligned_window, ...) are the fields of
+ * prx_fused_policy (chan_cuda_policy.h), passed down as template arguments. */
 #ifndef PRX_CHAN_CUDA_FUSED_CUH
 #define PRX_CHAN_CUDA_FUSED_CUH
 
 #include "chan_cuda_kernels.cuh"
+#include "chan_cuda_policy.h"
 
 #include <string.h>
-
-#define PRX_FUSED_P 16 /* taps per branch of the fused kernel (shorter prototypes are padded) */
 
 /* full unrolling in the device pass (the host pass, for emulation, needs none) */
 #ifdef __CUDA_ARCH__
@@ -32,41 +37,6 @@
 #else
 #define PRX_UNROLL
 #endif
-
-/* Launch shape of the fused kernel for K channels, D = K/R (all compile-time in the kernel):
- *  - J outputs per block: J x K complex values live in shared memory (8 up to K = 2048, 4 at
- *    4096: 70 KB at K = 1024, 139 KB at 2048 and 4096);
- *  - T threads: D base branches, at most 256 (512 from K = 2048, where one block fills the
- *    shared memory of a multiprocessor);
- *  - blocks per multiprocessor asked of the compiler (register cap): enough for 24 warps where
- *    the shared memory allows (3 blocks of 8 warps at K = 1024: about 80 registers). */
-__host__ __device__ constexpr int prx_fused_tile(int K) { return K <= 2048 ? 8 : 4; }
-__host__ __device__ constexpr int prx_fused_threads(int K, int D) {
-  return D < (K >= 2048 ? 512 : 256) ? D : (K >= 2048 ? 512 : 256);
-}
-/* Vector stride (complex values) of the shared buffer. v4: K + K/16 + 1, so that consecutive
- * vectors start in different banks for its output phase (lane = output jl). v5: the output
- * phase has J/2 lanes per channel, lane q reading vectors 2q and 2q+1 at the position p of
- * its channel, with consecutive lanes groups on consecutive positions; VS = 16/J (mod 8)
- * puts the lanes of a half-warp on 16 different 8-byte banks. */
-__host__ __device__ constexpr int prx_fused_vs(int K) { return K + K / 16 + 1; }
-__host__ __device__ constexpr int prx_fused_vs5(int K) {
-  return ((K + K / 16 + 7) & ~7) + 16 / prx_fused_tile(K);
-}
-template <int VER> __host__ __device__ constexpr int prx_fused_vsv(int K) {
-  return VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
-}
-/* shared buffer of either version */
-__host__ __device__ constexpr int prx_fused_vsmax(int K) {
-  return prx_fused_vs5(K) > prx_fused_vs(K) ? prx_fused_vs5(K) : prx_fused_vs(K);
-}
-__host__ __device__ constexpr int prx_fused_min_blocks(int K, int D) {
-  /* 227 KB of shared memory per block at most, 228 KB per multiprocessor */
-  return (228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024)) <
-                 768 / prx_fused_threads(K, D)
-             ? (228 * 1024 / (prx_fused_tile(K) * prx_fused_vsmax(K) * 8 + 1024))
-             : 768 / prx_fused_threads(K, D);
-}
 
 __host__ __device__ __forceinline__ int prx_pad(int e) { return e + (e >> 4); }
 
@@ -81,35 +51,6 @@ __host__ __device__ __forceinline__ float2 cmul(float2 a, float2 b) {
 }
 /* i * a */
 __host__ __device__ __forceinline__ float2 cmuli(float2 a) { return make_float2(-a.y, a.x); }
-
-/* Options of the v5 kernel (bit mask OPT; the options measured and not adopted are listed in
- * bench/GPU_NOTES.md with the commit that has their code):
- *  PRX_OPT_UNROLL: the loop over a thread's base branches is unrolled, so that the compiler
- *    can issue the next branch's loads while the current one's multiply-adds run;
- *  PRX_OPT_R4F: the filter does the FFT's first radix-4 stage (see prx_fused_r4_ok);
- *  PRX_OPT_HISTB: blocks past the tiles write the history update (see the kernel);
- *  PRX_OPT_NATOUT: with every channel selected in order, the output phase computes each
- *    position's channel (prx_fused_chan_of_pos) instead of reading the table otab;
- *  PRX_OPT_ALIGN: the threads' base branches rotated so that each warp's window loads cover
- *    whole 128-byte lines (prx_fused_rot; v5 only);
- *  PRX_OPT_BPTR: the window of a tile inside the input is read through one base pointer per
- *    branch, each load at its immediate offset t D, instead of an address computed per load
- *    (2 of the 3 integer instructions per window load in the machine code; v5 only);
- *  PRX_OPT_TMA: the FFT's last pass writes the tile in channel order and the tensor memory
- *    accelerator copies it out (prx_fused_tma_*; sm_90, where the output allows it);
- *  PRX_OPT_PERSIST: as many blocks as the device holds at once, each looping over tiles
- *    (prx_fused_reuse_sync), so that a tile's copies out drain while the next one's filter
- *    runs instead of holding an idle block. */
-enum {
-  PRX_OPT_UNROLL = 1,
-  PRX_OPT_R4F = 2,
-  PRX_OPT_HISTB = 4,
-  PRX_OPT_NATOUT = 8,
-  PRX_OPT_ALIGN = 16,
-  PRX_OPT_BPTR = 32,
-  PRX_OPT_TMA = 64,
-  PRX_OPT_PERSIST = 128
-};
 
 /* the channel at FFT position pos (the inverse of the host's fused_position: radix-4 stages,
  * radix-2 last when log2 K is odd; the position's digits are the channel's, reversed) */
@@ -126,18 +67,16 @@ template <int LGK> __host__ __device__ __forceinline__ int prx_fused_chan_of_pos
   return k;
 }
 
-/* PRX_OPT_R4F (blocks of T = K/4 threads, R = 1 or 2): a thread's branches r + cD (r = b +
- * it T, b = tid or, with PRX_OPT_ALIGN, its rotation) are then the elements b + m K/4, m =
+/* fold_first_stage (blocks of T = K/4 threads, R = 1 or 2): a thread's branches r + cD (r = b +
+ * it T, b = tid or, with aligned_window, its rotation) are then the elements b + m K/4, m =
  * 0..3, of every vector: the inputs of butterfly b of the FFT's first radix-4 stage (span K);
  * the function's tid is that b. The filter does that stage in registers before
  * its store, which saves one pass of loads and stores of the whole tile through shared memory
  * and one barrier. The thread's earlier branches are stored as usual and read back (its own
- * writes: no barrier) by the last one (holding all four in registers was 1.5% slower). */
-template <int T, int K> __host__ __device__ constexpr bool prx_fused_r4_ok(int R) {
-  return T == K / 4 && (R == 1 || R == 2);
-}
+ * writes: no barrier) by the last one (holding all four in registers was 1.5% slower):
+ * prx_fused_r4_store. */
 
-/* PRX_OPT_ALIGN. A warp's 32 threads take 32 consecutive base branches r, whose window samples
+/* aligned_window. A warp's 32 threads take 32 consecutive base branches r, whose window samples
  * n0 + t D - r (t fixed) are 32 consecutive samples ending at n0 + t D - r_first. Where that
  * run starts is set by the input's address and the launch's base: one sample past a 32-byte
  * boundary in the benchmark (ncu: 28.4 of 32 bytes used per sector), so each load touches 9
@@ -152,7 +91,7 @@ template <int FMT> __host__ __device__ __forceinline__ int prx_fused_rot(const p
   return (int)((((uintptr_t)p.in >> lg_bytes) + (uintptr_t)(p.base + 1)) & 15);
 }
 
-/* the 16 rotated copies of taps (P * K each) for PRX_OPT_ALIGN, T threads per block: copy d
+/* the 16 rotated copies of taps (P * K each) for aligned_window, T threads per block: copy d
  * has rot[d][q K + c D + it T + x] = taps[q K + c D + it T + (x + d) mod T] */
 __host__ __forceinline__ void prx_fused_rotate_taps(const float *taps, int P, int K, int T,
                                                     float *rot) {
@@ -178,7 +117,7 @@ __host__ __device__ __forceinline__ void prx_bfly4(float2 &a0, float2 &a1, float
   a3 = csub(t1, t3);
 }
 
-/* The end of the R4F filter (see PRX_OPT_R4F) for each output jl of the tile: element m of
+/* The end of the filter with fold_first_stage, for each output jl of the tile: element m of
  * butterfly tid (slot tid + m K/4) comes from iteration it = m mod (4/R), branch c = m / (4/R)
  * (with D = K/2 and odd j, branch c ^ 1: the sign fold of prx_fused_filter): the earlier
  * iterations' values are read back from their slots, last holds the final iteration's; the
@@ -215,8 +154,8 @@ __host__ __device__ __forceinline__ void prx_fused_r4_store(const prx_kparams &p
   }
 }
 
-/* PRX_OPT_PERSIST: a block's next tile may store into V only once the previous tile's output
- * has left it: the copies out of PRX_OPT_TMA (each issuing thread waits until its copy has
+/* persistent: a block's next tile may store into V only once the previous tile's output
+ * has left it: the TMA copies out (each issuing thread waits until its copy has
  * read the shared memory), and every thread's reads of the output phase (a barrier). The
  * filter does that after its first iteration's loads and products, so that the copies drain
  * while they run. */
@@ -234,26 +173,26 @@ __host__ __device__ __forceinline__ void prx_fused_reuse_sync() {
 
 /* Phase 1 for thread tid of T: base branches r = tid, tid + T, ... < D = K / R. (K, D and T
  * are compile-time constants in the kernel, so every offset below folds into an immediate.)
- * v5 (VER >= 5) folds the (-1)^(kj) of D = K/2 into the store: for odd absolute j,
+ * The (-1)^(kj) of D = K/2 is folded into the store: for odd absolute j,
  * (-1)^k Y_k = sum_r v_r W^(k (r + K/2)), so v_r goes to slot r + K/2 (mod K), i.e. the two
  * branches r and r + D of the thread trade places; the output phase then has no sign. */
-template <int FMT, int R, int J, bool SAFE, int VER = 4, int OPT = 0>
+template <int FMT, int R, int J, bool SAFE, bool FOLD, bool ALIGNED, bool BASE_PTR, bool UNROLL>
 __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, float2 *V, int jj0,
                                                           int tid, int T, int K,
                                                           bool sync_first = false) {
   constexpr int P = PRX_FUSED_P;
   constexpr int NW = J + (P - 1) * R + (R - 1); /* window length */
-  const int D = K / R, VS = VER >= 5 ? prx_fused_vs5(K) : prx_fused_vs(K);
+  const int D = K / R, VS = prx_fused_vs(K);
   const int q0 = jj0 - (P - 1) * R - (R - 1); /* output index of the window's oldest sample */
-  /* v5: the branch loop with its trip count known (T divides D), no bound test */
-  const int n_it = VER >= 5 && D % T == 0 ? D / T : (D - tid + T - 1) / T;
-  constexpr bool R4 = (OPT & PRX_OPT_R4F) != 0, AL = (OPT & PRX_OPT_ALIGN) != 0;
-  constexpr bool BP = SAFE && (OPT & PRX_OPT_BPTR) != 0;
-  /* the thread's first base branch, and its taps (PRX_OPT_ALIGN: rotated, see prx_fused_rot) */
+  /* the branch loop with its trip count known (T divides D), no bound test */
+  const int n_it = D / T;
+  constexpr bool R4 = FOLD, AL = ALIGNED;
+  constexpr bool BP = SAFE && BASE_PTR; /* (near the stream's start: per-sample bounds) */
+  /* the thread's first base branch, and its taps (aligned_window: rotated, see prx_fused_rot) */
   const int rot = AL ? prx_fused_rot<FMT>(p) : 0, b = AL ? (tid + rot) & (T - 1) : tid;
   const float *taps = AL ? p.taps_rot + (size_t)rot * (P * K) + (tid - b) : p.taps;
 #ifdef __CUDA_ARCH__
-#pragma unroll((OPT & PRX_OPT_UNROLL) ? 4 : 1)
+#pragma unroll(UNROLL ? 4 : 1)
 #endif
   for (int it = 0; it < n_it; it++) {
     const int r = b + it * T;
@@ -270,7 +209,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
       for (int jl = 0; jl < J; jl++) acc[c][jl] = make_float2(0.0f, 0.0f);
     }
     const int n0 = p.base + q0 * D - r;
-    const void *const src = prx_conv_at<FMT>(p.in, BP ? n0 : 0); /* PRX_OPT_BPTR */
+    const void *const src = prx_conv_at<FMT>(p.in, BP ? n0 : 0); /* window_base_ptr */
     PRX_UNROLL
     for (int t = 0; t < NW; t++) {
       const float2 u =
@@ -290,10 +229,10 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
         }
       }
     }
-    if (sync_first && it == 0) prx_fused_reuse_sync(); /* PRX_OPT_PERSIST: V is free again */
+    if (sync_first && it == 0) prx_fused_reuse_sync(); /* persistent: V is free again */
     if (R4 && it == n_it - 1) {
       prx_fused_r4_store<R, J>(p, V, b, K, VS, acc);
-    } else if (VER >= 5 && R == 2) {
+    } else if (R == 2) {
       /* slot of branch c for output jl: r + (c ^ odd(j)) D, j = jj0 + jl + e_par, jj0 even */
       const int s0 = prx_pad(r), s1 = prx_pad(r + D);
       const int a = (p.e_par & 1) ? s1 : s0, b = (p.e_par & 1) ? s0 : s1;
@@ -317,7 +256,7 @@ __host__ __device__ __forceinline__ void prx_fused_filter(const prx_kparams &p, 
  * butterflies per vector, 2^lgT threads. With more butterflies than threads each thread takes
  * every 2^lgT-th butterfly of every vector; with fewer, the threads split into 2^lg_jstep teams
  * that share the vectors. */
-template <int J, int VER> struct prx_bfly_map {
+template <int J> struct prx_bfly_map {
   int b_first, b_step, jl_first, lg_jstep;
   int cnt;   /* vectors this thread does each butterfly for */
   int nb_it; /* butterflies this thread does */
@@ -327,28 +266,28 @@ template <int J, int VER> struct prx_bfly_map {
     } else {
       b_first = tid & (NB - 1), b_step = NB, jl_first = tid >> lgNB, lg_jstep = lgT - lgNB;
     }
-    /* v5: known at compile time where every thread has the same count (jl_first < 2^lg_jstep
+    /* known at compile time where every thread has the same count (jl_first < 2^lg_jstep
      * always), and so is the number of butterflies */
-    cnt = VER >= 5 && !(J & ((1 << lg_jstep) - 1))
+    cnt = !(J & ((1 << lg_jstep) - 1))
               ? J >> lg_jstep
               : (jl_first < J ? (J - jl_first + (1 << lg_jstep) - 1) >> lg_jstep : 0);
-    nb_it = VER >= 5 ? (lgNB >= lgT ? NB >> lgT : 1) : (NB - b_first + b_step - 1) / b_step;
+    nb_it = lgNB >= lgT ? NB >> lgT : 1;
   }
 };
 
 /* Phase 2, one stage: sub-transforms of L = 2^lgL points, radix 2^lgR (4 or 2); the block has
  * 2^lgT threads. All sizes are powers of two: the indexing uses shifts and masks only. */
-template <int J, int VER = 4>
+template <int J>
 __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, float2 *V, int lgK,
                                                          int lgL, int lgR, int tid, int lgT) {
-  const int VS = prx_fused_vsv<VER>(1 << lgK);
+  const int VS = prx_fused_vs(1 << lgK);
   const int lgNB = lgK - lgR;  /* butterflies per vector */
   const int lgNBg = lgL - lgR; /* butterflies per group (sub-transform) */
   const int lgG = lgK - lgL;   /* groups; also the twiddle step: W_L = tw[K / L] */
   const int NB = 1 << lgNB, NBg = 1 << lgNBg;
   /* thread -> butterflies b and the vectors it does them for: b's twiddles are reused across
    * its vectors, and the vectors are done in batches whose loads are all issued first */
-  const prx_bfly_map<J, VER> bm(NB, lgNB, tid, lgT);
+  const prx_bfly_map<J> bm(NB, lgNB, tid, lgT);
   const int b_first = bm.b_first, b_step = bm.b_step, jl_first = bm.jl_first;
   const int lg_jstep = bm.lg_jstep, cnt = bm.cnt, nb_it = bm.nb_it;
   for (int bi = 0; bi < nb_it; bi++) {
@@ -367,10 +306,9 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
      * applied to every butterfly (tw[0] = 1 exactly), which keeps the warp free of branches */
     const bool twid = NBg > 1;
     if (lgR == 2) {
-      /* v5: base + immediates, as in prx_fused_pass16 */
-      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg),
-                o2 = VER >= 5 ? o0 + 2 * NBg + ((2 * NBg) >> 4) : prx_pad(e0 + 2 * NBg),
-                o3 = VER >= 5 ? o0 + 3 * NBg + ((3 * NBg) >> 4) : prx_pad(e0 + 3 * NBg);
+      /* base + immediates, as in prx_fused_pass16 */
+      const int o0 = prx_pad(e0), o1 = o0 + NBg + (NBg >> 4), o2 = o0 + 2 * NBg + ((2 * NBg) >> 4),
+                o3 = o0 + 3 * NBg + ((3 * NBg) >> 4);
       float2 w1 = make_float2(1.0f, 0.0f), w2 = w1, w3 = w1;
       if (twid) {
         w1 = PRX_LDG(p.tw + (i << lgG));
@@ -404,7 +342,7 @@ __host__ __device__ __forceinline__ void prx_fused_stage(const prx_kparams &p, f
           }
       }
     } else {
-      const int o0 = prx_pad(e0), o1 = VER >= 5 ? o0 + NBg + (NBg >> 4) : prx_pad(e0 + NBg);
+      const int o0 = prx_pad(e0), o1 = o0 + NBg + (NBg >> 4);
       float2 w1 = make_float2(1.0f, 0.0f);
       if (twid) w1 = PRX_LDG(p.tw + (i << lgG));
       for (int k0 = 0; k0 < cnt; k0 += 8) {
@@ -476,20 +414,20 @@ __host__ __device__ __forceinline__ void prx_r16(float2 (&a)[4][4], const float2
  * fastest puts 16 consecutive threads on 16 different banks for every L (with the padding).
  * The thread's twiddles come from one table load, W_L^i, by products, and serve all its
  * vectors. */
-template <int J, int VER = 4>
+template <int J>
 __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, float2 *V, int lgK,
                                                           int lgL, int tid, int lgT) {
-  const int VS = prx_fused_vsv<VER>(1 << lgK);
+  const int VS = prx_fused_vs(1 << lgK);
   const int lgNB = lgK - 4, lgS = lgL - 4, lgG = lgK - lgL;
   const int NB = 1 << lgNB, S = 1 << lgS, L4 = 1 << (lgL - 2);
-  const prx_bfly_map<J, VER> bm(NB, lgNB, tid, lgT);
+  const prx_bfly_map<J> bm(NB, lgNB, tid, lgT);
   const int b_first = bm.b_first, b_step = bm.b_step, jl_first = bm.jl_first;
   const int lg_jstep = bm.lg_jstep, cnt = bm.cnt, nb_it = bm.nb_it;
   for (int bi = 0; bi < nb_it; bi++) {
     const int b = b_first + bi * b_step;
     const int i = b & (S - 1), g = b >> lgS;
     const int e0 = (g << lgL) + i;
-    /* v5: pad(e0 + off) = pad(e0) + off + off / 16 for every offset off = m1 L/4 + m2 S (a
+    /* pad(e0 + off) = pad(e0) + off + off / 16 for every offset off = m1 L/4 + m2 S (a
      * multiple of 16, or of S < 16 with i < S), so the 16 addresses are one base register
      * plus immediates */
     const int e0p = prx_pad(e0);
@@ -499,7 +437,7 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
       PRX_UNROLL
       for (int m2 = 0; m2 < 4; m2++) {
         const int off = m1 * L4 + m2 * S;
-        o[m1][m2] = VER >= 5 ? e0p + off + (off >> 4) : prx_pad(e0 + off);
+        o[m1][m2] = e0p + off + (off >> 4);
       }
     }
     /* twiddles (none but the fixed W_16 ones when S = 1, i.e. i = 0) */
@@ -545,34 +483,14 @@ __host__ __device__ __forceinline__ void prx_fused_pass16(const prx_kparams &p, 
   }
 }
 
-/* Phase 3 for thread tid of 2^lgT: output jl = tid mod J of channels s = tid / J, stepping by
- * 2^lgT / J, so that a warp writes 32 / J channels' runs of J consecutive outputs. */
-template <int R, int J>
-__host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, const float2 *V,
-                                                          int jj0, int tid, int lgT, int K) {
-  const int jl = tid & (J - 1);
-  if (jj0 + jl >= p.n_out) return;
-  const int s_step = (1 << lgT) / J;
-  const float2 *v = V + jl * prx_fused_vs(K);
-  const bool flip = R == 2 && ((p.e_par + jj0 + jl) & 1); /* odd j: odd k change sign */
-  size_t o = (size_t)(tid / J) * p.stride + jj0 + jl;
-  const size_t o_step = (size_t)s_step * p.stride;
-  for (int s = tid / J; s < p.n_sel; s += s_step, o += o_step) {
-    const int lk = PRX_LDG(p.loc + s);
-    float2 y = v[lk & 0x7fffffff];
-    if (flip && lk < 0) y = make_float2(-y.x, -y.y);
-    prx_store(p, o, y);
-  }
-}
-
-/* Phase 3 of v5: J/2 lanes per selected channel, lane q writing outputs 2q and 2q+1 of the
+/* Phase 3: J/2 lanes per selected channel, lane q writing outputs 2q and 2q+1 of the
  * tile; the channels go in order of their FFT position (p.otab), so the lanes of a warp read
  * 16 different banks, and a warp's store covers 64 / J channel runs of J outputs, whole
  * 32-byte sectors, with one 16-byte store per lane (8 bytes for cf16) where the rows allow
  * it. The sign of D = K/2 is already in the filter's store. */
 template <int J, int NATLGK = 0>
-__host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p, const float2 *V,
-                                                           int jj0, int tid, int lgT, int VS) {
+__host__ __device__ __forceinline__ void prx_fused_output(const prx_kparams &p, const float2 *V,
+                                                          int jj0, int tid, int lgT, int VS) {
   constexpr int L = J / 2; /* lanes per channel */
   const int jl = 2 * (tid & (L - 1));
   if (jj0 + jl >= p.n_out) return;
@@ -584,7 +502,7 @@ __host__ __device__ __forceinline__ void prx_fused_output5(const prx_kparams &p,
   const bool pair = two && !(p.stride & 1) && !((uintptr_t)p.out & (2 * esz - 1));
   constexpr int LGN = NATLGK ? NATLGK : 1; /* (a valid instance when unused) */
   if (NATLGK && pair && !p.out_f16 && p.natural) {
-    /* PRX_OPT_NATOUT: position i holds channel prx_fused_chan_of_pos(i), whose row it is */
+    /* computed_rows: position i holds channel prx_fused_chan_of_pos(i), whose row it is */
     float2 *out = (float2 *)p.out + jj0 + jl;
     for (int i = tid / L; i < p.n_sel; i += i_step) {
       const float2 *y = va + prx_pad(i);
@@ -631,9 +549,7 @@ __host__ __device__ __forceinline__ bool prx_fused_safe(const prx_kparams &p, in
   return lo >= 0 && hi < p.n_in;
 }
 
-__host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_log2(x >> 1) : 0; }
-
-/* PRX_OPT_TMA. The FFT's last pass (span 16) with the output phase folded in: instead of
+/* tile_copy_out. The FFT's last pass (span 16) with the output phase folded in: instead of
  * writing its 16 points back in digit-reversed order for the output phase to pick up (about
  * 400 instructions per thread and tile at K = 1024: index arithmetic, loads and 16-byte
  * stores), it writes them in channel order, the tile as K rows of J outputs (staging[c J + jl],
@@ -641,13 +557,9 @@ __host__ __device__ constexpr int prx_log2(unsigned x) { return x > 1 ? 1 + prx_
  * the tensor memory accelerator copies that out in boxes of 256 rows, clipped at n_out (the
  * tensor map in p.tmap). Point (m1, m2) of butterfly g (position 16 g + 4 m1 + m2) is channel
  * m2 K/4 + m1 K/16 + chan(g): one base address per butterfly, immediate offsets. Where it
- * applies: even log2 K >= 8 with the last pass a radix-16 one, and at least one butterfly and
+ * applies (prx_fused_select): the last pass a radix-16 one, and at least one butterfly and
  * vector per thread. */
-template <int OPT, int LGK, int R, int T> __host__ __device__ constexpr bool prx_fused_tma_ok() {
-  return (OPT & PRX_OPT_TMA) && !(LGK & 1) && LGK >= 8 &&
-         ((prx_fused_r4_ok<T, (1 << LGK)>(R) && (OPT & PRX_OPT_R4F)) ? LGK - 2 : LGK) % 4 == 0 &&
-         (1 << LGK) / 16 * prx_fused_tile(1 << LGK) >= T;
-}
+
 /* units (a butterfly of one vector) per thread */
 __host__ __device__ constexpr int prx_fused_tma_cnt(int J, int LGK, int T) {
   return (1 << LGK) / 16 * J / T;
@@ -659,7 +571,7 @@ __host__ __device__ constexpr int prx_fused_tma_cnt(int J, int LGK, int T) {
  * banks) take two wavefronts each, the least for 8-byte accesses. */
 template <int J, int LGK>
 __host__ __device__ __forceinline__ void prx_fused_tma_unit(int u, int &jl, int &g) {
-  constexpr int LGJ = prx_log2(J), NL = 5 - LGJ, LGNB = LGK - 4;
+  constexpr int LGJ = prx_fused_log2(J), NL = 5 - LGJ, LGNB = LGK - 4;
   jl = u & (J - 1);
   const int w = u >> LGJ, r = w >> NL;
   g = (w & 1) | (((w >> 1) & ((1 << (NL - 1)) - 1)) << (LGNB - 2)) |

@@ -18,7 +18,7 @@
 #ifndef PRX_CHAN_CUDA_KERNELS_CUH
 #define PRX_CHAN_CUDA_KERNELS_CUH
 
-#include <cuda.h> /* CUtensorMap (PRX_OPT_TMA); the driver library itself is not linked */
+#include <cuda.h> /* CUtensorMap (tile_copy_out); the driver library itself is not linked */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>
@@ -41,25 +41,23 @@ typedef struct {
   size_t stride;
   int out_f16;
   const float *taps;     /* prototype padded with zeros, h[r + pK] at taps[p * K + r] */
-  const float *taps_rot; /* fused, PRX_OPT_ALIGN: 16 copies of taps (16 K each), copy d with
+  const float *taps_rot; /* fused, aligned_window: 16 copies of taps (P K each), copy d with
                             each run of T branches rotated by d (prx_fused_rotate_taps) */
   int P;                 /* taps per branch used by the general path */
   const float2 *tw;      /* tw[t] = exp(+2 pi i t / K), t = 0..K-1 (fused path) */
-  const int *loc;        /* fused v4: per selected channel, its padded position in the FFT
-                            buffer, with bit 31 set when the channel index k is odd */
-  const int2 *otab;      /* fused v5: (padded position, selected-channel row) per selected
+  const int2 *otab;      /* fused: (padded position, selected-channel row) per selected
                             channel, sorted by position */
   const unsigned *sel;   /* general: the selected channel indices */
   int n_sel;
   int K, D;
-  int natural;      /* the selection is every channel in order (fused PRX_OPT_NATOUT: the output
+  int natural;      /* the selection is every channel in order (fused computed_rows: the output
                        phase computes each position's channel instead of reading otab) */
   float2 *new_hist; /* the history update's destination (prx_hist_item), written by the history
-                       kernel or, in PRX_OPT_HISTB builds, by blocks past the tiles */
-  int tile_blocks;  /* fused PRX_OPT_PERSIST builds: blocks that take tiles (each every
+                       kernel or, in fused designs with hist_in_kernel, by the fused kernel */
+  int tile_blocks;  /* fused persistent designs: blocks that take tiles (each every
                        tile_blocks-th), set by prx_fused_launch */
-  int tma;          /* fused PRX_OPT_TMA builds: tmap describes out, the tiles leave through the
-                       tensor memory accelerator (set by prx_fused_launch where out allows it) */
+  int tma;          /* fused tile_copy_out designs: tmap describes out, the tiles leave through
+                       the tensor memory accelerator (set by prx_fused_launch) */
   CUtensorMap tmap; /* out as a 2-D tensor: n_out outputs (inner) by n_sel rows of stride */
 } prx_kparams;
 

@@ -3,22 +3,25 @@
 #define PRX_CHAN_CUDA_LAUNCH_H
 
 #include "chan_cuda_kernels.cuh"
+#include "chan_cuda_policy.h"
 
-/* fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, R = K/D in {1, 2}; variant 0
- * is the default kernel, 1..16 other builds for the benchmark (cf32 input only; see
- * chan_cuda_fused_kernel.cuh) */
+/* Fused path (chan_cuda_fused.cu): power-of-two K in 64..4096, K/D in {1, 2}. Each launch
+ * runs the design prx_fused_select gives for its output's layout, within `layouts` (the
+ * PRX_OUT_* flags the object allows: PRX_OUT_ROWS_16B left out keeps every launch on thread
+ * stores). */
 int prx_fused_supported(int K);
-size_t prx_fused_smem_bytes(int K); /* the most shared memory any build of K takes */
-/* what the builds of a variant need from the object */
+size_t prx_fused_smem_bytes(int K); /* dynamic shared memory per block */
+/* what the designs an object may run need from it */
 typedef struct {
-  int resident;     /* blocks of the build the device holds at once (what PRX_OPT_PERSIST builds
-                       launch, through p->tile_blocks) */
-  int rotated_taps; /* 1: p->taps_rot is read (PRX_OPT_ALIGN) */
+  int resident;     /* blocks of the persistent design the device holds at once (what its
+                       launches run, through p->tile_blocks) */
+  int rotated_taps; /* 1: p->taps_rot is read (aligned_window) */
 } prx_fused_needs;
-/* sets the shared-memory limit of the variant's builds and fills *needs */
-cudaError_t prx_fused_prepare(int K, int R, int fmt, int variant, prx_fused_needs *needs);
-/* *hist_done: set when the launch also wrote the history update (PRX_OPT_HISTB builds) */
-cudaError_t prx_fused_launch(const prx_kparams *p, int variant, cudaStream_t st, int *hist_done);
+/* sets the shared-memory limit of the designs an object may run and fills *needs */
+cudaError_t prx_fused_prepare(int K, int D, int in_fmt, int out_fmt, int layouts,
+                              prx_fused_needs *needs);
+/* *hist_done: set when the launch also wrote the history update (hist_in_kernel) */
+cudaError_t prx_fused_launch(const prx_kparams *p, int layouts, cudaStream_t st, int *hist_done);
 
 /* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
 cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
