@@ -27,6 +27,7 @@ typedef struct {
   double rolloff;
   unsigned long span, block, cfo_span, threads;
   prx_qpsk_ambiguity ambiguity;
+  prx_backend backend;
   int packed, quiet, ambiguity_set;
 } options;
 
@@ -66,6 +67,9 @@ static void usage(FILE *f) {
       "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
       "  -t, --threads N        worker threads, 0 = all cores (default 0); output is identical\n"
       "                         for any N\n"
+      "      --backend B        auto, cpu or cuda (default auto). cuda needs a usable GPU; the\n"
+      "                         demodulator bank's CUDA backend has no kernels of its own yet\n"
+      "                         and gives the CPU's output (docs/ARCHITECTURE.md)\n"
       "\n"
       "output:\n"
       "  -o, --output BITS|-    data bits: one byte (0 or 1) per bit, b0 then b1 of each data\n"
@@ -118,7 +122,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_CFOSPAN,
     OPT_BITS,
     OPT_LLR,
-    OPT_REPORT
+    OPT_REPORT,
+    OPT_BACKEND
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -134,6 +139,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"block", required_argument, 0, OPT_BLOCK},
       {"cfo-span", required_argument, 0, OPT_CFOSPAN},
       {"threads", required_argument, 0, 't'},
+      {"backend", required_argument, 0, OPT_BACKEND},
       {"output", required_argument, 0, 'o'},
       {"bits", required_argument, 0, OPT_BITS},
       {"llr", required_argument, 0, OPT_LLR},
@@ -191,6 +197,16 @@ static int parse_args(int argc, char **argv, options *o) {
         o->packed = 1;
       else if (strcmp(a, "unpacked"))
         return cli_error(CMD, "--bits: '%s' is not a bit format (unpacked or packed)", a);
+      break;
+    case OPT_BACKEND:
+      if (!strcmp(a, "auto"))
+        o->backend = PRX_BACKEND_AUTO;
+      else if (!strcmp(a, "cpu"))
+        o->backend = PRX_BACKEND_CPU;
+      else if (!strcmp(a, "cuda"))
+        o->backend = PRX_BACKEND_CUDA;
+      else
+        return cli_error(CMD, "--backend: unknown backend '%s' (auto, cpu or cuda)", a);
       break;
     case OPT_LLR: o->llr = a; break;
     case OPT_REPORT: o->report = a; break;
@@ -285,6 +301,14 @@ static int setup_demod(run_state *r) {
     c.pilot_len = (unsigned)l;
   }
   r->qc = c;
+  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
+    return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
+#ifdef PRX_HAVE_CUDA
+                     ""
+#else
+                     " (this build has no CUDA)"
+#endif
+    );
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (st) return cli_status_error(CMD, "demodulator", st);
   r->inbuf = malloc(READ_BLOCK * prx_format_size(r->in.format));
