@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The GPU channelizer's check on a machine with an NVIDIA GPU, in one go: configure and build
-# (sm_90, no -march=native; the shipped library's kernel count and size), run the GPU tests,
-# the benchmark and the CuPy peer, the GPU tests again (reduced set) under compute-sanitizer
-# memcheck and racecheck, then the whole test suite (where AUTO picks the GPU). Logs go to
-# $OUT (default ./gpu-out); a short summary table is printed last.
+# The GPU channelizer's and demodulator bank's check on a machine with an NVIDIA GPU, in one go:
+# configure and build (sm_90, no -march=native; the shipped library's kernel count and size),
+# run the GPU tests, the benchmarks and the CuPy peer, the GPU tests again (reduced set) under
+# compute-sanitizer memcheck and racecheck, then the whole test suite (where AUTO picks the GPU).
+# Logs go to $OUT (default ./gpu-out); a short summary table is printed last.
 #
 #   scripts/gpu_check.sh [STEP...]    steps, run in this order: build test bench sanitize ctest
 #                                     profile (default: all but profile)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
-# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer). On the lent GPU
+# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer), PARTS (default
+# "chan demod": the channelizer's and the demodulator bank's tests, benchmarks and sanitizer
+# runs; give one of them to run only its part). On the lent GPU
 # machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
 # pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
@@ -18,6 +20,8 @@ OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 steps=${*:-build test bench sanitize ctest}
+PARTS=${PARTS:-chan demod}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -47,7 +51,7 @@ if has build; then
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
     cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda polyrx_shared \
-      >>"$OUT/build.log" 2>&1; then
+      test_qpsk_bank test_qpsk_bank_cuda bench_qpsk_bank >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
     so=$(ls "$BUILD"/libpolyrx.so* | head -1)
@@ -72,12 +76,16 @@ run_step() { # name timeout command...
   return $rc
 }
 
-if has test; then
+if has test && part chan; then
   run_step test 240 "$BUILD/test_chan_cuda"
   grep FAIL "$OUT/test.log" | head -20
 fi
+if has test && part demod; then
+  run_step test_demod 240 "$BUILD/test_qpsk_bank_cuda"
+  grep FAIL "$OUT/test_demod.log" | head -20
+fi
 
-if has bench; then
+if has bench && part chan; then
   # the SM clock, power and throttle reasons every 20 ms while the benchmark runs (smi.csv)
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
     --format=csv -lms 20 >"$OUT/smi.csv" 2>&1 &
@@ -94,8 +102,14 @@ if has bench; then
     note "cupy: rc=$? ($(elapsed))"
   fi
 fi
+if has bench && part demod; then
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD/bench_qpsk_bank" ${BENCH_ARGS:-} >"$OUT/bench_demod.jsonl" \
+    2>"$OUT/bench_demod.err"
+  note "bench_demod: rc=$? ($(elapsed))"
+fi
 
-if has sanitize; then
+if has sanitize && part chan; then
   export PRX_TEST_SMALL=1
   run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
     "$BUILD/test_chan_cuda"
@@ -105,11 +119,20 @@ if has sanitize; then
   grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck.log"
   unset PRX_TEST_SMALL
 fi
+if has sanitize && part demod; then
+  run_step memcheck_demod 300 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_demod.log"
+  run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/test_qpsk_bank_cuda"
+  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_demod.log"
+fi
 
 if has ctest; then
   cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1
   # (test_chan_cuda ran above)
-  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E '^test_chan_cuda$' --output-on-failure) \
+  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E '^test_(chan|qpsk_bank)_cuda$' \
+    --output-on-failure) \
     >"$OUT/ctest.log" 2>&1
   note "ctest: rc=$? ($(elapsed)) $(grep -m1 'tests passed' "$OUT/ctest.log")"
   grep -E 'Failed|\*\*\*' "$OUT/ctest.log" | head -20
@@ -139,10 +162,14 @@ fi
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
-if has bench; then
+if has bench && part chan; then
   sed -n '/^== GPU channelizer/,$p' "$OUT/bench.jsonl"
   [ -f "$OUT/cupy.log" ] && grep -v '^{' "$OUT/cupy.log" | tail -6
   tail -3 "$OUT/bench.err"
+fi
+if has bench && part demod; then
+  sed -n '/^== GPU demodulator/,$p' "$OUT/bench_demod.jsonl"
+  tail -3 "$OUT/bench_demod.err"
 fi
 if has profile; then
   grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem|Shared Memory Configuration Size|Bank Conflicts|Stall Long Scoreboard) " \

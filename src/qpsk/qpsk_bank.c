@@ -80,12 +80,24 @@ void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   free(b);
 }
 
+typedef struct {
+  const prx_qpsk_config *cfg;
+  prx_qpsk **ch;
+  _Atomic prx_status status;
+} create_ctx;
+
+static void create_channel(void *ctx, size_t i) {
+  create_ctx *x = ctx;
+  prx_status st = prx_qpsk_create(x->cfg, &x->ch[i + 1]);
+  if (st) atomic_store(&x->status, st);
+}
+
 prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank **out) {
   if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_create: NULL argument");
   *out = NULL;
   prx_status st = check_config(cfg);
   if (st) return st;
-  prx_backend backend;
+  prx_backend backend = PRX_BACKEND_CPU;
   if ((st = pick_backend(cfg, &backend))) return st;
   if (backend == PRX_BACKEND_CUDA && cfg->row_format != PRX_CF32 && cfg->row_format != PRX_CF16)
     return prx_fail(PRX_ERR_UNSUPPORTED, "the CUDA bank takes cf32 or cf16 rows, not %s",
@@ -116,14 +128,16 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's %u channels", b->C);
   }
   b->ch[0] = probe;
-  for (unsigned c = 1; c < b->C; c++)
-    if ((st = prx_qpsk_create(&dc, &b->ch[c]))) {
-      prx_qpsk_bank_destroy(b);
-      return st;
-    }
   if ((st = prx_pool_create(cfg->threads, &b->pool))) {
     prx_qpsk_bank_destroy(b);
     return st;
+  }
+  /* the other channels in parallel (the probe has planned the FFT: the rest reuse its wisdom) */
+  create_ctx cx = {&dc, b->ch, PRX_OK};
+  prx_pool_run(b->pool, create_channel, &cx, b->C - 1);
+  if (cx.status) {
+    prx_qpsk_bank_destroy(b);
+    return prx_fail(cx.status, "cannot create the bank's %u channel demodulators", b->C);
   }
   b->n_slots = (unsigned)prx_pool_threads(b->pool);
   if (b->n_slots > b->C) b->n_slots = b->C;

@@ -10,9 +10,11 @@
  *
  * The copies back are ordered on the caller's stream and the call returns without waiting for
  * them; the next call waits on their event before it reuses the pinned buffers. */
+extern "C" {
 #include "qpsk_bank_internal.h"
 
 #include "../core/internal.h"
+}
 
 #include <cuda_runtime.h>
 
@@ -31,7 +33,7 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA bank: %s: %s", what, cudaGetErrorString(e));
 }
 
-prx_status prx_qpsk_bank_cuda_create(prx_qpsk_bank *b) {
+extern "C" prx_status prx_qpsk_bank_cuda_create(prx_qpsk_bank *b) {
   bank_cuda *g = (bank_cuda *)calloc(1, sizeof *g);
   if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank state");
   b->cuda = g;
@@ -42,7 +44,7 @@ prx_status prx_qpsk_bank_cuda_create(prx_qpsk_bank *b) {
   return PRX_OK;
 }
 
-void prx_qpsk_bank_cuda_destroy(prx_qpsk_bank *b) {
+extern "C" void prx_qpsk_bank_cuda_destroy(prx_qpsk_bank *b) {
   bank_cuda *g = (bank_cuda *)b->cuda;
   if (!g) return;
   if (g->pending) cudaEventSynchronize(g->done);
@@ -65,8 +67,9 @@ static prx_status grow_pinned(void **p, size_t *cap, size_t bytes) {
   return PRX_OK;
 }
 
-prx_status prx_qpsk_bank_cuda_run(prx_qpsk_bank *b, const void *d_in, size_t in_stride, size_t n_in,
-                                  int flush, const prx_qpsk_bank_out *out, void *stream) {
+extern "C" prx_status prx_qpsk_bank_cuda_run(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
+                                             size_t n_in, int flush, const prx_qpsk_bank_out *out,
+                                             void *stream) {
   bank_cuda *g = (bank_cuda *)b->cuda;
   cudaStream_t s = (cudaStream_t)stream;
   size_t C = b->C, sz = prx_format_size(b->cfg.row_format);
