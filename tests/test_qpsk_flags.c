@@ -171,7 +171,6 @@ static void signal_present(void) {
     for (size_t k = 1; 2 * k + 1 < r.nref && r.ngot == r.nref; k++)
       if (k + 20 < 30000 || k > 45000 + 20) {
         long d = (r.got[2 * k] != r.ref[2 * k]) + (r.got[2 * k + 1] != r.ref[2 * k + 1]);
-        if (d && getenv("QPSK_DEBUG")) fprintf(stderr, "error at symbol %zu\n", k);
         e += d;
       }
     CHECK(e == 0, "gap of %s: %ld errors outside it", zeros ? "zeros" : "noise", e);
@@ -216,8 +215,6 @@ static void esn0_summary(void) {
     printf("Es/N0 %4.1f dB: summary %.2f dB, %llu of %llu blocks without signal\n", esn0s[i],
            r.st.esn0_db, (unsigned long long)r.st.blocks_no_signal,
            (unsigned long long)r.st.blocks);
-    if (getenv("QPSK_DEBUG"))
-      for (size_t b = 0; b < r.log.n; b++) fprintf(stderr, " %.1f", r.log.esn0[b]);
     CHECK(fabs(r.st.esn0_db - esn0s[i]) < 0.5, "Es/N0 %g dB: summary %.2f dB", esn0s[i],
           r.st.esn0_db);
     CHECK(r.st.blocks_no_signal == 0 && r.st.warnings == 0,

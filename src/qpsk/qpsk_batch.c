@@ -1,11 +1,11 @@
 /* One batch of CFO spans: parallel stages over blocks (or spans), joined by cheap serial passes
  * that take the cross-block decisions, as in the seed paper:
  *
- *   level (blocks) input sums over each block's own samples (non-finite ones counted)
+ *   pre   (blocks) short RRC pre-filter on the 4/T grid; input sums over the block's own
+ *                  samples (non-finite ones counted)                          -> blk.grid, mom
  *   serial         per span: DC (the mean) and gain (1 / RMS)                -> span.dc, gain
- *   pre   (blocks) short RRC pre-filter on the 4/T grid, DC out, unit level, Oerder & Meyr sums
- *                  per sub-block (|z|^2 is blind to the carrier, so timing comes before the
- *                  CFO)                                                       -> blk.grid, osub
+ *   om    (blocks) the grid less its DC, at unit level; Oerder & Meyr sums per sub-block (|z|^2
+ *                  is blind to the carrier, so timing comes before the CFO)  -> blk.osub
  *   serial         per span: clock slope from the sub-blocks' drift, timing per block unwrapped
  *                  around it, the slope refined by a line through the blocks; symbol ownership
  *                                                                             -> tau, e, k0, k1
@@ -32,17 +32,6 @@ static inline prx_cf32 cexpj(double a) {
 
 static int64_t stream_blocks(const prx_qpsk *q) {
   return qpsk_count_below((double)q->n_total / q->sps, (double)q->L);
-}
-
-/* ---- stage level: input sums over each block's own samples ---- */
-
-static void stage_level(void *ctx, size_t t) {
-  prx_qpsk *q = ctx;
-  qpsk_blk *bk = &q->blks[t];
-  const double L = q->L;
-  int64_t lo = qpsk_count_below((double)bk->b * L * q->sps, 1.0);
-  int64_t hi = qpsk_count_below((double)(bk->b + 1) * L * q->sps, 1.0);
-  qpsk_input_moments(q, lo, hi, bk->scratch, bk->mom, &bk->mom_n, &bk->nonfinite);
 }
 
 /* per span: the DC and the gain to unit power (the last span's where a span has no samples).
@@ -95,20 +84,34 @@ static void serial_level(prx_qpsk *q, unsigned g) {
 static void stage_pre(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
-  const qpsk_span *sp = &q->spans[bk->span];
   const int64_t L = q->L;
   int64_t m0 = 4 * bk->b * L, lo, hi;
   qpsk_fir_window(&q->pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, sp->dc, 1);
-  size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
-  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, ng, bk->grid);
-  /* the filter is linear: its output less the DC's, scaled to unit power */
-  const float dcr = (float)(sp->dc[0] * q->pre_gain), dci = (float)(sp->dc[1] * q->pre_gain);
+  /* input sums over the block's own samples first (the first pass over them: non-finite ones
+   * counted), so that the filter's input check covers only the margins */
+  int64_t a = qpsk_count_below((double)bk->b * (double)L * q->sps, 1.0);
+  int64_t e = qpsk_count_below((double)(bk->b + 1) * (double)L * q->sps, 1.0);
+  qpsk_input_moments(q, a, e, bk->scratch, bk->mom, &bk->mom_n, &bk->nonfinite);
+  const double zero[2] = {0, 0};
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
+                                 bk->nonfinite ? 0 : e);
+  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid);
+}
+
+/* ---- stage om: the grid without its DC, at unit power; Oerder & Meyr per sub-block ---- */
+
+static void stage_om(void *ctx, size_t t) {
+  prx_qpsk *q = ctx;
+  qpsk_blk *bk = &q->blks[t];
+  const qpsk_span *sp = &q->spans[bk->span];
+  const int64_t L = q->L;
+  const int64_t m0 = 4 * bk->b * L;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  /* the filter is linear: its output less the DC's (outside the stream, where the input reads
+   * as 0, this leaves -DC: the few symbols there are not counted by any estimator's edge), scaled
+   * to unit power */
+  const prx_cf32 D = {(float)(sp->dc[0] * q->pre_gain), (float)(sp->dc[1] * q->pre_gain)};
   const float gain = (float)sp->gain;
-  for (size_t i = 0; i < ng; i++) {
-    bk->grid[i].re = (bk->grid[i].re - dcr) * gain;
-    bk->grid[i].im = (bk->grid[i].im - dci) * gain;
-  }
   /* O&M over the block's own grid samples inside the stream, per sub-block */
   int64_t g_hi = m0 + 4 * L;
   if (q->flushing) {
@@ -125,7 +128,7 @@ static void stage_pre(void *ctx, size_t t) {
     if (e <= a) break;
     double *x2 = bk->osub[j];
     x2[0] = x2[1] = 0;
-    qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, x2);
+    qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, x2);
     bk->osub_t[j] = (double)(a + e - 1) / 8.0;
     bk->nsub = j + 1;
     /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
@@ -138,19 +141,42 @@ static void stage_pre(void *ctx, size_t t) {
       }
     }
   }
+  /* the rest of the grid (margins, and what lies past the stream's end) the same way */
+  double unused[2] = {0, 0};
+  int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  qpsk_om_accum(bk->grid, QPSK_GM, m0 - QPSK_GM, D, gain, unused);
+  qpsk_om_accum(bk->grid + QPSK_GM + done, ng - QPSK_GM - (size_t)done, m0 + done, D, gain, unused);
 }
 
 /* ---- serial: timing ---- */
 
+/* sum_j X_j exp(j 2 pi e (t_j - t_ref)) over the block's sub-blocks, added to acc: the phases
+ * step by a rotation where the sub-blocks are evenly spaced (all but a short tail) */
+static void om_turn_add(const prx_qpsk *q, const qpsk_blk *bk, double e, double t_ref,
+                        double acc[2]) {
+  if (bk->nsub == 0) return;
+  const double w = 2 * M_PI * e, sr = cos(w * q->Ls), si = sin(w * q->Ls);
+  double cr = cos(w * (bk->osub_t[0] - t_ref)), ci = sin(w * (bk->osub_t[0] - t_ref));
+  for (unsigned j = 0; j < bk->nsub; j++) {
+    if (j > 0) {
+      if (bk->osub_t[j] - bk->osub_t[j - 1] == (double)q->Ls) {
+        double t = cr * sr - ci * si;
+        ci = cr * si + ci * sr;
+        cr = t;
+      } else {
+        cr = cos(w * (bk->osub_t[j] - t_ref));
+        ci = sin(w * (bk->osub_t[j] - t_ref));
+      }
+    }
+    acc[0] += bk->osub[j][0] * cr - bk->osub[j][1] * ci;
+    acc[1] += bk->osub[j][0] * ci + bk->osub[j][1] * cr;
+  }
+}
+
 /* the block's sub-block O&M sums referred to its centre C with the slope e */
 static void om_refer(const prx_qpsk *q, const qpsk_blk *bk, double e, double out[2]) {
-  const double C = ((double)bk->b + 0.5) * q->L;
   out[0] = out[1] = 0;
-  for (unsigned j = 0; j < bk->nsub; j++) {
-    double a = 2 * M_PI * e * (bk->osub_t[j] - C), c = cos(a), s = sin(a);
-    out[0] += bk->osub[j][0] * c - bk->osub[j][1] * s;
-    out[1] += bk->osub[j][0] * s + bk->osub[j][1] * c;
-  }
+  om_turn_add(q, bk, e, ((double)bk->b + 0.5) * q->L, out);
 }
 
 /* sum of |X_j|^2 over the block's sub-blocks: what |sum X_j|^2 is on average for noise alone */
@@ -205,14 +231,16 @@ static void unwrap_blocks(prx_qpsk *q, size_t t0, size_t t1, double e, int have,
  * while e0 is within 1 / (2 L) of the truth) */
 static double refine_between_blocks(const prx_qpsk *q, size_t t0, size_t t1, double e0) {
   const double L = q->L;
-  double Cb[2] = {0, 0};
-  for (size_t t = t0 + 1; t < t1; t++) {
-    double x1[2], x0[2];
-    if (q->blks[t].om_n < 4.0 * L) continue;
+  double Cb[2] = {0, 0}, x0[2] = {0, 0};
+  for (size_t t = t0; t < t1; t++) {
+    double x1[2];
     om_refer(q, &q->blks[t], e0, x1);
-    om_refer(q, &q->blks[t - 1], e0, x0);
-    Cb[0] += x1[0] * x0[0] + x1[1] * x0[1];
-    Cb[1] += x1[1] * x0[0] - x1[0] * x0[1];
+    if (t > t0 && q->blks[t].om_n >= 4.0 * L) {
+      Cb[0] += x1[0] * x0[0] + x1[1] * x0[1];
+      Cb[1] += x1[1] * x0[0] - x1[0] * x0[1];
+    }
+    x0[0] = x1[0];
+    x0[1] = x1[1];
   }
   if (Cb[0] == 0 && Cb[1] == 0) return e0;
   double ph = atan2(Cb[1], Cb[0]), pred = -2 * M_PI * e0 * L;
@@ -225,14 +253,7 @@ static double refine_between_blocks(const prx_qpsk *q, size_t t0, size_t t1, dou
 static double span_coherence(const prx_qpsk *q, size_t t0, size_t t1, double e) {
   double s[2] = {0, 0};
   const double t_ref = ((double)q->blks[t0].b + 0.5) * q->L;
-  for (size_t t = t0; t < t1; t++) {
-    const qpsk_blk *bk = &q->blks[t];
-    for (unsigned j = 0; j < bk->nsub; j++) {
-      double a = 2 * M_PI * e * (bk->osub_t[j] - t_ref), c = cos(a), sn = sin(a);
-      s[0] += bk->osub[j][0] * c - bk->osub[j][1] * sn;
-      s[1] += bk->osub[j][0] * sn + bk->osub[j][1] * c;
-    }
-  }
+  for (size_t t = t0; t < t1; t++) om_turn_add(q, &q->blks[t], e, t_ref, s);
   double en = 0;
   for (size_t t = t0; t < t1; t++) en += om_energy(&q->blks[t]);
   double r = (s[0] * s[0] + s[1] * s[1]) / en;
@@ -286,6 +307,8 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     double cand[3] = {ec, 0, q->e_prev}, best = -1;
     unsigned nc = q->have_e ? 3 : 2;
     for (unsigned c = 0; c < nc; c++) {
+      /* a candidate within a quarter of the refinement's range of the first ends where it does */
+      if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
       double e = refine_between_blocks(q, t0, t1, cand[c]);
       double m = span_coherence(q, t0, t1, e);
       if (m > best) {
@@ -297,36 +320,23 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
      * over the candidates rarely 10) keeps the clock of the spans before */
     int span_locked = best > 16;
     if (!span_locked) ec = q->have_e ? q->e_prev : 0;
-    /* 2. timing per block unwrapped around it, then the line through the locked blocks */
-    unwrap_blocks(q, t0, t1, ec, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : ec, q->om_prev,
-                  q->en_prev);
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
-    for (size_t t = t0; t < t1; t++) {
-      const qpsk_blk *bk = &q->blks[t];
-      if (bk->om_n < 2.0 * L || !bk->locked) continue;
-      double x = ((double)bk->b + 0.5) * L - ((double)q->blks[t0].b + 0.5) * L;
-      sx += x;
-      sy += bk->tau;
-      sxx += x * x;
-      sxy += x * bk->tau;
-      n++;
-    }
+    /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
+     * of the span before, its few blocks measure it worse */
     double e = ec;
-    int fitted = 0;
-    if (span_locked && n >= 4 && n * sxx - sx * sx > 0) {
-      e = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-      fitted = isfinite(e);
-      if (!fitted) e = ec;
-    } else if (q->have_e) {
-      e = q->e_prev; /* a short or silent span: the clock of the span before */
+    unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
+                  q->en_prev);
+    unsigned nl = 0;
+    for (size_t t = t0; t < t1; t++) nl += q->blks[t].om_n >= 2.0 * L && q->blks[t].locked;
+    int fitted = span_locked && nl >= 4;
+    if (!fitted && q->have_e && e != q->e_prev) {
+      e = q->e_prev;
+      unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
     }
     sp->out_range = fabs(e) > e_max;
     if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
     if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
     sp->e = e;
-    /* 3. the same unwrapping around the refined slope: the model the instants follow */
-    unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
-                  q->en_prev);
+    /* 3. the span's clock line: slope e through the locked blocks' timing */
     double icpt = 0, ni = 0;
     for (size_t t = t0; t < t1; t++) {
       const qpsk_blk *bk = &q->blks[t];
@@ -403,7 +413,6 @@ static void stage_cfo(void *ctx, size_t i) {
     if (bk->span != (int)i) continue;
     int64_t n = bk->k1 - bk->k0;
     int64_t R = run_length(bk, n, 1);
-    if (R > 16 && R < n) R = 16;
     if (R < 1) R = 1;
     for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
       int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
@@ -461,7 +470,13 @@ static void stage_mf(void *ctx, size_t t) {
   qpsk_mf_window(q, bk->b, &lo, &hi);
   double omega = 2 * M_PI * sp->f / q->sps;
   double theta = sp->theta + omega * (double)(lo - sp->n_ref);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega, sp->dc, sp->gain);
+  /* the block's own samples were tested by its pre stage */
+  int64_t a = 0, e = 0;
+  if (!bk->nonfinite) {
+    a = qpsk_count_below((double)bk->b * (double)q->L * q->sps, 1.0);
+    e = qpsk_count_below((double)(bk->b + 1) * (double)q->L * q->sps, 1.0);
+  }
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega, sp->dc, sp->gain, a, e);
   /* positions in input samples from x[0]: (t - bL) sps + (bL sps - lo), summed from small terms
    * so that they stay exact far into a stream */
   const double base = (double)bL * q->sps - (double)lo;
@@ -771,9 +786,9 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   }
   if (q->n_blks == 0) return 0;
 
-  prx_pool_run(q->pool, stage_level, q, q->n_blks);
-  serial_level(q, g);
   prx_pool_run(q->pool, stage_pre, q, q->n_blks);
+  serial_level(q, g);
+  prx_pool_run(q->pool, stage_om, q, q->n_blks);
   serial_timing(q, g);
   prx_pool_run(q->pool, stage_cfo, q, g);
   /* phase-continuous NCO: each span's phase continues the previous span's */

@@ -177,26 +177,38 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
   return nu0 + nu;
 }
 
-void qpsk_om_accum(const prx_cf32 *z, size_t n, int64_t m0, double x[2]) {
+void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, double x[2]) {
   /* exp(-j 2 pi m / 4) = 1, -j, -1, j for m = 0, 1, 2, 3 (mod 4): sum |z|^2 per residue */
   double p[4] = {0, 0, 0, 0};
   int r = (int)(((m0 % 4) + 4) % 4);
   size_t i = 0;
-  for (; i < n && r != 0; i++, r = (r + 1) & 3)
+  for (; i < n && r != 0; i++, r = (r + 1) & 3) {
+    z[i].re = (z[i].re - dc.re) * gain;
+    z[i].im = (z[i].im - dc.im) * gain;
     p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  }
   /* whole groups of 4 samples: 8 float lanes (re^2, im^2 of each residue), a vector loop;
    * partial sums go to double every 256 groups */
-  const float *f = (const float *)(z + i);
+  float *f = (float *)(z + i);
+  const float d[8] = {dc.re, dc.im, dc.re, dc.im, dc.re, dc.im, dc.re, dc.im};
   size_t groups = (n - i) / 4;
   for (size_t g0 = 0; g0 < groups; g0 += 256) {
     size_t g1 = g0 + 256 < groups ? g0 + 256 : groups;
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t g = g0; g < g1; g++)
-      for (int l = 0; l < 8; l++) acc[l] += f[8 * g + l] * f[8 * g + l];
+      for (int l = 0; l < 8; l++) {
+        float v = (f[8 * g + l] - d[l]) * gain;
+        f[8 * g + l] = v;
+        acc[l] += v * v;
+      }
     for (int l = 0; l < 4; l++) p[l] += (double)acc[2 * l] + acc[2 * l + 1];
   }
   i += 4 * groups;
-  for (r = 0; i < n; i++, r++) p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  for (r = 0; i < n; i++, r++) {
+    z[i].re = (z[i].re - dc.re) * gain;
+    z[i].im = (z[i].im - dc.im) * gain;
+    p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  }
   x[0] += p[0] - p[2];
   x[1] += p[3] - p[1];
 }

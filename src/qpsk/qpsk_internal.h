@@ -175,9 +175,11 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g);
 
 /* Input samples [lo, hi) as cf32 into out (dc before 0 and at or after n_total, non-finite
  * samples as 0), then (x - dc) gain exp(-j (theta + omega (n - lo))) when rotate is set. Returns
- * out, or a pointer into the input buffer when no copy is needed (rotate not set). */
+ * out, or a pointer into the input buffer when no copy is needed (rotate not set). Samples
+ * [fin_lo, fin_hi) are known to be finite (not tested again; an empty range for none). */
 const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
-                           double theta, double omega, const double dc[2], double gain);
+                           double theta, double omega, const double dc[2], double gain,
+                           int64_t fin_lo, int64_t fin_hi);
 
 /* Sums over input samples [lo, hi) clipped to the stream: mom = (sum re, sum im, sum |x|^2) and
  * *n_fin of the finite ones, *n_bad the non-finite ones. scratch holds hi - lo samples. */
