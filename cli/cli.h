@@ -42,10 +42,28 @@ typedef struct {
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info);
 
+/* A file a command reads or writes, for cli_outputs_distinct: role names it in messages
+ * ("-o", "--llr", "input", "channel 5 data"). */
+typedef struct {
+  const char *role;
+  const char *path; /* "-": standard input (an input) or standard output (an output) */
+  int is_input;
+} cli_path;
+/* Checks that every output is a file of its own: no output is the same file as another
+ * output or as an input, by name (the directory resolved, for files that do not exist yet)
+ * or by identity (st_dev/st_ino, which catches hard and symbolic links). Devices, pipes and
+ * other non-regular files may be shared (two outputs to /dev/null), except standard output
+ * named twice. Returns -1 when all are distinct, else 1 after one error line naming both
+ * roles. O(n log n): fit for thousands of channel files. */
+int cli_outputs_distinct(const char *cmd, const cli_path *paths, size_t n);
+
 /* SIGINT/SIGTERM end a stream cleanly: the handler only sets a flag (cli_interrupted()) and
- * resets itself, so a second signal kills as usual. */
+ * resets itself, so a second signal kills as usual. A signal ignored when the command starts
+ * (a background job of a non-interactive shell, nohup) stays ignored. */
 void cli_catch_stop_signals(void);
 int cli_interrupted(void);
+/* Seconds since the first stop signal was noticed by cli_interrupted() (0 before). */
+double cli_seconds_since_stop(void);
 /* The read of a streaming loop: -1 with *n samples read (0 at the end of the stream), 130 after a
  * stop signal (with a note of how far it got: done samples), or the exit code of a read error
  * (printed). A read cut short by the signal is not an error. */

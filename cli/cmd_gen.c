@@ -554,6 +554,42 @@ static double default_scale(const gen_args *a, const prx_sim *s) {
   return pow(10, -GEN_HEADROOM_DB / 20) / sqrt(p);
 }
 
+/* Every file gen writes is a file of its own: the samples (both halves of a SigMF recording)
+ * and each carrier's bits. Returns -1 when they are distinct, else the exit code. */
+static int check_outputs_distinct(const gen_args *a) {
+  size_t n = 2 + (a->bits_prefix ? a->n_car : 0), m = 0;
+  cli_path *paths = calloc(n, sizeof *paths);
+  char **names = calloc(n, sizeof *names);
+  int oom = !paths || !names;
+  if (!oom && (ends_with(a->out, ".sigmf-data") || ends_with(a->out, ".sigmf-meta"))) {
+    const char *ext[2] = {".sigmf-data", ".sigmf-meta"}, *role[2] = {"-o", "-o (its metadata)"};
+    size_t stem = strlen(a->out) - strlen(ext[0]);
+    for (int i = 0; i < 2 && !oom; i++) {
+      oom = !(names[m] = malloc(stem + strlen(ext[i]) + 1));
+      if (oom) break;
+      memcpy(names[m], a->out, stem);
+      strcpy(names[m] + stem, ext[i]);
+      paths[m] = (cli_path){role[i], names[m], 0};
+      m++;
+    }
+  } else if (!oom) {
+    paths[m++] = (cli_path){"-o", a->out, 0};
+  }
+  for (size_t c = 0; !oom && a->bits_prefix && c < a->n_car; c++) {
+    size_t len = strlen(a->bits_prefix) + 24;
+    oom = !(names[m] = malloc(len));
+    if (oom) break;
+    snprintf(names[m], len, "%s%zu.bits", a->bits_prefix, c);
+    paths[m] = (cli_path){"--bits", names[m], 0};
+    m++;
+  }
+  int rc = oom ? cli_error(CMD, "out of memory") : cli_outputs_distinct(CMD, paths, m);
+  for (size_t i = 0; i < m; i++) free(names[i]);
+  free(names);
+  free(paths);
+  return rc;
+}
+
 int cmd_gen(int argc, char **argv) {
   gen_args a;
   memset(&a, 0, sizeof a);
@@ -599,6 +635,11 @@ int cmd_gen(int argc, char **argv) {
   if (ends_with(a.out, ".sigmf")) {
     rc = cli_error(CMD, "-o %s: SigMF archives (.sigmf) are not written; give NAME.sigmf-data",
                    a.out);
+    goto done;
+  }
+  int clash = check_outputs_distinct(&a);
+  if (clash >= 0) {
+    rc = clash;
     goto done;
   }
   if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta")) {

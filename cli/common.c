@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,7 +127,113 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
   return -1;
 }
 
+/* ---- output paths ---- */
+
+/* What identifies a file: a regular file that exists by (dev, ino); one that does not exist
+ * yet by its name with the directory resolved; standard output by itself. */
+typedef struct {
+  int kind; /* 0: (dev, ino); 1: name; 2: standard output */
+  dev_t dev;
+  ino_t ino;
+  char *name;
+  size_t index; /* in the caller's list */
+} path_key;
+
+static int cmp_key(const void *a, const void *b) {
+  const path_key *x = a, *y = b;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  if (x->kind == 0) {
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+  } else if (x->kind == 1) {
+    int c = strcmp(x->name, y->name);
+    if (c) return c;
+  }
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int same_file(const path_key *x, const path_key *y) {
+  if (x->kind != y->kind) return 0;
+  if (x->kind == 0) return x->dev == y->dev && x->ino == y->ino;
+  if (x->kind == 1) return !strcmp(x->name, y->name);
+  return 1;
+}
+
+/* The key of one path; 0 when the file may be shared (a device, a pipe, standard input that is
+ * not a regular file), -1 out of memory. */
+static int make_key(const cli_path *p, size_t i, path_key *k) {
+  memset(k, 0, sizeof *k);
+  k->index = i;
+  struct stat st;
+  int is_std = !strcmp(p->path, "-");
+  int exists = is_std ? fstat(p->is_input ? STDIN_FILENO : STDOUT_FILENO, &st) == 0
+                      : stat(p->path, &st) == 0;
+  if (exists && S_ISREG(st.st_mode)) {
+    k->dev = st.st_dev;
+    k->ino = st.st_ino;
+    return 1;
+  }
+  if (is_std) {
+    if (p->is_input) return 0;
+    k->kind = 2;
+    return 1;
+  }
+  if (exists) return 0;
+  /* not there yet: the name, with its directory resolved when that exists */
+  k->kind = 1;
+  const char *slash = strrchr(p->path, '/');
+  char *dir = slash ? strndup(p->path, (size_t)(slash - p->path) + (slash == p->path)) : NULL;
+  char *real = realpath(slash ? dir : ".", NULL);
+  free(dir);
+  if (real) {
+    const char *leaf = slash ? slash + 1 : p->path;
+    size_t n = strlen(real) + strlen(leaf) + 2;
+    k->name = malloc(n);
+    if (k->name) snprintf(k->name, n, "%s/%s", real, leaf);
+    free(real);
+  } else {
+    k->name = strdup(p->path);
+  }
+  return k->name ? 1 : -1;
+}
+
+int cli_outputs_distinct(const char *cmd, const cli_path *paths, size_t n) {
+  path_key *keys = calloc(n ? n : 1, sizeof *keys);
+  if (!keys) return cli_error(cmd, "out of memory checking %zu paths", n);
+  size_t m = 0;
+  int rc = -1;
+  for (size_t i = 0; i < n && rc < 0; i++) {
+    int r = make_key(&paths[i], i, &keys[m]);
+    if (r < 0) rc = cli_error(cmd, "out of memory checking %zu paths", n);
+    if (r > 0) m++;
+  }
+  if (rc < 0) qsort(keys, m, sizeof *keys, cmp_key);
+  /* in each run of equal keys (sorted by index within it), an output beside anything else */
+  for (size_t a = 0; a < m && rc < 0;) {
+    size_t b = a + 1;
+    while (b < m && same_file(&keys[a], &keys[b])) b++;
+    for (size_t j = a; j < b && b - a > 1 && rc < 0; j++) {
+      const cli_path *o = &paths[keys[j].index];
+      if (o->is_input) continue;
+      const cli_path *other = &paths[keys[j == a ? a + 1 : a].index];
+      if (other->is_input)
+        rc = cli_error(cmd, "%s '%s' is the input (%s '%s'): it would be overwritten", o->role,
+                       o->path, other->role, other->path);
+      else
+        rc = cli_error(cmd, "%s '%s' and %s '%s' are the same file: give each output its own",
+                       other->role, other->path, o->role, o->path);
+    }
+    a = b;
+  }
+  for (size_t i = 0; i < m; i++) free(keys[i].name);
+  free(keys);
+  return rc;
+}
+
+/* ---- stop signals ---- */
+
 static volatile sig_atomic_t stop_requested;
+static double stop_noticed; /* cli_seconds() when cli_interrupted() first saw the flag */
 static void on_stop_signal(int sig) {
   (void)sig;
   stop_requested = 1;
@@ -138,11 +245,21 @@ void cli_catch_stop_signals(void) {
   sa.sa_handler = on_stop_signal;
   sa.sa_flags = SA_RESETHAND; /* no SA_RESTART: a blocked read returns, so the stop is prompt */
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  const int sigs[2] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; i++) {
+    struct sigaction old;
+    /* ignored on entry (a background job, nohup): the caller asked for it to stay so */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(sigs[i], &sa, NULL);
+  }
 }
 
-int cli_interrupted(void) { return stop_requested; }
+int cli_interrupted(void) {
+  if (stop_requested && stop_noticed == 0) stop_noticed = cli_seconds();
+  return stop_requested;
+}
+
+double cli_seconds_since_stop(void) { return cli_interrupted() ? cli_seconds() - stop_noticed : 0; }
 
 int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uint64_t done,
                    size_t *n) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# polyrx channelize end to end: files and names, output counts (flush tail included), SigMF
-# metadata, tones landing in their channels at unit gain, stdin = file = any block size, SigMF
-# input, open-file limit, disk full, and every bad input giving a clear error and exit != 0.
+# polyrx channelize end to end: files and names, output counts (ceil(N/D), aligned with the
+# input), SigMF metadata, tones landing in their channels at unit gain, a tone burst's edges
+# where the input's are, a carrier through channelize + demod giving exactly the symbols sent,
+# the guarantees of docs/FORMATS.md ("What polyrx guarantees"), SigMF input, recordings complete
+# or absent (SIGKILL mid-write, a file-size limit), aliased outputs, non-finite input, resource
+# caps, stop signals, and every bad input giving a clear error and exit != 0.
 set -u
 POLYRX=${1:?usage: cli_channelize.sh path/to/polyrx}
 [ -x "$POLYRX" ] || { echo "no polyrx binary at $POLYRX"; exit 1; }
@@ -57,7 +60,7 @@ python3 - out1 16 8 8 3000 16000 1000000 <<'EOF' || fail "out1 contents"
 import json, math, struct, sys
 d, K, D, P, N, fs, fc = sys.argv[1], *map(int, sys.argv[2:5]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
 M = K * P
-expect = -(-(N + M - 1) // D)  # ceil((N + M - 1) / D), the flush tail included
+expect = -(-N // D)  # ceil(N / D): the input's span, no filter tail
 ok = True
 power = {}
 for k in range(K):
@@ -75,6 +78,10 @@ for k in range(K):
         "K": g["polyrx:channels"] == K and g["polyrx:decimation"] == D,
         "taps": g["polyrx:prototype_taps"] == M and g["polyrx:taps_per_channel"] == P,
         "delay": abs(g["polyrx:group_delay_seconds"] - (M - 1) / 2 / fs) < 1e-15,
+        # round((M - 1) / (2D)) outputs dropped: M/2 input samples, half a sample more than
+        # the group delay (M - 1)/2
+        "offset": g["polyrx:time_offset_input_samples"] == 0.5,
+        "nonfinite": g["polyrx:nonfinite_input_samples"] == 0,
         "input": g["polyrx:input_sample_rate"] == fs and g["polyrx:input_format"] == "ci16"
                  and g["polyrx:input_samples"] == N,
         "start": c["core:sample_start"] == 0,
@@ -91,8 +98,8 @@ for k in range(K):
         ok = False
         continue
     y = struct.unpack(f"<{2 * expect}f", raw)
-    # steady state: skip the filter's start and tail
-    a, b = M // D + 1, N // D - 1
+    # steady state: skip the filter's transitions at both ends (half the prototype each)
+    a, b = M // (2 * D) + 1, N // D - M // (2 * D) - 1
     power[k] = sum(y[2 * j] ** 2 + y[2 * j + 1] ** 2 for j in range(a, b)) / (b - a)
     if abs(g["polyrx:power_dbfs"] - 10 * math.log10(sum(v * v for v in y) / expect)) > 1e-6:
         print(f"channel {k}: polyrx:power_dbfs {g['polyrx:power_dbfs']} is not the mean power")
@@ -130,8 +137,14 @@ done
 cmp -s sub/ch0003.sigmf-data out1/ch0003.sigmf-data || fail "a subset channel differs from the full run"
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 5 --oversample 1 -P 4 -o odd -q ||
   fail "odd K with --oversample 1 failed"
-[ "$(stat -c %s odd/ch0004.sigmf-data)" = $((8 * ((N + 19 + 4) / 5))) ] ||
-  fail "odd K: $(stat -c %s odd/ch0004.sigmf-data) bytes, expected $((8 * ((N + 19 + 4) / 5)))"
+[ "$(stat -c %s odd/ch0004.sigmf-data)" = $((8 * ((N + 4) / 5))) ] ||
+  fail "odd K: $(stat -c %s odd/ch0004.sigmf-data) bytes, expected $((8 * ((N + 4) / 5)))"
+# K = 1 (critically sampled): the default cut-off is the Nyquist frequency, so --cutoff is asked
+# for by name; with it the one channel is a low-pass of the input
+expect_error "default cut-off" -i in.ci16 -F ci16 -s 16k -K 1 --oversample 1 -o k1
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 1 --oversample 1 --cutoff 0.45 -P 8 -o k1 -q ||
+  fail "-K 1 --oversample 1 --cutoff 0.45 failed"
+[ "$(stat -c %s k1/ch0000.sigmf-data 2>/dev/null)" = $((8 * N)) ] || fail "-K 1: $(ls -l k1)"
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 10002 -P 1 -c 5 -o wide -q || fail "K = 10002 failed"
 [ -f wide/ch00005.sigmf-data ] || fail "K = 10002: expected wide/ch00005.*, got $(ls wide)"
 
@@ -149,9 +162,12 @@ EOF
 grep -q '"core:frequency":[[:space:]]*5000000' override/ch0000.sigmf-meta ||
   fail "-f does not override the recording's frequency"
 
-# ---- empty input: empty recordings, success ----
+# ---- empty input: recordings of ceil(0 / D) = 0 samples, success, power_dbfs still present ----
 : | "$POLYRX" channelize -i - -s 1M -K 4 -o empty -q || fail "empty input failed"
-[ -f empty/ch0003.sigmf-meta ] && [ ! -s empty/ch0003.sigmf-data ] || fail "empty input outputs"
+[ -f empty/ch0003.sigmf-meta ] && [ -f empty/ch0003.sigmf-data ] && [ ! -s empty/ch0003.sigmf-data ] ||
+  fail "empty input outputs"
+grep -q '"polyrx:power_dbfs":[[:space:]]*-999' empty/ch0003.sigmf-meta ||
+  fail "empty input: polyrx:power_dbfs is not -999: $(cat empty/ch0003.sigmf-meta)"
 
 # ---- SIGTERM (or Ctrl-C) while the producer is still open ends the run cleanly ----
 mkfifo fifo
@@ -168,6 +184,8 @@ exec 3>&-
 [ $rc = 130 ] || fail "SIGTERM: exit status $rc, expected 130: $(cat err.txt)"
 grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/null ||
   fail "SIGTERM: the samples read were not all written and described"
+[ "$(stat -c %s sig/ch0000.sigmf-data 2>/dev/null)" = $((8 * 1500)) ] ||
+  fail "SIGTERM: $(stat -c %s sig/ch0000.sigmf-data 2>/dev/null) bytes, expected 8 x ceil(3000 / 2)"
 
 # ---- the open-file limit: raised when the hard limit allows, a clear error when not ----
 (ulimit -Sn 40 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 -o many -q) ||
@@ -182,17 +200,236 @@ mkdir part && mkdir part/ch0002.sigmf-data
 expect_error "ch0002" -i in.ci16 -F ci16 -s 16k -K 4 -o part -q
 [ "$(ls part)" = "ch0002.sigmf-data" ] || fail "a failed start left files: $(ls part | tr '\n' ' ')"
 
-# ---- a full disk is reported ----
-mkdir full && ln -s /dev/full full/ch0001.sigmf-data
-expect_error "No space" -i in.ci16 -F ci16 -s 16k -K 4 -o full -q
+# ---- a write error (a file-size limit of 8 KiB: each channel needs 12000 bytes) is reported,
+# the summary says what was written, and no recording claims what its data lacks ----
+(ulimit -f 8 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o full) 2>err.txt &&
+  fail "a file-size limit: exit status 0"
+grep -q "File too large" err.txt || fail "file-size limit message: $(cat err.txt)"
+grep -q "wrote 0 of 4 channels (4 failed" err.txt || fail "file-size limit summary: $(cat err.txt)"
+[ -z "$(ls full)" ] || fail "a file-size limit left files: $(ls full | tr '\n' ' ')"
+# a limit between the sizes of the channels' metadata files: some channels fail, the others are
+# whole, and the summary counts them (python sets the limit in bytes, then runs polyrx)
+head -c 400 in.ci16 >short.ci16
+"$POLYRX" channelize -i short.ci16 -F ci16 -s 16k -K 16 -P 8 -o sizes -q || fail "sizes run failed"
+python3 - "$POLYRX" <<'EOF' || fail "a file-size limit between metadata sizes"
+import os, resource, signal, subprocess, sys
+sizes = {k: os.path.getsize(f"sizes/ch{k:04d}.sigmf-meta") for k in range(16)}
+limit = sorted(sizes.values())[7]  # the 8th smallest: about half the channels fit
+fit = sorted(k for k in range(16) if sizes[k] <= limit)
+assert 0 < len(fit) < 16, sizes
+def limited():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+p = subprocess.run([sys.argv[1], "channelize", "-i", "short.ci16", "-F", "ci16", "-s", "16k",
+                    "-K", "16", "-P", "8", "-o", "part16"], preexec_fn=limited,
+                   capture_output=True, text=True)
+assert p.returncode == 1, (p.returncode, p.stderr)
+want = f"wrote {len(fit)} of 16 channels ({16 - len(fit)} failed to write and have no recording"
+assert want in p.stderr, (want, p.stderr)
+left = sorted(os.listdir("part16"))
+assert left == sorted(f"ch{k:04d}.sigmf-{e}" for k in fit for e in ("data", "meta")), (fit, left)
+for k in fit:
+    assert open(f"part16/ch{k:04d}.sigmf-data", "rb").read() == open(f"sizes/ch{k:04d}.sigmf-data", "rb").read()
+EOF
+# the same with SIGXFSZ at its default (the shell's): the command still reports the error
+(ulimit -f 8 && trap - XFSZ && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o full2 -q) \
+  2>err.txt
+[ $? = 1 ] && grep -q "File too large" err.txt || fail "SIGXFSZ default: $(cat err.txt)"
+
+# ---- alignment: a tone burst's edges are where the input's are ----
+# fs = 16 kHz, K = 16, P = 8, D = 8 (M = 128): a tone at channel 3's centre from input sample
+# 1000 to 2000 of 3001. Channel sample j is input time 8 j + 0.5: the burst's half-amplitude
+# points are at j = (1000 - 0.5) / 8 and (2000 - 0.5) / 8, and nothing is there more than half
+# the prototype (64 input samples, 8 outputs) before or after.
+python3 - <<'EOF'
+import math, struct
+with open("burst.cf32", "wb") as f:
+    for n in range(3001):
+        a = 0.5 if 1000 <= n < 2000 else 0.0
+        f.write(struct.pack("<ff", a * math.cos(2 * math.pi * 3 / 16 * n), a * math.sin(2 * math.pi * 3 / 16 * n)))
+EOF
+"$POLYRX" channelize -i burst.cf32 -s 16k -K 16 -P 8 -c 3 -o burst -q || fail "burst run failed"
+python3 - <<'EOF' || fail "tone burst alignment"
+import struct
+raw = open("burst/ch0003.sigmf-data", "rb").read()
+n = len(raw) // 8
+assert n == 376, f"{n} samples, expected ceil(3001 / 8) = 376"
+y = struct.unpack(f"<{2 * n}f", raw)
+mag = [(y[2 * j] ** 2 + y[2 * j + 1] ** 2) ** 0.5 for j in range(n)]
+on = [j for j in range(n) if mag[j] >= 0.25]
+first, last = on[0], on[-1]
+# the half-amplitude crossings, interpolated between outputs
+t0 = first - 1 + (0.25 - mag[first - 1]) / (mag[first] - mag[first - 1])
+t1 = last + (mag[last] - 0.25) / (mag[last] - mag[last + 1])
+assert abs(t0 - 999.5 / 8) < 0.1 and abs(t1 - 1999.5 / 8) < 0.1, (t0, t1, 999.5 / 8, 1999.5 / 8)
+quiet = [j for j in range(n) if j < 999.5 / 8 - 9 or j > 1999.5 / 8 + 9]
+assert max(mag[j] for j in quiet) < 1e-4 * 0.5, max(mag[j] for j in quiet)
+assert abs(sum(mag[140:235]) / 95 - 0.5) < 1e-3
+EOF
+
+# ---- a strong carrier through channelize then demod: exactly the symbols sent, no error ----
+# fs = 64 kHz, K = 16 (D = 8, 8 kHz per channel): a 1600 Bd carrier at channel 3's centre,
+# symbol 0 centred half a symbol in, 128000 samples = 3200 symbol centres inside the input.
+"$POLYRX" gen -o cap.cf32 -s 64k -n 128000 --carrier f=12k,rs=1600,diff,seed=7,timing=0.5 \
+  --esn0 25 --bits sent -q || fail "gen failed"
+"$POLYRX" channelize -i cap.cf32 -s 64k -K 16 -c 3 -o chd -q || fail "channelize of the carrier"
+"$POLYRX" demod -i chd/ch0003 -r 1600 -o got.bits -q || fail "demod of channel 3"
+python3 - <<'EOF' || fail "channelize + demod: symbols"
+sent, got = open("sent0.bits", "rb").read(), open("got.bits", "rb").read()
+assert len(got) == 2 * 3200, f"{len(got) // 2} symbols, expected 3200"
+# differential: the first symbol's bits are decoded against an arbitrary quarter-turn
+errors = sum(a != b for a, b in zip(sent[2:len(got)], got[2:]))
+assert errors == 0, f"{errors} bit errors"
+EOF
+
+# ---- What polyrx guarantees (docs/FORMATS.md): byte-identical for any thread count and any
+# cutting of the input stream by its producer; equal to float rounding for --block and the
+# channel selection ----
+python3 - <<'EOF'
+import random, struct
+random.seed(5)
+with open("g.cf32", "wb") as f:
+    for _ in range(20000):
+        f.write(struct.pack("<ff", random.gauss(0, 0.3), random.gauss(0, 0.3)))
+EOF
+"$POLYRX" channelize -i g.cf32 -s 1M -K 64 -P 8 -t 1 -o g1 -q || fail "guarantees: base run"
+"$POLYRX" channelize -i g.cf32 -s 1M -K 64 -P 8 -t 3 -o g2 -q || fail "guarantees: -t 3"
+cat >pieces.py <<'EOF'
+import random, sys
+data = open("g.cf32", "rb").read()
+random.seed(6)
+i = 0
+while i < len(data):  # pieces of 1 to 999 bytes, splitting samples
+    k = random.randint(1, 999)
+    sys.stdout.buffer.write(data[i:i + k])
+    sys.stdout.buffer.flush()
+    i += k
+EOF
+python3 pieces.py | "$POLYRX" channelize -i - -s 1M -K 64 -P 8 -o g3 -q || fail "guarantees: pipe"
+"$POLYRX" channelize -i g.cf32 -s 1M -K 64 -P 8 --block 1000 -o g4 -q || fail "guarantees: --block"
+"$POLYRX" channelize -i g.cf32 -s 1M -K 64 -P 8 -c 5,40 -o g5 -q || fail "guarantees: -c"
+for k in 0005 0040 0063; do
+  cmp -s g1/ch$k.sigmf-data g2/ch$k.sigmf-data || fail "threads change channel $k"
+  cmp -s g1/ch$k.sigmf-data g3/ch$k.sigmf-data || fail "the producer's cutting changes channel $k"
+done
+python3 - <<'EOF' || fail "guarantees: --block and -c within rounding"
+import struct
+def load(p):
+    raw = open(p, "rb").read()
+    return struct.unpack(f"<{len(raw) // 4}f", raw)
+for k, other in (("0005", "g4"), ("0040", "g4"), ("0005", "g5"), ("0040", "g5")):
+    a, b = load(f"g1/ch{k}.sigmf-data"), load(f"{other}/ch{k}.sigmf-data")
+    assert len(a) == len(b), (k, other, len(a), len(b))
+    rms = (sum(v * v for v in a) / len(a)) ** 0.5
+    err = max(abs(x - y) for x, y in zip(a, b))
+    assert err <= 1e-5 * rms, (k, other, err, rms)  # float32 rounding of sums of ~500 terms
+EOF
+
+# ---- non-finite input: replaced by 0, counted, reported; power_dbfs always a number ----
+python3 - <<'EOF'
+import math, struct
+with open("onenan.cf32", "wb") as f:
+    for n in range(10000):
+        v = float("nan") if n == 5000 else 0.5 * math.cos(0.3 * n)
+        f.write(struct.pack("<ff", v, 0.5 * math.sin(0.3 * n)))
+EOF
+"$POLYRX" channelize -i onenan.cf32 -s 1M -K 16 -o nanout 2>err.txt || fail "one NaN: exit status != 0"
+grep -q "note: 1 of 10000 input samples were not finite" err.txt || fail "one NaN: $(cat err.txt)"
+grep -v "not finite" err.txt | grep -qiw -e nan -e -inf && fail "NaN or -inf in the summary: $(cat err.txt)"
+python3 - <<'EOF' || fail "one NaN: outputs"
+import json, math, struct
+for k in range(16):
+    g = json.load(open(f"nanout/ch{k:04d}.sigmf-meta"))["global"]
+    assert math.isfinite(g["polyrx:power_dbfs"]) and g["polyrx:nonfinite_input_samples"] == 1, g
+    raw = open(f"nanout/ch{k:04d}.sigmf-data", "rb").read()
+    assert all(math.isfinite(v) for v in struct.unpack(f"<{len(raw) // 4}f", raw)), k
+EOF
+# a full-scale ci16 file read as cf32 (the wrong -F): a warning, even with -q
+python3 -c 'import random, sys; random.seed(8); sys.stdout.buffer.write(bytes(random.randrange(256) for _ in range(80000)))' >noise.ci16
+"$POLYRX" channelize -i noise.ci16 -F cf32 -s 16k -K 4 -o wrongf -q 2>err.txt
+grep -q "warning: .*not finite.*(-F)" err.txt || fail "wrong -F: no warning: $(cat err.txt)"
+
+# ---- resource caps: a configuration set by the options, not the input, refused at once ----
+python3 -c 'import sys; sys.stdout.buffer.write(bytes(800000))' >zero.cf32
+t0=$(date +%s%N)
+expect_error "GiB" -i zero.cf32 -s 1M -K 65536 -P 4096 -c 0 -o huge
+t1=$(date +%s%N)
+[ $(((t1 - t0) / 1000000)) -lt 1000 ] || fail "the refusal took $(((t1 - t0) / 1000000)) ms"
+[ ! -e huge ] || fail "a refused configuration created its output directory"
+
+# ---- one stop signal ends a long filter tail within a second; recordings complete ----
+# K = 2048, P = 2048, D = K: 2^22 taps, a tail of 2^21 zeros at 2059 multiply-adds each (seconds
+# on the CPU backend)
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 2048 -P 2048 --oversample 1 -c 5 --backend cpu -o longtail \
+  2>err.txt &
+PID=$!
+for _ in $(seq 200); do ls longtail/ch0005.sigmf-data.tmp-* >/dev/null 2>&1 && break; sleep 0.02; done
+sleep 0.2
+t0=$(date +%s%N)
+kill -TERM $PID
+wait $PID
+rc=$?
+t1=$(date +%s%N)
+[ $rc = 130 ] || fail "long tail: exit status $rc: $(cat err.txt)"
+[ $(((t1 - t0) / 1000000)) -lt 1000 ] || fail "long tail: the stop took $(((t1 - t0) / 1000000)) ms"
+grep -q "cut the filter tail short" err.txt || fail "long tail: no note of the cut: $(cat err.txt)"
+python3 - <<'EOF' || fail "long tail: recording"
+import json, os, re
+err = open("err.txt").read()
+n = int(re.search(r"to longtail/: (\d+) samples each", err).group(1))
+assert os.path.getsize("longtail/ch0005.sigmf-data") == 8 * n
+assert json.load(open("longtail/ch0005.sigmf-meta"))["global"]["polyrx:input_samples"] == 3000
+EOF
+
+# ---- a stop signal ignored on entry (a background job) stays ignored ----
+mkfifo fifo2
+(trap '' INT && exec "$POLYRX" channelize -i fifo2 -F ci16 -s 16k -K 4 -o ign -q) 2>err.txt &
+PID=$!
+exec 4>fifo2
+head -c 4000 in.ci16 >&4
+sleep 0.2
+kill -INT $PID
+sleep 0.3
+kill -0 $PID 2>/dev/null || fail "an ignored SIGINT stopped the run"
+tail -c +4001 in.ci16 >&4
+exec 4>&-
+wait $PID
+rc=$?
+[ $rc = 0 ] || fail "ignored SIGINT: exit status $rc: $(cat err.txt)"
+grep -q '"polyrx:input_samples":[[:space:]]*3000' ign/ch0000.sigmf-meta || fail "ignored SIGINT: outputs"
+
+# ---- SIGKILL mid-write: an earlier run's pair is never mixed with new data ----
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o kill -q || fail "kill: first run"
+mkdir old && cp kill/* old/
+mkfifo fifo3
+"$POLYRX" channelize -i fifo3 -F ci16 -s 16k -K 4 --block 100 -o kill -q 2>/dev/null &
+PID=$!
+exec 5>fifo3
+head -c 6000 in.ci16 >&5
+for _ in $(seq 100); do ls kill/ch0003.sigmf-data.tmp-* >/dev/null 2>&1 && break; sleep 0.05; done
+sleep 0.2
+{ kill -KILL $PID && wait $PID; } 2>/dev/null
+exec 5>&-
+for k in 0 1 2 3; do
+  f=kill/ch000$k
+  if [ -e $f.sigmf-meta ]; then
+    { cmp -s $f.sigmf-meta old/ch000$k.sigmf-meta && cmp -s $f.sigmf-data old/ch000$k.sigmf-data; } ||
+      fail "SIGKILL: $f.sigmf-meta beside data it does not describe"
+  fi
+done
+ls kill/*.sigmf-meta >/dev/null 2>&1 && fail "SIGKILL: the earlier run's metadata survived a new run's start"
+expect_error "No such file" -i kill/ch0001 -K 2 -o x
+# the next run into that directory names the killed run's temporary files
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o kill 2>err.txt || fail "kill: third run"
+grep -q "temporary file(s) of a run that was killed" err.txt || fail "kill: no note: $(cat err.txt)"
 
 # ---- bad input: a clear message and exit != 0 ----
 head -c $((4 * 100 + 3)) in.ci16 >cut.ci16
 expect_error "leftover" -i cut.ci16 -F ci16 -s 16k -K 4 -o cut -q
 python3 - cut >/dev/null <<'EOF' || fail "truncated input: complete samples not written"
 import os, sys
-# 100 complete samples, M = 64, D = 2: ceil(163 / 2) = 82 outputs
-assert os.path.getsize("cut/ch0000.sigmf-data") == 8 * 82, os.path.getsize("cut/ch0000.sigmf-data")
+# 100 complete samples, D = 2: ceil(100 / 2) = 50 outputs
+assert os.path.getsize("cut/ch0000.sigmf-data") == 8 * 50, os.path.getsize("cut/ch0000.sigmf-data")
 EOF
 head -c 403 in.ci16 | "$POLYRX" channelize -i - -F ci16 -s 16k -K 4 -o cut2 -q 2>err.txt &&
   fail "truncated stdin accepted"
@@ -222,6 +459,13 @@ expect_error "holds" -i out1/ch0003.sigmf-meta -F ci16 -K 2 -o x
 cp out1/ch0001.sigmf-data keep.data
 expect_error "is the input" -i out1/ch0001 -K 2 -o out1
 cmp -s keep.data out1/ch0001.sigmf-data || fail "the input was overwritten"
+[ -f out1/ch0001.sigmf-meta ] && [ -f out1/ch0000.sigmf-meta ] || fail "a refused run removed files"
+expect_error "is the input" -i out1/ch0001.sigmf-meta -K 2 -c 1 -o out1
+# the same file under another name: a hard link and a symbolic link into the output directory
+mkdir hl sl && ln in.ci16 hl/ch0002.sigmf-data && ln -s ../in.ci16 sl/ch0003.sigmf-meta
+expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o hl
+expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o sl
+cmp -s in.ci16 hl/ch0002.sigmf-data || fail "the input was overwritten through a hard link"
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": [' >bad.sigmf-meta
 : >bad.sigmf-data
 expect_error "JSON" -i bad.sigmf-meta -s 1M -K 2 -o x

@@ -231,6 +231,12 @@ expect_fail "after the end of the signal" "${G[@]}" -s 48k -n 100 --carrier rs=2
 expect_fail "--gap '0.5m:1m' overlaps --gap '0:1m'" "${G[@]}" -s 48k -n 100 --carrier rs=2400 \
   --gap 0.5m:1m --gap 0:1m
 expect_fail "clock offset" "${G[@]}" -s 48k -n 100 --carrier rs=2400,ppm=10001
+# outputs that would overwrite each other (or a file through a link) are refused before writing
+expect_fail "same file" -o "$T/alias0.bits" -s 48k -n 100 --carrier rs=2400 --bits "$T/alias"
+: >"$T/target.bits"
+ln -sf "$T/target.bits" "$T/link0.bits"
+expect_fail "same file" -o "$T/target.bits" -s 48k -n 100 --carrier rs=2400 --bits "$T/link"
+[ -s "$T/target.bits" ] && bad "a refused invocation wrote into its output"
 [ -e "$T/bad.cf32" ] && bad "a failed invocation left an output file"
 
 "$P" gen --help | grep -q -- "--carrier SPEC" || bad "--help does not describe --carrier"

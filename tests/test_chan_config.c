@@ -4,7 +4,9 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Checks that `got` is `want` and that the last error names `word`. */
 #define EXPECT(call, want, word)                                                                   \
@@ -15,6 +17,12 @@
     CHECK(msg_ &&strstr(msg_, word), "%s: message '%s' does not mention '%s'", #call,              \
           msg_ ? msg_ : "(null)", word);                                                           \
   } while (0)
+
+static double test_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static prx_chan_config base(void) {
   prx_chan_config c = prx_chan_config_default();
@@ -83,6 +91,35 @@ static void invalid_configs(void) {
   k = base();
   EXPECT(prx_chan_create(&k, NULL), PRX_ERR_INVALID, "NULL");
   prx_chan_destroy(NULL); /* accepted */
+}
+
+/* The resource caps of polyrx/chan.h: refused at once (before the prototype is designed), with
+ * the figures in the message; a configuration just inside a cap is accepted. */
+static void resource_caps(void) {
+  prx_chan *c = NULL;
+  prx_chan_config k;
+  /* 2^28 taps: about 7 GiB and 2^41 multiply-adds to fill */
+  k = base(), k.channels = 65536, k.taps_per_channel = 4096;
+  double t0 = test_seconds();
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "GiB");
+  CHECK(test_seconds() - t0 < 0.5, "the refusal took %.2f s", test_seconds() - t0);
+  /* memory through the block: 8 x 2^31 bytes */
+  k = base(), k.block_samples = (size_t)1 << 31;
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "memory");
+  /* work per input sample: K = D = 1, a caller prototype of M taps costs M per sample */
+  float *taps = calloc(16385, sizeof *taps);
+  taps[0] = 1;
+  k = base(), k.channels = 1, k.decimation = 1, k.taps = taps, k.n_taps = 16384;
+  CHECK_OK(prx_chan_create(&k, &c));
+  prx_chan_destroy(c);
+  c = NULL;
+  k.n_taps = 16385;
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "per input sample");
+  free(taps);
+  /* the fill: K = 2048, P = 2048, D = 1024: 2^22 taps at 4118 per sample, just over 2^34 */
+  k = base(), k.channels = 2048, k.taps_per_channel = 2048;
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "2^34");
+  CHECK(c == NULL, "a refused create left an object");
 }
 
 static void invalid_calls(void) {
@@ -181,6 +218,7 @@ static void reports(void) {
 int main(void) {
   invalid_configs();
   invalid_calls();
+  resource_caps();
   reports();
   return test_finish("test_chan_config");
 }

@@ -1,23 +1,26 @@
 /* I/O: the raw/stdin/SigMF reader (every format, any chunking, pipes with short reads, a
  * truncated stream), SigMF metadata parsing (good and malformed), and the SigMF writer (round
- * trip through cJSON, write errors). */
+ * trip through cJSON, write errors, an earlier run's files, fault injection at every write). */
 #include "testutil.h"
 
 #include "polyrx/io.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char tmpdir[256];
+static int count_temp_files(const char *prefix);
 
 static char *tmp_path(const char *name) {
   static char buf[4][512];
@@ -497,8 +500,7 @@ static void test_writer_round_trip(test_rng *rng) {
   CHECK(prx_sigmf_writer_samples(w) == n, "writer counted %llu samples",
         (unsigned long long)prx_sigmf_writer_samples(w));
   CHECK_OK(prx_sigmf_writer_close(w));
-  struct stat sb;
-  CHECK(stat(tmp_path("out.sigmf-meta.tmp"), &sb) != 0, "temporary metadata file left behind");
+  CHECK(count_temp_files("out.") == 0, "temporary files left behind");
 
   /* the metadata, through cJSON */
   cJSON *root = parse_file(tmp_path("out.sigmf-meta"));
@@ -601,31 +603,168 @@ static void test_writer_errors(void) {
   struct stat sb;
   CHECK(stat(tmp_path("gone.sigmf-data"), &sb) != 0 && stat(tmp_path("gone.sigmf-meta"), &sb) != 0,
         "discard left files");
-  /* a full disk: the data file is /dev/full. The error shows at a write or at close, and it is
-   * never lost. */
-  if (symlink("/dev/full", tmp_path("full.sigmf-data")) == 0) {
-    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
-    if (w) {
-      static prx_cf32 zeros[4096];
-      prx_status st = PRX_OK;
-      for (int i = 0; i < 64 && !st; i++) st = prx_sigmf_write(w, zeros, 4096);
-      CHECK(st == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
-            "writing 2 MB to /dev/full: %s: '%s'", prx_strerror(st), prx_last_error());
-      CHECK(prx_sigmf_write(w, zeros, 1) == PRX_ERR_IO, "a write after an error must fail too");
-      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "No space"),
-            "close must return the write error: '%s'", prx_last_error());
-    }
-    /* a small write that stays in the buffer fails at close */
-    CHECK_OK(prx_sigmf_writer_open(tmp_path("full"), &meta, &w));
-    if (w) {
-      prx_cf32 one = {1, 2};
-      CHECK_OK(prx_sigmf_write(w, &one, 1));
-      CHECK(prx_sigmf_writer_close(w) == PRX_ERR_IO && strstr(prx_last_error(), "full.sigmf-data"),
-            "a buffered write to a full disk must fail at close: '%s'", prx_last_error());
-    }
-  } else {
-    fprintf(stderr, "note: no /dev/full symlink possible, disk-full case not run\n");
+}
+
+/* Names in tmpdir that start with prefix and hold ".tmp-" (a writer's temporary files). */
+static int count_temp_files(const char *prefix) {
+  DIR *d = opendir(tmpdir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, prefix, strlen(prefix)) && strstr(e->d_name, ".tmp-")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static long file_size(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* A recording of an earlier run is removed when a writer opens the same base, before any
+ * sample is written; the new recording appears only at close; a base that cannot be cleared
+ * is refused with nothing created. */
+static void test_writer_stale(test_rng *rng) {
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.sample_rate = 1e6;
+  prx_cf32 x[100];
+  test_fill_cf32(rng, x, 100, 0.5);
+  prx_sigmf_writer *w = NULL;
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("stale"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, x, 100));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(file_size(tmp_path("stale.sigmf-data")) == 800, "first recording");
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("stale"), &meta, &w));
+  CHECK(file_size(tmp_path("stale.sigmf-meta")) < 0 && file_size(tmp_path("stale.sigmf-data")) < 0,
+        "the earlier recording must be gone once a writer opens its base");
+  CHECK_OK(prx_sigmf_write(w, x, 10));
+  CHECK(file_size(tmp_path("stale.sigmf-data")) < 0, "data must appear only at close");
+  CHECK(count_temp_files("stale.sigmf-data.tmp-") == 1, "one temporary data file while writing");
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(file_size(tmp_path("stale.sigmf-data")) == 80 &&
+            file_size(tmp_path("stale.sigmf-meta")) > 0,
+        "second recording");
+  CHECK(count_temp_files("stale") == 0, "temporary files left after close");
+  /* discarding removes the new data; the old recording was removed at open */
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("stale"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, x, 10));
+  prx_sigmf_writer_discard(w);
+  CHECK(file_size(tmp_path("stale.sigmf-data")) < 0 &&
+            file_size(tmp_path("stale.sigmf-meta")) < 0 && count_temp_files("stale") == 0,
+        "discard left files");
+  /* a temporary name already taken (a killed process of the same pid): the writer takes another
+   * and leaves that file alone */
+  char taken[600];
+  snprintf(taken, sizeof taken, "%s.sigmf-data.tmp-%ld-0", tmp_path("stale"), (long)getpid());
+  write_file(taken, "old", 3);
+  CHECK_OK(prx_sigmf_writer_open(tmp_path("stale"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, x, 5));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(file_size(tmp_path("stale.sigmf-data")) == 40 && file_size(taken) == 3,
+        "a taken temporary name: data %ld bytes, the other file %ld",
+        file_size(tmp_path("stale.sigmf-data")), file_size(taken));
+  unlink(taken);
+  /* a directory in the way: refused, nothing created */
+  CHECK(mkdir(tmp_path("blocked.sigmf-data"), 0777) == 0, "mkdir");
+  CHECK(prx_sigmf_writer_open(tmp_path("blocked"), &meta, &w) == PRX_ERR_IO && !w &&
+            strstr(prx_last_error(), "blocked.sigmf-data") &&
+            strstr(prx_last_error(), "earlier run"),
+        "a directory named like the data file: '%s'", prx_last_error());
+  CHECK(count_temp_files("blocked") == 0, "a refused open left files");
+}
+
+/* One recording of n samples under a file-size limit of `limit` bytes (SIGXFSZ ignored, so a
+ * write past the limit fails with EFBIG). Returns the status of close (or of the first failed
+ * call). */
+static prx_status limited_recording(const char *base, const prx_cf32 *x, size_t n, long limit,
+                                    const size_t *chunks) {
+  struct rlimit old, rl;
+  getrlimit(RLIMIT_FSIZE, &old);
+  rl = old;
+  rl.rlim_cur = (rlim_t)limit;
+  setrlimit(RLIMIT_FSIZE, &rl);
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.sample_rate = 48000;
+  meta.description = "fault injection";
+  prx_sigmf_writer *w = NULL;
+  prx_status st = prx_sigmf_writer_open(base, &meta, &w);
+  if (!st) st = prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1);
+  if (!st) st = prx_sigmf_writer_set_number(w, "polyrx:input_samples", (double)n);
+  prx_status wst = PRX_OK;
+  for (size_t off = 0, i = 0; !st && off < n; i++) {
+    size_t k = chunks[i] < n - off ? chunks[i] : n - off;
+    prx_status s2 = prx_sigmf_write(w, x + off, k);
+    if (s2 && !wst) wst = s2;
+    off += k;
   }
+  if (w) {
+    prx_status cst = prx_sigmf_writer_close(w);
+    if (!st) st = cst;
+    CHECK(!wst || cst == wst, "close must return the first write error");
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  return st;
+}
+
+/* Fault injection: the writer under every file-size limit from 0 to past the whole recording,
+ * so that each write call (data buffer flushes, the close, the metadata) fails in some run.
+ * After every run: either close succeeded and the recording is whole (data equal to what was
+ * written, metadata parsing), or close failed and neither file exists; no temporary file is
+ * left. Success exactly when the limit holds both files. */
+static void test_writer_faults(test_rng *rng) {
+  signal(SIGXFSZ, SIG_IGN);
+  const size_t sizes[2] = {3000, 10}; /* data larger than the metadata, then smaller */
+  for (int c = 0; c < 2; c++) {
+    size_t n = sizes[c];
+    prx_cf32 *x = malloc(n * sizeof *x);
+    test_fill_cf32(rng, x, n, 0.5);
+    size_t chunks[64];
+    for (size_t i = 0; i < 64; i++) chunks[i] = 1 + test_rng_u64(rng) % 700;
+    /* the sizes of a recording made without a limit */
+    char base[512];
+    snprintf(base, sizeof base, "%s", tmp_path("fault"));
+    CHECK_OK(limited_recording(base, x, n, (long)RLIM_INFINITY, chunks));
+    long data_bytes = file_size(tmp_path("fault.sigmf-data"));
+    long meta_bytes = file_size(tmp_path("fault.sigmf-meta"));
+    CHECK(data_bytes == (long)(n * 8) && meta_bytes > 100, "unlimited recording: %ld + %ld bytes",
+          data_bytes, meta_bytes);
+    long need = data_bytes > meta_bytes ? data_bytes : meta_bytes;
+    int bad = 0, runs = 0;
+    for (long limit = 0; limit <= need + 8 && bad < 5;
+         limit += (limit < 4200 || limit > need - 600) ? 1 : 7) {
+      prx_status st = limited_recording(base, x, n, limit, chunks);
+      runs++;
+      long d = file_size(tmp_path("fault.sigmf-data")), m = file_size(tmp_path("fault.sigmf-meta"));
+      int temps = count_temp_files("fault");
+      if ((st == PRX_OK) != (limit >= need)) {
+        CHECK(0, "limit %ld (recording needs %ld): close gave %s", limit, need, prx_strerror(st));
+        bad++;
+      }
+      if (st == PRX_OK) {
+        cJSON *root = parse_file(tmp_path("fault.sigmf-meta"));
+        FILE *f = fopen(tmp_path("fault.sigmf-data"), "rb");
+        prx_cf32 *back = malloc(n * sizeof *back);
+        size_t got = f ? fread(back, sizeof *back, n, f) : 0;
+        if (f) fclose(f);
+        if (!root || d != data_bytes || got != n || memcmp(back, x, n * sizeof *x)) {
+          CHECK(0, "limit %ld: a successful close left an incomplete recording", limit);
+          bad++;
+        }
+        cJSON_Delete(root);
+        free(back);
+      } else if (d >= 0 || m >= 0) {
+        CHECK(0, "limit %ld: failed recording left data %ld / metadata %ld bytes", limit, d, m);
+        bad++;
+      }
+      if (temps) {
+        CHECK(0, "limit %ld: %d temporary file(s) left", limit, temps);
+        bad++;
+      }
+    }
+    CHECK(runs > need / 8, "only %d fault runs", runs);
+    free(x);
+  }
+  signal(SIGXFSZ, SIG_DFL);
 }
 
 int main(void) {
@@ -648,6 +787,8 @@ int main(void) {
   test_sigmf_read(&rng);
   test_writer_round_trip(&rng);
   test_writer_errors();
+  test_writer_stale(&rng);
+  test_writer_faults(&rng);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -52,7 +52,15 @@ prx_chan_config prx_chan_config_default(void);
 
 /* Validates the configuration, designs the prototype, allocates and plans everything.
  * Errors: PRX_ERR_INVALID (with a message naming the parameter), PRX_ERR_NOMEM,
- * PRX_ERR_NODEVICE when CUDA was asked for explicitly and none is usable. */
+ * PRX_ERR_NODEVICE when CUDA was asked for explicitly and none is usable.
+ *
+ * Resource caps, checked before anything is allocated (PRX_ERR_INVALID with the figures):
+ * - memory: about 28 M + 8 B bytes (M prototype taps, B = block_samples, or min(4 M, 2^22)
+ *   when 0) must be at most 4 GiB and at most half the machine's physical memory;
+ * - work per input sample: W = M/D + (K/D) log2 K multiply-adds, at most 16384;
+ * - work independent of the input's length (filling the filter at the start, flushing it at
+ *   the end): M W, at most 2^34 multiply-adds (seconds, not hours, on one core).
+ * So K = 65536 with P = 4096 (2^28 taps, about 7 GiB, 2^41 to fill) is refused at once. */
 prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out);
 void prx_chan_destroy(prx_chan *c); /* accepts NULL */
 
@@ -67,6 +75,11 @@ size_t prx_chan_flush_count(const prx_chan *c);
  * prx_chan_output_count(c, n_in) (PRX_ERR_CAPACITY otherwise). *n_out receives the count. */
 prx_status prx_chan_execute(prx_chan *c, const void *in, size_t n_in, void *out, size_t out_stride,
                             size_t *n_out);
+/* Feeds n_zeros zero samples, exactly as execute of n_zeros samples of value 0 (exact zeros
+ * in any input format, which cu8 has not): a partial tail of the filter, in pieces a caller
+ * can interrupt. */
+prx_status prx_chan_execute_zeros(prx_chan *c, size_t n_zeros, void *out, size_t out_stride,
+                                  size_t *n_out);
 /* Ends the stream: emits the filter tail (see above) like execute, then resets. */
 prx_status prx_chan_flush(prx_chan *c, void *out, size_t out_stride, size_t *n_out);
 /* Forgets all history, as if just created. */

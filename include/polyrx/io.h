@@ -56,8 +56,11 @@ prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out);
 prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info);
 
 /* ---- writing SigMF ---- */
-/* A streaming SigMF writer: samples go to BASE.sigmf-data as they come (bounded memory); the
- * metadata goes to BASE.sigmf-meta at close (written to a temporary file, then renamed). */
+/* A streaming SigMF writer. A recording is complete or absent: samples go to a temporary file
+ * beside BASE.sigmf-data as they come (bounded memory); close renames it to BASE.sigmf-data
+ * and then writes BASE.sigmf-meta (through a temporary file and a rename), the metadata last.
+ * After any error, and after discard, neither file exists. A process killed mid-write leaves
+ * at most files named BASE.sigmf-data.tmp-* / BASE.sigmf-meta.tmp-*, never a .sigmf-meta. */
 typedef struct prx_sigmf_writer prx_sigmf_writer;
 
 typedef struct {
@@ -73,8 +76,11 @@ typedef struct {
 
 prx_sigmf_meta prx_sigmf_meta_default(void);
 
-/* Creates BASE.sigmf-data (replacing any file of that name); base is a path without the
- * extension. core:version "1.0.0" and core:recorder "polyrx" are written at close. */
+/* Starts a recording at base (a path without the extension): removes BASE.sigmf-meta and
+ * BASE.sigmf-data of an earlier run (the metadata first; PRX_ERR_IO when one cannot be
+ * removed, e.g. a directory of that name) and creates the temporary data file. The caller
+ * makes sure base is none of its inputs. core:version "1.0.0" and core:recorder "polyrx" are
+ * written at close. */
 prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
                                  prx_sigmf_writer **out);
 /* Declares an extension namespace in global core:extensions (SigMF 1.0: name, version,
@@ -104,12 +110,13 @@ prx_status prx_sigmf_writer_add_annotation(prx_sigmf_writer *w, const prx_sigmf_
 prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n);
 /* Samples written so far. */
 uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w);
-/* Finishes the data file (every buffered byte written and checked), writes the metadata and
- * frees w (also on error). Returns the first error of the writer's whole life, so that a full
- * disk is never silent. Accepts NULL. */
+/* Finishes the data file (every buffered byte written and checked), renames it into place,
+ * writes the metadata and frees w (also on error). Returns the first error of the writer's
+ * whole life, so that a full disk is never silent; after an error the recording is removed
+ * (neither file remains), so no metadata ever claims samples the data lacks. Accepts NULL. */
 prx_status prx_sigmf_writer_close(prx_sigmf_writer *w);
-/* Abandons a recording: closes w without writing metadata and removes its data file (for a run
- * that failed before it began). Accepts NULL. */
+/* Abandons a recording: closes w without writing metadata and removes its temporary data
+ * file (the earlier run's files were removed at open). Accepts NULL. */
 void prx_sigmf_writer_discard(prx_sigmf_writer *w);
 
 #ifdef __cplusplus

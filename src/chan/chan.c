@@ -9,9 +9,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PRX_CHAN_MAX_K (1u << 22)
 #define PRX_CHAN_MAX_TAPS ((size_t)1 << 28)
+/* the resource caps documented in polyrx/chan.h */
+#define PRX_CHAN_MAX_MEMORY ((double)((uint64_t)1 << 32))
+#define PRX_CHAN_MAX_WORK 16384.0
+#define PRX_CHAN_MAX_FILL_WORK ((double)((uint64_t)1 << 34))
 
 prx_chan_config prx_chan_config_default(void) {
   prx_chan_config c;
@@ -142,6 +147,41 @@ static prx_status check_config(const prx_chan_config *cfg, unsigned *K, unsigned
   return PRX_OK;
 }
 
+/* The machine's physical memory in bytes (0 when unknown). */
+static double physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+/* The resource estimate of polyrx/chan.h, checked against its caps before anything is
+ * allocated, so that a configuration no machine should run is refused at once. */
+static prx_status check_resources(const prx_chan_config *cfg, unsigned K, unsigned D, size_t M) {
+  double block = cfg->block_samples ? (double)cfg->block_samples
+                                    : fmin(4.0 * (double)M, (double)((size_t)1 << 22));
+  double bytes = 28.0 * (double)M + 8.0 * block;
+  double phys = physical_memory(), cap = PRX_CHAN_MAX_MEMORY;
+  if (phys > 0 && phys / 2 < cap) cap = phys / 2;
+  if (bytes > cap)
+    return prx_fail(PRX_ERR_INVALID,
+                    "a channelizer of K = %u with a prototype of %zu taps needs about %.3g GiB of "
+                    "memory, more than the limit of %.3g GiB (4 GiB, or half of this machine's "
+                    "memory when less): use fewer channels or fewer taps per channel",
+                    K, M, bytes / (1 << 30), cap / (1 << 30));
+  double work = (double)M / D + (double)K / D * log2((double)K);
+  if (work > PRX_CHAN_MAX_WORK)
+    return prx_fail(PRX_ERR_INVALID,
+                    "a prototype of %zu taps at decimation %u costs about %.0f multiply-adds per "
+                    "input sample, more than the limit of %.0f: use a shorter prototype",
+                    M, D, work, PRX_CHAN_MAX_WORK);
+  if ((double)M * work > PRX_CHAN_MAX_FILL_WORK)
+    return prx_fail(PRX_ERR_INVALID,
+                    "filling a prototype of %zu taps (the start and the flush of every stream) "
+                    "costs about 2^%.1f multiply-adds, more than the limit of 2^34: use fewer "
+                    "channels or fewer taps per channel",
+                    M, log2((double)M * work));
+  return PRX_OK;
+}
+
 static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
   switch (cfg->backend) {
   case PRX_BACKEND_CPU: c->backend = PRX_BACKEND_CPU; break;
@@ -177,6 +217,7 @@ prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out) {
   unsigned K = 0, D = 0;
   size_t M = 0;
   prx_status st = check_config(cfg, &K, &D, &M);
+  if (!st) st = check_resources(cfg, K, D, M);
   if (st) return st;
   prx_chan *c = calloc(1, sizeof *c);
   if (!c) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a channelizer");
@@ -295,6 +336,21 @@ prx_status prx_chan_flush(prx_chan *c, void *out, size_t out_stride, size_t *n_o
   if (n && (st = c->ops->execute_zeros(c, c->M - 1, out, out_stride, n))) return st;
   *n_out = n;
   prx_chan_reset(c);
+  return PRX_OK;
+}
+
+prx_status prx_chan_execute_zeros(prx_chan *c, size_t n_zeros, void *out, size_t out_stride,
+                                  size_t *n_out) {
+  if (n_out) *n_out = 0;
+  if (!c || !n_out)
+    return prx_fail(PRX_ERR_INVALID, "prx_chan_execute_zeros: NULL object or count");
+  if (n_zeros == 0) return PRX_OK;
+  size_t n = prx_chan_output_count(c, n_zeros);
+  prx_status st = check_out(c, out, out_stride, n);
+  if (st) return st;
+  if ((st = c->ops->execute_zeros(c, n_zeros, out, out_stride, n))) return st;
+  advance(c, n_zeros, n);
+  *n_out = n;
   return PRX_OK;
 }
 

@@ -1,22 +1,34 @@
-/* Streaming SigMF writer (SigMF specification v1.0.0): samples are appended to BASE.sigmf-data
- * as they come, through a FILE buffer; the metadata is built with cJSON and written at close to
- * BASE.sigmf-meta (through a temporary file and a rename, so a reader never sees half of it).
- * The first write error is kept and returned by every later call and by close: a full disk is
- * never silent. */
+/* Streaming SigMF writer (SigMF specification v1.0.0). A recording is complete or absent:
+ *
+ * - open removes BASE.sigmf-meta and BASE.sigmf-data of an earlier run (metadata first), so no
+ *   old metadata ever sits beside new data, then creates a temporary data file beside them
+ *   (BASE.sigmf-data.tmp-PID-N, a name no other writer uses);
+ * - samples go to the temporary file as they come, through a FILE buffer;
+ * - close checks every byte written, renames the data into place, then writes the metadata to a
+ *   temporary file and renames it into place last: a .sigmf-meta exists only beside the whole
+ *   data it describes;
+ * - after any error (a write, the close, the rename, the metadata) the recording is removed:
+ *   no metadata, no data file; the first error is kept and returned by every later call and by
+ *   close, so a full disk is never silent.
+ *
+ * A process killed mid-write leaves at most its temporary files (never a .sigmf-meta). */
 #include "io_internal.h"
 
 #include "../core/internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct prx_sigmf_writer {
   FILE *data;
-  char *base, *data_path;
+  char *base, *data_path, *meta_path;
+  char *tmp_path;      /* the data file while it is written */
   prx_sigmf_meta meta; /* strings point at copies owned here */
   char *strings[4];
   cJSON *fields;      /* global fields set by the caller, in the order set */
@@ -65,7 +77,47 @@ static void free_writer(prx_sigmf_writer *w) {
   cJSON_Delete(w->annotations);
   free(w->base);
   free(w->data_path);
+  free(w->meta_path);
+  free(w->tmp_path);
   free(w);
+}
+
+/* Removes a file of an earlier run; a missing file is fine, anything else (a directory, no
+ * permission) is an error. */
+static prx_status remove_stale(const char *path) {
+  if (unlink(path) == 0 || errno == ENOENT) return PRX_OK;
+  return prx_fail(PRX_ERR_IO, "cannot remove '%s' of an earlier run: %s", path, strerror(errno));
+}
+
+/* Creates a new file "PATH.tmp-PID-N" (O_EXCL: never one of another writer or process) for
+ * writing; *tmp receives its malloc'd name. */
+static prx_status create_temp(const char *path, FILE **f, char **tmp) {
+  *f = NULL;
+  *tmp = NULL;
+  size_t cap = strlen(path) + 48;
+  char *name = malloc(cap);
+  if (!name) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  for (unsigned attempt = 0;; attempt++) {
+    snprintf(name, cap, "%s.tmp-%ld-%u", path, (long)getpid(), attempt);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      *f = fdopen(fd, "wb");
+      if (!*f) {
+        int e = errno;
+        close(fd);
+        unlink(name);
+        free(name);
+        return prx_fail(PRX_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+      }
+      *tmp = name;
+      return PRX_OK;
+    }
+    if (errno != EEXIST || attempt >= 1000) {
+      prx_status st = prx_fail(PRX_ERR_IO, "cannot create '%s': %s", name, strerror(errno));
+      free(name);
+      return st;
+    }
+  }
 }
 
 prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
@@ -97,16 +149,20 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
   w->meta.datetime = w->strings[3];
   w->base = strdup(base);
   w->data_path = concat2(base, ".sigmf-data");
+  w->meta_path = concat2(base, ".sigmf-meta");
   w->fields = cJSON_CreateObject();
   w->extensions = cJSON_CreateArray();
   w->annotations = cJSON_CreateArray();
-  if (nomem || !w->base || !w->data_path || !w->fields || !w->extensions || !w->annotations) {
+  if (nomem || !w->base || !w->data_path || !w->meta_path || !w->fields || !w->extensions ||
+      !w->annotations) {
     free_writer(w);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
   }
-  w->data = fopen(w->data_path, "wbe");
-  if (!w->data) {
-    prx_status st = prx_fail(PRX_ERR_IO, "cannot create '%s': %s", w->data_path, strerror(errno));
+  /* the earlier run's metadata goes first: from here on no metadata describes this base */
+  prx_status st = remove_stale(w->meta_path);
+  if (!st) st = remove_stale(w->data_path);
+  if (!st) st = create_temp(w->data_path, &w->data, &w->tmp_path);
+  if (st) {
     free_writer(w);
     return st;
   }
@@ -327,41 +383,35 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   return root;
 }
 
+/* Writes the metadata to a temporary file and renames it into place. */
 static prx_status write_meta(prx_sigmf_writer *w) {
   cJSON *root = build_meta(w);
   char *text = root ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
-  char *meta_path = concat2(w->base, ".sigmf-meta");
-  char *tmp_path = meta_path ? concat2(meta_path, ".tmp") : NULL;
-  prx_status st = PRX_OK;
-  if (!tmp_path) {
-    st = prx_fail(PRX_ERR_NOMEM, "out of memory");
-  } else {
-    FILE *f = fopen(tmp_path, "we");
+  FILE *f = NULL;
+  char *tmp = NULL;
+  prx_status st = create_temp(w->meta_path, &f, &tmp);
+  if (!st) {
     size_t len = strlen(text);
-    if (!f) {
-      st = prx_fail(PRX_ERR_IO, "cannot create '%s': %s", tmp_path, strerror(errno));
-    } else {
-      int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF;
-      int e = errno;
-      if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-      }
-      if (bad) {
-        st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", tmp_path, strerror(e ? e : EIO));
-        remove(tmp_path);
-      } else if (rename(tmp_path, meta_path) != 0) {
-        st = prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp_path, meta_path,
-                      strerror(errno));
-        remove(tmp_path);
-      }
+    errno = 0;
+    int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+      bad = 1;
+      e = errno;
+    }
+    if (bad) {
+      st = prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->meta_path, strerror(e ? e : EIO));
+      unlink(tmp);
+    } else if (rename(tmp, w->meta_path) != 0) {
+      st = prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, w->meta_path,
+                    strerror(errno));
+      unlink(tmp);
     }
   }
   free(text);
-  free(meta_path);
-  free(tmp_path);
+  free(tmp);
   return st;
 }
 
@@ -379,10 +429,21 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
   }
   if (bad)
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
-  /* the metadata is written even after a data error, so what is on disk is described */
-  prx_status st = write_meta(w);
-  if (st) keep(w, st);
-  st = w->err ? raise_kept(w) : PRX_OK;
+  if (w->err) {
+    unlink(w->tmp_path); /* data that is not all there is no recording */
+  } else if (rename(w->tmp_path, w->data_path) != 0) {
+    keep(w, prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->data_path,
+                     strerror(errno)));
+    unlink(w->tmp_path);
+  } else {
+    /* the metadata last: it exists only beside the whole data */
+    prx_status st = write_meta(w);
+    if (st) {
+      keep(w, st);
+      unlink(w->data_path);
+    }
+  }
+  prx_status st = w->err ? raise_kept(w) : PRX_OK;
   free_writer(w);
   return st;
 }
@@ -391,6 +452,6 @@ void prx_sigmf_writer_discard(prx_sigmf_writer *w) {
   if (!w) return;
   fclose(w->data);
   w->data = NULL;
-  remove(w->data_path);
+  unlink(w->tmp_path);
   free_writer(w);
 }

@@ -11,8 +11,9 @@
  *   something no machine can do (K > 2^30, K x P > 2^32 taps, 10^5 threads, 2^40-sample
  *   blocks) must fail, with an error status and a message;
  * - a configuration within every documented rule and within the code's stated limits (P <= 4096,
- *   attenuation <= 300 dB, threads <= 1024, block <= 2^31) must succeed, unless its cut-off is
- *   below 10^-3 channel spacings (a prototype with no DC gain may then be refused);
+ *   attenuation <= 300 dB, threads <= 1024, block <= 2^31, the resource caps: M/D + (K/D) log2 K
+ *   <= 16384 multiply-adds per input sample, M times that <= 2^34) must succeed, unless its cut-off
+ * is below 10^-3 channel spacings (a prototype with no DC gain may then be refused);
  * - anything else may do either, but a failure must still be a proper error.
  * Configurations that are valid but large (K > 4096, M > 65536 taps, threads > 4, blocks >
  * 65536) are not created: each would take the fuzzer's time without testing more.
@@ -265,7 +266,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int absurd = K > (1u << 30) || M > ((uint64_t)1 << 32) || cfg.threads >= 100000 ||
                (uint64_t)cfg.block_samples >= ((uint64_t)1 << 40);
   int large = K > 4096 || M > 65536 || cfg.threads > 4 || cfg.block_samples > 65536;
-  int within_limits = (cfg.taps || cfg.taps_per_channel <= 4096) &&
+  /* the resource caps of polyrx/chan.h (memory cannot bind below the "large" sizes) */
+  double work = D ? (double)M / D + (double)K / D * log2((double)K) : 0;
+  int within_limits = work <= 16384 && (double)M * work <= 17179869184.0 &&
+                      (cfg.taps || cfg.taps_per_channel <= 4096) &&
                       (cfg.taps || (cfg.atten_db <= 300 && cfg.cutoff >= 1e-3)) &&
                       cfg.threads <= 1024 && cfg.block_samples <= ((size_t)1 << 31);
   int must_fail = bad || backend_bad || absurd;

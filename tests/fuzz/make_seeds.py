@@ -215,6 +215,24 @@ def sim_config():
     put("sim_config", "sps2_ppm", sim_cfg(1, [carrier(sps=2, ppm=300)]))
 
 
+def finite():
+    # byte 0 also picks the offset; the rest are float32 pairs
+    one, nan, inf = struct.pack("<f", 1.0), u32(0x7FC00000), struct.pack("<f", float("inf"))
+    put("finite", "all_finite", b"\x00" + one * 15)
+    put("finite", "nan_inf_mixed", b"\x01" + one + nan + inf + one + struct.pack("<f", -float("inf"))
+        + one * 3 + u32(0x7F800001))
+    put("finite", "every_byte", bytes(range(256)))
+
+
+def cli_paths():
+    # byte 0: entries; then one byte each: vocabulary index (low 7 bits), input (bit 7)
+    put("cli_paths", "output_is_input", bytes([3, 0, 0x86, 6]))
+    put("cli_paths", "spellings_of_a", bytes([4, 0x80, 1, 9, 15]))
+    put("cli_paths", "links_and_stdout", bytes([5, 4, 5, 9, 10, 16]))
+    put("cli_paths", "shared_device", bytes([6, 15, 15, 16, 17, 13, 14]))
+    put("cli_paths", "through_a_file", bytes([2, 19, 7]))
+
+
 if __name__ == "__main__":
     sigmf()
     iq()
@@ -222,3 +240,5 @@ if __name__ == "__main__":
     cli_numbers()
     chan_config()
     sim_config()
+    finite()
+    cli_paths()
