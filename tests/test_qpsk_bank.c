@@ -433,10 +433,70 @@ static void test_bad(void) {
   free(bits);
 }
 
+/* a flush ends each channel's stream on a byte: the same rows streamed twice through one packed
+ * bank (flush between, and a flush without bits before) give the same bytes twice */
+static void test_streams_in_sequence(void) {
+  const double esn0[2] = {20, 20};
+  scene s;
+  /* a length that leaves a partial byte in some channel */
+  for (size_t n_want = 41001;; n_want += 5) {
+    CHECK(scene_make(&s, 2, 4, esn0, n_want, 31) == 0, "scene");
+    if (s.nref[0] % 8 || s.nref[1] % 8 || n_want > 42000) break;
+    scene_free(&s);
+  }
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod = tcase_demod_config(&s.tc[0], 1);
+  bc.channels = 2;
+  bc.packed = 1;
+  bc.threads = 2;
+  bc.backend = PRX_BACKEND_CPU;
+  prx_qpsk_bank *b = NULL;
+  CHECK_OK(prx_qpsk_bank_create(&bc, &b));
+  if (!b) return;
+  prx_cf32 *rows = malloc(2 * s.n * sizeof *rows);
+  memcpy(rows, s.x[0], s.n * sizeof *rows);
+  memcpy(rows + s.n, s.x[1], s.n * sizeof *rows);
+  size_t cap = prx_qpsk_bank_bits_capacity(b, s.n, 0) + 4096, ns[2], nb[2], tot[2][2] = {{0}};
+  uint8_t *buf = malloc(2 * cap), *got[2][2];
+  for (int k = 0; k < 2; k++)
+    for (int c = 0; c < 2; c++) got[k][c] = malloc(cap);
+  prx_qpsk_bank_out o = {buf, cap, NULL, 0, ns, nb}, none = {NULL, 0, NULL, 0, ns, nb};
+  /* a stream whose bits are not wanted, ended by a flush without bits */
+  CHECK_OK(prx_qpsk_bank_execute(b, rows, s.n, 1001, &o));
+  CHECK_OK(prx_qpsk_bank_execute(b, rows + 1001, s.n, s.n - 1001, &o));
+  CHECK_OK(prx_qpsk_bank_flush(b, &none));
+  for (int k = 0; k < 2; k++) {
+    CHECK_OK(prx_qpsk_bank_execute(b, rows, s.n, s.n, &o));
+    for (int c = 0; c < 2; c++) {
+      memcpy(got[k][c] + tot[k][c], buf + c * cap, nb[c]);
+      tot[k][c] += nb[c];
+    }
+    CHECK_OK(prx_qpsk_bank_flush(b, &o));
+    for (int c = 0; c < 2; c++) {
+      memcpy(got[k][c] + tot[k][c], buf + c * cap, nb[c]);
+      tot[k][c] += nb[c];
+    }
+  }
+  for (int c = 0; c < 2; c++) {
+    CHECK(tot[0][c] == (s.nref[c] + 7) / 8, "channel %d: %zu bytes for %zu bits", c, tot[0][c],
+          s.nref[c]);
+    CHECK(tot[0][c] == tot[1][c] && !memcmp(got[0][c], got[1][c], tot[0][c]),
+          "channel %d: the second stream differs from the first", c);
+  }
+  CHECK(s.nref[0] % 8 != 0 || s.nref[1] % 8 != 0, "the case should leave a partial byte");
+  for (int k = 0; k < 2; k++)
+    for (int c = 0; c < 2; c++) free(got[k][c]);
+  free(buf);
+  free(rows);
+  prx_qpsk_bank_destroy(b);
+  scene_free(&s);
+}
+
 int main(void) {
   test_half();
   test_bad();
   test_against_independent();
   test_cf16_and_threads();
+  test_streams_in_sequence();
   return test_finish("test_qpsk_bank");
 }

@@ -270,6 +270,7 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
   } else if (b->cfg.packed) {
     bytes = 0;
   }
+  if (x->flush) b->pack_byte[c] = b->pack_n[c] = 0; /* the next stream starts on a byte */
   o->n_symbols[c] = n;
   if (o->n_bytes) o->n_bytes[c] = dst ? bytes : 0;
 }
