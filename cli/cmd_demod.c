@@ -60,7 +60,8 @@ static void usage(FILE *f) {
       "      --pilots P:L       a pilot word of L symbols starts every frame of P symbols\n"
       "                         (coherent decisions; the word sets the quarter-turn)\n"
       "      --coherent         coherent Gray decisions, quarter-turn left unresolved\n"
-      "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; at most 0.125 RS)\n"
+      "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; below RS/8 =\n"
+      "                         0.125 RS, where the 4th-power estimate turns ambiguous)\n"
       "\n"
       "demodulator:\n"
       "      --block N          symbols per estimation block, 256..1024 (default 512)\n"
@@ -78,11 +79,15 @@ static void usage(FILE *f) {
       "                         byte padded with zeros (default unpacked)\n"
       "      --llr FILE         LLRs log(P(b=0)/P(b=1)), float32 little-endian, one per bit\n"
       "      --report FILE      JSON report: configuration, per-block estimates (CFO, phase,\n"
-      "                         timing, Es/N0, noise), totals\n"
+      "                         timing, clock, Es/N0, noise, signal present, flags), totals\n"
+      "                         and warnings\n"
       "  -q, --quiet            no summary on standard error\n"
       "  -h, --help             this help\n"
       "\n"
       "One symbol is demodulated for every symbol centred inside the input (pilots consumed).\n"
+      "Warnings (standard error, and the report's status \"warning\"): most of the input without\n"
+      "a signal, a symbol clock beyond +-5000 ppm, timing jumps, NaN or infinite samples (a\n"
+      "wrong -F). The bits are written all the same.\n"
       "Formats: docs/FORMATS.md. Numbers take engineering suffixes: k, M, G.\n"
       "\n"
       "examples:\n"
@@ -239,10 +244,7 @@ typedef struct {
   size_t cap;
   unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
   uint64_t n_in, n_bits, n_blocks;
-  /* for the totals */
-  double esn0_sum, cfo_sum, cfo_min, cfo_max, tau_first, tau_last;
-  uint64_t sym_first, sym_last;
-  int have_block, rep_first;
+  int rep_first;
   int fatal;     /* the demodulator or an output failed: no more symbols are written */
   int rep_fatal; /* the report could not be written */
 } run_state;
@@ -386,20 +388,6 @@ static int report_begin(run_state *r) {
 static void on_block(void *user, const prx_qpsk_block *b) {
   run_state *r = user;
   r->n_blocks++;
-  if (b->n_symbols) {
-    if (!r->have_block) {
-      r->tau_first = b->timing;
-      r->sym_first = b->first_symbol;
-      r->cfo_min = r->cfo_max = b->cfo;
-    }
-    r->have_block = 1;
-    r->tau_last = b->timing;
-    r->sym_last = b->first_symbol;
-    r->esn0_sum += b->esn0_db;
-    r->cfo_sum += b->cfo;
-    if (b->cfo < r->cfo_min) r->cfo_min = b->cfo;
-    if (b->cfo > r->cfo_max) r->cfo_max = b->cfo;
-  }
   if (!r->rep_f || r->rep_fatal) return;
   cJSON *o = cJSON_CreateObject();
   json_num(o, "index", (double)b->index);
@@ -410,19 +398,33 @@ static void on_block(void *user, const prx_qpsk_block *b) {
   json_num(o, "cfo_hz", b->cfo);
   json_num(o, "phase_rad", b->phase);
   json_num(o, "timing_symbols", b->timing);
+  json_num(o, "clock_ppm", b->clock_ppm);
   json_num(o, "esn0_db", b->esn0_db);
   json_num(o, "noise_var", b->noise_var);
   json_num(o, "amplitude", b->amplitude);
+  json_num(o, "signal", b->signal);
+  cJSON_AddBoolToObject(o, "signal_present", !(b->flags & PRX_QPSK_BLOCK_NO_SIGNAL));
+  if (b->flags) {
+    static const struct {
+      unsigned bit;
+      const char *name;
+    } names[] = {{PRX_QPSK_BLOCK_NO_SIGNAL, "no_signal"},
+                 {PRX_QPSK_BLOCK_CLOCK_RANGE, "clock_range"},
+                 {PRX_QPSK_BLOCK_TIMING_JUMP, "timing_jump"},
+                 {PRX_QPSK_BLOCK_NONFINITE, "nonfinite"}};
+    cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (b->flags & names[i].bit) cJSON_AddItemToArray(fl, cJSON_CreateString(names[i].name));
+  }
+  if (b->nonfinite) json_num(o, "nonfinite", b->nonfinite);
   if (fputs(r->rep_first ? "\n" : ",\n", r->rep_f) < 0 || rep_write_item(r, o)) r->rep_fatal = 1;
   r->rep_first = 0;
 }
 
-/* the symbol-clock offset the timing drift shows: instants k + tau, tau drifting by -ppm 1e-6
- * per symbol when the clock is fast */
-static double clock_ppm(const run_state *r) {
-  if (!r->have_block || r->sym_last <= r->sym_first) return NAN;
-  return -(r->tau_last - r->tau_first) / (double)(r->sym_last - r->sym_first) * 1e6;
-}
+/* the warnings of the summary, in order */
+static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
+                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
+static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
 
 static int report_end(run_state *r, const char *status, double elapsed) {
   prx_qpsk_stats s;
@@ -434,15 +436,26 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   json_num(t, "data_symbols", (double)s.data_symbols);
   json_num(t, "bits", (double)r->n_bits);
   json_num(t, "blocks", (double)r->n_blocks);
-  double nb = (double)r->n_blocks;
-  json_num(t, "esn0_db_mean", r->have_block ? r->esn0_sum / nb : NAN);
-  json_num(t, "cfo_hz_mean", r->have_block ? r->cfo_sum / nb : NAN);
-  json_num(t, "cfo_hz_min", r->have_block ? r->cfo_min : NAN);
-  json_num(t, "cfo_hz_max", r->have_block ? r->cfo_max : NAN);
-  json_num(t, "clock_offset_ppm", clock_ppm(r));
+  json_num(t, "blocks_no_signal", (double)s.blocks_no_signal);
+  json_num(t, "blocks_clock_range", (double)s.blocks_clock_range);
+  json_num(t, "blocks_timing_jump", (double)s.blocks_timing_jump);
+  json_num(t, "nonfinite_samples", (double)s.nonfinite);
+  json_num(t, "esn0_db", s.esn0_db);
+  json_num(t, "cfo_hz_mean", s.cfo_hz);
+  json_num(t, "cfo_hz_min", s.cfo_min_hz);
+  json_num(t, "cfo_hz_max", s.cfo_max_hz);
+  json_num(t, "clock_offset_ppm", s.clock_ppm);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) json_num(t, "frame_offset", (double)s.frame_offset);
   json_num(t, "elapsed_s", elapsed);
-  cJSON_AddStringToObject(t, "status", status);
+  cJSON *w = cJSON_AddArrayToObject(t, "warnings");
+  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+    if (s.warnings & warn_bits[i]) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "code", warn_names[i]);
+      cJSON_AddStringToObject(o, "text", prx_qpsk_warning_text(warn_bits[i]));
+      cJSON_AddItemToArray(w, o);
+    }
+  cJSON_AddStringToObject(t, "status", !strcmp(status, "ok") && s.warnings ? "warning" : status);
   if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||
       fputs("}\n", r->rep_f) < 0)
     return -1;
@@ -546,7 +559,7 @@ static int close_file(FILE *f, const char *name) {
 static void summary(const run_state *r, double elapsed) {
   prx_qpsk_stats s;
   prx_qpsk_get_stats(r->q, &s);
-  double fs = r->in.sample_rate, nb = (double)r->n_blocks;
+  double fs = r->in.sample_rate;
   fprintf(stderr,
           "polyrx %s: read %llu samples (%.6g s at %.9g Hz, %.4g samples/symbol) in %.3g s\n"
           "  %llu symbols (%llu data) -> %llu bits%s%s; %.3g Msymbol/s\n",
@@ -554,15 +567,27 @@ static void summary(const run_state *r, double elapsed) {
           (unsigned long long)s.symbols, (unsigned long long)s.data_symbols,
           (unsigned long long)r->n_bits, r->o.packed ? " (packed)" : "", r->llr_f ? " + LLRs" : "",
           elapsed > 0 ? s.symbols / elapsed / 1e6 : 0.0);
-  if (r->have_block)
+  if (s.blocks)
     fprintf(stderr,
-            "  Es/N0 %.2f dB (mean of %llu blocks), CFO %.6g Hz (%.6g .. %.6g), clock "
-            "offset %+.1f ppm\n",
-            r->esn0_sum / nb, (unsigned long long)r->n_blocks, r->cfo_sum / nb, r->cfo_min,
-            r->cfo_max, clock_ppm(r));
+            "  Es/N0 %.2f dB, CFO %.6g Hz (%.6g .. %.6g), clock offset %+.1f ppm; %llu blocks, "
+            "%llu without signal\n",
+            s.esn0_db, s.cfo_hz, s.cfo_min_hz, s.cfo_max_hz, s.clock_ppm,
+            (unsigned long long)s.blocks, (unsigned long long)s.blocks_no_signal);
+  if (s.nonfinite)
+    fprintf(stderr, "  %llu NaN or infinite input samples read as 0\n",
+            (unsigned long long)s.nonfinite);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS)
     fprintf(stderr, "  pilots: frames start at symbol %lld (mod %u)\n", (long long)s.frame_offset,
             r->qc.pilot_period);
+}
+
+/* the warnings on standard error, with or without -q: the bits may be noise */
+static void warnings(const run_state *r) {
+  prx_qpsk_stats s;
+  prx_qpsk_get_stats(r->q, &s);
+  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+    if (s.warnings & warn_bits[i])
+      fprintf(stderr, "polyrx %s: warning: %s\n", CMD, prx_qpsk_warning_text(warn_bits[i]));
 }
 
 int cmd_demod(int argc, char **argv) {
@@ -593,6 +618,7 @@ int cmd_demod(int argc, char **argv) {
         rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
     }
     if (!r.o.quiet && r.n_in) summary(&r, elapsed);
+    if (r.n_in && r.q) warnings(&r);
     if (rc > 0 && !r.fatal && r.n_in && !r.o.quiet)
       fprintf(stderr,
               "polyrx %s: the symbols of the %llu complete input samples read were written\n", CMD,

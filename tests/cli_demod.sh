@@ -168,5 +168,84 @@ expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.cf32"
 "$P" demod >/dev/null 2>&1 && bad "no arguments accepted"
 "$P" demod --help | grep -q "symbol-rate" || bad "--help does not list --symbol-rate"
 
+# ---- what the demodulator says about doubtful input: warnings on standard error and in the
+# report (status "warning"), the bits written all the same ----
+report_has() { # JSON STATUS CODE...: the report's status, and warning codes it lists (none for ok)
+  python3 - "$@" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))['totals']
+codes = [w['code'] for w in t['warnings']]
+assert t['status'] == sys.argv[2], t
+assert all(c in codes for c in sys.argv[3:]) and (codes or t['status'] == 'ok'), codes
+assert t['status'] != 'ok' or not codes, codes
+EOF
+}
+# a clock beyond the supported +-5000 ppm
+"$P" gen -q -o "$T/c.cf32" -s 100k -n 400000 --carrier "f=1k,rs=25k,ppm=8000,diff,seed=4" \
+  --esn0 20 || bad "gen (8000 ppm) failed"
+out=$("$P" demod -q -i "$T/c.cf32" -s 100k -r 25k -o "$T/c.bits" --report "$T/c.json" 2>&1) ||
+  bad "demod (8000 ppm) failed: $out"
+echo "$out" | grep -q "warning: .*5000 ppm" || bad "8000 ppm: no clock warning: '$out'"
+report_has "$T/c.json" warning clock_range || bad "8000 ppm: report"
+# no carrier: noise only (the carrier muted throughout)
+"$P" gen -q -o "$T/z.cf32" -s 100k -n 300000 --carrier "f=1k,rs=25k,diff" --esn0 10 \
+  --gap 0:3:noise || bad "gen (noise only) failed"
+out=$("$P" demod -i "$T/z.cf32" -s 100k -r 25k -o "$T/z.bits" --report "$T/z.json" 2>&1) ||
+  bad "demod (noise only) failed: $out"
+echo "$out" | grep -q "warning: most of the input had no" || bad "noise only: no warning: '$out'"
+echo "$out" | grep -q "without signal" || bad "noise only: summary lacks the count: '$out'"
+report_has "$T/z.json" warning no_signal || bad "noise only: report"
+python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+n = sum(1 for b in d['blocks'] if not b['signal_present'] and 'no_signal' in b['flags'])
+assert n == d['totals']['blocks_no_signal'] >= 0.95 * len(d['blocks']), n" "$T/z.json" ||
+  bad "noise only: block flags"
+# a gap of zeros in a strong carrier: the blocks inside are flagged, the summary is not a warning
+"$P" gen -q -o "$T/g.cf32" -s 100k -n 800000 --carrier "f=1k,rs=25k,timing=0.4,diff,seed=6" --esn0 20 \
+  --gap 3:1 --bits "$T/g" || bad "gen (gap) failed"
+"$P" demod -q -i "$T/g.cf32" -s 100k -r 25k -o "$T/g.bits" --report "$T/g.json" ||
+  bad "demod (gap) failed"
+python3 - "$T/g.json" "$T/g.bits" "$T/g0.bits" <<'EOF' || bad "gap: flags or bits"
+import json, sys
+d = json.load(open(sys.argv[1])); got = open(sys.argv[2], 'rb').read(); ref = open(sys.argv[3], 'rb').read()
+rs = 25000
+for b in d['blocks']:
+    s0, s1 = (b['time_s'] - 256 / rs) * rs, (b['time_s'] + 256 / rs) * rs  # the block's symbols
+    inside = s0 > 3 * rs + 20 and s1 < 4 * rs - 20
+    outside = s1 < 3 * rs - 20 or s0 > 4 * rs + 20
+    assert not inside or not b['signal_present'], b
+    assert not outside or b['signal_present'], b
+assert d['totals']['status'] == 'ok' and d['totals']['blocks_no_signal'] > 0, d['totals']
+# every bit outside the gap (and 20 symbols either side) is the generator's
+bad = [i for i in range(2, len(got)) if got[i] != ref[i] and not (3 * rs - 20 <= i // 2 <= 4 * rs + 20)]
+assert len(got) <= len(ref) and not bad, bad[:10]
+EOF
+# a DC offset 10 dB above the carrier, the carrier at 0 Hz: bit exact at 20 dB
+"$P" gen -q -o "$T/dc.cf32" -s 100k -n 400000 --carrier "f=0,rs=25k,timing=0.4,diff,seed=8" --esn0 20 \
+  --dc 10,phase=0.7 --bits "$T/dc" || bad "gen (DC) failed"
+"$P" demod -q -i "$T/dc.cf32" -s 100k -r 25k -o "$T/dc.bits" --report "$T/dc.json" ||
+  bad "demod (DC) failed"
+nb=$(size "$T/dc.bits")
+cmp -s -i 2 -n $((nb - 2)) "$T/dc.bits" "$T/dc0.bits" || bad "DC +10 dB: bits differ from the generator's"
+report_has "$T/dc.json" ok || bad "DC: report"
+# a cu8 file read as cf32 (a wrong -F) gives NaN and infinite samples: counted, warned
+out=$("$P" demod -i "$T/n.cu8" -F cf32 -s 500k -r 125k -o "$T/w.bits" --report "$T/w.json" 2>&1)
+echo "$out" | grep -q "NaN or infinite" || bad "wrong -F: no non-finite count or warning: '$out'"
+python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))['totals']
+assert t['nonfinite_samples'] > 8 and 'nonfinite' in [w['code'] for w in t['warnings']] and t['status'] == 'warning', t" "$T/w.json" ||
+  bad "wrong -F: report"
+# the acquisition range: below Rs/8 accepted, Rs/8 itself refused (as the help says)
+"$P" demod -q -i "$T/p.sigmf-meta" -r 25k --pilots 256:16 --max-cfo 3124 -o "$T/x.bits" ||
+  bad "--max-cfo 3124 at 25 kBd refused"
+expect_fail "max-cfo" "Rs/8" -- -i "$T/p.sigmf-meta" -r 25k --max-cfo 3125 -o "$T/x"
+"$P" demod --help | grep -q "below RS/8" || bad "--help does not state the --max-cfo limit"
+# a configuration that needs more memory than the limit is refused at once
+t0=$(date +%s)
+expect_fail "CFO span" "MB" -- -i "$T/d.cf32" -s 12.8k -r 200 --cfo-span 4194304 -o "$T/x"
+[ $(($(date +%s) - t0)) -le 5 ] || bad "--cfo-span 4194304: the refusal took more than 5 s"
+
 [ $fail -eq 0 ] && echo "cli_demod: all checks passed"
 exit $((fail > 0))

@@ -9,8 +9,10 @@
  *   serial         per span: clock slope from the sub-blocks' drift, timing per block unwrapped
  *                  around it, the slope refined by a line through the blocks; symbol ownership
  *                                                                             -> tau, e, k0, k1
- *   cfo   (spans)  4th power of the pre-filter at each symbol instant (cubic Farrow on the
- *                  grid), zero-padded FFT, peak, Newton refinement          -> span.f
+ *   x4    (spans)  4th power of the pre-filter at each symbol instant (cubic Farrow on the
+ *                  grid)                                                    -> span.w
+ *   cfo   (spans)  zero-padded FFT (a short last span reaches back into the previous span's
+ *                  values), peak, Newton refinement                         -> span.f
  *   serial         phase-continuous NCO across spans                       -> span.theta
  *   mf    (blocks) DC out, level, de-rotation, matched filter evaluated at each symbol
  *                  instant (polyphase interpolation), V&V/M2M4 sums         -> blk.sym, blk.sums
@@ -395,12 +397,11 @@ static int64_t run_length(const qpsk_blk *bk, int64_t n, int64_t unit) {
   return r;
 }
 
-/* ---- stage cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
+/* ---- stages x4 and cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
 
-static void stage_cfo(void *ctx, size_t i) {
+static void stage_x4(void *ctx, size_t i) {
   prx_qpsk *q = ctx;
   qpsk_span *sp = &q->spans[i];
-  const size_t S = q->S, nfft = q->nfft;
   const double glen = 4.0 * q->L + 2 * QPSK_GM;
   /* one value per transmitted symbol: the pre-filter interpolated at the instant the timing
    * found (the 4th power's line is strongest there, and there is no intra-symbol rotation to
@@ -430,6 +431,14 @@ static void stage_cfo(void *ctx, size_t i) {
     }
   }
   sp->nw = nw;
+}
+
+/* the span's estimation window (a short last span reaches back into the previous span's values,
+ * complete since stage_x4 ended), its spectrum, peak and refinement */
+static void stage_cfo(void *ctx, size_t i) {
+  prx_qpsk *q = ctx;
+  qpsk_span *sp = &q->spans[i];
+  const size_t S = q->S, nfft = q->nfft, nw = sp->nw;
   size_t nwin = 0;
   if (nw < S) {
     /* the stream's last, short span: estimate over the last S symbols, reaching back into the
@@ -790,6 +799,7 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   serial_level(q, g);
   prx_pool_run(q->pool, stage_om, q, q->n_blks);
   serial_timing(q, g);
+  prx_pool_run(q->pool, stage_x4, q, g);
   prx_pool_run(q->pool, stage_cfo, q, g);
   /* phase-continuous NCO: each span's phase continues the previous span's */
   double theta = q->theta_next;
