@@ -17,7 +17,8 @@
  *
  * The CPU bank also runs on one thread at C = 64 (the per-core rate of the same code).
  *
- * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only). */
+ * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only)
+ * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32). */
 #include "testutil.h"
 
 #include <math.h>
@@ -154,8 +155,25 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   return rc;
 }
 
+/* --case SPS:C:FORMAT (repeatable): only those cases (SPS 4 or 5.333) */
+static int wanted(int argc, char **argv, double sps, unsigned C, const char *fmt) {
+  int any = 0;
+  for (int i = 1; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--case")) continue;
+    any = 1;
+    double s;
+    unsigned c;
+    char f[8];
+    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
+        !strcmp(f, fmt))
+      return 1;
+  }
+  return !any;
+}
+
 int main(int argc, char **argv) {
-  int quick = argc > 1 && !strcmp(argv[1], "--quick");
+  int quick = 0;
+  for (int i = 1; i < argc; i++) quick |= !strcmp(argv[i], "--quick");
   if (!prx_cuda_available()) {
     printf("bench_qpsk_bank: skipped (no usable CUDA device)\n");
     return TEST_SKIP;
@@ -173,6 +191,7 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < (quick ? 2 : 3); ci++) {
       double sps = spss[si];
       unsigned C = Cs[ci];
+      if (!wanted(argc, argv, sps, C, "cf32") && !wanted(argc, argv, sps, C, "cf16")) continue;
       size_t n = (size_t)(8192 * sps), n4 = 4 * n;
       size_t pitch = (n4 + 15) / 16 * 16; /* 64-byte rows in cf16 and cf32 */
       prx_cf32 *h32 = malloc((size_t)C * pitch * sizeof *h32);
@@ -184,6 +203,7 @@ int main(int argc, char **argv) {
         h16[2 * i + 1] = float_to_half(h32[i].im);
       }
       for (int f = 0; f < 2; f++) {
+        if (!wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
         prx_format fmt = f ? PRX_CF16 : PRX_CF32;
         size_t sz = prx_format_size(fmt);
         const void *h = f ? (const void *)h16 : (const void *)h32;

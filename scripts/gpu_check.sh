@@ -11,7 +11,9 @@
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer), PARTS (default
 # "chan demod": the channelizer's and the demodulator bank's tests, benchmarks and sanitizer
-# runs; give one of them to run only its part). On the lent GPU
+# runs; give one of them to run only its part), DEMOD_BENCH_ARGS (bench_qpsk_bank's --case
+# filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit, default 300), NO_BANK_RACECHECK
+# (set: skip racecheck on the bank test; the stage kernels' test always runs under it). On the lent GPU
 # machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
 # pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
@@ -44,14 +46,17 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 cat "$OUT/gpu.txt"
 
 if has build; then
+  targets=(polyrx_shared)
+  part chan && targets+=(test_chan_cuda bench_chan_cuda)
+  part demod && targets+=(test_qpsk_stages_cuda bench_qpsk_stages test_qpsk_bank test_qpsk_bank_cuda
+    bench_qpsk_bank)
   rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda polyrx_shared \
-      test_qpsk_bank test_qpsk_bank_cuda bench_qpsk_bank >>"$OUT/build.log" 2>&1; then
+    cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
     so=$(ls "$BUILD"/libpolyrx.so* | head -1)
@@ -81,6 +86,9 @@ if has test && part chan; then
   grep FAIL "$OUT/test.log" | head -20
 fi
 if has test && part demod; then
+  # the stage kernels against the CPU stages first (short), then the bank
+  run_step test_stages 120 "$BUILD/test_qpsk_stages_cuda"
+  grep -E 'FAIL|^sps' "$OUT/test_stages.log" | head -20
   run_step test_demod 240 "$BUILD/test_qpsk_bank_cuda"
   grep FAIL "$OUT/test_demod.log" | head -20
 fi
@@ -103,9 +111,12 @@ if has bench && part chan; then
   fi
 fi
 if has bench && part demod; then
+  timeout 180 "$BUILD/bench_qpsk_stages" >"$OUT/bench_stages.jsonl" 2>"$OUT/bench_stages.err"
+  note "bench_stages: rc=$? ($(elapsed))"
+  # DEMOD_BENCH_ARGS: e.g. "--case 4:1024:cf32" (repeatable) to run only those bank cases
   # shellcheck disable=SC2086
-  timeout 300 "$BUILD/bench_qpsk_bank" ${BENCH_ARGS:-} >"$OUT/bench_demod.jsonl" \
-    2>"$OUT/bench_demod.err"
+  timeout 300 "$BUILD/bench_qpsk_bank" ${BENCH_ARGS:-} ${DEMOD_BENCH_ARGS:-} \
+    >"$OUT/bench_demod.jsonl" 2>"$OUT/bench_demod.err"
   note "bench_demod: rc=$? ($(elapsed))"
 fi
 
@@ -120,12 +131,20 @@ if has sanitize && part chan; then
   unset PRX_TEST_SMALL
 fi
 if has sanitize && part demod; then
-  run_step memcheck_demod 300 compute-sanitizer --tool memcheck --leak-check full \
+  run_step memcheck_stages 120 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 "$BUILD/test_qpsk_stages_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_stages.log"
+  run_step racecheck_stages 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/test_qpsk_stages_cuda"
+  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_stages.log"
+  run_step memcheck_demod ${DEMOD_MEMCHECK_S:-300} compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
   grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_demod.log"
-  run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$BUILD/test_qpsk_bank_cuda"
-  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_demod.log"
+  if [ -z "${NO_BANK_RACECHECK:-}" ]; then
+    run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+      "$BUILD/test_qpsk_bank_cuda"
+    grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_demod.log"
+  fi
 fi
 
 if has ctest; then
@@ -168,6 +187,8 @@ if has bench && part chan; then
   tail -3 "$OUT/bench.err"
 fi
 if has bench && part demod; then
+  sed -n '/^== GPU demodulator stages/,$p' "$OUT/bench_stages.jsonl"
+  tail -3 "$OUT/bench_stages.err"
   sed -n '/^== GPU demodulator/,$p' "$OUT/bench_demod.jsonl"
   tail -3 "$OUT/bench_demod.err"
 fi

@@ -1,0 +1,332 @@
+/* The CUDA stage kernels of the demodulator bank (see qpsk_stages_cuda.h): one thread block per
+ * (block, channel), its input window staged once in shared memory, each thread a strided share of
+ * the block's outputs through the shared per-output arithmetic (qpsk_stage_math.h). */
+extern "C" {
+#include "qpsk_internal.h"
+#include "qpsk_stages_cuda.h"
+}
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#define STAGE_THREADS 256
+
+static prx_status cuda_fail(cudaError_t e, const char *what) {
+  return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
+}
+#define CK(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
+  } while (0)
+
+/* sample s of channel c's row (cf32 or cf16) */
+template <bool HALF>
+__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
+                                                int64_t s) {
+  const char *row = (const char *)rows + (size_t)c * stride;
+  prx_cf32 v;
+  if (HALF) {
+    float2 f = __half22float2(((const __half2 *)row)[s]);
+    v.re = f.x;
+    v.im = f.y;
+  } else {
+    float2 f = ((const float2 *)row)[s];
+    v.re = f.x;
+    v.im = f.y;
+  }
+  return v;
+}
+
+/* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
+template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int q = 0; q < N; q++) {
+    for (int o = 16; o > 0; o >>= 1) v[q] += __shfl_down_sync(0xffffffffu, v[q], o);
+    if (lane == 0) scratch[warp * N + q] = v[q];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < N; q++) {
+      double s = 0;
+      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * N + q];
+      v[q] = s;
+    }
+  }
+}
+
+/* one output: taps t (re/im pairs) against the window x, both as float2 (64-bit loads) */
+__device__ __forceinline__ prx_cf32 dot_f2(const float2 *__restrict__ t, const float2 *x,
+                                           unsigned ntaps) {
+  float re = 0, im = 0;
+  for (unsigned l = 0; l < ntaps; l++) {
+    float2 h = __ldg(t + l), v = x[l];
+    re += h.x * v.x;
+    im += h.y * v.y;
+  }
+  prx_cf32 r = {re, im};
+  return r;
+}
+
+typedef struct {
+  const void *rows;
+  size_t stride;
+  int64_t b0, n_total;
+  unsigned nblk, L;
+  double sps;
+  const float *bank;
+  unsigned Q, ntaps;
+  int c;
+  int64_t rq;
+  double r;
+  prx_cf32 *grid;
+  double *mom;
+  unsigned *nonfinite;
+} pre_args;
+
+/* Stage pre. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's input
+ * window (pre_win samples, cf32). Each thread loads a strided share of the window (samples
+ * outside the stream as 0, non-finite ones as 0) and sums the block's own samples (double: the
+ * CPU's chunked float sums agree to float rounding), then computes a strided share of the
+ * 4L + 2 QPSK_GM grid outputs from shared memory: the window is read from HBM once, and the
+ * filter's taps (Q rows) stay in L1. */
+template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
+  extern __shared__ float2 win[];
+  __shared__ double scratch[(STAGE_THREADS / 32) * 4];
+  const unsigned c = blockIdx.y, blk = blockIdx.x;
+  const int64_t b = a.b0 + blk, L = a.L;
+  const int64_t m0 = 4 * b * L - QPSK_GM, ng = 4 * L + 2 * QPSK_GM;
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
+  double m[4] = {0, 0, 0, 0};
+  unsigned bad = 0;
+  const prx_cf32 zero = {0, 0};
+  for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
+    const int64_t s = lo + t;
+    const int in = s >= 0 && s < a.n_total;
+    prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
+    if (in && s >= own0 && s < own1) {
+      if (isfinite(v.re) && isfinite(v.im)) {
+        m[0] += v.re;
+        m[1] += v.im;
+        m[2] += (double)v.re * v.re + (double)v.im * v.im;
+        m[3] += 1;
+      } else {
+        bad++;
+      }
+    }
+    v = qpsk_window_sample(v, in, zero);
+    win[t] = make_float2(v.re, v.im);
+  }
+  block_sum<4>(m, scratch);
+  for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
+  __shared__ unsigned bad_w[STAGE_THREADS / 32];
+  if ((threadIdx.x & 31) == 0) bad_w[threadIdx.x >> 5] = bad;
+  __syncthreads(); /* the window and the partial sums are complete */
+  const size_t out = (size_t)c * a.nblk + blk;
+  if (threadIdx.x == 0) {
+    unsigned nb = 0;
+    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) nb += bad_w[w];
+    for (int q = 0; q < 4; q++) a.mom[4 * out + q] = m[q];
+    a.nonfinite[out] = nb;
+  }
+  prx_cf32 *g = a.grid + out * (size_t)ng;
+  const float2 *bank = (const float2 *)a.bank;
+  for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
+    unsigned row;
+    int64_t off;
+    qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+    g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+  }
+}
+
+typedef struct {
+  const void *rows;
+  size_t stride;
+  int64_t b0, n_total;
+  unsigned nblk, L, Lmax;
+  double sps;
+  const float *bank;
+  unsigned Q, ntaps;
+  int c;
+  const qpsk_mf_block *blk;
+  prx_cf32 *sym;
+  double *sums;
+} mf_args;
+
+/* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
+ * filter window (mf_win samples, cf32). The window is loaded once, less the span's DC, at unit
+ * level and de-rotated by the NCO (the phase theta + omega t in double, reduced to one turn, then
+ * sincosf: the CPU's anchored float recurrence agrees to ~1e-6); samples beyond the stream read as
+ * the DC (0 after its removal), non-finite ones as 0 before it. Each thread then evaluates the
+ * matched filter at a strided share of the block's instants (the taps of the rounded phase, from
+ * L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its symbols, summed over the block
+ * in double. */
+template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
+  extern __shared__ float2 win[];
+  __shared__ double scratch[(STAGE_THREADS / 32) * 5];
+  const unsigned c = blockIdx.y, blk = blockIdx.x;
+  const size_t out = (size_t)c * a.nblk + blk;
+  const qpsk_mf_block p = a.blk[out];
+  const int64_t L = a.L;
+  int64_t lo, hi;
+  qpsk_mf_window_of(p.t.b, L, a.sps, a.c, a.ntaps, &lo, &hi);
+  const int64_t n = p.t.k1 - p.t.k0;
+  if (n <= 0) { /* nothing owned: no loads, zero sums */
+    if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
+    return;
+  }
+  const prx_cf32 dc = {p.dc[0], p.dc[1]};
+  for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
+    const int64_t s = lo + t;
+    const int in = s >= 0 && s < a.n_total;
+    prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
+    v = qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, p.gain, p.theta, p.omega, t);
+    win[t] = make_float2(v.re, v.im);
+  }
+  __syncthreads();
+  const float2 *bank = (const float2 *)a.bank;
+  prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
+  float acc[4] = {0, 0, 0, 0};
+  for (int64_t k = p.t.k0 + threadIdx.x; k < p.t.k1; k += STAGE_THREADS) {
+    unsigned row;
+    int64_t off;
+    qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
+    prx_cf32 v = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+    y[k - p.t.k0] = v;
+    qpsk_sum_terms(v, acc);
+  }
+  double s[5] = {acc[0], acc[1], acc[2], acc[3], 0};
+  block_sum<5>(s, scratch);
+  if (threadIdx.x == 0) {
+    s[4] = (double)n;
+    for (int q = 0; q < 5; q++) a.sums[5 * out + q] = s[q];
+  }
+}
+
+/* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
+ * the block, coherent Gray bits or the differential step from the previous symbol's quadrant
+ * (recomputed from sym, the block's first from quad0). Reads 8 bytes, writes 2 per symbol. */
+__global__ void __launch_bounds__(STAGE_THREADS)
+    qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
+                    unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
+  const unsigned c = blockIdx.y;
+  const size_t out = (size_t)c * nblk + blockIdx.x;
+  const int64_t n = blk[out].t.k1 - blk[out].t.k0;
+  const qpsk_out_block o = ob[out];
+  const prx_cf32 *y = sym + out * (size_t)Lmax;
+  uint8_t *dst = bits + (size_t)c * bits_stride + 2 * o.out0;
+  for (int64_t i = threadIdx.x; i < n; i += STAGE_THREADS) {
+    unsigned b0, b1;
+    unsigned q = qpsk_quad_of(y[i], o.rot, &b0, &b1);
+    if (o.diff) {
+      unsigned qp = i > 0 ? qpsk_quad_of(y[i - 1], o.rot, &b0, &b1) : o.quad0;
+      uint8_t d0, d1;
+      qpsk_diff_step_bits((q - qp) & 3u, &d0, &d1);
+      dst[2 * i] = d0;
+      dst[2 * i + 1] = d1;
+    } else {
+      dst[2 * i] = (uint8_t)b0;
+      dst[2 * i + 1] = (uint8_t)b1;
+    }
+  }
+}
+
+extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf,
+                                         unsigned C, unsigned nblk, unsigned L, unsigned Lmax,
+                                         double sps, int cf16) {
+  memset(s, 0, sizeof *s);
+  s->C = C;
+  s->nblk = nblk;
+  s->L = L;
+  s->Lmax = Lmax;
+  s->sps = sps;
+  s->cf16 = cf16;
+  s->pre_Q = pre->Q;
+  s->pre_ntaps = pre->ntaps;
+  s->pre_c = pre->c;
+  s->pre_rq = pre->rq;
+  s->pre_r = pre->r;
+  s->mf_Q = mf->Q;
+  s->mf_ntaps = mf->ntaps;
+  s->mf_c = mf->c;
+  /* the longest windows: the grid's (4L + 2 GM) r samples and the matched filter's (L + 2) sps,
+   * each plus its taps and the rounding of their ends */
+  s->pre_win = (size_t)ceil((4.0 * L + 2 * QPSK_GM) * pre->r) + pre->ntaps + 4;
+  s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
+  const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
+  const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
+  CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
+  CK(cudaMalloc(&s->d_mf, mf_b), "cudaMalloc (matched-filter taps)");
+  CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
+  CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
+  int dev, smem_max;
+  CK(cudaGetDevice(&dev), "cudaGetDevice");
+  CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+     "cudaDeviceGetAttribute");
+  const size_t need_pre = s->pre_win * sizeof(float2), need_mf = s->mf_win * sizeof(float2);
+  if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
+                    "shared memory of one thread block (%d bytes): a shorter block",
+                    need_pre, need_mf, smem_max);
+  CK(cudaFuncSetAttribute(qpsk_pre_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_pre),
+     "cudaFuncSetAttribute");
+  CK(cudaFuncSetAttribute(qpsk_pre_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_pre),
+     "cudaFuncSetAttribute");
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_mf),
+     "cudaFuncSetAttribute");
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_mf),
+     "cudaFuncSetAttribute");
+  return PRX_OK;
+}
+
+extern "C" void qpsk_stages_destroy(qpsk_stages *s) {
+  cudaFree(s->d_pre);
+  cudaFree(s->d_mf);
+  s->d_pre = s->d_mf = NULL;
+}
+
+extern "C" prx_status qpsk_stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride,
+                                      int64_t b0, int64_t n_total, prx_cf32 *grid, double *mom,
+                                      unsigned *nonfinite, cudaStream_t stream) {
+  pre_args a = {rows,     row_stride,   b0,       n_total,   s->nblk,  s->L, s->sps, s->d_pre,
+                s->pre_Q, s->pre_ntaps, s->pre_c, s->pre_rq, s->pre_r, grid, mom,    nonfinite};
+  dim3 g(s->nblk, s->C);
+  const size_t smem = s->pre_win * sizeof(float2);
+  if (s->cf16)
+    qpsk_pre_kernel<true><<<g, STAGE_THREADS, smem, stream>>>(a);
+  else
+    qpsk_pre_kernel<false><<<g, STAGE_THREADS, smem, stream>>>(a);
+  CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  return PRX_OK;
+}
+
+extern "C" prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride,
+                                     int64_t b0, int64_t n_total, const qpsk_mf_block *blk,
+                                     prx_cf32 *sym, double *sums, cudaStream_t stream) {
+  mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
+               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums};
+  dim3 g(s->nblk, s->C);
+  const size_t smem = s->mf_win * sizeof(float2);
+  if (s->cf16)
+    qpsk_mf_kernel<true><<<g, STAGE_THREADS, smem, stream>>>(a);
+  else
+    qpsk_mf_kernel<false><<<g, STAGE_THREADS, smem, stream>>>(a);
+  CK(cudaGetLastError(), "qpsk_mf_kernel launch");
+  return PRX_OK;
+}
+
+extern "C" prx_status qpsk_stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
+                                      const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
+                                      size_t bits_stride, cudaStream_t stream) {
+  dim3 g(s->nblk, s->C);
+  qpsk_out_kernel<<<g, STAGE_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits,
+                                                   bits_stride);
+  CK(cudaGetLastError(), "qpsk_out_kernel launch");
+  return PRX_OK;
+}

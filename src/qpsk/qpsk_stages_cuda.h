@@ -1,0 +1,93 @@
+/* CUDA kernels of the demodulator's per-sample stages for a bank of C channels, every block of
+ * every channel in one launch: the pre-filter on the 4/T grid with the input sums (stage pre,
+ * pass A of bench/GPU_NOTES.md), the matched filter at the symbol instants after DC removal,
+ * level and de-rotation with the V&V / M2M4 sums (stage mf, pass C) and the hard decisions (stage
+ * out, pass D). The per-output arithmetic is qpsk_stage_math.h, shared with the CPU stages.
+ *
+ * Not yet wired into the bank (qpsk_bank_cuda.cu still stages the rows through the host): the
+ * O&M, 4th-power and CFO stages and the serial passes between the kernels are the work left
+ * (bench/GPU_NOTES.md, "GPU demodulator bank"). The test test_qpsk_stages_cuda holds these
+ * kernels to the CPU functions, bench_qpsk_stages times them.
+ *
+ * Rows: channel c's samples are rows + c * row_stride bytes, cf32 or cf16, sample 0 of a row
+ * being stream sample 0; the stream has n_total samples per channel (samples beyond it read as 0
+ * in stage pre and as the DC in stage mf, as qpsk_fetch reads them). Blocks b0 .. b0 + nblk - 1 of
+ * every channel are computed. All pointers are device pointers; calls are asynchronous on the
+ * given stream and synchronise nothing. */
+#ifndef PRX_QPSK_STAGES_CUDA_H
+#define PRX_QPSK_STAGES_CUDA_H
+
+#include "polyrx/core.h"
+
+#include "qpsk_fir.h"
+#include "qpsk_stage_math.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* one block's matched-filter parameters (from the serial timing pass and the NCO) */
+typedef struct {
+  qpsk_mf_timing t; /* instants and owned symbols (t.b the absolute block index) */
+  double theta;     /* NCO phase at the block's window start (qpsk_mf_window_of's lo) */
+  double omega;     /* NCO step per input sample, radians */
+  float dc[2];      /* the span's DC */
+  float gain;       /* and its gain to unit power */
+  float pad;
+} qpsk_mf_block;
+
+/* one block's decision parameters (from the serial phase pass) */
+typedef struct {
+  prx_cf32 rot;   /* correction: exp(-j phi) / amplitude */
+  unsigned quad0; /* DIFFERENTIAL: quadrant of the symbol before the block's first */
+  int diff;       /* 1: differential bits, 0: coherent Gray */
+  int64_t out0;   /* the block's first output symbol within its channel's bit row */
+} qpsk_out_block;
+
+typedef struct {
+  unsigned C, nblk, L, Lmax;
+  double sps;
+  int cf16;
+  /* the filters on the device: pre on the grid (exact rq or inexact r), mf at positions */
+  float *d_pre, *d_mf;
+  unsigned pre_Q, pre_ntaps, mf_Q, mf_ntaps;
+  int pre_c, mf_c;
+  int64_t pre_rq;
+  double pre_r;
+  size_t pre_win, mf_win; /* the longest input window of one block (samples) */
+} qpsk_stages;
+
+/* Copies the two filter banks to the device and sizes the kernels' shared memory for C channels
+ * of nblk blocks of L symbols (at most Lmax owned symbols a block). */
+prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
+                              unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16);
+void qpsk_stages_destroy(qpsk_stages *s);
+
+/* Grid samples 4bL - QPSK_GM .. 4(b+1)L + QPSK_GM - 1 of each block into grid
+ * (C x nblk x (4L + 2 QPSK_GM)), and the block's input sums over its own samples
+ * [ceil(bL sps), ceil((b+1)L sps)) clipped to the stream: mom (C x nblk x 4: sum re, sum im,
+ * sum |x|^2 and count of the finite samples) and nonfinite (C x nblk). */
+prx_status qpsk_stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                           int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
+                           cudaStream_t stream);
+
+/* The matched filter at the owned instants of each block (blk: C x nblk) into sym (C x nblk x
+ * Lmax, symbol k at k - k0) and the sums over them into sums (C x nblk x 5: s4 re, s4 im, m2,
+ * m4, n). */
+prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                          int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
+                          cudaStream_t stream);
+
+/* Hard decisions of each block's symbols (counts from blk's k1 - k0) into bits (channel c's row
+ * at bits + c * bits_stride, two bits per symbol, at 2 out0). */
+prx_status qpsk_stages_out(const qpsk_stages *s, const qpsk_mf_block *blk, const qpsk_out_block *ob,
+                           const prx_cf32 *sym, uint8_t *bits, size_t bits_stride,
+                           cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

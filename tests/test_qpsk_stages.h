@@ -1,0 +1,262 @@
+/* Shared parts of the stage-kernel tests (test_qpsk_stages_emul on the CPU, test_qpsk_stages_cuda
+ * on the GPU): a case (C channels of random rows with non-finite samples and a stream that ends
+ * inside the last block, random block timing, NCO, DC and level), and the references computed
+ * by the CPU demodulator's own functions the way its stages call them (qpsk_batch.c: stage_pre,
+ * stage_mf, stage_out): qpsk_fir_run on the window as qpsk_fetch reads it, qpsk_derotate and
+ * qpsk_fir_run_at with stage_mf's runs, qpsk_sums_accum, qpsk_decide_coherent / qpsk_decide_diff;
+ * the input sums in float64. */
+#ifndef PRX_TEST_QPSK_STAGES_H
+#define PRX_TEST_QPSK_STAGES_H
+
+#include "testutil.h"
+
+#include "qpsk/qpsk_decide.h"
+#include "qpsk/qpsk_est.h"
+#include "qpsk/qpsk_fir.h"
+#include "qpsk/qpsk_internal.h"
+#include "qpsk/qpsk_stage_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  unsigned C, nblk, L, Lmax;
+  double sps;
+  int cf16;
+  size_t pitch;    /* row pitch, samples */
+  int64_t n_total; /* stream samples per channel */
+  qpsk_fir pre, mf;
+  prx_cf32 *rows; /* C x pitch, as the stages read them (cf16 rows: the rounded values) */
+  /* per block (C x nblk): the matched filter's parameters */
+  qpsk_mf_timing *tm;
+  double *theta, *omega;
+  float *dc, *gain; /* dc: 2 per block */
+  /* decisions */
+  prx_cf32 *rot;
+  unsigned *quad0;
+  int diff;
+} stage_case;
+
+static inline float half_round(float x) {
+  _Float16 h = (_Float16)x;
+  return (float)h;
+}
+
+/* the run length stage_mf uses (qpsk_batch.c, run_length with the fractional phase's period) */
+static inline int64_t case_runs(double sps, double d, int64_t n) {
+  unsigned P = 0;
+  for (unsigned c = 1; c <= 8 && !P; c++)
+    if (fabs(c * sps - nearbyint(c * sps)) < 1e-9 * c * sps) P = c;
+  if (!P) return 0;
+  int64_t unit = 8 * (int64_t)P;
+  double dd = fabs(d);
+  if (dd * (double)n <= 0.01) return n;
+  return (int64_t)(0.01 / dd) / unit * unit;
+}
+
+static inline void case_make(stage_case *k, test_rng *r, unsigned C, unsigned nblk, unsigned L,
+                             double sps, int cf16, int diff) {
+  memset(k, 0, sizeof *k);
+  k->C = C;
+  k->nblk = nblk;
+  k->L = L;
+  k->Lmax = L + (unsigned)ceil(L * QPSK_MAX_DRIFT / (1 - QPSK_MAX_DRIFT)) + 3;
+  k->sps = sps;
+  k->cf16 = cf16;
+  k->diff = diff;
+  CHECK_OK(qpsk_fir_init(&k->pre, sps, 0.35, QPSK_PRE_SPAN, sps / 4, 1.0));
+  CHECK_OK(qpsk_fir_init(&k->mf, sps, 0.35, 12, 0, 1.0));
+  /* the stream ends inside the last block; rows reach a little past it */
+  k->n_total = (int64_t)floor(((double)nblk - 0.3) * L * sps);
+  k->pitch = ((size_t)k->n_total + 64 + 7) & ~(size_t)7;
+  k->rows = malloc(sizeof(prx_cf32) * k->pitch * C);
+  test_fill_cf32(r, k->rows, k->pitch * C, 0.7);
+  for (size_t i = 0; i < k->pitch * C; i++) {
+    k->rows[i].re += 0.05f; /* a DC */
+    if (cf16) {
+      k->rows[i].re = half_round(k->rows[i].re);
+      k->rows[i].im = half_round(k->rows[i].im);
+    }
+  }
+  /* a few non-finite samples in channel 1 */
+  if (C > 1)
+    for (int j = 0; j < 5; j++) {
+      size_t s = (size_t)(test_rng_uniform(r) * (double)k->n_total);
+      k->rows[k->pitch + s].re = j % 2 ? NAN : INFINITY;
+    }
+  size_t nb = (size_t)C * nblk;
+  k->tm = calloc(nb, sizeof *k->tm);
+  k->theta = calloc(nb, sizeof(double));
+  k->omega = calloc(nb, sizeof(double));
+  k->dc = calloc(2 * nb, sizeof(float));
+  k->gain = calloc(nb, sizeof(float));
+  k->rot = calloc(nb, sizeof(prx_cf32));
+  k->quad0 = calloc(nb, sizeof(unsigned));
+  for (unsigned c = 0; c < C; c++) {
+    /* channels alternate: no drift (one run), a drift of a few 1e-4 (runs), a fast drift
+     * (every instant placed) */
+    double d = c % 3 == 0 ? 0 : (c % 3 == 1 ? 3e-4 : 5e-3) * (test_rng_uniform(r) < 0.5 ? -1 : 1);
+    double f = 0.2 * (test_rng_uniform(r) - 0.5);
+    for (unsigned j = 0; j < nblk; j++) {
+      size_t t = (size_t)c * nblk + j;
+      qpsk_mf_timing *tm = &k->tm[t];
+      tm->b = j;
+      tm->d = d;
+      tm->tau = test_rng_uniform(r) - 0.5;
+      double Cb = ((double)j + 0.5) * L, limit = ((double)j + 1) * L;
+      double end = (double)k->n_total / sps;
+      if (end < limit) limit = end;
+      tm->k0 = (int64_t)ceil(((double)j * L + d * Cb) / (1 + d) - tm->tau);
+      tm->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - tm->tau);
+      if (tm->k1 < tm->k0) tm->k1 = tm->k0;
+      if (tm->k1 - tm->k0 > (int64_t)k->Lmax) tm->k1 = tm->k0 + k->Lmax;
+      tm->R = case_runs(sps, d, tm->k1 - tm->k0);
+      k->omega[t] = 2 * M_PI * f / sps;
+      k->theta[t] = 2 * M_PI * test_rng_uniform(r);
+      k->dc[2 * t] = 0.05f;
+      k->dc[2 * t + 1] = (float)(0.02 * test_rng_gauss(r));
+      k->gain[t] = (float)(0.5 + test_rng_uniform(r));
+      double ph = 2 * M_PI * test_rng_uniform(r), a = 0.5 + test_rng_uniform(r);
+      k->rot[t].re = (float)(a * cos(ph));
+      k->rot[t].im = (float)(a * sin(ph));
+      k->quad0[t] = (unsigned)(test_rng_uniform(r) * 4) & 3u;
+    }
+  }
+}
+
+static inline void case_free(stage_case *k) {
+  qpsk_fir_free(&k->pre);
+  qpsk_fir_free(&k->mf);
+  free(k->rows);
+  free(k->tm);
+  free(k->theta);
+  free(k->omega);
+  free(k->dc);
+  free(k->gain);
+  free(k->rot);
+  free(k->quad0);
+}
+
+static inline size_t case_ng(const stage_case *k) { return 4 * (size_t)k->L + 2 * QPSK_GM; }
+
+/* stage pre of block j of channel c: grid (ng values), input sums (re, im, |x|^2, n) and the
+ * count of non-finite samples */
+static inline void ref_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid,
+                           double mom[4], unsigned *bad) {
+  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const int64_t L = k->L, m0 = 4 * (int64_t)j * L;
+  int64_t lo, hi;
+  qpsk_fir_window(&k->pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
+  size_t n = (size_t)(hi - lo);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++) {
+    int64_t s = lo + (int64_t)i;
+    prx_cf32 v = {0, 0};
+    if (s >= 0 && s < k->n_total && isfinite(row[s].re) && isfinite(row[s].im)) v = row[s];
+    x[i] = v;
+  }
+  qpsk_fir_run(&k->pre, x, lo, m0 - QPSK_GM, case_ng(k), grid);
+  free(x);
+  int64_t a = qpsk_count_below((double)j * (double)L * k->sps, 1.0);
+  int64_t e = qpsk_count_below((double)(j + 1) * (double)L * k->sps, 1.0);
+  if (e > k->n_total) e = k->n_total;
+  mom[0] = mom[1] = mom[2] = mom[3] = 0;
+  *bad = 0;
+  for (int64_t s = a; s < e; s++) {
+    if (!isfinite(row[s].re) || !isfinite(row[s].im)) {
+      ++*bad;
+      continue;
+    }
+    mom[0] += row[s].re;
+    mom[1] += row[s].im;
+    mom[2] += (double)row[s].re * row[s].re + (double)row[s].im * row[s].im;
+    mom[3] += 1;
+  }
+}
+
+/* stage mf of block t (= c nblk + j): the symbols (k1 - k0) and their sums (s4 re, s4 im, m2, m4,
+ * n) */
+static inline void ref_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
+  const unsigned c = (unsigned)(t / k->nblk);
+  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const qpsk_mf_timing *tm = &k->tm[t];
+  const int64_t L = k->L, bL = tm->b * L, n = tm->k1 - tm->k0;
+  memset(sums, 0, 5 * sizeof(double));
+  if (n <= 0) return;
+  int64_t lo, hi;
+  qpsk_mf_window_of(tm->b, L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
+  size_t nw = (size_t)(hi - lo);
+  prx_cf32 *x = malloc(nw * sizeof *x);
+  const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
+  for (size_t i = 0; i < nw; i++) {
+    int64_t s = lo + (int64_t)i;
+    prx_cf32 v = dc;
+    if (s >= 0 && s < k->n_total) {
+      v = row[s];
+      if (!isfinite(v.re) || !isfinite(v.im)) v.re = v.im = 0;
+    }
+    x[i] = v;
+  }
+  qpsk_derotate(x, x, nw, k->theta[t], k->omega[t], dc, k->gain[t]);
+  /* stage_mf's placement of the instants */
+  const double base = (double)bL * k->sps - (double)lo;
+  const double Cb = ((double)tm->b + 0.5) * L;
+#define INSTANT(kk) ((1 + tm->d) * ((kk) + tm->tau) - tm->d * Cb)
+  if (tm->R <= 0) {
+    double p0 = (INSTANT((double)tm->k0) - (double)bL) * k->sps + base;
+    qpsk_fir_run_at(&k->mf, x, p0, k->sps * (1 + tm->d), (size_t)n, sym);
+  } else {
+    for (int64_t ka = tm->k0; ka < tm->k1; ka += tm->R) {
+      int64_t m = tm->k1 - ka < tm->R ? tm->k1 - ka : tm->R;
+      double mid = (double)ka + 0.5 * (double)(m - 1);
+      double p0 = (INSTANT(mid) - 0.5 * (double)(m - 1) - (double)bL) * k->sps + base;
+      qpsk_fir_run_at(&k->mf, x, p0, k->sps, (size_t)m, sym + (ka - tm->k0));
+    }
+  }
+#undef INSTANT
+  free(x);
+  qpsk_sums s;
+  memset(&s, 0, sizeof s);
+  qpsk_sums_accum(sym, (size_t)n, &s);
+  sums[0] = s.s4[0];
+  sums[1] = s.s4[1];
+  sums[2] = s.m2;
+  sums[3] = s.m4;
+  sums[4] = s.n;
+}
+
+/* stage out of block t on the symbols sym: 2 (k1 - k0) bits */
+static inline void ref_out(const stage_case *k, size_t t, const prx_cf32 *sym, uint8_t *bits) {
+  const int64_t n = k->tm[t].k1 - k->tm[t].k0;
+  if (n <= 0) return;
+  if (k->diff) {
+    qpsk_diff_prev p;
+    qpsk_diff_reference(&p);
+    p.quad = k->quad0[t];
+    qpsk_decide_diff(sym, (size_t)n, k->rot[t], 1.0f, &p, bits, NULL);
+  } else {
+    qpsk_decide_coherent(sym, (size_t)n, k->rot[t], 1.0f, bits, NULL);
+  }
+}
+
+/* relative L2 difference of two float64 vectors */
+static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; i++) {
+    e += (a[i] - b[i]) * (a[i] - b[i]);
+    r += b[i] * b[i];
+  }
+  return r > 0 ? sqrt(e / r) : sqrt(e);
+}
+
+/* symbols whose decision sits within eps of a boundary (either component, relative to |u|):
+ * there the two backends' last-bit differences may decide differently */
+static inline int near_boundary(prx_cf32 y, prx_cf32 rot, double eps) {
+  double ur = (double)y.re * rot.re - (double)y.im * rot.im;
+  double ui = (double)y.re * rot.im + (double)y.im * rot.re;
+  double m = sqrt(ur * ur + ui * ui);
+  return fabs(ur) < eps * m || fabs(ui) < eps * m;
+}
+
+#endif

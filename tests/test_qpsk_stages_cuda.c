@@ -1,0 +1,202 @@
+/* The CUDA stage kernels (qpsk_stages_cuda.cu) against the CPU demodulator's stage functions
+ * (test_qpsk_stages.h) on the same rows: the pre-filter grid and the matched filter's symbols
+ * within 2e-5 relative (float sums in another order, the NCO evaluated directly instead of the
+ * CPU's anchored recurrence), input sums within 1e-9, symbol sums within 1e-5, non-finite counts
+ * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
+ * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
+ * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential.
+ *
+ * Skips (exit 77) without a usable CUDA device. */
+#include "test_qpsk_stages.h"
+
+#include <stdio.h>
+
+#ifdef PRX_HAVE_CUDA
+#include "qpsk/qpsk_stages_cuda.h"
+
+#include <cuda_runtime_api.h>
+
+static int cuda_ok(cudaError_t e, const char *what) {
+  CHECK(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+
+static uint16_t to_half(float f) {
+  _Float16 h = (_Float16)f;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  return u;
+}
+
+static void run_case(double sps, int cf16, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  stage_case k;
+  const unsigned C = 16, NB = 6, L = 512;
+  case_make(&k, &r, C, NB, L, sps, cf16, diff);
+  const size_t ng = case_ng(&k), nb = (size_t)C * NB;
+  qpsk_stages st;
+  CHECK_OK(qpsk_stages_create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
+
+  /* rows */
+  const size_t ssz = cf16 ? 4 : 8, stride = k.pitch * ssz;
+  void *h_rows = malloc(stride * C), *d_rows = NULL;
+  for (size_t i = 0; i < k.pitch * C; i++) {
+    if (cf16) {
+      uint16_t *h = (uint16_t *)h_rows;
+      h[2 * i] = to_half(k.rows[i].re);
+      h[2 * i + 1] = to_half(k.rows[i].im);
+    } else {
+      ((prx_cf32 *)h_rows)[i] = k.rows[i];
+    }
+  }
+  /* block parameters */
+  qpsk_mf_block *mb = calloc(nb, sizeof *mb);
+  qpsk_out_block *ob = calloc(nb, sizeof *ob);
+  size_t *bits_n = calloc(C, sizeof(size_t)), bits_stride = 2 * (size_t)NB * k.Lmax + 64;
+  for (size_t t = 0; t < nb; t++) {
+    unsigned c = (unsigned)(t / NB);
+    mb[t].t = k.tm[t];
+    mb[t].theta = k.theta[t];
+    mb[t].omega = k.omega[t];
+    mb[t].dc[0] = k.dc[2 * t];
+    mb[t].dc[1] = k.dc[2 * t + 1];
+    mb[t].gain = k.gain[t];
+    ob[t].rot = k.rot[t];
+    ob[t].quad0 = k.quad0[t];
+    ob[t].diff = diff;
+    ob[t].out0 = (int64_t)(bits_n[c] / 2);
+    bits_n[c] += 2 * (size_t)(k.tm[t].k1 - k.tm[t].k0);
+  }
+  prx_cf32 *d_grid = NULL, *d_sym = NULL;
+  double *d_mom = NULL, *d_sums = NULL;
+  unsigned *d_bad = NULL;
+  qpsk_mf_block *d_mb = NULL;
+  qpsk_out_block *d_ob = NULL;
+  uint8_t *d_bits = NULL;
+  int ok = cuda_ok(cudaMalloc(&d_rows, stride * C), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_grid, nb * ng * sizeof(prx_cf32)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_sym, nb * k.Lmax * sizeof(prx_cf32)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_mom, nb * 4 * sizeof(double)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_sums, nb * 5 * sizeof(double)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_bad, nb * sizeof(unsigned)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_mb, nb * sizeof *mb), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_ob, nb * sizeof *ob), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc");
+  if (ok) {
+    cuda_ok(cudaMemcpy(d_rows, h_rows, stride * C, cudaMemcpyHostToDevice), "rows");
+    cuda_ok(cudaMemcpy(d_mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice), "blocks");
+    /* poison: NaN floats, 0xff counts, 0xaa bits */
+    cuda_ok(cudaMemset(d_grid, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
+    cuda_ok(cudaMemset(d_sym, 0xff, nb * k.Lmax * sizeof(prx_cf32)), "poison");
+    cuda_ok(cudaMemset(d_mom, 0xff, nb * 4 * sizeof(double)), "poison");
+    cuda_ok(cudaMemset(d_sums, 0xff, nb * 5 * sizeof(double)), "poison");
+    cuda_ok(cudaMemset(d_bad, 0xff, nb * sizeof(unsigned)), "poison");
+    cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
+    CHECK_OK(qpsk_stages_pre(&st, d_rows, stride, 0, k.n_total, d_grid, d_mom, d_bad, 0));
+    CHECK_OK(qpsk_stages_mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
+    CHECK_OK(qpsk_stages_out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+    ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
+  }
+  prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+  double *mom = malloc(nb * 4 * sizeof *mom), *sums = malloc(nb * 5 * sizeof *sums);
+  unsigned *bad = malloc(nb * sizeof *bad);
+  uint8_t *bits = malloc(bits_stride * C);
+  if (ok) {
+    cuda_ok(cudaMemcpy(grid, d_grid, nb * ng * sizeof *grid, cudaMemcpyDeviceToHost), "grid");
+    cuda_ok(cudaMemcpy(sym, d_sym, nb * k.Lmax * sizeof *sym, cudaMemcpyDeviceToHost), "sym");
+    cuda_ok(cudaMemcpy(mom, d_mom, nb * 4 * sizeof *mom, cudaMemcpyDeviceToHost), "mom");
+    cuda_ok(cudaMemcpy(sums, d_sums, nb * 5 * sizeof *sums, cudaMemcpyDeviceToHost), "sums");
+    cuda_ok(cudaMemcpy(bad, d_bad, nb * sizeof *bad, cudaMemcpyDeviceToHost), "counts");
+    cuda_ok(cudaMemcpy(bits, d_bits, bits_stride * C, cudaMemcpyDeviceToHost), "bits");
+    prx_cf32 *g0 = malloc(ng * sizeof *g0), *s0 = malloc(k.Lmax * sizeof *s0);
+    uint8_t *b0 = malloc(2 * k.Lmax);
+    double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0;
+    size_t bit_diff = 0, bits_total = 0, untouched_bad = 0;
+    for (size_t t = 0; t < nb; t++) {
+      unsigned c = (unsigned)(t / NB), j = (unsigned)(t % NB);
+      double m0[4], u0[5];
+      unsigned bad0;
+      ref_pre(&k, c, j, g0, m0, &bad0);
+      double e = test_rel_l2_cf32(grid + t * ng, g0, ng);
+      if (!(e <= worst_g)) worst_g = e;
+      e = rel_l2_f64(mom + 4 * t, m0, 4);
+      if (!(e <= worst_m)) worst_m = e;
+      CHECK(bad[t] == bad0, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
+            bad[t], bad0);
+      ref_mf(&k, t, s0, u0);
+      e = rel_l2_f64(sums + 5 * t, u0, 5);
+      if (!(e <= worst_sum)) worst_sum = e;
+      int64_t n = k.tm[t].k1 - k.tm[t].k0;
+      if (n <= 0) continue;
+      const prx_cf32 *s1 = sym + t * k.Lmax;
+      e = test_rel_l2_cf32(s1, s0, (size_t)n);
+      if (!(e <= worst_s)) worst_s = e;
+      ref_out(&k, t, s0, b0);
+      const uint8_t *b1 = bits + c * bits_stride + 2 * ob[t].out0;
+      for (int64_t i = 0; i < 2 * n; i++) {
+        bits_total++;
+        if (b0[i] != b1[i] && !near_boundary(s0[i / 2], k.rot[t], 1e-4) &&
+            !(diff && i / 2 > 0 && near_boundary(s0[i / 2 - 1], k.rot[t], 1e-4)))
+          bit_diff++;
+      }
+    }
+    for (unsigned c = 0; c < C; c++)
+      for (size_t i = bits_n[c]; i < bits_stride; i++)
+        untouched_bad += bits[c * bits_stride + i] != 0xaa;
+    printf("sps %.3f %s %s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, bits "
+           "differing %zu of %zu\n",
+           sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_s,
+           worst_m, worst_sum, bit_diff, bits_total);
+    CHECK(worst_g < 2e-5, "pre: grid differs by %.2e", worst_g);
+    CHECK(worst_s < 2e-5, "mf: symbols differ by %.2e", worst_s);
+    CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
+    CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
+    CHECK(bit_diff == 0, "out: %zu bits differ away from a decision boundary", bit_diff);
+    CHECK(untouched_bad == 0, "out: %zu bytes written past the channels' bits", untouched_bad);
+    free(g0);
+    free(s0);
+    free(b0);
+  }
+  cudaFree(d_rows);
+  cudaFree(d_grid);
+  cudaFree(d_sym);
+  cudaFree(d_mom);
+  cudaFree(d_sums);
+  cudaFree(d_bad);
+  cudaFree(d_mb);
+  cudaFree(d_ob);
+  cudaFree(d_bits);
+  qpsk_stages_destroy(&st);
+  free(h_rows);
+  free(mb);
+  free(ob);
+  free(bits_n);
+  free(grid);
+  free(sym);
+  free(mom);
+  free(sums);
+  free(bad);
+  free(bits);
+  case_free(&k);
+}
+
+int main(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    printf("test_qpsk_stages_cuda: no usable CUDA device: skipped\n");
+    return 77;
+  }
+  run_case(4.0, 0, 1, 21);
+  run_case(16.0 / 3.0, 0, 0, 22);
+  run_case(4.0, 1, 0, 23);
+  run_case(16.0 / 3.0, 1, 1, 24);
+  return test_finish("test_qpsk_stages_cuda");
+}
+#else
+int main(void) {
+  printf("test_qpsk_stages_cuda: built without CUDA: skipped\n");
+  return 77;
+}
+#endif
