@@ -1,7 +1,8 @@
 /* Benchmark of the demodulator bank's CUDA stage kernels (src/qpsk/qpsk_stages_cuda.cu): the
- * pre-filter grid with the input sums (pre), the matched filter at the instants with DC, level,
- * de-rotation and the V&V/M2M4 sums (mf), the decisions (out), each alone and the three in
- * sequence, device-resident, for all channels at once.
+ * pre-filter grid with the input sums (pre), the O&M sums with the grid levelled (om), the
+ * 4th-power values at the instants (x4), the matched filter at the instants with DC, level,
+ * de-rotation and the V&V/M2M4 sums (mf), the decisions (out), each alone and the five in
+ * sequence (all), device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
  * (row pitch a multiple of 64 bytes), one CFO span per call: 16 blocks of 512 symbols per channel;
@@ -15,8 +16,8 @@
  * kernel's achieved bandwidth is over the bytes it moves (its input window, grid or symbols
  * written / read, bits written).
  *
- * Not the whole demodulator: the O&M, 4th-power and CFO stages and the serial passes between
- * the kernels are not written on the GPU yet (bench/GPU_NOTES.md). Output: JSON lines, then a
+ * Not the whole demodulator: the CFO spectra and refinement and the serial passes between the
+ * kernels are not written on the GPU yet (bench/GPU_NOTES.md). Output: JSON lines, then a
  * table. */
 #include "testutil.h"
 
@@ -79,21 +80,33 @@ typedef struct {
   const qpsk_out_block *ob;
   uint8_t *bits;
   size_t bits_stride;
+  const qpsk_om_in *omi;
+  qpsk_om_out *omo;
+  const int64_t *w0;
+  prx_cf32 *w;
+  size_t w_stride;
 } bench_bufs;
+
+enum { K_PRE, K_OM, K_X4, K_MF, K_OUT, K_ALL, K_N };
+static const char *const kname[K_N] = {"pre", "om", "x4", "mf", "out", "all"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
-  if (which == 0 || which == 3)
+  const int all = which == K_ALL;
+  if (all || which == K_PRE)
     s = qpsk_stages_pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
-  if (!s && (which == 1 || which == 3))
+  if (!s && (all || which == K_OM)) s = qpsk_stages_om(b->st, 0, b->omi, b->grid, b->omo, 0);
+  if (!s && (all || which == K_X4))
+    s = qpsk_stages_x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+  if (!s && (all || which == K_MF))
     s = qpsk_stages_mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
-  if (!s && (which == 2 || which == 3))
+  if (!s && (all || which == K_OUT))
     s = qpsk_stages_out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
   if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
   return s != PRX_OK;
 }
 
-/* median seconds of one launch of `which` (0 pre, 1 mf, 2 out, 3 all three) */
+/* median seconds of one launch of `which` (a K_ kernel, or K_ALL: the five in sequence) */
 static double time_it(const bench_bufs *b, int which) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
@@ -160,6 +173,8 @@ int main(void) {
       /* block parameters: 100 ppm, random timing, CFO and phase */
       qpsk_mf_block *mb = calloc(nb, sizeof *mb);
       qpsk_out_block *ob = calloc(nb, sizeof *ob);
+      qpsk_om_in *omi = calloc(nb, sizeof *omi); /* DC 0, gain 1: repeated launches keep the grid */
+      int64_t *w0 = calloc(nb, sizeof *w0);
       const double d = -1e-4 / (1 + 1e-4);
       for (unsigned c = 0; c < C; c++) {
         int64_t out = 0;
@@ -181,7 +196,10 @@ int main(void) {
           o->rot.im = 0.7f;
           o->diff = 1;
           o->out0 = out;
+          w0[(size_t)c * NB + j] = out;
           out += p->t.k1 - p->t.k0;
+          omi[(size_t)c * NB + j].gain = 1;
+          omi[(size_t)c * NB + j].g_hi = INT64_MAX;
         }
       }
       for (int f = 0; f < 2; f++) {
@@ -191,19 +209,13 @@ int main(void) {
           fprintf(stderr, "create: %s\n", prx_last_error());
           return 1;
         }
-        bench_bufs b = {&st,
-                        NULL,
-                        stride,
-                        n_total,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        2 * (size_t)NB * Lmax};
+        bench_bufs b;
+        memset(&b, 0, sizeof b);
+        b.st = &st;
+        b.stride = stride;
+        b.n_total = n_total;
+        b.bits_stride = 2 * (size_t)NB * Lmax;
+        b.w_stride = (size_t)NB * Lmax;
         void *rows = NULL;
         int ok = !cudaMalloc(&rows, stride * C) &&
                  !cudaMalloc((void **)&b.grid, nb * ng * sizeof(prx_cf32)) &&
@@ -213,7 +225,11 @@ int main(void) {
                  !cudaMalloc((void **)&b.bad, nb * sizeof(unsigned)) &&
                  !cudaMalloc((void **)&b.mb, nb * sizeof *mb) &&
                  !cudaMalloc((void **)&b.ob, nb * sizeof *ob) &&
-                 !cudaMalloc((void **)&b.bits, b.bits_stride * C);
+                 !cudaMalloc((void **)&b.bits, b.bits_stride * C) &&
+                 !cudaMalloc((void **)&b.omi, nb * sizeof *omi) &&
+                 !cudaMalloc((void **)&b.omo, nb * sizeof(qpsk_om_out)) &&
+                 !cudaMalloc((void **)&b.w0, nb * sizeof *w0) &&
+                 !cudaMalloc((void **)&b.w, b.w_stride * C * sizeof(prx_cf32));
         if (!ok) {
           fprintf(stderr, "cudaMalloc failed at C = %u\n", C);
           return 1;
@@ -226,8 +242,10 @@ int main(void) {
                      stride, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice);
-        double t[4];
-        for (int w = 0; w < 4; w++) t[w] = time_it(&b, w);
+        cudaMemcpy((void *)b.omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
+        double t[K_N];
+        for (int w = 0; w < K_N; w++) t[w] = time_it(&b, w);
         cudaError_t e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
           fprintf(stderr, "C = %u: %s\n", C, cudaGetErrorString(e));
@@ -237,25 +255,29 @@ int main(void) {
         const double in_b = sps * ssz; /* input bytes per symbol */
         const double floor_gsym = bw / (in_b + 2) * 1e-9;
         /* bytes each kernel moves per symbol: pre reads its window (about the block's samples)
-         * and writes 4 grid values + 4 B of sums; mf reads its window and writes the symbol;
-         * out reads the symbol and writes 2 bits */
-        const double bpre = in_b + 4 * 8 * (double)ng / (4.0 * L), bmf = in_b + 8, bout = 8 + 2;
+         * and writes the grid (4 + 8 / L values); om reads and writes the grid; x4 reads 4 grid
+         * values and writes one; mf reads its window and writes the symbol; out reads the symbol
+         * and writes 2 bits */
+        const double gb = 8.0 * (double)ng / L;
+        const double bytes[K_N] = {in_b + gb, 2 * gb, 32 + 8, in_b + 8, 8 + 2, 0};
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
-               "\"pre_s\":%.4g,\"mf_s\":%.4g,\"out_s\":%.4g,\"all_s\":%.4g,"
-               "\"pre_gsym_s\":%.4g,\"mf_gsym_s\":%.4g,\"out_gsym_s\":%.4g,\"all_gsym_s\":%.4g,"
-               "\"pre_bytes_per_s\":%.4g,\"mf_bytes_per_s\":%.4g,\"out_bytes_per_s\":%.4g,"
-               "\"floor_gsym_s\":%.4g}\n",
-               sps, C, f ? "cf16" : "cf32", t[0], t[1], t[2], t[3], syms / t[0] * 1e-9,
-               syms / t[1] * 1e-9, syms / t[2] * 1e-9, syms / t[3] * 1e-9, syms * bpre / t[0],
-               syms * bmf / t[1], syms * bout / t[2], floor_gsym);
+               "\"floor_gsym_s\":%.4g",
+               sps, C, f ? "cf16" : "cf32", floor_gsym);
+        for (int w = 0; w < K_N; w++) {
+          printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
+          if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
+        }
+        printf("}\n");
         fflush(stdout);
         if (nt < 16)
           snprintf(table[nt++], sizeof table[0],
-                   "sps %5.3f C %4u %s  pre %6.1f  mf %6.1f  out %6.1f  pre+mf+out %6.2f Gsym/s "
-                   "(%4.1f%% of floor %5.1f)  pre %4.0f GB/s  mf %4.0f GB/s",
-                   sps, C, f ? "cf16" : "cf32", syms / t[0] * 1e-9, syms / t[1] * 1e-9,
-                   syms / t[2] * 1e-9, syms / t[3] * 1e-9, 100 * syms / t[3] * 1e-9 / floor_gsym,
-                   floor_gsym, syms * bpre / t[0] * 1e-9, syms * bmf / t[1] * 1e-9);
+                   "sps %5.3f C %4u %s  pre %5.1f om %5.1f x4 %6.1f mf %5.1f out %6.1f  all %6.2f "
+                   "Gsym/s (%4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f mf %4.0f",
+                   sps, C, f ? "cf16" : "cf32", syms / t[K_PRE] * 1e-9, syms / t[K_OM] * 1e-9,
+                   syms / t[K_X4] * 1e-9, syms / t[K_MF] * 1e-9, syms / t[K_OUT] * 1e-9,
+                   syms / t[K_ALL] * 1e-9, 100 * syms / t[K_ALL] * 1e-9 / floor_gsym, floor_gsym,
+                   syms * bytes[K_PRE] / t[K_PRE] * 1e-9, syms * bytes[K_OM] / t[K_OM] * 1e-9,
+                   syms * bytes[K_MF] / t[K_MF] * 1e-9);
         cudaFree(rows);
         cudaFree(b.grid);
         cudaFree(b.sym);
@@ -265,10 +287,16 @@ int main(void) {
         cudaFree((void *)b.mb);
         cudaFree((void *)b.ob);
         cudaFree(b.bits);
+        cudaFree((void *)b.omi);
+        cudaFree(b.omo);
+        cudaFree((void *)b.w0);
+        cudaFree(b.w);
         qpsk_stages_destroy(&st);
       }
       free(mb);
       free(ob);
+      free(omi);
+      free(w0);
     }
     free(h32);
     free(h16);

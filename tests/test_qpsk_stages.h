@@ -32,6 +32,10 @@ typedef struct {
   qpsk_mf_timing *tm;
   double *theta, *omega;
   float *dc, *gain; /* dc: 2 per block */
+  /* O&M: the DC through the pre-filter, gain, the grid index where the stream ends */
+  prx_cf32 *D;
+  float *om_gain;
+  int64_t g_hi;
   /* decisions */
   prx_cf32 *rot;
   unsigned *quad0;
@@ -93,6 +97,9 @@ static inline void case_make(stage_case *k, test_rng *r, unsigned C, unsigned nb
   k->gain = calloc(nb, sizeof(float));
   k->rot = calloc(nb, sizeof(prx_cf32));
   k->quad0 = calloc(nb, sizeof(unsigned));
+  k->D = calloc(nb, sizeof(prx_cf32));
+  k->om_gain = calloc(nb, sizeof(float));
+  k->g_hi = qpsk_count_below((double)k->n_total, sps / 4);
   for (unsigned c = 0; c < C; c++) {
     /* channels alternate: no drift (one run), a drift of a few 1e-4 (runs), a fast drift
      * (every instant placed) */
@@ -121,8 +128,21 @@ static inline void case_make(stage_case *k, test_rng *r, unsigned C, unsigned nb
       k->rot[t].re = (float)(a * cos(ph));
       k->rot[t].im = (float)(a * sin(ph));
       k->quad0[t] = (unsigned)(test_rng_uniform(r) * 4) & 3u;
+      k->D[t].re = (float)(0.05 * (1 + 0.1 * test_rng_gauss(r)));
+      k->D[t].im = (float)(0.02 * test_rng_gauss(r));
+      k->om_gain[t] = (float)(0.8 + 0.4 * test_rng_uniform(r));
     }
   }
+}
+
+/* relative L2 difference of two float64 vectors */
+static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; i++) {
+    e += (a[i] - b[i]) * (a[i] - b[i]);
+    r += b[i] * b[i];
+  }
+  return r > 0 ? sqrt(e / r) : sqrt(e);
 }
 
 static inline void case_free(stage_case *k) {
@@ -136,6 +156,89 @@ static inline void case_free(stage_case *k) {
   free(k->gain);
   free(k->rot);
   free(k->quad0);
+  free(k->D);
+  free(k->om_gain);
+}
+
+/* the O&M sums of one block, as stage_om leaves them */
+typedef struct {
+  double osub[QPSK_SUB_MAX][2], osub_t[QPSK_SUB_MAX], corr[QPSK_LAGS][2], om_n;
+  unsigned nsub;
+} om_ref;
+
+static inline void case_om_dims(const stage_case *k, unsigned *nsub, unsigned *Ls,
+                                unsigned *nlags) {
+  *nsub = k->L / QPSK_SUB_SYMBOLS;
+  *Ls = k->L / *nsub;
+  *nlags = 0;
+  while (*nlags < QPSK_LAGS && 2u << *nlags <= *nsub) ++*nlags;
+}
+
+/* stage om of block t on its grid z (levelled in place): stage_om's loop over qpsk_om_accum */
+static inline void ref_om(const stage_case *k, size_t t, prx_cf32 *z, om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, m0 = 4 * k->tm[t].b * L;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  int64_t g_hi = m0 + 4 * L;
+  if (g_hi > k->g_hi) g_hi = k->g_hi;
+  memset(o, 0, sizeof *o);
+  o->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+  const int64_t Ls4 = 4 * (int64_t)Ls;
+  for (unsigned j = 0; j <= nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    if (e <= a) break;
+    double *x2 = o->osub[j];
+    qpsk_om_accum(z + QPSK_GM + (a - m0), (size_t)(e - a), a, k->D[t], k->om_gain[t], x2);
+    o->osub_t[j] = (double)(a + e - 1) / 8.0;
+    o->nsub = j + 1;
+    if (j < nsub && e - a == Ls4)
+      for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+        const double *p = o->osub[j - (1u << l)];
+        o->corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+        o->corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+      }
+  }
+  double unused[2] = {0, 0};
+  int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  qpsk_om_accum(z, QPSK_GM, m0 - QPSK_GM, k->D[t], k->om_gain[t], unused);
+  qpsk_om_accum(z + QPSK_GM + done, ng - QPSK_GM - (size_t)done, m0 + done, k->D[t], k->om_gain[t],
+                unused);
+}
+
+/* stage x4 of block t on its levelled grid z: stage_x4's runs through qpsk_x4_interp */
+static inline void ref_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *w) {
+  const qpsk_mf_timing *tm = &k->tm[t];
+  const int64_t L = k->L, n = tm->k1 - tm->k0;
+  const double glen = 4.0 * L + 2 * QPSK_GM, Cb = ((double)tm->b + 0.5) * L;
+  int64_t R = n;
+  if (fabs(tm->d) * (double)n > 0.01) R = (int64_t)(0.01 / fabs(tm->d));
+  if (R < 1) R = 1;
+  size_t nw = 0;
+  for (int64_t ka = tm->k0; ka < tm->k1; ka += R) {
+    int64_t m = tm->k1 - ka < R ? tm->k1 - ka : R;
+    double mid = (double)ka + 0.5 * (double)(m - 1);
+    double inst = (1 + tm->d) * (mid + tm->tau) - tm->d * Cb;
+    double g0 = 4.0 * (inst - (double)tm->b * L - 0.5 * (double)(m - 1)) + QPSK_GM;
+    if (g0 < 1) g0 = 1;
+    if (g0 + 4.0 * (double)(m - 1) > glen - 3) g0 = glen - 3 - 4.0 * (double)(m - 1);
+    double fl = floor(g0);
+    float c[4];
+    qpsk_farrow_coef(g0 - fl, c);
+    qpsk_x4_interp(z + (int64_t)fl - 1, c, (size_t)m, w + nw);
+    nw += (size_t)m;
+  }
+}
+
+/* relative L2 difference of two O&M results (sub-block sums, correlations) and whether the
+ * counts agree */
+static inline void om_compare(const om_ref *a, const om_ref *b, double *e_sub, double *e_corr,
+                              int *same) {
+  *e_sub = rel_l2_f64(&a->osub[0][0], &b->osub[0][0], 2 * QPSK_SUB_MAX);
+  *e_corr = rel_l2_f64(&a->corr[0][0], &b->corr[0][0], 2 * QPSK_LAGS);
+  *same =
+      a->nsub == b->nsub && a->om_n == b->om_n && !memcmp(a->osub_t, b->osub_t, sizeof a->osub_t);
 }
 
 static inline size_t case_ng(const stage_case *k) { return 4 * (size_t)k->L + 2 * QPSK_GM; }
@@ -238,16 +341,6 @@ static inline void ref_out(const stage_case *k, size_t t, const prx_cf32 *sym, u
   } else {
     qpsk_decide_coherent(sym, (size_t)n, k->rot[t], 1.0f, bits, NULL);
   }
-}
-
-/* relative L2 difference of two float64 vectors */
-static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
-  double e = 0, r = 0;
-  for (size_t i = 0; i < n; i++) {
-    e += (a[i] - b[i]) * (a[i] - b[i]);
-    r += b[i] * b[i];
-  }
-  return r > 0 ? sqrt(e / r) : sqrt(e);
 }
 
 /* symbols whose decision sits within eps of a boundary (either component, relative to |u|):

@@ -1,6 +1,7 @@
 /* The CUDA stage kernels (qpsk_stages_cuda.cu) against the CPU demodulator's stage functions
- * (test_qpsk_stages.h) on the same rows: the pre-filter grid and the matched filter's symbols
- * within 2e-5 relative (float sums in another order, the NCO evaluated directly instead of the
+ * (test_qpsk_stages.h) on the same rows: the pre-filter grid, the O&M sums (drift correlations
+ * 1e-4), the levelled grid, the 4th-power values and the matched filter's symbols within 2e-5
+ * relative (float sums in another order, the NCO evaluated directly instead of the
  * CPU's anchored recurrence), input sums within 1e-9, symbol sums within 1e-5, non-finite counts
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
@@ -68,10 +69,23 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
     ob[t].out0 = (int64_t)(bits_n[c] / 2);
     bits_n[c] += 2 * (size_t)(k.tm[t].k1 - k.tm[t].k0);
   }
+  qpsk_om_in *omi = calloc(nb, sizeof *omi);
+  int64_t *w0 = calloc(nb, sizeof *w0);
+  for (size_t t = 0; t < nb; t++) {
+    omi[t].D = k.D[t];
+    omi[t].gain = k.om_gain[t];
+    omi[t].g_hi = k.g_hi;
+    w0[t] = t % NB ? w0[t - 1] + (k.tm[t - 1].k1 - k.tm[t - 1].k0) : 0;
+  }
   prx_cf32 *d_grid = NULL, *d_sym = NULL;
   double *d_mom = NULL, *d_sums = NULL;
   unsigned *d_bad = NULL;
   qpsk_mf_block *d_mb = NULL;
+  qpsk_om_in *d_omi = NULL;
+  qpsk_om_out *d_omo = NULL;
+  int64_t *d_w0 = NULL;
+  prx_cf32 *d_w = NULL;
+  const size_t w_stride = (size_t)NB * k.Lmax;
   qpsk_out_block *d_ob = NULL;
   uint8_t *d_bits = NULL;
   int ok = cuda_ok(cudaMalloc(&d_rows, stride * C), "cudaMalloc") &&
@@ -82,11 +96,25 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
            cuda_ok(cudaMalloc((void **)&d_bad, nb * sizeof(unsigned)), "cudaMalloc") &&
            cuda_ok(cudaMalloc((void **)&d_mb, nb * sizeof *mb), "cudaMalloc") &&
            cuda_ok(cudaMalloc((void **)&d_ob, nb * sizeof *ob), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc");
+           cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_omi, nb * sizeof(qpsk_om_in)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_omo, nb * sizeof(qpsk_om_out)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_w0, nb * sizeof(int64_t)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_w, C * w_stride * sizeof(prx_cf32)), "cudaMalloc");
+  prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+  prx_cf32 *grid_pre = malloc(nb * ng * sizeof *grid_pre), *w = malloc(C * w_stride * sizeof *w);
+  qpsk_om_out *omo = malloc(nb * sizeof *omo);
+  double *mom = malloc(nb * 4 * sizeof *mom), *sums = malloc(nb * 5 * sizeof *sums);
+  unsigned *bad = malloc(nb * sizeof *bad);
+  uint8_t *bits = malloc(bits_stride * C);
   if (ok) {
     cuda_ok(cudaMemcpy(d_rows, h_rows, stride * C, cudaMemcpyHostToDevice), "rows");
     cuda_ok(cudaMemcpy(d_mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice), "blocks");
     cuda_ok(cudaMemcpy(d_ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemset(d_omo, 0xff, nb * sizeof(qpsk_om_out)), "poison");
+    cuda_ok(cudaMemset(d_w, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
     /* poison: NaN floats, 0xff counts, 0xaa bits */
     cuda_ok(cudaMemset(d_grid, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
     cuda_ok(cudaMemset(d_sym, 0xff, nb * k.Lmax * sizeof(prx_cf32)), "poison");
@@ -95,14 +123,15 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
     cuda_ok(cudaMemset(d_bad, 0xff, nb * sizeof(unsigned)), "poison");
     cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
     CHECK_OK(qpsk_stages_pre(&st, d_rows, stride, 0, k.n_total, d_grid, d_mom, d_bad, 0));
+    /* the grid as pre leaves it, then levelled by om */
+    cuda_ok(cudaMemcpy(grid_pre, d_grid, nb * ng * sizeof *grid_pre, cudaMemcpyDeviceToHost),
+            "grid");
+    CHECK_OK(qpsk_stages_om(&st, 0, d_omi, d_grid, d_omo, 0));
+    CHECK_OK(qpsk_stages_x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
     CHECK_OK(qpsk_stages_mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
     CHECK_OK(qpsk_stages_out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
     ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
   }
-  prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
-  double *mom = malloc(nb * 4 * sizeof *mom), *sums = malloc(nb * 5 * sizeof *sums);
-  unsigned *bad = malloc(nb * sizeof *bad);
-  uint8_t *bits = malloc(bits_stride * C);
   if (ok) {
     cuda_ok(cudaMemcpy(grid, d_grid, nb * ng * sizeof *grid, cudaMemcpyDeviceToHost), "grid");
     cuda_ok(cudaMemcpy(sym, d_sym, nb * k.Lmax * sizeof *sym, cudaMemcpyDeviceToHost), "sym");
@@ -110,6 +139,10 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
     cuda_ok(cudaMemcpy(sums, d_sums, nb * 5 * sizeof *sums, cudaMemcpyDeviceToHost), "sums");
     cuda_ok(cudaMemcpy(bad, d_bad, nb * sizeof *bad, cudaMemcpyDeviceToHost), "counts");
     cuda_ok(cudaMemcpy(bits, d_bits, bits_stride * C, cudaMemcpyDeviceToHost), "bits");
+    cuda_ok(cudaMemcpy(omo, d_omo, nb * sizeof *omo, cudaMemcpyDeviceToHost), "om");
+    cuda_ok(cudaMemcpy(w, d_w, C * w_stride * sizeof *w, cudaMemcpyDeviceToHost), "x4");
+    prx_cf32 *x0 = malloc(k.Lmax * sizeof *x0);
+    double worst_om = 0, worst_corr = 0, worst_gl = 0, worst_w = 0;
     prx_cf32 *g0 = malloc(ng * sizeof *g0), *s0 = malloc(k.Lmax * sizeof *s0);
     uint8_t *b0 = malloc(2 * k.Lmax);
     double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0;
@@ -119,12 +152,32 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
       double m0[4], u0[5];
       unsigned bad0;
       ref_pre(&k, c, j, g0, m0, &bad0);
-      double e = test_rel_l2_cf32(grid + t * ng, g0, ng);
+      double e = test_rel_l2_cf32(grid_pre + t * ng, g0, ng);
       if (!(e <= worst_g)) worst_g = e;
       e = rel_l2_f64(mom + 4 * t, m0, 4);
       if (!(e <= worst_m)) worst_m = e;
       CHECK(bad[t] == bad0, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
             bad[t], bad0);
+      om_ref o0, o1;
+      ref_om(&k, t, g0, &o0);
+      memcpy(o1.osub, omo[t].osub, sizeof o1.osub);
+      memcpy(o1.osub_t, omo[t].osub_t, sizeof o1.osub_t);
+      memcpy(o1.corr, omo[t].corr, sizeof o1.corr);
+      o1.om_n = omo[t].om_n;
+      o1.nsub = omo[t].nsub;
+      double es, ec;
+      int same;
+      om_compare(&o1, &o0, &es, &ec, &same);
+      if (!(es <= worst_om)) worst_om = es;
+      if (!(ec <= worst_corr)) worst_corr = ec;
+      CHECK(same, "om: channel %u block %u: sub-block counts or centres differ", c, j);
+      e = test_rel_l2_cf32(grid + t * ng, g0, ng);
+      if (!(e <= worst_gl)) worst_gl = e;
+      if (k.tm[t].k1 > k.tm[t].k0) {
+        ref_x4(&k, t, g0, x0);
+        e = test_rel_l2_cf32(w + c * w_stride + w0[t], x0, (size_t)(k.tm[t].k1 - k.tm[t].k0));
+        if (!(e <= worst_w)) worst_w = e;
+      }
       ref_mf(&k, t, s0, u0);
       e = rel_l2_f64(sums + 5 * t, u0, 5);
       if (!(e <= worst_sum)) worst_sum = e;
@@ -149,7 +202,14 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
            "differing %zu of %zu\n",
            sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_s,
            worst_m, worst_sum, bit_diff, bits_total);
+    printf("  O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e\n", worst_om, worst_corr, worst_gl,
+           worst_w);
     CHECK(worst_g < 2e-5, "pre: grid differs by %.2e", worst_g);
+    CHECK(worst_om < 2e-5, "om: sub-block sums differ by %.2e", worst_om);
+    CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
+    CHECK(worst_gl < 2e-5, "om: levelled grid differs by %.2e", worst_gl);
+    CHECK(worst_w < 2e-5, "x4: values differ by %.2e", worst_w);
+    free(x0);
     CHECK(worst_s < 2e-5, "mf: symbols differ by %.2e", worst_s);
     CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
     CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
@@ -168,6 +228,15 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   cudaFree(d_mb);
   cudaFree(d_ob);
   cudaFree(d_bits);
+  cudaFree(d_omi);
+  cudaFree(d_omo);
+  cudaFree(d_w0);
+  cudaFree(d_w);
+  free(omi);
+  free(w0);
+  free(grid_pre);
+  free(w);
+  free(omo);
   qpsk_stages_destroy(&st);
   free(h_rows);
   free(mb);

@@ -1,7 +1,8 @@
 /* The stage kernels' per-thread steps (qpsk_stage_math.h, as qpsk_stages_cuda.cu runs them: one
  * thread block per (block, channel), the window staged first, then each output from it) emulated
- * on the CPU against the CPU demodulator's stage functions (test_qpsk_stages.h): the grid and the
- * matched filter's symbols within 1e-5 relative (float rounding of sums in another order), the
+ * on the CPU against the CPU demodulator's stage functions (test_qpsk_stages.h): the grid, the
+ * O&M sums (drift correlations 1e-4), the levelled grid, the 4th-power values and the matched
+ * filter's symbols within 1e-5 relative (float rounding of sums in another order), the
  * input and symbol sums within 1e-9 / 1e-5, the non-finite counts and the decisions identical
  * (decisions within 1e-5 of a boundary excepted). sps 4 and 16/3, cf32 and cf16 values, coherent
  * and differential decisions, a stream ending inside the last block. Runs without a GPU. */
@@ -46,6 +47,77 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
                         k->pre.ntaps);
   }
   free(win);
+}
+
+/* stage om, emulated: warp w's sub-blocks w, w + 8, ..., each lane's residue sums in double,
+ * the warp's tree reduction, then the margins, then the correlations */
+static void emul_om(const stage_case *k, size_t t, prx_cf32 *z, om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, m0 = 4 * k->tm[t].b * L, ng = 4 * L + 2 * QPSK_GM, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * L;
+  if (g_hi > k->g_hi) g_hi = k->g_hi;
+  double xs[QPSK_SUB_MAX][2];
+  int64_t len[QPSK_SUB_MAX];
+  for (unsigned j = 0; j <= nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    double x[32][2];
+    for (int lane = 0; lane < 32; lane++) {
+      x[lane][0] = x[lane][1] = 0;
+      for (int64_t m = a + lane; m < e; m += 32) {
+        const int64_t q = QPSK_GM + (m - m0);
+        prx_cf32 v = qpsk_om_level(z[q], k->D[t], k->om_gain[t]);
+        z[q] = v;
+        double pw = (double)v.re * v.re + (double)v.im * v.im;
+        switch ((int)(m & 3)) {
+        case 0: x[lane][0] += pw; break;
+        case 1: x[lane][1] -= pw; break;
+        case 2: x[lane][0] -= pw; break;
+        default: x[lane][1] += pw; break;
+        }
+      }
+    }
+    for (int sh = 16; sh > 0; sh >>= 1) /* __shfl_down_sync: lane i adds lane i + sh */
+      for (int lane = 0; lane < sh; lane++) {
+        x[lane][0] += x[lane + sh][0];
+        x[lane][1] += x[lane + sh][1];
+      }
+    xs[j][0] = x[0][0];
+    xs[j][1] = x[0][1];
+    len[j] = e > a ? e - a : 0;
+  }
+  const int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  for (int64_t q = 0; q < ng; q++)
+    if (q < QPSK_GM || q >= QPSK_GM + done) z[q] = qpsk_om_level(z[q], k->D[t], k->om_gain[t]);
+  memset(o, 0, sizeof *o);
+  o->om_n = (double)done;
+  for (unsigned j = 0; j <= nsub && len[j] > 0; j++) {
+    o->osub[j][0] = xs[j][0];
+    o->osub[j][1] = xs[j][1];
+    int64_t a = m0 + Ls4 * j;
+    o->osub_t[j] = (double)(a + a + len[j] - 1) / 8.0;
+    o->nsub = j + 1;
+    if (j < nsub && len[j] == Ls4)
+      for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+        const double *p = o->osub[j - (1u << l)];
+        o->corr[l][0] += xs[j][0] * p[0] + xs[j][1] * p[1];
+        o->corr[l][1] += xs[j][1] * p[0] - xs[j][0] * p[1];
+      }
+  }
+}
+
+/* stage x4, emulated: one thread per symbol */
+static void emul_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *w) {
+  const qpsk_mf_timing *tm = &k->tm[t];
+  for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
+    int64_t g;
+    float c[4];
+    qpsk_x4_tap(tm, k->L, QPSK_GM, kk, &g, c);
+    CHECK(g >= 1 && g + 2 < (int64_t)case_ng(k), "x4: symbol %lld reads outside the grid",
+          (long long)kk);
+    w[kk - tm->k0] = qpsk_x4_one(z + g - 1, c);
+  }
 }
 
 /* stage mf, emulated */
@@ -106,7 +178,9 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
   prx_cf32 *s0 = malloc(k.Lmax * sizeof *s0), *s1 = malloc(k.Lmax * sizeof *s1);
   uint8_t *b0 = malloc(2 * k.Lmax), *b1 = malloc(2 * k.Lmax);
-  double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0;
+  double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
+  double worst_gl = 0, worst_w = 0;
+  prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
   size_t bit_diff = 0, bits_total = 0;
   for (unsigned c = 0; c < k.C; c++) {
     for (unsigned j = 0; j < k.nblk; j++) {
@@ -121,6 +195,25 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
       if (e > worst_m) worst_m = e;
       CHECK(bad0 == bad1, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
             bad1, bad0);
+      om_ref o0, o1;
+      ref_om(&k, t, g0, &o0);
+      emul_om(&k, t, g1, &o1);
+      double es, ec;
+      int same;
+      om_compare(&o1, &o0, &es, &ec, &same);
+      if (es > worst_om) worst_om = es;
+      if (ec > worst_corr) worst_corr = ec;
+      CHECK(same, "om: channel %u block %u: sub-block counts or centres differ", c, j);
+      e = test_rel_l2_cf32(g1, g0, ng);
+      if (e > worst_gl) worst_gl = e;
+      if (k.tm[t].k1 > k.tm[t].k0) {
+        size_t nn = (size_t)(k.tm[t].k1 - k.tm[t].k0);
+        ref_x4(&k, t, g0, w0);
+        emul_x4(&k, t, g1, w1);
+        e = test_rel_l2_cf32(w1, w0, nn);
+        if (e > worst_w) worst_w = e;
+      }
+
       double u0[5], u1[5];
       int64_t n = k.tm[t].k1 - k.tm[t].k0;
       ref_mf(&k, t, s0, u0);
@@ -143,10 +236,16 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
       }
     }
   }
-  printf("sps %.3f %s %s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, bits "
-         "differing %zu of %zu\n",
-         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_s, worst_m,
-         worst_sum, bit_diff, bits_total);
+  printf("sps %.3f %s %s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
+         "symbols %.2e, input sums %.2e, symbol sums %.2e, bits differing %zu of %zu\n",
+         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_om,
+         worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff, bits_total);
+  CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
+  CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
+  CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
+  CHECK(worst_w < 1e-5, "x4: values differ by %.2e", worst_w);
+  free(w0);
+  free(w1);
   CHECK(worst_g < 1e-5, "pre: grid differs by %.2e", worst_g);
   CHECK(worst_s < 1e-5, "mf: symbols differ by %.2e", worst_s);
   CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);

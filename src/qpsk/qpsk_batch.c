@@ -23,6 +23,7 @@
  * Each stage reads only absolute positions of the stream and the state carried from earlier
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
 #include "qpsk_internal.h"
+#include "qpsk_stage_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -391,10 +392,7 @@ static inline double instant(const prx_qpsk *q, const qpsk_blk *bk, double k) {
  * instants stay within 0.005 symbol of the run's centre timing; the whole block when the drift
  * is that small over it, 0 when even `unit` symbols drift more */
 static int64_t run_length(const qpsk_blk *bk, int64_t n, int64_t unit) {
-  double dd = fabs(bk->d);
-  if (dd * (double)n <= 0.01) return n;
-  int64_t r = (int64_t)(0.01 / dd) / unit * unit;
-  return r;
+  return qpsk_run_length(bk->d, n, unit);
 }
 
 /* ---- stages x4 and cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */

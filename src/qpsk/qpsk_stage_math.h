@@ -216,4 +216,57 @@ QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double thet
   return o;
 }
 
+/* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
+ * 0.005 symbol of the run's centre timing for a clock slope d; n (the whole block) when the
+ * drift is that small over it, 0 when even unit symbols drift more. */
+QPSK_HD int64_t qpsk_run_length(double d, int64_t n, int64_t unit) {
+  double dd = fabs(d);
+  if (dd * (double)n <= 0.01) return n;
+  return (int64_t)(0.01 / dd) / unit * unit;
+}
+
+/* Cubic Lagrange (Farrow) coefficients for points at offsets -1, 0, 1, 2 and mu in [0, 1). */
+QPSK_HD void qpsk_farrow_of(double mu, float c[4]) {
+  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
+  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
+  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
+  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
+}
+
+/* y^4 / |y|^2 of y = sum_i c[i] z[i] (one value of qpsk_x4_interp). */
+QPSK_HD prx_cf32 qpsk_x4_one(const prx_cf32 *z, const float c[4]) {
+  float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
+  float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
+  float p = a * a + b * b + 1e-30f;
+  float s2r = a * a - b * b, s2i = 2 * a * b;
+  prx_cf32 w = {(s2r * s2r - s2i * s2i) / p, 2 * s2r * s2i / p};
+  return w;
+}
+
+/* Stage x4: symbol k of a block (L symbols, grid of glen = 4L + 2 gm values from 4bL - gm) reads
+ * grid values *g - 1 .. *g + 2 with Farrow coefficients c: runs of qpsk_run_length(d, n, 1)
+ * symbols take their centre's timing, clamped so that the interpolator stays in the grid. */
+QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, int64_t *g,
+                         float c[4]) {
+  const int64_t n = t->k1 - t->k0;
+  int64_t R = qpsk_run_length(t->d, n, 1);
+  if (R < 1) R = 1;
+  const int64_t ka = t->k0 + (k - t->k0) / R * R;
+  const int64_t m = t->k1 - ka < R ? t->k1 - ka : R;
+  const double glen = 4.0 * (double)L + 2 * gm, mid = (double)ka + 0.5 * (double)(m - 1);
+  double g0 =
+      4.0 * (qpsk_instant(t, L, mid) - (double)t->b * (double)L - 0.5 * (double)(m - 1)) + gm;
+  if (g0 < 1) g0 = 1;
+  if (g0 + 4.0 * (double)(m - 1) > glen - 3) g0 = glen - 3 - 4.0 * (double)(m - 1);
+  const double fl = floor(g0);
+  qpsk_farrow_of(g0 - fl, c);
+  *g = (int64_t)fl + 4 * (k - ka);
+}
+
+/* Stage om: grid value v less the DC D, at unit level (as qpsk_om_accum leaves it). */
+QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
+  prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};
+  return o;
+}
+
 #endif

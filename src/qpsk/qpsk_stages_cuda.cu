@@ -204,6 +204,100 @@ template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_ke
   }
 }
 
+/* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums.
+ * Warp w takes sub-blocks w, w + 8, ...: its lanes bring their grid values to unit level less the
+ * DC (written back in place: the x4 stage reads them so), sum |v|^2 in double (each lane one
+ * residue mod 4 of the grid index, so its term is +-|v|^2 on one axis), and reduce over the warp
+ * (a fixed order: no atomics, the same sums on every run); the margins and the grid past the
+ * stream's end are levelled by all threads. Thread 0 then forms the drift correlations between
+ * complete sub-blocks 2^l apart in the CPU's order. */
+__global__ void __launch_bounds__(STAGE_THREADS)
+    qpsk_om_kernel(int64_t b0, unsigned nblk, unsigned L, unsigned nsub, unsigned Ls,
+                   unsigned nlags, const qpsk_om_in *in, prx_cf32 *grid, qpsk_om_out *out) {
+  __shared__ double xs[QPSK_SUB_MAX][2];
+  __shared__ int64_t len[QPSK_SUB_MAX];
+  const unsigned c = blockIdx.y, blk = blockIdx.x, lane = threadIdx.x & 31;
+  const size_t o = (size_t)c * nblk + blk;
+  const qpsk_om_in p = in[o];
+  const int64_t b = b0 + blk, m0 = 4 * b * (int64_t)L, ng = 4 * (int64_t)L + 2 * QPSK_GM;
+  const int64_t Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * (int64_t)L;
+  if (g_hi > p.g_hi) g_hi = p.g_hi;
+  prx_cf32 *z = grid + o * (size_t)ng;
+  for (unsigned j = threadIdx.x >> 5; j <= nsub; j += STAGE_THREADS / 32) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * (int64_t)L;
+    if (e > g_hi) e = g_hi;
+    double x0 = 0, x1 = 0;
+    for (int64_t m = a + lane; m < e; m += 32) {
+      const int64_t k = QPSK_GM + (m - m0);
+      prx_cf32 v = qpsk_om_level(z[k], p.D, p.gain);
+      z[k] = v;
+      double pw = (double)v.re * v.re + (double)v.im * v.im;
+      switch ((int)(m & 3)) { /* exp(-j 2 pi m / 4) = 1, -j, -1, j */
+      case 0: x0 += pw; break;
+      case 1: x1 -= pw; break;
+      case 2: x0 -= pw; break;
+      default: x1 += pw; break;
+      }
+    }
+    for (int sh = 16; sh > 0; sh >>= 1) {
+      x0 += __shfl_down_sync(0xffffffffu, x0, sh);
+      x1 += __shfl_down_sync(0xffffffffu, x1, sh);
+    }
+    if (lane == 0) {
+      xs[j][0] = x0;
+      xs[j][1] = x1;
+      len[j] = e > a ? e - a : 0;
+    }
+  }
+  /* the margins and what lies past the stream's end, levelled the same way */
+  const int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS)
+    if (k < QPSK_GM || k >= QPSK_GM + done) z[k] = qpsk_om_level(z[k], p.D, p.gain);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    qpsk_om_out r;
+    memset(&r, 0, sizeof r);
+    r.om_n = (double)done;
+    for (unsigned j = 0; j <= nsub && len[j] > 0; j++) {
+      r.osub[j][0] = xs[j][0];
+      r.osub[j][1] = xs[j][1];
+      int64_t a = m0 + Ls4 * j;
+      r.osub_t[j] = (double)(a + a + len[j] - 1) / 8.0;
+      r.nsub = j + 1;
+      if (j < nsub && len[j] == Ls4) {
+        for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+          const double *q = r.osub[j - (1u << l)];
+          r.corr[l][0] += xs[j][0] * q[0] + xs[j][1] * q[1];
+          r.corr[l][1] += xs[j][1] * q[0] - xs[j][0] * q[1];
+        }
+      }
+    }
+    out[o] = r;
+  }
+}
+
+/* Stage x4. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per owned symbol,
+ * the Farrow interpolation of 4 levelled grid values at its run's timing and the 4th power with
+ * magnitude weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the
+ * grid once (L2-resident right after the om stage), writes 8 bytes per symbol. */
+__global__ void __launch_bounds__(STAGE_THREADS)
+    qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
+                   const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
+  const unsigned c = blockIdx.y;
+  const size_t o = (size_t)c * nblk + blockIdx.x;
+  const qpsk_mf_timing t = blk[o].t;
+  const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
+  const prx_cf32 *z = grid + o * (size_t)ng;
+  prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
+  for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
+    int64_t g;
+    float cf[4];
+    qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
+    dst[k - t.k0] = qpsk_x4_one(z + g - 1, cf);
+  }
+}
+
 /* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
  * the block, coherent Gray bits or the differential step from the previous symbol's quadrant
  * (recomputed from sym, the block's first from quad0). Reads 8 bytes, writes 2 per symbol. */
@@ -242,6 +336,10 @@ extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, co
   s->Lmax = Lmax;
   s->sps = sps;
   s->cf16 = cf16;
+  s->nsub = L / QPSK_SUB_SYMBOLS; /* as qpsk.c sets them */
+  if (s->nsub == 0) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: block too short");
+  s->Ls = L / s->nsub;
+  while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
   s->pre_Q = pre->Q;
   s->pre_ntaps = pre->ntaps;
   s->pre_c = pre->c;
@@ -328,5 +426,23 @@ extern "C" prx_status qpsk_stages_out(const qpsk_stages *s, const qpsk_mf_block 
   qpsk_out_kernel<<<g, STAGE_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits,
                                                    bits_stride);
   CK(cudaGetLastError(), "qpsk_out_kernel launch");
+  return PRX_OK;
+}
+
+extern "C" prx_status qpsk_stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
+                                     prx_cf32 *grid, qpsk_om_out *out, cudaStream_t stream) {
+  dim3 g(s->nblk, s->C);
+  qpsk_om_kernel<<<g, STAGE_THREADS, 0, stream>>>(b0, s->nblk, s->L, s->nsub, s->Ls, s->nlags, in,
+                                                  grid, out);
+  CK(cudaGetLastError(), "qpsk_om_kernel launch");
+  return PRX_OK;
+}
+
+extern "C" prx_status qpsk_stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk,
+                                     const int64_t *w0, const prx_cf32 *grid, prx_cf32 *w,
+                                     size_t w_stride, cudaStream_t stream) {
+  dim3 g(s->nblk, s->C);
+  qpsk_x4_kernel<<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, grid, w, w_stride);
+  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }

@@ -4,8 +4,11 @@
  * level and de-rotation with the V&V / M2M4 sums (stage mf, pass C) and the hard decisions (stage
  * out, pass D). The per-output arithmetic is qpsk_stage_math.h, shared with the CPU stages.
  *
+ * Also the O&M sums (stage om) and the 4th-power values at the instants (stage x4) from the grid
+ * the pre stage leaves on the device.
+ *
  * Not yet wired into the bank (qpsk_bank_cuda.cu still stages the rows through the host): the
- * O&M, 4th-power and CFO stages and the serial passes between the kernels are the work left
+ * CFO spectra and refinement and the serial passes between the kernels are the work left
  * (bench/GPU_NOTES.md, "GPU demodulator bank"). The test test_qpsk_stages_cuda holds these
  * kernels to the CPU functions, bench_qpsk_stages times them.
  *
@@ -20,6 +23,7 @@
 #include "polyrx/core.h"
 
 #include "qpsk_fir.h"
+#include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
 #include <cuda_runtime_api.h>
@@ -46,8 +50,27 @@ typedef struct {
   int64_t out0;   /* the block's first output symbol within its channel's bit row */
 } qpsk_out_block;
 
+/* one block's O&M input (from the serial level pass) */
+typedef struct {
+  prx_cf32 D; /* the span's DC through the pre-filter (dc x its DC gain) */
+  float gain; /* the span's gain to unit power */
+  float pad;
+  int64_t g_hi; /* grid index where the stream ends (INT64_MAX while it goes on) */
+} qpsk_om_in;
+
+/* one block's O&M sums, as stage_om leaves them in qpsk_blk */
+typedef struct {
+  double osub[QPSK_SUB_MAX][2];
+  double osub_t[QPSK_SUB_MAX];
+  double corr[QPSK_LAGS][2];
+  double om_n;
+  unsigned nsub;
+  unsigned pad;
+} qpsk_om_out;
+
 typedef struct {
   unsigned C, nblk, L, Lmax;
+  unsigned nsub, Ls, nlags; /* O&M sub-blocks per block, their length, drift lags */
   double sps;
   int cf16;
   /* the filters on the device: pre on the grid (exact rq or inexact r), mf at positions */
@@ -79,6 +102,17 @@ prx_status qpsk_stages_pre(const qpsk_stages *s, const void *rows, size_t row_st
 prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                           int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
                           cudaStream_t stream);
+
+/* The O&M sums of each block (C x nblk): the grid less its DC at unit level (written back in
+ * place, as the x4 stage reads it) and the sums per sub-block with the drift correlations. */
+prx_status qpsk_stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, prx_cf32 *grid,
+                          qpsk_om_out *out, cudaStream_t stream);
+
+/* The 4th-power values of each block's owned symbols (timing from blk) from the normalised grid:
+ * channel c's values at w + c * w_stride + w0[c nblk + j] + (k - k0) (w0: the block's offset in
+ * its span's sequence). */
+prx_status qpsk_stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                          const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream);
 
 /* Hard decisions of each block's symbols (counts from blk's k1 - k0) into bits (channel c's row
  * at bits + c * bits_stride, two bits per symbol, at 2 out0). */
