@@ -5,7 +5,8 @@
  * CPU's anchored recurrence), input sums within 1e-9, symbol sums within 1e-5, non-finite counts
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
- * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential.
+ * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
+ * matched filter's window padded (the default) and not.
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -29,7 +30,7 @@ static uint16_t to_half(float f) {
   return u;
 }
 
-static void run_case(double sps, int cf16, int diff, uint64_t seed) {
+static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
@@ -38,6 +39,7 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   const size_t ng = case_ng(&k), nb = (size_t)C * NB;
   qpsk_stages st;
   CHECK_OK(qpsk_stages_create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
+  st.mf_pad = pad;
 
   /* rows */
   const size_t ssz = cf16 ? 4 : 8, stride = k.pitch * ssz;
@@ -198,10 +200,11 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
     for (unsigned c = 0; c < C; c++)
       for (size_t i = bits_n[c]; i < bits_stride; i++)
         untouched_bad += bits[c * bits_stride + i] != 0xaa;
-    printf("sps %.3f %s %s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, bits "
+    printf("sps %.3f %s %s%s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, bits "
            "differing %zu of %zu\n",
-           sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_s,
-           worst_m, worst_sum, bit_diff, bits_total);
+           sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent",
+           pad ? "" : " (unpadded window)", worst_g, worst_s, worst_m, worst_sum, bit_diff,
+           bits_total);
     printf("  O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e\n", worst_om, worst_corr, worst_gl,
            worst_w);
     CHECK(worst_g < 2e-5, "pre: grid differs by %.2e", worst_g);
@@ -257,10 +260,12 @@ int main(void) {
     printf("test_qpsk_stages_cuda: no usable CUDA device: skipped\n");
     return 77;
   }
-  run_case(4.0, 0, 1, 21);
-  run_case(16.0 / 3.0, 0, 0, 22);
-  run_case(4.0, 1, 0, 23);
-  run_case(16.0 / 3.0, 1, 1, 24);
+  run_case(4.0, 0, 1, 1, 21);
+  run_case(16.0 / 3.0, 0, 0, 1, 22);
+  run_case(4.0, 1, 0, 1, 23);
+  run_case(16.0 / 3.0, 1, 1, 1, 24);
+  run_case(4.0, 0, 0, 0, 25); /* the matched filter's window without padding */
+  run_case(16.0 / 3.0, 1, 1, 0, 26);
   return test_finish("test_qpsk_stages_cuda");
 }
 #else

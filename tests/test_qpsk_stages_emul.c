@@ -38,6 +38,21 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     win[t] = qpsk_window_sample(v, in, zero);
   }
+  /* the kernel's threads: thread th walks outputs th, th + 256, ... on an exact grid */
+  for (unsigned th = 0; th < 256 && k->pre.rq >= 0; th++) {
+    unsigned r;
+    int64_t off, di;
+    unsigned dj;
+    qpsk_pre_tap(m0 + th, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r, &off);
+    qpsk_pre_walk(k->pre.rq, k->pre.Q, 256, &di, &dj);
+    for (size_t q = th; q < case_ng(k); q += 256) {
+      unsigned r1;
+      int64_t off1;
+      qpsk_pre_tap(m0 + (int64_t)q, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r1, &off1);
+      CHECK(r == r1 && off == off1, "pre: the walk leaves the position at output %zu", q);
+      qpsk_pre_walk_next(di, dj, k->pre.Q, &r, &off);
+    }
+  }
   for (size_t q = 0; q < case_ng(k); q++) {
     unsigned r;
     int64_t off;

@@ -101,7 +101,9 @@ QPSK_HD double qpsk_mf_position(const qpsk_mf_timing *t, int64_t L, double sps, 
     double p0 = (qpsk_instant(t, L, (double)t->k0) - bL) * sps + base;
     return p0 + (double)(k - t->k0) * (sps * (1 + t->d));
   }
-  int64_t ka = t->k0 + (k - t->k0) / t->R * t->R;
+  /* k - k0 and R are below 2^32 (one block): a 32-bit division (a 64-bit one is a long
+   * instruction sequence on a GPU) */
+  int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)t->R) * t->R;
   int64_t m = t->k1 - ka < t->R ? t->k1 - ka : t->R;
   double mid = (double)ka + 0.5 * (double)(m - 1);
   double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(m - 1) - bL) * sps + base;
@@ -186,6 +188,22 @@ QPSK_HD void qpsk_pre_tap(int64_t m, int64_t rq, double r, unsigned Q, int c, in
   *off = i - c - lo;
 }
 
+/* On an exact grid, the step of qpsk_pre_tap's (row, off) between outputs n apart (integers: the
+ * same positions without a 64-bit division per output), and one step. */
+QPSK_HD void qpsk_pre_walk(int64_t rq, unsigned Q, int64_t n, int64_t *di, unsigned *dj) {
+  const int64_t step = n * rq;
+  *di = step / (int64_t)Q;
+  *dj = (unsigned)(step - *di * (int64_t)Q);
+}
+QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *row, int64_t *off) {
+  *off += di;
+  *row += dj;
+  if (*row >= Q) {
+    *row -= Q;
+    ++*off;
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {
@@ -251,7 +269,7 @@ QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, 
   const int64_t n = t->k1 - t->k0;
   int64_t R = qpsk_run_length(t->d, n, 1);
   if (R < 1) R = 1;
-  const int64_t ka = t->k0 + (k - t->k0) / R * R;
+  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)R) * R;
   const int64_t m = t->k1 - ka < R ? t->k1 - ka : R;
   const double glen = 4.0 * (double)L + 2 * gm, mid = (double)ka + 0.5 * (double)(m - 1);
   double g0 =

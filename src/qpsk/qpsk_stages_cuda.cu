@@ -132,12 +132,48 @@ template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_k
   }
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
-  for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
+  if (a.rq >= 0) {
+    /* an exact grid: the first output's position, then steps of STAGE_THREADS outputs in
+     * integers (the position qpsk_pre_tap gives, without a 64-bit division per output) */
     unsigned row;
     int64_t off;
-    qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-    g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+    qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+    int64_t di;
+    unsigned dj;
+    qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
+    for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
+      g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+      qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+    }
+  } else {
+    for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
+      unsigned row;
+      int64_t off;
+      qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+      g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+    }
   }
+}
+
+/* window index t in shared memory: with PAD, one spare slot after every 16 samples, so that the
+ * 16 lanes of a half-warp reading samples sps apart (32 bytes at sps 4) fall on distinct banks */
+template <bool PAD> __device__ __forceinline__ int64_t win_at(int64_t t) {
+  return PAD ? t + (t >> 4) : t;
+}
+
+/* the matched filter's dot product on the (possibly padded) window from index off */
+template <bool PAD>
+__device__ __forceinline__ prx_cf32 dot_win(const float2 *__restrict__ t, const float2 *win,
+                                            int64_t off, unsigned ntaps) {
+  if (!PAD) return dot_f2(t, win + off, ntaps);
+  float re = 0, im = 0;
+  for (unsigned l = 0; l < ntaps; l++) {
+    float2 h = __ldg(t + l), v = win[win_at<true>(off + l)];
+    re += h.x * v.x;
+    im += h.y * v.y;
+  }
+  prx_cf32 r = {re, im};
+  return r;
 }
 
 typedef struct {
@@ -155,14 +191,15 @@ typedef struct {
 } mf_args;
 
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
- * filter window (mf_win samples, cf32). The window is loaded once, less the span's DC, at unit
- * level and de-rotated by the NCO (the phase theta + omega t in double, reduced to one turn, then
- * sincosf: the CPU's anchored float recurrence agrees to ~1e-6); samples beyond the stream read as
- * the DC (0 after its removal), non-finite ones as 0 before it. Each thread then evaluates the
- * matched filter at a strided share of the block's instants (the taps of the rounded phase, from
- * L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its symbols, summed over the block
- * in double. */
-template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
+ * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16). The window is loaded
+ * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
+ * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
+ * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
+ * Each thread then evaluates the matched filter at a strided share of the block's instants (the
+ * taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its
+ * symbols, summed over the block in double. */
+template <bool HALF, bool PAD>
+__global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -182,7 +219,7 @@ template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_ke
     const int in = s >= 0 && s < a.n_total;
     prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
     v = qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, p.gain, p.theta, p.omega, t);
-    win[t] = make_float2(v.re, v.im);
+    win[win_at<PAD>(t)] = make_float2(v.re, v.im);
   }
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
@@ -192,7 +229,7 @@ template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_ke
     unsigned row;
     int64_t off;
     qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
-    prx_cf32 v = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+    prx_cf32 v = dot_win<PAD>(bank + (size_t)row * a.ntaps, win, off, a.ntaps);
     y[k - p.t.k0] = v;
     qpsk_sum_terms(v, acc);
   }
@@ -352,6 +389,7 @@ extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, co
    * each plus its taps and the rounding of their ends */
   s->pre_win = (size_t)ceil((4.0 * L + 2 * QPSK_GM) * pre->r) + pre->ntaps + 4;
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
+  s->mf_pad = 1;
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
   const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
@@ -362,7 +400,8 @@ extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, co
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t need_pre = s->pre_win * sizeof(float2), need_mf = s->mf_win * sizeof(float2);
+  const size_t need_pre = s->pre_win * sizeof(float2);
+  const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
@@ -374,10 +413,16 @@ extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, co
   CK(cudaFuncSetAttribute(qpsk_pre_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           (int)need_pre),
      "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           (int)need_mf),
      "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_mf),
+     "cudaFuncSetAttribute");
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)need_mf),
+     "cudaFuncSetAttribute");
+  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           (int)need_mf),
      "cudaFuncSetAttribute");
   return PRX_OK;
@@ -410,11 +455,15 @@ extern "C" prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, siz
   mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
                s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums};
   dim3 g(s->nblk, s->C);
-  const size_t smem = s->mf_win * sizeof(float2);
-  if (s->cf16)
-    qpsk_mf_kernel<true><<<g, STAGE_THREADS, smem, stream>>>(a);
+  const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
+  if (s->cf16 && s->mf_pad)
+    qpsk_mf_kernel<true, true><<<g, STAGE_THREADS, smem, stream>>>(a);
+  else if (s->cf16)
+    qpsk_mf_kernel<true, false><<<g, STAGE_THREADS, smem, stream>>>(a);
+  else if (s->mf_pad)
+    qpsk_mf_kernel<false, true><<<g, STAGE_THREADS, smem, stream>>>(a);
   else
-    qpsk_mf_kernel<false><<<g, STAGE_THREADS, smem, stream>>>(a);
+    qpsk_mf_kernel<false, false><<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }

@@ -80,6 +80,7 @@ typedef struct {
   int64_t pre_rq;
   double pre_r;
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
+  int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
 } qpsk_stages;
 
 /* Copies the two filter banks to the device and sizes the kernels' shared memory for C channels
