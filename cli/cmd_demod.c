@@ -284,8 +284,8 @@ static int setup_demod(run_state *r) {
     c.acquisition = hz / rs;
     if (!(c.acquisition < 0.125))
       return cli_error(CMD,
-                       "--max-cfo %s Hz is %.4g symbol rates: the 4th-power estimate is ambiguous "
-                       "beyond +-Rs/8 = %.6g Hz",
+                       "--max-cfo %s Hz is %.4g symbol rates: it must be below Rs/8 = %.6g Hz "
+                       "(where the 4th-power estimate turns ambiguous)",
                        o->max_cfo, c.acquisition, rs / 8);
   }
   if (o->pilots) {

@@ -11,10 +11,11 @@
  *   1. symbol timing by Oerder & Meyr (|z|^2 spectral line at 1/T) on a short RRC pre-filter
  *      evaluated on a grid of 4 samples/symbol (polyphase, any sps >= 2, integer or not): the
  *      clock offset of each CFO span from the drift of the line's phase between sub-blocks of
- *      ~32 symbols, then one timing value per block, unwrapped around the drift that offset
- *      predicts and refined into the span's clock slope by a least-squares line through the
- *      blocks; inside a block the instants follow that slope, so the timing is continuous and a
- *      clock offset never slips a symbol;
+ *      ~32 symbols (lags doubling to the block length, then between blocks), one timing value
+ *      per block unwrapped around the drift that offset predicts, and the span's line through
+ *      them; the instants follow that line, so the timing is continuous and a clock offset
+ *      never slips a symbol; a block or span without a timing line (a gap, no carrier) keeps
+ *      the clock before it, so the symbol count survives;
  *   2. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): the 4th power of the
  *      pre-filter at each symbol instant (cubic Farrow), its spectrum (FFTW, zero-padded,
  *      |f| <= acquisition * Rs), the peak refined by Newton steps on the periodogram (the ML

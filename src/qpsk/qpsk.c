@@ -175,7 +175,7 @@ static void reset_stream(prx_qpsk *q) {
   q->k_end_prev = 0;
   q->om_prev[0] = q->om_prev[1] = q->om_prev_n = q->en_prev = 0;
   memset(q->corr_prev, 0, sizeof q->corr_prev);
-  q->have_e = 0;
+  q->have_e = q->range_prev = 0;
   q->dc_prev[0] = q->dc_prev[1] = 0;
   q->gain_prev = 1;
   memset(q->dc_ring, 0, sizeof q->dc_ring);
@@ -303,11 +303,13 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   while (q->G > 1 && (per_span + in_span) * q->G > 0.25 * (double)PRX_QPSK_MAX_BYTES) q->G--;
   double bytes = fixed + (per_span + in_span) * q->G + in_span;
   if (bytes > (double)PRX_QPSK_MAX_BYTES) {
+    unsigned S = q->S;
+    double sps = q->sps;
     prx_qpsk_destroy(q);
     return prx_fail(PRX_ERR_INVALID,
                     "a CFO span of %u symbols at %.6g samples/symbol needs %.0f MB (the "
                     "demodulator's limit is %.0f MB): choose a shorter CFO span",
-                    q->S, q->sps, bytes / 1e6, (double)PRX_QPSK_MAX_BYTES / 1e6);
+                    S, sps, bytes / 1e6, (double)PRX_QPSK_MAX_BYTES / 1e6);
   }
 
   ALLOC(q->spans, q->G, qpsk_span);

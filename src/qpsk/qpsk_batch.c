@@ -25,6 +25,8 @@
 #include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
+#include "qpsk_cplx.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -230,37 +232,44 @@ static void unwrap_blocks(prx_qpsk *q, size_t t0, size_t t1, double e, int have,
   }
 }
 
-/* the slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
- * while e0 is within 1 / (2 L) of the truth) */
-static double refine_between_blocks(const prx_qpsk *q, size_t t0, size_t t1, double e0) {
+/* The slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
+ * while e0 is within 1 / (2 L) of the truth); *coh receives the span's coherence at the refined
+ * slope: |sum of the blocks' O&M sums, each turned back to the span start|^2 over sum |X_j|^2
+ * (about 1 for noise alone, the number of sub-blocks for a strong signal). The blocks' sums
+ * referred with e0 are left in om (unwrap_blocks replaces them). */
+static double refine_between_blocks(prx_qpsk *q, size_t t0, size_t t1, double e0, double *coh) {
   const double L = q->L;
-  double Cb[2] = {0, 0}, x0[2] = {0, 0};
+  double Cb[2] = {0, 0}, en = 0;
   for (size_t t = t0; t < t1; t++) {
-    double x1[2];
-    om_refer(q, &q->blks[t], e0, x1);
-    if (t > t0 && q->blks[t].om_n >= 4.0 * L) {
-      Cb[0] += x1[0] * x0[0] + x1[1] * x0[1];
-      Cb[1] += x1[1] * x0[0] - x1[0] * x0[1];
+    qpsk_blk *bk = &q->blks[t];
+    om_refer(q, bk, e0, bk->om);
+    en += om_energy(bk);
+    if (t > t0 && bk->om_n >= 4.0 * L) {
+      const double *x0 = q->blks[t - 1].om;
+      Cb[0] += bk->om[0] * x0[0] + bk->om[1] * x0[1];
+      Cb[1] += bk->om[1] * x0[0] - bk->om[0] * x0[1];
     }
-    x0[0] = x1[0];
-    x0[1] = x1[1];
   }
-  if (Cb[0] == 0 && Cb[1] == 0) return e0;
-  double ph = atan2(Cb[1], Cb[0]), pred = -2 * M_PI * e0 * L;
-  double e = -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * L);
-  return isfinite(e) && fabs(e) <= 0.5 / q->Ls ? e : e0;
-}
-
-/* |sum of the span's sub-block O&M sums, each turned back by the drift e to the span start|^2,
- * over sum |X_j|^2 (about 1 for noise alone, the number of sub-blocks for a strong signal) */
-static double span_coherence(const prx_qpsk *q, size_t t0, size_t t1, double e) {
-  double s[2] = {0, 0};
-  const double t_ref = ((double)q->blks[t0].b + 0.5) * q->L;
-  for (size_t t = t0; t < t1; t++) om_turn_add(q, &q->blks[t], e, t_ref, s);
-  double en = 0;
-  for (size_t t = t0; t < t1; t++) en += om_energy(&q->blks[t]);
+  double e = e0;
+  if (Cb[0] != 0 || Cb[1] != 0) {
+    double ph = atan2(Cb[1], Cb[0]), pred = -2 * M_PI * e0 * L;
+    e = -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * L);
+    if (!(isfinite(e) && fabs(e) <= 0.5 / q->Ls)) e = e0;
+  }
+  /* the blocks' sums turned by e L per block (a rotation by recurrence) and added */
+  const double w = 2 * M_PI * e * L, sr = cos(w), si = sin(w);
+  double cr = 1, ci = 0, s[2] = {0, 0};
+  for (size_t t = t0; t < t1; t++) {
+    const double *x = q->blks[t].om;
+    s[0] += x[0] * cr - x[1] * ci;
+    s[1] += x[0] * ci + x[1] * cr;
+    double tr = cr * sr - ci * si;
+    ci = cr * si + ci * sr;
+    cr = tr;
+  }
   double r = (s[0] * s[0] + s[1] * s[1]) / en;
-  return isfinite(r) ? r : 0;
+  *coh = isfinite(r) ? r : 0;
+  return e;
 }
 
 static void serial_timing(prx_qpsk *q, unsigned g) {
@@ -312,8 +321,7 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     for (unsigned c = 0; c < nc; c++) {
       /* a candidate within a quarter of the refinement's range of the first ends where it does */
       if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
-      double e = refine_between_blocks(q, t0, t1, cand[c]);
-      double m = span_coherence(q, t0, t1, e);
+      double m, e = refine_between_blocks(q, t0, t1, cand[c], &m);
       if (m > best) {
         best = m;
         ec = e;
@@ -326,6 +334,11 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
      * of the span before, its few blocks measure it worse */
     double e = ec;
+    /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
+     * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
+    sp->out_range = fabs(e) > e_max;
+    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
+    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
     unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
                   q->en_prev);
     unsigned nl = 0;
@@ -333,11 +346,10 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     int fitted = span_locked && nl >= 4;
     if (!fitted && q->have_e && e != q->e_prev) {
       e = q->e_prev;
+      sp->out_range = q->range_prev;
       unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
     }
-    sp->out_range = fabs(e) > e_max;
-    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
-    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
+    q->range_prev = sp->out_range;
     sp->e = e;
     /* 3. the span's clock line: slope e through the locked blocks' timing */
     double icpt = 0, ni = 0;
@@ -365,6 +377,12 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
         if (end < limit) limit = end;
       }
       bk->k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil(d * Cb / (1 + d) - bk->tau);
+      /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
+       * half a symbol by construction; should they not, the block's timing moves to keep its
+       * first instant inside (a safety net: never a read outside the windows) */
+      double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
+      if (t_first < (double)bk->b * L - 0.7)
+        bk->tau += ((double)bk->b * L - 0.7 - t_first) / (1 + d);
       bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
       if (bk->k1 < bk->k0) bk->k1 = bk->k0;
       if (bk->k1 - bk->k0 > (int64_t)q->Lmax) bk->k1 = bk->k0 + q->Lmax;

@@ -1,15 +1,12 @@
 /* Decisions and LLRs (see qpsk_decide.h). */
 #include "qpsk_decide.h"
 
+#include "qpsk_cplx.h"
+
 #include <math.h>
 #include <string.h>
 
 #define SQRT1_2F 0.70710678118654752440f
-
-static inline prx_cf32 cmul(prx_cf32 a, prx_cf32 b) {
-  prx_cf32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-  return r;
-}
 
 void qpsk_decide_coherent(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, uint8_t *bits,
                           float *llrs) {
@@ -46,7 +43,7 @@ static inline void metrics(prx_cf32 u, float a, float m[4]) {
 }
 
 void qpsk_diff_set(qpsk_diff_prev *p, prx_cf32 y, prx_cf32 rot, float sigma2) {
-  prx_cf32 u = cmul(y, rot);
+  prx_cf32 u = qpsk_cmul(y, rot);
   p->quad = qpsk_quadrant(u.re, u.im);
   metrics(u, 2.0f / sigma2, p->m);
 }

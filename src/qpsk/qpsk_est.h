@@ -63,12 +63,6 @@ void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise);
 void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega,
                    prx_cf32 dc, double gain);
 
-/* a b */
-static inline prx_cf32 qpsk_cmul(prx_cf32 a, prx_cf32 b) {
-  prx_cf32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-  return r;
-}
-
 /* Wraps x into (-period/2, period/2]. */
 double qpsk_wrap(double x, double period);
 

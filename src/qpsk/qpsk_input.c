@@ -104,72 +104,24 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
  * vector loop) after scaling by the power of 2 that brings the chunk's largest component into
  * [1, 2) (so that any level sums alike, and a power-of-2 level gives results scaled exactly);
  * a chunk with non-finite samples in double, those counted and left out. */
-static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
-                          unsigned *n_bad) {
-  /* the largest |component| and whether all are finite, in one pass */
-  const float *f = (const float *)x;
-  float mx = 0;
-  int finite = 1;
+/* The float sums of re, im and |x|^2 of n samples scaled by sc (a power of 2), in vector lanes.
+ * The summation order depends on n only, so two scalings give sums that are exact scalings of
+ * each other while no square overflows or underflows. */
+static void chunk_sums(const float *f, size_t n, float sc, float out[3]) {
+  float ar = 0, ai = 0, pp = 0;
   size_t k = 0;
 #ifdef QPSK_AVX2
   {
-    const __m256i absm = _mm256_set1_epi32(0x7fffffff), big = _mm256_set1_epi32(0x7f7fffff);
-    __m256i m8 = _mm256_setzero_si256(), bad8 = m8;
-    for (; k + 8 <= 2 * n; k += 8) {
-      __m256i v = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(f + k)), absm);
-      bad8 = _mm256_or_si256(bad8, _mm256_cmpgt_epi32(v, big));
-      m8 = _mm256_max_epi32(m8, v); /* finite non-negative floats order as integers */
-    }
-    int32_t mv[8];
-    _mm256_storeu_si256((__m256i *)mv, m8);
-    for (int l = 0; l < 8; l++) {
-      float fv;
-      memcpy(&fv, &mv[l], sizeof fv);
-      mx = fmaxf(mx, fv);
-    }
-    finite = _mm256_testz_si256(bad8, bad8);
-  }
-#endif
-  for (; k < 2 * n; k++) {
-    finite &= isfinite(f[k]);
-    mx = fmaxf(mx, fabsf(f[k]));
-  }
-  if (!finite) {
-    for (size_t i = 0; i < n; i++) {
-      double re = x[i].re, im = x[i].im;
-      if (!isfinite(re) || !isfinite(im)) {
-        ++*n_bad;
-        continue;
-      }
-      mom[0] += re;
-      mom[1] += im;
-      mom[2] += re * re + im * im;
-      *n_fin += 1;
-    }
-    return;
-  }
-  *n_fin += (double)n;
-  if (mx == 0) return;
-  int ex;
-  frexpf(mx, &ex);
-  const float sc = ldexpf(1.0f, 1 - ex); /* mx sc in [1, 2) */
-  float ar = 0, ai = 0, pp = 0;
-  k = 0;
-#ifdef QPSK_AVX2
-  if (n == 256) {
     const __m256 s8 = _mm256_set1_ps(sc);
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, p0 = a0, p1 = a0;
-    for (; k < 512; k += 16) {
-      __m256 v0 = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
-      __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(f + k + 8), s8);
-      a0 = _mm256_add_ps(a0, v0);
-      a1 = _mm256_add_ps(a1, v1);
-      p0 = _mm256_fmadd_ps(v0, v0, p0);
-      p1 = _mm256_fmadd_ps(v1, v1, p1);
+    __m256 a0 = _mm256_setzero_ps(), p0 = a0;
+    for (; k + 8 <= 2 * n; k += 8) {
+      __m256 v = _mm256_mul_ps(_mm256_loadu_ps(f + k), s8);
+      a0 = _mm256_add_ps(a0, v);
+      p0 = _mm256_fmadd_ps(v, v, p0);
     }
     float av[8], pv[8];
-    _mm256_storeu_ps(av, _mm256_add_ps(a0, a1));
-    _mm256_storeu_ps(pv, _mm256_add_ps(p0, p1));
+    _mm256_storeu_ps(av, a0);
+    _mm256_storeu_ps(pv, p0);
     for (int l = 0; l < 8; l += 2) {
       ar += av[l];
       ai += av[l + 1];
@@ -183,10 +135,60 @@ static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_
     ai += im;
     pp += re * re + im * im;
   }
+  out[0] = ar;
+  out[1] = ai;
+  out[2] = pp;
+}
+
+/* Sums of one chunk of at most 256 samples, added to mom. Usually one vector pass: the float
+ * sums, accepted when the sum of squares lies in [2^-80, 2^80] (nothing overflowed, no term that
+ * matters underflowed, no sample was NaN or infinite). Otherwise: a chunk with non-finite samples
+ * is summed in double, those counted and left out; a finite chunk beyond that range (levels
+ * beyond about 2^+-40) is summed again scaled by the power of 2 that brings its largest
+ * component into [1, 2). So any finite level gives the same sums up to its scale, and a
+ * power-of-2 level exactly scaled sums. */
+static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_fin,
+                          unsigned *n_bad) {
+  const float *f = (const float *)x;
+  float r[3];
+  chunk_sums(f, n, 1.0f, r);
+  if (r[2] >= 0x1p-80f && r[2] <= 0x1p80f && isfinite(r[0]) && isfinite(r[1])) {
+    mom[0] += r[0];
+    mom[1] += r[1];
+    mom[2] += r[2];
+    *n_fin += (double)n;
+    return;
+  }
+  float mx = 0;
+  unsigned bad = 0;
+  for (size_t k = 0; k < 2 * n; k += 2) {
+    if (!isfinite(f[k]) || !isfinite(f[k + 1])) {
+      bad++;
+      continue;
+    }
+    mx = fmaxf(mx, fmaxf(fabsf(f[k]), fabsf(f[k + 1])));
+  }
+  if (bad) {
+    for (size_t i = 0; i < n; i++) {
+      double re = x[i].re, im = x[i].im;
+      if (!isfinite(re) || !isfinite(im)) continue;
+      mom[0] += re;
+      mom[1] += im;
+      mom[2] += re * re + im * im;
+    }
+    *n_bad += bad;
+    *n_fin += (double)(n - bad);
+    return;
+  }
+  *n_fin += (double)n;
+  if (mx == 0) return;
+  int ex;
+  frexpf(mx, &ex);
+  chunk_sums(f, n, ldexpf(1.0f, 1 - ex), r);
   const double inv = ldexp(1.0, ex - 1);
-  mom[0] += ar * inv;
-  mom[1] += ai * inv;
-  mom[2] += pp * inv * inv;
+  mom[0] += r[0] * inv;
+  mom[1] += r[1] * inv;
+  mom[2] += r[2] * inv * inv;
 }
 
 void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
