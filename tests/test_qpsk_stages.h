@@ -8,12 +8,13 @@
 #ifndef PRX_TEST_QPSK_STAGES_H
 #define PRX_TEST_QPSK_STAGES_H
 
-#include "testutil.h"
+#include "test_qpsk_sig.h"
 
 #include "qpsk/qpsk_decide.h"
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_fir.h"
 #include "qpsk/qpsk_internal.h"
+#include "qpsk/qpsk_stage_blocks.h"
 #include "qpsk/qpsk_stage_math.h"
 
 #include <math.h>
@@ -40,6 +41,7 @@ typedef struct {
   prx_cf32 *rot;
   unsigned *quad0;
   int diff;
+  int borrowed; /* rows and filters belong to someone else (probe_case) */
 } stage_case;
 
 static inline float half_round(float x) {
@@ -146,9 +148,11 @@ static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
 }
 
 static inline void case_free(stage_case *k) {
-  qpsk_fir_free(&k->pre);
-  qpsk_fir_free(&k->mf);
-  free(k->rows);
+  if (!k->borrowed) {
+    qpsk_fir_free(&k->pre);
+    qpsk_fir_free(&k->mf);
+    free(k->rows);
+  }
   free(k->tm);
   free(k->theta);
   free(k->omega);
@@ -350,6 +354,227 @@ static inline int near_boundary(prx_cf32 y, prx_cf32 rot, double eps) {
   double ui = (double)y.re * rot.im + (double)y.im * rot.re;
   double m = sqrt(ur * ur + ui * ui);
   return fabs(ur) < eps * m || fabs(ui) < eps * m;
+}
+
+/* ---- the demodulator itself as the reference: its blocks captured after each batch ---- */
+
+typedef struct {
+  qpsk_mf_block mb;
+  qpsk_out_block ob;
+  qpsk_om_in oi;
+  qpsk_om_out oo;
+  double mom[4]; /* sum re, sum im, sum |x|^2, finite count */
+  unsigned nonfinite;
+  prx_cf32 *grid; /* levelled (ng) */
+  prx_cf32 *sym;  /* n = k1 - k0 */
+  prx_cf32 *w;    /* n 4th-power values */
+} probe_blk;
+
+typedef struct {
+  probe_blk *b;
+  size_t n, cap, ng;
+} probe;
+
+static inline prx_cf32 *probe_copy(const prx_cf32 *x, size_t n) {
+  prx_cf32 *o = malloc((n ? n : 1) * sizeof *o);
+  if (n) memcpy(o, x, n * sizeof *o);
+  return o;
+}
+
+/* qpsk's batch probe: every block's stage inputs (as the serial passes set them) and outputs */
+static void probe_fn(void *ctx, const prx_qpsk *q) {
+  probe *pr = ctx;
+  size_t off = 0;
+  int span = -1;
+  for (size_t t = 0; t < q->n_blks; t++) {
+    const qpsk_blk *bk = &q->blks[t];
+    const qpsk_span *sp = &q->spans[bk->span];
+    if (bk->span != span) {
+      span = bk->span;
+      off = 0;
+    }
+    if (pr->n == pr->cap) {
+      pr->cap = pr->cap ? 2 * pr->cap : 64;
+      pr->b = realloc(pr->b, pr->cap * sizeof *pr->b);
+    }
+    probe_blk *p = &pr->b[pr->n++];
+    memset(p, 0, sizeof *p);
+    const int64_t n = bk->k1 - bk->k0;
+    unsigned P = 0;
+    for (unsigned c = 1; c <= 8 && !P; c++)
+      if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
+    p->mb.t.b = bk->b;
+    p->mb.t.k0 = bk->k0;
+    p->mb.t.k1 = bk->k1;
+    p->mb.t.R = P ? qpsk_run_length(bk->d, n, 8 * (int64_t)P) : 0;
+    p->mb.t.tau = bk->tau;
+    p->mb.t.d = bk->d;
+    int64_t lo, hi;
+    qpsk_mf_window(q, bk->b, &lo, &hi);
+    p->mb.omega = 2 * M_PI * sp->f / q->sps;
+    p->mb.theta = sp->theta + p->mb.omega * (double)(lo - sp->n_ref);
+    p->mb.dc[0] = (float)sp->dc[0];
+    p->mb.dc[1] = (float)sp->dc[1];
+    p->mb.gain = (float)sp->gain;
+    float g = (float)(1.0 / sqrt(bk->sig));
+    p->ob.rot.re = (float)cos(-bk->phi) * g;
+    p->ob.rot.im = (float)sin(-bk->phi) * g;
+    p->ob.quad0 = bk->prev.quad;
+    p->ob.diff = q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL;
+    p->ob.out0 = (int64_t)bk->j0;
+    p->oi.D.re = (float)(sp->dc[0] * q->pre_gain);
+    p->oi.D.im = (float)(sp->dc[1] * q->pre_gain);
+    p->oi.gain = (float)sp->gain;
+    p->oi.g_hi = q->flushing ? qpsk_count_below((double)q->n_total, q->sps / 4) : INT64_MAX;
+    memcpy(p->oo.osub, bk->osub, sizeof bk->osub);
+    memcpy(p->oo.osub_t, bk->osub_t, sizeof bk->osub_t);
+    memcpy(p->oo.corr, bk->corr, sizeof bk->corr);
+    p->oo.om_n = bk->om_n;
+    p->oo.nsub = bk->nsub;
+    for (int j = 0; j < 3; j++) p->mom[j] = bk->mom[j];
+    p->mom[3] = bk->mom_n;
+    p->nonfinite = bk->nonfinite;
+    pr->ng = 4 * (size_t)q->L + 2 * QPSK_GM;
+    p->grid = probe_copy(bk->grid, pr->ng);
+    p->sym = probe_copy(bk->sym, n > 0 ? (size_t)n : 0);
+    p->w = probe_copy(sp->w + off, n > 0 ? (size_t)n : 0);
+    off += n > 0 ? (size_t)n : 0;
+  }
+}
+
+static inline void probe_free(probe *pr) {
+  for (size_t i = 0; i < pr->n; i++) {
+    free(pr->b[i].grid);
+    free(pr->b[i].sym);
+    free(pr->b[i].w);
+  }
+  free(pr->b);
+}
+
+/* The demodulator run over one carrier of case c (n samples, one thread), its batches probed:
+ * *q (alive: its filters serve the kernels), the samples *x and the bits (*bits, *nbits); the
+ * stage case k describes the same stream (one channel, blocks 0 .. pr->n - 1, the demodulator's
+ * filters and per-block parameters; it borrows q's filters and x). */
+static inline int probe_case(const tcase *c, size_t n, stage_case *k, probe *pr, prx_qpsk **q,
+                             prx_cf32 **x, uint8_t **bits, size_t *nbits) {
+  memset(pr, 0, sizeof *pr);
+  memset(k, 0, sizeof *k);
+  uint8_t *ref = NULL;
+  size_t nref;
+  *x = tcase_make(c, n, &ref, &nref);
+  free(ref);
+  prx_qpsk_config qc = tcase_demod_config(c, 1);
+  if (!*x || prx_qpsk_create(&qc, q) != PRX_OK) return 0;
+  (*q)->batch_probe = probe_fn;
+  (*q)->probe_ctx = pr;
+  *bits = tcase_demod(*q, *x, n, NULL, 0, nbits, NULL);
+  if (!*bits || pr->n == 0) return 0;
+  const prx_qpsk *d = *q;
+  k->C = 1;
+  k->nblk = (unsigned)pr->n;
+  k->L = d->L;
+  k->Lmax = d->Lmax;
+  k->sps = d->sps;
+  k->borrowed = 1;
+  k->pitch = n;
+  k->n_total = (int64_t)n;
+  k->pre = d->pre;
+  k->mf = d->mf;
+  k->rows = *x;
+  k->diff = c->differential;
+  k->g_hi = qpsk_count_below((double)n, d->sps / 4);
+  size_t nb = pr->n;
+  k->tm = calloc(nb, sizeof *k->tm);
+  k->theta = calloc(nb, sizeof(double));
+  k->omega = calloc(nb, sizeof(double));
+  k->dc = calloc(2 * nb, sizeof(float));
+  k->gain = calloc(nb, sizeof(float));
+  k->rot = calloc(nb, sizeof(prx_cf32));
+  k->quad0 = calloc(nb, sizeof(unsigned));
+  k->D = calloc(nb, sizeof(prx_cf32));
+  k->om_gain = calloc(nb, sizeof(float));
+  for (size_t t = 0; t < nb; t++) {
+    const probe_blk *p = &pr->b[t];
+    CHECK(p->mb.t.b == (int64_t)t, "probe: block %zu is stream block %lld", t,
+          (long long)p->mb.t.b);
+    k->tm[t] = p->mb.t;
+    k->theta[t] = p->mb.theta;
+    k->omega[t] = p->mb.omega;
+    k->dc[2 * t] = p->mb.dc[0];
+    k->dc[2 * t + 1] = p->mb.dc[1];
+    k->gain[t] = p->mb.gain;
+    k->rot[t] = p->ob.rot;
+    k->quad0[t] = p->ob.quad0;
+    k->D[t] = p->oi.D;
+    k->om_gain[t] = p->oi.gain;
+  }
+  return 1;
+}
+
+/* The stages' outputs for the probed stream (channel 0, laid out as the kernels write them:
+ * blocks' grids and symbols at ng and Lmax apart, w at w0 offsets of the span sequence, bits at
+ * 2 j0) against the demodulator's: input sums 1e-6, non-finite counts equal, the levelled grid,
+ * O&M sums, 4th-power values and symbols within 2e-5 (drift correlations 1e-4), the bits
+ * identical but for symbols within 1e-4 of a decision boundary (at most 1 in 10^4). */
+static inline void probe_compare(const char *name, const stage_case *k, const probe *pr,
+                                 const prx_cf32 *grid, const qpsk_om_out *oo, const prx_cf32 *w,
+                                 const int64_t *w0, const prx_cf32 *sym, const double *mom,
+                                 const unsigned *bad, const uint8_t *bits, const uint8_t *cpu_bits,
+                                 size_t cpu_nbits) {
+  double e_mom = 0, e_grid = 0, e_om = 0, e_corr = 0, e_w = 0, e_sym = 0;
+  size_t bit_diff = 0, near = 0, total = 0;
+  for (size_t t = 0; t < pr->n; t++) {
+    const probe_blk *p = &pr->b[t];
+    double e = rel_l2_f64(mom + 4 * t, p->mom, 4);
+    if (!(e <= e_mom)) e_mom = e;
+    CHECK(bad[t] == p->nonfinite, "%s: block %zu: %u non-finite, demodulator %u", name, t, bad[t],
+          p->nonfinite);
+    e = test_rel_l2_cf32(grid + t * pr->ng, p->grid, pr->ng);
+    if (!(e <= e_grid)) e_grid = e;
+    /* the sub-blocks present (the demodulator leaves older values past them) */
+    const unsigned ns = p->oo.nsub < QPSK_SUB_MAX ? p->oo.nsub : QPSK_SUB_MAX;
+    e = rel_l2_f64(&oo[t].osub[0][0], &p->oo.osub[0][0], 2 * (size_t)ns);
+    if (!(e <= e_om)) e_om = e;
+    e = rel_l2_f64(&oo[t].corr[0][0], &p->oo.corr[0][0], 2 * QPSK_LAGS);
+    if (!(e <= e_corr)) e_corr = e;
+    CHECK(oo[t].nsub == p->oo.nsub && oo[t].om_n == p->oo.om_n &&
+              !memcmp(oo[t].osub_t, p->oo.osub_t, ns * sizeof(double)),
+          "%s: block %zu: O&M sub-block counts or centres differ", name, t);
+    int64_t n = p->mb.t.k1 - p->mb.t.k0;
+    if (n <= 0) continue;
+    e = test_rel_l2_cf32(w + w0[t], p->w, (size_t)n);
+    if (!(e <= e_w)) e_w = e;
+    e = test_rel_l2_cf32(sym + t * k->Lmax, p->sym, (size_t)n);
+    if (!(e <= e_sym)) e_sym = e;
+    for (int64_t i = 0; i < 2 * n; i++) {
+      size_t at = 2 * (size_t)p->ob.out0 + (size_t)i;
+      if (at >= cpu_nbits) {
+        CHECK(0, "%s: block %zu writes bit %zu past the demodulator's %zu", name, t, at, cpu_nbits);
+        break;
+      }
+      total++;
+      if (bits[at] == cpu_bits[at]) continue;
+      int nb = near_boundary(p->sym[i / 2], p->ob.rot, 1e-4) ||
+               (k->diff && i / 2 > 0 && near_boundary(p->sym[i / 2 - 1], p->ob.rot, 1e-4));
+      if (nb)
+        near++;
+      else
+        bit_diff++;
+    }
+  }
+  printf("%s: %zu blocks: input sums %.2e, levelled grid %.2e, O&M %.2e, drift %.2e, x4 %.2e, "
+         "symbols %.2e, bits differing %zu (+%zu at a boundary) of %zu\n",
+         name, pr->n, e_mom, e_grid, e_om, e_corr, e_w, e_sym, bit_diff, near, total);
+  CHECK(total == cpu_nbits, "%s: %zu bits compared, the demodulator gave %zu", name, total,
+        cpu_nbits);
+  CHECK(e_mom < 1e-6, "%s: input sums differ by %.2e", name, e_mom);
+  CHECK(e_grid < 2e-5, "%s: levelled grid differs by %.2e", name, e_grid);
+  CHECK(e_om < 2e-5, "%s: O&M sums differ by %.2e", name, e_om);
+  CHECK(e_corr < 1e-4, "%s: drift correlations differ by %.2e", name, e_corr);
+  CHECK(e_w < 2e-5, "%s: 4th-power values differ by %.2e", name, e_w);
+  CHECK(e_sym < 2e-5, "%s: symbols differ by %.2e", name, e_sym);
+  CHECK(bit_diff == 0, "%s: %zu bits differ away from a decision boundary", name, bit_diff);
+  CHECK(near * 10000 <= total, "%s: %zu bits differ at a boundary", name, near);
 }
 
 #endif

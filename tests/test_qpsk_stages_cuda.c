@@ -6,7 +6,11 @@
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
  * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
- * matched filter's window padded (the default) and not.
+ * matched filter's window padded (the default) and not. Then the demodulator itself as the
+ * reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100 to 3000 ppm, demodulated
+ * on the CPU with its blocks probed; the kernels on its stream (3 channels, each a copy) with its
+ * per-block parameters give its input sums, levelled grid, O&M sums, 4th-power values and
+ * symbols (2e-5) and its bits (identical but at a decision boundary, at most 1 in 10^4).
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -254,6 +258,149 @@ static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
   case_free(&k);
 }
 
+/* The demodulator's own blocks (probed) through the kernels on the GPU: pre, om, x4, mf and out
+ * on its stream (C copies of the row, each channel checked) with its per-block parameters give
+ * its grid, sums, 4th-power values, symbols and bits. */
+static void real_case(double sps, double esn0, double ppm, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = sps;
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = diff;
+  tcase_random(&c, &r, 0.05, ppm);
+  size_t n = tcase_length(&c, (size_t)(2.5 * 8192 * sps));
+  stage_case k;
+  probe pr;
+  prx_qpsk *q = NULL;
+  prx_cf32 *x = NULL;
+  uint8_t *cpu_bits = NULL;
+  size_t cpu_nbits = 0;
+  char name[96];
+  snprintf(name, sizeof name, "GPU, demodulator sps %.3f %.0f dB %.0f ppm %s", sps, esn0, ppm,
+           diff ? "differential" : "coherent");
+  if (!probe_case(&c, n, &k, &pr, &q, &x, &cpu_bits, &cpu_nbits)) {
+    CHECK(0, "%s: the demodulator run failed: %s", name, prx_last_error());
+  } else {
+    const unsigned C = 3;
+    const size_t nbk = pr.n, nb = C * nbk, ng = pr.ng, stride = n * sizeof(prx_cf32);
+    const size_t w_stride = nbk * k.Lmax, bits_stride = cpu_nbits + 64;
+    qpsk_stages st;
+    CHECK_OK(qpsk_stages_create(&st, &k.pre, &k.mf, C, (unsigned)nbk, k.L, k.Lmax, k.sps, 0));
+    qpsk_mf_block *mb = calloc(nb, sizeof *mb);
+    qpsk_out_block *ob = calloc(nb, sizeof *ob);
+    qpsk_om_in *oi = calloc(nb, sizeof *oi);
+    int64_t *w0 = calloc(nb, sizeof *w0);
+    for (size_t t = 0; t < nb; t++) {
+      const probe_blk *p = &pr.b[t % nbk];
+      mb[t] = p->mb;
+      ob[t] = p->ob;
+      oi[t] = p->oi;
+      w0[t] = (int64_t)((t % nbk) * k.Lmax);
+    }
+    void *d_rows = NULL;
+    prx_cf32 *d_grid = NULL, *d_sym = NULL, *d_w = NULL;
+    double *d_mom = NULL, *d_sums = NULL;
+    unsigned *d_bad = NULL;
+    qpsk_mf_block *d_mb = NULL;
+    qpsk_out_block *d_ob = NULL;
+    qpsk_om_in *d_oi = NULL;
+    qpsk_om_out *d_oo = NULL;
+    int64_t *d_w0 = NULL;
+    uint8_t *d_bits = NULL;
+    int ok = cuda_ok(cudaMalloc(&d_rows, stride * C), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_grid, nb * ng * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_sym, nb * k.Lmax * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_w, C * w_stride * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_mom, nb * 4 * sizeof(double)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_sums, nb * 5 * sizeof(double)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_bad, nb * sizeof(unsigned)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_mb, nb * sizeof *mb), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_ob, nb * sizeof *ob), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_oi, nb * sizeof *oi), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_oo, nb * sizeof(qpsk_om_out)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_w0, nb * sizeof *w0), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc");
+    prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+    prx_cf32 *w = malloc(C * w_stride * sizeof *w);
+    qpsk_om_out *oo = malloc(nb * sizeof *oo);
+    double *mom = malloc(nb * 4 * sizeof *mom);
+    unsigned *bad = malloc(nb * sizeof *bad);
+    uint8_t *bits = malloc(bits_stride * C);
+    if (ok) {
+      for (unsigned ch = 0; ch < C; ch++)
+        cuda_ok(cudaMemcpy((char *)d_rows + ch * stride, x, stride, cudaMemcpyHostToDevice),
+                "rows");
+      cuda_ok(cudaMemcpy(d_mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_oi, oi, nb * sizeof *oi, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemset(d_grid, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_sym, 0xff, nb * k.Lmax * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_w, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_oo, 0xff, nb * sizeof(qpsk_om_out)), "poison");
+      cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
+      CHECK_OK(qpsk_stages_pre(&st, d_rows, stride, 0, (int64_t)n, d_grid, d_mom, d_bad, 0));
+      CHECK_OK(qpsk_stages_om(&st, 0, d_oi, d_grid, d_oo, 0));
+      CHECK_OK(qpsk_stages_x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
+      CHECK_OK(qpsk_stages_mf(&st, d_rows, stride, 0, (int64_t)n, d_mb, d_sym, d_sums, 0));
+      CHECK_OK(qpsk_stages_out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+      ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
+    }
+    if (ok) {
+      cuda_ok(cudaMemcpy(grid, d_grid, nb * ng * sizeof *grid, cudaMemcpyDeviceToHost), "grid");
+      cuda_ok(cudaMemcpy(sym, d_sym, nb * k.Lmax * sizeof *sym, cudaMemcpyDeviceToHost), "sym");
+      cuda_ok(cudaMemcpy(w, d_w, C * w_stride * sizeof *w, cudaMemcpyDeviceToHost), "w");
+      cuda_ok(cudaMemcpy(oo, d_oo, nb * sizeof *oo, cudaMemcpyDeviceToHost), "om");
+      cuda_ok(cudaMemcpy(mom, d_mom, nb * 4 * sizeof *mom, cudaMemcpyDeviceToHost), "mom");
+      cuda_ok(cudaMemcpy(bad, d_bad, nb * sizeof *bad, cudaMemcpyDeviceToHost), "counts");
+      cuda_ok(cudaMemcpy(bits, d_bits, bits_stride * C, cudaMemcpyDeviceToHost), "bits");
+      for (unsigned ch = 0; ch < C; ch++) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "%s, channel %u", name, ch);
+        const size_t o = (size_t)ch * nbk;
+        probe_compare(nm, &k, &pr, grid + o * ng, oo + o, w + ch * w_stride, w0, sym + o * k.Lmax,
+                      mom + 4 * o, bad + o, bits + ch * bits_stride, cpu_bits, cpu_nbits);
+        size_t past = 0;
+        for (size_t i = cpu_nbits; i < bits_stride; i++) past += bits[ch * bits_stride + i] != 0xaa;
+        CHECK(past == 0, "%s: %zu bytes written past the bits", nm, past);
+      }
+    }
+    cudaFree(d_rows);
+    cudaFree(d_grid);
+    cudaFree(d_sym);
+    cudaFree(d_w);
+    cudaFree(d_mom);
+    cudaFree(d_sums);
+    cudaFree(d_bad);
+    cudaFree(d_mb);
+    cudaFree(d_ob);
+    cudaFree(d_oi);
+    cudaFree(d_oo);
+    cudaFree(d_w0);
+    cudaFree(d_bits);
+    qpsk_stages_destroy(&st);
+    free(mb);
+    free(ob);
+    free(oi);
+    free(w0);
+    free(grid);
+    free(sym);
+    free(w);
+    free(oo);
+    free(mom);
+    free(bad);
+    free(bits);
+  }
+  case_free(&k);
+  probe_free(&pr);
+  prx_qpsk_destroy(q);
+  free(x);
+  free(cpu_bits);
+}
+
 int main(void) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -266,6 +413,10 @@ int main(void) {
   run_case(16.0 / 3.0, 1, 1, 1, 24);
   run_case(4.0, 0, 0, 0, 25); /* the matched filter's window without padding */
   run_case(16.0 / 3.0, 1, 1, 0, 26);
+  real_case(4.0, 14, 100, 1, 31);
+  real_case(16.0 / 3.0, 12, 1000, 1, 32);
+  real_case(4.0, 14, 3000, 0, 33);
+  real_case(4.0, 6, 100, 1, 34);
   return test_finish("test_qpsk_stages_cuda");
 }
 #else

@@ -5,7 +5,10 @@
  * filter's symbols within 1e-5 relative (float rounding of sums in another order), the
  * input and symbol sums within 1e-9 / 1e-5, the non-finite counts and the decisions identical
  * (decisions within 1e-5 of a boundary excepted). sps 4 and 16/3, cf32 and cf16 values, coherent
- * and differential decisions, a stream ending inside the last block. Runs without a GPU. */
+ * and differential decisions, a stream ending inside the last block. Then the demodulator itself
+ * as the reference: its blocks probed after each batch (a carrier at 6-14 dB, 100 to 3000 ppm),
+ * the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
+ * 4th-power values, symbols and bits. Runs without a GPU. */
 #include "test_qpsk_stages.h"
 
 #include <stdio.h>
@@ -275,11 +278,81 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   case_free(&k);
 }
 
+/* The demodulator's own blocks (probed) through the emulated kernels: pre, om, x4, mf and out on
+ * its stream with its per-block parameters give its grid, sums, 4th-power values, symbols and
+ * bits. */
+static void real_case(double sps, double esn0, double ppm, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = sps;
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = diff;
+  tcase_random(&c, &r, 0.05, ppm);
+  size_t n = tcase_length(&c, (size_t)(2.5 * 8192 * sps));
+  stage_case k;
+  probe pr;
+  prx_qpsk *q = NULL;
+  prx_cf32 *x = NULL;
+  uint8_t *cpu_bits = NULL;
+  size_t cpu_nbits = 0;
+  char name[96];
+  snprintf(name, sizeof name, "demodulator sps %.3f %.0f dB %.0f ppm %s", sps, esn0, ppm,
+           diff ? "differential" : "coherent");
+  if (probe_case(&c, n, &k, &pr, &q, &x, &cpu_bits, &cpu_nbits)) {
+    const size_t nb = pr.n, ng = pr.ng;
+    prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+    prx_cf32 *w = malloc(nb * k.Lmax * sizeof *w);
+    qpsk_om_out *oo = calloc(nb, sizeof *oo);
+    int64_t *w0 = calloc(nb, sizeof *w0);
+    double *mom = malloc(nb * 4 * sizeof *mom), sums[5];
+    unsigned *bad = calloc(nb, sizeof *bad);
+    uint8_t *bits = calloc(cpu_nbits + 16, 1);
+    for (size_t t = 0; t < nb; t++) {
+      w0[t] = (int64_t)(t * k.Lmax);
+      emul_pre(&k, 0, (unsigned)t, grid + t * ng, mom + 4 * t, &bad[t]);
+      om_ref o;
+      emul_om(&k, t, grid + t * ng, &o);
+      memcpy(oo[t].osub, o.osub, sizeof o.osub);
+      memcpy(oo[t].osub_t, o.osub_t, sizeof o.osub_t);
+      memcpy(oo[t].corr, o.corr, sizeof o.corr);
+      oo[t].om_n = o.om_n;
+      oo[t].nsub = o.nsub;
+      emul_x4(&k, t, grid + t * ng, w + w0[t]);
+      emul_mf(&k, t, sym + t * k.Lmax, sums);
+      if (2 * (size_t)pr.b[t].ob.out0 + 2 * (size_t)(k.tm[t].k1 - k.tm[t].k0) <= cpu_nbits + 16)
+        emul_out(&k, t, sym + t * k.Lmax, bits + 2 * pr.b[t].ob.out0);
+    }
+    probe_compare(name, &k, &pr, grid, oo, w, w0, sym, mom, bad, bits, cpu_bits, cpu_nbits);
+    free(grid);
+    free(sym);
+    free(w);
+    free(oo);
+    free(w0);
+    free(mom);
+    free(bad);
+    free(bits);
+  } else {
+    CHECK(0, "%s: the demodulator run failed: %s", name, prx_last_error());
+  }
+  case_free(&k);
+  probe_free(&pr);
+  prx_qpsk_destroy(q);
+  free(x);
+  free(cpu_bits);
+}
+
 int main(void) {
   run_case(4.0, 0, 1, 11);
   run_case(16.0 / 3.0, 0, 0, 12);
   run_case(4.0, 1, 0, 13);
   run_case(16.0 / 3.0, 1, 1, 14);
   run_case(2.5, 0, 1, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  real_case(4.0, 14, 100, 1, 31);
+  real_case(16.0 / 3.0, 12, 1000, 1, 32);
+  real_case(4.0, 14, 3000, 0, 33);
+  real_case(4.0, 6, 100, 1, 34);
   return test_finish("test_qpsk_stages_emul");
 }

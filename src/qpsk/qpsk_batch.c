@@ -832,6 +832,7 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   prx_pool_run(q->pool, stage_mf, q, q->n_blks);
   serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
+  if (q->batch_probe) q->batch_probe(q->probe_ctx, q);
 
   /* carry the state to the next batch and report */
   size_t data = 0, syms = 0;

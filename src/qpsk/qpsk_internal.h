@@ -166,6 +166,11 @@ struct prx_qpsk {
   /* estimates of the current call */
   prx_qpsk_block *est;
   size_t n_est;
+
+  /* called after each batch's stages with its spans and blocks complete (NULL: none): the tests
+   * that hold the CUDA stage kernels to the CPU stages read the blocks' inputs and outputs here */
+  void (*batch_probe)(void *ctx, const prx_qpsk *q);
+  void *probe_ctx;
 };
 
 /* qpsk_batch.c: demodulates spans [s0, s0 + g) (their blocks below the stream end when flushing),
