@@ -4,9 +4,10 @@
  * What runs where: the rows are copied into pinned host memory (one 2-D copy, the caller's row
  * stride to dense rows), the CPU path (qpsk_bank.c: every channel on the worker pool) demodulates
  * them, and the bits and LLRs are copied to the caller's device rows (2-D copies as wide as the
- * longest channel's output, so a row is written at most up to its capacity). The demodulation
- * kernels are not written yet (bench/GPU_NOTES.md, "GPU demodulator", counts their bytes and
- * flops); this path gives the receiver the device-resident interface and its exact output now.
+ * longest channel's output, so a row is written at most up to its capacity). The stage kernels
+ * (qpsk_stages_cuda.cu) are not called here yet: the CFO stage and a stage-major driver with the
+ * serial passes between them are missing (bench/GPU_NOTES.md, "Run 2"); this path gives the
+ * receiver the device-resident interface and its exact output now.
  *
  * The copies back are ordered on the caller's stream and the call returns without waiting for
  * them; the next call waits on their event before it reuses the pinned buffers. */
