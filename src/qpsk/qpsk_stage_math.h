@@ -1,8 +1,10 @@
 /* The per-output arithmetic of the demodulator's parallel stages, written once for the CPU stages
- * (qpsk_fir.c, qpsk_input.c) and the CUDA stage kernels (qpsk_stages_cuda.cu): output positions
- * of the polyphase filters, the scalar dot product, the matched filter's read window and symbol
- * instants, and the value an input sample takes in a stage's window. Plain C11 and CUDA
- * (__host__ __device__), no state, no allocation.
+ * and the CUDA stage kernels (qpsk_stages_cuda.cu): output positions of the polyphase filters and
+ * the scalar dot product (qpsk_fir.c), the matched filter's read window and the sample counts
+ * (qpsk_input.c), the runs of one timing value (qpsk_batch.c), the Farrow coefficients and the
+ * 4th power (qpsk_est.c), the symbol instants, the value an input sample takes in a stage's
+ * window, the levelled grid, the sum terms and the hard decisions, and the kernels' per-thread
+ * steps built from them. Plain C11 and CUDA (__host__ __device__), no state, no allocation.
  *
  * The CPU's vector paths (AVX2) sum the same products in another order: the two backends agree to
  * float rounding (a few 1e-7 relative), not bit for bit; the positions (which tap row, which input
