@@ -197,8 +197,8 @@ enum {
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what
- * every command prints. The estimates average over the blocks with a signal (all blocks when none
- * had one), weighted by their symbols. */
+ * every command prints. The estimates average over the blocks with a signal (all blocks when
+ * most had none), weighted by their symbols. */
 typedef struct {
   uint64_t samples;            /* input samples consumed */
   uint64_t symbols;            /* symbols demodulated, pilots included */

@@ -153,6 +153,7 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   prx_free(q->w_hist);
   prx_free(q->buf);
   prx_free(q->est);
+  prx_free(q->med);
   free(q);
 }
 
@@ -332,6 +333,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
   ALLOC(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
+  ALLOC(q->med, q->B, double);
 
   /* input buffer: everything one batch of G spans reads */
   int64_t s0 = 1000;
@@ -495,8 +497,9 @@ const prx_qpsk_block *prx_qpsk_block_estimates(const prx_qpsk *q, size_t *n) {
 void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   if (!q || !out) return;
   *out = q->stats;
-  /* the blocks with a signal, or all of them when none had one */
-  int sig = q->acc_n > 0;
+  /* the blocks with a signal, or all of them when most had none (a weak signal near 0 dB, whose
+   * few blocks above the detection threshold would be a biased choice; or no signal at all) */
+  int sig = q->acc_n > 0.5 * q->all_n;
   double n = sig ? q->acc_n : q->all_n, ps = sig ? q->acc_sig : q->all_sig,
          pn = sig ? q->acc_noise : q->all_noise;
   out->esn0_db = n > 0 && pn > 0 ? 10 * log10(ps / pn) : NAN;

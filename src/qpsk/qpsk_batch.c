@@ -28,6 +28,7 @@
 #include "qpsk_cplx.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline prx_cf32 cexpj(double a) {
@@ -124,7 +125,8 @@ static void stage_om(void *ctx, size_t t) {
     if (g_hi > m_end) g_hi = m_end;
   }
   bk->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
-  memset(bk->corr, 0, sizeof bk->corr);
+  double corr[QPSK_LAGS][2]; /* in registers, not through the block's memory */
+  memset(corr, 0, sizeof corr);
   bk->nsub = 0;
   const int64_t Ls4 = 4 * (int64_t)q->Ls;
   for (unsigned j = 0; j <= q->nsub; j++) {
@@ -141,11 +143,12 @@ static void stage_om(void *ctx, size_t t) {
     if (j < q->nsub && e - a == Ls4) {
       for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
         const double *p = bk->osub[j - (1u << l)];
-        bk->corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
-        bk->corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
       }
     }
   }
+  memcpy(bk->corr, corr, sizeof corr);
   /* the rest of the grid (margins, and what lies past the stream's end) the same way */
   double unused[2] = {0, 0};
   int64_t done = g_hi > m0 ? g_hi - m0 : 0;
@@ -272,6 +275,11 @@ static double refine_between_blocks(prx_qpsk *q, size_t t0, size_t t1, double e0
   return e;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static void serial_timing(prx_qpsk *q, unsigned g) {
   const double L = q->L;
   const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
@@ -351,15 +359,19 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
     }
     q->range_prev = sp->out_range;
     sp->e = e;
-    /* 3. the span's clock line: slope e through the locked blocks' timing */
-    double icpt = 0, ni = 0;
+    /* 3. the span's clock line: slope e through the locked blocks' timing, at their median (a
+     * jump in the timing leaves the blocks on its minority side off the line, flagged) */
+    size_t ni = 0;
     for (size_t t = t0; t < t1; t++) {
       const qpsk_blk *bk = &q->blks[t];
       if (bk->om_n < 2.0 * L || !bk->locked) continue;
-      icpt += bk->tau - e * ((double)bk->b + 0.5) * L;
-      ni++;
+      q->med[ni++] = bk->tau - e * ((double)bk->b + 0.5) * L;
     }
-    icpt = ni > 0 ? icpt / ni : 0;
+    double icpt = 0;
+    if (ni > 0) {
+      qsort(q->med, ni, sizeof *q->med, cmp_double);
+      icpt = ni % 2 ? q->med[ni / 2] : 0.5 * (q->med[ni / 2 - 1] + q->med[ni / 2]);
+    }
     /* 4. ownership */
     const double d = e / (1 - e);
     for (size_t t = t0; t < t1; t++) {
@@ -368,8 +380,8 @@ static void serial_timing(prx_qpsk *q, unsigned g) {
       bk->d = d;
       bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
       /* on a fitted span the instants follow its line: a block's own O&M value carries the
-       * estimator's self-noise (~0.01 T over 512 symbols, an ISI floor near -38 dB), the line
-       * averages it over the span; a block that left the line (a jump) keeps its own value */
+       * estimator's noise, the line averages it over the span's blocks; a block that left the
+       * line (a jump) keeps its own value */
       if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
       double limit = ((double)bk->b + 1) * L;
       if (q->flushing) {

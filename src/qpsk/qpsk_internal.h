@@ -162,6 +162,7 @@ struct prx_qpsk {
   double all_sig, all_noise, all_cfo, all_d, all_n; /* the same over all blocks */
   double all_cfo_min, all_cfo_max;
   prx_cf32 *pilot; /* PILOTS: the pilot word */
+  double *med;     /* B values: the span's timing residues, for their median */
 
   /* estimates of the current call */
   prx_qpsk_block *est;
