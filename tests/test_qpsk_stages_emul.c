@@ -6,7 +6,7 @@
  * input and symbol sums within 1e-9 / 1e-5, the non-finite counts and the decisions identical
  * (decisions within 1e-5 of a boundary excepted). sps 4 and 16/3, cf32 and cf16 values, coherent
  * and differential decisions, a stream ending inside the last block. Then the demodulator itself
- * as the reference: its blocks probed after each batch (a carrier at 6-14 dB, 100 to 3000 ppm),
+ * as the reference: its blocks probed after each batch (a carrier at 4-14 dB, 100 to 3000 ppm),
  * the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
  * 4th-power values, symbols and bits. Runs without a GPU. */
 #include "test_qpsk_stages.h"
@@ -354,5 +354,7 @@ int main(void) {
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);
   real_case(4.0, 6, 100, 1, 34);
+  real_case(4.0, 4, 300, 1, 35);
+  real_case(16.0 / 3.0, 8, 100, 0, 36);
   return test_finish("test_qpsk_stages_emul");
 }
