@@ -12,10 +12,10 @@
 # --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer), PARTS (default
 # "chan demod": the channelizer's and the demodulator bank's tests, benchmarks and sanitizer
 # runs; give one of them to run only its part), DEMOD_BENCH_ARGS (bench_qpsk_bank's --case
-# filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit, default 300), NO_BANK_RACECHECK
-# (set: skip racecheck on the bank test; the stage kernels' test always runs under it). On the lent GPU
-# machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
-# pkg-config is missing it unpacks the one carried in .gpudeps/.
+# filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit, default 300),
+# NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test always runs
+# under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the carried
+# library packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -137,8 +137,8 @@ if has sanitize && part demod; then
   run_step racecheck_stages 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$BUILD/test_qpsk_stages_cuda"
   grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_stages.log"
-  run_step memcheck_demod ${DEMOD_MEMCHECK_S:-300} compute-sanitizer --tool memcheck --leak-check full \
-    --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
+  run_step memcheck_demod "${DEMOD_MEMCHECK_S:-300}" compute-sanitizer --tool memcheck \
+    --leak-check full --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
   grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_demod.log"
   if [ -z "${NO_BANK_RACECHECK:-}" ]; then
     run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
