@@ -28,9 +28,12 @@
 #include <string.h>
 
 #ifdef PRX_HAVE_CUDA
+#include "core/cuda_module.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
 #include <cuda_runtime_api.h>
+
+static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
 
 #define WARM 2
 #define REPS 15
@@ -94,14 +97,13 @@ static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
   const int all = which == K_ALL;
   if (all || which == K_PRE)
-    s = qpsk_stages_pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
-  if (!s && (all || which == K_OM)) s = qpsk_stages_om(b->st, 0, b->omi, b->grid, b->omo, 0);
-  if (!s && (all || which == K_X4))
-    s = qpsk_stages_x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+    s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
+  if (!s && (all || which == K_OM)) s = S->om(b->st, 0, b->omi, b->grid, b->omo, 0);
+  if (!s && (all || which == K_X4)) s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
   if (!s && (all || which == K_MF))
-    s = qpsk_stages_mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
+    s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
   if (!s && (all || which == K_OUT))
-    s = qpsk_stages_out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
+    s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
   if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
   return s != PRX_OK;
 }
@@ -136,11 +138,12 @@ static uint16_t to_half(float f) {
 }
 
 int main(void) {
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("bench_qpsk_stages: skipped (no usable CUDA device)\n");
+  const prx_cuda_module *m = prx_cuda_module_get();
+  if (!m) {
+    printf("bench_qpsk_stages: skipped (%s)\n", prx_cuda_module_why());
     return 77;
   }
+  S = m->qpsk_stages;
   struct cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
   const double bw = d2d_bandwidth();
@@ -205,7 +208,7 @@ int main(void) {
       for (int f = 0; f < 2; f++) {
         const size_t ssz = f ? 4 : 8, stride = pitch * ssz;
         qpsk_stages st;
-        if (qpsk_stages_create(&st, &pre, &mf, C, NB, L, Lmax, sps, f)) {
+        if (S->create(&st, &pre, &mf, C, NB, L, Lmax, sps, f)) {
           fprintf(stderr, "create: %s\n", prx_last_error());
           return 1;
         }
@@ -296,7 +299,7 @@ int main(void) {
         cudaFree(b.omo);
         cudaFree((void *)b.w0);
         cudaFree(b.w);
-        qpsk_stages_destroy(&st);
+        S->destroy(&st);
       }
       free(mb);
       free(ob);

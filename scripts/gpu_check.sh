@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU channelizer's and demodulator bank's check on a machine with an NVIDIA GPU, in one go:
-# configure and build (sm_90, no -march=native; the shipped library's kernel count and size),
-# run the GPU tests, the benchmarks and the CuPy peer, the GPU tests again (reduced set) under
+# configure and build (no -march=native; the CUDA module's kernel count and size), run the GPU
+# tests, the benchmarks and the CuPy peer, the GPU tests again (reduced set) under
 # compute-sanitizer memcheck and racecheck, then the whole test suite (where AUTO picks the GPU).
 # Logs go to $OUT (default ./gpu-out); a short summary table is printed last.
 #
@@ -9,13 +9,13 @@
 #                                     profile (default: all but profile)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
-# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer), PARTS (default
-# "chan demod": the channelizer's and the demodulator bank's tests, benchmarks and sanitizer
-# runs; give one of them to run only its part), DEMOD_BENCH_ARGS (bench_qpsk_bank's --case
-# filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit, default 300),
-# NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test always runs
-# under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the carried
-# library packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
+# --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the
+# CuPy peer), PARTS (default "chan demod": the channelizer's and the demodulator bank's tests,
+# benchmarks and sanitizer runs; give one of them to run only its part), DEMOD_BENCH_ARGS
+# (bench_qpsk_bank's --case filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit,
+# default 300), NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test
+# always runs under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the
+# carried library packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -54,12 +54,12 @@ if has build; then
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
+    ${CUDA_ARCH:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"} -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
     cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
-    so=$(ls "$BUILD"/libpolyrx.so* | head -1)
+    so=$BUILD/libpolyrx_cuda.so # the CUDA module: every kernel
     "$CUOBJDUMP" -sass "$so" | grep Function >"$OUT/kernels.txt" 2>&1
     note "library: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
       "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel"

@@ -18,9 +18,12 @@
 #include <stdio.h>
 
 #ifdef PRX_HAVE_CUDA
+#include "core/cuda_module.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
 #include <cuda_runtime_api.h>
+
+static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
 
 static int cuda_ok(cudaError_t e, const char *what) {
   CHECK(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
@@ -42,7 +45,7 @@ static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
   case_make(&k, &r, C, NB, L, sps, cf16, diff);
   const size_t ng = case_ng(&k), nb = (size_t)C * NB;
   qpsk_stages st;
-  CHECK_OK(qpsk_stages_create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
+  CHECK_OK(S->create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
   st.mf_pad = pad;
 
   /* rows */
@@ -128,14 +131,14 @@ static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
     cuda_ok(cudaMemset(d_sums, 0xff, nb * 5 * sizeof(double)), "poison");
     cuda_ok(cudaMemset(d_bad, 0xff, nb * sizeof(unsigned)), "poison");
     cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
-    CHECK_OK(qpsk_stages_pre(&st, d_rows, stride, 0, k.n_total, d_grid, d_mom, d_bad, 0));
+    CHECK_OK(S->pre(&st, d_rows, stride, 0, k.n_total, d_grid, d_mom, d_bad, 0));
     /* the grid as pre leaves it, then levelled by om */
     cuda_ok(cudaMemcpy(grid_pre, d_grid, nb * ng * sizeof *grid_pre, cudaMemcpyDeviceToHost),
             "grid");
-    CHECK_OK(qpsk_stages_om(&st, 0, d_omi, d_grid, d_omo, 0));
-    CHECK_OK(qpsk_stages_x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
-    CHECK_OK(qpsk_stages_mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
-    CHECK_OK(qpsk_stages_out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+    CHECK_OK(S->om(&st, 0, d_omi, d_grid, d_omo, 0));
+    CHECK_OK(S->x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
+    CHECK_OK(S->mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
+    CHECK_OK(S->out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
     ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
   }
   if (ok) {
@@ -244,7 +247,7 @@ static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
   free(grid_pre);
   free(w);
   free(omo);
-  qpsk_stages_destroy(&st);
+  S->destroy(&st);
   free(h_rows);
   free(mb);
   free(ob);
@@ -288,7 +291,7 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
     const size_t nbk = pr.n, nb = C * nbk, ng = pr.ng, stride = n * sizeof(prx_cf32);
     const size_t w_stride = nbk * k.Lmax, bits_stride = cpu_nbits + 64;
     qpsk_stages st;
-    CHECK_OK(qpsk_stages_create(&st, &k.pre, &k.mf, C, (unsigned)nbk, k.L, k.Lmax, k.sps, 0));
+    CHECK_OK(S->create(&st, &k.pre, &k.mf, C, (unsigned)nbk, k.L, k.Lmax, k.sps, 0));
     qpsk_mf_block *mb = calloc(nb, sizeof *mb);
     qpsk_out_block *ob = calloc(nb, sizeof *ob);
     qpsk_om_in *oi = calloc(nb, sizeof *oi);
@@ -342,11 +345,11 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
       cuda_ok(cudaMemset(d_w, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
       cuda_ok(cudaMemset(d_oo, 0xff, nb * sizeof(qpsk_om_out)), "poison");
       cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
-      CHECK_OK(qpsk_stages_pre(&st, d_rows, stride, 0, (int64_t)n, d_grid, d_mom, d_bad, 0));
-      CHECK_OK(qpsk_stages_om(&st, 0, d_oi, d_grid, d_oo, 0));
-      CHECK_OK(qpsk_stages_x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
-      CHECK_OK(qpsk_stages_mf(&st, d_rows, stride, 0, (int64_t)n, d_mb, d_sym, d_sums, 0));
-      CHECK_OK(qpsk_stages_out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+      CHECK_OK(S->pre(&st, d_rows, stride, 0, (int64_t)n, d_grid, d_mom, d_bad, 0));
+      CHECK_OK(S->om(&st, 0, d_oi, d_grid, d_oo, 0));
+      CHECK_OK(S->x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
+      CHECK_OK(S->mf(&st, d_rows, stride, 0, (int64_t)n, d_mb, d_sym, d_sums, 0));
+      CHECK_OK(S->out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
       ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
     }
     if (ok) {
@@ -381,7 +384,7 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
     cudaFree(d_oo);
     cudaFree(d_w0);
     cudaFree(d_bits);
-    qpsk_stages_destroy(&st);
+    S->destroy(&st);
     free(mb);
     free(ob);
     free(oi);
@@ -402,11 +405,12 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
 }
 
 int main(void) {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    printf("test_qpsk_stages_cuda: no usable CUDA device: skipped\n");
+  const prx_cuda_module *m = prx_cuda_module_get();
+  if (!m) {
+    printf("test_qpsk_stages_cuda: no usable CUDA device (%s): skipped\n", prx_cuda_module_why());
     return 77;
   }
+  S = m->qpsk_stages;
   run_case(4.0, 0, 1, 1, 21);
   run_case(16.0 / 3.0, 0, 0, 1, 22);
   run_case(4.0, 1, 0, 1, 23);

@@ -35,9 +35,12 @@
  * were good.
  *
  * Symbols. The symbol instants are t_k = k + tau(t) symbol periods from input sample 0 (t = 0 is
- * the first input sample). The demodulator outputs one symbol for every instant in [0, N / sps),
- * N being the number of input samples after flush: the generator's convention (polyrx/sim.h:
- * symbol 0 is centred in the first symbol period). Every such symbol is output exactly once,
+ * the first input sample). The demodulator outputs one symbol for every instant in
+ * [-1/16, N / sps - 1/16), N being the number of input samples after flush: the generator's
+ * symbols (polyrx/sim.h: symbol 0 centred at timing_offset in [0, 1)) come out exactly when
+ * timing_offset < 15/16, the window's edges 1/16 symbol away from a symbol centred on the first
+ * sample (the generator's default) so that the timing estimate's noise cannot drop or add one
+ * there. Every such symbol is output exactly once,
  * whatever the clock offset; in PRX_QPSK_PILOTS mode the pilot symbols are consumed and only data
  * symbols give bits.
  *

@@ -8,6 +8,7 @@
  * demodulated unpacked into the slot's scratch and packed with the channel's leftover bits. */
 #include "qpsk_bank_internal.h"
 
+#include "../core/cuda_module.h"
 #include "../core/internal.h"
 
 #include <stdatomic.h>
@@ -27,24 +28,23 @@ prx_qpsk_bank_config prx_qpsk_bank_config_default(void) {
   return c;
 }
 
-static prx_status pick_backend(const prx_qpsk_bank_config *cfg, prx_backend *out) {
+/* The backend (AUTO resolved) and, for CUDA, the module's bank entries (chan.c picks alike). */
+static prx_status pick_backend(const prx_qpsk_bank_config *cfg, prx_backend *backend,
+                               const prx_qpsk_bank_cuda **gpu) {
+  const prx_cuda_module *m = NULL;
   switch (cfg->backend) {
-  case PRX_BACKEND_CPU: *out = PRX_BACKEND_CPU; return PRX_OK;
+  case PRX_BACKEND_CPU: break;
   case PRX_BACKEND_CUDA:
-#ifdef PRX_HAVE_CUDA
-    if (!prx_cuda_available())
-      return prx_fail(PRX_ERR_NODEVICE,
-                      "the CUDA backend was requested but no CUDA device is usable");
-    *out = PRX_BACKEND_CUDA;
-    return PRX_OK;
-#else
-    return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but this build has no CUDA");
-#endif
-  case PRX_BACKEND_AUTO:
-    *out = prx_cuda_available() ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
-    return PRX_OK;
+    if (!(m = prx_cuda_module_get()))
+      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but cannot run: %s",
+                      prx_cuda_module_why());
+    break;
+  case PRX_BACKEND_AUTO: m = prx_cuda_module_get(); break;
+  default: return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
   }
-  return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
+  *backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
+  *gpu = m ? m->qpsk_bank : NULL;
+  return PRX_OK;
 }
 
 static prx_status check_config(const prx_qpsk_bank_config *cfg) {
@@ -62,9 +62,7 @@ static prx_status check_config(const prx_qpsk_bank_config *cfg) {
 
 void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   if (!b) return;
-#ifdef PRX_HAVE_CUDA
-  prx_qpsk_bank_cuda_destroy(b);
-#endif
+  if (b->gpu) b->gpu->destroy(b->cuda);
   if (b->ch)
     for (unsigned c = 0; c < b->C; c++) prx_qpsk_destroy(b->ch[c]);
   if (b->slots)
@@ -98,7 +96,8 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
   prx_status st = check_config(cfg);
   if (st) return st;
   prx_backend backend = PRX_BACKEND_CPU;
-  if ((st = pick_backend(cfg, &backend))) return st;
+  const prx_qpsk_bank_cuda *gpu = NULL;
+  if ((st = pick_backend(cfg, &backend, &gpu))) return st;
   if (backend == PRX_BACKEND_CUDA && cfg->row_format != PRX_CF32 && cfg->row_format != PRX_CF16)
     return prx_fail(PRX_ERR_UNSUPPORTED, "the CUDA bank takes cf32 or cf16 rows, not %s",
                     prx_format_name(cfg->row_format));
@@ -146,12 +145,13 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     prx_qpsk_bank_destroy(b);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's worker slots");
   }
-#ifdef PRX_HAVE_CUDA
-  if (backend == PRX_BACKEND_CUDA && (st = prx_qpsk_bank_cuda_create(b))) {
-    prx_qpsk_bank_destroy(b);
-    return st;
+  if (gpu) {
+    if ((st = gpu->create(cfg->device, &b->cuda))) {
+      prx_qpsk_bank_destroy(b);
+      return st;
+    }
+    b->gpu = gpu; /* destroyed with the bank from here */
   }
-#endif
   *out = b;
   return PRX_OK;
 }
@@ -361,6 +361,34 @@ prx_status prx_qpsk_bank_flush(prx_qpsk_bank *b, const prx_qpsk_bank_out *out) {
   return prx_qpsk_bank_run_host(b, NULL, 0, 0, 1, out);
 }
 
+/* The CUDA backend's staged path: the module copies the device rows into pinned host rows, the
+ * CPU path demodulates them into pinned outputs, the module copies those to the device rows
+ * (as wide as the longest channel's output) on the stream without waiting. */
+static prx_status run_device(prx_qpsk_bank *b, const void *d_in, size_t in_stride, size_t n_in,
+                             int flush, const prx_qpsk_bank_out *out, void *stream) {
+  size_t C = b->C, sz = prx_format_size(b->cfg.row_format);
+  const void *h_in = NULL;
+  prx_qpsk_bank_out h = *out;
+  prx_status st = b->gpu->stage_in(
+      b->cuda, d_in, in_stride, flush ? 0 : n_in, C, sz, out->bits ? C * out->bits_stride : 0,
+      out->llrs ? C * out->llr_stride * sizeof(float) : 0, stream, &h_in, &h.bits, &h.llrs);
+  if (st) return st;
+  size_t *n_bytes = out->n_bytes;
+  if (!n_bytes && !(n_bytes = calloc(C, sizeof *n_bytes)))
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's byte counts");
+  h.n_bytes = n_bytes;
+  st = prx_qpsk_bank_run_host(b, h_in, n_in, flush ? 0 : n_in, flush, &h);
+  size_t wb = 0, ws = 0;
+  for (size_t c = 0; c < C; c++) {
+    if (n_bytes[c] > wb) wb = n_bytes[c];
+    if (out->n_symbols[c] > ws) ws = out->n_symbols[c];
+  }
+  if (n_bytes != out->n_bytes) free(n_bytes);
+  if (st) return st;
+  return b->gpu->stage_out(b->cuda, out->bits, out->bits_stride, wb, out->llrs, out->llr_stride,
+                           2 * ws, C, stream);
+}
+
 prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
                                         size_t n_in, const prx_qpsk_bank_out *out, void *stream) {
   if (!b) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_execute_device: NULL bank");
@@ -374,12 +402,7 @@ prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size
   prx_status st =
       check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, 0), "prx_qpsk_bank_execute_device");
   if (st) return st;
-#ifdef PRX_HAVE_CUDA
-  return prx_qpsk_bank_cuda_run(b, d_in, in_stride, n_in, 0, out, stream);
-#else
-  (void)stream;
-  return prx_fail(PRX_ERR_UNSUPPORTED, "this build has no CUDA");
-#endif
+  return run_device(b, d_in, in_stride, n_in, 0, out, stream);
 }
 
 prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out *out,
@@ -390,10 +413,5 @@ prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out 
   prx_status st =
       check_out(b, out, prx_qpsk_bank_max_symbols(b, 0, 1), "prx_qpsk_bank_flush_device");
   if (st) return st;
-#ifdef PRX_HAVE_CUDA
-  return prx_qpsk_bank_cuda_run(b, NULL, 0, 0, 1, out, stream);
-#else
-  (void)stream;
-  return prx_fail(PRX_ERR_UNSUPPORTED, "this build has no CUDA");
-#endif
+  return run_device(b, NULL, 0, 0, 1, out, stream);
 }

@@ -1,16 +1,19 @@
-/* The CUDA backend's device-resident path of the demodulator bank: the rows come from device
- * memory on the caller's stream and the bits and LLRs go back to device memory on that stream.
+/* The CUDA backend's device-resident path of the demodulator bank, in the CUDA module: the rows
+ * come from device memory on the caller's stream and the bits and LLRs go back to device memory
+ * on that stream.
  *
- * What runs where: the rows are copied into pinned host memory (one 2-D copy, the caller's row
- * stride to dense rows), the CPU path (qpsk_bank.c: every channel on the worker pool) demodulates
- * them, and the bits and LLRs are copied to the caller's device rows (2-D copies as wide as the
- * longest channel's output, so a row is written at most up to its capacity). The stage kernels
- * (qpsk_stages_cuda.cu) are not called here yet: the CFO stage and a stage-major driver with the
- * serial passes between them are missing (bench/GPU_NOTES.md, "Run 2"); this path gives the
- * receiver the device-resident interface and its exact output now.
+ * What runs where: stage_in copies the rows into pinned host memory (one 2-D copy, the caller's
+ * row stride to dense rows), the library's CPU path (qpsk_bank.c: every channel on the worker
+ * pool) demodulates them into pinned outputs, and stage_out copies the bits and LLRs to the
+ * caller's device rows (2-D copies as wide as the longest channel's output, so a row is written
+ * at most up to its capacity). The module never calls the library, so the CPU path runs between
+ * the two entries, called by qpsk_bank.c. The stage kernels (qpsk_stages_cuda.cu) are not called
+ * here yet: the CFO stage and a stage-major driver with the serial passes between them are
+ * missing (bench/GPU_NOTES.md, "GPU demodulator bank"); this path gives the receiver the
+ * device-resident interface and its exact output now.
  *
- * The copies back are ordered on the caller's stream and the call returns without waiting for
- * them; the next call waits on their event before it reuses the pinned buffers. */
+ * The copies back are ordered on the caller's stream and stage_out returns without waiting for
+ * them; the next stage_in waits on their event before it reuses the pinned buffers. */
 extern "C" {
 #include "qpsk_bank_internal.h"
 
@@ -34,19 +37,8 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA bank: %s: %s", what, cudaGetErrorString(e));
 }
 
-extern "C" prx_status prx_qpsk_bank_cuda_create(prx_qpsk_bank *b) {
-  bank_cuda *g = (bank_cuda *)calloc(1, sizeof *g);
-  if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank state");
-  b->cuda = g;
-  cudaError_t e = cudaSetDevice(b->cfg.device);
-  if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice");
-  e = cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming);
-  if (e != cudaSuccess) return cuda_fail(e, "cudaEventCreate");
-  return PRX_OK;
-}
-
-extern "C" void prx_qpsk_bank_cuda_destroy(prx_qpsk_bank *b) {
-  bank_cuda *g = (bank_cuda *)b->cuda;
+static void bank_destroy(void *state) {
+  bank_cuda *g = (bank_cuda *)state;
   if (!g) return;
   if (g->pending) cudaEventSynchronize(g->done);
   if (g->done) cudaEventDestroy(g->done);
@@ -54,7 +46,20 @@ extern "C" void prx_qpsk_bank_cuda_destroy(prx_qpsk_bank *b) {
   cudaFreeHost(g->h_bits);
   cudaFreeHost(g->h_llrs);
   free(g);
-  b->cuda = NULL;
+}
+
+static prx_status bank_create(int device, void **state) {
+  *state = NULL;
+  bank_cuda *g = (bank_cuda *)calloc(1, sizeof *g);
+  if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank state");
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    bank_destroy(g);
+    return cuda_fail(e, "creating the bank's event");
+  }
+  *state = g;
+  return PRX_OK;
 }
 
 static prx_status grow_pinned(void **p, size_t *cap, size_t bytes) {
@@ -68,60 +73,59 @@ static prx_status grow_pinned(void **p, size_t *cap, size_t bytes) {
   return PRX_OK;
 }
 
-extern "C" prx_status prx_qpsk_bank_cuda_run(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
-                                             size_t n_in, int flush, const prx_qpsk_bank_out *out,
-                                             void *stream) {
-  bank_cuda *g = (bank_cuda *)b->cuda;
+static prx_status bank_stage_in(void *state, const void *d_in, size_t in_stride, size_t n_in,
+                                size_t C, size_t sample_size, size_t bits_bytes, size_t llr_bytes,
+                                void *stream, const void **h_in, uint8_t **h_bits, float **h_llrs) {
+  bank_cuda *g = (bank_cuda *)state;
   cudaStream_t s = (cudaStream_t)stream;
-  size_t C = b->C, sz = prx_format_size(b->cfg.row_format);
   cudaError_t e;
+  prx_status st;
+  *h_in = NULL;
+  *h_bits = NULL;
+  *h_llrs = NULL;
   if (g->pending) {
     if ((e = cudaEventSynchronize(g->done)) != cudaSuccess) return cuda_fail(e, "previous call");
     g->pending = 0;
   }
-  prx_status st;
-  if (!flush && n_in) {
-    if ((st = grow_pinned(&g->h_in, &g->in_cap, C * n_in * sz))) return st;
-    e = cudaMemcpy2DAsync(g->h_in, n_in * sz, d_in, in_stride * sz, n_in * sz, C,
-                          cudaMemcpyDeviceToHost, s);
+  if (n_in) {
+    if ((st = grow_pinned(&g->h_in, &g->in_cap, C * n_in * sample_size))) return st;
+    e = cudaMemcpy2DAsync(g->h_in, n_in * sample_size, d_in, in_stride * sample_size,
+                          n_in * sample_size, C, cudaMemcpyDeviceToHost, s);
     if (e != cudaSuccess) return cuda_fail(e, "copying the rows in");
     if ((e = cudaStreamSynchronize(s)) != cudaSuccess) return cuda_fail(e, "the rows in");
+    *h_in = g->h_in;
   }
-  prx_qpsk_bank_out h = *out;
-  if (out->bits) {
-    if ((st = grow_pinned((void **)&g->h_bits, &g->bits_cap, C * out->bits_stride))) return st;
-    h.bits = g->h_bits;
+  if (bits_bytes) {
+    if ((st = grow_pinned((void **)&g->h_bits, &g->bits_cap, bits_bytes))) return st;
+    *h_bits = g->h_bits;
   }
-  if (out->llrs) {
-    if ((st = grow_pinned((void **)&g->h_llrs, &g->llr_cap, C * out->llr_stride * sizeof(float))))
-      return st;
-    h.llrs = g->h_llrs;
+  if (llr_bytes) {
+    if ((st = grow_pinned((void **)&g->h_llrs, &g->llr_cap, llr_bytes))) return st;
+    *h_llrs = g->h_llrs;
   }
-  int own_bytes = out->n_bytes == NULL;
-  size_t *n_bytes = out->n_bytes;
-  if (own_bytes && !(n_bytes = (size_t *)calloc(C, sizeof *n_bytes)))
-    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's byte counts");
-  h.n_bytes = n_bytes;
-  st = prx_qpsk_bank_run_host(b, flush ? NULL : g->h_in, n_in, n_in, flush, &h);
-  size_t wb = 0, ws = 0;
-  for (size_t c = 0; c < C; c++) {
-    if (n_bytes[c] > wb) wb = n_bytes[c];
-    if (out->n_symbols[c] > ws) ws = out->n_symbols[c];
-  }
-  if (own_bytes) free(n_bytes);
-  if (st) return st;
-  if (out->bits && wb) {
-    e = cudaMemcpy2DAsync(out->bits, out->bits_stride, g->h_bits, out->bits_stride, wb, C,
+  return PRX_OK;
+}
+
+static prx_status bank_stage_out(void *state, uint8_t *d_bits, size_t bits_stride,
+                                 size_t bits_width, float *d_llrs, size_t llr_stride,
+                                 size_t llr_width, size_t C, void *stream) {
+  bank_cuda *g = (bank_cuda *)state;
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaError_t e;
+  if (d_bits && bits_width) {
+    e = cudaMemcpy2DAsync(d_bits, bits_stride, g->h_bits, bits_stride, bits_width, C,
                           cudaMemcpyHostToDevice, s);
     if (e != cudaSuccess) return cuda_fail(e, "copying the bits out");
   }
-  if (out->llrs && ws) {
-    e = cudaMemcpy2DAsync(out->llrs, out->llr_stride * sizeof(float), g->h_llrs,
-                          out->llr_stride * sizeof(float), 2 * ws * sizeof(float), C,
-                          cudaMemcpyHostToDevice, s);
+  if (d_llrs && llr_width) {
+    e = cudaMemcpy2DAsync(d_llrs, llr_stride * sizeof(float), g->h_llrs, llr_stride * sizeof(float),
+                          llr_width * sizeof(float), C, cudaMemcpyHostToDevice, s);
     if (e != cudaSuccess) return cuda_fail(e, "copying the LLRs out");
   }
   if ((e = cudaEventRecord(g->done, s)) != cudaSuccess) return cuda_fail(e, "cudaEventRecord");
   g->pending = 1;
   return PRX_OK;
 }
+
+extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {bank_create, bank_destroy,
+                                                                  bank_stage_in, bank_stage_out};

@@ -25,6 +25,7 @@ struct prx_qpsk_bank {
   struct prx_pool *pool;
   unsigned n_slots;
   prx_qpsk_bank_slot *slots;
+  const struct prx_qpsk_bank_cuda *gpu; /* the CUDA path (the module's), NULL on the CPU */
   void *cuda; /* the CUDA path's staging state (qpsk_bank_cuda.cu), NULL on the CPU backend */
 };
 
@@ -51,11 +52,28 @@ static inline float prx_half_to_float(uint16_t h) {
   return v.f;
 }
 
-#ifdef PRX_HAVE_CUDA
-prx_status prx_qpsk_bank_cuda_create(prx_qpsk_bank *b);
-void prx_qpsk_bank_cuda_destroy(prx_qpsk_bank *b);
-prx_status prx_qpsk_bank_cuda_run(prx_qpsk_bank *b, const void *d_in, size_t in_stride, size_t n_in,
-                                  int flush, const prx_qpsk_bank_out *out, void *stream);
-#endif
+/* The CUDA path's entry points (qpsk_bank_cuda.cu, in the CUDA module:
+ * prx_cuda_module_get()->qpsk_bank). The device rows are staged through pinned host memory and
+ * the library runs the CPU path between the two copies (qpsk_bank.c), as the module never calls
+ * the library. */
+typedef struct prx_qpsk_bank_cuda {
+  /* the staging state for device `device` into *state (NULL on failure) */
+  prx_status (*create)(int device, void **state);
+  void (*destroy)(void *state); /* waits for the copies in flight; accepts NULL */
+  /* Waits for the previous call's copies back; copies n_in samples of sample_size bytes of C
+   * device rows (d_in, in_stride samples apart) into pinned dense rows *h_in and waits for them
+   * (*h_in NULL when n_in is 0); gives pinned outputs of bits_bytes and llr_bytes in *h_bits and
+   * *h_llrs (NULL for 0 bytes). */
+  prx_status (*stage_in)(void *state, const void *d_in, size_t in_stride, size_t n_in, size_t C,
+                         size_t sample_size, size_t bits_bytes, size_t llr_bytes, void *stream,
+                         const void **h_in, uint8_t **h_bits, float **h_llrs);
+  /* Copies the first bits_width bytes of each of the C pinned bit rows (bits_stride bytes apart)
+   * to d_bits and the first llr_width floats of each LLR row (llr_stride floats apart) to
+   * d_llrs (a NULL destination or a zero width: nothing), on the stream, without waiting. */
+  prx_status (*stage_out)(void *state, uint8_t *d_bits, size_t bits_stride, size_t bits_width,
+                          float *d_llrs, size_t llr_stride, size_t llr_width, size_t C,
+                          void *stream);
+} prx_qpsk_bank_cuda;
+extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 
 #endif

@@ -383,12 +383,13 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
        * estimator's noise, the line averages it over the span's blocks; a block that left the
        * line (a jump) keeps its own value */
       if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
-      double limit = ((double)bk->b + 1) * L;
+      double limit = ((double)bk->b + 1) * L - QPSK_LEAD;
       if (q->flushing) {
-        double end = (double)q->n_total / q->sps;
+        double end = (double)q->n_total / q->sps - QPSK_LEAD;
         if (end < limit) limit = end;
       }
-      bk->k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil(d * Cb / (1 + d) - bk->tau);
+      bk->k0 =
+          q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
       /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
        * half a symbol by construction; should they not, the block's timing moves to keep its
        * first instant inside (a safety net: never a read outside the windows) */

@@ -3,6 +3,8 @@
 
 #include "qpsk_cplx.h"
 
+#include "../core/internal.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +12,7 @@
 
 void qpsk_decide_coherent(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, uint8_t *bits,
                           float *llrs) {
+  PRX_ISA_DISPATCH(qpsk_decide_coherent, y, n, rot, sigma2, bits, llrs);
   const float rr = rot.re, ri = rot.im;
   if (bits) {
     for (size_t i = 0; i < n; i++) {
@@ -107,6 +110,7 @@ static inline float fast_log(float x) {
 
 void qpsk_decide_diff(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, qpsk_diff_prev *prev,
                       uint8_t *bits, float *llrs) {
+  PRX_ISA_DISPATCH(qpsk_decide_diff, y, n, rot, sigma2, prev, bits, llrs);
   const float a = 2.0f / sigma2;
   qpsk_diff_prev p = *prev;
   if (!llrs) { /* hard decisions only: quadrant steps, branch-free so that it vectorises */

@@ -10,6 +10,7 @@
 #include "qpsk_stage_math.h"
 
 void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
+  PRX_ISA_DISPATCH(qpsk_x4_interp, z, c, n, w);
   size_t j = 0;
 #ifdef QPSK_AVX2
   /* four symbols per step: each one's four grid samples are one vector; multiply by the
@@ -74,6 +75,7 @@ static size_t argmax_power(const prx_cf32 *spec, size_t k0, size_t k1, float *be
 }
 
 double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {
+  PRX_ISA_DISPATCH_RET(qpsk_spectrum_peak, spec, nfft, max_nu);
   /* bins 0 .. kmax and nfft - kmax .. nfft - 1 have |nu| <= max_nu */
   size_t kmax = (size_t)floor(max_nu * (double)nfft);
   if (kmax > nfft / 2 - 1) kmax = nfft / 2 - 1;
@@ -271,6 +273,7 @@ double qpsk_wrap(double x, double period) {
 
 void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega,
                    prx_cf32 dc, double gain) {
+  PRX_ISA_DISPATCH(qpsk_derotate, in, out, n, theta, omega, dc, gain);
   double ar = gain * cos(theta), ai = -gain * sin(theta); /* anchor gain exp(-j theta) */
   const float dr = dc.re, di = dc.im;
   const size_t CH = 256; /* anchor spacing: 16 float steps of 16 omega in between */

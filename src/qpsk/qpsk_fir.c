@@ -174,6 +174,7 @@ static unsigned gcd_u(unsigned a, unsigned b) {
  * and written back to their places. */
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
                   prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
   const float *xf = (const float *)x - 2 * (f->c + x_base);
   const size_t row = 2 * (size_t)f->ntaps;
 #ifdef QPSK_AVX2
@@ -232,6 +233,7 @@ static inline void pos_at(const qpsk_fir *f, double p, long *i, long *j) {
 
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
                      prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out);
   const float *xf = (const float *)x - 2 * f->c;
   const size_t row = 2 * (size_t)f->ntaps;
   size_t k = 0;

@@ -193,6 +193,7 @@ static void moments_chunk(const prx_cf32 *x, size_t n, double mom[3], double *n_
 
 void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
                         double *n_fin, unsigned *n_bad) {
+  PRX_ISA_DISPATCH(qpsk_input_moments, q, lo, hi, scratch, mom, n_fin, n_bad);
   mom[0] = mom[1] = mom[2] = 0;
   *n_fin = 0;
   *n_bad = 0;

@@ -42,6 +42,11 @@
 #define QPSK_DC_SPANS 4       /* CFO spans in the DC estimate (this one and 3 before) */
 #define QPSK_LAGS 5           /* sub-block lags 1, 2, 4, 8, 16 for the drift (doubling precision) */
 #define QPSK_MAX_DRIFT 0.0062 /* |d| is clamped here (a little beyond the flagged range) */
+/* Symbols are owned by the instants in [-QPSK_LEAD, N/sps - QPSK_LEAD): the window's edges sit
+ * 1/16 symbol before the sample grid's, so a symbol centred exactly on the first sample (the
+ * generator's default timing 0, and the usual convention of other tools) is counted whatever the
+ * timing estimate's noise, and one centred exactly at the end is not */
+#define QPSK_LEAD 0.0625
 
 typedef struct {
   int64_t s;      /* absolute span index */

@@ -363,9 +363,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf,
-                                         unsigned C, unsigned nblk, unsigned L, unsigned Lmax,
-                                         double sps, int cf16) {
+static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
+                                unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
   memset(s, 0, sizeof *s);
   s->C = C;
   s->nblk = nblk;
@@ -428,15 +427,15 @@ extern "C" prx_status qpsk_stages_create(qpsk_stages *s, const qpsk_fir *pre, co
   return PRX_OK;
 }
 
-extern "C" void qpsk_stages_destroy(qpsk_stages *s) {
+static void stages_destroy(qpsk_stages *s) {
   cudaFree(s->d_pre);
   cudaFree(s->d_mf);
   s->d_pre = s->d_mf = NULL;
 }
 
-extern "C" prx_status qpsk_stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride,
-                                      int64_t b0, int64_t n_total, prx_cf32 *grid, double *mom,
-                                      unsigned *nonfinite, cudaStream_t stream) {
+static prx_status stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                             int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
+                             cudaStream_t stream) {
   pre_args a = {rows,     row_stride,   b0,       n_total,   s->nblk,  s->L, s->sps, s->d_pre,
                 s->pre_Q, s->pre_ntaps, s->pre_c, s->pre_rq, s->pre_r, grid, mom,    nonfinite};
   dim3 g(s->nblk, s->C);
@@ -449,9 +448,9 @@ extern "C" prx_status qpsk_stages_pre(const qpsk_stages *s, const void *rows, si
   return PRX_OK;
 }
 
-extern "C" prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride,
-                                     int64_t b0, int64_t n_total, const qpsk_mf_block *blk,
-                                     prx_cf32 *sym, double *sums, cudaStream_t stream) {
+static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                            int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
+                            cudaStream_t stream) {
   mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
                s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums};
   dim3 g(s->nblk, s->C);
@@ -468,9 +467,9 @@ extern "C" prx_status qpsk_stages_mf(const qpsk_stages *s, const void *rows, siz
   return PRX_OK;
 }
 
-extern "C" prx_status qpsk_stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
-                                      const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
-                                      size_t bits_stride, cudaStream_t stream) {
+static prx_status stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
+                             const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
+                             size_t bits_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
   qpsk_out_kernel<<<g, STAGE_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits,
                                                    bits_stride);
@@ -478,8 +477,8 @@ extern "C" prx_status qpsk_stages_out(const qpsk_stages *s, const qpsk_mf_block 
   return PRX_OK;
 }
 
-extern "C" prx_status qpsk_stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
-                                     prx_cf32 *grid, qpsk_om_out *out, cudaStream_t stream) {
+static prx_status stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, prx_cf32 *grid,
+                            qpsk_om_out *out, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
   qpsk_om_kernel<<<g, STAGE_THREADS, 0, stream>>>(b0, s->nblk, s->L, s->nsub, s->Ls, s->nlags, in,
                                                   grid, out);
@@ -487,11 +486,14 @@ extern "C" prx_status qpsk_stages_om(const qpsk_stages *s, int64_t b0, const qps
   return PRX_OK;
 }
 
-extern "C" prx_status qpsk_stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk,
-                                     const int64_t *w0, const prx_cf32 *grid, prx_cf32 *w,
-                                     size_t w_stride, cudaStream_t stream) {
+static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                            const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
+                            cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, grid, w, w_stride);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
+
+extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
+    stages_create, stages_destroy, stages_pre, stages_mf, stages_om, stages_x4, stages_out};
