@@ -61,8 +61,9 @@ if has build; then
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
     so=$BUILD/libpolyrx_cuda.so # the CUDA module: every kernel
     "$CUOBJDUMP" -sass "$so" | grep Function >"$OUT/kernels.txt" 2>&1
-    note "library: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
-      "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel"
+    note "module: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
+      "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel," \
+      "$(grep -cE 'qpsk_[a-z0-9]+_kernel' "$OUT/kernels.txt") demodulator stage kernels"
   else
     tail -40 "$OUT/build.log"
     note "build: FAILED (see build.log)"
@@ -149,8 +150,10 @@ fi
 
 if has ctest; then
   cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1
-  # (test_chan_cuda ran above)
-  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E '^test_(chan|qpsk_bank)_cuda$' \
+  ran=() # the GPU tests the test step ran
+  has test && part chan && ran+=(chan)
+  has test && part demod && ran+=(qpsk_bank qpsk_stages)
+  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E "^test_($(IFS='|'; echo "${ran[*]}"))_cuda\$" \
     --output-on-failure) \
     >"$OUT/ctest.log" 2>&1
   note "ctest: rc=$? ($(elapsed)) $(grep -m1 'tests passed' "$OUT/ctest.log")"
