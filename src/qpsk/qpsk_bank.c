@@ -369,6 +369,7 @@ static prx_status run_device(prx_qpsk_bank *b, const void *d_in, size_t in_strid
   size_t C = b->C, sz = prx_format_size(b->cfg.row_format);
   const void *h_in = NULL;
   prx_qpsk_bank_out h = *out;
+  if (C == 1) in_stride = n_in; /* one row: any stride is accepted, the copy's pitch is its width */
   prx_status st = b->gpu->stage_in(
       b->cuda, d_in, in_stride, flush ? 0 : n_in, C, sz, out->bits ? C * out->bits_stride : 0,
       out->llrs ? C * out->llr_stride * sizeof(float) : 0, stream, &h_in, &h.bits, &h.llrs);
