@@ -28,6 +28,7 @@ typedef struct {
   double rolloff;
   unsigned long span, block, cfo_span, threads, read_block;
   prx_qpsk_ambiguity ambiguity;
+  prx_backend backend;
   int packed, quiet, ambiguity_set;
 } options;
 
@@ -71,6 +72,11 @@ static void usage(FILE *f) {
       "      --read-block N     input samples per read (default %zu); reading, demodulation\n"
       "                         and writing run at once on successive blocks; output is\n"
       "                         identical for any N\n"
+      "      --backend B        auto, cpu or cuda (default auto). The demodulation runs on the\n"
+      "                         CPU with every backend: cuda only checks that a GPU is usable\n"
+      "                         (an error where none is). The library's CUDA demodulator bank\n"
+      "                         stages its rows through the host today: CPU results, copied to\n"
+      "                         the GPU (docs/ARCHITECTURE.md, \"Demodulator bank\")\n"
       "\n"
       "output:\n"
       "  -o, --output BITS|-    data bits: one byte (0 or 1) per bit, b0 then b1 of each data\n"
@@ -130,7 +136,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_BITS,
     OPT_LLR,
     OPT_REPORT,
-    OPT_READBLOCK
+    OPT_READBLOCK,
+    OPT_BACKEND
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -146,6 +153,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"block", required_argument, 0, OPT_BLOCK},
       {"cfo-span", required_argument, 0, OPT_CFOSPAN},
       {"threads", required_argument, 0, 't'},
+      {"backend", required_argument, 0, OPT_BACKEND},
       {"output", required_argument, 0, 'o'},
       {"bits", required_argument, 0, OPT_BITS},
       {"llr", required_argument, 0, OPT_LLR},
@@ -209,6 +217,16 @@ static int parse_args(int argc, char **argv, options *o) {
         o->packed = 1;
       else if (strcmp(a, "unpacked"))
         return cli_error(CMD, "--bits: '%s' is not a bit format (unpacked or packed)", a);
+      break;
+    case OPT_BACKEND:
+      if (!strcmp(a, "auto"))
+        o->backend = PRX_BACKEND_AUTO;
+      else if (!strcmp(a, "cpu"))
+        o->backend = PRX_BACKEND_CPU;
+      else if (!strcmp(a, "cuda"))
+        o->backend = PRX_BACKEND_CUDA;
+      else
+        return cli_error(CMD, "--backend: unknown backend '%s' (auto, cpu or cuda)", a);
       break;
     case OPT_LLR: o->llr = a; break;
     case OPT_REPORT: o->report = a; break;
@@ -300,6 +318,14 @@ static int setup_demod(run_state *r) {
     c.pilot_len = (unsigned)l;
   }
   r->qc = c;
+  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
+    return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
+#ifdef PRX_HAVE_CUDA
+                     ""
+#else
+                     " (this build has no CUDA)"
+#endif
+    );
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (st) return cli_status_error(CMD, "demodulator", st);
   /* an output slot holds the symbols of any block: the spans that can complete while a block

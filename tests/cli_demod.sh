@@ -201,6 +201,14 @@ expect_fail "conflicts" -- -i "$T/d.cf32" -s 12.8k -r 2400 --diff --pilots 256:1
 expect_fail "max-cfo" "Rs/8" -- -i "$T/d.cf32" -s 12.8k -r 2400 --max-cfo 400 -o "$T/x"
 expect_fail "--block" -- -i "$T/d.cf32" -s 12.8k -r 2400 --block 100 -o "$T/x"
 expect_fail "--bits" -- -i "$T/d.cf32" -s 12.8k -r 2400 --bits hex -o "$T/x"
+expect_fail "--backend" "gpu" -- -i "$T/d.cf32" -s 12.8k -r 2400 --backend gpu -o "$T/x"
+"$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 --backend cpu -o "$T/bc.bits" || bad "--backend cpu failed"
+cmp -s "$T/bc.bits" "$T/d.bits" || bad "--backend cpu: bits differ from the default run"
+if "$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 --backend cuda -o "$T/bg.bits" 2>"$T/bg.err"; then
+  cmp -s "$T/bg.bits" "$T/d.bits" || bad "--backend cuda: bits differ from the CPU's"
+else
+  grep -q "no usable CUDA device" "$T/bg.err" || bad "--backend cuda failed without saying why: $(cat "$T/bg.err")"
+fi
 expect_fail "unknown option" -- -i "$T/d.cf32" -s 12.8k -r 2400 --frobnicate -o "$T/x"
 expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.cf32"
 [ "$(size "$T/d.cf32")" = 1600000 ] || bad "the input was overwritten"

@@ -6,6 +6,8 @@ extern "C" {
 #include "cuda_module.h"
 
 #include "../chan/chan_cuda.h"
+#include "../qpsk/qpsk_bank_internal.h"
+#include "../qpsk/qpsk_stages_cuda.h"
 #include "internal.h"
 }
 
@@ -55,6 +57,12 @@ static void *host_alloc(size_t bytes) {
 }
 
 static void host_free(void *p) { cudaFreeHost(p); }
-
-extern "C" __attribute__((visibility("default"))) const prx_cuda_module prx_cuda_module_v1 = {
-    PRX_CUDA_MODULE_ABI, PRX_VERSION_TEXT, init, &prx_chan_cuda_entries, host_alloc, host_free};
+extern "C" __attribute__((visibility("default")))
+const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
+                                            PRX_VERSION_TEXT,
+                                            init,
+                                            &prx_chan_cuda_entries,
+                                            &prx_qpsk_bank_cuda_entries,
+                                            &prx_qpsk_stages_cuda_entries,
+                                            host_alloc,
+                                            host_free};

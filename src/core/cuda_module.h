@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 2
+#define PRX_CUDA_MODULE_ABI 3
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -39,7 +39,9 @@ typedef struct prx_cuda_host {
   size_t (*format_size)(prx_format f); /* prx_format_size */
 } prx_cuda_host;
 
-struct prx_chan_cuda; /* src/chan/chan_cuda.h */
+struct prx_chan_cuda;        /* src/chan/chan_cuda.h */
+struct prx_qpsk_bank_cuda;   /* src/qpsk/qpsk_bank_internal.h */
+struct prx_qpsk_stages_cuda; /* src/qpsk/qpsk_stages_cuda.h */
 
 typedef struct prx_cuda_module {
   int abi;             /* PRX_CUDA_MODULE_ABI of the module's build */
@@ -48,7 +50,9 @@ typedef struct prx_cuda_module {
    * counts the CUDA devices: > 0 the number, 0 none usable (why then says why: no driver,
    * no device, a driver older than the runtime). */
   int (*init)(const prx_cuda_host *host, char *why, size_t why_size);
-  const struct prx_chan_cuda *chan; /* the channelizer (chan_cuda.cu) */
+  const struct prx_chan_cuda *chan;               /* the channelizer (chan_cuda.cu) */
+  const struct prx_qpsk_bank_cuda *qpsk_bank;     /* the demodulator bank (qpsk_bank_cuda.cu) */
+  const struct prx_qpsk_stages_cuda *qpsk_stages; /* its stage kernels (qpsk_stages_cuda.cu) */
   /* Page-locked host memory (cudaHostAlloc, portable; cudaFreeHost), for buffers the GPU copies
    * by DMA (the host pipeline's, src/pipeline/pipe_alloc.c): NULL when it cannot be had. */
   void *(*host_alloc)(size_t bytes);

@@ -10,37 +10,6 @@
 #define PRX_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define PRX_PRINTF(a, b)
-/* ---- CPU kernels built per instruction set, chosen at run time ----
- * A file listed in POLYRX_ISA_SOURCES (CMakeLists.txt) is compiled twice: for baseline x86-64
- * (the "generic" variant, under its own names) and with -mavx2 -mfma (the "avx2_fma" variant,
- * every function the list names renamed NAME_avx2_fma, PRX_ISA_VARIANT defined). A function
- * with an AVX2 path opens with PRX_ISA_DISPATCH(name, args...) (PRX_ISA_DISPATCH_RET where it
- * returns a value): in the generic build that hands the call to name_avx2_fma where the CPU
- * has AVX2 and FMA (prx_cpu_isa), elsewhere it is empty. */
-typedef enum { PRX_ISA_GENERIC = 0, PRX_ISA_AVX2_FMA = 1 } prx_isa;
-/* The instruction set of the kernels, detected once per process (__builtin_cpu_supports);
- * POLYRX_CPU=generic in the environment forces the baseline (for tests). */
-prx_isa prx_cpu_isa(void);
-const char *prx_isa_name(prx_isa isa); /* "generic", "avx2_fma" */
-#if defined(PRX_ISA_DISPATCHER)
-#define PRX_ISA_DISPATCH(fn, ...)                                                                  \
-  do {                                                                                             \
-    extern __typeof__(fn) fn##_avx2_fma;                                                           \
-    if (prx_cpu_isa() == PRX_ISA_AVX2_FMA) {                                                       \
-      fn##_avx2_fma(__VA_ARGS__);                                                                  \
-      return;                                                                                      \
-    }                                                                                              \
-  } while (0)
-#define PRX_ISA_DISPATCH_RET(fn, ...)                                                              \
-  do {                                                                                             \
-    extern __typeof__(fn) fn##_avx2_fma;                                                           \
-    if (prx_cpu_isa() == PRX_ISA_AVX2_FMA) return fn##_avx2_fma(__VA_ARGS__);                      \
-  } while (0)
-#else
-#define PRX_ISA_DISPATCH(fn, ...) (void)0
-#define PRX_ISA_DISPATCH_RET(fn, ...) (void)0
-#endif
-
 #endif
 
 /* Records a formatted message as this thread's last error and returns status, so that a

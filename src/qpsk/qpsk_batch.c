@@ -23,6 +23,7 @@
  * Each stage reads only absolute positions of the stream and the state carried from earlier
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
 #include "qpsk_internal.h"
+#include "qpsk_stage_math.h"
 
 #include "qpsk_cplx.h"
 
@@ -43,7 +44,7 @@ static int64_t stream_blocks(const prx_qpsk *q) {
  * The DC is the mean over this span and up to QPSK_DC_SPANS - 1 before it: the mean of the
  * signal itself (its random data) is part of any such estimate and is removed with it, a line of
  * 1 / (symbols averaged) of the signal power (-39 dB for one 8192-symbol span, -45 dB for four). */
-static void serial_level(prx_qpsk *q, unsigned g) {
+void qpsk_serial_level(prx_qpsk *q, unsigned g) {
   for (unsigned i = 0; i < g; i++) {
     qpsk_span *sp = &q->spans[i];
     double m[3] = {0, 0, 0}, n = 0;
@@ -279,7 +280,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void serial_timing(prx_qpsk *q, unsigned g) {
+void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
   const double L = q->L;
   const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
   size_t t0 = 0;
@@ -422,10 +423,7 @@ static inline double instant(const prx_qpsk *q, const qpsk_blk *bk, double k) {
  * instants stay within 0.005 symbol of the run's centre timing; the whole block when the drift
  * is that small over it, 0 when even `unit` symbols drift more */
 static int64_t run_length(const qpsk_blk *bk, int64_t n, int64_t unit) {
-  double dd = fabs(bk->d);
-  if (dd * (double)n <= 0.01) return n;
-  int64_t r = (int64_t)(0.01 / dd) / unit * unit;
-  return r;
+  return qpsk_run_length(bk->d, n, unit);
 }
 
 /* ---- stages x4 and cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
@@ -596,7 +594,7 @@ static void acquire_frames(prx_qpsk *q) {
   q->pcorr[0] = q->pcorr[1] = 0;
 }
 
-static void serial_phase(prx_qpsk *q) {
+void qpsk_serial_phase(prx_qpsk *q) {
   const unsigned L = q->L;
   int have = q->have_phase;
   double phi_prev = q->phi_prev;
@@ -751,6 +749,23 @@ static void stage_out(void *ctx, size_t t) {
   }
 }
 
+/* ---- serial: the phase-continuous NCO, each span's phase continuing the previous span's ---- */
+
+void qpsk_serial_nco(prx_qpsk *q, unsigned g) {
+  const int64_t S = q->S;
+  double theta = q->theta_next;
+  for (unsigned i = 0; i < g; i++) {
+    qpsk_span *sp = &q->spans[i];
+    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
+    q->f_prev = sp->f;
+    sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
+    sp->theta = theta;
+    int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
+    theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
+  }
+  q->theta_next = theta;
+}
+
 /* ---- the batch ---- */
 
 static void report(prx_qpsk *q, const qpsk_blk *bk) {
@@ -827,26 +842,16 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   if (q->n_blks == 0) return 0;
 
   prx_pool_run(q->pool, stage_pre, q, q->n_blks);
-  serial_level(q, g);
+  qpsk_serial_level(q, g);
   prx_pool_run(q->pool, stage_om, q, q->n_blks);
-  serial_timing(q, g);
+  qpsk_serial_timing(q, g);
   prx_pool_run(q->pool, stage_x4, q, g);
   prx_pool_run(q->pool, stage_cfo, q, g);
-  /* phase-continuous NCO: each span's phase continues the previous span's */
-  double theta = q->theta_next;
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
-    q->f_prev = sp->f;
-    sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
-    sp->theta = theta;
-    int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
-    theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
-  }
-  q->theta_next = theta;
+  qpsk_serial_nco(q, g);
   prx_pool_run(q->pool, stage_mf, q, q->n_blks);
-  serial_phase(q);
+  qpsk_serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
+  if (q->batch_probe) q->batch_probe(q->probe_ctx, q);
 
   /* carry the state to the next batch and report */
   size_t data = 0, syms = 0;

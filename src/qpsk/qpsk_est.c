@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "qpsk_simd.h"
+#include "qpsk_stage_math.h"
 
 void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
   PRX_ISA_DISPATCH(qpsk_x4_interp, z, c, n, w);
@@ -29,22 +30,10 @@ void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) 
     _mm256_storeu_ps((float *)(w + j), _mm256_div_ps(cmul8(y2, y2), p));
   }
 #endif
-  for (; j < n; j++, z += 4) {
-    float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
-    float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
-    float p = a * a + b * b + 1e-30f;
-    float s2r = a * a - b * b, s2i = 2 * a * b;
-    w[j].re = (s2r * s2r - s2i * s2i) / p;
-    w[j].im = 2 * s2r * s2i / p;
-  }
+  for (; j < n; j++, z += 4) w[j] = qpsk_x4_one(z, c);
 }
 
-void qpsk_farrow_coef(double mu, float c[4]) {
-  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
-  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
-  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
-  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
-}
+void qpsk_farrow_coef(double mu, float c[4]) { qpsk_farrow_of(mu, c); }
 
 /* index of the largest |spec[k]|^2 for k in [k0, k1) (the first one on ties), and its value */
 static size_t argmax_power(const prx_cf32 *spec, size_t k0, size_t k1, float *best) {

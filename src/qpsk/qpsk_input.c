@@ -5,22 +5,18 @@
 
 #include "../dsp/convert.h"
 #include "qpsk_simd.h"
+#include "qpsk_stage_math.h"
 
 #include <math.h>
 #include <string.h>
 
-int64_t qpsk_count_below(double limit, double step) {
-  if (limit <= 0) return 0;
-  return (int64_t)ceil(limit / step - 1e-9);
-}
+int64_t qpsk_count_below(double limit, double step) { return qpsk_count_below_of(limit, step); }
 
 /* the matched filter reads, for block b, the instants of its symbols: within
  * [(bL - 1) sps, ((b+1)L + 1) sps) (neighbouring blocks' timing models meet within half a
  * symbol) */
 void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
-  int64_t L = q->L;
-  *lo = (int64_t)floor((double)(b * L - 1) * q->sps) - q->mf.c - 1;
-  *hi = (int64_t)floor((double)((b + 1) * L + 1) * q->sps) + 2 - q->mf.c + (int64_t)q->mf.ntaps;
+  qpsk_mf_window_of(b, q->L, q->sps, q->mf.c, q->mf.ntaps, lo, hi);
 }
 
 /* the samples [lo, hi) when they lie in one piece of memory (the buffer, or the caller's chunk

@@ -172,11 +172,28 @@ struct prx_qpsk {
   /* estimates of the current call */
   prx_qpsk_block *est;
   size_t n_est;
+
+  /* called after each batch's stages with its spans and blocks complete (NULL: none): the tests
+   * that hold the CUDA stage kernels to the CPU stages read the blocks' inputs and outputs here */
+  void (*batch_probe)(void *ctx, const prx_qpsk *q);
+  void *probe_ctx;
 };
 
 /* qpsk_batch.c: demodulates spans [s0, s0 + g) (their blocks below the stream end when flushing),
  * writing data symbols at q->out_bits / q->out_llrs and advancing them; returns the count. */
 size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g);
+
+/* The serial passes of a batch (qpsk_batch.c), over the spans and blocks (q->spans, q->blks) as
+ * the parallel stages leave them: the CPU stages of qpsk_run_batch, or the CUDA stage kernels'
+ * per-block records (qpsk_stage_blocks.h) copied into the blocks, so that both backends take
+ * their block-level decisions with these same functions. level: the spans' DC and gain from the
+ * blocks' input sums (after stage pre); timing: clock slope, timing, ownership (after om); nco:
+ * the spans' NCO phases (after the CFO stage); phase: V&V phase, noise, flags, ambiguity, output
+ * offsets (after mf). */
+void qpsk_serial_level(prx_qpsk *q, unsigned g);
+void qpsk_serial_timing(prx_qpsk *q, unsigned g);
+void qpsk_serial_nco(prx_qpsk *q, unsigned g);
+void qpsk_serial_phase(prx_qpsk *q);
 
 /* ---- qpsk_input.c ---- */
 
