@@ -4,6 +4,8 @@
 
 #include "polyrx.h"
 
+#include "pipeline/pipeline.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -164,5 +166,24 @@ int cli_chan_write_occupancy(const char *cmd, const char *path, const cli_chan_s
 int cli_parse_eng(const char *text, double *out);
 /* Parses a non-negative integer in [min, max] (engineering suffixes k/M/G allowed when exact). */
 int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsigned long *out);
+
+/* ---- the host pipeline (src/pipeline/pipeline.h) under the streaming commands ---- */
+/* Sets a pipeline's input (reader r, blocks of `block` samples of the input's format) and stop
+ * request (SIGINT/SIGTERM through cli_catch_stop_signals), and its mode: POLYRX_PIPELINE=serial
+ * in the environment runs the same stages in one loop on one thread (the output is the same;
+ * for tests and debugging). The caller sets compute, write, ctx, out_bytes and n_writers. */
+void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in, size_t block);
+/* SIGINT and SIGTERM go to the pipeline's reader, interrupting a read blocked on a quiet pipe:
+ * a command holds them (blocks them on its thread) before it creates anything that starts
+ * threads (the channelizer's or demodulator's worker pool, which inherit the mask), and
+ * releases them after the stream; a signal that comes while held waits until the reader runs. */
+void cli_hold_stop_signals(void);
+void cli_release_stop_signals(void);
+/* Runs the pipeline: -1 at the end of the input; 130 after a stop signal (with a note of how far
+ * it got); after a read error or a compute error, their exit code (printed as "input: ..." or
+ * "WHAT: ...", or by the compute callback itself when WHAT is NULL); 1 after a write error
+ * (which the write callback has printed). */
+int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,
+                 prx_pipe_result *res);
 
 #endif

@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,13 @@
 #include <unistd.h>
 
 #include "dsp/finite.h"
+#include "dsp/pack.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 18)
+#define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
+#define GPU_BLOCK ((size_t)1 << 24)     /* the CUDA backend's default block, within GPU_BUDGET */
+#define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
+#define OUT_DEPTH 3                     /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MAX_K 4194304ul
 #define TOP_CHANNELS 8
@@ -42,7 +47,7 @@
 #define NO_POWER_DBFS (-999.0)         /* polyrx:power_dbfs of a recording without power */
 
 typedef struct {
-  const char *input, *format, *rate, *center, *channels, *outdir;
+  const char *input, *format, *rate, *center, *channels, *outdir, *out_format;
   const char *report, *occupancy; /* --report FILE.json, --occupancy FILE.png (NULL: none) */
   const char *archive; /* -o NAME.sigmf: the recordings are packed into it; outdir is then a
                           temporary directory beside it */
@@ -50,7 +55,8 @@ typedef struct {
   unsigned long K, oversample, taps_per_channel, threads, block;
   double atten, cutoff;
   prx_backend backend;
-  int quiet;
+  prx_format outf; /* --out-format */
+  int quiet, block_given, to_stdout;
 } options;
 
 static void usage(FILE *f) {
@@ -91,14 +97,24 @@ static void usage(FILE *f) {
       "  -t, --threads N        worker threads, 0 = all cores (default 0); output is\n"
       "                         identical for any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
-      "      --block N          input samples per read (default %zu); memory is about\n"
-      "                         N * (input sample size + 8 * selected/D) bytes\n"
+      "      --block N          input samples per read (default %zu; with the CUDA backend\n"
+      "                         up to %zu within %zu MiB of output buffers); reading,\n"
+      "                         channelizing and writing run at once on successive blocks;\n"
+      "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
+      "                         / D) bytes; the output is identical for any N\n"
       "\n"
       "output:\n"
-      "  -o, --output DIR       output directory (created if absent): the recordings and\n"
+      "  -o, --output DIR|-     output directory (created if absent): the recordings and\n"
       "                         DIR/channels.sigmf-collection tying them; a name ending in\n"
       "                         .sigmf writes one SigMF archive holding all of them instead\n"
-      "                         (packed at the end: the data is written twice)\n"
+      "                         (packed at the end: the data is written twice); - writes the\n"
+      "                         selected channels to standard output as raw samples,\n"
+      "                         interleaved (one sample of each selected channel in\n"
+      "                         --channels order, then the next: a single channel is a plain\n"
+      "                         stream)\n"
+      "      --out-format FMT   channel sample format: cf32 (default), cf16 (IEEE half) or\n"
+      "                         ci16 (x 32768, saturated; docs/FORMATS.md); SigMF cf32_le,\n"
+      "                         cf16_le, ci16_le\n"
       "      --report FILE      a JSON summary: input, channelizer, per channel frequency,\n"
       "                         power and samples, timing ('-': standard output)\n"
       "      --occupancy FILE   a PNG bar chart of the power per channel\n"
@@ -122,7 +138,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK);
+      DEFAULT_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
 }
 
 /* ---- argument parsing ---- */
@@ -139,12 +155,14 @@ static int parse_args(int argc, char **argv, options *o) {
   o->cutoff = 0.5;
   o->block = DEFAULT_BLOCK;
   o->backend = PRX_BACKEND_AUTO;
+  o->outf = PRX_CF32;
   enum {
     OPT_OVERSAMPLE = 256,
     OPT_ATTEN,
     OPT_CUTOFF,
     OPT_BACKEND,
     OPT_BLOCK,
+    OPT_OUTFORMAT,
     OPT_REPORT,
     OPT_OCCUPANCY
   };
@@ -167,6 +185,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"output", required_argument, 0, 'o'},
       {"report", required_argument, 0, OPT_REPORT},
       {"occupancy", required_argument, 0, OPT_OCCUPANCY},
+      {"out-format", required_argument, 0, OPT_OUTFORMAT},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -227,6 +246,17 @@ static int parse_args(int argc, char **argv, options *o) {
       if (cli_parse_uint(a, 1, MAX_BLOCK, &o->block))
         return cli_error(CMD, "--block: '%s' is not a valid block size (1..%zu samples)", a,
                          MAX_BLOCK);
+      o->block_given = 1;
+      break;
+    case OPT_OUTFORMAT:
+      if (!strcmp(a, "cf32"))
+        o->outf = PRX_CF32;
+      else if (!strcmp(a, "cf16"))
+        o->outf = PRX_CF16;
+      else if (!strcmp(a, "ci16"))
+        o->outf = PRX_CI16;
+      else
+        return cli_error(CMD, "--out-format: unknown format '%s' (cf32, cf16 or ci16)", a);
       break;
     case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
     default:
@@ -238,10 +268,15 @@ static int parse_args(int argc, char **argv, options *o) {
     return cli_error(CMD, "unexpected argument '%s' (the input is given with -i)", argv[optind]);
   if (!o->input) return cli_error(CMD, "no input: give -i FILE, or -i - for standard input");
   if (!o->K) return cli_error(CMD, "no channel count: give -K CHANNELS (e.g. -K 1024)");
-  if (!o->outdir) return cli_error(CMD, "no output directory: give -o DIR");
-  if (!strcmp(o->outdir, "-"))
-    return cli_error(CMD, "-o -: the channels are one recording each, written into a directory "
-                          "(-o DIR), not to standard output");
+  if (!o->outdir)
+    return cli_error(CMD, "no output directory: give -o DIR (or -o - for standard output)");
+  o->to_stdout = !strcmp(o->outdir, "-");
+  if (o->to_stdout && isatty(STDOUT_FILENO))
+    return cli_error(CMD, "-o -: standard output is a terminal: pipe it (... | program) or give "
+                          "a directory");
+  if (o->to_stdout && o->report && !strcmp(o->report, "-"))
+    return cli_error(CMD, "--report -: standard output carries the channels (-o -): give the "
+                          "report a file");
   size_t olen = strlen(o->outdir);
   if (olen >= 6 && !strcmp(o->outdir + olen - 6, ".sigmf")) {
     /* one archive holding every channel recording and the collection, packed at the end from
@@ -402,11 +437,14 @@ typedef struct {
   size_t n_sel;
   prx_sigmf_writer **w;
   unsigned char *failed; /* per selected channel: its recording had a write error */
-  size_t n_failed, n_complete;
-  double *energy; /* sum |y|^2 per selected channel */
-  void *inbuf;
-  prx_cf32 *outbuf;
+  _Atomic size_t n_failed;
+  size_t n_complete;
+  double *energy; /* sum |y|^2 per selected channel (written by the channel's writer) */
+  /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
+  int n_writers;
+  struct writer_state *ws;
   size_t stride;
+  int stop_seen;    /* compute saw the stop signal: later blocks are not channelized */
   size_t chunk;     /* input samples per execute (a stop is noticed between two) */
   uint64_t lead;    /* library outputs dropped at the start (the group delay, in outputs) */
   double offset;    /* output j is the channel at input time jD + offset (input samples) */
@@ -415,12 +453,25 @@ typedef struct {
   uint64_t lib_out; /* library outputs per channel so far (the first `lead` are dropped) */
   uint64_t n_out;   /* outputs written per channel */
   uint64_t target;  /* ceil(n_in / D): the outputs the recordings should hold */
-  uint64_t nonfinite_in, nonfinite_out;
+  uint64_t nonfinite_in, nonfinite_out, saturated;
   int tail_cut;   /* a stop signal cut the filter tail short */
   int chan_error; /* the channelizer failed: the recordings would lack their end */
   int fatal;      /* a channelizer error, or every output failed: nothing more is written */
   cli_progress progress;
 } run_state;
+
+/* What one writer thread keeps: its channels are s = w, w + W, ... */
+typedef struct writer_state {
+  void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
+  uint64_t nonfinite_out, saturated;
+} writer_state;
+
+/* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
+ * the first `skip` are dropped (the alignment) and the next `keep` written. */
+typedef struct {
+  uint64_t skip, keep;
+} slot_head;
+#define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
@@ -436,6 +487,17 @@ static int setup_input(run_state *r) {
 static cli_alignment alignment(const run_state *r) {
   cli_alignment a = {prx_chan_decimation(r->chan), r->offset, r->in.sample_rate};
   return a;
+}
+
+/* The default block. On the CPU, 2^18 samples: larger blocks are slower there (K = 1024, all
+ * channels written to tmpfs: 2^20 takes 1.3x the time of 2^18, the outputs no longer in the
+ * cache when the writers read them). The CUDA backend wants large transfers: GPU_BLOCK samples,
+ * as far as OUT_DEPTH slots of outputs fit in GPU_BUDGET. */
+static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
+  if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
+  size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
+  size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
+  return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
 }
 
 static int setup_chan(run_state *r) {
@@ -467,6 +529,7 @@ static int setup_chan(run_state *r) {
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
+  if (!o->block_given) r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel);
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
@@ -475,14 +538,20 @@ static int setup_chan(run_state *r) {
   double work = (double)M / D + (double)K / D * log2((double)K) + 1;
   double chunk = floor(CHUNK_WORK / work);
   r->chunk = chunk >= (double)o->block ? o->block : chunk < (double)D ? D : (size_t)chunk;
-  /* one stride fits the outputs of any chunk */
-  r->stride = r->chunk / D + 2;
-  r->inbuf = malloc(o->block * prx_format_size(r->in.format));
-  r->outbuf = malloc(r->n_sel * r->stride * sizeof *r->outbuf);
+  /* one stride fits the outputs of a whole block, and of the tail (under M / 2 zeros) */
+  r->stride = (o->block > M ? o->block : M) / D + 4;
+  int cores = prx_cpu_count();
+  r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  if ((size_t)r->n_writers > r->n_sel) r->n_writers = r->n_sel ? (int)r->n_sel : 1;
   r->energy = calloc(r->n_sel, sizeof *r->energy);
   r->w = calloc(r->n_sel, sizeof *r->w);
   r->failed = calloc(r->n_sel, 1);
-  if (!r->inbuf || !r->outbuf || !r->energy || !r->w || !r->failed)
+  r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
+  size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
+  int packs = 1;
+  for (int w = 0; r->ws && w < r->n_writers; w++)
+    packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
+  if (!r->energy || !r->w || !r->failed || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -605,6 +674,7 @@ static int open_outputs(run_state *r) {
     cli_alignment al = alignment(r);
     double off = ch.center_freq - r->in.center_freq;
     char datetime[48];
+    m.format = o->outf;
     prx_status st = cli_carry_first_capture(rec, &al, r->in.center_freq, off, &m, datetime);
     m.center_freq = ch.center_freq;
     if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
@@ -619,112 +689,177 @@ static int open_outputs(run_state *r) {
   return -1;
 }
 
-/* Appends the aligned part of n library outputs per channel (in outbuf) to the recordings:
- * the first `lead` library outputs of the stream are dropped, and at most `keep` are
- * written. A channel whose write fails loses its recording; the others go on. */
-static int write_outputs(run_state *r, size_t n, uint64_t keep) {
-  size_t skip = r->lib_out >= r->lead ? 0 : (size_t)(r->lead - r->lib_out);
-  if (skip > n) skip = n;
-  r->lib_out += n;
-  size_t k = n - skip;
+/* ---- the pipeline's stages (src/pipeline): reading, channelizing and writing run at once on
+ * successive blocks ---- */
+
+/* Channelizes n samples (in == NULL: the tail) into the slot's rows, appending. */
+static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *rows, size_t *filled,
+                           const char *what) {
+  size_t n_out = 0;
+  prx_status st = in ? prx_chan_execute(r->chan, in, k, rows + *filled, r->stride, &n_out)
+                     : prx_chan_execute_zeros(r->chan, k, rows + *filled, r->stride, &n_out);
+  if (st) {
+    r->fatal = r->chan_error = 1;
+    cli_status_error(CMD, what, st);
+    return st;
+  }
+  r->fed += k;
+  *filled += n_out;
+  return PRX_OK;
+}
+
+/* Compute (on this thread): channelizes a block in pieces of r->chunk, so that a stop signal is
+ * seen within one piece (the rest of the input is then not channelized); the final call feeds the
+ * tail the alignment needs (after a stop signal for STOP_TAIL_SECONDS at most). The slot's head
+ * says which of its outputs the writers keep. */
+static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                               size_t *out_n) {
+  run_state *r = ctx;
+  (void)pos;
+  slot_head *head = out;
+  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
+  size_t filled = 0, ss = prx_format_size(r->in.format);
+  uint64_t keep = UINT64_MAX;
+  prx_status st = PRX_OK;
+  if (in && !r->stop_seen) {
+    /* the block is this stage's until it returns: non-finite samples are zeroed in place */
+    if (r->in.format == PRX_CF32) r->nonfinite_in += prx_cf32_zero_nonfinite((void *)in, n);
+    for (size_t off = 0; off < n && !st;) {
+      size_t k = n - off < r->chunk ? n - off : r->chunk;
+      st = run_chan(r, (const unsigned char *)in + off * ss, k, rows, &filled, "channelizer");
+      r->n_in += k;
+      cli_progress_update(&r->progress, r->n_in);
+      off += k;
+      if (off < n && cli_interrupted()) r->stop_seen = 1;
+      if (r->stop_seen) break;
+    }
+  } else if (!in && r->n_in) {
+    unsigned D = prx_chan_decimation(r->chan);
+    r->target = (r->n_in + D - 1) / D;
+    uint64_t last = r->lead + r->target - 1; /* the last library output needed */
+    while (r->lib_out + filled <= last && !st) {
+      if (cli_interrupted() && cli_seconds_since_stop() > STOP_TAIL_SECONDS) {
+        r->tail_cut = 1;
+        break;
+      }
+      /* zeros up to input sample last * D (the one output `last` belongs to), in chunks */
+      uint64_t need = last * D + 1 - r->fed;
+      size_t k = need < r->chunk ? (size_t)need : r->chunk;
+      st = run_chan(r, NULL, k, rows, &filled, "channelizer tail");
+    }
+    keep = r->target - r->n_out;
+  }
+  if (st) return st;
+  /* the alignment: the first `lead` library outputs of the stream are dropped */
+  uint64_t skip = r->lib_out >= r->lead ? 0 : r->lead - r->lib_out;
+  if (skip > filled) skip = filled;
+  r->lib_out += filled;
+  uint64_t k = filled - skip;
   if (k > keep) k = keep;
-  if (!k) return -1;
-  int rc = -1;
-  for (size_t s = 0; s < r->n_sel; s++) {
-    prx_cf32 *y = r->outbuf + s * r->stride + skip;
+  head->skip = skip;
+  head->keep = k;
+  r->n_out += k;
+  *out_n = filled;
+  return PRX_OK;
+}
+
+/* Converts k outputs to the output format into dst; returns its bytes. */
+static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t k, void *dst) {
+  switch (r->o.outf) {
+  case PRX_CF16: prx_pack_cf16(y, k, dst); return 4 * k;
+  case PRX_CI16: ws->saturated += prx_pack_ci16(y, k, PRX_CI16_SCALE, dst); return 4 * k;
+  default: memcpy(dst, y, 8 * k); return 8 * k;
+  }
+}
+
+/* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
+ * channels interleaved). A channel whose write fails loses its recording; the others go on; when
+ * every channel has failed, the run stops. */
+static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, uint64_t block) {
+  run_state *r = ctx;
+  writer_state *ws = &r->ws[w];
+  (void)out_n;
+  (void)block;
+  const slot_head *head = out;
+  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
+  size_t k = (size_t)head->keep;
+  if (!k) return PRX_OK;
+  size_t osz = prx_format_size(r->o.outf);
+  for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers) {
+    prx_cf32 *y = rows + s * r->stride + head->skip;
     double e = 0;
     for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
     if (!isfinite(e)) {
       /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
        * outputs are zeroed like non-finite input (the sum of squares in double overflows only
        * through them) */
-      r->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
+      ws->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
       e = 0;
       for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
     }
     r->energy[s] += e;
+    if (r->o.to_stdout) {
+      /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
+      unsigned char *dst = (unsigned char *)ws->pack + s * osz;
+      size_t step = r->n_sel * osz;
+      if (r->o.outf == PRX_CF32)
+        for (size_t j = 0; j < k; j++) memcpy(dst + j * step, y + j, 8);
+      else
+        for (size_t j = 0; j < k; j++) pack_row(r, ws, y + j, 1, dst + j * step);
+      continue;
+    }
     if (r->failed[s]) continue;
-    prx_status st = prx_sigmf_write(r->w[s], y, k);
+    const void *data = y;
+    if (r->o.outf != PRX_CF32) {
+      pack_row(r, ws, y, k, ws->pack);
+      data = ws->pack;
+    }
+    prx_status st = prx_sigmf_write(r->w[s], data, k);
     if (st) {
       /* the first failure is reported; the writer keeps its error for close */
-      if (!r->n_failed) rc = cli_status_error(CMD, "output", st);
       r->failed[s] = 1;
-      r->n_failed++;
+      size_t before = atomic_fetch_add(&r->n_failed, 1);
+      if (before == 0) cli_status_error(CMD, "output", st);
+      if (before + 1 == r->n_sel) return st;
     }
   }
-  r->n_out += k;
-  if (r->n_failed == r->n_sel) r->fatal = 1;
-  return rc;
-}
-
-/* Channelizes n input samples from inbuf in pieces of r->chunk; returns -1, or an exit code. */
-static int channelize(run_state *r, size_t n) {
-  for (size_t off = 0; off < n && !r->fatal;) {
-    size_t k = n - off < r->chunk ? n - off : r->chunk, n_out = 0;
-    const unsigned char *in = (const unsigned char *)r->inbuf + off * prx_format_size(r->in.format);
-    prx_status st = prx_chan_execute(r->chan, in, k, r->outbuf, r->stride, &n_out);
-    if (st) {
-      r->fatal = r->chan_error = 1;
-      return cli_status_error(CMD, "channelizer", st);
-    }
-    r->n_in += k;
-    r->fed += k;
-    off += k;
-    write_outputs(r, n_out, UINT64_MAX);
-    if (off < n && cli_interrupted()) {
-      fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
-              (unsigned long long)r->n_in);
-      return 130;
+  if (r->o.to_stdout) {
+    size_t bytes = k * r->n_sel * osz;
+    if (fwrite(ws->pack, 1, bytes, stdout) != bytes) {
+      cli_error(CMD, "cannot write standard output: %s", strerror(errno));
+      atomic_store(&r->n_failed, r->n_sel);
+      return PRX_ERR_IO;
     }
   }
-  return -1;
+  return PRX_OK;
 }
 
-/* Reads, channelizes and writes until the input ends; returns -1 at a clean end, else an exit
- * code (the outputs of every sample channelized are still finished by the caller). A write
- * error of some channels does not stop the others; one of every channel does. */
+/* Reads, channelizes and writes until the input ends (the tail included); returns -1 at a clean
+ * end, else an exit code. A write error of some channels does not stop the others; one of every
+ * channel does. */
 static int stream(run_state *r) {
-  int rc_out = -1;
-  for (;;) {
-    cli_progress_update(&r->progress, r->n_in);
-    size_t n = 0;
-    int rc = cli_read_block(CMD, r->reader, r->inbuf, r->o.block, r->n_in, &n);
-    if (rc >= 0) return rc;
-    if (n == 0) return rc_out;
-    if (r->in.format == PRX_CF32) r->nonfinite_in += prx_cf32_zero_nonfinite(r->inbuf, n);
-    size_t failed = r->n_failed;
-    rc = channelize(r, n);
-    if (r->n_failed > failed && rc_out < 0) rc_out = 1;
-    if (rc >= 0) return rc;
-    if (r->fatal) return 1;
+  prx_pipe_config c;
+  cli_pipe_setup(&c, r->reader, &r->in, r->o.block);
+  c.compute = chan_compute;
+  c.write = chan_write;
+  c.ctx = r;
+  c.n_writers = r->n_writers;
+  c.out_depth = OUT_DEPTH;
+  c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32);
+  /* page-locked buffers where the CUDA backend copies them to the device */
+  c.pinned = prx_chan_backend(r->chan) == PRX_BACKEND_CUDA;
+  prx_pipe_result res;
+  int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  for (int w = 0; w < r->n_writers; w++) {
+    r->nonfinite_out += r->ws[w].nonfinite_out;
+    r->saturated += r->ws[w].saturated;
   }
-}
-
-/* The filter tail the alignment needs: zeros until library output lead + ceil(N / D) - 1
- * exists. After a stop signal it gets STOP_TAIL_SECONDS, then is cut short (with a note). */
-static int finish(run_state *r) {
-  unsigned D = prx_chan_decimation(r->chan);
-  r->target = (r->n_in + D - 1) / D;
-  if (r->fatal || r->n_in == 0) return -1;
-  uint64_t last = r->lead + r->target - 1; /* the last library output needed */
-  int rc = -1;
-  while (r->lib_out <= last && !r->fatal) {
-    if (cli_interrupted() && cli_seconds_since_stop() > STOP_TAIL_SECONDS) {
-      r->tail_cut = 1;
-      break;
-    }
-    /* zeros up to input sample last * D (the one output `last` belongs to), in chunks */
-    uint64_t need = last * D + 1 - r->fed;
-    size_t k = need < r->chunk ? (size_t)need : r->chunk, n_out = 0;
-    r->fed += k;
-    prx_status st = prx_chan_execute_zeros(r->chan, k, r->outbuf, r->stride, &n_out);
-    if (st) {
-      r->fatal = r->chan_error = 1;
-      return cli_status_error(CMD, "channelizer tail", st);
-    }
-    int w = write_outputs(r, n_out, r->target - r->n_out);
-    if (w >= 0 && rc < 0) rc = w;
-  }
+  if (r->stop_seen && rc < 0) rc = 130;
+  if (rc == 130)
+    fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
+            (unsigned long long)r->n_in);
+  if (res.failed == PRX_PIPE_WRITE) r->fatal = 1;
+  if (rc < 0 && r->n_failed) rc = 1;
   return rc;
 }
 
@@ -839,7 +974,7 @@ static int write_summaries(run_state *r, double elapsed, int exit_status) {
     freq[s] = ch.center_freq;
     double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
     db[s] = p > 0 ? 10 * log10(p) : -INFINITY;
-    ok[s] = !r->failed[s] && !r->chan_error;
+    ok[s] = !r->o.to_stdout && !r->failed[s] && !r->chan_error;
     if (!(files[s] = malloc(cap))) {
       rc = cli_error(CMD, "out of memory");
       break;
@@ -937,6 +1072,11 @@ static void report_nonfinite(const run_state *r, int quiet) {
   if (r->nonfinite_out)
     fprintf(stderr, "%swarning: %llu channel samples overflowed float32 and were replaced by 0\n",
             quiet ? "polyrx " CMD ": " : "  ", (unsigned long long)r->nonfinite_out);
+  if (r->saturated)
+    fprintf(stderr,
+            "%swarning: %llu ci16 output values were beyond full scale (|x| >= 1) and were "
+            "saturated\n",
+            quiet ? "polyrx " CMD ": " : "  ", (unsigned long long)r->saturated);
 }
 
 static void summary(run_state *r, double elapsed) {
@@ -946,14 +1086,18 @@ static void summary(run_state *r, double elapsed) {
   fprintf(stderr, "polyrx %s: read %llu samples (%.6g s at %s) in %.3g s (%.3g Msample/s)\n", CMD,
           (unsigned long long)r->n_in, r->n_in / fs, fmt_hz(fs, b1, sizeof b1), elapsed,
           elapsed > 0 ? r->n_in / elapsed / 1e6 : 0.0);
-  if (!r->n_failed)
+  if (r->o.to_stdout)
+    fprintf(stderr, "  wrote %zu of %u channels (%s, interleaved)", r->n_sel, K,
+            prx_format_name(r->o.outf));
+  else if (!r->n_failed)
     fprintf(stderr, "  wrote %zu of %u channels", r->n_complete, K);
   else
     fprintf(stderr,
             "  wrote %zu of %zu channels (%zu failed to write and have no recording; K = %u)",
             r->n_complete, r->n_sel, r->n_failed, K);
   fprintf(stderr, " to %s%s: %llu samples each at %s (D = %u), channel spacing %s\n",
-          r->o.archive ? r->o.archive : r->o.outdir, r->o.archive ? "" : "/",
+          r->o.to_stdout ? "standard output" : r->o.archive ? r->o.archive : r->o.outdir,
+          r->o.to_stdout || r->o.archive ? "" : "/",
           (unsigned long long)r->n_out, fmt_hz(fs / D, b2, sizeof b2), D,
           fmt_hz(fs / K, b3, sizeof b3));
   if (r->tail_cut)
@@ -1004,11 +1148,13 @@ static void banner(const run_state *r) {
   prx_chan_taps(r->chan, &M);
   fprintf(stderr,
           "polyrx %s: %s (%s%s) at %s, centre %s -> %u channels, D = %u, %lu taps/channel "
-          "(%zu), %.4g dB, %s backend -> %zu SigMF recordings in %s%s\n",
+          "(%zu), %.4g dB, %s backend -> %zu %s %s%s\n",
           CMD, r->o.input, prx_format_name(r->in.format), r->in.is_sigmf ? ", SigMF" : "",
           fmt_hz(r->in.sample_rate, b1, sizeof b1), fmt_hz(r->in.center_freq, b2, sizeof b2), K, D,
           r->o.taps_per_channel, M, r->o.atten, prx_backend_name(prx_chan_backend(r->chan)),
-          r->n_sel, r->o.archive ? r->o.archive : r->o.outdir, r->o.archive ? " (archive)" : "/");
+          r->n_sel, r->o.to_stdout ? "channels interleaved to" : "SigMF recordings in",
+          r->o.to_stdout ? "standard output" : r->o.archive ? r->o.archive : r->o.outdir,
+          r->o.to_stdout ? "" : r->o.archive ? " (archive)" : "/");
 }
 
 static void cleanup(run_state *r) {
@@ -1023,8 +1169,8 @@ static void cleanup(run_state *r) {
   free(r->w);
   free(r->failed);
   free(r->energy);
-  free(r->inbuf);
-  free(r->outbuf);
+  for (int w = 0; r->ws && w < r->n_writers; w++) free(r->ws[w].pack);
+  free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
   prx_iq_close(r->reader);
@@ -1035,12 +1181,14 @@ int cmd_channelize(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
+  /* the stop signals are for the pipeline's reader, not the worker pools made below */
+  if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_chan(&r);
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
-  if (rc < 0) rc = open_outputs(&r);
+  if (rc < 0 && !r.o.to_stdout) rc = open_outputs(&r);
   if (rc < 0) {
     if (!r.o.quiet) banner(&r);
     /* Ctrl-C / SIGTERM end the stream cleanly within a second: what was read is channelized,
@@ -1049,15 +1197,17 @@ int cmd_channelize(int argc, char **argv) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
+    /* the tail is fed after an input error too: every complete sample read is written */
     rc = stream(&r);
     cli_progress_end(&r.progress);
+    cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the last read */
-    /* the tail is fed after an input error too: every complete sample read is written */
-    int rc_flush = finish(&r);
     int rc_close = close_outputs(&r);
-    int rc_coll = write_collection(&r);
+    int rc_coll = r.o.to_stdout ? -1 : write_collection(&r);
     if (rc_coll < 0 && r.o.archive) rc_coll = pack_archive(&r);
-    if (rc < 0) rc = rc_flush >= 0 ? rc_flush : rc_close >= 0 ? rc_close : rc_coll;
+    if (r.o.to_stdout && fflush(stdout) != 0 && rc < 0)
+      rc = cli_error(CMD, "cannot write standard output: %s", strerror(errno));
+    if (rc < 0) rc = rc_close >= 0 ? rc_close : rc_coll;
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the tail */
     double elapsed = cli_seconds() - t0;
     int rc_sum = write_summaries(&r, elapsed, rc < 0 ? 0 : rc);

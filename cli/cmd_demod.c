@@ -22,15 +22,17 @@
 #include <unistd.h>
 
 #define CMD "demod"
-#define READ_BLOCK ((size_t)1 << 16)
+#define READ_BLOCK ((size_t)1 << 18) /* input samples per read (default of --read-block) */
+#define MAX_READ_BLOCK ((size_t)1 << 26)
 #define CONST_KEEP 65536 /* symbols drawn in --constellation, whatever the run's length */
 
 typedef struct {
   const char *input, *format, *rate, *symbol_rate, *output, *llr, *report, *pilots, *max_cfo;
   const char *constellation; /* --constellation FILE.png (NULL: none) */
   double rolloff;
-  unsigned long span, block, cfo_span, threads;
+  unsigned long span, block, cfo_span, threads, read_block;
   prx_qpsk_ambiguity ambiguity;
+  prx_backend backend;
   int packed, quiet, ambiguity_set;
 } options;
 
@@ -63,13 +65,22 @@ static void usage(FILE *f) {
       "      --pilots P:L       a pilot word of L symbols starts every frame of P symbols\n"
       "                         (coherent decisions; the word sets the quarter-turn)\n"
       "      --coherent         coherent Gray decisions, quarter-turn left unresolved\n"
-      "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; at most 0.125 RS)\n"
+      "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; below RS/8 =\n"
+      "                         0.125 RS, where the 4th-power estimate turns ambiguous)\n"
       "\n"
       "demodulator:\n"
       "      --block N          symbols per estimation block, 256..1024 (default 512)\n"
       "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
       "  -t, --threads N        worker threads, 0 = all cores (default 0); output is identical\n"
       "                         for any N\n"
+      "      --read-block N     input samples per read (default %zu); reading, demodulation\n"
+      "                         and writing run at once on successive blocks; output is\n"
+      "                         identical for any N\n"
+      "      --backend B        auto, cpu or cuda (default auto). The demodulation runs on the\n"
+      "                         CPU with every backend: cuda only checks that a GPU is usable\n"
+      "                         (an error where none is). The library's CUDA demodulator bank\n"
+      "                         stages its rows through the host today: CPU results, copied to\n"
+      "                         the GPU (docs/ARCHITECTURE.md, \"Demodulator bank\")\n"
       "\n"
       "output:\n"
       "  -o, --output BITS|-    data bits: one byte (0 or 1) per bit, b0 then b1 of each data\n"
@@ -78,20 +89,25 @@ static void usage(FILE *f) {
       "                         byte padded with zeros (default unpacked)\n"
       "      --llr FILE         LLRs log(P(b=0)/P(b=1)), float32 little-endian, one per bit\n"
       "      --report FILE      JSON report: configuration, per-block estimates (CFO, phase,\n"
-      "                         timing, Es/N0, noise), totals\n"
+      "                         timing, clock, Es/N0, noise, signal present, flags), totals\n"
+      "                         and warnings\n"
       "      --constellation FILE.png  a density plot of the corrected matched-filter symbols\n"
       "                         (up to 65536 of them, spread over the whole run)\n"
       "  -q, --quiet            no summary or progress line on standard error\n"
       "  -h, --help             this help\n"
       "\n"
       "One symbol is demodulated for every symbol centred inside the input (pilots consumed).\n"
+      "Warnings (standard error, and the report's status \"warning\"): most of the input without\n"
+      "a signal, a symbol clock beyond +-5000 ppm, timing jumps, NaN or infinite samples (a\n"
+      "wrong -F). The bits are written all the same.\n"
       "Formats: docs/FORMATS.md. Numbers take engineering suffixes: k, M, G.\n"
       "\n"
       "examples:\n"
       "  polyrx demod -i ch.sigmf-meta -r 2400 -o ch.bits --report ch.json\n"
       "  polyrx demod -i sig.ci16 -F ci16 -s 12.8k -r 2400 --pilots 256:16 -o - --llr sig.llr\n"
       "  polyrx gen -o - -s 1M -n 1M --carrier rs=250k,diff --esn0 10 | \\\n"
-      "      polyrx demod -i - -s 1M -r 250k -o out.bits\n");
+      "      polyrx demod -i - -s 1M -r 250k -o out.bits\n",
+      READ_BLOCK);
 }
 
 static int set_ambiguity(options *o, prx_qpsk_ambiguity a, const char *opt) {
@@ -111,6 +127,7 @@ static int parse_args(int argc, char **argv, options *o) {
   o->rolloff = 0.35;
   o->span = 12;
   o->block = 512;
+  o->read_block = READ_BLOCK;
   o->cfo_span = 8192;
   o->ambiguity = PRX_QPSK_DIFFERENTIAL;
   enum {
@@ -125,6 +142,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_BITS,
     OPT_LLR,
     OPT_REPORT,
+    OPT_READBLOCK,
+    OPT_BACKEND,
     OPT_CONSTELLATION
   };
   static const struct option longs[] = {
@@ -141,10 +160,12 @@ static int parse_args(int argc, char **argv, options *o) {
       {"block", required_argument, 0, OPT_BLOCK},
       {"cfo-span", required_argument, 0, OPT_CFOSPAN},
       {"threads", required_argument, 0, 't'},
+      {"backend", required_argument, 0, OPT_BACKEND},
       {"output", required_argument, 0, 'o'},
       {"bits", required_argument, 0, OPT_BITS},
       {"llr", required_argument, 0, OPT_LLR},
       {"report", required_argument, 0, OPT_REPORT},
+      {"read-block", required_argument, 0, OPT_READBLOCK},
       {"constellation", required_argument, 0, OPT_CONSTELLATION},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
@@ -182,6 +203,11 @@ static int parse_args(int argc, char **argv, options *o) {
       o->pilots = a;
       break;
     case OPT_MAXCFO: o->max_cfo = a; break;
+    case OPT_READBLOCK:
+      if (cli_parse_uint(a, 1, MAX_READ_BLOCK, &o->read_block))
+        return cli_error(CMD, "--read-block: '%s' is not a valid block size (1..%zu samples)", a,
+                         MAX_READ_BLOCK);
+      break;
     case OPT_BLOCK:
       if (cli_parse_uint(a, 256, 1024, &o->block))
         return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
@@ -199,6 +225,16 @@ static int parse_args(int argc, char **argv, options *o) {
         o->packed = 1;
       else if (strcmp(a, "unpacked"))
         return cli_error(CMD, "--bits: '%s' is not a bit format (unpacked or packed)", a);
+      break;
+    case OPT_BACKEND:
+      if (!strcmp(a, "auto"))
+        o->backend = PRX_BACKEND_AUTO;
+      else if (!strcmp(a, "cpu"))
+        o->backend = PRX_BACKEND_CPU;
+      else if (!strcmp(a, "cuda"))
+        o->backend = PRX_BACKEND_CUDA;
+      else
+        return cli_error(CMD, "--backend: unknown backend '%s' (auto, cpu or cuda)", a);
       break;
     case OPT_LLR: o->llr = a; break;
     case OPT_REPORT: o->report = a; break;
@@ -232,21 +268,18 @@ typedef struct {
   prx_qpsk_config qc;
   prx_qpsk *q;
   FILE *bits_f, *llr_f, *rep_f;
-  void *inbuf;
-  uint8_t *bits, *packbuf;
+  uint8_t *bits, *packbuf; /* the flush's output, and the packed bits of every write */
   float *llrs;
-  prx_cf32 *syms; /* this call's corrected symbols (--constellation) */
+  prx_cf32 *syms; /* corrected symbols of the compute stage and the flush (--constellation) */
   prx_cf32 *keep; /* up to CONST_KEEP of them, a uniform sample of the whole run */
   size_t n_keep;
   uint64_t n_seen, lcg;
   cli_progress progress;
   size_t cap;
+  size_t slot_syms, llr_off;  /* a pipeline output slot: symbols it holds, where its LLRs start */
   unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
   uint64_t n_in, n_bits, n_blocks;
-  /* for the totals */
-  double esn0_sum, cfo_sum, cfo_min, cfo_max, tau_first, tau_last;
-  uint64_t sym_first, sym_last;
-  int have_block, rep_first;
+  int rep_first;
   int fatal;     /* the demodulator or an output failed: no more symbols are written */
   int rep_fatal; /* the report could not be written */
 } run_state;
@@ -286,8 +319,8 @@ static int setup_demod(run_state *r) {
     c.acquisition = hz / rs;
     if (!(c.acquisition < 0.125))
       return cli_error(CMD,
-                       "--max-cfo %s Hz is %.4g symbol rates: the 4th-power estimate is ambiguous "
-                       "beyond +-Rs/8 = %.6g Hz",
+                       "--max-cfo %s Hz is %.4g symbol rates: it must be below Rs/8 = %.6g Hz "
+                       "(where the 4th-power estimate turns ambiguous)",
                        o->max_cfo, c.acquisition, rs / 8);
   }
   if (o->pilots) {
@@ -305,11 +338,22 @@ static int setup_demod(run_state *r) {
     c.pilot_len = (unsigned)l;
   }
   r->qc = c;
+  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
+    return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
+#ifdef PRX_HAVE_CUDA
+                     ""
+#else
+                     " (this build has no CUDA)"
+#endif
+    );
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (st) return cli_status_error(CMD, "demodulator", st);
-  r->inbuf = malloc(READ_BLOCK * prx_format_size(r->in.format));
-  if (!r->inbuf || grow(r, prx_qpsk_max_symbols(r->q, READ_BLOCK) + 1))
-    return cli_error(CMD, "out of memory");
+  /* an output slot holds the symbols of any block: the spans that can complete while a block
+   * arrives, with what the demodulator holds back (under a span and its filters' reach) */
+  double span_samples = (double)prx_qpsk_cfo_span(r->q) * prx_qpsk_sps(r->q);
+  r->slot_syms = prx_qpsk_max_symbols(r->q, o->read_block + (size_t)(3 * span_samples)) + 16;
+  r->llr_off = (2 * r->slot_syms + 63) & ~(size_t)63;
+  if (grow(r, prx_qpsk_flush_max_symbols(r->q) + 1)) return cli_error(CMD, "out of memory");
   return -1;
 }
 
@@ -382,20 +426,6 @@ static int report_begin(run_state *r) {
 static void on_block(void *user, const prx_qpsk_block *b) {
   run_state *r = user;
   r->n_blocks++;
-  if (b->n_symbols) {
-    if (!r->have_block) {
-      r->tau_first = b->timing;
-      r->sym_first = b->first_symbol;
-      r->cfo_min = r->cfo_max = b->cfo;
-    }
-    r->have_block = 1;
-    r->tau_last = b->timing;
-    r->sym_last = b->first_symbol;
-    r->esn0_sum += b->esn0_db;
-    r->cfo_sum += b->cfo;
-    if (b->cfo < r->cfo_min) r->cfo_min = b->cfo;
-    if (b->cfo > r->cfo_max) r->cfo_max = b->cfo;
-  }
   if (!r->rep_f || r->rep_fatal) return;
   cJSON *o = cJSON_CreateObject();
   json_num(o, "index", (double)b->index);
@@ -406,19 +436,33 @@ static void on_block(void *user, const prx_qpsk_block *b) {
   json_num(o, "cfo_hz", b->cfo);
   json_num(o, "phase_rad", b->phase);
   json_num(o, "timing_symbols", b->timing);
+  json_num(o, "clock_ppm", b->clock_ppm);
   json_num(o, "esn0_db", b->esn0_db);
   json_num(o, "noise_var", b->noise_var);
   json_num(o, "amplitude", b->amplitude);
+  json_num(o, "signal", b->signal);
+  cJSON_AddBoolToObject(o, "signal_present", !(b->flags & PRX_QPSK_BLOCK_NO_SIGNAL));
+  if (b->flags) {
+    static const struct {
+      unsigned bit;
+      const char *name;
+    } names[] = {{PRX_QPSK_BLOCK_NO_SIGNAL, "no_signal"},
+                 {PRX_QPSK_BLOCK_CLOCK_RANGE, "clock_range"},
+                 {PRX_QPSK_BLOCK_TIMING_JUMP, "timing_jump"},
+                 {PRX_QPSK_BLOCK_NONFINITE, "nonfinite"}};
+    cJSON *fl = cJSON_AddArrayToObject(o, "flags");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (b->flags & names[i].bit) cJSON_AddItemToArray(fl, cJSON_CreateString(names[i].name));
+  }
+  if (b->nonfinite) json_num(o, "nonfinite", b->nonfinite);
   if (fputs(r->rep_first ? "\n" : ",\n", r->rep_f) < 0 || rep_write_item(r, o)) r->rep_fatal = 1;
   r->rep_first = 0;
 }
 
-/* the symbol-clock offset the timing drift shows: instants k + tau, tau drifting by -ppm 1e-6
- * per symbol when the clock is fast */
-static double clock_ppm(const run_state *r) {
-  if (!r->have_block || r->sym_last <= r->sym_first) return NAN;
-  return -(r->tau_last - r->tau_first) / (double)(r->sym_last - r->sym_first) * 1e6;
-}
+/* the warnings of the summary, in order */
+static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
+                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
+static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
 
 static int report_end(run_state *r, const char *status, double elapsed) {
   prx_qpsk_stats s;
@@ -430,15 +474,26 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   json_num(t, "data_symbols", (double)s.data_symbols);
   json_num(t, "bits", (double)r->n_bits);
   json_num(t, "blocks", (double)r->n_blocks);
-  double nb = (double)r->n_blocks;
-  json_num(t, "esn0_db_mean", r->have_block ? r->esn0_sum / nb : NAN);
-  json_num(t, "cfo_hz_mean", r->have_block ? r->cfo_sum / nb : NAN);
-  json_num(t, "cfo_hz_min", r->have_block ? r->cfo_min : NAN);
-  json_num(t, "cfo_hz_max", r->have_block ? r->cfo_max : NAN);
-  json_num(t, "clock_offset_ppm", clock_ppm(r));
+  json_num(t, "blocks_no_signal", (double)s.blocks_no_signal);
+  json_num(t, "blocks_clock_range", (double)s.blocks_clock_range);
+  json_num(t, "blocks_timing_jump", (double)s.blocks_timing_jump);
+  json_num(t, "nonfinite_samples", (double)s.nonfinite);
+  json_num(t, "esn0_db", s.esn0_db);
+  json_num(t, "cfo_hz_mean", s.cfo_hz);
+  json_num(t, "cfo_hz_min", s.cfo_min_hz);
+  json_num(t, "cfo_hz_max", s.cfo_max_hz);
+  json_num(t, "clock_offset_ppm", s.clock_ppm);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) json_num(t, "frame_offset", (double)s.frame_offset);
   json_num(t, "elapsed_s", elapsed);
-  cJSON_AddStringToObject(t, "status", status);
+  cJSON *w = cJSON_AddArrayToObject(t, "warnings");
+  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+    if (s.warnings & warn_bits[i]) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "code", warn_names[i]);
+      cJSON_AddStringToObject(o, "text", prx_qpsk_warning_text(warn_bits[i]));
+      cJSON_AddItemToArray(w, o);
+    }
+  cJSON_AddStringToObject(t, "status", !strcmp(status, "ok") && s.warnings ? "warning" : status);
   if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||
       fputs("}\n", r->rep_f) < 0)
     return -1;
@@ -450,42 +505,42 @@ static int report_end(run_state *r, const char *status, double elapsed) {
 /* makes the output buffers hold at least `need` symbols (the demodulator says how many the next
  * call may give: it depends on how much input it holds) */
 static int grow(run_state *r, size_t need) {
+  if (need < r->slot_syms) need = r->slot_syms; /* packbuf serves the slots' writes too */
   if (need <= r->cap) return 0;
   uint8_t *b = realloc(r->bits, 2 * need), *pk = realloc(r->packbuf, need / 4 + 2);
   if (b) r->bits = b;
   if (pk) r->packbuf = pk;
   float *l = r->llrs;
   if (r->o.llr && (l = realloc(r->llrs, 2 * need * sizeof(float)))) r->llrs = l;
-  prx_cf32 *s = r->syms;
-  if (r->o.constellation && (s = realloc(r->syms, need * sizeof *s))) r->syms = s;
-  if (!b || !pk || (r->o.llr && !l) || (r->o.constellation && !s)) return -1;
+  prx_cf32 *sy = r->syms;
+  if (r->o.constellation && (sy = realloc(r->syms, need * sizeof *sy))) r->syms = sy;
+  if (!b || !pk || (r->o.llr && !l) || (r->o.constellation && !sy)) return -1;
   r->cap = need;
   return 0;
 }
 
 /* --constellation: reservoir sampling (a fixed-seed LCG) keeps CONST_KEEP symbols drawn
- * uniformly from every symbol of the run, in bounded memory. */
-static void keep_symbols(run_state *r, size_t n) {
-  for (size_t i = 0; r->syms && i < n; i++, r->n_seen++) {
+ * uniformly from every symbol of the run, in bounded memory (on the compute thread). */
+static void keep_symbols(run_state *r, const prx_cf32 *syms, size_t n) {
+  for (size_t i = 0; syms && i < n; i++, r->n_seen++) {
     if (r->n_keep < CONST_KEEP) {
-      r->keep[r->n_keep++] = r->syms[i];
+      r->keep[r->n_keep++] = syms[i];
       continue;
     }
     r->lcg = r->lcg * 6364136223846793005ULL + 1442695040888963407ULL;
     uint64_t j = (r->lcg >> 11) % (r->n_seen + 1);
-    if (j < CONST_KEEP) r->keep[j] = r->syms[i];
+    if (j < CONST_KEEP) r->keep[j] = syms[i];
   }
 }
 
-static int write_symbols(run_state *r, size_t n) {
-  keep_symbols(r, n);
+static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, size_t n) {
   size_t nb = 2 * n;
   if (!nb) return -1;
   size_t w;
   if (r->o.packed) {
     size_t m = 0;
     for (size_t i = 0; i < nb; i++) {
-      r->pack_byte = (r->pack_byte << 1) | r->bits[i];
+      r->pack_byte = (r->pack_byte << 1) | bits[i];
       if (++r->pack_n == 8) {
         r->packbuf[m++] = (uint8_t)r->pack_byte;
         r->pack_byte = r->pack_n = 0;
@@ -493,9 +548,9 @@ static int write_symbols(run_state *r, size_t n) {
     }
     w = fwrite(r->packbuf, 1, m, r->bits_f) == m;
   } else {
-    w = fwrite(r->bits, 1, nb, r->bits_f) == nb;
+    w = fwrite(bits, 1, nb, r->bits_f) == nb;
   }
-  if (w && r->llr_f) w = fwrite(r->llrs, sizeof(float), nb, r->llr_f) == nb;
+  if (w && r->llr_f) w = fwrite(llrs, sizeof(float), nb, r->llr_f) == nb;
   if (!w) {
     r->fatal = 1;
     return cli_error(CMD, "cannot write the output: %s", strerror(errno));
@@ -504,30 +559,68 @@ static int write_symbols(run_state *r, size_t n) {
   return -1;
 }
 
-static int stream(run_state *r) {
-  for (;;) {
-    size_t n = 0, got = 0;
-    int rc = cli_read_block(CMD, r->reader, r->inbuf, READ_BLOCK, r->n_in, &n);
-    if (rc >= 0) return rc;
-    prx_status st;
-    if (n == 0) {
-      if (r->n_in == 0)
-        return cli_error(CMD, "%s is empty: no samples to demodulate",
-                         prx_iq_reader_name(r->reader));
-      return -1;
-    }
-    r->n_in += n;
-    if (grow(r, prx_qpsk_max_symbols(r->q, n))) return cli_error(CMD, "out of memory");
-    cli_progress_update(&r->progress, r->n_in);
-    if ((st = prx_qpsk_execute_symbols(r->q, r->inbuf, n, r->bits, r->llrs, r->syms, r->cap,
-                                       &got))) {
+/* The pipeline's compute stage (on this thread): demodulates one block into an output slot, in
+ * pieces whose symbols are sure to fit (the output does not depend on the pieces). The flush
+ * runs after the pipeline (finish), when the writers are done. */
+static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                                size_t *out_n) {
+  run_state *r = ctx;
+  (void)pos;
+  *out_n = 0;
+  if (!in) return PRX_OK;
+  uint8_t *bits = out;
+  float *llrs = r->o.llr ? (float *)((uint8_t *)out + r->llr_off) : NULL;
+  size_t used = 0, ss = prx_format_size(r->in.format);
+  for (size_t off = 0; off < n;) {
+    size_t piece = n - off, got = 0;
+    while (piece > 1 && prx_qpsk_max_symbols(r->q, piece) > r->slot_syms - used)
+      piece = (piece + 1) / 2;
+    prx_cf32 *syms = r->syms; /* the compute stage's own buffer: kept at once */
+    prx_status st =
+        prx_qpsk_execute_symbols(r->q, (const uint8_t *)in + off * ss, piece, bits + 2 * used,
+                                 llrs ? llrs + 2 * used : NULL, syms, r->slot_syms - used, &got);
+    if (st) {
       r->fatal = 1;
-      return cli_status_error(CMD, "demodulator", st);
+      cli_status_error(CMD, "demodulator", st);
+      return st;
     }
-    rc = write_symbols(r, got);
-    if (rc >= 0) return rc;
-    if (r->rep_fatal) return cli_error(CMD, "cannot write the report %s", r->o.report);
+    keep_symbols(r, syms, got);
+    used += got;
+    off += piece;
+    r->n_in += piece;
+    cli_progress_update(&r->progress, r->n_in);
   }
+  *out_n = used;
+  if (r->rep_fatal) {
+    cli_error(CMD, "cannot write the report %s", r->o.report);
+    return PRX_ERR_IO;
+  }
+  return PRX_OK;
+}
+
+/* The pipeline's writer: appends a slot's bits (and LLRs) to the outputs. */
+static prx_status demod_write(void *ctx, int writer, const void *out, size_t n, uint64_t block) {
+  run_state *r = ctx;
+  (void)writer;
+  (void)block;
+  const float *llrs = r->o.llr ? (const float *)((const uint8_t *)out + r->llr_off) : NULL;
+  return write_symbols(r, out, llrs, n) >= 0 ? PRX_ERR_IO : PRX_OK;
+}
+
+/* Reads, demodulates and writes until the input ends, the three at once on successive blocks
+ * (src/pipeline); returns -1 at a clean end, else an exit code. */
+static int stream(run_state *r) {
+  prx_pipe_config c;
+  cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
+  c.compute = demod_compute;
+  c.write = demod_write;
+  c.ctx = r;
+  c.out_bytes = r->llr_off + (r->o.llr ? 2 * r->slot_syms * sizeof(float) : 0);
+  prx_pipe_result res;
+  int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  if (rc < 0 && res.samples_read == 0)
+    return cli_error(CMD, "%s is empty: no samples to demodulate", prx_iq_reader_name(r->reader));
+  return rc;
 }
 
 static int finish(run_state *r) {
@@ -539,7 +632,8 @@ static int finish(run_state *r) {
     r->fatal = 1;
     return cli_status_error(CMD, "demodulator flush", st);
   }
-  int rc = write_symbols(r, got);
+  keep_symbols(r, r->syms, got);
+  int rc = write_symbols(r, r->bits, r->llrs, got);
   if (rc >= 0) return rc;
   if (r->o.packed && r->pack_n) { /* the last byte, padded with zeros */
     uint8_t b = (uint8_t)(r->pack_byte << (8 - r->pack_n));
@@ -573,7 +667,7 @@ static int write_constellation(run_state *r) {
 static void summary(const run_state *r, double elapsed) {
   prx_qpsk_stats s;
   prx_qpsk_get_stats(r->q, &s);
-  double fs = r->in.sample_rate, nb = (double)r->n_blocks;
+  double fs = r->in.sample_rate;
   fprintf(stderr,
           "polyrx %s: read %llu samples (%.6g s at %.9g Hz, %.4g samples/symbol) in %.3g s\n"
           "  %llu symbols (%llu data) -> %llu bits%s%s; %.3g Msymbol/s\n",
@@ -581,15 +675,27 @@ static void summary(const run_state *r, double elapsed) {
           (unsigned long long)s.symbols, (unsigned long long)s.data_symbols,
           (unsigned long long)r->n_bits, r->o.packed ? " (packed)" : "", r->llr_f ? " + LLRs" : "",
           elapsed > 0 ? s.symbols / elapsed / 1e6 : 0.0);
-  if (r->have_block)
+  if (s.blocks)
     fprintf(stderr,
-            "  Es/N0 %.2f dB (mean of %llu blocks), CFO %.6g Hz (%.6g .. %.6g), clock "
-            "offset %+.1f ppm\n",
-            r->esn0_sum / nb, (unsigned long long)r->n_blocks, r->cfo_sum / nb, r->cfo_min,
-            r->cfo_max, clock_ppm(r));
+            "  Es/N0 %.2f dB, CFO %.6g Hz (%.6g .. %.6g), clock offset %+.1f ppm; %llu blocks, "
+            "%llu without signal\n",
+            s.esn0_db, s.cfo_hz, s.cfo_min_hz, s.cfo_max_hz, s.clock_ppm,
+            (unsigned long long)s.blocks, (unsigned long long)s.blocks_no_signal);
+  if (s.nonfinite)
+    fprintf(stderr, "  %llu NaN or infinite input samples read as 0\n",
+            (unsigned long long)s.nonfinite);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS)
     fprintf(stderr, "  pilots: frames start at symbol %lld (mod %u)\n", (long long)s.frame_offset,
             r->qc.pilot_period);
+}
+
+/* the warnings on standard error, with or without -q: the bits may be noise */
+static void warnings(const run_state *r) {
+  prx_qpsk_stats s;
+  prx_qpsk_get_stats(r->q, &s);
+  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+    if (s.warnings & warn_bits[i])
+      fprintf(stderr, "polyrx %s: warning: %s\n", CMD, prx_qpsk_warning_text(warn_bits[i]));
 }
 
 int cmd_demod(int argc, char **argv) {
@@ -599,6 +705,8 @@ int cmd_demod(int argc, char **argv) {
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0 && r.o.constellation && !(r.keep = malloc(CONST_KEEP * sizeof *r.keep)))
     rc = cli_error(CMD, "out of memory");
+  /* the stop signals are for the pipeline's reader, not the worker pools made below */
+  if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_demod(&r);
   if (rc < 0 && !(r.bits_f = open_out(r.o.output, &r, "output", &rc)) && rc < 0) rc = 1;
@@ -607,12 +715,16 @@ int cmd_demod(int argc, char **argv) {
     rc = 1;
   if (rc < 0 && r.rep_f && report_begin(&r))
     rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
+  /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
+   * the process mid-write */
+  if (rc < 0) signal(SIGXFSZ, SIG_IGN);
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     rc = stream(&r);
     cli_progress_end(&r.progress);
+    cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
     /* after an input error (a truncated file) the symbols of every complete sample read are
      * still demodulated and written */
@@ -629,6 +741,7 @@ int cmd_demod(int argc, char **argv) {
         rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
     }
     if (!r.o.quiet && r.n_in) summary(&r, elapsed);
+    if (r.n_in && r.q) warnings(&r);
     if (rc > 0 && !r.fatal && r.n_in && !r.o.quiet)
       fprintf(stderr,
               "polyrx %s: the symbols of the %llu complete input samples read were written\n", CMD,
@@ -640,7 +753,6 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
-  free(r.inbuf);
   free(r.bits);
   free(r.packbuf);
   free(r.llrs);

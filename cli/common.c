@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -346,4 +347,54 @@ void cli_progress_update(cli_progress *p, uint64_t done) {
 void cli_progress_end(cli_progress *p) {
   if (p->shown) fputs("\r\033[K", stderr);
   p->shown = 0;
+}
+
+/* ---- the host pipeline ---- */
+
+/* on the reader thread: reads the flag only (cli_interrupted's clock is the compute thread's) */
+static int pipe_should_stop(void *ctx) {
+  (void)ctx;
+  return stop_requested;
+}
+
+static void stop_signal_mask(int how) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(how, &set, NULL);
+}
+
+void cli_hold_stop_signals(void) { stop_signal_mask(SIG_BLOCK); }
+void cli_release_stop_signals(void) { stop_signal_mask(SIG_UNBLOCK); }
+
+void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in, size_t block) {
+  *c = prx_pipe_config_default();
+  c->block_samples = block;
+  c->sample_size = prx_format_size(in->format);
+  c->read = prx_pipe_iq_read;
+  c->read_ctx = r;
+  c->should_stop = pipe_should_stop;
+  c->stop_signals = 1;
+  const char *mode = getenv("POLYRX_PIPELINE");
+  c->serial = mode && !strcmp(mode, "serial");
+}
+
+int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,
+                 prx_pipe_result *res) {
+  /* should_stop reads the flag, the compute and write stages get the callbacks' context */
+  prx_status st = prx_pipe_run(c, res);
+  if (res->stopped || (res->failed == PRX_PIPE_READ && cli_interrupted())) {
+    fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", cmd,
+            (unsigned long long)res->samples_computed);
+    return 130;
+  }
+  switch (res->failed) {
+  case PRX_PIPE_NONE: return -1;
+  case PRX_PIPE_READ: return cli_status_error(cmd, "input", st);
+  case PRX_PIPE_COMPUTE: return compute_what ? cli_status_error(cmd, compute_what, st) : 1;
+  case PRX_PIPE_WRITE: return 1;
+  case PRX_PIPE_SETUP: return cli_status_error(cmd, "pipeline", st);
+  }
+  return 1;
 }

@@ -8,6 +8,7 @@
 #include "polyrx/io.h"
 #include "polyrx/modem.h"
 #include "polyrx/qpsk.h"
+#include "polyrx/qpsk_bank.h"
 #include "polyrx/sim.h"
 
 #endif

@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# The GPU channelizer's check on a machine with an NVIDIA GPU, in one go: configure and build
-# (sm_90, no -march=native; the shipped library's kernel count and size), run the GPU tests,
-# the benchmark and the CuPy peer, the GPU tests again (reduced set) under compute-sanitizer
-# memcheck and racecheck, then the whole test suite (where AUTO picks the GPU). Logs go to
-# $OUT (default ./gpu-out); a short summary table is printed last.
+# The GPU channelizer's and demodulator bank's check on a machine with an NVIDIA GPU, in one go:
+# configure and build (no -march=native; the CUDA module's kernel count and size), run the GPU
+# tests, the benchmarks and the CuPy peer, the GPU tests again (reduced set) under
+# compute-sanitizer memcheck and racecheck, then the whole test suite (where AUTO picks the GPU).
+# Logs go to $OUT (default ./gpu-out); a short summary table is printed last.
 #
 #   scripts/gpu_check.sh [STEP...]    steps, run in this order: build test bench sanitize ctest
 #                                     profile (default: all but profile)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
-# --quick), CUDA_ARCH (default 90), NO_CUPY (set: skip the CuPy peer). On the lent GPU
-# machine, run it after `source .devdeps/prelude.sh` (the carried library packages); where
-# pkg-config is missing it unpacks the one carried in .gpudeps/.
+# --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the
+# CuPy peer), PARTS (default "chan demod": the channelizer's and the demodulator bank's tests,
+# benchmarks and sanitizer runs; give one of them to run only its part), DEMOD_BENCH_ARGS
+# (bench_qpsk_bank's --case filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit,
+# default 300), NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test
+# always runs under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the
+# carried library packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 steps=${*:-build test bench sanitize ctest}
+PARTS=${PARTS:-chan demod}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -40,20 +46,24 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 cat "$OUT/gpu.txt"
 
 if has build; then
+  targets=(polyrx_shared)
+  part chan && targets+=(test_chan_cuda bench_chan_cuda)
+  part demod && targets+=(test_qpsk_stages_cuda bench_qpsk_stages test_qpsk_bank test_qpsk_bank_cuda
+    bench_qpsk_bank)
   rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if cmake -S . -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
+    ${CUDA_ARCH:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"} -DPOLYRX_NATIVE=OFF -DPOLYRX_CUDA=ON \
     >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j"$(nproc)" --target test_chan_cuda bench_chan_cuda polyrx_shared \
-      >>"$OUT/build.log" 2>&1; then
+    cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >>"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed))"
     CUOBJDUMP=$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")
-    so=$(ls "$BUILD"/libpolyrx.so* | head -1)
+    so=$BUILD/libpolyrx_cuda.so # the CUDA module: every kernel
     "$CUOBJDUMP" -sass "$so" | grep Function >"$OUT/kernels.txt" 2>&1
-    note "library: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
-      "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel"
+    note "module: $(stat -Lc %s "$so") bytes, $(grep -c . "$OUT/kernels.txt") kernels," \
+      "$(grep -c prx_fused_kernel "$OUT/kernels.txt") of them prx_fused_kernel," \
+      "$(grep -cE 'qpsk_[a-z0-9]+_kernel' "$OUT/kernels.txt") demodulator stage kernels"
   else
     tail -40 "$OUT/build.log"
     note "build: FAILED (see build.log)"
@@ -72,12 +82,19 @@ run_step() { # name timeout command...
   return $rc
 }
 
-if has test; then
+if has test && part chan; then
   run_step test 240 "$BUILD/test_chan_cuda"
   grep FAIL "$OUT/test.log" | head -20
 fi
+if has test && part demod; then
+  # the stage kernels against the CPU stages first (short), then the bank
+  run_step test_stages 120 "$BUILD/test_qpsk_stages_cuda"
+  grep -E 'FAIL|^sps' "$OUT/test_stages.log" | head -20
+  run_step test_demod 240 "$BUILD/test_qpsk_bank_cuda"
+  grep FAIL "$OUT/test_demod.log" | head -20
+fi
 
-if has bench; then
+if has bench && part chan; then
   # the SM clock, power and throttle reasons every 20 ms while the benchmark runs (smi.csv)
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
     --format=csv -lms 20 >"$OUT/smi.csv" 2>&1 &
@@ -94,8 +111,17 @@ if has bench; then
     note "cupy: rc=$? ($(elapsed))"
   fi
 fi
+if has bench && part demod; then
+  timeout 180 "$BUILD/bench_qpsk_stages" >"$OUT/bench_stages.jsonl" 2>"$OUT/bench_stages.err"
+  note "bench_stages: rc=$? ($(elapsed))"
+  # DEMOD_BENCH_ARGS: e.g. "--case 4:1024:cf32" (repeatable) to run only those bank cases
+  # shellcheck disable=SC2086
+  timeout 300 "$BUILD/bench_qpsk_bank" ${BENCH_ARGS:-} ${DEMOD_BENCH_ARGS:-} \
+    >"$OUT/bench_demod.jsonl" 2>"$OUT/bench_demod.err"
+  note "bench_demod: rc=$? ($(elapsed))"
+fi
 
-if has sanitize; then
+if has sanitize && part chan; then
   export PRX_TEST_SMALL=1
   run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
     "$BUILD/test_chan_cuda"
@@ -105,11 +131,30 @@ if has sanitize; then
   grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck.log"
   unset PRX_TEST_SMALL
 fi
+if has sanitize && part demod; then
+  run_step memcheck_stages 120 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 "$BUILD/test_qpsk_stages_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_stages.log"
+  run_step racecheck_stages 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/test_qpsk_stages_cuda"
+  grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_stages.log"
+  run_step memcheck_demod "${DEMOD_MEMCHECK_S:-300}" compute-sanitizer --tool memcheck \
+    --leak-check full --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
+  grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_demod.log"
+  if [ -z "${NO_BANK_RACECHECK:-}" ]; then
+    run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+      "$BUILD/test_qpsk_bank_cuda"
+    grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_demod.log"
+  fi
+fi
 
 if has ctest; then
   cmake --build "$BUILD" -j"$(nproc)" >>"$OUT/build.log" 2>&1
-  # (test_chan_cuda ran above)
-  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E '^test_chan_cuda$' --output-on-failure) \
+  ran=() # the GPU tests the test step ran
+  has test && part chan && ran+=(chan)
+  has test && part demod && ran+=(qpsk_bank qpsk_stages)
+  (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E "^test_($(IFS='|'; echo "${ran[*]}"))_cuda\$" \
+    --output-on-failure) \
     >"$OUT/ctest.log" 2>&1
   note "ctest: rc=$? ($(elapsed)) $(grep -m1 'tests passed' "$OUT/ctest.log")"
   grep -E 'Failed|\*\*\*' "$OUT/ctest.log" | head -20
@@ -139,10 +184,16 @@ fi
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
-if has bench; then
+if has bench && part chan; then
   sed -n '/^== GPU channelizer/,$p' "$OUT/bench.jsonl"
   [ -f "$OUT/cupy.log" ] && grep -v '^{' "$OUT/cupy.log" | tail -6
   tail -3 "$OUT/bench.err"
+fi
+if has bench && part demod; then
+  sed -n '/^== GPU demodulator stages/,$p' "$OUT/bench_stages.jsonl"
+  tail -3 "$OUT/bench_stages.err"
+  sed -n '/^== GPU demodulator/,$p' "$OUT/bench_demod.jsonl"
+  tail -3 "$OUT/bench_demod.err"
 fi
 if has profile; then
   grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem|Shared Memory Configuration Size|Bank Conflicts|Stall Long Scoreboard) " \

@@ -477,6 +477,85 @@ printf '{"global": {"core:datatype": "cf32_le"}, "captures": []}' >norate.sigmf-
 : >norate.sigmf-data
 expect_error "core:sample_rate" -i norate.sigmf-meta -K 2 -o x
 
+# ---- the host pipeline: reading, channelizing and writing at once give the serial path's
+# bytes for every input kind (file, standard input, SigMF) and block size ----
+python3 - <<'EOF'
+import random, struct
+random.seed(13)
+with open("pin.ci16", "wb") as f:
+    f.write(b"".join(struct.pack("<hh", random.randrange(-30000, 30000), random.randrange(-30000, 30000)) for _ in range(20011)))
+EOF
+POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -o pser -q ||
+  fail "serial pipeline run failed"
+cp pin.ci16 psig.sigmf-data
+printf '{"global": {"core:datatype": "ci16_le", "core:sample_rate": 16000, "core:version": "1.0.0"}, "captures": [{"core:sample_start": 0}], "annotations": []}' >psig.sigmf-meta
+for kind in file stdin sigmf; do
+  for block in 1 7 1000 4096 100000; do
+    d=p_${kind}_$block
+    case $kind in
+    file) "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 --block $block -o $d -q ;;
+    stdin) "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 8 --block $block -o $d -q <pin.ci16 ;;
+    sigmf) "$POLYRX" channelize -i psig.sigmf-meta -K 16 -P 8 --block $block -o $d -q ;;
+    esac || fail "pipeline $kind --block $block failed"
+    for k in 0000 0005 0015; do
+      cmp -s pser/ch$k.sigmf-data $d/ch$k.sigmf-data ||
+        fail "pipeline $kind --block $block: channel $k differs from the serial path"
+    done
+    rm -rf $d
+  done
+done
+# a channel subset (each writer thread its share of the channels) gives the same bytes
+POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -c 2,3,9 -o pser3 -q
+"$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -c 2,3,9 --block 333 -o ppip3 -q
+for k in 0002 0003 0009; do
+  cmp -s pser3/ch$k.sigmf-data ppip3/ch$k.sigmf-data || fail "channel subset: $k differs"
+  cmp -s pser3/ch$k.sigmf-data pser/ch$k.sigmf-data || fail "channel subset: $k differs from all"
+done
+
+# ---- --out-format cf16 / ci16: the cf32 outputs converted (float64 reference), SigMF datatype ----
+for f in cf16 ci16; do
+  "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -f 1M -K 16 -P 8 --out-format $f -o o_$f -q ||
+    fail "--out-format $f failed"
+done
+python3 - <<'EOF' || fail "--out-format contents"
+import json, numpy as np
+for k in range(16):
+    x = np.fromfile(f"out1/ch{k:04d}.sigmf-data", dtype="<f4").astype(np.float64)
+    h = np.fromfile(f"o_cf16/ch{k:04d}.sigmf-data", dtype="<f2")
+    assert h.size == x.size, (k, h.size, x.size)
+    # numpy's float64 -> float16 rounds to nearest, ties to even (the float32 values convert
+    # exactly to float64, so this is the float32 -> half rounding)
+    assert np.array_equal(h.view(np.uint16), x.astype(np.float16).view(np.uint16)), f"cf16 channel {k}"
+    i = np.fromfile(f"o_ci16/ch{k:04d}.sigmf-data", dtype="<i2").astype(np.int64)
+    want = np.clip(np.rint(x * 32768), -32768, 32767).astype(np.int64)
+    assert np.array_equal(i, want), f"ci16 channel {k}: max diff {np.abs(i - want).max()}"
+    for f, dt in (("cf16", "cf16_le"), ("ci16", "ci16_le")):
+        m = json.load(open(f"o_{f}/ch{k:04d}.sigmf-meta"))
+        assert m["global"]["core:datatype"] == dt, m["global"]["core:datatype"]
+EOF
+expect_error "out-format" -i in.ci16 -F ci16 -s 16k -K 16 --out-format cu8 -o x
+
+# ---- -o -: one channel is its plain stream, several are interleaved (selection order) ----
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -f 1M -K 16 -P 8 -c 3 -o - -q >one.cf32 ||
+  fail "-o - (one channel) failed"
+cmp -s one.cf32 out1/ch0003.sigmf-data || fail "-o -: channel 3 differs from its recording"
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -f 1M -K 16 -P 8 -c 12,3 -o - -q --out-format ci16 \
+  >two.ci16 || fail "-o - (two channels) failed"
+python3 - <<'EOF' || fail "-o -: interleaved channels"
+import numpy as np
+two = np.fromfile("two.ci16", dtype="<i2").reshape(-1, 2, 2)  # [time][channel in -c order][re, im]
+for col, k in enumerate((12, 3)):
+    want = np.fromfile(f"o_ci16/ch{k:04d}.sigmf-data", dtype="<i2").reshape(-1, 2)
+    assert np.array_equal(two[:, col, :], want), f"channel {k}"
+EOF
+
+# ---- errors through the pipeline: a cut input is written up to its last whole sample ----
+head -c $((4 * 2500 + 3)) in.ci16 >cut.ci16
+"$POLYRX" channelize -i cut.ci16 -F ci16 -s 16k -K 16 -P 8 -o cut -q 2>err.txt &&
+  fail "a truncated input succeeded"
+[ "$(stat -c %s cut/ch0003.sigmf-data 2>/dev/null)" = $((8 * ((2500 + 7) / 8))) ] ||
+  fail "truncated input: channel 3 holds $(stat -c %s cut/ch0003.sigmf-data 2>/dev/null) bytes, expected the outputs of 2500 samples ($(cat err.txt))"
+
 # ---- help ----
 "$POLYRX" channelize 2>err.txt && fail "no arguments: exit status 0"
 grep -q usage err.txt || fail "no arguments: no usage on stderr"

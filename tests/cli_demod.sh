@@ -122,6 +122,53 @@ assert a['blocks']==b['blocks'] and a['totals']['symbols']==b['totals']['symbols
     bad "reports differ between 1 and 2 threads"
 fi
 
+# ---- the host pipeline: reading, demodulating and writing at once give the serial path's
+# bytes (bits, LLRs, report blocks) for every input kind and read block size ----
+POLYRX_PIPELINE=serial "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/ps.bits" \
+  --llr "$T/ps.llr" --threads 1 || bad "serial pipeline run failed"
+cp "$T/n.cu8" "$T/ns.sigmf-data"
+printf '{"global": {"core:datatype": "cu8", "core:sample_rate": 1000000, "core:version": "1.0.0"}, "captures": [{"core:sample_start": 0}], "annotations": []}' >"$T/ns.sigmf-meta"
+for kind in file stdin sigmf; do
+  for rb in 1 777 65536 1000000; do
+    [ $rb = 1 ] && [ $kind != file ] && continue # 600000 one-sample blocks: once is enough
+    case $kind in
+    file) "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" ;;
+    stdin) "$P" demod -q -i - -F cu8 -s 1M -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" <"$T/n.cu8" ;;
+    sigmf) "$P" demod -q -i "$T/ns.sigmf-meta" -r 250k --read-block $rb -o "$T/pp.bits" --llr "$T/pp.llr" ;;
+    esac || bad "pipeline $kind --read-block $rb failed"
+    cmp -s "$T/ps.bits" "$T/pp.bits" || bad "pipeline $kind --read-block $rb: bits differ from the serial path"
+    cmp -s "$T/ps.llr" "$T/pp.llr" || bad "pipeline $kind --read-block $rb: LLRs differ from the serial path"
+  done
+done
+# a read error (the input cut inside a sample): the symbols of the whole samples are written
+head -c 300001 "$T/n.cu8" >"$T/cut.cu8"
+head -c 300000 "$T/n.cu8" >"$T/whole.cu8"
+"$P" demod -q -i "$T/cut.cu8" -F cu8 -s 1M -r 250k -o "$T/cut.bits" 2>"$T/err.txt" &&
+  bad "a cut input succeeded"
+"$P" demod -q -i "$T/whole.cu8" -F cu8 -s 1M -r 250k -o "$T/whole.bits" || bad "whole-sample input failed"
+cmp -s "$T/cut.bits" "$T/whole.bits" || bad "cut input: the bits of its whole samples differ"
+# a full disk (a file-size limit): a clear error, exit != 0, no crash
+(ulimit -f 8 && "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/full.bits" 2>"$T/err.txt")
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] || bad "file-size limit: exit status $rc"
+grep -qi "cannot write\|too large\|no space" "$T/err.txt" || bad "file-size limit: message: $(cat "$T/err.txt")"
+# a stop signal while the producer is quiet ends the run at once, the symbols read written
+mkfifo "$T/fifo"
+"$P" demod -q -i "$T/fifo" -F cu8 -s 1M -r 250k -o "$T/sig.bits" 2>"$T/err.txt" &
+PID=$!
+exec 3>"$T/fifo"
+cat "$T/whole.cu8" >&3
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM $PID # (a background job of a script ignores SIGINT)
+wait $PID
+rc=$?
+t1=$(date +%s%N)
+exec 3>&-
+[ $rc = 130 ] || bad "stop signal: exit status $rc: $(cat "$T/err.txt")"
+[ $(((t1 - t0) / 1000000)) -lt 1000 ] || bad "stop signal: the stop took $(((t1 - t0) / 1000000)) ms"
+cmp -s "$T/sig.bits" "$T/whole.bits" || bad "stop signal: the bits of the samples read differ ($(size "$T/sig.bits") vs $(size "$T/whole.bits") bytes)"
+
 # ---- bad input ----
 expect_fail() { # WORDS... -- ARGS...: non-zero exit and the message contains WORDS
   local words=() a
@@ -154,11 +201,98 @@ expect_fail "conflicts" -- -i "$T/d.cf32" -s 12.8k -r 2400 --diff --pilots 256:1
 expect_fail "max-cfo" "Rs/8" -- -i "$T/d.cf32" -s 12.8k -r 2400 --max-cfo 400 -o "$T/x"
 expect_fail "--block" -- -i "$T/d.cf32" -s 12.8k -r 2400 --block 100 -o "$T/x"
 expect_fail "--bits" -- -i "$T/d.cf32" -s 12.8k -r 2400 --bits hex -o "$T/x"
+expect_fail "--backend" "gpu" -- -i "$T/d.cf32" -s 12.8k -r 2400 --backend gpu -o "$T/x"
+"$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 --backend cpu -o "$T/bc.bits" || bad "--backend cpu failed"
+cmp -s "$T/bc.bits" "$T/d.bits" || bad "--backend cpu: bits differ from the default run"
+if "$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 --backend cuda -o "$T/bg.bits" 2>"$T/bg.err"; then
+  cmp -s "$T/bg.bits" "$T/d.bits" || bad "--backend cuda: bits differ from the CPU's"
+else
+  grep -q "no usable CUDA device" "$T/bg.err" || bad "--backend cuda failed without saying why: $(cat "$T/bg.err")"
+fi
 expect_fail "unknown option" -- -i "$T/d.cf32" -s 12.8k -r 2400 --frobnicate -o "$T/x"
 expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.cf32"
 [ "$(size "$T/d.cf32")" = 1600000 ] || bad "the input was overwritten"
 "$P" demod >/dev/null 2>&1 && bad "no arguments accepted"
 "$P" demod --help | grep -q "symbol-rate" || bad "--help does not list --symbol-rate"
+
+# ---- what the demodulator says about doubtful input: warnings on standard error and in the
+# report (status "warning"), the bits written all the same ----
+report_has() { # JSON STATUS CODE...: the report's status, and warning codes it lists (none for ok)
+  python3 - "$@" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))['totals']
+codes = [w['code'] for w in t['warnings']]
+assert t['status'] == sys.argv[2], t
+assert all(c in codes for c in sys.argv[3:]) and (codes or t['status'] == 'ok'), codes
+assert t['status'] != 'ok' or not codes, codes
+EOF
+}
+# a clock beyond the supported +-5000 ppm
+"$P" gen -q -o "$T/c.cf32" -s 100k -n 400000 --carrier "f=1k,rs=25k,ppm=8000,diff,seed=4" \
+  --esn0 20 || bad "gen (8000 ppm) failed"
+out=$("$P" demod -q -i "$T/c.cf32" -s 100k -r 25k -o "$T/c.bits" --report "$T/c.json" 2>&1) ||
+  bad "demod (8000 ppm) failed: $out"
+echo "$out" | grep -q "warning: .*5000 ppm" || bad "8000 ppm: no clock warning: '$out'"
+report_has "$T/c.json" warning clock_range || bad "8000 ppm: report"
+# no carrier: noise only (the carrier muted throughout)
+"$P" gen -q -o "$T/z.cf32" -s 100k -n 300000 --carrier "f=1k,rs=25k,diff" --esn0 10 \
+  --gap 0:3:noise || bad "gen (noise only) failed"
+out=$("$P" demod -i "$T/z.cf32" -s 100k -r 25k -o "$T/z.bits" --report "$T/z.json" 2>&1) ||
+  bad "demod (noise only) failed: $out"
+echo "$out" | grep -q "warning: most of the input had no" || bad "noise only: no warning: '$out'"
+echo "$out" | grep -q "without signal" || bad "noise only: summary lacks the count: '$out'"
+report_has "$T/z.json" warning no_signal || bad "noise only: report"
+python3 -c "
+import json,sys
+d=json.load(open(sys.argv[1]))
+n = sum(1 for b in d['blocks'] if not b['signal_present'] and 'no_signal' in b['flags'])
+assert n == d['totals']['blocks_no_signal'] >= 0.95 * len(d['blocks']), n" "$T/z.json" ||
+  bad "noise only: block flags"
+# a gap of zeros in a strong carrier: the blocks inside are flagged, the summary is not a warning
+"$P" gen -q -o "$T/g.cf32" -s 100k -n 800000 --carrier "f=1k,rs=25k,timing=0.4,diff,seed=6" --esn0 20 \
+  --gap 3:1 --bits "$T/g" || bad "gen (gap) failed"
+"$P" demod -q -i "$T/g.cf32" -s 100k -r 25k -o "$T/g.bits" --report "$T/g.json" ||
+  bad "demod (gap) failed"
+python3 - "$T/g.json" "$T/g.bits" "$T/g0.bits" <<'EOF' || bad "gap: flags or bits"
+import json, sys
+d = json.load(open(sys.argv[1])); got = open(sys.argv[2], 'rb').read(); ref = open(sys.argv[3], 'rb').read()
+rs = 25000
+for b in d['blocks']:
+    s0, s1 = (b['time_s'] - 256 / rs) * rs, (b['time_s'] + 256 / rs) * rs  # the block's symbols
+    inside = s0 > 3 * rs + 20 and s1 < 4 * rs - 20
+    outside = s1 < 3 * rs - 20 or s0 > 4 * rs + 20
+    assert not inside or not b['signal_present'], b
+    assert not outside or b['signal_present'], b
+assert d['totals']['status'] == 'ok' and d['totals']['blocks_no_signal'] > 0, d['totals']
+# every bit outside the gap (and 20 symbols either side) is the generator's
+bad = [i for i in range(2, len(got)) if got[i] != ref[i] and not (3 * rs - 20 <= i // 2 <= 4 * rs + 20)]
+assert len(got) <= len(ref) and not bad, bad[:10]
+EOF
+# a DC offset 10 dB above the carrier, the carrier at 0 Hz: bit exact at 20 dB
+"$P" gen -q -o "$T/dc.cf32" -s 100k -n 400000 --carrier "f=0,rs=25k,timing=0.4,diff,seed=8" --esn0 20 \
+  --dc 10,phase=0.7 --bits "$T/dc" || bad "gen (DC) failed"
+"$P" demod -q -i "$T/dc.cf32" -s 100k -r 25k -o "$T/dc.bits" --report "$T/dc.json" ||
+  bad "demod (DC) failed"
+nb=$(size "$T/dc.bits")
+cmp -s -i 2 -n $((nb - 2)) "$T/dc.bits" "$T/dc0.bits" || bad "DC +10 dB: bits differ from the generator's"
+report_has "$T/dc.json" ok || bad "DC: report"
+# a cu8 file read as cf32 (a wrong -F) gives NaN and infinite samples: counted, warned
+out=$("$P" demod -i "$T/n.cu8" -F cf32 -s 500k -r 125k -o "$T/w.bits" --report "$T/w.json" 2>&1)
+echo "$out" | grep -q "NaN or infinite" || bad "wrong -F: no non-finite count or warning: '$out'"
+python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))['totals']
+assert t['nonfinite_samples'] > 8 and 'nonfinite' in [w['code'] for w in t['warnings']] and t['status'] == 'warning', t" "$T/w.json" ||
+  bad "wrong -F: report"
+# the acquisition range: below Rs/8 accepted, Rs/8 itself refused (as the help says)
+"$P" demod -q -i "$T/p.sigmf-meta" -r 25k --pilots 256:16 --max-cfo 3124 -o "$T/x.bits" ||
+  bad "--max-cfo 3124 at 25 kBd refused"
+expect_fail "max-cfo" "Rs/8" -- -i "$T/p.sigmf-meta" -r 25k --max-cfo 3125 -o "$T/x"
+"$P" demod --help | grep -q "below RS/8" || bad "--help does not state the --max-cfo limit"
+# a configuration that needs more memory than the limit is refused at once
+t0=$(date +%s)
+expect_fail "CFO span" "MB" -- -i "$T/d.cf32" -s 12.8k -r 200 --cfo-span 4194304 -o "$T/x"
+[ $(($(date +%s) - t0)) -le 5 ] || bad "--cfo-span 4194304: the refusal took more than 5 s"
 
 [ $fail -eq 0 ] && echo "cli_demod: all checks passed"
 exit $((fail > 0))

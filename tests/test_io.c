@@ -286,7 +286,8 @@ static void test_datatypes(void) {
             "datatype '%s': message '%s' should contain '%s'", cases[i].name, prx_last_error(),
             cases[i].word);
   }
-  CHECK(!strcmp(prx_sigmf_datatype_name(PRX_CI16), "ci16_le") && !prx_sigmf_datatype_name(PRX_CF16),
+  CHECK(!strcmp(prx_sigmf_datatype_name(PRX_CI16), "ci16_le") &&
+            !strcmp(prx_sigmf_datatype_name(PRX_CF16), "cf16_le"),
         "datatype names");
 }
 
@@ -587,8 +588,8 @@ static void test_writer_errors(void) {
   CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID && !w,
         "sample rate 0 must be refused");
   meta.sample_rate = 1e6;
-  meta.format = PRX_CF16;
-  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID, "cf16 refused");
+  meta.format = (prx_format)99;
+  CHECK(prx_sigmf_writer_open(tmp_path("x"), &meta, &w) == PRX_ERR_INVALID, "format 99 refused");
   meta.format = PRX_CF32;
   CHECK(prx_sigmf_writer_open(tmp_path("no/such/dir/x"), &meta, &w) == PRX_ERR_IO &&
             strstr(prx_last_error(), "no/such/dir/x.sigmf-data"),

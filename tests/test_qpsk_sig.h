@@ -19,6 +19,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,8 +34,16 @@ typedef struct {
   int differential;
   unsigned pilot_period, pilot_len;
   double rolloff; /* 0: 0.35 */
+  unsigned span;  /* 0: 12; the RRC span of the generator and the matched filter, symbols */
   uint64_t seed;  /* data bits */
   uint64_t noise_seed;
+  double dc_re, dc_im;     /* DC offset added by the generator (signal power is 1) */
+  const prx_sim_gap *gaps; /* the generator's gaps */
+  size_t n_gaps;
+  double scale;      /* 0: 1; else the samples are multiplied by it (cf32 level) */
+  prx_format format; /* demodulator input: cf32 (default), or the samples quantised
+                        to ci16 / ci8 / cu8 at full_scale (tcase_ber) */
+  double full_scale; /* integer formats: the sample value 1.0 maps to this many LSBs */
 } tcase;
 
 /* Random impairments as the issue asks: CFO up to max_cfo symbol rates, any phase, timing in
@@ -79,6 +88,7 @@ static inline prx_status tcase_sim(const tcase *c, prx_sim **out) {
   car.symbol_rate = 1e3;
   car.freq = c->cfo * car.symbol_rate;
   car.rolloff = c->rolloff > 0 ? c->rolloff : 0.35;
+  if (c->span) car.span = c->span;
   car.phase = c->phase;
   car.timing_offset = c->timing;
   car.clock_ppm = c->ppm;
@@ -94,6 +104,10 @@ static inline prx_status tcase_sim(const tcase *c, prx_sim **out) {
   sc.esn0_db = c->esn0_db;
   sc.noise_seed = c->noise_seed ? c->noise_seed : 1;
   sc.threads = 1;
+  sc.dc_re = c->dc_re;
+  sc.dc_im = c->dc_im;
+  sc.gaps = c->gaps;
+  sc.n_gaps = c->n_gaps;
   return prx_sim_create(&sc, out);
 }
 
@@ -102,7 +116,9 @@ static inline prx_qpsk_config tcase_demod_config(const tcase *c, int threads) {
   qc.sample_rate = c->sps * 1e3;
   qc.symbol_rate = 1e3;
   qc.rolloff = c->rolloff > 0 ? c->rolloff : 0.35;
+  if (c->span) qc.span = c->span;
   qc.threads = threads;
+  qc.in_format = c->format;
   if (c->pilot_period) {
     qc.ambiguity = PRX_QPSK_PILOTS;
     qc.pilot_period = c->pilot_period;
@@ -138,9 +154,10 @@ static inline prx_cf32 *tcase_make(const tcase *c, size_t n, uint8_t **bits, siz
  * Returns the bits (malloc'd, *nbits), and the LLRs when llrs is not NULL. */
 static inline uint8_t *tcase_demod(prx_qpsk *q, const prx_cf32 *x, size_t n, const size_t *chunks,
                                    size_t n_chunks, size_t *nbits, float **llrs) {
-  /* every block gives at most block_symbols + 1 symbols: n / sps (1 + 1/256) + 2 blocks bounds
-   * what execute and flush together may write */
-  size_t cap = (size_t)((double)n / prx_qpsk_sps(q) * (1 + 1.0 / 256)) + 2 * 1025 + 16;
+  /* a block gives at most block_symbols / (1 - 0.0062) + 3 symbols (clock offsets to the
+   * demodulator's clamp): n / sps (1 + 2%) + 4 blocks bounds what execute and flush together may
+   * write */
+  size_t cap = (size_t)((double)n / prx_qpsk_sps(q) * 1.02) + 4 * 1100 + 16;
   uint8_t *bits = malloc(2 * cap);
   float *l = llrs ? malloc(2 * cap * sizeof(float)) : NULL;
   size_t tot = 0, got = 0, ci = 0;
@@ -199,5 +216,103 @@ static inline long tcase_errors_any_turn(const uint8_t *got, size_t ngot, const 
   }
   return best;
 }
+
+/* x (cf32, n samples) as the case's demodulator input: scaled by c->scale (cf32) or quantised
+ * (round half to even, saturating) to ci16 / ci8 / cu8 with 1.0 at c->full_scale LSBs. out holds
+ * n samples of the format. */
+static inline void tcase_encode(const tcase *c, const prx_cf32 *x, size_t n, void *out) {
+  const float *f = (const float *)x;
+  switch (c->format) {
+  case PRX_CI16:
+  case PRX_CI8:
+  case PRX_CU8: {
+    double lo = c->format == PRX_CI16 ? -32768 : c->format == PRX_CI8 ? -128 : 0;
+    double hi = c->format == PRX_CI16 ? 32767 : c->format == PRX_CI8 ? 127 : 255;
+    double off = c->format == PRX_CU8 ? 127.5 : 0;
+    for (size_t i = 0; i < 2 * n; i++) {
+      double v = nearbyint((double)f[i] * c->full_scale + off);
+      v = v < lo ? lo : (v > hi ? hi : v);
+      if (c->format == PRX_CI16)
+        ((int16_t *)out)[i] = (int16_t)v;
+      else if (c->format == PRX_CI8)
+        ((int8_t *)out)[i] = (int8_t)v;
+      else
+        ((uint8_t *)out)[i] = (uint8_t)v;
+    }
+    break;
+  }
+  default: {
+    float g = c->scale != 0 ? (float)c->scale : 1.0f;
+    float *o = out;
+    for (size_t i = 0; i < 2 * n; i++) o[i] = f[i] * g;
+  }
+  }
+}
+
+/* Runs the case through the generator and the demodulator (one thread) in chunks of 64k samples
+ * until nbits_want data bits are counted; *errors and *bits give the result (errors -1: a symbol
+ * lost or inserted). The demodulator's summary goes to *stats when not NULL. Returns 0, or -1
+ * when something failed (reported through CHECK). */
+static inline int tcase_ber(const tcase *c, size_t nbits_want, long *errors, size_t *bits,
+                            prx_qpsk_stats *stats) {
+  *errors = -1;
+  *bits = 0;
+  double data_frac = c->pilot_period ? 1 - (double)c->pilot_len / c->pilot_period : 1;
+  size_t nsym = (size_t)(nbits_want / 2 / data_frac) + 1000;
+  size_t n = tcase_length(c, (size_t)(nsym * c->sps));
+  size_t nref = 2 * tcase_data_in(c, n);
+  prx_sim *s;
+  if (tcase_sim(c, &s) != PRX_OK) {
+    CHECK(0, "generator: %s", prx_last_error());
+    return -1;
+  }
+  prx_qpsk_config qc = tcase_demod_config(c, 1);
+  prx_qpsk *q;
+  if (prx_qpsk_create(&qc, &q) != PRX_OK) {
+    CHECK(0, "demod: %s", prx_last_error());
+    prx_sim_destroy(s);
+    return -1;
+  }
+  size_t chunk = 65536, have_ref = 0, have = 0;
+  size_t cap = nref / 2 + (size_t)((double)n / c->sps * 0.02) + 8192;
+  uint8_t *ref = malloc(nref + 4096), *got = malloc(2 * cap);
+  prx_cf32 *x = malloc(chunk * sizeof *x);
+  void *enc = malloc(chunk * sizeof *x);
+  int ok = ref && got && x && enc;
+  for (size_t i = 0; ok && i < n; i += chunk) {
+    size_t m = n - i < chunk ? n - i : chunk, k;
+    ok = prx_sim_generate(s, x, m) == PRX_OK &&
+         prx_sim_take_bits(s, 0, ref + have_ref, nref + 4096 - have_ref, &k) == PRX_OK;
+    have_ref += k;
+    size_t sym;
+    if (ok) {
+      tcase_encode(c, x, m, enc);
+      ok = prx_qpsk_max_symbols(q, m) <= cap - have / 2 &&
+           prx_qpsk_execute(q, enc, m, got + have, NULL, cap - have / 2, &sym) == PRX_OK;
+    }
+    if (ok) have += 2 * sym;
+  }
+  size_t sym;
+  if (ok)
+    ok = prx_qpsk_flush_max_symbols(q) <= cap - have / 2 &&
+         prx_qpsk_flush(q, got + have, NULL, cap - have / 2, &sym) == PRX_OK;
+  if (ok) have += 2 * sym;
+  CHECK(ok && have_ref >= nref, "generation or demodulation failed: %s", prx_last_error());
+  if (ok) {
+    *errors = tcase_errors(c, got, have, ref, nref);
+    *bits = nref - (c->differential && !c->pilot_period ? 2 : 0);
+    if (*errors < 0) fprintf(stderr, "  count mismatch: %zu bits out, %zu expected\n", have, nref);
+  }
+  if (stats) prx_qpsk_get_stats(q, stats);
+  free(x);
+  free(enc);
+  free(ref);
+  free(got);
+  prx_qpsk_destroy(q);
+  prx_sim_destroy(s);
+  return ok ? 0 : -1;
+}
+
+static inline double tcase_qfunc(double x) { return 0.5 * erfc(x / sqrt(2)); }
 
 #endif

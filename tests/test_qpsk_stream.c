@@ -116,6 +116,13 @@ static void invariance(test_rng *r, double sps, int mode) {
           "sps %g mode %d: %d threads, chunking %zu: output differs from the single-call, "
           "single-thread run (%zu vs %zu bits)",
           sps, mode, v[i].threads, i, b.n, a.n);
+    if (b.bits && b.n == a.n) /* where a difference starts */
+      for (size_t k = 0; k < a.n; k++)
+        if (a.bits[k] != b.bits[k] || a.llrs[k] != b.llrs[k]) {
+          fprintf(stderr, "first difference at bit %zu: %d %g vs %d %g\n", k, a.bits[k], a.llrs[k],
+                  b.bits[k], b.llrs[k]);
+          break;
+        }
     free(b.bits);
     free(b.llrs);
   }

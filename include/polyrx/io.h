@@ -87,8 +87,8 @@ prx_status prx_sigmf_recording_parse(const char *text, size_t len, prx_iq_info *
                                      prx_sigmf_recording **out);
 void prx_sigmf_recording_free(prx_sigmf_recording *rec); /* accepts NULL */
 
-/* SigMF datatype name of a format: "cf32_le", "ci16_le", "ci8", "cu8"; NULL for cf16 or an
- * unknown format. */
+/* SigMF datatype name of a format: "cf32_le", "ci16_le", "ci8", "cu8", "cf16_le" (written
+ * only); NULL for an unknown format. */
 const char *prx_sigmf_datatype_name(prx_format f);
 /* Parses a core:datatype string: cf32_le, ci16_le, ci8 and cu8 are read; other valid SigMF
  * types (big-endian, real-valued, 32-bit integer, f64) give PRX_ERR_UNSUPPORTED and anything
@@ -116,8 +116,9 @@ prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info)
 typedef struct prx_sigmf_writer prx_sigmf_writer;
 
 typedef struct {
-  prx_format format;       /* of the samples given to prx_sigmf_write: cf32 (default), ci16,
-                              ci8 or cu8; stored little-endian (core:datatype cf32_le, ...) */
+  prx_format format;       /* of the samples given to prx_sigmf_write: cf32 (default), cf16,
+                              ci16, ci8 or cu8; stored little-endian (core:datatype cf32_le,
+                              ...) */
   double sample_rate;      /* core:sample_rate in Hz, > 0 (required) */
   double center_freq;      /* captures[0].core:frequency in Hz (default 0) */
   const char *description; /* core:description (NULL: none) */

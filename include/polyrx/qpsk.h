@@ -3,9 +3,19 @@
  * phase unwrapping, ambiguity resolution). No loop bandwidths, no lock to lose.
  *
  * Pipeline (docs/ARCHITECTURE.md has the details):
- *   1. symbol timing per block by Oerder & Meyr (|z|^2 spectral line at 1/T) on a short RRC
- *      pre-filter evaluated on a grid of 4 samples/symbol (polyphase, any sps >= 2, integer or
- *      not), unwrapped across blocks so that a clock offset never slips a symbol;
+ *   0. level and DC per CFO span: the span's mean (DC) is removed and the samples are scaled to
+ *      unit power before every estimator and the matched filter, so any finite cf32 level gives
+ *      the same bits and a DC offset (even well above the signal) is not mistaken for a carrier;
+ *      a QPSK carrier at 0 Hz carries no DC (its mean over a span is ~1/sqrt(span) of its
+ *      amplitude) and passes intact;
+ *   1. symbol timing by Oerder & Meyr (|z|^2 spectral line at 1/T) on a short RRC pre-filter
+ *      evaluated on a grid of 4 samples/symbol (polyphase, any sps >= 2, integer or not): the
+ *      clock offset of each CFO span from the drift of the line's phase between sub-blocks of
+ *      ~32 symbols (lags doubling to the block length, then between blocks), one timing value
+ *      per block unwrapped around the drift that offset predicts, and the span's line through
+ *      them; the instants follow that line, so the timing is continuous and a clock offset
+ *      never slips a symbol; a block or span without a timing line (a gap, no carrier) keeps
+ *      the clock before it, so the symbol count survives;
  *   2. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): the 4th power of the
  *      pre-filter at each symbol instant (cubic Farrow), its spectrum (FFTW, zero-padded,
  *      |f| <= acquisition * Rs), the peak refined by Newton steps on the periodogram (the ML
@@ -13,21 +23,31 @@
  *   3. de-rotation (phase-continuous NCO) and the RRC matched filter evaluated only at the
  *      symbol instants (a polyphase bank: fractional interpolator and matched filter in one);
  *   4. carrier phase per block by Viterbi & Viterbi (4th power), unwrapped across blocks;
- *      noise variance and Es/N0 by the M2M4 moments estimator;
+ *      noise variance and Es/N0 by the M2M4 moments estimator; a signal-present test on the
+ *      strength of the V&V line;
  *   5. the quarter-turn ambiguity resolved by differential decoding or by the pilot word;
  *      hard bits and LLRs scaled by the estimated noise.
  *
+ * Supported clock offsets: |offset| <= PRX_QPSK_MAX_CLOCK_PPM (5000 ppm) for every block length
+ * and sps. The drift is measured over sub-blocks of ~32 symbols, so it cannot alias below
+ * 1e6 / 66 = 15000 ppm; a span whose estimate lies beyond the supported range is flagged
+ * (PRX_QPSK_BLOCK_CLOCK_RANGE, PRX_QPSK_WARN_CLOCK_RANGE), never silently demodulated as if it
+ * were good.
+ *
  * Symbols. The symbol instants are t_k = k + tau(t) symbol periods from input sample 0 (t = 0 is
- * the first input sample). The demodulator outputs one symbol for every instant in [0, N / sps),
- * N being the number of input samples after flush: the generator's convention (polyrx/sim.h:
- * symbol 0 is centred in the first symbol period). Every such symbol is output exactly once,
+ * the first input sample). The demodulator outputs one symbol for every instant in
+ * [-1/16, N / sps - 1/16), N being the number of input samples after flush: the generator's
+ * symbols (polyrx/sim.h: symbol 0 centred at timing_offset in [0, 1)) come out exactly when
+ * timing_offset < 15/16, the window's edges 1/16 symbol away from a symbol centred on the first
+ * sample (the generator's default) so that the timing estimate's noise cannot drop or add one
+ * there. Every such symbol is output exactly once,
  * whatever the clock offset; in PRX_QPSK_PILOTS mode the pilot symbols are consumed and only data
  * symbols give bits.
  *
  * Streaming: the output depends only on the input samples, never on how they were cut into calls,
  * nor on the thread count. Output lags input by up to one CFO span plus the filter length;
  * prx_qpsk_flush() ends the stream (the input is taken as zero past its end) and emits the rest.
- * NaN or infinite cf32 samples are read as 0.
+ * NaN or infinite cf32 samples are read as 0 and counted (prx_qpsk_stats.nonfinite).
  *
  * Bits: unpacked, one byte (0 or 1) per bit, b0 then b1 of each data symbol (Gray map of
  * polyrx/modem.h). LLRs: one float per bit, log(P(b = 0) / P(b = 1)), scaled by the estimated
@@ -59,6 +79,25 @@ typedef enum {
   PRX_QPSK_NONE
 } prx_qpsk_ambiguity;
 
+/* Supported symbol-clock offset (both signs). */
+#define PRX_QPSK_MAX_CLOCK_PPM 5000.0
+
+/* prx_qpsk_block.flags */
+enum {
+  /* no QPSK signal seen: the 4th-power (V&V) line of the block's symbols does not stand out of
+   * the noise (signal < 5, see prx_qpsk_block.signal): no carrier, a gap, Es/N0 below about
+   * 4 dB (512-symbol blocks: reliably present from 5 dB), or a carrier the demodulator does not
+   * follow (wrong symbol rate, CFO out of range). Its bits are noise. */
+  PRX_QPSK_BLOCK_NO_SIGNAL = 1,
+  /* the clock offset estimated over the block's CFO span is beyond PRX_QPSK_MAX_CLOCK_PPM */
+  PRX_QPSK_BLOCK_CLOCK_RANGE = 2,
+  /* with a signal present, the block's timing lies more than 0.25 symbol off its span's clock
+   * line (a timing jump: a clock that wanders faster than one line per span can follow) */
+  PRX_QPSK_BLOCK_TIMING_JUMP = 4,
+  /* the block's input held NaN or infinite samples (read as 0) */
+  PRX_QPSK_BLOCK_NONFINITE = 8
+};
+
 /* Estimates of one block, as used for its symbols. */
 typedef struct {
   uint64_t index;        /* block number from the start of the stream */
@@ -71,10 +110,19 @@ typedef struct {
   double phase;          /* rad in (-pi, pi]: carrier phase at the block centre (with PILOTS the
                             true phase; otherwise known modulo pi/2) */
   double timing;         /* symbol periods: unwrapped timing offset of the symbol instants from
-                            the nominal grid k / Rs (a clock offset makes it drift) */
+                            the nominal grid k / Rs at the block centre (a clock offset makes it
+                            drift; inside the block it follows clock_ppm) */
+  double clock_ppm;      /* symbol-clock offset of its CFO span, ppm (positive: the symbol rate
+                            is above the nominal one) */
   double esn0_db;        /* Es/N0 of this block alone (M2M4), dB */
   double noise_var;      /* N0/Es used for its LLRs (M2M4 over this and up to 7 earlier blocks) */
   double amplitude;      /* sqrt(Es) at the matched-filter output, in input units */
+  double signal;         /* the signal-present statistic: the block's V&V line power
+                            |sum y^4|^2 over its mean for noise alone, 6 (sum |y|^4)^2 / n
+                            (exponential of mean 1 without a signal; present above 5; about
+                            n / 6 at high Es/N0) */
+  unsigned flags;        /* PRX_QPSK_BLOCK_* */
+  unsigned nonfinite;    /* NaN or infinite input samples in the block's own sample range */
 } prx_qpsk_block;
 
 typedef void (*prx_qpsk_block_fn)(void *user, const prx_qpsk_block *block);
@@ -84,16 +132,16 @@ typedef struct {
   double symbol_rate;           /* Rs in Hz; fs / Rs >= 2 (need not be an integer), <= 1024 */
   double rolloff;               /* RRC roll-off beta in (0, 1] (default 0.35) */
   unsigned span;                /* matched-filter span in symbols, 2..64 (default 12) */
-  unsigned block_symbols;       /* symbols per estimation block, 256..1024 (default 512). The
-                                   timing is one value per block: a symbol-clock offset of p
-                                   ppm leaves p 1e-6 L/2 symbol of timing error at the block
-                                   edges (0.013 T at 50 ppm; 0.077 T, ~0.3 dB, at 300 ppm:
-                                   take 256 for offsets of hundreds of ppm), and the
-                                   unwrapping needs |p| < 1e6 / (2 L) (977 ppm at 512) */
-  unsigned cfo_span_symbols;    /* symbols per coarse-CFO estimate, >= 4096, rounded up to a
-                                   multiple of block_symbols (default 8192) */
+  unsigned block_symbols;       /* symbols per estimation block, 256..1024 (default 512): one
+                                   timing level, carrier phase and Es/N0 per block; the clock
+                                   slope is the CFO span's, so the block length does not limit
+                                   the clock offset */
+  unsigned cfo_span_symbols;    /* symbols per coarse-CFO, level, DC and clock-offset estimate,
+                                   4096..4194304, rounded up to a multiple of block_symbols
+                                   (default 8192) */
   double acquisition;           /* CFO acquisition range |f| <= acquisition * Rs, in
-                                   (0, 0.125) (default 0.12) */
+                                   (0, 0.125) (default 0.12): Rs/8 itself is ambiguous (the
+                                   4th-power lines of +Rs/8 and -Rs/8 coincide) */
   prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
   unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
                                    cfo_span_symbols */
@@ -109,7 +157,13 @@ prx_qpsk_config prx_qpsk_config_default(void);
 
 typedef struct prx_qpsk prx_qpsk;
 
+/* The most memory prx_qpsk_create allocates for one demodulator: 2 GiB */
+#define PRX_QPSK_MAX_BYTES ((size_t)2 << 30)
+
 /* Validates the configuration, designs the filters, plans the FFTs and allocates everything.
+ * The memory it needs grows with cfo_span_symbols, sps and the thread count; above
+ * PRX_QPSK_MAX_BYTES it refuses at once (PRX_ERR_INVALID, saying how much it would need).
+ * Work per input sample does not depend on the configuration beyond the filter spans.
  * Errors: PRX_ERR_INVALID (naming the parameter and value), PRX_ERR_NOMEM. */
 prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out);
 void prx_qpsk_destroy(prx_qpsk *q); /* accepts NULL */
@@ -147,16 +201,39 @@ prx_status prx_qpsk_flush_symbols(prx_qpsk *q, uint8_t *bits, float *llrs, prx_c
  * valid until the next call. */
 const prx_qpsk_block *prx_qpsk_block_estimates(const prx_qpsk *q, size_t *n);
 
-/* Totals since create or prx_qpsk_reset (flush ends a stream but keeps them). */
+/* prx_qpsk_stats.warnings: what makes the output of a stream doubtful */
+enum {
+  PRX_QPSK_WARN_NO_SIGNAL = 1,   /* more than half of the blocks had no signal */
+  PRX_QPSK_WARN_CLOCK_RANGE = 2, /* some span's clock offset was beyond PRX_QPSK_MAX_CLOCK_PPM */
+  PRX_QPSK_WARN_TIMING = 4,      /* more than 1 % of the blocks with a signal had timing jumps */
+  PRX_QPSK_WARN_NONFINITE = 8    /* more than 8 NaN or infinite input samples (wrong format?) */
+};
+
+/* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what
+ * every command prints. The estimates average over the blocks with a signal (all blocks when
+ * most had none), weighted by their symbols. */
 typedef struct {
-  uint64_t samples;      /* input samples consumed */
-  uint64_t symbols;      /* symbols demodulated, pilots included */
-  uint64_t data_symbols; /* data symbols output */
-  uint64_t blocks;       /* blocks completed */
-  int64_t frame_offset;  /* PILOTS: stream symbol index of the first pilot word found (the frame
-                            alignment); -1 before it is found or in other modes */
+  uint64_t samples;            /* input samples consumed */
+  uint64_t symbols;            /* symbols demodulated, pilots included */
+  uint64_t data_symbols;       /* data symbols output */
+  uint64_t blocks;             /* blocks completed */
+  uint64_t blocks_no_signal;   /* of which flagged PRX_QPSK_BLOCK_NO_SIGNAL */
+  uint64_t blocks_clock_range; /* flagged PRX_QPSK_BLOCK_CLOCK_RANGE */
+  uint64_t blocks_timing_jump; /* flagged PRX_QPSK_BLOCK_TIMING_JUMP */
+  uint64_t nonfinite;          /* NaN or infinite input samples (read as 0) */
+  int64_t frame_offset;        /* PILOTS: stream symbol index of the first pilot word found (the
+                                  frame alignment); -1 before it is found or in other modes */
+  double esn0_db;              /* Es/N0: total signal over total noise power (linear), dB; NaN
+                                  before the first block */
+  double cfo_hz, cfo_min_hz, cfo_max_hz; /* CFO: mean, least, greatest */
+  double clock_ppm;                      /* symbol-clock offset, ppm */
+  unsigned warnings;                     /* PRX_QPSK_WARN_* */
 } prx_qpsk_stats;
 void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out);
+
+/* One line of text for one PRX_QPSK_WARN_* bit ("most of the input had no signal", ...); NULL
+ * for an unknown bit. */
+const char *prx_qpsk_warning_text(unsigned warning);
 
 /* Samples per symbol fs / Rs, and the effective CFO span (a multiple of block_symbols). */
 double prx_qpsk_sps(const prx_qpsk *q);

@@ -1,7 +1,10 @@
 /* Channelizer front end: configuration checks, prototype design, counting of outputs and
- * dispatch to the backend. The arithmetic lives in chan_cpu.c and chan_cuda.cu. */
+ * dispatch to the backend. The arithmetic lives in chan_cpu.c and, in the CUDA module
+ * (src/core/cuda_module.h), chan_cuda.cu. */
+#include "chan_cuda.h"
 #include "chan_internal.h"
 
+#include "../core/cuda_module.h"
 #include "../core/internal.h"
 
 #include <ctype.h>
@@ -183,28 +186,19 @@ static prx_status check_resources(const prx_chan_config *cfg, unsigned K, unsign
 }
 
 static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
+  const prx_cuda_module *m = NULL;
   switch (cfg->backend) {
-  case PRX_BACKEND_CPU: c->backend = PRX_BACKEND_CPU; break;
+  case PRX_BACKEND_CPU: break;
   case PRX_BACKEND_CUDA:
-#ifdef PRX_HAVE_CUDA
-    if (!prx_cuda_available())
-      return prx_fail(PRX_ERR_NODEVICE,
-                      "the CUDA backend was requested but no CUDA device is usable");
-    c->backend = PRX_BACKEND_CUDA;
+    if (!(m = prx_cuda_module_get()))
+      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but cannot run: %s",
+                      prx_cuda_module_why());
     break;
-#else
-    return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but this build has no CUDA");
-#endif
-  case PRX_BACKEND_AUTO:
-    c->backend = prx_cuda_available() ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
-    break;
+  case PRX_BACKEND_AUTO: m = prx_cuda_module_get(); break;
   default: return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
   }
-#ifdef PRX_HAVE_CUDA
-  c->ops = c->backend == PRX_BACKEND_CUDA ? &prx_chan_cuda_ops : &prx_chan_cpu_ops;
-#else
-  c->ops = &prx_chan_cpu_ops;
-#endif
+  c->backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
+  c->ops = m ? m->chan->ops : &prx_chan_cpu_ops;
   if (cfg->out_format == PRX_CF16 && c->backend != PRX_BACKEND_CUDA)
     return prx_fail(PRX_ERR_UNSUPPORTED, "cf16 output needs the CUDA backend");
   return PRX_OK;
@@ -446,4 +440,17 @@ prx_status prx_chan_parse_list(const char *text, unsigned K, unsigned **out, siz
   *out = list;
   *n_out = n;
   return PRX_OK;
+}
+
+/* ---- the CUDA backend's internal hooks (chan_cuda.h), through the CUDA module ---- */
+
+prx_status prx_chan_cuda_retune(prx_chan *c, prx_cuda_design design) {
+  if (!c || c->backend != PRX_BACKEND_CUDA)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "prx_chan_cuda_retune needs a CUDA channelizer");
+  return prx_cuda_module_get()->chan->retune(c, design);
+}
+
+int prx_chan_cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
+  if (!c || c->backend != PRX_BACKEND_CUDA) return 0;
+  return prx_cuda_module_get()->chan->fused(c, pol);
 }

@@ -232,19 +232,10 @@ static size_t copy_in(cpu_impl *m, prx_format f, const unsigned char *in, size_t
     if (take > n - done) take = n - done;
     prx_cf32 *d = m->buf + (size_t)(m->wseg - m->g0) * m->sp + m->woff;
     const void *s = in ? in + done * fsz : NULL;
-    switch (s ? f : PRX_CF16) { /* cf16 is no input format: here it means zeros */
-    case PRX_CF32: memcpy(d, s, take * sizeof *d); break;
-    case PRX_CI16:
-      for (size_t i = 0; i < take; i++) d[i] = prx_sample_ci16(s, i);
-      break;
-    case PRX_CI8:
-      for (size_t i = 0; i < take; i++) d[i] = prx_sample_ci8(s, i);
-      break;
-    case PRX_CU8:
-      for (size_t i = 0; i < take; i++) d[i] = prx_sample_cu8(s, i);
-      break;
-    default: memset(d, 0, take * sizeof *d); break;
-    }
+    if (s)
+      prx_convert_block(f, s, take, d);
+    else
+      memset(d, 0, take * sizeof *d);
     done += take;
     m->woff += take;
     if (m->woff == m->D) {

@@ -1,4 +1,6 @@
 /* Polyphase filter kernel of the CPU channelizer (see chan_cpu_kernel.h for the arithmetic).
+ * Built for baseline x86-64 and for AVX2 + FMA, the variant chosen at run time
+ * (PRX_ISA_DISPATCH, ../core/internal.h).
  *
  * Every output element is the same sequence of operations whichever path computes it: a sum
  * over q = 0..P-1 in order, each step one fused multiply-add (fmaf in the portable code, FMA
@@ -15,6 +17,8 @@
  * sets (without them, rows 4 KiB apart all fall in one set and thrash), and a segment is cut
  * into tiles so that the tap tile stays in L1 while all outputs of a batch pass over it. */
 #include "chan_cpu_kernel.h"
+
+#include "../core/internal.h"
 
 #include <math.h>
 
@@ -216,6 +220,7 @@ static void rows4_r1x2(const float *th, size_t tq, const float *X, size_t xq, si
 
 void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, unsigned parity,
                           prx_cf32 *rows) {
+  PRX_ISA_DISPATCH(prx_chan_filter_rows, k, x, n, parity, rows);
   const size_t D2 = 2 * k->D, R = k->R, P = k->P, xp = k->x_pitch, dp = 2 * k->row_pitch;
   const size_t tq = R * k->tap_pitch, xq = R * xp; /* one phase step */
   float *out = (float *)rows;
@@ -255,6 +260,7 @@ static void copy_column(const prx_cf32 *rows, size_t pitch, size_t n, unsigned k
 
 void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
                       size_t n_sel, prx_cf32 *out, size_t stride) {
+  PRX_ISA_DISPATCH(prx_chan_scatter, rows, pitch, n, sel, n_sel, out, stride);
   size_t s = 0;
 #ifdef PRX_KERNEL_AVX2
   /* runs of 4 consecutive channels: 4 x 4 transposes of complex (64-bit) elements */
@@ -328,6 +334,7 @@ static void add_lanes(__m256 v, double *acc) {
 
 void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const float *tables,
                   size_t n_sel, prx_cf32 *out, size_t stride) {
+  PRX_ISA_DISPATCH(prx_chan_dft, rows, pitch, K, n, tables, n_sel, out, stride);
   const float *rf = (const float *)rows;
   const size_t K2 = 2 * K, p2 = 2 * pitch;
   for (size_t s = 0; s < n_sel; s++) {

@@ -196,7 +196,8 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   im->natural = c->n_sel == K;
   for (size_t s = 0; s < c->n_sel && im->natural; s++) im->natural = c->select[s] == s;
   im->layouts = (im->natural ? PRX_OUT_ALL_IN_ORDER : 0) |
-                (design == PRX_CUDA_THREAD_STORES ? 0 : PRX_OUT_ROWS_16B);
+                (design == PRX_CUDA_THREAD_STORES ? 0 : PRX_OUT_ROWS_16B) |
+                (prop.major >= 9 ? PRX_OUT_TMA : 0);
   if (im->fused)
     CU(prx_fused_prepare((int)K, (int)D, (int)c->cfg.in_format, (int)c->cfg.out_format, im->layouts,
                          &im->needs));
@@ -523,11 +524,9 @@ static void cuda_reset(prx_chan *c) {
   im->hcur = 0;
 }
 
-/* ---- internal hooks ---- */
+/* ---- internal hooks (chan_cuda.h; the library has checked that c runs on this backend) ---- */
 
-extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, prx_cuda_design design) {
-  if (!c || prx_chan_backend(c) != PRX_BACKEND_CUDA)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "prx_chan_cuda_retune needs a CUDA channelizer");
+static prx_status cuda_retune(prx_chan *c, prx_cuda_design design) {
   cuda_destroy(c);
   prx_status st = create_ex(c, design);
   if (st) {
@@ -540,9 +539,8 @@ extern "C" prx_status prx_chan_cuda_retune(prx_chan *c, prx_cuda_design design) 
   return PRX_OK;
 }
 
-extern "C" int prx_chan_cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
-  const cuda_impl *im =
-      c && prx_chan_backend(c) == PRX_BACKEND_CUDA ? (const cuda_impl *)c->impl : NULL;
+static int cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
+  const cuda_impl *im = (const cuda_impl *)c->impl;
   if (!im || !im->fused) return 0;
   if (pol)
     *pol = prx_fused_select((int)c->K, (int)c->D, (int)c->cfg.in_format, (int)c->cfg.out_format,
@@ -550,5 +548,9 @@ extern "C" int prx_chan_cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
   return 1;
 }
 
-extern "C" const prx_chan_ops prx_chan_cuda_ops = {
-    cuda_create, cuda_destroy, cuda_reset, cuda_execute, cuda_execute_device, cuda_execute_zeros};
+/* ---- the backend's entry in the CUDA module (cuda_module.cu) ---- */
+
+static const prx_chan_ops cuda_ops = {cuda_create,  cuda_destroy,        cuda_reset,
+                                      cuda_execute, cuda_execute_device, cuda_execute_zeros};
+
+extern "C" const prx_chan_cuda prx_chan_cuda_entries = {&cuda_ops, cuda_retune, cuda_fused};

@@ -116,6 +116,7 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int layouts, cudaStream_t st,
   const size_t esz = p->out_f16 ? 4 : 8;
   int layout = layouts & (p->natural ? PRX_OUT_ALL_IN_ORDER : 0);
   if (!((uintptr_t)p->out & 15) && !(p->stride * esz & 15)) layout |= layouts & PRX_OUT_ROWS_16B;
+  layout |= layouts & PRX_OUT_TMA;
   const int out_fmt = p->out_f16 ? PRX_CF16 : PRX_CF32;
   prx_fused_policy pol = prx_fused_select(p->K, p->D, p->fmt, out_fmt, layout);
   prx_kparams q = *p;

@@ -19,7 +19,7 @@ typedef void (*prx_fused_fn)(const prx_kparams);
 template <int FMT, int R, int LGK, bool TILE_OUT>
 __host__ __device__ constexpr prx_fused_policy prx_fused_design() {
   return prx_fused_select(1 << LGK, (1 << LGK) / R, FMT, PRX_CF32,
-                          TILE_OUT ? PRX_OUT_ALL_IN_ORDER | PRX_OUT_ROWS_16B : 0);
+                          TILE_OUT ? PRX_OUT_ALL_IN_ORDER | PRX_OUT_ROWS_16B | PRX_OUT_TMA : 0);
 }
 
 /* The end of a tile with tile_copy_out: the last FFT pass into the channel-order
@@ -109,9 +109,7 @@ __device__ __forceinline__ void prx_fused_tile_run(const prx_kparams &p, float2 
  *    for filter kernel + cuFFT + transpose; K and D at compile time make every FFT index an
  *    immediate. The design choices and their measurements: chan_cuda_policy.h. */
 template <int FMT, int R, int LGK, bool TILE_OUT>
-__global__ void __launch_bounds__(prx_fused_design<FMT, R, LGK, TILE_OUT>().threads,
-                                  prx_fused_design<FMT, R, LGK, TILE_OUT>().min_blocks)
-    prx_fused_kernel(const __grid_constant__ prx_kparams p) {
+__device__ __forceinline__ void prx_fused_body(const prx_kparams &p) {
   constexpr prx_fused_policy pol = prx_fused_design<FMT, R, LGK, TILE_OUT>();
   constexpr int J = pol.tile, T = pol.threads;
   extern __shared__ __align__(1024) float2 V[]; /* (the TMA copies need 128 bytes) */
@@ -138,6 +136,21 @@ __global__ void __launch_bounds__(prx_fused_design<FMT, R, LGK, TILE_OUT>().thre
     prx_fused_tile_run<FMT, R, LGK, TILE_OUT>(p, V, blockIdx.x * J, tid, false);
   }
   if constexpr (pol.tile_copy_out) prx_fused_tma_drain();
+}
+
+/* The kernel (see prx_fused_body). The TMA designs (TILE_OUT) are built for sm_90 and later
+ * only: the selector chooses them where the device has the TMA (PRX_OUT_TMA), so their
+ * instances in the code of older architectures are empty. */
+template <int FMT, int R, int LGK, bool TILE_OUT>
+__global__ void __launch_bounds__(prx_fused_design<FMT, R, LGK, TILE_OUT>().threads,
+                                  prx_fused_design<FMT, R, LGK, TILE_OUT>().min_blocks)
+    prx_fused_kernel(const __grid_constant__ prx_kparams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  if constexpr (TILE_OUT)
+    __trap();
+  else
+#endif
+    prx_fused_body<FMT, R, LGK, TILE_OUT>(p);
 }
 
 /* The instance of the design key (R = K/D, input format, tile_out = the design's

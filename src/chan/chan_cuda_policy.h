@@ -73,7 +73,9 @@ typedef struct {
 /* The output layout a launch writes (the selector's layout argument, bit flags). */
 enum {
   PRX_OUT_ALL_IN_ORDER = 1, /* every channel selected, in order: row k is channel k */
-  PRX_OUT_ROWS_16B = 2      /* the output pointer and row pitch are multiples of 16 bytes */
+  PRX_OUT_ROWS_16B = 2,     /* the output pointer and row pitch are multiples of 16 bytes */
+  PRX_OUT_TMA = 4           /* the device has the tensor memory accelerator (compute capability
+                               9.0 or later; the TMA kernels exist only in the sm_90 code) */
 };
 
 /* The design for K channels, decimation D (K/D = 1 or 2), the input and output formats
@@ -101,11 +103,11 @@ PRX_POLICY_FN prx_fused_policy prx_fused_select(int K, int D, int in_fmt, int ou
   /* output through the TMA: +4.5 % at K = 1024, D = K, +7 % at K = 4096, D = K/2. The FFT's
    * last pass must be a radix-16 one (log2 K, less the folded stage, a multiple of 4) and
    * leave every thread at least one butterfly: K = 1024 and 4096. cf32 input only: the ci16
-   * design (register-capped) lost 10 % with it. */
+   * design (register-capped) lost 10 % with it. Only where the device has the TMA. */
   const int last_pass_16 = (p.fold_first_stage ? lgK - 2 : lgK) % 4 == 0;
   p.tile_copy_out = in_fmt == PRX_CF32 && out_fmt == PRX_CF32 && (layout & PRX_OUT_ALL_IN_ORDER) &&
-                    (layout & PRX_OUT_ROWS_16B) && K >= 1024 && !(lgK & 1) && last_pass_16 &&
-                    K / 16 * p.tile >= p.threads;
+                    (layout & PRX_OUT_ROWS_16B) && (layout & PRX_OUT_TMA) && K >= 1024 &&
+                    !(lgK & 1) && last_pass_16 && K / 16 * p.tile >= p.threads;
   /* persistent blocks: with the TMA output +1.4 % at K = 1024, +9 % at K = 4096 (D = K/2);
    * without it -5 to -15 % (one barrier more per tile), so only with it */
   p.persistent = p.tile_copy_out && R == 2;

@@ -41,10 +41,7 @@ struct prx_chan_ops {
                               size_t n_out);
 };
 
-extern const prx_chan_ops prx_chan_cpu_ops;
-#ifdef PRX_HAVE_CUDA
-extern const prx_chan_ops prx_chan_cuda_ops;
-#endif
+extern const prx_chan_ops prx_chan_cpu_ops; /* the CUDA backend's: in the CUDA module */
 
 /* ceil(a / b) for b > 0 */
 static inline uint64_t prx_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }

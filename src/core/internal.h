@@ -27,12 +27,43 @@ void prx_free(void *p); /* accepts NULL */
 typedef struct prx_pool prx_pool;
 typedef void (*prx_task_fn)(void *ctx, size_t task);
 prx_status prx_pool_create(int threads, prx_pool **out); /* threads <= 0: all cores */
-void prx_pool_destroy(prx_pool *p);                       /* accepts NULL */
+void prx_pool_destroy(prx_pool *p);                      /* accepts NULL */
 int prx_pool_threads(const prx_pool *p);
 void prx_pool_run(prx_pool *p, prx_task_fn fn, void *ctx, size_t n_tasks);
 
 /* FFTW's planner is not thread-safe: every plan/destroy in the library goes through this lock. */
 void prx_fftw_lock(void);
 void prx_fftw_unlock(void);
+
+/* ---- CPU kernels built per instruction set, chosen at run time ----
+ * A file listed in POLYRX_ISA_SOURCES (CMakeLists.txt) is compiled twice: for baseline x86-64
+ * (the "generic" variant, under its own names) and with -mavx2 -mfma (the "avx2_fma" variant,
+ * every function the list names renamed NAME_avx2_fma, PRX_ISA_VARIANT defined). A function
+ * with an AVX2 path opens with PRX_ISA_DISPATCH(name, args...) (PRX_ISA_DISPATCH_RET where it
+ * returns a value): in the generic build that hands the call to name_avx2_fma where the CPU
+ * has AVX2 and FMA (prx_cpu_isa), elsewhere it is empty. */
+typedef enum { PRX_ISA_GENERIC = 0, PRX_ISA_AVX2_FMA = 1 } prx_isa;
+/* The instruction set of the kernels, detected once per process (__builtin_cpu_supports);
+ * POLYRX_CPU=generic in the environment forces the baseline (for tests). */
+prx_isa prx_cpu_isa(void);
+const char *prx_isa_name(prx_isa isa); /* "generic", "avx2_fma" */
+#if defined(PRX_ISA_DISPATCHER)
+#define PRX_ISA_DISPATCH(fn, ...)                                                                  \
+  do {                                                                                             \
+    extern __typeof__(fn) fn##_avx2_fma;                                                           \
+    if (prx_cpu_isa() == PRX_ISA_AVX2_FMA) {                                                       \
+      fn##_avx2_fma(__VA_ARGS__);                                                                  \
+      return;                                                                                      \
+    }                                                                                              \
+  } while (0)
+#define PRX_ISA_DISPATCH_RET(fn, ...)                                                              \
+  do {                                                                                             \
+    extern __typeof__(fn) fn##_avx2_fma;                                                           \
+    if (prx_cpu_isa() == PRX_ISA_AVX2_FMA) return fn##_avx2_fma(__VA_ARGS__);                      \
+  } while (0)
+#else
+#define PRX_ISA_DISPATCH(fn, ...) (void)0
+#define PRX_ISA_DISPATCH_RET(fn, ...) (void)0
+#endif
 
 #endif

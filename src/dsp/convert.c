@@ -1,10 +1,11 @@
 /* Sample formats: names, sizes and conversion to cf32. The scalings are documented in
- * polyrx/core.h and docs/FORMATS.md; the channelizer uses prx_sample_to_cf32 inside its own
- * loops so that no separate conversion pass over the input is made. */
+ * polyrx/core.h and docs/FORMATS.md; prx_convert_block is the one block converter that the
+ * channelizer's CPU path, the demodulator and prx_convert_to_cf32 use. */
 #include "convert.h"
 
 #include "../core/internal.h"
 
+#include <string.h>
 #include <strings.h>
 
 size_t prx_format_size(prx_format f) {
@@ -38,27 +39,32 @@ prx_status prx_format_parse(const char *name, prx_format *out) {
       return PRX_OK;
     }
   }
-  return prx_fail(PRX_ERR_INVALID, "unknown sample format '%s' (expected cf32, ci16, ci8, cu8 or cf16)",
-                  name);
+  return prx_fail(PRX_ERR_INVALID,
+                  "unknown sample format '%s' (expected cf32, ci16, ci8, cu8 or cf16)", name);
+}
+
+void prx_convert_block(prx_format f, const void *in, size_t n, prx_cf32 *out) {
+  switch (f) {
+  case PRX_CF32: memcpy(out, in, n * sizeof *out); return;
+  case PRX_CI16:
+    for (size_t i = 0; i < n; i++) out[i] = prx_sample_ci16(in, i);
+    return;
+  case PRX_CI8:
+    for (size_t i = 0; i < n; i++) out[i] = prx_sample_ci8(in, i);
+    return;
+  case PRX_CU8:
+    for (size_t i = 0; i < n; i++) out[i] = prx_sample_cu8(in, i);
+    return;
+  case PRX_CF16: break;
+  }
+  memset(out, 0, n * sizeof *out);
 }
 
 prx_status prx_convert_to_cf32(prx_format f, const void *in, size_t n, prx_cf32 *out) {
   if (n == 0) return PRX_OK;
   if (!in || !out) return prx_fail(PRX_ERR_INVALID, "prx_convert_to_cf32: NULL buffer");
-  switch (f) {
-  case PRX_CF32:
-    for (size_t i = 0; i < n; i++) out[i] = prx_sample_cf32(in, i);
-    return PRX_OK;
-  case PRX_CI16:
-    for (size_t i = 0; i < n; i++) out[i] = prx_sample_ci16(in, i);
-    return PRX_OK;
-  case PRX_CI8:
-    for (size_t i = 0; i < n; i++) out[i] = prx_sample_ci8(in, i);
-    return PRX_OK;
-  case PRX_CU8:
-    for (size_t i = 0; i < n; i++) out[i] = prx_sample_cu8(in, i);
-    return PRX_OK;
-  case PRX_CF16: break;
-  }
-  return prx_fail(PRX_ERR_INVALID, "cannot convert from format %d to cf32", (int)f);
+  if (f != PRX_CF32 && f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8)
+    return prx_fail(PRX_ERR_INVALID, "cannot convert from format %d to cf32", (int)f);
+  prx_convert_block(f, in, n, out);
+  return PRX_OK;
 }

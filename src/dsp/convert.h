@@ -1,4 +1,6 @@
-/* Inline per-sample conversion to cf32, for use inside hot loops (no extra pass). */
+/* Conversion of the input formats to cf32: per sample (inline, for loops that convert as they
+ * read) and per block (prx_convert_block, the one conversion switch that the channelizer's CPU
+ * path, the demodulator and prx_convert_to_cf32 share). */
 #ifndef PRX_CONVERT_H
 #define PRX_CONVERT_H
 
@@ -24,5 +26,9 @@ static inline prx_cf32 prx_sample_cu8(const void *in, size_t i) {
   prx_cf32 r = {(s[0] - 127.5f) * (1.0f / 127.5f), (s[1] - 127.5f) * (1.0f / 127.5f)};
   return r;
 }
+
+/* Converts n samples of format f (cf32, ci16, ci8 or cu8) to cf32; any other format gives zeros.
+ * cf32 is copied as it is (non-finite values included). */
+void prx_convert_block(prx_format f, const void *in, size_t n, prx_cf32 *out);
 
 #endif

@@ -17,18 +17,18 @@ const char *prx_sigmf_datatype_name(prx_format f) {
   case PRX_CI16: return "ci16_le";
   case PRX_CI8: return "ci8";
   case PRX_CU8: return "cu8";
-  case PRX_CF16: return NULL;
+  case PRX_CF16: return "cf16_le"; /* written only (polyrx channelize --out-format cf16) */
   }
   return NULL;
 }
 
 /* 1 if name is a dataset format of the SigMF 1.0 grammar:
- * (r|c) ((f64|f32|i32|i16|u32|u16) (_le|_be) | i8 | u8). */
+ * (r|c) ((f64|f32|f16|i32|i16|u32|u16) (_le|_be) | i8 | u8) (f16: SigMF 1.2). */
 static int valid_datatype(const char *name) {
   if (name[0] != 'r' && name[0] != 'c') return 0;
   const char *t = name + 1;
   if (!strcmp(t, "i8") || !strcmp(t, "u8")) return 1;
-  static const char *const types[] = {"f64", "f32", "i32", "i16", "u32", "u16"};
+  static const char *const types[] = {"f64", "f32", "f16", "i32", "i16", "u32", "u16"};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (!strncmp(t, types[i], 3)) return !strcmp(t + 3, "_le") || !strcmp(t + 3, "_be");
   return 0;

@@ -146,8 +146,9 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
   if (!base || !base[0] || !meta)
     return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open: no base path or metadata");
   if (meta->format != PRX_CF32 && meta->format != PRX_CI16 && meta->format != PRX_CI8 &&
-      meta->format != PRX_CU8)
-    return prx_fail(PRX_ERR_INVALID, "SigMF writer: format must be cf32, ci16, ci8 or cu8 (got %d)",
+      meta->format != PRX_CU8 && meta->format != PRX_CF16)
+    return prx_fail(PRX_ERR_INVALID,
+                    "SigMF writer: format must be cf32, cf16, ci16, ci8 or cu8 (got %d)",
                     (int)meta->format);
   if (!(meta->sample_rate > 0 && isfinite(meta->sample_rate)))
     return prx_fail(PRX_ERR_INVALID, "SigMF writer: sample rate must be positive, got %g",

@@ -5,10 +5,10 @@
  * a CFO span needs (its samples plus the filters' reach on both sides) the span is demodulated,
  * up to G spans at a time so that all cores have blocks to work on. Every estimate depends only
  * on absolute positions in the stream, so neither the call boundaries nor G (which follows the
- * thread count) change any output. */
+ * thread count) change any output. Input access is in qpsk_input.c. */
 #include "qpsk_internal.h"
 
-#include "../dsp/convert.h"
+#include "../dsp/fft_plan.h"
 #include "../dsp/rrc.h"
 
 #include <math.h>
@@ -68,8 +68,8 @@ static prx_status check_config(const prx_qpsk_config *c) {
                     c->cfo_span_symbols);
   if (!(c->acquisition > 0 && c->acquisition < 0.125))
     return prx_fail(PRX_ERR_INVALID,
-                    "acquisition range must be in (0, 0.125) symbol rates (4th-power ambiguity "
-                    "at 1/8), got %g",
+                    "acquisition range must be in (0, 0.125) symbol rates (below Rs/8, where the "
+                    "4th-power lines of +f and -f meet), got %g",
                     c->acquisition);
   switch (c->ambiguity) {
   case PRX_QPSK_DIFFERENTIAL:
@@ -98,20 +98,6 @@ static prx_status check_config(const prx_qpsk_config *c) {
   return PRX_OK;
 }
 
-int64_t qpsk_count_below(double limit, double step) {
-  if (limit <= 0) return 0;
-  return (int64_t)ceil(limit / step - 1e-9);
-}
-
-/* input windows of the two filters for block b: the pre-filter on grid samples
- * [4bL - GM, 4(b+1)L + GM),
- * the matched filter at the instants of the block's symbols, within [(bL - 1) sps, ((b+1)L + 1)
- * sps) (timing steps between blocks stay below half a symbol) */
-void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
-  int64_t L = q->L;
-  *lo = (int64_t)floor((double)(b * L - 1) * q->sps) - q->mf.c - 1;
-  *hi = (int64_t)floor((double)((b + 1) * L + 1) * q->sps) + 2 - q->mf.c + (int64_t)q->mf.ntaps;
-}
 static void win_mf(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi) {
   qpsk_mf_window(q, b, lo, hi);
 }
@@ -168,6 +154,7 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   prx_free(q->w_hist);
   prx_free(q->buf);
   prx_free(q->est);
+  prx_free(q->med);
   free(q);
 }
 
@@ -185,13 +172,20 @@ static void reset_stream(prx_qpsk *q) {
   q->sig_prev = 1;
   q->noise_prev = 1;
   q->w_hist_n = 0;
-  q->have_prev = 0;
-  q->tau_prev = q->phi_prev = 0;
+  q->have_prev = q->have_phase = 0;
+  q->tau_prev = q->phi_prev = q->e_prev = 0;
   q->k_end_prev = 0;
-  q->om_prev[0] = q->om_prev[1] = q->om_prev_n = 0;
+  q->om_prev[0] = q->om_prev[1] = q->om_prev_n = q->en_prev = 0;
+  memset(q->corr_prev, 0, sizeof q->corr_prev);
+  q->have_e = q->range_prev = 0;
+  q->dc_prev[0] = q->dc_prev[1] = 0;
+  q->gain_prev = 1;
+  memset(q->dc_ring, 0, sizeof q->dc_ring);
+  q->dc_count = 0;
   memset(&q->sums_prev, 0, sizeof q->sums_prev);
   memset(q->noise_ring, 0, sizeof q->noise_ring);
   q->noise_count = 0;
+  q->present_prev = 0;
   qpsk_diff_reference(&q->dprev);
   q->frame_off = -1;
   q->pcorr[0] = q->pcorr[1] = 0;
@@ -204,6 +198,10 @@ void prx_qpsk_reset(prx_qpsk *q) {
   reset_stream(q);
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
+  q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
+  q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
+  q->all_cfo_min = q->all_cfo_max = NAN;
+  q->stats.cfo_min_hz = q->stats.cfo_max_hz = NAN;
   q->n_est = 0;
 }
 
@@ -228,6 +226,12 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   q->L = cfg->block_symbols;
   q->B = (cfg->cfo_span_symbols + q->L - 1) / q->L;
   q->S = q->B * q->L;
+  /* a block owns L / (1 + d) symbols, +-1 at its ends */
+  q->Lmax = q->L + (unsigned)ceil(q->L * QPSK_MAX_DRIFT / (1 - QPSK_MAX_DRIFT)) + 3;
+  q->nsub = q->L / QPSK_SUB_SYMBOLS;
+  q->Ls = q->L / q->nsub;
+  q->nlags = 0;
+  while (q->nlags < QPSK_LAGS && 2u << q->nlags <= q->nsub) q->nlags++;
   q->in_size = prx_format_size(cfg->in_format);
   size_t nfft = 1;
   while (nfft < 2 * (size_t)q->S) nfft *= 2;
@@ -241,7 +245,8 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   int threads = prx_pool_threads(q->pool);
   /* spans per batch: with several threads, two spans per thread, so that the FFT stage (one task
    * per span) keeps every thread busy and each parallel stage has enough work to dwarf the cost
-   * of waking the pool. One thread: one span (lowest memory). */
+   * of waking the pool. One thread: one span (lowest memory). Fewer where a batch would need
+   * more than a quarter of PRX_QPSK_MAX_BYTES (long spans, many samples per symbol). */
   q->G = threads > 1 ? 2u * (unsigned)threads : 1u;
   if (q->G > 64) q->G = 64;
 
@@ -269,6 +274,11 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     prx_qpsk_destroy(q);
     return st;
   }
+  /* the pre-filter's DC gain, the mean over its phases (they differ by < 1e-3: the RRC is band
+   * limited well inside the sample rate), to take the DC out of its output */
+  double tsum = 0;
+  for (size_t i = 0; i < (size_t)q->pre.Q * 2 * q->pre.ntaps; i += 2) tsum += q->pre.bank[i];
+  q->pre_gain = tsum / q->pre.Q;
 
   /* per-block scratch: the longest input window either filter reads for a block */
   size_t sl = 0;
@@ -282,27 +292,49 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
   q->scratch_len = sl + 16;
 
+  /* memory: per span its 4th-power values and FFT buffers, per block its grid, input window and
+   * symbols, and the raw input of one batch */
+  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
+  double per_span = (double)sizeof(prx_cf32) * ((double)q->S + 2.0 * (double)nfft) +
+                    (double)q->B * ((double)sizeof(qpsk_blk) +
+                                    (double)sizeof(prx_cf32) *
+                                        ((double)grid_len + (double)q->scratch_len + q->Lmax) +
+                                    q->Lmax);
+  double in_span = (double)q->S * q->sps * (double)q->in_size;
+  double fixed = 2.0 * sizeof(prx_cf32) * ((double)q->S + 3.0 * q->Lmax) + 64.0 * 1024;
+  while (q->G > 1 && (per_span + in_span) * q->G > 0.25 * (double)PRX_QPSK_MAX_BYTES) q->G--;
+  double bytes = fixed + (per_span + in_span) * q->G + in_span;
+  if (bytes > (double)PRX_QPSK_MAX_BYTES) {
+    unsigned S = q->S;
+    double sps = q->sps;
+    prx_qpsk_destroy(q);
+    return prx_fail(PRX_ERR_INVALID,
+                    "a CFO span of %u symbols at %.6g samples/symbol needs %.0f MB (the "
+                    "demodulator's limit is %.0f MB): choose a shorter CFO span",
+                    S, sps, bytes / 1e6, (double)PRX_QPSK_MAX_BYTES / 1e6);
+  }
+
   ALLOC(q->spans, q->G, qpsk_span);
   for (unsigned i = 0; i < q->G; i++) {
-    ALLOC(q->spans[i].w, q->S + q->B + 2, prx_cf32);
+    ALLOC(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
     ALLOC(q->spans[i].win, nfft, prx_cf32);
     ALLOC(q->spans[i].spec, nfft, prx_cf32);
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
-  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
   for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
     ALLOC(q->blks[i].grid, grid_len, prx_cf32);
     ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
-    ALLOC(q->blks[i].sym, q->L + 2, prx_cf32);
-    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC(q->blks[i].tag, q->L + 2, uint8_t);
+    ALLOC(q->blks[i].sym, q->Lmax, prx_cf32);
+    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC(q->blks[i].tag, q->Lmax, uint8_t);
   }
   if (cfg->ambiguity == PRX_QPSK_PILOTS) {
-    ALLOC(q->acq, q->S + 2 * (q->L + 2), prx_cf32);
+    ALLOC(q->acq, q->S + 2 * q->Lmax, prx_cf32);
     ALLOC(q->pilot, cfg->pilot_len, prx_cf32);
     for (unsigned i = 0; i < cfg->pilot_len; i++) q->pilot[i] = prx_qpsk_pilot(i);
   }
-  ALLOC(q->w_hist, q->S + q->B + 2, prx_cf32);
+  ALLOC(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
+  ALLOC(q->med, q->B, double);
 
   /* input buffer: everything one batch of G spans reads */
   int64_t s0 = 1000;
@@ -314,13 +346,13 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the input buffer (%zu samples)", q->buf_cap);
   }
 
-  /* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here. A timed plan can
-   * differ from process to process, and with it the last bits of the spectrum; the estimate does
-   * not follow them (the refinement starts from a point on a coarse grid, qpsk_batch.c). */
-  prx_fftw_lock();
-  q->plan = fftwf_plan_dft_1d((int)nfft, (fftwf_complex *)q->spans[0].win,
-                              (fftwf_complex *)q->spans[0].spec, FFTW_FORWARD, FFTW_MEASURE);
-  prx_fftw_unlock();
+  /* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here; from the wisdom
+   * file after the first run (fft_plan.h). A timed plan can differ from process to process, and
+   * with it the last bits of the spectrum; the estimate does not follow them (the refinement
+   * starts from a point on a coarse grid, qpsk_batch.c). Above 2^17 points the measurement
+   * itself takes seconds to minutes: ESTIMATE there. */
+  q->plan = prx_fft_plan_1d((int)nfft, q->spans[0].win, q->spans[0].spec, FFTW_FORWARD,
+                            nfft <= ((size_t)1 << 17) ? PRX_FFT_MEASURE : PRX_FFT_ESTIMATE);
   if (!q->plan) {
     prx_qpsk_destroy(q);
     return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a %zu-point FFT", nfft);
@@ -328,93 +360,6 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   prx_qpsk_reset(q);
   *out = q;
   return PRX_OK;
-}
-
-/* ---- input access ---- */
-
-/* the samples [lo, hi) when they lie in one piece of memory (the buffer, or the caller's chunk
- * of the current call), else NULL */
-static const uint8_t *contiguous(const prx_qpsk *q, int64_t lo, int64_t hi) {
-  const int64_t buf_end = q->buf_base + (int64_t)q->buf_len;
-  if (lo >= q->buf_base && hi <= buf_end) return q->buf + (size_t)(lo - q->buf_base) * q->in_size;
-  if (q->ext && lo >= q->ext_base && hi <= q->ext_base + (int64_t)q->ext_n)
-    return q->ext + (size_t)(lo - q->ext_base) * q->in_size;
-  return NULL;
-}
-
-/* NaN and infinite samples (a faulty source) read as 0, an erasure: one of them would otherwise
- * spoil the spectrum of a whole CFO span. A test on the exponent bits (a vector loop). */
-static int all_finite(const prx_cf32 *x, size_t n) {
-  const uint32_t *u = (const uint32_t *)x;
-  uint32_t bad = 0;
-  for (size_t i = 0; i < 2 * n; i++) bad |= (u[i] & 0x7f800000u) == 0x7f800000u;
-  return !bad;
-}
-static void scrub(prx_cf32 *x, size_t n) {
-  uint32_t *u = (uint32_t *)x;
-  for (size_t i = 0; i < 2 * n; i++) u[i] = (u[i] & 0x7f800000u) == 0x7f800000u ? 0 : u[i];
-}
-
-/* converts m samples starting at stream index a (inside the buffer or the chunk) to cf32 */
-static void convert_span(const prx_qpsk *q, int64_t a, size_t m, prx_cf32 *out) {
-  while (m > 0) {
-    /* a piece in the buffer or in the chunk */
-    const int64_t buf_end = q->buf_base + (int64_t)q->buf_len;
-    const uint8_t *src;
-    size_t k;
-    if (a < buf_end) {
-      src = q->buf + (size_t)(a - q->buf_base) * q->in_size;
-      k = (size_t)(buf_end - a);
-    } else {
-      src = q->ext + (size_t)(a - q->ext_base) * q->in_size;
-      k = q->ext_n - (size_t)(a - q->ext_base);
-    }
-    if (k > m) k = m;
-    switch (q->cfg.in_format) {
-    case PRX_CF32:
-      memcpy(out, src, k * sizeof(prx_cf32));
-      scrub(out, k);
-      break;
-    case PRX_CI16:
-      for (size_t i = 0; i < k; i++) out[i] = prx_sample_ci16(src, i);
-      break;
-    case PRX_CI8:
-      for (size_t i = 0; i < k; i++) out[i] = prx_sample_ci8(src, i);
-      break;
-    case PRX_CU8:
-      for (size_t i = 0; i < k; i++) out[i] = prx_sample_cu8(src, i);
-      break;
-    default: break;
-    }
-    out += k;
-    a += (int64_t)k;
-    m -= k;
-  }
-}
-
-const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
-                           double theta, double omega) {
-  const int64_t end = q->n_total;
-  size_t n = (size_t)(hi - lo);
-  if (q->cfg.in_format == PRX_CF32 && lo >= 0 && hi <= end) {
-    const prx_cf32 *src = (const prx_cf32 *)contiguous(q, lo, hi);
-    if (src && all_finite(src, n)) {
-      if (!rotate) return src;                  /* read in place: no copy */
-      qpsk_derotate(src, out, n, theta, omega); /* one pass: read, rotate, write */
-      return out;
-    }
-  }
-  int64_t a = lo < 0 ? 0 : lo, z = hi < end ? hi : end;
-  size_t i = 0;
-  const prx_cf32 zero = {0, 0};
-  for (; (int64_t)i < a - lo && i < n; i++) out[i] = zero;
-  if (z > a) {
-    convert_span(q, a, (size_t)(z - a), out + i);
-    i += (size_t)(z - a);
-  }
-  for (; i < n; i++) out[i] = zero;
-  if (rotate) qpsk_derotate(out, out, n, theta, omega);
-  return out;
 }
 
 /* ---- streaming ---- */
@@ -437,13 +382,13 @@ size_t prx_qpsk_max_symbols(const prx_qpsk *q, size_t n_in) {
   int64_t total = q->n_total + (int64_t)n_in;
   size_t g = 0;
   while (span_need_end(q, q->next_span + (int64_t)g) <= total) g++;
-  return g * (size_t)q->B * (q->L + 1);
+  return g * (size_t)q->B * q->Lmax;
 }
 
 size_t prx_qpsk_flush_max_symbols(const prx_qpsk *q) {
   if (!q) return 0;
   int64_t left = blocks_at_end(q) - q->next_span * (int64_t)q->B;
-  return left > 0 ? (size_t)left * (q->L + 1) : 0;
+  return left > 0 ? (size_t)left * q->Lmax : 0;
 }
 
 static void begin_call(prx_qpsk *q, uint8_t *bits, float *llrs, prx_cf32 *syms) {
@@ -563,6 +508,40 @@ const prx_qpsk_block *prx_qpsk_block_estimates(const prx_qpsk *q, size_t *n) {
 void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   if (!q || !out) return;
   *out = q->stats;
+  /* the blocks with a signal, or all of them when most had none (a weak signal near 0 dB, whose
+   * few blocks above the detection threshold would be a biased choice; or no signal at all) */
+  int sig = q->acc_n > 0.5 * q->all_n;
+  double n = sig ? q->acc_n : q->all_n, ps = sig ? q->acc_sig : q->all_sig,
+         pn = sig ? q->acc_noise : q->all_noise;
+  out->esn0_db = n > 0 && pn > 0 ? 10 * log10(ps / pn) : NAN;
+  out->cfo_hz = n > 0 ? (sig ? q->acc_cfo : q->all_cfo) / n : NAN;
+  double d = n > 0 ? (sig ? q->acc_d : q->all_d) / n : NAN;
+  out->clock_ppm = -d * 1e6;
+  if (!sig) {
+    out->cfo_min_hz = q->all_cfo_min;
+    out->cfo_max_hz = q->all_cfo_max;
+  }
+  unsigned w = 0;
+  if (2 * q->stats.blocks_no_signal > q->stats.blocks) w |= PRX_QPSK_WARN_NO_SIGNAL;
+  if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
+  uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
+  if (q->stats.blocks_timing_jump * 100 > with_sig) w |= PRX_QPSK_WARN_TIMING;
+  if (q->stats.nonfinite > 8) w |= PRX_QPSK_WARN_NONFINITE;
+  out->warnings = w;
+}
+
+const char *prx_qpsk_warning_text(unsigned warning) {
+  switch (warning) {
+  case PRX_QPSK_WARN_NO_SIGNAL:
+    return "most of the input had no QPSK signal at this symbol rate (its bits are noise)";
+  case PRX_QPSK_WARN_CLOCK_RANGE:
+    return "the symbol clock is beyond the supported +-5000 ppm (check the symbol rate)";
+  case PRX_QPSK_WARN_TIMING:
+    return "the symbol timing jumped in more than 1% of the blocks (an unstable clock)";
+  case PRX_QPSK_WARN_NONFINITE:
+    return "NaN or infinite input samples were read as 0 (wrong sample format?)";
+  }
+  return NULL;
 }
 
 double prx_qpsk_sps(const prx_qpsk *q) { return q ? q->sps : 0; }

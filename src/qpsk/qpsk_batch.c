@@ -1,30 +1,38 @@
 /* One batch of CFO spans: parallel stages over blocks (or spans), joined by cheap serial passes
  * that take the cross-block decisions, as in the seed paper:
  *
- *   pre   (blocks) short RRC pre-filter on the 4/T grid, Oerder & Meyr sum (|z|^2 is blind to
- *                  the carrier, so timing comes before the CFO)             -> blk.grid, blk.om
- *   serial         timing unwrapped across blocks, symbol ownership         -> blk.tau, k0, k1
- *   cfo   (spans)  4th power of the pre-filter at each symbol instant (cubic Farrow on the
- *                  grid), zero-padded FFT, peak, Newton refinement          -> span.f
+ *   pre   (blocks) short RRC pre-filter on the 4/T grid; input sums over the block's own
+ *                  samples (non-finite ones counted)                          -> blk.grid, mom
+ *   serial         per span: DC (the mean) and gain (1 / RMS)                -> span.dc, gain
+ *   om    (blocks) the grid less its DC, at unit level; Oerder & Meyr sums per sub-block (|z|^2
+ *                  is blind to the carrier, so timing comes before the CFO)  -> blk.osub
+ *   serial         per span: clock slope from the sub-blocks' drift, timing per block unwrapped
+ *                  around it, the slope refined by a line through the blocks; symbol ownership
+ *                                                                             -> tau, e, k0, k1
+ *   x4    (spans)  4th power of the pre-filter at each symbol instant (cubic Farrow on the
+ *                  grid)                                                    -> span.w
+ *   cfo   (spans)  zero-padded FFT (a short last span reaches back into the previous span's
+ *                  values), peak, Newton refinement                         -> span.f
  *   serial         phase-continuous NCO across spans                       -> span.theta
- *   mf    (blocks) de-rotation, matched filter evaluated at each symbol
+ *   mf    (blocks) DC out, level, de-rotation, matched filter evaluated at each symbol
  *                  instant (polyphase interpolation), V&V/M2M4 sums         -> blk.sym, blk.sums
- *   serial         phase unwrapped (mod pi/2), noise window, pilots        -> blk.phi, noise, tags
+ *   serial         phase unwrapped (mod pi/2), noise window, signal test,
+ *                  pilots                                                   -> phi, noise, flags
  *   out   (blocks) decisions, LLRs                                          -> caller's buffers
  *
  * Each stage reads only absolute positions of the stream and the state carried from earlier
  * blocks, so the result does not depend on how blocks are spread over threads or batches. */
 #include "qpsk_internal.h"
+#include "qpsk_stage_math.h"
+
+#include "qpsk_cplx.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline prx_cf32 cexpj(double a) {
   prx_cf32 r = {(float)cos(a), (float)sin(a)};
-  return r;
-}
-static inline prx_cf32 cmulf(prx_cf32 a, prx_cf32 b) {
-  prx_cf32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
   return r;
 }
 
@@ -32,7 +40,52 @@ static int64_t stream_blocks(const prx_qpsk *q) {
   return qpsk_count_below((double)q->n_total / q->sps, (double)q->L);
 }
 
-/* ---- stage pre: the pre-filter on the 4/T grid, Oerder & Meyr ---- */
+/* per span: the DC and the gain to unit power (the last span's where a span has no samples).
+ * The DC is the mean over this span and up to QPSK_DC_SPANS - 1 before it: the mean of the
+ * signal itself (its random data) is part of any such estimate and is removed with it, a line of
+ * 1 / (symbols averaged) of the signal power (-39 dB for one 8192-symbol span, -45 dB for four). */
+void qpsk_serial_level(prx_qpsk *q, unsigned g) {
+  for (unsigned i = 0; i < g; i++) {
+    qpsk_span *sp = &q->spans[i];
+    double m[3] = {0, 0, 0}, n = 0;
+    for (size_t t = 0; t < q->n_blks; t++) {
+      const qpsk_blk *bk = &q->blks[t];
+      if (bk->span != (int)i) continue;
+      for (int j = 0; j < 3; j++) m[j] += bk->mom[j];
+      n += bk->mom_n;
+    }
+    double p = 0, gain = q->gain_prev;
+    if (n > 0) {
+      double mr = m[0] / n, mi = m[1] / n;
+      p = m[2] / n - (mr * mr + mi * mi);
+      if (p > 0 && isfinite(p)) gain = 1 / sqrt(p);
+    }
+    /* the DC window: this span and the ring of earlier ones */
+    double *slot = q->dc_ring[q->dc_count % QPSK_DC_SPANS];
+    slot[0] = m[0];
+    slot[1] = m[1];
+    slot[2] = n;
+    if (n > 0) q->dc_count++;
+    double sr = 0, si = 0, sn = 0;
+    unsigned nr = q->dc_count < QPSK_DC_SPANS ? q->dc_count : QPSK_DC_SPANS;
+    for (unsigned j = 0; j < nr; j++) {
+      sr += q->dc_ring[j][0];
+      si += q->dc_ring[j][1];
+      sn += q->dc_ring[j][2];
+    }
+    double dr = sn > 0 ? sr / sn : q->dc_prev[0], di = sn > 0 ? si / sn : q->dc_prev[1];
+    if (!isfinite(dr) || !isfinite(di) || !isfinite(gain)) {
+      dr = q->dc_prev[0];
+      di = q->dc_prev[1];
+      gain = q->gain_prev;
+    }
+    sp->dc[0] = q->dc_prev[0] = dr;
+    sp->dc[1] = q->dc_prev[1] = di;
+    sp->gain = q->gain_prev = gain;
+  }
+}
+
+/* ---- stage pre: the pre-filter on the 4/T grid, Oerder & Meyr per sub-block ---- */
 
 static void stage_pre(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
@@ -40,48 +93,381 @@ static void stage_pre(void *ctx, size_t t) {
   const int64_t L = q->L;
   int64_t m0 = 4 * bk->b * L, lo, hi;
   qpsk_fir_window(&q->pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0);
+  /* input sums over the block's own samples first (the first pass over them: non-finite ones
+   * counted), so that the filter's input check covers only the margins */
+  int64_t a = qpsk_count_below((double)bk->b * (double)L * q->sps, 1.0);
+  int64_t e = qpsk_count_below((double)(bk->b + 1) * (double)L * q->sps, 1.0);
+  qpsk_input_moments(q, a, e, bk->scratch, bk->mom, &bk->mom_n, &bk->nonfinite);
+  const double zero[2] = {0, 0};
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
+                                 bk->nonfinite ? 0 : e);
   qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid);
-  /* O&M over the block's own grid samples inside the stream */
+}
+
+/* ---- stage om: the grid without its DC, at unit power; Oerder & Meyr per sub-block ---- */
+
+static void stage_om(void *ctx, size_t t) {
+  prx_qpsk *q = ctx;
+  qpsk_blk *bk = &q->blks[t];
+  const qpsk_span *sp = &q->spans[bk->span];
+  const int64_t L = q->L;
+  const int64_t m0 = 4 * bk->b * L;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  /* the filter is linear: its output less the DC's (outside the stream, where the input reads
+   * as 0, this leaves -DC: the few symbols there are not counted by any estimator's edge), scaled
+   * to unit power */
+  const prx_cf32 D = {(float)(sp->dc[0] * q->pre_gain), (float)(sp->dc[1] * q->pre_gain)};
+  const float gain = (float)sp->gain;
+  /* O&M over the block's own grid samples inside the stream, per sub-block */
   int64_t g_hi = m0 + 4 * L;
   if (q->flushing) {
     int64_t m_end = qpsk_count_below((double)q->n_total, q->sps / 4);
     if (g_hi > m_end) g_hi = m_end;
   }
-  bk->om[0] = bk->om[1] = 0;
-  bk->om_n = 0;
-  if (g_hi > m0) {
-    qpsk_om_accum(bk->grid + QPSK_GM, (size_t)(g_hi - m0), m0, bk->om);
-    bk->om_n = (double)(g_hi - m0);
+  bk->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+  double corr[QPSK_LAGS][2]; /* in registers, not through the block's memory */
+  memset(corr, 0, sizeof corr);
+  bk->nsub = 0;
+  const int64_t Ls4 = 4 * (int64_t)q->Ls;
+  for (unsigned j = 0; j <= q->nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < q->nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    if (e <= a) break;
+    double *x2 = bk->osub[j];
+    x2[0] = x2[1] = 0;
+    qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, x2);
+    bk->osub_t[j] = (double)(a + e - 1) / 8.0;
+    bk->nsub = j + 1;
+    /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
+     * -2 pi e 2^i Ls */
+    if (j < q->nsub && e - a == Ls4) {
+      for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
+        const double *p = bk->osub[j - (1u << l)];
+        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+      }
+    }
+  }
+  memcpy(bk->corr, corr, sizeof corr);
+  /* the rest of the grid (margins, and what lies past the stream's end) the same way */
+  double unused[2] = {0, 0};
+  int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  qpsk_om_accum(bk->grid, QPSK_GM, m0 - QPSK_GM, D, gain, unused);
+  qpsk_om_accum(bk->grid + QPSK_GM + done, ng - QPSK_GM - (size_t)done, m0 + done, D, gain, unused);
+}
+
+/* ---- serial: timing ---- */
+
+/* sum_j X_j exp(j 2 pi e (t_j - t_ref)) over the block's sub-blocks, added to acc: the phases
+ * step by a rotation where the sub-blocks are evenly spaced (all but a short tail) */
+static void om_turn_add(const prx_qpsk *q, const qpsk_blk *bk, double e, double t_ref,
+                        double acc[2]) {
+  if (bk->nsub == 0) return;
+  const double w = 2 * M_PI * e, sr = cos(w * q->Ls), si = sin(w * q->Ls);
+  double cr = cos(w * (bk->osub_t[0] - t_ref)), ci = sin(w * (bk->osub_t[0] - t_ref));
+  for (unsigned j = 0; j < bk->nsub; j++) {
+    if (j > 0) {
+      if (bk->osub_t[j] - bk->osub_t[j - 1] == (double)q->Ls) {
+        double t = cr * sr - ci * si;
+        ci = cr * si + ci * sr;
+        cr = t;
+      } else {
+        cr = cos(w * (bk->osub_t[j] - t_ref));
+        ci = sin(w * (bk->osub_t[j] - t_ref));
+      }
+    }
+    acc[0] += bk->osub[j][0] * cr - bk->osub[j][1] * ci;
+    acc[1] += bk->osub[j][0] * ci + bk->osub[j][1] * cr;
   }
 }
 
-/* ---- stage cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
+/* the block's sub-block O&M sums referred to its centre C with the slope e */
+static void om_refer(const prx_qpsk *q, const qpsk_blk *bk, double e, double out[2]) {
+  out[0] = out[1] = 0;
+  om_turn_add(q, bk, e, ((double)bk->b + 0.5) * q->L, out);
+}
 
-static void stage_cfo(void *ctx, size_t i) {
+/* sum of |X_j|^2 over the block's sub-blocks: what |sum X_j|^2 is on average for noise alone */
+static double om_energy(const qpsk_blk *bk) {
+  double e = 0;
+  for (unsigned j = 0; j < bk->nsub; j++)
+    e += bk->osub[j][0] * bk->osub[j][0] + bk->osub[j][1] * bk->osub[j][1];
+  return e;
+}
+
+/* Unwraps the timing of blocks [t0, t1) around the slope e (the previous block's prediction
+ * continuing with e_before up to its edge). A block whose O&M line does not stand out of its
+ * noise (|sum X|^2 < 8 sum |X|^2: a gap, no carrier; noise alone passes in 3e-4 of the blocks)
+ * takes the prediction: a measurement there would be noise, and its error would move the symbol
+ * count. */
+static void unwrap_blocks(prx_qpsk *q, size_t t0, size_t t1, double e, int have, double tau_prev,
+                          double e_before, const double om_prev[2], double en_prev) {
+  const double L = q->L;
+  double om_p[2] = {om_prev[0], om_prev[1]}, en_p = en_prev;
+  for (size_t t = t0; t < t1; t++) {
+    qpsk_blk *bk = &q->blks[t];
+    double om[2], en = om_energy(bk);
+    om_refer(q, bk, e, om);
+    bk->om[0] = om[0];
+    bk->om[1] = om[1];
+    bk->om_en = en;
+    /* a short last block borrows the previous block's statistics, moved to its centre */
+    if (bk->om_n < 2.0 * L && have) {
+      double a = -2 * M_PI * e * L, c = cos(a), s = sin(a);
+      om[0] += om_p[0] * c - om_p[1] * s;
+      om[1] += om_p[0] * s + om_p[1] * c;
+      en += en_p;
+    }
+    double th = qpsk_om_tau(om);
+    bk->locked = isfinite(th) && om[0] * om[0] + om[1] * om[1] > 8 * en;
+    if (!have) {
+      bk->tau = isfinite(th) ? th : 0;
+    } else {
+      double pred = tau_prev + 0.5 * (e_before + e) * L;
+      bk->tau = bk->locked ? pred + qpsk_wrap(th - pred, 1.0) : pred;
+    }
+    have = 1;
+    tau_prev = bk->tau;
+    e_before = e;
+    om_p[0] = bk->om[0];
+    om_p[1] = bk->om[1];
+    en_p = bk->om_en;
+  }
+}
+
+/* The slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
+ * while e0 is within 1 / (2 L) of the truth); *coh receives the span's coherence at the refined
+ * slope: |sum of the blocks' O&M sums, each turned back to the span start|^2 over sum |X_j|^2
+ * (about 1 for noise alone, the number of sub-blocks for a strong signal). The blocks' sums
+ * referred with e0 are left in om (unwrap_blocks replaces them). */
+static double refine_between_blocks(prx_qpsk *q, size_t t0, size_t t1, double e0, double *coh) {
+  const double L = q->L;
+  double Cb[2] = {0, 0}, en = 0;
+  for (size_t t = t0; t < t1; t++) {
+    qpsk_blk *bk = &q->blks[t];
+    om_refer(q, bk, e0, bk->om);
+    en += om_energy(bk);
+    if (t > t0 && bk->om_n >= 4.0 * L) {
+      const double *x0 = q->blks[t - 1].om;
+      Cb[0] += bk->om[0] * x0[0] + bk->om[1] * x0[1];
+      Cb[1] += bk->om[1] * x0[0] - bk->om[0] * x0[1];
+    }
+  }
+  double e = e0;
+  if (Cb[0] != 0 || Cb[1] != 0) {
+    double ph = atan2(Cb[1], Cb[0]), pred = -2 * M_PI * e0 * L;
+    e = -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * L);
+    if (!(isfinite(e) && fabs(e) <= 0.5 / q->Ls)) e = e0;
+  }
+  /* the blocks' sums turned by e L per block (a rotation by recurrence) and added */
+  const double w = 2 * M_PI * e * L, sr = cos(w), si = sin(w);
+  double cr = 1, ci = 0, s[2] = {0, 0};
+  for (size_t t = t0; t < t1; t++) {
+    const double *x = q->blks[t].om;
+    s[0] += x[0] * cr - x[1] * ci;
+    s[1] += x[0] * ci + x[1] * cr;
+    double tr = cr * sr - ci * si;
+    ci = cr * si + ci * sr;
+    cr = tr;
+  }
+  double r = (s[0] * s[0] + s[1] * s[1]) / en;
+  *coh = isfinite(r) ? r : 0;
+  return e;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
+  const double L = q->L;
+  const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
+  size_t t0 = 0;
+  for (unsigned i = 0; i < g; i++) {
+    qpsk_span *sp = &q->spans[i];
+    size_t t1 = t0;
+    while (t1 < q->n_blks && q->blks[t1].span == (int)i) t1++;
+    if (t1 == t0) {
+      sp->e = q->e_prev;
+      sp->out_range = 0;
+      continue;
+    }
+    /* 1. coarse slope: the drift of the O&M line's phase between sub-blocks 1, 2, 4 ... apart,
+     * each lag's phase unwrapped around the previous lag's estimate (every doubling of the lag
+     * doubles the precision; the first sets the range, 1 / (2 Ls)), then between blocks */
+    double C[QPSK_LAGS][2];
+    memset(C, 0, sizeof C);
+    unsigned full = 0;
+    for (size_t t = t0; t < t1; t++) {
+      for (unsigned l = 0; l < q->nlags; l++) {
+        C[l][0] += q->blks[t].corr[l][0];
+        C[l][1] += q->blks[t].corr[l][1];
+      }
+      full += q->blks[t].om_n >= 4.0 * L;
+    }
+    if (2 * full < q->B && q->have_e) {
+      for (unsigned l = 0; l < q->nlags; l++) {
+        C[l][0] += q->corr_prev[l][0];
+        C[l][1] += q->corr_prev[l][1];
+      }
+    }
+    double ec = q->e_prev;
+    for (unsigned l = 0; l < q->nlags; l++) {
+      if (C[l][0] == 0 && C[l][1] == 0) break;
+      double lag = (double)(1u << l) * q->Ls, ph = atan2(C[l][1], C[l][0]);
+      double pred = -2 * M_PI * ec * lag;
+      double e = l == 0 ? -ph / (2 * M_PI * lag)
+                        : -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * lag);
+      if (isfinite(e)) ec = e;
+    }
+    /* the chain's result, no drift and the previous span's drift, each refined between blocks:
+     * the one whose O&M line adds up most coherently over the span (the periodogram's maximum)
+     * wins; at Es/N0 near 0 dB the chain's first lag can be wrong where a small offset is not */
+    double cand[3] = {ec, 0, q->e_prev}, best = -1;
+    unsigned nc = q->have_e ? 3 : 2;
+    for (unsigned c = 0; c < nc; c++) {
+      /* a candidate within a quarter of the refinement's range of the first ends where it does */
+      if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
+      double m, e = refine_between_blocks(q, t0, t1, cand[c], &m);
+      if (m > best) {
+        best = m;
+        ec = e;
+      }
+    }
+    /* a span without a timing line (no signal, a gap: noise alone gives about 1, the maximum
+     * over the candidates rarely 10) keeps the clock of the spans before */
+    int span_locked = best > 16;
+    if (!span_locked) ec = q->have_e ? q->e_prev : 0;
+    /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
+     * of the span before, its few blocks measure it worse */
+    double e = ec;
+    /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
+     * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
+    sp->out_range = fabs(e) > e_max;
+    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
+    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
+    unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
+                  q->en_prev);
+    unsigned nl = 0;
+    for (size_t t = t0; t < t1; t++) nl += q->blks[t].om_n >= 2.0 * L && q->blks[t].locked;
+    int fitted = span_locked && nl >= 4;
+    if (!fitted && q->have_e && e != q->e_prev) {
+      e = q->e_prev;
+      sp->out_range = q->range_prev;
+      unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
+    }
+    q->range_prev = sp->out_range;
+    sp->e = e;
+    /* 3. the span's clock line: slope e through the locked blocks' timing, at their median (a
+     * jump in the timing leaves the blocks on its minority side off the line, flagged) */
+    size_t ni = 0;
+    for (size_t t = t0; t < t1; t++) {
+      const qpsk_blk *bk = &q->blks[t];
+      if (bk->om_n < 2.0 * L || !bk->locked) continue;
+      q->med[ni++] = bk->tau - e * ((double)bk->b + 0.5) * L;
+    }
+    double icpt = 0;
+    if (ni > 0) {
+      qsort(q->med, ni, sizeof *q->med, cmp_double);
+      icpt = ni % 2 ? q->med[ni / 2] : 0.5 * (q->med[ni / 2 - 1] + q->med[ni / 2]);
+    }
+    /* 4. ownership */
+    const double d = e / (1 - e);
+    for (size_t t = t0; t < t1; t++) {
+      qpsk_blk *bk = &q->blks[t];
+      const double Cb = ((double)bk->b + 0.5) * L;
+      bk->d = d;
+      bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
+      /* on a fitted span the instants follow its line: a block's own O&M value carries the
+       * estimator's noise, the line averages it over the span's blocks; a block that left the
+       * line (a jump) keeps its own value */
+      if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
+      double limit = ((double)bk->b + 1) * L - QPSK_LEAD;
+      if (q->flushing) {
+        double end = (double)q->n_total / q->sps - QPSK_LEAD;
+        if (end < limit) limit = end;
+      }
+      bk->k0 =
+          q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
+      /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
+       * half a symbol by construction; should they not, the block's timing moves to keep its
+       * first instant inside (a safety net: never a read outside the windows) */
+      double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
+      if (t_first < (double)bk->b * L - 0.7)
+        bk->tau += ((double)bk->b * L - 0.7 - t_first) / (1 + d);
+      bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
+      if (bk->k1 < bk->k0) bk->k1 = bk->k0;
+      if (bk->k1 - bk->k0 > (int64_t)q->Lmax) bk->k1 = bk->k0 + q->Lmax;
+      q->have_prev = 1;
+      q->k_end_prev = bk->k1;
+      q->tau_prev = bk->tau;
+      q->om_prev[0] = bk->om[0];
+      q->om_prev[1] = bk->om[1];
+      q->en_prev = bk->om_en;
+    }
+    if (fitted) memcpy(q->corr_prev, C, sizeof C);
+    q->have_e = q->have_e || fitted;
+    q->e_prev = e;
+    t0 = t1;
+  }
+}
+
+/* instant of symbol k of block bk, nominal symbols from input sample 0 */
+static inline double instant(const prx_qpsk *q, const qpsk_blk *bk, double k) {
+  const double Cb = ((double)bk->b + 0.5) * q->L;
+  return (1 + bk->d) * (k + bk->tau) - bk->d * Cb;
+}
+
+/* runs of symbols that take one timing value: the largest length (a multiple of `unit`) whose
+ * instants stay within 0.005 symbol of the run's centre timing; the whole block when the drift
+ * is that small over it, 0 when even `unit` symbols drift more */
+static int64_t run_length(const qpsk_blk *bk, int64_t n, int64_t unit) {
+  return qpsk_run_length(bk->d, n, unit);
+}
+
+/* ---- stages x4 and cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
+
+static void stage_x4(void *ctx, size_t i) {
   prx_qpsk *q = ctx;
   qpsk_span *sp = &q->spans[i];
-  const size_t S = q->S, nfft = q->nfft;
+  const double glen = 4.0 * q->L + 2 * QPSK_GM;
   /* one value per transmitted symbol: the pre-filter interpolated at the instant the timing
    * found (the 4th power's line is strongest there, and there is no intra-symbol rotation to
    * average away at large offsets); the blocks' ownership makes the sequence gap-free across
-   * timing wraps, so the line stays coherent over the span */
-  size_t nw = 0, t_first = SIZE_MAX, t_last = 0;
+   * timing wraps, so the line stays coherent over the span. Runs of up to 16 symbols take the
+   * timing of their centre (at most 0.04 symbol off at the largest clock offset). */
+  size_t nw = 0;
   for (size_t t = 0; t < q->n_blks; t++) {
     const qpsk_blk *bk = &q->blks[t];
     if (bk->span != (int)i) continue;
-    if (t_first == SIZE_MAX) t_first = t;
-    t_last = t;
     int64_t n = bk->k1 - bk->k0;
-    if (n <= 0) continue;
-    double g0 = 4.0 * ((double)(bk->k0 - bk->b * (int64_t)q->L) + bk->tau) + QPSK_GM;
-    double fl = floor(g0);
-    float c[4];
-    qpsk_farrow_coef(g0 - fl, c);
-    qpsk_x4_interp(bk->grid + (int64_t)fl - 1, c, (size_t)n, sp->w + nw);
-    nw += (size_t)n;
+    int64_t R = run_length(bk, n, 1);
+    if (R < 1) R = 1;
+    for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
+      int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
+      double mid = (double)ka + 0.5 * (double)(m - 1);
+      double g0 =
+          4.0 * (instant(q, bk, mid) - (double)bk->b * q->L - 0.5 * (double)(m - 1)) + QPSK_GM;
+      /* the interpolator reads grid samples floor(g0) - 1 .. floor(g0 + 4 (m - 1)) + 2 */
+      if (g0 < 1) g0 = 1;
+      if (g0 + 4.0 * (double)(m - 1) > glen - 3) g0 = glen - 3 - 4.0 * (double)(m - 1);
+      double fl = floor(g0);
+      float c[4];
+      qpsk_farrow_coef(g0 - fl, c);
+      qpsk_x4_interp(bk->grid + (int64_t)fl - 1, c, (size_t)m, sp->w + nw);
+      nw += (size_t)m;
+    }
   }
   sp->nw = nw;
+}
+
+/* the span's estimation window (a short last span reaches back into the previous span's values,
+ * complete since stage_x4 ended), its spectrum, peak and refinement */
+static void stage_cfo(void *ctx, size_t i) {
+  prx_qpsk *q = ctx;
+  qpsk_span *sp = &q->spans[i];
+  const size_t S = q->S, nfft = q->nfft, nw = sp->nw;
   size_t nwin = 0;
   if (nw < S) {
     /* the stream's last, short span: estimate over the last S symbols, reaching back into the
@@ -103,60 +489,12 @@ static void stage_cfo(void *ctx, size_t i) {
    * from one start end at one value */
   nu = nearbyint(nu * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
   nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft, sp->spec);
-  /* the values are one per true symbol, (1 + d) nominal symbols apart (d: the clock offset, the
-   * timing's drift over the span), so the line sits at 4 f (1 + d) */
-  double d = 0;
-  if (t_first != SIZE_MAX && t_last > t_first) {
-    const qpsk_blk *a = &q->blks[t_first], *z = &q->blks[t_last];
-    d = (z->tau - a->tau) / ((double)(z->b - a->b) * q->L);
-  }
-  sp->f = nu / (4 * (1 + d));
+  /* the values are one per true symbol, 1 + d nominal symbols apart (d = e / (1 - e): the
+   * clock slope), so the line sits at 4 f (1 + d) */
+  sp->f = nu / (4 * (1 + sp->e / (1 - sp->e)));
 }
 
-/* ---- serial: timing ---- */
-
-static void serial_timing(prx_qpsk *q) {
-  const int64_t L = q->L;
-  int have = q->have_prev;
-  double tau_prev = q->tau_prev;
-  int64_t k_prev = q->k_end_prev;
-  const double *om_prev = q->om_prev;
-  double om_prev_n = q->om_prev_n;
-  for (size_t t = 0; t < q->n_blks; t++) {
-    qpsk_blk *bk = &q->blks[t];
-    double om[2] = {bk->om[0], bk->om[1]};
-    /* a short last block borrows the previous block's statistics */
-    if (bk->om_n < 2.0 * L && have) {
-      om[0] += om_prev[0];
-      om[1] += om_prev[1];
-    }
-    double th = qpsk_om_tau(om);
-    if (!isfinite(th)) th = have ? tau_prev : 0; /* non-finite input: keep the last estimate */
-    double limit = (double)((bk->b + 1) * L);
-    if (q->flushing) {
-      double end = (double)q->n_total / q->sps;
-      if (end < limit) limit = end;
-    }
-    if (!have) {
-      bk->tau = th;
-      bk->k0 = (int64_t)ceil(-th); /* the first instant at or after input sample 0 */
-    } else {
-      bk->tau = tau_prev + qpsk_wrap(th - tau_prev, 1.0);
-      bk->k0 = k_prev;
-    }
-    bk->k1 = (int64_t)ceil(limit - bk->tau);
-    if (bk->k1 < bk->k0) bk->k1 = bk->k0;
-    if (bk->k1 - bk->k0 > L + 1) bk->k1 = bk->k0 + L + 1; /* cannot happen with |dtau| < 1/2 */
-    have = 1;
-    tau_prev = bk->tau;
-    k_prev = bk->k1;
-    om_prev = bk->om;
-    om_prev_n = bk->om_n;
-  }
-  (void)om_prev_n;
-}
-
-/* ---- stage mf: de-rotation, matched filter at the symbol instants, estimator sums ---- */
+/* ---- stage mf: DC, level, de-rotation, matched filter at the symbol instants, sums ---- */
 
 static void stage_mf(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
@@ -170,11 +508,34 @@ static void stage_mf(void *ctx, size_t t) {
   qpsk_mf_window(q, bk->b, &lo, &hi);
   double omega = 2 * M_PI * sp->f / q->sps;
   double theta = sp->theta + omega * (double)(lo - sp->n_ref);
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega);
-  /* instant of symbol k0, in input samples from x[0]: (k0 + tau) sps - lo, summed from small
-   * terms so that it stays exact far into a stream */
-  double p0 = ((double)(bk->k0 - bL) + bk->tau) * q->sps + ((double)bL * q->sps - (double)lo);
-  qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)n, bk->sym);
+  /* the block's own samples were tested by its pre stage */
+  int64_t a = 0, e = 0;
+  if (!bk->nonfinite) {
+    a = qpsk_count_below((double)bk->b * (double)q->L * q->sps, 1.0);
+    e = qpsk_count_below((double)(bk->b + 1) * (double)q->L * q->sps, 1.0);
+  }
+  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega, sp->dc, sp->gain, a, e);
+  /* positions in input samples from x[0]: (t - bL) sps + (bL sps - lo), summed from small terms
+   * so that they stay exact far into a stream */
+  const double base = (double)bL * q->sps - (double)lo;
+  /* runs of one timing value let the filter share its taps between outputs (the period P of
+   * the fractional phase, 8 outputs per period); where the clock drifts too fast for runs of
+   * 8 P, every instant is placed exactly */
+  unsigned P = 0;
+  for (unsigned c = 1; c <= 8 && !P; c++)
+    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
+  int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
+  if (R <= 0) {
+    double p0 = (instant(q, bk, (double)bk->k0) - (double)bL) * q->sps + base;
+    qpsk_fir_run_at(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym);
+  } else {
+    for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
+      int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
+      double mid = (double)ka + 0.5 * (double)(m - 1);
+      double p0 = (instant(q, bk, mid) - 0.5 * (double)(m - 1) - (double)bL) * q->sps + base;
+      qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0));
+    }
+  }
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
 }
 
@@ -197,7 +558,7 @@ static void acquire_frames(prx_qpsk *q) {
   for (size_t t = 0; t < q->n_blks && n < S; t++) {
     const qpsk_blk *bk = &q->blks[t];
     prx_cf32 r = cexpj(-bk->phi);
-    for (int64_t i = 0; i < bk->k1 - bk->k0 && n < S; i++) q->acq[n++] = cmulf(bk->sym[i], r);
+    for (int64_t i = 0; i < bk->k1 - bk->k0 && n < S; i++) q->acq[n++] = qpsk_cmul(bk->sym[i], r);
   }
   int64_t best = 0;
   double best_m = -1;
@@ -233,9 +594,9 @@ static void acquire_frames(prx_qpsk *q) {
   q->pcorr[0] = q->pcorr[1] = 0;
 }
 
-static void serial_phase(prx_qpsk *q) {
+void qpsk_serial_phase(prx_qpsk *q) {
   const unsigned L = q->L;
-  int have = q->have_prev;
+  int have = q->have_phase;
   double phi_prev = q->phi_prev;
   const qpsk_sums *sums_prev = &q->sums_prev;
   for (size_t t = 0; t < q->n_blks; t++) {
@@ -268,9 +629,34 @@ static void serial_phase(prx_qpsk *q) {
     q->noise_prev = noise;
     bk->sig = sig;
     bk->noise = noise;
-    double so, no;
-    qpsk_m2m4(&bk->sums, &so, &no);
-    bk->esn0_own = no > 0 ? so / no : 0;
+    qpsk_m2m4(&bk->sums, &bk->sig_own, &bk->noise_own);
+    /* signal present: the V&V line |sum y^4|^2 of the block against its mean without a signal,
+     * which for complex Gaussian noise is n E|y|^8 = 6 (sum |y|^4)^2 / n: z is then an
+     * exponential variable of mean 1, above 5 in 0.7 % of the blocks; a QPSK signal gives
+     * z = (n / 6) (g^2 / (g^2 + 4 g + 2))^2 at Es/N0 = g (14 at 5 dB, 42 at 10 dB for n = 512).
+     * A short block (the stream's last) keeps the previous block's decision. */
+    const qpsk_sums *o = &bk->sums;
+    double z = 0;
+    if (o->n > 0 && o->m4 > 0)
+      z = o->n * (o->s4[0] * o->s4[0] + o->s4[1] * o->s4[1]) / (6 * o->m4 * o->m4);
+    if (!isfinite(z)) z = 0;
+    bk->vv_stat = z;
+    /* the block's input varies (not zeros, not a constant: a constant makes constant symbols,
+     * a perfect 4th-power line) */
+    double var = bk->mom_n > 0 ? bk->mom[2] / bk->mom_n -
+                                     (bk->mom[0] * bk->mom[0] + bk->mom[1] * bk->mom[1]) /
+                                         (bk->mom_n * bk->mom_n)
+                               : 0;
+    const qpsk_span *spv = &q->spans[bk->span];
+    int varies = var * spv->gain * spv->gain > 1e-2;
+    int present = o->n >= 0.5 * L || !have ? z > 5 && varies : q->present_prev;
+    q->present_prev = present;
+    const qpsk_span *sp = &q->spans[bk->span];
+    bk->flags = 0;
+    if (!present) bk->flags |= PRX_QPSK_BLOCK_NO_SIGNAL;
+    if (sp->out_range) bk->flags |= PRX_QPSK_BLOCK_CLOCK_RANGE;
+    if (present && fabs(bk->tres) > 0.25) bk->flags |= PRX_QPSK_BLOCK_TIMING_JUMP;
+    if (bk->nonfinite) bk->flags |= PRX_QPSK_BLOCK_NONFINITE;
     have = 1;
     phi_prev = bk->phi;
     sums_prev = &bk->sums;
@@ -304,7 +690,7 @@ static void serial_phase(prx_qpsk *q) {
       if (pos < 0) pos += P;
       for (int64_t i = 0; i < n; i++) {
         if (pos < pl) {
-          prx_cf32 a = cmulf(bk->sym[i], r), p = q->pilot[pos];
+          prx_cf32 a = qpsk_cmul(bk->sym[i], r), p = q->pilot[pos];
           if (pos == 0) q->pcorr[0] = q->pcorr[1] = 0;
           q->pcorr[0] += (double)a.re * p.re + (double)a.im * p.im;
           q->pcorr[1] += (double)a.im * p.re - (double)a.re * p.im;
@@ -344,7 +730,7 @@ static void stage_out(void *ctx, size_t t) {
     for (int64_t i = 0; i < n; i++) {
       int pilots = q->cfg.ambiguity == PRX_QPSK_PILOTS;
       if (pilots && bk->tag[i] >= 4) continue; /* a pilot: no data symbol */
-      syms[d++] = cmulf(bk->sym[i], pilots ? cmulf(rot, turn4[bk->tag[i]]) : rot);
+      syms[d++] = qpsk_cmul(bk->sym[i], pilots ? qpsk_cmul(rot, turn4[bk->tag[i]]) : rot);
     }
   }
   float sigma2 = (float)(bk->noise / bk->sig);
@@ -362,7 +748,7 @@ static void stage_out(void *ctx, size_t t) {
       int64_t e = i + 1;
       while (e < n && bk->tag[e] == bk->tag[i]) e++;
       if (bk->tag[i] < 4) {
-        qpsk_decide_coherent(bk->sym + i, (size_t)(e - i), cmulf(rot, turn[bk->tag[i]]), sigma2,
+        qpsk_decide_coherent(bk->sym + i, (size_t)(e - i), qpsk_cmul(rot, turn[bk->tag[i]]), sigma2,
                              bits ? bits + 2 * d : NULL, llrs ? llrs + 2 * d : NULL);
         d += (size_t)(e - i);
       }
@@ -371,6 +757,23 @@ static void stage_out(void *ctx, size_t t) {
     break;
   }
   }
+}
+
+/* ---- serial: the phase-continuous NCO, each span's phase continuing the previous span's ---- */
+
+void qpsk_serial_nco(prx_qpsk *q, unsigned g) {
+  const int64_t S = q->S;
+  double theta = q->theta_next;
+  for (unsigned i = 0; i < g; i++) {
+    qpsk_span *sp = &q->spans[i];
+    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
+    q->f_prev = sp->f;
+    sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
+    sp->theta = theta;
+    int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
+    theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
+  }
+  q->theta_next = theta;
 }
 
 /* ---- the batch ---- */
@@ -390,14 +793,49 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   double theta = sp->theta + omega * (centre * q->sps - (double)sp->n_ref);
   e.phase = qpsk_wrap(theta + bk->phi + bk->quarter * (M_PI / 2), 2 * M_PI);
   e.timing = bk->tau;
-  e.esn0_db = bk->esn0_own > 0 ? 10 * log10(bk->esn0_own) : -INFINITY;
+  e.clock_ppm = -sp->e * 1e6;
+  e.esn0_db = bk->noise_own > 0 ? 10 * log10(bk->sig_own / bk->noise_own) : -INFINITY;
+  if (!(bk->k1 > bk->k0)) e.esn0_db = NAN;
   e.noise_var = bk->noise / bk->sig;
-  e.amplitude = sqrt(bk->sig);
+  e.amplitude = sqrt(bk->sig) / sp->gain;
+  e.signal = bk->vv_stat;
+  e.flags = bk->flags;
+  e.nonfinite = bk->nonfinite;
   if (q->n_est == QPSK_KEEP) { /* keep the newest: drop the older half */
     memmove(q->est, q->est + QPSK_KEEP / 2, (QPSK_KEEP / 2) * sizeof *q->est);
     q->n_est = QPSK_KEEP / 2;
   }
   q->est[q->n_est++] = e;
+
+  /* the running summary: powers in input units, weighted by the block's symbols */
+  prx_qpsk_stats *st = &q->stats;
+  st->blocks++;
+  st->nonfinite += bk->nonfinite;
+  st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;
+  st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
+  st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;
+  double n = (double)e.n_symbols, g2 = sp->gain * sp->gain;
+  /* a short block (the stream's last) is too short for its own M2M4: the window's estimate */
+  int own = n >= 0.5 * q->L;
+  double ps = own ? bk->sig_own : bk->sig, pn = own ? bk->noise_own : bk->noise;
+  if (n > 0 && isfinite(ps) && isfinite(pn)) {
+    q->all_sig += n * ps / g2;
+    q->all_noise += n * pn / g2;
+    q->all_cfo += n * e.cfo;
+    q->all_d += n * sp->e;
+    q->all_n += n;
+    if (!(e.cfo >= q->all_cfo_min)) q->all_cfo_min = e.cfo;
+    if (!(e.cfo <= q->all_cfo_max)) q->all_cfo_max = e.cfo;
+    if (!(bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL)) {
+      q->acc_sig += n * ps / g2;
+      q->acc_noise += n * pn / g2;
+      q->acc_cfo += n * e.cfo;
+      q->acc_d += n * sp->e;
+      q->acc_n += n;
+      if (!(e.cfo >= st->cfo_min_hz)) st->cfo_min_hz = e.cfo;
+      if (!(e.cfo <= st->cfo_max_hz)) st->cfo_max_hz = e.cfo;
+    }
+  }
   if (q->cfg.on_block) q->cfg.on_block(q->cfg.user, &e);
 }
 
@@ -414,23 +852,16 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   if (q->n_blks == 0) return 0;
 
   prx_pool_run(q->pool, stage_pre, q, q->n_blks);
-  serial_timing(q);
+  qpsk_serial_level(q, g);
+  prx_pool_run(q->pool, stage_om, q, q->n_blks);
+  qpsk_serial_timing(q, g);
+  prx_pool_run(q->pool, stage_x4, q, g);
   prx_pool_run(q->pool, stage_cfo, q, g);
-  /* phase-continuous NCO: each span's phase continues the previous span's */
-  double theta = q->theta_next;
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
-    q->f_prev = sp->f;
-    sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
-    sp->theta = theta;
-    int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
-    theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
-  }
-  q->theta_next = theta;
+  qpsk_serial_nco(q, g);
   prx_pool_run(q->pool, stage_mf, q, q->n_blks);
-  serial_phase(q);
+  qpsk_serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
+  if (q->batch_probe) q->batch_probe(q->probe_ctx, q);
 
   /* carry the state to the next batch and report */
   size_t data = 0, syms = 0;
@@ -441,13 +872,8 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
     report(q, bk);
   }
   const qpsk_blk *last = &q->blks[q->n_blks - 1];
-  q->have_prev = 1;
-  q->tau_prev = last->tau;
-  q->k_end_prev = last->k1;
-  q->om_prev[0] = last->om[0];
-  q->om_prev[1] = last->om[1];
-  q->om_prev_n = last->om_n;
   q->sums_prev = last->sums;
+  q->have_phase = 1;
   q->phi_prev = last->phi;
   for (unsigned i = g; i-- > 0;) {
     if (q->spans[i].nw >= (size_t)S) {
@@ -459,7 +885,6 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   q->n_sym += syms;
   q->stats.symbols += syms;
   q->stats.data_symbols += data;
-  q->stats.blocks += q->n_blks;
   if (q->out_bits) q->out_bits += 2 * data;
   if (q->out_llrs) q->out_llrs += 2 * data;
   if (q->out_syms) q->out_syms += data;

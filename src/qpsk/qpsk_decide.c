@@ -1,18 +1,18 @@
 /* Decisions and LLRs (see qpsk_decide.h). */
 #include "qpsk_decide.h"
 
+#include "qpsk_cplx.h"
+
+#include "../core/internal.h"
+
 #include <math.h>
 #include <string.h>
 
 #define SQRT1_2F 0.70710678118654752440f
 
-static inline prx_cf32 cmul(prx_cf32 a, prx_cf32 b) {
-  prx_cf32 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-  return r;
-}
-
 void qpsk_decide_coherent(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, uint8_t *bits,
                           float *llrs) {
+  PRX_ISA_DISPATCH(qpsk_decide_coherent, y, n, rot, sigma2, bits, llrs);
   const float rr = rot.re, ri = rot.im;
   if (bits) {
     for (size_t i = 0; i < n; i++) {
@@ -46,7 +46,7 @@ static inline void metrics(prx_cf32 u, float a, float m[4]) {
 }
 
 void qpsk_diff_set(qpsk_diff_prev *p, prx_cf32 y, prx_cf32 rot, float sigma2) {
-  prx_cf32 u = cmul(y, rot);
+  prx_cf32 u = qpsk_cmul(y, rot);
   p->quad = qpsk_quadrant(u.re, u.im);
   metrics(u, 2.0f / sigma2, p->m);
 }
@@ -110,6 +110,7 @@ static inline float fast_log(float x) {
 
 void qpsk_decide_diff(const prx_cf32 *y, size_t n, prx_cf32 rot, float sigma2, qpsk_diff_prev *prev,
                       uint8_t *bits, float *llrs) {
+  PRX_ISA_DISPATCH(qpsk_decide_diff, y, n, rot, sigma2, prev, bits, llrs);
   const float a = 2.0f / sigma2;
   qpsk_diff_prev p = *prev;
   if (!llrs) { /* hard decisions only: quadrant steps, branch-free so that it vectorises */

@@ -7,8 +7,10 @@
 #include <math.h>
 
 #include "qpsk_simd.h"
+#include "qpsk_stage_math.h"
 
 void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) {
+  PRX_ISA_DISPATCH(qpsk_x4_interp, z, c, n, w);
   size_t j = 0;
 #ifdef QPSK_AVX2
   /* four symbols per step: each one's four grid samples are one vector; multiply by the
@@ -28,22 +30,10 @@ void qpsk_x4_interp(const prx_cf32 *z, const float c[4], size_t n, prx_cf32 *w) 
     _mm256_storeu_ps((float *)(w + j), _mm256_div_ps(cmul8(y2, y2), p));
   }
 #endif
-  for (; j < n; j++, z += 4) {
-    float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
-    float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
-    float p = a * a + b * b + 1e-30f;
-    float s2r = a * a - b * b, s2i = 2 * a * b;
-    w[j].re = (s2r * s2r - s2i * s2i) / p;
-    w[j].im = 2 * s2r * s2i / p;
-  }
+  for (; j < n; j++, z += 4) w[j] = qpsk_x4_one(z, c);
 }
 
-void qpsk_farrow_coef(double mu, float c[4]) {
-  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
-  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
-  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
-  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
-}
+void qpsk_farrow_coef(double mu, float c[4]) { qpsk_farrow_of(mu, c); }
 
 /* index of the largest |spec[k]|^2 for k in [k0, k1) (the first one on ties), and its value */
 static size_t argmax_power(const prx_cf32 *spec, size_t k0, size_t k1, float *best) {
@@ -85,6 +75,7 @@ static size_t argmax_power(const prx_cf32 *spec, size_t k0, size_t k1, float *be
 }
 
 double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {
+  PRX_ISA_DISPATCH_RET(qpsk_spectrum_peak, spec, nfft, max_nu);
   /* bins 0 .. kmax and nfft - kmax .. nfft - 1 have |nu| <= max_nu */
   size_t kmax = (size_t)floor(max_nu * (double)nfft);
   if (kmax > nfft / 2 - 1) kmax = nfft / 2 - 1;
@@ -177,26 +168,38 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
   return nu0 + nu;
 }
 
-void qpsk_om_accum(const prx_cf32 *z, size_t n, int64_t m0, double x[2]) {
+void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, double x[2]) {
   /* exp(-j 2 pi m / 4) = 1, -j, -1, j for m = 0, 1, 2, 3 (mod 4): sum |z|^2 per residue */
   double p[4] = {0, 0, 0, 0};
   int r = (int)(((m0 % 4) + 4) % 4);
   size_t i = 0;
-  for (; i < n && r != 0; i++, r = (r + 1) & 3)
+  for (; i < n && r != 0; i++, r = (r + 1) & 3) {
+    z[i].re = (z[i].re - dc.re) * gain;
+    z[i].im = (z[i].im - dc.im) * gain;
     p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  }
   /* whole groups of 4 samples: 8 float lanes (re^2, im^2 of each residue), a vector loop;
    * partial sums go to double every 256 groups */
-  const float *f = (const float *)(z + i);
+  float *f = (float *)(z + i);
+  const float d[8] = {dc.re, dc.im, dc.re, dc.im, dc.re, dc.im, dc.re, dc.im};
   size_t groups = (n - i) / 4;
   for (size_t g0 = 0; g0 < groups; g0 += 256) {
     size_t g1 = g0 + 256 < groups ? g0 + 256 : groups;
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t g = g0; g < g1; g++)
-      for (int l = 0; l < 8; l++) acc[l] += f[8 * g + l] * f[8 * g + l];
+      for (int l = 0; l < 8; l++) {
+        float v = (f[8 * g + l] - d[l]) * gain;
+        f[8 * g + l] = v;
+        acc[l] += v * v;
+      }
     for (int l = 0; l < 4; l++) p[l] += (double)acc[2 * l] + acc[2 * l + 1];
   }
   i += 4 * groups;
-  for (r = 0; i < n; i++, r++) p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  for (r = 0; i < n; i++, r++) {
+    z[i].re = (z[i].re - dc.re) * gain;
+    z[i].im = (z[i].im - dc.im) * gain;
+    p[r] += (double)z[i].re * z[i].re + (double)z[i].im * z[i].im;
+  }
   x[0] += p[0] - p[2];
   x[1] += p[3] - p[1];
 }
@@ -268,8 +271,11 @@ double qpsk_wrap(double x, double period) {
   return y;
 }
 
-void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega) {
-  double ar = cos(theta), ai = -sin(theta); /* anchor exp(-j theta) at the chunk start */
+void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega,
+                   prx_cf32 dc, double gain) {
+  PRX_ISA_DISPATCH(qpsk_derotate, in, out, n, theta, omega, dc, gain);
+  double ar = gain * cos(theta), ai = -gain * sin(theta); /* anchor gain exp(-j theta) */
+  const float dr = dc.re, di = dc.im;
   const size_t CH = 256; /* anchor spacing: 16 float steps of 16 omega in between */
   const double sr = cos((double)CH * omega), si = -sin((double)CH * omega);
   double lr[4], li[4]; /* exp(-j omega l) */
@@ -292,22 +298,26 @@ void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, do
     __m256 p0 = _mm256_setr_ps(pr[0], pi[0], pr[1], pi[1], pr[2], pi[2], pr[3], pi[3]);
     const __m256 st4 = _mm256_setr_ps(s4r, s4i, s4r, s4i, s4r, s4i, s4r, s4i);
     const __m256 st16 = _mm256_setr_ps(s16r, s16i, s16r, s16i, s16r, s16i, s16r, s16i);
+    const __m256 dcv = _mm256_setr_ps(dr, di, dr, di, dr, di, dr, di);
     __m256 p1 = cmul8(p0, st4), p2 = cmul8(p1, st4), p3 = cmul8(p2, st4);
     for (; i + 16 <= e; i += 16) {
-      _mm256_storeu_ps((float *)(out + i), cmul8(_mm256_loadu_ps((const float *)(in + i)), p0));
+      _mm256_storeu_ps((float *)(out + i),
+                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i)), dcv), p0));
       _mm256_storeu_ps((float *)(out + i + 4),
-                       cmul8(_mm256_loadu_ps((const float *)(in + i + 4)), p1));
+                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 4)), dcv), p1));
       _mm256_storeu_ps((float *)(out + i + 8),
-                       cmul8(_mm256_loadu_ps((const float *)(in + i + 8)), p2));
-      _mm256_storeu_ps((float *)(out + i + 12),
-                       cmul8(_mm256_loadu_ps((const float *)(in + i + 12)), p3));
+                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 8)), dcv), p2));
+      _mm256_storeu_ps(
+          (float *)(out + i + 12),
+          cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 12)), dcv), p3));
       p0 = cmul8(p0, st16);
       p1 = cmul8(p1, st16);
       p2 = cmul8(p2, st16);
       p3 = cmul8(p3, st16);
     }
     for (; i + 4 <= e; i += 4) {
-      _mm256_storeu_ps((float *)(out + i), cmul8(_mm256_loadu_ps((const float *)(in + i)), p0));
+      _mm256_storeu_ps((float *)(out + i),
+                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i)), dcv), p0));
       p0 = cmul8(p0, st4);
     }
     float tmp[8];
@@ -319,7 +329,7 @@ void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, do
 #else
     for (; i + 4 <= e; i += 4) {
       for (int l = 0; l < 4; l++) {
-        float xr = in[i + l].re, xi = in[i + l].im;
+        float xr = in[i + l].re - dr, xi = in[i + l].im - di;
         out[i + l].re = xr * pr[l] - xi * pi[l];
         out[i + l].im = xr * pi[l] + xi * pr[l];
         float tr = pr[l] * s4r - pi[l] * s4i;
@@ -329,14 +339,14 @@ void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, do
     }
 #endif
     for (int l = 0; i < e; i++, l++) {
-      float xr = in[i].re, xi = in[i].im;
+      float xr = in[i].re - dr, xi = in[i].im - di;
       out[i].re = xr * pr[l] - xi * pi[l];
       out[i].im = xr * pi[l] + xi * pr[l];
     }
     double tr = ar * sr - ai * si;
     ai = ar * si + ai * sr;
     ar = tr;
-    double g = 1.0 / sqrt(ar * ar + ai * ai);
+    double g = gain / sqrt(ar * ar + ai * ai);
     ar *= g;
     ai *= g;
   }

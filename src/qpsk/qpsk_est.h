@@ -32,9 +32,10 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
 
 /* ---- symbol timing: Oerder & Meyr ---- */
 
-/* Accumulates X += sum |z_m|^2 exp(-j 2 pi m / 4) over z = samples m0 .. m0+n-1 of a grid with
+/* Replaces z by (z - dc) gain (DC out, unit level: the grid as the estimators read it) and
+ * accumulates X += sum |z_m|^2 exp(-j 2 pi m / 4) over z = samples m0 .. m0+n-1 of a grid with
  * 4 samples per symbol (m0 is the absolute grid index, so blocks add up consistently). */
-void qpsk_om_accum(const prx_cf32 *z, size_t n, int64_t m0, double x[2]);
+void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, double x[2]);
 /* The timing estimate -arg(X) / (2 pi) in (-1/2, 1/2] symbol periods: symbol instants are at
  * grid positions 4 (k + tau). */
 double qpsk_om_tau(const double x[2]);
@@ -56,9 +57,11 @@ double qpsk_vv_phase(const qpsk_sums *s);
  * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N). */
 void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise);
 
-/* out[i] = in[i] exp(-j (theta + omega i)), i < n (in may equal out): a phase-continuous NCO with
- * exact double anchors every 256 samples and a float recurrence in between. */
-void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega);
+/* out[i] = (in[i] - dc) gain exp(-j (theta + omega i)), i < n (in may equal out): DC removal,
+ * level and a phase-continuous NCO in one pass, with exact double anchors every 256 samples and a
+ * float recurrence in between. */
+void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, double omega,
+                   prx_cf32 dc, double gain);
 
 /* Wraps x into (-period/2, period/2]. */
 double qpsk_wrap(double x, double period);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "qpsk_simd.h"
+#include "qpsk_stage_math.h"
 
 /* Smallest Q dividing 240 such that r Q is an integer (exact positions), 0 if none. */
 static unsigned exact_phases(double r) {
@@ -60,23 +61,10 @@ void qpsk_fir_free(qpsk_fir *f) {
 }
 
 static inline void fir_pos(const qpsk_fir *f, int64_t m, int64_t *i, unsigned *j) {
-  if (f->rq >= 0) {
-    int64_t p = m * f->rq;
-    int64_t ii = qpsk_floordiv(p, f->Q);
-    *i = ii;
-    *j = (unsigned)(p - ii * (int64_t)f->Q);
-  } else {
-    double p = (double)m * f->r;
-    double fl = floor(p);
-    long jj = lround((p - fl) * f->Q);
-    int64_t ii = (int64_t)fl;
-    if (jj >= (long)f->Q) {
-      jj -= f->Q;
-      ii++;
-    }
-    *i = ii;
-    *j = (unsigned)jj;
-  }
+  if (f->rq >= 0)
+    qpsk_pos_exact(m, f->rq, f->Q, i, j);
+  else
+    qpsk_pos_grid(m, f->r, f->Q, i, j);
 }
 
 void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int64_t *hi) {
@@ -89,13 +77,7 @@ void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int
 }
 
 static inline void dot1(const float *t, const float *x, unsigned ntaps, prx_cf32 *out) {
-  float re = 0, im = 0;
-  for (unsigned l = 0; l < ntaps; l++) {
-    re += t[2 * l] * x[2 * l];
-    im += t[2 * l + 1] * x[2 * l + 1];
-  }
-  out->re = re;
-  out->im = im;
+  *out = qpsk_dot1(t, x, ntaps);
 }
 
 #ifdef QPSK_AVX2
@@ -192,6 +174,7 @@ static unsigned gcd_u(unsigned a, unsigned b) {
  * and written back to their places. */
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
                   prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
   const float *xf = (const float *)x - 2 * (f->c + x_base);
   const size_t row = 2 * (size_t)f->ntaps;
 #ifdef QPSK_AVX2
@@ -245,18 +228,12 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
 }
 
 static inline void pos_at(const qpsk_fir *f, double p, long *i, long *j) {
-  double fl = floor(p);
-  long jj = (long)((p - fl) * f->Q + 0.5), ii = (long)fl;
-  if (jj >= (long)f->Q) {
-    jj -= f->Q;
-    ii++;
-  }
-  *i = ii;
-  *j = jj;
+  qpsk_pos_at(p, f->Q, i, j);
 }
 
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
                      prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out);
   const float *xf = (const float *)x - 2 * f->c;
   const size_t row = 2 * (size_t)f->ntaps;
   size_t k = 0;

@@ -1,14 +1,19 @@
-/* The demodulator object, shared by qpsk.c (API, input buffering, streaming) and qpsk_batch.c
- * (the parallel stages and the serial pass over one batch of CFO spans).
+/* The demodulator object. Layering, one way: qpsk.c (API, configuration, streaming) calls
+ * qpsk_batch.c (the parallel stages and serial passes over one batch of CFO spans), and both call
+ * qpsk_input.c (input access: the buffered raw samples as cf32, level and DC sums).
  *
  * Time bases (absolute, from input sample 0):
  *   input sample n;   nominal symbol time t = n / sps;   grid sample m at t = m / 4 (the
  *   pre-filter's output, 4 per symbol);   block b = symbols [bL, (b+1)L) = grid [4bL, 4(b+1)L);
  *   CFO span s = blocks [sB, (s+1)B) = symbols [sS, (s+1)S), S = B L.
- * A symbol with grid-symbol index k has its instant at t = k + tau_b (tau_b the unwrapped timing
- * of the block that owns it); block b owns k in [k_end(b-1), k_end(b)) with
- * k_end(b) = ceil(min((b+1)L, N/sps) - tau_b), so each instant belongs to exactly one block even
- * when tau crosses an integer (a clock offset), and none is skipped or repeated. */
+ * Block b's timing model: symbol k (the grid-symbol index) has its instant at
+ *     t_b(k) = (1 + d) (k + tau_b) - d C_b,      C_b = (b + 1/2) L (the block centre),
+ * tau_b the unwrapped timing at the centre and d the clock slope of its CFO span (dt/dk = 1 + d;
+ * a clock offset of p ppm gives d = -p 1e-6 / (1 + p 1e-6)). Block b owns k in
+ * [k_end(b-1), k_end(b)) with k_end(b) = the first k with t_b(k) >= min((b+1)L, N/sps), so each
+ * instant belongs to exactly one block whatever the drift, and none is skipped or repeated.
+ * The timing is unwrapped around the prediction of the same model, so neighbouring blocks'
+ * models disagree by at most half a symbol at their boundary. */
 #ifndef PRX_QPSK_INTERNAL_H
 #define PRX_QPSK_INTERNAL_H
 
@@ -30,6 +35,18 @@
 #define QPSK_PRE_SPAN                                                                              \
   4 /* pre-filter (CFO, timing): RRC span in symbols; 4 loses < 0.1 dB of                          \
        4th-power line SNR and O&M accuracy against the full span */
+#define QPSK_SUB_SYMBOLS                                                                           \
+  32                          /* nominal O&M sub-block for the clock drift: unambiguous to         \
+                                 1e6 / (2 * 33) = 15000 ppm */
+#define QPSK_SUB_MAX 33       /* sub-blocks per block (1024 / 32) + a shorter tail */
+#define QPSK_DC_SPANS 4       /* CFO spans in the DC estimate (this one and 3 before) */
+#define QPSK_LAGS 5           /* sub-block lags 1, 2, 4, 8, 16 for the drift (doubling precision) */
+#define QPSK_MAX_DRIFT 0.0062 /* |d| is clamped here (a little beyond the flagged range) */
+/* Symbols are owned by the instants in [-QPSK_LEAD, N/sps - QPSK_LEAD): the window's edges sit
+ * 1/16 symbol before the sample grid's, so a symbol centred exactly on the first sample (the
+ * generator's default timing 0, and the usual convention of other tools) is counted whatever the
+ * timing estimate's noise, and one centred exactly at the end is not */
+#define QPSK_LEAD 0.0625
 
 typedef struct {
   int64_t s;      /* absolute span index */
@@ -38,28 +55,46 @@ typedef struct {
   prx_cf32 *win;  /* nfft: the estimation window, zero padded (FFT input) */
   prx_cf32 *spec; /* nfft: its spectrum */
   double f;       /* CFO estimate, cycles per symbol */
+  double dc[2];   /* the input's mean over the span's samples */
+  double gain;    /* 1 / RMS of the input (DC removed) over them: the scale to unit power */
+  double e;       /* clock slope dtau/dt (the timing model's d = e / (1 - e)); the clock
+                     offset is -e 1e6 ppm */
+  int out_range;  /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
   int64_t n_ref;  /* NCO reference sample floor(s S sps) */
   double theta;   /* NCO phase at n_ref */
 } qpsk_span;
 
 typedef struct {
-  int64_t b;           /* absolute block index */
-  int span;            /* its span within the batch */
-  prx_cf32 *grid;      /* matched filter on grid samples 4bL - GM .. 4(b+1)L + GM - 1 */
-  prx_cf32 *scratch;   /* input window (converted, de-rotated) */
-  double om[2];        /* Oerder & Meyr sum over its grid samples inside the stream */
-  double om_n;         /* how many */
-  double tau;          /* unwrapped timing, symbol periods */
-  int64_t k0, k1;      /* owned grid-symbol indices [k0, k1) */
-  prx_cf32 *sym;       /* matched-filter output at their instants */
-  qpsk_sums sums;      /* V&V and moments over sym */
-  double phi;          /* unwrapped V&V phase (after de-rotation) */
-  double sig, noise;   /* M2M4 over the noise window: signal power, noise variance */
-  double esn0_own;     /* this block's own Es/N0, linear */
-  uint8_t *tag;        /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
-  qpsk_diff_prev prev; /* DIFFERENTIAL: the symbol before sym[0] */
-  uint64_t j0;         /* stream index of sym[0] */
-  size_t out0;         /* output offset (data symbols) within the current call */
+  int64_t b;                    /* absolute block index */
+  int span;                     /* its span within the batch */
+  prx_cf32 *grid;               /* matched filter on grid samples 4bL - GM .. 4(b+1)L + GM - 1 */
+  prx_cf32 *scratch;            /* input window (converted, de-rotated) */
+  double mom[3];                /* input sums over its own samples: re, im, |x|^2 (finite ones) */
+  double mom_n;                 /* how many finite samples */
+  unsigned nonfinite;           /* how many not finite */
+  double osub[QPSK_SUB_MAX][2]; /* O&M sums over its sub-blocks (inside the stream) */
+  double osub_t[QPSK_SUB_MAX];  /* their centres, nominal symbols */
+  double corr[QPSK_LAGS][2];    /* sums of osub[j] conj(osub[j - 2^i]) over complete sub-blocks */
+  unsigned nsub;                /* sub-blocks present */
+  double om[2];                 /* O&M sum referred to the block centre with the span's drift */
+  double om_n;                  /* grid samples summed */
+  double om_en;                 /* sum of |osub|^2: the noise level of |om|^2 */
+  int locked;                /* its O&M line stands out of the noise: tau measured, not predicted */
+  double tau;                /* unwrapped timing at the block centre, symbol periods */
+  double d;                  /* clock slope used for its instants */
+  double tres;               /* tau minus the span's clock line */
+  int64_t k0, k1;            /* owned grid-symbol indices [k0, k1) */
+  prx_cf32 *sym;             /* matched-filter output at their instants */
+  qpsk_sums sums;            /* V&V and moments over sym */
+  double phi;                /* unwrapped V&V phase (after de-rotation) */
+  double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
+  double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
+  double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
+  unsigned flags;            /* PRX_QPSK_BLOCK_* */
+  uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
+  qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
+  uint64_t j0;               /* stream index of sym[0] */
+  size_t out0;               /* output offset (data symbols) within the current call */
   unsigned n_data;
   int quarter; /* PILOTS: quarter-turn at the block centre (for the report) */
 } qpsk_blk;
@@ -68,6 +103,10 @@ struct prx_qpsk {
   prx_qpsk_config cfg;
   double sps;          /* fs / Rs */
   unsigned L, B, S, G; /* block symbols, blocks per span, span symbols, spans per batch */
+  unsigned Lmax;       /* most symbols one block can own (clock offsets up to QPSK_MAX_DRIFT) */
+  unsigned nsub, Ls;   /* O&M sub-blocks per block and their length in symbols */
+  unsigned nlags;      /* sub-block lags used: 2^i <= nsub / 2 */
+  double pre_gain;     /* DC gain of the pre-filter (the sum of its taps) */
   size_t nfft;
   qpsk_fir mf;  /* matched filter on the 4/T grid */
   qpsk_fir pre; /* CFO pre-filter on the 2/T grid */
@@ -104,35 +143,73 @@ struct prx_qpsk {
   double sig_prev, noise_prev; /* the last block's signal and noise powers (same use) */
   prx_cf32 *w_hist;            /* the previous span's pre-pass values (S), for a short last span */
   size_t w_hist_n;
-  int have_prev; /* a block has been completed */
-  double tau_prev, phi_prev;
+  int have_prev;                     /* a block's timing has been set */
+  int have_phase;                    /* a block's phase has been set */
+  double tau_prev, phi_prev, e_prev; /* e: the slope dtau/dt of the last span */
   int64_t k_end_prev;
-  double om_prev[2], om_prev_n;
+  double om_prev[2], om_prev_n, en_prev;
+  double corr_prev[QPSK_LAGS][2];   /* the last span's sub-block correlations (for a short span) */
+  int have_e;                       /* e_prev comes from a span with enough blocks */
+  int range_prev;                   /* the last span's clock was beyond the supported range */
+  double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
+  double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
+  unsigned dc_count;
   qpsk_sums sums_prev;
   qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
   unsigned noise_count;
+  int present_prev;     /* the last block's signal-present decision */
   qpsk_diff_prev dprev; /* DIFFERENTIAL: last symbol of the stream so far */
   int64_t frame_off;    /* PILOTS: frame alignment (stream index of a frame start), -1: none */
   double pcorr[2];      /* PILOTS: correlation of the current frame's pilot word so far */
   int quarter;          /* PILOTS: quarter-turn of the latest pilot word */
   uint64_t n_sym;       /* symbols demodulated in this stream (stream index of the next) */
   prx_qpsk_stats stats; /* totals since create/reset */
-  prx_cf32 *pilot;      /* PILOTS: the pilot word */
+  double acc_sig, acc_noise, acc_cfo, acc_d, acc_n; /* summary sums (blocks with a signal) */
+  double all_sig, all_noise, all_cfo, all_d, all_n; /* the same over all blocks */
+  double all_cfo_min, all_cfo_max;
+  prx_cf32 *pilot; /* PILOTS: the pilot word */
+  double *med;     /* B values: the span's timing residues, for their median */
 
   /* estimates of the current call */
   prx_qpsk_block *est;
   size_t n_est;
+
+  /* called after each batch's stages with its spans and blocks complete (NULL: none): the tests
+   * that hold the CUDA stage kernels to the CPU stages read the blocks' inputs and outputs here */
+  void (*batch_probe)(void *ctx, const prx_qpsk *q);
+  void *probe_ctx;
 };
 
 /* qpsk_batch.c: demodulates spans [s0, s0 + g) (their blocks below the stream end when flushing),
  * writing data symbols at q->out_bits / q->out_llrs and advancing them; returns the count. */
 size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g);
 
-/* Input access for the stages: input samples [lo, hi) as cf32 into out (zeros before 0 and at or
- * after n_total), de-rotated by exp(-j (theta + omega (n - lo))) when rotate is set. Returns out,
- * or a pointer into the input buffer when no copy is needed. */
+/* The serial passes of a batch (qpsk_batch.c), over the spans and blocks (q->spans, q->blks) as
+ * the parallel stages leave them: the CPU stages of qpsk_run_batch, or the CUDA stage kernels'
+ * per-block records (qpsk_stage_blocks.h) copied into the blocks, so that both backends take
+ * their block-level decisions with these same functions. level: the spans' DC and gain from the
+ * blocks' input sums (after stage pre); timing: clock slope, timing, ownership (after om); nco:
+ * the spans' NCO phases (after the CFO stage); phase: V&V phase, noise, flags, ambiguity, output
+ * offsets (after mf). */
+void qpsk_serial_level(prx_qpsk *q, unsigned g);
+void qpsk_serial_timing(prx_qpsk *q, unsigned g);
+void qpsk_serial_nco(prx_qpsk *q, unsigned g);
+void qpsk_serial_phase(prx_qpsk *q);
+
+/* ---- qpsk_input.c ---- */
+
+/* Input samples [lo, hi) as cf32 into out (dc before 0 and at or after n_total, non-finite
+ * samples as 0), then (x - dc) gain exp(-j (theta + omega (n - lo))) when rotate is set. Returns
+ * out, or a pointer into the input buffer when no copy is needed (rotate not set). Samples
+ * [fin_lo, fin_hi) are known to be finite (not tested again; an empty range for none). */
 const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *out, int rotate,
-                           double theta, double omega);
+                           double theta, double omega, const double dc[2], double gain,
+                           int64_t fin_lo, int64_t fin_hi);
+
+/* Sums over input samples [lo, hi) clipped to the stream: mom = (sum re, sum im, sum |x|^2) and
+ * *n_fin of the finite ones, *n_bad the non-finite ones. scratch holds hi - lo samples. */
+void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
+                        double *n_fin, unsigned *n_bad);
 
 /* Input range [lo, hi) read by the matched filter for the symbols of block b. */
 void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);

@@ -1,7 +1,10 @@
 /* AVX2 helpers shared by the demodulator's kernels (QPSK_AVX2 is defined where they exist; the
- * kernels keep a portable scalar path for other builds). */
+ * kernels keep a portable scalar path for other builds). The files that include it are built
+ * per instruction set (PRX_ISA_DISPATCH, ../core/internal.h). */
 #ifndef PRX_QPSK_SIMD_H
 #define PRX_QPSK_SIMD_H
+
+#include "../core/internal.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>

@@ -1,0 +1,223 @@
+/* The floors and library rates that bench_commands.sh sets the commands against, measured on
+ * the same files in the same run (one JSON line each):
+ *
+ *   bench_commands read FILE                     read(2) of FILE in 4 MiB blocks, GB/s
+ *   bench_commands write DIR FILES MIB [CHUNK]   MIB MiB in total written round robin to FILES
+ *                                                files in CHUNK-byte writes (default 1 MiB), as
+ *                                                channel recordings are; FILES = 1 is one
+ *                                                interleaved file; fsync'd and timed to the end
+ *   bench_commands chan FILE FMT K THREADS REPS [N]  prx_chan on FILE's samples held in
+ *                                                memory, fed in the command's blocks (2^18),
+ *                                                channels 0..N-1 (default all K), D = K/2,
+ *                                                16 taps: input Msample/s, best of REPS
+ *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
+ *                                                the command's blocks (2^16): Msymbol/s
+ *   bench_commands startup                       prx_qpsk_create + destroy at the command's
+ *                                                defaults (fs 9600, Rs 2400): ms, wisdom as found
+ */
+#include "polyrx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static void *slurp(const char *path, size_t *bytes) {
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return NULL;
+  unsigned char *b = malloc((size_t)st.st_size + 1);
+  size_t n = 0;
+  while (b && n < (size_t)st.st_size) {
+    ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  close(fd);
+  *bytes = n;
+  return b;
+}
+
+static int bench_read(const char *path) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return perror(path), 1;
+  size_t cap = (size_t)4 << 20, total = 0;
+  char *buf = malloc(cap);
+  double t0 = now();
+  for (;;) {
+    ssize_t r = read(fd, buf, cap);
+    if (r <= 0) break;
+    total += (size_t)r;
+  }
+  double t = now() - t0;
+  close(fd);
+  free(buf);
+  printf("{\"bench\":\"commands_read\",\"file\":\"%s\",\"bytes\":%zu,\"seconds\":%.4f,"
+         "\"gb_per_s\":%.3f}\n",
+         path, total, t, total / t / 1e9);
+  return 0;
+}
+
+static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
+  int *fd = calloc((size_t)files, sizeof *fd);
+  char path[4096];
+  char *buf = malloc(chunk);
+  memset(buf, 0x5a, chunk);
+  size_t total = mib << 20, per = total / (size_t)files;
+  for (int i = 0; i < files; i++) {
+    snprintf(path, sizeof path, "%s/w%04d.bin", dir, i);
+    fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd[i] < 0) return perror(path), 1;
+  }
+  double t0 = now();
+  size_t done = 0;
+  int err = 0;
+  for (size_t off = 0; off < per && !err; off += chunk) {
+    size_t m = per - off < chunk ? per - off : chunk;
+    for (int i = 0; i < files; i++) {
+      if (write(fd[i], buf, m) != (ssize_t)m) err = errno ? errno : EIO;
+      done += m;
+    }
+  }
+  for (int i = 0; i < files; i++) {
+    fsync(fd[i]);
+    close(fd[i]);
+  }
+  double t = now() - t0;
+  for (int i = 0; i < files; i++) {
+    snprintf(path, sizeof path, "%s/w%04d.bin", dir, i);
+    unlink(path);
+  }
+  printf("{\"bench\":\"commands_write\",\"dir\":\"%s\",\"files\":%d,\"bytes\":%zu,\"chunk\":%zu,"
+         "\"seconds\":%.4f,\"gb_per_s\":%.3f,\"error\":%d}\n",
+         dir, files, done, chunk, t, done / t / 1e9, err);
+  free(fd);
+  free(buf);
+  return err != 0;
+}
+
+static int bench_chan(const char *path, const char *fmt_name, unsigned K, int threads, int reps,
+                      unsigned n_sel) {
+  prx_format fmt;
+  if (prx_format_parse(fmt_name, &fmt)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
+  size_t bytes = 0;
+  unsigned char *x = slurp(path, &bytes);
+  size_t ss = prx_format_size(fmt), n = bytes / ss, block = (size_t)1 << 18;
+  prx_chan_config c = prx_chan_config_default();
+  c.channels = K;
+  c.decimation = K / 2;
+  c.taps_per_channel = 16;
+  c.in_format = fmt;
+  c.threads = threads;
+  c.backend = PRX_BACKEND_CPU;
+  unsigned *sel = malloc((n_sel ? n_sel : 1) * sizeof *sel);
+  for (unsigned i = 0; i < n_sel; i++) sel[i] = i;
+  c.select = n_sel ? sel : NULL;
+  c.n_select = n_sel;
+  prx_chan *ch;
+  if (!x || prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
+  size_t stride = (block > 16 * (size_t)K ? block : 16 * (size_t)K) / (K / 2) + 2;
+  prx_cf32 *y = malloc((size_t)K * stride * sizeof *y);
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    prx_chan_reset(ch);
+    double t0 = now();
+    size_t got;
+    for (size_t i = 0; i < n; i += block) {
+      size_t m = n - i < block ? n - i : block;
+      if (prx_chan_execute(ch, x + i * ss, m, y, stride, &got))
+        return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
+    }
+    prx_chan_flush(ch, y, stride, &got);
+    double t = now() - t0;
+    if (t < best) best = t;
+  }
+  printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
+         "\"threads\":%d,\"samples\":%zu,\"seconds\":%.4f,\"msps\":%.2f}\n",
+         K, n_sel ? n_sel : K, fmt_name, threads, n, best, n / best / 1e6);
+  free(sel);
+  prx_chan_destroy(ch);
+  free(x);
+  free(y);
+  return 0;
+}
+
+static int bench_demod(const char *path, double fs, double rs, int threads, int reps) {
+  size_t bytes = 0;
+  prx_cf32 *x = slurp(path, &bytes);
+  size_t n = bytes / sizeof *x, block = (size_t)1 << 16;
+  prx_qpsk_config c = prx_qpsk_config_default();
+  c.sample_rate = fs;
+  c.symbol_rate = rs;
+  c.threads = threads;
+  prx_qpsk *q;
+  if (!x || prx_qpsk_create(&c, &q)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
+  /* room for a whole call's symbols whatever the demodulator holds back (each call overwrites) */
+  size_t cap = (size_t)((double)n / (fs / rs) * 1.01) + 4 * 1024 + 16;
+  uint8_t *bits = malloc(2 * cap);
+  double best = 1e30;
+  size_t symbols = 0;
+  for (int r = 0; r < reps; r++) {
+    prx_qpsk_reset(q);
+    size_t tot = 0, got;
+    double t0 = now();
+    for (size_t i = 0; i < n; i += block) {
+      size_t m = n - i < block ? n - i : block;
+      if (prx_qpsk_execute(q, x + i, m, bits, NULL, cap, &got))
+        return fprintf(stderr, "demod: %s\n", prx_last_error()), 1;
+      tot += got;
+    }
+    prx_qpsk_flush(q, bits, NULL, cap, &got);
+    double t = now() - t0;
+    symbols = tot + got;
+    if (t < best) best = t;
+  }
+  printf("{\"bench\":\"commands_lib_demod\",\"threads\":%d,\"samples\":%zu,\"symbols\":%zu,"
+         "\"seconds\":%.4f,\"msym_per_s\":%.3f}\n",
+         threads, n, symbols, best, symbols / best / 1e6);
+  prx_qpsk_destroy(q);
+  free(x);
+  free(bits);
+  return 0;
+}
+
+static int bench_startup(void) {
+  prx_qpsk_config c = prx_qpsk_config_default();
+  c.sample_rate = 9600;
+  c.symbol_rate = 2400;
+  c.threads = 1;
+  prx_qpsk *q;
+  double t0 = now();
+  if (prx_qpsk_create(&c, &q)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
+  double t = now() - t0;
+  prx_qpsk_destroy(q);
+  printf("{\"bench\":\"commands_lib_startup\",\"qpsk_create_ms\":%.2f}\n", t * 1e3);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *m = argc > 1 ? argv[1] : "";
+  if (!strcmp(m, "read") && argc == 3) return bench_read(argv[2]);
+  if (!strcmp(m, "write") && (argc == 5 || argc == 6))
+    return bench_write(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0),
+                       argc == 6 ? strtoull(argv[5], NULL, 0) : (size_t)1 << 20);
+  if (!strcmp(m, "chan") && (argc == 7 || argc == 8))
+    return bench_chan(argv[2], argv[3], (unsigned)atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
+                      argc == 8 ? (unsigned)atoi(argv[7]) : 0);
+  if (!strcmp(m, "demod") && argc == 7)
+    return bench_demod(argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5]), atoi(argv[6]));
+  if (!strcmp(m, "startup")) return bench_startup();
+  fprintf(stderr, "usage: bench_commands read FILE | write DIR FILES MIB [CHUNK] | chan FILE FMT "
+                  "K THREADS REPS [N] | demod FILE RATE RS THREADS REPS | startup\n");
+  return 2;
+}

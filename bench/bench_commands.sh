@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The commands against the library and the machine, in one run (JSON lines on stdout; a table on
+# stderr):
+#   - the machine's file read rate (cat to /dev/null and read(2), file in /dev/shm);
+#   - its write rate for 64 and 1024 files written round robin vs one interleaved file, on tmpfs
+#     (/dev/shm) and on the disk (DISK_DIR, default /tmp), with 64 KiB and 1 MiB writes;
+#   - `polyrx demod` (4 samples/symbol, Es/N0 12 dB, 4M symbols, cf32 file in RAM) and
+#     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels written to tmpfs, 16M cf32
+#     samples in RAM) with --threads 1 and all threads, against prx_qpsk / prx_chan on the same
+#     file's samples in memory (bench_commands demod|chan), and the command's fraction of it;
+#   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
+#     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
+#
+# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu]
+#   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
+#   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
+#   the same run (read rate of the input, write rate of the same bytes into the same number of
+#   files); the host-to-device PCIe rate is bench_chan_cuda's (scripts/gpu_check.sh runs it).
+# Environment: DISK_DIR, REPS (default 3; each figure is the best), SCALE (default 1: sizes
+# above; 0.25 for a quick run).
+set -u
+BUILD=${1:-build}
+MODE=${2:-cpu}
+P=$BUILD/polyrx
+B=$BUILD/bench_commands
+REPS=${REPS:-3}
+SCALE=${SCALE:-1}
+DISK_DIR=${DISK_DIR:-/tmp}
+[ -x "$P" ] && [ -x "$B" ] || { echo "bench_commands.sh: build $P and $B first" >&2; exit 1; }
+W=$(mktemp -d /dev/shm/prx_bench.XXXXXX)
+D=$(mktemp -d "$DISK_DIR/prx_bench.XXXXXX")
+trap 'rm -rf "$W" "$D"' EXIT
+
+ns() { date +%s%N; }
+# best wall time in seconds of REPS runs of "$@" (output discarded)
+best_of() {
+  local best=0 s e t
+  for _ in $(seq "$REPS"); do
+    s=$(ns)
+    "$@" >/dev/null 2>&1 || { echo "bench_commands.sh: failed: $*" >&2; return 1; }
+    e=$(ns)
+    t=$((e - s))
+    if [ "$best" = 0 ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  awk -v t="$best" 'BEGIN { printf "%.6f", t / 1e9 }'
+}
+jnum() { sed -n "s/.*\"$2\":\([-0-9.e]*\).*/\1/p" <<<"$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+rate() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.3f", n / t / 1e6 }'; }
+json() { echo "$1"; }
+
+scaled() { awk -v n="$1" -v s="$SCALE" 'BEGIN { printf "%d", n * s }'; }
+
+floors() { # $1: input file
+  local f=$1 bytes t
+  bytes=$(stat -c %s "$f")
+  t=$(best_of cat "$f")
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$bytes,\"seconds\":$t,\"gb_per_s\":$(awk -v b="$bytes" -v t="$t" 'BEGIN{printf "%.3f", b/t/1e9}')}"
+  "$B" read "$f"
+}
+
+write_rates() { # $1: MiB in total
+  local mib=$1 dir files chunk
+  for dir in "$W" "$D"; do
+    for files in 1 64 1024; do
+      for chunk in 65536 1048576; do
+        "$B" write "$dir" "$files" "$mib" "$chunk"
+      done
+    done
+  done
+}
+
+cpu() {
+  local nsym nsamp x c t lib cmd
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  # ---- start-up: 2000 symbols ----
+  "$P" gen -q -o "$W/s.cf32" -s 9600 -n 8000 --carrier f=100,rs=2400,diff,seed=3
+  "$P" demod -q -i "$W/s.cf32" -s 9600 -r 2400 -o "$W/s.bits" --threads 1 # wisdom made here
+  t=$(REPS=5 best_of "$P" demod -q -i "$W/s.cf32" -s 9600 -r 2400 -o "$W/s.bits" --threads 1)
+  local t_off
+  t_off=$(REPS=3 best_of env POLYRX_FFTW_WISDOM=off "$P" demod -q -i "$W/s.cf32" -s 9600 -r 2400 \
+    -o "$W/s.bits" --threads 1)
+  json "{\"bench\":\"commands_startup\",\"command\":\"demod\",\"symbols\":2000,\"ms_wisdom\":$(awk -v t="$t" 'BEGIN{printf "%.1f", t*1e3}'),\"ms_no_wisdom\":$(awk -v t="$t_off" 'BEGIN{printf "%.1f", t*1e3}'),\"target_ms\":20}"
+  "$B" startup
+
+  # ---- demod: 4 samples/symbol ----
+  nsym=$(scaled 4194304)
+  nsamp=$((nsym * 4))
+  x=$W/d.cf32
+  "$P" gen -q -o "$x" -s 4M -n "$nsamp" --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  floors "$x"
+  for th in 1 0; do
+    lib=$("$B" demod "$x" 4e6 1e6 "$th" "$REPS")
+    json "$lib"
+    t=$(best_of "$P" demod -q --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d.bits")
+    cmd=$(rate "$nsym" "$t")
+    json "{\"bench\":\"commands_demod\",\"threads\":$th,\"symbols\":$nsym,\"seconds\":$t,\"msym_per_s\":$cmd,\"lib_msym_per_s\":$(jnum "$lib" msym_per_s),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msym_per_s)")}"
+  done
+  rm -f "$x" "$W/d.bits"
+
+  # ---- channelize: K = 1024, all channels to tmpfs ----
+  nsamp=$(scaled 16777216)
+  x=$W/c.cf32
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  floors "$x"
+  write_rates $(( $(stat -c %s "$x") * 2 >> 20 )) # what channelize writes: 2x the input (D = K/2)
+  for th in 1 0; do
+    for sel in all 0-63; do
+      local copt=() nsel=0
+      [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+      lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
+      json "$lib"
+      t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch")
+      rm -rf "$W/ch"
+      cmd=$(rate "$nsamp" "$t")
+      json "{\"bench\":\"commands_channelize\",\"threads\":$th,\"K\":1024,\"channels\":\"$sel\",\"samples\":$nsamp,\"seconds\":$t,\"msps\":$cmd,\"lib_msps\":$(jnum "$lib" msps),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msps)")}"
+    done
+  done
+}
+
+gpu() {
+  local n=$((1 << 28)) x=$W/g.ci16 t cmd sel fmt nch
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
+  floors "$x"
+  for sel in 0-63 all; do
+    nch=$([ "$sel" = all ] && echo 1024 || echo 64)
+    for fmt in cf32 cf16 ci16; do
+      local osz=8
+      [ "$fmt" = cf32 ] || osz=4
+      # the bytes the command writes: n / 512 outputs per channel
+      local mib=$(((n / 512) * nch * osz >> 20))
+      "$B" write "$W" "$nch" "$mib" 1048576
+      local copt=()
+      [ "$sel" = all ] || copt=(-c "$sel")
+      t=$(best_of "$P" channelize -q --backend cuda -F ci16 -i "$x" -s 1G -K 1024 "${copt[@]}" \
+        --out-format "$fmt" -o "$W/ch")
+      rm -rf "$W/ch"
+      cmd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+      json "{\"bench\":\"commands_channelize_gpu\",\"K\":1024,\"channels\":$nch,\"in_format\":\"ci16\",\"out_format\":\"$fmt\",\"samples\":$n,\"seconds\":$t,\"gsps\":$cmd,\"out_mib\":$mib}"
+    done
+  done
+}
+
+case "$MODE" in
+cpu) cpu ;;
+gpu) gpu ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu]" >&2; exit 2 ;;
+esac

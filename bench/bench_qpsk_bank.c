@@ -1,0 +1,261 @@
+/* Benchmark of the QPSK demodulator bank: device-resident aggregate throughput (rows in device
+ * memory, prx_qpsk_bank_execute_device) and the CPU bank on all cores beside it, in the same run.
+ *
+ * Configurations: 4 and 16/3 samples/symbol (the latter the seed's 2400 Bd in 12.8 kHz
+ * channels), C = 64, 1024 and 4096 channels, cf32 and cf16 rows (row pitch a multiple of 64
+ * bytes, as the channelizer writes them). Each channel carries its own QPSK carrier (Es/N0
+ * 12 dB, random CFO, phase, timing and +-100 ppm clock), differential, RRC 0.35 span 12, block
+ * 512, CFO span 8192 symbols; bits unpacked, no LLRs.
+ *
+ * Throughput: input symbols (C n / sps) per second of steady-state calls of n = 32768 sps / 4
+ * samples per row (one CFO span), after one warm-up call, best of REPS calls.
+ * Floor: one pass at the D2D copy bandwidth measured here (cudaMemcpy device to device, events;
+ * bytes read + bytes written per second): sps * sample bytes read + 2 bytes of bits written per
+ * symbol.
+ * Stages (the device path's split): rows copied device to host (events on a 2-D copy as the bank
+ * makes it), the CPU path on the pinned rows (wall), the rest of the device call.
+ *
+ * The CPU bank also runs on one thread at C = 64 (the per-core rate of the same code).
+ *
+ * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only)
+ * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32). */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef PRX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#define REPS 3
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static uint16_t float_to_half(float f) {
+  _Float16 h = (_Float16)f;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  return u;
+}
+
+static double d2d_bandwidth(void) {
+  size_t bytes = (size_t)1 << 30;
+  void *a, *b;
+  if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) return NAN;
+  cudaMemset(a, 1, bytes);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  float best = 1e30f;
+  for (int r = 0; r < 5; r++) {
+    cudaEventRecord(e0, 0);
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (ms < best) best = ms;
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * bytes / (best * 1e-3); /* read + write */
+}
+
+/* rows[c] = carrier c; n samples each, pitch in samples */
+static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *rows) {
+  test_rng r;
+  test_rng_seed(&r, 77);
+  prx_sim_carrier car = prx_sim_carrier_default();
+  car.symbol_rate = 1e3;
+  car.differential = 1;
+  /* a few distinct carriers, repeated over the channels (generation would dominate the run) */
+  unsigned distinct = C < 16 ? C : 16;
+  for (unsigned c = 0; c < distinct; c++) {
+    car.freq = 0.05 * (2 * test_rng_uniform(&r) - 1) * car.symbol_rate;
+    car.phase = 6.28 * test_rng_uniform(&r);
+    car.timing_offset = test_rng_uniform(&r);
+    car.clock_ppm = 100 * (2 * test_rng_uniform(&r) - 1);
+    car.seed = test_rng_u64(&r) | 1;
+    prx_sim_config sc = prx_sim_config_default();
+    sc.sample_rate = sps * car.symbol_rate;
+    sc.carriers = &car;
+    sc.n_carriers = 1;
+    sc.noise = 1;
+    sc.esn0_db = 12;
+    sc.noise_seed = test_rng_u64(&r) | 1;
+    sc.threads = 0;
+    prx_sim *s;
+    if (prx_sim_create(&sc, &s) == PRX_OK) {
+      prx_sim_generate(s, rows + c * pitch, n);
+      prx_sim_destroy(s);
+    }
+  }
+  for (unsigned c = distinct; c < C; c++)
+    memcpy(rows + c * pitch, rows + (c % distinct) * pitch, n * sizeof *rows);
+}
+
+typedef struct {
+  double gsym, best_s, d2h_s, cpu_s;
+} result;
+
+static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
+                    const void *rows, size_t pitch, size_t n, result *res) {
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod.sample_rate = sps * 1e3;
+  bc.demod.symbol_rate = 1e3;
+  bc.channels = C;
+  bc.row_format = fmt;
+  bc.backend = be;
+  bc.threads = threads;
+  prx_qpsk_bank *b;
+  if (prx_qpsk_bank_create(&bc, &b)) {
+    fprintf(stderr, "bank: %s\n", prx_last_error());
+    return -1;
+  }
+  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096;
+  size_t bs = (2 * cap + 63) / 64 * 64;
+  int dev = be == PRX_BACKEND_CUDA;
+  uint8_t *bits = NULL;
+  if (dev ? cudaMalloc((void **)&bits, C * bs) != cudaSuccess : !(bits = malloc(C * bs))) {
+    prx_qpsk_bank_destroy(b);
+    return -1;
+  }
+  size_t *ns = calloc(C, sizeof *ns);
+  prx_qpsk_bank_out out = {bits, bs, NULL, 0, ns, NULL};
+  size_t sz = prx_format_size(fmt);
+  res->best_s = 1e30;
+  int rc = 0;
+  /* calls cycle over the 4 n samples of each row: one warm-up (fills the span buffers), REPS
+   * timed */
+  for (int r = 0; r <= REPS && !rc; r++) {
+    const uint8_t *in = (const uint8_t *)rows + (size_t)(r % 4) * n * sz;
+    double t0 = now();
+    prx_status st = dev ? prx_qpsk_bank_execute_device(b, in, pitch, n, &out, NULL)
+                        : prx_qpsk_bank_execute(b, in, pitch, n, &out);
+    if (dev) cudaDeviceSynchronize();
+    double t = now() - t0;
+    if (st) {
+      fprintf(stderr, "bank call: %s\n", prx_last_error());
+      rc = -1;
+    }
+    if (r > 0 && t < res->best_s) res->best_s = t;
+  }
+  res->gsym = (double)C * ((double)n / sps) / res->best_s * 1e-9;
+  free(ns);
+  if (dev)
+    cudaFree(bits);
+  else
+    free(bits);
+  prx_qpsk_bank_destroy(b);
+  return rc;
+}
+
+/* --case SPS:C:FORMAT (repeatable): only those cases (SPS 4 or 5.333) */
+static int wanted(int argc, char **argv, double sps, unsigned C, const char *fmt) {
+  int any = 0;
+  for (int i = 1; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--case")) continue;
+    any = 1;
+    double s;
+    unsigned c;
+    char f[8];
+    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
+        !strcmp(f, fmt))
+      return 1;
+  }
+  return !any;
+}
+
+int main(int argc, char **argv) {
+  int quick = 0;
+  for (int i = 1; i < argc; i++) quick |= !strcmp(argv[i], "--quick");
+  if (!prx_cuda_available()) {
+    printf("bench_qpsk_bank: skipped (no usable CUDA device)\n");
+    return TEST_SKIP;
+  }
+  struct cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  double bw = d2d_bandwidth();
+  printf("{\"bench\":\"qpsk_bank\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g,\"cpu_threads\":%d}\n",
+         prop.name, bw, prx_cpu_count());
+  const double spss[2] = {4, 16.0 / 3};
+  const unsigned Cs[3] = {64, 1024, 4096};
+  char table[64][160];
+  int nt = 0;
+  for (int si = 0; si < 2; si++)
+    for (int ci = 0; ci < (quick ? 2 : 3); ci++) {
+      double sps = spss[si];
+      unsigned C = Cs[ci];
+      if (!wanted(argc, argv, sps, C, "cf32") && !wanted(argc, argv, sps, C, "cf16")) continue;
+      size_t n = (size_t)(8192 * sps), n4 = 4 * n;
+      size_t pitch = (n4 + 15) / 16 * 16; /* 64-byte rows in cf16 and cf32 */
+      prx_cf32 *h32 = malloc((size_t)C * pitch * sizeof *h32);
+      uint16_t *h16 = malloc((size_t)C * pitch * 4);
+      if (!h32 || !h16) return 1;
+      make_rows(C, sps, n4, pitch, h32);
+      for (size_t i = 0; i < (size_t)C * pitch; i++) {
+        h16[2 * i] = float_to_half(h32[i].re);
+        h16[2 * i + 1] = float_to_half(h32[i].im);
+      }
+      for (int f = 0; f < 2; f++) {
+        if (!wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
+        prx_format fmt = f ? PRX_CF16 : PRX_CF32;
+        size_t sz = prx_format_size(fmt);
+        const void *h = f ? (const void *)h16 : (const void *)h32;
+        void *d = NULL;
+        if (cudaMalloc(&d, (size_t)C * pitch * sz)) return 1;
+        cudaMemcpy(d, h, (size_t)C * pitch * sz, cudaMemcpyHostToDevice);
+        /* the D2H stage alone: the bank's 2-D copy into pinned memory */
+        void *pin;
+        cudaMallocHost(&pin, (size_t)C * n * sz);
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, 0);
+        cudaMemcpy2DAsync(pin, n * sz, d, pitch * sz, n * sz, C, cudaMemcpyDeviceToHost, 0);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaFreeHost(pin);
+        result g = {0}, c = {0}, c1 = {0};
+        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, &g);
+        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, &c);
+        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, &c1);
+        double floor_gsym = bw / (sps * sz + 2) * 1e-9; /* bytes moved per symbol */
+        printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
+               "\"device_gsym_s\":%.4g,\"cpu_bank_gsym_s\":%.4g,\"floor_gsym_s\":%.4g,"
+               "\"fraction_of_floor\":%.4g,\"call_s\":%.4g,\"d2h_s\":%.4g,\"cpu_call_s\":%.4g,"
+               "\"cpu_bank_1thread_gsym_s\":%.4g,\"ok\":%d}\n",
+               sps, C, f ? "cf16" : "cf32", g.gsym, c.gsym, floor_gsym, g.gsym / floor_gsym,
+               g.best_s, ms * 1e-3, c.best_s, c1.gsym, okg == 0 && okc == 0);
+        fflush(stdout);
+        if (nt < 64)
+          snprintf(table[nt++], sizeof table[0],
+                   "sps %6.3f C %5u %s  device %7.3f Gsym/s (%.2f%% of floor %.1f)  cpu bank "
+                   "%7.3f  split: d2h %.1f ms, rest %.1f ms",
+                   sps, C, f ? "cf16" : "cf32", g.gsym, 100 * g.gsym / floor_gsym, floor_gsym,
+                   c.gsym, ms, (g.best_s - ms * 1e-3) * 1e3);
+        cudaFree(d);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+      }
+      free(h32);
+      free(h16);
+    }
+  printf("== GPU demodulator bank (%s, D2D copy %.0f GB/s, %d CPU threads)\n", prop.name, bw * 1e-9,
+         prx_cpu_count());
+  for (int i = 0; i < nt; i++) printf("%s\n", table[i]);
+  return 0;
+}
+#else
+int main(void) {
+  printf("bench_qpsk_bank: skipped (this build has no CUDA)\n");
+  return TEST_SKIP;
+}
+#endif

@@ -1,0 +1,323 @@
+/* Benchmark of the demodulator bank's CUDA stage kernels (src/qpsk/qpsk_stages_cuda.cu): the
+ * pre-filter grid with the input sums (pre), the O&M sums with the grid levelled (om), the
+ * 4th-power values at the instants (x4), the matched filter at the instants with DC, level,
+ * de-rotation and the V&V/M2M4 sums (mf), the decisions (out), each alone and the five in
+ * sequence (all), device-resident, for all channels at once.
+ *
+ * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
+ * (row pitch a multiple of 64 bytes), one CFO span per call: 16 blocks of 512 symbols per channel;
+ * RRC 0.35, matched filter span 12, pre-filter span 4; a clock offset of 100 ppm (each block one
+ * run of instants), random timing, CFO and phase per block; random Gaussian rows (16 distinct rows
+ * repeated over the channels: every channel still reads its own memory).
+ *
+ * Throughput: symbols (C x 16 x 512) per second, median of REPS timed launches (device events)
+ * after WARM untimed ones. Floor: the D2D copy bandwidth measured here (bytes read + written per
+ * second) over the one-pass bytes per symbol (sps x sample bytes read + 2 bytes of bits); each
+ * kernel's achieved bandwidth is over the bytes it moves (its input window, grid or symbols
+ * written / read, bits written).
+ *
+ * Not the whole demodulator: the CFO spectra and refinement and the serial passes between the
+ * kernels are not written on the GPU yet (bench/GPU_NOTES.md). Output: JSON lines, then a
+ * table. */
+#include "testutil.h"
+
+#include "qpsk/qpsk_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PRX_HAVE_CUDA
+#include "core/cuda_module.h"
+#include "qpsk/qpsk_stages_cuda.h"
+
+#include <cuda_runtime_api.h>
+
+static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
+
+#define WARM 2
+#define REPS 15
+#define NB 16
+#define L 512
+#define DISTINCT 16
+
+static double d2d_bandwidth(void) {
+  size_t bytes = (size_t)1 << 30;
+  void *a, *b;
+  if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) return NAN;
+  cudaMemset(a, 1, bytes);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  float best = 1e30f;
+  for (int r = 0; r < 5; r++) {
+    cudaEventRecord(e0, 0);
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (ms < best) best = ms;
+  }
+  cudaFree(a);
+  cudaFree(b);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return 2.0 * bytes / (best * 1e-3); /* read + write */
+}
+
+static int cmp_f(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  const qpsk_stages *st;
+  const void *rows;
+  size_t stride;
+  int64_t n_total;
+  prx_cf32 *grid, *sym;
+  double *mom, *sums;
+  unsigned *bad;
+  const qpsk_mf_block *mb;
+  const qpsk_out_block *ob;
+  uint8_t *bits;
+  size_t bits_stride;
+  const qpsk_om_in *omi;
+  qpsk_om_out *omo;
+  const int64_t *w0;
+  prx_cf32 *w;
+  size_t w_stride;
+} bench_bufs;
+
+enum { K_PRE, K_OM, K_X4, K_MF, K_OUT, K_ALL, K_MF0, K_N };
+static const char *const kname[K_N] = {"pre", "om", "x4", "mf", "out", "all", "mf_unpadded"};
+
+static int launch(const bench_bufs *b, int which) {
+  prx_status s = PRX_OK;
+  const int all = which == K_ALL;
+  if (all || which == K_PRE)
+    s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
+  if (!s && (all || which == K_OM)) s = S->om(b->st, 0, b->omi, b->grid, b->omo, 0);
+  if (!s && (all || which == K_X4)) s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+  if (!s && (all || which == K_MF))
+    s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
+  if (!s && (all || which == K_OUT))
+    s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
+  if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
+  return s != PRX_OK;
+}
+
+/* median seconds of one launch of `which` (a K_ kernel, or K_ALL: the five in sequence) */
+static double time_it(const bench_bufs *b, int which) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  float ms[REPS];
+  for (int r = 0; r < WARM; r++)
+    if (launch(b, which)) return NAN;
+  for (int r = 0; r < REPS; r++) {
+    cudaEventRecord(e0, 0);
+    if (launch(b, which)) return NAN;
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    cudaEventElapsedTime(&ms[r], e0, e1);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (cudaDeviceSynchronize() != cudaSuccess) return NAN;
+  qsort(ms, REPS, sizeof ms[0], cmp_f);
+  return ms[REPS / 2] * 1e-3;
+}
+
+static uint16_t to_half(float f) {
+  _Float16 h = (_Float16)f;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  return u;
+}
+
+int main(void) {
+  const prx_cuda_module *m = prx_cuda_module_get();
+  if (!m) {
+    printf("bench_qpsk_stages: skipped (%s)\n", prx_cuda_module_why());
+    return 77;
+  }
+  S = m->qpsk_stages;
+  struct cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  const double bw = d2d_bandwidth();
+  printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
+  const double spss[2] = {4, 16.0 / 3};
+  const unsigned Cs[3] = {64, 1024, 4096};
+  char table[16][240];
+  int nt = 0, fail = 0;
+  test_rng r;
+  test_rng_seed(&r, 5);
+  for (int si = 0; si < 2; si++) {
+    const double sps = spss[si];
+    qpsk_fir pre, mf;
+    if (qpsk_fir_init(&pre, sps, 0.35, QPSK_PRE_SPAN, sps / 4, 1.0) ||
+        qpsk_fir_init(&mf, sps, 0.35, 12, 0, 1.0))
+      return 1;
+    const unsigned Lmax = L + (unsigned)ceil(L * QPSK_MAX_DRIFT / (1 - QPSK_MAX_DRIFT)) + 3;
+    const int64_t n_total = (int64_t)ceil(NB * L * sps) + 64;
+    const size_t pitch = ((size_t)n_total + 15) / 16 * 16;
+    prx_cf32 *h32 = malloc(DISTINCT * pitch * sizeof *h32);
+    uint16_t *h16 = malloc(DISTINCT * pitch * 4);
+    test_fill_cf32(&r, h32, DISTINCT * pitch, 0.7);
+    for (size_t i = 0; i < DISTINCT * pitch; i++) {
+      h16[2 * i] = to_half(h32[i].re);
+      h16[2 * i + 1] = to_half(h32[i].im);
+    }
+    for (int ci = 0; ci < 3; ci++) {
+      const unsigned C = Cs[ci];
+      const size_t nb = (size_t)C * NB, ng = 4 * (size_t)L + 2 * QPSK_GM;
+      /* block parameters: 100 ppm, random timing, CFO and phase */
+      qpsk_mf_block *mb = calloc(nb, sizeof *mb);
+      qpsk_out_block *ob = calloc(nb, sizeof *ob);
+      qpsk_om_in *omi = calloc(nb, sizeof *omi); /* DC 0, gain 1: repeated launches keep the grid */
+      int64_t *w0 = calloc(nb, sizeof *w0);
+      const double d = -1e-4 / (1 + 1e-4);
+      for (unsigned c = 0; c < C; c++) {
+        int64_t out = 0;
+        double f = 0.2 * (test_rng_uniform(&r) - 0.5);
+        for (unsigned j = 0; j < NB; j++) {
+          qpsk_mf_block *p = &mb[(size_t)c * NB + j];
+          p->t.b = j;
+          p->t.d = d;
+          p->t.tau = test_rng_uniform(&r) - 0.5;
+          double Cb = (j + 0.5) * L;
+          p->t.k0 = (int64_t)ceil(((double)j * L + d * Cb) / (1 + d) - p->t.tau);
+          p->t.k1 = (int64_t)ceil(((double)(j + 1) * L + d * Cb) / (1 + d) - p->t.tau);
+          p->t.R = p->t.k1 - p->t.k0;
+          p->theta = 6.28 * test_rng_uniform(&r);
+          p->omega = 2 * M_PI * f / sps;
+          p->gain = 1.4f;
+          qpsk_out_block *o = &ob[(size_t)c * NB + j];
+          o->rot.re = 0.7f;
+          o->rot.im = 0.7f;
+          o->diff = 1;
+          o->out0 = out;
+          w0[(size_t)c * NB + j] = out;
+          out += p->t.k1 - p->t.k0;
+          omi[(size_t)c * NB + j].gain = 1;
+          omi[(size_t)c * NB + j].g_hi = INT64_MAX;
+        }
+      }
+      for (int f = 0; f < 2; f++) {
+        const size_t ssz = f ? 4 : 8, stride = pitch * ssz;
+        qpsk_stages st;
+        if (S->create(&st, &pre, &mf, C, NB, L, Lmax, sps, f)) {
+          fprintf(stderr, "create: %s\n", prx_last_error());
+          return 1;
+        }
+        bench_bufs b;
+        memset(&b, 0, sizeof b);
+        b.st = &st;
+        b.stride = stride;
+        b.n_total = n_total;
+        b.bits_stride = 2 * (size_t)NB * Lmax;
+        b.w_stride = (size_t)NB * Lmax;
+        void *rows = NULL;
+        int ok = !cudaMalloc(&rows, stride * C) &&
+                 !cudaMalloc((void **)&b.grid, nb * ng * sizeof(prx_cf32)) &&
+                 !cudaMalloc((void **)&b.sym, nb * Lmax * sizeof(prx_cf32)) &&
+                 !cudaMalloc((void **)&b.mom, nb * 4 * sizeof(double)) &&
+                 !cudaMalloc((void **)&b.sums, nb * 5 * sizeof(double)) &&
+                 !cudaMalloc((void **)&b.bad, nb * sizeof(unsigned)) &&
+                 !cudaMalloc((void **)&b.mb, nb * sizeof *mb) &&
+                 !cudaMalloc((void **)&b.ob, nb * sizeof *ob) &&
+                 !cudaMalloc((void **)&b.bits, b.bits_stride * C) &&
+                 !cudaMalloc((void **)&b.omi, nb * sizeof *omi) &&
+                 !cudaMalloc((void **)&b.omo, nb * sizeof(qpsk_om_out)) &&
+                 !cudaMalloc((void **)&b.w0, nb * sizeof *w0) &&
+                 !cudaMalloc((void **)&b.w, b.w_stride * C * sizeof(prx_cf32));
+        if (!ok) {
+          fprintf(stderr, "cudaMalloc failed at C = %u\n", C);
+          return 1;
+        }
+        b.rows = rows;
+        for (unsigned c = 0; c < C; c++)
+          cudaMemcpy((char *)rows + c * stride,
+                     f ? (const void *)(h16 + 2 * (c % DISTINCT) * pitch)
+                       : (const void *)(h32 + (c % DISTINCT) * pitch),
+                     stride, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
+        double t[K_N];
+        for (int w = 0; w < K_ALL + 1; w++) t[w] = time_it(&b, w);
+        st.mf_pad = 0; /* the matched filter without the padded window, for the comparison */
+        t[K_MF0] = time_it(&b, K_MF);
+        st.mf_pad = 1;
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+          fprintf(stderr, "C = %u: %s\n", C, cudaGetErrorString(e));
+          fail = 1;
+        }
+        const double syms = (double)C * NB * L;
+        const double in_b = sps * ssz; /* input bytes per symbol */
+        const double floor_gsym = bw / (in_b + 2) * 1e-9;
+        /* bytes each kernel moves per symbol: pre reads its window (about the block's samples)
+         * and writes the grid (4 + 8 / L values); om reads and writes the grid; x4 reads 4 grid
+         * values and writes one; mf reads its window and writes the symbol; out reads the symbol
+         * and writes 2 bits */
+        const double gb = 8.0 * (double)ng / L;
+        const double bytes[K_N] = {in_b + gb, 2 * gb, 32 + 8, in_b + 8, 8 + 2, 0, in_b + 8};
+        printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
+               "\"floor_gsym_s\":%.4g",
+               sps, C, f ? "cf16" : "cf32", floor_gsym);
+        for (int w = 0; w < K_N; w++) {
+          printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
+          if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
+        }
+        printf("}\n");
+        fflush(stdout);
+        if (nt < 16)
+          snprintf(table[nt++], sizeof table[0],
+                   "sps %5.3f C %4u %s  pre %5.1f om %5.1f x4 %6.1f mf %5.1f (unpadded %5.1f) out "
+                   "%6.1f  all %6.2f Gsym/s (%4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f mf "
+                   "%4.0f",
+                   sps, C, f ? "cf16" : "cf32", syms / t[K_PRE] * 1e-9, syms / t[K_OM] * 1e-9,
+                   syms / t[K_X4] * 1e-9, syms / t[K_MF] * 1e-9, syms / t[K_MF0] * 1e-9,
+                   syms / t[K_OUT] * 1e-9, syms / t[K_ALL] * 1e-9,
+                   100 * syms / t[K_ALL] * 1e-9 / floor_gsym, floor_gsym,
+                   syms * bytes[K_PRE] / t[K_PRE] * 1e-9, syms * bytes[K_OM] / t[K_OM] * 1e-9,
+                   syms * bytes[K_MF] / t[K_MF] * 1e-9);
+        cudaFree(rows);
+        cudaFree(b.grid);
+        cudaFree(b.sym);
+        cudaFree(b.mom);
+        cudaFree(b.sums);
+        cudaFree(b.bad);
+        cudaFree((void *)b.mb);
+        cudaFree((void *)b.ob);
+        cudaFree(b.bits);
+        cudaFree((void *)b.omi);
+        cudaFree(b.omo);
+        cudaFree((void *)b.w0);
+        cudaFree(b.w);
+        S->destroy(&st);
+      }
+      free(mb);
+      free(ob);
+      free(omi);
+      free(w0);
+    }
+    free(h32);
+    free(h16);
+    qpsk_fir_free(&pre);
+    qpsk_fir_free(&mf);
+  }
+  printf("== GPU demodulator stages (%s, D2D copy %.0f GB/s)\n", prop.name, bw * 1e-9);
+  for (int i = 0; i < nt; i++) printf("%s\n", table[i]);
+  return fail;
+}
+#else
+int main(void) {
+  printf("bench_qpsk_stages: skipped (this build has no CUDA)\n");
+  return 77;
+}
+#endif

@@ -1,0 +1,110 @@
+/* polyrx QPSK demodulator bank: one object demodulates C channels (1 to several thousand) with
+ * one configuration, each channel with its own streaming state, per-block estimates and running
+ * stats. It is the open-loop demodulator of polyrx/qpsk.h applied to every row that the
+ * channelizer writes, and each channel's output is exactly what a prx_qpsk object with the same
+ * configuration gives for that row alone (same bits, same LLRs, same estimates).
+ *
+ * Input: C rows of n_in samples each, row c at in + c * in_stride samples (prx_chan_execute's
+ * out[channel * out_stride + j]); cf32 or cf16 rows (also ci16, ci8, cu8 on the CPU backend).
+ * prx_qpsk_bank_execute reads host rows; prx_qpsk_bank_execute_device reads device rows.
+ *
+ * Output per channel c: data bits at bits + c * bits_stride bytes, unpacked (one byte 0/1 per
+ * bit) or packed (8 bits per byte, first bit in the MSB; the bits that do not fill a byte wait
+ * for the next call, and flush writes the last byte padded with zeros), and optionally LLRs at
+ * llrs + c * llr_stride floats (2 per data symbol). Streaming follows the single demodulator's
+ * rules: the concatenated output of a channel does not depend on how its rows were cut into calls,
+ * every symbol instant before the end of the stream is output once, prx_qpsk_bank_flush ends the
+ * stream.
+ *
+ * Backends: CPU (the channels spread over a pool of worker threads, one single-channel
+ * demodulator state per channel) and CUDA. With the CUDA backend the device-resident call takes
+ * device pointers and a stream; see docs/ARCHITECTURE.md, "Demodulator bank", for what runs where.
+ */
+#ifndef POLYRX_QPSK_BANK_H
+#define POLYRX_QPSK_BANK_H
+
+#include "polyrx/core.h"
+#include "polyrx/qpsk.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  prx_qpsk_config demod; /* every channel's demodulator (prx_qpsk_config_default() filled in):
+                            its in_format, threads, on_block and user are not used (the bank's
+                            fields below replace them) */
+  unsigned channels;     /* C, 1 .. PRX_QPSK_BANK_MAX_CHANNELS */
+  prx_format row_format; /* cf32 (default) or cf16; ci16, ci8, cu8 on the CPU backend */
+  int packed;            /* 0: unpacked bits (default), 1: packed */
+  int threads;           /* CPU worker threads over channels, 0: all cores; output identical
+                            for any count */
+  prx_backend backend;   /* AUTO (default): CUDA when present, else CPU */
+  int device;            /* CUDA device ordinal (default 0) */
+} prx_qpsk_bank_config;
+
+#define PRX_QPSK_BANK_MAX_CHANNELS 65536u
+
+prx_qpsk_bank_config prx_qpsk_bank_config_default(void);
+
+typedef struct prx_qpsk_bank prx_qpsk_bank;
+
+/* Validates the configuration (the demodulator's checks plus the bank's), creates the channels'
+ * states. The memory grows with C: each channel keeps one CFO span of samples and its filters.
+ * Errors: PRX_ERR_INVALID (naming the parameter), PRX_ERR_NOMEM, PRX_ERR_NODEVICE when CUDA was
+ * asked for and none is usable, PRX_ERR_UNSUPPORTED (cf16 rows on the CPU backend are fine; an
+ * integer row format on the CUDA backend is not). */
+prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank **out);
+void prx_qpsk_bank_destroy(prx_qpsk_bank *b); /* accepts NULL */
+/* Forgets every channel's stream and stats, as if just created. */
+void prx_qpsk_bank_reset(prx_qpsk_bank *b);
+
+/* Where one call writes (host memory for prx_qpsk_bank_execute, device memory for bits and llrs
+ * in prx_qpsk_bank_execute_device; n_symbols and n_bytes are host arrays in both). */
+typedef struct {
+  uint8_t *bits;      /* channel c at bits + c * bits_stride; NULL: no bits */
+  size_t bits_stride; /* bytes; at least prx_qpsk_bank_bits_capacity() */
+  float *llrs;        /* channel c at llrs + c * llr_stride; NULL: no LLRs */
+  size_t llr_stride;  /* floats; at least 2 * prx_qpsk_bank_max_symbols() */
+  size_t *n_symbols;  /* [C]: data symbols written per channel (required) */
+  size_t *n_bytes;    /* [C] or NULL: bytes of bits written per channel (2 n_symbols unpacked;
+                         the whole bytes completed when packed) */
+} prx_qpsk_bank_out;
+
+/* Upper bound on the data symbols per channel that the next execute with n_in samples per row
+ * (or flush, n_in = 0 and flush = 1) writes, and the bytes of bits that needs. */
+size_t prx_qpsk_bank_max_symbols(const prx_qpsk_bank *b, size_t n_in, int flush);
+size_t prx_qpsk_bank_bits_capacity(const prx_qpsk_bank *b, size_t n_in, int flush);
+
+/* Feeds n_in samples of every channel: row c at (row_format *)in + c * in_stride (in samples,
+ * >= n_in). Writes each channel's completed data symbols as described in out. Capacity errors
+ * (PRX_ERR_CAPACITY) are reported before anything is consumed. */
+prx_status prx_qpsk_bank_execute(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 const prx_qpsk_bank_out *out);
+/* Ends every channel's stream (like prx_qpsk_flush) and writes what is left; the packed mode's
+ * last partial byte is padded with zeros. The streams restart; the stats are kept. */
+prx_status prx_qpsk_bank_flush(prx_qpsk_bank *b, const prx_qpsk_bank_out *out);
+
+/* Device-resident variant (CUDA backend only, PRX_ERR_UNSUPPORTED otherwise): d_in, out->bits
+ * and out->llrs are device pointers, stream is a cudaStream_t (NULL: the default stream). The
+ * counts (out->n_symbols, out->n_bytes) are written on the host, so the call returns once they
+ * are known; the bits and LLRs are ordered on stream. */
+prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
+                                        size_t n_in, const prx_qpsk_bank_out *out, void *stream);
+prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out *out, void *stream);
+
+/* Channel c's block estimates from the last execute/flush (as prx_qpsk_block_estimates) and its
+ * running stats (as prx_qpsk_get_stats). NULL / PRX_ERR_INVALID for c >= C. */
+const prx_qpsk_block *prx_qpsk_bank_block_estimates(const prx_qpsk_bank *b, unsigned c, size_t *n);
+prx_status prx_qpsk_bank_get_stats(const prx_qpsk_bank *b, unsigned c, prx_qpsk_stats *out);
+
+unsigned prx_qpsk_bank_channels(const prx_qpsk_bank *b);
+prx_backend prx_qpsk_bank_backend(const prx_qpsk_bank *b); /* CPU or CUDA, after AUTO resolved */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

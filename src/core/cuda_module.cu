@@ -1,0 +1,68 @@
+/* The CUDA module's side of cuda_module.h: the exported table, the device count, and the
+ * library services the backends call under their usual names (prx_fail, prx_format_size),
+ * forwarded to the library that loaded the module. Every other symbol of the module is local
+ * (cmake/polyrx_cuda.map). */
+extern "C" {
+#include "cuda_module.h"
+
+#include "../chan/chan_cuda.h"
+#include "../qpsk/qpsk_bank_internal.h"
+#include "../qpsk/qpsk_stages_cuda.h"
+#include "internal.h"
+}
+
+#include <cuda_runtime_api.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define PRX_STR_(x) #x
+#define PRX_STR(x) PRX_STR_(x)
+#define PRX_VERSION_TEXT                                                                           \
+  PRX_STR(PRX_VERSION_MAJOR) "." PRX_STR(PRX_VERSION_MINOR) "." PRX_STR(PRX_VERSION_PATCH)
+
+static const prx_cuda_host *host;
+
+extern "C" prx_status prx_fail(prx_status status, const char *fmt, ...) {
+  char message[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  return host ? host->fail(status, message) : status;
+}
+
+extern "C" size_t prx_format_size(prx_format f) { return host ? host->format_size(f) : 0; }
+
+static int init(const prx_cuda_host *h, char *why, size_t why_size) {
+  host = h;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    snprintf(why, why_size, "%s (CUDA runtime %d.%d)", cudaGetErrorString(e), CUDART_VERSION / 1000,
+             CUDART_VERSION % 1000 / 10);
+    cudaGetLastError(); /* clear the sticky error */
+    return 0;
+  }
+  if (n <= 0) snprintf(why, why_size, "the CUDA runtime found no device");
+  return n;
+}
+
+static void *host_alloc(size_t bytes) {
+  void *p = NULL;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError(); /* too much locked memory: the caller falls back to pageable */
+    return NULL;
+  }
+  return p;
+}
+
+static void host_free(void *p) { cudaFreeHost(p); }
+extern "C" __attribute__((visibility("default")))
+const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
+                                            PRX_VERSION_TEXT,
+                                            init,
+                                            &prx_chan_cuda_entries,
+                                            &prx_qpsk_bank_cuda_entries,
+                                            &prx_qpsk_stages_cuda_entries,
+                                            host_alloc,
+                                            host_free};

@@ -1,0 +1,74 @@
+/* The CUDA module: libpolyrx_cuda.so, the one shared object that holds every CUDA backend and
+ * links the CUDA runtime and cuFFT. libpolyrx itself never links them: it loads the module at
+ * run time (cuda_module.c, once per process), so that a build made with CUDA starts on a
+ * machine without the CUDA runtime, a driver or a GPU and runs on the CPU there.
+ *
+ * The module exports one symbol, prx_cuda_module_v1, a prx_cuda_module table: the ABI number,
+ * the library version it was built with, an init function and one entry per CUDA backend (a
+ * pointer to that backend's own table of operations, declared in the backend's internal
+ * header). The library lends the module its services through prx_cuda_host (the module never
+ * resolves a symbol of libpolyrx, which works the same when libpolyrx is a static archive
+ * inside an executable).
+ *
+ * A new CUDA backend registers by (1) declaring its table type in its internal header, (2)
+ * adding a pointer member for it at the end of prx_cuda_module, (3) pointing that member at
+ * its table in cuda_module.cu, (4) bumping PRX_CUDA_MODULE_ABI; the C side reads
+ * prx_cuda_module_get()->member. A library service the module needs is a member appended to
+ * prx_cuda_host, filled in cuda_module.c and wrapped under its usual name in cuda_module.cu.
+ * Shared by C and CUDA C++. Not installed. */
+#ifndef PRX_CUDA_MODULE_H
+#define PRX_CUDA_MODULE_H
+
+#include "polyrx/core.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
+#define PRX_CUDA_MODULE_ABI 3
+#define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
+#define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
+
+/* What the library lends the module. */
+typedef struct prx_cuda_host {
+  /* records message as the calling thread's prx_last_error() and returns status */
+  prx_status (*fail)(prx_status status, const char *message);
+  size_t (*format_size)(prx_format f); /* prx_format_size */
+} prx_cuda_host;
+
+struct prx_chan_cuda;        /* src/chan/chan_cuda.h */
+struct prx_qpsk_bank_cuda;   /* src/qpsk/qpsk_bank_internal.h */
+struct prx_qpsk_stages_cuda; /* src/qpsk/qpsk_stages_cuda.h */
+
+typedef struct prx_cuda_module {
+  int abi;             /* PRX_CUDA_MODULE_ABI of the module's build */
+  const char *version; /* the polyrx version of the module's build ("0.1.0") */
+  /* Binds the module to the library's services (called once, before any other entry) and
+   * counts the CUDA devices: > 0 the number, 0 none usable (why then says why: no driver,
+   * no device, a driver older than the runtime). */
+  int (*init)(const prx_cuda_host *host, char *why, size_t why_size);
+  const struct prx_chan_cuda *chan;               /* the channelizer (chan_cuda.cu) */
+  const struct prx_qpsk_bank_cuda *qpsk_bank;     /* the demodulator bank (qpsk_bank_cuda.cu) */
+  const struct prx_qpsk_stages_cuda *qpsk_stages; /* its stage kernels (qpsk_stages_cuda.cu) */
+  /* Page-locked host memory (cudaHostAlloc, portable; cudaFreeHost), for buffers the GPU copies
+   * by DMA (the host pipeline's, src/pipeline/pipe_alloc.c): NULL when it cannot be had. */
+  void *(*host_alloc)(size_t bytes);
+  void (*host_free)(void *p);
+} prx_cuda_module;
+
+/* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot
+ * be used (then prx_cuda_module_why() says why). Search order: $POLYRX_CUDA_MODULE when set
+ * (that file only; set to a path that does not exist, it turns the CUDA backend off), else
+ * libpolyrx_cuda.so in the directory of libpolyrx itself (of the executable, where libpolyrx is
+ * linked statically), then in ../<libdir> from there, then in the install libdir. */
+const prx_cuda_module *prx_cuda_module_get(void);
+/* Why prx_cuda_module_get() returns NULL ("" when it does not). */
+const char *prx_cuda_module_why(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

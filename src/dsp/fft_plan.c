@@ -1,0 +1,164 @@
+/* FFTW planning with saved wisdom (fft_plan.h has the contract). Every FFTW planner call and the
+ * wisdom import/export run under prx_fftw_lock: FFTW's planner and its wisdom are process-wide
+ * state that is not thread-safe. The file is read and written by plain system calls outside
+ * FFTW, so a concurrent writer is met only through rename's atomicity. */
+#include "fft_plan.h"
+
+#include "../core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WISDOM_MAX ((size_t)16 << 20) /* a larger file is not ours */
+
+/* Guarded by the planner lock. */
+static int wisdom_loaded;
+static prx_fft_stats stats;
+
+static int wisdom_disabled(void) {
+  const char *e = getenv("POLYRX_FFTW_WISDOM");
+  return e && (!strcmp(e, "off") || !strcmp(e, "0"));
+}
+
+/* The cache directory ($XDG_CACHE_HOME/polyrx or $HOME/.cache/polyrx) into buf; 0 when there is
+ * none. */
+static int cache_dir(char *buf, size_t cap) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int n;
+  if (xdg && xdg[0] == '/') /* the XDG spec: a relative path is invalid and ignored */
+    n = snprintf(buf, cap, "%s/polyrx", xdg);
+  else if (home && home[0] == '/')
+    n = snprintf(buf, cap, "%s/.cache/polyrx", home);
+  else
+    return 0;
+  return n > 0 && (size_t)n < cap;
+}
+
+/* Reads the whole file into a NUL-terminated malloc'd string; NULL on any failure. */
+static char *read_file(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  char *text = NULL;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size < WISDOM_MAX &&
+      (text = malloc((size_t)st.st_size + 1))) {
+    size_t n = 0;
+    while (n < (size_t)st.st_size) {
+      ssize_t r = read(fd, text + n, (size_t)st.st_size - n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      n += (size_t)r;
+    }
+    text[n] = '\0';
+    if (n != (size_t)st.st_size) {
+      free(text);
+      text = NULL;
+    }
+  }
+  close(fd);
+  return text;
+}
+
+/* Imports the wisdom file once per process (lock held). */
+static void load_wisdom(void) {
+  if (wisdom_loaded) return;
+  wisdom_loaded = 1;
+  char dir[4096], path[4200];
+  if (wisdom_disabled() || !cache_dir(dir, sizeof dir)) return;
+  snprintf(path, sizeof path, "%s/fftw-wisdom", dir);
+  stats.wisdom_tried = 1;
+  char *text = read_file(path);
+  /* FFTW parses into a scratch table and keeps nothing from a file it rejects */
+  if (text && fftwf_import_wisdom_from_string(text)) stats.wisdom_read = 1;
+  free(text);
+}
+
+/* mkdir -p for the cache directory; 0 on success. */
+static int make_dirs(const char *path) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) return -1;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char keep = *s;
+      *s = '\0';
+      if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+      *s = keep;
+      if (!keep) break;
+    }
+  }
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+/* Writes the process's wisdom to a temporary file and renames it over the wisdom file (lock
+ * held). Every failure leaves the old file as it was. */
+static void save_wisdom(void) {
+  char dir[4096], path[4200], tmp[4200];
+  if (wisdom_disabled() || !cache_dir(dir, sizeof dir)) return;
+  snprintf(path, sizeof path, "%s/fftw-wisdom", dir);
+  snprintf(tmp, sizeof tmp, "%s/.fftw-wisdom.XXXXXX", dir);
+  int ok = 0;
+  if (make_dirs(dir) == 0) {
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+      char *text = fftwf_export_wisdom_to_string();
+      size_t len = text ? strlen(text) : 0, n = 0;
+      while (text && n < len) {
+        ssize_t w = write(fd, text + n, len - n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        n += (size_t)w;
+      }
+      fftwf_free(text);
+      fchmod(fd, 0644);
+      ok = text && n == len && close(fd) == 0 && rename(tmp, path) == 0;
+      if (!ok) unlink(tmp);
+    }
+  }
+  if (ok)
+    stats.saved++;
+  else
+    stats.save_failed++;
+}
+
+fftwf_plan prx_fft_plan_1d(int n, prx_cf32 *in, prx_cf32 *out, int sign, prx_fft_effort effort) {
+  fftwf_complex *fi = (fftwf_complex *)in, *fo = (fftwf_complex *)out;
+  fftwf_plan p = NULL;
+  prx_fftw_lock();
+  if (effort == PRX_FFT_MEASURE && n >= PRX_FFT_MEASURE_MIN_POINTS) {
+    load_wisdom();
+    p = fftwf_plan_dft_1d(n, fi, fo, sign, FFTW_MEASURE | FFTW_WISDOM_ONLY);
+    if (p) {
+      stats.from_wisdom++;
+    } else {
+      p = fftwf_plan_dft_1d(n, fi, fo, sign, FFTW_MEASURE);
+      if (p) {
+        stats.measured++;
+        save_wisdom();
+      }
+    }
+  } else {
+    p = fftwf_plan_dft_1d(n, fi, fo, sign, FFTW_ESTIMATE);
+    if (p) stats.estimated++;
+  }
+  prx_fftw_unlock();
+  return p;
+}
+
+void prx_fft_destroy(fftwf_plan plan) {
+  if (!plan) return;
+  prx_fftw_lock();
+  fftwf_destroy_plan(plan);
+  prx_fftw_unlock();
+}
+
+void prx_fft_get_stats(prx_fft_stats *out) {
+  prx_fftw_lock();
+  *out = stats;
+  prx_fftw_unlock();
+}

@@ -1,0 +1,28 @@
+/* Output sample packing (internal): cf32 to the compact formats a recording can hold, cf16 (IEEE
+ * binary16) and ci16 (scaled, saturating 16-bit integers). docs/FORMATS.md states the scales. */
+#ifndef PRX_PACK_H
+#define PRX_PACK_H
+
+#include "polyrx/core.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The ci16 scale matching the reader's (ci16 / 32768): a stored value v means v / 32768, so a
+ * channel written as ci16 reads back as cf32 within 2^-16 of what was computed. */
+#define PRX_CI16_SCALE 32768.0f
+
+/* The IEEE binary16 nearest to f, ties to even (as F16C's vcvtps2ph and CUDA's __float2half_rn):
+ * magnitudes from 65520 become infinity, below 2^-25 zero (subnormals kept between), NaN stays
+ * a quiet NaN with its sign. */
+uint16_t prx_half_from_float(float f);
+
+/* n complex samples to 2n binary16 values (re, im interleaved, little-endian in memory on the
+ * machines polyrx runs on: SigMF cf16_le). */
+void prx_pack_cf16(const prx_cf32 *in, size_t n, uint16_t *out);
+
+/* n complex samples to 2n int16 values round(x * scale), ties to even, saturated to
+ * [-32768, 32767]; NaN becomes 0. Returns how many of the 2n values were saturated or NaN. */
+size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out);
+
+#endif

@@ -1,0 +1,420 @@
+/* The host pipeline: a reader thread, the compute stage on the caller's thread and writer
+ * threads, joined by two rings under one mutex (pipeline.h has the contract). Blocks are large
+ * (milliseconds of work each), so one lock and three condition variables cost nothing that
+ * shows; the sequence counters below say everything about which buffer is whose. */
+#include "pipeline.h"
+
+#include "../core/internal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  const prx_pipe_config *cfg;
+  int in_depth, out_depth, n_writers;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_read;  /* the reader waits for a free input block */
+  pthread_cond_t cv_comp;  /* compute waits for an input block or a free output slot */
+  pthread_cond_t cv_write; /* the writers wait for an output slot */
+  unsigned char **in, **out;
+  size_t *in_n, *out_n;
+  uint64_t *in_pos;
+  /* Sequence counters: input block i lives in in[i % in_depth], output slot j in
+   * out[j % out_depth]. The reader owns blocks [c_seq, ...) that it has not published,
+   * compute owns block c_seq and slot o_seq, writer w owns slot w_seq[w]. */
+  uint64_t r_seq, c_seq, o_seq, *w_seq;
+  int reader_done, compute_done;
+  int stop_read; /* a compute or write error: the reader stops */
+  int stop_all;  /* a write error: compute and the writers stop too */
+  uint64_t flush_seq;
+  int has_flush;
+  prx_pipe_result res;
+  char msg[512]; /* the first error's text, from the thread that raised it */
+} pipe_state;
+
+prx_pipe_config prx_pipe_config_default(void) {
+  prx_pipe_config c;
+  memset(&c, 0, sizeof c);
+  c.in_depth = 4;
+  c.out_depth = 3;
+  c.n_writers = 1;
+  return c;
+}
+
+prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n) {
+  return prx_iq_read((prx_iq_reader *)reader, buf, max, n);
+}
+
+/* Records the first error (called with the lock held, on the thread that met it). */
+static void record_error(pipe_state *p, prx_pipe_stage stage, prx_status st) {
+  if (p->res.failed != PRX_PIPE_NONE) return;
+  p->res.failed = stage;
+  p->res.status = st;
+  snprintf(p->msg, sizeof p->msg, "%s", prx_last_error());
+}
+
+static void wake_all(pipe_state *p) {
+  pthread_cond_broadcast(&p->cv_read);
+  pthread_cond_broadcast(&p->cv_comp);
+  pthread_cond_broadcast(&p->cv_write);
+}
+
+static uint64_t slowest_writer(const pipe_state *p) {
+  uint64_t m = p->w_seq[0];
+  for (int w = 1; w < p->n_writers; w++)
+    if (p->w_seq[w] < m) m = p->w_seq[w];
+  return m;
+}
+
+static int stop_requested(const prx_pipe_config *c) {
+  return c->should_stop && c->should_stop(c->ctx);
+}
+
+/* ---- the stages ---- */
+
+/* SIGINT and SIGTERM, the signals stop_signals routes to the reader. */
+static void stop_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+}
+
+static void *reader_main(void *arg) {
+  pipe_state *p = arg;
+  const prx_pipe_config *c = p->cfg;
+  if (c->stop_signals) {
+    sigset_t set;
+    stop_signal_set(&set);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  }
+  uint64_t pos = 0;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stop_read && p->r_seq - p->c_seq >= (uint64_t)p->in_depth)
+      pthread_cond_wait(&p->cv_read, &p->mu);
+    if (p->stop_read) break;
+    size_t slot = (size_t)(p->r_seq % (uint64_t)p->in_depth);
+    pthread_mutex_unlock(&p->mu);
+    int stop = stop_requested(c);
+    size_t n = 0;
+    prx_status st = PRX_OK;
+    if (!stop) {
+      st = c->read(c->read_ctx, p->in[slot], c->block_samples, &n);
+      if (n > c->block_samples) {
+        n = 0;
+        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
+      }
+      /* a read cut short by a stop signal is the stop, not an error */
+      if (st && stop_requested(c)) stop = 1;
+    }
+    pthread_mutex_lock(&p->mu);
+    if (n > 0) {
+      p->in_n[slot] = n;
+      p->in_pos[slot] = pos;
+      pos += n;
+      p->res.samples_read += n;
+      p->res.blocks_read++;
+      p->r_seq++;
+      pthread_cond_signal(&p->cv_comp);
+    }
+    if (stop) {
+      p->res.stopped = 1;
+      break;
+    }
+    if (st) {
+      record_error(p, PRX_PIPE_READ, st); /* not fatal: what was read is computed and flushed */
+      break;
+    }
+    if (n == 0) {
+      p->res.end_of_stream = 1;
+      break;
+    }
+  }
+  p->reader_done = 1;
+  pthread_cond_broadcast(&p->cv_comp);
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* The compute stage, on the caller's thread. */
+static void compute_loop(pipe_state *p) {
+  const prx_pipe_config *c = p->cfg;
+  uint64_t pos_end = 0;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stop_all && p->c_seq == p->r_seq && !p->reader_done)
+      pthread_cond_wait(&p->cv_comp, &p->mu);
+    if (p->stop_all) break;
+    int last = p->c_seq == p->r_seq; /* the reader is done and every block was taken */
+    while (!p->stop_all && p->o_seq - slowest_writer(p) >= (uint64_t)p->out_depth)
+      pthread_cond_wait(&p->cv_comp, &p->mu);
+    if (p->stop_all) break;
+    size_t is = (size_t)(p->c_seq % (uint64_t)p->in_depth);
+    size_t os = (size_t)(p->o_seq % (uint64_t)p->out_depth);
+    if (last && c->stop_signals) {
+      /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
+      sigset_t set;
+      stop_signal_set(&set);
+      pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+    const void *in = last ? NULL : p->in[is];
+    size_t n = last ? 0 : p->in_n[is];
+    uint64_t pos = last ? pos_end : p->in_pos[is];
+    pthread_mutex_unlock(&p->mu);
+    size_t out_n = 0;
+    prx_status st = c->compute(c->ctx, in, n, pos, p->out[os], &out_n);
+    pthread_mutex_lock(&p->mu);
+    if (st) {
+      record_error(p, PRX_PIPE_COMPUTE, st);
+      p->stop_read = 1; /* the writers still write every block computed before this one */
+      wake_all(p);
+      break;
+    }
+    p->res.blocks_computed++;
+    if (!last) {
+      p->res.samples_computed += n;
+      pos_end = pos + n;
+      p->c_seq++;
+      pthread_cond_signal(&p->cv_read);
+    }
+    p->out_n[os] = out_n;
+    if (last) {
+      p->flush_seq = p->o_seq;
+      p->has_flush = 1;
+    }
+    p->o_seq++;
+    pthread_cond_broadcast(&p->cv_write);
+    if (last) break;
+  }
+  p->compute_done = 1;
+  pthread_cond_broadcast(&p->cv_write);
+  pthread_mutex_unlock(&p->mu);
+}
+
+typedef struct {
+  pipe_state *p;
+  int w;
+} writer_arg;
+
+static void *writer_main(void *arg) {
+  pipe_state *p = ((writer_arg *)arg)->p;
+  int w = ((writer_arg *)arg)->w;
+  const prx_pipe_config *c = p->cfg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stop_all && p->w_seq[w] == p->o_seq && !p->compute_done)
+      pthread_cond_wait(&p->cv_write, &p->mu);
+    if (p->stop_all || p->w_seq[w] == p->o_seq) break;
+    uint64_t seq = p->w_seq[w];
+    size_t os = (size_t)(seq % (uint64_t)p->out_depth);
+    size_t out_n = p->out_n[os];
+    pthread_mutex_unlock(&p->mu);
+    prx_status st = c->write(c->ctx, w, p->out[os], out_n, seq);
+    pthread_mutex_lock(&p->mu);
+    if (st) {
+      record_error(p, PRX_PIPE_WRITE, st);
+      p->stop_read = p->stop_all = 1;
+      wake_all(p);
+      break;
+    }
+    p->w_seq[w]++;
+    pthread_cond_broadcast(&p->cv_comp);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* One compute call and its writes, in the serial mode; 0 on success. */
+static int serial_step(pipe_state *p, const void *in, size_t n, uint64_t pos) {
+  const prx_pipe_config *c = p->cfg;
+  size_t out_n = 0;
+  prx_status st = c->compute(c->ctx, in, n, pos, p->out[0], &out_n);
+  if (st) {
+    record_error(p, PRX_PIPE_COMPUTE, st);
+    return -1;
+  }
+  p->res.blocks_computed++;
+  p->res.samples_computed += n;
+  for (int w = 0; w < p->n_writers; w++) {
+    if ((st = c->write(c->ctx, w, p->out[0], out_n, p->res.blocks_written))) {
+      record_error(p, PRX_PIPE_WRITE, st);
+      return -1;
+    }
+  }
+  p->res.blocks_written++;
+  return 0;
+}
+
+/* read -> compute -> write in one loop: the same callbacks and stream, no threads. */
+static void run_serial(pipe_state *p) {
+  const prx_pipe_config *c = p->cfg;
+  uint64_t pos = 0;
+  for (;;) {
+    size_t n = 0;
+    int end = 1;
+    if (stop_requested(c)) {
+      p->res.stopped = 1;
+    } else {
+      prx_status st = c->read(c->read_ctx, p->in[0], c->block_samples, &n);
+      if (n > c->block_samples) {
+        n = 0;
+        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
+      }
+      if (st && stop_requested(c))
+        p->res.stopped = 1;
+      else if (st)
+        record_error(p, PRX_PIPE_READ, st);
+      else if (n == 0)
+        p->res.end_of_stream = 1;
+      else
+        end = 0;
+    }
+    if (n) {
+      p->res.samples_read += n;
+      p->res.blocks_read++;
+      if (serial_step(p, p->in[0], n, pos)) return;
+      pos += n;
+    }
+    if (end) {
+      if (serial_step(p, NULL, 0, pos) == 0) p->res.flushed = 1;
+      return;
+    }
+  }
+}
+
+/* ---- set-up ---- */
+
+static void *buf_alloc(const prx_pipe_config *c, size_t bytes) {
+  return c->alloc ? c->alloc(c->alloc_ctx, bytes) : prx_pipe_host_alloc(bytes, c->pinned);
+}
+
+static void buf_free(const prx_pipe_config *c, void *b) {
+  if (!b) return;
+  if (c->alloc)
+    c->free(c->alloc_ctx, b);
+  else
+    prx_pipe_host_free(b);
+}
+
+static void free_state(pipe_state *p) {
+  const prx_pipe_config *c = p->cfg;
+  if (p->in)
+    for (int i = 0; i < p->in_depth; i++) buf_free(c, p->in[i]);
+  if (p->out)
+    for (int i = 0; i < p->out_depth; i++) buf_free(c, p->out[i]);
+  prx_free(p->in);
+  prx_free(p->out);
+  prx_free(p->in_n);
+  prx_free(p->out_n);
+  prx_free(p->in_pos);
+  prx_free(p->w_seq);
+}
+
+static prx_status check_config(const prx_pipe_config *c) {
+  if (!c) return prx_fail(PRX_ERR_INVALID, "pipeline: NULL configuration");
+  if (!c->read || !c->compute || !c->write)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: the read, compute and write callbacks are needed");
+  if (!c->block_samples || !c->sample_size || !c->out_bytes)
+    return prx_fail(PRX_ERR_INVALID,
+                    "pipeline: block size, sample size and output size must be > 0");
+  if (c->block_samples > SIZE_MAX / c->sample_size)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: a block of %zu samples is too large",
+                    c->block_samples);
+  if ((c->in_depth && c->in_depth < 3) || c->in_depth > 1024)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: input depth %d is not in 3..1024", c->in_depth);
+  if ((c->out_depth && c->out_depth < 2) || c->out_depth > 1024)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: output depth %d is not in 2..1024", c->out_depth);
+  if (c->n_writers < 0 || c->n_writers > 256)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: %d writers is not in 1..256", c->n_writers);
+  if (!c->alloc != !c->free)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: give both alloc and free hooks, or neither");
+  return PRX_OK;
+}
+
+prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
+  pipe_state s;
+  memset(&s, 0, sizeof s);
+  if (res) memset(res, 0, sizeof *res);
+  prx_status st = check_config(cfg);
+  if (st) {
+    if (res) res->failed = PRX_PIPE_SETUP, res->status = st;
+    return st;
+  }
+  s.cfg = cfg;
+  s.in_depth = cfg->serial ? 1 : cfg->in_depth ? cfg->in_depth : 4;
+  s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
+  s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
+  s.in = prx_alloc((size_t)s.in_depth, sizeof *s.in);
+  s.out = prx_alloc((size_t)s.out_depth, sizeof *s.out);
+  s.in_n = prx_alloc((size_t)s.in_depth, sizeof *s.in_n);
+  s.in_pos = prx_alloc((size_t)s.in_depth, sizeof *s.in_pos);
+  s.out_n = prx_alloc((size_t)s.out_depth, sizeof *s.out_n);
+  s.w_seq = prx_alloc((size_t)s.n_writers, sizeof *s.w_seq);
+  int ok = s.in && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq;
+  for (int i = 0; ok && i < s.in_depth; i++)
+    ok = (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
+  for (int i = 0; ok && i < s.out_depth; i++)
+    ok = (s.out[i] = buf_alloc(cfg, cfg->out_bytes)) != NULL;
+  if (!ok) {
+    free_state(&s);
+    st = prx_fail(PRX_ERR_NOMEM, "pipeline: cannot allocate %d blocks of %zu bytes and %d of %zu",
+                  s.in_depth, cfg->block_samples * cfg->sample_size, s.out_depth, cfg->out_bytes);
+    if (res) res->failed = PRX_PIPE_SETUP, res->status = st;
+    return st;
+  }
+
+  sigset_t stop_sigs, old_mask;
+  stop_signal_set(&stop_sigs);
+  if (cfg->serial) {
+    if (cfg->stop_signals) pthread_sigmask(SIG_UNBLOCK, &stop_sigs, &old_mask);
+    run_serial(&s);
+    if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  } else {
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv_read, NULL);
+    pthread_cond_init(&s.cv_comp, NULL);
+    pthread_cond_init(&s.cv_write, NULL);
+    writer_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
+    pthread_t *wt = prx_alloc((size_t)s.n_writers, sizeof *wt);
+    pthread_t rt;
+    int reader_started = 0, writers_started = 0;
+    /* with stop_signals the caller's thread and the writers (created with its mask) block the
+     * stop signals and the reader unblocks them, so that they interrupt its blocking read */
+    if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
+    if (wa && wt) reader_started = pthread_create(&rt, NULL, reader_main, &s) == 0;
+    for (; reader_started && writers_started < s.n_writers; writers_started++) {
+      wa[writers_started].p = &s;
+      wa[writers_started].w = writers_started;
+      if (pthread_create(&wt[writers_started], NULL, writer_main, &wa[writers_started])) break;
+    }
+    if (!reader_started || writers_started < s.n_writers) {
+      pthread_mutex_lock(&s.mu);
+      prx_fail(PRX_ERR_NOMEM, "pipeline: cannot start its threads");
+      record_error(&s, PRX_PIPE_SETUP, PRX_ERR_NOMEM);
+      s.stop_read = s.stop_all = 1;
+      s.compute_done = 1;
+      wake_all(&s);
+      pthread_mutex_unlock(&s.mu);
+    } else {
+      compute_loop(&s);
+    }
+    if (reader_started) pthread_join(rt, NULL);
+    for (int w = 0; w < writers_started; w++) pthread_join(wt[w], NULL);
+    if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    prx_free(wa);
+    prx_free(wt);
+    s.res.blocks_written = slowest_writer(&s);
+    s.res.flushed = s.has_flush && s.res.blocks_written > s.flush_seq;
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.cv_read);
+    pthread_cond_destroy(&s.cv_comp);
+    pthread_cond_destroy(&s.cv_write);
+  }
+  free_state(&s);
+  if (res) *res = s.res;
+  if (s.res.failed != PRX_PIPE_NONE) return prx_fail(s.res.status, "%s", s.msg);
+  return PRX_OK;
+}

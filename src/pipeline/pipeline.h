@@ -1,0 +1,124 @@
+/* The host streaming engine every command shares (internal, not installed):
+ *
+ *   reader thread ──► ring of input blocks ──► compute (the caller's thread) ──► ring of output
+ *   (read callback)   (depth >= 3)             (compute callback)                slots ──► writer
+ *                                                                                 thread(s)
+ *
+ * The reader fills input blocks of block_samples samples while the compute stage works on an
+ * earlier block and the writers drain the outputs of a still earlier one; bounded queues (the
+ * rings) keep at most in_depth input blocks and out_depth output slots in flight, so memory is
+ * fixed whatever the stream's length. Blocks go through every stage in stream order, each once.
+ *
+ * Compute runs on the thread that calls prx_pipe_run (a GPU context, an object used by one
+ * thread at a time, callbacks into the caller stay there). Each of the n_writers writer threads
+ * sees every output slot in order (writer w writes its share, e.g. the channels s with
+ * s % n_writers == w); a slot is reused when every writer is done with it.
+ *
+ * End of stream: the reader hands over the last, short block; once compute has taken every
+ * block it is called once more with in == NULL, n == 0 (the flush: the filter tails), and the
+ * writers write that slot too. The same happens after a read error (a read error, a truncated
+ * stream) and after a stop request: every sample read is computed and written, then the run
+ * returns the read error (or reports the stop). A compute or write error ends the run at once
+ * (no flush: what is written is the output of the blocks before the failed one) and every stage
+ * stops at its next block boundary. Every count in prx_pipe_result is exact.
+ *
+ * Stop requests: should_stop is polled by the reader before each read and after a read that
+ * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
+ * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
+ * that they interrupt a read blocked on a quiet pipe (the caller's handler, installed without
+ * SA_RESTART, sets the flag should_stop reads): they are blocked on the calling thread and the
+ * writers while the run lasts and unblocked on the reader, then on the calling thread for the
+ * flush, once the reader has ended (in the serial mode, on the calling thread throughout). A
+ * process-directed signal goes to any thread that does not block it, so a caller that has other
+ * threads (worker pools) blocks the two signals before creating them; the calling thread's mask is
+ * restored before prx_pipe_run returns. */
+#ifndef PRX_PIPELINE_H
+#define PRX_PIPELINE_H
+
+#include "polyrx/core.h"
+#include "polyrx/io.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads up to max samples into buf; *n = 0 and PRX_OK only at the end of the stream. A call may
+ * return samples and an error together: the samples are kept, then the error ends the reading. */
+typedef prx_status (*prx_pipe_read_fn)(void *ctx, void *buf, size_t max, size_t *n);
+/* Computes one input block: in holds n samples, the first at stream position pos (samples since
+ * the start); in == NULL, n == 0 is the final call (the flush). Writes into out (out_bytes bytes,
+ * reused after the writers are done with it) and sets *out_n to what the writers are to see (a
+ * count whose meaning the caller defines). Runs on the thread that called prx_pipe_run. */
+typedef prx_status (*prx_pipe_compute_fn)(void *ctx, const void *in, size_t n, uint64_t pos,
+                                          void *out, size_t *out_n);
+/* Writes one output slot (writer `writer` of n_writers; block is the slot's sequence number, the
+ * flush slot last). Runs on a writer thread; different writers run concurrently. */
+typedef prx_status (*prx_pipe_write_fn)(void *ctx, int writer, const void *out, size_t out_n,
+                                        uint64_t block);
+/* Polled by the reader: non-zero ends the stream as if it had ended there. */
+typedef int (*prx_pipe_stop_fn)(void *ctx);
+/* Buffer allocation hook (NULL: prx_pipe_host_alloc with the config's pinned flag). */
+typedef void *(*prx_pipe_alloc_fn)(void *ctx, size_t bytes);
+typedef void (*prx_pipe_free_fn)(void *ctx, void *p);
+
+typedef struct {
+  size_t block_samples; /* samples per input block (> 0): large for the GPU */
+  size_t sample_size;   /* bytes per input sample (> 0) */
+  size_t out_bytes;     /* bytes per output slot (> 0) */
+  int in_depth;         /* input blocks in flight, >= 3 (0: 4) */
+  int out_depth;        /* output slots in flight, >= 2 (0: 3) */
+  int n_writers;        /* writer threads, >= 1 (0: 1) */
+  int serial;           /* 1: no threads, read -> compute -> write in a loop on the caller's
+                           thread (the same callbacks, the same results) */
+  int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
+  int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
+  prx_pipe_read_fn read;
+  prx_pipe_compute_fn compute;
+  prx_pipe_write_fn write;
+  prx_pipe_stop_fn should_stop; /* may be NULL */
+  void *read_ctx;               /* passed to read (e.g. a prx_iq_reader) */
+  void *ctx;                    /* passed to compute, write and should_stop */
+  prx_pipe_alloc_fn alloc;      /* NULL: default; else both alloc and free */
+  prx_pipe_free_fn free;
+  void *alloc_ctx;
+} prx_pipe_config;
+
+prx_pipe_config prx_pipe_config_default(void);
+
+typedef enum {
+  PRX_PIPE_NONE = 0, /* no error */
+  PRX_PIPE_READ,
+  PRX_PIPE_COMPUTE,
+  PRX_PIPE_WRITE,
+  PRX_PIPE_SETUP /* buffers or threads could not be made */
+} prx_pipe_stage;
+
+typedef struct {
+  uint64_t samples_read;     /* samples the reader handed over (all of them computed unless a
+                                compute or write error came first) */
+  uint64_t samples_computed; /* samples given to compute with success */
+  uint64_t blocks_read;      /* input blocks with samples */
+  uint64_t blocks_computed;  /* compute calls that succeeded, the flush included */
+  uint64_t blocks_written;   /* output slots every writer wrote with success */
+  int flushed;               /* the final compute call ran and every writer wrote it */
+  int stopped;               /* should_stop ended the reading */
+  int end_of_stream;         /* the reader met the end of the stream */
+  prx_pipe_stage failed;     /* the stage of the first error, or NONE */
+  prx_status status;         /* the first error (PRX_OK if none) */
+} prx_pipe_result;
+
+/* Runs the pipeline to its end (see the top of this file). Returns the first error (its
+ * message, raised on whichever thread, is this thread's prx_last_error()), PRX_OK after a clean
+ * end of stream or a stop. *res (may be NULL) gets the counts in every case. */
+prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res);
+
+/* prx_pipe_read_fn over a prx_iq_reader (ctx is the reader): files, standard input, SigMF. */
+prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n);
+
+/* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc in the CUDA module)
+ * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise
+ * prx_alloc (64-byte aligned). Free with prx_pipe_host_free, which knows which one it was. NULL
+ * on failure. */
+void *prx_pipe_host_alloc(size_t bytes, int pinned);
+void prx_pipe_host_free(void *p);
+
+#endif

@@ -1,0 +1,131 @@
+/* The CUDA backend's device-resident path of the demodulator bank, in the CUDA module: the rows
+ * come from device memory on the caller's stream and the bits and LLRs go back to device memory
+ * on that stream.
+ *
+ * What runs where: stage_in copies the rows into pinned host memory (one 2-D copy, the caller's
+ * row stride to dense rows), the library's CPU path (qpsk_bank.c: every channel on the worker
+ * pool) demodulates them into pinned outputs, and stage_out copies the bits and LLRs to the
+ * caller's device rows (2-D copies as wide as the longest channel's output, so a row is written
+ * at most up to its capacity). The module never calls the library, so the CPU path runs between
+ * the two entries, called by qpsk_bank.c. The stage kernels (qpsk_stages_cuda.cu) are not called
+ * here yet: the CFO stage and a stage-major driver with the serial passes between them are
+ * missing (bench/GPU_NOTES.md, "GPU demodulator bank"); this path gives the receiver the
+ * device-resident interface and its exact output now.
+ *
+ * The copies back are ordered on the caller's stream and stage_out returns without waiting for
+ * them; the next stage_in waits on their event before it reuses the pinned buffers. */
+extern "C" {
+#include "qpsk_bank_internal.h"
+
+#include "../core/internal.h"
+}
+
+#include <cuda_runtime.h>
+
+typedef struct {
+  void *h_in; /* pinned: dense rows */
+  size_t in_cap;
+  uint8_t *h_bits; /* pinned: bits, the caller's bits_stride */
+  size_t bits_cap;
+  float *h_llrs; /* pinned: LLRs, the caller's llr_stride */
+  size_t llr_cap;
+  cudaEvent_t done; /* the last call's copies back */
+  int pending;
+} bank_cuda;
+
+static prx_status cuda_fail(cudaError_t e, const char *what) {
+  return prx_fail(PRX_ERR_DEVICE, "CUDA bank: %s: %s", what, cudaGetErrorString(e));
+}
+
+static void bank_destroy(void *state) {
+  bank_cuda *g = (bank_cuda *)state;
+  if (!g) return;
+  if (g->pending) cudaEventSynchronize(g->done);
+  if (g->done) cudaEventDestroy(g->done);
+  cudaFreeHost(g->h_in);
+  cudaFreeHost(g->h_bits);
+  cudaFreeHost(g->h_llrs);
+  free(g);
+}
+
+static prx_status bank_create(int device, void **state) {
+  *state = NULL;
+  bank_cuda *g = (bank_cuda *)calloc(1, sizeof *g);
+  if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank state");
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->done, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    bank_destroy(g);
+    return cuda_fail(e, "creating the bank's event");
+  }
+  *state = g;
+  return PRX_OK;
+}
+
+static prx_status grow_pinned(void **p, size_t *cap, size_t bytes) {
+  if (bytes <= *cap) return PRX_OK;
+  cudaFreeHost(*p);
+  *p = NULL;
+  *cap = 0;
+  cudaError_t e = cudaMallocHost(p, bytes);
+  if (e != cudaSuccess) return cuda_fail(e, "cudaMallocHost");
+  *cap = bytes;
+  return PRX_OK;
+}
+
+static prx_status bank_stage_in(void *state, const void *d_in, size_t in_stride, size_t n_in,
+                                size_t C, size_t sample_size, size_t bits_bytes, size_t llr_bytes,
+                                void *stream, const void **h_in, uint8_t **h_bits, float **h_llrs) {
+  bank_cuda *g = (bank_cuda *)state;
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaError_t e;
+  prx_status st;
+  *h_in = NULL;
+  *h_bits = NULL;
+  *h_llrs = NULL;
+  if (g->pending) {
+    if ((e = cudaEventSynchronize(g->done)) != cudaSuccess) return cuda_fail(e, "previous call");
+    g->pending = 0;
+  }
+  if (n_in) {
+    if ((st = grow_pinned(&g->h_in, &g->in_cap, C * n_in * sample_size))) return st;
+    e = cudaMemcpy2DAsync(g->h_in, n_in * sample_size, d_in, in_stride * sample_size,
+                          n_in * sample_size, C, cudaMemcpyDeviceToHost, s);
+    if (e != cudaSuccess) return cuda_fail(e, "copying the rows in");
+    if ((e = cudaStreamSynchronize(s)) != cudaSuccess) return cuda_fail(e, "the rows in");
+    *h_in = g->h_in;
+  }
+  if (bits_bytes) {
+    if ((st = grow_pinned((void **)&g->h_bits, &g->bits_cap, bits_bytes))) return st;
+    *h_bits = g->h_bits;
+  }
+  if (llr_bytes) {
+    if ((st = grow_pinned((void **)&g->h_llrs, &g->llr_cap, llr_bytes))) return st;
+    *h_llrs = g->h_llrs;
+  }
+  return PRX_OK;
+}
+
+static prx_status bank_stage_out(void *state, uint8_t *d_bits, size_t bits_stride,
+                                 size_t bits_width, float *d_llrs, size_t llr_stride,
+                                 size_t llr_width, size_t C, void *stream) {
+  bank_cuda *g = (bank_cuda *)state;
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaError_t e;
+  if (d_bits && bits_width) {
+    e = cudaMemcpy2DAsync(d_bits, bits_stride, g->h_bits, bits_stride, bits_width, C,
+                          cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return cuda_fail(e, "copying the bits out");
+  }
+  if (d_llrs && llr_width) {
+    e = cudaMemcpy2DAsync(d_llrs, llr_stride * sizeof(float), g->h_llrs, llr_stride * sizeof(float),
+                          llr_width * sizeof(float), C, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return cuda_fail(e, "copying the LLRs out");
+  }
+  if ((e = cudaEventRecord(g->done, s)) != cudaSuccess) return cuda_fail(e, "cudaEventRecord");
+  g->pending = 1;
+  return PRX_OK;
+}
+
+extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {bank_create, bank_destroy,
+                                                                  bank_stage_in, bank_stage_out};

@@ -1,0 +1,292 @@
+/* The per-output arithmetic of the demodulator's parallel stages, written once for the CPU stages
+ * and the CUDA stage kernels (qpsk_stages_cuda.cu): output positions of the polyphase filters and
+ * the scalar dot product (qpsk_fir.c), the matched filter's read window and the sample counts
+ * (qpsk_input.c), the runs of one timing value (qpsk_batch.c), the Farrow coefficients and the
+ * 4th power (qpsk_est.c), the symbol instants, the value an input sample takes in a stage's
+ * window, the levelled grid, the sum terms and the hard decisions, and the kernels' per-thread
+ * steps built from them. Plain C11 and CUDA (__host__ __device__), no state, no allocation.
+ *
+ * The CPU's vector paths (AVX2) sum the same products in another order: the two backends agree to
+ * float rounding (a few 1e-7 relative), not bit for bit; the positions (which tap row, which input
+ * sample) are computed by the same double expressions and agree exactly where the compilers
+ * evaluate them alike (nvcc may contract a double multiply-add into one rounding: a position on
+ * the edge of a 1/Q phase can then pick the neighbouring phase, a 1/Q sample shift). */
+#ifndef PRX_QPSK_STAGE_MATH_H
+#define PRX_QPSK_STAGE_MATH_H
+
+#include "polyrx/core.h"
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define QPSK_HD __host__ __device__ static inline
+#else
+#define QPSK_HD static inline
+#endif
+
+/* Output m of a filter on an exact grid (r Q = rq an integer): input sample i = floor(m rq / Q)
+ * and phase j = m rq mod Q. */
+QPSK_HD void qpsk_pos_exact(int64_t m, int64_t rq, unsigned Q, int64_t *i, unsigned *j) {
+  int64_t p = m * rq, q = p / (int64_t)Q;
+  if (p % (int64_t)Q != 0 && p < 0) q--;
+  *i = q;
+  *j = (unsigned)(p - q * (int64_t)Q);
+}
+
+/* Output m of a filter on an inexact grid of step r: the position rounded to 1/Q sample. */
+QPSK_HD void qpsk_pos_grid(int64_t m, double r, unsigned Q, int64_t *i, unsigned *j) {
+  double p = (double)m * r;
+  double fl = floor(p);
+  long jj = lround((p - fl) * Q);
+  int64_t ii = (int64_t)fl;
+  if (jj >= (long)Q) {
+    jj -= Q;
+    ii++;
+  }
+  *i = ii;
+  *j = (unsigned)jj;
+}
+
+/* Output at an arbitrary position p (input samples): sample i and phase j, p rounded to 1/Q. */
+QPSK_HD void qpsk_pos_at(double p, unsigned Q, long *i, long *j) {
+  double fl = floor(p);
+  long jj = (long)((p - fl) * Q + 0.5), ii = (long)fl;
+  if (jj >= (long)Q) {
+    jj -= Q;
+    ii++;
+  }
+  *i = ii;
+  *j = jj;
+}
+
+/* One output: taps t (each stored twice, re and im lanes) against interleaved x. */
+QPSK_HD prx_cf32 qpsk_dot1(const float *t, const float *x, unsigned ntaps) {
+  float re = 0, im = 0;
+  for (unsigned l = 0; l < ntaps; l++) {
+    re += t[2 * l] * x[2 * l];
+    im += t[2 * l + 1] * x[2 * l + 1];
+  }
+  prx_cf32 r = {re, im};
+  return r;
+}
+
+/* Input range [*lo, *hi) the matched filter (c, ntaps) reads for the symbols of block b of L
+ * symbols: their instants lie within [(bL - 1) sps, ((b+1)L + 1) sps). */
+QPSK_HD void qpsk_mf_window_of(int64_t b, int64_t L, double sps, int c, unsigned ntaps, int64_t *lo,
+                               int64_t *hi) {
+  *lo = (int64_t)floor((double)(b * L - 1) * sps) - c - 1;
+  *hi = (int64_t)floor((double)((b + 1) * L + 1) * sps) + 2 - c + (int64_t)ntaps;
+}
+
+/* The timing of one block as the matched filter uses it: symbol k's instant is
+ * (1 + d)(k + tau) - d (b + 1/2) L nominal symbols; the block owns k in [k0, k1); runs of R
+ * symbols (R > 0) take the timing of their centre with the nominal step, R <= 0 places every
+ * instant exactly. */
+typedef struct {
+  int64_t b, k0, k1, R;
+  double tau, d;
+} qpsk_mf_timing;
+
+QPSK_HD double qpsk_instant(const qpsk_mf_timing *t, int64_t L, double k) {
+  const double Cb = ((double)t->b + 0.5) * (double)L;
+  return (1 + t->d) * (k + t->tau) - t->d * Cb;
+}
+
+/* Position (input samples from sample lo) of the matched filter's output for symbol k: the
+ * expression qpsk_fir_run_at evaluates for stage_mf's start p0 and step. */
+QPSK_HD double qpsk_mf_position(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo,
+                                int64_t k) {
+  const double bL = (double)(t->b * L);
+  const double base = bL * sps - (double)lo;
+  if (t->R <= 0) {
+    double p0 = (qpsk_instant(t, L, (double)t->k0) - bL) * sps + base;
+    return p0 + (double)(k - t->k0) * (sps * (1 + t->d));
+  }
+  /* k - k0 and R are below 2^32 (one block): a 32-bit division (a 64-bit one is a long
+   * instruction sequence on a GPU) */
+  int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)t->R) * t->R;
+  int64_t m = t->k1 - ka < t->R ? t->k1 - ka : t->R;
+  double mid = (double)ka + 0.5 * (double)(m - 1);
+  double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(m - 1) - bL) * sps + base;
+  return p0 + (double)(k - ka) * sps;
+}
+
+/* A raw input sample as a stage reads it: v when it lies in the stream (0 <= n < n_total) and is
+ * finite, 0 when it is not finite, `outside` beyond the stream. */
+QPSK_HD prx_cf32 qpsk_window_sample(prx_cf32 v, int in_stream, prx_cf32 outside) {
+  if (!in_stream) return outside;
+  if (!isfinite(v.re) || !isfinite(v.im)) {
+    prx_cf32 z = {0, 0};
+    return z;
+  }
+  return v;
+}
+
+/* V&V and M2M4 terms of one symbol y: y^4 and |y|^2, |y|^4 (added to s4, m2, m4 as in
+ * qpsk_sums_accum). */
+QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {
+  float a = y.re, b = y.im, p = a * a + b * b;
+  float s2r = a * a - b * b, s2i = 2 * a * b;
+  acc[0] += s2r * s2r - s2i * s2i;
+  acc[1] += 2 * s2r * s2i;
+  acc[2] += p;
+  acc[3] += p * p;
+}
+
+/* Number of integers k >= 0 with k * step < limit (qpsk_count_below). */
+QPSK_HD int64_t qpsk_count_below_of(double limit, double step) {
+  if (limit <= 0) return 0;
+  return (int64_t)ceil(limit / step - 1e-9);
+}
+
+/* Hard decision of a corrected symbol u = y rot: coherent Gray bits b0 = [Re u < 0],
+ * b1 = [Im u < 0]; the quadrant 2 b1 + (b0 xor b1) ((+,+) 0, (-,+) 1, (-,-) 2, (+,-) 3); the
+ * differential bits of the quadrant step g = 0, 1, 2, 3: 00, 01, 11, 10. */
+QPSK_HD unsigned qpsk_quad_of(prx_cf32 y, prx_cf32 rot, unsigned *b0, unsigned *b1) {
+  float ur = y.re * rot.re - y.im * rot.im, ui = y.re * rot.im + y.im * rot.re;
+  *b0 = ur < 0;
+  *b1 = ui < 0;
+  return 2 * *b1 + (*b0 ^ *b1);
+}
+QPSK_HD void qpsk_diff_step_bits(unsigned g, uint8_t *b0, uint8_t *b1) {
+  *b0 = (uint8_t)(g >> 1);
+  *b1 = (uint8_t)((g ^ (g >> 1)) & 1u);
+}
+
+/* ---- the stage kernels' per-thread steps (qpsk_stages_cuda.cu; emulated on the CPU by
+ * test_qpsk_stages_emul) ---- */
+
+/* Stage pre of block b (L symbols, grid margin gm): the input window [*lo, *hi) its grid samples
+ * 4bL - gm .. 4(b+1)L + gm - 1 read through the pre-filter (exact grid rq >= 0, else step r),
+ * and the block's own samples [*own0, *own1). */
+QPSK_HD void qpsk_pre_ranges(int64_t b, int64_t L, int gm, double sps, int64_t rq, double r,
+                             unsigned Q, int c, unsigned ntaps, int64_t *lo, int64_t *hi,
+                             int64_t *own0, int64_t *own1) {
+  const int64_t m0 = 4 * b * L - gm, m1 = 4 * (b + 1) * L + gm - 1;
+  int64_t i0, i1;
+  unsigned j;
+  if (rq >= 0) {
+    qpsk_pos_exact(m0, rq, Q, &i0, &j);
+    qpsk_pos_exact(m1, rq, Q, &i1, &j);
+  } else {
+    qpsk_pos_grid(m0, r, Q, &i0, &j);
+    qpsk_pos_grid(m1, r, Q, &i1, &j);
+  }
+  *lo = i0 - c;
+  *hi = i1 - c + (int64_t)ntaps;
+  *own0 = qpsk_count_below_of((double)b * (double)L * sps, 1.0);
+  *own1 = qpsk_count_below_of((double)(b + 1) * (double)L * sps, 1.0);
+}
+
+/* Grid output m of the pre-filter: its tap row and the window index of its first input. */
+QPSK_HD void qpsk_pre_tap(int64_t m, int64_t rq, double r, unsigned Q, int c, int64_t lo,
+                          unsigned *row, int64_t *off) {
+  int64_t i;
+  if (rq >= 0)
+    qpsk_pos_exact(m, rq, Q, &i, row);
+  else
+    qpsk_pos_grid(m, r, Q, &i, row);
+  *off = i - c - lo;
+}
+
+/* On an exact grid, the step of qpsk_pre_tap's (row, off) between outputs n apart (integers: the
+ * same positions without a 64-bit division per output), and one step. */
+QPSK_HD void qpsk_pre_walk(int64_t rq, unsigned Q, int64_t n, int64_t *di, unsigned *dj) {
+  const int64_t step = n * rq;
+  *di = step / (int64_t)Q;
+  *dj = (unsigned)(step - *di * (int64_t)Q);
+}
+QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *row, int64_t *off) {
+  *off += di;
+  *row += dj;
+  if (*row >= Q) {
+    *row -= Q;
+    ++*off;
+  }
+}
+
+/* Symbol k's matched-filter output: its tap row and the window index of its first input. */
+QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
+                         unsigned Q, int c, unsigned *row, int64_t *off) {
+  long i, j;
+  qpsk_pos_at(qpsk_mf_position(t, L, sps, lo, k), Q, &i, &j);
+  *row = (unsigned)j;
+  *off = (int64_t)i - c;
+}
+
+/* Sample t of the matched filter's window: (v - dc) gain exp(-j (theta + omega t)), v already
+ * read by qpsk_window_sample (the DC beyond the stream). The phase is reduced to one turn in
+ * double, then evaluated in float. */
+QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double theta, double omega,
+                                int64_t t) {
+  const double two_pi = 6.283185307179586476925286766559, inv = 0.15915494309189533576888376337251;
+  double ph = theta + omega * (double)t;
+  ph -= two_pi * rint(ph * inv);
+  float sn, cs;
+#ifdef __CUDA_ARCH__
+  sincosf((float)ph, &sn, &cs);
+#else
+  sn = sinf((float)ph);
+  cs = cosf((float)ph);
+#endif
+  const float pr = gain * cs, pi = -gain * sn;
+  const float xr = v.re - dc.re, xi = v.im - dc.im;
+  prx_cf32 o = {xr * pr - xi * pi, xr * pi + xi * pr};
+  return o;
+}
+
+/* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
+ * 0.005 symbol of the run's centre timing for a clock slope d; n (the whole block) when the
+ * drift is that small over it, 0 when even unit symbols drift more. */
+QPSK_HD int64_t qpsk_run_length(double d, int64_t n, int64_t unit) {
+  double dd = fabs(d);
+  if (dd * (double)n <= 0.01) return n;
+  return (int64_t)(0.01 / dd) / unit * unit;
+}
+
+/* Cubic Lagrange (Farrow) coefficients for points at offsets -1, 0, 1, 2 and mu in [0, 1). */
+QPSK_HD void qpsk_farrow_of(double mu, float c[4]) {
+  c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
+  c[1] = (float)((mu + 1) * (mu - 1) * (mu - 2) / 2);
+  c[2] = (float)(-(mu + 1) * mu * (mu - 2) / 2);
+  c[3] = (float)((mu + 1) * mu * (mu - 1) / 6);
+}
+
+/* y^4 / |y|^2 of y = sum_i c[i] z[i] (one value of qpsk_x4_interp). */
+QPSK_HD prx_cf32 qpsk_x4_one(const prx_cf32 *z, const float c[4]) {
+  float a = c[0] * z[0].re + c[1] * z[1].re + c[2] * z[2].re + c[3] * z[3].re;
+  float b = c[0] * z[0].im + c[1] * z[1].im + c[2] * z[2].im + c[3] * z[3].im;
+  float p = a * a + b * b + 1e-30f;
+  float s2r = a * a - b * b, s2i = 2 * a * b;
+  prx_cf32 w = {(s2r * s2r - s2i * s2i) / p, 2 * s2r * s2i / p};
+  return w;
+}
+
+/* Stage x4: symbol k of a block (L symbols, grid of glen = 4L + 2 gm values from 4bL - gm) reads
+ * grid values *g - 1 .. *g + 2 with Farrow coefficients c: runs of qpsk_run_length(d, n, 1)
+ * symbols take their centre's timing, clamped so that the interpolator stays in the grid. */
+QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, int64_t *g,
+                         float c[4]) {
+  const int64_t n = t->k1 - t->k0;
+  int64_t R = qpsk_run_length(t->d, n, 1);
+  if (R < 1) R = 1;
+  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)R) * R;
+  const int64_t m = t->k1 - ka < R ? t->k1 - ka : R;
+  const double glen = 4.0 * (double)L + 2 * gm, mid = (double)ka + 0.5 * (double)(m - 1);
+  double g0 =
+      4.0 * (qpsk_instant(t, L, mid) - (double)t->b * (double)L - 0.5 * (double)(m - 1)) + gm;
+  if (g0 < 1) g0 = 1;
+  if (g0 + 4.0 * (double)(m - 1) > glen - 3) g0 = glen - 3 - 4.0 * (double)(m - 1);
+  const double fl = floor(g0);
+  qpsk_farrow_of(g0 - fl, c);
+  *g = (int64_t)fl + 4 * (k - ka);
+}
+
+/* Stage om: grid value v less the DC D, at unit level (as qpsk_om_accum leaves it). */
+QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
+  prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};
+  return o;
+}
+
+#endif

@@ -1,0 +1,91 @@
+/* CUDA kernels of the demodulator's per-sample stages for a bank of C channels, every block of
+ * every channel in one launch: the pre-filter on the 4/T grid with the input sums (stage pre,
+ * pass A of bench/GPU_NOTES.md), the matched filter at the symbol instants after DC removal,
+ * level and de-rotation with the V&V / M2M4 sums (stage mf, pass C) and the hard decisions (stage
+ * out, pass D). The per-output arithmetic is qpsk_stage_math.h, shared with the CPU stages.
+ *
+ * Also the O&M sums (stage om) and the 4th-power values at the instants (stage x4) from the grid
+ * the pre stage leaves on the device.
+ *
+ * Not yet wired into the bank (qpsk_bank_cuda.cu still stages the rows through the host): the
+ * CFO spectra and refinement and the serial passes between the kernels are the work left
+ * (bench/GPU_NOTES.md, "GPU demodulator bank"). The kernels live in the CUDA module and are
+ * reached through its table (prx_qpsk_stages_cuda below); the test test_qpsk_stages_cuda holds
+ * them to the CPU functions, bench_qpsk_stages times them.
+ *
+ * Rows: channel c's samples are rows + c * row_stride bytes, cf32 or cf16, sample 0 of a row
+ * being stream sample 0; the stream has n_total samples per channel (samples beyond it read as 0
+ * in stage pre and as the DC in stage mf, as qpsk_fetch reads them). Blocks b0 .. b0 + nblk - 1 of
+ * every channel are computed. All pointers are device pointers; calls are asynchronous on the
+ * given stream and synchronise nothing. */
+#ifndef PRX_QPSK_STAGES_CUDA_H
+#define PRX_QPSK_STAGES_CUDA_H
+
+#include "polyrx/core.h"
+
+#include "qpsk_fir.h"
+#include "qpsk_stage_blocks.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  unsigned C, nblk, L, Lmax;
+  unsigned nsub, Ls, nlags; /* O&M sub-blocks per block, their length, drift lags */
+  double sps;
+  int cf16;
+  /* the filters on the device: pre on the grid (exact rq or inexact r), mf at positions */
+  float *d_pre, *d_mf;
+  unsigned pre_Q, pre_ntaps, mf_Q, mf_ntaps;
+  int pre_c, mf_c;
+  int64_t pre_rq;
+  double pre_r;
+  size_t pre_win, mf_win; /* the longest input window of one block (samples) */
+  int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
+} qpsk_stages;
+
+/* The stage kernels' entry points, in the CUDA module (prx_cuda_module_get()->qpsk_stages): the
+ * test and the benchmark call them through this table, as a stage-major bank driver will. */
+typedef struct prx_qpsk_stages_cuda {
+  /* Copies the two filter banks to the device and sizes the kernels' shared memory for C
+   * channels of nblk blocks of L symbols (at most Lmax owned symbols a block). */
+  prx_status (*create)(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
+                       unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16);
+  void (*destroy)(qpsk_stages *s);
+  /* Grid samples 4bL - QPSK_GM .. 4(b+1)L + QPSK_GM - 1 of each block into grid
+   * (C x nblk x (4L + 2 QPSK_GM)), and the block's input sums over its own samples
+   * [ceil(bL sps), ceil((b+1)L sps)) clipped to the stream: mom (C x nblk x 4: sum re, sum im,
+   * sum |x|^2 and count of the finite samples) and nonfinite (C x nblk). */
+  prx_status (*pre)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                    int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
+                    cudaStream_t stream);
+  /* The matched filter at the owned instants of each block (blk: C x nblk) into sym (C x nblk
+   * x Lmax, symbol k at k - k0) and the sums over them into sums (C x nblk x 5: s4 re, s4 im,
+   * m2, m4, n). */
+  prx_status (*mf)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                   int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
+                   cudaStream_t stream);
+  /* The O&M sums of each block (C x nblk): the grid less its DC at unit level (written back in
+   * place, as the x4 stage reads it) and the sums per sub-block with the drift correlations. */
+  prx_status (*om)(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, prx_cf32 *grid,
+                   qpsk_om_out *out, cudaStream_t stream);
+  /* The 4th-power values of each block's owned symbols (timing from blk) from the normalised
+   * grid: channel c's values at w + c * w_stride + w0[c nblk + j] + (k - k0) (w0: the block's
+   * offset in its span's sequence). */
+  prx_status (*x4)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                   const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream);
+  /* Hard decisions of each block's symbols (counts from blk's k1 - k0) into bits (channel c's
+   * row at bits + c * bits_stride, two bits per symbol, at 2 out0). */
+  prx_status (*out)(const qpsk_stages *s, const qpsk_mf_block *blk, const qpsk_out_block *ob,
+                    const prx_cf32 *sym, uint8_t *bits, size_t bits_stride, cudaStream_t stream);
+} prx_qpsk_stages_cuda;
+extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,627 @@
+/* The host pipeline (src/pipeline): its output is byte-identical to a serial loop over the whole
+ * stream for many block sizes, queue depths and writer counts, with full and short reads; an
+ * error injected at the k-th read, compute or write ends the run with the exact counts of what
+ * was processed and the error's message; a stop request ends the run within a bounded number of
+ * blocks with everything read computed, flushed and written; a prx_iq_reader (raw file, SigMF)
+ * feeds it like any source; bad configurations are refused.
+ *
+ * The compute stage under test is a running hash: y[i] depends on every earlier sample and on
+ * its stream position, so a lost, repeated or reordered block, a wrong position or a torn
+ * buffer changes every later output. Each output slot starts with its offset in the output
+ * stream; writer w of W stores the words j with j % W == w at their place. */
+#include "testutil.h"
+
+#include "core/internal.h"
+#include "pipeline/pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N_SAMPLES 20000
+#define FLUSH_WORDS 5
+
+static uint32_t mix(uint32_t s, uint32_t x, uint64_t pos) {
+  s ^= x + 0x9e3779b9u + (s << 6) + (s >> 2);
+  s = s * 2654435761u + (uint32_t)pos * 40503u;
+  return s;
+}
+
+/* The serial reference: the whole stream in one loop, then the flush words. */
+static size_t reference(const uint32_t *x, size_t n, uint32_t *y) {
+  uint32_t s = 1;
+  for (size_t i = 0; i < n; i++) y[i] = s = mix(s, x[i], i);
+  for (int k = 0; k < FLUSH_WORDS; k++) y[n + k] = s = mix(s, 0xf1u + k, n + k);
+  return n + FLUSH_WORDS;
+}
+
+typedef struct {
+  /* source */
+  const uint32_t *x;
+  size_t n, fed;
+  int short_reads, no_jitter; /* no_jitter: tiny blocks, where sleeping would dominate */
+  test_rng rng;
+  pthread_mutex_t rng_mu; /* the reader and the writers both draw jitter */
+  /* compute */
+  uint32_t state;
+  uint64_t expect_pos, out_off;
+  /* sink */
+  uint32_t *y;
+  size_t y_cap;
+  uint64_t next_block[8];
+  int order_errors, overflow, n_writers;
+  /* injection: fail the k-th call of a stage (1-based; 0 never); writer fail_writer */
+  int fail_read, fail_compute, fail_write, fail_writer, read_fail_keeps;
+  atomic_int reads, computes, writes[8];
+  int stop_after; /* should_stop turns on after this many reads (0 never) */
+} sim;
+
+static void jitter(sim *s) {
+  if (s->no_jitter) return;
+  pthread_mutex_lock(&s->rng_mu);
+  uint64_t r = test_rng_u64(&s->rng) % 16;
+  pthread_mutex_unlock(&s->rng_mu);
+  if (r == 0) usleep(50);
+  if (r < 4) sched_yield();
+}
+
+static prx_status sim_read(void *ctx, void *buf, size_t max, size_t *n) {
+  sim *s = ctx;
+  int k = atomic_fetch_add(&s->reads, 1) + 1;
+  jitter(s);
+  size_t left = s->n - s->fed, m = left < max ? left : max;
+  if (s->short_reads && m > 1) {
+    pthread_mutex_lock(&s->rng_mu);
+    m = 1 + test_rng_u64(&s->rng) % m;
+    pthread_mutex_unlock(&s->rng_mu);
+  }
+  if (k == s->fail_read) {
+    m = s->read_fail_keeps ? (m + 1) / 2 : 0;
+    memcpy(buf, s->x + s->fed, m * 4);
+    s->fed += m;
+    *n = m;
+    return prx_fail(PRX_ERR_IO, "injected read error at read %d", k);
+  }
+  memcpy(buf, s->x + s->fed, m * 4);
+  s->fed += m;
+  *n = m;
+  return PRX_OK;
+}
+
+static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                              size_t *out_n) {
+  sim *s = ctx;
+  int k = atomic_fetch_add(&s->computes, 1) + 1;
+  jitter(s);
+  if (k == s->fail_compute) return prx_fail(PRX_ERR_DEVICE, "injected compute error at %d", k);
+  if (pos != s->expect_pos)
+    return prx_fail(PRX_ERR_INTERNAL, "position %llu, expected %llu", (unsigned long long)pos,
+                    (unsigned long long)s->expect_pos);
+  uint64_t *hdr = out;
+  uint32_t *y = (uint32_t *)(hdr + 1);
+  hdr[0] = s->out_off;
+  if (in) {
+    const uint32_t *x = in;
+    for (size_t i = 0; i < n; i++) y[i] = s->state = mix(s->state, x[i], pos + i);
+    *out_n = n;
+  } else {
+    for (int j = 0; j < FLUSH_WORDS; j++) y[j] = s->state = mix(s->state, 0xf1u + j, pos + j);
+    *out_n = FLUSH_WORDS;
+  }
+  s->expect_pos += n;
+  s->out_off += *out_n;
+  return PRX_OK;
+}
+
+static prx_status sim_write(void *ctx, int w, const void *out, size_t out_n, uint64_t block) {
+  sim *s = ctx;
+  int k = atomic_fetch_add(&s->writes[w], 1) + 1;
+  jitter(s);
+  if (w == s->fail_writer && k == s->fail_write)
+    return prx_fail(PRX_ERR_IO, "injected write error at write %d of writer %d", k, w);
+  if (block != s->next_block[w]) s->order_errors++;
+  s->next_block[w] = block + 1;
+  const uint64_t *hdr = out;
+  const uint32_t *y = (const uint32_t *)(hdr + 1);
+  for (size_t j = (size_t)w; j < out_n; j += (size_t)s->n_writers) {
+    size_t at = (size_t)hdr[0] + j;
+    if (at < s->y_cap)
+      s->y[at] = y[j];
+    else
+      s->overflow = 1;
+  }
+  return PRX_OK;
+}
+
+static int sim_stop(void *ctx) {
+  sim *s = ctx;
+  return s->stop_after && atomic_load(&s->reads) >= s->stop_after;
+}
+
+static void sim_init(sim *s, const uint32_t *x, size_t n, uint32_t *y, size_t y_cap,
+                     uint64_t seed) {
+  memset(s, 0, sizeof *s);
+  s->x = x;
+  s->n = n;
+  s->y = y;
+  s->y_cap = y_cap;
+  s->state = 1;
+  s->n_writers = 1;
+  s->fail_writer = -1;
+  test_rng_seed(&s->rng, seed);
+  pthread_mutex_init(&s->rng_mu, NULL);
+  memset(y, 0, y_cap * sizeof *y);
+}
+
+static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_depth, int writers) {
+  prx_pipe_config c = prx_pipe_config_default();
+  c.block_samples = block;
+  c.sample_size = 4;
+  c.out_bytes = 8 + 4 * (block > FLUSH_WORDS ? block : FLUSH_WORDS);
+  c.in_depth = in_depth;
+  c.out_depth = out_depth;
+  c.n_writers = writers;
+  c.read = sim_read;
+  c.compute = sim_compute;
+  c.write = sim_write;
+  c.should_stop = sim_stop;
+  c.read_ctx = s;
+  c.ctx = s;
+  s->n_writers = writers;
+  return c;
+}
+
+/* ---- byte identity with the serial loop ---- */
+
+static void test_identity(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
+  static const size_t blocks[] = {1, 3, 64, 1000, 4096, N_SAMPLES - 1, N_SAMPLES, N_SAMPLES + 7};
+  static const int depths[][3] = {{3, 2, 1}, {3, 2, 3}, {4, 3, 1},
+                                  {8, 5, 2}, {3, 7, 4}, {16, 2, 1}};
+  size_t n_ref = N_SAMPLES + FLUSH_WORDS;
+  int runs = 0;
+  for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
+      for (int mode = 0; mode < 3; mode++) { /* 0 full reads, 1 short reads, 2 serial */
+        size_t block = blocks[b];
+        if (block == 1 && d > 1) continue; /* 20000 one-sample blocks: twice is enough */
+        sim s;
+        sim_init(&s, x, N_SAMPLES, y, cap, 1000 + runs);
+        prx_pipe_config c = sim_config(&s, block, depths[d][0], depths[d][1], depths[d][2]);
+        s.short_reads = mode == 1;
+        s.no_jitter = block < 64;
+        c.serial = mode == 2;
+        prx_pipe_result r;
+        prx_status st = prx_pipe_run(&c, &r);
+        runs++;
+        CHECK(st == PRX_OK, "block %zu depths %d/%d/%d mode %d: %s", block, depths[d][0],
+              depths[d][1], depths[d][2], mode, prx_last_error());
+        CHECK(memcmp(y, ref, n_ref * 4) == 0 && !s.overflow,
+              "block %zu depths %d/%d/%d mode %d: output differs from the serial loop", block,
+              depths[d][0], depths[d][1], depths[d][2], mode);
+        CHECK(r.samples_read == N_SAMPLES && r.samples_computed == N_SAMPLES && r.flushed &&
+                  r.end_of_stream && !r.stopped && r.failed == PRX_PIPE_NONE,
+              "block %zu mode %d: counts read %llu computed %llu flushed %d eos %d", block, mode,
+              (unsigned long long)r.samples_read, (unsigned long long)r.samples_computed, r.flushed,
+              r.end_of_stream);
+        CHECK(r.blocks_computed == r.blocks_read + 1 && r.blocks_written == r.blocks_computed,
+              "block %zu mode %d: blocks read %llu computed %llu written %llu", block, mode,
+              (unsigned long long)r.blocks_read, (unsigned long long)r.blocks_computed,
+              (unsigned long long)r.blocks_written);
+        if (mode == 0)
+          CHECK(r.blocks_read == (N_SAMPLES + block - 1) / block, "block %zu: %llu blocks", block,
+                (unsigned long long)r.blocks_read);
+        CHECK(s.order_errors == 0, "writers saw blocks out of order");
+        pthread_mutex_destroy(&s.rng_mu);
+      }
+  printf("identity: %d runs\n", runs);
+}
+
+/* ---- errors at every stage ---- */
+
+/* The output of the first m input samples (and, when flushed, the flush words of that prefix)
+ * must equal the reference of that prefix. */
+static int prefix_ok(const uint32_t *x, const uint32_t *y, size_t m, int flushed) {
+  uint32_t *want = malloc((m + FLUSH_WORDS) * 4);
+  size_t nw = reference(x, m, want);
+  if (!flushed) nw = m;
+  int ok = memcmp(y, want, nw * 4) == 0;
+  free(want);
+  return ok;
+}
+
+static void test_read_errors(const uint32_t *x, uint32_t *y, size_t cap) {
+  const size_t block = 1000;
+  for (int keep = 0; keep < 2; keep++)
+    for (int k = 1; k <= 22; k += 3) {
+      sim s;
+      sim_init(&s, x, N_SAMPLES, y, cap, 77 + k);
+      prx_pipe_config c = sim_config(&s, block, 3, 2, 2);
+      s.fail_read = k;
+      s.read_fail_keeps = keep;
+      prx_pipe_result r;
+      prx_status st = prx_pipe_run(&c, &r);
+      size_t full = (size_t)(k - 1) * block < N_SAMPLES ? (size_t)(k - 1) * block : N_SAMPLES;
+      int reached = (size_t)(k - 1) * block < N_SAMPLES; /* the stream had not ended before */
+      size_t want = full + (reached && keep ? (block + 1) / 2 : 0);
+      if (!reached) {
+        CHECK(st == PRX_OK && r.end_of_stream, "read error %d after the end: %s", k,
+              prx_last_error());
+        continue;
+      }
+      CHECK(st == PRX_ERR_IO && r.failed == PRX_PIPE_READ, "read error %d: status %d stage %d", k,
+            st, r.failed);
+      CHECK(strstr(prx_last_error(), "injected read error") != NULL,
+            "read error %d: message '%s' lost between threads", k, prx_last_error());
+      CHECK(r.samples_read == want && r.samples_computed == want,
+            "read error %d keep %d: read %llu computed %llu, want %zu", k, keep,
+            (unsigned long long)r.samples_read, (unsigned long long)r.samples_computed, want);
+      CHECK(r.flushed && r.blocks_written == r.blocks_computed && !r.end_of_stream,
+            "read error %d: the samples read are flushed and written", k);
+      CHECK(prefix_ok(x, y, want, 1), "read error %d: output of the samples read differs", k);
+      pthread_mutex_destroy(&s.rng_mu);
+    }
+}
+
+static void test_compute_errors(const uint32_t *x, uint32_t *y, size_t cap) {
+  const size_t block = 700;
+  const size_t n_blocks = (N_SAMPLES + block - 1) / block; /* + 1 flush call */
+  for (int serial = 0; serial < 2; serial++)
+    for (int k = 1; k <= (int)n_blocks + 1; k += (k < 4 || k >= (int)n_blocks - 1) ? 1 : 5) {
+      sim s;
+      sim_init(&s, x, N_SAMPLES, y, cap, 300 + k);
+      prx_pipe_config c = sim_config(&s, block, 4, 3, 3);
+      c.serial = serial;
+      s.fail_compute = k;
+      prx_pipe_result r;
+      prx_status st = prx_pipe_run(&c, &r);
+      size_t done = (size_t)(k - 1) * block < N_SAMPLES ? (size_t)(k - 1) * block : N_SAMPLES;
+      CHECK(st == PRX_ERR_DEVICE && r.failed == PRX_PIPE_COMPUTE, "compute error %d: %d", k, st);
+      CHECK(strstr(prx_last_error(), "injected compute error") != NULL, "compute error %d: '%s'", k,
+            prx_last_error());
+      CHECK(r.blocks_computed == (uint64_t)k - 1 && r.blocks_written == (uint64_t)k - 1 &&
+                r.samples_computed == done && !r.flushed,
+            "compute error %d serial %d: computed %llu written %llu samples %llu", k, serial,
+            (unsigned long long)r.blocks_computed, (unsigned long long)r.blocks_written,
+            (unsigned long long)r.samples_computed);
+      /* the reader stops within the ring's depth */
+      CHECK(r.samples_read >= done && r.samples_read <= done + (size_t)(c.in_depth + 1) * block,
+            "compute error %d: read %llu for %zu computed", k, (unsigned long long)r.samples_read,
+            done);
+      CHECK(prefix_ok(x, y, done, 0), "compute error %d: output before the error differs", k);
+      pthread_mutex_destroy(&s.rng_mu);
+    }
+}
+
+static void test_write_errors(const uint32_t *x, uint32_t *y, size_t cap) {
+  const size_t block = 900;
+  const int n_blocks = (N_SAMPLES + block - 1) / block + 1; /* with the flush */
+  for (int writers = 1; writers <= 3; writers += 2)
+    for (int serial = 0; serial < 2; serial++)
+      for (int k = 1; k <= n_blocks; k += (k < 3 || k >= n_blocks - 1) ? 1 : 6) {
+        sim s;
+        sim_init(&s, x, N_SAMPLES, y, cap, 500 + k);
+        prx_pipe_config c = sim_config(&s, block, 3, 2, writers);
+        c.serial = serial;
+        s.fail_write = k;
+        s.fail_writer = writers - 1;
+        prx_pipe_result r;
+        prx_status st = prx_pipe_run(&c, &r);
+        CHECK(st == PRX_ERR_IO && r.failed == PRX_PIPE_WRITE, "write error %d: %d", k, st);
+        CHECK(strstr(prx_last_error(), "injected write error") != NULL, "write error %d: '%s'", k,
+              prx_last_error());
+        /* with one writer exactly the slots before the failed one are written; with several,
+         * the others stop at their next slot too, so every writer wrote at most those */
+        int exact = writers == 1 || serial;
+        CHECK((exact ? r.blocks_written == (uint64_t)k - 1 : r.blocks_written <= (uint64_t)k - 1) &&
+                  atomic_load(&s.writes[writers - 1]) == k && !r.flushed,
+              "write error %d writers %d serial %d: %llu slots written", k, writers, serial,
+              (unsigned long long)r.blocks_written);
+        /* compute and the reader stop within the rings' depths */
+        CHECK(r.blocks_computed >= (uint64_t)k && r.blocks_computed <= (uint64_t)k + 2,
+              "write error %d: %llu blocks computed", k, (unsigned long long)r.blocks_computed);
+        CHECK(r.samples_read <= r.samples_computed + (size_t)(3 + 1) * block,
+              "write error %d: read %llu for %llu computed", k, (unsigned long long)r.samples_read,
+              (unsigned long long)r.samples_computed);
+        if (writers == 1)
+          CHECK(prefix_ok(x, y, (size_t)(k - 1) * block, 0), "write error %d: output differs", k);
+        pthread_mutex_destroy(&s.rng_mu);
+      }
+}
+
+/* ---- stop requests ---- */
+
+static void test_stop(const uint32_t *x, uint32_t *y, size_t cap) {
+  const size_t block = 500;
+  for (int serial = 0; serial < 2; serial++)
+    for (int k = 1; k <= 30; k += 4) {
+      sim s;
+      sim_init(&s, x, N_SAMPLES, y, cap, 900 + k);
+      prx_pipe_config c = sim_config(&s, block, 5, 3, 2);
+      c.serial = serial;
+      s.stop_after = k;
+      prx_pipe_result r;
+      prx_status st = prx_pipe_run(&c, &r);
+      CHECK(st == PRX_OK && r.stopped && !r.end_of_stream, "stop %d: %d %s", k, st,
+            prx_last_error());
+      /* polled before every read: the reading ends after exactly k blocks */
+      CHECK(r.blocks_read == (uint64_t)k && r.samples_read == (size_t)k * block,
+            "stop %d: %llu blocks read", k, (unsigned long long)r.blocks_read);
+      CHECK(r.samples_computed == r.samples_read && r.flushed &&
+                r.blocks_written == r.blocks_computed,
+            "stop %d: everything read is computed, flushed and written", k);
+      CHECK(prefix_ok(x, y, (size_t)k * block, 1), "stop %d: output differs", k);
+      pthread_mutex_destroy(&s.rng_mu);
+    }
+}
+
+/* ---- a prx_iq_reader as the source: raw file and SigMF ---- */
+
+typedef struct {
+  uint32_t state;
+  uint64_t pos;
+  uint32_t *y;
+  size_t n;
+} iq_sink;
+
+static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                             size_t *out_n) {
+  iq_sink *s = ctx;
+  if (pos != s->pos) return prx_fail(PRX_ERR_INTERNAL, "position");
+  const uint32_t *x = in;
+  uint32_t *y = out;
+  for (size_t i = 0; i < n; i++) y[i] = s->state = mix(s->state, x[i], pos + i);
+  s->pos += n;
+  *out_n = n;
+  return PRX_OK;
+}
+
+static prx_status iq_write(void *ctx, int w, const void *out, size_t out_n, uint64_t block) {
+  (void)w;
+  (void)block;
+  iq_sink *s = ctx;
+  memcpy(s->y + s->n, out, out_n * 4);
+  s->n += out_n;
+  return PRX_OK;
+}
+
+static void test_iq_reader(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
+  char dir[] = "/tmp/prx_test_pipeline_XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  char raw[128], base[128], meta[160], data[160];
+  snprintf(raw, sizeof raw, "%s/x.ci16", dir);
+  snprintf(base, sizeof base, "%s/rec", dir);
+  snprintf(meta, sizeof meta, "%s.sigmf-meta", base);
+  snprintf(data, sizeof data, "%s.sigmf-data", base);
+  FILE *f = fopen(raw, "wb");
+  fwrite(x, 4, N_SAMPLES, f); /* a ci16 sample is 4 bytes: the words are the samples */
+  fclose(f);
+  prx_sigmf_meta m = prx_sigmf_meta_default();
+  m.format = PRX_CI16;
+  m.sample_rate = 1e6;
+  prx_sigmf_writer *w = NULL;
+  CHECK_OK(prx_sigmf_writer_open(base, &m, &w));
+  CHECK_OK(prx_sigmf_write(w, x, N_SAMPLES));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  const char *paths[] = {raw, meta};
+  for (int i = 0; i < 2; i++) {
+    prx_iq_reader *rd = NULL;
+    CHECK_OK(prx_iq_open(paths[i], PRX_CI16, &rd));
+    if (!rd) continue;
+    iq_sink s = {1, 0, y, 0};
+    prx_pipe_config c = prx_pipe_config_default();
+    c.block_samples = 1500;
+    c.sample_size = 4;
+    c.out_bytes = 4 * 1500;
+    c.read = prx_pipe_iq_read;
+    c.read_ctx = rd;
+    c.compute = iq_compute;
+    c.write = iq_write;
+    c.ctx = &s;
+    prx_pipe_result r;
+    CHECK_OK(prx_pipe_run(&c, &r));
+    CHECK(s.n == N_SAMPLES && memcmp(y, ref, N_SAMPLES * 4) == 0 && r.end_of_stream,
+          "%s through prx_iq_reader: %zu samples, output differs", paths[i], s.n);
+    prx_iq_close(rd);
+  }
+  /* a cut stream: the complete samples are computed, the truncation is the error */
+  f = fopen(raw, "wb");
+  fwrite(x, 1, 4 * 4321 + 3, f);
+  fclose(f);
+  prx_iq_reader *rd = NULL;
+  CHECK_OK(prx_iq_open(raw, PRX_CI16, &rd));
+  if (rd) {
+    iq_sink s = {1, 0, y, 0};
+    prx_pipe_config c = prx_pipe_config_default();
+    c.block_samples = 1000;
+    c.sample_size = 4;
+    c.out_bytes = 4 * 1000;
+    c.read = prx_pipe_iq_read;
+    c.read_ctx = rd;
+    c.compute = iq_compute;
+    c.write = iq_write;
+    c.ctx = &s;
+    prx_pipe_result r;
+    prx_status st = prx_pipe_run(&c, &r);
+    CHECK(st == PRX_ERR_TRUNCATED && r.failed == PRX_PIPE_READ && r.samples_read == 4321 &&
+              s.n == 4321 && memcmp(y, ref, 4321 * 4) == 0,
+          "truncated stream: status %d, %llu read, %zu written", st,
+          (unsigned long long)r.samples_read, s.n);
+    prx_iq_close(rd);
+  }
+  (void)ref;
+  unlink(raw);
+  unlink(meta);
+  unlink(data);
+  rmdir(dir);
+}
+
+/* ---- configuration checks and the allocation hook ---- */
+
+static atomic_int hook_allocs, hook_frees;
+static void *hook_alloc(void *ctx, size_t bytes) {
+  (void)ctx;
+  atomic_fetch_add(&hook_allocs, 1);
+  return malloc(bytes);
+}
+static void hook_free(void *ctx, void *p) {
+  (void)ctx;
+  atomic_fetch_add(&hook_frees, 1);
+  free(p);
+}
+
+static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
+  sim s;
+  sim_init(&s, x, N_SAMPLES, y, cap, 5);
+  prx_pipe_config c = sim_config(&s, 256, 3, 2, 1);
+  prx_pipe_config bad = c;
+  bad.in_depth = 2;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "in_depth 2 accepted");
+  bad = c;
+  bad.out_depth = 1;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "out_depth 1 accepted");
+  bad = c;
+  bad.block_samples = 0;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "block 0 accepted");
+  bad = c;
+  bad.block_samples = SIZE_MAX / 2;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "overflowing block accepted");
+  bad = c;
+  bad.write = NULL;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "no write callback accepted");
+  bad = c;
+  bad.alloc = hook_alloc;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "alloc without free accepted");
+  CHECK(prx_pipe_run(NULL, NULL) == PRX_ERR_INVALID, "NULL config accepted");
+  CHECK(atomic_load(&s.reads) == 0, "a refused configuration read the input");
+  /* the hook makes every buffer (3 input blocks, 2 output slots) and frees each */
+  c.alloc = hook_alloc;
+  c.free = hook_free;
+  c.pinned = 1; /* no effect without a device; with one, the hook has the say */
+  prx_pipe_result r;
+  CHECK_OK(prx_pipe_run(&c, &r));
+  CHECK(memcmp(y, ref, (N_SAMPLES + FLUSH_WORDS) * 4) == 0, "output with the allocation hook");
+  CHECK(atomic_load(&hook_allocs) == 5 && atomic_load(&hook_frees) == 5,
+        "allocation hook: %d allocations, %d frees", atomic_load(&hook_allocs),
+        atomic_load(&hook_frees));
+  /* the default allocator: aligned, and pinned falls back to pageable without a device */
+  void *b = prx_pipe_host_alloc(1000, 1);
+  CHECK(b && ((uintptr_t)b % 64) == 0, "prx_pipe_host_alloc: %p", b);
+  prx_pipe_host_free(b);
+  prx_pipe_host_free(NULL);
+  CHECK(prx_pipe_host_alloc(0, 0) == NULL, "0 bytes allocated");
+  pthread_mutex_destroy(&s.rng_mu);
+}
+
+/* ---- a stop signal interrupts a read blocked on a quiet pipe ---- */
+
+static volatile sig_atomic_t sig_flag;
+static void on_sig(int sig) {
+  (void)sig;
+  sig_flag = 1;
+}
+static prx_status pipe_read(void *ctx, void *buf, size_t max, size_t *n) {
+  ssize_t r = read(*(int *)ctx, buf, max * 4);
+  *n = r > 0 ? (size_t)r / 4 : 0;
+  if (r < 0) return prx_fail(PRX_ERR_IO, "read: %s", strerror(errno));
+  return PRX_OK;
+}
+static int flag_stop(void *ctx) {
+  (void)ctx;
+  return sig_flag;
+}
+static prx_status null_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                               size_t *out_n) {
+  (void)ctx, (void)in, (void)n, (void)pos, (void)out;
+  *out_n = 0;
+  return PRX_OK;
+}
+static prx_status null_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
+  (void)ctx, (void)w, (void)out, (void)n, (void)block;
+  return PRX_OK;
+}
+static void *idle_thread(void *arg) { /* a worker pool's thread: made with the caller's mask */
+  (void)arg;
+  pause();
+  return NULL;
+}
+static void *send_later(void *arg) {
+  (void)arg;
+  usleep(100000);
+  kill(getpid(), SIGINT); /* process-directed, as Ctrl-C */
+  return NULL;
+}
+
+static void test_stop_signal(void) {
+  for (int serial = 0; serial < 2; serial++) {
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sig; /* no SA_RESTART: the blocked read returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
+    sig_flag = 0;
+    /* the caller blocks the stop signals before making its other threads */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    pthread_t idle, sender;
+    pthread_create(&idle, NULL, idle_thread, NULL);
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    prx_pipe_config c = prx_pipe_config_default();
+    c.block_samples = 64;
+    c.sample_size = 4;
+    c.out_bytes = 64;
+    c.read = pipe_read;
+    c.read_ctx = &fds[0];
+    c.compute = null_compute;
+    c.write = null_write;
+    c.should_stop = flag_stop;
+    c.stop_signals = 1;
+    c.serial = serial;
+    pthread_create(&sender, NULL, send_later, NULL);
+    prx_pipe_result r;
+    prx_status st = prx_pipe_run(&c, &r); /* the write end stays open: the read blocks */
+    CHECK(st == PRX_OK && r.stopped && r.flushed, "stop signal (serial %d): %d stopped %d", serial,
+          st, r.stopped);
+    pthread_join(sender, NULL);
+    pthread_cancel(idle);
+    pthread_join(idle, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sigaction(SIGINT, &old_sa, NULL);
+  }
+}
+
+int main(void) {
+  alarm(120); /* a stage that never ends (a stop signal lost) fails the test instead of hanging */
+  test_rng rng;
+  test_rng_seed(&rng, 20261201);
+  size_t cap = N_SAMPLES + 64;
+  uint32_t *x = malloc(N_SAMPLES * 4), *ref = malloc(cap * 4), *y = malloc(cap * 4);
+  for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
+  reference(x, N_SAMPLES, ref);
+  test_identity(x, ref, y, cap);
+  test_read_errors(x, y, cap);
+  test_compute_errors(x, y, cap);
+  test_write_errors(x, y, cap);
+  test_stop(x, y, cap);
+  test_iq_reader(x, ref, y);
+  test_config(x, ref, y, cap);
+  test_stop_signal();
+  free(x);
+  free(ref);
+  free(y);
+  return test_finish("test_pipeline");
+}

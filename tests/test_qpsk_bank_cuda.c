@@ -1,0 +1,259 @@
+/* The demodulator bank's device-resident path (CUDA backend) against the CPU bank on the same
+ * rows: identical bits at Es/N0 >= 12 dB and at least 99.99 % identical bits at 4..8 dB, LLRs
+ * within 1e-5 relative (documented tolerance: docs/ARCHITECTURE.md, "Demodulator bank"), block
+ * estimates within their tolerances, differential QPSK's BER bound met, the same output for random
+ * chunkings of the device calls, cf32 and cf16 rows with a pitch, packed bits, and the rows past
+ * each channel's output left untouched (poisoned before the run).
+ *
+ * Skips (exit 77) without a usable CUDA device. */
+#include "test_qpsk_sig.h"
+
+#include <string.h>
+
+#ifdef PRX_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#define C 8
+
+static const double esn0[C] = {4, 5, 6, 8, 12, 14, 18, 25};
+
+typedef struct {
+  uint8_t *bits;
+  float *llrs;
+  size_t n_bytes, n_sym;
+  prx_qpsk_block blk[64];
+  size_t n_blk;
+} chan_out;
+
+static size_t next_chunk(test_rng *r, size_t left) {
+  if (!r) return left;
+  size_t m = test_rng_uniform(r) < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(r) * 40000);
+  return m < left ? m : left;
+}
+
+static void cuda_ok(cudaError_t e, const char *what) {
+  CHECK(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
+}
+
+/* Runs the rows (host copy h_rows, device copy d_rows, row pitch in samples) through a bank of
+ * the given backend; device banks read d_rows and write device outputs. */
+static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, const void *h_rows,
+                const void *d_rows, size_t pitch, size_t n, uint64_t chunk_seed, chan_out *o) {
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod = qc;
+  bc.channels = C;
+  bc.row_format = fmt;
+  bc.packed = packed;
+  bc.backend = be;
+  prx_qpsk_bank *b = NULL;
+  CHECK_OK(prx_qpsk_bank_create(&bc, &b));
+  if (!b) return;
+  size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
+  size_t bs = 2 * call + 64, ls = 2 * call, total = call + 4 * 1100;
+  uint8_t *hb = malloc(C * bs), *db = NULL;
+  float *hl = malloc(C * ls * sizeof(float)), *dl = NULL;
+  int dev = be == PRX_BACKEND_CUDA;
+  if (dev) {
+    cuda_ok(cudaMalloc((void **)&db, C * bs), "cudaMalloc bits");
+    cuda_ok(cudaMalloc((void **)&dl, C * ls * sizeof(float)), "cudaMalloc llrs");
+  }
+  cudaStream_t s;
+  cuda_ok(cudaStreamCreate(&s), "stream");
+  size_t ns[C], nb[C];
+  for (unsigned c = 0; c < C; c++) {
+    o[c].bits = malloc(2 * total);
+    o[c].llrs = malloc(2 * total * sizeof(float));
+    o[c].n_bytes = o[c].n_sym = o[c].n_blk = 0;
+  }
+  test_rng r;
+  test_rng_seed(&r, chunk_seed);
+  for (size_t i = 0;;) {
+    int flush = i >= n;
+    size_t m = flush ? 0 : next_chunk(chunk_seed ? &r : NULL, n - i);
+    if (dev) {
+      cuda_ok(cudaMemset(db, 0xff, C * bs), "poison bits");
+      cuda_ok(cudaMemset(dl, 0xff, C * ls * sizeof(float)), "poison llrs");
+    }
+    prx_qpsk_bank_out out = {dev ? db : hb, bs, dev ? dl : hl, ls, ns, nb};
+    prx_status st;
+    if (dev)
+      st = flush ? prx_qpsk_bank_flush_device(b, &out, s)
+                 : prx_qpsk_bank_execute_device(b, (const uint8_t *)d_rows + i * sz, pitch, m, &out,
+                                                s);
+    else
+      st = flush ? prx_qpsk_bank_flush(b, &out)
+                 : prx_qpsk_bank_execute(b, (const uint8_t *)h_rows + i * sz, pitch, m, &out);
+    CHECK(st == PRX_OK, "%s bank call: %s", prx_backend_name(be), prx_last_error());
+    if (st) break;
+    if (dev) {
+      cuda_ok(cudaMemcpyAsync(hb, db, C * bs, cudaMemcpyDeviceToHost, s), "bits back");
+      cuda_ok(cudaMemcpyAsync(hl, dl, C * ls * sizeof(float), cudaMemcpyDeviceToHost, s),
+              "llrs back");
+      cuda_ok(cudaStreamSynchronize(s), "sync");
+    }
+    for (unsigned c = 0; c < C; c++) {
+      memcpy(o[c].bits + o[c].n_bytes, hb + c * bs, nb[c]);
+      memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
+      if (dev) { /* past the longest channel's output the row is untouched */
+        size_t w = 0, wl = 0;
+        for (unsigned k = 0; k < C; k++) {
+          if (nb[k] > w) w = nb[k];
+          if (2 * ns[k] > wl) wl = 2 * ns[k];
+        }
+        int clean = 1;
+        for (size_t j = w; j < bs; j++) clean &= hb[c * bs + j] == 0xff;
+        for (size_t j = wl; j < ls; j++) clean &= isnan(hl[c * ls + j]);
+        CHECK(clean, "channel %u: the row is written past the call's output", c);
+      }
+      o[c].n_bytes += nb[c];
+      o[c].n_sym += ns[c];
+      size_t k;
+      const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+      for (size_t j = 0; j < k && o[c].n_blk < 64; j++) o[c].blk[o[c].n_blk++] = e[j];
+    }
+    if (flush) break;
+    i += m;
+  }
+  cudaStreamDestroy(s);
+  cudaFree(db);
+  cudaFree(dl);
+  free(hb);
+  free(hl);
+  prx_qpsk_bank_destroy(b);
+}
+
+static void outs_free(chan_out *o) {
+  for (unsigned c = 0; c < C; c++) {
+    free(o[c].bits);
+    free(o[c].llrs);
+  }
+}
+
+static void compare(const char *what, const chan_out *g, const chan_out *ref, const tcase *tc,
+                    uint8_t *const *tx, const size_t *ntx, int packed) {
+  for (unsigned c = 0; c < C; c++) {
+    CHECK(g[c].n_sym == ref[c].n_sym && g[c].n_bytes == ref[c].n_bytes,
+          "%s channel %u: %zu symbols, CPU bank %zu", what, c, g[c].n_sym, ref[c].n_sym);
+    if (g[c].n_bytes != ref[c].n_bytes) continue;
+    size_t diff = 0;
+    for (size_t i = 0; i < g[c].n_bytes; i++) diff += g[c].bits[i] != ref[c].bits[i];
+    if (esn0[c] >= 12)
+      CHECK(diff == 0, "%s channel %u (%g dB): %zu bits differ from the CPU bank", what, c, esn0[c],
+            diff);
+    else
+      CHECK(diff <= g[c].n_bytes / 10000, "%s channel %u (%g dB): %zu of %zu differ", what, c,
+            esn0[c], diff, g[c].n_bytes);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < 2 * g[c].n_sym; i++) {
+      double d = (double)g[c].llrs[i] - ref[c].llrs[i];
+      num += d * d;
+      den += (double)ref[c].llrs[i] * ref[c].llrs[i];
+    }
+    CHECK(num <= 1e-10 * den, "%s channel %u: LLRs differ (relative %.3g)", what, c,
+          sqrt(num / (den > 0 ? den : 1)));
+    CHECK(g[c].n_blk == ref[c].n_blk, "%s channel %u: %zu blocks, CPU %zu", what, c, g[c].n_blk,
+          ref[c].n_blk);
+    for (size_t j = 0; j < g[c].n_blk && j < ref[c].n_blk; j++) {
+      const prx_qpsk_block *p = &g[c].blk[j], *q = &ref[c].blk[j];
+      CHECK(p->first_symbol == q->first_symbol && p->n_symbols == q->n_symbols &&
+                fabs(p->cfo - q->cfo) <= 1e-3 && fabs(p->timing - q->timing) <= 1e-3 &&
+                fabs(remainder(p->phase - q->phase, M_PI / 2)) <= 1e-3 &&
+                fabs(p->esn0_db - q->esn0_db) <= 0.01,
+            "%s channel %u block %zu: estimates off the CPU's", what, c, j);
+    }
+    if (!packed) {
+      long e = tcase_errors(&tc[c], g[c].bits, g[c].n_bytes, tx[c], ntx[c]);
+      double theory = 2 * tcase_qfunc(sqrt(pow(10, esn0[c] / 10))) * (double)ntx[c];
+      CHECK(e >= 0 && e <= 3 * theory + 10, "%s channel %u (%g dB): %ld bit errors, theory %.1f",
+            what, c, esn0[c], e, theory);
+    }
+  }
+}
+
+int main(void) {
+  if (!prx_cuda_available()) {
+    printf("test_qpsk_bank_cuda: skipped (no usable CUDA device)\n");
+    return TEST_SKIP;
+  }
+  test_rng r;
+  test_rng_seed(&r, 2026);
+  tcase tc[C];
+  memset(tc, 0, sizeof tc);
+  for (unsigned c = 0; c < C; c++) {
+    tc[c].sps = 4;
+    tc[c].differential = 1;
+    tc[c].noise = 1;
+    tc[c].esn0_db = esn0[c];
+    tcase_random(&tc[c], &r, 0.05, 300);
+  }
+  size_t n = 90000;
+  for (;; n++) {
+    int ok = 1;
+    for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
+    if (ok) break;
+  }
+  size_t pitch = n + 64;
+  prx_cf32 *rows = calloc(C * pitch, sizeof *rows);
+  uint16_t *rows16 = calloc(C * pitch, 4);
+  uint8_t *tx[C];
+  size_t ntx[C];
+  for (unsigned c = 0; c < C; c++) {
+    prx_cf32 *x = tcase_make(&tc[c], n, &tx[c], &ntx[c]);
+    CHECK(x != NULL, "generator");
+    if (!x) return test_finish("test_qpsk_bank_cuda");
+    memcpy(rows + c * pitch, x, n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
+      memcpy(&rows16[2 * (c * pitch + i)], &re, 2);
+      memcpy(&rows16[2 * (c * pitch + i) + 1], &im, 2);
+    }
+    free(x);
+  }
+  void *d_rows = NULL, *d_rows16 = NULL;
+  cuda_ok(cudaMalloc(&d_rows, C * pitch * sizeof(prx_cf32)), "cudaMalloc rows");
+  cuda_ok(cudaMalloc(&d_rows16, C * pitch * 4), "cudaMalloc rows16");
+  cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
+  cuda_ok(cudaMemcpy(d_rows16, rows16, C * pitch * 4, cudaMemcpyHostToDevice), "up16");
+  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+
+  chan_out cpu[C], gpu[C], gpu2[C], cpu16[C], gpu16[C], cpup[C], gpup[C];
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, 0, rows, NULL, pitch, n, 0, cpu);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 0, NULL, d_rows, pitch, n, 0, gpu);
+  compare("cf32, one call", gpu, cpu, tc, tx, ntx, 0);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 0, NULL, d_rows, pitch, n, 17, gpu2);
+  compare("cf32, random chunks", gpu2, cpu, tc, tx, ntx, 0);
+  run(PRX_BACKEND_CPU, qc, PRX_CF16, 0, rows16, NULL, pitch, n, 0, cpu16);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF16, 0, NULL, d_rows16, pitch, n, 29, gpu16);
+  compare("cf16, random chunks", gpu16, cpu16, tc, tx, ntx, 0);
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, 1, rows, NULL, pitch, n, 0, cpup);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 1, NULL, d_rows, pitch, n, 41, gpup);
+  compare("packed, random chunks", gpup, cpup, tc, tx, ntx, 1);
+  outs_free(cpu);
+  outs_free(gpu);
+  outs_free(gpu2);
+  outs_free(cpu16);
+  outs_free(gpu16);
+  outs_free(cpup);
+  outs_free(gpup);
+
+  /* invalid use of the device call */
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod = qc;
+  bc.channels = C;
+  bc.backend = PRX_BACKEND_CUDA;
+  bc.row_format = PRX_CI16;
+  prx_qpsk_bank *b = NULL;
+  CHECK(prx_qpsk_bank_create(&bc, &b) == PRX_ERR_UNSUPPORTED && !b, "ci16 rows on CUDA accepted");
+  for (unsigned c = 0; c < C; c++) free(tx[c]);
+  cudaFree(d_rows);
+  cudaFree(d_rows16);
+  free(rows);
+  free(rows16);
+  return test_finish("test_qpsk_bank_cuda");
+}
+#else
+int main(void) {
+  printf("test_qpsk_bank_cuda: skipped (this build has no CUDA)\n");
+  return TEST_SKIP;
+}
+#endif

@@ -1,0 +1,409 @@
+/* What the demodulator says about its own output: the clock offset within and beyond the
+ * supported range (PRX_QPSK_MAX_CLOCK_PPM), blocks without a signal (no carrier, gaps of zeros
+ * or of noise), the Es/N0 summary against the generator's truth, scale invariance (cf32 levels,
+ * integer inputs at full scale and at a few LSBs), non-finite samples counted, and the memory
+ * estimate refusing configurations that cannot fit. Every signal comes from the generator
+ * (prx_sim) with fixed seeds; the truth (clock, Es/N0, gap positions, bits) is the generator's. */
+#include "test_qpsk_sig.h"
+
+#include <time.h>
+
+typedef struct {
+  unsigned *flags; /* per block */
+  double *t;       /* block centre times, s */
+  double *esn0;    /* the blocks' own Es/N0, dB */
+  size_t n, cap;
+} block_log;
+
+static void log_block(void *user, const prx_qpsk_block *b) {
+  block_log *l = user;
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 256;
+    l->flags = realloc(l->flags, l->cap * sizeof *l->flags);
+    l->t = realloc(l->t, l->cap * sizeof *l->t);
+    l->esn0 = realloc(l->esn0, l->cap * sizeof *l->esn0);
+  }
+  l->esn0[l->n] = b->esn0_db;
+  l->flags[l->n] = b->flags;
+  l->t[l->n] = b->time;
+  l->n++;
+}
+
+typedef struct {
+  long errors;  /* over the counted bits; -1: count mismatch */
+  size_t nbits; /* bits compared */
+  prx_qpsk_stats st;
+  block_log log;
+  uint8_t *got, *ref; /* the demodulator's and the generator's data bits */
+  size_t ngot, nref;
+  float *llrs;
+} result;
+
+static void result_free(result *r) {
+  free(r->log.flags);
+  free(r->log.t);
+  free(r->log.esn0);
+  free(r->got);
+  free(r->ref);
+  free(r->llrs);
+  memset(r, 0, sizeof *r);
+}
+
+/* n samples of the case; nan_at: sample indices made NaN (n_nan of them) */
+static result run(const tcase *c, size_t n, const size_t *nan_at, size_t n_nan) {
+  result r;
+  memset(&r, 0, sizeof r);
+  r.errors = -1;
+  prx_cf32 *x = tcase_make(c, n, &r.ref, &r.nref);
+  CHECK(x != NULL, "generator failed: %s", prx_last_error());
+  if (!x) return r;
+  for (size_t i = 0; i < n_nan; i++) x[nan_at[i]].re = NAN;
+  size_t fsz = c->format == PRX_CF32 ? 8 : c->format == PRX_CI16 ? 4 : 2;
+  void *enc = malloc(n * fsz);
+  tcase_encode(c, x, n, enc);
+  prx_qpsk_config qc = tcase_demod_config(c, 1);
+  qc.on_block = log_block;
+  qc.user = &r.log;
+  prx_qpsk *q;
+  if (prx_qpsk_create(&qc, &q) != PRX_OK) {
+    CHECK(0, "create: %s", prx_last_error());
+    free(x);
+    free(enc);
+    return r;
+  }
+  size_t cap = (size_t)((double)n / c->sps * 1.02) + 4 * 1100, got = 0, got2 = 0;
+  r.got = malloc(2 * cap);
+  r.llrs = malloc(2 * cap * sizeof(float));
+  CHECK_OK(prx_qpsk_execute(q, enc, n, r.got, r.llrs, cap, &got));
+  CHECK_OK(prx_qpsk_flush(q, r.got + 2 * got, r.llrs + 2 * got, cap - got, &got2));
+  r.ngot = 2 * (got + got2);
+  prx_qpsk_get_stats(q, &r.st);
+  r.errors = tcase_errors(c, r.got, r.ngot, r.ref, r.nref);
+  r.nbits = r.nref;
+  prx_qpsk_destroy(q);
+  free(x);
+  free(enc);
+  return r;
+}
+
+static tcase base_case(test_rng *rng, double esn0) {
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = 4;
+  tcase_random(&c, rng, 0.1, 0);
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = 1;
+  return c;
+}
+
+static size_t count_flag(const block_log *l, unsigned f) {
+  size_t k = 0;
+  for (size_t i = 0; i < l->n; i++) k += (l->flags[i] & f) != 0;
+  return k;
+}
+
+/* inside the supported range: exact symbols, no warning, the offset measured; beyond it: every
+ * span flagged and the warning raised (never a silent "ok") */
+static void clock_range(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 71);
+  const double inside[] = {3000, -3000, 4900, -4900};
+  for (size_t i = 0; i < 4; i++) {
+    tcase c = base_case(&rng, 15);
+    c.ppm = inside[i];
+    result r = run(&c, tcase_length(&c, 60000 * 4), NULL, 0);
+    CHECK(r.errors == 0, "%+g ppm at Es/N0 15 dB: %ld errors", c.ppm, r.errors);
+    CHECK(r.st.warnings == 0 && r.st.blocks_clock_range == 0, "%+g ppm: warnings %#x", c.ppm,
+          r.st.warnings);
+    CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "%+g ppm: measured %+.2f", c.ppm, r.st.clock_ppm);
+    result_free(&r);
+  }
+  /* the range holds at any sps: a fractional 16/3 and the largest ones, 64 and 1024 */
+  const double spss[] = {16.0 / 3, 64, 1024};
+  for (size_t i = 0; i < 3; i++) {
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      tcase c = base_case(&rng, 15);
+      c.sps = spss[i];
+      c.ppm = sgn * 1000.0;
+      result r = run(&c, tcase_length(&c, (size_t)(10000 * c.sps)), NULL, 0);
+      CHECK(r.errors == 0 && r.st.warnings == 0, "sps %g, %+g ppm: %ld errors, warnings %#x", c.sps,
+            c.ppm, r.errors, r.st.warnings);
+      CHECK(fabs(r.st.clock_ppm - c.ppm) < 5, "sps %g, %+g ppm: measured %+.2f", c.sps, c.ppm,
+            r.st.clock_ppm);
+      result_free(&r);
+    }
+  }
+  const double beyond[] = {6000, -7000, 10000, -10000};
+  for (size_t i = 0; i < 4; i++) {
+    tcase c = base_case(&rng, 15);
+    c.ppm = beyond[i];
+    result r = run(&c, tcase_length(&c, 60000 * 4), NULL, 0);
+    CHECK(r.st.warnings & PRX_QPSK_WARN_CLOCK_RANGE, "%+g ppm: no clock-range warning (%#x)", c.ppm,
+          r.st.warnings);
+    CHECK(r.st.blocks_clock_range == r.st.blocks && r.log.n == r.st.blocks &&
+              count_flag(&r.log, PRX_QPSK_BLOCK_CLOCK_RANGE) == r.log.n,
+          "%+g ppm: %llu of %llu blocks flagged", c.ppm,
+          (unsigned long long)r.st.blocks_clock_range, (unsigned long long)r.st.blocks);
+    printf("clock %+6.0f ppm: warnings %#x, measured %+.0f ppm, %ld errors\n", c.ppm, r.st.warnings,
+           r.st.clock_ppm, r.errors);
+    result_free(&r);
+  }
+}
+
+/* a timing jump (3 samples of 8 dropped: 3/8 symbol) early in the second CFO span: the blocks on
+ * the minority side of it in that span leave the span's clock line and are flagged, no other */
+static void timing_jump(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 76);
+  tcase c = base_case(&rng, 25);
+  c.sps = 8;
+  size_t n = tcase_length(&c, 40000 * 8), cut = (8192 + 1300) * 8, drop = 3;
+  uint8_t *ref;
+  size_t nref;
+  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
+  CHECK(x != NULL, "generator failed");
+  if (!x) return;
+  memmove(x + cut, x + cut + drop, (n - cut - drop) * sizeof *x);
+  block_log log = {NULL, NULL, NULL, 0, 0};
+  prx_qpsk_config qc = tcase_demod_config(&c, 1);
+  qc.on_block = log_block;
+  qc.user = &log;
+  prx_qpsk *q;
+  CHECK_OK(prx_qpsk_create(&qc, &q));
+  size_t cap = n / 8 + 8192, got = 0, got2 = 0;
+  uint8_t *bits = malloc(2 * cap);
+  CHECK_OK(prx_qpsk_execute(q, x, n - drop, bits, NULL, cap, &got));
+  CHECK_OK(prx_qpsk_flush(q, bits + 2 * got, NULL, cap - got, &got2));
+  prx_qpsk_stats st;
+  prx_qpsk_get_stats(q, &st);
+  size_t flagged = 0, outside = 0;
+  for (size_t i = 0; i < log.n; i++) {
+    if (!(log.flags[i] & PRX_QPSK_BLOCK_TIMING_JUMP)) continue;
+    flagged++;
+    outside += i < 16 || i >= 32; /* span 1 holds blocks 16 .. 31 */
+  }
+  printf("timing jump of 3/8 symbol: %zu blocks flagged, warnings %#x\n", flagged, st.warnings);
+  CHECK(flagged >= 1 && flagged <= 4 && outside == 0,
+        "timing jump: %zu blocks flagged, %zu outside the jump's span", flagged, outside);
+  CHECK(st.blocks_timing_jump == flagged && (st.warnings & PRX_QPSK_WARN_TIMING),
+        "timing jump: summary %llu blocks, warnings %#x", (unsigned long long)st.blocks_timing_jump,
+        st.warnings);
+  prx_qpsk_destroy(q);
+  free(bits);
+  free(x);
+  free(ref);
+  free(log.flags);
+  free(log.t);
+  free(log.esn0);
+}
+
+/* no carrier at all (noise only, or zeros): most blocks without a signal, the warning raised;
+ * a gap of noise or of zeros mid-capture: its blocks flagged, the others not, their bits exact */
+static void signal_present(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 72);
+  for (int zeros = 0; zeros < 2; zeros++) {
+    tcase c = base_case(&rng, 12);
+    size_t n = tcase_length(&c, 40000 * 4);
+    prx_sim_gap all = {0, n, zeros};
+    c.gaps = &all;
+    c.n_gaps = 1;
+    result r = run(&c, n, NULL, 0);
+    CHECK(r.st.warnings & PRX_QPSK_WARN_NO_SIGNAL, "no carrier (%s): no warning (%#x)",
+          zeros ? "zeros" : "noise", r.st.warnings);
+    CHECK(r.st.blocks_no_signal * 100 >= r.st.blocks * 95, "no carrier (%s): %llu of %llu blocks",
+          zeros ? "zeros" : "noise", (unsigned long long)r.st.blocks_no_signal,
+          (unsigned long long)r.st.blocks);
+    CHECK(r.errors >= 0, "no carrier: the symbol count still follows the input");
+    result_free(&r);
+  }
+  for (int zeros = 0; zeros < 2; zeros++) {
+    tcase c = base_case(&rng, 15);
+    size_t n = tcase_length(&c, 80000 * 4);
+    /* symbols 30000 .. 45000 muted */
+    double st = tcase_sps_true(&c), first = c.timing * st;
+    prx_sim_gap gap = {(uint64_t)(first + 30000 * st), (uint64_t)(15000 * st), zeros};
+    c.gaps = &gap;
+    c.n_gaps = 1;
+    result r = run(&c, n, NULL, 0);
+    CHECK(r.errors >= 0, "gap: symbols lost or inserted");
+    /* bits of the symbols more than 20 symbols from the gap are exact */
+    long e = 0;
+    for (size_t k = 1; 2 * k + 1 < r.nref && r.ngot == r.nref; k++)
+      if (k + 20 < 30000 || k > 45000 + 20) {
+        long d = (r.got[2 * k] != r.ref[2 * k]) + (r.got[2 * k + 1] != r.ref[2 * k + 1]);
+        e += d;
+      }
+    CHECK(e == 0, "gap of %s: %ld errors outside it", zeros ? "zeros" : "noise", e);
+    size_t in_flag = 0, in_n = 0, out_flag = 0, out_n = 0;
+    for (size_t i = 0; i < r.log.n; i++) {
+      double sym = r.log.t[i] * 1e3; /* Rs = 1 kHz: block centre in symbols */
+      int flagged = (r.log.flags[i] & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;
+      if (sym > 30000 + 300 && sym < 45000 - 300) {
+        in_n++;
+        in_flag += flagged;
+      } else if (sym < 30000 - 300 || sym > 45000 + 300) {
+        out_n++;
+        out_flag += flagged;
+      }
+    }
+    CHECK(in_n > 20 && in_flag == in_n, "gap of %s: %zu of %zu blocks inside flagged",
+          zeros ? "zeros" : "noise", in_flag, in_n);
+    CHECK(out_flag == 0, "gap of %s: %zu of %zu blocks outside flagged", zeros ? "zeros" : "noise",
+          out_flag, out_n);
+    CHECK(!(r.st.warnings & PRX_QPSK_WARN_NO_SIGNAL), "a gap of 20%% raised the no-signal warning");
+    /* the summary's Es/N0 is that of the blocks with a signal */
+    CHECK(fabs(r.st.esn0_db - 15) < 0.5, "gap of %s: summary Es/N0 %.2f dB (15)",
+          zeros ? "zeros" : "noise", r.st.esn0_db);
+    result_free(&r);
+  }
+}
+
+/* Es/N0 summary: total signal over total noise power, within 0.5 dB of the generator's. The
+ * capture spans 10 CFO spans: the DC removal (the mean over up to 4 spans) also removes the mean
+ * of the signal's own random data, a floor of 1 / (symbols averaged) (-39 dB after one span,
+ * -45 dB after four) that the 30 dB point sees in its first spans. */
+static void esn0_summary(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 73);
+  const double esn0s[] = {0, 5, 10, 20, 30};
+  for (size_t i = 0; i < 5; i++) {
+    tcase c = base_case(&rng, esn0s[i]);
+    c.ppm = 50;
+    /* a capture that ends a few symbols into a block: a short last block must not pull the mean */
+    size_t n = tcase_length(&c, (512 * 160 + 6) * 4);
+    result r = run(&c, n, NULL, 0);
+    printf("Es/N0 %4.1f dB: summary %.2f dB, %llu of %llu blocks without signal\n", esn0s[i],
+           r.st.esn0_db, (unsigned long long)r.st.blocks_no_signal,
+           (unsigned long long)r.st.blocks);
+    CHECK(fabs(r.st.esn0_db - esn0s[i]) < 0.5, "Es/N0 %g dB: summary %.2f dB", esn0s[i],
+          r.st.esn0_db);
+    /* at 0 dB most 512-symbol blocks show no 4th-power line (the flag's threshold is near 3 dB);
+     * the summary still measures the signal */
+    if (esn0s[i] >= 5)
+      CHECK(r.st.blocks_no_signal == 0 && r.st.warnings == 0,
+            "Es/N0 %g dB: %llu blocks without signal", esn0s[i],
+            (unsigned long long)r.st.blocks_no_signal);
+    CHECK(fabs(r.st.cfo_hz - c.cfo * 1e3) < 0.01, "CFO summary %.4f Hz, truth %.4f Hz", r.st.cfo_hz,
+          c.cfo * 1e3);
+    result_free(&r);
+  }
+}
+
+/* Scale invariance: cf32 levels that are powers of 2 give the same bits and LLRs bit for bit;
+ * the issue's levels (1e-9 .. 1e10) the same bits at 12 dB; integer formats at full scale and at
+ * a few LSBs (quantisation noise well below the channel's) demodulate without errors */
+static void levels(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 74);
+  tcase c = base_case(&rng, 15);
+  c.dc_re = 0.3; /* a DC offset too, as receivers have */
+  c.dc_im = -0.2;
+  size_t n = tcase_length(&c, 50000 * 4);
+  result ref = run(&c, n, NULL, 0);
+  CHECK(ref.errors == 0, "level 1: %ld errors at 15 dB", ref.errors);
+  const double pow2[] = {0x1p-60, 0x1p-20, 0x1p40, 0x1p90};
+  for (size_t i = 0; i < 4; i++) {
+    c.scale = pow2[i];
+    result r = run(&c, n, NULL, 0);
+    CHECK(r.ngot == ref.ngot && !memcmp(r.got, ref.got, r.ngot) &&
+              !memcmp(r.llrs, ref.llrs, r.ngot * sizeof(float)),
+          "level 2^%g: bits or LLRs differ from level 1", log2(pow2[i]));
+    result_free(&r);
+  }
+  const double lv[] = {1e-9, 3e8, 1e9, 1e10, 1e-30, 1e30};
+  for (size_t i = 0; i < 6; i++) {
+    c.scale = lv[i];
+    result r = run(&c, n, NULL, 0);
+    CHECK(r.errors == 0, "level %g: %ld errors", lv[i], r.errors);
+    CHECK(fabs(r.st.esn0_db - ref.st.esn0_db) < 0.01, "level %g: Es/N0 %.3f dB (level 1: %.3f)",
+          lv[i], r.st.esn0_db, ref.st.esn0_db);
+    result_free(&r);
+  }
+  result_free(&ref);
+  struct {
+    prx_format f;
+    double fs;
+    const char *name;
+  } ints[] = {{PRX_CI16, 32767 / 5.0, "ci16 full scale"}, {PRX_CI16, 4, "ci16 4 LSB"},
+              {PRX_CI8, 127 / 5.0, "ci8 full scale"},     {PRX_CI8, 3, "ci8 3 LSB"},
+              {PRX_CU8, 127.5 / 5.0, "cu8 full scale"},   {PRX_CU8, 3, "cu8 3 LSB"}};
+  for (size_t i = 0; i < 6; i++) {
+    tcase ci = base_case(&rng, 15);
+    ci.format = ints[i].f;
+    ci.full_scale = ints[i].fs;
+    result r = run(&ci, n, NULL, 0);
+    CHECK(r.errors == 0, "%s: %ld errors at Es/N0 15 dB", ints[i].name, r.errors);
+    result_free(&r);
+  }
+}
+
+/* NaN samples: counted exactly, flagged per block, a warning beyond 8 */
+static void nonfinite(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 75);
+  tcase c = base_case(&rng, 15);
+  size_t n = tcase_length(&c, 30000 * 4);
+  size_t at[20];
+  for (size_t i = 0; i < 20; i++) at[i] = 1000 + i * 5000;
+  result r = run(&c, n, at, 5);
+  CHECK(r.st.nonfinite == 5 && !(r.st.warnings & PRX_QPSK_WARN_NONFINITE),
+        "5 NaNs: counted %llu, warnings %#x", (unsigned long long)r.st.nonfinite, r.st.warnings);
+  CHECK(count_flag(&r.log, PRX_QPSK_BLOCK_NONFINITE) == 5, "5 NaNs: %zu blocks flagged",
+        count_flag(&r.log, PRX_QPSK_BLOCK_NONFINITE));
+  result_free(&r);
+  r = run(&c, n, at, 20);
+  CHECK(r.st.nonfinite == 20 && (r.st.warnings & PRX_QPSK_WARN_NONFINITE),
+        "20 NaNs: counted %llu, warnings %#x", (unsigned long long)r.st.nonfinite, r.st.warnings);
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_NONFINITE) != NULL &&
+            prx_qpsk_warning_text(1u << 20) == NULL,
+        "warning texts");
+  result_free(&r);
+}
+
+/* a CFO span that needs more memory than PRX_QPSK_MAX_BYTES is refused at once, naming it; the
+ * longest span at 4 samples/symbol is accepted and made quickly */
+static void resources(void) {
+  prx_qpsk_config c = prx_qpsk_config_default();
+  c.sample_rate = 64e3;
+  c.symbol_rate = 1e3;
+  c.cfo_span_symbols = 1u << 22;
+  c.threads = 2;
+  prx_qpsk *q = NULL;
+  clock_t t0 = clock();
+  prx_status st = prx_qpsk_create(&c, &q);
+  double dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK(st == PRX_ERR_INVALID && q == NULL && strstr(prx_last_error(), "CFO span"),
+        "a 4M-symbol span at 64 sps: status %d, '%s'", (int)st, prx_last_error());
+  CHECK(dt < 1, "refusal took %.2f s", dt);
+  prx_qpsk_destroy(q);
+  c.sample_rate = 4e3;
+  t0 = clock();
+  st = prx_qpsk_create(&c, &q);
+  dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  CHECK(st == PRX_OK, "a 4M-symbol span at 4 sps refused: %s", prx_last_error());
+  CHECK(dt < 5, "creating it took %.2f s", dt);
+  prx_qpsk_destroy(q);
+  /* Rs/8 is ambiguous and refused; just below it is accepted */
+  c.cfo_span_symbols = 8192;
+  c.acquisition = 0.125;
+  q = NULL;
+  CHECK(prx_qpsk_create(&c, &q) == PRX_ERR_INVALID, "acquisition 0.125 accepted");
+  prx_qpsk_destroy(q);
+  c.acquisition = 0.1249;
+  q = NULL;
+  CHECK(prx_qpsk_create(&c, &q) == PRX_OK, "acquisition 0.1249 refused: %s", prx_last_error());
+  prx_qpsk_destroy(q);
+}
+
+int main(void) {
+  clock_range();
+  timing_jump();
+  signal_present();
+  esn0_summary();
+  levels();
+  nonfinite();
+  resources();
+  return test_finish("test_qpsk_flags");
+}

@@ -1,0 +1,431 @@
+/* The CUDA stage kernels (qpsk_stages_cuda.cu) against the CPU demodulator's stage functions
+ * (test_qpsk_stages.h) on the same rows: the pre-filter grid, the O&M sums (drift correlations
+ * 1e-4), the levelled grid, the 4th-power values and the matched filter's symbols within 2e-5
+ * relative (float sums in another order, the NCO evaluated directly instead of the
+ * CPU's anchored recurrence), input sums within 1e-9, symbol sums within 1e-5, non-finite counts
+ * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
+ * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
+ * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
+ * matched filter's window padded (the default) and not. Then the demodulator itself as the
+ * reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100 to 3000 ppm, demodulated
+ * on the CPU with its blocks probed; the kernels on its stream (3 channels, each a copy) with its
+ * per-block parameters give its input sums, levelled grid, O&M sums, 4th-power values and
+ * symbols (2e-5) and its bits (identical but at a decision boundary, at most 1 in 10^4).
+ *
+ * Skips (exit 77) without a usable CUDA device. */
+#include "test_qpsk_stages.h"
+
+#include <stdio.h>
+
+#ifdef PRX_HAVE_CUDA
+#include "core/cuda_module.h"
+#include "qpsk/qpsk_stages_cuda.h"
+
+#include <cuda_runtime_api.h>
+
+static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
+
+static int cuda_ok(cudaError_t e, const char *what) {
+  CHECK(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+
+static uint16_t to_half(float f) {
+  _Float16 h = (_Float16)f;
+  uint16_t u;
+  memcpy(&u, &h, 2);
+  return u;
+}
+
+static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  stage_case k;
+  const unsigned C = 16, NB = 6, L = 512;
+  case_make(&k, &r, C, NB, L, sps, cf16, diff);
+  const size_t ng = case_ng(&k), nb = (size_t)C * NB;
+  qpsk_stages st;
+  CHECK_OK(S->create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
+  st.mf_pad = pad;
+
+  /* rows */
+  const size_t ssz = cf16 ? 4 : 8, stride = k.pitch * ssz;
+  void *h_rows = malloc(stride * C), *d_rows = NULL;
+  for (size_t i = 0; i < k.pitch * C; i++) {
+    if (cf16) {
+      uint16_t *h = (uint16_t *)h_rows;
+      h[2 * i] = to_half(k.rows[i].re);
+      h[2 * i + 1] = to_half(k.rows[i].im);
+    } else {
+      ((prx_cf32 *)h_rows)[i] = k.rows[i];
+    }
+  }
+  /* block parameters */
+  qpsk_mf_block *mb = calloc(nb, sizeof *mb);
+  qpsk_out_block *ob = calloc(nb, sizeof *ob);
+  size_t *bits_n = calloc(C, sizeof(size_t)), bits_stride = 2 * (size_t)NB * k.Lmax + 64;
+  for (size_t t = 0; t < nb; t++) {
+    unsigned c = (unsigned)(t / NB);
+    mb[t].t = k.tm[t];
+    mb[t].theta = k.theta[t];
+    mb[t].omega = k.omega[t];
+    mb[t].dc[0] = k.dc[2 * t];
+    mb[t].dc[1] = k.dc[2 * t + 1];
+    mb[t].gain = k.gain[t];
+    ob[t].rot = k.rot[t];
+    ob[t].quad0 = k.quad0[t];
+    ob[t].diff = diff;
+    ob[t].out0 = (int64_t)(bits_n[c] / 2);
+    bits_n[c] += 2 * (size_t)(k.tm[t].k1 - k.tm[t].k0);
+  }
+  qpsk_om_in *omi = calloc(nb, sizeof *omi);
+  int64_t *w0 = calloc(nb, sizeof *w0);
+  for (size_t t = 0; t < nb; t++) {
+    omi[t].D = k.D[t];
+    omi[t].gain = k.om_gain[t];
+    omi[t].g_hi = k.g_hi;
+    w0[t] = t % NB ? w0[t - 1] + (k.tm[t - 1].k1 - k.tm[t - 1].k0) : 0;
+  }
+  prx_cf32 *d_grid = NULL, *d_sym = NULL;
+  double *d_mom = NULL, *d_sums = NULL;
+  unsigned *d_bad = NULL;
+  qpsk_mf_block *d_mb = NULL;
+  qpsk_om_in *d_omi = NULL;
+  qpsk_om_out *d_omo = NULL;
+  int64_t *d_w0 = NULL;
+  prx_cf32 *d_w = NULL;
+  const size_t w_stride = (size_t)NB * k.Lmax;
+  qpsk_out_block *d_ob = NULL;
+  uint8_t *d_bits = NULL;
+  int ok = cuda_ok(cudaMalloc(&d_rows, stride * C), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_grid, nb * ng * sizeof(prx_cf32)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_sym, nb * k.Lmax * sizeof(prx_cf32)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_mom, nb * 4 * sizeof(double)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_sums, nb * 5 * sizeof(double)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_bad, nb * sizeof(unsigned)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_mb, nb * sizeof *mb), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_ob, nb * sizeof *ob), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_omi, nb * sizeof(qpsk_om_in)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_omo, nb * sizeof(qpsk_om_out)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_w0, nb * sizeof(int64_t)), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_w, C * w_stride * sizeof(prx_cf32)), "cudaMalloc");
+  prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+  prx_cf32 *grid_pre = malloc(nb * ng * sizeof *grid_pre), *w = malloc(C * w_stride * sizeof *w);
+  qpsk_om_out *omo = malloc(nb * sizeof *omo);
+  double *mom = malloc(nb * 4 * sizeof *mom), *sums = malloc(nb * 5 * sizeof *sums);
+  unsigned *bad = malloc(nb * sizeof *bad);
+  uint8_t *bits = malloc(bits_stride * C);
+  if (ok) {
+    cuda_ok(cudaMemcpy(d_rows, h_rows, stride * C, cudaMemcpyHostToDevice), "rows");
+    cuda_ok(cudaMemcpy(d_mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemcpy(d_w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice), "blocks");
+    cuda_ok(cudaMemset(d_omo, 0xff, nb * sizeof(qpsk_om_out)), "poison");
+    cuda_ok(cudaMemset(d_w, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
+    /* poison: NaN floats, 0xff counts, 0xaa bits */
+    cuda_ok(cudaMemset(d_grid, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
+    cuda_ok(cudaMemset(d_sym, 0xff, nb * k.Lmax * sizeof(prx_cf32)), "poison");
+    cuda_ok(cudaMemset(d_mom, 0xff, nb * 4 * sizeof(double)), "poison");
+    cuda_ok(cudaMemset(d_sums, 0xff, nb * 5 * sizeof(double)), "poison");
+    cuda_ok(cudaMemset(d_bad, 0xff, nb * sizeof(unsigned)), "poison");
+    cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
+    CHECK_OK(S->pre(&st, d_rows, stride, 0, k.n_total, d_grid, d_mom, d_bad, 0));
+    /* the grid as pre leaves it, then levelled by om */
+    cuda_ok(cudaMemcpy(grid_pre, d_grid, nb * ng * sizeof *grid_pre, cudaMemcpyDeviceToHost),
+            "grid");
+    CHECK_OK(S->om(&st, 0, d_omi, d_grid, d_omo, 0));
+    CHECK_OK(S->x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
+    CHECK_OK(S->mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
+    CHECK_OK(S->out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+    ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
+  }
+  if (ok) {
+    cuda_ok(cudaMemcpy(grid, d_grid, nb * ng * sizeof *grid, cudaMemcpyDeviceToHost), "grid");
+    cuda_ok(cudaMemcpy(sym, d_sym, nb * k.Lmax * sizeof *sym, cudaMemcpyDeviceToHost), "sym");
+    cuda_ok(cudaMemcpy(mom, d_mom, nb * 4 * sizeof *mom, cudaMemcpyDeviceToHost), "mom");
+    cuda_ok(cudaMemcpy(sums, d_sums, nb * 5 * sizeof *sums, cudaMemcpyDeviceToHost), "sums");
+    cuda_ok(cudaMemcpy(bad, d_bad, nb * sizeof *bad, cudaMemcpyDeviceToHost), "counts");
+    cuda_ok(cudaMemcpy(bits, d_bits, bits_stride * C, cudaMemcpyDeviceToHost), "bits");
+    cuda_ok(cudaMemcpy(omo, d_omo, nb * sizeof *omo, cudaMemcpyDeviceToHost), "om");
+    cuda_ok(cudaMemcpy(w, d_w, C * w_stride * sizeof *w, cudaMemcpyDeviceToHost), "x4");
+    prx_cf32 *x0 = malloc(k.Lmax * sizeof *x0);
+    double worst_om = 0, worst_corr = 0, worst_gl = 0, worst_w = 0;
+    prx_cf32 *g0 = malloc(ng * sizeof *g0), *s0 = malloc(k.Lmax * sizeof *s0);
+    uint8_t *b0 = malloc(2 * k.Lmax);
+    double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0;
+    size_t bit_diff = 0, bits_total = 0, untouched_bad = 0;
+    for (size_t t = 0; t < nb; t++) {
+      unsigned c = (unsigned)(t / NB), j = (unsigned)(t % NB);
+      double m0[4], u0[5];
+      unsigned bad0;
+      ref_pre(&k, c, j, g0, m0, &bad0);
+      double e = test_rel_l2_cf32(grid_pre + t * ng, g0, ng);
+      if (!(e <= worst_g)) worst_g = e;
+      e = rel_l2_f64(mom + 4 * t, m0, 4);
+      if (!(e <= worst_m)) worst_m = e;
+      CHECK(bad[t] == bad0, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
+            bad[t], bad0);
+      om_ref o0, o1;
+      ref_om(&k, t, g0, &o0);
+      memcpy(o1.osub, omo[t].osub, sizeof o1.osub);
+      memcpy(o1.osub_t, omo[t].osub_t, sizeof o1.osub_t);
+      memcpy(o1.corr, omo[t].corr, sizeof o1.corr);
+      o1.om_n = omo[t].om_n;
+      o1.nsub = omo[t].nsub;
+      double es, ec;
+      int same;
+      om_compare(&o1, &o0, &es, &ec, &same);
+      if (!(es <= worst_om)) worst_om = es;
+      if (!(ec <= worst_corr)) worst_corr = ec;
+      CHECK(same, "om: channel %u block %u: sub-block counts or centres differ", c, j);
+      e = test_rel_l2_cf32(grid + t * ng, g0, ng);
+      if (!(e <= worst_gl)) worst_gl = e;
+      if (k.tm[t].k1 > k.tm[t].k0) {
+        ref_x4(&k, t, g0, x0);
+        e = test_rel_l2_cf32(w + c * w_stride + w0[t], x0, (size_t)(k.tm[t].k1 - k.tm[t].k0));
+        if (!(e <= worst_w)) worst_w = e;
+      }
+      ref_mf(&k, t, s0, u0);
+      e = rel_l2_f64(sums + 5 * t, u0, 5);
+      if (!(e <= worst_sum)) worst_sum = e;
+      int64_t n = k.tm[t].k1 - k.tm[t].k0;
+      if (n <= 0) continue;
+      const prx_cf32 *s1 = sym + t * k.Lmax;
+      e = test_rel_l2_cf32(s1, s0, (size_t)n);
+      if (!(e <= worst_s)) worst_s = e;
+      ref_out(&k, t, s0, b0);
+      const uint8_t *b1 = bits + c * bits_stride + 2 * ob[t].out0;
+      for (int64_t i = 0; i < 2 * n; i++) {
+        bits_total++;
+        if (b0[i] != b1[i] && !near_boundary(s0[i / 2], k.rot[t], 1e-4) &&
+            !(diff && i / 2 > 0 && near_boundary(s0[i / 2 - 1], k.rot[t], 1e-4)))
+          bit_diff++;
+      }
+    }
+    for (unsigned c = 0; c < C; c++)
+      for (size_t i = bits_n[c]; i < bits_stride; i++)
+        untouched_bad += bits[c * bits_stride + i] != 0xaa;
+    printf("sps %.3f %s %s%s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, bits "
+           "differing %zu of %zu\n",
+           sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent",
+           pad ? "" : " (unpadded window)", worst_g, worst_s, worst_m, worst_sum, bit_diff,
+           bits_total);
+    printf("  O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e\n", worst_om, worst_corr, worst_gl,
+           worst_w);
+    CHECK(worst_g < 2e-5, "pre: grid differs by %.2e", worst_g);
+    CHECK(worst_om < 2e-5, "om: sub-block sums differ by %.2e", worst_om);
+    CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
+    CHECK(worst_gl < 2e-5, "om: levelled grid differs by %.2e", worst_gl);
+    CHECK(worst_w < 2e-5, "x4: values differ by %.2e", worst_w);
+    free(x0);
+    CHECK(worst_s < 2e-5, "mf: symbols differ by %.2e", worst_s);
+    CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
+    CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
+    CHECK(bit_diff == 0, "out: %zu bits differ away from a decision boundary", bit_diff);
+    CHECK(untouched_bad == 0, "out: %zu bytes written past the channels' bits", untouched_bad);
+    free(g0);
+    free(s0);
+    free(b0);
+  }
+  cudaFree(d_rows);
+  cudaFree(d_grid);
+  cudaFree(d_sym);
+  cudaFree(d_mom);
+  cudaFree(d_sums);
+  cudaFree(d_bad);
+  cudaFree(d_mb);
+  cudaFree(d_ob);
+  cudaFree(d_bits);
+  cudaFree(d_omi);
+  cudaFree(d_omo);
+  cudaFree(d_w0);
+  cudaFree(d_w);
+  free(omi);
+  free(w0);
+  free(grid_pre);
+  free(w);
+  free(omo);
+  S->destroy(&st);
+  free(h_rows);
+  free(mb);
+  free(ob);
+  free(bits_n);
+  free(grid);
+  free(sym);
+  free(mom);
+  free(sums);
+  free(bad);
+  free(bits);
+  case_free(&k);
+}
+
+/* The demodulator's own blocks (probed) through the kernels on the GPU: pre, om, x4, mf and out
+ * on its stream (C copies of the row, each channel checked) with its per-block parameters give
+ * its grid, sums, 4th-power values, symbols and bits. */
+static void real_case(double sps, double esn0, double ppm, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = sps;
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = diff;
+  tcase_random(&c, &r, 0.05, ppm);
+  size_t n = tcase_length(&c, (size_t)(2.5 * 8192 * sps));
+  stage_case k;
+  probe pr;
+  prx_qpsk *q = NULL;
+  prx_cf32 *x = NULL;
+  uint8_t *cpu_bits = NULL;
+  size_t cpu_nbits = 0;
+  char name[96];
+  snprintf(name, sizeof name, "GPU, demodulator sps %.3f %.0f dB %.0f ppm %s", sps, esn0, ppm,
+           diff ? "differential" : "coherent");
+  if (!probe_case(&c, n, &k, &pr, &q, &x, &cpu_bits, &cpu_nbits)) {
+    CHECK(0, "%s: the demodulator run failed: %s", name, prx_last_error());
+  } else {
+    const unsigned C = 3;
+    const size_t nbk = pr.n, nb = C * nbk, ng = pr.ng, stride = n * sizeof(prx_cf32);
+    const size_t w_stride = nbk * k.Lmax, bits_stride = cpu_nbits + 64;
+    qpsk_stages st;
+    CHECK_OK(S->create(&st, &k.pre, &k.mf, C, (unsigned)nbk, k.L, k.Lmax, k.sps, 0));
+    qpsk_mf_block *mb = calloc(nb, sizeof *mb);
+    qpsk_out_block *ob = calloc(nb, sizeof *ob);
+    qpsk_om_in *oi = calloc(nb, sizeof *oi);
+    int64_t *w0 = calloc(nb, sizeof *w0);
+    for (size_t t = 0; t < nb; t++) {
+      const probe_blk *p = &pr.b[t % nbk];
+      mb[t] = p->mb;
+      ob[t] = p->ob;
+      oi[t] = p->oi;
+      w0[t] = (int64_t)((t % nbk) * k.Lmax);
+    }
+    void *d_rows = NULL;
+    prx_cf32 *d_grid = NULL, *d_sym = NULL, *d_w = NULL;
+    double *d_mom = NULL, *d_sums = NULL;
+    unsigned *d_bad = NULL;
+    qpsk_mf_block *d_mb = NULL;
+    qpsk_out_block *d_ob = NULL;
+    qpsk_om_in *d_oi = NULL;
+    qpsk_om_out *d_oo = NULL;
+    int64_t *d_w0 = NULL;
+    uint8_t *d_bits = NULL;
+    int ok = cuda_ok(cudaMalloc(&d_rows, stride * C), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_grid, nb * ng * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_sym, nb * k.Lmax * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_w, C * w_stride * sizeof(prx_cf32)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_mom, nb * 4 * sizeof(double)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_sums, nb * 5 * sizeof(double)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_bad, nb * sizeof(unsigned)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_mb, nb * sizeof *mb), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_ob, nb * sizeof *ob), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_oi, nb * sizeof *oi), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_oo, nb * sizeof(qpsk_om_out)), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_w0, nb * sizeof *w0), "cudaMalloc") &&
+             cuda_ok(cudaMalloc((void **)&d_bits, bits_stride * C), "cudaMalloc");
+    prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+    prx_cf32 *w = malloc(C * w_stride * sizeof *w);
+    qpsk_om_out *oo = malloc(nb * sizeof *oo);
+    double *mom = malloc(nb * 4 * sizeof *mom);
+    unsigned *bad = malloc(nb * sizeof *bad);
+    uint8_t *bits = malloc(bits_stride * C);
+    if (ok) {
+      for (unsigned ch = 0; ch < C; ch++)
+        cuda_ok(cudaMemcpy((char *)d_rows + ch * stride, x, stride, cudaMemcpyHostToDevice),
+                "rows");
+      cuda_ok(cudaMemcpy(d_mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_oi, oi, nb * sizeof *oi, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemcpy(d_w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemset(d_grid, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_sym, 0xff, nb * k.Lmax * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_w, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
+      cuda_ok(cudaMemset(d_oo, 0xff, nb * sizeof(qpsk_om_out)), "poison");
+      cuda_ok(cudaMemset(d_bits, 0xaa, bits_stride * C), "poison");
+      CHECK_OK(S->pre(&st, d_rows, stride, 0, (int64_t)n, d_grid, d_mom, d_bad, 0));
+      CHECK_OK(S->om(&st, 0, d_oi, d_grid, d_oo, 0));
+      CHECK_OK(S->x4(&st, d_mb, d_w0, d_grid, d_w, w_stride, 0));
+      CHECK_OK(S->mf(&st, d_rows, stride, 0, (int64_t)n, d_mb, d_sym, d_sums, 0));
+      CHECK_OK(S->out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
+      ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
+    }
+    if (ok) {
+      cuda_ok(cudaMemcpy(grid, d_grid, nb * ng * sizeof *grid, cudaMemcpyDeviceToHost), "grid");
+      cuda_ok(cudaMemcpy(sym, d_sym, nb * k.Lmax * sizeof *sym, cudaMemcpyDeviceToHost), "sym");
+      cuda_ok(cudaMemcpy(w, d_w, C * w_stride * sizeof *w, cudaMemcpyDeviceToHost), "w");
+      cuda_ok(cudaMemcpy(oo, d_oo, nb * sizeof *oo, cudaMemcpyDeviceToHost), "om");
+      cuda_ok(cudaMemcpy(mom, d_mom, nb * 4 * sizeof *mom, cudaMemcpyDeviceToHost), "mom");
+      cuda_ok(cudaMemcpy(bad, d_bad, nb * sizeof *bad, cudaMemcpyDeviceToHost), "counts");
+      cuda_ok(cudaMemcpy(bits, d_bits, bits_stride * C, cudaMemcpyDeviceToHost), "bits");
+      for (unsigned ch = 0; ch < C; ch++) {
+        char nm[128];
+        snprintf(nm, sizeof nm, "%s, channel %u", name, ch);
+        const size_t o = (size_t)ch * nbk;
+        probe_compare(nm, &k, &pr, grid + o * ng, oo + o, w + ch * w_stride, w0, sym + o * k.Lmax,
+                      mom + 4 * o, bad + o, bits + ch * bits_stride, cpu_bits, cpu_nbits);
+        size_t past = 0;
+        for (size_t i = cpu_nbits; i < bits_stride; i++) past += bits[ch * bits_stride + i] != 0xaa;
+        CHECK(past == 0, "%s: %zu bytes written past the bits", nm, past);
+      }
+    }
+    cudaFree(d_rows);
+    cudaFree(d_grid);
+    cudaFree(d_sym);
+    cudaFree(d_w);
+    cudaFree(d_mom);
+    cudaFree(d_sums);
+    cudaFree(d_bad);
+    cudaFree(d_mb);
+    cudaFree(d_ob);
+    cudaFree(d_oi);
+    cudaFree(d_oo);
+    cudaFree(d_w0);
+    cudaFree(d_bits);
+    S->destroy(&st);
+    free(mb);
+    free(ob);
+    free(oi);
+    free(w0);
+    free(grid);
+    free(sym);
+    free(w);
+    free(oo);
+    free(mom);
+    free(bad);
+    free(bits);
+  }
+  case_free(&k);
+  probe_free(&pr);
+  prx_qpsk_destroy(q);
+  free(x);
+  free(cpu_bits);
+}
+
+int main(void) {
+  const prx_cuda_module *m = prx_cuda_module_get();
+  if (!m) {
+    printf("test_qpsk_stages_cuda: skipped (%s)\n", prx_cuda_module_why());
+    return 77;
+  }
+  S = m->qpsk_stages;
+  run_case(4.0, 0, 1, 1, 21);
+  run_case(16.0 / 3.0, 0, 0, 1, 22);
+  run_case(4.0, 1, 0, 1, 23);
+  run_case(16.0 / 3.0, 1, 1, 1, 24);
+  run_case(4.0, 0, 0, 0, 25); /* the matched filter's window without padding */
+  run_case(16.0 / 3.0, 1, 1, 0, 26);
+  real_case(4.0, 14, 100, 1, 31);
+  real_case(16.0 / 3.0, 12, 1000, 1, 32);
+  real_case(4.0, 14, 3000, 0, 33);
+  real_case(4.0, 6, 100, 1, 34);
+  return test_finish("test_qpsk_stages_cuda");
+}
+#else
+int main(void) {
+  printf("test_qpsk_stages_cuda: built without CUDA: skipped\n");
+  return 77;
+}
+#endif

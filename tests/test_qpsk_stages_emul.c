@@ -1,0 +1,360 @@
+/* The stage kernels' per-thread steps (qpsk_stage_math.h, as qpsk_stages_cuda.cu runs them: one
+ * thread block per (block, channel), the window staged first, then each output from it) emulated
+ * on the CPU against the CPU demodulator's stage functions (test_qpsk_stages.h): the grid, the
+ * O&M sums (drift correlations 1e-4), the levelled grid, the 4th-power values and the matched
+ * filter's symbols within 1e-5 relative (float rounding of sums in another order), the
+ * input and symbol sums within 1e-9 / 1e-5, the non-finite counts and the decisions identical
+ * (decisions within 1e-5 of a boundary excepted). sps 4 and 16/3, cf32 and cf16 values, coherent
+ * and differential decisions, a stream ending inside the last block. Then the demodulator itself
+ * as the reference: its blocks probed after each batch (a carrier at 4-14 dB, 100 to 3000 ppm),
+ * the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
+ * 4th-power values, symbols and bits. Runs without a GPU. */
+#include "test_qpsk_stages.h"
+
+#include <stdio.h>
+
+/* stage pre, emulated: window then outputs */
+static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
+                     unsigned *bad) {
+  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
+                  &hi, &own0, &own1);
+  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
+  const prx_cf32 zero = {0, 0};
+  mom[0] = mom[1] = mom[2] = mom[3] = 0;
+  *bad = 0;
+  for (int64_t t = 0; t < hi - lo; t++) {
+    int64_t s = lo + t;
+    int in = s >= 0 && s < k->n_total;
+    prx_cf32 v = in ? row[s] : zero;
+    if (in && s >= own0 && s < own1) {
+      if (isfinite(v.re) && isfinite(v.im)) {
+        mom[0] += v.re;
+        mom[1] += v.im;
+        mom[2] += (double)v.re * v.re + (double)v.im * v.im;
+        mom[3] += 1;
+      } else {
+        ++*bad;
+      }
+    }
+    win[t] = qpsk_window_sample(v, in, zero);
+  }
+  /* the kernel's threads: thread th walks outputs th, th + 256, ... on an exact grid */
+  for (unsigned th = 0; th < 256 && k->pre.rq >= 0; th++) {
+    unsigned r;
+    int64_t off, di;
+    unsigned dj;
+    qpsk_pre_tap(m0 + th, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r, &off);
+    qpsk_pre_walk(k->pre.rq, k->pre.Q, 256, &di, &dj);
+    for (size_t q = th; q < case_ng(k); q += 256) {
+      unsigned r1;
+      int64_t off1;
+      qpsk_pre_tap(m0 + (int64_t)q, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r1, &off1);
+      CHECK(r == r1 && off == off1, "pre: the walk leaves the position at output %zu", q);
+      qpsk_pre_walk_next(di, dj, k->pre.Q, &r, &off);
+    }
+  }
+  for (size_t q = 0; q < case_ng(k); q++) {
+    unsigned r;
+    int64_t off;
+    qpsk_pre_tap(m0 + (int64_t)q, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r, &off);
+    CHECK(off >= 0 && off + k->pre.ntaps <= hi - lo, "pre: output %zu reads outside its window", q);
+    grid[q] = qpsk_dot1(k->pre.bank + (size_t)r * 2 * k->pre.ntaps, (const float *)(win + off),
+                        k->pre.ntaps);
+  }
+  free(win);
+}
+
+/* stage om, emulated: warp w's sub-blocks w, w + 8, ..., each lane's residue sums in double,
+ * the warp's tree reduction, then the margins, then the correlations */
+static void emul_om(const stage_case *k, size_t t, prx_cf32 *z, om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, m0 = 4 * k->tm[t].b * L, ng = 4 * L + 2 * QPSK_GM, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * L;
+  if (g_hi > k->g_hi) g_hi = k->g_hi;
+  double xs[QPSK_SUB_MAX][2];
+  int64_t len[QPSK_SUB_MAX];
+  for (unsigned j = 0; j <= nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    double x[32][2];
+    for (int lane = 0; lane < 32; lane++) {
+      x[lane][0] = x[lane][1] = 0;
+      for (int64_t m = a + lane; m < e; m += 32) {
+        const int64_t q = QPSK_GM + (m - m0);
+        prx_cf32 v = qpsk_om_level(z[q], k->D[t], k->om_gain[t]);
+        z[q] = v;
+        double pw = (double)v.re * v.re + (double)v.im * v.im;
+        switch ((int)(m & 3)) {
+        case 0: x[lane][0] += pw; break;
+        case 1: x[lane][1] -= pw; break;
+        case 2: x[lane][0] -= pw; break;
+        default: x[lane][1] += pw; break;
+        }
+      }
+    }
+    for (int sh = 16; sh > 0; sh >>= 1) /* __shfl_down_sync: lane i adds lane i + sh */
+      for (int lane = 0; lane < sh; lane++) {
+        x[lane][0] += x[lane + sh][0];
+        x[lane][1] += x[lane + sh][1];
+      }
+    xs[j][0] = x[0][0];
+    xs[j][1] = x[0][1];
+    len[j] = e > a ? e - a : 0;
+  }
+  const int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+  for (int64_t q = 0; q < ng; q++)
+    if (q < QPSK_GM || q >= QPSK_GM + done) z[q] = qpsk_om_level(z[q], k->D[t], k->om_gain[t]);
+  memset(o, 0, sizeof *o);
+  o->om_n = (double)done;
+  for (unsigned j = 0; j <= nsub && len[j] > 0; j++) {
+    o->osub[j][0] = xs[j][0];
+    o->osub[j][1] = xs[j][1];
+    int64_t a = m0 + Ls4 * j;
+    o->osub_t[j] = (double)(a + a + len[j] - 1) / 8.0;
+    o->nsub = j + 1;
+    if (j < nsub && len[j] == Ls4)
+      for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+        const double *p = o->osub[j - (1u << l)];
+        o->corr[l][0] += xs[j][0] * p[0] + xs[j][1] * p[1];
+        o->corr[l][1] += xs[j][1] * p[0] - xs[j][0] * p[1];
+      }
+  }
+}
+
+/* stage x4, emulated: one thread per symbol */
+static void emul_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *w) {
+  const qpsk_mf_timing *tm = &k->tm[t];
+  for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
+    int64_t g;
+    float c[4];
+    qpsk_x4_tap(tm, k->L, QPSK_GM, kk, &g, c);
+    CHECK(g >= 1 && g + 2 < (int64_t)case_ng(k), "x4: symbol %lld reads outside the grid",
+          (long long)kk);
+    w[kk - tm->k0] = qpsk_x4_one(z + g - 1, c);
+  }
+}
+
+/* stage mf, emulated */
+static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
+  const unsigned c = (unsigned)(t / k->nblk);
+  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const qpsk_mf_timing *tm = &k->tm[t];
+  memset(sums, 0, 5 * sizeof(double));
+  if (tm->k1 <= tm->k0) return;
+  int64_t lo, hi;
+  qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
+  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
+  const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
+  for (int64_t i = 0; i < hi - lo; i++) {
+    int64_t s = lo + i;
+    int in = s >= 0 && s < k->n_total;
+    win[i] = qpsk_mf_sample(qpsk_window_sample(in ? row[s] : dc, in, dc), dc, k->gain[t],
+                            k->theta[t], k->omega[t], i);
+  }
+  float acc[4] = {0, 0, 0, 0};
+  for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
+    unsigned r;
+    int64_t off;
+    qpsk_mf_tap(tm, k->L, k->sps, lo, kk, k->mf.Q, k->mf.c, &r, &off);
+    CHECK(off >= 0 && off + k->mf.ntaps <= hi - lo, "mf: symbol %lld reads outside its window",
+          (long long)kk);
+    prx_cf32 y = qpsk_dot1(k->mf.bank + (size_t)r * 2 * k->mf.ntaps, (const float *)(win + off),
+                           k->mf.ntaps);
+    sym[kk - tm->k0] = y;
+    qpsk_sum_terms(y, acc);
+  }
+  for (int q = 0; q < 4; q++) sums[q] = acc[q];
+  sums[4] = (double)(tm->k1 - tm->k0);
+  free(win);
+}
+
+/* stage out, emulated */
+static void emul_out(const stage_case *k, size_t t, const prx_cf32 *y, uint8_t *bits) {
+  const int64_t n = k->tm[t].k1 - k->tm[t].k0;
+  for (int64_t i = 0; i < n; i++) {
+    unsigned b0, b1, q = qpsk_quad_of(y[i], k->rot[t], &b0, &b1);
+    if (k->diff) {
+      unsigned qp = i > 0 ? qpsk_quad_of(y[i - 1], k->rot[t], &b0, &b1) : k->quad0[t];
+      qpsk_diff_step_bits((q - qp) & 3u, &bits[2 * i], &bits[2 * i + 1]);
+    } else {
+      bits[2 * i] = (uint8_t)b0;
+      bits[2 * i + 1] = (uint8_t)b1;
+    }
+  }
+}
+
+static void run_case(double sps, int cf16, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  stage_case k;
+  case_make(&k, &r, 6, 4, 256, sps, cf16, diff);
+  const size_t ng = case_ng(&k);
+  prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
+  prx_cf32 *s0 = malloc(k.Lmax * sizeof *s0), *s1 = malloc(k.Lmax * sizeof *s1);
+  uint8_t *b0 = malloc(2 * k.Lmax), *b1 = malloc(2 * k.Lmax);
+  double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
+  double worst_gl = 0, worst_w = 0;
+  prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
+  size_t bit_diff = 0, bits_total = 0;
+  for (unsigned c = 0; c < k.C; c++) {
+    for (unsigned j = 0; j < k.nblk; j++) {
+      size_t t = (size_t)c * k.nblk + j;
+      double m0[4], m1[4];
+      unsigned bad0, bad1;
+      ref_pre(&k, c, j, g0, m0, &bad0);
+      emul_pre(&k, c, j, g1, m1, &bad1);
+      double e = test_rel_l2_cf32(g1, g0, ng);
+      if (e > worst_g) worst_g = e;
+      e = rel_l2_f64(m1, m0, 4);
+      if (e > worst_m) worst_m = e;
+      CHECK(bad0 == bad1, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
+            bad1, bad0);
+      om_ref o0, o1;
+      ref_om(&k, t, g0, &o0);
+      emul_om(&k, t, g1, &o1);
+      double es, ec;
+      int same;
+      om_compare(&o1, &o0, &es, &ec, &same);
+      if (es > worst_om) worst_om = es;
+      if (ec > worst_corr) worst_corr = ec;
+      CHECK(same, "om: channel %u block %u: sub-block counts or centres differ", c, j);
+      e = test_rel_l2_cf32(g1, g0, ng);
+      if (e > worst_gl) worst_gl = e;
+      if (k.tm[t].k1 > k.tm[t].k0) {
+        size_t nn = (size_t)(k.tm[t].k1 - k.tm[t].k0);
+        ref_x4(&k, t, g0, w0);
+        emul_x4(&k, t, g1, w1);
+        e = test_rel_l2_cf32(w1, w0, nn);
+        if (e > worst_w) worst_w = e;
+      }
+
+      double u0[5], u1[5];
+      int64_t n = k.tm[t].k1 - k.tm[t].k0;
+      ref_mf(&k, t, s0, u0);
+      emul_mf(&k, t, s1, u1);
+      if (n <= 0) continue;
+      e = test_rel_l2_cf32(s1, s0, (size_t)n);
+      if (e > worst_s) worst_s = e;
+      e = rel_l2_f64(u1, u0, 5);
+      if (e > worst_sum) worst_sum = e;
+      /* decisions: the same symbols through both decision paths, then the emulated symbols */
+      ref_out(&k, t, s0, b0);
+      emul_out(&k, t, s0, b1);
+      CHECK(memcmp(b0, b1, 2 * (size_t)n) == 0, "out: channel %u block %u: bits differ", c, j);
+      emul_out(&k, t, s1, b1);
+      for (int64_t i = 0; i < 2 * n; i++) {
+        bits_total++;
+        if (b0[i] != b1[i] && !near_boundary(s0[i / 2], k.rot[t], 1e-4) &&
+            !(diff && i / 2 > 0 && near_boundary(s0[i / 2 - 1], k.rot[t], 1e-4)))
+          bit_diff++;
+      }
+    }
+  }
+  printf("sps %.3f %s %s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
+         "symbols %.2e, input sums %.2e, symbol sums %.2e, bits differing %zu of %zu\n",
+         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_om,
+         worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff, bits_total);
+  CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
+  CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
+  CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
+  CHECK(worst_w < 1e-5, "x4: values differ by %.2e", worst_w);
+  free(w0);
+  free(w1);
+  CHECK(worst_g < 1e-5, "pre: grid differs by %.2e", worst_g);
+  CHECK(worst_s < 1e-5, "mf: symbols differ by %.2e", worst_s);
+  CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
+  CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
+  CHECK(bit_diff == 0, "out: %zu bits differ away from a decision boundary", bit_diff);
+  free(g0);
+  free(g1);
+  free(s0);
+  free(s1);
+  free(b0);
+  free(b1);
+  case_free(&k);
+}
+
+/* The demodulator's own blocks (probed) through the emulated kernels: pre, om, x4, mf and out on
+ * its stream with its per-block parameters give its grid, sums, 4th-power values, symbols and
+ * bits. */
+static void real_case(double sps, double esn0, double ppm, int diff, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  tcase c;
+  memset(&c, 0, sizeof c);
+  c.sps = sps;
+  c.noise = 1;
+  c.esn0_db = esn0;
+  c.differential = diff;
+  tcase_random(&c, &r, 0.05, ppm);
+  size_t n = tcase_length(&c, (size_t)(2.5 * 8192 * sps));
+  stage_case k;
+  probe pr;
+  prx_qpsk *q = NULL;
+  prx_cf32 *x = NULL;
+  uint8_t *cpu_bits = NULL;
+  size_t cpu_nbits = 0;
+  char name[96];
+  snprintf(name, sizeof name, "demodulator sps %.3f %.0f dB %.0f ppm %s", sps, esn0, ppm,
+           diff ? "differential" : "coherent");
+  if (probe_case(&c, n, &k, &pr, &q, &x, &cpu_bits, &cpu_nbits)) {
+    const size_t nb = pr.n, ng = pr.ng;
+    prx_cf32 *grid = malloc(nb * ng * sizeof *grid), *sym = malloc(nb * k.Lmax * sizeof *sym);
+    prx_cf32 *w = malloc(nb * k.Lmax * sizeof *w);
+    qpsk_om_out *oo = calloc(nb, sizeof *oo);
+    int64_t *w0 = calloc(nb, sizeof *w0);
+    double *mom = malloc(nb * 4 * sizeof *mom), sums[5];
+    unsigned *bad = calloc(nb, sizeof *bad);
+    uint8_t *bits = calloc(cpu_nbits + 16, 1);
+    for (size_t t = 0; t < nb; t++) {
+      w0[t] = (int64_t)(t * k.Lmax);
+      emul_pre(&k, 0, (unsigned)t, grid + t * ng, mom + 4 * t, &bad[t]);
+      om_ref o;
+      emul_om(&k, t, grid + t * ng, &o);
+      memcpy(oo[t].osub, o.osub, sizeof o.osub);
+      memcpy(oo[t].osub_t, o.osub_t, sizeof o.osub_t);
+      memcpy(oo[t].corr, o.corr, sizeof o.corr);
+      oo[t].om_n = o.om_n;
+      oo[t].nsub = o.nsub;
+      emul_x4(&k, t, grid + t * ng, w + w0[t]);
+      emul_mf(&k, t, sym + t * k.Lmax, sums);
+      if (2 * (size_t)pr.b[t].ob.out0 + 2 * (size_t)(k.tm[t].k1 - k.tm[t].k0) <= cpu_nbits + 16)
+        emul_out(&k, t, sym + t * k.Lmax, bits + 2 * pr.b[t].ob.out0);
+    }
+    probe_compare(name, &k, &pr, grid, oo, w, w0, sym, mom, bad, bits, cpu_bits, cpu_nbits);
+    free(grid);
+    free(sym);
+    free(w);
+    free(oo);
+    free(w0);
+    free(mom);
+    free(bad);
+    free(bits);
+  } else {
+    CHECK(0, "%s: the demodulator run failed: %s", name, prx_last_error());
+  }
+  case_free(&k);
+  probe_free(&pr);
+  prx_qpsk_destroy(q);
+  free(x);
+  free(cpu_bits);
+}
+
+int main(void) {
+  run_case(4.0, 0, 1, 11);
+  run_case(16.0 / 3.0, 0, 0, 12);
+  run_case(4.0, 1, 0, 13);
+  run_case(16.0 / 3.0, 1, 1, 14);
+  run_case(2.5, 0, 1, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  real_case(4.0, 14, 100, 1, 31);
+  real_case(16.0 / 3.0, 12, 1000, 1, 32);
+  real_case(4.0, 14, 3000, 0, 33);
+  real_case(4.0, 6, 100, 1, 34);
+  real_case(4.0, 4, 300, 1, 35);
+  real_case(16.0 / 3.0, 8, 100, 0, 36);
+  return test_finish("test_qpsk_stages_emul");
+}
