@@ -189,7 +189,10 @@ static void test_identity(const uint32_t *x, const uint32_t *ref, uint32_t *y, s
     for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
       for (int mode = 0; mode < 3; mode++) { /* 0 full reads, 1 short reads, 2 serial */
         size_t block = blocks[b];
-        if (block == 1 && d > 1) continue; /* 20000 one-sample blocks: twice is enough */
+        /* thousands of tiny blocks cost a thread hand-off each (tens of microseconds across the
+         * cores of a large machine): a few depths are enough for them */
+        if (block == 1 && (d > 0 || mode == 1)) continue;
+        if (block == 3 && d > 1) continue;
         sim s;
         sim_init(&s, x, N_SAMPLES, y, cap, 1000 + runs);
         prx_pipe_config c = sim_config(&s, block, depths[d][0], depths[d][1], depths[d][2]);
