@@ -621,8 +621,12 @@ int main(void) {
   test_write_errors(x, y, cap);
   test_stop(x, y, cap);
   test_iq_reader(x, ref, y);
-  test_config(x, ref, y, cap);
+  /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own
+   * threads keep the signal mask of the thread that started them, and a process-directed SIGINT
+   * delivered to one of them would not interrupt the reader's read (the commands block the stop
+   * signals before creating any backend for the same reason) */
   test_stop_signal();
+  test_config(x, ref, y, cap);
   free(x);
   free(ref);
   free(y);
