@@ -34,7 +34,7 @@
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
-#define GPU_BLOCK ((size_t)1 << 24)     /* the CUDA backend's default block, within GPU_BUDGET */
+#define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
@@ -491,8 +491,10 @@ static cli_alignment alignment(const run_state *r) {
 
 /* The default block. On the CPU, 2^18 samples: larger blocks are slower there (K = 1024, all
  * channels written to tmpfs: 2^20 takes 1.3x the time of 2^18, the outputs no longer in the
- * cache when the writers read them). The CUDA backend wants large transfers: GPU_BLOCK samples,
- * as far as OUT_DEPTH slots of outputs fit in GPU_BUDGET. */
+ * cache when the writers read them). With the CUDA backend, GPU_BLOCK samples, as far as
+ * OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
+ * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
+ * page-locked buffers cost more to make than their transfers save at this length). */
 static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
   if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
@@ -1096,10 +1098,11 @@ static void summary(run_state *r, double elapsed) {
             "  wrote %zu of %zu channels (%zu failed to write and have no recording; K = %u)",
             r->n_complete, r->n_sel, r->n_failed, K);
   fprintf(stderr, " to %s%s: %llu samples each at %s (D = %u), channel spacing %s\n",
-          r->o.to_stdout ? "standard output" : r->o.archive ? r->o.archive : r->o.outdir,
-          r->o.to_stdout || r->o.archive ? "" : "/",
-          (unsigned long long)r->n_out, fmt_hz(fs / D, b2, sizeof b2), D,
-          fmt_hz(fs / K, b3, sizeof b3));
+          r->o.to_stdout ? "standard output"
+          : r->o.archive ? r->o.archive
+                         : r->o.outdir,
+          r->o.to_stdout || r->o.archive ? "" : "/", (unsigned long long)r->n_out,
+          fmt_hz(fs / D, b2, sizeof b2), D, fmt_hz(fs / K, b3, sizeof b3));
   if (r->tail_cut)
     fprintf(stderr,
             "  note: the stop signal cut the filter tail short: the recordings end %llu samples "
@@ -1153,8 +1156,12 @@ static void banner(const run_state *r) {
           fmt_hz(r->in.sample_rate, b1, sizeof b1), fmt_hz(r->in.center_freq, b2, sizeof b2), K, D,
           r->o.taps_per_channel, M, r->o.atten, prx_backend_name(prx_chan_backend(r->chan)),
           r->n_sel, r->o.to_stdout ? "channels interleaved to" : "SigMF recordings in",
-          r->o.to_stdout ? "standard output" : r->o.archive ? r->o.archive : r->o.outdir,
-          r->o.to_stdout ? "" : r->o.archive ? " (archive)" : "/");
+          r->o.to_stdout ? "standard output"
+          : r->o.archive ? r->o.archive
+                         : r->o.outdir,
+          r->o.to_stdout ? ""
+          : r->o.archive ? " (archive)"
+                         : "/");
 }
 
 static void cleanup(run_state *r) {
