@@ -357,18 +357,21 @@ static int setup_demod(run_state *r) {
   return -1;
 }
 
-/* never write an output over the input file */
-static int same_file(const char *a, const char *b) {
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+/* Every output is a file of its own, and none is the input (by name, or the same file through
+ * a link): checked before anything is written. Returns -1 when they are distinct. */
+static int check_paths(const run_state *r) {
+  cli_path p[5];
+  size_t n = 0;
+  if (strcmp(r->o.input, "-")) p[n++] = (cli_path){"-i", prx_iq_reader_name(r->reader), 1};
+  p[n++] = (cli_path){"-o", r->o.output, 0};
+  if (r->o.llr) p[n++] = (cli_path){"--llr", r->o.llr, 0};
+  if (r->o.report) p[n++] = (cli_path){"--report", r->o.report, 0};
+  if (r->o.constellation) p[n++] = (cli_path){"--constellation", r->o.constellation, 0};
+  return cli_outputs_distinct(CMD, p, n);
 }
 
-static FILE *open_out(const char *path, const run_state *r, const char *what, int *rc) {
+static FILE *open_out(const char *path, const char *what, int *rc) {
   if (!strcmp(path, "-")) return stdout;
-  if (strcmp(r->o.input, "-") && same_file(path, prx_iq_reader_name(r->reader))) {
-    *rc = cli_error(CMD, "%s %s is the input file: choose another name", what, path);
-    return NULL;
-  }
   FILE *f = fopen(path, "wb");
   if (!f) *rc = cli_error(CMD, "cannot create %s %s: %s", what, path, strerror(errno));
   return f;
@@ -709,10 +712,10 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
   if (rc < 0) rc = setup_demod(&r);
-  if (rc < 0 && !(r.bits_f = open_out(r.o.output, &r, "output", &rc)) && rc < 0) rc = 1;
-  if (rc < 0 && r.o.llr && !(r.llr_f = open_out(r.o.llr, &r, "LLR file", &rc)) && rc < 0) rc = 1;
-  if (rc < 0 && r.o.report && !(r.rep_f = open_out(r.o.report, &r, "report", &rc)) && rc < 0)
-    rc = 1;
+  if (rc < 0) rc = check_paths(&r);
+  if (rc < 0 && !(r.bits_f = open_out(r.o.output, "output", &rc)) && rc < 0) rc = 1;
+  if (rc < 0 && r.o.llr && !(r.llr_f = open_out(r.o.llr, "LLR file", &rc)) && rc < 0) rc = 1;
+  if (rc < 0 && r.o.report && !(r.rep_f = open_out(r.o.report, "report", &rc)) && rc < 0) rc = 1;
   if (rc < 0 && r.rep_f && report_begin(&r))
     rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing

@@ -171,6 +171,34 @@ static int same_file(const path_key *x, const path_key *y) {
   return 1;
 }
 
+/* A path that does not exist yet may be a symbolic link to where the file will be created:
+ * follows such links (up to 8) and returns the path the file will have (malloc'd). */
+static char *follow_dangling_links(const char *path) {
+  char *cur = strdup(path);
+  struct stat st;
+  for (int hop = 0; cur && hop < 8 && lstat(cur, &st) == 0 && S_ISLNK(st.st_mode); hop++) {
+    char target[4096];
+    ssize_t len = readlink(cur, target, sizeof target - 1);
+    if (len <= 0) break;
+    target[len] = 0;
+    const char *slash = strrchr(cur, '/');
+    char *next;
+    if (target[0] == '/' || !slash) {
+      next = strdup(target);
+    } else { /* relative to the link's directory */
+      size_t dl = (size_t)(slash - cur) + 1;
+      next = malloc(dl + (size_t)len + 1);
+      if (next) {
+        memcpy(next, cur, dl);
+        memcpy(next + dl, target, (size_t)len + 1);
+      }
+    }
+    free(cur);
+    cur = next;
+  }
+  return cur;
+}
+
 /* The key of one path; 0 when the file may be shared (a device, a pipe, standard input that is
  * not a regular file), -1 out of memory. */
 static int make_key(const cli_path *p, size_t i, path_key *k) {
@@ -191,20 +219,24 @@ static int make_key(const cli_path *p, size_t i, path_key *k) {
     return 1;
   }
   if (exists) return 0;
-  /* not there yet: the name, with its directory resolved when that exists */
+  /* not there yet: the name (through a dangling link to it), with its directory resolved when
+   * that exists */
   k->kind = 1;
-  const char *slash = strrchr(p->path, '/');
-  char *dir = slash ? strndup(p->path, (size_t)(slash - p->path) + (slash == p->path)) : NULL;
+  char *path = follow_dangling_links(p->path);
+  if (!path) return -1;
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : NULL;
   char *real = realpath(slash ? dir : ".", NULL);
   free(dir);
   if (real) {
-    const char *leaf = slash ? slash + 1 : p->path;
+    const char *leaf = slash ? slash + 1 : path;
     size_t n = strlen(real) + strlen(leaf) + 2;
     k->name = malloc(n);
     if (k->name) snprintf(k->name, n, "%s/%s", real, leaf);
     free(real);
+    free(path);
   } else {
-    k->name = strdup(p->path);
+    k->name = path;
   }
   return k->name ? 1 : -1;
 }

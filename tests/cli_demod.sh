@@ -294,5 +294,16 @@ t0=$(date +%s)
 expect_fail "CFO span" "MB" -- -i "$T/d.cf32" -s 12.8k -r 200 --cfo-span 4194304 -o "$T/x"
 [ $(($(date +%s) - t0)) -le 5 ] || bad "--cfo-span 4194304: the refusal took more than 5 s"
 
+# outputs that would overwrite each other or the input (by name, a hard link, a link not yet
+# pointing at anything) are refused before anything is written
+expect_fail "same file" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/al" --llr "$T/al"
+expect_fail "same file" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/al" --report "$T/al"
+expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/d.cf32"
+ln -f "$T/d.cf32" "$T/hard.cf32"
+expect_fail "is the input" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/hard.cf32"
+ln -sf "$T/al.bits" "$T/al.link"
+expect_fail "same file" -- -i "$T/d.cf32" -s 12.8k -r 2400 -o "$T/al.bits" --llr "$T/al.link"
+[ -e "$T/al" ] || [ -e "$T/al.bits" ] && bad "a refused invocation created an output"
+
 [ $fail -eq 0 ] && echo "cli_demod: all checks passed"
 exit $((fail > 0))
