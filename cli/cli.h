@@ -37,6 +37,8 @@ int cli_status_error(const char *cmd, const char *what, prx_status st);
 
 /* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 2 (a usage error). */
 int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what);
+/* --backend auto|cpu|cuda: -1 on success, else the exit code after the error line. */
+int cli_parse_backend(const char *cmd, const char *text, prx_backend *out);
 
 /* The input options every streaming subcommand takes (-i, -F, -s, -f); NULL when not given. */
 typedef struct {

@@ -233,14 +233,7 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--threads", a, "thread count (0..1024, 0 = all cores)");
       break;
     case OPT_BACKEND:
-      if (!strcmp(a, "auto"))
-        o->backend = PRX_BACKEND_AUTO;
-      else if (!strcmp(a, "cpu"))
-        o->backend = PRX_BACKEND_CPU;
-      else if (!strcmp(a, "cuda"))
-        o->backend = PRX_BACKEND_CUDA;
-      else
-        return cli_error(CMD, "--backend: unknown backend '%s' (auto, cpu or cuda)", a);
+      if (cli_parse_backend(CMD, a, &o->backend) >= 0) return 1;
       break;
     case OPT_BLOCK:
       if (cli_parse_uint(a, 1, MAX_BLOCK, &o->block))

@@ -227,14 +227,7 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_error(CMD, "--bits: '%s' is not a bit format (unpacked or packed)", a);
       break;
     case OPT_BACKEND:
-      if (!strcmp(a, "auto"))
-        o->backend = PRX_BACKEND_AUTO;
-      else if (!strcmp(a, "cpu"))
-        o->backend = PRX_BACKEND_CPU;
-      else if (!strcmp(a, "cuda"))
-        o->backend = PRX_BACKEND_CUDA;
-      else
-        return cli_error(CMD, "--backend: unknown backend '%s' (auto, cpu or cuda)", a);
+      if (cli_parse_backend(CMD, a, &o->backend) >= 0) return 1;
       break;
     case OPT_LLR: o->llr = a; break;
     case OPT_REPORT: o->report = a; break;

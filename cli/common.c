@@ -430,3 +430,13 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
   }
   return 1;
 }
+
+int cli_parse_backend(const char *cmd, const char *text, prx_backend *out) {
+  static const prx_backend all[] = {PRX_BACKEND_AUTO, PRX_BACKEND_CPU, PRX_BACKEND_CUDA};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (!strcmp(text, prx_backend_name(all[i]))) {
+      *out = all[i];
+      return -1;
+    }
+  return cli_error(cmd, "--backend: unknown backend '%s' (auto, cpu or cuda)", text);
+}

@@ -186,17 +186,9 @@ static prx_status check_resources(const prx_chan_config *cfg, unsigned K, unsign
 }
 
 static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
-  const prx_cuda_module *m = NULL;
-  switch (cfg->backend) {
-  case PRX_BACKEND_CPU: break;
-  case PRX_BACKEND_CUDA:
-    if (!(m = prx_cuda_module_get()))
-      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but cannot run: %s",
-                      prx_cuda_module_why());
-    break;
-  case PRX_BACKEND_AUTO: m = prx_cuda_module_get(); break;
-  default: return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
-  }
+  const prx_cuda_module *m;
+  prx_status st = prx_cuda_module_pick(cfg->backend, &m);
+  if (st) return st;
   c->backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
   c->ops = m ? m->chan->ops : &prx_chan_cpu_ops;
   if (cfg->out_format == PRX_CF16 && c->backend != PRX_BACKEND_CUDA)

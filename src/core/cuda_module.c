@@ -136,3 +136,17 @@ const char *prx_cuda_module_why(void) {
   pthread_once(&once, load);
   return module ? "" : why;
 }
+
+prx_status prx_cuda_module_pick(prx_backend requested, const prx_cuda_module **out) {
+  *out = NULL;
+  switch (requested) {
+  case PRX_BACKEND_CPU: return PRX_OK;
+  case PRX_BACKEND_CUDA:
+    if (!(*out = prx_cuda_module_get()))
+      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but cannot run: %s",
+                      prx_cuda_module_why());
+    return PRX_OK;
+  case PRX_BACKEND_AUTO: *out = prx_cuda_module_get(); return PRX_OK;
+  }
+  return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)requested);
+}

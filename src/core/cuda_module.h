@@ -67,6 +67,11 @@ typedef struct prx_cuda_module {
 const prx_cuda_module *prx_cuda_module_get(void);
 /* Why prx_cuda_module_get() returns NULL ("" when it does not). */
 const char *prx_cuda_module_why(void);
+/* The backend a request resolves to, for every object with a CUDA backend: CPU stays on the
+ * CPU; CUDA needs the module (PRX_ERR_NODEVICE, with prx_cuda_module_why(), where it cannot
+ * run); AUTO takes the module where it loads. *module: the module when the choice is CUDA,
+ * else NULL. */
+prx_status prx_cuda_module_pick(prx_backend requested, const prx_cuda_module **module);
 
 #ifdef __cplusplus
 }

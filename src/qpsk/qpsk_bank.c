@@ -28,20 +28,12 @@ prx_qpsk_bank_config prx_qpsk_bank_config_default(void) {
   return c;
 }
 
-/* The backend (AUTO resolved) and, for CUDA, the module's bank entries (chan.c picks alike). */
+/* The backend (AUTO resolved) and, for CUDA, the module's bank entries. */
 static prx_status pick_backend(const prx_qpsk_bank_config *cfg, prx_backend *backend,
                                const prx_qpsk_bank_cuda **gpu) {
-  const prx_cuda_module *m = NULL;
-  switch (cfg->backend) {
-  case PRX_BACKEND_CPU: break;
-  case PRX_BACKEND_CUDA:
-    if (!(m = prx_cuda_module_get()))
-      return prx_fail(PRX_ERR_NODEVICE, "the CUDA backend was requested but cannot run: %s",
-                      prx_cuda_module_why());
-    break;
-  case PRX_BACKEND_AUTO: m = prx_cuda_module_get(); break;
-  default: return prx_fail(PRX_ERR_INVALID, "unknown backend %d", (int)cfg->backend);
-  }
+  const prx_cuda_module *m;
+  prx_status st = prx_cuda_module_pick(cfg->backend, &m);
+  if (st) return st;
   *backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
   *gpu = m ? m->qpsk_bank : NULL;
   return PRX_OK;
