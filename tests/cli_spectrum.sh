@@ -19,47 +19,17 @@ bad() {
   fail=$((fail + 1))
 }
 
-# ---- the checker: decodes an 8-bit RGB PNG, then runs the checks named on its command line ----
+# ---- the checker: the PNG decoded by tests/support/png_read.py, then the checks named on its
+# command line ----
+SUPPORT=$(cd "$(dirname "$0")" 2>/dev/null && pwd)/support
+[ -f "$SUPPORT/png_read.py" ] || SUPPORT=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/support
 cat >"$T/png_check.py" <<'PY'
-import struct, sys, zlib
-
-def decode(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, text = 8, b"", {}
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0], "CRC"
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype == 2, "not 8-bit RGB"
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"tEXt":
-            k, v = body.split(b"\0", 1)
-            text[k.decode()] = v.decode()
-        pos += 12 + n
-    raw, stride, rows, prev = zlib.decompress(idat), 3 * w, [], bytearray(3 * w)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - 3] if i >= 3 else 0
-            b, c = prev[i], prev[i - 3] if i >= 3 else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return w, h, rows, text
+import os, sys
+sys.path.insert(0, os.environ["PNG_SUPPORT"])
+from png_read import read_png
 
 path, checks = sys.argv[1], sys.argv[2:]
-w, h, rows, text = decode(path)
-px = lambda x, y: tuple(rows[y][3 * x:3 * x + 3])
+w, h, px, text = read_png(path)
 x0, y0, pw, ph = map(int, text["polyrx:plot_area"].split())
 flo, fhi = map(float, text["polyrx:freq_range_hz"].split())
 t1 = float(text["polyrx:time_range_s"].split()[1])
@@ -124,7 +94,7 @@ for c in checks:
 for e in errors: print(f"  {path}: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
-check() { python3 "$T/png_check.py" "$@" || bad "$1: checks failed"; }
+check() { PNG_SUPPORT=$SUPPORT python3 "$T/png_check.py" "$@" || bad "$1: checks failed"; }
 
 # ---- a recording with three carriers, a noise gap and a zero gap; channel grid of 16 ----
 "$P" gen -q -o "$T/s.sigmf-data" -F ci16 -s 1M -f 100M -d 1 --carrier f=200k,rs=50k \
