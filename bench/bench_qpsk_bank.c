@@ -26,7 +26,8 @@
 #include <time.h>
 
 #ifdef PRX_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "bench_cuda.h"
+#include "dsp/pack.h"
 
 #define REPS 3
 
@@ -34,36 +35,6 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-static uint16_t float_to_half(float f) {
-  _Float16 h = (_Float16)f;
-  uint16_t u;
-  memcpy(&u, &h, 2);
-  return u;
-}
-
-static double d2d_bandwidth(void) {
-  size_t bytes = (size_t)1 << 30;
-  void *a, *b;
-  if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) return NAN;
-  cudaMemset(a, 1, bytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  float best = 1e30f;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(e0, 0);
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (ms < best) best = ms;
-  }
-  cudaFree(a);
-  cudaFree(b);
-  return 2.0 * bytes / (best * 1e-3); /* read + write */
 }
 
 /* rows[c] = carrier c; n samples each, pitch in samples */
@@ -180,7 +151,7 @@ int main(int argc, char **argv) {
   }
   struct cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
-  double bw = d2d_bandwidth();
+  double bw = bench_d2d_bandwidth();
   printf("{\"bench\":\"qpsk_bank\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g,\"cpu_threads\":%d}\n",
          prop.name, bw, prx_cpu_count());
   const double spss[2] = {4, 16.0 / 3};
@@ -198,10 +169,7 @@ int main(int argc, char **argv) {
       uint16_t *h16 = malloc((size_t)C * pitch * 4);
       if (!h32 || !h16) return 1;
       make_rows(C, sps, n4, pitch, h32);
-      for (size_t i = 0; i < (size_t)C * pitch; i++) {
-        h16[2 * i] = float_to_half(h32[i].re);
-        h16[2 * i + 1] = float_to_half(h32[i].im);
-      }
+      prx_pack_cf16(h32, (size_t)C * pitch, h16);
       for (int f = 0; f < 2; f++) {
         if (!wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
         prx_format fmt = f ? PRX_CF16 : PRX_CF32;

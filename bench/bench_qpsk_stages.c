@@ -31,7 +31,8 @@
 #include "core/cuda_module.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
-#include <cuda_runtime_api.h>
+#include "bench_cuda.h"
+#include "dsp/pack.h"
 
 static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
 
@@ -40,31 +41,6 @@ static const prx_qpsk_stages_cuda *S; /* the kernels, in the CUDA module */
 #define NB 16
 #define L 512
 #define DISTINCT 16
-
-static double d2d_bandwidth(void) {
-  size_t bytes = (size_t)1 << 30;
-  void *a, *b;
-  if (cudaMalloc(&a, bytes) || cudaMalloc(&b, bytes)) return NAN;
-  cudaMemset(a, 1, bytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  float best = 1e30f;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(e0, 0);
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (ms < best) best = ms;
-  }
-  cudaFree(a);
-  cudaFree(b);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return 2.0 * bytes / (best * 1e-3); /* read + write */
-}
 
 static int cmp_f(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
@@ -130,13 +106,6 @@ static double time_it(const bench_bufs *b, int which) {
   return ms[REPS / 2] * 1e-3;
 }
 
-static uint16_t to_half(float f) {
-  _Float16 h = (_Float16)f;
-  uint16_t u;
-  memcpy(&u, &h, 2);
-  return u;
-}
-
 int main(void) {
   const prx_cuda_module *m = prx_cuda_module_get();
   if (!m) {
@@ -146,7 +115,7 @@ int main(void) {
   S = m->qpsk_stages;
   struct cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
-  const double bw = d2d_bandwidth();
+  const double bw = bench_d2d_bandwidth();
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
@@ -166,10 +135,7 @@ int main(void) {
     prx_cf32 *h32 = malloc(DISTINCT * pitch * sizeof *h32);
     uint16_t *h16 = malloc(DISTINCT * pitch * 4);
     test_fill_cf32(&r, h32, DISTINCT * pitch, 0.7);
-    for (size_t i = 0; i < DISTINCT * pitch; i++) {
-      h16[2 * i] = to_half(h32[i].re);
-      h16[2 * i + 1] = to_half(h32[i].im);
-    }
+    prx_pack_cf16(h32, DISTINCT * pitch, h16);
     for (int ci = 0; ci < 3; ci++) {
       const unsigned C = Cs[ci];
       const size_t nb = (size_t)C * NB, ng = 4 * (size_t)L + 2 * QPSK_GM;
