@@ -451,6 +451,22 @@ static inline void probe_free(probe *pr) {
   free(pr->b);
 }
 
+/* The carrier both stage tests run the demodulator on: random CFO (up to 0.05 Rs), phase and
+ * timing from the seed, the given sps, Es/N0, clock offset and mode; returns its length in
+ * samples (2.5 CFO spans, its end away from a symbol centre). */
+static inline size_t real_tcase(tcase *c, double sps, double esn0, double ppm, int diff,
+                                uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  memset(c, 0, sizeof *c);
+  c->sps = sps;
+  c->noise = 1;
+  c->esn0_db = esn0;
+  c->differential = diff;
+  tcase_random(c, &r, 0.05, ppm);
+  return tcase_length(c, (size_t)(2.5 * 8192 * sps));
+}
+
 /* The demodulator run over one carrier of case c (n samples, one thread), its batches probed:
  * *q (alive: its filters serve the kernels), the samples *x and the bits (*bits, *nbits); the
  * stage case k describes the same stream (one channel, blocks 0 .. pr->n - 1, the demodulator's

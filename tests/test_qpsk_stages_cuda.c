@@ -265,16 +265,8 @@ static void run_case(double sps, int cf16, int diff, int pad, uint64_t seed) {
  * on its stream (C copies of the row, each channel checked) with its per-block parameters give
  * its grid, sums, 4th-power values, symbols and bits. */
 static void real_case(double sps, double esn0, double ppm, int diff, uint64_t seed) {
-  test_rng r;
-  test_rng_seed(&r, seed);
   tcase c;
-  memset(&c, 0, sizeof c);
-  c.sps = sps;
-  c.noise = 1;
-  c.esn0_db = esn0;
-  c.differential = diff;
-  tcase_random(&c, &r, 0.05, ppm);
-  size_t n = tcase_length(&c, (size_t)(2.5 * 8192 * sps));
+  size_t n = real_tcase(&c, sps, esn0, ppm, diff, seed);
   stage_case k;
   probe pr;
   prx_qpsk *q = NULL;
