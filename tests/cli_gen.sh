@@ -6,17 +6,8 @@
 # library): without it the test fails (scripts/setup.sh installs it).
 set -u
 P=${1:?usage: cli_gen.sh PATH_TO_POLYRX}
-command -v python3 >/dev/null || {
-  echo "FAIL: python3 is needed by this test's checkers (scripts/setup.sh installs it)" >&2
-  exit 1
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() {
-  echo "FAIL: $*" >&2
-  fail=$((fail + 1))
-}
+# python3 present, scratch directory $T, bad() and the failure count $fail
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_test.sh"
 size() { stat -c %s "$1"; }
 
 json_get() { # FILE EXPRESSION(python syntax on d)

@@ -5,17 +5,8 @@
 # clear line. The JSON checks are python3 (standard library): without it the test fails.
 set -u
 P=${1:?usage: cli_info.sh PATH_TO_POLYRX}
-command -v python3 >/dev/null || {
-  echo "FAIL: python3 is needed by this test's checkers (scripts/setup.sh installs it)" >&2
-  exit 1
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() {
-  echo "FAIL: $*" >&2
-  fail=$((fail + 1))
-}
+# python3 present, scratch directory $T, bad() and the failure count $fail
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_test.sh"
 jq_py() { # JSON-TEXT EXPRESSION(python on d)
   python3 -c "import json,sys; d=json.loads(sys.argv[1]); print($2)" "$1"
 }

@@ -6,17 +6,8 @@
 # with -q.
 set -u
 P=${1:?usage: cli_sigmf.sh PATH_TO_POLYRX}
-command -v python3 >/dev/null || {
-  echo "FAIL: python3 is needed by this test's checkers (scripts/setup.sh installs it)" >&2
-  exit 1
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() {
-  echo "FAIL: $*" >&2
-  fail=$((fail + 1))
-}
+# python3 present, scratch directory $T, bad() and the failure count $fail
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_test.sh"
 
 # ---- gen -o NAME.sigmf: one tar file, the recording inside NAME/ ----
 "$P" gen -q -o "$T/g.sigmf" -F ci16 -s 1M -n 5001 -f 433.92M --carrier f=100k,rs=50k \

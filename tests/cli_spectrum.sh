@@ -7,17 +7,8 @@
 # channel grid; standard input of unknown length in bounded rows; bad invocations refused.
 set -u
 P=${1:?usage: cli_spectrum.sh PATH_TO_POLYRX}
-command -v python3 >/dev/null || {
-  echo "FAIL: python3 is needed by this test's checkers (scripts/setup.sh installs it)" >&2
-  exit 1
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() {
-  echo "FAIL: $*" >&2
-  fail=$((fail + 1))
-}
+# python3 present, scratch directory $T, bad() and the failure count $fail
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_test.sh"
 
 # ---- the checker: the PNG decoded by tests/support/png_read.py, then the checks named on its
 # command line ----
