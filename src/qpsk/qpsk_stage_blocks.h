@@ -43,4 +43,19 @@ typedef struct {
   unsigned pad;
 } qpsk_om_out;
 
+/* one channel's CFO window for one span (the cfo stage's input, from the serial timing pass) */
+typedef struct {
+  int64_t w0; /* the window's first value, from the channel's w row */
+  unsigned n; /* values in the window (<= S; fewer only for the stream's last span) */
+  unsigned pad;
+  double e; /* the span's clock offset (sp->e): the values are 1 + e / (1 - e) symbols apart */
+} qpsk_cfo_in;
+
+/* one channel's CFO estimate for one span (the cfo stage's output) */
+typedef struct {
+  double f;   /* CFO, cycles per symbol (sp->f) */
+  double nu;  /* the refined line of the 4th-power values, cycles per value */
+  double nu0; /* the refinement's start: the spectrum's peak on the 1/8-bin grid */
+} qpsk_cfo_out;
+
 #endif

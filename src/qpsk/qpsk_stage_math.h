@@ -154,6 +154,46 @@ QPSK_HD void qpsk_diff_step_bits(unsigned g, uint8_t *b0, uint8_t *b1) {
   *b1 = (uint8_t)((g ^ (g >> 1)) & 1u);
 }
 
+/* Per-channel mixing (the bank's mix_hz): stream sample n is multiplied by exp(-2 pi i f n), f in
+ * cycles per sample. qpsk_mix_turns gives frac(f n) in [-1/2, 1/2] to ~1e-15 turn for |n| up to
+ * 2^40 and beyond: f is split into a 24-bit head and its tail, n into 2^20 n_h + n_l, so that
+ * each of the four partial products is exact in double (whatever a compiler contracts into a
+ * fused multiply-add) and its fraction is taken exactly; only the sum of the four fractions
+ * rounds. */
+QPSK_HD double qpsk_frac(double x) { return x - floor(x); }
+QPSK_HD double qpsk_mix_turns(double f, int64_t n) {
+  const double fh = (double)(float)f, fl = f - fh;
+  const int64_t nh = n >> 20, nl = n - nh * ((int64_t)1 << 20);
+  const double sc = 1048576.0, dh = (double)nh, dl = (double)nl;
+  double t = qpsk_frac(fh * dh * sc) + qpsk_frac(fl * dh * sc);
+  t += qpsk_frac(fh * dl) + qpsk_frac(fl * dl);
+  return t - rint(t);
+}
+/* exp(-2 pi i (turns0 + f t)): the rotation of sample n0 + t of a block whose first sample has
+ * turns0 = qpsk_mix_turns(f, n0). For |t| < 2^20 and |f| <= 1/2, f t rounds by at most 2^-34
+ * turn, far below the float rounding of the result; the phase is reduced to one turn in double,
+ * then evaluated in float. */
+QPSK_HD prx_cf32 qpsk_mix_rot(double turns0, double f, int64_t t) {
+  double u = turns0 + f * (double)t;
+  u -= rint(u);
+  const float a = (float)(-6.283185307179586476925286766559 * u);
+  float sn, cs;
+#ifdef __CUDA_ARCH__
+  sincosf(a, &sn, &cs);
+#else
+  sn = sinf(a);
+  cs = cosf(a);
+#endif
+  prx_cf32 r = {cs, sn};
+  return r;
+}
+/* v exp(-2 pi i (turns0 + f t)) */
+QPSK_HD prx_cf32 qpsk_mix_sample(prx_cf32 v, double turns0, double f, int64_t t) {
+  const prx_cf32 r = qpsk_mix_rot(turns0, f, t);
+  prx_cf32 o = {v.re * r.re - v.im * r.im, v.re * r.im + v.im * r.re};
+  return o;
+}
+
 /* ---- the stage kernels' per-thread steps (qpsk_stages_cuda.cu; emulated on the CPU by
  * test_qpsk_stages_emul) ---- */
 

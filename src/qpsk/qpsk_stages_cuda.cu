@@ -5,6 +5,7 @@ extern "C" {
 #include "qpsk_internal.h"
 #include "qpsk_stages_cuda.h"
 }
+#include "qpsk_stages_cfo.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -82,6 +83,7 @@ typedef struct {
   prx_cf32 *grid;
   double *mom;
   unsigned *nonfinite;
+  const double *mix; /* per-channel mixing frequencies (MIX kernels) */
 } pre_args;
 
 /* Stage pre. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's input
@@ -90,7 +92,8 @@ typedef struct {
  * CPU's chunked float sums agree to float rounding), then computes a strided share of the
  * 4L + 2 QPSK_GM grid outputs from shared memory: the window is read from HBM once, and the
  * filter's taps (Q rows) stay in L1. */
-template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
+template <bool HALF, bool MIX>
+__global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -101,10 +104,12 @@ template <bool HALF> __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_k
   double m[4] = {0, 0, 0, 0};
   unsigned bad = 0;
   const prx_cf32 zero = {0, 0};
+  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
     const int64_t s = lo + t;
     const int in = s >= 0 && s < a.n_total;
     prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
+    if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
     if (in && s >= own0 && s < own1) {
       if (isfinite(v.re) && isfinite(v.im)) {
         m[0] += v.re;
@@ -188,6 +193,7 @@ typedef struct {
   const qpsk_mf_block *blk;
   prx_cf32 *sym;
   double *sums;
+  const double *mix; /* per-channel mixing frequencies (MIX kernels) */
 } mf_args;
 
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
@@ -198,7 +204,7 @@ typedef struct {
  * Each thread then evaluates the matched filter at a strided share of the block's instants (the
  * taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its
  * symbols, summed over the block in double. */
-template <bool HALF, bool PAD>
+template <bool HALF, bool PAD, bool MIX>
 __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
@@ -214,10 +220,12 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
     return;
   }
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
+  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
     const int64_t s = lo + t;
     const int in = s >= 0 && s < a.n_total;
     prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
+    if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
     v = qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, p.gain, p.theta, p.omega, t);
     win[win_at<PAD>(t)] = make_float2(v.re, v.im);
   }
@@ -363,6 +371,23 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
+typedef void (*pre_kernel_fn)(pre_args);
+typedef void (*mf_kernel_fn)(mf_args);
+
+/* the kernel of each variant: cf16 rows, padded window, mixing */
+static pre_kernel_fn pre_kernel_of(bool half, bool mix) {
+  if (half) return mix ? qpsk_pre_kernel<true, true> : qpsk_pre_kernel<true, false>;
+  return mix ? qpsk_pre_kernel<false, true> : qpsk_pre_kernel<false, false>;
+}
+static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix) {
+  if (half) {
+    if (pad) return mix ? qpsk_mf_kernel<true, true, true> : qpsk_mf_kernel<true, true, false>;
+    return mix ? qpsk_mf_kernel<true, false, true> : qpsk_mf_kernel<true, false, false>;
+  }
+  if (pad) return mix ? qpsk_mf_kernel<false, true, true> : qpsk_mf_kernel<false, true, false>;
+  return mix ? qpsk_mf_kernel<false, false, true> : qpsk_mf_kernel<false, false, false>;
+}
+
 static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                                 unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
   memset(s, 0, sizeof *s);
@@ -406,44 +431,52 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
                     "shared memory of one thread block (%d bytes): a shorter block",
                     need_pre, need_mf, smem_max);
-  CK(cudaFuncSetAttribute(qpsk_pre_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_pre),
-     "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_pre_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_pre),
-     "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_mf),
-     "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_mf),
-     "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_mf),
-     "cudaFuncSetAttribute");
-  CK(cudaFuncSetAttribute(qpsk_mf_kernel<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (int)need_mf),
-     "cudaFuncSetAttribute");
+  for (int v = 0; v < 4; v++)
+    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2),
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_pre),
+       "cudaFuncSetAttribute");
+  for (int v = 0; v < 8; v++)
+    CK(cudaFuncSetAttribute((const void *)mf_kernel_of(v & 1, v & 2, v & 4),
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_mf),
+       "cudaFuncSetAttribute");
   return PRX_OK;
 }
 
 static void stages_destroy(qpsk_stages *s) {
   cudaFree(s->d_pre);
   cudaFree(s->d_mf);
+  cudaFree(s->d_mix);
   s->d_pre = s->d_mf = NULL;
+  s->d_mix = NULL;
+  cfo_release(s);
+}
+
+static prx_status stages_mix(qpsk_stages *s, const double *f) {
+  if (!f) {
+    cudaFree(s->d_mix);
+    s->d_mix = NULL;
+    return PRX_OK;
+  }
+  for (unsigned c = 0; c < s->C; c++)
+    if (!isfinite(f[c]))
+      return prx_fail(PRX_ERR_INVALID,
+                      "CUDA demodulator stages: channel %u's mixing frequency "
+                      "is not finite",
+                      c);
+  if (!s->d_mix) CK(cudaMalloc(&s->d_mix, sizeof(double) * s->C), "cudaMalloc (mixing)");
+  CK(cudaMemcpy(s->d_mix, f, sizeof(double) * s->C, cudaMemcpyHostToDevice), "cudaMemcpy (mixing)");
+  return PRX_OK;
 }
 
 static prx_status stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                              int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
                              cudaStream_t stream) {
-  pre_args a = {rows,     row_stride,   b0,       n_total,   s->nblk,  s->L, s->sps, s->d_pre,
-                s->pre_Q, s->pre_ntaps, s->pre_c, s->pre_rq, s->pre_r, grid, mom,    nonfinite};
+  pre_args a = {rows,     row_stride, b0,       n_total,      s->nblk,  s->L,
+                s->sps,   s->d_pre,   s->pre_Q, s->pre_ntaps, s->pre_c, s->pre_rq,
+                s->pre_r, grid,       mom,      nonfinite,    s->d_mix};
   dim3 g(s->nblk, s->C);
   const size_t smem = s->pre_win * sizeof(float2);
-  if (s->cf16)
-    qpsk_pre_kernel<true><<<g, STAGE_THREADS, smem, stream>>>(a);
-  else
-    qpsk_pre_kernel<false><<<g, STAGE_THREADS, smem, stream>>>(a);
+  pre_kernel_of(s->cf16, s->d_mix != NULL)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }
@@ -452,17 +485,10 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
                             int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
                             cudaStream_t stream) {
   mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
-               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums};
+               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums,    s->d_mix};
   dim3 g(s->nblk, s->C);
   const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
-  if (s->cf16 && s->mf_pad)
-    qpsk_mf_kernel<true, true><<<g, STAGE_THREADS, smem, stream>>>(a);
-  else if (s->cf16)
-    qpsk_mf_kernel<true, false><<<g, STAGE_THREADS, smem, stream>>>(a);
-  else if (s->mf_pad)
-    qpsk_mf_kernel<false, true><<<g, STAGE_THREADS, smem, stream>>>(a);
-  else
-    qpsk_mf_kernel<false, false><<<g, STAGE_THREADS, smem, stream>>>(a);
+  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }
@@ -496,4 +522,5 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre, stages_mf, stages_om, stages_x4, stages_out};
+    stages_create, stages_destroy, stages_pre, stages_mf,        stages_om,
+    stages_x4,     stages_out,     stages_mix, stages_cfo_setup, stages_cfo};

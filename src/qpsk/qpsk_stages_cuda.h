@@ -45,6 +45,12 @@ typedef struct {
   double pre_r;
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
+  double *d_mix;          /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
+  /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
+  unsigned cfo_S, cfo_nfft;
+  double cfo_max_nu;
+  void *d_cfo_buf; /* C x cfo_nfft cf32 */
+  int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
 } qpsk_stages;
 
 /* The stage kernels' entry points, in the CUDA module (prx_cuda_module_get()->qpsk_stages): the
@@ -81,6 +87,37 @@ typedef struct prx_qpsk_stages_cuda {
    * row at bits + c * bits_stride, two bits per symbol, at 2 out0). */
   prx_status (*out)(const qpsk_stages *s, const qpsk_mf_block *blk, const qpsk_out_block *ob,
                     const prx_cf32 *sym, uint8_t *bits, size_t bits_stride, cudaStream_t stream);
+
+  /* ---- entries added after the first five (module ABI 4) ---- */
+
+  /* Per-channel mixing of the rows that pre and mf read: channel c's stream sample n is taken as
+   * x[n] exp(-2 pi i f[c] n) before anything else (the input sums, the non-finite test, the
+   * filters, the DC), with the phase referenced to stream sample 0 and exact to float rounding
+   * for n up to 2^40 (qpsk_mix_turns / qpsk_mix_rot in qpsk_stage_math.h: the definition the
+   * CPU path uses). f: a host array of C frequencies in cycles per input sample (the bank's
+   * mix_hz[c] / sample_rate), copied to the device before the call returns (synchronously: the
+   * array may be freed after). f == NULL turns the mixing off (the default; the kernels then
+   * take no per-sample cost). Samples beyond the stream keep their values (0 in pre, the DC in
+   * mf). */
+  prx_status (*mix)(qpsk_stages *s, const double *f);
+  /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
+   * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
+   * over |nu| <= max_nu cycles per value (4 x the acquisition range in Rs): a batched cuFFT plan
+   * over the C channels and its buffer (C x nfft cf32). Called again, it replaces them;
+   * destroy frees them. */
+  prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
+  /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
+   * estimation window is the in[c].n (<= S) 4th-power values at w + c * w_stride + in[c].w0
+   * (the x4 stage's output; for the stream's short last span the caller points w0 back into the
+   * previous span's values, as stage_cfo reaches back), zero-padded to nfft, transformed, the
+   * peak |X|^2 over |nu| <= max_nu (the first on ties) with its parabolic vertex rounded to
+   * 1/8 bin (out[c].nu0), then the Newton refinement of qpsk_periodogram_refine (out[c].nu), and
+   * the CFO out[c].f = nu / (4 (1 + in[c].e / (1 - in[c].e))) in cycles per symbol (the span's
+   * sp->f). in and out are device arrays of C records. The result matches the CPU's to a few
+   * 1e-7 of Rs (the FFTs and sums round differently; the start nu0 is on the same 1/8-bin grid
+   * and equal except at near-ties of the noise). */
+  prx_status (*cfo)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
+                    qpsk_cfo_out *out, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 
