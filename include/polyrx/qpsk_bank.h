@@ -44,6 +44,12 @@ typedef struct {
                             for any count */
   prx_backend backend;   /* AUTO (default): CUDA when present, else CPU */
   int device;            /* CUDA device ordinal (default 0) */
+  const double *mix_hz;  /* [channels] or NULL (default): channel c's samples are mixed down by
+                            mix_hz[c] Hz before it is demodulated, i.e. stream sample n (n = 0
+                            at the stream's start, again after each flush) is multiplied by
+                            exp(-2 pi i mix_hz[c] n / sample_rate): a carrier off its channel's
+                            centre is brought to 0 Hz (|mix_hz[c]| <= sample_rate / 2; copied
+                            by create). The output is that of a prx_qpsk given the mixed row */
 } prx_qpsk_bank_config;
 
 #define PRX_QPSK_BANK_MAX_CHANNELS 65536u

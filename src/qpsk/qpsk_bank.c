@@ -5,12 +5,17 @@
  * an atomic counter and demodulates its whole row in one prx_qpsk_execute, so a channel's output
  * is by construction that of an independent prx_qpsk given the same row, and the thread count
  * changes nothing. cf16 rows are converted to cf32 in the slot's scratch first; packed output is
- * demodulated unpacked into the slot's scratch and packed with the channel's leftover bits. */
+ * demodulated unpacked into the slot's scratch and packed with the channel's leftover bits.
+ * With mix_hz, every row is converted to cf32 in the slot's scratch and mixed there
+ * (src/dsp/mix.c) by the index of each sample in the channel's stream. */
 #include "qpsk_bank_internal.h"
 
 #include "../core/cuda_module.h"
 #include "../core/internal.h"
+#include "../dsp/convert.h"
+#include "../dsp/mix.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +54,12 @@ static prx_status check_config(const prx_qpsk_bank_config *cfg) {
     return prx_fail(PRX_ERR_INVALID, "bank packed must be 0 or 1, got %d", cfg->packed);
   if (cfg->threads < 0 || cfg->threads > 1024)
     return prx_fail(PRX_ERR_INVALID, "threads must be 0 (all cores) .. 1024, got %d", cfg->threads);
+  if (cfg->mix_hz)
+    for (unsigned c = 0; c < cfg->channels; c++)
+      if (!isfinite(cfg->mix_hz[c]) || fabs(cfg->mix_hz[c]) > cfg->demod.sample_rate / 2)
+        return prx_fail(PRX_ERR_INVALID,
+                        "bank mix_hz[%u] = %g Hz is outside +-sample_rate/2 (+-%g Hz)", c,
+                        cfg->mix_hz[c], cfg->demod.sample_rate / 2);
   return PRX_OK;
 }
 
@@ -67,6 +78,8 @@ void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   free(b->slots);
   free(b->pack_byte);
   free(b->pack_n);
+  free(b->mix);
+  free(b->mix_n);
   free(b);
 }
 
@@ -95,7 +108,7 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
                     prx_format_name(cfg->row_format));
   /* the demodulator's own checks, once, before C copies are made */
   prx_qpsk_config dc = cfg->demod;
-  dc.in_format = cfg->row_format == PRX_CF16 ? PRX_CF32 : cfg->row_format;
+  dc.in_format = cfg->row_format == PRX_CF16 || cfg->mix_hz ? PRX_CF32 : cfg->row_format;
   dc.threads = 1;
   dc.on_block = NULL;
   dc.user = NULL;
@@ -108,6 +121,7 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the demodulator bank");
   }
   b->cfg = *cfg;
+  b->cfg.mix_hz = NULL; /* the caller's array is not kept: b->mix holds the copy */
   b->C = cfg->channels;
   b->backend = backend;
   b->ch = calloc(b->C, sizeof *b->ch);
@@ -119,6 +133,15 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's %u channels", b->C);
   }
   b->ch[0] = probe;
+  if (cfg->mix_hz) {
+    b->mix = malloc(b->C * sizeof *b->mix);
+    b->mix_n = calloc(b->C, sizeof *b->mix_n);
+    if (!b->mix || !b->mix_n) {
+      prx_qpsk_bank_destroy(b);
+      return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's %u mixers", b->C);
+    }
+    for (unsigned c = 0; c < b->C; c++) b->mix[c] = cfg->mix_hz[c] / cfg->demod.sample_rate;
+  }
   if ((st = prx_pool_create(cfg->threads, &b->pool))) {
     prx_qpsk_bank_destroy(b);
     return st;
@@ -153,6 +176,7 @@ void prx_qpsk_bank_reset(prx_qpsk_bank *b) {
   for (unsigned c = 0; c < b->C; c++) prx_qpsk_reset(b->ch[c]);
   memset(b->pack_byte, 0, b->C);
   memset(b->pack_n, 0, b->C);
+  if (b->mix_n) memset(b->mix_n, 0, b->C * sizeof *b->mix_n);
 }
 
 unsigned prx_qpsk_bank_channels(const prx_qpsk_bank *b) { return b ? b->C : 0; }
@@ -235,6 +259,13 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
       slot->conv[i].im = prx_half_to_float(h[2 * i + 1]);
     }
     row = slot->conv;
+  } else if (!x->flush && b->mix) {
+    prx_convert_block(b->cfg.row_format, row, x->n_in, slot->conv);
+    row = slot->conv;
+  }
+  if (!x->flush && b->mix) {
+    prx_mix_down(slot->conv, x->n_in, b->mix[c], b->mix_n[c]);
+    b->mix_n[c] += x->n_in;
   }
   uint8_t *dst = o->bits ? o->bits + (size_t)c * o->bits_stride : NULL;
   uint8_t *ubits = b->cfg.packed && dst ? slot->bits : dst;
@@ -262,7 +293,10 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
   } else if (b->cfg.packed) {
     bytes = 0;
   }
-  if (x->flush) b->pack_byte[c] = b->pack_n[c] = 0; /* the next stream starts on a byte */
+  if (x->flush) { /* the next stream starts on a byte, its mixer at phase 0 */
+    b->pack_byte[c] = b->pack_n[c] = 0;
+    if (b->mix_n) b->mix_n[c] = 0;
+  }
   o->n_symbols[c] = n;
   if (o->n_bytes) o->n_bytes[c] = dst ? bytes : 0;
 }
@@ -310,7 +344,7 @@ prx_status prx_qpsk_bank_run_host(prx_qpsk_bank *b, const void *in, size_t in_st
   prx_status st;
   for (unsigned s = 0; s < b->n_slots; s++) {
     prx_qpsk_bank_slot *sl = &b->slots[s];
-    if (!flush && b->cfg.row_format == PRX_CF16 &&
+    if (!flush && (b->cfg.row_format == PRX_CF16 || b->mix) &&
         (st = grow((void **)&sl->conv, &sl->conv_cap, n_in, sizeof(prx_cf32))))
       return st;
     if (b->cfg.packed && out->bits && (st = grow((void **)&sl->bits, &sl->bits_cap, 2 * syms, 1)))

@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-/* one worker slot's scratch: converted input (cf16 rows) and unpacked bits (packed output) */
+/* one worker slot's scratch: converted input (cf16 rows, mixed rows) and unpacked bits (packed
+ * output) */
 typedef struct {
   prx_cf32 *conv;
   size_t conv_cap; /* samples */
@@ -22,6 +23,8 @@ struct prx_qpsk_bank {
   prx_qpsk **ch;       /* C single-channel demodulators (threads = 1, cf32 or the row format) */
   uint8_t *pack_byte;  /* [C]: packed output, the byte being filled */
   uint8_t *pack_n;     /* [C]: its bit count, 0..7 */
+  double *mix;         /* [C] or NULL: mix_hz / sample_rate, cycles per sample */
+  uint64_t *mix_n;     /* [C]: the channel's stream samples so far (the mixer's index) */
   struct prx_pool *pool;
   unsigned n_slots;
   prx_qpsk_bank_slot *slots;
