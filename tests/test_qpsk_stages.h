@@ -10,6 +10,7 @@
 
 #include "test_qpsk_sig.h"
 
+#include "dsp/mix.h"
 #include "qpsk/qpsk_decide.h"
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_fir.h"
@@ -42,6 +43,10 @@ typedef struct {
   unsigned *quad0;
   int diff;
   int borrowed; /* rows and filters belong to someone else (probe_case) */
+  /* per-channel mixing (case_mix): the kernels read raw and mix it by mix[c] cycles per sample;
+   * rows holds raw mixed by the CPU's prx_mix_down, which the references read */
+  double *mix;
+  prx_cf32 *raw;
 } stage_case;
 
 static inline float half_round(float x) {
@@ -147,7 +152,22 @@ static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
   return r > 0 ? sqrt(e / r) : sqrt(e);
 }
 
+/* Turns on per-channel mixing: random frequencies over the whole band (channel 0 near +1/2,
+ * channel 1 near -1/2), rows mixed by the CPU's definition (src/dsp/mix.c). */
+static inline void case_mix(stage_case *k, test_rng *r) {
+  k->mix = malloc(k->C * sizeof(double));
+  k->raw = malloc(sizeof(prx_cf32) * k->pitch * k->C);
+  memcpy(k->raw, k->rows, sizeof(prx_cf32) * k->pitch * k->C);
+  for (unsigned c = 0; c < k->C; c++) {
+    double u = test_rng_uniform(r);
+    k->mix[c] = c == 0 ? 0.5 - 1e-3 * u : c == 1 ? -0.5 + 1e-3 * u : u - 0.5;
+    prx_mix_down(k->rows + (size_t)c * k->pitch, k->pitch, k->mix[c], 0);
+  }
+}
+
 static inline void case_free(stage_case *k) {
+  free(k->mix);
+  free(k->raw);
   if (!k->borrowed) {
     qpsk_fir_free(&k->pre);
     qpsk_fir_free(&k->mf);

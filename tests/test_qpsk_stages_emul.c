@@ -16,7 +16,7 @@
 /* stage pre, emulated: window then outputs */
 static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
                      unsigned *bad) {
-  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
   int64_t lo, hi, own0, own1;
   qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
@@ -25,10 +25,12 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
   const prx_cf32 zero = {0, 0};
   mom[0] = mom[1] = mom[2] = mom[3] = 0;
   *bad = 0;
+  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   for (int64_t t = 0; t < hi - lo; t++) {
     int64_t s = lo + t;
     int in = s >= 0 && s < k->n_total;
     prx_cf32 v = in ? row[s] : zero;
+    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, t);
     if (in && s >= own0 && s < own1) {
       if (isfinite(v.re) && isfinite(v.im)) {
         mom[0] += v.re;
@@ -141,7 +143,7 @@ static void emul_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *
 /* stage mf, emulated */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
-  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const qpsk_mf_timing *tm = &k->tm[t];
   memset(sums, 0, 5 * sizeof(double));
   if (tm->k1 <= tm->k0) return;
@@ -149,11 +151,14 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
   prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
+  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   for (int64_t i = 0; i < hi - lo; i++) {
     int64_t s = lo + i;
     int in = s >= 0 && s < k->n_total;
-    win[i] = qpsk_mf_sample(qpsk_window_sample(in ? row[s] : dc, in, dc), dc, k->gain[t],
-                            k->theta[t], k->omega[t], i);
+    prx_cf32 v = in ? row[s] : dc;
+    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
+    win[i] =
+        qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, k->gain[t], k->theta[t], k->omega[t], i);
   }
   float acc[4] = {0, 0, 0, 0};
   for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
@@ -187,11 +192,12 @@ static void emul_out(const stage_case *k, size_t t, const prx_cf32 *y, uint8_t *
   }
 }
 
-static void run_case(double sps, int cf16, int diff, uint64_t seed) {
+static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
   case_make(&k, &r, 6, 4, 256, sps, cf16, diff);
+  if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k);
   prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
   prx_cf32 *s0 = malloc(k.Lmax * sizeof *s0), *s1 = malloc(k.Lmax * sizeof *s1);
@@ -254,10 +260,11 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
       }
     }
   }
-  printf("sps %.3f %s %s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
+  printf("sps %.3f %s %s%s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
          "symbols %.2e, input sums %.2e, symbol sums %.2e, bits differing %zu of %zu\n",
-         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_om,
-         worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff, bits_total);
+         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", mix ? " mixed" : "",
+         worst_g, worst_om, worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff,
+         bits_total);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
@@ -266,7 +273,8 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   free(w1);
   CHECK(worst_g < 1e-5, "pre: grid differs by %.2e", worst_g);
   CHECK(worst_s < 1e-5, "mf: symbols differ by %.2e", worst_s);
-  CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
+  /* mixed rows: the kernels' samples are mixed in float (the CPU's in double, then rounded) */
+  CHECK(worst_m < (mix ? 1e-7 : 1e-9), "pre: input sums differ by %.2e", worst_m);
   CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
   CHECK(bit_diff == 0, "out: %zu bits differ away from a decision boundary", bit_diff);
   free(g0);
@@ -276,6 +284,50 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   free(b0);
   free(b1);
   case_free(&k);
+}
+
+/* The mixer's phase frac(f n) (qpsk_mix_turns) against exact integer arithmetic: f = M 2^E with
+ * M a 53-bit integer, so f n = M n 2^E and its fraction is (M n mod 2^-E) 2^E, exact in 128
+ * bits for |n| < 2^41; within 4e-15 turn for n up to 2^40 (the bank's streams) and negative n
+ * (a window reaching before the stream). Then the rotation of a sample within a block against
+ * exp(-2 pi i f (n0 + t)) from the same exact phase, in double: within 3e-7. */
+static double exact_turns(double f, int64_t n) {
+  int e;
+  double m = frexp(f, &e); /* f = m 2^e, 1/2 <= |m| < 1 */
+  int64_t M = (int64_t)ldexp(m, 53);
+  int E = e - 53; /* f = M 2^E, -E <= 93 for |f| >= 1e-12 */
+  __int128 p = (__int128)M * n;
+  unsigned __int128 mod = (unsigned __int128)1 << (-E);
+  __int128 rm = p % (__int128)mod;
+  if (rm < 0) rm += (__int128)mod;
+  double t = ldexp((double)rm, E);
+  return t >= 0.5 ? t - 1 : t;
+}
+
+static void mix_turns_case(uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  double worst = 0, worst_rot = 0;
+  for (int i = 0; i < 20000; i++) {
+    double f = test_rng_uniform(&r) - 0.5;
+    if (i % 4 == 1) f *= 1e-6; /* small offsets too */
+    if (fabs(f) < 1e-12) continue;
+    int64_t n = (int64_t)(test_rng_uniform(&r) * 1099511627776.0); /* up to 2^40 */
+    if (i % 8 == 3) n = -(int64_t)(test_rng_uniform(&r) * 5000);   /* before the stream */
+    if (i % 8 == 5) n = ((int64_t)1 << 40) - (int64_t)(test_rng_uniform(&r) * 1000);
+    double d = qpsk_mix_turns(f, n) - exact_turns(f, n);
+    d -= nearbyint(d);
+    if (fabs(d) > worst) worst = fabs(d);
+    int64_t t = (int64_t)(test_rng_uniform(&r) * 4000);
+    prx_cf32 one = {1, 0}, z = qpsk_mix_sample(one, qpsk_mix_turns(f, n), f, t);
+    double a = -2 * M_PI * exact_turns(f, n + t);
+    double e = hypot(z.re - cos(a), z.im - sin(a));
+    if (e > worst_rot) worst_rot = e;
+  }
+  printf("mixer phase: frac(f n) within %.2e turn of exact, rotation within %.2e\n", worst,
+         worst_rot);
+  CHECK(worst < 4e-15, "qpsk_mix_turns: %.2e turn from the exact phase", worst);
+  CHECK(worst_rot < 3e-7, "qpsk_mix_sample: rotation %.2e from the exact one", worst_rot);
 }
 
 /* The demodulator's own blocks (probed) through the emulated kernels: pre, om, x4, mf and out on
@@ -337,11 +389,14 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
 }
 
 int main(void) {
-  run_case(4.0, 0, 1, 11);
-  run_case(16.0 / 3.0, 0, 0, 12);
-  run_case(4.0, 1, 0, 13);
-  run_case(16.0 / 3.0, 1, 1, 14);
-  run_case(2.5, 0, 1, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  mix_turns_case(41);
+  run_case(4.0, 0, 1, 0, 11);
+  run_case(16.0 / 3.0, 0, 0, 0, 12);
+  run_case(4.0, 1, 0, 0, 13);
+  run_case(16.0 / 3.0, 1, 1, 0, 14);
+  run_case(2.5, 0, 1, 0, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  run_case(4.0, 0, 1, 1, 16);
+  run_case(16.0 / 3.0, 1, 0, 1, 17);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);
