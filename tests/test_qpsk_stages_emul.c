@@ -286,6 +286,87 @@ static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
   case_free(&k);
 }
 
+/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
+ * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
+static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
+                     double e, double *nu0, double *nu, double *f) {
+  const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
+  float bp[256];
+  size_t bi[256];
+  for (unsigned th = 0; th < 256; th++) {
+    bp[th] = -1;
+    bi[th] = (size_t)0xffffffffu;
+    for (size_t i = th; i < ncand; i += 256) {
+      float q = qpsk_bin_power(spec[qpsk_peak_bin(i, kmax, nfft)]);
+      if (qpsk_peak_better(q, i, bp[th], bi[th])) {
+        bp[th] = q;
+        bi[th] = i;
+      }
+    }
+  }
+  for (unsigned wp = 0; wp < 8; wp++)
+    for (unsigned o = 16; o > 0; o >>= 1)
+      for (unsigned l = 0; l + o < 32; l++) { /* lane l takes lane l + o's (read before write) */
+        unsigned a = 32 * wp + l, b = a + o;
+        if (qpsk_peak_better(bp[b], bi[b], bp[a], bi[a])) {
+          bp[a] = bp[b];
+          bi[a] = bi[b];
+        }
+      }
+  float p = bp[0];
+  size_t best = bi[0];
+  for (unsigned wp = 1; wp < 8; wp++)
+    if (qpsk_peak_better(bp[32 * wp], bi[32 * wp], p, best)) {
+      p = bp[32 * wp];
+      best = bi[32 * wp];
+    }
+  *nu0 = qpsk_peak_start(spec, nfft, qpsk_peak_bin(best, kmax, nfft), p);
+  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
+  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(*nu0, l, &tr[l], &ti[l]);
+  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
+  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
+  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, *nu0, g, tr, ti);
+  *nu = n < 2 ? *nu0 : qpsk_refine_newton(runs, m, n, *nu0, 1.0 / (double)nfft);
+  *f = qpsk_cfo_of(*nu, e);
+  free(runs);
+}
+
+/* The CFO stage's steps against the CPU's stage_cfo on the same spectrum: windows of 8192 and
+ * of fewer values (a stream's last span), Es/N0 2 to 14 dB, lines over the whole acquisition
+ * range and a clock slope: the start identical (the same peak, the same parabola), the refined
+ * line within 1e-9 cycle per value (the run sums' rotation evaluated directly instead of by
+ * the CPU's recurrence), the CFO so. */
+static void cfo_case(uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  const size_t S = 8192, nfft = 16384;
+  const double max_nu = 4 * 0.12;
+  prx_cf32 *w = malloc(S * sizeof *w), *spec = malloc(nfft * sizeof *spec);
+  double worst_nu = 0, worst_f = 0, worst_truth = 0;
+  int starts_differ = 0;
+  for (int i = 0; i < 24; i++) {
+    size_t n = i % 4 == 3 ? 1000 + (size_t)(test_rng_uniform(&r) * 5000) : S;
+    double nu_line = (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu;
+    double esn0 = 2 + 12 * test_rng_uniform(&r), e = 2e-3 * (test_rng_uniform(&r) - 0.5);
+    cfo_window(&r, w, n, nu_line, esn0);
+    double a0, a1, f0 = cfo_ref(w, n, nfft, max_nu, e, spec, &a0, &a1), b0, b1, f1;
+    emul_cfo(w, n, spec, nfft, max_nu, e, &b0, &b1, &f1);
+    starts_differ += a0 != b0;
+    if (fabs(a1 - nu_line) > worst_truth) worst_truth = fabs(a1 - nu_line);
+    if (fabs(b1 - a1) > worst_nu) worst_nu = fabs(b1 - a1);
+    if (fabs(f1 - f0) > worst_f) worst_f = fabs(f1 - f0);
+  }
+  printf("cfo: starts differing %d of 24, refined line within %.2e cycle/value, CFO within %.2e "
+         "Rs (the CPU's line within %.2e of the truth)\n",
+         starts_differ, worst_nu, worst_f, worst_truth);
+  CHECK(worst_truth < 1e-4, "cfo: the windows' lines are not where they were put (%.2e)",
+        worst_truth);
+  CHECK(starts_differ == 0, "cfo: %d refinement starts differ from the CPU's", starts_differ);
+  CHECK(worst_nu < 1e-9, "cfo: refined line %.2e from the CPU's", worst_nu);
+  free(w);
+  free(spec);
+}
+
 /* The mixer's phase frac(f n) (qpsk_mix_turns) against exact integer arithmetic: f = M 2^E with
  * M a 53-bit integer, so f n = M n 2^E and its fraction is (M n mod 2^-E) 2^E, exact in 128
  * bits for |n| < 2^41; within 4e-15 turn for n up to 2^40 (the bank's streams) and negative n
@@ -370,6 +451,18 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
         emul_out(&k, t, sym + t * k.Lmax, bits + 2 * pr.b[t].ob.out0);
     }
     probe_compare(name, &k, &pr, grid, oo, w, w0, sym, mom, bad, bits, cpu_bits, cpu_nbits);
+    /* the CFO stage's steps on each span's window give the demodulator's estimate */
+    prx_cf32 *spec = malloc(pr.nfft * sizeof *spec);
+    double worst_f = 0;
+    for (size_t i = 0; i < pr.ns; i++) {
+      double a0, a1, b0, b1, f1;
+      cfo_ref(pr.sp[i].win, pr.sp[i].nwin, pr.nfft, pr.max_nu, pr.sp[i].e, spec, &a0, &a1);
+      emul_cfo(pr.sp[i].win, pr.sp[i].nwin, spec, pr.nfft, pr.max_nu, pr.sp[i].e, &b0, &b1, &f1);
+      if (!(fabs(f1 - pr.sp[i].f) <= worst_f)) worst_f = fabs(f1 - pr.sp[i].f);
+    }
+    printf("  %zu spans: CFO within %.2e Rs of the demodulator's\n", pr.ns, worst_f);
+    CHECK(pr.ns > 0 && worst_f < 1e-9, "%s: CFO %.2e Rs from the demodulator's", name, worst_f);
+    free(spec);
     free(grid);
     free(sym);
     free(w);
@@ -390,6 +483,7 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
 
 int main(void) {
   mix_turns_case(41);
+  cfo_case(42);
   run_case(4.0, 0, 1, 0, 11);
   run_case(16.0 / 3.0, 0, 0, 0, 12);
   run_case(4.0, 1, 0, 0, 13);
