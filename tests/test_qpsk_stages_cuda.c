@@ -48,6 +48,7 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
   qpsk_stages st;
   CHECK_OK(S->create(&st, &k.pre, &k.mf, C, NB, L, k.Lmax, sps, cf16));
   st.mf_pad = pad;
+  st.pre_block = st.pre_block && pad; /* unpadded: the one-output-per-thread pre-filter too */
   if (mix) CHECK_OK(S->mix(&st, k.mix));
 
   /* rows (the raw ones when the kernels mix) */
@@ -213,8 +214,8 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
     printf("sps %.3f %s %s%s%s: grid %.2e, symbols %.2e, input sums %.2e, symbol sums %.2e, "
            "bits differing %zu of %zu\n",
            sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent",
-           pad ? "" : " (unpadded window)", mix ? " mixed" : "", worst_g, worst_s, worst_m,
-           worst_sum, bit_diff, bits_total);
+           pad ? "" : " (unpadded window, unblocked pre)", mix ? " mixed" : "", worst_g, worst_s,
+           worst_m, worst_sum, bit_diff, bits_total);
     printf("  O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e\n", worst_om, worst_corr, worst_gl,
            worst_w);
     CHECK(worst_g < 2e-5, "pre: grid differs by %.2e", worst_g);

@@ -246,6 +246,55 @@ QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *r
   }
 }
 
+/* Slot of window sample t in a kernel's shared memory: with pad, one spare slot after every 16
+ * samples, so that the 16 lanes of a half-warp reading samples 4 apart (32 bytes) fall on
+ * distinct banks. */
+QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) { return pad ? t + (t >> 4) : t; }
+
+/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
+ * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
+ * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, zero-padded to
+ * ntaps4, a multiple of 4), each sample loaded once per block and used by the four outputs. The
+ * sums run over the taps in the order of qpsk_dot1 (the padding adds zeros), so the outputs equal
+ * four qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) must hold ntaps4 + 3
+ * samples from off, finite. */
+#ifdef __CUDACC__
+#define QPSK_LD2(p, i) (((const float2 *)(p))[i])
+#define QPSK_F2 float2
+#else
+#define QPSK_LD2(p, i) (((const prx_cf32 *)(p))[i])
+#define QPSK_F2 prx_cf32
+#endif
+QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t off, int pad,
+                       prx_cf32 out[4]) {
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  for (unsigned lb = 0; lb < ntaps4; lb += 4) {
+    QPSK_F2 x[7];
+    for (int q = 0; q < 7; q++) x[q] = QPSK_LD2(win, qpsk_win_slot(off + lb + q, pad));
+    for (int a = 0; a < 4; a++) {
+#if defined(__CUDA_ARCH__)
+      const float2 h = __ldg((const float2 *)t + lb + a);
+      const float hr = h.x, hi = h.y;
+#else
+      const float hr = t[2 * (lb + a)], hi = t[2 * (lb + a) + 1];
+#endif
+      for (int k = 0; k < 4; k++) {
+#ifdef __CUDACC__
+        re[k] += hr * x[a + k].x;
+        im[k] += hi * x[a + k].y;
+#else
+        re[k] += hr * x[a + k].re;
+        im[k] += hi * x[a + k].im;
+#endif
+      }
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    out[k].re = re[k];
+    out[k].im = im[k];
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {

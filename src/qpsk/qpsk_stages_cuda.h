@@ -45,7 +45,12 @@ typedef struct {
   double pre_r;
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
-  double *d_mix;          /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
+  /* a unit-step pre-filter grid (sps 4): the register-blocked filter (default where it applies;
+   * 0 selects the one-output-per-thread filter), its tap row zero-padded to ntaps4 */
+  int pre_block;
+  float *d_pre4;
+  unsigned pre_ntaps4;
+  double *d_mix; /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
   double cfo_max_nu;
