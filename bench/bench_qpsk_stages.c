@@ -3,7 +3,10 @@
  * 4th-power values at the instants (x4), the CFO spectra, peak and refinement (cfo), the matched
  * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
- * before the CFO stage existed); pre and mf also with per-channel mixing (pre_mix, mf_mix);
+ * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
+ * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
+ * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its register blocking
+ * (pre_unblocked) and mf without its padded window (mf_unpadded);
  * device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
@@ -68,14 +71,51 @@ typedef struct {
   size_t w_stride;
   const qpsk_cfo_in *cfi;
   qpsk_cfo_out *cfo;
+  double *omsum;
+  int64_t g_hi;
 } bench_bufs;
 
-enum { K_PRE, K_OM, K_X4, K_CFO, K_MF, K_OUT, K_ALL, K_ALL5, K_MF0, K_PREMIX, K_MFMIX, K_N };
-static const char *const kname[K_N] = {"pre", "om",   "x4",          "cfo",     "mf",    "out",
-                                       "all", "all5", "mf_unpadded", "pre_mix", "mf_mix"};
+enum {
+  K_PRE,
+  K_OM,
+  K_X4,
+  K_CFO,
+  K_MF,
+  K_OUT,
+  K_ALL,
+  K_ALL5,
+  K_PREOM,
+  K_OMSUMS,
+  K_X4L,
+  K_FOLD,
+  K_MF0,
+  K_PRE0,
+  K_PREMIX,
+  K_MFMIX,
+  K_N
+};
+static const char *const kname[K_N] = {
+    "pre",     "om",     "x4",      "cfo",      "mf",         "out",         "all",
+    "all5",    "pre_om", "om_sums", "x4_level", "all_folded", "mf_unpadded", "pre_unblocked",
+    "pre_mix", "mf_mix"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
+  if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
+    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out */
+    const int all = which == K_FOLD;
+    if (all || which == K_PREOM)
+      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, b->grid, b->mom, b->bad,
+                    b->omsum, 0);
+    if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
+    if (!s && (all || which == K_X4L))
+      s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
+    if (!s && all) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
+    if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
+    if (!s && all) s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
+    if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
+    return s != PRX_OK;
+  }
   const int all = which == K_ALL || which == K_ALL5;
   if (all || which == K_PRE)
     s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
@@ -149,7 +189,7 @@ int main(int argc, char **argv) {
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
-  char table[16][320];
+  char table[16][420];
   int nt = 0, fail = 0;
   test_rng r;
   test_rng_seed(&r, 5);
@@ -226,6 +266,7 @@ int main(int argc, char **argv) {
         b.n_total = n_total;
         b.bits_stride = 2 * (size_t)NB * Lmax;
         b.w_stride = (size_t)NB * Lmax;
+        b.g_hi = INT64_MAX;
         void *rows = NULL;
         int ok = !cudaMalloc(&rows, stride * C) &&
                  !cudaMalloc((void **)&b.grid, nb * ng * sizeof(prx_cf32)) &&
@@ -241,6 +282,7 @@ int main(int argc, char **argv) {
                  !cudaMalloc((void **)&b.w0, nb * sizeof *w0) &&
                  !cudaMalloc((void **)&b.w, b.w_stride * C * sizeof(prx_cf32)) &&
                  !cudaMalloc((void **)&b.cfi, C * sizeof *cfi) &&
+                 !cudaMalloc((void **)&b.omsum, nb * (st.nsub + 1) * QPSK_OMS * sizeof(double)) &&
                  !cudaMalloc((void **)&b.cfo, C * sizeof(qpsk_cfo_out));
         if (!ok) {
           fprintf(stderr, "cudaMalloc failed at C = %u\n", C);
@@ -258,10 +300,16 @@ int main(int argc, char **argv) {
         cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.cfi, cfi, C * sizeof *cfi, cudaMemcpyHostToDevice);
         double t[K_N];
-        for (int w = 0; w <= K_ALL5; w++) t[w] = time_it(&b, w);
-        st.mf_pad = 0; /* the matched filter without the padded window, for the comparison */
+        for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
+        /* the matched filter without the padded window and the pre-filter without the
+         * register blocking, for the comparison */
+        st.mf_pad = 0;
         t[K_MF0] = time_it(&b, K_MF);
         st.mf_pad = 1;
+        const int blk = st.pre_block;
+        st.pre_block = 0;
+        t[K_PRE0] = time_it(&b, K_PRE);
+        st.pre_block = blk;
         if (S->mix(&st, fmix)) {
           fprintf(stderr, "mix: %s\n", prx_last_error());
           return 1;
@@ -299,13 +347,15 @@ int main(int argc, char **argv) {
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)
           snprintf(table[nt++], sizeof table[0],
-                   "sps %5.3f C %4u %s  pre %5.1f (mix %5.1f) om %5.1f x4 %6.1f cfo %6.1f mf %5.1f "
-                   "(mix %5.1f, unpadded %5.1f) out %6.1f  all %6.2f all5 %6.2f Gsym/s (%4.1f%% "
-                   "of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f",
-                   sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PREMIX), G(K_OM), G(K_X4), G(K_CFO),
-                   G(K_MF), G(K_MFMIX), G(K_MF0), G(K_OUT), G(K_ALL), G(K_ALL5),
-                   100 * G(K_ALL) / floor_gsym, floor_gsym, G(K_PRE) * bytes[K_PRE],
-                   G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
+                   "sps %5.3f C %4u %s  pre %5.1f (unblocked %5.1f, mix %5.1f, with om %5.1f) om "
+                   "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (mix "
+                   "%5.1f, unpadded %5.1f) out %6.1f  all %5.2f folded %5.2f all5 %5.2f Gsym/s "
+                   "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f",
+                   sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
+                   G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),
+                   G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
+                   floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
+                   G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
 #undef G
         cudaFree(rows);
         cudaFree(b.grid);
@@ -321,6 +371,7 @@ int main(int argc, char **argv) {
         cudaFree((void *)b.w0);
         cudaFree(b.w);
         cudaFree((void *)b.cfi);
+        cudaFree(b.omsum);
         cudaFree(b.cfo);
         S->destroy(&st);
       }

@@ -168,6 +168,78 @@ static void emul_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *
   }
 }
 
+/* stage om folded into pre, emulated: the sums of the block's own grid below g_hi per sub-block
+ * (qpsk_oms_add, in double: the kernel's warps sum the same terms in another order), then
+ * qpsk_om_combine with the DC D and gain */
+static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
+                           om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, m0 = 4 * k->tm[t].b * L;
+  double *sums = calloc((size_t)(nsub + 1) * QPSK_OMS, sizeof *sums);
+  for (int64_t q = QPSK_GM; q < QPSK_GM + 4 * L && m0 + q - QPSK_GM < k->g_hi; q++) {
+    int64_t j = (q - QPSK_GM) / (4 * (int64_t)Ls);
+    if (j > nsub) j = nsub;
+    qpsk_oms_add(z[q], m0 + q - QPSK_GM, sums + j * QPSK_OMS);
+  }
+  qpsk_om_in in = {D, gain, 0, k->g_hi};
+  qpsk_om_out r;
+  qpsk_om_combine(sums, k->tm[t].b, L, nsub, Ls, nlags, &in, &r);
+  memcpy(o->osub, r.osub, sizeof o->osub);
+  memcpy(o->osub_t, r.osub_t, sizeof o->osub_t);
+  memcpy(o->corr, r.corr, sizeof o->corr);
+  o->om_n = r.om_n;
+  o->nsub = r.nsub;
+  free(sums);
+}
+
+/* The O&M record in float64 from the float grid (no rounding of the levelled values): the truth
+ * both the CPU's levelled-float sums and the folded expansion approximate */
+static void om_truth(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
+                     om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, m0 = 4 * k->tm[t].b * L, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * L;
+  if (g_hi > k->g_hi) g_hi = k->g_hi;
+  memset(o, 0, sizeof *o);
+  o->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+  const double g2 = (double)gain * gain;
+  for (unsigned j = 0; j <= nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    if (e <= a) break;
+    for (int64_t m = a; m < e; m++) {
+      const prx_cf32 v = z[QPSK_GM + (m - m0)];
+      const double dr = (double)v.re - D.re, di = (double)v.im - D.im, p = g2 * (dr * dr + di * di);
+      const int r = (int)(m & 3);
+      o->osub[j][r == 0 ? 0 : r == 2 ? 0 : 1] += r == 0 || r == 3 ? p : -p;
+    }
+    o->osub_t[j] = (double)(a + e - 1) / 8.0;
+    o->nsub = j + 1;
+    if (j < nsub && e - a == Ls4)
+      for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+        const double *q = o->osub[j - (1u << l)];
+        o->corr[l][0] += o->osub[j][0] * q[0] + o->osub[j][1] * q[1];
+        o->corr[l][1] += o->osub[j][1] * q[0] - o->osub[j][0] * q[1];
+      }
+  }
+}
+
+/* x4 on the grid as pre leaves it, each value levelled where it is read (the x4_level kernel) */
+static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
+                          prx_cf32 *w) {
+  const qpsk_mf_timing *tm = &k->tm[t];
+  for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
+    int64_t g;
+    float c[4];
+    prx_cf32 v[4];
+    qpsk_x4_tap(tm, k->L, QPSK_GM, kk, &g, c);
+    for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(z[g - 1 + i], D, gain);
+    w[kk - tm->k0] = qpsk_x4_one(v, c);
+  }
+}
+
 /* stage mf, emulated */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
@@ -233,7 +305,9 @@ static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
   double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
   double worst_gl = 0, worst_w = 0;
   prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
-  size_t bit_diff = 0, bits_total = 0;
+  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0;
+  double worst_fold[3] = {0, 0, 0}, worst_fold_corr = 0, worst_fold_truth = 0;
+  double worst_cpu_truth[3] = {0, 0, 0};
   for (unsigned c = 0; c < k.C; c++) {
     for (unsigned j = 0; j < k.nblk; j++) {
       size_t t = (size_t)c * k.nblk + j;
@@ -247,6 +321,47 @@ static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
       if (e > worst_m) worst_m = e;
       CHECK(bad0 == bad1, "pre: channel %u block %u: %u non-finite samples, reference %u", c, j,
             bad1, bad0);
+      /* om folded into pre, on the grid before levelling, against the CPU's om and both against
+       * the float64 truth: with the case's DC, and with DCs 10 and 20 dB above the grid's power
+       * (where the CPU's levelled floats lose digits and the expansion cancels) */
+      double pw = 0;
+      for (size_t q = 0; q < ng; q++)
+        pw += (double)g1[q].re * g1[q].re + (double)g1[q].im * g1[q].im;
+      pw /= (double)ng;
+      for (int dc = 0; dc < 3; dc++) {
+        const prx_cf32 D0 = k.D[t];
+        if (dc) {
+          const double a = sqrt(pw * pow(10, dc)), ph = 2 * M_PI * test_rng_uniform(&r);
+          k.D[t].re = (float)(a * cos(ph));
+          k.D[t].im = (float)(a * sin(ph));
+        }
+        prx_cf32 *gz = malloc(ng * sizeof *gz);
+        memcpy(gz, g1, ng * sizeof *gz);
+        om_ref of, oc, ot;
+        emul_om_folded(&k, t, g1, k.D[t], k.om_gain[t], &of);
+        om_truth(&k, t, g1, k.D[t], k.om_gain[t], &ot);
+        ref_om(&k, t, gz, &oc);
+        double es, ec, ts, tc;
+        int same;
+        om_compare(&of, &oc, &es, &ec, &same);
+        CHECK(same, "om folded: channel %u block %u: sub-block counts or centres differ", c, j);
+        if (es > worst_fold[dc]) worst_fold[dc] = es;
+        if (dc == 0 && ec > worst_fold_corr) worst_fold_corr = ec;
+        om_compare(&of, &ot, &ts, &tc, &same);
+        if (ts > worst_fold_truth) worst_fold_truth = ts;
+        if (tc > worst_fold_truth) worst_fold_truth = tc;
+        om_compare(&oc, &ot, &ts, &tc, &same);
+        if (ts > worst_cpu_truth[dc]) worst_cpu_truth[dc] = ts;
+        if (dc == 0 && k.tm[t].k1 > k.tm[t].k0) {
+          /* x4 levelling as it reads against x4 on the levelled grid: the same values */
+          size_t nn = (size_t)(k.tm[t].k1 - k.tm[t].k0);
+          emul_x4_level(&k, t, g1, k.D[t], k.om_gain[t], w0);
+          emul_x4(&k, t, gz, w1);
+          x4_level_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
+        }
+        k.D[t] = D0;
+        free(gz);
+      }
       om_ref o0, o1;
       ref_om(&k, t, g0, &o0);
       emul_om(&k, t, g1, &o1);
@@ -293,6 +408,15 @@ static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
          sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", mix ? " mixed" : "",
          worst_g, worst_om, worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff,
          bits_total);
+  printf("  om folded into pre: sub-block sums %.2e from the CPU's, drift %.2e; DC +10 dB / +20 "
+         "dB: %.2e / %.2e from the CPU's, whose own sums are %.2e / %.2e from the float64 truth "
+         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing\n",
+         worst_fold[0], worst_fold_corr, worst_fold[1], worst_fold[2], worst_cpu_truth[1],
+         worst_cpu_truth[2], worst_fold_truth, x4_level_differ);
+  CHECK(worst_fold[0] < 1e-5, "om folded: sub-block sums differ by %.2e", worst_fold[0]);
+  CHECK(worst_fold_corr < 1e-4, "om folded: drift correlations differ by %.2e", worst_fold_corr);
+  CHECK(worst_fold_truth < 1e-9, "om folded: %.2e from the float64 truth", worst_fold_truth);
+  CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 after om", x4_level_differ);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
@@ -463,9 +587,29 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
     double *mom = malloc(nb * 4 * sizeof *mom), sums[5];
     unsigned *bad = calloc(nb, sizeof *bad);
     uint8_t *bits = calloc(cpu_nbits + 16, 1);
+    double fold_s = 0, fold_c = 0;
+    int fold_same = 1;
     for (size_t t = 0; t < nb; t++) {
       w0[t] = (int64_t)(t * k.Lmax);
       emul_pre(&k, 0, (unsigned)t, grid + t * ng, mom + 4 * t, &bad[t]);
+      { /* om folded into pre against the demodulator's own O&M record */
+        om_ref of, od;
+        emul_om_folded(&k, t, grid + t * ng, k.D[t], k.om_gain[t], &of);
+        memcpy(od.osub, pr.b[t].oo.osub, sizeof od.osub);
+        memcpy(od.osub_t, pr.b[t].oo.osub_t, sizeof od.osub_t);
+        memcpy(od.corr, pr.b[t].oo.corr, sizeof od.corr);
+        od.om_n = pr.b[t].oo.om_n;
+        od.nsub = pr.b[t].oo.nsub;
+        /* the demodulator leaves the sub-blocks past nsub as an earlier block had them */
+        for (unsigned j = od.nsub; j < QPSK_SUB_MAX; j++)
+          od.osub[j][0] = od.osub[j][1] = od.osub_t[j] = 0;
+        double es, ec;
+        int same;
+        om_compare(&of, &od, &es, &ec, &same);
+        if (!(es <= fold_s)) fold_s = es;
+        if (!(ec <= fold_c)) fold_c = ec;
+        fold_same &= same;
+      }
       om_ref o;
       emul_om(&k, t, grid + t * ng, &o);
       memcpy(oo[t].osub, o.osub, sizeof o.osub);
@@ -479,6 +623,9 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
         emul_out(&k, t, sym + t * k.Lmax, bits + 2 * pr.b[t].ob.out0);
     }
     probe_compare(name, &k, &pr, grid, oo, w, w0, sym, mom, bad, bits, cpu_bits, cpu_nbits);
+    printf("  om folded into pre: O&M %.2e, drift %.2e of the demodulator's\n", fold_s, fold_c);
+    CHECK(fold_same && fold_s < 1e-5 && fold_c < 1e-4, "%s: folded O&M %.2e / %.2e", name, fold_s,
+          fold_c);
     /* the CFO stage's steps on each span's window give the demodulator's estimate */
     prx_cf32 *spec = malloc(pr.nfft * sizeof *spec);
     double worst_f = 0;

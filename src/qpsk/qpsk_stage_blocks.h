@@ -7,6 +7,8 @@
 #include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
+#include <string.h>
+
 /* one block's matched-filter parameters (from the serial timing pass and the NCO) */
 typedef struct {
   qpsk_mf_timing t; /* instants and owned symbols (t.b the absolute block index) */
@@ -42,6 +44,35 @@ typedef struct {
   unsigned nsub;
   unsigned pad;
 } qpsk_om_out;
+
+/* Stage om from pre's sums (qpsk_stages_cuda.h, entries pre_om and om_sums): block b's O&M
+ * record as stage_om leaves it, from its (nsub + 1) x QPSK_OMS sums over its own grid below
+ * in->g_hi (sub-blocks of 4 Ls grid values, the last one the rest of the block), the span's DC
+ * and level from in, the drift correlations between complete sub-blocks 2^l apart (nlags) in the
+ * CPU's order. */
+QPSK_HD void qpsk_om_combine(const double *sums, int64_t b, int64_t L, unsigned nsub, unsigned Ls,
+                             unsigned nlags, const qpsk_om_in *in, qpsk_om_out *r) {
+  const int64_t m0 = 4 * b * L, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * L;
+  if (g_hi > in->g_hi) g_hi = in->g_hi;
+  memset(r, 0, sizeof *r);
+  r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+  for (unsigned j = 0; j <= nsub; j++) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
+    if (e > g_hi) e = g_hi;
+    if (e <= a) break;
+    qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, in->D, in->gain, r->osub[j]);
+    r->osub_t[j] = (double)(a + e - 1) / 8.0;
+    r->nsub = j + 1;
+    if (j < nsub && e - a == Ls4) {
+      for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
+        const double *q = r->osub[j - (1u << l)];
+        r->corr[l][0] += r->osub[j][0] * q[0] + r->osub[j][1] * q[1];
+        r->corr[l][1] += r->osub[j][1] * q[0] - r->osub[j][0] * q[1];
+      }
+    }
+  }
+}
 
 /* one channel's CFO window for one span (the cfo stage's input, from the serial timing pass) */
 typedef struct {

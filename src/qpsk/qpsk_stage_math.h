@@ -487,6 +487,36 @@ QPSK_HD double qpsk_refine_newton(const prx_cf32 *v, size_t m, size_t n, double 
  * (stage_cfo). */
 QPSK_HD double qpsk_cfo_of(double nu, double e) { return nu / (4 * (1 + e / (1 - e))); }
 
+/* ---- stage om folded into pre: |z - D|^2 g^2 w_m (w_m = exp(-j 2 pi m / 4)) summed over a
+ * sub-block is g^2 (A - conj(D) B - D B' + |D|^2 W) with A = sum |z|^2 w_m, B = sum z w_m,
+ * B' = sum conj(z) w_m, W = sum w_m: sums that pre forms before the span's DC and level are
+ * known ---- */
+#define QPSK_OMS 6 /* a sub-block's sums: A, B, B' (re, im each) */
+/* grid value z at grid index m into a sub-block's sums s */
+QPSK_HD void qpsk_oms_add(prx_cf32 z, int64_t m, double s[QPSK_OMS]) {
+  const double a = z.re, b = z.im, p = a * a + b * b;
+  switch ((int)(m & 3)) {
+  case 0: /* w = 1 */ s[0] += p, s[2] += a, s[3] += b, s[4] += a, s[5] -= b; break;
+  case 1: /* w = -j */ s[1] -= p, s[2] += b, s[3] -= a, s[4] -= b, s[5] -= a; break;
+  case 2: /* w = -1 */ s[0] -= p, s[2] -= a, s[3] -= b, s[4] -= a, s[5] += b; break;
+  default: /* w = j */ s[1] += p, s[2] -= b, s[3] += a, s[4] += b, s[5] += a; break;
+  }
+}
+/* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the
+ * DC D and gain g: x = g^2 (A - conj(D) B - D B' + |D|^2 W). */
+QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_cf32 D, float g,
+                            double x[2]) {
+  const int64_t n = e - a, full = n / 4, rest = n % 4; /* residues 0 .. rest - 1 once more */
+  const double n0 = (double)(full + (rest > 0)), n1 = (double)(full + (rest > 1));
+  const double n2 = (double)(full + (rest > 2)), n3 = (double)full;
+  const double wr = n0 - n2, wi = n3 - n1, dr = D.re, di = D.im, d2 = dr * dr + di * di;
+  const double cbr = dr * s[2] + di * s[3], cbi = dr * s[3] - di * s[2]; /* conj(D) B */
+  const double dbr = dr * s[4] - di * s[5], dbi = dr * s[5] + di * s[4]; /* D B' */
+  const double g2 = (double)g * g;
+  x[0] = g2 * (s[0] - cbr - dbr + d2 * wr);
+  x[1] = g2 * (s[1] - cbi - dbi + d2 * wi);
+}
+
 /* Stage om: grid value v less the DC D, at unit level (as qpsk_om_accum leaves it). */
 QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};

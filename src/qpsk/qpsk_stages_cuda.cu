@@ -86,7 +86,39 @@ typedef struct {
   const double *mix;  /* per-channel mixing frequencies (MIX kernels) */
   const float *bank4; /* BLK kernels: tap row 0 zero-padded to ntaps4 taps */
   unsigned ntaps4;
+  /* OM kernels: the O&M sums of each block's own grid below g_hi, (nsub + 1) x QPSK_OMS per
+   * block into omsum; their per-warp partial sums in shared memory after the window's slots */
+  int64_t g_hi;
+  unsigned nsub, Ls;
+  size_t win_slots;
+  double *omsum;
 } pre_args;
+
+/* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
+ * indices k0 ..; the warp's outputs in this step start at seg0 and span at most 128 indices, so
+ * at most two sub-blocks of 4 Ls >= 128): reduced over the warp in a fixed order, lane 0 writes
+ * the first sub-block's index and the two sub-blocks' sums to seg (1 + 2 QPSK_OMS doubles). */
+#define OM_SEG (1 + 2 * QPSK_OMS)
+template <int N>
+__device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t seg0, int64_t m0,
+                                       int64_t own_end, uint32_t Ls4, uint32_t nsub, double *seg) {
+  const uint32_t jlo = seg0 < QPSK_GM ? 0 : min((uint32_t)(seg0 - QPSK_GM) / Ls4, nsub);
+  double acc[2 * QPSK_OMS];
+  for (int q = 0; q < 2 * QPSK_OMS; q++) acc[q] = 0;
+  for (int q = 0; q < N; q++) {
+    const int64_t k = k0 + q;
+    if (k >= QPSK_GM && k < own_end) {
+      const uint32_t j = min((uint32_t)(k - QPSK_GM) / Ls4, nsub);
+      qpsk_oms_add(o[q], m0 + k, acc + (j > jlo ? QPSK_OMS : 0));
+    }
+  }
+  for (int q = 0; q < 2 * QPSK_OMS; q++)
+    for (int sh = 16; sh > 0; sh >>= 1) acc[q] += __shfl_down_sync(0xffffffffu, acc[q], sh);
+  if ((threadIdx.x & 31) == 0) {
+    seg[0] = jlo;
+    for (int q = 0; q < 2 * QPSK_OMS; q++) seg[1 + q] = acc[q];
+  }
+}
 
 /* Stage pre. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's input
  * window (pre_win samples, cf32). Each thread loads a strided share of the window (samples
@@ -94,7 +126,7 @@ typedef struct {
  * CPU's chunked float sums agree to float rounding), then computes a strided share of the
  * 4L + 2 QPSK_GM grid outputs from shared memory: the window is read from HBM once, and the
  * filter's taps (Q rows) stay in L1. */
-template <bool HALF, bool MIX, bool BLK>
+template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
@@ -141,44 +173,73 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   }
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
+  /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
+  int64_t own_end = QPSK_GM + 4 * L;
+  if (OM && a.g_hi - m0 < own_end) own_end = a.g_hi - m0;
+  double *seg = (double *)(win + a.win_slots);
+  const uint32_t Ls4 = 4 * a.Ls, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int nwarps = STAGE_THREADS / 32;
+  int nsteps; /* steps of the output loop, the same for every thread (the warp reductions) */
   if (BLK) {
     /* a unit-step grid: four consecutive outputs per thread from one run of samples */
     unsigned row;
     int64_t off0;
     qpsk_pre_tap(m0, a.rq, a.r, a.Q, a.c, lo, &row, &off0);
-    for (int64_t base = 4 * (int64_t)threadIdx.x; base < ng; base += 4 * STAGE_THREADS) {
-      prx_cf32 o[4];
-      qpsk_dot4(a.bank4, a.ntaps4, win, off0 + base, 1, o);
-      for (int k = 0; k < 4; k++)
-        if (base + k < ng) g[base + k] = o[k];
-    }
-  } else if (a.rq >= 0) {
-    /* an exact grid: the first output's position, then steps of STAGE_THREADS outputs in
-     * integers (the position qpsk_pre_tap gives, without a 64-bit division per output) */
-    unsigned row;
-    int64_t off;
-    qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-    int64_t di;
-    unsigned dj;
-    qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
-    for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
-      g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-      qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+    nsteps = (int)((ng + 4 * STAGE_THREADS - 1) / (4 * STAGE_THREADS));
+    for (int it = 0; it < nsteps; it++) {
+      const int64_t base = (int64_t)it * 4 * STAGE_THREADS + 4 * threadIdx.x;
+      prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+      if (base < ng) {
+        qpsk_dot4(a.bank4, a.ntaps4, win, off0 + base, 1, o);
+        for (int k = 0; k < 4; k++)
+          if (base + k < ng) g[base + k] = o[k];
+      }
+      if (OM)
+        om_seg<4>(o, base, base - 4 * lane, m0, own_end, Ls4, a.nsub,
+                  seg + (size_t)(it * nwarps + warp) * OM_SEG);
     }
   } else {
-    for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS) {
-      unsigned row;
-      int64_t off;
-      qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-      g[k] = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+    /* an exact grid: the first output's position, then steps of STAGE_THREADS outputs in
+     * integers (the position qpsk_pre_tap gives, without a 64-bit division per output); an
+     * inexact one: each output's position */
+    unsigned row = 0;
+    int64_t off = 0, di = 0;
+    unsigned dj = 0;
+    if (a.rq >= 0) {
+      qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+      qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
+    }
+    nsteps = (int)((ng + STAGE_THREADS - 1) / STAGE_THREADS);
+    for (int it = 0; it < nsteps; it++) {
+      const int64_t k = (int64_t)it * STAGE_THREADS + threadIdx.x;
+      prx_cf32 o = {0, 0};
+      if (k < ng) {
+        if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+        o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+        g[k] = o;
+        if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+      }
+      if (OM)
+        om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
+                  seg + (size_t)(it * nwarps + warp) * OM_SEG);
     }
   }
-}
-
-/* window index t in shared memory: with PAD, one spare slot after every 16 samples, so that the
- * 16 lanes of a half-warp reading samples sps apart (32 bytes at sps 4) fall on distinct banks */
-template <bool PAD> __device__ __forceinline__ int64_t win_at(int64_t t) {
-  return PAD ? t + (t >> 4) : t;
+  if (OM) {
+    /* each sub-block's sums over the warps' steps, in a fixed order */
+    __syncthreads();
+    double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
+    for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
+      const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
+      double v = 0;
+      for (int t = 0; t < nsteps * nwarps; t++) {
+        const double *sg = seg + (size_t)t * OM_SEG;
+        const unsigned jlo = (unsigned)sg[0];
+        if (jlo == j) v += sg[1 + q];
+        if (jlo + 1 == j) v += sg[1 + QPSK_OMS + q];
+      }
+      dst[i] = v;
+    }
+  }
 }
 
 /* the matched filter's dot product on the (possibly padded) window from index off */
@@ -188,7 +249,7 @@ __device__ __forceinline__ prx_cf32 dot_win(const float2 *__restrict__ t, const 
   if (!PAD) return dot_f2(t, win + off, ntaps);
   float re = 0, im = 0;
   for (unsigned l = 0; l < ntaps; l++) {
-    float2 h = __ldg(t + l), v = win[win_at<true>(off + l)];
+    float2 h = __ldg(t + l), v = win[qpsk_win_slot(off + l, 1)];
     re += h.x * v.x;
     im += h.y * v.y;
   }
@@ -242,7 +303,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
     prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
     if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
     v = qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, p.gain, p.theta, p.omega, t);
-    win[win_at<PAD>(t)] = make_float2(v.re, v.im);
+    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
   }
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
@@ -340,22 +401,44 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 /* Stage x4. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per owned symbol,
  * the Farrow interpolation of 4 levelled grid values at its run's timing and the 4th power with
  * magnitude weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the
- * grid once (L2-resident right after the om stage), writes 8 bytes per symbol. */
+ * grid once (L2-resident right after the om stage), writes 8 bytes per symbol. LEVEL: the grid
+ * as pre left it, each value read levelled here (less the DC, at unit level: om's arithmetic). */
+template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
-                   const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
+                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
   const unsigned c = blockIdx.y;
   const size_t o = (size_t)c * nblk + blockIdx.x;
   const qpsk_mf_timing t = blk[o].t;
   const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
   const prx_cf32 *z = grid + o * (size_t)ng;
   prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
+  prx_cf32 D = {0, 0};
+  float gain = 1;
+  if (LEVEL) {
+    D = in[o].D;
+    gain = in[o].gain;
+  }
   for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
     int64_t g;
     float cf[4];
     qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
-    dst[k - t.k0] = qpsk_x4_one(z + g - 1, cf);
+    prx_cf32 v[4];
+    for (int i = 0; i < 4; i++) v[i] = LEVEL ? qpsk_om_level(z[g - 1 + i], D, gain) : z[g - 1 + i];
+    dst[k - t.k0] = qpsk_x4_one(v, cf);
   }
+}
+
+/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine). */
+__global__ void __launch_bounds__(128)
+    qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
+                        unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
+                        qpsk_om_out *out) {
+  const size_t o = (size_t)blockIdx.x * 128 + threadIdx.x;
+  if (o >= nb) return;
+  const qpsk_om_in p = in[o];
+  qpsk_om_combine(omsum + o * (size_t)(nsub + 1) * QPSK_OMS, b0 + (int64_t)(o % nblk), L, nsub, Ls,
+                  nlags, &p, &out[o]);
 }
 
 /* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
@@ -386,23 +469,30 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* the pre stage's shared memory: its window, or for the blocked filter the window and the 8
- * samples its reads run past it, in padded slots */
-static size_t pre_smem(size_t win, bool blk) {
-  return (blk ? (size_t)qpsk_win_slot((int64_t)win + 8, 1) + 1 : win) * sizeof(float2);
+/* the pre stage's shared memory: its window's slots (for the blocked filter the window and the 8
+ * samples its reads run past it, padded), then with om the warps' partial sums of each step */
+static size_t pre_slots(size_t win, bool blk) {
+  return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, 1) + 1 : win;
+}
+static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
+  const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
+               steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
+  return pre_slots(s->pre_win, blk) * sizeof(float2) +
+         (om ? steps * (STAGE_THREADS / 32) * OM_SEG * sizeof(double) : 0);
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
 typedef void (*mf_kernel_fn)(mf_args);
 
 /* the kernel of each variant: cf16 rows, padded window, mixing */
-static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk) {
-  if (blk) {
-    if (half) return mix ? qpsk_pre_kernel<true, true, true> : qpsk_pre_kernel<true, false, true>;
-    return mix ? qpsk_pre_kernel<false, true, true> : qpsk_pre_kernel<false, false, true>;
-  }
-  if (half) return mix ? qpsk_pre_kernel<true, true, false> : qpsk_pre_kernel<true, false, false>;
-  return mix ? qpsk_pre_kernel<false, true, false> : qpsk_pre_kernel<false, false, false>;
+template <bool HALF, bool MIX> static pre_kernel_fn pre_kernel_of2(bool blk, bool om) {
+  if (blk)
+    return om ? qpsk_pre_kernel<HALF, MIX, true, true> : qpsk_pre_kernel<HALF, MIX, true, false>;
+  return om ? qpsk_pre_kernel<HALF, MIX, false, true> : qpsk_pre_kernel<HALF, MIX, false, false>;
+}
+static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk, bool om) {
+  if (half) return mix ? pre_kernel_of2<true, true>(blk, om) : pre_kernel_of2<true, false>(blk, om);
+  return mix ? pre_kernel_of2<false, true>(blk, om) : pre_kernel_of2<false, false>(blk, om);
 }
 static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix) {
   if (half) {
@@ -463,15 +553,16 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t need_pre = pre_smem(s->pre_win, 1);
+  const size_t need_pre =
+      pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
   const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
                     "shared memory of one thread block (%d bytes): a shorter block",
                     need_pre, need_mf, smem_max);
-  for (int v = 0; v < 8; v++)
-    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2, v & 4),
+  for (int v = 0; v < 16; v++)
+    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8),
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_pre),
        "cudaFuncSetAttribute");
   for (int v = 0; v < 8; v++)
@@ -508,17 +599,72 @@ static prx_status stages_mix(qpsk_stages *s, const double *f) {
   return PRX_OK;
 }
 
+static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                             int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
+                             unsigned *nonfinite, double *omsum, cudaStream_t stream) {
+  const bool blk = s->pre_block && s->d_pre4, om = omsum != NULL;
+  pre_args a = {rows,
+                row_stride,
+                b0,
+                n_total,
+                s->nblk,
+                s->L,
+                s->sps,
+                s->d_pre,
+                s->pre_Q,
+                s->pre_ntaps,
+                s->pre_c,
+                s->pre_rq,
+                s->pre_r,
+                grid,
+                mom,
+                nonfinite,
+                s->d_mix,
+                s->d_pre4,
+                s->pre_ntaps4,
+                g_hi,
+                s->nsub,
+                s->Ls,
+                pre_slots(s->pre_win, blk),
+                omsum};
+  dim3 g(s->nblk, s->C);
+  pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
+                om)<<<g, STAGE_THREADS, pre_smem(s, blk, om), stream>>>(a);
+  CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  return PRX_OK;
+}
+
 static prx_status stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                              int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
                              cudaStream_t stream) {
-  pre_args a = {rows,     row_stride, b0,           n_total,   s->nblk,      s->L,     s->sps,
-                s->d_pre, s->pre_Q,   s->pre_ntaps, s->pre_c,  s->pre_rq,    s->pre_r, grid,
-                mom,      nonfinite,  s->d_mix,     s->d_pre4, s->pre_ntaps4};
+  return pre_launch(s, rows, row_stride, b0, n_total, INT64_MAX, grid, mom, nonfinite, NULL,
+                    stream);
+}
+
+static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t row_stride,
+                                int64_t b0, int64_t n_total, int64_t g_hi, prx_cf32 *grid,
+                                double *mom, unsigned *nonfinite, double *omsum,
+                                cudaStream_t stream) {
+  if (!omsum) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre_om without sums");
+  return pre_launch(s, rows, row_stride, b0, n_total, g_hi, grid, mom, nonfinite, omsum, stream);
+}
+
+static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
+                                 const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
+  const size_t nb = (size_t)s->C * s->nblk;
+  qpsk_om_sums_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, stream>>>(
+      b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
+  CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
+  return PRX_OK;
+}
+
+static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                                  const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                                  size_t w_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  const bool blk = s->pre_block && s->d_pre4;
-  pre_kernel_of(s->cf16, s->d_mix != NULL,
-                blk)<<<g, STAGE_THREADS, pre_smem(s->pre_win, blk), stream>>>(a);
-  CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  qpsk_x4_kernel<true>
+      <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride);
+  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
 
@@ -557,11 +703,13 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
                             const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                             cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_x4_kernel<<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, grid, w, w_stride);
+  qpsk_x4_kernel<false>
+      <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre, stages_mf,        stages_om,
-    stages_x4,     stages_out,     stages_mix, stages_cfo_setup, stages_cfo};
+    stages_create, stages_destroy, stages_pre,     stages_mf,        stages_om,
+    stages_x4,     stages_out,     stages_mix,     stages_cfo_setup, stages_cfo,
+    stages_pre_om, stages_om_sums, stages_x4_level};

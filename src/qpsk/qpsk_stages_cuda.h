@@ -123,6 +123,25 @@ typedef struct prx_qpsk_stages_cuda {
    * grid and equal except at near-ties of the noise). */
   prx_status (*cfo)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                     qpsk_cfo_out *out, cudaStream_t stream);
+
+  /* The O&M stage folded into pre (one pass over the grid fewer): pre_om is pre plus, for each
+   * block, the sums over its own grid values below grid index g_hi (INT64_MAX while the stream
+   * goes on; qpsk_om_in's g_hi when it ends) from which the O&M sums follow once the span's DC
+   * and level are known (qpsk_stage_math.h, qpsk_oms_add): omsum, C x nblk x (nsub + 1) x
+   * QPSK_OMS doubles (nsub = L / QPSK_SUB_SYMBOLS as qpsk.c sets it). The grid is left as pre
+   * leaves it (not levelled). */
+  prx_status (*pre_om)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
+                       int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
+                       unsigned *nonfinite, double *omsum, cudaStream_t stream);
+  /* om's records (C x nblk) from pre_om's sums and the level pass's in (the same g_hi as
+   * pre_om's): what om gives, to float rounding of the levelled values (qpsk_om_combine) */
+  prx_status (*om_sums)(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, const double *omsum,
+                        qpsk_om_out *out, cudaStream_t stream);
+  /* x4 on the grid as pre_om leaves it: each value it reads levelled with in's DC and gain, as
+   * om levels it in place (the same values as x4 after om) */
+  prx_status (*x4_level)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                         const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
+                         cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 
