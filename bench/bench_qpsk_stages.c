@@ -6,7 +6,8 @@
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
  * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its register blocking
- * (pre_unblocked) and mf without its padded window (mf_unpadded);
+ * (pre_unblocked) and mf without its padded window (mf_unpadded) or its register blocking
+ * (mf_unblocked);
  * device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
@@ -89,15 +90,16 @@ enum {
   K_X4L,
   K_FOLD,
   K_MF0,
+  K_MF1,
   K_PRE0,
   K_PREMIX,
   K_MFMIX,
   K_N
 };
 static const char *const kname[K_N] = {
-    "pre",     "om",     "x4",      "cfo",      "mf",         "out",         "all",
-    "all5",    "pre_om", "om_sums", "x4_level", "all_folded", "mf_unpadded", "pre_unblocked",
-    "pre_mix", "mf_mix"};
+    "pre",           "om",      "x4",      "cfo",      "mf",         "out",         "all",
+    "all5",          "pre_om",  "om_sums", "x4_level", "all_folded", "mf_unpadded", "mf_unblocked",
+    "pre_unblocked", "pre_mix", "mf_mix"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
@@ -306,6 +308,10 @@ int main(int argc, char **argv) {
         st.mf_pad = 0;
         t[K_MF0] = time_it(&b, K_MF);
         st.mf_pad = 1;
+        const int mblk = st.mf_block;
+        st.mf_block = 0;
+        t[K_MF1] = time_it(&b, K_MF);
+        st.mf_block = mblk;
         const int blk = st.pre_block;
         st.pre_block = 0;
         t[K_PRE0] = time_it(&b, K_PRE);
@@ -349,7 +355,8 @@ int main(int argc, char **argv) {
           snprintf(table[nt++], sizeof table[0],
                    "sps %5.3f C %4u %s  pre %5.1f (unblocked %5.1f, mix %5.1f, with om %5.1f) om "
                    "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (mix "
-                   "%5.1f, unpadded %5.1f) out %6.1f  all %5.2f folded %5.2f all5 %5.2f Gsym/s "
+                   "%5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded %5.2f all5 "
+                   "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
                    G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),

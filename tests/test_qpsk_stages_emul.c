@@ -68,13 +68,13 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
   }
   if (k->pre.rq == (int64_t)k->pre.Q) {
     /* the kernel's register-blocked filter on a unit-step grid: the window in padded slots with 8
-     * zeros after it, the tap row zero-padded to a multiple of 4, four outputs per thread step;
-     * the same sums as qpsk_dot1 in the same order, so the same values */
+     * zeros after it, four outputs per thread step; the same sums as qpsk_dot1 in the same order,
+     * so the same values */
     const int64_t nw = hi - lo;
-    const unsigned nt4 = (k->pre.ntaps + 3) / 4 * 4;
+    const unsigned nt4 = k->pre.ntaps;
+    CHECK(nt4 % 4 == 0, "pre: %u taps, not a multiple of 4", nt4);
     prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, 1) + 1, sizeof *wp);
-    float *t4 = calloc(2 * (size_t)nt4, sizeof *t4);
-    memcpy(t4, k->pre.bank, 2 * k->pre.ntaps * sizeof *t4);
+    const float *t4 = k->pre.bank;
     for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, 1)] = win[t];
     unsigned r0;
     int64_t off0;
@@ -92,7 +92,6 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
     free(wp);
-    free(t4);
   }
   free(win);
 }
@@ -240,7 +239,10 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* stage mf, emulated */
+/* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
+ * the float recurrence by 256 samples), then at sps 4 groups of four symbols per thread (the
+ * register-blocked product on one run, else one product per symbol), elsewhere one symbol per
+ * thread */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -249,32 +251,54 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   if (tm->k1 <= tm->k0) return;
   int64_t lo, hi;
   qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
-  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
+  const int64_t nw = hi - lo;
+  prx_cf32 *win = malloc((size_t)nw * sizeof *win);
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp); /* padded slots */
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
-  for (int64_t i = 0; i < hi - lo; i++) {
-    int64_t s = lo + i;
-    int in = s >= 0 && s < k->n_total;
-    prx_cf32 v = in ? row[s] : dc;
-    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
-    win[i] =
-        qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, k->gain[t], k->theta[t], k->omega[t], i);
+  const prx_cf32 step = qpsk_nco_rot(0, k->omega[t], 256);
+  for (int64_t th = 0; th < 256; th++) {
+    prx_cf32 rot = qpsk_nco_rot(k->theta[t], k->omega[t], th);
+    for (int64_t i = th; i < nw; i += 256) {
+      int64_t s = lo + i;
+      int in = s >= 0 && s < k->n_total;
+      prx_cf32 v = in ? row[s] : dc;
+      if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
+      win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
+      wp[qpsk_win_slot(i, 1)] = win[i];
+      rot = qpsk_nco_advance(rot, step);
+    }
   }
   float acc[4] = {0, 0, 0, 0};
-  for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
-    unsigned r;
-    int64_t off;
-    qpsk_mf_tap(tm, k->L, k->sps, lo, kk, k->mf.Q, k->mf.c, &r, &off);
-    CHECK(off >= 0 && off + k->mf.ntaps <= hi - lo, "mf: symbol %lld reads outside its window",
-          (long long)kk);
-    prx_cf32 y = qpsk_dot1(k->mf.bank + (size_t)r * 2 * k->mf.ntaps, (const float *)(win + off),
-                           k->mf.ntaps);
-    sym[kk - tm->k0] = y;
-    qpsk_sum_terms(y, acc);
+  const int blocked = k->sps == 4.0;
+  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? 4 : 1) {
+    const int m = !blocked ? 1 : tm->k1 - kk < 4 ? (int)(tm->k1 - kk) : 4;
+    unsigned r[4];
+    int64_t off[4];
+    int run = m == 4;
+    for (int q = 0; q < m; q++) {
+      qpsk_mf_tap(tm, k->L, k->sps, lo, kk + q, k->mf.Q, k->mf.c, &r[q], &off[q]);
+      CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
+            (long long)(kk + q));
+      run = run && r[q] == r[0] && off[q] == off[0] + 4 * q;
+    }
+    prx_cf32 y[4];
+    if (run) {
+      qpsk_dot4s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
+    } else {
+      for (int q = 0; q < m; q++)
+        y[q] = qpsk_dot1(k->mf.bank + (size_t)r[q] * 2 * k->mf.ntaps, (const float *)(win + off[q]),
+                         k->mf.ntaps);
+    }
+    for (int q = 0; q < m; q++) {
+      sym[kk + q - tm->k0] = y[q];
+      qpsk_sum_terms(y[q], acc);
+    }
   }
   for (int q = 0; q < 4; q++) sums[q] = acc[q];
   sums[4] = (double)(tm->k1 - tm->k0);
   free(win);
+  free(wp);
 }
 
 /* stage out, emulated */

@@ -176,11 +176,11 @@ QPSK_HD double qpsk_mix_turns(double f, int64_t n) {
 QPSK_HD prx_cf32 qpsk_mix_rot(double turns0, double f, int64_t t) {
   double u = turns0 + f * (double)t;
   u -= rint(u);
-  const float a = (float)(-6.283185307179586476925286766559 * u);
   float sn, cs;
 #ifdef __CUDA_ARCH__
-  sincosf(a, &sn, &cs);
+  sincospif((float)(-2 * u), &sn, &cs); /* sin, cos of pi x: no large-argument path */
 #else
+  const float a = (float)(-6.283185307179586476925286766559 * u);
   sn = sinf(a);
   cs = cosf(a);
 #endif
@@ -253,11 +253,11 @@ QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) { return pad ? t + (t >> 4) : 
 
 /* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
  * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
- * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, zero-padded to
- * ntaps4, a multiple of 4), each sample loaded once per block and used by the four outputs. The
- * sums run over the taps in the order of qpsk_dot1 (the padding adds zeros), so the outputs equal
- * four qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) must hold ntaps4 + 3
- * samples from off, finite. */
+ * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, ntaps4 of them, a
+ * multiple of 4 as qpsk_fir_init makes them), each sample loaded once per block and used by the
+ * four outputs. The sums run over the taps in the order of qpsk_dot1, so the outputs equal four
+ * qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds ntaps4 + 3 samples from
+ * off. */
 #ifdef __CUDACC__
 #define QPSK_LD2(p, i) (((const float2 *)(p))[i])
 #define QPSK_F2 float2
@@ -304,11 +304,9 @@ QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t
   *off = (int64_t)i - c;
 }
 
-/* Sample t of the matched filter's window: (v - dc) gain exp(-j (theta + omega t)), v already
- * read by qpsk_window_sample (the DC beyond the stream). The phase is reduced to one turn in
- * double, then evaluated in float. */
-QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double theta, double omega,
-                                int64_t t) {
+/* The NCO's rotation exp(-j (theta + omega t)): the phase reduced to one turn in double, then
+ * evaluated in float. */
+QPSK_HD prx_cf32 qpsk_nco_rot(double theta, double omega, int64_t t) {
   const double two_pi = 6.283185307179586476925286766559, inv = 0.15915494309189533576888376337251;
   double ph = theta + omega * (double)t;
   ph -= two_pi * rint(ph * inv);
@@ -319,10 +317,67 @@ QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double thet
   sn = sinf((float)ph);
   cs = cosf((float)ph);
 #endif
-  const float pr = gain * cs, pi = -gain * sn;
+  prx_cf32 r = {cs, -sn};
+  return r;
+}
+
+/* The NCO's rotation advanced by a step (rot step, in float: the recurrence within a block) */
+QPSK_HD prx_cf32 qpsk_nco_advance(prx_cf32 rot, prx_cf32 step) {
+  prx_cf32 o = {rot.re * step.re - rot.im * step.im, rot.re * step.im + rot.im * step.re};
+  return o;
+}
+
+/* A matched-filter window sample: (v - dc) gain rot, v already read by qpsk_window_sample (the DC
+ * beyond the stream), rot the NCO's rotation at its index. */
+QPSK_HD prx_cf32 qpsk_mf_sample_rot(prx_cf32 v, prx_cf32 dc, float gain, prx_cf32 rot) {
+  const float pr = gain * rot.re, pi = gain * rot.im;
   const float xr = v.re - dc.re, xi = v.im - dc.im;
   prx_cf32 o = {xr * pr - xi * pi, xr * pi + xi * pr};
   return o;
+}
+
+/* Sample t of the matched filter's window: (v - dc) gain exp(-j (theta + omega t)). */
+QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double theta, double omega,
+                                int64_t t) {
+  return qpsk_mf_sample_rot(v, dc, gain, qpsk_nco_rot(theta, omega, t));
+}
+
+/* Four symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
+ * timing): out[q] = sum_l t[l] x[off + 4q + l], l < ntaps (a multiple of 4). Summed by residue
+ * l mod 4, then l: each tap is loaded once for the four symbols and each sample once per
+ * residue, slid through four registers (a quarter of the loads of four single dot products; the
+ * sums' order differs from qpsk_dot1's, so the values agree to float rounding). */
+QPSK_HD void qpsk_dot4s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
+                        prx_cf32 out[4]) {
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  for (unsigned u = 0; u < 4; u++) {
+    QPSK_F2 y0 = QPSK_LD2(win, qpsk_win_slot(off + u, pad));
+    QPSK_F2 y1 = QPSK_LD2(win, qpsk_win_slot(off + u + 4, pad));
+    QPSK_F2 y2 = QPSK_LD2(win, qpsk_win_slot(off + u + 8, pad));
+    for (unsigned l = u; l < ntaps; l += 4) {
+      const QPSK_F2 y3 = QPSK_LD2(win, qpsk_win_slot(off + l + 12, pad));
+#if defined(__CUDA_ARCH__)
+      const float2 h = __ldg((const float2 *)t + l);
+      const float hr = h.x, hi = h.y;
+#else
+      const float hr = t[2 * l], hi = t[2 * l + 1];
+#endif
+#ifdef __CUDACC__
+      re[0] += hr * y0.x, im[0] += hi * y0.y, re[1] += hr * y1.x, im[1] += hi * y1.y;
+      re[2] += hr * y2.x, im[2] += hi * y2.y, re[3] += hr * y3.x, im[3] += hi * y3.y;
+#else
+      re[0] += hr * y0.re, im[0] += hi * y0.im, re[1] += hr * y1.re, im[1] += hi * y1.im;
+      re[2] += hr * y2.re, im[2] += hi * y2.im, re[3] += hr * y3.re, im[3] += hi * y3.im;
+#endif
+      y0 = y1;
+      y1 = y2;
+      y2 = y3;
+    }
+  }
+  for (int q = 0; q < 4; q++) {
+    out[q].re = re[q];
+    out[q].im = im[q];
+  }
 }
 
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within

@@ -83,9 +83,7 @@ typedef struct {
   prx_cf32 *grid;
   double *mom;
   unsigned *nonfinite;
-  const double *mix;  /* per-channel mixing frequencies (MIX kernels) */
-  const float *bank4; /* BLK kernels: tap row 0 zero-padded to ntaps4 taps */
-  unsigned ntaps4;
+  const double *mix; /* per-channel mixing frequencies (MIX kernels) */
   /* OM kernels: the O&M sums of each block's own grid below g_hi, (nsub + 1) x QPSK_OMS per
    * block into omsum; their per-warp partial sums in shared memory after the window's slots */
   int64_t g_hi;
@@ -95,22 +93,27 @@ typedef struct {
 } pre_args;
 
 /* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
- * indices k0 ..; the warp's outputs in this step start at seg0 and span at most 128 indices, so
- * at most two sub-blocks of 4 Ls >= 128): reduced over the warp in a fixed order, lane 0 writes
- * the first sub-block's index and the two sub-blocks' sums to seg (1 + 2 QPSK_OMS doubles). */
+ * indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of 4, the
+ * sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start at
+ * seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
+ * in registers, put in the first or the second sub-block's place, reduced over the warp in a
+ * fixed order; lane 0 writes the first sub-block's index and the two sub-blocks' sums to seg
+ * (1 + 2 QPSK_OMS doubles). */
 #define OM_SEG (1 + 2 * QPSK_OMS)
 template <int N>
 __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t seg0, int64_t m0,
                                        int64_t own_end, uint32_t Ls4, uint32_t nsub, double *seg) {
   const uint32_t jlo = seg0 < QPSK_GM ? 0 : min((uint32_t)(seg0 - QPSK_GM) / Ls4, nsub);
-  double acc[2 * QPSK_OMS];
-  for (int q = 0; q < 2 * QPSK_OMS; q++) acc[q] = 0;
+  double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
   for (int q = 0; q < N; q++) {
     const int64_t k = k0 + q;
-    if (k >= QPSK_GM && k < own_end) {
-      const uint32_t j = min((uint32_t)(k - QPSK_GM) / Ls4, nsub);
-      qpsk_oms_add(o[q], m0 + k, acc + (j > jlo ? QPSK_OMS : 0));
-    }
+    if (k >= QPSK_GM && k < own_end) qpsk_oms_add(o[q], m0 + k, t);
+  }
+  const bool up = k0 >= QPSK_GM && min((uint32_t)(k0 - QPSK_GM) / Ls4, nsub) > jlo;
+  double acc[2 * QPSK_OMS];
+  for (int q = 0; q < QPSK_OMS; q++) {
+    acc[q] = up ? 0 : t[q];
+    acc[QPSK_OMS + q] = up ? t[q] : 0;
   }
   for (int q = 0; q < 2 * QPSK_OMS; q++)
     for (int sh = 16; sh > 0; sh >>= 1) acc[q] += __shfl_down_sync(0xffffffffu, acc[q], sh);
@@ -120,12 +123,6 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
   }
 }
 
-/* Stage pre. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's input
- * window (pre_win samples, cf32). Each thread loads a strided share of the window (samples
- * outside the stream as 0, non-finite ones as 0) and sums the block's own samples (double: the
- * CPU's chunked float sums agree to float rounding), then computes a strided share of the
- * 4L + 2 QPSK_GM grid outputs from shared memory: the window is read from HBM once, and the
- * filter's taps (Q rows) stay in L1. */
 template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
@@ -157,7 +154,8 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
     v = qpsk_window_sample(v, in, zero);
     win[qpsk_win_slot(t, BLK)] = make_float2(v.re, v.im);
   }
-  if (BLK && threadIdx.x < 8) /* the blocked filter's reads run up to 7 samples past the window */
+  if (BLK && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
+                                 read up to 3 samples past the window */
     win[qpsk_win_slot(hi - lo + threadIdx.x, 1)] = make_float2(0, 0);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
@@ -190,7 +188,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
       const int64_t base = (int64_t)it * 4 * STAGE_THREADS + 4 * threadIdx.x;
       prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (base < ng) {
-        qpsk_dot4(a.bank4, a.ntaps4, win, off0 + base, 1, o);
+        qpsk_dot4(a.bank, a.ntaps, win, off0 + base, 1, o);
         for (int k = 0; k < 4; k++)
           if (base + k < ng) g[base + k] = o[k];
       }
@@ -280,7 +278,7 @@ typedef struct {
  * Each thread then evaluates the matched filter at a strided share of the block's instants (the
  * taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its
  * symbols, summed over the block in double. */
-template <bool HALF, bool PAD, bool MIX>
+template <bool HALF, bool PAD, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
@@ -297,25 +295,56 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   }
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
+  /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
+  prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
+  const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
     const int64_t s = lo + t;
     const int in = s >= 0 && s < a.n_total;
     prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
     if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-    v = qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, p.gain, p.theta, p.omega, t);
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
+    rot = qpsk_nco_advance(rot, step);
     win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
   }
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
-  for (int64_t k = p.t.k0 + threadIdx.x; k < p.t.k1; k += STAGE_THREADS) {
-    unsigned row;
-    int64_t off;
-    qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
-    prx_cf32 v = dot_win<PAD>(bank + (size_t)row * a.ntaps, win, off, a.ntaps);
-    y[k - p.t.k0] = v;
-    qpsk_sum_terms(v, acc);
+  if (BLK) {
+    /* sps 4: groups of four consecutive symbols; one run of the timing (the same tap row, inputs
+     * 4 apart) takes the register-blocked product, any other group (a run's edge where the
+     * instants are placed one by one, the block's last symbols) one product per symbol */
+    for (int64_t k = p.t.k0 + 4 * (int64_t)threadIdx.x; k < p.t.k1; k += 4 * STAGE_THREADS) {
+      unsigned rows[4];
+      int64_t offs[4];
+      const int m = p.t.k1 - k < 4 ? (int)(p.t.k1 - k) : 4;
+      bool run = m == 4;
+      for (int q = 0; q < m; q++) {
+        qpsk_mf_tap(&p.t, L, a.sps, lo, k + q, a.Q, a.c, &rows[q], &offs[q]);
+        run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
+      }
+      prx_cf32 v[4];
+      if (run) {
+        qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+      } else {
+        for (int q = 0; q < m; q++)
+          v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
+      }
+      for (int q = 0; q < m; q++) {
+        y[k + q - p.t.k0] = v[q];
+        qpsk_sum_terms(v[q], acc);
+      }
+    }
+  } else {
+    for (int64_t k = p.t.k0 + threadIdx.x; k < p.t.k1; k += STAGE_THREADS) {
+      unsigned row;
+      int64_t off;
+      qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
+      prx_cf32 v = dot_win<PAD>(bank + (size_t)row * a.ntaps, win, off, a.ntaps);
+      y[k - p.t.k0] = v;
+      qpsk_sum_terms(v, acc);
+    }
   }
   double s[5] = {acc[0], acc[1], acc[2], acc[3], 0};
   block_sum<5>(s, scratch);
@@ -429,16 +458,19 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine). */
-__global__ void __launch_bounds__(128)
+/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
+ * record, then copied out). */
+__global__ void __launch_bounds__(64)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out) {
-  const size_t o = (size_t)blockIdx.x * 128 + threadIdx.x;
+  const size_t o = (size_t)blockIdx.x * 64 + threadIdx.x;
   if (o >= nb) return;
   const qpsk_om_in p = in[o];
+  qpsk_om_out r;
   qpsk_om_combine(omsum + o * (size_t)(nsub + 1) * QPSK_OMS, b0 + (int64_t)(o % nblk), L, nsub, Ls,
-                  nlags, &p, &out[o]);
+                  nlags, &p, &r);
+  out[o] = r;
 }
 
 /* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
@@ -469,8 +501,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* the pre stage's shared memory: its window's slots (for the blocked filter the window and the 8
- * samples its reads run past it, padded), then with om the warps' partial sums of each step */
+/* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
+ * zeros after it, padded), then with om the warps' partial sums of each step */
 static size_t pre_slots(size_t win, bool blk) {
   return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, 1) + 1 : win;
 }
@@ -494,13 +526,15 @@ static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk, bool om) {
   if (half) return mix ? pre_kernel_of2<true, true>(blk, om) : pre_kernel_of2<true, false>(blk, om);
   return mix ? pre_kernel_of2<false, true>(blk, om) : pre_kernel_of2<false, false>(blk, om);
 }
-static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix) {
-  if (half) {
-    if (pad) return mix ? qpsk_mf_kernel<true, true, true> : qpsk_mf_kernel<true, true, false>;
-    return mix ? qpsk_mf_kernel<true, false, true> : qpsk_mf_kernel<true, false, false>;
-  }
-  if (pad) return mix ? qpsk_mf_kernel<false, true, true> : qpsk_mf_kernel<false, true, false>;
-  return mix ? qpsk_mf_kernel<false, false, true> : qpsk_mf_kernel<false, false, false>;
+template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, bool blk) {
+  if (!pad) return qpsk_mf_kernel<HALF, false, MIX, false>;
+  return blk ? qpsk_mf_kernel<HALF, true, MIX, true> : qpsk_mf_kernel<HALF, true, MIX, false>;
+}
+/* the kernel of each variant: cf16 rows, padded window, mixing, the blocked product (padded
+ * window only) */
+static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, bool blk) {
+  if (half) return mix ? mf_kernel_of2<true, true>(pad, blk) : mf_kernel_of2<true, false>(pad, blk);
+  return mix ? mf_kernel_of2<false, true>(pad, blk) : mf_kernel_of2<false, false>(pad, blk);
 }
 
 static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
@@ -529,26 +563,15 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   s->pre_win = (size_t)ceil((4.0 * L + 2 * QPSK_GM) * pre->r) + pre->ntaps + 4;
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
   s->mf_pad = 1;
+  s->mf_block = sps == 4.0; /* consecutive symbols 4 samples apart within a run */
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
   const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
   CK(cudaMalloc(&s->d_mf, mf_b), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
-  /* a unit-step pre-filter grid (sps 4): the register-blocked filter, its tap row padded */
-  s->pre_block = pre->rq >= 0 && pre->rq == (int64_t)pre->Q;
-  if (s->pre_block) {
-    s->pre_ntaps4 = (pre->ntaps + 3) / 4 * 4;
-    float *t4 = (float *)calloc(2 * (size_t)s->pre_ntaps4, sizeof(float));
-    if (!t4) return prx_fail(PRX_ERR_NOMEM, "CUDA demodulator stages: taps");
-    memcpy(t4, pre->bank, 2 * (size_t)pre->ntaps * sizeof(float));
-    cudaError_t e = cudaMalloc(&s->d_pre4, 2 * (size_t)s->pre_ntaps4 * sizeof(float));
-    if (e == cudaSuccess)
-      e = cudaMemcpy(s->d_pre4, t4, 2 * (size_t)s->pre_ntaps4 * sizeof(float),
-                     cudaMemcpyHostToDevice);
-    free(t4);
-    CK(e, "cudaMalloc / cudaMemcpy (blocked taps)");
-  }
+  /* a unit-step pre-filter grid (sps 4): the register-blocked filter (taps a multiple of 4) */
+  s->pre_block = pre->rq >= 0 && pre->rq == (int64_t)pre->Q && pre->ntaps % 4 == 0;
   int dev, smem_max;
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
@@ -565,8 +588,8 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
     CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8),
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_pre),
        "cudaFuncSetAttribute");
-  for (int v = 0; v < 8; v++)
-    CK(cudaFuncSetAttribute((const void *)mf_kernel_of(v & 1, v & 2, v & 4),
+  for (int v = 0; v < 16; v++)
+    CK(cudaFuncSetAttribute((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8),
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_mf),
        "cudaFuncSetAttribute");
   return PRX_OK;
@@ -574,10 +597,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
 
 static void stages_destroy(qpsk_stages *s) {
   cudaFree(s->d_pre);
-  cudaFree(s->d_pre4);
   cudaFree(s->d_mf);
   cudaFree(s->d_mix);
-  s->d_pre = s->d_pre4 = s->d_mf = NULL;
+  s->d_pre = s->d_mf = NULL;
   s->d_mix = NULL;
   cfo_release(s);
 }
@@ -602,31 +624,12 @@ static prx_status stages_mix(qpsk_stages *s, const double *f) {
 static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
-  const bool blk = s->pre_block && s->d_pre4, om = omsum != NULL;
-  pre_args a = {rows,
-                row_stride,
-                b0,
-                n_total,
-                s->nblk,
-                s->L,
-                s->sps,
-                s->d_pre,
-                s->pre_Q,
-                s->pre_ntaps,
-                s->pre_c,
-                s->pre_rq,
-                s->pre_r,
-                grid,
-                mom,
-                nonfinite,
-                s->d_mix,
-                s->d_pre4,
-                s->pre_ntaps4,
-                g_hi,
-                s->nsub,
-                s->Ls,
-                pre_slots(s->pre_win, blk),
-                omsum};
+  const bool blk = s->pre_block, om = omsum != NULL;
+  pre_args a = {
+      rows,     row_stride, b0,           n_total,  s->nblk,   s->L,     s->sps,
+      s->d_pre, s->pre_Q,   s->pre_ntaps, s->pre_c, s->pre_rq, s->pre_r, grid,
+      mom,      nonfinite,  s->d_mix,     g_hi,     s->nsub,   s->Ls,    pre_slots(s->pre_win, blk),
+      omsum};
   dim3 g(s->nblk, s->C);
   pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
                 om)<<<g, STAGE_THREADS, pre_smem(s, blk, om), stream>>>(a);
@@ -652,7 +655,7 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
                                  const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
   const size_t nb = (size_t)s->C * s->nblk;
-  qpsk_om_sums_kernel<<<(unsigned)((nb + 127) / 128), 128, 0, stream>>>(
+  qpsk_om_sums_kernel<<<(unsigned)((nb + 63) / 64), 64, 0, stream>>>(
       b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
   CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
   return PRX_OK;
@@ -675,7 +678,8 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
                s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums,    s->d_mix};
   dim3 g(s->nblk, s->C);
   const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
-  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL)<<<g, STAGE_THREADS, smem, stream>>>(a);
+  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
+               s->mf_pad && s->mf_block)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }

@@ -46,10 +46,11 @@ typedef struct {
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
   /* a unit-step pre-filter grid (sps 4): the register-blocked filter (default where it applies;
-   * 0 selects the one-output-per-thread filter), its tap row zero-padded to ntaps4 */
+   * 0 selects the one-output-per-thread filter) */
   int pre_block;
-  float *d_pre4;
-  unsigned pre_ntaps4;
+  /* sps 4: the matched filter register-blocked over four consecutive symbols of a run (default
+   * where it applies, with the padded window; 0 selects one symbol per thread) */
+  int mf_block;
   double *d_mix; /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
