@@ -339,8 +339,13 @@ int main(int argc, char **argv) {
         /* cfo: the window read twice (fill, refinement) and the nfft-point rows written, read
          * and written by the FFT, read by the peak: 8 (2 + 4 nfft / S) bytes per symbol */
         const double cb = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
-        const double bytes[K_N] = {in_b + gb, 2 * gb, 32 + 8,   cb,        in_b + 8, 8 + 2,
-                                   0,         0,      in_b + 8, in_b + gb, in_b + 8};
+        double bytes[K_N] = {0};
+        bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
+        bytes[K_OM] = 2 * gb;
+        bytes[K_X4] = bytes[K_X4L] = 32 + 8;
+        bytes[K_CFO] = cb;
+        bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = in_b + 8;
+        bytes[K_OUT] = 8 + 2;
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"floor_gsym_s\":%.4g",
                sps, C, f ? "cf16" : "cf32", floor_gsym);
@@ -360,7 +365,7 @@ int main(int argc, char **argv) {
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
                    G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),
-                   G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
+                   G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
                    floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
                    G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
 #undef G
