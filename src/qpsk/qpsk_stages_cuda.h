@@ -1,23 +1,25 @@
-/* CUDA kernels of the demodulator's per-sample stages for a bank of C channels, every block of
- * every channel in one launch: the pre-filter on the 4/T grid with the input sums (stage pre,
- * pass A of bench/GPU_NOTES.md), the matched filter at the symbol instants after DC removal,
- * level and de-rotation with the V&V / M2M4 sums (stage mf, pass C) and the hard decisions (stage
- * out, pass D). The per-output arithmetic is qpsk_stage_math.h, shared with the CPU stages.
+/* CUDA kernels of the demodulator's stages for a bank of C channels, every block of every channel
+ * in one launch: the pre-filter on the 4/T grid with the input sums (stage pre, pass A of
+ * bench/GPU_NOTES.md), the O&M sums (om), the 4th-power values at the instants (x4), the CFO
+ * spectra, peak and refinement per span (cfo: batched cuFFT), the matched filter at the symbol
+ * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
+ * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
+ * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster where pre is register-blocked,
+ * i.e. sps 4; slower elsewhere, bench/RESULTS.md). The per-output arithmetic is
+ * qpsk_stage_math.h, shared with the CPU stages.
  *
- * Also the O&M sums (stage om) and the 4th-power values at the instants (stage x4) from the grid
- * the pre stage leaves on the device.
- *
- * Not yet wired into the bank (qpsk_bank_cuda.cu still stages the rows through the host): the
- * CFO spectra and refinement and the serial passes between the kernels are the work left
- * (bench/GPU_NOTES.md, "GPU demodulator bank"). The kernels live in the CUDA module and are
- * reached through its table (prx_qpsk_stages_cuda below); the test test_qpsk_stages_cuda holds
- * them to the CPU functions, bench_qpsk_stages times them.
+ * Not yet wired into the bank (the stage-major driver is written beside this, qpsk_bank*.c):
+ * the serial passes between the kernels run on the CPU. The kernels live in the CUDA module and
+ * are reached through its table (prx_qpsk_stages_cuda below); test_qpsk_stages_cuda holds them to
+ * the CPU functions, test_qpsk_stages_emul their per-thread steps (without a GPU),
+ * bench_qpsk_stages times them.
  *
  * Rows: channel c's samples are rows + c * row_stride bytes, cf32 or cf16, sample 0 of a row
  * being stream sample 0; the stream has n_total samples per channel (samples beyond it read as 0
  * in stage pre and as the DC in stage mf, as qpsk_fetch reads them). Blocks b0 .. b0 + nblk - 1 of
- * every channel are computed. All pointers are device pointers; calls are asynchronous on the
- * given stream and synchronise nothing. */
+ * every channel are computed. All pointers are device pointers unless said otherwise; calls are
+ * asynchronous on the given stream and synchronise nothing (mix, create and cfo_setup copy
+ * synchronously). */
 #ifndef PRX_QPSK_STAGES_CUDA_H
 #define PRX_QPSK_STAGES_CUDA_H
 
@@ -99,12 +101,12 @@ typedef struct prx_qpsk_stages_cuda {
   /* Per-channel mixing of the rows that pre and mf read: channel c's stream sample n is taken as
    * x[n] exp(-2 pi i f[c] n) before anything else (the input sums, the non-finite test, the
    * filters, the DC), with the phase referenced to stream sample 0 and exact to float rounding
-   * for n up to 2^40 (qpsk_mix_turns / qpsk_mix_rot in qpsk_stage_math.h: the definition the
-   * CPU path uses). f: a host array of C frequencies in cycles per input sample (the bank's
-   * mix_hz[c] / sample_rate), copied to the device before the call returns (synchronously: the
-   * array may be freed after). f == NULL turns the mixing off (the default; the kernels then
-   * take no per-sample cost). Samples beyond the stream keep their values (0 in pre, the DC in
-   * mf). */
+   * for n up to 2^40 (qpsk_mix_turns / qpsk_mix_rot in qpsk_stage_math.h; the CPU bank's
+   * prx_mix_down, src/dsp/mix.c, gives the same samples to float rounding). f: a host array of C
+   * frequencies in cycles per input sample (the bank's mix_hz[c] / sample_rate), copied to the
+   * device before the call returns (synchronously: the array may be freed after). f == NULL turns
+   * the mixing off (the default; the kernels then take no per-sample cost). Samples beyond the
+   * stream keep their values (0 in pre, the DC in mf). */
   prx_status (*mix)(qpsk_stages *s, const double *f);
   /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
    * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
@@ -119,9 +121,10 @@ typedef struct prx_qpsk_stages_cuda {
    * transformed, the peak |X|^2 over |nu| <= max_nu (the first on ties) with its parabolic vertex
    * rounded to 1/8 bin (out[c].nu0), then the Newton refinement of qpsk_periodogram_refine
    * (out[c].nu), and the CFO out[c].f = nu / (4 (1 + in[c].e / (1 - in[c].e))) in cycles per symbol
-   * (the span's sp->f). in and out are device arrays of C records. The result matches the CPU's to
-   * a few 1e-7 of Rs (the FFTs and sums round differently; the start nu0 is on the same 1/8-bin
-   * grid and equal except at near-ties of the noise). */
+   * (the span's sp->f). in and out are device arrays of C records. The result matches the CPU's
+   * (measured: within 3e-12 Rs on random windows, 8e-8 Rs on the demodulator's own spans at 3000
+   * ppm, where the CPU's FFT plans differ from each other by as much; the start nu0 is on the
+   * same 1/8-bin grid and equal except at near-ties of the noise). */
   prx_status (*cfo)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                     qpsk_cfo_out *out, cudaStream_t stream);
 
