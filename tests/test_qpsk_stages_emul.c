@@ -192,6 +192,60 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
   free(sums);
 }
 
+/* stage pre_om's O&M sums as the kernel partitions them (qpsk_stages_cuda.cu: steps of 256
+ * threads, 8 warps of 32 lanes; at a unit-step grid four consecutive outputs per lane, else one;
+ * each lane's qpsk_om_lane, the warp's two sub-block slots, the block's fixed-order combination)
+ * from the grid z as pre leaves it, then qpsk_om_combine */
+static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
+                           om_ref *o) {
+  unsigned nsub, Ls, nlags;
+  case_om_dims(k, &nsub, &Ls, &nlags);
+  const int64_t L = k->L, ng = (int64_t)case_ng(k), m0 = 4 * k->tm[t].b * L - QPSK_GM;
+  int64_t own_end = QPSK_GM + 4 * L;
+  if (k->g_hi - m0 < own_end) own_end = k->g_hi - m0;
+  const int per = k->pre.rq == (int64_t)k->pre.Q ? 4 : 1; /* outputs per lane and step */
+  const int64_t nsteps = (ng + 256 * per - 1) / (256 * per);
+  double *seg = calloc((size_t)nsteps * 8 * (1 + 2 * QPSK_OMS), sizeof *seg);
+  for (int64_t it = 0; it < nsteps; it++)
+    for (int w = 0; w < 8; w++) {
+      double *sg = seg + (size_t)(it * 8 + w) * (1 + 2 * QPSK_OMS);
+      for (int l = 0; l < 32; l++) {
+        const int64_t k0 = it * 256 * per + (int64_t)(32 * w + l) * per;
+        const int64_t seg0 = k0 - (int64_t)l * per;
+        prx_cf32 oo[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+        for (int q = 0; q < per; q++)
+          if (k0 + q < ng) oo[q] = z[k0 + q];
+        double tt[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+        uint32_t jlo;
+        int up = qpsk_om_lane(oo, per, k0, seg0, m0, QPSK_GM, own_end, 4 * Ls, nsub, tt, &jlo);
+        if (!(seg0 < QPSK_GM) && (k0 - QPSK_GM) / (4 * (int64_t)Ls) > (int64_t)jlo + 1 &&
+            k0 < own_end)
+          CHECK(0, "pre_om: a warp's step spans more than two sub-blocks");
+        sg[0] = jlo;
+        for (int q = 0; q < QPSK_OMS; q++) sg[1 + (up ? QPSK_OMS : 0) + q] += tt[q];
+      }
+    }
+  double *sums = calloc((size_t)(nsub + 1) * QPSK_OMS, sizeof *sums);
+  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS; i++) {
+    const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
+    for (int64_t sgi = 0; sgi < nsteps * 8; sgi++) {
+      const double *sg = seg + (size_t)sgi * (1 + 2 * QPSK_OMS);
+      if ((unsigned)sg[0] == j) sums[i] += sg[1 + q];
+      if ((unsigned)sg[0] + 1 == j) sums[i] += sg[1 + QPSK_OMS + q];
+    }
+  }
+  qpsk_om_in in = {D, gain, 0, k->g_hi};
+  qpsk_om_out r;
+  qpsk_om_combine(sums, k->tm[t].b, L, nsub, Ls, nlags, &in, &r);
+  memcpy(o->osub, r.osub, sizeof o->osub);
+  memcpy(o->osub_t, r.osub_t, sizeof o->osub_t);
+  memcpy(o->corr, r.corr, sizeof o->corr);
+  o->om_n = r.om_n;
+  o->nsub = r.nsub;
+  free(seg);
+  free(sums);
+}
+
 /* The O&M record in float64 from the float grid (no rounding of the levelled values): the truth
  * both the CPU's levelled-float sums and the folded expansion approximate */
 static void om_truth(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
@@ -316,11 +370,11 @@ static void emul_out(const stage_case *k, size_t t, const prx_cf32 *y, uint8_t *
   }
 }
 
-static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
+static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
-  case_make(&k, &r, 6, 4, 256, sps, cf16, diff);
+  case_make(&k, &r, 6, 4, L, sps, cf16, diff);
   if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k);
   prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
@@ -361,8 +415,14 @@ static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
         }
         prx_cf32 *gz = malloc(ng * sizeof *gz);
         memcpy(gz, g1, ng * sizeof *gz);
-        om_ref of, oc, ot;
+        om_ref of, oc, ot, okn;
+        double ts_k, tc_k;
+        int same_k;
         emul_om_folded(&k, t, g1, k.D[t], k.om_gain[t], &of);
+        emul_om_kernel(&k, t, g1, k.D[t], k.om_gain[t], &okn);
+        om_compare(&okn, &of, &ts_k, &tc_k, &same_k);
+        CHECK(same_k && ts_k < 1e-12 && tc_k < 1e-12,
+              "pre_om: the kernel's partition of the sums differs (%.2e / %.2e)", ts_k, tc_k);
         om_truth(&k, t, g1, k.D[t], k.om_gain[t], &ot);
         ref_om(&k, t, gz, &oc);
         double es, ec, ts, tc;
@@ -683,13 +743,16 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
 int main(void) {
   mix_turns_case(41);
   cfo_case(42);
-  run_case(4.0, 0, 1, 0, 11);
-  run_case(16.0 / 3.0, 0, 0, 0, 12);
-  run_case(4.0, 1, 0, 0, 13);
-  run_case(16.0 / 3.0, 1, 1, 0, 14);
-  run_case(2.5, 0, 1, 0, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
-  run_case(4.0, 0, 1, 1, 16);
-  run_case(16.0 / 3.0, 1, 0, 1, 17);
+  run_case(4.0, 0, 1, 0, 256, 11);
+  run_case(16.0 / 3.0, 0, 0, 0, 256, 12);
+  run_case(4.0, 1, 0, 0, 256, 13);
+  run_case(16.0 / 3.0, 1, 1, 0, 256, 14);
+  run_case(2.5, 0, 1, 0, 256, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  run_case(4.0, 0, 1, 1, 256, 16);
+  run_case(16.0 / 3.0, 1, 0, 1, 256, 17);
+  /* blocks whose last O&M sub-block is shorter (1000 = 31 x 32 + 8) */
+  run_case(4.0, 0, 0, 0, 1000, 18);
+  run_case(16.0 / 3.0, 0, 1, 0, 1000, 19);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

@@ -557,6 +557,27 @@ QPSK_HD void qpsk_oms_add(prx_cf32 z, int64_t m, double s[QPSK_OMS]) {
   default: /* w = j */ s[1] += p, s[2] -= b, s[3] += a, s[4] += b, s[5] += a; break;
   }
 }
+/* Stage pre_om, one lane's part of one step of its outputs (qpsk_stages_cuda.cu): the n outputs
+ * o at grid indices k0 .. k0 + n - 1 (m0 + k the grid index m of output k), all in one
+ * sub-block (n = 1, or 4 from a multiple of 4: sub-block j holds k in gm + [j Ls4, (j + 1) Ls4),
+ * the last, nsub, the rest of the block; gm the grid's margin), summed into t where they are the
+ * block's own (gm <= k < own_end). The warp's step starts at seg0 and spans at most 128 <= Ls4
+ * indices, so at most two sub-blocks: *jlo is the first; returns 1 when this lane's outputs lie
+ * in the second. */
+QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int64_t m0, int gm,
+                         int64_t own_end, uint32_t Ls4, uint32_t nsub, double t[QPSK_OMS],
+                         uint32_t *jlo) {
+  uint32_t j0 = seg0 < gm ? 0 : (uint32_t)(seg0 - gm) / Ls4;
+  *jlo = j0 < nsub ? j0 : nsub;
+  for (int q = 0; q < n; q++) {
+    const int64_t k = k0 + q;
+    if (k >= gm && k < own_end) qpsk_oms_add(o[q], m0 + k, t);
+  }
+  if (k0 < gm) return 0;
+  uint32_t j = (uint32_t)(k0 - gm) / Ls4;
+  return (j < nsub ? j : nsub) > *jlo;
+}
+
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the
  * DC D and gain g: x = g^2 (A - conj(D) B - D B' + |D|^2 W). */
 QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_cf32 D, float g,

@@ -103,13 +103,9 @@ typedef struct {
 template <int N>
 __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t seg0, int64_t m0,
                                        int64_t own_end, uint32_t Ls4, uint32_t nsub, double *seg) {
-  const uint32_t jlo = seg0 < QPSK_GM ? 0 : min((uint32_t)(seg0 - QPSK_GM) / Ls4, nsub);
+  uint32_t jlo;
   double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-  for (int q = 0; q < N; q++) {
-    const int64_t k = k0 + q;
-    if (k >= QPSK_GM && k < own_end) qpsk_oms_add(o[q], m0 + k, t);
-  }
-  const bool up = k0 >= QPSK_GM && min((uint32_t)(k0 - QPSK_GM) / Ls4, nsub) > jlo;
+  const bool up = qpsk_om_lane(o, N, k0, seg0, m0, QPSK_GM, own_end, Ls4, nsub, t, &jlo);
   double acc[2 * QPSK_OMS];
   for (int q = 0; q < QPSK_OMS; q++) {
     acc[q] = up ? 0 : t[q];
