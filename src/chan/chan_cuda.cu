@@ -53,6 +53,7 @@ typedef struct {
   prx_fused_needs needs; /* what the fused kernel's designs need (blocks, rotated taps) */
   int natural;           /* every channel selected, in order */
   int general;           /* the general path runs here (its plans and v buffer are made) */
+  int staged;            /* the slots' pinned staging buffers are made (make_staging) */
   int R, Pg, Hh;         /* K/D, taps per branch of the prototype, history length */
   size_t B;              /* input samples per host-path block (DMA-capable caller memory) */
   size_t Bp;             /* the same through the pinned staging buffers (pageable memory) */
@@ -425,12 +426,14 @@ static prx_status finish_pending(prx_chan *c, slot_t *s) {
 
 /* The pinned staging buffers of every slot, made on the first call with pageable memory. */
 static prx_status make_staging(prx_chan *c, cuda_impl *im) {
-  if (im->slot[0].h_in) return PRX_OK;
+  if (im->staged) return PRX_OK;
   for (int i = 0; i < NSLOT; i++) {
     slot_t *s = &im->slot[i];
-    CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
-    CU(cudaHostAlloc(&s->h_out, c->n_sel * (im->Bp / c->D + 2) * im->osz, cudaHostAllocDefault));
+    if (!s->h_in) CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
+    if (!s->h_out)
+      CU(cudaHostAlloc(&s->h_out, c->n_sel * (im->Bp / c->D + 2) * im->osz, cudaHostAllocDefault));
   }
+  im->staged = 1; /* every slot has both (a failed attempt is taken up again by the next call) */
   return PRX_OK;
 }
 
