@@ -5,9 +5,10 @@
 #   - its write rate for 64 and 1024 files written round robin vs one interleaved file, on tmpfs
 #     (/dev/shm) and on the disk (DISK_DIR, default /tmp), with 64 KiB and 1 MiB writes;
 #   - `polyrx demod` (4 samples/symbol, Es/N0 12 dB, 4M symbols, cf32 file in RAM) and
-#     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels written to tmpfs, 16M cf32
-#     samples in RAM) with --threads 1 and all threads, against prx_qpsk / prx_chan on the same
-#     file's samples in memory (bench_commands demod|chan), and the command's fraction of it;
+#     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels and channels 0-63 written to
+#     tmpfs and to DISK_DIR, 16M cf32 samples in RAM) with --threads 1 and all threads, against
+#     prx_qpsk / prx_chan on the same file's samples in memory (bench_commands demod|chan), and
+#     the command's fraction of it;
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
@@ -108,14 +109,18 @@ cpu() {
   write_rates $(( $(stat -c %s "$x") * 2 >> 20 )) # what channelize writes: 2x the input (D = K/2)
   for th in 1 0; do
     for sel in all 0-63; do
-      local copt=() nsel=0
+      local copt=() nsel=0 out
       [ "$sel" = all ] || copt=(-c "$sel") nsel=64
       lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
       json "$lib"
-      t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch")
-      rm -rf "$W/ch"
-      cmd=$(rate "$nsamp" "$t")
-      json "{\"bench\":\"commands_channelize\",\"threads\":$th,\"K\":1024,\"channels\":\"$sel\",\"samples\":$nsamp,\"seconds\":$t,\"msps\":$cmd,\"lib_msps\":$(jnum "$lib" msps),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msps)")}"
+      # the recordings on tmpfs, then on the disk (DISK_DIR)
+      for out in "$W" "$D"; do
+        t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
+          -o "$out/ch")
+        rm -rf "$out/ch"
+        cmd=$(rate "$nsamp" "$t")
+        json "{\"bench\":\"commands_channelize\",\"threads\":$th,\"K\":1024,\"channels\":\"$sel\",\"out_dir\":\"$out\",\"samples\":$nsamp,\"seconds\":$t,\"msps\":$cmd,\"lib_msps\":$(jnum "$lib" msps),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msps)")}"
+      done
     done
   done
 }
