@@ -481,6 +481,7 @@ typedef struct {
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
 typedef struct writer_state {
   void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
+  void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
   int ready;  /* the recordings are created (wait_outputs) */
   uint64_t nonfinite_out, saturated;
 } writer_state;
@@ -614,8 +615,10 @@ static int setup_chan(run_state *r) {
   r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
   size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
   int packs = 1;
-  for (int w = 0; r->ws && w < r->n_writers; w++)
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
+    if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
+  }
   if (!r->energy || !r->w || !r->failed || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
@@ -932,10 +935,12 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
       unsigned char *dst = (unsigned char *)ws->pack + s * osz;
       size_t step = r->n_sel * osz;
-      if (r->o.outf == PRX_CF32)
-        for (size_t j = 0; j < k; j++) memcpy(dst + j * step, y + j, 8);
-      else
-        for (size_t j = 0; j < k; j++) pack_row(r, ws, y + j, 1, dst + j * step);
+      const unsigned char *src = (const unsigned char *)y;
+      if (r->o.outf != PRX_CF32) { /* the row packed at once (the vector paths), then spread */
+        pack_row(r, ws, y, k, ws->row);
+        src = ws->row;
+      }
+      for (size_t j = 0; j < k; j++) memcpy(dst + j * step, src + j * osz, osz);
       continue;
     }
     if (r->failed[s]) continue;
@@ -1340,7 +1345,10 @@ static void cleanup(run_state *r) {
   free(r->w);
   free(r->failed);
   free(r->energy);
-  for (int w = 0; r->ws && w < r->n_writers; w++) free(r->ws[w].pack);
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
+    free(r->ws[w].pack);
+    free(r->ws[w].row);
+  }
   free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
