@@ -5,17 +5,20 @@
 #   - its write rate for 64 and 1024 files written round robin vs one interleaved file, on tmpfs
 #     (/dev/shm) and on the disk (DISK_DIR, default /tmp), with 64 KiB and 1 MiB writes;
 #   - `polyrx demod` (4 samples/symbol, Es/N0 12 dB, 4M symbols, cf32 file in RAM) and
-#     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels written to tmpfs, 16M cf32
-#     samples in RAM) with --threads 1 and all threads, against prx_qpsk / prx_chan on the same
-#     file's samples in memory (bench_commands demod|chan), and the command's fraction of it;
+#     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels and channels 0-63 written to
+#     tmpfs and to DISK_DIR, 16M cf32 samples in RAM) with --threads 1 and all threads, against
+#     prx_qpsk / prx_chan on the same file's samples in memory (bench_commands demod|chan), and
+#     the command's fraction of it;
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
-#   the same run (read rate of the input, write rate of the same bytes into the same number of
-#   files); the host-to-device PCIe rate is bench_chan_cuda's (scripts/gpu_check.sh runs it).
+#   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
+#   `bench_chan_cuda --quick` run; read rate of the input; write rate of the same bytes into the
+#   same number of files), with the start-up breakdown of each (POLYRX_TIMING), and a 4 MiB
+#   input with --backend cuda and cpu (the start-up alone).
 # Environment: DISK_DIR, REPS (default 3; each figure is the best), SCALE (default 1: sizes
 # above; 0.25 for a quick run).
 set -u
@@ -106,38 +109,105 @@ cpu() {
   write_rates $(( $(stat -c %s "$x") * 2 >> 20 )) # what channelize writes: 2x the input (D = K/2)
   for th in 1 0; do
     for sel in all 0-63; do
-      local copt=() nsel=0
+      local copt=() nsel=0 out
       [ "$sel" = all ] || copt=(-c "$sel") nsel=64
       lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
       json "$lib"
-      t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch")
-      rm -rf "$W/ch"
-      cmd=$(rate "$nsamp" "$t")
-      json "{\"bench\":\"commands_channelize\",\"threads\":$th,\"K\":1024,\"channels\":\"$sel\",\"samples\":$nsamp,\"seconds\":$t,\"msps\":$cmd,\"lib_msps\":$(jnum "$lib" msps),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msps)")}"
+      # the recordings on tmpfs, then on the disk (DISK_DIR)
+      for out in "$W" "$D"; do
+        t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
+          -o "$out/ch")
+        rm -rf "$out/ch"
+        cmd=$(rate "$nsamp" "$t")
+        json "{\"bench\":\"commands_channelize\",\"threads\":$th,\"K\":1024,\"channels\":\"$sel\",\"out_dir\":\"$out\",\"samples\":$nsamp,\"seconds\":$t,\"msps\":$cmd,\"lib_msps\":$(jnum "$lib" msps),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msps)")}"
+      done
     done
   done
 }
 
+# the GPU's host-to-device and device-to-host rates (GB/s) from bench_chan_cuda's ceiling line:
+# $PCIE_FROM (a bench_chan_cuda JSON log of the same session, e.g. scripts/gpu_check.sh's
+# bench.jsonl), else a run of `bench_chan_cuda --quick` now
+pcie_rates() {
+  local line src=${PCIE_FROM:-}
+  if [ -n "$src" ] && [ -f "$src" ]; then
+    line=$(grep -m1 '"kind":"ceiling"' "$src")
+  else
+    line=$(timeout 300 "$BUILD/bench_chan_cuda" --quick 2>/dev/null | grep -m1 '"kind":"ceiling"')
+  fi
+  [ -n "$line" ] || { echo "0 0"; return; }
+  echo "$(jnum "$line" h2d_GBps) $(jnum "$line" d2h_GBps)"
+}
+
+# `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, D = 512, 64 and
+# 1024 channels written to tmpfs as cf32, cf16 and ci16, each against
+# min(PCIe bound, read rate, write rate) of the same run: PCIe = min(H2D / 4 bytes per input
+# sample, D2H / output bytes per input sample); read = the `cat` rate of the input file; write =
+# the rate of writing the command's output bytes into as many files (fsync'd). Then the start-up
+# breakdown (POLYRX_TIMING) of each configuration's run, and a short input (2^20 samples, 4 MiB)
+# with --backend cuda and cpu: the start-up alone.
 gpu() {
-  local n=$((1 << 28)) x=$W/g.ci16 t cmd sel fmt nch
+  local n=$((1 << 28)) x=$W/g.ci16 t cmd sel fmt nch osz h2d d2h rd
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  read -r h2d d2h <<<"$(pcie_rates)"
+  json "{\"bench\":\"commands_pcie\",\"h2d_GBps\":$h2d,\"d2h_GBps\":$d2h}"
   "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
-  floors "$x"
+  local bytes
+  bytes=$(stat -c %s "$x")
+  t=$(best_of cat "$x")
+  rd=$(awk -v b="$bytes" -v t="$t" 'BEGIN { printf "%.3f", b / t / 1e9 }')
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$bytes,\"seconds\":$t,\"gb_per_s\":$rd}"
+  "$B" read "$x"
+  printf '%-9s %-5s %8s %8s %8s %8s %8s %8s %6s\n' channels out wall_ms Gsps pcie read write \
+    floor frac >&2
   for sel in 0-63 all; do
     nch=$([ "$sel" = all ] && echo 1024 || echo 64)
     for fmt in cf32 cf16 ci16; do
-      local osz=8
+      osz=8
       [ "$fmt" = cf32 ] || osz=4
       # the bytes the command writes: n / 512 outputs per channel
-      local mib=$(((n / 512) * nch * osz >> 20))
-      "$B" write "$W" "$nch" "$mib" 1048576
+      local mib=$(((n / 512) * nch * osz >> 20)) wl wr
+      wl=$("$B" write "$W" "$nch" "$mib" 1048576)
+      rm -f "$W"/w*.bin
+      json "$wl"
+      wr=$(jnum "$wl" gb_per_s)
       local copt=()
       [ "$sel" = all ] || copt=(-c "$sel")
       t=$(best_of "$P" channelize -q --backend cuda -F ci16 -i "$x" -s 1G -K 1024 "${copt[@]}" \
         --out-format "$fmt" -o "$W/ch")
+      # one more run for the start-up breakdown (its wall time is not the figure)
+      local tl
+      tl=$(POLYRX_TIMING=1 "$P" channelize -q --backend cuda -F ci16 -i "$x" -s 1G -K 1024 \
+        "${copt[@]}" --out-format "$fmt" -o "$W/ch" 2>&1 | grep -m1 'timing (ms)' |
+        sed 's/.*timing (ms): //; s/"//g')
       rm -rf "$W/ch"
       cmd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
-      json "{\"bench\":\"commands_channelize_gpu\",\"K\":1024,\"channels\":$nch,\"in_format\":\"ci16\",\"out_format\":\"$fmt\",\"samples\":$n,\"seconds\":$t,\"gsps\":$cmd,\"out_mib\":$mib}"
+      # floors in Gsamples/s of input: 4 bytes per ci16 sample in, nch * osz / 512 out
+      local fl
+      fl=$(awk -v h="$h2d" -v d="$d2h" -v r="$rd" -v w="$wr" -v c="$nch" -v o="$osz" 'BEGIN {
+        ob = c * o / 512; p = h / 4; if (d / ob < p) p = d / ob; rr = r / 4; ww = w / ob;
+        if (h <= 0 || d <= 0) p = 1e9; # not measured: no bound
+        f = p; if (rr < f) f = rr; if (ww < f) f = ww;
+        printf "%.3f %.3f %.3f %.3f", p, rr, ww, f }')
+      local pb rb wb fb
+      read -r pb rb wb fb <<<"$fl"
+      json "{\"bench\":\"commands_channelize_gpu\",\"K\":1024,\"channels\":$nch,\"in_format\":\"ci16\",\"out_format\":\"$fmt\",\"samples\":$n,\"seconds\":$t,\"gsps\":$cmd,\"out_mib\":$mib,\"pcie_gsps\":$pb,\"read_gsps\":$rb,\"write_gsps\":$wb,\"floor_gsps\":$fb,\"fraction_of_floor\":$(ratio "$cmd" "$fb"),\"timing_ms\":\"$tl\"}"
+      printf '%-9s %-5s %8.1f %8.3f %8.3f %8.3f %8.3f %8.3f %6.2f\n' "$nch" "$fmt" \
+        "$(awk -v t="$t" 'BEGIN { print t * 1e3 }')" "$cmd" "$pb" "$rb" "$wb" "$fb" \
+        "$(ratio "$cmd" "$fb")" >&2
     done
+  done
+  # start-up: 2^20 samples (4 MiB), 64 channels, cuda against cpu
+  head -c $((4 << 20)) "$x" >"$W/s.ci16"
+  local be
+  for be in cuda cpu; do
+    t=$(best_of "$P" channelize -q --backend "$be" -F ci16 -i "$W/s.ci16" -s 1G -K 1024 -c 0-63 \
+      -o "$W/ch")
+    local tl
+    tl=$(POLYRX_TIMING=1 "$P" channelize -q --backend "$be" -F ci16 -i "$W/s.ci16" -s 1G -K 1024 \
+      -c 0-63 -o "$W/ch" 2>&1 | grep -m1 'timing (ms)' | sed 's/.*timing (ms): //; s/"//g')
+    rm -rf "$W/ch"
+    json "{\"bench\":\"commands_startup_gpu\",\"backend\":\"$be\",\"samples\":$((1 << 20)),\"channels\":64,\"ms\":$(awk -v t="$t" 'BEGIN{printf "%.1f", t*1e3}'),\"timing_ms\":\"$tl\"}"
   done
 }
 

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
+#define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
 #define TOP_CHANNELS 8
 #define EXT_VERSION "0.2.0"   /* the polyrx SigMF extension, docs/polyrx.sigmf-ext.md */
@@ -45,6 +47,7 @@
 #define STOP_TAIL_SECONDS 0.5 /* after a stop signal, the tail gets this long, then is cut */
 #define CHUNK_WORK ((double)(1 << 26)) /* multiply-adds per execute: a stop is seen within one */
 #define NO_POWER_DBFS (-999.0)         /* polyrx:power_dbfs of a recording without power */
+#define NF_RING 16                     /* > the pipeline's input blocks in flight (4) */
 
 typedef struct {
   const char *input, *format, *rate, *center, *channels, *outdir, *out_format;
@@ -437,7 +440,11 @@ typedef struct {
   int n_writers;
   struct writer_state *ws;
   size_t stride;
-  int stop_seen;    /* compute saw the stop signal: later blocks are not channelized */
+  int stop_seen; /* compute saw the stop signal: later blocks are not channelized */
+  /* non-finite input samples per block, counted by the reader (chan_read), taken by compute in
+   * the same order; NF_RING exceeds the input blocks in flight */
+  size_t nf_count[NF_RING];
+  uint64_t nf_read, nf_taken;
   size_t chunk;     /* input samples per execute (a stop is noticed between two) */
   uint64_t lead;    /* library outputs dropped at the start (the group delay, in outputs) */
   double offset;    /* output j is the channel at input time jD + offset (input samples) */
@@ -451,11 +458,31 @@ typedef struct {
   int chan_error; /* the channelizer failed: the recordings would lack their end */
   int fatal;      /* a channelizer error, or every output failed: nothing more is written */
   cli_progress progress;
+  /* the recordings are created on open_thread while the stream starts (open_outputs) */
+  pthread_t open_thread;
+  pthread_mutex_t open_lock;
+  int open_lock_made, opening, open_failed;
+  /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
+  pthread_t warm_thread;
+  int warming;
+  /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
+  double ms_alloc, ms_free, ms_first;
+  int computed;
+  /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
+  int timing;
+  double t_mark;
+  struct {
+    const char *name;
+    double ms;
+  } phase[12];
+  int n_phase;
 } run_state;
 
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
 typedef struct writer_state {
   void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
+  void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
+  int ready;  /* the recordings are created (wait_outputs) */
   uint64_t nonfinite_out, saturated;
 } writer_state;
 
@@ -465,6 +492,45 @@ typedef struct {
   uint64_t skip, keep;
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
+
+/* Ends the phase that began at the last mark (POLYRX_TIMING). */
+static void phase_end(run_state *r, const char *name) {
+  if (!r->timing) return;
+  double t = cli_seconds();
+  if (r->n_phase < (int)(sizeof r->phase / sizeof r->phase[0])) {
+    r->phase[r->n_phase].name = name;
+    r->phase[r->n_phase++].ms = (t - r->t_mark) * 1e3;
+  }
+  r->t_mark = t;
+}
+
+static void print_timing(const run_state *r, double t_start) {
+  if (!r->timing) return;
+  fprintf(stderr, "polyrx %s: timing (ms):", CMD);
+  for (int i = 0; i < r->n_phase; i++)
+    fprintf(stderr, " %s %.1f", r->phase[i].name, r->phase[i].ms);
+  fprintf(stderr, ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f\n",
+          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first);
+}
+
+/* The CUDA runtime's start-up (loading the CUDA module, creating the device's context: a large
+ * part of a GPU run's start-up) on a thread, begun before the input is opened and the prototype
+ * designed; a page-locked allocation does both. */
+static void *warm_cuda(void *arg) {
+  (void)arg;
+  prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
+  return NULL;
+}
+
+static void start_warm_cuda(run_state *r) {
+  if (r->o.backend != PRX_BACKEND_CPU)
+    r->warming = pthread_create(&r->warm_thread, NULL, warm_cuda, NULL) == 0;
+}
+
+static void end_warm_cuda(run_state *r) {
+  if (r->warming) pthread_join(r->warm_thread, NULL);
+  r->warming = 0;
+}
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
@@ -525,6 +591,11 @@ static int setup_chan(run_state *r) {
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
   if (!o->block_given) r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel);
+  /* an input of known length shorter than a block: buffers of its size (page-locked memory for
+   * the GPU costs time to make and free) */
+  uint64_t total = cli_input_samples(r->reader, o->input);
+  if (!o->block_given && total && total < r->o.block)
+    r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
@@ -544,8 +615,10 @@ static int setup_chan(run_state *r) {
   r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
   size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
   int packs = 1;
-  for (int w = 0; r->ws && w < r->n_writers; w++)
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
+    if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
+  }
   if (!r->energy || !r->w || !r->failed || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
@@ -644,6 +717,52 @@ out:
   return rc;
 }
 
+/* Creates output s's recording (a temporary data file) with the metadata known at the start. */
+static prx_status open_one(run_state *r, size_t s) {
+  const options *o = &r->o;
+  unsigned K = prx_chan_channels(r->chan);
+  size_t cap = strlen(o->outdir) + 32;
+  char *base = malloc(cap), desc[160];
+  if (!base) return PRX_ERR_NOMEM;
+  prx_chan_channel ch;
+  prx_chan_channel_info(r->chan, s, &ch);
+  output_base(r, s, base, cap);
+  snprintf(desc, sizeof desc, "polyrx channelize: channel %u of %u", ch.index, K);
+  prx_sigmf_meta m = prx_sigmf_meta_default();
+  m.sample_rate = prx_chan_output_rate(r->chan);
+  m.description = desc;
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
+  cli_alignment al = alignment(r);
+  double off = ch.center_freq - r->in.center_freq;
+  char datetime[48];
+  m.format = o->outf;
+  prx_status st = cli_carry_first_capture(rec, &al, r->in.center_freq, off, &m, datetime);
+  m.center_freq = ch.center_freq;
+  if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
+  if (!st) st = describe(r, s, r->w[s]);
+  if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
+  free(base);
+  return st;
+}
+
+/* Creates the recordings, on a thread of its own where there are cores for it (creating 1024 of
+ * them takes 15-30 ms of directory operations and metadata): the pipeline starts and the first
+ * blocks are channelized meanwhile; each writer waits for it before its first write
+ * (wait_outputs). */
+static void *opener(void *arg) {
+  run_state *r = arg;
+  for (size_t s = 0; s < r->n_sel; s++) {
+    prx_status st = open_one(r, s);
+    if (st) {
+      cli_status_error(CMD, "output", st);
+      r->open_failed = 1; /* the run ends with nothing written: cleanup discards the others */
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Checks the output directory and paths, then starts creating the recordings (opener). */
 static int open_outputs(run_state *r) {
   const options *o = &r->o;
   if (make_dirs(o->outdir) != 0)
@@ -653,35 +772,25 @@ static int open_outputs(run_state *r) {
   if (ensure_open_files(open_descriptors() + r->n_sel + 8, r->n_sel)) return 1;
   int rc = check_paths(r);
   if (rc >= 0) return rc;
-  unsigned K = prx_chan_channels(r->chan);
-  size_t cap = strlen(o->outdir) + 32;
-  char *base = malloc(cap), desc[160];
-  if (!base) return cli_error(CMD, "out of memory");
-  for (size_t s = 0; s < r->n_sel; s++) {
-    prx_chan_channel ch;
-    prx_chan_channel_info(r->chan, s, &ch);
-    output_base(r, s, base, cap);
-    snprintf(desc, sizeof desc, "polyrx channelize: channel %u of %u", ch.index, K);
-    prx_sigmf_meta m = prx_sigmf_meta_default();
-    m.sample_rate = prx_chan_output_rate(r->chan);
-    m.description = desc;
-    const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
-    cli_alignment al = alignment(r);
-    double off = ch.center_freq - r->in.center_freq;
-    char datetime[48];
-    m.format = o->outf;
-    prx_status st = cli_carry_first_capture(rec, &al, r->in.center_freq, off, &m, datetime);
-    m.center_freq = ch.center_freq;
-    if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
-    if (!st) st = describe(r, s, r->w[s]);
-    if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
-    if (st) {
-      free(base);
-      return cli_status_error(CMD, "output", st);
-    }
+  if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
+  r->open_lock_made = 1;
+  /* with fewer than 4 cores (compute, writer, reader and this thread), it competes with the
+   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here */
+  r->opening = prx_cpu_count() >= 4 && pthread_create(&r->open_thread, NULL, opener, r) == 0;
+  if (!r->opening) opener(r);
+  return r->open_failed ? 1 : -1;
+}
+
+/* Waits until every recording is created; non-zero when one could not be. */
+static int wait_outputs(run_state *r) {
+  if (!r->open_lock_made) return r->open_failed;
+  pthread_mutex_lock(&r->open_lock);
+  if (r->opening) {
+    pthread_join(r->open_thread, NULL);
+    r->opening = 0;
   }
-  free(base);
-  return -1;
+  pthread_mutex_unlock(&r->open_lock);
+  return r->open_failed;
 }
 
 /* ---- the pipeline's stages (src/pipeline): reading, channelizing and writing run at once on
@@ -703,6 +812,19 @@ static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *row
   return PRX_OK;
 }
 
+/* The reader's stage: reads a block and, for cf32 input, replaces its non-finite samples by 0
+ * there, off the compute stage's path (a pass over the input: 5-10 % of the channelizer's time
+ * with a few channels selected); their count goes to compute with the block, in read order. */
+static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
+  run_state *r = ctx;
+  prx_status st = prx_pipe_iq_read(r->reader, buf, max, n);
+  if (*n) {
+    r->nf_count[r->nf_read++ % NF_RING] =
+        r->in.format == PRX_CF32 ? prx_cf32_zero_nonfinite(buf, *n) : 0;
+  }
+  return st;
+}
+
 /* Compute (on this thread): channelizes a block in pieces of r->chunk, so that a stop signal is
  * seen within one piece (the rest of the input is then not channelized); the final call feeds the
  * tail the alignment needs (after a stop signal for STOP_TAIL_SECONDS at most). The slot's head
@@ -716,9 +838,10 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   size_t filled = 0, ss = prx_format_size(r->in.format);
   uint64_t keep = UINT64_MAX;
   prx_status st = PRX_OK;
+  if (in) r->nf_taken++;
   if (in && !r->stop_seen) {
-    /* the block is this stage's until it returns: non-finite samples are zeroed in place */
-    if (r->in.format == PRX_CF32) r->nonfinite_in += prx_cf32_zero_nonfinite((void *)in, n);
+    /* the reader zeroed its non-finite samples (chan_read) */
+    r->nonfinite_in += r->nf_count[(r->nf_taken - 1) % NF_RING];
     for (size_t off = 0; off < n && !st;) {
       size_t k = n - off < r->chunk ? n - off : r->chunk;
       st = run_chan(r, (const unsigned char *)in + off * ss, k, rows, &filled, "channelizer");
@@ -767,6 +890,21 @@ static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t
   }
 }
 
+/* sum |y|^2 in double, in four independent sums (one sum's add latency, not the loads, would
+ * bound the loop: a quarter of the writer's time with all 1024 channels) */
+static double energy(const prx_cf32 *y, size_t k) {
+  double e[4] = {0, 0, 0, 0};
+  size_t j = 0;
+  for (; j + 2 <= k; j += 2) {
+    e[0] += (double)y[j].re * y[j].re;
+    e[1] += (double)y[j].im * y[j].im;
+    e[2] += (double)y[j + 1].re * y[j + 1].re;
+    e[3] += (double)y[j + 1].im * y[j + 1].im;
+  }
+  if (j < k) e[0] += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+  return (e[0] + e[2]) + (e[1] + e[3]);
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -778,29 +916,31 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
   size_t k = (size_t)head->keep;
+  if (!ws->ready && !r->o.to_stdout && wait_outputs(r)) return PRX_ERR_IO; /* reported */
+  ws->ready = 1;
   if (!k) return PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
   for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers) {
     prx_cf32 *y = rows + s * r->stride + head->skip;
-    double e = 0;
-    for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+    double e = energy(y, k);
     if (!isfinite(e)) {
       /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
        * outputs are zeroed like non-finite input (the sum of squares in double overflows only
        * through them) */
       ws->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
-      e = 0;
-      for (size_t j = 0; j < k; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+      e = energy(y, k);
     }
     r->energy[s] += e;
     if (r->o.to_stdout) {
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
       unsigned char *dst = (unsigned char *)ws->pack + s * osz;
       size_t step = r->n_sel * osz;
-      if (r->o.outf == PRX_CF32)
-        for (size_t j = 0; j < k; j++) memcpy(dst + j * step, y + j, 8);
-      else
-        for (size_t j = 0; j < k; j++) pack_row(r, ws, y + j, 1, dst + j * step);
+      const unsigned char *src = (const unsigned char *)y;
+      if (r->o.outf != PRX_CF32) { /* the row packed at once (the vector paths), then spread */
+        pack_row(r, ws, y, k, ws->row);
+        src = ws->row;
+      }
+      for (size_t j = 0; j < k; j++) memcpy(dst + j * step, src + j * osz, osz);
       continue;
     }
     if (r->failed[s]) continue;
@@ -829,20 +969,52 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   return PRX_OK;
 }
 
+/* The pipeline's buffers (page-locked with the CUDA backend), timed for POLYRX_TIMING. */
+static void *timed_alloc(void *ctx, size_t bytes) {
+  run_state *r = ctx;
+  double t = cli_seconds();
+  void *p = prx_pipe_host_alloc(bytes, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
+  r->ms_alloc += (cli_seconds() - t) * 1e3;
+  return p;
+}
+
+static void timed_free(void *ctx, void *p) {
+  run_state *r = ctx;
+  double t = cli_seconds();
+  prx_pipe_host_free(p);
+  r->ms_free += (cli_seconds() - t) * 1e3;
+}
+
+/* Compute, with its first call timed (POLYRX_TIMING: a GPU's first launch loads its kernels). */
+static prx_status chan_compute_timed(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                                     size_t *out_n) {
+  run_state *r = ctx;
+  if (r->computed) return chan_compute(ctx, in, n, pos, out, out_n);
+  r->computed = 1;
+  double t = cli_seconds();
+  prx_status st = chan_compute(ctx, in, n, pos, out, out_n);
+  r->ms_first = (cli_seconds() - t) * 1e3;
+  return st;
+}
+
 /* Reads, channelizes and writes until the input ends (the tail included); returns -1 at a clean
  * end, else an exit code. A write error of some channels does not stop the others; one of every
  * channel does. */
 static int stream(run_state *r) {
   prx_pipe_config c;
   cli_pipe_setup(&c, r->reader, &r->in, r->o.block);
-  c.compute = chan_compute;
+  c.read = chan_read;
+  c.read_ctx = r;
+  c.compute = chan_compute_timed;
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32);
-  /* page-locked buffers where the CUDA backend copies them to the device */
-  c.pinned = prx_chan_backend(r->chan) == PRX_BACKEND_CUDA;
+  /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
+  c.alloc = timed_alloc;
+  c.free = timed_free;
+  c.alloc_ctx = r;
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   for (int w = 0; w < r->n_writers; w++) {
@@ -858,47 +1030,48 @@ static int stream(run_state *r) {
   return rc;
 }
 
-/* Finishes every recording (data, then metadata); a failed one leaves no files. Returns the
- * first error's exit code. */
-static int close_outputs(run_state *r) {
-  int rc = -1;
-  if (!r->w) return rc;
-  for (size_t s = 0; s < r->n_sel; s++) {
-    if (!r->w[s]) continue;
-    if (r->chan_error) { /* recordings without their end are none: complete or absent */
-      prx_sigmf_writer_discard(r->w[s]);
-      r->w[s] = NULL;
-      continue;
-    }
-    double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
-    /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
-    double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
-    if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
-    if (!(db < 1000)) db = 1000;
-    prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
-    prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
-    prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
-    prx_chan_channel ch;
-    prx_chan_channel_info(r->chan, s, &ch);
-    cli_alignment al = alignment(r);
-    prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
-                                          r->in.center_freq, ch.center_freq - r->in.center_freq,
-                                          prx_chan_output_rate(r->chan));
-    if (st) {
-      prx_sigmf_writer_discard(r->w[s]);
-    } else {
-      st = prx_sigmf_writer_close(r->w[s]);
-    }
+/* Finishes output s's recording (data, then metadata); a failed one leaves no files. The first
+ * failure of the run (a write error counts) prints its error line. */
+static prx_status close_one(run_state *r, size_t s) {
+  if (!r->w[s]) return PRX_ERR_IO; /* failed before */
+  if (r->chan_error) {             /* recordings without their end are none: complete or absent */
+    prx_sigmf_writer_discard(r->w[s]);
     r->w[s] = NULL;
-    if (!st) {
-      r->n_complete++;
-    } else if (!r->failed[s]) {
-      r->failed[s] = 1;
-      if (!r->n_failed++ && rc < 0) rc = cli_status_error(CMD, "output", st);
-    }
+    return PRX_ERR_IO;
   }
-  if (r->n_failed && rc < 0) rc = 1;
-  return rc;
+  double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
+  /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
+  double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
+  if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
+  if (!(db < 1000)) db = 1000;
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
+  prx_chan_channel ch;
+  prx_chan_channel_info(r->chan, s, &ch);
+  cli_alignment al = alignment(r);
+  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
+                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
+                                        prx_chan_output_rate(r->chan));
+  if (st) {
+    prx_sigmf_writer_discard(r->w[s]);
+  } else {
+    st = prx_sigmf_writer_close(r->w[s]);
+  }
+  r->w[s] = NULL;
+  if (st && !r->failed[s]) {
+    r->failed[s] = 1;
+    if (atomic_fetch_add(&r->n_failed, 1) == 0) cli_status_error(CMD, "output", st);
+  }
+  return st;
+}
+
+/* Finishes every recording. Returns the first error's exit code. */
+static int close_outputs(run_state *r) {
+  if (!r->w) return -1;
+  for (size_t s = 0; s < r->n_sel; s++)
+    if (!close_one(r, s)) r->n_complete++;
+  return r->n_failed ? 1 : -1;
 }
 
 /* -o NAME.sigmf: the collection and every complete recording packed into the archive (replacing
@@ -1158,6 +1331,9 @@ static void banner(const run_state *r) {
 }
 
 static void cleanup(run_state *r) {
+  end_warm_cuda(r);
+  wait_outputs(r);
+  if (r->open_lock_made) pthread_mutex_destroy(&r->open_lock);
   if (r->o.tmpdir) {
     remove_tmpdir(r);
     free(r->o.tmpdir);
@@ -1169,7 +1345,10 @@ static void cleanup(run_state *r) {
   free(r->w);
   free(r->failed);
   free(r->energy);
-  for (int w = 0; r->ws && w < r->n_writers; w++) free(r->ws[w].pack);
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
+    free(r->ws[w].pack);
+    free(r->ws[w].row);
+  }
   free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
@@ -1179,16 +1358,26 @@ static void cleanup(run_state *r) {
 int cmd_channelize(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
+  const char *timing = getenv("POLYRX_TIMING");
+  r.timing = timing && timing[0] && strcmp(timing, "0");
+  double t_start = r.t_mark = cli_seconds();
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
+  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask */
+  if (rc < 0) start_warm_cuda(&r);
   if (rc < 0) rc = setup_input(&r);
+  phase_end(&r, "input");
+  end_warm_cuda(&r);
+  phase_end(&r, "cuda");
   if (rc < 0) rc = setup_chan(&r);
+  phase_end(&r, "channelizer");
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
   if (rc < 0 && !r.o.to_stdout) rc = open_outputs(&r);
+  phase_end(&r, "open");
   if (rc < 0) {
     if (!r.o.quiet) banner(&r);
     /* Ctrl-C / SIGTERM end the stream cleanly within a second: what was read is channelized,
@@ -1199,12 +1388,16 @@ int cmd_channelize(int argc, char **argv) {
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     /* the tail is fed after an input error too: every complete sample read is written */
     rc = stream(&r);
+    phase_end(&r, "stream");
     cli_progress_end(&r.progress);
     cli_release_stop_signals();
+    if (wait_outputs(&r)) goto done;           /* reported; cleanup removes what was created */
     if (rc < 0 && cli_interrupted()) rc = 130; /* the signal came during the last read */
     int rc_close = close_outputs(&r);
+    phase_end(&r, "close");
     int rc_coll = r.o.to_stdout ? -1 : write_collection(&r);
     if (rc_coll < 0 && r.o.archive) rc_coll = pack_archive(&r);
+    phase_end(&r, "collection");
     if (r.o.to_stdout && fflush(stdout) != 0 && rc < 0)
       rc = cli_error(CMD, "cannot write standard output: %s", strerror(errno));
     if (rc < 0) rc = rc_close >= 0 ? rc_close : rc_coll;
@@ -1212,6 +1405,7 @@ int cmd_channelize(int argc, char **argv) {
     double elapsed = cli_seconds() - t0;
     int rc_sum = write_summaries(&r, elapsed, rc < 0 ? 0 : rc);
     if (rc < 0) rc = rc_sum;
+    phase_end(&r, "summaries");
     if (r.o.quiet) report_nonfinite(&r, 1);
     if (!r.o.quiet) {
       summary(&r, elapsed);
@@ -1243,6 +1437,11 @@ int cmd_channelize(int argc, char **argv) {
                 CMD, (unsigned long long)r.n_in);
     }
   }
+  phase_end(&r, "notes");
+done:
+  if (r.open_failed) rc = 1;
   cleanup(&r);
+  phase_end(&r, "cleanup");
+  print_timing(&r, t_start);
   return rc < 0 ? 0 : rc;
 }

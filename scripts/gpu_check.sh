@@ -47,7 +47,7 @@ cat "$OUT/gpu.txt"
 
 if has build; then
   targets=(polyrx_shared)
-  part chan && targets+=(test_chan_cuda bench_chan_cuda)
+  part chan && targets+=(test_chan_cuda bench_chan_cuda polyrx bench_commands)
   part demod && targets+=(test_qpsk_stages_cuda bench_qpsk_stages test_qpsk_bank test_qpsk_bank_cuda
     bench_qpsk_bank)
   rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
@@ -110,6 +110,11 @@ if has bench && part chan; then
       --summary "$OUT/bench.jsonl" >"$OUT/cupy.log" 2>&1
     note "cupy: rc=$? ($(elapsed))"
   fi
+  # `polyrx channelize --backend cuda` against min(PCIe, read, write) (issue 13's table)
+  PCIE_FROM="$OUT/bench.jsonl" timeout 600 bench/bench_commands.sh "$BUILD" gpu \
+    >"$OUT/commands.jsonl" 2>"$OUT/commands.err"
+  note "commands: rc=$? ($(elapsed))"
+  cat "$OUT/commands.err"
 fi
 if has bench && part demod; then
   timeout 180 "$BUILD/bench_qpsk_stages" >"$OUT/bench_stages.jsonl" 2>"$OUT/bench_stages.err"

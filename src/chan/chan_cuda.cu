@@ -13,7 +13,14 @@
  * (stream h2d), compute (stream comp, serial because of the history) and copies out (stream
  * d2h) of different blocks overlap; a slot is reused once its previous block is done with it.
  * Caller memory that is already pinned (or device memory) is copied by DMA directly; pageable
- * memory goes through the pinned staging buffers. */
+ * memory goes through pinned staging buffers, made on the first call that needs them (a caller
+ * whose buffers are all pinned, as the commands' pipeline, never pays for them: tens of MB of
+ * page-locked memory with 1024 channels).
+ *
+ * The general path's cuFFT plans are made only where it runs: every launch of a general object,
+ * and the flush of a fused object with cu8 input. The fused object's flush (zeros) otherwise
+ * runs the fused kernel on a zeroed device block (the zero sample is all zero bytes in cf32,
+ * ci16 and ci8), so that such an object never loads cuFFT. */
 extern "C" {
 #include "chan_internal.h"
 
@@ -45,6 +52,8 @@ typedef struct {
   int layouts;           /* fused: the output layouts (PRX_OUT_*) the design selection may use */
   prx_fused_needs needs; /* what the fused kernel's designs need (blocks, rotated taps) */
   int natural;           /* every channel selected, in order */
+  int general;           /* the general path runs here (its plans and v buffer are made) */
+  int staged;            /* the slots' pinned staging buffers are made (make_staging) */
   int R, Pg, Hh;         /* K/D, taps per branch of the prototype, history length */
   size_t B;              /* input samples per host-path block (DMA-capable caller memory) */
   size_t Bp;             /* the same through the pinned staging buffers (pageable memory) */
@@ -223,7 +232,8 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   im->B = B;
   im->Bp = c->cfg.block_samples || B < ((size_t)1 << 20) ? B : (size_t)1 << 20;
   /* the general path runs every launch of a general object, and only the flush tail (M - 1
-   * zeros, in one launch) of a fused one */
+   * zeros, in one launch) of a fused one with cu8 input (whose zero sample is no byte value) */
+  im->general = !im->fused || c->cfg.in_format == PRX_CU8;
   im->gen_max = im->fused ? c->M + D : B;
   im->gen_nout = im->gen_max / D + 2;
 
@@ -232,13 +242,11 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   CU(cudaStreamCreateWithFlags(&im->s_comp, cudaStreamNonBlocking));
   CU(cudaStreamCreateWithFlags(&im->s_d2h, cudaStreamNonBlocking));
   CU(cudaEventCreateWithFlags(&im->ev_user, cudaEventDisableTiming));
-  const size_t out_rows = B / D + 2, out_rows_p = im->Bp / D + 2;
+  const size_t out_rows = B / D + 2;
   for (int i = 0; i < NSLOT; i++) {
     slot_t *s = &im->slot[i];
     CU(cudaMalloc(&s->d_in, B * im->isz));
     CU(cudaMalloc(&s->d_out, c->n_sel * out_rows * im->osz));
-    CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
-    CU(cudaHostAlloc(&s->h_out, c->n_sel * out_rows_p * im->osz, cudaHostAllocDefault));
     CU(cudaEventCreateWithFlags(&s->ev_h2d, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_comp, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_d2h, cudaEventDisableTiming));
@@ -287,8 +295,10 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
     free(tw);
     if (st) return st;
   }
-  CU(cudaMalloc(&im->d_v, im->gen_nout * K * sizeof(float2)));
-  if ((st = create_plans(im, (int)K))) return st;
+  if (im->general) {
+    CU(cudaMalloc(&im->d_v, im->gen_nout * K * sizeof(float2)));
+    if ((st = create_plans(im, (int)K))) return st;
+  }
   CU(cudaDeviceSynchronize());
   return PRX_OK;
 }
@@ -414,6 +424,19 @@ static prx_status finish_pending(prx_chan *c, slot_t *s) {
   return PRX_OK;
 }
 
+/* The pinned staging buffers of every slot, made on the first call with pageable memory. */
+static prx_status make_staging(prx_chan *c, cuda_impl *im) {
+  if (im->staged) return PRX_OK;
+  for (int i = 0; i < NSLOT; i++) {
+    slot_t *s = &im->slot[i];
+    if (!s->h_in) CU(cudaHostAlloc(&s->h_in, im->Bp * im->isz, cudaHostAllocDefault));
+    if (!s->h_out)
+      CU(cudaHostAlloc(&s->h_out, c->n_sel * (im->Bp / c->D + 2) * im->osz, cudaHostAllocDefault));
+  }
+  im->staged = 1; /* every slot has both (a failed attempt is taken up again by the next call) */
+  return PRX_OK;
+}
+
 /* copies n_sel rows of n outputs from the slot's device buffer to dst (pitch stride) */
 static prx_status copy_out(cuda_impl *im, size_t n_sel, char *dst, size_t stride, const void *src,
                            size_t n) {
@@ -437,9 +460,15 @@ static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, 
   const int in_dma = in && dma_capable(in);
   const int out_dma = n_out && dma_capable(out);
   /* blocks: B when the caller's buffers take DMA, the staging size Bp otherwise; the zeros
-   * of the flush tail take the general path, whose v buffer bounds the launch */
+   * of the flush tail take the fused kernel on a zeroed block, or the general path, whose v
+   * buffer bounds the launch */
+  const int zeros_fused = !in && !im->general;
   size_t B = (!in || in_dma) && (!n_out || out_dma) ? im->B : im->Bp;
-  if (!in && im->gen_max < B) B = im->gen_max;
+  if (!in && !zeros_fused && im->gen_max < B) B = im->gen_max;
+  if ((in && !in_dma) || (n_out && !out_dma)) {
+    prx_status st = make_staging(c, im);
+    if (st) return st;
+  }
   /* a long call starts with B/8, B/4, B/2 so that the copies back start early */
   int ramp = n_in > 2 * B ? 3 : 0;
   size_t pos = 0, opos = 0;
@@ -467,7 +496,9 @@ static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, 
       CU(cudaStreamWaitEvent(im->s_comp, s->ev_h2d, 0));
     }
     CU(cudaStreamWaitEvent(im->s_comp, s->ev_d2h, 0)); /* d_out no longer read */
-    st = run_slice(c, in ? s->d_in : NULL, nb, s->d_out, nob, nob, c->consumed + pos,
+    /* zeros: after the slot's last launch on this stream, which read its last copy in */
+    if (zeros_fused) CU(cudaMemsetAsync(s->d_in, 0, nb * im->isz, im->s_comp));
+    st = run_slice(c, in || zeros_fused ? s->d_in : NULL, nb, s->d_out, nob, nob, c->consumed + pos,
                    c->emitted + opos, im->s_comp);
     if (st) break;
     CU(cudaEventRecord(s->ev_comp, im->s_comp));

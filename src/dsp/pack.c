@@ -1,12 +1,58 @@
 /* cf32 -> cf16 and cf32 -> ci16 (pack.h). The conversions are exact functions of each value, so
- * the vector paths (F16C where the build targets it; loops the compiler vectorises otherwise)
- * give the scalar definitions' results bit for bit. */
+ * the vector paths (on x86-64: F16C for cf16, AVX2 for ci16, where the build targets them or
+ * the CPU has them at run time) give the scalar definitions' results bit for bit. */
 #include "pack.h"
 
 #include <string.h>
 
-#if defined(__F16C__) && defined(__AVX__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#define PACK_X86 1 /* the vector paths below, chosen where the CPU has them */
+#endif
+
+#if defined(PACK_X86) && !(defined(__F16C__) && defined(__AVX__))
+#define PACK_F16C_AT_RUN_TIME 1
+/* F16C where the CPU has it, for a build that does not target it (the portable default): the
+ * scalar conversion is about 15x slower, a large part of a command writing cf16 channels */
+__attribute__((target("avx,f16c"))) static size_t pack_f16c(const float *f, size_t m,
+                                                            uint16_t *out) {
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128((__m128i *)(out + i), h);
+  }
+  return i;
+}
+#endif
+
+#if defined(PACK_X86)
+/* ci16 by AVX2 where the CPU has it (the scalar loop below is not vectorised: 5 ns a value):
+ * the same operations (the product, the clamp, NaN to 0, the saturation test, rounding to
+ * nearest even as the default rounding mode does) on 16 values at a time. Returns the values
+ * done and adds their saturations to *sat. */
+__attribute__((target("avx2,popcnt"))) static size_t
+pack_ci16_avx2(const float *f, size_t m, float scale, int16_t *out, size_t *sat) {
+  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-32768.0f),
+               hi = _mm256_set1_ps(32767.0f);
+  size_t i = 0, inside = 0;
+  for (; i + 16 <= m; i += 16) {
+    __m256i q[2];
+    for (int h = 0; h < 2; h++) {
+      __m256 v = _mm256_mul_ps(_mm256_loadu_ps(f + i + 8 * h), s);
+      __m256 in = _mm256_and_ps(_mm256_cmp_ps(v, lo, _CMP_GE_OQ), _mm256_cmp_ps(v, hi, _CMP_LE_OQ));
+      inside += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(in));
+      /* max(v, lo) is lo for a NaN v; the ordered mask then makes it 0 */
+      __m256 c = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+      c = _mm256_and_ps(c, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+      q[h] = _mm256_cvtps_epi32(c);
+    }
+    /* packs works per 128-bit lane: the 64-bit quarters put back in order */
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
+    _mm256_storeu_si256((__m256i *)(out + i), p);
+  }
+  *sat += i - inside;
+  return i;
+}
 #endif
 
 uint16_t prx_half_from_float(float f) {
@@ -39,14 +85,19 @@ void prx_pack_cf16(const prx_cf32 *in, size_t n, uint16_t *out) {
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT);
     _mm_storeu_si128((__m128i *)(out + i), h);
   }
+#elif defined(PACK_F16C_AT_RUN_TIME)
+  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) i = pack_f16c(f, m, out);
 #endif
   for (; i < m; i++) out[i] = prx_half_from_float(f[i]);
 }
 
 size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out) {
   const float *f = (const float *)in;
-  size_t m = 2 * n, sat = 0;
-  for (size_t i = 0; i < m; i++) {
+  size_t m = 2 * n, sat = 0, i = 0;
+#if defined(PACK_X86)
+  if (__builtin_cpu_supports("avx2")) i = pack_ci16_avx2(f, m, scale, out, &sat);
+#endif
+  for (; i < m; i++) {
     float v = f[i] * scale;
     float c = v < -32768.0f ? -32768.0f : v > 32767.0f ? 32767.0f : v;
     int bad = !(v >= -32768.0f && v <= 32767.0f); /* saturated, or NaN */
