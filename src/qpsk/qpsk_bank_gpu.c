@@ -29,12 +29,13 @@
  * chain's link). */
 #include "qpsk_bank_internal.h"
 
+#include "../core/internal.h"
+
 #include <string.h>
 
 #ifdef PRX_HAVE_CUDA
 
 #include "../core/cuda_module.h"
-#include "../core/internal.h"
 #include "qpsk_internal.h"
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
