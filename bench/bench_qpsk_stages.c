@@ -1,8 +1,10 @@
 /* Benchmark of the demodulator bank's CUDA stage kernels (src/qpsk/qpsk_stages_cuda.cu): the
  * pre-filter grid with the input sums (pre), the O&M sums with the grid levelled (om), the
- * 4th-power values at the instants (x4), the matched filter at the instants with DC, level,
- * de-rotation and the V&V/M2M4 sums (mf), the decisions (out), each alone and the five in
- * sequence (all), device-resident, for all channels at once.
+ * 4th-power values at the instants (x4), the CFO spectra, peak and refinement (cfo), the matched
+ * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
+ * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
+ * before the CFO stage existed); pre and mf also with per-channel mixing (pre_mix, mf_mix);
+ * device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
  * (row pitch a multiple of 64 bytes), one CFO span per call: 16 blocks of 512 symbols per channel;
@@ -16,9 +18,9 @@
  * kernel's achieved bandwidth is over the bytes it moves (its input window, grid or symbols
  * written / read, bits written).
  *
- * Not the whole demodulator: the CFO spectra and refinement and the serial passes between the
- * kernels are not written on the GPU yet (bench/GPU_NOTES.md). Output: JSON lines, then a
- * table. */
+ * Not the whole demodulator: the serial passes between the kernels are not included
+ * (bench/GPU_NOTES.md). Options: --case SPS:C:FORMAT (repeatable, e.g. 4:1024:cf32) runs only
+ * those configurations. Output: JSON lines, then a table. */
 #include "testutil.h"
 
 #include "qpsk/qpsk_internal.h"
@@ -64,18 +66,23 @@ typedef struct {
   const int64_t *w0;
   prx_cf32 *w;
   size_t w_stride;
+  const qpsk_cfo_in *cfi;
+  qpsk_cfo_out *cfo;
 } bench_bufs;
 
-enum { K_PRE, K_OM, K_X4, K_MF, K_OUT, K_ALL, K_MF0, K_N };
-static const char *const kname[K_N] = {"pre", "om", "x4", "mf", "out", "all", "mf_unpadded"};
+enum { K_PRE, K_OM, K_X4, K_CFO, K_MF, K_OUT, K_ALL, K_ALL5, K_MF0, K_PREMIX, K_MFMIX, K_N };
+static const char *const kname[K_N] = {"pre", "om",   "x4",          "cfo",     "mf",    "out",
+                                       "all", "all5", "mf_unpadded", "pre_mix", "mf_mix"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
-  const int all = which == K_ALL;
+  const int all = which == K_ALL || which == K_ALL5;
   if (all || which == K_PRE)
     s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
   if (!s && (all || which == K_OM)) s = S->om(b->st, 0, b->omi, b->grid, b->omo, 0);
   if (!s && (all || which == K_X4)) s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+  if (!s && (which == K_ALL || which == K_CFO))
+    s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
   if (!s && (all || which == K_MF))
     s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
   if (!s && (all || which == K_OUT))
@@ -106,7 +113,30 @@ static double time_it(const bench_bufs *b, int which) {
   return ms[REPS / 2] * 1e-3;
 }
 
-int main(void) {
+/* --case filters: none given, every configuration runs */
+static int wanted(int argc, char **argv, double sps, unsigned C, int cf16) {
+  int any = 0;
+  for (int i = 1; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--case")) continue;
+    any = 1;
+    double s;
+    unsigned c;
+    char f[8];
+    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
+        !strcmp(f, cf16 ? "cf16" : "cf32"))
+      return 1;
+  }
+  return !any;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--case") || i + 1 == argc) {
+      fprintf(stderr, "usage: bench_qpsk_stages [--case SPS:C:cf32|cf16]...\n");
+      return 2;
+    } else {
+      i++;
+    }
   const prx_cuda_module *m = prx_cuda_module_get();
   if (!m) {
     printf("bench_qpsk_stages: skipped (%s)\n", prx_cuda_module_why());
@@ -119,7 +149,7 @@ int main(void) {
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
-  char table[16][240];
+  char table[16][320];
   int nt = 0, fail = 0;
   test_rng r;
   test_rng_seed(&r, 5);
@@ -171,10 +201,21 @@ int main(void) {
           omi[(size_t)c * NB + j].g_hi = INT64_MAX;
         }
       }
+      /* the CFO windows: each channel's span of 4th-power values from x4; mixing frequencies */
+      qpsk_cfo_in *cfi = calloc(C, sizeof *cfi);
+      double *fmix = calloc(C, sizeof *fmix);
+      for (unsigned c = 0; c < C; c++) {
+        const qpsk_mf_block *last = &mb[(size_t)c * NB + NB - 1];
+        cfi[c].n = (unsigned)(w0[(size_t)c * NB + NB - 1] + last->t.k1 - last->t.k0);
+        cfi[c].e = 1e-4;
+        fmix[c] = test_rng_uniform(&r) - 0.5;
+      }
       for (int f = 0; f < 2; f++) {
+        if (!wanted(argc, argv, sps, C, f)) continue;
         const size_t ssz = f ? 4 : 8, stride = pitch * ssz;
         qpsk_stages st;
-        if (S->create(&st, &pre, &mf, C, NB, L, Lmax, sps, f)) {
+        if (S->create(&st, &pre, &mf, C, NB, L, Lmax, sps, f) ||
+            S->cfo_setup(&st, NB * L, 2 * NB * L, 4 * 0.12)) {
           fprintf(stderr, "create: %s\n", prx_last_error());
           return 1;
         }
@@ -198,7 +239,9 @@ int main(void) {
                  !cudaMalloc((void **)&b.omi, nb * sizeof *omi) &&
                  !cudaMalloc((void **)&b.omo, nb * sizeof(qpsk_om_out)) &&
                  !cudaMalloc((void **)&b.w0, nb * sizeof *w0) &&
-                 !cudaMalloc((void **)&b.w, b.w_stride * C * sizeof(prx_cf32));
+                 !cudaMalloc((void **)&b.w, b.w_stride * C * sizeof(prx_cf32)) &&
+                 !cudaMalloc((void **)&b.cfi, C * sizeof *cfi) &&
+                 !cudaMalloc((void **)&b.cfo, C * sizeof(qpsk_cfo_out));
         if (!ok) {
           fprintf(stderr, "cudaMalloc failed at C = %u\n", C);
           return 1;
@@ -213,11 +256,19 @@ int main(void) {
         cudaMemcpy((void *)b.ob, ob, nb * sizeof *ob, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
+        cudaMemcpy((void *)b.cfi, cfi, C * sizeof *cfi, cudaMemcpyHostToDevice);
         double t[K_N];
-        for (int w = 0; w < K_ALL + 1; w++) t[w] = time_it(&b, w);
+        for (int w = 0; w <= K_ALL5; w++) t[w] = time_it(&b, w);
         st.mf_pad = 0; /* the matched filter without the padded window, for the comparison */
         t[K_MF0] = time_it(&b, K_MF);
         st.mf_pad = 1;
+        if (S->mix(&st, fmix)) {
+          fprintf(stderr, "mix: %s\n", prx_last_error());
+          return 1;
+        }
+        t[K_PREMIX] = time_it(&b, K_PRE);
+        t[K_MFMIX] = time_it(&b, K_MF);
+        S->mix(&st, NULL);
         cudaError_t e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
           fprintf(stderr, "C = %u: %s\n", C, cudaGetErrorString(e));
@@ -231,7 +282,11 @@ int main(void) {
          * values and writes one; mf reads its window and writes the symbol; out reads the symbol
          * and writes 2 bits */
         const double gb = 8.0 * (double)ng / L;
-        const double bytes[K_N] = {in_b + gb, 2 * gb, 32 + 8, in_b + 8, 8 + 2, 0, in_b + 8};
+        /* cfo: the window read twice (fill, refinement) and the nfft-point rows written, read
+         * and written by the FFT, read by the peak: 8 (2 + 4 nfft / S) bytes per symbol */
+        const double cb = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
+        const double bytes[K_N] = {in_b + gb, 2 * gb, 32 + 8,   cb,        in_b + 8, 8 + 2,
+                                   0,         0,      in_b + 8, in_b + gb, in_b + 8};
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"floor_gsym_s\":%.4g",
                sps, C, f ? "cf16" : "cf32", floor_gsym);
@@ -241,17 +296,17 @@ int main(void) {
         }
         printf("}\n");
         fflush(stdout);
+#define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)
           snprintf(table[nt++], sizeof table[0],
-                   "sps %5.3f C %4u %s  pre %5.1f om %5.1f x4 %6.1f mf %5.1f (unpadded %5.1f) out "
-                   "%6.1f  all %6.2f Gsym/s (%4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f mf "
-                   "%4.0f",
-                   sps, C, f ? "cf16" : "cf32", syms / t[K_PRE] * 1e-9, syms / t[K_OM] * 1e-9,
-                   syms / t[K_X4] * 1e-9, syms / t[K_MF] * 1e-9, syms / t[K_MF0] * 1e-9,
-                   syms / t[K_OUT] * 1e-9, syms / t[K_ALL] * 1e-9,
-                   100 * syms / t[K_ALL] * 1e-9 / floor_gsym, floor_gsym,
-                   syms * bytes[K_PRE] / t[K_PRE] * 1e-9, syms * bytes[K_OM] / t[K_OM] * 1e-9,
-                   syms * bytes[K_MF] / t[K_MF] * 1e-9);
+                   "sps %5.3f C %4u %s  pre %5.1f (mix %5.1f) om %5.1f x4 %6.1f cfo %6.1f mf %5.1f "
+                   "(mix %5.1f, unpadded %5.1f) out %6.1f  all %6.2f all5 %6.2f Gsym/s (%4.1f%% "
+                   "of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f",
+                   sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PREMIX), G(K_OM), G(K_X4), G(K_CFO),
+                   G(K_MF), G(K_MFMIX), G(K_MF0), G(K_OUT), G(K_ALL), G(K_ALL5),
+                   100 * G(K_ALL) / floor_gsym, floor_gsym, G(K_PRE) * bytes[K_PRE],
+                   G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
+#undef G
         cudaFree(rows);
         cudaFree(b.grid);
         cudaFree(b.sym);
@@ -265,8 +320,12 @@ int main(void) {
         cudaFree(b.omo);
         cudaFree((void *)b.w0);
         cudaFree(b.w);
+        cudaFree((void *)b.cfi);
+        cudaFree(b.cfo);
         S->destroy(&st);
       }
+      free(cfi);
+      free(fmix);
       free(mb);
       free(ob);
       free(omi);

@@ -10,6 +10,8 @@
 
 #include "test_qpsk_sig.h"
 
+#include "dsp/fft_plan.h"
+#include "dsp/mix.h"
 #include "qpsk/qpsk_decide.h"
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_fir.h"
@@ -42,6 +44,10 @@ typedef struct {
   unsigned *quad0;
   int diff;
   int borrowed; /* rows and filters belong to someone else (probe_case) */
+  /* per-channel mixing (case_mix): the kernels read raw and mix it by mix[c] cycles per sample;
+   * rows holds raw mixed by the CPU's prx_mix_down, which the references read */
+  double *mix;
+  prx_cf32 *raw;
 } stage_case;
 
 static inline float half_round(float x) {
@@ -147,7 +153,22 @@ static inline double rel_l2_f64(const double *a, const double *b, size_t n) {
   return r > 0 ? sqrt(e / r) : sqrt(e);
 }
 
+/* Turns on per-channel mixing: random frequencies over the whole band (channel 0 near +1/2,
+ * channel 1 near -1/2), rows mixed by the CPU's definition (src/dsp/mix.c). */
+static inline void case_mix(stage_case *k, test_rng *r) {
+  k->mix = malloc(k->C * sizeof(double));
+  k->raw = malloc(sizeof(prx_cf32) * k->pitch * k->C);
+  memcpy(k->raw, k->rows, sizeof(prx_cf32) * k->pitch * k->C);
+  for (unsigned c = 0; c < k->C; c++) {
+    double u = test_rng_uniform(r);
+    k->mix[c] = c == 0 ? 0.5 - 1e-3 * u : c == 1 ? -0.5 + 1e-3 * u : u - 0.5;
+    prx_mix_down(k->rows + (size_t)c * k->pitch, k->pitch, k->mix[c], 0);
+  }
+}
+
 static inline void case_free(stage_case *k) {
+  free(k->mix);
+  free(k->raw);
   if (!k->borrowed) {
     qpsk_fir_free(&k->pre);
     qpsk_fir_free(&k->mf);
@@ -356,6 +377,43 @@ static inline int near_boundary(prx_cf32 y, prx_cf32 rot, double eps) {
   return fabs(ur) < eps * m || fabs(ui) < eps * m;
 }
 
+/* ---- the CFO stage: windows of 4th-power values and the CPU's estimate from them ---- */
+
+/* n 4th-power values y^4 / |y|^2 of a QPSK carrier y = a + noise at Es/N0 esn0 dB whose line
+ * sits at nu cycles per value (the CFO times 4 (1 + d)), with a random phase. */
+static inline void cfo_window(test_rng *r, prx_cf32 *w, size_t n, double nu, double esn0) {
+  const double sd = sqrt(0.5 * pow(10, -esn0 / 10)), ph = 2 * M_PI * test_rng_uniform(r);
+  for (size_t k = 0; k < n; k++) {
+    double a = 0.25 * M_PI * (2 * (int)(test_rng_uniform(r) * 4) + 1) + ph / 4 +
+               2 * M_PI * nu / 4 * (double)k;
+    double yr = cos(a) + sd * test_rng_gauss(r), yi = sin(a) + sd * test_rng_gauss(r);
+    double p = yr * yr + yi * yi + 1e-30, s2r = yr * yr - yi * yi, s2i = 2 * yr * yi;
+    w[k].re = (float)((s2r * s2r - s2i * s2i) / p);
+    w[k].im = (float)(2 * s2r * s2i / p);
+  }
+}
+
+/* The CPU's stage_cfo on a window of n values: the zero-padded nfft-point spectrum (spec, also
+ * returned), the peak over |nu| <= max_nu rounded to 1/8 bin (*nu0), the refinement (*nu), and
+ * the CFO for clock slope e. */
+static inline double cfo_ref(const prx_cf32 *w, size_t n, size_t nfft, double max_nu, double e,
+                             prx_cf32 *spec, double *nu0, double *nu) {
+  prx_cf32 *win = fftwf_malloc(nfft * sizeof *win), *out = fftwf_malloc(nfft * sizeof *out);
+  fftwf_plan plan = prx_fft_plan_1d((int)nfft, win, out, FFTW_FORWARD, PRX_FFT_ESTIMATE);
+  memset(win, 0, nfft * sizeof *win);
+  memcpy(win, w, n * sizeof *win);
+  fftwf_execute(plan);
+  memcpy(spec, out, nfft * sizeof *spec);
+  double v = qpsk_spectrum_peak(out, nfft, max_nu);
+  v = nearbyint(v * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
+  *nu0 = v;
+  *nu = qpsk_periodogram_refine(w, n, v, 1.0 / (double)nfft, out);
+  prx_fft_destroy(plan);
+  fftwf_free(win);
+  fftwf_free(out);
+  return *nu / (4 * (1 + e / (1 - e)));
+}
+
 /* ---- the demodulator itself as the reference: its blocks captured after each batch ---- */
 
 typedef struct {
@@ -373,6 +431,15 @@ typedef struct {
 typedef struct {
   probe_blk *b;
   size_t n, cap, ng;
+  /* every span's CFO stage: its estimation window (nwin values, reaching back into the previous
+   * span's for a short last span, as stage_cfo does), clock slope and estimate */
+  struct {
+    prx_cf32 *win;
+    size_t nwin;
+    double e, f;
+  } sp[64];
+  size_t ns, S, nfft;
+  double max_nu;
 } probe;
 
 static inline prx_cf32 *probe_copy(const prx_cf32 *x, size_t n) {
@@ -440,6 +507,24 @@ static void probe_fn(void *ctx, const prx_qpsk *q) {
     p->w = probe_copy(sp->w + off, n > 0 ? (size_t)n : 0);
     off += n > 0 ? (size_t)n : 0;
   }
+  for (size_t t = 0; t < q->n_blks; t++) {
+    const int i = q->blks[t].span;
+    if ((t > 0 && q->blks[t - 1].span == i) || pr->ns == 64) continue;
+    const qpsk_span *sp = &q->spans[i];
+    size_t nwin = sp->nw;
+    if (nwin < (size_t)q->S) {
+      size_t prev_n = i > 0 ? q->spans[i - 1].nw : q->w_hist_n;
+      nwin += (size_t)q->S - nwin < prev_n ? (size_t)q->S - nwin : prev_n;
+    }
+    pr->sp[pr->ns].win = probe_copy(sp->win, nwin);
+    pr->sp[pr->ns].nwin = nwin;
+    pr->sp[pr->ns].e = sp->e;
+    pr->sp[pr->ns].f = sp->f;
+    pr->ns++;
+    pr->S = (size_t)q->S;
+    pr->nfft = q->nfft;
+    pr->max_nu = 4 * q->cfg.acquisition;
+  }
 }
 
 static inline void probe_free(probe *pr) {
@@ -449,6 +534,7 @@ static inline void probe_free(probe *pr) {
     free(pr->b[i].w);
   }
   free(pr->b);
+  for (size_t i = 0; i < pr->ns; i++) free(pr->sp[i].win);
 }
 
 /* The carrier both stage tests run the demodulator on: random CFO (up to 0.05 Rs), phase and

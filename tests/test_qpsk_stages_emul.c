@@ -16,7 +16,7 @@
 /* stage pre, emulated: window then outputs */
 static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
                      unsigned *bad) {
-  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
   int64_t lo, hi, own0, own1;
   qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
@@ -25,10 +25,12 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
   const prx_cf32 zero = {0, 0};
   mom[0] = mom[1] = mom[2] = mom[3] = 0;
   *bad = 0;
+  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   for (int64_t t = 0; t < hi - lo; t++) {
     int64_t s = lo + t;
     int in = s >= 0 && s < k->n_total;
     prx_cf32 v = in ? row[s] : zero;
+    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, t);
     if (in && s >= own0 && s < own1) {
       if (isfinite(v.re) && isfinite(v.im)) {
         mom[0] += v.re;
@@ -63,6 +65,34 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     CHECK(off >= 0 && off + k->pre.ntaps <= hi - lo, "pre: output %zu reads outside its window", q);
     grid[q] = qpsk_dot1(k->pre.bank + (size_t)r * 2 * k->pre.ntaps, (const float *)(win + off),
                         k->pre.ntaps);
+  }
+  if (k->pre.rq == (int64_t)k->pre.Q) {
+    /* the kernel's register-blocked filter on a unit-step grid: the window in padded slots with 8
+     * zeros after it, the tap row zero-padded to a multiple of 4, four outputs per thread step;
+     * the same sums as qpsk_dot1 in the same order, so the same values */
+    const int64_t nw = hi - lo;
+    const unsigned nt4 = (k->pre.ntaps + 3) / 4 * 4;
+    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, 1) + 1, sizeof *wp);
+    float *t4 = calloc(2 * (size_t)nt4, sizeof *t4);
+    memcpy(t4, k->pre.bank, 2 * k->pre.ntaps * sizeof *t4);
+    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, 1)] = win[t];
+    unsigned r0;
+    int64_t off0;
+    qpsk_pre_tap(m0, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r0, &off0);
+    size_t differ = 0;
+    for (size_t base = 0; base < case_ng(k); base += 4) {
+      prx_cf32 o[4];
+      qpsk_dot4(t4, nt4, wp, off0 + (int64_t)base, 1, o);
+      CHECK(off0 + (int64_t)base + nt4 + 3 <= nw + 8,
+            "pre: the blocked filter reads past its zeros");
+      for (size_t q = base; q < base + 4 && q < case_ng(k); q++) {
+        differ += memcmp(&o[q - base], &grid[q], sizeof o[0]) != 0;
+        grid[q] = o[q - base];
+      }
+    }
+    CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
+    free(wp);
+    free(t4);
   }
   free(win);
 }
@@ -141,7 +171,7 @@ static void emul_x4(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 *
 /* stage mf, emulated */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
-  const prx_cf32 *row = k->rows + (size_t)c * k->pitch;
+  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const qpsk_mf_timing *tm = &k->tm[t];
   memset(sums, 0, 5 * sizeof(double));
   if (tm->k1 <= tm->k0) return;
@@ -149,11 +179,14 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
   prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
+  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   for (int64_t i = 0; i < hi - lo; i++) {
     int64_t s = lo + i;
     int in = s >= 0 && s < k->n_total;
-    win[i] = qpsk_mf_sample(qpsk_window_sample(in ? row[s] : dc, in, dc), dc, k->gain[t],
-                            k->theta[t], k->omega[t], i);
+    prx_cf32 v = in ? row[s] : dc;
+    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
+    win[i] =
+        qpsk_mf_sample(qpsk_window_sample(v, in, dc), dc, k->gain[t], k->theta[t], k->omega[t], i);
   }
   float acc[4] = {0, 0, 0, 0};
   for (int64_t kk = tm->k0; kk < tm->k1; kk++) {
@@ -187,11 +220,12 @@ static void emul_out(const stage_case *k, size_t t, const prx_cf32 *y, uint8_t *
   }
 }
 
-static void run_case(double sps, int cf16, int diff, uint64_t seed) {
+static void run_case(double sps, int cf16, int diff, int mix, uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
   case_make(&k, &r, 6, 4, 256, sps, cf16, diff);
+  if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k);
   prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
   prx_cf32 *s0 = malloc(k.Lmax * sizeof *s0), *s1 = malloc(k.Lmax * sizeof *s1);
@@ -254,10 +288,11 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
       }
     }
   }
-  printf("sps %.3f %s %s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
+  printf("sps %.3f %s %s%s: grid %.2e, O&M %.2e, drift %.2e, levelled grid %.2e, x4 %.2e, "
          "symbols %.2e, input sums %.2e, symbol sums %.2e, bits differing %zu of %zu\n",
-         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", worst_g, worst_om,
-         worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff, bits_total);
+         sps, cf16 ? "cf16" : "cf32", diff ? "differential" : "coherent", mix ? " mixed" : "",
+         worst_g, worst_om, worst_corr, worst_gl, worst_w, worst_s, worst_m, worst_sum, bit_diff,
+         bits_total);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
@@ -266,7 +301,8 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   free(w1);
   CHECK(worst_g < 1e-5, "pre: grid differs by %.2e", worst_g);
   CHECK(worst_s < 1e-5, "mf: symbols differ by %.2e", worst_s);
-  CHECK(worst_m < 1e-9, "pre: input sums differ by %.2e", worst_m);
+  /* mixed rows: the kernels' samples are mixed in float (the CPU's in double, then rounded) */
+  CHECK(worst_m < (mix ? 1e-7 : 1e-9), "pre: input sums differ by %.2e", worst_m);
   CHECK(worst_sum < 1e-5, "mf: symbol sums differ by %.2e", worst_sum);
   CHECK(bit_diff == 0, "out: %zu bits differ away from a decision boundary", bit_diff);
   free(g0);
@@ -276,6 +312,131 @@ static void run_case(double sps, int cf16, int diff, uint64_t seed) {
   free(b0);
   free(b1);
   case_free(&k);
+}
+
+/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
+ * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
+static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
+                     double e, double *nu0, double *nu, double *f) {
+  const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
+  float bp[256];
+  size_t bi[256];
+  for (unsigned th = 0; th < 256; th++) {
+    bp[th] = -1;
+    bi[th] = (size_t)0xffffffffu;
+    for (size_t i = th; i < ncand; i += 256) {
+      float q = qpsk_bin_power(spec[qpsk_peak_bin(i, kmax, nfft)]);
+      if (qpsk_peak_better(q, i, bp[th], bi[th])) {
+        bp[th] = q;
+        bi[th] = i;
+      }
+    }
+  }
+  for (unsigned wp = 0; wp < 8; wp++)
+    for (unsigned o = 16; o > 0; o >>= 1)
+      for (unsigned l = 0; l + o < 32; l++) { /* lane l takes lane l + o's (read before write) */
+        unsigned a = 32 * wp + l, b = a + o;
+        if (qpsk_peak_better(bp[b], bi[b], bp[a], bi[a])) {
+          bp[a] = bp[b];
+          bi[a] = bi[b];
+        }
+      }
+  float p = bp[0];
+  size_t best = bi[0];
+  for (unsigned wp = 1; wp < 8; wp++)
+    if (qpsk_peak_better(bp[32 * wp], bi[32 * wp], p, best)) {
+      p = bp[32 * wp];
+      best = bi[32 * wp];
+    }
+  *nu0 = qpsk_peak_start(spec, nfft, qpsk_peak_bin(best, kmax, nfft), p);
+  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
+  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(*nu0, l, &tr[l], &ti[l]);
+  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
+  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
+  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, *nu0, g, tr, ti);
+  *nu = n < 2 ? *nu0 : qpsk_refine_newton(runs, m, n, *nu0, 1.0 / (double)nfft);
+  *f = qpsk_cfo_of(*nu, e);
+  free(runs);
+}
+
+/* The CFO stage's steps against the CPU's stage_cfo on the same spectrum: windows of 8192 and
+ * of fewer values (a stream's last span), Es/N0 2 to 14 dB, lines over the whole acquisition
+ * range and a clock slope: the start identical (the same peak, the same parabola), the refined
+ * line within 1e-9 cycle per value (the run sums' rotation evaluated directly instead of by
+ * the CPU's recurrence), the CFO so. */
+static void cfo_case(uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  const size_t S = 8192, nfft = 16384;
+  const double max_nu = 4 * 0.12;
+  prx_cf32 *w = malloc(S * sizeof *w), *spec = malloc(nfft * sizeof *spec);
+  double worst_nu = 0, worst_f = 0, worst_truth = 0;
+  int starts_differ = 0;
+  for (int i = 0; i < 24; i++) {
+    size_t n = i % 4 == 3 ? 1000 + (size_t)(test_rng_uniform(&r) * 5000) : S;
+    double nu_line = (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu;
+    double esn0 = 2 + 12 * test_rng_uniform(&r), e = 2e-3 * (test_rng_uniform(&r) - 0.5);
+    cfo_window(&r, w, n, nu_line, esn0);
+    double a0, a1, f0 = cfo_ref(w, n, nfft, max_nu, e, spec, &a0, &a1), b0, b1, f1;
+    emul_cfo(w, n, spec, nfft, max_nu, e, &b0, &b1, &f1);
+    starts_differ += a0 != b0;
+    if (fabs(a1 - nu_line) > worst_truth) worst_truth = fabs(a1 - nu_line);
+    if (fabs(b1 - a1) > worst_nu) worst_nu = fabs(b1 - a1);
+    if (fabs(f1 - f0) > worst_f) worst_f = fabs(f1 - f0);
+  }
+  printf("cfo: starts differing %d of 24, refined line within %.2e cycle/value, CFO within %.2e "
+         "Rs (the CPU's line within %.2e of the truth)\n",
+         starts_differ, worst_nu, worst_f, worst_truth);
+  CHECK(worst_truth < 1e-4, "cfo: the windows' lines are not where they were put (%.2e)",
+        worst_truth);
+  CHECK(starts_differ == 0, "cfo: %d refinement starts differ from the CPU's", starts_differ);
+  CHECK(worst_nu < 1e-9, "cfo: refined line %.2e from the CPU's", worst_nu);
+  free(w);
+  free(spec);
+}
+
+/* The mixer's phase frac(f n) (qpsk_mix_turns) against exact integer arithmetic: f = M 2^E with
+ * M a 53-bit integer, so f n = M n 2^E and its fraction is (M n mod 2^-E) 2^E, exact in 128
+ * bits for |n| < 2^41; within 4e-15 turn for n up to 2^40 (the bank's streams) and negative n
+ * (a window reaching before the stream). Then the rotation of a sample within a block against
+ * exp(-2 pi i f (n0 + t)) from the same exact phase, in double: within 3e-7. */
+static double exact_turns(double f, int64_t n) {
+  int e;
+  double m = frexp(f, &e); /* f = m 2^e, 1/2 <= |m| < 1 */
+  int64_t M = (int64_t)ldexp(m, 53);
+  int E = e - 53; /* f = M 2^E, -E <= 93 for |f| >= 1e-12 */
+  __int128 p = (__int128)M * n;
+  unsigned __int128 mod = (unsigned __int128)1 << (-E);
+  __int128 rm = p % (__int128)mod;
+  if (rm < 0) rm += (__int128)mod;
+  double t = ldexp((double)rm, E);
+  return t >= 0.5 ? t - 1 : t;
+}
+
+static void mix_turns_case(uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  double worst = 0, worst_rot = 0;
+  for (int i = 0; i < 20000; i++) {
+    double f = test_rng_uniform(&r) - 0.5;
+    if (i % 4 == 1) f *= 1e-6; /* small offsets too */
+    if (fabs(f) < 1e-12) continue;
+    int64_t n = (int64_t)(test_rng_uniform(&r) * 1099511627776.0); /* up to 2^40 */
+    if (i % 8 == 3) n = -(int64_t)(test_rng_uniform(&r) * 5000);   /* before the stream */
+    if (i % 8 == 5) n = ((int64_t)1 << 40) - (int64_t)(test_rng_uniform(&r) * 1000);
+    double d = qpsk_mix_turns(f, n) - exact_turns(f, n);
+    d -= nearbyint(d);
+    if (fabs(d) > worst) worst = fabs(d);
+    int64_t t = (int64_t)(test_rng_uniform(&r) * 4000);
+    prx_cf32 one = {1, 0}, z = qpsk_mix_sample(one, qpsk_mix_turns(f, n), f, t);
+    double a = -2 * M_PI * exact_turns(f, n + t);
+    double e = hypot(z.re - cos(a), z.im - sin(a));
+    if (e > worst_rot) worst_rot = e;
+  }
+  printf("mixer phase: frac(f n) within %.2e turn of exact, rotation within %.2e\n", worst,
+         worst_rot);
+  CHECK(worst < 4e-15, "qpsk_mix_turns: %.2e turn from the exact phase", worst);
+  CHECK(worst_rot < 3e-7, "qpsk_mix_sample: rotation %.2e from the exact one", worst_rot);
 }
 
 /* The demodulator's own blocks (probed) through the emulated kernels: pre, om, x4, mf and out on
@@ -318,6 +479,18 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
         emul_out(&k, t, sym + t * k.Lmax, bits + 2 * pr.b[t].ob.out0);
     }
     probe_compare(name, &k, &pr, grid, oo, w, w0, sym, mom, bad, bits, cpu_bits, cpu_nbits);
+    /* the CFO stage's steps on each span's window give the demodulator's estimate */
+    prx_cf32 *spec = malloc(pr.nfft * sizeof *spec);
+    double worst_f = 0;
+    for (size_t i = 0; i < pr.ns; i++) {
+      double a0, a1, b0, b1, f1;
+      cfo_ref(pr.sp[i].win, pr.sp[i].nwin, pr.nfft, pr.max_nu, pr.sp[i].e, spec, &a0, &a1);
+      emul_cfo(pr.sp[i].win, pr.sp[i].nwin, spec, pr.nfft, pr.max_nu, pr.sp[i].e, &b0, &b1, &f1);
+      if (!(fabs(f1 - pr.sp[i].f) <= worst_f)) worst_f = fabs(f1 - pr.sp[i].f);
+    }
+    printf("  %zu spans: CFO within %.2e Rs of the demodulator's\n", pr.ns, worst_f);
+    CHECK(pr.ns > 0 && worst_f < 1e-9, "%s: CFO %.2e Rs from the demodulator's", name, worst_f);
+    free(spec);
     free(grid);
     free(sym);
     free(w);
@@ -337,11 +510,15 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
 }
 
 int main(void) {
-  run_case(4.0, 0, 1, 11);
-  run_case(16.0 / 3.0, 0, 0, 12);
-  run_case(4.0, 1, 0, 13);
-  run_case(16.0 / 3.0, 1, 1, 14);
-  run_case(2.5, 0, 1, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  mix_turns_case(41);
+  cfo_case(42);
+  run_case(4.0, 0, 1, 0, 11);
+  run_case(16.0 / 3.0, 0, 0, 0, 12);
+  run_case(4.0, 1, 0, 0, 13);
+  run_case(16.0 / 3.0, 1, 1, 0, 14);
+  run_case(2.5, 0, 1, 0, 15); /* an inexact pre-filter grid (Q = 240 rounding) */
+  run_case(4.0, 0, 1, 1, 16);
+  run_case(16.0 / 3.0, 1, 0, 1, 17);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

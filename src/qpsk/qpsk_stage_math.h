@@ -246,6 +246,55 @@ QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *r
   }
 }
 
+/* Slot of window sample t in a kernel's shared memory: with pad, one spare slot after every 16
+ * samples, so that the 16 lanes of a half-warp reading samples 4 apart (32 bytes) fall on
+ * distinct banks. */
+QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) { return pad ? t + (t >> 4) : t; }
+
+/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
+ * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
+ * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, zero-padded to
+ * ntaps4, a multiple of 4), each sample loaded once per block and used by the four outputs. The
+ * sums run over the taps in the order of qpsk_dot1 (the padding adds zeros), so the outputs equal
+ * four qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) must hold ntaps4 + 3
+ * samples from off, finite. */
+#ifdef __CUDACC__
+#define QPSK_LD2(p, i) (((const float2 *)(p))[i])
+#define QPSK_F2 float2
+#else
+#define QPSK_LD2(p, i) (((const prx_cf32 *)(p))[i])
+#define QPSK_F2 prx_cf32
+#endif
+QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t off, int pad,
+                       prx_cf32 out[4]) {
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  for (unsigned lb = 0; lb < ntaps4; lb += 4) {
+    QPSK_F2 x[7];
+    for (int q = 0; q < 7; q++) x[q] = QPSK_LD2(win, qpsk_win_slot(off + lb + q, pad));
+    for (int a = 0; a < 4; a++) {
+#if defined(__CUDA_ARCH__)
+      const float2 h = __ldg((const float2 *)t + lb + a);
+      const float hr = h.x, hi = h.y;
+#else
+      const float hr = t[2 * (lb + a)], hi = t[2 * (lb + a) + 1];
+#endif
+      for (int k = 0; k < 4; k++) {
+#ifdef __CUDACC__
+        re[k] += hr * x[a + k].x;
+        im[k] += hi * x[a + k].y;
+#else
+        re[k] += hr * x[a + k].re;
+        im[k] += hi * x[a + k].im;
+#endif
+      }
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    out[k].re = re[k];
+    out[k].im = im[k];
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {
@@ -322,6 +371,121 @@ QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, 
   qpsk_farrow_of(g0 - fl, c);
   *g = (int64_t)fl + 4 * (k - ka);
 }
+
+/* ---- stage cfo (qpsk_batch.c's stage_cfo, qpsk_est.c's qpsk_spectrum_peak and
+ * qpsk_periodogram_refine): the peak of the zero-padded spectrum, its vertex, the refinement ----
+ */
+
+/* |X|^2 of a bin in float, a product of each part then their sum (no fused multiply-add: the
+ * CPU's vector and scalar loops round it so) */
+QPSK_HD float qpsk_bin_power(prx_cf32 v) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(__fmul_rn(v.re, v.re), __fmul_rn(v.im, v.im));
+#else
+  return v.re * v.re + v.im * v.im;
+#endif
+}
+
+/* The peak's search range: bins 0 .. kmax and nfft - kmax .. nfft - 1 (|nu| <= max_nu), as
+ * candidates i = 0 .. 2 kmax in that order (the first of equal powers wins, as the CPU's two
+ * scans do). */
+QPSK_HD size_t qpsk_peak_kmax(double max_nu, size_t nfft) {
+  size_t kmax = (size_t)floor(max_nu * (double)nfft);
+  return kmax > nfft / 2 - 1 ? nfft / 2 - 1 : kmax;
+}
+QPSK_HD size_t qpsk_peak_bin(size_t i, size_t kmax, size_t nfft) {
+  return i <= kmax ? i : nfft - kmax + (i - kmax - 1);
+}
+/* candidate (p, i) better than (bp, bi): more power, or as much and earlier */
+QPSK_HD int qpsk_peak_better(float p, size_t i, float bp, size_t bi) {
+  return p > bp || (p == bp && i < bi);
+}
+
+/* The refinement's start from the peak bin best (power bm): the parabola through the magnitudes
+ * of the bins around it, its vertex in cycles per value, rounded to 1/8 bin (stage_cfo: the
+ * FFT's last-bit rounding then almost never moves the start). */
+QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, float bm) {
+  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
+  double a = sqrt((double)spec[km].re * spec[km].re + (double)spec[km].im * spec[km].im);
+  double b = sqrt((double)bm);
+  double c = sqrt((double)spec[kp].re * spec[kp].re + (double)spec[kp].im * spec[kp].im);
+  double den = a - 2 * b + c, delta = 0;
+  if (den < 0) delta = 0.5 * (a - c) / den;
+  if (delta > 0.5) delta = 0.5;
+  if (delta < -0.5) delta = -0.5;
+  double k = (best < nfft / 2 ? (double)best : (double)best - (double)nfft) + delta;
+  double nu = k / (double)nfft;
+  return nearbyint(nu * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
+}
+
+/* The refinement mixes the values near nu0 down and sums runs of QPSK_REFINE_D of them:
+ * exp(-j 2 pi nu0 l) for l < D (the same in every run), run g's sum turned to the window's
+ * centre kc = (n - 1) / 2 by exp(j 2 pi nu0 (kc - g D)) (in double, evaluated directly). */
+#define QPSK_REFINE_D 64
+QPSK_HD void qpsk_refine_tab(double nu0, unsigned l, float *tr, float *ti) {
+  const double a = 6.283185307179586476925286766559 * nu0 * (double)l;
+  *tr = (float)cos(a);
+  *ti = (float)-sin(a);
+}
+QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t g, const float *tr,
+                                 const float *ti) {
+  const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
+  float sumr = 0, sumi = 0;
+  for (size_t l = 0; l < len; l++) {
+    sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
+    sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
+  }
+  const double kc = 0.5 * (double)(n - 1);
+  const double a = 6.283185307179586476925286766559 * nu0 * (kc - (double)k0);
+  const double ar = cos(a), ai = sin(a);
+  prx_cf32 o = {(float)(sumr * ar - sumi * ai), (float)(sumr * ai + sumi * ar)};
+  return o;
+}
+
+/* Newton's steps on the periodogram of the m run sums v (times g D + t0 from the centre) from 0,
+ * each step at most max_step, at most 4: nu0 + the offset found, or nu0 when it ran past
+ * 2 max_step (qpsk_periodogram_refine's rule). n: the window's values. */
+QPSK_HD double qpsk_refine_newton(const prx_cf32 *v, size_t m, size_t n, double nu0,
+                                  double max_step) {
+  const double two_pi = 6.283185307179586476925286766559, D = QPSK_REFINE_D;
+  const double t0 = 0.5 * (D - 1) - 0.5 * (double)(n - 1);
+  double nu = 0;
+  for (int it = 0; it < 4; it++) {
+    /* X, X1 = sum d v e, X2 = sum d^2 v e at nu, e = exp(-j 2 pi nu d), d = g D + t0 */
+    double x[6] = {0, 0, 0, 0, 0, 0};
+    double er = cos(two_pi * nu * t0), ei = -sin(two_pi * nu * t0);
+    const double sr = cos(two_pi * nu * D), si = -sin(two_pi * nu * D);
+    for (size_t g = 0; g < m; g++) {
+      double d = (double)g * D + t0;
+      double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
+      x[0] += pr;
+      x[1] += pi;
+      x[2] += d * pr;
+      x[3] += d * pi;
+      x[4] += d * d * pr;
+      x[5] += d * d * pi;
+      double t = er * sr - ei * si;
+      ei = er * si + ei * sr;
+      er = t;
+    }
+    /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
+    const double pi_ = 3.14159265358979323846264338327950288;
+    double d1 = 4 * pi_ * (x[0] * x[3] - x[1] * x[2]);
+    double d2 = 8 * pi_ * pi_ * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
+    if (!(d2 < 0)) break;
+    double step = -d1 / d2;
+    if (step > max_step) step = max_step;
+    if (step < -max_step) step = -max_step;
+    nu += step;
+    if (fabs(step) < 1e-4 / (double)n) break; /* 1e-4 of a bin: far below the noise */
+  }
+  if (fabs(nu) > 2 * max_step) return nu0;
+  return nu0 + nu;
+}
+
+/* The CFO in cycles per symbol from the refined line nu of values spaced 1 + e / (1 - e) symbols
+ * (stage_cfo). */
+QPSK_HD double qpsk_cfo_of(double nu, double e) { return nu / (4 * (1 + e / (1 - e))); }
 
 /* Stage om: grid value v less the DC D, at unit level (as qpsk_om_accum leaves it). */
 QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {

@@ -83,7 +83,9 @@ typedef struct {
   prx_cf32 *grid;
   double *mom;
   unsigned *nonfinite;
-  const double *mix; /* per-channel mixing frequencies (MIX kernels) */
+  const double *mix;  /* per-channel mixing frequencies (MIX kernels) */
+  const float *bank4; /* BLK kernels: tap row 0 zero-padded to ntaps4 taps */
+  unsigned ntaps4;
 } pre_args;
 
 /* Stage pre. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's input
@@ -92,7 +94,7 @@ typedef struct {
  * CPU's chunked float sums agree to float rounding), then computes a strided share of the
  * 4L + 2 QPSK_GM grid outputs from shared memory: the window is read from HBM once, and the
  * filter's taps (Q rows) stay in L1. */
-template <bool HALF, bool MIX>
+template <bool HALF, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
@@ -121,8 +123,10 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
       }
     }
     v = qpsk_window_sample(v, in, zero);
-    win[t] = make_float2(v.re, v.im);
+    win[qpsk_win_slot(t, BLK)] = make_float2(v.re, v.im);
   }
+  if (BLK && threadIdx.x < 8) /* the blocked filter's reads run up to 7 samples past the window */
+    win[qpsk_win_slot(hi - lo + threadIdx.x, 1)] = make_float2(0, 0);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -137,7 +141,18 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   }
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
-  if (a.rq >= 0) {
+  if (BLK) {
+    /* a unit-step grid: four consecutive outputs per thread from one run of samples */
+    unsigned row;
+    int64_t off0;
+    qpsk_pre_tap(m0, a.rq, a.r, a.Q, a.c, lo, &row, &off0);
+    for (int64_t base = 4 * (int64_t)threadIdx.x; base < ng; base += 4 * STAGE_THREADS) {
+      prx_cf32 o[4];
+      qpsk_dot4(a.bank4, a.ntaps4, win, off0 + base, 1, o);
+      for (int k = 0; k < 4; k++)
+        if (base + k < ng) g[base + k] = o[k];
+    }
+  } else if (a.rq >= 0) {
     /* an exact grid: the first output's position, then steps of STAGE_THREADS outputs in
      * integers (the position qpsk_pre_tap gives, without a 64-bit division per output) */
     unsigned row;
@@ -371,13 +386,23 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
+/* the pre stage's shared memory: its window, or for the blocked filter the window and the 8
+ * samples its reads run past it, in padded slots */
+static size_t pre_smem(size_t win, bool blk) {
+  return (blk ? (size_t)qpsk_win_slot((int64_t)win + 8, 1) + 1 : win) * sizeof(float2);
+}
+
 typedef void (*pre_kernel_fn)(pre_args);
 typedef void (*mf_kernel_fn)(mf_args);
 
 /* the kernel of each variant: cf16 rows, padded window, mixing */
-static pre_kernel_fn pre_kernel_of(bool half, bool mix) {
-  if (half) return mix ? qpsk_pre_kernel<true, true> : qpsk_pre_kernel<true, false>;
-  return mix ? qpsk_pre_kernel<false, true> : qpsk_pre_kernel<false, false>;
+static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk) {
+  if (blk) {
+    if (half) return mix ? qpsk_pre_kernel<true, true, true> : qpsk_pre_kernel<true, false, true>;
+    return mix ? qpsk_pre_kernel<false, true, true> : qpsk_pre_kernel<false, false, true>;
+  }
+  if (half) return mix ? qpsk_pre_kernel<true, true, false> : qpsk_pre_kernel<true, false, false>;
+  return mix ? qpsk_pre_kernel<false, true, false> : qpsk_pre_kernel<false, false, false>;
 }
 static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix) {
   if (half) {
@@ -420,19 +445,33 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   CK(cudaMalloc(&s->d_mf, mf_b), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
+  /* a unit-step pre-filter grid (sps 4): the register-blocked filter, its tap row padded */
+  s->pre_block = pre->rq >= 0 && pre->rq == (int64_t)pre->Q;
+  if (s->pre_block) {
+    s->pre_ntaps4 = (pre->ntaps + 3) / 4 * 4;
+    float *t4 = (float *)calloc(2 * (size_t)s->pre_ntaps4, sizeof(float));
+    if (!t4) return prx_fail(PRX_ERR_NOMEM, "CUDA demodulator stages: taps");
+    memcpy(t4, pre->bank, 2 * (size_t)pre->ntaps * sizeof(float));
+    cudaError_t e = cudaMalloc(&s->d_pre4, 2 * (size_t)s->pre_ntaps4 * sizeof(float));
+    if (e == cudaSuccess)
+      e = cudaMemcpy(s->d_pre4, t4, 2 * (size_t)s->pre_ntaps4 * sizeof(float),
+                     cudaMemcpyHostToDevice);
+    free(t4);
+    CK(e, "cudaMalloc / cudaMemcpy (blocked taps)");
+  }
   int dev, smem_max;
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t need_pre = s->pre_win * sizeof(float2);
+  const size_t need_pre = pre_smem(s->pre_win, 1);
   const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
                     "shared memory of one thread block (%d bytes): a shorter block",
                     need_pre, need_mf, smem_max);
-  for (int v = 0; v < 4; v++)
-    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2),
+  for (int v = 0; v < 8; v++)
+    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2, v & 4),
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need_pre),
        "cudaFuncSetAttribute");
   for (int v = 0; v < 8; v++)
@@ -444,9 +483,10 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
 
 static void stages_destroy(qpsk_stages *s) {
   cudaFree(s->d_pre);
+  cudaFree(s->d_pre4);
   cudaFree(s->d_mf);
   cudaFree(s->d_mix);
-  s->d_pre = s->d_mf = NULL;
+  s->d_pre = s->d_pre4 = s->d_mf = NULL;
   s->d_mix = NULL;
   cfo_release(s);
 }
@@ -471,12 +511,13 @@ static prx_status stages_mix(qpsk_stages *s, const double *f) {
 static prx_status stages_pre(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                              int64_t n_total, prx_cf32 *grid, double *mom, unsigned *nonfinite,
                              cudaStream_t stream) {
-  pre_args a = {rows,     row_stride, b0,       n_total,      s->nblk,  s->L,
-                s->sps,   s->d_pre,   s->pre_Q, s->pre_ntaps, s->pre_c, s->pre_rq,
-                s->pre_r, grid,       mom,      nonfinite,    s->d_mix};
+  pre_args a = {rows,     row_stride, b0,           n_total,   s->nblk,      s->L,     s->sps,
+                s->d_pre, s->pre_Q,   s->pre_ntaps, s->pre_c,  s->pre_rq,    s->pre_r, grid,
+                mom,      nonfinite,  s->d_mix,     s->d_pre4, s->pre_ntaps4};
   dim3 g(s->nblk, s->C);
-  const size_t smem = s->pre_win * sizeof(float2);
-  pre_kernel_of(s->cf16, s->d_mix != NULL)<<<g, STAGE_THREADS, smem, stream>>>(a);
+  const bool blk = s->pre_block && s->d_pre4;
+  pre_kernel_of(s->cf16, s->d_mix != NULL,
+                blk)<<<g, STAGE_THREADS, pre_smem(s->pre_win, blk), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }

@@ -45,7 +45,12 @@ typedef struct {
   double pre_r;
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
-  double *d_mix;          /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
+  /* a unit-step pre-filter grid (sps 4): the register-blocked filter (default where it applies;
+   * 0 selects the one-output-per-thread filter), its tap row zero-padded to ntaps4 */
+  int pre_block;
+  float *d_pre4;
+  unsigned pre_ntaps4;
+  double *d_mix; /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
   double cfo_max_nu;
@@ -107,15 +112,15 @@ typedef struct prx_qpsk_stages_cuda {
    * destroy frees them. */
   prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
   /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
-   * estimation window is the in[c].n (<= S) 4th-power values at w + c * w_stride + in[c].w0
-   * (the x4 stage's output; for the stream's short last span the caller points w0 back into the
-   * previous span's values, as stage_cfo reaches back), zero-padded to nfft, transformed, the
-   * peak |X|^2 over |nu| <= max_nu (the first on ties) with its parabolic vertex rounded to
-   * 1/8 bin (out[c].nu0), then the Newton refinement of qpsk_periodogram_refine (out[c].nu), and
-   * the CFO out[c].f = nu / (4 (1 + in[c].e / (1 - in[c].e))) in cycles per symbol (the span's
-   * sp->f). in and out are device arrays of C records. The result matches the CPU's to a few
-   * 1e-7 of Rs (the FFTs and sums round differently; the start nu0 is on the same 1/8-bin grid
-   * and equal except at near-ties of the noise). */
+   * estimation window is the in[c].n 4th-power values (more than S are taken as S) at w + c *
+   * w_stride + in[c].w0 (the x4 stage's output; for the stream's short last span the caller points
+   * w0 back into the previous span's values, as stage_cfo reaches back), zero-padded to nfft,
+   * transformed, the peak |X|^2 over |nu| <= max_nu (the first on ties) with its parabolic vertex
+   * rounded to 1/8 bin (out[c].nu0), then the Newton refinement of qpsk_periodogram_refine
+   * (out[c].nu), and the CFO out[c].f = nu / (4 (1 + in[c].e / (1 - in[c].e))) in cycles per symbol
+   * (the span's sp->f). in and out are device arrays of C records. The result matches the CPU's to
+   * a few 1e-7 of Rs (the FFTs and sums round differently; the start nu0 is on the same 1/8-bin
+   * grid and equal except at near-ties of the noise). */
   prx_status (*cfo)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                     qpsk_cfo_out *out, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
