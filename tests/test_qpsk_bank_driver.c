@@ -253,6 +253,55 @@ static prx_status em_out(const qpsk_stages *s, const qpsk_mf_block *blk, const q
   return PRX_OK;
 }
 
+/* the CFO stage (the stage table's cfo): stage_cfo's steps on the window, with the kernels'
+ * rule that a window of more than S values is taken as its first S */
+static unsigned em_S, em_nfft;
+static double em_max_nu;
+static prx_status em_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
+  (void)s;
+  em_S = S;
+  em_nfft = nfft;
+  em_max_nu = max_nu;
+  return PRX_OK;
+}
+static prx_status em_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                         const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
+  (void)stream;
+  fftwf_complex *win = fftwf_alloc_complex(em_nfft), *spec = fftwf_alloc_complex(em_nfft);
+  fftwf_plan plan = fftwf_plan_dft_1d((int)em_nfft, win, spec, FFTW_FORWARD, FFTW_ESTIMATE);
+  for (unsigned c = 0; c < s->C; c++) {
+    const unsigned n = in[c].n < em_S ? in[c].n : em_S;
+    memset(win, 0, em_nfft * sizeof *win);
+    memcpy(win, w + c * w_stride + in[c].w0, n * sizeof(prx_cf32));
+    fftwf_execute(plan);
+    double nu = qpsk_spectrum_peak((const prx_cf32 *)spec, em_nfft, em_max_nu);
+    nu = nearbyint(nu * (8.0 * em_nfft)) / (8.0 * em_nfft);
+    out[c].nu0 = nu;
+    nu = qpsk_periodogram_refine((const prx_cf32 *)win, n, nu, 1.0 / em_nfft, (prx_cf32 *)spec);
+    out[c].nu = nu;
+    out[c].f = nu / (4 * (1 + in[c].e / (1 - in[c].e)));
+  }
+  fftwf_destroy_plan(plan);
+  fftwf_free(win);
+  fftwf_free(spec);
+  return PRX_OK;
+}
+static int em_cfo_off; /* cfo_setup answers PRX_ERR_UNSUPPORTED: the driver's CPU CFO stage */
+static prx_status em_cfo_setup_off(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
+  (void)s, (void)S, (void)nfft, (void)max_nu;
+  return prx_fail(PRX_ERR_UNSUPPORTED, "emulated: no CFO stage");
+}
+static prx_status em_row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C,
+                              void *stream) {
+  (void)stream;
+  for (size_t c = 0; c < C; c++) {
+    const int64_t *o = ops + 3 * c;
+    CHECK(o[2] == 0 || o[0] + o[2] <= o[1] || o[1] + o[2] <= o[0], "row_copy: ranges overlap");
+    memmove(w + c * stride + o[1], w + c * stride + o[0], (size_t)o[2] * sizeof *w);
+  }
+  return PRX_OK;
+}
+
 static prx_status em_dev_alloc(int device, size_t bytes, void **p) {
   (void)device;
   *p = calloc(1, bytes ? bytes : 1);
@@ -298,12 +347,19 @@ static void *em_host_alloc(size_t bytes) { return malloc(bytes); }
 static void em_host_free(void *p) { free(p); }
 
 static const prx_qpsk_bank_cuda em_bank = {
-    NULL,    NULL,      NULL,    NULL,   em_dev_alloc, free, em_stream_create, em_stream_destroy,
-    em_copy, em_copy2d, em_sync, em_last};
-static const prx_qpsk_stages_cuda em_stages = {em_create, em_destroy, em_pre_stage, em_mf, em_om,
-                                               em_x4,     em_out,     em_mixf,      NULL,  NULL};
+    NULL,    NULL,      NULL,    NULL,    em_dev_alloc, free, em_stream_create, em_stream_destroy,
+    em_copy, em_copy2d, em_sync, em_last, em_row_copy};
+static const prx_qpsk_stages_cuda em_stages = {em_create,    em_destroy, em_pre_stage, em_mf,
+                                               em_om,        em_x4,      em_out,       em_mixf,
+                                               em_cfo_setup, em_cfo};
+static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
+    em_create, em_destroy, em_pre_stage,     em_mf, em_om, em_x4,
+    em_out,    em_mixf,    em_cfo_setup_off, em_cfo};
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc, em_host_free};
+static const prx_cuda_module em_module_cpu_cfo = {
+    PRX_CUDA_MODULE_ABI, "emulated",    NULL,        NULL, &em_bank,
+    &em_stages_cpu_cfo,  em_host_alloc, em_host_free};
 
 /* ---- the runs ---- */
 
@@ -314,6 +370,7 @@ typedef struct {
   uint8_t *bits;
   float *llrs;
   size_t n_bytes, n_sym, n_blk;
+  double cfo[64]; /* the first blocks' CFO estimates, Hz */
 } chan_out;
 
 /* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
@@ -334,7 +391,9 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   if (!b) return;
   double mixc[C];
   for (unsigned c = 0; c < C && mix; c++) mixc[c] = mix[c] / qc.sample_rate;
-  if (driver) CHECK_OK(prx_qpsk_bank_gpu_create(b, &em_module, mix ? mixc : NULL));
+  if (driver)
+    CHECK_OK(prx_qpsk_bank_gpu_create(b, em_cfo_off ? &em_module_cpu_cfo : &em_module,
+                                      mix ? mixc : NULL));
   em_src = rows;
   em_src_pitch = pitch;
   em_bad_reads = 0;
@@ -370,7 +429,9 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       o[c].n_bytes += nb[c];
       o[c].n_sym += ns[c];
       size_t k;
-      prx_qpsk_bank_block_estimates(b, c, &k);
+      const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+      for (size_t j = 0; j < k; j++)
+        if (o[c].n_blk + j < 64) o[c].cfo[o[c].n_blk + j] = e[j].cfo;
       o[c].n_blk += k;
     }
     if (flush) break;
@@ -381,6 +442,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     prx_qpsk_bank_gpu_get_timing(b->drv, &t);
     CHECK(t.spans >= 2 && t.calls >= 2, "the driver ran %g spans in %g calls", t.spans, t.calls);
     CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
+    CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
   }
   free(hb);
   free(hl);
@@ -401,6 +463,15 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, in
           "%s channel %u: %zu symbols, %zu bytes, %zu blocks; CPU bank %zu, %zu, %zu", what, c,
           g[c].n_sym, g[c].n_bytes, g[c].n_blk, ref[c].n_sym, ref[c].n_bytes, ref[c].n_blk);
     if (g[c].n_bytes != ref[c].n_bytes) continue;
+    double de = 0;
+    for (size_t j = 0; j < g[c].n_blk && j < 64; j++)
+      if (fabs(g[c].cfo[j] - ref[c].cfo[j]) > de) de = fabs(g[c].cfo[j] - ref[c].cfo[j]);
+    /* the CPU CFO stage: the CPU's own arithmetic; the GPU's takes at most S values (stage_cfo
+     * all of a longer span's), 1e-5 Hz = 1e-8 Rs here; a window without its reach-back into the
+     * earlier span is 2e-4 Hz off */
+    const double tol = em_cfo_off ? 1e-8 : 2e-5;
+    CHECK(de <= tol, "%s channel %u: CFO estimates %.3g Hz off the CPU's (tolerance %g)", what, c,
+          de, tol);
     size_t diff = 0;
     for (size_t i = 0; i < g[c].n_bytes; i++) diff += g[c].bits[i] != ref[c].bits[i];
     if (esn0[c] >= 12)
@@ -465,7 +536,10 @@ static size_t make_rows(double sps, uint64_t seed, prx_cf32 **rows, uint16_t **r
 
 int main(void) {
   const double sps_list[2] = {4, 16.0 / 3};
-  for (int si = 0; si < 2; si++) {
+  /* the CFO stage on the (emulated) GPU, then on the CPU where the stage kernels lack it */
+  for (int run_i = 0; run_i < 4; run_i++) {
+    const int si = run_i % 2;
+    em_cfo_off = run_i >= 2;
     prx_cf32 *rows;
     uint16_t *rows16;
     size_t pitch;
@@ -477,34 +551,40 @@ int main(void) {
     /* cf32, LLRs: one call, then random chunks (symbols back to the host) */
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
     run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, drv);
-    snprintf(what, sizeof what, "sps %.4g cf32 LLRs one call", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs one call", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
     compare(what, drv, cpu, 1);
     outs_free(drv);
     run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si, drv);
-    snprintf(what, sizeof what, "sps %.4g cf32 LLRs random chunks", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs random chunks",
+             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
     compare(what, drv, cpu, 1);
     outs_free(drv);
     /* bits only: the out stage writes them in place */
     run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, drv);
-    snprintf(what, sizeof what, "sps %.4g cf32 bits one call", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits one call", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
     compare(what, drv, cpu, 0);
     outs_free(drv);
     run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, drv);
-    snprintf(what, sizeof what, "sps %.4g cf32 bits random chunks", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits random chunks",
+             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
     compare(what, drv, cpu, 0);
     outs_free(drv);
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
     run(1, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 31 + si, drv);
-    snprintf(what, sizeof what, "sps %.4g packed random chunks", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g packed random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
     compare(what, drv, cpu, 0);
     outs_free(drv);
     outs_free(cpu);
     /* cf16 */
     run(0, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 0, cpu);
     run(1, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 37 + si, drv);
-    snprintf(what, sizeof what, "sps %.4g cf16 random chunks", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf16 random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
     compare(what, drv, cpu, 0);
     outs_free(drv);
     outs_free(cpu);
@@ -522,7 +602,8 @@ int main(void) {
     }
     run(0, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 0, cpu);
     run(1, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, drv);
-    snprintf(what, sizeof what, "sps %.4g mix_hz random chunks", sps_list[si]);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g mix_hz random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
     compare(what, drv, cpu, 0);
     outs_free(drv);
     outs_free(cpu);

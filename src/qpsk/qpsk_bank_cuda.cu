@@ -197,6 +197,21 @@ static prx_status last_syms(const void *blk, const prx_cf32 *sym, size_t n_blk, 
   return e == cudaSuccess ? PRX_OK : cuda_fail(e, "last_syms_kernel launch");
 }
 
+/* one thread block per row: its copy */
+__global__ void row_copy_kernel(prx_cf32 *w, size_t stride, const int64_t *ops) {
+  const size_t c = blockIdx.x;
+  const int64_t from = ops[3 * c], to = ops[3 * c + 1], n = ops[3 * c + 2];
+  prx_cf32 *row = w + c * stride;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) row[to + i] = row[from + i];
+}
+
+static prx_status row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream) {
+  if (!C) return PRX_OK;
+  row_copy_kernel<<<(unsigned)C, 128, 0, (cudaStream_t)stream>>>(w, stride, ops);
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "row_copy_kernel launch");
+}
+
 extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {
-    bank_create,   bank_destroy,   bank_stage_in, bank_stage_out, dev_alloc, dev_free,
-    stream_create, stream_destroy, copy,          copy2d,         sync,      last_syms};
+    bank_create,    bank_destroy, bank_stage_in, bank_stage_out, dev_alloc, dev_free, stream_create,
+    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy};

@@ -3,7 +3,7 @@
  *
  *   GPU pre (every block of every channel)   -> input sums back   -> CPU serial_level per channel
  *   GPU om                                   -> O&M sums back     -> CPU serial_timing
- *   GPU x4                                   -> 4th powers back   -> CPU stage_cfo, serial_nco
+ *   GPU x4, GPU cfo                          -> CFO estimates back -> CPU serial_nco
  *   GPU mf                                   -> V&V sums back     -> CPU serial_phase, report
  *   GPU out (bits into the caller's rows)
  *
@@ -11,8 +11,9 @@
  * channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred bytes
  * per block, through pinned host memory), spread over the bank's worker pool; so the block-level
  * decisions are taken by the CPU's code and the kernels round only the per-sample arithmetic
- * differently (qpsk_stage_math.h). The CFO stage runs on the CPU (the x4 values copied back,
- * 8 bytes per symbol) until the stage kernels' cfo entry is built (qpsk_stages_cuda.h).
+ * differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup answers
+ * PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol), the
+ * CPU's stage_cfo on the pool.
  *
  * Streaming: each channel's prx_qpsk keeps its stream position (n_total, next_span) as in a host
  * call; its samples stay on the device. A device ring (two buffers, the kept samples moved from
@@ -55,7 +56,19 @@ struct prx_qpsk_bank_gpu {
   void *stream; /* the driver's own, for host calls */
   unsigned C, B, Lmax, P;
   size_t sz, ng, nbt; /* bytes per sample, grid values per block, blocks per span (C B) */
-  size_t w_stride;    /* 4th-power values per channel: B Lmax */
+  size_t w_stride;    /* 4th-power values per channel: B Lmax, or two regions (GPU CFO) */
+  /* the CFO stage on the GPU (the stage table's cfo, where cfo_setup takes it): each w row holds
+   * two regions of B Lmax values, each after a gap of S; a span's values go into the region that
+   * does not hold the last span with S values or more (the history its window may reach back
+   * into, as stage_cfo does with w_hist), and the reach-back is copied into the gap before it */
+  int gpu_cfo;
+  unsigned S;
+  size_t region; /* S + B Lmax: the second region's offset from the first */
+  qpsk_cfo_in *d_cfi, *h_cfi;
+  qpsk_cfo_out *d_cfo, *h_cfo;
+  int64_t *d_ops, *h_ops;       /* the reach-back copies, 3 per channel */
+  int *hist_r;                  /* [C] the history's region, -1 none */
+  size_t *hist_n, *nw_c, *wr_c; /* [C] its values; this span's values and region */
   /* device */
   prx_cf32 *d_grid, *d_sym, *d_w, *d_last;
   double *d_mom, *d_sums;
@@ -117,6 +130,15 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
+  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops};
+  for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
+  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops};
+  for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
+    if (hc[i]) g->m->host_free(hc[i]);
+  free(g->hist_r);
+  free(g->hist_n);
+  free(g->nw_c);
+  free(g->wr_c);
   free(g->off);
   free(g);
 }
@@ -191,6 +213,26 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     prx_qpsk_bank_gpu_destroy(g);
     return st;
   }
+  /* the CFO stage on the GPU where the stage kernels have it, else on the CPU */
+  g->S = q->S;
+  st = g->k->cfo_setup(&g->stg, q->S, (unsigned)q->nfft, 4 * q->cfg.acquisition);
+  if (st && st != PRX_ERR_UNSUPPORTED) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  g->gpu_cfo = st == PRX_OK;
+  st = PRX_OK;
+  g->region = (size_t)g->S + g->w_stride;
+  if (g->gpu_cfo) g->w_stride = 2 * g->region;
+  g->hist_r = malloc(g->C * sizeof *g->hist_r);
+  g->hist_n = calloc(g->C, sizeof *g->hist_n);
+  g->nw_c = calloc(g->C, sizeof *g->nw_c);
+  g->wr_c = calloc(g->C, sizeof *g->wr_c);
+  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  }
+  for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   /* the ring: what the next span reads from earlier calls plus the chunk's head appended for
    * the (at most two) spans that reach back into them */
   int64_t lo, e1, lo2, e3;
@@ -222,7 +264,16 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   HA(g->h_mb, nbt);
   HA(g->h_w0, nbt);
   HA(g->h_ob, nbt);
-  HA(g->h_w, (size_t)g->C * g->w_stride);
+  if (g->gpu_cfo) {
+    DA(g->d_cfi, g->C);
+    DA(g->d_cfo, g->C);
+    DA(g->d_ops, 3 * (size_t)g->C);
+    HA(g->h_cfi, g->C);
+    HA(g->h_cfo, g->C);
+    HA(g->h_ops, 3 * (size_t)g->C);
+  } else {
+    HA(g->h_w, (size_t)g->C * g->w_stride);
+  }
   HA(g->h_last, nbt);
 #undef DA
 #undef HA
@@ -238,13 +289,16 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   if (!g) return;
   g->ring_base = 0;
   g->ring_len = 0;
+  for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
 }
 
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
-  if (g)
+  if (g) {
     *t = g->tm;
-  else
+    t->gpu_cfo = g->gpu_cfo;
+  } else {
     memset(t, 0, sizeof *t);
+  }
 }
 
 /* ---- one span of every channel ---- */
@@ -296,7 +350,11 @@ static void task_timing(void *ctx, size_t c) {
     bk->nsub = r->nsub;
   }
   qpsk_serial_timing(q, 1);
-  int64_t w0 = 0;
+  /* the span's values in the w row: from 0, or (GPU CFO) in the region without the history */
+  const int hr = g->hist_r[c];
+  const size_t wr = hr == 0 ? 1 : 0;
+  const int64_t base = g->gpu_cfo ? (int64_t)(wr * g->region + g->S) : 0;
+  int64_t w0 = base;
   for (size_t j = 0; j < nb; j++) {
     const qpsk_blk *bk = &q->blks[j];
     qpsk_mf_block *mb = &g->h_mb[o + j];
@@ -311,6 +369,25 @@ static void task_timing(void *ctx, size_t c) {
     g->h_w0[o + j] = w0;
     w0 += n > 0 ? n : 0;
   }
+  const size_t nw = (size_t)(w0 - base);
+  g->nw_c[c] = nw;
+  g->wr_c[c] = wr;
+  if (!g->gpu_cfo) return;
+  /* the CFO window (stage_cfo's): a span of fewer than S values reaches back into the history */
+  size_t take = 0;
+  if (nw < g->S && hr >= 0) {
+    take = g->S - nw;
+    if (take > g->hist_n[c]) take = g->hist_n[c];
+  }
+  int64_t *op = g->h_ops + 3 * c;
+  op[0] = take ? (int64_t)((size_t)hr * g->region + g->S + g->hist_n[c] - take) : 0;
+  op[1] = take ? base - (int64_t)take : 0;
+  op[2] = (int64_t)take;
+  qpsk_cfo_in *ci = &g->h_cfi[c];
+  memset(ci, 0, sizeof *ci);
+  ci->w0 = base - (int64_t)take;
+  ci->n = (unsigned)(take + nw);
+  ci->e = q->spans[0].e;
 }
 
 /* after x4: the span's 4th powers, the CFO stage and the NCO on the CPU, the matched filter's
@@ -321,14 +398,19 @@ static void task_cfo(void *ctx, size_t c) {
   prx_qpsk *q = x->b->ch[c];
   const size_t nb = g->nb, o = c * nb;
   qpsk_span *sp = &q->spans[0];
-  size_t nw = 0;
-  for (size_t j = 0; j < nb; j++) {
-    int64_t n = q->blks[j].k1 - q->blks[j].k0;
-    nw += n > 0 ? (size_t)n : 0;
+  const size_t nw = g->nw_c[c];
+  if (g->gpu_cfo) {
+    sp->f = g->h_cfo[c].f;
+    sp->nw = 0; /* the values stay on the device: nothing for batch_end to keep in w_hist */
+    if (nw >= g->S) {
+      g->hist_r[c] = (int)g->wr_c[c];
+      g->hist_n[c] = nw;
+    }
+  } else {
+    memcpy(sp->w, g->h_w + c * g->w_stride, nw * sizeof(prx_cf32));
+    sp->nw = nw;
+    qpsk_stage_cfo(q, 0);
   }
-  memcpy(sp->w, g->h_w + c * g->w_stride, nw * sizeof(prx_cf32));
-  sp->nw = nw;
-  qpsk_stage_cfo(q, 0);
   qpsk_serial_nco(q, 1);
   const double omega = 2 * M_PI * sp->f / q->sps;
   for (size_t j = 0; j < nb; j++) {
@@ -443,7 +525,15 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, ui
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
   TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid, g->d_w, g->w_stride, stream));
-  TRY(d->copy(g->h_w, g->d_w, (size_t)g->C * g->w_stride * sizeof(prx_cf32), stream));
+  if (g->gpu_cfo) {
+    TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
+    TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
+    TRY(d->copy(g->d_cfi, g->h_cfi, g->C * sizeof(qpsk_cfo_in), stream));
+    TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+    TRY(d->copy(g->h_cfo, g->d_cfo, g->C * sizeof(qpsk_cfo_out), stream));
+  } else {
+    TRY(d->copy(g->h_w, g->d_w, (size_t)g->C * g->w_stride * sizeof(prx_cf32), stream));
+  }
   TRY(drv_wait(g, stream));
   pool_run(b, task_cfo, &x);
 

@@ -49,8 +49,9 @@ struct prx_cuda_module;
 typedef struct {
   double total_s;  /* inside prx_qpsk_bank_gpu_run */
   double wait_s;   /* waiting for the device (kernels and copies not overlapped with the CPU) */
-  double serial_s; /* the serial passes (and the CFO stage while it runs on the CPU), on the pool */
+  double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
   double calls, spans;
+  int gpu_cfo; /* the CFO stage runs on the GPU */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
@@ -134,6 +135,10 @@ typedef struct prx_qpsk_bank_cuda {
    * between blocks, which the serial phase pass reads */
   prx_status (*last_syms)(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
                           prx_cf32 *last, void *stream);
+  /* within each of the C rows of w (stride values apart): ops[3 c + 2] values from ops[3 c] to
+   * ops[3 c + 1] (value offsets in the row; the two ranges do not overlap), on stream: a span's
+   * CFO window reaching back into earlier 4th-power values (ops: device memory) */
+  prx_status (*row_copy)(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream);
 } prx_qpsk_bank_cuda;
 extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 
