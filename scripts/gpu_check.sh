@@ -49,7 +49,7 @@ if has build; then
   targets=(polyrx_shared)
   part chan && targets+=(test_chan_cuda bench_chan_cuda polyrx bench_commands)
   part demod && targets+=(test_qpsk_stages_cuda bench_qpsk_stages test_qpsk_bank test_qpsk_bank_cuda
-    bench_qpsk_bank)
+    test_qpsk_bank_driver bench_qpsk_bank)
   rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
@@ -90,6 +90,8 @@ if has test && part demod; then
   # the stage kernels against the CPU stages first (short), then the bank
   run_step test_stages 120 "$BUILD/test_qpsk_stages_cuda"
   grep -E 'FAIL|^sps' "$OUT/test_stages.log" | head -20
+  run_step test_driver 60 "$BUILD/test_qpsk_bank_driver"
+  grep FAIL "$OUT/test_driver.log" | head -10
   run_step test_demod 240 "$BUILD/test_qpsk_bank_cuda"
   grep FAIL "$OUT/test_demod.log" | head -20
 fi
@@ -143,12 +145,13 @@ if has sanitize && part demod; then
   run_step racecheck_stages 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$BUILD/test_qpsk_stages_cuda"
   grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_stages.log"
+  # the bank's reduced set (--quick: one chunked device run with bits, one with LLRs)
   run_step memcheck_demod "${DEMOD_MEMCHECK_S:-300}" compute-sanitizer --tool memcheck \
-    --leak-check full --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda"
+    --leak-check full --error-exitcode 9 "$BUILD/test_qpsk_bank_cuda" --quick
   grep -m10 -E '^=+ (Invalid|Program hit|.*error|.*leak)' "$OUT/memcheck_demod.log"
   if [ -z "${NO_BANK_RACECHECK:-}" ]; then
     run_step racecheck_demod 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-      "$BUILD/test_qpsk_bank_cuda"
+      "$BUILD/test_qpsk_bank_cuda" --quick
     grep -m10 -E '^=+ .*(hazard|Race)' "$OUT/racecheck_demod.log"
   fi
 fi

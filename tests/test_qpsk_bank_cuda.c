@@ -1,10 +1,14 @@
-/* The demodulator bank's device-resident path (CUDA backend) against the CPU bank on the same
- * rows: identical bits at Es/N0 >= 12 dB and at least 99.99 % identical bits at 4..8 dB, LLRs
- * within 1e-5 relative (documented tolerance: docs/ARCHITECTURE.md, "Demodulator bank"), block
- * estimates within their tolerances, differential QPSK's BER bound met, the same output for random
- * chunkings of the device calls, cf32 and cf16 rows with a pitch, packed bits, and the rows past
+/* The demodulator bank's CUDA backend (the stage kernels under the stage-major driver) against
+ * the CPU bank on the same rows: identical bits at Es/N0 >= 12 dB and at least 99.99 % identical
+ * bits at 4..11 dB, LLRs within 1e-4 relative (L2), block estimates within their tolerances
+ * (documented: docs/ARCHITECTURE.md, "Demodulator bank"; the measured differences printed),
+ * differential QPSK's BER bounds (issue 10's at Eb/N0 4, 6 and 8 dB, and 3x theory + 10 errors
+ * elsewhere), the same output for random chunkings of the calls; device calls with bits only (the
+ * out kernel writes them in place) and with LLRs (symbols back to the host), host calls on the CUDA
+ * backend, cf32 and cf16 rows with a pitch, packed bits, sps 4 and 16/3, mix_hz; and the rows past
  * each channel's output left untouched (poisoned before the run).
  *
+ * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_sig.h"
 
@@ -15,7 +19,10 @@
 
 #define C 8
 
-static const double esn0[C] = {4, 5, 6, 8, 12, 14, 18, 25};
+/* channels 1-3 at Eb/N0 4, 6 and 8 dB (issue 10's DE-QPSK thresholds below) */
+static const double esn0[C] = {5, 7.0103, 9.0103, 11.0103, 12, 14, 18, 25};
+static const double ber_max[C] = {0, 2.90e-2, 6.09e-3, 5.57e-4, 0, 0, 0, 0};
+static int check_ber_max = 1; /* off for --quick: its 25000 bits per channel are too few */
 
 typedef struct {
   uint8_t *bits;
@@ -37,22 +44,29 @@ static void cuda_ok(cudaError_t e, const char *what) {
 
 /* Runs the rows (host copy h_rows, device copy d_rows, row pitch in samples) through a bank of
  * the given backend; device banks read d_rows and write device outputs. */
-static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, const void *h_rows,
+typedef struct {
+  int packed, llrs, host; /* host: host calls on the CUDA backend */
+  const double *mix;
+} run_opts;
+
+static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro, const void *h_rows,
                 const void *d_rows, size_t pitch, size_t n, uint64_t chunk_seed, chan_out *o) {
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod = qc;
   bc.channels = C;
   bc.row_format = fmt;
-  bc.packed = packed;
+  bc.packed = ro.packed;
   bc.backend = be;
+  bc.mix_hz = ro.mix;
   prx_qpsk_bank *b = NULL;
   CHECK_OK(prx_qpsk_bank_create(&bc, &b));
   if (!b) return;
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
-  size_t bs = 2 * call + 64, ls = 2 * call, total = call + 4 * 1100;
+  size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs), *db = NULL;
   float *hl = malloc(C * ls * sizeof(float)), *dl = NULL;
-  int dev = be == PRX_BACKEND_CUDA;
+  int dev = be == PRX_BACKEND_CUDA && !ro.host;
+  CHECK(be != PRX_BACKEND_CUDA || prx_qpsk_bank_backend(b) == PRX_BACKEND_CUDA, "not on CUDA");
   if (dev) {
     cuda_ok(cudaMalloc((void **)&db, C * bs), "cudaMalloc bits");
     cuda_ok(cudaMalloc((void **)&dl, C * ls * sizeof(float)), "cudaMalloc llrs");
@@ -61,8 +75,8 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, 
   cuda_ok(cudaStreamCreate(&s), "stream");
   size_t ns[C], nb[C];
   for (unsigned c = 0; c < C; c++) {
-    o[c].bits = malloc(2 * total);
-    o[c].llrs = malloc(2 * total * sizeof(float));
+    o[c].bits = malloc(2 * n + 64); /* a stream has fewer symbols than samples */
+    o[c].llrs = malloc(2 * n * sizeof(float));
     o[c].n_bytes = o[c].n_sym = o[c].n_blk = 0;
   }
   test_rng r;
@@ -74,7 +88,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, 
       cuda_ok(cudaMemset(db, 0xff, C * bs), "poison bits");
       cuda_ok(cudaMemset(dl, 0xff, C * ls * sizeof(float)), "poison llrs");
     }
-    prx_qpsk_bank_out out = {dev ? db : hb, bs, dev ? dl : hl, ls, ns, nb};
+    prx_qpsk_bank_out out = {dev ? db : hb, bs, ro.llrs ? (dev ? dl : hl) : NULL, ls, ns, nb};
     prx_status st;
     if (dev)
       st = flush ? prx_qpsk_bank_flush_device(b, &out, s)
@@ -82,7 +96,8 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, 
                                                 s);
     else
       st = flush ? prx_qpsk_bank_flush(b, &out)
-                 : prx_qpsk_bank_execute(b, (const uint8_t *)h_rows + i * sz, pitch, m, &out);
+                 : prx_qpsk_bank_execute(b, (const uint8_t *)(ro.host ? d_rows : h_rows) + i * sz,
+                                         pitch, m, &out);
     CHECK(st == PRX_OK, "%s bank call: %s", prx_backend_name(be), prx_last_error());
     if (st) break;
     if (dev) {
@@ -93,7 +108,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, 
     }
     for (unsigned c = 0; c < C; c++) {
       memcpy(o[c].bits + o[c].n_bytes, hb + c * bs, nb[c]);
-      memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
+      if (ro.llrs) memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
       if (dev) { /* past the longest channel's output the row is untouched */
         size_t w = 0, wl = 0;
         for (unsigned k = 0; k < C; k++) {
@@ -102,7 +117,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, int packed, 
         }
         int clean = 1;
         for (size_t j = w; j < bs; j++) clean &= hb[c * bs + j] == 0xff;
-        for (size_t j = wl; j < ls; j++) clean &= isnan(hl[c * ls + j]);
+        for (size_t j = wl; j < ls && ro.llrs; j++) clean &= isnan(hl[c * ls + j]);
         CHECK(clean, "channel %u: the row is written past the call's output", c);
       }
       o[c].n_bytes += nb[c];
@@ -130,7 +145,7 @@ static void outs_free(chan_out *o) {
 }
 
 static void compare(const char *what, const chan_out *g, const chan_out *ref, const tcase *tc,
-                    uint8_t *const *tx, const size_t *ntx, int packed) {
+                    uint8_t *const *tx, const size_t *ntx, int packed, int llrs) {
   for (unsigned c = 0; c < C; c++) {
     CHECK(g[c].n_sym == ref[c].n_sym && g[c].n_bytes == ref[c].n_bytes,
           "%s channel %u: %zu symbols, CPU bank %zu", what, c, g[c].n_sym, ref[c].n_sym);
@@ -144,97 +159,184 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, co
       CHECK(diff <= g[c].n_bytes / 10000, "%s channel %u (%g dB): %zu of %zu differ", what, c,
             esn0[c], diff, g[c].n_bytes);
     double num = 0, den = 0;
-    for (size_t i = 0; i < 2 * g[c].n_sym; i++) {
+    for (size_t i = 0; i < 2 * g[c].n_sym && llrs; i++) {
       double d = (double)g[c].llrs[i] - ref[c].llrs[i];
       num += d * d;
       den += (double)ref[c].llrs[i] * ref[c].llrs[i];
     }
-    CHECK(num <= 1e-10 * den, "%s channel %u: LLRs differ (relative %.3g)", what, c,
-          sqrt(num / (den > 0 ? den : 1)));
+    const double rel = sqrt(num / (den > 0 ? den : 1));
+    CHECK(rel <= 1e-4, "%s channel %u: LLRs differ (relative %.3g)", what, c, rel);
     CHECK(g[c].n_blk == ref[c].n_blk, "%s channel %u: %zu blocks, CPU %zu", what, c, g[c].n_blk,
           ref[c].n_blk);
+    double dcfo = 0, dtim = 0, dph = 0, dsnr = 0; /* the largest differences, printed */
     for (size_t j = 0; j < g[c].n_blk && j < ref[c].n_blk; j++) {
       const prx_qpsk_block *p = &g[c].blk[j], *q = &ref[c].blk[j];
+      dcfo = fmax(dcfo, fabs(p->cfo - q->cfo));
+      dtim = fmax(dtim, fabs(p->timing - q->timing));
+      dph = fmax(dph, fabs(remainder(p->phase - q->phase, M_PI / 2)));
+      if (isfinite(p->esn0_db) && isfinite(q->esn0_db))
+        dsnr = fmax(dsnr, fabs(p->esn0_db - q->esn0_db));
       CHECK(p->first_symbol == q->first_symbol && p->n_symbols == q->n_symbols &&
-                fabs(p->cfo - q->cfo) <= 1e-3 && fabs(p->timing - q->timing) <= 1e-3 &&
+                fabs(p->cfo - q->cfo) <= 2e-4 && fabs(p->timing - q->timing) <= 1e-3 &&
                 fabs(remainder(p->phase - q->phase, M_PI / 2)) <= 1e-3 &&
                 fabs(p->esn0_db - q->esn0_db) <= 0.01,
             "%s channel %u block %zu: estimates off the CPU's", what, c, j);
     }
+    printf("%s channel %u: %zu bits differ; largest differences: LLRs %.2g relative, CFO %.2g Hz "
+           "(Rs 1000), timing %.2g, phase %.2g rad, Es/N0 %.2g dB\n",
+           what, c, diff, rel, dcfo, dtim, dph, dsnr);
     if (!packed) {
       long e = tcase_errors(&tc[c], g[c].bits, g[c].n_bytes, tx[c], ntx[c]);
       double theory = 2 * tcase_qfunc(sqrt(pow(10, esn0[c] / 10))) * (double)ntx[c];
       CHECK(e >= 0 && e <= 3 * theory + 10, "%s channel %u (%g dB): %ld bit errors, theory %.1f",
             what, c, esn0[c], e, theory);
+      if (ber_max[c] > 0 && check_ber_max)
+        CHECK((double)e <= ber_max[c] * (double)ntx[c],
+              "%s channel %u (Eb/N0 %.0f dB): BER %.3g above issue 10's %.3g", what, c,
+              esn0[c] - 3.0103, (double)e / (double)ntx[c], ber_max[c]);
     }
   }
 }
 
-int main(void) {
-  if (!prx_cuda_available()) {
-    printf("test_qpsk_bank_cuda: skipped (no usable CUDA device)\n");
-    return TEST_SKIP;
-  }
+/* C carriers at sps (random CFO to 0.05 Rs, 300 ppm, the esn0 list), as cf32 and cf16 rows with
+ * a pitch, on the host and the device; returns the length */
+static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uint8_t **tx,
+                        size_t *ntx, prx_cf32 **rows, uint16_t **rows16, void **d_rows,
+                        void **d_rows16, size_t *pitch) {
   test_rng r;
-  test_rng_seed(&r, 2026);
-  tcase tc[C];
-  memset(tc, 0, sizeof tc);
+  test_rng_seed(&r, seed);
+  memset(tc, 0, C * sizeof *tc);
   for (unsigned c = 0; c < C; c++) {
-    tc[c].sps = 4;
+    tc[c].sps = sps;
     tc[c].differential = 1;
     tc[c].noise = 1;
     tc[c].esn0_db = esn0[c];
     tcase_random(&tc[c], &r, 0.05, 300);
   }
-  size_t n = 90000;
+  size_t n = n_want;
   for (;; n++) {
     int ok = 1;
     for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
     if (ok) break;
   }
-  size_t pitch = n + 64;
-  prx_cf32 *rows = calloc(C * pitch, sizeof *rows);
-  uint16_t *rows16 = calloc(C * pitch, 4);
-  uint8_t *tx[C];
-  size_t ntx[C];
+  *pitch = n + 64;
+  *rows = calloc(C * *pitch, sizeof **rows);
+  *rows16 = calloc(C * *pitch, 4);
   for (unsigned c = 0; c < C; c++) {
     prx_cf32 *x = tcase_make(&tc[c], n, &tx[c], &ntx[c]);
     CHECK(x != NULL, "generator");
-    if (!x) return test_finish("test_qpsk_bank_cuda");
-    memcpy(rows + c * pitch, x, n * sizeof *x);
+    if (!x) return 0;
+    memcpy(*rows + c * *pitch, x, n * sizeof *x);
     for (size_t i = 0; i < n; i++) {
       _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
-      memcpy(&rows16[2 * (c * pitch + i)], &re, 2);
-      memcpy(&rows16[2 * (c * pitch + i) + 1], &im, 2);
+      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
+      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
     }
     free(x);
   }
-  void *d_rows = NULL, *d_rows16 = NULL;
-  cuda_ok(cudaMalloc(&d_rows, C * pitch * sizeof(prx_cf32)), "cudaMalloc rows");
-  cuda_ok(cudaMalloc(&d_rows16, C * pitch * 4), "cudaMalloc rows16");
-  cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
-  cuda_ok(cudaMemcpy(d_rows16, rows16, C * pitch * 4, cudaMemcpyHostToDevice), "up16");
-  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  cuda_ok(cudaMalloc(d_rows, C * *pitch * sizeof(prx_cf32)), "cudaMalloc rows");
+  cuda_ok(cudaMalloc(d_rows16, C * *pitch * 4), "cudaMalloc rows16");
+  cuda_ok(cudaMemcpy(*d_rows, *rows, C * *pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
+  cuda_ok(cudaMemcpy(*d_rows16, *rows16, C * *pitch * 4, cudaMemcpyHostToDevice), "up16");
+  return n;
+}
 
-  chan_out cpu[C], gpu[C], gpu2[C], cpu16[C], gpu16[C], cpup[C], gpup[C];
-  run(PRX_BACKEND_CPU, qc, PRX_CF32, 0, rows, NULL, pitch, n, 0, cpu);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 0, NULL, d_rows, pitch, n, 0, gpu);
-  compare("cf32, one call", gpu, cpu, tc, tx, ntx, 0);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 0, NULL, d_rows, pitch, n, 17, gpu2);
-  compare("cf32, random chunks", gpu2, cpu, tc, tx, ntx, 0);
-  run(PRX_BACKEND_CPU, qc, PRX_CF16, 0, rows16, NULL, pitch, n, 0, cpu16);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF16, 0, NULL, d_rows16, pitch, n, 29, gpu16);
-  compare("cf16, random chunks", gpu16, cpu16, tc, tx, ntx, 0);
-  run(PRX_BACKEND_CPU, qc, PRX_CF32, 1, rows, NULL, pitch, n, 0, cpup);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, 1, NULL, d_rows, pitch, n, 41, gpup);
-  compare("packed, random chunks", gpup, cpup, tc, tx, ntx, 1);
-  outs_free(cpu);
+static void free_rows(uint8_t **tx, prx_cf32 *rows, uint16_t *rows16, void *d_rows,
+                      void *d_rows16) {
+  for (unsigned c = 0; c < C; c++) free(tx[c]);
+  cudaFree(d_rows);
+  cudaFree(d_rows16);
+  free(rows);
+  free(rows16);
+}
+
+int main(int argc, char **argv) {
+  int quick = argc > 1 && !strcmp(argv[1], "--quick");
+  check_ber_max = !quick;
+  if (!prx_cuda_available()) {
+    printf("test_qpsk_bank_cuda: skipped (no usable CUDA device)\n");
+    return TEST_SKIP;
+  }
+  tcase tc[C];
+  uint8_t *tx[C];
+  size_t ntx[C], pitch;
+  prx_cf32 *rows;
+  uint16_t *rows16;
+  void *d_rows, *d_rows16;
+  size_t n = make_rows(4, 2026, quick ? 50000 : 90000, tc, tx, ntx, &rows, &rows16, &d_rows,
+                       &d_rows16, &pitch);
+  if (!n) return test_finish("test_qpsk_bank_cuda");
+  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  const run_opts bits = {0, 0, 0, NULL}, llrs = {0, 1, 0, NULL}, packed = {1, 0, 0, NULL},
+                 host = {0, 0, 1, NULL};
+  chan_out cpu[C], gpu[C], cpu2[C];
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 17, gpu);
+  compare("sps 4 cf32 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
   outs_free(gpu);
-  outs_free(gpu2);
-  outs_free(cpu16);
-  outs_free(gpu16);
-  outs_free(cpup);
-  outs_free(gpup);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, quick ? 19 : 0, gpu);
+  compare("sps 4 cf32 LLRs", gpu, cpu, tc, tx, ntx, 0, 1);
+  outs_free(gpu);
+  if (!quick) {
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
+    compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 23, gpu);
+    compare("sps 4 cf32 LLRs, random chunks", gpu, cpu, tc, tx, ntx, 0, 1);
+    outs_free(gpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, rows, rows, pitch, n, 29, gpu);
+    compare("sps 4 cf32 host calls, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, rows16, NULL, pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, d_rows16, pitch, n, 31, gpu);
+    compare("sps 4 cf16 bits, random chunks", gpu, cpu2, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu2);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, packed, rows, NULL, pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, packed, NULL, d_rows, pitch, n, 41, gpu);
+    compare("sps 4 packed, random chunks", gpu, cpu2, tc, tx, ntx, 1, 0);
+    outs_free(gpu);
+    outs_free(cpu2);
+  }
+  outs_free(cpu);
+  free_rows(tx, rows, rows16, d_rows, d_rows16);
+  if (!quick) {
+    /* sps 16/3, and the carriers moved off their channels' centres with mix_hz bringing them
+     * back */
+    n = make_rows(16.0 / 3, 2027, 120000, tc, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    if (!n) return test_finish("test_qpsk_bank_cuda");
+    qc = tcase_demod_config(&tc[0], 1);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 47, gpu);
+    compare("sps 16/3 cf32 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu);
+    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, rows16, NULL, pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, d_rows16, pitch, n, 53, gpu);
+    compare("sps 16/3 cf16 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu);
+    double mix[C];
+    for (unsigned c = 0; c < C; c++) {
+      mix[c] = (0.2 * c / (C - 1) - 0.1) * qc.sample_rate;
+      prx_cf32 *x = rows + c * pitch;
+      for (size_t i = 0; i < n; i++) {
+        double a = 2 * M_PI * fmod(mix[c] / qc.sample_rate * (double)i, 1.0);
+        float cr = (float)cos(a), ci = (float)sin(a);
+        prx_cf32 v = x[i];
+        x[i].re = v.re * cr - v.im * ci;
+        x[i].im = v.re * ci + v.im * cr;
+      }
+    }
+    cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
+    const run_opts mixed = {0, 0, 0, mix};
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, d_rows, pitch, n, 59, gpu);
+    compare("sps 16/3 mix_hz, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu);
+    free_rows(tx, rows, rows16, d_rows, d_rows16);
+  }
 
   /* invalid use of the device call */
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
@@ -244,11 +346,6 @@ int main(void) {
   bc.row_format = PRX_CI16;
   prx_qpsk_bank *b = NULL;
   CHECK(prx_qpsk_bank_create(&bc, &b) == PRX_ERR_UNSUPPORTED && !b, "ci16 rows on CUDA accepted");
-  for (unsigned c = 0; c < C; c++) free(tx[c]);
-  cudaFree(d_rows);
-  cudaFree(d_rows16);
-  free(rows);
-  free(rows16);
   return test_finish("test_qpsk_bank_cuda");
 }
 #else

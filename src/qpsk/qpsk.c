@@ -546,3 +546,10 @@ const char *prx_qpsk_warning_text(unsigned warning) {
 
 double prx_qpsk_sps(const prx_qpsk *q) { return q ? q->sps : 0; }
 unsigned prx_qpsk_cfo_span(const prx_qpsk *q) { return q ? q->S : 0; }
+
+void qpsk_span_need(const prx_qpsk *q, int64_t s, int64_t *lo, int64_t *end) {
+  *lo = span_need_lo(q, s);
+  *end = span_need_end(q, s);
+}
+
+void qpsk_stream_reset(prx_qpsk *q) { reset_stream(q); }

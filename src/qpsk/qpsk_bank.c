@@ -35,12 +35,10 @@ prx_qpsk_bank_config prx_qpsk_bank_config_default(void) {
 
 /* The backend (AUTO resolved) and, for CUDA, the module's bank entries. */
 static prx_status pick_backend(const prx_qpsk_bank_config *cfg, prx_backend *backend,
-                               const prx_qpsk_bank_cuda **gpu) {
-  const prx_cuda_module *m;
-  prx_status st = prx_cuda_module_pick(cfg->backend, &m);
+                               const prx_cuda_module **module) {
+  prx_status st = prx_cuda_module_pick(cfg->backend, module);
   if (st) return st;
-  *backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
-  *gpu = m ? m->qpsk_bank : NULL;
+  *backend = *module ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
   return PRX_OK;
 }
 
@@ -65,6 +63,7 @@ static prx_status check_config(const prx_qpsk_bank_config *cfg) {
 
 void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   if (!b) return;
+  prx_qpsk_bank_gpu_destroy(b->drv);
   if (b->gpu) b->gpu->destroy(b->cuda);
   if (b->ch)
     for (unsigned c = 0; c < b->C; c++) prx_qpsk_destroy(b->ch[c]);
@@ -101,8 +100,8 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
   prx_status st = check_config(cfg);
   if (st) return st;
   prx_backend backend = PRX_BACKEND_CPU;
-  const prx_qpsk_bank_cuda *gpu = NULL;
-  if ((st = pick_backend(cfg, &backend, &gpu))) return st;
+  const prx_cuda_module *module = NULL;
+  if ((st = pick_backend(cfg, &backend, &module))) return st;
   if (backend == PRX_BACKEND_CUDA && cfg->row_format != PRX_CF32 && cfg->row_format != PRX_CF16)
     return prx_fail(PRX_ERR_UNSUPPORTED, "the CUDA bank takes cf32 or cf16 rows, not %s",
                     prx_format_name(cfg->row_format));
@@ -160,12 +159,15 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     prx_qpsk_bank_destroy(b);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's worker slots");
   }
-  if (gpu) {
-    if ((st = gpu->create(cfg->device, &b->cuda))) {
+  if (module) {
+    /* the stage kernels where they take the configuration, else the staged path */
+    b->gpu = module->qpsk_bank;
+    st = prx_qpsk_bank_gpu_create(b, module, b->mix);
+    if (st == PRX_ERR_UNSUPPORTED) st = b->gpu->create(cfg->device, &b->cuda);
+    if (st) {
       prx_qpsk_bank_destroy(b);
       return st;
     }
-    b->gpu = gpu; /* destroyed with the bank from here */
   }
   *out = b;
   return PRX_OK;
@@ -177,6 +179,7 @@ void prx_qpsk_bank_reset(prx_qpsk_bank *b) {
   memset(b->pack_byte, 0, b->C);
   memset(b->pack_n, 0, b->C);
   if (b->mix_n) memset(b->mix_n, 0, b->C * sizeof *b->mix_n);
+  prx_qpsk_bank_gpu_reset(b->drv);
 }
 
 unsigned prx_qpsk_bank_channels(const prx_qpsk_bank *b) { return b ? b->C : 0; }
@@ -230,9 +233,8 @@ typedef struct {
   char message[256];     /* its message (written by the one worker that set status) */
 } run_ctx;
 
-/* packs 2 n unpacked bits after the channel's leftover bits; returns the whole bytes written */
-static size_t pack_bits(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, size_t n_bits,
-                        uint8_t *dst) {
+size_t prx_qpsk_bank_pack(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, size_t n_bits,
+                          uint8_t *dst, int flush) {
   unsigned acc = b->pack_byte[c], k = b->pack_n[c];
   size_t m = 0;
   for (size_t i = 0; i < n_bits; i++) {
@@ -244,6 +246,10 @@ static size_t pack_bits(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, size_
   }
   b->pack_byte[c] = (uint8_t)acc;
   b->pack_n[c] = (uint8_t)k;
+  if (flush) {
+    if (k) dst[m++] = (uint8_t)(acc << (8 - k)); /* the last byte, padded with zeros */
+    b->pack_byte[c] = b->pack_n[c] = 0;
+  }
   return m;
 }
 
@@ -285,11 +291,7 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
   }
   size_t bytes = 2 * n;
   if (b->cfg.packed && dst) {
-    bytes = pack_bits(b, c, ubits, 2 * n, dst);
-    if (x->flush && b->pack_n[c]) { /* the last byte, padded with zeros */
-      dst[bytes++] = (uint8_t)(b->pack_byte[c] << (8 - b->pack_n[c]));
-      b->pack_byte[c] = b->pack_n[c] = 0;
-    }
+    bytes = prx_qpsk_bank_pack(b, c, ubits, 2 * n, dst, x->flush);
   } else if (b->cfg.packed) {
     bytes = 0;
   }
@@ -377,6 +379,7 @@ prx_status prx_qpsk_bank_execute(prx_qpsk_bank *b, const void *in, size_t in_str
                     in_stride, n_in);
   prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, 0), "prx_qpsk_bank_execute");
   if (st) return st;
+  if (b->drv) return prx_qpsk_bank_gpu_run(b, in, in_stride, n_in, 0, 0, out, 0, NULL);
   return prx_qpsk_bank_run_host(b, in, in_stride, n_in, 0, out);
 }
 
@@ -384,6 +387,7 @@ prx_status prx_qpsk_bank_flush(prx_qpsk_bank *b, const prx_qpsk_bank_out *out) {
   if (!b) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_flush: NULL bank");
   prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, 0, 1), "prx_qpsk_bank_flush");
   if (st) return st;
+  if (b->drv) return prx_qpsk_bank_gpu_run(b, NULL, 0, 0, 0, 1, out, 0, NULL);
   return prx_qpsk_bank_run_host(b, NULL, 0, 0, 1, out);
 }
 
@@ -429,6 +433,7 @@ prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size
   prx_status st =
       check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, 0), "prx_qpsk_bank_execute_device");
   if (st) return st;
+  if (b->drv) return prx_qpsk_bank_gpu_run(b, d_in, in_stride, n_in, 1, 0, out, 1, stream);
   return run_device(b, d_in, in_stride, n_in, 0, out, stream);
 }
 
@@ -440,5 +445,6 @@ prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out 
   prx_status st =
       check_out(b, out, prx_qpsk_bank_max_symbols(b, 0, 1), "prx_qpsk_bank_flush_device");
   if (st) return st;
+  if (b->drv) return prx_qpsk_bank_gpu_run(b, NULL, 0, 0, 1, 1, out, 1, stream);
   return run_device(b, NULL, 0, 0, 1, out, stream);
 }

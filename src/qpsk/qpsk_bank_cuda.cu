@@ -1,21 +1,22 @@
-/* The CUDA backend's device-resident path of the demodulator bank, in the CUDA module: the rows
- * come from device memory on the caller's stream and the bits and LLRs go back to device memory
- * on that stream.
+/* The CUDA backend of the demodulator bank, in the CUDA module. Two parts:
  *
- * What runs where: stage_in copies the rows into pinned host memory (one 2-D copy, the caller's
- * row stride to dense rows), the library's CPU path (qpsk_bank.c: every channel on the worker
- * pool) demodulates them into pinned outputs, and stage_out copies the bits and LLRs to the
- * caller's device rows (2-D copies as wide as the longest channel's output, so a row is written
- * at most up to its capacity). The module never calls the library, so the CPU path runs between
- * the two entries, called by qpsk_bank.c. The stage kernels (qpsk_stages_cuda.cu) are not called
- * here yet: the CFO stage and a stage-major driver with the serial passes between them are
- * missing (bench/GPU_NOTES.md, "GPU demodulator bank"); this path gives the receiver the
- * device-resident interface and its exact output now.
+ * The device services of the stage-major driver (qpsk_bank_gpu.c, in the library): device
+ * memory, a stream, asynchronous copies in any direction, a stream wait, and one small kernel
+ * (the last symbol of each block, the differential chain's link between blocks). The driver
+ * runs the stage kernels (qpsk_stages_cuda.cu) through their own table and the serial passes on
+ * the CPU; the module never calls the library, so everything it needs from CUDA is here.
  *
- * The copies back are ordered on the caller's stream and stage_out returns without waiting for
- * them; the next stage_in waits on their event before it reuses the pinned buffers. */
+ * The staged path (stage_in, stage_out), used where the stage kernels cannot take the
+ * configuration (a block's window larger than a thread block's shared memory): stage_in copies
+ * the rows into pinned host memory (one 2-D copy, the caller's row stride to dense rows), the
+ * library's CPU path demodulates them into pinned outputs, and stage_out copies the bits and LLRs
+ * to the caller's device rows (2-D copies as wide as the longest channel's output, so a row is
+ * written at most up to its capacity). The copies back are ordered on the caller's stream and
+ * stage_out returns without waiting for them; the next stage_in waits on their event before it
+ * reuses the pinned buffers. */
 extern "C" {
 #include "qpsk_bank_internal.h"
+#include "qpsk_stage_blocks.h"
 
 #include "../core/internal.h"
 }
@@ -127,5 +128,90 @@ static prx_status bank_stage_out(void *state, uint8_t *d_bits, size_t bits_strid
   return PRX_OK;
 }
 
-extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {bank_create, bank_destroy,
-                                                                  bank_stage_in, bank_stage_out};
+/* ---- the stage-major driver's device services ---- */
+
+static prx_status dev_alloc(int device, size_t bytes, void **p) {
+  *p = NULL;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMalloc(p, bytes ? bytes : 1);
+  if (e != cudaSuccess) {
+    *p = NULL;
+    return prx_fail(PRX_ERR_NOMEM, "CUDA bank: cannot allocate %zu bytes of device memory: %s",
+                    bytes, cudaGetErrorString(e));
+  }
+  return PRX_OK;
+}
+
+static void dev_free(void *p) { cudaFree(p); }
+
+static prx_status stream_create(int device, void **stream) {
+  *stream = NULL;
+  cudaStream_t s;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return cuda_fail(e, "cudaStreamCreate");
+  *stream = (void *)s;
+  return PRX_OK;
+}
+
+static void stream_destroy(void *stream) {
+  if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}
+
+static prx_status copy(void *dst, const void *src, size_t bytes, void *stream) {
+  if (!bytes) return PRX_OK;
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)stream);
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "cudaMemcpyAsync");
+}
+
+static prx_status copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, void *stream) {
+  if (!width || !height) return PRX_OK;
+  cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault,
+                                    (cudaStream_t)stream);
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "cudaMemcpy2DAsync");
+}
+
+static prx_status sync(void *stream) {
+  cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "the bank's stream");
+}
+
+/* one thread per block: its last owned symbol */
+__global__ void last_syms_kernel(const qpsk_mf_block *blk, const prx_cf32 *sym, size_t n_blk,
+                                 unsigned Lmax, prx_cf32 *last) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n_blk) return;
+  const int64_t n = blk[i].t.k1 - blk[i].t.k0;
+  prx_cf32 z = {0, 0};
+  last[i] = n > 0 ? sym[i * Lmax + (size_t)(n - 1)] : z;
+}
+
+static prx_status last_syms(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                            prx_cf32 *last, void *stream) {
+  if (!n_blk) return PRX_OK;
+  const unsigned T = 256;
+  last_syms_kernel<<<(unsigned)((n_blk + T - 1) / T), T, 0, (cudaStream_t)stream>>>(
+      (const qpsk_mf_block *)blk, sym, n_blk, Lmax, last);
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "last_syms_kernel launch");
+}
+
+/* one thread block per row: its copy */
+__global__ void row_copy_kernel(prx_cf32 *w, size_t stride, const int64_t *ops) {
+  const size_t c = blockIdx.x;
+  const int64_t from = ops[3 * c], to = ops[3 * c + 1], n = ops[3 * c + 2];
+  prx_cf32 *row = w + c * stride;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) row[to + i] = row[from + i];
+}
+
+static prx_status row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream) {
+  if (!C) return PRX_OK;
+  row_copy_kernel<<<(unsigned)C, 128, 0, (cudaStream_t)stream>>>(w, stride, ops);
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "row_copy_kernel launch");
+}
+
+extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {
+    bank_create,    bank_destroy, bank_stage_in, bank_stage_out, dev_alloc, dev_free, stream_create,
+    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy};

@@ -29,8 +29,46 @@ struct prx_qpsk_bank {
   unsigned n_slots;
   prx_qpsk_bank_slot *slots;
   const struct prx_qpsk_bank_cuda *gpu; /* the CUDA path (the module's), NULL on the CPU */
-  void *cuda; /* the CUDA path's staging state (qpsk_bank_cuda.cu), NULL on the CPU backend */
+  void *cuda; /* the staged path's state (qpsk_bank_cuda.cu), NULL unless the bank stages */
+  struct prx_qpsk_bank_gpu *drv; /* the stage-major driver (qpsk_bank_gpu.c), NULL unless the
+                                    CUDA backend runs the stage kernels */
 };
+
+/* Packs n_bits unpacked bits of channel c after its leftover bits into dst; with flush, the last
+ * partial byte too (padded with zeros), and the next stream starts on a byte. Returns the bytes
+ * written. */
+size_t prx_qpsk_bank_pack(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, size_t n_bits,
+                          uint8_t *dst, int flush);
+
+/* ---- the stage-major driver on the CUDA backend (qpsk_bank_gpu.c) ---- */
+
+typedef struct prx_qpsk_bank_gpu prx_qpsk_bank_gpu;
+struct prx_cuda_module;
+
+/* where the driver's time went since create (host wall clock) */
+typedef struct {
+  double total_s;  /* inside prx_qpsk_bank_gpu_run */
+  double wait_s;   /* waiting for the device (kernels and copies not overlapped with the CPU) */
+  double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
+  double calls, spans;
+  int gpu_cfo; /* the CFO stage runs on the GPU */
+} prx_qpsk_bank_gpu_timing;
+
+/* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
+ * the C mixing frequencies (cycles per sample) or NULL. PRX_ERR_UNSUPPORTED where the kernels
+ * cannot take the configuration (the bank then stages through the host). */
+prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_module *m,
+                                    const double *mix);
+void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g); /* accepts NULL */
+void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
+void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
+/* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
+ * memory when in_dev, else host), or the flush; outputs as out describes (device memory when
+ * out_dev: ordered on stream, the counts on return; else host memory, complete on return).
+ * The caller has checked the arguments and the capacities. */
+prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                                 void *stream);
 
 /* The CPU path: demodulates host rows (cf32, cf16 or the integer formats) into host outputs.
  * flush: ignore in and n_in and end every channel's stream. */
@@ -76,6 +114,31 @@ typedef struct prx_qpsk_bank_cuda {
   prx_status (*stage_out)(void *state, uint8_t *d_bits, size_t bits_stride, size_t bits_width,
                           float *d_llrs, size_t llr_stride, size_t llr_width, size_t C,
                           void *stream);
+
+  /* ---- the stage-major driver's device services (qpsk_bank_gpu.c; module ABI 5) ---- */
+
+  /* cudaMalloc on device `device` (*p NULL on failure) and cudaFree (accepts NULL) */
+  prx_status (*dev_alloc)(int device, size_t bytes, void **p);
+  void (*dev_free)(void *p);
+  /* a stream of its own (non-blocking) on device `device`, and its end */
+  prx_status (*stream_create)(int device, void **stream);
+  void (*stream_destroy)(void *stream);
+  /* asynchronous copies on stream, in any direction (cudaMemcpyDefault): bytes, and height rows
+   * of width bytes (pitches in bytes) */
+  prx_status (*copy)(void *dst, const void *src, size_t bytes, void *stream);
+  prx_status (*copy2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                       size_t height, void *stream);
+  /* waits for everything on stream */
+  prx_status (*sync)(void *stream);
+  /* the last owned symbol of each of the n_blk blocks (blk: k1 - k0 symbols at sym + i Lmax)
+   * into last[i] (0 for a block that owns none), on stream: the differential chain's link
+   * between blocks, which the serial phase pass reads */
+  prx_status (*last_syms)(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                          prx_cf32 *last, void *stream);
+  /* within each of the C rows of w (stride values apart): ops[3 c + 2] values from ops[3 c] to
+   * ops[3 c + 1] (value offsets in the row; the two ranges do not overlap), on stream: a span's
+   * CFO window reaching back into earlier 4th-power values (ops: device memory) */
+  prx_status (*row_copy)(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream);
 } prx_qpsk_bank_cuda;
 extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 

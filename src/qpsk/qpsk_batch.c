@@ -839,8 +839,8 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   if (q->cfg.on_block) q->cfg.on_block(q->cfg.user, &e);
 }
 
-size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
-  const int64_t B = q->B, S = q->S;
+size_t qpsk_batch_begin(prx_qpsk *q, int64_t s0, unsigned g) {
+  const int64_t B = q->B;
   int64_t nb_end = q->flushing ? stream_blocks(q) : INT64_MAX;
   for (unsigned i = 0; i < g; i++) q->spans[i].s = s0 + i;
   q->n_blks = 0;
@@ -849,7 +849,14 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
     bk->b = b;
     bk->span = (int)(b / B - s0);
   }
-  if (q->n_blks == 0) return 0;
+  return q->n_blks;
+}
+
+void qpsk_stage_cfo(prx_qpsk *q, unsigned i) { stage_cfo(q, i); }
+void qpsk_stage_out(prx_qpsk *q, size_t t) { stage_out(q, t); }
+
+size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
+  if (qpsk_batch_begin(q, s0, g) == 0) return 0;
 
   prx_pool_run(q->pool, stage_pre, q, q->n_blks);
   qpsk_serial_level(q, g);
@@ -862,7 +869,11 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   qpsk_serial_phase(q);
   prx_pool_run(q->pool, stage_out, q, q->n_blks);
   if (q->batch_probe) q->batch_probe(q->probe_ctx, q);
+  return qpsk_batch_end(q, g);
+}
 
+size_t qpsk_batch_end(prx_qpsk *q, unsigned g) {
+  const int64_t S = q->S;
   /* carry the state to the next batch and report */
   size_t data = 0, syms = 0;
   for (size_t t = 0; t < q->n_blks; t++) {

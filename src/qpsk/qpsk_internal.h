@@ -196,6 +196,21 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
 
+/* qpsk_run_batch in steps, for the bank's stage-major driver (qpsk_bank_gpu.c), which runs the
+ * parallel stages on the GPU between the serial passes: begin lays out the blocks of spans
+ * [s0, s0 + g) (returns their count), stage_cfo and stage_out are the CPU stages of span i and
+ * block t, end reports the blocks, carries the state to the next batch and returns the data
+ * symbols. */
+size_t qpsk_batch_begin(prx_qpsk *q, int64_t s0, unsigned g);
+void qpsk_stage_cfo(prx_qpsk *q, unsigned i);
+void qpsk_stage_out(prx_qpsk *q, size_t t);
+size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
+
+/* qpsk.c, for the same driver, which keeps its channels' input on the device: the input span s
+ * reads, [*lo, *end), and the stream's reset after a flush (the totals kept) */
+void qpsk_span_need(const prx_qpsk *q, int64_t s, int64_t *lo, int64_t *end);
+void qpsk_stream_reset(prx_qpsk *q);
+
 /* ---- qpsk_input.c ---- */
 
 /* Input samples [lo, hi) as cf32 into out (dc before 0 and at or after n_total, non-finite

@@ -1,0 +1,789 @@
+/* The demodulator bank's stage-major driver on the CUDA backend: every call advances all C
+ * channels together, one CFO span at a time, stage by stage:
+ *
+ *   GPU pre (every block of every channel)   -> input sums back   -> CPU serial_level per channel
+ *   GPU om                                   -> O&M sums back     -> CPU serial_timing
+ *   GPU x4, GPU cfo                          -> CFO estimates back -> CPU serial_nco
+ *   GPU mf                                   -> V&V sums back     -> CPU serial_phase, report
+ *   GPU out (bits into the caller's rows)
+ *
+ * The serial passes are the single demodulator's own functions (qpsk_batch.c) run on each
+ * channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred bytes
+ * per block, through pinned host memory), spread over the bank's worker pool; so the block-level
+ * decisions are taken by the CPU's code and the kernels round only the per-sample arithmetic
+ * differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup answers
+ * PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol), the
+ * CPU's stage_cfo on the pool.
+ *
+ * Streaming: each channel's prx_qpsk keeps its stream position (n_total, next_span) as in a host
+ * call; its samples stay on the device. A device ring (two buffers, the kept samples moved from
+ * one to the other after each call) holds per channel the samples [ring_base, ring_base +
+ * ring_len) that the next span reads from earlier calls; a span whose input lies entirely in
+ * the caller's chunk reads the chunk in place; a span reaching back into earlier calls reads the
+ * ring, to which the chunk's head is appended first. All channels share one stream position, so
+ * one ring index serves them all and every copy is one 2-D copy over the channels.
+ *
+ * Symbols back to the host ("host finish"): with LLRs, packed bits or pilots, each span's
+ * symbols are copied back and the CPU's stage_out writes the bits and LLRs (the exact CPU
+ * decisions on the GPU's symbols), which then go to the caller's rows; otherwise the GPU's out
+ * kernel writes the bits in place and only each block's last symbol comes back (the differential
+ * chain's link). */
+#include "qpsk_bank_internal.h"
+
+#include "../core/internal.h"
+
+#include <string.h>
+
+#ifdef PRX_HAVE_CUDA
+
+#include "../core/cuda_module.h"
+#include "qpsk_internal.h"
+#include "qpsk_stage_blocks.h"
+#include "qpsk_stages_cuda.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct prx_qpsk_bank_gpu {
+  const prx_cuda_module *m;
+  const prx_qpsk_bank_cuda *dev;
+  const prx_qpsk_stages_cuda *k;
+  qpsk_stages stg;
+  int stg_made;
+  int device;
+  void *stream; /* the driver's own, for host calls */
+  unsigned C, B, Lmax, P;
+  size_t sz, ng, nbt; /* bytes per sample, grid values per block, blocks per span (C B) */
+  size_t w_stride;    /* 4th-power values per channel: B Lmax, or two regions (GPU CFO) */
+  /* the CFO stage on the GPU (the stage table's cfo, where cfo_setup takes it): each w row holds
+   * two regions of B Lmax values, each after a gap of S; a span's values go into the region that
+   * does not hold the last span with S values or more (the history its window may reach back
+   * into, as stage_cfo does with w_hist), and the reach-back is copied into the gap before it */
+  int gpu_cfo;
+  unsigned S;
+  size_t region; /* S + B Lmax: the second region's offset from the first */
+  qpsk_cfo_in *d_cfi, *h_cfi;
+  qpsk_cfo_out *d_cfo, *h_cfo;
+  int64_t *d_ops, *h_ops;       /* the reach-back copies, 3 per channel */
+  int *hist_r;                  /* [C] the history's region, -1 none */
+  size_t *hist_n, *nw_c, *wr_c; /* [C] its values; this span's values and region */
+  /* device */
+  prx_cf32 *d_grid, *d_sym, *d_w, *d_last;
+  double *d_mom, *d_sums;
+  unsigned *d_bad;
+  qpsk_om_in *d_omi;
+  qpsk_om_out *d_omo;
+  qpsk_mf_block *d_mb;
+  int64_t *d_w0;
+  qpsk_out_block *d_ob;
+  void *d_in; /* host calls: the rows, dense */
+  size_t d_in_cap;
+  uint8_t *d_bits; /* host calls: the bits before they go back */
+  size_t d_bits_cap;
+  uint8_t *ring[2];
+  int cur;
+  size_t ring_cap; /* samples per channel */
+  int64_t ring_base;
+  size_t ring_len;
+  /* pinned host */
+  double *h_mom, *h_sums;
+  unsigned *h_bad;
+  qpsk_om_in *h_omi;
+  qpsk_om_out *h_omo;
+  qpsk_mf_block *h_mb;
+  int64_t *h_w0;
+  qpsk_out_block *h_ob;
+  prx_cf32 *h_w, *h_last, *h_sym;
+  size_t h_sym_cap;
+  uint8_t *h_bits; /* host finish: unpacked bits, C rows of h_bits_row */
+  size_t h_bits_cap, h_bits_row;
+  float *h_llrs; /* host finish: LLRs, C rows of h_llr_row */
+  size_t h_llr_cap, h_llr_row;
+  uint8_t *h_pack; /* packed bits, C rows of the caller's stride (host finish, device call) */
+  size_t h_pack_cap;
+  /* per call */
+  size_t *off; /* [C] data symbols written */
+  size_t nb;   /* blocks of the span being run */
+  int hf;      /* host finish */
+  int64_t n_total;
+  prx_qpsk_bank_gpu_timing tm;
+};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
+  if (!g) return;
+  if (g->stream) g->dev->sync(g->stream);
+  void *d[] = {g->d_grid, g->d_sym,  g->d_w,     g->d_last, g->d_mom, g->d_sums,
+               g->d_bad,  g->d_omi,  g->d_omo,   g->d_mb,   g->d_w0,  g->d_ob,
+               g->d_in,   g->d_bits, g->ring[0], g->ring[1]};
+  for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
+  void *h[] = {g->h_mom, g->h_sums, g->h_bad,  g->h_omi, g->h_omo,  g->h_mb,   g->h_w0,
+               g->h_ob,  g->h_w,    g->h_last, g->h_sym, g->h_bits, g->h_llrs, g->h_pack};
+  for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+    if (h[i]) g->m->host_free(h[i]);
+  if (g->stg_made) g->k->destroy(&g->stg);
+  g->dev->stream_destroy(g->stream);
+  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops};
+  for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
+  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops};
+  for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
+    if (hc[i]) g->m->host_free(hc[i]);
+  free(g->hist_r);
+  free(g->hist_n);
+  free(g->nw_c);
+  free(g->wr_c);
+  free(g->off);
+  free(g);
+}
+
+static prx_status dalloc(prx_qpsk_bank_gpu *g, void **p, size_t bytes) {
+  return g->dev->dev_alloc(g->device, bytes, p);
+}
+
+static prx_status halloc(prx_qpsk_bank_gpu *g, void **p, size_t bytes) {
+  *p = g->m->host_alloc(bytes ? bytes : 1);
+  if (!*p)
+    return prx_fail(PRX_ERR_NOMEM, "CUDA bank: cannot allocate %zu bytes of pinned memory", bytes);
+  return PRX_OK;
+}
+
+/* grows a pinned buffer (contents not kept) */
+static prx_status hgrow(prx_qpsk_bank_gpu *g, void **p, size_t *cap, size_t bytes) {
+  if (bytes <= *cap) return PRX_OK;
+  if (*p) g->m->host_free(*p);
+  *cap = 0;
+  prx_status st = halloc(g, p, bytes);
+  if (!st) *cap = bytes;
+  return st;
+}
+
+/* grows a device buffer (contents not kept) */
+static prx_status dgrow(prx_qpsk_bank_gpu *g, void **p, size_t *cap, size_t bytes) {
+  if (bytes <= *cap) return PRX_OK;
+  g->dev->dev_free(*p);
+  *p = NULL;
+  *cap = 0;
+  prx_status st = dalloc(g, p, bytes);
+  if (!st) *cap = bytes;
+  return st;
+}
+
+prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, const double *mix) {
+  const prx_qpsk *q = b->ch[0];
+  prx_qpsk_bank_gpu *g = calloc(1, sizeof *g);
+  if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  g->m = m;
+  g->dev = m->qpsk_bank;
+  g->k = m->qpsk_stages;
+  g->device = b->cfg.device;
+  g->C = b->C;
+  g->B = q->B;
+  g->Lmax = q->Lmax;
+  g->sz = prx_format_size(b->cfg.row_format);
+  g->ng = 4 * (size_t)q->L + 2 * QPSK_GM;
+  g->nbt = (size_t)g->C * g->B;
+  g->w_stride = (size_t)g->B * g->Lmax;
+  for (unsigned c = 1; c <= 8 && !g->P; c++)
+    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) g->P = c;
+  g->off = calloc(g->C, sizeof *g->off);
+  if (!g->off) {
+    free(g);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  }
+  prx_status st = g->dev->stream_create(g->device, &g->stream);
+  if (st) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  st = g->k->create(&g->stg, &q->pre, &q->mf, g->C, g->B, q->L, q->Lmax, q->sps,
+                    b->cfg.row_format == PRX_CF16);
+  if (st) { /* (a window beyond a thread block's shared memory: PRX_ERR_UNSUPPORTED) */
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  g->stg_made = 1;
+  if (mix && (st = g->k->mix(&g->stg, mix))) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  /* the CFO stage on the GPU where the stage kernels have it, else on the CPU */
+  g->S = q->S;
+  st = g->k->cfo_setup(&g->stg, q->S, (unsigned)q->nfft, 4 * q->cfg.acquisition);
+  if (st && st != PRX_ERR_UNSUPPORTED) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  g->gpu_cfo = st == PRX_OK;
+  st = PRX_OK;
+  g->region = (size_t)g->S + g->w_stride;
+  if (g->gpu_cfo) g->w_stride = 2 * g->region;
+  g->hist_r = malloc(g->C * sizeof *g->hist_r);
+  g->hist_n = calloc(g->C, sizeof *g->hist_n);
+  g->nw_c = calloc(g->C, sizeof *g->nw_c);
+  g->wr_c = calloc(g->C, sizeof *g->wr_c);
+  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  }
+  for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
+  /* the ring: what the next span reads from earlier calls plus the chunk's head appended for
+   * the (at most two) spans that reach back into them */
+  int64_t lo, e1, lo2, e3;
+  qpsk_span_need(q, 1000, &lo, &e1);
+  qpsk_span_need(q, 1002, &lo2, &e3);
+  g->ring_cap = (size_t)(e3 - lo) + 64;
+  const size_t nbt = g->nbt;
+#define DA(p, n) (st = st ? st : dalloc(g, (void **)&(p), (n) * sizeof *(p)))
+#define HA(p, n) (st = st ? st : halloc(g, (void **)&(p), (n) * sizeof *(p)))
+  DA(g->d_grid, nbt * g->ng);
+  DA(g->d_sym, nbt * g->Lmax);
+  DA(g->d_w, (size_t)g->C * g->w_stride);
+  DA(g->d_last, nbt);
+  DA(g->d_mom, 4 * nbt);
+  DA(g->d_sums, 5 * nbt);
+  DA(g->d_bad, nbt);
+  DA(g->d_omi, nbt);
+  DA(g->d_omo, nbt);
+  DA(g->d_mb, nbt);
+  DA(g->d_w0, nbt);
+  DA(g->d_ob, nbt);
+  DA(g->ring[0], (size_t)g->C * g->ring_cap * g->sz);
+  DA(g->ring[1], (size_t)g->C * g->ring_cap * g->sz);
+  HA(g->h_mom, 4 * nbt);
+  HA(g->h_sums, 5 * nbt);
+  HA(g->h_bad, nbt);
+  HA(g->h_omi, nbt);
+  HA(g->h_omo, nbt);
+  HA(g->h_mb, nbt);
+  HA(g->h_w0, nbt);
+  HA(g->h_ob, nbt);
+  if (g->gpu_cfo) {
+    DA(g->d_cfi, g->C);
+    DA(g->d_cfo, g->C);
+    DA(g->d_ops, 3 * (size_t)g->C);
+    HA(g->h_cfi, g->C);
+    HA(g->h_cfo, g->C);
+    HA(g->h_ops, 3 * (size_t)g->C);
+  } else {
+    HA(g->h_w, (size_t)g->C * g->w_stride);
+  }
+  HA(g->h_last, nbt);
+#undef DA
+#undef HA
+  if (st) {
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
+  b->drv = g;
+  return PRX_OK;
+}
+
+void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
+  if (!g) return;
+  g->ring_base = 0;
+  g->ring_len = 0;
+  for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
+}
+
+void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
+  if (g) {
+    *t = g->tm;
+    t->gpu_cfo = g->gpu_cfo;
+  } else {
+    memset(t, 0, sizeof *t);
+  }
+}
+
+/* ---- one span of every channel ---- */
+
+typedef struct {
+  prx_qpsk_bank *b;
+  prx_qpsk_bank_gpu *g;
+} span_ctx;
+
+/* after pre: the input sums into the blocks, the level pass, the O&M inputs */
+static void task_level(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  const size_t nb = g->nb, o = c * nb;
+  for (size_t j = 0; j < nb; j++) {
+    qpsk_blk *bk = &q->blks[j];
+    const double *mo = g->h_mom + 4 * (o + j);
+    bk->mom[0] = mo[0];
+    bk->mom[1] = mo[1];
+    bk->mom[2] = mo[2];
+    bk->mom_n = mo[3];
+    bk->nonfinite = g->h_bad[o + j];
+  }
+  qpsk_serial_level(q, 1);
+  const qpsk_span *sp = &q->spans[0];
+  qpsk_om_in in;
+  memset(&in, 0, sizeof in);
+  in.D.re = (float)(sp->dc[0] * q->pre_gain);
+  in.D.im = (float)(sp->dc[1] * q->pre_gain);
+  in.gain = (float)sp->gain;
+  in.g_hi = q->flushing ? qpsk_count_below((double)q->n_total, q->sps / 4) : INT64_MAX;
+  for (size_t j = 0; j < nb; j++) g->h_omi[o + j] = in;
+}
+
+/* after om: the O&M sums into the blocks, the timing pass, the blocks' timing records */
+static void task_timing(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  const size_t nb = g->nb, o = c * nb;
+  for (size_t j = 0; j < nb; j++) {
+    qpsk_blk *bk = &q->blks[j];
+    const qpsk_om_out *r = &g->h_omo[o + j];
+    memcpy(bk->osub, r->osub, sizeof bk->osub);
+    memcpy(bk->osub_t, r->osub_t, sizeof bk->osub_t);
+    memcpy(bk->corr, r->corr, sizeof bk->corr);
+    bk->om_n = r->om_n;
+    bk->nsub = r->nsub;
+  }
+  qpsk_serial_timing(q, 1);
+  /* the span's values in the w row: from 0, or (GPU CFO) in the region without the history */
+  const int hr = g->hist_r[c];
+  const size_t wr = hr == 0 ? 1 : 0;
+  const int64_t base = g->gpu_cfo ? (int64_t)(wr * g->region + g->S) : 0;
+  int64_t w0 = base;
+  for (size_t j = 0; j < nb; j++) {
+    const qpsk_blk *bk = &q->blks[j];
+    qpsk_mf_block *mb = &g->h_mb[o + j];
+    memset(mb, 0, sizeof *mb);
+    const int64_t n = bk->k1 - bk->k0;
+    mb->t.b = bk->b;
+    mb->t.k0 = bk->k0;
+    mb->t.k1 = bk->k1;
+    mb->t.R = g->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->P) : 0;
+    mb->t.tau = bk->tau;
+    mb->t.d = bk->d;
+    g->h_w0[o + j] = w0;
+    w0 += n > 0 ? n : 0;
+  }
+  const size_t nw = (size_t)(w0 - base);
+  g->nw_c[c] = nw;
+  g->wr_c[c] = wr;
+  if (!g->gpu_cfo) return;
+  /* the CFO window (stage_cfo's): a span of fewer than S values reaches back into the history */
+  size_t take = 0;
+  if (nw < g->S && hr >= 0) {
+    take = g->S - nw;
+    if (take > g->hist_n[c]) take = g->hist_n[c];
+  }
+  int64_t *op = g->h_ops + 3 * c;
+  op[0] = take ? (int64_t)((size_t)hr * g->region + g->S + g->hist_n[c] - take) : 0;
+  op[1] = take ? base - (int64_t)take : 0;
+  op[2] = (int64_t)take;
+  qpsk_cfo_in *ci = &g->h_cfi[c];
+  memset(ci, 0, sizeof *ci);
+  ci->w0 = base - (int64_t)take;
+  ci->n = (unsigned)(take + nw);
+  ci->e = q->spans[0].e;
+}
+
+/* after x4: the span's 4th powers, the CFO stage and the NCO on the CPU, the matched filter's
+ * records */
+static void task_cfo(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  const size_t nb = g->nb, o = c * nb;
+  qpsk_span *sp = &q->spans[0];
+  const size_t nw = g->nw_c[c];
+  if (g->gpu_cfo) {
+    sp->f = g->h_cfo[c].f;
+    sp->nw = 0; /* the values stay on the device: nothing for batch_end to keep in w_hist */
+    if (nw >= g->S) {
+      g->hist_r[c] = (int)g->wr_c[c];
+      g->hist_n[c] = nw;
+    }
+  } else {
+    memcpy(sp->w, g->h_w + c * g->w_stride, nw * sizeof(prx_cf32));
+    sp->nw = nw;
+    qpsk_stage_cfo(q, 0);
+  }
+  qpsk_serial_nco(q, 1);
+  const double omega = 2 * M_PI * sp->f / q->sps;
+  for (size_t j = 0; j < nb; j++) {
+    qpsk_mf_block *mb = &g->h_mb[o + j];
+    int64_t lo, hi;
+    qpsk_mf_window(q, q->blks[j].b, &lo, &hi);
+    mb->omega = omega;
+    mb->theta = sp->theta + omega * (double)(lo - sp->n_ref);
+    mb->dc[0] = (float)sp->dc[0];
+    mb->dc[1] = (float)sp->dc[1];
+    mb->gain = (float)sp->gain;
+  }
+}
+
+/* after mf: the V&V sums (and symbols) into the blocks, the phase pass, the decisions' records
+ * (or the CPU's decisions), the report and the state carried to the next span */
+static void task_phase(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  const size_t nb = g->nb, o = c * nb;
+  for (size_t j = 0; j < nb; j++) {
+    qpsk_blk *bk = &q->blks[j];
+    const double *s = g->h_sums + 5 * (o + j);
+    bk->sums.s4[0] = s[0];
+    bk->sums.s4[1] = s[1];
+    bk->sums.m2 = s[2];
+    bk->sums.m4 = s[3];
+    bk->sums.n = s[4];
+    const int64_t n = bk->k1 - bk->k0;
+    if (n <= 0) continue;
+    if (g->hf)
+      memcpy(bk->sym, g->h_sym + (o + j) * g->Lmax, (size_t)n * sizeof(prx_cf32));
+    else
+      bk->sym[n - 1] = g->h_last[o + j];
+  }
+  qpsk_serial_phase(q);
+  const int diff = q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL;
+  for (size_t j = 0; j < nb; j++) {
+    const qpsk_blk *bk = &q->blks[j];
+    if (g->hf) { /* the CPU's decisions and LLRs into the pinned rows (q->out_bits, out_llrs) */
+      qpsk_stage_out(q, j);
+      continue;
+    }
+    qpsk_out_block *ob = &g->h_ob[o + j];
+    memset(ob, 0, sizeof *ob);
+    /* the CPU stage's correction (qpsk_batch.c, block_rot) */
+    const float gn = (float)(1.0 / sqrt(bk->sig));
+    ob->rot.re = (float)cos(-bk->phi) * gn;
+    ob->rot.im = (float)sin(-bk->phi) * gn;
+    ob->quad0 = bk->prev.quad;
+    ob->diff = diff;
+    ob->out0 = (int64_t)(g->off[c] + bk->out0);
+  }
+  g->off[c] += qpsk_batch_end(q, 1);
+  q->next_span++;
+}
+
+static void task_begin(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk *q = x->b->ch[c];
+  qpsk_batch_begin(q, q->next_span, 1);
+}
+
+static void pool_run(prx_qpsk_bank *b, prx_task_fn fn, span_ctx *x) {
+  double t0 = now_s();
+  prx_pool_run(b->pool, fn, x, b->C);
+  b->drv->tm.serial_s += now_s() - t0;
+}
+
+static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
+  double t0 = now_s();
+  prx_status st = g->dev->sync(stream);
+  g->tm.wait_s += now_s() - t0;
+  return st;
+}
+
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    prx_status st_ = (call);                                                                       \
+    if (st_) return st_;                                                                           \
+  } while (0)
+
+/* The next span of every channel, its rows at rows (bytes per row: stride, sample s of a row at
+ * s sz bytes from the row's start, s the stream index); bits (device, unpacked, bits_stride
+ * bytes per row) or NULL. */
+static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
+                           size_t bits_stride, void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  const prx_qpsk_bank_cuda *d = g->dev;
+  span_ctx x = {b, g};
+  const prx_qpsk *q0 = b->ch[0];
+  const int64_t b0 = q0->next_span * (int64_t)g->B;
+  pool_run(b, task_begin, &x);
+  g->nb = q0->n_blks; /* the same for every channel: they share the stream position */
+  const size_t nb = g->nb, n = (size_t)g->C * nb;
+  qpsk_stages st = g->stg;
+  st.nblk = (unsigned)nb;
+
+  TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid, g->d_mom, g->d_bad, stream));
+  TRY(d->copy(g->h_mom, g->d_mom, 4 * n * sizeof(double), stream));
+  TRY(d->copy(g->h_bad, g->d_bad, n * sizeof(unsigned), stream));
+  TRY(drv_wait(g, stream));
+  pool_run(b, task_level, &x);
+
+  TRY(d->copy(g->d_omi, g->h_omi, n * sizeof(qpsk_om_in), stream));
+  TRY(g->k->om(&st, b0, g->d_omi, g->d_grid, g->d_omo, stream));
+  TRY(d->copy(g->h_omo, g->d_omo, n * sizeof(qpsk_om_out), stream));
+  TRY(drv_wait(g, stream));
+  pool_run(b, task_timing, &x);
+
+  TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
+  TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
+  TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid, g->d_w, g->w_stride, stream));
+  if (g->gpu_cfo) {
+    TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
+    TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
+    TRY(d->copy(g->d_cfi, g->h_cfi, g->C * sizeof(qpsk_cfo_in), stream));
+    TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+    TRY(d->copy(g->h_cfo, g->d_cfo, g->C * sizeof(qpsk_cfo_out), stream));
+  } else {
+    TRY(d->copy(g->h_w, g->d_w, (size_t)g->C * g->w_stride * sizeof(prx_cf32), stream));
+  }
+  TRY(drv_wait(g, stream));
+  pool_run(b, task_cfo, &x);
+
+  TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
+  TRY(g->k->mf(&st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
+  TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
+  if (g->hf) {
+    TRY(d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream));
+  } else {
+    TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
+    TRY(d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream));
+  }
+  TRY(drv_wait(g, stream));
+  pool_run(b, task_phase, &x);
+
+  if (!g->hf && bits) {
+    TRY(d->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
+    TRY(g->k->out(&st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
+  }
+  g->tm.spans++;
+  return PRX_OK;
+}
+
+static const void *at_sample(const void *base, int64_t s0, size_t sz) {
+  /* the row pointer that puts stream sample s0 at base (address arithmetic, modulo 2^64) */
+  return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
+}
+
+/* Moves the kept samples [keep, n_total) into the other ring buffer: those before ring_end from
+ * the ring, the rest from the chunk (ext: its sample ext_base at ext, ext_pitch bytes per row). */
+static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext, int64_t ext_base,
+                            size_t ext_pitch, void *stream) {
+  const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
+  if (keep < g->ring_base) keep = g->ring_base;
+  if (keep > g->n_total) keep = g->n_total;
+  if ((size_t)(g->n_total - keep) > g->ring_cap)
+    return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: %lld samples to keep exceed the ring (%zu)",
+                    (long long)(g->n_total - keep), g->ring_cap);
+  const size_t pitch = g->ring_cap * g->sz;
+  uint8_t *dst = g->ring[g->cur ^ 1];
+  size_t done = 0;
+  if (keep < ring_end) {
+    done = (size_t)(ring_end - keep);
+    TRY(g->dev->copy2d(dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
+                       done * g->sz, g->C, stream));
+  }
+  const int64_t from = keep > ring_end ? keep : ring_end;
+  if (from < g->n_total) {
+    TRY(g->dev->copy2d(dst + done * g->sz, pitch,
+                       (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
+                       (size_t)(g->n_total - from) * g->sz, g->C, stream));
+  }
+  g->cur ^= 1;
+  g->ring_base = keep;
+  g->ring_len = (size_t)(g->n_total - keep);
+  return PRX_OK;
+}
+
+/* Appends the chunk's samples [ring_end, upto) to the ring (in place). */
+static prx_status ring_append(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, int64_t ext_base,
+                              size_t ext_pitch, void *stream) {
+  const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
+  if (upto <= ring_end) return PRX_OK;
+  if ((size_t)(upto - g->ring_base) > g->ring_cap)
+    return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
+                    g->ring_cap, (long long)(upto - g->ring_base));
+  const size_t pitch = g->ring_cap * g->sz;
+  TRY(g->dev->copy2d(g->ring[g->cur] + g->ring_len * g->sz, pitch,
+                     (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
+                     (size_t)(upto - ring_end) * g->sz, g->C, stream));
+  g->ring_len = (size_t)(upto - g->ring_base);
+  return PRX_OK;
+}
+
+/* the next span's rows: the chunk in place where the span's input lies in it, else the ring */
+static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, const void *ext, int64_t ext_base,
+                      size_t ext_pitch, const void **rows, size_t *stride) {
+  int64_t lo, end;
+  qpsk_span_need(q, q->next_span, &lo, &end);
+  if (ext && lo >= ext_base) {
+    *rows = at_sample(ext, ext_base, g->sz);
+    *stride = ext_pitch;
+  } else {
+    *rows = at_sample(g->ring[g->cur], g->ring_base, g->sz);
+    *stride = g->ring_cap * g->sz;
+  }
+}
+
+/* The outputs' last step: counts, and in host-finish mode the pinned rows (packed when asked)
+ * into the caller's rows (host or device: copy2d either way). */
+static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                         void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  const size_t C = g->C;
+  size_t wb = 0, ws = 0;
+  for (size_t c = 0; c < C; c++) {
+    size_t nsym = g->off[c], bytes = 2 * nsym;
+    if (g->hf && b->cfg.packed && out->bits) {
+      uint8_t *dst = (out_dev ? g->h_pack : out->bits) + c * out->bits_stride;
+      bytes =
+          prx_qpsk_bank_pack(b, (unsigned)c, g->h_bits + c * g->h_bits_row, 2 * nsym, dst, flush);
+    }
+    out->n_symbols[c] = nsym;
+    if (out->n_bytes) out->n_bytes[c] = out->bits ? bytes : 0;
+    if (bytes > wb) wb = bytes;
+    if (2 * nsym > ws) ws = 2 * nsym;
+  }
+  if (!g->hf) return PRX_OK; /* the bits are in place (device) or in d_bits (host call) */
+  if (out->bits) {
+    const uint8_t *src = b->cfg.packed ? g->h_pack : g->h_bits;
+    size_t sp = b->cfg.packed ? out->bits_stride : g->h_bits_row;
+    if (b->cfg.packed && !out_dev) src = NULL; /* packed straight into the caller's rows */
+    if (src) TRY(g->dev->copy2d(out->bits, out->bits_stride, src, sp, wb, C, stream));
+  }
+  if (out->llrs)
+    TRY(g->dev->copy2d(out->llrs, out->llr_stride * sizeof(float), g->h_llrs,
+                       g->h_llr_row * sizeof(float), ws * sizeof(float), C, stream));
+  /* the pinned rows are reused by the next call: the copies must be done */
+  return drv_wait(g, stream);
+}
+
+prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                                 void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  const size_t C = g->C;
+  double t0 = now_s();
+  if (!out_dev || !in_dev) stream = g->stream;
+  if (flush) n_in = 0;
+  /* the rows on the device */
+  const void *ext = NULL;
+  size_t ext_pitch = 0;
+  if (n_in) {
+    if (in_dev) {
+      ext = in;
+      ext_pitch = (C == 1 ? n_in : in_stride) * g->sz;
+    } else {
+      TRY(dgrow(g, &g->d_in, &g->d_in_cap, C * n_in * g->sz));
+      TRY(g->dev->copy2d(g->d_in, n_in * g->sz, in, (C == 1 ? n_in : in_stride) * g->sz,
+                         n_in * g->sz, C, stream));
+      ext = g->d_in;
+      ext_pitch = n_in * g->sz;
+    }
+  }
+  /* where the outputs go */
+  const size_t cap = prx_qpsk_bank_max_symbols(b, n_in, flush);
+  g->hf = b->cfg.demod.ambiguity == PRX_QPSK_PILOTS || out->llrs || (b->cfg.packed && out->bits);
+  uint8_t *bits = NULL;
+  size_t bits_stride = 0;
+  if (g->hf) {
+    g->h_bits_row = g->h_llr_row = 2 * cap + 16;
+    TRY(hgrow(g, (void **)&g->h_sym, &g->h_sym_cap, g->nbt * g->Lmax * sizeof(prx_cf32)));
+    if (out->bits) TRY(hgrow(g, (void **)&g->h_bits, &g->h_bits_cap, C * g->h_bits_row));
+    if (out->llrs)
+      TRY(hgrow(g, (void **)&g->h_llrs, &g->h_llr_cap, C * g->h_llr_row * sizeof(float)));
+    if (out->bits && b->cfg.packed && out_dev)
+      TRY(hgrow(g, (void **)&g->h_pack, &g->h_pack_cap, C * out->bits_stride));
+  } else if (out->bits) {
+    bits = out->bits;
+    bits_stride = out->bits_stride;
+    if (!out_dev) {
+      TRY(dgrow(g, (void **)&g->d_bits, &g->d_bits_cap, C * out->bits_stride));
+      bits = g->d_bits;
+    }
+  }
+  /* every channel's stream position (as prx_qpsk_execute / flush set them) */
+  const int64_t ext_base = b->ch[0]->n_total;
+  for (size_t c = 0; c < C; c++) {
+    prx_qpsk *q = b->ch[c];
+    q->out_bits = g->hf && out->bits ? g->h_bits + c * g->h_bits_row : NULL;
+    q->out_llrs = g->hf && out->llrs ? g->h_llrs + c * g->h_llr_row : NULL;
+    q->out_syms = NULL;
+    q->n_est = 0;
+    q->n_total += (int64_t)n_in;
+    q->stats.samples += n_in;
+    if (flush) q->flushing = 1;
+    g->off[c] = 0;
+  }
+  const prx_qpsk *q0 = b->ch[0];
+  g->n_total = q0->n_total;
+  if (!flush) {
+    /* the spans whose input is complete; those reaching back before the chunk read the ring,
+     * with the chunk's head appended */
+    int64_t upto = g->ring_base + (int64_t)g->ring_len;
+    for (int64_t s = q0->next_span;; s++) {
+      int64_t lo, end;
+      qpsk_span_need(q0, s, &lo, &end);
+      if (end > g->n_total || lo >= ext_base) break;
+      if (end > upto) upto = end;
+    }
+    if (ext) TRY(ring_append(g, upto, ext, ext_base, ext_pitch, stream));
+    for (;;) {
+      int64_t lo, end;
+      qpsk_span_need(q0, q0->next_span, &lo, &end);
+      if (end > g->n_total) break;
+      const void *rows;
+      size_t stride;
+      span_rows(g, q0, ext, ext_base, ext_pitch, &rows, &stride);
+      TRY(run_span(b, rows, stride, bits, bits_stride, stream));
+    }
+    int64_t keep, end;
+    qpsk_span_need(q0, q0->next_span, &keep, &end);
+    TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+  } else {
+    const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
+    while (q0->next_span * (int64_t)g->B < nb_end) {
+      const void *rows;
+      size_t stride;
+      span_rows(g, q0, NULL, 0, 0, &rows, &stride);
+      TRY(run_span(b, rows, stride, bits, bits_stride, stream));
+    }
+  }
+  TRY(finish(b, flush, out, out_dev, stream));
+  if (!g->hf && out->bits && !out_dev) {
+    size_t wb = 0;
+    for (size_t c = 0; c < C; c++)
+      if (2 * g->off[c] > wb) wb = 2 * g->off[c];
+    TRY(g->dev->copy2d(out->bits, out->bits_stride, g->d_bits, out->bits_stride, wb, C, stream));
+  }
+  if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
+  if (flush) {
+    for (size_t c = 0; c < C; c++) qpsk_stream_reset(b->ch[c]);
+    prx_qpsk_bank_gpu_reset(g);
+  }
+  g->tm.calls++;
+  g->tm.total_s += now_s() - t0;
+  return PRX_OK;
+}
+
+#else /* no CUDA in this build: the bank never creates the driver */
+
+prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_module *m,
+                                    const double *mix) {
+  (void)b;
+  (void)m;
+  (void)mix;
+  return prx_fail(PRX_ERR_UNSUPPORTED, "this build has no CUDA");
+}
+void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) { (void)g; }
+void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) { (void)g; }
+void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
+  (void)g;
+  memset(t, 0, sizeof *t);
+}
+prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                                 void *stream) {
+  (void)b, (void)in, (void)in_stride, (void)n_in, (void)in_dev, (void)flush, (void)out;
+  (void)out_dev, (void)stream;
+  return prx_fail(PRX_ERR_UNSUPPORTED, "this build has no CUDA");
+}
+
+#endif

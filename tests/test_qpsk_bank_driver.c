@@ -1,0 +1,620 @@
+/* The bank's stage-major driver (src/qpsk/qpsk_bank_gpu.c) on the host: its device services and
+ * stage kernels replaced by host emulations (memory and copies by malloc and memcpy, each stage
+ * kernel by the CPU demodulator's own functions over the same per-block records), so that the
+ * driver's bookkeeping runs in CI without a GPU: the device ring (spans reaching back into
+ * earlier calls, the chunk read in place, the kept tail moved between the two buffers), the
+ * records between the stages and the serial passes, the blocks' ownership and output offsets
+ * across calls, the flush, and both output modes (bits written by the out stage in place; symbols
+ * back to the host for LLRs and packed bits). Each run is held to the CPU bank on the same rows:
+ * the same symbol counts and block counts, identical bits at Es/N0 >= 12 dB and at least
+ * 99.99 % identical at 4-8 dB (the emulated input sums add in another order than the CPU's), the
+ * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
+ * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative.
+ *
+ * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
+#include "test_qpsk_sig.h"
+
+#ifdef PRX_HAVE_CUDA
+#include "core/cuda_module.h"
+#include "qpsk/qpsk_bank_internal.h"
+#include "qpsk/qpsk_est.h"
+#include "qpsk/qpsk_internal.h"
+#include "qpsk/qpsk_stage_blocks.h"
+#include "qpsk/qpsk_stages_cuda.h"
+
+#include <stdint.h>
+
+/* ---- the emulated module ---- */
+
+static const qpsk_fir *em_pre, *em_mfir;
+static double *em_mix; /* C frequencies, cycles per sample, or NULL */
+
+static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
+                            unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
+  memset(s, 0, sizeof *s);
+  s->C = C;
+  s->nblk = nblk;
+  s->L = L;
+  s->Lmax = Lmax;
+  s->sps = sps;
+  s->cf16 = cf16;
+  s->nsub = L / QPSK_SUB_SYMBOLS;
+  s->Ls = L / s->nsub;
+  while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
+  em_pre = pre;
+  em_mfir = mf;
+  return PRX_OK;
+}
+static void em_destroy(qpsk_stages *s) {
+  (void)s;
+  free(em_mix);
+  em_mix = NULL;
+}
+static prx_status em_mixf(qpsk_stages *s, const double *f) {
+  free(em_mix);
+  em_mix = NULL;
+  if (f) {
+    em_mix = malloc(s->C * sizeof *em_mix);
+    memcpy(em_mix, f, s->C * sizeof *em_mix);
+  }
+  return PRX_OK;
+}
+
+/* the stream's rows as the test made them: every sample a stage reads is checked against them
+ * (the ring and the chunk's bookkeeping must hand it stream sample i of row c) */
+static const uint8_t *em_src;
+static size_t em_src_pitch; /* samples */
+static size_t em_bad_reads;
+
+/* sample i of row c (the row pointer may sit before its buffer: address arithmetic) */
+static prx_cf32 em_read(const qpsk_stages *s, const void *rows, size_t stride, unsigned c,
+                        int64_t i) {
+  size_t sz = s->cf16 ? 4 : 8;
+  const uint8_t *p = (const uint8_t *)((uintptr_t)rows + c * stride + (uintptr_t)i * sz);
+  if (em_src && memcmp(p, em_src + ((size_t)c * em_src_pitch + (size_t)i) * sz, sz)) em_bad_reads++;
+  prx_cf32 v;
+  if (s->cf16) {
+    uint16_t h[2];
+    memcpy(h, p, 4);
+    v.re = prx_half_to_float(h[0]);
+    v.im = prx_half_to_float(h[1]);
+  } else {
+    memcpy(&v, p, 8);
+  }
+  return v;
+}
+
+/* the window [lo, hi) of row c as a stage reads it: outside the stream `outside`, mixed, the
+ * non-finite samples as 0 */
+static prx_cf32 *em_window(const qpsk_stages *s, const void *rows, size_t stride, unsigned c,
+                           int64_t lo, int64_t hi, int64_t n_total, prx_cf32 outside) {
+  prx_cf32 *x = malloc((size_t)(hi - lo) * sizeof *x);
+  const double f = em_mix ? em_mix[c] : 0, tz = em_mix ? qpsk_mix_turns(f, lo) : 0;
+  for (int64_t t = 0; t < hi - lo; t++) {
+    int64_t i = lo + t;
+    int in = i >= 0 && i < n_total;
+    prx_cf32 v = outside;
+    if (in) {
+      v = em_read(s, rows, stride, c, i);
+      if (em_mix) v = qpsk_mix_sample(v, tz, f, t);
+      if (!isfinite(v.re) || !isfinite(v.im)) v.re = v.im = 0;
+    }
+    x[t] = v;
+  }
+  return x;
+}
+
+static prx_status em_pre_stage(const qpsk_stages *s, const void *rows, size_t stride, int64_t b0,
+                               int64_t n_total, prx_cf32 *grid, double *mom, unsigned *bad,
+                               cudaStream_t stream) {
+  (void)stream;
+  const int64_t L = s->L;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  for (unsigned c = 0; c < s->C; c++)
+    for (unsigned j = 0; j < s->nblk; j++) {
+      const size_t o = (size_t)c * s->nblk + j;
+      const int64_t b = b0 + j, m0 = 4 * b * L;
+      int64_t lo, hi;
+      qpsk_fir_window(em_pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
+      const prx_cf32 zero = {0, 0};
+      prx_cf32 *x = em_window(s, rows, stride, c, lo, hi, n_total, zero);
+      qpsk_fir_run(em_pre, x, lo, m0 - QPSK_GM, ng, grid + o * ng);
+      free(x);
+      int64_t a = qpsk_count_below((double)b * (double)L * s->sps, 1.0);
+      int64_t e = qpsk_count_below((double)(b + 1) * (double)L * s->sps, 1.0);
+      if (e > n_total) e = n_total;
+      double *m = mom + 4 * o;
+      m[0] = m[1] = m[2] = m[3] = 0;
+      bad[o] = 0;
+      const double f = em_mix ? em_mix[c] : 0, tz = em_mix ? qpsk_mix_turns(f, a) : 0;
+      for (int64_t i = a; i < e; i++) {
+        prx_cf32 v = em_read(s, rows, stride, c, i);
+        if (em_mix) v = qpsk_mix_sample(v, tz, f, i - a);
+        if (!isfinite(v.re) || !isfinite(v.im)) {
+          bad[o]++;
+          continue;
+        }
+        m[0] += v.re;
+        m[1] += v.im;
+        m[2] += (double)v.re * v.re + (double)v.im * v.im;
+        m[3] += 1;
+      }
+    }
+  return PRX_OK;
+}
+
+static prx_status em_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, prx_cf32 *grid,
+                        qpsk_om_out *out, cudaStream_t stream) {
+  (void)stream;
+  const int64_t L = s->L, Ls4 = 4 * (int64_t)s->Ls;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
+    const qpsk_om_in p = in[o];
+    prx_cf32 *z = grid + o * ng;
+    qpsk_om_out *r = &out[o];
+    memset(r, 0, sizeof *r);
+    const int64_t m0 = 4 * (b0 + (int64_t)(o % s->nblk)) * L;
+    int64_t g_hi = m0 + 4 * L;
+    if (g_hi > p.g_hi) g_hi = p.g_hi;
+    r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+    for (unsigned j = 0; j <= s->nsub; j++) {
+      int64_t a = m0 + Ls4 * j, e = j < s->nsub ? a + Ls4 : m0 + 4 * L;
+      if (e > g_hi) e = g_hi;
+      if (e <= a) break;
+      double *x2 = r->osub[j];
+      qpsk_om_accum(z + QPSK_GM + (a - m0), (size_t)(e - a), a, p.D, p.gain, x2);
+      r->osub_t[j] = (double)(a + e - 1) / 8.0;
+      r->nsub = j + 1;
+      if (j < s->nsub && e - a == Ls4)
+        for (unsigned l = 0; l < s->nlags && (1u << l) <= j; l++) {
+          const double *q = r->osub[j - (1u << l)];
+          r->corr[l][0] += x2[0] * q[0] + x2[1] * q[1];
+          r->corr[l][1] += x2[1] * q[0] - x2[0] * q[1];
+        }
+    }
+    double unused[2] = {0, 0};
+    int64_t done = g_hi > m0 ? g_hi - m0 : 0;
+    qpsk_om_accum(z, QPSK_GM, m0 - QPSK_GM, p.D, p.gain, unused);
+    qpsk_om_accum(z + QPSK_GM + done, ng - QPSK_GM - (size_t)done, m0 + done, p.D, p.gain, unused);
+  }
+  return PRX_OK;
+}
+
+static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                        const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
+  (void)stream;
+  const int64_t L = s->L;
+  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
+    const qpsk_mf_timing *t = &blk[o].t;
+    prx_cf32 *dst = w + (o / s->nblk) * w_stride + w0[o];
+    for (int64_t k = t->k0; k < t->k1; k++) {
+      int64_t g;
+      float cf[4];
+      qpsk_x4_tap(t, L, QPSK_GM, k, &g, cf);
+      qpsk_x4_interp(grid + o * ng + g - 1, cf, 1, dst + (k - t->k0));
+    }
+  }
+  return PRX_OK;
+}
+
+static prx_status em_mf(const qpsk_stages *s, const void *rows, size_t stride, int64_t b0,
+                        int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
+                        cudaStream_t stream) {
+  (void)stream;
+  (void)b0;
+  const int64_t L = s->L;
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
+    const qpsk_mf_block *p = &blk[o];
+    const qpsk_mf_timing *t = &p->t;
+    const int64_t n = t->k1 - t->k0;
+    double *sm = sums + 5 * o;
+    memset(sm, 0, 5 * sizeof *sm);
+    if (n <= 0) continue;
+    int64_t lo, hi;
+    qpsk_mf_window_of(t->b, L, s->sps, em_mfir->c, em_mfir->ntaps, &lo, &hi);
+    const prx_cf32 dc = {p->dc[0], p->dc[1]};
+    prx_cf32 *x = em_window(s, rows, stride, (unsigned)(o / s->nblk), lo, hi, n_total, dc);
+    qpsk_derotate(x, x, (size_t)(hi - lo), p->theta, p->omega, dc, p->gain);
+    prx_cf32 *y = sym + o * s->Lmax;
+    for (int64_t k = t->k0; k < t->k1; k++)
+      qpsk_fir_run_at(em_mfir, x, qpsk_mf_position(t, L, s->sps, lo, k), 1, 1, y + (k - t->k0));
+    free(x);
+    qpsk_sums su;
+    memset(&su, 0, sizeof su);
+    qpsk_sums_accum(y, (size_t)n, &su);
+    sm[0] = su.s4[0];
+    sm[1] = su.s4[1];
+    sm[2] = su.m2;
+    sm[3] = su.m4;
+    sm[4] = su.n;
+  }
+  return PRX_OK;
+}
+
+static prx_status em_out(const qpsk_stages *s, const qpsk_mf_block *blk, const qpsk_out_block *ob,
+                         const prx_cf32 *sym, uint8_t *bits, size_t bits_stride,
+                         cudaStream_t stream) {
+  (void)stream;
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
+    const int64_t n = blk[o].t.k1 - blk[o].t.k0;
+    if (n <= 0) continue;
+    uint8_t *dst = bits + (o / s->nblk) * bits_stride + 2 * ob[o].out0;
+    const prx_cf32 *y = sym + o * s->Lmax;
+    if (ob[o].diff) {
+      qpsk_diff_prev p;
+      qpsk_diff_reference(&p);
+      p.quad = ob[o].quad0;
+      qpsk_decide_diff(y, (size_t)n, ob[o].rot, 1.0f, &p, dst, NULL);
+    } else {
+      qpsk_decide_coherent(y, (size_t)n, ob[o].rot, 1.0f, dst, NULL);
+    }
+  }
+  return PRX_OK;
+}
+
+/* the CFO stage (the stage table's cfo): stage_cfo's steps on the window, with the kernels'
+ * rule that a window of more than S values is taken as its first S */
+static unsigned em_S, em_nfft;
+static double em_max_nu;
+static prx_status em_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
+  (void)s;
+  em_S = S;
+  em_nfft = nfft;
+  em_max_nu = max_nu;
+  return PRX_OK;
+}
+static prx_status em_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                         const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
+  (void)stream;
+  fftwf_complex *win = fftwf_alloc_complex(em_nfft), *spec = fftwf_alloc_complex(em_nfft);
+  fftwf_plan plan = fftwf_plan_dft_1d((int)em_nfft, win, spec, FFTW_FORWARD, FFTW_ESTIMATE);
+  for (unsigned c = 0; c < s->C; c++) {
+    const unsigned n = in[c].n < em_S ? in[c].n : em_S;
+    memset(win, 0, em_nfft * sizeof *win);
+    memcpy(win, w + c * w_stride + in[c].w0, n * sizeof(prx_cf32));
+    fftwf_execute(plan);
+    double nu = qpsk_spectrum_peak((const prx_cf32 *)spec, em_nfft, em_max_nu);
+    nu = nearbyint(nu * (8.0 * em_nfft)) / (8.0 * em_nfft);
+    out[c].nu0 = nu;
+    nu = qpsk_periodogram_refine((const prx_cf32 *)win, n, nu, 1.0 / em_nfft, (prx_cf32 *)spec);
+    out[c].nu = nu;
+    out[c].f = nu / (4 * (1 + in[c].e / (1 - in[c].e)));
+  }
+  fftwf_destroy_plan(plan);
+  fftwf_free(win);
+  fftwf_free(spec);
+  return PRX_OK;
+}
+static int em_cfo_off; /* cfo_setup answers PRX_ERR_UNSUPPORTED: the driver's CPU CFO stage */
+static prx_status em_cfo_setup_off(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
+  (void)s, (void)S, (void)nfft, (void)max_nu;
+  return prx_fail(PRX_ERR_UNSUPPORTED, "emulated: no CFO stage");
+}
+static prx_status em_row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C,
+                              void *stream) {
+  (void)stream;
+  for (size_t c = 0; c < C; c++) {
+    const int64_t *o = ops + 3 * c;
+    CHECK(o[2] == 0 || o[0] + o[2] <= o[1] || o[1] + o[2] <= o[0], "row_copy: ranges overlap");
+    memmove(w + c * stride + o[1], w + c * stride + o[0], (size_t)o[2] * sizeof *w);
+  }
+  return PRX_OK;
+}
+
+static prx_status em_dev_alloc(int device, size_t bytes, void **p) {
+  (void)device;
+  *p = calloc(1, bytes ? bytes : 1);
+  return *p ? PRX_OK : prx_fail(PRX_ERR_NOMEM, "emulated device: out of memory");
+}
+static int em_stream_obj;
+static prx_status em_stream_create(int device, void **stream) {
+  (void)device;
+  *stream = &em_stream_obj;
+  return PRX_OK;
+}
+static void em_stream_destroy(void *s) { (void)s; }
+static prx_status em_copy(void *dst, const void *src, size_t bytes, void *stream) {
+  (void)stream;
+  if (bytes) memmove(dst, src, bytes);
+  return PRX_OK;
+}
+static prx_status em_copy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                            size_t height, void *stream) {
+  (void)stream;
+  CHECK(width <= dpitch && width <= spitch, "copy2d: width %zu beyond a pitch (%zu, %zu)", width,
+        dpitch, spitch);
+  for (size_t r = 0; r < height && width; r++)
+    memmove((uint8_t *)dst + r * dpitch, (const uint8_t *)src + r * spitch, width);
+  return PRX_OK;
+}
+static prx_status em_sync(void *stream) {
+  (void)stream;
+  return PRX_OK;
+}
+static prx_status em_last(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                          prx_cf32 *last, void *stream) {
+  (void)stream;
+  const qpsk_mf_block *b = blk;
+  for (size_t i = 0; i < n_blk; i++) {
+    int64_t n = b[i].t.k1 - b[i].t.k0;
+    prx_cf32 z = {0, 0};
+    last[i] = n > 0 ? sym[i * Lmax + (size_t)(n - 1)] : z;
+  }
+  return PRX_OK;
+}
+static void *em_host_alloc(size_t bytes) { return malloc(bytes); }
+static void em_host_free(void *p) { free(p); }
+
+static const prx_qpsk_bank_cuda em_bank = {
+    NULL,    NULL,      NULL,    NULL,    em_dev_alloc, free, em_stream_create, em_stream_destroy,
+    em_copy, em_copy2d, em_sync, em_last, em_row_copy};
+static const prx_qpsk_stages_cuda em_stages = {em_create,    em_destroy, em_pre_stage, em_mf,
+                                               em_om,        em_x4,      em_out,       em_mixf,
+                                               em_cfo_setup, em_cfo};
+static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
+    em_create, em_destroy, em_pre_stage,     em_mf, em_om, em_x4,
+    em_out,    em_mixf,    em_cfo_setup_off, em_cfo};
+static const prx_cuda_module em_module = {
+    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc, em_host_free};
+static const prx_cuda_module em_module_cpu_cfo = {
+    PRX_CUDA_MODULE_ABI, "emulated",    NULL,        NULL, &em_bank,
+    &em_stages_cpu_cfo,  em_host_alloc, em_host_free};
+
+/* ---- the runs ---- */
+
+#define C 3
+static const double esn0[C] = {6, 14, 25};
+
+typedef struct {
+  uint8_t *bits;
+  float *llrs;
+  size_t n_bytes, n_sym, n_blk;
+  double cfo[64]; /* the first blocks' CFO estimates, Hz */
+} chan_out;
+
+/* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
+ * call) */
+static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int llrs,
+                const double *mix, const void *rows, size_t pitch, size_t n, uint64_t chunk_seed,
+                chan_out *o) {
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod = qc;
+  bc.channels = C;
+  bc.row_format = fmt;
+  bc.packed = packed;
+  bc.backend = PRX_BACKEND_CPU;
+  bc.threads = 2;
+  bc.mix_hz = mix;
+  prx_qpsk_bank *b = NULL;
+  CHECK_OK(prx_qpsk_bank_create(&bc, &b));
+  if (!b) return;
+  double mixc[C];
+  for (unsigned c = 0; c < C && mix; c++) mixc[c] = mix[c] / qc.sample_rate;
+  if (driver)
+    CHECK_OK(prx_qpsk_bank_gpu_create(b, em_cfo_off ? &em_module_cpu_cfo : &em_module,
+                                      mix ? mixc : NULL));
+  em_src = rows;
+  em_src_pitch = pitch;
+  em_bad_reads = 0;
+  size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
+  size_t bs = 2 * call + 64, ls = 2 * call;
+  uint8_t *hb = malloc(C * bs);
+  float *hl = malloc(C * ls * sizeof(float));
+  for (unsigned c = 0; c < C; c++) {
+    o[c].bits = malloc(2 * n + 64); /* a stream has fewer symbols than samples */
+    o[c].llrs = malloc(2 * n * sizeof(float));
+    o[c].n_bytes = o[c].n_sym = o[c].n_blk = 0;
+  }
+  size_t ns[C], nb[C];
+  test_rng r;
+  test_rng_seed(&r, chunk_seed);
+  for (size_t i = 0;;) {
+    int flush = i >= n;
+    size_t m = n - i;
+    if (chunk_seed && !flush) {
+      double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
+      m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
+      if (m > n - i) m = n - i;
+    }
+    prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
+    prx_status st = flush
+                        ? prx_qpsk_bank_flush(b, &out)
+                        : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
+    CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
+    if (st) break;
+    for (unsigned c = 0; c < C; c++) {
+      memcpy(o[c].bits + o[c].n_bytes, hb + c * bs, nb[c]);
+      if (llrs) memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
+      o[c].n_bytes += nb[c];
+      o[c].n_sym += ns[c];
+      size_t k;
+      const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+      for (size_t j = 0; j < k; j++)
+        if (o[c].n_blk + j < 64) o[c].cfo[o[c].n_blk + j] = e[j].cfo;
+      o[c].n_blk += k;
+    }
+    if (flush) break;
+    i += m;
+  }
+  if (driver) {
+    prx_qpsk_bank_gpu_timing t;
+    prx_qpsk_bank_gpu_get_timing(b->drv, &t);
+    CHECK(t.spans >= 2 && t.calls >= 2, "the driver ran %g spans in %g calls", t.spans, t.calls);
+    CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
+    CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
+  }
+  free(hb);
+  free(hl);
+  prx_qpsk_bank_destroy(b);
+}
+
+static void outs_free(chan_out *o) {
+  for (unsigned c = 0; c < C; c++) {
+    free(o[c].bits);
+    free(o[c].llrs);
+  }
+}
+
+static void compare(const char *what, const chan_out *g, const chan_out *ref, int llrs) {
+  for (unsigned c = 0; c < C; c++) {
+    CHECK(g[c].n_sym == ref[c].n_sym && g[c].n_bytes == ref[c].n_bytes &&
+              g[c].n_blk == ref[c].n_blk,
+          "%s channel %u: %zu symbols, %zu bytes, %zu blocks; CPU bank %zu, %zu, %zu", what, c,
+          g[c].n_sym, g[c].n_bytes, g[c].n_blk, ref[c].n_sym, ref[c].n_bytes, ref[c].n_blk);
+    if (g[c].n_bytes != ref[c].n_bytes) continue;
+    double de = 0;
+    for (size_t j = 0; j < g[c].n_blk && j < 64; j++)
+      if (fabs(g[c].cfo[j] - ref[c].cfo[j]) > de) de = fabs(g[c].cfo[j] - ref[c].cfo[j]);
+    /* the CPU CFO stage: the CPU's own arithmetic; the GPU's takes at most S values (stage_cfo
+     * all of a longer span's), 1e-5 Hz = 1e-8 Rs here; a window without its reach-back into the
+     * earlier span is 2e-4 Hz off */
+    const double tol = em_cfo_off ? 1e-8 : 2e-5;
+    CHECK(de <= tol, "%s channel %u: CFO estimates %.3g Hz off the CPU's (tolerance %g)", what, c,
+          de, tol);
+    size_t diff = 0;
+    for (size_t i = 0; i < g[c].n_bytes; i++) diff += g[c].bits[i] != ref[c].bits[i];
+    if (esn0[c] >= 12)
+      CHECK(diff == 0, "%s channel %u (%g dB): %zu bits differ from the CPU bank", what, c, esn0[c],
+            diff);
+    else
+      CHECK(diff <= g[c].n_bytes / 10000, "%s channel %u (%g dB): %zu of %zu differ", what, c,
+            esn0[c], diff, g[c].n_bytes);
+    if (!llrs) continue;
+    double num = 0, den = 0;
+    for (size_t i = 0; i < 2 * g[c].n_sym; i++) {
+      double d = (double)g[c].llrs[i] - ref[c].llrs[i];
+      num += d * d;
+      den += (double)ref[c].llrs[i] * ref[c].llrs[i];
+    }
+    CHECK(num <= 1e-10 * den, "%s channel %u: LLRs differ (relative %.3g)", what, c,
+          sqrt(num / (den > 0 ? den : 1)));
+  }
+}
+
+/* C carriers at sps, 2.6 CFO spans long, as cf32 and cf16 rows with a pitch */
+static size_t make_rows(double sps, uint64_t seed, prx_cf32 **rows, uint16_t **rows16,
+                        size_t *pitch, prx_qpsk_config *qc) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  tcase tc[C];
+  memset(tc, 0, sizeof tc);
+  for (unsigned c = 0; c < C; c++) {
+    tc[c].sps = sps;
+    tc[c].differential = 1;
+    tc[c].noise = 1;
+    tc[c].esn0_db = esn0[c];
+    tcase_random(&tc[c], &r, 0.05, 300);
+  }
+  size_t n = (size_t)(2.6 * 8192 * sps);
+  for (;; n++) {
+    int ok = 1;
+    for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
+    if (ok) break;
+  }
+  *pitch = n + 40;
+  *rows = calloc(C * *pitch, sizeof **rows);
+  *rows16 = calloc(C * *pitch, 4);
+  for (unsigned c = 0; c < C; c++) {
+    uint8_t *tx;
+    size_t ntx;
+    prx_cf32 *x = tcase_make(&tc[c], n, &tx, &ntx);
+    CHECK(x != NULL, "generator");
+    if (!x) return 0;
+    memcpy(*rows + c * *pitch, x, n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
+      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
+      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
+    }
+    free(x);
+    free(tx);
+  }
+  *qc = tcase_demod_config(&tc[0], 1);
+  return n;
+}
+
+int main(void) {
+  const double sps_list[2] = {4, 16.0 / 3};
+  /* the CFO stage on the (emulated) GPU, then on the CPU where the stage kernels lack it */
+  for (int run_i = 0; run_i < 4; run_i++) {
+    const int si = run_i % 2;
+    em_cfo_off = run_i >= 2;
+    prx_cf32 *rows;
+    uint16_t *rows16;
+    size_t pitch;
+    prx_qpsk_config qc;
+    size_t n = make_rows(sps_list[si], 11 + si, &rows, &rows16, &pitch, &qc);
+    if (!n) break;
+    char what[96];
+    chan_out cpu[C], drv[C];
+    /* cf32, LLRs: one call, then random chunks (symbols back to the host) */
+    run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
+    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs one call", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
+    compare(what, drv, cpu, 1);
+    outs_free(drv);
+    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs random chunks",
+             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
+    compare(what, drv, cpu, 1);
+    outs_free(drv);
+    /* bits only: the out stage writes them in place */
+    run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits one call", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
+    compare(what, drv, cpu, 0);
+    outs_free(drv);
+    run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits random chunks",
+             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
+    compare(what, drv, cpu, 0);
+    outs_free(drv);
+    outs_free(cpu);
+    /* packed */
+    run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
+    run(1, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 31 + si, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g packed random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
+    compare(what, drv, cpu, 0);
+    outs_free(drv);
+    outs_free(cpu);
+    /* cf16 */
+    run(0, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 0, cpu);
+    run(1, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 37 + si, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g cf16 random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
+    compare(what, drv, cpu, 0);
+    outs_free(drv);
+    outs_free(cpu);
+    /* mix_hz: each carrier moved off its channel's centre, then mixed back by the bank */
+    const double mix[C] = {0.11 * qc.sample_rate, -0.07 * qc.sample_rate, 0.25 * qc.sample_rate};
+    for (unsigned c = 0; c < C; c++) {
+      prx_cf32 *x = rows + c * pitch;
+      for (size_t i = 0; i < n; i++) {
+        double a = 2 * M_PI * fmod(mix[c] / qc.sample_rate * (double)i, 1.0);
+        float cr = (float)cos(a), ci = (float)sin(a);
+        prx_cf32 v = x[i];
+        x[i].re = v.re * cr - v.im * ci;
+        x[i].im = v.re * ci + v.im * cr;
+      }
+    }
+    run(0, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 0, cpu);
+    run(1, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, drv);
+    snprintf(what, sizeof what, "%s CFO, sps %.4g mix_hz random chunks", em_cfo_off ? "CPU" : "GPU",
+             sps_list[si]);
+    compare(what, drv, cpu, 0);
+    outs_free(drv);
+    outs_free(cpu);
+    free(rows);
+    free(rows16);
+  }
+  return test_finish("test_qpsk_bank_driver");
+}
+#else
+int main(void) {
+  printf("test_qpsk_bank_driver: skipped (this build has no CUDA: the driver is not built)\n");
+  return TEST_SKIP;
+}
+#endif
