@@ -9,6 +9,7 @@
 #include "polyrx/modem.h"
 #include "polyrx/qpsk.h"
 #include "polyrx/qpsk_bank.h"
+#include "polyrx/rx.h"
 #include "polyrx/sim.h"
 
 #endif
