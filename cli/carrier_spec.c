@@ -48,7 +48,8 @@ static const char *key_list(unsigned mask, char *buf, size_t size) {
   return buf;
 }
 
-int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_sim_carrier *c) {
+int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_sim_carrier *c,
+                      unsigned *given) {
   int seen[NKEYS] = {0};
   char list[128];
   *c = prx_sim_carrier_default();
@@ -110,6 +111,10 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
     if (bad)
       rc = cli_error(cmd, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,
                      k == 9 ? " (expected PERIOD:LENGTH, e.g. 64:8)" : "");
+  }
+  if (given) {
+    *given = 0;
+    for (int k = 0; k < NKEYS; k++) *given |= seen[k] ? 1u << k : 0;
   }
   if (!rc && !seen[1])
     rc = cli_error(cmd, "--carrier '%s': the symbol rate is missing (rs=RATE)", spec);

@@ -16,6 +16,7 @@ int cmd_demod(int argc, char **argv);
 int cmd_ber(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spectrum(int argc, char **argv);
+int cmd_rx(int argc, char **argv);
 
 /* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
  */
@@ -169,8 +170,10 @@ enum { CLI_CARRIER_KEY_DIFF = 8 };
 #define CLI_CARRIER_ALL_KEYS 0x7ffu
 #define CLI_CARRIER_RX_KEYS 0x307u /* f, rs, rolloff, diff, pilots */
 /* Parses "f=100k,rs=2400,diff,..." (the keys in allowed) into c, from prx_sim_carrier_default();
- * the symbol rate is required. 0 on success, else 1 after one error line naming the spec. */
-int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_sim_carrier *c);
+ * the symbol rate is required; *given (may be NULL) gets the keys present, by bit. 0 on success,
+ * else 1 after one error line naming the spec. */
+int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_sim_carrier *c,
+                      unsigned *given);
 /* A seed: a decimal unsigned 64-bit integer. 0 on success, -1 otherwise. */
 int cli_parse_seed(const char *text, uint64_t *out);
 

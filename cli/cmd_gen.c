@@ -380,7 +380,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     case OPT_CARRIER:
       if (a->n_car == GEN_MAX_CARRIERS)
         return cli_error(CMD, "too many carriers (max %d)", GEN_MAX_CARRIERS);
-      if (cli_parse_carrier(CMD, optarg, CLI_CARRIER_ALL_KEYS, &a->car[a->n_car])) return 2;
+      if (cli_parse_carrier(CMD, optarg, CLI_CARRIER_ALL_KEYS, &a->car[a->n_car], NULL)) return 2;
       a->n_car++;
       break;
     case OPT_ESN0:
