@@ -29,6 +29,11 @@
  * 1e-6 relative, the bits are the same except for a symbol exactly on a decision boundary.
  * prx_rx_flush ends the stream (the filter and demodulator tails), after which a new stream
  * can start; the stats are kept until prx_rx_reset.
+ *
+ * Backends: the channelizer runs on the configured backend (CUDA: the input goes to the GPU
+ * and only the selected channels' rows come back to the host); the demodulator banks run on
+ * the CPU worker threads. The bits on CUDA are the CPU's to the channelizer's agreement
+ * between backends (float rounding).
  */
 #ifndef POLYRX_RX_H
 #define POLYRX_RX_H
@@ -80,7 +85,8 @@ typedef struct {
   prx_rx_output_fn on_output;     /* required */
   void *user;                     /* passed to on_output */
   int threads;                    /* CPU worker threads, 0: all cores; output identical */
-  prx_backend backend;            /* AUTO (default): CUDA when present, else CPU */
+  prx_backend backend;            /* the channelizer's: AUTO (default) CUDA when present, else
+                                     CPU; the demodulators run on the CPU (see below) */
   int device;                     /* CUDA device ordinal (default 0) */
   size_t block_samples;           /* input samples per internal block (0: 262144) */
 } prx_rx_config;
@@ -96,7 +102,7 @@ prx_status prx_rx_check_carrier(const prx_rx_config *cfg, const prx_rx_carrier *
 /* Validates everything (every carrier as prx_rx_check_carrier), designs the prototype, creates
  * the channelizer and one demodulator bank per group of carriers with the same settings.
  * Errors: PRX_ERR_INVALID (naming the parameter or carrier), PRX_ERR_NOMEM, PRX_ERR_NODEVICE
- * (CUDA asked for and none usable), PRX_ERR_UNSUPPORTED (a CUDA path this build lacks). */
+ * (CUDA asked for and none usable). */
 prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out);
 void prx_rx_destroy(prx_rx *rx); /* accepts NULL */
 /* Forgets the stream and the stats, as if just created. */
@@ -120,7 +126,7 @@ prx_status prx_rx_get_stats(const prx_rx *rx, size_t c, prx_rx_stats *out);
 
 size_t prx_rx_n_carriers(const prx_rx *rx);
 size_t prx_rx_n_groups(const prx_rx *rx);
-prx_backend prx_rx_backend(const prx_rx *rx); /* CPU or CUDA, after AUTO resolved */
+prx_backend prx_rx_backend(const prx_rx *rx); /* the channelizer's, after AUTO resolved */
 double prx_rx_channel_rate(const prx_rx *rx); /* 2 fs / K in Hz */
 /* The prototype in use (K P + 1 taps, sum 1). */
 const float *prx_rx_taps(const prx_rx *rx, size_t *n);
