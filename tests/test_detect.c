@@ -4,126 +4,22 @@
  * within 0.05 Rs, its symbol rate within 1000 ppm and its Es/N0 within 1 dB; nothing is found
  * where no carrier is (pure noise, noise with a DC offset, no phantom beside real carriers);
  * bad configurations are refused. */
-#include "testutil.h"
+#include "test_detect_scene.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-  double freq, rs, rolloff, esn0_db, ppm;
-} truth;
-
-typedef struct {
-  const char *name;
-  double fs;
-  size_t n;
-  const truth *carriers;
-  size_t n_carriers;
-  double min_rs, max_rs; /* detector's range (0: its defaults) */
-  double dc;             /* DC offset (amplitude) */
-  double noise_only_esn0; /* without carriers: the noise is that of a 1 Bd-per-sample carrier */
-} scene;
-
-/* The capture of a scene: carrier 0 sets the noise density (the generator's convention), every
- * other carrier's power puts it at its own Es/N0. */
-static prx_cf32 *make_capture(const scene *sc, uint64_t seed) {
-  prx_sim_carrier cs[32];
-  size_t nc = sc->n_carriers;
-  for (size_t i = 0; i < nc; i++) {
-    const truth *t = &sc->carriers[i];
-    cs[i] = prx_sim_carrier_default();
-    cs[i].freq = t->freq;
-    cs[i].symbol_rate = t->rs;
-    cs[i].rolloff = t->rolloff;
-    cs[i].clock_ppm = t->ppm;
-    cs[i].span = 16;
-    cs[i].phase = 0.7 * (double)i;
-    cs[i].timing_offset = fmod(0.37 * (double)i, 1.0);
-    cs[i].seed = seed * 100 + i + 1;
-    const truth *t0 = &sc->carriers[0];
-    cs[i].power_db = t->esn0_db - t0->esn0_db + 10 * log10(t->rs / t0->rs);
-  }
-  prx_sim_config cfg = prx_sim_config_default();
-  cfg.sample_rate = sc->fs;
-  cfg.carriers = cs;
-  cfg.n_carriers = nc;
-  cfg.noise = 1;
-  cfg.esn0_db = sc->carriers[0].esn0_db;
-  cfg.noise_seed = seed;
-  cfg.dc_re = sc->dc;
-  cfg.dc_im = -0.5 * sc->dc;
-  prx_sim *sim = NULL;
-  prx_cf32 *x = malloc(sc->n * sizeof *x);
-  CHECK_OK(prx_sim_create(&cfg, &sim));
-  if (!sim || !x) {
-    free(x);
-    prx_sim_destroy(sim);
-    return NULL;
-  }
-  CHECK_OK(prx_sim_generate(sim, x, sc->n));
-  prx_sim_destroy(sim);
-  return x;
-}
-
-/* Checks the detections of a scene against its truth; returns the number of detections. */
-static size_t check_scene(const scene *sc, uint64_t seed) {
-  prx_cf32 *x = make_capture(sc, seed);
-  if (!x) return 0;
-  prx_detect_config cfg = prx_detect_config_default();
-  cfg.sample_rate = sc->fs;
-  cfg.min_symbol_rate = sc->min_rs;
-  cfg.max_symbol_rate = sc->max_rs;
-  prx_detect_carrier found[64];
-  size_t nf = 0;
-  CHECK(prx_detect_min_samples(&cfg) <= sc->n, "%s: %zu samples, the detector asks for %zu",
-        sc->name, sc->n, prx_detect_min_samples(&cfg));
-  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, found, 64, &nf));
-  free(x);
-  int matched[64] = {0};
-  for (size_t i = 0; i < nf && i < 64; i++)
-    printf("%s: found f %+11.1f Hz  Rs %9.2f  beta %.2f  bw %9.1f  Es/N0 %5.1f dB\n", sc->name,
-           found[i].freq, found[i].symbol_rate, found[i].rolloff, found[i].bandwidth,
-           found[i].esn0_db);
-  for (size_t c = 0; c < sc->n_carriers; c++) {
-    const truth *t = &sc->carriers[c];
-    double rs = t->rs * (1 + 1e-6 * t->ppm);
-    size_t hits = 0, hit = 0;
-    for (size_t i = 0; i < nf && i < 64; i++)
-      if (fabs(found[i].freq - t->freq) < 0.5 * t->rs) hits++, hit = i, matched[i]++;
-    if (hits == 0) {
-      CHECK(t->esn0_db < 10, "%s: carrier %zu (f %.1f, Rs %.1f, %.1f dB) not found", sc->name, c,
-            t->freq, t->rs, t->esn0_db);
-      continue;
-    }
-    CHECK(hits == 1, "%s: carrier %zu found %zu times", sc->name, c, hits);
-    const prx_detect_carrier *d = &found[hit];
-    double df = (d->freq - t->freq) / t->rs, ppm = 1e6 * (d->symbol_rate / rs - 1);
-    double de = d->esn0_db - t->esn0_db;
-    printf("%s: carrier %zu  Rs %7.0f beta %.2f %4.1f dB: centre %+.4f Rs, rate %+7.1f ppm, "
-           "Es/N0 %+.2f dB, beta %.2f\n",
-           sc->name, c, t->rs, t->rolloff, t->esn0_db, df, ppm, de, d->rolloff);
-    if (t->esn0_db < 10) continue;
-    CHECK(fabs(df) <= 0.05, "%s: carrier %zu centre off by %.4f Rs", sc->name, c, df);
-    CHECK(fabs(ppm) <= 1000, "%s: carrier %zu symbol rate off by %.1f ppm", sc->name, c, ppm);
-    CHECK(fabs(de) <= 1.0, "%s: carrier %zu Es/N0 off by %.2f dB", sc->name, c, de);
-  }
-  for (size_t i = 0; i < nf && i < 64; i++)
-    CHECK(matched[i] == 1, "%s: detection %zu (f %.1f, Rs %.1f) is %s", sc->name, i,
-          found[i].freq, found[i].symbol_rate, matched[i] ? "two carriers" : "a phantom");
-  return nf;
-}
-
 /* Shortwave-like: 6.5536 Msps, 1200 Bd to 100 kBd, some between the centres of a 1024-channel
  * bank (6.4 kHz apart), with CFOs and clock offsets. */
 static const truth wide_carriers[] = {
-    {-2000000.0 + 3200.0, 2400, 0.35, 20, 40},     /* half-way between two channel centres */
-    {-1500000.0 + 1600.0, 1200, 0.25, 12, -120},   /* a quarter of the way */
-    {-1000000.0 + 130.0, 9600, 0.5, 15, 300},      /* a CFO on a centre */
+    {-2000000.0 + 3200.0, 2400, 0.35, 20, 40},   /* half-way between two channel centres */
+    {-1500000.0 + 1600.0, 1200, 0.25, 12, -120}, /* a quarter of the way */
+    {-1000000.0 + 130.0, 9600, 0.5, 15, 300},    /* a CFO on a centre */
     {-400000.0, 100000, 0.25, 25, -200},
     {+300000.0 + 777.0, 50000, 0.3, 10, 500},
     {+900000.0 - 3200.0, 4800, 0.2, 30, -50},
     {+1400000.0 + 250.0, 2400, 0.4, 11, 1000},
-    {+2200000.0, 2400, 0.35, 6, 0},                /* below 10 dB: found or not */
+    {+2200000.0, 2400, 0.35, 6, 0}, /* below 10 dB: found or not */
 };
 
 /* A narrow capture with carriers side by side at 1.0, 1.15 and 1.3 times their occupied
@@ -138,15 +34,81 @@ static const truth close_carriers[] = {
     {+90000.0, 9600, 0.5, 10, -300},
 };
 
-static const truth one_carrier[] = {{0.0, 1000, 0.35, 0, 0}};
+/* Pure complex white noise (with a DC offset when dc != 0): no carrier at all. */
+static void check_noise(double fs, size_t n, double dc, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  if (!x) return;
+  test_fill_cf32(&r, x, n, 0.01);
+  for (size_t i = 0; i < n; i++) x[i].re += (float)dc, x[i].im -= (float)(0.7 * dc);
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = fs;
+  prx_detect_carrier found[8];
+  size_t nf = 99;
+  CHECK_OK(prx_detect_carriers(&cfg, x, n, found, 8, &nf));
+  CHECK(nf == 0, "noise (fs %g, dc %g): %zu phantom carriers, the first at %.1f Hz, Rs %.1f", fs,
+        dc, nf, nf ? found[0].freq : 0.0, nf ? found[0].symbol_rate : 0.0);
+  free(x);
+}
+
+static void check_bad_configs(void) {
+  prx_cf32 x[8192] = {{0}};
+  prx_detect_carrier out[4];
+  size_t nf;
+  prx_detect_config ok = prx_detect_config_default();
+  ok.sample_rate = 48000;
+  struct {
+    const char *what;
+    prx_detect_config c;
+  } bad[8];
+  for (int i = 0; i < 8; i++) bad[i].c = ok;
+  bad[0].what = "no sample rate", bad[0].c.sample_rate = 0;
+  bad[1].what = "negative sample rate", bad[1].c.sample_rate = -1;
+  bad[2].what = "NaN min rate", bad[2].c.min_symbol_rate = NAN;
+  bad[3].what = "min rate above max", bad[3].c.min_symbol_rate = 9000,
+  bad[3].c.max_symbol_rate = 8000;
+  bad[4].what = "max rate above fs / 2", bad[4].c.max_symbol_rate = 30000;
+  bad[5].what = "negative threads", bad[5].c.threads = -2;
+  bad[6].what = "infinite Es/N0", bad[6].c.min_esn0_db = INFINITY;
+  bad[7].what = "negative max rate", bad[7].c.max_symbol_rate = -5;
+  for (int i = 0; i < 8; i++) {
+    prx_status st = prx_detect_carriers(&bad[i].c, x, 8192, out, 4, &nf);
+    CHECK(st == PRX_ERR_INVALID, "%s: %s", bad[i].what, prx_strerror(st));
+    CHECK(strlen(prx_last_error()) > 0, "%s: no message", bad[i].what);
+    CHECK(prx_detect_min_samples(&bad[i].c) == 0, "%s: min_samples not 0", bad[i].what);
+  }
+  CHECK(prx_detect_carriers(NULL, x, 8192, out, 4, &nf) == PRX_ERR_INVALID, "NULL config");
+  CHECK(prx_detect_carriers(&ok, NULL, 8192, out, 4, &nf) == PRX_ERR_INVALID, "NULL samples");
+  CHECK(prx_detect_carriers(&ok, x, 8192, NULL, 4, &nf) == PRX_ERR_INVALID, "NULL output");
+  CHECK(prx_detect_carriers(&ok, x, 8192, out, 4, NULL) == PRX_ERR_INVALID, "NULL count");
+  CHECK(prx_detect_carriers(&ok, x, 100, out, 4, &nf) == PRX_ERR_INVALID, "100 samples");
+  CHECK(prx_detect_min_samples(NULL) == 0, "min_samples(NULL)");
+  /* all zeros is valid input: no carrier */
+  CHECK_OK(prx_detect_carriers(&ok, x, 8192, out, 4, &nf));
+  CHECK(nf == 0, "zeros: %zu carriers", nf);
+  /* the defaults: fs / 8192 .. fs / 4, 800 symbols of the slowest (1 s at 6.5536 Msps) */
+  CHECK(prx_detect_min_samples(&ok) >= 800 * 8192, "min_samples %zu", prx_detect_min_samples(&ok));
+}
 
 int main(void) {
-  scene wide = {"wideband", 6553600.0, 5600000, wide_carriers,
-                sizeof wide_carriers / sizeof *wide_carriers, 1200, 0, 0, 0};
-  check_scene(&wide, 11);
-  scene close = {"adjacent", 256000.0, 512000, close_carriers,
-                 sizeof close_carriers / sizeof *close_carriers, 1000, 0, 0, 0};
-  check_scene(&close, 12);
-  (void)one_carrier;
+  scene wide = {.name = "wideband",
+                .fs = 6553600.0,
+                .n = 4400000,
+                .carriers = wide_carriers,
+                .n_carriers = sizeof wide_carriers / sizeof *wide_carriers,
+                .min_rs = 1200};
+  check_scene(&wide, 11, NULL);
+  scene close = {.name = "adjacent",
+                 .fs = 256000.0,
+                 .n = 512000,
+                 .carriers = close_carriers,
+                 .n_carriers = sizeof close_carriers / sizeof *close_carriers,
+                 .min_rs = 1000};
+  check_scene(&close, 12, NULL);
+  check_noise(6553600.0, 1 << 22, 0, 21);
+  check_noise(6553600.0, 1 << 22, 0.05, 22);
+  check_noise(48000.0, 1 << 18, 0.2, 23);
+  check_bad_configs();
   return test_finish("test_detect");
 }

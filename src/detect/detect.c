@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 /* Symbols of the slowest carrier the detector needs to reach its documented accuracy. */
-#define DETECT_MIN_SYMBOLS 1000.0
+#define DETECT_MIN_SYMBOLS 800.0
 /* Fewest samples whatever the rates (the power spectrum needs some averaging). */
 #define DETECT_MIN_SAMPLES 65536.0
 /* At most this many samples are used (the first ones): 128 MiB of spectrum. */

@@ -115,9 +115,12 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   float scale = (float)(1.0 / sqrt(mean));
   for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
 
-  /* the symbol rate: the line of |y|^2 near the half-power width */
+  /* the symbol rate: the line of |y|^2 near the half-power width (Rs for an RRC spectrum), looked
+   * for within 10 % and three points of the power spectrum (each half-power point is within one) */
   double width = b->width * df, strength;
-  double alo = fmax(0.7 * width, 0.95 * min_rs), ahi = fmin(1.3 * width, 1.05 * max_rs);
+  double slack = fmin(0.3, 0.1 + 3.0 * (double)s->block / b->width);
+  double alo = fmax((1 - slack) * width, 0.95 * min_rs);
+  double ahi = fmin((1 + slack) * width, 1.05 * max_rs);
   if (!(alo < ahi)) goto done;
   memset(v, 0, q * sizeof *v);
   for (size_t t = 0; t < mm; t++) v[t].re = y[t].re * y[t].re + y[t].im * y[t].im - 1.0f;

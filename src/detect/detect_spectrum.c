@@ -37,49 +37,45 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Median of v[0..n-1] (reorders a copy in tmp). */
-static double median(const double *v, size_t n, double *tmp) {
-  memcpy(tmp, v, n * sizeof *tmp);
-  qsort(tmp, n, sizeof *tmp, cmp_double);
-  return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+/* Quantile z (in standard deviations) of a mean of k exponential variables of mean 1
+ * (Gamma(k, 1/k)), by Wilson and Hilferty's cube-root normal approximation. */
+static double gamma_quantile(double k, double z) {
+  double a = 1.0 - 1.0 / (9.0 * k) + z * sqrt(1.0 / (9.0 * k));
+  return a > 0 ? a * a * a : 0;
 }
 
-/* Median over mean of a mean of k exponential variables (Gamma(k, 1/k)), Wilson-Hilferty. */
-static double gamma_median_ratio(double k) {
-  double a = 1.0 - 1.0 / (9.0 * k);
-  return a * a * a;
-}
-
-/* The noise floor (E|X_k|^2 of the noise): the median of the power spectrum, then the median
- * again over the points away from everything that stands out of the first floor, each corrected
- * for the median-to-mean ratio of the points' distribution. */
+/* The noise floor (E|X_k|^2 of the noise). Carriers may fill most of the band, so neither the
+ * median nor the mean of the power spectrum will do: the floor starts from the 2nd percentile
+ * of the points (below the floor as long as a fifth of the band is noise), and then is the median
+ * of the points below 1 + 3.5 standard deviations of the noise above the floor (noise and the
+ * carriers' faint edges only), read as a noise median, until it settles. */
 static prx_status noise_floor(detect_spectrum *s) {
   size_t m = s->n_psd;
-  double *tmp = prx_alloc(m, sizeof *tmp), *keep = prx_alloc(m, sizeof *keep);
-  unsigned char *out = prx_alloc(m, 1);
-  if (!tmp || !keep || !out) {
-    prx_free(tmp), prx_free(keep), prx_free(out);
-    return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the noise floor");
-  }
-  double ratio = gamma_median_ratio((double)s->block);
-  double f0 = median(s->psd, m, tmp) / ratio;
-  double high = f0 * (1.0 + 5.0 / sqrt((double)s->block));
-  /* every run above `high`, widened by its own length on both sides (a carrier's roll-off) */
-  for (size_t j = 0; j < m;) {
-    if (s->psd[j] <= high) {
-      j++;
-      continue;
+  double *sorted = prx_alloc(m, sizeof *sorted), k = (double)s->block;
+  if (!sorted) return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the noise floor");
+  memcpy(sorted, s->psd, m * sizeof *sorted);
+  qsort(sorted, m, sizeof *sorted, cmp_double);
+  double f = sorted[m / 50] / gamma_quantile(k, -2.054);
+  double median_ratio = gamma_quantile(k, 0), top = 1 + 3.5 / sqrt(k);
+  for (int it = 0; it < 20 && f > 0; it++) {
+    size_t below = 0; /* points below f top: sorted[0 .. below) */
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (sorted[mid] < f * top)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    size_t a = j;
-    while (j < m && s->psd[j] > high) j++;
-    size_t len = j - a, lo = a > len ? a - len : 0, hi = j + len < m ? j + len : m;
-    memset(out + lo, 1, hi - lo);
+    below = lo;
+    if (below < 2) break;
+    double next = sorted[below / 2] / median_ratio;
+    int settled = fabs(next - f) <= 1e-4 * f;
+    f = next;
+    if (settled) break;
   }
-  size_t k = 0;
-  for (size_t j = 0; j < m; j++)
-    if (!out[j]) keep[k++] = s->psd[j];
-  s->noise_bin = k >= m / 8 ? median(keep, k, tmp) / ratio : f0;
-  prx_free(tmp), prx_free(keep), prx_free(out);
+  s->noise_bin = f;
+  prx_free(sorted);
   return PRX_OK;
 }
 
