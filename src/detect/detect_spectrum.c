@@ -120,10 +120,11 @@ prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double r
     detect_spectrum_free(out);
     return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the power spectrum");
   }
+  size_t k = n - n / 2; /* FFT index of centred bin 0 */
   for (size_t j = 0; j < out->n_psd; j++) {
     double acc = 0;
-    for (size_t b = 0; b < out->block; b++) {
-      prx_cf32 v = detect_bin(out, (long long)(j * out->block + b));
+    for (size_t b = 0; b < out->block; b++, k = k + 1 < n ? k + 1 : 0) {
+      prx_cf32 v = out->x[k];
       acc += (double)v.re * v.re + (double)v.im * v.im;
     }
     out->psd[j] = acc / (double)out->block;
