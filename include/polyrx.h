@@ -5,6 +5,7 @@
 
 #include "polyrx/chan.h"
 #include "polyrx/core.h"
+#include "polyrx/detect.h"
 #include "polyrx/io.h"
 #include "polyrx/modem.h"
 #include "polyrx/qpsk.h"
