@@ -26,7 +26,8 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: polyrx rx -i FILE|- [-F FMT -s RATE -f CENTER] -K CHANNELS\n"
-      "                 --carrier f=OFFSET,rs=RATE[,rolloff=B][,diff|pilots=P:L] ... -o DIR\n"
+      "                 (--carrier f=OFFSET,rs=RATE[,rolloff=B][,diff|pilots=P:L] ... | --detect)\n"
+      "                 -o DIR\n"
       "                 [--report FILE.json] [--backend auto|cpu|cuda] [--bits packed]\n"
       "                 [--llr] [--truth PREFIX] [--taps P] [--threads N] [-q]\n"
       "\n"
@@ -50,6 +51,12 @@ static void usage(FILE *f) {
       "                         diff        differentially encoded data (the default)\n"
       "                         pilots=P:L  a pilot word of L symbols starts every P symbols\n"
       "                         diff=0      coherent: the quarter-turn is left unresolved\n"
+      "      --detect         find the QPSK carriers by themselves (power against the noise\n"
+      "                       floor, the symbol-rate and 4th-power lines), symbol rates from\n"
+      "                       RATE/K/16 up, in the first 800 symbols of the slowest (1 s at\n"
+      "                       6.5536 Msps, K = 1024) and receive those that fit, as\n"
+      "                       differential (with --carrier: those listed, then the others\n"
+      "                       found); the report lists what was found\n"
       "  -o, --output DIR     the directory of the outputs (made if missing): cN.bits for the\n"
       "                       N-th carrier (in the order given), one byte 0/1 per bit\n"
       "      --bits packed    8 bits per byte instead (first bit in the MSB)\n"
@@ -82,7 +89,7 @@ typedef struct {
   size_t n_car;
   unsigned long K, taps, threads, read_block;
   prx_backend backend;
-  int packed, llr, quiet;
+  int packed, llr, quiet, detect;
 } options;
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -101,7 +108,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_REPORT,
     OPT_BACKEND,
     OPT_TAPS,
-    OPT_READBLOCK
+    OPT_READBLOCK,
+    OPT_DETECT
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -119,6 +127,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"taps", required_argument, 0, OPT_TAPS},
       {"threads", required_argument, 0, 't'},
       {"read-block", required_argument, 0, OPT_READBLOCK},
+      {"detect", no_argument, 0, OPT_DETECT},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -154,6 +163,7 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--bits", a, "bit format (unpacked or packed)");
       break;
     case OPT_LLR: o->llr = 1; break;
+    case OPT_DETECT: o->detect = 1; break;
     case OPT_TRUTH: o->truth = a; break;
     case OPT_REPORT: o->report = a; break;
     case OPT_BACKEND:
@@ -180,8 +190,12 @@ static int parse_args(int argc, char **argv, options *o) {
                            argv[optind]);
   if (!o->input) return cli_usage_error(CMD, "no input: give -i FILE, or -i - for standard input");
   if (!o->K) return cli_usage_error(CMD, "no channel count: give -K CHANNELS (e.g. -K 1024)");
-  if (!o->n_car)
-    return cli_usage_error(CMD, "no carrier: give --carrier f=OFFSET,rs=RATE for each carrier");
+  if (!o->n_car && !o->detect)
+    return cli_usage_error(CMD, "no carrier: give --carrier f=OFFSET,rs=RATE for each carrier, "
+                                "or --detect");
+  if (o->detect && o->truth)
+    return cli_usage_error(CMD, "--truth needs the carriers listed in the generator's order, not "
+                                "--detect");
   if (!o->output) return cli_usage_error(CMD, "no output: give -o DIR");
   return -1;
 }
@@ -205,6 +219,16 @@ typedef struct {
   prx_iq_info in;
   prx_rx_config rc;
   prx_rx_carrier *car;
+  size_t n_car;      /* listed, then detected */
+  const char **spec; /* per carrier: its --carrier text, or what detection made of it */
+  char **spec_made;  /* the texts made for detected carriers (owned) */
+  /* --detect: what was found, and whether each is received (else why not) */
+  prx_detect_carrier *found;
+  size_t n_found;
+  long *found_as; /* carrier index, or -1 */
+  char (*found_why)[512];
+  void *pre; /* the samples read for detection, fed to the receiver first */
+  size_t pre_n;
   prx_rx *rx;
   carrier_out *out;
   FILE *rep_f;
@@ -256,30 +280,9 @@ static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes,
   k->n_symbols += n_symbols;
 }
 
-static int setup(run_state *r) {
-  options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
-  int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
-  if (rc >= 0) return rc;
-  r->car = calloc(o->n_car, sizeof *r->car);
-  r->out = calloc(o->n_car, sizeof *r->out);
-  if (!r->car || !r->out) return cli_error(CMD, "out of memory");
-  prx_rx_config *c = &r->rc;
-  *c = prx_rx_config_default();
-  c->sample_rate = r->in.sample_rate;
-  c->center_freq = r->in.center_freq;
-  c->channels = (unsigned)o->K;
-  c->taps_per_channel = (unsigned)o->taps;
-  c->in_format = r->in.format;
-  c->carriers = r->car;
-  c->n_carriers = o->n_car;
-  c->packed = o->packed;
-  c->llrs = o->llr;
-  c->on_output = on_output;
-  c->user = r;
-  c->threads = (int)o->threads;
-  c->backend = o->backend;
-  c->block_samples = o->read_block;
+/* The listed carriers into r->car (a bad one: one line, exit 2). */
+static int listed_carriers(run_state *r) {
+  const options *o = &r->o;
   for (size_t i = 0; i < o->n_car; i++) {
     const prx_sim_carrier *s = &o->car[i];
     prx_rx_carrier *k = &r->car[i];
@@ -298,13 +301,124 @@ static int setup(run_state *r) {
     }
     if (s->pilot_period && s->differential)
       return cli_usage_error(CMD, "--carrier '%s': give diff or pilots, not both", o->spec[i]);
-    if (prx_rx_check_carrier(c, k)) {
+    if (prx_rx_check_carrier(&r->rc, k)) {
       fprintf(stderr, "polyrx %s: error: --carrier '%s': %s\n", CMD, o->spec[i], prx_last_error());
       return 2;
     }
+    r->spec[i] = o->spec[i];
   }
+  r->n_car = o->n_car;
+  return -1;
+}
+
+/* --detect: reads the samples the detector needs (kept for the receiver), finds the carriers
+ * and appends those the receiver can take (differential decoding assumed; a listed carrier
+ * within a symbol rate of a found one stands for it). */
+static int detect_carriers(run_state *r) {
+  prx_detect_config dc = prx_detect_config_default();
+  dc.sample_rate = r->in.sample_rate;
+  dc.threads = (int)r->o.threads;
+  /* carriers down to 1/16 of the spacing (32 samples per symbol in a channel), so that the
+   * detector's span (800 symbols of the slowest) stays within seconds at any K */
+  dc.min_symbol_rate = fmax(r->in.sample_rate / 8192, r->in.sample_rate / r->o.K / 16);
+  size_t need = prx_detect_min_samples(&dc), size = prx_format_size(r->in.format);
+  prx_cf32 *x = malloc(need * sizeof *x);
+  r->pre = malloc(need * size);
+  r->found = calloc(256, sizeof *r->found);
+  r->found_as = calloc(256, sizeof *r->found_as);
+  r->found_why = calloc(256, sizeof *r->found_why);
+  if (!x || !r->pre || !r->found || !r->found_as || !r->found_why) {
+    free(x);
+    return cli_error(CMD, "out of memory for the %zu samples detection needs", need);
+  }
+  while (r->pre_n < need) {
+    size_t got = 0;
+    int rc = cli_read_block(CMD, r->reader, (uint8_t *)r->pre + r->pre_n * size, need - r->pre_n,
+                            r->pre_n, &got);
+    if (rc >= 0) {
+      free(x);
+      return rc;
+    }
+    if (!got) break;
+    r->pre_n += got;
+  }
+  if (r->pre_n < need)
+    fprintf(stderr,
+            "polyrx %s: warning: --detect: the input has %zu samples, fewer than the %zu the "
+            "detector needs: what it finds may be wrong\n",
+            CMD, r->pre_n, need);
+  prx_status st = prx_convert_to_cf32(r->in.format, r->pre, r->pre_n, x);
+  if (!st) st = prx_detect_carriers(&dc, x, r->pre_n, r->found, 256, &r->n_found);
+  free(x);
+  if (st) return cli_status_error(CMD, "--detect", st);
+  for (size_t i = 0; i < r->n_found; i++) {
+    const prx_detect_carrier *d = &r->found[i];
+    r->found_as[i] = -1;
+    size_t j = 0;
+    while (j < r->o.n_car && fabs(r->car[j].freq - d->freq) > d->symbol_rate) j++;
+    if (j < r->o.n_car) {
+      r->found_as[i] = (long)j;
+      snprintf(r->found_why[i], sizeof r->found_why[i], "listed as carrier %zu", j);
+      continue;
+    }
+    prx_rx_carrier k = prx_rx_carrier_default();
+    k.freq = d->freq;
+    k.symbol_rate = d->symbol_rate;
+    k.rolloff = d->rolloff;
+    if (prx_rx_check_carrier(&r->rc, &k)) {
+      snprintf(r->found_why[i], sizeof r->found_why[i], "%s", prx_last_error());
+      fprintf(stderr, "polyrx %s: warning: --detect: not received: %s\n", CMD, r->found_why[i]);
+      continue;
+    }
+    char text[160];
+    snprintf(text, sizeof text, "detected: f=%.1f,rs=%.3f,rolloff=%.2f", d->freq, d->symbol_rate,
+             d->rolloff);
+    size_t c = r->n_car++;
+    r->car[c] = k;
+    r->spec_made[c] = strdup(text);
+    if (!r->spec_made[c]) return cli_error(CMD, "out of memory");
+    r->spec[c] = r->spec_made[c];
+    r->found_as[i] = (long)c;
+    snprintf(r->found_why[i], sizeof r->found_why[i], "received as carrier %zu", c);
+  }
+  if (!r->o.quiet)
+    fprintf(stderr, "polyrx %s: --detect: %zu carrier%s found in %zu samples, %zu received\n", CMD,
+            r->n_found, r->n_found == 1 ? "" : "s", r->pre_n, r->n_car - r->o.n_car);
+  return -1;
+}
+
+static int setup(run_state *r) {
+  options *o = &r->o;
+  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  if (rc >= 0) return rc;
+  size_t max = o->n_car + (o->detect ? 256 : 0);
+  r->car = calloc(max, sizeof *r->car);
+  r->out = calloc(max, sizeof *r->out);
+  r->spec = calloc(max, sizeof *r->spec);
+  r->spec_made = calloc(max, sizeof *r->spec_made);
+  if (!r->car || !r->out || !r->spec || !r->spec_made) return cli_error(CMD, "out of memory");
+  prx_rx_config *c = &r->rc;
+  *c = prx_rx_config_default();
+  c->sample_rate = r->in.sample_rate;
+  c->center_freq = r->in.center_freq;
+  c->channels = (unsigned)o->K;
+  c->taps_per_channel = (unsigned)o->taps;
+  c->in_format = r->in.format;
+  c->carriers = r->car;
+  c->packed = o->packed;
+  c->llrs = o->llr;
+  c->on_output = on_output;
+  c->user = r;
+  c->threads = (int)o->threads;
+  c->backend = o->backend;
+  c->block_samples = o->read_block;
+  if ((rc = listed_carriers(r)) >= 0) return rc;
   if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device (use --backend cpu or auto)");
+  if (o->detect && (rc = detect_carriers(r)) >= 0) return rc;
+  c->n_carriers = r->n_car;
+  if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st = prx_rx_create(c, &r->rx);
   if (st) return cli_status_error(CMD, "receiver", st);
   return -1;
@@ -321,7 +435,7 @@ static int open_outputs(run_state *r) {
   options *o = &r->o;
   if (mkdir(o->output, 0777) != 0 && errno != EEXIST)
     return cli_error(CMD, "cannot make the directory %s: %s", o->output, strerror(errno));
-  size_t n = o->n_car;
+  size_t n = r->n_car;
   char name[64];
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
@@ -393,6 +507,12 @@ static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uin
 }
 
 static int stream(run_state *r) {
+  if (r->pre_n) { /* the samples --detect read come first */
+    prx_status st = prx_rx_execute(r->rx, r->pre, r->pre_n);
+    if (st) return cli_status_error(CMD, "receiver", st);
+    if (r->fatal) return 1;
+    r->n_in = r->pre_n;
+  }
   prx_pipe_config c;
   cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
   c.compute = rx_compute;
@@ -401,7 +521,7 @@ static int stream(run_state *r) {
   c.out_bytes = 1; /* the output goes to the files from the compute stage */
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
-  if (rc < 0 && res.samples_read == 0)
+  if (rc < 0 && r->n_in == 0)
     return cli_error(CMD, "%s is empty: no samples to receive", prx_iq_reader_name(r->reader));
   return rc;
 }
@@ -448,7 +568,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   json_num(cfg, "channels", r->rc.channels);
   json_num(cfg, "decimation", r->rc.channels / 2);
   json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
-  json_num(cfg, "channel_rate_hz", prx_rx_channel_rate(r->rx));
+  json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
   json_num(cfg, "taps", (double)n_taps);
   json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
@@ -456,14 +576,14 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
   cJSON_AddBoolToObject(cfg, "llr", r->o.llr);
   cJSON *arr = cJSON_AddArrayToObject(root, "carriers");
-  for (size_t c = 0; c < r->o.n_car; c++) {
+  for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
     const prx_rx_carrier *k = &r->car[c];
     const carrier_out *w = &r->out[c];
     cJSON *o = cJSON_CreateObject();
     json_num(o, "index", (double)c);
-    cJSON_AddStringToObject(o, "spec", r->o.spec[c]);
+    cJSON_AddStringToObject(o, "spec", r->spec[c]);
     json_num(o, "offset_hz", k->freq);
     json_num(o, "frequency_hz", r->in.center_freq + k->freq);
     json_num(o, "symbol_rate", k->symbol_rate);
@@ -501,6 +621,26 @@ static int write_report(run_state *r, const char *status, double elapsed) {
       }
     cJSON_AddItemToArray(arr, o);
   }
+  if (r->o.detect) {
+    cJSON *det = cJSON_AddArrayToObject(root, "detected");
+    for (size_t i = 0; i < r->n_found; i++) {
+      const prx_detect_carrier *d = &r->found[i];
+      cJSON *o = cJSON_CreateObject();
+      json_num(o, "offset_hz", d->freq);
+      json_num(o, "frequency_hz", r->in.center_freq + d->freq);
+      json_num(o, "symbol_rate", d->symbol_rate);
+      json_num(o, "bandwidth_hz", d->bandwidth);
+      json_num(o, "rolloff", d->rolloff);
+      json_num(o, "esn0_db", d->esn0_db);
+      if (r->found_as[i] >= 0)
+        json_num(o, "carrier", (double)r->found_as[i]);
+      else
+        cJSON_AddNullToObject(o, "carrier");
+      cJSON_AddStringToObject(o, "note", r->found_why[i]);
+      cJSON_AddItemToArray(det, o);
+    }
+    json_num(root, "detect_samples", (double)r->pre_n);
+  }
   uint64_t samples;
   double t_chan, t_demod;
   prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
@@ -528,7 +668,7 @@ static void table(const run_state *r, double elapsed) {
          "CFO Hz", "clk ppm", "locked", "bits");
   if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
   printf("\n");
-  for (size_t c = 0; c < r->o.n_car; c++) {
+  for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
     const carrier_out *w = &r->out[c];
@@ -555,12 +695,12 @@ static void table(const run_state *r, double elapsed) {
 
 /* the demodulators' warnings on standard error: those bits may be noise */
 static void warnings(const run_state *r) {
-  for (size_t c = 0; c < r->o.n_car; c++) {
+  for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
     for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
       if (s.demod.warnings & warn_bits[i])
-        fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->o.spec[c],
+        fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
                 prx_qpsk_warning_text(warn_bits[i]));
     if (r->out[c].truth_short)
       fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
@@ -588,7 +728,12 @@ int cmd_rx(int argc, char **argv) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
     cli_progress_start(&r->progress, CMD, cli_input_samples(r->reader, r->o.input), r->o.quiet);
-    rc = stream(r);
+    if (r->rx)
+      rc = stream(r);
+    else { /* --detect found nothing the receiver can take */
+      fprintf(stderr, "polyrx %s: --detect: no carrier to receive\n", CMD);
+      r->n_in = r->pre_n;
+    }
     cli_progress_end(&r->progress);
     cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
@@ -603,7 +748,7 @@ int cmd_rx(int argc, char **argv) {
       if (rc < 0) rc = rc_rep;
     }
   }
-  for (size_t c = 0; r->out && c < r->o.n_car; c++) {
+  for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
     rc = close_file(k->bits, k->bits_name, rc);
     rc = close_file(k->llr, k->llr_name, rc);
@@ -616,6 +761,13 @@ int cmd_rx(int argc, char **argv) {
   rc = close_file(r->rep_f, r->o.report ? r->o.report : "report", rc);
   prx_rx_destroy(r->rx);
   prx_iq_close(r->reader);
+  for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
+  free(r->spec_made);
+  free(r->spec);
+  free(r->pre);
+  free(r->found);
+  free(r->found_as);
+  free(r->found_why);
   free(r->out);
   free(r->car);
   free(r);

@@ -3,7 +3,8 @@
 # standard input and SigMF give the same bits); --truth counts the errors that an independent
 # count of the files gives; the report has its fields; packed bits and LLRs are consistent; bad
 # carrier specifications (outside the band, too wide, missing rs, a key of gen only) give one
-# clear line and exit code 2.
+# clear line and exit code 2; --detect finds the carriers above 10 dB (and receives them with
+# the bits sent) and nothing in pure noise.
 set -u
 P=${1:?usage: cli_rx.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -116,6 +117,41 @@ for i in range(3):
     skip = 0 if i == 2 else 2
     check(bits[skip:] == list(un[skip:]), "carrier %d: packed bits" % i)
 EOF
+
+# --detect: the carriers above 10 dB Es/N0 found (centre within 0.05 rs, rate within 0.1 %) and
+# received with the bits sent (differential ones); in pure noise nothing found, exit 0
+"$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --detect -o "$T/d" --report "$T/d.json" >/dev/null ||
+  bad "rx --detect failed"
+python3 - "$T" <<'EOF' || bad "--detect: $(cat "$T/py.err")"
+import json, sys
+T = sys.argv[1]
+r = json.load(open(T + "/d.json"))
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+sent = [(32000, 0), (-49600, 1), (99200, 2)]  # above 10 dB: offset, generator's carrier
+det = r["detected"]
+for f, g in sent:
+    m = [d for d in det if abs(d["offset_hz"] - f) < 0.05 * 2400]
+    check(len(m) == 1, "carrier at %d Hz found %d times: %s" % (f, len(m), det))
+    d = m[0]
+    check(abs(d["symbol_rate"] / 2400 - 1) < 1e-3, "carrier at %d Hz: rate %s" % (f, d["symbol_rate"]))
+    check(d["carrier"] is not None, "carrier at %d Hz not received: %s" % (f, d["note"]))
+    if g == 2:
+        continue  # pilots: received as differential, its bits are not the sent ones
+    got = open("%s/d/c%d.bits" % (T, d["carrier"]), "rb").read()
+    tx = open("%s/tx%d.bits" % (T, g), "rb").read()
+    listed = len(open("%s/a/c%d.bits" % (T, g), "rb").read())
+    check(abs(len(got) - listed) <= 2, "carrier at %d Hz: %d bits, %d listed" % (f, len(got), listed))
+    check(got[2:] == tx[2:len(got)], "carrier at %d Hz: bits differ from the sent ones" % f)
+EOF
+"$P" gen -q -o "$T/n.cf32" -s $FS -n $N --carrier rs=2400,power=-200 --esn0 -170 ||
+  bad "gen (noise) failed"
+"$P" rx -q -i "$T/n.cf32" -s $FS -K 64 --detect -o "$T/n" --report "$T/n.json" >/dev/null \
+  2>"$T/err" || bad "rx --detect (noise) failed: $(cat "$T/err")"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["detected"] != [] or r["carriers"] != [])' \
+  "$T/n.json" || bad "--detect in pure noise found: $(head -c 2000 "$T/n.json")"
 
 # bad carrier specifications: one line, exit 2
 expect_usage() { # WORDS -- ARGS...
