@@ -563,13 +563,11 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
   json_num(in, "samples", (double)r->n_in);
   cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");
-  size_t n_taps = 0;
-  prx_rx_taps(r->rx, &n_taps);
   json_num(cfg, "channels", r->rc.channels);
   json_num(cfg, "decimation", r->rc.channels / 2);
   json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
   json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
-  json_num(cfg, "taps", (double)n_taps);
+  json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
   json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
   json_num(cfg, "threads", r->rc.threads);
