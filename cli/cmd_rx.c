@@ -61,6 +61,8 @@ static void usage(FILE *f) {
       "                       N-th carrier (in the order given), one byte 0/1 per bit\n"
       "      --bits packed    8 bits per byte instead (first bit in the MSB)\n"
       "      --llr            also cN.llr: float32 LLRs, 2 per data symbol\n"
+      "      --iq             also cN.sigmf-data/-meta: the carrier's channel (cf32 at 2 RATE/K,\n"
+      "                       centred on that channel, aligned with the input)\n"
       "      --truth PREFIX   the sent bits, PREFIXN.bits for carrier N (as `polyrx gen --bits\n"
       "                       PREFIX` writes them): bit errors and BER per carrier\n"
       "      --report FILE    a JSON report (per carrier: frequency, channel, CFO, Es/N0, clock\n"
@@ -89,7 +91,7 @@ typedef struct {
   size_t n_car;
   unsigned long K, taps, threads, read_block;
   prx_backend backend;
-  int packed, llr, quiet, detect;
+  int packed, llr, quiet, detect, iq;
 } options;
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -109,7 +111,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_BACKEND,
     OPT_TAPS,
     OPT_READBLOCK,
-    OPT_DETECT
+    OPT_DETECT,
+    OPT_IQ
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -128,6 +131,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"threads", required_argument, 0, 't'},
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"detect", no_argument, 0, OPT_DETECT},
+      {"iq", no_argument, 0, OPT_IQ},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -164,6 +168,7 @@ static int parse_args(int argc, char **argv, options *o) {
       break;
     case OPT_LLR: o->llr = 1; break;
     case OPT_DETECT: o->detect = 1; break;
+    case OPT_IQ: o->iq = 1; break;
     case OPT_TRUTH: o->truth = a; break;
     case OPT_REPORT: o->report = a; break;
     case OPT_BACKEND:
@@ -205,6 +210,8 @@ static int parse_args(int argc, char **argv, options *o) {
 typedef struct {
   FILE *bits, *llr, *truth;
   char *bits_name, *llr_name, *truth_name;
+  prx_sigmf_writer *iq; /* --iq */
+  char *iq_base;
   uint64_t n_bits, n_symbols; /* data bits and symbols received */
   uint64_t file_bits;         /* bits written (packed: whole bytes, the last padded) */
   uint64_t errors, compared;  /* --truth: bit errors over the bits compared */
@@ -278,6 +285,18 @@ static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes,
   k->n_bits += have;
   k->file_bits = in_file;
   k->n_symbols += n_symbols;
+}
+
+/* --iq: appends a carrier's channel samples to its recording */
+static void on_channel(void *user, size_t c, const prx_cf32 *y, size_t n) {
+  run_state *r = user;
+  carrier_out *k = &r->out[c];
+  if (r->fatal) return;
+  prx_status st = prx_sigmf_write(k->iq, y, n);
+  if (st) {
+    cli_status_error(CMD, k->iq_base, st);
+    r->fatal = 1;
+  }
 }
 
 /* The listed carriers into r->car (a bad one: one line, exit 2). */
@@ -408,6 +427,7 @@ static int setup(run_state *r) {
   c->carriers = r->car;
   c->packed = o->packed;
   c->llrs = o->llr;
+  c->on_channel = o->iq ? on_channel : NULL;
   c->on_output = on_output;
   c->user = r;
   c->threads = (int)o->threads;
@@ -450,11 +470,21 @@ static int open_outputs(run_state *r) {
       k->truth_name = malloc(len);
       if (k->truth_name) snprintf(k->truth_name, len, "%s%zu.bits", o->truth, c);
     }
-    if (!k->bits_name || (o->llr && !k->llr_name) || (o->truth && !k->truth_name))
+    if (o->iq) {
+      snprintf(name, sizeof name, "c%zu", c);
+      k->iq_base = path_join(o->output, name);
+    }
+    if (!k->bits_name || (o->llr && !k->llr_name) || (o->truth && !k->truth_name) ||
+        (o->iq && !k->iq_base))
       return cli_error(CMD, "out of memory");
   }
   /* every output a file of its own, none the input or a truth file */
-  cli_path *p = calloc(3 * n + 2, sizeof *p);
+  cli_path *p = calloc(5 * n + 2, sizeof *p);
+  char **iq_names = calloc(2 * n + 1, sizeof *iq_names);
+  if (!iq_names) {
+    free(p);
+    return cli_error(CMD, "out of memory");
+  }
   if (!p) return cli_error(CMD, "out of memory");
   size_t m = 0;
   if (strcmp(o->input, "-")) p[m++] = (cli_path){"-i", prx_iq_reader_name(r->reader), 1};
@@ -463,9 +493,18 @@ static int open_outputs(run_state *r) {
     p[m++] = (cli_path){"bits", r->out[c].bits_name, 0};
     if (o->llr) p[m++] = (cli_path){"LLRs", r->out[c].llr_name, 0};
     if (o->truth) p[m++] = (cli_path){"--truth", r->out[c].truth_name, 1};
+    for (int e = 0; o->iq && e < 2; e++) {
+      const char *ext = e ? ".sigmf-meta" : ".sigmf-data";
+      size_t len = strlen(r->out[c].iq_base) + 12;
+      if ((iq_names[2 * c + e] = malloc(len)))
+        snprintf(iq_names[2 * c + e], len, "%s%s", r->out[c].iq_base, ext);
+      p[m++] = (cli_path){"--iq", iq_names[2 * c + e] ? iq_names[2 * c + e] : "", 0};
+    }
   }
   int rc = cli_outputs_distinct(CMD, p, m);
   free(p);
+  for (size_t i = 0; i < 2 * n; i++) free(iq_names[i]);
+  free(iq_names);
   if (rc >= 0) return rc;
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
@@ -475,6 +514,22 @@ static int open_outputs(run_state *r) {
       return cli_error(CMD, "cannot create %s: %s", k->bits_name, strerror(errno));
     if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
       return cli_error(CMD, "cannot create %s: %s", k->llr_name, strerror(errno));
+    if (o->iq) {
+      prx_rx_stats st;
+      prx_rx_get_stats(r->rx, c, &st);
+      char desc[200];
+      snprintf(desc, sizeof desc,
+               "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
+               "off the channel's centre)",
+               st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
+      prx_sigmf_meta meta = prx_sigmf_meta_default();
+      meta.format = PRX_CF32;
+      meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
+      meta.center_freq = r->in.center_freq + st.channel_freq;
+      meta.description = desc;
+      prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
+      if (s2) return cli_status_error(CMD, "--iq", s2);
+    }
   }
   if (o->report && !(r->rep_f = strcmp(o->report, "-") ? fopen(o->report, "w") : stdout))
     return cli_error(CMD, "cannot create %s: %s", o->report, strerror(errno));
@@ -750,6 +805,13 @@ int cmd_rx(int argc, char **argv) {
     carrier_out *k = &r->out[c];
     rc = close_file(k->bits, k->bits_name, rc);
     rc = close_file(k->llr, k->llr_name, rc);
+    if (k->iq && (rc < 0 || rc == 130)) { /* (an interrupted run keeps what it read) */
+      prx_status st = prx_sigmf_writer_close(k->iq);
+      if (st) rc = cli_status_error(CMD, k->iq_base, st);
+    } else if (k->iq) {
+      prx_sigmf_writer_discard(k->iq);
+    }
+    free(k->iq_base);
     if (k->truth) fclose(k->truth);
     free(k->bits_name);
     free(k->llr_name);

@@ -118,6 +118,25 @@ for i in range(3):
     check(bits[skip:] == list(un[skip:]), "carrier %d: packed bits" % i)
 EOF
 
+# --iq: the channel of each carrier as SigMF (rate 2 fs/K, the channel's centre, ceil(N/D)
+# samples); the one on a channel centre (no mixer) demodulated by demod gives rx's bits
+"$P" rx -q -i "$T/x.cf32" -s $FS -f 1M "${RX[@]}" -o "$T/q" --iq >/dev/null || bad "rx --iq failed"
+python3 - "$T" <<'EOF' || bad "--iq: $(cat "$T/py.err")"
+import json, os, sys
+T = sys.argv[1]
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+for c, k in enumerate([5, -8, 16, -25]):
+    m = json.load(open("%s/q/c%d.sigmf-meta" % (T, c)))
+    check(m["global"]["core:sample_rate"] == 12800 and m["global"]["core:datatype"] == "cf32_le", "carrier %d: global" % c)
+    check(m["captures"][0]["core:frequency"] == 1e6 + k * 6400, "carrier %d: frequency %s" % (c, m["captures"][0]))
+    check(os.path.getsize("%s/q/c%d.sigmf-data" % (T, c)) == 1228800 // 32 * 8, "carrier %d: size" % c)
+EOF
+"$P" demod -q -i "$T/q/c0.sigmf-data" -r 2400 -o "$T/q/d0.bits" || bad "demod of --iq failed"
+cmp -s "$T/q/d0.bits" "$T/a/c0.bits" || bad "--iq: demod of carrier 0's channel differs from rx"
+
 # --detect: the carriers above 10 dB Es/N0 found (centre within 0.05 rs, rate within 0.1 %) and
 # received with the bits sent (differential ones); in pure noise nothing found, exit 0
 "$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --detect -o "$T/d" --report "$T/d.json" >/dev/null ||

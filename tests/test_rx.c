@@ -57,6 +57,83 @@ static void test_prototype(unsigned K, double stop_to) {
   prx_rx_destroy(rx);
 }
 
+/* on_channel: each carrier's channel, aligned with the input: sample j is
+ * sum_m h[m] x[jD - m + PD] exp(-2 pi i k (jD - m + PD) / K) (the channelizer's definition
+ * with the group delay P D removed, x = 0 outside the input), ceil(N / D) of them, checked in
+ * float64 on noise, for any chunking. */
+typedef struct {
+  prx_cf32 *y[2];
+  size_t n[2];
+} chan_collect;
+
+static void chan_fn(void *user, size_t c, const prx_cf32 *y, size_t n) {
+  chan_collect *k = user;
+  if (c > 1) return;
+  prx_cf32 *p = realloc(k->y[c], (k->n[c] + n) * sizeof *p);
+  if (!p) abort();
+  memcpy(p + k->n[c], y, n * sizeof *y);
+  k->y[c] = p;
+  k->n[c] += n;
+}
+
+static void test_channel_samples(void) {
+  const size_t N = 5003;
+  const unsigned D = KCH / 2;
+  prx_cf32 *x = malloc(N * sizeof *x);
+  test_rng r;
+  test_rng_seed(&r, 99);
+  test_fill_cf32(&r, x, N, 1);
+  prx_rx_carrier car[2] = {prx_rx_carrier_default(), prx_rx_carrier_default()};
+  car[0].freq = 5 * SP;
+  car[0].symbol_rate = car[1].symbol_rate = 2400;
+  car[1].freq = -7.6 * SP; /* nearest: -8, channel 56 */
+  const unsigned k_of[2] = {5, 56};
+  for (int chunked = 0; chunked < 2; chunked++) {
+    chan_collect k;
+    memset(&k, 0, sizeof k);
+    prx_rx_config rc = prx_rx_config_default();
+    rc.sample_rate = FS;
+    rc.channels = KCH;
+    rc.carriers = car;
+    rc.n_carriers = 2;
+    rc.on_output = nop_fn;
+    rc.on_channel = chan_fn;
+    rc.user = &k;
+    rc.block_samples = chunked ? 77 : 0;
+    prx_rx *rx = NULL;
+    CHECK_OK(prx_rx_create(&rc, &rx));
+    if (!rx) break;
+    size_t M = 0;
+    const float *h = prx_rx_taps(rx, &M);
+    size_t step = chunked ? 1000 : N;
+    for (size_t i = 0; i < N; i += step)
+      CHECK_OK(prx_rx_execute(rx, x + i, N - i < step ? N - i : step));
+    CHECK_OK(prx_rx_flush(rx));
+    size_t want = (N + D - 1) / D, PD = (M - 1) / 2;
+    for (int c = 0; c < 2; c++) {
+      CHECK(k.n[c] == want, "carrier %d: %zu channel samples, want %zu", c, k.n[c], want);
+      test_cf64 *ref = calloc(want, sizeof *ref);
+      for (size_t j = 0; j < want && j < k.n[c]; j++)
+        for (size_t m = 0; m < M; m++) {
+          long t = (long)(j * D + PD) - (long)m;
+          if (t < 0 || t >= (long)N) continue;
+          double ph = -2 * M_PI * (double)((k_of[c] * (unsigned long)t) % KCH) / KCH;
+          double re = x[t].re * cos(ph) - x[t].im * sin(ph),
+                 im = x[t].re * sin(ph) + x[t].im * cos(ph);
+          ref[j].re += h[m] * re;
+          ref[j].im += h[m] * im;
+        }
+      double e = k.n[c] == want ? test_rel_l2_vs_cf64(k.y[c], ref, want) : INFINITY;
+      CHECK(e < 1e-5, "carrier %d (%s): channel samples off the definition by %.3g", c,
+            chunked ? "chunked" : "one call", e);
+      free(ref);
+      free(k.y[c]);
+    }
+    prx_rx_destroy(rx);
+  }
+  free(x);
+}
+
 static void expect_invalid(prx_rx_carrier car, const char *words, const char *what) {
   prx_rx_config rc = prx_rx_config_default();
   rc.sample_rate = FS;
@@ -229,6 +306,7 @@ int main(void) {
   test_prototype(KCH, 32);
   test_prototype(1024, 6);
   test_bad_carriers();
+  test_channel_samples();
   test_streaming();
   test_capture();
   return test_finish("test_rx");

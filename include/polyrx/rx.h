@@ -69,6 +69,11 @@ prx_rx_carrier prx_rx_carrier_default(void);
 typedef void (*prx_rx_output_fn)(void *user, size_t carrier, const uint8_t *bits, size_t n_bytes,
                                  const float *llrs, size_t n_symbols);
 
+/* One carrier's channel samples (cf32, at the channel rate 2 fs / K): the channel nearest to
+ * it, before the carrier's mixer, aligned with the input (sample j is the input's instant
+ * j K/2; ceil(N / (K/2)) samples in all for N input samples). Valid during the call only. */
+typedef void (*prx_rx_channel_fn)(void *user, size_t carrier, const prx_cf32 *samples, size_t n);
+
 typedef struct {
   double sample_rate;             /* fs in Hz (> 0) */
   double center_freq;             /* Hz, for reports (default 0) */
@@ -83,7 +88,9 @@ typedef struct {
   int packed;                     /* 0: unpacked bits (default), 1: packed (MSB first) */
   int llrs;                       /* 1: LLRs to on_output too (default 0) */
   prx_rx_output_fn on_output;     /* required */
-  void *user;                     /* passed to on_output */
+  void *user;                     /* passed to on_output and on_channel */
+  prx_rx_channel_fn on_channel;   /* optional: each carrier's channel samples, before its
+                                     output of the same block (default NULL) */
   int threads;                    /* CPU worker threads, 0: all cores; output identical */
   prx_backend backend;            /* the channelizer's: AUTO (default) CUDA when present, else
                                      CPU; the demodulators run on the CPU (see below) */

@@ -395,6 +395,11 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
   size_t m = n_out - skip;
   if (rx->emitted + m > limit) m = limit > rx->emitted ? (size_t)(limit - rx->emitted) : 0;
   if (m == 0) return PRX_OK;
+  for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
+    const rx_group *g = &rx->g[rx->group_of[c]];
+    rx->cfg.on_channel(rx->cfg.user, c,
+                       rx->rows + (g->first_row + rx->row_of[c]) * rx->stride + skip, m);
+  }
   double t0 = now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
