@@ -256,8 +256,8 @@ static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes,
     r->fatal = 1;
     return;
   }
-  /* the bits of this call: packed, the whole bytes hold some bits of later symbols only in
-   * their last byte at the flush (zero padding), which are not compared */
+  /* the data bits of this call: unpacked, n_bytes; packed, the bits of its whole bytes, less
+   * the zero padding of the flush's last byte */
   uint64_t in_file = k->file_bits + (r->o.packed ? 8 * (uint64_t)n_bytes : n_bytes);
   uint64_t real = 2 * (k->n_symbols + n_symbols);
   size_t have = (size_t)((in_file < real ? in_file : real) - k->n_bits);
