@@ -91,6 +91,33 @@ static void check_bad_configs(void) {
   CHECK(prx_detect_min_samples(&ok) >= 800 * 8192, "min_samples %zu", prx_detect_min_samples(&ok));
 }
 
+/* The same findings whatever the thread count, and a short output array gets the strongest
+ * carriers with the full count. */
+static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
+  prx_cf32 *x = make_capture(sc, seed);
+  if (!x) return;
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = sc->fs;
+  cfg.min_symbol_rate = sc->min_rs;
+  prx_detect_carrier one[32], three[32], two[2];
+  size_t n1 = 0, n3 = 0, n2 = 0;
+  cfg.threads = 1;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, one, 32, &n1));
+  cfg.threads = 3;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n1 == n3 && n1 > 2 && !memcmp(one, three, n1 * sizeof *one),
+        "1 and 3 threads differ (%zu and %zu carriers)", n1, n3);
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, two, 2, &n2));
+  CHECK(n2 == n1 && !memcmp(two, one, sizeof two), "2 slots: count %zu (of %zu) or contents differ",
+        n2, n1);
+  for (size_t i = 1; i < n1; i++)
+    CHECK(one[i].esn0_db <= one[i - 1].esn0_db, "not strongest first at %zu", i);
+  cfg.max_carriers = 3;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n3 == 3 && !memcmp(three, one, 3 * sizeof *one), "max_carriers 3: %zu found", n3);
+  free(x);
+}
+
 int main(void) {
   scene wide = {.name = "wideband",
                 .fs = 6553600.0,
@@ -106,6 +133,7 @@ int main(void) {
                  .n_carriers = sizeof close_carriers / sizeof *close_carriers,
                  .min_rs = 1000};
   check_scene(&close, 12, NULL);
+  check_threads_and_capacity(&close, 13);
   check_noise(6553600.0, 1 << 22, 0, 21);
   check_noise(6553600.0, 1 << 22, 0.05, 22);
   check_noise(48000.0, 1 << 18, 0.2, 23);
