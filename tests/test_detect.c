@@ -1,9 +1,10 @@
 /* Carrier detection (polyrx/detect.h) on captures made by the generator: several QPSK carriers
  * at different symbol rates, roll-offs, Es/N0, frequency and clock offsets, between channel
  * positions and side by side. Every carrier at 10 dB Es/N0 or more is found once, with its centre
- * within 0.05 Rs, its symbol rate within 1000 ppm and its Es/N0 within 1 dB; nothing is found
- * where no carrier is (pure noise, noise with a DC offset, no phantom beside real carriers);
- * bad configurations are refused. */
+ * within 0.05 Rs, its symbol rate within 1000 ppm and its Es/N0 within 1 dB, also beside a DC
+ * offset, at the band's edges and at the fastest rate; nothing is found where no carrier is (pure
+ * noise, noise with a DC offset, no phantom beside real carriers); bad configurations are refused.
+ */
 #include "test_detect_scene.h"
 
 #include <math.h>
@@ -118,6 +119,16 @@ static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
   free(x);
 }
 
+/* A DC offset with a carrier centred on 0 Hz, carriers near both edges of the band, one at the
+ * fastest default rate (fs / 4) and a roll-off of 1. */
+static const truth edge_carriers[] = {
+    {0.0, 4800, 0.35, 12, 0},
+    {-409600.0 / 2 + 2000, 2400, 0.35, 15, 200},
+    {409600.0 / 2 - 3000, 2400, 0.35, 15, -200},
+    {-120000.0, 409600.0 / 4, 0.35, 15, 0},
+    {90000.0, 9600, 1.0, 11, 700},
+};
+
 int main(void) {
   scene wide = {.name = "wideband",
                 .fs = 6553600.0,
@@ -134,6 +145,14 @@ int main(void) {
                  .min_rs = 1000};
   check_scene(&close, 12, NULL);
   check_threads_and_capacity(&close, 13);
+  scene edges = {.name = "dc-edges",
+                 .fs = 409600.0,
+                 .n = 400000,
+                 .carriers = edge_carriers,
+                 .n_carriers = sizeof edge_carriers / sizeof *edge_carriers,
+                 .min_rs = 1200,
+                 .dc = 0.3};
+  check_scene(&edges, 14, NULL);
   check_noise(6553600.0, 1 << 22, 0, 21);
   check_noise(6553600.0, 1 << 22, 0.05, 22);
   check_noise(48000.0, 1 << 18, 0.2, 23);
