@@ -2,10 +2,10 @@
  * at different symbol rates, roll-offs, Es/N0, frequency and clock offsets, between channel
  * positions and side by side. Every carrier at 10 dB Es/N0 or more is found once, with its centre
  * within 0.05 Rs, its symbol rate within 200 ppm (the header's bound; the receiver needs 1000)
- * and its Es/N0 within 1 dB, also beside a DC
- * offset, at the band's edges and at the fastest rate; nothing is found where no carrier is (pure
- * noise, noise with a DC offset, no phantom beside real carriers); bad configurations are refused.
- */
+ * and its Es/N0 within 1 dB, also beside a DC offset, at the band's edges and at the fastest
+ * rate; nothing is found where no carrier is (pure noise, noise with a DC offset, no phantom
+ * beside real carriers); the findings do not depend on the thread count; bad configurations are
+ * refused. */
 #include "test_detect_scene.h"
 
 #include <math.h>
