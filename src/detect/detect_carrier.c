@@ -13,6 +13,10 @@
 /* False-alarm margin of a spectral line: a line must exceed the largest of W noise bins'
  * expected maximum (ln W times their mean) by this many means (e^-9.2 = 1e-4 per candidate). */
 #define LINE_MARGIN 9.2
+/* The lines are looked for on at most this many samples of a band's signal (from the middle of
+ * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
+ * stay small. */
+#define LINE_SAMPLES ((size_t)1 << 18)
 
 /* |sum_t v[t] exp(-2 pi i f t)| for f in cycles per sample (float64 rotator, re-anchored every
  * 1024 samples). */
@@ -93,8 +97,9 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double df = s->fs / (double)s->n;
   long long c0 = llround(b->centre), klo = (long long)floor(b->lo), khi = (long long)ceil(b->hi);
   size_t m = (size_t)(khi - klo + 1);
-  size_t mm = detect_fft_size_up(2 * m < 64 ? 64 : 2 * m), q = 2 * mm;
-  double fsd = (double)mm * df; /* the decimated rate */
+  size_t mm = detect_fft_size_up(2 * m < 64 ? 64 : 2 * m);
+  size_t len = mm < LINE_SAMPLES ? mm : LINE_SAMPLES, q = 2 * len; /* samples used, transform */
+  double fsd = (double)mm * df;                                    /* the decimated rate */
   prx_cf32 *y = prx_alloc(mm, sizeof *y), *v = prx_alloc(q, sizeof *v),
            *z = prx_alloc(q, sizeof *z);
   fftwf_plan inv = NULL, fwd = NULL;
@@ -117,6 +122,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   if (!(mean > 0)) goto done;
   float scale = (float)(1.0 / sqrt(mean));
   for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
+  const prx_cf32 *w = y + (mm - len) / 2;
 
   /* the symbol rate: the line of |y|^2 near the half-power width. For a raised-cosine spectrum
    * that width is Rs to 1.12 Rs (roll-off 0 to 1: the band's level is the mean of its upper half,
@@ -129,26 +135,23 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double ahi = fmin((1 + slack) * width, 1.05 * max_rs);
   if (!(alo < ahi)) goto done;
   memset(v, 0, q * sizeof *v);
-  for (size_t t = 0; t < mm; t++) v[t].re = y[t].re * y[t].re + y[t].im * y[t].im - 1.0f;
+  for (size_t t = 0; t < len; t++) v[t].re = w[t].re * w[t].re + w[t].im * w[t].im - 1.0f;
   fftwf_execute(fwd);
-  double rs = find_line(z, q, v, mm, alo / fsd, ahi / fsd, &strength) * fsd;
-  if (getenv("DBG"))
-    fprintf(stderr, "DBG band c %.1f Hz w %.1f win %.1f..%.1f rs %.2f strength %.1f\n",
-            (b->centre - (double)(s->n / 2)) * df, b->width * df, alo, ahi, rs, strength);
+  double rs = find_line(z, q, v, len, alo / fsd, ahi / fsd, &strength) * fsd;
   if (!(rs >= 0.98 * min_rs && rs <= 1.02 * max_rs)) goto done;
 
   /* the centre: the line of y^4 at 4 times the offset, near the half-power midpoint */
   double d0 = (b->centre - (double)c0) * df, delta = d0;
-  for (size_t t = 0; t < mm; t++) {
-    double re = y[t].re, im = y[t].im, r2 = re * re - im * im, i2 = 2 * re * im;
+  for (size_t t = 0; t < len; t++) {
+    double re = w[t].re, im = w[t].im, r2 = re * re - im * im, i2 = 2 * re * im;
     v[t].re = (float)(r2 * r2 - i2 * i2);
     v[t].im = (float)(2 * r2 * i2);
   }
-  memset(v + mm, 0, (q - mm) * sizeof *v);
+  memset(v + len, 0, (q - len) * sizeof *v);
   fftwf_execute(fwd);
   double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
   if (span > 0) {
-    double l4 = find_line(z, q, v, mm, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
+    double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
     if (isfinite(l4)) delta = 0.25 * l4 * fsd;
   }
   double fc = (double)c0 + delta / df; /* centred bins */
