@@ -63,8 +63,8 @@ static void check_bad_configs(void) {
   struct {
     const char *what;
     prx_detect_config c;
-  } bad[8];
-  for (int i = 0; i < 8; i++) bad[i].c = ok;
+  } bad[9];
+  for (int i = 0; i < 9; i++) bad[i].c = ok;
   bad[0].what = "no sample rate", bad[0].c.sample_rate = 0;
   bad[1].what = "negative sample rate", bad[1].c.sample_rate = -1;
   bad[2].what = "NaN min rate", bad[2].c.min_symbol_rate = NAN;
@@ -74,7 +74,8 @@ static void check_bad_configs(void) {
   bad[5].what = "negative threads", bad[5].c.threads = -2;
   bad[6].what = "infinite Es/N0", bad[6].c.min_esn0_db = INFINITY;
   bad[7].what = "negative max rate", bad[7].c.max_symbol_rate = -5;
-  for (int i = 0; i < 8; i++) {
+  bad[8].what = "min rate below fs / 16384", bad[8].c.min_symbol_rate = 48000.0 / 20000;
+  for (int i = 0; i < 9; i++) {
     prx_status st = prx_detect_carriers(&bad[i].c, x, 8192, out, 4, &nf);
     CHECK(st == PRX_ERR_INVALID, "%s: %s", bad[i].what, prx_strerror(st));
     CHECK(strlen(prx_last_error()) > 0, "%s: no message", bad[i].what);
@@ -91,6 +92,10 @@ static void check_bad_configs(void) {
   CHECK(nf == 0, "zeros: %zu carriers", nf);
   /* the defaults: fs / 8192 .. fs / 4, 800 symbols of the slowest (1 s at 6.5536 Msps) */
   CHECK(prx_detect_min_samples(&ok) >= 800 * 8192, "min_samples %zu", prx_detect_min_samples(&ok));
+  /* the slowest rate allowed asks for no more than the 2^24 samples used */
+  ok.min_symbol_rate = 48000.0 / 16384;
+  CHECK(prx_detect_min_samples(&ok) >= 800 * 16384 && prx_detect_min_samples(&ok) <= 1 << 24,
+        "min_samples at fs / 16384: %zu", prx_detect_min_samples(&ok));
 }
 
 /* The same findings whatever the thread count, and a short output array gets the strongest

@@ -39,7 +39,7 @@ extern "C" {
 
 typedef struct {
   double sample_rate;     /* fs in Hz of the wideband capture (required, > 0) */
-  double min_symbol_rate; /* Hz: slowest carrier looked for (0: fs / 8192; at least fs / 65536:
+  double min_symbol_rate; /* Hz: slowest carrier looked for (0: fs / 8192; at least fs / 16384:
                              decimate the capture to look for slower ones) */
   double max_symbol_rate; /* Hz: fastest (0: fs / 4; at most fs / 2) */
   double min_esn0_db;     /* report carriers at or above this Es/N0 (default 8 dB) */
