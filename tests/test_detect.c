@@ -98,8 +98,8 @@ static void check_bad_configs(void) {
         "min_samples at fs / 16384: %zu", prx_detect_min_samples(&ok));
 }
 
-/* The same findings whatever the thread count, and a short output array gets the strongest
- * carriers with the full count. */
+/* The same findings whatever the thread count, a short output array gets the strongest carriers
+ * with the full count, and a few non-finite samples do not matter. */
 static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
   prx_cf32 *x = make_capture(sc, seed);
   if (!x) return;
@@ -122,6 +122,15 @@ static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
   cfg.max_carriers = 3;
   CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
   CHECK(n3 == 3 && !memcmp(three, one, 3 * sizeof *one), "max_carriers 3: %zu found", n3);
+  /* a few non-finite samples change nothing found */
+  x[100].re = NAN, x[5000].im = INFINITY, x[sc->n - 1].re = -INFINITY;
+  cfg.max_carriers = 0;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n3 == n1, "with non-finite samples: %zu carriers, %zu without", n3, n1);
+  for (size_t i = 0; i < n3 && i < n1; i++)
+    CHECK(fabs(three[i].freq - one[i].freq) < 0.001 * one[i].symbol_rate &&
+              fabs(three[i].symbol_rate / one[i].symbol_rate - 1) < 1e-4,
+          "with non-finite samples: carrier %zu moved", i);
   free(x);
 }
 

@@ -58,7 +58,7 @@ typedef struct {
 
 /* Samples the detector needs for this configuration to meet its documented accuracy. */
 size_t prx_detect_min_samples(const prx_detect_config *cfg);
-/* Finds the QPSK carriers in n cf32 samples (n >= 4096; non-finite samples count as the mean);
+/* Finds the QPSK carriers in n cf32 samples (n >= 4096; non-finite samples count as 0);
  * writes up to max_out, strongest first (by Es/N0), and the number found in *n_found (at most
  * max_carriers; more than max_out when out was too small). PRX_ERR_INVALID for a bad
  * configuration or too few samples, PRX_ERR_NOMEM when memory runs out (about 8 bytes per
