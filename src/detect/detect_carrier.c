@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* False-alarm margin of a spectral line: a line must exceed the largest of W noise bins'
- * expected maximum (ln W times their mean) by this many means (e^-9.2 = 1e-4 per candidate). */
+/* False-alarm margin of a spectral line: a line must exceed the mean of its neighbouring bins
+ * ln W + LINE_MARGIN times, W the bins searched (the largest of W noise bins is about ln W times
+ * their mean; e^-9.2 = 1e-4 per search). */
 #define LINE_MARGIN 9.2
 /* The lines are looked for on at most this many samples of a band's signal (from the middle of
  * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
