@@ -120,7 +120,7 @@ static size_t check_scene(const scene *sc, uint64_t seed, detect_stats *stats) {
       stats->esn0_db = fmax(stats->esn0_db, fabs(de));
     }
     CHECK(fabs(df) <= 0.05, "%s: carrier %zu centre off by %.4f Rs", sc->name, c, df);
-    CHECK(fabs(ppm) <= 1000, "%s: carrier %zu symbol rate off by %.1f ppm", sc->name, c, ppm);
+    CHECK(fabs(ppm) <= 200, "%s: carrier %zu symbol rate off by %.1f ppm", sc->name, c, ppm);
     CHECK(fabs(de) <= 1.0, "%s: carrier %zu Es/N0 off by %.2f dB", sc->name, c, de);
   }
   for (size_t i = 0; i < nf && i < 64; i++) {

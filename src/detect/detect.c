@@ -44,11 +44,12 @@ static prx_status resolve(const prx_detect_config *cfg, prx_detect_config *out) 
   if (c.max_symbol_rate > c.sample_rate / 2)
     return prx_fail(PRX_ERR_INVALID, "detect: max_symbol_rate %g exceeds sample_rate / 2 = %g",
                     c.max_symbol_rate, c.sample_rate / 2);
-  if (c.min_symbol_rate < c.sample_rate / 65536)
+  /* 800 symbols of the slowest carrier stay within the samples used */
+  if (c.min_symbol_rate < c.sample_rate / 16384)
     return prx_fail(PRX_ERR_INVALID,
-                    "detect: min_symbol_rate %g is below sample_rate / 65536 = %g (decimate "
+                    "detect: min_symbol_rate %g is below sample_rate / 16384 = %g (decimate "
                     "the capture first)",
-                    c.min_symbol_rate, c.sample_rate / 65536);
+                    c.min_symbol_rate, c.sample_rate / 16384);
   if (c.min_symbol_rate > c.max_symbol_rate)
     return prx_fail(PRX_ERR_INVALID, "detect: min_symbol_rate %g exceeds max_symbol_rate %g",
                     c.min_symbol_rate, c.max_symbol_rate);

@@ -10,9 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* False-alarm margin of a spectral line: a line must exceed the largest of W noise bins'
- * expected maximum (ln W times their mean) by this many means (e^-9.2 = 1e-4 per candidate). */
+/* False-alarm margin of a spectral line: a line must exceed the mean of its neighbouring bins
+ * ln W + LINE_MARGIN times, W the bins searched (the largest of W noise bins is about ln W times
+ * their mean; e^-9.2 = 1e-4 per search). */
 #define LINE_MARGIN 9.2
+/* The lines are looked for on at most this many samples of a band's signal (from the middle of
+ * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
+ * stay small. */
+#define LINE_SAMPLES ((size_t)1 << 18)
 
 /* |sum_t v[t] exp(-2 pi i f t)| for f in cycles per sample (float64 rotator, re-anchored every
  * 1024 samples). */
@@ -53,34 +58,37 @@ static double refine_peak(const prx_cf32 *v, size_t n, double lo, double hi) {
   return 0.5 * (a + b);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* The strongest line of the spectrum z (q bins, FFT order) between lo and hi (cycles per
- * sample, -0.5 < lo < hi < 0.5), refined on the q0-sample signal v; NAN when no bin stands out
- * of the others by the false-alarm margin. */
+ * sample, -0.5 < lo < hi < 0.5), refined on the q0-sample signal v; NAN when none stands out.
+ * The continuum under the lines is not flat (|y|^2's falls towards the band's width), so each
+ * bin is read against the mean of its neighbours (W / 8 bins either side, less the 2 next to it):
+ * a line must exceed it ln W + LINE_MARGIN times, W the bins searched. */
 static double find_line(const prx_cf32 *z, size_t q, const prx_cf32 *v, size_t q0, double lo,
                         double hi, double *strength) {
   long long blo = (long long)ceil(lo * (double)q), bhi = (long long)floor(hi * (double)q);
+  *strength = 0;
   if (bhi - blo < 4) return NAN;
-  size_t w = (size_t)(bhi - blo + 1);
-  double *pw = malloc(w * sizeof *pw);
-  if (!pw) return NAN;
-  long long best = blo;
-  double top = -1;
-  for (long long b = blo; b <= bhi; b++) {
-    long long k = b < 0 ? b + (long long)q : b;
-    double p = (double)z[k].re * z[k].re + (double)z[k].im * z[k].im;
-    pw[b - blo] = p;
-    if (p > top) top = p, best = b;
+  long long w = bhi - blo + 1, half = w / 8 > 8 ? w / 8 : 8, n = w + 2 * half;
+  double *cum = malloc((size_t)(n + 1) * sizeof *cum); /* cum[i]: power of bins blo-half .. +i-1 */
+  if (!cum) return NAN;
+  cum[0] = 0;
+  for (long long i = 0; i < n; i++) {
+    long long k = (blo - half + i) % (long long)q;
+    if (k < 0) k += (long long)q;
+    cum[i + 1] = cum[i] + (double)z[k].re * z[k].re + (double)z[k].im * z[k].im;
   }
-  qsort(pw, w, sizeof *pw, cmp_double);
-  double mean = pw[w / 2] / log(2.0); /* noise bins are exponential: mean = median / ln 2 */
-  free(pw);
-  *strength = mean > 0 ? top / mean : INFINITY;
-  if (!(top > mean * (log((double)w) + LINE_MARGIN))) return NAN;
+  long long best = blo;
+  double top = 0;
+  for (long long b = blo; b <= bhi; b++) {
+    long long i = b - blo + half; /* index of bin b in cum */
+    double p = cum[i + 1] - cum[i];
+    double around = (cum[i + half + 1] - cum[i - half]) - (cum[i + 3] - cum[i - 2]);
+    double ratio = around > 0 ? p / (around / (double)(2 * half - 4)) : 0;
+    if (ratio > top) top = ratio, best = b;
+  }
+  free(cum);
+  *strength = top;
+  if (!(top > log((double)w) + LINE_MARGIN)) return NAN;
   double step = 1.0 / (double)q;
   return refine_peak(v, q0, (double)best * step - step, (double)best * step + step);
 }
@@ -90,8 +98,9 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double df = s->fs / (double)s->n;
   long long c0 = llround(b->centre), klo = (long long)floor(b->lo), khi = (long long)ceil(b->hi);
   size_t m = (size_t)(khi - klo + 1);
-  size_t mm = detect_fft_size_up(2 * m < 64 ? 64 : 2 * m), q = 2 * mm;
-  double fsd = (double)mm * df; /* the decimated rate */
+  size_t mm = detect_fft_size_up(2 * m < 64 ? 64 : 2 * m);
+  size_t len = mm < LINE_SAMPLES ? mm : LINE_SAMPLES, q = 2 * len; /* samples used, transform */
+  double fsd = (double)mm * df;                                    /* the decimated rate */
   prx_cf32 *y = prx_alloc(mm, sizeof *y), *v = prx_alloc(q, sizeof *v),
            *z = prx_alloc(q, sizeof *z);
   fftwf_plan inv = NULL, fwd = NULL;
@@ -114,32 +123,36 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   if (!(mean > 0)) goto done;
   float scale = (float)(1.0 / sqrt(mean));
   for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
+  const prx_cf32 *w = y + (mm - len) / 2;
 
-  /* the symbol rate: the line of |y|^2 near the half-power width (Rs for an RRC spectrum), looked
-   * for within 10 % and three points of the power spectrum (each half-power point is within one) */
+  /* the symbol rate: the line of |y|^2 near the half-power width. For a raised-cosine spectrum
+   * that width is Rs to 1.12 Rs (roll-off 0 to 1: the band's level is the mean of its upper half,
+   * below the peak of a spectrum without a flat top); the line is looked for from width / 1.12 to
+   * the width, widened by 10 % and three points of the power spectrum (each half-power point is
+   * within one). */
   double width = b->width * df, strength;
   double slack = fmin(0.3, 0.1 + 3.0 * (double)s->block / b->width);
-  double alo = fmax((1 - slack) * width, 0.95 * min_rs);
+  double alo = fmax((1 - slack) * width / 1.12, 0.95 * min_rs);
   double ahi = fmin((1 + slack) * width, 1.05 * max_rs);
   if (!(alo < ahi)) goto done;
   memset(v, 0, q * sizeof *v);
-  for (size_t t = 0; t < mm; t++) v[t].re = y[t].re * y[t].re + y[t].im * y[t].im - 1.0f;
+  for (size_t t = 0; t < len; t++) v[t].re = w[t].re * w[t].re + w[t].im * w[t].im - 1.0f;
   fftwf_execute(fwd);
-  double rs = find_line(z, q, v, mm, alo / fsd, ahi / fsd, &strength) * fsd;
+  double rs = find_line(z, q, v, len, alo / fsd, ahi / fsd, &strength) * fsd;
   if (!(rs >= 0.98 * min_rs && rs <= 1.02 * max_rs)) goto done;
 
   /* the centre: the line of y^4 at 4 times the offset, near the half-power midpoint */
   double d0 = (b->centre - (double)c0) * df, delta = d0;
-  for (size_t t = 0; t < mm; t++) {
-    double re = y[t].re, im = y[t].im, r2 = re * re - im * im, i2 = 2 * re * im;
+  for (size_t t = 0; t < len; t++) {
+    double re = w[t].re, im = w[t].im, r2 = re * re - im * im, i2 = 2 * re * im;
     v[t].re = (float)(r2 * r2 - i2 * i2);
     v[t].im = (float)(2 * r2 * i2);
   }
-  memset(v + mm, 0, (q - mm) * sizeof *v);
+  memset(v + len, 0, (q - len) * sizeof *v);
   fftwf_execute(fwd);
   double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
   if (span > 0) {
-    double l4 = find_line(z, q, v, mm, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
+    double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
     if (isfinite(l4)) delta = 0.25 * l4 * fsd;
   }
   double fc = (double)c0 + delta / df; /* centred bins */

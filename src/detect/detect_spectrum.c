@@ -4,6 +4,7 @@
 
 #include "../core/internal.h"
 #include "../dsp/fft_plan.h"
+#include "../dsp/finite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,10 +46,11 @@ static double gamma_quantile(double k, double z) {
 }
 
 /* The noise floor (E|X_k|^2 of the noise). Carriers may fill most of the band, so neither the
- * median nor the mean of the power spectrum will do: the floor starts from the 2nd percentile
- * of the points (below the floor as long as a fifth of the band is noise), and then is the median
- * of the points below 1 + 3.5 standard deviations of the noise above the floor (noise and the
- * carriers' faint edges only), read as a noise median, until it settles. */
+ * median nor the mean of the power spectrum will do: the floor starts from the 2nd percentile of
+ * the points read as the noise's 2nd percentile (within a few standard deviations of the floor as
+ * long as a fifth of the band is noise: it is then at most the noise's 10th percentile), and then
+ * is the median of the points below 1 + 3.5 standard deviations of the noise above the floor
+ * (noise and the carriers' faint edges only), read as the noise's median, until it settles. */
 static prx_status noise_floor(detect_spectrum *s) {
   size_t m = s->n_psd;
   double *sorted = prx_alloc(m, sizeof *sorted), k = (double)s->block;
@@ -86,23 +88,20 @@ prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double r
   out->n = n;
   out->x = prx_alloc(n, sizeof *out->x);
   if (!out->x) return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for %zu samples", n);
-  /* the mean (a receiver's DC offset) removed; non-finite samples count as 0 */
+  /* non-finite samples zeroed, the mean (a receiver's DC offset) removed */
+  memcpy(out->x, x, n * sizeof *x);
+  prx_cf32_zero_nonfinite(out->x, n);
   double mre = 0, mim = 0;
-  for (size_t i = 0; i < n; i++) {
-    double re = x[i].re, im = x[i].im;
-    if (isfinite(re) && isfinite(im)) mre += re, mim += im;
-  }
+  for (size_t i = 0; i < n; i++) mre += out->x[i].re, mim += out->x[i].im;
   mre /= (double)n, mim /= (double)n;
   /* raised-cosine tapers over the first and last n / 256 samples: the record's ends do not
    * join, and the jump would spread every strong carrier over the band */
   size_t taper = n / 256;
   for (size_t i = 0; i < n; i++) {
-    double re = x[i].re, im = x[i].im, w = 1.0;
-    if (!(isfinite(re) && isfinite(im))) re = mre, im = mim;
     size_t edge = i < n - 1 - i ? i : n - 1 - i;
-    if (edge < taper) w = 0.5 - 0.5 * cos(M_PI * ((double)edge + 0.5) / (double)taper);
-    out->x[i].re = (float)((re - mre) * w);
-    out->x[i].im = (float)((im - mim) * w);
+    double w = edge < taper ? 0.5 - 0.5 * cos(M_PI * ((double)edge + 0.5) / (double)taper) : 1.0;
+    out->x[i].re = (float)((out->x[i].re - mre) * w);
+    out->x[i].im = (float)((out->x[i].im - mim) * w);
   }
   fftwf_plan plan = prx_fft_plan_1d((int)n, out->x, out->x, FFTW_FORWARD, PRX_FFT_ESTIMATE);
   if (!plan) {
