@@ -150,8 +150,8 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'q': o->quiet = 1; break;
     case 'h': usage(stdout); return 0;
     case 'K':
-      if (cli_parse_uint(a, 2, 65536, &o->K) || o->K % 2)
-        return cli_bad_value(CMD, "-K", a, "channel count (even, 2..65536)");
+      if (cli_parse_uint(a, 4, 65536, &o->K) || o->K % 2)
+        return cli_bad_value(CMD, "-K", a, "channel count (even, 4..65536)");
       break;
     case OPT_CARRIER:
       if (o->n_car == MAX_CARRIERS)

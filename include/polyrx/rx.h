@@ -77,7 +77,7 @@ typedef void (*prx_rx_channel_fn)(void *user, size_t carrier, const prx_cf32 *sa
 typedef struct {
   double sample_rate;             /* fs in Hz (> 0) */
   double center_freq;             /* Hz, for reports (default 0) */
-  unsigned channels;              /* K: even, 2 .. 65536 (default 1024) */
+  unsigned channels;              /* K: even, 4 .. 65536 (default 1024) */
   unsigned taps_per_channel;      /* P: the prototype has K P + 1 taps (default 14) */
   double atten_db;                /* prototype stop-band attenuation (default 80) */
   prx_format in_format;           /* cf32 (default), ci16, ci8 or cu8 */

@@ -89,8 +89,8 @@ prx_rx_config prx_rx_config_default(void) {
 static prx_status check_top(const prx_rx_config *cfg) {
   if (!(cfg->sample_rate > 0) || !isfinite(cfg->sample_rate))
     return prx_fail(PRX_ERR_INVALID, "receiver sample rate must be > 0, got %g", cfg->sample_rate);
-  if (cfg->channels < 2 || cfg->channels > 65536 || cfg->channels % 2)
-    return prx_fail(PRX_ERR_INVALID, "receiver channels K must be even, 2..65536, got %u",
+  if (cfg->channels < 4 || cfg->channels > 65536 || cfg->channels % 2)
+    return prx_fail(PRX_ERR_INVALID, "receiver channels K must be even, 4..65536, got %u",
                     cfg->channels);
   return PRX_OK;
 }
