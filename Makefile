@@ -15,7 +15,8 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The main job on a signal the tool makes itself: generate, channelize, summarise.
+# The main job on a signal the tool makes itself: generate 48 carriers, receive them all
+# (polyrx rx), BER per carrier against the sent bits and the theory.
 demo: build
 	@./scripts/demo.sh $(BUILD)/polyrx
 

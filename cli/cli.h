@@ -16,6 +16,7 @@ int cmd_demod(int argc, char **argv);
 int cmd_ber(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spectrum(int argc, char **argv);
+int cmd_rx(int argc, char **argv);
 
 /* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
  */
@@ -162,6 +163,19 @@ typedef struct {
 int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s);
 /* --occupancy FILE.png: the per-channel power bar chart. -1 or the exit code. */
 int cli_chan_write_occupancy(const char *cmd, const char *path, const cli_chan_summary *s);
+
+/* ---- --carrier SPEC (carrier_spec.c), shared by gen and rx ---- */
+/* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed. */
+enum { CLI_CARRIER_KEY_DIFF = 8 };
+#define CLI_CARRIER_ALL_KEYS 0x7ffu
+#define CLI_CARRIER_RX_KEYS 0x307u /* f, rs, rolloff, diff, pilots */
+/* Parses "f=100k,rs=2400,diff,..." (the keys in allowed) into c, from prx_sim_carrier_default();
+ * the symbol rate is required; *given (may be NULL) gets the keys present, by bit. 0 on success,
+ * else 1 after one error line naming the spec. */
+int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_sim_carrier *c,
+                      unsigned *given);
+/* A seed: a decimal unsigned 64-bit integer. 0 on success, -1 otherwise. */
+int cli_parse_seed(const char *text, uint64_t *out);
 
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */

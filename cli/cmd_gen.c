@@ -76,103 +76,6 @@ static void usage(FILE *f) {
       "Signal model, scaling and file formats: docs/FORMATS.md.\n");
 }
 
-/* ---- carrier specifications ---- */
-
-static int parse_pilots(const char *v, prx_sim_carrier *c) {
-  const char *colon = strchr(v, ':');
-  if (!colon) return -1;
-  char period[64];
-  size_t len = (size_t)(colon - v);
-  if (len == 0 || len >= sizeof period) return -1;
-  memcpy(period, v, len);
-  period[len] = 0;
-  unsigned long p, l;
-  if (cli_parse_uint(period, 2, 1000000, &p) || cli_parse_uint(colon + 1, 1, 1000000, &l))
-    return -1;
-  c->pilot_period = (unsigned)p;
-  c->pilot_len = (unsigned)l;
-  return 0;
-}
-
-static int parse_seed(const char *v, uint64_t *out) {
-  if (!*v || *v == '-' || *v == '+') return -1;
-  errno = 0;
-  char *end;
-  unsigned long long s = strtoull(v, &end, 10);
-  if (*end || errno) return -1;
-  *out = (uint64_t)s;
-  return 0;
-}
-
-/* Parses "f=100k,rs=2400,diff,..." into c; prints the error and returns 1 on a bad spec. */
-static int parse_carrier(const char *spec, prx_sim_carrier *c) {
-  static const char *keys[] = {"f",      "rs",  "rolloff", "span",   "power", "phase",
-                               "timing", "ppm", "diff",    "pilots", "seed"};
-  enum { NKEYS = sizeof keys / sizeof keys[0] };
-  int seen[NKEYS] = {0};
-  *c = prx_sim_carrier_default();
-  char *copy = strdup(spec);
-  if (!copy) return cli_error(CMD, "out of memory");
-  int rc = 0;
-  char *save = NULL;
-  if (!*spec) rc = cli_error(CMD, "--carrier: empty specification");
-  for (char *item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(item, '=');
-    const char *val = eq ? eq + 1 : NULL;
-    if (eq) *eq = 0;
-    int k = 0;
-    while (k < NKEYS && strcmp(item, keys[k])) k++;
-    if (k == NKEYS) {
-      rc = cli_error(CMD,
-                     "--carrier '%s': unknown key '%s' (expected f, rs, rolloff, span, power, "
-                     "phase, timing, ppm, diff, pilots, seed)",
-                     spec, item);
-      break;
-    }
-    if (seen[k]++) {
-      rc = cli_error(CMD, "--carrier '%s': key '%s' given twice", spec, item);
-      break;
-    }
-    if (!val && k != 8) {
-      rc = cli_error(CMD, "--carrier '%s': key '%s' needs a value (%s=...)", spec, item, item);
-      break;
-    }
-    double d = 0;
-    unsigned long u = 0;
-    int bad = 0;
-    switch (k) {
-    case 0: bad = cli_parse_eng(val, &c->freq); break;
-    case 1: bad = cli_parse_eng(val, &c->symbol_rate); break;
-    case 2: bad = cli_parse_eng(val, &c->rolloff); break;
-    case 3:
-      bad = cli_parse_uint(val, 0, 100000, &u);
-      c->span = (unsigned)u;
-      break;
-    case 4: bad = cli_parse_eng(val, &c->power_db); break;
-    case 5: bad = cli_parse_eng(val, &c->phase); break;
-    case 6: bad = cli_parse_eng(val, &c->timing_offset); break;
-    case 7: bad = cli_parse_eng(val, &c->clock_ppm); break;
-    case 8:
-      if (val) {
-        bad = cli_parse_eng(val, &d) || (d != 0 && d != 1);
-        c->differential = d == 1;
-      } else {
-        c->differential = 1;
-      }
-      break;
-    case 9: bad = parse_pilots(val, c); break;
-    case 10: bad = parse_seed(val, &c->seed); break;
-    }
-    if (bad)
-      rc = cli_error(CMD, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,
-                     k == 9 ? " (expected PERIOD:LENGTH, e.g. 64:8)" : "");
-  }
-  if (!rc && !seen[1])
-    rc = cli_error(CMD, "--carrier '%s': the symbol rate is missing (rs=RATE)", spec);
-  free(copy);
-  return rc;
-}
-
 /* ---- DC offset and gaps ---- */
 
 /* "DB[,phase=RAD]": the DC's power (dB relative to carrier 0) and phase. */
@@ -477,7 +380,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     case OPT_CARRIER:
       if (a->n_car == GEN_MAX_CARRIERS)
         return cli_error(CMD, "too many carriers (max %d)", GEN_MAX_CARRIERS);
-      if (parse_carrier(optarg, &a->car[a->n_car])) return 1;
+      if (cli_parse_carrier(CMD, optarg, CLI_CARRIER_ALL_KEYS, &a->car[a->n_car], NULL)) return 2;
       a->n_car++;
       break;
     case OPT_ESN0:
@@ -490,7 +393,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       *(opt == OPT_ESN0 ? &a->have_esn0 : &a->have_ebn0) = 1;
       break;
     case OPT_NOISE_SEED:
-      if (parse_seed(optarg, &a->cfg.noise_seed))
+      if (cli_parse_seed(optarg, &a->cfg.noise_seed))
         return cli_error(CMD, "--noise-seed: bad value '%s' (a non-negative integer)", optarg);
       break;
     case OPT_BITS: a->bits_prefix = optarg; break;

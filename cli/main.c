@@ -12,6 +12,7 @@ static const struct {
     {"channelize", cmd_channelize, "split a wideband IQ stream into channels (SigMF out)"},
     {"gen", cmd_gen, "generate a QPSK test signal (one or many carriers)"},
     {"demod", cmd_demod, "demodulate QPSK open-loop: bits, LLRs, JSON report"},
+    {"rx", cmd_rx, "receive every listed QPSK carrier of a wideband stream: bits, report"},
     {"ber", cmd_ber, "bit error rate between sent and received bit files (aligned)"},
     {"info", cmd_info, "describe a recording: format, rate, centre, length, captures"},
     {"spectrum", cmd_spectrum, "draw a waterfall (PNG) of a recording of any length"},

@@ -5,10 +5,12 @@
 
 #include "polyrx/chan.h"
 #include "polyrx/core.h"
+#include "polyrx/detect.h"
 #include "polyrx/io.h"
 #include "polyrx/modem.h"
 #include "polyrx/qpsk.h"
 #include "polyrx/qpsk_bank.h"
+#include "polyrx/rx.h"
 #include "polyrx/sim.h"
 
 #endif

@@ -1,0 +1,835 @@
+/* polyrx rx: the receiver. A wideband stream (raw IQ file, standard input or SigMF) in, every
+ * listed QPSK carrier's bits out (DIR/cN.bits, optionally DIR/cN.llr), a summary table on
+ * standard output and an optional JSON report; with --truth the bit error rate of every
+ * carrier against the bits `polyrx gen --bits` wrote.
+ *
+ * Streaming, in bounded memory: the host pipeline reads blocks while the receiver (prx_rx)
+ * works on the previous one on this thread; its output callback appends each carrier's new bits
+ * to its files (and compares them with the truth) as they come. */
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CMD "rx"
+#define READ_BLOCK ((size_t)1 << 18)
+#define MAX_CARRIERS 4096
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: polyrx rx -i FILE|- [-F FMT -s RATE -f CENTER] -K CHANNELS\n"
+      "                 (--carrier f=OFFSET,rs=RATE[,rolloff=B][,diff|pilots=P:L] ... | --detect)\n"
+      "                 -o DIR\n"
+      "                 [--report FILE.json] [--backend auto|cpu|cuda] [--bits packed]\n"
+      "                 [--llr] [--truth PREFIX] [--taps P] [--threads N] [-q]\n"
+      "\n"
+      "Receives every listed QPSK carrier of a wideband stream: a polyphase channelizer of K\n"
+      "channels (spacing RATE/K, 2x oversampled), the channel nearest to each carrier, a mixer\n"
+      "that brings the carrier to 0 Hz and the open-loop demodulator. A carrier may lie anywhere\n"
+      "in the band (on a channel centre or between two) as long as it occupies at most 0.6 of the\n"
+      "channel spacing: rs (1 + rolloff) <= 0.6 RATE / K. Its CFO may reach 0.12 rs on top of f.\n"
+      "\n"
+      "  -i, --input FILE     raw interleaved IQ, '-' for standard input, or a SigMF recording\n"
+      "                       (.sigmf-data/.sigmf-meta/.sigmf: format, rate and centre from its\n"
+      "                       metadata)\n"
+      "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
+      "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M)\n"
+      "  -f, --center FREQ    centre frequency in Hz, for the report (default: metadata or 0)\n"
+      "  -K, --channels K     channels of the channelizer (even, e.g. 1024)\n"
+      "      --carrier SPEC   a carrier, repeatable, with the keys of `polyrx gen`:\n"
+      "                         f=FREQ      offset from the centre, Hz (default 0)\n"
+      "                         rs=RATE     symbol rate, Hz (required)\n"
+      "                         rolloff=B   RRC roll-off (default 0.35)\n"
+      "                         diff        differentially encoded data (the default)\n"
+      "                         pilots=P:L  a pilot word of L symbols starts every P symbols\n"
+      "                         diff=0      coherent: the quarter-turn is left unresolved\n"
+      "      --detect         find the QPSK carriers by themselves (power against the noise\n"
+      "                       floor, the symbol-rate and 4th-power lines), symbol rates from\n"
+      "                       RATE/K/16 up, in the first 800 symbols of the slowest (1 s at\n"
+      "                       6.5536 Msps, K = 1024) and receive those that fit, as\n"
+      "                       differential (with --carrier: those listed, then the others\n"
+      "                       found); the report lists what was found\n"
+      "  -o, --output DIR     the directory of the outputs (made if missing): cN.bits for the\n"
+      "                       N-th carrier (in the order given), one byte 0/1 per bit\n"
+      "      --bits packed    8 bits per byte instead (first bit in the MSB)\n"
+      "      --llr            also cN.llr: float32 LLRs, 2 per data symbol\n"
+      "      --iq             also cN.sigmf-data/-meta: the carrier's channel (cf32 at 2 RATE/K,\n"
+      "                       centred on that channel, aligned with the input)\n"
+      "      --truth PREFIX   the sent bits, PREFIXN.bits for carrier N (as `polyrx gen --bits\n"
+      "                       PREFIX` writes them): bit errors and BER per carrier\n"
+      "      --report FILE    a JSON report (per carrier: frequency, channel, CFO, Es/N0, clock\n"
+      "                       offset, locked fraction, symbols, BER; throughput, time split)\n"
+      "      --backend B      auto (default), cpu or cuda\n"
+      "      --taps P         prototype taps per channel: K P + 1 taps (default 14)\n"
+      "      --threads N      worker threads (default 0: all cores)\n"
+      "      --read-block N   input samples per read (default 262144)\n"
+      "  -q, --quiet          no progress line\n"
+      "  -h, --help           this text\n"
+      "\n"
+      "Each carrier's bits are its symbols centred inside the input, aligned with it: a carrier\n"
+      "made by `polyrx gen` comes out with exactly the symbols it sent. Outputs: docs/FORMATS.md.\n"
+      "example:\n"
+      "  polyrx gen -o cap.cf32 -s 6.5536M -d 1 --carrier f=100k,rs=2400,diff \\\n"
+      "    --carrier f=-1.2032M,rs=2400,diff --esn0 20 --bits tx\n"
+      "  polyrx rx -i cap.cf32 -s 6.5536M -K 1024 --carrier f=100k,rs=2400 \\\n"
+      "    --carrier f=-1.2032M,rs=2400 -o out --truth tx\n");
+}
+
+typedef struct {
+  const char *input, *format, *rate, *center, *output, *report, *truth;
+  const char *spec[MAX_CARRIERS];
+  unsigned given[MAX_CARRIERS]; /* the keys of each --carrier, by bit */
+  prx_sim_carrier car[MAX_CARRIERS];
+  size_t n_car;
+  unsigned long K, taps, threads, read_block;
+  prx_backend backend;
+  int packed, llr, quiet, detect, iq;
+} options;
+
+static int parse_args(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  o->taps = 14;
+  o->read_block = READ_BLOCK;
+  enum {
+    OPT_CARRIER = 256,
+    OPT_BITS,
+    OPT_LLR,
+    OPT_TRUTH,
+    OPT_REPORT,
+    OPT_BACKEND,
+    OPT_TAPS,
+    OPT_READBLOCK,
+    OPT_DETECT,
+    OPT_IQ
+  };
+  static const struct option longs[] = {
+      {"input", required_argument, 0, 'i'},
+      {"format", required_argument, 0, 'F'},
+      {"rate", required_argument, 0, 's'},
+      {"center", required_argument, 0, 'f'},
+      {"channels", required_argument, 0, 'K'},
+      {"carrier", required_argument, 0, OPT_CARRIER},
+      {"output", required_argument, 0, 'o'},
+      {"bits", required_argument, 0, OPT_BITS},
+      {"llr", no_argument, 0, OPT_LLR},
+      {"truth", required_argument, 0, OPT_TRUTH},
+      {"report", required_argument, 0, OPT_REPORT},
+      {"backend", required_argument, 0, OPT_BACKEND},
+      {"taps", required_argument, 0, OPT_TAPS},
+      {"threads", required_argument, 0, 't'},
+      {"read-block", required_argument, 0, OPT_READBLOCK},
+      {"detect", no_argument, 0, OPT_DETECT},
+      {"iq", no_argument, 0, OPT_IQ},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0},
+  };
+  optind = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":i:F:s:f:K:o:t:qh", longs, NULL)) != -1) {
+    const char *a = optarg;
+    switch (c) {
+    case 'i': o->input = a; break;
+    case 'F': o->format = a; break;
+    case 's': o->rate = a; break;
+    case 'f': o->center = a; break;
+    case 'o': o->output = a; break;
+    case 'q': o->quiet = 1; break;
+    case 'h': usage(stdout); return 0;
+    case 'K':
+      if (cli_parse_uint(a, 4, 65536, &o->K) || o->K % 2)
+        return cli_bad_value(CMD, "-K", a, "channel count (even, 4..65536)");
+      break;
+    case OPT_CARRIER:
+      if (o->n_car == MAX_CARRIERS)
+        return cli_error(CMD, "too many carriers (at most %d)", MAX_CARRIERS);
+      if (cli_parse_carrier(CMD, a, CLI_CARRIER_RX_KEYS, &o->car[o->n_car], &o->given[o->n_car]))
+        return 2;
+      o->spec[o->n_car++] = a;
+      break;
+    case OPT_BITS:
+      if (!strcmp(a, "packed"))
+        o->packed = 1;
+      else if (strcmp(a, "unpacked"))
+        return cli_bad_value(CMD, "--bits", a, "bit format (unpacked or packed)");
+      break;
+    case OPT_LLR: o->llr = 1; break;
+    case OPT_DETECT: o->detect = 1; break;
+    case OPT_IQ: o->iq = 1; break;
+    case OPT_TRUTH: o->truth = a; break;
+    case OPT_REPORT: o->report = a; break;
+    case OPT_BACKEND:
+      if (cli_parse_backend(CMD, a, &o->backend) >= 0) return 2;
+      break;
+    case OPT_TAPS:
+      if (cli_parse_uint(a, 1, 4096, &o->taps))
+        return cli_bad_value(CMD, "--taps", a, "taps per channel (1..4096)");
+      break;
+    case 't':
+      if (cli_parse_uint(a, 0, 1024, &o->threads))
+        return cli_bad_value(CMD, "--threads", a, "thread count (0..1024, 0 = all cores)");
+      break;
+    case OPT_READBLOCK:
+      if (cli_parse_uint(a, 1, (unsigned long)1 << 26, &o->read_block))
+        return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
+      break;
+    case ':': return cli_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
+    default: return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return cli_usage_error(CMD, "unexpected argument '%s' (the input is given with -i)",
+                           argv[optind]);
+  if (!o->input) return cli_usage_error(CMD, "no input: give -i FILE, or -i - for standard input");
+  if (!o->K) return cli_usage_error(CMD, "no channel count: give -K CHANNELS (e.g. -K 1024)");
+  if (!o->n_car && !o->detect)
+    return cli_usage_error(CMD, "no carrier: give --carrier f=OFFSET,rs=RATE for each carrier, "
+                                "or --detect");
+  if (o->detect && o->truth)
+    return cli_usage_error(CMD, "--truth needs the carriers listed in the generator's order, not "
+                                "--detect");
+  if (!o->output) return cli_usage_error(CMD, "no output: give -o DIR");
+  return -1;
+}
+
+/* ---- the run ---- */
+
+typedef struct {
+  FILE *bits, *llr, *truth;
+  char *bits_name, *llr_name, *truth_name;
+  prx_sigmf_writer *iq; /* --iq */
+  char *iq_base;
+  uint64_t n_bits, n_symbols; /* data bits and symbols received */
+  uint64_t file_bits;         /* bits written (packed: whole bytes, the last padded) */
+  uint64_t errors, compared;  /* --truth: bit errors over the bits compared */
+  uint64_t truth_short;       /* bits received beyond the truth file's end */
+  uint8_t *tbuf;
+  size_t tcap;
+} carrier_out;
+
+typedef struct {
+  options o;
+  prx_iq_reader *reader;
+  prx_iq_info in;
+  prx_rx_config rc;
+  prx_rx_carrier *car;
+  size_t n_car;      /* listed, then detected */
+  const char **spec; /* per carrier: its --carrier text, or what detection made of it */
+  char **spec_made;  /* the texts made for detected carriers (owned) */
+  /* --detect: what was found, and whether each is received (else why not) */
+  prx_detect_carrier *found;
+  size_t n_found;
+  long *found_as; /* carrier index, or -1 */
+  char (*found_why)[512];
+  void *pre; /* the samples read for detection, fed to the receiver first */
+  size_t pre_n;
+  prx_rx *rx;
+  carrier_out *out;
+  FILE *rep_f;
+  cli_progress progress;
+  uint64_t n_in;
+  int fatal; /* an output failed: the run stops */
+} run_state;
+
+/* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
+static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
+                      size_t n_symbols) {
+  run_state *r = user;
+  carrier_out *k = &r->out[c];
+  if (r->fatal) return;
+  if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
+      (llrs && fwrite(llrs, sizeof *llrs, 2 * n_symbols, k->llr) != 2 * n_symbols)) {
+    cli_error(CMD, "cannot write %s: %s", llrs ? k->llr_name : k->bits_name, strerror(errno));
+    r->fatal = 1;
+    return;
+  }
+  /* the data bits of this call: unpacked, n_bytes; packed, the bits of its whole bytes, less
+   * the zero padding of the flush's last byte */
+  uint64_t in_file = k->file_bits + (r->o.packed ? 8 * (uint64_t)n_bytes : n_bytes);
+  uint64_t real = 2 * (k->n_symbols + n_symbols);
+  size_t have = (size_t)((in_file < real ? in_file : real) - k->n_bits);
+  if (k->truth && have) {
+    if (have > k->tcap) {
+      uint8_t *p = realloc(k->tbuf, have);
+      if (!p) {
+        cli_error(CMD, "out of memory");
+        r->fatal = 1;
+        return;
+      }
+      k->tbuf = p;
+      k->tcap = have;
+    }
+    size_t got = fread(k->tbuf, 1, have, k->truth);
+    /* the first symbol of a differential chain carries no information */
+    uint64_t skip = r->car[c].ambiguity == PRX_QPSK_DIFFERENTIAL ? 2 : 0;
+    for (size_t i = 0; i < got; i++) { /* the call's bits start at file bit n_bits */
+      unsigned b = r->o.packed ? (bits[i / 8] >> (7 - i % 8)) & 1 : bits[i];
+      if (k->compared + i >= skip) k->errors += b != (k->tbuf[i] != 0);
+    }
+    k->compared += got;
+    k->truth_short += have - got;
+  }
+  k->n_bits += have;
+  k->file_bits = in_file;
+  k->n_symbols += n_symbols;
+}
+
+/* --iq: appends a carrier's channel samples to its recording */
+static void on_channel(void *user, size_t c, const prx_cf32 *y, size_t n) {
+  run_state *r = user;
+  carrier_out *k = &r->out[c];
+  if (r->fatal) return;
+  prx_status st = prx_sigmf_write(k->iq, y, n);
+  if (st) {
+    cli_status_error(CMD, k->iq_base, st);
+    r->fatal = 1;
+  }
+}
+
+/* The listed carriers into r->car (a bad one: one line, exit 2). */
+static int listed_carriers(run_state *r) {
+  const options *o = &r->o;
+  for (size_t i = 0; i < o->n_car; i++) {
+    const prx_sim_carrier *s = &o->car[i];
+    prx_rx_carrier *k = &r->car[i];
+    *k = prx_rx_carrier_default();
+    k->freq = s->freq;
+    k->symbol_rate = s->symbol_rate;
+    k->rolloff = s->rolloff;
+    if (s->pilot_period) {
+      k->ambiguity = PRX_QPSK_PILOTS;
+      k->pilot_period = s->pilot_period;
+      k->pilot_len = s->pilot_len;
+    } else {
+      /* diff (the default, as for `demod`) unless diff=0 was given */
+      int diff_given = o->given[i] & (1u << CLI_CARRIER_KEY_DIFF);
+      k->ambiguity = s->differential || !diff_given ? PRX_QPSK_DIFFERENTIAL : PRX_QPSK_NONE;
+    }
+    if (s->pilot_period && s->differential)
+      return cli_usage_error(CMD, "--carrier '%s': give diff or pilots, not both", o->spec[i]);
+    if (prx_rx_check_carrier(&r->rc, k)) {
+      fprintf(stderr, "polyrx %s: error: --carrier '%s': %s\n", CMD, o->spec[i], prx_last_error());
+      return 2;
+    }
+    r->spec[i] = o->spec[i];
+  }
+  r->n_car = o->n_car;
+  return -1;
+}
+
+/* --detect: reads the samples the detector needs (kept for the receiver), finds the carriers
+ * and appends those the receiver can take (differential decoding assumed; a listed carrier
+ * within a symbol rate of a found one stands for it). */
+static int detect_carriers(run_state *r) {
+  prx_detect_config dc = prx_detect_config_default();
+  dc.sample_rate = r->in.sample_rate;
+  dc.threads = (int)r->o.threads;
+  /* carriers down to 1/16 of the spacing (32 samples per symbol in a channel), so that the
+   * detector's span (800 symbols of the slowest) stays within seconds at any K */
+  dc.min_symbol_rate = fmax(r->in.sample_rate / 8192, r->in.sample_rate / r->o.K / 16);
+  size_t need = prx_detect_min_samples(&dc), size = prx_format_size(r->in.format);
+  prx_cf32 *x = malloc(need * sizeof *x);
+  r->pre = malloc(need * size);
+  r->found = calloc(256, sizeof *r->found);
+  r->found_as = calloc(256, sizeof *r->found_as);
+  r->found_why = calloc(256, sizeof *r->found_why);
+  if (!x || !r->pre || !r->found || !r->found_as || !r->found_why) {
+    free(x);
+    return cli_error(CMD, "out of memory for the %zu samples detection needs", need);
+  }
+  while (r->pre_n < need) {
+    size_t got = 0;
+    int rc = cli_read_block(CMD, r->reader, (uint8_t *)r->pre + r->pre_n * size, need - r->pre_n,
+                            r->pre_n, &got);
+    if (rc >= 0) {
+      free(x);
+      return rc;
+    }
+    if (!got) break;
+    r->pre_n += got;
+  }
+  if (r->pre_n < need)
+    fprintf(stderr,
+            "polyrx %s: warning: --detect: the input has %zu samples, fewer than the %zu the "
+            "detector needs: what it finds may be wrong\n",
+            CMD, r->pre_n, need);
+  prx_status st = prx_convert_to_cf32(r->in.format, r->pre, r->pre_n, x);
+  if (!st) st = prx_detect_carriers(&dc, x, r->pre_n, r->found, 256, &r->n_found);
+  free(x);
+  if (st) return cli_status_error(CMD, "--detect", st);
+  for (size_t i = 0; i < r->n_found; i++) {
+    const prx_detect_carrier *d = &r->found[i];
+    r->found_as[i] = -1;
+    size_t j = 0;
+    while (j < r->o.n_car && fabs(r->car[j].freq - d->freq) > d->symbol_rate) j++;
+    if (j < r->o.n_car) {
+      r->found_as[i] = (long)j;
+      snprintf(r->found_why[i], sizeof r->found_why[i], "listed as carrier %zu", j);
+      continue;
+    }
+    prx_rx_carrier k = prx_rx_carrier_default();
+    k.freq = d->freq;
+    k.symbol_rate = d->symbol_rate;
+    k.rolloff = d->rolloff;
+    if (prx_rx_check_carrier(&r->rc, &k)) {
+      snprintf(r->found_why[i], sizeof r->found_why[i], "%s", prx_last_error());
+      fprintf(stderr, "polyrx %s: warning: --detect: not received: %s\n", CMD, r->found_why[i]);
+      continue;
+    }
+    char text[160];
+    snprintf(text, sizeof text, "detected: f=%.1f,rs=%.3f,rolloff=%.2f", d->freq, d->symbol_rate,
+             d->rolloff);
+    size_t c = r->n_car++;
+    r->car[c] = k;
+    r->spec_made[c] = strdup(text);
+    if (!r->spec_made[c]) return cli_error(CMD, "out of memory");
+    r->spec[c] = r->spec_made[c];
+    r->found_as[i] = (long)c;
+    snprintf(r->found_why[i], sizeof r->found_why[i], "received as carrier %zu", c);
+  }
+  if (!r->o.quiet)
+    fprintf(stderr, "polyrx %s: --detect: %zu carrier%s found in %zu samples, %zu received\n", CMD,
+            r->n_found, r->n_found == 1 ? "" : "s", r->pre_n, r->n_car - r->o.n_car);
+  return -1;
+}
+
+static int setup(run_state *r) {
+  options *o = &r->o;
+  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  if (rc >= 0) return rc;
+  size_t max = o->n_car + (o->detect ? 256 : 0);
+  r->car = calloc(max, sizeof *r->car);
+  r->out = calloc(max, sizeof *r->out);
+  r->spec = calloc(max, sizeof *r->spec);
+  r->spec_made = calloc(max, sizeof *r->spec_made);
+  if (!r->car || !r->out || !r->spec || !r->spec_made) return cli_error(CMD, "out of memory");
+  prx_rx_config *c = &r->rc;
+  *c = prx_rx_config_default();
+  c->sample_rate = r->in.sample_rate;
+  c->center_freq = r->in.center_freq;
+  c->channels = (unsigned)o->K;
+  c->taps_per_channel = (unsigned)o->taps;
+  c->in_format = r->in.format;
+  c->carriers = r->car;
+  c->packed = o->packed;
+  c->llrs = o->llr;
+  c->on_channel = o->iq ? on_channel : NULL;
+  c->on_output = on_output;
+  c->user = r;
+  c->threads = (int)o->threads;
+  c->backend = o->backend;
+  c->block_samples = o->read_block;
+  if ((rc = listed_carriers(r)) >= 0) return rc;
+  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
+    return cli_error(CMD, "--backend cuda: no usable CUDA device (use --backend cpu or auto)");
+  if (o->detect && (rc = detect_carriers(r)) >= 0) return rc;
+  c->n_carriers = r->n_car;
+  if (!r->n_car) return -1; /* --detect found nothing: the report says so */
+  prx_status st = prx_rx_create(c, &r->rx);
+  if (st) return cli_status_error(CMD, "receiver", st);
+  return -1;
+}
+
+static char *path_join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+static int open_outputs(run_state *r) {
+  options *o = &r->o;
+  if (mkdir(o->output, 0777) != 0 && errno != EEXIST)
+    return cli_error(CMD, "cannot make the directory %s: %s", o->output, strerror(errno));
+  size_t n = r->n_car;
+  char name[64];
+  for (size_t c = 0; c < n; c++) {
+    carrier_out *k = &r->out[c];
+    snprintf(name, sizeof name, "c%zu.bits", c);
+    k->bits_name = path_join(o->output, name);
+    if (o->llr) {
+      snprintf(name, sizeof name, "c%zu.llr", c);
+      k->llr_name = path_join(o->output, name);
+    }
+    if (o->truth) {
+      size_t len = strlen(o->truth) + 32;
+      k->truth_name = malloc(len);
+      if (k->truth_name) snprintf(k->truth_name, len, "%s%zu.bits", o->truth, c);
+    }
+    if (o->iq) {
+      snprintf(name, sizeof name, "c%zu", c);
+      k->iq_base = path_join(o->output, name);
+    }
+    if (!k->bits_name || (o->llr && !k->llr_name) || (o->truth && !k->truth_name) ||
+        (o->iq && !k->iq_base))
+      return cli_error(CMD, "out of memory");
+  }
+  /* every output a file of its own, none the input or a truth file */
+  cli_path *p = calloc(5 * n + 2, sizeof *p);
+  char **iq_names = calloc(2 * n + 1, sizeof *iq_names);
+  if (!iq_names) {
+    free(p);
+    return cli_error(CMD, "out of memory");
+  }
+  if (!p) return cli_error(CMD, "out of memory");
+  size_t m = 0;
+  if (strcmp(o->input, "-")) p[m++] = (cli_path){"-i", prx_iq_reader_name(r->reader), 1};
+  if (o->report) p[m++] = (cli_path){"--report", o->report, 0};
+  for (size_t c = 0; c < n; c++) {
+    p[m++] = (cli_path){"bits", r->out[c].bits_name, 0};
+    if (o->llr) p[m++] = (cli_path){"LLRs", r->out[c].llr_name, 0};
+    if (o->truth) p[m++] = (cli_path){"--truth", r->out[c].truth_name, 1};
+    for (int e = 0; o->iq && e < 2; e++) {
+      const char *ext = e ? ".sigmf-meta" : ".sigmf-data";
+      size_t len = strlen(r->out[c].iq_base) + 12;
+      if ((iq_names[2 * c + e] = malloc(len)))
+        snprintf(iq_names[2 * c + e], len, "%s%s", r->out[c].iq_base, ext);
+      p[m++] = (cli_path){"--iq", iq_names[2 * c + e] ? iq_names[2 * c + e] : "", 0};
+    }
+  }
+  int rc = cli_outputs_distinct(CMD, p, m);
+  free(p);
+  for (size_t i = 0; i < 2 * n; i++) free(iq_names[i]);
+  free(iq_names);
+  if (rc >= 0) return rc;
+  for (size_t c = 0; c < n; c++) {
+    carrier_out *k = &r->out[c];
+    if (o->truth && !(k->truth = fopen(k->truth_name, "rb")))
+      return cli_error(CMD, "--truth: cannot open %s: %s", k->truth_name, strerror(errno));
+    if (!(k->bits = fopen(k->bits_name, "wb")))
+      return cli_error(CMD, "cannot create %s: %s", k->bits_name, strerror(errno));
+    if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
+      return cli_error(CMD, "cannot create %s: %s", k->llr_name, strerror(errno));
+    if (o->iq) {
+      prx_rx_stats st;
+      prx_rx_get_stats(r->rx, c, &st);
+      char desc[200];
+      snprintf(desc, sizeof desc,
+               "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
+               "off the channel's centre)",
+               st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
+      prx_sigmf_meta meta = prx_sigmf_meta_default();
+      meta.format = PRX_CF32;
+      meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
+      meta.center_freq = r->in.center_freq + st.channel_freq;
+      meta.description = desc;
+      prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
+      if (s2) return cli_status_error(CMD, "--iq", s2);
+    }
+  }
+  if (o->report && !(r->rep_f = strcmp(o->report, "-") ? fopen(o->report, "w") : stdout))
+    return cli_error(CMD, "cannot create %s: %s", o->report, strerror(errno));
+  return -1;
+}
+
+/* ---- streaming ---- */
+
+static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                             size_t *out_n) {
+  run_state *r = ctx;
+  (void)pos;
+  (void)out;
+  *out_n = 0;
+  prx_status st = in ? prx_rx_execute(r->rx, in, n) : prx_rx_flush(r->rx);
+  if (st) {
+    cli_status_error(CMD, "receiver", st);
+    r->fatal = 1;
+    return st;
+  }
+  if (r->fatal) return PRX_ERR_IO;
+  r->n_in += n;
+  cli_progress_update(&r->progress, r->n_in);
+  return PRX_OK;
+}
+
+static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uint64_t block) {
+  (void)ctx, (void)writer, (void)out, (void)n, (void)block;
+  return PRX_OK;
+}
+
+static int stream(run_state *r) {
+  if (r->pre_n) { /* the samples --detect read come first */
+    prx_status st = prx_rx_execute(r->rx, r->pre, r->pre_n);
+    if (st) return cli_status_error(CMD, "receiver", st);
+    if (r->fatal) return 1;
+    r->n_in = r->pre_n;
+  }
+  prx_pipe_config c;
+  cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
+  c.compute = rx_compute;
+  c.write = rx_write;
+  c.ctx = r;
+  c.out_bytes = 1; /* the output goes to the files from the compute stage */
+  prx_pipe_result res;
+  int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  if (rc < 0 && r->n_in == 0)
+    return cli_error(CMD, "%s is empty: no samples to receive", prx_iq_reader_name(r->reader));
+  return rc;
+}
+
+/* ---- what the run found ---- */
+
+/* Theoretical BER at Es/N0 (dB): coherent Gray QPSK p = Q(sqrt(Es/N0)); differential decoding
+ * 2p(1 - p). */
+static double ber_theory(double esn0_db, prx_qpsk_ambiguity a) {
+  double p = 0.5 * erfc(sqrt(pow(10, esn0_db / 10) / 2));
+  return a == PRX_QPSK_DIFFERENTIAL ? 2 * p * (1 - p) : p;
+}
+
+static double carrier_ber(const carrier_out *k, prx_qpsk_ambiguity a) {
+  uint64_t counted = k->compared > 2 && a == PRX_QPSK_DIFFERENTIAL ? k->compared - 2 : k->compared;
+  return counted ? (double)k->errors / (double)counted : NAN;
+}
+
+static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
+                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
+static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
+
+static void json_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
+static int write_report(run_state *r, const char *status, double elapsed) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "polyrx_version", prx_version());
+  cJSON_AddStringToObject(root, "command", "rx");
+  cJSON *in = cJSON_AddObjectToObject(root, "input");
+  cJSON_AddStringToObject(in, "path", r->o.input);
+  cJSON_AddStringToObject(in, "format", prx_format_name(r->in.format));
+  json_num(in, "sample_rate", r->in.sample_rate);
+  json_num(in, "center_frequency", r->in.center_freq);
+  cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
+  json_num(in, "samples", (double)r->n_in);
+  cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");
+  json_num(cfg, "channels", r->rc.channels);
+  json_num(cfg, "decimation", r->rc.channels / 2);
+  json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
+  json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
+  json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
+  json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
+  cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
+  json_num(cfg, "threads", r->rc.threads);
+  cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
+  cJSON_AddBoolToObject(cfg, "llr", r->o.llr);
+  cJSON *arr = cJSON_AddArrayToObject(root, "carriers");
+  for (size_t c = 0; c < r->n_car; c++) {
+    prx_rx_stats s;
+    prx_rx_get_stats(r->rx, c, &s);
+    const prx_rx_carrier *k = &r->car[c];
+    const carrier_out *w = &r->out[c];
+    cJSON *o = cJSON_CreateObject();
+    json_num(o, "index", (double)c);
+    cJSON_AddStringToObject(o, "spec", r->spec[c]);
+    json_num(o, "offset_hz", k->freq);
+    json_num(o, "frequency_hz", r->in.center_freq + k->freq);
+    json_num(o, "symbol_rate", k->symbol_rate);
+    json_num(o, "rolloff", k->rolloff);
+    cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
+    json_num(o, "channel", s.channel);
+    json_num(o, "channel_offset_hz", s.channel_freq);
+    json_num(o, "mix_hz", s.mix_hz);
+    json_num(o, "cfo_hz", s.demod.cfo_hz);
+    json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
+    json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
+    json_num(o, "esn0_db", s.demod.esn0_db);
+    json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
+    json_num(o, "blocks", (double)s.demod.blocks);
+    json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
+    json_num(o, "locked_fraction",
+             s.demod.blocks ? 1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks : NAN);
+    json_num(o, "symbols", (double)s.demod.symbols);
+    json_num(o, "data_symbols", (double)s.demod.data_symbols);
+    json_num(o, "bits", (double)w->n_bits);
+    cJSON_AddStringToObject(o, "file", w->bits_name);
+    if (w->truth) {
+      json_num(o, "bit_errors", (double)w->errors);
+      json_num(o, "bits_compared", (double)w->compared);
+      json_num(o, "ber", carrier_ber(w, k->ambiguity));
+      json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
+    }
+    cJSON *wa = cJSON_AddArrayToObject(o, "warnings");
+    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+      if (s.demod.warnings & warn_bits[i]) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "code", warn_names[i]);
+        cJSON_AddStringToObject(x, "text", prx_qpsk_warning_text(warn_bits[i]));
+        cJSON_AddItemToArray(wa, x);
+      }
+    cJSON_AddItemToArray(arr, o);
+  }
+  if (r->o.detect) {
+    cJSON *det = cJSON_AddArrayToObject(root, "detected");
+    for (size_t i = 0; i < r->n_found; i++) {
+      const prx_detect_carrier *d = &r->found[i];
+      cJSON *o = cJSON_CreateObject();
+      json_num(o, "offset_hz", d->freq);
+      json_num(o, "frequency_hz", r->in.center_freq + d->freq);
+      json_num(o, "symbol_rate", d->symbol_rate);
+      json_num(o, "bandwidth_hz", d->bandwidth);
+      json_num(o, "rolloff", d->rolloff);
+      json_num(o, "esn0_db", d->esn0_db);
+      if (r->found_as[i] >= 0)
+        json_num(o, "carrier", (double)r->found_as[i]);
+      else
+        cJSON_AddNullToObject(o, "carrier");
+      cJSON_AddStringToObject(o, "note", r->found_why[i]);
+      cJSON_AddItemToArray(det, o);
+    }
+    json_num(root, "detect_samples", (double)r->pre_n);
+  }
+  uint64_t samples;
+  double t_chan, t_demod;
+  prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
+  cJSON *t = cJSON_AddObjectToObject(root, "totals");
+  json_num(t, "samples", (double)r->n_in);
+  json_num(t, "duration_s", (double)r->n_in / r->in.sample_rate);
+  json_num(t, "elapsed_s", elapsed);
+  json_num(t, "input_rate_sps", elapsed > 0 ? (double)r->n_in / elapsed : NAN);
+  json_num(t, "realtime_factor", elapsed > 0 ? (double)r->n_in / r->in.sample_rate / elapsed : NAN);
+  cJSON *split = cJSON_AddObjectToObject(t, "time_s");
+  json_num(split, "channelizer", t_chan);
+  json_num(split, "demodulators", t_demod);
+  json_num(split, "other", elapsed - t_chan - t_demod);
+  cJSON_AddStringToObject(root, "status", status);
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  int ok = text && fputs(text, r->rep_f) >= 0 && fputc('\n', r->rep_f) >= 0;
+  free(text);
+  return ok ? -1 : cli_error(CMD, "cannot write the report %s: %s", r->o.report, strerror(errno));
+}
+
+static void table(const run_state *r, double elapsed) {
+  int truth = r->o.truth != NULL;
+  printf("%3s %14s %9s %5s %7s %9s %8s %7s %10s", "#", "frequency Hz", "offset Hz", "chan", "Es/N0",
+         "CFO Hz", "clk ppm", "locked", "bits");
+  if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
+  printf("\n");
+  for (size_t c = 0; c < r->n_car; c++) {
+    prx_rx_stats s;
+    prx_rx_get_stats(r->rx, c, &s);
+    const carrier_out *w = &r->out[c];
+    double locked =
+        s.demod.blocks ? 100 * (1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks) : 0;
+    printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
+           r->in.center_freq + s.freq, s.freq, s.channel, s.demod.esn0_db, s.demod.cfo_hz,
+           s.demod.clock_ppm, locked, (unsigned long long)w->n_bits);
+    if (truth)
+      printf(" %8llu %10.3g %10.3g", (unsigned long long)w->errors,
+             carrier_ber(w, r->car[c].ambiguity), ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
+    printf("\n");
+  }
+  uint64_t samples;
+  double t_chan, t_demod;
+  prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
+  double dur = (double)r->n_in / r->in.sample_rate;
+  printf("%llu samples (%.6g s at %.9g Hz) in %.3g s: %.4g Msamples/s, %.3g x real time "
+         "(channelizer %.3g s, demodulators %.3g s, %s)\n",
+         (unsigned long long)r->n_in, dur, r->in.sample_rate, elapsed,
+         elapsed > 0 ? (double)r->n_in / elapsed / 1e6 : 0.0, elapsed > 0 ? dur / elapsed : 0.0,
+         t_chan, t_demod, prx_backend_name(prx_rx_backend(r->rx)));
+}
+
+/* the demodulators' warnings on standard error: those bits may be noise */
+static void warnings(const run_state *r) {
+  for (size_t c = 0; c < r->n_car; c++) {
+    prx_rx_stats s;
+    prx_rx_get_stats(r->rx, c, &s);
+    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
+      if (s.demod.warnings & warn_bits[i])
+        fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
+                prx_qpsk_warning_text(warn_bits[i]));
+    if (r->out[c].truth_short)
+      fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
+              c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);
+  }
+}
+
+static int close_file(FILE *f, const char *name, int rc) {
+  if (!f) return rc;
+  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
+  if (bad && rc < 0) return cli_error(CMD, "cannot write %s: %s", name, strerror(errno));
+  return rc;
+}
+
+int cmd_rx(int argc, char **argv) {
+  run_state *r = calloc(1, sizeof *r);
+  if (!r) return cli_error(CMD, "out of memory");
+  int rc = parse_args(argc, argv, &r->o);
+  if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
+  if (rc < 0) cli_hold_stop_signals();
+  if (rc < 0) rc = setup(r);
+  if (rc < 0) rc = open_outputs(r);
+  if (rc < 0) signal(SIGXFSZ, SIG_IGN);
+  if (rc < 0) {
+    cli_catch_stop_signals();
+    double t0 = cli_seconds();
+    cli_progress_start(&r->progress, CMD, cli_input_samples(r->reader, r->o.input), r->o.quiet);
+    if (r->rx)
+      rc = stream(r);
+    else { /* --detect found nothing the receiver can take */
+      fprintf(stderr, "polyrx %s: --detect: no carrier to receive\n", CMD);
+      r->n_in = r->pre_n;
+    }
+    cli_progress_end(&r->progress);
+    cli_release_stop_signals();
+    if (rc < 0 && cli_interrupted()) rc = 130;
+    double elapsed = cli_seconds() - t0;
+    if (r->n_in && r->rx) {
+      table(r, elapsed);
+      warnings(r);
+    }
+    if (r->rep_f) {
+      const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
+      int rc_rep = write_report(r, status, elapsed);
+      if (rc < 0) rc = rc_rep;
+    }
+  }
+  for (size_t c = 0; r->out && c < r->n_car; c++) {
+    carrier_out *k = &r->out[c];
+    rc = close_file(k->bits, k->bits_name, rc);
+    rc = close_file(k->llr, k->llr_name, rc);
+    if (k->iq && (rc < 0 || rc == 130)) { /* (an interrupted run keeps what it read) */
+      prx_status st = prx_sigmf_writer_close(k->iq);
+      if (st) rc = cli_status_error(CMD, k->iq_base, st);
+    } else if (k->iq) {
+      prx_sigmf_writer_discard(k->iq);
+    }
+    free(k->iq_base);
+    if (k->truth) fclose(k->truth);
+    free(k->bits_name);
+    free(k->llr_name);
+    free(k->truth_name);
+    free(k->tbuf);
+  }
+  rc = close_file(r->rep_f, r->o.report ? r->o.report : "report", rc);
+  prx_rx_destroy(r->rx);
+  prx_iq_close(r->reader);
+  for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
+  free(r->spec_made);
+  free(r->spec);
+  free(r->pre);
+  free(r->found);
+  free(r->found_as);
+  free(r->found_why);
+  free(r->out);
+  free(r->car);
+  free(r);
+  return rc < 0 ? 0 : rc;
+}

@@ -1,0 +1,167 @@
+/* Carrier detection: the public entry points (polyrx/detect.h), the configuration checks and
+ * the order of the stages (docs/ARCHITECTURE.md, "Carrier detection"). */
+#include "polyrx/detect.h"
+
+#include "../core/internal.h"
+#include "detect_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Symbols of the slowest carrier the detector needs to reach its documented accuracy. */
+#define DETECT_MIN_SYMBOLS 800.0
+/* Fewest samples whatever the rates (the power spectrum needs some averaging). */
+#define DETECT_MIN_SAMPLES 65536.0
+/* At most this many samples are used (the first ones): 128 MiB of spectrum. */
+#define DETECT_MAX_SAMPLES ((size_t)1 << 24)
+/* Fewest samples accepted at all. */
+#define DETECT_FLOOR_SAMPLES 4096
+/* Points of the power spectrum across the slowest carrier's half-power width. */
+#define DETECT_POINTS_PER_RS 16.0
+/* Most candidate bands examined. */
+#define DETECT_MAX_BANDS 4096
+
+prx_detect_config prx_detect_config_default(void) {
+  prx_detect_config c = {0};
+  c.min_esn0_db = 8.0;
+  return c;
+}
+
+/* The configuration with its zero fields replaced by their defaults, checked. */
+static prx_status resolve(const prx_detect_config *cfg, prx_detect_config *out) {
+  if (!cfg) return prx_fail(PRX_ERR_INVALID, "detect: config is NULL");
+  prx_detect_config c = *cfg;
+  if (!(isfinite(c.sample_rate) && c.sample_rate > 0))
+    return prx_fail(PRX_ERR_INVALID, "detect: sample_rate must be > 0, got %g", c.sample_rate);
+  if (!(isfinite(c.min_symbol_rate) && c.min_symbol_rate >= 0))
+    return prx_fail(PRX_ERR_INVALID, "detect: min_symbol_rate must be >= 0, got %g",
+                    c.min_symbol_rate);
+  if (!(isfinite(c.max_symbol_rate) && c.max_symbol_rate >= 0))
+    return prx_fail(PRX_ERR_INVALID, "detect: max_symbol_rate must be >= 0, got %g",
+                    c.max_symbol_rate);
+  if (c.min_symbol_rate == 0) c.min_symbol_rate = c.sample_rate / 8192;
+  if (c.max_symbol_rate == 0) c.max_symbol_rate = c.sample_rate / 4;
+  if (c.max_symbol_rate > c.sample_rate / 2)
+    return prx_fail(PRX_ERR_INVALID, "detect: max_symbol_rate %g exceeds sample_rate / 2 = %g",
+                    c.max_symbol_rate, c.sample_rate / 2);
+  /* 800 symbols of the slowest carrier stay within the samples used */
+  if (c.min_symbol_rate < c.sample_rate / 16384)
+    return prx_fail(PRX_ERR_INVALID,
+                    "detect: min_symbol_rate %g is below sample_rate / 16384 = %g (decimate "
+                    "the capture first)",
+                    c.min_symbol_rate, c.sample_rate / 16384);
+  if (c.min_symbol_rate > c.max_symbol_rate)
+    return prx_fail(PRX_ERR_INVALID, "detect: min_symbol_rate %g exceeds max_symbol_rate %g",
+                    c.min_symbol_rate, c.max_symbol_rate);
+  if (!isfinite(c.min_esn0_db))
+    return prx_fail(PRX_ERR_INVALID, "detect: min_esn0_db must be finite, got %g", c.min_esn0_db);
+  if (c.max_carriers == 0) c.max_carriers = 256;
+  if (c.threads < 0)
+    return prx_fail(PRX_ERR_INVALID, "detect: threads must be >= 0, got %d", c.threads);
+  *out = c;
+  return PRX_OK;
+}
+
+size_t prx_detect_min_samples(const prx_detect_config *cfg) {
+  prx_detect_config c = {0};
+  if (resolve(cfg, &c) != PRX_OK) return 0;
+  double n = ceil(DETECT_MIN_SYMBOLS * c.sample_rate / c.min_symbol_rate);
+  return (size_t)(n > DETECT_MIN_SAMPLES ? n : DETECT_MIN_SAMPLES);
+}
+
+typedef struct {
+  const detect_spectrum *spec;
+  const detect_band *bands;
+  const prx_detect_config *cfg;
+  prx_detect_carrier *found;
+  int *verdict; /* detect_estimate's: 1 carrier, 0 none, -1 out of memory */
+} estimate_job;
+
+static void estimate_task(void *ctx, size_t i) {
+  estimate_job *j = ctx;
+  j->verdict[i] = detect_estimate(j->spec, &j->bands[i], j->cfg->min_symbol_rate,
+                                  j->cfg->max_symbol_rate, &j->found[i]);
+}
+
+static int stronger_first(const void *a, const void *b) {
+  double x = ((const prx_detect_carrier *)a)->esn0_db, y = ((const prx_detect_carrier *)b)->esn0_db;
+  return (x < y) - (x > y);
+}
+
+/* Estimates every band on the pool; writes the carriers, strongest first, each once. */
+static prx_status estimate_all(const prx_detect_config *c, const detect_spectrum *spec,
+                               const detect_band *bands, size_t n_bands, prx_detect_carrier *found,
+                               size_t *n_out) {
+  int *verdict = prx_alloc(n_bands, sizeof *verdict);
+  prx_pool *pool = NULL;
+  prx_status st = verdict ? prx_pool_create(c->threads, &pool) : PRX_ERR_NOMEM;
+  if (st != PRX_OK) {
+    prx_free(verdict);
+    return prx_fail(st, "detect: no memory or threads for the estimators");
+  }
+  estimate_job job = {spec, bands, c, found, verdict};
+  prx_pool_run(pool, estimate_task, &job, n_bands);
+  prx_pool_destroy(pool);
+  size_t k = 0;
+  for (size_t i = 0; i < n_bands; i++) {
+    if (verdict[i] < 0) {
+      prx_free(verdict);
+      return prx_fail(PRX_ERR_NOMEM, "detect: out of memory while estimating a carrier");
+    }
+    if (verdict[i] == 1 && found[i].esn0_db >= c->min_esn0_db) found[k++] = found[i];
+  }
+  prx_free(verdict);
+  qsort(found, k, sizeof *found, stronger_first);
+  /* one carrier once: a weaker one centred within half a symbol rate of a stronger goes */
+  size_t kept = 0;
+  for (size_t i = 0; i < k; i++) {
+    int dup = 0;
+    for (size_t j = 0; j < kept && !dup; j++)
+      dup = fabs(found[i].freq - found[j].freq) <
+            0.5 * fmax(found[i].symbol_rate, found[j].symbol_rate);
+    if (!dup) found[kept++] = found[i];
+  }
+  *n_out = kept < c->max_carriers ? kept : c->max_carriers;
+  return PRX_OK;
+}
+
+prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
+                               prx_detect_carrier *out, size_t max_out, size_t *n_found) {
+  prx_detect_config c = {0};
+  prx_status st = resolve(cfg, &c);
+  if (st != PRX_OK) return st;
+  if (!x || !n_found || (max_out && !out))
+    return prx_fail(PRX_ERR_INVALID, "detect: NULL samples, output or count");
+  *n_found = 0;
+  if (n < DETECT_FLOOR_SAMPLES)
+    return prx_fail(PRX_ERR_INVALID,
+                    "detect: %zu samples are too few (at least %d, %zu for the "
+                    "documented accuracy)",
+                    n, DETECT_FLOOR_SAMPLES, prx_detect_min_samples(&c));
+  size_t used = detect_fft_size_down(n < DETECT_MAX_SAMPLES ? n : DETECT_MAX_SAMPLES);
+  detect_spectrum spec;
+  st =
+      detect_spectrum_make(x, used, c.sample_rate, c.min_symbol_rate / DETECT_POINTS_PER_RS, &spec);
+  if (st != PRX_OK) return st;
+  /* a band's level (1 + Es/N0 times the floor) must reach half of the weakest reported, and
+   * stand out of the floor's own scatter */
+  double threshold = 1 + fmax(0.5 * pow(10, c.min_esn0_db / 10), 6 / sqrt((double)spec.block));
+  detect_band *bands = prx_alloc(DETECT_MAX_BANDS, sizeof *bands);
+  prx_detect_carrier *found = prx_alloc(DETECT_MAX_BANDS, sizeof *found);
+  if (!bands || !found) {
+    st = prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the candidates");
+  } else {
+    size_t n_bands = detect_bands(&spec, threshold, 0.6 * c.min_symbol_rate,
+                                  1.3 * c.max_symbol_rate, bands, DETECT_MAX_BANDS);
+    size_t k = 0;
+    st = n_bands ? estimate_all(&c, &spec, bands, n_bands, found, &k) : PRX_OK;
+    if (st == PRX_OK) {
+      for (size_t i = 0; i < k && i < max_out; i++) out[i] = found[i];
+      *n_found = k;
+    }
+  }
+  prx_free(bands);
+  prx_free(found);
+  detect_spectrum_free(&spec);
+  return st;
+}

@@ -1,0 +1,183 @@
+/* Carrier detection, second stage: one candidate band, mixed down and decimated, gives the
+ * carrier's symbol rate (the line of |y|^2 at Rs), its centre (the line of y^4 at 4 f), its
+ * roll-off and Es/N0 (from the power in and around the band). */
+#include "detect_internal.h"
+
+#include "../core/internal.h"
+#include "../dsp/fft_plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* False-alarm margin of a spectral line: a line must exceed the mean of its neighbouring bins
+ * ln W + LINE_MARGIN times, W the bins searched (the largest of W noise bins is about ln W times
+ * their mean; e^-9.2 = 1e-4 per search). */
+#define LINE_MARGIN 9.2
+/* The lines are looked for on at most this many samples of a band's signal (from the middle of
+ * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
+ * stay small. */
+#define LINE_SAMPLES ((size_t)1 << 18)
+
+/* |sum_t v[t] exp(-2 pi i f t)| for f in cycles per sample (float64 rotator, re-anchored every
+ * 1024 samples). */
+static double dft_mag(const prx_cf32 *v, size_t n, double f) {
+  double sre = 0, sim = 0;
+  double stc = cos(-2 * M_PI * f), sts = sin(-2 * M_PI * f);
+  for (size_t t0 = 0; t0 < n; t0 += 1024) {
+    double ph = -2 * M_PI * f * (double)t0;
+    double wr = cos(ph), wi = sin(ph);
+    size_t t1 = t0 + 1024 < n ? t0 + 1024 : n;
+    for (size_t t = t0; t < t1; t++) {
+      sre += v[t].re * wr - v[t].im * wi;
+      sim += v[t].re * wi + v[t].im * wr;
+      double nr = wr * stc - wi * sts;
+      wi = wr * sts + wi * stc;
+      wr = nr;
+    }
+  }
+  return hypot(sre, sim);
+}
+
+/* The frequency in [lo, hi] (cycles per sample) that maximises dft_mag, by golden section. */
+static double refine_peak(const prx_cf32 *v, size_t n, double lo, double hi) {
+  const double g = 0.5 * (sqrt(5.0) - 1);
+  double a = lo, b = hi, c = b - g * (b - a), d = a + g * (b - a);
+  double fc = dft_mag(v, n, c), fd = dft_mag(v, n, d);
+  for (int it = 0; it < 18; it++) { /* the interval shrinks to 1e-4 of its width */
+    if (fc > fd) {
+      b = d, d = c, fd = fc;
+      c = b - g * (b - a);
+      fc = dft_mag(v, n, c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + g * (b - a);
+      fd = dft_mag(v, n, d);
+    }
+  }
+  return 0.5 * (a + b);
+}
+
+/* The strongest line of the spectrum z (q bins, FFT order) between lo and hi (cycles per
+ * sample, -0.5 < lo < hi < 0.5), refined on the q0-sample signal v; NAN when none stands out.
+ * The continuum under the lines is not flat (|y|^2's falls towards the band's width), so each
+ * bin is read against the mean of its neighbours (W / 8 bins either side, less the 2 next to it):
+ * a line must exceed it ln W + LINE_MARGIN times, W the bins searched. */
+static double find_line(const prx_cf32 *z, size_t q, const prx_cf32 *v, size_t q0, double lo,
+                        double hi, double *strength) {
+  long long blo = (long long)ceil(lo * (double)q), bhi = (long long)floor(hi * (double)q);
+  *strength = 0;
+  if (bhi - blo < 4) return NAN;
+  long long w = bhi - blo + 1, half = w / 8 > 8 ? w / 8 : 8, n = w + 2 * half;
+  double *cum = malloc((size_t)(n + 1) * sizeof *cum); /* cum[i]: power of bins blo-half .. +i-1 */
+  if (!cum) return NAN;
+  cum[0] = 0;
+  for (long long i = 0; i < n; i++) {
+    long long k = (blo - half + i) % (long long)q;
+    if (k < 0) k += (long long)q;
+    cum[i + 1] = cum[i] + (double)z[k].re * z[k].re + (double)z[k].im * z[k].im;
+  }
+  long long best = blo;
+  double top = 0;
+  for (long long b = blo; b <= bhi; b++) {
+    long long i = b - blo + half; /* index of bin b in cum */
+    double p = cum[i + 1] - cum[i];
+    double around = (cum[i + half + 1] - cum[i - half]) - (cum[i + 3] - cum[i - 2]);
+    double ratio = around > 0 ? p / (around / (double)(2 * half - 4)) : 0;
+    if (ratio > top) top = ratio, best = b;
+  }
+  free(cum);
+  *strength = top;
+  if (!(top > log((double)w) + LINE_MARGIN)) return NAN;
+  double step = 1.0 / (double)q;
+  return refine_peak(v, q0, (double)best * step - step, (double)best * step + step);
+}
+
+int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_rs, double max_rs,
+                    prx_detect_carrier *out) {
+  double df = s->fs / (double)s->n;
+  long long c0 = llround(b->centre), klo = (long long)floor(b->lo), khi = (long long)ceil(b->hi);
+  size_t m = (size_t)(khi - klo + 1);
+  size_t mm = detect_fft_size_up(2 * m < 64 ? 64 : 2 * m);
+  size_t len = mm < LINE_SAMPLES ? mm : LINE_SAMPLES, q = 2 * len; /* samples used, transform */
+  double fsd = (double)mm * df;                                    /* the decimated rate */
+  prx_cf32 *y = prx_alloc(mm, sizeof *y), *v = prx_alloc(q, sizeof *v),
+           *z = prx_alloc(q, sizeof *z);
+  fftwf_plan inv = NULL, fwd = NULL;
+  int result = -1;
+  if (!y || !v || !z) goto done;
+  inv = prx_fft_plan_1d((int)mm, y, y, FFTW_BACKWARD, PRX_FFT_ESTIMATE);
+  fwd = prx_fft_plan_1d((int)q, v, z, FFTW_FORWARD, PRX_FFT_ESTIMATE);
+  if (!inv || !fwd) goto done;
+  result = 0;
+  /* the band's bins, mixed down by c0 bins, to mm samples at fsd */
+  memset(y, 0, mm * sizeof *y);
+  for (long long k = klo; k <= khi; k++) {
+    long long j = (k - c0) % (long long)mm;
+    y[j < 0 ? j + (long long)mm : j] = detect_bin(s, k);
+  }
+  fftwf_execute(inv);
+  double mean = 0;
+  for (size_t t = 0; t < mm; t++) mean += (double)y[t].re * y[t].re + (double)y[t].im * y[t].im;
+  mean /= (double)mm;
+  if (!(mean > 0)) goto done;
+  float scale = (float)(1.0 / sqrt(mean));
+  for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
+  const prx_cf32 *w = y + (mm - len) / 2;
+
+  /* the symbol rate: the line of |y|^2 near the half-power width. For a raised-cosine spectrum
+   * that width is Rs to 1.12 Rs (roll-off 0 to 1: the band's level is the mean of its upper half,
+   * below the peak of a spectrum without a flat top); the line is looked for from width / 1.12 to
+   * the width, widened by 10 % and three points of the power spectrum (each half-power point is
+   * within one). */
+  double width = b->width * df, strength;
+  double slack = fmin(0.3, 0.1 + 3.0 * (double)s->block / b->width);
+  double alo = fmax((1 - slack) * width / 1.12, 0.95 * min_rs);
+  double ahi = fmin((1 + slack) * width, 1.05 * max_rs);
+  if (!(alo < ahi)) goto done;
+  memset(v, 0, q * sizeof *v);
+  for (size_t t = 0; t < len; t++) v[t].re = w[t].re * w[t].re + w[t].im * w[t].im - 1.0f;
+  fftwf_execute(fwd);
+  double rs = find_line(z, q, v, len, alo / fsd, ahi / fsd, &strength) * fsd;
+  if (!(rs >= 0.98 * min_rs && rs <= 1.02 * max_rs)) goto done;
+
+  /* the centre: the line of y^4 at 4 times the offset, near the half-power midpoint */
+  double d0 = (b->centre - (double)c0) * df, delta = d0;
+  for (size_t t = 0; t < len; t++) {
+    double re = w[t].re, im = w[t].im, r2 = re * re - im * im, i2 = 2 * re * im;
+    v[t].re = (float)(r2 * r2 - i2 * i2);
+    v[t].im = (float)(2 * r2 * i2);
+  }
+  memset(v + len, 0, (q - len) * sizeof *v);
+  fftwf_execute(fwd);
+  double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
+  if (span > 0) {
+    double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
+    if (isfinite(l4)) delta = 0.25 * l4 * fsd;
+  }
+  double fc = (double)c0 + delta / df; /* centred bins */
+
+  /* power within Rs / 2 of the centre and within Rs (the widest roll-off), less the noise */
+  double inner = 0, total = 0, nb = s->noise_bin, half = 0.5 * rs / df;
+  long long ulo = (long long)ceil(fmax(fc - 2 * half, b->limit_lo));
+  long long uhi = (long long)floor(fmin(fc + 2 * half, b->limit_hi));
+  for (long long u = ulo; u <= uhi; u++) {
+    prx_cf32 x = detect_bin(s, u);
+    double p = (double)x.re * x.re + (double)x.im * x.im - nb;
+    total += p;
+    if (fabs((double)u - fc) <= half) inner += p;
+  }
+  if (!(total > 0)) goto done;
+  double rolloff = (1.0 - inner / total) / (0.5 - 1.0 / M_PI);
+  out->freq = (fc - (double)(s->n / 2)) * df;
+  out->symbol_rate = rs;
+  out->rolloff = rolloff < 0.1 ? 0.1 : rolloff > 1 ? 1 : rolloff;
+  out->bandwidth = rs * (1 + out->rolloff);
+  out->esn0_db = 10 * log10(total * s->fs / ((double)s->n * nb * rs));
+  result = 1;
+done:
+  prx_fft_destroy(inv);
+  prx_fft_destroy(fwd);
+  prx_free(y), prx_free(v), prx_free(z);
+  return result;
+}

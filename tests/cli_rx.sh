@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# polyrx rx: carriers made by polyrx gen come back with exactly the symbols sent (a raw file,
+# standard input and SigMF give the same bits); --truth counts the errors that an independent
+# count of the files gives; the report has its fields; packed bits and LLRs are consistent; bad
+# carrier specifications (outside the band, too wide, missing rs, a key of gen only) give one
+# clear line and exit code 2; --detect finds the carriers above 10 dB (and receives them with
+# the bits sent) and nothing in pure noise.
+set -u
+P=${1:?usage: cli_rx.sh PATH_TO_POLYRX}
+. "$(dirname "$0")/support/cli_test.sh"
+
+FS=409600 # K = 64: spacing 6400 Hz, 12800 Hz per channel
+N=1228800 # 3 s, a multiple of D = 32
+C0="f=32000,rs=2400,diff,timing=0.3"                        # on a channel centre
+C1="f=-49600,rs=2400,diff,ppm=-300,power=-3"                # a quarter between centres
+C2="f=99200,rs=2400,pilots=64:8,power=-6,phase=1,timing=0.7" # half way between centres
+C3="f=-160k,rs=2400,diff,power=-22"                         # weak: Es/N0 8 dB
+"$P" gen -q -o "$T/x.cf32" -s $FS -n $N --carrier "$C0" --carrier "$C1" --carrier "$C2" \
+  --carrier "$C3" --esn0 30 --bits "$T/tx" || bad "gen failed"
+RX=(-K 64 --carrier f=32000,rs=2400 --carrier f=-49600,rs=2400,diff
+  --carrier f=99200,rs=2400,pilots=64:8 --carrier f=-160k,rs=2400)
+"$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/a" --truth "$T/tx" --report "$T/a.json" \
+  --llr >"$T/a.txt" || bad "rx (file) failed"
+
+# symbols centred before the window's end (N - sps/16): symbol n at (n + timing) sps
+expect_bits() { # N FS RS TIMING PPM PERIOD LEN
+  python3 - "$@" <<'EOF'
+import math, sys
+n, fs, rs, tau, ppm, P, L = map(float, sys.argv[1:])
+sps = fs / (rs * (1 + ppm * 1e-6))
+s = math.ceil((n - fs / rs / 16) / sps - tau)
+if P > 0:
+    s -= int(s // P) * L + min(s % P, L)
+print(int(2 * s))
+EOF
+}
+size() { stat -c %s "$1"; }
+want=("$(expect_bits $N $FS 2400 0.3 0 0 0)" "$(expect_bits $N $FS 2400 0 -300 0 0)"
+  "$(expect_bits $N $FS 2400 0.7 0 64 8)" "$(expect_bits $N $FS 2400 0 0 0 0)")
+for c in 0 1 2; do
+  nb=$(size "$T/a/c$c.bits")
+  [ "$nb" = "${want[$c]}" ] || bad "carrier $c: $nb bits, expected ${want[$c]} (the symbols sent)"
+  skip=2
+  [ $c = 2 ] && skip=0 # pilots: every bit counts; differential: the first symbol carries none
+  cmp -s -i $skip -n $((nb - skip)) "$T/a/c$c.bits" "$T/tx$c.bits" ||
+    bad "carrier $c: bits differ from the generator's"
+  [ "$(size "$T/a/c$c.llr")" = $((nb * 4)) ] || bad "carrier $c: LLR file size"
+done
+[ "$(size "$T/a/c3.bits")" = "${want[3]}" ] || bad "carrier 3: $(size "$T/a/c3.bits") bits"
+
+# the report's fields; --truth errors equal an independent count of the files
+python3 - "$T" <<'EOF' || bad "report: $(cat "$T/py.err")"
+import json, sys
+T = sys.argv[1]
+r = json.load(open(T + "/a.json"))
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+check(r["command"] == "rx" and r["status"] == "ok", "command/status")
+check(r["input"]["samples"] == 1228800 and r["input"]["sample_rate"] == 409600, "input")
+check(r["receiver"]["channels"] == 64 and r["receiver"]["taps"] == 64 * 14 + 1, "receiver")
+cs = r["carriers"]
+check(len(cs) == 4, "4 carriers")
+want_ch = [5, 56, 16, 39]  # nearest centres: 5, -7.75 -> -8 (56), 15.5 -> 16, -25 -> 39
+want_snr = [30, 27, 24, 8]
+for i, c in enumerate(cs):
+    for k in ("frequency_hz", "channel", "cfo_hz", "esn0_db", "clock_offset_ppm",
+              "locked_fraction", "symbols", "bits", "ber", "bit_errors", "ber_theory"):
+        check(k in c, "carrier %d: no %s" % (i, k))
+    check(c["channel"] == want_ch[i], "carrier %d: channel %s" % (i, c["channel"]))
+    # (pilots mode: the demodulator's own Es/N0 estimate reads low at high Es/N0, as in demod)
+    check(i == 2 or abs(c["esn0_db"] - want_snr[i]) < 1, "carrier %d: Es/N0 %s" % (i, c["esn0_db"]))
+    check(c["locked_fraction"] == 1 and c["warnings"] == [], "carrier %d: lock" % i)
+    got = open("%s/a/c%d.bits" % (T, i), "rb").read()
+    tx = open("%s/tx%d.bits" % (T, i), "rb").read()
+    skip = 0 if i == 2 else 2
+    e = sum(a != b for a, b in zip(got[skip:], tx[skip:len(got)]))
+    check(c["bit_errors"] == e and c["bits"] == len(got), "carrier %d: %s errors, counted %d" % (i, c["bit_errors"], e))
+    check(abs(c["ber"] - e / (len(got) - skip)) < 1e-12, "carrier %d: ber" % i)
+check(cs[3]["bit_errors"] > 0 and cs[3]["ber"] < 3 * cs[3]["ber_theory"] + 1e-3, "weak carrier BER %s" % cs[3]["ber"])
+check(abs(cs[1]["clock_offset_ppm"] + 300) < 10, "carrier 1 clock")
+t = r["totals"]
+for k in ("samples", "elapsed_s", "input_rate_sps", "realtime_factor"):
+    check(k in t, "totals: no " + k)
+check(all(k in t["time_s"] for k in ("channelizer", "demodulators", "other")), "time split")
+EOF
+grep -q "BER" "$T/a.txt" && [ "$(grep -c '^ *[0-9] ' "$T/a.txt")" = 4 ] ||
+  bad "the summary table: $(cat "$T/a.txt")"
+
+# standard input, one thread, small reads: the same bits
+cat "$T/x.cf32" | "$P" rx -q -i - -F cf32 -s $FS "${RX[@]}" -o "$T/b" --threads 1 \
+  --read-block 10000 >/dev/null || bad "rx (stdin) failed"
+for c in 0 1 2 3; do
+  cmp -s "$T/a/c$c.bits" "$T/b/c$c.bits" || bad "carrier $c: stdin gives other bits than the file"
+done
+
+# a SigMF recording (ci16, rate and centre from the metadata); packed bits
+"$P" gen -q -o "$T/s.sigmf-data" -F ci16 -f 7.1M -s $FS -n $N --carrier "$C0" --carrier "$C1" \
+  --carrier "$C2" --carrier "$C3" --esn0 30 || bad "gen SigMF failed"
+"$P" rx -q -i "$T/s.sigmf-data" "${RX[@]}" -o "$T/s" --bits packed --report "$T/s.json" \
+  >/dev/null || bad "rx (SigMF) failed"
+python3 - "$T" <<'EOF' || bad "SigMF/packed: $(cat "$T/py.err")"
+import json, sys
+T = sys.argv[1]
+r = json.load(open(T + "/s.json"))
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+check(r["input"]["center_frequency"] == 7.1e6 and r["carriers"][0]["frequency_hz"] == 7.132e6, "centre")
+for i in range(3):
+    un = open("%s/a/c%d.bits" % (T, i), "rb").read()
+    pk = open("%s/s/c%d.bits" % (T, i), "rb").read()
+    check(len(pk) == (len(un) + 7) // 8, "carrier %d: %d packed bytes for %d bits" % (i, len(pk), len(un)))
+    bits = [(pk[j // 8] >> (7 - j % 8)) & 1 for j in range(len(un))]
+    skip = 0 if i == 2 else 2
+    check(bits[skip:] == list(un[skip:]), "carrier %d: packed bits" % i)
+EOF
+
+# --iq: the channel of each carrier as SigMF (rate 2 fs/K, the channel's centre, ceil(N/D)
+# samples); the one on a channel centre (no mixer) demodulated by demod gives rx's bits
+"$P" rx -q -i "$T/x.cf32" -s $FS -f 1M "${RX[@]}" -o "$T/q" --iq >/dev/null || bad "rx --iq failed"
+python3 - "$T" <<'EOF' || bad "--iq: $(cat "$T/py.err")"
+import json, os, sys
+T = sys.argv[1]
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+for c, k in enumerate([5, -8, 16, -25]):
+    m = json.load(open("%s/q/c%d.sigmf-meta" % (T, c)))
+    check(m["global"]["core:sample_rate"] == 12800 and m["global"]["core:datatype"] == "cf32_le", "carrier %d: global" % c)
+    check(m["captures"][0]["core:frequency"] == 1e6 + k * 6400, "carrier %d: frequency %s" % (c, m["captures"][0]))
+    check(os.path.getsize("%s/q/c%d.sigmf-data" % (T, c)) == 1228800 // 32 * 8, "carrier %d: size" % c)
+EOF
+"$P" demod -q -i "$T/q/c0.sigmf-data" -r 2400 -o "$T/q/d0.bits" || bad "demod of --iq failed"
+cmp -s "$T/q/d0.bits" "$T/a/c0.bits" || bad "--iq: demod of carrier 0's channel differs from rx"
+
+# --detect: the carriers above 10 dB Es/N0 found (centre within 0.05 rs, rate within 0.1 %) and
+# received with the bits sent (differential ones); in pure noise nothing found, exit 0
+"$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --detect -o "$T/d" --report "$T/d.json" >/dev/null ||
+  bad "rx --detect failed"
+python3 - "$T" <<'EOF' || bad "--detect: $(cat "$T/py.err")"
+import json, sys
+T = sys.argv[1]
+r = json.load(open(T + "/d.json"))
+def check(cond, what):
+    if not cond:
+        open(T + "/py.err", "w").write(what)
+        sys.exit(1)
+sent = [(32000, 0), (-49600, 1), (99200, 2)]  # above 10 dB: offset, generator's carrier
+det = r["detected"]
+for f, g in sent:
+    m = [d for d in det if abs(d["offset_hz"] - f) < 0.05 * 2400]
+    check(len(m) == 1, "carrier at %d Hz found %d times: %s" % (f, len(m), det))
+    d = m[0]
+    check(abs(d["symbol_rate"] / 2400 - 1) < 1e-3, "carrier at %d Hz: rate %s" % (f, d["symbol_rate"]))
+    check(d["carrier"] is not None, "carrier at %d Hz not received: %s" % (f, d["note"]))
+    if g == 2:
+        continue  # pilots: received as differential, its bits are not the sent ones
+    got = open("%s/d/c%d.bits" % (T, d["carrier"]), "rb").read()
+    tx = open("%s/tx%d.bits" % (T, g), "rb").read()
+    listed = len(open("%s/a/c%d.bits" % (T, g), "rb").read())
+    check(abs(len(got) - listed) <= 2, "carrier at %d Hz: %d bits, %d listed" % (f, len(got), listed))
+    check(got[2:] == tx[2:len(got)], "carrier at %d Hz: bits differ from the sent ones" % f)
+EOF
+"$P" gen -q -o "$T/n.cf32" -s $FS -n $N --carrier rs=2400,power=-200 --esn0 -170 ||
+  bad "gen (noise) failed"
+"$P" rx -q -i "$T/n.cf32" -s $FS -K 64 --detect -o "$T/n" --report "$T/n.json" >/dev/null \
+  2>"$T/err" || bad "rx --detect (noise) failed: $(cat "$T/err")"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["detected"] != [] or r["carriers"] != [])' \
+  "$T/n.json" || bad "--detect in pure noise found: $(head -c 2000 "$T/n.json")"
+
+# bad carrier specifications: one line, exit 2
+expect_usage() { # WORDS -- ARGS...
+  local want=$1
+  shift
+  "$P" rx -q -i "$T/x.cf32" -s $FS -K 64 -o "$T/e" "$@" >/dev/null 2>"$T/err"
+  local rc=$?
+  [ $rc = 2 ] || bad "rx $*: exit $rc, expected 2 ($(cat "$T/err"))"
+  [ "$(wc -l <"$T/err")" = 1 ] || bad "rx $*: not one line: $(cat "$T/err")"
+  grep -qi -- "$want" "$T/err" || bad "rx $*: '$(cat "$T/err")' does not say '$want'"
+}
+expect_usage "outside the band" --carrier f=210k,rs=2400
+expect_usage "too wide" --carrier f=0,rs=3000
+expect_usage "0.6 of the channel spacing" --carrier f=0,rs=2400,rolloff=0.7
+expect_usage "symbol rate is missing" --carrier f=1k
+expect_usage "not for rx" --carrier f=1k,rs=2400,power=3
+expect_usage "no carrier"
+expect_usage "-K" --carrier rs=2400 -K 63
+
+exit $((fail > 0))

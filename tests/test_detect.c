@@ -1,0 +1,176 @@
+/* Carrier detection (polyrx/detect.h) on captures made by the generator: several QPSK carriers
+ * at different symbol rates, roll-offs, Es/N0, frequency and clock offsets, between channel
+ * positions and side by side. Every carrier at 10 dB Es/N0 or more is found once, with its centre
+ * within 0.05 Rs, its symbol rate within 200 ppm (the header's bound; the receiver needs 1000)
+ * and its Es/N0 within 1 dB, also beside a DC offset, at the band's edges and at the fastest
+ * rate; nothing is found where no carrier is (pure noise, noise with a DC offset, no phantom
+ * beside real carriers); the findings do not depend on the thread count; bad configurations are
+ * refused. */
+#include "test_detect_scene.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Shortwave-like: 6.5536 Msps, 1200 Bd to 100 kBd, some between the centres of a 1024-channel
+ * bank (6.4 kHz apart), with CFOs and clock offsets. */
+static const truth wide_carriers[] = {
+    {-2000000.0 + 3200.0, 2400, 0.35, 20, 40},   /* half-way between two channel centres */
+    {-1500000.0 + 1600.0, 1200, 0.25, 12, -120}, /* a quarter of the way */
+    {-1000000.0 + 130.0, 9600, 0.5, 15, 300},    /* a CFO on a centre */
+    {-400000.0, 100000, 0.25, 25, -200},
+    {+300000.0 + 777.0, 50000, 0.3, 10, 500},
+    {+900000.0 - 3200.0, 4800, 0.2, 30, -50},
+    {+1400000.0 + 250.0, 2400, 0.4, 11, 1000},
+    {+2200000.0, 2400, 0.35, 6, 0}, /* below 10 dB: found or not */
+};
+
+/* A narrow capture with carriers side by side at 1.0, 1.15 and 1.3 times their occupied
+ * bandwidth, and a weaker neighbour. */
+static const truth close_carriers[] = {
+    {-60000.0, 4800, 0.35, 20, 100},
+    {-60000.0 + 1.0 * 4800 * 1.35, 4800, 0.35, 18, -100},
+    {-60000.0 + 2.15 * 4800 * 1.35, 4800, 0.35, 22, 200},
+    {-60000.0 + 3.45 * 4800 * 1.35, 4800, 0.35, 15, 0},
+    {+40000.0, 2400, 0.2, 16, 0},
+    {+40000.0 + 1.2 * 2400 * 1.2, 2400, 0.2, 12, 0},
+    {+90000.0, 9600, 0.5, 10, -300},
+};
+
+/* Pure complex white noise (with a DC offset when dc != 0): no carrier at all. */
+static void check_noise(double fs, size_t n, double dc, uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  if (!x) return;
+  test_fill_cf32(&r, x, n, 0.01);
+  for (size_t i = 0; i < n; i++) x[i].re += (float)dc, x[i].im -= (float)(0.7 * dc);
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = fs;
+  prx_detect_carrier found[8];
+  size_t nf = 99;
+  CHECK_OK(prx_detect_carriers(&cfg, x, n, found, 8, &nf));
+  CHECK(nf == 0, "noise (fs %g, dc %g): %zu phantom carriers, the first at %.1f Hz, Rs %.1f", fs,
+        dc, nf, nf ? found[0].freq : 0.0, nf ? found[0].symbol_rate : 0.0);
+  free(x);
+}
+
+static void check_bad_configs(void) {
+  prx_cf32 x[8192] = {{0}};
+  prx_detect_carrier out[4];
+  size_t nf;
+  prx_detect_config ok = prx_detect_config_default();
+  ok.sample_rate = 48000;
+  struct {
+    const char *what;
+    prx_detect_config c;
+  } bad[9];
+  for (int i = 0; i < 9; i++) bad[i].c = ok;
+  bad[0].what = "no sample rate", bad[0].c.sample_rate = 0;
+  bad[1].what = "negative sample rate", bad[1].c.sample_rate = -1;
+  bad[2].what = "NaN min rate", bad[2].c.min_symbol_rate = NAN;
+  bad[3].what = "min rate above max", bad[3].c.min_symbol_rate = 9000,
+  bad[3].c.max_symbol_rate = 8000;
+  bad[4].what = "max rate above fs / 2", bad[4].c.max_symbol_rate = 30000;
+  bad[5].what = "negative threads", bad[5].c.threads = -2;
+  bad[6].what = "infinite Es/N0", bad[6].c.min_esn0_db = INFINITY;
+  bad[7].what = "negative max rate", bad[7].c.max_symbol_rate = -5;
+  bad[8].what = "min rate below fs / 16384", bad[8].c.min_symbol_rate = 48000.0 / 20000;
+  for (int i = 0; i < 9; i++) {
+    prx_status st = prx_detect_carriers(&bad[i].c, x, 8192, out, 4, &nf);
+    CHECK(st == PRX_ERR_INVALID, "%s: %s", bad[i].what, prx_strerror(st));
+    CHECK(strlen(prx_last_error()) > 0, "%s: no message", bad[i].what);
+    CHECK(prx_detect_min_samples(&bad[i].c) == 0, "%s: min_samples not 0", bad[i].what);
+  }
+  CHECK(prx_detect_carriers(NULL, x, 8192, out, 4, &nf) == PRX_ERR_INVALID, "NULL config");
+  CHECK(prx_detect_carriers(&ok, NULL, 8192, out, 4, &nf) == PRX_ERR_INVALID, "NULL samples");
+  CHECK(prx_detect_carriers(&ok, x, 8192, NULL, 4, &nf) == PRX_ERR_INVALID, "NULL output");
+  CHECK(prx_detect_carriers(&ok, x, 8192, out, 4, NULL) == PRX_ERR_INVALID, "NULL count");
+  CHECK(prx_detect_carriers(&ok, x, 100, out, 4, &nf) == PRX_ERR_INVALID, "100 samples");
+  CHECK(prx_detect_min_samples(NULL) == 0, "min_samples(NULL)");
+  /* all zeros is valid input: no carrier */
+  CHECK_OK(prx_detect_carriers(&ok, x, 8192, out, 4, &nf));
+  CHECK(nf == 0, "zeros: %zu carriers", nf);
+  /* the defaults: fs / 8192 .. fs / 4, 800 symbols of the slowest (1 s at 6.5536 Msps) */
+  CHECK(prx_detect_min_samples(&ok) >= 800 * 8192, "min_samples %zu", prx_detect_min_samples(&ok));
+  /* the slowest rate allowed asks for no more than the 2^24 samples used */
+  ok.min_symbol_rate = 48000.0 / 16384;
+  CHECK(prx_detect_min_samples(&ok) >= 800 * 16384 && prx_detect_min_samples(&ok) <= 1 << 24,
+        "min_samples at fs / 16384: %zu", prx_detect_min_samples(&ok));
+}
+
+/* The same findings whatever the thread count, a short output array gets the strongest carriers
+ * with the full count, and a few non-finite samples do not matter. */
+static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
+  prx_cf32 *x = make_capture(sc, seed);
+  if (!x) return;
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = sc->fs;
+  cfg.min_symbol_rate = sc->min_rs;
+  prx_detect_carrier one[32], three[32], two[2];
+  size_t n1 = 0, n3 = 0, n2 = 0;
+  cfg.threads = 1;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, one, 32, &n1));
+  cfg.threads = 3;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n1 == n3 && n1 > 2 && !memcmp(one, three, n1 * sizeof *one),
+        "1 and 3 threads differ (%zu and %zu carriers)", n1, n3);
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, two, 2, &n2));
+  CHECK(n2 == n1 && !memcmp(two, one, sizeof two), "2 slots: count %zu (of %zu) or contents differ",
+        n2, n1);
+  for (size_t i = 1; i < n1; i++)
+    CHECK(one[i].esn0_db <= one[i - 1].esn0_db, "not strongest first at %zu", i);
+  cfg.max_carriers = 3;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n3 == 3 && !memcmp(three, one, 3 * sizeof *one), "max_carriers 3: %zu found", n3);
+  /* a few non-finite samples change nothing found */
+  x[100].re = NAN, x[5000].im = INFINITY, x[sc->n - 1].re = -INFINITY;
+  cfg.max_carriers = 0;
+  CHECK_OK(prx_detect_carriers(&cfg, x, sc->n, three, 32, &n3));
+  CHECK(n3 == n1, "with non-finite samples: %zu carriers, %zu without", n3, n1);
+  for (size_t i = 0; i < n3 && i < n1; i++)
+    CHECK(fabs(three[i].freq - one[i].freq) < 0.001 * one[i].symbol_rate &&
+              fabs(three[i].symbol_rate / one[i].symbol_rate - 1) < 1e-4,
+          "with non-finite samples: carrier %zu moved", i);
+  free(x);
+}
+
+/* A DC offset with a carrier centred on 0 Hz, carriers near both edges of the band, one at the
+ * fastest default rate (fs / 4) and a roll-off of 1. */
+static const truth edge_carriers[] = {
+    {0.0, 4800, 0.35, 12, 0},
+    {-409600.0 / 2 + 2000, 2400, 0.35, 15, 200},
+    {409600.0 / 2 - 3000, 2400, 0.35, 15, -200},
+    {-120000.0, 409600.0 / 4, 0.35, 15, 0},
+    {90000.0, 9600, 1.0, 11, 700},
+};
+
+int main(void) {
+  scene wide = {.name = "wideband",
+                .fs = 6553600.0,
+                .n = 4400000,
+                .carriers = wide_carriers,
+                .n_carriers = sizeof wide_carriers / sizeof *wide_carriers,
+                .min_rs = 1200};
+  check_scene(&wide, 11, NULL);
+  scene close = {.name = "adjacent",
+                 .fs = 256000.0,
+                 .n = 512000,
+                 .carriers = close_carriers,
+                 .n_carriers = sizeof close_carriers / sizeof *close_carriers,
+                 .min_rs = 1000};
+  check_scene(&close, 12, NULL);
+  check_threads_and_capacity(&close, 13);
+  scene edges = {.name = "dc-edges",
+                 .fs = 409600.0,
+                 .n = 400000,
+                 .carriers = edge_carriers,
+                 .n_carriers = sizeof edge_carriers / sizeof *edge_carriers,
+                 .min_rs = 1200,
+                 .dc = 0.3};
+  check_scene(&edges, 14, NULL);
+  check_noise(6553600.0, 1 << 22, 0, 21);
+  check_noise(6553600.0, 1 << 22, 0.05, 22);
+  check_noise(48000.0, 1 << 18, 0.2, 23);
+  check_bad_configs();
+  return test_finish("test_detect");
+}
