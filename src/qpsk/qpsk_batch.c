@@ -101,7 +101,15 @@ static void stage_pre(void *ctx, size_t t) {
   const double zero[2] = {0, 0};
   const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
                                  bk->nonfinite ? 0 : e);
-  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid);
+  /* meanwhile the caller's chunk where it holds the same block of the next span: the filter's
+   * arithmetic hides its first read from memory (that span's input sums, or the copy of the
+   * chunk's tail at the end of the call) */
+  const double nb = (double)(bk->b + q->B) * (double)L;
+  size_t pf_bytes;
+  const void *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
+                                       qpsk_count_below((nb + L) * q->sps, 1.0), &pf_bytes);
+  qpsk_fir_run_prefetch(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid, pf,
+                        pf_bytes);
 }
 
 /* ---- stage om: the grid without its DC, at unit power; Oerder & Meyr per sub-block ---- */

@@ -172,9 +172,8 @@ static unsigned gcd_u(unsigned a, unsigned b) {
  * step of 4/3 samples, i.e. 16/3 samples per symbol), the outputs k = rho, rho + P, rho + 2P ...
  * all use one row of the bank, so they are computed eight at a time with the shared-tap kernel
  * and written back to their places. */
-void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
-                  prx_cf32 *out) {
-  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
+static inline void fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
+                           size_t n, prx_cf32 *out, const uint8_t *pf, const uint8_t *pf_end) {
   const float *xf = (const float *)x - 2 * (f->c + x_base);
   const size_t row = 2 * (size_t)f->ntaps;
 #ifdef QPSK_AVX2
@@ -191,6 +190,10 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
       for (; k + 7 * (size_t)P < n; k += 8 * (size_t)P) {
         const float *xp[8];
         for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i + o * di);
+        if (pf < pf_end) { /* one line of the prefetch per eight outputs */
+          __builtin_prefetch(pf, 0, 2);
+          pf += 64;
+        }
         if (P == 1) {
           dot8_shared(t, xp, nv, (float *)(out + k));
         } else {
@@ -214,9 +217,15 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
       xp[o] = xf + 2 * w.i;
       walk_next(f, m0 + (int64_t)k + o + 1, &w);
     }
+    if (pf < pf_end) {
+      __builtin_prefetch(pf, 0, 2);
+      pf += 64;
+    }
     dot4(t, xp, nv, (float *)(out + k));
   }
 #else
+  (void)pf;
+  (void)pf_end;
   size_t k = 0;
   fir_walk w;
   walk_init(f, m0, &w);
@@ -225,6 +234,18 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
     dot1(f->bank + w.j * row, xf + 2 * w.i, f->ntaps, out + k);
     walk_next(f, m0 + (int64_t)k + 1, &w);
   }
+}
+
+void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
+                  prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
+  fir_run(f, x, x_base, m0, n, out, NULL, NULL);
+}
+
+void qpsk_fir_run_prefetch(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
+                           size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_prefetch, f, x, x_base, m0, n, out, pf, pf_bytes);
+  fir_run(f, x, x_base, m0, n, out, pf, (const uint8_t *)pf + pf_bytes);
 }
 
 static inline void pos_at(const qpsk_fir *f, double p, long *i, long *j) {

@@ -41,6 +41,11 @@ void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
                   prx_cf32 *out);
 
+/* The same, and meanwhile prefetches pf_bytes from pf into the L2 cache, one cache line per
+ * eight outputs: memory that a later stage reads first arrives while the filter computes. */
+void qpsk_fir_run_prefetch(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
+                           size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes);
+
 /* Computes outputs at positions p0 + k step (input samples, relative to x[0]) for k < n; x must
  * cover [floor(p0) - c, floor(p0 + (n - 1) step) + 1 - c + ntaps). Outputs whose four phases
  * coincide (an integer step) share their taps' loads. */
