@@ -141,20 +141,31 @@ static void stage_om(void *ctx, size_t t) {
     int64_t a = m0 + Ls4 * j, e = j < q->nsub ? a + Ls4 : m0 + 4 * L;
     if (e > g_hi) e = g_hi;
     if (e <= a) break;
-    double *x2 = bk->osub[j];
-    x2[0] = x2[1] = 0;
-    qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, x2);
-    bk->osub_t[j] = (double)(a + e - 1) / 8.0;
-    bk->nsub = j + 1;
-    /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
-     * -2 pi e 2^i Ls */
-    if (j < q->nsub && e - a == Ls4) {
-      for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
-        const double *p = bk->osub[j - (1u << l)];
-        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
-        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+    /* four complete sub-blocks: their sums at once (the same values), then one by one */
+    unsigned nj = 1;
+    if (j + 4 <= q->nsub && a + 4 * Ls4 <= g_hi && Ls4 <= 1024) {
+      qpsk_om_accum4(bk->grid + QPSK_GM + (a - m0), (size_t)Ls4, D, gain, bk->osub + j);
+      nj = 4;
+      e = a + Ls4;
+    } else {
+      bk->osub[j][0] = bk->osub[j][1] = 0;
+      qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, bk->osub[j]);
+    }
+    for (unsigned jj = j; jj < j + nj; jj++, a += Ls4, e += Ls4) {
+      const double *x2 = bk->osub[jj];
+      bk->osub_t[jj] = (double)(a + e - 1) / 8.0;
+      bk->nsub = jj + 1;
+      /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
+       * -2 pi e 2^i Ls */
+      if (jj < q->nsub && e - a == Ls4) {
+        for (unsigned l = 0; l < q->nlags && (1u << l) <= jj; l++) {
+          const double *p = bk->osub[jj - (1u << l)];
+          corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+          corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+        }
       }
     }
+    j += nj - 1;
   }
   memcpy(bk->corr, corr, sizeof corr);
   /* the rest of the grid (margins, and what lies past the stream's end) the same way */

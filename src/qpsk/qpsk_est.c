@@ -204,6 +204,56 @@ void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, d
   x[1] += p[3] - p[1];
 }
 
+void qpsk_om_accum4(prx_cf32 *z, size_t n, prx_cf32 dc, float gain, double x[4][2]) {
+  PRX_ISA_DISPATCH(qpsk_om_accum4, z, n, dc, gain, x);
+  /* qpsk_om_accum's vector loop (its runs of 256 groups: one here), run by run interleaved */
+  float *f[4];
+  float acc[4][8];
+  for (int k = 0; k < 4; k++) f[k] = (float *)(z + (size_t)k * n);
+  const size_t groups = n / 4;
+#ifdef QPSK_AVX2
+  const __m256 d8 = _mm256_setr_ps(dc.re, dc.im, dc.re, dc.im, dc.re, dc.im, dc.re, dc.im);
+  const __m256 g8 = _mm256_set1_ps(gain);
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t g = 0; g < groups; g++) {
+    __m256 v0 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(f[0] + 8 * g), d8), g8);
+    __m256 v1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(f[1] + 8 * g), d8), g8);
+    __m256 v2 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(f[2] + 8 * g), d8), g8);
+    __m256 v3 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(f[3] + 8 * g), d8), g8);
+    _mm256_storeu_ps(f[0] + 8 * g, v0);
+    _mm256_storeu_ps(f[1] + 8 * g, v1);
+    _mm256_storeu_ps(f[2] + 8 * g, v2);
+    _mm256_storeu_ps(f[3] + 8 * g, v3);
+    a0 = _mm256_add_ps(a0, _mm256_mul_ps(v0, v0));
+    a1 = _mm256_add_ps(a1, _mm256_mul_ps(v1, v1));
+    a2 = _mm256_add_ps(a2, _mm256_mul_ps(v2, v2));
+    a3 = _mm256_add_ps(a3, _mm256_mul_ps(v3, v3));
+  }
+  _mm256_storeu_ps(acc[0], a0);
+  _mm256_storeu_ps(acc[1], a1);
+  _mm256_storeu_ps(acc[2], a2);
+  _mm256_storeu_ps(acc[3], a3);
+#else
+  const float d[8] = {dc.re, dc.im, dc.re, dc.im, dc.re, dc.im, dc.re, dc.im};
+  memset(acc, 0, sizeof acc);
+  for (size_t g = 0; g < groups; g++)
+    for (int k = 0; k < 4; k++)
+      for (int l = 0; l < 8; l++) {
+        float v = (f[k][8 * g + l] - d[l]) * gain;
+        f[k][8 * g + l] = v;
+        acc[k][l] += v * v;
+      }
+#endif
+  for (int k = 0; k < 4; k++) {
+    double p[4] = {0, 0, 0, 0};
+    for (int l = 0; l < 4; l++) p[l] += (double)acc[k][2 * l] + acc[k][2 * l + 1];
+    x[k][0] = 0;
+    x[k][1] = 0;
+    x[k][0] += p[0] - p[2];
+    x[k][1] += p[3] - p[1];
+  }
+}
+
 double qpsk_om_tau(const double x[2]) {
   double t = -atan2(x[1], x[0]) / (2 * M_PI);
   if (t <= -0.5) t += 1;
@@ -211,8 +261,57 @@ double qpsk_om_tau(const double x[2]) {
 }
 
 void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s) {
-  /* float lanes over runs of 64 symbols (a vector loop), folded into double */
-  for (size_t c = 0; c < n; c += 64) {
+  PRX_ISA_DISPATCH(qpsk_sums_accum, y, n, s);
+  size_t c = 0;
+#ifdef QPSK_AVX2
+  /* eight whole runs at once, one per lane (their symbols transposed four at a time): each run
+   * takes the operations of the loop below in the same order, so the same sums to the last bit,
+   * folded into double in the same run order */
+  const __m256 two = _mm256_set1_ps(2.0f);
+  for (; c + 8 * 64 <= n; c += 8 * 64) {
+    __m256 sr = _mm256_setzero_ps(), si = sr, m2 = sr, m4 = sr;
+    for (size_t i = 0; i < 64; i += 4) {
+      __m256 v[8], t[8], u[8];
+      for (int j = 0; j < 8; j++) v[j] = _mm256_loadu_ps((const float *)(y + c + 64 * j + i));
+      for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
+        t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
+      }
+      for (int j = 0; j < 8; j += 4) {
+        u[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+        u[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
+        u[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+        u[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+      }
+      for (int k = 0; k < 4; k++) { /* v[k]: component k of every run, v[k + 4]: k + 4 */
+        v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+        v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+      }
+      for (int k = 0; k < 8; k += 2) {
+        __m256 a = v[k], b = v[k + 1], aa = _mm256_mul_ps(a, a), bb = _mm256_mul_ps(b, b);
+        __m256 p = _mm256_add_ps(aa, bb), s2r = _mm256_sub_ps(aa, bb);
+        __m256 s2i = _mm256_mul_ps(_mm256_mul_ps(two, a), b);
+        sr = _mm256_add_ps(sr, _mm256_sub_ps(_mm256_mul_ps(s2r, s2r), _mm256_mul_ps(s2i, s2i)));
+        si = _mm256_add_ps(si, _mm256_mul_ps(_mm256_mul_ps(two, s2r), s2i));
+        m2 = _mm256_add_ps(m2, p);
+        m4 = _mm256_add_ps(m4, _mm256_mul_ps(p, p));
+      }
+    }
+    float r[4][8];
+    _mm256_storeu_ps(r[0], sr);
+    _mm256_storeu_ps(r[1], si);
+    _mm256_storeu_ps(r[2], m2);
+    _mm256_storeu_ps(r[3], m4);
+    for (int j = 0; j < 8; j++) {
+      s->s4[0] += r[0][j];
+      s->s4[1] += r[1][j];
+      s->m2 += r[2][j];
+      s->m4 += r[3][j];
+    }
+  }
+#endif
+  /* float lanes over runs of 64 symbols, folded into double */
+  for (; c < n; c += 64) {
     size_t e = c + 64 < n ? c + 64 : n;
     float sr = 0, si = 0, m2 = 0, m4 = 0;
     for (size_t i = c; i < e; i++) {
