@@ -120,6 +120,7 @@ static void dtft3(const prx_cf32 *v, size_t m, double D, double t0, double nu, d
 
 double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double max_step,
                                prx_cf32 *scratch) {
+  PRX_ISA_DISPATCH_RET(qpsk_periodogram_refine, w, n, nu0, max_step, scratch);
   if (n < 2) return nu0;
   /* Mix the tone near nu0 down to near 0 and sum runs of D = 64 terms: the remaining offset is
    * under a bin of the zero-padded spectrum, so a run turns it by less than 2 pi 64 / (2 n) (for
@@ -133,11 +134,41 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
     ti[l] = (float)-sin(2 * M_PI * nu0 * (double)l);
   }
   const double sr = cos(2 * M_PI * nu0 * D), si = -sin(2 * M_PI * nu0 * D);
+#ifdef QPSK_AVX2
+  float run_r[8], run_i[8]; /* the float sums of eight runs */
+  int whole8 = 0;           /* the current eight runs are whole: their sums are there */
+#endif
   double ar = cos(2 * M_PI * nu0 * kc),
          ai = sin(2 * M_PI * nu0 * kc); /* exp(-j 2 pi nu0 (0 - kc)) */
   for (size_t g = 0; g < m; g++) {
     size_t k0 = g * D, len = k0 + D <= n ? D : n - k0;
     float sumr = 0, sumi = 0;
+#ifdef QPSK_AVX2
+    /* every eighth run: the sums of it and the seven after it (whole runs), one per lane, with
+     * the operations of the loop below in the same order */
+    if (g % 8 == 0) whole8 = (g + 8) * D <= n;
+    if (g % 8 == 0 && whole8) {
+      __m256 ar8 = _mm256_setzero_ps(), ai8 = ar8;
+      for (size_t l = 0; l < D; l += 4) {
+        __m256 v[8];
+        for (int j = 0; j < 8; j++) v[j] = _mm256_loadu_ps((const float *)(w + k0 + j * D + l));
+        transpose8(v);
+        for (int h = 0; h < 4; h++) {
+          const __m256 cr = _mm256_set1_ps(tr[l + h]), ci = _mm256_set1_ps(ti[l + h]);
+          const __m256 re = v[2 * h], im = v[2 * h + 1];
+          ar8 = _mm256_add_ps(ar8, _mm256_sub_ps(_mm256_mul_ps(re, cr), _mm256_mul_ps(im, ci)));
+          ai8 = _mm256_add_ps(ai8, _mm256_add_ps(_mm256_mul_ps(re, ci), _mm256_mul_ps(im, cr)));
+        }
+      }
+      _mm256_storeu_ps(run_r, ar8);
+      _mm256_storeu_ps(run_i, ai8);
+    }
+    if (whole8) {
+      sumr = run_r[g % 8];
+      sumi = run_i[g % 8];
+      len = 0;
+    }
+#endif
     for (size_t l = 0; l < len; l++) {
       sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
       sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
@@ -271,22 +302,9 @@ void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s) {
   for (; c + 8 * 64 <= n; c += 8 * 64) {
     __m256 sr = _mm256_setzero_ps(), si = sr, m2 = sr, m4 = sr;
     for (size_t i = 0; i < 64; i += 4) {
-      __m256 v[8], t[8], u[8];
+      __m256 v[8];
       for (int j = 0; j < 8; j++) v[j] = _mm256_loadu_ps((const float *)(y + c + 64 * j + i));
-      for (int j = 0; j < 8; j += 2) {
-        t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
-        t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
-      }
-      for (int j = 0; j < 8; j += 4) {
-        u[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
-        u[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
-        u[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
-        u[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
-      }
-      for (int k = 0; k < 4; k++) { /* v[k]: component k of every run, v[k + 4]: k + 4 */
-        v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
-        v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-      }
+      transpose8(v);
       for (int k = 0; k < 8; k += 2) {
         __m256 a = v[k], b = v[k + 1], aa = _mm256_mul_ps(a, a), bb = _mm256_mul_ps(b, b);
         __m256 p = _mm256_add_ps(aa, bb), s2r = _mm256_sub_ps(aa, bb);

@@ -28,6 +28,26 @@ static inline __m256 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   __m256 v = _mm256_add_ps(t, u); /* [out0 out2 | out1 out3] */
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
 }
+
+/* v[0..7] (vector j: 8 floats of row j) to columns: v[k] lane j = row j's float k. Kernels that
+ * run eight independent sums, one per lane, read eight rows this way. */
+static inline void transpose8(__m256 v[8]) {
+  __m256 t[8], u[8];
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = _mm256_unpacklo_ps(v[j], v[j + 1]);
+    t[j + 1] = _mm256_unpackhi_ps(v[j], v[j + 1]);
+  }
+  for (int j = 0; j < 8; j += 4) {
+    u[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+    u[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xEE);
+    u[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+    u[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; k++) {
+    v[k] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20);
+    v[k + 4] = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
+  }
+}
 #endif
 
 #endif
