@@ -101,10 +101,9 @@ static void stage_pre(void *ctx, size_t t) {
   const double zero[2] = {0, 0};
   const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
                                  bk->nonfinite ? 0 : e);
-  /* meanwhile the caller's chunk where it holds the same block of the next span: the filter's
-   * arithmetic hides its first read from memory (that span's input sums, or the copy of the
-   * chunk's tail at the end of the call) */
-  const double nb = (double)(bk->b + q->B) * (double)L;
+  /* meanwhile the next block's samples where they lie in the caller's chunk (not read yet): the
+   * filter's arithmetic hides their first read from memory, which would stall its input sums */
+  const double nb = (double)(bk->b + 1) * (double)L;
   size_t pf_bytes;
   const void *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
                                        qpsk_count_below((nb + L) * q->sps, 1.0), &pf_bytes);
@@ -544,15 +543,26 @@ static void stage_mf(void *ctx, size_t t) {
   for (unsigned c = 1; c <= 8 && !P; c++)
     if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
   int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
+  /* meanwhile the samples of the same block one span later where they lie in the caller's chunk:
+   * read first by the next batch or by the copy of the chunk's tail, they arrive while the
+   * filter computes */
+  const double nb = (double)(bk->b + q->B) * (double)q->L;
+  size_t pf_bytes;
+  const uint8_t *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
+                                          qpsk_count_below((nb + q->L) * q->sps, 1.0), &pf_bytes);
   if (R <= 0) {
     double p0 = (instant(q, bk, (double)bk->k0) - (double)bL) * q->sps + base;
-    qpsk_fir_run_at(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym);
+    qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym, pf, pf_bytes);
   } else {
     for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
       int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
       double mid = (double)ka + 0.5 * (double)(m - 1);
       double p0 = (instant(q, bk, mid) - 0.5 * (double)(m - 1) - (double)bL) * q->sps + base;
-      qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0));
+      /* the prefetch shared out over the runs in proportion to their symbols */
+      size_t part = pf_bytes * (size_t)(ka + m - bk->k0) / (size_t)n -
+                    pf_bytes * (size_t)(ka - bk->k0) / (size_t)n;
+      qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0), pf, part);
+      if (pf) pf += part;
     }
   }
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
