@@ -532,7 +532,6 @@ static void stage_mf(void *ctx, size_t t) {
     a = qpsk_count_below((double)bk->b * (double)q->L * q->sps, 1.0);
     e = qpsk_count_below((double)(bk->b + 1) * (double)q->L * q->sps, 1.0);
   }
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega, sp->dc, sp->gain, a, e);
   /* positions in input samples from x[0]: (t - bL) sps + (bL sps - lo), summed from small terms
    * so that they stay exact far into a stream */
   const double base = (double)bL * q->sps - (double)lo;
@@ -543,6 +542,19 @@ static void stage_mf(void *ctx, size_t t) {
   for (unsigned c = 1; c <= 8 && !P; c++)
     if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
   int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
+  /* the window goes 0..3 samples into the (64-byte aligned) scratch so that the first output's
+   * taps read from a 32-byte boundary: with a step of a multiple of 4 samples (sps 4, 8, 16/3 in
+   * threes), no load of the filter's shared-tap kernel then straddles two cache lines */
+  int64_t m1 = R <= 0 || R > n ? n : R;
+  double p1 = (instant(q, bk, (double)bk->k0 + 0.5 * (double)(m1 - 1)) - 0.5 * (double)(m1 - 1) -
+               (double)bL) *
+                  q->sps +
+              base;
+  long i1, j1;
+  qpsk_pos_at(p1, q->mf.Q, &i1, &j1);
+  size_t off = (size_t)((4 - (i1 - q->mf.c) % 4) % 4);
+  const prx_cf32 *x =
+      qpsk_fetch(q, lo, hi, bk->scratch + off, 1, theta, omega, sp->dc, sp->gain, a, e);
   /* meanwhile the samples of the same block one span later where they lie in the caller's chunk:
    * read first by the next batch or by the copy of the chunk's tail, they arrive while the
    * filter computes */

@@ -40,8 +40,22 @@ static size_t argmax_power(const prx_cf32 *spec, size_t k0, size_t k1, float *be
   float bm = -1;
   size_t bi = k0, k = k0;
 #ifdef QPSK_AVX2
-  /* the maximum first (a vector max over 4 bins at a time), then the first bin that has it */
-  __m256 mx = _mm256_set1_ps(-1.0f);
+  /* the maximum first (a vector max over 4 bins at a time, four chains: the maximum of finite
+   * values does not depend on the order), then the first bin that has it */
+  __m256 mx = _mm256_set1_ps(-1.0f), mx1 = mx, mx2 = mx, mx3 = mx;
+  for (; k + 16 <= k1; k += 16) {
+    __m256 v0 = _mm256_loadu_ps((const float *)(spec + k));
+    __m256 v1 = _mm256_loadu_ps((const float *)(spec + k + 4));
+    __m256 v2 = _mm256_loadu_ps((const float *)(spec + k + 8));
+    __m256 v3 = _mm256_loadu_ps((const float *)(spec + k + 12));
+    __m256 s0 = _mm256_mul_ps(v0, v0), s1 = _mm256_mul_ps(v1, v1);
+    __m256 s2 = _mm256_mul_ps(v2, v2), s3 = _mm256_mul_ps(v3, v3);
+    mx = _mm256_max_ps(mx, _mm256_add_ps(s0, _mm256_permute_ps(s0, 0xB1)));
+    mx1 = _mm256_max_ps(mx1, _mm256_add_ps(s1, _mm256_permute_ps(s1, 0xB1)));
+    mx2 = _mm256_max_ps(mx2, _mm256_add_ps(s2, _mm256_permute_ps(s2, 0xB1)));
+    mx3 = _mm256_max_ps(mx3, _mm256_add_ps(s3, _mm256_permute_ps(s3, 0xB1)));
+  }
+  mx = _mm256_max_ps(_mm256_max_ps(mx, mx1), _mm256_max_ps(mx2, mx3));
   for (; k + 4 <= k1; k += 4) {
     __m256 v = _mm256_loadu_ps((const float *)(spec + k));
     __m256 sq = _mm256_mul_ps(v, v);
