@@ -424,27 +424,30 @@ void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, do
     size_t e = c + CH < n ? c + CH : n, i = c;
 #ifdef QPSK_AVX2
     /* four independent phasor chains (samples i..i+3, +4, +8, +12), each stepped by
-     * exp(-j 16 omega): the complex product's latency no longer limits the loop */
+     * exp(-j 16 omega): the complex product's latency no longer limits the loop. The products
+     * are cmul8's, arranged to need few shuffles (the loop's limit): the input's real and
+     * imaginary parts come duplicated from the loads (less the DC, duplicated), and each step
+     * reuses the phasor's swapped halves; the step's products are cmul8(step, p), whose terms
+     * are those of cmul8(p, step) in another order of the same commutative operations. */
     const float s16r = (float)cos(16 * omega), s16i = (float)-sin(16 * omega);
     __m256 p0 = _mm256_setr_ps(pr[0], pi[0], pr[1], pi[1], pr[2], pi[2], pr[3], pi[3]);
     const __m256 st4 = _mm256_setr_ps(s4r, s4i, s4r, s4i, s4r, s4i, s4r, s4i);
-    const __m256 st16 = _mm256_setr_ps(s16r, s16i, s16r, s16i, s16r, s16i, s16r, s16i);
     const __m256 dcv = _mm256_setr_ps(dr, di, dr, di, dr, di, dr, di);
+    const __m256 dre = _mm256_set1_ps(dr), dim = _mm256_set1_ps(di);
+    const __m256 s16re = _mm256_set1_ps(s16r), s16im = _mm256_set1_ps(s16i);
     __m256 p1 = cmul8(p0, st4), p2 = cmul8(p1, st4), p3 = cmul8(p2, st4);
     for (; i + 16 <= e; i += 16) {
-      _mm256_storeu_ps((float *)(out + i),
-                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i)), dcv), p0));
-      _mm256_storeu_ps((float *)(out + i + 4),
-                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 4)), dcv), p1));
-      _mm256_storeu_ps((float *)(out + i + 8),
-                       cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 8)), dcv), p2));
-      _mm256_storeu_ps(
-          (float *)(out + i + 12),
-          cmul8(_mm256_sub_ps(_mm256_loadu_ps((const float *)(in + i + 12)), dcv), p3));
-      p0 = cmul8(p0, st16);
-      p1 = cmul8(p1, st16);
-      p2 = cmul8(p2, st16);
-      p3 = cmul8(p3, st16);
+      const float *x = (const float *)(in + i);
+      __m256 w0 = _mm256_permute_ps(p0, 0xB1), w1 = _mm256_permute_ps(p1, 0xB1);
+      __m256 w2 = _mm256_permute_ps(p2, 0xB1), w3 = _mm256_permute_ps(p3, 0xB1);
+      _mm256_storeu_ps((float *)(out + i), cmul8_dc(x, dre, dim, p0, w0));
+      _mm256_storeu_ps((float *)(out + i + 4), cmul8_dc(x + 8, dre, dim, p1, w1));
+      _mm256_storeu_ps((float *)(out + i + 8), cmul8_dc(x + 16, dre, dim, p2, w2));
+      _mm256_storeu_ps((float *)(out + i + 12), cmul8_dc(x + 24, dre, dim, p3, w3));
+      p0 = _mm256_addsub_ps(_mm256_mul_ps(s16re, p0), _mm256_mul_ps(s16im, w0));
+      p1 = _mm256_addsub_ps(_mm256_mul_ps(s16re, p1), _mm256_mul_ps(s16im, w1));
+      p2 = _mm256_addsub_ps(_mm256_mul_ps(s16re, p2), _mm256_mul_ps(s16im, w2));
+      p3 = _mm256_addsub_ps(_mm256_mul_ps(s16re, p3), _mm256_mul_ps(s16im, w3));
     }
     for (; i + 4 <= e; i += 4) {
       _mm256_storeu_ps((float *)(out + i),

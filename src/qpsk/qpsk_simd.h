@@ -16,6 +16,16 @@ static inline __m256 cmul8(__m256 a, __m256 b) {
   return _mm256_addsub_ps(_mm256_mul_ps(re, b), _mm256_mul_ps(im, _mm256_permute_ps(b, 0xB1)));
 }
 
+/* cmul8(x - dc, p) for 4 complex values at x, bit for bit, with the shuffles moved out of the
+ * way: x's real and imaginary parts duplicated as they load (less dre / dim, the DC's parts
+ * broadcast), p_swapped = p with re and im exchanged (_mm256_permute_ps(p, 0xB1)), which a
+ * caller can share with other products of p */
+static inline __m256 cmul8_dc(const float *x, __m256 dre, __m256 dim, __m256 p, __m256 p_swapped) {
+  __m256 v = _mm256_loadu_ps(x);
+  return _mm256_addsub_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_moveldup_ps(v), dre), p),
+                          _mm256_mul_ps(_mm256_sub_ps(_mm256_movehdup_ps(v), dim), p_swapped));
+}
+
 /* [a0 a1 a2 a3], each 8 lanes of (re, im) partial products, to [re0 im0 re1 im1 re2 im2 re3 im3]:
  * the sum of the four complex values of each input vector */
 static inline __m256 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
