@@ -498,7 +498,10 @@ static void stage_cfo(void *ctx, size_t i) {
   }
   memcpy(sp->win + nwin, sp->w, nw * sizeof(prx_cf32));
   nwin += nw;
-  memset(sp->win + nwin, 0, (nfft - nwin) * sizeof(prx_cf32));
+  /* the padding: zero from where the values end up to where earlier values reached (the FFT
+   * leaves its input as it was) */
+  if (sp->nz > nwin) memset(sp->win + nwin, 0, (sp->nz - nwin) * sizeof(prx_cf32));
+  sp->nz = nwin;
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
   double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
   /* the refinement starts from a point on a grid of 1/8 bin: the last-bit rounding of an FFT
@@ -918,7 +921,10 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   q->phi_prev = last->phi;
   for (unsigned i = g; i-- > 0;) {
     if (q->spans[i].nw >= (size_t)S) {
-      memcpy(q->w_hist, q->spans[i].w, q->spans[i].nw * sizeof(prx_cf32));
+      /* the two buffers change places (no copy): the span's is filled again by the next batch */
+      prx_cf32 *t = q->w_hist;
+      q->w_hist = q->spans[i].w;
+      q->spans[i].w = t;
       q->w_hist_n = q->spans[i].nw;
       break;
     }

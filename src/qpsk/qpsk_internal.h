@@ -62,6 +62,7 @@ typedef struct {
   int out_range;  /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
   int64_t n_ref;  /* NCO reference sample floor(s S sps) */
   double theta;   /* NCO phase at n_ref */
+  size_t nz;      /* win[nz, nfft) is zero (the FFT leaves its input as it is) */
 } qpsk_span;
 
 typedef struct {
