@@ -546,8 +546,9 @@ static void stage_mf(void *ctx, size_t t) {
     if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
   int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
   /* the window goes 0..3 samples into the (64-byte aligned) scratch so that the first output's
-   * taps read from a 32-byte boundary: with a step of a multiple of 4 samples (sps 4, 8, 16/3 in
-   * threes), no load of the filter's shared-tap kernel then straddles two cache lines */
+   * taps read from a 32-byte boundary: where the outputs are a multiple of 4 samples apart
+   * (sps 4, 8, 12, ...), no load of the filter's shared-tap kernel then straddles two cache
+   * lines (the same values from another address: the same results) */
   int64_t m1 = R <= 0 || R > n ? n : R;
   double p1 = (instant(q, bk, (double)bk->k0 + 0.5 * (double)(m1 - 1)) - 0.5 * (double)(m1 - 1) -
                (double)bL) *
