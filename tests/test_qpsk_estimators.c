@@ -117,13 +117,21 @@ static void block_estimates(double sps, int pilots) {
   }
   double trms = sqrt(t2 / cnt), frms = sqrt(f2 / cnt), prms = sqrt(p2 / cnt);
   snr /= cnt;
-  printf("sps %5.3f %-12s Es/N0 3 dB, %zu blocks: timing rms %.4f T, CFO rms %.2e Rs, phase rms "
-         "%.3f rad, Es/N0 estimate %.2f dB\n",
-         sps, pilots ? "pilots" : "differential", cnt, trms, frms, prms, snr);
+  /* the modified Cramer-Rao bound of a CFO estimate over one span of S = cfo_span_symbols:
+   * var = 3 / (2 pi^2 S^3 Es/N0) (Rs = 1) */
+  const double S = prx_qpsk_cfo_span(q);
+  const double mcrb = sqrt(3 / (2 * M_PI * M_PI * S * S * S * pow(10, c.esn0_db / 10)));
+  printf("sps %5.3f %-12s Es/N0 3 dB, CFO %+.4f Rs, clock %+.0f ppm, %zu blocks: timing rms "
+         "%.4f T, CFO rms %.2e Rs (%.2f MCRB), phase rms %.3f rad, Es/N0 estimate %.2f dB\n",
+         sps, pilots ? "pilots" : "differential", c.cfo, c.ppm, cnt, trms, frms, frms / mcrb, prms,
+         snr);
   CHECK(cnt >= 100, "only %zu blocks", cnt);
   CHECK(trms <= 0.035, "sps %g: timing rms %.4f T > 0.035 T at Es/N0 3 dB", sps, trms);
-  /* CFO: the span's ML estimate, far inside a bin (1 / (4 * 8192) Rs) */
-  CHECK(frms < 2e-5, "sps %g: CFO rms error %.2e Rs", sps, frms);
+  /* CFO: the span's ML estimate, within a small factor of the MCRB (1.8 to 2.6 times it here,
+   * over the ~10 spans of each case): the clock offset's scaling of the 4th-power line left out
+   * (|f| ppm 1e-6, up to 5e-6 Rs) or a coarser refinement shows */
+  CHECK(frms < 4 * mcrb, "sps %g: CFO rms error %.2e Rs is %.1f times the MCRB %.2e Rs (limit 4)",
+        sps, frms, frms / mcrb, mcrb);
   /* phase: V&V on 512 symbols at 3 dB has std ~0.06 rad (closed form above) */
   CHECK(prms < 0.12, "sps %g: phase rms error %.3f rad", sps, prms);
   CHECK(fabs(snr - 3) < 0.5, "sps %g: Es/N0 estimated %.2f dB, true 3 dB", sps, snr);

@@ -318,6 +318,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   for (unsigned i = 0; i < q->G; i++) {
     ALLOC(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
     ALLOC(q->spans[i].win, nfft, prx_cf32);
+    q->spans[i].nz = nfft; /* not zeroed yet */
     ALLOC(q->spans[i].spec, nfft, prx_cf32);
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);

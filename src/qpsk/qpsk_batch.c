@@ -101,7 +101,14 @@ static void stage_pre(void *ctx, size_t t) {
   const double zero[2] = {0, 0};
   const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
                                  bk->nonfinite ? 0 : e);
-  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid);
+  /* meanwhile the next block's samples where they lie in the caller's chunk (not read yet): the
+   * filter's arithmetic hides their first read from memory, which would stall its input sums */
+  const double nb = (double)(bk->b + 1) * (double)L;
+  size_t pf_bytes;
+  const void *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
+                                       qpsk_count_below((nb + L) * q->sps, 1.0), &pf_bytes);
+  qpsk_fir_run_prefetch(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid, pf,
+                        pf_bytes);
 }
 
 /* ---- stage om: the grid without its DC, at unit power; Oerder & Meyr per sub-block ---- */
@@ -133,20 +140,31 @@ static void stage_om(void *ctx, size_t t) {
     int64_t a = m0 + Ls4 * j, e = j < q->nsub ? a + Ls4 : m0 + 4 * L;
     if (e > g_hi) e = g_hi;
     if (e <= a) break;
-    double *x2 = bk->osub[j];
-    x2[0] = x2[1] = 0;
-    qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, x2);
-    bk->osub_t[j] = (double)(a + e - 1) / 8.0;
-    bk->nsub = j + 1;
-    /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
-     * -2 pi e 2^i Ls */
-    if (j < q->nsub && e - a == Ls4) {
-      for (unsigned l = 0; l < q->nlags && (1u << l) <= j; l++) {
-        const double *p = bk->osub[j - (1u << l)];
-        corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
-        corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+    /* four complete sub-blocks: their sums at once (the same values), then one by one */
+    unsigned nj = 1;
+    if (j + 4 <= q->nsub && a + 4 * Ls4 <= g_hi && Ls4 <= 1024) {
+      qpsk_om_accum4(bk->grid + QPSK_GM + (a - m0), (size_t)Ls4, D, gain, bk->osub + j);
+      nj = 4;
+      e = a + Ls4;
+    } else {
+      bk->osub[j][0] = bk->osub[j][1] = 0;
+      qpsk_om_accum(bk->grid + QPSK_GM + (a - m0), (size_t)(e - a), a, D, gain, bk->osub[j]);
+    }
+    for (unsigned jj = j; jj < j + nj; jj++, a += Ls4, e += Ls4) {
+      const double *x2 = bk->osub[jj];
+      bk->osub_t[jj] = (double)(a + e - 1) / 8.0;
+      bk->nsub = jj + 1;
+      /* drift between complete sub-blocks 2^i apart: X_j conj(X_{j - 2^i}) turns by
+       * -2 pi e 2^i Ls */
+      if (jj < q->nsub && e - a == Ls4) {
+        for (unsigned l = 0; l < q->nlags && (1u << l) <= jj; l++) {
+          const double *p = bk->osub[jj - (1u << l)];
+          corr[l][0] += x2[0] * p[0] + x2[1] * p[1];
+          corr[l][1] += x2[1] * p[0] - x2[0] * p[1];
+        }
       }
     }
+    j += nj - 1;
   }
   memcpy(bk->corr, corr, sizeof corr);
   /* the rest of the grid (margins, and what lies past the stream's end) the same way */
@@ -480,7 +498,10 @@ static void stage_cfo(void *ctx, size_t i) {
   }
   memcpy(sp->win + nwin, sp->w, nw * sizeof(prx_cf32));
   nwin += nw;
-  memset(sp->win + nwin, 0, (nfft - nwin) * sizeof(prx_cf32));
+  /* the padding: zero from where the values end up to where earlier values reached (the FFT
+   * leaves its input as it was) */
+  if (sp->nz > nwin) memset(sp->win + nwin, 0, (sp->nz - nwin) * sizeof(prx_cf32));
+  sp->nz = nwin;
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
   double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
   /* the refinement starts from a point on a grid of 1/8 bin: the last-bit rounding of an FFT
@@ -514,7 +535,6 @@ static void stage_mf(void *ctx, size_t t) {
     a = qpsk_count_below((double)bk->b * (double)q->L * q->sps, 1.0);
     e = qpsk_count_below((double)(bk->b + 1) * (double)q->L * q->sps, 1.0);
   }
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 1, theta, omega, sp->dc, sp->gain, a, e);
   /* positions in input samples from x[0]: (t - bL) sps + (bL sps - lo), summed from small terms
    * so that they stay exact far into a stream */
   const double base = (double)bL * q->sps - (double)lo;
@@ -525,15 +545,40 @@ static void stage_mf(void *ctx, size_t t) {
   for (unsigned c = 1; c <= 8 && !P; c++)
     if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
   int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
+  /* the window goes 0..3 samples into the (64-byte aligned) scratch so that the first output's
+   * taps read from a 32-byte boundary: where the outputs are a multiple of 4 samples apart
+   * (sps 4, 8, 12, ...), no load of the filter's shared-tap kernel then straddles two cache
+   * lines (the same values from another address: the same results) */
+  int64_t m1 = R <= 0 || R > n ? n : R;
+  double p1 = (instant(q, bk, (double)bk->k0 + 0.5 * (double)(m1 - 1)) - 0.5 * (double)(m1 - 1) -
+               (double)bL) *
+                  q->sps +
+              base;
+  long i1, j1;
+  qpsk_pos_at(p1, q->mf.Q, &i1, &j1);
+  size_t off = (size_t)((4 - (i1 - q->mf.c) % 4) % 4);
+  const prx_cf32 *x =
+      qpsk_fetch(q, lo, hi, bk->scratch + off, 1, theta, omega, sp->dc, sp->gain, a, e);
+  /* meanwhile the samples of the same block one span later where they lie in the caller's chunk:
+   * read first by the next batch or by the copy of the chunk's tail, they arrive while the
+   * filter computes */
+  const double nb = (double)(bk->b + q->B) * (double)q->L;
+  size_t pf_bytes;
+  const uint8_t *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
+                                          qpsk_count_below((nb + q->L) * q->sps, 1.0), &pf_bytes);
   if (R <= 0) {
     double p0 = (instant(q, bk, (double)bk->k0) - (double)bL) * q->sps + base;
-    qpsk_fir_run_at(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym);
+    qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym, pf, pf_bytes);
   } else {
     for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
       int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
       double mid = (double)ka + 0.5 * (double)(m - 1);
       double p0 = (instant(q, bk, mid) - 0.5 * (double)(m - 1) - (double)bL) * q->sps + base;
-      qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0));
+      /* the prefetch shared out over the runs in proportion to their symbols */
+      size_t part = pf_bytes * (size_t)(ka + m - bk->k0) / (size_t)n -
+                    pf_bytes * (size_t)(ka - bk->k0) / (size_t)n;
+      qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0), pf, part);
+      if (pf) pf += part;
     }
   }
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
@@ -888,7 +933,10 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g) {
   q->phi_prev = last->phi;
   for (unsigned i = g; i-- > 0;) {
     if (q->spans[i].nw >= (size_t)S) {
-      memcpy(q->w_hist, q->spans[i].w, q->spans[i].nw * sizeof(prx_cf32));
+      /* the two buffers change places (no copy): the span's is filled again by the next batch */
+      prx_cf32 *t = q->w_hist;
+      q->w_hist = q->spans[i].w;
+      q->spans[i].w = t;
       q->w_hist_n = q->spans[i].nw;
       break;
     }

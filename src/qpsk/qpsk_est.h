@@ -36,6 +36,10 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
  * accumulates X += sum |z_m|^2 exp(-j 2 pi m / 4) over z = samples m0 .. m0+n-1 of a grid with
  * 4 samples per symbol (m0 is the absolute grid index, so blocks add up consistently). */
 void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, double x[2]);
+/* qpsk_om_accum of four consecutive runs of n samples each (z, z + n, z + 2n, z + 3n; m0 and n
+ * multiples of 4, n <= 1024) into x[0..3] (each set to its own sum): the same result, four
+ * independent chains at once. */
+void qpsk_om_accum4(prx_cf32 *z, size_t n, prx_cf32 dc, float gain, double x[4][2]);
 /* The timing estimate -arg(X) / (2 pi) in (-1/2, 1/2] symbol periods: symbol instants are at
  * grid positions 4 (k + tau). */
 double qpsk_om_tau(const double x[2]);

@@ -168,13 +168,28 @@ static unsigned gcd_u(unsigned a, unsigned b) {
 }
 #endif
 
+/* Cache lines to prefetch from inside a kernel, a few per step: `per` lines each time */
+typedef struct {
+  const uint8_t *p, *end;
+  size_t per;
+} fir_prefetch;
+
+static fir_prefetch prefetch_of(const void *p, size_t bytes, size_t steps) {
+  size_t lines = (bytes + 63) / 64;
+  fir_prefetch c = {p, (const uint8_t *)p + bytes, steps ? (lines + steps - 1) / steps : lines};
+  return c;
+}
+
+static inline void prefetch_step(fir_prefetch *c) {
+  for (size_t l = 0; l < c->per && c->p < c->end; l++, c->p += 64) __builtin_prefetch(c->p, 0, 2);
+}
+
 /* Outputs that share a phase share their taps: with a period of P outputs (P = 3 for a grid
  * step of 4/3 samples, i.e. 16/3 samples per symbol), the outputs k = rho, rho + P, rho + 2P ...
  * all use one row of the bank, so they are computed eight at a time with the shared-tap kernel
  * and written back to their places. */
-void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
-                  prx_cf32 *out) {
-  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
+static inline void fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
+                           size_t n, prx_cf32 *out, fir_prefetch *pf) {
   const float *xf = (const float *)x - 2 * (f->c + x_base);
   const size_t row = 2 * (size_t)f->ntaps;
 #ifdef QPSK_AVX2
@@ -191,6 +206,7 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
       for (; k + 7 * (size_t)P < n; k += 8 * (size_t)P) {
         const float *xp[8];
         for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i + o * di);
+        prefetch_step(pf);
         if (P == 1) {
           dot8_shared(t, xp, nv, (float *)(out + k));
         } else {
@@ -214,9 +230,11 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
       xp[o] = xf + 2 * w.i;
       walk_next(f, m0 + (int64_t)k + o + 1, &w);
     }
+    prefetch_step(pf);
     dot4(t, xp, nv, (float *)(out + k));
   }
 #else
+  (void)pf;
   size_t k = 0;
   fir_walk w;
   walk_init(f, m0, &w);
@@ -227,13 +245,26 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
   }
 }
 
+void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
+                  prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
+  fir_prefetch none = {NULL, NULL, 0};
+  fir_run(f, x, x_base, m0, n, out, &none);
+}
+
+void qpsk_fir_run_prefetch(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
+                           size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_prefetch, f, x, x_base, m0, n, out, pf, pf_bytes);
+  fir_prefetch c = prefetch_of(pf, pf_bytes, n / 8);
+  fir_run(f, x, x_base, m0, n, out, &c);
+}
+
 static inline void pos_at(const qpsk_fir *f, double p, long *i, long *j) {
   qpsk_pos_at(p, f->Q, i, j);
 }
 
-void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
-                     prx_cf32 *out) {
-  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out);
+static inline void fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step,
+                              size_t n, prx_cf32 *out, fir_prefetch *pf) {
   const float *xf = (const float *)x - 2 * f->c;
   const size_t row = 2 * (size_t)f->ntaps;
   size_t k = 0;
@@ -253,6 +284,7 @@ void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double ste
         pos_at(f, p0 + (double)kk * step, &i0, &j0);
         pos_at(f, p0 + (double)(kk + 7 * (size_t)P) * step, &i7, &j7);
         prx_cf32 tmp[8], *dst = P == 1 ? out + kk : tmp;
+        prefetch_step(pf);
         if (j0 == j7 && i7 == i0 + 7 * di) { /* one phase for the eight */
           for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i0 + o * di);
           dot8_shared(f->bank + (size_t)j0 * row, xp, nv, (float *)dst);
@@ -285,13 +317,30 @@ void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double ste
       t[o] = f->bank + (size_t)j * row;
       xp[o] = xf + 2 * i;
     }
+    prefetch_step(pf);
     dot4(t, xp, nv, (float *)(out + k));
     dot4(t + 4, xp + 4, nv, (float *)(out + k + 4));
   }
+#else
+  (void)pf;
 #endif
   for (; k < n; k++) {
     long i, j;
     pos_at(f, p0 + (double)k * step, &i, &j);
     dot1(f->bank + (size_t)j * row, xf + 2 * i, f->ntaps, out + k);
   }
+}
+
+void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
+                     prx_cf32 *out) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out);
+  fir_prefetch none = {NULL, NULL, 0};
+  fir_run_at(f, x, p0, step, n, out, &none);
+}
+
+void qpsk_fir_run_at_prefetch(const qpsk_fir *f, const prx_cf32 *x, double p0, double step,
+                              size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_at_prefetch, f, x, p0, step, n, out, pf, pf_bytes);
+  fir_prefetch c = prefetch_of(pf, pf_bytes, n / 8);
+  fir_run_at(f, x, p0, step, n, out, &c);
 }

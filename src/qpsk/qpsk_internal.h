@@ -62,6 +62,7 @@ typedef struct {
   int out_range;  /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
   int64_t n_ref;  /* NCO reference sample floor(s S sps) */
   double theta;   /* NCO phase at n_ref */
+  size_t nz;      /* win[nz, nfft) is zero (the FFT leaves its input as it is) */
 } qpsk_span;
 
 typedef struct {
@@ -225,6 +226,11 @@ const prx_cf32 *qpsk_fetch(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *
  * *n_fin of the finite ones, *n_bad the non-finite ones. scratch holds hi - lo samples. */
 void qpsk_input_moments(const prx_qpsk *q, int64_t lo, int64_t hi, prx_cf32 *scratch, double mom[3],
                         double *n_fin, unsigned *n_bad);
+
+/* The part of input samples [lo, hi) that lies in the caller's chunk of the current call (not
+ * yet read by any stage: its first read comes from memory): its raw bytes, *bytes of them
+ * (NULL and 0 for none). */
+const void *qpsk_input_in_chunk(const prx_qpsk *q, int64_t lo, int64_t hi, size_t *bytes);
 
 /* Input range [lo, hi) read by the matched filter for the symbols of block b. */
 void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);
