@@ -9,9 +9,9 @@
  *    (unbiased even when carriers fill most of the band); runs of the spectrum above the floor,
  *    split at the dips between carriers side by side. Each band's half-power width is about Rs.
  * 2. Per band, on its bins mixed down and transformed back (about twice the band's width): the
- *    symbol rate from the cyclostationary line of |y|^2 at Rs (near the half-power
- *    width, refined by float64 DFT evaluations around the peak), the centre from the line of y^4
- *    at 4 f_c (refined the same way; the half-power midpoint without one), Es/N0 from the band's
+ *    symbol rate from the cyclostationary line of |y|^2 at Rs (near the half-power width,
+ *    refined by float64 DFT evaluations around the peak), the centre from the line of y^4 at
+ *    4 f_c (refined the same way; the half-power midpoint without one), Es/N0 from the band's
  *    power over the noise floor beside it (a tilted floor is followed), the roll-off from the
  *    share of that power within Rs / 2 of the centre.
  * 3. A band without a symbol-rate line, narrower than 0.6 min_symbol_rate (tones, spurs) or
@@ -57,7 +57,8 @@ typedef struct {
   double esn0_db;     /* estimated Es/N0 */
 } prx_detect_carrier;
 
-/* Samples the detector needs for this configuration to meet its documented accuracy. */
+/* Samples the detector needs for this configuration to meet its documented accuracy (0 for an
+ * invalid configuration). */
 size_t prx_detect_min_samples(const prx_detect_config *cfg);
 /* Finds the QPSK carriers in n cf32 samples (n >= 4096; non-finite samples count as 0);
  * writes up to max_out, strongest first (by Es/N0), and the number found in *n_found (at most
