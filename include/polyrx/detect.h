@@ -9,10 +9,11 @@
  *    (unbiased even when carriers fill most of the band); runs of the spectrum above the floor,
  *    split at the dips between carriers side by side. Each band's half-power width is about Rs.
  * 2. Per band, on its bins mixed down and transformed back (about twice the band's width): the
- *    symbol rate from the cyclostationary line of |y|^2 at Rs (near the half-power
- *    width, refined by float64 DFT evaluations around the peak), the centre from the line of y^4
- *    at 4 f_c (refined the same way; the half-power midpoint without one), Es/N0 from the band's
- *    power over the floor, the roll-off from the share of that power within Rs / 2 of the centre.
+ *    symbol rate from the cyclostationary line of |y|^2 at Rs (near the half-power width,
+ *    refined by float64 DFT evaluations around the peak), the centre from the line of y^4 at
+ *    4 f_c (refined the same way; the half-power midpoint without one), Es/N0 from the band's
+ *    power over the noise floor beside it (a tilted floor is followed), the roll-off from the
+ *    share of that power within Rs / 2 of the centre.
  * 3. A band without a symbol-rate line, narrower than 0.6 min_symbol_rate (tones, spurs) or
  *    below min_esn0_db is no carrier; the rest are reported once each, strongest first.
  *
@@ -22,7 +23,7 @@
  *
  * Accuracy with the samples asked for, carriers at 10 dB Es/N0 or more, roll-off 0.1 to 1: found,
  * centre within 0.05 Rs, symbol rate within 200 ppm, Es/N0 within 1 dB (measured over 456 random
- * carriers: 2e-5 Rs, 40 ppm, 0.24 dB worst); no carrier in pure noise, with or without a DC
+ * carriers: 2e-5 Rs, 40 ppm, 0.26 dB worst); no carrier in pure noise, with or without a DC
  * offset; carriers at least 1.0 occupied bandwidth apart (centre to centre) reported separately.
  * Not found: a carrier across the band's edge (+-fs/2), one without a dip between it and a much
  * stronger neighbour. */
@@ -56,7 +57,8 @@ typedef struct {
   double esn0_db;     /* estimated Es/N0 */
 } prx_detect_carrier;
 
-/* Samples the detector needs for this configuration to meet its documented accuracy. */
+/* Samples the detector needs for this configuration to meet its documented accuracy (0 for an
+ * invalid configuration). */
 size_t prx_detect_min_samples(const prx_detect_config *cfg);
 /* Finds the QPSK carriers in n cf32 samples (n >= 4096; non-finite samples count as 0);
  * writes up to max_out, strongest first (by Es/N0), and the number found in *n_found (at most

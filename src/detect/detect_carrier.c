@@ -158,7 +158,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double fc = (double)c0 + delta / df; /* centred bins */
 
   /* power within Rs / 2 of the centre and within Rs (the widest roll-off), less the noise */
-  double inner = 0, total = 0, nb = s->noise_bin, half = 0.5 * rs / df;
+  double inner = 0, total = 0, nb = b->floor, half = 0.5 * rs / df;
   long long ulo = (long long)ceil(fmax(fc - 2 * half, b->limit_lo));
   long long uhi = (long long)floor(fmin(fc + 2 * half, b->limit_hi));
   for (long long u = ulo; u <= uhi; u++) {

@@ -28,6 +28,7 @@ typedef struct {
                                 floor, inside the limits) */
   double limit_lo, limit_hi; /* the neighbours' limits: the dip to the next band or the band's
                                 edge */
+  double floor;              /* E|X_k|^2 of the noise around the band */
 } detect_band;
 
 /* The spectrum of the first n samples of x (n a transform-friendly length), its power spectrum

@@ -45,39 +45,41 @@ static double gamma_quantile(double k, double z) {
   return a > 0 ? a * a * a : 0;
 }
 
-/* The noise floor (E|X_k|^2 of the noise). Carriers may fill most of the band, so neither the
- * median nor the mean of the power spectrum will do: the floor starts from the 2nd percentile of
- * the points read as the noise's 2nd percentile (within a few standard deviations of the floor as
- * long as a fifth of the band is noise: it is then at most the noise's 10th percentile), and then
- * is the median of the points below 1 + 3.5 standard deviations of the noise above the floor
- * (noise and the carriers' faint edges only), read as the noise's median, until it settles. */
-static prx_status noise_floor(detect_spectrum *s) {
-  size_t m = s->n_psd;
-  double *sorted = prx_alloc(m, sizeof *sorted), k = (double)s->block;
-  if (!sorted) return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the noise floor");
-  memcpy(sorted, s->psd, m * sizeof *sorted);
-  qsort(sorted, m, sizeof *sorted, cmp_double);
-  double f = sorted[m / 50] / gamma_quantile(k, -2.054);
+/* The noise floor of m points of the power spectrum, each a mean of k bins (E|X_k|^2 of the
+ * noise; sorts v). Carriers may fill most of the points, so neither their median nor their mean
+ * will do: the floor starts from the 2nd percentile of the points read as the noise's 2nd
+ * percentile (within a few standard deviations of the floor as long as a fifth of the points are
+ * noise: it is then at most the noise's 10th percentile), and then is the median of the points
+ * below 1 + 3.5 standard deviations of the noise above the floor (noise and the carriers' faint
+ * edges only), read as the noise's median, until it settles. */
+static double robust_floor(double *v, size_t m, double k) {
+  qsort(v, m, sizeof *v, cmp_double);
+  double f = v[m / 50] / gamma_quantile(k, -2.054);
   double median_ratio = gamma_quantile(k, 0), top = 1 + 3.5 / sqrt(k);
   for (int it = 0; it < 20 && f > 0; it++) {
-    size_t below = 0; /* points below f top: sorted[0 .. below) */
-    size_t lo = 0, hi = m;
+    size_t lo = 0, hi = m; /* points below f top: v[0 .. lo) */
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      if (sorted[mid] < f * top)
+      if (v[mid] < f * top)
         lo = mid + 1;
       else
         hi = mid;
     }
-    below = lo;
-    if (below < 2) break;
-    double next = sorted[below / 2] / median_ratio;
+    if (lo < 2) break;
+    double next = v[lo / 2] / median_ratio;
     int settled = fabs(next - f) <= 1e-4 * f;
     f = next;
     if (settled) break;
   }
-  s->noise_bin = f;
-  prx_free(sorted);
+  return f;
+}
+
+static prx_status noise_floor(detect_spectrum *s) {
+  double *v = prx_alloc(s->n_psd, sizeof *v);
+  if (!v) return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the noise floor");
+  memcpy(v, s->psd, s->n_psd * sizeof *v);
+  s->noise_bin = robust_floor(v, s->n_psd, (double)s->block);
+  prx_free(v);
   return PRX_OK;
 }
 
@@ -232,6 +234,45 @@ static void split_run(band_search *q, size_t a, size_t b, size_t la, size_t lb, 
   split_run(q, best + 1, b, best, lb, depth + 1);
 }
 
+/* Point of the power spectrum that holds centred bin u, clamped to the spectrum. */
+static size_t bin_point(const detect_spectrum *s, double u) {
+  double j = floor(u / (double)s->block);
+  return j < 0 ? 0 : j >= (double)s->n_psd ? s->n_psd - 1 : (size_t)j;
+}
+
+/* Each band's own floor: a front end's filter tilts the noise floor across the band, and a
+ * carrier's Es/N0 is against the noise beside it. It is the floor (robust_floor) of the points
+ * around the band that no band takes, nor the half-widths beside each band (where a strong
+ * carrier's faint edges still stand over the noise): as far again as the band is wide on either
+ * side and at least 128 points, widened up to 8 times until 256 points are free (the floor of
+ * 256 points is good to about 1 %); the whole spectrum's floor where fewer are. */
+static void local_floors(const detect_spectrum *s, detect_band *bands, size_t n_bands) {
+  for (size_t i = 0; i < n_bands; i++) bands[i].floor = s->noise_bin;
+  size_t m = s->n_psd;
+  unsigned char *taken = prx_alloc(m, 1);
+  double *pts = prx_alloc(m, sizeof *pts);
+  if (taken && pts) {
+    for (size_t i = 0; i < n_bands; i++) {
+      size_t a = bin_point(s, bands[i].lo - 0.5 * bands[i].width);
+      size_t b = bin_point(s, bands[i].hi + 0.5 * bands[i].width);
+      memset(taken + a, 1, b - a + 1);
+    }
+    for (size_t i = 0; i < n_bands; i++) {
+      size_t a = bin_point(s, bands[i].lo), b = bin_point(s, bands[i].hi), cnt = 0;
+      size_t span = b - a + 1 > 128 ? b - a + 1 : 128;
+      for (int grow = 0; grow < 4 && cnt < 256; grow++, span *= 2) {
+        size_t lo = a > span ? a - span : 0, hi = b + span < m ? b + span : m - 1;
+        cnt = 0;
+        for (size_t j = lo; j <= hi; j++)
+          if (!taken[j]) pts[cnt++] = s->psd[j];
+      }
+      if (cnt >= 256) bands[i].floor = robust_floor(pts, cnt, (double)s->block);
+    }
+  }
+  prx_free(taken);
+  prx_free(pts);
+}
+
 size_t detect_bands(const detect_spectrum *s, double threshold, double min_width, double max_width,
                     detect_band *out, size_t cap) {
   size_t m = s->n_psd;
@@ -269,5 +310,6 @@ size_t detect_bands(const detect_spectrum *s, double threshold, double min_width
     split_run(&q, runs_a[i], runs_b[i], la, lb, 0);
   }
   prx_free(sm);
+  local_floors(s, out, q.count);
   return q.count;
 }
