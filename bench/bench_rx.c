@@ -5,21 +5,38 @@
  * The input: 2 s with 64 generated carriers (Es/N0 20 dB, on and between channel centres) in
  * noise, made once and kept in memory (pinned where a CUDA device is usable).
  *
- * Cases, each the best of REPS whole runs (execute in blocks of 262144 samples, then flush):
+ * CPU cases, each the best of REPS whole runs (execute in blocks of 262144 samples, then flush):
  * - "rx64": the 64 carriers' channels only;
  * - "rx1024": all 1024 channels demodulated (one carrier listed at every channel centre);
  * - "chan64" and "chan1024": the channelizer alone with the same prototype and selection, the
  *   peer measured in the same run (what the receiver adds is the demodulators and the glue);
  * - "block": the seed's block (262144 samples) through prx_rx_execute in steady state with 64
- *   carriers: the compute time of one block (the demodulator's own lag, up to a CFO span of
- *   8192 symbols, comes on top for the bits of a given sample);
- * each on the CPU and, where a CUDA device is usable, with the CUDA backend (the channelizer on
- * the GPU, the demodulators on the CPU).
+ *   carriers: the compute time of one block.
  *
- * Output: JSON lines, then a table. Usage: bench_rx [seconds of input (default 2)] */
+ * GPU cases (where a CUDA device is usable; the receiver device-resident, issue 12's figures):
+ * - "pcie": the host-to-device bound, copies of 1 GiB of pinned memory (best of 5), in ci16
+ *   samples per second;
+ * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
+ *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of
+ *   2^22 and of 262144 samples, as a fraction of the pcie bound; the input is the 2 s capture
+ *   tiled to 2^28 samples (1 GiB), so the carriers jump at each seam (the rate does not care);
+ * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
+ *   seconds in the input copies, the channelizer and the demodulators (banks + bits back);
+ * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
+ *   in steady state (after 100): median, p99 and the largest (a block that completes a CFO span
+ *   of 8192 symbols runs that span's demodulation, the others only store their samples).
+ *
+ * Output: JSON lines, then a table. Usage: bench_rx [--gpu] [--write FILE] [seconds (default 2)]
+ *   --gpu         the GPU cases only
+ *   --write FILE  also writes the GPU cases' input (tiled ci16) to FILE and the 64 carriers as
+ *                 `polyrx rx` arguments to FILE.args, for the command's benchmark
+ *                 (scripts/gpu_check.sh) */
 #include "testutil.h"
 
+#include "core/cuda_module.h"
 #include "pipeline/pipeline.h"
+#include "qpsk/qpsk_bank_internal.h"
+#include "rx/rx_gpu.h"
 
 #include <math.h>
 #include <string.h>
@@ -218,8 +235,208 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
   return t[4];
 }
 
+/* ---- GPU cases ---- */
+
+#define BIG_LOG2 28
+#define BIG_BLOCK ((size_t)1 << 22)
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Host-to-device bytes per second: 1 GiB copies of pinned memory (x, at least 1 GiB), best of 5,
+ * each timed by the host from its queueing to the stream's end. */
+static double pcie_bound(const void *x) {
+  const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
+  size_t bytes = (size_t)1 << 30;
+  void *dst = NULL, *s = NULL;
+  if (d->dev_alloc(0, bytes, &dst) || d->stream_create(0, &s)) return NAN;
+  double best = 1e30;
+  for (int r = 0; r < 5; r++) {
+    double t0 = now();
+    d->copy(dst, x, bytes, s);
+    d->sync(s);
+    double t = now() - t0;
+    if (t < best) best = t;
+  }
+  d->dev_free(dst);
+  d->stream_destroy(s);
+  return (double)bytes / best;
+}
+
+static void fill_carriers(prx_rx_carrier *car, int all) {
+  size_t nc = all ? K : 64;
+  for (size_t i = 0; i < nc; i++) {
+    car[i] = prx_rx_carrier_default();
+    car[i].freq = all ? ((double)i - K / 2) * FS / K : carrier_freq((int)i);
+    car[i].symbol_rate = RS;
+  }
+}
+
+static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes) {
+  static prx_rx_carrier car[K];
+  fill_carriers(car, all);
+  prx_rx_config rc = prx_rx_config_default();
+  rc.sample_rate = FS;
+  rc.channels = K;
+  rc.in_format = PRX_CI16;
+  rc.carriers = car;
+  rc.n_carriers = all ? K : 64;
+  rc.on_output = sink_fn;
+  rc.user = bytes;
+  rc.backend = PRX_BACKEND_CUDA;
+  rc.block_samples = block;
+  prx_rx *rx = NULL;
+  if (prx_rx_create(&rc, &rx)) {
+    fprintf(stderr, "bench_rx: %s\n", prx_last_error());
+    return NULL;
+  }
+  return rx;
+}
+
+/* The end-to-end rate (best of REPS) and, with split, one serial run's times. */
+static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
+                    double t[3], uint64_t *bytes_out) {
+  *rate = 0;
+  for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
+    uint64_t bytes = 0;
+    prx_rx *rx = gpu_rx(all, block, &bytes);
+    if (!rx) return -1;
+    prx_rx_gpu_set_serial(rx, serial);
+    double t0 = now();
+    prx_status st = prx_rx_execute(rx, x, n);
+    if (!st) st = prx_rx_flush(rx);
+    double dt = now() - t0;
+    if (st) {
+      fprintf(stderr, "bench_rx: %s\n", prx_last_error());
+      prx_rx_destroy(rx);
+      return -1;
+    }
+    if (n / dt > *rate) {
+      *rate = n / dt;
+      prx_rx_gpu_get_times(rx, &t[0], &t[1], &t[2]);
+      *bytes_out = bytes;
+    }
+    prx_rx_destroy(rx);
+  }
+  return 0;
+}
+
+/* The seed's block from samples in to bits out: lat[0..2] = median, p99, largest (seconds). */
+static int gpu_latency(const int16_t *x, size_t n, int all, double lat[3]) {
+  enum { WARM = 100, MEAS = 400 };
+  uint64_t bytes = 0;
+  prx_rx *rx = gpu_rx(all, BLOCK, &bytes);
+  if (!rx) return -1;
+  static double t[MEAS];
+  size_t nb = n / BLOCK;
+  for (size_t b = 0; b < WARM + MEAS; b++) {
+    double t0 = now();
+    if (prx_rx_execute(rx, x + 2 * (b % nb) * BLOCK, BLOCK)) {
+      fprintf(stderr, "bench_rx: %s\n", prx_last_error());
+      prx_rx_destroy(rx);
+      return -1;
+    }
+    if (b >= WARM) t[b - WARM] = now() - t0;
+  }
+  prx_rx_destroy(rx);
+  qsort(t, MEAS, sizeof t[0], cmp_double);
+  lat[0] = t[MEAS / 2];
+  lat[1] = t[(size_t)(0.99 * MEAS)];
+  lat[2] = t[MEAS - 1];
+  return 0;
+}
+
+/* The GPU cases on the 2 s capture x (n samples) tiled to 2^BIG_LOG2 samples. */
+static int gpu_cases(const int16_t *x, size_t n) {
+  size_t big = (size_t)1 << BIG_LOG2;
+  int16_t *y = prx_pipe_host_alloc(big * 4, 1);
+  if (!y) {
+    fprintf(stderr, "bench_rx: cannot have %zu bytes of pinned memory\n", big * 4);
+    return -1;
+  }
+  for (size_t i = 0; i < big; i += n) memcpy(y + 2 * i, x, (big - i < n ? big - i : n) * 4);
+  double pcie = pcie_bound(y), pcie_sps = pcie / 4;
+  printf("{\"bench\":\"pcie\",\"direction\":\"h2d\",\"bytes\":%zu,\"gbps\":%.3f,"
+         "\"ci16_gsps\":%.3f}\n",
+         (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
+  double rate[2][2], split[2][3], lat[2][3];
+  for (int all = 0; all < 2; all++) {
+    for (int bl = 0; bl < 2; bl++) {
+      size_t block = bl ? BLOCK : BIG_BLOCK;
+      double t[3];
+      uint64_t bytes = 0;
+      if (gpu_rate(y, big, all, block, 0, &rate[all][bl], t, &bytes)) return -1;
+      printf("{\"bench\":\"rx_gpu\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,\"block\":%zu,"
+             "\"samples\":%zu,\"gsps\":%.3f,\"of_pcie\":%.3f,\"realtime\":%.0f,\"chan_s\":%.4f,"
+             "\"demod_s\":%.4f,\"bit_bytes\":%llu}\n",
+             K, all ? K : 64, block, big, rate[all][bl] / 1e9, rate[all][bl] / pcie_sps,
+             rate[all][bl] / FS, t[0] + t[1], t[2], (unsigned long long)bytes);
+    }
+    double r;
+    uint64_t bytes = 0;
+    if (gpu_rate(y, big, all, BIG_BLOCK, 1, &r, split[all], &bytes)) return -1;
+    printf("{\"bench\":\"rx_gpu_split\",\"carriers\":%d,\"block\":%zu,\"gsps\":%.3f,"
+           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f}\n",
+           all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2]);
+    if (gpu_latency(y, big, all, lat[all])) return -1;
+    printf("{\"bench\":\"rx_gpu_latency\",\"carriers\":%d,\"block\":%d,\"median_ms\":%.3f,"
+           "\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
+           all ? K : 64, BLOCK, lat[all][0] * 1e3, lat[all][1] * 1e3, lat[all][2] * 1e3);
+  }
+  printf("\n== GPU receiver, ci16 at 6.5536 Msps, K = %d, 2400 Bd, 2^%d samples from pinned "
+         "memory; PCIe h2d bound %.2f GB/s = %.2f Gsps of ci16\n",
+         K, BIG_LOG2, pcie / 1e9, pcie_sps / 1e9);
+  printf("%-9s %10s %10s %8s %10s %10s %8s %8s %8s %9s %9s %9s\n", "carriers", "Gsps 2^22",
+         "Gsps 2^18", "of PCIe", "copy s", "chan s", "demod s", "(split)", "", "blk med", "blk p99",
+         "blk max");
+  for (int all = 0; all < 2; all++)
+    printf("%-9d %10.3f %10.3f %8.3f %10.4f %10.4f %8.4f %8s %8s %8.3fms %8.3fms %8.3fms\n",
+           all ? K : 64, rate[all][0] / 1e9, rate[all][1] / 1e9, rate[all][0] / pcie_sps,
+           split[all][0], split[all][1], split[all][2], "", "", lat[all][0] * 1e3,
+           lat[all][1] * 1e3, lat[all][2] * 1e3);
+  prx_pipe_host_free(y);
+  return 0;
+}
+
+/* Writes the GPU cases' input to path and the 64 carriers as `polyrx rx` arguments to
+ * path.args. */
+static int write_input(const int16_t *x, size_t n, const char *path) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "bench_rx: cannot create %s\n", path);
+    return -1;
+  }
+  size_t big = (size_t)1 << BIG_LOG2;
+  for (size_t i = 0; i < big; i += n) {
+    size_t m = big - i < n ? big - i : n;
+    if (fwrite(x, 4, m, f) != m) {
+      fclose(f);
+      return -1;
+    }
+  }
+  if (fclose(f)) return -1;
+  char args[4096];
+  snprintf(args, sizeof args, "%s.args", path);
+  if (!(f = fopen(args, "w"))) return -1;
+  for (int i = 0; i < 64; i++) fprintf(f, " --carrier f=%.6f,rs=%g", carrier_freq(i), RS);
+  fprintf(f, "\n");
+  return fclose(f) ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
-  double seconds = argc > 1 ? atof(argv[1]) : 2;
+  double seconds = 2;
+  int gpu_only = 0;
+  const char *write_path = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--gpu"))
+      gpu_only = 1;
+    else if (!strcmp(argv[i], "--write") && i + 1 < argc)
+      write_path = argv[++i];
+    else
+      seconds = atof(argv[i]);
+  }
   size_t n = (size_t)(seconds * FS) / BLOCK * BLOCK;
   if (n < 4 * BLOCK) n = 4 * BLOCK;
   int16_t *x = make_input(n);
@@ -227,37 +444,45 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_rx: cannot make the input\n");
     return 1;
   }
-  prx_backend backends[2] = {PRX_BACKEND_CPU, PRX_BACKEND_CUDA};
-  int nbe = prx_cuda_available() ? 2 : 1;
-  result rx[2][2];
-  double chan[2][2], blk[2];
-  for (int b = 0; b < nbe; b++) {
-    const char *be = prx_backend_name(backends[b]);
+  if (write_path && write_input(x, n, write_path)) {
+    fprintf(stderr, "bench_rx: cannot write %s\n", write_path);
+    prx_pipe_host_free(x);
+    return 1;
+  }
+  int gpu = prx_cuda_available();
+  if (gpu_only && !gpu) {
+    fprintf(stderr, "bench_rx: --gpu: no usable CUDA device (%s)\n", prx_cuda_module_why());
+    return 1;
+  }
+  if (!gpu_only) {
+    result rx[2];
+    double chan[2], blk;
+    const char *be = prx_backend_name(PRX_BACKEND_CPU);
     for (int all = 0; all < 2; all++) {
-      if (run_rx(x, n, all, backends[b], &rx[b][all])) return 1;
-      chan[b][all] = run_chan(x, n, all, backends[b]);
+      if (run_rx(x, n, all, PRX_BACKEND_CPU, &rx[all])) return 1;
+      chan[all] = run_chan(x, n, all, PRX_BACKEND_CPU);
       printf("{\"bench\":\"rx\",\"backend\":\"%s\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,"
              "\"samples\":%zu,\"rx_msps\":%.2f,\"chan_msps\":%.2f,\"rx_over_chan\":%.3f,"
              "\"realtime\":%.2f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"bit_bytes\":%llu,"
              "\"cores\":%d}\n",
-             be, K, all ? K : 64, n, rx[b][all].rate / 1e6, chan[b][all] / 1e6,
-             rx[b][all].rate / chan[b][all], rx[b][all].rate / FS, rx[b][all].chan_s,
-             rx[b][all].demod_s, (unsigned long long)rx[b][all].bytes, prx_cpu_count());
+             be, K, all ? K : 64, n, rx[all].rate / 1e6, chan[all] / 1e6, rx[all].rate / chan[all],
+             rx[all].rate / FS, rx[all].chan_s, rx[all].demod_s, (unsigned long long)rx[all].bytes,
+             prx_cpu_count());
     }
-    blk[b] = run_block(x, n, backends[b]);
+    blk = run_block(x, n, PRX_BACKEND_CPU);
     printf("{\"bench\":\"rx_block\",\"backend\":\"%s\",\"block\":%d,\"carriers\":64,"
            "\"compute_ms\":%.3f}\n",
-           be, BLOCK, blk[b] * 1e3);
-  }
-  printf("\nreceiver, ci16 at 6.5536 Msps, K = %d, 2400 Bd, %.3g s of input, %d cores%s\n", K,
-         n / FS, prx_cpu_count(), nbe == 1 ? " (no CUDA device: CPU only)" : "");
-  printf("%-8s %9s %12s %12s %9s %10s %16s\n", "backend", "carriers", "rx Msps", "chan Msps",
-         "rx/chan", "x realtime", "block ms (64 c)");
-  for (int b = 0; b < nbe; b++)
+           be, BLOCK, blk * 1e3);
+    printf("\nreceiver (CPU), ci16 at 6.5536 Msps, K = %d, 2400 Bd, %.3g s of input, %d cores\n", K,
+           n / FS, prx_cpu_count());
+    printf("%-8s %9s %12s %12s %9s %10s %16s\n", "backend", "carriers", "rx Msps", "chan Msps",
+           "rx/chan", "x realtime", "block ms (64 c)");
     for (int all = 0; all < 2; all++)
-      printf("%-8s %9d %12.2f %12.2f %9.3f %10.2f %16.3f\n", prx_backend_name(backends[b]),
-             all ? K : 64, rx[b][all].rate / 1e6, chan[b][all] / 1e6,
-             rx[b][all].rate / chan[b][all], rx[b][all].rate / FS, blk[b] * 1e3);
+      printf("%-8s %9d %12.2f %12.2f %9.3f %10.2f %16.3f\n", be, all ? K : 64, rx[all].rate / 1e6,
+             chan[all] / 1e6, rx[all].rate / chan[all], rx[all].rate / FS, blk * 1e3);
+  }
+  int rc = 0;
+  if (gpu) rc = gpu_cases(x, n);
   prx_pipe_host_free(x);
-  return 0;
+  return rc ? 1 : 0;
 }

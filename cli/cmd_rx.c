@@ -20,6 +20,10 @@
 
 #define CMD "rx"
 #define READ_BLOCK ((size_t)1 << 18)
+/* CUDA: samples per read (pinned buffers, 4 in flight) and per receiver block, so that each
+ * read holds 4 blocks whose copies and channelizer overlap the previous block's demodulation */
+#define READ_BLOCK_CUDA ((size_t)1 << 23)
+#define RX_BLOCK_CUDA ((size_t)1 << 21)
 #define MAX_CARRIERS 4096
 
 static void usage(FILE *f) {
@@ -70,7 +74,8 @@ static void usage(FILE *f) {
       "      --backend B      auto (default), cpu or cuda\n"
       "      --taps P         prototype taps per channel: K P + 1 taps (default 14)\n"
       "      --threads N      worker threads (default 0: all cores)\n"
-      "      --read-block N   input samples per read (default 262144)\n"
+      "      --read-block N   input samples per read (default 262144; on CUDA 8388608, in\n"
+      "                       receiver blocks of a quarter of it)\n"
       "  -q, --quiet          no progress line\n"
       "  -h, --help           this text\n"
       "\n"
@@ -92,6 +97,7 @@ typedef struct {
   unsigned long K, taps, threads, read_block;
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
+  int read_block_set; /* --read-block given */
 } options;
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -185,6 +191,7 @@ static int parse_args(int argc, char **argv, options *o) {
     case OPT_READBLOCK:
       if (cli_parse_uint(a, 1, (unsigned long)1 << 26, &o->read_block))
         return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
+      o->read_block_set = 1;
       break;
     case ':': return cli_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
     default: return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
@@ -433,6 +440,11 @@ static int setup(run_state *r) {
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
+  if (o->backend == PRX_BACKEND_CUDA || (o->backend == PRX_BACKEND_AUTO && prx_cuda_available())) {
+    /* the device-resident receiver: large pinned reads, each of several receiver blocks */
+    if (!o->read_block_set) o->read_block = READ_BLOCK_CUDA;
+    c->block_samples = o->read_block >= 4 * RX_BLOCK_CUDA ? o->read_block / 4 : o->read_block;
+  }
   if ((rc = listed_carriers(r)) >= 0) return rc;
   if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device (use --backend cpu or auto)");
@@ -574,6 +586,7 @@ static int stream(run_state *r) {
   c.write = rx_write;
   c.ctx = r;
   c.out_bytes = 1; /* the output goes to the files from the compute stage */
+  c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)

@@ -10,8 +10,8 @@
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the
-# CuPy peer), PARTS (default "chan demod": the channelizer's and the demodulator bank's tests,
-# benchmarks and sanitizer runs; give one of them to run only its part), DEMOD_BENCH_ARGS
+# CuPy peer), PARTS (default "chan demod rx": the channelizer's, the demodulator bank's and the
+# receiver's tests, benchmarks and sanitizer runs; give some of them to run only those), DEMOD_BENCH_ARGS
 # (bench_qpsk_bank's --case filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit,
 # default 300), NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test
 # always runs under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the
@@ -22,7 +22,7 @@ OUT=${OUT:-$PWD/gpu-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 steps=${*:-build test bench sanitize ctest}
-PARTS=${PARTS:-chan demod}
+PARTS=${PARTS:-chan demod rx}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 summary=()
 note() { summary+=("$*"); echo "== $*"; }
@@ -50,6 +50,7 @@ if has build; then
   part chan && targets+=(test_chan_cuda bench_chan_cuda polyrx bench_commands)
   part demod && targets+=(test_qpsk_stages_cuda bench_qpsk_stages test_qpsk_bank test_qpsk_bank_cuda
     test_qpsk_bank_driver bench_qpsk_bank)
+  part rx && targets+=(test_rx_cuda bench_rx polyrx)
   rm -f "$BUILD/CMakeCache.txt" # dependencies are found afresh (unpacked paths may change)
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
@@ -96,6 +97,11 @@ if has test && part demod; then
   grep FAIL "$OUT/test_demod.log" | head -20
 fi
 
+if has test && part rx; then
+  run_step test_rx 120 "$BUILD/test_rx_cuda"
+  grep FAIL "$OUT/test_rx.log" | head -20
+fi
+
 if has bench && part chan; then
   # the SM clock, power and throttle reasons every 20 ms while the benchmark runs (smi.csv)
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
@@ -126,6 +132,33 @@ if has bench && part demod; then
   timeout 300 "$BUILD/bench_qpsk_bank" ${BENCH_ARGS:-} ${DEMOD_BENCH_ARGS:-} \
     >"$OUT/bench_demod.jsonl" 2>"$OUT/bench_demod.err"
   note "bench_demod: rc=$? ($(elapsed))"
+fi
+
+if has bench && part rx; then
+  # the receiver device-resident (issue 12's figures), then `polyrx rx` on its input in RAM
+  # against min(PCIe bound of the same run, the rate at which `cat` reads the file, warm)
+  f=/dev/shm/polyrx-rx.ci16
+  timeout 150 "$BUILD/bench_rx" --gpu --write "$f" 1 >"$OUT/bench_rx.jsonl" 2>"$OUT/bench_rx.err"
+  note "bench_rx: rc=$? ($(elapsed))"
+  if [ -s "$f" ]; then
+    cat "$f" >/dev/null
+    a=$(date +%s.%N); cat "$f" >/dev/null; b=$(date +%s.%N)
+    rm -rf /dev/shm/polyrx-rx-out
+    # shellcheck disable=SC2046
+    timeout 60 "$BUILD/polyrx" rx -q -i "$f" -F ci16 -s 6553600 -K 1024 $(cat "$f.args") \
+      -o /dev/shm/polyrx-rx-out --backend cuda --report "$OUT/rx_report.json" \
+      >"$OUT/rx_cmd.log" 2>&1
+    rc=$?
+    c=$(date +%s.%N)
+    pcie=$(grep -o '"ci16_gsps":[0-9.]*' "$OUT/bench_rx.jsonl" | cut -d: -f2)
+    awk -v n="$(($(stat -c %s "$f") / 4))" -v a="$a" -v b="$b" -v c="$c" -v p="${pcie:-0}" \
+      -v rc="$rc" 'BEGIN { r = n / (c - b) / 1e9; cat = n / (b - a) / 1e9;
+        m = (p > 0 && p < cat) ? p : cat;
+        printf "{\"bench\":\"rx_cmd\",\"rc\":%d,\"samples\":%d,\"seconds\":%.3f,\"gsps\":%.3f,\"cat_gsps\":%.3f,\"pcie_gsps\":%.3f,\"of_bound\":%.3f}\n",
+          rc, n, c - b, r, cat, p, r / m }' | tee -a "$OUT/bench_rx.jsonl"
+    note "rx_cmd: rc=$rc ($(elapsed))"
+    rm -rf /dev/shm/polyrx-rx-out "$f" "$f.args"
+  fi
 fi
 
 if has sanitize && part chan; then
@@ -161,6 +194,7 @@ if has ctest; then
   ran=() # the GPU tests the test step ran
   has test && part chan && ran+=(chan)
   has test && part demod && ran+=(qpsk_bank qpsk_stages)
+  has test && part rx && ran+=(rx)
   (cd "$BUILD" && timeout 420 ctest -j"$(nproc)" -E "^test_($(IFS='|'; echo "${ran[*]}"))_cuda\$" \
     --output-on-failure) \
     >"$OUT/ctest.log" 2>&1
@@ -202,6 +236,10 @@ if has bench && part demod; then
   tail -3 "$OUT/bench_stages.err"
   sed -n '/^== GPU demodulator/,$p' "$OUT/bench_demod.jsonl"
   tail -3 "$OUT/bench_demod.err"
+fi
+if has bench && part rx; then
+  sed -n '/^== GPU receiver/,$p' "$OUT/bench_rx.jsonl"
+  tail -3 "$OUT/bench_rx.err"
 fi
 if has profile; then
   grep -E "prx_fused_kernel|^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|L1/TEX Hit Rate|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|Executed Ipc Active|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|No Eligible|Block Limit Registers|Block Limit Shared Mem|Shared Memory Configuration Size|Bank Conflicts|Stall Long Scoreboard) " \

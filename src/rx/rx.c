@@ -6,10 +6,9 @@
  * two carriers appears twice), ordered by group, so group g's carriers are the contiguous rows
  * first_row .. first_row + n - 1 that its bank reads in one call.
  *
- * Backends: the channelizer runs on the configured backend through its host-memory call (on
- * CUDA the input goes to the GPU and only the selected channels' rows come back: at K = 1024,
- * 64 carriers' cf32 rows are 1 byte per input sample against ci16's 4); the demodulator banks
- * run on the CPU, where the bank's own device path demodulates too. */
+ * Backends: on the CPU the channelizer's host call writes the rows and the banks read them on
+ * the worker threads; on CUDA the whole chain is device-resident (rx_gpu.c): the banks run on
+ * the GPU and read the channelizer's device rows, and only the bits come back. */
 #define _POSIX_C_SOURCE 200809L
 #include "polyrx/rx.h"
 
@@ -17,6 +16,8 @@
 #include "polyrx/qpsk_bank.h"
 
 #include "../core/internal.h"
+#include "rx_gpu.h"
+#include "rx_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,43 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#define RX_DEFAULT_BLOCK 262144
-#define RX_MAX_CARRIERS 65536
-
-typedef struct {
-  prx_qpsk_bank *bank;
-  size_t first_row, n; /* its rows in the channelizer's output */
-  uint8_t *bits;
-  float *llrs;
-  size_t bits_stride, llr_stride; /* current capacities (bytes, floats) */
-  size_t *n_symbols, *n_bytes;
-  double *mix_hz;
-} rx_group;
-
-struct prx_rx {
-  prx_rx_config cfg;
-  prx_rx_carrier *car;
-  size_t n_car;
-  unsigned K, D, P;
-  double spacing, chan_rate;
-  prx_chan *chan;
-  rx_group *g;
-  size_t n_groups;
-  size_t *group_of, *row_of; /* per carrier: its group and its row within the group */
-  unsigned *channel;         /* per carrier: channel index k */
-  double *channel_freq;      /* per carrier: the nearest centre (unwrapped), Hz */
-  prx_cf32 *rows;            /* n_car rows of stride samples */
-  size_t stride, block;
-  /* this stream */
-  uint64_t in_stream; /* input samples since the stream's start */
-  uint64_t drop_left; /* channel outputs of the group delay still to drop */
-  uint64_t emitted;   /* channel outputs given to the banks */
-  /* since create or reset */
-  uint64_t samples;
-  double t_chan, t_demod;
-};
-
-static double now(void) {
+double rx_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -151,6 +116,7 @@ static void nearest_channel(double f, double spacing, unsigned K, long *kk, unsi
 
 void prx_rx_destroy(prx_rx *rx) {
   if (!rx) return;
+  rx_gpu_destroy(rx->gpu); /* first: it waits for the device work on the rows */
   prx_chan_destroy(rx->chan);
   for (size_t i = 0; rx->g && i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
@@ -214,7 +180,9 @@ static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c) {
   bc.row_format = PRX_CF32;
   bc.packed = cfg->packed;
   bc.threads = cfg->threads;
-  bc.backend = PRX_BACKEND_CPU;
+  /* the banks run where the channelizer runs: on CUDA they read its device rows */
+  bc.backend = prx_chan_backend(rx->chan) == PRX_BACKEND_CUDA ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
+  bc.device = cfg->device;
   bc.mix_hz = g->mix_hz;
   return prx_qpsk_bank_create(&bc, &g->bank);
 }
@@ -320,6 +288,10 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     st = prx_fail(PRX_ERR_NOMEM, "out of memory for %zu channel rows", n);
     goto fail;
   }
+  if (prx_chan_backend(rx->chan) == PRX_BACKEND_CUDA) {
+    st = rx_gpu_create(rx);
+    if (st) goto fail;
+  }
   rx->drop_left = rx->P;
   free(select);
   free(leader);
@@ -334,6 +306,7 @@ fail:
 
 void prx_rx_reset(prx_rx *rx) {
   if (!rx) return;
+  rx_gpu_reset(rx);
   prx_chan_reset(rx->chan);
   for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
   rx->in_stream = 0;
@@ -343,9 +316,7 @@ void prx_rx_reset(prx_rx *rx) {
   rx->t_chan = rx->t_demod = 0;
 }
 
-/* Grows group g's output buffers to what a call with n_in samples per row (or the flush) may
- * write. */
-static prx_status ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush) {
+prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush) {
   size_t bytes = prx_qpsk_bank_bits_capacity(g->bank, n_in, flush);
   size_t syms = prx_qpsk_bank_max_symbols(g->bank, n_in, flush);
   if (bytes > g->bits_stride) {
@@ -376,8 +347,7 @@ static prx_qpsk_bank_out bank_out(const rx_group *g, int llrs) {
   return o;
 }
 
-/* Every carrier's output of the banks' last call, in carrier order. */
-static void deliver(prx_rx *rx) {
+void rx_deliver(prx_rx *rx) {
   for (size_t c = 0; c < rx->n_car; c++) {
     const rx_group *g = &rx->g[rx->group_of[c]];
     size_t r = rx->row_of[c];
@@ -389,21 +359,26 @@ static void deliver(prx_rx *rx) {
 
 /* Hands n_out channel outputs per row (just written to rx->rows) to the banks, after dropping
  * what remains of the group delay; limit caps the outputs passed (the stream's end). */
+void rx_take(prx_rx *rx, size_t n_out, uint64_t limit, size_t *skip, size_t *m) {
+  *skip = n_out < rx->drop_left ? n_out : (size_t)rx->drop_left;
+  rx->drop_left -= *skip;
+  *m = n_out - *skip;
+  if (rx->emitted + *m > limit) *m = limit > rx->emitted ? (size_t)(limit - rx->emitted) : 0;
+}
+
 static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
-  size_t skip = n_out < rx->drop_left ? n_out : (size_t)rx->drop_left;
-  rx->drop_left -= skip;
-  size_t m = n_out - skip;
-  if (rx->emitted + m > limit) m = limit > rx->emitted ? (size_t)(limit - rx->emitted) : 0;
+  size_t skip, m;
+  rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
   for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
     const rx_group *g = &rx->g[rx->group_of[c]];
     rx->cfg.on_channel(rx->cfg.user, c,
                        rx->rows + (g->first_row + rx->row_of[c]) * rx->stride + skip, m);
   }
-  double t0 = now();
+  double t0 = rx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
-    prx_status st = ensure_capacity(rx, g, m, 0);
+    prx_status st = rx_ensure_capacity(rx, g, m, 0);
     if (st) return st;
     prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
     st = prx_qpsk_bank_execute(g->bank, rx->rows + g->first_row * rx->stride + skip, rx->stride, m,
@@ -411,21 +386,22 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
     if (st) return st;
   }
   rx->emitted += m;
-  rx->t_demod += now() - t0;
-  deliver(rx);
+  rx->t_demod += rx_now() - t0;
+  rx_deliver(rx);
   return PRX_OK;
 }
 
 prx_status prx_rx_execute(prx_rx *rx, const void *in, size_t n) {
   if (!rx || (!in && n)) return prx_fail(PRX_ERR_INVALID, "NULL argument");
+  if (rx->gpu) return rx_gpu_execute(rx, in, n);
   size_t size = prx_format_size(rx->cfg.in_format);
   const uint8_t *p = in;
   while (n) {
     size_t b = n < rx->block ? n : rx->block;
     size_t n_out = 0;
-    double t0 = now();
+    double t0 = rx_now();
     prx_status st = prx_chan_execute(rx->chan, p, b, rx->rows, rx->stride, &n_out);
-    rx->t_chan += now() - t0;
+    rx->t_chan += rx_now() - t0;
     if (st) return st;
     rx->in_stream += b;
     rx->samples += b;
@@ -437,32 +413,39 @@ prx_status prx_rx_execute(prx_rx *rx, const void *in, size_t n) {
   return PRX_OK;
 }
 
-prx_status prx_rx_flush(prx_rx *rx) {
-  if (!rx) return prx_fail(PRX_ERR_INVALID, "NULL argument");
+/* The CPU path's end of stream: the filter tail, then the banks' tails. */
+static prx_status flush_cpu(prx_rx *rx) {
   /* channel samples of this stream: ceil(N / D), the last at input instant (ceil(N/D) - 1) D */
   uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
   size_t n_out = 0;
   prx_status st = PRX_OK;
   if (prx_chan_flush_count(rx->chan) > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
-  double t0 = now();
+  double t0 = rx_now();
   st = prx_chan_flush(rx->chan, rx->rows, rx->stride, &n_out);
-  rx->t_chan += now() - t0;
+  rx->t_chan += rx_now() - t0;
   if (!st) st = demodulate(rx, n_out, target);
-  t0 = now();
+  t0 = rx_now();
   for (size_t i = 0; !st && i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
-    st = ensure_capacity(rx, g, 0, 1);
+    st = rx_ensure_capacity(rx, g, 0, 1);
     if (st) break;
     prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
     st = prx_qpsk_bank_flush(g->bank, &o);
   }
-  rx->t_demod += now() - t0;
-  if (!st) deliver(rx);
+  rx->t_demod += rx_now() - t0;
+  if (!st) rx_deliver(rx);
+  return st;
+}
+
+prx_status prx_rx_flush(prx_rx *rx) {
+  if (!rx) return prx_fail(PRX_ERR_INVALID, "NULL argument");
+  prx_status st = rx->gpu ? rx_gpu_flush(rx) : flush_cpu(rx);
   rx->in_stream = 0;
   rx->drop_left = rx->P;
   rx->emitted = 0;
   if (st) {
+    rx_gpu_reset(rx);
     prx_chan_reset(rx->chan);
     for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
   }

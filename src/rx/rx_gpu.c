@@ -1,0 +1,290 @@
+/* The receiver's device-resident path on the CUDA backend (rx_gpu.h): the input block copied to
+ * the device once, the channelizer into device rows, the demodulator banks on those rows, the
+ * bits (and LLRs) back. Device memory, streams and copies come from the CUDA module's services
+ * (the demodulator bank's table, src/qpsk/qpsk_bank_internal.h), so this file is plain C and
+ * links nothing of CUDA.
+ *
+ * Overlap within one call: block i + 1's copy and channelizer are queued on the channel stream
+ * into the second of two row buffers before the banks demodulate block i on the demodulator
+ * stream (the banks' device calls wait on their own stream several times per CFO span, so one
+ * stream would serialise everything); the host waits for the channel stream only when block
+ * i + 1 is next. The flush's filter tail (at most 2 P + 1 outputs per row) goes through the
+ * channelizer's host call and is copied up: exact for every input format (cu8 has no exact
+ * zero to feed the device call). */
+#include "rx_gpu.h"
+
+#include "rx_internal.h"
+
+#include "../core/cuda_module.h"
+#include "../core/internal.h"
+#include "../qpsk/qpsk_bank_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rx_gpu {
+  const prx_qpsk_bank_cuda *dev;
+  int device;
+  void *s_chan, *s_demod; /* streams: input copy + channelizer; banks + bits back */
+  void *d_in[2];          /* block inputs, in_format */
+  prx_cf32 *d_rows[2];    /* n_car rows of rx->stride samples */
+  size_t n_groups;
+  uint8_t **d_bits;               /* [groups] device bits, the group's host stride */
+  float **d_llrs;                 /* [groups] device LLRs (when asked for) */
+  size_t *d_bits_cap, *d_llr_cap; /* [groups] bytes */
+  int serial;
+  double t_copy; /* the input copies (counted in rx->t_chan too) */
+};
+
+#define TRY(x)                                                                                     \
+  do {                                                                                             \
+    prx_status st_ = (x);                                                                          \
+    if (st_) return st_;                                                                           \
+  } while (0)
+
+void rx_gpu_destroy(struct rx_gpu *G) {
+  if (!G) return;
+  if (G->s_chan) G->dev->sync(G->s_chan);
+  if (G->s_demod) G->dev->sync(G->s_demod);
+  for (int i = 0; i < 2; i++) {
+    G->dev->dev_free(G->d_in[i]);
+    G->dev->dev_free(G->d_rows[i]);
+  }
+  for (size_t i = 0; i < G->n_groups; i++) {
+    if (G->d_bits) G->dev->dev_free(G->d_bits[i]);
+    if (G->d_llrs) G->dev->dev_free(G->d_llrs[i]);
+  }
+  free(G->d_bits);
+  free(G->d_llrs);
+  free(G->d_bits_cap);
+  free(G->d_llr_cap);
+  if (G->s_chan) G->dev->stream_destroy(G->s_chan);
+  if (G->s_demod) G->dev->stream_destroy(G->s_demod);
+  free(G);
+}
+
+/* Grows a device buffer to bytes (its content is not kept). */
+static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
+  if (bytes <= *cap) return PRX_OK;
+  G->dev->dev_free(*p);
+  *p = NULL;
+  *cap = 0;
+  TRY(G->dev->dev_alloc(G->device, bytes, p));
+  *cap = bytes;
+  return PRX_OK;
+}
+
+/* The host and device output buffers of group i for a call with n_in samples per row (or the
+ * flush). */
+static prx_status outputs(prx_rx *rx, size_t i, size_t n_in, int flush) {
+  struct rx_gpu *G = rx->gpu;
+  rx_group *g = &rx->g[i];
+  TRY(rx_ensure_capacity(rx, g, n_in, flush));
+  TRY(dgrow(G, (void **)&G->d_bits[i], &G->d_bits_cap[i], g->n * g->bits_stride));
+  if (rx->cfg.llrs)
+    TRY(dgrow(G, (void **)&G->d_llrs[i], &G->d_llr_cap[i], g->n * g->llr_stride * sizeof(float)));
+  return PRX_OK;
+}
+
+prx_status rx_gpu_create(prx_rx *rx) {
+  const prx_cuda_module *m = prx_cuda_module_get();
+  if (!m || !m->qpsk_bank)
+    return prx_fail(PRX_ERR_NODEVICE, "the receiver's CUDA path needs the CUDA module: %s",
+                    prx_cuda_module_why());
+  struct rx_gpu *G = calloc(1, sizeof *G);
+  if (!G) return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
+  rx->gpu = G;
+  G->dev = m->qpsk_bank;
+  G->device = rx->cfg.device;
+  G->n_groups = rx->n_groups;
+  G->d_bits = calloc(rx->n_groups, sizeof *G->d_bits);
+  G->d_llrs = calloc(rx->n_groups, sizeof *G->d_llrs);
+  G->d_bits_cap = calloc(rx->n_groups, sizeof *G->d_bits_cap);
+  G->d_llr_cap = calloc(rx->n_groups, sizeof *G->d_llr_cap);
+  if (!G->d_bits || !G->d_llrs || !G->d_bits_cap || !G->d_llr_cap)
+    return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
+  TRY(G->dev->stream_create(G->device, &G->s_chan));
+  TRY(G->dev->stream_create(G->device, &G->s_demod));
+  size_t in_bytes = rx->block * prx_format_size(rx->cfg.in_format);
+  for (int i = 0; i < 2; i++) {
+    TRY(G->dev->dev_alloc(G->device, in_bytes, &G->d_in[i]));
+    TRY(G->dev->dev_alloc(G->device, rx->n_car * rx->stride * sizeof(prx_cf32),
+                          (void **)&G->d_rows[i]));
+  }
+  /* the outputs of a whole block and of the flush, so that execute allocates nothing */
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    TRY(outputs(rx, i, rx->stride, 0));
+    TRY(outputs(rx, i, 0, 1));
+  }
+  return PRX_OK;
+}
+
+void rx_gpu_reset(prx_rx *rx) {
+  struct rx_gpu *G = rx->gpu;
+  if (!G) return;
+  G->dev->sync(G->s_chan);
+  G->dev->sync(G->s_demod);
+  G->t_copy = 0;
+}
+
+/* Each group's bits (and LLRs) of the banks' last call back to the host buffers, then waits for
+ * the demodulator stream. */
+static prx_status bring_back(prx_rx *rx) {
+  struct rx_gpu *G = rx->gpu;
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_group *g = &rx->g[i];
+    size_t wb = 0, ws = 0;
+    for (size_t r = 0; r < g->n; r++) {
+      if (g->n_bytes[r] > wb) wb = g->n_bytes[r];
+      if (2 * g->n_symbols[r] > ws) ws = 2 * g->n_symbols[r];
+    }
+    if (wb)
+      TRY(G->dev->copy2d(g->bits, g->bits_stride, G->d_bits[i], g->bits_stride, wb, g->n,
+                         G->s_demod));
+    if (rx->cfg.llrs && ws)
+      TRY(G->dev->copy2d(g->llrs, g->llr_stride * sizeof(float), G->d_llrs[i],
+                         g->llr_stride * sizeof(float), ws * sizeof(float), g->n, G->s_demod));
+  }
+  return G->dev->sync(G->s_demod);
+}
+
+static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i) {
+  const rx_group *g = &rx->g[i];
+  prx_qpsk_bank_out o;
+  o.bits = rx->gpu->d_bits[i];
+  o.bits_stride = g->bits_stride;
+  o.llrs = rx->cfg.llrs ? rx->gpu->d_llrs[i] : NULL;
+  o.llr_stride = g->llr_stride;
+  o.n_symbols = g->n_symbols;
+  o.n_bytes = g->n_bytes;
+  return o;
+}
+
+/* Demodulates n_out new channel outputs per row in the device rows (complete: the channel
+ * stream waited for) and delivers them; limit as rx_take. */
+static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, size_t n_out, uint64_t limit) {
+  struct rx_gpu *G = rx->gpu;
+  size_t skip, m;
+  rx_take(rx, n_out, limit, &skip, &m);
+  if (m == 0) return PRX_OK;
+  double t0 = rx_now();
+  rows += skip; /* the group delay: the row pointers move, nothing is copied */
+  if (rx->cfg.on_channel) {
+    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, rx->stride * sizeof(prx_cf32),
+                       m * sizeof(prx_cf32), rx->n_car, G->s_demod));
+    TRY(G->dev->sync(G->s_demod));
+    for (size_t c = 0; c < rx->n_car; c++) {
+      const rx_group *g = &rx->g[rx->group_of[c]];
+      rx->cfg.on_channel(rx->cfg.user, c, rx->rows + (g->first_row + rx->row_of[c]) * rx->stride,
+                         m);
+    }
+  }
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    TRY(outputs(rx, i, m, 0));
+    prx_qpsk_bank_out o = device_out(rx, i);
+    TRY(prx_qpsk_bank_execute_device(rx->g[i].bank, rows + rx->g[i].first_row * rx->stride,
+                                     rx->stride, m, &o, G->s_demod));
+  }
+  TRY(bring_back(rx));
+  rx->emitted += m;
+  rx->t_demod += rx_now() - t0;
+  rx_deliver(rx);
+  return PRX_OK;
+}
+
+/* Queues block b (n samples at in) on the channel stream into buffer k; *n_out its outputs. */
+static prx_status queue_block(prx_rx *rx, int k, const void *in, size_t n, size_t *n_out) {
+  struct rx_gpu *G = rx->gpu;
+  double t0 = rx_now();
+  TRY(G->dev->copy(G->d_in[k], in, n * prx_format_size(rx->cfg.in_format), G->s_chan));
+  if (G->serial) {
+    TRY(G->dev->sync(G->s_chan));
+    double t1 = rx_now();
+    G->t_copy += t1 - t0;
+    rx->t_chan += t1 - t0;
+    t0 = t1;
+  }
+  TRY(prx_chan_execute_device(rx->chan, G->d_in[k], n, G->d_rows[k], rx->stride, n_out, G->s_chan));
+  if (G->serial) TRY(G->dev->sync(G->s_chan));
+  rx->t_chan += rx_now() - t0;
+  rx->in_stream += n;
+  rx->samples += n;
+  return PRX_OK;
+}
+
+prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
+  struct rx_gpu *G = rx->gpu;
+  const size_t size = prx_format_size(rx->cfg.in_format);
+  const uint8_t *p = in;
+  prx_status st = PRX_OK;
+  int cur = 0, have = 0; /* a block channelized (queued) in d_rows[cur], not yet demodulated */
+  size_t have_out = 0;
+  while (!st && (n || have)) {
+    int next = have ? cur ^ 1 : cur, queued = 0;
+    size_t next_out = 0;
+    if (n) {
+      size_t b = n < rx->block ? n : rx->block;
+      st = queue_block(rx, next, p, b, &next_out);
+      if (st) break;
+      p += b * size;
+      n -= b;
+      queued = 1;
+    }
+    if (have) {
+      st = demodulate(rx, G->d_rows[cur], have_out, UINT64_MAX);
+      have = 0;
+    }
+    if (queued) {
+      double t0 = rx_now();
+      prx_status s2 = G->dev->sync(G->s_chan); /* the next block's rows (and input) are done */
+      rx->t_chan += rx_now() - t0;
+      if (!st) st = s2;
+      have = 1;
+      cur = next;
+      have_out = next_out;
+    }
+  }
+  /* the caller's input is consumed whatever happened */
+  prx_status s2 = G->dev->sync(G->s_chan);
+  return st ? st : s2;
+}
+
+prx_status rx_gpu_flush(prx_rx *rx) {
+  struct rx_gpu *G = rx->gpu;
+  /* channel samples of this stream: ceil(N / D) */
+  uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
+  if (prx_chan_flush_count(rx->chan) > rx->stride)
+    return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
+  size_t n_out = 0;
+  double t0 = rx_now();
+  TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, &n_out));
+  if (n_out) {
+    TRY(G->dev->copy2d(G->d_rows[0], rx->stride * sizeof(prx_cf32), rx->rows,
+                       rx->stride * sizeof(prx_cf32), n_out * sizeof(prx_cf32), rx->n_car,
+                       G->s_chan));
+    TRY(G->dev->sync(G->s_chan));
+  }
+  rx->t_chan += rx_now() - t0;
+  TRY(demodulate(rx, G->d_rows[0], n_out, target));
+  t0 = rx_now();
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    TRY(outputs(rx, i, 0, 1));
+    prx_qpsk_bank_out o = device_out(rx, i);
+    TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
+  }
+  TRY(bring_back(rx));
+  rx->t_demod += rx_now() - t0;
+  rx_deliver(rx);
+  return PRX_OK;
+}
+
+void prx_rx_gpu_set_serial(prx_rx *rx, int serial) {
+  if (rx && rx->gpu) rx->gpu->serial = serial != 0;
+}
+
+void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, double *demod_s) {
+  double c = rx && rx->gpu ? rx->gpu->t_copy : 0;
+  if (copy_s) *copy_s = c;
+  if (chan_s) *chan_s = rx ? rx->t_chan - c : 0;
+  if (demod_s) *demod_s = rx ? rx->t_demod : 0;
+}

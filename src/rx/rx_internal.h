@@ -1,0 +1,58 @@
+/* The receiver's state, shared by its front end and CPU path (rx.c) and its device-resident
+ * CUDA path (rx_gpu.c). Not installed. */
+#ifndef PRX_RX_INTERNAL_H
+#define PRX_RX_INTERNAL_H
+
+#include "polyrx/chan.h"
+#include "polyrx/qpsk_bank.h"
+#include "polyrx/rx.h"
+
+#define RX_DEFAULT_BLOCK 262144
+#define RX_MAX_CARRIERS 65536
+
+typedef struct {
+  prx_qpsk_bank *bank;
+  size_t first_row, n; /* its rows in the channelizer's output */
+  uint8_t *bits;
+  float *llrs;
+  size_t bits_stride, llr_stride; /* current capacities (bytes, floats) */
+  size_t *n_symbols, *n_bytes;
+  double *mix_hz;
+} rx_group;
+
+struct prx_rx {
+  prx_rx_config cfg;
+  prx_rx_carrier *car;
+  size_t n_car;
+  unsigned K, D, P;
+  double spacing, chan_rate;
+  prx_chan *chan;
+  rx_group *g;
+  size_t n_groups;
+  size_t *group_of, *row_of; /* per carrier: its group and its row within the group */
+  unsigned *channel;         /* per carrier: channel index k */
+  double *channel_freq;      /* per carrier: the nearest centre (unwrapped), Hz */
+  prx_cf32 *rows;            /* n_car rows of stride samples */
+  size_t stride, block;
+  /* this stream */
+  uint64_t in_stream; /* input samples since the stream's start */
+  uint64_t drop_left; /* channel outputs of the group delay still to drop */
+  uint64_t emitted;   /* channel outputs given to the banks */
+  /* since create or reset */
+  uint64_t samples;
+  double t_chan, t_demod;
+  struct rx_gpu *gpu; /* the device-resident path (rx_gpu.c), NULL unless the CUDA backend */
+};
+
+/* Grows group g's host output buffers to what a call with n_in samples per row (or the flush)
+ * may write. */
+prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush);
+/* The part of n_out new channel outputs per row that goes to the banks: the first *skip drop
+ * what remains of the group delay, then *m outputs, capped so that the stream's outputs given
+ * to the banks stay within limit (the stream's end); updates drop_left. */
+void rx_take(prx_rx *rx, size_t n_out, uint64_t limit, size_t *skip, size_t *m);
+/* Every carrier's output of the banks' last call (the groups' host buffers), in carrier order. */
+void rx_deliver(prx_rx *rx);
+double rx_now(void);
+
+#endif
