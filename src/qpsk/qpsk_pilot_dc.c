@@ -60,28 +60,70 @@ static void block_phase(const prx_qpsk *q, const qpsk_blk *bk, double *th0, doub
   *dth = omega * q->sps * (1 + bk->d);
 }
 
-/* per block: sum y conj(p), sum p exp(j theta) and the count over its pilots */
-static void block_pilots(const prx_qpsk *q, qpsk_blk *bk, uint64_t j0) {
-  const int64_t P = q->cfg.pilot_period, pl = q->cfg.pilot_len, n = bk->k1 - bk->k0;
-  double gr = 0, gi = 0, ur = 0, ui = 0, np = 0;
-  if (n > 0) {
-    double th0, dth;
-    block_phase(q, bk, &th0, &dth);
-    int64_t pos = ((int64_t)j0 - q->frame_off) % P;
-    if (pos < 0) pos += P;
-    for (int64_t i = 0; i < n; i++) {
-      if (pos < pl) {
-        const prx_cf32 y = bk->sym[i], p = q->pilot[pos];
-        const double th = th0 + dth * (double)i, c = cos(th), s = sin(th);
-        gr += (double)y.re * p.re + (double)y.im * p.im;
-        gi += (double)y.im * p.re - (double)y.re * p.im;
-        ur += c * p.re - s * p.im;
-        ui += c * p.im + s * p.re;
-        np++;
-      }
-      if (++pos == P) pos = 0;
+/* exp(-j theta) at the instant of a block's symbol i is a[i / 64] t[i % 64]: the NCO's rotation
+ * over the block as exact double anchors every 64 symbols and one table of the 64 steps within
+ * (the correction these rotations carry is small, so float products are ample) */
+typedef struct {
+  prx_cf32 *t; /* 64 steps */
+  prx_cf32 *a; /* (n + 63) / 64 anchors */
+} block_rot;
+
+/* the rotations of block bk kept in its scratch (free after the matched filter, longer than
+ * 64 + its symbols / 64) between the two passes */
+static block_rot rot_of(qpsk_blk *bk) {
+  block_rot r = {bk->scratch, bk->scratch + 64};
+  return r;
+}
+
+static void block_rotation(const prx_qpsk *q, const qpsk_blk *bk, int64_t n, block_rot *r) {
+  double th0, dth;
+  block_phase(q, bk, &th0, &dth);
+  /* the table in 8 interleaved recurrences of step exp(-j 8 dth), each from an exact start */
+  const double s8r = cos(8 * dth), s8i = -sin(8 * dth);
+  for (int k = 0; k < 8; k++) {
+    double tr = cos(k * dth), ti = -sin(k * dth);
+    for (int i = k; i < 64; i += 8) {
+      r->t[i].re = (float)tr;
+      r->t[i].im = (float)ti;
+      double u = tr * s8r - ti * s8i;
+      ti = tr * s8i + ti * s8r;
+      tr = u;
     }
   }
+  /* the anchors by a recurrence of step exp(-j 64 dth) (a block has ~20 of them) */
+  double ar = cos(th0), ai = -sin(th0), s64r = cos(64 * dth), s64i = -sin(64 * dth);
+  for (int64_t g = 0; 64 * g < n; g++) {
+    r->a[g].re = (float)ar;
+    r->a[g].im = (float)ai;
+    double u = ar * s64r - ai * s64i;
+    ai = ar * s64i + ai * s64r;
+    ar = u;
+  }
+}
+
+static inline prx_cf32 rot_at(const block_rot *r, int64_t i) {
+  const prx_cf32 a = r->a[i >> 6], t = r->t[i & 63];
+  prx_cf32 v = {a.re * t.re - a.im * t.im, a.re * t.im + a.im * t.re};
+  return v;
+}
+
+/* per block: sum y conj(p), sum p exp(j theta) and the count over its pilots */
+static void block_pilots(const prx_qpsk *q, qpsk_blk *bk, uint64_t j0, const block_rot *rot) {
+  const int64_t P = q->cfg.pilot_period, pl = q->cfg.pilot_len, n = bk->k1 - bk->k0;
+  double gr = 0, gi = 0, ur = 0, ui = 0, np = 0;
+  int64_t pos = ((int64_t)j0 - q->frame_off) % P;
+  if (pos < 0) pos += P;
+  /* the block's symbols from a frame start: i = f + w, w < pl the pilot's index in the word */
+  for (int64_t f = -pos; f < n; f += P)
+    for (int64_t w = f < 0 ? -f : 0; w < pl && f + w < n; w++) {
+      const prx_cf32 y = bk->sym[f + w], p = q->pilot[w], r = rot_at(rot, f + w);
+      gr += (double)y.re * p.re + (double)y.im * p.im;
+      gi += (double)y.im * p.re - (double)y.re * p.im;
+      /* p exp(j theta) = p conj(rot) */
+      ur += (double)p.re * r.re + (double)p.im * r.im;
+      ui += (double)p.im * r.re - (double)p.re * r.im;
+      np++;
+    }
   bk->pil_g[0] = gr;
   bk->pil_g[1] = gi;
   bk->pil_u[0] = ur;
@@ -90,19 +132,18 @@ static void block_pilots(const prx_qpsk *q, qpsk_blk *bk, uint64_t j0) {
 }
 
 /* adds gain E exp(-j theta_k) to block bk's symbols and sums them again */
-static void block_restore(const prx_qpsk *q, qpsk_blk *bk, const double e[2]) {
+static void block_restore(qpsk_blk *bk, const double e[2], const block_rot *rot) {
   const int64_t n = bk->k1 - bk->k0;
-  if (n <= 0) return;
-  double th0, dth;
-  block_phase(q, bk, &th0, &dth);
-  /* exp(-j theta) by a double recurrence from an exact anchor (a block is ~1000 symbols) */
-  double rr = cos(th0), ri = -sin(th0), sr = cos(dth), si = -sin(dth);
-  for (int64_t i = 0; i < n; i++) {
-    bk->sym[i].re += (float)(e[0] * rr - e[1] * ri);
-    bk->sym[i].im += (float)(e[0] * ri + e[1] * rr);
-    double t = rr * sr - ri * si;
-    ri = rr * si + ri * sr;
-    rr = t;
+  prx_cf32 *y = bk->sym;
+  for (int64_t g = 0; g < n; g += 64) {
+    const prx_cf32 a = rot->a[g >> 6];
+    const float cr = (float)(e[0] * a.re - e[1] * a.im), ci = (float)(e[0] * a.im + e[1] * a.re);
+    const int64_t m = n - g < 64 ? n - g : 64;
+    prx_cf32 *z = y + g;
+    for (int64_t i = 0; i < m; i++) {
+      z[i].re += cr * rot->t[i].re - ci * rot->t[i].im;
+      z[i].im += cr * rot->t[i].im + ci * rot->t[i].re;
+    }
   }
   memset(&bk->sums, 0, sizeof bk->sums);
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
@@ -114,8 +155,13 @@ void qpsk_pilot_dc(prx_qpsk *q) {
   uint64_t j = q->n_sym;
   for (size_t t = 0; t < q->n_blks; t++) {
     qpsk_blk *bk = &q->blks[t];
-    block_pilots(q, bk, j);
-    j += (uint64_t)(bk->k1 - bk->k0);
+    const int64_t n = bk->k1 - bk->k0;
+    bk->pil_n = 0;
+    if (n <= 0) continue;
+    block_rot rot = rot_of(bk);
+    block_rotation(q, bk, n, &rot);
+    block_pilots(q, bk, j, &rot);
+    j += (uint64_t)n;
   }
   for (unsigned i = 0; i < g; i++) {
     qpsk_span *sp = &q->spans[i];
@@ -160,7 +206,10 @@ void qpsk_pilot_dc(prx_qpsk *q) {
   for (size_t t = 0; t < q->n_blks; t++) {
     qpsk_blk *bk = &q->blks[t];
     const qpsk_span *sp = &q->spans[bk->span];
-    if (sp->pil_e[0] != 0 || sp->pil_e[1] != 0) block_restore(q, bk, sp->pil_e);
+    if (bk->k1 > bk->k0 && (sp->pil_e[0] != 0 || sp->pil_e[1] != 0)) {
+      block_rot rot = rot_of(bk);
+      block_restore(bk, sp->pil_e, &rot);
+    }
   }
   /* the spans with samples of their own enter later windows */
   for (unsigned i = 0; i < g; i++) {
