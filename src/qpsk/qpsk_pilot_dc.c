@@ -25,8 +25,6 @@
 #include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
-#include "qpsk_cplx.h"
-
 #include <math.h>
 #include <string.h>
 
@@ -90,7 +88,7 @@ static void block_rotation(const prx_qpsk *q, const qpsk_blk *bk, int64_t n, blo
       tr = u;
     }
   }
-  /* the anchors by a recurrence of step exp(-j 64 dth) (a block has ~20 of them) */
+  /* the anchors by a recurrence of step exp(-j 64 dth) (at most 18 steps: L <= 1024) */
   double ar = cos(th0), ai = -sin(th0), s64r = cos(64 * dth), s64i = -sin(64 * dth);
   for (int64_t g = 0; 64 * g < n; g++) {
     r->a[g].re = (float)ar;
