@@ -9,7 +9,8 @@
  * the same symbol counts and block counts, identical bits at Es/N0 >= 12 dB and at least
  * 99.99 % identical at 4-8 dB (the emulated input sums add in another order than the CPU's), the
  * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
- * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative.
+ * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
+ * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_sig.h"
@@ -371,6 +372,8 @@ typedef struct {
   float *llrs;
   size_t n_bytes, n_sym, n_blk;
   double cfo[64]; /* the first blocks' CFO estimates, Hz */
+  double nv;      /* sum of the blocks' noise variances (unit signal) */
+  size_t nv_n;    /* over nv_n blocks */
 } chan_out;
 
 /* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
@@ -404,7 +407,8 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   for (unsigned c = 0; c < C; c++) {
     o[c].bits = malloc(2 * n + 64); /* a stream has fewer symbols than samples */
     o[c].llrs = malloc(2 * n * sizeof(float));
-    o[c].n_bytes = o[c].n_sym = o[c].n_blk = 0;
+    o[c].n_bytes = o[c].n_sym = o[c].n_blk = o[c].nv_n = 0;
+    o[c].nv = 0;
   }
   size_t ns[C], nb[C];
   test_rng r;
@@ -430,8 +434,13 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       o[c].n_sym += ns[c];
       size_t k;
       const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
-      for (size_t j = 0; j < k; j++)
+      for (size_t j = 0; j < k; j++) {
         if (o[c].n_blk + j < 64) o[c].cfo[o[c].n_blk + j] = e[j].cfo;
+        if (e[j].n_symbols > 0) {
+          o[c].nv += e[j].noise_var;
+          o[c].nv_n++;
+        }
+      }
       o[c].n_blk += k;
     }
     if (flush) break;
@@ -492,8 +501,9 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, in
   }
 }
 
-/* C carriers at sps, 2.6 CFO spans long, as cf32 and cf16 rows with a pitch */
-static size_t make_rows(double sps, uint64_t seed, prx_cf32 **rows, uint16_t **rows16,
+/* C carriers at sps, 2.6 CFO spans long, as cf32 and cf16 rows with a pitch: differential, or
+ * with 64:8 pilots at CFO 0 (where the pilot word's mean is a DC component of the signal) */
+static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, uint16_t **rows16,
                         size_t *pitch, prx_qpsk_config *qc) {
   test_rng r;
   test_rng_seed(&r, seed);
@@ -505,6 +515,12 @@ static size_t make_rows(double sps, uint64_t seed, prx_cf32 **rows, uint16_t **r
     tc[c].noise = 1;
     tc[c].esn0_db = esn0[c];
     tcase_random(&tc[c], &r, 0.05, 300);
+    if (pilots) {
+      tc[c].differential = 0;
+      tc[c].pilot_period = 64;
+      tc[c].pilot_len = 8;
+      tc[c].cfo = 0;
+    }
   }
   size_t n = (size_t)(2.6 * 8192 * sps);
   for (;; n++) {
@@ -544,7 +560,7 @@ int main(void) {
     uint16_t *rows16;
     size_t pitch;
     prx_qpsk_config qc;
-    size_t n = make_rows(sps_list[si], 11 + si, &rows, &rows16, &pitch, &qc);
+    size_t n = make_rows(sps_list[si], 11 + si, 0, &rows, &rows16, &pitch, &qc);
     if (!n) break;
     char what[96];
     chan_out cpu[C], drv[C];
@@ -605,6 +621,38 @@ int main(void) {
     snprintf(what, sizeof what, "%s CFO, sps %.4g mix_hz random chunks", em_cfo_off ? "CPU" : "GPU",
              sps_list[si]);
     compare(what, drv, cpu, 0);
+    outs_free(drv);
+    outs_free(cpu);
+    free(rows);
+    free(rows16);
+  }
+  /* pilots at CFO 0: the pilots' share of the removed DC restored on the driver's path too (the
+   * phase pass on the GPU's symbols): the same output as the CPU bank, and the Es/N0 of the
+   * 25 dB channel within 0.5 dB (17-18 dB with the pilots' mean left out of the symbols) */
+  for (int si = 0; si < 2; si++) {
+    em_cfo_off = 0;
+    prx_cf32 *rows;
+    uint16_t *rows16;
+    size_t pitch;
+    prx_qpsk_config qc;
+    size_t n = make_rows(sps_list[si], 51 + si, 1, &rows, &rows16, &pitch, &qc);
+    if (!n) break;
+    char what[96];
+    chan_out cpu[C], drv[C];
+    run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
+    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 53 + si, drv);
+    snprintf(what, sizeof what, "pilots at CFO 0, sps %.4g cf32 LLRs random chunks", sps_list[si]);
+    compare(what, drv, cpu, 1);
+    for (unsigned c = 0; c < C; c++) {
+      double e_drv = drv[c].nv_n ? -10 * log10(drv[c].nv / (double)drv[c].nv_n) : NAN;
+      double e_cpu = cpu[c].nv_n ? -10 * log10(cpu[c].nv / (double)cpu[c].nv_n) : NAN;
+      printf("%s channel %u (%g dB): Es/N0 %.2f dB (driver), %.2f dB (CPU bank)\n", what, c,
+             esn0[c], e_drv, e_cpu);
+      if (esn0[c] >= 12)
+        CHECK(fabs(e_drv - esn0[c]) < 0.5 && fabs(e_cpu - esn0[c]) < 0.5,
+              "%s channel %u: Es/N0 %.2f dB (driver), %.2f dB (CPU bank), truth %g dB", what, c,
+              e_drv, e_cpu, esn0[c]);
+    }
     outs_free(drv);
     outs_free(cpu);
     free(rows);

@@ -3,11 +3,25 @@
  * phase unwrapping, ambiguity resolution). No loop bandwidths, no lock to lose.
  *
  * Pipeline (docs/ARCHITECTURE.md has the details):
- *   0. level and DC per CFO span: the span's mean (DC) is removed and the samples are scaled to
- *      unit power before every estimator and the matched filter, so any finite cf32 level gives
- *      the same bits and a DC offset (even well above the signal) is not mistaken for a carrier;
- *      a QPSK carrier at 0 Hz carries no DC (its mean over a span is ~1/sqrt(span) of its
- *      amplitude) and passes intact;
+ *   0. level and DC per CFO span: the span's mean (DC, over it and up to 3 spans before) is
+ *      removed and the samples are scaled to unit power before every estimator and the matched
+ *      filter, so any finite cf32 level gives the same bits and a DC offset (even well above the
+ *      signal) is not mistaken for a carrier. A QPSK carrier's random data has no DC (its mean
+ *      over the window is ~1/sqrt(symbols) of its amplitude: a floor of -39 dB of the signal in
+ *      the first span, -45 dB after four). Its pilots do: the word repeats every frame, so within
+ *      about Rs / cfo_span_symbols of 0 Hz (0.3 Hz at 2400 Bd by default) their mean is a true DC
+ *      component of the signal (-18.5 dB of the carrier for 64:8 pilots), removed with the
+ *      receiver's. In PRX_QPSK_PILOTS mode the demodulator therefore adds that share back to every
+ *      symbol before its phase, noise, decisions and LLRs: from the pilot word, the frame
+ *      alignment, the NCO phase and the carrier's complex gain that each block measures on its own
+ *      pilots, it predicts the pilots' part of each span's mean (the span's own part solved
+ *      together with its gains), so only the receiver's DC stays removed, at any CFO. The first
+ *      span is restored like the others: its frames are acquired on its symbols as the filter
+ *      gives them (the removed mean is one offset common to every alignment, so the word's
+ *      correlation peak stands), then the restoration runs on them. What it does not restore: the
+ *      short pre-filter that timing and the coarse CFO read still sees the pilots' mean removed (a
+ *      constant that neither the |z|^2 line at 1/T nor the 4th-power line at 4 CFO picks up beyond
+ *      the BER's tolerance). Differential and none modes have no known symbols and are unchanged;
  *   1. symbol timing by Oerder & Meyr (|z|^2 spectral line at 1/T) on a short RRC pre-filter
  *      evaluated on a grid of 4 samples/symbol (polyphase, any sps >= 2, integer or not): the
  *      clock offset of each CFO span from the drift of the line's phase between sub-blocks of

@@ -181,7 +181,11 @@ static void reset_stream(prx_qpsk *q) {
   q->dc_prev[0] = q->dc_prev[1] = 0;
   q->gain_prev = 1;
   memset(q->dc_ring, 0, sizeof q->dc_ring);
+  memset(q->dc_span, 0, sizeof q->dc_span);
   q->dc_count = 0;
+  q->dcw_prev_n = 0;
+  q->dcw_prev_syms = 0;
+  q->pil_count = 0;
   memset(&q->sums_prev, 0, sizeof q->sums_prev);
   memset(q->noise_ring, 0, sizeof q->noise_ring);
   q->noise_count = 0;

@@ -65,20 +65,35 @@ void qpsk_serial_level(prx_qpsk *q, unsigned g) {
     slot[0] = m[0];
     slot[1] = m[1];
     slot[2] = n;
+    q->dc_span[q->dc_count % QPSK_DC_SPANS] = sp->s;
     if (n > 0) q->dc_count++;
     double sr = 0, si = 0, sn = 0;
-    unsigned nr = q->dc_count < QPSK_DC_SPANS ? q->dc_count : QPSK_DC_SPANS;
+    unsigned nr = q->dc_count < QPSK_DC_SPANS ? q->dc_count : QPSK_DC_SPANS, nw = 0;
     for (unsigned j = 0; j < nr; j++) {
       sr += q->dc_ring[j][0];
       si += q->dc_ring[j][1];
       sn += q->dc_ring[j][2];
+      if (q->dc_ring[j][2] > 0) sp->dc_win[nw++] = q->dc_span[j];
     }
+    sp->dc_nwin = nw;
+    sp->dc_syms = sn / q->sps;
+    sp->dc_own = n > 0;
     double dr = sn > 0 ? sr / sn : q->dc_prev[0], di = sn > 0 ? si / sn : q->dc_prev[1];
+    int kept = !(sn > 0);
     if (!isfinite(dr) || !isfinite(di) || !isfinite(gain)) {
       dr = q->dc_prev[0];
       di = q->dc_prev[1];
       gain = q->gain_prev;
+      kept = 1;
     }
+    if (kept) { /* the last span's DC, so its window */
+      memcpy(sp->dc_win, q->dcw_prev, sizeof sp->dc_win);
+      sp->dc_nwin = q->dcw_prev_n;
+      sp->dc_syms = q->dcw_prev_syms;
+    }
+    memcpy(q->dcw_prev, sp->dc_win, sizeof q->dcw_prev);
+    q->dcw_prev_n = sp->dc_nwin;
+    q->dcw_prev_syms = sp->dc_syms;
     sp->dc[0] = q->dc_prev[0] = dr;
     sp->dc[1] = q->dc_prev[1] = di;
     sp->gain = q->gain_prev = gain;
@@ -596,26 +611,41 @@ static prx_cf32 block_rot(const qpsk_blk *bk) {
 
 static int quarter_of(double re, double im) { return (int)lround(atan2(im, re) / (M_PI / 2)) & 3; }
 
-/* PILOTS: finds the frame alignment over the stream's first span of symbols */
-static void acquire_frames(prx_qpsk *q) {
-  const size_t S = q->S, P = q->cfg.pilot_period, pl = q->cfg.pilot_len;
+/* PILOTS: the batch's first span of symbols into q->acq (de-rotated by their blocks' carrier
+ * phase when rotate is set); returns the count */
+static size_t first_symbols(prx_qpsk *q, int rotate) {
+  const size_t S = q->S;
   size_t n = 0;
   for (size_t t = 0; t < q->n_blks && n < S; t++) {
     const qpsk_blk *bk = &q->blks[t];
-    prx_cf32 r = cexpj(-bk->phi);
+    prx_cf32 r = rotate ? cexpj(-bk->phi) : (prx_cf32){1, 0};
     for (int64_t i = 0; i < bk->k1 - bk->k0 && n < S; i++) q->acq[n++] = qpsk_cmul(bk->sym[i], r);
   }
+  return n;
+}
+
+/* PILOTS: the correlation of the pilot word with q->acq[f, f + pl) */
+static void word_corr(const prx_qpsk *q, size_t f, double *cr, double *ci) {
+  *cr = *ci = 0;
+  for (size_t i = 0; i < q->cfg.pilot_len; i++) {
+    prx_cf32 a = q->acq[f + i], p = q->pilot[i];
+    *cr += (double)a.re * p.re + (double)a.im * p.im;
+    *ci += (double)a.im * p.re - (double)a.re * p.im;
+  }
+}
+
+/* PILOTS: finds the frame alignment over the stream's first span of symbols (the word's
+ * correlation magnitudes: the carrier phase is not needed) */
+static void acquire_frames(prx_qpsk *q) {
+  const size_t P = q->cfg.pilot_period, pl = q->cfg.pilot_len;
+  size_t n = first_symbols(q, 0);
   int64_t best = 0;
   double best_m = -1;
   for (size_t o = 0; o < P; o++) {
     double m = 0;
     for (size_t f = o; f + pl <= n; f += P) {
-      double cr = 0, ci = 0;
-      for (size_t i = 0; i < pl; i++) {
-        prx_cf32 a = q->acq[f + i], p = q->pilot[i];
-        cr += (double)a.re * p.re + (double)a.im * p.im;
-        ci += (double)a.im * p.re - (double)a.re * p.im;
-      }
+      double cr, ci;
+      word_corr(q, f, &cr, &ci);
       m += cr * cr + ci * ci;
     }
     if (m > best_m) {
@@ -625,22 +655,33 @@ static void acquire_frames(prx_qpsk *q) {
   }
   q->frame_off = best;
   q->stats.frame_offset = best;
-  /* the quarter-turn of the first complete pilot word also serves the data before it */
+  q->pcorr[0] = q->pcorr[1] = 0;
+}
+
+/* PILOTS: the quarter-turn of the first complete pilot word (after the phase pass), which also
+ * serves the data before it */
+static void first_quarter(prx_qpsk *q) {
+  size_t n = first_symbols(q, 1);
   q->quarter = 0;
-  if ((size_t)best + pl <= n) {
-    double cr = 0, ci = 0;
-    for (size_t i = 0; i < pl; i++) {
-      prx_cf32 a = q->acq[best + i], p = q->pilot[i];
-      cr += (double)a.re * p.re + (double)a.im * p.im;
-      ci += (double)a.im * p.re - (double)a.re * p.im;
-    }
+  if ((size_t)q->frame_off + q->cfg.pilot_len <= n) {
+    double cr, ci;
+    word_corr(q, (size_t)q->frame_off, &cr, &ci);
     q->quarter = quarter_of(cr, ci);
   }
-  q->pcorr[0] = q->pcorr[1] = 0;
 }
 
 void qpsk_serial_phase(prx_qpsk *q) {
   const unsigned L = q->L;
+  int acquired = 0;
+  if (q->cfg.ambiguity == PRX_QPSK_PILOTS) {
+    /* the frames first (on the symbols as they are), then the pilots' share of the DC back into
+     * the symbols before any estimate reads them */
+    if (q->frame_off < 0) {
+      acquire_frames(q);
+      acquired = 1;
+    }
+    qpsk_pilot_dc(q);
+  }
   int have = q->have_phase;
   double phi_prev = q->phi_prev;
   const qpsk_sums *sums_prev = &q->sums_prev;
@@ -707,7 +748,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     sums_prev = &bk->sums;
   }
 
-  if (q->cfg.ambiguity == PRX_QPSK_PILOTS && q->frame_off < 0) acquire_frames(q);
+  if (acquired) first_quarter(q);
 
   uint64_t j = q->n_sym;
   size_t out = 0;

@@ -56,13 +56,19 @@ typedef struct {
   prx_cf32 *spec; /* nfft: its spectrum */
   double f;       /* CFO estimate, cycles per symbol */
   double dc[2];   /* the input's mean over the span's samples */
-  double gain;    /* 1 / RMS of the input (DC removed) over them: the scale to unit power */
-  double e;       /* clock slope dtau/dt (the timing model's d = e / (1 - e)); the clock
-                     offset is -e 1e6 ppm */
-  int out_range;  /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
-  int64_t n_ref;  /* NCO reference sample floor(s S sps) */
-  double theta;   /* NCO phase at n_ref */
-  size_t nz;      /* win[nz, nfft) is zero (the FFT leaves its input as it is) */
+  int64_t dc_win[QPSK_DC_SPANS]; /* the spans whose samples make that mean (absolute indices) */
+  unsigned dc_nwin;              /* how many */
+  double dc_syms;                /* their samples / sps: the symbols the mean is taken over */
+  int dc_own;                    /* the span has samples of its own (it enters later windows) */
+  double pil[2];   /* PILOTS: sum of its pilots as the input carries them (gain removed) */
+  double pil_e[2]; /* PILOTS: the pilots' share of the removed DC, after the gain (qpsk_pilot_dc) */
+  double gain;     /* 1 / RMS of the input (DC removed) over them: the scale to unit power */
+  double e;        /* clock slope dtau/dt (the timing model's d = e / (1 - e)); the clock
+                      offset is -e 1e6 ppm */
+  int out_range;   /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
+  int64_t n_ref;   /* NCO reference sample floor(s S sps) */
+  double theta;    /* NCO phase at n_ref */
+  size_t nz;       /* win[nz, nfft) is zero (the FFT leaves its input as it is) */
 } qpsk_span;
 
 typedef struct {
@@ -97,7 +103,10 @@ typedef struct {
   uint64_t j0;               /* stream index of sym[0] */
   size_t out0;               /* output offset (data symbols) within the current call */
   unsigned n_data;
-  int quarter; /* PILOTS: quarter-turn at the block centre (for the report) */
+  int quarter;     /* PILOTS: quarter-turn at the block centre (for the report) */
+  double pil_g[2]; /* PILOTS: sum of sym conj(pilot) over its pilots (qpsk_pilot_dc) */
+  double pil_u[2]; /* PILOTS: sum of exp(j theta) pilot over them (theta: the NCO phase) */
+  double pil_n;    /* PILOTS: its pilot symbols */
 } qpsk_blk;
 
 struct prx_qpsk {
@@ -154,7 +163,14 @@ struct prx_qpsk {
   int range_prev;                   /* the last span's clock was beyond the supported range */
   double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
   double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
+  int64_t dc_span[QPSK_DC_SPANS];   /* their absolute span indices */
   unsigned dc_count;
+  int64_t dcw_prev[QPSK_DC_SPANS]; /* the last span's DC window (for a span without samples) */
+  unsigned dcw_prev_n;
+  double dcw_prev_syms;
+  double pil_ring[QPSK_DC_SPANS][2]; /* PILOTS: the pilots' sums (span.pil) of the last spans */
+  int64_t pil_span[QPSK_DC_SPANS];   /* with samples of their own, and their absolute indices */
+  unsigned pil_count;
   qpsk_sums sums_prev;
   qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
   unsigned noise_count;
@@ -196,6 +212,14 @@ void qpsk_serial_level(prx_qpsk *q, unsigned g);
 void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
+
+/* qpsk_pilot_dc.c, PILOTS, in the phase pass once the frames are aligned: the pilot word repeats
+ * every frame, so near 0 Hz the span's DC (the input's mean) holds the pilots' mean, which the
+ * level step removed from every sample. This predicts that share from the pilots (their known
+ * symbols, the carrier's complex gain measured on them per block, the NCO phase) and adds it back
+ * to the blocks' symbols, recomputing their sums: the receiver's DC stays removed, the signal's
+ * pilots do not. */
+void qpsk_pilot_dc(prx_qpsk *q);
 
 /* qpsk_run_batch in steps, for the bank's stage-major driver (qpsk_bank_gpu.c), which runs the
  * parallel stages on the GPU between the serial passes: begin lays out the blocks of spans
