@@ -350,12 +350,12 @@ static void em_host_free(void *p) { free(p); }
 static const prx_qpsk_bank_cuda em_bank = {
     NULL,    NULL,      NULL,    NULL,    em_dev_alloc, free, em_stream_create, em_stream_destroy,
     em_copy, em_copy2d, em_sync, em_last, em_row_copy};
-static const prx_qpsk_stages_cuda em_stages = {em_create,    em_destroy, em_pre_stage, em_mf,
-                                               em_om,        em_x4,      em_out,       em_mixf,
-                                               em_cfo_setup, em_cfo};
+static const prx_qpsk_stages_cuda em_stages = {
+    em_create, em_destroy,   em_pre_stage, em_mf, em_om, em_x4, em_out,
+    em_mixf,   em_cfo_setup, em_cfo,       NULL,  NULL,  NULL}; /* the folded om path unused */
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
-    em_create, em_destroy, em_pre_stage,     em_mf, em_om, em_x4,
-    em_out,    em_mixf,    em_cfo_setup_off, em_cfo};
+    em_create, em_destroy,       em_pre_stage, em_mf, em_om, em_x4, em_out,
+    em_mixf,   em_cfo_setup_off, em_cfo,       NULL,  NULL,  NULL};
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc, em_host_free};
 static const prx_cuda_module em_module_cpu_cfo = {

@@ -110,28 +110,6 @@ double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {
   return k / (double)nfft;
 }
 
-/* X, X1 = sum d v e, X2 = sum d^2 v e at nu for samples v[g] at times t[g] = g D + t0 (relative to
- * the centre kc), e = exp(-j 2 pi nu t) */
-static void dtft3(const prx_cf32 *v, size_t m, double D, double t0, double nu, double out[6]) {
-  double x[6] = {0, 0, 0, 0, 0, 0};
-  double er = cos(2 * M_PI * nu * t0), ei = -sin(2 * M_PI * nu * t0);
-  const double sr = cos(2 * M_PI * nu * D), si = -sin(2 * M_PI * nu * D);
-  for (size_t g = 0; g < m; g++) {
-    double d = (double)g * D + t0;
-    double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
-    x[0] += pr;
-    x[1] += pi;
-    x[2] += d * pr;
-    x[3] += d * pi;
-    x[4] += d * d * pr;
-    x[5] += d * d * pi;
-    double t = er * sr - ei * si;
-    ei = er * si + ei * sr;
-    er = t;
-  }
-  for (int j = 0; j < 6; j++) out[j] = x[j];
-}
-
 double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double max_step,
                                prx_cf32 *scratch) {
   PRX_ISA_DISPATCH_RET(qpsk_periodogram_refine, w, n, nu0, max_step, scratch);
@@ -140,7 +118,7 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
    * under a bin of the zero-padded spectrum, so a run turns it by less than 2 pi 64 / (2 n) (for
    * n = 8192: 0.025 rad, a 1e-4 loss), and the short sequence has the same periodogram peak as
    * the long one near nu0, for 1/64 of the work per Newton step. */
-  const size_t D = 64, m = (n + D - 1) / D;
+  const size_t D = QPSK_REFINE_D, m = (n + D - 1) / D;
   const double kc = 0.5 * (double)(n - 1);
   float tr[64], ti[64]; /* exp(-j 2 pi nu0 l), l < D: the same within every run */
   for (size_t l = 0; l < D; l++) {
@@ -193,24 +171,8 @@ double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double m
     ai = ar * si + ai * sr;
     ar = t;
   }
-  /* run g gathers times k0 .. k0 + D - 1: its centre is g D + (D - 1)/2 - kc */
-  const double t0 = 0.5 * (double)(D - 1) - kc;
-  double nu = 0;
-  for (int it = 0; it < 4; it++) {
-    double x[6];
-    dtft3(scratch, m, (double)D, t0, nu, x);
-    /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
-    double d1 = 4 * M_PI * (x[0] * x[3] - x[1] * x[2]);
-    double d2 = 8 * M_PI * M_PI * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
-    if (!(d2 < 0)) break;
-    double step = -d1 / d2;
-    if (step > max_step) step = max_step;
-    if (step < -max_step) step = -max_step;
-    nu += step;
-    if (fabs(step) < 1e-4 / (double)n) break; /* 1e-4 of a bin: far below the noise */
-  }
-  if (fabs(nu) > 2 * max_step) return nu0;
-  return nu0 + nu;
+  /* Newton's steps on the run sums' periodogram: the same steps as the GPU's CFO stage */
+  return qpsk_refine_newton(scratch, m, n, nu0, max_step);
 }
 
 void qpsk_om_accum(prx_cf32 *z, size_t n, int64_t m0, prx_cf32 dc, float gain, double x[2]) {
