@@ -16,10 +16,10 @@
  * GPU cases (where a CUDA device is usable; the receiver device-resident, issue 12's figures):
  * - "pcie": the host-to-device bound, copies of 1 GiB of pinned memory (best of 5), in ci16
  *   samples per second;
- * - "rx_gpu_chan": the channelizer alone, device-resident (input already on the device, one wait
- *   at the end), in the receiver's configuration (64 carriers; all 1024 channels in the
- *   receiver's order) and with all channels in natural order, calls of 2^22 and 2^24 samples;
- *   with the wall time of its flush through the host call into pageable rows;
+ * - "rx_gpu_chan" (with --chan): the channelizer alone, device-resident (input already on the
+ *   device, one wait at the end), in the receiver's configuration (64 carriers; all 1024
+ *   channels in the receiver's order) and with all channels in natural order, calls of 2^22
+ *   and 2^24 samples; with the wall time of its flush through the host call into pageable rows;
  * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
  *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of
  *   2^22 and of 262144 samples, as a fraction of the pcie bound; the input is the 2 s capture
@@ -31,8 +31,10 @@
  *   in steady state (after 100): median, p99 and the largest (a block that completes a CFO span
  *   of 8192 symbols runs that span's demodulation, the others only store their samples).
  *
- * Output: JSON lines, then a table. Usage: bench_rx [--gpu] [--write FILE] [seconds (default 2)]
+ * Output: JSON lines, then a table. Usage:
+ *   bench_rx [--gpu] [--chan] [--write FILE] [seconds (default 2)]
  *   --gpu         the GPU cases only
+ *   --chan        also the channelizer alone on the GPU (rx_gpu_chan)
  *   --write FILE  also writes the GPU cases' input (tiled ci16) to FILE and the 64 carriers as
  *                 `polyrx rx` arguments to FILE.args, for the command's benchmark
  *                 (scripts/gpu_check.sh) */
@@ -430,7 +432,7 @@ static int gpu_latency(const int16_t *x, size_t n, int all, double lat[3]) {
 }
 
 /* The GPU cases on the 2 s capture x (n samples) tiled to 2^BIG_LOG2 samples. */
-static int gpu_cases(const int16_t *x, size_t n) {
+static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   size_t big = (size_t)1 << BIG_LOG2;
   int16_t *y = prx_pipe_host_alloc(big * 4, 1);
   if (!y) {
@@ -442,7 +444,7 @@ static int gpu_cases(const int16_t *x, size_t n) {
   printf("{\"bench\":\"pcie\",\"direction\":\"h2d\",\"bytes\":%zu,\"gbps\":%.3f,"
          "\"ci16_gsps\":%.3f}\n",
          (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
-  chan_device_cases(y, big);
+  if (chan_cases) chan_device_cases(y, big);
   double rate[2][2], split[2][4], lat[2][3];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
@@ -510,11 +512,13 @@ static int write_input(const int16_t *x, size_t n, const char *path) {
 
 int main(int argc, char **argv) {
   double seconds = 2;
-  int gpu_only = 0;
+  int gpu_only = 0, chan_cases = 0;
   const char *write_path = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--gpu"))
       gpu_only = 1;
+    else if (!strcmp(argv[i], "--chan"))
+      chan_cases = 1;
     else if (!strcmp(argv[i], "--write") && i + 1 < argc)
       write_path = argv[++i];
     else
@@ -565,7 +569,7 @@ int main(int argc, char **argv) {
              chan[all] / 1e6, rx[all].rate / chan[all], rx[all].rate / FS, blk * 1e3);
   }
   int rc = 0;
-  if (gpu) rc = gpu_cases(x, n);
+  if (gpu) rc = gpu_cases(x, n, chan_cases);
   prx_pipe_host_free(x);
   return rc ? 1 : 0;
 }
