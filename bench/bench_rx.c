@@ -16,18 +16,25 @@
  * GPU cases (where a CUDA device is usable; the receiver device-resident, issue 12's figures):
  * - "pcie": the host-to-device bound, copies of 1 GiB of pinned memory (best of 5), in ci16
  *   samples per second;
+ * - "rx_gpu_chan" (with --chan): the channelizer alone, device-resident (input already on the
+ *   device, one wait at the end), in the receiver's configuration (64 carriers; all 1024
+ *   channels in the receiver's order) and with all channels in natural order, calls of 2^22
+ *   and 2^24 samples; with the wall time of its flush through the host call into pageable rows;
  * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
  *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of
  *   2^22 and of 262144 samples, as a fraction of the pcie bound; the input is the 2 s capture
  *   tiled to 2^28 samples (1 GiB), so the carriers jump at each seam (the rate does not care);
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
- *   seconds in the input copies, the channelizer and the demodulators (banks + bits back);
+ *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
+ *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu";
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p99 and the largest (a block that completes a CFO span
  *   of 8192 symbols runs that span's demodulation, the others only store their samples).
  *
- * Output: JSON lines, then a table. Usage: bench_rx [--gpu] [--write FILE] [seconds (default 2)]
+ * Output: JSON lines, then a table. Usage:
+ *   bench_rx [--gpu] [--chan] [--write FILE] [seconds (default 2)]
  *   --gpu         the GPU cases only
+ *   --chan        also the channelizer alone on the GPU (rx_gpu_chan)
  *   --write FILE  also writes the GPU cases' input (tiled ci16) to FILE and the 64 carriers as
  *                 `polyrx rx` arguments to FILE.args, for the command's benchmark
  *                 (scripts/gpu_check.sh) */
@@ -265,6 +272,80 @@ static double pcie_bound(const void *x) {
   return (double)bytes / best;
 }
 
+/* The channelizer alone, device-resident, in the receiver's configuration (ci16, the receiver's
+ * prototype, 64 selected channels or all 1024 in the receiver's order, (i - 512) mod K) and in
+ * natural order, over the 2^BIG_LOG2 samples of d_in (device memory) in calls of block samples,
+ * waited for once at the end: input samples per second. *flush_s: the wall time of its flush
+ * (the host call into pageable rows, as the receiver's flush makes it). */
+static double chan_device(const void *d_in, size_t big, int order, size_t block, double *flush_s) {
+  const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
+  static unsigned sel[K];
+  size_t ns = order == 0 ? 64 : K;
+  for (size_t i = 0; i < ns; i++) {
+    long kk = order == 0   ? lround(carrier_freq((int)i) / (FS / K))
+              : order == 1 ? (long)i - K / 2
+                           : (long)i;
+    sel[i] = (unsigned)((kk % K + K) % K);
+  }
+  size_t M = (size_t)K * 14 + 1;
+  float *taps = malloc(M * sizeof *taps);
+  prx_design_kaiser(M, 80, 1.0 / K, taps);
+  prx_chan_config cc = prx_chan_config_default();
+  cc.channels = K;
+  cc.taps = taps;
+  cc.n_taps = M;
+  cc.select = sel;
+  cc.n_select = ns;
+  cc.in_format = PRX_CI16;
+  cc.backend = PRX_BACKEND_CUDA;
+  cc.block_samples = block;
+  size_t stride = block / (K / 2) + 64;
+  void *d_out = NULL, *s = NULL;
+  prx_chan *c = NULL;
+  double rate = NAN;
+  prx_cf32 *host = malloc(ns * stride * sizeof *host);
+  if (host && !d->dev_alloc(0, ns * stride * sizeof(prx_cf32), &d_out) &&
+      !d->stream_create(0, &s) && !prx_chan_create(&cc, &c)) {
+    size_t got;
+    for (int rep = 0; rep < 2; rep++) { /* the first a warm-up */
+      prx_chan_reset(c);
+      double t0 = now();
+      for (size_t i = 0; i < big; i += block)
+        prx_chan_execute_device(c, (const char *)d_in + 4 * i, block, d_out, stride, &got, s);
+      d->sync(s);
+      rate = big / (now() - t0);
+    }
+    double t0 = now();
+    prx_chan_flush(c, host, stride, &got);
+    *flush_s = now() - t0;
+  }
+  prx_chan_destroy(c);
+  if (s) d->stream_destroy(s);
+  d->dev_free(d_out);
+  free(host);
+  free(taps);
+  return rate;
+}
+
+static void chan_device_cases(const void *y, size_t big) {
+  const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
+  void *d_in = NULL, *s = NULL;
+  if (d->dev_alloc(0, big * 4, &d_in) || d->stream_create(0, &s)) return;
+  d->copy(d_in, y, big * 4, s);
+  d->sync(s);
+  static const char *name[3] = {"64 carriers", "1024 rx order", "1024 natural"};
+  for (int order = 0; order < 3; order++)
+    for (int bl = 0; bl < 2; bl++) {
+      size_t block = bl ? (size_t)1 << 24 : BIG_BLOCK;
+      double fl = NAN, r = chan_device(d_in, big, order, block, &fl);
+      printf("{\"bench\":\"rx_gpu_chan\",\"select\":\"%s\",\"block\":%zu,\"gsps\":%.3f,"
+             "\"host_flush_s\":%.4f}\n",
+             name[order], block, r / 1e9, fl);
+    }
+  d->stream_destroy(s);
+  d->dev_free(d_in);
+}
+
 static void fill_carriers(prx_rx_carrier *car, int all) {
   size_t nc = all ? K : 64;
   for (size_t i = 0; i < nc; i++) {
@@ -297,7 +378,7 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes) {
 
 /* The end-to-end rate (best of REPS) and, with split, one serial run's times. */
 static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
-                    double t[3], uint64_t *bytes_out) {
+                    double t[4], uint64_t *bytes_out) {
   *rate = 0;
   for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
     uint64_t bytes = 0;
@@ -306,6 +387,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
     prx_rx_gpu_set_serial(rx, serial);
     double t0 = now();
     prx_status st = prx_rx_execute(rx, x, n);
+    double t1 = now();
     if (!st) st = prx_rx_flush(rx);
     double dt = now() - t0;
     if (st) {
@@ -316,6 +398,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
     if (n / dt > *rate) {
       *rate = n / dt;
       prx_rx_gpu_get_times(rx, &t[0], &t[1], &t[2]);
+      t[3] = t0 + dt - t1; /* the flush's wall time */
       *bytes_out = bytes;
     }
     prx_rx_destroy(rx);
@@ -349,7 +432,7 @@ static int gpu_latency(const int16_t *x, size_t n, int all, double lat[3]) {
 }
 
 /* The GPU cases on the 2 s capture x (n samples) tiled to 2^BIG_LOG2 samples. */
-static int gpu_cases(const int16_t *x, size_t n) {
+static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   size_t big = (size_t)1 << BIG_LOG2;
   int16_t *y = prx_pipe_host_alloc(big * 4, 1);
   if (!y) {
@@ -361,25 +444,27 @@ static int gpu_cases(const int16_t *x, size_t n) {
   printf("{\"bench\":\"pcie\",\"direction\":\"h2d\",\"bytes\":%zu,\"gbps\":%.3f,"
          "\"ci16_gsps\":%.3f}\n",
          (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
-  double rate[2][2], split[2][3], lat[2][3];
+  if (chan_cases) chan_device_cases(y, big);
+  double rate[2][2], split[2][4], lat[2][3];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? BLOCK : BIG_BLOCK;
-      double t[3];
+      double t[4];
       uint64_t bytes = 0;
       if (gpu_rate(y, big, all, block, 0, &rate[all][bl], t, &bytes)) return -1;
       printf("{\"bench\":\"rx_gpu\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,\"block\":%zu,"
              "\"samples\":%zu,\"gsps\":%.3f,\"of_pcie\":%.3f,\"realtime\":%.0f,\"chan_s\":%.4f,"
-             "\"demod_s\":%.4f,\"bit_bytes\":%llu}\n",
+             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"bit_bytes\":%llu}\n",
              K, all ? K : 64, block, big, rate[all][bl] / 1e9, rate[all][bl] / pcie_sps,
-             rate[all][bl] / FS, t[0] + t[1], t[2], (unsigned long long)bytes);
+             rate[all][bl] / FS, t[0] + t[1], t[2], t[3], (unsigned long long)bytes);
     }
     double r;
     uint64_t bytes = 0;
     if (gpu_rate(y, big, all, BIG_BLOCK, 1, &r, split[all], &bytes)) return -1;
     printf("{\"bench\":\"rx_gpu_split\",\"carriers\":%d,\"block\":%zu,\"gsps\":%.3f,"
-           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f}\n",
-           all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2]);
+           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f}\n",
+           all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2],
+           split[all][3]);
     if (gpu_latency(y, big, all, lat[all])) return -1;
     printf("{\"bench\":\"rx_gpu_latency\",\"carriers\":%d,\"block\":%d,\"median_ms\":%.3f,"
            "\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
@@ -427,11 +512,13 @@ static int write_input(const int16_t *x, size_t n, const char *path) {
 
 int main(int argc, char **argv) {
   double seconds = 2;
-  int gpu_only = 0;
+  int gpu_only = 0, chan_cases = 0;
   const char *write_path = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--gpu"))
       gpu_only = 1;
+    else if (!strcmp(argv[i], "--chan"))
+      chan_cases = 1;
     else if (!strcmp(argv[i], "--write") && i + 1 < argc)
       write_path = argv[++i];
     else
@@ -482,7 +569,7 @@ int main(int argc, char **argv) {
              chan[all] / 1e6, rx[all].rate / chan[all], rx[all].rate / FS, blk * 1e3);
   }
   int rc = 0;
-  if (gpu) rc = gpu_cases(x, n);
+  if (gpu) rc = gpu_cases(x, n, chan_cases);
   prx_pipe_host_free(x);
   return rc ? 1 : 0;
 }

@@ -782,14 +782,19 @@ static int close_file(FILE *f, const char *name, int rc) {
 }
 
 int cmd_rx(int argc, char **argv) {
+  /* POLYRX_TIMING set (not "0"): the wall time of each phase of the run on stderr at the end */
+  const char *timing = getenv("POLYRX_TIMING");
+  double tm[6] = {cli_seconds(), 0, 0, 0, 0, 0}; /* start, setup, open, stream, report, end */
   run_state *r = calloc(1, sizeof *r);
   if (!r) return cli_error(CMD, "out of memory");
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup(r);
+  tm[1] = cli_seconds();
   if (rc < 0) rc = open_outputs(r);
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
+  tm[2] = tm[3] = tm[4] = cli_seconds();
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
@@ -804,6 +809,7 @@ int cmd_rx(int argc, char **argv) {
     cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
     double elapsed = cli_seconds() - t0;
+    tm[3] = cli_seconds();
     if (r->n_in && r->rx) {
       table(r, elapsed);
       warnings(r);
@@ -813,6 +819,7 @@ int cmd_rx(int argc, char **argv) {
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }
+    tm[4] = cli_seconds();
   }
   for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
@@ -844,5 +851,12 @@ int cmd_rx(int argc, char **argv) {
   free(r->out);
   free(r->car);
   free(r);
+  tm[5] = cli_seconds();
+  if (timing && timing[0] && strcmp(timing, "0"))
+    fprintf(stderr,
+            "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f, outputs %.1f, stream "
+            "%.1f, table and report %.1f, close %.1f, total %.1f\n",
+            CMD, (tm[1] - tm[0]) * 1e3, (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3,
+            (tm[4] - tm[3]) * 1e3, (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3);
   return rc < 0 ? 0 : rc;
 }

@@ -145,7 +145,7 @@ if has bench && part rx; then
     a=$(date +%s.%N); cat "$f" >/dev/null; b=$(date +%s.%N)
     rm -rf /dev/shm/polyrx-rx-out
     # shellcheck disable=SC2046
-    timeout 60 "$BUILD/polyrx" rx -q -i "$f" -F ci16 -s 6553600 -K 1024 $(cat "$f.args") \
+    POLYRX_TIMING=1 timeout 60 "$BUILD/polyrx" rx -q -i "$f" -F ci16 -s 6553600 -K 1024 $(cat "$f.args") \
       -o /dev/shm/polyrx-rx-out --backend cuda --report "$OUT/rx_report.json" \
       >"$OUT/rx_cmd.log" 2>&1
     rc=$?
@@ -156,7 +156,7 @@ if has bench && part rx; then
         m = (p > 0 && p < cat) ? p : cat;
         printf "{\"bench\":\"rx_cmd\",\"rc\":%d,\"samples\":%d,\"seconds\":%.3f,\"gsps\":%.3f,\"cat_gsps\":%.3f,\"pcie_gsps\":%.3f,\"of_bound\":%.3f}\n",
           rc, n, c - b, r, cat, p, r / m }' | tee -a "$OUT/bench_rx.jsonl"
-    note "rx_cmd: rc=$rc ($(elapsed))"
+    note "rx_cmd: rc=$rc ($(elapsed)); $(grep -o 'timing (ms).*' "$OUT/rx_cmd.log")"
     rm -rf /dev/shm/polyrx-rx-out "$f" "$f.args"
   fi
 fi

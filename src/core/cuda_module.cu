@@ -57,6 +57,32 @@ static void *host_alloc(size_t bytes) {
 }
 
 static void host_free(void *p) { cudaFreeHost(p); }
+
+static prx_status cuda_fail(cudaError_t e, const char *what) {
+  cudaGetLastError();
+  return prx_fail(PRX_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(e));
+}
+
+static prx_status event_create(int device, void **event) {
+  *event = NULL;
+  cudaError_t e = cudaSetDevice(device);
+  if (!e) e = cudaEventCreateWithFlags((cudaEvent_t *)event, cudaEventDisableTiming);
+  return e ? cuda_fail(e, "cannot create a CUDA event") : PRX_OK;
+}
+
+static void event_destroy(void *event) {
+  if (event) cudaEventDestroy((cudaEvent_t)event);
+}
+
+static prx_status event_record(void *event, void *stream) {
+  cudaError_t e = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+  return e ? cuda_fail(e, "cannot record a CUDA event") : PRX_OK;
+}
+
+static prx_status stream_wait(void *stream, void *event) {
+  cudaError_t e = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
+  return e ? cuda_fail(e, "cannot order a CUDA stream after an event") : PRX_OK;
+}
 extern "C" __attribute__((visibility("default")))
 const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             PRX_VERSION_TEXT,
@@ -65,4 +91,8 @@ const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             &prx_qpsk_bank_cuda_entries,
                                             &prx_qpsk_stages_cuda_entries,
                                             host_alloc,
-                                            host_free};
+                                            host_free,
+                                            event_create,
+                                            event_destroy,
+                                            event_record,
+                                            stream_wait};

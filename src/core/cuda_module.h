@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 5
+#define PRX_CUDA_MODULE_ABI 6
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -57,6 +57,14 @@ typedef struct prx_cuda_module {
    * by DMA (the host pipeline's, src/pipeline/pipe_alloc.c): NULL when it cannot be had. */
   void *(*host_alloc)(size_t bytes);
   void (*host_free)(void *p);
+  /* Ordering between streams (the streams of prx_qpsk_bank_cuda's stream_create): an event on
+   * device `device` (no timing), its end (accepts NULL), recorded at the current end of a
+   * stream's work, and a stream's later work made to wait for the work before the event's last
+   * record (the host does not wait). */
+  prx_status (*event_create)(int device, void **event);
+  void (*event_destroy)(void *event);
+  prx_status (*event_record)(void *event, void *stream);
+  prx_status (*stream_wait)(void *stream, void *event);
 } prx_cuda_module;
 
 /* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot
