@@ -356,11 +356,13 @@ static const prx_qpsk_stages_cuda em_stages = {
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
     em_create, em_destroy,       em_pre_stage, em_mf, em_om, em_x4, em_out,
     em_mixf,   em_cfo_setup_off, em_cfo,       NULL,  NULL,  NULL};
+/* no events: the bank's driver orders its work on one stream (the receiver uses them) */
 static const prx_cuda_module em_module = {
-    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc, em_host_free};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL};
 static const prx_cuda_module em_module_cpu_cfo = {
-    PRX_CUDA_MODULE_ABI, "emulated",    NULL,        NULL, &em_bank,
-    &em_stages_cpu_cfo,  em_host_alloc, em_host_free};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL};
 
 /* ---- the runs ---- */
 
