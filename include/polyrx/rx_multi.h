@@ -69,8 +69,14 @@ void prx_rx_multi_get_layout(const prx_rx_multi *m, size_t *segment, size_t *lea
 /* Carrier c's stats from the worker that received the latest segment (its symbols, Es/N0, CFO
  * and clock over that segment's stream), as prx_rx_get_stats. */
 prx_status prx_rx_multi_get_stats(const prx_rx_multi *m, size_t c, prx_rx_stats *out);
-/* The first worker's receiver (its backend, groups, taps, channel rate), for reports. */
+/* Worker w's receiver (its backend, groups, taps, channel rate), for reports; NULL beyond W. */
 const prx_rx *prx_rx_multi_worker(const prx_rx_multi *m, size_t w);
+/* The receiver of the worker that received the latest segment (its stats and times are that
+ * segment's stream's; the first worker's before any segment). */
+const prx_rx *prx_rx_multi_latest(const prx_rx_multi *m);
+/* The CUDA devices for a list of every GPU: NVIDIA's GPUs on the PCI bus (the length of
+ * CUDA_VISIBLE_DEVICES's list where it is set), 0 where prx_cuda_available() says none. */
+size_t prx_rx_multi_gpu_count(void);
 /* Symbols of carrier c emitted since create. */
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c);
 

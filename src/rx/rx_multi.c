@@ -244,7 +244,7 @@ static prx_status check_config(const prx_rx_multi_config *cfg) {
       if (cfg->devices[i] < 0)
         return prx_fail(PRX_ERR_INVALID, "receiver: device ordinal %d", cfg->devices[i]);
     if (!prx_cuda_available())
-      return prx_fail(PRX_ERR_NODEVICE, "receiver: devices listed and no usable CUDA device");
+      return prx_fail(PRX_ERR_NODEVICE, "CUDA devices listed, none usable");
   } else if (cfg->cpu_workers < 1 || cfg->cpu_workers > PRX_RX_MULTI_MAX_WORKERS) {
     return prx_fail(PRX_ERR_INVALID, "receiver: 1..%d CPU workers, got %u",
                     PRX_RX_MULTI_MAX_WORKERS, cfg->cpu_workers);
@@ -530,6 +530,10 @@ prx_status prx_rx_multi_get_stats(const prx_rx_multi *m, size_t c, prx_rx_stats 
 
 const prx_rx *prx_rx_multi_worker(const prx_rx_multi *m, size_t w) {
   return m && w < m->W ? m->w[w].rx : NULL;
+}
+
+const prx_rx *prx_rx_multi_latest(const prx_rx_multi *m) {
+  return m ? m->w[m->last_worker].rx : NULL;
 }
 
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c) {

@@ -43,18 +43,38 @@ static int host_has_several_nodes(void) {
   return 1;
 }
 
-int rxm_gpu_numa_node(int ordinal) {
-  /* CUDA_VISIBLE_DEVICES renumbers the devices: the bus order no longer says which is which */
-  if (ordinal < 0 || getenv("CUDA_VISIBLE_DEVICES") || !host_has_several_nodes()) return -1;
+/* NVIDIA's GPUs on the PCI bus, their names sorted (bus order), at most max. */
+static size_t list_gpus(char **names, size_t max) {
   DIR *d = opendir(PCI_DIR);
-  if (!d) return -1;
-  char *names[256];
+  if (!d) return 0;
   size_t n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) && n < 256)
+  while ((e = readdir(d)) && n < max)
     if (e->d_name[0] != '.' && is_nvidia_gpu(e->d_name)) names[n++] = strdup(e->d_name);
   closedir(d);
   qsort(names, n, sizeof *names, cmp_names);
+  return n;
+}
+
+size_t prx_rx_multi_gpu_count(void) {
+  if (!prx_cuda_available()) return 0;
+  const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+  if (vis) {
+    size_t n = *vis ? 1 : 0;
+    for (const char *p = vis; *p; p++) n += *p == ',';
+    return n;
+  }
+  char *names[256];
+  size_t n = list_gpus(names, 256);
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  return n ? n : 1; /* the module found a device that sysfs does not show */
+}
+
+int rxm_gpu_numa_node(int ordinal) {
+  /* CUDA_VISIBLE_DEVICES renumbers the devices: the bus order no longer says which is which */
+  if (ordinal < 0 || getenv("CUDA_VISIBLE_DEVICES") || !host_has_several_nodes()) return -1;
+  char *names[256];
+  size_t n = list_gpus(names, 256);
   int node = -1;
   if ((size_t)ordinal < n && names[ordinal]) {
     char path[512], buf[64];
