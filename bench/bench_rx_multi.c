@@ -6,12 +6,15 @@
  * - with GPUs, the host-to-device PCIe bound of every distinct device listed, measured in the
  *   same run (a 256 MiB cudaMemcpy from the pinned input, best of 5) and summed: the ceiling
  *   of the input rate (ci16: 4 bytes per sample).
- * The input: 64 generated carriers (Es/N0 20 dB, clock offsets +-100 ppm, CFO) in noise, 2^22
- * samples made once and repeated to the length a round of W segments needs. The demodulator
+ * The input: 64 generated carriers (Es/N0 20 dB, clock offsets +-100 ppm, CFO) in noise (K/2 for
+ * K < 128): --base samples (default 15 M) made once and repeated to the length a round of the
+ * most workers needs (each repeat is a jump in every carrier's phase and timing; --base 0
+ * generates it all, minutes at K = 1024). The demodulator
  * runs with its shortest CFO span (4096 symbols) and block (256), so the lead-in and run-out
  * (two spans of the carriers) stay short; segments are the default (4 (lead-in + run-out)).
  *
  * Usage: bench_rx_multi [-K CHANNELS (1024)] [--cpu 1,2,3] [--devices 0/0,0] [--rounds R (1)]
+ *   [--base SAMPLES]
  *   --cpu: CPU worker counts (default 1,2); --devices: device lists separated by '/', e.g.
  *   "0/0,0" runs one worker on GPU 0, then two workers on GPU 0 (default: none).
  * Output: one JSON line per case. */
@@ -30,7 +33,7 @@
 
 #define RS 2400.0
 #define SPACING 6400.0
-#define BASE ((size_t)1 << 22)
+#define BASE 15000000 /* generated samples, then repeated (not a divisor of the segments) */
 #define BLOCK_SYMS 256
 #define SPAN_SYMS 4096
 
@@ -40,13 +43,35 @@ static double now(void) {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
+/* per carrier: symbols received */
 static void sink_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *l, size_t ns) {
-  (void)c, (void)b, (void)l, (void)nb;
-  *(uint64_t *)u += ns;
+  (void)b, (void)l, (void)nb;
+  ((uint64_t *)u)[c] += ns;
 }
 
-/* n samples of ci16: BASE generated samples repeated. */
-static int16_t *make_input(unsigned K, size_t n) {
+static uint64_t g_single[65536], g_multi[65536], g_unmatched[65536];
+
+/* Carriers whose symbol count differs from the single run's: those with a generated carrier
+ * in their channel (every (K / nc)-th from 1), and the others (noise only). */
+static void count_diffs(unsigned K, size_t *sig, size_t *noise, uint64_t *total) {
+  unsigned nc = K < 128 ? K / 2 : 64;
+  *sig = *noise = 0;
+  *total = 0;
+  for (unsigned c = 0; c < K; c++) {
+    *total += g_multi[c];
+    if (g_multi[c] == g_single[c]) continue;
+    if (c % (K / nc) == 1) {
+      ++*sig;
+      fprintf(stderr, "carrier %u: %llu symbols, single run %llu, %llu seams unmatched\n", c,
+              (unsigned long long)g_multi[c], (unsigned long long)g_single[c],
+              (unsigned long long)g_unmatched[c]);
+    } else
+      ++*noise;
+  }
+}
+
+/* n samples of ci16: base generated samples repeated. */
+static int16_t *make_input(unsigned K, size_t n, size_t base) {
   double fs = K * SPACING;
   prx_sim_carrier car[64];
   test_rng r;
@@ -75,7 +100,7 @@ static int16_t *make_input(unsigned K, size_t n) {
     return NULL;
   }
   double rms = sqrt(nc + prx_sim_noise_variance(sim)), g = 0.2 / rms * 32768;
-  size_t base = n < BASE ? n : BASE;
+  if (!base || base > n) base = n;
   for (size_t i = 0; i < base; i += 65536) {
     size_t m = base - i < 65536 ? base - i : 65536;
     prx_sim_generate(sim, buf, m);
@@ -92,7 +117,7 @@ static int16_t *make_input(unsigned K, size_t n) {
 
 static prx_rx_carrier g_car[65536];
 
-static prx_rx_config rx_config(unsigned K, uint64_t *count) {
+static prx_rx_config rx_config(unsigned K, uint64_t *counts) {
   for (unsigned i = 0; i < K; i++) {
     g_car[i] = prx_rx_carrier_default();
     g_car[i].freq = ((double)i - K / 2.0) * SPACING;
@@ -105,7 +130,7 @@ static prx_rx_config rx_config(unsigned K, uint64_t *count) {
   rc.carriers = g_car;
   rc.n_carriers = K;
   rc.on_output = sink_fn;
-  rc.user = count;
+  rc.user = counts;
   rc.block_symbols = BLOCK_SYMS;
   rc.cfo_span_symbols = SPAN_SYMS;
   return rc;
@@ -135,10 +160,10 @@ static double h2d_bound(int dev, const void *src, size_t bytes) {
 
 /* One run of the multi receiver (devices NULL: CPU workers) over x; the rate in samples/s. */
 static double run_multi(unsigned K, const int16_t *x, size_t n, const int *devices, size_t nd,
-                        unsigned workers, uint64_t *symbols, size_t *seg, size_t *lead,
+                        unsigned workers, uint64_t *counts, size_t *seg, size_t *lead,
                         size_t *tail) {
   prx_rx_multi_config mc = prx_rx_multi_config_default();
-  mc.rx = rx_config(K, symbols);
+  mc.rx = rx_config(K, counts);
   mc.rx.backend = devices ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
   mc.devices = devices;
   mc.n_devices = nd;
@@ -154,13 +179,14 @@ static double run_multi(unsigned K, const int16_t *x, size_t n, const int *devic
   if (!st) st = prx_rx_multi_flush(m);
   double t = now() - t0;
   if (st) fprintf(stderr, "bench_rx_multi: %s\n", prx_last_error());
+  for (unsigned c = 0; c < K; c++) prx_rx_multi_seams(m, c, NULL, &g_unmatched[c]);
   prx_rx_multi_destroy(m);
   return st ? NAN : (double)n / t;
 }
 
-static double run_single(unsigned K, const int16_t *x, size_t n, prx_backend be,
-                         uint64_t *symbols) {
-  prx_rx_config rc = rx_config(K, symbols);
+static double run_single(unsigned K, const int16_t *x, size_t n, prx_backend be, uint64_t *counts) {
+  memset(counts, 0, K * sizeof *counts);
+  prx_rx_config rc = rx_config(K, counts);
   rc.backend = be;
   prx_rx *rx = NULL;
   if (prx_rx_create(&rc, &rx)) {
@@ -177,6 +203,7 @@ static double run_single(unsigned K, const int16_t *x, size_t n, prx_backend be,
 
 int main(int argc, char **argv) {
   unsigned K = 1024, rounds = 1;
+  size_t base = BASE;
   const char *cpu = "1,2", *devs = NULL;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "-K"))
@@ -188,7 +215,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--rounds"))
       rounds = (unsigned)atoi(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: bench_rx_multi [-K N] [--cpu 1,2] [--devices 0/0,0] [--rounds R]\n");
+      fprintf(stderr, "usage: bench_rx_multi [-K N] [--cpu 1,2] [--devices 0/0,0] [--rounds R] "
+                      "[--base N]\n");
       return 2;
     }
   }
@@ -211,7 +239,7 @@ int main(int argc, char **argv) {
   size_t seg = 0, lead = 0, tail = 0;
   {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
-    mc.rx = rx_config(K, &sym);
+    mc.rx = rx_config(K, g_multi);
     mc.rx.backend = PRX_BACKEND_CPU;
     mc.cpu_workers = 1;
     prx_rx_multi *m = NULL;
@@ -223,7 +251,7 @@ int main(int argc, char **argv) {
     prx_rx_multi_destroy(m);
   }
   size_t n = rounds * max_w * seg + tail;
-  int16_t *x = make_input(K, n);
+  int16_t *x = make_input(K, n, base);
   if (!x) {
     fprintf(stderr, "bench_rx_multi: no input of %zu samples\n", n);
     return 1;
@@ -232,22 +260,27 @@ int main(int argc, char **argv) {
          "\"cores\":%d}\n",
          K, K * SPACING, n, seg, lead, tail, prx_cpu_count());
   sym = 0;
-  double single_cpu = run_single(K, x, n, PRX_BACKEND_CPU, &sym);
+  double single_cpu = run_single(K, x, n, PRX_BACKEND_CPU, g_single);
+  for (unsigned c = 0; c < K; c++) sym += g_single[c];
   printf("{\"case\":\"single\",\"backend\":\"cpu\",\"msps\":%.2f,\"symbols\":%llu}\n",
          single_cpu * 1e-6, (unsigned long long)sym);
   for (const char *p = cpu; *p;) {
     char *end;
     unsigned w = (unsigned)strtol(p, &end, 10);
     if (end == p) break;
-    uint64_t s = 0;
-    double r = run_multi(K, x, n, NULL, 0, w, &s, &seg, &lead, &tail);
+    memset(g_multi, 0, sizeof g_multi);
+    double r = run_multi(K, x, n, NULL, 0, w, g_multi, &seg, &lead, &tail);
+    size_t ds, dn;
+    uint64_t s;
+    count_diffs(K, &ds, &dn, &s);
     printf("{\"case\":\"multi\",\"backend\":\"cpu\",\"workers\":%u,\"msps\":%.2f,"
-           "\"vs_single\":%.3f,\"symbols\":%llu}\n",
-           w, r * 1e-6, r / single_cpu, (unsigned long long)s);
+           "\"vs_single\":%.3f,\"symbols\":%llu,\"count_differs_signal\":%zu,"
+           "\"count_differs_noise_only\":%zu}\n",
+           w, r * 1e-6, r / single_cpu, (unsigned long long)s, ds, dn);
     p = *end ? end + 1 : end;
   }
   if (nlists && prx_cuda_available()) {
-    double single_gpu = run_single(K, x, n, PRX_BACKEND_CUDA, &sym);
+    double single_gpu = run_single(K, x, n, PRX_BACKEND_CUDA, g_single);
     printf("{\"case\":\"single\",\"backend\":\"cuda\",\"msps\":%.2f}\n", single_gpu * 1e-6);
     for (size_t l = 0; l < nlists; l++) {
       /* the PCIe bound: each distinct device's, summed */
@@ -259,12 +292,16 @@ int main(int argc, char **argv) {
         for (size_t j = 0; j < i; j++) seen |= lists[l][j] == lists[l][i];
         if (!seen) bound += h2d_bound(lists[l][i], x, bytes);
       }
-      uint64_t s = 0;
-      double r = run_multi(K, x, n, lists[l], lens[l], 0, &s, &seg, &lead, &tail);
+      memset(g_multi, 0, sizeof g_multi);
+      double r = run_multi(K, x, n, lists[l], lens[l], 0, g_multi, &seg, &lead, &tail);
+      size_t ds, dn;
+      uint64_t s;
+      count_diffs(K, &ds, &dn, &s);
       printf("{\"case\":\"multi\",\"backend\":\"cuda\",\"workers\":%zu,\"devices\":\"", lens[l]);
       for (size_t i = 0; i < lens[l]; i++) printf("%s%d", i ? "," : "", lists[l][i]);
-      printf("\",\"msps\":%.2f,\"pcie_bound_msps\":%.2f,\"of_bound\":%.3f,\"vs_single\":%.3f}\n",
-             r * 1e-6, bound / 4 * 1e-6, r / (bound / 4), r / single_gpu);
+      printf("\",\"msps\":%.2f,\"pcie_bound_msps\":%.2f,\"of_bound\":%.3f,\"vs_single\":%.3f,"
+             "\"count_differs_signal\":%zu,\"count_differs_noise_only\":%zu}\n",
+             r * 1e-6, bound / 4 * 1e-6, r / (bound / 4), r / single_gpu, ds, dn);
     }
   } else if (nlists) {
     printf("{\"case\":\"cuda\",\"skipped\":\"no usable CUDA device\"}\n");

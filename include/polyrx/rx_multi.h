@@ -77,6 +77,10 @@ const prx_rx *prx_rx_multi_latest(const prx_rx_multi *m);
 /* The CUDA devices for a list of every GPU: NVIDIA's GPUs on the PCI bus (the length of
  * CUDA_VISIBLE_DEVICES's list where it is set), 0 where prx_cuda_available() says none. */
 size_t prx_rx_multi_gpu_count(void);
+/* Carrier c's seams since create, and those without a match (no signal there, or fewer symbols
+ * than the window): cut at the index the workers' symbol rates predict, so a symbol may be
+ * lost or repeated there. */
+void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64_t *unmatched);
 /* Symbols of carrier c emitted since create. */
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c);
 

@@ -536,6 +536,12 @@ const prx_rx *prx_rx_multi_latest(const prx_rx_multi *m) {
   return m ? m->w[m->last_worker].rx : NULL;
 }
 
+void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64_t *unmatched) {
+  int ok = m && c < m->n_car;
+  if (seams) *seams = ok ? m->c[c].seams : 0;
+  if (unmatched) *unmatched = ok ? m->c[c].unmatched : 0;
+}
+
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c) {
   return m && c < m->n_car ? m->c[c].emitted : 0;
 }
