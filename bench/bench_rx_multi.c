@@ -214,6 +214,8 @@ int main(int argc, char **argv) {
       devs = argv[i + 1];
     else if (!strcmp(argv[i], "--rounds"))
       rounds = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--base"))
+      base = (size_t)atoll(argv[i + 1]);
     else {
       fprintf(stderr, "usage: bench_rx_multi [-K N] [--cpu 1,2] [--devices 0/0,0] [--rounds R] "
                       "[--base N]\n");
