@@ -18,7 +18,12 @@
  * the seam on, each symbol once. In the lead-in both workers decode the same symbols with
  * estimates that differ slightly; past it the new worker's estimates are the single run's up
  * to the CFO span grid (its spans start at its own stream's start), so the bits are the single
- * run's except, rarely at low Es/N0, a symbol on a decision boundary (tests/test_rx_multi.c).
+ * run's except, rarely at low Es/N0, a symbol on a decision boundary (tests/test_rx_multi.c),
+ * and at the stream's end, where the last worker's last CFO span is not the single run's: the
+ * last symbol may be kept by one and not the other, and a last span of 1-2 blocks is decoded
+ * poorly with a clock offset by the demodulator either way (docs/ARCHITECTURE.md). A seam
+ * without a match (a carrier without a signal there) is cut where the symbol rates predict, so
+ * a symbol may be lost or repeated there (prx_rx_multi_seams counts them).
  *
  * Output: on_output as for prx_rx, from the thread that calls execute or flush, each carrier's
  * symbols in stream order. on_channel is not supported.
