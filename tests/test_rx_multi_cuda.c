@@ -6,8 +6,8 @@
 
 #include "polyrx/rx_multi.h"
 
-#define FS 102400.0 /* K = 16 channels of 6400 Hz: 2400 Bd */
-#define KCH 16
+#define FS 409600.0 /* K = 64 channels of 6400 Hz (as test_rx_cuda): 2400 Bd */
+#define KCH 64
 #define SP (FS / KCH)
 
 int main(void) {
@@ -18,10 +18,10 @@ int main(void) {
   scene s = {0};
   s.fs = FS;
   s.K = KCH;
-  scene_add(&s, 1 * SP, 0.1 * 2400, 30, 1000, 0.3, 0.35, 0);
-  scene_add(&s, -2.5 * SP, -0.12 * 2400, 25, -1000, 0.1, 0.35, 0);
-  scene_add(&s, 3.25 * SP, 0.05 * 2400, 25, 700, 0.6, 0.35, 1);
-  CHECK(scene_make(&s, 1500000, 23) == 0, "scene");
+  scene_add(&s, 5 * SP, 0.1 * 2400, 30, 1000, 0.3, 0.35, 0);
+  scene_add(&s, -7.5 * SP, -0.12 * 2400, 25, -1000, 0.1, 0.35, 0);
+  scene_add(&s, 10.25 * SP, 0.05 * 2400, 25, 700, 0.6, 0.35, 1);
+  CHECK(scene_make(&s, 4000000, 23) == 0, "scene");
   collect one = {0}, k = {0};
   prx_rx_config rc = scene_rx_config(&s, &one);
   rc.block_symbols = 256;
@@ -30,19 +30,27 @@ int main(void) {
   prx_rx_multi_config mc = prx_rx_multi_config_default();
   mc.rx = rc;
   mc.rx.user = &k;
+  k.n_car = s.n_car;
   mc.rx.backend = PRX_BACKEND_CUDA;
   int devices[2] = {0, 0};
   mc.devices = devices;
   mc.n_devices = 2;
-  mc.segment_samples = 300000;
+  mc.segment_samples = 1100000;
   prx_rx_multi *m = NULL;
   CHECK_OK(prx_rx_multi_create(&mc, &m));
   if (m) {
     CHECK_OK(prx_rx_multi_execute(m, s.x, s.n));
     CHECK_OK(prx_rx_multi_flush(m));
     CHECK(prx_rx_backend(prx_rx_multi_worker(m, 1)) == PRX_BACKEND_CUDA, "worker backend");
+    for (size_t c = 0; c < s.n_car; c++) {
+      uint64_t seams = 0, unmatched = 0;
+      prx_rx_multi_seams(m, c, &seams, &unmatched);
+      CHECK(seams == 3 && unmatched == 0, "carrier %zu: %llu seams, %llu unmatched", c,
+            (unsigned long long)seams, (unsigned long long)unmatched);
+    }
     prx_rx_multi_destroy(m);
   }
+  CHECK(!k.bad, "output for a carrier that does not exist");
   for (size_t c = 0; c < s.n_car; c++) {
     CHECK(k.nbits[c] == one.nbits[c], "carrier %zu: %zu bits, single CPU run %zu", c, k.nbits[c],
           one.nbits[c]);
