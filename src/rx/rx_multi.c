@@ -3,7 +3,9 @@
  * receive them at once, each on its own thread with its own prx_rx, and the calling thread
  * stitches their outputs in stream order (rx_multi_stitch.c) and hands them to on_output.
  *
- * Buffer: absolute input samples [buf_start, buf_start + have). A round runs segments
+ * Buffer: absolute input samples [buf_start, buf_start + have), one for all the workers,
+ * page-locked when they are GPU workers (not one per NUMA node: a worker reads its segments
+ * from wherever the caller's thread first touched it). A round runs segments
  * g0 .. g0 + count - 1; afterwards everything before the next segment's lead-in is dropped.
  * Every length is a multiple of D = K/2, so each worker's channel samples lie on the single
  * run's grid (channel sample j at input instant j D). */
@@ -13,6 +15,7 @@
 #include "rx_multi_internal.h"
 
 #include "../core/internal.h"
+#include "../pipeline/pipeline.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -225,7 +228,7 @@ void prx_rx_multi_destroy(prx_rx_multi *m) {
   free(m->c);
   free(m->car);
   free(m->sym_per_sample);
-  free(m->buf);
+  prx_pipe_host_free(m->buf);
   free(m->out_bytes);
   free(m);
 }
@@ -298,7 +301,8 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
   }
   derive_layout(m);
   m->cap = m->lead + m->W * m->seg + m->tail;
-  m->buf = malloc(m->cap * bps);
+  /* page-locked with GPU workers: their receivers copy from it to the devices by DMA */
+  m->buf = prx_pipe_host_alloc(m->cap * bps, cfg->devices != NULL);
   if (!m->buf) {
     prx_rx_multi_destroy(m);
     return prx_fail(PRX_ERR_NOMEM, "receiver workers: input buffer of %zu samples", m->cap);
