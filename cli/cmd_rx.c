@@ -34,6 +34,7 @@ static void usage(FILE *f) {
       "                 -o DIR\n"
       "                 [--report FILE.json] [--backend auto|cpu|cuda] [--bits packed]\n"
       "                 [--llr] [--truth PREFIX] [--taps P] [--threads N] [-q]\n"
+      "                 [--devices 0,1,...|all | --workers N]\n"
       "\n"
       "Receives every listed QPSK carrier of a wideband stream: a polyphase channelizer of K\n"
       "channels (spacing RATE/K, 2x oversampled), the channel nearest to each carrier, a mixer\n"
@@ -76,6 +77,11 @@ static void usage(FILE *f) {
       "      --threads N      worker threads (default 0: all cores)\n"
       "      --read-block N   input samples per read (default 262144; on CUDA 8388608, in\n"
       "                       receiver blocks of a quarter of it)\n"
+      "      --devices LIST   receive on several GPUs (ordinals, a GPU may be listed twice; all:\n"
+      "                       every GPU): the stream in segments, one receiver per GPU, the\n"
+      "                       bits stitched (docs/ARCHITECTURE.md, \"Receiver across several\n"
+      "                       workers\"); the report's estimates are the last segment's\n"
+      "      --workers N      the same with N receivers on the CPU (N >= 2)\n"
       "  -q, --quiet          no progress line\n"
       "  -h, --help           this text\n"
       "\n"
@@ -98,6 +104,9 @@ typedef struct {
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
   int read_block_set; /* --read-block given */
+  int devices[PRX_RX_MULTI_MAX_WORKERS]; /* --devices (all: every GPU) */
+  size_t n_devices;
+  unsigned long workers; /* --workers */
 } options;
 
 static int parse_args(int argc, char **argv, options *o) {
@@ -118,7 +127,9 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_TAPS,
     OPT_READBLOCK,
     OPT_DETECT,
-    OPT_IQ
+    OPT_IQ,
+    OPT_DEVICES,
+    OPT_WORKERS
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -138,6 +149,8 @@ static int parse_args(int argc, char **argv, options *o) {
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"detect", no_argument, 0, OPT_DETECT},
       {"iq", no_argument, 0, OPT_IQ},
+      {"devices", required_argument, 0, OPT_DEVICES},
+      {"workers", required_argument, 0, OPT_WORKERS},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -193,6 +206,28 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
       o->read_block_set = 1;
       break;
+    case OPT_DEVICES: {
+      o->n_devices = 0;
+      size_t all = strcmp(a, "all") ? 0 : prx_rx_multi_gpu_count();
+      if (!strcmp(a, "all") && !all) return cli_error(CMD, "--devices all: no usable CUDA device");
+      for (size_t i = 0; i < all && i < PRX_RX_MULTI_MAX_WORKERS; i++)
+        o->devices[o->n_devices++] = (int)i;
+      for (const char *p = a; !all && *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
+            o->n_devices == PRX_RX_MULTI_MAX_WORKERS)
+          return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... (at most 64) or all");
+        o->devices[o->n_devices++] = (int)v;
+        p = *end ? end + 1 : end;
+      }
+      if (!o->n_devices) return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... or all");
+      break;
+    }
+    case OPT_WORKERS:
+      if (cli_parse_uint(a, 2, PRX_RX_MULTI_MAX_WORKERS, &o->workers))
+        return cli_bad_value(CMD, "--workers", a, "CPU receiver count (2..64)");
+      break;
     case ':': return cli_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
     default: return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
     }
@@ -209,6 +244,13 @@ static int parse_args(int argc, char **argv, options *o) {
     return cli_usage_error(CMD, "--truth needs the carriers listed in the generator's order, not "
                                 "--detect");
   if (!o->output) return cli_usage_error(CMD, "no output: give -o DIR");
+  if (o->n_devices && o->workers) return cli_usage_error(CMD, "--devices or --workers, not both");
+  if ((o->n_devices || o->workers) && o->iq)
+    return cli_usage_error(CMD, "--iq is not available with --devices or --workers");
+  if (o->n_devices && o->backend == PRX_BACKEND_CPU)
+    return cli_usage_error(CMD, "--devices with --backend cpu (use --workers N)");
+  if (o->workers && o->backend == PRX_BACKEND_CUDA)
+    return cli_usage_error(CMD, "--workers runs on the CPU (use --devices for GPUs)");
   return -1;
 }
 
@@ -243,7 +285,8 @@ typedef struct {
   char (*found_why)[512];
   void *pre; /* the samples read for detection, fed to the receiver first */
   size_t pre_n;
-  prx_rx *rx;
+  prx_rx *rx;          /* with several workers: the latest segment's, for the report */
+  prx_rx_multi *multi; /* --devices, --workers */
   carrier_out *out;
   FILE *rep_f;
   cli_progress progress;
@@ -451,7 +494,18 @@ static int setup(run_state *r) {
   if (o->detect && (rc = detect_carriers(r)) >= 0) return rc;
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
-  prx_status st = prx_rx_create(c, &r->rx);
+  prx_status st;
+  if (o->n_devices || o->workers) {
+    prx_rx_multi_config mc = prx_rx_multi_config_default();
+    mc.rx = *c;
+    mc.devices = o->n_devices ? o->devices : NULL;
+    mc.n_devices = o->n_devices;
+    mc.cpu_workers = (unsigned)o->workers;
+    st = prx_rx_multi_create(&mc, &r->multi);
+    if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
+  } else {
+    st = prx_rx_create(c, &r->rx);
+  }
   if (st) return cli_status_error(CMD, "receiver", st);
   return -1;
 }
@@ -556,7 +610,13 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
   (void)pos;
   (void)out;
   *out_n = 0;
-  prx_status st = in ? prx_rx_execute(r->rx, in, n) : prx_rx_flush(r->rx);
+  prx_status st;
+  if (r->multi) {
+    st = in ? prx_rx_multi_execute(r->multi, in, n) : prx_rx_multi_flush(r->multi);
+    r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
+  } else {
+    st = in ? prx_rx_execute(r->rx, in, n) : prx_rx_flush(r->rx);
+  }
   if (st) {
     cli_status_error(CMD, "receiver", st);
     r->fatal = 1;
@@ -575,7 +635,8 @@ static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uin
 
 static int stream(run_state *r) {
   if (r->pre_n) { /* the samples --detect read come first */
-    prx_status st = prx_rx_execute(r->rx, r->pre, r->pre_n);
+    prx_status st = r->multi ? prx_rx_multi_execute(r->multi, r->pre, r->pre_n)
+                             : prx_rx_execute(r->rx, r->pre, r->pre_n);
     if (st) return cli_status_error(CMD, "receiver", st);
     if (r->fatal) return 1;
     r->n_in = r->pre_n;
@@ -839,7 +900,10 @@ int cmd_rx(int argc, char **argv) {
     free(k->tbuf);
   }
   rc = close_file(r->rep_f, r->o.report ? r->o.report : "report", rc);
-  prx_rx_destroy(r->rx);
+  if (r->multi)
+    prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
+  else
+    prx_rx_destroy(r->rx);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);

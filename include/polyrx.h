@@ -11,6 +11,7 @@
 #include "polyrx/qpsk.h"
 #include "polyrx/qpsk_bank.h"
 #include "polyrx/rx.h"
+#include "polyrx/rx_multi.h"
 #include "polyrx/sim.h"
 
 #endif

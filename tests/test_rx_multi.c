@@ -1,0 +1,240 @@
+/* The receiver across several CPU workers (polyrx/rx_multi.h) against the single receiver on
+ * the same capture: every carrier's symbol count equal (none lost or repeated at the seams),
+ * every seam matched, the bits identical (at 20 dB Es/N0 and above; at 12 dB at most one bit
+ * in 10^4 may differ, a symbol on a decision boundary), for segment lengths and worker counts
+ * 2, 3 and 5, with carriers that cross the seams with clock offsets of +-1000 ppm and CFO, in
+ * differential, pilot and plain coherent modes (a worker's quarter-turn differs from the
+ * single run's: the stitcher finds it); LLRs within 10 % (relative L2) at 20 dB and below (the
+ * workers' noise estimates differ from the single run's); packed bits the packing of the unpacked
+ * ones; the strong carriers with exactly the symbols sent; bad configurations refused. The segment
+ * lengths are such that the last worker's stream does not end on a CFO span of 1-2 blocks, which
+ * the demodulator decodes poorly with a clock offset (docs/ARCHITECTURE.md, "The stream's end"). */
+#include "test_rx_scene.h"
+
+#include "polyrx/rx_multi.h"
+
+#define FS 102400.0 /* K = 16 channels of 6400 Hz: 2400 Bd at 42.67 input samples per symbol */
+#define KCH 16
+#define SP (FS / KCH)
+#define BLOCK 256 /* demodulator block and CFO span: the shortest, so segments are short */
+#define SPAN 4096
+
+static scene g_scene;
+
+static void make_scene(void) {
+  scene *s = &g_scene;
+  s->fs = FS;
+  s->K = KCH;
+  scene_add(s, 1 * SP, 0.1 * 2400, 30, 1000, 0.3, 0.35, 0);       /* CFO, +1000 ppm */
+  scene_add(s, -2.5 * SP, -0.12 * 2400, 25, -1000, 0.1, 0.35, 0); /* half way, -1000 ppm */
+  scene_add(s, 3.25 * SP, 0.05 * 2400, 25, 700, 0.6, 0.35, 1);    /* pilots, +700 ppm */
+  scene_add(s, -5.3 * SP, -0.08 * 2400, 20, -400, 0.8, 0.35, 0);  /* coherent, below */
+  scene_add(s, 6 * SP, 0.02 * 2400, 12, 300, 0.5, 0.35, 0);       /* 12 dB */
+  /* carrier 3 in coherent mode: sent and received without differential coding */
+  s->sim[3].differential = 0;
+  s->rx[3].ambiguity = PRX_QPSK_NONE;
+}
+
+static prx_rx_config base_config(collect *k) {
+  prx_rx_config rc = scene_rx_config(&g_scene, k);
+  rc.block_symbols = BLOCK;
+  rc.cfo_span_symbols = SPAN;
+  rc.threads = 1;
+  return rc;
+}
+
+/* The multi receiver over the capture in chunks of `chunk` samples (0: one call). */
+static int receive_multi(const prx_rx_multi_config *mc, size_t chunk) {
+  prx_rx_multi *m = NULL;
+  prx_status st = prx_rx_multi_create(mc, &m);
+  if (st) {
+    fprintf(stderr, "prx_rx_multi_create: %s\n", prx_last_error());
+    return -1;
+  }
+  const scene *s = &g_scene;
+  size_t step = chunk ? chunk : s->n;
+  for (size_t i = 0; i < s->n && !st; i += step)
+    st = prx_rx_multi_execute(m, s->x + i, s->n - i < step ? s->n - i : step);
+  if (!st) st = prx_rx_multi_flush(m);
+  if (st) fprintf(stderr, "prx_rx_multi: %s\n", prx_last_error());
+  size_t want = (s->n + mc->segment_samples - 1) / mc->segment_samples - 1;
+  for (size_t c = 0; c < s->n_car && !st; c++) {
+    uint64_t seams = 0, unmatched = 0;
+    prx_rx_multi_seams(m, c, &seams, &unmatched);
+    CHECK(seams == want && unmatched == 0, "carrier %zu: %llu seams (want %zu), %llu unmatched", c,
+          (unsigned long long)seams, want, (unsigned long long)unmatched);
+  }
+  prx_rx_multi_destroy(m);
+  return st ? -1 : 0;
+}
+
+/* Symbols where a and b differ (bits), and the first index; the counts must be equal. */
+static size_t bit_diffs(const uint8_t *a, const uint8_t *b, size_t n, size_t *first) {
+  size_t d = 0;
+  *first = (size_t)-1;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) {
+      if (!d) *first = i;
+      d++;
+    }
+  return d;
+}
+
+static double llr_rel_l2(const float *a, const float *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    den += (double)b[i] * b[i];
+  }
+  return den > 0 ? sqrt(num / den) : 0;
+}
+
+static void test_against_single(void) {
+  const scene *s = &g_scene;
+  collect one = {0};
+  prx_rx_config rc = base_config(&one);
+  rc.llrs = 1;
+  CHECK(scene_receive(s, &rc, 0, NULL) == 0, "single receiver");
+  /* the single run itself: the strong carriers with exactly the symbols sent */
+  for (size_t c = 0; c < s->n_car; c++) {
+    if (s->rx[c].ambiguity == PRX_QPSK_NONE) {
+      CHECK(one.nbits[c] == s->nref[c], "carrier %zu: %zu bits, sent %zu", c, one.nbits[c],
+            s->nref[c]);
+      continue;
+    }
+    long e = scene_errors(s, &one, c);
+    CHECK(e == 0 || (e > 0 && s->esn0_db + s->sim[c].power_db < 20),
+          "single run, carrier %zu: %ld errors (-1: count)", c, e);
+  }
+  struct {
+    unsigned workers;
+    size_t segment, chunk;
+  } runs[] = {
+      {2, 400000, 0}, {3, 250000, 0}, {5, 150000, 0}, {2, 300000, 12347}, {3, 600000, 65536}};
+  size_t lead = 0, tail = 0;
+  for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    collect k = {0};
+    prx_rx_multi_config mc = prx_rx_multi_config_default();
+    mc.rx = base_config(&k);
+    mc.rx.llrs = 1;
+    mc.cpu_workers = runs[r].workers;
+    mc.segment_samples = runs[r].segment;
+    if (r == 0) { /* the derived lead-in and run-out, reported */
+      prx_rx_multi *m = NULL;
+      CHECK_OK(prx_rx_multi_create(&mc, &m));
+      size_t seg = 0;
+      prx_rx_multi_get_layout(m, &seg, &lead, &tail);
+      CHECK(seg == runs[r].segment && lead > SPAN * FS / 2400 && tail > SPAN * FS / 2400,
+            "layout %zu %zu %zu", seg, lead, tail);
+      CHECK(prx_rx_multi_n_workers(m) == 2, "workers");
+      prx_rx_multi_destroy(m);
+    }
+    CHECK(receive_multi(&mc, runs[r].chunk) == 0, "multi receiver");
+    size_t bad = 0;
+    size_t seams = (s->n + runs[r].segment - 1) / runs[r].segment - 1;
+    for (size_t c = 0; c < s->n_car; c++) {
+      size_t first = 0;
+      CHECK(k.nbits[c] == one.nbits[c], "W %u seg %zu carrier %zu: %zu bits, single run %zu",
+            runs[r].workers, runs[r].segment, c, k.nbits[c], one.nbits[c]);
+      if (k.nbits[c] != one.nbits[c]) continue;
+      size_t d = bit_diffs(k.bits[c], one.bits[c], k.nbits[c], &first);
+      bad += d;
+      /* strong carriers: identical; the 12 dB one: a symbol on a decision boundary at most
+         every 10^4 (the workers' estimates differ slightly from the single run's) */
+      int strong = s->esn0_db + s->sim[c].power_db >= 20;
+      CHECK(d == 0 || (!strong && d * 10000 <= k.nbits[c]),
+            "W %u seg %zu carrier %zu: %zu bits differ from the single run (first %zu)",
+            runs[r].workers, runs[r].segment, c, d, first);
+      double e = llr_rel_l2(k.llrs[c], one.llrs[c], k.nllr[c]);
+      printf("  carrier %zu: %zu bits differ, LLRs %.1e from the single run's\n", c, d, e);
+      CHECK(k.nllr[c] == one.nllr[c] && (strong || e < 0.1),
+            "carrier %zu: LLRs %.2e from the single run", c, e);
+    }
+    printf("workers %u, segment %zu (%zu seams), chunk %zu: %zu bits differ\n", runs[r].workers,
+           runs[r].segment, seams, runs[r].chunk, bad);
+    collect_free(&k);
+  }
+  printf("lead-in %zu, run-out %zu samples\n", lead, tail);
+
+  /* packed: the packing of the single run's unpacked bits */
+  collect k = {0};
+  prx_rx_multi_config mc = prx_rx_multi_config_default();
+  mc.rx = base_config(&k);
+  mc.rx.packed = 1;
+  mc.cpu_workers = 3;
+  mc.segment_samples = 450000;
+  CHECK(receive_multi(&mc, 0) == 0, "multi receiver, packed");
+  for (size_t c = 0; c < s->n_car; c++) {
+    size_t nb = (one.nbits[c] + 7) / 8, bad = 0;
+    CHECK(k.nbits[c] == nb, "carrier %zu: %zu packed bytes, want %zu", c, k.nbits[c], nb);
+    for (size_t i = 0; i < nb && k.nbits[c] == nb; i++) {
+      uint8_t v = 0;
+      for (size_t b = 0; b < 8; b++) {
+        size_t j = 8 * i + b;
+        v = (uint8_t)(v << 1 | (j < one.nbits[c] ? one.bits[c][j] : 0));
+      }
+      bad += k.bits[c][i] != v;
+    }
+    int strong = s->esn0_db + s->sim[c].power_db >= 20;
+    CHECK(bad == 0 || (!strong && bad * 10000 <= one.nbits[c]),
+          "carrier %zu: %zu packed bytes differ", c, bad);
+  }
+  collect_free(&k);
+  collect_free(&one);
+}
+
+static void nop_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *l, size_t ns) {
+  (void)u, (void)c, (void)b, (void)nb, (void)l, (void)ns;
+}
+static void chan_fn(void *u, size_t c, const prx_cf32 *x, size_t n) {
+  (void)u, (void)c, (void)x, (void)n;
+}
+
+static void test_bad_config(void) {
+  collect k = {0};
+  prx_rx_multi_config mc = prx_rx_multi_config_default();
+  mc.rx = base_config(&k);
+  prx_rx_multi *m = NULL;
+  mc.cpu_workers = 0;
+  CHECK(prx_rx_multi_create(&mc, &m) == PRX_ERR_INVALID && !m, "0 workers");
+  mc.cpu_workers = PRX_RX_MULTI_MAX_WORKERS + 1;
+  CHECK(prx_rx_multi_create(&mc, &m) == PRX_ERR_INVALID && !m, "too many workers");
+  mc.cpu_workers = 2;
+  mc.rx.on_channel = chan_fn;
+  CHECK(prx_rx_multi_create(&mc, &m) == PRX_ERR_UNSUPPORTED && !m, "on_channel");
+  mc.rx.on_channel = NULL;
+  mc.rx.on_output = NULL;
+  CHECK(prx_rx_multi_create(&mc, &m) == PRX_ERR_INVALID && !m, "no on_output");
+  mc.rx.on_output = nop_fn;
+  prx_rx_carrier wide = g_scene.rx[0];
+  wide.symbol_rate = SP; /* occupies 1.35 spacings */
+  mc.rx.carriers = &wide;
+  mc.rx.n_carriers = 1;
+  CHECK(prx_rx_multi_create(&mc, &m) == PRX_ERR_INVALID && !m, "too wide a carrier");
+  int dev = -1;
+  mc.rx.carriers = g_scene.rx;
+  mc.rx.n_carriers = g_scene.n_car;
+  mc.devices = &dev;
+  mc.n_devices = 1;
+  prx_status st = prx_rx_multi_create(&mc, &m);
+  CHECK((st == PRX_ERR_INVALID || st == PRX_ERR_NODEVICE) && !m, "device -1: %d", st);
+  /* a stream shorter than a segment, and an empty one: the single receiver's output */
+  mc.devices = NULL;
+  CHECK_OK(prx_rx_multi_create(&mc, &m));
+  CHECK_OK(prx_rx_multi_flush(m));
+  CHECK_OK(prx_rx_multi_execute(m, g_scene.x, 0));
+  CHECK_OK(prx_rx_multi_flush(m));
+  CHECK(prx_rx_multi_symbols(m, 0) == 0, "an empty stream has no symbols");
+  CHECK(prx_rx_multi_execute(m, NULL, 5) == PRX_ERR_INVALID, "NULL input");
+  prx_rx_multi_destroy(m);
+  prx_rx_multi_destroy(NULL);
+}
+
+int main(void) {
+  make_scene();
+  CHECK(scene_make(&g_scene, 1500000, 17) == 0, "scene");
+  test_bad_config();
+  test_against_single();
+  scene_free(&g_scene);
+  return test_finish("test_rx_multi");
+}
