@@ -29,7 +29,12 @@
  *      per block unwrapped around the drift that offset predicts, and the span's line through
  *      them; the instants follow that line, so the timing is continuous and a clock offset
  *      never slips a symbol; a block or span without a timing line (a gap, no carrier) keeps
- *      the clock before it, so the symbol count survives;
+ *      the clock before it, so the symbol count survives; a span of fewer than 4 complete blocks
+ *      (the stream's last, at flush) keeps the slope of the span before it whenever an earlier
+ *      span of 4 or more blocks had a timing line: its blocks' timing is unwrapped around that
+ *      slope, extrapolated from the previous block, and its line (4 or more locked blocks) has
+ *      that slope; its own slope, from so few sub-blocks, could move its last instants by a
+ *      symbol;
  *   2. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): the 4th power of the
  *      pre-filter at each symbol instant (cubic Farrow), its spectrum (FFTW, zero-padded,
  *      |f| <= acquisition * Rs), the peak refined by Newton steps on the periodogram (the ML

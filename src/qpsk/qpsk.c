@@ -177,7 +177,7 @@ static void reset_stream(prx_qpsk *q) {
   q->k_end_prev = 0;
   q->om_prev[0] = q->om_prev[1] = q->om_prev_n = q->en_prev = 0;
   memset(q->corr_prev, 0, sizeof q->corr_prev);
-  q->have_e = q->range_prev = 0;
+  q->have_e = q->have_clock = q->range_prev = 0;
   q->dc_prev[0] = q->dc_prev[1] = 0;
   q->gain_prev = 1;
   memset(q->dc_ring, 0, sizeof q->dc_ring);

@@ -372,12 +372,17 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
      * over the candidates rarely 10) keeps the clock of the spans before */
     int span_locked = best > 16;
     if (!span_locked) ec = q->have_e ? q->e_prev : 0;
-    /* 2. timing per block unwrapped around it; a short span (the stream's last) takes the clock
-     * of the span before, its few blocks measure it worse */
+    /* 2. timing per block unwrapped around it. A span of fewer than 4 complete blocks (the
+     * stream's last) keeps the clock of the span before, extrapolated: its own slope comes from
+     * too few sub-blocks and its line from too few blocks (at 256-symbol blocks and 1-2 blocks the
+     * timing line does not even stand out), and any error in it moves the last instants by
+     * e L per block */
+    const int short_span = full < 4 && q->have_clock;
+    if (short_span) ec = q->e_prev;
     double e = ec;
     /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
      * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
-    sp->out_range = fabs(e) > e_max;
+    sp->out_range = short_span ? q->range_prev : fabs(e) > e_max;
     if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
     if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
     unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
@@ -441,6 +446,7 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
     }
     if (fitted) memcpy(q->corr_prev, C, sizeof C);
     q->have_e = q->have_e || fitted;
+    q->have_clock = q->have_clock || (span_locked && full >= 4);
     q->e_prev = e;
     t0 = t1;
   }

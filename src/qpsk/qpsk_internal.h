@@ -160,6 +160,7 @@ struct prx_qpsk {
   double om_prev[2], om_prev_n, en_prev;
   double corr_prev[QPSK_LAGS][2];   /* the last span's sub-block correlations (for a short span) */
   int have_e;                       /* e_prev comes from a span with enough blocks */
+  int have_clock;                   /* e_prev: a span of 4+ full blocks with a timing line */
   int range_prev;                   /* the last span's clock was beyond the supported range */
   double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
   double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
