@@ -28,7 +28,9 @@
  *      ~32 symbols (lags doubling to the block length, then between blocks), one timing value
  *      per block unwrapped around the drift that offset predicts, and the span's line through
  *      them; the instants follow that line, so the timing is continuous and a clock offset
- *      never slips a symbol; a block or span without a timing line (a gap, no carrier) keeps
+ *      never slips a symbol; a block has a timing line when its sub-blocks' O&M sums X_j give
+ *      |sum X_j|^2 > 8 sum |X_j|^2 (6.19 at 256-symbol blocks, 8 sub-blocks: the same false
+ *      alarms for noise alone); a block or span without a timing line (a gap, no carrier) keeps
  *      the clock before it, so the symbol count survives; a span of fewer than 4 complete blocks
  *      (the stream's last, at flush) keeps the slope of the span before it whenever an earlier
  *      span of 4 or more blocks had a timing line: its blocks' timing is unwrapped around that
