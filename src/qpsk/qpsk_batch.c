@@ -231,7 +231,7 @@ static double om_energy(const qpsk_blk *bk) {
 /* The lock threshold on |sum X|^2 / sum |X|^2 for blocks of n sub-blocks: 8 from 16 on; below,
  * where 8 comes near or past the n that a noiseless line reaches (|sum X|^2 <= n sum |X|^2), the
  * ratio with the same false-alarm probability for noise alone, (1 - r / n)^(n - 1) = 2^-15
- * (6.19 at 8 sub-blocks, the 256-symbol block's) */
+ * (6.19 at 8 sub-blocks, a 256-symbol block's; blocks of 257-511 symbols lie between) */
 static double lock_ratio(unsigned n) {
   if (n >= 16) return 8;
   if (n < 2) return INFINITY;
@@ -240,10 +240,9 @@ static double lock_ratio(unsigned n) {
 
 /* Unwraps the timing of blocks [t0, t1) around the slope e (the previous block's prediction
  * continuing with e_before up to its edge). A block whose O&M line does not stand out of its
- * noise (|sum X|^2 < lock_ratio sum |X|^2: a gap, no carrier; noise alone passes in 3e-5 of the
- * blocks)
- * takes the prediction: a measurement there would be noise, and its error would move the symbol
- * count. */
+ * noise (|sum X|^2 <= lock_ratio sum |X|^2: a gap, no carrier; noise alone passes in 3e-5 of
+ * the blocks) takes the prediction: a measurement there would be noise, and its error would move
+ * the symbol count. */
 static void unwrap_blocks(prx_qpsk *q, size_t t0, size_t t1, double e, int have, double tau_prev,
                           double e_before, const double om_prev[2], double en_prev) {
   const double L = q->L;
