@@ -11,6 +11,11 @@
  * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
  * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
  * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
+ * Every case runs four times: on one stream (a module without events), and with events on
+ * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
+ * a slot still to be read, or reads rows not yet copied, changes the output) or lazy (the host
+ * reading a slot before its wait changes it), with the om stage folded into pre at sps 4 (its
+ * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_sig.h"
