@@ -9,7 +9,10 @@
  * 512, CFO span 8192 symbols; bits unpacked, no LLRs.
  *
  * Throughput: input symbols (C n / sps) per second of steady-state calls of n = 8192 sps
- * samples per row (one CFO span), after one warm-up call, best of REPS calls.
+ * samples per row (one CFO span), after one warm-up call, best of REPS calls. The device bank
+ * also with calls of two spans (n = 2 x 8192 sps: the second span's pre runs ahead, beside the
+ * first span's serial passes) and, where the om stage is folded into pre (sps 4), with it apart
+ * (pre, om, x4: the fold's peer in the same run).
  * Floor: one pass at the D2D copy bandwidth measured here (cudaMemcpy device to device, events;
  * bytes read + bytes written per second): sps * sample bytes read + 2 bytes of bits written per
  * symbol.
@@ -75,11 +78,15 @@ static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *
 
 typedef struct {
   double gsym, best_s, wait_s, serial_s;
-  int staged; /* the CUDA bank stages through the host (no driver) */
+  double ahead; /* spans whose pre ran ahead, per call */
+  int fold;     /* the om stage folded into pre */
+  int staged;   /* the CUDA bank stages through the host (no driver) */
 } result;
 
+/* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
+ * folded into pre where it can be (1) or apart (0) */
 static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
-                    const void *rows, size_t pitch, size_t n, result *res) {
+                    const void *rows, size_t pitch, size_t n, int spans, int fold, result *res) {
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = sps * 1e3;
   bc.demod.symbol_rate = 1e3;
@@ -92,7 +99,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     fprintf(stderr, "bank: %s\n", prx_last_error());
     return -1;
   }
-  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096;
+  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096; /* (calls take at most 2 n) */
   size_t bs = (2 * cap + 63) / 64 * 64;
   int dev = be == PRX_BACKEND_CUDA;
   uint8_t *bits = NULL;
@@ -108,13 +115,15 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   /* calls cycle over the 4 n samples of each row: one warm-up (fills the span buffers), REPS
    * timed */
   res->staged = dev && !b->drv;
+  res->fold = prx_qpsk_bank_gpu_set_fold(b->drv, fold);
+  const size_t m = (size_t)spans * n;
   for (int r = 0; r <= REPS && !rc; r++) {
-    const uint8_t *in = (const uint8_t *)rows + (size_t)(r % 4) * n * sz;
+    const uint8_t *in = (const uint8_t *)rows + (size_t)(r % (4 / spans)) * m * sz;
     prx_qpsk_bank_gpu_timing t0t, t1t;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t0t);
     double t0 = now();
-    prx_status st = dev ? prx_qpsk_bank_execute_device(b, in, pitch, n, &out, NULL)
-                        : prx_qpsk_bank_execute(b, in, pitch, n, &out);
+    prx_status st = dev ? prx_qpsk_bank_execute_device(b, in, pitch, m, &out, NULL)
+                        : prx_qpsk_bank_execute(b, in, pitch, m, &out);
     if (dev) cudaDeviceSynchronize();
     double t = now() - t0;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t1t);
@@ -126,9 +135,10 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
       res->best_s = t;
       res->wait_s = t1t.wait_s - t0t.wait_s;
       res->serial_s = t1t.serial_s - t0t.serial_s;
+      res->ahead = t1t.ahead - t0t.ahead;
     }
   }
-  res->gsym = (double)C * ((double)n / sps) / res->best_s * 1e-9;
+  res->gsym = (double)C * ((double)m / sps) / res->best_s * 1e-9;
   free(ns);
   if (dev)
     cudaFree(bits);
@@ -168,7 +178,7 @@ int main(int argc, char **argv) {
          prop.name, bw, prx_cpu_count());
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
-  char table[64][160];
+  char table[64][200];
   int nt = 0;
   for (int si = 0; si < 2; si++)
     for (int ci = 0; ci < (quick ? 2 : 3); ci++) {
@@ -190,19 +200,24 @@ int main(int argc, char **argv) {
         void *d = NULL;
         if (cudaMalloc(&d, (size_t)C * pitch * sz)) return 1;
         cudaMemcpy(d, h, (size_t)C * pitch * sz, cudaMemcpyHostToDevice);
-        result g = {0}, c = {0}, c1 = {0};
-        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, &g);
-        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, &c);
-        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, &c1);
+        result g = {0}, g2 = {0}, gu = {0}, c = {0}, c1 = {0};
+        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, &g);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, &g2);
+        if (g.fold) okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, &gu);
+        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, &c);
+        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, &c1);
         double floor_gsym = bw / (sps * sz + 2) * 1e-9; /* bytes moved per symbol */
         printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"device_gsym_s\":%.4g,\"cpu_bank_gsym_s\":%.4g,\"floor_gsym_s\":%.4g,"
                "\"fraction_of_floor\":%.4g,\"call_s\":%.4g,\"wait_s\":%.4g,\"serial_s\":%.4g,"
                "\"driver_s\":%.4g,\"staged\":%d,\"cpu_call_s\":%.4g,"
-               "\"cpu_bank_1thread_gsym_s\":%.4g,\"ok\":%d}\n",
+               "\"cpu_bank_1thread_gsym_s\":%.4g,\"fold\":%d,\"device_unfolded_gsym_s\":%.4g,"
+               "\"device_2span_gsym_s\":%.4g,\"call_2span_s\":%.4g,\"wait_2span_s\":%.4g,"
+               "\"serial_2span_s\":%.4g,\"ahead_2span\":%g,\"ok\":%d}\n",
                sps, C, f ? "cf16" : "cf32", g.gsym, c.gsym, floor_gsym, g.gsym / floor_gsym,
                g.best_s, g.wait_s, g.serial_s, g.best_s - g.wait_s - g.serial_s, g.staged, c.best_s,
-               c1.gsym, okg == 0 && okc == 0);
+               c1.gsym, g.fold, gu.gsym, g2.gsym, g2.best_s, g2.wait_s, g2.serial_s, g2.ahead,
+               okg == 0 && okc == 0);
         fflush(stdout);
         if (nt < 64)
           snprintf(table[nt++], sizeof table[0],
@@ -211,6 +226,12 @@ int main(int argc, char **argv) {
                    sps, C, f ? "cf16" : "cf32", g.gsym, 100 * g.gsym / floor_gsym, floor_gsym,
                    c.gsym, g.best_s * 1e3, g.wait_s * 1e3, g.serial_s * 1e3,
                    (g.best_s - g.wait_s - g.serial_s) * 1e3);
+        if (nt < 64)
+          snprintf(table[nt++], sizeof table[0],
+                   "                        two-span calls %7.3f Gsym/s (%g pre ahead: wait %.1f, "
+                   "serial %.1f of %.1f ms)  om %s (apart: %.3f)",
+                   g2.gsym, g2.ahead, g2.wait_s * 1e3, g2.serial_s * 1e3, g2.best_s * 1e3,
+                   g.fold ? "folded" : "apart", g.fold ? gu.gsym : g.gsym);
         cudaFree(d);
       }
       free(h32);

@@ -6,7 +6,9 @@
  * elsewhere), the same output for random chunkings of the calls; device calls with bits only (the
  * out kernel writes them in place) and with LLRs (symbols back to the host), host calls on the CUDA
  * backend, cf32 and cf16 rows with a pitch, packed bits, sps 4 and 16/3, mix_hz; and the rows past
- * each channel's output left untouched (poisoned before the run).
+ * each channel's output left untouched (poisoned before the run). Calls of several spans run the
+ * next span's pre ahead on the driver's second stream; at sps 4 the om stage is folded into pre
+ * (one run with it apart).
  *
  * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #ifdef PRX_HAVE_CUDA
+#include "qpsk/qpsk_bank_internal.h"
+
 #include <cuda_runtime_api.h>
 
 #define C 8
@@ -47,6 +51,7 @@ static void cuda_ok(cudaError_t e, const char *what) {
 typedef struct {
   int packed, llrs, host; /* host: host calls on the CUDA backend */
   const double *mix;
+  int apart; /* the om stage apart from pre where the driver would fold it (sps 4) */
 } run_opts;
 
 static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro, const void *h_rows,
@@ -61,6 +66,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
   prx_qpsk_bank *b = NULL;
   CHECK_OK(prx_qpsk_bank_create(&bc, &b));
   if (!b) return;
+  if (ro.apart) prx_qpsk_bank_gpu_set_fold(b->drv, 0);
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs), *db = NULL;
@@ -267,8 +273,8 @@ int main(int argc, char **argv) {
                        &d_rows16, &pitch);
   if (!n) return test_finish("test_qpsk_bank_cuda");
   prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
-  const run_opts bits = {0, 0, 0, NULL}, llrs = {0, 1, 0, NULL}, packed = {1, 0, 0, NULL},
-                 host = {0, 0, 1, NULL};
+  const run_opts bits = {0, 0, 0, NULL, 0}, llrs = {0, 1, 0, NULL, 0}, packed = {1, 0, 0, NULL, 0},
+                 host = {0, 0, 1, NULL, 0};
   chan_out cpu[C], gpu[C], cpu2[C];
   run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
   run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 17, gpu);
@@ -280,6 +286,11 @@ int main(int argc, char **argv) {
   if (!quick) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    /* the om stage apart from pre (the folded path is the default at sps 4) */
+    const run_opts llrs_apart = {0, 1, 0, NULL, 1};
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, d_rows, pitch, n, 0, gpu);
+    compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, tc, tx, ntx, 0, 1);
     outs_free(gpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 23, gpu);
     compare("sps 4 cf32 LLRs, random chunks", gpu, cpu, tc, tx, ntx, 0, 1);
@@ -329,7 +340,7 @@ int main(int argc, char **argv) {
       }
     }
     cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
-    const run_opts mixed = {0, 0, 0, mix};
+    const run_opts mixed = {0, 0, 0, mix, 0};
     run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, d_rows, pitch, n, 59, gpu);
     compare("sps 16/3 mix_hz, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);

@@ -69,10 +69,21 @@ struct prx_qpsk_bank_gpu {
   int64_t *d_ops, *h_ops;       /* the reach-back copies, 3 per channel */
   int *hist_r;                  /* [C] the history's region, -1 none */
   size_t *hist_n, *nw_c, *wr_c; /* [C] its values; this span's values and region */
-  /* device */
-  prx_cf32 *d_grid, *d_sym, *d_w, *d_last;
-  double *d_mom, *d_sums;
-  unsigned *d_bad;
+  /* two spans in flight: span s + 1's pre (pre_om) runs on pstream into the other slot while the
+   * pool runs span s's serial passes (the module's events order pstream after the main stream) */
+  void *pstream, *ev; /* NULL: the module has no events, every pre runs on the main stream */
+  int slot;           /* the slot of the span being run */
+  int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
+  size_t ahead_nb;    /* its blocks */
+  /* om folded into pre (sps 4, where the pre-filter is register-blocked): pre_om, om_sums and
+   * x4_level instead of pre, om and x4 */
+  int fold, fold_ok; /* in use; possible (the kernels have it, the pre-filter is blocked) */
+  size_t oms;        /* pre_om's sums per block (doubles) */
+  int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
+  /* device; per slot: pre's outputs */
+  prx_cf32 *d_grid[2], *d_sym, *d_w, *d_last;
+  double *d_mom[2], *d_omsum[2], *d_sums;
+  unsigned *d_bad[2];
   qpsk_om_in *d_omi;
   qpsk_om_out *d_omo;
   qpsk_mf_block *d_mb;
@@ -87,9 +98,9 @@ struct prx_qpsk_bank_gpu {
   size_t ring_cap; /* samples per channel */
   int64_t ring_base;
   size_t ring_len;
-  /* pinned host */
-  double *h_mom, *h_sums;
-  unsigned *h_bad;
+  /* pinned host; per slot: pre's input sums */
+  double *h_mom[2], *h_sums;
+  unsigned *h_bad[2];
   qpsk_om_in *h_omi;
   qpsk_om_out *h_omo;
   qpsk_mf_block *h_mb;
@@ -120,16 +131,21 @@ static double now_s(void) {
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (!g) return;
   if (g->stream) g->dev->sync(g->stream);
-  void *d[] = {g->d_grid, g->d_sym,  g->d_w,     g->d_last, g->d_mom, g->d_sums,
-               g->d_bad,  g->d_omi,  g->d_omo,   g->d_mb,   g->d_w0,  g->d_ob,
-               g->d_in,   g->d_bits, g->ring[0], g->ring[1]};
+  if (g->pstream) g->dev->sync(g->pstream);
+  void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
+               g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
+               g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
+               g->d_bits,    g->ring[0],   g->ring[1]};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
-  void *h[] = {g->h_mom, g->h_sums, g->h_bad,  g->h_omi, g->h_omo,  g->h_mb,   g->h_w0,
-               g->h_ob,  g->h_w,    g->h_last, g->h_sym, g->h_bits, g->h_llrs, g->h_pack};
+  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
+               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
+               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
+  if (g->pstream) g->dev->stream_destroy(g->pstream);
+  if (g->ev) g->m->event_destroy(g->ev);
   void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops};
   for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
   void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops};
@@ -209,6 +225,19 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     return st;
   }
   g->stg_made = 1;
+  g->ahead_span = -1;
+  /* the second stream and its event where the module has events */
+  if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
+    st = g->dev->stream_create(g->device, &g->pstream);
+    if (!st) st = m->event_create(g->device, &g->ev);
+    if (st) {
+      prx_qpsk_bank_gpu_destroy(g);
+      return st;
+    }
+  }
+  g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
+  g->fold = g->fold_ok;
+  g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
     prx_qpsk_bank_gpu_destroy(g);
     return st;
@@ -242,13 +271,18 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   const size_t nbt = g->nbt;
 #define DA(p, n) (st = st ? st : dalloc(g, (void **)&(p), (n) * sizeof *(p)))
 #define HA(p, n) (st = st ? st : halloc(g, (void **)&(p), (n) * sizeof *(p)))
-  DA(g->d_grid, nbt * g->ng);
+  for (int k = 0; k < 2; k++) {
+    DA(g->d_grid[k], nbt * g->ng);
+    DA(g->d_mom[k], 4 * nbt);
+    DA(g->d_bad[k], nbt);
+    if (g->fold_ok) DA(g->d_omsum[k], nbt * g->oms);
+    HA(g->h_mom[k], 4 * nbt);
+    HA(g->h_bad[k], nbt);
+  }
   DA(g->d_sym, nbt * g->Lmax);
   DA(g->d_w, (size_t)g->C * g->w_stride);
   DA(g->d_last, nbt);
-  DA(g->d_mom, 4 * nbt);
   DA(g->d_sums, 5 * nbt);
-  DA(g->d_bad, nbt);
   DA(g->d_omi, nbt);
   DA(g->d_omo, nbt);
   DA(g->d_mb, nbt);
@@ -256,9 +290,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   DA(g->d_ob, nbt);
   DA(g->ring[0], (size_t)g->C * g->ring_cap * g->sz);
   DA(g->ring[1], (size_t)g->C * g->ring_cap * g->sz);
-  HA(g->h_mom, 4 * nbt);
   HA(g->h_sums, 5 * nbt);
-  HA(g->h_bad, nbt);
   HA(g->h_omi, nbt);
   HA(g->h_omo, nbt);
   HA(g->h_mb, nbt);
@@ -290,12 +322,20 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   g->ring_base = 0;
   g->ring_len = 0;
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
+  if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
+  g->ahead_span = -1;
+}
+
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
+  if (g) g->fold = on && g->fold_ok;
+  return g ? g->fold : 0;
 }
 
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
   if (g) {
     *t = g->tm;
     t->gpu_cfo = g->gpu_cfo;
+    t->fold = g->fold;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -316,12 +356,12 @@ static void task_level(void *ctx, size_t c) {
   const size_t nb = g->nb, o = c * nb;
   for (size_t j = 0; j < nb; j++) {
     qpsk_blk *bk = &q->blks[j];
-    const double *mo = g->h_mom + 4 * (o + j);
+    const double *mo = g->h_mom[g->slot] + 4 * (o + j);
     bk->mom[0] = mo[0];
     bk->mom[1] = mo[1];
     bk->mom[2] = mo[2];
     bk->mom_n = mo[3];
-    bk->nonfinite = g->h_bad[o + j];
+    bk->nonfinite = g->h_bad[g->slot][o + j];
   }
   qpsk_serial_level(q, 1);
   const qpsk_span *sp = &q->spans[0];
@@ -330,7 +370,7 @@ static void task_level(void *ctx, size_t c) {
   in.D.re = (float)(sp->dc[0] * q->pre_gain);
   in.D.im = (float)(sp->dc[1] * q->pre_gain);
   in.gain = (float)sp->gain;
-  in.g_hi = q->flushing ? qpsk_count_below((double)q->n_total, q->sps / 4) : INT64_MAX;
+  in.g_hi = g->g_hi;
   for (size_t j = 0; j < nb; j++) g->h_omi[o + j] = in;
 }
 
@@ -494,37 +534,85 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
     if (st_) return st_;                                                                           \
   } while (0)
 
+/* Stage pre (pre_om where om is folded) of blocks b0 .. b0 + nb - 1 of every channel into slot
+ * k, and its input sums back to the slot's pinned records, on stream. */
+static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_t stride,
+                            int64_t b0, size_t nb, void *stream) {
+  qpsk_stages st = g->stg;
+  st.nblk = (unsigned)nb;
+  const size_t n = (size_t)g->C * nb;
+  if (g->fold)
+    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->d_grid[k], g->d_mom[k],
+                     g->d_bad[k], g->d_omsum[k], stream));
+  else
+    TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
+                  stream));
+  TRY(g->dev->copy(g->h_mom[k], g->d_mom[k], 4 * n * sizeof(double), stream));
+  TRY(g->dev->copy(g->h_bad[k], g->d_bad[k], n * sizeof(unsigned), stream));
+  return PRX_OK;
+}
+
 /* The next span of every channel, its rows at rows (bytes per row: stride, sample s of a row at
  * s sz bytes from the row's start, s the stream index); bits (device, unpacked, bits_stride
- * bytes per row) or NULL. */
-static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
-                           size_t bits_stride, void *stream) {
+ * bytes per row) or NULL. next_rows (next_stride): the rows of the span after it where that
+ * span runs in this call too (its nb_next blocks' pre then runs ahead, on the second stream,
+ * while the pool runs this span's serial passes), else NULL.
+ *
+ * Ordering of the two streams. Ahead, pre writes the other slot's grid, sums and pinned input
+ * sums. Before it the second stream waits for an event recorded on the main stream, so it
+ * follows everything issued there: the ring's appends and the chunk's copy (its rows), and the
+ * om and x4 stages of the span before this one (the last readers of that slot's grid and sums;
+ * the host read its pinned sums before). The host waits for the second stream before it reads
+ * the sums and issues the span's om, so the span's later kernels follow its pre. The second
+ * stream is idle whenever no pre is ahead, in particular at the end of every call. */
+static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, const void *next_rows,
+                           size_t next_stride, size_t nb_next, uint8_t *bits, size_t bits_stride,
+                           void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
-  const int64_t b0 = q0->next_span * (int64_t)g->B;
+  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
   pool_run(b, task_begin, &x);
   g->nb = q0->n_blks; /* the same for every channel: they share the stream position */
   const size_t nb = g->nb, n = (size_t)g->C * nb;
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
 
-  TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid, g->d_mom, g->d_bad, stream));
-  TRY(d->copy(g->h_mom, g->d_mom, 4 * n * sizeof(double), stream));
-  TRY(d->copy(g->h_bad, g->d_bad, n * sizeof(unsigned), stream));
-  TRY(drv_wait(g, stream));
+  if (g->ahead_span >= 0) TRY(drv_wait(g, g->pstream));
+  if (g->ahead_span == span && g->ahead_nb == nb) {
+    g->slot ^= 1; /* this span's pre ran ahead, into the other slot */
+    g->tm.ahead++;
+  } else {
+    TRY(issue_pre(g, g->slot, rows, stride, b0, nb, stream));
+    TRY(drv_wait(g, stream));
+  }
+  g->ahead_span = -1;
+  if (next_rows && g->pstream) {
+    TRY(g->m->event_record(g->ev, stream));
+    TRY(g->m->stream_wait(g->pstream, g->ev));
+    TRY(issue_pre(g, g->slot ^ 1, next_rows, next_stride, b0 + (int64_t)g->B, nb_next, g->pstream));
+    g->ahead_span = span + 1;
+    g->ahead_nb = nb_next;
+  }
+  const int k = g->slot;
   pool_run(b, task_level, &x);
 
   TRY(d->copy(g->d_omi, g->h_omi, n * sizeof(qpsk_om_in), stream));
-  TRY(g->k->om(&st, b0, g->d_omi, g->d_grid, g->d_omo, stream));
+  if (g->fold)
+    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
+  else
+    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
   TRY(d->copy(g->h_omo, g->d_omo, n * sizeof(qpsk_om_out), stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_timing, &x);
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid, g->d_w, g->w_stride, stream));
+  if (g->fold)
+    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
+  else
+    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
@@ -608,11 +696,11 @@ static prx_status ring_append(prx_qpsk_bank_gpu *g, int64_t upto, const void *ex
   return PRX_OK;
 }
 
-/* the next span's rows: the chunk in place where the span's input lies in it, else the ring */
-static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, const void *ext, int64_t ext_base,
-                      size_t ext_pitch, const void **rows, size_t *stride) {
+/* span s's rows: the chunk in place where the span's input lies in it, else the ring */
+static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const void *ext,
+                      int64_t ext_base, size_t ext_pitch, const void **rows, size_t *stride) {
   int64_t lo, end;
-  qpsk_span_need(q, q->next_span, &lo, &end);
+  qpsk_span_need(q, s, &lo, &end);
   if (ext && lo >= ext_base) {
     *rows = at_sample(ext, ext_base, g->sz);
     *stride = ext_pitch;
@@ -714,6 +802,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   }
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
+  g->g_hi = flush ? qpsk_count_below((double)g->n_total, q0->sps / 4) : INT64_MAX;
   if (!flush) {
     /* the spans whose input is complete; those reaching back before the chunk read the ring,
      * with the chunk's head appended */
@@ -726,13 +815,16 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
     if (ext) TRY(ring_append(g, upto, ext, ext_base, ext_pitch, stream));
     for (;;) {
+      const int64_t s = q0->next_span;
       int64_t lo, end;
-      qpsk_span_need(q0, q0->next_span, &lo, &end);
+      qpsk_span_need(q0, s, &lo, &end);
       if (end > g->n_total) break;
-      const void *rows;
-      size_t stride;
-      span_rows(g, q0, ext, ext_base, ext_pitch, &rows, &stride);
-      TRY(run_span(b, rows, stride, bits, bits_stride, stream));
+      const void *rows, *next = NULL;
+      size_t stride, next_stride = 0;
+      span_rows(g, q0, s, ext, ext_base, ext_pitch, &rows, &stride);
+      qpsk_span_need(q0, s + 1, &lo, &end);
+      if (end <= g->n_total) span_rows(g, q0, s + 1, ext, ext_base, ext_pitch, &next, &next_stride);
+      TRY(run_span(b, rows, stride, next, next_stride, g->B, bits, bits_stride, stream));
     }
     int64_t keep, end;
     qpsk_span_need(q0, q0->next_span, &keep, &end);
@@ -740,10 +832,15 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
     while (q0->next_span * (int64_t)g->B < nb_end) {
-      const void *rows;
-      size_t stride;
-      span_rows(g, q0, NULL, 0, 0, &rows, &stride);
-      TRY(run_span(b, rows, stride, bits, bits_stride, stream));
+      const int64_t s = q0->next_span, b1 = (s + 1) * (int64_t)g->B;
+      const void *rows, *next = NULL;
+      size_t stride, next_stride = 0, nb_next = 0;
+      span_rows(g, q0, s, NULL, 0, 0, &rows, &stride);
+      if (b1 < nb_end) {
+        span_rows(g, q0, s + 1, NULL, 0, 0, &next, &next_stride);
+        nb_next = (size_t)(nb_end - b1 < (int64_t)g->B ? nb_end - b1 : (int64_t)g->B);
+      }
+      TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
     }
   }
   TRY(finish(b, flush, out, out_dev, stream));
@@ -774,6 +871,10 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
 }
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) { (void)g; }
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) { (void)g; }
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
+  (void)g, (void)on;
+  return 0;
+}
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
   (void)g;
   memset(t, 0, sizeof *t);

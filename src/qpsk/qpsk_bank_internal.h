@@ -51,7 +51,9 @@ typedef struct {
   double wait_s;   /* waiting for the device (kernels and copies not overlapped with the CPU) */
   double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
   double calls, spans;
-  int gpu_cfo; /* the CFO stage runs on the GPU */
+  double ahead; /* spans whose pre ran ahead, beside the serial passes of the span before */
+  int gpu_cfo;  /* the CFO stage runs on the GPU */
+  int fold;     /* om folded into pre (pre_om, om_sums, x4_level) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
@@ -61,6 +63,11 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
                                     const double *mix);
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g); /* accepts NULL */
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
+/* The O&M stage folded into pre (pre_om, om_sums, x4_level; the default where the kernels have
+ * it and the pre-filter is register-blocked, i.e. sps 4) or apart (pre, om, x4): on (1) or off
+ * (0), between calls. Returns the path now in use (1 folded). Its O&M sums round otherwise than
+ * om's (qpsk_om_combine): the bits stay, the estimates move by rounding (GPU_NOTES). */
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
  * memory when in_dev, else host), or the flush; outputs as out describes (device memory when
