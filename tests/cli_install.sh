@@ -32,6 +32,9 @@ pc=$(ls "$T"/p/lib*/pkgconfig/polyrx.pc "$T"/p/lib/*/pkgconfig/polyrx.pc 2>/dev/
 }
 libdir=$(dirname "$(dirname "$pc")")
 export PKG_CONFIG_PATH=$(dirname "$pc")
+# the installed polyrx.pc names its real prefix: a sysroot set for other packages (the GPU
+# machine's carried libraries) must not be put in front of it
+unset PKG_CONFIG_SYSROOT_DIR
 # a sanitizer build's library needs its runtime in the programs linked against it
 san=$(sed -n 's/^POLYRX_SANITIZE:STRING=//p' "$B/CMakeCache.txt" 2>/dev/null)
 SAN=${san:+-fsanitize=$san}

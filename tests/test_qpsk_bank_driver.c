@@ -739,7 +739,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   em_created = 0;
   const prx_cuda_module *mod = em_events ? (em_cfo_off ? &em_module_cpu_cfo_ev : &em_module_ev)
                                          : (em_cfo_off ? &em_module_cpu_cfo : &em_module);
-  if (driver) CHECK_OK(prx_qpsk_bank_gpu_create(b, mod, mix ? mixc : NULL));
+  if (driver) {
+    CHECK_OK(prx_qpsk_bank_gpu_create(b, mod, mix ? mixc : NULL));
+    prx_qpsk_bank_gpu_set_fold(b->drv, 1); /* (off by default; on where the kernels have it) */
+  }
   em_src = rows;
   em_src_pitch = pitch;
   em_bad_reads = 0;
