@@ -61,6 +61,8 @@ struct prx_rx_multi {
   prx_rx_carrier *car;
   size_t n_car, W;
   size_t bps, D, seg, lead, tail;
+  size_t lead_min, grid;  /* worker streams start on multiples of grid, lead_min before */
+  int aligned;            /* grid is the single run's CFO-span grid (else a multiple of K only) */
   double *sym_per_sample; /* per carrier: output symbols per input sample (nominal) */
   rxm_worker *w;
   rxm_carrier *c;
@@ -171,9 +173,52 @@ static prx_status worker_error(prx_rx_multi *m) {
 
 static size_t round_up(size_t x, size_t d) { return (x + d - 1) / d * d; }
 
-/* Lead-in: the prototype's span plus, for the slowest carrier, a CFO span and the noise window
- * (8 blocks), after which every estimate of the worker has settled; run-out: the prototype and
- * a CFO span and two blocks, so the span that holds the seam is whole. */
+/* The single run's grid for a worker's stream start (input samples), 0 where there is none: a
+ * multiple of K, so that the worker's channel samples are the single run's (sample j at input
+ * instant j D, the channels' phase referenced to input sample 0 as in the single run), and of
+ * every carrier's CFO span in input samples, S sps D with sps = (2 fs / K) / Rs, so that the
+ * worker's CFO spans, blocks and symbol numbering are the single run's shifted by whole spans.
+ * A carrier whose span is no integer number of channel samples in up to RXM_GRID_SPANS spans
+ * (within 1e-9: the symbol rate an irrational fraction of the channel rate) has no such grid. */
+#define RXM_GRID_SPANS 64
+#define RXM_GRID_MAX ((uint64_t)1 << 40)
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static uint64_t span_grid(const prx_rx_multi *m, double S) {
+  const prx_rx_config *rc = &m->cfg.rx;
+  double chan_rate = 2 * (rc->sample_rate / rc->channels); /* the banks' sample rate */
+  uint64_t g = 2;                                          /* channel samples: K | g D */
+  for (size_t c = 0; c < m->n_car; c++) {
+    double span = S * (chan_rate / m->car[c].symbol_rate), n = 0;
+    unsigned q = 1;
+    for (; q <= RXM_GRID_SPANS; q++) {
+      n = nearbyint(q * span);
+      if (fabs(q * span - n) <= 1e-9 * q * span) break;
+    }
+    if (q > RXM_GRID_SPANS || n < 1 || n > (double)RXM_GRID_MAX) return 0;
+    uint64_t v = (uint64_t)n;
+    g = g / gcd_u64(g, v) * v;
+    if (g > RXM_GRID_MAX) return 0;
+  }
+  return g * m->D;
+}
+
+/* Lead-in: the prototype's span plus, for the slowest carrier, five CFO spans and the seam's
+ * window: the worker's first span holds the channelizer's start (zeros before the stream) and
+ * enters the DC window of the next three (QPSK_DC_SPANS), so the spans from its fifth on
+ * (which hold the matched window and the seam) see exactly the single run's samples and level;
+ * the timing, phase, noise window (8 blocks) and differential chain settle within them. With a
+ * grid the worker's stream starts at the grid point at or before a - lead, so the lead-in in
+ * use is up to one grid step longer. Run-out: the prototype and a CFO span and two blocks, so
+ * the span that holds the seam is whole. */
 static void derive_layout(prx_rx_multi *m) {
   const prx_rx_config *rc = &m->cfg.rx;
   double L = rc->block_symbols ? rc->block_symbols : 512;
@@ -183,12 +228,17 @@ static void derive_layout(prx_rx_multi *m) {
   double filt = (double)rc->channels * P, lead = 0, tail = 0;
   for (size_t c = 0; c < m->n_car; c++) {
     double sps = rc->sample_rate / m->car[c].symbol_rate;
-    if (sps * (S + 8 * L) > lead) lead = sps * (S + 8 * L);
+    if (sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS) > lead)
+      lead = sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS);
     if (sps * (S + 2 * L) > tail) tail = sps * (S + 2 * L);
   }
-  m->lead = m->cfg.lead_samples ? m->cfg.lead_samples : (size_t)ceil(filt + lead);
+  uint64_t grid = span_grid(m, S);
+  m->aligned = grid != 0;
+  m->grid = grid ? (size_t)grid : 2 * m->D;
+  m->lead_min = m->cfg.lead_samples ? m->cfg.lead_samples : (size_t)ceil(filt + lead);
+  m->lead_min = round_up(m->lead_min, m->D);
+  m->lead = m->lead_min + m->grid - m->D;
   m->tail = m->cfg.tail_samples ? m->cfg.tail_samples : (size_t)ceil(filt + tail);
-  m->lead = round_up(m->lead, m->D);
   m->tail = round_up(m->tail, m->D);
   size_t seg = m->cfg.segment_samples;
   if (!seg) {
@@ -196,6 +246,12 @@ static void derive_layout(prx_rx_multi *m) {
     if (seg < 4 * (m->lead + m->tail)) seg = 4 * (m->lead + m->tail);
   }
   m->seg = round_up(seg, m->D);
+}
+
+/* The start of the worker's stream for the segment that starts at a: on the grid, at least
+ * lead_min before a (0 for the first segments). */
+static uint64_t stream_start(const prx_rx_multi *m, uint64_t a) {
+  return a > m->lead_min ? (a - m->lead_min) / m->grid * m->grid : 0;
 }
 
 /* ---- create / destroy ---- */
@@ -431,7 +487,7 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
   for (size_t i = 0; i < count; i++) {
     uint64_t g = m->next_seg + i;
     a[i] = g * m->seg;
-    s[i] = a[i] > m->lead ? a[i] - m->lead : 0;
+    s[i] = stream_start(m, a[i]);
     e[i] = a[i] + m->seg + m->tail < end ? a[i] + m->seg + m->tail : end;
     rxm_worker *w = &m->w[i];
     w->in = m->buf + (size_t)(s[i] - m->buf_start) * m->bps;
@@ -456,7 +512,7 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
 
 /* Drops the samples before the next segment's lead-in. */
 static void compact(prx_rx_multi *m) {
-  uint64_t a = m->next_seg * m->seg, keep = a > m->lead ? a - m->lead : 0;
+  uint64_t keep = stream_start(m, m->next_seg * m->seg);
   if (keep <= m->buf_start) return;
   size_t drop = (size_t)(keep - m->buf_start);
   if (drop > m->have) drop = m->have;
