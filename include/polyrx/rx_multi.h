@@ -86,6 +86,9 @@ size_t prx_rx_multi_gpu_count(void);
  * than the window): cut at the index the workers' symbol rates predict, so a symbol may be
  * lost or repeated there. */
 void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64_t *unmatched);
+/* Segments received again since create: a worker whose run did not match at its seam (its
+ * stream started where a carrier had no signal) starts up to two grid steps earlier. */
+uint64_t prx_rx_multi_retries(const prx_rx_multi *m);
 /* Symbols of carrier c emitted since create. */
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c);
 

@@ -27,6 +27,7 @@
 #define RXM_SEAM_SYMBOLS 64   /* the window matched at a seam */
 #define RXM_MAX_CLOCK 0.0055  /* the clock offsets searched at a seam (qpsk: +-5000 ppm) */
 #define RXM_MIN_SEAM_RANGE 16 /* symbols searched either side at least */
+#define RXM_RETRIES 2         /* grid steps a worker's start moves back for an unmatched seam */
 
 typedef struct prx_rx_multi prx_rx_multi;
 
@@ -63,6 +64,8 @@ struct prx_rx_multi {
   size_t bps, D, seg, lead, tail;
   size_t lead_min, grid;  /* worker streams start on multiples of grid, lead_min before */
   int aligned;            /* grid is the single run's CFO-span grid (else a multiple of K only) */
+  unsigned retries;       /* grid steps a worker's start may move back for a seam without match */
+  uint64_t retried;       /* segments received again since create */
   double *sym_per_sample; /* per carrier: output symbols per input sample (nominal) */
   rxm_worker *w;
   rxm_carrier *c;
@@ -246,6 +249,8 @@ static void derive_layout(prx_rx_multi *m) {
     if (seg < 4 * (m->lead + m->tail)) seg = 4 * (m->lead + m->tail);
   }
   m->seg = round_up(seg, m->D);
+  /* the buffer keeps RXM_RETRIES grid steps more where that at most doubles it */
+  m->retries = m->aligned && RXM_RETRIES * m->grid <= m->lead + m->W * m->seg ? RXM_RETRIES : 0;
 }
 
 /* The start of the worker's stream for the segment that starts at a: on the grid, at least
@@ -356,7 +361,7 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
     m->c[c].pending.with_llrs = cfg->rx.llrs;
   }
   derive_layout(m);
-  m->cap = m->lead + m->W * m->seg + m->tail;
+  m->cap = m->lead + m->retries * m->grid + m->W * m->seg + m->tail;
   /* page-locked with GPU workers: their receivers copy from it to the devices by DMA */
   m->buf = prx_pipe_host_alloc(m->cap * bps, cfg->devices != NULL);
   if (!m->buf) {
@@ -433,6 +438,33 @@ static prx_status emit(prx_rx_multi *m, size_t c, const rxm_run *r, size_t from,
   return PRX_OK;
 }
 
+/* The seam of carrier c between the pending run and the run of the worker whose stream is
+ * [s, e) (its segment starts at a): *m_cut, the new run's first symbol kept, and *j and *turn
+ * (rxm_find_seam); returns whether the windows matched. */
+static int find_cut(const prx_rx_multi *m, size_t c, const rxm_run *run, uint64_t s, uint64_t a,
+                    uint64_t e, size_t *m_cut, size_t *j, unsigned *turn) {
+  const rxm_carrier *k = &m->c[c];
+  const rxm_run *p = &k->pending;
+  /* the seam in each run by its own symbol rate over its stream (the clock included) */
+  double rate_new = e > s && run->n_sym ? (double)run->n_sym / (double)(e - s) : 0;
+  double rate_old = k->seg_end > k->seg_start && p->n_sym
+                        ? (double)p->n_sym / (double)(k->seg_end - k->seg_start)
+                        : 0;
+  size_t mc = (size_t)llround((double)(a - s) * rate_new);
+  size_t j_nom = (size_t)llround((double)(a - k->seg_start) * rate_old);
+  size_t w = RXM_SEAM_SYMBOLS < mc ? RXM_SEAM_SYMBOLS : mc;
+  double span = (double)(a - k->seg_start + (a - s)) * m->sym_per_sample[c];
+  size_t range = (size_t)ceil(RXM_MAX_CLOCK * span) + RXM_MIN_SEAM_RANGE;
+  int turns = m->car[c].ambiguity == PRX_QPSK_NONE;
+  if (mc > run->n_sym) mc = run->n_sym;
+  *m_cut = mc;
+  if (rxm_find_seam(p, run, mc, w, j_nom, range, turns, j, turn)) return 1;
+  /* no match (no signal, or too few symbols): the nominal seam */
+  *j = j_nom < p->n_sym ? j_nom : p->n_sym;
+  *turn = 0;
+  return 0;
+}
+
 /* Joins carrier c's run of the worker whose stream is [s, e) (its segment starts at a) to the
  * pending run: the pending symbols up to the seam go out, the new run becomes pending. */
 static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, uint64_t a,
@@ -441,30 +473,12 @@ static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, ui
   prx_status st = PRX_OK;
   size_t keep = 0;
   if (m->have_pending) {
-    rxm_run *p = &k->pending;
-    /* the seam in each run by its own symbol rate over its stream (the clock included) */
-    double rate_new = e > s && run->n_sym ? (double)run->n_sym / (double)(e - s) : 0;
-    double rate_old = k->seg_end > k->seg_start && p->n_sym
-                          ? (double)p->n_sym / (double)(k->seg_end - k->seg_start)
-                          : 0;
-    size_t m_cut = (size_t)llround((double)(a - s) * rate_new);
-    size_t j_nom = (size_t)llround((double)(a - k->seg_start) * rate_old);
-    size_t w = RXM_SEAM_SYMBOLS < m_cut ? RXM_SEAM_SYMBOLS : m_cut;
-    double span = (double)(a - k->seg_start + (a - s)) * m->sym_per_sample[c];
-    size_t range = (size_t)ceil(RXM_MAX_CLOCK * span) + RXM_MIN_SEAM_RANGE;
-    int turns = m->car[c].ambiguity == PRX_QPSK_NONE;
-    size_t j = 0;
+    size_t m_cut = 0, j = 0;
     unsigned turn = 0;
     k->seams++;
-    if (m_cut > run->n_sym) m_cut = run->n_sym;
-    if (!rxm_find_seam(p, run, m_cut, w, j_nom, range, turns, &j, &turn)) {
-      /* no match (no signal, or too few symbols): the nominal seam */
-      k->unmatched++;
-      j = j_nom < p->n_sym ? j_nom : p->n_sym;
-      turn = 0;
-    }
+    if (!find_cut(m, c, run, s, a, e, &m_cut, &j, &turn)) k->unmatched++;
     if (j < k->keep_from) j = k->keep_from;
-    if ((st = emit(m, c, p, k->keep_from, j, 0))) return st;
+    if ((st = emit(m, c, &k->pending, k->keep_from, j, 0))) return st;
     keep = m_cut;
     k->turn = turn; /* next's bits turned by it are the pending ones, which are the first run's */
   }
@@ -479,16 +493,11 @@ static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, ui
   return st;
 }
 
-/* Runs segments next_seg .. next_seg + count - 1 (the stream ends at `end`), one per worker,
- * and stitches them in order. */
-static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
-  uint64_t s[PRX_RX_MULTI_MAX_WORKERS], a[PRX_RX_MULTI_MAX_WORKERS], e[PRX_RX_MULTI_MAX_WORKERS];
+/* Workers 0 .. count - 1 receive input samples [s[i], e[i]); returns when all are done. */
+static prx_status run_jobs(prx_rx_multi *m, size_t first, size_t count, const uint64_t *s,
+                           const uint64_t *e) {
   pthread_mutex_lock(&m->lock);
-  for (size_t i = 0; i < count; i++) {
-    uint64_t g = m->next_seg + i;
-    a[i] = g * m->seg;
-    s[i] = stream_start(m, a[i]);
-    e[i] = a[i] + m->seg + m->tail < end ? a[i] + m->seg + m->tail : end;
+  for (size_t i = first; i < first + count; i++) {
     rxm_worker *w = &m->w[i];
     w->in = m->buf + (size_t)(s[i] - m->buf_start) * m->bps;
     w->n = (size_t)(e[i] - s[i]);
@@ -498,8 +507,39 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
   pthread_cond_broadcast(&m->go);
   while (m->busy) pthread_cond_wait(&m->done, &m->lock);
   pthread_mutex_unlock(&m->lock);
-  prx_status st = worker_error(m);
+  return worker_error(m);
+}
+
+/* Whether every carrier's run of worker i matches the pending runs at its seam. */
+static int all_match(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, uint64_t e) {
+  for (size_t c = 0; c < m->n_car && m->have_pending; c++) {
+    size_t m_cut, j;
+    unsigned turn;
+    if (!find_cut(m, c, &m->w[i].runs[c], s, a, e, &m_cut, &j, &turn)) return 0;
+  }
+  return 1;
+}
+
+/* Runs segments next_seg .. next_seg + count - 1 (the stream ends at `end`), one per worker,
+ * and stitches them in order. A segment whose worker does not match at its seam (its stream
+ * started where a carrier had no signal: a gap, whose first span set a wrong pilot frame or
+ * none) is received again from up to RXM_RETRIES grid steps earlier, then stitched as it is. */
+static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
+  uint64_t s[PRX_RX_MULTI_MAX_WORKERS], a[PRX_RX_MULTI_MAX_WORKERS], e[PRX_RX_MULTI_MAX_WORKERS];
+  for (size_t i = 0; i < count; i++) {
+    uint64_t g = m->next_seg + i;
+    a[i] = g * m->seg;
+    s[i] = stream_start(m, a[i]);
+    e[i] = a[i] + m->seg + m->tail < end ? a[i] + m->seg + m->tail : end;
+  }
+  prx_status st = run_jobs(m, 0, count, s, e);
   for (size_t i = 0; i < count && !st; i++) {
+    for (unsigned r = 0; r < m->retries && !all_match(m, i, s[i], a[i], e[i]); r++) {
+      if (s[i] < m->buf_start + m->grid) break; /* the stream's start, or not kept */
+      s[i] -= m->grid;
+      m->retried++;
+      if ((st = run_jobs(m, i, 1, s, e))) return st;
+    }
     for (size_t c = 0; c < m->n_car && !st; c++)
       st = stitch(m, c, &m->w[i].runs[c], s[i], a[i], e[i]);
     m->have_pending = 1;
@@ -513,6 +553,7 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
 /* Drops the samples before the next segment's lead-in. */
 static void compact(prx_rx_multi *m) {
   uint64_t keep = stream_start(m, m->next_seg * m->seg);
+  keep = keep > m->retries * m->grid ? keep - m->retries * m->grid : 0;
   if (keep <= m->buf_start) return;
   size_t drop = (size_t)(keep - m->buf_start);
   if (drop > m->have) drop = m->have;
@@ -605,3 +646,5 @@ void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c) {
   return m && c < m->n_car ? m->c[c].emitted : 0;
 }
+
+uint64_t prx_rx_multi_retries(const prx_rx_multi *m) { return m ? m->retried : 0; }
