@@ -70,7 +70,8 @@ prx_status prx_rx_multi_execute(prx_rx_multi *m, const void *in, size_t n);
 prx_status prx_rx_multi_flush(prx_rx_multi *m);
 
 size_t prx_rx_multi_n_workers(const prx_rx_multi *m);
-/* The segment, lead-in and run-out lengths in use (input samples). */
+/* The segment, the longest lead-in (the least, then rounded down to the grid) and the run-out
+ * in use (input samples). */
 void prx_rx_multi_get_layout(const prx_rx_multi *m, size_t *segment, size_t *lead, size_t *tail);
 /* Carrier c's stats from the worker that received the latest segment (its symbols, Es/N0, CFO
  * and clock over that segment's stream), as prx_rx_get_stats. */
