@@ -510,14 +510,21 @@ static prx_status run_jobs(prx_rx_multi *m, size_t first, size_t count, const ui
   return worker_error(m);
 }
 
-/* Whether every carrier's run of worker i matches the pending runs at its seam. */
-static int all_match(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, uint64_t e) {
+/* Whether worker i's run should be received again from earlier: a carrier with a signal in
+ * it (its demodulator's stream not flagged PRX_QPSK_WARN_NO_SIGNAL) does not match the pending
+ * run at the seam. A carrier without a signal never matches, and an earlier start cannot help
+ * it. */
+static int retry_helps(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, uint64_t e) {
   for (size_t c = 0; c < m->n_car && m->have_pending; c++) {
     size_t m_cut, j;
     unsigned turn;
-    if (!find_cut(m, c, &m->w[i].runs[c], s, a, e, &m_cut, &j, &turn)) return 0;
+    if (find_cut(m, c, &m->w[i].runs[c], s, a, e, &m_cut, &j, &turn)) continue;
+    prx_rx_stats rs;
+    if (prx_rx_get_stats(m->w[i].rx, c, &rs) == PRX_OK &&
+        !(rs.demod.warnings & PRX_QPSK_WARN_NO_SIGNAL))
+      return 1;
   }
-  return 1;
+  return 0;
 }
 
 /* Runs segments next_seg .. next_seg + count - 1 (the stream ends at `end`), one per worker,
@@ -534,7 +541,7 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
   }
   prx_status st = run_jobs(m, 0, count, s, e);
   for (size_t i = 0; i < count && !st; i++) {
-    for (unsigned r = 0; r < m->retries && !all_match(m, i, s[i], a[i], e[i]); r++) {
+    for (unsigned r = 0; r < m->retries && retry_helps(m, i, s[i], a[i], e[i]); r++) {
       if (s[i] < m->buf_start + m->grid) break; /* the stream's start, or not kept */
       s[i] -= m->grid;
       m->retried++;
