@@ -18,12 +18,12 @@
  * before the seam in the new worker's bits against the previous worker's (the shift searched
  * within the clock offsets supported, +-5000 ppm): it keeps the previous worker's symbols up to
  * the seam and the new worker's from the seam on, each symbol once. A worker whose run does not
- * match (its stream started in a gap: a wrong pilot frame, a timing from noise) is run again
- * from up to two grid steps earlier. A seam still without a match is cut where the symbol rates
- * predict, so a symbol may be lost or repeated there (prx_rx_multi_seams counts them). The
- * demodulator's timing locks only with blocks of 512 symbols or more: with shorter blocks it
- * depends on where a stream starts, and the workers' bits differ from the single run's at low
- * Es/N0 (docs/ARCHITECTURE.md).
+ * match (its stream started in a gap: a wrong pilot frame, a timing from noise) while the
+ * carrier has a signal in it is run again from up to two grid steps earlier. A seam still without a
+ * match is cut where the symbol rates predict, so a symbol may be lost or repeated there
+ * (prx_rx_multi_seams counts them). The demodulator's timing locks only with blocks of 512 symbols
+ * or more: with shorter blocks it depends on where a stream starts, and the workers' bits differ
+ * from the single run's at low Es/N0 (docs/ARCHITECTURE.md).
  *
  * Output: on_output as for prx_rx, from the thread that calls execute or flush, each carrier's
  * symbols in stream order. on_channel is not supported.
