@@ -532,7 +532,8 @@ static int retry_helps(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, 
  * started where a carrier had no signal: a gap, whose first span set a wrong pilot frame or
  * none) is received again from up to RXM_RETRIES grid steps earlier, then stitched as it is. */
 static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
-  uint64_t s[PRX_RX_MULTI_MAX_WORKERS], a[PRX_RX_MULTI_MAX_WORKERS], e[PRX_RX_MULTI_MAX_WORKERS];
+  uint64_t s[PRX_RX_MULTI_MAX_WORKERS] = {0}, a[PRX_RX_MULTI_MAX_WORKERS] = {0},
+           e[PRX_RX_MULTI_MAX_WORKERS] = {0};
   for (size_t i = 0; i < count; i++) {
     uint64_t g = m->next_seg + i;
     a[i] = g * m->seg;
