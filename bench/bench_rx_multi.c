@@ -9,9 +9,10 @@
  * The input: 64 generated carriers (Es/N0 20 dB, clock offsets +-100 ppm, CFO) in noise (K/2 for
  * K < 128): --base samples (default 15 M) made once and repeated to the length a round of the
  * most workers needs (each repeat is a jump in every carrier's phase and timing; --base 0
- * generates it all, minutes at K = 1024). The demodulator
- * runs with its shortest CFO span (4096 symbols) and block (256), so the lead-in and run-out
- * (two spans of the carriers) stay short; segments are the default (4 (lead-in + run-out)).
+ * generates it all, minutes at K = 1024). The demodulator runs with its shortest CFO span
+ * (4096 symbols), so the lead-in and run-out stay short, and its default block (512: with
+ * shorter blocks its timing never locks and depends on the stream's start, so the workers'
+ * bits would not be the single run's); segments are the default (4 (lead-in + run-out)).
  *
  * Usage: bench_rx_multi [-K CHANNELS (1024)] [--cpu 1,2,3] [--devices 0/0,0] [--rounds R (1)]
  *   [--base SAMPLES]
@@ -34,7 +35,7 @@
 #define RS 2400.0
 #define SPACING 6400.0
 #define BASE 15000000 /* generated samples, then repeated (not a divisor of the segments) */
-#define BLOCK_SYMS 256
+#define BLOCK_SYMS 512
 #define SPAN_SYMS 4096
 
 static double now(void) {

@@ -3,27 +3,27 @@
  * listed twice) or on the CPU, and their outputs stitched back into each carrier's one stream.
  *
  * Segments: the input is cut at multiples of segment_samples; segment g is received by worker
- * g mod W as a stream of its own that starts lead_samples before the segment (the channelizer's
- * prototype and the demodulator's estimates, which reach back over blocks and CFO spans, settle
- * there) and ends tail_samples after it (the span that holds the seam is estimated whole, and
- * the filters' tails lie beyond the seam). Up to W segments run at once; the call that
- * completes them returns when they are stitched.
+ * g mod W as a stream of its own that starts on the single run's grid (a multiple of K input
+ * samples and of every carrier's CFO span: docs/ARCHITECTURE.md) at least lead_samples before
+ * the segment (the channelizer's prototype and the demodulator's estimates, which reach back
+ * over blocks and up to 4 CFO spans, settle there) and ends tail_samples after it (the span
+ * that holds the seam is estimated whole, and the filters' tails lie beyond the seam). Up to W
+ * segments run at once; the call that completes them returns when they are stitched.
  *
- * Stitching (per carrier): the worker of segment g starts its own symbol count, timing and
- * phase at its stream's start, so its symbols are the single run's up to a whole-symbol shift
- * (the timing's integer part) and, without differential or pilot decisions, a quarter-turn.
- * The stitcher finds both by matching the last symbols before the seam in the new worker's
- * bits against the previous worker's (the shift searched within the clock offsets supported,
- * +-5000 ppm): it keeps the previous worker's symbols up to the seam and the new worker's from
- * the seam on, each symbol once. In the lead-in both workers decode the same symbols with
- * estimates that differ slightly; past it the new worker's estimates are the single run's up
- * to the CFO span grid (its spans start at its own stream's start), so the bits are the single
- * run's except, rarely at low Es/N0, a symbol on a decision boundary (tests/test_rx_multi.c),
- * and at the stream's end, where the last worker's last CFO span is not the single run's: the
- * last symbol may be kept by one and not the other, and a last span of 1-2 blocks is decoded
- * poorly with a clock offset by the demodulator either way (docs/ARCHITECTURE.md). A seam
- * without a match (a carrier without a signal there) is cut where the symbol rates predict, so
- * a symbol may be lost or repeated there (prx_rx_multi_seams counts them).
+ * Stitching (per carrier): with the grid, a worker's spans, blocks and samples past its first
+ * four spans are the single run's, so its estimates and bits are too (its NCO and mixer phases
+ * start at its own start: the LLRs agree to float rounding); its symbol count and timing's
+ * integer part start at its own start, and without differential or pilot decisions its
+ * quarter-turn. The stitcher finds the symbol shift and the turn by matching the last symbols
+ * before the seam in the new worker's bits against the previous worker's (the shift searched
+ * within the clock offsets supported, +-5000 ppm): it keeps the previous worker's symbols up to
+ * the seam and the new worker's from the seam on, each symbol once. A worker whose run does not
+ * match (its stream started in a gap: a wrong pilot frame, a timing from noise) while the
+ * carrier has a signal in it is run again from up to two grid steps earlier. A seam still without a
+ * match is cut where the symbol rates predict, so a symbol may be lost or repeated there
+ * (prx_rx_multi_seams counts them). The demodulator's timing locks only with blocks of 512 symbols
+ * or more: with shorter blocks it depends on where a stream starts, and the workers' bits differ
+ * from the single run's at low Es/N0 (docs/ARCHITECTURE.md).
  *
  * Output: on_output as for prx_rx, from the thread that calls execute or flush, each carrier's
  * symbols in stream order. on_channel is not supported.
@@ -47,7 +47,8 @@ typedef struct {
   size_t n_devices;       /* 1 .. PRX_RX_MULTI_MAX_WORKERS when devices is set */
   unsigned cpu_workers;   /* without devices: the worker count (1 .. 64, default 2) */
   size_t segment_samples; /* input samples per segment (0: 2^24, at least 4 lead-ins) */
-  size_t lead_samples;    /* lead-in before each segment (0: derived from the carriers) */
+  size_t lead_samples;    /* least lead-in before each segment (0: derived from the carriers);
+                             the start is then rounded down to the grid */
   size_t tail_samples;    /* run-out after each segment (0: derived from the carriers) */
 } prx_rx_multi_config;
 
@@ -69,7 +70,8 @@ prx_status prx_rx_multi_execute(prx_rx_multi *m, const void *in, size_t n);
 prx_status prx_rx_multi_flush(prx_rx_multi *m);
 
 size_t prx_rx_multi_n_workers(const prx_rx_multi *m);
-/* The segment, lead-in and run-out lengths in use (input samples). */
+/* The segment, the longest lead-in (the least, then rounded down to the grid) and the run-out
+ * in use (input samples). */
 void prx_rx_multi_get_layout(const prx_rx_multi *m, size_t *segment, size_t *lead, size_t *tail);
 /* Carrier c's stats from the worker that received the latest segment (its symbols, Es/N0, CFO
  * and clock over that segment's stream), as prx_rx_get_stats. */
@@ -86,6 +88,9 @@ size_t prx_rx_multi_gpu_count(void);
  * than the window): cut at the index the workers' symbol rates predict, so a symbol may be
  * lost or repeated there. */
 void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64_t *unmatched);
+/* Segments received again since create: a worker whose run did not match at its seam (its
+ * stream started where a carrier had no signal) starts up to two grid steps earlier. */
+uint64_t prx_rx_multi_retries(const prx_rx_multi *m);
 /* Symbols of carrier c emitted since create. */
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c);
 

@@ -27,6 +27,7 @@
 #define RXM_SEAM_SYMBOLS 64   /* the window matched at a seam */
 #define RXM_MAX_CLOCK 0.0055  /* the clock offsets searched at a seam (qpsk: +-5000 ppm) */
 #define RXM_MIN_SEAM_RANGE 16 /* symbols searched either side at least */
+#define RXM_RETRIES 2         /* grid steps a worker's start moves back for an unmatched seam */
 
 typedef struct prx_rx_multi prx_rx_multi;
 
@@ -61,6 +62,10 @@ struct prx_rx_multi {
   prx_rx_carrier *car;
   size_t n_car, W;
   size_t bps, D, seg, lead, tail;
+  size_t lead_min, grid;  /* worker streams start on multiples of grid, lead_min before */
+  int aligned;            /* grid is the single run's CFO-span grid (else a multiple of K only) */
+  unsigned retries;       /* grid steps a worker's start may move back for a seam without match */
+  uint64_t retried;       /* segments received again since create */
   double *sym_per_sample; /* per carrier: output symbols per input sample (nominal) */
   rxm_worker *w;
   rxm_carrier *c;
@@ -171,9 +176,52 @@ static prx_status worker_error(prx_rx_multi *m) {
 
 static size_t round_up(size_t x, size_t d) { return (x + d - 1) / d * d; }
 
-/* Lead-in: the prototype's span plus, for the slowest carrier, a CFO span and the noise window
- * (8 blocks), after which every estimate of the worker has settled; run-out: the prototype and
- * a CFO span and two blocks, so the span that holds the seam is whole. */
+/* The single run's grid for a worker's stream start (input samples), 0 where there is none: a
+ * multiple of K, so that the worker's channel samples are the single run's (sample j at input
+ * instant j D, the channels' phase referenced to input sample 0 as in the single run), and of
+ * every carrier's CFO span in input samples, S sps D with sps = (2 fs / K) / Rs, so that the
+ * worker's CFO spans, blocks and symbol numbering are the single run's shifted by whole spans.
+ * A carrier whose span is no integer number of channel samples in up to RXM_GRID_SPANS spans
+ * (within 1e-9: the symbol rate an irrational fraction of the channel rate) has no such grid. */
+#define RXM_GRID_SPANS 64
+#define RXM_GRID_MAX ((uint64_t)1 << 40)
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static uint64_t span_grid(const prx_rx_multi *m, double S) {
+  const prx_rx_config *rc = &m->cfg.rx;
+  double chan_rate = 2 * (rc->sample_rate / rc->channels); /* the banks' sample rate */
+  uint64_t g = 2;                                          /* channel samples: K | g D */
+  for (size_t c = 0; c < m->n_car; c++) {
+    double span = S * (chan_rate / m->car[c].symbol_rate), n = 0;
+    unsigned q = 1;
+    for (; q <= RXM_GRID_SPANS; q++) {
+      n = nearbyint(q * span);
+      if (fabs(q * span - n) <= 1e-9 * q * span) break;
+    }
+    if (q > RXM_GRID_SPANS || n < 1 || n > (double)RXM_GRID_MAX) return 0;
+    uint64_t v = (uint64_t)n;
+    g = g / gcd_u64(g, v) * v;
+    if (g > RXM_GRID_MAX) return 0;
+  }
+  return g * m->D;
+}
+
+/* Lead-in: the prototype's span plus, for the slowest carrier, five CFO spans and the seam's
+ * window: the worker's first span holds the channelizer's start (zeros before the stream) and
+ * enters the DC window of the next three (QPSK_DC_SPANS), so the spans from its fifth on
+ * (which hold the matched window and the seam) see exactly the single run's samples and level;
+ * the timing, phase, noise window (8 blocks) and differential chain settle within them. With a
+ * grid the worker's stream starts at the grid point at or before a - lead, so the lead-in in
+ * use is up to one grid step longer. Run-out: the prototype and a CFO span and two blocks, so
+ * the span that holds the seam is whole. */
 static void derive_layout(prx_rx_multi *m) {
   const prx_rx_config *rc = &m->cfg.rx;
   double L = rc->block_symbols ? rc->block_symbols : 512;
@@ -183,12 +231,17 @@ static void derive_layout(prx_rx_multi *m) {
   double filt = (double)rc->channels * P, lead = 0, tail = 0;
   for (size_t c = 0; c < m->n_car; c++) {
     double sps = rc->sample_rate / m->car[c].symbol_rate;
-    if (sps * (S + 8 * L) > lead) lead = sps * (S + 8 * L);
+    if (sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS) > lead)
+      lead = sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS);
     if (sps * (S + 2 * L) > tail) tail = sps * (S + 2 * L);
   }
-  m->lead = m->cfg.lead_samples ? m->cfg.lead_samples : (size_t)ceil(filt + lead);
+  uint64_t grid = span_grid(m, S);
+  m->aligned = grid != 0;
+  m->grid = grid ? (size_t)grid : 2 * m->D;
+  m->lead_min = m->cfg.lead_samples ? m->cfg.lead_samples : (size_t)ceil(filt + lead);
+  m->lead_min = round_up(m->lead_min, m->D);
+  m->lead = m->lead_min + m->grid - m->D;
   m->tail = m->cfg.tail_samples ? m->cfg.tail_samples : (size_t)ceil(filt + tail);
-  m->lead = round_up(m->lead, m->D);
   m->tail = round_up(m->tail, m->D);
   size_t seg = m->cfg.segment_samples;
   if (!seg) {
@@ -196,6 +249,14 @@ static void derive_layout(prx_rx_multi *m) {
     if (seg < 4 * (m->lead + m->tail)) seg = 4 * (m->lead + m->tail);
   }
   m->seg = round_up(seg, m->D);
+  /* the buffer keeps RXM_RETRIES grid steps more where that at most doubles it */
+  m->retries = m->aligned && RXM_RETRIES * m->grid <= m->lead + m->W * m->seg ? RXM_RETRIES : 0;
+}
+
+/* The start of the worker's stream for the segment that starts at a: on the grid, at least
+ * lead_min before a (0 for the first segments). */
+static uint64_t stream_start(const prx_rx_multi *m, uint64_t a) {
+  return a > m->lead_min ? (a - m->lead_min) / m->grid * m->grid : 0;
 }
 
 /* ---- create / destroy ---- */
@@ -300,7 +361,7 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
     m->c[c].pending.with_llrs = cfg->rx.llrs;
   }
   derive_layout(m);
-  m->cap = m->lead + m->W * m->seg + m->tail;
+  m->cap = m->lead + m->retries * m->grid + m->W * m->seg + m->tail;
   /* page-locked with GPU workers: their receivers copy from it to the devices by DMA */
   m->buf = prx_pipe_host_alloc(m->cap * bps, cfg->devices != NULL);
   if (!m->buf) {
@@ -377,6 +438,33 @@ static prx_status emit(prx_rx_multi *m, size_t c, const rxm_run *r, size_t from,
   return PRX_OK;
 }
 
+/* The seam of carrier c between the pending run and the run of the worker whose stream is
+ * [s, e) (its segment starts at a): *m_cut, the new run's first symbol kept, and *j and *turn
+ * (rxm_find_seam); returns whether the windows matched. */
+static int find_cut(const prx_rx_multi *m, size_t c, const rxm_run *run, uint64_t s, uint64_t a,
+                    uint64_t e, size_t *m_cut, size_t *j, unsigned *turn) {
+  const rxm_carrier *k = &m->c[c];
+  const rxm_run *p = &k->pending;
+  /* the seam in each run by its own symbol rate over its stream (the clock included) */
+  double rate_new = e > s && run->n_sym ? (double)run->n_sym / (double)(e - s) : 0;
+  double rate_old = k->seg_end > k->seg_start && p->n_sym
+                        ? (double)p->n_sym / (double)(k->seg_end - k->seg_start)
+                        : 0;
+  size_t mc = (size_t)llround((double)(a - s) * rate_new);
+  size_t j_nom = (size_t)llround((double)(a - k->seg_start) * rate_old);
+  size_t w = RXM_SEAM_SYMBOLS < mc ? RXM_SEAM_SYMBOLS : mc;
+  double span = (double)(a - k->seg_start + (a - s)) * m->sym_per_sample[c];
+  size_t range = (size_t)ceil(RXM_MAX_CLOCK * span) + RXM_MIN_SEAM_RANGE;
+  int turns = m->car[c].ambiguity == PRX_QPSK_NONE;
+  if (mc > run->n_sym) mc = run->n_sym;
+  *m_cut = mc;
+  if (rxm_find_seam(p, run, mc, w, j_nom, range, turns, j, turn)) return 1;
+  /* no match (no signal, or too few symbols): the nominal seam */
+  *j = j_nom < p->n_sym ? j_nom : p->n_sym;
+  *turn = 0;
+  return 0;
+}
+
 /* Joins carrier c's run of the worker whose stream is [s, e) (its segment starts at a) to the
  * pending run: the pending symbols up to the seam go out, the new run becomes pending. */
 static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, uint64_t a,
@@ -385,30 +473,12 @@ static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, ui
   prx_status st = PRX_OK;
   size_t keep = 0;
   if (m->have_pending) {
-    rxm_run *p = &k->pending;
-    /* the seam in each run by its own symbol rate over its stream (the clock included) */
-    double rate_new = e > s && run->n_sym ? (double)run->n_sym / (double)(e - s) : 0;
-    double rate_old = k->seg_end > k->seg_start && p->n_sym
-                          ? (double)p->n_sym / (double)(k->seg_end - k->seg_start)
-                          : 0;
-    size_t m_cut = (size_t)llround((double)(a - s) * rate_new);
-    size_t j_nom = (size_t)llround((double)(a - k->seg_start) * rate_old);
-    size_t w = RXM_SEAM_SYMBOLS < m_cut ? RXM_SEAM_SYMBOLS : m_cut;
-    double span = (double)(a - k->seg_start + (a - s)) * m->sym_per_sample[c];
-    size_t range = (size_t)ceil(RXM_MAX_CLOCK * span) + RXM_MIN_SEAM_RANGE;
-    int turns = m->car[c].ambiguity == PRX_QPSK_NONE;
-    size_t j = 0;
+    size_t m_cut = 0, j = 0;
     unsigned turn = 0;
     k->seams++;
-    if (m_cut > run->n_sym) m_cut = run->n_sym;
-    if (!rxm_find_seam(p, run, m_cut, w, j_nom, range, turns, &j, &turn)) {
-      /* no match (no signal, or too few symbols): the nominal seam */
-      k->unmatched++;
-      j = j_nom < p->n_sym ? j_nom : p->n_sym;
-      turn = 0;
-    }
+    if (!find_cut(m, c, run, s, a, e, &m_cut, &j, &turn)) k->unmatched++;
     if (j < k->keep_from) j = k->keep_from;
-    if ((st = emit(m, c, p, k->keep_from, j, 0))) return st;
+    if ((st = emit(m, c, &k->pending, k->keep_from, j, 0))) return st;
     keep = m_cut;
     k->turn = turn; /* next's bits turned by it are the pending ones, which are the first run's */
   }
@@ -423,16 +493,11 @@ static prx_status stitch(prx_rx_multi *m, size_t c, rxm_run *run, uint64_t s, ui
   return st;
 }
 
-/* Runs segments next_seg .. next_seg + count - 1 (the stream ends at `end`), one per worker,
- * and stitches them in order. */
-static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
-  uint64_t s[PRX_RX_MULTI_MAX_WORKERS], a[PRX_RX_MULTI_MAX_WORKERS], e[PRX_RX_MULTI_MAX_WORKERS];
+/* Workers 0 .. count - 1 receive input samples [s[i], e[i]); returns when all are done. */
+static prx_status run_jobs(prx_rx_multi *m, size_t first, size_t count, const uint64_t *s,
+                           const uint64_t *e) {
   pthread_mutex_lock(&m->lock);
-  for (size_t i = 0; i < count; i++) {
-    uint64_t g = m->next_seg + i;
-    a[i] = g * m->seg;
-    s[i] = a[i] > m->lead ? a[i] - m->lead : 0;
-    e[i] = a[i] + m->seg + m->tail < end ? a[i] + m->seg + m->tail : end;
+  for (size_t i = first; i < first + count; i++) {
     rxm_worker *w = &m->w[i];
     w->in = m->buf + (size_t)(s[i] - m->buf_start) * m->bps;
     w->n = (size_t)(e[i] - s[i]);
@@ -442,8 +507,47 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
   pthread_cond_broadcast(&m->go);
   while (m->busy) pthread_cond_wait(&m->done, &m->lock);
   pthread_mutex_unlock(&m->lock);
-  prx_status st = worker_error(m);
+  return worker_error(m);
+}
+
+/* Whether worker i's run should be received again from earlier: a carrier with a signal in
+ * it (its demodulator's stream not flagged PRX_QPSK_WARN_NO_SIGNAL) does not match the pending
+ * run at the seam. A carrier without a signal never matches, and an earlier start cannot help
+ * it. */
+static int retry_helps(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, uint64_t e) {
+  for (size_t c = 0; c < m->n_car && m->have_pending; c++) {
+    size_t m_cut, j;
+    unsigned turn;
+    if (find_cut(m, c, &m->w[i].runs[c], s, a, e, &m_cut, &j, &turn)) continue;
+    prx_rx_stats rs;
+    if (prx_rx_get_stats(m->w[i].rx, c, &rs) == PRX_OK &&
+        !(rs.demod.warnings & PRX_QPSK_WARN_NO_SIGNAL))
+      return 1;
+  }
+  return 0;
+}
+
+/* Runs segments next_seg .. next_seg + count - 1 (the stream ends at `end`), one per worker,
+ * and stitches them in order. A segment whose worker does not match at its seam (its stream
+ * started where a carrier had no signal: a gap, whose first span set a wrong pilot frame or
+ * none) is received again from up to RXM_RETRIES grid steps earlier, then stitched as it is. */
+static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
+  uint64_t s[PRX_RX_MULTI_MAX_WORKERS] = {0}, a[PRX_RX_MULTI_MAX_WORKERS] = {0},
+           e[PRX_RX_MULTI_MAX_WORKERS] = {0};
+  for (size_t i = 0; i < count; i++) {
+    uint64_t g = m->next_seg + i;
+    a[i] = g * m->seg;
+    s[i] = stream_start(m, a[i]);
+    e[i] = a[i] + m->seg + m->tail < end ? a[i] + m->seg + m->tail : end;
+  }
+  prx_status st = run_jobs(m, 0, count, s, e);
   for (size_t i = 0; i < count && !st; i++) {
+    for (unsigned r = 0; r < m->retries && retry_helps(m, i, s[i], a[i], e[i]); r++) {
+      if (s[i] < m->buf_start + m->grid) break; /* the stream's start, or not kept */
+      s[i] -= m->grid;
+      m->retried++;
+      if ((st = run_jobs(m, i, 1, s, e))) return st;
+    }
     for (size_t c = 0; c < m->n_car && !st; c++)
       st = stitch(m, c, &m->w[i].runs[c], s[i], a[i], e[i]);
     m->have_pending = 1;
@@ -456,7 +560,8 @@ static prx_status run_round(prx_rx_multi *m, size_t count, uint64_t end) {
 
 /* Drops the samples before the next segment's lead-in. */
 static void compact(prx_rx_multi *m) {
-  uint64_t a = m->next_seg * m->seg, keep = a > m->lead ? a - m->lead : 0;
+  uint64_t keep = stream_start(m, m->next_seg * m->seg);
+  keep = keep > m->retries * m->grid ? keep - m->retries * m->grid : 0;
   if (keep <= m->buf_start) return;
   size_t drop = (size_t)(keep - m->buf_start);
   if (drop > m->have) drop = m->have;
@@ -549,3 +654,5 @@ void prx_rx_multi_seams(const prx_rx_multi *m, size_t c, uint64_t *seams, uint64
 uint64_t prx_rx_multi_symbols(const prx_rx_multi *m, size_t c) {
   return m && c < m->n_car ? m->c[c].emitted : 0;
 }
+
+uint64_t prx_rx_multi_retries(const prx_rx_multi *m) { return m ? m->retried : 0; }
