@@ -141,11 +141,8 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     "CUDA demodulator stages: a span of %u symbols is too "
                     "long for the CFO stage's shared memory",
                     S);
-  /* the device's limit, not this object's need: the cap is the kernel's, shared by every bank
-   * of the process (qpsk_stages_cuda.cu, stages_create) */
-  CK(cudaFuncSetAttribute(qpsk_cfo_peak_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          smem_max),
-     "cudaFuncSetAttribute");
+  /* the device's limit, not this object's need (stages_open_smem) */
+  CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
   CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)nfft * s->C), "cudaMalloc (CFO spectra)");
   cufftHandle plan;
   int len = (int)nfft;

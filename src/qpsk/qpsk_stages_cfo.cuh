@@ -12,4 +12,18 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
                       const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream);
 void cfo_release(qpsk_stages *s);
 
+/* Raises kernel fn's cap on a launch's dynamic shared memory to all the device allows it (the
+ * per-block opt-in limit less the kernel's static shared memory). The cap belongs to the kernel
+ * function and is shared by every stages object of the process (a receiver has one bank per
+ * group of carriers, each with its own windows), so it is never set to one object's need: a later
+ * object with smaller windows would lower it under an earlier one's launches. The launch's own
+ * size decides the occupancy. */
+static inline cudaError_t stages_open_smem(const void *fn, int smem_max) {
+  cudaFuncAttributes fa;
+  cudaError_t e = cudaFuncGetAttributes(&fa, fn);
+  if (e) return e;
+  return cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              smem_max - (int)fa.sharedSizeBytes);
+}
+
 #endif

@@ -580,19 +580,13 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
                     "shared memory of one thread block (%d bytes): a shorter block",
                     need_pre, need_mf, smem_max);
-  /* The cap on a launch's dynamic shared memory is a property of the kernel function, shared by
-   * every stages object of the process (a receiver has one bank per group of carriers, each with
-   * its own windows): it is set to the device's limit, never to this object's need, so that a
-   * later object with smaller windows cannot lower it under an earlier one's launches (the
-   * launch's own size decides the occupancy). */
+  /* the caps at the device's limit, not this object's need (stages_open_smem) */
   for (int v = 0; v < 16; v++)
-    CK(cudaFuncSetAttribute((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8),
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max),
-       "cudaFuncSetAttribute");
+    CK(stages_open_smem((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
+       "cudaFuncSetAttribute (pre)");
   for (int v = 0; v < 16; v++)
-    CK(cudaFuncSetAttribute((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8),
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max),
-       "cudaFuncSetAttribute");
+    CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
+       "cudaFuncSetAttribute (mf)");
   return PRX_OK;
 }
 
