@@ -6,8 +6,6 @@
 
 #include "pipeline/pipeline.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -197,28 +195,6 @@ void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in,
  * releases them after the stream; a signal that comes while held waits until the reader runs. */
 void cli_hold_stop_signals(void);
 void cli_release_stop_signals(void);
-/* ---- start-up work on a thread of its own ---- */
-/* A function that runs on a thread while the command's thread goes on (opening the input,
- * reading its first blocks): cli_bg_start runs fn(arg) on a new thread, or at once on the
- * caller's thread where no thread can be made; cli_bg_done says whether fn has returned, without
- * waiting; cli_bg_join waits for it (a zeroed cli_bg never started: nothing to wait for). A
- * thread started after cli_hold_stop_signals keeps the stop signals blocked, and so do the
- * threads it makes (worker pools, the CUDA runtime's). fn's prx_last_error() stays on its
- * thread: fn keeps what the caller needs to report. */
-typedef struct {
-  pthread_t thread;
-  int running; /* a thread to join */
-  atomic_int done;
-  void *(*fn)(void *);
-  void *arg;
-} cli_bg;
-void cli_bg_start(cli_bg *b, void *(*fn)(void *), void *arg);
-int cli_bg_done(cli_bg *b);
-void cli_bg_join(cli_bg *b);
-/* For cli_bg_start: the CUDA runtime's start-up (the CUDA module loaded, the device's context
- * made: a large part of a GPU run's start-up); a page-locked allocation does both. */
-void *cli_warm_cuda(void *unused);
-
 /* Runs the pipeline: -1 at the end of the input; 130 after a stop signal (with a note of how far
  * it got); after a read error or a compute error, their exit code (printed as "input: ..." or
  * "WHAT: ...", or by the compute callback itself when WHAT is NULL); 1 after a write error

@@ -462,8 +462,9 @@ typedef struct {
   pthread_t open_thread;
   pthread_mutex_t open_lock;
   int open_lock_made, opening, open_failed;
-  /* the CUDA runtime's start (module, context) on a thread of its own from the start */
-  cli_bg warm;
+  /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
+  pthread_t warm_thread;
+  int warming;
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
@@ -512,13 +513,24 @@ static void print_timing(const run_state *r, double t_start) {
           (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first);
 }
 
-/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
- * the prototype designed. */
-static void start_warm_cuda(run_state *r) {
-  if (r->o.backend != PRX_BACKEND_CPU) cli_bg_start(&r->warm, cli_warm_cuda, NULL);
+/* The CUDA runtime's start-up (loading the CUDA module, creating the device's context: a large
+ * part of a GPU run's start-up) on a thread, begun before the input is opened and the prototype
+ * designed; a page-locked allocation does both. */
+static void *warm_cuda(void *arg) {
+  (void)arg;
+  prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
+  return NULL;
 }
 
-static void end_warm_cuda(run_state *r) { cli_bg_join(&r->warm); }
+static void start_warm_cuda(run_state *r) {
+  if (r->o.backend != PRX_BACKEND_CPU)
+    r->warming = pthread_create(&r->warm_thread, NULL, warm_cuda, NULL) == 0;
+}
+
+static void end_warm_cuda(run_state *r) {
+  if (r->warming) pthread_join(r->warm_thread, NULL);
+  r->warming = 0;
+}
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;

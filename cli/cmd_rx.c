@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define CMD "rx"
 #define READ_BLOCK ((size_t)1 << 18)
@@ -26,16 +25,6 @@
 #define READ_BLOCK_CUDA ((size_t)1 << 23)
 #define RX_BLOCK_CUDA ((size_t)1 << 21)
 #define MAX_CARRIERS 4096
-/* While the receiver is made on a thread (CUDA's start-up: 0.2 s and more), the command reads the
- * input's first samples into plain memory, in chunks of PRE_CHUNK samples (a CUDA read: four
- * receiver blocks), at most PRE_MAX_BYTES; the receiver takes them first, then the pipeline reads
- * the rest */
-#define PRE_CHUNK ((size_t)1 << 23)
-#define PRE_READ ((size_t)1 << 20) /* samples per read: the thread's end is seen within one */
-#define PRE_MAX_BYTES ((size_t)1 << 30)
-#define PRE_MAX_CHUNKS 512
-/* the pipeline's input blocks in flight (its default), made on the receiver's thread on CUDA */
-#define PIPE_DEPTH 4
 
 static void usage(FILE *f) {
   fprintf(
@@ -114,7 +103,7 @@ typedef struct {
   unsigned long K, taps, threads, read_block;
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
-  int read_block_set;                    /* --read-block given */
+  int read_block_set; /* --read-block given */
   int devices[PRX_RX_MULTI_MAX_WORKERS]; /* --devices (all: every GPU) */
   size_t n_devices;
   unsigned long workers; /* --workers */
@@ -298,24 +287,6 @@ typedef struct {
   size_t pre_n;
   prx_rx *rx;          /* with several workers: the latest segment's, for the report */
   prx_rx_multi *multi; /* --devices, --workers */
-  /* the receiver made on a thread (make_receiver) while pre_read reads; on failure, make_msg
-   * holds its thread's prx_last_error() (no_device: --backend cuda without a device) */
-  cli_bg maker, warm; /* warm: the CUDA start-up alone, while --detect reads */
-  prx_status make_st;
-  int no_device;
-  char make_msg[512];
-  /* the samples read while the receiver was made: chunk[i] holds chunk_n[i] samples; pre_rc the
-   * exit code of a read error met there (-1: none) */
-  void *chunk[PRE_MAX_CHUNKS];
-  size_t chunk_n[PRE_MAX_CHUNKS], n_chunks;
-  uint64_t chunk_total;
-  int pre_rc;
-  /* CUDA: the pipeline's page-locked input blocks, made on the receiver's thread and freed at
-   * the very end (after the outputs are closed) */
-  void *pin[PIPE_DEPTH];
-  size_t pin_bytes;
-  int pin_given;
-  double t_pre, t_wait; /* POLYRX_TIMING: reading while the receiver is made; waiting for it */
   carrier_out *out;
   FILE *rep_f;
   cli_progress progress;
@@ -485,99 +456,6 @@ static int detect_carriers(run_state *r) {
   return -1;
 }
 
-/* Chooses the blocks for the backend and creates the receiver (on the receiver's thread, or on
- * the command's); on CUDA also the pipeline's page-locked input blocks. Reports through
- * make_st, make_msg and no_device. */
-static void *make_receiver(void *arg) {
-  run_state *r = arg;
-  options *o = &r->o;
-  prx_rx_config *c = &r->rc;
-  int cuda =
-      o->backend == PRX_BACKEND_CUDA || (o->backend == PRX_BACKEND_AUTO && prx_cuda_available());
-  if (cuda) {
-    /* the device-resident receiver: large pinned reads, each of several receiver blocks */
-    if (!o->read_block_set) o->read_block = READ_BLOCK_CUDA;
-    c->block_samples = o->read_block >= 4 * RX_BLOCK_CUDA ? o->read_block / 4 : o->read_block;
-  }
-  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available()) {
-    r->no_device = 1;
-    return NULL;
-  }
-  c->n_carriers = r->n_car;
-  if (o->n_devices || o->workers) { /* --devices, --workers: the receiver across workers */
-    prx_rx_multi_config mc = prx_rx_multi_config_default();
-    mc.rx = *c;
-    mc.devices = o->n_devices ? o->devices : NULL;
-    mc.n_devices = o->n_devices;
-    mc.cpu_workers = (unsigned)o->workers;
-    r->make_st = prx_rx_multi_create(&mc, &r->multi);
-    if (!r->make_st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
-  } else {
-    r->make_st = prx_rx_create(c, &r->rx);
-  }
-  if (r->make_st) {
-    snprintf(r->make_msg, sizeof r->make_msg, "%s", prx_last_error());
-    return NULL;
-  }
-  if (!r->multi && prx_rx_backend(r->rx) == PRX_BACKEND_CUDA) { /* (else the pipeline's) */
-    r->pin_bytes = o->read_block * prx_format_size(r->in.format);
-    for (int i = 0; i < PIPE_DEPTH; i++) r->pin[i] = prx_pipe_host_alloc(r->pin_bytes, 1);
-  }
-  return NULL;
-}
-
-/* Reads the input's first samples into chunks, PRE_READ samples at a time, until the receiver's
- * thread is done, the input ends or PRE_MAX_BYTES are held: -1, or the exit code of a read error
- * (reported; the samples read before it are kept). */
-static int pre_read(run_state *r) {
-  size_t size = prx_format_size(r->in.format);
-  size_t max = PRE_MAX_BYTES / (PRE_CHUNK * size);
-  if (max > PRE_MAX_CHUNKS) max = PRE_MAX_CHUNKS;
-  int rc = -1, end = 0;
-  while (rc < 0 && !end && !cli_bg_done(&r->maker) && r->n_chunks < max) {
-    uint8_t *buf = malloc(PRE_CHUNK * size);
-    if (!buf) return -1; /* the pipeline reads the rest */
-    size_t have = 0;
-    while (rc < 0 && !end && have < PRE_CHUNK && !cli_bg_done(&r->maker)) {
-      size_t got = 0, want = PRE_CHUNK - have < PRE_READ ? PRE_CHUNK - have : PRE_READ;
-      rc = cli_read_block(CMD, r->reader, buf + have * size, want, r->chunk_total + have, &got);
-      have += got;
-      end = !got; /* the end of the input: the pipeline meets it too */
-    }
-    if (!have) {
-      free(buf);
-      break;
-    }
-    r->chunk[r->n_chunks] = buf;
-    r->chunk_n[r->n_chunks++] = have;
-    r->chunk_total += have;
-  }
-  return rc;
-}
-
-/* The pipeline's buffers: the page-locked input blocks made with the receiver where they fit,
- * else its default; those are freed at the end (free_pinned), the others at once. */
-static void *pipe_alloc(void *ctx, size_t bytes) {
-  run_state *r = ctx;
-  if (bytes == r->pin_bytes && r->pin_given < PIPE_DEPTH && r->pin[r->pin_given])
-    return r->pin[r->pin_given++];
-  return prx_pipe_host_alloc(bytes, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
-}
-
-static void pipe_free(void *ctx, void *p) {
-  run_state *r = ctx;
-  for (int i = 0; i < PIPE_DEPTH; i++)
-    if (p && p == r->pin[i]) return;
-  prx_pipe_host_free(p);
-}
-
-static void free_pinned(run_state *r) {
-  for (int i = 0; i < PIPE_DEPTH; i++) {
-    prx_pipe_host_free(r->pin[i]);
-    r->pin[i] = NULL;
-  }
-}
-
 static int setup(run_state *r) {
   options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
@@ -605,32 +483,30 @@ static int setup(run_state *r) {
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
-  if ((rc = listed_carriers(r)) >= 0) return rc;
-  r->pre_rc = -1;
-  if (o->detect) { /* the carriers come from the first samples: the receiver after them */
-    if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
-      return cli_error(CMD, "--backend cuda: no usable CUDA device (use --backend cpu or auto)");
-    if ((rc = detect_carriers(r)) >= 0) return rc;
-    if (!r->n_car) return -1; /* --detect found nothing: the report says so */
-    make_receiver(r);
-  } else if (o->backend != PRX_BACKEND_CPU) {
-    /* the receiver (and CUDA) made on a thread while the first samples are read; standard
-     * input is not read ahead (a quiet pipe would hold the start) */
-    cli_bg_start(&r->maker, make_receiver, r);
-    double t0 = cli_seconds();
-    if (strcmp(o->input, "-")) r->pre_rc = pre_read(r);
-    double t1 = cli_seconds();
-    cli_bg_join(&r->maker);
-    r->t_pre = t1 - t0;
-    r->t_wait = cli_seconds() - t1;
-  } else {
-    make_receiver(r);
+  if (o->backend == PRX_BACKEND_CUDA || (o->backend == PRX_BACKEND_AUTO && prx_cuda_available())) {
+    /* the device-resident receiver: large pinned reads, each of several receiver blocks */
+    if (!o->read_block_set) o->read_block = READ_BLOCK_CUDA;
+    c->block_samples = o->read_block >= 4 * RX_BLOCK_CUDA ? o->read_block / 4 : o->read_block;
   }
-  if (r->no_device)
+  if ((rc = listed_carriers(r)) >= 0) return rc;
+  if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device (use --backend cpu or auto)");
-  if (r->make_st)
-    return cli_error(CMD, "receiver: %s%s%s", prx_strerror(r->make_st), r->make_msg[0] ? ": " : "",
-                     r->make_msg);
+  if (o->detect && (rc = detect_carriers(r)) >= 0) return rc;
+  c->n_carriers = r->n_car;
+  if (!r->n_car) return -1; /* --detect found nothing: the report says so */
+  prx_status st;
+  if (o->n_devices || o->workers) {
+    prx_rx_multi_config mc = prx_rx_multi_config_default();
+    mc.rx = *c;
+    mc.devices = o->n_devices ? o->devices : NULL;
+    mc.n_devices = o->n_devices;
+    mc.cpu_workers = (unsigned)o->workers;
+    st = prx_rx_multi_create(&mc, &r->multi);
+    if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
+  } else {
+    st = prx_rx_create(c, &r->rx);
+  }
+  if (st) return cli_status_error(CMD, "receiver", st);
   return -1;
 }
 
@@ -765,21 +641,6 @@ static int stream(run_state *r) {
     if (r->fatal) return 1;
     r->n_in = r->pre_n;
   }
-  for (size_t i = 0; i < r->n_chunks; i++) { /* then those read while the receiver was made */
-    prx_status st = r->multi ? prx_rx_multi_execute(r->multi, r->chunk[i], r->chunk_n[i])
-                             : prx_rx_execute(r->rx, r->chunk[i], r->chunk_n[i]);
-    if (st) return cli_status_error(CMD, "receiver", st);
-    if (r->fatal) return 1;
-    r->n_in += r->chunk_n[i];
-    cli_progress_update(&r->progress, r->n_in);
-    free(r->chunk[i]);
-    r->chunk[i] = NULL;
-  }
-  if (r->pre_rc >= 0) { /* a read error there: what was read is received, then the error */
-    prx_status st = r->multi ? prx_rx_multi_flush(r->multi) : prx_rx_flush(r->rx);
-    if (st) return cli_status_error(CMD, "receiver", st);
-    return r->fatal ? 1 : r->pre_rc;
-  }
   prx_pipe_config c;
   cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
   c.compute = rx_compute;
@@ -787,10 +648,6 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.out_bytes = 1; /* the output goes to the files from the compute stage */
   c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
-  c.in_depth = PIPE_DEPTH;
-  c.alloc = pipe_alloc;
-  c.free = pipe_free;
-  c.alloc_ctx = r;
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)
@@ -985,22 +842,6 @@ static int close_file(FILE *f, const char *name, int rc) {
   return rc;
 }
 
-/* POLYRX_TIMING: the wall time of each phase (tm: start, setup, outputs, stream, report, close);
- * release_s < 0: left to the process's exit. */
-static void print_timing(const run_state *r, const double tm[6], double release_s) {
-  fprintf(stderr,
-          "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f [of it: %llu samples read "
-          "while the receiver was made %.1f, then waiting for it %.1f], outputs %.1f, stream "
-          "%.1f, table and report %.1f, close %.1f, total %.1f; ",
-          CMD, (tm[1] - tm[0]) * 1e3, (unsigned long long)r->chunk_total, r->t_pre * 1e3,
-          r->t_wait * 1e3, (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
-          (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3);
-  if (release_s < 0)
-    fprintf(stderr, "the receiver and the CUDA context left to the process's exit\n");
-  else
-    fprintf(stderr, "then the receiver's and buffers' release %.1f\n", release_s * 1e3);
-}
-
 int cmd_rx(int argc, char **argv) {
   /* POLYRX_TIMING set (not "0"): the wall time of each phase of the run on stderr at the end */
   const char *timing = getenv("POLYRX_TIMING");
@@ -1010,10 +851,6 @@ int cmd_rx(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
-  /* --detect reads before the receiver can be made: CUDA starts on a thread meanwhile (after
-   * the stop signals are held: the CUDA runtime's threads keep this mask) */
-  if (rc < 0 && r->o.detect && r->o.backend != PRX_BACKEND_CPU)
-    cli_bg_start(&r->warm, cli_warm_cuda, NULL);
   if (rc < 0) rc = setup(r);
   tm[1] = cli_seconds();
   if (rc < 0) rc = open_outputs(r);
@@ -1063,25 +900,10 @@ int cmd_rx(int argc, char **argv) {
     free(k->tbuf);
   }
   rc = close_file(r->rep_f, r->o.report ? r->o.report : "report", rc);
-  tm[5] = cli_seconds();
-  cli_bg_join(&r->warm);
-  cli_bg_join(&r->maker); /* (joined already unless setup failed before) */
-  /* the outputs are closed. On CUDA the process ends here: the receiver's device memory, the
-   * page-locked buffers and the context go with it (the driver releases them), so that the
-   * command's wall time is the work's, not the CUDA runtime's orderly teardown (~0.1 s). Safe:
-   * every device stream was waited for, every output file is closed, stdio is flushed. */
-  if (r->rx && !r->multi && prx_rx_backend(r->rx) == PRX_BACKEND_CUDA) {
-    if (timing && timing[0] && strcmp(timing, "0")) print_timing(r, tm, -1);
-    fflush(NULL);
-    _exit(rc < 0 ? 0 : rc);
-  }
-  /* else the receiver and the buffers go now */
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
-  free_pinned(r);
-  for (size_t i = 0; i < r->n_chunks; i++) free(r->chunk[i]);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);
@@ -1092,8 +914,13 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_why);
   free(r->out);
   free(r->car);
-  double t_end = cli_seconds();
-  if (timing && timing[0] && strcmp(timing, "0")) print_timing(r, tm, t_end - tm[5]);
   free(r);
+  tm[5] = cli_seconds();
+  if (timing && timing[0] && strcmp(timing, "0"))
+    fprintf(stderr,
+            "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f, outputs %.1f, stream "
+            "%.1f, table and report %.1f, close %.1f, total %.1f\n",
+            CMD, (tm[1] - tm[0]) * 1e3, (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3,
+            (tm[4] - tm[3]) * 1e3, (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3);
   return rc < 0 ? 0 : rc;
 }

@@ -400,36 +400,6 @@ static void stop_signal_mask(int how) {
 void cli_hold_stop_signals(void) { stop_signal_mask(SIG_BLOCK); }
 void cli_release_stop_signals(void) { stop_signal_mask(SIG_UNBLOCK); }
 
-/* ---- start-up work on a thread of its own ---- */
-
-static void *bg_main(void *arg) {
-  cli_bg *b = arg;
-  b->fn(b->arg);
-  atomic_store(&b->done, 1);
-  return NULL;
-}
-
-void cli_bg_start(cli_bg *b, void *(*fn)(void *), void *arg) {
-  b->fn = fn;
-  b->arg = arg;
-  atomic_init(&b->done, 0);
-  b->running = pthread_create(&b->thread, NULL, bg_main, b) == 0;
-  if (!b->running) bg_main(b);
-}
-
-int cli_bg_done(cli_bg *b) { return atomic_load(&b->done); }
-
-void cli_bg_join(cli_bg *b) {
-  if (b->running) pthread_join(b->thread, NULL);
-  b->running = 0;
-}
-
-void *cli_warm_cuda(void *unused) {
-  (void)unused;
-  prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
-  return NULL;
-}
-
 void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in, size_t block) {
   *c = prx_pipe_config_default();
   c->block_samples = block;

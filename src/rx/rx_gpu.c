@@ -4,17 +4,11 @@
  * (the demodulator bank's table, src/qpsk/qpsk_bank_internal.h, and the module's events), so
  * this file is plain C and links nothing of CUDA.
  *
- * Overlap within one call, three streams: the input copies of blocks j + 1 .. j + IN_BUFS
- * (copy stream) run while the channelizer computes block j (channel stream, ordered after its
- * copy by an event) and the banks demodulate block j - 1 (demodulator stream: the banks' device
- * calls wait on their own stream several times per CFO span, so one stream would serialise
- * everything). The copies are queued that far ahead so that the copy engine keeps working while
- * the host sits in a CFO span's demodulation (~1 ms, three or four blocks' copies of 2^22
- * samples). IN_BUFS input buffers form a ring: block b's copy goes into d_in[b % IN_BUFS] after
- * the channelizer's event on that buffer (recorded by block b - IN_BUFS, queued before it), the
- * channelizer of block b after the copy's event. Two row buffers alternate; the host waits for
- * the channel stream only when block j is next, and block j + 1's channelizer is queued only
- * after the banks' call on block j - 1 (the same rows) has returned, its stream waited for.
+ * Overlap within one call, three streams: block j + 1's input copy (copy stream) runs while the
+ * channelizer computes block j (channel stream, ordered after its copy by an event) and the
+ * banks demodulate block j - 1 (demodulator stream: the banks' device calls wait on their own
+ * stream several times per CFO span, so one stream would serialise everything). Two input and
+ * two row buffers alternate; the host waits for the channel stream only when block j is next.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
  * block, as the channelizer's own flush does, except for cu8 input (no byte value is the zero
  * sample): that goes through the channelizer's host call and is copied up. */
@@ -29,17 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* input buffers: copies queued up to IN_BUFS blocks ahead of the channelizer */
-#define IN_BUFS 4
-
 struct rx_gpu {
   const prx_qpsk_bank_cuda *dev;
   const prx_cuda_module *m; /* its events */
   int device;
   void *s_copy, *s_chan, *s_demod; /* streams: input copies; channelizer; banks + bits back */
-  void *ev_in[IN_BUFS];            /* d_in[k]'s copy done */
-  void *ev_read[IN_BUFS];          /* the channelizer done with d_in[k] */
-  void *d_in[IN_BUFS];             /* block inputs, in_format */
+  void *ev_in[2];                  /* d_in[k]'s copy done */
+  void *ev_read[2];                /* the channelizer done with d_in[k] */
+  void *d_in[2];                   /* block inputs, in_format */
   void *d_zero;                    /* the flush's zeros, K P input samples (NULL for cu8) */
   prx_cf32 *d_rows[2];             /* n_car rows of rx->stride samples */
   size_t n_groups;
@@ -68,12 +59,12 @@ static prx_status sync_all(struct rx_gpu *G) {
 void rx_gpu_destroy(struct rx_gpu *G) {
   if (!G) return;
   sync_all(G);
-  for (int i = 0; i < IN_BUFS; i++) {
+  for (int i = 0; i < 2; i++) {
     G->dev->dev_free(G->d_in[i]);
+    G->dev->dev_free(G->d_rows[i]);
     G->m->event_destroy(G->ev_in[i]);
     G->m->event_destroy(G->ev_read[i]);
   }
-  for (int i = 0; i < 2; i++) G->dev->dev_free(G->d_rows[i]);
   G->dev->dev_free(G->d_zero);
   for (size_t i = 0; i < G->n_groups; i++) {
     if (G->d_bits) G->dev->dev_free(G->d_bits[i]);
@@ -134,14 +125,13 @@ prx_status rx_gpu_create(prx_rx *rx) {
   TRY(G->dev->stream_create(G->device, &G->s_chan));
   TRY(G->dev->stream_create(G->device, &G->s_demod));
   const size_t size = prx_format_size(rx->cfg.in_format);
-  for (int i = 0; i < IN_BUFS; i++) {
+  for (int i = 0; i < 2; i++) {
     TRY(G->m->event_create(G->device, &G->ev_in[i]));
     TRY(G->m->event_create(G->device, &G->ev_read[i]));
     TRY(G->dev->dev_alloc(G->device, rx->block * size, &G->d_in[i]));
-  }
-  for (int i = 0; i < 2; i++)
     TRY(G->dev->dev_alloc(G->device, rx->n_car * rx->stride * sizeof(prx_cf32),
                           (void **)&G->d_rows[i]));
+  }
   if (rx->cfg.in_format != PRX_CU8) { /* the zero sample is all zero bytes */
     size_t bytes = (size_t)rx->K * rx->P * size;
     void *zeros = calloc(1, bytes);
@@ -249,13 +239,13 @@ static prx_status queue_copy(prx_rx *rx, int k, const void *in, size_t n) {
   return PRX_OK;
 }
 
-/* Queues the channelizer on the n input samples in d_in[k] (after their copy) into rows on the
- * channel stream; *n_out its outputs per row. */
-static prx_status queue_chan(prx_rx *rx, int k, prx_cf32 *rows, size_t n, size_t *n_out) {
+/* Queues the channelizer on the n input samples in d_in[k] (after their copy) into d_rows[k] on
+ * the channel stream; *n_out its outputs per row. */
+static prx_status queue_chan(prx_rx *rx, int k, size_t n, size_t *n_out) {
   struct rx_gpu *G = rx->gpu;
   double t0 = rx_now();
   TRY(G->m->stream_wait(G->s_chan, G->ev_in[k]));
-  TRY(prx_chan_execute_device(rx->chan, G->d_in[k], n, rows, rx->stride, n_out, G->s_chan));
+  TRY(prx_chan_execute_device(rx->chan, G->d_in[k], n, G->d_rows[k], rx->stride, n_out, G->s_chan));
   TRY(G->m->event_record(G->ev_read[k], G->s_chan));
   if (G->serial) TRY(G->dev->sync(G->s_chan));
   rx->t_chan += rx_now() - t0;
@@ -264,48 +254,45 @@ static prx_status queue_chan(prx_rx *rx, int k, prx_cf32 *rows, size_t n, size_t
   return PRX_OK;
 }
 
-/* The samples of block b of a call of n samples in blocks of B (the last one short). */
-static size_t block_len(size_t b, size_t n, size_t B) { return n - b * B < B ? n - b * B : B; }
-
-/* Queues the copies of the call's blocks *copied .. upto - 1 (within the call's nb) from in,
- * block b into d_in[b % IN_BUFS]. */
-static prx_status queue_copies(prx_rx *rx, const uint8_t *in, size_t n, size_t upto,
-                               size_t *copied) {
-  const size_t B = rx->block, nb = (n + B - 1) / B, size = prx_format_size(rx->cfg.in_format);
-  for (; *copied < upto && *copied < nb; ++*copied)
-    TRY(queue_copy(rx, (int)(*copied % IN_BUFS), in + *copied * B * size,
-                   block_len(*copied, n, B)));
-  return PRX_OK;
-}
-
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
-  const size_t B = rx->block;
-  /* the call's blocks: block b is samples [b B, min((b + 1) B, n)) of in, its input buffer
-   * d_in[b % IN_BUFS], its rows d_rows[b % 2] */
-  const size_t nb = (n + B - 1) / B;
-  size_t copied = 0; /* blocks whose copy is queued */
+  const size_t size = prx_format_size(rx->cfg.in_format);
+  const uint8_t *p = in;
   prx_status st = PRX_OK;
-  size_t have_out = 0; /* block j - 1's outputs per row, channelized, not yet demodulated */
-  for (size_t j = 0; !st && j <= nb; j++) {
-    size_t n_out = 0;
-    if (j < nb) {
-      /* the copies of blocks up to j + IN_BUFS - 1 (the last readers of their buffers, blocks
-       * before j, are queued), block j's among them; block j's channelizer; then block
-       * j + IN_BUFS's copy, into the buffer that channelizer frees */
-      if ((st = queue_copies(rx, in, n, j + IN_BUFS, &copied))) break;
-      if ((st = queue_chan(rx, (int)(j % IN_BUFS), G->d_rows[j % 2], block_len(j, n, B), &n_out)))
-        break;
-      if ((st = queue_copies(rx, in, n, j + 1 + IN_BUFS, &copied))) break;
+  /* block j: its input copied (queued) into d_in[k] (b_in samples, 0: none); block j - 1: its
+   * rows channelized into d_rows[k ^ 1] (have_out outputs per row), not yet demodulated */
+  int k = 0, have = 0;
+  size_t b_in = 0, have_out = 0;
+  if (n) {
+    b_in = n < rx->block ? n : rx->block;
+    st = queue_copy(rx, k, p, b_in);
+    p += b_in * size;
+    n -= b_in;
+  }
+  while (!st && (b_in || have)) {
+    size_t b_next = 0, n_out = 0;
+    if (b_in) {
+      if (n) { /* block j + 1's copy overlaps block j's channelizer and block j - 1's banks */
+        b_next = n < rx->block ? n : rx->block;
+        if ((st = queue_copy(rx, k ^ 1, p, b_next))) break;
+        p += b_next * size;
+        n -= b_next;
+      }
+      if ((st = queue_chan(rx, k, b_in, &n_out))) break;
     }
-    if (j > 0) /* block j - 1, while the copies and block j's channelizer run */
-      st = demodulate(rx, G->d_rows[(j - 1) % 2], have_out, UINT64_MAX);
-    if (j < nb) {
+    if (have) {
+      st = demodulate(rx, G->d_rows[k ^ 1], have_out, UINT64_MAX);
+      have = 0;
+    }
+    if (b_in) {
       double t0 = rx_now();
       prx_status s2 = G->dev->sync(G->s_chan); /* block j's rows are done */
       rx->t_chan += rx_now() - t0;
       if (!st) st = s2;
+      have = 1;
       have_out = n_out;
+      k ^= 1;
+      b_in = b_next;
     }
   }
   /* the caller's input is consumed whatever happened */

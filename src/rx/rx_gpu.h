@@ -4,10 +4,9 @@
  * the channelizer writes the selected channels' rows into device memory, each demodulator bank
  * reads its group's rows there (the group delay dropped by offsetting the row pointers), and only
  * the bits (and the LLRs when asked) come back; the channel samples come back only for
- * on_channel. Three streams overlap the work of consecutive blocks of one call: the copies of
- * blocks i + 2 .. i + 5 on one, the channelizer of block i + 1 on another, while the banks
- * demodulate block i on the third. Every block of a call is delivered before the call returns,
- * as on the CPU. */
+ * on_channel. Two streams overlap the work of consecutive blocks of one call: the copy and the
+ * channelizer of block i + 1 run on one while the banks demodulate block i on the other. Every
+ * block of a call is delivered before the call returns, as on the CPU. */
 #ifndef PRX_RX_GPU_H
 #define PRX_RX_GPU_H
 
