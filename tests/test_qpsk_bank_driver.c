@@ -338,8 +338,7 @@ static prx_status em_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_strid
     memset(win, 0, em_nfft * sizeof *win);
     memcpy(win, w + c * w_stride + in[c].w0, n * sizeof(prx_cf32));
     fftwf_execute(plan);
-    double nu = qpsk_spectrum_peak((const prx_cf32 *)spec, em_nfft, em_max_nu);
-    nu = nearbyint(nu * (8.0 * em_nfft)) / (8.0 * em_nfft);
+    double nu = qpsk_spectrum_peak((const prx_cf32 *)spec, em_nfft, em_max_nu); /* 1/8 bin */
     out[c].nu0 = nu;
     nu = qpsk_periodogram_refine((const prx_cf32 *)win, n, nu, 1.0 / em_nfft, (prx_cf32 *)spec);
     out[c].nu = nu;

@@ -535,12 +535,8 @@ static void stage_cfo(void *ctx, size_t i) {
   if (sp->nz > nwin) memset(sp->win + nwin, 0, (sp->nz - nwin) * sizeof(prx_cf32));
   sp->nz = nwin;
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
+  /* the refinement starts from the peak's vertex on a grid of 1/8 bin (qpsk_spectrum_peak) */
   double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
-  /* the refinement starts from a point on a grid of 1/8 bin: the last-bit rounding of an FFT
-   * (which differs between FFTW plans, processes and machines) moves the parabola's vertex by
-   * ~1e-7 bin, so it almost never (~1e-6 of the spans) changes the start, and Newton's steps
-   * from one start end at one value */
-  nu = nearbyint(nu * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
   nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft, sp->spec);
   /* the values are one per true symbol, 1 + d nominal symbols apart (d = e / (1 - e): the
    * clock slope), so the line sits at 4 f (1 + d) */

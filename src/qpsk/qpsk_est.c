@@ -98,16 +98,8 @@ double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu) {
   size_t b2 = argmax_power(spec, nfft - kmax, nfft, &m2);
   size_t best = m2 > m1 ? b2 : b1;
   float bm = m2 > m1 ? m2 : m1;
-  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
-  double a = sqrt((double)spec[km].re * spec[km].re + (double)spec[km].im * spec[km].im);
-  double b = sqrt((double)bm);
-  double c = sqrt((double)spec[kp].re * spec[kp].re + (double)spec[kp].im * spec[kp].im);
-  double den = a - 2 * b + c, delta = 0;
-  if (den < 0) delta = 0.5 * (a - c) / den;
-  if (delta > 0.5) delta = 0.5;
-  if (delta < -0.5) delta = -0.5;
-  double k = (best < nfft / 2 ? (double)best : (double)best - (double)nfft) + delta;
-  return k / (double)nfft;
+  /* the vertex on the grid of 1/8 bin: the GPU's CFO stage's step, one copy */
+  return qpsk_peak_start(spec, nfft, best, bm);
 }
 
 double qpsk_periodogram_refine(const prx_cf32 *w, size_t n, double nu0, double max_step,

@@ -21,7 +21,10 @@ void qpsk_farrow_coef(double mu, float c[4]);
 
 /* Peak of |spec|^2 over the bins of an nfft-point spectrum whose frequency (cycles per sample,
  * bin k <-> k/nfft wrapped to [-1/2, 1/2)) satisfies |nu| <= max_nu, refined by a parabola
- * through the three bins around it. Returns nu. */
+ * through the magnitudes of the three bins around it and rounded to 1/8 bin (qpsk_peak_start:
+ * the last-bit rounding of an FFT, which differs between FFTW plans, processes and machines,
+ * moves the vertex by ~1e-7 bin, so it almost never changes the start of the refinement, and
+ * Newton's steps from one start end at one value). Returns nu. */
 double qpsk_spectrum_peak(const prx_cf32 *spec, size_t nfft, double max_nu);
 
 /* Newton iterations on the periodogram P(nu) = |sum_k w_k exp(-j 2 pi nu k)|^2 from nu0 (within a
