@@ -103,7 +103,7 @@ typedef struct {
   unsigned long K, taps, threads, read_block;
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
-  int read_block_set; /* --read-block given */
+  int read_block_set;                    /* --read-block given */
   int devices[PRX_RX_MULTI_MAX_WORKERS]; /* --devices (all: every GPU) */
   size_t n_devices;
   unsigned long workers; /* --workers */
@@ -795,6 +795,7 @@ static void table(const run_state *r, double elapsed) {
          "CFO Hz", "clk ppm", "locked", "bits");
   if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
   printf("\n");
+  size_t n_warned = 0;
   for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
@@ -807,8 +808,15 @@ static void table(const run_state *r, double elapsed) {
     if (truth)
       printf(" %8llu %10.3g %10.3g", (unsigned long long)w->errors,
              carrier_ber(w, r->car[c].ambiguity), ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
-    printf("\n");
+    /* "locked" counts the blocks with a signal: a warning (a clock beyond the supported range,
+     * timing jumps, non-finite input) says that even those bits may be noise */
+    if (s.demod.warnings) n_warned++;
+    printf("%s\n", s.demod.warnings ? "  !" : "");
   }
+  if (n_warned)
+    printf("! %zu carrier%s with demodulator warnings (standard error, the report's warnings): "
+           "their bits may be noise\n",
+           n_warned, n_warned == 1 ? "" : "s");
   uint64_t samples;
   double t_chan, t_demod;
   prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
