@@ -130,7 +130,7 @@ static prx_status em_pre_stage(const qpsk_stages *s, const void *rows, size_t st
       qpsk_fir_window(em_pre, m0 - QPSK_GM, m0 + 4 * L + QPSK_GM, &lo, &hi);
       const prx_cf32 zero = {0, 0};
       prx_cf32 *x = em_window(s, rows, stride, c, lo, hi, n_total, zero);
-      qpsk_fir_run(em_pre, x, lo, m0 - QPSK_GM, ng, grid + o * ng);
+      qpsk_fir_run(em_pre, x, lo, m0 - QPSK_GM, ng, grid + o * ng, NULL, 0);
       free(x);
       int64_t a = qpsk_count_below((double)b * (double)L * s->sps, 1.0);
       int64_t e = qpsk_count_below((double)(b + 1) * (double)L * s->sps, 1.0);
@@ -282,7 +282,8 @@ static prx_status em_mf(const qpsk_stages *s, const void *rows, size_t stride, i
     qpsk_derotate(x, x, (size_t)(hi - lo), p->theta, p->omega, dc, p->gain);
     prx_cf32 *y = sym + o * s->Lmax;
     for (int64_t k = t->k0; k < t->k1; k++)
-      qpsk_fir_run_at(em_mfir, x, qpsk_mf_position(t, L, s->sps, lo, k), 1, 1, y + (k - t->k0));
+      qpsk_fir_run_at(em_mfir, x, qpsk_mf_position(t, L, s->sps, lo, k), 1, 1, y + (k - t->k0),
+                      NULL, 0);
     free(x);
     qpsk_sums su;
     memset(&su, 0, sizeof su);

@@ -284,7 +284,7 @@ static inline void ref_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32
     if (s >= 0 && s < k->n_total && isfinite(row[s].re) && isfinite(row[s].im)) v = row[s];
     x[i] = v;
   }
-  qpsk_fir_run(&k->pre, x, lo, m0 - QPSK_GM, case_ng(k), grid);
+  qpsk_fir_run(&k->pre, x, lo, m0 - QPSK_GM, case_ng(k), grid, NULL, 0);
   free(x);
   int64_t a = qpsk_count_below((double)j * (double)L * k->sps, 1.0);
   int64_t e = qpsk_count_below((double)(j + 1) * (double)L * k->sps, 1.0);
@@ -333,13 +333,13 @@ static inline void ref_mf(const stage_case *k, size_t t, prx_cf32 *sym, double s
 #define INSTANT(kk) ((1 + tm->d) * ((kk) + tm->tau) - tm->d * Cb)
   if (tm->R <= 0) {
     double p0 = (INSTANT((double)tm->k0) - (double)bL) * k->sps + base;
-    qpsk_fir_run_at(&k->mf, x, p0, k->sps * (1 + tm->d), (size_t)n, sym);
+    qpsk_fir_run_at(&k->mf, x, p0, k->sps * (1 + tm->d), (size_t)n, sym, NULL, 0);
   } else {
     for (int64_t ka = tm->k0; ka < tm->k1; ka += tm->R) {
       int64_t m = tm->k1 - ka < tm->R ? tm->k1 - ka : tm->R;
       double mid = (double)ka + 0.5 * (double)(m - 1);
       double p0 = (INSTANT(mid) - 0.5 * (double)(m - 1) - (double)bL) * k->sps + base;
-      qpsk_fir_run_at(&k->mf, x, p0, k->sps, (size_t)m, sym + (ka - tm->k0));
+      qpsk_fir_run_at(&k->mf, x, p0, k->sps, (size_t)m, sym + (ka - tm->k0), NULL, 0);
     }
   }
 #undef INSTANT

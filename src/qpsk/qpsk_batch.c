@@ -122,8 +122,7 @@ static void stage_pre(void *ctx, size_t t) {
   size_t pf_bytes;
   const void *pf = qpsk_input_in_chunk(q, qpsk_count_below(nb * q->sps, 1.0),
                                        qpsk_count_below((nb + L) * q->sps, 1.0), &pf_bytes);
-  qpsk_fir_run_prefetch(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid, pf,
-                        pf_bytes);
+  qpsk_fir_run(&q->pre, x, lo, m0 - QPSK_GM, 4 * (size_t)L + 2 * QPSK_GM, bk->grid, pf, pf_bytes);
 }
 
 /* ---- stage om: the grid without its DC, at unit power; Oerder & Meyr per sub-block ---- */
@@ -596,7 +595,7 @@ static void stage_mf(void *ctx, size_t t) {
                                           qpsk_count_below((nb + q->L) * q->sps, 1.0), &pf_bytes);
   if (R <= 0) {
     double p0 = (instant(q, bk, (double)bk->k0) - (double)bL) * q->sps + base;
-    qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym, pf, pf_bytes);
+    qpsk_fir_run_at(&q->mf, x, p0, q->sps * (1 + bk->d), (size_t)n, bk->sym, pf, pf_bytes);
   } else {
     for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
       int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
@@ -605,7 +604,7 @@ static void stage_mf(void *ctx, size_t t) {
       /* the prefetch shared out over the runs in proportion to their symbols */
       size_t part = pf_bytes * (size_t)(ka + m - bk->k0) / (size_t)n -
                     pf_bytes * (size_t)(ka - bk->k0) / (size_t)n;
-      qpsk_fir_run_at_prefetch(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0), pf, part);
+      qpsk_fir_run_at(&q->mf, x, p0, q->sps, (size_t)m, bk->sym + (ka - bk->k0), pf, part);
       if (pf) pf += part;
     }
   }

@@ -175,6 +175,10 @@ typedef struct {
 } fir_prefetch;
 
 static fir_prefetch prefetch_of(const void *p, size_t bytes, size_t steps) {
+  if (!p) { /* nothing to prefetch (no pointer arithmetic on NULL) */
+    fir_prefetch none = {NULL, NULL, 0};
+    return none;
+  }
   size_t lines = (bytes + 63) / 64;
   fir_prefetch c = {p, (const uint8_t *)p + bytes, steps ? (lines + steps - 1) / steps : lines};
   return c;
@@ -246,15 +250,8 @@ static inline void fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base,
 }
 
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
-                  prx_cf32 *out) {
-  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out);
-  fir_prefetch none = {NULL, NULL, 0};
-  fir_run(f, x, x_base, m0, n, out, &none);
-}
-
-void qpsk_fir_run_prefetch(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
-                           size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes) {
-  PRX_ISA_DISPATCH(qpsk_fir_run_prefetch, f, x, x_base, m0, n, out, pf, pf_bytes);
+                  prx_cf32 *out, const void *pf, size_t pf_bytes) {
+  PRX_ISA_DISPATCH(qpsk_fir_run, f, x, x_base, m0, n, out, pf, pf_bytes);
   fir_prefetch c = prefetch_of(pf, pf_bytes, n / 8);
   fir_run(f, x, x_base, m0, n, out, &c);
 }
@@ -332,15 +329,8 @@ static inline void fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, d
 }
 
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
-                     prx_cf32 *out) {
-  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out);
-  fir_prefetch none = {NULL, NULL, 0};
-  fir_run_at(f, x, p0, step, n, out, &none);
-}
-
-void qpsk_fir_run_at_prefetch(const qpsk_fir *f, const prx_cf32 *x, double p0, double step,
-                              size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes) {
-  PRX_ISA_DISPATCH(qpsk_fir_run_at_prefetch, f, x, p0, step, n, out, pf, pf_bytes);
+                     prx_cf32 *out, const void *pf, size_t pf_bytes) {
+  PRX_ISA_DISPATCH(qpsk_fir_run_at, f, x, p0, step, n, out, pf, pf_bytes);
   fir_prefetch c = prefetch_of(pf, pf_bytes, n / 8);
   fir_run_at(f, x, p0, step, n, out, &c);
 }

@@ -37,24 +37,18 @@ void qpsk_fir_free(qpsk_fir *f);
 void qpsk_fir_window(const qpsk_fir *f, int64_t m0, int64_t m1, int64_t *lo, int64_t *hi);
 
 /* Computes outputs m0 .. m0 + n - 1 into out; x[0] is input sample x_base and x must cover
- * qpsk_fir_window(f, m0, m0 + n). */
+ * qpsk_fir_window(f, m0, m0 + n). Meanwhile prefetches pf_bytes from pf (NULL, 0: nothing) into
+ * the L2 cache, a few cache lines per eight outputs: memory that a later stage reads first
+ * arrives while the filter computes (spread out, the prefetches never wait for the memory; at
+ * once, they would). */
 void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0, size_t n,
-                  prx_cf32 *out);
-
-/* The same, and meanwhile prefetches pf_bytes from pf into the L2 cache, a few cache lines per
- * eight outputs: memory that a later stage reads first arrives while the filter computes
- * (spread out, the prefetches never wait for the memory; at once, they would). */
-void qpsk_fir_run_prefetch(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t m0,
-                           size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes);
+                  prx_cf32 *out, const void *pf, size_t pf_bytes);
 
 /* Computes outputs at positions p0 + k step (input samples, relative to x[0]) for k < n; x must
  * cover [floor(p0) - c, floor(p0 + (n - 1) step) + 1 - c + ntaps). Outputs whose four phases
- * coincide (an integer step) share their taps' loads. */
+ * coincide (an integer step) share their taps' loads. Prefetches pf as qpsk_fir_run does. */
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
-                     prx_cf32 *out);
-/* The same, prefetching as qpsk_fir_run_prefetch does. */
-void qpsk_fir_run_at_prefetch(const qpsk_fir *f, const prx_cf32 *x, double p0, double step,
-                              size_t n, prx_cf32 *out, const void *pf, size_t pf_bytes);
+                     prx_cf32 *out, const void *pf, size_t pf_bytes);
 
 /* floor(a / b) for b > 0 and any sign of a */
 static inline int64_t qpsk_floordiv(int64_t a, int64_t b) {
