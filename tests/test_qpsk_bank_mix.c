@@ -37,7 +37,7 @@ static void test_mixer(void) {
     }
     shift_ref(x, n, f, n0, -1, ref);
     memcpy(a, x, n * sizeof *x);
-    prx_mix_down(a, n, f, n0);
+    prx_mix_down(a, a, n, f, n0);
     double err = 0;
     for (size_t k = 0; k < n; k++) {
       double dr = a[k].re - ref[k].re, di = a[k].im - ref[k].im;
@@ -51,7 +51,7 @@ static void test_mixer(void) {
     for (size_t i = 0; i < n;) {
       size_t m = 1 + (size_t)(test_rng_uniform(&r) * 700);
       if (m > n - i) m = n - i;
-      prx_mix_down(b + i, m, f, n0 + i);
+      prx_mix_down(b + i, b + i, m, f, n0 + i);
       i += m;
     }
     CHECK(!memcmp(a, b, n * sizeof *a), "f %.6f: chunked mixing differs from one call", f);

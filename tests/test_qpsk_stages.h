@@ -162,7 +162,8 @@ static inline void case_mix(stage_case *k, test_rng *r) {
   for (unsigned c = 0; c < k->C; c++) {
     double u = test_rng_uniform(r);
     k->mix[c] = c == 0 ? 0.5 - 1e-3 * u : c == 1 ? -0.5 + 1e-3 * u : u - 0.5;
-    prx_mix_down(k->rows + (size_t)c * k->pitch, k->pitch, k->mix[c], 0);
+    prx_mix_down(k->rows + (size_t)c * k->pitch, k->rows + (size_t)c * k->pitch, k->pitch,
+                 k->mix[c], 0);
   }
 }
 

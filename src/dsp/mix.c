@@ -10,7 +10,7 @@ static double phase_at(double f, uint64_t m) {
   return v - floor(v);
 }
 
-void prx_mix_down(prx_cf32 *x, size_t n, double f, uint64_t n0) {
+void prx_mix_down(const prx_cf32 *in, prx_cf32 *out, size_t n, double f, uint64_t n0) {
   const double two_pi = 6.283185307179586476925286766559;
   double wr = cos(two_pi * f), wi = -sin(two_pi * f); /* one sample's rotation */
   uint64_t m = n0 - n0 % PRX_MIX_ANCHOR;              /* the anchor at or before n0 */
@@ -22,10 +22,9 @@ void prx_mix_down(prx_cf32 *x, size_t n, double f, uint64_t n0) {
       pi = -sin(a);
     }
     if (k >= n0) {
-      prx_cf32 *s = &x[k - n0];
-      double re = s->re, im = s->im;
-      s->re = (float)(re * pr - im * pi);
-      s->im = (float)(re * pi + im * pr);
+      double re = in[k - n0].re, im = in[k - n0].im;
+      out[k - n0].re = (float)(re * pr - im * pi);
+      out[k - n0].im = (float)(re * pi + im * pr);
     }
     double t = pr * wr - pi * wi;
     pi = pr * wi + pi * wr;

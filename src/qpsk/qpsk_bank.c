@@ -6,7 +6,7 @@
  * is by construction that of an independent prx_qpsk given the same row, and the thread count
  * changes nothing. cf16 rows are converted to cf32 in the slot's scratch first; packed output is
  * demodulated unpacked into the slot's scratch and packed with the channel's leftover bits.
- * With mix_hz, every row is converted to cf32 in the slot's scratch and mixed there
+ * With mix_hz, every row is mixed into the slot's cf32 scratch (converted first unless cf32)
  * (src/dsp/mix.c) by the index of each sample in the channel's stream. */
 #include "qpsk_bank_internal.h"
 
@@ -258,20 +258,26 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
   const prx_qpsk_bank_out *o = x->out;
   size_t sz = prx_format_size(b->cfg.row_format);
   const void *row = x->in ? (const uint8_t *)x->in + (size_t)c * x->in_stride * sz : NULL;
-  if (!x->flush && b->cfg.row_format == PRX_CF16) {
-    const uint16_t *h = row;
-    for (size_t i = 0; i < x->n_in; i++) {
-      slot->conv[i].re = prx_half_to_float(h[2 * i]);
-      slot->conv[i].im = prx_half_to_float(h[2 * i + 1]);
+  if (!x->flush && (b->cfg.row_format == PRX_CF16 || b->mix)) {
+    /* into the slot's cf32 scratch: cf16 and the integer formats converted, then mixed; a cf32
+     * row is mixed straight from the caller's memory (one pass) */
+    const prx_cf32 *src = row;
+    if (b->cfg.row_format == PRX_CF16) {
+      const uint16_t *h = row;
+      for (size_t i = 0; i < x->n_in; i++) {
+        slot->conv[i].re = prx_half_to_float(h[2 * i]);
+        slot->conv[i].im = prx_half_to_float(h[2 * i + 1]);
+      }
+      src = slot->conv;
+    } else if (b->cfg.row_format != PRX_CF32) {
+      prx_convert_block(b->cfg.row_format, row, x->n_in, slot->conv);
+      src = slot->conv;
+    }
+    if (b->mix) {
+      prx_mix_down(src, slot->conv, x->n_in, b->mix[c], b->mix_n[c]);
+      b->mix_n[c] += x->n_in;
     }
     row = slot->conv;
-  } else if (!x->flush && b->mix) {
-    prx_convert_block(b->cfg.row_format, row, x->n_in, slot->conv);
-    row = slot->conv;
-  }
-  if (!x->flush && b->mix) {
-    prx_mix_down(slot->conv, x->n_in, b->mix[c], b->mix_n[c]);
-    b->mix_n[c] += x->n_in;
   }
   uint8_t *dst = o->bits ? o->bits + (size_t)c * o->bits_stride : NULL;
   uint8_t *ubits = b->cfg.packed && dst ? slot->bits : dst;
