@@ -77,6 +77,7 @@ void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   free(b->slots);
   free(b->pack_byte);
   free(b->pack_n);
+  free(b->n_bytes);
   free(b->mix);
   free(b->mix_n);
   free(b);
@@ -126,7 +127,8 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
   b->ch = calloc(b->C, sizeof *b->ch);
   b->pack_byte = calloc(b->C, 1);
   b->pack_n = calloc(b->C, 1);
-  if (!b->ch || !b->pack_byte || !b->pack_n) {
+  b->n_bytes = calloc(b->C, sizeof *b->n_bytes);
+  if (!b->ch || !b->pack_byte || !b->pack_n || !b->n_bytes) {
     prx_qpsk_destroy(probe);
     prx_qpsk_bank_destroy(b);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's %u channels", b->C);
@@ -410,9 +412,7 @@ static prx_status run_device(prx_qpsk_bank *b, const void *d_in, size_t in_strid
       b->cuda, d_in, in_stride, flush ? 0 : n_in, C, sz, out->bits ? C * out->bits_stride : 0,
       out->llrs ? C * out->llr_stride * sizeof(float) : 0, stream, &h_in, &h.bits, &h.llrs);
   if (st) return st;
-  size_t *n_bytes = out->n_bytes;
-  if (!n_bytes && !(n_bytes = calloc(C, sizeof *n_bytes)))
-    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's byte counts");
+  size_t *n_bytes = out->n_bytes ? out->n_bytes : b->n_bytes; /* (the widest row is needed) */
   h.n_bytes = n_bytes;
   st = prx_qpsk_bank_run_host(b, h_in, n_in, flush ? 0 : n_in, flush, &h);
   size_t wb = 0, ws = 0;
@@ -420,7 +420,6 @@ static prx_status run_device(prx_qpsk_bank *b, const void *d_in, size_t in_strid
     if (n_bytes[c] > wb) wb = n_bytes[c];
     if (out->n_symbols[c] > ws) ws = out->n_symbols[c];
   }
-  if (n_bytes != out->n_bytes) free(n_bytes);
   if (st) return st;
   return b->gpu->stage_out(b->cuda, out->bits, out->bits_stride, wb, out->llrs, out->llr_stride,
                            2 * ws, C, stream);

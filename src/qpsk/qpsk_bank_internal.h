@@ -23,6 +23,7 @@ struct prx_qpsk_bank {
   prx_qpsk **ch;       /* C single-channel demodulators (threads = 1, cf32 or the row format) */
   uint8_t *pack_byte;  /* [C]: packed output, the byte being filled */
   uint8_t *pack_n;     /* [C]: its bit count, 0..7 */
+  size_t *n_bytes;     /* [C]: the staged device path's byte counts when the caller takes none */
   double *mix;         /* [C] or NULL: mix_hz / sample_rate, cycles per sample */
   uint64_t *mix_n;     /* [C]: the channel's stream samples so far (the mixer's index) */
   struct prx_pool *pool;
