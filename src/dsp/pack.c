@@ -110,3 +110,22 @@ size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out) {
   }
   return sat;
 }
+
+size_t prx_pack_bits(prx_bit_packer *p, const uint8_t *bits, size_t n, int last, uint8_t *out) {
+  unsigned acc = p->byte, k = p->n;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    acc = (acc << 1) | (bits[i] & 1u);
+    if (++k == 8) {
+      out[m++] = (uint8_t)acc;
+      acc = k = 0;
+    }
+  }
+  if (last && k) {
+    out[m++] = (uint8_t)(acc << (8 - k));
+    acc = k = 0;
+  }
+  p->byte = (uint8_t)acc;
+  p->n = (uint8_t)k;
+  return m;
+}

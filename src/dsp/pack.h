@@ -1,5 +1,6 @@
-/* Output sample packing (internal): cf32 to the compact formats a recording can hold, cf16 (IEEE
- * binary16) and ci16 (scaled, saturating 16-bit integers). docs/FORMATS.md states the scales. */
+/* Output packing (internal): cf32 to the compact formats a recording can hold, cf16 (IEEE
+ * binary16) and ci16 (scaled, saturating 16-bit integers; docs/FORMATS.md states the scales), and
+ * hard bits packed eight to a byte. */
 #ifndef PRX_PACK_H
 #define PRX_PACK_H
 
@@ -24,5 +25,16 @@ void prx_pack_cf16(const prx_cf32 *in, size_t n, uint16_t *out);
 /* n complex samples to 2n int16 values round(x * scale), ties to even, saturated to
  * [-32768, 32767]; NaN becomes 0. Returns how many of the 2n values were saturated or NaN. */
 size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out);
+
+/* Hard bits (one 0/1 byte each) packed eight to a byte, the first bit in the MSB, for a stream
+ * cut anywhere: the bits that do not fill a byte wait in the packer for the next call. */
+typedef struct {
+  uint8_t byte; /* the byte being filled */
+  uint8_t n;    /* its bit count, 0..7 */
+} prx_bit_packer;
+
+/* Packs n bits into out and returns the whole bytes written; with last, the bits left go out as
+ * one more byte padded with zeros and the packer starts afresh. out holds (n + 7) / 8 + 1. */
+size_t prx_pack_bits(prx_bit_packer *p, const uint8_t *bits, size_t n, int last, uint8_t *out);
 
 #endif

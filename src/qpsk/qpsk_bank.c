@@ -75,8 +75,7 @@ void prx_qpsk_bank_destroy(prx_qpsk_bank *b) {
   prx_pool_destroy(b->pool);
   free(b->ch);
   free(b->slots);
-  free(b->pack_byte);
-  free(b->pack_n);
+  free(b->packer);
   free(b->n_bytes);
   free(b->mix);
   free(b->mix_n);
@@ -125,10 +124,9 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
   b->C = cfg->channels;
   b->backend = backend;
   b->ch = calloc(b->C, sizeof *b->ch);
-  b->pack_byte = calloc(b->C, 1);
-  b->pack_n = calloc(b->C, 1);
+  b->packer = calloc(b->C, sizeof *b->packer);
   b->n_bytes = calloc(b->C, sizeof *b->n_bytes);
-  if (!b->ch || !b->pack_byte || !b->pack_n || !b->n_bytes) {
+  if (!b->ch || !b->packer || !b->n_bytes) {
     prx_qpsk_destroy(probe);
     prx_qpsk_bank_destroy(b);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the bank's %u channels", b->C);
@@ -178,8 +176,7 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
 void prx_qpsk_bank_reset(prx_qpsk_bank *b) {
   if (!b) return;
   for (unsigned c = 0; c < b->C; c++) prx_qpsk_reset(b->ch[c]);
-  memset(b->pack_byte, 0, b->C);
-  memset(b->pack_n, 0, b->C);
+  memset(b->packer, 0, b->C * sizeof *b->packer);
   if (b->mix_n) memset(b->mix_n, 0, b->C * sizeof *b->mix_n);
   prx_qpsk_bank_gpu_reset(b->drv);
 }
@@ -237,22 +234,7 @@ typedef struct {
 
 size_t prx_qpsk_bank_pack(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, size_t n_bits,
                           uint8_t *dst, int flush) {
-  unsigned acc = b->pack_byte[c], k = b->pack_n[c];
-  size_t m = 0;
-  for (size_t i = 0; i < n_bits; i++) {
-    acc = (acc << 1) | bits[i];
-    if (++k == 8) {
-      dst[m++] = (uint8_t)acc;
-      acc = k = 0;
-    }
-  }
-  b->pack_byte[c] = (uint8_t)acc;
-  b->pack_n[c] = (uint8_t)k;
-  if (flush) {
-    if (k) dst[m++] = (uint8_t)(acc << (8 - k)); /* the last byte, padded with zeros */
-    b->pack_byte[c] = b->pack_n[c] = 0;
-  }
-  return m;
+  return prx_pack_bits(&b->packer[c], bits, n_bits, flush, dst);
 }
 
 static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
@@ -304,7 +286,7 @@ static void run_channel(run_ctx *x, prx_qpsk_bank_slot *slot, unsigned c) {
     bytes = 0;
   }
   if (x->flush) { /* the next stream starts on a byte, its mixer at phase 0 */
-    b->pack_byte[c] = b->pack_n[c] = 0;
+    b->packer[c].byte = b->packer[c].n = 0;
     if (b->mix_n) b->mix_n[c] = 0;
   }
   o->n_symbols[c] = n;

@@ -5,6 +5,8 @@
 
 #include "polyrx/qpsk_bank.h"
 
+#include "../dsp/pack.h"
+
 #include <stdint.h>
 
 /* one worker slot's scratch: converted input (cf16 rows, mixed rows) and unpacked bits (packed
@@ -19,13 +21,12 @@ typedef struct {
 struct prx_qpsk_bank {
   prx_qpsk_bank_config cfg;
   unsigned C;
-  prx_backend backend; /* CPU or CUDA (AUTO resolved) */
-  prx_qpsk **ch;       /* C single-channel demodulators (threads = 1, cf32 or the row format) */
-  uint8_t *pack_byte;  /* [C]: packed output, the byte being filled */
-  uint8_t *pack_n;     /* [C]: its bit count, 0..7 */
-  size_t *n_bytes;     /* [C]: the staged device path's byte counts when the caller takes none */
-  double *mix;         /* [C] or NULL: mix_hz / sample_rate, cycles per sample */
-  uint64_t *mix_n;     /* [C]: the channel's stream samples so far (the mixer's index) */
+  prx_backend backend;    /* CPU or CUDA (AUTO resolved) */
+  prx_qpsk **ch;          /* C single-channel demodulators (threads = 1, cf32 or the row format) */
+  prx_bit_packer *packer; /* [C]: packed output, the bits waiting for their byte */
+  size_t *n_bytes;        /* [C]: the staged device path's byte counts when the caller takes none */
+  double *mix;            /* [C] or NULL: mix_hz / sample_rate, cycles per sample */
+  uint64_t *mix_n;        /* [C]: the channel's stream samples so far (the mixer's index) */
   struct prx_pool *pool;
   unsigned n_slots;
   prx_qpsk_bank_slot *slots;

@@ -15,6 +15,7 @@
 #include "rx_multi_internal.h"
 
 #include "../core/internal.h"
+#include "../dsp/pack.h"
 #include "../pipeline/pipeline.h"
 
 #include <math.h>
@@ -53,8 +54,7 @@ typedef struct {
   unsigned turn;               /* quarter-turns applied to the pending run */
   uint64_t emitted;
   uint64_t seams, unmatched;
-  uint8_t carry; /* packed output: bits waiting for their byte */
-  unsigned carry_n;
+  prx_bit_packer packer; /* packed output: bits waiting for their byte */
 } rxm_carrier;
 
 struct prx_rx_multi {
@@ -405,7 +405,7 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
 static prx_status emit(prx_rx_multi *m, size_t c, const rxm_run *r, size_t from, size_t to,
                        int final) {
   rxm_carrier *k = &m->c[c];
-  if (to <= from && !(final && m->cfg.rx.packed && k->carry_n)) return PRX_OK;
+  if (to <= from && !(final && m->cfg.rx.packed && k->packer.n)) return PRX_OK;
   size_t n = to > from ? to - from : 0;
   const float *llrs = m->cfg.rx.llrs && n ? r->llrs + 2 * from : NULL;
   k->emitted += n;
@@ -420,20 +420,7 @@ static prx_status emit(prx_rx_multi *m, size_t c, const rxm_run *r, size_t from,
     m->out_bytes = p;
     m->out_cap = need;
   }
-  size_t nb = 0;
-  for (size_t i = 0; i < 2 * n; i++) { /* MSB first */
-    k->carry = (uint8_t)(k->carry << 1 | (r->bits[2 * from + i] & 1));
-    if (++k->carry_n == 8) {
-      m->out_bytes[nb++] = k->carry;
-      k->carry = 0;
-      k->carry_n = 0;
-    }
-  }
-  if (final && k->carry_n) {
-    m->out_bytes[nb++] = (uint8_t)(k->carry << (8 - k->carry_n));
-    k->carry = 0;
-    k->carry_n = 0;
-  }
+  size_t nb = prx_pack_bits(&k->packer, r->bits + 2 * from, 2 * n, final, m->out_bytes);
   if (nb || n) m->cfg.rx.on_output(m->cfg.rx.user, c, m->out_bytes, nb, llrs, n);
   return PRX_OK;
 }
@@ -601,8 +588,7 @@ static void restart(prx_rx_multi *m) {
     k->keep_from = 0;
     k->seg_start = k->seg_end = 0;
     k->turn = 0;
-    k->carry = 0;
-    k->carry_n = 0;
+    k->packer.byte = k->packer.n = 0;
   }
 }
 
