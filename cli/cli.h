@@ -180,6 +180,9 @@ int cli_parse_seed(const char *text, uint64_t *out);
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */
 int cli_parse_eng(const char *text, double *out);
+/* The other way: hz in the largest of Hz, kHz, MHz, GHz that its magnitude reaches; *unit names
+ * it. */
+double cli_hz_unit(double hz, const char **unit);
 /* Parses a non-negative integer in [min, max] (engineering suffixes k/M/G allowed when exact). */
 int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsigned long *out);
 

@@ -306,15 +306,8 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* Hz as "100.1088 MHz" (9 significant digits, engineering prefix). */
 static const char *fmt_hz(double hz, char *buf, size_t cap) {
-  double a = fabs(hz);
-  const char *unit = "Hz";
-  double v = hz;
-  if (a >= 1e9)
-    v = hz / 1e9, unit = "GHz";
-  else if (a >= 1e6)
-    v = hz / 1e6, unit = "MHz";
-  else if (a >= 1e3)
-    v = hz / 1e3, unit = "kHz";
+  const char *unit;
+  double v = cli_hz_unit(hz, &unit);
   snprintf(buf, cap, "%.9g %s", v, unit);
   return buf;
 }

@@ -40,14 +40,8 @@ static void usage(FILE *f) {
 
 /* "6.5536 MHz", "48 kHz", "100 Hz" */
 static void print_hz(const char *label, double hz) {
-  const char *unit = "Hz";
-  double v = hz, a = fabs(hz);
-  if (a >= 1e9)
-    v = hz / 1e9, unit = "GHz";
-  else if (a >= 1e6)
-    v = hz / 1e6, unit = "MHz";
-  else if (a >= 1e3)
-    v = hz / 1e3, unit = "kHz";
+  const char *unit;
+  double v = cli_hz_unit(hz, &unit);
   printf("%-12s %.10g %s\n", label, v, unit);
 }
 

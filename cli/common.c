@@ -38,6 +38,20 @@ int cli_status_error(const char *cmd, const char *what, prx_status st) {
   return cli_error(cmd, "%s: %s%s%s", what, prx_strerror(st), detail[0] ? ": " : "", detail);
 }
 
+double cli_hz_unit(double hz, const char **unit) {
+  static const struct {
+    double scale;
+    const char *name;
+  } units[] = {{1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (fabs(hz) >= units[i].scale) {
+      *unit = units[i].name;
+      return hz / units[i].scale;
+    }
+  *unit = "Hz";
+  return hz;
+}
+
 int cli_parse_eng(const char *text, double *out) {
   if (!text || !*text) return -1;
   errno = 0;
