@@ -150,10 +150,7 @@ int cmd_info(int argc, char **argv) {
       cJSON_AddNullToObject(o, "sample_rate");
     cJSON_AddNumberToObject(o, "center_freq", info.center_freq);
     cJSON_AddNumberToObject(o, "samples", (double)samples);
-    if (isfinite(seconds))
-      cJSON_AddNumberToObject(o, "seconds", seconds);
-    else
-      cJSON_AddNullToObject(o, "seconds");
+    cli_json_num(o, "seconds", seconds);
     cJSON_AddBoolToObject(o, "truncated", truncated);
     if (info.is_sigmf) {
       cJSON *caps = cJSON_AddArrayToObject(o, "captures");

@@ -341,6 +341,13 @@ double cli_seconds(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
+  if (!f) return rc;
+  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
+  if (bad && rc < 0) return cli_error(cmd, "cannot write %s: %s", name, strerror(errno));
+  return rc;
+}
+
 /* ---- progress ---- */
 
 uint64_t cli_input_samples(const prx_iq_reader *r, const char *input) {
