@@ -215,6 +215,11 @@ static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
   return best;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* One seed block through a receiver in steady state: the median compute time of 9 blocks
  * after 8 (the demodulators' spans filled). */
 static double run_block(const int16_t *x, size_t n, prx_backend be) {
@@ -245,13 +250,7 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
     if (b >= 8) t[b - 8] = now() - t0;
   }
   prx_rx_destroy(rx);
-  for (int i = 0; i < 9; i++) /* sort: the median */
-    for (int j = i + 1; j < 9; j++)
-      if (t[j] < t[i]) {
-        double s = t[i];
-        t[i] = t[j];
-        t[j] = s;
-      }
+  qsort(t, 9, sizeof t[0], cmp_double);
   return t[4];
 }
 
@@ -259,11 +258,6 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
 
 #define BIG_LOG2 28
 #define BIG_BLOCK ((size_t)1 << 22)
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Host-to-device bytes per second: 1 GiB copies of pinned memory (x, at least 1 GiB), best of 5,
  * each timed by the host from its queueing to the stream's end. */
