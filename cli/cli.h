@@ -90,6 +90,8 @@ double cli_seconds(void);
  * that the close reveals, becomes an error line and exit code where rc is -1 (no error yet).
  * A NULL f returns rc. */
 int cli_close_output(const char *cmd, FILE *f, const char *name, int rc);
+/* qsort's comparison of doubles, ascending. */
+int cli_cmp_double(const void *a, const void *b);
 
 /* A progress line on standard error for long runs: "polyrx CMD: 12.6 M of 100 M samples (13%),
  * 45.1 M samples/s, ETA 2 s", redrawn in place at most 4 times a second, first after one second

@@ -1214,11 +1214,6 @@ static int write_collection(run_state *r) {
   return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Non-finite samples: a note when a few, a warning when more than NONFINITE_WARN (shown even
  * with -q: quiet, the summary's note lines are left out). */
 static void report_nonfinite(const run_state *r, int quiet) {
@@ -1277,7 +1272,7 @@ static void summary(run_state *r, double elapsed) {
     db[s] = sorted[s] = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
     order[s] = s;
   }
-  qsort(sorted, r->n_sel, sizeof *sorted, cmp_double);
+  qsort(sorted, r->n_sel, sizeof *sorted, cli_cmp_double);
   double median =
       r->n_sel % 2 ? sorted[r->n_sel / 2] : 0.5 * (sorted[r->n_sel / 2 - 1] + sorted[r->n_sel / 2]);
   size_t top = r->n_sel < TOP_CHANNELS ? r->n_sel : TOP_CHANNELS;

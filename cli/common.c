@@ -348,6 +348,11 @@ int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
   return rc;
 }
 
+int cli_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 /* ---- progress ---- */
 
 uint64_t cli_input_samples(const prx_iq_reader *r, const char *input) {
