@@ -1,11 +1,13 @@
 /* What the GPU benchmarks share (C, CUDA runtime API): the device-to-device copy bandwidth that
- * every byte floor is measured against, in the same run. */
+ * every byte floor is measured against, in the same run, and the --case filter. */
 #ifndef PRX_BENCH_CUDA_H
 #define PRX_BENCH_CUDA_H
 
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Bytes read + written per second by a 1 GiB cudaMemcpy device to device, the best of 5 (NaN
  * where the buffers cannot be had). */
@@ -35,6 +37,24 @@ static inline double bench_d2d_bandwidth(void) {
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   return 2.0 * (double)bytes / (best * 1e-3);
+}
+
+/* --case SPS:C:FORMAT (repeatable) in argv: whether the case (SPS, C, fmt "cf32" or "cf16") is one
+ * of those given; with no --case, every case is. */
+static inline int bench_case_wanted(int argc, char **argv, double sps, unsigned C,
+                                    const char *fmt) {
+  int any = 0;
+  for (int i = 1; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--case")) continue;
+    any = 1;
+    double s;
+    unsigned c;
+    char f[8];
+    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
+        !strcmp(f, fmt))
+      return 1;
+  }
+  return !any;
 }
 
 #endif

@@ -148,22 +148,6 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   return rc;
 }
 
-/* --case SPS:C:FORMAT (repeatable): only those cases (SPS 4 or 5.333) */
-static int wanted(int argc, char **argv, double sps, unsigned C, const char *fmt) {
-  int any = 0;
-  for (int i = 1; i + 1 < argc; i++) {
-    if (strcmp(argv[i], "--case")) continue;
-    any = 1;
-    double s;
-    unsigned c;
-    char f[8];
-    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
-        !strcmp(f, fmt))
-      return 1;
-  }
-  return !any;
-}
-
 int main(int argc, char **argv) {
   int quick = 0;
   for (int i = 1; i < argc; i++) quick |= !strcmp(argv[i], "--quick");
@@ -184,7 +168,9 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < (quick ? 2 : 3); ci++) {
       double sps = spss[si];
       unsigned C = Cs[ci];
-      if (!wanted(argc, argv, sps, C, "cf32") && !wanted(argc, argv, sps, C, "cf16")) continue;
+      if (!bench_case_wanted(argc, argv, sps, C, "cf32") &&
+          !bench_case_wanted(argc, argv, sps, C, "cf16"))
+        continue;
       size_t n = (size_t)(8192 * sps), n4 = 4 * n;
       size_t pitch = (n4 + 15) / 16 * 16; /* 64-byte rows in cf16 and cf32 */
       prx_cf32 *h32 = malloc((size_t)C * pitch * sizeof *h32);
@@ -193,7 +179,7 @@ int main(int argc, char **argv) {
       make_rows(C, sps, n4, pitch, h32);
       prx_pack_cf16(h32, (size_t)C * pitch, h16);
       for (int f = 0; f < 2; f++) {
-        if (!wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
+        if (!bench_case_wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
         prx_format fmt = f ? PRX_CF16 : PRX_CF32;
         size_t sz = prx_format_size(fmt);
         const void *h = f ? (const void *)h16 : (const void *)h32;

@@ -155,22 +155,6 @@ static double time_it(const bench_bufs *b, int which) {
   return ms[REPS / 2] * 1e-3;
 }
 
-/* --case filters: none given, every configuration runs */
-static int wanted(int argc, char **argv, double sps, unsigned C, int cf16) {
-  int any = 0;
-  for (int i = 1; i + 1 < argc; i++) {
-    if (strcmp(argv[i], "--case")) continue;
-    any = 1;
-    double s;
-    unsigned c;
-    char f[8];
-    if (sscanf(argv[i + 1], "%lf:%u:%7s", &s, &c, f) == 3 && fabs(s - sps) < 0.01 && c == C &&
-        !strcmp(f, cf16 ? "cf16" : "cf32"))
-      return 1;
-  }
-  return !any;
-}
-
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--case") || i + 1 == argc) {
@@ -253,7 +237,7 @@ int main(int argc, char **argv) {
         fmix[c] = test_rng_uniform(&r) - 0.5;
       }
       for (int f = 0; f < 2; f++) {
-        if (!wanted(argc, argv, sps, C, f)) continue;
+        if (!bench_case_wanted(argc, argv, sps, C, f ? "cf16" : "cf32")) continue;
         const size_t ssz = f ? 4 : 8, stride = pitch * ssz;
         qpsk_stages st;
         if (S->create(&st, &pre, &mf, C, NB, L, Lmax, sps, f) ||

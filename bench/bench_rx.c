@@ -161,27 +161,40 @@ static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *r
   return 0;
 }
 
-/* The channelizer alone: the receiver's prototype (K 14 + 1 taps, as prx_rx designs it) and the
- * same selection, the same blocks. */
-static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
-  static unsigned sel[K];
-  size_t ns = all ? K : 64;
+/* The channelizer in the receiver's configuration: ci16, its prototype (K 14 + 1 taps, as prx_rx
+ * designs it; *taps for the caller to free) and a selection into sel (K entries): order 0 the 64
+ * carriers' channels, 1 all K in the receiver's order, (i - K/2) mod K, 2 all K in natural order.
+ */
+static prx_chan_config rx_chan_config(int order, unsigned *sel, float **taps, prx_backend be,
+                                      size_t block) {
+  size_t ns = order == 0 ? 64 : K;
   for (size_t i = 0; i < ns; i++) {
-    long kk = all ? (long)i - K / 2 : lround(carrier_freq((int)i) / (FS / K));
+    long kk = order == 0   ? lround(carrier_freq((int)i) / (FS / K))
+              : order == 1 ? (long)i - K / 2
+                           : (long)i;
     sel[i] = (unsigned)((kk % K + K) % K);
   }
   size_t M = (size_t)K * 14 + 1;
-  float *taps = malloc(M * sizeof *taps);
-  prx_design_kaiser(M, 80, 1.0 / K, taps);
+  *taps = malloc(M * sizeof **taps);
+  prx_design_kaiser(M, 80, 1.0 / K, *taps);
   prx_chan_config cc = prx_chan_config_default();
   cc.channels = K;
-  cc.taps = taps;
+  cc.taps = *taps;
   cc.n_taps = M;
   cc.select = sel;
   cc.n_select = ns;
   cc.in_format = PRX_CI16;
   cc.backend = be;
-  cc.block_samples = BLOCK;
+  cc.block_samples = block;
+  return cc;
+}
+
+/* The channelizer alone: the receiver's prototype and the same selection, the same blocks. */
+static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
+  static unsigned sel[K];
+  float *taps;
+  prx_chan_config cc = rx_chan_config(all, sel, &taps, be, BLOCK);
+  size_t ns = cc.n_select;
   size_t stride = BLOCK / (K / 2) + 64;
   prx_cf32 *out = malloc(ns * stride * sizeof *out);
   double best = 0;
@@ -200,6 +213,11 @@ static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
   free(out);
   free(taps);
   return best;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 
 /* One seed block through a receiver in steady state: the median compute time of 9 blocks
@@ -232,13 +250,7 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
     if (b >= 8) t[b - 8] = now() - t0;
   }
   prx_rx_destroy(rx);
-  for (int i = 0; i < 9; i++) /* sort: the median */
-    for (int j = i + 1; j < 9; j++)
-      if (t[j] < t[i]) {
-        double s = t[i];
-        t[i] = t[j];
-        t[j] = s;
-      }
+  qsort(t, 9, sizeof t[0], cmp_double);
   return t[4];
 }
 
@@ -246,11 +258,6 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
 
 #define BIG_LOG2 28
 #define BIG_BLOCK ((size_t)1 << 22)
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Host-to-device bytes per second: 1 GiB copies of pinned memory (x, at least 1 GiB), best of 5,
  * each timed by the host from its queueing to the stream's end. */
@@ -280,25 +287,9 @@ static double pcie_bound(const void *x) {
 static double chan_device(const void *d_in, size_t big, int order, size_t block, double *flush_s) {
   const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
   static unsigned sel[K];
-  size_t ns = order == 0 ? 64 : K;
-  for (size_t i = 0; i < ns; i++) {
-    long kk = order == 0   ? lround(carrier_freq((int)i) / (FS / K))
-              : order == 1 ? (long)i - K / 2
-                           : (long)i;
-    sel[i] = (unsigned)((kk % K + K) % K);
-  }
-  size_t M = (size_t)K * 14 + 1;
-  float *taps = malloc(M * sizeof *taps);
-  prx_design_kaiser(M, 80, 1.0 / K, taps);
-  prx_chan_config cc = prx_chan_config_default();
-  cc.channels = K;
-  cc.taps = taps;
-  cc.n_taps = M;
-  cc.select = sel;
-  cc.n_select = ns;
-  cc.in_format = PRX_CI16;
-  cc.backend = PRX_BACKEND_CUDA;
-  cc.block_samples = block;
+  float *taps;
+  prx_chan_config cc = rx_chan_config(order, sel, &taps, PRX_BACKEND_CUDA, block);
+  size_t ns = cc.n_select;
   size_t stride = block / (K / 2) + 64;
   void *d_out = NULL, *s = NULL;
   prx_chan *c = NULL;

@@ -12,6 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+void cli_json_num(cJSON *o, const char *k, double v) {
+  if (isfinite(v))
+    cJSON_AddNumberToObject(o, k, v);
+  else
+    cJSON_AddNullToObject(o, k);
+}
+
 int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return cli_error(cmd, "out of memory");
@@ -45,10 +52,7 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "index", s->index[i]);
     cJSON_AddNumberToObject(c, "frequency", s->freq[i]);
-    if (isfinite(s->power_db[i]))
-      cJSON_AddNumberToObject(c, "power_dbfs", s->power_db[i]);
-    else
-      cJSON_AddNullToObject(c, "power_dbfs");
+    cli_json_num(c, "power_dbfs", s->power_db[i]);
     cJSON_AddNumberToObject(c, "samples", (double)s->out_samples);
     if (s->ok[i])
       cJSON_AddStringToObject(c, "recording", s->files[i]);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Each subcommand: argv[0] is the subcommand's name; returns the process exit code. */
 int cmd_channelize(int argc, char **argv);
@@ -85,6 +86,12 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
                    size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
+/* Closes an output (flushes standard output instead) and returns rc; a failed write, or one
+ * that the close reveals, becomes an error line and exit code where rc is -1 (no error yet).
+ * A NULL f returns rc. */
+int cli_close_output(const char *cmd, FILE *f, const char *name, int rc);
+/* qsort's comparison of doubles, ascending. */
+int cli_cmp_double(const void *a, const void *b);
 
 /* A progress line on standard error for long runs: "polyrx CMD: 12.6 M of 100 M samples (13%),
  * 45.1 M samples/s, ETA 2 s", redrawn in place at most 4 times a second, first after one second
@@ -161,6 +168,9 @@ typedef struct {
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */
 int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s);
+/* A number into a JSON report: v, or null where it is not finite. */
+struct cJSON;
+void cli_json_num(struct cJSON *o, const char *k, double v);
 /* --occupancy FILE.png: the per-channel power bar chart. -1 or the exit code. */
 int cli_chan_write_occupancy(const char *cmd, const char *path, const cli_chan_summary *s);
 
@@ -180,6 +190,9 @@ int cli_parse_seed(const char *text, uint64_t *out);
 /* Parses a number with an optional engineering suffix: 6.5536M, 12.8k, 2.4e3, 1G, 50u.
  * The whole string must be consumed; rejects empty, NaN, inf. 0 on success, -1 otherwise. */
 int cli_parse_eng(const char *text, double *out);
+/* The other way: hz in the largest of Hz, kHz, MHz, GHz that its magnitude reaches; *unit names
+ * it. */
+double cli_hz_unit(double hz, const char **unit);
 /* Parses a non-negative integer in [min, max] (engineering suffixes k/M/G allowed when exact). */
 int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsigned long *out);
 

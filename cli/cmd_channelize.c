@@ -306,15 +306,8 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* Hz as "100.1088 MHz" (9 significant digits, engineering prefix). */
 static const char *fmt_hz(double hz, char *buf, size_t cap) {
-  double a = fabs(hz);
-  const char *unit = "Hz";
-  double v = hz;
-  if (a >= 1e9)
-    v = hz / 1e9, unit = "GHz";
-  else if (a >= 1e6)
-    v = hz / 1e6, unit = "MHz";
-  else if (a >= 1e3)
-    v = hz / 1e3, unit = "kHz";
+  const char *unit;
+  double v = cli_hz_unit(hz, &unit);
   snprintf(buf, cap, "%.9g %s", v, unit);
   return buf;
 }
@@ -1221,11 +1214,6 @@ static int write_collection(run_state *r) {
   return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Non-finite samples: a note when a few, a warning when more than NONFINITE_WARN (shown even
  * with -q: quiet, the summary's note lines are left out). */
 static void report_nonfinite(const run_state *r, int quiet) {
@@ -1284,7 +1272,7 @@ static void summary(run_state *r, double elapsed) {
     db[s] = sorted[s] = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
     order[s] = s;
   }
-  qsort(sorted, r->n_sel, sizeof *sorted, cmp_double);
+  qsort(sorted, r->n_sel, sizeof *sorted, cli_cmp_double);
   double median =
       r->n_sel % 2 ? sorted[r->n_sel / 2] : 0.5 * (sorted[r->n_sel / 2 - 1] + sorted[r->n_sel / 2]);
   size_t top = r->n_sel < TOP_CHANNELS ? r->n_sel : TOP_CHANNELS;

@@ -372,13 +372,6 @@ static FILE *open_out(const char *path, const char *what, int *rc) {
 
 /* ---- the JSON report ---- */
 
-static void json_num(cJSON *o, const char *k, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
 static int rep_write_item(run_state *r, cJSON *item) {
   char *s = cJSON_PrintUnformatted(item);
   cJSON_Delete(item);
@@ -392,23 +385,23 @@ static int report_begin(run_state *r) {
   cJSON *cfg = cJSON_CreateObject(), *in = cJSON_CreateObject();
   cJSON_AddStringToObject(in, "path", r->o.input);
   cJSON_AddStringToObject(in, "format", prx_format_name(r->in.format));
-  json_num(in, "sample_rate", r->in.sample_rate);
+  cli_json_num(in, "sample_rate", r->in.sample_rate);
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
-  json_num(in, "center_frequency", r->in.center_freq);
+  cli_json_num(in, "center_frequency", r->in.center_freq);
   const prx_qpsk_config *c = &r->qc;
-  json_num(cfg, "symbol_rate", c->symbol_rate);
-  json_num(cfg, "samples_per_symbol", prx_qpsk_sps(r->q));
-  json_num(cfg, "rolloff", c->rolloff);
-  json_num(cfg, "span", c->span);
-  json_num(cfg, "block_symbols", c->block_symbols);
-  json_num(cfg, "cfo_span_symbols", prx_qpsk_cfo_span(r->q));
-  json_num(cfg, "acquisition_hz", c->acquisition * c->symbol_rate);
+  cli_json_num(cfg, "symbol_rate", c->symbol_rate);
+  cli_json_num(cfg, "samples_per_symbol", prx_qpsk_sps(r->q));
+  cli_json_num(cfg, "rolloff", c->rolloff);
+  cli_json_num(cfg, "span", c->span);
+  cli_json_num(cfg, "block_symbols", c->block_symbols);
+  cli_json_num(cfg, "cfo_span_symbols", prx_qpsk_cfo_span(r->q));
+  cli_json_num(cfg, "acquisition_hz", c->acquisition * c->symbol_rate);
   cJSON_AddStringToObject(cfg, "ambiguity", prx_qpsk_ambiguity_name(c->ambiguity));
   if (c->ambiguity == PRX_QPSK_PILOTS) {
-    json_num(cfg, "pilot_period", c->pilot_period);
-    json_num(cfg, "pilot_len", c->pilot_len);
+    cli_json_num(cfg, "pilot_period", c->pilot_period);
+    cli_json_num(cfg, "pilot_len", c->pilot_len);
   }
-  json_num(cfg, "threads", c->threads);
+  cli_json_num(cfg, "threads", c->threads);
   cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
   if (fprintf(r->rep_f,
               "{\"polyrx_version\":\"%s\",\"command\":\"demod\",\"input\":", prx_version()) < 0 ||
@@ -424,19 +417,19 @@ static void on_block(void *user, const prx_qpsk_block *b) {
   r->n_blocks++;
   if (!r->rep_f || r->rep_fatal) return;
   cJSON *o = cJSON_CreateObject();
-  json_num(o, "index", (double)b->index);
-  json_num(o, "first_symbol", (double)b->first_symbol);
-  json_num(o, "symbols", b->n_symbols);
-  json_num(o, "data_symbols", b->n_data);
-  json_num(o, "time_s", b->time);
-  json_num(o, "cfo_hz", b->cfo);
-  json_num(o, "phase_rad", b->phase);
-  json_num(o, "timing_symbols", b->timing);
-  json_num(o, "clock_ppm", b->clock_ppm);
-  json_num(o, "esn0_db", b->esn0_db);
-  json_num(o, "noise_var", b->noise_var);
-  json_num(o, "amplitude", b->amplitude);
-  json_num(o, "signal", b->signal);
+  cli_json_num(o, "index", (double)b->index);
+  cli_json_num(o, "first_symbol", (double)b->first_symbol);
+  cli_json_num(o, "symbols", b->n_symbols);
+  cli_json_num(o, "data_symbols", b->n_data);
+  cli_json_num(o, "time_s", b->time);
+  cli_json_num(o, "cfo_hz", b->cfo);
+  cli_json_num(o, "phase_rad", b->phase);
+  cli_json_num(o, "timing_symbols", b->timing);
+  cli_json_num(o, "clock_ppm", b->clock_ppm);
+  cli_json_num(o, "esn0_db", b->esn0_db);
+  cli_json_num(o, "noise_var", b->noise_var);
+  cli_json_num(o, "amplitude", b->amplitude);
+  cli_json_num(o, "signal", b->signal);
   cJSON_AddBoolToObject(o, "signal_present", !(b->flags & PRX_QPSK_BLOCK_NO_SIGNAL));
   if (b->flags) {
     static const struct {
@@ -450,7 +443,7 @@ static void on_block(void *user, const prx_qpsk_block *b) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
       if (b->flags & names[i].bit) cJSON_AddItemToArray(fl, cJSON_CreateString(names[i].name));
   }
-  if (b->nonfinite) json_num(o, "nonfinite", b->nonfinite);
+  if (b->nonfinite) cli_json_num(o, "nonfinite", b->nonfinite);
   if (fputs(r->rep_first ? "\n" : ",\n", r->rep_f) < 0 || rep_write_item(r, o)) r->rep_fatal = 1;
   r->rep_first = 0;
 }
@@ -464,23 +457,23 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   prx_qpsk_stats s;
   prx_qpsk_get_stats(r->q, &s);
   cJSON *t = cJSON_CreateObject();
-  json_num(t, "samples", (double)r->n_in);
-  json_num(t, "duration_s", r->n_in / r->in.sample_rate);
-  json_num(t, "symbols", (double)s.symbols);
-  json_num(t, "data_symbols", (double)s.data_symbols);
-  json_num(t, "bits", (double)r->n_bits);
-  json_num(t, "blocks", (double)r->n_blocks);
-  json_num(t, "blocks_no_signal", (double)s.blocks_no_signal);
-  json_num(t, "blocks_clock_range", (double)s.blocks_clock_range);
-  json_num(t, "blocks_timing_jump", (double)s.blocks_timing_jump);
-  json_num(t, "nonfinite_samples", (double)s.nonfinite);
-  json_num(t, "esn0_db", s.esn0_db);
-  json_num(t, "cfo_hz_mean", s.cfo_hz);
-  json_num(t, "cfo_hz_min", s.cfo_min_hz);
-  json_num(t, "cfo_hz_max", s.cfo_max_hz);
-  json_num(t, "clock_offset_ppm", s.clock_ppm);
-  if (r->qc.ambiguity == PRX_QPSK_PILOTS) json_num(t, "frame_offset", (double)s.frame_offset);
-  json_num(t, "elapsed_s", elapsed);
+  cli_json_num(t, "samples", (double)r->n_in);
+  cli_json_num(t, "duration_s", r->n_in / r->in.sample_rate);
+  cli_json_num(t, "symbols", (double)s.symbols);
+  cli_json_num(t, "data_symbols", (double)s.data_symbols);
+  cli_json_num(t, "bits", (double)r->n_bits);
+  cli_json_num(t, "blocks", (double)r->n_blocks);
+  cli_json_num(t, "blocks_no_signal", (double)s.blocks_no_signal);
+  cli_json_num(t, "blocks_clock_range", (double)s.blocks_clock_range);
+  cli_json_num(t, "blocks_timing_jump", (double)s.blocks_timing_jump);
+  cli_json_num(t, "nonfinite_samples", (double)s.nonfinite);
+  cli_json_num(t, "esn0_db", s.esn0_db);
+  cli_json_num(t, "cfo_hz_mean", s.cfo_hz);
+  cli_json_num(t, "cfo_hz_min", s.cfo_min_hz);
+  cli_json_num(t, "cfo_hz_max", s.cfo_max_hz);
+  cli_json_num(t, "clock_offset_ppm", s.clock_ppm);
+  if (r->qc.ambiguity == PRX_QPSK_PILOTS) cli_json_num(t, "frame_offset", (double)s.frame_offset);
+  cli_json_num(t, "elapsed_s", elapsed);
   cJSON *w = cJSON_AddArrayToObject(t, "warnings");
   for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
     if (s.warnings & warn_bits[i]) {
@@ -641,13 +634,6 @@ static int finish(run_state *r) {
   return -1;
 }
 
-static int close_file(FILE *f, const char *name) {
-  if (!f) return -1;
-  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-  if (bad) return cli_error(CMD, "cannot write %s: %s", name, strerror(errno));
-  return -1;
-}
-
 /* --constellation: the density plot of the symbols kept. */
 static int write_constellation(run_state *r) {
   if (!r->n_keep) return cli_error(CMD, "--constellation: no symbol was demodulated");
@@ -743,9 +729,9 @@ int cmd_demod(int argc, char **argv) {
               "polyrx %s: the symbols of the %llu complete input samples read were written\n", CMD,
               (unsigned long long)r.n_in);
   }
-  int c1 = close_file(r.bits_f, r.o.output ? r.o.output : "output");
-  int c2 = close_file(r.llr_f, r.o.llr ? r.o.llr : "LLRs");
-  int c3 = close_file(r.rep_f, r.o.report ? r.o.report : "report");
+  int c1 = cli_close_output(CMD, r.bits_f, r.o.output ? r.o.output : "output", -1);
+  int c2 = cli_close_output(CMD, r.llr_f, r.o.llr ? r.o.llr : "LLRs", -1);
+  int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);

@@ -40,14 +40,8 @@ static void usage(FILE *f) {
 
 /* "6.5536 MHz", "48 kHz", "100 Hz" */
 static void print_hz(const char *label, double hz) {
-  const char *unit = "Hz";
-  double v = hz, a = fabs(hz);
-  if (a >= 1e9)
-    v = hz / 1e9, unit = "GHz";
-  else if (a >= 1e6)
-    v = hz / 1e6, unit = "MHz";
-  else if (a >= 1e3)
-    v = hz / 1e3, unit = "kHz";
+  const char *unit;
+  double v = cli_hz_unit(hz, &unit);
   printf("%-12s %.10g %s\n", label, v, unit);
 }
 
@@ -156,10 +150,7 @@ int cmd_info(int argc, char **argv) {
       cJSON_AddNullToObject(o, "sample_rate");
     cJSON_AddNumberToObject(o, "center_freq", info.center_freq);
     cJSON_AddNumberToObject(o, "samples", (double)samples);
-    if (isfinite(seconds))
-      cJSON_AddNumberToObject(o, "seconds", seconds);
-    else
-      cJSON_AddNullToObject(o, "seconds");
+    cli_json_num(o, "seconds", seconds);
     cJSON_AddBoolToObject(o, "truncated", truncated);
     if (info.is_sigmf) {
       cJSON *caps = cJSON_AddArrayToObject(o, "captures");

@@ -673,13 +673,6 @@ static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOC
                                      PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
 static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
 
-static void json_num(cJSON *o, const char *k, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
 static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "polyrx_version", prx_version());
@@ -687,19 +680,19 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *in = cJSON_AddObjectToObject(root, "input");
   cJSON_AddStringToObject(in, "path", r->o.input);
   cJSON_AddStringToObject(in, "format", prx_format_name(r->in.format));
-  json_num(in, "sample_rate", r->in.sample_rate);
-  json_num(in, "center_frequency", r->in.center_freq);
+  cli_json_num(in, "sample_rate", r->in.sample_rate);
+  cli_json_num(in, "center_frequency", r->in.center_freq);
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
-  json_num(in, "samples", (double)r->n_in);
+  cli_json_num(in, "samples", (double)r->n_in);
   cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");
-  json_num(cfg, "channels", r->rc.channels);
-  json_num(cfg, "decimation", r->rc.channels / 2);
-  json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
-  json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
-  json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
-  json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
+  cli_json_num(cfg, "channels", r->rc.channels);
+  cli_json_num(cfg, "decimation", r->rc.channels / 2);
+  cli_json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
+  cli_json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
+  cli_json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
+  cli_json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
-  json_num(cfg, "threads", r->rc.threads);
+  cli_json_num(cfg, "threads", r->rc.threads);
   cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
   cJSON_AddBoolToObject(cfg, "llr", r->o.llr);
   cJSON *arr = cJSON_AddArrayToObject(root, "carriers");
@@ -709,34 +702,35 @@ static int write_report(run_state *r, const char *status, double elapsed) {
     const prx_rx_carrier *k = &r->car[c];
     const carrier_out *w = &r->out[c];
     cJSON *o = cJSON_CreateObject();
-    json_num(o, "index", (double)c);
+    cli_json_num(o, "index", (double)c);
     cJSON_AddStringToObject(o, "spec", r->spec[c]);
-    json_num(o, "offset_hz", k->freq);
-    json_num(o, "frequency_hz", r->in.center_freq + k->freq);
-    json_num(o, "symbol_rate", k->symbol_rate);
-    json_num(o, "rolloff", k->rolloff);
+    cli_json_num(o, "offset_hz", k->freq);
+    cli_json_num(o, "frequency_hz", r->in.center_freq + k->freq);
+    cli_json_num(o, "symbol_rate", k->symbol_rate);
+    cli_json_num(o, "rolloff", k->rolloff);
     cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
-    json_num(o, "channel", s.channel);
-    json_num(o, "channel_offset_hz", s.channel_freq);
-    json_num(o, "mix_hz", s.mix_hz);
-    json_num(o, "cfo_hz", s.demod.cfo_hz);
-    json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
-    json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
-    json_num(o, "esn0_db", s.demod.esn0_db);
-    json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
-    json_num(o, "blocks", (double)s.demod.blocks);
-    json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
-    json_num(o, "locked_fraction",
-             s.demod.blocks ? 1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks : NAN);
-    json_num(o, "symbols", (double)s.demod.symbols);
-    json_num(o, "data_symbols", (double)s.demod.data_symbols);
-    json_num(o, "bits", (double)w->n_bits);
+    cli_json_num(o, "channel", s.channel);
+    cli_json_num(o, "channel_offset_hz", s.channel_freq);
+    cli_json_num(o, "mix_hz", s.mix_hz);
+    cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
+    cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
+    cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
+    cli_json_num(o, "esn0_db", s.demod.esn0_db);
+    cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
+    cli_json_num(o, "blocks", (double)s.demod.blocks);
+    cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
+    cli_json_num(o, "locked_fraction",
+                 s.demod.blocks ? 1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks
+                                : NAN);
+    cli_json_num(o, "symbols", (double)s.demod.symbols);
+    cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
+    cli_json_num(o, "bits", (double)w->n_bits);
     cJSON_AddStringToObject(o, "file", w->bits_name);
     if (w->truth) {
-      json_num(o, "bit_errors", (double)w->errors);
-      json_num(o, "bits_compared", (double)w->compared);
-      json_num(o, "ber", carrier_ber(w, k->ambiguity));
-      json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
+      cli_json_num(o, "bit_errors", (double)w->errors);
+      cli_json_num(o, "bits_compared", (double)w->compared);
+      cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
+      cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
     }
     cJSON *wa = cJSON_AddArrayToObject(o, "warnings");
     for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
@@ -753,34 +747,35 @@ static int write_report(run_state *r, const char *status, double elapsed) {
     for (size_t i = 0; i < r->n_found; i++) {
       const prx_detect_carrier *d = &r->found[i];
       cJSON *o = cJSON_CreateObject();
-      json_num(o, "offset_hz", d->freq);
-      json_num(o, "frequency_hz", r->in.center_freq + d->freq);
-      json_num(o, "symbol_rate", d->symbol_rate);
-      json_num(o, "bandwidth_hz", d->bandwidth);
-      json_num(o, "rolloff", d->rolloff);
-      json_num(o, "esn0_db", d->esn0_db);
+      cli_json_num(o, "offset_hz", d->freq);
+      cli_json_num(o, "frequency_hz", r->in.center_freq + d->freq);
+      cli_json_num(o, "symbol_rate", d->symbol_rate);
+      cli_json_num(o, "bandwidth_hz", d->bandwidth);
+      cli_json_num(o, "rolloff", d->rolloff);
+      cli_json_num(o, "esn0_db", d->esn0_db);
       if (r->found_as[i] >= 0)
-        json_num(o, "carrier", (double)r->found_as[i]);
+        cli_json_num(o, "carrier", (double)r->found_as[i]);
       else
         cJSON_AddNullToObject(o, "carrier");
       cJSON_AddStringToObject(o, "note", r->found_why[i]);
       cJSON_AddItemToArray(det, o);
     }
-    json_num(root, "detect_samples", (double)r->pre_n);
+    cli_json_num(root, "detect_samples", (double)r->pre_n);
   }
   uint64_t samples;
   double t_chan, t_demod;
   prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
   cJSON *t = cJSON_AddObjectToObject(root, "totals");
-  json_num(t, "samples", (double)r->n_in);
-  json_num(t, "duration_s", (double)r->n_in / r->in.sample_rate);
-  json_num(t, "elapsed_s", elapsed);
-  json_num(t, "input_rate_sps", elapsed > 0 ? (double)r->n_in / elapsed : NAN);
-  json_num(t, "realtime_factor", elapsed > 0 ? (double)r->n_in / r->in.sample_rate / elapsed : NAN);
+  cli_json_num(t, "samples", (double)r->n_in);
+  cli_json_num(t, "duration_s", (double)r->n_in / r->in.sample_rate);
+  cli_json_num(t, "elapsed_s", elapsed);
+  cli_json_num(t, "input_rate_sps", elapsed > 0 ? (double)r->n_in / elapsed : NAN);
+  cli_json_num(t, "realtime_factor",
+               elapsed > 0 ? (double)r->n_in / r->in.sample_rate / elapsed : NAN);
   cJSON *split = cJSON_AddObjectToObject(t, "time_s");
-  json_num(split, "channelizer", t_chan);
-  json_num(split, "demodulators", t_demod);
-  json_num(split, "other", elapsed - t_chan - t_demod);
+  cli_json_num(split, "channelizer", t_chan);
+  cli_json_num(split, "demodulators", t_demod);
+  cli_json_num(split, "other", elapsed - t_chan - t_demod);
   cJSON_AddStringToObject(root, "status", status);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
@@ -843,13 +838,6 @@ static void warnings(const run_state *r) {
   }
 }
 
-static int close_file(FILE *f, const char *name, int rc) {
-  if (!f) return rc;
-  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-  if (bad && rc < 0) return cli_error(CMD, "cannot write %s: %s", name, strerror(errno));
-  return rc;
-}
-
 int cmd_rx(int argc, char **argv) {
   /* POLYRX_TIMING set (not "0"): the wall time of each phase of the run on stderr at the end */
   const char *timing = getenv("POLYRX_TIMING");
@@ -892,8 +880,8 @@ int cmd_rx(int argc, char **argv) {
   }
   for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
-    rc = close_file(k->bits, k->bits_name, rc);
-    rc = close_file(k->llr, k->llr_name, rc);
+    rc = cli_close_output(CMD, k->bits, k->bits_name, rc);
+    rc = cli_close_output(CMD, k->llr, k->llr_name, rc);
     if (k->iq && (rc < 0 || rc == 130)) { /* (an interrupted run keeps what it read) */
       prx_status st = prx_sigmf_writer_close(k->iq);
       if (st) rc = cli_status_error(CMD, k->iq_base, st);
@@ -907,7 +895,7 @@ int cmd_rx(int argc, char **argv) {
     free(k->truth_name);
     free(k->tbuf);
   }
-  rc = close_file(r->rep_f, r->o.report ? r->o.report : "report", rc);
+  rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else

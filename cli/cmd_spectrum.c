@@ -128,11 +128,6 @@ static void tick_label(char *out, size_t cap, double v, double step, double div)
   if (!strcmp(out, "-0")) snprintf(out, cap, "0");
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 typedef struct {
   int x0, y0, pw, ph; /* plot area */
   double f_lo, f_hi;  /* Hz at the left edge of column 0 and the right edge of the last */
@@ -328,7 +323,7 @@ int cmd_spectrum(int argc, char **argv) {
       goto done;
     }
     for (size_t i = 0; i < cells; i++) sorted[i] = db[i];
-    qsort(sorted, cells, sizeof *sorted, cmp_double);
+    qsort(sorted, cells, sizeof *sorted, cli_cmp_double);
     L.db_hi = ceil(sorted[cells - 1] / 5) * 5;
     L.db_lo = floor((sorted[cells / 20] - 10) / 5) * 5;
     free(sorted);

@@ -38,6 +38,20 @@ int cli_status_error(const char *cmd, const char *what, prx_status st) {
   return cli_error(cmd, "%s: %s%s%s", what, prx_strerror(st), detail[0] ? ": " : "", detail);
 }
 
+double cli_hz_unit(double hz, const char **unit) {
+  static const struct {
+    double scale;
+    const char *name;
+  } units[] = {{1e9, "GHz"}, {1e6, "MHz"}, {1e3, "kHz"}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (fabs(hz) >= units[i].scale) {
+      *unit = units[i].name;
+      return hz / units[i].scale;
+    }
+  *unit = "Hz";
+  return hz;
+}
+
 int cli_parse_eng(const char *text, double *out) {
   if (!text || !*text) return -1;
   errno = 0;
@@ -325,6 +339,18 @@ double cli_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
+  if (!f) return rc;
+  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
+  if (bad && rc < 0) return cli_error(cmd, "cannot write %s: %s", name, strerror(errno));
+  return rc;
+}
+
+int cli_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 /* ---- progress ---- */
