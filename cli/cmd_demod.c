@@ -7,6 +7,7 @@
  * symbols whose instants lie before the end are all written). The report is written block by
  * block too (cJSON builds each object, the file is assembled as it goes). */
 #include "cli.h"
+#include "dsp/pack.h"
 
 #include "plot/plot.h"
 
@@ -269,8 +270,8 @@ typedef struct {
   uint64_t n_seen, lcg;
   cli_progress progress;
   size_t cap;
-  size_t slot_syms, llr_off;  /* a pipeline output slot: symbols it holds, where its LLRs start */
-  unsigned pack_byte, pack_n; /* packed bits: the byte being filled and its bit count */
+  size_t slot_syms, llr_off; /* a pipeline output slot: symbols it holds, where its LLRs start */
+  prx_bit_packer packer;     /* packed bits: those waiting for their byte */
   uint64_t n_in, n_bits, n_blocks;
   int rep_first;
   int fatal;     /* the demodulator or an output failed: no more symbols are written */
@@ -522,19 +523,14 @@ static void keep_symbols(run_state *r, const prx_cf32 *syms, size_t n) {
   }
 }
 
-static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, size_t n) {
+/* Writes n symbols' bits (and LLRs); last: the packed output's last byte too, padded with
+ * zeros. */
+static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, size_t n, int last) {
   size_t nb = 2 * n;
-  if (!nb) return -1;
+  if (!nb && !(last && r->o.packed && r->packer.n)) return -1;
   size_t w;
   if (r->o.packed) {
-    size_t m = 0;
-    for (size_t i = 0; i < nb; i++) {
-      r->pack_byte = (r->pack_byte << 1) | bits[i];
-      if (++r->pack_n == 8) {
-        r->packbuf[m++] = (uint8_t)r->pack_byte;
-        r->pack_byte = r->pack_n = 0;
-      }
-    }
+    size_t m = prx_pack_bits(&r->packer, bits, nb, last, r->packbuf);
     w = fwrite(r->packbuf, 1, m, r->bits_f) == m;
   } else {
     w = fwrite(bits, 1, nb, r->bits_f) == nb;
@@ -593,7 +589,7 @@ static prx_status demod_write(void *ctx, int writer, const void *out, size_t n, 
   (void)writer;
   (void)block;
   const float *llrs = r->o.llr ? (const float *)((const uint8_t *)out + r->llr_off) : NULL;
-  return write_symbols(r, out, llrs, n) >= 0 ? PRX_ERR_IO : PRX_OK;
+  return write_symbols(r, out, llrs, n, 0) >= 0 ? PRX_ERR_IO : PRX_OK;
 }
 
 /* Reads, demodulates and writes until the input ends, the three at once on successive blocks
@@ -622,16 +618,7 @@ static int finish(run_state *r) {
     return cli_status_error(CMD, "demodulator flush", st);
   }
   keep_symbols(r, r->syms, got);
-  int rc = write_symbols(r, r->bits, r->llrs, got);
-  if (rc >= 0) return rc;
-  if (r->o.packed && r->pack_n) { /* the last byte, padded with zeros */
-    uint8_t b = (uint8_t)(r->pack_byte << (8 - r->pack_n));
-    if (fwrite(&b, 1, 1, r->bits_f) != 1) {
-      r->fatal = 1;
-      return cli_error(CMD, "cannot write the output: %s", strerror(errno));
-    }
-  }
-  return -1;
+  return write_symbols(r, r->bits, r->llrs, got, 1);
 }
 
 /* --constellation: the density plot of the symbols kept. */
