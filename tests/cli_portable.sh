@@ -9,14 +9,8 @@
 set -u
 P=${1:?usage: cli_portable.sh PATH_TO_POLYRX (in its build directory)}
 B=$(cd "$(dirname "$P")" && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() {
-  echo "FAIL: $*" >&2
-  fail=$((fail + 1))
-}
-for tool in cmake cc readelf python3; do
+. "$(dirname "$0")/support/cli_test.sh"
+for tool in cmake cc readelf; do
   command -v $tool >/dev/null || {
     echo "FAIL: $tool is needed by this test (scripts/setup.sh installs it)" >&2
     exit 1

@@ -912,6 +912,19 @@ static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, 
   return n;
 }
 
+/* the driver run with these settings (run's) against the CPU bank's outputs CPU, the checks
+ * labelled "<GPU|CPU> CFO, sps SPS LABEL"; the driver's outputs are freed after */
+static void versus_cpu(const char *label, double sps, prx_qpsk_config qc, prx_format fmt,
+                       int packed, int llrs, const double *mix, const void *rows, size_t pitch,
+                       size_t n, uint64_t chunk_seed, const chan_out *cpu) {
+  chan_out drv[C];
+  char what[96];
+  run(1, qc, fmt, packed, llrs, mix, rows, pitch, n, chunk_seed, drv);
+  snprintf(what, sizeof what, "%s CFO, sps %.4g %s", em_cfo_off ? "CPU" : "GPU", sps, label);
+  compare(what, drv, cpu, llrs);
+  outs_free(drv);
+}
+
 /* every case, under the module's settings of the moment (em_events, em_eager_next, em_fold) */
 static void run_all(void) {
   const double sps_list[2] = {4, 16.0 / 3};
@@ -925,61 +938,36 @@ static void run_all(void) {
     prx_qpsk_config qc;
     size_t n = make_rows(sps_list[si], 11 + si, 0, &rows, &rows16, &pitch, &qc);
     if (!n) break;
-    char what[96];
-    chan_out cpu[C], drv[C];
+    const double sps = sps_list[si];
+    chan_out cpu[C];
     /* cf32, LLRs: one call, then random chunks (symbols back to the host) */
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
-    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs one call", em_cfo_off ? "CPU" : "GPU",
-             sps_list[si]);
-    compare(what, drv, cpu, 1);
-    outs_free(drv);
+    versus_cpu("cf32 LLRs one call", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
     outs_free(cpu);
     /* a stream ending just after two spans: the last call runs one span, the flush two (the
      * second's pre ahead, over the flushed stream's last block) */
-    const size_t n2 = (size_t)(2 * 8192 * sps_list[si]) + 100;
+    const size_t n2 = (size_t)(2 * 8192 * sps) + 100;
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n2, 0, cpu);
-    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n2, 0, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs, two spans in the flush",
-             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
     em_short_tail = 1;
-    compare(what, drv, cpu, 1);
+    versus_cpu("cf32 LLRs, two spans in the flush", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n2,
+               0, cpu);
     em_short_tail = 0;
-    outs_free(drv);
     outs_free(cpu);
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
-    run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 LLRs random chunks",
-             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
-    compare(what, drv, cpu, 1);
-    outs_free(drv);
+    versus_cpu("cf32 LLRs random chunks", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si,
+               cpu);
     /* bits only: the out stage writes them in place */
-    run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits one call", em_cfo_off ? "CPU" : "GPU",
-             sps_list[si]);
-    compare(what, drv, cpu, 0);
-    outs_free(drv);
-    run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf32 bits random chunks",
-             em_cfo_off ? "CPU" : "GPU", sps_list[si]);
-    compare(what, drv, cpu, 0);
-    outs_free(drv);
+    versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
+    versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
+               cpu);
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
-    run(1, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 31 + si, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g packed random chunks", em_cfo_off ? "CPU" : "GPU",
-             sps_list[si]);
-    compare(what, drv, cpu, 0);
-    outs_free(drv);
+    versus_cpu("packed random chunks", sps, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 31 + si, cpu);
     outs_free(cpu);
     /* cf16 */
     run(0, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 0, cpu);
-    run(1, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 37 + si, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g cf16 random chunks", em_cfo_off ? "CPU" : "GPU",
-             sps_list[si]);
-    compare(what, drv, cpu, 0);
-    outs_free(drv);
+    versus_cpu("cf16 random chunks", sps, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 37 + si, cpu);
     outs_free(cpu);
     /* mix_hz: each carrier moved off its channel's centre, then mixed back by the bank */
     const double mix[C] = {0.11 * qc.sample_rate, -0.07 * qc.sample_rate, 0.25 * qc.sample_rate};
@@ -994,11 +982,7 @@ static void run_all(void) {
       }
     }
     run(0, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 0, cpu);
-    run(1, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, drv);
-    snprintf(what, sizeof what, "%s CFO, sps %.4g mix_hz random chunks", em_cfo_off ? "CPU" : "GPU",
-             sps_list[si]);
-    compare(what, drv, cpu, 0);
-    outs_free(drv);
+    versus_cpu("mix_hz random chunks", sps, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, cpu);
     outs_free(cpu);
     free(rows);
     free(rows16);

@@ -13,9 +13,6 @@
 int main(void) {
   const double ppms[] = {-1000, -500, 500, 1000, -4000, 4000};
   const double spss[] = {2, 4, 16.0 / 3};
-  const double ebn0s[] = {4, 6, 8};
-  const double bound_diff[] = {2.90e-2, 6.09e-3, 5.57e-4};
-  const double bound_coh[] = {1.47e-2, 3.06e-3, 2.79e-4};
   test_rng r;
   test_rng_seed(&r, 1000);
   printf("%-6s %-5s %-12s %5s %9s %7s %10s %9s\n", "ppm", "sps", "mode", "Eb/N0", "bits", "errors",
@@ -28,26 +25,20 @@ int main(void) {
         c.sps = spss[(pi + ei) % 3]; /* every sps meets every offset sign and Eb/N0 */
         tcase_random(&c, &r, 0.1, 0);
         c.ppm = ppms[pi];
-        c.noise = 1;
-        c.esn0_db = ebn0s[ei] + 10 * log10(2.0);
-        c.differential = !pilots;
-        if (pilots) {
-          c.pilot_period = 256;
-          c.pilot_len = 16;
-        }
-        double bound = pilots ? bound_coh[ei] : bound_diff[ei];
+        tcase_ber_mode(&c, ei, pilots);
+        double bound = tcase_ber_bound(ei, pilots);
         long e;
         size_t bits;
         prx_qpsk_stats st;
         if (tcase_ber(&c, (size_t)(2500 / bound), &e, &bits, &st)) continue;
         double ber = e >= 0 && bits ? (double)e / (double)bits : 1;
         printf("%+6.0f %-5.3f %-12s %5.1f %9zu %7ld %10.3e %9.3e  (clock %+.1f ppm)%s\n", c.ppm,
-               c.sps, pilots ? "pilots" : "differential", ebn0s[ei], bits, e, ber, bound,
+               c.sps, pilots ? "pilots" : "differential", tcase_ebn0s[ei], bits, e, ber, bound,
                st.clock_ppm, e < 0 ? "  COUNT" : (ber > bound ? "  FAIL" : ""));
         CHECK(e >= 0, "%+g ppm sps %g Eb/N0 %g dB: symbols lost or inserted", c.ppm, c.sps,
-              ebn0s[ei]);
+              tcase_ebn0s[ei]);
         CHECK(e >= 0 && ber <= bound, "%+g ppm sps %g %s Eb/N0 %g dB: BER %.3e > %.3e", c.ppm,
-              c.sps, pilots ? "pilots" : "differential", ebn0s[ei], ber, bound);
+              c.sps, pilots ? "pilots" : "differential", tcase_ebn0s[ei], ber, bound);
         /* the summary's clock offset: the O&M slope over ~1e5 symbols is good to a few ppm */
         CHECK(fabs(st.clock_ppm - c.ppm) < 5, "%+g ppm: summary says %+.2f ppm", c.ppm,
               st.clock_ppm);

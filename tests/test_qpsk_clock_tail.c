@@ -47,6 +47,19 @@ static long tail_case(tcase *c, unsigned block, unsigned span, unsigned nspans, 
   return e;
 }
 
+/* a random differential carrier at SPS in noise at ESN0_DB Es/N0, its clock offset PPM or -PPM
+   (tcase_random) */
+static tcase tail_tcase(test_rng *r, double sps, double ppm, double esn0_db) {
+  tcase c;
+  memset(&c, 0, sizeof c);
+  tcase_random(&c, r, 0.05, ppm);
+  c.sps = sps;
+  c.differential = 1;
+  c.noise = 1;
+  c.esn0_db = esn0_db;
+  return c;
+}
+
 /* A long stream at 256-symbol blocks (8 O&M sub-blocks each) and +-1000 ppm, Eb/N0 8 dB: the
  * BER of its last 8192 symbols (16 spans after its start) below the threshold. The blocks'
  * timing must keep being measured: instants extrapolated from the stream's start by the spans'
@@ -55,13 +68,8 @@ static void long_stream_check(test_rng *r) {
   long errs = 0;
   size_t bits = 0;
   for (int rep = 0; rep < 12; rep++) {
-    tcase c;
-    memset(&c, 0, sizeof c);
-    tcase_random(&c, r, 0.05, 1000);
-    c.sps = rep % 3 == 0 ? 4 : rep % 3 == 1 ? 2 : 16.0 / 3;
-    c.differential = 1;
-    c.noise = 1;
-    c.esn0_db = 8 + 10 * log10(2.0);
+    double sps = rep % 3 == 0 ? 4 : rep % 3 == 1 ? 2 : 16.0 / 3;
+    tcase c = tail_tcase(r, sps, 1000, 8 + 10 * log10(2.0));
     size_t n = tcase_length(&c, (size_t)(16 * 4096 * c.sps)), nref = 0, ngot = 0;
     uint8_t *ref = NULL;
     prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
@@ -105,14 +113,8 @@ int main(void) {
       for (size_t s = 0; s < 2; s++)
         for (size_t p = 0; p < 4; p++)
           for (size_t t = 0; t < 4; t++) {
-            tcase c;
-            memset(&c, 0, sizeof c);
-            tcase_random(&c, &r, 0.05, 0);
-            c.sps = sps_list[a];
+            tcase c = tail_tcase(&r, sps_list[a], 0, 20);
             c.ppm = ppms[p];
-            c.differential = 1;
-            c.noise = 1;
-            c.esn0_db = 20;
             size_t tb;
             long e = tail_case(&c, blocks[b], spans[s], 1, tails[t], &tb);
             CHECK(e == 0,
@@ -128,14 +130,8 @@ int main(void) {
     for (size_t p = 0; p < 4; p++)
       for (size_t t = 0; t < 4; t++)
         for (int rep = 0; rep < 4; rep++) {
-          tcase c;
-          memset(&c, 0, sizeof c);
-          tcase_random(&c, &r, 0.05, 0);
-          c.sps = sps_list[a];
+          tcase c = tail_tcase(&r, sps_list[a], 0, 8 + 10 * log10(2.0));
           c.ppm = ppms[p];
-          c.differential = 1;
-          c.noise = 1;
-          c.esn0_db = 8 + 10 * log10(2.0);
           size_t tb;
           long e = tail_case(&c, rep & 1 ? 512 : 256, 4096, 2, tails[t], &tb);
           if (e < 0) {

@@ -36,9 +36,6 @@ int main(void) {
       {"cu8 full scale", -INFINITY, 0, 0, 0, PRX_CU8, 127.5 / 5.0},
   };
   const double spss[] = {2, 4, 16.0 / 3};
-  const double ebn0s[] = {4, 6, 8};
-  const double bound_diff[] = {2.90e-2, 6.09e-3, 5.57e-4};
-  const double bound_coh[] = {1.47e-2, 3.06e-3, 2.79e-4};
   test_rng r;
   test_rng_seed(&r, 1010);
   printf("%-18s %-5s %-12s %5s %9s %7s %10s %9s\n", "case", "sps", "mode", "Eb/N0", "bits",
@@ -61,25 +58,19 @@ int main(void) {
         c.rolloff = im->rolloff;
         c.format = im->format;
         c.full_scale = im->full_scale;
-        c.noise = 1;
-        c.esn0_db = ebn0s[ei] + 10 * log10(2.0);
-        c.differential = !pilots;
-        if (pilots) {
-          c.pilot_period = 256;
-          c.pilot_len = 16;
-        }
-        double bound = pilots ? bound_coh[ei] : bound_diff[ei];
+        tcase_ber_mode(&c, ei, pilots);
+        double bound = tcase_ber_bound(ei, pilots);
         long e;
         size_t bits;
         if (tcase_ber(&c, (size_t)(2500 / bound), &e, &bits, NULL)) continue;
         double ber = e >= 0 && bits ? (double)e / (double)bits : 1;
         printf("%-18s %-5.3f %-12s %5.1f %9zu %7ld %10.3e %9.3e%s\n", im->name, c.sps,
-               pilots ? "pilots" : "differential", ebn0s[ei], bits, e, ber, bound,
+               pilots ? "pilots" : "differential", tcase_ebn0s[ei], bits, e, ber, bound,
                e < 0 ? "  COUNT" : (ber > bound ? "  FAIL" : ""));
         CHECK(e >= 0, "%s sps %g Eb/N0 %g dB: symbols lost or inserted", im->name, c.sps,
-              ebn0s[ei]);
+              tcase_ebn0s[ei]);
         CHECK(e >= 0 && ber <= bound, "%s sps %g %s Eb/N0 %g dB: BER %.3e > %.3e", im->name, c.sps,
-              pilots ? "pilots" : "differential", ebn0s[ei], ber, bound);
+              pilots ? "pilots" : "differential", tcase_ebn0s[ei], ber, bound);
       }
     }
   }

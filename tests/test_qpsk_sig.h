@@ -313,6 +313,25 @@ static inline int tcase_ber(const tcase *c, size_t nbits_want, long *errors, siz
   return ok ? 0 : -1;
 }
 
+/* The slow BER tests' points (test_qpsk_ber_slow's): Eb/N0 4, 6 and 8 dB (ei 0..2), the case
+ * DE-QPSK or coherent with pilots (16 of every 256 symbols) in noise at that Eb/N0 (Es/N0
+ * 3.01 dB more); the BER thresholds there, theory + 0.25 dB. */
+static const double tcase_ebn0s[3] = {4, 6, 8};
+static inline void tcase_ber_mode(tcase *c, size_t ei, int pilots) {
+  c->noise = 1;
+  c->esn0_db = tcase_ebn0s[ei] + 10 * log10(2.0);
+  c->differential = !pilots;
+  if (pilots) {
+    c->pilot_period = 256;
+    c->pilot_len = 16;
+  }
+}
+static inline double tcase_ber_bound(size_t ei, int pilots) {
+  static const double bound_diff[3] = {2.90e-2, 6.09e-3, 5.57e-4};
+  static const double bound_coh[3] = {1.47e-2, 3.06e-3, 2.79e-4};
+  return pilots ? bound_coh[ei] : bound_diff[ei];
+}
+
 static inline double tcase_qfunc(double x) { return 0.5 * erfc(x / sqrt(2)); }
 
 #endif
