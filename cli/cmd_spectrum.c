@@ -119,15 +119,6 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
   return 0;
 }
 
-/* Tick labels: the value in `div` units with the decimals the step needs. */
-static void tick_label(char *out, size_t cap, double v, double step, double div) {
-  int dec = (int)ceil(-log10(step / div) - 1e-9);
-  if (dec < 0) dec = 0;
-  if (dec > 9) dec = 9;
-  snprintf(out, cap, "%.*f", dec, v / div);
-  if (!strcmp(out, "-0")) snprintf(out, cap, "0");
-}
-
 typedef struct {
   int x0, y0, pw, ph; /* plot area */
   double f_lo, f_hi;  /* Hz at the left edge of column 0 and the right edge of the last */
@@ -181,7 +172,7 @@ static prx_status draw(plot_canvas *cv, const spec_layout *L, const float *db, s
   for (size_t i = 0; i < n; i++) {
     int x = L->x0 + (int)lround((ticks[i] - L->f_lo) / (L->f_hi - L->f_lo) * L->pw);
     plot_vline(cv, x, L->y0 + L->ph + 1, L->y0 + L->ph + 4, FG, 1);
-    tick_label(text, sizeof text, ticks[i], step, div);
+    plot_tick_label(text, sizeof text, ticks[i], step, div);
     plot_text(cv, x, L->y0 + L->ph + 7, text, FG, 1, 1);
   }
   snprintf(text, sizeof text, "frequency (%sHz)", prefix);
@@ -192,7 +183,7 @@ static prx_status draw(plot_canvas *cv, const spec_layout *L, const float *db, s
   for (size_t i = 0; i < n; i++) {
     int y = L->y0 + (int)lround(ticks[i] / L->t_end * L->ph);
     plot_hline(cv, L->x0 - 5, L->x0 - 2, y, FG, 1);
-    tick_label(text, sizeof text, ticks[i], step, div);
+    plot_tick_label(text, sizeof text, ticks[i], step, div);
     plot_text(cv, L->x0 - 8, y - 3, text, FG, 1, 2);
   }
   plot_text(cv, L->x0 - 8, L->y0 - 25, div == 1 ? "time (s)" : "time (ms)", FG, 1, 2);
@@ -208,7 +199,7 @@ static prx_status draw(plot_canvas *cv, const spec_layout *L, const float *db, s
   for (size_t i = 0; i < n; i++) {
     int y = L->y0 + (int)lround((L->db_hi - ticks[i]) / (L->db_hi - L->db_lo) * L->ph);
     plot_hline(cv, bx + bw + 1, bx + bw + 4, y, FG, 1);
-    tick_label(text, sizeof text, ticks[i], step, 1);
+    plot_tick_label(text, sizeof text, ticks[i], step, 1);
     plot_text(cv, bx + bw + 7, y - 3, text, FG, 1, 0);
   }
   plot_text(cv, bx + bw / 2, L->y0 - 25, "dBFS", FG, 1, 1);

@@ -28,8 +28,7 @@ int plot_axes_y(const plot_axes *a, double v) {
   return a->y0 + a->h - (int)lround((v - a->y_lo) / (a->y_hi - a->y_lo) * a->h);
 }
 
-/* A tick label: the value in `div` units with the decimals the step needs. */
-static void tick_label(char *out, size_t cap, double v, double step, double div) {
+void plot_tick_label(char *out, size_t cap, double v, double step, double div) {
   int dec = (int)ceil(-log10(step / div) - 1e-9);
   if (dec < 0) dec = 0;
   if (dec > 9) dec = 9;
@@ -51,7 +50,7 @@ void plot_draw_axes(plot_canvas *c, const plot_axes *a, const char *x_label, int
   for (size_t i = 0; i < n; i++) {
     int x = plot_axes_x(a, ticks[i]);
     plot_vline(c, x, a->y0 + a->h + 1, a->y0 + a->h + 4, FG, 1);
-    tick_label(text, sizeof text, ticks[i], step, div);
+    plot_tick_label(text, sizeof text, ticks[i], step, div);
     plot_text(c, x, a->y0 + a->h + 7, text, FG, 1, 1);
   }
   snprintf(text, sizeof text, x_label, prefix);
@@ -62,7 +61,7 @@ void plot_draw_axes(plot_canvas *c, const plot_axes *a, const char *x_label, int
   for (size_t i = 0; i < n; i++) {
     int y = plot_axes_y(a, ticks[i]);
     plot_hline(c, a->x0 - 5, a->x0 - 2, y, FG, 1);
-    tick_label(text, sizeof text, ticks[i], step, div);
+    plot_tick_label(text, sizeof text, ticks[i], step, div);
     plot_text(c, a->x0 - 8, y - 3, text, FG, 1, 2);
   }
   snprintf(text, sizeof text, y_label, prefix);

@@ -43,6 +43,9 @@ uint32_t plot_colormap(double t);
 /* ---- ticks: up to cap values k*step in [lo, hi] with step 1, 2 or 5 times a power of 10,
  * chosen for about `target` ticks; *step_out receives the step. Returns the count. ---- */
 size_t plot_ticks(double lo, double hi, int target, double *ticks, size_t cap, double *step_out);
+/* A tick label: the value v in `div` units with the decimals the tick step needs ("-0" shown as
+ * "0"). */
+void plot_tick_label(char *out, size_t cap, double v, double step, double div);
 /* A value in an engineering unit for axis labels: picks the scale (G, M, k, 1, m, u) from
  * `magnitude` and returns its divisor and prefix ("M"). */
 double plot_eng_unit(double magnitude, const char **prefix);
