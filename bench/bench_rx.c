@@ -31,8 +31,6 @@
  *   (host clock): the ring's depth, the blocks queued ahead of the banks, the banks' time in the
  *   blocks that complete a CFO span and in the others, the largest gap between two blocks' ends;
  *   the first blocks' timeline as "rx_gpu_trace_block" lines;
- * - "rx_gpu_piece": 64 carriers in blocks of 2^22 with the input copied in one command per block
- *   and in pieces of 1, 2 (the receiver's default) and 4 MiB;
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
  *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
@@ -377,9 +375,6 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   return rx;
 }
 
-/* The bytes per input copy command for the receivers made next (-1: the receiver's default). */
-static long g_piece = -1;
-
 /* The end-to-end rate (best of REPS) and, with split, one serial run's times. */
 static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
                     double t[4], uint64_t *bytes_out) {
@@ -389,7 +384,6 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
     prx_rx *rx = gpu_rx(all, block, &bytes, 0);
     if (!rx) return -1;
     prx_rx_gpu_set_serial(rx, serial);
-    if (g_piece >= 0) prx_rx_gpu_set_copy_piece(rx, (size_t)g_piece);
     double t0 = now();
     prx_status st = prx_rx_execute(rx, x, n);
     double t1 = now();
@@ -416,14 +410,13 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
  * copy of a block takes block / PCIe bound), what the banks took in blocks that complete a CFO
  * span and in the others, their waits for the device and serial passes, and the blocks queued
  * ahead of the banks; the first blocks as JSON lines. */
-static int gpu_trace(const int16_t *x, size_t n, double pcie_sps, long piece) {
+static int gpu_trace(const int16_t *x, size_t n, double pcie_sps) {
   enum { CAP = 4096, SHOW = 12 };
   static prx_rx_gpu_trace tr[CAP];
   uint64_t bytes = 0;
   prx_rx *rx = gpu_rx(0, BIG_BLOCK, &bytes, 0);
   if (!rx) return -1;
   prx_rx_gpu_set_trace(rx, tr, CAP);
-  if (piece >= 0) prx_rx_gpu_set_copy_piece(rx, (size_t)piece);
   double t0 = now();
   prx_status st = prx_rx_execute(rx, x, n);
   double wall = now() - t0;
@@ -449,20 +442,19 @@ static int gpu_trace(const int16_t *x, size_t n, double pcie_sps, long piece) {
     }
     ahead += tr[i].ahead;
     if (i && tr[i].t_back - tr[i - 1].t_back > gap_max) gap_max = tr[i].t_back - tr[i - 1].t_back;
-    if (i < SHOW && piece < 0)
+    if (i < SHOW)
       printf("{\"bench\":\"rx_gpu_trace_block\",\"block\":%zu,\"queued_ms\":%.3f,"
              "\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,\"ahead\":%u,"
              "\"symbols\":%zu}\n",
              i, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3, (tr[i].t_banks - t0) * 1e3,
              (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
   }
-  printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":64,\"piece_bytes\":%ld,\"block\":%zu,"
-         "\"blocks\":%zu,"
+  printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":64,\"block\":%zu,\"blocks\":%zu,"
          "\"ring_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,\"span_blocks\":%zu,"
          "\"span_block_ms\":%.3f,\"span_block_max_ms\":%.3f,\"span_bank_wait_ms\":%.3f,"
          "\"span_bank_serial_ms\":%.3f,\"other_block_ms\":%.4f,\"mean_ahead\":%.2f,"
          "\"largest_gap_ms\":%.3f,\"block_copy_ms\":%.3f}\n",
-         piece, BIG_BLOCK, nb, slots, wall, n / pcie_sps, spans, spans ? span_s / spans * 1e3 : 0,
+         BIG_BLOCK, nb, slots, wall, n / pcie_sps, spans, spans ? span_s / spans * 1e3 : 0,
          span_max * 1e3, spans ? span_wait / spans * 1e3 : 0, spans ? span_serial / spans * 1e3 : 0,
          nb > spans ? other_s / (nb - spans) * 1e3 : 0, nb ? ahead / nb : 0, gap_max * 1e3,
          BIG_BLOCK / pcie_sps * 1e3);
@@ -529,23 +521,6 @@ static void print_latency(int all, int threads, const double lat[9]) {
          lat[4], lat[5] * 1e3, lat[6] * 1e3, lat[7] * 1e3, lat[8] * 1e3);
 }
 
-/* 64 carriers in blocks of 2^22 with the input copied in pieces of 1, 2 (the default) and 4 MiB
- * and a block in one copy (best of REPS each). */
-static int gpu_pieces(const int16_t *y, size_t big, double pcie_sps) {
-  static const long piece[4] = {0, 1 << 20, 2 << 20, 4 << 20};
-  for (int i = 0; i < 4; i++) {
-    double r, t[4];
-    uint64_t bytes = 0;
-    g_piece = piece[i];
-    if (gpu_rate(y, big, 0, BIG_BLOCK, 0, &r, t, &bytes)) return -1;
-    printf("{\"bench\":\"rx_gpu_piece\",\"carriers\":64,\"block\":%zu,\"piece_bytes\":%ld,"
-           "\"gsps\":%.3f,\"of_pcie\":%.3f}\n",
-           BIG_BLOCK, piece[i], r / 1e9, r / pcie_sps);
-  }
-  g_piece = -1;
-  return 0;
-}
-
 /* The GPU cases on the 2 s capture x (n samples) tiled to 2^BIG_LOG2 samples. */
 static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   size_t big = (size_t)1 << BIG_LOG2;
@@ -560,9 +535,7 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
          "\"ci16_gsps\":%.3f}\n",
          (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
   if (chan_cases) chan_device_cases(y, big);
-  if (gpu_trace(y, big, pcie_sps, -1) || gpu_trace(y, big, pcie_sps, 0) ||
-      gpu_pieces(y, big, pcie_sps))
-    return -1;
+  if (gpu_trace(y, big, pcie_sps)) return -1;
   double rate[2][2], split[2][4], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {

@@ -15,10 +15,6 @@
  * ahead through a span's demodulation (~1 ms with 64 carriers) as long as R - 1 blocks of copies
  * outlast it: R holds RX_GPU_AHEAD input samples (2.4 ms of copies at the PCIe bound of ci16)
  * within RX_GPU_RING_BYTES of device memory, RX_GPU_MIN_SLOTS to RX_GPU_MAX_SLOTS slots.
- * A block's input goes up in copies of RX_GPU_COPY_PIECE bytes (38 us each at the PCIe bound):
- * the banks' own small host-to-device copies (a span's records, ~7 per span) share the copy
- * engine with the input queued ahead, and behind one copy of a whole 2^22-sample block (0.3 ms)
- * each would wait up to that long, on the span's critical path.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
  * block, as the channelizer's own flush does, except for cu8 input (no byte value is the zero
  * sample): that goes through the channelizer's host call and is copied up. */
@@ -35,7 +31,6 @@
 
 #define RX_GPU_AHEAD ((size_t)1 << 25)        /* input samples queued ahead of the banks */
 #define RX_GPU_RING_BYTES ((size_t)512 << 20) /* device memory the ring may take */
-#define RX_GPU_COPY_PIECE ((size_t)2 << 20)   /* bytes per input copy command */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
 
@@ -62,7 +57,6 @@ struct rx_gpu {
   float **d_llrs;                 /* [groups] device LLRs (when asked for) */
   size_t *d_bits_cap, *d_llr_cap; /* [groups] bytes */
   int serial;
-  size_t piece;                       /* bytes per input copy command (0: a block in one) */
   double t_copy;                      /* the input copies (counted in rx->t_chan too) */
   prx_rx_gpu_trace *trace;            /* per-block records (the benchmark's timeline), NULL: none */
   size_t trace_cap, trace_q, trace_d; /* records; blocks queued, demodulated since set */
@@ -159,7 +153,6 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
   G->R = ring_slots(rx);
-  G->piece = RX_GPU_COPY_PIECE;
   G->slot = calloc(G->R, sizeof *G->slot);
   G->d_bits = calloc(rx->n_groups, sizeof *G->d_bits);
   G->d_llrs = calloc(rx->n_groups, sizeof *G->d_llrs);
@@ -314,11 +307,7 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) 
   struct rx_gpu *G = rx->gpu;
   double t0 = rx_now();
   TRY(G->m->stream_wait(G->s_copy, s->ev_read));
-  const size_t bytes = n * prx_format_size(rx->cfg.in_format);
-  const size_t piece = G->piece ? G->piece : bytes;
-  for (size_t o = 0; o < bytes; o += piece)
-    TRY(G->dev->copy((uint8_t *)s->d_in + o, (const uint8_t *)in + o,
-                     bytes - o < piece ? bytes - o : piece, G->s_copy));
+  TRY(G->dev->copy(s->d_in, in, n * prx_format_size(rx->cfg.in_format), G->s_copy));
   TRY(G->m->event_record(s->ev_in, G->s_copy));
   if (G->serial) {
     TRY(G->dev->sync(G->s_copy));
@@ -434,10 +423,6 @@ void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, doub
 }
 
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->R : 0; }
-
-void prx_rx_gpu_set_copy_piece(prx_rx *rx, size_t bytes) {
-  if (rx && rx->gpu) rx->gpu->piece = bytes;
-}
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;

@@ -33,8 +33,6 @@ void prx_rx_gpu_set_serial(prx_rx *rx, int serial);
 void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, double *demod_s);
 /* The ring's slots (blocks queued ahead of the banks at most, plus one); 0 off the GPU path. */
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
-/* For the benchmarks: the bytes per input copy command (default 2 MiB; 0: a block in one). */
-void prx_rx_gpu_set_copy_piece(prx_rx *rx, size_t bytes);
 
 /* For the benchmarks: one record per block of execute (host clock, seconds): when its copy and
  * channelizer were queued, the blocks queued beyond it when its banks were called, when they
