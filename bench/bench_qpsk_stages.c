@@ -24,7 +24,8 @@
  *
  * Not the whole demodulator: the serial passes between the kernels are not included
  * (bench/GPU_NOTES.md). Options: --case SPS:C:FORMAT (repeatable, e.g. 4:1024:cf32) runs only
- * those configurations. Output: JSON lines, then a table. */
+ * those configurations; --profile launches each sequence (all, all_folded) once, untimed, for a
+ * profiler (ncu -k regex:qpsk). Output: JSON lines, then a table. */
 #include "testutil.h"
 
 #include "qpsk/qpsk_internal.h"
@@ -156,9 +157,12 @@ static double time_it(const bench_bufs *b, int which) {
 }
 
 int main(int argc, char **argv) {
+  int profile = 0;
   for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--case") || i + 1 == argc) {
-      fprintf(stderr, "usage: bench_qpsk_stages [--case SPS:C:cf32|cf16]...\n");
+    if (!strcmp(argv[i], "--profile")) {
+      profile = 1;
+    } else if (strcmp(argv[i], "--case") || i + 1 == argc) {
+      fprintf(stderr, "usage: bench_qpsk_stages [--profile] [--case SPS:C:cf32|cf16]...\n");
       return 2;
     } else {
       i++;
@@ -285,6 +289,12 @@ int main(int argc, char **argv) {
         cudaMemcpy((void *)b.omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.cfi, cfi, C * sizeof *cfi, cudaMemcpyHostToDevice);
+        if (profile) { /* each sequence once, untimed (for a profiler) */
+          if (launch(&b, K_ALL) || launch(&b, K_FOLD) || cudaDeviceSynchronize() != cudaSuccess)
+            fail = 1;
+          printf("profiled sps %.3f C %u %s\n", sps, C, f ? "cf16" : "cf32");
+          goto release;
+        }
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
         /* the matched filter without the padded window and the pre-filter without the
@@ -353,6 +363,7 @@ int main(int argc, char **argv) {
                    floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
                    G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
 #undef G
+      release:
         cudaFree(rows);
         cudaFree(b.grid);
         cudaFree(b.sym);

@@ -67,22 +67,22 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
                         k->pre.ntaps);
   }
   if (k->pre.rq == (int64_t)k->pre.Q) {
-    /* the kernel's register-blocked filter on a unit-step grid: the window in padded slots with 8
-     * zeros after it, four outputs per thread step; the same sums as qpsk_dot1 in the same order,
-     * so the same values */
+    /* the kernel's register-blocked filter on a unit-step grid: the window in slots padded one per
+     * 4 samples (QPSK_PAD4) with 8 zeros after it, four outputs per thread step; the same sums as
+     * qpsk_dot1 in the same order, so the same values */
     const int64_t nw = hi - lo;
     const unsigned nt4 = k->pre.ntaps;
     CHECK(nt4 % 4 == 0, "pre: %u taps, not a multiple of 4", nt4);
-    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, 1) + 1, sizeof *wp);
+    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, QPSK_PAD4) + 1, sizeof *wp);
     const float *t4 = k->pre.bank;
-    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, 1)] = win[t];
+    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, QPSK_PAD4)] = win[t];
     unsigned r0;
     int64_t off0;
     qpsk_pre_tap(m0, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r0, &off0);
     size_t differ = 0;
     for (size_t base = 0; base < case_ng(k); base += 4) {
       prx_cf32 o[4];
-      qpsk_dot4(t4, nt4, wp, off0 + (int64_t)base, 1, o);
+      qpsk_dot4(t4, nt4, wp, off0 + (int64_t)base, QPSK_PAD4, o);
       CHECK(off0 + (int64_t)base + nt4 + 3 <= nw + 8,
             "pre: the blocked filter reads past its zeros");
       for (size_t q = base; q < base + 4 && q < case_ng(k); q++) {

@@ -246,10 +246,17 @@ QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *r
   }
 }
 
-/* Slot of window sample t in a kernel's shared memory: with pad, one spare slot after every 16
- * samples, so that the 16 lanes of a half-warp reading samples 4 apart (32 bytes) fall on
- * distinct banks. */
-QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) { return pad ? t + (t >> 4) : t; }
+/* Slot of window sample t in a kernel's shared memory. pad 1 (QPSK_PAD16): one spare slot after
+ * every 16 samples, so that the 16 lanes of a half-warp reading samples 16 apart (the blocked
+ * matched filter: lane i at T + 16 i, slot T + (T >> 4) + 17 i) fall on distinct banks, and
+ * samples 4 apart do for most T. pad 2 (QPSK_PAD4): one spare slot after every 4 samples: lanes
+ * reading samples 4 apart from any T (the blocked pre-filter: slot T + (T >> 2) + 5 i, 5 coprime
+ * to the 16 bank pairs) never conflict. pad 0: none. */
+#define QPSK_PAD16 1
+#define QPSK_PAD4 2
+QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
+  return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
+}
 
 /* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
  * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
@@ -486,6 +493,9 @@ QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t
                                  const float *ti) {
   const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
   float sumr = 0, sumi = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll 16 /* the loads ahead of the sums (a thread's run is latency-bound otherwise) */
+#endif
   for (size_t l = 0; l < len; l++) {
     sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
     sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
