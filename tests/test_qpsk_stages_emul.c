@@ -201,8 +201,7 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
   unsigned nsub, Ls, nlags;
   case_om_dims(k, &nsub, &Ls, &nlags);
   const int64_t L = k->L, ng = (int64_t)case_ng(k), m0 = 4 * k->tm[t].b * L - QPSK_GM;
-  int64_t own_end = QPSK_GM + 4 * L;
-  if (k->g_hi - m0 < own_end) own_end = k->g_hi - m0;
+  const int64_t own_end = qpsk_om_own_end(m0, L, QPSK_GM, k->g_hi);
   const int per = k->pre.rq == (int64_t)k->pre.Q ? 4 : 1; /* outputs per lane and step */
   const int64_t nsteps = (ng + 256 * per - 1) / (256 * per);
   double *seg = calloc((size_t)nsteps * 8 * (1 + 2 * QPSK_OMS), sizeof *seg);
@@ -740,7 +739,21 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
   free(cpu_bits);
 }
 
+/* pre_om's end of the own outputs: while the stream goes on (g_hi = INT64_MAX) every own output
+ * counts, the stream's first block included (m0 < 0: g_hi - m0 would overflow); at the stream's
+ * end those below it */
+static void om_own_end_case(void) {
+  const int64_t L = 512, m0 = -QPSK_GM;
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, INT64_MAX) == QPSK_GM + 4 * L,
+        "pre_om: the first block's own outputs cut while the stream goes on");
+  CHECK(qpsk_om_own_end(4 * 3 * L - QPSK_GM, L, QPSK_GM, INT64_MAX) == QPSK_GM + 4 * L,
+        "pre_om: a later block's own outputs cut while the stream goes on");
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, 100) == 100 - m0, "pre_om: the stream's end missed");
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, 0) == QPSK_GM, "pre_om: an empty block has own outputs");
+}
+
 int main(void) {
+  om_own_end_case();
   mix_turns_case(41);
   cfo_case(42);
   run_case(4.0, 0, 1, 0, 256, 11);

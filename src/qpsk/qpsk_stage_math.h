@@ -588,6 +588,15 @@ QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int
   return (j < nsub ? j : nsub) > *jlo;
 }
 
+/* Stage pre_om: the end of a block's own outputs whose O&M sums count (outputs k = 0 .. ng - 1 at
+ * grid indices m0 + k, m0 = 4 b L - gm; the own ones gm .. gm + 4 L - 1), those below grid index
+ * g_hi. Compared as g_hi < m0 + end: g_hi - m0 overflows for g_hi = INT64_MAX (the value while
+ * the stream goes on) in the stream's first block, where m0 < 0. */
+QPSK_HD int64_t qpsk_om_own_end(int64_t m0, int64_t L, int gm, int64_t g_hi) {
+  const int64_t end = gm + 4 * L;
+  return g_hi < m0 + end ? g_hi - m0 : end;
+}
+
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the
  * DC D and gain g: x = g^2 (A - conj(D) B - D B' + |D|^2 W). */
 QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_cf32 D, float g,

@@ -183,8 +183,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, 5) qpsk_pre_kernel(pre_args a) 
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
-  int64_t own_end = QPSK_GM + 4 * L;
-  if (OM && a.g_hi - m0 < own_end) own_end = a.g_hi - m0;
+  const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
   double *seg = (double *)(win + a.win_slots);
   const uint32_t Ls4 = 4 * a.Ls, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int nwarps = STAGE_THREADS / 32;
