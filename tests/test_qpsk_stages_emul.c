@@ -93,6 +93,34 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
     free(wp);
   }
+  if (k->pre.rq >= 0 && 3 * k->pre.rq == 4 * (int64_t)k->pre.Q) {
+    /* the kernel's three-output filter on a step-4/3 grid: the window padded as above, three
+     * consecutive outputs per thread step, the period's rows and offsets from its first three
+     * outputs; the same sums as qpsk_dot1 in the same order, so the same values */
+    const int64_t nw = hi - lo;
+    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, QPSK_PAD4) + 1, sizeof *wp);
+    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, QPSK_PAD4)] = win[t];
+    unsigned r3[3];
+    int64_t o3[3];
+    for (int u = 0; u < 3; u++)
+      qpsk_pre_tap(m0 + u, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r3[u], &o3[u]);
+    const int d1 = (int)(o3[1] - o3[0]), d2 = (int)(o3[2] - o3[0]);
+    CHECK(d1 >= 0 && d1 <= d2 && d2 <= 3, "pre: the step-4/3 period's offsets %d, %d", d1, d2);
+    const unsigned nt = k->pre.ntaps;
+    const float *bk = k->pre.bank;
+    size_t differ = 0;
+    for (size_t base = 0; base < case_ng(k); base += 3) {
+      prx_cf32 o[3];
+      const int64_t off = o3[0] + 4 * (int64_t)(base / 3);
+      qpsk_dot3(bk + (size_t)r3[0] * 2 * nt, bk + (size_t)r3[1] * 2 * nt,
+                bk + (size_t)r3[2] * 2 * nt, d1, d2, nt, wp, off, QPSK_PAD4, o);
+      CHECK(off + (int64_t)nt + d2 <= nw + 8, "pre: the three-output filter reads past its zeros");
+      for (size_t q = base; q < base + 3 && q < case_ng(k); q++)
+        differ += memcmp(&o[q - base], &grid[q], sizeof o[0]) != 0;
+    }
+    CHECK(differ == 0, "pre: %zu three-output filter's outputs differ from qpsk_dot1's", differ);
+    free(wp);
+  }
   free(win);
 }
 

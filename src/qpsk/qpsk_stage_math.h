@@ -302,6 +302,44 @@ QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t
   }
 }
 
+/* The pre-filter on a grid of step 4/3 (rq 3 == 4 Q, sps 16/3: three outputs every 4 input
+ * samples, the period's three tap rows t0, t1, t2 (re/im lanes) the same in every period, their
+ * first inputs at off, off + d1, off + d2 with 0 <= d1 <= d2 <= 3), register-blocked: three
+ * consecutive outputs from one run of loaded samples, each sample loaded once and used by every
+ * output whose taps reach it. Each output sums over its taps in the order of qpsk_dot1, so the
+ * outputs equal three qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds
+ * ntaps + d2 samples from off. */
+QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1, int d2,
+                       unsigned ntaps, const void *win, int64_t off, int pad, prx_cf32 out[3]) {
+  float re[3] = {0, 0, 0}, im[3] = {0, 0, 0};
+  const int nt = (int)ntaps, n = nt + d2;
+  for (int i = 0; i < n; i++) {
+    const QPSK_F2 x = QPSK_LD2(win, qpsk_win_slot(off + i, pad));
+#ifdef __CUDACC__
+    const float xr = x.x, xi = x.y;
+#else
+    const float xr = x.re, xi = x.im;
+#endif
+    const int l[3] = {i, i - d1, i - d2};
+    const float *t[3] = {t0, t1, t2};
+    for (int u = 0; u < 3; u++) {
+      if (l[u] < 0 || l[u] >= nt) continue;
+#if defined(__CUDA_ARCH__)
+      const float2 h = __ldg((const float2 *)t[u] + l[u]);
+      const float hr = h.x, hi = h.y;
+#else
+      const float hr = t[u][2 * l[u]], hi = t[u][2 * l[u] + 1];
+#endif
+      re[u] += hr * xr;
+      im[u] += hi * xi;
+    }
+  }
+  for (int u = 0; u < 3; u++) {
+    out[u].re = re[u];
+    out[u].im = im[u];
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {

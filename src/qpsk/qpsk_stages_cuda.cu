@@ -12,6 +12,11 @@ extern "C" {
 
 #define STAGE_THREADS 256
 #define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
+/* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
+ * compiler's cap: 48 registers; 1 leaves it uncapped, about 60) */
+#ifndef STAGE_PRE_MIN_BLOCKS
+#define STAGE_PRE_MIN_BLOCKS 5
+#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -92,6 +97,7 @@ typedef struct {
   size_t win_slots;
   double *omsum;
   int g_vec; /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
+  int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
 } pre_args;
 
 /* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
@@ -122,7 +128,7 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 }
 
 template <bool HALF, bool MIX, bool BLK, bool OM>
-__global__ void __launch_bounds__(STAGE_THREADS, 5) qpsk_pre_kernel(pre_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -134,6 +140,8 @@ __global__ void __launch_bounds__(STAGE_THREADS, 5) qpsk_pre_kernel(pre_args a) 
   unsigned bad = 0;
   const prx_cf32 zero = {0, 0};
   const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
+  /* the window's slots: padded one per 4 samples for the register-blocked filters */
+  const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
   /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
    * order of t (the sums' order) */
   for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
@@ -162,11 +170,11 @@ __global__ void __launch_bounds__(STAGE_THREADS, 5) qpsk_pre_kernel(pre_args a) 
         }
       }
       v = qpsk_window_sample(v, in, zero);
-      win[qpsk_win_slot(t, BLK ? QPSK_PAD4 : 0)] = make_float2(v.re, v.im);
+      win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
     }
   }
-  if (BLK && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
-                                 read up to 3 samples past the window */
+  if (wpad && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
+                                  read up to 3 samples past the window */
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
@@ -219,23 +227,48 @@ __global__ void __launch_bounds__(STAGE_THREADS, 5) qpsk_pre_kernel(pre_args a) 
     unsigned row = 0;
     int64_t off = 0, di = 0;
     unsigned dj = 0;
-    if (a.rq >= 0) {
-      qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-      qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
-    }
-    nsteps = (int)((ng + STAGE_THREADS - 1) / STAGE_THREADS);
-    for (int it = 0; it < nsteps; it++) {
-      const int64_t k = (int64_t)it * STAGE_THREADS + threadIdx.x;
-      prx_cf32 o = {0, 0};
-      if (k < ng) {
-        if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-        o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-        g[k] = o;
-        if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+    if (!OM && a.tri) {
+      /* a step-4/3 grid: three consecutive outputs per thread, the period's three tap rows and
+       * input offsets the same for every thread (4 samples per period apart) and step (4
+       * STAGE_THREADS samples apart) */
+      unsigned r3[3];
+      int64_t o3[3];
+      for (int u = 0; u < 3; u++)
+        qpsk_pre_tap(m0 + 3 * (int64_t)threadIdx.x + u, a.rq, a.r, a.Q, a.c, lo, &r3[u], &o3[u]);
+      const int d1 = (int)(o3[1] - o3[0]), d2 = (int)(o3[2] - o3[0]);
+      const float *t0 = a.bank + (size_t)r3[0] * 2 * a.ntaps,
+                  *t1 = a.bank + (size_t)r3[1] * 2 * a.ntaps,
+                  *t2 = a.bank + (size_t)r3[2] * 2 * a.ntaps;
+      nsteps = (int)((ng + 3 * STAGE_THREADS - 1) / (3 * STAGE_THREADS));
+      for (int it = 0; it < nsteps; it++) {
+        const int64_t base = (int64_t)it * 3 * STAGE_THREADS + 3 * threadIdx.x;
+        if (base < ng) {
+          prx_cf32 o[3];
+          qpsk_dot3(t0, t1, t2, d1, d2, a.ntaps, win, o3[0] + (int64_t)it * 4 * STAGE_THREADS,
+                    QPSK_PAD4, o);
+          for (int u = 0; u < 3; u++)
+            if (base + u < ng) g[base + u] = o[u];
+        }
       }
-      if (OM)
-        om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
-                  seg + (size_t)(it * nwarps + warp) * OM_SEG);
+    } else {
+      if (a.rq >= 0) {
+        qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+        qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
+      }
+      nsteps = (int)((ng + STAGE_THREADS - 1) / STAGE_THREADS);
+      for (int it = 0; it < nsteps; it++) {
+        const int64_t k = (int64_t)it * STAGE_THREADS + threadIdx.x;
+        prx_cf32 o = {0, 0};
+        if (k < ng) {
+          if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+          o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+          g[k] = o;
+          if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+        }
+        if (OM)
+          om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
+                    seg + (size_t)(it * nwarps + warp) * OM_SEG);
+      }
     }
   }
   if (OM) {
@@ -685,6 +718,8 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
   const bool blk = s->pre_block, om = omsum != NULL;
+  /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
+  const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
   pre_args a = {rows,
                 row_stride,
                 b0,
@@ -705,12 +740,13 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
                 g_hi,
                 s->nsub,
                 s->Ls,
-                pre_slots(s->pre_win, blk),
+                pre_slots(s->pre_win, blk || tri),
                 omsum,
-                ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0};
+                ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0,
+                tri};
   dim3 g(s->nblk, s->C);
   pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk, om), stream>>>(a);
+                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }
