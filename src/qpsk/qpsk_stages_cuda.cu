@@ -554,8 +554,9 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine straight into the
- * record: a local copy of its 888 bytes cost more than the arithmetic). */
+/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
+ * record, then copied out: built in place in global memory, its zeroing and read-modify-write
+ * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
 __global__ void __launch_bounds__(64)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
@@ -563,8 +564,10 @@ __global__ void __launch_bounds__(64)
   const size_t o = (size_t)blockIdx.x * 64 + threadIdx.x;
   if (o >= nb) return;
   const qpsk_om_in p = in[o];
+  qpsk_om_out r;
   qpsk_om_combine(omsum + o * (size_t)(nsub + 1) * QPSK_OMS, b0 + (int64_t)(o % nblk), L, nsub, Ls,
-                  nlags, &p, out + o);
+                  nlags, &p, &r);
+  out[o] = r;
 }
 
 /* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
