@@ -5,8 +5,9 @@
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
  * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
- * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its register blocking
- * (pre_unblocked) and mf without its padded window (mf_unpadded) or its register blocking
+ * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
+ * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
+ * switch) and mf without its padded window (mf_unpadded) or its register blocking
  * (mf_unblocked);
  * device-resident, for all channels at once.
  *
