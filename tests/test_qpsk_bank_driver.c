@@ -11,11 +11,14 @@
  * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
  * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
  * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
- * Every case runs four times: on one stream (a module without events), and with events on
+ * Every case runs six times: on one stream (a module without events), and with events on
  * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
  * a slot still to be read, or reads rows not yet copied, changes the output) or lazy (the host
  * reading a slot before its wait changes it), with the om stage folded into pre at sps 4 (its
- * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart.
+ * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart; and
+ * twice with the level, timing and NCO passes on the (emulated) GPU (qpsk_serial.h: each
+ * kernel's per-channel code on the host, a warp as a team of one lane), held also to the same
+ * driver with those passes on the CPU: identical bits, LLRs and block estimates.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_sig.h"
@@ -671,10 +674,14 @@ static prx_status d_level(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64
   em_issue(stream, o);
   return PRX_OK;
 }
+/* the timing and NCO kernels' warps as teams of one lane (the lanes' shares of the blocks run
+ * by the one lane in turn: the same values) */
 static void r_timing(const em_op *o) {
+  double om[2 * QPSK_SR_MAXB], en[QPSK_SR_MAXB];
+  const qpsk_sr_team tm = {0, 1, om, en};
   for (size_t c = 0; c < o->z[0]; c++)
     qpsk_sr_timing_ch(&o->cf, c, o->z[1], o->i[0], (int)o->z[2], o->i[1], o->c[0], o->q[0], o->q[1],
-                      o->q[2], o->q[3], o->q[4], o->q[5], o->q[6]);
+                      o->q[2], o->q[3], o->q[4], o->q[5], o->q[6], &tm);
 }
 static prx_status d_timing(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t b0,
                            int flushing, int64_t n_total, const qpsk_om_out *om,
@@ -692,8 +699,9 @@ static prx_status d_timing(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int6
   return PRX_OK;
 }
 static void r_nco(const em_op *o) {
+  const qpsk_sr_team tm = {0, 1, NULL, NULL};
   for (size_t c = 0; c < o->z[0]; c++)
-    qpsk_sr_nco_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2]);
+    qpsk_sr_nco_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2], &tm);
 }
 static prx_status d_nco(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t s, int64_t b0,
                         const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,

@@ -185,19 +185,45 @@ QPSK_HD double qpsk_sr_lock_ratio(unsigned n) {
   return n * (1 - pow(0.5, 15.0 / (n - 1)));
 }
 
+/* A team of n lanes working on one channel's span (a warp on the GPU, one lane on the host):
+ * every lane runs the pass's serial steps alike (the same values in each), the blocks' O&M sums
+ * referred to their centres (the costly part: sines, cosines and a sub-block recurrence per
+ * block) are shared out, block t to lane t mod n, through the team's scratch (om: 2 per block,
+ * en: 1 per block; shared memory on the GPU), and a record is written by its block's lane. */
+typedef struct {
+  unsigned lane, n;
+  double *om, *en;
+} qpsk_sr_team;
+#ifdef __CUDA_ARCH__
+#define QPSK_SR_SYNC() __syncwarp()
+#else
+#define QPSK_SR_SYNC() ((void)0)
+#endif
+#define QPSK_SR_OWN(tm, t) ((unsigned)((t) % (tm)->n) == (tm)->lane)
+
+/* every block's O&M sum referred to its centre with the slope e, into the team's om */
+QPSK_HD void qpsk_sr_refer_all(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0,
+                               size_t nb, double e, const qpsk_sr_team *tm) {
+  QPSK_SR_SYNC(); /* (every lane has read the values before) */
+  for (size_t t = tm->lane; t < nb; t += tm->n)
+    qpsk_sr_om_refer(cf, &om[t], b0 + (int64_t)t, e, tm->om + 2 * t);
+  QPSK_SR_SYNC();
+}
+
 QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0, size_t nb,
                             qpsk_serial_blk *tb, double e, int have, double tau_prev,
-                            double e_before, const double om_prev[2], double en_prev) {
+                            double e_before, const double om_prev[2], double en_prev,
+                            const qpsk_sr_team *tm) {
   const double L = cf->L;
   double om_p[2] = {om_prev[0], om_prev[1]}, en_p = en_prev;
   const double lock = qpsk_sr_lock_ratio(cf->nsub);
+  qpsk_sr_refer_all(cf, om, b0, nb, e, tm);
   for (size_t t = 0; t < nb; t++) {
-    qpsk_serial_blk *bk = &tb[t];
-    double o[2], en = qpsk_sr_om_energy(&om[t]);
-    qpsk_sr_om_refer(cf, &om[t], b0 + (int64_t)t, e, o);
-    bk->om[0] = o[0];
-    bk->om[1] = o[1];
-    bk->om_en = en;
+    qpsk_serial_blk bk;
+    double o[2] = {tm->om[2 * t], tm->om[2 * t + 1]}, en = tm->en[t];
+    bk.om[0] = o[0];
+    bk.om[1] = o[1];
+    bk.om_en = en;
     if (om[t].om_n < 2.0 * L && have) {
       double a = -2 * QPSK_SR_PI * e * L, c = cos(a), s = sin(a);
       o[0] += om_p[0] * c - om_p[1] * s;
@@ -205,33 +231,42 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
       en += en_p;
     }
     double th = qpsk_sr_om_tau(o);
-    bk->locked = isfinite(th) && o[0] * o[0] + o[1] * o[1] > lock * en;
+    bk.locked = isfinite(th) && o[0] * o[0] + o[1] * o[1] > lock * en;
     if (!have) {
-      bk->tau = isfinite(th) ? th : 0;
+      bk.tau = isfinite(th) ? th : 0;
     } else {
       double pred = tau_prev + 0.5 * (e_before + e) * L;
-      bk->tau = bk->locked ? pred + qpsk_sr_wrap(th - pred, 1.0) : pred;
+      bk.tau = bk.locked ? pred + qpsk_sr_wrap(th - pred, 1.0) : pred;
     }
     have = 1;
-    tau_prev = bk->tau;
+    tau_prev = bk.tau;
     e_before = e;
-    om_p[0] = bk->om[0];
-    om_p[1] = bk->om[1];
-    en_p = bk->om_en;
+    om_p[0] = bk.om[0];
+    om_p[1] = bk.om[1];
+    en_p = bk.om_en;
+    if (QPSK_SR_OWN(tm, t)) {
+      tb[t].om[0] = bk.om[0];
+      tb[t].om[1] = bk.om[1];
+      tb[t].om_en = bk.om_en;
+      tb[t].locked = bk.locked;
+      tb[t].tau = bk.tau;
+    }
   }
+  QPSK_SR_SYNC();
 }
 
 QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0,
-                              size_t nb, qpsk_serial_blk *tb, double e0, double *coh) {
+                              size_t nb, double e0, double *coh, const qpsk_sr_team *tm) {
   const double L = cf->L;
   double Cb[2] = {0, 0}, en = 0;
+  qpsk_sr_refer_all(cf, om, b0, nb, e0, tm);
+  const double *x = tm->om;
   for (size_t t = 0; t < nb; t++) {
-    qpsk_sr_om_refer(cf, &om[t], b0 + (int64_t)t, e0, tb[t].om);
-    en += qpsk_sr_om_energy(&om[t]);
+    en += tm->en[t];
     if (t > 0 && om[t].om_n >= 4.0 * L) {
-      const double *x0 = tb[t - 1].om;
-      Cb[0] += tb[t].om[0] * x0[0] + tb[t].om[1] * x0[1];
-      Cb[1] += tb[t].om[1] * x0[0] - tb[t].om[0] * x0[1];
+      const double *x0 = x + 2 * (t - 1), *x1 = x + 2 * t;
+      Cb[0] += x1[0] * x0[0] + x1[1] * x0[1];
+      Cb[1] += x1[1] * x0[0] - x1[0] * x0[1];
     }
   }
   double e = e0;
@@ -243,9 +278,9 @@ QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, 
   const double w = 2 * QPSK_SR_PI * e * L, sr = cos(w), si = sin(w);
   double cr = 1, ci = 0, s[2] = {0, 0};
   for (size_t t = 0; t < nb; t++) {
-    const double *x = tb[t].om;
-    s[0] += x[0] * cr - x[1] * ci;
-    s[1] += x[0] * ci + x[1] * cr;
+    const double *xt = x + 2 * t;
+    s[0] += xt[0] * cr - xt[1] * ci;
+    s[1] += xt[0] * ci + xt[1] * cr;
     double tr = cr * sr - ci * si;
     ci = cr * si + ci * sr;
     cr = tr;
@@ -259,7 +294,7 @@ QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, 
  * out_range). flushing / n_total: the stream ends at n_total samples. nb <= QPSK_SR_MAXB. */
 QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, const qpsk_om_out *om,
                             int64_t b0, size_t nb, int flushing, int64_t n_total,
-                            qpsk_serial_blk *tb, qpsk_serial_span *sp) {
+                            qpsk_serial_blk *tb, qpsk_serial_span *sp, const qpsk_sr_team *tm) {
   const double L = cf->L;
   const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
   if (nb == 0) {
@@ -267,6 +302,8 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
     sp->out_range = 0;
     return;
   }
+  /* the blocks' sub-block energies (the same for every slope) */
+  for (size_t t = tm->lane; t < nb; t += tm->n) tm->en[t] = qpsk_sr_om_energy(&om[t]);
   double C[QPSK_LAGS][2];
   for (int l = 0; l < QPSK_LAGS; l++) C[l][0] = C[l][1] = 0;
   unsigned full = 0;
@@ -296,7 +333,7 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
   unsigned nc = q->have_e ? 3 : 2;
   for (unsigned c = 0; c < nc; c++) {
     if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
-    double m, e = qpsk_sr_refine(cf, om, b0, nb, tb, cand[c], &m);
+    double m, e = qpsk_sr_refine(cf, om, b0, nb, cand[c], &m, tm);
     if (m > best) {
       best = m;
       ec = e;
@@ -311,14 +348,14 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
   if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
   if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
   qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e,
-                 q->om_prev, q->en_prev);
+                 q->om_prev, q->en_prev, tm);
   unsigned nl = 0;
   for (size_t t = 0; t < nb; t++) nl += om[t].om_n >= 2.0 * L && tb[t].locked;
   int fitted = span_locked && nl >= 4;
   if (!fitted && q->have_e && e != q->e_prev) {
     e = q->e_prev;
     sp->out_range = q->range_prev;
-    qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
+    qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev, tm);
   }
   q->range_prev = sp->out_range;
   sp->e = e;
@@ -340,30 +377,33 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
   if (ni > 0) icpt = ni % 2 ? med[ni / 2] : 0.5 * (med[ni / 2 - 1] + med[ni / 2]);
   const double d = e / (1 - e);
   for (size_t t = 0; t < nb; t++) {
-    qpsk_serial_blk *bk = &tb[t];
+    qpsk_serial_blk bk = tb[t];
+    QPSK_SR_SYNC(); /* (every lane has read the block before its lane rewrites it) */
     const int64_t b = b0 + (int64_t)t;
     const double Cb = ((double)b + 0.5) * L;
-    bk->d = d;
-    bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
-    if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
+    bk.d = d;
+    bk.tres = fitted && bk.locked ? bk.tau - (icpt + e * Cb) : 0;
+    if (fitted && fabs(bk.tres) <= 0.25) bk.tau = icpt + e * Cb;
     double limit = ((double)b + 1) * L - QPSK_LEAD;
     if (flushing) {
       double end = (double)n_total / cf->sps - QPSK_LEAD;
       if (end < limit) limit = end;
     }
-    bk->k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
-    double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
-    if (t_first < (double)b * L - 0.7) bk->tau += ((double)b * L - 0.7 - t_first) / (1 + d);
-    bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
-    if (bk->k1 < bk->k0) bk->k1 = bk->k0;
-    if (bk->k1 - bk->k0 > (int64_t)cf->Lmax) bk->k1 = bk->k0 + cf->Lmax;
+    bk.k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
+    double t_first = (1 + d) * ((double)bk.k0 + bk.tau) - d * Cb;
+    if (t_first < (double)b * L - 0.7) bk.tau += ((double)b * L - 0.7 - t_first) / (1 + d);
+    bk.k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk.tau);
+    if (bk.k1 < bk.k0) bk.k1 = bk.k0;
+    if (bk.k1 - bk.k0 > (int64_t)cf->Lmax) bk.k1 = bk.k0 + cf->Lmax;
     q->have_prev = 1;
-    q->k_end_prev = bk->k1;
-    q->tau_prev = bk->tau;
-    q->om_prev[0] = bk->om[0];
-    q->om_prev[1] = bk->om[1];
-    q->en_prev = bk->om_en;
+    q->k_end_prev = bk.k1;
+    q->tau_prev = bk.tau;
+    q->om_prev[0] = bk.om[0];
+    q->om_prev[1] = bk.om[1];
+    q->en_prev = bk.om_en;
+    if (QPSK_SR_OWN(tm, t)) tb[t] = bk;
   }
+  QPSK_SR_SYNC();
   if (fitted)
     for (int l = 0; l < QPSK_LAGS; l++) q->corr_prev[l][0] = C[l][0], q->corr_prev[l][1] = C[l][1];
   q->have_e = q->have_e || fitted;
@@ -373,28 +413,30 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
 
 /* After the timing pass: the blocks' matched-filter timing records (mb; the NCO fields follow in
  * qpsk_sr_nco), their 4th-power values' offsets in the channel's w row (w0: in the region
- * without the CFO history), the CFO window (cfi; a span of fewer than S values reaches back into
+ * without the CFO history), the CFO window (*ci; a span of fewer than S values reaches back into
  * the history: ops, the copy row_copy makes), and the history for the next span. */
 QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
                              const qpsk_serial_blk *tb, int64_t b0, size_t nb,
                              const qpsk_serial_span *sp, qpsk_mf_block *mb, int64_t *w0,
-                             int64_t ops[3], qpsk_cfo_in *ci) {
+                             int64_t ops[3], qpsk_cfo_in *ci, const qpsk_sr_team *tm) {
   const int hr = q->hist_r;
   const int64_t wr = hr == 0 ? 1 : 0;
   const int64_t base = wr * cf->region + (int64_t)cf->S;
   int64_t w = base;
   for (size_t j = 0; j < nb; j++) {
     const qpsk_serial_blk *bk = &tb[j];
-    qpsk_mf_block *m = &mb[j];
-    memset(m, 0, sizeof *m);
     const int64_t n = bk->k1 - bk->k0;
-    m->t.b = b0 + (int64_t)j;
-    m->t.k0 = bk->k0;
-    m->t.k1 = bk->k1;
-    m->t.R = cf->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)cf->P) : 0;
-    m->t.tau = bk->tau;
-    m->t.d = bk->d;
-    w0[j] = w;
+    if (QPSK_SR_OWN(tm, j)) {
+      qpsk_mf_block *m = &mb[j];
+      memset(m, 0, sizeof *m);
+      m->t.b = b0 + (int64_t)j;
+      m->t.k0 = bk->k0;
+      m->t.k1 = bk->k1;
+      m->t.R = cf->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)cf->P) : 0;
+      m->t.tau = bk->tau;
+      m->t.d = bk->d;
+      w0[j] = w;
+    }
     w += n > 0 ? n : 0;
   }
   const int64_t nw = w - base;
@@ -403,13 +445,15 @@ QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
     take = (int64_t)cf->S - nw;
     if (take > q->hist_n) take = q->hist_n;
   }
-  ops[0] = take ? (int64_t)hr * cf->region + cf->S + q->hist_n - take : 0;
-  ops[1] = take ? base - take : 0;
-  ops[2] = take;
-  memset(ci, 0, sizeof *ci);
-  ci->w0 = base - take;
-  ci->n = (unsigned)(take + nw);
-  ci->e = sp->e;
+  if (tm->lane == 0) {
+    ops[0] = take ? (int64_t)hr * cf->region + cf->S + q->hist_n - take : 0;
+    ops[1] = take ? base - take : 0;
+    ops[2] = take;
+    memset(ci, 0, sizeof *ci);
+    ci->w0 = base - take;
+    ci->n = (unsigned)(take + nw);
+    ci->e = sp->e;
+  }
   if (nw >= (int64_t)cf->S) {
     q->hist_r = (int)wr;
     q->hist_n = nw;
@@ -419,7 +463,8 @@ QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
 /* ---- NCO: qpsk_serial_nco of span s with its CFO f, and the matched filter's NCO and level
  * fields of its nb blocks ---- */
 QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t s, double f,
-                         int64_t b0, size_t nb, qpsk_serial_span *sp, qpsk_mf_block *mb) {
+                         int64_t b0, size_t nb, qpsk_serial_span *sp, qpsk_mf_block *mb,
+                         const qpsk_sr_team *tm) {
   const int64_t S = cf->S;
   if (!isfinite(f)) f = q->f_prev;
   sp->f = f;
@@ -430,7 +475,7 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   q->theta_next = qpsk_sr_wrap(
       sp->theta + 2 * QPSK_SR_PI * sp->f / cf->sps * (double)(n_next - sp->n_ref), 2 * QPSK_SR_PI);
   const double omega = 2 * QPSK_SR_PI * sp->f / cf->sps;
-  for (size_t j = 0; j < nb; j++) {
+  for (size_t j = tm->lane; j < nb; j += tm->n) {
     int64_t lo, hi;
     qpsk_mf_window_of(b0 + (int64_t)j, cf->L, cf->sps, cf->mf_c, cf->mf_ntaps, &lo, &hi);
     mb[j].omega = omega;
@@ -441,7 +486,8 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   }
 }
 
-/* ---- one thread's work in the passes' kernels (channel c; records as below) ---- */
+/* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): the
+ * carried state and the span record are each lane's own copies, written back by lane 0 ---- */
 QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
                               int64_t g_hi, const double *mom, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_om_in *omi) {
@@ -461,31 +507,36 @@ QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, in
 QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
                                int flushing, int64_t n_total, const qpsk_om_out *om,
                                qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tb,
-                               qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi) {
+                               qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
+                               const qpsk_sr_team *tm) {
   qpsk_serial_state q = st[c];
   qpsk_serial_span r = sp[c];
   const size_t o = c * nb;
-  qpsk_sr_timing(cf, &q, om + o, b0, nb, flushing, n_total, tb + o, &r);
-  qpsk_cfo_in ci;
-  qpsk_sr_records(cf, &q, tb + o, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, &ci);
-  cfi[c] = ci;
-  st[c] = q;
-  sp[c] = r;
+  qpsk_sr_timing(cf, &q, om + o, b0, nb, flushing, n_total, tb + o, &r, tm);
+  qpsk_sr_records(cf, &q, tb + o, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, cfi + c, tm);
+  QPSK_SR_SYNC(); /* (every lane has read the state before lane 0 rewrites it) */
+  if (tm->lane == 0) {
+    st[c] = q;
+    sp[c] = r;
+  }
 }
 QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s, int64_t b0,
                             const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
-                            qpsk_mf_block *mb) {
+                            qpsk_mf_block *mb, const qpsk_sr_team *tm) {
   qpsk_serial_state q = st[c];
   qpsk_serial_span r = sp[c];
-  qpsk_sr_nco(cf, &q, s, co[c].f, b0, nb, &r, mb + c * nb);
-  st[c] = q;
-  sp[c] = r;
+  qpsk_sr_nco(cf, &q, s, co[c].f, b0, nb, &r, mb + c * nb, tm);
+  QPSK_SR_SYNC();
+  if (tm->lane == 0) {
+    st[c] = q;
+    sp[c] = r;
+  }
 }
 
 /* ---- the passes' kernels (qpsk_serial_cuda.cu, in the CUDA module:
- * prx_cuda_module_get()->qpsk_serial), one thread per channel over C channels of nb blocks (the
- * records of channel c's block j at c nb + j; one span record and one state per channel), all
- * pointers device memory, asynchronous on stream ---- */
+ * prx_cuda_module_get()->qpsk_serial), one warp per channel (level: one thread) over C channels of
+ * nb blocks (the records of channel c's block j at c nb + j; one span record and one state per
+ * channel), all pointers device memory, asynchronous on stream ---- */
 typedef struct prx_qpsk_serial_cuda {
   /* the level pass of span s from pre's input sums (mom: 4 per block), and the O&M stage's
    * input of every block (its g_hi: the grid's end) */
