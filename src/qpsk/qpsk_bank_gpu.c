@@ -1,5 +1,14 @@
 /* The demodulator bank's stage-major driver on the CUDA backend: every call advances all C
- * channels together, one CFO span at a time, stage by stage:
+ * channels together, one CFO span at a time, stage by stage. By default (run_span_gpu) the
+ * level, timing and NCO passes run on the GPU too (qpsk_serial.h, one thread or warp per
+ * channel, their state on the device), so a span is one stream-ordered sequence:
+ *
+ *   GPU pre, level, om, timing, x4, cfo, nco, mf -> sums, the passes' results back
+ *   -> CPU serial_phase and the report per channel -> GPU out
+ *
+ * Where the module lacks those kernels (or the CFO stage runs on the CPU, or a span holds more
+ * than QPSK_SR_MAXB blocks), and when prx_qpsk_bank_gpu_set_serial turns them off, the serial
+ * passes run on the CPU between the kernels (run_span):
  *
  *   GPU pre (every block of every channel)   -> input sums back   -> CPU serial_level per channel
  *   GPU om                                   -> O&M sums back     -> CPU serial_timing
@@ -561,13 +570,15 @@ static void task_phase(void *ctx, size_t c) {
   q->next_span++;
 }
 
-/* after mf, the serial passes on the GPU: their results (span, blocks' timing) and pre's input
- * sums into the blocks, then the phase pass as above */
+/* after mf, the serial passes on the GPU: the channel's blocks laid out, the passes' results
+ * (span, blocks' timing) and pre's input sums into them, then the phase pass as above */
 static void task_phase_gpu(void *ctx, size_t c) {
   span_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
   const size_t o = c * g->nb;
-  qpsk_serial_to_blocks(x->b->ch[c], &g->h_sp[c], g->h_tb + o, g->h_mom[g->slot] + 4 * o,
+  qpsk_batch_begin(q, q->next_span, 1);
+  qpsk_serial_to_blocks(q, &g->h_sp[c], g->h_tb + o, g->h_mom[g->slot] + 4 * o,
                         g->h_bad[g->slot] + o);
   task_phase(ctx, c);
 }
@@ -625,10 +636,11 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const prx_qpsk_bank_cuda *d = g->dev;
   const prx_qpsk_serial_cuda *r = g->ser;
   span_ctx x = {b, g};
-  const prx_qpsk *q0 = b->ch[0];
+  prx_qpsk *q0 = b->ch[0];
   const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
-  pool_run(b, task_begin, &x);
-  g->nb = q0->n_blks;
+  /* the span's blocks (the same for every channel: they share the stream position); the other
+   * channels' are laid out with their phase pass */
+  g->nb = qpsk_batch_begin(q0, span, 1);
   const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
