@@ -6,9 +6,12 @@
  * elsewhere), the same output for random chunkings of the calls; device calls with bits only (the
  * out kernel writes them in place) and with LLRs (symbols back to the host), host calls on the CUDA
  * backend, cf32 and cf16 rows with a pitch, packed bits, sps 4 and 16/3, mix_hz; and the rows past
- * each channel's output left untouched (poisoned before the run). Calls of several spans run the
- * next span's pre ahead on the driver's second stream; at sps 4 the om stage is folded into pre
- * (one run with it apart).
+ * each channel's output left untouched (poisoned before the run). The driver runs the level,
+ * timing and NCO passes on the GPU (the default; one run with them on the CPU between the
+ * kernels, where calls of several spans run the next span's pre ahead on the driver's second
+ * stream); one run with the om stage apart from pre. Pilots (64:8) with issue 10's flags: a
+ * channel at 7000 ppm (beyond the supported clock range) and one without a carrier, every block's
+ * flags equal to the CPU bank's, the flags present.
  *
  * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */

@@ -43,6 +43,7 @@ static int em_created;  /* streams made after create (the driver's second) run e
 static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
+static int em_twice;      /* run's stream twice through one bank, a flush between */
 
 static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                             unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
@@ -781,6 +782,8 @@ typedef struct {
   size_t nv_n;            /* over nv_n blocks */
 } chan_out;
 
+static void outs_free(chan_out *o);
+
 /* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
  * call) */
 static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int llrs,
@@ -821,41 +824,67 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     o[c].nv = 0;
   }
   size_t ns[C], nb[C];
-  test_rng r;
-  test_rng_seed(&r, chunk_seed);
-  for (size_t i = 0;;) {
-    int flush = i >= n;
-    size_t m = n - i;
-    if (chunk_seed && !flush) {
-      double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
-      m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
-      if (m > n - i) m = n - i;
+  /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
+   * resets every channel's stream, on the device too) */
+  chan_out o2[C];
+  for (int pass = 0; pass < (em_twice ? 2 : 1); pass++) {
+    chan_out *d = pass ? o2 : o;
+    for (unsigned c = 0; c < C && pass; c++) {
+      o2[c].bits = malloc(2 * n + 64);
+      o2[c].llrs = malloc(2 * n * sizeof(float));
+      o2[c].n_bytes = o2[c].n_sym = o2[c].n_blk = o2[c].nv_n = 0;
+      o2[c].nv = 0;
     }
-    prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
-    prx_status st = flush
-                        ? prx_qpsk_bank_flush(b, &out)
-                        : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
-    CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
-    if (st) break;
-    for (unsigned c = 0; c < C; c++) {
-      memcpy(o[c].bits + o[c].n_bytes, hb + c * bs, nb[c]);
-      if (llrs) memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
-      o[c].n_bytes += nb[c];
-      o[c].n_sym += ns[c];
-      size_t k;
-      const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
-      for (size_t j = 0; j < k; j++) {
-        if (o[c].n_blk + j < 64) o[c].cfo[o[c].n_blk + j] = e[j].cfo;
-        if (o[c].n_blk + j < 64) o[c].est[o[c].n_blk + j] = e[j];
-        if (e[j].n_symbols > 0) {
-          o[c].nv += e[j].noise_var;
-          o[c].nv_n++;
-        }
+    test_rng r;
+    test_rng_seed(&r, chunk_seed);
+    for (size_t i = 0;;) {
+      int flush = i >= n;
+      size_t m = n - i;
+      if (chunk_seed && !flush) {
+        double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
+        m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
+        if (m > n - i) m = n - i;
       }
-      o[c].n_blk += k;
+      prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
+      prx_status st =
+          flush ? prx_qpsk_bank_flush(b, &out)
+                : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
+      CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
+      if (st) break;
+      for (unsigned c = 0; c < C; c++) {
+        memcpy(d[c].bits + d[c].n_bytes, hb + c * bs, nb[c]);
+        if (llrs) memcpy(d[c].llrs + 2 * d[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
+        d[c].n_bytes += nb[c];
+        d[c].n_sym += ns[c];
+        size_t k;
+        const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+        for (size_t j = 0; j < k; j++) {
+          if (d[c].n_blk + j < 64) d[c].cfo[d[c].n_blk + j] = e[j].cfo;
+          if (d[c].n_blk + j < 64) d[c].est[d[c].n_blk + j] = e[j];
+          if (e[j].n_symbols > 0) {
+            d[c].nv += e[j].noise_var;
+            d[c].nv_n++;
+          }
+        }
+        d[c].n_blk += k;
+      }
+      if (flush) break;
+      i += m;
     }
-    if (flush) break;
-    i += m;
+  }
+  if (em_twice) {
+    for (unsigned c = 0; c < C; c++) {
+      size_t ne = o[c].n_blk < 64 ? o[c].n_blk : 64, bad = 0;
+      for (size_t j = 0; j < ne && o2[c].n_blk == o[c].n_blk; j++)
+        bad += o2[c].est[j].timing != o[c].est[j].timing || o2[c].est[j].cfo != o[c].est[j].cfo ||
+               o2[c].est[j].first_symbol != o[c].est[j].first_symbol;
+      CHECK(o2[c].n_sym == o[c].n_sym && o2[c].n_bytes == o[c].n_bytes &&
+                o2[c].n_blk == o[c].n_blk && !memcmp(o2[c].bits, o[c].bits, o[c].n_bytes) && !bad,
+            "channel %u: the stream after the flush differs from the first (%zu of %zu block "
+            "estimates)",
+            c, bad, ne);
+    }
+    outs_free(o2);
   }
   if (driver) {
     prx_qpsk_bank_gpu_timing t;
@@ -1057,8 +1086,10 @@ static void run_all(void) {
                cpu);
     /* bits only: the out stage writes them in place */
     versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
+    em_twice = 1; /* (and the stream again after the flush) */
     versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
                cpu);
+    em_twice = 0;
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
