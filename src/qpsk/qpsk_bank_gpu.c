@@ -640,6 +640,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
   /* the span's blocks (the same for every channel: they share the stream position); the other
    * channels' are laid out with their phase pass */
+  const double t0 = now_s();
   g->nb = qpsk_batch_begin(q0, span, 1);
   const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
   qpsk_stages st = g->stg;
@@ -670,6 +671,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
     TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
     TRY(d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream));
   }
+  g->tm.issue_s += now_s() - t0;
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase_gpu, &x);
   if (!g->hf && bits) {

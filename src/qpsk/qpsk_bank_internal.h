@@ -52,6 +52,7 @@ typedef struct {
   double total_s;  /* inside prx_qpsk_bank_gpu_run */
   double wait_s;   /* waiting for the device (kernels and copies not overlapped with the CPU) */
   double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
+  double issue_s;  /* issuing a span's launches and copies up to its wait (GPU serial passes) */
   double calls, spans;
   double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
   int gpu_cfo;    /* the CFO stage runs on the GPU */
