@@ -18,7 +18,9 @@
  * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart; and
  * twice with the level, timing and NCO passes on the (emulated) GPU (qpsk_serial.h: each
  * kernel's per-channel code on the host, a warp as a team of one lane), held also to the same
- * driver with those passes on the CPU: identical bits, LLRs and block estimates.
+ * driver with those passes on the CPU: identical bits, LLRs and block estimates; one case with
+ * the passes' side switched after every call (their state moved between the device and the
+ * channels), one with the stream run again after the flush on the same bank.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_sig.h"
@@ -44,6 +46,13 @@ static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
 static int em_twice;      /* run's stream twice through one bank, a flush between */
+static int em_toggle;     /* the serial passes' side switched after every call */
+
+static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
+  prx_qpsk_bank_gpu_timing t;
+  prx_qpsk_bank_gpu_get_timing(g, &t);
+  return t.gpu_serial;
+}
 
 static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                             unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
@@ -851,6 +860,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
                 : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
       CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
       if (st) break;
+      if (driver && em_toggle) { /* the passes' side changed between calls, the state moved */
+        int want = !gpu_serial_now(b->drv);
+        CHECK(prx_qpsk_bank_gpu_set_serial(b->drv, want) == want, "set_serial(%d)", want);
+      }
       for (unsigned c = 0; c < C; c++) {
         memcpy(d[c].bits + d[c].n_bytes, hb + c * bs, nb[c]);
         if (llrs) memcpy(d[c].llrs + 2 * d[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
@@ -894,8 +907,9 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (em_fold && qc.sample_rate == 4 * qc.symbol_rate), "the om stage %s",
           t.fold ? "folded" : "apart");
-    CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
-          t.gpu_serial ? "GPU" : "CPU");
+    if (!em_toggle)
+      CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
+            t.gpu_serial ? "GPU" : "CPU");
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
     if (em_events && !chunk_seed && !t.gpu_serial)
@@ -1084,6 +1098,12 @@ static void run_all(void) {
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
     versus_cpu("cf32 LLRs random chunks", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si,
                cpu);
+    if (em_ser && !em_cfo_off) { /* the passes moving between the GPU and the CPU mid-stream */
+      em_toggle = 1;
+      versus_cpu("cf32 LLRs random chunks, the passes' side switched after every call", sps, qc,
+                 PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si, cpu);
+      em_toggle = 0;
+    }
     /* bits only: the out stage writes them in place */
     versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
     em_twice = 1; /* (and the stream again after the flush) */

@@ -356,20 +356,36 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   return PRX_OK;
 }
 
-/* the channels' carried state (their prx_qpsk's, as a reset or the CPU passes left it) onto the
- * device, for the serial passes there */
+/* the channels' carried state (their prx_qpsk's, as a reset or the CPU passes left it, and the
+ * CFO history the CPU path tracks) onto the device, for the serial passes there */
 static prx_status serial_upload(prx_qpsk_bank_gpu *g) {
-  for (unsigned c = 0; c < g->C; c++) qpsk_serial_state_of(g->bank->ch[c], &g->h_st[c]);
+  for (unsigned c = 0; c < g->C; c++) {
+    qpsk_serial_state_of(g->bank->ch[c], &g->h_st[c]);
+    g->h_st[c].hist_r = g->hist_r[c];
+    g->h_st[c].hist_n = (int64_t)g->hist_n[c];
+  }
   prx_status st = g->dev->copy(g->d_st, g->h_st, g->C * sizeof *g->h_st, g->stream);
   if (!st) st = g->dev->sync(g->stream);
+  return st;
+}
+
+/* the reverse: the device's state back into the channels and the CPU path's CFO history */
+static prx_status serial_download(prx_qpsk_bank_gpu *g) {
+  prx_status st = g->dev->copy(g->h_st, g->d_st, g->C * sizeof *g->h_st, g->stream);
+  if (!st) st = g->dev->sync(g->stream);
+  for (unsigned c = 0; c < g->C && !st; c++) {
+    qpsk_serial_state_to(g->bank->ch[c], &g->h_st[c]);
+    g->hist_r[c] = g->h_st[c].hist_r;
+    g->hist_n[c] = (size_t)g->h_st[c].hist_n;
+  }
   return st;
 }
 
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   if (!g) return 0;
   on = on && g->gser_ok;
-  if (on && !g->gser) {
-    prx_status st = serial_upload(g);
+  if (on != g->gser) {
+    prx_status st = on ? serial_upload(g) : serial_download(g);
     if (st) return st;
   }
   g->gser = on;

@@ -74,9 +74,8 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
 /* The level, timing and NCO passes on the GPU (1, the default where the module has them and the
  * CFO stage runs there: one host wait per span) or on the CPU between the stage kernels (0:
- * four), set before the first call or after a flush or reset (the passes' state lives on the
- * side that runs them). Returns the side now in use (1 GPU), or a negative prx_status where
- * the state's copy to the device failed. */
+ * four), between calls (the passes' state moves to the side that runs them). Returns the side
+ * now in use (1 GPU), or a negative prx_status where the state's copy failed. */
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device

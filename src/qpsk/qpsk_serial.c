@@ -47,8 +47,33 @@ void qpsk_serial_state_of(const prx_qpsk *q, qpsk_serial_state *st) {
   st->k_end_prev = q->k_end_prev;
   st->theta_next = q->theta_next;
   st->f_prev = q->f_prev;
-  st->hist_r = -1;
+  st->hist_r = -1; /* (the driver's to set: it tracks the CFO history off the device too) */
   st->hist_n = 0;
+}
+
+void qpsk_serial_state_to(prx_qpsk *q, const qpsk_serial_state *st) {
+  memcpy(q->dc_ring, st->dc_ring, sizeof q->dc_ring);
+  memcpy(q->dc_span, st->dc_span, sizeof q->dc_span);
+  memcpy(q->dcw_prev, st->dcw_prev, sizeof q->dcw_prev);
+  q->dc_prev[0] = st->dc_prev[0];
+  q->dc_prev[1] = st->dc_prev[1];
+  q->gain_prev = st->gain_prev;
+  q->dcw_prev_syms = st->dcw_prev_syms;
+  q->dc_count = st->dc_count;
+  q->dcw_prev_n = st->dcw_prev_n;
+  q->have_prev = st->have_prev;
+  q->have_e = st->have_e;
+  q->have_clock = st->have_clock;
+  q->range_prev = st->range_prev;
+  q->tau_prev = st->tau_prev;
+  q->e_prev = st->e_prev;
+  q->om_prev[0] = st->om_prev[0];
+  q->om_prev[1] = st->om_prev[1];
+  q->en_prev = st->en_prev;
+  memcpy(q->corr_prev, st->corr_prev, sizeof q->corr_prev);
+  q->k_end_prev = st->k_end_prev;
+  q->theta_next = st->theta_next;
+  q->f_prev = st->f_prev;
 }
 
 void qpsk_serial_to_blocks(prx_qpsk *q, const qpsk_serial_span *r, const qpsk_serial_blk *tb,

@@ -556,10 +556,12 @@ typedef struct prx_qpsk_serial_cuda {
 extern const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries;
 
 /* The host's side of the records (qpsk_bank_gpu.c): the configuration and the carried state of
- * a channel from its prx_qpsk, and a span's results into it (its blocks and span 0, as the CPU
- * passes leave them; mom: the blocks' input sums, 4 each, bad: their non-finite counts). */
+ * a channel from its prx_qpsk (the CFO history left to the caller: none) and the state back into
+ * it, and a span's results into it (its blocks and span 0, as the CPU passes leave them; mom: the
+ * blocks' input sums, 4 each, bad: their non-finite counts). */
 void qpsk_serial_cfg_of(const prx_qpsk *q, qpsk_serial_cfg *cf);
 void qpsk_serial_state_of(const prx_qpsk *q, qpsk_serial_state *st);
+void qpsk_serial_state_to(prx_qpsk *q, const qpsk_serial_state *st);
 void qpsk_serial_to_blocks(prx_qpsk *q, const qpsk_serial_span *sp, const qpsk_serial_blk *tb,
                            const double *mom, const unsigned *bad);
 
