@@ -255,9 +255,10 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* the folded om path stays off until it agrees with the CPU on the GPU (on the H200 its sps-4
-   * LLRs differed by up to 2 % and bits at 5-9 dB beyond the bank's tolerance, while the
-   * emulation agreed: bench/GPU_NOTES.md); prx_qpsk_bank_gpu_set_fold turns it on for study */
+  /* the folded om path agrees with the CPU (its first-block sums fixed: qpsk_om_own_end) but is
+   * off by default: since om loads its grid in batches, the separate om is faster (6.61 against
+   * 6.45 Gsym/s for the six stages at sps 4, 1024 channels: bench/GPU_NOTES.md);
+   * prx_qpsk_bank_gpu_set_fold turns it on */
   g->fold = 0;
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
