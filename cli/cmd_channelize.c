@@ -975,11 +975,15 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
 }
 
 /* The pipeline's buffers (page-locked with the CUDA backend), timed for POLYRX_TIMING. */
+static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* several readers make theirs */
+
 static void *timed_alloc(void *ctx, size_t bytes) {
   run_state *r = ctx;
   double t = cli_seconds();
   void *p = prx_pipe_host_alloc(bytes, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
+  pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
+  pthread_mutex_unlock(&alloc_lock);
   return p;
 }
 

@@ -5,8 +5,9 @@
  * written, and its message from the thread that met it; a stop request ends the reading at a
  * block boundary with everything handed over computed; prx_iq_read_at over a raw file, a SigMF
  * recording and a SigMF archive gives the file's samples; a trailing partial sample is the
- * truncation error after the complete samples; a file cut (ftruncate) while several readers read
- * it ends the stream cleanly at a block boundary with no signal (pread, never a mapping).
+ * truncation error after the complete samples; a file cut (truncate) while several readers read
+ * it ends the stream cleanly with no signal (pread, never a mapping); an input block that cannot
+ * be made (they are made on first use) ends the stream as a set-up error after the blocks before.
  *
  * The compute stage is a running hash (as in test_pipeline.c): a lost, repeated or reordered
  * block, a wrong position or a torn buffer changes every later output. */
@@ -402,6 +403,51 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
   rmdir(dir);
 }
 
+/* An allocation hook that fails its k-th call: the readers make their blocks on first use. */
+static atomic_int allocs, frees, fail_alloc;
+static void *hook_alloc(void *ctx, size_t bytes) {
+  (void)ctx;
+  if (atomic_fetch_add(&allocs, 1) + 1 == atomic_load(&fail_alloc)) return NULL;
+  return malloc(bytes);
+}
+static void hook_free(void *ctx, void *p) {
+  (void)ctx;
+  atomic_fetch_add(&frees, 1);
+  free(p);
+}
+
+static void test_lazy_buffers(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
+  /* 3 readers, 6 input blocks, 3 output slots made up front: a block that cannot be made ends
+   * the stream there as a set-up error, every block handed over before it computed */
+  for (int k = 0; k <= 8; k++) {
+    sim s;
+    prx_pipe_config c = sim_config(&s, x, y, cap, 1000, 3, 6, 50 + k);
+    c.alloc = hook_alloc;
+    c.free = hook_free;
+    atomic_store(&allocs, 0);
+    atomic_store(&frees, 0);
+    atomic_store(&fail_alloc, k);
+    prx_pipe_result r;
+    prx_status st = prx_pipe_run(&c, &r);
+    if (k == 0) {
+      CHECK(st == PRX_OK && s.y_n == N_SAMPLES + FLUSH_WORDS && !memcmp(y, ref, 4 * s.y_n),
+            "lazy buffers: %s", prx_last_error());
+    } else if (k <= 3) { /* the output slots (3), made up front */
+      CHECK(st == PRX_ERR_NOMEM && r.failed == PRX_PIPE_SETUP && r.samples_computed == 0,
+            "allocation %d failing: status %d stage %d", k, st, r.failed);
+    } else {
+      CHECK(st == PRX_ERR_NOMEM && r.failed == PRX_PIPE_SETUP && r.flushed &&
+                r.samples_computed == r.samples_read && r.samples_read % 1000 == 0 &&
+                prefix_ok(x, y, s.y_n, (size_t)r.samples_read) &&
+                strstr(prx_last_error(), "cannot allocate an input block"),
+            "allocation %d failing: status %d stage %d, %llu read: %s", k, st, r.failed,
+            (unsigned long long)r.samples_read, prx_last_error());
+    }
+    CHECK(atomic_load(&frees) == atomic_load(&allocs) - (k > 0 && k <= atomic_load(&allocs)),
+          "allocation %d failing: %d made, %d freed", k, atomic_load(&allocs), atomic_load(&frees));
+  }
+}
+
 static void test_config(const uint32_t *x, uint32_t *y, size_t cap) {
   sim s;
   prx_pipe_config c = sim_config(&s, x, y, cap, 100, 65, 70, 1);
@@ -423,6 +469,7 @@ int main(void) {
   test_read_errors(x, y, cap);
   test_stop(x, y, cap);
   test_files(x, ref, y);
+  test_lazy_buffers(x, ref, y, cap);
   test_config(x, y, cap);
   free(x);
   free(ref);

@@ -26,7 +26,11 @@
  * 5-7 GB/s, slower than a GPU takes it (55 GB/s over PCIe), so reader threads fill successive
  * input blocks at once with positional reads; each claims the next block while fewer than
  * in_depth blocks are ahead of compute, and the blocks are handed to compute in stream order, so
- * compute and the writers see the same stream, block for block, as with one reader.
+ * compute and the writers see the same stream, block for block, as with one reader. Their
+ * input blocks are made on first use by the reader that fills them (page-locked memory costs
+ * 0.1-0.5 ms per MiB to make: the making overlaps the earlier blocks' reads and computes); one
+ * that cannot be made ends the stream there as a PRX_PIPE_SETUP error, what was read before it
+ * computed and flushed.
  *
  * Stop requests: should_stop is polled by the reader before each read and after a read that
  * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
