@@ -13,7 +13,8 @@
 #
 # On the lent GPU machine, after `source .devdeps/prelude.sh` (the carried library packages).
 # Environment: OUT, CUDA_ARCH (default 90), REPS (default 2), VARIANTS (default: one reader,
-# and no fast exit), STEPS (default "build probe same tests gpu rx").
+# and no fast exit), STEPS (default "build probe same rx gpu tests"; the order is fixed: build, probe, same, rx,
+# gpu, tests).
 set -uo pipefail
 A=$(cd "${1:?usage: bench_commands_ab.sh SRC_BEFORE SRC_AFTER}" && pwd)
 B=$(cd "${2:?usage: bench_commands_ab.sh SRC_BEFORE SRC_AFTER}" && pwd)
@@ -28,7 +29,7 @@ keep() { # appends files to the report
 }
 export REPS=${REPS:-2}
 VARIANTS=${VARIANTS:-"readers1=POLYRX_READERS=1 noexit=POLYRX_FAST_EXIT=0"}
-STEPS=${STEPS:-"build probe same tests gpu rx"}
+STEPS=${STEPS:-"build probe same rx gpu tests"}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 t0=$(date +%s)
 el() { echo "$(($(date +%s) - t0))s"; }
@@ -123,6 +124,19 @@ if has same; then
 fi
 rm -f "$x"
 
+# the command rows, before and after in turn: rx first (the shorter), then channelize
+for mode in rx gpu; do
+  has $mode || continue
+  for t in a b; do
+    bld=$BA v=""
+    [ $t = b ] && bld=$BB v=$VARIANTS
+    VARIANTS=$v timeout 300 bash "$B/bench/bench_commands.sh" "$bld" $mode \
+      >"$OUT/${mode}_$t.jsonl" 2>"$OUT/${mode}_$t.err"
+    note "$mode $t: rc=$? ($(el))"
+    keep "$OUT/${mode}_$t.jsonl" "$OUT/${mode}_$t.err"
+  done
+done
+
 if has tests; then
   "$BB/test_pipeline_readers" >"$OUT/tests.log" 2>&1
   r1=$?
@@ -134,22 +148,6 @@ if has tests; then
   grep FAIL "$OUT/tests.log" | head | tee -a "$REPORT"
 fi
 
-for t in a b; do
-  bld=$BA src=$A v=""
-  [ $t = b ] && bld=$BB src=$B v=$VARIANTS
-  if has gpu; then
-    VARIANTS=$v timeout 400 bash "$B/bench/bench_commands.sh" "$bld" gpu >"$OUT/gpu_$t.jsonl" \
-      2>"$OUT/gpu_$t.err"
-    note "gpu $t: rc=$? ($(el))"
-    keep "$OUT/gpu_$t.jsonl" "$OUT/gpu_$t.err"
-  fi
-  if has rx; then
-    VARIANTS=$v timeout 200 bash "$B/bench/bench_commands.sh" "$bld" rx >"$OUT/rx_$t.jsonl" \
-      2>"$OUT/rx_$t.err"
-    note "rx $t: rc=$? ($(el))"
-    keep "$OUT/rx_$t.jsonl" "$OUT/rx_$t.err"
-  fi
-done
 for t in a b; do
   echo "==== $([ $t = a ] && echo before || echo after)"
   cat "$OUT/gpu_$t.err" "$OUT/rx_$t.err" 2>/dev/null | grep -v '^bench_commands.sh: [0-9]* cores'
