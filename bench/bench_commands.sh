@@ -25,7 +25,8 @@
 #   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try).
 # Environment: DISK_DIR, REPS (default 3; each figure is the best), SCALE (default 1: sizes
 # above; 0.25 for a quick run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
-# cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1").
+# cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
+# GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -165,7 +166,7 @@ gpu() {
   "$B" read "$x"
   printf '%-9s %-5s %8s %8s %8s %8s %8s %8s %6s\n' channels out wall_ms Gsps pcie read write \
     floor frac >&2
-  for sel in 0-63 all; do
+  for sel in ${GPU_SEL:-0-63 all}; do
     nch=$([ "$sel" = all ] && echo 1024 || echo 64)
     for fmt in cf32 cf16 ci16; do
       osz=8

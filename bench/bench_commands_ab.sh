@@ -12,9 +12,10 @@
 #   bench/bench_commands_ab.sh SRC_BEFORE SRC_AFTER
 #
 # On the lent GPU machine, after `source .devdeps/prelude.sh` (the carried library packages).
-# Environment: OUT, CUDA_ARCH (default 90), REPS (default 2), VARIANTS (default: one reader,
-# and no fast exit), STEPS (default "build probe same rx gpu tests"; the order is fixed: build, probe, same, rx,
-# gpu, tests).
+# Environment: OUT, CUDA_ARCH (default 90), REPS (default 2), VARIANTS (default: one reader),
+# BUILD_AFTER (the second tree's build folder, default SRC_AFTER/build-ab), GPU_SEL (see
+# bench_commands.sh), STEPS (default "build probe same rx gpu tests"; the order is fixed:
+# build, probe, same, rx, gpu, tests).
 set -uo pipefail
 A=$(cd "${1:?usage: bench_commands_ab.sh SRC_BEFORE SRC_AFTER}" && pwd)
 B=$(cd "${2:?usage: bench_commands_ab.sh SRC_BEFORE SRC_AFTER}" && pwd)
@@ -28,7 +29,7 @@ keep() { # appends files to the report
   done >>"$REPORT"
 }
 export REPS=${REPS:-2}
-VARIANTS=${VARIANTS:-"readers1=POLYRX_READERS=1 noexit=POLYRX_FAST_EXIT=0"}
+VARIANTS=${VARIANTS-"readers1=POLYRX_READERS=1"}
 STEPS=${STEPS:-"build probe same rx gpu tests"}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 t0=$(date +%s)
@@ -44,7 +45,7 @@ if [ -d /tmp/devdeps/usr ]; then
   export PKG_CONFIG_SYSROOT_DIR=/tmp/devdeps
 fi
 BA=$A/build-ab
-BB=$B/build-ab
+BB=${BUILD_AFTER:-$B/build-ab}
 W=$(mktemp -d /dev/shm/prx_ab.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
@@ -114,7 +115,7 @@ if has same; then
     bld=$BA
     [ $t = b ] && bld=$BB
     "$bld/polyrx" rx -q --backend cuda -F ci16 -i "$W/rx.ci16" -s 6553600 -K 1024 "${args[@]}" \
-      --read-block 1048576 -o "$W/rx_$t" >/dev/null || ok=0
+      -o "$W/rx_$t" >/dev/null || ok=0
   done
   for f in "$W"/rx_a/*.bits; do
     cmp -s "$f" "$W/rx_b/$(basename "$f")" || { ok=0; echo "differs: rx $(basename "$f")"; }

@@ -222,11 +222,6 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
  * number of readers: 4 with 8 cores or more, 2 with 4, else 1 (POLYRX_READERS=N sets it, 1..16;
  * 1: the one sequential reader). Other inputs (standard input, pipes) keep the one reader. */
 int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
-/* Ends a run that used the CUDA backend as soon as its outputs are closed: flushes the standard
- * streams and calls _exit(rc), skipping the CUDA runtime's teardown at exit (the device context,
- * page-locked memory: 0.1 s on the H200 host, freeing nothing the OS does not free when the
- * process ends). cuda == 0 or POLYRX_FAST_EXIT=0: returns rc. */
-int cli_exit_fast(int rc, int cuda);
 /* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
  * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening
  * the input and the CPU's part of making the objects; a page-locked allocation does both.
@@ -234,8 +229,5 @@ int cli_exit_fast(int rc, int cuda);
  * after cli_hold_stop_signals: the CUDA runtime's threads keep the mask. */
 int cli_warm_cuda_start(pthread_t *t, prx_backend backend);
 void cli_warm_cuda_end(pthread_t t, int started);
-/* Whether cli_exit_fast will end the run (the caller then leaves device objects and page-locked
- * buffers to the process's end instead of freeing them one by one). */
-int cli_fast_exit_enabled(int cuda);
 
 #endif

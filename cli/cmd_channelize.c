@@ -464,9 +464,6 @@ typedef struct {
   /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
   int timing;
   int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
-  /* the CUDA backend ends the process with cli_exit_fast: the channelizer and the page-locked
-   * buffers are left to the process's end */
-  int fast_exit;
   double t_mark;
   struct {
     const char *name;
@@ -508,10 +505,8 @@ static void print_timing(const run_state *r, double t_start) {
     fprintf(stderr, " %s %.1f", r->phase[i].name, r->phase[i].ms);
   fprintf(stderr,
           ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
-          "reader(s)%s\n",
-          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers,
-          r->fast_exit ? "; the channelizer, buffers and CUDA context left to the process's end"
-                       : "");
+          "reader(s)\n",
+          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
@@ -989,7 +984,6 @@ static void *timed_alloc(void *ctx, size_t bytes) {
 
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
-  if (r->fast_exit) return; /* the process ends at once after the run (cli_exit_fast) */
   double t = cli_seconds();
   prx_pipe_host_free(p);
   r->ms_free += (cli_seconds() - t) * 1e3;
@@ -1359,7 +1353,7 @@ static void cleanup(run_state *r) {
   }
   free(r->ws);
   free(r->select);
-  if (!r->fast_exit) prx_chan_destroy(r->chan); /* else the process's end frees it */
+  prx_chan_destroy(r->chan);
   prx_iq_close(r->reader);
 }
 
@@ -1381,7 +1375,6 @@ int cmd_channelize(int argc, char **argv) {
   phase_end(&r, "cuda");
   if (rc < 0) rc = setup_chan(&r);
   phase_end(&r, "channelizer");
-  r.fast_exit = r.chan && cli_fast_exit_enabled(prx_chan_backend(r.chan) == PRX_BACKEND_CUDA);
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
@@ -1452,5 +1445,5 @@ done:
   cleanup(&r);
   phase_end(&r, "cleanup");
   print_timing(&r, t_start);
-  return cli_exit_fast(rc < 0 ? 0 : rc, r.fast_exit);
+  return rc < 0 ? 0 : rc;
 }

@@ -295,7 +295,6 @@ typedef struct {
   /* POLYRX_TIMING: the set-up's parts (input, the CUDA module's load, the receiver), ms */
   double ms_input, ms_cuda, ms_receiver;
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
-  int fast_exit;  /* cli_exit_fast ends the run: the receiver and buffers are left to it */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
 } run_state;
@@ -520,7 +519,6 @@ static int setup(run_state *r) {
   }
   r->ms_receiver = (cli_seconds() - t0) * 1e3;
   if (st) return cli_status_error(CMD, "receiver", st);
-  r->fast_exit = cli_fast_exit_enabled(prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
   return -1;
 }
 
@@ -647,18 +645,6 @@ static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uin
   return PRX_OK;
 }
 
-/* The pipeline's buffers: page-locked for the CUDA receiver (the input goes by DMA); left to the
- * process's end when cli_exit_fast ends the run. */
-static void *rx_alloc(void *ctx, size_t bytes) {
-  run_state *r = ctx;
-  return prx_pipe_host_alloc(bytes, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
-}
-
-static void rx_free(void *ctx, void *p) {
-  run_state *r = ctx;
-  if (!r->fast_exit) prx_pipe_host_free(p);
-}
-
 static int stream(run_state *r) {
   if (r->pre_n) { /* the samples --detect read come first */
     prx_status st = r->multi ? prx_rx_multi_execute(r->multi, r->pre, r->pre_n)
@@ -673,11 +659,16 @@ static int stream(run_state *r) {
   c.write = rx_write;
   c.ctx = r;
   c.out_bytes = 1; /* the output goes to the files from the compute stage */
-  c.alloc = rx_alloc;
-  c.free = rx_free;
-  c.alloc_ctx = r;
+  c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
   /* a file read by several threads while the GPU computes */
   r->n_readers = cli_pipe_readers(&c, r->reader, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
+  /* several readers read one receiver block each (2^21 samples, not the one reader's 2^23): 7
+   * blocks in flight need a quarter of the page-locked memory (0.5 ms per MiB to make), and the
+   * receiver meets the same blocks (a read of 2^23 is cut into 4 of them) and gives the same
+   * output */
+  if (r->n_readers > 1 && !r->o.read_block_set && r->rc.block_samples &&
+      r->o.read_block % r->rc.block_samples == 0)
+    c.block_samples = r->rc.block_samples;
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)
@@ -929,10 +920,7 @@ int cmd_rx(int argc, char **argv) {
     free(k->tbuf);
   }
   rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
-  int fast_exit = r->fast_exit; /* the receiver is left to the process's end (cli_exit_fast) */
-  if (fast_exit)
-    ;
-  else if (r->multi)
+  if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
@@ -950,12 +938,11 @@ int cmd_rx(int argc, char **argv) {
     fprintf(stderr,
             "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f [input %.1f, CUDA module "
             "%.1f, receiver %.1f], outputs %.1f, stream %.1f, table and report %.1f, close %.1f, "
-            "total %.1f; %d reader(s)%s\n",
+            "total %.1f; %d reader(s)\n",
             CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
             (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
-            (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers,
-            fast_exit ? "; the receiver, buffers and CUDA context left to the process's end" : "");
+            (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
   free(r->car);
   free(r);
-  return cli_exit_fast(rc < 0 ? 0 : rc, fast_exit);
+  return rc < 0 ? 0 : rc;
 }

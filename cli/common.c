@@ -477,18 +477,6 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   return n;
 }
 
-int cli_fast_exit_enabled(int cuda) {
-  const char *env = getenv("POLYRX_FAST_EXIT");
-  return cuda && !(env && !strcmp(env, "0"));
-}
-
-int cli_exit_fast(int rc, int cuda) {
-  if (!cli_fast_exit_enabled(cuda)) return rc;
-  fflush(stdout);
-  fflush(stderr);
-  _exit(rc < 0 ? 0 : rc);
-}
-
 static void *warm_cuda(void *arg) {
   (void)arg;
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
