@@ -12,7 +12,7 @@
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
-# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu]
+# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -264,9 +264,30 @@ rx() {
   rm -f "$x"
 }
 
+# `channelize --backend cuda` (64 channels, cf32) on gpu's 2^28-sample file over the pipeline's
+# reader count (READERS, default "2 4 8") and block (BLOCKS, default 2^20, 2^21, 2^22); for rx,
+# VARIANTS of POLYRX_READERS
+sweep() {
+  local n=$((1 << 28)) x=$W/g.ci16 t nr b
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 2>/dev/null || exit 1
+  cat "$x" >/dev/null
+  for nr in ${READERS:-2 4 8}; do
+    for b in ${BLOCKS:-1048576 2097152 4194304}; do
+      t=$(best_of env POLYRX_READERS="$nr" "$P" channelize -q --backend cuda -F ci16 -i "$x" \
+        -s 1G -K 1024 -c 0-63 --block "$b" -o "$W/ch")
+      rm -rf "$W/ch"
+      awk -v n="$n" -v t="$t" -v r="$nr" -v b="$b" 'BEGIN {
+        printf "{\"bench\":\"commands_sweep_channelize\",\"readers\":%d,\"block\":%d,\"seconds\":%.4f,\"gsps\":%.3f}\n", r, b, t, n / t / 1e9
+        printf "channelize 64 cf32 readers %d block %8d: %7.1f ms %6.3f Gsps\n", r, b, t * 1e3, n / t / 1e9 > "/dev/stderr" }'
+    done
+  done
+  rm -f "$x"
+}
+
 case "$MODE" in
 cpu) cpu ;;
 gpu) gpu ;;
 rx) rx ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx]" >&2; exit 2 ;;
+sweep) sweep ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep]" >&2; exit 2 ;;
 esac
