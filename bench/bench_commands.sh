@@ -12,15 +12,21 @@
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
-# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu]
+# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
 #   `bench_chan_cuda --quick` run; read rate of the input; write rate of the same bytes into the
 #   same number of files), with the start-up breakdown of each (POLYRX_TIMING), and a 4 MiB
 #   input with --backend cuda and cpu (the start-up alone).
+#   rx: `polyrx rx --backend cuda` on a 2^28-sample ci16 file in RAM (1 s of 64 QPSK carriers at
+#   2400 Bd, 6.5536 Msps, made by `polyrx gen` and tiled), K = 1024, the 64 carriers received,
+#   against min(PCIe, the `cat` rate of the file) of the same run (issue 12's command row), with
+#   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try).
 # Environment: DISK_DIR, REPS (default 3; each figure is the best), SCALE (default 1: sizes
-# above; 0.25 for a quick run).
+# above; 0.25 for a quick run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
+# cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
+# GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -160,7 +166,7 @@ gpu() {
   "$B" read "$x"
   printf '%-9s %-5s %8s %8s %8s %8s %8s %8s %6s\n' channels out wall_ms Gsps pcie read write \
     floor frac >&2
-  for sel in 0-63 all; do
+  for sel in ${GPU_SEL:-0-63 all}; do
     nch=$([ "$sel" = all ] && echo 1024 || echo 64)
     for fmt in cf32 cf16 ci16; do
       osz=8
@@ -197,6 +203,20 @@ gpu() {
         "$(ratio "$cmd" "$fb")" >&2
     done
   done
+  # the variants (VARIANTS): 64 channels, cf32, each environment setting
+  local v name env
+  for v in ${VARIANTS:-}; do
+    name=${v%%=*}
+    env=${v#*=}
+    # shellcheck disable=SC2086
+    t=$(best_of env $env "$P" channelize -q --backend cuda -F ci16 -i "$x" -s 1G -K 1024 -c 0-63 \
+      -o "$W/ch")
+    rm -rf "$W/ch"
+    cmd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+    json "{\"bench\":\"commands_channelize_gpu_variant\",\"variant\":\"$name\",\"channels\":64,\"out_format\":\"cf32\",\"seconds\":$t,\"gsps\":$cmd}"
+    printf '%-9s %-5s %8.1f %8.3f  (%s)\n' 64 cf32 "$(awk -v t="$t" 'BEGIN { print t * 1e3 }')" \
+      "$cmd" "$name" >&2
+  done
   # start-up: 2^20 samples (4 MiB), 64 channels, cuda against cpu
   head -c $((4 << 20)) "$x" >"$W/s.ci16"
   local be
@@ -211,8 +231,63 @@ gpu() {
   done
 }
 
+# `polyrx rx --backend cuda` on the 64-carrier capture tiled to 2^28 ci16 samples in RAM
+rx() {
+  local n=$((1 << ${RX_LOG2:-28})) fs=6553600 x=$W/rx.ci16 one=$W/rx1.ci16 args=() i f h2d d2h t tl rd
+  read -r h2d d2h <<<"$(pcie_rates)"
+  for i in $(seq 0 63); do # on, 1/4, 3/8 and 1/2 of a spacing off the channel centres
+    f=$(awk -v i="$i" 'BEGIN { split("0 0.25 0.375 0.5", fr, " ");
+      printf "%.3f", (16 * i - 504 + fr[i % 4 + 1]) * 6400 }')
+    args+=(--carrier "f=$f,rs=2400,diff")
+  done
+  "$P" gen -q -o "$one" -F ci16 -s $fs -n $fs "${args[@]}" --esn0 20 || exit 1
+  for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$x"
+  rm -f "$one"
+  t=$(best_of cat "$x")
+  rd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+  local v name env
+  for v in "base=" ${VARIANTS:-}; do
+    name=${v%%=*}
+    env=${v#*=}
+    # shellcheck disable=SC2086
+    t=$(best_of env $env "$P" rx -q --backend "${RX_BACKEND:-cuda}" -F ci16 -i "$x" -s $fs -K 1024 "${args[@]}" \
+      -o "$W/rxo")
+    # shellcheck disable=SC2086
+    tl=$(env $env POLYRX_TIMING=1 "$P" rx -q --backend "${RX_BACKEND:-cuda}" -F ci16 -i "$x" -s $fs -K 1024 \
+      "${args[@]}" -o "$W/rxo" 2>&1 | grep -m1 'timing (ms)' | sed 's/.*timing (ms): //; s/"//g')
+    rm -rf "$W/rxo"
+    awk -v n="$n" -v t="$t" -v h="$h2d" -v r="$rd" -v name="$name" -v tl="$tl" 'BEGIN {
+      g = n / t / 1e9; p = h / 4; f = p < r ? p : r; if (h <= 0) f = r;
+      printf "{\"bench\":\"commands_rx_gpu\",\"variant\":\"%s\",\"carriers\":64,\"K\":1024,\"samples\":%d,\"seconds\":%.4f,\"gsps\":%.3f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"of_bound\":%.3f,\"timing_ms\":\"%s\"}\n", name, n, t, g, p, r, g / f, tl
+      printf "rx 64 carriers %-10s %8.1f ms %7.3f Gsps  pcie %6.3f cat %6.3f  of bound %5.2f\n", name, t * 1e3, g, p, r, g / f > "/dev/stderr" }'
+  done
+  rm -f "$x"
+}
+
+# `channelize --backend cuda` (64 channels, cf32) on gpu's 2^28-sample file over the pipeline's
+# reader count (READERS, default "2 4 8") and block (BLOCKS, default 2^20, 2^21, 2^22); for rx,
+# VARIANTS of POLYRX_READERS
+sweep() {
+  local n=$((1 << 28)) x=$W/g.ci16 t nr b
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 2>/dev/null || exit 1
+  cat "$x" >/dev/null
+  for nr in ${READERS:-2 4 8}; do
+    for b in ${BLOCKS:-1048576 2097152 4194304}; do
+      t=$(best_of env POLYRX_READERS="$nr" "$P" channelize -q --backend cuda -F ci16 -i "$x" \
+        -s 1G -K 1024 -c 0-63 --block "$b" -o "$W/ch")
+      rm -rf "$W/ch"
+      awk -v n="$n" -v t="$t" -v r="$nr" -v b="$b" 'BEGIN {
+        printf "{\"bench\":\"commands_sweep_channelize\",\"readers\":%d,\"block\":%d,\"seconds\":%.4f,\"gsps\":%.3f}\n", r, b, t, n / t / 1e9
+        printf "channelize 64 cf32 readers %d block %8d: %7.1f ms %6.3f Gsps\n", r, b, t * 1e3, n / t / 1e9 > "/dev/stderr" }'
+    done
+  done
+  rm -f "$x"
+}
+
 case "$MODE" in
 cpu) cpu ;;
 gpu) gpu ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu]" >&2; exit 2 ;;
+rx) rx ;;
+sweep) sweep ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep]" >&2; exit 2 ;;
 esac

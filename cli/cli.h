@@ -6,6 +6,7 @@
 
 #include "pipeline/pipeline.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -214,5 +215,19 @@ void cli_release_stop_signals(void);
  * (which the write callback has printed). */
 int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,
                  prx_pipe_result *res);
+/* Several reader threads (src/pipeline's read_at) for a regular-file input where the compute
+ * stage leaves the host's cores to the readers (gpu set: the CUDA backends): one thread reads a
+ * file in the page cache at 5-7 GB/s, a GPU takes 55. Sets c's read_at (over r, after
+ * cli_pipe_setup), n_readers and in_depth (a block per reader and 3 more), and returns the
+ * number of readers: 4 with 8 cores or more, 2 with 4, else 1 (POLYRX_READERS=N sets it, 1..16;
+ * 1: the one sequential reader). Other inputs (standard input, pipes) keep the one reader. */
+int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
+/* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
+ * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening
+ * the input and the CPU's part of making the objects; a page-locked allocation does both.
+ * Returns 1 if the thread was started (not for backend cpu); cli_warm_cuda_end joins it. Call
+ * after cli_hold_stop_signals: the CUDA runtime's threads keep the mask. */
+int cli_warm_cuda_start(pthread_t *t, prx_backend backend);
+void cli_warm_cuda_end(pthread_t t, int started);
 
 #endif

@@ -47,7 +47,7 @@
 #define STOP_TAIL_SECONDS 0.5 /* after a stop signal, the tail gets this long, then is cut */
 #define CHUNK_WORK ((double)(1 << 26)) /* multiply-adds per execute: a stop is seen within one */
 #define NO_POWER_DBFS (-999.0)         /* polyrx:power_dbfs of a recording without power */
-#define NF_RING 16                     /* > the pipeline's input blocks in flight (4) */
+#define NF_RING 32 /* > the pipeline's input blocks in flight (at most 19: cli_pipe_readers) */
 
 typedef struct {
   const char *input, *format, *rate, *center, *channels, *outdir, *out_format;
@@ -463,6 +463,7 @@ typedef struct {
   int computed;
   /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
   int timing;
+  int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
   double t_mark;
   struct {
     const char *name;
@@ -502,26 +503,20 @@ static void print_timing(const run_state *r, double t_start) {
   fprintf(stderr, "polyrx %s: timing (ms):", CMD);
   for (int i = 0; i < r->n_phase; i++)
     fprintf(stderr, " %s %.1f", r->phase[i].name, r->phase[i].ms);
-  fprintf(stderr, ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f\n",
-          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first);
+  fprintf(stderr,
+          ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
+          "reader(s)\n",
+          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
 }
 
-/* The CUDA runtime's start-up (loading the CUDA module, creating the device's context: a large
- * part of a GPU run's start-up) on a thread, begun before the input is opened and the prototype
- * designed; a page-locked allocation does both. */
-static void *warm_cuda(void *arg) {
-  (void)arg;
-  prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
-  return NULL;
-}
-
+/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
+ * the prototype designed. */
 static void start_warm_cuda(run_state *r) {
-  if (r->o.backend != PRX_BACKEND_CPU)
-    r->warming = pthread_create(&r->warm_thread, NULL, warm_cuda, NULL) == 0;
+  r->warming = cli_warm_cuda_start(&r->warm_thread, r->o.backend);
 }
 
 static void end_warm_cuda(run_state *r) {
-  if (r->warming) pthread_join(r->warm_thread, NULL);
+  cli_warm_cuda_end(r->warm_thread, r->warming);
   r->warming = 0;
 }
 
@@ -818,6 +813,18 @@ static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
   return st;
 }
 
+/* chan_read for several readers (positional reads, src/pipeline): block `first / block` counts
+ * its non-finite samples into its own place of the ring, which compute takes in stream order. */
+static prx_status chan_read_at(void *ctx, void *buf, size_t max, uint64_t first, size_t *n) {
+  run_state *r = ctx;
+  prx_status st = prx_pipe_iq_read_at(r->reader, buf, max, first, n);
+  if (*n) {
+    r->nf_count[(first / max) % NF_RING] =
+        r->in.format == PRX_CF32 ? prx_cf32_zero_nonfinite(buf, *n) : 0;
+  }
+  return st;
+}
+
 /* Compute (on this thread): channelizes a block in pieces of r->chunk, so that a stop signal is
  * seen within one piece (the rest of the input is then not channelized); the final call feeds the
  * tail the alignment needs (after a stop signal for STOP_TAIL_SECONDS at most). The slot's head
@@ -963,11 +970,15 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
 }
 
 /* The pipeline's buffers (page-locked with the CUDA backend), timed for POLYRX_TIMING. */
+static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* several readers make theirs */
+
 static void *timed_alloc(void *ctx, size_t bytes) {
   run_state *r = ctx;
   double t = cli_seconds();
   void *p = prx_pipe_host_alloc(bytes, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
+  pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
+  pthread_mutex_unlock(&alloc_lock);
   return p;
 }
 
@@ -1008,6 +1019,9 @@ static int stream(run_state *r) {
   c.alloc = timed_alloc;
   c.free = timed_free;
   c.alloc_ctx = r;
+  /* a file read by several threads while the GPU computes */
+  r->n_readers = cli_pipe_readers(&c, r->reader, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
+  if (r->n_readers > 1) c.read_at = chan_read_at;
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   for (int w = 0; w < r->n_writers; w++) {

@@ -292,6 +292,11 @@ typedef struct {
   cli_progress progress;
   uint64_t n_in;
   int fatal; /* an output failed: the run stops */
+  /* POLYRX_TIMING: the set-up's parts (input, the CUDA module's load, the receiver), ms */
+  double ms_input, ms_cuda, ms_receiver;
+  int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
+  pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
+  int warming;
 } run_state;
 
 /* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
@@ -459,7 +464,9 @@ static int detect_carriers(run_state *r) {
 static int setup(run_state *r) {
   options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  double t0 = cli_seconds();
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  r->ms_input = (cli_seconds() - t0) * 1e3;
   if (rc >= 0) return rc;
   size_t max = o->n_car + (o->detect ? 256 : 0);
   r->car = calloc(max, sizeof *r->car);
@@ -483,7 +490,10 @@ static int setup(run_state *r) {
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
-  if (o->backend == PRX_BACKEND_CUDA || (o->backend == PRX_BACKEND_AUTO && prx_cuda_available())) {
+  t0 = cli_seconds();
+  int cuda = o->backend != PRX_BACKEND_CPU && prx_cuda_available(); /* waits for the module */
+  r->ms_cuda = (cli_seconds() - t0) * 1e3;
+  if (cuda) {
     /* the device-resident receiver: large pinned reads, each of several receiver blocks */
     if (!o->read_block_set) o->read_block = READ_BLOCK_CUDA;
     c->block_samples = o->read_block >= 4 * RX_BLOCK_CUDA ? o->read_block / 4 : o->read_block;
@@ -495,6 +505,7 @@ static int setup(run_state *r) {
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st;
+  t0 = cli_seconds();
   if (o->n_devices || o->workers) {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
     mc.rx = *c;
@@ -506,6 +517,7 @@ static int setup(run_state *r) {
   } else {
     st = prx_rx_create(c, &r->rx);
   }
+  r->ms_receiver = (cli_seconds() - t0) * 1e3;
   if (st) return cli_status_error(CMD, "receiver", st);
   return -1;
 }
@@ -648,6 +660,15 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.out_bytes = 1; /* the output goes to the files from the compute stage */
   c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
+  /* a file read by several threads while the GPU computes */
+  r->n_readers = cli_pipe_readers(&c, r->reader, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
+  /* several readers read one receiver block each (2^21 samples, not the one reader's 2^23): 7
+   * blocks in flight need a quarter of the page-locked memory (0.5 ms per MiB to make), and the
+   * receiver meets the same blocks (a read of 2^23 is cut into 4 of them) and gives the same
+   * output */
+  if (r->n_readers > 1 && !r->o.read_block_set && r->rc.block_samples &&
+      r->o.read_block % r->rc.block_samples == 0)
+    c.block_samples = r->rc.block_samples;
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)
@@ -847,7 +868,10 @@ int cmd_rx(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
+  /* after the stop signals are held: the CUDA runtime's threads keep the mask */
+  if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, r->o.backend);
   if (rc < 0) rc = setup(r);
+  cli_warm_cuda_end(r->warm, r->warming);
   tm[1] = cli_seconds();
   if (rc < 0) rc = open_outputs(r);
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
@@ -909,14 +933,16 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_as);
   free(r->found_why);
   free(r->out);
-  free(r->car);
-  free(r);
   tm[5] = cli_seconds();
   if (timing && timing[0] && strcmp(timing, "0"))
     fprintf(stderr,
-            "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f, outputs %.1f, stream "
-            "%.1f, table and report %.1f, close %.1f, total %.1f\n",
-            CMD, (tm[1] - tm[0]) * 1e3, (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3,
-            (tm[4] - tm[3]) * 1e3, (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3);
+            "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f [input %.1f, CUDA module "
+            "%.1f, receiver %.1f], outputs %.1f, stream %.1f, table and report %.1f, close %.1f, "
+            "total %.1f; %d reader(s)\n",
+            CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
+            (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
+            (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
+  free(r->car);
+  free(r);
   return rc < 0 ? 0 : rc;
 }

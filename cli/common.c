@@ -1,6 +1,8 @@
 /* Argument parsing and error reporting shared by the subcommands. */
 #include "cli.h"
 
+#include "io/io_internal.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -455,6 +457,38 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
   case PRX_PIPE_SETUP: return cli_status_error(cmd, "pipeline", st);
   }
   return 1;
+}
+
+int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
+  int n = 1;
+  if (gpu) {
+    int cores = prx_cpu_count();
+    n = cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  }
+  const char *env = getenv("POLYRX_READERS");
+  if (env && env[0]) {
+    int v = atoi(env);
+    n = v < 1 ? 1 : v > 16 ? 16 : v;
+  }
+  if (n < 2 || c->serial || !prx_iq_reader_positional(r)) return 1;
+  c->read_at = prx_pipe_iq_read_at;
+  c->n_readers = n;
+  if (c->in_depth < n + 3) c->in_depth = n + 3;
+  return n;
+}
+
+static void *warm_cuda(void *arg) {
+  (void)arg;
+  prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
+  return NULL;
+}
+
+int cli_warm_cuda_start(pthread_t *t, prx_backend backend) {
+  return backend != PRX_BACKEND_CPU && pthread_create(t, NULL, warm_cuda, NULL) == 0;
+}
+
+void cli_warm_cuda_end(pthread_t t, int started) {
+  if (started) pthread_join(t, NULL);
 }
 
 int cli_parse_backend(const char *cmd, const char *text, prx_backend *out) {

@@ -21,6 +21,16 @@
 /* Swaps the byte order of n samples of format f in place (a no-op for the 8-bit formats). */
 void prx_io_swap_samples(prx_format f, void *buf, size_t n);
 
+/* Positional reads of a regular-file input (raw, SigMF data file, SigMF archive member), for
+ * several reader threads: prx_iq_reader_positional says whether prx_iq_read_at can be used now
+ * (a regular file, and prx_iq_read has left no partial sample, end or error behind);
+ * prx_iq_read_at reads up to max samples from the stream's sample `first` on (first counts from
+ * the data's start), n < max only at the end of the data; a trailing partial sample gives the
+ * complete samples with PRX_ERR_TRUNCATED. It neither moves the reader nor counts in
+ * prx_iq_reader_samples; concurrent calls are safe. */
+int prx_iq_reader_positional(const prx_iq_reader *r);
+prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t max, size_t *n);
+
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {
   prx_iq_info info;

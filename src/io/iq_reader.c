@@ -33,6 +33,10 @@ struct prx_iq_reader {
   prx_sigmf_recording *rec; /* SigMF metadata beyond info (NULL for raw input) */
   int bounded;              /* 1: the stream ends after `remaining` more bytes (archive) */
   uint64_t remaining;
+  /* a regular file: prx_iq_read_at reads sample i at byte base + i * sample_size, with pread(2),
+   * up to `limit` bytes after base (an archive's data member) */
+  int positional;
+  uint64_t base, limit;
 };
 
 static int ends_with(const char *s, const char *suffix) {
@@ -296,6 +300,14 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
     return st;
   }
   r->sample_size = prx_format_size(r->info.format);
+  struct stat sb;
+  off_t here;
+  if (r->own_fd && fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+      (here = lseek(r->fd, 0, SEEK_CUR)) >= 0) {
+    r->positional = 1;
+    r->base = (uint64_t)here;
+    r->limit = r->bounded ? r->remaining : UINT64_MAX;
+  }
   *out = r;
   return PRX_OK;
 }
@@ -373,6 +385,56 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
   r->samples += count;
   *n = count;
+  return PRX_OK;
+}
+
+int prx_iq_reader_positional(const prx_iq_reader *r) {
+  return r && r->positional && !r->n_carry && !r->eof && !r->read_errno;
+}
+
+/* Reads with pread(2): a file read at several places at once (several reader threads), and a
+ * file cut while it is read ends there as with read(2) (a short read), with no signal. */
+prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL reader or count");
+  if (!r->positional)
+    return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: %s is not a regular file", r->name);
+  if (max == 0) return PRX_OK;
+  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL buffer for %zu samples", max);
+  const size_t ss = r->sample_size;
+  if (first > (UINT64_MAX - r->base) / ss) return PRX_OK; /* past any file's end */
+  uint64_t off = first * ss;
+  uint64_t avail = r->limit == UINT64_MAX ? UINT64_MAX : off >= r->limit ? 0 : r->limit - off;
+  if (max > SIZE_MAX / ss) max = SIZE_MAX / ss;
+  size_t want = max * ss;
+  if (want > avail) want = (size_t)avail;
+  unsigned char *p = buf;
+  size_t have = 0;
+  while (have < want) {
+    size_t ask = want - have;
+    if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
+    ssize_t got = pread(r->fd, p + have, ask, (off_t)(r->base + off + have));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int e = errno;
+      size_t count = have / ss;
+      if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
+      *n = count; /* the complete samples before the error, with it */
+      return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
+                      (unsigned long long)(first + count), strerror(e));
+    }
+    if (got == 0) break;
+    have += (size_t)got;
+  }
+  size_t count = have / ss, rest = have % ss;
+  if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
+  *n = count;
+  if (rest) /* the stream ends inside a sample (a short read, or the member's end) */
+    return prx_fail(PRX_ERR_TRUNCATED,
+                    "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
+                    "(%zu bytes each); wrong -F format, or a cut file?",
+                    r->name, rest, (unsigned long long)(first + count),
+                    prx_format_name(r->info.format), ss);
   return PRX_OK;
 }
 

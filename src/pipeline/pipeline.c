@@ -5,6 +5,7 @@
 #include "pipeline.h"
 
 #include "../core/internal.h"
+#include "../io/io_internal.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -12,9 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MSG_SIZE 512
+#define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
+
 typedef struct {
   const prx_pipe_config *cfg;
-  int in_depth, out_depth, n_writers;
+  int in_depth, out_depth, n_writers, n_readers;
   pthread_mutex_t mu;
   pthread_cond_t cv_read;  /* the reader waits for a free input block */
   pthread_cond_t cv_comp;  /* compute waits for an input block or a free output slot */
@@ -22,6 +26,13 @@ typedef struct {
   unsigned char **in, **out;
   size_t *in_n, *out_n;
   uint64_t *in_pos;
+  /* several readers (read_at): a block's read is complete (ready) before it is handed over in
+   * stream order; its status and stop flag go with it */
+  unsigned char *in_ready, *in_stop;
+  prx_status *in_st;
+  char *in_msg;       /* MSG_SIZE bytes per block: a failed read's message, from its reader */
+  uint64_t claim_seq; /* the next block a reader takes */
+  uint64_t read_pos;  /* the stream position of the next block handed over */
   /* Sequence counters: input block i lives in in[i % in_depth], output slot j in
    * out[j % out_depth]. The reader owns blocks [c_seq, ...) that it has not published,
    * compute owns block c_seq and slot o_seq, writer w owns slot w_seq[w]. */
@@ -32,7 +43,7 @@ typedef struct {
   uint64_t flush_seq;
   int has_flush;
   prx_pipe_result res;
-  char msg[512]; /* the first error's text, from the thread that raised it */
+  char msg[MSG_SIZE]; /* the first error's text, from the thread that raised it */
 } pipe_state;
 
 prx_pipe_config prx_pipe_config_default(void) {
@@ -48,12 +59,22 @@ prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n) {
   return prx_iq_read((prx_iq_reader *)reader, buf, max, n);
 }
 
-/* Records the first error (called with the lock held, on the thread that met it). */
-static void record_error(pipe_state *p, prx_pipe_stage stage, prx_status st) {
+prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t first, size_t *n) {
+  prx_iq_reader *r = reader;
+  return prx_iq_read_at(r, buf, prx_iq_reader_samples(r) + first, max, n);
+}
+
+/* Records the first error with its message (called with the lock held). */
+static void record_error_msg(pipe_state *p, prx_pipe_stage stage, prx_status st, const char *msg) {
   if (p->res.failed != PRX_PIPE_NONE) return;
   p->res.failed = stage;
   p->res.status = st;
-  snprintf(p->msg, sizeof p->msg, "%s", prx_last_error());
+  snprintf(p->msg, sizeof p->msg, "%s", msg);
+}
+
+/* Records the first error (called with the lock held, on the thread that met it). */
+static void record_error(pipe_state *p, prx_pipe_stage stage, prx_status st) {
+  record_error_msg(p, stage, st, prx_last_error());
 }
 
 static void wake_all(pipe_state *p) {
@@ -139,6 +160,94 @@ static void *reader_main(void *arg) {
   return NULL;
 }
 
+static void *buf_alloc(const prx_pipe_config *c, size_t bytes);
+
+/* Several readers: hands the blocks whose reads are complete to compute, in stream order, up to
+ * the block that ends the stream (short, failed or stopped); called with the lock held. */
+static void publish_ready(pipe_state *p) {
+  const prx_pipe_config *c = p->cfg;
+  while (!p->reader_done && !p->stop_read) {
+    size_t slot = (size_t)(p->r_seq % (uint64_t)p->in_depth);
+    if (!p->in_ready[slot]) break;
+    p->in_ready[slot] = 0;
+    size_t n = p->in_n[slot];
+    if (n > 0) {
+      p->in_pos[slot] = p->read_pos;
+      p->read_pos += n;
+      p->res.samples_read += n;
+      p->res.blocks_read++;
+      p->r_seq++;
+      pthread_cond_signal(&p->cv_comp);
+    }
+    int end = 1;
+    if (p->in_stop[slot] == BLOCK_NO_BUFFER)
+      record_error_msg(p, PRX_PIPE_SETUP, p->in_st[slot], p->in_msg + slot * MSG_SIZE);
+    else if (p->in_stop[slot])
+      p->res.stopped = 1;
+    else if (p->in_st[slot]) /* what was read is computed and flushed */
+      record_error_msg(p, PRX_PIPE_READ, p->in_st[slot], p->in_msg + slot * MSG_SIZE);
+    else if (n < c->block_samples)
+      p->res.end_of_stream = 1;
+    else
+      end = 0;
+    if (end) {
+      p->reader_done = 1; /* the blocks the other readers still read are dropped */
+      pthread_cond_broadcast(&p->cv_comp);
+      pthread_cond_broadcast(&p->cv_read);
+    }
+  }
+}
+
+/* One of several readers (read_at): takes the next block while fewer than in_depth blocks are
+ * ahead of compute, reads it without the lock, then hands over what is complete in order. A
+ * block b + in_depth is taken only once compute has taken block b, so a reader never writes
+ * into a block compute may still read. */
+static void *multi_reader_main(void *arg) {
+  pipe_state *p = arg;
+  const prx_pipe_config *c = p->cfg;
+  if (c->stop_signals) {
+    sigset_t set;
+    stop_signal_set(&set);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  }
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stop_read && !p->reader_done && p->claim_seq - p->c_seq >= (uint64_t)p->in_depth)
+      pthread_cond_wait(&p->cv_read, &p->mu);
+    if (p->stop_read || p->reader_done) break;
+    uint64_t b = p->claim_seq++;
+    size_t slot = (size_t)(b % (uint64_t)p->in_depth);
+    pthread_mutex_unlock(&p->mu);
+    int stop = stop_requested(c);
+    size_t n = 0;
+    prx_status st = PRX_OK;
+    /* the block's buffer is made on its first use, by its reader: with page-locked memory
+     * (0.1-0.5 ms per MiB) the making overlaps the reads and computes of the blocks before */
+    if (!stop && !p->in[slot] && !(p->in[slot] = buf_alloc(c, c->block_samples * c->sample_size))) {
+      st = prx_fail(PRX_ERR_NOMEM, "pipeline: cannot allocate an input block of %zu bytes",
+                    c->block_samples * c->sample_size);
+      stop = BLOCK_NO_BUFFER;
+    }
+    if (!stop) {
+      st = c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n);
+      if (n > c->block_samples) {
+        n = 0;
+        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
+      }
+      if (st && stop_requested(c)) stop = 1;
+    }
+    if (st) snprintf(p->in_msg + slot * MSG_SIZE, MSG_SIZE, "%s", prx_last_error());
+    pthread_mutex_lock(&p->mu);
+    p->in_n[slot] = n;
+    p->in_st[slot] = st;
+    p->in_stop[slot] = (unsigned char)stop;
+    p->in_ready[slot] = 1;
+    publish_ready(p);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
 /* The compute stage, on the caller's thread. */
 static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
@@ -178,7 +287,7 @@ static void compute_loop(pipe_state *p) {
       p->res.samples_computed += n;
       pos_end = pos + n;
       p->c_seq++;
-      pthread_cond_signal(&p->cv_read);
+      pthread_cond_broadcast(&p->cv_read); /* several readers may wait */
     }
     p->out_n[os] = out_n;
     if (last) {
@@ -310,6 +419,10 @@ static void free_state(pipe_state *p) {
   prx_free(p->in_n);
   prx_free(p->out_n);
   prx_free(p->in_pos);
+  prx_free(p->in_ready);
+  prx_free(p->in_stop);
+  prx_free(p->in_st);
+  prx_free(p->in_msg);
   prx_free(p->w_seq);
 }
 
@@ -329,6 +442,8 @@ static prx_status check_config(const prx_pipe_config *c) {
     return prx_fail(PRX_ERR_INVALID, "pipeline: output depth %d is not in 2..1024", c->out_depth);
   if (c->n_writers < 0 || c->n_writers > 256)
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d writers is not in 1..256", c->n_writers);
+  if (c->n_readers < 0 || c->n_readers > 64)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: %d readers is not in 1..64", c->n_readers);
   if (!c->alloc != !c->free)
     return prx_fail(PRX_ERR_INVALID, "pipeline: give both alloc and free hooks, or neither");
   return PRX_OK;
@@ -347,15 +462,23 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_depth = cfg->serial ? 1 : cfg->in_depth ? cfg->in_depth : 4;
   s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
   s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
+  /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
+  s.n_readers = cfg->read_at && !cfg->serial && cfg->n_readers > 1 ? cfg->n_readers : 1;
   s.in = prx_alloc((size_t)s.in_depth, sizeof *s.in);
   s.out = prx_alloc((size_t)s.out_depth, sizeof *s.out);
   s.in_n = prx_alloc((size_t)s.in_depth, sizeof *s.in_n);
   s.in_pos = prx_alloc((size_t)s.in_depth, sizeof *s.in_pos);
   s.out_n = prx_alloc((size_t)s.out_depth, sizeof *s.out_n);
   s.w_seq = prx_alloc((size_t)s.n_writers, sizeof *s.w_seq);
-  int ok = s.in && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq;
+  s.in_ready = prx_alloc((size_t)s.in_depth, 1);
+  s.in_stop = prx_alloc((size_t)s.in_depth, 1);
+  s.in_st = prx_alloc((size_t)s.in_depth, sizeof *s.in_st);
+  s.in_msg = prx_alloc((size_t)s.in_depth, MSG_SIZE);
+  int ok = s.in && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq && s.in_ready && s.in_stop &&
+           s.in_st && s.in_msg;
   for (int i = 0; ok && i < s.in_depth; i++)
-    ok = (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
+    ok = s.n_readers > 1 || /* several readers make the input blocks on first use */
+         (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
   for (int i = 0; ok && i < s.out_depth; i++)
     ok = (s.out[i] = buf_alloc(cfg, cfg->out_bytes)) != NULL;
   if (!ok) {
@@ -379,12 +502,15 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     pthread_cond_init(&s.cv_write, NULL);
     writer_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
     pthread_t *wt = prx_alloc((size_t)s.n_writers, sizeof *wt);
-    pthread_t rt;
-    int reader_started = 0, writers_started = 0;
+    pthread_t *rt = prx_alloc((size_t)s.n_readers, sizeof *rt);
+    int readers_started = 0, writers_started = 0;
     /* with stop_signals the caller's thread and the writers (created with its mask) block the
      * stop signals and the reader unblocks them, so that they interrupt its blocking read */
     if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
-    if (wa && wt) reader_started = pthread_create(&rt, NULL, reader_main, &s) == 0;
+    void *(*reader_fn)(void *) = s.n_readers > 1 ? multi_reader_main : reader_main;
+    for (; wa && wt && rt && readers_started < s.n_readers; readers_started++)
+      if (pthread_create(&rt[readers_started], NULL, reader_fn, &s)) break;
+    int reader_started = rt && readers_started == s.n_readers;
     for (; reader_started && writers_started < s.n_writers; writers_started++) {
       wa[writers_started].p = &s;
       wa[writers_started].w = writers_started;
@@ -401,11 +527,12 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     } else {
       compute_loop(&s);
     }
-    if (reader_started) pthread_join(rt, NULL);
+    for (int i = 0; i < readers_started; i++) pthread_join(rt[i], NULL);
     for (int w = 0; w < writers_started; w++) pthread_join(wt[w], NULL);
     if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     prx_free(wa);
     prx_free(wt);
+    prx_free(rt);
     s.res.blocks_written = slowest_writer(&s);
     s.res.flushed = s.has_flush && s.res.blocks_written > s.flush_seq;
     pthread_mutex_destroy(&s.mu);

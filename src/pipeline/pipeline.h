@@ -22,6 +22,16 @@
  * (no flush: what is written is the output of the blocks before the failed one) and every stage
  * stops at its next block boundary. Every count in prx_pipe_result is exact.
  *
+ * Several readers (read_at, n_readers > 1): a file in the page cache is read by one thread at
+ * 5-7 GB/s, slower than a GPU takes it (55 GB/s over PCIe), so reader threads fill successive
+ * input blocks at once with positional reads; each claims the next block while fewer than
+ * in_depth blocks are ahead of compute, and the blocks are handed to compute in stream order, so
+ * compute and the writers see the same stream, block for block, as with one reader. Their
+ * input blocks are made on first use by the reader that fills them (page-locked memory costs
+ * 0.1-0.5 ms per MiB to make: the making overlaps the earlier blocks' reads and computes); one
+ * that cannot be made ends the stream there as a PRX_PIPE_SETUP error, what was read before it
+ * computed and flushed.
+ *
  * Stop requests: should_stop is polled by the reader before each read and after a read that
  * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
  * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
@@ -44,6 +54,12 @@
 /* Reads up to max samples into buf; *n = 0 and PRX_OK only at the end of the stream. A call may
  * return samples and an error together: the samples are kept, then the error ends the reading. */
 typedef prx_status (*prx_pipe_read_fn)(void *ctx, void *buf, size_t max, size_t *n);
+/* Reads up to max samples of the stream from sample `first` on into buf (a positional read: a
+ * regular file read with pread(2)); *n < max only where the stream ends there (or with an
+ * error, the samples kept as with read). Called by several reader threads at once, on different
+ * blocks. */
+typedef prx_status (*prx_pipe_read_at_fn)(void *ctx, void *buf, size_t max, uint64_t first,
+                                          size_t *n);
 /* Computes one input block: in holds n samples, the first at stream position pos (samples since
  * the start); in == NULL, n == 0 is the final call (the flush). Writes into out (out_bytes bytes,
  * reused after the writers are done with it) and sets *out_n to what the writers are to see (a
@@ -72,6 +88,12 @@ typedef struct {
   int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
   int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
   prx_pipe_read_fn read;
+  /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
+   * positional reads (block b holds samples from b * block_samples on); the stream ends at the
+   * first block shorter than block_samples (or with an error, or a stop), the blocks read beyond
+   * it are dropped. Used in place of read except in the serial mode. */
+  prx_pipe_read_at_fn read_at;
+  int n_readers; /* reader threads with read_at, 1..64 (0: 1, i.e. read alone) */
   prx_pipe_compute_fn compute;
   prx_pipe_write_fn write;
   prx_pipe_stop_fn should_stop; /* may be NULL */
@@ -113,6 +135,10 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res);
 
 /* prx_pipe_read_fn over a prx_iq_reader (ctx is the reader): files, standard input, SigMF. */
 prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n);
+/* prx_pipe_read_at_fn over a prx_iq_reader whose prx_iq_reader_positional() is set: sample
+ * `first` of the stream is the reader's sample prx_iq_reader_samples() + first (the samples it
+ * handed out before, e.g. a detection's look-ahead, are not read again). */
+prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t first, size_t *n);
 
 /* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc in the CUDA module)
  * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise
