@@ -15,7 +15,10 @@
  *   (aggregate symbols per second). Its lock is checked by the MER of its last half.
  *
  * Output: JSON lines (one per measurement), then a short table.
- * Usage: bench_qpsk [reps [THREADS,THREADS,...]]: the list adds a polyrx scaling series. */
+ * Usage: bench_qpsk [reps [THREADS,THREADS,...]]: the list adds a polyrx scaling series.
+ *        bench_qpsk probe SPS LOG2_SYMBOLS [key=value...]: one configuration (see probe())
+ *        bench_qpsk clock [THREADS]: the core clock under load
+ *        bench_qpsk hash: hashes of every output over many configurations (bit identity) */
 #include "testutil.h"
 
 #include <math.h>
@@ -195,6 +198,12 @@ typedef struct {
   counters *ctr;     /* counted over the timed reps (NULL: none) */
 } run_opt;
 
+#ifdef QPSK_STAGE_TIMES /* a build with the demodulator's stage timers (a probe patch) */
+extern double qpsk_stage_ns[16];
+void qpsk_debug_layout(const prx_qpsk *q, char *o, size_t n);
+static char layout[1024];
+#endif
+
 static unsigned char *evict_buf;
 static void evict_caches(size_t bytes) {
   if (!evict_buf) evict_buf = calloc(bytes, 1);
@@ -222,6 +231,10 @@ static result run_polyrx_opt(const signal_t *s, int threads, int llr, int reps, 
   double best = 1e30, best_cpu = 1e30, sum = 0;
   size_t tot = 0;
   long faults = 0;
+#ifdef QPSK_STAGE_TIMES
+  qpsk_debug_layout(q, layout, sizeof layout);
+  memset(qpsk_stage_ns, 0, sizeof qpsk_stage_ns);
+#endif
   for (int r = 0; r < reps; r++) {
     prx_qpsk_reset(q);
     tot = 0;
@@ -472,6 +485,12 @@ static int probe(int argc, char **argv) {
            reps > 1 ? p.faults / (reps - 1) : 0, p.ber);
     for (int i = 0; i < NCTR; i++)
       if (c.v[i] >= 0) printf(",\"%s_per_sym\":%.3f", ctr_name[i], c.v[i]);
+#ifdef QPSK_STAGE_TIMES
+    printf(",\"stage_ns\":[");
+    for (int i = 0; i < 11; i++)
+      printf("%s%.2f", i ? "," : "", qpsk_stage_ns[i] / ((double)p.symbols * reps));
+    printf("],\"layout\":\"%s\"", layout);
+#endif
     if (c.v[0] > 0 && c.v[1] > 0)
       printf(",\"ipc\":%.3f,\"ghz\":%.3f", c.v[1] / c.v[0], c.v[0] * p.mean_msym / 1e3);
     printf("}\n");
@@ -495,7 +514,125 @@ static int probe(int argc, char **argv) {
   return 0;
 }
 
+/* ---- hash mode: every output of the demodulator over many configurations, hashed, so that a
+ * change meant to keep the arithmetic can be compared bit for bit with the tree before it ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static void hash_block(void *user, const prx_qpsk_block *b) {
+  *(uint64_t *)user = fnv(*(uint64_t *)user, b, sizeof *b);
+}
+
+/* one configuration: its hash (bits, LLRs, corrected symbols, block estimates, summary) */
+static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int random_chunks,
+                         int ci16, double ppm) {
+  const size_t nsym = (size_t)1 << 15;
+  prx_sim_carrier c = prx_sim_carrier_default();
+  c.symbol_rate = 1e6;
+  c.freq = 0.01 * c.symbol_rate;
+  c.phase = 0.3;
+  c.timing_offset = 0.21;
+  c.clock_ppm = ppm;
+  c.differential = amb == PRX_QPSK_DIFFERENTIAL;
+  if (amb == PRX_QPSK_PILOTS) c.pilot_period = 64, c.pilot_len = 8;
+  c.seed = 5;
+  prx_sim_config sc = prx_sim_config_default();
+  sc.sample_rate = sps * c.symbol_rate;
+  sc.carriers = &c;
+  sc.n_carriers = 1;
+  sc.noise = 1;
+  sc.esn0_db = 8;
+  sc.threads = 1;
+  size_t n = (size_t)((double)nsym * sps);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  int16_t *xi = ci16 ? malloc(2 * n * sizeof *xi) : NULL;
+  prx_sim *sim;
+  if (!x || prx_sim_create(&sc, &sim) != PRX_OK) return 0;
+  prx_sim_generate(sim, x, n);
+  prx_sim_destroy(sim);
+  for (size_t i = 0; ci16 && i < n; i++) {
+    xi[2 * i] = (int16_t)lrintf(x[i].re * 4000);
+    xi[2 * i + 1] = (int16_t)lrintf(x[i].im * 4000);
+  }
+  uint64_t h = 0xcbf29ce484222325ull;
+  prx_qpsk_config qc = prx_qpsk_config_default();
+  qc.sample_rate = sc.sample_rate;
+  qc.symbol_rate = c.symbol_rate;
+  qc.threads = threads;
+  qc.ambiguity = amb;
+  if (amb == PRX_QPSK_PILOTS) qc.pilot_period = 64, qc.pilot_len = 8;
+  qc.in_format = ci16 ? PRX_CI16 : PRX_CF32;
+  qc.on_block = hash_block;
+  qc.user = &h;
+  prx_qpsk *q;
+  if (prx_qpsk_create(&qc, &q) != PRX_OK) {
+    fprintf(stderr, "bench_qpsk hash: %s\n", prx_last_error());
+    return 0;
+  }
+  size_t cap = nsym + 16384, tot = 0, got;
+  uint8_t *bits = malloc(2 * cap);
+  float *llrs = malloc(2 * cap * sizeof *llrs);
+  prx_cf32 *syms = malloc(cap * sizeof *syms);
+  uint64_t rng = 12345;
+  const size_t in_size = ci16 ? 4 : 8;
+  const uint8_t *in = ci16 ? (const uint8_t *)xi : (const uint8_t *)x;
+  for (size_t i = 0; i < n;) {
+    size_t m = 65536;
+    if (random_chunks) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      m = 1 + (size_t)(rng >> 33) % 5000;
+    }
+    if (m > n - i) m = n - i;
+    prx_qpsk_execute_symbols(q, in + i * in_size, m, bits + 2 * tot, llrs + 2 * tot, syms + tot,
+                             cap - tot, &got);
+    tot += got;
+    i += m;
+  }
+  prx_qpsk_flush_symbols(q, bits + 2 * tot, llrs + 2 * tot, syms + tot, cap - tot, &got);
+  tot += got;
+  prx_qpsk_stats st;
+  memset(&st, 0, sizeof st);
+  prx_qpsk_get_stats(q, &st);
+  h = fnv(h, bits, 2 * tot);
+  h = fnv(h, llrs, 2 * tot * sizeof *llrs);
+  h = fnv(h, syms, tot * sizeof *syms);
+  h = fnv(h, &st, sizeof st);
+  prx_qpsk_destroy(q);
+  free(bits);
+  free(llrs);
+  free(syms);
+  free(x);
+  free(xi);
+  return h;
+}
+
+static int hash_all(void) {
+  const double sps[] = {2, 3, 4, 16.0 / 3, 8, 16};
+  const prx_qpsk_ambiguity amb[] = {PRX_QPSK_DIFFERENTIAL, PRX_QPSK_NONE, PRX_QPSK_PILOTS};
+  uint64_t all = 0xcbf29ce484222325ull;
+  int n = 0;
+  for (size_t s = 0; s < sizeof sps / sizeof *sps; s++)
+    for (size_t a = 0; a < 3; a++)
+      for (int th = 1; th <= 3; th += 2)
+        for (int rc = 0; rc < 2; rc++)
+          for (int v = 0; v < (sps[s] == 4 ? 3 : 1); v++) { /* at sps 4 also ci16 and 1000 ppm */
+            uint64_t h = hash_run(sps[s], amb[a], th, rc, v == 1, v == 2 ? 1000 : 20);
+            printf("sps %.4f %s threads %d chunks %s %s %s: %016llx\n", sps[s],
+                   prx_qpsk_ambiguity_name(amb[a]), th, rc ? "random" : "65536",
+                   v == 1 ? "ci16" : "cf32", v == 2 ? "1000ppm" : "20ppm", (unsigned long long)h);
+            all = fnv(all, &h, sizeof h);
+            n++;
+          }
+  printf("all %d configurations: %016llx\n", n, (unsigned long long)all);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "hash")) return hash_all();
   if (argc > 1 && !strcmp(argv[1], "probe")) return probe(argc - 2, argv + 2);
   if (argc > 1 && !strcmp(argv[1], "clock")) return clock_probe(argc > 2 ? atoi(argv[2]) : 1);
   int reps = argc > 1 ? atoi(argv[1]) : 5;
