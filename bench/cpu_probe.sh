@@ -9,8 +9,17 @@
 #             measurement of a process against later ones, input size against the caches, the
 #             input's and the demodulator's buffers moved against each other (4K aliasing),
 #             flush-to-zero (denormals), call sizes, POLYRX_CPU=generic, a pinned run, the
-#             native build; hardware counters where perf_event_open is allowed; then the
-#             standard benchmark (bench_qpsk 5) with a thread-scaling series
+#             native build; hardware counters where perf_event_open is allowed
+#   sweep     sps 4 (bits; bits + LLRs) with the demodulator's buffers moved on the heap by 0 to
+#             3840 bytes and the input at four offsets in its page (4K aliasing: the speed should
+#             not depend on them), sps 2 and 8 at a few of them
+#   cores     sps 4 and liquid-dsp pinned to each core in turn (taskset), with each core's steal
+#             time: whether the cores run at different speeds
+#   aslr      sps 4 six times pinned to one core with address randomisation (the stack's low
+#             bits differ per process), six times without (setarch -R): whether the speed
+#             follows the addresses
+#   bench     the standard benchmark (bench_qpsk 5) with a thread-scaling series
+#   hash      bench_qpsk hash (every output over 96 configurations: bit identity across trees)
 #   commands  bench/bench_commands.sh BUILD cpu (REPS, default 2)
 # usage: bench/cpu_probe.sh [STEP...] (default: all, in the order above)
 # Environment: OUT (JSON logs, default ./cpu-probe-out), BUILD (default build-cpu), NATIVE,
@@ -20,7 +29,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/cpu-probe-out}
 BUILD=${BUILD:-build-cpu}
 mkdir -p "$OUT"
-steps=${*:-info build clock probe commands}
+steps=${*:-info build clock cores aslr probe sweep bench hash commands}
 has() { [[ " $steps " == *" $1 "* ]]; }
 t0=$(date +%s)
 stamp() { echo "== $1 ($(($(date +%s) - t0)) s)"; }
@@ -64,7 +73,8 @@ if has build; then
 fi
 
 B=$BUILD/bench_qpsk
-# one line per JSON record: the figures that matter, counters where present
+# one line per JSON record: the figures that matter, counters where present; with an argument,
+# a short line labelled by it (a %-format over the record)
 brief() {
   python3 -c '
 import json, sys
@@ -78,8 +88,11 @@ for line in sys.stdin:
         print("  liquid-dsp sps 4: %.3f Msym/s (cpu %.3f), MER %.1f dB" % (d["msym_per_s"], d["cpu_msym_per_s"], d["mer_db"])); continue
     keys = ("ipc", "ghz", "cycles_per_sym", "instructions_per_sym", "l1d_miss_per_sym", "llc_miss_per_sym", "alias_0107_per_sym", "alias_0403_per_sym", "stall_l3miss_per_sym")
     c = " ".join("%s=%.3g" % (k.replace("_per_sym", ""), d[k]) for k in keys if k in d)
+    if "stage_ns" in d: c += " stages " + " ".join("%.1f" % v for v in d["stage_ns"])
+    if len(sys.argv) > 1:  # one short line per run (sweeps)
+        print("  %s: %.2f Msym/s (cpu) %.1f ns/sym%s" % (sys.argv[1] % d, d["cpu_msym_per_s"], 1e3 / d["cpu_msym_per_s"], (" " + c) if c else "")); continue
     print("  r%d: %.2f Msym/s best, %.2f mean, %.2f cpu, %.1f ns/sym, faults/rep %d %s" % (d["round"], d["msym_per_s"], d["mean_msym_per_s"], d["cpu_msym_per_s"], d["ns_per_sym"], d["faults_per_rep"], c))
-'
+' "$@"
 }
 pr() { # label, then the probe's arguments (a leading VAR=value for the environment)
   local label=$1
@@ -119,9 +132,62 @@ if has probe; then
   if [ -x "$BUILD-native/bench_qpsk" ]; then
     for s in 4 8 2; do pr "sps $s, -march=native build" "$BUILD-native/bench_qpsk" probe "$s" 20; done
   fi
+fi
+
+# steal time of each cpu (USER_HZ ticks) from /proc/stat
+steal() { awk '/^cpu[0-9]/ { printf "%s ", $9 }' /proc/stat; }
+
+if has cores; then
+  stamp cores
+  s0=($(steal))
+  for c in $(seq 0 $(($(nproc) - 1))); do
+    taskset -c "$c" "$B" probe 4 20 reps=2 liquid=1 | tr '\n' ' ' | sed 's/} {/}\n{/' |
+      tee -a "$OUT/cores.jsonl" | python3 -c '
+import json, sys
+d = [json.loads(l) for l in sys.stdin.read().split("\n") if l.strip()]
+print("  core %s: polyrx %.2f Msym/s, liquid %.3f: %.2fx" % (sys.argv[1], d[0]["cpu_msym_per_s"], d[1]["cpu_msym_per_s"], d[0]["cpu_msym_per_s"] / d[1]["cpu_msym_per_s"]))' "$c"
+    echo >>"$OUT/cores.jsonl"
+  done
+  s1=($(steal))
+  echo "  steal ticks during the step, per cpu: $(for i in "${!s0[@]}"; do printf '%d ' $((s1[i] - s0[i])); done)"
+fi
+
+if has aslr; then
+  stamp aslr
+  c=$(($(nproc) - 1))
+  for r in on off; do
+    pre=()
+    [ $r = off ] && pre=(setarch "$(uname -m)" -R)
+    for _ in 1 2 3 4 5 6; do taskset -c "$c" "${pre[@]}" "$B" probe 4 20 reps=3; done |
+      tee -a "$OUT/aslr.jsonl" | brief "core $c, randomisation $r"
+  done
+fi
+
+if has sweep; then
+  stamp sweep
+  for llr in 0 1; do
+    for sh in $(seq 0 256 3840); do
+      "$B" probe 4 20 shift="$sh" llr="$llr" reps=$((llr ? 2 : 4))
+    done | tee -a "$OUT/sweep.jsonl" | brief "sps 4 llr %(llr)d shift %(shift)4d"
+  done
+  for o in 0 1024 2048 3072; do "$B" probe 4 20 offset="$o"; done | tee -a "$OUT/sweep.jsonl" |
+    brief "sps 4 input offset %(offset)4d"
+  for s in 2 8; do
+    for sh in 0 1040 2064 3088; do "$B" probe "$s" 20 shift="$sh" reps=4; done |
+      tee -a "$OUT/sweep.jsonl" | brief "sps %(sps).0f shift %(shift)4d"
+  done
+fi
+
+if has bench; then
   stamp "bench_qpsk 5 1,2,4,8,16"
   "$B" 5 1,2,4,8,16 >"$OUT/bench_qpsk.jsonl" 2>>"$OUT/bench_qpsk.jsonl"
   sed -n '/^QPSK/,$p' "$OUT/bench_qpsk.jsonl"
+fi
+
+if has hash; then
+  stamp hash
+  "$B" hash >"$OUT/hash.txt"
+  tail -1 "$OUT/hash.txt"
 fi
 
 if has commands; then

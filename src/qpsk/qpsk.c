@@ -141,9 +141,9 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   }
   if (q->blks) {
     for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
-      prx_free(q->blks[i].grid_mem);
+      prx_free(q->blks[i].grid);
       prx_free(q->blks[i].scratch);
-      prx_free(q->blks[i].sym_mem);
+      prx_free(q->blks[i].sym);
       prx_free(q->blks[i].tag);
     }
   }
@@ -294,17 +294,16 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     win_pre(q, probe[i], &lo, &hi);
     if ((size_t)(hi - lo) > sl) sl = (size_t)(hi - lo);
   }
-  q->scratch_len = sl + 16 + QPSK_ALIAS_PAD;
+  q->scratch_len = sl + 16;
 
   /* memory: per span its 4th-power values and FFT buffers, per block its grid, input window and
    * symbols, and the raw input of one batch */
-  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM + QPSK_ALIAS_PAD;
-  double per_span =
-      (double)sizeof(prx_cf32) * ((double)q->S + 2.0 * (double)nfft) +
-      (double)q->B * ((double)sizeof(qpsk_blk) +
-                      (double)sizeof(prx_cf32) *
-                          ((double)grid_len + (double)q->scratch_len + q->Lmax + QPSK_ALIAS_PAD) +
-                      q->Lmax);
+  size_t grid_len = 4 * (size_t)q->L + 2 * QPSK_GM;
+  double per_span = (double)sizeof(prx_cf32) * ((double)q->S + 2.0 * (double)nfft) +
+                    (double)q->B * ((double)sizeof(qpsk_blk) +
+                                    (double)sizeof(prx_cf32) *
+                                        ((double)grid_len + (double)q->scratch_len + q->Lmax) +
+                                    q->Lmax);
   double in_span = (double)q->S * q->sps * (double)q->in_size;
   double fixed = 2.0 * sizeof(prx_cf32) * ((double)q->S + 3.0 * q->Lmax) + 64.0 * 1024;
   while (q->G > 1 && (per_span + in_span) * q->G > 0.25 * (double)PRX_QPSK_MAX_BYTES) q->G--;
@@ -328,11 +327,9 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
   for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
-    ALLOC(q->blks[i].grid_mem, grid_len, prx_cf32);
-    q->blks[i].grid = q->blks[i].grid_mem;
+    ALLOC(q->blks[i].grid, grid_len, prx_cf32);
     ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
-    ALLOC(q->blks[i].sym_mem, q->Lmax + QPSK_ALIAS_PAD, prx_cf32);
-    q->blks[i].sym = q->blks[i].sym_mem;
+    ALLOC(q->blks[i].sym, q->Lmax, prx_cf32);
     if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC(q->blks[i].tag, q->Lmax, uint8_t);
   }
   if (cfg->ambiguity == PRX_QPSK_PILOTS) {

@@ -116,10 +116,6 @@ static void stage_pre(void *ctx, size_t t) {
   const double zero[2] = {0, 0};
   const prx_cf32 *x = qpsk_fetch(q, lo, hi, bk->scratch, 0, 0, 0, zero, 1, bk->nonfinite ? 0 : a,
                                  bk->nonfinite ? 0 : e);
-  /* the grid half a page from the input it is computed from (QPSK_ALIAS_PAD): grid value j
-   * is the filter at sample m0 - GM + j, which lies at x + (m0 - GM + j - lo) when the grid step
-   * is one sample (4 samples per symbol); at other rates the two streams drift apart anyway */
-  bk->grid = qpsk_alias_place(bk->grid_mem, (uintptr_t)(x + (m0 - QPSK_GM - lo)) + 2048, 64);
   /* meanwhile the next block's samples where they lie in the caller's chunk (not read yet): the
    * filter's arithmetic hides their first read from memory, which would stall its input sums */
   const double nb = (double)(bk->b + 1) * (double)L;
@@ -556,16 +552,6 @@ static void stage_mf(void *ctx, size_t t) {
   if (n <= 0) return;
   const qpsk_span *sp = &q->spans[bk->span];
   const int64_t bL = bk->b * (int64_t)q->L;
-  /* the symbols half a page from where the decisions will write their LLRs (or corrected
-   * symbols), 8 bytes per symbol each (QPSK_ALIAS_PAD): the blocks own consecutive symbols, so
-   * this one's go to the call's output after those of the batch's earlier blocks (pilots, which
-   * have no output, move it by a few symbols: far less than half a page) */
-  const void *dest = q->out_llrs ? (const void *)q->out_llrs : (const void *)q->out_syms;
-  bk->sym = dest ? qpsk_alias_place(bk->sym_mem,
-                                    (uintptr_t)dest + 2048 +
-                                        (uintptr_t)(bk->k0 - q->blks[0].k0) * sizeof(prx_cf32),
-                                    32)
-                 : bk->sym_mem;
   int64_t lo, hi;
   qpsk_mf_window(q, bk->b, &lo, &hi);
   double omega = 2 * M_PI * sp->f / q->sps;
@@ -598,13 +584,8 @@ static void stage_mf(void *ctx, size_t t) {
   long i1, j1;
   qpsk_pos_at(p1, q->mf.Q, &i1, &j1);
   size_t off = (size_t)((4 - (i1 - q->mf.c) % 4) % 4);
-  /* the window half a page from the raw samples it is made from (QPSK_ALIAS_PAD), starting on a
-   * 32-byte boundary as the scratch does */
-  const void *raw = qpsk_input_at(q, lo);
-  prx_cf32 *win =
-      raw ? qpsk_alias_place(bk->scratch, (uintptr_t)raw + 2048 - off * sizeof(prx_cf32), 32)
-          : bk->scratch;
-  const prx_cf32 *x = qpsk_fetch(q, lo, hi, win + off, 1, theta, omega, sp->dc, sp->gain, a, e);
+  const prx_cf32 *x =
+      qpsk_fetch(q, lo, hi, bk->scratch + off, 1, theta, omega, sp->dc, sp->gain, a, e);
   /* meanwhile the samples of the same block one span later where they lie in the caller's chunk:
    * read first by the next batch or by the copy of the chunk's tail, they arrive while the
    * filter computes */

@@ -29,8 +29,6 @@ static const uint8_t *contiguous(const prx_qpsk *q, int64_t lo, int64_t hi) {
   return NULL;
 }
 
-const void *qpsk_input_at(const prx_qpsk *q, int64_t n) { return contiguous(q, n, n + 1); }
-
 /* NaN and infinite samples (a faulty source, or a wrong format) read as 0, an erasure: one of
  * them would otherwise spoil the spectrum of a whole CFO span. A test on the exponent bits (a
  * vector loop). */

@@ -47,16 +47,6 @@
  * generator's default timing 0, and the usual convention of other tools) is counted whatever the
  * timing estimate's noise, and one centred exactly at the end is not */
 #define QPSK_LEAD 0.0625
-/* 4 KiB aliasing: a load waits for an earlier store still in flight whose address has the same
- * low 12 bits, so a loop that reads one stream and writes another at the same rate (the
- * de-rotation's input and window; the pre-filter's input and grid at 4 samples per symbol) runs
- * several times slower for every iteration when the write address sits a little ahead of the
- * read address modulo 4096 (the decisions' symbols and the caller's LLRs, 8 bytes per symbol
- * each, are a third such pair). Where that happens depends on where malloc put the buffers and
- * the caller put its samples; those buffers are therefore over-allocated by QPSK_ALIAS_PAD
- * samples (4 KiB) and each block places its window inside, at run time, half a page away from
- * the stream it pairs with (qpsk_alias_place). */
-#define QPSK_ALIAS_PAD 512
 
 typedef struct {
   int64_t s;      /* absolute span index */
@@ -82,16 +72,13 @@ typedef struct {
 } qpsk_span;
 
 typedef struct {
-  int64_t b;          /* absolute block index */
-  int span;           /* its span within the batch */
-  prx_cf32 *grid;     /* pre-filter on grid samples 4bL - GM .. 4(b+1)L + GM - 1 (inside grid_mem,
-                         placed by stage pre) */
-  prx_cf32 *grid_mem; /* its memory: grid values + QPSK_ALIAS_PAD */
-  prx_cf32 *scratch;  /* input window (converted, de-rotated), scratch_len samples; the matched
-                         filter's window is placed inside it */
-  double mom[3];      /* input sums over its own samples: re, im, |x|^2 (finite ones) */
-  double mom_n;       /* how many finite samples */
-  unsigned nonfinite; /* how many not finite */
+  int64_t b;                    /* absolute block index */
+  int span;                     /* its span within the batch */
+  prx_cf32 *grid;               /* matched filter on grid samples 4bL - GM .. 4(b+1)L + GM - 1 */
+  prx_cf32 *scratch;            /* input window (converted, de-rotated) */
+  double mom[3];                /* input sums over its own samples: re, im, |x|^2 (finite ones) */
+  double mom_n;                 /* how many finite samples */
+  unsigned nonfinite;           /* how many not finite */
   double osub[QPSK_SUB_MAX][2]; /* O&M sums over its sub-blocks (inside the stream) */
   double osub_t[QPSK_SUB_MAX];  /* their centres, nominal symbols */
   double corr[QPSK_LAGS][2];    /* sums of osub[j] conj(osub[j - 2^i]) over complete sub-blocks */
@@ -104,9 +91,7 @@ typedef struct {
   double d;                  /* clock slope used for its instants */
   double tres;               /* tau minus the span's clock line */
   int64_t k0, k1;            /* owned grid-symbol indices [k0, k1) */
-  prx_cf32 *sym;             /* matched-filter output at their instants (inside sym_mem, placed
-                                by stage mf) */
-  prx_cf32 *sym_mem;         /* its memory: Lmax + QPSK_ALIAS_PAD values */
+  prx_cf32 *sym;             /* matched-filter output at their instants */
   qpsk_sums sums;            /* V&V and moments over sym */
   double phi;                /* unwrapped V&V phase (after de-rotation) */
   double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
@@ -277,17 +262,5 @@ void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);
 
 /* Number of integers k >= 0 with k * step < limit. */
 int64_t qpsk_count_below(double limit, double step);
-
-/* The raw bytes of input sample n where it lies in the buffer or the caller's chunk, else NULL. */
-const void *qpsk_input_at(const prx_qpsk *q, int64_t n);
-
-/* The first address p >= mem, a multiple of align (a power of two up to 64, mem aligned to it),
- * with p - want a multiple of 4096 plus less than align: a window starting there whose element i
- * is written while the element that lies at want - 2048 + i * (its stride) is read stays half a
- * page from it in the low 12 address bits (QPSK_ALIAS_PAD). mem needs 4096 spare bytes. */
-static inline void *qpsk_alias_place(void *mem, uintptr_t want, uintptr_t align) {
-  uintptr_t d = (want - (uintptr_t)mem) & 4095u;
-  return (uint8_t *)mem + ((d + align - 1) & ~(align - 1) & 4095u);
-}
 
 #endif
