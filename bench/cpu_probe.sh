@@ -10,18 +10,20 @@
 #             input's and the demodulator's buffers moved against each other (4K aliasing),
 #             flush-to-zero (denormals), call sizes, POLYRX_CPU=generic, a pinned run, the
 #             native build; hardware counters where perf_event_open is allowed
-#   sweep     sps 4 (bits; bits + LLRs) with the demodulator's buffers moved on the heap by 0 to
-#             3840 bytes and the input at four offsets in its page (4K aliasing: the speed should
-#             not depend on them), sps 2 and 8 at a few of them
 #   cores     sps 4 and liquid-dsp pinned to each core in turn (taskset), with each core's steal
 #             time: whether the cores run at different speeds
 #   aslr      sps 4 six times pinned to one core with address randomisation (the stack's low
 #             bits differ per process), six times without (setarch -R): whether the speed
 #             follows the addresses
+#   sweep     sps 4 (bits; bits + LLRs) with the demodulator's buffers moved on the heap by 0 to
+#             3840 bytes and the input at four offsets in its page (4K aliasing: the speed should
+#             not depend on them), sps 2 and 8 at a few of them
 #   bench     the standard benchmark (bench_qpsk 5) with a thread-scaling series
 #   hash      bench_qpsk hash (every output over 96 configurations: bit identity across trees)
 #   commands  bench/bench_commands.sh BUILD cpu (REPS, default 2)
-# usage: bench/cpu_probe.sh [STEP...] (default: all, in the order above)
+# usage: bench/cpu_probe.sh [STEP...] (default: all, in the order above); on the GPU host, after
+# `source .devdeps/prelude.sh`: `bench/cpu_probe.sh info build clock cores aslr bench` (about
+# 50 s) says whether its two speeds belong to the cores or to the process's addresses
 # Environment: OUT (JSON logs, default ./cpu-probe-out), BUILD (default build-cpu), NATIVE,
 # REPS. Key lines go to standard output; each JSON line to $OUT/*.jsonl.
 set -uo pipefail
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/cpu-probe-out}
 BUILD=${BUILD:-build-cpu}
 mkdir -p "$OUT"
-steps=${*:-info build clock cores aslr probe sweep bench hash commands}
+steps=${*:-info build clock probe cores aslr sweep bench hash commands}
 has() { [[ " $steps " == *" $1 "* ]]; }
 t0=$(date +%s)
 stamp() { echo "== $1 ($(($(date +%s) - t0)) s)"; }
