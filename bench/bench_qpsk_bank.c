@@ -9,10 +9,11 @@
  * 512, CFO span 8192 symbols; bits unpacked, no LLRs.
  *
  * Throughput: input symbols (C n / sps) per second of steady-state calls of n = 8192 sps
- * samples per row (one CFO span), after one warm-up call, best of REPS calls. The device bank
- * also with calls of two spans (n = 2 x 8192 sps: the second span's pre runs ahead, beside the
- * first span's serial passes) and, where the om stage is folded into pre (sps 4), with it apart
- * (pre, om, x4: the fold's peer in the same run).
+ * samples per row (one CFO span), after one warm-up call, best of REPS calls. The device bank as
+ * the library sets it up (the level, timing and NCO passes on the GPU, om apart from pre), and
+ * beside it in the same run: the serial passes on the CPU between the stage kernels (the driver
+ * before they moved: its peer), calls of two spans (n = 2 x 8192 sps), and where the om stage
+ * can be folded into pre (sps 4), folded.
  * Floor: one pass at the D2D copy bandwidth measured here (cudaMemcpy device to device, events;
  * bytes read + bytes written per second): sps * sample bytes read + 2 bytes of bits written per
  * symbol.
@@ -77,16 +78,19 @@ static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *
 }
 
 typedef struct {
-  double gsym, best_s, wait_s, serial_s;
+  double gsym, best_s, wait_s, serial_s, issue_s;
   double ahead; /* spans whose pre ran ahead, per call */
   int fold;     /* the om stage folded into pre */
+  int serial;   /* the level, timing and NCO passes on the GPU */
   int staged;   /* the CUDA bank stages through the host (no driver) */
 } result;
 
 /* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
- * folded into pre where it can be (1) or apart (0) */
+ * folded into pre where it can be (1) or apart (0); serial: its serial passes on the GPU (1) or
+ * the CPU (0) */
 static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
-                    const void *rows, size_t pitch, size_t n, int spans, int fold, result *res) {
+                    const void *rows, size_t pitch, size_t n, int spans, int fold, int serial,
+                    result *res) {
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = sps * 1e3;
   bc.demod.symbol_rate = 1e3;
@@ -116,6 +120,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
    * timed */
   res->staged = dev && !b->drv;
   res->fold = prx_qpsk_bank_gpu_set_fold(b->drv, fold);
+  res->serial = prx_qpsk_bank_gpu_set_serial(b->drv, serial);
   const size_t m = (size_t)spans * n;
   for (int r = 0; r <= REPS && !rc; r++) {
     const uint8_t *in = (const uint8_t *)rows + (size_t)(r % (4 / spans)) * m * sz;
@@ -135,6 +140,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
       res->best_s = t;
       res->wait_s = t1t.wait_s - t0t.wait_s;
       res->serial_s = t1t.serial_s - t0t.serial_s;
+      res->issue_s = t1t.issue_s - t0t.issue_s;
       res->ahead = t1t.ahead - t0t.ahead;
     }
   }
@@ -186,38 +192,47 @@ int main(int argc, char **argv) {
         void *d = NULL;
         if (cudaMalloc(&d, (size_t)C * pitch * sz)) return 1;
         cudaMemcpy(d, h, (size_t)C * pitch * sz, cudaMemcpyHostToDevice);
-        result g = {0}, g2 = {0}, gu = {0}, c = {0}, c1 = {0};
-        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, &g);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, &g2);
-        if (g.fold) okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, &gu);
-        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, &c);
-        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, &c1);
+        result g = {0}, gc = {0}, g2 = {0}, gf = {0}, c = {0}, c1 = {0};
+        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 1, &g);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 0, &gc);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 0, 1, &g2);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, &gf);
+        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, 1, &c);
+        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, 1, &c1);
         double floor_gsym = bw / (sps * sz + 2) * 1e-9; /* bytes moved per symbol */
         printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"device_gsym_s\":%.4g,\"cpu_bank_gsym_s\":%.4g,\"floor_gsym_s\":%.4g,"
                "\"fraction_of_floor\":%.4g,\"call_s\":%.4g,\"wait_s\":%.4g,\"serial_s\":%.4g,"
-               "\"driver_s\":%.4g,\"staged\":%d,\"cpu_call_s\":%.4g,"
-               "\"cpu_bank_1thread_gsym_s\":%.4g,\"fold\":%d,\"device_unfolded_gsym_s\":%.4g,"
+               "\"driver_s\":%.4g,\"staged\":%d,\"gpu_serial\":%d,\"cpu_call_s\":%.4g,"
+               "\"cpu_bank_1thread_gsym_s\":%.4g,\"device_cpu_serial_gsym_s\":%.4g,"
+               "\"call_cpu_serial_s\":%.4g,\"wait_cpu_serial_s\":%.4g,\"serial_cpu_serial_s\":%.4g,"
+               "\"device_folded_gsym_s\":%.4g,\"fold\":%d,"
                "\"device_2span_gsym_s\":%.4g,\"call_2span_s\":%.4g,\"wait_2span_s\":%.4g,"
-               "\"serial_2span_s\":%.4g,\"ahead_2span\":%g,\"ok\":%d}\n",
+               "\"serial_2span_s\":%.4g,\"issue_s\":%.4g,\"ok\":%d}\n",
                sps, C, f ? "cf16" : "cf32", g.gsym, c.gsym, floor_gsym, g.gsym / floor_gsym,
-               g.best_s, g.wait_s, g.serial_s, g.best_s - g.wait_s - g.serial_s, g.staged, c.best_s,
-               c1.gsym, g.fold, gu.gsym, g2.gsym, g2.best_s, g2.wait_s, g2.serial_s, g2.ahead,
-               okg == 0 && okc == 0);
+               g.best_s, g.wait_s, g.serial_s, g.best_s - g.wait_s - g.serial_s, g.staged, g.serial,
+               c.best_s, c1.gsym, gc.gsym, gc.best_s, gc.wait_s, gc.serial_s, gf.gsym, gf.fold,
+               g2.gsym, g2.best_s, g2.wait_s, g2.serial_s, g.issue_s, okg == 0 && okc == 0);
         fflush(stdout);
         if (nt < 64)
           snprintf(table[nt++], sizeof table[0],
                    "sps %6.3f C %5u %s  device %7.3f Gsym/s (%.2f%% of floor %.1f)  cpu bank "
-                   "%7.3f  call %.1f ms: gpu wait %.1f, serial %.1f, driver %.1f",
+                   "%7.3f  call %.2f ms: gpu wait %.2f, serial %.2f, driver %.2f (issue %.2f)",
                    sps, C, f ? "cf16" : "cf32", g.gsym, 100 * g.gsym / floor_gsym, floor_gsym,
                    c.gsym, g.best_s * 1e3, g.wait_s * 1e3, g.serial_s * 1e3,
-                   (g.best_s - g.wait_s - g.serial_s) * 1e3);
+                   (g.best_s - g.wait_s - g.serial_s) * 1e3, g.issue_s * 1e3);
         if (nt < 64)
           snprintf(table[nt++], sizeof table[0],
-                   "                        two-span calls %7.3f Gsym/s (%g pre ahead: wait %.1f, "
-                   "serial %.1f of %.1f ms)  om %s (apart: %.3f)",
-                   g2.gsym, g2.ahead, g2.wait_s * 1e3, g2.serial_s * 1e3, g2.best_s * 1e3,
-                   g.fold ? "folded" : "apart", g.fold ? gu.gsym : g.gsym);
+                   "                        serial passes on the CPU %7.3f Gsym/s (call %.2f ms: "
+                   "wait %.2f, serial %.2f)  -> %.2fx",
+                   gc.gsym, gc.best_s * 1e3, gc.wait_s * 1e3, gc.serial_s * 1e3,
+                   gc.gsym > 0 ? g.gsym / gc.gsym : 0);
+        if (nt < 64)
+          snprintf(table[nt++], sizeof table[0],
+                   "                        two-span calls %7.3f Gsym/s (wait %.2f, serial %.2f of "
+                   "%.2f ms)  om folded: %s %.3f",
+                   g2.gsym, g2.wait_s * 1e3, g2.serial_s * 1e3, g2.best_s * 1e3,
+                   gf.fold ? "yes" : "no", gf.gsym);
         cudaFree(d);
       }
       free(h32);

@@ -5,8 +5,9 @@
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
  * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
- * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its register blocking
- * (pre_unblocked) and mf without its padded window (mf_unpadded) or its register blocking
+ * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
+ * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
+ * switch) and mf without its padded window (mf_unpadded) or its register blocking
  * (mf_unblocked);
  * device-resident, for all channels at once.
  *
@@ -24,7 +25,8 @@
  *
  * Not the whole demodulator: the serial passes between the kernels are not included
  * (bench/GPU_NOTES.md). Options: --case SPS:C:FORMAT (repeatable, e.g. 4:1024:cf32) runs only
- * those configurations. Output: JSON lines, then a table. */
+ * those configurations; --profile launches each sequence (all, all_folded) once, untimed, for a
+ * profiler (ncu -k regex:qpsk). Output: JSON lines, then a table. */
 #include "testutil.h"
 
 #include "qpsk/qpsk_internal.h"
@@ -156,9 +158,12 @@ static double time_it(const bench_bufs *b, int which) {
 }
 
 int main(int argc, char **argv) {
+  int profile = 0;
   for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--case") || i + 1 == argc) {
-      fprintf(stderr, "usage: bench_qpsk_stages [--case SPS:C:cf32|cf16]...\n");
+    if (!strcmp(argv[i], "--profile")) {
+      profile = 1;
+    } else if (strcmp(argv[i], "--case") || i + 1 == argc) {
+      fprintf(stderr, "usage: bench_qpsk_stages [--profile] [--case SPS:C:cf32|cf16]...\n");
       return 2;
     } else {
       i++;
@@ -285,6 +290,12 @@ int main(int argc, char **argv) {
         cudaMemcpy((void *)b.omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.cfi, cfi, C * sizeof *cfi, cudaMemcpyHostToDevice);
+        if (profile) { /* each sequence once, untimed (for a profiler) */
+          if (launch(&b, K_ALL) || launch(&b, K_FOLD) || cudaDeviceSynchronize() != cudaSuccess)
+            fail = 1;
+          printf("profiled sps %.3f C %u %s\n", sps, C, f ? "cf16" : "cf32");
+          goto release;
+        }
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
         /* the matched filter without the padded window and the pre-filter without the
@@ -353,6 +364,7 @@ int main(int argc, char **argv) {
                    floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
                    G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF]);
 #undef G
+      release:
         cudaFree(rows);
         cudaFree(b.grid);
         cudaFree(b.sym);

@@ -6,9 +6,12 @@
  * elsewhere), the same output for random chunkings of the calls; device calls with bits only (the
  * out kernel writes them in place) and with LLRs (symbols back to the host), host calls on the CUDA
  * backend, cf32 and cf16 rows with a pitch, packed bits, sps 4 and 16/3, mix_hz; and the rows past
- * each channel's output left untouched (poisoned before the run). Calls of several spans run the
- * next span's pre ahead on the driver's second stream; at sps 4 the om stage is folded into pre
- * (one run with it apart).
+ * each channel's output left untouched (poisoned before the run). The driver runs the level,
+ * timing and NCO passes on the GPU (the default; one run with them on the CPU between the
+ * kernels, where calls of several spans run the next span's pre ahead on the driver's second
+ * stream); one run with the om stage apart from pre. Pilots (64:8) with issue 10's flags: a
+ * channel at 7000 ppm (beyond the supported clock range) and one without a carrier, every block's
+ * flags equal to the CPU bank's, the flags present.
  *
  * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
@@ -51,7 +54,8 @@ static void cuda_ok(cudaError_t e, const char *what) {
 typedef struct {
   int packed, llrs, host; /* host: host calls on the CUDA backend */
   const double *mix;
-  int apart; /* the om stage apart from pre where the driver would fold it (sps 4) */
+  int apart;      /* the om stage apart from pre where the driver would fold it (sps 4) */
+  int cpu_serial; /* the driver's level, timing and NCO passes on the CPU (not the GPU) */
 } run_opts;
 
 static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro, const void *h_rows,
@@ -67,6 +71,11 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
   CHECK_OK(prx_qpsk_bank_create(&bc, &b));
   if (!b) return;
   if (ro.apart) prx_qpsk_bank_gpu_set_fold(b->drv, 0);
+  if (b->drv) {
+    int on = prx_qpsk_bank_gpu_set_serial(b->drv, !ro.cpu_serial);
+    CHECK(on == !ro.cpu_serial, "the serial passes on the %s, asked the %s", on ? "GPU" : "CPU",
+          ro.cpu_serial ? "CPU" : "GPU");
+  }
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs), *db = NULL;
@@ -206,6 +215,8 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, co
 
 /* C carriers at sps (random CFO to 0.05 Rs, 300 ppm, the esn0 list), as cf32 and cf16 rows with
  * a pitch, on the host and the device; returns the length */
+static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx, prx_cf32 **rows,
+                      uint16_t **rows16, void **d_rows, void **d_rows16, size_t *pitch);
 static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uint8_t **tx,
                         size_t *ntx, prx_cf32 **rows, uint16_t **rows16, void **d_rows,
                         void **d_rows16, size_t *pitch) {
@@ -219,6 +230,12 @@ static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uin
     tc[c].esn0_db = esn0[c];
     tcase_random(&tc[c], &r, 0.05, 300);
   }
+  return rows_of(tc, n_want, tx, ntx, rows, rows16, d_rows, d_rows16, pitch);
+}
+
+/* the rows of the cases tc (as make_rows) */
+static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx, prx_cf32 **rows,
+                      uint16_t **rows16, void **d_rows, void **d_rows16, size_t *pitch) {
   size_t n = n_want;
   for (;; n++) {
     int ok = 1;
@@ -247,6 +264,33 @@ static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uin
   return n;
 }
 
+/* Pilots (64:8) and issue 10's flags: channel 0 at a clock offset beyond the supported range,
+ * channel 1 without a carrier (noise alone), the others at the esn0 list within range. The GPU
+ * bank's block flags equal the CPU bank's in every block, the flags are there (the case is not
+ * vacuous), and the in-range channels at >= 12 dB give the same bits. */
+static void compare_flags(const char *what, const chan_out *g, const chan_out *ref) {
+  size_t range = 0, none = 0;
+  for (unsigned c = 0; c < C; c++) {
+    CHECK(g[c].n_sym == ref[c].n_sym && g[c].n_blk == ref[c].n_blk,
+          "%s channel %u: %zu symbols, %zu blocks; CPU bank %zu, %zu", what, c, g[c].n_sym,
+          g[c].n_blk, ref[c].n_sym, ref[c].n_blk);
+    if (g[c].n_blk != ref[c].n_blk || g[c].n_sym != ref[c].n_sym) continue;
+    size_t nf = 0, nb = g[c].n_blk < 64 ? g[c].n_blk : 64;
+    for (size_t j = 0; j < nb; j++) {
+      nf += g[c].blk[j].flags != ref[c].blk[j].flags;
+      range += c == 0 && (ref[c].blk[j].flags & PRX_QPSK_BLOCK_CLOCK_RANGE);
+      none += c == 1 && (ref[c].blk[j].flags & PRX_QPSK_BLOCK_NO_SIGNAL);
+    }
+    CHECK(nf == 0, "%s channel %u: %zu of %zu blocks flagged otherwise than on the CPU", what, c,
+          nf, nb);
+    if (c >= 2 && esn0[c] >= 12)
+      CHECK(!memcmp(g[c].bits, ref[c].bits, g[c].n_bytes), "%s channel %u: bits differ", what, c);
+    printf("%s channel %u: %zu blocks, %zu flagged otherwise than on the CPU\n", what, c, nb, nf);
+  }
+  CHECK(range > 0 && none > 0, "%s: %zu blocks flagged out of clock range, %zu without a signal",
+        what, range, none);
+}
+
 static void free_rows(uint8_t **tx, prx_cf32 *rows, uint16_t *rows16, void *d_rows,
                       void *d_rows16) {
   for (unsigned c = 0; c < C; c++) free(tx[c]);
@@ -273,8 +317,8 @@ int main(int argc, char **argv) {
                        &d_rows16, &pitch);
   if (!n) return test_finish("test_qpsk_bank_cuda");
   prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
-  const run_opts bits = {0, 0, 0, NULL, 0}, llrs = {0, 1, 0, NULL, 0}, packed = {1, 0, 0, NULL, 0},
-                 host = {0, 0, 1, NULL, 0};
+  const run_opts bits = {0, 0, 0, NULL, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0},
+                 packed = {1, 0, 0, NULL, 0, 0}, host = {0, 0, 1, NULL, 0, 0};
   chan_out cpu[C], gpu[C], cpu2[C];
   run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
   run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 17, gpu);
@@ -288,12 +332,19 @@ int main(int argc, char **argv) {
     compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
     outs_free(gpu);
     /* the om stage apart from pre (the folded path is the default at sps 4) */
-    const run_opts llrs_apart = {0, 1, 0, NULL, 1};
+    const run_opts llrs_apart = {0, 1, 0, NULL, 1, 0};
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, tc, tx, ntx, 0, 1);
     outs_free(gpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 23, gpu);
     compare("sps 4 cf32 LLRs, random chunks", gpu, cpu, tc, tx, ntx, 0, 1);
+    outs_free(gpu);
+    /* the level, timing and NCO passes on the CPU between the stage kernels (the driver's other
+     * path) */
+    const run_opts llrs_cpu_serial = {0, 1, 0, NULL, 0, 1};
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_cpu_serial, NULL, d_rows, pitch, n, 23, gpu);
+    compare("sps 4 cf32 LLRs, random chunks, serial passes on the CPU", gpu, cpu, tc, tx, ntx, 0,
+            1);
     outs_free(gpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, rows, rows, pitch, n, 29, gpu);
     compare("sps 4 cf32 host calls, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
@@ -340,10 +391,36 @@ int main(int argc, char **argv) {
       }
     }
     cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
-    const run_opts mixed = {0, 0, 0, mix, 0};
+    const run_opts mixed = {0, 0, 0, mix, 0, 0};
     run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, d_rows, pitch, n, 59, gpu);
     compare("sps 16/3 mix_hz, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu);
+    free_rows(tx, rows, rows16, d_rows, d_rows16);
+  }
+
+  if (!quick) {
+    test_rng r;
+    test_rng_seed(&r, 2028);
+    memset(tc, 0, sizeof tc);
+    for (unsigned c = 0; c < C; c++) {
+      tc[c].sps = 4;
+      tc[c].noise = 1;
+      tc[c].esn0_db = c == 1 ? -60 : esn0[c];
+      tc[c].pilot_period = 64;
+      tc[c].pilot_len = 8;
+      tcase_random(&tc[c], &r, 0.05, 300);
+    }
+    tc[0].ppm = 7000;
+    tc[0].esn0_db = 14;
+    n = rows_of(tc, 90000, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    if (!n) return test_finish("test_qpsk_bank_cuda");
+    qc = tcase_demod_config(&tc[0], 1);
+    const run_opts llrs = {0, 1, 0, NULL, 0, 0};
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 61, gpu);
+    compare_flags("pilots, 7000 ppm and no carrier, random chunks", gpu, cpu);
     outs_free(gpu);
     outs_free(cpu);
     free_rows(tx, rows, rows16, d_rows, d_rows16);

@@ -11,11 +11,16 @@
  * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
  * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
  * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
- * Every case runs four times: on one stream (a module without events), and with events on
+ * Every case runs six times: on one stream (a module without events), and with events on
  * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
  * a slot still to be read, or reads rows not yet copied, changes the output) or lazy (the host
  * reading a slot before its wait changes it), with the om stage folded into pre at sps 4 (its
- * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart.
+ * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart; and
+ * twice with the level, timing and NCO passes on the (emulated) GPU (qpsk_serial.h: each
+ * kernel's per-channel code on the host, a warp as a team of one lane), held also to the same
+ * driver with those passes on the CPU: identical bits, LLRs and block estimates; one case with
+ * the passes' side switched after every call (their state moved between the device and the
+ * channels), one with the stream run again after the flush on the same bank.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_sig.h"
@@ -25,6 +30,7 @@
 #include "qpsk/qpsk_bank_internal.h"
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_internal.h"
+#include "qpsk/qpsk_serial.h"
 #include "qpsk/qpsk_stage_blocks.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
@@ -38,6 +44,15 @@ static int em_fold;     /* create sets pre_block at sps 4: the driver takes the 
 static int em_created;  /* streams made after create (the driver's second) run eagerly, if asked */
 static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
+static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
+static int em_twice;      /* run's stream twice through one bank, a flush between */
+static int em_toggle;     /* the serial passes' side switched after every call */
+
+static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
+  prx_qpsk_bank_gpu_timing t;
+  prx_qpsk_bank_gpu_get_timing(g, &t);
+  return t.gpu_serial;
+}
 
 static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                             unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
@@ -429,6 +444,8 @@ struct em_op {
   void *p[4];
   size_t z[4];
   int64_t i[3];
+  qpsk_serial_cfg cf; /* the serial passes' (their records: c, p and q) */
+  void *q[8];
   em_stream *wait_on; /* a stream_wait: the stream and its item count at the event */
   uint64_t wait_n;
 };
@@ -653,6 +670,59 @@ static prx_status d_row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, siz
   return PRX_OK;
 }
 
+/* the serial passes (qpsk_serial.h): each channel's thread of their kernels, in turn */
+static void r_level(const em_op *o) {
+  for (size_t c = 0; c < o->z[0]; c++)
+    qpsk_sr_level_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2]);
+}
+static prx_status d_level(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t s, int64_t g_hi,
+                          const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp,
+                          qpsk_om_in *omi, void *stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){
+      .run = r_level, .cf = *cf, .z = {C_, nb}, .i = {s, g_hi}, .c = {mom}, .q = {st, sp, omi}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+/* the timing and NCO kernels' warps as teams of one lane (the lanes' shares of the blocks run
+ * by the one lane in turn: the same values) */
+static void r_timing(const em_op *o) {
+  double om[2 * QPSK_SR_MAXB], en[QPSK_SR_MAXB];
+  const qpsk_sr_team tm = {0, 1, om, en};
+  for (size_t c = 0; c < o->z[0]; c++)
+    qpsk_sr_timing_ch(&o->cf, c, o->z[1], o->i[0], (int)o->z[2], o->i[1], o->c[0], o->q[0], o->q[1],
+                      o->q[2], o->q[3], o->q[4], o->q[5], o->q[6], &tm);
+}
+static prx_status d_timing(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t b0,
+                           int flushing, int64_t n_total, const qpsk_om_out *om,
+                           qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tb,
+                           qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
+                           void *stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_timing,
+               .cf = *cf,
+               .z = {C_, nb, (size_t)flushing},
+               .i = {b0, n_total},
+               .c = {om},
+               .q = {st, sp, tb, mb, w0, ops, cfi}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+static void r_nco(const em_op *o) {
+  const qpsk_sr_team tm = {0, 1, NULL, NULL};
+  for (size_t c = 0; c < o->z[0]; c++)
+    qpsk_sr_nco_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2], &tm);
+}
+static prx_status d_nco(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t s, int64_t b0,
+                        const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
+                        qpsk_mf_block *mb, void *stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_nco, .cf = *cf, .z = {C_, nb}, .i = {s, b0}, .c = {co}, .q = {st, sp, mb}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco};
+
 static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            NULL,
                                            NULL,
@@ -674,11 +744,11 @@ static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
     em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
-    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
-    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL};
+    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc,
+    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
 static const prx_cuda_module em_module_cpu_cfo = {
-    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
-    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL};
+    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages_cpu_cfo, em_host_alloc,
+    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
 static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              "emulated",
                                              NULL,
@@ -690,7 +760,8 @@ static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              em_event_create,
                                              em_event_destroy,
                                              em_event_record,
-                                             em_stream_wait};
+                                             em_stream_wait,
+                                             &em_serial};
 static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      "emulated",
                                                      NULL,
@@ -702,7 +773,8 @@ static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      em_event_create,
                                                      em_event_destroy,
                                                      em_event_record,
-                                                     em_stream_wait};
+                                                     em_stream_wait,
+                                                     &em_serial};
 
 /* ---- the runs ---- */
 
@@ -713,10 +785,13 @@ typedef struct {
   uint8_t *bits;
   float *llrs;
   size_t n_bytes, n_sym, n_blk;
-  double cfo[64]; /* the first blocks' CFO estimates, Hz */
-  double nv;      /* sum of the blocks' noise variances (unit signal) */
-  size_t nv_n;    /* over nv_n blocks */
+  double cfo[64];         /* the first blocks' CFO estimates, Hz */
+  prx_qpsk_block est[64]; /* and the blocks' estimates in full */
+  double nv;              /* sum of the blocks' noise variances (unit signal) */
+  size_t nv_n;            /* over nv_n blocks */
 } chan_out;
+
+static void outs_free(chan_out *o);
 
 /* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
  * call) */
@@ -742,6 +817,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   if (driver) {
     CHECK_OK(prx_qpsk_bank_gpu_create(b, mod, mix ? mixc : NULL));
     prx_qpsk_bank_gpu_set_fold(b->drv, 1); /* (off by default; on where the kernels have it) */
+    prx_qpsk_bank_gpu_set_serial(b->drv, em_ser);
   }
   em_src = rows;
   em_src_pitch = pitch;
@@ -757,40 +833,71 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     o[c].nv = 0;
   }
   size_t ns[C], nb[C];
-  test_rng r;
-  test_rng_seed(&r, chunk_seed);
-  for (size_t i = 0;;) {
-    int flush = i >= n;
-    size_t m = n - i;
-    if (chunk_seed && !flush) {
-      double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
-      m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
-      if (m > n - i) m = n - i;
+  /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
+   * resets every channel's stream, on the device too) */
+  chan_out o2[C];
+  for (int pass = 0; pass < (em_twice ? 2 : 1); pass++) {
+    chan_out *d = pass ? o2 : o;
+    for (unsigned c = 0; c < C && pass; c++) {
+      o2[c].bits = malloc(2 * n + 64);
+      o2[c].llrs = malloc(2 * n * sizeof(float));
+      o2[c].n_bytes = o2[c].n_sym = o2[c].n_blk = o2[c].nv_n = 0;
+      o2[c].nv = 0;
     }
-    prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
-    prx_status st = flush
-                        ? prx_qpsk_bank_flush(b, &out)
-                        : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
-    CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
-    if (st) break;
-    for (unsigned c = 0; c < C; c++) {
-      memcpy(o[c].bits + o[c].n_bytes, hb + c * bs, nb[c]);
-      if (llrs) memcpy(o[c].llrs + 2 * o[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
-      o[c].n_bytes += nb[c];
-      o[c].n_sym += ns[c];
-      size_t k;
-      const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
-      for (size_t j = 0; j < k; j++) {
-        if (o[c].n_blk + j < 64) o[c].cfo[o[c].n_blk + j] = e[j].cfo;
-        if (e[j].n_symbols > 0) {
-          o[c].nv += e[j].noise_var;
-          o[c].nv_n++;
-        }
+    test_rng r;
+    test_rng_seed(&r, chunk_seed);
+    for (size_t i = 0;;) {
+      int flush = i >= n;
+      size_t m = n - i;
+      if (chunk_seed && !flush) {
+        double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
+        m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
+        if (m > n - i) m = n - i;
       }
-      o[c].n_blk += k;
+      prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
+      prx_status st =
+          flush ? prx_qpsk_bank_flush(b, &out)
+                : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
+      CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
+      if (st) break;
+      if (driver && em_toggle) { /* the passes' side changed between calls, the state moved */
+        int want = !gpu_serial_now(b->drv);
+        CHECK(prx_qpsk_bank_gpu_set_serial(b->drv, want) == want, "set_serial(%d)", want);
+      }
+      for (unsigned c = 0; c < C; c++) {
+        memcpy(d[c].bits + d[c].n_bytes, hb + c * bs, nb[c]);
+        if (llrs) memcpy(d[c].llrs + 2 * d[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
+        d[c].n_bytes += nb[c];
+        d[c].n_sym += ns[c];
+        size_t k;
+        const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+        for (size_t j = 0; j < k; j++) {
+          if (d[c].n_blk + j < 64) d[c].cfo[d[c].n_blk + j] = e[j].cfo;
+          if (d[c].n_blk + j < 64) d[c].est[d[c].n_blk + j] = e[j];
+          if (e[j].n_symbols > 0) {
+            d[c].nv += e[j].noise_var;
+            d[c].nv_n++;
+          }
+        }
+        d[c].n_blk += k;
+      }
+      if (flush) break;
+      i += m;
     }
-    if (flush) break;
-    i += m;
+  }
+  if (em_twice) {
+    for (unsigned c = 0; c < C; c++) {
+      size_t ne = o[c].n_blk < 64 ? o[c].n_blk : 64, bad = 0;
+      for (size_t j = 0; j < ne && o2[c].n_blk == o[c].n_blk; j++)
+        bad += o2[c].est[j].timing != o[c].est[j].timing || o2[c].est[j].cfo != o[c].est[j].cfo ||
+               o2[c].est[j].first_symbol != o[c].est[j].first_symbol;
+      CHECK(o2[c].n_sym == o[c].n_sym && o2[c].n_bytes == o[c].n_bytes &&
+                o2[c].n_blk == o[c].n_blk && !memcmp(o2[c].bits, o[c].bits, o[c].n_bytes) && !bad,
+            "channel %u: the stream after the flush differs from the first (%zu of %zu block "
+            "estimates)",
+            c, bad, ne);
+    }
+    outs_free(o2);
   }
   if (driver) {
     prx_qpsk_bank_gpu_timing t;
@@ -800,9 +907,12 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (em_fold && qc.sample_rate == 4 * qc.symbol_rate), "the om stage %s",
           t.fold ? "folded" : "apart");
+    if (!em_toggle)
+      CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
+            t.gpu_serial ? "GPU" : "CPU");
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
-    if (em_events && !chunk_seed)
+    if (em_events && !chunk_seed && !t.gpu_serial)
       CHECK(t.ahead >= 1, "no span's pre ran ahead (%g spans in %g calls)", t.spans, t.calls);
     if (!em_events) CHECK(t.ahead == 0, "a pre ran ahead without events");
   }
@@ -860,6 +970,28 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, in
     /* 1e-5 relative; the folded path 1e-4, the GPU test's bound (measured 6.5e-5 at 14 dB) */
     CHECK(num <= (em_fold_run ? 1e-8 : 1e-10) * den, "%s channel %u: LLRs differ (relative %.3g)",
           what, c, sqrt(num / (den > 0 ? den : 1)));
+  }
+}
+
+/* the driver with the serial passes on the (emulated) GPU against the driver with them on the
+ * CPU: identical bits, LLRs and block estimates */
+static void same_outputs(const char *what, const chan_out *g, const chan_out *ref, int llrs) {
+  for (unsigned c = 0; c < C; c++) {
+    int same = g[c].n_sym == ref[c].n_sym && g[c].n_bytes == ref[c].n_bytes &&
+               g[c].n_blk == ref[c].n_blk && !memcmp(g[c].bits, ref[c].bits, g[c].n_bytes) &&
+               (!llrs || !memcmp(g[c].llrs, ref[c].llrs, 2 * g[c].n_sym * sizeof(float)));
+    size_t ne = g[c].n_blk < 64 ? g[c].n_blk : 64, bad = 0;
+    for (size_t j = 0; same && j < ne; j++) {
+      const prx_qpsk_block *a = &g[c].est[j], *b = &ref[c].est[j];
+      bad += a->first_symbol != b->first_symbol || a->n_symbols != b->n_symbols ||
+             a->timing != b->timing || a->clock_ppm != b->clock_ppm || a->cfo != b->cfo ||
+             memcmp(&a->phase, &b->phase, sizeof a->phase) || a->amplitude != b->amplitude ||
+             a->flags != b->flags;
+    }
+    CHECK(same && !bad,
+          "%s channel %u: the serial passes on the GPU differ from the CPU's (%zu of %zu block "
+          "estimates; outputs %s)",
+          what, c, bad, ne, same ? "same" : "differ");
   }
 }
 
@@ -922,6 +1054,16 @@ static void versus_cpu(const char *label, double sps, prx_qpsk_config qc, prx_fo
   run(1, qc, fmt, packed, llrs, mix, rows, pitch, n, chunk_seed, drv);
   snprintf(what, sizeof what, "%s CFO, sps %.4g %s", em_cfo_off ? "CPU" : "GPU", sps, label);
   compare(what, drv, cpu, llrs);
+  if (em_ser) {
+    /* the serial passes' per-thread code against the CPU passes on the same records: the same
+     * outputs and estimates to the last bit */
+    chan_out ref[C];
+    em_ser = 0;
+    run(1, qc, fmt, packed, llrs, mix, rows, pitch, n, chunk_seed, ref);
+    em_ser = 1;
+    same_outputs(what, drv, ref, llrs);
+    outs_free(ref);
+  }
   outs_free(drv);
 }
 
@@ -956,10 +1098,18 @@ static void run_all(void) {
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
     versus_cpu("cf32 LLRs random chunks", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si,
                cpu);
+    if (em_ser && !em_cfo_off) { /* the passes moving between the GPU and the CPU mid-stream */
+      em_toggle = 1;
+      versus_cpu("cf32 LLRs random chunks, the passes' side switched after every call", sps, qc,
+                 PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si, cpu);
+      em_toggle = 0;
+    }
     /* bits only: the out stage writes them in place */
     versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
+    em_twice = 1; /* (and the stream again after the flush) */
     versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
                cpu);
+    em_twice = 0;
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
@@ -1004,6 +1154,14 @@ static void run_all(void) {
     run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 53 + si, drv);
     snprintf(what, sizeof what, "pilots at CFO 0, sps %.4g cf32 LLRs random chunks", sps_list[si]);
     compare(what, drv, cpu, 1);
+    if (em_ser) {
+      chan_out ref[C];
+      em_ser = 0;
+      run(1, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 53 + si, ref);
+      em_ser = 1;
+      same_outputs(what, drv, ref, 1);
+      outs_free(ref);
+    }
     for (unsigned c = 0; c < C; c++) {
       double e_drv = drv[c].nv_n ? -10 * log10(drv[c].nv / (double)drv[c].nv_n) : NAN;
       double e_cpu = cpu[c].nv_n ? -10 * log10(cpu[c].nv / (double)cpu[c].nv_n) : NAN;
@@ -1025,13 +1183,16 @@ int main(void) {
   /* one stream (a module without events); two streams with the second eager (it runs ahead of
    * the main stream as far as its events allow) and lazy (the host sees its work only after a
    * sync), each with the folded om path at sps 4; the second eager without the fold */
-  const int variants[4][3] = {{0, 0, 0}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}};
-  for (int v = 0; v < 4; v++) {
+  const int variants[6][4] = {{0, 0, 0, 0}, {1, 1, 1, 0}, {1, 0, 1, 0},
+                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 1, 1}};
+  for (int v = 0; v < 6; v++) {
     em_events = variants[v][0];
     em_eager_next = variants[v][1];
     em_fold = variants[v][2];
-    printf("module: %s, second stream %s, om %s\n", em_events ? "events" : "no events",
-           em_eager_next ? "eager" : "lazy", em_fold ? "folded at sps 4" : "apart");
+    em_ser = variants[v][3];
+    printf("module: %s, second stream %s, om %s, serial passes on the %s\n",
+           em_events ? "events" : "no events", em_eager_next ? "eager" : "lazy",
+           em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
   }
   return test_finish("test_qpsk_bank_driver");

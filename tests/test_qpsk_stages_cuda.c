@@ -6,11 +6,14 @@
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
  * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
- * matched filter's window padded (the default) and not. Then the demodulator itself as the
- * reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100 to 3000 ppm, demodulated
- * on the CPU with its blocks probed; the kernels on its stream (3 channels, each a copy) with its
- * per-block parameters give its input sums, levelled grid, O&M sums, 4th-power values and
- * symbols (2e-5) and its bits (identical but at a decision boundary, at most 1 in 10^4).
+ * matched filter's window padded (the default) and not; om folded into pre (pre_om, om_sums,
+ * x4_level) against om and x4, also with the stream going on (g_hi = INT64_MAX: the records of
+ * every block before the stream's end, its first included, equal to those with the end). Then the
+ * demodulator itself as the reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100
+ * to 3000 ppm, demodulated on the CPU with its blocks probed; the kernels on its stream (3
+ * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
+ * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
+ * most 1 in 10^4).
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -168,6 +171,36 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
                  "grid") &&
          cuda_ok(cudaMemcpy(w2, d_w2, C * w_stride * sizeof *w2, cudaMemcpyDeviceToHost), "x4") &&
          cuda_ok(cudaMemcpy(omo2, d_omo2, nb * sizeof *omo2, cudaMemcpyDeviceToHost), "om");
+    /* the same with the stream going on (g_hi = INT64_MAX, the bank's value until its flush):
+     * every block whose own grid ends before the stream's end gives the same record, the
+     * stream's first block included */
+    qpsk_om_in *omi_on = malloc(nb * sizeof *omi_on);
+    qpsk_om_out *omo_on = malloc(nb * sizeof *omo_on);
+    for (size_t t = 0; t < nb; t++) {
+      omi_on[t] = omi[t];
+      omi_on[t].g_hi = INT64_MAX;
+    }
+    if (ok) {
+      cuda_ok(cudaMemcpy(d_omi, omi_on, nb * sizeof *omi_on, cudaMemcpyHostToDevice), "blocks");
+      cuda_ok(cudaMemset(d_omo2, 0xff, nb * sizeof(qpsk_om_out)), "poison");
+      CHECK_OK(S->pre_om(&st, d_rows, stride, 0, k.n_total, INT64_MAX, d_grid2, d_mom, d_bad,
+                         d_omsum, 0));
+      CHECK_OK(S->om_sums(&st, 0, d_omi, d_omsum, d_omo2, 0));
+      ok = cuda_ok(cudaMemcpy(omo_on, d_omo2, nb * sizeof *omo_on, cudaMemcpyDeviceToHost), "om") &&
+           cuda_ok(cudaMemcpy(d_omi, omi, nb * sizeof *omi, cudaMemcpyHostToDevice), "blocks");
+      size_t checked = 0, differ = 0;
+      for (size_t t = 0; t < nb; t++) {
+        if (4 * (k.tm[t].b + 1) * (int64_t)L > k.g_hi) continue;
+        checked++;
+        differ += memcmp(omo_on + t, omo2 + t, sizeof *omo2) != 0;
+      }
+      CHECK(checked > 0 && differ == 0,
+            "pre_om / om_sums while the stream goes on: %zu of %zu blocks differ from the "
+            "records with the stream's end",
+            differ, checked);
+    }
+    free(omi_on);
+    free(omo_on);
   }
   cudaFree(d_omsum);
   cudaFree(d_grid2);

@@ -67,22 +67,22 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
                         k->pre.ntaps);
   }
   if (k->pre.rq == (int64_t)k->pre.Q) {
-    /* the kernel's register-blocked filter on a unit-step grid: the window in padded slots with 8
-     * zeros after it, four outputs per thread step; the same sums as qpsk_dot1 in the same order,
-     * so the same values */
+    /* the kernel's register-blocked filter on a unit-step grid: the window in slots padded one per
+     * 4 samples (QPSK_PAD4) with 8 zeros after it, four outputs per thread step; the same sums as
+     * qpsk_dot1 in the same order, so the same values */
     const int64_t nw = hi - lo;
     const unsigned nt4 = k->pre.ntaps;
     CHECK(nt4 % 4 == 0, "pre: %u taps, not a multiple of 4", nt4);
-    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, 1) + 1, sizeof *wp);
+    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, QPSK_PAD4) + 1, sizeof *wp);
     const float *t4 = k->pre.bank;
-    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, 1)] = win[t];
+    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, QPSK_PAD4)] = win[t];
     unsigned r0;
     int64_t off0;
     qpsk_pre_tap(m0, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r0, &off0);
     size_t differ = 0;
     for (size_t base = 0; base < case_ng(k); base += 4) {
       prx_cf32 o[4];
-      qpsk_dot4(t4, nt4, wp, off0 + (int64_t)base, 1, o);
+      qpsk_dot4(t4, nt4, wp, off0 + (int64_t)base, QPSK_PAD4, o);
       CHECK(off0 + (int64_t)base + nt4 + 3 <= nw + 8,
             "pre: the blocked filter reads past its zeros");
       for (size_t q = base; q < base + 4 && q < case_ng(k); q++) {
@@ -91,6 +91,34 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
       }
     }
     CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
+    free(wp);
+  }
+  if (k->pre.rq >= 0 && 3 * k->pre.rq == 4 * (int64_t)k->pre.Q) {
+    /* the kernel's three-output filter on a step-4/3 grid: the window padded as above, three
+     * consecutive outputs per thread step, the period's rows and offsets from its first three
+     * outputs; the same sums as qpsk_dot1 in the same order, so the same values */
+    const int64_t nw = hi - lo;
+    prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw + 8, QPSK_PAD4) + 1, sizeof *wp);
+    for (int64_t t = 0; t < nw; t++) wp[qpsk_win_slot(t, QPSK_PAD4)] = win[t];
+    unsigned r3[3];
+    int64_t o3[3];
+    for (int u = 0; u < 3; u++)
+      qpsk_pre_tap(m0 + u, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &r3[u], &o3[u]);
+    const int d1 = (int)(o3[1] - o3[0]), d2 = (int)(o3[2] - o3[0]);
+    CHECK(d1 >= 0 && d1 <= d2 && d2 <= 3, "pre: the step-4/3 period's offsets %d, %d", d1, d2);
+    const unsigned nt = k->pre.ntaps;
+    const float *bk = k->pre.bank;
+    size_t differ = 0;
+    for (size_t base = 0; base < case_ng(k); base += 3) {
+      prx_cf32 o[3];
+      const int64_t off = o3[0] + 4 * (int64_t)(base / 3);
+      qpsk_dot3(bk + (size_t)r3[0] * 2 * nt, bk + (size_t)r3[1] * 2 * nt,
+                bk + (size_t)r3[2] * 2 * nt, d1, d2, nt, wp, off, QPSK_PAD4, o);
+      CHECK(off + (int64_t)nt + d2 <= nw + 8, "pre: the three-output filter reads past its zeros");
+      for (size_t q = base; q < base + 3 && q < case_ng(k); q++)
+        differ += memcmp(&o[q - base], &grid[q], sizeof o[0]) != 0;
+    }
+    CHECK(differ == 0, "pre: %zu three-output filter's outputs differ from qpsk_dot1's", differ);
     free(wp);
   }
   free(win);
@@ -201,8 +229,7 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
   unsigned nsub, Ls, nlags;
   case_om_dims(k, &nsub, &Ls, &nlags);
   const int64_t L = k->L, ng = (int64_t)case_ng(k), m0 = 4 * k->tm[t].b * L - QPSK_GM;
-  int64_t own_end = QPSK_GM + 4 * L;
-  if (k->g_hi - m0 < own_end) own_end = k->g_hi - m0;
+  const int64_t own_end = qpsk_om_own_end(m0, L, QPSK_GM, k->g_hi);
   const int per = k->pre.rq == (int64_t)k->pre.Q ? 4 : 1; /* outputs per lane and step */
   const int64_t nsteps = (ng + 256 * per - 1) / (256 * per);
   double *seg = calloc((size_t)nsteps * 8 * (1 + 2 * QPSK_OMS), sizeof *seg);
@@ -740,7 +767,21 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
   free(cpu_bits);
 }
 
+/* pre_om's end of the own outputs: while the stream goes on (g_hi = INT64_MAX) every own output
+ * counts, the stream's first block included (m0 < 0: g_hi - m0 would overflow); at the stream's
+ * end those below it */
+static void om_own_end_case(void) {
+  const int64_t L = 512, m0 = -QPSK_GM;
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, INT64_MAX) == QPSK_GM + 4 * L,
+        "pre_om: the first block's own outputs cut while the stream goes on");
+  CHECK(qpsk_om_own_end(4 * 3 * L - QPSK_GM, L, QPSK_GM, INT64_MAX) == QPSK_GM + 4 * L,
+        "pre_om: a later block's own outputs cut while the stream goes on");
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, 100) == 100 - m0, "pre_om: the stream's end missed");
+  CHECK(qpsk_om_own_end(m0, L, QPSK_GM, 0) == QPSK_GM, "pre_om: an empty block has own outputs");
+}
+
 int main(void) {
+  om_own_end_case();
   mix_turns_case(41);
   cfo_case(42);
   run_case(4.0, 0, 1, 0, 256, 11);

@@ -7,6 +7,7 @@ extern "C" {
 
 #include "../chan/chan_cuda.h"
 #include "../qpsk/qpsk_bank_internal.h"
+#include "../qpsk/qpsk_serial.h"
 #include "../qpsk/qpsk_stages_cuda.h"
 #include "internal.h"
 }
@@ -95,4 +96,5 @@ const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             event_create,
                                             event_destroy,
                                             event_record,
-                                            stream_wait};
+                                            stream_wait,
+                                            &prx_qpsk_serial_cuda_entries};

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 6
+#define PRX_CUDA_MODULE_ABI 7
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -42,6 +42,7 @@ typedef struct prx_cuda_host {
 struct prx_chan_cuda;        /* src/chan/chan_cuda.h */
 struct prx_qpsk_bank_cuda;   /* src/qpsk/qpsk_bank_internal.h */
 struct prx_qpsk_stages_cuda; /* src/qpsk/qpsk_stages_cuda.h */
+struct prx_qpsk_serial_cuda; /* src/qpsk/qpsk_serial.h */
 
 typedef struct prx_cuda_module {
   int abi;             /* PRX_CUDA_MODULE_ABI of the module's build */
@@ -65,6 +66,8 @@ typedef struct prx_cuda_module {
   void (*event_destroy)(void *event);
   prx_status (*event_record)(void *event, void *stream);
   prx_status (*stream_wait)(void *stream, void *event);
+  /* the demodulator bank's serial passes on the GPU (qpsk_serial_cuda.cu; ABI 7) */
+  const struct prx_qpsk_serial_cuda *qpsk_serial;
 } prx_cuda_module;
 
 /* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot

@@ -1,5 +1,14 @@
 /* The demodulator bank's stage-major driver on the CUDA backend: every call advances all C
- * channels together, one CFO span at a time, stage by stage:
+ * channels together, one CFO span at a time, stage by stage. By default (run_span_gpu) the
+ * level, timing and NCO passes run on the GPU too (qpsk_serial.h, one thread or warp per
+ * channel, their state on the device), so a span is one stream-ordered sequence:
+ *
+ *   GPU pre, level, om, timing, x4, cfo, nco, mf -> sums, the passes' results back
+ *   -> CPU serial_phase and the report per channel -> GPU out
+ *
+ * Where the module lacks those kernels (or the CFO stage runs on the CPU, or a span holds more
+ * than QPSK_SR_MAXB blocks), and when prx_qpsk_bank_gpu_set_serial turns them off, the serial
+ * passes run on the CPU between the kernels (run_span):
  *
  *   GPU pre (every block of every channel)   -> input sums back   -> CPU serial_level per channel
  *   GPU om                                   -> O&M sums back     -> CPU serial_timing
@@ -38,6 +47,7 @@
 
 #include "../core/cuda_module.h"
 #include "qpsk_internal.h"
+#include "qpsk_serial.h"
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
 
@@ -118,6 +128,15 @@ struct prx_qpsk_bank_gpu {
   size_t *off; /* [C] data symbols written */
   size_t nb;   /* blocks of the span being run */
   int hf;      /* host finish */
+  /* the serial passes on the GPU (qpsk_serial.h): level, timing and NCO as kernels between the
+   * stages, their per-channel state on the device; the host runs only the phase pass */
+  prx_qpsk_bank *bank;
+  const prx_qpsk_serial_cuda *ser;
+  int gser, gser_ok; /* in use; possible (the module has them, the CFO stage on the GPU) */
+  qpsk_serial_cfg scf;
+  qpsk_serial_state *d_st, *h_st;
+  qpsk_serial_span *d_sp, *h_sp;
+  qpsk_serial_blk *d_tb, *h_tb;
   int64_t n_total;
   prx_qpsk_bank_gpu_timing tm;
 };
@@ -146,9 +165,9 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
-  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops};
+  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops, g->d_st, g->d_sp, g->d_tb};
   for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
-  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops};
+  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops, g->h_st, g->h_sp, g->h_tb};
   for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
     if (hc[i]) g->m->host_free(hc[i]);
   free(g->hist_r);
@@ -236,9 +255,10 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* the folded om path stays off until it agrees with the CPU on the GPU (on the H200 its sps-4
-   * LLRs differed by up to 2 % and bits at 5-9 dB beyond the bank's tolerance, while the
-   * emulation agreed: bench/GPU_NOTES.md); prx_qpsk_bank_gpu_set_fold turns it on for study */
+  /* the folded om path agrees with the CPU (its first-block sums fixed: qpsk_om_own_end) but is
+   * off by default: since om loads its grid in batches, the separate om is faster (6.61 against
+   * 6.45 Gsym/s for the six stages at sps 4, 1024 channels: bench/GPU_NOTES.md);
+   * prx_qpsk_bank_gpu_set_fold turns it on */
   g->fold = 0;
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
@@ -310,6 +330,18 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     HA(g->h_w, (size_t)g->C * g->w_stride);
   }
   HA(g->h_last, nbt);
+  g->ser = m->qpsk_serial;
+  g->bank = b;
+  g->gser_ok = g->ser && g->gpu_cfo && g->B <= QPSK_SR_MAXB;
+  if (g->gser_ok) {
+    qpsk_serial_cfg_of(q, &g->scf);
+    DA(g->d_st, g->C);
+    DA(g->d_sp, g->C);
+    DA(g->d_tb, nbt);
+    HA(g->h_st, g->C);
+    HA(g->h_sp, g->C);
+    HA(g->h_tb, nbt);
+  }
 #undef DA
 #undef HA
   if (st) {
@@ -317,7 +349,48 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     return st;
   }
   b->drv = g;
+  if (g->gser_ok && (st = prx_qpsk_bank_gpu_set_serial(g, 1)) < 0) {
+    b->drv = NULL;
+    prx_qpsk_bank_gpu_destroy(g);
+    return st;
+  }
   return PRX_OK;
+}
+
+/* the channels' carried state (their prx_qpsk's, as a reset or the CPU passes left it, and the
+ * CFO history the CPU path tracks) onto the device, for the serial passes there */
+static prx_status serial_upload(prx_qpsk_bank_gpu *g) {
+  for (unsigned c = 0; c < g->C; c++) {
+    qpsk_serial_state_of(g->bank->ch[c], &g->h_st[c]);
+    g->h_st[c].hist_r = g->hist_r[c];
+    g->h_st[c].hist_n = (int64_t)g->hist_n[c];
+  }
+  prx_status st = g->dev->copy(g->d_st, g->h_st, g->C * sizeof *g->h_st, g->stream);
+  if (!st) st = g->dev->sync(g->stream);
+  return st;
+}
+
+/* the reverse: the device's state back into the channels and the CPU path's CFO history */
+static prx_status serial_download(prx_qpsk_bank_gpu *g) {
+  prx_status st = g->dev->copy(g->h_st, g->d_st, g->C * sizeof *g->h_st, g->stream);
+  if (!st) st = g->dev->sync(g->stream);
+  for (unsigned c = 0; c < g->C && !st; c++) {
+    qpsk_serial_state_to(g->bank->ch[c], &g->h_st[c]);
+    g->hist_r[c] = g->h_st[c].hist_r;
+    g->hist_n[c] = (size_t)g->h_st[c].hist_n;
+  }
+  return st;
+}
+
+int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
+  if (!g) return 0;
+  on = on && g->gser_ok;
+  if (on != g->gser) {
+    prx_status st = on ? serial_upload(g) : serial_download(g);
+    if (st) return st;
+  }
+  g->gser = on;
+  return on;
 }
 
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
@@ -327,6 +400,7 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
+  if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
@@ -339,6 +413,7 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
     *t = g->tm;
     t->gpu_cfo = g->gpu_cfo;
     t->fold = g->fold;
+    t->gpu_serial = g->gser;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -512,6 +587,19 @@ static void task_phase(void *ctx, size_t c) {
   q->next_span++;
 }
 
+/* after mf, the serial passes on the GPU: the channel's blocks laid out, the passes' results
+ * (span, blocks' timing) and pre's input sums into them, then the phase pass as above */
+static void task_phase_gpu(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  const size_t o = c * g->nb;
+  qpsk_batch_begin(q, q->next_span, 1);
+  qpsk_serial_to_blocks(q, &g->h_sp[c], g->h_tb + o, g->h_mom[g->slot] + 4 * o,
+                        g->h_bad[g->slot] + o);
+  task_phase(ctx, c);
+}
+
 static void task_begin(void *ctx, size_t c) {
   span_ctx *x = ctx;
   prx_qpsk *q = x->b->ch[c];
@@ -555,6 +643,62 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   return PRX_OK;
 }
 
+/* The next span of every channel with the serial passes on the GPU: pre, level, om, timing, x4,
+ * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
+ * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
+ * go back), runs the phase pass and the report per channel, then out. */
+static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
+                               size_t bits_stride, void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  const prx_qpsk_bank_cuda *d = g->dev;
+  const prx_qpsk_serial_cuda *r = g->ser;
+  span_ctx x = {b, g};
+  prx_qpsk *q0 = b->ch[0];
+  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
+  /* the span's blocks (the same for every channel: they share the stream position); the other
+   * channels' are laid out with their phase pass */
+  const double t0 = now_s();
+  g->nb = qpsk_batch_begin(q0, span, 1);
+  const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
+  qpsk_stages st = g->stg;
+  st.nblk = (unsigned)nb;
+  const int k = g->slot;
+  TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
+  if (g->fold)
+    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
+  else
+    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
+  TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
+                g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
+  if (g->fold)
+    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
+  else
+    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
+  TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
+  TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+  TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
+  TRY(g->k->mf(&st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
+  TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
+  TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
+  TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
+  if (g->hf) {
+    TRY(d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream));
+  } else {
+    TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
+    TRY(d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream));
+  }
+  g->tm.issue_s += now_s() - t0;
+  TRY(drv_wait(g, stream));
+  pool_run(b, task_phase_gpu, &x);
+  if (!g->hf && bits) {
+    TRY(d->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
+    TRY(g->k->out(&st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
+  }
+  g->tm.spans++;
+  return PRX_OK;
+}
+
 /* The next span of every channel, its rows at rows (bytes per row: stride, sample s of a row at
  * s sz bytes from the row's start, s the stream index); bits (device, unpacked, bits_stride
  * bytes per row) or NULL. next_rows (next_stride): the rows of the span after it where that
@@ -572,6 +716,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
                            size_t next_stride, size_t nb_next, uint8_t *bits, size_t bits_stride,
                            void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
+  if (g->gser) return run_span_gpu(b, rows, stride, bits, bits_stride, stream);
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
@@ -875,6 +1020,10 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) { (void)g; }
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) { (void)g; }
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
+  (void)g, (void)on;
+  return 0;
+}
+int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   (void)g, (void)on;
   return 0;
 }

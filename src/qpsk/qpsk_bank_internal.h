@@ -52,10 +52,12 @@ typedef struct {
   double total_s;  /* inside prx_qpsk_bank_gpu_run */
   double wait_s;   /* waiting for the device (kernels and copies not overlapped with the CPU) */
   double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
+  double issue_s;  /* issuing a span's launches and copies up to its wait (GPU serial passes) */
   double calls, spans;
-  double ahead; /* spans whose pre ran ahead, beside the serial passes of the span before */
-  int gpu_cfo;  /* the CFO stage runs on the GPU */
-  int fold;     /* om folded into pre (pre_om, om_sums, x4_level) */
+  double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
+  int gpu_cfo;    /* the CFO stage runs on the GPU */
+  int fold;       /* om folded into pre (pre_om, om_sums, x4_level) */
+  int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
@@ -70,6 +72,11 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
  * (0), between calls. Returns the path now in use (1 folded). Its O&M sums round otherwise than
  * om's (qpsk_om_combine): the bits stay, the estimates move by rounding (GPU_NOTES). */
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
+/* The level, timing and NCO passes on the GPU (1, the default where the module has them and the
+ * CFO stage runs there: one host wait per span) or on the CPU between the stage kernels (0:
+ * four), between calls (the passes' state moves to the side that runs them). Returns the side
+ * now in use (1 GPU), or a negative prx_status where the state's copy failed. */
+int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
  * memory when in_dev, else host), or the flush; outputs as out describes (device memory when

@@ -246,10 +246,17 @@ QPSK_HD void qpsk_pre_walk_next(int64_t di, unsigned dj, unsigned Q, unsigned *r
   }
 }
 
-/* Slot of window sample t in a kernel's shared memory: with pad, one spare slot after every 16
- * samples, so that the 16 lanes of a half-warp reading samples 4 apart (32 bytes) fall on
- * distinct banks. */
-QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) { return pad ? t + (t >> 4) : t; }
+/* Slot of window sample t in a kernel's shared memory. pad 1 (QPSK_PAD16): one spare slot after
+ * every 16 samples, so that the 16 lanes of a half-warp reading samples 16 apart (the blocked
+ * matched filter: lane i at T + 16 i, slot T + (T >> 4) + 17 i) fall on distinct banks, and
+ * samples 4 apart do for most T. pad 2 (QPSK_PAD4): one spare slot after every 4 samples: lanes
+ * reading samples 4 apart from any T (the blocked pre-filter: slot T + (T >> 2) + 5 i, 5 coprime
+ * to the 16 bank pairs) never conflict. pad 0: none. */
+#define QPSK_PAD16 1
+#define QPSK_PAD4 2
+QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
+  return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
+}
 
 /* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
  * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
@@ -292,6 +299,44 @@ QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t
   for (int k = 0; k < 4; k++) {
     out[k].re = re[k];
     out[k].im = im[k];
+  }
+}
+
+/* The pre-filter on a grid of step 4/3 (rq 3 == 4 Q, sps 16/3: three outputs every 4 input
+ * samples, the period's three tap rows t0, t1, t2 (re/im lanes) the same in every period, their
+ * first inputs at off, off + d1, off + d2 with 0 <= d1 <= d2 <= 3), register-blocked: three
+ * consecutive outputs from one run of loaded samples, each sample loaded once and used by every
+ * output whose taps reach it. Each output sums over its taps in the order of qpsk_dot1, so the
+ * outputs equal three qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds
+ * ntaps + d2 samples from off. */
+QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1, int d2,
+                       unsigned ntaps, const void *win, int64_t off, int pad, prx_cf32 out[3]) {
+  float re[3] = {0, 0, 0}, im[3] = {0, 0, 0};
+  const int nt = (int)ntaps, n = nt + d2;
+  for (int i = 0; i < n; i++) {
+    const QPSK_F2 x = QPSK_LD2(win, qpsk_win_slot(off + i, pad));
+#ifdef __CUDACC__
+    const float xr = x.x, xi = x.y;
+#else
+    const float xr = x.re, xi = x.im;
+#endif
+    const int l[3] = {i, i - d1, i - d2};
+    const float *t[3] = {t0, t1, t2};
+    for (int u = 0; u < 3; u++) {
+      if (l[u] < 0 || l[u] >= nt) continue;
+#if defined(__CUDA_ARCH__)
+      const float2 h = __ldg((const float2 *)t[u] + l[u]);
+      const float hr = h.x, hi = h.y;
+#else
+      const float hr = t[u][2 * l[u]], hi = t[u][2 * l[u] + 1];
+#endif
+      re[u] += hr * xr;
+      im[u] += hi * xi;
+    }
+  }
+  for (int u = 0; u < 3; u++) {
+    out[u].re = re[u];
+    out[u].im = im[u];
   }
 }
 
@@ -486,6 +531,9 @@ QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t
                                  const float *ti) {
   const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
   float sumr = 0, sumi = 0;
+#ifdef __CUDA_ARCH__
+#pragma unroll 16 /* the loads ahead of the sums (a thread's run is latency-bound otherwise) */
+#endif
   for (size_t l = 0; l < len; l++) {
     sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
     sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
@@ -576,6 +624,15 @@ QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int
   if (k0 < gm) return 0;
   uint32_t j = (uint32_t)(k0 - gm) / Ls4;
   return (j < nsub ? j : nsub) > *jlo;
+}
+
+/* Stage pre_om: the end of a block's own outputs whose O&M sums count (outputs k = 0 .. ng - 1 at
+ * grid indices m0 + k, m0 = 4 b L - gm; the own ones gm .. gm + 4 L - 1), those below grid index
+ * g_hi. Compared as g_hi < m0 + end: g_hi - m0 overflows for g_hi = INT64_MAX (the value while
+ * the stream goes on) in the stream's first block, where m0 < 0. */
+QPSK_HD int64_t qpsk_om_own_end(int64_t m0, int64_t L, int gm, int64_t g_hi) {
+  const int64_t end = gm + 4 * L;
+  return g_hi < m0 + end ? g_hi - m0 : end;
 }
 
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the

@@ -14,6 +14,7 @@ extern "C" {
 #include <cufft.h>
 
 #define CFO_THREADS 256
+#define PEAK_BATCH 8
 
 static prx_status cfo_fail(const char *what, const char *why) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages (CFO): %s: %s", what, why);
@@ -57,17 +58,31 @@ __global__ void __launch_bounds__(CFO_THREADS)
   const unsigned c = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const qpsk_cfo_in p = in[c];
   const prx_cf32 *spec = (const prx_cf32 *)(spec_all + (size_t)c * nfft);
+  const float2 *spec2 = spec_all + (size_t)c * nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
-  /* the peak: each thread's best of a strided share, then the warp's, then the block's */
+  /* the peak: each thread's best of a strided share (PEAK_BATCH bins loaded before the first is
+   * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
+   * does not matter, "better" being a total order), then the warp's, then the block's */
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
   float bp = -1;
   unsigned bi = 0xffffffffu;
-  for (size_t i = threadIdx.x; i < ncand; i += CFO_THREADS) {
-    const float q = qpsk_bin_power(spec[qpsk_peak_bin(i, kmax, nfft)]);
-    if (qpsk_peak_better(q, i, bp, bi)) {
-      bp = q;
-      bi = (unsigned)i;
+  for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * CFO_THREADS) {
+    float2 v[PEAK_BATCH];
+#pragma unroll
+    for (int u = 0; u < PEAK_BATCH; u++) {
+      const size_t i = i0 + (size_t)u * CFO_THREADS;
+      v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, nfft)] : make_float2(0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < PEAK_BATCH; u++) {
+      const size_t i = i0 + (size_t)u * CFO_THREADS;
+      const prx_cf32 x = {v[u].x, v[u].y};
+      const float q = qpsk_bin_power(x);
+      if (i < ncand && qpsk_peak_better(q, i, bp, bi)) {
+        bp = q;
+        bi = (unsigned)i;
+      }
     }
   }
   for (int o = 16; o > 0; o >>= 1) {

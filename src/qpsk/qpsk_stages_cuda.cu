@@ -11,6 +11,12 @@ extern "C" {
 #include <cuda_runtime.h>
 
 #define STAGE_THREADS 256
+#define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
+/* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
+ * compiler's cap: 48 registers; 1 leaves it uncapped, about 60) */
+#ifndef STAGE_PRE_MIN_BLOCKS
+#define STAGE_PRE_MIN_BLOCKS 5
+#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -90,6 +96,8 @@ typedef struct {
   unsigned nsub, Ls;
   size_t win_slots;
   double *omsum;
+  int g_vec; /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
+  int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
 } pre_args;
 
 /* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
@@ -120,7 +128,7 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 }
 
 template <bool HALF, bool MIX, bool BLK, bool OM>
-__global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -132,27 +140,42 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   unsigned bad = 0;
   const prx_cf32 zero = {0, 0};
   const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
-  for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
-    const int64_t s = lo + t;
-    const int in = s >= 0 && s < a.n_total;
-    prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
-    if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-    if (in && s >= own0 && s < own1) {
-      if (isfinite(v.re) && isfinite(v.im)) {
-        m[0] += v.re;
-        m[1] += v.im;
-        m[2] += (double)v.re * v.re + (double)v.im * v.im;
-        m[3] += 1;
-      } else {
-        bad++;
-      }
+  /* the window's slots: padded one per 4 samples for the register-blocked filters */
+  const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
+  /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
+   * order of t (the sums' order) */
+  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
+    prx_cf32 raw[STAGE_BATCH];
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      raw[u] =
+          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
     }
-    v = qpsk_window_sample(v, in, zero);
-    win[qpsk_win_slot(t, BLK)] = make_float2(v.re, v.im);
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      if (t >= hi - lo) break;
+      const int in = s >= 0 && s < a.n_total;
+      prx_cf32 v = raw[u];
+      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
+      if (in && s >= own0 && s < own1) {
+        if (isfinite(v.re) && isfinite(v.im)) {
+          m[0] += v.re;
+          m[1] += v.im;
+          m[2] += (double)v.re * v.re + (double)v.im * v.im;
+          m[3] += 1;
+        } else {
+          bad++;
+        }
+      }
+      v = qpsk_window_sample(v, in, zero);
+      win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+    }
   }
-  if (BLK && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
-                                 read up to 3 samples past the window */
-    win[qpsk_win_slot(hi - lo + threadIdx.x, 1)] = make_float2(0, 0);
+  if (wpad && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
+                                  read up to 3 samples past the window */
+    win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -168,8 +191,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
-  int64_t own_end = QPSK_GM + 4 * L;
-  if (OM && a.g_hi - m0 < own_end) own_end = a.g_hi - m0;
+  const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
   double *seg = (double *)(win + a.win_slots);
   const uint32_t Ls4 = 4 * a.Ls, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int nwarps = STAGE_THREADS / 32;
@@ -184,9 +206,15 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
       const int64_t base = (int64_t)it * 4 * STAGE_THREADS + 4 * threadIdx.x;
       prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (base < ng) {
-        qpsk_dot4(a.bank, a.ntaps, win, off0 + base, 1, o);
-        for (int k = 0; k < 4; k++)
-          if (base + k < ng) g[base + k] = o[k];
+        qpsk_dot4(a.bank, a.ntaps, win, off0 + base, QPSK_PAD4, o);
+        if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
+          float4 *g4 = (float4 *)(g + base);
+          g4[0] = make_float4(o[0].re, o[0].im, o[1].re, o[1].im);
+          g4[1] = make_float4(o[2].re, o[2].im, o[3].re, o[3].im);
+        } else {
+          for (int k = 0; k < 4; k++)
+            if (base + k < ng) g[base + k] = o[k];
+        }
       }
       if (OM)
         om_seg<4>(o, base, base - 4 * lane, m0, own_end, Ls4, a.nsub,
@@ -199,23 +227,48 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_pre_kernel(pre_args a) {
     unsigned row = 0;
     int64_t off = 0, di = 0;
     unsigned dj = 0;
-    if (a.rq >= 0) {
-      qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-      qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
-    }
-    nsteps = (int)((ng + STAGE_THREADS - 1) / STAGE_THREADS);
-    for (int it = 0; it < nsteps; it++) {
-      const int64_t k = (int64_t)it * STAGE_THREADS + threadIdx.x;
-      prx_cf32 o = {0, 0};
-      if (k < ng) {
-        if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
-        o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-        g[k] = o;
-        if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+    if (!OM && a.tri) {
+      /* a step-4/3 grid: three consecutive outputs per thread, the period's three tap rows and
+       * input offsets the same for every thread (4 samples per period apart) and step (4
+       * STAGE_THREADS samples apart) */
+      unsigned r3[3];
+      int64_t o3[3];
+      for (int u = 0; u < 3; u++)
+        qpsk_pre_tap(m0 + 3 * (int64_t)threadIdx.x + u, a.rq, a.r, a.Q, a.c, lo, &r3[u], &o3[u]);
+      const int d1 = (int)(o3[1] - o3[0]), d2 = (int)(o3[2] - o3[0]);
+      const float *t0 = a.bank + (size_t)r3[0] * 2 * a.ntaps,
+                  *t1 = a.bank + (size_t)r3[1] * 2 * a.ntaps,
+                  *t2 = a.bank + (size_t)r3[2] * 2 * a.ntaps;
+      nsteps = (int)((ng + 3 * STAGE_THREADS - 1) / (3 * STAGE_THREADS));
+      for (int it = 0; it < nsteps; it++) {
+        const int64_t base = (int64_t)it * 3 * STAGE_THREADS + 3 * threadIdx.x;
+        if (base < ng) {
+          prx_cf32 o[3];
+          qpsk_dot3(t0, t1, t2, d1, d2, a.ntaps, win, o3[0] + (int64_t)it * 4 * STAGE_THREADS,
+                    QPSK_PAD4, o);
+          for (int u = 0; u < 3; u++)
+            if (base + u < ng) g[base + u] = o[u];
+        }
       }
-      if (OM)
-        om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
-                  seg + (size_t)(it * nwarps + warp) * OM_SEG);
+    } else {
+      if (a.rq >= 0) {
+        qpsk_pre_tap(m0 + threadIdx.x, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+        qpsk_pre_walk(a.rq, a.Q, STAGE_THREADS, &di, &dj);
+      }
+      nsteps = (int)((ng + STAGE_THREADS - 1) / STAGE_THREADS);
+      for (int it = 0; it < nsteps; it++) {
+        const int64_t k = (int64_t)it * STAGE_THREADS + threadIdx.x;
+        prx_cf32 o = {0, 0};
+        if (k < ng) {
+          if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
+          o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
+          g[k] = o;
+          if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
+        }
+        if (OM)
+          om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
+                    seg + (size_t)(it * nwarps + warp) * OM_SEG);
+      }
     }
   }
   if (OM) {
@@ -294,14 +347,25 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-  for (int64_t t = threadIdx.x; t < hi - lo; t += STAGE_THREADS) {
-    const int64_t s = lo + t;
-    const int in = s >= 0 && s < a.n_total;
-    prx_cf32 v = in ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
-    if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
-    rot = qpsk_nco_advance(rot, step);
-    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
+    prx_cf32 raw[STAGE_BATCH];
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      raw[u] =
+          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
+    }
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      if (t >= hi - lo) break;
+      const int in = s >= 0 && s < a.n_total;
+      prx_cf32 v = raw[u];
+      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
+      v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
+      rot = qpsk_nco_advance(rot, step);
+      win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+    }
   }
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
@@ -311,25 +375,31 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
     /* sps 4: groups of four consecutive symbols; one run of the timing (the same tap row, inputs
      * 4 apart) takes the register-blocked product, any other group (a run's edge where the
      * instants are placed one by one, the block's last symbols) one product per symbol */
+    /* (the per-symbol arrays indexed only by unrolled constants: in registers, not local memory) */
     for (int64_t k = p.t.k0 + 4 * (int64_t)threadIdx.x; k < p.t.k1; k += 4 * STAGE_THREADS) {
-      unsigned rows[4];
-      int64_t offs[4];
+      unsigned rows[4] = {0, 0, 0, 0};
+      int64_t offs[4] = {0, 0, 0, 0};
       const int m = p.t.k1 - k < 4 ? (int)(p.t.k1 - k) : 4;
       bool run = m == 4;
-      for (int q = 0; q < m; q++) {
-        qpsk_mf_tap(&p.t, L, a.sps, lo, k + q, a.Q, a.c, &rows[q], &offs[q]);
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q, a.Q, a.c, &rows[q], &offs[q]);
         run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       }
       prx_cf32 v[4];
       if (run) {
         qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
-        for (int q = 0; q < m; q++)
-          v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+          if (q < m) v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
       }
-      for (int q = 0; q < m; q++) {
-        y[k + q - p.t.k0] = v[q];
-        qpsk_sum_terms(v[q], acc);
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        if (q < m) {
+          y[k + q - p.t.k0] = v[q];
+          qpsk_sum_terms(v[q], acc);
+        }
       }
     }
   } else {
@@ -350,13 +420,17 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   }
 }
 
-/* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums.
- * Warp w takes sub-blocks w, w + 8, ...: its lanes bring their grid values to unit level less the
- * DC (written back in place: the x4 stage reads them so), sum |v|^2 in double (each lane one
- * residue mod 4 of the grid index, so its term is +-|v|^2 on one axis), and reduce over the warp
- * (a fixed order: no atomics, the same sums on every run); the margins and the grid past the
- * stream's end are levelled by all threads. Thread 0 then forms the drift correlations between
- * complete sub-blocks 2^l apart in the CPU's order. */
+/* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums
+ * and the record. Warp w takes sub-blocks w, w + 8, ...: its lanes load a sub-block's grid values
+ * (up to OM_BATCH per lane in flight before the first is used: the kernel is bound by the
+ * latency of these loads otherwise), bring them to unit level less the DC (written back in
+ * place: the x4 stage reads them so), sum |v|^2 in double (each lane one residue mod 4 of the
+ * grid index, so its term is +-|v|^2 on one axis), and reduce over the warp (a fixed order: no
+ * atomics, the same sums on every run); the margins and the grid past the stream's end are
+ * levelled by all threads. The record is then written by many threads at once: the sub-blocks'
+ * fields by one thread each, the drift correlations between complete sub-blocks 2^l apart (in
+ * the CPU's order) and the counts by thread 0. */
+#define OM_BATCH 8
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_om_kernel(int64_t b0, unsigned nblk, unsigned L, unsigned nsub, unsigned Ls,
                    unsigned nlags, const qpsk_om_in *in, prx_cf32 *grid, qpsk_om_out *out) {
@@ -369,21 +443,32 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   const int64_t Ls4 = 4 * (int64_t)Ls;
   int64_t g_hi = m0 + 4 * (int64_t)L;
   if (g_hi > p.g_hi) g_hi = p.g_hi;
-  prx_cf32 *z = grid + o * (size_t)ng;
+  float2 *z = (float2 *)(grid + o * (size_t)ng);
   for (unsigned j = threadIdx.x >> 5; j <= nsub; j += STAGE_THREADS / 32) {
     int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * (int64_t)L;
     if (e > g_hi) e = g_hi;
     double x0 = 0, x1 = 0;
-    for (int64_t m = a + lane; m < e; m += 32) {
-      const int64_t k = QPSK_GM + (m - m0);
-      prx_cf32 v = qpsk_om_level(z[k], p.D, p.gain);
-      z[k] = v;
-      double pw = (double)v.re * v.re + (double)v.im * v.im;
-      switch ((int)(m & 3)) { /* exp(-j 2 pi m / 4) = 1, -j, -1, j */
-      case 0: x0 += pw; break;
-      case 1: x1 -= pw; break;
-      case 2: x0 -= pw; break;
-      default: x1 += pw; break;
+    for (int64_t mb = a; mb < e; mb += 32 * OM_BATCH) {
+      float2 v[OM_BATCH];
+#pragma unroll
+      for (int i = 0; i < OM_BATCH; i++) {
+        const int64_t m = mb + lane + 32 * i;
+        v[i] = m < e ? z[QPSK_GM + (m - m0)] : make_float2(0, 0);
+      }
+#pragma unroll
+      for (int i = 0; i < OM_BATCH; i++) {
+        const int64_t m = mb + lane + 32 * i;
+        if (m < e) {
+          const prx_cf32 u = qpsk_om_level(prx_cf32{v[i].x, v[i].y}, p.D, p.gain);
+          z[QPSK_GM + (m - m0)] = make_float2(u.re, u.im);
+          const double pw = (double)u.re * u.re + (double)u.im * u.im;
+          switch ((int)(m & 3)) { /* exp(-j 2 pi m / 4) = 1, -j, -1, j */
+          case 0: x0 += pw; break;
+          case 1: x1 -= pw; break;
+          case 2: x0 -= pw; break;
+          default: x1 += pw; break;
+          }
+        }
       }
     }
     for (int sh = 16; sh > 0; sh >>= 1) {
@@ -396,30 +481,45 @@ __global__ void __launch_bounds__(STAGE_THREADS)
       len[j] = e > a ? e - a : 0;
     }
   }
-  /* the margins and what lies past the stream's end, levelled the same way */
-  const int64_t done = g_hi > m0 ? g_hi - m0 : 0;
-  for (int64_t k = threadIdx.x; k < ng; k += STAGE_THREADS)
-    if (k < QPSK_GM || k >= QPSK_GM + done) z[k] = qpsk_om_level(z[k], p.D, p.gain);
+  /* the margins and what lies past the stream's end, levelled the same way: indices 0 .. GM - 1,
+   * then GM + done .. ng - 1 */
+  const int64_t done = g_hi > m0 ? g_hi - m0 : 0, nrest = ng - done;
+  for (int64_t i = threadIdx.x; i < nrest; i += STAGE_THREADS) {
+    const int64_t k = i < QPSK_GM ? i : i + done;
+    const float2 v = z[k];
+    const prx_cf32 u = qpsk_om_level(prx_cf32{v.x, v.y}, p.D, p.gain);
+    z[k] = make_float2(u.re, u.im);
+  }
   __syncthreads();
+  /* the sub-blocks' count: the first empty one ends them (as stage_om's loop) */
+  unsigned nj = 0;
+  while (nj <= nsub && len[nj] > 0) nj++;
+  qpsk_om_out *r = out + o;
+  for (unsigned j = threadIdx.x; j < QPSK_SUB_MAX; j += STAGE_THREADS) {
+    const bool on = j < nj;
+    r->osub[j][0] = on ? xs[j][0] : 0;
+    r->osub[j][1] = on ? xs[j][1] : 0;
+    r->osub_t[j] = on ? (double)(2 * (m0 + Ls4 * j) + len[j] - 1) / 8.0 : 0;
+  }
   if (threadIdx.x == 0) {
-    qpsk_om_out r;
-    memset(&r, 0, sizeof r);
-    r.om_n = (double)done;
-    for (unsigned j = 0; j <= nsub && len[j] > 0; j++) {
-      r.osub[j][0] = xs[j][0];
-      r.osub[j][1] = xs[j][1];
-      int64_t a = m0 + Ls4 * j;
-      r.osub_t[j] = (double)(a + a + len[j] - 1) / 8.0;
-      r.nsub = j + 1;
+    double corr[QPSK_LAGS][2];
+    for (unsigned l = 0; l < QPSK_LAGS; l++) corr[l][0] = corr[l][1] = 0;
+    for (unsigned j = 0; j < nj; j++) {
       if (j < nsub && len[j] == Ls4) {
         for (unsigned l = 0; l < nlags && (1u << l) <= j; l++) {
-          const double *q = r.osub[j - (1u << l)];
-          r.corr[l][0] += xs[j][0] * q[0] + xs[j][1] * q[1];
-          r.corr[l][1] += xs[j][1] * q[0] - xs[j][0] * q[1];
+          const double *q = xs[j - (1u << l)];
+          corr[l][0] += xs[j][0] * q[0] + xs[j][1] * q[1];
+          corr[l][1] += xs[j][1] * q[0] - xs[j][0] * q[1];
         }
       }
     }
-    out[o] = r;
+    for (unsigned l = 0; l < QPSK_LAGS; l++) {
+      r->corr[l][0] = corr[l][0];
+      r->corr[l][1] = corr[l][1];
+    }
+    r->om_n = (double)done;
+    r->nsub = nj;
+    r->pad = 0;
   }
 }
 
@@ -455,7 +555,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 }
 
 /* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
- * record, then copied out). */
+ * record, then copied out: built in place in global memory, its zeroing and read-modify-write
+ * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
 __global__ void __launch_bounds__(64)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
@@ -500,7 +601,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 /* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
  * zeros after it, padded), then with om the warps' partial sums of each step */
 static size_t pre_slots(size_t win, bool blk) {
-  return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, 1) + 1 : win;
+  return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
 }
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
@@ -620,14 +721,35 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
   const bool blk = s->pre_block, om = omsum != NULL;
-  pre_args a = {
-      rows,     row_stride, b0,           n_total,  s->nblk,   s->L,     s->sps,
-      s->d_pre, s->pre_Q,   s->pre_ntaps, s->pre_c, s->pre_rq, s->pre_r, grid,
-      mom,      nonfinite,  s->d_mix,     g_hi,     s->nsub,   s->Ls,    pre_slots(s->pre_win, blk),
-      omsum};
+  /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
+  const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
+  pre_args a = {rows,
+                row_stride,
+                b0,
+                n_total,
+                s->nblk,
+                s->L,
+                s->sps,
+                s->d_pre,
+                s->pre_Q,
+                s->pre_ntaps,
+                s->pre_c,
+                s->pre_rq,
+                s->pre_r,
+                grid,
+                mom,
+                nonfinite,
+                s->d_mix,
+                g_hi,
+                s->nsub,
+                s->Ls,
+                pre_slots(s->pre_win, blk || tri),
+                omsum,
+                ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0,
+                tri};
   dim3 g(s->nblk, s->C);
   pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk, om), stream>>>(a);
+                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }

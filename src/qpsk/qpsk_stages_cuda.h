@@ -4,9 +4,9 @@
  * spectra, peak and refinement per span (cfo: batched cuFFT), the matched filter at the symbol
  * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
  * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
- * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster where pre is register-blocked,
- * i.e. sps 4; slower elsewhere, bench/RESULTS.md). The per-output arithmetic is
- * qpsk_stage_math.h, shared with the CPU stages.
+ * (pre_om, om_sums, x4_level: one pass over the grid fewer; since om batches its loads no faster
+ * than pre, om and x4 at sps 4 and slower elsewhere, bench/RESULTS.md). The per-output
+ * arithmetic is qpsk_stage_math.h, shared with the CPU stages.
  *
  * Not yet wired into the bank (the stage-major driver is written beside this, qpsk_bank*.c):
  * the serial passes between the kernels run on the CPU. The kernels live in the CUDA module and
@@ -47,8 +47,10 @@ typedef struct {
   double pre_r;
   size_t pre_win, mf_win; /* the longest input window of one block (samples) */
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
-  /* a unit-step pre-filter grid (sps 4): the register-blocked filter (default where it applies;
-   * 0 selects the one-output-per-thread filter) */
+  /* a unit-step pre-filter grid (sps 4): the register-blocked filter, four outputs per thread
+   * (default where it applies; 0 selects the one-output-per-thread filter). A step-4/3 grid
+   * (sps 16/3) always takes its own register-blocked filter, three outputs per thread, in pre
+   * (pre_om keeps one output per thread there). */
   int pre_block;
   /* sps 4: the matched filter register-blocked over four consecutive symbols of a run (default
    * where it applies, with the padded window; 0 selects one symbol per thread) */

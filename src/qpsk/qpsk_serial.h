@@ -1,0 +1,572 @@
+/* The serial passes of one CFO span of one channel (qpsk_batch.c's qpsk_serial_level,
+ * qpsk_serial_timing and qpsk_serial_nco) over plain records, written once for the host and the
+ * GPU (__host__ __device__): the bank's driver (qpsk_bank_gpu.c) runs them on the GPU, one thread
+ * per channel (qpsk_serial_cuda.cu), between the stage kernels, so that a span is one
+ * stream-ordered sequence of launches without a host wait until its symbols' sums. The records
+ * are what the CPU passes read from and leave in prx_qpsk (its blocks, its span, the state it
+ * carries to the next span): the driver copies the results back into each channel's prx_qpsk,
+ * where the phase pass, the reports and the summary read them as on the CPU.
+ *
+ * The expressions are the CPU passes' own, in the same order: on the host they give the same
+ * values to the last bit (test_qpsk_bank_driver holds them to the CPU passes); on the GPU
+ * (compiled without fused multiply-adds) additions, products, divisions and square roots round
+ * alike, atan2, cos and sin to within an ulp or two of the host's libm. */
+#ifndef PRX_QPSK_SERIAL_H
+#define PRX_QPSK_SERIAL_H
+
+#include "qpsk_stage_blocks.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QPSK_SR_MAXB 64 /* blocks per span the passes take (the timing pass's median scratch) */
+#define QPSK_SR_PI 3.14159265358979323846
+
+/* the configuration they share (from the channels' prx_qpsk, all alike in a bank) */
+typedef struct {
+  unsigned L, B, S, nsub, Ls, nlags, Lmax;
+  unsigned P; /* the smallest c <= 8 with c sps an integer (0: none): the mf runs' unit is 8 P */
+  double sps, pre_gain;
+  int mf_c;
+  unsigned mf_ntaps;
+  int64_t region; /* the w row's second CFO region from its first (S + B Lmax) */
+} qpsk_serial_cfg;
+
+/* what one channel carries from span to span (prx_qpsk's fields of the same names) */
+typedef struct {
+  /* level */
+  double dc_ring[QPSK_DC_SPANS][3];
+  int64_t dc_span[QPSK_DC_SPANS];
+  int64_t dcw_prev[QPSK_DC_SPANS];
+  double dc_prev[2], gain_prev, dcw_prev_syms;
+  unsigned dc_count, dcw_prev_n;
+  /* timing */
+  int have_prev, have_e, have_clock, range_prev;
+  double tau_prev, e_prev, om_prev[2], en_prev;
+  double corr_prev[QPSK_LAGS][2];
+  int64_t k_end_prev;
+  /* NCO */
+  double theta_next, f_prev;
+  /* the CFO history: the region of the w row holding the last span of S values or more (-1
+   * none) and its values */
+  int hist_r;
+  int64_t hist_n;
+} qpsk_serial_state;
+
+/* one channel's span, as the passes leave qpsk_span */
+typedef struct {
+  double dc[2], dc_syms, gain;
+  int64_t dc_win[QPSK_DC_SPANS];
+  unsigned dc_nwin;
+  int dc_own;
+  double e; /* timing */
+  int out_range;
+  int pad;
+  double f, theta; /* NCO */
+  int64_t n_ref;
+} qpsk_serial_span;
+
+/* one block, as the timing pass leaves qpsk_blk */
+typedef struct {
+  double om[2], om_en, tau, d, tres;
+  int64_t k0, k1;
+  int locked;
+  int pad;
+} qpsk_serial_blk;
+
+/* wraps x into (-period/2, period/2] (qpsk_wrap's expression) */
+QPSK_HD double qpsk_sr_wrap(double x, double period) {
+  double y = x - period * floor(x / period + 0.5);
+  if (y <= -period / 2) y += period;
+  if (y > period / 2) y -= period;
+  return y;
+}
+
+/* qpsk_om_tau */
+QPSK_HD double qpsk_sr_om_tau(const double x[2]) {
+  double t = -atan2(x[1], x[0]) / (2 * QPSK_SR_PI);
+  if (t <= -0.5) t += 1;
+  return t;
+}
+
+/* ---- level: qpsk_serial_level of span s (nb blocks, input sums mom: nb x (re, im, |x|^2,
+ * count)) ---- */
+QPSK_HD void qpsk_sr_level(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t s,
+                           const double *mom, size_t nb, qpsk_serial_span *sp) {
+  double m[3] = {0, 0, 0}, n = 0;
+  for (size_t t = 0; t < nb; t++) {
+    for (int j = 0; j < 3; j++) m[j] += mom[4 * t + j];
+    n += mom[4 * t + 3];
+  }
+  double p = 0, gain = q->gain_prev;
+  if (n > 0) {
+    double mr = m[0] / n, mi = m[1] / n;
+    p = m[2] / n - (mr * mr + mi * mi);
+    if (p > 0 && isfinite(p)) gain = 1 / sqrt(p);
+  }
+  double *slot = q->dc_ring[q->dc_count % QPSK_DC_SPANS];
+  slot[0] = m[0];
+  slot[1] = m[1];
+  slot[2] = n;
+  q->dc_span[q->dc_count % QPSK_DC_SPANS] = s;
+  if (n > 0) q->dc_count++;
+  double sr = 0, si = 0, sn = 0;
+  unsigned nr = q->dc_count < QPSK_DC_SPANS ? q->dc_count : QPSK_DC_SPANS, nw = 0;
+  for (unsigned j = 0; j < nr; j++) {
+    sr += q->dc_ring[j][0];
+    si += q->dc_ring[j][1];
+    sn += q->dc_ring[j][2];
+    if (q->dc_ring[j][2] > 0) sp->dc_win[nw++] = q->dc_span[j];
+  }
+  sp->dc_nwin = nw;
+  sp->dc_syms = sn / cf->sps;
+  sp->dc_own = n > 0;
+  double dr = sn > 0 ? sr / sn : q->dc_prev[0], di = sn > 0 ? si / sn : q->dc_prev[1];
+  int kept = !(sn > 0);
+  if (!isfinite(dr) || !isfinite(di) || !isfinite(gain)) {
+    dr = q->dc_prev[0];
+    di = q->dc_prev[1];
+    gain = q->gain_prev;
+    kept = 1;
+  }
+  if (kept) {
+    for (int j = 0; j < QPSK_DC_SPANS; j++) sp->dc_win[j] = q->dcw_prev[j];
+    sp->dc_nwin = q->dcw_prev_n;
+    sp->dc_syms = q->dcw_prev_syms;
+  }
+  for (int j = 0; j < QPSK_DC_SPANS; j++) q->dcw_prev[j] = sp->dc_win[j];
+  q->dcw_prev_n = sp->dc_nwin;
+  q->dcw_prev_syms = sp->dc_syms;
+  sp->dc[0] = q->dc_prev[0] = dr;
+  sp->dc[1] = q->dc_prev[1] = di;
+  sp->gain = q->gain_prev = gain;
+}
+
+/* ---- timing: qpsk_serial_timing of one span (blocks b0 .. b0 + nb - 1, O&M records om) ---- */
+
+QPSK_HD void qpsk_sr_om_turn_add(const qpsk_serial_cfg *cf, const qpsk_om_out *bk, double e,
+                                 double t_ref, double acc[2]) {
+  if (bk->nsub == 0) return;
+  const double w = 2 * QPSK_SR_PI * e, sr = cos(w * cf->Ls), si = sin(w * cf->Ls);
+  double cr = cos(w * (bk->osub_t[0] - t_ref)), ci = sin(w * (bk->osub_t[0] - t_ref));
+  for (unsigned j = 0; j < bk->nsub; j++) {
+    if (j > 0) {
+      if (bk->osub_t[j] - bk->osub_t[j - 1] == (double)cf->Ls) {
+        double t = cr * sr - ci * si;
+        ci = cr * si + ci * sr;
+        cr = t;
+      } else {
+        cr = cos(w * (bk->osub_t[j] - t_ref));
+        ci = sin(w * (bk->osub_t[j] - t_ref));
+      }
+    }
+    acc[0] += bk->osub[j][0] * cr - bk->osub[j][1] * ci;
+    acc[1] += bk->osub[j][0] * ci + bk->osub[j][1] * cr;
+  }
+}
+
+QPSK_HD void qpsk_sr_om_refer(const qpsk_serial_cfg *cf, const qpsk_om_out *bk, int64_t b, double e,
+                              double out[2]) {
+  out[0] = out[1] = 0;
+  qpsk_sr_om_turn_add(cf, bk, e, ((double)b + 0.5) * cf->L, out);
+}
+
+QPSK_HD double qpsk_sr_om_energy(const qpsk_om_out *bk) {
+  double e = 0;
+  for (unsigned j = 0; j < bk->nsub; j++)
+    e += bk->osub[j][0] * bk->osub[j][0] + bk->osub[j][1] * bk->osub[j][1];
+  return e;
+}
+
+QPSK_HD double qpsk_sr_lock_ratio(unsigned n) {
+  if (n >= 16) return 8;
+  if (n < 2) return INFINITY;
+  return n * (1 - pow(0.5, 15.0 / (n - 1)));
+}
+
+/* A team of n lanes working on one channel's span (a warp on the GPU, one lane on the host):
+ * every lane runs the pass's serial steps alike (the same values in each), the blocks' O&M sums
+ * referred to their centres (the costly part: sines, cosines and a sub-block recurrence per
+ * block) are shared out, block t to lane t mod n, through the team's scratch (om: 2 per block,
+ * en: 1 per block; shared memory on the GPU), and a record is written by its block's lane. */
+typedef struct {
+  unsigned lane, n;
+  double *om, *en;
+} qpsk_sr_team;
+#ifdef __CUDA_ARCH__
+#define QPSK_SR_SYNC() __syncwarp()
+#else
+#define QPSK_SR_SYNC() ((void)0)
+#endif
+#define QPSK_SR_OWN(tm, t) ((unsigned)((t) % (tm)->n) == (tm)->lane)
+
+/* every block's O&M sum referred to its centre with the slope e, into the team's om */
+QPSK_HD void qpsk_sr_refer_all(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0,
+                               size_t nb, double e, const qpsk_sr_team *tm) {
+  QPSK_SR_SYNC(); /* (every lane has read the values before) */
+  for (size_t t = tm->lane; t < nb; t += tm->n)
+    qpsk_sr_om_refer(cf, &om[t], b0 + (int64_t)t, e, tm->om + 2 * t);
+  QPSK_SR_SYNC();
+}
+
+QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0, size_t nb,
+                            qpsk_serial_blk *tb, double e, int have, double tau_prev,
+                            double e_before, const double om_prev[2], double en_prev,
+                            const qpsk_sr_team *tm) {
+  const double L = cf->L;
+  double om_p[2] = {om_prev[0], om_prev[1]}, en_p = en_prev;
+  const double lock = qpsk_sr_lock_ratio(cf->nsub);
+  qpsk_sr_refer_all(cf, om, b0, nb, e, tm);
+  for (size_t t = 0; t < nb; t++) {
+    qpsk_serial_blk bk;
+    double o[2] = {tm->om[2 * t], tm->om[2 * t + 1]}, en = tm->en[t];
+    bk.om[0] = o[0];
+    bk.om[1] = o[1];
+    bk.om_en = en;
+    if (om[t].om_n < 2.0 * L && have) {
+      double a = -2 * QPSK_SR_PI * e * L, c = cos(a), s = sin(a);
+      o[0] += om_p[0] * c - om_p[1] * s;
+      o[1] += om_p[0] * s + om_p[1] * c;
+      en += en_p;
+    }
+    double th = qpsk_sr_om_tau(o);
+    bk.locked = isfinite(th) && o[0] * o[0] + o[1] * o[1] > lock * en;
+    if (!have) {
+      bk.tau = isfinite(th) ? th : 0;
+    } else {
+      double pred = tau_prev + 0.5 * (e_before + e) * L;
+      bk.tau = bk.locked ? pred + qpsk_sr_wrap(th - pred, 1.0) : pred;
+    }
+    have = 1;
+    tau_prev = bk.tau;
+    e_before = e;
+    om_p[0] = bk.om[0];
+    om_p[1] = bk.om[1];
+    en_p = bk.om_en;
+    if (QPSK_SR_OWN(tm, t)) {
+      tb[t].om[0] = bk.om[0];
+      tb[t].om[1] = bk.om[1];
+      tb[t].om_en = bk.om_en;
+      tb[t].locked = bk.locked;
+      tb[t].tau = bk.tau;
+    }
+  }
+  QPSK_SR_SYNC();
+}
+
+QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0,
+                              size_t nb, double e0, double *coh, const qpsk_sr_team *tm) {
+  const double L = cf->L;
+  double Cb[2] = {0, 0}, en = 0;
+  qpsk_sr_refer_all(cf, om, b0, nb, e0, tm);
+  const double *x = tm->om;
+  for (size_t t = 0; t < nb; t++) {
+    en += tm->en[t];
+    if (t > 0 && om[t].om_n >= 4.0 * L) {
+      const double *x0 = x + 2 * (t - 1), *x1 = x + 2 * t;
+      Cb[0] += x1[0] * x0[0] + x1[1] * x0[1];
+      Cb[1] += x1[1] * x0[0] - x1[0] * x0[1];
+    }
+  }
+  double e = e0;
+  if (Cb[0] != 0 || Cb[1] != 0) {
+    double ph = atan2(Cb[1], Cb[0]), pred = -2 * QPSK_SR_PI * e0 * L;
+    e = -(pred + qpsk_sr_wrap(ph - pred, 2 * QPSK_SR_PI)) / (2 * QPSK_SR_PI * L);
+    if (!(isfinite(e) && fabs(e) <= 0.5 / cf->Ls)) e = e0;
+  }
+  const double w = 2 * QPSK_SR_PI * e * L, sr = cos(w), si = sin(w);
+  double cr = 1, ci = 0, s[2] = {0, 0};
+  for (size_t t = 0; t < nb; t++) {
+    const double *xt = x + 2 * t;
+    s[0] += xt[0] * cr - xt[1] * ci;
+    s[1] += xt[0] * ci + xt[1] * cr;
+    double tr = cr * sr - ci * si;
+    ci = cr * si + ci * sr;
+    cr = tr;
+  }
+  double r = (s[0] * s[0] + s[1] * s[1]) / en;
+  *coh = isfinite(r) ? r : 0;
+  return e;
+}
+
+/* qpsk_serial_timing of one span: the blocks' timing (tb) and the span's clock (sp->e,
+ * out_range). flushing / n_total: the stream ends at n_total samples. nb <= QPSK_SR_MAXB. */
+QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, const qpsk_om_out *om,
+                            int64_t b0, size_t nb, int flushing, int64_t n_total,
+                            qpsk_serial_blk *tb, qpsk_serial_span *sp, const qpsk_sr_team *tm) {
+  const double L = cf->L;
+  const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
+  if (nb == 0) {
+    sp->e = q->e_prev;
+    sp->out_range = 0;
+    return;
+  }
+  /* the blocks' sub-block energies (the same for every slope) */
+  for (size_t t = tm->lane; t < nb; t += tm->n) tm->en[t] = qpsk_sr_om_energy(&om[t]);
+  double C[QPSK_LAGS][2];
+  for (int l = 0; l < QPSK_LAGS; l++) C[l][0] = C[l][1] = 0;
+  unsigned full = 0;
+  for (size_t t = 0; t < nb; t++) {
+    for (unsigned l = 0; l < cf->nlags; l++) {
+      C[l][0] += om[t].corr[l][0];
+      C[l][1] += om[t].corr[l][1];
+    }
+    full += om[t].om_n >= 4.0 * L;
+  }
+  if (2 * full < cf->B && q->have_e) {
+    for (unsigned l = 0; l < cf->nlags; l++) {
+      C[l][0] += q->corr_prev[l][0];
+      C[l][1] += q->corr_prev[l][1];
+    }
+  }
+  double ec = q->e_prev;
+  for (unsigned l = 0; l < cf->nlags; l++) {
+    if (C[l][0] == 0 && C[l][1] == 0) break;
+    double lag = (double)(1u << l) * cf->Ls, ph = atan2(C[l][1], C[l][0]);
+    double pred = -2 * QPSK_SR_PI * ec * lag;
+    double e = l == 0 ? -ph / (2 * QPSK_SR_PI * lag)
+                      : -(pred + qpsk_sr_wrap(ph - pred, 2 * QPSK_SR_PI)) / (2 * QPSK_SR_PI * lag);
+    if (isfinite(e)) ec = e;
+  }
+  double cand[3] = {ec, 0, q->e_prev}, best = -1;
+  unsigned nc = q->have_e ? 3 : 2;
+  for (unsigned c = 0; c < nc; c++) {
+    if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
+    double m, e = qpsk_sr_refine(cf, om, b0, nb, cand[c], &m, tm);
+    if (m > best) {
+      best = m;
+      ec = e;
+    }
+  }
+  int span_locked = best > 16;
+  if (!span_locked) ec = q->have_e ? q->e_prev : 0;
+  const int short_span = full < 4 && q->have_clock;
+  if (short_span) ec = q->e_prev;
+  double e = ec;
+  sp->out_range = short_span ? q->range_prev : fabs(e) > e_max;
+  if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
+  if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
+  qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e,
+                 q->om_prev, q->en_prev, tm);
+  unsigned nl = 0;
+  for (size_t t = 0; t < nb; t++) nl += om[t].om_n >= 2.0 * L && tb[t].locked;
+  int fitted = span_locked && nl >= 4;
+  if (!fitted && q->have_e && e != q->e_prev) {
+    e = q->e_prev;
+    sp->out_range = q->range_prev;
+    qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev, tm);
+  }
+  q->range_prev = sp->out_range;
+  sp->e = e;
+  /* the clock line through the locked blocks' timing at their median (sorted by insertion:
+   * the same order statistic as the CPU's qsort) */
+  double med[QPSK_SR_MAXB];
+  size_t ni = 0;
+  for (size_t t = 0; t < nb; t++) {
+    if (om[t].om_n < 2.0 * L || !tb[t].locked) continue;
+    double v = tb[t].tau - e * ((double)(b0 + (int64_t)t) + 0.5) * L;
+    size_t i = ni++;
+    while (i > 0 && med[i - 1] > v) {
+      med[i] = med[i - 1];
+      i--;
+    }
+    med[i] = v;
+  }
+  double icpt = 0;
+  if (ni > 0) icpt = ni % 2 ? med[ni / 2] : 0.5 * (med[ni / 2 - 1] + med[ni / 2]);
+  const double d = e / (1 - e);
+  for (size_t t = 0; t < nb; t++) {
+    qpsk_serial_blk bk = tb[t];
+    QPSK_SR_SYNC(); /* (every lane has read the block before its lane rewrites it) */
+    const int64_t b = b0 + (int64_t)t;
+    const double Cb = ((double)b + 0.5) * L;
+    bk.d = d;
+    bk.tres = fitted && bk.locked ? bk.tau - (icpt + e * Cb) : 0;
+    if (fitted && fabs(bk.tres) <= 0.25) bk.tau = icpt + e * Cb;
+    double limit = ((double)b + 1) * L - QPSK_LEAD;
+    if (flushing) {
+      double end = (double)n_total / cf->sps - QPSK_LEAD;
+      if (end < limit) limit = end;
+    }
+    bk.k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
+    double t_first = (1 + d) * ((double)bk.k0 + bk.tau) - d * Cb;
+    if (t_first < (double)b * L - 0.7) bk.tau += ((double)b * L - 0.7 - t_first) / (1 + d);
+    bk.k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk.tau);
+    if (bk.k1 < bk.k0) bk.k1 = bk.k0;
+    if (bk.k1 - bk.k0 > (int64_t)cf->Lmax) bk.k1 = bk.k0 + cf->Lmax;
+    q->have_prev = 1;
+    q->k_end_prev = bk.k1;
+    q->tau_prev = bk.tau;
+    q->om_prev[0] = bk.om[0];
+    q->om_prev[1] = bk.om[1];
+    q->en_prev = bk.om_en;
+    if (QPSK_SR_OWN(tm, t)) tb[t] = bk;
+  }
+  QPSK_SR_SYNC();
+  if (fitted)
+    for (int l = 0; l < QPSK_LAGS; l++) q->corr_prev[l][0] = C[l][0], q->corr_prev[l][1] = C[l][1];
+  q->have_e = q->have_e || fitted;
+  q->have_clock = q->have_clock || (span_locked && full >= 4);
+  q->e_prev = e;
+}
+
+/* After the timing pass: the blocks' matched-filter timing records (mb; the NCO fields follow in
+ * qpsk_sr_nco), their 4th-power values' offsets in the channel's w row (w0: in the region
+ * without the CFO history), the CFO window (*ci; a span of fewer than S values reaches back into
+ * the history: ops, the copy row_copy makes), and the history for the next span. */
+QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
+                             const qpsk_serial_blk *tb, int64_t b0, size_t nb,
+                             const qpsk_serial_span *sp, qpsk_mf_block *mb, int64_t *w0,
+                             int64_t ops[3], qpsk_cfo_in *ci, const qpsk_sr_team *tm) {
+  const int hr = q->hist_r;
+  const int64_t wr = hr == 0 ? 1 : 0;
+  const int64_t base = wr * cf->region + (int64_t)cf->S;
+  int64_t w = base;
+  for (size_t j = 0; j < nb; j++) {
+    const qpsk_serial_blk *bk = &tb[j];
+    const int64_t n = bk->k1 - bk->k0;
+    if (QPSK_SR_OWN(tm, j)) {
+      qpsk_mf_block *m = &mb[j];
+      memset(m, 0, sizeof *m);
+      m->t.b = b0 + (int64_t)j;
+      m->t.k0 = bk->k0;
+      m->t.k1 = bk->k1;
+      m->t.R = cf->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)cf->P) : 0;
+      m->t.tau = bk->tau;
+      m->t.d = bk->d;
+      w0[j] = w;
+    }
+    w += n > 0 ? n : 0;
+  }
+  const int64_t nw = w - base;
+  int64_t take = 0;
+  if (nw < (int64_t)cf->S && hr >= 0) {
+    take = (int64_t)cf->S - nw;
+    if (take > q->hist_n) take = q->hist_n;
+  }
+  if (tm->lane == 0) {
+    ops[0] = take ? (int64_t)hr * cf->region + cf->S + q->hist_n - take : 0;
+    ops[1] = take ? base - take : 0;
+    ops[2] = take;
+    memset(ci, 0, sizeof *ci);
+    ci->w0 = base - take;
+    ci->n = (unsigned)(take + nw);
+    ci->e = sp->e;
+  }
+  if (nw >= (int64_t)cf->S) {
+    q->hist_r = (int)wr;
+    q->hist_n = nw;
+  }
+}
+
+/* ---- NCO: qpsk_serial_nco of span s with its CFO f, and the matched filter's NCO and level
+ * fields of its nb blocks ---- */
+QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t s, double f,
+                         int64_t b0, size_t nb, qpsk_serial_span *sp, qpsk_mf_block *mb,
+                         const qpsk_sr_team *tm) {
+  const int64_t S = cf->S;
+  if (!isfinite(f)) f = q->f_prev;
+  sp->f = f;
+  q->f_prev = f;
+  sp->n_ref = (int64_t)floor((double)s * S * cf->sps);
+  sp->theta = q->theta_next;
+  int64_t n_next = (int64_t)floor((double)(s + 1) * S * cf->sps);
+  q->theta_next = qpsk_sr_wrap(
+      sp->theta + 2 * QPSK_SR_PI * sp->f / cf->sps * (double)(n_next - sp->n_ref), 2 * QPSK_SR_PI);
+  const double omega = 2 * QPSK_SR_PI * sp->f / cf->sps;
+  for (size_t j = tm->lane; j < nb; j += tm->n) {
+    int64_t lo, hi;
+    qpsk_mf_window_of(b0 + (int64_t)j, cf->L, cf->sps, cf->mf_c, cf->mf_ntaps, &lo, &hi);
+    mb[j].omega = omega;
+    mb[j].theta = sp->theta + omega * (double)(lo - sp->n_ref);
+    mb[j].dc[0] = (float)sp->dc[0];
+    mb[j].dc[1] = (float)sp->dc[1];
+    mb[j].gain = (float)sp->gain;
+  }
+}
+
+/* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): the
+ * carried state and the span record are each lane's own copies, written back by lane 0 ---- */
+QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
+                              int64_t g_hi, const double *mom, qpsk_serial_state *st,
+                              qpsk_serial_span *sp, qpsk_om_in *omi) {
+  qpsk_serial_state q = st[c];
+  qpsk_serial_span r = sp[c];
+  qpsk_sr_level(cf, &q, s, mom + 4 * c * nb, nb, &r);
+  st[c] = q;
+  sp[c] = r;
+  qpsk_om_in in;
+  memset(&in, 0, sizeof in);
+  in.D.re = (float)(r.dc[0] * cf->pre_gain);
+  in.D.im = (float)(r.dc[1] * cf->pre_gain);
+  in.gain = (float)r.gain;
+  in.g_hi = g_hi;
+  for (size_t j = 0; j < nb; j++) omi[c * nb + j] = in;
+}
+QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
+                               int flushing, int64_t n_total, const qpsk_om_out *om,
+                               qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tb,
+                               qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
+                               const qpsk_sr_team *tm) {
+  qpsk_serial_state q = st[c];
+  qpsk_serial_span r = sp[c];
+  const size_t o = c * nb;
+  qpsk_sr_timing(cf, &q, om + o, b0, nb, flushing, n_total, tb + o, &r, tm);
+  qpsk_sr_records(cf, &q, tb + o, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, cfi + c, tm);
+  QPSK_SR_SYNC(); /* (every lane has read the state before lane 0 rewrites it) */
+  if (tm->lane == 0) {
+    st[c] = q;
+    sp[c] = r;
+  }
+}
+QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s, int64_t b0,
+                            const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
+                            qpsk_mf_block *mb, const qpsk_sr_team *tm) {
+  qpsk_serial_state q = st[c];
+  qpsk_serial_span r = sp[c];
+  qpsk_sr_nco(cf, &q, s, co[c].f, b0, nb, &r, mb + c * nb, tm);
+  QPSK_SR_SYNC();
+  if (tm->lane == 0) {
+    st[c] = q;
+    sp[c] = r;
+  }
+}
+
+/* ---- the passes' kernels (qpsk_serial_cuda.cu, in the CUDA module:
+ * prx_cuda_module_get()->qpsk_serial), one warp per channel (level: one thread) over C channels of
+ * nb blocks (the records of channel c's block j at c nb + j; one span record and one state per
+ * channel), all pointers device memory, asynchronous on stream ---- */
+typedef struct prx_qpsk_serial_cuda {
+  /* the level pass of span s from pre's input sums (mom: 4 per block), and the O&M stage's
+   * input of every block (its g_hi: the grid's end) */
+  prx_status (*level)(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
+                      const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp,
+                      qpsk_om_in *omi, void *stream);
+  /* the timing pass from the O&M records, then qpsk_sr_records (ops: 3 per channel) */
+  prx_status (*timing)(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, int flushing,
+                       int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
+                       qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb, int64_t *w0,
+                       int64_t *ops, qpsk_cfo_in *cfi, void *stream);
+  /* the NCO from the CFO stage's estimates (co: one per channel) */
+  prx_status (*nco)(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t b0,
+                    const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
+                    qpsk_mf_block *mb, void *stream);
+} prx_qpsk_serial_cuda;
+extern const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries;
+
+/* The host's side of the records (qpsk_bank_gpu.c): the configuration and the carried state of
+ * a channel from its prx_qpsk (the CFO history left to the caller: none) and the state back into
+ * it, and a span's results into it (its blocks and span 0, as the CPU passes leave them; mom: the
+ * blocks' input sums, 4 each, bad: their non-finite counts). */
+void qpsk_serial_cfg_of(const prx_qpsk *q, qpsk_serial_cfg *cf);
+void qpsk_serial_state_of(const prx_qpsk *q, qpsk_serial_state *st);
+void qpsk_serial_state_to(prx_qpsk *q, const qpsk_serial_state *st);
+void qpsk_serial_to_blocks(prx_qpsk *q, const qpsk_serial_span *sp, const qpsk_serial_blk *tb,
+                           const double *mom, const unsigned *bad);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,87 @@
+/* The demodulator bank's serial passes on the GPU (qpsk_serial.h): the level, timing and NCO
+ * passes of one CFO span, the level pass one thread per channel, the timing and NCO passes one
+ * warp per channel (its lanes share out the blocks' O&M sums, the costly part), with the
+ * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
+ * rounds as the host does). The launches are small: their point is that the span's stage
+ * kernels follow one another on the stream without a host round trip. */
+extern "C" {
+#include "qpsk_internal.h"
+}
+#include "../core/cuda_module.h"
+#include "qpsk_serial.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+const unsigned kThreads = 64;
+
+prx_status launched(const char *what) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return PRX_OK;
+  return prx_fail(PRX_ERR_DEVICE, "%s launch: %s", what, cudaGetErrorString(e));
+}
+
+unsigned grid_of(size_t C) { return (unsigned)((C + kThreads - 1) / kThreads); }
+
+__global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
+                             const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp,
+                             qpsk_om_in *omi) {
+  const size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (c < C) qpsk_sr_level_ch(&cf, c, nb, s, g_hi, mom, st, sp, omi);
+}
+
+/* one warp per channel: the kernels' thread blocks hold kWarps channels, each warp its team's
+ * scratch in shared memory */
+const unsigned kWarps = 2;
+
+__global__ void timing_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t b0, int flushing,
+                              int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
+                              qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb,
+                              int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi) {
+  __shared__ double sh_om[kWarps][2 * QPSK_SR_MAXB], sh_en[kWarps][QPSK_SR_MAXB];
+  const unsigned w = threadIdx.x / 32;
+  const size_t c = blockIdx.x * (size_t)kWarps + w;
+  if (c >= C) return; /* (a whole warp) */
+  const qpsk_sr_team tm = {threadIdx.x % 32, 32, sh_om[w], sh_en[w]};
+  qpsk_sr_timing_ch(&cf, c, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi, &tm);
+}
+
+__global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, int64_t b0,
+                           const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
+                           qpsk_mf_block *mb) {
+  const unsigned w = threadIdx.x / 32;
+  const size_t c = blockIdx.x * (size_t)kWarps + w;
+  if (c >= C) return;
+  const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL};
+  qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
+}
+
+prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
+                 const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_om_in *omi,
+                 void *stream) {
+  level_kernel<<<grid_of(C), kThreads, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, g_hi, mom, st, sp,
+                                                                  omi);
+  return launched("qpsk serial level");
+}
+
+prx_status timing(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, int flushing,
+                  int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
+                  qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb, int64_t *w0,
+                  int64_t *ops, qpsk_cfo_in *cfi, void *stream) {
+  timing_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
+      *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
+  return launched("qpsk serial timing");
+}
+
+prx_status nco(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t b0,
+               const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
+               qpsk_mf_block *mb, void *stream) {
+  nco_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
+      *cf, C, nb, s, b0, co, st, sp, mb);
+  return launched("qpsk serial nco");
+}
+
+} // namespace
+
+extern "C" const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries = {level, timing, nco};
