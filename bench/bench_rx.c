@@ -27,9 +27,16 @@
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
  *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu";
+ * - "rx_gpu_trace": one 64-carrier run in blocks of 2^22 with the receiver's per-block trace
+ *   (host clock): the ring's depth, the blocks queued ahead of the banks, the banks' time in the
+ *   blocks that complete a CFO span and in the others, the largest gap between two blocks' ends;
+ *   the first blocks' timeline as "rx_gpu_trace_block" lines;
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
- *   in steady state (after 100): median, p99 and the largest (a block that completes a CFO span
- *   of 8192 symbols runs that span's demodulation, the others only store their samples).
+ *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
+ *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
+ *   the count of span blocks and the largest other block, the banks' call in the span blocks
+ *   and its waits for the device and serial passes (means); with 64 carriers also with the
+ *   demodulators' serial passes on 2, 4 and 8 threads (the default: all cores).
  *
  * Output: JSON lines, then a table. Usage:
  *   bench_rx [--gpu] [--chan] [--write FILE] [seconds (default 2)]
@@ -346,7 +353,7 @@ static void fill_carriers(prx_rx_carrier *car, int all) {
   }
 }
 
-static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes) {
+static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   static prx_rx_carrier car[K];
   fill_carriers(car, all);
   prx_rx_config rc = prx_rx_config_default();
@@ -359,6 +366,7 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes) {
   rc.user = bytes;
   rc.backend = PRX_BACKEND_CUDA;
   rc.block_samples = block;
+  rc.threads = threads;
   prx_rx *rx = NULL;
   if (prx_rx_create(&rc, &rx)) {
     fprintf(stderr, "bench_rx: %s\n", prx_last_error());
@@ -373,7 +381,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
   *rate = 0;
   for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
     uint64_t bytes = 0;
-    prx_rx *rx = gpu_rx(all, block, &bytes);
+    prx_rx *rx = gpu_rx(all, block, &bytes, 0);
     if (!rx) return -1;
     prx_rx_gpu_set_serial(rx, serial);
     double t0 = now();
@@ -397,29 +405,120 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
   return 0;
 }
 
-/* The seed's block from samples in to bits out: lat[0..2] = median, p99, largest (seconds). */
-static int gpu_latency(const int16_t *x, size_t n, int all, double lat[3]) {
-  enum { WARM = 100, MEAS = 400 };
+/* The timeline of one 64-carrier run in blocks of 2^22 (execute only): per block, from the
+ * receiver's trace (host clock), the time from one block's bits back to the next one's (the
+ * copy of a block takes block / PCIe bound), what the banks took in blocks that complete a CFO
+ * span and in the others, their waits for the device and serial passes, and the blocks queued
+ * ahead of the banks; the first blocks as JSON lines. */
+static int gpu_trace(const int16_t *x, size_t n, double pcie_sps) {
+  enum { CAP = 4096, SHOW = 12 };
+  static prx_rx_gpu_trace tr[CAP];
   uint64_t bytes = 0;
-  prx_rx *rx = gpu_rx(all, BLOCK, &bytes);
+  prx_rx *rx = gpu_rx(0, BIG_BLOCK, &bytes, 0);
   if (!rx) return -1;
+  prx_rx_gpu_set_trace(rx, tr, CAP);
+  double t0 = now();
+  prx_status st = prx_rx_execute(rx, x, n);
+  double wall = now() - t0;
+  size_t nb = prx_rx_gpu_trace_count(rx), slots = prx_rx_gpu_ring_slots(rx);
+  prx_rx_destroy(rx);
+  if (st) {
+    fprintf(stderr, "bench_rx: %s\n", prx_last_error());
+    return -1;
+  }
+  double span_s = 0, span_max = 0, other_s = 0, span_wait = 0, span_serial = 0, gap_max = 0;
+  double ahead = 0;
+  size_t spans = 0;
+  for (size_t i = 0; i < nb; i++) {
+    double d = tr[i].t_back - tr[i].t_demod;
+    if (tr[i].symbols) {
+      spans++;
+      span_s += d;
+      span_wait += tr[i].bank_wait;
+      span_serial += tr[i].bank_serial;
+      if (d > span_max) span_max = d;
+    } else {
+      other_s += d;
+    }
+    ahead += tr[i].ahead;
+    if (i && tr[i].t_back - tr[i - 1].t_back > gap_max) gap_max = tr[i].t_back - tr[i - 1].t_back;
+    if (i < SHOW)
+      printf("{\"bench\":\"rx_gpu_trace_block\",\"block\":%zu,\"queued_ms\":%.3f,"
+             "\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,\"ahead\":%u,"
+             "\"symbols\":%zu}\n",
+             i, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3, (tr[i].t_banks - t0) * 1e3,
+             (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
+  }
+  printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":64,\"block\":%zu,\"blocks\":%zu,"
+         "\"ring_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,\"span_blocks\":%zu,"
+         "\"span_block_ms\":%.3f,\"span_block_max_ms\":%.3f,\"span_bank_wait_ms\":%.3f,"
+         "\"span_bank_serial_ms\":%.3f,\"other_block_ms\":%.4f,\"mean_ahead\":%.2f,"
+         "\"largest_gap_ms\":%.3f,\"block_copy_ms\":%.3f}\n",
+         BIG_BLOCK, nb, slots, wall, n / pcie_sps, spans, spans ? span_s / spans * 1e3 : 0,
+         span_max * 1e3, spans ? span_wait / spans * 1e3 : 0, spans ? span_serial / spans * 1e3 : 0,
+         nb > spans ? other_s / (nb - spans) * 1e3 : 0, nb ? ahead / nb : 0, gap_max * 1e3,
+         BIG_BLOCK / pcie_sps * 1e3);
+  return 0;
+}
+
+/* The seed's block from samples in to bits out, 400 blocks in steady state (after 100), the
+ * demodulators on `threads` CPU threads (0: all): lat[0..3] = median, p90, p99, largest
+ * (seconds); lat[4]: the blocks that complete a CFO span (bits out), lat[5] the largest of
+ * the others; lat[6..8]: in the span blocks (mean, from the receiver's trace), the banks' call,
+ * their waits for the device and their serial passes. */
+static int gpu_latency(const int16_t *x, size_t n, int all, int threads, double lat[9]) {
+  enum { WARM = 100, MEAS = 400 };
+  static prx_rx_gpu_trace tr[WARM + MEAS];
+  uint64_t bytes = 0;
+  prx_rx *rx = gpu_rx(all, BLOCK, &bytes, threads);
+  if (!rx) return -1;
+  prx_rx_gpu_set_trace(rx, tr, WARM + MEAS);
   static double t[MEAS];
-  size_t nb = n / BLOCK;
+  size_t nb = n / BLOCK, spans = 0;
+  double other = 0;
   for (size_t b = 0; b < WARM + MEAS; b++) {
+    uint64_t before = bytes;
     double t0 = now();
     if (prx_rx_execute(rx, x + 2 * (b % nb) * BLOCK, BLOCK)) {
       fprintf(stderr, "bench_rx: %s\n", prx_last_error());
       prx_rx_destroy(rx);
       return -1;
     }
-    if (b >= WARM) t[b - WARM] = now() - t0;
+    if (b < WARM) continue;
+    t[b - WARM] = now() - t0;
+    if (bytes != before)
+      spans++;
+    else if (t[b - WARM] > other)
+      other = t[b - WARM];
   }
+  size_t nt = prx_rx_gpu_trace_count(rx), ns = 0;
   prx_rx_destroy(rx);
+  lat[6] = lat[7] = lat[8] = 0;
+  for (size_t i = WARM; i < nt; i++)
+    if (tr[i].symbols) {
+      ns++;
+      lat[6] += tr[i].t_banks - tr[i].t_demod;
+      lat[7] += tr[i].bank_wait;
+      lat[8] += tr[i].bank_serial;
+    }
+  for (int i = 6; i < 9 && ns; i++) lat[i] /= (double)ns;
   qsort(t, MEAS, sizeof t[0], cmp_double);
   lat[0] = t[MEAS / 2];
-  lat[1] = t[(size_t)(0.99 * MEAS)];
-  lat[2] = t[MEAS - 1];
+  lat[1] = t[(size_t)(0.9 * MEAS)];
+  lat[2] = t[(size_t)(0.99 * MEAS)];
+  lat[3] = t[MEAS - 1];
+  lat[4] = (double)spans;
+  lat[5] = other;
   return 0;
+}
+
+static void print_latency(int all, int threads, const double lat[9]) {
+  printf("{\"bench\":\"rx_gpu_latency\",\"carriers\":%d,\"block\":%d,\"threads\":%d,"
+         "\"median_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,"
+         "\"span_blocks\":%.0f,\"max_other_ms\":%.3f,\"span_banks_ms\":%.3f,"
+         "\"span_bank_wait_ms\":%.3f,\"span_bank_serial_ms\":%.3f}\n",
+         all ? K : 64, BLOCK, threads, lat[0] * 1e3, lat[1] * 1e3, lat[2] * 1e3, lat[3] * 1e3,
+         lat[4], lat[5] * 1e3, lat[6] * 1e3, lat[7] * 1e3, lat[8] * 1e3);
 }
 
 /* The GPU cases on the 2 s capture x (n samples) tiled to 2^BIG_LOG2 samples. */
@@ -436,7 +535,8 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
          "\"ci16_gsps\":%.3f}\n",
          (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
   if (chan_cases) chan_device_cases(y, big);
-  double rate[2][2], split[2][4], lat[2][3];
+  if (gpu_trace(y, big, pcie_sps)) return -1;
+  double rate[2][2], split[2][4], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? BLOCK : BIG_BLOCK;
@@ -456,22 +556,25 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
            "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f}\n",
            all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2],
            split[all][3]);
-    if (gpu_latency(y, big, all, lat[all])) return -1;
-    printf("{\"bench\":\"rx_gpu_latency\",\"carriers\":%d,\"block\":%d,\"median_ms\":%.3f,"
-           "\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
-           all ? K : 64, BLOCK, lat[all][0] * 1e3, lat[all][1] * 1e3, lat[all][2] * 1e3);
+    if (gpu_latency(y, big, all, 0, lat[all])) return -1;
+    print_latency(all, 0, lat[all]);
+    /* the banks' serial passes on fewer threads (64 carriers: fewer hand-offs per span) */
+    for (int th = 2; !all && th <= 8; th *= 2) {
+      double l[9];
+      if (gpu_latency(y, big, all, th, l)) return -1;
+      print_latency(all, th, l);
+    }
   }
   printf("\n== GPU receiver, ci16 at 6.5536 Msps, K = %d, 2400 Bd, 2^%d samples from pinned "
          "memory; PCIe h2d bound %.2f GB/s = %.2f Gsps of ci16\n",
          K, BIG_LOG2, pcie / 1e9, pcie_sps / 1e9);
-  printf("%-9s %10s %10s %8s %10s %10s %8s %8s %8s %9s %9s %9s\n", "carriers", "Gsps 2^22",
-         "Gsps 2^18", "of PCIe", "copy s", "chan s", "demod s", "(split)", "", "blk med", "blk p99",
-         "blk max");
+  printf("%-9s %10s %10s %8s %10s %10s %8s %9s %9s %9s %9s\n", "carriers", "Gsps 2^22", "Gsps 2^18",
+         "of PCIe", "copy s", "chan s", "demod s", "blk med", "blk p90", "blk p99", "blk max");
   for (int all = 0; all < 2; all++)
-    printf("%-9d %10.3f %10.3f %8.3f %10.4f %10.4f %8.4f %8s %8s %8.3fms %8.3fms %8.3fms\n",
+    printf("%-9d %10.3f %10.3f %8.3f %10.4f %10.4f %8.4f %7.3fms %7.3fms %7.3fms %7.3fms\n",
            all ? K : 64, rate[all][0] / 1e9, rate[all][1] / 1e9, rate[all][0] / pcie_sps,
-           split[all][0], split[all][1], split[all][2], "", "", lat[all][0] * 1e3,
-           lat[all][1] * 1e3, lat[all][2] * 1e3);
+           split[all][0], split[all][1], split[all][2], lat[all][0] * 1e3, lat[all][1] * 1e3,
+           lat[all][2] * 1e3, lat[all][3] * 1e3);
   prx_pipe_host_free(y);
   return 0;
 }

@@ -3,8 +3,10 @@
  * without error, and the CPU backend's bits within the GPU demodulator's agreement (issue 11:
  * identical at Es/N0 >= 12 dB, at least 99.99 % identical below), LLRs within 1e-3 relative (L2)
  * of the CPU's; chunked calls (blocks smaller than a call, calls across blocks), the channel
- * samples asked for (on_channel) and the serial timing mode give the same bits. Exits 77 where
- * no GPU is usable. */
+ * samples asked for (on_channel), the serial timing mode and small blocks in one call (many
+ * more blocks than the receiver's ring of device buffers holds: each slot reused) give the same
+ * bits. --quick: a quarter of the capture (for compute-sanitizer). Exits 77 where no GPU is
+ * usable. */
 #include "test_rx_scene.h"
 
 #include "rx/rx_gpu.h"
@@ -36,7 +38,8 @@ static int agrees(const scene *s, const collect *k, const collect *cpu, size_t c
   return esn0 >= 12 ? *diff == 0 : *diff * 10000 <= cpu->nbits[c];
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  const int quick = argc > 1 && !strcmp(argv[1], "--quick");
   if (!prx_cuda_available()) {
     printf("test_rx_cuda: no usable CUDA device, skipped\n");
     return TEST_SKIP;
@@ -53,12 +56,13 @@ int main(void) {
   scene_add(&s, 20.3 * SP, 0, 30, 0, 0.2, 0.35, 0);
   scene_add(&s, 19.7 * SP, 0, 30, -200, 0.4, 0.2, 0);
   scene_add(&s, -15.5 * SP, -0.1 * 2400, 9, 200, 0.7, 0.35, 0);
-  CHECK(scene_make(&s, (size_t)1 << 21, 3) == 0, "scene");
-  collect cpu, gpu, chunked, serial;
+  CHECK(scene_make(&s, (size_t)1 << (quick ? 19 : 21), 3) == 0, "scene");
+  collect cpu, gpu, chunked, serial, ring;
   memset(&cpu, 0, sizeof cpu);
   memset(&gpu, 0, sizeof gpu);
   memset(&chunked, 0, sizeof chunked);
   memset(&serial, 0, sizeof serial);
+  memset(&ring, 0, sizeof ring);
   prx_rx_config rc = scene_rx_config(&s, &cpu);
   rc.llrs = 1;
   CHECK(scene_receive(&s, &rc, 0, NULL) == 0, "CPU");
@@ -76,6 +80,15 @@ int main(void) {
   rc.block_samples = 50000;
   rc.on_channel = count_channel;
   CHECK(scene_receive(&s, &rc, 123457, NULL) == 0, "CUDA, chunked");
+  /* blocks of 4096 samples in one call: the ring's slots reused many times over */
+  rc = scene_rx_config(&s, &ring);
+  rc.backend = PRX_BACKEND_CUDA;
+  rc.block_samples = 4096;
+  prx_rx *rr = NULL;
+  CHECK(scene_receive(&s, &rc, 0, &rr) == 0, "CUDA, small blocks");
+  CHECK(rr && s.n / 4096 >= 2 * prx_rx_gpu_ring_slots(rr), "the ring (%zu slots) is not wrapped",
+        rr ? prx_rx_gpu_ring_slots(rr) : 0);
+  prx_rx_destroy(rr);
   /* the serial timing mode (the benchmark's split) on a receiver kept to check its times */
   rc = scene_rx_config(&s, &serial);
   rc.backend = PRX_BACKEND_CUDA;
@@ -98,11 +111,13 @@ int main(void) {
     long e = scene_errors(&s, &gpu, c);
     CHECK(e >= 0, "carrier %zu: %zu bits out, %zu sent", c, gpu.nbits[c], s.nref[c]);
     if (s.sim[c].power_db == 0) CHECK(e == 0, "carrier %zu: %ld errors", c, e);
-    size_t d1, d2, d3;
+    size_t d1, d2, d3, d4;
     CHECK(agrees(&s, &gpu, &cpu, c, &d1), "carrier %zu: CUDA bits differ from the CPU's (%zu)", c,
           d1);
     CHECK(agrees(&s, &chunked, &cpu, c, &d2), "carrier %zu: chunked CUDA bits differ (%zu)", c, d2);
     CHECK(agrees(&s, &serial, &cpu, c, &d3), "carrier %zu: serial CUDA bits differ (%zu)", c, d3);
+    CHECK(agrees(&s, &ring, &cpu, c, &d4), "carrier %zu: small-block CUDA bits differ (%zu)", c,
+          d4);
     /* the channel samples: ceil(N / D) per carrier */
     CHECK(chan_seen[c] == (size_t)ceil((double)s.n / D), "carrier %zu: %zu channel samples, %zu", c,
           chan_seen[c], (size_t)ceil((double)s.n / D));
@@ -114,14 +129,15 @@ int main(void) {
     }
     double rel = gpu.nllr[c] == cpu.nllr[c] ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
     CHECK(rel <= 1e-3, "carrier %zu: CUDA LLRs differ from the CPU's by %.3g (L2)", c, rel);
-    printf("carrier %zu: %zu bits, %ld errors, %zu / %zu / %zu bits differ from the CPU's "
-           "(whole, chunked, serial), LLRs within %.2g (L2)\n",
-           c, gpu.nbits[c], e, d1, d2, d3, rel);
+    printf("carrier %zu: %zu bits, %ld errors, %zu / %zu / %zu / %zu bits differ from the CPU's "
+           "(whole, chunked, serial, small blocks), LLRs within %.2g (L2)\n",
+           c, gpu.nbits[c], e, d1, d2, d3, d4, rel);
   }
   collect_free(&cpu);
   collect_free(&gpu);
   collect_free(&chunked);
   collect_free(&serial);
+  collect_free(&ring);
   scene_free(&s);
   return test_finish("test_rx_cuda");
 }

@@ -35,9 +35,10 @@
  * where the caller's buffer is pinned, e.g. from prx_pipe_host_alloc or cudaHostAlloc; a staged
  * copy otherwise), the channelizer writes the selected channels into device rows, the
  * demodulator banks (polyrx/qpsk_bank.h, CUDA backend) read them there, and only the bits (and
- * LLRs when asked) come back; the channel samples come back only when on_channel is set. The
- * copy and channelizer of one block run while the banks demodulate the previous block of the
- * same call (two streams); every block of a call is delivered before the call returns, and the
+ * LLRs when asked) come back; the channel samples come back only when on_channel is set.
+ * Within a call the copies and the channelizer run up to a ring of device buffers ahead of the
+ * banks (2^25 input samples, at most 512 MiB), so the copy engine keeps going while the banks
+ * demodulate a CFO span; every block of a call is delivered before the call returns, and the
  * caller's input is no longer read once it has. The bits on CUDA are the CPU's within the GPU
  * demodulator's agreement: identical at Es/N0 >= 12 dB, at least 99.99 % identical below
  * (float rounding in the channelizer and the demodulator's per-sample arithmetic); LLRs within
@@ -149,8 +150,9 @@ double prx_rx_channel_rate(const prx_rx *rx); /* 2 fs / K in Hz */
 const float *prx_rx_taps(const prx_rx *rx, size_t *n);
 /* Input samples consumed since create or reset, and the seconds spent in the channelizer and
  * in the demodulators (wall clock, the calling thread's view; on CUDA the channelizer's share
- * holds the input copies and the waits for them that the demodulators did not hide, the
- * demodulators' the banks' calls and the bits' copies back). */
+ * holds queueing the copies and the channelizer and the wait at the call's end, the
+ * demodulators' the banks' calls and the bits' copies back, with the waits for the copies and
+ * channelizer still in flight then). */
 void prx_rx_get_times(const prx_rx *rx, uint64_t *samples, double *chan_seconds,
                       double *demod_seconds);
 

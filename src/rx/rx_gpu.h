@@ -4,9 +4,10 @@
  * the channelizer writes the selected channels' rows into device memory, each demodulator bank
  * reads its group's rows there (the group delay dropped by offsetting the row pointers), and only
  * the bits (and the LLRs when asked) come back; the channel samples come back only for
- * on_channel. Two streams overlap the work of consecutive blocks of one call: the copy and the
- * channelizer of block i + 1 run on one while the banks demodulate block i on the other. Every
- * block of a call is delivered before the call returns, as on the CPU. */
+ * on_channel. Within one call the copies and the channelizer run up to a ring of blocks ahead of
+ * the banks (three streams ordered by events; the host waits only in the banks and for the bits),
+ * so the copy engine keeps going while the banks' host passes of a CFO span run. Every block of
+ * a call is delivered before the call returns, as on the CPU. */
 #ifndef PRX_RX_GPU_H
 #define PRX_RX_GPU_H
 
@@ -25,8 +26,26 @@ prx_status rx_gpu_flush(prx_rx *rx);
 /* For the benchmarks: serial 1 waits for each stage before the next (no overlap), so that the
  * times below split a block's cost between the input copy, the channelizer and the demodulators
  * (banks and the bits' copies back); with overlap (the default) the copy and channelizer time
- * counts only what the demodulators did not hide. Seconds since create or reset, host clock. */
+ * counts their queueing and the wait at the call's end, and the demodulators' the waits for the
+ * copies and channelizer in flight before their bits came back. Seconds since create or reset,
+ * host clock. */
 void prx_rx_gpu_set_serial(prx_rx *rx, int serial);
 void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, double *demod_s);
+/* The ring's slots (blocks queued ahead of the banks at most, plus one); 0 off the GPU path. */
+size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
+
+/* For the benchmarks: one record per block of execute (host clock, seconds): when its copy and
+ * channelizer were queued, the blocks queued beyond it when its banks were called, when they
+ * were called and returned, when its bits were back, the banks' own waits for the device and
+ * serial passes (their driver's timing) and the symbols it completed (> 0: a CFO span ended). */
+typedef struct {
+  double t_queue, t_demod, t_banks, t_back;
+  double bank_wait, bank_serial;
+  unsigned ahead;
+  size_t symbols;
+} prx_rx_gpu_trace;
+/* Records the next cap blocks into rec (NULL or 0: off); the count so far. */
+void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap);
+size_t prx_rx_gpu_trace_count(const prx_rx *rx);
 
 #endif
