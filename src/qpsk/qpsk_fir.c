@@ -101,6 +101,28 @@ static inline void dot8_shared(const float *t, const float *const x[8], unsigned
   _mm256_storeu_ps(out + 8, reduce4(a4, a5, a6, a7));
 }
 
+/* The same for outputs a constant DI input samples apart (inlined with a literal DI): their
+ * inputs are one pointer at constant offsets, so the calling loop needs no array of eight
+ * pointers (which it keeps on the stack, stored and reloaded every eight outputs) */
+static inline void dot8_step(const float *t, const float *x, const int DI, unsigned nv,
+                             float *out) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (unsigned v = 0; v < nv; v++) {
+    __m256 h = _mm256_load_ps(t + 8 * v);
+    const float *p = x + 8 * v;
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(p), h, a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 2 * DI), h, a1);
+    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 4 * DI), h, a2);
+    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 6 * DI), h, a3);
+    a4 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 8 * DI), h, a4);
+    a5 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 10 * DI), h, a5);
+    a6 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 12 * DI), h, a6);
+    a7 = _mm256_fmadd_ps(_mm256_loadu_ps(p + 14 * DI), h, a7);
+  }
+  _mm256_storeu_ps(out, reduce4(a0, a1, a2, a3));
+  _mm256_storeu_ps(out + 8, reduce4(a4, a5, a6, a7));
+}
+
 /* Four outputs with their own taps: two chains each (even and odd tap vectors). */
 static inline void dot4(const float *const t[4], const float *const x[4], unsigned nv, float *out) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
@@ -207,6 +229,16 @@ static inline void fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base,
       fir_pos(f, m0 + rho, &i, &j);
       const float *t = f->bank + j * row;
       size_t k = rho;
+      if (P == 1 && di == 1) /* the pre-filter at 4 samples per symbol */
+        for (; k + 7 < n; k += 8, i += 8) {
+          prefetch_step(pf);
+          dot8_step(t, xf + 2 * i, 1, nv, (float *)(out + k));
+        }
+      if (P == 1 && di == 2) /* at 8 */
+        for (; k + 7 < n; k += 8, i += 16) {
+          prefetch_step(pf);
+          dot8_step(t, xf + 2 * i, 2, nv, (float *)(out + k));
+        }
       for (; k + 7 * (size_t)P < n; k += 8 * (size_t)P) {
         const float *xp[8];
         for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i + o * di);
@@ -283,8 +315,16 @@ static inline void fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, d
         prx_cf32 tmp[8], *dst = P == 1 ? out + kk : tmp;
         prefetch_step(pf);
         if (j0 == j7 && i7 == i0 + 7 * di) { /* one phase for the eight */
-          for (int o = 0; o < 8; o++) xp[o] = xf + 2 * (i0 + o * di);
-          dot8_shared(f->bank + (size_t)j0 * row, xp, nv, (float *)dst);
+          const float *t0 = f->bank + (size_t)j0 * row, *x0 = xf + 2 * i0;
+          switch (di) { /* the usual integer rates: constant offsets (dot8_step) */
+          case 2: dot8_step(t0, x0, 2, nv, (float *)dst); break;
+          case 3: dot8_step(t0, x0, 3, nv, (float *)dst); break;
+          case 4: dot8_step(t0, x0, 4, nv, (float *)dst); break;
+          case 8: dot8_step(t0, x0, 8, nv, (float *)dst); break;
+          default:
+            for (int o = 0; o < 8; o++) xp[o] = x0 + 2 * o * di;
+            dot8_shared(t0, xp, nv, (float *)dst);
+          }
         } else { /* a position rounded across a phase boundary: each its own taps */
           for (int o = 0; o < 8; o++) {
             long i, j;
