@@ -32,6 +32,7 @@
 
 #include "dsp/finite.h"
 #include "dsp/pack.h"
+#include "io/io_internal.h"
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
@@ -481,9 +482,11 @@ typedef struct writer_state {
 } writer_state;
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
- * the first `skip` are dropped (the alignment) and the next `keep` written. */
+ * the first `skip` are dropped (the alignment) and the next `keep` written; `last` marks the
+ * flush's slot, the recordings' end. */
 typedef struct {
   uint64_t skip, keep;
+  int last;
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
@@ -876,6 +879,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   if (k > keep) k = keep;
   head->skip = skip;
   head->keep = k;
+  head->last = in == NULL;
   r->n_out += k;
   *out_n = filled;
   return PRX_OK;
@@ -905,6 +909,30 @@ static double energy(const prx_cf32 *y, size_t k) {
   return (e[0] + e[2]) + (e[1] + e[3]);
 }
 
+/* Marks output s failed (its recording is removed at close); the first failure of the run prints
+ * its error line. Returns non-zero when every output has failed. */
+static int output_failed(run_state *r, size_t s, prx_status st) {
+  r->failed[s] = 1;
+  size_t before = atomic_fetch_add(&r->n_failed, 1);
+  if (before == 0) cli_status_error(CMD, "output", st);
+  return before + 1 == r->n_sel;
+}
+
+/* After the last slot: a writer flushes and closes its channels' data files (the rest of each
+ * recording, the metadata, is finished at close_outputs), several writers at once, newest file
+ * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
+ * cost 15 ms of list walking on the 2-core VM). */
+static prx_status end_data(run_state *r, int w) {
+  size_t W = (size_t)r->n_writers;
+  if (r->o.to_stdout || (size_t)w >= r->n_sel) return PRX_OK;
+  for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
+    prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
+    if (st && output_failed(r, s, st)) return st;
+    if (s < W) break;
+  }
+  return PRX_OK;
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -918,7 +946,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   size_t k = (size_t)head->keep;
   if (!ws->ready && !r->o.to_stdout && wait_outputs(r)) return PRX_ERR_IO; /* reported */
   ws->ready = 1;
-  if (!k) return PRX_OK;
+  if (!k) return head->last ? end_data(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
   for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers) {
     prx_cf32 *y = rows + s * r->stride + head->skip;
@@ -950,13 +978,8 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
-    if (st) {
-      /* the first failure is reported; the writer keeps its error for close */
-      r->failed[s] = 1;
-      size_t before = atomic_fetch_add(&r->n_failed, 1);
-      if (before == 0) cli_status_error(CMD, "output", st);
-      if (before + 1 == r->n_sel) return st;
-    }
+    /* the first failure is reported; the writer keeps its error for close */
+    if (st && output_failed(r, s, st)) return st;
   }
   if (r->o.to_stdout) {
     size_t bytes = k * r->n_sel * osz;
@@ -966,7 +989,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       return PRX_ERR_IO;
     }
   }
-  return PRX_OK;
+  return head->last ? end_data(r, w) : PRX_OK;
 }
 
 /* The pipeline's buffers (page-locked with the CUDA backend), timed for POLYRX_TIMING. */

@@ -6,7 +6,9 @@
  * - samples go to the temporary file as they come, through a FILE buffer;
  * - close checks every byte written, renames the data into place, then writes the metadata to a
  *   temporary file and renames it into place last: a .sigmf-meta exists only beside the whole
- *   data it describes;
+ *   data it describes; prx_sigmf_writer_end_data does close's first step (flush and close the
+ *   data file, errors kept) earlier, on the caller's thread of choice (a writer thread that
+ *   has written its last samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
@@ -404,6 +406,8 @@ prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
   if (w->err) return raise_kept(w);
   if (n == 0) return PRX_OK;
   if (!samples) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: NULL samples");
+  if (!w->data)
+    return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: the data of '%s' was ended", w->data_path);
   const unsigned char *p = samples;
   size_t done = 0;
   if (PRX_HOST_BIG_ENDIAN && w->sample_size > 2) {
@@ -575,14 +579,11 @@ static prx_status finish_archive(prx_sigmf_writer *w) {
   return PRX_OK;
 }
 
-prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
-  if (!w) return PRX_OK;
-  /* every buffered byte is written and checked before the file is called finished */
-  if (w->archive && !w->err) {
-    prx_status st = finish_archive(w);
-    if (st) keep(w, st);
-  }
+/* Flushes and closes the data file, if still open: every buffered byte is written and checked
+ * before the file is called finished (an error is kept). */
+static void end_data(prx_sigmf_writer *w) {
   FILE *f = w->data;
+  if (!f) return;
   w->data = NULL;
   errno = 0;
   int bad = fflush(f) != 0 || ferror(f);
@@ -593,6 +594,21 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
   }
   if (bad)
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
+}
+
+prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_end_data: NULL writer");
+  if (!w->archive) end_data(w); /* an archive's file stays open: close appends the metadata */
+  return w->err ? raise_kept(w) : PRX_OK;
+}
+
+prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
+  if (!w) return PRX_OK;
+  if (w->archive && !w->err) {
+    prx_status st = finish_archive(w);
+    if (st) keep(w, st);
+  }
+  end_data(w);
   if (w->err) {
     unlink(w->tmp_path); /* data that is not all there is no recording */
   } else if (rename(w->tmp_path, w->data_path) != 0) {
@@ -614,7 +630,7 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
 
 void prx_sigmf_writer_discard(prx_sigmf_writer *w) {
   if (!w) return;
-  fclose(w->data);
+  if (w->data) fclose(w->data);
   w->data = NULL;
   unlink(w->tmp_path);
   free_writer(w);
