@@ -12,7 +12,7 @@
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
-# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep]
+# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep|chanab]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -27,6 +27,11 @@
 # above; 0.25 for a quick run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
 # cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
+#   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
+#   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
+#   and 0-63, --threads 1 and 0, to tmpfs: the two binaries in alternating runs (REPS each,
+#   best of), the library (bench_commands chan) in the same run, and whether both wrote the same
+#   bytes (diff -r of the output directories, the collection's SHA-512s included).
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -284,10 +289,58 @@ sweep() {
   rm -f "$x"
 }
 
+# this build's `channelize` against $BEFORE's, alternating runs, the library in the same run
+chanab() {
+  local nsamp x th sel lib tb ta s e t same
+  local before=${BEFORE:?chanab: set BEFORE=path/to/the/other/polyrx}
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsamp=$(scaled 16777216)
+  x=$W/c.cf32
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  printf '%-8s %-5s %9s %9s %9s %7s %7s %5s\n' threads sel lib_ms before after b/lib a/lib same >&2
+  for th in 1 0; do
+    for sel in all 0-63; do
+      local copt=() nsel=0
+      [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+      lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
+      tb=0 ta=0
+      for _ in $(seq "$REPS"); do
+        for which in before after; do
+          local bin=$P
+          [ "$which" = before ] && bin=$before
+          rm -rf "$W/ch"
+          s=$(ns)
+          "$bin" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch" ||
+            { echo "bench_commands.sh: $which failed" >&2; return 1; }
+          e=$(ns)
+          t=$((e - s))
+          if [ "$which" = before ]; then
+            { [ "$tb" = 0 ] || [ "$t" -lt "$tb" ]; } && tb=$t
+            rm -rf "$W/ch_before"
+            mv "$W/ch" "$W/ch_before"
+          else
+            { [ "$ta" = 0 ] || [ "$t" -lt "$ta" ]; } && ta=$t
+          fi
+        done
+      done
+      same=no
+      diff -r -q "$W/ch_before" "$W/ch" >/dev/null && same=yes
+      rm -rf "$W/ch" "$W/ch_before"
+      awk -v th="$th" -v sel="$sel" -v n="$nsamp" -v lib="$(jnum "$lib" seconds)" -v tb="$tb" \
+        -v ta="$ta" -v same="$same" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+        b = tb / 1e9; a = ta / 1e9
+        printf "{\"bench\":\"commands_channelize_ab\",\"threads\":%d,\"K\":1024,\"channels\":\"%s\",\"samples\":%d,\"lib_seconds\":%.4f,\"before_seconds\":%.4f,\"after_seconds\":%.4f,\"before_of_lib\":%.3f,\"after_of_lib\":%.3f,\"same_bytes\":\"%s\",\"load\":%s}\n", th, sel, n, lib, b, a, lib / b, lib / a, same, load
+        printf "%-8d %-5s %9.1f %9.1f %9.1f %7.3f %7.3f %5s\n", th, sel, lib * 1e3, b * 1e3, a * 1e3, lib / b, lib / a, same > "/dev/stderr" }'
+    done
+  done
+  rm -f "$x"
+}
+
 case "$MODE" in
 cpu) cpu ;;
+chanab) chanab ;;
 gpu) gpu ;;
 rx) rx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab]" >&2; exit 2 ;;
 esac
