@@ -459,7 +459,9 @@ typedef struct {
   /* the recordings are created on open_thread while the stream starts (open_outputs) */
   pthread_t open_thread;
   pthread_mutex_t open_lock;
-  int open_lock_made, opening, open_failed;
+  pthread_cond_t open_cv; /* the opener's progress (n_opened, open_done), for the writers */
+  int open_lock_made, opening, open_failed, open_done;
+  _Atomic size_t n_opened; /* outputs 0..n_opened-1 are created */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
@@ -481,7 +483,7 @@ typedef struct {
 typedef struct writer_state {
   void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
-  int ready;  /* the recordings are created (wait_outputs) */
+  int ready;  /* its channels' recordings are created (wait_opened) */
   uint64_t nonfinite_out, saturated;
 } writer_state;
 
@@ -747,21 +749,46 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
+#define OPEN_NOTIFY 32 /* the opener wakes the writers every this many recordings */
+
 /* Creates the recordings, on a thread of its own where there are cores for it (creating 1024 of
  * them takes 15-30 ms of directory operations and metadata): the pipeline starts and the first
- * blocks are channelized meanwhile; each writer waits for it before its first write
- * (wait_outputs). */
+ * blocks are channelized meanwhile; a writer waits for each of its channels' recordings before
+ * the channel's first write (wait_opened), so that the writers follow the opener through the
+ * first block instead of waiting for the last recording. */
 static void *opener(void *arg) {
   run_state *r = arg;
   for (size_t s = 0; s < r->n_sel; s++) {
     prx_status st = open_one(r, s);
     if (st) {
       cli_status_error(CMD, "output", st);
+      pthread_mutex_lock(&r->open_lock);
       r->open_failed = 1; /* the run ends with nothing written: cleanup discards the others */
+      pthread_mutex_unlock(&r->open_lock);
       break;
     }
+    atomic_store_explicit(&r->n_opened, s + 1, memory_order_release); /* r->w[s] is set */
+    if ((s + 1) % OPEN_NOTIFY == 0) {
+      pthread_mutex_lock(&r->open_lock);
+      pthread_cond_broadcast(&r->open_cv);
+      pthread_mutex_unlock(&r->open_lock);
+    }
   }
+  pthread_mutex_lock(&r->open_lock);
+  r->open_done = 1;
+  pthread_cond_broadcast(&r->open_cv);
+  pthread_mutex_unlock(&r->open_lock);
   return NULL;
+}
+
+/* Waits until output s's recording is created; non-zero when it cannot be (reported). */
+static int wait_opened(run_state *r, size_t s) {
+  if (atomic_load_explicit(&r->n_opened, memory_order_acquire) > s) return 0;
+  pthread_mutex_lock(&r->open_lock);
+  while (atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s && !r->open_done)
+    pthread_cond_wait(&r->open_cv, &r->open_lock);
+  pthread_mutex_unlock(&r->open_lock);
+  return atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s;
 }
 
 /* Checks the output directory and paths, then starts creating the recordings (opener). */
@@ -775,23 +802,30 @@ static int open_outputs(run_state *r) {
   int rc = check_paths(r);
   if (rc >= 0) return rc;
   if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
+  if (pthread_cond_init(&r->open_cv, NULL) != 0) {
+    pthread_mutex_destroy(&r->open_lock);
+    return cli_error(CMD, "cannot make a condition variable");
+  }
   r->open_lock_made = 1;
   /* with fewer than 4 cores (compute, writer, reader and this thread), it competes with the
-   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here */
-  r->opening = prx_cpu_count() >= 4 && pthread_create(&r->open_thread, NULL, opener, r) == 0;
+   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here.
+   * POLYRX_OPENER=thread or inline chooses (a measurement, a test of the other path). */
+  const char *how = getenv("POLYRX_OPENER");
+  int threaded = how && !strcmp(how, "thread")   ? 1
+                 : how && !strcmp(how, "inline") ? 0
+                                                 : prx_cpu_count() >= 4;
+  r->opening = threaded && pthread_create(&r->open_thread, NULL, opener, r) == 0;
   if (!r->opening) opener(r);
   return r->open_failed ? 1 : -1;
 }
 
-/* Waits until every recording is created; non-zero when one could not be. */
+/* Waits until every recording is created; non-zero when one could not be. Called on the main
+ * thread only (the writers wait with wait_opened), without the lock the opener takes. */
 static int wait_outputs(run_state *r) {
-  if (!r->open_lock_made) return r->open_failed;
-  pthread_mutex_lock(&r->open_lock);
   if (r->opening) {
     pthread_join(r->open_thread, NULL);
     r->opening = 0;
   }
-  pthread_mutex_unlock(&r->open_lock);
   return r->open_failed;
 }
 
@@ -970,6 +1004,7 @@ static prx_status end_data(run_state *r, int w) {
   size_t W = (size_t)r->n_writers;
   if (r->o.to_stdout || (size_t)w >= r->n_sel) return PRX_OK;
   for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
+    if (!r->ws[w].ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
     if (st && output_failed(r, s, st)) return st;
     if (s < W) break;
@@ -987,11 +1022,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   (void)block;
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
-  size_t k = (size_t)head->keep;
-  if (!ws->ready && !r->o.to_stdout && wait_outputs(r)) return PRX_ERR_IO; /* reported */
-  ws->ready = 1;
+  size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   if (!k) return head->last ? end_data(r, w) : PRX_OK;
-  size_t osz = prx_format_size(r->o.outf), W = (size_t)r->n_writers;
+  size_t osz = prx_format_size(r->o.outf);
   double eg[ENERGY_ROWS];
   size_t gi = ENERGY_ROWS; /* the next of the group's energies */
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
@@ -1026,6 +1059,8 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       continue;
     }
     if (r->failed[s]) continue;
+    /* the first write of each channel waits for its recording (the opener may still run) */
+    if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     const void *data = y;
     if (r->o.outf != PRX_CF32) {
       pack_row(r, ws, y, k, ws->pack);
@@ -1043,6 +1078,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       return PRX_ERR_IO;
     }
   }
+  ws->ready = 1;
   return head->last ? end_data(r, w) : PRX_OK;
 }
 
@@ -1424,7 +1460,10 @@ static void banner(const run_state *r) {
 static void cleanup(run_state *r) {
   end_warm_cuda(r);
   wait_outputs(r);
-  if (r->open_lock_made) pthread_mutex_destroy(&r->open_lock);
+  if (r->open_lock_made) {
+    pthread_mutex_destroy(&r->open_lock);
+    pthread_cond_destroy(&r->open_cv);
+  }
   if (r->o.tmpdir) {
     remove_tmpdir(r);
     free(r->o.tmpdir);
