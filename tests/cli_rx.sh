@@ -188,5 +188,10 @@ expect_usage "symbol rate is missing" --carrier f=1k
 expect_usage "not for rx" --carrier f=1k,rs=2400,power=3
 expect_usage "no carrier"
 expect_usage "-K" --carrier rs=2400 -K 63
+# no sample rate for raw input: a usage error too
+"$P" rx -q -i "$T/x.cf32" -K 64 --carrier f=0,rs=2400 -o "$T/e" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "no sample rate" "$T/err" ||
+  bad "rx without -s: exit $rc, expected 2 and one line ($(cat "$T/err"))"
 
 exit $((fail > 0))
