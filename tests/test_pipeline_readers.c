@@ -82,7 +82,7 @@ static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos,
   (void)out;
   if (pos != s->expect_pos) s->bad_pos = 1;
   size_t m = in ? n : FLUSH_WORDS;
-  if (m > s->y_cap - s->y_n) { /* more than the stream holds: a repeated block */
+  if (m > s->y_cap - s->y_n) { /* more than the stream holds: blocks computed twice */
     s->bad_pos = 1;
   } else if (in) {
     pipe_hash_block(&s->state, in, n, pos, s->y + s->y_n);
