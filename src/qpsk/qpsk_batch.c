@@ -912,6 +912,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;
   st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
   st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;
+  st->blocks_locked += !(bk->flags & (PRX_QPSK_BLOCK_NO_SIGNAL | PRX_QPSK_BLOCK_CLOCK_RANGE));
   double n = (double)e.n_symbols, g2 = sp->gain * sp->gain;
   /* a short block (the stream's last) is too short for its own M2M4: the window's estimate */
   int own = n >= 0.5 * q->L;
