@@ -36,35 +36,21 @@ void qpsk_serial_state_to(prx_qpsk *q, const qpsk_serial_state *st) { q->sr = *s
 
 /* ---- the records of a span and its blocks, from and into prx_qpsk's ---- */
 
+/* the fields a span's record shares with qpsk_span (and dc_win) */
+#define SPAN_FIELDS(X)                                                                             \
+  X(dc[0]) X(dc[1]) X(dc_nwin) X(dc_syms) X(dc_own) X(gain) X(e) X(out_range) X(f) X(theta) X(n_ref)
+#define FROM_SPAN(f) r->f = sp->f;
+#define TO_SPAN(f) sp->f = r->f;
+
 static void span_of(const qpsk_span *sp, qpsk_serial_span *r) {
   memset(r, 0, sizeof *r);
-  r->dc[0] = sp->dc[0];
-  r->dc[1] = sp->dc[1];
+  SPAN_FIELDS(FROM_SPAN)
   memcpy(r->dc_win, sp->dc_win, sizeof r->dc_win);
-  r->dc_nwin = sp->dc_nwin;
-  r->dc_syms = sp->dc_syms;
-  r->dc_own = sp->dc_own;
-  r->gain = sp->gain;
-  r->e = sp->e;
-  r->out_range = sp->out_range;
-  r->f = sp->f;
-  r->theta = sp->theta;
-  r->n_ref = sp->n_ref;
 }
 
 static void span_to(qpsk_span *sp, const qpsk_serial_span *r) {
-  sp->dc[0] = r->dc[0];
-  sp->dc[1] = r->dc[1];
+  SPAN_FIELDS(TO_SPAN)
   memcpy(sp->dc_win, r->dc_win, sizeof sp->dc_win);
-  sp->dc_nwin = r->dc_nwin;
-  sp->dc_syms = r->dc_syms;
-  sp->dc_own = r->dc_own;
-  sp->gain = r->gain;
-  sp->e = r->e;
-  sp->out_range = r->out_range;
-  sp->f = r->f;
-  sp->theta = r->theta;
-  sp->n_ref = r->n_ref;
 }
 
 /* the block's O&M sums as stage_om leaves them */
