@@ -30,7 +30,6 @@
 #include "qpsk_cplx.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 static inline prx_cf32 cexpj(double a) {
