@@ -15,6 +15,7 @@
  *
  * Output: one JSON line per measurement, then a table.
  * Usage: bench_chan_cpu [samples_per_run (default 2^21)] [reps (default 20)] [chunk] */
+#include "bench_clock.h"
 #include "polyrx.h"
 
 #include <math.h>
@@ -32,12 +33,6 @@
 #include <immintrin.h>
 #endif
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
 /* Peak single-core float flops/s with 256-bit FMAs (10 independent chains hide the latency). */
 static double peak_flops(void) {
 #if defined(__AVX2__) && defined(__FMA__)
@@ -46,10 +41,10 @@ static double peak_flops(void) {
   double best = 0;
   for (int rep = 0; rep < 5; rep++) {
     long iters = 20000000;
-    double t0 = now();
+    double t0 = bench_now();
     for (long it = 0; it < iters; it++)
       for (int i = 0; i < 10; i++) a[i] = _mm256_fmadd_ps(a[i], m, d);
-    double t = now() - t0, f = iters * 10.0 * 16 / t;
+    double t = bench_now() - t0, f = iters * 10.0 * 16 / t;
     if (f > best) best = f;
   }
   float sink[8];
@@ -90,7 +85,7 @@ static double run_polyrx(unsigned K, const float *h, size_t M, int threads, size
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(c);
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i += chunk) {
       size_t len = n - i < chunk ? n - i : chunk, got;
       if (prx_chan_execute(c, x + i, len, y, cap, &got)) {
@@ -98,7 +93,7 @@ static double run_polyrx(unsigned K, const float *h, size_t M, int threads, size
         exit(1);
       }
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   prx_chan_destroy(c);
@@ -135,11 +130,11 @@ static double run_liquid(unsigned K, const float *h, int threads, const prx_cf32
                            per, malloc(K * sizeof(float complex))};
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     for (int t = 1; t < threads; t++) pthread_create(&tid[t], NULL, liquid_slice, &jobs[t]);
     liquid_slice(&jobs[0]);
     for (int t = 1; t < threads; t++) pthread_join(tid[t], NULL);
-    double tt = now() - t0;
+    double tt = bench_now() - t0;
     if (tt < best) best = tt;
   }
   for (int t = 0; t < threads; t++) {

@@ -20,6 +20,7 @@
  * The CuPy peer runs in bench/cupy_channelize.py on the same sizes (scripts/gpu_check.sh).
  *
  * Usage: bench_chan_cuda [--quick]   (--quick: smaller inputs, fewer repetitions) */
+#include "bench_clock.h"
 #include "polyrx.h"
 
 #include "chan/chan_cuda.h"
@@ -63,12 +64,6 @@ static double bw_d2d, bw_h2d, bw_d2h; /* bytes/s */
 static char table[128][200];
 static int n_table;
 #define ROW(...) snprintf(table[n_table < 127 ? n_table++ : 127], 200, __VA_ARGS__)
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -301,9 +296,9 @@ static void e2e_run(unsigned K, unsigned D, prx_format fin, size_t nsel, size_t 
   double t[32];
   for (int r = -1; r < reps; r++) {
     prx_chan_reset(c);
-    double t0 = now();
+    double t0 = bench_now();
     PK(prx_chan_execute(c, h_in, N, h_out, n_out, &no));
-    if (r >= 0) t[r] = now() - t0;
+    if (r >= 0) t[r] = bench_now() - t0;
   }
   double tm = median(t, reps), best = t[0];
   double in_b = (double)prx_format_size(fin), out_b = (double)nsel * 8 / D; /* per input sample */
@@ -330,9 +325,9 @@ static void seed_run(unsigned K, double paper_ms, void *h_in, void *h_out) {
   int n = 3 * reps;
   for (int r = -2; r < n; r++) {
     prx_chan_reset(c);
-    double t0 = now();
+    double t0 = bench_now();
     PK(prx_chan_execute(c, h_in, N, h_out, n_out, &no));
-    if (r >= 0) t[r] = now() - t0;
+    if (r >= 0) t[r] = bench_now() - t0;
   }
   double tm = median(t, n), best = t[0];
   printf("{\"bench\":\"chan_cuda\",\"kind\":\"seed\",\"K\":%u,\"D\":%u,\"samples\":%zu,"

@@ -23,6 +23,7 @@
  *                                                and second 2^20-sample calls, its destroy
  */
 
+#include "bench_clock.h"
 #include "pipeline/pipeline.h"
 #include "polyrx.h"
 
@@ -34,12 +35,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void *slurp(const char *path, size_t *bytes) {
   int fd = open(path, O_RDONLY);
@@ -62,13 +57,13 @@ static int bench_read(const char *path) {
   if (fd < 0) return perror(path), 1;
   size_t cap = (size_t)4 << 20, total = 0;
   char *buf = malloc(cap);
-  double t0 = now();
+  double t0 = bench_now();
   for (;;) {
     ssize_t r = read(fd, buf, cap);
     if (r <= 0) break;
     total += (size_t)r;
   }
-  double t = now() - t0;
+  double t = bench_now() - t0;
   close(fd);
   free(buf);
   printf("{\"bench\":\"commands_read\",\"file\":\"%s\",\"bytes\":%zu,\"seconds\":%.4f,"
@@ -88,7 +83,7 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
     fd[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd[i] < 0) return perror(path), 1;
   }
-  double t0 = now();
+  double t0 = bench_now();
   size_t done = 0;
   int err = 0;
   for (size_t off = 0; off < per && !err; off += chunk) {
@@ -102,7 +97,7 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
     fsync(fd[i]);
     close(fd[i]);
   }
-  double t = now() - t0;
+  double t = bench_now() - t0;
   for (int i = 0; i < files; i++) {
     snprintf(path, sizeof path, "%s/w%04d.bin", dir, i);
     unlink(path);
@@ -140,7 +135,7 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
-    double t0 = now();
+    double t0 = bench_now();
     size_t got;
     for (size_t i = 0; i < n; i += block) {
       size_t m = n - i < block ? n - i : block;
@@ -148,7 +143,7 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
         return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
     }
     prx_chan_flush(ch, y, stride, &got);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
@@ -179,7 +174,7 @@ static int bench_demod(const char *path, double fs, double rs, int threads, int 
   for (int r = 0; r < reps; r++) {
     prx_qpsk_reset(q);
     size_t tot = 0, got;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i += block) {
       size_t m = n - i < block ? n - i : block;
       if (prx_qpsk_execute(q, x + i, m, bits, NULL, cap, &got))
@@ -187,7 +182,7 @@ static int bench_demod(const char *path, double fs, double rs, int threads, int 
       tot += got;
     }
     prx_qpsk_flush(q, bits, NULL, cap, &got);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     symbols = tot + got;
     if (t < best) best = t;
   }
@@ -206,29 +201,29 @@ static int bench_startup(void) {
   c.symbol_rate = 2400;
   c.threads = 1;
   prx_qpsk *q;
-  double t0 = now();
+  double t0 = bench_now();
   if (prx_qpsk_create(&c, &q)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
-  double t = now() - t0;
+  double t = bench_now() - t0;
   prx_qpsk_destroy(q);
   printf("{\"bench\":\"commands_lib_startup\",\"qpsk_create_ms\":%.2f}\n", t * 1e3);
   return 0;
 }
 
 static int bench_cudastart(void) {
-  double t0 = now();
+  double t0 = bench_now();
   int gpu = prx_cuda_available();
-  double t_module = now() - t0;
+  double t_module = bench_now() - t0;
   if (!gpu) return fprintf(stderr, "cudastart: no usable CUDA device\n"), 1;
-  t0 = now();
+  t0 = bench_now();
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
-  double t_ctx = now() - t0;
+  double t_ctx = bench_now() - t0;
   size_t big = (size_t)32 << 20;
-  t0 = now();
+  t0 = bench_now();
   void *b = prx_pipe_host_alloc(big, 1);
-  double t_alloc = now() - t0;
-  t0 = now();
+  double t_alloc = bench_now() - t0;
+  t0 = bench_now();
   prx_pipe_host_free(b);
-  double t_free = now() - t0;
+  double t_free = bench_now() - t0;
   unsigned sel[64];
   for (unsigned i = 0; i < 64; i++) sel[i] = i;
   prx_chan_config c = prx_chan_config_default();
@@ -239,23 +234,23 @@ static int bench_cudastart(void) {
   c.n_select = 64;
   c.backend = PRX_BACKEND_CUDA;
   prx_chan *ch;
-  t0 = now();
+  t0 = bench_now();
   if (prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
-  double t_create = now() - t0;
+  double t_create = bench_now() - t0;
   size_t n = (size_t)1 << 20, stride = n / 512 + 64, got;
   void *x = prx_pipe_host_alloc(4 * n, 1);
   prx_cf32 *y = prx_pipe_host_alloc(64 * stride * sizeof *y, 1);
   memset(x, 0, 4 * n);
   double t_exec[2];
   for (int i = 0; i < 2; i++) {
-    t0 = now();
+    t0 = bench_now();
     if (prx_chan_execute(ch, x, n, y, stride, &got))
       return fprintf(stderr, "%s\n", prx_last_error()), 1;
-    t_exec[i] = now() - t0;
+    t_exec[i] = bench_now() - t0;
   }
-  t0 = now();
+  t0 = bench_now();
   prx_chan_destroy(ch);
-  double t_destroy = now() - t0;
+  double t_destroy = bench_now() - t0;
   prx_pipe_host_free(x);
   prx_pipe_host_free(y);
   printf("{\"bench\":\"commands_cudastart\",\"module_ms\":%.1f,\"context_ms\":%.1f,"

@@ -5,6 +5,7 @@
  * transform of the whole second (the detector's one pass over the capture). Time on one thread
  * and on all cores, best of 3; the accuracy over the carriers at 10 dB or more. JSON lines, then
  * a table. */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include "dsp/fft_plan.h"
@@ -16,12 +17,6 @@
 #define FS 6.5536e6
 #define N 6553600
 #define NC 48
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 typedef struct {
   double freq, rs, rolloff, esn0_db, ppm;
@@ -85,12 +80,12 @@ static double time_detect(const prx_cf32 *x, int threads, prx_detect_carrier *ou
   cfg.threads = threads;
   double best = 1e30;
   for (int rep = 0; rep < 3; rep++) {
-    double t0 = now();
+    double t0 = bench_now();
     if (prx_detect_carriers(&cfg, x, N, out, 256, nf) != PRX_OK) {
       fprintf(stderr, "bench_detect: %s\n", prx_last_error());
       exit(1);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   return best;
@@ -102,9 +97,9 @@ static double time_fft(const prx_cf32 *x) {
   double best = 1e30;
   for (int rep = 0; rep < 3 && p; rep++) {
     memcpy(buf, x, (size_t)N * sizeof *buf);
-    double t0 = now();
+    double t0 = bench_now();
     fftwf_execute(p);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   prx_fft_destroy(p);

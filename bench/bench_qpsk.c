@@ -19,6 +19,7 @@
  *        bench_qpsk probe SPS LOG2_SYMBOLS [key=value...]: one configuration (see probe())
  *        bench_qpsk clock [THREADS]: the core clock under load
  *        bench_qpsk hash: hashes of every output over many configurations (bit identity) */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -33,12 +34,6 @@
 
 #define NSYM (1u << 20)
 #define CHUNK ((size_t)1 << 16)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* CPU time of the calling thread: for one-thread runs, a figure that the other jobs of a shared
  * machine move much less than the wall time (they still share its caches and memory) */
@@ -234,7 +229,7 @@ static result run_polyrx_opt(const signal_t *s, int threads, int llr, int reps, 
     if (o && o->evict) evict_caches(o->evict);
     long f0 = minor_faults();
     if (o && o->ctr) ctr_switch(o->ctr, 1);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_now(), c0 = cpu_now();
     for (size_t i = 0; i < s->n; i += chunk) {
       size_t m = s->n - i < chunk ? s->n - i : chunk, got;
       prx_qpsk_execute(q, x + i, m, bits + 2 * tot, llrs ? llrs + 2 * tot : NULL, cap - tot, &got);
@@ -243,7 +238,7 @@ static result run_polyrx_opt(const signal_t *s, int threads, int llr, int reps, 
     size_t got;
     prx_qpsk_flush(q, bits + 2 * tot, llrs ? llrs + 2 * tot : NULL, cap - tot, &got);
     tot += got;
-    double dt = now() - t0, dc = cpu_now() - c0;
+    double dt = bench_now() - t0, dc = cpu_now() - c0;
     if (o && o->ctr) ctr_switch(o->ctr, 0);
     if (r > 0) faults += minor_faults() - f0; /* the first rep touches the buffers */
     sum += dt;
@@ -294,7 +289,7 @@ static void *liquid_chain(void *arg) {
   unsigned char *syms = malloc(nmax);
   double sig = 0, err = 0, num_re = 0;
   size_t nsym = 0;
-  double t0 = now(), c0 = cpu_now();
+  double t0 = bench_now(), c0 = cpu_now();
   for (size_t i = 0; i < s->n; i += CHUNK) {
     unsigned m = (unsigned)(s->n - i < CHUNK ? s->n - i : CHUNK), ny = 0;
     symsync_crcf_execute(ss, (float complex *)(s->x + i), m, y, &ny);
@@ -315,7 +310,7 @@ static void *liquid_chain(void *arg) {
       }
     }
   }
-  j->seconds = now() - t0;
+  j->seconds = bench_now() - t0;
   j->cpu_seconds = cpu_now() - c0;
   j->symbols = nsym;
   (void)num_re;
@@ -335,7 +330,7 @@ static result run_liquid(const signal_t *s, int threads, int reps, double *mer) 
   liquid_job *jobs = calloc((size_t)threads, sizeof *jobs);
   pthread_t *th = calloc((size_t)threads, sizeof *th);
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     for (int t = 0; t < threads; t++) {
       jobs[t].s = s;
       if (threads == 1)
@@ -345,7 +340,7 @@ static result run_liquid(const signal_t *s, int threads, int reps, double *mer) 
     }
     if (threads > 1)
       for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     if (dt < best) best = dt;
     if (jobs[0].cpu_seconds < best_cpu) best_cpu = jobs[0].cpu_seconds;
   }

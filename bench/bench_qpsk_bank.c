@@ -25,6 +25,7 @@
  *
  * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only)
  * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32). */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -37,12 +38,6 @@
 #include "qpsk/qpsk_bank_internal.h"
 
 #define REPS 3
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 /* rows[c] = carrier c; n samples each, pitch in samples */
 static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *rows) {
@@ -126,11 +121,11 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     const uint8_t *in = (const uint8_t *)rows + (size_t)(r % (4 / spans)) * m * sz;
     prx_qpsk_bank_gpu_timing t0t, t1t;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t0t);
-    double t0 = now();
+    double t0 = bench_now();
     prx_status st = dev ? prx_qpsk_bank_execute_device(b, in, pitch, m, &out, NULL)
                         : prx_qpsk_bank_execute(b, in, pitch, m, &out);
     if (dev) cudaDeviceSynchronize();
-    double t = now() - t0;
+    double t = bench_now() - t0;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t1t);
     if (st) {
       fprintf(stderr, "bank call: %s\n", prx_last_error());

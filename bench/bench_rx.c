@@ -45,6 +45,7 @@
  *   --write FILE  also writes the GPU cases' input (tiled ci16) to FILE and the 64 carriers as
  *                 `polyrx rx` arguments to FILE.args, for the command's benchmark
  *                 (scripts/gpu_check.sh) */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include "core/cuda_module.h"
@@ -61,12 +62,6 @@
 #define RS 2400.0
 #define BLOCK 262144
 #define REPS 3
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void sink_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *l, size_t ns) {
   (void)c, (void)b, (void)l, (void)ns;
@@ -149,10 +144,10 @@ static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *r
       fprintf(stderr, "bench_rx: %s\n", prx_last_error());
       return -1;
     }
-    double t0 = now();
+    double t0 = bench_now();
     prx_status st = prx_rx_execute(rx, x, n);
     if (!st) st = prx_rx_flush(rx);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (st) {
       fprintf(stderr, "bench_rx: %s\n", prx_last_error());
       prx_rx_destroy(rx);
@@ -208,12 +203,12 @@ static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
   for (int rep = 0; rep < REPS; rep++) {
     prx_chan *c = NULL;
     if (prx_chan_create(&cc, &c)) break;
-    double t0 = now();
+    double t0 = bench_now();
     size_t got;
     for (size_t i = 0; i < n; i += BLOCK)
       prx_chan_execute(c, x + 2 * i, n - i < BLOCK ? n - i : BLOCK, out, stride, &got);
     prx_chan_flush(c, out, stride, &got);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (n / t > best) best = n / t;
     prx_chan_destroy(c);
   }
@@ -252,9 +247,9 @@ static double run_block(const int16_t *x, size_t n, prx_backend be) {
   double t[9];
   size_t nb = n / BLOCK;
   for (size_t b = 0; b < 17; b++) {
-    double t0 = now();
+    double t0 = bench_now();
     prx_rx_execute(rx, x + 2 * (b % nb) * BLOCK, BLOCK);
-    if (b >= 8) t[b - 8] = now() - t0;
+    if (b >= 8) t[b - 8] = bench_now() - t0;
   }
   prx_rx_destroy(rx);
   qsort(t, 9, sizeof t[0], cmp_double);
@@ -275,10 +270,10 @@ static double pcie_bound(const void *x) {
   if (d->dev_alloc(0, bytes, &dst) || d->stream_create(0, &s)) return NAN;
   double best = 1e30;
   for (int r = 0; r < 5; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     d->copy(dst, x, bytes, s);
     d->sync(s);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   d->dev_free(dst);
@@ -307,15 +302,15 @@ static double chan_device(const void *d_in, size_t big, int order, size_t block,
     size_t got;
     for (int rep = 0; rep < 2; rep++) { /* the first a warm-up */
       prx_chan_reset(c);
-      double t0 = now();
+      double t0 = bench_now();
       for (size_t i = 0; i < big; i += block)
         prx_chan_execute_device(c, (const char *)d_in + 4 * i, block, d_out, stride, &got, s);
       d->sync(s);
-      rate = big / (now() - t0);
+      rate = big / (bench_now() - t0);
     }
-    double t0 = now();
+    double t0 = bench_now();
     prx_chan_flush(c, host, stride, &got);
-    *flush_s = now() - t0;
+    *flush_s = bench_now() - t0;
   }
   prx_chan_destroy(c);
   if (s) d->stream_destroy(s);
@@ -384,11 +379,11 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
     prx_rx *rx = gpu_rx(all, block, &bytes, 0);
     if (!rx) return -1;
     prx_rx_gpu_set_serial(rx, serial);
-    double t0 = now();
+    double t0 = bench_now();
     prx_status st = prx_rx_execute(rx, x, n);
-    double t1 = now();
+    double t1 = bench_now();
     if (!st) st = prx_rx_flush(rx);
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     if (st) {
       fprintf(stderr, "bench_rx: %s\n", prx_last_error());
       prx_rx_destroy(rx);
@@ -417,9 +412,9 @@ static int gpu_trace(const int16_t *x, size_t n, double pcie_sps) {
   prx_rx *rx = gpu_rx(0, BIG_BLOCK, &bytes, 0);
   if (!rx) return -1;
   prx_rx_gpu_set_trace(rx, tr, CAP);
-  double t0 = now();
+  double t0 = bench_now();
   prx_status st = prx_rx_execute(rx, x, n);
-  double wall = now() - t0;
+  double wall = bench_now() - t0;
   size_t nb = prx_rx_gpu_trace_count(rx), slots = prx_rx_gpu_ring_slots(rx);
   prx_rx_destroy(rx);
   if (st) {
@@ -478,14 +473,14 @@ static int gpu_latency(const int16_t *x, size_t n, int all, int threads, double 
   double other = 0;
   for (size_t b = 0; b < WARM + MEAS; b++) {
     uint64_t before = bytes;
-    double t0 = now();
+    double t0 = bench_now();
     if (prx_rx_execute(rx, x + 2 * (b % nb) * BLOCK, BLOCK)) {
       fprintf(stderr, "bench_rx: %s\n", prx_last_error());
       prx_rx_destroy(rx);
       return -1;
     }
     if (b < WARM) continue;
-    t[b - WARM] = now() - t0;
+    t[b - WARM] = bench_now() - t0;
     if (bytes != before)
       spans++;
     else if (t[b - WARM] > other)

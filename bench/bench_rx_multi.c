@@ -19,6 +19,7 @@
  *   --cpu: CPU worker counts (default 1,2); --devices: device lists separated by '/', e.g.
  *   "0/0,0" runs one worker on GPU 0, then two workers on GPU 0 (default: none).
  * Output: one JSON line per case. */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include "pipeline/pipeline.h"
@@ -37,12 +38,6 @@
 #define BASE 15000000 /* generated samples, then repeated (not a divisor of the segments) */
 #define BLOCK_SYMS 512
 #define SPAN_SYMS 4096
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 /* per carrier: symbols received */
 static void sink_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *l, size_t ns) {
@@ -145,10 +140,10 @@ static double h2d_bound(int dev, const void *src, size_t bytes) {
   double best = 1e30;
   for (int r = 0; r < 5; r++) {
     cudaDeviceSynchronize();
-    double t0 = now();
+    double t0 = bench_now();
     cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   cudaFree(d);
@@ -175,10 +170,10 @@ static double run_multi(unsigned K, const int16_t *x, size_t n, const int *devic
     return NAN;
   }
   prx_rx_multi_get_layout(m, seg, lead, tail);
-  double t0 = now();
+  double t0 = bench_now();
   prx_status st = prx_rx_multi_execute(m, x, n);
   if (!st) st = prx_rx_multi_flush(m);
-  double t = now() - t0;
+  double t = bench_now() - t0;
   if (st) fprintf(stderr, "bench_rx_multi: %s\n", prx_last_error());
   for (unsigned c = 0; c < K; c++) prx_rx_multi_seams(m, c, NULL, &g_unmatched[c]);
   prx_rx_multi_destroy(m);
@@ -194,10 +189,10 @@ static double run_single(unsigned K, const int16_t *x, size_t n, prx_backend be,
     fprintf(stderr, "bench_rx_multi: %s\n", prx_last_error());
     return NAN;
   }
-  double t0 = now();
+  double t0 = bench_now();
   prx_status st = prx_rx_execute(rx, x, n);
   if (!st) st = prx_rx_flush(rx);
-  double t = now() - t0;
+  double t = bench_now() - t0;
   prx_rx_destroy(rx);
   return st ? NAN : (double)n / t;
 }

@@ -2,6 +2,7 @@
  * on one thread and on all cores; beside it, in the same run, liquid-dsp's multi-signal source
  * (msourcecf: 4 QPSK modems + noise) and a per-carrier liquid chain (symstreamrcf arbitrary-rate
  * RRC stream + nco_crcf mix-up + sum). JSON lines, then a table. Best of 3 runs of each. */
+#include "bench_clock.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -16,12 +17,6 @@
 #define FS 6.5536e6
 #define NC 4
 #define BLOCK 65536
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static double cpu_now(void) {
   struct timespec t;
@@ -54,9 +49,9 @@ static double run_polyrx(double rs, int noise, int threads, size_t n, prx_cf32 *
       fprintf(stderr, "bench_sim: %s\n", prx_last_error());
       exit(1);
     }
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t done = 0; done < n; done += BLOCK) prx_sim_generate(s, buf, BLOCK);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
     prx_sim_destroy(s);
   }
@@ -72,10 +67,10 @@ static double run_msource(double rs, int noise, size_t n, prx_cf32 *buf) {
       msourcecf_add_modem(q, (float)(freqs[i] / FS), (float)(rs * (1 + 0.1 * i) / FS), 0.0f,
                           LIQUID_MODEM_QPSK, 6, 0.35f);
     if (noise) msourcecf_add_noise(q, 0.0f, 1.0f, -30.0f);
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t done = 0; done < n; done += BLOCK)
       msourcecf_write_samples(q, (liquid_float_complex *)buf, BLOCK);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
     msourcecf_destroy(q);
   }
@@ -95,7 +90,7 @@ static double run_symstream(double rs, int noise, size_t n, prx_cf32 *buf) {
       nco_crcf_set_frequency(nco[i], (float)(2 * M_PI * freqs[i] / FS));
     }
     liquid_float_complex *out = (liquid_float_complex *)buf;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t done = 0; done < n; done += BLOCK) {
       memset(out, 0, BLOCK * sizeof *out);
       for (int i = 0; i < NC; i++) {
@@ -106,7 +101,7 @@ static double run_symstream(double rs, int noise, size_t n, prx_cf32 *buf) {
       if (noise)
         for (size_t k = 0; k < BLOCK; k++) cawgn(&out[k], 0.3f);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
     for (int i = 0; i < NC; i++) {
       symstreamrcf_destroy(ss[i]);
@@ -153,12 +148,12 @@ static void sweep(void) {
 static double write_floor(size_t n, prx_cf32 *buf) {
   double best = 1e30;
   for (int rep = 0; rep < 5; rep++) {
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t done = 0; done < n; done += BLOCK) {
       memset(buf, rep + 1, BLOCK * sizeof *buf);
       __asm__ volatile("" : : "r"(buf) : "memory");
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (t < best) best = t;
   }
   return n / best / 1e6;

@@ -8,6 +8,8 @@
  *   nvcc -O2 -arch=sm_90 -o probe bench/cuda_startup_probe.cu -lcufft
  *   ./probe [FILE_IN_TMPFS]                 (the file: 1 GiB or more, e.g. the benchmark's input)
  */
+#include "bench_clock.h"
+
 #include <cuda_runtime.h>
 #include <cufft.h>
 
@@ -20,12 +22,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void report(const char *name, double v, const char *unit) {
   printf("probe %-34s %10.2f %s\n", name, v, unit);
@@ -59,11 +55,11 @@ static double exit_cost(int fast) {
   close(fd[1]);
   char c;
   if (read(fd[0], &c, 1) != 1) return -1;
-  double t0 = now();
+  double t0 = bench_now();
   int status;
   waitpid(pid, &status, 0);
   close(fd[0]);
-  return (now() - t0) * 1e3;
+  return (bench_now() - t0) * 1e3;
 }
 
 int main(int argc, char **argv) {
@@ -71,38 +67,38 @@ int main(int argc, char **argv) {
   report("exit_teardown_return", exit_cost(0), "ms");
   report("exit_teardown__exit", exit_cost(1), "ms");
 
-  double t0 = now();
+  double t0 = bench_now();
   int n = 0;
   CK(cudaGetDeviceCount(&n));
-  report("cuInit_device_count", (now() - t0) * 1e3, "ms");
+  report("cuInit_device_count", (bench_now() - t0) * 1e3, "ms");
   if (n < 1) return 1;
-  t0 = now();
+  t0 = bench_now();
   CK(cudaFree(0));
-  report("primary_context", (now() - t0) * 1e3, "ms");
+  report("primary_context", (bench_now() - t0) * 1e3, "ms");
 
   const size_t sizes[] = {(size_t)4 << 20, (size_t)32 << 20, (size_t)128 << 20};
   for (int i = 0; i < 3; i++) {
     char name[64];
     void *p = NULL;
-    t0 = now();
+    t0 = bench_now();
     CK(cudaHostAlloc(&p, sizes[i], cudaHostAllocPortable));
     snprintf(name, sizeof name, "hostalloc_%zuMiB", sizes[i] >> 20);
-    report(name, (now() - t0) * 1e3, "ms");
-    t0 = now();
+    report(name, (bench_now() - t0) * 1e3, "ms");
+    t0 = bench_now();
     CK(cudaFreeHost(p));
     snprintf(name, sizeof name, "freehost_%zuMiB", sizes[i] >> 20);
-    report(name, (now() - t0) * 1e3, "ms");
+    report(name, (bench_now() - t0) * 1e3, "ms");
   }
   {
     size_t b = (size_t)128 << 20;
     char *p = (char *)aligned_alloc(4096, b);
     memset(p, 1, b);
-    t0 = now();
+    t0 = bench_now();
     CK(cudaHostRegister(p, b, cudaHostRegisterPortable));
-    report("hostregister_malloc_128MiB", (now() - t0) * 1e3, "ms");
-    t0 = now();
+    report("hostregister_malloc_128MiB", (bench_now() - t0) * 1e3, "ms");
+    t0 = bench_now();
     CK(cudaHostUnregister(p));
-    report("hostunregister_128MiB", (now() - t0) * 1e3, "ms");
+    report("hostunregister_128MiB", (bench_now() - t0) * 1e3, "ms");
     free(p);
   }
   /* copies: 1 GiB to the device from page-locked (128 MiB x 8) and pageable memory */
@@ -113,18 +109,18 @@ int main(int argc, char **argv) {
     CK(cudaHostAlloc(&h, b, cudaHostAllocPortable));
     memset(h, 3, b);
     CK(cudaMemcpy(d, h, b, cudaMemcpyHostToDevice));
-    t0 = now();
+    t0 = bench_now();
     for (int i = 0; i < 8; i++) CK(cudaMemcpy(d, h, b, cudaMemcpyHostToDevice));
-    report("h2d_pinned", 8.0 * b / (now() - t0) / 1e9, "GB/s");
-    t0 = now();
+    report("h2d_pinned", 8.0 * b / (bench_now() - t0) / 1e9, "GB/s");
+    t0 = bench_now();
     for (int i = 0; i < 8; i++) CK(cudaMemcpy(h, d, b, cudaMemcpyDeviceToHost));
-    report("d2h_pinned", 8.0 * b / (now() - t0) / 1e9, "GB/s");
+    report("d2h_pinned", 8.0 * b / (bench_now() - t0) / 1e9, "GB/s");
     char *pg = (char *)malloc(b);
     memset(pg, 3, b);
     CK(cudaMemcpy(d, pg, b, cudaMemcpyHostToDevice));
-    t0 = now();
+    t0 = bench_now();
     for (int i = 0; i < 8; i++) CK(cudaMemcpy(d, pg, b, cudaMemcpyHostToDevice));
-    report("h2d_pageable", 8.0 * b / (now() - t0) / 1e9, "GB/s");
+    report("h2d_pageable", 8.0 * b / (bench_now() - t0) / 1e9, "GB/s");
     free(pg);
     CK(cudaFreeHost(h));
     CK(cudaFree(d));
@@ -135,26 +131,26 @@ int main(int argc, char **argv) {
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= (1 << 30)) {
       size_t b = (size_t)1 << 30;
-      t0 = now();
+      t0 = bench_now();
       void *m = mmap(NULL, b, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-      report("mmap_populate_1GiB", (now() - t0) * 1e3, "ms");
+      report("mmap_populate_1GiB", (bench_now() - t0) * 1e3, "ms");
       if (m != MAP_FAILED) {
-        t0 = now();
+        t0 = bench_now();
         cudaError_t e = cudaHostRegister(m, b, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
-        report("hostregister_file_map_1GiB", (now() - t0) * 1e3, "ms");
+        report("hostregister_file_map_1GiB", (bench_now() - t0) * 1e3, "ms");
         if (e != cudaSuccess) {
           printf("probe hostregister_file_map: %s\n", cudaGetErrorString(e));
           cudaGetLastError();
         } else {
           void *d = NULL;
           CK(cudaMalloc(&d, b));
-          t0 = now();
+          t0 = bench_now();
           CK(cudaMemcpy(d, m, b, cudaMemcpyHostToDevice));
-          report("h2d_from_pinned_file_map", b / (now() - t0) / 1e9, "GB/s");
+          report("h2d_from_pinned_file_map", b / (bench_now() - t0) / 1e9, "GB/s");
           CK(cudaFree(d));
-          t0 = now();
+          t0 = bench_now();
           CK(cudaHostUnregister(m));
-          report("hostunregister_file_map_1GiB", (now() - t0) * 1e3, "ms");
+          report("hostunregister_file_map_1GiB", (bench_now() - t0) * 1e3, "ms");
         }
         munmap(m, b);
       }
@@ -162,12 +158,12 @@ int main(int argc, char **argv) {
     }
   }
   cufftHandle plan;
-  t0 = now();
+  t0 = bench_now();
   cufftResult r = cufftPlan1d(&plan, 1024, CUFFT_C2C, 64);
-  report("first_cufft_plan", (now() - t0) * 1e3, "ms");
+  report("first_cufft_plan", (bench_now() - t0) * 1e3, "ms");
   if (r == CUFFT_SUCCESS) cufftDestroy(plan);
-  t0 = now();
+  t0 = bench_now();
   cudaDeviceReset();
-  report("device_reset", (now() - t0) * 1e3, "ms");
+  report("device_reset", (bench_now() - t0) * 1e3, "ms");
   return 0;
 }

@@ -690,6 +690,13 @@ static double carrier_ber(const carrier_out *k, prx_qpsk_ambiguity a) {
   return counted ? (double)k->errors / (double)counted : NAN;
 }
 
+/* The fraction of a carrier's blocks that are locked: a signal seen (not no_signal) and followed
+ * at its symbol rate (not clock_range: a clock beyond the supported offset is a wrong symbol
+ * rate, and those bits are noise whatever the signal statistic says); NaN before any block. */
+static double locked_fraction(const prx_qpsk_stats *s) {
+  return s->blocks ? (double)s->blocks_locked / (double)s->blocks : NAN;
+}
+
 static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
                                      PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
 static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
@@ -740,9 +747,9 @@ static int write_report(run_state *r, const char *status, double elapsed) {
     cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
     cli_json_num(o, "blocks", (double)s.demod.blocks);
     cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
-    cli_json_num(o, "locked_fraction",
-                 s.demod.blocks ? 1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks
-                                : NAN);
+    cli_json_num(o, "blocks_clock_range", (double)s.demod.blocks_clock_range);
+    cli_json_num(o, "blocks_locked", (double)s.demod.blocks_locked);
+    cli_json_num(o, "locked_fraction", locked_fraction(&s.demod));
     cli_json_num(o, "symbols", (double)s.demod.symbols);
     cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
     cli_json_num(o, "bits", (double)w->n_bits);
@@ -816,16 +823,15 @@ static void table(const run_state *r, double elapsed) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
     const carrier_out *w = &r->out[c];
-    double locked =
-        s.demod.blocks ? 100 * (1 - (double)s.demod.blocks_no_signal / (double)s.demod.blocks) : 0;
+    double locked = s.demod.blocks ? 100 * locked_fraction(&s.demod) : 0;
     printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
            r->in.center_freq + s.freq, s.freq, s.channel, s.demod.esn0_db, s.demod.cfo_hz,
            s.demod.clock_ppm, locked, (unsigned long long)w->n_bits);
     if (truth)
       printf(" %8llu %10.3g %10.3g", (unsigned long long)w->errors,
              carrier_ber(w, r->car[c].ambiguity), ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
-    /* "locked" counts the blocks with a signal: a warning (a clock beyond the supported range,
-     * timing jumps, non-finite input) says that even those bits may be noise */
+    /* "locked" counts the blocks with a signal followed at its symbol rate: a warning (timing
+     * jumps, non-finite input) says that even those bits may be noise */
     if (s.demod.warnings) n_warned++;
     printf("%s\n", s.demod.warnings ? "  !" : "");
   }

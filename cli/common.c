@@ -136,13 +136,15 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
               cmd, v, info->sample_rate);
     info->sample_rate = v;
   } else if (!(info->sample_rate > 0)) {
-    return info->is_sigmf
-               ? cli_error(cmd,
-                           "no sample rate: the SigMF metadata has no core:sample_rate; "
-                           "give -s RATE (e.g. -s %s)",
-                           o->rate_example)
-               : cli_error(cmd, "no sample rate: give -s RATE for raw input (e.g. -s %s)",
-                           o->rate_example);
+    /* a missing option: a usage error (exit 2), in the one line that says which */
+    if (info->is_sigmf)
+      cli_error(cmd,
+                "no sample rate: the SigMF metadata has no core:sample_rate; give -s RATE (e.g. "
+                "-s %s)",
+                o->rate_example);
+    else
+      cli_error(cmd, "no sample rate: give -s RATE for raw input (e.g. -s %s)", o->rate_example);
+    return 2;
   }
   if (o->center) {
     if (cli_parse_eng(o->center, &v))

@@ -441,6 +441,8 @@ expect_error "not a valid sample rate" -i in.ci16 -s 1.5Q -K 4 -o x
 expect_error "not a valid sample rate" -i in.ci16 -s 0 -K 4 -o x
 expect_error "not a valid centre" -i in.ci16 -s 1M -f 10MHz -K 4 -o x
 expect_error "sample rate" -i in.ci16 -K 4 -o x
+rc=0; "$POLYRX" channelize -i in.ci16 -K 4 -o x 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "no -s for raw input: exit $rc, expected 2 (a usage error)"
 expect_error "channel count" -i in.ci16 -s 1M -K 0 -o x
 expect_error "channel count" -i in.ci16 -s 1M -K 12.5 -o x
 expect_error "even" -i in.ci16 -s 1M -K 7 -o x
@@ -476,6 +478,8 @@ expect_error "big-endian" -i be -K 2 -o x
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": []}' >norate.sigmf-meta
 : >norate.sigmf-data
 expect_error "core:sample_rate" -i norate.sigmf-meta -K 2 -o x
+rc=0; "$POLYRX" channelize -i norate.sigmf-meta -K 2 -o x 2>/dev/null || rc=$?
+[ $rc = 2 ] || fail "no -s for SigMF without core:sample_rate: exit $rc, expected 2 (a usage error)"
 
 # ---- the host pipeline: reading, channelizing and writing at once give the serial path's
 # bytes for every input kind (file, standard input, SigMF) and block size ----

@@ -192,6 +192,7 @@ expect_fail "inside a sample" -- -i "$T/cut.cf32" -s 12.8k -r 2400 -o "$T/cut.bi
 expect_fail "unknown sample format" "cf33" -- -i "$T/d.cf32" -F cf33 -s 12.8k -r 2400 -o "$T/x"
 expect_fail "no such file" -- -i "$T/missing.cf32" -s 12.8k -r 2400 -o "$T/x"
 expect_fail "no sample rate" -- -i "$T/d.cf32" -r 2400 -o "$T/x"
+[ $rc = 2 ] || bad "no -s for raw input: exit $rc, expected 2 (a usage error)"
 expect_fail "symbol rate" -- -i "$T/d.cf32" -s 12.8k -o "$T/x"
 expect_fail "symbol-rate" "0" -- -i "$T/d.cf32" -s 12.8k -r 0 -o "$T/x"
 expect_fail "no output" -- -i "$T/d.cf32" -s 12.8k -r 2400

@@ -179,6 +179,8 @@ expect_fail() { # WORDS-IN-MESSAGE -- ARGS...
 }
 G=(-o "$T/bad.cf32")
 expect_fail "sample rate" "${G[@]}" -n 100 --carrier rs=2400
+rc=0; "$P" gen "${G[@]}" -n 100 --carrier rs=2400 2>/dev/null || rc=$?
+[ $rc = 2 ] || bad "no -s: exit $rc, expected 2 (a usage error)"
 expect_fail "samples per symbol" "${G[@]}" -s 4k -n 100 --carrier rs=2400
 expect_fail "unknown key 'bogus'" "${G[@]}" -s 48k -n 100 --carrier rs=2400,bogus=1
 expect_fail "symbol rate is missing" "${G[@]}" -s 48k -n 100 --carrier f=1k

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # polyrx rx: carriers made by polyrx gen come back with exactly the symbols sent (a raw file,
 # standard input and SigMF give the same bits); --truth counts the errors that an independent
-# count of the files gives; the report has its fields; packed bits and LLRs are consistent; bad
+# count of the files gives; the report has its fields; the locked fraction counts no block of a
+# carrier whose clock is beyond the supported range; packed bits and LLRs are consistent; bad
 # carrier specifications (outside the band, too wide, missing rs, a key of gen only) give one
 # clear line and exit code 2; --detect finds the carriers above 10 dB (and receives them with
 # the bits sent) and nothing in pure noise.
@@ -86,6 +87,31 @@ check(all(k in t["time_s"] for k in ("channelizer", "demodulators", "other")), "
 EOF
 grep -q "BER" "$T/a.txt" && [ "$(grep -c '^ *[0-9] ' "$T/a.txt")" = 4 ] ||
   bad "the summary table: $(cat "$T/a.txt")"
+
+# the locked fraction counts the blocks with a signal followed at its symbol rate: a clock of
+# 3000 ppm is followed (all locked); one of 8000 ppm, beyond the supported 5000, or a carrier
+# sent at 2460 Bd for 2400 (+2.5 %) has a signal in every block but none locked
+"$P" gen -q -o "$T/w.cf32" -s $FS -n $N --carrier f=32000,rs=2400,diff,ppm=3000 \
+  --carrier f=-49600,rs=2400,diff,ppm=8000 --carrier f=99200,rs=2460,diff --esn0 20 ||
+  bad "gen (clocks) failed"
+"$P" rx -q -i "$T/w.cf32" -s $FS -K 64 --carrier f=32000,rs=2400 --carrier f=-49600,rs=2400 \
+  --carrier f=99200,rs=2400 -o "$T/w" --report "$T/w.json" >"$T/w.txt" 2>/dev/null ||
+  bad "rx (clocks) failed"
+python3 - "$T/w.json" <<'EOF' || bad "locked fraction: $(head -c 3000 "$T/w.json")"
+import json, sys
+cs = json.load(open(sys.argv[1]))["carriers"]
+ok = cs[0]["locked_fraction"] == 1 and cs[0]["blocks_locked"] == cs[0]["blocks"] > 0
+for c in cs[1:]:
+    ok &= c["blocks"] > 0 and c["blocks_no_signal"] < 0.1 * c["blocks"]  # a signal is seen
+    ok &= c["blocks_clock_range"] > 0.9 * c["blocks"] and c["locked_fraction"] < 0.1
+    ok &= "clock_range" in [w["code"] for w in c["warnings"]]
+for c in cs:
+    ok &= c["blocks_locked"] <= c["blocks"] - max(c["blocks_no_signal"], c["blocks_clock_range"])
+    ok &= abs(c["locked_fraction"] - c["blocks_locked"] / c["blocks"]) < 1e-12
+sys.exit(not ok)
+EOF
+[ "$(awk '$1 == 1 || $1 == 2 {print $8}' "$T/w.txt")" = "$(printf '0.0%%\n0.0%%')" ] ||
+  bad "the table's locked column: $(cat "$T/w.txt")"
 
 # standard input, one thread, small reads: the same bits
 cat "$T/x.cf32" | "$P" rx -q -i - -F cf32 -s $FS "${RX[@]}" -o "$T/b" --threads 1 \
@@ -188,5 +214,10 @@ expect_usage "symbol rate is missing" --carrier f=1k
 expect_usage "not for rx" --carrier f=1k,rs=2400,power=3
 expect_usage "no carrier"
 expect_usage "-K" --carrier rs=2400 -K 63
+# no sample rate for raw input: a usage error too
+"$P" rx -q -i "$T/x.cf32" -K 64 --carrier f=0,rs=2400 -o "$T/e" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "no sample rate" "$T/err" ||
+  bad "rx without -s: exit $rc, expected 2 and one line ($(cat "$T/err"))"
 
 exit $((fail > 0))

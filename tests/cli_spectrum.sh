@@ -139,6 +139,8 @@ expect_fail "too large" "${S[@]}" -o "$T/x.png" --fft 65536 --rows 4096
 head -c 800 "$T/r.cf32" >"$T/short.cf32" # 100 samples
 expect_fail "fewer than one FFT frame" -i "$T/short.cf32" -s 48k -o "$T/x.png" --fft 128
 expect_fail "no sample rate" -i "$T/r.cf32" -o "$T/x.png"
+rc=0; "$P" spectrum -i "$T/r.cf32" -o "$T/x.png" 2>/dev/null || rc=$?
+[ $rc = 2 ] || bad "no -s for raw input: exit $rc, expected 2 (a usage error)"
 expect_fail "cannot create" "${S[@]}" -o "$T/no/such/dir/x.png"
 expect_fail "unknown option" "${S[@]}" -o "$T/x.png" --colour
 [ -e "$T/x.png" ] && bad "a failed invocation left a picture"

@@ -5,10 +5,11 @@
  * blocks with everything read computed, flushed and written; a prx_iq_reader (raw file, SigMF)
  * feeds it like any source; bad configurations are refused.
  *
- * The compute stage under test is a running hash: y[i] depends on every earlier sample and on
- * its stream position, so a lost, repeated or reordered block, a wrong position or a torn
- * buffer changes every later output. Each output slot starts with its offset in the output
- * stream; writer w of W stores the words j with j % W == w at their place. */
+ * The compute stage under test is the running hash of tests/support/pipe_test.h: a lost, repeated
+ * or reordered block, a wrong position or a torn buffer changes every later output. Each output
+ * slot starts with its offset in the output stream; writer w of W stores the words j with
+ * j % W == w at their place. */
+#include "pipe_test.h"
 #include "testutil.h"
 
 #include "core/internal.h"
@@ -25,21 +26,7 @@
 #include <unistd.h>
 
 #define N_SAMPLES 20000
-#define FLUSH_WORDS 5
-
-static uint32_t mix(uint32_t s, uint32_t x, uint64_t pos) {
-  s ^= x + 0x9e3779b9u + (s << 6) + (s >> 2);
-  s = s * 2654435761u + (uint32_t)pos * 40503u;
-  return s;
-}
-
-/* The serial reference: the whole stream in one loop, then the flush words. */
-static size_t reference(const uint32_t *x, size_t n, uint32_t *y) {
-  uint32_t s = 1;
-  for (size_t i = 0; i < n; i++) y[i] = s = mix(s, x[i], i);
-  for (int k = 0; k < FLUSH_WORDS; k++) y[n + k] = s = mix(s, 0xf1u + k, n + k);
-  return n + FLUSH_WORDS;
-}
+#define FLUSH_WORDS PIPE_FLUSH_WORDS
 
 typedef struct {
   /* source */
@@ -107,11 +94,10 @@ static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos,
   uint32_t *y = (uint32_t *)(hdr + 1);
   hdr[0] = s->out_off;
   if (in) {
-    const uint32_t *x = in;
-    for (size_t i = 0; i < n; i++) y[i] = s->state = mix(s->state, x[i], pos + i);
+    pipe_hash_block(&s->state, in, n, pos, y);
     *out_n = n;
   } else {
-    for (int j = 0; j < FLUSH_WORDS; j++) y[j] = s->state = mix(s->state, 0xf1u + j, pos + j);
+    pipe_hash_flush(&s->state, pos, y);
     *out_n = FLUSH_WORDS;
   }
   s->expect_pos += n;
@@ -227,17 +213,6 @@ static void test_identity(const uint32_t *x, const uint32_t *ref, uint32_t *y, s
 
 /* ---- errors at every stage ---- */
 
-/* The output of the first m input samples (and, when flushed, the flush words of that prefix)
- * must equal the reference of that prefix. */
-static int prefix_ok(const uint32_t *x, const uint32_t *y, size_t m, int flushed) {
-  uint32_t *want = malloc((m + FLUSH_WORDS) * 4);
-  size_t nw = reference(x, m, want);
-  if (!flushed) nw = m;
-  int ok = memcmp(y, want, nw * 4) == 0;
-  free(want);
-  return ok;
-}
-
 static void test_read_errors(const uint32_t *x, uint32_t *y, size_t cap) {
   const size_t block = 1000;
   for (int keep = 0; keep < 2; keep++)
@@ -266,7 +241,8 @@ static void test_read_errors(const uint32_t *x, uint32_t *y, size_t cap) {
             (unsigned long long)r.samples_read, (unsigned long long)r.samples_computed, want);
       CHECK(r.flushed && r.blocks_written == r.blocks_computed && !r.end_of_stream,
             "read error %d: the samples read are flushed and written", k);
-      CHECK(prefix_ok(x, y, want, 1), "read error %d: output of the samples read differs", k);
+      CHECK(pipe_hash_prefix_ok(x, y, want, 1), "read error %d: output of the samples read differs",
+            k);
       pthread_mutex_destroy(&s.rng_mu);
     }
 }
@@ -296,7 +272,8 @@ static void test_compute_errors(const uint32_t *x, uint32_t *y, size_t cap) {
       CHECK(r.samples_read >= done && r.samples_read <= done + (size_t)(c.in_depth + 1) * block,
             "compute error %d: read %llu for %zu computed", k, (unsigned long long)r.samples_read,
             done);
-      CHECK(prefix_ok(x, y, done, 0), "compute error %d: output before the error differs", k);
+      CHECK(pipe_hash_prefix_ok(x, y, done, 0), "compute error %d: output before the error differs",
+            k);
       pthread_mutex_destroy(&s.rng_mu);
     }
 }
@@ -332,7 +309,8 @@ static void test_write_errors(const uint32_t *x, uint32_t *y, size_t cap) {
               "write error %d: read %llu for %llu computed", k, (unsigned long long)r.samples_read,
               (unsigned long long)r.samples_computed);
         if (writers == 1)
-          CHECK(prefix_ok(x, y, (size_t)(k - 1) * block, 0), "write error %d: output differs", k);
+          CHECK(pipe_hash_prefix_ok(x, y, (size_t)(k - 1) * block, 0),
+                "write error %d: output differs", k);
         pthread_mutex_destroy(&s.rng_mu);
       }
 }
@@ -358,7 +336,7 @@ static void test_stop(const uint32_t *x, uint32_t *y, size_t cap) {
       CHECK(r.samples_computed == r.samples_read && r.flushed &&
                 r.blocks_written == r.blocks_computed,
             "stop %d: everything read is computed, flushed and written", k);
-      CHECK(prefix_ok(x, y, (size_t)k * block, 1), "stop %d: output differs", k);
+      CHECK(pipe_hash_prefix_ok(x, y, (size_t)k * block, 1), "stop %d: output differs", k);
       pthread_mutex_destroy(&s.rng_mu);
     }
 }
@@ -376,9 +354,7 @@ static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
                              size_t *out_n) {
   iq_sink *s = ctx;
   if (pos != s->pos) return prx_fail(PRX_ERR_INTERNAL, "position");
-  const uint32_t *x = in;
-  uint32_t *y = out;
-  for (size_t i = 0; i < n; i++) y[i] = s->state = mix(s->state, x[i], pos + i);
+  pipe_hash_block(&s->state, in, n, pos, out);
   s->pos += n;
   *out_n = n;
   return PRX_OK;
@@ -394,27 +370,10 @@ static prx_status iq_write(void *ctx, int w, const void *out, size_t out_n, uint
 }
 
 static void test_iq_reader(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
-  char dir[] = "/tmp/prx_test_pipeline_XXXXXX";
-  if (!mkdtemp(dir)) {
-    CHECK(0, "mkdtemp");
-    return;
-  }
-  char raw[128], base[128], meta[160], data[160];
-  snprintf(raw, sizeof raw, "%s/x.ci16", dir);
-  snprintf(base, sizeof base, "%s/rec", dir);
-  snprintf(meta, sizeof meta, "%s.sigmf-meta", base);
-  snprintf(data, sizeof data, "%s.sigmf-data", base);
-  FILE *f = fopen(raw, "wb");
-  fwrite(x, 4, N_SAMPLES, f); /* a ci16 sample is 4 bytes: the words are the samples */
-  fclose(f);
-  prx_sigmf_meta m = prx_sigmf_meta_default();
-  m.format = PRX_CI16;
-  m.sample_rate = 1e6;
-  prx_sigmf_writer *w = NULL;
-  CHECK_OK(prx_sigmf_writer_open(base, &m, &w));
-  CHECK_OK(prx_sigmf_write(w, x, N_SAMPLES));
-  CHECK_OK(prx_sigmf_writer_close(w));
-  const char *paths[] = {raw, meta};
+  pipe_files files;
+  if (!pipe_files_make(&files, "test_pipeline", x, N_SAMPLES)) return;
+  const char *raw = files.raw;
+  const char *paths[] = {raw, files.meta};
   for (int i = 0; i < 2; i++) {
     prx_iq_reader *rd = NULL;
     CHECK_OK(prx_iq_open(paths[i], PRX_CI16, &rd));
@@ -436,9 +395,7 @@ static void test_iq_reader(const uint32_t *x, const uint32_t *ref, uint32_t *y) 
     prx_iq_close(rd);
   }
   /* a cut stream: the complete samples are computed, the truncation is the error */
-  f = fopen(raw, "wb");
-  fwrite(x, 1, 4 * 4321 + 3, f);
-  fclose(f);
+  pipe_write_file(raw, x, 4 * 4321 + 3);
   prx_iq_reader *rd = NULL;
   CHECK_OK(prx_iq_open(raw, PRX_CI16, &rd));
   if (rd) {
@@ -460,26 +417,10 @@ static void test_iq_reader(const uint32_t *x, const uint32_t *ref, uint32_t *y) 
           (unsigned long long)r.samples_read, s.n);
     prx_iq_close(rd);
   }
-  (void)ref;
-  unlink(raw);
-  unlink(meta);
-  unlink(data);
-  rmdir(dir);
+  pipe_files_remove(&files);
 }
 
 /* ---- configuration checks and the allocation hook ---- */
-
-static atomic_int hook_allocs, hook_frees;
-static void *hook_alloc(void *ctx, size_t bytes) {
-  (void)ctx;
-  atomic_fetch_add(&hook_allocs, 1);
-  return malloc(bytes);
-}
-static void hook_free(void *ctx, void *p) {
-  (void)ctx;
-  atomic_fetch_add(&hook_frees, 1);
-  free(p);
-}
 
 static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
   sim s;
@@ -501,20 +442,22 @@ static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, siz
   bad.write = NULL;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "no write callback accepted");
   bad = c;
-  bad.alloc = hook_alloc;
+  bad.alloc = pipe_count_alloc;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "alloc without free accepted");
   CHECK(prx_pipe_run(NULL, NULL) == PRX_ERR_INVALID, "NULL config accepted");
   CHECK(atomic_load(&s.reads) == 0, "a refused configuration read the input");
   /* the hook makes every buffer (3 input blocks, 2 output slots) and frees each */
-  c.alloc = hook_alloc;
-  c.free = hook_free;
+  pipe_alloc_count counts = {0};
+  c.alloc = pipe_count_alloc;
+  c.free = pipe_count_free;
+  c.alloc_ctx = &counts;
   c.pinned = 1; /* no effect without a device; with one, the hook has the say */
   prx_pipe_result r;
   CHECK_OK(prx_pipe_run(&c, &r));
   CHECK(memcmp(y, ref, (N_SAMPLES + FLUSH_WORDS) * 4) == 0, "output with the allocation hook");
-  CHECK(atomic_load(&hook_allocs) == 5 && atomic_load(&hook_frees) == 5,
-        "allocation hook: %d allocations, %d frees", atomic_load(&hook_allocs),
-        atomic_load(&hook_frees));
+  CHECK(atomic_load(&counts.allocs) == 5 && atomic_load(&counts.frees) == 5,
+        "allocation hook: %d allocations, %d frees", atomic_load(&counts.allocs),
+        atomic_load(&counts.frees));
   /* the default allocator: aligned, and pinned falls back to pageable without a device */
   void *b = prx_pipe_host_alloc(1000, 1);
   CHECK(b && ((uintptr_t)b % 64) == 0, "prx_pipe_host_alloc: %p", b);
@@ -614,7 +557,7 @@ int main(void) {
   size_t cap = N_SAMPLES + 64;
   uint32_t *x = malloc(N_SAMPLES * 4), *ref = malloc(cap * 4), *y = malloc(cap * 4);
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
-  reference(x, N_SAMPLES, ref);
+  pipe_hash_reference(x, N_SAMPLES, ref);
   test_identity(x, ref, y, cap);
   test_read_errors(x, y, cap);
   test_compute_errors(x, y, cap);

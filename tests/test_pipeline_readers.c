@@ -9,8 +9,9 @@
  * it ends the stream cleanly with no signal (pread, never a mapping); an input block that cannot
  * be made (they are made on first use) ends the stream as a set-up error after the blocks before.
  *
- * The compute stage is a running hash (as in test_pipeline.c): a lost, repeated or reordered
- * block, a wrong position or a torn buffer changes every later output. */
+ * The compute stage is the running hash of tests/support/pipe_test.h: a lost, repeated or
+ * reordered block, a wrong position or a torn buffer changes every later output. */
+#include "pipe_test.h"
 #include "testutil.h"
 
 #include "core/internal.h"
@@ -27,21 +28,7 @@
 #include <unistd.h>
 
 #define N_SAMPLES 30000
-#define FLUSH_WORDS 5
-
-static uint32_t mix(uint32_t s, uint32_t x, uint64_t pos) {
-  s ^= x + 0x9e3779b9u + (s << 6) + (s >> 2);
-  s = s * 2654435761u + (uint32_t)pos * 40503u;
-  return s;
-}
-
-/* The serial reference of the first n samples, then the flush words. */
-static size_t reference(const uint32_t *x, size_t n, uint32_t *y) {
-  uint32_t s = 1;
-  for (size_t i = 0; i < n; i++) y[i] = s = mix(s, x[i], i);
-  for (int k = 0; k < FLUSH_WORDS; k++) y[n + k] = s = mix(s, 0xf1u + k, n + k);
-  return n + FLUSH_WORDS;
-}
+#define FLUSH_WORDS PIPE_FLUSH_WORDS
 
 typedef struct {
   const uint32_t *x;
@@ -94,13 +81,15 @@ static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos,
   sim *s = ctx;
   (void)out;
   if (pos != s->expect_pos) s->bad_pos = 1;
-  if (in) {
-    const uint32_t *x = in;
-    for (size_t i = 0; i < n && s->y_n < s->y_cap; i++)
-      s->y[s->y_n++] = s->state = mix(s->state, x[i], pos + i);
+  size_t m = in ? n : FLUSH_WORDS;
+  if (m > s->y_cap - s->y_n) { /* more than the stream holds: blocks computed twice */
+    s->bad_pos = 1;
+  } else if (in) {
+    pipe_hash_block(&s->state, in, n, pos, s->y + s->y_n);
+    s->y_n += n;
   } else {
-    for (int j = 0; j < FLUSH_WORDS && s->y_n < s->y_cap; j++)
-      s->y[s->y_n++] = s->state = mix(s->state, 0xf1u + j, pos + j);
+    pipe_hash_flush(&s->state, pos, s->y + s->y_n);
+    s->y_n += FLUSH_WORDS;
   }
   s->expect_pos += n;
   *out_n = 0;
@@ -172,12 +161,9 @@ static void test_identity(const uint32_t *x, const uint32_t *ref, uint32_t *y, s
   printf("identity: %d runs\n", runs);
 }
 
+/* The output is exactly that of the first m samples, flushed. */
 static int prefix_ok(const uint32_t *x, const uint32_t *y, size_t y_n, size_t m) {
-  uint32_t *want = malloc((m + FLUSH_WORDS) * 4);
-  size_t nw = reference(x, m, want);
-  int ok = y_n == nw && memcmp(y, want, nw * 4) == 0;
-  free(want);
-  return ok;
+  return y_n == m + FLUSH_WORDS && pipe_hash_prefix_ok(x, y, m, 1);
 }
 
 static void test_read_errors(const uint32_t *x, uint32_t *y, size_t cap) {
@@ -215,8 +201,10 @@ static void test_stop(const uint32_t *x, uint32_t *y, size_t cap) {
     prx_status st = prx_pipe_run(&c, &r);
     CHECK(st == PRX_OK && r.stopped && !r.end_of_stream, "stop %d: %d %s", k, st, prx_last_error());
     /* reads already begun when the stop came are handed over first: the stream ends at a block
-     * boundary, within the readers' reach */
-    CHECK(r.samples_read % block == 0 && r.blocks_read >= (uint64_t)k - 1 &&
+     * boundary, within the readers' reach. The stop is polled after a block is claimed, so a
+     * reader slow to poll block b lets the others begin up to in_depth - 1 later reads (counted
+     * towards k) before b ends the stream. */
+    CHECK(r.samples_read % block == 0 && r.blocks_read + (uint64_t)c.in_depth - 1 >= (uint64_t)k &&
               r.blocks_read <= (uint64_t)k + 6,
           "stop %d: %llu blocks read", k, (unsigned long long)r.blocks_read);
     CHECK(r.samples_computed == r.samples_read && r.flushed &&
@@ -243,8 +231,8 @@ static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
   (void)out;
   if (slow_compute) usleep(200);
   if (pos != s->pos) s->bad_pos = 1;
-  const uint32_t *x = in;
-  for (size_t i = 0; i < n; i++) s->y[s->n++] = s->state = mix(s->state, x[i], pos + i);
+  pipe_hash_block(&s->state, in, n, pos, s->y + s->n);
+  s->n += n;
   s->pos += n;
   *out_n = 0;
   return PRX_OK;
@@ -270,11 +258,6 @@ static prx_status iq_run(prx_iq_reader *rd, size_t block, int readers, uint32_t 
   return st;
 }
 
-static void write_file(const char *path, const void *p, size_t bytes) {
-  FILE *f = fopen(path, "wb");
-  CHECK(f && fwrite(p, 1, bytes, f) == bytes && fclose(f) == 0, "cannot write %s", path);
-}
-
 typedef struct {
   const char *path;
   off_t at;
@@ -289,30 +272,10 @@ static void *cut_later(void *arg) {
 }
 
 static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
-  char dir[] = "/tmp/prx_test_pipe_readers_XXXXXX";
-  if (!mkdtemp(dir)) {
-    CHECK(0, "mkdtemp");
-    return;
-  }
-  char raw[128], base[128], meta[160], data[160], arch[160];
-  snprintf(raw, sizeof raw, "%s/x.ci16", dir);
-  snprintf(base, sizeof base, "%s/rec", dir);
-  snprintf(meta, sizeof meta, "%s.sigmf-meta", base);
-  snprintf(data, sizeof data, "%s.sigmf-data", base);
-  snprintf(arch, sizeof arch, "%s/arc.sigmf", dir);
-  write_file(raw, x, 4 * N_SAMPLES); /* a ci16 sample is 4 bytes: the words are the samples */
-  prx_sigmf_meta m = prx_sigmf_meta_default();
-  m.format = PRX_CI16;
-  m.sample_rate = 1e6;
-  prx_sigmf_writer *w = NULL;
-  CHECK_OK(prx_sigmf_writer_open(base, &m, &w));
-  CHECK_OK(prx_sigmf_write(w, x, N_SAMPLES));
-  CHECK_OK(prx_sigmf_writer_close(w));
-  w = NULL;
-  CHECK_OK(prx_sigmf_writer_open(arch, &m, &w));
-  CHECK_OK(prx_sigmf_write(w, x, N_SAMPLES));
-  CHECK_OK(prx_sigmf_writer_close(w));
-  const char *paths[] = {raw, meta, arch};
+  pipe_files files;
+  if (!pipe_files_make(&files, "test_pipe_readers", x, N_SAMPLES)) return;
+  const char *raw = files.raw;
+  const char *paths[] = {raw, files.meta, files.archive};
   for (int i = 0; i < 3; i++)
     for (int readers = 2; readers <= 5; readers += 3) {
       prx_iq_reader *rd = NULL;
@@ -337,12 +300,8 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
     size_t n = 0;
     prx_pipe_result r;
     CHECK_OK(iq_run(rd, 1000, 3, z, &n, &r));
-    uint32_t *want = malloc(4 * (N_SAMPLES + FLUSH_WORDS));
-    uint32_t st = 1;
-    for (size_t i = 1234; i < N_SAMPLES; i++) want[i - 1234] = st = mix(st, x[i], i - 1234);
-    CHECK(n == N_SAMPLES - 1234 && !memcmp(z, want, 4 * n),
+    CHECK(n == N_SAMPLES - 1234 && pipe_hash_prefix_ok(x + 1234, z, n, 0),
           "after a look-ahead: %zu samples, the output differs", n);
-    free(want);
     free(z);
     prx_iq_close(rd);
   }
@@ -352,7 +311,7 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
   CHECK(rd && !prx_iq_reader_positional(rd), "standard input taken as positional");
   prx_iq_close(rd);
   /* a trailing partial sample: the complete samples, then the truncation */
-  write_file(raw, x, 4 * 4321 + 3);
+  pipe_write_file(raw, x, 4 * 4321 + 3);
   rd = NULL;
   CHECK_OK(prx_iq_open(raw, PRX_CI16, &rd));
   if (rd) {
@@ -371,7 +330,7 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
   size_t big = (size_t)N_SAMPLES * 40;
   uint32_t *xx = malloc(4 * big), *yy = malloc(4 * big);
   for (size_t i = 0; i < big; i++) xx[i] = x[i % N_SAMPLES] ^ (uint32_t)(i / N_SAMPLES);
-  write_file(raw, xx, 4 * big);
+  pipe_write_file(raw, xx, 4 * big);
   rd = NULL;
   CHECK_OK(prx_iq_open(raw, PRX_CI16, &rd));
   if (rd && xx && yy) {
@@ -384,10 +343,7 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
     prx_status st = iq_run(rd, 4096, 4, yy, &n, &r);
     slow_compute = 0;
     pthread_join(t, NULL);
-    uint32_t s = 1;
-    int same = 1;
-    for (size_t i = 0; i < n && same; i++) same = yy[i] == (s = mix(s, xx[i], i));
-    CHECK(cut.done && same && n == r.samples_read && n < big &&
+    CHECK(cut.done && pipe_hash_prefix_ok(xx, yy, n, 0) && n == r.samples_read && n < big &&
               (st == PRX_OK || st == PRX_ERR_TRUNCATED),
           "file cut while read: status %d, %zu samples (%s)", st, n, st ? prx_last_error() : "ok");
     printf("file cut at sample %zu while read: %zu samples handed over, status %d\n", big / 3, n,
@@ -396,37 +352,21 @@ static void test_files(const uint32_t *x, const uint32_t *ref, uint32_t *y) {
   }
   free(xx);
   free(yy);
-  unlink(raw);
-  unlink(meta);
-  unlink(data);
-  unlink(arch);
-  rmdir(dir);
-}
-
-/* An allocation hook that fails its k-th call: the readers make their blocks on first use. */
-static atomic_int allocs, frees, fail_alloc;
-static void *hook_alloc(void *ctx, size_t bytes) {
-  (void)ctx;
-  if (atomic_fetch_add(&allocs, 1) + 1 == atomic_load(&fail_alloc)) return NULL;
-  return malloc(bytes);
-}
-static void hook_free(void *ctx, void *p) {
-  (void)ctx;
-  atomic_fetch_add(&frees, 1);
-  free(p);
+  pipe_files_remove(&files);
 }
 
 static void test_lazy_buffers(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
-  /* 3 readers, 6 input blocks, 3 output slots made up front: a block that cannot be made ends
-   * the stream there as a set-up error, every block handed over before it computed */
+  /* 3 readers, 6 input blocks, 3 output slots made up front: the readers make their blocks on
+   * first use, and a block that cannot be made (the hook fails its k-th allocation) ends the
+   * stream there as a set-up error, every block handed over before it computed */
   for (int k = 0; k <= 8; k++) {
     sim s;
     prx_pipe_config c = sim_config(&s, x, y, cap, 1000, 3, 6, 50 + k);
-    c.alloc = hook_alloc;
-    c.free = hook_free;
-    atomic_store(&allocs, 0);
-    atomic_store(&frees, 0);
-    atomic_store(&fail_alloc, k);
+    pipe_alloc_count counts = {0};
+    atomic_store(&counts.fail_at, k);
+    c.alloc = pipe_count_alloc;
+    c.free = pipe_count_free;
+    c.alloc_ctx = &counts;
     prx_pipe_result r;
     prx_status st = prx_pipe_run(&c, &r);
     if (k == 0) {
@@ -443,8 +383,9 @@ static void test_lazy_buffers(const uint32_t *x, const uint32_t *ref, uint32_t *
             "allocation %d failing: status %d stage %d, %llu read: %s", k, st, r.failed,
             (unsigned long long)r.samples_read, prx_last_error());
     }
-    CHECK(atomic_load(&frees) == atomic_load(&allocs) - (k > 0 && k <= atomic_load(&allocs)),
-          "allocation %d failing: %d made, %d freed", k, atomic_load(&allocs), atomic_load(&frees));
+    int allocs = atomic_load(&counts.allocs), frees = atomic_load(&counts.frees);
+    CHECK(frees == allocs - (k > 0 && k <= allocs), "allocation %d failing: %d made, %d freed", k,
+          allocs, frees);
   }
 }
 
@@ -464,7 +405,7 @@ int main(void) {
   test_rng rng;
   test_rng_seed(&rng, 20261201);
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
-  reference(x, N_SAMPLES, ref);
+  pipe_hash_reference(x, N_SAMPLES, ref);
   test_identity(x, ref, y, cap);
   test_read_errors(x, y, cap);
   test_stop(x, y, cap);

@@ -18,7 +18,9 @@
  * emulation: qpsk_oms_add, qpsk_om_combine, levelled reads; LLRs within 1e-4) and apart; and
  * twice with the level, timing and NCO passes on the (emulated) GPU (qpsk_serial.h: each
  * kernel's per-channel code on the host, a warp as a team of one lane), held also to the same
- * driver with those passes on the CPU: identical bits, LLRs and block estimates; one case with
+ * driver with those passes on the CPU (qpsk_serial.h's passes too, run span by span on records
+ * gathered from the channels' blocks, the clock line's median by qsort): identical bits, LLRs
+ * and block estimates; one case with
  * the passes' side switched after every call (their state moved between the device and the
  * channels), one with the stream run again after the flush on the same bank.
  *
@@ -1055,8 +1057,8 @@ static void versus_cpu(const char *label, double sps, prx_qpsk_config qc, prx_fo
   snprintf(what, sizeof what, "%s CFO, sps %.4g %s", em_cfo_off ? "CPU" : "GPU", sps, label);
   compare(what, drv, cpu, llrs);
   if (em_ser) {
-    /* the serial passes' per-thread code against the CPU passes on the same records: the same
-     * outputs and estimates to the last bit */
+    /* the serial passes' per-thread code (their records, the state on the device) against the
+     * CPU passes on the same records: the same outputs and estimates to the last bit */
     chan_out ref[C];
     em_ser = 0;
     run(1, qc, fmt, packed, llrs, mix, rows, pitch, n, chunk_seed, ref);

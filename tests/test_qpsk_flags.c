@@ -78,6 +78,14 @@ static result run(const tcase *c, size_t n, const size_t *nan_at, size_t n_nan) 
   CHECK_OK(prx_qpsk_flush(q, r.got + 2 * got, r.llrs + 2 * got, cap - got, &got2));
   r.ngot = 2 * (got + got2);
   prx_qpsk_get_stats(q, &r.st);
+  /* the locked blocks are those flagged neither no-signal nor clock-range */
+  uint64_t locked = 0;
+  for (size_t i = 0; i < r.log.n; i++)
+    locked += !(r.log.flags[i] & (PRX_QPSK_BLOCK_NO_SIGNAL | PRX_QPSK_BLOCK_CLOCK_RANGE));
+  CHECK(r.log.n == r.st.blocks && r.st.blocks_locked == locked,
+        "stats: %llu locked blocks of %llu, the blocks' flags say %llu of %zu",
+        (unsigned long long)r.st.blocks_locked, (unsigned long long)r.st.blocks,
+        (unsigned long long)locked, r.log.n);
   r.errors = tcase_errors(c, r.got, r.ngot, r.ref, r.nref);
   r.nbits = r.nref;
   prx_qpsk_destroy(q);

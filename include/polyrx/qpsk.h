@@ -249,6 +249,8 @@ typedef struct {
   double cfo_hz, cfo_min_hz, cfo_max_hz; /* CFO: mean, least, greatest */
   double clock_ppm;                      /* symbol-clock offset, ppm */
   unsigned warnings;                     /* PRX_QPSK_WARN_* */
+  uint64_t blocks_locked; /* of the blocks, those flagged neither PRX_QPSK_BLOCK_NO_SIGNAL nor
+                             PRX_QPSK_BLOCK_CLOCK_RANGE: a signal followed at its symbol rate */
 } prx_qpsk_stats;
 void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out);
 

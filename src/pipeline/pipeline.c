@@ -103,14 +103,19 @@ static void stop_signal_set(sigset_t *set) {
   sigaddset(set, SIGTERM);
 }
 
+/* With stop_signals, lets the stop signals reach the calling thread: they interrupt its blocking
+ * read (or the flush) there. */
+static void take_stop_signals(const prx_pipe_config *c) {
+  if (!c->stop_signals) return;
+  sigset_t set;
+  stop_signal_set(&set);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
-  if (c->stop_signals) {
-    sigset_t set;
-    stop_signal_set(&set);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-  }
+  take_stop_signals(c);
   uint64_t pos = 0;
   pthread_mutex_lock(&p->mu);
   for (;;) {
@@ -205,11 +210,7 @@ static void publish_ready(pipe_state *p) {
 static void *multi_reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
-  if (c->stop_signals) {
-    sigset_t set;
-    stop_signal_set(&set);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-  }
+  take_stop_signals(c);
   pthread_mutex_lock(&p->mu);
   for (;;) {
     while (!p->stop_read && !p->reader_done && p->claim_seq - p->c_seq >= (uint64_t)p->in_depth)
@@ -263,12 +264,8 @@ static void compute_loop(pipe_state *p) {
     if (p->stop_all) break;
     size_t is = (size_t)(p->c_seq % (uint64_t)p->in_depth);
     size_t os = (size_t)(p->o_seq % (uint64_t)p->out_depth);
-    if (last && c->stop_signals) {
-      /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
-      sigset_t set;
-      stop_signal_set(&set);
-      pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    }
+    if (last) /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
+      take_stop_signals(c);
     const void *in = last ? NULL : p->in[is];
     size_t n = last ? 0 : p->in_n[is];
     uint64_t pos = last ? pos_end : p->in_pos[is];

@@ -154,7 +154,7 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   prx_free(q->w_hist);
   prx_free(q->buf);
   prx_free(q->est);
-  prx_free(q->med);
+  prx_free(q->sr_tmp);
   free(q);
 }
 
@@ -167,24 +167,14 @@ static void reset_stream(prx_qpsk *q) {
   q->n_total = 0;
   q->flushing = 0;
   q->next_span = 0;
-  q->theta_next = 0;
-  q->f_prev = 0;
+  memset(&q->sr, 0, sizeof q->sr);
+  q->sr.gain_prev = 1;
+  q->sr.hist_r = -1;
   q->sig_prev = 1;
   q->noise_prev = 1;
   q->w_hist_n = 0;
-  q->have_prev = q->have_phase = 0;
-  q->tau_prev = q->phi_prev = q->e_prev = 0;
-  q->k_end_prev = 0;
-  q->om_prev[0] = q->om_prev[1] = q->om_prev_n = q->en_prev = 0;
-  memset(q->corr_prev, 0, sizeof q->corr_prev);
-  q->have_e = q->have_clock = q->range_prev = 0;
-  q->dc_prev[0] = q->dc_prev[1] = 0;
-  q->gain_prev = 1;
-  memset(q->dc_ring, 0, sizeof q->dc_ring);
-  memset(q->dc_span, 0, sizeof q->dc_span);
-  q->dc_count = 0;
-  q->dcw_prev_n = 0;
-  q->dcw_prev_syms = 0;
+  q->have_phase = 0;
+  q->phi_prev = 0;
   q->pil_count = 0;
   memset(&q->sums_prev, 0, sizeof q->sums_prev);
   memset(q->noise_ring, 0, sizeof q->noise_ring);
@@ -339,7 +329,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
   ALLOC(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
-  ALLOC(q->med, q->B, double);
+  ALLOC(q->sr_tmp, qpsk_serial_scratch_bytes(q->B), unsigned char);
 
   /* input buffer: everything one batch of G spans reads */
   int64_t s0 = 1000;

@@ -16,13 +16,13 @@
  *   GPU mf                                   -> V&V sums back     -> CPU serial_phase, report
  *   GPU out (bits into the caller's rows)
  *
- * The serial passes are the single demodulator's own functions (qpsk_batch.c) run on each
- * channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred bytes
- * per block, through pinned host memory), spread over the bank's worker pool; so the block-level
- * decisions are taken by the CPU's code and the kernels round only the per-sample arithmetic
- * differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup answers
- * PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol), the
- * CPU's stage_cfo on the pool.
+ * The serial passes are the single demodulator's own functions (qpsk_serial.c, qpsk_batch.c) run on
+ * each channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred
+ * bytes per block, through pinned host memory), spread over the bank's worker pool; so the
+ * block-level decisions are taken by the CPU's code and the kernels round only the per-sample
+ * arithmetic differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup
+ * answers PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol),
+ * the CPU's stage_cfo on the pool.
  *
  * Streaming: each channel's prx_qpsk keeps its stream position (n_total, next_span) as in a host
  * call; its samples stay on the device. A device ring (two buffers, the kept samples moved from
@@ -643,6 +643,31 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   return PRX_OK;
 }
 
+/* Stage mf of the span's n blocks (all channels) and what the phase pass reads of it back: the
+ * symbols' sums, and the symbols (host finish) or each block's last (the differential chain's
+ * link), on stream. */
+static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const void *rows,
+                           size_t stride, int64_t b0, size_t n, void *stream) {
+  const prx_qpsk_bank_cuda *d = g->dev;
+  TRY(g->k->mf(st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
+  TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
+  if (g->hf) return d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream);
+  TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
+  return d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream);
+}
+
+/* After the phase pass: where the GPU decides (not host finish), the blocks' decision records
+ * and stage out into the caller's rows (bits, or none where NULL); the span counted. */
+static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t n, uint8_t *bits,
+                            size_t bits_stride, void *stream) {
+  if (!g->hf && bits) {
+    TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
+    TRY(g->k->out(st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
+  }
+  g->tm.spans++;
+  return PRX_OK;
+}
+
 /* The next span of every channel with the serial passes on the GPU: pre, level, om, timing, x4,
  * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
  * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
@@ -678,25 +703,13 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
-  TRY(g->k->mf(&st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
-  TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
+  TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
   TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
-  if (g->hf) {
-    TRY(d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream));
-  } else {
-    TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
-    TRY(d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream));
-  }
   g->tm.issue_s += now_s() - t0;
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase_gpu, &x);
-  if (!g->hf && bits) {
-    TRY(d->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
-    TRY(g->k->out(&st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
-  }
-  g->tm.spans++;
-  return PRX_OK;
+  return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
 /* The next span of every channel, its rows at rows (bytes per row: stride, sample s of a row at
@@ -774,23 +787,10 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   pool_run(b, task_cfo, &x);
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
-  TRY(g->k->mf(&st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
-  TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
-  if (g->hf) {
-    TRY(d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream));
-  } else {
-    TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
-    TRY(d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream));
-  }
+  TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase, &x);
-
-  if (!g->hf && bits) {
-    TRY(d->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
-    TRY(g->k->out(&st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
-  }
-  g->tm.spans++;
-  return PRX_OK;
+  return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
 static const void *at_sample(const void *base, int64_t s0, size_t sz) {

@@ -20,15 +20,16 @@
  *                  pilots                                                   -> phi, noise, flags
  *   out   (blocks) decisions, LLRs                                          -> caller's buffers
  *
- * Each stage reads only absolute positions of the stream and the state carried from earlier
- * blocks, so the result does not depend on how blocks are spread over threads or batches. */
+ * The level, timing and NCO passes are qpsk_serial.c's (the code of qpsk_serial.h, which the GPU
+ * runs too); the phase pass is here. Each stage reads only absolute positions of the stream and
+ * the state carried from earlier blocks, so the result does not depend on how blocks are spread
+ * over threads or batches. */
 #include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
 #include "qpsk_cplx.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 static inline prx_cf32 cexpj(double a) {
@@ -38,66 +39,6 @@ static inline prx_cf32 cexpj(double a) {
 
 static int64_t stream_blocks(const prx_qpsk *q) {
   return qpsk_count_below((double)q->n_total / q->sps, (double)q->L);
-}
-
-/* per span: the DC and the gain to unit power (the last span's where a span has no samples).
- * The DC is the mean over this span and up to QPSK_DC_SPANS - 1 before it: the mean of the
- * signal itself (its random data) is part of any such estimate and is removed with it, a line of
- * 1 / (symbols averaged) of the signal power (-39 dB for one 8192-symbol span, -45 dB for four). */
-void qpsk_serial_level(prx_qpsk *q, unsigned g) {
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    double m[3] = {0, 0, 0}, n = 0;
-    for (size_t t = 0; t < q->n_blks; t++) {
-      const qpsk_blk *bk = &q->blks[t];
-      if (bk->span != (int)i) continue;
-      for (int j = 0; j < 3; j++) m[j] += bk->mom[j];
-      n += bk->mom_n;
-    }
-    double p = 0, gain = q->gain_prev;
-    if (n > 0) {
-      double mr = m[0] / n, mi = m[1] / n;
-      p = m[2] / n - (mr * mr + mi * mi);
-      if (p > 0 && isfinite(p)) gain = 1 / sqrt(p);
-    }
-    /* the DC window: this span and the ring of earlier ones */
-    double *slot = q->dc_ring[q->dc_count % QPSK_DC_SPANS];
-    slot[0] = m[0];
-    slot[1] = m[1];
-    slot[2] = n;
-    q->dc_span[q->dc_count % QPSK_DC_SPANS] = sp->s;
-    if (n > 0) q->dc_count++;
-    double sr = 0, si = 0, sn = 0;
-    unsigned nr = q->dc_count < QPSK_DC_SPANS ? q->dc_count : QPSK_DC_SPANS, nw = 0;
-    for (unsigned j = 0; j < nr; j++) {
-      sr += q->dc_ring[j][0];
-      si += q->dc_ring[j][1];
-      sn += q->dc_ring[j][2];
-      if (q->dc_ring[j][2] > 0) sp->dc_win[nw++] = q->dc_span[j];
-    }
-    sp->dc_nwin = nw;
-    sp->dc_syms = sn / q->sps;
-    sp->dc_own = n > 0;
-    double dr = sn > 0 ? sr / sn : q->dc_prev[0], di = sn > 0 ? si / sn : q->dc_prev[1];
-    int kept = !(sn > 0);
-    if (!isfinite(dr) || !isfinite(di) || !isfinite(gain)) {
-      dr = q->dc_prev[0];
-      di = q->dc_prev[1];
-      gain = q->gain_prev;
-      kept = 1;
-    }
-    if (kept) { /* the last span's DC, so its window */
-      memcpy(sp->dc_win, q->dcw_prev, sizeof sp->dc_win);
-      sp->dc_nwin = q->dcw_prev_n;
-      sp->dc_syms = q->dcw_prev_syms;
-    }
-    memcpy(q->dcw_prev, sp->dc_win, sizeof q->dcw_prev);
-    q->dcw_prev_n = sp->dc_nwin;
-    q->dcw_prev_syms = sp->dc_syms;
-    sp->dc[0] = q->dc_prev[0] = dr;
-    sp->dc[1] = q->dc_prev[1] = di;
-    sp->gain = q->gain_prev = gain;
-  }
 }
 
 /* ---- stage pre: the pre-filter on the 4/T grid, Oerder & Meyr per sub-block ---- */
@@ -186,280 +127,6 @@ static void stage_om(void *ctx, size_t t) {
   int64_t done = g_hi > m0 ? g_hi - m0 : 0;
   qpsk_om_accum(bk->grid, QPSK_GM, m0 - QPSK_GM, D, gain, unused);
   qpsk_om_accum(bk->grid + QPSK_GM + done, ng - QPSK_GM - (size_t)done, m0 + done, D, gain, unused);
-}
-
-/* ---- serial: timing ---- */
-
-/* sum_j X_j exp(j 2 pi e (t_j - t_ref)) over the block's sub-blocks, added to acc: the phases
- * step by a rotation where the sub-blocks are evenly spaced (all but a short tail) */
-static void om_turn_add(const prx_qpsk *q, const qpsk_blk *bk, double e, double t_ref,
-                        double acc[2]) {
-  if (bk->nsub == 0) return;
-  const double w = 2 * M_PI * e, sr = cos(w * q->Ls), si = sin(w * q->Ls);
-  double cr = cos(w * (bk->osub_t[0] - t_ref)), ci = sin(w * (bk->osub_t[0] - t_ref));
-  for (unsigned j = 0; j < bk->nsub; j++) {
-    if (j > 0) {
-      if (bk->osub_t[j] - bk->osub_t[j - 1] == (double)q->Ls) {
-        double t = cr * sr - ci * si;
-        ci = cr * si + ci * sr;
-        cr = t;
-      } else {
-        cr = cos(w * (bk->osub_t[j] - t_ref));
-        ci = sin(w * (bk->osub_t[j] - t_ref));
-      }
-    }
-    acc[0] += bk->osub[j][0] * cr - bk->osub[j][1] * ci;
-    acc[1] += bk->osub[j][0] * ci + bk->osub[j][1] * cr;
-  }
-}
-
-/* the block's sub-block O&M sums referred to its centre C with the slope e */
-static void om_refer(const prx_qpsk *q, const qpsk_blk *bk, double e, double out[2]) {
-  out[0] = out[1] = 0;
-  om_turn_add(q, bk, e, ((double)bk->b + 0.5) * q->L, out);
-}
-
-/* sum of |X_j|^2 over the block's sub-blocks: what |sum X_j|^2 is on average for noise alone */
-static double om_energy(const qpsk_blk *bk) {
-  double e = 0;
-  for (unsigned j = 0; j < bk->nsub; j++)
-    e += bk->osub[j][0] * bk->osub[j][0] + bk->osub[j][1] * bk->osub[j][1];
-  return e;
-}
-
-/* The lock threshold on |sum X|^2 / sum |X|^2 for blocks of n sub-blocks: 8 from 16 on; below,
- * where 8 comes near or past the n that a noiseless line reaches (|sum X|^2 <= n sum |X|^2), the
- * ratio with the same false-alarm probability for noise alone, (1 - r / n)^(n - 1) = 2^-15
- * (6.19 at 8 sub-blocks, a 256-symbol block's; blocks of 257-511 symbols lie between) */
-static double lock_ratio(unsigned n) {
-  if (n >= 16) return 8;
-  if (n < 2) return INFINITY;
-  return n * (1 - pow(0.5, 15.0 / (n - 1)));
-}
-
-/* Unwraps the timing of blocks [t0, t1) around the slope e (the previous block's prediction
- * continuing with e_before up to its edge). A block whose O&M line does not stand out of its
- * noise (|sum X|^2 <= lock_ratio sum |X|^2: a gap, no carrier; noise alone passes in 3e-5 of
- * the blocks) takes the prediction: a measurement there would be noise, and its error would move
- * the symbol count. */
-static void unwrap_blocks(prx_qpsk *q, size_t t0, size_t t1, double e, int have, double tau_prev,
-                          double e_before, const double om_prev[2], double en_prev) {
-  const double L = q->L;
-  double om_p[2] = {om_prev[0], om_prev[1]}, en_p = en_prev;
-  const double lock = lock_ratio(q->nsub);
-  for (size_t t = t0; t < t1; t++) {
-    qpsk_blk *bk = &q->blks[t];
-    double om[2], en = om_energy(bk);
-    om_refer(q, bk, e, om);
-    bk->om[0] = om[0];
-    bk->om[1] = om[1];
-    bk->om_en = en;
-    /* a short last block borrows the previous block's statistics, moved to its centre */
-    if (bk->om_n < 2.0 * L && have) {
-      double a = -2 * M_PI * e * L, c = cos(a), s = sin(a);
-      om[0] += om_p[0] * c - om_p[1] * s;
-      om[1] += om_p[0] * s + om_p[1] * c;
-      en += en_p;
-    }
-    double th = qpsk_om_tau(om);
-    bk->locked = isfinite(th) && om[0] * om[0] + om[1] * om[1] > lock * en;
-    if (!have) {
-      bk->tau = isfinite(th) ? th : 0;
-    } else {
-      double pred = tau_prev + 0.5 * (e_before + e) * L;
-      bk->tau = bk->locked ? pred + qpsk_wrap(th - pred, 1.0) : pred;
-    }
-    have = 1;
-    tau_prev = bk->tau;
-    e_before = e;
-    om_p[0] = bk->om[0];
-    om_p[1] = bk->om[1];
-    en_p = bk->om_en;
-  }
-}
-
-/* The slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
- * while e0 is within 1 / (2 L) of the truth); *coh receives the span's coherence at the refined
- * slope: |sum of the blocks' O&M sums, each turned back to the span start|^2 over sum |X_j|^2
- * (about 1 for noise alone, the number of sub-blocks for a strong signal). The blocks' sums
- * referred with e0 are left in om (unwrap_blocks replaces them). */
-static double refine_between_blocks(prx_qpsk *q, size_t t0, size_t t1, double e0, double *coh) {
-  const double L = q->L;
-  double Cb[2] = {0, 0}, en = 0;
-  for (size_t t = t0; t < t1; t++) {
-    qpsk_blk *bk = &q->blks[t];
-    om_refer(q, bk, e0, bk->om);
-    en += om_energy(bk);
-    if (t > t0 && bk->om_n >= 4.0 * L) {
-      const double *x0 = q->blks[t - 1].om;
-      Cb[0] += bk->om[0] * x0[0] + bk->om[1] * x0[1];
-      Cb[1] += bk->om[1] * x0[0] - bk->om[0] * x0[1];
-    }
-  }
-  double e = e0;
-  if (Cb[0] != 0 || Cb[1] != 0) {
-    double ph = atan2(Cb[1], Cb[0]), pred = -2 * M_PI * e0 * L;
-    e = -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * L);
-    if (!(isfinite(e) && fabs(e) <= 0.5 / q->Ls)) e = e0;
-  }
-  /* the blocks' sums turned by e L per block (a rotation by recurrence) and added */
-  const double w = 2 * M_PI * e * L, sr = cos(w), si = sin(w);
-  double cr = 1, ci = 0, s[2] = {0, 0};
-  for (size_t t = t0; t < t1; t++) {
-    const double *x = q->blks[t].om;
-    s[0] += x[0] * cr - x[1] * ci;
-    s[1] += x[0] * ci + x[1] * cr;
-    double tr = cr * sr - ci * si;
-    ci = cr * si + ci * sr;
-    cr = tr;
-  }
-  double r = (s[0] * s[0] + s[1] * s[1]) / en;
-  *coh = isfinite(r) ? r : 0;
-  return e;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
-  const double L = q->L;
-  const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
-  size_t t0 = 0;
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    size_t t1 = t0;
-    while (t1 < q->n_blks && q->blks[t1].span == (int)i) t1++;
-    if (t1 == t0) {
-      sp->e = q->e_prev;
-      sp->out_range = 0;
-      continue;
-    }
-    /* 1. coarse slope: the drift of the O&M line's phase between sub-blocks 1, 2, 4 ... apart,
-     * each lag's phase unwrapped around the previous lag's estimate (every doubling of the lag
-     * doubles the precision; the first sets the range, 1 / (2 Ls)), then between blocks */
-    double C[QPSK_LAGS][2];
-    memset(C, 0, sizeof C);
-    unsigned full = 0;
-    for (size_t t = t0; t < t1; t++) {
-      for (unsigned l = 0; l < q->nlags; l++) {
-        C[l][0] += q->blks[t].corr[l][0];
-        C[l][1] += q->blks[t].corr[l][1];
-      }
-      full += q->blks[t].om_n >= 4.0 * L;
-    }
-    if (2 * full < q->B && q->have_e) {
-      for (unsigned l = 0; l < q->nlags; l++) {
-        C[l][0] += q->corr_prev[l][0];
-        C[l][1] += q->corr_prev[l][1];
-      }
-    }
-    double ec = q->e_prev;
-    for (unsigned l = 0; l < q->nlags; l++) {
-      if (C[l][0] == 0 && C[l][1] == 0) break;
-      double lag = (double)(1u << l) * q->Ls, ph = atan2(C[l][1], C[l][0]);
-      double pred = -2 * M_PI * ec * lag;
-      double e = l == 0 ? -ph / (2 * M_PI * lag)
-                        : -(pred + qpsk_wrap(ph - pred, 2 * M_PI)) / (2 * M_PI * lag);
-      if (isfinite(e)) ec = e;
-    }
-    /* the chain's result, no drift and the previous span's drift, each refined between blocks:
-     * the one whose O&M line adds up most coherently over the span (the periodogram's maximum)
-     * wins; at Es/N0 near 0 dB the chain's first lag can be wrong where a small offset is not */
-    double cand[3] = {ec, 0, q->e_prev}, best = -1;
-    unsigned nc = q->have_e ? 3 : 2;
-    for (unsigned c = 0; c < nc; c++) {
-      /* a candidate within a quarter of the refinement's range of the first ends where it does */
-      if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
-      double m, e = refine_between_blocks(q, t0, t1, cand[c], &m);
-      if (m > best) {
-        best = m;
-        ec = e;
-      }
-    }
-    /* a span without a timing line (no signal, a gap: noise alone gives about 1, the maximum
-     * over the candidates rarely 10) keeps the clock of the spans before */
-    int span_locked = best > 16;
-    if (!span_locked) ec = q->have_e ? q->e_prev : 0;
-    /* 2. timing per block unwrapped around it. A span of fewer than 4 complete blocks (the
-     * stream's last) keeps the clock of the span before, extrapolated: its own slope comes from
-     * too few sub-blocks and its line from too few blocks (at 256-symbol blocks and 1-2 blocks the
-     * timing line does not even stand out), and any error in it moves the last instants by
-     * e L per block */
-    const int short_span = full < 4 && q->have_clock;
-    if (short_span) ec = q->e_prev;
-    double e = ec;
-    /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
-     * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
-    sp->out_range = short_span ? q->range_prev : fabs(e) > e_max;
-    if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
-    if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
-    unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, q->have_e ? q->e_prev : e, q->om_prev,
-                  q->en_prev);
-    unsigned nl = 0;
-    for (size_t t = t0; t < t1; t++) nl += q->blks[t].om_n >= 2.0 * L && q->blks[t].locked;
-    int fitted = span_locked && nl >= 4;
-    if (!fitted && q->have_e && e != q->e_prev) {
-      e = q->e_prev;
-      sp->out_range = q->range_prev;
-      unwrap_blocks(q, t0, t1, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev);
-    }
-    q->range_prev = sp->out_range;
-    sp->e = e;
-    /* 3. the span's clock line: slope e through the locked blocks' timing, at their median (a
-     * jump in the timing leaves the blocks on its minority side off the line, flagged) */
-    size_t ni = 0;
-    for (size_t t = t0; t < t1; t++) {
-      const qpsk_blk *bk = &q->blks[t];
-      if (bk->om_n < 2.0 * L || !bk->locked) continue;
-      q->med[ni++] = bk->tau - e * ((double)bk->b + 0.5) * L;
-    }
-    double icpt = 0;
-    if (ni > 0) {
-      qsort(q->med, ni, sizeof *q->med, cmp_double);
-      icpt = ni % 2 ? q->med[ni / 2] : 0.5 * (q->med[ni / 2 - 1] + q->med[ni / 2]);
-    }
-    /* 4. ownership */
-    const double d = e / (1 - e);
-    for (size_t t = t0; t < t1; t++) {
-      qpsk_blk *bk = &q->blks[t];
-      const double Cb = ((double)bk->b + 0.5) * L;
-      bk->d = d;
-      bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
-      /* on a fitted span the instants follow its line: a block's own O&M value carries the
-       * estimator's noise, the line averages it over the span's blocks; a block that left the
-       * line (a jump) keeps its own value */
-      if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
-      double limit = ((double)bk->b + 1) * L - QPSK_LEAD;
-      if (q->flushing) {
-        double end = (double)q->n_total / q->sps - QPSK_LEAD;
-        if (end < limit) limit = end;
-      }
-      bk->k0 =
-          q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
-      /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
-       * half a symbol by construction; should they not, the block's timing moves to keep its
-       * first instant inside (a safety net: never a read outside the windows) */
-      double t_first = (1 + d) * ((double)bk->k0 + bk->tau) - d * Cb;
-      if (t_first < (double)bk->b * L - 0.7)
-        bk->tau += ((double)bk->b * L - 0.7 - t_first) / (1 + d);
-      bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
-      if (bk->k1 < bk->k0) bk->k1 = bk->k0;
-      if (bk->k1 - bk->k0 > (int64_t)q->Lmax) bk->k1 = bk->k0 + q->Lmax;
-      q->have_prev = 1;
-      q->k_end_prev = bk->k1;
-      q->tau_prev = bk->tau;
-      q->om_prev[0] = bk->om[0];
-      q->om_prev[1] = bk->om[1];
-      q->en_prev = bk->om_en;
-    }
-    if (fitted) memcpy(q->corr_prev, C, sizeof C);
-    q->have_e = q->have_e || fitted;
-    q->have_clock = q->have_clock || (span_locked && full >= 4);
-    q->e_prev = e;
-    t0 = t1;
-  }
 }
 
 /* instant of symbol k of block bk, nominal symbols from input sample 0 */
@@ -857,23 +524,6 @@ static void stage_out(void *ctx, size_t t) {
   }
 }
 
-/* ---- serial: the phase-continuous NCO, each span's phase continuing the previous span's ---- */
-
-void qpsk_serial_nco(prx_qpsk *q, unsigned g) {
-  const int64_t S = q->S;
-  double theta = q->theta_next;
-  for (unsigned i = 0; i < g; i++) {
-    qpsk_span *sp = &q->spans[i];
-    if (!isfinite(sp->f)) sp->f = q->f_prev; /* non-finite input: keep the last estimate */
-    q->f_prev = sp->f;
-    sp->n_ref = (int64_t)floor((double)sp->s * S * q->sps);
-    sp->theta = theta;
-    int64_t n_next = (int64_t)floor((double)(sp->s + 1) * S * q->sps);
-    theta = qpsk_wrap(theta + 2 * M_PI * sp->f / q->sps * (double)(n_next - sp->n_ref), 2 * M_PI);
-  }
-  q->theta_next = theta;
-}
-
 /* ---- the batch ---- */
 
 static void report(prx_qpsk *q, const qpsk_blk *bk) {
@@ -912,6 +562,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;
   st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
   st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;
+  st->blocks_locked += !(bk->flags & (PRX_QPSK_BLOCK_NO_SIGNAL | PRX_QPSK_BLOCK_CLOCK_RANGE));
   double n = (double)e.n_symbols, g2 = sp->gain * sp->gain;
   /* a short block (the stream's last) is too short for its own M2M4: the window's estimate */
   int own = n >= 0.5 * q->L;

@@ -48,6 +48,34 @@
  * timing estimate's noise, and one centred exactly at the end is not */
 #define QPSK_LEAD 0.0625
 
+/* What the level, timing and NCO passes carry from span to span (qpsk_serial.h, which runs them on
+ * the CPU and the GPU): the CPU's in prx_qpsk (its sr), the GPU's one per channel on the device,
+ * moved between the two by qpsk_serial_state_of / _to. */
+typedef struct {
+  /* level */
+  double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
+  int64_t dc_span[QPSK_DC_SPANS];   /* their absolute span indices */
+  int64_t dcw_prev[QPSK_DC_SPANS];  /* the last span's DC window (for a span without samples) */
+  double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
+  double dcw_prev_syms;
+  unsigned dc_count, dcw_prev_n;
+  /* timing */
+  int have_prev;  /* a block's timing has been set */
+  int have_e;     /* e_prev comes from a span with enough blocks */
+  int have_clock; /* e_prev: a span of 4+ full blocks with a timing line */
+  int range_prev; /* the last span's clock was beyond the supported range */
+  double tau_prev, e_prev, om_prev[2], en_prev; /* e: the slope dtau/dt of the last span */
+  double corr_prev[QPSK_LAGS][2]; /* the last span's sub-block correlations (for a short span) */
+  int64_t k_end_prev;
+  /* NCO */
+  double theta_next; /* NCO phase at the next span's n_ref */
+  double f_prev;     /* the last span's CFO (fallback when an estimate is not finite) */
+  /* the GPU's CFO history: the region of the w row holding the last span of S values or more
+   * (-1 none) and its values (the CPU keeps its own, w_hist) */
+  int hist_r;
+  int64_t hist_n;
+} qpsk_serial_state;
+
 typedef struct {
   int64_t s;      /* absolute span index */
   size_t nw;      /* pre-pass values present (S, fewer for the last span of a stream) */
@@ -148,27 +176,12 @@ struct prx_qpsk {
 
   /* stream state carried from batch to batch */
   int64_t next_span;
-  double theta_next;           /* NCO phase at the next span's n_ref */
-  double f_prev;               /* the last span's CFO (fallback when an estimate is not finite) */
-  double sig_prev, noise_prev; /* the last block's signal and noise powers (same use) */
+  qpsk_serial_state sr;        /* the level, timing and NCO passes' */
+  double sig_prev, noise_prev; /* the last block's signal and noise powers (fallbacks) */
   prx_cf32 *w_hist;            /* the previous span's pre-pass values (S), for a short last span */
   size_t w_hist_n;
-  int have_prev;                     /* a block's timing has been set */
   int have_phase;                    /* a block's phase has been set */
-  double tau_prev, phi_prev, e_prev; /* e: the slope dtau/dt of the last span */
-  int64_t k_end_prev;
-  double om_prev[2], om_prev_n, en_prev;
-  double corr_prev[QPSK_LAGS][2];   /* the last span's sub-block correlations (for a short span) */
-  int have_e;                       /* e_prev comes from a span with enough blocks */
-  int have_clock;                   /* e_prev: a span of 4+ full blocks with a timing line */
-  int range_prev;                   /* the last span's clock was beyond the supported range */
-  double dc_prev[2], gain_prev;     /* the last span's level (for a span without samples) */
-  double dc_ring[QPSK_DC_SPANS][3]; /* the last spans' input sums: re, im, count */
-  int64_t dc_span[QPSK_DC_SPANS];   /* their absolute span indices */
-  unsigned dc_count;
-  int64_t dcw_prev[QPSK_DC_SPANS]; /* the last span's DC window (for a span without samples) */
-  unsigned dcw_prev_n;
-  double dcw_prev_syms;
+  double phi_prev;                   /* and the last block's */
   double pil_ring[QPSK_DC_SPANS][2]; /* PILOTS: the pilots' sums (span.pil) of the last spans */
   int64_t pil_span[QPSK_DC_SPANS];   /* with samples of their own, and their absolute indices */
   unsigned pil_count;
@@ -186,7 +199,7 @@ struct prx_qpsk {
   double all_sig, all_noise, all_cfo, all_d, all_n; /* the same over all blocks */
   double all_cfo_min, all_cfo_max;
   prx_cf32 *pilot; /* PILOTS: the pilot word */
-  double *med;     /* B values: the span's timing residues, for their median */
+  void *sr_tmp;    /* the serial passes' records of one span (qpsk_serial_scratch_bytes) */
 
   /* estimates of the current call */
   prx_qpsk_block *est;
@@ -202,17 +215,22 @@ struct prx_qpsk {
  * writing data symbols at q->out_bits / q->out_llrs and advancing them; returns the count. */
 size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g);
 
-/* The serial passes of a batch (qpsk_batch.c), over the spans and blocks (q->spans, q->blks) as
- * the parallel stages leave them: the CPU stages of qpsk_run_batch, or the CUDA stage kernels'
- * per-block records (qpsk_stage_blocks.h) copied into the blocks, so that both backends take
- * their block-level decisions with these same functions. level: the spans' DC and gain from the
+/* The serial passes of a batch, over the spans and blocks (q->spans, q->blks) as the parallel
+ * stages leave them: the CPU stages of qpsk_run_batch, or the CUDA stage kernels' per-block
+ * records (qpsk_stage_blocks.h) copied into the blocks, so that both backends take their
+ * block-level decisions with these same functions. level: the spans' DC and gain from the
  * blocks' input sums (after stage pre); timing: clock slope, timing, ownership (after om); nco:
- * the spans' NCO phases (after the CFO stage); phase: V&V phase, noise, flags, ambiguity, output
- * offsets (after mf). */
+ * the spans' NCO phases (after the CFO stage), each span by span through qpsk_serial.h's passes
+ * (qpsk_serial.c: the GPU's kernels run the same); phase: V&V phase, noise, flags, ambiguity,
+ * output offsets (after mf; qpsk_batch.c). */
 void qpsk_serial_level(prx_qpsk *q, unsigned g);
 void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
+
+/* The bytes of q->sr_tmp, the level and timing passes' records of one span of B blocks
+ * (qpsk_serial.c). */
+size_t qpsk_serial_scratch_bytes(size_t B);
 
 /* qpsk_pilot_dc.c, PILOTS, in the phase pass once the frames are aligned: the pilot word repeats
  * every frame, so near 0 Hz the span's DC (the input's mean) holds the pilots' mean, which the

@@ -1,16 +1,14 @@
-/* The serial passes of one CFO span of one channel (qpsk_batch.c's qpsk_serial_level,
- * qpsk_serial_timing and qpsk_serial_nco) over plain records, written once for the host and the
- * GPU (__host__ __device__): the bank's driver (qpsk_bank_gpu.c) runs them on the GPU, one thread
- * per channel (qpsk_serial_cuda.cu), between the stage kernels, so that a span is one
- * stream-ordered sequence of launches without a host wait until its symbols' sums. The records
- * are what the CPU passes read from and leave in prx_qpsk (its blocks, its span, the state it
- * carries to the next span): the driver copies the results back into each channel's prx_qpsk,
- * where the phase pass, the reports and the summary read them as on the CPU.
+/* The level, timing and NCO passes of one CFO span of one channel over plain records, written
+ * once for the host and the GPU (__host__ __device__). The CPU demodulator runs them span by span
+ * (qpsk_serial.c: qpsk_serial_level, _timing and _nco gather a span's records from prx_qpsk's
+ * blocks and put the results back); the bank's driver (qpsk_bank_gpu.c) runs them on the GPU,
+ * one thread or warp per channel (qpsk_serial_cuda.cu), between the stage kernels, so that a span
+ * is one stream-ordered sequence of launches without a host wait until its symbols' sums, and
+ * copies the results back into each channel's prx_qpsk, where the phase pass, the reports and the
+ * summary read them as on the CPU.
  *
- * The expressions are the CPU passes' own, in the same order: on the host they give the same
- * values to the last bit (test_qpsk_bank_driver holds them to the CPU passes); on the GPU
- * (compiled without fused multiply-adds) additions, products, divisions and square roots round
- * alike, atan2, cos and sin to within an ulp or two of the host's libm. */
+ * On the GPU (compiled without fused multiply-adds) additions, products, divisions and square
+ * roots round as on the host, atan2, cos and sin to within an ulp or two of the host's libm. */
 #ifndef PRX_QPSK_SERIAL_H
 #define PRX_QPSK_SERIAL_H
 
@@ -33,26 +31,7 @@ typedef struct {
   int64_t region; /* the w row's second CFO region from its first (S + B Lmax) */
 } qpsk_serial_cfg;
 
-/* what one channel carries from span to span (prx_qpsk's fields of the same names) */
-typedef struct {
-  /* level */
-  double dc_ring[QPSK_DC_SPANS][3];
-  int64_t dc_span[QPSK_DC_SPANS];
-  int64_t dcw_prev[QPSK_DC_SPANS];
-  double dc_prev[2], gain_prev, dcw_prev_syms;
-  unsigned dc_count, dcw_prev_n;
-  /* timing */
-  int have_prev, have_e, have_clock, range_prev;
-  double tau_prev, e_prev, om_prev[2], en_prev;
-  double corr_prev[QPSK_LAGS][2];
-  int64_t k_end_prev;
-  /* NCO */
-  double theta_next, f_prev;
-  /* the CFO history: the region of the w row holding the last span of S values or more (-1
-   * none) and its values */
-  int hist_r;
-  int64_t hist_n;
-} qpsk_serial_state;
+/* what one channel carries from span to span: qpsk_serial_state (qpsk_internal.h: prx_qpsk's sr) */
 
 /* one channel's span, as the passes leave qpsk_span */
 typedef struct {
@@ -90,8 +69,9 @@ QPSK_HD double qpsk_sr_om_tau(const double x[2]) {
   return t;
 }
 
-/* ---- level: qpsk_serial_level of span s (nb blocks, input sums mom: nb x (re, im, |x|^2,
- * count)) ---- */
+/* ---- level of span s (nb blocks, input sums mom: nb x (re, im, |x|^2, count)): the DC and the
+ * gain to unit power (the last span's where a span has no samples). The DC is the mean over this
+ * span and up to QPSK_DC_SPANS - 1 before it ---- */
 QPSK_HD void qpsk_sr_level(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t s,
                            const double *mom, size_t nb, qpsk_serial_span *sp) {
   double m[3] = {0, 0, 0}, n = 0;
@@ -105,6 +85,7 @@ QPSK_HD void qpsk_sr_level(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int6
     p = m[2] / n - (mr * mr + mi * mi);
     if (p > 0 && isfinite(p)) gain = 1 / sqrt(p);
   }
+  /* the DC window: this span and the ring of earlier ones */
   double *slot = q->dc_ring[q->dc_count % QPSK_DC_SPANS];
   slot[0] = m[0];
   slot[1] = m[1];
@@ -130,7 +111,7 @@ QPSK_HD void qpsk_sr_level(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int6
     gain = q->gain_prev;
     kept = 1;
   }
-  if (kept) {
+  if (kept) { /* the last span's DC, so its window */
     for (int j = 0; j < QPSK_DC_SPANS; j++) sp->dc_win[j] = q->dcw_prev[j];
     sp->dc_nwin = q->dcw_prev_n;
     sp->dc_syms = q->dcw_prev_syms;
@@ -143,8 +124,10 @@ QPSK_HD void qpsk_sr_level(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int6
   sp->gain = q->gain_prev = gain;
 }
 
-/* ---- timing: qpsk_serial_timing of one span (blocks b0 .. b0 + nb - 1, O&M records om) ---- */
+/* ---- timing of one span (blocks b0 .. b0 + nb - 1, O&M records om) ---- */
 
+/* sum_j X_j exp(j 2 pi e (t_j - t_ref)) over the block's sub-blocks, added to acc: the phases
+ * step by a rotation where the sub-blocks are evenly spaced (all but a short tail) */
 QPSK_HD void qpsk_sr_om_turn_add(const qpsk_serial_cfg *cf, const qpsk_om_out *bk, double e,
                                  double t_ref, double acc[2]) {
   if (bk->nsub == 0) return;
@@ -166,12 +149,14 @@ QPSK_HD void qpsk_sr_om_turn_add(const qpsk_serial_cfg *cf, const qpsk_om_out *b
   }
 }
 
+/* the block's sub-block O&M sums referred to its centre with the slope e */
 QPSK_HD void qpsk_sr_om_refer(const qpsk_serial_cfg *cf, const qpsk_om_out *bk, int64_t b, double e,
                               double out[2]) {
   out[0] = out[1] = 0;
   qpsk_sr_om_turn_add(cf, bk, e, ((double)b + 0.5) * cf->L, out);
 }
 
+/* sum of |X_j|^2 over the block's sub-blocks: what |sum X_j|^2 is on average for noise alone */
 QPSK_HD double qpsk_sr_om_energy(const qpsk_om_out *bk) {
   double e = 0;
   for (unsigned j = 0; j < bk->nsub; j++)
@@ -179,6 +164,10 @@ QPSK_HD double qpsk_sr_om_energy(const qpsk_om_out *bk) {
   return e;
 }
 
+/* The lock threshold on |sum X|^2 / sum |X|^2 for blocks of n sub-blocks: 8 from 16 on; below,
+ * where 8 comes near or past the n that a noiseless line reaches (|sum X|^2 <= n sum |X|^2), the
+ * ratio with the same false-alarm probability for noise alone, (1 - r / n)^(n - 1) = 2^-15
+ * (6.19 at 8 sub-blocks, a 256-symbol block's; blocks of 257-511 symbols lie between) */
 QPSK_HD double qpsk_sr_lock_ratio(unsigned n) {
   if (n >= 16) return 8;
   if (n < 2) return INFINITY;
@@ -210,6 +199,11 @@ QPSK_HD void qpsk_sr_refer_all(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
   QPSK_SR_SYNC();
 }
 
+/* Unwraps the timing of the nb blocks around the slope e (the previous block's prediction
+ * continuing with e_before up to its edge). A block whose O&M line does not stand out of its
+ * noise (|sum X|^2 <= lock_ratio sum |X|^2: a gap, no carrier; noise alone passes in 3e-5 of
+ * the blocks) takes the prediction: a measurement there would be noise, and its error would move
+ * the symbol count. */
 QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0, size_t nb,
                             qpsk_serial_blk *tb, double e, int have, double tau_prev,
                             double e_before, const double om_prev[2], double en_prev,
@@ -224,6 +218,7 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
     bk.om[0] = o[0];
     bk.om[1] = o[1];
     bk.om_en = en;
+    /* a short last block borrows the previous block's statistics, moved to its centre */
     if (om[t].om_n < 2.0 * L && have) {
       double a = -2 * QPSK_SR_PI * e * L, c = cos(a), s = sin(a);
       o[0] += om_p[0] * c - om_p[1] * s;
@@ -255,6 +250,10 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
   QPSK_SR_SYNC();
 }
 
+/* The slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
+ * while e0 is within 1 / (2 L) of the truth); *coh receives the span's coherence at the refined
+ * slope: |sum of the blocks' O&M sums, each turned back to the span start|^2 over sum |X_j|^2
+ * (about 1 for noise alone, the number of sub-blocks for a strong signal). */
 QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, int64_t b0,
                               size_t nb, double e0, double *coh, const qpsk_sr_team *tm) {
   const double L = cf->L;
@@ -275,6 +274,7 @@ QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, 
     e = -(pred + qpsk_sr_wrap(ph - pred, 2 * QPSK_SR_PI)) / (2 * QPSK_SR_PI * L);
     if (!(isfinite(e) && fabs(e) <= 0.5 / cf->Ls)) e = e0;
   }
+  /* the blocks' sums turned by e L per block (a rotation by recurrence) and added */
   const double w = 2 * QPSK_SR_PI * e * L, sr = cos(w), si = sin(w);
   double cr = 1, ci = 0, s[2] = {0, 0};
   for (size_t t = 0; t < nb; t++) {
@@ -290,21 +290,40 @@ QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, 
   return e;
 }
 
-/* qpsk_serial_timing of one span: the blocks' timing (tb) and the span's clock (sp->e,
- * out_range). flushing / n_total: the stream ends at n_total samples. nb <= QPSK_SR_MAXB. */
-QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, const qpsk_om_out *om,
-                            int64_t b0, size_t nb, int flushing, int64_t n_total,
-                            qpsk_serial_blk *tb, qpsk_serial_span *sp, const qpsk_sr_team *tm) {
+/* The timing pass of one span (blocks b0 .. b0 + nb - 1, O&M records om) in three steps:
+ * qpsk_sr_clock_of (the span's clock slope and the blocks' timing unwrapped around it), the clock
+ * line's intercept (the median of the locked blocks' on it: qpsk_sr_on_line, qpsk_sr_middle),
+ * qpsk_sr_own (the blocks on the line, their symbols, the state for the next span). qpsk_sr_timing
+ * runs the three (the GPU's kernel); the CPU (qpsk_serial.c) sorts the intercepts of its spans of
+ * any length with qsort, the same order statistic. */
+
+/* the span's clock, from qpsk_sr_clock_of to qpsk_sr_own */
+typedef struct {
+  double C[QPSK_LAGS][2]; /* the sub-block correlations (the last span's added for a short one) */
+  double e;               /* the clock slope */
+  unsigned full;          /* complete blocks */
+  int span_locked;        /* the O&M line adds up over the span */
+  int fitted;             /* and 4 blocks or more are locked: the blocks follow the clock line */
+} qpsk_sr_clock;
+
+/* The span's clock slope (k, sp->e, out_range) and the blocks' timing unwrapped around it (tb:
+ * om, om_en, locked, tau). Returns 0 for a span without blocks (sp->e: the last span's). */
+QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, const qpsk_om_out *om,
+                             int64_t b0, size_t nb, qpsk_serial_blk *tb, qpsk_serial_span *sp,
+                             const qpsk_sr_team *tm, qpsk_sr_clock *k) {
   const double L = cf->L;
   const double e_max = PRX_QPSK_MAX_CLOCK_PPM * 1e-6;
   if (nb == 0) {
     sp->e = q->e_prev;
     sp->out_range = 0;
-    return;
+    return 0;
   }
   /* the blocks' sub-block energies (the same for every slope) */
   for (size_t t = tm->lane; t < nb; t += tm->n) tm->en[t] = qpsk_sr_om_energy(&om[t]);
-  double C[QPSK_LAGS][2];
+  /* 1. coarse slope: the drift of the O&M line's phase between sub-blocks 1, 2, 4 ... apart,
+   * each lag's phase unwrapped around the previous lag's estimate (every doubling of the lag
+   * doubles the precision; the first sets the range, 1 / (2 Ls)), then between blocks */
+  double(*C)[2] = k->C;
   for (int l = 0; l < QPSK_LAGS; l++) C[l][0] = C[l][1] = 0;
   unsigned full = 0;
   for (size_t t = 0; t < nb; t++) {
@@ -329,9 +348,13 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
                       : -(pred + qpsk_sr_wrap(ph - pred, 2 * QPSK_SR_PI)) / (2 * QPSK_SR_PI * lag);
     if (isfinite(e)) ec = e;
   }
+  /* the chain's result, no drift and the previous span's drift, each refined between blocks:
+   * the one whose O&M line adds up most coherently over the span (the periodogram's maximum)
+   * wins; at Es/N0 near 0 dB the chain's first lag can be wrong where a small offset is not */
   double cand[3] = {ec, 0, q->e_prev}, best = -1;
   unsigned nc = q->have_e ? 3 : 2;
   for (unsigned c = 0; c < nc; c++) {
+    /* a candidate within a quarter of the refinement's range of the first ends where it does */
     if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
     double m, e = qpsk_sr_refine(cf, om, b0, nb, cand[c], &m, tm);
     if (m > best) {
@@ -339,11 +362,20 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
       ec = e;
     }
   }
+  /* a span without a timing line (no signal, a gap: noise alone gives about 1, the maximum
+   * over the candidates rarely 10) keeps the clock of the spans before */
   int span_locked = best > 16;
   if (!span_locked) ec = q->have_e ? q->e_prev : 0;
+  /* 2. timing per block unwrapped around it. A span of fewer than 4 complete blocks (the
+   * stream's last) keeps the clock of the span before, extrapolated: its own slope comes from
+   * too few sub-blocks and its line from too few blocks (at 256-symbol blocks and 1-2 blocks the
+   * timing line does not even stand out), and any error in it moves the last instants by
+   * e L per block */
   const int short_span = full < 4 && q->have_clock;
   if (short_span) ec = q->e_prev;
   double e = ec;
+  /* the model the instants follow keeps |e| <= QPSK_MAX_DRIFT (its buffers are sized for it);
+   * the unwrapping predicts with the same e, so that neighbouring blocks' models meet */
   sp->out_range = short_span ? q->range_prev : fabs(e) > e_max;
   if (e > QPSK_MAX_DRIFT) e = QPSK_MAX_DRIFT;
   if (e < -QPSK_MAX_DRIFT) e = -QPSK_MAX_DRIFT;
@@ -359,13 +391,39 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
   }
   q->range_prev = sp->out_range;
   sp->e = e;
-  /* the clock line through the locked blocks' timing at their median (sorted by insertion:
-   * the same order statistic as the CPU's qsort) */
+  k->e = e;
+  k->full = full;
+  k->span_locked = span_locked;
+  k->fitted = fitted;
+  return 1;
+}
+
+/* 3. the span's clock line: slope e through the locked blocks' timing, at their median (a jump
+ * in the timing leaves the blocks on its minority side off the line, flagged). Whether block t
+ * is on it (locked, half a block's samples or more), and its intercept there (*v) */
+QPSK_HD int qpsk_sr_on_line(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
+                            const qpsk_serial_blk *tb, int64_t b0, size_t t, double e, double *v) {
+  const double L = cf->L;
+  if (om[t].om_n < 2.0 * L || !tb[t].locked) return 0;
+  *v = tb[t].tau - e * ((double)(b0 + (int64_t)t) + 0.5) * L;
+  return 1;
+}
+
+/* the median of ni sorted values (0 for none) */
+QPSK_HD double qpsk_sr_middle(const double *med, size_t ni) {
+  double icpt = 0;
+  if (ni > 0) icpt = ni % 2 ? med[ni / 2] : 0.5 * (med[ni / 2 - 1] + med[ni / 2]);
+  return icpt;
+}
+
+/* the clock line's intercept for spans of up to QPSK_SR_MAXB blocks (sorted by insertion) */
+QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
+                                 const qpsk_serial_blk *tb, int64_t b0, size_t nb, double e) {
   double med[QPSK_SR_MAXB];
   size_t ni = 0;
   for (size_t t = 0; t < nb; t++) {
-    if (om[t].om_n < 2.0 * L || !tb[t].locked) continue;
-    double v = tb[t].tau - e * ((double)(b0 + (int64_t)t) + 0.5) * L;
+    double v;
+    if (!qpsk_sr_on_line(cf, om, tb, b0, t, e, &v)) continue;
     size_t i = ni++;
     while (i > 0 && med[i - 1] > v) {
       med[i] = med[i - 1];
@@ -373,8 +431,18 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
     }
     med[i] = v;
   }
-  double icpt = 0;
-  if (ni > 0) icpt = ni % 2 ? med[ni / 2] : 0.5 * (med[ni / 2 - 1] + med[ni / 2]);
+  return qpsk_sr_middle(med, ni);
+}
+
+/* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
+ * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
+ * span. flushing / n_total: the stream ends at n_total samples. */
+QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t b0, size_t nb,
+                         int flushing, int64_t n_total, const qpsk_sr_clock *k, double icpt,
+                         qpsk_serial_blk *tb, const qpsk_sr_team *tm) {
+  const double L = cf->L;
+  const double e = k->e;
+  const int fitted = k->fitted;
   const double d = e / (1 - e);
   for (size_t t = 0; t < nb; t++) {
     qpsk_serial_blk bk = tb[t];
@@ -383,6 +451,9 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
     const double Cb = ((double)b + 0.5) * L;
     bk.d = d;
     bk.tres = fitted && bk.locked ? bk.tau - (icpt + e * Cb) : 0;
+    /* on a fitted span the instants follow its line: a block's own O&M value carries the
+     * estimator's noise, the line averages it over the span's blocks; a block that left the
+     * line (a jump) keeps its own value */
     if (fitted && fabs(bk.tres) <= 0.25) bk.tau = icpt + e * Cb;
     double limit = ((double)b + 1) * L - QPSK_LEAD;
     if (flushing) {
@@ -390,6 +461,9 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
       if (end < limit) limit = end;
     }
     bk.k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
+    /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
+     * half a symbol by construction; should they not, the block's timing moves to keep its
+     * first instant inside (a safety net: never a read outside the windows) */
     double t_first = (1 + d) * ((double)bk.k0 + bk.tau) - d * Cb;
     if (t_first < (double)b * L - 0.7) bk.tau += ((double)b * L - 0.7 - t_first) / (1 + d);
     bk.k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk.tau);
@@ -405,10 +479,22 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
   }
   QPSK_SR_SYNC();
   if (fitted)
-    for (int l = 0; l < QPSK_LAGS; l++) q->corr_prev[l][0] = C[l][0], q->corr_prev[l][1] = C[l][1];
+    for (int l = 0; l < QPSK_LAGS; l++)
+      q->corr_prev[l][0] = k->C[l][0], q->corr_prev[l][1] = k->C[l][1];
   q->have_e = q->have_e || fitted;
-  q->have_clock = q->have_clock || (span_locked && full >= 4);
+  q->have_clock = q->have_clock || (k->span_locked && k->full >= 4);
   q->e_prev = e;
+}
+
+/* the timing pass of one span: the blocks' timing (tb) and the span's clock (sp->e, out_range).
+ * nb <= QPSK_SR_MAXB. */
+QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, const qpsk_om_out *om,
+                            int64_t b0, size_t nb, int flushing, int64_t n_total,
+                            qpsk_serial_blk *tb, qpsk_serial_span *sp, const qpsk_sr_team *tm) {
+  qpsk_sr_clock k;
+  if (!qpsk_sr_clock_of(cf, q, om, b0, nb, tb, sp, tm, &k)) return;
+  const double icpt = qpsk_sr_intercept(cf, om, tb, b0, nb, k.e);
+  qpsk_sr_own(cf, q, b0, nb, flushing, n_total, &k, icpt, tb, tm);
 }
 
 /* After the timing pass: the blocks' matched-filter timing records (mb; the NCO fields follow in
@@ -460,13 +546,13 @@ QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
   }
 }
 
-/* ---- NCO: qpsk_serial_nco of span s with its CFO f, and the matched filter's NCO and level
- * fields of its nb blocks ---- */
+/* ---- NCO of span s with its CFO f (phase-continuous, each span's phase continuing the previous
+ * span's), and the matched filter's NCO and level fields of its nb blocks ---- */
 QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t s, double f,
                          int64_t b0, size_t nb, qpsk_serial_span *sp, qpsk_mf_block *mb,
                          const qpsk_sr_team *tm) {
   const int64_t S = cf->S;
-  if (!isfinite(f)) f = q->f_prev;
+  if (!isfinite(f)) f = q->f_prev; /* non-finite input: keep the last estimate */
   sp->f = f;
   q->f_prev = f;
   sp->n_ref = (int64_t)floor((double)s * S * cf->sps);
