@@ -1096,8 +1096,9 @@ static int pinned_buffers(const run_state *r) {
 static void *timed_alloc(void *ctx, size_t bytes) {
   run_state *r = ctx;
   double t = cli_seconds();
-  void *p = pinned_buffers(r) ? prx_pipe_host_alloc(bytes, 1)
-                              : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  void *p = pinned_buffers(r)       ? prx_pipe_host_alloc(bytes, 1)
+            : bytes > SIZE_MAX - 63 ? NULL
+                                    : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
   pthread_mutex_unlock(&alloc_lock);
