@@ -328,6 +328,37 @@ static prx_status check_key(const prx_sigmf_writer *w, const char *key) {
       (int)ns_len, key);
 }
 
+/* A number item. A fractional number repeated from one recording to the next (a process writing
+ * 1024 channels' metadata: the sample rate, the channel spacing, the group delay, ...) is printed
+ * once by cJSON and reused as raw JSON text: cJSON prints each number with "%1.15g" and reads it
+ * back with sscanf to check, 0.5-1 us each. The text is cJSON's own, so the metadata's bytes do
+ * not change. Whole numbers (printed with "%d") are left to cJSON. */
+#define NUMBER_CACHE 64
+static _Thread_local struct {
+  double v;
+  char text[32];
+} number_cache[NUMBER_CACHE];
+
+static cJSON *number_item(double v) {
+  if (v == floor(v) && fabs(v) < 2147483647.0) return cJSON_CreateNumber(v);
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  size_t i = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: NUMBER_CACHE */
+  if (number_cache[i].text[0] && !memcmp(&number_cache[i].v, &v, sizeof v))
+    return cJSON_CreateRaw(number_cache[i].text);
+  cJSON *n = cJSON_CreateNumber(v);
+  char *text = n ? cJSON_PrintUnformatted(n) : NULL;
+  cJSON_Delete(n);
+  if (!text) return NULL;
+  if (strlen(text) < sizeof number_cache[i].text) {
+    number_cache[i].v = v;
+    snprintf(number_cache[i].text, sizeof number_cache[i].text, "%s", text);
+  }
+  cJSON *raw = cJSON_CreateRaw(text);
+  free(text);
+  return raw;
+}
+
 static prx_status set_field(prx_sigmf_writer *w, const char *key, cJSON *value) {
   if (!value) return prx_fail(PRX_ERR_NOMEM, "out of memory");
   prx_status st = check_key(w, key);
@@ -347,7 +378,7 @@ prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, dou
   if (!isfinite(value))
     return prx_fail(PRX_ERR_INVALID, "SigMF field %s: %g is not a JSON number", key ? key : "?",
                     value);
-  return set_field(w, key, cJSON_CreateNumber(value));
+  return set_field(w, key, number_item(value));
 }
 
 prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value) {
@@ -452,7 +483,7 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   while (w->annotations->child) /* moved over, in order */
     cJSON_AddItemToArray(ann, cJSON_DetachItemViaPointer(w->annotations, w->annotations->child));
   int ok = cJSON_AddStringToObject(g, "core:datatype", prx_sigmf_datatype_name(w->meta.format)) &&
-           cJSON_AddNumberToObject(g, "core:sample_rate", w->meta.sample_rate) &&
+           cJSON_AddItemToObject(g, "core:sample_rate", number_item(w->meta.sample_rate)) &&
            cJSON_AddStringToObject(g, "core:version", "1.0.0") &&
            cJSON_AddStringToObject(g, "core:recorder", "polyrx");
   if (ok && w->meta.description)
@@ -487,7 +518,7 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
       cJSON_AddItemToArray(caps, cap);
     }
     ok = cJSON_AddNumberToObject(cap, "core:sample_start", (double)c->start) &&
-         cJSON_AddNumberToObject(cap, "core:frequency", c->frequency);
+         cJSON_AddItemToObject(cap, "core:frequency", number_item(c->frequency));
     if (ok && c->datetime) ok = cJSON_AddStringToObject(cap, "core:datetime", c->datetime) != NULL;
   }
   if (!ok) {
