@@ -12,7 +12,7 @@
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
-# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep]
+# usage: bench/bench_commands.sh [BUILD_DIR (default build)] [cpu|gpu|rx|sweep|chanab|chansame]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -27,6 +27,15 @@
 # above; 0.25 for a quick run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
 # cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
+#   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
+#   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
+#   and 0-63, --threads 1 and 0, to tmpfs: the two binaries in alternating runs (REPS each,
+#   best of), the library (bench_commands chan) in the same run, and whether both wrote the same
+#   bytes (diff -r of the output directories, the collection's SHA-512s included).
+#   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
+#   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
+#   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf
+#   (exit status, the output files and standard error compared; one line each).
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -284,10 +293,117 @@ sweep() {
   rm -f "$x"
 }
 
+# this build's `channelize` against $BEFORE's, alternating runs, the library in the same run
+chanab() {
+  local nsamp x th sel lib tb ta s e t same
+  local before=${BEFORE:?chanab: set BEFORE=path/to/the/other/polyrx}
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsamp=$(scaled 16777216)
+  x=$W/c.cf32
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  printf '%-8s %-5s %9s %9s %9s %7s %7s %5s\n' threads sel lib_ms before after b/lib a/lib same >&2
+  for th in 1 0; do
+    for sel in all 0-63; do
+      local copt=() nsel=0
+      [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+      lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
+      tb=0 ta=0
+      for _ in $(seq "$REPS"); do
+        for which in before after; do
+          local bin=$P
+          [ "$which" = before ] && bin=$before
+          rm -rf "$W/ch"
+          s=$(ns)
+          "$bin" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch" ||
+            { echo "bench_commands.sh: $which failed" >&2; return 1; }
+          e=$(ns)
+          t=$((e - s))
+          if [ "$which" = before ]; then
+            { [ "$tb" = 0 ] || [ "$t" -lt "$tb" ]; } && tb=$t
+            rm -rf "$W/ch_before"
+            mv "$W/ch" "$W/ch_before"
+          else
+            { [ "$ta" = 0 ] || [ "$t" -lt "$ta" ]; } && ta=$t
+          fi
+        done
+      done
+      same=no
+      diff -r -q "$W/ch_before" "$W/ch" >/dev/null && same=yes
+      rm -rf "$W/ch" "$W/ch_before"
+      awk -v th="$th" -v sel="$sel" -v n="$nsamp" -v lib="$(jnum "$lib" seconds)" -v tb="$tb" \
+        -v ta="$ta" -v same="$same" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+        b = tb / 1e9; a = ta / 1e9
+        printf "{\"bench\":\"commands_channelize_ab\",\"threads\":%d,\"K\":1024,\"channels\":\"%s\",\"samples\":%d,\"lib_seconds\":%.4f,\"before_seconds\":%.4f,\"after_seconds\":%.4f,\"before_of_lib\":%.3f,\"after_of_lib\":%.3f,\"same_bytes\":\"%s\",\"load\":%s}\n", th, sel, n, lib, b, a, lib / b, lib / a, same, load
+        printf "%-8d %-5s %9.1f %9.1f %9.1f %7.3f %7.3f %5s\n", th, sel, lib * 1e3, b * 1e3, a * 1e3, lib / b, lib / a, same > "/dev/stderr" }'
+    done
+  done
+  rm -f "$x"
+}
+
+# this build's `channelize` against $BEFORE's, byte for byte
+chansame() {
+  local before=${BEFORE:?chansame: set BEFORE=path/to/the/other/polyrx} bad=0 n=0
+  "$P" gen -q -o "$W/x.cf32" -s 1M -n 3000000 --carrier f=100k,rs=50k --carrier f=-200k,rs=20k \
+    --esn0 15
+  "$P" gen -q -o "$W/x.ci16" -F ci16 -s 1M -n 3000001 --carrier f=10k,rs=50k --esn0 15
+  "$P" channelize -q -i "$W/x.cf32" -s 1M -K 2 --oversample 1 --cutoff 0.45 -c 0 -o "$W/sig"
+  local sig=$W/sig/ch0000.sigmf-meta
+  same() { # name, then the arguments (an input redirection as "<" FILE at the end)
+    local name=$1 rb ra
+    shift
+    local args=("$@") in=/dev/null
+    local last=$((${#args[@]} - 1))
+    if [ "$last" -ge 1 ] && [ "${args[last - 1]}" = "<" ]; then
+      in=${args[last]}
+      args=("${args[@]:0:last-1}")
+    fi
+    rm -rf "$W/b" "$W/a"
+    "$before" channelize -q "${args[@]}" -o "$W/b" <"$in" 2>"$W/b.err"
+    rb=$?
+    "$P" channelize -q "${args[@]}" -o "$W/a" <"$in" 2>"$W/a.err"
+    ra=$?
+    n=$((n + 1))
+    if [ "$rb" = "$ra" ] && diff -r -q "$W/b" "$W/a" >/dev/null && cmp -s "$W/b.err" "$W/a.err"; then
+      echo "same   $name ($(find "$W/a" -type f | wc -l) files)" >&2
+    else
+      echo "DIFFER $name (exit $rb / $ra)" >&2
+      bad=$((bad + 1))
+    fi
+  }
+  same cf32_K64 -i "$W/x.cf32" -s 1M -K 64
+  local f b
+  for f in cf32 cf16 ci16; do same "out_$f" -i "$W/x.cf32" -s 1M -K 256 --out-format "$f"; done
+  same ci16_in -i "$W/x.ci16" -F ci16 -s 1M -K 128 -c 3,7,100-120
+  same ci16_in_cf16_critical -i "$W/x.ci16" -F ci16 -s 1M -K 128 --out-format cf16 --oversample 1
+  for b in 4096 10000 65536 1048576; do same "block_$b" -i "$W/x.cf32" -s 1M -K 64 --block "$b"; done
+  same stdin -i - -s 1M -K 64 -c 0-9 "<" "$W/x.cf32"
+  same stdin_ci16 -i - -F ci16 -s 1M -K 32 --out-format ci16 "<" "$W/x.ci16"
+  same sigmf -i "$sig" -K 16
+  same sigmf_cf16 -i "$sig" -K 16 -c 2,5 --out-format cf16
+  for b in 0 1 2; do same "threads_$b" -i "$W/x.cf32" -s 1M -K 64 -t "$b"; done
+  POLYRX_PIPELINE=serial same serial -i "$W/x.cf32" -s 1M -K 64
+  same K1024 -i "$W/x.cf32" -s 1M -K 1024
+  same K4096_critical -i "$W/x.cf32" -s 1M -K 4096 --oversample 1 -c 0-99
+  "$before" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_b"
+  "$P" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_a"
+  n=$((n + 1))
+  if cmp -s "$W/so_b" "$W/so_a"; then echo "same   stdout" >&2; else echo "DIFFER stdout" >&2; bad=$((bad + 1)); fi
+  "$before" channelize -q -i "$W/x.cf32" -s 1M -K 16 -c 0-3 -o "$W/arb.sigmf"
+  "$P" channelize -q -i "$W/x.cf32" -s 1M -K 16 -c 0-3 -o "$W/ara.sigmf"
+  mkdir -p "$W/xa" "$W/xb"
+  tar -xf "$W/arb.sigmf" -C "$W/xb" && tar -xf "$W/ara.sigmf" -C "$W/xa"
+  n=$((n + 1))
+  if diff -r -q "$W/xb" "$W/xa" >/dev/null; then echo "same   archive" >&2; else echo "DIFFER archive" >&2; bad=$((bad + 1)); fi
+  echo "{\"bench\":\"commands_channelize_same\",\"configurations\":$n,\"differ\":$bad}"
+  [ "$bad" = 0 ]
+}
+
 case "$MODE" in
 cpu) cpu ;;
+chansame) chansame ;;
+chanab) chanab ;;
 gpu) gpu ;;
 rx) rx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame]" >&2; exit 2 ;;
 esac

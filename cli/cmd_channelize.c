@@ -29,9 +29,13 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "dsp/finite.h"
 #include "dsp/pack.h"
+#include "io/io_internal.h"
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
@@ -97,8 +101,9 @@ static void usage(FILE *f) {
       "      --atten DB         prototype stop-band attenuation in dB (default 80)\n"
       "      --cutoff C         prototype cut-off (-6 dB) in channel spacings (default 0.5)\n"
       "  -c, --channels LIST    channels to write, e.g. 3,7,100-120 (default: all K)\n"
-      "  -t, --threads N        worker threads, 0 = all cores (default 0); output is\n"
-      "                         identical for any N\n"
+      "  -t, --threads N        worker threads, 0 = the cores that reading and writing\n"
+      "                         leave, at least 1 (default 0); output is identical for\n"
+      "                         any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
       "      --block N          input samples per read (default %zu; with the CUDA backend\n"
       "                         up to %zu within %zu MiB of output buffers); reading,\n"
@@ -454,7 +459,9 @@ typedef struct {
   /* the recordings are created on open_thread while the stream starts (open_outputs) */
   pthread_t open_thread;
   pthread_mutex_t open_lock;
-  int open_lock_made, opening, open_failed;
+  pthread_cond_t open_cv; /* the opener's progress (n_opened, open_done), for the writers */
+  int open_lock_made, opening, open_failed, open_done;
+  _Atomic size_t n_opened; /* outputs 0..n_opened-1 are created */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
@@ -476,14 +483,16 @@ typedef struct {
 typedef struct writer_state {
   void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
-  int ready;  /* the recordings are created (wait_outputs) */
+  int ready;  /* its channels' recordings are created (wait_opened) */
   uint64_t nonfinite_out, saturated;
 } writer_state;
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
- * the first `skip` are dropped (the alignment) and the next `keep` written. */
+ * the first `skip` are dropped (the alignment) and the next `keep` written; `last` marks the
+ * flush's slot, the recordings' end. */
 typedef struct {
   uint64_t skip, keep;
+  int last;
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
@@ -573,6 +582,15 @@ static int setup_chan(run_state *r) {
   c.sample_rate = r->in.sample_rate;
   c.center_freq = r->in.center_freq;
   c.threads = (int)o->threads;
+  int cores = prx_cpu_count();
+  size_t n_sel = r->select ? r->n_sel : K; /* the outputs, before the object says */
+  r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  if ((size_t)r->n_writers > n_sel) r->n_writers = n_sel ? (int)n_sel : 1;
+  /* all cores (-t 0): the channelizer's workers get those the reader and the writers leave, so
+   * that no worker waits for a core a writer holds (the workers meet at the end of every
+   * execute): 2-core VM, K = 1024, all channels written: 1 worker 342-445 ms, 2 workers
+   * 345-540 (alternating runs); the GPU host's 16 cores: 16 workers no faster than 1 */
+  if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
   r->n_sel = prx_chan_n_outputs(r->chan);
@@ -594,8 +612,6 @@ static int setup_chan(run_state *r) {
   r->chunk = chunk >= (double)o->block ? o->block : chunk < (double)D ? D : (size_t)chunk;
   /* one stride fits the outputs of a whole block, and of the tail (under M / 2 zeros) */
   r->stride = (o->block > M ? o->block : M) / D + 4;
-  int cores = prx_cpu_count();
-  r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
   if ((size_t)r->n_writers > r->n_sel) r->n_writers = r->n_sel ? (int)r->n_sel : 1;
   r->energy = calloc(r->n_sel, sizeof *r->energy);
   r->w = calloc(r->n_sel, sizeof *r->w);
@@ -733,21 +749,46 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
+#define OPEN_NOTIFY 32 /* the opener wakes the writers every this many recordings */
+
 /* Creates the recordings, on a thread of its own where there are cores for it (creating 1024 of
  * them takes 15-30 ms of directory operations and metadata): the pipeline starts and the first
- * blocks are channelized meanwhile; each writer waits for it before its first write
- * (wait_outputs). */
+ * blocks are channelized meanwhile; a writer waits for each of its channels' recordings before
+ * the channel's first write (wait_opened), so that the writers follow the opener through the
+ * first block instead of waiting for the last recording. */
 static void *opener(void *arg) {
   run_state *r = arg;
   for (size_t s = 0; s < r->n_sel; s++) {
     prx_status st = open_one(r, s);
     if (st) {
       cli_status_error(CMD, "output", st);
+      pthread_mutex_lock(&r->open_lock);
       r->open_failed = 1; /* the run ends with nothing written: cleanup discards the others */
+      pthread_mutex_unlock(&r->open_lock);
       break;
     }
+    atomic_store_explicit(&r->n_opened, s + 1, memory_order_release); /* r->w[s] is set */
+    if ((s + 1) % OPEN_NOTIFY == 0) {
+      pthread_mutex_lock(&r->open_lock);
+      pthread_cond_broadcast(&r->open_cv);
+      pthread_mutex_unlock(&r->open_lock);
+    }
   }
+  pthread_mutex_lock(&r->open_lock);
+  r->open_done = 1;
+  pthread_cond_broadcast(&r->open_cv);
+  pthread_mutex_unlock(&r->open_lock);
   return NULL;
+}
+
+/* Waits until output s's recording is created; non-zero when it cannot be (reported). */
+static int wait_opened(run_state *r, size_t s) {
+  if (atomic_load_explicit(&r->n_opened, memory_order_acquire) > s) return 0;
+  pthread_mutex_lock(&r->open_lock);
+  while (atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s && !r->open_done)
+    pthread_cond_wait(&r->open_cv, &r->open_lock);
+  pthread_mutex_unlock(&r->open_lock);
+  return atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s;
 }
 
 /* Checks the output directory and paths, then starts creating the recordings (opener). */
@@ -761,23 +802,30 @@ static int open_outputs(run_state *r) {
   int rc = check_paths(r);
   if (rc >= 0) return rc;
   if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
+  if (pthread_cond_init(&r->open_cv, NULL) != 0) {
+    pthread_mutex_destroy(&r->open_lock);
+    return cli_error(CMD, "cannot make a condition variable");
+  }
   r->open_lock_made = 1;
   /* with fewer than 4 cores (compute, writer, reader and this thread), it competes with the
-   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here */
-  r->opening = prx_cpu_count() >= 4 && pthread_create(&r->open_thread, NULL, opener, r) == 0;
+   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here.
+   * POLYRX_OPENER=thread or inline chooses (a measurement, a test of the other path). */
+  const char *how = getenv("POLYRX_OPENER");
+  int threaded = how && !strcmp(how, "thread")   ? 1
+                 : how && !strcmp(how, "inline") ? 0
+                                                 : prx_cpu_count() >= 4;
+  r->opening = threaded && pthread_create(&r->open_thread, NULL, opener, r) == 0;
   if (!r->opening) opener(r);
   return r->open_failed ? 1 : -1;
 }
 
-/* Waits until every recording is created; non-zero when one could not be. */
+/* Waits until every recording is created; non-zero when one could not be. Called on the main
+ * thread only (the writers wait with wait_opened), without the lock the opener takes. */
 static int wait_outputs(run_state *r) {
-  if (!r->open_lock_made) return r->open_failed;
-  pthread_mutex_lock(&r->open_lock);
   if (r->opening) {
     pthread_join(r->open_thread, NULL);
     r->opening = 0;
   }
-  pthread_mutex_unlock(&r->open_lock);
   return r->open_failed;
 }
 
@@ -876,6 +924,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   if (k > keep) k = keep;
   head->skip = skip;
   head->keep = k;
+  head->last = in == NULL;
   r->n_out += k;
   *out_n = filled;
   return PRX_OK;
@@ -905,6 +954,64 @@ static double energy(const prx_cf32 *y, size_t k) {
   return (e[0] + e[2]) + (e[1] + e[3]);
 }
 
+#define ENERGY_ROWS 4 /* rows summed at once by energy_rows */
+
+/* energy() of n rows (n <= ENERGY_ROWS) into e, bit for bit: with four rows, their sums run
+ * side by side (16 independent chains of additions in 8 two-lane vectors, each row's additions
+ * in energy()'s order; a float's square is exact in double, so a fused multiply-add changes
+ * nothing): one row's chains alone are bound by the addition's latency, about 22 ms of the
+ * writer's time for 1024 channels of 16M input samples. */
+static void energy_rows(const prx_cf32 *const *y, size_t n, size_t k, double *e) {
+#ifdef __SSE2__
+  if (n == ENERGY_ROWS) {
+    __m128d a[ENERGY_ROWS], b[ENERGY_ROWS]; /* lanes (re, im) of even and of odd samples */
+    for (size_t c = 0; c < ENERGY_ROWS; c++) a[c] = b[c] = _mm_setzero_pd();
+    size_t j = 0;
+    for (; j + 2 <= k; j += 2)
+      for (size_t c = 0; c < ENERGY_ROWS; c++) {
+        __m128 v = _mm_loadu_ps(&y[c][j].re);
+        __m128d even = _mm_cvtps_pd(v), odd = _mm_cvtps_pd(_mm_movehl_ps(v, v));
+        a[c] = _mm_add_pd(a[c], _mm_mul_pd(even, even));
+        b[c] = _mm_add_pd(b[c], _mm_mul_pd(odd, odd));
+      }
+    for (size_t c = 0; c < ENERGY_ROWS; c++) {
+      double s[4];
+      _mm_storeu_pd(s, a[c]);
+      _mm_storeu_pd(s + 2, b[c]);
+      if (j < k) s[0] += (double)y[c][j].re * y[c][j].re + (double)y[c][j].im * y[c][j].im;
+      e[c] = (s[0] + s[2]) + (s[1] + s[3]);
+    }
+    return;
+  }
+#endif
+  for (size_t c = 0; c < n; c++) e[c] = energy(y[c], k);
+}
+
+/* Marks output s failed (its recording is removed at close); the first failure of the run prints
+ * its error line. Returns non-zero when every output has failed. */
+static int output_failed(run_state *r, size_t s, prx_status st) {
+  r->failed[s] = 1;
+  size_t before = atomic_fetch_add(&r->n_failed, 1);
+  if (before == 0) cli_status_error(CMD, "output", st);
+  return before + 1 == r->n_sel;
+}
+
+/* After the last slot: a writer flushes and closes its channels' data files (the rest of each
+ * recording, the metadata, is finished at close_outputs), several writers at once, newest file
+ * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
+ * cost 15 ms of list walking on the 2-core VM). */
+static prx_status end_data(run_state *r, int w) {
+  size_t W = (size_t)r->n_writers;
+  if (r->o.to_stdout || (size_t)w >= r->n_sel) return PRX_OK;
+  for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
+    if (!r->ws[w].ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
+    if (st && output_failed(r, s, st)) return st;
+    if (s < W) break;
+  }
+  return PRX_OK;
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -915,14 +1022,22 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   (void)block;
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
-  size_t k = (size_t)head->keep;
-  if (!ws->ready && !r->o.to_stdout && wait_outputs(r)) return PRX_ERR_IO; /* reported */
-  ws->ready = 1;
-  if (!k) return PRX_OK;
+  size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  if (!k) return head->last ? end_data(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
-  for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers) {
+  double eg[ENERGY_ROWS];
+  size_t gi = ENERGY_ROWS; /* the next of the group's energies */
+  for (size_t s = (size_t)w; s < r->n_sel; s += W) {
     prx_cf32 *y = rows + s * r->stride + head->skip;
-    double e = energy(y, k);
+    if (gi == ENERGY_ROWS) { /* the energies of this channel and the writer's next three */
+      const prx_cf32 *ys[ENERGY_ROWS];
+      size_t n = 0;
+      for (size_t t = s; t < r->n_sel && n < ENERGY_ROWS; t += W)
+        ys[n++] = rows + t * r->stride + head->skip;
+      energy_rows(ys, n, k, eg);
+      gi = 0;
+    }
+    double e = eg[gi++];
     if (!isfinite(e)) {
       /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
        * outputs are zeroed like non-finite input (the sum of squares in double overflows only
@@ -944,19 +1059,16 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       continue;
     }
     if (r->failed[s]) continue;
+    /* the first write of each channel waits for its recording (the opener may still run) */
+    if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     const void *data = y;
     if (r->o.outf != PRX_CF32) {
       pack_row(r, ws, y, k, ws->pack);
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
-    if (st) {
-      /* the first failure is reported; the writer keeps its error for close */
-      r->failed[s] = 1;
-      size_t before = atomic_fetch_add(&r->n_failed, 1);
-      if (before == 0) cli_status_error(CMD, "output", st);
-      if (before + 1 == r->n_sel) return st;
-    }
+    /* the first failure is reported; the writer keeps its error for close */
+    if (st && output_failed(r, s, st)) return st;
   }
   if (r->o.to_stdout) {
     size_t bytes = k * r->n_sel * osz;
@@ -966,16 +1078,27 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       return PRX_ERR_IO;
     }
   }
-  return PRX_OK;
+  ws->ready = 1;
+  return head->last ? end_data(r, w) : PRX_OK;
 }
 
-/* The pipeline's buffers (page-locked with the CUDA backend), timed for POLYRX_TIMING. */
+/* The pipeline's buffers, timed for POLYRX_TIMING: page-locked with the CUDA backend; on the
+ * CPU plain aligned memory, not zeroed (every byte a stage reads was written by the stage
+ * before it): the pages are then first touched by the reader's and the channelizer's writes,
+ * on their threads, instead of being cleared before the stream starts (20 MiB with all 1024
+ * channels: 8-11 ms on the 2-core VM). */
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* several readers make theirs */
+
+static int pinned_buffers(const run_state *r) {
+  return prx_chan_backend(r->chan) == PRX_BACKEND_CUDA;
+}
 
 static void *timed_alloc(void *ctx, size_t bytes) {
   run_state *r = ctx;
   double t = cli_seconds();
-  void *p = prx_pipe_host_alloc(bytes, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
+  void *p = pinned_buffers(r)       ? prx_pipe_host_alloc(bytes, 1)
+            : bytes > SIZE_MAX - 63 ? NULL
+                                    : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
   pthread_mutex_unlock(&alloc_lock);
@@ -985,7 +1108,10 @@ static void *timed_alloc(void *ctx, size_t bytes) {
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
   double t = cli_seconds();
-  prx_pipe_host_free(p);
+  if (pinned_buffers(r))
+    prx_pipe_host_free(p);
+  else
+    free(p);
   r->ms_free += (cli_seconds() - t) * 1e3;
 }
 
@@ -1335,7 +1461,10 @@ static void banner(const run_state *r) {
 static void cleanup(run_state *r) {
   end_warm_cuda(r);
   wait_outputs(r);
-  if (r->open_lock_made) pthread_mutex_destroy(&r->open_lock);
+  if (r->open_lock_made) {
+    pthread_mutex_destroy(&r->open_lock);
+    pthread_cond_destroy(&r->open_cv);
+  }
   if (r->o.tmpdir) {
     remove_tmpdir(r);
     free(r->o.tmpdir);

@@ -217,9 +217,27 @@ static char *follow_dangling_links(const char *path) {
   return cur;
 }
 
+/* The last directory resolved by make_key and its real path: a command's outputs share one
+ * directory (1024 channel recordings: 2048 realpath calls of a few system calls each). */
+typedef struct {
+  char *dir, *real;
+} dir_cache;
+
+/* realpath(dir), from the cache when dir is the one resolved before; NULL if it cannot be
+ * resolved. The result is malloc'd. */
+static char *real_dir(dir_cache *c, const char *dir) {
+  if (!c->dir || strcmp(c->dir, dir)) {
+    free(c->dir);
+    free(c->real);
+    c->dir = strdup(dir);
+    c->real = c->dir ? realpath(dir, NULL) : NULL;
+  }
+  return c->real ? strdup(c->real) : NULL;
+}
+
 /* The key of one path; 0 when the file may be shared (a device, a pipe, standard input that is
  * not a regular file), -1 out of memory. */
-static int make_key(const cli_path *p, size_t i, path_key *k) {
+static int make_key(const cli_path *p, size_t i, path_key *k, dir_cache *cache) {
   memset(k, 0, sizeof *k);
   k->index = i;
   struct stat st;
@@ -244,7 +262,7 @@ static int make_key(const cli_path *p, size_t i, path_key *k) {
   if (!path) return -1;
   const char *slash = strrchr(path, '/');
   char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : NULL;
-  char *real = realpath(slash ? dir : ".", NULL);
+  char *real = real_dir(cache, slash ? dir : ".");
   free(dir);
   if (real) {
     const char *leaf = slash ? slash + 1 : path;
@@ -264,11 +282,14 @@ int cli_outputs_distinct(const char *cmd, const cli_path *paths, size_t n) {
   if (!keys) return cli_error(cmd, "out of memory checking %zu paths", n);
   size_t m = 0;
   int rc = -1;
+  dir_cache cache = {NULL, NULL};
   for (size_t i = 0; i < n && rc < 0; i++) {
-    int r = make_key(&paths[i], i, &keys[m]);
+    int r = make_key(&paths[i], i, &keys[m], &cache);
     if (r < 0) rc = cli_error(cmd, "out of memory checking %zu paths", n);
     if (r > 0) m++;
   }
+  free(cache.dir);
+  free(cache.real);
   if (rc < 0) qsort(keys, m, sizeof *keys, cmp_key);
   /* in each run of equal keys (sorted by index within it), an output beside anything else */
   for (size_t a = 0; a < m && rc < 0;) {

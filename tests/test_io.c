@@ -5,6 +5,8 @@
 
 #include "polyrx/io.h"
 
+#include "io/io_internal.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -677,8 +679,10 @@ static void test_writer_stale(test_rng *rng) {
 /* One recording of n samples under a file-size limit of `limit` bytes (SIGXFSZ ignored, so a
  * write past the limit fails with EFBIG). Returns the status of close (or of the first failed
  * call). */
+/* end_first: the data is ended (prx_sigmf_writer_end_data) before close, as a writer thread
+ * does after its last samples: every error it gives is close's too, and a later write fails. */
 static prx_status limited_recording(const char *base, const prx_cf32 *x, size_t n, long limit,
-                                    const size_t *chunks) {
+                                    const size_t *chunks, int end_first) {
   struct rlimit old, rl;
   getrlimit(RLIMIT_FSIZE, &old);
   rl = old;
@@ -698,8 +702,15 @@ static prx_status limited_recording(const char *base, const prx_cf32 *x, size_t 
     if (s2 && !wst) wst = s2;
     off += k;
   }
+  prx_status est = PRX_OK;
+  if (w && end_first) {
+    est = prx_sigmf_writer_end_data(w);
+    CHECK(!wst || est == wst, "end_data must return the first write error");
+    CHECK(prx_sigmf_write(w, x, 1) != PRX_OK, "a write after end_data must fail");
+  }
   if (w) {
     prx_status cst = prx_sigmf_writer_close(w);
+    CHECK(!est || cst == est, "close must return end_data's error");
     if (!st) st = cst;
     CHECK(!wst || cst == wst, "close must return the first write error");
   }
@@ -715,8 +726,9 @@ static prx_status limited_recording(const char *base, const prx_cf32 *x, size_t 
 static void test_writer_faults(test_rng *rng) {
   signal(SIGXFSZ, SIG_IGN);
   const size_t sizes[2] = {3000, 10}; /* data larger than the metadata, then smaller */
-  for (int c = 0; c < 2; c++) {
-    size_t n = sizes[c];
+  for (int c = 0; c < 4; c++) {       /* each size with close alone, then with end_data first */
+    size_t n = sizes[c % 2];
+    int end_first = c >= 2;
     prx_cf32 *x = malloc(n * sizeof *x);
     test_fill_cf32(rng, x, n, 0.5);
     size_t chunks[64];
@@ -724,7 +736,7 @@ static void test_writer_faults(test_rng *rng) {
     /* the sizes of a recording made without a limit */
     char base[512];
     snprintf(base, sizeof base, "%s", tmp_path("fault"));
-    CHECK_OK(limited_recording(base, x, n, (long)RLIM_INFINITY, chunks));
+    CHECK_OK(limited_recording(base, x, n, (long)RLIM_INFINITY, chunks, end_first));
     long data_bytes = file_size(tmp_path("fault.sigmf-data"));
     long meta_bytes = file_size(tmp_path("fault.sigmf-meta"));
     CHECK(data_bytes == (long)(n * 8) && meta_bytes > 100, "unlimited recording: %ld + %ld bytes",
@@ -733,7 +745,7 @@ static void test_writer_faults(test_rng *rng) {
     int bad = 0, runs = 0;
     for (long limit = 0; limit <= need + 8 && bad < 5;
          limit += (limit < 4200 || limit > need - 600) ? 1 : 7) {
-      prx_status st = limited_recording(base, x, n, limit, chunks);
+      prx_status st = limited_recording(base, x, n, limit, chunks, end_first);
       runs++;
       long d = file_size(tmp_path("fault.sigmf-data")), m = file_size(tmp_path("fault.sigmf-meta"));
       int temps = count_temp_files("fault");

@@ -52,6 +52,14 @@ prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char
  * left as it was. */
 prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t len);
 
+/* Flushes and closes a SigMF writer's data file now (what prx_sigmf_writer_close does first),
+ * so that a writer thread that has written a recording's last samples finishes its file there,
+ * beside the other writers: glibc keeps its open FILEs in a list that every fclose walks from
+ * the newest, so closing 1024 data files oldest first at the end costs O(n^2). An error is kept
+ * (and returned, here and by close, which then removes the recording); a later write fails. In
+ * archive mode the file stays open (close completes it). */
+prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w);
+
 /* SHA-512 (FIPS 180-4) of a byte stream, fed in pieces. */
 typedef struct {
   uint64_t h[8];

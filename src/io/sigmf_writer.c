@@ -6,7 +6,9 @@
  * - samples go to the temporary file as they come, through a FILE buffer;
  * - close checks every byte written, renames the data into place, then writes the metadata to a
  *   temporary file and renames it into place last: a .sigmf-meta exists only beside the whole
- *   data it describes;
+ *   data it describes; prx_sigmf_writer_end_data does close's first step (flush and close the
+ *   data file, errors kept) earlier, on the caller's thread of choice (a writer thread that
+ *   has written its last samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
@@ -326,6 +328,37 @@ static prx_status check_key(const prx_sigmf_writer *w, const char *key) {
       (int)ns_len, key);
 }
 
+/* A number item. A fractional number repeated from one recording to the next (a process writing
+ * 1024 channels' metadata: the sample rate, the channel spacing, the group delay, ...) is printed
+ * once by cJSON and reused as raw JSON text: cJSON prints each number with "%1.15g" and reads it
+ * back with sscanf to check, 0.5-1 us each. The text is cJSON's own, so the metadata's bytes do
+ * not change. Whole numbers (printed with "%d") are left to cJSON. */
+#define NUMBER_CACHE 64
+static _Thread_local struct {
+  double v;
+  char text[32];
+} number_cache[NUMBER_CACHE];
+
+static cJSON *number_item(double v) {
+  if (v == floor(v) && fabs(v) < 2147483647.0) return cJSON_CreateNumber(v);
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  size_t i = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: NUMBER_CACHE */
+  if (number_cache[i].text[0] && !memcmp(&number_cache[i].v, &v, sizeof v))
+    return cJSON_CreateRaw(number_cache[i].text);
+  cJSON *n = cJSON_CreateNumber(v);
+  char *text = n ? cJSON_PrintUnformatted(n) : NULL;
+  cJSON_Delete(n);
+  if (!text) return NULL;
+  if (strlen(text) < sizeof number_cache[i].text) {
+    number_cache[i].v = v;
+    snprintf(number_cache[i].text, sizeof number_cache[i].text, "%s", text);
+  }
+  cJSON *raw = cJSON_CreateRaw(text);
+  free(text);
+  return raw;
+}
+
 static prx_status set_field(prx_sigmf_writer *w, const char *key, cJSON *value) {
   if (!value) return prx_fail(PRX_ERR_NOMEM, "out of memory");
   prx_status st = check_key(w, key);
@@ -345,7 +378,7 @@ prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, dou
   if (!isfinite(value))
     return prx_fail(PRX_ERR_INVALID, "SigMF field %s: %g is not a JSON number", key ? key : "?",
                     value);
-  return set_field(w, key, cJSON_CreateNumber(value));
+  return set_field(w, key, number_item(value));
 }
 
 prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value) {
@@ -404,6 +437,8 @@ prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
   if (w->err) return raise_kept(w);
   if (n == 0) return PRX_OK;
   if (!samples) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: NULL samples");
+  if (!w->data)
+    return prx_fail(PRX_ERR_INVALID, "prx_sigmf_write: the data of '%s' was ended", w->data_path);
   const unsigned char *p = samples;
   size_t done = 0;
   if (PRX_HOST_BIG_ENDIAN && w->sample_size > 2) {
@@ -448,7 +483,7 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
   while (w->annotations->child) /* moved over, in order */
     cJSON_AddItemToArray(ann, cJSON_DetachItemViaPointer(w->annotations, w->annotations->child));
   int ok = cJSON_AddStringToObject(g, "core:datatype", prx_sigmf_datatype_name(w->meta.format)) &&
-           cJSON_AddNumberToObject(g, "core:sample_rate", w->meta.sample_rate) &&
+           cJSON_AddItemToObject(g, "core:sample_rate", number_item(w->meta.sample_rate)) &&
            cJSON_AddStringToObject(g, "core:version", "1.0.0") &&
            cJSON_AddStringToObject(g, "core:recorder", "polyrx");
   if (ok && w->meta.description)
@@ -483,7 +518,7 @@ static cJSON *build_meta(prx_sigmf_writer *w) {
       cJSON_AddItemToArray(caps, cap);
     }
     ok = cJSON_AddNumberToObject(cap, "core:sample_start", (double)c->start) &&
-         cJSON_AddNumberToObject(cap, "core:frequency", c->frequency);
+         cJSON_AddItemToObject(cap, "core:frequency", number_item(c->frequency));
     if (ok && c->datetime) ok = cJSON_AddStringToObject(cap, "core:datetime", c->datetime) != NULL;
   }
   if (!ok) {
@@ -575,14 +610,11 @@ static prx_status finish_archive(prx_sigmf_writer *w) {
   return PRX_OK;
 }
 
-prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
-  if (!w) return PRX_OK;
-  /* every buffered byte is written and checked before the file is called finished */
-  if (w->archive && !w->err) {
-    prx_status st = finish_archive(w);
-    if (st) keep(w, st);
-  }
+/* Flushes and closes the data file, if still open: every buffered byte is written and checked
+ * before the file is called finished (an error is kept). */
+static void end_data(prx_sigmf_writer *w) {
   FILE *f = w->data;
+  if (!f) return;
   w->data = NULL;
   errno = 0;
   int bad = fflush(f) != 0 || ferror(f);
@@ -593,6 +625,21 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
   }
   if (bad)
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
+}
+
+prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_end_data: NULL writer");
+  if (!w->archive) end_data(w); /* an archive's file stays open: close appends the metadata */
+  return w->err ? raise_kept(w) : PRX_OK;
+}
+
+prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
+  if (!w) return PRX_OK;
+  if (w->archive && !w->err) {
+    prx_status st = finish_archive(w);
+    if (st) keep(w, st);
+  }
+  end_data(w);
   if (w->err) {
     unlink(w->tmp_path); /* data that is not all there is no recording */
   } else if (rename(w->tmp_path, w->data_path) != 0) {
@@ -614,7 +661,7 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
 
 void prx_sigmf_writer_discard(prx_sigmf_writer *w) {
   if (!w) return;
-  fclose(w->data);
+  if (w->data) fclose(w->data);
   w->data = NULL;
   unlink(w->tmp_path);
   free_writer(w);
