@@ -112,6 +112,14 @@ static void take_stop_signals(const prx_pipe_config *c) {
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* A read callback's status, checked for a count beyond the block (a bug in the callback: nothing
+ * of the block is kept). */
+static prx_status checked_count(const prx_pipe_config *c, prx_status st, size_t *n) {
+  if (*n <= c->block_samples) return st;
+  *n = 0;
+  return prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
+}
+
 static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
@@ -128,11 +136,7 @@ static void *reader_main(void *arg) {
     size_t n = 0;
     prx_status st = PRX_OK;
     if (!stop) {
-      st = c->read(c->read_ctx, p->in[slot], c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      st = checked_count(c, c->read(c->read_ctx, p->in[slot], c->block_samples, &n), &n);
       /* a read cut short by a stop signal is the stop, not an error */
       if (st && stop_requested(c)) stop = 1;
     }
@@ -230,11 +234,8 @@ static void *multi_reader_main(void *arg) {
       stop = BLOCK_NO_BUFFER;
     }
     if (!stop) {
-      st = c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      st = checked_count(
+          c, c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n), &n);
       if (st && stop_requested(c)) stop = 1;
     }
     if (st) snprintf(p->in_msg + slot * MSG_SIZE, MSG_SIZE, "%s", prx_last_error());
@@ -364,11 +365,7 @@ static void run_serial(pipe_state *p) {
     if (stop_requested(c)) {
       p->res.stopped = 1;
     } else {
-      prx_status st = c->read(c->read_ctx, p->in[0], c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      prx_status st = checked_count(c, c->read(c->read_ctx, p->in[0], c->block_samples, &n), &n);
       if (st && stop_requested(c))
         p->res.stopped = 1;
       else if (st)
