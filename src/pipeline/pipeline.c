@@ -32,7 +32,6 @@ typedef struct {
   prx_status *in_st;
   char *in_msg;       /* MSG_SIZE bytes per block: a failed read's message, from its reader */
   uint64_t claim_seq; /* the next block a reader takes */
-  uint64_t read_pos;  /* the stream position of the next block handed over */
   /* Sequence counters: input block i lives in in[i % in_depth], output slot j in
    * out[j % out_depth]. The reader owns blocks [c_seq, ...) that it has not published,
    * compute owns block c_seq and slot o_seq, writer w owns slot w_seq[w]. */
@@ -181,8 +180,7 @@ static void publish_ready(pipe_state *p) {
     p->in_ready[slot] = 0;
     size_t n = p->in_n[slot];
     if (n > 0) {
-      p->in_pos[slot] = p->read_pos;
-      p->read_pos += n;
+      p->in_pos[slot] = p->res.samples_read; /* the samples handed over before this block */
       p->res.samples_read += n;
       p->res.blocks_read++;
       p->r_seq++;
