@@ -52,6 +52,19 @@ typedef struct {
   size_t nsym;
 } signal_t;
 
+/* A simulator of carrier c alone at sps samples per symbol, in noise at esn0_db. */
+static prx_status one_carrier_sim(const prx_sim_carrier *c, double sps, double esn0_db, int threads,
+                                  prx_sim **sim) {
+  prx_sim_config sc = prx_sim_config_default();
+  sc.sample_rate = sps * c->symbol_rate;
+  sc.carriers = c;
+  sc.n_carriers = 1;
+  sc.noise = 1;
+  sc.esn0_db = esn0_db;
+  sc.threads = threads;
+  return prx_sim_create(&sc, sim);
+}
+
 static int make_signal_n(double sps, size_t nsym, signal_t *s) {
   prx_sim_carrier c = prx_sim_carrier_default();
   c.symbol_rate = 1e6;
@@ -61,15 +74,8 @@ static int make_signal_n(double sps, size_t nsym, signal_t *s) {
   c.clock_ppm = 20;
   c.differential = 1;
   c.seed = 11;
-  prx_sim_config sc = prx_sim_config_default();
-  sc.sample_rate = sps * c.symbol_rate;
-  sc.carriers = &c;
-  sc.n_carriers = 1;
-  sc.noise = 1;
-  sc.esn0_db = 12;
-  sc.threads = 0;
   prx_sim *sim;
-  if (prx_sim_create(&sc, &sim) != PRX_OK) return -1;
+  if (one_carrier_sim(&c, sps, 12, 0, &sim) != PRX_OK) return -1;
   s->sps = sps;
   s->nsym = nsym;
   s->n = (size_t)((double)nsym * sps);
@@ -541,18 +547,11 @@ static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int ra
   c.differential = amb == PRX_QPSK_DIFFERENTIAL;
   if (amb == PRX_QPSK_PILOTS) c.pilot_period = 64, c.pilot_len = 8;
   c.seed = 5;
-  prx_sim_config sc = prx_sim_config_default();
-  sc.sample_rate = sps * c.symbol_rate;
-  sc.carriers = &c;
-  sc.n_carriers = 1;
-  sc.noise = 1;
-  sc.esn0_db = 8;
-  sc.threads = 1;
   size_t n = (size_t)((double)nsym * sps);
   prx_cf32 *x = malloc(n * sizeof *x);
   int16_t *xi = ci16 ? malloc(2 * n * sizeof *xi) : NULL;
   prx_sim *sim;
-  if (!x || prx_sim_create(&sc, &sim) != PRX_OK) return 0;
+  if (!x || one_carrier_sim(&c, sps, 8, 1, &sim) != PRX_OK) return 0;
   prx_sim_generate(sim, x, n);
   prx_sim_destroy(sim);
   for (size_t i = 0; ci16 && i < n; i++) {
@@ -561,7 +560,7 @@ static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int ra
   }
   uint64_t h = 0xcbf29ce484222325ull;
   prx_qpsk_config qc = prx_qpsk_config_default();
-  qc.sample_rate = sc.sample_rate;
+  qc.sample_rate = sps * c.symbol_rate;
   qc.symbol_rate = c.symbol_rate;
   qc.threads = threads;
   qc.ambiguity = amb;

@@ -678,9 +678,9 @@ static void test_writer_stale(test_rng *rng) {
 
 /* One recording of n samples under a file-size limit of `limit` bytes (SIGXFSZ ignored, so a
  * write past the limit fails with EFBIG). Returns the status of close (or of the first failed
- * call). */
-/* end_first: the data is ended (prx_sigmf_writer_end_data) before close, as a writer thread
- * does after its last samples: every error it gives is close's too, and a later write fails. */
+ * call). With end_first the data is ended (prx_sigmf_writer_end_data) before close, as a writer
+ * thread does after its last samples: every error it gives is close's too, and a later write
+ * fails. */
 static prx_status limited_recording(const char *base, const prx_cf32 *x, size_t n, long limit,
                                     const size_t *chunks, int end_first) {
   struct rlimit old, rl;

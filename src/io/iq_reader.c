@@ -320,12 +320,19 @@ const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r) { return 
 
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
 
-static prx_status truncated(const prx_iq_reader *r) {
+/* The stream ends inside a sample: `rest` bytes after `complete` samples. */
+static prx_status truncated(const prx_iq_reader *r, size_t rest, uint64_t complete) {
   return prx_fail(PRX_ERR_TRUNCATED,
                   "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
                   "(%zu bytes each); wrong -F format, or a cut file?",
-                  r->name, r->n_carry, (unsigned long long)r->samples,
-                  prx_format_name(r->info.format), r->sample_size);
+                  r->name, rest, (unsigned long long)complete, prx_format_name(r->info.format),
+                  r->sample_size);
+}
+
+/* A read failed with errno e after `done` samples. */
+static prx_status read_failed(const prx_iq_reader *r, uint64_t done, int e) {
+  return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
+                  (unsigned long long)done, strerror(e));
 }
 
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
@@ -333,10 +340,8 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
   if (max == 0) return PRX_OK;
   if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
-  if (r->read_errno)
-    return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
-                    (unsigned long long)r->samples, strerror(r->read_errno));
-  if (r->eof) return r->n_carry ? truncated(r) : PRX_OK;
+  if (r->read_errno) return read_failed(r, r->samples, r->read_errno);
+  if (r->eof) return r->n_carry ? truncated(r, r->n_carry, r->samples) : PRX_OK;
   if (max > SIZE_MAX / r->sample_size) max = SIZE_MAX / r->sample_size;
   size_t want = max * r->sample_size;
   unsigned char *p = buf;
@@ -368,8 +373,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
       /* hand out the complete samples already read; the error is raised on the next call */
       r->read_errno = e;
       if (have >= r->sample_size) break;
-      return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
-                      (unsigned long long)r->samples, strerror(e));
+      return read_failed(r, r->samples, e);
     }
     if (got == 0) {
       r->eof = 1;
@@ -381,7 +385,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   size_t count = have / r->sample_size, rest = have % r->sample_size;
   memcpy(r->carry, p + count * r->sample_size, rest);
   r->n_carry = rest;
-  if (count == 0 && r->eof && rest) return truncated(r);
+  if (count == 0 && r->eof && rest) return truncated(r, rest, r->samples);
   if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
   r->samples += count;
   *n = count;
@@ -410,31 +414,22 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
   if (want > avail) want = (size_t)avail;
   unsigned char *p = buf;
   size_t have = 0;
+  int e = 0;
   while (have < want) {
     size_t ask = want - have;
     if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
     ssize_t got = pread(r->fd, p + have, ask, (off_t)(r->base + off + have));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      int e = errno;
-      size_t count = have / ss;
-      if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
-      *n = count; /* the complete samples before the error, with it */
-      return prx_fail(PRX_ERR_IO, "cannot read %s after %llu samples: %s", r->name,
-                      (unsigned long long)(first + count), strerror(e));
-    }
-    if (got == 0) break;
+    if (got < 0) e = errno;
+    if (got <= 0) break;
     have += (size_t)got;
   }
   size_t count = have / ss, rest = have % ss;
   if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
-  *n = count;
+  *n = count; /* the complete samples, with any error */
+  if (e) return read_failed(r, first + count, e);
   if (rest) /* the stream ends inside a sample (a short read, or the member's end) */
-    return prx_fail(PRX_ERR_TRUNCATED,
-                    "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
-                    "(%zu bytes each); wrong -F format, or a cut file?",
-                    r->name, rest, (unsigned long long)(first + count),
-                    prx_format_name(r->info.format), ss);
+    return truncated(r, rest, first + count);
   return PRX_OK;
 }
 

@@ -32,7 +32,6 @@ typedef struct {
   prx_status *in_st;
   char *in_msg;       /* MSG_SIZE bytes per block: a failed read's message, from its reader */
   uint64_t claim_seq; /* the next block a reader takes */
-  uint64_t read_pos;  /* the stream position of the next block handed over */
   /* Sequence counters: input block i lives in in[i % in_depth], output slot j in
    * out[j % out_depth]. The reader owns blocks [c_seq, ...) that it has not published,
    * compute owns block c_seq and slot o_seq, writer w owns slot w_seq[w]. */
@@ -112,6 +111,14 @@ static void take_stop_signals(const prx_pipe_config *c) {
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* A read callback's status, checked for a count beyond the block (a bug in the callback: nothing
+ * of the block is kept). */
+static prx_status checked_count(const prx_pipe_config *c, prx_status st, size_t *n) {
+  if (*n <= c->block_samples) return st;
+  *n = 0;
+  return prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
+}
+
 static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
@@ -128,11 +135,7 @@ static void *reader_main(void *arg) {
     size_t n = 0;
     prx_status st = PRX_OK;
     if (!stop) {
-      st = c->read(c->read_ctx, p->in[slot], c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      st = checked_count(c, c->read(c->read_ctx, p->in[slot], c->block_samples, &n), &n);
       /* a read cut short by a stop signal is the stop, not an error */
       if (st && stop_requested(c)) stop = 1;
     }
@@ -177,8 +180,7 @@ static void publish_ready(pipe_state *p) {
     p->in_ready[slot] = 0;
     size_t n = p->in_n[slot];
     if (n > 0) {
-      p->in_pos[slot] = p->read_pos;
-      p->read_pos += n;
+      p->in_pos[slot] = p->res.samples_read; /* the samples handed over before this block */
       p->res.samples_read += n;
       p->res.blocks_read++;
       p->r_seq++;
@@ -230,11 +232,8 @@ static void *multi_reader_main(void *arg) {
       stop = BLOCK_NO_BUFFER;
     }
     if (!stop) {
-      st = c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      st = checked_count(
+          c, c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n), &n);
       if (st && stop_requested(c)) stop = 1;
     }
     if (st) snprintf(p->in_msg + slot * MSG_SIZE, MSG_SIZE, "%s", prx_last_error());
@@ -364,11 +363,7 @@ static void run_serial(pipe_state *p) {
     if (stop_requested(c)) {
       p->res.stopped = 1;
     } else {
-      prx_status st = c->read(c->read_ctx, p->in[0], c->block_samples, &n);
-      if (n > c->block_samples) {
-        n = 0;
-        st = prx_fail(PRX_ERR_INTERNAL, "pipeline: the read callback returned more than asked");
-      }
+      prx_status st = checked_count(c, c->read(c->read_ctx, p->in[0], c->block_samples, &n), &n);
       if (st && stop_requested(c))
         p->res.stopped = 1;
       else if (st)
