@@ -7,6 +7,8 @@
  * carriers refused with the limit named. */
 #include "test_rx_scene.h"
 
+#include "support/chan_ref.h"
+
 #define FS 409600.0 /* K = 64 channels of 6400 Hz, 12800 Hz per channel: 2400 Bd at 5.33 sps */
 #define KCH 64
 #define SP (FS / KCH)
@@ -112,17 +114,10 @@ static void test_channel_samples(void) {
     size_t want = (N + D - 1) / D, PD = (M - 1) / 2;
     for (int c = 0; c < 2; c++) {
       CHECK(k.n[c] == want, "carrier %d: %zu channel samples, want %zu", c, k.n[c], want);
+      /* the float64 channelizer's output j + P is the aligned sample j (the group delay
+       * P D = (M - 1) / 2 is a whole number of outputs) */
       test_cf64 *ref = calloc(want, sizeof *ref);
-      for (size_t j = 0; j < want && j < k.n[c]; j++)
-        for (size_t m = 0; m < M; m++) {
-          long t = (long)(j * D + PD) - (long)m;
-          if (t < 0 || t >= (long)N) continue;
-          double ph = -2 * M_PI * (double)((k_of[c] * (unsigned long)t) % KCH) / KCH;
-          double re = x[t].re * cos(ph) - x[t].im * sin(ph),
-                 im = x[t].re * sin(ph) + x[t].im * cos(ph);
-          ref[j].re += h[m] * re;
-          ref[j].im += h[m] * im;
-        }
+      chan_ref(x, N, h, M, KCH, D, &k_of[c], 1, PD / D, want, ref);
       double e = k.n[c] == want ? test_rel_l2_vs_cf64(k.y[c], ref, want) : INFINITY;
       CHECK(e < 1e-5, "carrier %d (%s): channel samples off the definition by %.3g", c,
             chunked ? "chunked" : "one call", e);
