@@ -49,6 +49,7 @@
 #include "testutil.h"
 
 #include "core/cuda_module.h"
+#include "dsp/pack.h"
 #include "pipeline/pipeline.h"
 #include "qpsk/qpsk_bank_internal.h"
 #include "rx/rx_gpu.h"
@@ -101,11 +102,7 @@ static int16_t *make_input(size_t n) {
   for (size_t i = 0; i < n; i += 65536) {
     size_t m = n - i < 65536 ? n - i : 65536;
     prx_sim_generate(sim, buf, m);
-    for (size_t j = 0; j < m; j++) {
-      double re = buf[j].re * g, im = buf[j].im * g;
-      x[2 * (i + j)] = (int16_t)fmax(-32768, fmin(32767, lrint(re)));
-      x[2 * (i + j) + 1] = (int16_t)fmax(-32768, fmin(32767, lrint(im)));
-    }
+    prx_pack_ci16(buf, m, (float)g, x + 2 * i);
   }
   prx_sim_destroy(sim);
   free(buf);
