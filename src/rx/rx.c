@@ -187,6 +187,19 @@ static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c) {
   return prx_qpsk_bank_create(&bc, &g->bank);
 }
 
+/* A new stream: its counts back to the start (the group delay to drop again) and, with parts,
+ * the channelizer's and the banks' state cleared (after a flush they are clear already). */
+static void new_stream(prx_rx *rx, int parts) {
+  if (parts) {
+    rx_gpu_reset(rx);
+    prx_chan_reset(rx->chan);
+    for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
+  }
+  rx->in_stream = 0;
+  rx->drop_left = rx->P;
+  rx->emitted = 0;
+}
+
 prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "NULL argument");
   *out = NULL;
@@ -292,7 +305,7 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     st = rx_gpu_create(rx);
     if (st) goto fail;
   }
-  rx->drop_left = rx->P;
+  new_stream(rx, 0);
   free(select);
   free(leader);
   *out = rx;
@@ -306,12 +319,7 @@ fail:
 
 void prx_rx_reset(prx_rx *rx) {
   if (!rx) return;
-  rx_gpu_reset(rx);
-  prx_chan_reset(rx->chan);
-  for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
-  rx->in_stream = 0;
-  rx->drop_left = rx->P;
-  rx->emitted = 0;
+  new_stream(rx, 1);
   rx->samples = 0;
   rx->t_chan = rx->t_demod = 0;
 }
@@ -441,14 +449,7 @@ static prx_status flush_cpu(prx_rx *rx) {
 prx_status prx_rx_flush(prx_rx *rx) {
   if (!rx) return prx_fail(PRX_ERR_INVALID, "NULL argument");
   prx_status st = rx->gpu ? rx_gpu_flush(rx) : flush_cpu(rx);
-  rx->in_stream = 0;
-  rx->drop_left = rx->P;
-  rx->emitted = 0;
-  if (st) {
-    rx_gpu_reset(rx);
-    prx_chan_reset(rx->chan);
-    for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
-  }
+  new_stream(rx, st != PRX_OK);
   return st;
 }
 
