@@ -27,15 +27,21 @@ static void nop_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *
   (void)u, (void)c, (void)b, (void)nb, (void)l, (void)ns;
 }
 
-static void test_prototype(unsigned K, double stop_to) {
-  prx_rx_carrier car = prx_rx_carrier_default();
-  car.symbol_rate = 0.4 * FS / K;
+/* The receiver at FS with K channels for carriers car[0..n-1], its output dropped. */
+static prx_rx_config config_of(unsigned K, const prx_rx_carrier *car, size_t n) {
   prx_rx_config rc = prx_rx_config_default();
   rc.sample_rate = FS;
   rc.channels = K;
-  rc.carriers = &car;
-  rc.n_carriers = 1;
+  rc.carriers = car;
+  rc.n_carriers = n;
   rc.on_output = nop_fn;
+  return rc;
+}
+
+static void test_prototype(unsigned K, double stop_to) {
+  prx_rx_carrier car = prx_rx_carrier_default();
+  car.symbol_rate = 0.4 * FS / K;
+  prx_rx_config rc = config_of(K, &car, 1);
   prx_rx *rx = NULL;
   CHECK_OK(prx_rx_create(&rc, &rx));
   if (!rx) return;
@@ -93,12 +99,7 @@ static void test_channel_samples(void) {
   for (int chunked = 0; chunked < 2; chunked++) {
     chan_collect k;
     memset(&k, 0, sizeof k);
-    prx_rx_config rc = prx_rx_config_default();
-    rc.sample_rate = FS;
-    rc.channels = KCH;
-    rc.carriers = car;
-    rc.n_carriers = 2;
-    rc.on_output = nop_fn;
+    prx_rx_config rc = config_of(KCH, car, 2);
     rc.on_channel = chan_fn;
     rc.user = &k;
     rc.block_samples = chunked ? 77 : 0;
@@ -130,12 +131,7 @@ static void test_channel_samples(void) {
 }
 
 static void expect_invalid(prx_rx_carrier car, const char *words, const char *what) {
-  prx_rx_config rc = prx_rx_config_default();
-  rc.sample_rate = FS;
-  rc.channels = KCH;
-  rc.carriers = &car;
-  rc.n_carriers = 1;
-  rc.on_output = nop_fn;
+  prx_rx_config rc = config_of(KCH, &car, 1);
   prx_status st = prx_rx_check_carrier(&rc, &car);
   CHECK(st == PRX_ERR_INVALID && strstr(prx_last_error(), words), "%s: %s, '%s'", what,
         prx_strerror(st), prx_last_error());
