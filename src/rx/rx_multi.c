@@ -92,16 +92,20 @@ prx_rx_multi_config prx_rx_multi_config_default(void) {
 
 /* ---- workers ---- */
 
+/* Keeps the worker's first error and its text, for worker_error on the calling thread. */
+static void worker_fail(rxm_worker *w, prx_status st) {
+  if (w->st) return;
+  w->st = st;
+  snprintf(w->err, sizeof w->err, "%s", prx_last_error());
+}
+
 static void collect(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
                     size_t n_symbols) {
   rxm_worker *w = user;
   (void)n_bytes;
   if (w->st) return;
   prx_status st = rxm_run_append(&w->runs[c], bits, llrs, n_symbols);
-  if (st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
 }
 
 static void run_job(rxm_worker *w) {
@@ -109,10 +113,7 @@ static void run_job(rxm_worker *w) {
   prx_rx_reset(w->rx);
   prx_status st = prx_rx_execute(w->rx, w->in, w->n);
   if (!st) st = prx_rx_flush(w->rx);
-  if (st && !w->st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
 }
 
 static void *worker_main(void *arg) {
@@ -135,10 +136,7 @@ static void *worker_main(void *arg) {
   }
   prx_status st = prx_rx_create(&rc, &w->rx);
   pthread_mutex_lock(&m->lock);
-  if (st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
   m->busy--;
   pthread_cond_broadcast(&m->done);
   for (;;) {
