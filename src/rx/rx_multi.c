@@ -222,11 +222,11 @@ static uint64_t span_grid(const prx_rx_multi *m, double S) {
  * the span that holds the seam is whole. */
 static void derive_layout(prx_rx_multi *m) {
   const prx_rx_config *rc = &m->cfg.rx;
-  double L = rc->block_symbols ? rc->block_symbols : 512;
-  double S = rc->cfo_span_symbols ? rc->cfo_span_symbols : 8192;
+  prx_qpsk_config qd = prx_qpsk_config_default(); /* the banks' block and span where rc has 0 */
+  double L = rc->block_symbols ? rc->block_symbols : qd.block_symbols;
+  double S = rc->cfo_span_symbols ? rc->cfo_span_symbols : qd.cfo_span_symbols;
   S = ceil(S / L) * L;
-  double P = rc->taps_per_channel ? rc->taps_per_channel : 14;
-  double filt = (double)rc->channels * P, lead = 0, tail = 0;
+  double filt = (double)rc->channels * rc->taps_per_channel, lead = 0, tail = 0;
   for (size_t c = 0; c < m->n_car; c++) {
     double sps = rc->sample_rate / m->car[c].symbol_rate;
     if (sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS) > lead)
