@@ -344,15 +344,26 @@ prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int fl
   return PRX_OK;
 }
 
-static prx_qpsk_bank_out bank_out(const rx_group *g, int llrs) {
+prx_qpsk_bank_out rx_bank_out(const rx_group *g, uint8_t *bits, float *llrs) {
   prx_qpsk_bank_out o;
-  o.bits = g->bits;
+  o.bits = bits;
   o.bits_stride = g->bits_stride;
-  o.llrs = llrs ? g->llrs : NULL;
+  o.llrs = llrs;
   o.llr_stride = g->llr_stride;
   o.n_symbols = g->n_symbols;
   o.n_bytes = g->n_bytes;
   return o;
+}
+
+static prx_qpsk_bank_out host_out(const prx_rx *rx, rx_group *g) {
+  return rx_bank_out(g, g->bits, rx->cfg.llrs ? g->llrs : NULL);
+}
+
+void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m) {
+  for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
+    const rx_group *g = &rx->g[rx->group_of[c]];
+    rx->cfg.on_channel(rx->cfg.user, c, rows + (g->first_row + rx->row_of[c]) * rx->stride, m);
+  }
 }
 
 void rx_deliver(prx_rx *rx) {
@@ -378,17 +389,13 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
-  for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
-    const rx_group *g = &rx->g[rx->group_of[c]];
-    rx->cfg.on_channel(rx->cfg.user, c,
-                       rx->rows + (g->first_row + rx->row_of[c]) * rx->stride + skip, m);
-  }
+  rx_deliver_channels(rx, rx->rows + skip, m);
   double t0 = rx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     prx_status st = rx_ensure_capacity(rx, g, m, 0);
     if (st) return st;
-    prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
+    prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_execute(g->bank, rx->rows + g->first_row * rx->stride + skip, rx->stride, m,
                                &o);
     if (st) return st;
@@ -438,7 +445,7 @@ static prx_status flush_cpu(prx_rx *rx) {
     rx_group *g = &rx->g[i];
     st = rx_ensure_capacity(rx, g, 0, 1);
     if (st) break;
-    prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
+    prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_flush(g->bank, &o);
   }
   rx->t_demod += rx_now() - t0;
