@@ -321,11 +321,11 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
   *out = NULL;
   prx_status st = check_config(cfg);
   if (st) return st;
-  /* the single receiver's own checks (carriers, K, format) before any thread starts */
-  for (size_t c = 0; c < cfg->rx.n_carriers && cfg->rx.carriers; c++)
-    if ((st = prx_rx_check_carrier(&cfg->rx, &cfg->rx.carriers[c]))) return st;
   if (!cfg->rx.carriers || cfg->rx.n_carriers < 1)
     return prx_fail(PRX_ERR_INVALID, "receiver: at least one carrier is required");
+  /* the single receiver's own checks (carriers, K, format) before any thread starts */
+  for (size_t c = 0; c < cfg->rx.n_carriers; c++)
+    if ((st = prx_rx_check_carrier(&cfg->rx, &cfg->rx.carriers[c]))) return st;
   size_t bps = prx_format_size(cfg->rx.in_format);
   if (!bps || cfg->rx.in_format == PRX_CF16)
     return prx_fail(PRX_ERR_INVALID, "receiver: input format %d not supported", cfg->rx.in_format);
