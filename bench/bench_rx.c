@@ -49,6 +49,7 @@
 #include "testutil.h"
 
 #include "core/cuda_module.h"
+#include "dsp/pack.h"
 #include "pipeline/pipeline.h"
 #include "qpsk/qpsk_bank_internal.h"
 #include "rx/rx_gpu.h"
@@ -101,11 +102,7 @@ static int16_t *make_input(size_t n) {
   for (size_t i = 0; i < n; i += 65536) {
     size_t m = n - i < 65536 ? n - i : 65536;
     prx_sim_generate(sim, buf, m);
-    for (size_t j = 0; j < m; j++) {
-      double re = buf[j].re * g, im = buf[j].im * g;
-      x[2 * (i + j)] = (int16_t)fmax(-32768, fmin(32767, lrint(re)));
-      x[2 * (i + j) + 1] = (int16_t)fmax(-32768, fmin(32767, lrint(im)));
-    }
+    prx_pack_ci16(buf, m, (float)g, x + 2 * i);
   }
   prx_sim_destroy(sim);
   free(buf);
@@ -118,23 +115,37 @@ typedef struct {
   uint64_t bytes;         /* bits out (bytes, unpacked) */
 } result;
 
-static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *res) {
-  static prx_rx_carrier car[K];
+/* The 64 carriers, or with all one at every channel centre (K). */
+static void fill_carriers(prx_rx_carrier *car, int all) {
   size_t nc = all ? K : 64;
   for (size_t i = 0; i < nc; i++) {
     car[i] = prx_rx_carrier_default();
     car[i].freq = all ? ((double)i - K / 2) * FS / K : carrier_freq((int)i);
     car[i].symbol_rate = RS;
   }
+}
+
+/* The receiver in the seed's configuration on carriers car (filled here, K entries with all),
+ * its bits counted into *bytes. */
+static prx_rx_config seed_config(prx_rx_carrier *car, int all, prx_backend be, size_t block,
+                                 uint64_t *bytes) {
+  fill_carriers(car, all);
   prx_rx_config rc = prx_rx_config_default();
   rc.sample_rate = FS;
   rc.channels = K;
   rc.in_format = PRX_CI16;
   rc.carriers = car;
-  rc.n_carriers = nc;
+  rc.n_carriers = all ? K : 64;
   rc.on_output = sink_fn;
+  rc.user = bytes;
   rc.backend = be;
-  rc.block_samples = BLOCK;
+  rc.block_samples = block;
+  return rc;
+}
+
+static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *res) {
+  static prx_rx_carrier car[K];
+  prx_rx_config rc = seed_config(car, all, be, BLOCK, NULL);
   memset(res, 0, sizeof *res);
   for (int rep = 0; rep < REPS; rep++) {
     uint64_t bytes = 0;
@@ -226,22 +237,8 @@ static int cmp_double(const void *a, const void *b) {
  * after 8 (the demodulators' spans filled). */
 static double run_block(const int16_t *x, size_t n, prx_backend be) {
   static prx_rx_carrier car[64];
-  for (int i = 0; i < 64; i++) {
-    car[i] = prx_rx_carrier_default();
-    car[i].freq = carrier_freq(i);
-    car[i].symbol_rate = RS;
-  }
   uint64_t bytes = 0;
-  prx_rx_config rc = prx_rx_config_default();
-  rc.sample_rate = FS;
-  rc.channels = K;
-  rc.in_format = PRX_CI16;
-  rc.carriers = car;
-  rc.n_carriers = 64;
-  rc.on_output = sink_fn;
-  rc.user = &bytes;
-  rc.backend = be;
-  rc.block_samples = BLOCK;
+  prx_rx_config rc = seed_config(car, 0, be, BLOCK, &bytes);
   prx_rx *rx = NULL;
   if (prx_rx_create(&rc, &rx)) return NAN;
   double t[9];
@@ -339,28 +336,9 @@ static void chan_device_cases(const void *y, size_t big) {
   d->dev_free(d_in);
 }
 
-static void fill_carriers(prx_rx_carrier *car, int all) {
-  size_t nc = all ? K : 64;
-  for (size_t i = 0; i < nc; i++) {
-    car[i] = prx_rx_carrier_default();
-    car[i].freq = all ? ((double)i - K / 2) * FS / K : carrier_freq((int)i);
-    car[i].symbol_rate = RS;
-  }
-}
-
 static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   static prx_rx_carrier car[K];
-  fill_carriers(car, all);
-  prx_rx_config rc = prx_rx_config_default();
-  rc.sample_rate = FS;
-  rc.channels = K;
-  rc.in_format = PRX_CI16;
-  rc.carriers = car;
-  rc.n_carriers = all ? K : 64;
-  rc.on_output = sink_fn;
-  rc.user = bytes;
-  rc.backend = PRX_BACKEND_CUDA;
-  rc.block_samples = block;
+  prx_rx_config rc = seed_config(car, all, PRX_BACKEND_CUDA, block, bytes);
   rc.threads = threads;
   prx_rx *rx = NULL;
   if (prx_rx_create(&rc, &rx)) {

@@ -22,6 +22,7 @@
 #include "bench_clock.h"
 #include "testutil.h"
 
+#include "dsp/pack.h"
 #include "pipeline/pipeline.h"
 #include "polyrx/rx_multi.h"
 
@@ -100,10 +101,7 @@ static int16_t *make_input(unsigned K, size_t n, size_t base) {
   for (size_t i = 0; i < base; i += 65536) {
     size_t m = base - i < 65536 ? base - i : 65536;
     prx_sim_generate(sim, buf, m);
-    for (size_t j = 0; j < m; j++) {
-      x[2 * (i + j)] = (int16_t)fmax(-32768, fmin(32767, lrint(buf[j].re * g)));
-      x[2 * (i + j) + 1] = (int16_t)fmax(-32768, fmin(32767, lrint(buf[j].im * g)));
-    }
+    prx_pack_ci16(buf, m, (float)g, x + 2 * i);
   }
   for (size_t i = base; i < n; i += base) memcpy(x + 2 * i, x, (n - i < base ? n - i : base) * 4);
   prx_sim_destroy(sim);

@@ -7,6 +7,8 @@
  * carriers refused with the limit named. */
 #include "test_rx_scene.h"
 
+#include "support/chan_ref.h"
+
 #define FS 409600.0 /* K = 64 channels of 6400 Hz, 12800 Hz per channel: 2400 Bd at 5.33 sps */
 #define KCH 64
 #define SP (FS / KCH)
@@ -25,15 +27,21 @@ static void nop_fn(void *u, size_t c, const uint8_t *b, size_t nb, const float *
   (void)u, (void)c, (void)b, (void)nb, (void)l, (void)ns;
 }
 
-static void test_prototype(unsigned K, double stop_to) {
-  prx_rx_carrier car = prx_rx_carrier_default();
-  car.symbol_rate = 0.4 * FS / K;
+/* The receiver at FS with K channels for carriers car[0..n-1], its output dropped. */
+static prx_rx_config config_of(unsigned K, const prx_rx_carrier *car, size_t n) {
   prx_rx_config rc = prx_rx_config_default();
   rc.sample_rate = FS;
   rc.channels = K;
-  rc.carriers = &car;
-  rc.n_carriers = 1;
+  rc.carriers = car;
+  rc.n_carriers = n;
   rc.on_output = nop_fn;
+  return rc;
+}
+
+static void test_prototype(unsigned K, double stop_to) {
+  prx_rx_carrier car = prx_rx_carrier_default();
+  car.symbol_rate = 0.4 * FS / K;
+  prx_rx_config rc = config_of(K, &car, 1);
   prx_rx *rx = NULL;
   CHECK_OK(prx_rx_create(&rc, &rx));
   if (!rx) return;
@@ -91,12 +99,7 @@ static void test_channel_samples(void) {
   for (int chunked = 0; chunked < 2; chunked++) {
     chan_collect k;
     memset(&k, 0, sizeof k);
-    prx_rx_config rc = prx_rx_config_default();
-    rc.sample_rate = FS;
-    rc.channels = KCH;
-    rc.carriers = car;
-    rc.n_carriers = 2;
-    rc.on_output = nop_fn;
+    prx_rx_config rc = config_of(KCH, car, 2);
     rc.on_channel = chan_fn;
     rc.user = &k;
     rc.block_samples = chunked ? 77 : 0;
@@ -112,17 +115,10 @@ static void test_channel_samples(void) {
     size_t want = (N + D - 1) / D, PD = (M - 1) / 2;
     for (int c = 0; c < 2; c++) {
       CHECK(k.n[c] == want, "carrier %d: %zu channel samples, want %zu", c, k.n[c], want);
+      /* the float64 channelizer's output j + P is the aligned sample j (the group delay
+       * P D = (M - 1) / 2 is a whole number of outputs) */
       test_cf64 *ref = calloc(want, sizeof *ref);
-      for (size_t j = 0; j < want && j < k.n[c]; j++)
-        for (size_t m = 0; m < M; m++) {
-          long t = (long)(j * D + PD) - (long)m;
-          if (t < 0 || t >= (long)N) continue;
-          double ph = -2 * M_PI * (double)((k_of[c] * (unsigned long)t) % KCH) / KCH;
-          double re = x[t].re * cos(ph) - x[t].im * sin(ph),
-                 im = x[t].re * sin(ph) + x[t].im * cos(ph);
-          ref[j].re += h[m] * re;
-          ref[j].im += h[m] * im;
-        }
+      chan_ref(x, N, h, M, KCH, D, &k_of[c], 1, PD / D, want, ref);
       double e = k.n[c] == want ? test_rel_l2_vs_cf64(k.y[c], ref, want) : INFINITY;
       CHECK(e < 1e-5, "carrier %d (%s): channel samples off the definition by %.3g", c,
             chunked ? "chunked" : "one call", e);
@@ -135,12 +131,7 @@ static void test_channel_samples(void) {
 }
 
 static void expect_invalid(prx_rx_carrier car, const char *words, const char *what) {
-  prx_rx_config rc = prx_rx_config_default();
-  rc.sample_rate = FS;
-  rc.channels = KCH;
-  rc.carriers = &car;
-  rc.n_carriers = 1;
-  rc.on_output = nop_fn;
+  prx_rx_config rc = config_of(KCH, &car, 1);
   prx_status st = prx_rx_check_carrier(&rc, &car);
   CHECK(st == PRX_ERR_INVALID && strstr(prx_last_error(), words), "%s: %s, '%s'", what,
         prx_strerror(st), prx_last_error());

@@ -187,6 +187,19 @@ static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c) {
   return prx_qpsk_bank_create(&bc, &g->bank);
 }
 
+/* A new stream: its counts back to the start (the group delay to drop again) and, with parts,
+ * the channelizer's and the banks' state cleared (after a flush they are clear already). */
+static void new_stream(prx_rx *rx, int parts) {
+  if (parts) {
+    rx_gpu_reset(rx);
+    prx_chan_reset(rx->chan);
+    for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
+  }
+  rx->in_stream = 0;
+  rx->drop_left = rx->P;
+  rx->emitted = 0;
+}
+
 prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "NULL argument");
   *out = NULL;
@@ -292,7 +305,7 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     st = rx_gpu_create(rx);
     if (st) goto fail;
   }
-  rx->drop_left = rx->P;
+  new_stream(rx, 0);
   free(select);
   free(leader);
   *out = rx;
@@ -306,12 +319,7 @@ fail:
 
 void prx_rx_reset(prx_rx *rx) {
   if (!rx) return;
-  rx_gpu_reset(rx);
-  prx_chan_reset(rx->chan);
-  for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
-  rx->in_stream = 0;
-  rx->drop_left = rx->P;
-  rx->emitted = 0;
+  new_stream(rx, 1);
   rx->samples = 0;
   rx->t_chan = rx->t_demod = 0;
 }
@@ -336,15 +344,26 @@ prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int fl
   return PRX_OK;
 }
 
-static prx_qpsk_bank_out bank_out(const rx_group *g, int llrs) {
+prx_qpsk_bank_out rx_bank_out(const rx_group *g, uint8_t *bits, float *llrs) {
   prx_qpsk_bank_out o;
-  o.bits = g->bits;
+  o.bits = bits;
   o.bits_stride = g->bits_stride;
-  o.llrs = llrs ? g->llrs : NULL;
+  o.llrs = llrs;
   o.llr_stride = g->llr_stride;
   o.n_symbols = g->n_symbols;
   o.n_bytes = g->n_bytes;
   return o;
+}
+
+static prx_qpsk_bank_out host_out(const prx_rx *rx, rx_group *g) {
+  return rx_bank_out(g, g->bits, rx->cfg.llrs ? g->llrs : NULL);
+}
+
+void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m) {
+  for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
+    const rx_group *g = &rx->g[rx->group_of[c]];
+    rx->cfg.on_channel(rx->cfg.user, c, rows + (g->first_row + rx->row_of[c]) * rx->stride, m);
+  }
 }
 
 void rx_deliver(prx_rx *rx) {
@@ -370,17 +389,13 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
-  for (size_t c = 0; rx->cfg.on_channel && c < rx->n_car; c++) {
-    const rx_group *g = &rx->g[rx->group_of[c]];
-    rx->cfg.on_channel(rx->cfg.user, c,
-                       rx->rows + (g->first_row + rx->row_of[c]) * rx->stride + skip, m);
-  }
+  rx_deliver_channels(rx, rx->rows + skip, m);
   double t0 = rx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     prx_status st = rx_ensure_capacity(rx, g, m, 0);
     if (st) return st;
-    prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
+    prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_execute(g->bank, rx->rows + g->first_row * rx->stride + skip, rx->stride, m,
                                &o);
     if (st) return st;
@@ -430,7 +445,7 @@ static prx_status flush_cpu(prx_rx *rx) {
     rx_group *g = &rx->g[i];
     st = rx_ensure_capacity(rx, g, 0, 1);
     if (st) break;
-    prx_qpsk_bank_out o = bank_out(g, rx->cfg.llrs);
+    prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_flush(g->bank, &o);
   }
   rx->t_demod += rx_now() - t0;
@@ -441,14 +456,7 @@ static prx_status flush_cpu(prx_rx *rx) {
 prx_status prx_rx_flush(prx_rx *rx) {
   if (!rx) return prx_fail(PRX_ERR_INVALID, "NULL argument");
   prx_status st = rx->gpu ? rx_gpu_flush(rx) : flush_cpu(rx);
-  rx->in_stream = 0;
-  rx->drop_left = rx->P;
-  rx->emitted = 0;
-  if (st) {
-    rx_gpu_reset(rx);
-    prx_chan_reset(rx->chan);
-    for (size_t g = 0; g < rx->n_groups; g++) prx_qpsk_bank_reset(rx->g[g].bank);
-  }
+  new_stream(rx, st != PRX_OK);
   return st;
 }
 

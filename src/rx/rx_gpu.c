@@ -226,15 +226,7 @@ static prx_status bring_back(prx_rx *rx) {
 }
 
 static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i) {
-  const rx_group *g = &rx->g[i];
-  prx_qpsk_bank_out o;
-  o.bits = rx->gpu->d_bits[i];
-  o.bits_stride = g->bits_stride;
-  o.llrs = rx->cfg.llrs ? rx->gpu->d_llrs[i] : NULL;
-  o.llr_stride = g->llr_stride;
-  o.n_symbols = g->n_symbols;
-  o.n_bytes = g->n_bytes;
-  return o;
+  return rx_bank_out(&rx->g[i], rx->gpu->d_bits[i], rx->cfg.llrs ? rx->gpu->d_llrs[i] : NULL);
 }
 
 /* The banks' driver times summed over the groups (wait for the device, serial passes). */
@@ -267,11 +259,7 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, rx->stride * sizeof(prx_cf32),
                        m * sizeof(prx_cf32), rx->n_car, G->s_demod));
     TRY(G->dev->sync(G->s_demod));
-    for (size_t c = 0; c < rx->n_car; c++) {
-      const rx_group *g = &rx->g[rx->group_of[c]];
-      rx->cfg.on_channel(rx->cfg.user, c, rx->rows + (g->first_row + rx->row_of[c]) * rx->stride,
-                         m);
-    }
+    rx_deliver_channels(rx, rx->rows, m);
   }
   size_t symbols = 0;
   for (size_t i = 0; i < rx->n_groups; i++) {

@@ -51,8 +51,14 @@ prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int fl
  * what remains of the group delay, then *m outputs, capped so that the stream's outputs given
  * to the banks stay within limit (the stream's end); updates drop_left. */
 void rx_take(prx_rx *rx, size_t n_out, uint64_t limit, size_t *skip, size_t *m);
+/* Group g's bank output into bits and llrs (NULL: none), host or device buffers of the group's
+ * strides, the counts into the group's host arrays. */
+prx_qpsk_bank_out rx_bank_out(const rx_group *g, uint8_t *bits, float *llrs);
 /* Every carrier's output of the banks' last call (the groups' host buffers), in carrier order. */
 void rx_deliver(prx_rx *rx);
+/* on_channel (when set) for every carrier, in carrier order: m channel samples of its row in
+ * host rows laid out as rx->rows (the group delay already skipped). */
+void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m);
 double rx_now(void);
 
 #endif

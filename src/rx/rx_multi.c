@@ -92,16 +92,20 @@ prx_rx_multi_config prx_rx_multi_config_default(void) {
 
 /* ---- workers ---- */
 
+/* Keeps the worker's first error and its text, for worker_error on the calling thread. */
+static void worker_fail(rxm_worker *w, prx_status st) {
+  if (w->st) return;
+  w->st = st;
+  snprintf(w->err, sizeof w->err, "%s", prx_last_error());
+}
+
 static void collect(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
                     size_t n_symbols) {
   rxm_worker *w = user;
   (void)n_bytes;
   if (w->st) return;
   prx_status st = rxm_run_append(&w->runs[c], bits, llrs, n_symbols);
-  if (st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
 }
 
 static void run_job(rxm_worker *w) {
@@ -109,10 +113,7 @@ static void run_job(rxm_worker *w) {
   prx_rx_reset(w->rx);
   prx_status st = prx_rx_execute(w->rx, w->in, w->n);
   if (!st) st = prx_rx_flush(w->rx);
-  if (st && !w->st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
 }
 
 static void *worker_main(void *arg) {
@@ -135,10 +136,7 @@ static void *worker_main(void *arg) {
   }
   prx_status st = prx_rx_create(&rc, &w->rx);
   pthread_mutex_lock(&m->lock);
-  if (st) {
-    w->st = st;
-    snprintf(w->err, sizeof w->err, "%s", prx_last_error());
-  }
+  if (st) worker_fail(w, st);
   m->busy--;
   pthread_cond_broadcast(&m->done);
   for (;;) {
@@ -224,11 +222,11 @@ static uint64_t span_grid(const prx_rx_multi *m, double S) {
  * the span that holds the seam is whole. */
 static void derive_layout(prx_rx_multi *m) {
   const prx_rx_config *rc = &m->cfg.rx;
-  double L = rc->block_symbols ? rc->block_symbols : 512;
-  double S = rc->cfo_span_symbols ? rc->cfo_span_symbols : 8192;
+  prx_qpsk_config qd = prx_qpsk_config_default(); /* the banks' block and span where rc has 0 */
+  double L = rc->block_symbols ? rc->block_symbols : qd.block_symbols;
+  double S = rc->cfo_span_symbols ? rc->cfo_span_symbols : qd.cfo_span_symbols;
   S = ceil(S / L) * L;
-  double P = rc->taps_per_channel ? rc->taps_per_channel : 14;
-  double filt = (double)rc->channels * P, lead = 0, tail = 0;
+  double filt = (double)rc->channels * rc->taps_per_channel, lead = 0, tail = 0;
   for (size_t c = 0; c < m->n_car; c++) {
     double sps = rc->sample_rate / m->car[c].symbol_rate;
     if (sps * (5 * S + 2 * L + RXM_SEAM_SYMBOLS) > lead)
@@ -323,11 +321,11 @@ prx_status prx_rx_multi_create(const prx_rx_multi_config *cfg, prx_rx_multi **ou
   *out = NULL;
   prx_status st = check_config(cfg);
   if (st) return st;
-  /* the single receiver's own checks (carriers, K, format) before any thread starts */
-  for (size_t c = 0; c < cfg->rx.n_carriers && cfg->rx.carriers; c++)
-    if ((st = prx_rx_check_carrier(&cfg->rx, &cfg->rx.carriers[c]))) return st;
   if (!cfg->rx.carriers || cfg->rx.n_carriers < 1)
     return prx_fail(PRX_ERR_INVALID, "receiver: at least one carrier is required");
+  /* the single receiver's own checks (carriers, K, format) before any thread starts */
+  for (size_t c = 0; c < cfg->rx.n_carriers; c++)
+    if ((st = prx_rx_check_carrier(&cfg->rx, &cfg->rx.carriers[c]))) return st;
   size_t bps = prx_format_size(cfg->rx.in_format);
   if (!bps || cfg->rx.in_format == PRX_CF16)
     return prx_fail(PRX_ERR_INVALID, "receiver: input format %d not supported", cfg->rx.in_format);
