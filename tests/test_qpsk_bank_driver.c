@@ -25,7 +25,7 @@
  * channels), one with the stream run again after the flush on the same bank.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
-#include "test_qpsk_sig.h"
+#include "test_qpsk_bank_rows.h"
 
 #ifdef PRX_HAVE_CUDA
 #include "core/cuda_module.h"
@@ -1001,47 +1001,18 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
  * with 64:8 pilots at CFO 0 (where the pilot word's mean is a DC component of the signal) */
 static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, uint16_t **rows16,
                         size_t *pitch, prx_qpsk_config *qc) {
-  test_rng r;
-  test_rng_seed(&r, seed);
   tcase tc[C];
-  memset(tc, 0, sizeof tc);
-  for (unsigned c = 0; c < C; c++) {
-    tc[c].sps = sps;
-    tc[c].differential = 1;
-    tc[c].noise = 1;
-    tc[c].esn0_db = esn0[c];
-    tcase_random(&tc[c], &r, 0.05, 300);
-    if (pilots) {
-      tc[c].differential = 0;
-      tc[c].pilot_period = 64;
-      tc[c].pilot_len = 8;
-      tc[c].cfo = 0;
-    }
+  bank_cases(tc, C, sps, esn0, seed);
+  for (unsigned c = 0; c < C && pilots; c++) {
+    tc[c].differential = 0;
+    tc[c].pilot_period = 64;
+    tc[c].pilot_len = 8;
+    tc[c].cfo = 0;
   }
-  size_t n = (size_t)(2.6 * 8192 * sps);
-  for (;; n++) {
-    int ok = 1;
-    for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
-    if (ok) break;
-  }
-  *pitch = n + 40;
-  *rows = calloc(C * *pitch, sizeof **rows);
-  *rows16 = calloc(C * *pitch, 4);
-  for (unsigned c = 0; c < C; c++) {
-    uint8_t *tx;
-    size_t ntx;
-    prx_cf32 *x = tcase_make(&tc[c], n, &tx, &ntx);
-    CHECK(x != NULL, "generator");
-    if (!x) return 0;
-    memcpy(*rows + c * *pitch, x, n * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
-      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
-      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
-    }
-    free(x);
-    free(tx);
-  }
+  uint8_t *tx[C] = {NULL};
+  size_t ntx[C];
+  size_t n = bank_rows_make(tc, C, (size_t)(2.6 * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
+  for (unsigned c = 0; c < C; c++) free(tx[c]);
   *qc = tcase_demod_config(&tc[0], 1);
   return n;
 }
@@ -1123,16 +1094,7 @@ static void run_all(void) {
     outs_free(cpu);
     /* mix_hz: each carrier moved off its channel's centre, then mixed back by the bank */
     const double mix[C] = {0.11 * qc.sample_rate, -0.07 * qc.sample_rate, 0.25 * qc.sample_rate};
-    for (unsigned c = 0; c < C; c++) {
-      prx_cf32 *x = rows + c * pitch;
-      for (size_t i = 0; i < n; i++) {
-        double a = 2 * M_PI * fmod(mix[c] / qc.sample_rate * (double)i, 1.0);
-        float cr = (float)cos(a), ci = (float)sin(a);
-        prx_cf32 v = x[i];
-        x[i].re = v.re * cr - v.im * ci;
-        x[i].im = v.re * ci + v.im * cr;
-      }
-    }
+    bank_rows_shift(rows, C, pitch, n, mix, qc.sample_rate);
     run(0, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 0, cpu);
     versus_cpu("mix_hz random chunks", sps, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, cpu);
     outs_free(cpu);
