@@ -209,9 +209,10 @@ static prx_status em_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, 
   return PRX_OK;
 }
 
-static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
-                        const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  (void)stream;
+/* stage x4 over every block's grid: the grid as om leaves it (in NULL), or as pre leaves it with
+ * each value read levelled by the block's O&M input (the folded path) */
+static void em_x4_blocks(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                         const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
   const int64_t L = s->L;
   const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
   for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
@@ -221,9 +222,21 @@ static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const in
       int64_t g;
       float cf[4];
       qpsk_x4_tap(t, L, QPSK_GM, k, &g, cf);
-      qpsk_x4_interp(grid + o * ng + g - 1, cf, 1, dst + (k - t->k0));
+      const prx_cf32 *z = grid + o * ng + g - 1;
+      if (!in) {
+        qpsk_x4_interp(z, cf, 1, dst + (k - t->k0));
+        continue;
+      }
+      prx_cf32 v[4];
+      for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(z[i], in[o].D, in[o].gain);
+      dst[k - t->k0] = qpsk_x4_one(v, cf);
     }
   }
+}
+static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                        const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
+  (void)stream;
+  em_x4_blocks(s, blk, w0, NULL, grid, w, w_stride);
   return PRX_OK;
 }
 
@@ -256,26 +269,11 @@ static prx_status em_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in 
                     &in[o], &out[o]);
   return PRX_OK;
 }
-/* x4 on the grid as pre leaves it, each value it reads levelled */
 static prx_status em_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                               const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                               size_t w_stride, cudaStream_t stream) {
   (void)stream;
-  const int64_t L = s->L;
-  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
-  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
-    const qpsk_mf_timing *t = &blk[o].t;
-    prx_cf32 *dst = w + (o / s->nblk) * w_stride + w0[o];
-    for (int64_t k = t->k0; k < t->k1; k++) {
-      int64_t g;
-      float cf[4];
-      prx_cf32 v[4];
-      qpsk_x4_tap(t, L, QPSK_GM, k, &g, cf);
-      for (int i = 0; i < 4; i++)
-        v[i] = qpsk_om_level(grid[o * ng + g - 1 + i], in[o].D, in[o].gain);
-      dst[k - t->k0] = qpsk_x4_one(v, cf);
-    }
-  }
+  em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
   return PRX_OK;
 }
 
