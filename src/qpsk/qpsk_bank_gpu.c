@@ -64,7 +64,7 @@ struct prx_qpsk_bank_gpu {
   int stg_made;
   int device;
   void *stream; /* the driver's own, for host calls */
-  unsigned C, B, Lmax, P;
+  unsigned C, B, Lmax;
   size_t sz, ng, nbt; /* bytes per sample, grid values per block, blocks per span (C B) */
   size_t w_stride;    /* 4th-power values per channel: B Lmax, or two regions (GPU CFO) */
   /* the CFO stage on the GPU (the stage table's cfo, where cfo_setup takes it): each w row holds
@@ -225,8 +225,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->ng = 4 * (size_t)q->L + 2 * QPSK_GM;
   g->nbt = (size_t)g->C * g->B;
   g->w_stride = (size_t)g->B * g->Lmax;
-  for (unsigned c = 1; c <= 8 && !g->P; c++)
-    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) g->P = c;
+  qpsk_serial_cfg_of(q, &g->scf); /* the serial passes' settings, and the mf runs' unit (P) */
   g->off = calloc(g->C, sizeof *g->off);
   if (!g->off) {
     free(g);
@@ -334,7 +333,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->bank = b;
   g->gser_ok = g->ser && g->gpu_cfo && g->B <= QPSK_SR_MAXB;
   if (g->gser_ok) {
-    qpsk_serial_cfg_of(q, &g->scf);
     DA(g->d_st, g->C);
     DA(g->d_sp, g->C);
     DA(g->d_tb, nbt);
@@ -481,7 +479,7 @@ static void task_timing(void *ctx, size_t c) {
     mb->t.b = bk->b;
     mb->t.k0 = bk->k0;
     mb->t.k1 = bk->k1;
-    mb->t.R = g->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->P) : 0;
+    mb->t.R = g->scf.P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->scf.P) : 0;
     mb->t.tau = bk->tau;
     mb->t.d = bk->d;
     g->h_w0[o + j] = w0;
