@@ -154,22 +154,19 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
-               g->d_bits,    g->ring[0],   g->ring[1]};
+               g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
+               g->d_st,      g->d_sp,      g->d_tb};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
                g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
-               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack};
+               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
+               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
-  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops, g->d_st, g->d_sp, g->d_tb};
-  for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
-  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops, g->h_st, g->h_sp, g->h_tb};
-  for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
-    if (hc[i]) g->m->host_free(hc[i]);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
