@@ -638,6 +638,23 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   return PRX_OK;
 }
 
+/* Stage om of the span from slot k's grid (om_sums from pre_om's sums where om is folded), its
+ * O&M inputs at d_omi, on stream. */
+static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, int64_t b0,
+                           void *stream) {
+  if (g->fold) return g->k->om_sums(st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream);
+  return g->k->om(st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream);
+}
+
+/* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
+ * rows, on stream. */
+static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
+  if (g->fold)
+    return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
+                          stream);
+  return g->k->x4(st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream);
+}
+
 /* Stage mf of the span's n blocks (all channels) and what the phase pass reads of it back: the
  * symbols' sums, and the symbols (host finish) or each block's last (the differential chain's
  * link), on stream. */
@@ -685,16 +702,10 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int k = g->slot;
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
-  if (g->fold)
-    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
-  else
-    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
+  TRY(issue_om(g, &st, k, b0, stream));
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
-  if (g->fold)
-    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
-  else
-    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
@@ -755,20 +766,14 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   pool_run(b, task_level, &x);
 
   TRY(d->copy(g->d_omi, g->h_omi, n * sizeof(qpsk_om_in), stream));
-  if (g->fold)
-    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
-  else
-    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
+  TRY(issue_om(g, &st, k, b0, stream));
   TRY(d->copy(g->h_omo, g->d_omo, n * sizeof(qpsk_om_out), stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_timing, &x);
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  if (g->fold)
-    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
-  else
-    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
