@@ -858,8 +858,9 @@ static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const 
   }
 }
 
-/* The outputs' last step: counts, and in host-finish mode the pinned rows (packed when asked)
- * into the caller's rows (host or device: copy2d either way). */
+/* The outputs' last step: counts, then the bits and LLRs into the caller's rows (host or device:
+ * copy2d either way): in host-finish mode from the pinned rows (packed when asked), else, for a
+ * host call, the bits from d_bits (a device call's are in place). */
 static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *out, int out_dev,
                          void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
@@ -877,7 +878,11 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
     if (bytes > wb) wb = bytes;
     if (2 * nsym > ws) ws = 2 * nsym;
   }
-  if (!g->hf) return PRX_OK; /* the bits are in place (device) or in d_bits (host call) */
+  if (!g->hf) {
+    if (out->bits && !out_dev)
+      TRY(g->dev->copy2d(out->bits, out->bits_stride, g->d_bits, out->bits_stride, wb, C, stream));
+    return PRX_OK;
+  }
   if (out->bits) {
     const uint8_t *src = b->cfg.packed ? g->h_pack : g->h_bits;
     size_t sp = b->cfg.packed ? out->bits_stride : g->h_bits_row;
@@ -992,12 +997,6 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
   }
   TRY(finish(b, flush, out, out_dev, stream));
-  if (!g->hf && out->bits && !out_dev) {
-    size_t wb = 0;
-    for (size_t c = 0; c < C; c++)
-      if (2 * g->off[c] > wb) wb = 2 * g->off[c];
-    TRY(g->dev->copy2d(out->bits, out->bits_stride, g->d_bits, out->bits_stride, wb, C, stream));
-  }
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
   if (flush) {
     for (size_t c = 0; c < C; c++) qpsk_stream_reset(b->ch[c]);
