@@ -223,11 +223,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->nbt = (size_t)g->C * g->B;
   g->w_stride = (size_t)g->B * g->Lmax;
   qpsk_serial_cfg_of(q, &g->scf); /* the serial passes' settings, and the mf runs' unit (P) */
-  g->off = calloc(g->C, sizeof *g->off);
-  if (!g->off) {
-    free(g);
-    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
-  }
   prx_status st = g->dev->stream_create(g->device, &g->stream);
   if (st) {
     prx_qpsk_bank_gpu_destroy(g);
@@ -276,7 +271,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->hist_n = calloc(g->C, sizeof *g->hist_n);
   g->nw_c = calloc(g->C, sizeof *g->nw_c);
   g->wr_c = calloc(g->C, sizeof *g->wr_c);
-  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c) {
+  g->off = calloc(g->C, sizeof *g->off);
+  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c || !g->off) {
     prx_qpsk_bank_gpu_destroy(g);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
   }
