@@ -15,7 +15,7 @@
  *
  * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
-#include "test_qpsk_sig.h"
+#include "test_qpsk_bank_rows.h"
 
 #include <string.h>
 
@@ -220,43 +220,15 @@ static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx,
 static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uint8_t **tx,
                         size_t *ntx, prx_cf32 **rows, uint16_t **rows16, void **d_rows,
                         void **d_rows16, size_t *pitch) {
-  test_rng r;
-  test_rng_seed(&r, seed);
-  memset(tc, 0, C * sizeof *tc);
-  for (unsigned c = 0; c < C; c++) {
-    tc[c].sps = sps;
-    tc[c].differential = 1;
-    tc[c].noise = 1;
-    tc[c].esn0_db = esn0[c];
-    tcase_random(&tc[c], &r, 0.05, 300);
-  }
+  bank_cases(tc, C, sps, esn0, seed);
   return rows_of(tc, n_want, tx, ntx, rows, rows16, d_rows, d_rows16, pitch);
 }
 
 /* the rows of the cases tc (as make_rows) */
 static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx, prx_cf32 **rows,
                       uint16_t **rows16, void **d_rows, void **d_rows16, size_t *pitch) {
-  size_t n = n_want;
-  for (;; n++) {
-    int ok = 1;
-    for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
-    if (ok) break;
-  }
-  *pitch = n + 64;
-  *rows = calloc(C * *pitch, sizeof **rows);
-  *rows16 = calloc(C * *pitch, 4);
-  for (unsigned c = 0; c < C; c++) {
-    prx_cf32 *x = tcase_make(&tc[c], n, &tx[c], &ntx[c]);
-    CHECK(x != NULL, "generator");
-    if (!x) return 0;
-    memcpy(*rows + c * *pitch, x, n * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
-      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
-      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
-    }
-    free(x);
-  }
+  size_t n = bank_rows_make(tc, C, n_want, 64, tx, ntx, rows, rows16, pitch);
+  if (!n) return 0;
   cuda_ok(cudaMalloc(d_rows, C * *pitch * sizeof(prx_cf32)), "cudaMalloc rows");
   cuda_ok(cudaMalloc(d_rows16, C * *pitch * 4), "cudaMalloc rows16");
   cuda_ok(cudaMemcpy(*d_rows, *rows, C * *pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
@@ -379,17 +351,8 @@ int main(int argc, char **argv) {
     outs_free(gpu);
     outs_free(cpu);
     double mix[C];
-    for (unsigned c = 0; c < C; c++) {
-      mix[c] = (0.2 * c / (C - 1) - 0.1) * qc.sample_rate;
-      prx_cf32 *x = rows + c * pitch;
-      for (size_t i = 0; i < n; i++) {
-        double a = 2 * M_PI * fmod(mix[c] / qc.sample_rate * (double)i, 1.0);
-        float cr = (float)cos(a), ci = (float)sin(a);
-        prx_cf32 v = x[i];
-        x[i].re = v.re * cr - v.im * ci;
-        x[i].im = v.re * ci + v.im * cr;
-      }
-    }
+    for (unsigned c = 0; c < C; c++) mix[c] = (0.2 * c / (C - 1) - 0.1) * qc.sample_rate;
+    bank_rows_shift(rows, C, pitch, n, mix, qc.sample_rate);
     cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
     const run_opts mixed = {0, 0, 0, mix, 0, 0};
     run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);

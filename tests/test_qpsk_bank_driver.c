@@ -25,7 +25,7 @@
  * channels), one with the stream run again after the flush on the same bank.
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
-#include "test_qpsk_sig.h"
+#include "test_qpsk_bank_rows.h"
 
 #ifdef PRX_HAVE_CUDA
 #include "core/cuda_module.h"
@@ -209,9 +209,10 @@ static prx_status em_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, 
   return PRX_OK;
 }
 
-static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
-                        const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  (void)stream;
+/* stage x4 over every block's grid: the grid as om leaves it (in NULL), or as pre leaves it with
+ * each value read levelled by the block's O&M input (the folded path) */
+static void em_x4_blocks(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                         const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
   const int64_t L = s->L;
   const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
   for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
@@ -221,9 +222,21 @@ static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const in
       int64_t g;
       float cf[4];
       qpsk_x4_tap(t, L, QPSK_GM, k, &g, cf);
-      qpsk_x4_interp(grid + o * ng + g - 1, cf, 1, dst + (k - t->k0));
+      const prx_cf32 *z = grid + o * ng + g - 1;
+      if (!in) {
+        qpsk_x4_interp(z, cf, 1, dst + (k - t->k0));
+        continue;
+      }
+      prx_cf32 v[4];
+      for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(z[i], in[o].D, in[o].gain);
+      dst[k - t->k0] = qpsk_x4_one(v, cf);
     }
   }
+}
+static prx_status em_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                        const prx_cf32 *grid, prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
+  (void)stream;
+  em_x4_blocks(s, blk, w0, NULL, grid, w, w_stride);
   return PRX_OK;
 }
 
@@ -256,26 +269,11 @@ static prx_status em_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in 
                     &in[o], &out[o]);
   return PRX_OK;
 }
-/* x4 on the grid as pre leaves it, each value it reads levelled */
 static prx_status em_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                               const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                               size_t w_stride, cudaStream_t stream) {
   (void)stream;
-  const int64_t L = s->L;
-  const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
-  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
-    const qpsk_mf_timing *t = &blk[o].t;
-    prx_cf32 *dst = w + (o / s->nblk) * w_stride + w0[o];
-    for (int64_t k = t->k0; k < t->k1; k++) {
-      int64_t g;
-      float cf[4];
-      prx_cf32 v[4];
-      qpsk_x4_tap(t, L, QPSK_GM, k, &g, cf);
-      for (int i = 0; i < 4; i++)
-        v[i] = qpsk_om_level(grid[o * ng + g - 1 + i], in[o].D, in[o].gain);
-      dst[k - t->k0] = qpsk_x4_one(v, cf);
-    }
-  }
+  em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
   return PRX_OK;
 }
 
@@ -1001,47 +999,18 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
  * with 64:8 pilots at CFO 0 (where the pilot word's mean is a DC component of the signal) */
 static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, uint16_t **rows16,
                         size_t *pitch, prx_qpsk_config *qc) {
-  test_rng r;
-  test_rng_seed(&r, seed);
   tcase tc[C];
-  memset(tc, 0, sizeof tc);
-  for (unsigned c = 0; c < C; c++) {
-    tc[c].sps = sps;
-    tc[c].differential = 1;
-    tc[c].noise = 1;
-    tc[c].esn0_db = esn0[c];
-    tcase_random(&tc[c], &r, 0.05, 300);
-    if (pilots) {
-      tc[c].differential = 0;
-      tc[c].pilot_period = 64;
-      tc[c].pilot_len = 8;
-      tc[c].cfo = 0;
-    }
+  bank_cases(tc, C, sps, esn0, seed);
+  for (unsigned c = 0; c < C && pilots; c++) {
+    tc[c].differential = 0;
+    tc[c].pilot_period = 64;
+    tc[c].pilot_len = 8;
+    tc[c].cfo = 0;
   }
-  size_t n = (size_t)(2.6 * 8192 * sps);
-  for (;; n++) {
-    int ok = 1;
-    for (unsigned c = 0; c < C && ok; c++) ok = tcase_length(&tc[c], n) == n;
-    if (ok) break;
-  }
-  *pitch = n + 40;
-  *rows = calloc(C * *pitch, sizeof **rows);
-  *rows16 = calloc(C * *pitch, 4);
-  for (unsigned c = 0; c < C; c++) {
-    uint8_t *tx;
-    size_t ntx;
-    prx_cf32 *x = tcase_make(&tc[c], n, &tx, &ntx);
-    CHECK(x != NULL, "generator");
-    if (!x) return 0;
-    memcpy(*rows + c * *pitch, x, n * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
-      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
-      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
-    }
-    free(x);
-    free(tx);
-  }
+  uint8_t *tx[C] = {NULL};
+  size_t ntx[C];
+  size_t n = bank_rows_make(tc, C, (size_t)(2.6 * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
+  for (unsigned c = 0; c < C; c++) free(tx[c]);
   *qc = tcase_demod_config(&tc[0], 1);
   return n;
 }
@@ -1123,16 +1092,7 @@ static void run_all(void) {
     outs_free(cpu);
     /* mix_hz: each carrier moved off its channel's centre, then mixed back by the bank */
     const double mix[C] = {0.11 * qc.sample_rate, -0.07 * qc.sample_rate, 0.25 * qc.sample_rate};
-    for (unsigned c = 0; c < C; c++) {
-      prx_cf32 *x = rows + c * pitch;
-      for (size_t i = 0; i < n; i++) {
-        double a = 2 * M_PI * fmod(mix[c] / qc.sample_rate * (double)i, 1.0);
-        float cr = (float)cos(a), ci = (float)sin(a);
-        prx_cf32 v = x[i];
-        x[i].re = v.re * cr - v.im * ci;
-        x[i].im = v.re * ci + v.im * cr;
-      }
-    }
+    bank_rows_shift(rows, C, pitch, n, mix, qc.sample_rate);
     run(0, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 0, cpu);
     versus_cpu("mix_hz random chunks", sps, qc, PRX_CF32, 0, 0, mix, rows, pitch, n, 43 + si, cpu);
     outs_free(cpu);

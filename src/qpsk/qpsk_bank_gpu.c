@@ -64,7 +64,7 @@ struct prx_qpsk_bank_gpu {
   int stg_made;
   int device;
   void *stream; /* the driver's own, for host calls */
-  unsigned C, B, Lmax, P;
+  unsigned C, B, Lmax;
   size_t sz, ng, nbt; /* bytes per sample, grid values per block, blocks per span (C B) */
   size_t w_stride;    /* 4th-power values per channel: B Lmax, or two regions (GPU CFO) */
   /* the CFO stage on the GPU (the stage table's cfo, where cfo_setup takes it): each w row holds
@@ -154,22 +154,19 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
-               g->d_bits,    g->ring[0],   g->ring[1]};
+               g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
+               g->d_st,      g->d_sp,      g->d_tb};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
                g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
-               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack};
+               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
+               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
-  void *dc[] = {g->d_cfi, g->d_cfo, g->d_ops, g->d_st, g->d_sp, g->d_tb};
-  for (size_t i = 0; i < sizeof dc / sizeof dc[0]; i++) g->dev->dev_free(dc[i]);
-  void *hc[] = {g->h_cfi, g->h_cfo, g->h_ops, g->h_st, g->h_sp, g->h_tb};
-  for (size_t i = 0; i < sizeof hc / sizeof hc[0]; i++)
-    if (hc[i]) g->m->host_free(hc[i]);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -225,13 +222,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->ng = 4 * (size_t)q->L + 2 * QPSK_GM;
   g->nbt = (size_t)g->C * g->B;
   g->w_stride = (size_t)g->B * g->Lmax;
-  for (unsigned c = 1; c <= 8 && !g->P; c++)
-    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) g->P = c;
-  g->off = calloc(g->C, sizeof *g->off);
-  if (!g->off) {
-    free(g);
-    return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
-  }
+  qpsk_serial_cfg_of(q, &g->scf); /* the serial passes' settings, and the mf runs' unit (P) */
   prx_status st = g->dev->stream_create(g->device, &g->stream);
   if (st) {
     prx_qpsk_bank_gpu_destroy(g);
@@ -280,7 +271,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->hist_n = calloc(g->C, sizeof *g->hist_n);
   g->nw_c = calloc(g->C, sizeof *g->nw_c);
   g->wr_c = calloc(g->C, sizeof *g->wr_c);
-  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c) {
+  g->off = calloc(g->C, sizeof *g->off);
+  if (!g->hist_r || !g->hist_n || !g->nw_c || !g->wr_c || !g->off) {
     prx_qpsk_bank_gpu_destroy(g);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
   }
@@ -334,7 +326,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->bank = b;
   g->gser_ok = g->ser && g->gpu_cfo && g->B <= QPSK_SR_MAXB;
   if (g->gser_ok) {
-    qpsk_serial_cfg_of(q, &g->scf);
     DA(g->d_st, g->C);
     DA(g->d_sp, g->C);
     DA(g->d_tb, nbt);
@@ -481,7 +472,7 @@ static void task_timing(void *ctx, size_t c) {
     mb->t.b = bk->b;
     mb->t.k0 = bk->k0;
     mb->t.k1 = bk->k1;
-    mb->t.R = g->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->P) : 0;
+    mb->t.R = g->scf.P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->scf.P) : 0;
     mb->t.tau = bk->tau;
     mb->t.d = bk->d;
     g->h_w0[o + j] = w0;
@@ -643,6 +634,23 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   return PRX_OK;
 }
 
+/* Stage om of the span from slot k's grid (om_sums from pre_om's sums where om is folded), its
+ * O&M inputs at d_omi, on stream. */
+static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, int64_t b0,
+                           void *stream) {
+  if (g->fold) return g->k->om_sums(st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream);
+  return g->k->om(st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream);
+}
+
+/* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
+ * rows, on stream. */
+static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
+  if (g->fold)
+    return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
+                          stream);
+  return g->k->x4(st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream);
+}
+
 /* Stage mf of the span's n blocks (all channels) and what the phase pass reads of it back: the
  * symbols' sums, and the symbols (host finish) or each block's last (the differential chain's
  * link), on stream. */
@@ -690,16 +698,10 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int k = g->slot;
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
-  if (g->fold)
-    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
-  else
-    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
+  TRY(issue_om(g, &st, k, b0, stream));
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
-  if (g->fold)
-    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
-  else
-    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
@@ -760,20 +762,14 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   pool_run(b, task_level, &x);
 
   TRY(d->copy(g->d_omi, g->h_omi, n * sizeof(qpsk_om_in), stream));
-  if (g->fold)
-    TRY(g->k->om_sums(&st, b0, g->d_omi, g->d_omsum[k], g->d_omo, stream));
-  else
-    TRY(g->k->om(&st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream));
+  TRY(issue_om(g, &st, k, b0, stream));
   TRY(d->copy(g->h_omo, g->d_omo, n * sizeof(qpsk_om_out), stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_timing, &x);
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  if (g->fold)
-    TRY(g->k->x4_level(&st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride, stream));
-  else
-    TRY(g->k->x4(&st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
@@ -858,8 +854,9 @@ static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const 
   }
 }
 
-/* The outputs' last step: counts, and in host-finish mode the pinned rows (packed when asked)
- * into the caller's rows (host or device: copy2d either way). */
+/* The outputs' last step: counts, then the bits and LLRs into the caller's rows (host or device:
+ * copy2d either way): in host-finish mode from the pinned rows (packed when asked), else, for a
+ * host call, the bits from d_bits (a device call's are in place). */
 static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *out, int out_dev,
                          void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
@@ -877,7 +874,11 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
     if (bytes > wb) wb = bytes;
     if (2 * nsym > ws) ws = 2 * nsym;
   }
-  if (!g->hf) return PRX_OK; /* the bits are in place (device) or in d_bits (host call) */
+  if (!g->hf) {
+    if (out->bits && !out_dev)
+      TRY(g->dev->copy2d(out->bits, out->bits_stride, g->d_bits, out->bits_stride, wb, C, stream));
+    return PRX_OK;
+  }
   if (out->bits) {
     const uint8_t *src = b->cfg.packed ? g->h_pack : g->h_bits;
     size_t sp = b->cfg.packed ? out->bits_stride : g->h_bits_row;
@@ -992,12 +993,6 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
   }
   TRY(finish(b, flush, out, out_dev, stream));
-  if (!g->hf && out->bits && !out_dev) {
-    size_t wb = 0;
-    for (size_t c = 0; c < C; c++)
-      if (2 * g->off[c] > wb) wb = 2 * g->off[c];
-    TRY(g->dev->copy2d(out->bits, out->bits_stride, g->d_bits, out->bits_stride, wb, C, stream));
-  }
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
   if (flush) {
     for (size_t c = 0; c < C; c++) qpsk_stream_reset(b->ch[c]);
