@@ -16,6 +16,9 @@
  * check reads: if (k % 2) return prx_fail(PRX_ERR_INVALID, "channels must be even, got %u", k); */
 prx_status prx_fail(prx_status status, const char *fmt, ...) PRX_PRINTF(2, 3);
 
+/* Seconds on the monotonic clock (for phase timings; differences only). */
+double prx_now(void);
+
 /* 64-byte aligned allocation (cache line, AVX-512 safe), zero-filled; NULL on failure or 0 bytes.
  * Checks n * size for overflow. */
 void *prx_alloc(size_t n, size_t size);

@@ -54,7 +54,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct prx_qpsk_bank_gpu {
   const prx_cuda_module *m;
@@ -140,12 +139,6 @@ struct prx_qpsk_bank_gpu {
   int64_t n_total;
   prx_qpsk_bank_gpu_timing tm;
 };
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (!g) return;
@@ -598,15 +591,15 @@ static void task_begin(void *ctx, size_t c) {
 }
 
 static void pool_run(prx_qpsk_bank *b, prx_task_fn fn, span_ctx *x) {
-  double t0 = now_s();
+  double t0 = prx_now();
   prx_pool_run(b->pool, fn, x, b->C);
-  b->drv->tm.serial_s += now_s() - t0;
+  b->drv->tm.serial_s += prx_now() - t0;
 }
 
 static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
-  double t0 = now_s();
+  double t0 = prx_now();
   prx_status st = g->dev->sync(stream);
-  g->tm.wait_s += now_s() - t0;
+  g->tm.wait_s += prx_now() - t0;
   return st;
 }
 
@@ -690,7 +683,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
   /* the span's blocks (the same for every channel: they share the stream position); the other
    * channels' are laid out with their phase pass */
-  const double t0 = now_s();
+  const double t0 = prx_now();
   g->nb = qpsk_batch_begin(q0, span, 1);
   const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
   qpsk_stages st = g->stg;
@@ -708,7 +701,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
   TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
-  g->tm.issue_s += now_s() - t0;
+  g->tm.issue_s += prx_now() - t0;
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase_gpu, &x);
   return issue_out(g, &st, n, bits, bits_stride, stream);
@@ -897,7 +890,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
                                  void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const size_t C = g->C;
-  double t0 = now_s();
+  double t0 = prx_now();
   if (!out_dev || !in_dev) stream = g->stream;
   if (flush) n_in = 0;
   /* the rows on the device */
@@ -999,7 +992,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     prx_qpsk_bank_gpu_reset(g);
   }
   g->tm.calls++;
-  g->tm.total_s += now_s() - t0;
+  g->tm.total_s += prx_now() - t0;
   return PRX_OK;
 }
 

@@ -23,13 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double rx_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 prx_rx_carrier prx_rx_carrier_default(void) {
   prx_rx_carrier c;
@@ -390,7 +383,7 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
   rx_deliver_channels(rx, rx->rows + skip, m);
-  double t0 = rx_now();
+  double t0 = prx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     prx_status st = rx_ensure_capacity(rx, g, m, 0);
@@ -401,7 +394,7 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
     if (st) return st;
   }
   rx->emitted += m;
-  rx->t_demod += rx_now() - t0;
+  rx->t_demod += prx_now() - t0;
   rx_deliver(rx);
   return PRX_OK;
 }
@@ -414,9 +407,9 @@ prx_status prx_rx_execute(prx_rx *rx, const void *in, size_t n) {
   while (n) {
     size_t b = n < rx->block ? n : rx->block;
     size_t n_out = 0;
-    double t0 = rx_now();
+    double t0 = prx_now();
     prx_status st = prx_chan_execute(rx->chan, p, b, rx->rows, rx->stride, &n_out);
-    rx->t_chan += rx_now() - t0;
+    rx->t_chan += prx_now() - t0;
     if (st) return st;
     rx->in_stream += b;
     rx->samples += b;
@@ -436,11 +429,11 @@ static prx_status flush_cpu(prx_rx *rx) {
   prx_status st = PRX_OK;
   if (prx_chan_flush_count(rx->chan) > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
-  double t0 = rx_now();
+  double t0 = prx_now();
   st = prx_chan_flush(rx->chan, rx->rows, rx->stride, &n_out);
-  rx->t_chan += rx_now() - t0;
+  rx->t_chan += prx_now() - t0;
   if (!st) st = demodulate(rx, n_out, target);
-  t0 = rx_now();
+  t0 = prx_now();
   for (size_t i = 0; !st && i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     st = rx_ensure_capacity(rx, g, 0, 1);
@@ -448,7 +441,7 @@ static prx_status flush_cpu(prx_rx *rx) {
     prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_flush(g->bank, &o);
   }
-  rx->t_demod += rx_now() - t0;
+  rx->t_demod += prx_now() - t0;
   if (!st) rx_deliver(rx);
   return st;
 }

@@ -251,7 +251,7 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
-  double t0 = rx_now(), w0 = 0, s0 = 0;
+  double t0 = prx_now(), w0 = 0, s0 = 0;
   if (tr) bank_times(rx, &w0, &s0);
   if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
   rows += skip; /* the group delay: the row pointers move, nothing is copied */
@@ -271,9 +271,9 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
   }
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
-  double t1 = rx_now();
+  double t1 = prx_now();
   if (symbols || G->serial) TRY(bring_back(rx));
-  double t2 = rx_now();
+  double t2 = prx_now();
   rx->emitted += m;
   rx->t_demod += t2 - t0;
   if (tr) {
@@ -297,16 +297,16 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
  * and after block j - R's banks; the serial mode waits for each. */
 static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
-  double t0 = rx_now();
+  double t0 = prx_now();
   TRY(G->m->stream_wait(G->s_copy, s->ev_read));
   TRY(G->dev->copy(s->d_in, in, n * prx_format_size(rx->cfg.in_format), G->s_copy));
   TRY(G->m->event_record(s->ev_in, G->s_copy));
   if (G->serial) {
     TRY(G->dev->sync(G->s_copy));
-    double t = rx_now() - t0;
+    double t = prx_now() - t0;
     G->t_copy += t;
     rx->t_chan += t;
-    t0 = rx_now();
+    t0 = prx_now();
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
   TRY(G->m->stream_wait(G->s_chan, s->ev_free)); /* block j - R's banks done with the rows */
@@ -314,7 +314,7 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) 
   TRY(G->m->event_record(s->ev_read, G->s_chan));
   TRY(G->m->event_record(s->ev_rows, G->s_chan));
   if (G->serial) TRY(G->dev->sync(G->s_chan));
-  rx->t_chan += rx_now() - t0;
+  rx->t_chan += prx_now() - t0;
   rx->in_stream += n;
   rx->samples += n;
   return PRX_OK;
@@ -334,7 +334,7 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
       rx_slot *s = &G->slot[issued % G->R];
       if (G->trace && G->trace_q < G->trace_cap) {
         memset(&G->trace[G->trace_q], 0, sizeof *G->trace);
-        G->trace[G->trace_q].t_queue = rx_now();
+        G->trace[G->trace_q].t_queue = prx_now();
       }
       G->trace_q++;
       st = queue_block(rx, s, p + issued * rx->block * size, b);
@@ -348,9 +348,9 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
     st = demodulate(rx, s->d_rows, s->ev_rows, s->ev_free, s->n_out, UINT64_MAX, tr);
   }
   /* the caller's input is consumed whatever happened */
-  double t0 = rx_now();
+  double t0 = prx_now();
   prx_status s2 = sync_all(G);
-  rx->t_chan += rx_now() - t0;
+  rx->t_chan += prx_now() - t0;
   return st ? st : s2;
 }
 
@@ -387,18 +387,18 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   /* channel samples of this stream: ceil(N / D) */
   uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
   size_t n_out = 0;
-  double t0 = rx_now();
+  double t0 = prx_now();
   TRY(flush_chan(rx, &n_out));
-  rx->t_chan += rx_now() - t0;
+  rx->t_chan += prx_now() - t0;
   TRY(demodulate(rx, G->slot[0].d_rows, NULL, NULL, n_out, target, NULL));
-  t0 = rx_now();
+  t0 = prx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     TRY(outputs(rx, i, 0, 1));
     prx_qpsk_bank_out o = device_out(rx, i);
     TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
   }
   TRY(bring_back(rx));
-  rx->t_demod += rx_now() - t0;
+  rx->t_demod += prx_now() - t0;
   rx_deliver(rx);
   return PRX_OK;
 }

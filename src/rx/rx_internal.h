@@ -59,6 +59,5 @@ void rx_deliver(prx_rx *rx);
 /* on_channel (when set) for every carrier, in carrier order: m channel samples of its row in
  * host rows laid out as rx->rows (the group delay already skipped). */
 void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m);
-double rx_now(void);
 
 #endif
