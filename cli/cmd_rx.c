@@ -697,10 +697,6 @@ static double locked_fraction(const prx_qpsk_stats *s) {
   return s->blocks ? (double)s->blocks_locked / (double)s->blocks : NAN;
 }
 
-static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
-                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
-static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
-
 static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "polyrx_version", prx_version());
@@ -760,14 +756,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
       cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
       cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
     }
-    cJSON *wa = cJSON_AddArrayToObject(o, "warnings");
-    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-      if (s.demod.warnings & warn_bits[i]) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "code", warn_names[i]);
-        cJSON_AddStringToObject(x, "text", prx_qpsk_warning_text(warn_bits[i]));
-        cJSON_AddItemToArray(wa, x);
-      }
+    cli_json_qpsk_warnings(o, s.demod.warnings);
     cJSON_AddItemToArray(arr, o);
   }
   if (r->o.detect) {
@@ -855,10 +844,10 @@ static void warnings(const run_state *r) {
   for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
-    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-      if (s.demod.warnings & warn_bits[i])
+    for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+      if (s.demod.warnings & cli_qpsk_warn_bits[i])
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
-                prx_qpsk_warning_text(warn_bits[i]));
+                prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
     if (r->out[c].truth_short)
       fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
               c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);
