@@ -35,6 +35,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* printf into a string of its own (malloc'd; NULL out of memory): file names made of parts. */
+char *cli_format(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 /* Prints the library's last error for a failed status; returns 1. */
 int cli_status_error(const char *cmd, const char *what, prx_status st);
 

@@ -283,9 +283,8 @@ static int parse_args(int argc, char **argv, options *o) {
     /* one archive holding every channel recording and the collection, packed at the end from
      * a temporary directory beside it */
     o->archive = o->outdir;
-    o->tmpdir = malloc(olen + 40);
+    o->tmpdir = cli_format("%s.tmp-%ld.d", o->archive, (long)getpid());
     if (!o->tmpdir) return cli_error(CMD, "out of memory");
-    snprintf(o->tmpdir, olen + 40, "%s.tmp-%ld.d", o->archive, (long)getpid());
     o->outdir = o->tmpdir;
   }
   if (o->occupancy) {

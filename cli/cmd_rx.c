@@ -522,36 +522,17 @@ static int setup(run_state *r) {
   return -1;
 }
 
-static char *path_join(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", dir, name);
-  return p;
-}
-
 static int open_outputs(run_state *r) {
   options *o = &r->o;
   if (mkdir(o->output, 0777) != 0 && errno != EEXIST)
     return cli_error(CMD, "cannot make the directory %s: %s", o->output, strerror(errno));
   size_t n = r->n_car;
-  char name[64];
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
-    snprintf(name, sizeof name, "c%zu.bits", c);
-    k->bits_name = path_join(o->output, name);
-    if (o->llr) {
-      snprintf(name, sizeof name, "c%zu.llr", c);
-      k->llr_name = path_join(o->output, name);
-    }
-    if (o->truth) {
-      size_t len = strlen(o->truth) + 32;
-      k->truth_name = malloc(len);
-      if (k->truth_name) snprintf(k->truth_name, len, "%s%zu.bits", o->truth, c);
-    }
-    if (o->iq) {
-      snprintf(name, sizeof name, "c%zu", c);
-      k->iq_base = path_join(o->output, name);
-    }
+    k->bits_name = cli_format("%s/c%zu.bits", o->output, c);
+    if (o->llr) k->llr_name = cli_format("%s/c%zu.llr", o->output, c);
+    if (o->truth) k->truth_name = cli_format("%s%zu.bits", o->truth, c);
+    if (o->iq) k->iq_base = cli_format("%s/c%zu", o->output, c);
     if (!k->bits_name || (o->llr && !k->llr_name) || (o->truth && !k->truth_name) ||
         (o->iq && !k->iq_base))
       return cli_error(CMD, "out of memory");
@@ -559,11 +540,11 @@ static int open_outputs(run_state *r) {
   /* every output a file of its own, none the input or a truth file */
   cli_path *p = calloc(5 * n + 2, sizeof *p);
   char **iq_names = calloc(2 * n + 1, sizeof *iq_names);
-  if (!iq_names) {
+  if (!p || !iq_names) {
     free(p);
+    free(iq_names);
     return cli_error(CMD, "out of memory");
   }
-  if (!p) return cli_error(CMD, "out of memory");
   size_t m = 0;
   if (strcmp(o->input, "-")) p[m++] = (cli_path){"-i", prx_iq_reader_name(r->reader), 1};
   if (o->report) p[m++] = (cli_path){"--report", o->report, 0};
@@ -573,9 +554,7 @@ static int open_outputs(run_state *r) {
     if (o->truth) p[m++] = (cli_path){"--truth", r->out[c].truth_name, 1};
     for (int e = 0; o->iq && e < 2; e++) {
       const char *ext = e ? ".sigmf-meta" : ".sigmf-data";
-      size_t len = strlen(r->out[c].iq_base) + 12;
-      if ((iq_names[2 * c + e] = malloc(len)))
-        snprintf(iq_names[2 * c + e], len, "%s%s", r->out[c].iq_base, ext);
+      iq_names[2 * c + e] = cli_format("%s%s", r->out[c].iq_base, ext);
       p[m++] = (cli_path){"--iq", iq_names[2 * c + e] ? iq_names[2 * c + e] : "", 0};
     }
   }
