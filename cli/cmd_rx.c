@@ -109,6 +109,26 @@ typedef struct {
   unsigned long workers; /* --workers */
 } options;
 
+/* --devices 0,1,...|all into o->devices: -1, else the exit code after the error line. */
+static int parse_devices(const char *a, options *o) {
+  o->n_devices = 0;
+  size_t all = strcmp(a, "all") ? 0 : prx_rx_multi_gpu_count();
+  if (!strcmp(a, "all") && !all) return cli_error(CMD, "--devices all: no usable CUDA device");
+  for (size_t i = 0; i < all && i < PRX_RX_MULTI_MAX_WORKERS; i++)
+    o->devices[o->n_devices++] = (int)i;
+  for (const char *p = a; !all && *p;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
+        o->n_devices == PRX_RX_MULTI_MAX_WORKERS)
+      return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... (at most 64) or all");
+    o->devices[o->n_devices++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  if (!o->n_devices) return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... or all");
+  return -1;
+}
+
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   if (argc < 2) {
@@ -157,7 +177,7 @@ static int parse_args(int argc, char **argv, options *o) {
   };
   optind = 0;
   opterr = 0;
-  int c;
+  int c, rc;
   while ((c = getopt_long(argc, argv, ":i:F:s:f:K:o:t:qh", longs, NULL)) != -1) {
     const char *a = optarg;
     switch (c) {
@@ -206,24 +226,9 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
       o->read_block_set = 1;
       break;
-    case OPT_DEVICES: {
-      o->n_devices = 0;
-      size_t all = strcmp(a, "all") ? 0 : prx_rx_multi_gpu_count();
-      if (!strcmp(a, "all") && !all) return cli_error(CMD, "--devices all: no usable CUDA device");
-      for (size_t i = 0; i < all && i < PRX_RX_MULTI_MAX_WORKERS; i++)
-        o->devices[o->n_devices++] = (int)i;
-      for (const char *p = a; !all && *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
-            o->n_devices == PRX_RX_MULTI_MAX_WORKERS)
-          return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... (at most 64) or all");
-        o->devices[o->n_devices++] = (int)v;
-        p = *end ? end + 1 : end;
-      }
-      if (!o->n_devices) return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... or all");
+    case OPT_DEVICES:
+      if ((rc = parse_devices(a, o)) >= 0) return rc;
       break;
-    }
     case OPT_WORKERS:
       if (cli_parse_uint(a, 2, PRX_RX_MULTI_MAX_WORKERS, &o->workers))
         return cli_bad_value(CMD, "--workers", a, "CPU receiver count (2..64)");
