@@ -381,8 +381,8 @@ static int listed_carriers(run_state *r) {
     if (s->pilot_period && s->differential)
       return cli_usage_error(CMD, "--carrier '%s': give diff or pilots, not both", o->spec[i]);
     if (prx_rx_check_carrier(&r->rc, k)) {
-      fprintf(stderr, "polyrx %s: error: --carrier '%s': %s\n", CMD, o->spec[i], prx_last_error());
-      return 2;
+      cli_error(CMD, "--carrier '%s': %s", o->spec[i], prx_last_error());
+      return 2; /* a usage error, in the one line that says why */
     }
     r->spec[i] = o->spec[i];
   }
