@@ -12,13 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_json_num(cJSON *o, const char *k, double v) {
-  if (isfinite(v))
-    cJSON_AddNumberToObject(o, k, v);
-  else
-    cJSON_AddNullToObject(o, k);
-}
-
 int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return cli_error(cmd, "out of memory");

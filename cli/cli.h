@@ -35,6 +35,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* printf into a string of its own (malloc'd; NULL out of memory): file names made of parts. */
+char *cli_format(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 /* Prints the library's last error for a failed status; returns 1. */
 int cli_status_error(const char *cmd, const char *what, prx_status st);
 
@@ -169,11 +175,19 @@ typedef struct {
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */
 int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summary *s);
-/* A number into a JSON report: v, or null where it is not finite. */
-struct cJSON;
-void cli_json_num(struct cJSON *o, const char *k, double v);
 /* --occupancy FILE.png: the per-channel power bar chart. -1 or the exit code. */
 int cli_chan_write_occupancy(const char *cmd, const char *path, const cli_chan_summary *s);
+
+/* ---- pieces of the JSON reports (report_json.c) ---- */
+struct cJSON;
+/* A number into a JSON report: v, or null where it is not finite. */
+void cli_json_num(struct cJSON *o, const char *k, double v);
+/* The demodulator's summary warnings (prx_qpsk_stats.warnings) in the order the commands list
+ * them. */
+#define CLI_QPSK_N_WARNINGS 4
+extern const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS];
+/* o's "warnings": an array of {"code", "text"}, one for each bit set in warnings, in that order. */
+void cli_json_qpsk_warnings(struct cJSON *o, unsigned warnings);
 
 /* ---- --carrier SPEC (carrier_spec.c), shared by gen and rx ---- */
 /* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed. */

@@ -283,9 +283,8 @@ static int parse_args(int argc, char **argv, options *o) {
     /* one archive holding every channel recording and the collection, packed at the end from
      * a temporary directory beside it */
     o->archive = o->outdir;
-    o->tmpdir = malloc(olen + 40);
+    o->tmpdir = cli_format("%s.tmp-%ld.d", o->archive, (long)getpid());
     if (!o->tmpdir) return cli_error(CMD, "out of memory");
-    snprintf(o->tmpdir, olen + 40, "%s.tmp-%ld.d", o->archive, (long)getpid());
     o->outdir = o->tmpdir;
   }
   if (o->occupancy) {
@@ -848,16 +847,18 @@ static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *row
   return PRX_OK;
 }
 
+/* A block just read, for cf32 input: its non-finite samples replaced by 0; returns their count. */
+static size_t zero_nonfinite_read(const run_state *r, void *buf, size_t n) {
+  return r->in.format == PRX_CF32 ? prx_cf32_zero_nonfinite(buf, n) : 0;
+}
+
 /* The reader's stage: reads a block and, for cf32 input, replaces its non-finite samples by 0
  * there, off the compute stage's path (a pass over the input: 5-10 % of the channelizer's time
  * with a few channels selected); their count goes to compute with the block, in read order. */
 static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
   run_state *r = ctx;
   prx_status st = prx_pipe_iq_read(r->reader, buf, max, n);
-  if (*n) {
-    r->nf_count[r->nf_read++ % NF_RING] =
-        r->in.format == PRX_CF32 ? prx_cf32_zero_nonfinite(buf, *n) : 0;
-  }
+  if (*n) r->nf_count[r->nf_read++ % NF_RING] = zero_nonfinite_read(r, buf, *n);
   return st;
 }
 
@@ -866,10 +867,7 @@ static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
 static prx_status chan_read_at(void *ctx, void *buf, size_t max, uint64_t first, size_t *n) {
   run_state *r = ctx;
   prx_status st = prx_pipe_iq_read_at(r->reader, buf, max, first, n);
-  if (*n) {
-    r->nf_count[(first / max) % NF_RING] =
-        r->in.format == PRX_CF32 ? prx_cf32_zero_nonfinite(buf, *n) : 0;
-  }
+  if (*n) r->nf_count[(first / max) % NF_RING] = zero_nonfinite_read(r, buf, *n);
   return st;
 }
 

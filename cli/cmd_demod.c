@@ -449,11 +449,6 @@ static void on_block(void *user, const prx_qpsk_block *b) {
   r->rep_first = 0;
 }
 
-/* the warnings of the summary, in order */
-static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
-                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
-static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
-
 static int report_end(run_state *r, const char *status, double elapsed) {
   prx_qpsk_stats s;
   prx_qpsk_get_stats(r->q, &s);
@@ -475,14 +470,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   cli_json_num(t, "clock_offset_ppm", s.clock_ppm);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) cli_json_num(t, "frame_offset", (double)s.frame_offset);
   cli_json_num(t, "elapsed_s", elapsed);
-  cJSON *w = cJSON_AddArrayToObject(t, "warnings");
-  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-    if (s.warnings & warn_bits[i]) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "code", warn_names[i]);
-      cJSON_AddStringToObject(o, "text", prx_qpsk_warning_text(warn_bits[i]));
-      cJSON_AddItemToArray(w, o);
-    }
+  cli_json_qpsk_warnings(t, s.warnings);
   cJSON_AddStringToObject(t, "status", !strcmp(status, "ok") && s.warnings ? "warning" : status);
   if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||
       fputs("}\n", r->rep_f) < 0)
@@ -662,9 +650,10 @@ static void summary(const run_state *r, double elapsed) {
 static void warnings(const run_state *r) {
   prx_qpsk_stats s;
   prx_qpsk_get_stats(r->q, &s);
-  for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-    if (s.warnings & warn_bits[i])
-      fprintf(stderr, "polyrx %s: warning: %s\n", CMD, prx_qpsk_warning_text(warn_bits[i]));
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+    if (s.warnings & cli_qpsk_warn_bits[i])
+      fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
+              prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
 }
 
 int cmd_demod(int argc, char **argv) {

@@ -469,10 +469,8 @@ static int check_outputs_distinct(const gen_args *a) {
     const char *ext[2] = {".sigmf-data", ".sigmf-meta"}, *role[2] = {"-o", "-o (its metadata)"};
     size_t stem = strlen(a->out) - strlen(ext[0]);
     for (int i = 0; i < 2 && !oom; i++) {
-      oom = !(names[m] = malloc(stem + strlen(ext[i]) + 1));
+      oom = !(names[m] = cli_format("%.*s%s", (int)stem, a->out, ext[i]));
       if (oom) break;
-      memcpy(names[m], a->out, stem);
-      strcpy(names[m] + stem, ext[i]);
       paths[m] = (cli_path){role[i], names[m], 0};
       m++;
     }
@@ -480,10 +478,8 @@ static int check_outputs_distinct(const gen_args *a) {
     paths[m++] = (cli_path){"-o", a->out, 0};
   }
   for (size_t c = 0; !oom && a->bits_prefix && c < a->n_car; c++) {
-    size_t len = strlen(a->bits_prefix) + 24;
-    oom = !(names[m] = malloc(len));
+    oom = !(names[m] = cli_format("%s%zu.bits", a->bits_prefix, c));
     if (oom) break;
-    snprintf(names[m], len, "%s%zu.bits", a->bits_prefix, c);
     paths[m] = (cli_path){"--bits", names[m], 0};
     m++;
   }

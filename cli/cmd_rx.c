@@ -109,6 +109,26 @@ typedef struct {
   unsigned long workers; /* --workers */
 } options;
 
+/* --devices 0,1,...|all into o->devices: -1, else the exit code after the error line. */
+static int parse_devices(const char *a, options *o) {
+  o->n_devices = 0;
+  size_t all = strcmp(a, "all") ? 0 : prx_rx_multi_gpu_count();
+  if (!strcmp(a, "all") && !all) return cli_error(CMD, "--devices all: no usable CUDA device");
+  for (size_t i = 0; i < all && i < PRX_RX_MULTI_MAX_WORKERS; i++)
+    o->devices[o->n_devices++] = (int)i;
+  for (const char *p = a; !all && *p;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
+        o->n_devices == PRX_RX_MULTI_MAX_WORKERS)
+      return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... (at most 64) or all");
+    o->devices[o->n_devices++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  if (!o->n_devices) return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... or all");
+  return -1;
+}
+
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   if (argc < 2) {
@@ -157,7 +177,7 @@ static int parse_args(int argc, char **argv, options *o) {
   };
   optind = 0;
   opterr = 0;
-  int c;
+  int c, rc;
   while ((c = getopt_long(argc, argv, ":i:F:s:f:K:o:t:qh", longs, NULL)) != -1) {
     const char *a = optarg;
     switch (c) {
@@ -206,24 +226,9 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
       o->read_block_set = 1;
       break;
-    case OPT_DEVICES: {
-      o->n_devices = 0;
-      size_t all = strcmp(a, "all") ? 0 : prx_rx_multi_gpu_count();
-      if (!strcmp(a, "all") && !all) return cli_error(CMD, "--devices all: no usable CUDA device");
-      for (size_t i = 0; i < all && i < PRX_RX_MULTI_MAX_WORKERS; i++)
-        o->devices[o->n_devices++] = (int)i;
-      for (const char *p = a; !all && *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
-            o->n_devices == PRX_RX_MULTI_MAX_WORKERS)
-          return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... (at most 64) or all");
-        o->devices[o->n_devices++] = (int)v;
-        p = *end ? end + 1 : end;
-      }
-      if (!o->n_devices) return cli_bad_value(CMD, "--devices", a, "GPU ordinals 0,1,... or all");
+    case OPT_DEVICES:
+      if ((rc = parse_devices(a, o)) >= 0) return rc;
       break;
-    }
     case OPT_WORKERS:
       if (cli_parse_uint(a, 2, PRX_RX_MULTI_MAX_WORKERS, &o->workers))
         return cli_bad_value(CMD, "--workers", a, "CPU receiver count (2..64)");
@@ -376,8 +381,8 @@ static int listed_carriers(run_state *r) {
     if (s->pilot_period && s->differential)
       return cli_usage_error(CMD, "--carrier '%s': give diff or pilots, not both", o->spec[i]);
     if (prx_rx_check_carrier(&r->rc, k)) {
-      fprintf(stderr, "polyrx %s: error: --carrier '%s': %s\n", CMD, o->spec[i], prx_last_error());
-      return 2;
+      cli_error(CMD, "--carrier '%s': %s", o->spec[i], prx_last_error());
+      return 2; /* a usage error, in the one line that says why */
     }
     r->spec[i] = o->spec[i];
   }
@@ -522,36 +527,17 @@ static int setup(run_state *r) {
   return -1;
 }
 
-static char *path_join(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s/%s", dir, name);
-  return p;
-}
-
 static int open_outputs(run_state *r) {
   options *o = &r->o;
   if (mkdir(o->output, 0777) != 0 && errno != EEXIST)
     return cli_error(CMD, "cannot make the directory %s: %s", o->output, strerror(errno));
   size_t n = r->n_car;
-  char name[64];
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
-    snprintf(name, sizeof name, "c%zu.bits", c);
-    k->bits_name = path_join(o->output, name);
-    if (o->llr) {
-      snprintf(name, sizeof name, "c%zu.llr", c);
-      k->llr_name = path_join(o->output, name);
-    }
-    if (o->truth) {
-      size_t len = strlen(o->truth) + 32;
-      k->truth_name = malloc(len);
-      if (k->truth_name) snprintf(k->truth_name, len, "%s%zu.bits", o->truth, c);
-    }
-    if (o->iq) {
-      snprintf(name, sizeof name, "c%zu", c);
-      k->iq_base = path_join(o->output, name);
-    }
+    k->bits_name = cli_format("%s/c%zu.bits", o->output, c);
+    if (o->llr) k->llr_name = cli_format("%s/c%zu.llr", o->output, c);
+    if (o->truth) k->truth_name = cli_format("%s%zu.bits", o->truth, c);
+    if (o->iq) k->iq_base = cli_format("%s/c%zu", o->output, c);
     if (!k->bits_name || (o->llr && !k->llr_name) || (o->truth && !k->truth_name) ||
         (o->iq && !k->iq_base))
       return cli_error(CMD, "out of memory");
@@ -559,11 +545,11 @@ static int open_outputs(run_state *r) {
   /* every output a file of its own, none the input or a truth file */
   cli_path *p = calloc(5 * n + 2, sizeof *p);
   char **iq_names = calloc(2 * n + 1, sizeof *iq_names);
-  if (!iq_names) {
+  if (!p || !iq_names) {
     free(p);
+    free(iq_names);
     return cli_error(CMD, "out of memory");
   }
-  if (!p) return cli_error(CMD, "out of memory");
   size_t m = 0;
   if (strcmp(o->input, "-")) p[m++] = (cli_path){"-i", prx_iq_reader_name(r->reader), 1};
   if (o->report) p[m++] = (cli_path){"--report", o->report, 0};
@@ -573,9 +559,7 @@ static int open_outputs(run_state *r) {
     if (o->truth) p[m++] = (cli_path){"--truth", r->out[c].truth_name, 1};
     for (int e = 0; o->iq && e < 2; e++) {
       const char *ext = e ? ".sigmf-meta" : ".sigmf-data";
-      size_t len = strlen(r->out[c].iq_base) + 12;
-      if ((iq_names[2 * c + e] = malloc(len)))
-        snprintf(iq_names[2 * c + e], len, "%s%s", r->out[c].iq_base, ext);
+      iq_names[2 * c + e] = cli_format("%s%s", r->out[c].iq_base, ext);
       p[m++] = (cli_path){"--iq", iq_names[2 * c + e] ? iq_names[2 * c + e] : "", 0};
     }
   }
@@ -697,10 +681,6 @@ static double locked_fraction(const prx_qpsk_stats *s) {
   return s->blocks ? (double)s->blocks_locked / (double)s->blocks : NAN;
 }
 
-static const unsigned warn_bits[] = {PRX_QPSK_WARN_NO_SIGNAL, PRX_QPSK_WARN_CLOCK_RANGE,
-                                     PRX_QPSK_WARN_TIMING, PRX_QPSK_WARN_NONFINITE};
-static const char *const warn_names[] = {"no_signal", "clock_range", "timing_jumps", "nonfinite"};
-
 static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "polyrx_version", prx_version());
@@ -760,14 +740,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
       cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
       cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
     }
-    cJSON *wa = cJSON_AddArrayToObject(o, "warnings");
-    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-      if (s.demod.warnings & warn_bits[i]) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "code", warn_names[i]);
-        cJSON_AddStringToObject(x, "text", prx_qpsk_warning_text(warn_bits[i]));
-        cJSON_AddItemToArray(wa, x);
-      }
+    cli_json_qpsk_warnings(o, s.demod.warnings);
     cJSON_AddItemToArray(arr, o);
   }
   if (r->o.detect) {
@@ -855,10 +828,10 @@ static void warnings(const run_state *r) {
   for (size_t c = 0; c < r->n_car; c++) {
     prx_rx_stats s;
     prx_rx_get_stats(r->rx, c, &s);
-    for (size_t i = 0; i < sizeof warn_bits / sizeof warn_bits[0]; i++)
-      if (s.demod.warnings & warn_bits[i])
+    for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+      if (s.demod.warnings & cli_qpsk_warn_bits[i])
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
-                prx_qpsk_warning_text(warn_bits[i]));
+                prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
     if (r->out[c].truth_short)
       fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
               c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);

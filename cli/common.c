@@ -35,6 +35,20 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   return 2;
 }
 
+char *cli_format(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (s) {
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
 int cli_status_error(const char *cmd, const char *what, prx_status st) {
   const char *detail = prx_last_error();
   return cli_error(cmd, "%s: %s%s%s", what, prx_strerror(st), detail[0] ? ": " : "", detail);

@@ -36,6 +36,14 @@ print(int(2 * s))
 EOF
 }
 size() { stat -c %s "$1"; }
+# pycheck WHAT <<'EOF' ... EOF: runs the python checker on standard input with json, os, sys, T
+# (the scratch directory) and check(cond, what) defined; a failed check, or a crash, is one
+# `bad "WHAT: ..."`
+pycheck() {
+  { printf '%s\n' "import json, os, sys" "T = sys.argv[1]" "def check(cond, what):" \
+    "    if not cond:" "        sys.exit(what)"; cat; } | python3 - "$T" 2>"$T/py.err" ||
+    bad "$1: $(cat "$T/py.err")"
+}
 want=("$(expect_bits $N $FS 2400 0.3 0 0 0)" "$(expect_bits $N $FS 2400 0 -300 0 0)"
   "$(expect_bits $N $FS 2400 0.7 0 64 8)" "$(expect_bits $N $FS 2400 0 0 0 0)")
 for c in 0 1 2; do
@@ -50,14 +58,8 @@ done
 [ "$(size "$T/a/c3.bits")" = "${want[3]}" ] || bad "carrier 3: $(size "$T/a/c3.bits") bits"
 
 # the report's fields; --truth errors equal an independent count of the files
-python3 - "$T" <<'EOF' || bad "report: $(cat "$T/py.err")"
-import json, sys
-T = sys.argv[1]
+pycheck report <<'EOF'
 r = json.load(open(T + "/a.json"))
-def check(cond, what):
-    if not cond:
-        open(T + "/py.err", "w").write(what)
-        sys.exit(1)
 check(r["command"] == "rx" and r["status"] == "ok", "command/status")
 check(r["input"]["samples"] == 1228800 and r["input"]["sample_rate"] == 409600, "input")
 check(r["receiver"]["channels"] == 64 and r["receiver"]["taps"] == 64 * 14 + 1, "receiver")
@@ -125,14 +127,8 @@ done
   --carrier "$C2" --carrier "$C3" --esn0 30 || bad "gen SigMF failed"
 "$P" rx -q -i "$T/s.sigmf-data" "${RX[@]}" -o "$T/s" --bits packed --report "$T/s.json" \
   >/dev/null || bad "rx (SigMF) failed"
-python3 - "$T" <<'EOF' || bad "SigMF/packed: $(cat "$T/py.err")"
-import json, sys
-T = sys.argv[1]
+pycheck SigMF/packed <<'EOF'
 r = json.load(open(T + "/s.json"))
-def check(cond, what):
-    if not cond:
-        open(T + "/py.err", "w").write(what)
-        sys.exit(1)
 check(r["input"]["center_frequency"] == 7.1e6 and r["carriers"][0]["frequency_hz"] == 7.132e6, "centre")
 for i in range(3):
     un = open("%s/a/c%d.bits" % (T, i), "rb").read()
@@ -146,13 +142,7 @@ EOF
 # --iq: the channel of each carrier as SigMF (rate 2 fs/K, the channel's centre, ceil(N/D)
 # samples); the one on a channel centre (no mixer) demodulated by demod gives rx's bits
 "$P" rx -q -i "$T/x.cf32" -s $FS -f 1M "${RX[@]}" -o "$T/q" --iq >/dev/null || bad "rx --iq failed"
-python3 - "$T" <<'EOF' || bad "--iq: $(cat "$T/py.err")"
-import json, os, sys
-T = sys.argv[1]
-def check(cond, what):
-    if not cond:
-        open(T + "/py.err", "w").write(what)
-        sys.exit(1)
+pycheck --iq <<'EOF'
 for c, k in enumerate([5, -8, 16, -25]):
     m = json.load(open("%s/q/c%d.sigmf-meta" % (T, c)))
     check(m["global"]["core:sample_rate"] == 12800 and m["global"]["core:datatype"] == "cf32_le", "carrier %d: global" % c)
@@ -166,14 +156,8 @@ cmp -s "$T/q/d0.bits" "$T/a/c0.bits" || bad "--iq: demod of carrier 0's channel 
 # received with the bits sent (differential ones); in pure noise nothing found, exit 0
 "$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --detect -o "$T/d" --report "$T/d.json" >/dev/null ||
   bad "rx --detect failed"
-python3 - "$T" <<'EOF' || bad "--detect: $(cat "$T/py.err")"
-import json, sys
-T = sys.argv[1]
+pycheck --detect <<'EOF'
 r = json.load(open(T + "/d.json"))
-def check(cond, what):
-    if not cond:
-        open(T + "/py.err", "w").write(what)
-        sys.exit(1)
 sent = [(32000, 0), (-49600, 1), (99200, 2)]  # above 10 dB: offset, generator's carrier
 det = r["detected"]
 for f, g in sent:
