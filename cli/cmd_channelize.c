@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -421,6 +422,25 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
 
 /* ---- the run ---- */
 
+/* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context
+ * switches (voluntary: it waited; involuntary: it was preempted), from getrusage. */
+typedef struct {
+  double cpu_ms;
+  long faults, waits, preempted;
+  int taken;
+} thread_use;
+
+static void take_use(thread_use *u, int who) {
+  struct rusage ru;
+  if (getrusage(who, &ru) != 0) return;
+  u->cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+              (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
+  u->faults = ru.ru_minflt;
+  u->waits = ru.ru_nvcsw;
+  u->preempted = ru.ru_nivcsw;
+  u->taken = 1;
+}
+
 typedef struct {
   options o;
   prx_iq_reader *reader;
@@ -459,7 +479,7 @@ typedef struct {
   pthread_t open_thread;
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the opener's progress (n_opened, open_done), for the writers */
-  int open_lock_made, opening, open_failed, open_done;
+  int open_lock_made, opening, open_failed, open_done, open_threaded;
   _Atomic size_t n_opened; /* outputs 0..n_opened-1 are created */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
@@ -469,7 +489,10 @@ typedef struct {
   int computed;
   /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
   int timing;
-  int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
+  thread_use use_reader, use_opener, use_main; /* and each writer's in its writer_state */
+  double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
+  double ms_close_io; /* close: in prx_sigmf_writer_close (renames, the metadata's file) */
+  int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
   double t_mark;
   struct {
     const char *name;
@@ -484,6 +507,10 @@ typedef struct writer_state {
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
   int ready;  /* its channels' recordings are created (wait_opened) */
   uint64_t nonfinite_out, saturated;
+  /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
+   * the opener; the thread's use at its last slot */
+  double ms_energy, ms_write, ms_end, ms_wait;
+  thread_use use;
 } writer_state;
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
@@ -494,6 +521,9 @@ typedef struct {
   int last;
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
+
+/* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
+static double tick(const run_state *r) { return r->timing ? cli_seconds() * 1e3 : 0; }
 
 /* Ends the phase that began at the last mark (POLYRX_TIMING). */
 static void phase_end(run_state *r, const char *name) {
@@ -515,6 +545,40 @@ static void print_timing(const run_state *r, double t_start) {
           ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
           "reader(s)\n",
           (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+  /* where the CPU went: each thread's CPU time, minor faults and context switches; the
+   * channelizer's workers are the process's rest */
+  thread_use self = {0}, main_now = {0};
+  take_use(&self, RUSAGE_SELF);
+  take_use(&main_now, RUSAGE_THREAD);
+  double rest = self.cpu_ms - main_now.cpu_ms - r->use_reader.cpu_ms - r->use_opener.cpu_ms;
+  long rest_faults = self.faults - main_now.faults - r->use_reader.faults - r->use_opener.faults;
+  fprintf(stderr, "polyrx %s: cpu (ms, minor faults, waits, preempted):", CMD);
+  const struct {
+    const char *name;
+    const thread_use *u;
+  } rows[] = {{"main", &main_now},
+              {"main in the stream", &r->use_main},
+              {"reader", &r->use_reader},
+              {"opener", &r->use_opener}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].u->taken)
+      fprintf(stderr, " %s %.1f %ld %ld %ld;", rows[i].name, rows[i].u->cpu_ms, rows[i].u->faults,
+              rows[i].u->waits, rows[i].u->preempted);
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
+    const writer_state *ws = &r->ws[w];
+    rest -= ws->use.cpu_ms;
+    rest_faults -= ws->use.faults;
+    fprintf(stderr,
+            " writer%d %.1f %ld %ld %ld (power sums %.1f, appends %.1f, data ends %.1f, waiting "
+            "for the opener %.1f);",
+            w, ws->use.cpu_ms, ws->use.faults, ws->use.waits, ws->use.preempted, ws->ms_energy,
+            ws->ms_write, ws->ms_end, ws->ms_wait);
+  }
+  fprintf(stderr,
+          " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
+          "%.1f, close in the writers' close %.1f\n",
+          rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
+          r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
@@ -584,6 +648,8 @@ static int setup_chan(run_state *r) {
   int cores = prx_cpu_count();
   size_t n_sel = r->select ? r->n_sel : K; /* the outputs, before the object says */
   r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  if (getenv("POLYRX_WRITERS")) r->n_writers = atoi(getenv("POLYRX_WRITERS"));
+  if (r->n_writers < 1) r->n_writers = 1;
   if ((size_t)r->n_writers > n_sel) r->n_writers = n_sel ? (int)n_sel : 1;
   /* all cores (-t 0): the channelizer's workers get those the reader and the writers leave, so
    * that no worker waits for a core a writer holds (the workers meet at the end of every
@@ -744,6 +810,8 @@ static prx_status open_one(run_state *r, size_t s) {
   if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
   if (!st) st = describe(r, s, r->w[s]);
   if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
+  const char *wbuf = getenv("POLYRX_WBUF");
+  if (!st && wbuf) st = prx_sigmf_writer_set_buffer(r->w[s], strtoul(wbuf, NULL, 0));
   free(base);
   return st;
 }
@@ -773,6 +841,7 @@ static void *opener(void *arg) {
       pthread_mutex_unlock(&r->open_lock);
     }
   }
+  if (r->timing && r->open_threaded) take_use(&r->use_opener, RUSAGE_THREAD);
   pthread_mutex_lock(&r->open_lock);
   r->open_done = 1;
   pthread_cond_broadcast(&r->open_cv);
@@ -813,6 +882,7 @@ static int open_outputs(run_state *r) {
   int threaded = how && !strcmp(how, "thread")   ? 1
                  : how && !strcmp(how, "inline") ? 0
                                                  : prx_cpu_count() >= 4;
+  r->open_threaded = threaded;
   r->opening = threaded && pthread_create(&r->open_thread, NULL, opener, r) == 0;
   if (!r->opening) opener(r);
   return r->open_failed ? 1 : -1;
@@ -835,8 +905,10 @@ static int wait_outputs(run_state *r) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *rows, size_t *filled,
                            const char *what) {
   size_t n_out = 0;
+  double t = tick(r);
   prx_status st = in ? prx_chan_execute(r->chan, in, k, rows + *filled, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, rows + *filled, r->stride, &n_out);
+  r->ms_exec += tick(r) - t;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
@@ -859,6 +931,7 @@ static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
   run_state *r = ctx;
   prx_status st = prx_pipe_iq_read(r->reader, buf, max, n);
   if (*n) r->nf_count[r->nf_read++ % NF_RING] = zero_nonfinite_read(r, buf, *n);
+  if (r->timing) take_use(&r->use_reader, RUSAGE_THREAD);
   return st;
 }
 
@@ -1010,6 +1083,16 @@ static prx_status end_data(run_state *r, int w) {
   return PRX_OK;
 }
 
+/* After a writer's last slot: its channels' data files ended (end_data), timed. */
+static prx_status last_slot_written(run_state *r, int w) {
+  writer_state *ws = &r->ws[w];
+  double t = tick(r);
+  prx_status st = end_data(r, w);
+  ws->ms_end += tick(r) - t;
+  if (r->timing) take_use(&ws->use, RUSAGE_THREAD);
+  return st;
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -1021,7 +1104,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
-  if (!k) return head->last ? end_data(r, w) : PRX_OK;
+  if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
   double eg[ENERGY_ROWS];
   size_t gi = ENERGY_ROWS; /* the next of the group's energies */
@@ -1032,7 +1115,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       size_t n = 0;
       for (size_t t = s; t < r->n_sel && n < ENERGY_ROWS; t += W)
         ys[n++] = rows + t * r->stride + head->skip;
+      double t0 = tick(r);
       energy_rows(ys, n, k, eg);
+      ws->ms_energy += tick(r) - t0;
       gi = 0;
     }
     double e = eg[gi++];
@@ -1058,13 +1143,17 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     }
     if (r->failed[s]) continue;
     /* the first write of each channel waits for its recording (the opener may still run) */
+    double t0 = tick(r);
     if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    double t1 = tick(r);
+    ws->ms_wait += t1 - t0;
     const void *data = y;
     if (r->o.outf != PRX_CF32) {
       pack_row(r, ws, y, k, ws->pack);
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
+    ws->ms_write += tick(r) - t1;
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
   }
@@ -1077,7 +1166,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     }
   }
   ws->ready = 1;
-  return head->last ? end_data(r, w) : PRX_OK;
+  return head->last ? last_slot_written(r, w) : PRX_OK;
 }
 
 /* The pipeline's buffers, timed for POLYRX_TIMING: page-locked with the CUDA backend; on the
@@ -1187,7 +1276,9 @@ static prx_status close_one(run_state *r, size_t s) {
   if (st) {
     prx_sigmf_writer_discard(r->w[s]);
   } else {
+    double t = tick(r);
     st = prx_sigmf_writer_close(r->w[s]);
+    r->ms_close_io += tick(r) - t;
   }
   r->w[s] = NULL;
   if (st && !r->failed[s]) {
@@ -1517,6 +1608,7 @@ int cmd_channelize(int argc, char **argv) {
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     /* the tail is fed after an input error too: every complete sample read is written */
     rc = stream(&r);
+    if (r.timing) take_use(&r.use_main, RUSAGE_THREAD);
     phase_end(&r, "stream");
     cli_progress_end(&r.progress);
     cli_release_stop_signals();

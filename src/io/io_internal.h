@@ -60,6 +60,10 @@ prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t l
  * archive mode the file stays open (close completes it). */
 prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w);
 
+/* Gives the data file a stdio buffer of `bytes` (before the first write; archives keep theirs):
+ * fewer, larger write(2) calls. */
+prx_status prx_sigmf_writer_set_buffer(prx_sigmf_writer *w, size_t bytes);
+
 /* SHA-512 (FIPS 180-4) of a byte stream, fed in pieces. */
 typedef struct {
   uint64_t h[8];

@@ -56,6 +56,7 @@ struct prx_sigmf_writer {
   char *member; /* archive mode: B, the recording's name inside the archive */
   uint64_t samples;
   size_t sample_size;
+  char *buf;      /* the data file's stdio buffer, when the caller chose its size */
   prx_status err; /* first error, sticky */
   char err_msg[600];
 };
@@ -91,6 +92,7 @@ static prx_status raise_kept(const prx_sigmf_writer *w) {
 
 static void free_writer(prx_sigmf_writer *w) {
   if (w->data) fclose(w->data);
+  free(w->buf);
   for (size_t i = 0; i < 4; i++) free(w->strings[i]);
   cJSON_Delete(w->fields);
   cJSON_Delete(w->extensions);
@@ -623,8 +625,19 @@ static void end_data(prx_sigmf_writer *w) {
     bad = 1;
     e = errno;
   }
+  free(w->buf);
+  w->buf = NULL;
   if (bad)
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
+}
+
+prx_status prx_sigmf_writer_set_buffer(prx_sigmf_writer *w, size_t bytes) {
+  if (!w || !w->data || w->samples || w->archive || !bytes) return PRX_OK;
+  if (w->buf) return PRX_OK;
+  w->buf = malloc(bytes);
+  if (!w->buf || setvbuf(w->data, w->buf, _IOFBF, bytes) != 0)
+    return prx_fail(PRX_ERR_NOMEM, "cannot give '%s' a buffer of %zu bytes", w->data_path, bytes);
+  return PRX_OK;
 }
 
 prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
