@@ -441,7 +441,7 @@ static void take_use(thread_use *u, int who) {
   u->taken = 1;
 }
 
-typedef struct {
+typedef struct run_state {
   options o;
   prx_iq_reader *reader;
   prx_iq_info in; /* format, rate and centre in use */
@@ -475,12 +475,16 @@ typedef struct {
   int chan_error; /* the channelizer failed: the recordings would lack their end */
   int fatal;      /* a channelizer error, or every output failed: nothing more is written */
   cli_progress progress;
-  /* the recordings are created on open_thread while the stream starts (open_outputs) */
-  pthread_t open_thread;
+  /* the recordings are created by n_openers openers (threads while the stream starts, or the
+   * main thread before it: open_outputs); opener i creates outputs i, i + n_openers, ... */
+  struct opener_state *op;
+  int n_openers;
   pthread_mutex_t open_lock;
-  pthread_cond_t open_cv; /* the opener's progress (n_opened, open_done), for the writers */
-  int open_lock_made, opening, open_failed, open_done, open_threaded;
-  _Atomic size_t n_opened; /* outputs 0..n_opened-1 are created */
+  pthread_cond_t open_cv; /* the openers' progress, for the writers */
+  int open_lock_made, open_threaded;
+  _Atomic int open_failed;
+  int n_open_done;   /* openers finished (under open_lock) */
+  char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
@@ -489,9 +493,9 @@ typedef struct {
   int computed;
   /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
   int timing;
-  thread_use use_reader, use_opener, use_main; /* and each writer's in its writer_state */
+  thread_use use_reader, use_main; /* and each writer's and opener's in their states */
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
-  double ms_close_io; /* close: in prx_sigmf_writer_close (renames, the metadata's file) */
+  double ms_close_io; /* the main thread's recordings finished (close_one) */
   int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
   double t_mark;
   struct {
@@ -509,9 +513,20 @@ typedef struct writer_state {
   uint64_t nonfinite_out, saturated;
   /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
    * the opener; the thread's use at its last slot */
-  double ms_energy, ms_write, ms_end, ms_wait;
+  double ms_energy, ms_write, ms_end, ms_wait, ms_close;
   thread_use use;
+  size_t n_complete; /* recordings it finished */
 } writer_state;
+
+/* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
+typedef struct opener_state {
+  struct run_state *r;
+  int i, done;
+  pthread_t thread;
+  int started; /* a thread was made (joined by wait_outputs) */
+  _Atomic size_t opened;
+  thread_use use;
+} opener_state;
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
  * the first `skip` are dropped (the alignment) and the next `keep` written; `last` marks the
@@ -550,33 +565,38 @@ static void print_timing(const run_state *r, double t_start) {
   thread_use self = {0}, main_now = {0};
   take_use(&self, RUSAGE_SELF);
   take_use(&main_now, RUSAGE_THREAD);
-  double rest = self.cpu_ms - main_now.cpu_ms - r->use_reader.cpu_ms - r->use_opener.cpu_ms;
-  long rest_faults = self.faults - main_now.faults - r->use_reader.faults - r->use_opener.faults;
+  double rest = self.cpu_ms - main_now.cpu_ms - r->use_reader.cpu_ms;
+  long rest_faults = self.faults - main_now.faults - r->use_reader.faults;
   fprintf(stderr, "polyrx %s: cpu (ms, minor faults, waits, preempted):", CMD);
   const struct {
     const char *name;
     const thread_use *u;
-  } rows[] = {{"main", &main_now},
-              {"main in the stream", &r->use_main},
-              {"reader", &r->use_reader},
-              {"opener", &r->use_opener}};
+  } rows[] = {
+      {"main", &main_now}, {"main in the stream", &r->use_main}, {"reader", &r->use_reader}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].u->taken)
       fprintf(stderr, " %s %.1f %ld %ld %ld;", rows[i].name, rows[i].u->cpu_ms, rows[i].u->faults,
               rows[i].u->waits, rows[i].u->preempted);
+  for (int i = 0; r->op && i < r->n_openers; i++) {
+    const thread_use *u = &r->op[i].use;
+    if (!u->taken) continue;
+    rest -= u->cpu_ms;
+    rest_faults -= u->faults;
+    fprintf(stderr, " opener%d %.1f %ld %ld %ld;", i, u->cpu_ms, u->faults, u->waits, u->preempted);
+  }
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     const writer_state *ws = &r->ws[w];
     rest -= ws->use.cpu_ms;
     rest_faults -= ws->use.faults;
     fprintf(stderr,
             " writer%d %.1f %ld %ld %ld (power sums %.1f, appends %.1f, data ends %.1f, waiting "
-            "for the opener %.1f);",
+            "for the openers %.1f, recordings finished %.1f);",
             w, ws->use.cpu_ms, ws->use.faults, ws->use.waits, ws->use.preempted, ws->ms_energy,
-            ws->ms_write, ws->ms_end, ws->ms_wait);
+            ws->ms_write, ws->ms_end, ws->ms_wait, ws->ms_close);
   }
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
-          "%.1f, close in the writers' close %.1f\n",
+          "%.1f, recordings finished by the main thread %.1f\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
           r->ms_close_io);
 }
@@ -647,9 +667,9 @@ static int setup_chan(run_state *r) {
   c.threads = (int)o->threads;
   int cores = prx_cpu_count();
   size_t n_sel = r->select ? r->n_sel : K; /* the outputs, before the object says */
-  r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
-  if (getenv("POLYRX_WRITERS")) r->n_writers = atoi(getenv("POLYRX_WRITERS"));
-  if (r->n_writers < 1) r->n_writers = 1;
+  r->n_writers = o->to_stdout ? 1 : cores >= 16 ? 8 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  const char *nw = getenv("POLYRX_WRITERS"); /* a measurement's choice */
+  if (nw && !o->to_stdout) r->n_writers = atoi(nw) < 1 ? 1 : atoi(nw) > 64 ? 64 : atoi(nw);
   if ((size_t)r->n_writers > n_sel) r->n_writers = n_sel ? (int)n_sel : 1;
   /* all cores (-t 0): the channelizer's workers get those the reader and the writers leave, so
    * that no worker waits for a core a writer holds (the workers meet at the end of every
@@ -681,6 +701,7 @@ static int setup_chan(run_state *r) {
   r->energy = calloc(r->n_sel, sizeof *r->energy);
   r->w = calloc(r->n_sel, sizeof *r->w);
   r->failed = calloc(r->n_sel, 1);
+  r->hash = calloc(r->n_sel ? r->n_sel : 1, sizeof *r->hash);
   r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
   size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
   int packs = 1;
@@ -688,7 +709,7 @@ static int setup_chan(run_state *r) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
-  if (!r->energy || !r->w || !r->failed || !r->ws || !packs)
+  if (!r->energy || !r->w || !r->failed || !r->hash || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -810,40 +831,43 @@ static prx_status open_one(run_state *r, size_t s) {
   if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
   if (!st) st = describe(r, s, r->w[s]);
   if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
-  const char *wbuf = getenv("POLYRX_WBUF");
-  if (!st && wbuf) st = prx_sigmf_writer_set_buffer(r->w[s], strtoul(wbuf, NULL, 0));
   free(base);
   return st;
 }
 
-#define OPEN_NOTIFY 32 /* the opener wakes the writers every this many recordings */
+#define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
-/* Creates the recordings, on a thread of its own where there are cores for it (creating 1024 of
- * them takes 15-30 ms of directory operations and metadata): the pipeline starts and the first
- * blocks are channelized meanwhile; a writer waits for each of its channels' recordings before
- * the channel's first write (wait_opened), so that the writers follow the opener through the
- * first block instead of waiting for the last recording. */
+/* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
+ * them (creating 1024 recordings takes 15-30 ms of directory operations and metadata on one
+ * thread, 100 ms and more on the 16-core GPU host while the stream runs beside it): the
+ * pipeline starts and the first blocks are channelized meanwhile; a writer waits for each of
+ * its channels' recordings before the channel's first write (wait_opened), so that the writers
+ * follow the openers through the first block instead of waiting for the last recording. */
 static void *opener(void *arg) {
-  run_state *r = arg;
-  for (size_t s = 0; s < r->n_sel; s++) {
+  opener_state *op = arg;
+  run_state *r = op->r;
+  size_t O = (size_t)r->n_openers, k = 0;
+  for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     prx_status st = open_one(r, s);
     if (st) {
-      cli_status_error(CMD, "output", st);
       pthread_mutex_lock(&r->open_lock);
-      r->open_failed = 1; /* the run ends with nothing written: cleanup discards the others */
+      /* the run ends with nothing written: cleanup discards the others */
+      if (!r->open_failed) cli_status_error(CMD, "output", st);
+      r->open_failed = 1;
       pthread_mutex_unlock(&r->open_lock);
       break;
     }
-    atomic_store_explicit(&r->n_opened, s + 1, memory_order_release); /* r->w[s] is set */
-    if ((s + 1) % OPEN_NOTIFY == 0) {
+    atomic_store_explicit(&op->opened, ++k, memory_order_release); /* r->w[s] is set */
+    if (k % OPEN_NOTIFY == 0) {
       pthread_mutex_lock(&r->open_lock);
       pthread_cond_broadcast(&r->open_cv);
       pthread_mutex_unlock(&r->open_lock);
     }
   }
-  if (r->timing && r->open_threaded) take_use(&r->use_opener, RUSAGE_THREAD);
+  if (r->timing && r->open_threaded) take_use(&op->use, RUSAGE_THREAD);
   pthread_mutex_lock(&r->open_lock);
-  r->open_done = 1;
+  op->done = 1;
+  r->n_open_done++;
   pthread_cond_broadcast(&r->open_cv);
   pthread_mutex_unlock(&r->open_lock);
   return NULL;
@@ -851,22 +875,33 @@ static void *opener(void *arg) {
 
 /* Waits until output s's recording is created; non-zero when it cannot be (reported). */
 static int wait_opened(run_state *r, size_t s) {
-  if (atomic_load_explicit(&r->n_opened, memory_order_acquire) > s) return 0;
+  opener_state *op = &r->op[s % (size_t)r->n_openers];
+  size_t need = s / (size_t)r->n_openers + 1;
+  if (atomic_load_explicit(&op->opened, memory_order_acquire) >= need) return 0;
   pthread_mutex_lock(&r->open_lock);
-  while (atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s && !r->open_done)
+  while (atomic_load_explicit(&op->opened, memory_order_acquire) < need && !op->done)
     pthread_cond_wait(&r->open_cv, &r->open_lock);
   pthread_mutex_unlock(&r->open_lock);
-  return atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s;
+  return atomic_load_explicit(&op->opened, memory_order_acquire) < need;
 }
 
-/* Checks the output directory and paths, then starts creating the recordings (opener). */
+/* Waits until every opener has finished; non-zero when a recording could not be created. */
+static int wait_all_opened(run_state *r) {
+  pthread_mutex_lock(&r->open_lock);
+  while (r->n_open_done < r->n_openers) pthread_cond_wait(&r->open_cv, &r->open_lock);
+  int failed = r->open_failed;
+  pthread_mutex_unlock(&r->open_lock);
+  return failed;
+}
+
+/* Checks the output directory and paths, then starts creating the recordings (openers). */
 static int open_outputs(run_state *r) {
   const options *o = &r->o;
   if (make_dirs(o->outdir) != 0)
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
-  /* those open now, the metadata file written at close and a margin, plus one data file per
-   * channel */
-  if (ensure_open_files(open_descriptors() + r->n_sel + 8, r->n_sel)) return 1;
+  /* those open now, the metadata files written at close (one per writer) and a margin, plus
+   * one data file per channel */
+  if (ensure_open_files(open_descriptors() + r->n_sel + r->n_writers + 8, r->n_sel)) return 1;
   int rc = check_paths(r);
   if (rc >= 0) return rc;
   if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
@@ -875,26 +910,38 @@ static int open_outputs(run_state *r) {
     return cli_error(CMD, "cannot make a condition variable");
   }
   r->open_lock_made = 1;
-  /* with fewer than 4 cores (compute, writer, reader and this thread), it competes with the
-   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here.
-   * POLYRX_OPENER=thread or inline chooses (a measurement, a test of the other path). */
+  /* with fewer than 4 cores (compute, writer, reader and an opener), the openers compete with
+   * the stream for them and slow it (2-core VM: +10 % with all 1024 channels): the main thread
+   * creates the recordings before the stream. Else one opener per writer, so that each writer
+   * follows one opener. POLYRX_OPENER=thread or inline chooses (a measurement, a test of the
+   * other path). */
   const char *how = getenv("POLYRX_OPENER");
-  int threaded = how && !strcmp(how, "thread")   ? 1
-                 : how && !strcmp(how, "inline") ? 0
-                                                 : prx_cpu_count() >= 4;
-  r->open_threaded = threaded;
-  r->opening = threaded && pthread_create(&r->open_thread, NULL, opener, r) == 0;
-  if (!r->opening) opener(r);
-  return r->open_failed ? 1 : -1;
+  r->open_threaded = how && !strcmp(how, "thread")   ? 1
+                     : how && !strcmp(how, "inline") ? 0
+                                                     : prx_cpu_count() >= 4;
+  r->n_openers = r->open_threaded ? r->n_writers : 1;
+  r->op = calloc((size_t)r->n_openers, sizeof *r->op);
+  if (!r->op) return cli_error(CMD, "out of memory");
+  for (int i = 0; i < r->n_openers; i++) {
+    r->op[i].r = r;
+    r->op[i].i = i;
+  }
+  for (int i = 0; i < r->n_openers; i++) {
+    opener_state *op = &r->op[i];
+    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener, op) == 0;
+    if (!op->started) opener(op);
+  }
+  return r->open_failed && !r->open_threaded ? 1 : -1;
 }
 
 /* Waits until every recording is created; non-zero when one could not be. Called on the main
- * thread only (the writers wait with wait_opened), without the lock the opener takes. */
+ * thread only (the writers wait with wait_opened). */
 static int wait_outputs(run_state *r) {
-  if (r->opening) {
-    pthread_join(r->open_thread, NULL);
-    r->opening = 0;
-  }
+  for (int i = 0; r->op && i < r->n_openers; i++)
+    if (r->op[i].started) {
+      pthread_join(r->op[i].thread, NULL);
+      r->op[i].started = 0;
+    }
   return r->open_failed;
 }
 
@@ -1067,6 +1114,46 @@ static int output_failed(run_state *r, size_t s, prx_status st) {
   return before + 1 == r->n_sel;
 }
 
+/* Finishes output s's recording (data, then metadata, its hash kept for the collection); a
+ * failed one leaves no files. The first failure of the run (a write error counts) prints its
+ * error line. On the main thread after the stream, or on the channel's writer after its last
+ * slot; *ms gathers the time (POLYRX_TIMING). */
+static prx_status close_one(run_state *r, size_t s, double *ms) {
+  if (!r->w[s]) return PRX_ERR_IO; /* failed before */
+  double t = tick(r);
+  if (r->chan_error) { /* recordings without their end are none: complete or absent */
+    prx_sigmf_writer_discard(r->w[s]);
+    r->w[s] = NULL;
+    return PRX_ERR_IO;
+  }
+  double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
+  /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
+  double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
+  if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
+  if (!(db < 1000)) db = 1000;
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
+  prx_chan_channel ch;
+  prx_chan_channel_info(r->chan, s, &ch);
+  cli_alignment al = alignment(r);
+  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
+                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
+                                        prx_chan_output_rate(r->chan));
+  if (st) {
+    prx_sigmf_writer_discard(r->w[s]);
+  } else {
+    st = prx_sigmf_writer_close_hash(r->w[s], r->hash[s]);
+  }
+  r->w[s] = NULL;
+  if (st && !r->failed[s]) {
+    r->failed[s] = 1;
+    if (atomic_fetch_add(&r->n_failed, 1) == 0) cli_status_error(CMD, "output", st);
+  }
+  *ms += tick(r) - t;
+  return st;
+}
+
 /* After the last slot: a writer flushes and closes its channels' data files (the rest of each
  * recording, the metadata, is finished at close_outputs), several writers at once, newest file
  * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
@@ -1083,12 +1170,18 @@ static prx_status end_data(run_state *r, int w) {
   return PRX_OK;
 }
 
-/* After a writer's last slot: its channels' data files ended (end_data), timed. */
+/* After a writer's last slot: its channels' data files ended (end_data), then their recordings
+ * finished (close_one: renames, metadata, its hash), the writers side by side instead of the
+ * main thread after the stream (1024 recordings: 30-50 ms on the GPU host's CPU). Not when an
+ * opener failed: that run leaves no recordings (cleanup). */
 static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
   double t = tick(r);
   prx_status st = end_data(r, w);
   ws->ms_end += tick(r) - t;
+  if (!st && !r->o.to_stdout && !wait_all_opened(r))
+    for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+      if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
   if (r->timing) take_use(&ws->use, RUSAGE_THREAD);
   return st;
 }
@@ -1250,49 +1343,13 @@ static int stream(run_state *r) {
   return rc;
 }
 
-/* Finishes output s's recording (data, then metadata); a failed one leaves no files. The first
- * failure of the run (a write error counts) prints its error line. */
-static prx_status close_one(run_state *r, size_t s) {
-  if (!r->w[s]) return PRX_ERR_IO; /* failed before */
-  if (r->chan_error) {             /* recordings without their end are none: complete or absent */
-    prx_sigmf_writer_discard(r->w[s]);
-    r->w[s] = NULL;
-    return PRX_ERR_IO;
-  }
-  double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
-  /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
-  double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
-  if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
-  if (!(db < 1000)) db = 1000;
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
-  prx_chan_channel ch;
-  prx_chan_channel_info(r->chan, s, &ch);
-  cli_alignment al = alignment(r);
-  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
-                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
-                                        prx_chan_output_rate(r->chan));
-  if (st) {
-    prx_sigmf_writer_discard(r->w[s]);
-  } else {
-    double t = tick(r);
-    st = prx_sigmf_writer_close(r->w[s]);
-    r->ms_close_io += tick(r) - t;
-  }
-  r->w[s] = NULL;
-  if (st && !r->failed[s]) {
-    r->failed[s] = 1;
-    if (atomic_fetch_add(&r->n_failed, 1) == 0) cli_status_error(CMD, "output", st);
-  }
-  return st;
-}
-
-/* Finishes every recording. Returns the first error's exit code. */
+/* Finishes the recordings the writers have not (a run that ended without its last slot).
+ * Returns the first error's exit code. */
 static int close_outputs(run_state *r) {
   if (!r->w) return -1;
+  for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
   for (size_t s = 0; s < r->n_sel; s++)
-    if (!close_one(r, s)) r->n_complete++;
+    if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;
 }
 
@@ -1413,8 +1470,9 @@ static int write_summaries(run_state *r, double elapsed, int exit_status) {
 static int write_collection(run_state *r) {
   size_t cap = strlen(r->o.outdir) + 40;
   char *path = malloc(cap), **names = calloc(r->n_sel ? r->n_sel : 1, sizeof *names);
+  const char **hashes = calloc(r->n_sel ? r->n_sel : 1, sizeof *hashes);
   int rc = -1;
-  if (!path || !names) rc = cli_error(CMD, "out of memory");
+  if (!path || !names || !hashes) rc = cli_error(CMD, "out of memory");
   size_t n = 0, dir_len = strlen(r->o.outdir) + 1;
   for (size_t s = 0; rc < 0 && s < r->n_sel; s++) {
     if (r->failed[s] || r->chan_error) continue;
@@ -1425,6 +1483,7 @@ static int write_collection(run_state *r) {
     }
     output_base(r, s, base, cap);
     memmove(base, base + dir_len, strlen(base + dir_len) + 1); /* relative to DIR */
+    hashes[n] = r->hash[s]; /* its metadata's, from close_one: the files are not read back */
     names[n++] = base;
   }
   if (rc < 0) {
@@ -1433,12 +1492,14 @@ static int write_collection(run_state *r) {
     snprintf(desc, sizeof desc, "polyrx channelize: %zu channels of %u", n,
              prx_chan_channels(r->chan));
     prx_status st =
-        n ? prx_sigmf_collection_write(path, (const char *const *)names, n, desc) : PRX_OK;
+        n ? prx_sigmf_collection_write_hashed(path, (const char *const *)names, hashes, n, desc)
+          : PRX_OK;
     if (!n) unlink(path);
     if (st) rc = cli_status_error(CMD, "collection", st);
   }
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
+  free(hashes);
   free(path);
   return rc;
 }
@@ -1564,6 +1625,8 @@ static void cleanup(run_state *r) {
     for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_discard(r->w[s]);
   free(r->w);
   free(r->failed);
+  free(r->hash);
+  free(r->op);
   free(r->energy);
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);

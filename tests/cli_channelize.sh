@@ -515,6 +515,20 @@ for k in 0002 0003 0009; do
   cmp -s pser3/ch$k.sigmf-data ppip3/ch$k.sigmf-data || fail "channel subset: $k differs"
   cmp -s pser3/ch$k.sigmf-data pser/ch$k.sigmf-data || fail "channel subset: $k differs from all"
 done
+# several openers and writers (the default on 16 cores: an opener per writer, each writer
+# finishing its own recordings after its last block): the same bytes, the collection included
+POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+  -o pthr -q || fail "3 openers and writers: the run failed"
+diff -r -q pser pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+# a recording that cannot be created (a directory where its metadata goes): exit 1, and no
+# recording of the run is left, whichever thread met the error
+mkdir -p pbad/ch0007.sigmf-meta
+rc=0
+POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+  -o pbad -q 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "an output that cannot be created: exit $rc, expected 1"
+grep -q "ch0007.sigmf-meta" err.txt || fail "an output that cannot be created: $(cat err.txt)"
+[ "$(ls pbad)" = ch0007.sigmf-meta ] || fail "an output that cannot be created left $(ls pbad | head -3)"
 # POLYRX_TIMING=1 adds one line of phase timings on standard error and changes no byte
 POLYRX_TIMING=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -o ptim -q 2>err.txt ||
   fail "POLYRX_TIMING run failed: $(cat err.txt)"

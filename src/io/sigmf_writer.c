@@ -56,7 +56,6 @@ struct prx_sigmf_writer {
   char *member; /* archive mode: B, the recording's name inside the archive */
   uint64_t samples;
   size_t sample_size;
-  char *buf;      /* the data file's stdio buffer, when the caller chose its size */
   prx_status err; /* first error, sticky */
   char err_msg[600];
 };
@@ -92,7 +91,6 @@ static prx_status raise_kept(const prx_sigmf_writer *w) {
 
 static void free_writer(prx_sigmf_writer *w) {
   if (w->data) fclose(w->data);
-  free(w->buf);
   for (size_t i = 0; i < 4; i++) free(w->strings[i]);
   cJSON_Delete(w->fields);
   cJSON_Delete(w->extensions);
@@ -571,11 +569,14 @@ static char *meta_text(prx_sigmf_writer *w) {
   return t;
 }
 
-/* Writes the metadata to a temporary file and renames it into place. */
-static prx_status write_meta(prx_sigmf_writer *w) {
+/* Writes the metadata to a temporary file and renames it into place; its SHA-512 into hex
+ * (when not NULL). */
+static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   char *text = meta_text(w);
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
-  prx_status st = prx_io_write_file_atomic(w->meta_path, text, strlen(text));
+  size_t len = strlen(text);
+  prx_status st = prx_io_write_file_atomic(w->meta_path, text, len);
+  if (!st && hex) prx_sha512_hex(text, len, hex);
   free(text);
   return st;
 }
@@ -625,19 +626,8 @@ static void end_data(prx_sigmf_writer *w) {
     bad = 1;
     e = errno;
   }
-  free(w->buf);
-  w->buf = NULL;
   if (bad)
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
-}
-
-prx_status prx_sigmf_writer_set_buffer(prx_sigmf_writer *w, size_t bytes) {
-  if (!w || !w->data || w->samples || w->archive || !bytes) return PRX_OK;
-  if (w->buf) return PRX_OK;
-  w->buf = malloc(bytes);
-  if (!w->buf || setvbuf(w->data, w->buf, _IOFBF, bytes) != 0)
-    return prx_fail(PRX_ERR_NOMEM, "cannot give '%s' a buffer of %zu bytes", w->data_path, bytes);
-  return PRX_OK;
 }
 
 prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
@@ -647,6 +637,11 @@ prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
 }
 
 prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
+  return prx_sigmf_writer_close_hash(w, NULL);
+}
+
+prx_status prx_sigmf_writer_close_hash(prx_sigmf_writer *w, char hex[129]) {
+  if (hex) hex[0] = '\0';
   if (!w) return PRX_OK;
   if (w->archive && !w->err) {
     prx_status st = finish_archive(w);
@@ -661,7 +656,7 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
     unlink(w->tmp_path);
   } else if (!w->archive) {
     /* the metadata last: it exists only beside the whole data */
-    prx_status st = write_meta(w);
+    prx_status st = write_meta(w, hex);
     if (st) {
       keep(w, st);
       unlink(w->data_path);
