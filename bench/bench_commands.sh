@@ -401,20 +401,23 @@ chanuse() {
       done
     done
   done
-  # the variants (VARIANTS="NAME=ENV[,ENV] ..."): all channels, --threads 1 and 0, alternating with
+  # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's
+  # VAR=VALUE or an option's --OPTION=VALUE): all channels, --threads 1 and 0, alternating with
   # the plain runs
-  local v name env
+  local v name env args a
   for th in 1 0; do
     for _ in $(seq "$REPS"); do
       for v in "plain=" ${VARIANTS:-}; do
         name=${v%%=*}
         env=${v#*=}
-        env=${env//,/ } # NAME=A=1,B=2: two settings
+        args=()
+        for a in ${env//,/ }; do [[ $a == --* ]] && args+=("$a"); done
+        env=$(tr ',' '\n' <<<"$env" | grep -v '^--' | tr '\n' ' ')
         rm -rf "$W/ch"
         s=$(ns)
         # shellcheck disable=SC2086
         f=$(env $env POLYRX_TIMING=1 "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 \
-          -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
+          "${args[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
         e=$(ns)
         echo "variant $name threads $th channels all wall $(((e - s) / 1000000)) ms"
         echo "$f"

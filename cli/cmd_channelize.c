@@ -497,6 +497,7 @@ typedef struct run_state {
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
   double ms_close_io; /* the main thread's recordings finished (close_one) */
   int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
+  int demote;         /* POLYRX_DEMOTE=1: the writers demote the rows they wrote (demote) */
   double t_mark;
   struct {
     const char *name;
@@ -1105,6 +1106,19 @@ static void energy_rows(const prx_cf32 *const *y, size_t n, size_t k, double *e)
   for (size_t c = 0; c < n; c++) e[c] = energy(y[c], k);
 }
 
+/* Moves the cache lines of k outputs towards the shared cache (CLDEMOTE; a no-op on a CPU
+ * without it): the channelizer writes this slot again a few blocks later, and a line another
+ * core holds costs it a snoop. POLYRX_DEMOTE=1 (a measurement). */
+static void demote(const prx_cf32 *y, size_t k) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  for (const char *p = (const char *)y, *end = (const char *)(y + k); p < end; p += 64)
+    __asm__ volatile(".byte 0x0f, 0x1c, 0x00" ::"a"(p) : "memory"); /* cldemote (%rax) */
+#else
+  (void)y;
+  (void)k;
+#endif
+}
+
 /* Marks output s failed (its recording is removed at close); the first failure of the run prints
  * its error line. Returns non-zero when every output has failed. */
 static int output_failed(run_state *r, size_t s, prx_status st) {
@@ -1246,6 +1260,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
+    if (r->demote) demote(y, k);
     ws->ms_write += tick(r) - t1;
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
@@ -1643,6 +1658,8 @@ int cmd_channelize(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   const char *timing = getenv("POLYRX_TIMING");
   r.timing = timing && timing[0] && strcmp(timing, "0");
+  const char *dem = getenv("POLYRX_DEMOTE");
+  r.demote = dem && !strcmp(dem, "1");
   double t_start = r.t_mark = cli_seconds();
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
