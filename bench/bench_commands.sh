@@ -36,8 +36,9 @@
 #   bytes (diff -r of the output directories, the collection's SHA-512s included).
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
-#   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf
-#   (exit status, the output files and standard error compared; one line each).
+#   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
+#   odd leads, D = 500 and input lengths around the blocks (exit status, the output files and
+#   standard error compared; one line each).
 #   chanuse: where `polyrx channelize` spends its time on the cpu mode's file (K = 1024, all
 #   channels and 0-63, --threads 1 and 0, to tmpfs, REPS runs each): its POLYRX_TIMING lines
 #   (the phases, then each thread's CPU time, faults and context switches, the writers' split);
@@ -470,6 +471,18 @@ chansame() {
   for b in 0 1 2; do same "threads_$b" -i "$W/x.cf32" -s 1M -K 64 -t "$b"; done
   POLYRX_PIPELINE=serial same serial -i "$W/x.cf32" -s 1M -K 64
   same K1024 -i "$W/x.cf32" -s 1M -K 1024
+  # the power sums' groups across blocks: an odd lead (-P 7: 7 outputs dropped), D = 500, inputs
+  # of 5 x 2^16 samples (a full last block, then the end), 3 x 2^16 + 1 and 100000 samples
+  same P7_K16 -i "$W/x.cf32" -s 1M -K 16 -P 7
+  same K1000 -i "$W/x.cf32" -s 1M -K 1000 -c 0-99,500-520
+  head -c $((5 * 65536 * 8)) "$W/x.cf32" >"$W/x5.cf32"
+  head -c $(((3 * 65536 + 1) * 8)) "$W/x.cf32" >"$W/x3.cf32"
+  head -c $((100000 * 8)) "$W/x.cf32" >"$W/x1.cf32"
+  same len5x65536 -i "$W/x5.cf32" -s 1M -K 64
+  same len5x65536_P7 -i "$W/x5.cf32" -s 1M -K 16 -P 7
+  same len5x65536_stdin -i - -s 1M -K 16 -P 7 "<" "$W/x5.cf32"
+  same len3x65536p1_P7 -i "$W/x3.cf32" -s 1M -K 16 -P 7
+  same len100000_P7 -i "$W/x1.cf32" -s 1M -K 32 -P 7 --out-format cf16
   same K4096_critical -i "$W/x.cf32" -s 1M -K 4096 --oversample 1 -c 0-99
   "$before" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_b"
   "$P" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_a"

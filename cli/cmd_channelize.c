@@ -32,16 +32,16 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
+#include "chan_power.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
+#define DEFAULT_BLOCK ((size_t)1 << 16) /* the CPU's default block; see choose_block */
+#define GPU_MIN_BLOCK ((size_t)1 << 18) /* the CUDA backend's smallest default block */
+#define POWER_GROUP ((size_t)1 << 18)   /* input samples per power sum on the CPU (setup_chan) */
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
@@ -476,7 +476,9 @@ typedef struct run_state {
   unsigned char *failed; /* per selected channel: its recording had a write error */
   _Atomic size_t n_failed;
   size_t n_complete;
-  double *energy; /* sum |y|^2 per selected channel (written by the channel's writer) */
+  double *energy;     /* sum |y|^2 per selected channel (written by the channel's writer) */
+  chan_power *power;  /* per selected channel: the sums of the group in progress (its writer's) */
+  size_t power_group; /* input samples per power sum group (chan_power.h): main's blocks */
   /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
   int n_writers;
   struct writer_state *ws;
@@ -536,6 +538,7 @@ typedef struct writer_state {
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
   int ready;  /* its channels' recordings are created (wait_opened) */
   uint64_t nonfinite_out, saturated;
+  chan_power_group group; /* where its channels' power sums stand */
   /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
    * the opener; the thread's use at its last slot */
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
@@ -558,7 +561,7 @@ typedef struct opener_state {
  * flush's slot, the recordings' end. */
 typedef struct {
   uint64_t skip, keep;
-  int last;
+  int last, group_end; /* group_end: the power sums' group ends with this block (chan_power.h) */
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
@@ -653,17 +656,19 @@ static cli_alignment alignment(const run_state *r) {
   return a;
 }
 
-/* The default block. On the CPU, 2^18 samples: larger blocks are slower there (K = 1024, all
- * channels written to tmpfs: 2^20 takes 1.3x the time of 2^18, the outputs no longer in the
- * cache when the writers read them). With the CUDA backend, GPU_BLOCK samples, as far as
- * OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
+/* The default block. On the CPU, 2^16 samples: larger blocks are slower there, the outputs no
+ * longer in the caches when the writers read them and the channelizer writes them again (K =
+ * 1024, all channels written to tmpfs: on the 16-core GPU host 2^16 / 2^17 / 2^18 took 230-242
+ * / 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; on
+ * the 2-core VM 2^20 took 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
+ * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
  * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
  * page-locked buffers cost more to make than their transfers save at this length). */
 static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
   if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
-  return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
+  return block < GPU_MIN_BLOCK ? GPU_MIN_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
 }
 
 static int setup_chan(run_state *r) {
@@ -715,6 +720,11 @@ static int setup_chan(run_state *r) {
   uint64_t total = cli_input_samples(r->reader, o->input);
   if (!o->block_given && total && total < r->o.block)
     r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
+  /* the power sums of a block (--block N, the CUDA backend) or of POWER_GROUP input samples
+   * (the CPU's default, several blocks): the sums of 2^18-sample blocks, the default before
+   * the CPU's blocks became smaller, so the metadata's power keeps its last digits */
+  r->power_group =
+      o->block_given || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? r->o.block : POWER_GROUP;
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
@@ -727,6 +737,8 @@ static int setup_chan(run_state *r) {
   r->stride = (o->block > M ? o->block : M) / D + 4;
   if ((size_t)r->n_writers > r->n_sel) r->n_writers = r->n_sel ? (int)r->n_sel : 1;
   r->energy = calloc(r->n_sel, sizeof *r->energy);
+  r->power = aligned_alloc(64, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);
+  if (r->power) memset(r->power, 0, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);
   r->w = calloc(r->n_sel, sizeof *r->w);
   r->failed = calloc(r->n_sel, 1);
   r->hash = calloc(r->n_sel ? r->n_sel : 1, sizeof *r->hash);
@@ -737,7 +749,7 @@ static int setup_chan(run_state *r) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
-  if (!r->energy || !r->w || !r->failed || !r->hash || !r->ws || !packs)
+  if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -1071,6 +1083,9 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   head->skip = skip;
   head->keep = k;
   head->last = in == NULL;
+  /* a group of power sums ends every power_group input samples, with the input (a short block)
+   * and with the flush */
+  head->group_end = !in || n < r->o.block || r->n_in % r->power_group == 0;
   r->n_out += k;
   *out_n = filled;
   return PRX_OK;
@@ -1085,54 +1100,6 @@ static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t
   }
 }
 
-/* sum |y|^2 in double, in four independent sums (one sum's add latency, not the loads, would
- * bound the loop: a quarter of the writer's time with all 1024 channels) */
-static double energy(const prx_cf32 *y, size_t k) {
-  double e[4] = {0, 0, 0, 0};
-  size_t j = 0;
-  for (; j + 2 <= k; j += 2) {
-    e[0] += (double)y[j].re * y[j].re;
-    e[1] += (double)y[j].im * y[j].im;
-    e[2] += (double)y[j + 1].re * y[j + 1].re;
-    e[3] += (double)y[j + 1].im * y[j + 1].im;
-  }
-  if (j < k) e[0] += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
-  return (e[0] + e[2]) + (e[1] + e[3]);
-}
-
-#define ENERGY_ROWS 4 /* rows summed at once by energy_rows */
-
-/* energy() of n rows (n <= ENERGY_ROWS) into e, bit for bit: with four rows, their sums run
- * side by side (16 independent chains of additions in 8 two-lane vectors, each row's additions
- * in energy()'s order; a float's square is exact in double, so a fused multiply-add changes
- * nothing): one row's chains alone are bound by the addition's latency, about 22 ms of the
- * writer's time for 1024 channels of 16M input samples. */
-static void energy_rows(const prx_cf32 *const *y, size_t n, size_t k, double *e) {
-#ifdef __SSE2__
-  if (n == ENERGY_ROWS) {
-    __m128d a[ENERGY_ROWS], b[ENERGY_ROWS]; /* lanes (re, im) of even and of odd samples */
-    for (size_t c = 0; c < ENERGY_ROWS; c++) a[c] = b[c] = _mm_setzero_pd();
-    size_t j = 0;
-    for (; j + 2 <= k; j += 2)
-      for (size_t c = 0; c < ENERGY_ROWS; c++) {
-        __m128 v = _mm_loadu_ps(&y[c][j].re);
-        __m128d even = _mm_cvtps_pd(v), odd = _mm_cvtps_pd(_mm_movehl_ps(v, v));
-        a[c] = _mm_add_pd(a[c], _mm_mul_pd(even, even));
-        b[c] = _mm_add_pd(b[c], _mm_mul_pd(odd, odd));
-      }
-    for (size_t c = 0; c < ENERGY_ROWS; c++) {
-      double s[4];
-      _mm_storeu_pd(s, a[c]);
-      _mm_storeu_pd(s + 2, b[c]);
-      if (j < k) s[0] += (double)y[c][j].re * y[c][j].re + (double)y[c][j].im * y[c][j].im;
-      e[c] = (s[0] + s[2]) + (s[1] + s[3]);
-    }
-    return;
-  }
-#endif
-  for (size_t c = 0; c < n; c++) e[c] = energy(y[c], k);
-}
-
 /* Moves the cache lines of k outputs towards the shared cache (CLDEMOTE; a no-op on a CPU
  * without it): the channelizer writes this slot again a few blocks later, and a line another
  * core holds costs it a snoop. POLYRX_DEMOTE=1 (a measurement). */
@@ -1144,6 +1111,14 @@ static void demote(const prx_cf32 *y, size_t k) {
   (void)y;
   (void)k;
 #endif
+}
+
+/* Ends the power sums' group of writer w's channels (chan_power_end into r->energy). */
+static void end_power(run_state *r, int w) {
+  writer_state *ws = &r->ws[w];
+  for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+    r->energy[s] += chan_power_end(&r->power[s], &ws->group);
+  chan_power_restart(&ws->group);
 }
 
 /* Marks output s failed (its recording is removed at close); the first failure of the run prints
@@ -1238,31 +1213,27 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
+   * their own, after the stream's last one */
+  double t0 = tick(r);
+  if (head->last) end_power(r, w);
+  for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
+    chan_power *ps[CHAN_POWER_ROWS];
+    prx_cf32 *ys[CHAN_POWER_ROWS];
+    size_t n = 0;
+    for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
+      ps[n] = &r->power[t];
+      ys[n] = rows + t * r->stride + head->skip;
+    }
+    chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
+  }
+  chan_power_next(&ws->group, k);
+  if (head->group_end) end_power(r, w);
+  ws->ms_energy += tick(r) - t0;
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
-  double eg[ENERGY_ROWS];
-  size_t gi = ENERGY_ROWS; /* the next of the group's energies */
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
     prx_cf32 *y = rows + s * r->stride + head->skip;
-    if (gi == ENERGY_ROWS) { /* the energies of this channel and the writer's next three */
-      const prx_cf32 *ys[ENERGY_ROWS];
-      size_t n = 0;
-      for (size_t t = s; t < r->n_sel && n < ENERGY_ROWS; t += W)
-        ys[n++] = rows + t * r->stride + head->skip;
-      double t0 = tick(r);
-      energy_rows(ys, n, k, eg);
-      ws->ms_energy += tick(r) - t0;
-      gi = 0;
-    }
-    double e = eg[gi++];
-    if (!isfinite(e)) {
-      /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
-       * outputs are zeroed like non-finite input (the sum of squares in double overflows only
-       * through them) */
-      ws->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
-      e = energy(y, k);
-    }
-    r->energy[s] += e;
     if (r->o.to_stdout) {
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
       unsigned char *dst = (unsigned char *)ws->pack + s * osz;
@@ -1670,6 +1641,7 @@ static void cleanup(run_state *r) {
   free(r->hash);
   free(r->op);
   free(r->energy);
+  free(r->power);
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);
     free(r->ws[w].row);
