@@ -523,7 +523,6 @@ typedef struct run_state {
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
   double ms_close_io; /* the main thread's recordings finished (close_one) */
   int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
-  int demote;         /* POLYRX_DEMOTE=1: the writers demote the rows they wrote (demote) */
   double t_mark;
   struct {
     const char *name;
@@ -878,11 +877,11 @@ static prx_status open_one(run_state *r, size_t s) {
 #define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
- * them (creating 1024 recordings takes 15-30 ms of directory operations and metadata on one
- * thread, 100 ms and more on the 16-core GPU host while the stream runs beside it): the
- * pipeline starts and the first blocks are channelized meanwhile; a writer waits for each of
- * its channels' recordings before the channel's first write (wait_opened), so that the writers
- * follow the openers through the first block instead of waiting for the last recording. */
+ * them (1024 recordings: 15-30 ms of directory operations and metadata on one thread; 3-9 ms of
+ * CPU on each of 8 openers on the 16-core GPU host): the pipeline starts and the first blocks
+ * are channelized meanwhile; a writer waits for each of its channels' recordings before the
+ * channel's first write (wait_opened), so that the writers follow the openers through the first
+ * block instead of waiting for the last recording. */
 static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
@@ -1100,19 +1099,6 @@ static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t
   }
 }
 
-/* Moves the cache lines of k outputs towards the shared cache (CLDEMOTE; a no-op on a CPU
- * without it): the channelizer writes this slot again a few blocks later, and a line another
- * core holds costs it a snoop. POLYRX_DEMOTE=1 (a measurement). */
-static void demote(const prx_cf32 *y, size_t k) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  for (const char *p = (const char *)y, *end = (const char *)(y + k); p < end; p += 64)
-    __asm__ volatile(".byte 0x0f, 0x1c, 0x00" ::"a"(p) : "memory"); /* cldemote (%rax) */
-#else
-  (void)y;
-  (void)k;
-#endif
-}
-
 /* Ends the power sums' group of writer w's channels (chan_power_end into r->energy). */
 static void end_power(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
@@ -1258,7 +1244,6 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
-    if (r->demote) demote(y, k);
     ws->ms_write += tick(r) - t1;
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
@@ -1657,8 +1642,6 @@ int cmd_channelize(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   const char *timing = getenv("POLYRX_TIMING");
   r.timing = timing && timing[0] && strcmp(timing, "0");
-  const char *dem = getenv("POLYRX_DEMOTE");
-  r.demote = dem && !strcmp(dem, "1");
   double t_start = r.t_mark = cli_seconds();
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
