@@ -483,6 +483,10 @@ chansame() {
   same len5x65536_stdin -i - -s 1M -K 16 -P 7 "<" "$W/x5.cf32"
   same len3x65536p1_P7 -i "$W/x3.cf32" -s 1M -K 16 -P 7
   same len100000_P7 -i "$W/x1.cf32" -s 1M -K 32 -P 7 --out-format cf16
+  # outputs that overflow float32 (finite input at 3.4e38), zeroed before they are summed
+  python3 -c 'import math, struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<ff", *((3.4e38, 3.4e38) if 150000 <= n < 150040 or 270000 <= n < 270003 else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n)))) for n in range(300000)))' >"$W/huge.cf32"
+  same overflow_P7 -i "$W/huge.cf32" -s 1M -K 16 -P 7
   same K4096_critical -i "$W/x.cf32" -s 1M -K 4096 --oversample 1 -c 0-99
   "$before" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_b"
   "$P" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_a"

@@ -67,7 +67,11 @@ void chan_power_add(chan_power *const *p, prx_cf32 *const *y, size_t n, size_t k
                     const chan_power_group *g, uint64_t *zeroed) {
   if (!k) return;
   double before[CHAN_POWER_ROWS][4];
-  for (size_t c = 0; c < n; c++) memcpy(before[c], p[c]->c, sizeof before[c]);
+  prx_cf32 held[CHAN_POWER_ROWS];
+  for (size_t c = 0; c < n; c++) {
+    memcpy(before[c], p[c]->c, sizeof before[c]);
+    held[c] = p[c]->held;
+  }
   if (n == CHAN_POWER_ROWS)
     add_rows(p, y, k, g);
   else
@@ -80,6 +84,7 @@ void chan_power_add(chan_power *const *p, prx_cf32 *const *y, size_t n, size_t k
      * outputs are zeroed like non-finite input (the sum of squares in double overflows only
      * through them) */
     memcpy(p[c]->c, before[c], sizeof before[c]);
+    p[c]->held = held[c];
     *zeroed += prx_cf32_zero_nonfinite(y[c], k);
     add_row(p[c], y[c], k, g);
   }

@@ -550,6 +550,30 @@ for n in 327680 196609 300001; do
     "$(cat pws_$n/*.sigmf-data | cksum) $(cat pws_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" ] ||
     fail "power groups: $n samples from standard input differ"
 done
+# outputs that overflow float32 in the filter (finite input near 3.4e38) are zeroed before they
+# are written and summed, in whichever block of a power group they fall: all finite, the bytes
+# of --block 262144
+python3 - <<'EOF'
+import math, struct
+with open("huge.cf32", "wb") as f:
+    for n in range(300000):
+        burst = 150000 <= n < 150040 or 270000 <= n < 270003
+        v = (3.4e38, 3.4e38) if burst else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n))
+        f.write(struct.pack("<ff", *v))
+EOF
+"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 -o hugeo -q 2>err.txt ||
+  fail "overflowing outputs: the run failed"
+grep -q "channel samples overflowed float32" err.txt || fail "overflowing outputs: $(cat err.txt)"
+"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --block 262144 -o hugeb -q
+diff -r -q hugeo hugeb >/dev/null || fail "overflowing outputs: the bytes differ from --block 262144"
+python3 - <<'EOF' || fail "overflowing outputs: not zeroed"
+import json, math, struct
+for k in range(16):
+    g = json.load(open(f"hugeo/ch{k:04d}.sigmf-meta"))["global"]
+    assert math.isfinite(g["polyrx:power_dbfs"]), g
+    raw = open(f"hugeo/ch{k:04d}.sigmf-data", "rb").read()
+    assert all(math.isfinite(v) for v in struct.unpack(f"<{len(raw) // 4}f", raw)), k
+EOF
 # POLYRX_TIMING=1 adds one line of phase timings on standard error and changes no byte
 POLYRX_TIMING=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -o ptim -q 2>err.txt ||
   fail "POLYRX_TIMING run failed: $(cat err.txt)"
