@@ -1624,14 +1624,13 @@ static void cleanup(run_state *r) {
   free(r->w);
   free(r->failed);
   free(r->hash);
-  free(r->op);
   free(r->energy);
   free(r->power);
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);
     free(r->ws[w].row);
+    r->ws[w].pack = r->ws[w].row = NULL;
   }
-  free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
   prx_iq_close(r->reader);
@@ -1726,5 +1725,7 @@ done:
   cleanup(&r);
   phase_end(&r, "cleanup");
   print_timing(&r, t_start);
+  free(r.ws); /* after print_timing, which reads the writers' and openers' figures */
+  free(r.op);
   return rc < 0 ? 0 : rc;
 }
