@@ -626,6 +626,21 @@ QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int
   return (j < nsub ? j : nsub) > *jlo;
 }
 
+/* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group
+ * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
+ * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
+ * the block): groups [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
+ * (qpsk_om_lane), the sub-block's sums are its groups' in the order of G. */
+QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t ng,
+                            int64_t *G0, int64_t *G1) {
+  const int64_t ngr = ng / 4;
+  *G0 = ((int64_t)gm + (int64_t)Ls4 * j) / 4;
+  *G1 = j < nsub ? *G0 + Ls4 / 4 : ngr;
+  if (*G0 > ngr) *G0 = ngr;
+  if (*G1 > ngr) *G1 = ngr;
+  if (j == 0) *G0 = 0; /* the left margin's groups (no own outputs: zero sums) */
+}
+
 /* Stage pre_om: the end of a block's own outputs whose O&M sums count (outputs k = 0 .. ng - 1 at
  * grid indices m0 + k, m0 = 4 b L - gm; the own ones gm .. gm + 4 L - 1), those below grid index
  * g_hi. Compared as g_hi < m0 + end: g_hi - m0 overflows for g_hi = INT64_MAX (the value while
@@ -654,6 +669,37 @@ QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_
 QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};
   return o;
+}
+
+/* Stage x4 from the rows (the grid never stored): symbol k's 4th-power value from the pre-filter's
+ * window (win, slots as qpsk_win_slot places them with pad; window index 0 is input sample lo) of
+ * its block, the four grid values it reads (qpsk_x4_tap) computed as pre computes them, levelled
+ * with the DC D and gain as x4_level levels them. unit: a unit-step grid (rq == Q, pre's
+ * register-blocked filter, qpsk_dot4 from the grid's first output's offset); otherwise each value
+ * by its position (qpsk_pre_tap) and qpsk_dot1 on an unpadded window (pad 0). The same sums in the
+ * same order as pre's, so the values pre would have stored, and x4_level's value bit for bit. */
+QPSK_HD prx_cf32 qpsk_x4_rows_one(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k,
+                                  const float *bank, unsigned ntaps, int64_t rq, double r,
+                                  unsigned Q, int c, int64_t lo, int unit, const void *win, int pad,
+                                  prx_cf32 D, float gain) {
+  int64_t g;
+  float cf[4];
+  qpsk_x4_tap(t, L, gm, k, &g, cf);
+  const int64_t m0 = 4 * t->b * L - gm;
+  prx_cf32 z[4];
+  unsigned row;
+  int64_t off;
+  if (unit) {
+    qpsk_pre_tap(m0, rq, r, Q, c, lo, &row, &off);
+    qpsk_dot4(bank, ntaps, win, off + g - 1, pad, z);
+  } else {
+    for (int i = 0; i < 4; i++) {
+      qpsk_pre_tap(m0 + g - 1 + i, rq, r, Q, c, lo, &row, &off);
+      z[i] = qpsk_dot1(bank + (size_t)row * 2 * ntaps, (const float *)win + 2 * off, ntaps);
+    }
+  }
+  for (int i = 0; i < 4; i++) z[i] = qpsk_om_level(z[i], D, gain);
+  return qpsk_x4_one(z, cf);
 }
 
 #endif
