@@ -240,10 +240,11 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* at sps 4 the grid is never stored where the kernels can (pre_om without it, x4 from the
-   * rows; bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
+  /* at sps 4 om is folded into pre, the grid stored (the fastest of the three paths since pre_om
+   * sums through per-group slots; the grid never stored recomputes it in x4 and loses:
+   * bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
   g->fold = 0;
-  prx_qpsk_bank_gpu_set_fold(g, 2);
+  prx_qpsk_bank_gpu_set_fold(g, 1);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
     prx_qpsk_bank_gpu_destroy(g);
