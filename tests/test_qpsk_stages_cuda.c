@@ -390,15 +390,17 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
 
 /* The CFO stage on the GPU for C windows (channel c's n[c] values at w + c w_stride + w0[c], on
  * the host) against the CPU's stage_cfo on the same values: the starts (differing only at a
- * near-tie of two bins or of the 1/8-bin rounding: counted), the CFO within tol Rs. */
+ * near-tie of two bins or of the 1/8-bin rounding: counted), the CFO within tol Rs. half: the
+ * stage's transform over nfft / 2 points (the default) or over nfft (0). */
 static void cfo_check(const char *name, unsigned C, const prx_cf32 *w, size_t w_stride,
                       const int64_t *w0, const size_t *n, const double *e, size_t span, size_t nfft,
-                      double max_nu, const double *f_cpu, double tol) {
+                      double max_nu, const double *f_cpu, double tol, int half) {
   qpsk_fir pre, mf;
   CHECK_OK(qpsk_fir_init(&pre, 4, 0.35, QPSK_PRE_SPAN, 1, 1.0));
   CHECK_OK(qpsk_fir_init(&mf, 4, 0.35, 12, 0, 1.0));
   qpsk_stages st;
   CHECK_OK(S->create(&st, &pre, &mf, C, 1, 512, 600, 4, 0));
+  st.cfo_half = half;
   CHECK_OK(S->cfo_setup(&st, (unsigned)span, (unsigned)nfft, max_nu));
   qpsk_cfo_in *in = calloc(C, sizeof *in);
   qpsk_cfo_out *out = calloc(C, sizeof *out), *d_out = NULL;
@@ -437,9 +439,11 @@ static void cfo_check(const char *name, unsigned C, const prx_cf32 *w, size_t w_
         if (!(d <= spread)) spread = d;
       }
     }
-    printf("%s: %u channels: CFO within %.2e Rs of the CPU's (%.2e of the demodulator's, whose "
-           "own estimate is %.2e from the CPU's with this test's FFT plan), %u starts differing\n",
-           name, C, worst, worst_dem, spread, starts);
+    printf(
+        "%s (%s transform): %u channels: CFO within %.2e Rs of the CPU's (%.2e of the "
+        "demodulator's, whose own estimate is %.2e from the CPU's with this test's FFT plan), %u "
+        "starts differing\n",
+        name, half ? "half" : "whole", C, worst, worst_dem, spread, starts);
     CHECK(worst < tol && worst_dem < tol, "%s: CFO %.2e / %.2e Rs from the CPU's", name, worst,
           worst_dem);
     CHECK(starts <= C / 64, "%s: %u refinement starts differ", name, starts);
@@ -474,7 +478,9 @@ static void cfo_case(uint64_t seed) {
     cfo_window(&r, w + c * w_stride + w0[c], n[c], (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu,
                4 + 12 * test_rng_uniform(&r));
   }
-  cfo_check("cfo, random windows", C, w, w_stride, w0, n, e, span, nfft, max_nu, NULL, 1e-8);
+  for (int half = 1; half >= 0; half--)
+    cfo_check("cfo, random windows", C, w, w_stride, w0, n, e, span, nfft, max_nu, NULL, 1e-8,
+              half);
   free(w);
 }
 
@@ -622,7 +628,7 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
     snprintf(cname, sizeof cname, "%s, its spans' cfo", name);
     /* at a large clock offset the estimate moves by ~1e-7 Rs with the FFT's rounding (the CPU's
      * plans differ from each other by as much) */
-    cfo_check(cname, (unsigned)ns, w, w_stride, w0, nn, e, pr.S, pr.nfft, pr.max_nu, f, 5e-7);
+    cfo_check(cname, (unsigned)ns, w, w_stride, w0, nn, e, pr.S, pr.nfft, pr.max_nu, f, 5e-7, 1);
     free(w);
     free(w0);
     free(nn);

@@ -621,6 +621,19 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
 
 /* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
  * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
+/* the refinement from the start nu0 (run sums, Newton's steps) and the CFO */
+static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
+                        double *f) {
+  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
+  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
+  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
+  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
+  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, nu0, g, tr, ti);
+  *nu = n < 2 ? nu0 : qpsk_refine_newton(runs, m, n, nu0, 1.0 / (double)nfft);
+  *f = qpsk_cfo_of(*nu, e);
+  free(runs);
+}
+
 static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
                      double e, double *nu0, double *nu, double *f) {
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
@@ -654,14 +667,42 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
       best = bi[32 * wp];
     }
   *nu0 = qpsk_peak_start(spec, nfft, qpsk_peak_bin(best, kmax, nfft), p);
-  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
-  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(*nu0, l, &tr[l], &ti[l]);
-  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
-  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, *nu0, g, tr, ti);
-  *nu = n < 2 ? *nu0 : qpsk_refine_newton(runs, m, n, *nu0, 1.0 / (double)nfft);
-  *f = qpsk_cfo_of(*nu, e);
-  free(runs);
+  emul_refine(w, n, nfft, e, *nu0, nu, f);
+}
+
+/* the CFO stage from half the transform (cfo_half): the peak of the nfft / 2 point spectrum
+ * (half: the even bins), the odd bins beside it summed over the window as the kernel's 256
+ * threads sum them (each a strided share in float, then in double), the start, the refinement */
+static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, size_t nfft,
+                          double max_nu, double e, double *nu0, double *nu, double *f) {
+  const size_t len = nfft / 2, kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
+  float bp = -1;
+  size_t bi = (size_t)0xffffffffu;
+  for (size_t i = 0; i < ncand; i++) { /* "better" is a total order: any order of the scan */
+    const float q = qpsk_bin_power(half[qpsk_peak_bin(i, kmax, len)]);
+    if (qpsk_peak_better(q, i, bp, bi)) {
+      bp = q;
+      bi = i;
+    }
+  }
+  const size_t b = qpsk_peak_bin(bi, kmax, len);
+  const int64_t mm = (int64_t)((2 * b + nfft - 1) % nfft), mp = (int64_t)((2 * b + 1) % nfft);
+  double x[4] = {0, 0, 0, 0};
+  for (size_t th = 0; th < 256; th++) {
+    float acc[4] = {0, 0, 0, 0};
+    for (size_t t = th; t < n; t += 256) {
+      const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, (int64_t)nfft),
+                     c = qpsk_dft_twiddle(mp, (int64_t)t, (int64_t)nfft);
+      acc[0] += v.re * a.re - v.im * a.im;
+      acc[1] += v.re * a.im + v.im * a.re;
+      acc[2] += v.re * c.re - v.im * c.im;
+      acc[3] += v.re * c.im + v.im * c.re;
+    }
+    for (int q = 0; q < 4; q++) x[q] += acc[q];
+  }
+  const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
+  *nu0 = qpsk_peak_start_half(half, nfft, qpsk_peak_kmax(max_nu, nfft), b, bp, xm, xp);
+  emul_refine(w, n, nfft, e, *nu0, nu, f);
 }
 
 /* The CFO stage's steps against the CPU's stage_cfo on the same spectrum: windows of 8192 and
@@ -675,8 +716,9 @@ static void cfo_case(uint64_t seed) {
   const size_t S = 8192, nfft = 16384;
   const double max_nu = 4 * 0.12;
   prx_cf32 *w = malloc(S * sizeof *w), *spec = malloc(nfft * sizeof *spec);
-  double worst_nu = 0, worst_f = 0, worst_truth = 0;
-  int starts_differ = 0;
+  double worst_nu = 0, worst_f = 0, worst_truth = 0, worst_half = 0;
+  int starts_differ = 0, half_differ = 0;
+  prx_cf32 *half = malloc(nfft / 2 * sizeof *half);
   for (int i = 0; i < 24; i++) {
     size_t n = i % 4 == 3 ? 1000 + (size_t)(test_rng_uniform(&r) * 5000) : S;
     double nu_line = (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu;
@@ -685,13 +727,25 @@ static void cfo_case(uint64_t seed) {
     double a0, a1, f0 = cfo_ref(w, n, nfft, max_nu, e, spec, &a0, &a1), b0, b1, f1;
     emul_cfo(w, n, spec, nfft, max_nu, e, &b0, &b1, &f1);
     starts_differ += a0 != b0;
+    /* half the transform: its bins are the even ones */
+    for (size_t k = 0; k < nfft / 2; k++) half[k] = spec[2 * k];
+    double h0, h1, fh;
+    emul_cfo_half(w, n, half, nfft, max_nu, e, &h0, &h1, &fh);
+    half_differ += a0 != h0;
+    if (fabs(h1 - a1) > worst_half) worst_half = fabs(h1 - a1);
     if (fabs(a1 - nu_line) > worst_truth) worst_truth = fabs(a1 - nu_line);
     if (fabs(b1 - a1) > worst_nu) worst_nu = fabs(b1 - a1);
     if (fabs(f1 - f0) > worst_f) worst_f = fabs(f1 - f0);
   }
   printf("cfo: starts differing %d of 24, refined line within %.2e cycle/value, CFO within %.2e "
-         "Rs (the CPU's line within %.2e of the truth)\n",
-         starts_differ, worst_nu, worst_f, worst_truth);
+         "Rs (the CPU's line within %.2e of the truth); from half the transform: starts differing "
+         "%d, refined line within %.2e\n",
+         starts_differ, worst_nu, worst_f, worst_truth, half_differ, worst_half);
+  CHECK(half_differ == 0, "cfo from half the transform: %d starts differ from the CPU's",
+        half_differ);
+  CHECK(worst_half < 1e-9, "cfo from half the transform: refined line %.2e from the CPU's",
+        worst_half);
+  free(half);
   CHECK(worst_truth < 1e-4, "cfo: the windows' lines are not where they were put (%.2e)",
         worst_truth);
   CHECK(starts_differ == 0, "cfo: %d refinement starts differ from the CPU's", starts_differ);

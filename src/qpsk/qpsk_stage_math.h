@@ -504,11 +504,9 @@ QPSK_HD int qpsk_peak_better(float p, size_t i, float bp, size_t bi) {
 /* The refinement's start from the peak bin best (power bm): the parabola through the magnitudes
  * of the bins around it, its vertex in cycles per value, rounded to 1/8 bin (stage_cfo: the
  * FFT's last-bit rounding then almost never moves the start). */
-QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, float bm) {
-  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
-  double a = sqrt((double)spec[km].re * spec[km].re + (double)spec[km].im * spec[km].im);
-  double b = sqrt((double)bm);
-  double c = sqrt((double)spec[kp].re * spec[kp].re + (double)spec[kp].im * spec[kp].im);
+QPSK_HD double qpsk_bin_mag(prx_cf32 v) { return sqrt((double)v.re * v.re + (double)v.im * v.im); }
+/* the vertex from the magnitudes a, b, c of bins best - 1, best, best + 1 */
+QPSK_HD double qpsk_peak_vertex(double a, double b, double c, size_t best, size_t nfft) {
   double den = a - 2 * b + c, delta = 0;
   if (den < 0) delta = 0.5 * (a - c) / den;
   if (delta > 0.5) delta = 0.5;
@@ -516,6 +514,67 @@ QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, f
   double k = (best < nfft / 2 ? (double)best : (double)best - (double)nfft) + delta;
   double nu = k / (double)nfft;
   return nearbyint(nu * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
+}
+QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, float bm) {
+  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
+  return qpsk_peak_vertex(qpsk_bin_mag(spec[km]), sqrt((double)bm), qpsk_bin_mag(spec[kp]), best,
+                          nfft);
+}
+
+/* The peak from half the zero-padded spectrum (the CFO stage's half-length FFT: the window's
+ * nfft / 2 point transform, whose bins are the even bins 2k of the nfft-point one): the peak's
+ * candidates in the nfft-point spectrum are its even bin 2b (b the half spectrum's peak) and the
+ * odd bins 2b - 1, 2b + 1 beside it, each one exp(-j 2 pi m t / nfft) summed over the window
+ * (qpsk_dft_twiddle), where a line's main lobe puts the full spectrum's peak. A candidate's index
+ * in the full search (qpsk_peak_bin's order, for the first-on-ties rule), or -1 outside it: */
+QPSK_HD int64_t qpsk_peak_cand(size_t bin, size_t kmax, size_t nfft) {
+  if (bin <= kmax) return (int64_t)bin;
+  if (bin >= nfft - kmax) return (int64_t)(kmax + 1 + (bin - (nfft - kmax)));
+  return -1;
+}
+/* exp(-j 2 pi m t / nfft), the phase exact in integers (m, t >= 0), then evaluated in float */
+QPSK_HD prx_cf32 qpsk_dft_twiddle(int64_t m, int64_t t, int64_t nfft) {
+  const int64_t r = (m * t) % nfft;
+  float sn, cs;
+#ifdef __CUDA_ARCH__
+  sincospif((float)(2.0 * (double)r / (double)nfft), &sn, &cs);
+#else
+  const double a = 6.283185307179586476925286766559 * (double)r / (double)nfft;
+  sn = (float)sin(a);
+  cs = (float)cos(a);
+#endif
+  prx_cf32 o = {cs, -sn};
+  return o;
+}
+/* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full
+ * spectrum's odd bins xm = X[2b - 1], xp = X[2b + 1]: the best of the three candidates in the
+ * full search (kmax of the nfft-point spectrum; the first on ties), then qpsk_peak_start's vertex
+ * through its neighbours (for an odd peak: the even bins 2b and 2b +- 2, half[b], half[b +- 1]).
+ * The CPU's start wherever its peak is one of the three. */
+QPSK_HD double qpsk_peak_start_half(const prx_cf32 *half, size_t nfft, size_t kmax, size_t b,
+                                    float bp, prx_cf32 xm, prx_cf32 xp) {
+  const size_t nh = nfft / 2, e = 2 * b, om = (e + nfft - 1) % nfft, op = (e + 1) % nfft;
+  size_t best = e;
+  float p = bp;
+  int64_t bi = qpsk_peak_cand(e, kmax, nfft);
+  const float pm = qpsk_bin_power(xm), pp = qpsk_bin_power(xp);
+  const int64_t im = qpsk_peak_cand(om, kmax, nfft), ip = qpsk_peak_cand(op, kmax, nfft);
+  if (im >= 0 && qpsk_peak_better(pm, (size_t)im, p, (size_t)bi)) {
+    best = om;
+    p = pm;
+    bi = im;
+  }
+  if (ip >= 0 && qpsk_peak_better(pp, (size_t)ip, p, (size_t)bi)) {
+    best = op;
+    p = pp;
+    bi = ip;
+  }
+  if (best == e)
+    return qpsk_peak_vertex(qpsk_bin_mag(xm), sqrt((double)p), qpsk_bin_mag(xp), best, nfft);
+  /* an odd peak: its neighbours are the even bins either side */
+  const size_t lo = best == op ? b : (b + nh - 1) % nh, hi = best == op ? (b + 1) % nh : b;
+  return qpsk_peak_vertex(qpsk_bin_mag(half[lo]), sqrt((double)p), qpsk_bin_mag(half[hi]), best,
+                          nfft);
 }
 
 /* The refinement mixes the values near nu0 down and sums runs of QPSK_REFINE_D of them:

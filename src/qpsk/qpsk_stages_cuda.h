@@ -59,8 +59,13 @@ typedef struct {
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
   double cfo_max_nu;
-  void *d_cfo_buf; /* C x cfo_nfft cf32 */
+  void *d_cfo_buf; /* C x cfo_len cf32 */
   int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
+  /* the CFO stage's transform over nfft / 2 points, the even bins of the zero-padded nfft-point
+   * spectrum, the two odd bins beside its peak summed directly (qpsk_peak_start_half): the CPU's
+   * start from half the transform (default; 0 before cfo_setup: the nfft-point transform) */
+  int cfo_half;
+  unsigned cfo_len; /* the transform's length in use (cfo_setup) */
 } qpsk_stages;
 
 /* The stage kernels' entry points, in the CUDA module (prx_cuda_module_get()->qpsk_stages): the
@@ -113,8 +118,8 @@ typedef struct prx_qpsk_stages_cuda {
   /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
    * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
    * over |nu| <= max_nu cycles per value (4 x the acquisition range in Rs): a batched cuFFT plan
-   * over the C channels and its buffer (C x nfft cf32). Called again, it replaces them;
-   * destroy frees them. */
+   * over the C channels and its buffer (C x nfft cf32; nfft / 2 where s->cfo_half, the default).
+   * Called again, it replaces them; destroy frees them. */
   prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
   /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
    * estimation window is the in[c].n 4th-power values (more than S are taken as S) at w + c *
