@@ -8,8 +8,8 @@
  * the grid never stored (pre_om_nogrid: pre_om without the grid, x4_rows: x4 recomputing the grid
  * values it reads from the rows; all_rows: those with om_sums, cfo, mf, out; the table gives
  * its bytes per symbol against the separate path's and its fraction of the one-pass floor); the
- * CFO stage over the whole zero-padded transform instead of half of it (cfo_whole, and
- * all_folded_whole: the folded sequence with it);
+ * CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
+ * sequence with it) where the default takes half of it (from 192 channels);
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
  * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
  * switch) and mf without its padded window (mf_unpadded) or its register blocking
@@ -365,7 +365,8 @@ int main(int argc, char **argv) {
         t[K_MFMIX] = time_it(&b, K_MF);
         S->mix(&st, NULL);
         /* the CFO stage's transform over the whole zero-padded nfft (before cfo_half) */
-        const unsigned half_len = st.cfo_len;
+        const unsigned half_len = st.cfo_len; /* the default's (half from 192 channels) */
+        const int half0 = st.cfo_half;
         st.cfo_half = 0;
         if (S->cfo_setup(&st, NB * L, 2 * NB * L, 4 * 0.12)) {
           fprintf(stderr, "cfo_setup: %s\n", prx_last_error());
@@ -373,7 +374,7 @@ int main(int argc, char **argv) {
         }
         t[K_CFOW] = time_it(&b, K_CFO);
         t[K_FOLDW] = time_it(&b, K_FOLD);
-        st.cfo_half = 1;
+        st.cfo_half = half0;
         if (S->cfo_setup(&st, NB * L, 2 * NB * L, 4 * 0.12)) {
           fprintf(stderr, "cfo_setup: %s\n", prx_last_error());
           return 1;
@@ -394,7 +395,7 @@ int main(int argc, char **argv) {
         /* cfo: the window read twice (fill, refinement; three times with half the transform: the
          * odd bins) and the transform's rows written, read and written by the FFT, read by the
          * peak: 8 (2 + 4 len / S) bytes per symbol (len = nfft, or nfft / 2 with half of it) */
-        const double cb = 8.0 * (3 + 4.0 * half_len / (NB * L)),
+        const double cb = 8.0 * ((half0 ? 3 : 2) + 4.0 * half_len / (NB * L)),
                      cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
         double bytes[K_N] = {0};
         bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;

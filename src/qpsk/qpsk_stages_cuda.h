@@ -4,15 +4,15 @@
  * spectra, peak and refinement per span (cfo: batched cuFFT), the matched filter at the symbol
  * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
  * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
- * (pre_om, om_sums, x4_level: one pass over the grid fewer; since om batches its loads no faster
- * than pre, om and x4 at sps 4 and slower elsewhere, bench/RESULTS.md). The per-output
- * arithmetic is qpsk_stage_math.h, shared with the CPU stages.
+ * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster than om and x4 at sps 4 and
+ * slower elsewhere, bench/RESULTS.md), also with the grid never stored (pre_om without it,
+ * x4_rows: the grid recomputed from the rows, slower). The per-output arithmetic is
+ * qpsk_stage_math.h, shared with the CPU stages.
  *
- * Not yet wired into the bank (the stage-major driver is written beside this, qpsk_bank*.c):
- * the serial passes between the kernels run on the CPU. The kernels live in the CUDA module and
- * are reached through its table (prx_qpsk_stages_cuda below); test_qpsk_stages_cuda holds them to
- * the CPU functions, test_qpsk_stages_emul their per-thread steps (without a GPU),
- * bench_qpsk_stages times them.
+ * The bank's stage-major driver (qpsk_bank_gpu.c) calls them, with the serial passes between
+ * them. The kernels live in the CUDA module and are reached through its table
+ * (prx_qpsk_stages_cuda below); test_qpsk_stages_cuda holds them to the CPU functions,
+ * test_qpsk_stages_emul their per-thread steps (without a GPU), bench_qpsk_stages times them.
  *
  * Rows: channel c's samples are rows + c * row_stride bytes, cf32 or cf16, sample 0 of a row
  * being stream sample 0; the stream has n_total samples per channel (samples beyond it read as 0
@@ -63,7 +63,8 @@ typedef struct {
   int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
   /* the CFO stage's transform over nfft / 2 points, the even bins of the zero-padded nfft-point
    * spectrum, the two odd bins beside its peak summed directly (qpsk_peak_start_half): the CPU's
-   * start from half the transform (default; 0 before cfo_setup: the nfft-point transform) */
+   * start from half the transform (create's default from 192 channels, where it is faster; 0
+   * before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
 } qpsk_stages;
@@ -118,7 +119,7 @@ typedef struct prx_qpsk_stages_cuda {
   /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
    * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
    * over |nu| <= max_nu cycles per value (4 x the acquisition range in Rs): a batched cuFFT plan
-   * over the C channels and its buffer (C x nfft cf32; nfft / 2 where s->cfo_half, the default).
+   * over the C channels and its buffer (C x nfft cf32; nfft / 2 where s->cfo_half).
    * Called again, it replaces them; destroy frees them. */
   prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
   /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
