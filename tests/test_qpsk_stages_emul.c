@@ -621,7 +621,8 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
 
 /* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
  * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
-/* the refinement from the start nu0 (run sums, Newton's steps) and the CFO */
+/* the refinement from the start nu0 (run sums, then Newton's steps as warp 0 takes them: 32
+ * lanes' shares of the sums, added by the butterfly of __shfl_xor_sync) and the CFO */
 static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
                         double *f) {
   float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
@@ -629,7 +630,26 @@ static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, doub
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
   prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
   for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, nu0, g, tr, ti);
-  *nu = n < 2 ? nu0 : qpsk_refine_newton(runs, m, n, nu0, 1.0 / (double)nfft);
+  const double max_step = 1.0 / (double)nfft;
+  double off = 0;
+  for (int it = 0; it < 4 && n >= 2; it++) {
+    double x[32][6];
+    memset(x, 0, sizeof x);
+    for (unsigned l = 0; l < 32; l++) qpsk_refine_part(runs, m, n, off, l, 32, x[l]);
+    for (unsigned o = 16; o > 0; o >>= 1) {
+      double y[32][6];
+      for (unsigned l = 0; l < 32; l++)
+        for (int q = 0; q < 6; q++) y[l][q] = x[l][q] + x[l ^ o][q];
+      memcpy(x, y, sizeof x);
+    }
+    for (unsigned l = 1; l < 32; l++)
+      CHECK(memcmp(x[l], x[0], sizeof x[0]) == 0, "cfo: the warp's lanes hold different sums");
+    double step;
+    if (!qpsk_refine_step(x[0], max_step, &step)) break;
+    off += step;
+    if (qpsk_refine_converged(step, n)) break;
+  }
+  *nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
   *f = qpsk_cfo_of(*nu, e);
   free(runs);
 }
@@ -708,8 +728,8 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
 /* The CFO stage's steps against the CPU's stage_cfo on the same spectrum: windows of 8192 and
  * of fewer values (a stream's last span), Es/N0 2 to 14 dB, lines over the whole acquisition
  * range and a clock slope: the start identical (the same peak, the same parabola), the refined
- * line within 1e-9 cycle per value (the run sums' rotation evaluated directly instead of by
- * the CPU's recurrence), the CFO so. */
+ * line within 1e-9 cycle per value (the run sums' and Newton's rotations evaluated directly
+ * instead of by the CPU's recurrences, Newton's sums over a warp), the CFO so. */
 static void cfo_case(uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);

@@ -604,6 +604,48 @@ QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t
   return o;
 }
 
+/* Newton's step on the periodogram P = |X|^2 from the sums x = (X, X1, X2) (re, im each) at the
+ * current offset: -P' / P'' clamped to max_step into *step; 0 where P'' >= 0 (no step). */
+QPSK_HD int qpsk_refine_step(const double x[6], double max_step, double *step) {
+  /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
+  const double pi_ = 3.14159265358979323846264338327950288;
+  double d1 = 4 * pi_ * (x[0] * x[3] - x[1] * x[2]);
+  double d2 = 8 * pi_ * pi_ * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
+  if (!(d2 < 0)) return 0;
+  double st = -d1 / d2;
+  if (st > max_step) st = max_step;
+  if (st < -max_step) st = -max_step;
+  *step = st;
+  return 1;
+}
+
+/* Newton's steps stop at a step below 1e-4 of a bin (far below the noise); an offset past
+ * 2 max_step is not taken (the start nu0 stays) */
+QPSK_HD int qpsk_refine_converged(double step, size_t n) { return fabs(step) < 1e-4 / (double)n; }
+QPSK_HD double qpsk_refine_result(double nu0, double off, double max_step) {
+  return fabs(off) > 2 * max_step ? nu0 : nu0 + off;
+}
+
+/* One lane's share of the sums X, X1 = sum d v e, X2 = sum d^2 v e at offset nu (e = exp(-j 2 pi
+ * nu d), d = g D + t0) over run sums g = lane, lane + nl, ... of the m: each e evaluated directly
+ * (qpsk_refine_newton's recurrence is serial), added into x. */
+QPSK_HD void qpsk_refine_part(const prx_cf32 *v, size_t m, size_t n, double nu, unsigned lane,
+                              unsigned nl, double x[6]) {
+  const double two_pi = 6.283185307179586476925286766559, D = QPSK_REFINE_D;
+  const double t0 = 0.5 * (D - 1) - 0.5 * (double)(n - 1);
+  for (size_t g = lane; g < m; g += nl) {
+    const double d = (double)g * D + t0, a = two_pi * nu * d;
+    const double er = cos(a), ei = -sin(a);
+    const double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
+    x[0] += pr;
+    x[1] += pi;
+    x[2] += d * pr;
+    x[3] += d * pi;
+    x[4] += d * d * pr;
+    x[5] += d * d * pi;
+  }
+}
+
 /* Newton's steps on the periodogram of the m run sums v (times g D + t0 from the centre) from 0,
  * each step at most max_step, at most 4: nu0 + the offset found, or nu0 when it ran past
  * 2 max_step (qpsk_periodogram_refine's rule). n: the window's values. */
@@ -630,19 +672,12 @@ QPSK_HD double qpsk_refine_newton(const prx_cf32 *v, size_t m, size_t n, double 
       ei = er * si + ei * sr;
       er = t;
     }
-    /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
-    const double pi_ = 3.14159265358979323846264338327950288;
-    double d1 = 4 * pi_ * (x[0] * x[3] - x[1] * x[2]);
-    double d2 = 8 * pi_ * pi_ * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
-    if (!(d2 < 0)) break;
-    double step = -d1 / d2;
-    if (step > max_step) step = max_step;
-    if (step < -max_step) step = -max_step;
+    double step;
+    if (!qpsk_refine_step(x, max_step, &step)) break;
     nu += step;
-    if (fabs(step) < 1e-4 / (double)n) break; /* 1e-4 of a bin: far below the noise */
+    if (qpsk_refine_converged(step, n)) break;
   }
-  if (fabs(nu) > 2 * max_step) return nu0;
-  return nu0 + nu;
+  return qpsk_refine_result(nu0, nu, max_step);
 }
 
 /* The CFO in cycles per symbol from the refined line nu of values spaced 1 + e / (1 - e) symbols

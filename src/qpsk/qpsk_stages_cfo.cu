@@ -5,8 +5,9 @@
  * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
  * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values) and Newton's steps on them (one thread: 128 run sums at the usual
- * span), the per-output arithmetic being qpsk_stage_math.h's, as the CPU's. */
+ * of QPSK_REFINE_D values) and Newton's steps on them (one warp: 128 run sums at the usual span,
+ * four a lane), the per-output arithmetic being qpsk_stage_math.h's, as the CPU's (Newton's sums
+ * in another order, each term's rotation evaluated directly). */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -157,13 +158,29 @@ __global__ void __launch_bounds__(CFO_THREADS)
   for (size_t g = threadIdx.x; g < m && n >= 2; g += CFO_THREADS)
     runs[g] = qpsk_refine_run(win, n, nu0, g, tr, ti);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    const double nu = n < 2 ? nu0 : qpsk_refine_newton(runs, m, n, nu0, 1.0 / (double)nfft);
-    qpsk_cfo_out o;
-    o.f = qpsk_cfo_of(nu, p.e);
-    o.nu = nu;
-    o.nu0 = nu0;
-    out[c] = o;
+  if (warp == 0) {
+    /* Newton's steps over warp 0: each lane a share of the run sums (qpsk_refine_part), the sums
+     * over the warp by a butterfly (every lane the same totals, so the same steps) */
+    const double max_step = 1.0 / (double)nfft;
+    double off = 0;
+    for (int it = 0; it < 4 && n >= 2; it++) {
+      double x[6] = {0, 0, 0, 0, 0, 0};
+      qpsk_refine_part(runs, m, n, off, lane, 32, x);
+      for (int q = 0; q < 6; q++)
+        for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
+      double step;
+      if (!qpsk_refine_step(x, max_step, &step)) break;
+      off += step;
+      if (qpsk_refine_converged(step, n)) break;
+    }
+    const double nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
+    if (lane == 0) {
+      qpsk_cfo_out o;
+      o.f = qpsk_cfo_of(nu, p.e);
+      o.nu = nu;
+      o.nu0 = nu0;
+      out[c] = o;
+    }
   }
 }
 
