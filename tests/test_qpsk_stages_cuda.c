@@ -15,7 +15,8 @@
  * to 3000 ppm, demodulated on the CPU with its blocks probed; the kernels on its stream (3
  * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
  * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
- * most 1 in 10^4).
+ * most 1 in 10^4). The CFO stage on random windows and on the demodulator's spans against the
+ * CPU's stage_cfo, from half the transform and (random windows) from the whole of it.
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"

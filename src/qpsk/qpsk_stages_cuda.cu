@@ -147,10 +147,11 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
 
-/* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
- * indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of 4, the
- * sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start at
- * seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
+/* One warp's O&M partial sums for one step of its outputs, where pre_om computes one output per
+ * lane (off a unit-step grid; there each group of four has its own slot instead) (each lane n
+ * outputs o at grid indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of
+ * 4, the sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start
+ * at seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
  * in registers, put in the first or the second sub-block's place, reduced over the warp in a
  * fixed order; lane 0 writes the first sub-block's index and the two sub-blocks' sums to seg
  * (1 + 2 QPSK_OMS doubles). */
