@@ -468,6 +468,9 @@ expect_error "is the input" -i out1/ch0001.sigmf-meta -K 2 -c 1 -o out1
 mkdir hl sl && ln in.ci16 hl/ch0002.sigmf-data && ln -s ../in.ci16 sl/ch0003.sigmf-meta
 expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o hl
 expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o sl
+# a directory made by the run holds no file of another: only a path given besides it is checked
+expect_error "same file" -i in.ci16 -F ci16 -s 16k -K 4 -o fresh1 --report fresh1/ch0001.sigmf-meta
+expect_error "same file" -i in.ci16 -F ci16 -s 16k -K 4 -o fresh2/sub --report fresh2/sub/channels.sigmf-collection
 cmp -s in.ci16 hl/ch0002.sigmf-data || fail "the input was overwritten through a hard link"
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": [' >bad.sigmf-meta
 : >bad.sigmf-data
