@@ -1163,7 +1163,7 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
 }
 
 /* After the last slot: a writer flushes and closes its channels' data files (the rest of each
- * recording, the metadata, is finished at close_outputs), several writers at once, newest file
+ * recording, the metadata, follows in last_slot_written), several writers at once, newest file
  * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
  * cost 15 ms of list walking on the 2-core VM). */
 static prx_status end_data(run_state *r, int w) {
@@ -1207,7 +1207,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
    * their own, after the stream's last one */
-  double t0 = tick(r);
+  double t_power = tick(r);
   if (head->last) end_power(r, w);
   for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
     chan_power *ps[CHAN_POWER_ROWS];
@@ -1221,7 +1221,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   }
   chan_power_next(&ws->group, k);
   if (head->group_end) end_power(r, w);
-  ws->ms_energy += tick(r) - t0;
+  ws->ms_energy += tick(r) - t_power;
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
