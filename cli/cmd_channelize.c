@@ -39,9 +39,10 @@
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 16) /* the CPU's default block; see choose_block */
-#define GPU_MIN_BLOCK ((size_t)1 << 18) /* the CUDA backend's smallest default block */
-#define POWER_GROUP ((size_t)1 << 18)   /* input samples per power sum on the CPU (setup_chan) */
+#define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default but SMALL_BLOCK; see choose_block  \
+                                         */
+#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
+#define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
@@ -108,9 +109,10 @@ static void usage(FILE *f) {
       "                         leave, at least 1 (default 0); output is identical for\n"
       "                         any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
-      "      --block N          input samples per read (default %zu; with the CUDA backend\n"
-      "                         up to %zu within %zu MiB of output buffers); reading,\n"
-      "                         channelizing and writing run at once on successive blocks;\n"
+      "      --block N          input samples per read (default %zu, %zu with 8 cores or\n"
+      "                         more; with the CUDA backend up to %zu within %zu MiB of\n"
+      "                         output buffers); reading, channelizing and writing run\n"
+      "                         at once on successive blocks;\n"
       "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
       "                         / D) bytes; the output is identical for any N\n"
       "\n"
@@ -149,7 +151,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
+      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
 }
 
 /* ---- argument parsing ---- */
@@ -657,19 +659,22 @@ static cli_alignment alignment(const run_state *r) {
   return a;
 }
 
-/* The default block. On the CPU, 2^16 samples: larger blocks are slower there, the outputs no
- * longer in the caches when the writers read them and the channelizer writes them again (K =
- * 1024, all channels written to tmpfs: on the 16-core GPU host 2^16 / 2^17 / 2^18 took 230-242
- * / 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; on
- * the 2-core VM 2^20 took 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
+/* The default block. On the CPU, with 4 writers or more (8 cores or more: the stages each on
+ * cores of their own), 2^16 samples: larger blocks are slower there, the outputs no longer in
+ * the caches when the writers read them and the channelizer writes them again (K = 1024, all
+ * channels written to tmpfs: on the 16-core GPU host 2^16 / 2^17 / 2^18 took 230-242 /
+ * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores). With
+ * fewer, 2^18: the stages share the cores, and each block's hand-overs cost context switches
+ * (the 2-core VM, one worker: 2^16 / 2^17 / 2^18 took 255-272 / 204-259 / 212-231 ms; 2^20 took
+ * 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
  * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
  * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
  * page-locked buffers cost more to make than their transfers save at this length). */
-static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
-  if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
+static size_t choose_block(prx_backend backend, size_t D, size_t n_sel, int n_writers) {
+  if (backend != PRX_BACKEND_CUDA) return n_writers >= 4 ? SMALL_BLOCK : DEFAULT_BLOCK;
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
-  return block < GPU_MIN_BLOCK ? GPU_MIN_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
+  return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
 }
 
 static int setup_chan(run_state *r) {
@@ -715,15 +720,16 @@ static int setup_chan(run_state *r) {
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
-  if (!o->block_given) r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel);
+  if (!o->block_given)
+    r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel, r->n_writers);
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
   uint64_t total = cli_input_samples(r->reader, o->input);
   if (!o->block_given && total && total < r->o.block)
     r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
   /* the power sums of a block (--block N, the CUDA backend) or of POWER_GROUP input samples
-   * (the CPU's default, several blocks): the sums of 2^18-sample blocks, the default before
-   * the CPU's blocks became smaller, so the metadata's power keeps its last digits */
+   * (the CPU's default: SMALL_BLOCK blocks are summed as the 2^18-sample blocks are, so that
+   * the metadata's power has the same last digits whatever the core count) */
   r->power_group =
       o->block_given || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? r->o.block : POWER_GROUP;
   /* the alignment: drop round((M - 1) / (2D)) outputs */

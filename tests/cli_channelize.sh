@@ -532,10 +532,11 @@ POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -
 [ $rc = 1 ] || fail "an output that cannot be created: exit $rc, expected 1"
 grep -q "ch0007.sigmf-meta" err.txt || fail "an output that cannot be created: $(cat err.txt)"
 [ "$(ls pbad)" = ch0007.sigmf-meta ] || fail "an output that cannot be created left $(ls pbad | head -3)"
-# the CPU's default block (2^16 samples) sums each channel's power over 2^18 input samples
-# (cli/chan_power.h): the bytes of --block 262144, metadata included, with an odd lead (-P 7:
-# 7 outputs dropped, groups of odd length) and inputs that end inside a block, at a block's end
-# and past 2^18 samples, from a file and from standard input
+# with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU's default block is 2^16
+# samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
+# bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups
+# of odd length) and inputs that end inside a block, at a block's end and past 2^18 samples,
+# from a file and from standard input
 python3 - <<'EOF'
 import random, struct
 random.seed(17)
@@ -544,18 +545,19 @@ for n in (5 * 65536, 3 * 65536 + 1, 300001):
     open("pw%d.ci16" % n, "wb").write(x[: 4 * n])
 EOF
 for n in 327680 196609 300001; do
-  "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 -o pwd_$n -q || fail "power groups: $n failed"
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 -o pwd_$n -q ||
+    fail "power groups: $n failed"
   "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 --block 262144 -o pwb_$n -q
   diff -r -q pwd_$n pwb_$n >/dev/null || fail "power groups: $n samples differ from --block 262144"
-  "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 7 -o pws_$n -q <pw$n.ci16
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 7 -o pws_$n -q <pw$n.ci16
   # (the same but for the metadata's polyrx:input)
   [ "$(cat pwd_$n/*.sigmf-data | cksum) $(cat pwd_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" = \
     "$(cat pws_$n/*.sigmf-data | cksum) $(cat pws_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" ] ||
     fail "power groups: $n samples from standard input differ"
 done
 # outputs that overflow float32 in the filter (finite input near 3.4e38) are zeroed before they
-# are written and summed, in whichever block of a power group they fall: all finite, the bytes
-# of --block 262144
+# are written and summed, in whichever block of a power group they fall (2^16-sample blocks, 4
+# writers): all finite, the bytes of --block 262144
 python3 - <<'EOF'
 import math, struct
 with open("huge.cf32", "wb") as f:
@@ -564,7 +566,7 @@ with open("huge.cf32", "wb") as f:
         v = (3.4e38, 3.4e38) if burst else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n))
         f.write(struct.pack("<ff", *v))
 EOF
-"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 -o hugeo -q 2>err.txt ||
+POLYRX_WRITERS=4 "$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 -o hugeo -q 2>err.txt ||
   fail "overflowing outputs: the run failed"
 grep -q "channel samples overflowed float32" err.txt || fail "overflowing outputs: $(cat err.txt)"
 "$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --block 262144 -o hugeb -q
