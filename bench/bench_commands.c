@@ -8,7 +8,8 @@
  *                                                interleaved file; fsync'd and timed to the end
  *   bench_commands chan FILE FMT K THREADS REPS [N [BLOCK]]  prx_chan on FILE's samples
  *                                                held in memory, fed in blocks of BLOCK samples
- *                                                (default 2^16, the command's on the CPU),
+ *                                                (default the command's on the CPU: 2^16 with
+ *                                                8 cores or more, else 2^18),
  *                                                channels 0..N-1 (default or 0: all K), D = K/2,
  *                                                16 taps: input Msample/s, best of REPS
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
@@ -272,7 +273,9 @@ int main(int argc, char **argv) {
   if (!strcmp(m, "chan") && argc >= 7 && argc <= 9)
     return bench_chan(argv[2], argv[3], (unsigned)atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
                       argc >= 8 ? (unsigned)atoi(argv[7]) : 0,
-                      argc == 9 ? strtoull(argv[8], NULL, 0) : (size_t)1 << 16);
+                      argc == 9              ? strtoull(argv[8], NULL, 0)
+                      : prx_cpu_count() >= 8 ? (size_t)1 << 16
+                                             : (size_t)1 << 18);
   if (!strcmp(m, "demod") && argc == 7)
     return bench_demod(argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5]), atoi(argv[6]));
   if (!strcmp(m, "startup")) return bench_startup();
