@@ -33,6 +33,7 @@
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_internal.h"
 #include "qpsk/qpsk_serial.h"
+#include "qpsk/qpsk_serial_phase.h"
 #include "qpsk/qpsk_stage_blocks.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
@@ -721,7 +722,29 @@ static prx_status d_nco(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t
   em_issue(stream, o);
   return PRX_OK;
 }
-static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco};
+/* the phase pass: each channel's thread in turn */
+static void r_phase(const em_op *o) {
+  for (size_t c = 0; c < o->z[0]; c++)
+    qpsk_ph_span_ch((unsigned)o->z[2], o->z[3], c, o->z[1], (int)o->i[0], (int)o->i[1], o->c[0],
+                    o->c[1], o->c[2], o->c[3], o->c[4], o->c[5], o->q[0], o->q[1], o->q[2],
+                    o->q[3]);
+}
+static prx_status d_phase(unsigned L, size_t Lmax, size_t C_, size_t nb, int diff, int first,
+                          const double *sums, const double *mom, const unsigned *bad,
+                          const qpsk_serial_blk *tb, const qpsk_serial_span *sp,
+                          const prx_cf32 *sym, struct qpsk_phase_state *st,
+                          struct qpsk_phase_out *po, qpsk_out_block *ob, int64_t *off,
+                          void *stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_phase,
+               .z = {C_, nb, L, Lmax},
+               .i = {diff, first},
+               .c = {sums, mom, bad, tb, sp, sym},
+               .q = {st, po, ob, off}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco, d_phase};
 
 static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            NULL,
@@ -907,9 +930,14 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (em_fold && qc.sample_rate == 4 * qc.symbol_rate), "the om stage %s",
           t.fold ? "folded" : "apart");
-    if (!em_toggle)
+    if (!em_toggle) {
       CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
             t.gpu_serial ? "GPU" : "CPU");
+      /* the phase pass too where the GPU decides the bits (no LLRs, packed bits or pilots) */
+      const int hf = llrs || packed || qc.ambiguity == PRX_QPSK_PILOTS;
+      CHECK(t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
+            t.gpu_phase ? "GPU" : "CPU");
+    }
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
     if (em_events && !chunk_seed && !t.gpu_serial)
@@ -986,7 +1014,9 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
       bad += a->first_symbol != b->first_symbol || a->n_symbols != b->n_symbols ||
              a->timing != b->timing || a->clock_ppm != b->clock_ppm || a->cfo != b->cfo ||
              memcmp(&a->phase, &b->phase, sizeof a->phase) || a->amplitude != b->amplitude ||
-             a->flags != b->flags;
+             a->flags != b->flags || memcmp(&a->esn0_db, &b->esn0_db, sizeof a->esn0_db) ||
+             a->noise_var != b->noise_var || a->signal != b->signal || a->n_data != b->n_data ||
+             a->time != b->time;
     }
     CHECK(same && !bad,
           "%s channel %u: the serial passes on the GPU differ from the CPU's (%zu of %zu block "

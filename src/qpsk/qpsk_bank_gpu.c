@@ -48,6 +48,7 @@
 #include "../core/cuda_module.h"
 #include "qpsk_internal.h"
 #include "qpsk_serial.h"
+#include "qpsk_serial_phase.h"
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
 
@@ -137,6 +138,26 @@ struct prx_qpsk_bank_gpu {
   qpsk_serial_span *d_sp, *h_sp;
   qpsk_serial_blk *d_tb, *h_tb;
   int64_t n_total;
+  /* the phase pass on the GPU too (qpsk_serial_phase.h): its kernel writes the out stage's
+   * records on the device, and the blocks' results with what the reports read of the other
+   * passes come back into pending slots (one per span), which the host writes into the
+   * channels' prx_qpsk (reports, stats, counts) when the slots are full and at the call's end;
+   * the channels' next_span then lags the driver's next span by the pending spans */
+  int gph_ok;   /* the module has the kernel (and the serial passes run on the GPU) */
+  int gph;      /* this call runs it (not where the symbols go back: LLRs, packed bits, PILOTS) */
+  int ph_dev;   /* the pass's carried state is the device's (d_pst), not the channels' */
+  int first;    /* the call's first span still to run (the device's output counts restart) */
+  int64_t next; /* the next span to run */
+  qpsk_phase_state *d_pst, *h_pst;
+  qpsk_phase_out *d_po;
+  int64_t *d_off;
+  unsigned np, np_cap;    /* pending spans, slots */
+  size_t p_nb[4];         /* their blocks per channel */
+  qpsk_serial_span *p_sp; /* per slot: C span records, then nbt of each block record */
+  qpsk_serial_blk *p_tb;
+  double *p_mom;
+  unsigned *p_bad;
+  qpsk_phase_out *p_po;
   prx_qpsk_bank_gpu_timing tm;
 };
 
@@ -148,12 +169,12 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
                g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
-               g->d_st,      g->d_sp,      g->d_tb};
+               g->d_st,      g->d_sp,      g->d_tb,     g->d_pst,    g->d_po,       g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
-  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
-               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
-               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
-               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb};
+  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi, g->h_omo,
+               g->h_mb,     g->h_w0,     g->h_ob,   g->h_w,      g->h_last,   g->h_sym, g->h_bits,
+               g->h_llrs,   g->h_pack,   g->h_cfi,  g->h_cfo,    g->h_ops,    g->h_st,  g->h_sp,
+               g->h_tb,     g->h_pst,    g->p_sp,   g->p_tb,     g->p_mom,    g->p_bad, g->p_po};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
@@ -326,6 +347,23 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     HA(g->h_sp, g->C);
     HA(g->h_tb, nbt);
   }
+  g->gph_ok = g->gser_ok && g->ser->phase;
+  if (g->gph_ok) {
+    /* pending slots: up to 4, within 64 MiB of pinned memory */
+    const size_t per = g->C * sizeof *g->p_sp + nbt * (sizeof *g->p_tb + 4 * sizeof *g->p_mom +
+                                                       sizeof *g->p_bad + sizeof *g->p_po);
+    size_t ns = ((size_t)64 << 20) / per;
+    g->np_cap = ns < 1 ? 1 : ns > 4 ? 4 : (unsigned)ns;
+    DA(g->d_pst, g->C);
+    DA(g->d_po, nbt);
+    DA(g->d_off, g->C);
+    HA(g->h_pst, g->C);
+    HA(g->p_sp, g->np_cap * (size_t)g->C);
+    HA(g->p_tb, g->np_cap * nbt);
+    HA(g->p_mom, 4 * g->np_cap * nbt);
+    HA(g->p_bad, g->np_cap * nbt);
+    HA(g->p_po, g->np_cap * nbt);
+  }
 #undef DA
 #undef HA
   if (st) {
@@ -366,9 +404,31 @@ static prx_status serial_download(prx_qpsk_bank_gpu *g) {
   return st;
 }
 
+/* the phase pass's carried state to the side that runs it (the device where on) */
+static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
+  if (on == g->ph_dev) return PRX_OK;
+  const size_t bytes = g->C * sizeof *g->h_pst;
+  prx_status st = PRX_OK;
+  if (on) {
+    for (unsigned c = 0; c < g->C; c++) qpsk_phase_state_of(g->bank->ch[c], &g->h_pst[c]);
+    st = g->dev->copy(g->d_pst, g->h_pst, bytes, g->stream);
+    if (!st) st = g->dev->sync(g->stream);
+  } else {
+    st = g->dev->copy(g->h_pst, g->d_pst, bytes, g->stream);
+    if (!st) st = g->dev->sync(g->stream);
+    for (unsigned c = 0; c < g->C && !st; c++) qpsk_phase_state_to(g->bank->ch[c], &g->h_pst[c]);
+  }
+  if (!st) g->ph_dev = on;
+  return st;
+}
+
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   if (!g) return 0;
   on = on && g->gser_ok;
+  if (!on) {
+    prx_status st = phase_side(g, 0);
+    if (st) return st;
+  }
   if (on != g->gser) {
     prx_status st = on ? serial_upload(g) : serial_download(g);
     if (st) return st;
@@ -384,6 +444,8 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
+  g->np = 0;     /* (pending spans only after an error mid-call) */
+  g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
 }
 
@@ -398,6 +460,7 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
     t->gpu_cfo = g->gpu_cfo;
     t->fold = g->fold;
     t->gpu_serial = g->gser;
+    t->gpu_phase = g->gph;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -584,6 +647,42 @@ static void task_phase_gpu(void *ctx, size_t c) {
   task_phase(ctx, c);
 }
 
+/* the pending spans' results into the channel's prx_qpsk, span by span as the phase pass and
+ * the batch's end leave them (NONE and DIFFERENTIAL: every symbol a data symbol), reported */
+static void task_drain(void *ctx, size_t c) {
+  span_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = x->b->ch[c];
+  for (unsigned p = 0; p < g->np; p++) {
+    const size_t o = p * g->nbt + c * g->p_nb[p];
+    qpsk_batch_begin(q, q->next_span, 1);
+    qpsk_serial_to_blocks(q, &g->p_sp[p * (size_t)g->C + c], g->p_tb + o, g->p_mom + 4 * o,
+                          g->p_bad + o);
+    uint64_t j = q->n_sym;
+    size_t out = 0;
+    for (size_t t = 0; t < q->n_blks; t++) {
+      qpsk_blk *bk = &q->blks[t];
+      const qpsk_phase_out *r = &g->p_po[o + t];
+      bk->phi = r->phi;
+      bk->sig = r->sig;
+      bk->noise = r->noise;
+      bk->sig_own = r->sig_own;
+      bk->noise_own = r->noise_own;
+      bk->vv_stat = r->vv_stat;
+      bk->flags = r->flags;
+      const int64_t n = bk->k1 - bk->k0;
+      bk->j0 = j;
+      bk->out0 = out;
+      bk->quarter = 0;
+      bk->n_data = n > 0 ? (unsigned)n : 0;
+      out += bk->n_data;
+      j += (uint64_t)n;
+    }
+    g->off[c] += qpsk_batch_end(q, 1);
+    q->next_span++;
+  }
+}
+
 static void task_begin(void *ctx, size_t c) {
   span_ctx *x = ctx;
   prx_qpsk *q = x->b->ch[c];
@@ -601,6 +700,18 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   prx_status st = g->dev->sync(stream);
   g->tm.wait_s += prx_now() - t0;
   return st;
+}
+
+/* the pending spans (phase pass on the GPU): once their copies are done, into the channels */
+static prx_status drain(prx_qpsk_bank *b, void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  if (!g->np) return PRX_OK;
+  prx_status st = drv_wait(g, stream);
+  if (st) return st;
+  span_ctx x = {b, g};
+  pool_run(b, task_drain, &x);
+  g->np = 0;
+  return PRX_OK;
 }
 
 #define TRY(call)                                                                                  \
@@ -622,6 +733,7 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
+  if (g->gph) return PRX_OK; /* (the pending slot takes them after the phase pass) */
   TRY(g->dev->copy(g->h_mom[k], g->d_mom[k], 4 * n * sizeof(double), stream));
   TRY(g->dev->copy(g->h_bad[k], g->d_bad[k], n * sizeof(unsigned), stream));
   return PRX_OK;
@@ -651,6 +763,7 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
                            size_t stride, int64_t b0, size_t n, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
   TRY(g->k->mf(st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
+  if (g->gph) return PRX_OK; /* (the phase pass reads them on the device) */
   TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
   if (g->hf) return d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream);
   TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
@@ -662,10 +775,26 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
 static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t n, uint8_t *bits,
                             size_t bits_stride, void *stream) {
   if (!g->hf && bits) {
-    TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
+    if (!g->gph) TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
     TRY(g->k->out(st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
   }
   g->tm.spans++;
+  return PRX_OK;
+}
+
+/* The span's records that the reports read into the next pending slot (on stream; slot k's input
+ * sums): the span records, the blocks' timing, input sums and non-finite counts, the phase pass's
+ * results. */
+static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
+  const prx_qpsk_bank_cuda *d = g->dev;
+  const size_t p = g->np, n = (size_t)g->C * nb, o = p * g->nbt;
+  TRY(d->copy(g->p_sp + p * g->C, g->d_sp, g->C * sizeof *g->p_sp, stream));
+  TRY(d->copy(g->p_tb + o, g->d_tb, n * sizeof *g->p_tb, stream));
+  TRY(d->copy(g->p_mom + 4 * o, g->d_mom[k], 4 * n * sizeof *g->p_mom, stream));
+  TRY(d->copy(g->p_bad + o, g->d_bad[k], n * sizeof *g->p_bad, stream));
+  TRY(d->copy(g->p_po + o, g->d_po, n * sizeof *g->p_po, stream));
+  g->p_nb[p] = nb;
+  g->np++;
   return PRX_OK;
 }
 
@@ -680,7 +809,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const prx_qpsk_serial_cuda *r = g->ser;
   span_ctx x = {b, g};
   prx_qpsk *q0 = b->ch[0];
-  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
+  const int64_t span = g->next, b0 = span * (int64_t)g->B;
   /* the span's blocks (the same for every channel: they share the stream position); the other
    * channels' are laid out with their phase pass */
   const double t0 = prx_now();
@@ -699,6 +828,16 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
+  if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
+    TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
+                 g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
+                 g->d_ob, g->d_off, stream));
+    g->first = 0;
+    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    TRY(pend(g, k, nb, stream));
+    g->tm.issue_s += prx_now() - t0;
+    return g->np == g->np_cap ? drain(b, stream) : PRX_OK;
+  }
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
   TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
   g->tm.issue_s += prx_now() - t0;
@@ -728,7 +867,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
-  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
+  const int64_t span = g->next, b0 = span * (int64_t)g->B;
   pool_run(b, task_begin, &x);
   g->nb = q0->n_blks; /* the same for every channel: they share the stream position */
   const size_t nb = g->nb, n = (size_t)g->C * nb;
@@ -929,6 +1068,11 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       bits = g->d_bits;
     }
   }
+  /* the phase pass on the GPU where the GPU decides the bits (its state moved there) */
+  g->gph = g->gser && g->gph_ok && !g->hf;
+  TRY(phase_side(g, g->gph));
+  g->first = 1;
+  g->next = b->ch[0]->next_span;
   /* every channel's stream position (as prx_qpsk_execute / flush set them) */
   const int64_t ext_base = b->ch[0]->n_total;
   for (size_t c = 0; c < C; c++) {
@@ -949,7 +1093,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     /* the spans whose input is complete; those reaching back before the chunk read the ring,
      * with the chunk's head appended */
     int64_t upto = g->ring_base + (int64_t)g->ring_len;
-    for (int64_t s = q0->next_span;; s++) {
+    for (int64_t s = g->next;; s++) {
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
       if (end > g->n_total || lo >= ext_base) break;
@@ -957,7 +1101,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
     if (ext) TRY(ring_append(g, upto, ext, ext_base, ext_pitch, stream));
     for (;;) {
-      const int64_t s = q0->next_span;
+      const int64_t s = g->next;
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
       if (end > g->n_total) break;
@@ -967,14 +1111,16 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       qpsk_span_need(q0, s + 1, &lo, &end);
       if (end <= g->n_total) span_rows(g, q0, s + 1, ext, ext_base, ext_pitch, &next, &next_stride);
       TRY(run_span(b, rows, stride, next, next_stride, g->B, bits, bits_stride, stream));
+      g->next++;
     }
+    TRY(drain(b, stream));
     int64_t keep, end;
-    qpsk_span_need(q0, q0->next_span, &keep, &end);
+    qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
-    while (q0->next_span * (int64_t)g->B < nb_end) {
-      const int64_t s = q0->next_span, b1 = (s + 1) * (int64_t)g->B;
+    while (g->next * (int64_t)g->B < nb_end) {
+      const int64_t s = g->next, b1 = (s + 1) * (int64_t)g->B;
       const void *rows, *next = NULL;
       size_t stride, next_stride = 0, nb_next = 0;
       span_rows(g, q0, s, NULL, 0, 0, &rows, &stride);
@@ -983,7 +1129,9 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
         nb_next = (size_t)(nb_end - b1 < (int64_t)g->B ? nb_end - b1 : (int64_t)g->B);
       }
       TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
+      g->next++;
     }
+    TRY(drain(b, stream));
   }
   TRY(finish(b, flush, out, out_dev, stream));
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */

@@ -58,6 +58,7 @@ typedef struct {
   int gpu_cfo;    /* the CFO stage runs on the GPU */
   int fold;       /* om folded into pre (pre_om, om_sums, x4_level) */
   int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
+  int gpu_phase;  /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:

@@ -20,7 +20,7 @@ extern "C" {
 
 /* what the phase pass carries from span to span (prx_qpsk's have_phase, phi_prev, sums_prev,
  * noise_ring, noise_count, sig_prev, noise_prev, present_prev, dprev) */
-typedef struct {
+typedef struct qpsk_phase_state {
   qpsk_sums sums_prev; /* the last block's V&V sums */
   qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
   unsigned noise_count;
@@ -42,7 +42,7 @@ typedef struct {
 } qpsk_phase_in;
 
 /* one block's results (qpsk_blk's fields of the same names) */
-typedef struct {
+typedef struct qpsk_phase_out {
   double phi, sig, noise, sig_own, noise_own, vv_stat;
   unsigned flags, pad;
 } qpsk_phase_out;
