@@ -50,6 +50,8 @@ static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
 static int em_twice;      /* run's stream twice through one bank, a flush between */
 static int em_toggle;     /* the serial passes' side switched after every call */
+static int em_lazy;       /* the estimates read after every third call only (and the flush) */
+static int em_late;       /* a call's symbols not read and a later call (not the flush) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -812,6 +814,8 @@ typedef struct {
   prx_qpsk_block est[64]; /* and the blocks' estimates in full */
   double nv;              /* sum of the blocks' noise variances (unit signal) */
   size_t nv_n;            /* over nv_n blocks */
+  prx_qpsk_stats st;      /* the channel's stats after the flush */
+  size_t k_call[64];      /* the first calls' estimates, how many (SIZE_MAX: not read) */
 } chan_out;
 
 static void outs_free(chan_out *o);
@@ -854,6 +858,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     o[c].llrs = malloc(2 * n * sizeof(float));
     o[c].n_bytes = o[c].n_sym = o[c].n_blk = o[c].nv_n = 0;
     o[c].nv = 0;
+    for (size_t j = 0; j < 64; j++) o[c].k_call[j] = SIZE_MAX;
   }
   size_t ns[C], nb[C];
   /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
@@ -866,11 +871,15 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       o2[c].llrs = malloc(2 * n * sizeof(float));
       o2[c].n_bytes = o2[c].n_sym = o2[c].n_blk = o2[c].nv_n = 0;
       o2[c].nv = 0;
+      for (size_t j = 0; j < 64; j++) o2[c].k_call[j] = SIZE_MAX;
     }
     test_rng r;
     test_rng_seed(&r, chunk_seed);
-    for (size_t i = 0;;) {
+    int unread = 0; /* a call with symbols whose estimates were not read */
+    em_late = 0;
+    for (size_t i = 0, call = 0;; call++) {
       int flush = i >= n;
+      em_late |= unread && !flush;
       size_t m = n - i;
       if (chunk_seed && !flush) {
         double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
@@ -887,13 +896,18 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         int want = !gpu_serial_now(b->drv);
         CHECK(prx_qpsk_bank_gpu_set_serial(b->drv, want) == want, "set_serial(%d)", want);
       }
+      const int read = !em_lazy || flush || call % 3 == 2;
       for (unsigned c = 0; c < C; c++) {
         memcpy(d[c].bits + d[c].n_bytes, hb + c * bs, nb[c]);
         if (llrs) memcpy(d[c].llrs + 2 * d[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
         d[c].n_bytes += nb[c];
         d[c].n_sym += ns[c];
+        unread |= !read && ns[c] > 0;
+        if (call < 64) d[c].k_call[call] = SIZE_MAX;
+        if (!read) continue;
         size_t k;
         const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+        if (call < 64) d[c].k_call[call] = k;
         for (size_t j = 0; j < k; j++) {
           if (d[c].n_blk + j < 64) d[c].cfo[d[c].n_blk + j] = e[j].cfo;
           if (d[c].n_blk + j < 64) d[c].est[d[c].n_blk + j] = e[j];
@@ -904,7 +918,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         }
         d[c].n_blk += k;
       }
-      if (flush) break;
+      if (flush) {
+        for (unsigned c = 0; c < C; c++) CHECK_OK(prx_qpsk_bank_get_stats(b, c, &d[c].st));
+        break;
+      }
       i += m;
     }
   }
@@ -943,6 +960,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     if (em_events && !chunk_seed && !t.gpu_serial)
       CHECK(t.ahead >= 1, "no span's pre ran ahead (%g spans in %g calls)", t.spans, t.calls);
     if (!em_events) CHECK(t.ahead == 0, "a pre ran ahead without events");
+    /* estimates not read after a call: its spans written into the channels in the next one */
+    if (em_lazy && em_late)
+      CHECK(t.late >= 1, "no span written into the channels late (%g spans in %g calls, fold %d)",
+            t.spans, t.calls, t.fold);
   }
   free(hb);
   free(hl);
@@ -1107,6 +1128,37 @@ static void run_all(void) {
     }
     /* bits only: the out stage writes them in place */
     versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
+    if (em_ser && !em_cfo_off) {
+      /* estimates and stats read after some calls only: the spans' reports written lazily, in
+       * the next call; the same bits and stats as the driver read after every call, and the
+       * estimates that were read the same */
+      chan_out lz[C], ref[C];
+      em_lazy = 1;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, lz);
+      em_lazy = 0;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, ref);
+      for (unsigned c = 0; c < C; c++) {
+        size_t bad = 0, ne = lz[c].n_blk < 64 ? lz[c].n_blk : 64;
+        for (size_t j = 0; j < 64; j++) /* a call's estimates are its own blocks' */
+          bad += lz[c].k_call[j] != SIZE_MAX && lz[c].k_call[j] != ref[c].k_call[j];
+        for (size_t j = 0; j < ne; j++) {
+          const prx_qpsk_block *a = &lz[c].est[j];
+          const prx_qpsk_block *e = a->index < 64 ? &ref[c].est[a->index] : NULL;
+          bad += e && (a->first_symbol != e->first_symbol || a->timing != e->timing ||
+                       memcmp(&a->phase, &e->phase, sizeof a->phase) || a->flags != e->flags ||
+                       a->noise_var != e->noise_var);
+        }
+        CHECK(lz[c].n_sym == ref[c].n_sym && lz[c].n_bytes == ref[c].n_bytes &&
+                  !memcmp(lz[c].bits, ref[c].bits, lz[c].n_bytes) &&
+                  !memcmp(&lz[c].st, &ref[c].st, sizeof lz[c].st) && lz[c].n_blk < ref[c].n_blk &&
+                  !bad,
+              "channel %u: estimates read lazily: outputs, stats or estimates differ (%zu of %zu "
+              "blocks; %zu of %zu read)",
+              c, bad, ne, lz[c].n_blk, ref[c].n_blk);
+      }
+      outs_free(lz);
+      outs_free(ref);
+    }
     em_twice = 1; /* (and the stream again after the flush) */
     versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
                cpu);

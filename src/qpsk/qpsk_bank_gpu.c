@@ -139,11 +139,16 @@ struct prx_qpsk_bank_gpu {
   qpsk_serial_blk *d_tb, *h_tb;
   int64_t n_total;
   /* the phase pass on the GPU too (qpsk_serial_phase.h): its kernel writes the out stage's
-   * records on the device, and the blocks' results with what the reports read of the other
-   * passes come back into pending slots (one per span), which the host writes into the
-   * channels' prx_qpsk (reports, stats, counts) when the slots are full and at the call's end;
-   * the channels' next_span then lags the driver's next span by the pending spans */
+   * records on the device and counts each channel's output symbols (d_off, back at the call's
+   * end); the blocks' results with what the reports read of the other passes come back into
+   * pending slots (a ring, one slot per span), which the host writes into the channels'
+   * prx_qpsk (reports, stats, stream counts) later: when the caller reads estimates or stats
+   * (prx_qpsk_bank_gpu_settle), when the slots are full, in the next call once its first span
+   * is issued (beside the device's work), or before a call that needs them (a flush, a call with
+   * the phase pass on the CPU). Meanwhile the channels' next_span lags the driver's next by
+   * the pending spans (always full spans: a flush leaves none) */
   int gph_ok;   /* the module has the kernel (and the serial passes run on the GPU) */
+  int gph_on;   /* allowed (prx_qpsk_bank_gpu_set_phase; the default) */
   int gph;      /* this call runs it (not where the symbols go back: LLRs, packed bits, PILOTS) */
   int ph_dev;   /* the pass's carried state is the device's (d_pst), not the channels' */
   int first;    /* the call's first span still to run (the device's output counts restart) */
@@ -152,7 +157,11 @@ struct prx_qpsk_bank_gpu {
   qpsk_phase_out *d_po;
   int64_t *d_off;
   unsigned np, np_cap;    /* pending spans, slots */
-  size_t p_nb[4];         /* their blocks per channel */
+  unsigned ph;            /* the oldest pending span's slot */
+  unsigned np_old;        /* pending spans from earlier calls, not yet written */
+  int synced;             /* the pending spans' copies are complete (the call's end waited) */
+  size_t p_nb[4];         /* per slot: its span's blocks per channel */
+  int64_t *h_off;         /* [C] the call's output symbols per channel, from d_off */
   qpsk_serial_span *p_sp; /* per slot: C span records, then nbt of each block record */
   qpsk_serial_blk *p_tb;
   double *p_mom;
@@ -171,10 +180,11 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
                g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
                g->d_st,      g->d_sp,      g->d_tb,     g->d_pst,    g->d_po,       g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
-  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi, g->h_omo,
-               g->h_mb,     g->h_w0,     g->h_ob,   g->h_w,      g->h_last,   g->h_sym, g->h_bits,
-               g->h_llrs,   g->h_pack,   g->h_cfi,  g->h_cfo,    g->h_ops,    g->h_st,  g->h_sp,
-               g->h_tb,     g->h_pst,    g->p_sp,   g->p_tb,     g->p_mom,    g->p_bad, g->p_po};
+  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
+               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
+               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
+               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb,     g->h_pst,    g->p_sp,
+               g->p_tb,     g->p_mom,    g->p_bad,  g->p_po,     g->h_off};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
@@ -348,6 +358,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     HA(g->h_tb, nbt);
   }
   g->gph_ok = g->gser_ok && g->ser->phase;
+  g->gph_on = 1;
   if (g->gph_ok) {
     /* pending slots: up to 4, within 64 MiB of pinned memory */
     const size_t per = g->C * sizeof *g->p_sp + nbt * (sizeof *g->p_tb + 4 * sizeof *g->p_mom +
@@ -358,6 +369,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     DA(g->d_po, nbt);
     DA(g->d_off, g->C);
     HA(g->h_pst, g->C);
+    HA(g->h_off, g->C);
     HA(g->p_sp, g->np_cap * (size_t)g->C);
     HA(g->p_tb, g->np_cap * nbt);
     HA(g->p_mom, 4 * g->np_cap * nbt);
@@ -425,6 +437,7 @@ static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   if (!g) return 0;
   on = on && g->gser_ok;
+  prx_qpsk_bank_gpu_settle(g);
   if (!on) {
     prx_status st = phase_side(g, 0);
     if (st) return st;
@@ -444,9 +457,15 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
-  g->np = 0;     /* (pending spans only after an error mid-call) */
+  g->np = g->np_old = 0; /* (the reset forgets them, as the channels' stats) */
   g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
+}
+
+int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
+  if (!g) return 0;
+  g->gph_on = on;
+  return on && g->gph_ok;
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
@@ -647,13 +666,22 @@ static void task_phase_gpu(void *ctx, size_t c) {
   task_phase(ctx, c);
 }
 
-/* the pending spans' results into the channel's prx_qpsk, span by span as the phase pass and
- * the batch's end leave them (NONE and DIFFERENTIAL: every symbol a data symbol), reported */
+/* the n oldest pending spans' results into the channel's prx_qpsk, span by span as the phase
+ * pass and the batch's end leave them (NONE and DIFFERENTIAL: every symbol a data symbol),
+ * reported; where they are an earlier call's (fresh), its block estimates are dropped after (the
+ * channel's estimates are the current call's) */
+typedef struct {
+  prx_qpsk_bank_gpu *g;
+  unsigned n;
+  int fresh;
+} drain_ctx;
+
 static void task_drain(void *ctx, size_t c) {
-  span_ctx *x = ctx;
+  const drain_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
-  prx_qpsk *q = x->b->ch[c];
-  for (unsigned p = 0; p < g->np; p++) {
+  prx_qpsk *q = g->bank->ch[c];
+  for (unsigned i = 0; i < x->n; i++) {
+    const unsigned p = (g->ph + i) % g->np_cap;
     const size_t o = p * g->nbt + c * g->p_nb[p];
     qpsk_batch_begin(q, q->next_span, 1);
     qpsk_serial_to_blocks(q, &g->p_sp[p * (size_t)g->C + c], g->p_tb + o, g->p_mom + 4 * o,
@@ -678,9 +706,10 @@ static void task_drain(void *ctx, size_t c) {
       out += bk->n_data;
       j += (uint64_t)n;
     }
-    g->off[c] += qpsk_batch_end(q, 1);
+    qpsk_batch_end(q, 1);
     q->next_span++;
   }
+  if (x->fresh) q->n_est = 0;
 }
 
 static void task_begin(void *ctx, size_t c) {
@@ -695,6 +724,12 @@ static void pool_run(prx_qpsk_bank *b, prx_task_fn fn, span_ctx *x) {
   b->drv->tm.serial_s += prx_now() - t0;
 }
 
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    prx_status st_ = (call);                                                                       \
+    if (st_) return st_;                                                                           \
+  } while (0)
+
 static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   double t0 = prx_now();
   prx_status st = g->dev->sync(stream);
@@ -702,23 +737,56 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   return st;
 }
 
-/* the pending spans (phase pass on the GPU): once their copies are done, into the channels */
-static prx_status drain(prx_qpsk_bank *b, void *stream) {
-  prx_qpsk_bank_gpu *g = b->drv;
+/* The n oldest pending spans into the channels (their copies complete), on the pool. */
+static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
+  if (!n) return;
+  drain_ctx x = {g, n, fresh};
+  double t0 = prx_now();
+  prx_pool_run(g->bank->pool, task_drain, &x, g->C);
+  g->tm.serial_s += prx_now() - t0;
+  g->ph = (g->ph + n) % g->np_cap;
+  g->np -= n;
+  g->np_old = g->np_old > n ? g->np_old - n : 0;
+}
+
+/* Every pending span into the channels, after a wait for their copies where the call's end has
+ * not waited (stream: the one they were issued on). */
+static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
   if (!g->np) return PRX_OK;
-  prx_status st = drv_wait(g, stream);
-  if (st) return st;
-  span_ctx x = {b, g};
-  pool_run(b, task_drain, &x);
-  g->np = 0;
+  if (!g->synced) TRY(drv_wait(g, stream));
+  g->synced = 1;
+  drain_n(g, g->np, g->np_old > 0);
   return PRX_OK;
 }
 
-#define TRY(call)                                                                                  \
-  do {                                                                                             \
-    prx_status st_ = (call);                                                                       \
-    if (st_) return st_;                                                                           \
-  } while (0)
+/* The end of a call's spans with the phase pass on the GPU: the channels' output counts back
+ * (one wait, which completes the pending copies too); a flush's spans into the channels. */
+static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
+  if (!g->gph) return PRX_OK;
+  if (g->first) { /* no span ran: the earlier calls' spans now, their estimates dropped */
+    g->tm.late += g->np_old;
+    drain_n(g, g->np_old, 1);
+    return PRX_OK;
+  }
+  TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
+  TRY(drv_wait(g, stream));
+  g->synced = 1;
+  for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
+  return flush ? drain(g, stream) : PRX_OK;
+}
+
+void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
+  /* (the last call waited at its end: nothing in flight; a failed call's spans are dropped) */
+  if (!g || !g->np) return;
+  if (g->synced)
+    drain_n(g, g->np, 0);
+  else
+    g->np = g->np_old = 0;
+}
+
+size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
+  return g ? (size_t)g->np * g->B * g->Lmax : 0;
+}
 
 /* Stage pre (pre_om where om is folded) of blocks b0 .. b0 + nb - 1 of every channel into slot
  * k, and its input sums back to the slot's pinned records, on stream. */
@@ -787,7 +855,7 @@ static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t 
  * results. */
 static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
-  const size_t p = g->np, n = (size_t)g->C * nb, o = p * g->nbt;
+  const size_t p = (g->ph + g->np) % g->np_cap, n = (size_t)g->C * nb, o = p * g->nbt;
   TRY(d->copy(g->p_sp + p * g->C, g->d_sp, g->C * sizeof *g->p_sp, stream));
   TRY(d->copy(g->p_tb + o, g->d_tb, n * sizeof *g->p_tb, stream));
   TRY(d->copy(g->p_mom + 4 * o, g->d_mom[k], 4 * n * sizeof *g->p_mom, stream));
@@ -834,9 +902,14 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
                  g->d_ob, g->d_off, stream));
     g->first = 0;
     TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    g->synced = 0;
     TRY(pend(g, k, nb, stream));
     g->tm.issue_s += prx_now() - t0;
-    return g->np == g->np_cap ? drain(b, stream) : PRX_OK;
+    /* the earlier calls' spans while the device runs this one; all of them where the slots are
+     * full (after a wait) */
+    g->tm.late += g->np_old;
+    drain_n(g, g->np_old, 1);
+    return g->np == g->np_cap ? drain(g, stream) : PRX_OK;
   }
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
   TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
@@ -1069,10 +1142,14 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
   }
   /* the phase pass on the GPU where the GPU decides the bits (its state moved there) */
-  g->gph = g->gser && g->gph_ok && !g->hf;
+  g->gph = g->gser && g->gph_ok && g->gph_on && !g->hf;
+  /* earlier calls' pending spans: now where this call needs the channels' stream counts (before
+   * their estimates are cleared below), else once this call's first span is issued */
+  if (!g->gph || flush) prx_qpsk_bank_gpu_settle(g);
+  g->np_old = g->np;
   TRY(phase_side(g, g->gph));
   g->first = 1;
-  g->next = b->ch[0]->next_span;
+  g->next = b->ch[0]->next_span + (int64_t)g->np; /* (the pending spans ran) */
   /* every channel's stream position (as prx_qpsk_execute / flush set them) */
   const int64_t ext_base = b->ch[0]->n_total;
   for (size_t c = 0; c < C; c++) {
@@ -1113,7 +1190,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       TRY(run_span(b, rows, stride, next, next_stride, g->B, bits, bits_stride, stream));
       g->next++;
     }
-    TRY(drain(b, stream));
+    TRY(call_end(g, flush, stream));
     int64_t keep, end;
     qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
@@ -1131,7 +1208,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
       g->next++;
     }
-    TRY(drain(b, stream));
+    TRY(call_end(g, flush, stream));
   }
   TRY(finish(b, flush, out, out_dev, stream));
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
@@ -1161,6 +1238,15 @@ int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
 }
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   (void)g, (void)on;
+  return 0;
+}
+int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
+  (void)g, (void)on;
+  return 0;
+}
+void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
+size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
+  (void)g;
   return 0;
 }
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
