@@ -52,6 +52,7 @@ static int em_twice;      /* run's stream twice through one bank, a flush betwee
 static int em_toggle;     /* the serial passes' side switched after every call */
 static int em_lazy;       /* the estimates read after every third call only (and the flush) */
 static int em_late;       /* a call's symbols not read and a later call (not the flush) */
+static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -886,7 +887,8 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
         if (m > n - i) m = n - i;
       }
-      prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
+      const int want_llrs = llrs || (em_mixed && call % 2);
+      prx_qpsk_bank_out out = {hb, bs, want_llrs ? hl : NULL, ls, ns, nb};
       prx_status st =
           flush ? prx_qpsk_bank_flush(b, &out)
                 : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
@@ -952,7 +954,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
             t.gpu_serial ? "GPU" : "CPU");
       /* the phase pass too where the GPU decides the bits (no LLRs, packed bits or pilots) */
       const int hf = llrs || packed || qc.ambiguity == PRX_QPSK_PILOTS;
-      CHECK(t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
+      CHECK(em_mixed || t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
             t.gpu_phase ? "GPU" : "CPU");
     }
     em_fold_run = t.fold;
@@ -1156,6 +1158,15 @@ static void run_all(void) {
               "blocks; %zu of %zu read)",
               c, bad, ne, lz[c].n_blk, ref[c].n_blk);
       }
+      outs_free(lz);
+      /* LLRs in every other call: the phase pass moves between the GPU (bits only) and the CPU
+       * (symbols back), its state with it; the same bits and estimates */
+      em_mixed = 1;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, lz);
+      em_mixed = 0;
+      same_outputs("bits, LLRs in every other call", lz, ref, 0);
+      for (unsigned c = 0; c < C; c++)
+        CHECK(!memcmp(&lz[c].st, &ref[c].st, sizeof lz[c].st), "channel %u: stats differ", c);
       outs_free(lz);
       outs_free(ref);
     }

@@ -1121,8 +1121,8 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
   }
   /* where the outputs go */
-  const size_t cap = prx_qpsk_bank_max_symbols(b, n_in, flush);
   g->hf = b->cfg.demod.ambiguity == PRX_QPSK_PILOTS || out->llrs || (b->cfg.packed && out->bits);
+  const size_t cap = g->hf ? prx_qpsk_bank_max_symbols(b, n_in, flush) : 0; /* (host rows' room) */
   uint8_t *bits = NULL;
   size_t bits_stride = 0;
   if (g->hf) {
@@ -1190,10 +1190,10 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       TRY(run_span(b, rows, stride, next, next_stride, g->B, bits, bits_stride, stream));
       g->next++;
     }
-    TRY(call_end(g, flush, stream));
     int64_t keep, end;
     qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+    TRY(call_end(g, flush, stream)); /* (after the ring's copies: one wait for both) */
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
     while (g->next * (int64_t)g->B < nb_end) {
