@@ -9,11 +9,11 @@
  * 512, CFO span 8192 symbols; bits unpacked, no LLRs.
  *
  * Throughput: input symbols (C n / sps) per second of steady-state calls of n = 8192 sps
- * samples per row (one CFO span), after one warm-up call, best of REPS calls. The device bank as
- * the library sets it up (the level, timing and NCO passes on the GPU, om apart from pre), and
- * beside it in the same run: the serial passes on the CPU between the stage kernels (the driver
- * before they moved: its peer), calls of two spans (n = 2 x 8192 sps), and where the om stage
- * can be folded into pre (sps 4), folded.
+ * samples per row (one CFO span), after two warm-up calls, best of REPS calls. The device bank as
+ * the library sets it up (the level, timing, NCO and phase passes on the GPU, om apart from
+ * pre), and beside it in the same run: the phase pass on the CPU (the driver before it moved),
+ * the serial passes on the CPU between the stage kernels (the driver before they moved), calls of
+ * two spans (n = 2 x 8192 sps), and where the om stage can be folded into pre (sps 4), folded.
  * Floor: one pass at the D2D copy bandwidth measured here (cudaMemcpy device to device, events;
  * bytes read + bytes written per second): sps * sample bytes read + 2 bytes of bits written per
  * symbol.
@@ -112,14 +112,15 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   size_t sz = prx_format_size(fmt);
   res->best_s = 1e30;
   int rc = 0;
-  /* calls cycle over the 4 n samples of each row: one warm-up (fills the span buffers), REPS
-   * timed */
+  /* calls cycle over the 4 n samples of each row: two warm-up calls (the first fills the span
+   * buffers; the second runs the first span, with no earlier call's reports still to write as
+   * every later call has with the phase pass on the GPU), REPS timed */
   res->staged = dev && !b->drv;
   res->fold = prx_qpsk_bank_gpu_set_fold(b->drv, fold);
   res->serial = prx_qpsk_bank_gpu_set_serial(b->drv, serial != 0);
   prx_qpsk_bank_gpu_set_phase(b->drv, serial == 1);
   const size_t m = (size_t)spans * n;
-  for (int r = 0; r <= REPS && !rc; r++) {
+  for (int r = 0; r <= REPS + 1 && !rc; r++) {
     const uint8_t *in = (const uint8_t *)rows + (size_t)(r % (4 / spans)) * m * sz;
     prx_qpsk_bank_gpu_timing t0t, t1t;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t0t);
@@ -133,7 +134,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
       fprintf(stderr, "bank call: %s\n", prx_last_error());
       rc = -1;
     }
-    if (r > 0 && t < res->best_s) {
+    if (r > 1 && t < res->best_s) {
       res->best_s = t;
       res->wait_s = t1t.wait_s - t0t.wait_s;
       res->serial_s = t1t.serial_s - t0t.serial_s;
