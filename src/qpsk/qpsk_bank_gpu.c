@@ -82,8 +82,6 @@ struct prx_qpsk_bank_gpu {
   /* two spans in flight: span s + 1's pre (pre_om) runs on pstream into the other slot while the
    * pool runs span s's serial passes (the module's events order pstream after the main stream) */
   void *pstream, *ev; /* NULL: the module has no events, every pre runs on the main stream */
-  void *ev2;          /* the pending copies' end on pstream (phase pass on the GPU) */
-  int pend_ev;        /* pending copies issued on pstream since the main stream last waited */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
@@ -193,7 +191,6 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
-  if (g->ev2) g->m->event_destroy(g->ev2);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -267,7 +264,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
     if (!st) st = m->event_create(g->device, &g->ev);
-    if (!st) st = m->event_create(g->device, &g->ev2);
     if (st) {
       prx_qpsk_bank_gpu_destroy(g);
       return st;
@@ -758,7 +754,6 @@ static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
 static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
   if (!g->np) return PRX_OK;
   if (!g->synced) TRY(drv_wait(g, stream));
-  if (!g->synced && g->pend_ev) TRY(drv_wait(g, g->pstream));
   g->synced = 1;
   drain_n(g, g->np, g->np_old > 0);
   return PRX_OK;
@@ -775,7 +770,6 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   }
   TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
   TRY(drv_wait(g, stream));
-  if (g->pend_ev) TRY(drv_wait(g, g->pstream));
   g->synced = 1;
   for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
   return flush ? drain(g, stream) : PRX_OK;
@@ -856,18 +850,11 @@ static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t 
   return PRX_OK;
 }
 
-/* The span's records that the reports read into the next pending slot (slot k's input sums): the
- * span records, the blocks' timing, input sums and non-finite counts, the phase pass's results.
- * Where the module has events the copies run on the second stream, after the phase pass (an
- * event on stream), beside the out stage and the ring's copies; the next span's kernels, which
- * overwrite those records, wait for them (run_span_gpu), the call's end too. */
+/* The span's records that the reports read into the next pending slot (on stream; slot k's input
+ * sums): the span records, the blocks' timing, input sums and non-finite counts, the phase pass's
+ * results. */
 static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
-  if (g->ev2) {
-    TRY(g->m->event_record(g->ev, stream));
-    TRY(g->m->stream_wait(g->pstream, g->ev));
-    stream = g->pstream;
-  }
   const size_t p = (g->ph + g->np) % g->np_cap, n = (size_t)g->C * nb, o = p * g->nbt;
   TRY(d->copy(g->p_sp + p * g->C, g->d_sp, g->C * sizeof *g->p_sp, stream));
   TRY(d->copy(g->p_tb + o, g->d_tb, n * sizeof *g->p_tb, stream));
@@ -876,10 +863,6 @@ static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   TRY(d->copy(g->p_po + o, g->d_po, n * sizeof *g->p_po, stream));
   g->p_nb[p] = nb;
   g->np++;
-  if (g->ev2) {
-    TRY(g->m->event_record(g->ev2, stream));
-    g->pend_ev = 1;
-  }
   return PRX_OK;
 }
 
@@ -903,10 +886,6 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
   const int k = g->slot;
-  if (g->pend_ev) { /* the last span's pending copies read what this span's kernels rewrite */
-    TRY(g->m->stream_wait(stream, g->ev2));
-    g->pend_ev = 0;
-  }
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
   TRY(issue_om(g, &st, k, b0, stream));
@@ -922,9 +901,9 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
                  g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
                  g->d_ob, g->d_off, stream));
     g->first = 0;
+    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
     g->synced = 0;
     TRY(pend(g, k, nb, stream));
-    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
     g->tm.issue_s += prx_now() - t0;
     /* the earlier calls' spans while the device runs this one; all of them where the slots are
      * full (after a wait) */
