@@ -1,10 +1,20 @@
 /* The demodulator bank's stage-major driver on the CUDA backend: every call advances all C
  * channels together, one CFO span at a time, stage by stage. By default (run_span_gpu) the
- * level, timing and NCO passes run on the GPU too (qpsk_serial.h, one thread or warp per
- * channel, their state on the device), so a span is one stream-ordered sequence:
+ * level, timing, NCO and phase passes run on the GPU too (qpsk_serial.h, qpsk_serial_phase.h,
+ * one thread or warp per channel, their state on the device), so a call is one stream-ordered
+ * sequence with one host wait, at its end:
+ *
+ *   per span: GPU pre, level, om, timing, x4, cfo, nco, mf, phase, out -> the reports' records
+ *   into a pending slot; at the call's end the channels' output counts back (one wait); the
+ *   reports, stats and stream counts written into each channel's prx_qpsk lazily (when the
+ *   caller reads them, or in the next call beside its device work)
+ *
+ * Where the symbols go back (LLRs, packed bits, PILOTS: "host finish") the phase pass and the
+ * report run on the CPU after mf, per span (the passes' results and the symbols back, one wait
+ * per span):
  *
  *   GPU pre, level, om, timing, x4, cfo, nco, mf -> sums, the passes' results back
- *   -> CPU serial_phase and the report per channel -> GPU out
+ *   -> CPU serial_phase, stage_out and the report per channel
  *
  * Where the module lacks those kernels (or the CFO stage runs on the CPU, or a span holds more
  * than QPSK_SR_MAXB blocks), and when prx_qpsk_bank_gpu_set_serial turns them off, the serial
@@ -18,7 +28,8 @@
  *
  * The serial passes are the single demodulator's own functions (qpsk_serial.c, qpsk_batch.c) run on
  * each channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred
- * bytes per block, through pinned host memory), spread over the bank's worker pool; so the
+ * bytes per block, through pinned host memory), spread over the bank's worker pool, or their
+ * steps written once for both (qpsk_serial.h, qpsk_serial_phase.h) run as kernels; so the
  * block-level decisions are taken by the CPU's code and the kernels round only the per-sample
  * arithmetic differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup
  * answers PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol),
