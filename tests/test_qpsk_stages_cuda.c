@@ -8,12 +8,15 @@
  * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
  * matched filter's window padded (the default) and not; om folded into pre (pre_om, om_sums,
  * x4_level) against om and x4, also with the stream going on (g_hi = INT64_MAX: the records of
- * every block before the stream's end, its first included, equal to those with the end). Then the
+ * every block before the stream's end, its first included, equal to those with the end); the grid
+ * never stored (pre_om without it, x4_rows from the rows: the same sums, and x4_level's values bit
+ * for bit). Then the
  * demodulator itself as the reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100
  * to 3000 ppm, demodulated on the CPU with its blocks probed; the kernels on its stream (3
  * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
  * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
- * most 1 in 10^4).
+ * most 1 in 10^4). The CFO stage on random windows and on the demodulator's spans against the
+ * CPU's stage_cfo, from half the transform and (random windows) from the whole of it.
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -171,6 +174,38 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
                  "grid") &&
          cuda_ok(cudaMemcpy(w2, d_w2, C * w_stride * sizeof *w2, cudaMemcpyDeviceToHost), "x4") &&
          cuda_ok(cudaMemcpy(omo2, d_omo2, nb * sizeof *omo2, cudaMemcpyDeviceToHost), "om");
+    /* the grid never stored: pre_om without it gives the same sums, x4 from the rows the same
+     * 4th-power values as x4_level on the stored grid (bit for bit) */
+    double *omsum_a = malloc(oms_n * sizeof *omsum_a), *omsum_b = malloc(oms_n * sizeof *omsum_b);
+    prx_cf32 *w3 = malloc(C * w_stride * sizeof *w3);
+    if (ok && cuda_ok(cudaMemcpy(omsum_a, d_omsum, oms_n * sizeof(double), cudaMemcpyDeviceToHost),
+                      "sums")) {
+      cuda_ok(cudaMemset(d_omsum, 0xff, oms_n * sizeof(double)), "poison");
+      cuda_ok(cudaMemset(d_w2, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
+      CHECK_OK(
+          S->pre_om(&st, d_rows, stride, 0, k.n_total, k.g_hi, NULL, d_mom, d_bad, d_omsum, 0));
+      CHECK_OK(S->x4_rows(&st, d_rows, stride, k.n_total, d_mb, d_w0, d_omi, d_w2, w_stride, 0));
+      ok = cuda_ok(cudaDeviceSynchronize(), "rows kernels") &&
+           cuda_ok(cudaMemcpy(omsum_b, d_omsum, oms_n * sizeof(double), cudaMemcpyDeviceToHost),
+                   "sums") &&
+           cuda_ok(cudaMemcpy(w3, d_w2, C * w_stride * sizeof *w3, cudaMemcpyDeviceToHost), "x4");
+      size_t rows_x4_differ = 0;
+      for (size_t t = 0; ok && t < nb; t++) {
+        const unsigned c = (unsigned)(t / NB);
+        if (k.tm[t].k1 > k.tm[t].k0)
+          rows_x4_differ += memcmp(w3 + c * w_stride + w0[t], w2 + c * w_stride + w0[t],
+                                   (size_t)(k.tm[t].k1 - k.tm[t].k0) * sizeof *w3) != 0;
+      }
+      const int sums_same = memcmp(omsum_a, omsum_b, oms_n * sizeof(double)) == 0;
+      printf("  grid not stored: pre_om's sums %s, x4 from the rows differing in %zu blocks\n",
+             sums_same ? "identical" : "DIFFERENT", rows_x4_differ);
+      CHECK(sums_same, "pre_om without the grid: its sums differ from those with it");
+      CHECK(rows_x4_differ == 0, "x4_rows: %zu blocks differ from x4_level on pre's grid",
+            rows_x4_differ);
+    }
+    free(omsum_a);
+    free(omsum_b);
+    free(w3);
     /* the same with the stream going on (g_hi = INT64_MAX, the bank's value until its flush):
      * every block whose own grid ends before the stream's end gives the same record, the
      * stream's first block included */
@@ -356,15 +391,17 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
 
 /* The CFO stage on the GPU for C windows (channel c's n[c] values at w + c w_stride + w0[c], on
  * the host) against the CPU's stage_cfo on the same values: the starts (differing only at a
- * near-tie of two bins or of the 1/8-bin rounding: counted), the CFO within tol Rs. */
+ * near-tie of two bins or of the 1/8-bin rounding: counted), the CFO within tol Rs. half: the
+ * stage's transform over nfft / 2 points (the default) or over nfft (0). */
 static void cfo_check(const char *name, unsigned C, const prx_cf32 *w, size_t w_stride,
                       const int64_t *w0, const size_t *n, const double *e, size_t span, size_t nfft,
-                      double max_nu, const double *f_cpu, double tol) {
+                      double max_nu, const double *f_cpu, double tol, int half) {
   qpsk_fir pre, mf;
   CHECK_OK(qpsk_fir_init(&pre, 4, 0.35, QPSK_PRE_SPAN, 1, 1.0));
   CHECK_OK(qpsk_fir_init(&mf, 4, 0.35, 12, 0, 1.0));
   qpsk_stages st;
   CHECK_OK(S->create(&st, &pre, &mf, C, 1, 512, 600, 4, 0));
+  st.cfo_half = half;
   CHECK_OK(S->cfo_setup(&st, (unsigned)span, (unsigned)nfft, max_nu));
   qpsk_cfo_in *in = calloc(C, sizeof *in);
   qpsk_cfo_out *out = calloc(C, sizeof *out), *d_out = NULL;
@@ -403,9 +440,11 @@ static void cfo_check(const char *name, unsigned C, const prx_cf32 *w, size_t w_
         if (!(d <= spread)) spread = d;
       }
     }
-    printf("%s: %u channels: CFO within %.2e Rs of the CPU's (%.2e of the demodulator's, whose "
-           "own estimate is %.2e from the CPU's with this test's FFT plan), %u starts differing\n",
-           name, C, worst, worst_dem, spread, starts);
+    printf(
+        "%s (%s transform): %u channels: CFO within %.2e Rs of the CPU's (%.2e of the "
+        "demodulator's, whose own estimate is %.2e from the CPU's with this test's FFT plan), %u "
+        "starts differing\n",
+        name, half ? "half" : "whole", C, worst, worst_dem, spread, starts);
     CHECK(worst < tol && worst_dem < tol, "%s: CFO %.2e / %.2e Rs from the CPU's", name, worst,
           worst_dem);
     CHECK(starts <= C / 64, "%s: %u refinement starts differ", name, starts);
@@ -440,7 +479,9 @@ static void cfo_case(uint64_t seed) {
     cfo_window(&r, w + c * w_stride + w0[c], n[c], (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu,
                4 + 12 * test_rng_uniform(&r));
   }
-  cfo_check("cfo, random windows", C, w, w_stride, w0, n, e, span, nfft, max_nu, NULL, 1e-8);
+  for (int half = 1; half >= 0; half--)
+    cfo_check("cfo, random windows", C, w, w_stride, w0, n, e, span, nfft, max_nu, NULL, 1e-8,
+              half);
   free(w);
 }
 
@@ -588,7 +629,7 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
     snprintf(cname, sizeof cname, "%s, its spans' cfo", name);
     /* at a large clock offset the estimate moves by ~1e-7 Rs with the FFT's rounding (the CPU's
      * plans differ from each other by as much) */
-    cfo_check(cname, (unsigned)ns, w, w_stride, w0, nn, e, pr.S, pr.nfft, pr.max_nu, f, 5e-7);
+    cfo_check(cname, (unsigned)ns, w, w_stride, w0, nn, e, pr.S, pr.nfft, pr.max_nu, f, 5e-7, 1);
     free(w);
     free(w0);
     free(nn);

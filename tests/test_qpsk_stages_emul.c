@@ -221,9 +221,10 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
 }
 
 /* stage pre_om's O&M sums as the kernel partitions them (qpsk_stages_cuda.cu: steps of 256
- * threads, 8 warps of 32 lanes; at a unit-step grid four consecutive outputs per lane, else one;
- * each lane's qpsk_om_lane, the warp's two sub-block slots, the block's fixed-order combination)
- * from the grid z as pre leaves it, then qpsk_om_combine */
+ * threads, 8 warps of 32 lanes; at a unit-step grid four consecutive outputs per lane, each group
+ * of four's sums in its own slot, each sub-block's the sum of its groups' in order
+ * (qpsk_om_groups); else one output per lane, the warp's two sub-block slots per step, the
+ * block's fixed-order combination) from the grid z as pre leaves it, then qpsk_om_combine */
 static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
                            om_ref *o) {
   unsigned nsub, Ls, nlags;
@@ -253,7 +254,43 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
       }
     }
   double *sums = calloc((size_t)(nsub + 1) * QPSK_OMS, sizeof *sums);
-  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS; i++) {
+  if (per == 4) {
+    /* each group of four's sums (its lane's), then each sub-block's groups in order; every
+     * group whose outputs count lies in exactly one sub-block's range */
+    const int64_t ngr = ng / 4;
+    double *part = calloc((size_t)ngr * QPSK_OMS, sizeof *part);
+    unsigned *owner = calloc((size_t)ngr, sizeof *owner);
+    for (int64_t G = 0; G < ngr; G++) {
+      double tt[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+      uint32_t jlo;
+      qpsk_om_lane(z + 4 * G, 4, 4 * G, 4 * G, m0, QPSK_GM, own_end, 4 * Ls, nsub, tt, &jlo);
+      memcpy(part + G * QPSK_OMS, tt, sizeof tt);
+    }
+    for (unsigned j = 0; j <= nsub; j++) {
+      int64_t G0, G1;
+      qpsk_om_groups(j, nsub, 4 * Ls, QPSK_GM, ng, &G0, &G1);
+      for (int64_t G = G0; G < G1; G++) {
+        owner[G]++;
+        for (int q = 0; q < QPSK_OMS; q++) sums[j * QPSK_OMS + q] += part[G * QPSK_OMS + q];
+      }
+    }
+    for (int64_t G = 0; G < ngr; G++) {
+      const int64_t k0 = 4 * G;
+      const int own = k0 + 3 >= QPSK_GM && k0 < own_end;
+      CHECK(owner[G] == 1 || (!own && owner[G] == 0),
+            "pre_om: group %lld of own outputs in %u sub-blocks' ranges", (long long)G, owner[G]);
+      if (own) {
+        const uint32_t jg = (uint32_t)((k0 - QPSK_GM) / (4 * (int64_t)Ls));
+        int64_t G0, G1;
+        qpsk_om_groups(jg < nsub ? jg : nsub, nsub, 4 * Ls, QPSK_GM, ng, &G0, &G1);
+        CHECK(G >= G0 && G < G1, "pre_om: group %lld summed into the wrong sub-block",
+              (long long)G);
+      }
+    }
+    free(part);
+    free(owner);
+  }
+  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1; i++) {
     const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
     for (int64_t sgi = 0; sgi < nsteps * 8; sgi++) {
       const double *sg = seg + (size_t)sgi * (1 + 2 * QPSK_OMS);
@@ -318,6 +355,33 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
     for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(z[g - 1 + i], D, gain);
     w[kk - tm->k0] = qpsk_x4_one(v, c);
   }
+}
+
+/* stage x4_rows, emulated: pre's window of the block staged as the kernel stages it (mixed; the
+ * unit-step grid's padded slots with 8 zeros after them), then each owned symbol's value from it
+ * (qpsk_x4_rows_one) */
+static void emul_x4_rows(const stage_case *k, size_t t, prx_cf32 D, float gain, prx_cf32 *w) {
+  const unsigned c = (unsigned)(t / k->nblk);
+  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
+  const qpsk_mf_timing *tm = &k->tm[t];
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(tm->b, k->L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c,
+                  k->pre.ntaps, &lo, &hi, &own0, &own1);
+  const int unit = k->pre.rq == (int64_t)k->pre.Q, pad = unit ? QPSK_PAD4 : 0;
+  prx_cf32 *win = calloc((size_t)qpsk_win_slot(hi - lo + 8, QPSK_PAD4) + 1, sizeof *win);
+  const prx_cf32 zero = {0, 0};
+  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
+  for (int64_t i = 0; i < hi - lo; i++) {
+    const int64_t sn = lo + i;
+    const int in = sn >= 0 && sn < k->n_total;
+    prx_cf32 v = in ? row[sn] : zero;
+    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
+    win[qpsk_win_slot(i, pad)] = qpsk_window_sample(v, in, zero);
+  }
+  for (int64_t kk = tm->k0; kk < tm->k1; kk++)
+    w[kk - tm->k0] = qpsk_x4_rows_one(tm, k->L, QPSK_GM, kk, k->pre.bank, k->pre.ntaps, k->pre.rq,
+                                      k->pre.r, k->pre.Q, k->pre.c, lo, unit, win, pad, D, gain);
+  free(win);
 }
 
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
@@ -410,7 +474,7 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
   double worst_gl = 0, worst_w = 0;
   prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
-  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0;
+  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0, x4_rows_differ = 0;
   double worst_fold[3] = {0, 0, 0}, worst_fold_corr = 0, worst_fold_truth = 0;
   double worst_cpu_truth[3] = {0, 0, 0};
   for (unsigned c = 0; c < k.C; c++) {
@@ -469,6 +533,9 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
           emul_x4_level(&k, t, g1, k.D[t], k.om_gain[t], w0);
           emul_x4(&k, t, gz, w1);
           x4_level_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
+          /* x4 from the rows (the grid recomputed): x4_level's values bit for bit */
+          emul_x4_rows(&k, t, k.D[t], k.om_gain[t], w1);
+          x4_rows_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
         }
         k.D[t] = D0;
         free(gz);
@@ -521,13 +588,16 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
          bits_total);
   printf("  om folded into pre: sub-block sums %.2e from the CPU's, drift %.2e; DC +10 dB / +20 "
          "dB: %.2e / %.2e from the CPU's, whose own sums are %.2e / %.2e from the float64 truth "
-         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing\n",
+         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing, x4 from the "
+         "rows: %zu\n",
          worst_fold[0], worst_fold_corr, worst_fold[1], worst_fold[2], worst_cpu_truth[1],
-         worst_cpu_truth[2], worst_fold_truth, x4_level_differ);
+         worst_cpu_truth[2], worst_fold_truth, x4_level_differ, x4_rows_differ);
   CHECK(worst_fold[0] < 1e-5, "om folded: sub-block sums differ by %.2e", worst_fold[0]);
   CHECK(worst_fold_corr < 1e-4, "om folded: drift correlations differ by %.2e", worst_fold_corr);
   CHECK(worst_fold_truth < 1e-9, "om folded: %.2e from the float64 truth", worst_fold_truth);
   CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 after om", x4_level_differ);
+  CHECK(x4_rows_differ == 0, "x4_rows: %zu blocks differ from x4_level on pre's grid",
+        x4_rows_differ);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);
@@ -551,6 +621,39 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
 
 /* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
  * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
+/* the refinement from the start nu0 (run sums, then Newton's steps as warp 0 takes them: 32
+ * lanes' shares of the sums, added by the butterfly of __shfl_xor_sync) and the CFO */
+static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
+                        double *f) {
+  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
+  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
+  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
+  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
+  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, nu0, g, tr, ti);
+  const double max_step = 1.0 / (double)nfft;
+  double off = 0;
+  for (int it = 0; it < 4 && n >= 2; it++) {
+    double x[32][6];
+    memset(x, 0, sizeof x);
+    for (unsigned l = 0; l < 32; l++) qpsk_refine_part(runs, m, n, off, l, 32, x[l]);
+    for (unsigned o = 16; o > 0; o >>= 1) {
+      double y[32][6];
+      for (unsigned l = 0; l < 32; l++)
+        for (int q = 0; q < 6; q++) y[l][q] = x[l][q] + x[l ^ o][q];
+      memcpy(x, y, sizeof x);
+    }
+    for (unsigned l = 1; l < 32; l++)
+      CHECK(memcmp(x[l], x[0], sizeof x[0]) == 0, "cfo: the warp's lanes hold different sums");
+    double step;
+    if (!qpsk_refine_step(x[0], max_step, &step)) break;
+    off += step;
+    if (qpsk_refine_converged(step, n)) break;
+  }
+  *nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
+  *f = qpsk_cfo_of(*nu, e);
+  free(runs);
+}
+
 static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
                      double e, double *nu0, double *nu, double *f) {
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
@@ -584,29 +687,58 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
       best = bi[32 * wp];
     }
   *nu0 = qpsk_peak_start(spec, nfft, qpsk_peak_bin(best, kmax, nfft), p);
-  float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
-  for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(*nu0, l, &tr[l], &ti[l]);
-  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  prx_cf32 *runs = malloc((m ? m : 1) * sizeof *runs);
-  for (size_t g = 0; g < m && n >= 2; g++) runs[g] = qpsk_refine_run(w, n, *nu0, g, tr, ti);
-  *nu = n < 2 ? *nu0 : qpsk_refine_newton(runs, m, n, *nu0, 1.0 / (double)nfft);
-  *f = qpsk_cfo_of(*nu, e);
-  free(runs);
+  emul_refine(w, n, nfft, e, *nu0, nu, f);
+}
+
+/* the CFO stage from half the transform (cfo_half): the peak of the nfft / 2 point spectrum
+ * (half: the even bins), the odd bins beside it summed over the window as the kernel's 256
+ * threads sum them (each a strided share in float, then in double), the start, the refinement */
+static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, size_t nfft,
+                          double max_nu, double e, double *nu0, double *nu, double *f) {
+  const size_t len = nfft / 2, kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
+  float bp = -1;
+  size_t bi = (size_t)0xffffffffu;
+  for (size_t i = 0; i < ncand; i++) { /* "better" is a total order: any order of the scan */
+    const float q = qpsk_bin_power(half[qpsk_peak_bin(i, kmax, len)]);
+    if (qpsk_peak_better(q, i, bp, bi)) {
+      bp = q;
+      bi = i;
+    }
+  }
+  const size_t b = qpsk_peak_bin(bi, kmax, len);
+  const int64_t mm = (int64_t)((2 * b + nfft - 1) % nfft), mp = (int64_t)((2 * b + 1) % nfft);
+  double x[4] = {0, 0, 0, 0};
+  for (size_t th = 0; th < 256; th++) {
+    float acc[4] = {0, 0, 0, 0};
+    for (size_t t = th; t < n; t += 256) {
+      const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, (int64_t)nfft),
+                     c = qpsk_dft_twiddle(mp, (int64_t)t, (int64_t)nfft);
+      acc[0] += v.re * a.re - v.im * a.im;
+      acc[1] += v.re * a.im + v.im * a.re;
+      acc[2] += v.re * c.re - v.im * c.im;
+      acc[3] += v.re * c.im + v.im * c.re;
+    }
+    for (int q = 0; q < 4; q++) x[q] += acc[q];
+  }
+  const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
+  *nu0 = qpsk_peak_start_half(half, nfft, qpsk_peak_kmax(max_nu, nfft), b, bp, xm, xp);
+  emul_refine(w, n, nfft, e, *nu0, nu, f);
 }
 
 /* The CFO stage's steps against the CPU's stage_cfo on the same spectrum: windows of 8192 and
  * of fewer values (a stream's last span), Es/N0 2 to 14 dB, lines over the whole acquisition
  * range and a clock slope: the start identical (the same peak, the same parabola), the refined
- * line within 1e-9 cycle per value (the run sums' rotation evaluated directly instead of by
- * the CPU's recurrence), the CFO so. */
+ * line within 1e-9 cycle per value (the run sums' and Newton's rotations evaluated directly
+ * instead of by the CPU's recurrences, Newton's sums over a warp), the CFO so. */
 static void cfo_case(uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   const size_t S = 8192, nfft = 16384;
   const double max_nu = 4 * 0.12;
   prx_cf32 *w = malloc(S * sizeof *w), *spec = malloc(nfft * sizeof *spec);
-  double worst_nu = 0, worst_f = 0, worst_truth = 0;
-  int starts_differ = 0;
+  double worst_nu = 0, worst_f = 0, worst_truth = 0, worst_half = 0;
+  int starts_differ = 0, half_differ = 0;
+  prx_cf32 *half = malloc(nfft / 2 * sizeof *half);
   for (int i = 0; i < 24; i++) {
     size_t n = i % 4 == 3 ? 1000 + (size_t)(test_rng_uniform(&r) * 5000) : S;
     double nu_line = (2 * test_rng_uniform(&r) - 1) * 0.95 * max_nu;
@@ -615,13 +747,25 @@ static void cfo_case(uint64_t seed) {
     double a0, a1, f0 = cfo_ref(w, n, nfft, max_nu, e, spec, &a0, &a1), b0, b1, f1;
     emul_cfo(w, n, spec, nfft, max_nu, e, &b0, &b1, &f1);
     starts_differ += a0 != b0;
+    /* half the transform: its bins are the even ones */
+    for (size_t k = 0; k < nfft / 2; k++) half[k] = spec[2 * k];
+    double h0, h1, fh;
+    emul_cfo_half(w, n, half, nfft, max_nu, e, &h0, &h1, &fh);
+    half_differ += a0 != h0;
+    if (fabs(h1 - a1) > worst_half) worst_half = fabs(h1 - a1);
     if (fabs(a1 - nu_line) > worst_truth) worst_truth = fabs(a1 - nu_line);
     if (fabs(b1 - a1) > worst_nu) worst_nu = fabs(b1 - a1);
     if (fabs(f1 - f0) > worst_f) worst_f = fabs(f1 - f0);
   }
   printf("cfo: starts differing %d of 24, refined line within %.2e cycle/value, CFO within %.2e "
-         "Rs (the CPU's line within %.2e of the truth)\n",
-         starts_differ, worst_nu, worst_f, worst_truth);
+         "Rs (the CPU's line within %.2e of the truth); from half the transform: starts differing "
+         "%d, refined line within %.2e\n",
+         starts_differ, worst_nu, worst_f, worst_truth, half_differ, worst_half);
+  CHECK(half_differ == 0, "cfo from half the transform: %d starts differ from the CPU's",
+        half_differ);
+  CHECK(worst_half < 1e-9, "cfo from half the transform: refined line %.2e from the CPU's",
+        worst_half);
+  free(half);
   CHECK(worst_truth < 1e-4, "cfo: the windows' lines are not where they were put (%.2e)",
         worst_truth);
   CHECK(starts_differ == 0, "cfo: %d refinement starts differ from the CPU's", starts_differ);

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 8
+#define PRX_CUDA_MODULE_ABI 9
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -67,7 +67,7 @@ typedef struct prx_cuda_module {
   prx_status (*event_record)(void *event, void *stream);
   prx_status (*stream_wait)(void *stream, void *event);
   /* the demodulator bank's serial passes on the GPU (qpsk_serial_cuda.cu; ABI 7, the phase pass
-   * ABI 8) */
+   * ABI 9) */
   const struct prx_qpsk_serial_cuda *qpsk_serial;
 } prx_cuda_module;
 

@@ -19,6 +19,16 @@ prx_status prx_fail(prx_status status, const char *fmt, ...) PRX_PRINTF(2, 3);
 /* Seconds on the monotonic clock (for phase timings; differences only). */
 double prx_now(void);
 
+/* Greatest common divisor (Euclid); prx_gcd_u64(a, 0) = a. */
+static inline unsigned long long prx_gcd_u64(unsigned long long a, unsigned long long b) {
+  while (b) {
+    unsigned long long t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /* 64-byte aligned allocation (cache line, AVX-512 safe), zero-filled; NULL on failure or 0 bytes.
  * Checks n * size for overflow. */
 void *prx_alloc(size_t n, size_t size);

@@ -97,7 +97,8 @@ struct prx_qpsk_bank_gpu {
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
   /* om folded into pre (sps 4, where the pre-filter is register-blocked): pre_om, om_sums and
-   * x4_level instead of pre, om and x4 */
+   * x4_level instead of pre, om and x4 (1); 2: the grid never stored (pre_om without it, x4_rows
+   * from the rows, where the kernels have it) */
   int fold, fold_ok; /* in use; possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
   int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
@@ -281,11 +282,11 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* the folded om path agrees with the CPU (its first-block sums fixed: qpsk_om_own_end) but is
-   * off by default: since om loads its grid in batches, the separate om is faster (6.61 against
-   * 6.45 Gsym/s for the six stages at sps 4, 1024 channels: bench/GPU_NOTES.md);
-   * prx_qpsk_bank_gpu_set_fold turns it on */
+  /* at sps 4 om is folded into pre, the grid stored (the fastest of the three paths since pre_om
+   * sums through per-group slots; the grid never stored recomputes it in x4 and loses:
+   * bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
   g->fold = 0;
+  prx_qpsk_bank_gpu_set_fold(g, 1);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
     prx_qpsk_bank_gpu_destroy(g);
@@ -480,7 +481,7 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
-  if (g) g->fold = on && g->fold_ok;
+  if (g) g->fold = !on || !g->fold_ok ? 0 : on == 2 && g->k->x4_rows ? 2 : 1;
   return g ? g->fold : 0;
 }
 
@@ -807,8 +808,8 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   st.nblk = (unsigned)nb;
   const size_t n = (size_t)g->C * nb;
   if (g->fold)
-    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->d_grid[k], g->d_mom[k],
-                     g->d_bad[k], g->d_omsum[k], stream));
+    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->fold == 2 ? NULL : g->d_grid[k],
+                     g->d_mom[k], g->d_bad[k], g->d_omsum[k], stream));
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
@@ -828,7 +829,11 @@ static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, i
 
 /* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
  * rows, on stream. */
-static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
+static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, const void *rows,
+                           size_t stride, void *stream) {
+  if (g->fold == 2) /* the grid never stored: from the span's rows */
+    return g->k->x4_rows(st, rows, stride, g->n_total, g->d_mb, g->d_w0, g->d_omi, g->d_w,
+                         g->w_stride, stream);
   if (g->fold)
     return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
                           stream);
@@ -902,7 +907,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(issue_om(g, &st, k, b0, stream));
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
-  TRY(issue_x4(g, &st, k, stream));
+  TRY(issue_x4(g, &st, k, rows, stride, stream));
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
@@ -985,7 +990,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  TRY(issue_x4(g, &st, k, stream));
+  TRY(issue_x4(g, &st, k, rows, stride, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));

@@ -70,10 +70,11 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g); /* accepts NULL */
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
 /* The O&M stage folded into pre (pre_om, om_sums, x4_level; possible where the kernels have it
- * and the pre-filter is register-blocked, i.e. sps 4) or apart (pre, om, x4: the default,
- * docs/ARCHITECTURE.md says why): on (1) or off (0), between calls. Returns the path now in use
- * (1 folded). Its O&M sums round otherwise than om's (qpsk_om_combine): the bits stay, the
- * estimates move by rounding (GPU_NOTES). */
+ * and the pre-filter is register-blocked, i.e. sps 4: 1, the default there), folded with the grid
+ * never stored (pre_om without it, x4_rows from the rows: 2) or apart (pre, om, x4: 0), between
+ * calls. Returns the path now in use (0, 1, 2). Its O&M sums round
+ * otherwise than om's (qpsk_om_combine): the bits stay, the estimates move by rounding
+ * (GPU_NOTES). */
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
 /* The level, timing and NCO passes on the GPU (1, the default where the module has them and the
  * CFO stage runs there: one host wait per span) or on the CPU between the stage kernels (0:

@@ -179,17 +179,6 @@ static inline void walk_next(const qpsk_fir *f, int64_t m_next, fir_walk *w) {
   }
 }
 
-#ifdef QPSK_AVX2
-static unsigned gcd_u(unsigned a, unsigned b) {
-  while (b) {
-    unsigned t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-#endif
-
 /* Cache lines to prefetch from inside a kernel, a few per step: `per` lines each time */
 typedef struct {
   const uint8_t *p, *end;
@@ -221,7 +210,7 @@ static inline void fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base,
 #ifdef QPSK_AVX2
   const unsigned nv = f->ntaps / 4;
   if (f->rq >= 0) {
-    unsigned d = (unsigned)(f->rq % f->Q), P = d ? f->Q / gcd_u(d, f->Q) : 1;
+    unsigned d = (unsigned)(f->rq % f->Q), P = d ? f->Q / (unsigned)prx_gcd_u64(d, f->Q) : 1;
     int64_t di = (int64_t)P * f->rq / f->Q; /* input step between outputs P apart (exact) */
     for (unsigned rho = 0; rho < P && rho < n; rho++) {
       int64_t i;

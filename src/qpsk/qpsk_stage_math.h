@@ -504,11 +504,9 @@ QPSK_HD int qpsk_peak_better(float p, size_t i, float bp, size_t bi) {
 /* The refinement's start from the peak bin best (power bm): the parabola through the magnitudes
  * of the bins around it, its vertex in cycles per value, rounded to 1/8 bin (stage_cfo: the
  * FFT's last-bit rounding then almost never moves the start). */
-QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, float bm) {
-  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
-  double a = sqrt((double)spec[km].re * spec[km].re + (double)spec[km].im * spec[km].im);
-  double b = sqrt((double)bm);
-  double c = sqrt((double)spec[kp].re * spec[kp].re + (double)spec[kp].im * spec[kp].im);
+QPSK_HD double qpsk_bin_mag(prx_cf32 v) { return sqrt((double)v.re * v.re + (double)v.im * v.im); }
+/* the vertex from the magnitudes a, b, c of bins best - 1, best, best + 1 */
+QPSK_HD double qpsk_peak_vertex(double a, double b, double c, size_t best, size_t nfft) {
   double den = a - 2 * b + c, delta = 0;
   if (den < 0) delta = 0.5 * (a - c) / den;
   if (delta > 0.5) delta = 0.5;
@@ -516,6 +514,67 @@ QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, f
   double k = (best < nfft / 2 ? (double)best : (double)best - (double)nfft) + delta;
   double nu = k / (double)nfft;
   return nearbyint(nu * (8.0 * (double)nfft)) / (8.0 * (double)nfft);
+}
+QPSK_HD double qpsk_peak_start(const prx_cf32 *spec, size_t nfft, size_t best, float bm) {
+  size_t km = (best + nfft - 1) % nfft, kp = (best + 1) % nfft;
+  return qpsk_peak_vertex(qpsk_bin_mag(spec[km]), sqrt((double)bm), qpsk_bin_mag(spec[kp]), best,
+                          nfft);
+}
+
+/* The peak from half the zero-padded spectrum (the CFO stage's half-length FFT: the window's
+ * nfft / 2 point transform, whose bins are the even bins 2k of the nfft-point one): the peak's
+ * candidates in the nfft-point spectrum are its even bin 2b (b the half spectrum's peak) and the
+ * odd bins 2b - 1, 2b + 1 beside it, each one exp(-j 2 pi m t / nfft) summed over the window
+ * (qpsk_dft_twiddle), where a line's main lobe puts the full spectrum's peak. A candidate's index
+ * in the full search (qpsk_peak_bin's order, for the first-on-ties rule), or -1 outside it: */
+QPSK_HD int64_t qpsk_peak_cand(size_t bin, size_t kmax, size_t nfft) {
+  if (bin <= kmax) return (int64_t)bin;
+  if (bin >= nfft - kmax) return (int64_t)(kmax + 1 + (bin - (nfft - kmax)));
+  return -1;
+}
+/* exp(-j 2 pi m t / nfft), the phase exact in integers (m, t >= 0), then evaluated in float */
+QPSK_HD prx_cf32 qpsk_dft_twiddle(int64_t m, int64_t t, int64_t nfft) {
+  const int64_t r = (m * t) % nfft;
+  float sn, cs;
+#ifdef __CUDA_ARCH__
+  sincospif((float)(2.0 * (double)r / (double)nfft), &sn, &cs);
+#else
+  const double a = 6.283185307179586476925286766559 * (double)r / (double)nfft;
+  sn = (float)sin(a);
+  cs = (float)cos(a);
+#endif
+  prx_cf32 o = {cs, -sn};
+  return o;
+}
+/* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full
+ * spectrum's odd bins xm = X[2b - 1], xp = X[2b + 1]: the best of the three candidates in the
+ * full search (kmax of the nfft-point spectrum; the first on ties), then qpsk_peak_start's vertex
+ * through its neighbours (for an odd peak: the even bins 2b and 2b +- 2, half[b], half[b +- 1]).
+ * The CPU's start wherever its peak is one of the three. */
+QPSK_HD double qpsk_peak_start_half(const prx_cf32 *half, size_t nfft, size_t kmax, size_t b,
+                                    float bp, prx_cf32 xm, prx_cf32 xp) {
+  const size_t nh = nfft / 2, e = 2 * b, om = (e + nfft - 1) % nfft, op = (e + 1) % nfft;
+  size_t best = e;
+  float p = bp;
+  int64_t bi = qpsk_peak_cand(e, kmax, nfft);
+  const float pm = qpsk_bin_power(xm), pp = qpsk_bin_power(xp);
+  const int64_t im = qpsk_peak_cand(om, kmax, nfft), ip = qpsk_peak_cand(op, kmax, nfft);
+  if (im >= 0 && qpsk_peak_better(pm, (size_t)im, p, (size_t)bi)) {
+    best = om;
+    p = pm;
+    bi = im;
+  }
+  if (ip >= 0 && qpsk_peak_better(pp, (size_t)ip, p, (size_t)bi)) {
+    best = op;
+    p = pp;
+    bi = ip;
+  }
+  if (best == e)
+    return qpsk_peak_vertex(qpsk_bin_mag(xm), sqrt((double)p), qpsk_bin_mag(xp), best, nfft);
+  /* an odd peak: its neighbours are the even bins either side */
+  const size_t lo = best == op ? b : (b + nh - 1) % nh, hi = best == op ? (b + 1) % nh : b;
+  return qpsk_peak_vertex(qpsk_bin_mag(half[lo]), sqrt((double)p), qpsk_bin_mag(half[hi]), best,
+                          nfft);
 }
 
 /* The refinement mixes the values near nu0 down and sums runs of QPSK_REFINE_D of them:
@@ -545,6 +604,48 @@ QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t
   return o;
 }
 
+/* Newton's step on the periodogram P = |X|^2 from the sums x = (X, X1, X2) (re, im each) at the
+ * current offset: -P' / P'' clamped to max_step into *step; 0 where P'' >= 0 (no step). */
+QPSK_HD int qpsk_refine_step(const double x[6], double max_step, double *step) {
+  /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
+  const double pi_ = 3.14159265358979323846264338327950288;
+  double d1 = 4 * pi_ * (x[0] * x[3] - x[1] * x[2]);
+  double d2 = 8 * pi_ * pi_ * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
+  if (!(d2 < 0)) return 0;
+  double st = -d1 / d2;
+  if (st > max_step) st = max_step;
+  if (st < -max_step) st = -max_step;
+  *step = st;
+  return 1;
+}
+
+/* Newton's steps stop at a step below 1e-4 of a bin (far below the noise); an offset past
+ * 2 max_step is not taken (the start nu0 stays) */
+QPSK_HD int qpsk_refine_converged(double step, size_t n) { return fabs(step) < 1e-4 / (double)n; }
+QPSK_HD double qpsk_refine_result(double nu0, double off, double max_step) {
+  return fabs(off) > 2 * max_step ? nu0 : nu0 + off;
+}
+
+/* One lane's share of the sums X, X1 = sum d v e, X2 = sum d^2 v e at offset nu (e = exp(-j 2 pi
+ * nu d), d = g D + t0) over run sums g = lane, lane + nl, ... of the m: each e evaluated directly
+ * (qpsk_refine_newton's recurrence is serial), added into x. */
+QPSK_HD void qpsk_refine_part(const prx_cf32 *v, size_t m, size_t n, double nu, unsigned lane,
+                              unsigned nl, double x[6]) {
+  const double two_pi = 6.283185307179586476925286766559, D = QPSK_REFINE_D;
+  const double t0 = 0.5 * (D - 1) - 0.5 * (double)(n - 1);
+  for (size_t g = lane; g < m; g += nl) {
+    const double d = (double)g * D + t0, a = two_pi * nu * d;
+    const double er = cos(a), ei = -sin(a);
+    const double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
+    x[0] += pr;
+    x[1] += pi;
+    x[2] += d * pr;
+    x[3] += d * pi;
+    x[4] += d * d * pr;
+    x[5] += d * d * pi;
+  }
+}
+
 /* Newton's steps on the periodogram of the m run sums v (times g D + t0 from the centre) from 0,
  * each step at most max_step, at most 4: nu0 + the offset found, or nu0 when it ran past
  * 2 max_step (qpsk_periodogram_refine's rule). n: the window's values. */
@@ -571,19 +672,12 @@ QPSK_HD double qpsk_refine_newton(const prx_cf32 *v, size_t m, size_t n, double 
       ei = er * si + ei * sr;
       er = t;
     }
-    /* P = |X|^2: P' = 4 pi Im(conj(X) X1), P'' = 8 pi^2 (|X1|^2 - Re(conj(X) X2)) */
-    const double pi_ = 3.14159265358979323846264338327950288;
-    double d1 = 4 * pi_ * (x[0] * x[3] - x[1] * x[2]);
-    double d2 = 8 * pi_ * pi_ * (x[2] * x[2] + x[3] * x[3] - (x[0] * x[4] + x[1] * x[5]));
-    if (!(d2 < 0)) break;
-    double step = -d1 / d2;
-    if (step > max_step) step = max_step;
-    if (step < -max_step) step = -max_step;
+    double step;
+    if (!qpsk_refine_step(x, max_step, &step)) break;
     nu += step;
-    if (fabs(step) < 1e-4 / (double)n) break; /* 1e-4 of a bin: far below the noise */
+    if (qpsk_refine_converged(step, n)) break;
   }
-  if (fabs(nu) > 2 * max_step) return nu0;
-  return nu0 + nu;
+  return qpsk_refine_result(nu0, nu, max_step);
 }
 
 /* The CFO in cycles per symbol from the refined line nu of values spaced 1 + e / (1 - e) symbols
@@ -626,6 +720,21 @@ QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int
   return (j < nsub ? j : nsub) > *jlo;
 }
 
+/* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group
+ * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
+ * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
+ * the block): groups [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
+ * (qpsk_om_lane), the sub-block's sums are its groups' in the order of G. */
+QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t ng,
+                            int64_t *G0, int64_t *G1) {
+  const int64_t ngr = ng / 4;
+  *G0 = ((int64_t)gm + (int64_t)Ls4 * j) / 4;
+  *G1 = j < nsub ? *G0 + Ls4 / 4 : ngr;
+  if (*G0 > ngr) *G0 = ngr;
+  if (*G1 > ngr) *G1 = ngr;
+  if (j == 0) *G0 = 0; /* the left margin's groups (no own outputs: zero sums) */
+}
+
 /* Stage pre_om: the end of a block's own outputs whose O&M sums count (outputs k = 0 .. ng - 1 at
  * grid indices m0 + k, m0 = 4 b L - gm; the own ones gm .. gm + 4 L - 1), those below grid index
  * g_hi. Compared as g_hi < m0 + end: g_hi - m0 overflows for g_hi = INT64_MAX (the value while
@@ -654,6 +763,37 @@ QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_
 QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};
   return o;
+}
+
+/* Stage x4 from the rows (the grid never stored): symbol k's 4th-power value from the pre-filter's
+ * window (win, slots as qpsk_win_slot places them with pad; window index 0 is input sample lo) of
+ * its block, the four grid values it reads (qpsk_x4_tap) computed as pre computes them, levelled
+ * with the DC D and gain as x4_level levels them. unit: a unit-step grid (rq == Q, pre's
+ * register-blocked filter, qpsk_dot4 from the grid's first output's offset); otherwise each value
+ * by its position (qpsk_pre_tap) and qpsk_dot1 on an unpadded window (pad 0). The same sums in the
+ * same order as pre's, so the values pre would have stored, and x4_level's value bit for bit. */
+QPSK_HD prx_cf32 qpsk_x4_rows_one(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k,
+                                  const float *bank, unsigned ntaps, int64_t rq, double r,
+                                  unsigned Q, int c, int64_t lo, int unit, const void *win, int pad,
+                                  prx_cf32 D, float gain) {
+  int64_t g;
+  float cf[4];
+  qpsk_x4_tap(t, L, gm, k, &g, cf);
+  const int64_t m0 = 4 * t->b * L - gm;
+  prx_cf32 z[4];
+  unsigned row;
+  int64_t off;
+  if (unit) {
+    qpsk_pre_tap(m0, rq, r, Q, c, lo, &row, &off);
+    qpsk_dot4(bank, ntaps, win, off + g - 1, pad, z);
+  } else {
+    for (int i = 0; i < 4; i++) {
+      qpsk_pre_tap(m0 + g - 1 + i, rq, r, Q, c, lo, &row, &off);
+      z[i] = qpsk_dot1(bank + (size_t)row * 2 * ntaps, (const float *)win + 2 * off, ntaps);
+    }
+  }
+  for (int i = 0; i < 4; i++) z[i] = qpsk_om_level(z[i], D, gain);
+  return qpsk_x4_one(z, cf);
 }
 
 #endif

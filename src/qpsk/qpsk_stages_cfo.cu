@@ -1,10 +1,13 @@
 /* The CFO stage of the demodulator bank on the GPU (qpsk_stages_cuda.h, entries cfo_setup and
- * cfo): per channel, the estimation window of 4th-power values copied zero-padded into an
- * nfft-point row (C rows), one batched cuFFT over them, then one thread block per channel: the
- * peak over |nu| <= max_nu (a block reduction, the first of equal powers winning), the
+ * cfo): per channel, the estimation window of 4th-power values copied zero-padded into a row of
+ * len points (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point
+ * spectrum), one batched cuFFT over them, then one thread block per channel: the peak over
+ * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
+ * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values) and Newton's steps on them (one thread: 128 run sums at the usual
- * span), the per-output arithmetic being qpsk_stage_math.h's, as the CPU's. */
+ * of QPSK_REFINE_D values) and Newton's steps on them (one warp: 128 run sums at the usual span,
+ * four a lane), the per-output arithmetic being qpsk_stage_math.h's, as the CPU's (Newton's sums
+ * in another order, each term's rotation evaluated directly). */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -30,41 +33,46 @@ static prx_status cfo_fail(const char *what, const char *why) {
     if (r_ != CUFFT_SUCCESS) return cfo_fail(what, "cuFFT error");                                 \
   } while (0)
 
-/* Grid (nfft / (4 CFO_THREADS) rounded up, C): row c of buf is the window, then zeros. */
+/* Grid (len / (4 CFO_THREADS) rounded up, C): row c of buf (len points) is the window, then
+ * zeros. */
 __global__ void __launch_bounds__(CFO_THREADS)
     qpsk_cfo_fill_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in, unsigned S,
-                         unsigned nfft, float2 *buf) {
+                         unsigned len, float2 *buf) {
   const unsigned c = blockIdx.y;
   const qpsk_cfo_in p = in[c];
   const float2 *src = (const float2 *)(w + (size_t)c * w_stride + p.w0);
-  float2 *dst = buf + (size_t)c * nfft;
+  float2 *dst = buf + (size_t)c * len;
   const unsigned n = p.n < S ? p.n : S;
   for (unsigned i = blockIdx.x * 4 * CFO_THREADS + threadIdx.x;
-       i < nfft && i < (blockIdx.x + 1) * 4 * CFO_THREADS; i += CFO_THREADS)
+       i < len && i < (blockIdx.x + 1) * 4 * CFO_THREADS; i += CFO_THREADS)
     dst[i] = i < n ? src[i] : make_float2(0, 0);
 }
 
 /* One thread block per channel (see the file's comment); dynamic shared memory: the run sums
- * (S / QPSK_REFINE_D rounded up, cf32). */
+ * (S / QPSK_REFINE_D rounded up, cf32). spec_all: C rows of len points, the nfft-point spectrum
+ * (len == nfft) or its even bins (len == nfft / 2). */
 __global__ void __launch_bounds__(CFO_THREADS)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
-                         const float2 *spec_all, unsigned S, unsigned nfft, double max_nu,
-                         qpsk_cfo_out *out) {
+                         const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
+                         double max_nu, qpsk_cfo_out *out) {
   extern __shared__ prx_cf32 runs[];
   __shared__ float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
   __shared__ float best_p[CFO_THREADS / 32];
   __shared__ unsigned best_i[CFO_THREADS / 32];
-  __shared__ double nu0_s;
+  __shared__ double nu0_s, odd_s[CFO_THREADS / 32][4];
+  __shared__ unsigned peak_b;
+  __shared__ float peak_p;
   const unsigned c = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const qpsk_cfo_in p = in[c];
-  const prx_cf32 *spec = (const prx_cf32 *)(spec_all + (size_t)c * nfft);
-  const float2 *spec2 = spec_all + (size_t)c * nfft;
+  const prx_cf32 *spec = (const prx_cf32 *)(spec_all + (size_t)c * len);
+  const float2 *spec2 = spec_all + (size_t)c * len;
+  const bool half = len < nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
   /* the peak: each thread's best of a strided share (PEAK_BATCH bins loaded before the first is
    * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
    * does not matter, "better" being a total order), then the warp's, then the block's */
-  const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
+  const size_t kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
   float bp = -1;
   unsigned bi = 0xffffffffu;
   for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * CFO_THREADS) {
@@ -72,7 +80,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
       const size_t i = i0 + (size_t)u * CFO_THREADS;
-      v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, nfft)] : make_float2(0, 0);
+      v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, len)] : make_float2(0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
@@ -104,9 +112,43 @@ __global__ void __launch_bounds__(CFO_THREADS)
         bp = best_p[k];
         bi = best_i[k];
       }
-    nu0_s = qpsk_peak_start(spec, nfft, qpsk_peak_bin(bi, kmax, nfft), bp);
+    if (half) {
+      peak_b = (unsigned)qpsk_peak_bin(bi, kmax, len);
+      peak_p = bp;
+    } else {
+      nu0_s = qpsk_peak_start(spec, nfft, qpsk_peak_bin(bi, kmax, nfft), bp);
+    }
   }
   __syncthreads();
+  if (half) {
+    /* the odd bins 2b - 1 and 2b + 1 of the nfft-point spectrum: each thread's share of the
+     * window in float, the warps' in double, then thread 0 */
+    const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
+    float acc[4] = {0, 0, 0, 0};
+    for (size_t t = threadIdx.x; t < n; t += CFO_THREADS) {
+      const prx_cf32 v = win[t], a = qpsk_dft_twiddle(mm, (int64_t)t, nfft),
+                     b = qpsk_dft_twiddle(mp, (int64_t)t, nfft);
+      acc[0] += v.re * a.re - v.im * a.im;
+      acc[1] += v.re * a.im + v.im * a.re;
+      acc[2] += v.re * b.re - v.im * b.im;
+      acc[3] += v.re * b.im + v.im * b.re;
+    }
+    for (int q = 0; q < 4; q++) {
+      double d = acc[q];
+      for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
+      if (lane == 0) odd_s[warp][q] = d;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      double x[4] = {0, 0, 0, 0};
+      for (unsigned k = 0; k < CFO_THREADS / 32; k++)
+        for (int q = 0; q < 4; q++) x[q] += odd_s[k][q];
+      const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
+      nu0_s =
+          qpsk_peak_start_half(spec, nfft, qpsk_peak_kmax(max_nu, nfft), peak_b, peak_p, xm, xp);
+    }
+    __syncthreads();
+  }
   const double nu0 = nu0_s;
   /* the refinement's run sums */
   for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += CFO_THREADS)
@@ -116,13 +158,29 @@ __global__ void __launch_bounds__(CFO_THREADS)
   for (size_t g = threadIdx.x; g < m && n >= 2; g += CFO_THREADS)
     runs[g] = qpsk_refine_run(win, n, nu0, g, tr, ti);
   __syncthreads();
-  if (threadIdx.x == 0) {
-    const double nu = n < 2 ? nu0 : qpsk_refine_newton(runs, m, n, nu0, 1.0 / (double)nfft);
-    qpsk_cfo_out o;
-    o.f = qpsk_cfo_of(nu, p.e);
-    o.nu = nu;
-    o.nu0 = nu0;
-    out[c] = o;
+  if (warp == 0) {
+    /* Newton's steps over warp 0: each lane a share of the run sums (qpsk_refine_part), the sums
+     * over the warp by a butterfly (every lane the same totals, so the same steps) */
+    const double max_step = 1.0 / (double)nfft;
+    double off = 0;
+    for (int it = 0; it < 4 && n >= 2; it++) {
+      double x[6] = {0, 0, 0, 0, 0, 0};
+      qpsk_refine_part(runs, m, n, off, lane, 32, x);
+      for (int q = 0; q < 6; q++)
+        for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
+      double step;
+      if (!qpsk_refine_step(x, max_step, &step)) break;
+      off += step;
+      if (qpsk_refine_converged(step, n)) break;
+    }
+    const double nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
+    if (lane == 0) {
+      qpsk_cfo_out o;
+      o.f = qpsk_cfo_of(nu, p.e);
+      o.nu = nu;
+      o.nu0 = nu0;
+      out[c] = o;
+    }
   }
 }
 
@@ -151,6 +209,7 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
   const size_t runs_b = cfo_runs_bytes(S);
+  const unsigned len = s->cfo_half ? nfft / 2 : nfft; /* nfft >= 2 S: len >= S */
   if (runs_b + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a span of %u symbols is too "
@@ -158,10 +217,10 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)nfft * s->C), "cudaMalloc (CFO spectra)");
+  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
   cufftHandle plan;
-  int len = (int)nfft;
-  if (cufftPlanMany(&plan, 1, &len, NULL, 1, len, NULL, 1, len, CUFFT_C2C, (int)s->C) !=
+  int ilen = (int)len;
+  if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
       CUFFT_SUCCESS) {
     cudaFree(s->d_cfo_buf);
     s->d_cfo_buf = NULL;
@@ -170,6 +229,7 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   s->cfo_plan = (int)plan;
   s->cfo_S = S;
   s->cfo_nfft = nfft;
+  s->cfo_len = len;
   s->cfo_max_nu = max_nu;
   return PRX_OK;
 }
@@ -178,16 +238,16 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
                       const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
   if (!s->d_cfo_buf)
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo before cfo_setup");
-  const unsigned nfft = s->cfo_nfft;
+  const unsigned nfft = s->cfo_nfft, len = s->cfo_len;
   float2 *buf = (float2 *)s->d_cfo_buf;
-  dim3 gf((nfft + 4 * CFO_THREADS - 1) / (4 * CFO_THREADS), s->C);
-  qpsk_cfo_fill_kernel<<<gf, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, nfft, buf);
+  dim3 gf((len + 4 * CFO_THREADS - 1) / (4 * CFO_THREADS), s->C);
+  qpsk_cfo_fill_kernel<<<gf, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf);
   CK(cudaGetLastError(), "qpsk_cfo_fill_kernel launch");
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
   qpsk_cfo_peak_kernel<<<s->C, CFO_THREADS, cfo_runs_bytes(s->cfo_S), stream>>>(
-      w, w_stride, in, buf, s->cfo_S, nfft, s->cfo_max_nu, out);
+      w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;
 }

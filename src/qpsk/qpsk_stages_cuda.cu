@@ -91,7 +91,8 @@ typedef struct {
   unsigned *nonfinite;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
   /* OM kernels: the O&M sums of each block's own grid below g_hi, (nsub + 1) x QPSK_OMS per
-   * block into omsum; their per-warp partial sums in shared memory after the window's slots */
+   * block into omsum; their partial sums in shared memory after the window's slots (a unit-step
+   * grid: one slot of QPSK_OMS per group of four outputs; else per warp and step) */
   int64_t g_hi;
   unsigned nsub, Ls;
   size_t win_slots;
@@ -100,10 +101,57 @@ typedef struct {
   int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
 } pre_args;
 
-/* One warp's O&M partial sums for one step of its outputs (each lane n outputs o at grid
- * indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of 4, the
- * sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start at
- * seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
+/* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
+ * wpad): each sample mixed where the rows are, read as qpsk_window_sample reads it; SUMS: the input
+ * sums and the non-finite count of the block's own samples [own0, own1) into m and bad (each
+ * thread its share). With wpad, 8 zeros follow the window (the blocked outputs past the grid's end
+ * read up to 3 samples past it). */
+template <bool HALF, bool MIX, bool SUMS>
+__device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
+                                                 int64_t hi, int64_t own0, int64_t own1, int wpad,
+                                                 float2 *win, double m[4], unsigned *bad) {
+  const prx_cf32 zero = {0, 0};
+  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
+  /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
+   * order of t (the sums' order) */
+  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
+    prx_cf32 raw[STAGE_BATCH];
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      raw[u] =
+          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
+    }
+#pragma unroll
+    for (int u = 0; u < STAGE_BATCH; u++) {
+      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+      if (t >= hi - lo) break;
+      const int in = s >= 0 && s < a.n_total;
+      prx_cf32 v = raw[u];
+      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
+      if (SUMS && in && s >= own0 && s < own1) {
+        if (isfinite(v.re) && isfinite(v.im)) {
+          m[0] += v.re;
+          m[1] += v.im;
+          m[2] += (double)v.re * v.re + (double)v.im * v.im;
+          m[3] += 1;
+        } else {
+          ++*bad;
+        }
+      }
+      v = qpsk_window_sample(v, in, zero);
+      win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+    }
+  }
+  if (wpad && threadIdx.x < 8)
+    win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
+}
+
+/* One warp's O&M partial sums for one step of its outputs, where pre_om computes one output per
+ * lane (off a unit-step grid; there each group of four has its own slot instead) (each lane n
+ * outputs o at grid indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of
+ * 4, the sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start
+ * at seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
  * in registers, put in the first or the second sub-block's place, reduced over the warp in a
  * fixed order; lane 0 writes the first sub-block's index and the two sub-blocks' sums to seg
  * (1 + 2 QPSK_OMS doubles). */
@@ -138,44 +186,9 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
   qpsk_pre_ranges(b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
   double m[4] = {0, 0, 0, 0};
   unsigned bad = 0;
-  const prx_cf32 zero = {0, 0};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters */
   const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
-   * order of t (the sums' order) */
-  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-    prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      raw[u] =
-          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
-    }
-#pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      if (t >= hi - lo) break;
-      const int in = s >= 0 && s < a.n_total;
-      prx_cf32 v = raw[u];
-      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-      if (in && s >= own0 && s < own1) {
-        if (isfinite(v.re) && isfinite(v.im)) {
-          m[0] += v.re;
-          m[1] += v.im;
-          m[2] += (double)v.re * v.re + (double)v.im * v.im;
-          m[3] += 1;
-        } else {
-          bad++;
-        }
-      }
-      v = qpsk_window_sample(v, in, zero);
-      win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
-    }
-  }
-  if (wpad && threadIdx.x < 8) /* the blocked outputs past the grid's end (computed, not stored)
-                                  read up to 3 samples past the window */
-    win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
+  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -188,7 +201,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
     for (int q = 0; q < 4; q++) a.mom[4 * out + q] = m[q];
     a.nonfinite[out] = nb;
   }
-  prx_cf32 *g = a.grid + out * (size_t)ng;
+  prx_cf32 *g = a.grid ? a.grid + out * (size_t)ng : NULL; /* NULL: pre_om without the grid */
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
   const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
@@ -207,18 +220,24 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
       prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (base < ng) {
         qpsk_dot4(a.bank, a.ntaps, win, off0 + base, QPSK_PAD4, o);
-        if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
+        if (g && a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
           float4 *g4 = (float4 *)(g + base);
           g4[0] = make_float4(o[0].re, o[0].im, o[1].re, o[1].im);
           g4[1] = make_float4(o[2].re, o[2].im, o[3].re, o[3].im);
-        } else {
+        } else if (g) {
           for (int k = 0; k < 4; k++)
             if (base + k < ng) g[base + k] = o[k];
         }
       }
-      if (OM)
-        om_seg<4>(o, base, base - 4 * lane, m0, own_end, Ls4, a.nsub,
-                  seg + (size_t)(it * nwarps + warp) * OM_SEG);
+      if (OM && base < ng) {
+        /* the lane's sums of its group of four (one sub-block) into the group's slot */
+        double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+        uint32_t jlo;
+        qpsk_om_lane(o, 4, base, base, m0, QPSK_GM, own_end, Ls4, a.nsub, t, &jlo);
+        double *pg = seg + (size_t)(base / 4) * QPSK_OMS;
+#pragma unroll
+        for (int q = 0; q < QPSK_OMS; q++) pg[q] = t[q];
+      }
     }
   } else {
     /* an exact grid: the first output's position, then steps of STAGE_THREADS outputs in
@@ -262,7 +281,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
         if (k < ng) {
           if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
           o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-          g[k] = o;
+          if (g) g[k] = o;
           if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
         }
         if (OM)
@@ -272,17 +291,24 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
     }
   }
   if (OM) {
-    /* each sub-block's sums over the warps' steps, in a fixed order */
+    /* each sub-block's sums, in a fixed order: its groups' in the order of G (unit-step grid),
+     * else over the warps' steps */
     __syncthreads();
     double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
     for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
       const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
       double v = 0;
-      for (int t = 0; t < nsteps * nwarps; t++) {
-        const double *sg = seg + (size_t)t * OM_SEG;
-        const unsigned jlo = (unsigned)sg[0];
-        if (jlo == j) v += sg[1 + q];
-        if (jlo + 1 == j) v += sg[1 + QPSK_OMS + q];
+      if (BLK) {
+        int64_t G0, G1;
+        qpsk_om_groups(j, a.nsub, Ls4, QPSK_GM, ng, &G0, &G1);
+        for (int64_t G = G0; G < G1; G++) v += seg[G * QPSK_OMS + q];
+      } else {
+        for (int t = 0; t < nsteps * nwarps; t++) {
+          const double *sg = seg + (size_t)t * OM_SEG;
+          const unsigned jlo = (unsigned)sg[0];
+          if (jlo == j) v += sg[1 + q];
+          if (jlo + 1 == j) v += sg[1 + QPSK_OMS + q];
+        }
       }
       dst[i] = v;
     }
@@ -554,6 +580,37 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
+/* Stage x4 from the rows (the grid never stored: pre_om without it). Grid (nblk, C), STAGE_THREADS
+ * threads; dynamic shared memory: pre's window of the block, staged as pre stages it (mixed, the
+ * same slots). Then one thread per owned symbol: the four grid values its instant reads computed
+ * as pre computes them (BLK, a unit-step grid: pre's register-blocked qpsk_dot4 from the value
+ * before the instant; else each value at its position), levelled as x4_level levels them, the
+ * Farrow interpolation and the 4th power (qpsk_x4_rows_one): x4_level's values bit for bit. At
+ * sps 4 the four values of consecutive symbols are disjoint and cover the grid, so this is pre's
+ * filter again, in exchange for the grid's write and read. */
+template <bool HALF, bool MIX, bool BLK>
+__global__ void __launch_bounds__(STAGE_THREADS)
+    qpsk_x4_rows_kernel(pre_args a, const qpsk_mf_block *blk, const int64_t *w0,
+                        const qpsk_om_in *in, prx_cf32 *w, size_t w_stride) {
+  extern __shared__ float2 win[];
+  const unsigned c = blockIdx.y;
+  const size_t o = (size_t)c * a.nblk + blockIdx.x;
+  const qpsk_mf_timing t = blk[o].t;
+  if (t.k1 <= t.k0) return; /* nothing owned (the whole thread block alike) */
+  const int64_t L = a.L;
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(t.b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
+  const int wpad = BLK ? QPSK_PAD4 : 0;
+  stage_pre_window<HALF, MIX, false>(a, c, lo, hi, own0, own1, wpad, win, NULL, NULL);
+  __syncthreads();
+  const prx_cf32 D = in[o].D;
+  const float gain = in[o].gain;
+  prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
+  for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS)
+    dst[k - t.k0] = qpsk_x4_rows_one(&t, L, QPSK_GM, k, a.bank, a.ntaps, a.rq, a.r, a.Q, a.c, lo,
+                                     BLK, win, wpad, D, gain);
+}
+
 /* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
  * record, then copied out: built in place in global memory, its zeroing and read-modify-write
  * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
@@ -599,18 +656,29 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 }
 
 /* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
- * zeros after it, padded), then with om the warps' partial sums of each step */
+ * zeros after it, padded), then with om the partial sums (blocked: one slot per group of four
+ * outputs; else the warps' of each step) */
 static size_t pre_slots(size_t win, bool blk) {
   return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
 }
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
-  return pre_slots(s->pre_win, blk) * sizeof(float2) +
-         (om ? steps * (STAGE_THREADS / 32) * OM_SEG * sizeof(double) : 0);
+  const size_t part = blk ? (ng + 3) / 4 * QPSK_OMS : steps * (STAGE_THREADS / 32) * OM_SEG;
+  return pre_slots(s->pre_win, blk) * sizeof(float2) + (om ? part * sizeof(double) : 0);
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
+typedef void (*x4_rows_kernel_fn)(pre_args, const qpsk_mf_block *, const int64_t *,
+                                  const qpsk_om_in *, prx_cf32 *, size_t);
+template <bool HALF, bool MIX> static x4_rows_kernel_fn x4_rows_kernel_of2(bool blk) {
+  return blk ? qpsk_x4_rows_kernel<HALF, MIX, true> : qpsk_x4_rows_kernel<HALF, MIX, false>;
+}
+/* the kernel of each variant: cf16 rows, mixing, a unit-step grid */
+static x4_rows_kernel_fn x4_rows_kernel_of(bool half, bool mix, bool blk) {
+  if (half) return mix ? x4_rows_kernel_of2<true, true>(blk) : x4_rows_kernel_of2<true, false>(blk);
+  return mix ? x4_rows_kernel_of2<false, true>(blk) : x4_rows_kernel_of2<false, false>(blk);
+}
 typedef void (*mf_kernel_fn)(mf_args);
 
 /* the kernel of each variant: cf16 rows, padded window, mixing */
@@ -661,6 +729,10 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
   s->mf_pad = 1;
   s->mf_block = sps == 4.0; /* consecutive symbols 4 samples apart within a run */
+  /* the CFO stage from half the transform where it pays: it saves ~0.08 us of cuFFT and fill per
+   * channel and adds ~13 us of latency (the odd bins' sums) to the one-block-per-channel peak
+   * kernel, so it wins above ~170 channels on the H200 (bench/GPU_NOTES.md, sixth session) */
+  s->cfo_half = C >= 192;
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
   const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
@@ -688,6 +760,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   for (int v = 0; v < 16; v++)
     CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
        "cudaFuncSetAttribute (mf)");
+  for (int v = 0; v < 8; v++)
+    CK(stages_open_smem((const void *)x4_rows_kernel_of(v & 1, v & 2, v & 4), smem_max),
+       "cudaFuncSetAttribute (x4_rows)");
   return PRX_OK;
 }
 
@@ -721,6 +796,7 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
   const bool blk = s->pre_block, om = omsum != NULL;
+  if (!grid && !om) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
   /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
   const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
   pre_args a = {rows,
@@ -767,6 +843,34 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
                                 cudaStream_t stream) {
   if (!omsum) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre_om without sums");
   return pre_launch(s, rows, row_stride, b0, n_total, g_hi, grid, mom, nonfinite, omsum, stream);
+}
+
+static prx_status stages_x4_rows(const qpsk_stages *s, const void *rows, size_t row_stride,
+                                 int64_t n_total, const qpsk_mf_block *blk, const int64_t *w0,
+                                 const qpsk_om_in *in, prx_cf32 *w, size_t w_stride,
+                                 cudaStream_t stream) {
+  const bool unit = s->pre_block;
+  pre_args a = {};
+  a.rows = rows;
+  a.stride = row_stride;
+  a.n_total = n_total;
+  a.nblk = s->nblk;
+  a.L = s->L;
+  a.sps = s->sps;
+  a.bank = s->d_pre;
+  a.Q = s->pre_Q;
+  a.ntaps = s->pre_ntaps;
+  a.c = s->pre_c;
+  a.rq = s->pre_rq;
+  a.r = s->pre_r;
+  a.mix = s->d_mix;
+  dim3 g(s->nblk, s->C);
+  x4_rows_kernel_of(
+      s->cf16, s->d_mix != NULL,
+      unit)<<<g, STAGE_THREADS, pre_slots(s->pre_win, unit) * sizeof(float2), stream>>>(
+      a, blk, w0, in, w, w_stride);
+  CK(cudaGetLastError(), "qpsk_x4_rows_kernel launch");
+  return PRX_OK;
 }
 
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
@@ -831,6 +935,6 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre,     stages_mf,        stages_om,
-    stages_x4,     stages_out,     stages_mix,     stages_cfo_setup, stages_cfo,
-    stages_pre_om, stages_om_sums, stages_x4_level};
+    stages_create, stages_destroy, stages_pre,      stages_mf,        stages_om,
+    stages_x4,     stages_out,     stages_mix,      stages_cfo_setup, stages_cfo,
+    stages_pre_om, stages_om_sums, stages_x4_level, stages_x4_rows};

@@ -4,15 +4,15 @@
  * spectra, peak and refinement per span (cfo: batched cuFFT), the matched filter at the symbol
  * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
  * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
- * (pre_om, om_sums, x4_level: one pass over the grid fewer; since om batches its loads no faster
- * than pre, om and x4 at sps 4 and slower elsewhere, bench/RESULTS.md). The per-output
- * arithmetic is qpsk_stage_math.h, shared with the CPU stages.
+ * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster than om and x4 at sps 4 and
+ * slower elsewhere, bench/RESULTS.md), also with the grid never stored (pre_om without it,
+ * x4_rows: the grid recomputed from the rows, slower). The per-output arithmetic is
+ * qpsk_stage_math.h, shared with the CPU stages.
  *
- * Not yet wired into the bank (the stage-major driver is written beside this, qpsk_bank*.c):
- * the serial passes between the kernels run on the CPU. The kernels live in the CUDA module and
- * are reached through its table (prx_qpsk_stages_cuda below); test_qpsk_stages_cuda holds them to
- * the CPU functions, test_qpsk_stages_emul their per-thread steps (without a GPU),
- * bench_qpsk_stages times them.
+ * The bank's stage-major driver (qpsk_bank_gpu.c) calls them, with the serial passes between
+ * them. The kernels live in the CUDA module and are reached through its table
+ * (prx_qpsk_stages_cuda below); test_qpsk_stages_cuda holds them to the CPU functions,
+ * test_qpsk_stages_emul their per-thread steps (without a GPU), bench_qpsk_stages times them.
  *
  * Rows: channel c's samples are rows + c * row_stride bytes, cf32 or cf16, sample 0 of a row
  * being stream sample 0; the stream has n_total samples per channel (samples beyond it read as 0
@@ -59,8 +59,14 @@ typedef struct {
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
   double cfo_max_nu;
-  void *d_cfo_buf; /* C x cfo_nfft cf32 */
+  void *d_cfo_buf; /* C x cfo_len cf32 */
   int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
+  /* the CFO stage's transform over nfft / 2 points, the even bins of the zero-padded nfft-point
+   * spectrum, the two odd bins beside its peak summed directly (qpsk_peak_start_half): the CPU's
+   * start from half the transform (create's default from 192 channels, where it is faster; 0
+   * before cfo_setup: the nfft-point transform) */
+  int cfo_half;
+  unsigned cfo_len; /* the transform's length in use (cfo_setup) */
 } qpsk_stages;
 
 /* The stage kernels' entry points, in the CUDA module (prx_cuda_module_get()->qpsk_stages): the
@@ -113,8 +119,8 @@ typedef struct prx_qpsk_stages_cuda {
   /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
    * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
    * over |nu| <= max_nu cycles per value (4 x the acquisition range in Rs): a batched cuFFT plan
-   * over the C channels and its buffer (C x nfft cf32). Called again, it replaces them;
-   * destroy frees them. */
+   * over the C channels and its buffer (C x nfft cf32; nfft / 2 where s->cfo_half).
+   * Called again, it replaces them; destroy frees them. */
   prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
   /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
    * estimation window is the in[c].n 4th-power values (more than S are taken as S) at w + c *
@@ -135,7 +141,7 @@ typedef struct prx_qpsk_stages_cuda {
    * goes on; qpsk_om_in's g_hi when it ends) from which the O&M sums follow once the span's DC
    * and level are known (qpsk_stage_math.h, qpsk_oms_add): omsum, C x nblk x (nsub + 1) x
    * QPSK_OMS doubles (nsub = L / QPSK_SUB_SYMBOLS as qpsk.c sets it). The grid is left as pre
-   * leaves it (not levelled). */
+   * leaves it (not levelled); grid NULL: not stored at all (x4_rows then reads the rows). */
   prx_status (*pre_om)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                        int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                        unsigned *nonfinite, double *omsum, cudaStream_t stream);
@@ -148,6 +154,17 @@ typedef struct prx_qpsk_stages_cuda {
   prx_status (*x4_level)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                          const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                          cudaStream_t stream);
+
+  /* ---- entries added with module ABI 8 ---- */
+
+  /* x4 from the rows, for pre_om without the grid (one write and one read of the grid fewer,
+   * the pre-filter's work again): each block's window of rows staged as pre stages it, the four
+   * grid values each owned symbol reads computed as pre computes them, levelled with in's DC and
+   * gain: x4_level's values on pre's grid, bit for bit (qpsk_x4_rows_one). Rows and n_total as
+   * for pre and mf, blocks from blk's t.b. */
+  prx_status (*x4_rows)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t n_total,
+                        const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
+                        prx_cf32 *w, size_t w_stride, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 

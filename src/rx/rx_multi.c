@@ -184,15 +184,6 @@ static size_t round_up(size_t x, size_t d) { return (x + d - 1) / d * d; }
 #define RXM_GRID_SPANS 64
 #define RXM_GRID_MAX ((uint64_t)1 << 40)
 
-static uint64_t gcd_u64(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static uint64_t span_grid(const prx_rx_multi *m, double S) {
   const prx_rx_config *rc = &m->cfg.rx;
   double chan_rate = 2 * (rc->sample_rate / rc->channels); /* the banks' sample rate */
@@ -206,7 +197,7 @@ static uint64_t span_grid(const prx_rx_multi *m, double S) {
     }
     if (q > RXM_GRID_SPANS || n < 1 || n > (double)RXM_GRID_MAX) return 0;
     uint64_t v = (uint64_t)n;
-    g = g / gcd_u64(g, v) * v;
+    g = g / prx_gcd_u64(g, v) * v;
     if (g > RXM_GRID_MAX) return 0;
   }
   return g * m->D;
