@@ -302,6 +302,11 @@ typedef struct {
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
+  /* the input in place (cli_input_map_open) with the device-resident receiver; its figures,
+   * taken as it closes, and the close, ms */
+  prx_pipe_map *map;
+  prx_pipe_map_stats map_stats;
+  double ms_map_close;
 } run_state;
 
 /* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
@@ -471,6 +476,9 @@ static int setup(run_state *r) {
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
   double t0 = cli_seconds();
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  /* read and pinned while the CUDA runtime starts (closed below where the receiver is not the
+   * device-resident one) */
+  if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
   r->ms_input = (cli_seconds() - t0) * 1e3;
   if (rc >= 0) return rc;
   size_t max = o->n_car + (o->detect ? 256 : 0);
@@ -524,6 +532,10 @@ static int setup(run_state *r) {
   }
   r->ms_receiver = (cli_seconds() - t0) * 1e3;
   if (st) return cli_status_error(CMD, "receiver", st);
+  if (r->multi || prx_rx_backend(r->rx) != PRX_BACKEND_CUDA) {
+    prx_pipe_map_close(r->map);
+    r->map = NULL;
+  }
   return -1;
 }
 
@@ -650,9 +662,11 @@ static int stream(run_state *r) {
    * blocks in flight need a quarter of the page-locked memory (0.5 ms per MiB to make), and the
    * receiver meets the same blocks (a read of 2^23 is cut into 4 of them) and gives the same
    * output */
-  if (r->n_readers > 1 && !r->o.read_block_set && r->rc.block_samples &&
+  if ((r->n_readers > 1 || r->map) && !r->o.read_block_set && r->rc.block_samples &&
       r->o.read_block % r->rc.block_samples == 0)
     c.block_samples = r->rc.block_samples;
+  /* a file in place: the receiver's copies take its blocks where they lie */
+  cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)
@@ -903,6 +917,10 @@ int cmd_rx(int argc, char **argv) {
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
+  prx_pipe_map_get_stats(r->map, &r->map_stats);
+  double t_map = cli_seconds();
+  prx_pipe_map_close(r->map);
+  r->ms_map_close = (cli_seconds() - t_map) * 1e3;
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);
@@ -921,6 +939,8 @@ int cmd_rx(int argc, char **argv) {
             CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
             (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
             (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
+  if (timing && timing[0] && strcmp(timing, "0"))
+    cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   free(r->car);
   free(r);
   return rc < 0 ? 0 : rc;
