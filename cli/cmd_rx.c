@@ -7,6 +7,7 @@
  * works on the previous one on this thread; its output callback appends each carrier's new bits
  * to its files (and compares them with the truth) as they come. */
 #include "cli.h"
+#include "rx/rx_gpu.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -298,7 +299,7 @@ typedef struct {
   uint64_t n_in;
   int fatal; /* an output failed: the run stops */
   /* POLYRX_TIMING: the set-up's parts (input, the CUDA module's load, the receiver), ms */
-  double ms_input, ms_cuda, ms_receiver;
+  double ms_input, ms_cuda, ms_context, ms_receiver;
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
@@ -307,6 +308,7 @@ typedef struct {
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats;
   double ms_map_close;
+  prx_rx_setup_times setup; /* the receiver's set-up's parts, taken before it is destroyed */
 } run_state;
 
 /* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
@@ -518,6 +520,12 @@ static int setup(run_state *r) {
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st;
+  /* the device's context (the warm thread makes it) before the receiver: the receiver's own
+   * set-up is timed apart (POLYRX_TIMING) */
+  t0 = cli_seconds();
+  cli_warm_cuda_end(r->warm, r->warming);
+  r->warming = 0;
+  r->ms_context = (cli_seconds() - t0) * 1e3;
   t0 = cli_seconds();
   if (o->n_devices || o->workers) {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
@@ -662,10 +670,11 @@ static int stream(run_state *r) {
    * blocks in flight need a quarter of the page-locked memory (0.5 ms per MiB to make), and the
    * receiver meets the same blocks (a read of 2^23 is cut into 4 of them) and gives the same
    * output */
-  if ((r->n_readers > 1 || r->map) && !r->o.read_block_set && r->rc.block_samples &&
+  if (r->n_readers > 1 && !r->map && !r->o.read_block_set && r->rc.block_samples &&
       r->o.read_block % r->rc.block_samples == 0)
     c.block_samples = r->rc.block_samples;
-  /* a file in place: the receiver's copies take its blocks where they lie */
+  /* a file in place: the receiver's copies take its blocks where they lie, a whole read (4
+   * receiver blocks, overlapped within the call) per block as there are no buffers to make */
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
@@ -913,6 +922,7 @@ int cmd_rx(int argc, char **argv) {
     free(k->tbuf);
   }
   rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
+  prx_rx_get_setup_times(r->rx, &r->setup);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
@@ -939,8 +949,16 @@ int cmd_rx(int argc, char **argv) {
             CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
             (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
             (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
-  if (timing && timing[0] && strcmp(timing, "0"))
+  if (timing && timing[0] && strcmp(timing, "0")) {
+    fprintf(stderr,
+            "polyrx %s: receiver's set-up (ms): context %.1f, then prototype and channelizer "
+            "%.1f, banks %.1f, rows %.1f, streams and events %.1f, device ring %.1f, flush zeros "
+            "%.1f, outputs %.1f\n",
+            CMD, r->ms_context, r->setup.chan * 1e3, r->setup.banks * 1e3, r->setup.rows * 1e3,
+            r->setup.gpu_streams * 1e3, r->setup.gpu_ring * 1e3, r->setup.gpu_zero * 1e3,
+            r->setup.gpu_outputs * 1e3);
     cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
+  }
   free(r->car);
   free(r);
   return rc < 0 ? 0 : rc;

@@ -523,6 +523,15 @@ prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
   prx_pipe_map *m = NULL;
   prx_pipe_map_config mc = prx_pipe_map_config_default();
   mc.threads = prx_cpu_count() >= 8 ? 4 : 2;
+  /* for the benchmarks' variants: POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:nopop]] */
+  if (env && env[0] >= '1' && env[0] <= '9') {
+    unsigned th = 0, mib = 0;
+    char pop[8] = "";
+    sscanf(env, "%u:%u:%7s", &th, &mib, pop);
+    if (th >= 1 && th <= 16) mc.threads = (int)th;
+    if (mib >= 1 && mib <= 256) mc.chunk_bytes = (size_t)mib << 20;
+    mc.no_populate = !strcmp(pop, "nopop");
+  }
   prx_pipe_map_open(r, &mc, &m); /* an input it cannot map is read as before */
   return m;
 }

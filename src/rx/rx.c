@@ -280,16 +280,22 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     g->mix_hz[rx->row_of[c]] = rx->car[c].freq - rx->channel_freq[c];
   }
 
+  double t0 = prx_now();
   st = make_chan(rx, select);
+  double t1 = prx_now();
   for (size_t g = 0; !st && g < rx->n_groups; g++)
     st = make_bank(rx, &rx->g[g], &rx->car[leader[g]]);
+  rx->setup.chan = t1 - t0;
+  rx->setup.banks = prx_now() - t1;
   if (st) goto fail;
 
   /* rows: a block's outputs or the flush's, whichever is more (2 P + 1 at most) */
   size_t need = (rx->block + rx->D - 1) / rx->D + 1;
   if (need < 2 * (size_t)rx->P + 2) need = 2 * (size_t)rx->P + 2;
   rx->stride = (need + 7) & ~(size_t)7;
+  t0 = prx_now();
   rx->rows = prx_alloc(n * rx->stride, sizeof *rx->rows);
+  rx->setup.rows = prx_now() - t0;
   if (!rx->rows) {
     st = prx_fail(PRX_ERR_NOMEM, "out of memory for %zu channel rows", n);
     goto fail;
