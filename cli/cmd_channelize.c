@@ -604,6 +604,7 @@ static int setup_chan(run_state *r) {
     prx_pipe_map_close(r->map);
     r->map = NULL;
   }
+  prx_pipe_map_start(r->map); /* the channelizer is made: pinned while the outputs open */
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);

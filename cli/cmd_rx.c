@@ -299,7 +299,7 @@ typedef struct {
   uint64_t n_in;
   int fatal; /* an output failed: the run stops */
   /* POLYRX_TIMING: the set-up's parts (input, the CUDA module's load, the receiver), ms */
-  double ms_input, ms_cuda, ms_context, ms_receiver;
+  double ms_input, ms_cuda, ms_receiver;
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
@@ -520,12 +520,7 @@ static int setup(run_state *r) {
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st;
-  /* the device's context (the warm thread makes it) before the receiver: the receiver's own
-   * set-up is timed apart (POLYRX_TIMING) */
-  t0 = cli_seconds();
-  cli_warm_cuda_end(r->warm, r->warming);
-  r->warming = 0;
-  r->ms_context = (cli_seconds() - t0) * 1e3;
+  /* made while the warm thread makes the device's context: the banks' CPU part needs none */
   t0 = cli_seconds();
   if (o->n_devices || o->workers) {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
@@ -544,6 +539,8 @@ static int setup(run_state *r) {
     prx_pipe_map_close(r->map);
     r->map = NULL;
   }
+  prx_pipe_map_start(
+      r->map); /* the receiver's CUDA objects are made: pinned while the outputs open */
   return -1;
 }
 
@@ -951,10 +948,10 @@ int cmd_rx(int argc, char **argv) {
             (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
   if (timing && timing[0] && strcmp(timing, "0")) {
     fprintf(stderr,
-            "polyrx %s: receiver's set-up (ms): context %.1f, then prototype and channelizer "
-            "%.1f, banks %.1f, rows %.1f, streams and events %.1f, device ring %.1f, flush zeros "
-            "%.1f, outputs %.1f\n",
-            CMD, r->ms_context, r->setup.chan * 1e3, r->setup.banks * 1e3, r->setup.rows * 1e3,
+            "polyrx %s: receiver's set-up (ms): banks (the device's context met) %.1f, "
+            "prototype and channelizer %.1f, rows %.1f, streams and events %.1f, device ring "
+            "%.1f, flush zeros %.1f, outputs %.1f\n",
+            CMD, r->setup.banks * 1e3, r->setup.chan * 1e3, r->setup.rows * 1e3,
             r->setup.gpu_streams * 1e3, r->setup.gpu_ring * 1e3, r->setup.gpu_zero * 1e3,
             r->setup.gpu_outputs * 1e3);
     cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);

@@ -5,7 +5,8 @@
  * at most window bytes are pinned at a time and every pinned range is unpinned; a trailing
  * partial sample is the readers' truncation error; a file cut after the map was opened ends the
  * stream as the readers do, with no signal (the CPU never touches the mapping); a look-ahead read
- * after the open (rx --detect) starts the views after it; an archive member (not on a page) and
+ * after the open (rx --detect) starts the views after it; a gated map pins nothing before its
+ * start (its blocks are read meanwhile); an archive member (not on a page) and
  * standard input are refused as unsupported.
  *
  * The compute stage is the running hash of tests/support/pipe_test.h. */
@@ -173,6 +174,35 @@ static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y)
       }
 }
 
+/* A gated map pins nothing before prx_pipe_map_start: its blocks are read meanwhile. */
+static void test_gated(const pipe_files *f, const uint32_t *ref, uint32_t *y) {
+  for (int start = 0; start < 2; start++) {
+    prx_iq_reader *rd = NULL;
+    CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
+    if (!rd) continue;
+    pin_log log;
+    prx_pipe_map_config mc = log_config(&log, -1);
+    mc.gated = 1;
+    prx_pipe_map *m = NULL;
+    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    usleep(2000);
+    long early = log.pins;
+    if (start) prx_pipe_map_start(m);
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = m ? map_run(rd, m, 4096, 2, y, &n, &r) : PRX_ERR_INTERNAL;
+    prx_pipe_map_stats ms;
+    prx_pipe_map_get_stats(m, &ms);
+    prx_pipe_map_close(m);
+    CHECK(st == PRX_OK && n == N_SAMPLES && !memcmp(y, ref, 4 * N_SAMPLES) && early == 0 &&
+              (start ? ms.views > 0 : ms.views == 0 && log.pins == 0) && log.pins == log.unpins,
+          "gated map, %s: status %d, %zu samples, %ld pins before, %llu in place",
+          start ? "started" : "never started", st, n, early, (unsigned long long)ms.views);
+    pthread_mutex_destroy(&log.mu);
+    prx_iq_close(rd);
+  }
+}
+
 static void test_refused(const pipe_files *f) {
   prx_iq_reader *rd = NULL;
   prx_pipe_map *m = NULL;
@@ -272,6 +302,7 @@ int main(void) {
   pipe_files files;
   if (pipe_files_make(&files, "test_pipe_map", x, N_SAMPLES)) {
     test_identity(&files, ref, y);
+    test_gated(&files, ref, y);
     test_refused(&files);
     test_ends(&files, x, ref, y);
     pipe_files_remove(&files);

@@ -2,11 +2,11 @@
  * populated and pinned for DMA in chunks by the map's threads, handed to the compute stage where
  * it lies. Chunk c holds the data bytes [c * chunk, (c + 1) * chunk) of the mapping, which starts
  * at the data's first byte (a page boundary); its state goes EMPTY -> PINNED or FAILED -> DONE
- * (unpinned once compute is past it). The threads take, in this order: a chunk to unpin (behind
- * compute), the next chunk to pin (once the first pin has returned, every thread pins: the first
- * one waits for the device's context, the others populate meanwhile), the next chunk to populate;
- * pinning and populating stop window_bytes ahead of compute. Nothing here reads the mapping on
- * the CPU: the kernel populates it, the driver pins it, the GPU reads it. */
+ * (unpinned and unmapped once compute is past it). The threads take, in this order: a chunk to
+ * unpin (behind compute), the next chunk to pin (once the first pin has returned, every thread
+ * pins: the first one waits for the device's context, the others populate meanwhile), the next
+ * chunk to populate; pinning and populating stop window_bytes ahead of compute. Nothing here reads
+ * the mapping on the CPU: the kernel populates it, the driver pins it, the GPU reads it. */
 #include "pipeline.h"
 
 #include "../core/cuda_module.h"
@@ -27,6 +27,7 @@
 #endif
 
 #define MAP_MAX_THREADS 16
+#define MAP_POPULATE_STEP ((size_t)4 << 20) /* bytes populated per call */
 
 enum { CHUNK_EMPTY = 0, CHUNK_PINNED, CHUNK_FAILED, CHUNK_DONE };
 
@@ -48,8 +49,8 @@ struct prx_pipe_map {
   pthread_cond_t cv;     /* the threads wait for work */
   pthread_cond_t cv_pin; /* the readers wait for a chunk's pin */
   size_t next_pin, next_populate, next_unpin;
-  int first_pin_done, pinning_first, closing;
-  uint64_t done_bytes; /* compute is done with the mapping's bytes before this */
+  int started, pinning, closing; /* pins allowed (prx_pipe_map_start); pins under way */
+  uint64_t done_bytes;           /* compute is done with the mapping's bytes before this */
   double t_open;
   prx_pipe_map_stats st;
 };
@@ -60,6 +61,7 @@ prx_pipe_map_config prx_pipe_map_config_default(void) {
   c.threads = 4;
   c.chunk_bytes = (size_t)64 << 20;
   c.window_bytes = (size_t)1 << 30;
+  c.pinners = 1;
   return c;
 }
 
@@ -101,14 +103,16 @@ static void *map_thread(void *arg) {
       int pinned = m->state[c] == CHUNK_PINNED;
       m->state[c] = CHUNK_DONE;
       pthread_mutex_unlock(&m->mu);
+      /* unpinned and unmapped behind compute, off the end's path */
       if (pinned) m->cfg.unpin(m->cfg.pin_ctx, m->addr + (size_t)c * m->chunk);
+      munmap(m->addr + (size_t)c * m->chunk, chunk_len(m, c));
       pthread_mutex_lock(&m->mu);
       continue;
     }
-    if (m->next_pin < m->n_chunks && in_window(m, m->next_pin) &&
-        (m->first_pin_done || !m->pinning_first)) {
-      int first = !m->first_pin_done;
-      m->pinning_first |= first;
+    if (m->started && m->pinning < m->cfg.pinners && m->next_pin < m->n_chunks &&
+        in_window(m, m->next_pin)) {
+      int first = m->next_pin == 0;
+      m->pinning++;
       c = m->next_pin++;
       if (m->next_populate < m->next_pin) m->next_populate = m->next_pin;
       pthread_mutex_unlock(&m->mu);
@@ -116,6 +120,7 @@ static void *map_thread(void *arg) {
       prx_status st = m->cfg.pin(m->cfg.pin_ctx, m->addr + (size_t)c * m->chunk, chunk_len(m, c));
       double t1 = prx_now();
       pthread_mutex_lock(&m->mu);
+      m->pinning--;
       m->state[c] = st ? CHUNK_FAILED : CHUNK_PINNED;
       m->st.chunks++;
       if (st) {
@@ -124,13 +129,9 @@ static void *map_thread(void *arg) {
       } else {
         m->st.pinned_bytes += chunk_len(m, c);
       }
-      if (first) {
-        m->first_pin_done = 1;
-        m->st.ms_first_pin = (t1 - m->t_open) * 1e3;
-        pthread_cond_broadcast(&m->cv);
-      } else {
-        m->st.ms_pin += (t1 - t0) * 1e3;
-      }
+      if (first) m->st.ms_first_pin = (t1 - m->t_open) * 1e3;
+      m->st.ms_pin += (t1 - t0) * 1e3;
+      pthread_cond_broadcast(&m->cv); /* another may pin now */
       pthread_cond_broadcast(&m->cv_pin);
       continue;
     }
@@ -140,7 +141,11 @@ static void *map_thread(void *arg) {
       double t0 = prx_now();
       /* errors (a file cut meanwhile: EFAULT; a kernel without it: EINVAL) only cost speed:
        * the pin faults the pages in, or fails and the block is read */
-      madvise(m->addr + (size_t)c * m->chunk, chunk_len(m, c), MADV_POPULATE_READ);
+      /* in pieces: each call holds the process's mapping lock (for reading), which the CUDA
+       * runtime's own mappings, made meanwhile, wait for */
+      for (size_t o = 0, len = chunk_len(m, c); o < len; o += MAP_POPULATE_STEP)
+        madvise(m->addr + (size_t)c * m->chunk + o,
+                len - o < MAP_POPULATE_STEP ? len - o : MAP_POPULATE_STEP, MADV_POPULATE_READ);
       double t1 = prx_now();
       pthread_mutex_lock(&m->mu);
       m->st.ms_populate += (t1 - t0) * 1e3;
@@ -160,8 +165,9 @@ prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *cfg, p
   if (!c.threads) c.threads = 4;
   if (!c.chunk_bytes) c.chunk_bytes = (size_t)64 << 20;
   if (!c.window_bytes) c.window_bytes = (size_t)1 << 30;
-  if (c.threads < 1 || c.threads > MAP_MAX_THREADS || c.chunk_bytes % (size_t)page ||
-      c.window_bytes < 2 * c.chunk_bytes || !c.pin != !c.unpin)
+  if (!c.pinners) c.pinners = 1;
+  if (c.threads < 1 || c.threads > MAP_MAX_THREADS || c.pinners < 1 || c.pinners > c.threads ||
+      c.chunk_bytes % (size_t)page || c.window_bytes < 2 * c.chunk_bytes || !c.pin != !c.unpin)
     return prx_fail(PRX_ERR_INVALID, "input map: %d threads, chunks of %zu bytes, window %zu",
                     c.threads, c.chunk_bytes, c.window_bytes);
   if (!c.pin) {
@@ -204,6 +210,7 @@ prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *cfg, p
     prx_pipe_map_close(m);
     return prx_fail(PRX_ERR_UNSUPPORTED, "input map: cannot map the input: %s", strerror(e));
   }
+  m->started = !c.gated;
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->cv, NULL);
   pthread_cond_init(&m->cv_pin, NULL);
@@ -248,7 +255,8 @@ prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const voi
   double t0 = prx_now();
   pthread_mutex_lock(&m->mu);
   /* a chunk outside the window is never waited for (compute lags beyond the window) */
-  while (!m->closing && m->state[c] == CHUNK_EMPTY && (c < m->next_pin || in_window(m, c)))
+  while (!m->closing && m->started && m->state[c] == CHUNK_EMPTY &&
+         (c < m->next_pin || in_window(m, c)))
     pthread_cond_wait(&m->cv_pin, &m->mu);
   int pinned = m->state[c] == CHUNK_PINNED;
   m->st.ms_view_wait += (prx_now() - t0) * 1e3;
@@ -262,6 +270,14 @@ prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const voi
   *p = m->addr + off;
   *n = (size_t)(have / ss);
   return PRX_OK;
+}
+
+void prx_pipe_map_start(prx_pipe_map *m) {
+  if (!m) return;
+  pthread_mutex_lock(&m->mu);
+  m->started = 1;
+  pthread_cond_broadcast(&m->cv);
+  pthread_mutex_unlock(&m->mu);
 }
 
 void prx_pipe_map_view_done(void *map, uint64_t end) {
@@ -296,9 +312,11 @@ void prx_pipe_map_close(prx_pipe_map *m) {
     pthread_mutex_unlock(&m->mu);
     for (int i = 0; i < m->n_threads; i++) pthread_join(m->thread[i], NULL);
   }
-  for (size_t c = 0; m->state && c < m->n_chunks; c++)
-    if (m->state[c] == CHUNK_PINNED) m->cfg.unpin(m->cfg.pin_ctx, m->addr + c * m->chunk);
-  if (m->addr) munmap(m->addr, m->map_len);
+  for (size_t c = 0; m->addr && c < m->n_chunks; c++) {
+    if (m->state && m->state[c] == CHUNK_PINNED)
+      m->cfg.unpin(m->cfg.pin_ctx, m->addr + c * m->chunk);
+    if (!m->state || m->state[c] != CHUNK_DONE) munmap(m->addr + c * m->chunk, chunk_len(m, c));
+  }
   if (m->n_threads) {
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);

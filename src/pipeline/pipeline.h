@@ -190,6 +190,8 @@ typedef struct {
   size_t window_bytes; /* bytes pinned ahead of compute, besides the chunk compute is in, at
                           most; >= 2 chunks (0: 1 GiB) */
   int no_populate;     /* 1: no MADV_POPULATE_READ (pinning faults the pages in itself) */
+  int pinners;         /* threads pinning at once, 1..threads (0: 1) */
+  int gated;           /* 1: no pinning before prx_pipe_map_start */
   /* the pinning (NULL: the CUDA module's host_register / host_unregister; tests give others) */
   prx_pipe_pin_fn pin;
   prx_pipe_unpin_fn unpin;
@@ -206,7 +208,11 @@ typedef struct prx_pipe_map prx_pipe_map;
  * readers). r must outlive the map; its sequential reads may go on until the pipeline starts (a
  * detection's look-ahead: the views start at the samples it has handed out). */
 prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *c, prx_pipe_map **out);
-/* prx_pipe_view_at_fn and prx_pipe_view_done_fn over a map (ctx is the map). */
+/* Lets a gated map pin (accepts NULL): once the caller's objects are made, since pinning holds
+ * the driver and the process's mapping lock, which making CUDA objects waits for. */
+void prx_pipe_map_start(prx_pipe_map *m);
+/* prx_pipe_view_at_fn and prx_pipe_view_done_fn over a map (ctx is the map); a gated map's views
+ * before its start are left to the reads. */
 prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const void **p, size_t *n);
 void prx_pipe_map_view_done(void *map, uint64_t end);
 
