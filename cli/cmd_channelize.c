@@ -522,8 +522,8 @@ static void print_timing(const run_state *r, double t_start) {
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
 }
 
-/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
- * the prototype designed. */
+/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
+ * mapped) and before the prototype is designed. */
 static void start_warm_cuda(run_state *r) {
   r->warming = cli_warm_cuda_start(&r->warm_thread, r->o.backend);
 }
@@ -540,8 +540,8 @@ static int setup_input(run_state *r) {
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */
   if (rc < 0) rc = cli_carry_check(CMD, prx_iq_reader_sigmf(r->reader), o->center != NULL);
-  /* read and pinned while the CUDA runtime starts; closed in setup_chan if the channelizer is
-   * not on CUDA */
+  /* read while the CUDA runtime starts, pinned as the stream starts; closed in setup_chan if the
+   * channelizer is not on CUDA */
   if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
   return rc;
 }
@@ -604,7 +604,6 @@ static int setup_chan(run_state *r) {
     prx_pipe_map_close(r->map);
     r->map = NULL;
   }
-  prx_pipe_map_start(r->map); /* the channelizer is made: pinned while the outputs open */
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
@@ -1514,9 +1513,11 @@ int cmd_channelize(int argc, char **argv) {
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
-  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask */
-  if (rc < 0) start_warm_cuda(&r);
   if (rc < 0) rc = setup_input(&r);
+  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
+   * input's map is made (its mapping and threads: the driver's start holds the process's mapping
+   * lock, which they wait for: 45-60 ms on the H200 host) */
+  if (rc < 0) start_warm_cuda(&r);
   phase_end(&r, "input");
   end_warm_cuda(&r);
   phase_end(&r, "cuda");

@@ -478,9 +478,13 @@ static int setup(run_state *r) {
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
   double t0 = cli_seconds();
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
-  /* read and pinned while the CUDA runtime starts (closed below where the receiver is not the
-   * device-resident one) */
+  /* read while the CUDA runtime starts, pinned as the stream starts (closed below where the
+   * receiver is not the device-resident one) */
   if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
+  /* the CUDA runtime's start on a thread, after the input's map is made (its mapping and threads:
+   * the driver's start holds the process's mapping lock, which they wait for: 45-60 ms on the
+   * H200 host); the stop signals are held: the runtime's threads keep the mask */
+  if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, o->backend);
   r->ms_input = (cli_seconds() - t0) * 1e3;
   if (rc >= 0) return rc;
   size_t max = o->n_car + (o->detect ? 256 : 0);
@@ -539,8 +543,6 @@ static int setup(run_state *r) {
     prx_pipe_map_close(r->map);
     r->map = NULL;
   }
-  prx_pipe_map_start(
-      r->map); /* the receiver's CUDA objects are made: pinned while the outputs open */
   return -1;
 }
 
@@ -867,8 +869,6 @@ int cmd_rx(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
-  /* after the stop signals are held: the CUDA runtime's threads keep the mask */
-  if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, r->o.backend);
   if (rc < 0) rc = setup(r);
   cli_warm_cuda_end(r->warm, r->warming);
   tm[1] = cli_seconds();

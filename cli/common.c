@@ -541,10 +541,10 @@ prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
 }
 
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m) {
-  prx_pipe_map_start(m);
   if (!m || c->serial) return;
   c->view_at = prx_pipe_map_view_at;
   c->view_done = prx_pipe_map_view_done;
+  c->view_start = prx_pipe_map_start; /* pinned once the pipeline's buffers are made */
   c->view_ctx = m;
   if (!c->read_at) {
     c->read_at = prx_pipe_iq_read_at;

@@ -272,7 +272,8 @@ prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const voi
   return PRX_OK;
 }
 
-void prx_pipe_map_start(prx_pipe_map *m) {
+void prx_pipe_map_start(void *map) {
+  prx_pipe_map *m = map;
   if (!m) return;
   pthread_mutex_lock(&m->mu);
   m->started = 1;

@@ -81,6 +81,9 @@ typedef prx_status (*prx_pipe_view_at_fn)(void *ctx, uint64_t first, size_t max,
 /* Called on the compute thread once compute is done with every sample before stream position
  * end (their views may be unpinned). */
 typedef void (*prx_pipe_view_done_fn)(void *ctx, uint64_t end);
+/* Called once the run's own buffers are made, before its threads start (a map starts pinning
+ * then: pinning holds the driver, which page-locked allocations wait for). */
+typedef void (*prx_pipe_view_start_fn)(void *ctx);
 /* Polled by the reader: non-zero ends the stream as if it had ended there. */
 typedef int (*prx_pipe_stop_fn)(void *ctx);
 /* Buffer allocation hook (NULL: prx_pipe_host_alloc with the config's pinned flag). */
@@ -109,8 +112,9 @@ typedef struct {
    * the block is not in place; input blocks are then made only for the blocks read (with one
    * reader too). Not in the serial mode. */
   prx_pipe_view_at_fn view_at;
-  prx_pipe_view_done_fn view_done; /* may be NULL */
-  void *view_ctx;                  /* passed to view_at and view_done */
+  prx_pipe_view_done_fn view_done;   /* may be NULL */
+  prx_pipe_view_start_fn view_start; /* may be NULL */
+  void *view_ctx;                    /* passed to view_at and view_done */
   prx_pipe_compute_fn compute;
   prx_pipe_write_fn write;
   prx_pipe_stop_fn should_stop; /* may be NULL */
@@ -208,9 +212,11 @@ typedef struct prx_pipe_map prx_pipe_map;
  * readers). r must outlive the map; its sequential reads may go on until the pipeline starts (a
  * detection's look-ahead: the views start at the samples it has handed out). */
 prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *c, prx_pipe_map **out);
-/* Lets a gated map pin (accepts NULL): once the caller's objects are made, since pinning holds
- * the driver and the process's mapping lock, which making CUDA objects waits for. */
-void prx_pipe_map_start(prx_pipe_map *m);
+/* Lets a gated map pin (accepts NULL; the pipeline's view_start over a map): once the caller's
+ * CUDA objects and page-locked buffers are made, since pinning holds the driver, which making
+ * them waits for (measured on the H200 host: a channelizer's making 3 -> 60-90 ms, 3 MiB of
+ * page-locked output slots 4 -> 45-55 ms with the pinning beside them). */
+void prx_pipe_map_start(void *map);
 /* prx_pipe_view_at_fn and prx_pipe_view_done_fn over a map (ctx is the map); a gated map's views
  * before its start are left to the reads. */
 prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const void **p, size_t *n);
