@@ -367,7 +367,8 @@ gpustart() {
   rm -f "$one"
   rd=$(awk -v n="$n" -v t="$(best_of cat "$x")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
   json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
-  # a command of both builds, alternating, REPS each (best of); the outputs of the last pair kept
+  # a command of both builds, alternating, REPS each (best of); the outputs of the last pair kept;
+  # NS: the input's samples (default n), for the rates
   # PB: the "before" binary (default BEFORE's), AENV: environment settings of the "after" runs
   pair() { # name, then the command's arguments ("@OUT@": the output path)
     local name=$1 tb=0 ta=0 s e t which bin a
@@ -402,7 +403,7 @@ sys.exit(a!=b)' \
     # shellcheck disable=SC2086
     tl=$(env ${AENV:-} POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing|set-up|in place' |
       sed 's/"//g' | tr '\n' ' ')
-    awk -v name="$name" -v set="$SET" -v n="$n" -v tb="$tb" -v ta="$ta" -v rd="$rd" -v same="$same" \
+    awk -v name="$name" -v set="$SET" -v n="${NS:-$n}" -v tb="$tb" -v ta="$ta" -v rd="$rd" -v same="$same" \
       -v tl="$tl" 'BEGIN { b = tb / 1e9; a = ta / 1e9
       printf "{\"bench\":\"commands_gpu_start\",\"case\":\"%s\",\"set\":\"%s\",\"samples\":%d,\"before_s\":%.4f,\"after_s\":%.4f,\"before_of_cat\":%.3f,\"after_of_cat\":%.3f,\"same\":\"%s\",\"timing\":\"%s\"}\n", name, set, n, b, a, n / b / 1e9 / rd, n / a / 1e9 / rd, same, tl
       printf "%-5s %-22s before %7.1f ms %5.2f  after %7.1f ms %5.2f of cat  same %s\n", set, name, b * 1e3, n / b / 1e9 / rd, a * 1e3, n / a / 1e9 / rd, same > "/dev/stderr" }'
@@ -417,7 +418,7 @@ sys.exit(a!=b)' \
     pair rx_64 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
       --report @OUT@.json
     head -c $((4 << 20)) "$x" >"$W/s.ci16"
-    pair channelize_64_4MiB channelize -q --backend "$be" -F ci16 -i "$W/s.ci16" -s 1G -K 1024 \
+    NS=$((1 << 20)) pair channelize_64_4MiB channelize -q --backend "$be" -F ci16 -i "$W/s.ci16" -s 1G -K 1024 \
       -c 0-63 -o @OUT@
     for v in ${VARIANTS:-}; do # this build with an environment setting, against no setting
       PB=$P AENV=${v#*=} pair "rx_64_${v%%=*}" rx -q --backend "$be" -F ci16 -i "$xr" -s $fs \

@@ -32,6 +32,10 @@
  * that cannot be made ends the stream there as a PRX_PIPE_SETUP error, what was read before it
  * computed and flushed.
  *
+ * Blocks in place (view_at, with read_at): each reader asks first whether its block is already
+ * in memory where compute can take it (a file mapped and pinned for the GPU: prx_pipe_map below)
+ * and reads only the blocks that are not; compute sees the same stream either way.
+ *
  * Stop requests: should_stop is polled by the reader before each read and after a read that
  * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
  * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
