@@ -43,6 +43,7 @@ struct prx_pipe_map {
   size_t chunk;
   size_t n_chunks;
   unsigned char *state;
+  unsigned char *populating; /* per chunk: a thread populates it (not unmapped meanwhile) */
   pthread_t thread[MAP_MAX_THREADS];
   int n_threads;
   pthread_mutex_t mu;
@@ -50,6 +51,7 @@ struct prx_pipe_map {
   pthread_cond_t cv_pin; /* the readers wait for a chunk's pin */
   size_t next_pin, next_populate, next_unpin;
   int started, pinning, closing; /* pins allowed (prx_pipe_map_start); pins under way */
+  int unpinning;                 /* unpins under way */
   uint64_t done_bytes;           /* compute is done with the mapping's bytes before this */
   double t_open;
   prx_pipe_map_stats st;
@@ -92,25 +94,34 @@ static int in_window(const prx_pipe_map *m, size_t c) {
   return (uint64_t)c * m->chunk + chunk_len(m, c) <= m->done_bytes + m->cfg.window_bytes;
 }
 
+/* whether a chunk compute is done with is still to unpin (called with the lock held): none is
+ * pinned beyond the window before it is */
+static int unpin_due(const prx_pipe_map *m) {
+  return m->next_unpin < m->next_pin &&
+         (uint64_t)m->next_unpin * m->chunk + chunk_len(m, m->next_unpin) <= m->done_bytes;
+}
+
 static void *map_thread(void *arg) {
   prx_pipe_map *m = arg;
   pthread_mutex_lock(&m->mu);
   while (!m->closing) {
     size_t c;
-    if (m->next_unpin < m->next_pin && m->state[m->next_unpin] != CHUNK_EMPTY &&
-        (uint64_t)m->next_unpin * m->chunk + chunk_len(m, m->next_unpin) <= m->done_bytes) {
+    if (unpin_due(m) && m->state[m->next_unpin] != CHUNK_EMPTY && !m->populating[m->next_unpin]) {
       c = m->next_unpin++;
       int pinned = m->state[c] == CHUNK_PINNED;
       m->state[c] = CHUNK_DONE;
+      m->unpinning++;
       pthread_mutex_unlock(&m->mu);
       /* unpinned and unmapped behind compute, off the end's path */
       if (pinned) m->cfg.unpin(m->cfg.pin_ctx, m->addr + (size_t)c * m->chunk);
       munmap(m->addr + (size_t)c * m->chunk, chunk_len(m, c));
       pthread_mutex_lock(&m->mu);
+      m->unpinning--;
+      pthread_cond_broadcast(&m->cv); /* a pin may wait for it */
       continue;
     }
     if (m->started && m->pinning < m->cfg.pinners && m->next_pin < m->n_chunks &&
-        in_window(m, m->next_pin)) {
+        in_window(m, m->next_pin) && !unpin_due(m) && !m->unpinning) {
       int first = m->next_pin == 0;
       m->pinning++;
       c = m->next_pin++;
@@ -137,6 +148,7 @@ static void *map_thread(void *arg) {
     }
     if (!m->cfg.no_populate && m->next_populate < m->n_chunks && in_window(m, m->next_populate)) {
       c = m->next_populate++;
+      m->populating[c] = 1;
       pthread_mutex_unlock(&m->mu);
       double t0 = prx_now();
       /* errors (a file cut meanwhile: EFAULT; a kernel without it: EINVAL) only cost speed:
@@ -148,7 +160,9 @@ static void *map_thread(void *arg) {
                 len - o < MAP_POPULATE_STEP ? len - o : MAP_POPULATE_STEP, MADV_POPULATE_READ);
       double t1 = prx_now();
       pthread_mutex_lock(&m->mu);
+      m->populating[c] = 0;
       m->st.ms_populate += (t1 - t0) * 1e3;
+      pthread_cond_broadcast(&m->cv); /* its unmapping may wait for it */
       continue;
     }
     pthread_cond_wait(&m->cv, &m->mu);
@@ -203,8 +217,9 @@ prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *cfg, p
   m->st.bytes = bytes;
   m->t_open = prx_now();
   m->state = calloc(m->n_chunks, 1);
+  m->populating = calloc(m->n_chunks, 1);
   m->addr = mmap(NULL, m->map_len, PROT_READ, MAP_SHARED, fd, (off_t)base);
-  if (!m->state || m->addr == MAP_FAILED) {
+  if (!m->state || !m->populating || m->addr == MAP_FAILED) {
     int e = errno;
     if (m->addr == MAP_FAILED) m->addr = NULL;
     prx_pipe_map_close(m);
@@ -324,5 +339,6 @@ void prx_pipe_map_close(prx_pipe_map *m) {
     pthread_cond_destroy(&m->cv_pin);
   }
   free(m->state);
+  free(m->populating);
   free(m);
 }
