@@ -51,7 +51,7 @@ struct prx_pipe_map {
   pthread_cond_t cv_pin; /* the readers wait for a chunk's pin */
   size_t next_pin, next_populate, next_unpin;
   int started, pinning, closing; /* pins allowed (prx_pipe_map_start); pins under way */
-  int unpinning;                 /* unpins under way */
+  uint64_t held;                 /* bytes pinned, or being pinned, and not yet unpinned */
   uint64_t done_bytes;           /* compute is done with the mapping's bytes before this */
   double t_open;
   prx_pipe_map_stats st;
@@ -88,14 +88,13 @@ static size_t chunk_len(const prx_pipe_map *m, size_t c) {
   return m->bytes - start < m->chunk ? (size_t)(m->bytes - start) : m->chunk;
 }
 
-/* whether chunk c ends within the window ahead of compute (called with the lock held): with the
- * chunk compute is in, at most window + chunk bytes are pinned */
+/* whether chunk c ends within the window ahead of compute (called with the lock held); the pins
+ * also keep what is pinned (held) within window + chunk, the chunk compute is in */
 static int in_window(const prx_pipe_map *m, size_t c) {
   return (uint64_t)c * m->chunk + chunk_len(m, c) <= m->done_bytes + m->cfg.window_bytes;
 }
 
-/* whether a chunk compute is done with is still to unpin (called with the lock held): none is
- * pinned beyond the window before it is */
+/* whether a chunk compute is done with is still to unpin (called with the lock held) */
 static int unpin_due(const prx_pipe_map *m) {
   return m->next_unpin < m->next_pin &&
          (uint64_t)m->next_unpin * m->chunk + chunk_len(m, m->next_unpin) <= m->done_bytes;
@@ -110,21 +109,22 @@ static void *map_thread(void *arg) {
       c = m->next_unpin++;
       int pinned = m->state[c] == CHUNK_PINNED;
       m->state[c] = CHUNK_DONE;
-      m->unpinning++;
       pthread_mutex_unlock(&m->mu);
       /* unpinned and unmapped behind compute, off the end's path */
       if (pinned) m->cfg.unpin(m->cfg.pin_ctx, m->addr + (size_t)c * m->chunk);
       munmap(m->addr + (size_t)c * m->chunk, chunk_len(m, c));
       pthread_mutex_lock(&m->mu);
-      m->unpinning--;
+      if (pinned) m->held -= chunk_len(m, c);
       pthread_cond_broadcast(&m->cv); /* a pin may wait for it */
       continue;
     }
     if (m->started && m->pinning < m->cfg.pinners && m->next_pin < m->n_chunks &&
-        in_window(m, m->next_pin) && !unpin_due(m) && !m->unpinning) {
+        in_window(m, m->next_pin) &&
+        m->held + chunk_len(m, m->next_pin) <= m->cfg.window_bytes + m->chunk) {
       int first = m->next_pin == 0;
       m->pinning++;
       c = m->next_pin++;
+      m->held += chunk_len(m, c);
       if (m->next_populate < m->next_pin) m->next_populate = m->next_pin;
       pthread_mutex_unlock(&m->mu);
       double t0 = prx_now();
@@ -132,6 +132,7 @@ static void *map_thread(void *arg) {
       double t1 = prx_now();
       pthread_mutex_lock(&m->mu);
       m->pinning--;
+      if (st) m->held -= chunk_len(m, c);
       m->state[c] = st ? CHUNK_FAILED : CHUNK_PINNED;
       m->st.chunks++;
       if (st) {
