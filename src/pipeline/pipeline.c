@@ -500,7 +500,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     return st;
   }
 
-  if (cfg->view_at && cfg->view_start && !cfg->serial) cfg->view_start(cfg->view_ctx);
+  if (s.multi && cfg->view_at && cfg->view_start) cfg->view_start(cfg->view_ctx);
   sigset_t stop_sigs, old_mask;
   stop_signal_set(&stop_sigs);
   if (cfg->serial) {
