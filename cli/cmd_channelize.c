@@ -470,6 +470,10 @@ typedef struct {
   /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
   int timing;
   int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
+  /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
+  prx_pipe_map *map;
+  prx_pipe_map_stats map_stats; /* taken as it closes */
+  double ms_map_close;
   double t_mark;
   struct {
     const char *name;
@@ -515,10 +519,11 @@ static void print_timing(const run_state *r, double t_start) {
           ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
           "reader(s)\n",
           (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+  cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
 }
 
-/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
- * the prototype designed. */
+/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
+ * mapped) and before the prototype is designed. */
 static void start_warm_cuda(run_state *r) {
   r->warming = cli_warm_cuda_start(&r->warm_thread, r->o.backend);
 }
@@ -535,6 +540,9 @@ static int setup_input(run_state *r) {
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */
   if (rc < 0) rc = cli_carry_check(CMD, prx_iq_reader_sigmf(r->reader), o->center != NULL);
+  /* read while the CUDA runtime starts, pinned as the stream starts; closed in setup_chan if the
+   * channelizer is not on CUDA */
+  if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
   return rc;
 }
 
@@ -592,6 +600,10 @@ static int setup_chan(run_state *r) {
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
+  if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA) {
+    prx_pipe_map_close(r->map);
+    r->map = NULL;
+  }
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
@@ -1145,7 +1157,10 @@ static int stream(run_state *r) {
   c.alloc_ctx = r;
   /* a file read by several threads while the GPU computes */
   r->n_readers = cli_pipe_readers(&c, r->reader, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
-  if (r->n_readers > 1) c.read_at = chan_read_at;
+  if (r->n_readers > 1 || r->map) c.read_at = chan_read_at;
+  /* a file in place: its blocks are not read (an integer format: nothing to zero, chan_read_at
+   * counts no non-finite sample) */
+  cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   for (int w = 0; w < r->n_writers; w++) {
@@ -1481,6 +1496,10 @@ static void cleanup(run_state *r) {
   free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
+  prx_pipe_map_get_stats(r->map, &r->map_stats);
+  double t = cli_seconds();
+  prx_pipe_map_close(r->map);
+  r->ms_map_close = (cli_seconds() - t) * 1e3;
   prx_iq_close(r->reader);
 }
 
@@ -1494,9 +1513,11 @@ int cmd_channelize(int argc, char **argv) {
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
-  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask */
-  if (rc < 0) start_warm_cuda(&r);
   if (rc < 0) rc = setup_input(&r);
+  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
+   * input's map is made (its mapping and threads: the driver's start holds the process's mapping
+   * lock, which they wait for: 45-60 ms on the H200 host) */
+  if (rc < 0) start_warm_cuda(&r);
   phase_end(&r, "input");
   end_warm_cuda(&r);
   phase_end(&r, "cuda");
