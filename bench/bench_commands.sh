@@ -13,7 +13,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -34,6 +34,15 @@
 #   and 0-63, --threads 1 and 0, to tmpfs: the two binaries in alternating runs (REPS each,
 #   best of), the library (bench_commands chan) in the same run, and whether both wrote the same
 #   bytes (diff -r of the output directories, the collection's SHA-512s included).
+#   gpustart: the GPU commands' start, this build against BEFORE's (a build folder), alternating
+#   runs (REPS each, best of), cold and (HOLDER set: bench/cuda_startup_probe.cu built, run with
+#   --hold beside the second set) with another process holding a CUDA context: `channelize
+#   --backend cuda` as in gpu (64 channels; cf32, cf16, ci16; and the 4 MiB start-up case) and
+#   `rx` as in rx, each against the `cat` rate of the same file, every pair's outputs compared
+#   byte for byte (channel recordings; rx bits and the report's carrier figures), with this
+#   build's POLYRX_TIMING lines; VARIANTS="NAME=ENV ..." adds rx runs of this build with an
+#   environment setting against this build without it. GS_LOG2 (default 28) and GS_BACKEND
+#   (default cuda) change the input's size and the backend, for a quick try elsewhere.
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
@@ -428,6 +437,93 @@ chanuse() {
   rm -rf "$W/ch" "$x"
 }
 
+# The GPU commands' start, this build against $BEFORE's (a build folder with its polyrx), cold and
+# held (HOLDER: bench/cuda_startup_probe.cu built, run as `HOLDER --hold` beside the second set)
+gpustart() {
+  local before=${BEFORE:?gpustart: set BEFORE=path/to/the/other/build}/polyrx
+  local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=6553600 x=$W/g.ci16 xr=$W/rx.ci16 one=$W/rx1.ci16 args=() i f rd
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
+  for i in $(seq 0 63); do # the rx mode's 64 carriers
+    f=$(awk -v i="$i" 'BEGIN { split("0 0.25 0.375 0.5", fr, " ");
+      printf "%.3f", (16 * i - 504 + fr[i % 4 + 1]) * 6400 }')
+    args+=(--carrier "f=$f,rs=2400,diff")
+  done
+  "$P" gen -q -o "$one" -F ci16 -s $fs -n $fs "${args[@]}" --esn0 20 || exit 1
+  for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$xr"
+  rm -f "$one"
+  rd=$(awk -v n="$n" -v t="$(best_of cat "$x")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
+  # a command of both builds, alternating, REPS each (best of); the outputs of the last pair kept;
+  # NS: the input's samples (default n), for the rates
+  # PB: the "before" binary (default BEFORE's), AENV: environment settings of the "after" runs
+  pair() { # name, then the command's arguments ("@OUT@": the output path)
+    local name=$1 tb=0 ta=0 s e t which bin a
+    shift
+    for _ in $(seq "$REPS"); do
+      for which in b a; do
+        # shellcheck disable=SC2206
+        bin=(env ${AENV:-} "$P")
+        [ "$which" = b ] && bin=("${PB:-$before}")
+        rm -rf "$W/o_$which" "$W/o_$which.json"
+        local cmd=()
+        for a in "$@"; do cmd+=("${a//@OUT@/$W/o_$which}"); done
+        s=$(ns)
+        "${bin[@]}" "${cmd[@]}" >/dev/null 2>"$W/o_$which.err" ||
+          { echo "gpustart: $which failed: $(tail -1 "$W/o_$which.err")" >&2; return 1; }
+        e=$(ns)
+        t=$((e - s))
+        if [ "$which" = b ]; then { [ "$tb" = 0 ] || [ "$t" -lt "$tb" ]; } && tb=$t; fi
+        if [ "$which" = a ]; then { [ "$ta" = 0 ] || [ "$t" -lt "$ta" ]; } && ta=$t; fi
+      done
+    done
+    local same=yes tl
+    diff -r -q -x '*.json' "$W/o_b" "$W/o_a" >/dev/null || same=no
+    if [ -f "$W/o_a.json" ]; then # rx: the report's carrier figures too
+      python3 -c 'import json,sys
+a,b=([{k:v for k,v in c.items() if k!="file"} for c in json.load(open(f))["carriers"]] for f in sys.argv[1:])
+sys.exit(a!=b)' \
+        "$W/o_b.json" "$W/o_a.json" || same=no
+    fi
+    local cmd=()
+    for a in "$@"; do cmd+=("${a//@OUT@/$W/o_a}"); done
+    # shellcheck disable=SC2086
+    tl=$(env ${AENV:-} POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing|set-up|in place' |
+      sed 's/"//g' | tr '\n' ' ')
+    awk -v name="$name" -v set="$SET" -v n="${NS:-$n}" -v tb="$tb" -v ta="$ta" -v rd="$rd" -v same="$same" \
+      -v tl="$tl" 'BEGIN { b = tb / 1e9; a = ta / 1e9
+      printf "{\"bench\":\"commands_gpu_start\",\"case\":\"%s\",\"set\":\"%s\",\"samples\":%d,\"before_s\":%.4f,\"after_s\":%.4f,\"before_of_cat\":%.3f,\"after_of_cat\":%.3f,\"same\":\"%s\",\"timing\":\"%s\"}\n", name, set, n, b, a, n / b / 1e9 / rd, n / a / 1e9 / rd, same, tl
+      printf "%-5s %-22s before %7.1f ms %5.2f  after %7.1f ms %5.2f of cat  same %s\n", set, name, b * 1e3, n / b / 1e9 / rd, a * 1e3, n / a / 1e9 / rd, same > "/dev/stderr" }'
+    rm -rf "$W/o_a" "$W/o_b" "$W"/o_*.json "$W"/o_*.err
+  }
+  one_set() {
+    local fmt v
+    for fmt in cf32 cf16 ci16; do
+      pair "channelize_64_$fmt" channelize -q --backend "$be" -F ci16 -i "$x" -s 1G -K 1024 \
+        -c 0-63 --out-format "$fmt" -o @OUT@
+    done
+    pair rx_64 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
+      --report @OUT@.json
+    head -c $((4 << 20)) "$x" >"$W/s.ci16"
+    NS=$((1 << 20)) pair channelize_64_4MiB channelize -q --backend "$be" -F ci16 -i "$W/s.ci16" -s 1G -K 1024 \
+      -c 0-63 -o @OUT@
+    for v in ${VARIANTS:-}; do # this build with an environment setting, against no setting
+      PB=$P AENV=${v#*=} pair "rx_64_${v%%=*}" rx -q --backend "$be" -F ci16 -i "$xr" -s $fs \
+        -K 1024 "${args[@]}" -o @OUT@ --report @OUT@.json
+    done
+  }
+  SET=cold one_set
+  if [ -n "${HOLDER:-}" ]; then
+    "$HOLDER" --hold 600 >"$W/holder.log" 2>&1 &
+    local hp=$!
+    for _ in $(seq 100); do grep -q ready "$W/holder.log" && break; sleep 0.1; done
+    SET=held one_set
+    kill "$hp"
+    wait "$hp" 2>/dev/null
+  fi
+  rm -f "$x" "$xr" "$W/s.ci16"
+}
+
 # this build's `channelize` against $BEFORE's, byte for byte
 chansame() {
   local before=${BEFORE:?chansame: set BEFORE=path/to/the/other/polyrx} bad=0 n=0
@@ -509,6 +605,7 @@ chanab) chanab ;;
 chanuse) chanuse ;;
 gpu) gpu ;;
 rx) rx ;;
+gpustart) gpustart ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]" >&2; exit 2 ;;
 esac

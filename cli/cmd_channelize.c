@@ -39,13 +39,14 @@
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default but SMALL_BLOCK; see choose_block  \
-                                         */
-#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
-#define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
-#define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
-#define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
-#define OUT_DEPTH 3                     /* output slots in flight */
+#define DEFAULT_BLOCK                                                                              \
+  ((size_t)1 << 18)                    /* the smallest default but SMALL_BLOCK; see choose_block   \
+                                        */
+#define SMALL_BLOCK ((size_t)1 << 16)  /* the CPU's with 4 writers or more */
+#define POWER_GROUP DEFAULT_BLOCK      /* input samples per power sum on the CPU (setup_chan) */
+#define GPU_BLOCK ((size_t)1 << 20)    /* the CUDA backend's default block, within GPU_BUDGET */
+#define GPU_BUDGET ((size_t)768 << 20) /* output bytes in flight its default block allows */
+#define OUT_DEPTH 3                    /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
@@ -375,16 +376,26 @@ static int ensure_open_files(size_t need, size_t n_channels) {
                    rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_max);
 }
 
-/* Grows the process's descriptor table to `need` entries now, before the channelizer's workers
- * and the pipeline's threads exist: a table that grows as the recordings' data files are
- * opened one after the other grows in 5 steps for 1024 files, and in a process with threads each
- * step waits for an RCU grace period (the kernel's expand_fdtable): 46 ms for 1100 files on the
- * 2-core VM against 0.7 ms without other threads, 100 ms and more on the 16-core GPU host.
- * Raises the soft RLIMIT_NOFILE where it can, as ensure_open_files does; a failure costs only
- * that time (ensure_open_files reports what matters). */
-static void reserve_descriptors(size_t need) {
+#define RESERVE_MAX 65536 /* descriptors reserve_descriptors makes room for at most */
+
+/* Grows the process's descriptor table to hold the recordings' data files now, before any
+ * thread exists (the input's map, the CUDA runtime's start, the channelizer's workers, the
+ * pipeline): a table that grows as the data files are opened one after the other grows in 5
+ * steps for 1024 files, and in a process with threads each step waits for an RCU grace period
+ * (the kernel's expand_fdtable): 46 ms for 1100 files on the 2-core VM against 0.7 ms without
+ * other threads, 100 ms and more on the 16-core GPU host. The outputs are counted from the
+ * options (K, or the --channels list), the writers as 64 at most. Raises the soft RLIMIT_NOFILE
+ * where it can, as ensure_open_files does; a failure costs only that time (ensure_open_files
+ * reports what matters). */
+static void reserve_descriptors(const options *o) {
+  if (o->to_stdout) return;
+  size_t n = o->K, listed = 0;
+  unsigned *list = NULL;
+  if (o->channels && !prx_chan_parse_list(o->channels, (unsigned)o->K, &list, &listed)) n = listed;
+  free(list);
+  size_t need = open_descriptors() + n + 64 + 40;
   struct rlimit rl;
-  if (need > INT_MAX) return;
+  if (need > RESERVE_MAX) return;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need &&
       (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need)) {
     rl.rlim_cur = need;
@@ -527,6 +538,10 @@ typedef struct run_state {
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
   double ms_close_io; /* the main thread's recordings finished (close_one) */
   int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
+  /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
+  prx_pipe_map *map;
+  prx_pipe_map_stats map_stats; /* taken as it closes */
+  double ms_map_close;
   double t_mark;
   struct {
     const char *name;
@@ -591,6 +606,7 @@ static void print_timing(const run_state *r, double t_start) {
           ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
           "reader(s)\n",
           (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+  cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
   thread_use self = {0}, main_now = {0};
@@ -632,8 +648,8 @@ static void print_timing(const run_state *r, double t_start) {
           r->ms_close_io);
 }
 
-/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun before the input is opened and
- * the prototype designed. */
+/* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
+ * mapped) and before the prototype is designed. */
 static void start_warm_cuda(run_state *r) {
   r->warming = cli_warm_cuda_start(&r->warm_thread, r->o.backend);
 }
@@ -650,6 +666,9 @@ static int setup_input(run_state *r) {
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */
   if (rc < 0) rc = cli_carry_check(CMD, prx_iq_reader_sigmf(r->reader), o->center != NULL);
+  /* read while the CUDA runtime starts, pinned as the stream starts; closed in setup_chan if the
+   * channelizer is not on CUDA */
+  if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
   return rc;
 }
 
@@ -712,11 +731,12 @@ static int setup_chan(run_state *r) {
    * execute): 2-core VM, K = 1024, all channels written: 1 worker 342-445 ms, 2 workers
    * 345-540 (alternating runs); the GPU host's 16 cores: 16 workers no faster than 1 */
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
-  /* the recordings' descriptors (those open_outputs counts, with room for the channelizer's
-   * own), while this is the process's only thread */
-  if (!o->to_stdout) reserve_descriptors(open_descriptors() + n_sel + (size_t)r->n_writers + 40);
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
+  if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA) {
+    prx_pipe_map_close(r->map);
+    r->map = NULL;
+  }
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
@@ -1337,7 +1357,10 @@ static int stream(run_state *r) {
   c.alloc_ctx = r;
   /* a file read by several threads while the GPU computes */
   r->n_readers = cli_pipe_readers(&c, r->reader, prx_chan_backend(r->chan) == PRX_BACKEND_CUDA);
-  if (r->n_readers > 1) c.read_at = chan_read_at;
+  if (r->n_readers > 1 || r->map) c.read_at = chan_read_at;
+  /* a file in place: its blocks are not read (an integer format: nothing to zero, chan_read_at
+   * counts no non-finite sample) */
+  cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   for (int w = 0; w < r->n_writers; w++) {
@@ -1645,6 +1668,10 @@ static void cleanup(run_state *r) {
   }
   free(r->select);
   prx_chan_destroy(r->chan);
+  prx_pipe_map_get_stats(r->map, &r->map_stats);
+  double t = cli_seconds();
+  prx_pipe_map_close(r->map);
+  r->ms_map_close = (cli_seconds() - t) * 1e3;
   prx_iq_close(r->reader);
 }
 
@@ -1658,9 +1685,12 @@ int cmd_channelize(int argc, char **argv) {
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
-  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask */
-  if (rc < 0) start_warm_cuda(&r);
+  if (rc < 0) reserve_descriptors(&r.o); /* while this is the process's only thread */
   if (rc < 0) rc = setup_input(&r);
+  /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
+   * input's map is made (its mapping and threads: the driver's start holds the process's mapping
+   * lock, which they wait for: 45-60 ms on the H200 host) */
+  if (rc < 0) start_warm_cuda(&r);
   phase_end(&r, "input");
   end_warm_cuda(&r);
   phase_end(&r, "cuda");

@@ -6,7 +6,7 @@
 # Logs go to $OUT (default ./gpu-out); a short summary table is printed last.
 #
 #   scripts/gpu_check.sh [STEP...]    steps, run in this order: build test bench sanitize ctest
-#                                     profile (default: all but profile)
+#                                     profile span (default: all but profile and span)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the
@@ -221,6 +221,23 @@ if has profile; then
     "$CUOBJDUMP" -sass -fun "_Z16prx_fused_kernelILi0ELi2ELi10ELb${tile}EEv11prx_kparams" \
       "$BUILD/bench_chan_cuda" >"$OUT/sass_k1024_tile${tile}.txt" 2>&1
   done
+fi
+
+if has span && part demod; then
+  # the bank's span kernel by kernel: Nsight Compute's duration of each launch of a steady-state
+  # call (bench_qpsk_bank, sps 4, 1024 channels, cf32, the library's default path), the mean per
+  # kernel name in launch order, and their sum
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout 200 "$NCU" --clock-control none --print-kernel-base function --launch-skip 60 \
+    --launch-count 60 --metrics gpu__time_duration.sum --csv "$BUILD/bench_qpsk_bank" \
+    --case 4:1024:cf32 >"$OUT/ncu_span.csv" 2>&1
+  note "span: rc=$? ($(elapsed))"
+  awk -F'","' '/gpu__time_duration/ { v = $NF; gsub(/[",]/, "", v); u = $(NF - 1);
+      k = $5; if (!(k in n)) order[++m] = k; n[k]++; t[k] += v * (u ~ /^u/ ? 1e3 : u ~ /^m/ ? 1e6 : 1) }
+    END { for (i = 1; i <= m; i++) { k = order[i]; s += t[k] / n[k];
+        printf "span %-28s %4d launches %9.1f us\n", k, n[k], t[k] / n[k] / 1e3 }
+      printf "span %-28s %24.1f us\n", "sum of the means", s / 1e3 }' "$OUT/ncu_span.csv" |
+    tee "$OUT/span.txt"
 fi
 
 echo

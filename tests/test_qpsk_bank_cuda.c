@@ -11,7 +11,10 @@
  * kernels, where calls of several spans run the next span's pre ahead on the driver's second
  * stream); one run with the om stage apart from pre. Pilots (64:8) with issue 10's flags: a
  * channel at 7000 ppm (beyond the supported clock range) and one without a carrier, every block's
- * flags equal to the CPU bank's, the flags present.
+ * flags equal to the CPU bank's, the flags present; the same channels differential with bits
+ * only, the flags then from the phase pass on the GPU. The phase pass runs on the GPU wherever
+ * the GPU decides the bits (bits only, serial passes on the GPU: checked), on the CPU where the
+ * symbols go back (LLRs, packed bits, pilots).
  *
  * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
@@ -143,6 +146,13 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
     }
     if (flush) break;
     i += m;
+  }
+  if (b->drv) { /* the phase pass on the GPU where the GPU decides the bits */
+    prx_qpsk_bank_gpu_timing t;
+    prx_qpsk_bank_gpu_get_timing(b->drv, &t);
+    const int hf = ro.llrs || ro.packed || qc.ambiguity == PRX_QPSK_PILOTS;
+    CHECK(t.gpu_phase == (!ro.cpu_serial && !hf), "the phase pass on the %s",
+          t.gpu_phase ? "GPU" : "CPU");
   }
   cudaStreamDestroy(s);
   cudaFree(db);
@@ -384,6 +394,20 @@ int main(int argc, char **argv) {
     run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 61, gpu);
     compare_flags("pilots, 7000 ppm and no carrier, random chunks", gpu, cpu);
+    outs_free(gpu);
+    outs_free(cpu);
+    free_rows(tx, rows, rows16, d_rows, d_rows16);
+    /* the same channels differential, bits only: the flags from the phase pass on the GPU */
+    for (unsigned c = 0; c < C; c++) {
+      tc[c].pilot_period = tc[c].pilot_len = 0;
+      tc[c].differential = 1;
+    }
+    n = rows_of(tc, 90000, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    if (!n) return test_finish("test_qpsk_bank_cuda");
+    qc = tcase_demod_config(&tc[0], 1);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 67, gpu);
+    compare_flags("differential, 7000 ppm and no carrier, random chunks", gpu, cpu);
     outs_free(gpu);
     outs_free(cpu);
     free_rows(tx, rows, rows16, d_rows, d_rows16);

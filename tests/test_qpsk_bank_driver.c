@@ -22,7 +22,13 @@
  * gathered from the channels' blocks, the clock line's median by qsort): identical bits, LLRs
  * and block estimates; one case with
  * the passes' side switched after every call (their state moved between the device and the
- * channels), one with the stream run again after the flush on the same bank.
+ * channels), one with the stream run again after the flush on the same bank. With the passes on
+ * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's per-channel code
+ * on the host, checked to be in use) and the reports are written lazily: against the CPU's
+ * phase pass, identical bits and block estimates (Es/N0, noise, signal statistic, flags
+ * included); estimates read after every third call only (the reports then written in the next
+ * call: the same bits and stats, each read call's estimates its own blocks'); LLRs in every other
+ * call (the pass and its state moving between the GPU and the CPU).
  *
  * Skips (exit 77) in a build without CUDA (the driver is built with the CUDA backend only). */
 #include "test_qpsk_bank_rows.h"
@@ -33,6 +39,7 @@
 #include "qpsk/qpsk_est.h"
 #include "qpsk/qpsk_internal.h"
 #include "qpsk/qpsk_serial.h"
+#include "qpsk/qpsk_serial_phase.h"
 #include "qpsk/qpsk_stage_blocks.h"
 #include "qpsk/qpsk_stages_cuda.h"
 
@@ -50,6 +57,9 @@ static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
 static int em_twice;      /* run's stream twice through one bank, a flush between */
 static int em_toggle;     /* the serial passes' side switched after every call */
+static int em_lazy;       /* the estimates read after every third call only (and the flush) */
+static int em_late;       /* a call's symbols not read and a later call (not the flush) */
+static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -758,7 +768,29 @@ static prx_status d_nco(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t
   em_issue(stream, o);
   return PRX_OK;
 }
-static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco};
+/* the phase pass: each channel's thread in turn */
+static void r_phase(const em_op *o) {
+  for (size_t c = 0; c < o->z[0]; c++)
+    qpsk_ph_span_ch((unsigned)o->z[2], o->z[3], c, o->z[1], (int)o->i[0], (int)o->i[1], o->c[0],
+                    o->c[1], o->c[2], o->c[3], o->c[4], o->c[5], o->q[0], o->q[1], o->q[2],
+                    o->q[3]);
+}
+static prx_status d_phase(unsigned L, size_t Lmax, size_t C_, size_t nb, int diff, int first,
+                          const double *sums, const double *mom, const unsigned *bad,
+                          const qpsk_serial_blk *tb, const qpsk_serial_span *sp,
+                          const prx_cf32 *sym, struct qpsk_phase_state *st,
+                          struct qpsk_phase_out *po, qpsk_out_block *ob, int64_t *off,
+                          void *stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_phase,
+               .z = {C_, nb, L, Lmax},
+               .i = {diff, first},
+               .c = {sums, mom, bad, tb, sp, sym},
+               .q = {st, po, ob, off}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco, d_phase};
 
 static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            NULL,
@@ -781,11 +813,13 @@ static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
     em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
-    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc,
-    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
+    &em_serial,          NULL,         NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_cpu_cfo = {
-    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages_cpu_cfo, em_host_alloc,
-    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
+    &em_serial,          NULL,         NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              "emulated",
                                              NULL,
@@ -798,7 +832,9 @@ static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              em_event_destroy,
                                              em_event_record,
                                              em_stream_wait,
-                                             &em_serial};
+                                             &em_serial,
+                                             NULL,
+                                             NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      "emulated",
                                                      NULL,
@@ -811,7 +847,9 @@ static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      em_event_destroy,
                                                      em_event_record,
                                                      em_stream_wait,
-                                                     &em_serial};
+                                                     &em_serial,
+                                                     NULL,
+                                                     NULL}; /* no pinning in place */
 
 /* ---- the runs ---- */
 
@@ -826,6 +864,8 @@ typedef struct {
   prx_qpsk_block est[64]; /* and the blocks' estimates in full */
   double nv;              /* sum of the blocks' noise variances (unit signal) */
   size_t nv_n;            /* over nv_n blocks */
+  prx_qpsk_stats st;      /* the channel's stats after the flush */
+  size_t k_call[64];      /* the first calls' estimates, how many (SIZE_MAX: not read) */
 } chan_out;
 
 static void outs_free(chan_out *o);
@@ -868,6 +908,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     o[c].llrs = malloc(2 * n * sizeof(float));
     o[c].n_bytes = o[c].n_sym = o[c].n_blk = o[c].nv_n = 0;
     o[c].nv = 0;
+    for (size_t j = 0; j < 64; j++) o[c].k_call[j] = SIZE_MAX;
   }
   size_t ns[C], nb[C];
   /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
@@ -880,18 +921,23 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       o2[c].llrs = malloc(2 * n * sizeof(float));
       o2[c].n_bytes = o2[c].n_sym = o2[c].n_blk = o2[c].nv_n = 0;
       o2[c].nv = 0;
+      for (size_t j = 0; j < 64; j++) o2[c].k_call[j] = SIZE_MAX;
     }
     test_rng r;
     test_rng_seed(&r, chunk_seed);
-    for (size_t i = 0;;) {
+    int unread = 0; /* a call with symbols whose estimates were not read */
+    em_late = 0;
+    for (size_t i = 0, call = 0;; call++) {
       int flush = i >= n;
+      em_late |= unread && !flush;
       size_t m = n - i;
       if (chunk_seed && !flush) {
         double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
         m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
         if (m > n - i) m = n - i;
       }
-      prx_qpsk_bank_out out = {hb, bs, llrs ? hl : NULL, ls, ns, nb};
+      const int want_llrs = llrs || (em_mixed && call % 2);
+      prx_qpsk_bank_out out = {hb, bs, want_llrs ? hl : NULL, ls, ns, nb};
       prx_status st =
           flush ? prx_qpsk_bank_flush(b, &out)
                 : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
@@ -901,13 +947,18 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         int want = !gpu_serial_now(b->drv);
         CHECK(prx_qpsk_bank_gpu_set_serial(b->drv, want) == want, "set_serial(%d)", want);
       }
+      const int read = !em_lazy || flush || call % 3 == 2;
       for (unsigned c = 0; c < C; c++) {
         memcpy(d[c].bits + d[c].n_bytes, hb + c * bs, nb[c]);
         if (llrs) memcpy(d[c].llrs + 2 * d[c].n_sym, hl + c * ls, 2 * ns[c] * sizeof(float));
         d[c].n_bytes += nb[c];
         d[c].n_sym += ns[c];
+        unread |= !read && ns[c] > 0;
+        if (call < 64) d[c].k_call[call] = SIZE_MAX;
+        if (!read) continue;
         size_t k;
         const prx_qpsk_block *e = prx_qpsk_bank_block_estimates(b, c, &k);
+        if (call < 64) d[c].k_call[call] = k;
         for (size_t j = 0; j < k; j++) {
           if (d[c].n_blk + j < 64) d[c].cfo[d[c].n_blk + j] = e[j].cfo;
           if (d[c].n_blk + j < 64) d[c].est[d[c].n_blk + j] = e[j];
@@ -918,7 +969,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         }
         d[c].n_blk += k;
       }
-      if (flush) break;
+      if (flush) {
+        for (unsigned c = 0; c < C; c++) CHECK_OK(prx_qpsk_bank_get_stats(b, c, &d[c].st));
+        break;
+      }
       i += m;
     }
   }
@@ -946,14 +1000,23 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
           t.fold == 2 ? "folded, the grid not stored"
           : t.fold    ? "folded"
                       : "apart");
-    if (!em_toggle)
+    if (!em_toggle) {
       CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
             t.gpu_serial ? "GPU" : "CPU");
+      /* the phase pass too where the GPU decides the bits (no LLRs, packed bits or pilots) */
+      const int hf = llrs || packed || qc.ambiguity == PRX_QPSK_PILOTS;
+      CHECK(em_mixed || t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
+            t.gpu_phase ? "GPU" : "CPU");
+    }
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
     if (em_events && !chunk_seed && !t.gpu_serial)
       CHECK(t.ahead >= 1, "no span's pre ran ahead (%g spans in %g calls)", t.spans, t.calls);
     if (!em_events) CHECK(t.ahead == 0, "a pre ran ahead without events");
+    /* estimates not read after a call: its spans written into the channels in the next one */
+    if (em_lazy && em_late)
+      CHECK(t.late >= 1, "no span written into the channels late (%g spans in %g calls, fold %d)",
+            t.spans, t.calls, t.fold);
   }
   free(hb);
   free(hl);
@@ -1025,7 +1088,9 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
       bad += a->first_symbol != b->first_symbol || a->n_symbols != b->n_symbols ||
              a->timing != b->timing || a->clock_ppm != b->clock_ppm || a->cfo != b->cfo ||
              memcmp(&a->phase, &b->phase, sizeof a->phase) || a->amplitude != b->amplitude ||
-             a->flags != b->flags;
+             a->flags != b->flags || memcmp(&a->esn0_db, &b->esn0_db, sizeof a->esn0_db) ||
+             a->noise_var != b->noise_var || a->signal != b->signal || a->n_data != b->n_data ||
+             a->time != b->time;
     }
     CHECK(same && !bad,
           "%s channel %u: the serial passes on the GPU differ from the CPU's (%zu of %zu block "
@@ -1116,6 +1181,46 @@ static void run_all(void) {
     }
     /* bits only: the out stage writes them in place */
     versus_cpu("cf32 bits one call", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 0, cpu);
+    if (em_ser && !em_cfo_off) {
+      /* estimates and stats read after some calls only: the spans' reports written lazily, in
+       * the next call; the same bits and stats as the driver read after every call, and the
+       * estimates that were read the same */
+      chan_out lz[C], ref[C];
+      em_lazy = 1;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, lz);
+      em_lazy = 0;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, ref);
+      for (unsigned c = 0; c < C; c++) {
+        size_t bad = 0, ne = lz[c].n_blk < 64 ? lz[c].n_blk : 64;
+        for (size_t j = 0; j < 64; j++) /* a call's estimates are its own blocks' */
+          bad += lz[c].k_call[j] != SIZE_MAX && lz[c].k_call[j] != ref[c].k_call[j];
+        for (size_t j = 0; j < ne; j++) {
+          const prx_qpsk_block *a = &lz[c].est[j];
+          const prx_qpsk_block *e = a->index < 64 ? &ref[c].est[a->index] : NULL;
+          bad += e && (a->first_symbol != e->first_symbol || a->timing != e->timing ||
+                       memcmp(&a->phase, &e->phase, sizeof a->phase) || a->flags != e->flags ||
+                       a->noise_var != e->noise_var);
+        }
+        CHECK(lz[c].n_sym == ref[c].n_sym && lz[c].n_bytes == ref[c].n_bytes &&
+                  !memcmp(lz[c].bits, ref[c].bits, lz[c].n_bytes) &&
+                  !memcmp(&lz[c].st, &ref[c].st, sizeof lz[c].st) && lz[c].n_blk < ref[c].n_blk &&
+                  !bad,
+              "channel %u: estimates read lazily: outputs, stats or estimates differ (%zu of %zu "
+              "blocks; %zu of %zu read)",
+              c, bad, ne, lz[c].n_blk, ref[c].n_blk);
+      }
+      outs_free(lz);
+      /* LLRs in every other call: the phase pass moves between the GPU (bits only) and the CPU
+       * (symbols back), its state with it; the same bits and estimates */
+      em_mixed = 1;
+      run(1, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si, lz);
+      em_mixed = 0;
+      same_outputs("bits, LLRs in every other call", lz, ref, 0);
+      for (unsigned c = 0; c < C; c++)
+        CHECK(!memcmp(&lz[c].st, &ref[c].st, sizeof lz[c].st), "channel %u: stats differ", c);
+      outs_free(lz);
+      outs_free(ref);
+    }
     em_twice = 1; /* (and the stream again after the flush) */
     versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
                cpu);

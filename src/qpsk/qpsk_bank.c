@@ -195,7 +195,9 @@ size_t prx_qpsk_bank_max_symbols(const prx_qpsk_bank *b, size_t n_in, int flush)
     size_t v = flush ? prx_qpsk_flush_max_symbols(b->ch[c]) : prx_qpsk_max_symbols(b->ch[c], n_in);
     if (v > m) m = v;
   }
-  return m;
+  /* the CUDA driver's spans run but not yet written into the channels (full spans) */
+  const size_t p = prx_qpsk_bank_gpu_pending_symbols(b->drv);
+  return m > p ? m - p : 0;
 }
 
 size_t prx_qpsk_bank_bits_capacity(const prx_qpsk_bank *b, size_t n_in, int flush) {
@@ -207,6 +209,7 @@ size_t prx_qpsk_bank_bits_capacity(const prx_qpsk_bank *b, size_t n_in, int flus
 const prx_qpsk_block *prx_qpsk_bank_block_estimates(const prx_qpsk_bank *b, unsigned c, size_t *n) {
   if (n) *n = 0;
   if (!b || c >= b->C) return NULL;
+  prx_qpsk_bank_gpu_settle(b->drv);
   return prx_qpsk_block_estimates(b->ch[c], n);
 }
 
@@ -214,6 +217,7 @@ prx_status prx_qpsk_bank_get_stats(const prx_qpsk_bank *b, unsigned c, prx_qpsk_
   if (!b || !out) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_get_stats: NULL argument");
   if (c >= b->C)
     return prx_fail(PRX_ERR_INVALID, "channel %u is out of range (the bank has %u)", c, b->C);
+  prx_qpsk_bank_gpu_settle(b->drv);
   prx_qpsk_get_stats(b->ch[c], out);
   return PRX_OK;
 }

@@ -1,10 +1,20 @@
 /* The demodulator bank's stage-major driver on the CUDA backend: every call advances all C
  * channels together, one CFO span at a time, stage by stage. By default (run_span_gpu) the
- * level, timing and NCO passes run on the GPU too (qpsk_serial.h, one thread or warp per
- * channel, their state on the device), so a span is one stream-ordered sequence:
+ * level, timing, NCO and phase passes run on the GPU too (qpsk_serial.h, qpsk_serial_phase.h,
+ * one thread or warp per channel, their state on the device), so a call is one stream-ordered
+ * sequence with one host wait, at its end:
+ *
+ *   per span: GPU pre, level, om, timing, x4, cfo, nco, mf, phase, out -> the reports' records
+ *   into a pending slot; at the call's end the channels' output counts back (one wait); the
+ *   reports, stats and stream counts written into each channel's prx_qpsk lazily (when the
+ *   caller reads them, or in the next call beside its device work)
+ *
+ * Where the symbols go back (LLRs, packed bits, PILOTS: "host finish") the phase pass and the
+ * report run on the CPU after mf, per span (the passes' results and the symbols back, one wait
+ * per span):
  *
  *   GPU pre, level, om, timing, x4, cfo, nco, mf -> sums, the passes' results back
- *   -> CPU serial_phase and the report per channel -> GPU out
+ *   -> CPU serial_phase, stage_out and the report per channel
  *
  * Where the module lacks those kernels (or the CFO stage runs on the CPU, or a span holds more
  * than QPSK_SR_MAXB blocks), and when prx_qpsk_bank_gpu_set_serial turns them off, the serial
@@ -18,7 +28,8 @@
  *
  * The serial passes are the single demodulator's own functions (qpsk_serial.c, qpsk_batch.c) run on
  * each channel's prx_qpsk (b->ch[c]) over the per-block records the kernels leave (a few hundred
- * bytes per block, through pinned host memory), spread over the bank's worker pool; so the
+ * bytes per block, through pinned host memory), spread over the bank's worker pool, or their
+ * steps written once for both (qpsk_serial.h, qpsk_serial_phase.h) run as kernels; so the
  * block-level decisions are taken by the CPU's code and the kernels round only the per-sample
  * arithmetic differently (qpsk_stage_math.h). Where the stage kernels have no CFO stage (cfo_setup
  * answers PRX_ERR_UNSUPPORTED) it runs on the CPU: the x4 values copied back (8 bytes per symbol),
@@ -48,6 +59,7 @@
 #include "../core/cuda_module.h"
 #include "qpsk_internal.h"
 #include "qpsk_serial.h"
+#include "qpsk_serial_phase.h"
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
 
@@ -138,6 +150,35 @@ struct prx_qpsk_bank_gpu {
   qpsk_serial_span *d_sp, *h_sp;
   qpsk_serial_blk *d_tb, *h_tb;
   int64_t n_total;
+  /* the phase pass on the GPU too (qpsk_serial_phase.h): its kernel writes the out stage's
+   * records on the device and counts each channel's output symbols (d_off, back at the call's
+   * end); the blocks' results with what the reports read of the other passes come back into
+   * pending slots (a ring, one slot per span), which the host writes into the channels'
+   * prx_qpsk (reports, stats, stream counts) later: when the caller reads estimates or stats
+   * (prx_qpsk_bank_gpu_settle), when the slots are full, in the next call once its first span
+   * is issued (beside the device's work), or before a call that needs them (a flush, a call with
+   * the phase pass on the CPU). Meanwhile the channels' next_span lags the driver's next by
+   * the pending spans (always full spans: a flush leaves none) */
+  int gph_ok;   /* the module has the kernel (and the serial passes run on the GPU) */
+  int gph_on;   /* allowed (prx_qpsk_bank_gpu_set_phase; the default) */
+  int gph;      /* this call runs it (not where the symbols go back: LLRs, packed bits, PILOTS) */
+  int ph_dev;   /* the pass's carried state is the device's (d_pst), not the channels' */
+  int first;    /* the call's first span still to run (the device's output counts restart) */
+  int64_t next; /* the next span to run */
+  qpsk_phase_state *d_pst, *h_pst;
+  qpsk_phase_out *d_po;
+  int64_t *d_off;
+  unsigned np, np_cap;    /* pending spans, slots */
+  unsigned ph;            /* the oldest pending span's slot */
+  unsigned np_old;        /* pending spans from earlier calls, not yet written */
+  int synced;             /* the pending spans' copies are complete (the call's end waited) */
+  size_t p_nb[4];         /* per slot: its span's blocks per channel */
+  int64_t *h_off;         /* [C] the call's output symbols per channel, from d_off */
+  qpsk_serial_span *p_sp; /* per slot: C span records, then nbt of each block record */
+  qpsk_serial_blk *p_tb;
+  double *p_mom;
+  unsigned *p_bad;
+  qpsk_phase_out *p_po;
   prx_qpsk_bank_gpu_timing tm;
 };
 
@@ -149,12 +190,13 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
                g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
-               g->d_st,      g->d_sp,      g->d_tb};
+               g->d_st,      g->d_sp,      g->d_tb,     g->d_pst,    g->d_po,       g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
                g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
                g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
-               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb};
+               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb,     g->h_pst,    g->p_sp,
+               g->p_tb,     g->p_mom,    g->p_bad,  g->p_po,     g->h_off};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
@@ -327,6 +369,25 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     HA(g->h_sp, g->C);
     HA(g->h_tb, nbt);
   }
+  g->gph_ok = g->gser_ok && g->ser->phase;
+  g->gph_on = 1;
+  if (g->gph_ok) {
+    /* pending slots: up to 4, within 64 MiB of pinned memory */
+    const size_t per = g->C * sizeof *g->p_sp + nbt * (sizeof *g->p_tb + 4 * sizeof *g->p_mom +
+                                                       sizeof *g->p_bad + sizeof *g->p_po);
+    size_t ns = ((size_t)64 << 20) / per;
+    g->np_cap = ns < 1 ? 1 : ns > 4 ? 4 : (unsigned)ns;
+    DA(g->d_pst, g->C);
+    DA(g->d_po, nbt);
+    DA(g->d_off, g->C);
+    HA(g->h_pst, g->C);
+    HA(g->h_off, g->C);
+    HA(g->p_sp, g->np_cap * (size_t)g->C);
+    HA(g->p_tb, g->np_cap * nbt);
+    HA(g->p_mom, 4 * g->np_cap * nbt);
+    HA(g->p_bad, g->np_cap * nbt);
+    HA(g->p_po, g->np_cap * nbt);
+  }
 #undef DA
 #undef HA
   if (st) {
@@ -367,9 +428,32 @@ static prx_status serial_download(prx_qpsk_bank_gpu *g) {
   return st;
 }
 
+/* the phase pass's carried state to the side that runs it (the device where on) */
+static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
+  if (on == g->ph_dev) return PRX_OK;
+  const size_t bytes = g->C * sizeof *g->h_pst;
+  prx_status st = PRX_OK;
+  if (on) {
+    for (unsigned c = 0; c < g->C; c++) qpsk_phase_state_of(g->bank->ch[c], &g->h_pst[c]);
+    st = g->dev->copy(g->d_pst, g->h_pst, bytes, g->stream);
+    if (!st) st = g->dev->sync(g->stream);
+  } else {
+    st = g->dev->copy(g->h_pst, g->d_pst, bytes, g->stream);
+    if (!st) st = g->dev->sync(g->stream);
+    for (unsigned c = 0; c < g->C && !st; c++) qpsk_phase_state_to(g->bank->ch[c], &g->h_pst[c]);
+  }
+  if (!st) g->ph_dev = on;
+  return st;
+}
+
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   if (!g) return 0;
   on = on && g->gser_ok;
+  prx_qpsk_bank_gpu_settle(g);
+  if (!on) {
+    prx_status st = phase_side(g, 0);
+    if (st) return st;
+  }
   if (on != g->gser) {
     prx_status st = on ? serial_upload(g) : serial_download(g);
     if (st) return st;
@@ -385,7 +469,15 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
+  g->np = g->np_old = 0; /* (the reset forgets them, as the channels' stats) */
+  g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
+}
+
+int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
+  if (!g) return 0;
+  g->gph_on = on;
+  return on && g->gph_ok;
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
@@ -399,6 +491,7 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
     t->gpu_cfo = g->gpu_cfo;
     t->fold = g->fold;
     t->gpu_serial = g->gser;
+    t->gpu_phase = g->gph;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -585,6 +678,52 @@ static void task_phase_gpu(void *ctx, size_t c) {
   task_phase(ctx, c);
 }
 
+/* the n oldest pending spans' results into the channel's prx_qpsk, span by span as the phase
+ * pass and the batch's end leave them (NONE and DIFFERENTIAL: every symbol a data symbol),
+ * reported; where they are an earlier call's (fresh), its block estimates are dropped after (the
+ * channel's estimates are the current call's) */
+typedef struct {
+  prx_qpsk_bank_gpu *g;
+  unsigned n;
+  int fresh;
+} drain_ctx;
+
+static void task_drain(void *ctx, size_t c) {
+  const drain_ctx *x = ctx;
+  prx_qpsk_bank_gpu *g = x->g;
+  prx_qpsk *q = g->bank->ch[c];
+  for (unsigned i = 0; i < x->n; i++) {
+    const unsigned p = (g->ph + i) % g->np_cap;
+    const size_t o = p * g->nbt + c * g->p_nb[p];
+    qpsk_batch_begin(q, q->next_span, 1);
+    qpsk_serial_to_blocks(q, &g->p_sp[p * (size_t)g->C + c], g->p_tb + o, g->p_mom + 4 * o,
+                          g->p_bad + o);
+    uint64_t j = q->n_sym;
+    size_t out = 0;
+    for (size_t t = 0; t < q->n_blks; t++) {
+      qpsk_blk *bk = &q->blks[t];
+      const qpsk_phase_out *r = &g->p_po[o + t];
+      bk->phi = r->phi;
+      bk->sig = r->sig;
+      bk->noise = r->noise;
+      bk->sig_own = r->sig_own;
+      bk->noise_own = r->noise_own;
+      bk->vv_stat = r->vv_stat;
+      bk->flags = r->flags;
+      const int64_t n = bk->k1 - bk->k0;
+      bk->j0 = j;
+      bk->out0 = out;
+      bk->quarter = 0;
+      bk->n_data = n > 0 ? (unsigned)n : 0;
+      out += bk->n_data;
+      j += (uint64_t)n;
+    }
+    qpsk_batch_end(q, 1);
+    q->next_span++;
+  }
+  if (x->fresh) q->n_est = 0;
+}
+
 static void task_begin(void *ctx, size_t c) {
   span_ctx *x = ctx;
   prx_qpsk *q = x->b->ch[c];
@@ -597,6 +736,12 @@ static void pool_run(prx_qpsk_bank *b, prx_task_fn fn, span_ctx *x) {
   b->drv->tm.serial_s += prx_now() - t0;
 }
 
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    prx_status st_ = (call);                                                                       \
+    if (st_) return st_;                                                                           \
+  } while (0)
+
 static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   double t0 = prx_now();
   prx_status st = g->dev->sync(stream);
@@ -604,11 +749,56 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   return st;
 }
 
-#define TRY(call)                                                                                  \
-  do {                                                                                             \
-    prx_status st_ = (call);                                                                       \
-    if (st_) return st_;                                                                           \
-  } while (0)
+/* The n oldest pending spans into the channels (their copies complete), on the pool. */
+static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
+  if (!n) return;
+  drain_ctx x = {g, n, fresh};
+  double t0 = prx_now();
+  prx_pool_run(g->bank->pool, task_drain, &x, g->C);
+  g->tm.serial_s += prx_now() - t0;
+  g->ph = (g->ph + n) % g->np_cap;
+  g->np -= n;
+  g->np_old = g->np_old > n ? g->np_old - n : 0;
+}
+
+/* Every pending span into the channels, after a wait for their copies where the call's end has
+ * not waited (stream: the one they were issued on). */
+static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
+  if (!g->np) return PRX_OK;
+  if (!g->synced) TRY(drv_wait(g, stream));
+  g->synced = 1;
+  drain_n(g, g->np, g->np_old > 0);
+  return PRX_OK;
+}
+
+/* The end of a call's spans with the phase pass on the GPU: the channels' output counts back
+ * (one wait, which completes the pending copies too); a flush's spans into the channels. */
+static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
+  if (!g->gph) return PRX_OK;
+  if (g->first) { /* no span ran: the earlier calls' spans now, their estimates dropped */
+    g->tm.late += g->np_old;
+    drain_n(g, g->np_old, 1);
+    return PRX_OK;
+  }
+  TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
+  TRY(drv_wait(g, stream));
+  g->synced = 1;
+  for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
+  return flush ? drain(g, stream) : PRX_OK;
+}
+
+void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
+  /* (the last call waited at its end: nothing in flight; a failed call's spans are dropped) */
+  if (!g || !g->np) return;
+  if (g->synced)
+    drain_n(g, g->np, 0);
+  else
+    g->np = g->np_old = 0;
+}
+
+size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
+  return g ? (size_t)g->np * g->B * g->Lmax : 0;
+}
 
 /* Stage pre (pre_om where om is folded) of blocks b0 .. b0 + nb - 1 of every channel into slot
  * k, and its input sums back to the slot's pinned records, on stream. */
@@ -623,6 +813,7 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
+  if (g->gph) return PRX_OK; /* (the pending slot takes them after the phase pass) */
   TRY(g->dev->copy(g->h_mom[k], g->d_mom[k], 4 * n * sizeof(double), stream));
   TRY(g->dev->copy(g->h_bad[k], g->d_bad[k], n * sizeof(unsigned), stream));
   return PRX_OK;
@@ -656,6 +847,7 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
                            size_t stride, int64_t b0, size_t n, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
   TRY(g->k->mf(st, rows, stride, b0, g->n_total, g->d_mb, g->d_sym, g->d_sums, stream));
+  if (g->gph) return PRX_OK; /* (the phase pass reads them on the device) */
   TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
   if (g->hf) return d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream);
   TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
@@ -667,10 +859,26 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
 static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t n, uint8_t *bits,
                             size_t bits_stride, void *stream) {
   if (!g->hf && bits) {
-    TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
+    if (!g->gph) TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
     TRY(g->k->out(st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
   }
   g->tm.spans++;
+  return PRX_OK;
+}
+
+/* The span's records that the reports read into the next pending slot (on stream; slot k's input
+ * sums): the span records, the blocks' timing, input sums and non-finite counts, the phase pass's
+ * results. */
+static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
+  const prx_qpsk_bank_cuda *d = g->dev;
+  const size_t p = (g->ph + g->np) % g->np_cap, n = (size_t)g->C * nb, o = p * g->nbt;
+  TRY(d->copy(g->p_sp + p * g->C, g->d_sp, g->C * sizeof *g->p_sp, stream));
+  TRY(d->copy(g->p_tb + o, g->d_tb, n * sizeof *g->p_tb, stream));
+  TRY(d->copy(g->p_mom + 4 * o, g->d_mom[k], 4 * n * sizeof *g->p_mom, stream));
+  TRY(d->copy(g->p_bad + o, g->d_bad[k], n * sizeof *g->p_bad, stream));
+  TRY(d->copy(g->p_po + o, g->d_po, n * sizeof *g->p_po, stream));
+  g->p_nb[p] = nb;
+  g->np++;
   return PRX_OK;
 }
 
@@ -685,7 +893,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const prx_qpsk_serial_cuda *r = g->ser;
   span_ctx x = {b, g};
   prx_qpsk *q0 = b->ch[0];
-  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
+  const int64_t span = g->next, b0 = span * (int64_t)g->B;
   /* the span's blocks (the same for every channel: they share the stream position); the other
    * channels' are laid out with their phase pass */
   const double t0 = prx_now();
@@ -704,6 +912,21 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
+  if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
+    TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
+                 g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
+                 g->d_ob, g->d_off, stream));
+    g->first = 0;
+    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    g->synced = 0;
+    TRY(pend(g, k, nb, stream));
+    g->tm.issue_s += prx_now() - t0;
+    /* the earlier calls' spans while the device runs this one; all of them where the slots are
+     * full (after a wait) */
+    g->tm.late += g->np_old;
+    drain_n(g, g->np_old, 1);
+    return g->np == g->np_cap ? drain(g, stream) : PRX_OK;
+  }
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
   TRY(d->copy(g->h_tb, g->d_tb, n * sizeof *g->h_tb, stream));
   g->tm.issue_s += prx_now() - t0;
@@ -733,7 +956,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
-  const int64_t span = q0->next_span, b0 = span * (int64_t)g->B;
+  const int64_t span = g->next, b0 = span * (int64_t)g->B;
   pool_run(b, task_begin, &x);
   g->nb = q0->n_blks; /* the same for every channel: they share the stream position */
   const size_t nb = g->nb, n = (size_t)g->C * nb;
@@ -914,8 +1137,8 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
   }
   /* where the outputs go */
-  const size_t cap = prx_qpsk_bank_max_symbols(b, n_in, flush);
   g->hf = b->cfg.demod.ambiguity == PRX_QPSK_PILOTS || out->llrs || (b->cfg.packed && out->bits);
+  const size_t cap = g->hf ? prx_qpsk_bank_max_symbols(b, n_in, flush) : 0; /* (host rows' room) */
   uint8_t *bits = NULL;
   size_t bits_stride = 0;
   if (g->hf) {
@@ -934,6 +1157,15 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       bits = g->d_bits;
     }
   }
+  /* the phase pass on the GPU where the GPU decides the bits (its state moved there) */
+  g->gph = g->gser && g->gph_ok && g->gph_on && !g->hf;
+  /* earlier calls' pending spans: now where this call needs the channels' stream counts (before
+   * their estimates are cleared below), else once this call's first span is issued */
+  if (!g->gph || flush) prx_qpsk_bank_gpu_settle(g);
+  g->np_old = g->np;
+  TRY(phase_side(g, g->gph));
+  g->first = 1;
+  g->next = b->ch[0]->next_span + (int64_t)g->np; /* (the pending spans ran) */
   /* every channel's stream position (as prx_qpsk_execute / flush set them) */
   const int64_t ext_base = b->ch[0]->n_total;
   for (size_t c = 0; c < C; c++) {
@@ -954,7 +1186,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     /* the spans whose input is complete; those reaching back before the chunk read the ring,
      * with the chunk's head appended */
     int64_t upto = g->ring_base + (int64_t)g->ring_len;
-    for (int64_t s = q0->next_span;; s++) {
+    for (int64_t s = g->next;; s++) {
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
       if (end > g->n_total || lo >= ext_base) break;
@@ -962,7 +1194,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     }
     if (ext) TRY(ring_append(g, upto, ext, ext_base, ext_pitch, stream));
     for (;;) {
-      const int64_t s = q0->next_span;
+      const int64_t s = g->next;
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
       if (end > g->n_total) break;
@@ -972,14 +1204,16 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
       qpsk_span_need(q0, s + 1, &lo, &end);
       if (end <= g->n_total) span_rows(g, q0, s + 1, ext, ext_base, ext_pitch, &next, &next_stride);
       TRY(run_span(b, rows, stride, next, next_stride, g->B, bits, bits_stride, stream));
+      g->next++;
     }
     int64_t keep, end;
-    qpsk_span_need(q0, q0->next_span, &keep, &end);
+    qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+    TRY(call_end(g, flush, stream)); /* (after the ring's copies: one wait for both) */
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
-    while (q0->next_span * (int64_t)g->B < nb_end) {
-      const int64_t s = q0->next_span, b1 = (s + 1) * (int64_t)g->B;
+    while (g->next * (int64_t)g->B < nb_end) {
+      const int64_t s = g->next, b1 = (s + 1) * (int64_t)g->B;
       const void *rows, *next = NULL;
       size_t stride, next_stride = 0, nb_next = 0;
       span_rows(g, q0, s, NULL, 0, 0, &rows, &stride);
@@ -988,7 +1222,9 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
         nb_next = (size_t)(nb_end - b1 < (int64_t)g->B ? nb_end - b1 : (int64_t)g->B);
       }
       TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
+      g->next++;
     }
+    TRY(call_end(g, flush, stream));
   }
   TRY(finish(b, flush, out, out_dev, stream));
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
@@ -1018,6 +1254,15 @@ int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
 }
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   (void)g, (void)on;
+  return 0;
+}
+int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
+  (void)g, (void)on;
+  return 0;
+}
+void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
+size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
+  (void)g;
   return 0;
 }
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {

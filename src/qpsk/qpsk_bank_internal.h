@@ -55,9 +55,11 @@ typedef struct {
   double issue_s;  /* issuing a span's launches and copies up to its wait (GPU serial passes) */
   double calls, spans;
   double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
+  double late;    /* spans written into the channels in a later call (beside its device work) */
   int gpu_cfo;    /* the CFO stage runs on the GPU */
   int fold;       /* om folded into pre (pre_om, om_sums, x4_level) */
   int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
+  int gpu_phase;  /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
@@ -79,6 +81,17 @@ int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
  * four), between calls (the passes' state moves to the side that runs them). Returns the side
  * now in use (1 GPU), or a negative prx_status where the state's copy failed. */
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on);
+/* The phase pass on the GPU too (1, the default) where the serial passes run there and the GPU
+ * decides the bits (calls without LLRs or packed bits, not PILOTS: those run it on the CPU), or
+ * on the CPU (0), between calls (its state moves at the next call). Returns whether the module
+ * can run it there and on is set. */
+int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on);
+/* With the phase pass on the GPU the channels' prx_qpsk (reports, stats, stream counts) are
+ * written lazily: settle writes the spans still pending (before the caller reads estimates or
+ * stats; accepts NULL); pending_symbols is what they hold of prx_qpsk_max_symbols' bound (their
+ * symbols' room, B Lmax per span), which the channels do not know yet. */
+void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g);
+size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
  * memory when in_dev, else host), or the flush; outputs as out describes (device memory when

@@ -28,6 +28,7 @@
 #include "qpsk_stage_math.h"
 
 #include "qpsk_cplx.h"
+#include "qpsk_serial_phase.h"
 
 #include <math.h>
 #include <string.h>
@@ -280,13 +281,7 @@ static void stage_mf(void *ctx, size_t t) {
 
 /* ---- serial: phase, noise, ambiguity, output offsets ---- */
 
-static prx_cf32 block_rot(const qpsk_blk *bk) {
-  prx_cf32 r = cexpj(-bk->phi);
-  float g = (float)(1.0 / sqrt(bk->sig));
-  r.re *= g;
-  r.im *= g;
-  return r;
-}
+static prx_cf32 block_rot(const qpsk_blk *bk) { return qpsk_ph_rot(bk->phi, bk->sig); }
 
 static int quarter_of(double re, double im) { return (int)lround(atan2(im, re) / (M_PI / 2)) & 3; }
 
@@ -361,70 +356,29 @@ void qpsk_serial_phase(prx_qpsk *q) {
     }
     qpsk_pilot_dc(q);
   }
-  int have = q->have_phase;
-  double phi_prev = q->phi_prev;
-  const qpsk_sums *sums_prev = &q->sums_prev;
+  /* per block: phase, noise, signal test, flags (qpsk_serial_phase.h, the GPU's pass too) */
+  qpsk_phase_state st;
+  qpsk_phase_state_of(q, &st);
   for (size_t t = 0; t < q->n_blks; t++) {
     qpsk_blk *bk = &q->blks[t];
-    qpsk_sums s = bk->sums;
-    if (s.n < 0.5 * L && have) qpsk_sums_add(&s, sums_prev);
-    double ph = s.n > 0 ? qpsk_vv_phase(&s) : NAN;
-    if (isfinite(ph))
-      bk->phi = have ? phi_prev + qpsk_wrap(ph - phi_prev, M_PI / 2) : ph;
-    else /* no symbols, or non-finite input: keep the last estimate */
-      bk->phi = phi_prev;
-    /* noise: M2M4 over this block and up to QPSK_NOISE_BLOCKS - 1 before it (blocks with
-     * non-finite sums left out) */
-    if (isfinite(bk->sums.m4) && isfinite(bk->sums.s4[0]) && isfinite(bk->sums.s4[1])) {
-      q->noise_ring[q->noise_count % QPSK_NOISE_BLOCKS] = bk->sums;
-      q->noise_count++;
-    }
-    qpsk_sums win;
-    memset(&win, 0, sizeof win);
-    unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
-    for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
-    double sig, noise;
-    qpsk_m2m4(&win, &sig, &noise);
-    if (!(sig > 0 && noise > 0 && isfinite(sig) && isfinite(noise))) {
-      /* nothing measured yet (an empty stream start): the last values, or neutral ones */
-      sig = q->sig_prev;
-      noise = q->noise_prev;
-    }
-    q->sig_prev = sig;
-    q->noise_prev = noise;
-    bk->sig = sig;
-    bk->noise = noise;
-    qpsk_m2m4(&bk->sums, &bk->sig_own, &bk->noise_own);
-    /* signal present: the V&V line |sum y^4|^2 of the block against its mean without a signal,
-     * which for complex Gaussian noise is n E|y|^8 = 6 (sum |y|^4)^2 / n: z is then an
-     * exponential variable of mean 1, above 5 in 0.7 % of the blocks; a QPSK signal gives
-     * z = (n / 6) (g^2 / (g^2 + 4 g + 2))^2 at Es/N0 = g (14 at 5 dB, 42 at 10 dB for n = 512).
-     * A short block (the stream's last) keeps the previous block's decision. */
-    const qpsk_sums *o = &bk->sums;
-    double z = 0;
-    if (o->n > 0 && o->m4 > 0)
-      z = o->n * (o->s4[0] * o->s4[0] + o->s4[1] * o->s4[1]) / (6 * o->m4 * o->m4);
-    if (!isfinite(z)) z = 0;
-    bk->vv_stat = z;
-    /* the block's input varies (not zeros, not a constant: a constant makes constant symbols,
-     * a perfect 4th-power line) */
-    double var = bk->mom_n > 0 ? bk->mom[2] / bk->mom_n -
-                                     (bk->mom[0] * bk->mom[0] + bk->mom[1] * bk->mom[1]) /
-                                         (bk->mom_n * bk->mom_n)
-                               : 0;
-    const qpsk_span *spv = &q->spans[bk->span];
-    int varies = var * spv->gain * spv->gain > 1e-2;
-    int present = o->n >= 0.5 * L || !have ? z > 5 && varies : q->present_prev;
-    q->present_prev = present;
     const qpsk_span *sp = &q->spans[bk->span];
-    bk->flags = 0;
-    if (!present) bk->flags |= PRX_QPSK_BLOCK_NO_SIGNAL;
-    if (sp->out_range) bk->flags |= PRX_QPSK_BLOCK_CLOCK_RANGE;
-    if (present && fabs(bk->tres) > 0.25) bk->flags |= PRX_QPSK_BLOCK_TIMING_JUMP;
-    if (bk->nonfinite) bk->flags |= PRX_QPSK_BLOCK_NONFINITE;
-    have = 1;
-    phi_prev = bk->phi;
-    sums_prev = &bk->sums;
+    qpsk_phase_in in;
+    in.sums = bk->sums;
+    memcpy(in.mom, bk->mom, sizeof in.mom);
+    in.mom_n = bk->mom_n;
+    in.tres = bk->tres;
+    in.gain = sp->gain;
+    in.nonfinite = bk->nonfinite;
+    in.out_range = sp->out_range;
+    qpsk_phase_out r;
+    qpsk_ph_block(L, &st, &in, &r);
+    bk->phi = r.phi;
+    bk->sig = r.sig;
+    bk->noise = r.noise;
+    bk->sig_own = r.sig_own;
+    bk->noise_own = r.noise_own;
+    bk->vv_stat = r.vv_stat;
+    bk->flags = r.flags;
   }
 
   if (acquired) first_quarter(q);
@@ -441,14 +395,12 @@ void qpsk_serial_phase(prx_qpsk *q) {
     unsigned data = 0;
     switch (q->cfg.ambiguity) {
     case PRX_QPSK_DIFFERENTIAL:
-      bk->prev = q->dprev;
-      data = (unsigned)n;
-      if (n > 0) {
-        prx_cf32 rot = block_rot(bk);
-        qpsk_diff_set(&q->dprev, bk->sym[n - 1], rot, (float)(bk->noise / bk->sig));
-      }
+    case PRX_QPSK_NONE: {
+      const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0};
+      const prx_cf32 last = n > 0 ? bk->sym[n - 1] : (prx_cf32){0, 0};
+      data = qpsk_ph_link(q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, &st, n, last, &r, &bk->prev);
       break;
-    case PRX_QPSK_NONE: data = (unsigned)n; break;
+    }
     case PRX_QPSK_PILOTS: {
       prx_cf32 r = cexpj(-bk->phi);
       int64_t pos = ((int64_t)j - q->frame_off) % P;
@@ -475,6 +427,32 @@ void qpsk_serial_phase(prx_qpsk *q) {
     out += data;
     j += (uint64_t)n;
   }
+  qpsk_phase_state_to(q, &st);
+}
+
+void qpsk_phase_state_of(const prx_qpsk *q, qpsk_phase_state *st) {
+  memset(st, 0, sizeof *st);
+  st->sums_prev = q->sums_prev;
+  memcpy(st->noise_ring, q->noise_ring, sizeof st->noise_ring);
+  st->noise_count = q->noise_count;
+  st->have = q->have_phase;
+  st->present_prev = q->present_prev;
+  st->phi_prev = q->phi_prev;
+  st->sig_prev = q->sig_prev;
+  st->noise_prev = q->noise_prev;
+  st->dprev = q->dprev;
+}
+
+void qpsk_phase_state_to(prx_qpsk *q, const qpsk_phase_state *st) {
+  q->sums_prev = st->sums_prev;
+  memcpy(q->noise_ring, st->noise_ring, sizeof q->noise_ring);
+  q->noise_count = st->noise_count;
+  q->have_phase = st->have;
+  q->present_prev = st->present_prev;
+  q->phi_prev = st->phi_prev;
+  q->sig_prev = st->sig_prev;
+  q->noise_prev = st->noise_prev;
+  q->dprev = st->dprev;
 }
 
 /* ---- stage out: decisions and LLRs ---- */

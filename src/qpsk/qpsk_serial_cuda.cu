@@ -1,14 +1,16 @@
-/* The demodulator bank's serial passes on the GPU (qpsk_serial.h): the level, timing and NCO
- * passes of one CFO span, the level pass one thread per channel, the timing and NCO passes one
- * warp per channel (its lanes share out the blocks' O&M sums, the costly part), with the
- * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
- * rounds as the host does). The launches are small: their point is that the span's stage
- * kernels follow one another on the stream without a host round trip. */
+/* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
+ * level, timing, NCO and phase passes of one CFO span, the level and phase passes one thread per
+ * channel, the timing and NCO passes one warp per channel (its lanes share out the blocks' O&M
+ * sums, the costly part), with the arithmetic of qpsk_serial.h (compiled without fused
+ * multiply-adds, CMakeLists.txt, so that it rounds as the host does). The launches are small: their
+ * point is that the span's stage kernels follow one another on the stream without a host round
+ * trip. */
 extern "C" {
 #include "qpsk_internal.h"
 }
 #include "../core/cuda_module.h"
 #include "qpsk_serial.h"
+#include "qpsk_serial_phase.h"
 
 #include <cuda_runtime.h>
 
@@ -57,6 +59,16 @@ __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, i
   qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
 }
 
+__global__ void phase_kernel(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int first,
+                             const double *sums, const double *mom, const unsigned *bad,
+                             const qpsk_serial_blk *tb, const qpsk_serial_span *sp,
+                             const prx_cf32 *sym, qpsk_phase_state *st, qpsk_phase_out *po,
+                             qpsk_out_block *ob, int64_t *off) {
+  const size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (c < C)
+    qpsk_ph_span_ch(L, Lmax, c, nb, diff, first, sums, mom, bad, tb, sp, sym, st, po, ob, off);
+}
+
 prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
                  const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_om_in *omi,
                  void *stream) {
@@ -82,6 +94,16 @@ prx_status nco(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_
   return launched("qpsk serial nco");
 }
 
+prx_status phase(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int first,
+                 const double *sums, const double *mom, const unsigned *bad,
+                 const qpsk_serial_blk *tb, const qpsk_serial_span *sp, const prx_cf32 *sym,
+                 qpsk_phase_state *st, qpsk_phase_out *po, qpsk_out_block *ob, int64_t *off,
+                 void *stream) {
+  phase_kernel<<<grid_of(C), kThreads, 0, (cudaStream_t)stream>>>(
+      L, Lmax, C, nb, diff, first, sums, mom, bad, tb, sp, sym, st, po, ob, off);
+  return launched("qpsk serial phase");
+}
+
 } // namespace
 
-extern "C" const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries = {level, timing, nco};
+extern "C" const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries = {level, timing, nco, phase};
