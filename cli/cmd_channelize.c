@@ -39,14 +39,12 @@
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK                                                                              \
-  ((size_t)1 << 18)                    /* the smallest default but SMALL_BLOCK; see choose_block   \
-                                        */
-#define SMALL_BLOCK ((size_t)1 << 16)  /* the CPU's with 4 writers or more */
-#define POWER_GROUP DEFAULT_BLOCK      /* input samples per power sum on the CPU (setup_chan) */
-#define GPU_BLOCK ((size_t)1 << 20)    /* the CUDA backend's default block, within GPU_BUDGET */
-#define GPU_BUDGET ((size_t)768 << 20) /* output bytes in flight its default block allows */
-#define OUT_DEPTH 3                    /* output slots in flight */
+#define DEFAULT_BLOCK ((size_t)1 << 18) /* the default block but SMALL_BLOCK; choose_block */
+#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
+#define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
+#define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
+#define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
+#define OUT_DEPTH 3                     /* output slots in flight */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
