@@ -57,12 +57,8 @@ typedef struct {
 } qpsk_sums;
 
 void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s);
-void qpsk_sums_add(qpsk_sums *a, const qpsk_sums *b);
-/* V&V: QPSK symbols have s^4 = -1, so the carrier phase is arg(-sum y^4) / 4, in (-pi/4, pi/4]. */
-double qpsk_vv_phase(const qpsk_sums *s);
-/* M2M4 (Pauluzzi & Beaulieu 2000) for a constant-modulus signal in complex Gaussian noise:
- * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N). */
-void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise);
+/* their sum, the V&V phase and the M2M4 powers from them: qpsk_serial_phase.h (qpsk_ph_sums_add,
+ * qpsk_ph_vv, qpsk_ph_m2m4, written once for the host and the GPU) */
 
 /* out[i] = (in[i] - dc) gain exp(-j (theta + omega i)), i < n (in may equal out): DC removal,
  * level and a phase-continuous NCO in one pass, with exact double anchors every 256 samples and a

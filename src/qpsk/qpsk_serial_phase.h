@@ -47,7 +47,7 @@ typedef struct qpsk_phase_out {
   unsigned flags, pad;
 } qpsk_phase_out;
 
-/* qpsk_sums_add, qpsk_vv_phase, qpsk_m2m4 (qpsk_est.c: the same expressions) */
+/* the sum of two blocks' V&V sums (qpsk_est.h's qpsk_sums) */
 QPSK_HD void qpsk_ph_sums_add(qpsk_sums *a, const qpsk_sums *b) {
   a->s4[0] += b->s4[0];
   a->s4[1] += b->s4[1];
@@ -55,11 +55,14 @@ QPSK_HD void qpsk_ph_sums_add(qpsk_sums *a, const qpsk_sums *b) {
   a->m4 += b->m4;
   a->n += b->n;
 }
+/* V&V: QPSK symbols have s^4 = -1, so the carrier phase is arg(-sum y^4) / 4, in (-pi/4, pi/4] */
 QPSK_HD double qpsk_ph_vv(const qpsk_sums *s) {
   double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
   if (p <= -QPSK_SR_PI / 4) p += QPSK_SR_PI / 2;
   return p;
 }
+/* M2M4 (Pauluzzi & Beaulieu 2000) for a constant-modulus signal in complex Gaussian noise:
+ * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N) */
 QPSK_HD void qpsk_ph_m2m4(const qpsk_sums *s, double *sig, double *noise) {
   if (s->n <= 0) {
     *sig = 0;
@@ -71,6 +74,8 @@ QPSK_HD void qpsk_ph_m2m4(const qpsk_sums *s, double *sig, double *noise) {
   double S = s2 > 0 ? sqrt(s2) : 0;
   if (S > m2) S = m2;
   double N = m2 - S;
+  /* the moments of a finite block can make N slightly negative at high SNR (or S at low):
+   * keep both in a sane range, Es/N0 within [-30, 60] dB */
   if (N < 1e-6 * m2) N = 1e-6 * m2;
   if (S < 1e-3 * m2) S = 1e-3 * m2;
   *sig = S;
