@@ -434,13 +434,13 @@ static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
   const size_t bytes = g->C * sizeof *g->h_pst;
   prx_status st = PRX_OK;
   if (on) {
-    for (unsigned c = 0; c < g->C; c++) qpsk_phase_state_of(g->bank->ch[c], &g->h_pst[c]);
+    for (unsigned c = 0; c < g->C; c++) g->h_pst[c] = g->bank->ch[c]->ph;
     st = g->dev->copy(g->d_pst, g->h_pst, bytes, g->stream);
     if (!st) st = g->dev->sync(g->stream);
   } else {
     st = g->dev->copy(g->h_pst, g->d_pst, bytes, g->stream);
     if (!st) st = g->dev->sync(g->stream);
-    for (unsigned c = 0; c < g->C && !st; c++) qpsk_phase_state_to(g->bank->ch[c], &g->h_pst[c]);
+    for (unsigned c = 0; c < g->C && !st; c++) g->bank->ch[c]->ph = g->h_pst[c];
   }
   if (!st) g->ph_dev = on;
   return st;

@@ -18,18 +18,7 @@
 extern "C" {
 #endif
 
-/* what the phase pass carries from span to span (prx_qpsk's have_phase, phi_prev, sums_prev,
- * noise_ring, noise_count, sig_prev, noise_prev, present_prev, dprev) */
-typedef struct qpsk_phase_state {
-  qpsk_sums sums_prev; /* the last block's V&V sums */
-  qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
-  unsigned noise_count;
-  int have;         /* a block's phase has been set */
-  int present_prev; /* the last block's signal-present decision */
-  int pad;
-  double phi_prev, sig_prev, noise_prev;
-  qpsk_diff_prev dprev; /* DIFFERENTIAL: the last symbol of the stream so far */
-} qpsk_phase_state;
+/* what the pass carries from span to span: qpsk_phase_state (qpsk_internal.h: prx_qpsk's ph) */
 
 /* one block's inputs: its V&V sums (stage mf), input sums (pre), timing residual (the timing
  * pass) and its span's gain and clock flag */
@@ -227,10 +216,6 @@ QPSK_HD void qpsk_ph_span_ch(unsigned L, size_t Lmax, size_t c, size_t nb, int d
   off[c] = out;
   st[c] = q;
 }
-
-/* The host's side (qpsk_batch.c): a channel's carried state from and into its prx_qpsk. */
-void qpsk_phase_state_of(const prx_qpsk *q, qpsk_phase_state *st);
-void qpsk_phase_state_to(prx_qpsk *q, const qpsk_phase_state *st);
 
 #ifdef __cplusplus
 }
