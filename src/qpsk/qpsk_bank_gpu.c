@@ -702,14 +702,7 @@ static void task_drain(void *ctx, size_t c) {
     size_t out = 0;
     for (size_t t = 0; t < q->n_blks; t++) {
       qpsk_blk *bk = &q->blks[t];
-      const qpsk_phase_out *r = &g->p_po[o + t];
-      bk->phi = r->phi;
-      bk->sig = r->sig;
-      bk->noise = r->noise;
-      bk->sig_own = r->sig_own;
-      bk->noise_own = r->noise_own;
-      bk->vv_stat = r->vv_stat;
-      bk->flags = r->flags;
+      qpsk_ph_to_blk(&g->p_po[o + t], bk);
       const int64_t n = bk->k1 - bk->k0;
       bk->j0 = j;
       bk->out0 = out;

@@ -370,13 +370,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     in.out_range = sp->out_range;
     qpsk_phase_out r;
     qpsk_ph_block(L, &q->ph, &in, &r);
-    bk->phi = r.phi;
-    bk->sig = r.sig;
-    bk->noise = r.noise;
-    bk->sig_own = r.sig_own;
-    bk->noise_own = r.noise_own;
-    bk->vv_stat = r.vv_stat;
-    bk->flags = r.flags;
+    qpsk_ph_to_blk(&r, bk);
   }
 
   if (acquired) first_quarter(q);

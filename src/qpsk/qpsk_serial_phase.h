@@ -36,6 +36,17 @@ typedef struct qpsk_phase_out {
   unsigned flags, pad;
 } qpsk_phase_out;
 
+/* the block's results into its qpsk_blk (the host's: the CPU's pass, the driver's pending spans) */
+static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
+  bk->phi = r->phi;
+  bk->sig = r->sig;
+  bk->noise = r->noise;
+  bk->sig_own = r->sig_own;
+  bk->noise_own = r->noise_own;
+  bk->vv_stat = r->vv_stat;
+  bk->flags = r->flags;
+}
+
 /* the sum of two blocks' V&V sums (qpsk_est.h's qpsk_sums) */
 QPSK_HD void qpsk_ph_sums_add(qpsk_sums *a, const qpsk_sums *b) {
   a->s4[0] += b->s4[0];
