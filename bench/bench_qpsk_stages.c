@@ -365,7 +365,7 @@ int main(int argc, char **argv) {
         t[K_MFMIX] = time_it(&b, K_MF);
         S->mix(&st, NULL);
         /* the CFO stage's transform over the whole zero-padded nfft (before cfo_half) */
-        const unsigned half_len = st.cfo_len; /* the default's (half from 192 channels) */
+        const unsigned half_len = st.cfo_len; /* the default's (QPSK_CFO_HALF_MIN_CHANNELS) */
         const int half0 = st.cfo_half;
         st.cfo_half = 0;
         if (S->cfo_setup(&st, NB * L, 2 * NB * L, 4 * 0.12)) {
