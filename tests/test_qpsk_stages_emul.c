@@ -619,8 +619,6 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   case_free(&k);
 }
 
-/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
- * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
 /* the refinement from the start nu0 (run sums, then Newton's steps as warp 0 takes them: 32
  * lanes' shares of the sums, added by the butterfly of __shfl_xor_sync) and the CFO */
 static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
@@ -654,6 +652,8 @@ static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, doub
   free(runs);
 }
 
+/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
+ * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
 static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
                      double e, double *nu0, double *nu, double *f) {
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
@@ -710,14 +710,7 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
   double x[4] = {0, 0, 0, 0};
   for (size_t th = 0; th < 256; th++) {
     float acc[4] = {0, 0, 0, 0};
-    for (size_t t = th; t < n; t += 256) {
-      const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, (int64_t)nfft),
-                     c = qpsk_dft_twiddle(mp, (int64_t)t, (int64_t)nfft);
-      acc[0] += v.re * a.re - v.im * a.im;
-      acc[1] += v.re * a.im + v.im * a.re;
-      acc[2] += v.re * c.re - v.im * c.im;
-      acc[3] += v.re * c.im + v.im * c.re;
-    }
+    qpsk_odd_bins_part(w, n, mm, mp, (int64_t)nfft, th, 256, acc);
     for (int q = 0; q < 4; q++) x[q] += acc[q];
   }
   const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};

@@ -546,6 +546,20 @@ QPSK_HD prx_cf32 qpsk_dft_twiddle(int64_t m, int64_t t, int64_t nfft) {
   prx_cf32 o = {cs, -sn};
   return o;
 }
+/* One thread's share of the odd bins X[mm], X[mp] of the window's nfft-point spectrum (w: n
+ * values; the terms t = t0, t0 + nt, ...), added in float into acc: re, im of X[mm], then of
+ * X[mp] (the CFO stage from half the transform: qpsk_peak_start_half's xm, xp). */
+QPSK_HD void qpsk_odd_bins_part(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp, int64_t nfft,
+                                size_t t0, size_t nt, float acc[4]) {
+  for (size_t t = t0; t < n; t += nt) {
+    const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, nfft),
+                   b = qpsk_dft_twiddle(mp, (int64_t)t, nfft);
+    acc[0] += v.re * a.re - v.im * a.im;
+    acc[1] += v.re * a.im + v.im * a.re;
+    acc[2] += v.re * b.re - v.im * b.im;
+    acc[3] += v.re * b.im + v.im * b.re;
+  }
+}
 /* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full
  * spectrum's odd bins xm = X[2b - 1], xp = X[2b + 1]: the best of the three candidates in the
  * full search (kmax of the nfft-point spectrum; the first on ties), then qpsk_peak_start's vertex
