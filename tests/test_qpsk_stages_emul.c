@@ -13,15 +13,12 @@
 
 #include <stdio.h>
 
-/* stage pre, emulated: window then outputs */
-static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
-                     unsigned *bad) {
+/* pre's window [lo, hi) of channel c staged as the kernel stages it (mixed, read as
+ * qpsk_window_sample reads it) into win, and the input sums and non-finite count of the block's
+ * own samples [own0, own1) into mom and bad */
+static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t hi, int64_t own0,
+                            int64_t own1, prx_cf32 *win, double mom[4], unsigned *bad) {
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
-  const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
-                  &hi, &own0, &own1);
-  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
   const prx_cf32 zero = {0, 0};
   mom[0] = mom[1] = mom[2] = mom[3] = 0;
   *bad = 0;
@@ -43,6 +40,17 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     win[t] = qpsk_window_sample(v, in, zero);
   }
+}
+
+/* stage pre, emulated: window then outputs */
+static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
+                     unsigned *bad) {
+  const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
+                  &hi, &own0, &own1);
+  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
+  emul_pre_window(k, c, lo, hi, own0, own1, win, mom, bad);
   /* the kernel's threads: thread th walks outputs th, th + 256, ... on an exact grid */
   for (unsigned th = 0; th < 256 && k->pre.rq >= 0; th++) {
     unsigned r;
@@ -362,22 +370,18 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
  * (qpsk_x4_rows_one) */
 static void emul_x4_rows(const stage_case *k, size_t t, prx_cf32 D, float gain, prx_cf32 *w) {
   const unsigned c = (unsigned)(t / k->nblk);
-  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const qpsk_mf_timing *tm = &k->tm[t];
   int64_t lo, hi, own0, own1;
   qpsk_pre_ranges(tm->b, k->L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c,
                   k->pre.ntaps, &lo, &hi, &own0, &own1);
   const int unit = k->pre.rq == (int64_t)k->pre.Q, pad = unit ? QPSK_PAD4 : 0;
+  prx_cf32 *raw = malloc((size_t)(hi - lo) * sizeof *raw);
+  double mom[4];
+  unsigned bad;
+  emul_pre_window(k, c, lo, hi, own0, own1, raw, mom, &bad);
   prx_cf32 *win = calloc((size_t)qpsk_win_slot(hi - lo + 8, QPSK_PAD4) + 1, sizeof *win);
-  const prx_cf32 zero = {0, 0};
-  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
-  for (int64_t i = 0; i < hi - lo; i++) {
-    const int64_t sn = lo + i;
-    const int in = sn >= 0 && sn < k->n_total;
-    prx_cf32 v = in ? row[sn] : zero;
-    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
-    win[qpsk_win_slot(i, pad)] = qpsk_window_sample(v, in, zero);
-  }
+  for (int64_t i = 0; i < hi - lo; i++) win[qpsk_win_slot(i, pad)] = raw[i];
+  free(raw);
   for (int64_t kk = tm->k0; kk < tm->k1; kk++)
     w[kk - tm->k0] = qpsk_x4_rows_one(tm, k->L, QPSK_GM, kk, k->pre.bank, k->pre.ntaps, k->pre.rq,
                                       k->pre.r, k->pre.Q, k->pre.c, lo, unit, win, pad, D, gain);
