@@ -91,19 +91,6 @@ QPSK_HD prx_cf32 qpsk_ph_rot(double phi, double sig) {
   return r;
 }
 
-/* qpsk_diff_set (qpsk_decide.c): the chain's link from the corrected symbol y rot */
-QPSK_HD void qpsk_ph_diff_set(qpsk_diff_prev *p, prx_cf32 y, prx_cf32 rot, float sigma2) {
-  const float h = 0.70710678118654752440f;
-  prx_cf32 u = {y.re * rot.re - y.im * rot.im, y.re * rot.im + y.im * rot.re};
-  unsigned b0 = u.re < 0, b1 = u.im < 0;
-  p->quad = b0 ? (b1 ? 2u : 1u) : (b1 ? 3u : 0u);
-  float a = 2.0f / sigma2, vr = (u.re + u.im) * h, vi = (u.im - u.re) * h;
-  p->m[0] = a * vr;
-  p->m[1] = a * vi;
-  p->m[2] = -a * vr;
-  p->m[3] = -a * vi;
-}
-
 /* One block of the pass (L: the block's nominal symbols): phase, noise, signal test, flags. */
 QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in *in,
                            qpsk_phase_out *r) {
@@ -173,7 +160,7 @@ QPSK_HD unsigned qpsk_ph_link(int diff, qpsk_phase_state *q, int64_t n, prx_cf32
   if (diff) {
     *prev = q->dprev;
     if (n > 0)
-      qpsk_ph_diff_set(&q->dprev, last, qpsk_ph_rot(r->phi, r->sig), (float)(r->noise / r->sig));
+      qpsk_diff_set(&q->dprev, last, qpsk_ph_rot(r->phi, r->sig), (float)(r->noise / r->sig));
   }
   return n > 0 ? (unsigned)n : 0u;
 }
