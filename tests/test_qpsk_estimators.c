@@ -7,7 +7,6 @@
 #include "test_qpsk_sig.h"
 
 #include "qpsk/qpsk_est.h"
-#include "qpsk/qpsk_serial_phase.h"
 
 /* ---- V&V phase variance ----
  * Closed form (large L, linearised): the block holds y_k = e^{j phi} s_k (1 + v_k) with QPSK
@@ -42,7 +41,7 @@ static void vv_variance(void) {
       qpsk_sums s;
       memset(&s, 0, sizeof s);
       qpsk_sums_accum(y, L, &s);
-      double err = qpsk_wrap(qpsk_ph_vv(&s) - phi, M_PI / 2);
+      double err = qpsk_wrap(qpsk_vv_phase(&s) - phi, M_PI / 2);
       var += err * err;
     }
     var /= trials;

@@ -47,41 +47,6 @@ static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
   bk->flags = r->flags;
 }
 
-/* the sum of two blocks' V&V sums (qpsk_est.h's qpsk_sums) */
-QPSK_HD void qpsk_ph_sums_add(qpsk_sums *a, const qpsk_sums *b) {
-  a->s4[0] += b->s4[0];
-  a->s4[1] += b->s4[1];
-  a->m2 += b->m2;
-  a->m4 += b->m4;
-  a->n += b->n;
-}
-/* V&V: QPSK symbols have s^4 = -1, so the carrier phase is arg(-sum y^4) / 4, in (-pi/4, pi/4] */
-QPSK_HD double qpsk_ph_vv(const qpsk_sums *s) {
-  double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
-  if (p <= -QPSK_SR_PI / 4) p += QPSK_SR_PI / 2;
-  return p;
-}
-/* M2M4 (Pauluzzi & Beaulieu 2000) for a constant-modulus signal in complex Gaussian noise:
- * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N) */
-QPSK_HD void qpsk_ph_m2m4(const qpsk_sums *s, double *sig, double *noise) {
-  if (s->n <= 0) {
-    *sig = 0;
-    *noise = 0;
-    return;
-  }
-  double m2 = s->m2 / s->n, m4 = s->m4 / s->n;
-  double s2 = 2 * m2 * m2 - m4;
-  double S = s2 > 0 ? sqrt(s2) : 0;
-  if (S > m2) S = m2;
-  double N = m2 - S;
-  /* the moments of a finite block can make N slightly negative at high SNR (or S at low):
-   * keep both in a sane range, Es/N0 within [-30, 60] dB */
-  if (N < 1e-6 * m2) N = 1e-6 * m2;
-  if (S < 1e-3 * m2) S = 1e-3 * m2;
-  *sig = S;
-  *noise = N;
-}
-
 /* the block's correction exp(-j phi) / amplitude (the out stage's, qpsk_batch.c block_rot) */
 QPSK_HD prx_cf32 qpsk_ph_rot(double phi, double sig) {
   prx_cf32 r = {(float)cos(-phi), (float)sin(-phi)};
@@ -95,8 +60,8 @@ QPSK_HD prx_cf32 qpsk_ph_rot(double phi, double sig) {
 QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in *in,
                            qpsk_phase_out *r) {
   qpsk_sums s = in->sums;
-  if (s.n < 0.5 * L && q->have) qpsk_ph_sums_add(&s, &q->sums_prev);
-  double ph = s.n > 0 ? qpsk_ph_vv(&s) : NAN;
+  if (s.n < 0.5 * L && q->have) qpsk_sums_add(&s, &q->sums_prev);
+  double ph = s.n > 0 ? qpsk_vv_phase(&s) : NAN;
   if (isfinite(ph))
     r->phi = q->have ? q->phi_prev + qpsk_sr_wrap(ph - q->phi_prev, QPSK_SR_PI / 2) : ph;
   else /* no symbols, or non-finite input: keep the last estimate */
@@ -110,9 +75,9 @@ QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in 
   }
   qpsk_sums win = {{0, 0}, 0, 0, 0};
   unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
-  for (unsigned i = 0; i < nw; i++) qpsk_ph_sums_add(&win, &q->noise_ring[i]);
+  for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
   double sig, noise;
-  qpsk_ph_m2m4(&win, &sig, &noise);
+  qpsk_m2m4(&win, &sig, &noise);
   if (!(sig > 0 && noise > 0 && isfinite(sig) && isfinite(noise))) {
     /* nothing measured yet (an empty stream start): the last values, or neutral ones */
     sig = q->sig_prev;
@@ -122,7 +87,7 @@ QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in 
   q->noise_prev = noise;
   r->sig = sig;
   r->noise = noise;
-  qpsk_ph_m2m4(o, &r->sig_own, &r->noise_own);
+  qpsk_m2m4(o, &r->sig_own, &r->noise_own);
   /* signal present: the V&V line |sum y^4|^2 of the block against its mean without a signal,
    * which for complex Gaussian noise is n E|y|^8 = 6 (sum |y|^4)^2 / n: z is then an
    * exponential variable of mean 1, above 5 in 0.7 % of the blocks; a QPSK signal gives
