@@ -7,6 +7,7 @@
  *
  *   nvcc -O2 -arch=sm_90 -o probe bench/cuda_startup_probe.cu -lcufft
  *   ./probe [FILE_IN_TMPFS]                 (the file: 1 GiB or more, e.g. the benchmark's input)
+ *   ./probe --hold SECONDS                  (holds a context open that long, nothing else)
  */
 #include "bench_clock.h"
 
@@ -63,6 +64,15 @@ static double exit_cost(int fast) {
 }
 
 int main(int argc, char **argv) {
+  /* --hold SECONDS: only a context held open meanwhile (the "held" case of bench_commands.sh's
+   * gpustart: the driver's state kept alive by another process) */
+  if (argc > 2 && !strcmp(argv[1], "--hold")) {
+    CK(cudaFree(0));
+    printf("probe holder ready\n");
+    fflush(stdout);
+    sleep((unsigned)atoi(argv[2]));
+    return 0;
+  }
   /* the process's end first, in children, before this process has a context of its own */
   report("exit_teardown_return", exit_cost(0), "ms");
   report("exit_teardown__exit", exit_cost(1), "ms");

@@ -236,6 +236,19 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
  * number of readers: 4 with 8 cores or more, 2 with 4, else 1 (POLYRX_READERS=N sets it, 1..16;
  * 1: the one sequential reader). Other inputs (standard input, pipes) keep the one reader. */
 int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
+/* The input in place for a command that may run on CUDA (src/pipeline/pipeline.h, "the input in
+ * place"): a regular file of an integer format (the CPU never reads those samples, the GPU's
+ * copies do), opened as the command starts so that its pages are read while the CUDA runtime
+ * starts, and pinned once cli_pipe_use_map is called (the command's CUDA objects made: pinning
+ * holds the driver); NULL for backend cpu, other inputs and POLYRX_INPUT_MAP=0 (the readers then
+ * read it; POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS[:gate|nogate]]]] sets the
+ * map's configuration, for the benchmarks). cli_pipe_use_map starts the pinning and points
+ * pipeline c (after cli_pipe_readers) at the map: the blocks in place, the others read with c's
+ * read_at (or the reader's positional read, with one reader). */
+prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
+void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
+/* POLYRX_TIMING: the map's line (s from prx_pipe_map_get_stats; nothing when s->bytes is 0). */
+void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close);
 /* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
  * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening
  * the input and the CPU's part of making the objects; a page-locked allocation does both.

@@ -7,6 +7,7 @@
  * works on the previous one on this thread; its output callback appends each carrier's new bits
  * to its files (and compares them with the truth) as they come. */
 #include "cli.h"
+#include "rx/rx_gpu.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -302,6 +303,12 @@ typedef struct {
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
+  /* the input in place (cli_input_map_open) with the device-resident receiver; its figures,
+   * taken as it closes, and the close, ms */
+  prx_pipe_map *map;
+  prx_pipe_map_stats map_stats;
+  double ms_map_close;
+  prx_rx_setup_times setup; /* the receiver's set-up's parts, taken before it is destroyed */
 } run_state;
 
 /* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
@@ -471,6 +478,13 @@ static int setup(run_state *r) {
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
   double t0 = cli_seconds();
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
+  /* read while the CUDA runtime starts, pinned as the stream starts (closed below where the
+   * receiver is not the device-resident one) */
+  if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);
+  /* the CUDA runtime's start on a thread, after the input's map is made (its mapping and threads:
+   * the driver's start holds the process's mapping lock, which they wait for: 45-60 ms on the
+   * H200 host); the stop signals are held: the runtime's threads keep the mask */
+  if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, o->backend);
   r->ms_input = (cli_seconds() - t0) * 1e3;
   if (rc >= 0) return rc;
   size_t max = o->n_car + (o->detect ? 256 : 0);
@@ -510,6 +524,7 @@ static int setup(run_state *r) {
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st;
+  /* made while the warm thread makes the device's context: the banks' CPU part needs none */
   t0 = cli_seconds();
   if (o->n_devices || o->workers) {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
@@ -524,6 +539,10 @@ static int setup(run_state *r) {
   }
   r->ms_receiver = (cli_seconds() - t0) * 1e3;
   if (st) return cli_status_error(CMD, "receiver", st);
+  if (r->multi || prx_rx_backend(r->rx) != PRX_BACKEND_CUDA) {
+    prx_pipe_map_close(r->map);
+    r->map = NULL;
+  }
   return -1;
 }
 
@@ -650,9 +669,12 @@ static int stream(run_state *r) {
    * blocks in flight need a quarter of the page-locked memory (0.5 ms per MiB to make), and the
    * receiver meets the same blocks (a read of 2^23 is cut into 4 of them) and gives the same
    * output */
-  if (r->n_readers > 1 && !r->o.read_block_set && r->rc.block_samples &&
+  if (r->n_readers > 1 && !r->map && !r->o.read_block_set && r->rc.block_samples &&
       r->o.read_block % r->rc.block_samples == 0)
     c.block_samples = r->rc.block_samples;
+  /* a file in place: the receiver's copies take its blocks where they lie, a whole read (4
+   * receiver blocks, overlapped within the call) per block as there are no buffers to make */
+  cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   if (rc < 0 && r->n_in == 0)
@@ -847,8 +869,6 @@ int cmd_rx(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
-  /* after the stop signals are held: the CUDA runtime's threads keep the mask */
-  if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, r->o.backend);
   if (rc < 0) rc = setup(r);
   cli_warm_cuda_end(r->warm, r->warming);
   tm[1] = cli_seconds();
@@ -899,10 +919,15 @@ int cmd_rx(int argc, char **argv) {
     free(k->tbuf);
   }
   rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
+  prx_rx_get_setup_times(r->rx, &r->setup);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
+  prx_pipe_map_get_stats(r->map, &r->map_stats);
+  double t_map = cli_seconds();
+  prx_pipe_map_close(r->map);
+  r->ms_map_close = (cli_seconds() - t_map) * 1e3;
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);
@@ -921,6 +946,16 @@ int cmd_rx(int argc, char **argv) {
             CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
             (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
             (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
+  if (timing && timing[0] && strcmp(timing, "0")) {
+    fprintf(stderr,
+            "polyrx %s: receiver's set-up (ms): banks (the device's context met) %.1f, "
+            "prototype and channelizer %.1f, rows %.1f, streams and events %.1f, device ring "
+            "%.1f, flush zeros %.1f, outputs %.1f\n",
+            CMD, r->setup.banks * 1e3, r->setup.chan * 1e3, r->setup.rows * 1e3,
+            r->setup.gpu_streams * 1e3, r->setup.gpu_ring * 1e3, r->setup.gpu_zero * 1e3,
+            r->setup.gpu_outputs * 1e3);
+    cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
+  }
   free(r->car);
   free(r);
   return rc < 0 ? 0 : rc;

@@ -514,6 +514,56 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   return n;
 }
 
+prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
+  const char *env = getenv("POLYRX_INPUT_MAP");
+  prx_format f = prx_iq_reader_info(r)->format;
+  if (backend == PRX_BACKEND_CPU || (env && !strcmp(env, "0")) ||
+      (f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8))
+    return NULL;
+  prx_pipe_map *m = NULL;
+  prx_pipe_map_config mc = prx_pipe_map_config_default();
+  mc.threads = prx_cpu_count() >= 8 ? 4 : 2;
+  mc.gated = 1; /* pinned once the command's objects are made (cli_pipe_use_map) */
+  /* for the benchmarks' variants: POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS
+   * [:gate|nogate]]]] */
+  if (env && env[0] >= '1' && env[0] <= '9') {
+    unsigned th = 0, mib = 0, pinners = 0;
+    char pop[8] = "", gate[8] = "";
+    sscanf(env, "%u:%u:%7[a-z]:%u:%7s", &th, &mib, pop, &pinners, gate);
+    if (th >= 1 && th <= 16) mc.threads = (int)th;
+    if (mib >= 1 && mib <= 256) mc.chunk_bytes = (size_t)mib << 20;
+    mc.no_populate = !strcmp(pop, "nopop");
+    if (pinners >= 1 && pinners <= (unsigned)mc.threads) mc.pinners = (int)pinners;
+    mc.gated = strcmp(gate, "nogate") != 0;
+  }
+  prx_pipe_map_open(r, &mc, &m); /* an input it cannot map is read as before */
+  return m;
+}
+
+void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m) {
+  if (!m || c->serial) return;
+  c->view_at = prx_pipe_map_view_at;
+  c->view_done = prx_pipe_map_view_done;
+  c->view_start = prx_pipe_map_start; /* pinned once the pipeline's buffers are made */
+  c->view_ctx = m;
+  if (!c->read_at) {
+    c->read_at = prx_pipe_iq_read_at;
+    c->read_ctx = r;
+    c->n_readers = 1;
+  }
+}
+
+void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close) {
+  if (!s->bytes) return;
+  fprintf(stderr,
+          "polyrx %s: input in place (ms): %.0f MiB, first pin at %.1f, pinning %.1f and "
+          "populating %.1f (threads' sum), readers' waits %.1f, close %.1f; %llu blocks in "
+          "place, %llu read; %u of %u chunks not pinned%s%s\n",
+          cmd, (double)s->bytes / 1048576.0, s->ms_first_pin, s->ms_pin, s->ms_populate,
+          s->ms_view_wait, ms_close, (unsigned long long)s->views, (unsigned long long)s->reads,
+          s->chunks_failed, s->chunks, s->why[0] ? ": " : "", s->why);
+}
+
 static void *warm_cuda(void *arg) {
   (void)arg;
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));

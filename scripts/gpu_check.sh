@@ -14,8 +14,9 @@
 # receiver's tests, benchmarks and sanitizer runs; give some of them to run only those), DEMOD_BENCH_ARGS
 # (bench_qpsk_bank's --case filters), DEMOD_MEMCHECK_S (the bank test's memcheck time limit,
 # default 300), NO_BANK_RACECHECK (set: skip racecheck on the bank test; the stage kernels' test
-# always runs under it). On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the
-# carried library packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
+# always runs under it), NO_CHAN_SANITIZE (set: skip the channelizer's memcheck and racecheck).
+# On the lent GPU machine, run it after `source .devdeps/prelude.sh` (the carried library
+# packages); where pkg-config is missing it unpacks the one carried in .gpudeps/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -161,7 +162,7 @@ if has bench && part rx; then
   fi
 fi
 
-if has sanitize && part chan; then
+if has sanitize && part chan && [ -z "${NO_CHAN_SANITIZE:-}" ]; then
   export PRX_TEST_SMALL=1
   run_step memcheck 300 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 \
     "$BUILD/test_chan_cuda"

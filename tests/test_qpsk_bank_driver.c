@@ -813,11 +813,13 @@ static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
     em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
-    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages, em_host_alloc,
-    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
+    &em_serial,          NULL,         NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_cpu_cfo = {
-    PRX_CUDA_MODULE_ABI, "emulated", NULL, NULL, &em_bank, &em_stages_cpu_cfo, em_host_alloc,
-    em_host_free,        NULL,       NULL, NULL, NULL,     &em_serial};
+    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
+    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
+    &em_serial,          NULL,         NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              "emulated",
                                              NULL,
@@ -830,7 +832,9 @@ static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              em_event_destroy,
                                              em_event_record,
                                              em_stream_wait,
-                                             &em_serial};
+                                             &em_serial,
+                                             NULL,
+                                             NULL}; /* no pinning in place */
 static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      "emulated",
                                                      NULL,
@@ -843,7 +847,9 @@ static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
                                                      em_event_destroy,
                                                      em_event_record,
                                                      em_stream_wait,
-                                                     &em_serial};
+                                                     &em_serial,
+                                                     NULL,
+                                                     NULL}; /* no pinning in place */
 
 /* ---- the runs ---- */
 

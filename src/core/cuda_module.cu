@@ -64,6 +64,15 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "%s: %s", what, cudaGetErrorString(e));
 }
 
+static prx_status host_register(void *p, size_t bytes) {
+  cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+  return e ? cuda_fail(e, "cannot pin host memory in place (cudaHostRegister)") : PRX_OK;
+}
+
+static void host_unregister(void *p) {
+  if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+}
+
 static prx_status event_create(int device, void **event) {
   *event = NULL;
   cudaError_t e = cudaSetDevice(device);
@@ -97,4 +106,6 @@ const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             event_destroy,
                                             event_record,
                                             stream_wait,
-                                            &prx_qpsk_serial_cuda_entries};
+                                            &prx_qpsk_serial_cuda_entries,
+                                            host_register,
+                                            host_unregister};

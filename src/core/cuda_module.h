@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 9
+#define PRX_CUDA_MODULE_ABI 10
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -69,6 +69,13 @@ typedef struct prx_cuda_module {
   /* the demodulator bank's serial passes on the GPU (qpsk_serial_cuda.cu; ABI 7, the phase pass
    * ABI 9) */
   const struct prx_qpsk_serial_cuda *qpsk_serial;
+  /* A range of host memory pinned in place for DMA (cudaHostRegister, portable and read-only:
+   * the pages of a file mapped read-only, src/pipeline/pipe_map.c; ABI 10): PRX_OK, else an error
+   * with the runtime's reason and the range left as it was. host_unregister unpins a range that
+   * host_register pinned (p its start). Both wait for the device's context where it is still
+   * being made. */
+  prx_status (*host_register)(void *p, size_t bytes);
+  void (*host_unregister)(void *p);
 } prx_cuda_module;
 
 /* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot

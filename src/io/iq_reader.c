@@ -396,6 +396,14 @@ int prx_iq_reader_positional(const prx_iq_reader *r) {
   return r && r->positional && !r->n_carry && !r->eof && !r->read_errno;
 }
 
+int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit) {
+  if (!prx_iq_reader_positional(r)) return 0;
+  *fd = r->fd;
+  *base = r->base;
+  *limit = r->limit;
+  return 1;
+}
+
 /* Reads with pread(2): a file read at several places at once (several reader threads), and a
  * file cut while it is read ends there as with read(2) (a short read), with no signal. */
 prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t max, size_t *n) {

@@ -19,11 +19,13 @@
 typedef struct {
   const prx_pipe_config *cfg;
   int in_depth, out_depth, n_writers, n_readers;
+  int multi; /* the reader threads of read_at (several, or one with view_at) */
   pthread_mutex_t mu;
   pthread_cond_t cv_read;  /* the reader waits for a free input block */
   pthread_cond_t cv_comp;  /* compute waits for an input block or a free output slot */
   pthread_cond_t cv_write; /* the writers wait for an output slot */
   unsigned char **in, **out;
+  const void **in_view; /* view_at: the block in place (NULL: read into in[]) */
   size_t *in_n, *out_n;
   uint64_t *in_pos;
   /* several readers (read_at): a block's read is complete (ready) before it is handed over in
@@ -224,14 +226,23 @@ static void *multi_reader_main(void *arg) {
     int stop = stop_requested(c);
     size_t n = 0;
     prx_status st = PRX_OK;
+    /* the block in place (view_at), else read into the slot's buffer */
+    const void *view = NULL;
+    if (!stop && c->view_at) {
+      st = checked_count(
+          c, c->view_at(c->view_ctx, b * c->block_samples, c->block_samples, &view, &n), &n);
+      if (st) stop = stop_requested(c);
+    }
+    p->in_view[slot] = view;
     /* the block's buffer is made on its first use, by its reader: with page-locked memory
      * (0.1-0.5 ms per MiB) the making overlaps the reads and computes of the blocks before */
-    if (!stop && !p->in[slot] && !(p->in[slot] = buf_alloc(c, c->block_samples * c->sample_size))) {
+    if (!stop && !st && !view && !p->in[slot] &&
+        !(p->in[slot] = buf_alloc(c, c->block_samples * c->sample_size))) {
       st = prx_fail(PRX_ERR_NOMEM, "pipeline: cannot allocate an input block of %zu bytes",
                     c->block_samples * c->sample_size);
       stop = BLOCK_NO_BUFFER;
     }
-    if (!stop) {
+    if (!stop && !st && !view) {
       st = checked_count(
           c, c->read_at(c->read_ctx, p->in[slot], c->block_samples, b * c->block_samples, &n), &n);
       if (st && stop_requested(c)) stop = 1;
@@ -265,7 +276,7 @@ static void compute_loop(pipe_state *p) {
     size_t os = (size_t)(p->o_seq % (uint64_t)p->out_depth);
     if (last) /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
       take_stop_signals(c);
-    const void *in = last ? NULL : p->in[is];
+    const void *in = last ? NULL : p->in_view[is] ? p->in_view[is] : p->in[is];
     size_t n = last ? 0 : p->in_n[is];
     uint64_t pos = last ? pos_end : p->in_pos[is];
     pthread_mutex_unlock(&p->mu);
@@ -284,6 +295,11 @@ static void compute_loop(pipe_state *p) {
       pos_end = pos + n;
       p->c_seq++;
       pthread_cond_broadcast(&p->cv_read); /* several readers may wait */
+      if (c->view_at && c->view_done) {
+        pthread_mutex_unlock(&p->mu); /* compute is done with the samples before pos_end */
+        c->view_done(c->view_ctx, pos_end);
+        pthread_mutex_lock(&p->mu);
+      }
     }
     p->out_n[os] = out_n;
     if (last) {
@@ -407,6 +423,7 @@ static void free_state(pipe_state *p) {
   if (p->out)
     for (int i = 0; i < p->out_depth; i++) buf_free(c, p->out[i]);
   prx_free(p->in);
+  prx_free((void *)p->in_view);
   prx_free(p->out);
   prx_free(p->in_n);
   prx_free(p->out_n);
@@ -455,8 +472,10 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
   s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
   /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
-  s.n_readers = cfg->read_at && !cfg->serial && cfg->n_readers > 1 ? cfg->n_readers : 1;
+  s.multi = cfg->read_at && !cfg->serial && (cfg->n_readers > 1 || cfg->view_at);
+  s.n_readers = s.multi && cfg->n_readers > 1 ? cfg->n_readers : 1;
   s.in = prx_alloc((size_t)s.in_depth, sizeof *s.in);
+  s.in_view = prx_alloc((size_t)s.in_depth, sizeof *s.in_view);
   s.out = prx_alloc((size_t)s.out_depth, sizeof *s.out);
   s.in_n = prx_alloc((size_t)s.in_depth, sizeof *s.in_n);
   s.in_pos = prx_alloc((size_t)s.in_depth, sizeof *s.in_pos);
@@ -466,10 +485,10 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_stop = prx_alloc((size_t)s.in_depth, 1);
   s.in_st = prx_alloc((size_t)s.in_depth, sizeof *s.in_st);
   s.in_msg = prx_alloc((size_t)s.in_depth, MSG_SIZE);
-  int ok = s.in && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq && s.in_ready && s.in_stop &&
-           s.in_st && s.in_msg;
+  int ok = s.in && s.in_view && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq && s.in_ready &&
+           s.in_stop && s.in_st && s.in_msg;
   for (int i = 0; ok && i < s.in_depth; i++)
-    ok = s.n_readers > 1 || /* several readers make the input blocks on first use */
+    ok = s.multi || /* the reader threads of read_at make the input blocks on first use */
          (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
   for (int i = 0; ok && i < s.out_depth; i++)
     ok = (s.out[i] = buf_alloc(cfg, cfg->out_bytes)) != NULL;
@@ -481,6 +500,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     return st;
   }
 
+  if (s.multi && cfg->view_at && cfg->view_start) cfg->view_start(cfg->view_ctx);
   sigset_t stop_sigs, old_mask;
   stop_signal_set(&stop_sigs);
   if (cfg->serial) {
@@ -499,7 +519,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     /* with stop_signals the caller's thread and the writers (created with its mask) block the
      * stop signals and the reader unblocks them, so that they interrupt its blocking read */
     if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
-    void *(*reader_fn)(void *) = s.n_readers > 1 ? multi_reader_main : reader_main;
+    void *(*reader_fn)(void *) = s.multi ? multi_reader_main : reader_main;
     for (; wa && wt && rt && readers_started < s.n_readers; readers_started++)
       if (pthread_create(&rt[readers_started], NULL, reader_fn, &s)) break;
     int reader_started = rt && readers_started == s.n_readers;

@@ -32,6 +32,10 @@
  * that cannot be made ends the stream there as a PRX_PIPE_SETUP error, what was read before it
  * computed and flushed.
  *
+ * Blocks in place (view_at, with read_at): each reader asks first whether its block is already
+ * in memory where compute can take it (a file mapped and pinned for the GPU: prx_pipe_map below)
+ * and reads only the blocks that are not; compute sees the same stream either way.
+ *
  * Stop requests: should_stop is polled by the reader before each read and after a read that
  * failed (a read cut short by a signal is a stop, not an error); the run then ends after at most
  * in_depth + 1 further blocks. With stop_signals set, SIGINT and SIGTERM go to the reader, so
@@ -70,6 +74,20 @@ typedef prx_status (*prx_pipe_compute_fn)(void *ctx, const void *in, size_t n, u
  * flush slot last). Runs on a writer thread; different writers run concurrently. */
 typedef prx_status (*prx_pipe_write_fn)(void *ctx, int writer, const void *out, size_t out_n,
                                         uint64_t block);
+/* The block of max samples from stream sample `first` on, in place: *p points at it where its
+ * samples are in memory the compute stage can use as they are (a mapped file's pages pinned for
+ * the GPU's DMA: prx_pipe_map_view_at) and stay there until view_done has passed them, *n is their
+ * count (< max only where the stream ends there); *p = NULL: not in place, the block is read with
+ * read_at into an input buffer instead. An error ends the reading as a read error does. Called by
+ * the reader threads. */
+typedef prx_status (*prx_pipe_view_at_fn)(void *ctx, uint64_t first, size_t max, const void **p,
+                                          size_t *n);
+/* Called on the compute thread once compute is done with every sample before stream position
+ * end (their views may be unpinned). */
+typedef void (*prx_pipe_view_done_fn)(void *ctx, uint64_t end);
+/* Called once the run's own buffers are made, before its threads start (a map starts pinning
+ * then: pinning holds the driver, which page-locked allocations wait for). */
+typedef void (*prx_pipe_view_start_fn)(void *ctx);
 /* Polled by the reader: non-zero ends the stream as if it had ended there. */
 typedef int (*prx_pipe_stop_fn)(void *ctx);
 /* Buffer allocation hook (NULL: prx_pipe_host_alloc with the config's pinned flag). */
@@ -94,6 +112,13 @@ typedef struct {
    * it are dropped. Used in place of read except in the serial mode. */
   prx_pipe_read_at_fn read_at;
   int n_readers; /* reader threads with read_at, 1..64 (0: 1, i.e. read alone) */
+  /* optional, with read_at: each reader asks view_at for its block first and reads it only where
+   * the block is not in place; input blocks are then made only for the blocks read (with one
+   * reader too). Not in the serial mode. */
+  prx_pipe_view_at_fn view_at;
+  prx_pipe_view_done_fn view_done;   /* may be NULL */
+  prx_pipe_view_start_fn view_start; /* may be NULL */
+  void *view_ctx;                    /* passed to view_at and view_done */
   prx_pipe_compute_fn compute;
   prx_pipe_write_fn write;
   prx_pipe_stop_fn should_stop; /* may be NULL */
@@ -146,5 +171,76 @@ prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t fir
  * on failure. */
 void *prx_pipe_host_alloc(size_t bytes, int pinned);
 void prx_pipe_host_free(void *p);
+
+/* ---- the input in place (pipe_map.c) ----
+ *
+ * A regular file's data mapped read-only and handed to the compute stage where it lies, for a
+ * GPU that copies it by DMA: no read copy and no page-locked input blocks. Threads of the map
+ * populate the mapping (MADV_POPULATE_READ: the page cache's pages, or the disk's reads, taken
+ * while the CUDA runtime starts) and pin it for DMA in chunks (the CUDA module's host_register,
+ * read-only; it waits for the device's context), in stream order, at most window_bytes ahead of
+ * what compute is done with; chunks compute is done with are unpinned. prx_pipe_map_view_at is
+ * the pipeline's view_at: a block inside one pinned chunk and inside the file as it is now
+ * (fstat) is handed over in place; every other block (a chunk that could not be pinned, a file
+ * cut or grown since it was opened, a partial sample at the end, a block across two chunks) is
+ * read with the reader's pread, so the stream, its end and its errors are those of the readers.
+ *
+ * The CPU never reads the mapping (a page of a file cut while mapped raises SIGBUS on a CPU's
+ * touch; the pinned pages stay valid for DMA whatever happens to the file): its views are for
+ * compute stages that only copy the samples to the GPU (the integer formats; a cf32 input's
+ * non-finite samples are zeroed on the CPU, so it takes the readers). */
+typedef prx_status (*prx_pipe_pin_fn)(void *ctx, void *p, size_t bytes);
+typedef void (*prx_pipe_unpin_fn)(void *ctx, void *p);
+
+typedef struct {
+  int threads;         /* populating and pinning threads, 1..16 (0: 4) */
+  size_t chunk_bytes;  /* bytes pinned per call, a multiple of the page size (0: 64 MiB) */
+  size_t window_bytes; /* bytes pinned ahead of compute, besides the chunk compute is in, at
+                          most; >= 2 chunks (0: 1 GiB) */
+  int no_populate;     /* 1: no MADV_POPULATE_READ (pinning faults the pages in itself) */
+  int pinners;         /* threads pinning at once, 1..threads (0: 1) */
+  int gated;           /* 1: no pinning before prx_pipe_map_start */
+  /* the pinning (NULL: the CUDA module's host_register / host_unregister; tests give others) */
+  prx_pipe_pin_fn pin;
+  prx_pipe_unpin_fn unpin;
+  void *pin_ctx;
+} prx_pipe_map_config;
+
+prx_pipe_map_config prx_pipe_map_config_default(void);
+
+typedef struct prx_pipe_map prx_pipe_map;
+
+/* Maps the data of reader r (a positional reader whose next sample lies on a page boundary of the
+ * file: raw files and SigMF data files; not a SigMF archive's member) and starts the map's
+ * threads. PRX_ERR_UNSUPPORTED where the input cannot be mapped so (the caller keeps its
+ * readers). r must outlive the map; its sequential reads may go on until the pipeline starts (a
+ * detection's look-ahead: the views start at the samples it has handed out). */
+prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *c, prx_pipe_map **out);
+/* Lets a gated map pin (accepts NULL; the pipeline's view_start over a map): once the caller's
+ * CUDA objects and page-locked buffers are made, since pinning holds the driver, which making
+ * them waits for (measured on the H200 host: a channelizer's making 3 -> 60-90 ms, 3 MiB of
+ * page-locked output slots 4 -> 45-55 ms with the pinning beside them). */
+void prx_pipe_map_start(void *map);
+/* prx_pipe_view_at_fn and prx_pipe_view_done_fn over a map (ctx is the map); a gated map's views
+ * before its start are left to the reads. */
+prx_status prx_pipe_map_view_at(void *map, uint64_t first, size_t max, const void **p, size_t *n);
+void prx_pipe_map_view_done(void *map, uint64_t end);
+
+typedef struct {
+  uint64_t bytes;        /* the data mapped */
+  uint64_t pinned_bytes; /* pinned with success, over the run */
+  unsigned chunks, chunks_failed;
+  uint64_t views, reads; /* blocks handed over in place; blocks left to read */
+  double ms_first_pin;   /* from open to the first chunk pinned (the device's context) */
+  double ms_populate;    /* summed over the threads */
+  double ms_pin;         /* summed over the threads, the first chunk's wait for the context
+                            excluded */
+  double ms_view_wait;   /* the readers' waits for a chunk, summed */
+  char why[160];         /* the first pin failure's message ("" none) */
+} prx_pipe_map_stats;
+
+void prx_pipe_map_get_stats(const prx_pipe_map *m, prx_pipe_map_stats *s);
+/* Stops the threads, unpins and unmaps (accepts NULL). */
+void prx_pipe_map_close(prx_pipe_map *m);
 
 #endif

@@ -15,6 +15,7 @@
 #include "polyrx/chan.h"
 #include "polyrx/qpsk_bank.h"
 
+#include "../core/cuda_module.h"
 #include "../core/internal.h"
 #include "rx_gpu.h"
 #include "rx_internal.h"
@@ -158,7 +159,7 @@ static prx_status make_chan(prx_rx *rx, const unsigned *select) {
   return st;
 }
 
-static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c) {
+static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c, prx_backend backend) {
   const prx_rx_config *cfg = &rx->cfg;
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = rx->chan_rate;
@@ -173,8 +174,7 @@ static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c) {
   bc.row_format = PRX_CF32;
   bc.packed = cfg->packed;
   bc.threads = cfg->threads;
-  /* the banks run where the channelizer runs: on CUDA they read its device rows */
-  bc.backend = prx_chan_backend(rx->chan) == PRX_BACKEND_CUDA ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
+  bc.backend = backend;
   bc.device = cfg->device;
   bc.mix_hz = g->mix_hz;
   return prx_qpsk_bank_create(&bc, &g->bank);
@@ -280,16 +280,30 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     g->mix_hz[rx->row_of[c]] = rx->car[c].freq - rx->channel_freq[c];
   }
 
-  st = make_chan(rx, select);
+  /* the banks run where the channelizer runs (on CUDA they read its device rows), which is where
+   * the module's pick says (prx_chan_create's own choice); they are made first: their CPU part
+   * (a demodulator per carrier, its plans) needs no device, so it runs while the device's context
+   * is still being made (a command starts it on a thread of its own: cli_warm_cuda_start) */
+  const prx_cuda_module *module = NULL;
+  st = prx_cuda_module_pick(cfg->backend, &module);
+  double t0 = prx_now();
   for (size_t g = 0; !st && g < rx->n_groups; g++)
-    st = make_bank(rx, &rx->g[g], &rx->car[leader[g]]);
+    st = make_bank(rx, &rx->g[g], &rx->car[leader[g]], module ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU);
+  double t1 = prx_now();
+  if (!st) st = make_chan(rx, select);
+  rx->setup.banks = t1 - t0;
+  rx->setup.chan = prx_now() - t1;
+  if (!st && (prx_chan_backend(rx->chan) == PRX_BACKEND_CUDA) != (module != NULL))
+    st = prx_fail(PRX_ERR_INTERNAL, "the receiver's channelizer and banks on different backends");
   if (st) goto fail;
 
   /* rows: a block's outputs or the flush's, whichever is more (2 P + 1 at most) */
   size_t need = (rx->block + rx->D - 1) / rx->D + 1;
   if (need < 2 * (size_t)rx->P + 2) need = 2 * (size_t)rx->P + 2;
   rx->stride = (need + 7) & ~(size_t)7;
+  t0 = prx_now();
   rx->rows = prx_alloc(n * rx->stride, sizeof *rx->rows);
+  rx->setup.rows = prx_now() - t0;
   if (!rx->rows) {
     st = prx_fail(PRX_ERR_NOMEM, "out of memory for %zu channel rows", n);
     goto fail;

@@ -164,6 +164,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->d_llr_cap = calloc(rx->n_groups, sizeof *G->d_llr_cap);
   if (!G->slot || !G->d_bits || !G->d_llrs || !G->d_bits_cap || !G->d_llr_cap)
     return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
+  double t0 = prx_now();
   TRY(G->dev->stream_create(G->device, &G->s_copy));
   TRY(G->dev->stream_create(G->device, &G->s_chan));
   TRY(G->dev->stream_create(G->device, &G->s_demod));
@@ -174,10 +175,17 @@ prx_status rx_gpu_create(prx_rx *rx) {
     TRY(G->m->event_create(G->device, &s->ev_read));
     TRY(G->m->event_create(G->device, &s->ev_rows));
     TRY(G->m->event_create(G->device, &s->ev_free));
+  }
+  double t1 = prx_now();
+  rx->setup.gpu_streams = t1 - t0;
+  for (size_t i = 0; i < G->R; i++) {
+    rx_slot *s = &G->slot[i];
     TRY(G->dev->dev_alloc(G->device, rx->block * size, &s->d_in));
     TRY(G->dev->dev_alloc(G->device, rx->n_car * rx->stride * sizeof(prx_cf32),
                           (void **)&s->d_rows));
   }
+  double t2 = prx_now();
+  rx->setup.gpu_ring = t2 - t1;
   if (rx->cfg.in_format != PRX_CU8) { /* the zero sample is all zero bytes */
     size_t bytes = (size_t)rx->K * rx->P * size;
     void *zeros = calloc(1, bytes);
@@ -188,11 +196,14 @@ prx_status rx_gpu_create(prx_rx *rx) {
     free(zeros);
     TRY(st);
   }
+  double t3 = prx_now();
+  rx->setup.gpu_zero = t3 - t2;
   /* the outputs of a whole block and of the flush, so that execute allocates nothing */
   for (size_t i = 0; i < rx->n_groups; i++) {
     TRY(outputs(rx, i, rx->stride, 0));
     TRY(outputs(rx, i, 0, 1));
   }
+  rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
 }
 
@@ -412,6 +423,13 @@ void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, doub
   if (copy_s) *copy_s = c;
   if (chan_s) *chan_s = rx ? rx->t_chan - c : 0;
   if (demod_s) *demod_s = rx ? rx->t_demod : 0;
+}
+
+void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t) {
+  if (rx)
+    *t = rx->setup;
+  else
+    memset(t, 0, sizeof *t);
 }
 
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->R : 0; }

@@ -31,6 +31,15 @@ prx_status rx_gpu_flush(prx_rx *rx);
  * host clock. */
 void prx_rx_gpu_set_serial(prx_rx *rx, int serial);
 void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, double *demod_s);
+/* The receiver's set-up, seconds, in the order it runs (`polyrx rx` prints them with
+ * POLYRX_TIMING): the demodulator banks (on CUDA their first call into the device waits for the
+ * device's context, after their CPU part), the prototype and the channelizer, the host rows, and
+ * on the GPU path its streams and events, its ring of device buffers, the flush's zeros and the
+ * output buffers. */
+typedef struct {
+  double banks, chan, rows, gpu_streams, gpu_ring, gpu_zero, gpu_outputs;
+} prx_rx_setup_times;
+void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t);
 /* The ring's slots (blocks queued ahead of the banks at most, plus one); 0 off the GPU path. */
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
 

@@ -6,6 +6,7 @@
 #include "polyrx/chan.h"
 #include "polyrx/qpsk_bank.h"
 #include "polyrx/rx.h"
+#include "rx_gpu.h"
 
 #define RX_DEFAULT_BLOCK 262144
 #define RX_MAX_CARRIERS 65536
@@ -41,7 +42,8 @@ struct prx_rx {
   /* since create or reset */
   uint64_t samples;
   double t_chan, t_demod;
-  struct rx_gpu *gpu; /* the device-resident path (rx_gpu.c), NULL unless the CUDA backend */
+  prx_rx_setup_times setup; /* create's parts (rx_gpu.h) */
+  struct rx_gpu *gpu;       /* the device-resident path (rx_gpu.c), NULL unless the CUDA backend */
 };
 
 /* Grows group g's host output buffers to what a call with n_in samples per row (or the flush)

@@ -1,0 +1,322 @@
+/* The input in place (src/pipeline/pipe_map.c) under the host pipeline, with a pinning hook that
+ * records the ranges instead of the CUDA module's (no GPU needed): the stream handed to compute is
+ * the file's, byte for byte, for raw files and SigMF data files, with blocks inside one chunk
+ * handed over in place and the others (across two chunks, a chunk that could not be pinned) read;
+ * at most window bytes are pinned at a time and every pinned range is unpinned; a trailing
+ * partial sample is the readers' truncation error; a file cut after the map was opened ends the
+ * stream as the readers do, with no signal (the CPU never touches the mapping); a look-ahead read
+ * after the open (rx --detect) starts the views after it; a gated map pins nothing before its
+ * start (its blocks are read meanwhile); an archive member (not on a page) and
+ * standard input are refused as unsupported.
+ *
+ * The compute stage is the running hash of tests/support/pipe_test.h. */
+#include "pipe_test.h"
+#include "testutil.h"
+
+#include "core/internal.h"
+#include "io/io_internal.h"
+#include "pipeline/pipeline.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N_SAMPLES 30000
+#define CHUNK ((size_t)16384) /* 4 pages: 4096 samples of ci16 */
+#define WINDOW (4 * CHUNK)
+
+typedef struct {
+  pthread_mutex_t mu;
+  long pins, unpins, failed;
+  size_t pinned, max_pinned;
+  int fail_chunk; /* the pin of this chunk fails (-1 never) */
+  const unsigned char *base;
+  size_t lens[64];
+} pin_log;
+
+/* the map's pin hook: records the range (chunk i at base + i * CHUNK), never reads it */
+static prx_status log_pin(void *ctx, void *p, size_t bytes) {
+  pin_log *l = ctx;
+  pthread_mutex_lock(&l->mu);
+  size_t c = l->base ? (size_t)((const unsigned char *)p - l->base) / CHUNK : 0;
+  if (!l->base && ((uintptr_t)p % 4096 == 0)) l->base = p; /* chunk 0 is pinned first */
+  prx_status st = PRX_OK;
+  if ((int)c == l->fail_chunk) {
+    l->failed++;
+    st = prx_fail(PRX_ERR_DEVICE, "injected pin failure");
+  } else {
+    l->pins++;
+    l->pinned += bytes;
+    if (l->pinned > l->max_pinned) l->max_pinned = l->pinned;
+    if (c < 64) l->lens[c] = bytes;
+  }
+  pthread_mutex_unlock(&l->mu);
+  return st;
+}
+
+static void log_unpin(void *ctx, void *p) {
+  pin_log *l = ctx;
+  pthread_mutex_lock(&l->mu);
+  size_t c = (size_t)((const unsigned char *)p - l->base) / CHUNK;
+  l->unpins++;
+  l->pinned -= c < 64 ? l->lens[c] : 0;
+  pthread_mutex_unlock(&l->mu);
+}
+
+typedef struct {
+  uint32_t state;
+  uint64_t pos;
+  uint32_t *y;
+  size_t n;
+  int bad_pos;
+} sink;
+
+static prx_status sink_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                               size_t *out_n) {
+  sink *s = ctx;
+  (void)out;
+  if (in) {
+    if (pos != s->pos) s->bad_pos = 1;
+    pipe_hash_block(&s->state, in, n, pos, s->y + s->n);
+    s->n += n;
+    s->pos += n;
+  }
+  *out_n = 0;
+  return PRX_OK;
+}
+
+static prx_status sink_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
+  (void)ctx, (void)w, (void)out, (void)n, (void)block;
+  return PRX_OK;
+}
+
+static int no_view_start; /* the runs leave the map's start out (a gated map stays shut) */
+
+/* Runs the pipeline over rd with the map (readers threads, block samples); *n the samples
+ * computed (0 after a position error). */
+static prx_status map_run(prx_iq_reader *rd, prx_pipe_map *m, size_t block, int readers,
+                          uint32_t *y, size_t *n, prx_pipe_result *r) {
+  sink s = {1, 0, y, 0, 0};
+  prx_pipe_config c = prx_pipe_config_default();
+  c.block_samples = block;
+  c.sample_size = 4;
+  c.out_bytes = 8;
+  c.in_depth = readers + 3;
+  c.read = prx_pipe_iq_read;
+  c.read_at = prx_pipe_iq_read_at;
+  c.n_readers = readers;
+  c.read_ctx = rd;
+  c.view_at = prx_pipe_map_view_at;
+  c.view_done = prx_pipe_map_view_done;
+  c.view_start = no_view_start ? NULL : prx_pipe_map_start;
+  c.view_ctx = m;
+  c.compute = sink_compute;
+  c.write = sink_write;
+  c.ctx = &s;
+  prx_status st = prx_pipe_run(&c, r);
+  *n = s.bad_pos ? 0 : s.n;
+  return st;
+}
+
+static prx_pipe_map_config log_config(pin_log *l, int fail_chunk) {
+  memset(l, 0, sizeof *l);
+  pthread_mutex_init(&l->mu, NULL);
+  l->fail_chunk = fail_chunk;
+  prx_pipe_map_config c = prx_pipe_map_config_default();
+  c.threads = 3;
+  c.chunk_bytes = CHUNK;
+  c.window_bytes = WINDOW;
+  c.pin = log_pin;
+  c.unpin = log_unpin;
+  c.pin_ctx = l;
+  return c;
+}
+
+static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y) {
+  const char *paths[] = {f->raw, f->meta};
+  static const size_t blocks[] = {1024, 1000, 4096, 7, N_SAMPLES};
+  for (int i = 0; i < 2; i++)
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+      for (int readers = 1; readers <= 4; readers += 3) {
+        for (int fail = -1; fail <= 2; fail += 3) {
+          prx_iq_reader *rd = NULL;
+          CHECK_OK(prx_iq_open(paths[i], PRX_CI16, &rd));
+          if (!rd) continue;
+          pin_log log;
+          prx_pipe_map_config mc = log_config(&log, fail);
+          prx_pipe_map *m = NULL;
+          CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+          size_t n = 0;
+          prx_pipe_result r;
+          prx_status st = m ? map_run(rd, m, blocks[b], readers, y, &n, &r) : PRX_ERR_INTERNAL;
+          prx_pipe_map_stats ms;
+          prx_pipe_map_get_stats(m, &ms);
+          prx_pipe_map_close(m);
+          CHECK(st == PRX_OK && n == N_SAMPLES && !memcmp(y, ref, 4 * N_SAMPLES) &&
+                    r.end_of_stream && r.samples_read == N_SAMPLES,
+                "%s, block %zu, %d readers, pin %d failing: status %d, %zu samples, the output "
+                "differs (%s)",
+                paths[i], blocks[b], readers, fail, st, n, st ? prx_last_error() : "");
+          /* blocks inside a pinned chunk come in place, the others are read (1000 samples:
+           * every fourth or so straddles two chunks; the whole stream in one block, all) */
+          int whole = blocks[b] == N_SAMPLES;
+          CHECK((ms.views > 0) == !whole && (blocks[b] != 1000 || ms.reads > 0) &&
+                    (!whole || ms.reads > 0) &&
+                    (fail < 0 ? ms.chunks_failed == 0
+                     : whole  ? ms.chunks_failed <= 1 /* the run may end before the pin */
+                              : ms.chunks_failed == 1),
+                "%s, block %zu, pin %d failing: %llu in place, %llu read, %u failed", paths[i],
+                blocks[b], fail, (unsigned long long)ms.views, (unsigned long long)ms.reads,
+                ms.chunks_failed);
+          CHECK(log.pins == log.unpins && log.pinned == 0 && log.max_pinned <= WINDOW + CHUNK,
+                "%s, block %zu: %ld pins, %ld unpins, %zu bytes pinned at most", paths[i],
+                blocks[b], log.pins, log.unpins, log.max_pinned);
+          pthread_mutex_destroy(&log.mu);
+          prx_iq_close(rd);
+        }
+      }
+}
+
+/* A gated map pins nothing before prx_pipe_map_start (the pipeline's view_start, called once its
+ * buffers are made): its blocks are read meanwhile. */
+static void test_gated(const pipe_files *f, const uint32_t *ref, uint32_t *y) {
+  for (int start = 0; start < 2; start++) {
+    prx_iq_reader *rd = NULL;
+    CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
+    if (!rd) continue;
+    pin_log log;
+    prx_pipe_map_config mc = log_config(&log, -1);
+    mc.gated = 1;
+    prx_pipe_map *m = NULL;
+    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    usleep(2000);
+    long early = log.pins;
+    size_t n = 0;
+    prx_pipe_result r;
+    no_view_start = !start; /* else the pipeline starts it once its buffers are made */
+    prx_status st = m ? map_run(rd, m, 4096, 2, y, &n, &r) : PRX_ERR_INTERNAL;
+    no_view_start = 0;
+    prx_pipe_map_stats ms;
+    prx_pipe_map_get_stats(m, &ms);
+    prx_pipe_map_close(m);
+    CHECK(st == PRX_OK && n == N_SAMPLES && !memcmp(y, ref, 4 * N_SAMPLES) && early == 0 &&
+              (start ? ms.views > 0 : ms.views == 0 && log.pins == 0) && log.pins == log.unpins,
+          "gated map, %s: status %d, %zu samples, %ld pins before, %llu in place",
+          start ? "started" : "never started", st, n, early, (unsigned long long)ms.views);
+    pthread_mutex_destroy(&log.mu);
+    prx_iq_close(rd);
+  }
+}
+
+static void test_refused(const pipe_files *f) {
+  prx_iq_reader *rd = NULL;
+  prx_pipe_map *m = NULL;
+  CHECK_OK(prx_iq_open(f->archive, PRX_CI16, &rd));
+  if (rd) CHECK(prx_pipe_map_open(rd, NULL, &m) == PRX_ERR_UNSUPPORTED && !m, "archive mapped");
+  prx_iq_close(rd);
+  rd = NULL;
+  CHECK_OK(prx_iq_open("-", PRX_CI16, &rd));
+  if (rd) CHECK(prx_pipe_map_open(rd, NULL, &m) == PRX_ERR_UNSUPPORTED && !m, "stdin mapped");
+  prx_iq_close(rd);
+  /* a look-ahead before the open that leaves the next sample off a page */
+  rd = NULL;
+  CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
+  size_t got = 0;
+  uint32_t tmp[8];
+  if (rd) CHECK_OK(prx_iq_read(rd, tmp, 3, &got));
+  if (rd) CHECK(prx_pipe_map_open(rd, NULL, &m) == PRX_ERR_UNSUPPORTED && !m, "off a page");
+  prx_iq_close(rd);
+}
+
+static void test_ends(const pipe_files *f, const uint32_t *x, const uint32_t *ref, uint32_t *y) {
+  /* a look-ahead after the open (rx --detect): the views start after it */
+  prx_iq_reader *rd = NULL;
+  CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
+  if (rd) {
+    pin_log log;
+    prx_pipe_map_config mc = log_config(&log, -1);
+    prx_pipe_map *m = NULL;
+    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    size_t got = 0, n = 0;
+    CHECK_OK(prx_iq_read(rd, y, 1234, &got));
+    prx_pipe_result r;
+    prx_status st = m ? map_run(rd, m, 2048, 2, y, &n, &r) : PRX_ERR_INTERNAL;
+    prx_pipe_map_close(m);
+    CHECK(st == PRX_OK && got == 1234 && n == N_SAMPLES - 1234 &&
+              pipe_hash_prefix_ok(x + 1234, y, n, 0),
+          "look-ahead after the open: status %d, %zu samples", st, n);
+    pthread_mutex_destroy(&log.mu);
+    prx_iq_close(rd);
+  }
+  /* a trailing partial sample: the complete samples, then the readers' truncation error */
+  char part[200];
+  snprintf(part, sizeof part, "%s.part", f->raw);
+  pipe_write_file(part, x, 4 * 20000 + 3);
+  rd = NULL;
+  CHECK_OK(prx_iq_open(part, PRX_CI16, &rd));
+  if (rd) {
+    pin_log log;
+    prx_pipe_map_config mc = log_config(&log, -1);
+    prx_pipe_map *m = NULL;
+    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = m ? map_run(rd, m, 4096, 2, y, &n, &r) : PRX_ERR_INTERNAL;
+    prx_pipe_map_close(m);
+    CHECK(st == PRX_ERR_TRUNCATED && r.failed == PRX_PIPE_READ && n == 20000 &&
+              !memcmp(y, ref, 4 * 20000) && strstr(prx_last_error(), "ends inside a sample"),
+          "partial sample: status %d, %zu samples: %s", st, n, prx_last_error());
+    pthread_mutex_destroy(&log.mu);
+    prx_iq_close(rd);
+  }
+  /* the file cut after the open (and after some chunks were pinned): no view of the cut file,
+   * the reads end the stream at the cut, no signal */
+  pipe_write_file(part, x, 4 * N_SAMPLES);
+  rd = NULL;
+  CHECK_OK(prx_iq_open(part, PRX_CI16, &rd));
+  if (rd) {
+    pin_log log;
+    prx_pipe_map_config mc = log_config(&log, -1);
+    prx_pipe_map *m = NULL;
+    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    usleep(2000);
+    CHECK(truncate(part, 4 * 10000 + 2) == 0, "truncate");
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = m ? map_run(rd, m, 1024, 3, y, &n, &r) : PRX_ERR_INTERNAL;
+    prx_pipe_map_stats ms;
+    prx_pipe_map_get_stats(m, &ms);
+    prx_pipe_map_close(m);
+    CHECK(st == PRX_ERR_TRUNCATED && n == 10000 && !memcmp(y, ref, 4 * 10000) && ms.views == 0 &&
+              log.pins == log.unpins,
+          "file cut after the open: status %d, %zu samples, %llu in place", st, n,
+          (unsigned long long)ms.views);
+    pthread_mutex_destroy(&log.mu);
+    prx_iq_close(rd);
+  }
+  unlink(part);
+}
+
+int main(void) {
+  uint32_t *x = malloc(4 * N_SAMPLES), *ref = malloc(4 * (N_SAMPLES + PIPE_FLUSH_WORDS));
+  uint32_t *y = malloc(4 * 2 * N_SAMPLES);
+  test_rng rng;
+  test_rng_seed(&rng, 20261202);
+  for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
+  pipe_hash_reference(x, N_SAMPLES, ref);
+  pipe_files files;
+  if (pipe_files_make(&files, "test_pipe_map", x, N_SAMPLES)) {
+    test_identity(&files, ref, y);
+    test_gated(&files, ref, y);
+    test_refused(&files);
+    test_ends(&files, x, ref, y);
+    pipe_files_remove(&files);
+  }
+  free(x);
+  free(ref);
+  free(y);
+  return test_finish("test_pipeline_map");
+}
