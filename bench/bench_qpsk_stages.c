@@ -133,30 +133,19 @@ static const char *const kname[K_N] = {"pre",
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
-  if (which == K_ROWS || which == K_PREOMR || which == K_X4R) {
-    /* the grid never stored: pre_om without it, om_sums, x4 from the rows, then cfo, mf, out */
-    const int all = which == K_ROWS;
-    if (all || which == K_PREOMR)
-      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, NULL, b->mom, b->bad,
-                    b->omsum, 0);
-    if (!s && all) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
-    if (!s && (all || which == K_X4R))
+  const int nogrid = which == K_ROWS || which == K_PREOMR || which == K_X4R;
+  if (nogrid || which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
+    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out; the grid never stored
+     * (nogrid): pre_om without it, x4 from the rows */
+    const int all = which == K_FOLD || which == K_ROWS;
+    if (all || which == K_PREOM || which == K_PREOMR)
+      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, nogrid ? NULL : b->grid,
+                    b->mom, b->bad, b->omsum, 0);
+    if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
+    if (!s && nogrid && (all || which == K_X4R))
       s = S->x4_rows(b->st, b->rows, b->stride, b->n_total, b->mb, b->w0, b->omi, b->w, b->w_stride,
                      0);
-    if (!s && all) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
-    if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
-    if (!s && all) s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
-    if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
-    return s != PRX_OK;
-  }
-  if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
-    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out */
-    const int all = which == K_FOLD;
-    if (all || which == K_PREOM)
-      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, b->grid, b->mom, b->bad,
-                    b->omsum, 0);
-    if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
-    if (!s && (all || which == K_X4L))
+    if (!s && !nogrid && (all || which == K_X4L))
       s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
     if (!s && all) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
     if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
@@ -365,7 +354,7 @@ int main(int argc, char **argv) {
         t[K_MFMIX] = time_it(&b, K_MF);
         S->mix(&st, NULL);
         /* the CFO stage's transform over the whole zero-padded nfft (before cfo_half) */
-        const unsigned half_len = st.cfo_len; /* the default's (half from 192 channels) */
+        const unsigned half_len = st.cfo_len; /* the default's (QPSK_CFO_HALF_MIN_CHANNELS) */
         const int half0 = st.cfo_half;
         st.cfo_half = 0;
         if (S->cfo_setup(&st, NB * L, 2 * NB * L, 4 * 0.12)) {

@@ -903,25 +903,18 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs);
   float *hl = malloc(C * ls * sizeof(float));
-  for (unsigned c = 0; c < C; c++) {
-    o[c].bits = malloc(2 * n + 64); /* a stream has fewer symbols than samples */
-    o[c].llrs = malloc(2 * n * sizeof(float));
-    o[c].n_bytes = o[c].n_sym = o[c].n_blk = o[c].nv_n = 0;
-    o[c].nv = 0;
-    for (size_t j = 0; j < 64; j++) o[c].k_call[j] = SIZE_MAX;
-  }
   size_t ns[C], nb[C];
   /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
    * resets every channel's stream, on the device too) */
   chan_out o2[C];
   for (int pass = 0; pass < (em_twice ? 2 : 1); pass++) {
     chan_out *d = pass ? o2 : o;
-    for (unsigned c = 0; c < C && pass; c++) {
-      o2[c].bits = malloc(2 * n + 64);
-      o2[c].llrs = malloc(2 * n * sizeof(float));
-      o2[c].n_bytes = o2[c].n_sym = o2[c].n_blk = o2[c].nv_n = 0;
-      o2[c].nv = 0;
-      for (size_t j = 0; j < 64; j++) o2[c].k_call[j] = SIZE_MAX;
+    for (unsigned c = 0; c < C; c++) {
+      d[c].bits = malloc(2 * n + 64); /* a stream has fewer symbols than samples */
+      d[c].llrs = malloc(2 * n * sizeof(float));
+      d[c].n_bytes = d[c].n_sym = d[c].n_blk = d[c].nv_n = 0;
+      d[c].nv = 0;
+      for (size_t j = 0; j < 64; j++) d[c].k_call[j] = SIZE_MAX;
     }
     test_rng r;
     test_rng_seed(&r, chunk_seed);

@@ -13,15 +13,12 @@
 
 #include <stdio.h>
 
-/* stage pre, emulated: window then outputs */
-static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
-                     unsigned *bad) {
+/* pre's window [lo, hi) of channel c staged as the kernel stages it (mixed, read as
+ * qpsk_window_sample reads it) into win, and the input sums and non-finite count of the block's
+ * own samples [own0, own1) into mom and bad */
+static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t hi, int64_t own0,
+                            int64_t own1, prx_cf32 *win, double mom[4], unsigned *bad) {
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
-  const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
-                  &hi, &own0, &own1);
-  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
   const prx_cf32 zero = {0, 0};
   mom[0] = mom[1] = mom[2] = mom[3] = 0;
   *bad = 0;
@@ -43,6 +40,17 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     win[t] = qpsk_window_sample(v, in, zero);
   }
+}
+
+/* stage pre, emulated: window then outputs */
+static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
+                     unsigned *bad) {
+  const int64_t L = k->L, m0 = 4 * (int64_t)j * L - QPSK_GM;
+  int64_t lo, hi, own0, own1;
+  qpsk_pre_ranges(j, L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, k->pre.ntaps, &lo,
+                  &hi, &own0, &own1);
+  prx_cf32 *win = malloc((size_t)(hi - lo) * sizeof *win);
+  emul_pre_window(k, c, lo, hi, own0, own1, win, mom, bad);
   /* the kernel's threads: thread th walks outputs th, th + 256, ... on an exact grid */
   for (unsigned th = 0; th < 256 && k->pre.rq >= 0; th++) {
     unsigned r;
@@ -362,22 +370,18 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
  * (qpsk_x4_rows_one) */
 static void emul_x4_rows(const stage_case *k, size_t t, prx_cf32 D, float gain, prx_cf32 *w) {
   const unsigned c = (unsigned)(t / k->nblk);
-  const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
   const qpsk_mf_timing *tm = &k->tm[t];
   int64_t lo, hi, own0, own1;
   qpsk_pre_ranges(tm->b, k->L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c,
                   k->pre.ntaps, &lo, &hi, &own0, &own1);
   const int unit = k->pre.rq == (int64_t)k->pre.Q, pad = unit ? QPSK_PAD4 : 0;
+  prx_cf32 *raw = malloc((size_t)(hi - lo) * sizeof *raw);
+  double mom[4];
+  unsigned bad;
+  emul_pre_window(k, c, lo, hi, own0, own1, raw, mom, &bad);
   prx_cf32 *win = calloc((size_t)qpsk_win_slot(hi - lo + 8, QPSK_PAD4) + 1, sizeof *win);
-  const prx_cf32 zero = {0, 0};
-  const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
-  for (int64_t i = 0; i < hi - lo; i++) {
-    const int64_t sn = lo + i;
-    const int in = sn >= 0 && sn < k->n_total;
-    prx_cf32 v = in ? row[sn] : zero;
-    if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
-    win[qpsk_win_slot(i, pad)] = qpsk_window_sample(v, in, zero);
-  }
+  for (int64_t i = 0; i < hi - lo; i++) win[qpsk_win_slot(i, pad)] = raw[i];
+  free(raw);
   for (int64_t kk = tm->k0; kk < tm->k1; kk++)
     w[kk - tm->k0] = qpsk_x4_rows_one(tm, k->L, QPSK_GM, kk, k->pre.bank, k->pre.ntaps, k->pre.rq,
                                       k->pre.r, k->pre.Q, k->pre.c, lo, unit, win, pad, D, gain);
@@ -619,8 +623,6 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   case_free(&k);
 }
 
-/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
- * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
 /* the refinement from the start nu0 (run sums, then Newton's steps as warp 0 takes them: 32
  * lanes' shares of the sums, added by the butterfly of __shfl_xor_sync) and the CFO */
 static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
@@ -654,6 +656,8 @@ static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, doub
   free(runs);
 }
 
+/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
+ * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
 static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
                      double e, double *nu0, double *nu, double *f) {
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
@@ -710,14 +714,7 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
   double x[4] = {0, 0, 0, 0};
   for (size_t th = 0; th < 256; th++) {
     float acc[4] = {0, 0, 0, 0};
-    for (size_t t = th; t < n; t += 256) {
-      const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, (int64_t)nfft),
-                     c = qpsk_dft_twiddle(mp, (int64_t)t, (int64_t)nfft);
-      acc[0] += v.re * a.re - v.im * a.im;
-      acc[1] += v.re * a.im + v.im * a.re;
-      acc[2] += v.re * c.re - v.im * c.im;
-      acc[3] += v.re * c.im + v.im * c.re;
-    }
+    qpsk_odd_bins_part(w, n, mm, mp, (int64_t)nfft, th, 256, acc);
     for (int q = 0; q < 4; q++) x[q] += acc[q];
   }
   const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};

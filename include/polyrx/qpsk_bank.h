@@ -103,7 +103,11 @@ prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size
 prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out *out, void *stream);
 
 /* Channel c's block estimates from the last execute/flush (as prx_qpsk_block_estimates) and its
- * running stats (as prx_qpsk_get_stats). NULL / PRX_ERR_INVALID for c >= C. */
+ * running stats (as prx_qpsk_get_stats). NULL / PRX_ERR_INVALID for c >= C. With the CUDA backend
+ * the last calls' reports can still be pending in the bank (written into the channels lazily,
+ * docs/ARCHITECTURE.md, "Demodulator bank"): these calls write them first, so, const as the bank
+ * is here, they modify it: never call them on one bank from two threads at once, nor beside
+ * another call on it. */
 const prx_qpsk_block *prx_qpsk_bank_block_estimates(const prx_qpsk_bank *b, unsigned c, size_t *n);
 prx_status prx_qpsk_bank_get_stats(const prx_qpsk_bank *b, unsigned c, prx_qpsk_stats *out);
 

@@ -96,10 +96,8 @@ struct prx_qpsk_bank_gpu {
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
-  /* om folded into pre (sps 4, where the pre-filter is register-blocked): pre_om, om_sums and
-   * x4_level instead of pre, om and x4 (1); 2: the grid never stored (pre_om without it, x4_rows
-   * from the rows, where the kernels have it) */
-  int fold, fold_ok; /* in use; possible (the kernels have it, the pre-filter is blocked) */
+  /* the O&M stage's path (qpsk_om_path: apart, folded into pre, folded without the grid) */
+  int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
   int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
   /* device; per slot: pre's outputs */
@@ -285,8 +283,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   /* at sps 4 om is folded into pre, the grid stored (the fastest of the three paths since pre_om
    * sums through per-group slots; the grid never stored recomputes it in x4 and loses:
    * bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
-  g->fold = 0;
-  prx_qpsk_bank_gpu_set_fold(g, 1);
+  prx_qpsk_bank_gpu_set_fold(g, QPSK_OM_FOLDED);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
     prx_qpsk_bank_gpu_destroy(g);
@@ -434,13 +431,13 @@ static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
   const size_t bytes = g->C * sizeof *g->h_pst;
   prx_status st = PRX_OK;
   if (on) {
-    for (unsigned c = 0; c < g->C; c++) qpsk_phase_state_of(g->bank->ch[c], &g->h_pst[c]);
+    for (unsigned c = 0; c < g->C; c++) g->h_pst[c] = g->bank->ch[c]->ph;
     st = g->dev->copy(g->d_pst, g->h_pst, bytes, g->stream);
     if (!st) st = g->dev->sync(g->stream);
   } else {
     st = g->dev->copy(g->h_pst, g->d_pst, bytes, g->stream);
     if (!st) st = g->dev->sync(g->stream);
-    for (unsigned c = 0; c < g->C && !st; c++) qpsk_phase_state_to(g->bank->ch[c], &g->h_pst[c]);
+    for (unsigned c = 0; c < g->C && !st; c++) g->bank->ch[c]->ph = g->h_pst[c];
   }
   if (!st) g->ph_dev = on;
   return st;
@@ -480,8 +477,11 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
   return on && g->gph_ok;
 }
 
-int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
-  if (g) g->fold = !on || !g->fold_ok ? 0 : on == 2 && g->k->x4_rows ? 2 : 1;
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path) {
+  if (g)
+    g->fold = path == QPSK_OM_APART || !g->fold_ok       ? QPSK_OM_APART
+              : path == QPSK_OM_NO_GRID && g->k->x4_rows ? QPSK_OM_NO_GRID
+                                                         : QPSK_OM_FOLDED;
   return g ? g->fold : 0;
 }
 
@@ -702,14 +702,7 @@ static void task_drain(void *ctx, size_t c) {
     size_t out = 0;
     for (size_t t = 0; t < q->n_blks; t++) {
       qpsk_blk *bk = &q->blks[t];
-      const qpsk_phase_out *r = &g->p_po[o + t];
-      bk->phi = r->phi;
-      bk->sig = r->sig;
-      bk->noise = r->noise;
-      bk->sig_own = r->sig_own;
-      bk->noise_own = r->noise_own;
-      bk->vv_stat = r->vv_stat;
-      bk->flags = r->flags;
+      qpsk_ph_to_blk(&g->p_po[o + t], bk);
       const int64_t n = bk->k1 - bk->k0;
       bk->j0 = j;
       bk->out0 = out;
@@ -808,8 +801,9 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   st.nblk = (unsigned)nb;
   const size_t n = (size_t)g->C * nb;
   if (g->fold)
-    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->fold == 2 ? NULL : g->d_grid[k],
-                     g->d_mom[k], g->d_bad[k], g->d_omsum[k], stream));
+    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi,
+                     g->fold == QPSK_OM_NO_GRID ? NULL : g->d_grid[k], g->d_mom[k], g->d_bad[k],
+                     g->d_omsum[k], stream));
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
@@ -831,7 +825,7 @@ static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, i
  * rows, on stream. */
 static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, const void *rows,
                            size_t stride, void *stream) {
-  if (g->fold == 2) /* the grid never stored: from the span's rows */
+  if (g->fold == QPSK_OM_NO_GRID) /* from the span's rows */
     return g->k->x4_rows(st, rows, stride, g->n_total, g->d_mb, g->d_w0, g->d_omi, g->d_w,
                          g->w_stride, stream);
   if (g->fold)
@@ -1248,8 +1242,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
 }
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) { (void)g; }
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) { (void)g; }
-int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on) {
-  (void)g, (void)on;
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path) {
+  (void)g, (void)path;
   return 0;
 }
 int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {

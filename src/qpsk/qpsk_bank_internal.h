@@ -57,7 +57,7 @@ typedef struct {
   double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
   double late;    /* spans written into the channels in a later call (beside its device work) */
   int gpu_cfo;    /* the CFO stage runs on the GPU */
-  int fold;       /* om folded into pre (pre_om, om_sums, x4_level) */
+  int fold;       /* the O&M stage's path (qpsk_om_path) */
   int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
   int gpu_phase;  /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
 } prx_qpsk_bank_gpu_timing;
@@ -69,13 +69,17 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const struct prx_cuda_modu
                                     const double *mix);
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g); /* accepts NULL */
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
-/* The O&M stage folded into pre (pre_om, om_sums, x4_level; possible where the kernels have it
- * and the pre-filter is register-blocked, i.e. sps 4: 1, the default there), folded with the grid
- * never stored (pre_om without it, x4_rows from the rows: 2) or apart (pre, om, x4: 0), between
- * calls. Returns the path now in use (0, 1, 2). Its O&M sums round
- * otherwise than om's (qpsk_om_combine): the bits stay, the estimates move by rounding
- * (GPU_NOTES). */
-int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int on);
+/* The O&M stage's paths on the GPU. Folded into pre, possible where the kernels have it and the
+ * pre-filter is register-blocked (sps 4, where FOLDED is the default), its O&M sums round otherwise
+ * than om's (qpsk_om_combine): the bits stay, the estimates move by rounding (GPU_NOTES). */
+typedef enum {
+  QPSK_OM_APART = 0,   /* pre, om, x4 */
+  QPSK_OM_FOLDED = 1,  /* pre_om, om_sums, x4_level */
+  QPSK_OM_NO_GRID = 2, /* folded with the grid never stored: pre_om without it, x4_rows */
+} qpsk_om_path;
+/* Selects the path (a qpsk_om_path; one not possible here falls back to FOLDED, then APART)
+ * between calls. Returns the path now in use. */
+int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path);
 /* The level, timing and NCO passes on the GPU (1, the default where the module has them and the
  * CFO stage runs there: one host wait per span) or on the CPU between the stage kernels (0:
  * four), between calls (the passes' state moves to the side that runs them). Returns the side

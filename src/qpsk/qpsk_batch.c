@@ -357,8 +357,6 @@ void qpsk_serial_phase(prx_qpsk *q) {
     qpsk_pilot_dc(q);
   }
   /* per block: phase, noise, signal test, flags (qpsk_serial_phase.h, the GPU's pass too) */
-  qpsk_phase_state st;
-  qpsk_phase_state_of(q, &st);
   for (size_t t = 0; t < q->n_blks; t++) {
     qpsk_blk *bk = &q->blks[t];
     const qpsk_span *sp = &q->spans[bk->span];
@@ -371,14 +369,8 @@ void qpsk_serial_phase(prx_qpsk *q) {
     in.nonfinite = bk->nonfinite;
     in.out_range = sp->out_range;
     qpsk_phase_out r;
-    qpsk_ph_block(L, &st, &in, &r);
-    bk->phi = r.phi;
-    bk->sig = r.sig;
-    bk->noise = r.noise;
-    bk->sig_own = r.sig_own;
-    bk->noise_own = r.noise_own;
-    bk->vv_stat = r.vv_stat;
-    bk->flags = r.flags;
+    qpsk_ph_block(L, &q->ph, &in, &r);
+    qpsk_ph_to_blk(&r, bk);
   }
 
   if (acquired) first_quarter(q);
@@ -398,7 +390,8 @@ void qpsk_serial_phase(prx_qpsk *q) {
     case PRX_QPSK_NONE: {
       const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0};
       const prx_cf32 last = n > 0 ? bk->sym[n - 1] : (prx_cf32){0, 0};
-      data = qpsk_ph_link(q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, &st, n, last, &r, &bk->prev);
+      data =
+          qpsk_ph_link(q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, &q->ph, n, last, &r, &bk->prev);
       break;
     }
     case PRX_QPSK_PILOTS: {
@@ -427,32 +420,6 @@ void qpsk_serial_phase(prx_qpsk *q) {
     out += data;
     j += (uint64_t)n;
   }
-  qpsk_phase_state_to(q, &st);
-}
-
-void qpsk_phase_state_of(const prx_qpsk *q, qpsk_phase_state *st) {
-  memset(st, 0, sizeof *st);
-  st->sums_prev = q->sums_prev;
-  memcpy(st->noise_ring, q->noise_ring, sizeof st->noise_ring);
-  st->noise_count = q->noise_count;
-  st->have = q->have_phase;
-  st->present_prev = q->present_prev;
-  st->phi_prev = q->phi_prev;
-  st->sig_prev = q->sig_prev;
-  st->noise_prev = q->noise_prev;
-  st->dprev = q->dprev;
-}
-
-void qpsk_phase_state_to(prx_qpsk *q, const qpsk_phase_state *st) {
-  q->sums_prev = st->sums_prev;
-  memcpy(q->noise_ring, st->noise_ring, sizeof q->noise_ring);
-  q->noise_count = st->noise_count;
-  q->have_phase = st->have;
-  q->present_prev = st->present_prev;
-  q->phi_prev = st->phi_prev;
-  q->sig_prev = st->sig_prev;
-  q->noise_prev = st->noise_prev;
-  q->dprev = st->dprev;
 }
 
 /* ---- stage out: decisions and LLRs ---- */
@@ -610,9 +577,9 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g) {
     report(q, bk);
   }
   const qpsk_blk *last = &q->blks[q->n_blks - 1];
-  q->sums_prev = last->sums;
-  q->have_phase = 1;
-  q->phi_prev = last->phi;
+  q->ph.sums_prev = last->sums;
+  q->ph.have = 1;
+  q->ph.phi_prev = last->phi;
   for (unsigned i = g; i-- > 0;) {
     if (q->spans[i].nw >= (size_t)S) {
       /* the two buffers change places (no copy): the span's is filled again by the next batch */

@@ -1,8 +1,6 @@
 /* Decisions and LLRs (see qpsk_decide.h). */
 #include "qpsk_decide.h"
 
-#include "qpsk_cplx.h"
-
 #include "../core/internal.h"
 
 #include <math.h>
@@ -34,21 +32,6 @@ void qpsk_diff_reference(qpsk_diff_prev *p) {
   p->quad = 0;
   p->m[0] = 0;
   p->m[1] = p->m[2] = p->m[3] = -1e30f;
-}
-
-static inline void metrics(prx_cf32 u, float a, float m[4]) {
-  /* v = u e^{-j pi/4}: m_q = a Re(u conj(e^{j pi/4} j^q)) = a {v.re, v.im, -v.re, -v.im} */
-  float vr = (u.re + u.im) * SQRT1_2F, vi = (u.im - u.re) * SQRT1_2F;
-  m[0] = a * vr;
-  m[1] = a * vi;
-  m[2] = -a * vr;
-  m[3] = -a * vi;
-}
-
-void qpsk_diff_set(qpsk_diff_prev *p, prx_cf32 y, prx_cf32 rot, float sigma2) {
-  prx_cf32 u = qpsk_cmul(y, rot);
-  p->quad = qpsk_quadrant(u.re, u.im);
-  metrics(u, 2.0f / sigma2, p->m);
 }
 
 /* c ? a : b for c in {0, 1}, as a bit mask: GCC keeps float selects as branches under the

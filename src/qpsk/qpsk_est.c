@@ -316,39 +316,6 @@ void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s) {
   s->n += (double)n;
 }
 
-void qpsk_sums_add(qpsk_sums *a, const qpsk_sums *b) {
-  a->s4[0] += b->s4[0];
-  a->s4[1] += b->s4[1];
-  a->m2 += b->m2;
-  a->m4 += b->m4;
-  a->n += b->n;
-}
-
-double qpsk_vv_phase(const qpsk_sums *s) {
-  double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
-  if (p <= -M_PI / 4) p += M_PI / 2;
-  return p;
-}
-
-void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise) {
-  if (s->n <= 0) {
-    *sig = 0;
-    *noise = 0;
-    return;
-  }
-  double m2 = s->m2 / s->n, m4 = s->m4 / s->n;
-  double s2 = 2 * m2 * m2 - m4;
-  double S = s2 > 0 ? sqrt(s2) : 0;
-  if (S > m2) S = m2;
-  double N = m2 - S;
-  /* the moments of a finite block can make N slightly negative at high SNR (or S at low):
-   * keep both in a sane range, Es/N0 within [-30, 60] dB */
-  if (N < 1e-6 * m2) N = 1e-6 * m2;
-  if (S < 1e-3 * m2) S = 1e-3 * m2;
-  *sig = S;
-  *noise = N;
-}
-
 double qpsk_wrap(double x, double period) {
   double y = x - period * floor(x / period + 0.5);
   if (y <= -period / 2) y += period;

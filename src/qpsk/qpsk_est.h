@@ -4,6 +4,7 @@
 #define PRX_QPSK_EST_H
 
 #include "polyrx/core.h"
+#include "qpsk_stage_math.h" /* QPSK_HD */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,12 +58,42 @@ typedef struct {
 } qpsk_sums;
 
 void qpsk_sums_accum(const prx_cf32 *y, size_t n, qpsk_sums *s);
-void qpsk_sums_add(qpsk_sums *a, const qpsk_sums *b);
-/* V&V: QPSK symbols have s^4 = -1, so the carrier phase is arg(-sum y^4) / 4, in (-pi/4, pi/4]. */
-double qpsk_vv_phase(const qpsk_sums *s);
+/* their sum, the V&V phase and the M2M4 powers from them (host and GPU: the phase pass,
+ * qpsk_serial_phase.h) */
+QPSK_HD void qpsk_sums_add(qpsk_sums *a, const qpsk_sums *b) {
+  a->s4[0] += b->s4[0];
+  a->s4[1] += b->s4[1];
+  a->m2 += b->m2;
+  a->m4 += b->m4;
+  a->n += b->n;
+}
+/* V&V: QPSK symbols have s^4 = -1, so the carrier phase is arg(-sum y^4) / 4, in (-pi/4, pi/4] */
+QPSK_HD double qpsk_vv_phase(const qpsk_sums *s) {
+  const double pi_ = 3.14159265358979323846;
+  double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
+  if (p <= -pi_ / 4) p += pi_ / 2;
+  return p;
+}
 /* M2M4 (Pauluzzi & Beaulieu 2000) for a constant-modulus signal in complex Gaussian noise:
- * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N). */
-void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise);
+ * S^2 = 2 M2^2 - M4, N = M2 - S (per-symbol signal power S and noise variance N) */
+QPSK_HD void qpsk_m2m4(const qpsk_sums *s, double *sig, double *noise) {
+  if (s->n <= 0) {
+    *sig = 0;
+    *noise = 0;
+    return;
+  }
+  double m2 = s->m2 / s->n, m4 = s->m4 / s->n;
+  double s2 = 2 * m2 * m2 - m4;
+  double S = s2 > 0 ? sqrt(s2) : 0;
+  if (S > m2) S = m2;
+  double N = m2 - S;
+  /* the moments of a finite block can make N slightly negative at high SNR (or S at low):
+   * keep both in a sane range, Es/N0 within [-30, 60] dB */
+  if (N < 1e-6 * m2) N = 1e-6 * m2;
+  if (S < 1e-3 * m2) S = 1e-3 * m2;
+  *sig = S;
+  *noise = N;
+}
 
 /* out[i] = (in[i] - dc) gain exp(-j (theta + omega i)), i < n (in may equal out): DC removal,
  * level and a phase-continuous NCO in one pass, with exact double anchors every 256 samples and a

@@ -76,6 +76,20 @@ typedef struct {
   int64_t hist_n;
 } qpsk_serial_state;
 
+/* What the phase pass carries from span to span (qpsk_serial_phase.h, which runs it on the CPU and
+ * the GPU): the CPU's in prx_qpsk (its ph), the GPU's one per channel on the device. */
+typedef struct qpsk_phase_state {
+  qpsk_sums sums_prev; /* the last block's V&V sums */
+  qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
+  unsigned noise_count;
+  int have;         /* a block's phase has been set */
+  int present_prev; /* the last block's signal-present decision */
+  int pad;
+  double phi_prev;             /* the last block's phase */
+  double sig_prev, noise_prev; /* the last block's signal and noise powers (fallbacks) */
+  qpsk_diff_prev dprev;        /* DIFFERENTIAL: the last symbol of the stream so far */
+} qpsk_phase_state;
+
 typedef struct {
   int64_t s;      /* absolute span index */
   size_t nw;      /* pre-pass values present (S, fewer for the last span of a stream) */
@@ -176,20 +190,13 @@ struct prx_qpsk {
 
   /* stream state carried from batch to batch */
   int64_t next_span;
-  qpsk_serial_state sr;        /* the level, timing and NCO passes' */
-  double sig_prev, noise_prev; /* the last block's signal and noise powers (fallbacks) */
-  prx_cf32 *w_hist;            /* the previous span's pre-pass values (S), for a short last span */
+  qpsk_serial_state sr; /* the level, timing and NCO passes' */
+  qpsk_phase_state ph;  /* the phase pass's */
+  prx_cf32 *w_hist;     /* the previous span's pre-pass values (S), for a short last span */
   size_t w_hist_n;
-  int have_phase;                    /* a block's phase has been set */
-  double phi_prev;                   /* and the last block's */
   double pil_ring[QPSK_DC_SPANS][2]; /* PILOTS: the pilots' sums (span.pil) of the last spans */
   int64_t pil_span[QPSK_DC_SPANS];   /* with samples of their own, and their absolute indices */
   unsigned pil_count;
-  qpsk_sums sums_prev;
-  qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
-  unsigned noise_count;
-  int present_prev;     /* the last block's signal-present decision */
-  qpsk_diff_prev dprev; /* DIFFERENTIAL: last symbol of the stream so far */
   int64_t frame_off;    /* PILOTS: frame alignment (stream index of a frame start), -1: none */
   double pcorr[2];      /* PILOTS: correlation of the current frame's pilot word so far */
   int quarter;          /* PILOTS: quarter-turn of the latest pilot word */

@@ -623,8 +623,7 @@ QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int6
  * prx_cuda_module_get()->qpsk_serial), one warp per channel (level: one thread) over C channels of
  * nb blocks (the records of channel c's block j at c nb + j; one span record and one state per
  * channel), all pointers device memory, asynchronous on stream ---- */
-struct qpsk_phase_state; /* qpsk_serial_phase.h */
-struct qpsk_phase_out;
+struct qpsk_phase_out; /* qpsk_serial_phase.h */
 typedef struct prx_qpsk_serial_cuda {
   /* the level pass of span s from pre's input sums (mom: 4 per block), and the O&M stage's
    * input of every block (its g_hi: the grid's end) */
@@ -648,7 +647,7 @@ typedef struct prx_qpsk_serial_cuda {
   prx_status (*phase)(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int first,
                       const double *sums, const double *mom, const unsigned *bad,
                       const qpsk_serial_blk *tb, const qpsk_serial_span *sp, const prx_cf32 *sym,
-                      struct qpsk_phase_state *st, struct qpsk_phase_out *po, qpsk_out_block *ob,
+                      qpsk_phase_state *st, struct qpsk_phase_out *po, qpsk_out_block *ob,
                       int64_t *off, void *stream);
 } prx_qpsk_serial_cuda;
 extern const prx_qpsk_serial_cuda prx_qpsk_serial_cuda_entries;

@@ -18,18 +18,7 @@
 extern "C" {
 #endif
 
-/* what the phase pass carries from span to span (prx_qpsk's have_phase, phi_prev, sums_prev,
- * noise_ring, noise_count, sig_prev, noise_prev, present_prev, dprev) */
-typedef struct qpsk_phase_state {
-  qpsk_sums sums_prev; /* the last block's V&V sums */
-  qpsk_sums noise_ring[QPSK_NOISE_BLOCKS];
-  unsigned noise_count;
-  int have;         /* a block's phase has been set */
-  int present_prev; /* the last block's signal-present decision */
-  int pad;
-  double phi_prev, sig_prev, noise_prev;
-  qpsk_diff_prev dprev; /* DIFFERENTIAL: the last symbol of the stream so far */
-} qpsk_phase_state;
+/* what the pass carries from span to span: qpsk_phase_state (qpsk_internal.h: prx_qpsk's ph) */
 
 /* one block's inputs: its V&V sums (stage mf), input sums (pre), timing residual (the timing
  * pass) and its span's gain and clock flag */
@@ -47,34 +36,15 @@ typedef struct qpsk_phase_out {
   unsigned flags, pad;
 } qpsk_phase_out;
 
-/* qpsk_sums_add, qpsk_vv_phase, qpsk_m2m4 (qpsk_est.c: the same expressions) */
-QPSK_HD void qpsk_ph_sums_add(qpsk_sums *a, const qpsk_sums *b) {
-  a->s4[0] += b->s4[0];
-  a->s4[1] += b->s4[1];
-  a->m2 += b->m2;
-  a->m4 += b->m4;
-  a->n += b->n;
-}
-QPSK_HD double qpsk_ph_vv(const qpsk_sums *s) {
-  double p = atan2(-s->s4[1], -s->s4[0]) / 4; /* in [-pi/4, pi/4] */
-  if (p <= -QPSK_SR_PI / 4) p += QPSK_SR_PI / 2;
-  return p;
-}
-QPSK_HD void qpsk_ph_m2m4(const qpsk_sums *s, double *sig, double *noise) {
-  if (s->n <= 0) {
-    *sig = 0;
-    *noise = 0;
-    return;
-  }
-  double m2 = s->m2 / s->n, m4 = s->m4 / s->n;
-  double s2 = 2 * m2 * m2 - m4;
-  double S = s2 > 0 ? sqrt(s2) : 0;
-  if (S > m2) S = m2;
-  double N = m2 - S;
-  if (N < 1e-6 * m2) N = 1e-6 * m2;
-  if (S < 1e-3 * m2) S = 1e-3 * m2;
-  *sig = S;
-  *noise = N;
+/* the block's results into its qpsk_blk (the host's: the CPU's pass, the driver's pending spans) */
+static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
+  bk->phi = r->phi;
+  bk->sig = r->sig;
+  bk->noise = r->noise;
+  bk->sig_own = r->sig_own;
+  bk->noise_own = r->noise_own;
+  bk->vv_stat = r->vv_stat;
+  bk->flags = r->flags;
 }
 
 /* the block's correction exp(-j phi) / amplitude (the out stage's, qpsk_batch.c block_rot) */
@@ -86,25 +56,12 @@ QPSK_HD prx_cf32 qpsk_ph_rot(double phi, double sig) {
   return r;
 }
 
-/* qpsk_diff_set (qpsk_decide.c): the chain's link from the corrected symbol y rot */
-QPSK_HD void qpsk_ph_diff_set(qpsk_diff_prev *p, prx_cf32 y, prx_cf32 rot, float sigma2) {
-  const float h = 0.70710678118654752440f;
-  prx_cf32 u = {y.re * rot.re - y.im * rot.im, y.re * rot.im + y.im * rot.re};
-  unsigned b0 = u.re < 0, b1 = u.im < 0;
-  p->quad = b0 ? (b1 ? 2u : 1u) : (b1 ? 3u : 0u);
-  float a = 2.0f / sigma2, vr = (u.re + u.im) * h, vi = (u.im - u.re) * h;
-  p->m[0] = a * vr;
-  p->m[1] = a * vi;
-  p->m[2] = -a * vr;
-  p->m[3] = -a * vi;
-}
-
 /* One block of the pass (L: the block's nominal symbols): phase, noise, signal test, flags. */
 QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in *in,
                            qpsk_phase_out *r) {
   qpsk_sums s = in->sums;
-  if (s.n < 0.5 * L && q->have) qpsk_ph_sums_add(&s, &q->sums_prev);
-  double ph = s.n > 0 ? qpsk_ph_vv(&s) : NAN;
+  if (s.n < 0.5 * L && q->have) qpsk_sums_add(&s, &q->sums_prev);
+  double ph = s.n > 0 ? qpsk_vv_phase(&s) : NAN;
   if (isfinite(ph))
     r->phi = q->have ? q->phi_prev + qpsk_sr_wrap(ph - q->phi_prev, QPSK_SR_PI / 2) : ph;
   else /* no symbols, or non-finite input: keep the last estimate */
@@ -118,9 +75,9 @@ QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in 
   }
   qpsk_sums win = {{0, 0}, 0, 0, 0};
   unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
-  for (unsigned i = 0; i < nw; i++) qpsk_ph_sums_add(&win, &q->noise_ring[i]);
+  for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
   double sig, noise;
-  qpsk_ph_m2m4(&win, &sig, &noise);
+  qpsk_m2m4(&win, &sig, &noise);
   if (!(sig > 0 && noise > 0 && isfinite(sig) && isfinite(noise))) {
     /* nothing measured yet (an empty stream start): the last values, or neutral ones */
     sig = q->sig_prev;
@@ -130,7 +87,7 @@ QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in 
   q->noise_prev = noise;
   r->sig = sig;
   r->noise = noise;
-  qpsk_ph_m2m4(o, &r->sig_own, &r->noise_own);
+  qpsk_m2m4(o, &r->sig_own, &r->noise_own);
   /* signal present: the V&V line |sum y^4|^2 of the block against its mean without a signal,
    * which for complex Gaussian noise is n E|y|^8 = 6 (sum |y|^4)^2 / n: z is then an
    * exponential variable of mean 1, above 5 in 0.7 % of the blocks; a QPSK signal gives
@@ -168,7 +125,7 @@ QPSK_HD unsigned qpsk_ph_link(int diff, qpsk_phase_state *q, int64_t n, prx_cf32
   if (diff) {
     *prev = q->dprev;
     if (n > 0)
-      qpsk_ph_diff_set(&q->dprev, last, qpsk_ph_rot(r->phi, r->sig), (float)(r->noise / r->sig));
+      qpsk_diff_set(&q->dprev, last, qpsk_ph_rot(r->phi, r->sig), (float)(r->noise / r->sig));
   }
   return n > 0 ? (unsigned)n : 0u;
 }
@@ -222,10 +179,6 @@ QPSK_HD void qpsk_ph_span_ch(unsigned L, size_t Lmax, size_t c, size_t nb, int d
   off[c] = out;
   st[c] = q;
 }
-
-/* The host's side (qpsk_batch.c): a channel's carried state from and into its prx_qpsk. */
-void qpsk_phase_state_of(const prx_qpsk *q, qpsk_phase_state *st);
-void qpsk_phase_state_to(prx_qpsk *q, const qpsk_phase_state *st);
 
 #ifdef __cplusplus
 }

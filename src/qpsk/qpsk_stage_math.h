@@ -546,6 +546,20 @@ QPSK_HD prx_cf32 qpsk_dft_twiddle(int64_t m, int64_t t, int64_t nfft) {
   prx_cf32 o = {cs, -sn};
   return o;
 }
+/* One thread's share of the odd bins X[mm], X[mp] of the window's nfft-point spectrum (w: n
+ * values; the terms t = t0, t0 + nt, ...), added in float into acc: re, im of X[mm], then of
+ * X[mp] (the CFO stage from half the transform: qpsk_peak_start_half's xm, xp). */
+QPSK_HD void qpsk_odd_bins_part(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp, int64_t nfft,
+                                size_t t0, size_t nt, float acc[4]) {
+  for (size_t t = t0; t < n; t += nt) {
+    const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, nfft),
+                   b = qpsk_dft_twiddle(mp, (int64_t)t, nfft);
+    acc[0] += v.re * a.re - v.im * a.im;
+    acc[1] += v.re * a.im + v.im * a.re;
+    acc[2] += v.re * b.re - v.im * b.im;
+    acc[3] += v.re * b.im + v.im * b.re;
+  }
+}
 /* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full
  * spectrum's odd bins xm = X[2b - 1], xp = X[2b + 1]: the best of the three candidates in the
  * full search (kmax of the nfft-point spectrum; the first on ties), then qpsk_peak_start's vertex
@@ -626,6 +640,18 @@ QPSK_HD double qpsk_refine_result(double nu0, double off, double max_step) {
   return fabs(off) > 2 * max_step ? nu0 : nu0 + off;
 }
 
+/* Adds run sum v turned by e = er + j ei at time d (from the window's centre) to the sums
+ * x = (X, X1, X2) (re, im each): X += v e, X1 += d v e, X2 += d^2 v e. */
+QPSK_HD void qpsk_refine_add(double x[6], prx_cf32 v, double er, double ei, double d) {
+  const double pr = v.re * er - v.im * ei, pi = v.re * ei + v.im * er;
+  x[0] += pr;
+  x[1] += pi;
+  x[2] += d * pr;
+  x[3] += d * pi;
+  x[4] += d * d * pr;
+  x[5] += d * d * pi;
+}
+
 /* One lane's share of the sums X, X1 = sum d v e, X2 = sum d^2 v e at offset nu (e = exp(-j 2 pi
  * nu d), d = g D + t0) over run sums g = lane, lane + nl, ... of the m: each e evaluated directly
  * (qpsk_refine_newton's recurrence is serial), added into x. */
@@ -635,14 +661,7 @@ QPSK_HD void qpsk_refine_part(const prx_cf32 *v, size_t m, size_t n, double nu, 
   const double t0 = 0.5 * (D - 1) - 0.5 * (double)(n - 1);
   for (size_t g = lane; g < m; g += nl) {
     const double d = (double)g * D + t0, a = two_pi * nu * d;
-    const double er = cos(a), ei = -sin(a);
-    const double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
-    x[0] += pr;
-    x[1] += pi;
-    x[2] += d * pr;
-    x[3] += d * pi;
-    x[4] += d * d * pr;
-    x[5] += d * d * pi;
+    qpsk_refine_add(x, v[g], cos(a), -sin(a), d);
   }
 }
 
@@ -660,14 +679,7 @@ QPSK_HD double qpsk_refine_newton(const prx_cf32 *v, size_t m, size_t n, double 
     double er = cos(two_pi * nu * t0), ei = -sin(two_pi * nu * t0);
     const double sr = cos(two_pi * nu * D), si = -sin(two_pi * nu * D);
     for (size_t g = 0; g < m; g++) {
-      double d = (double)g * D + t0;
-      double pr = v[g].re * er - v[g].im * ei, pi = v[g].re * ei + v[g].im * er;
-      x[0] += pr;
-      x[1] += pi;
-      x[2] += d * pr;
-      x[3] += d * pi;
-      x[4] += d * d * pr;
-      x[5] += d * d * pi;
+      qpsk_refine_add(x, v[g], er, ei, (double)g * D + t0);
       double t = er * sr - ei * si;
       ei = er * si + ei * sr;
       er = t;

@@ -125,14 +125,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    for (size_t t = threadIdx.x; t < n; t += CFO_THREADS) {
-      const prx_cf32 v = win[t], a = qpsk_dft_twiddle(mm, (int64_t)t, nfft),
-                     b = qpsk_dft_twiddle(mp, (int64_t)t, nfft);
-      acc[0] += v.re * a.re - v.im * a.im;
-      acc[1] += v.re * a.im + v.im * a.re;
-      acc[2] += v.re * b.re - v.im * b.im;
-      acc[3] += v.re * b.im + v.im * b.re;
-    }
+    qpsk_odd_bins_part(win, n, mm, mp, nfft, threadIdx.x, CFO_THREADS, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);

@@ -729,10 +729,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
   s->mf_pad = 1;
   s->mf_block = sps == 4.0; /* consecutive symbols 4 samples apart within a run */
-  /* the CFO stage from half the transform where it pays: it saves ~0.08 us of cuFFT and fill per
-   * channel and adds ~13 us of latency (the odd bins' sums) to the one-block-per-channel peak
-   * kernel, so it wins above ~170 channels on the H200 (bench/GPU_NOTES.md, sixth session) */
-  s->cfo_half = C >= 192;
+  s->cfo_half = C >= QPSK_CFO_HALF_MIN_CHANNELS; /* the CFO stage from half the transform */
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
   const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");

@@ -63,14 +63,20 @@ typedef struct {
   int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
   /* the CFO stage's transform over nfft / 2 points, the even bins of the zero-padded nfft-point
    * spectrum, the two odd bins beside its peak summed directly (qpsk_peak_start_half): the CPU's
-   * start from half the transform (create's default from 192 channels, where it is faster; 0
-   * before cfo_setup: the nfft-point transform) */
+   * start from half the transform (create's default from QPSK_CFO_HALF_MIN_CHANNELS, where it is
+   * faster; 0 before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
 } qpsk_stages;
 
+/* The channels from which create takes the CFO stage from half the transform (cfo_half): it saves
+ * ~0.08 us of cuFFT and fill per channel and adds ~13 us of latency (the odd bins' sums) to the
+ * one-block-per-channel peak kernel, so it wins above ~170 channels on the H200
+ * (bench/GPU_NOTES.md, "Stage kernels, sixth session"). */
+#define QPSK_CFO_HALF_MIN_CHANNELS 192
+
 /* The stage kernels' entry points, in the CUDA module (prx_cuda_module_get()->qpsk_stages): the
- * test and the benchmark call them through this table, as a stage-major bank driver will. */
+ * bank's driver (qpsk_bank_gpu.c), the test and the benchmark call them through this table. */
 typedef struct prx_qpsk_stages_cuda {
   /* Copies the two filter banks to the device and sizes the kernels' shared memory for C
    * channels of nblk blocks of L symbols (at most Lmax owned symbols a block). */
