@@ -356,16 +356,20 @@ static size_t open_descriptors(void) {
   return n; /* ".", ".." and the directory's own descriptor: a margin of 3 */
 }
 
-/* Makes sure `need` files can be open at once: raises the soft RLIMIT_NOFILE as far as the
- * hard limit allows. */
+/* Raises the soft RLIMIT_NOFILE to `need` where it is lower and the hard limit allows; 0 when
+ * `need` files can be open at once (or the limits are unknown), else -1 with *rl the limits. */
+static int raise_open_files(size_t need, struct rlimit *rl) {
+  if (getrlimit(RLIMIT_NOFILE, rl) != 0) return 0; /* unknown: try anyway */
+  if (rl->rlim_cur == RLIM_INFINITY || rl->rlim_cur >= need) return 0;
+  if (rl->rlim_max != RLIM_INFINITY && rl->rlim_max < need) return -1;
+  struct rlimit up = {.rlim_cur = need, .rlim_max = rl->rlim_max};
+  return setrlimit(RLIMIT_NOFILE, &up) == 0 ? 0 : -1;
+}
+
+/* Makes sure `need` files can be open at once (raise_open_files), else says why not. */
 static int ensure_open_files(size_t need, size_t n_channels) {
   struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0; /* unknown: try anyway */
-  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return 0;
-  if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
-    rl.rlim_cur = need;
-    if (setrlimit(RLIMIT_NOFILE, &rl) == 0) return 0;
-  }
+  if (!raise_open_files(need, &rl)) return 0;
   return cli_error(CMD,
                    "writing %zu channels needs %zu open files, but the limit is %llu (hard "
                    "limit %llu): select fewer channels with --channels, or raise the hard limit "
@@ -383,8 +387,8 @@ static int ensure_open_files(size_t need, size_t n_channels) {
  * (the kernel's expand_fdtable): 46 ms for 1100 files on the 2-core VM against 0.7 ms without
  * other threads, 100 ms and more on the 16-core GPU host. The outputs are counted from the
  * options (K, or the --channels list), the writers as 64 at most. Raises the soft RLIMIT_NOFILE
- * where it can, as ensure_open_files does; a failure costs only that time (ensure_open_files
- * reports what matters). */
+ * where it can (raise_open_files); a failure costs only that time (ensure_open_files reports
+ * what matters). */
 static void reserve_descriptors(const options *o) {
   if (o->to_stdout) return;
   size_t n = o->K, listed = 0;
@@ -394,11 +398,7 @@ static void reserve_descriptors(const options *o) {
   size_t need = open_descriptors() + n + 64 + 40;
   struct rlimit rl;
   if (need > RESERVE_MAX) return;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need &&
-      (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need)) {
-    rl.rlim_cur = need;
-    setrlimit(RLIMIT_NOFILE, &rl);
-  }
+  raise_open_files(need, &rl);
   int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)need - 1); /* the table grows at once to hold it */
