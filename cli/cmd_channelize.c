@@ -39,7 +39,7 @@
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 18) /* the default block but SMALL_BLOCK; choose_block */
+#define DEFAULT_BLOCK ((size_t)1 << 18) /* CPU under 4 writers, CUDA's least: choose_block */
 #define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
 #define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
@@ -721,8 +721,13 @@ static int setup_chan(run_state *r) {
   int cores = prx_cpu_count();
   size_t n_sel = r->select ? r->n_sel : K; /* the outputs, before the object says */
   r->n_writers = o->to_stdout ? 1 : cores >= 16 ? 8 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
-  const char *nw = getenv("POLYRX_WRITERS"); /* a measurement's choice */
-  if (nw && !o->to_stdout) r->n_writers = atoi(nw) < 1 ? 1 : atoi(nw) > 64 ? 64 : atoi(nw);
+  /* POLYRX_WRITERS=N (1..64): the tests' way to the many-writer paths on a small machine, and
+   * a measurement's */
+  const char *nw = getenv("POLYRX_WRITERS");
+  if (nw && !o->to_stdout) {
+    int v = atoi(nw);
+    r->n_writers = v < 1 ? 1 : v > 64 ? 64 : v;
+  }
   if ((size_t)r->n_writers > n_sel) r->n_writers = n_sel ? (int)n_sel : 1;
   /* all cores (-t 0): the channelizer's workers get those the reader and the writers leave, so
    * that no worker waits for a core a writer holds (the workers meet at the end of every
@@ -982,8 +987,8 @@ static int open_outputs(run_state *r) {
   /* with fewer than 4 cores (compute, writer, reader and an opener), the openers compete with
    * the stream for them and slow it (2-core VM: +10 % with all 1024 channels): the main thread
    * creates the recordings before the stream. Else one opener per writer, so that each writer
-   * follows one opener. POLYRX_OPENER=thread or inline chooses (a measurement, a test of the
-   * other path). */
+   * follows one opener. POLYRX_OPENER=thread or inline chooses (the tests' way to the openers'
+   * threads on a small machine, a measurement). */
   const char *how = getenv("POLYRX_OPENER");
   r->open_threaded = how && !strcmp(how, "thread")   ? 1
                      : how && !strcmp(how, "inline") ? 0
@@ -1203,9 +1208,9 @@ static prx_status end_data(run_state *r, int w) {
 }
 
 /* After a writer's last slot: its channels' data files ended (end_data), then their recordings
- * finished (close_one: renames, metadata, its hash), the writers side by side instead of the
- * main thread after the stream (1024 recordings: 30-50 ms on the GPU host's CPU). Not when an
- * opener failed: that run leaves no recordings (cleanup). */
+ * finished (close_one: renames, metadata, its hash), the writers side by side, off the main
+ * thread's path after the stream (1024 recordings: 30-50 ms of one thread on the GPU host's
+ * CPU). Not when an opener failed: that run leaves no recordings (cleanup). */
 static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
   double t = tick(r);
