@@ -116,6 +116,7 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
                       unsigned n_sel, size_t block) {
   prx_format fmt;
   if (prx_format_parse(fmt_name, &fmt)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
+  if (!block) return fprintf(stderr, "chan: BLOCK must be positive\n"), 1;
   size_t bytes = 0;
   unsigned char *x = slurp(path, &bytes);
   size_t ss = prx_format_size(fmt), n = bytes / ss;
@@ -131,7 +132,6 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   c.select = n_sel ? sel : NULL;
   c.n_select = n_sel;
   prx_chan *ch;
-  if (!block) return fprintf(stderr, "chan: BLOCK must be positive\n"), 1;
   if (!x || prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
   size_t stride = (block > 16 * (size_t)K ? block : 16 * (size_t)K) / (K / 2) + 2;
   prx_cf32 *y = malloc((size_t)K * stride * sizeof *y);

@@ -49,8 +49,8 @@
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
 #   odd leads, D = 500 and input lengths around the blocks (exit status, the output files and
 #   standard error compared; one line each).
-#   chanuse: where `polyrx channelize` spends its time on the cpu mode's file (K = 1024, all
-#   channels and 0-63, --threads 1 and 0, to tmpfs, REPS runs each): its POLYRX_TIMING lines
+#   chanuse: where `polyrx channelize --backend cpu` spends its time on the cpu mode's file
+#   (K = 1024, all channels and 0-63, --threads 1 and 0, to tmpfs, REPS runs each): its POLYRX_TIMING lines
 #   (the phases, then each thread's CPU time, faults and context switches, the writers' split);
 #   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
 #   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
@@ -404,8 +404,8 @@ chanuse() {
       for _ in $(seq "$REPS"); do
         rm -rf "$W/ch"
         s=$(ns)
-        f=$(POLYRX_TIMING=1 "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 \
-          "${copt[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
+        f=$(POLYRX_TIMING=1 "$P" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M \
+          -K 1024 "${copt[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
         e=$(ns)
         echo "threads $th channels $sel wall $(((e - s) / 1000000)) ms"
         echo "$f"
@@ -427,8 +427,8 @@ chanuse() {
         rm -rf "$W/ch"
         s=$(ns)
         # shellcheck disable=SC2086
-        f=$(env $env POLYRX_TIMING=1 "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 \
-          "${args[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
+        f=$(env $env POLYRX_TIMING=1 "$P" channelize -q --backend cpu --threads "$th" -i "$x" \
+          -s 100M -K 1024 "${args[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
         e=$(ns)
         echo "variant $name threads $th channels all wall $(((e - s) / 1000000)) ms"
         echo "$f"
