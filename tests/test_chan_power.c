@@ -1,7 +1,7 @@
 /* The power sums of polyrx channelize (cli/chan_power.c) over groups split into blocks: for
  * fresh random groups of every small length and random splits into blocks (empty ones too),
  * 1 to 4 channels at once (the vector path and the scalar one), each group's sum must be the
- * bits of the one-block sum the command made before (four chains by position parity, an odd
+ * bits of the sum over the whole group in one block (four chains by position parity, an odd
  * group's last output as re^2 + im^2 into the first chain; written out here without shortcuts)
  * and within 1e-12 of the float64 sum of |y|^2 (long double); non-finite outputs anywhere,
  * the held-back last output of a block included, are zeroed in the block, counted, and left
