@@ -241,10 +241,9 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * copies do), opened as the command starts so that its pages are read while the CUDA runtime
  * starts, and pinned once cli_pipe_use_map is called (the command's CUDA objects made: pinning
  * holds the driver); NULL for backend cpu, other inputs and POLYRX_INPUT_MAP=0 (the readers then
- * read it; POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS[:gate|nogate]]]] sets the
- * map's configuration, for the benchmarks). cli_pipe_use_map starts the pinning and points
- * pipeline c (after cli_pipe_readers) at the map: the blocks in place, the others read with c's
- * read_at (or the reader's positional read, with one reader). */
+ * read it). cli_pipe_use_map starts the pinning and points pipeline c (after cli_pipe_readers) at
+ * the map: the blocks in place, the others read with c's read_at (or the reader's positional
+ * read, with one reader). */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
 /* POLYRX_TIMING: the map's line (s from prx_pipe_map_get_stats; nothing when s->bytes is 0). */

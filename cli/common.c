@@ -523,19 +523,8 @@ prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
   prx_pipe_map *m = NULL;
   prx_pipe_map_config mc = prx_pipe_map_config_default();
   mc.threads = prx_cpu_count() >= 8 ? 4 : 2;
-  mc.gated = 1; /* pinned once the command's objects are made (cli_pipe_use_map) */
-  /* for the benchmarks' variants: POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS
-   * [:gate|nogate]]]] */
-  if (env && env[0] >= '1' && env[0] <= '9') {
-    unsigned th = 0, mib = 0, pinners = 0;
-    char pop[8] = "", gate[8] = "";
-    sscanf(env, "%u:%u:%7[a-z]:%u:%7s", &th, &mib, pop, &pinners, gate);
-    if (th >= 1 && th <= 16) mc.threads = (int)th;
-    if (mib >= 1 && mib <= 256) mc.chunk_bytes = (size_t)mib << 20;
-    mc.no_populate = !strcmp(pop, "nopop");
-    if (pinners >= 1 && pinners <= (unsigned)mc.threads) mc.pinners = (int)pinners;
-    mc.gated = strcmp(gate, "nogate") != 0;
-  }
+  /* pinned once the command's objects are made (cli_pipe_use_map) */
+  mc.gated = 1;
   prx_pipe_map_open(r, &mc, &m); /* an input it cannot map is read as before */
   return m;
 }
