@@ -243,10 +243,13 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * holds the driver); NULL for backend cpu, other inputs and POLYRX_INPUT_MAP=0 (the readers then
  * read it). cli_pipe_use_map starts the pinning and points pipeline c (after cli_pipe_readers) at
  * the map: the blocks in place, the others read with c's read_at (or the reader's positional
- * read, with one reader). */
+ * read, with one reader). cli_input_map_close takes the map's figures into s and closes it
+ * (accepts NULL: s zeroed); it returns the close's wall time, ms. */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
-/* POLYRX_TIMING: the map's line (s from prx_pipe_map_get_stats; nothing when s->bytes is 0). */
+double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
+/* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
+ * is 0). */
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close);
 /* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
  * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening

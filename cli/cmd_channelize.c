@@ -1496,10 +1496,7 @@ static void cleanup(run_state *r) {
   free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
-  prx_pipe_map_get_stats(r->map, &r->map_stats);
-  double t = cli_seconds();
-  prx_pipe_map_close(r->map);
-  r->ms_map_close = (cli_seconds() - t) * 1e3;
+  r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
 

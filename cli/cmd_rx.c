@@ -924,10 +924,7 @@ int cmd_rx(int argc, char **argv) {
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
-  prx_pipe_map_get_stats(r->map, &r->map_stats);
-  double t_map = cli_seconds();
-  prx_pipe_map_close(r->map);
-  r->ms_map_close = (cli_seconds() - t_map) * 1e3;
+  r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);

@@ -542,6 +542,13 @@ void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m) {
   }
 }
 
+double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s) {
+  prx_pipe_map_get_stats(m, s);
+  double t = cli_seconds();
+  prx_pipe_map_close(m);
+  return (cli_seconds() - t) * 1e3;
+}
+
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close) {
   if (!s->bytes) return;
   fprintf(stderr,
