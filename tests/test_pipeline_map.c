@@ -4,7 +4,9 @@
  * handed over in place and the others (across two chunks, a chunk that could not be pinned) read;
  * at most window bytes are pinned at a time and every pinned range is unpinned; a trailing
  * partial sample is the readers' truncation error; a file cut after the map was opened ends the
- * stream as the readers do, with no signal (the CPU never touches the mapping); a look-ahead read
+ * stream as the readers do, with no signal (the CPU never touches the mapping), and a file grown
+ * after it is read to its new end (no view); a stop request (Ctrl-C) ends the reading at a block
+ * boundary with every block handed over computed and every pin undone; a look-ahead read
  * after the open (rx --detect) starts the views after it; a gated map pins nothing before its
  * start (its blocks are read meanwhile); an archive member (not on a page) and
  * standard input are refused as unsupported.
@@ -27,6 +29,7 @@
 #define N_SAMPLES 30000
 #define CHUNK ((size_t)16384) /* 4 pages: 4096 samples of ci16 */
 #define WINDOW (4 * CHUNK)
+#define GROWN 1000 /* samples appended to a file after its map is made */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -98,17 +101,23 @@ static int map_file(mapped *t, const char *path, int fail_chunk, int gated) {
   return 1;
 }
 
-/* Runs the pipeline over t's reader with its map (readers threads, block samples); *n the samples
- * computed (0 after a position error). */
-static prx_status map_run(mapped *t, size_t block, int readers, uint32_t *y, size_t *n,
-                          prx_pipe_result *r) {
-  if (!t->m) return PRX_ERR_INTERNAL;
-  pipe_iq_sink s;
-  prx_pipe_config c = pipe_iq_config(t->rd, block, readers, &s, y);
+/* The pipeline over t's reader with its map (readers threads, block samples) into sink s. */
+static prx_pipe_config map_config(mapped *t, size_t block, int readers, pipe_iq_sink *s,
+                                  uint32_t *y) {
+  prx_pipe_config c = pipe_iq_config(t->rd, block, readers, s, y);
   c.view_at = prx_pipe_map_view_at;
   c.view_done = prx_pipe_map_view_done;
   c.view_start = no_view_start ? NULL : prx_pipe_map_start;
   c.view_ctx = t->m;
+  return c;
+}
+
+/* Runs it; *n the samples computed (0 after a position error). */
+static prx_status map_run(mapped *t, size_t block, int readers, uint32_t *y, size_t *n,
+                          prx_pipe_result *r) {
+  if (!t->m) return PRX_ERR_INTERNAL;
+  pipe_iq_sink s;
+  prx_pipe_config c = map_config(t, block, readers, &s, y);
   return pipe_iq_run(&c, r, n);
 }
 
@@ -241,7 +250,65 @@ static void test_ends(const pipe_files *f, const uint32_t *x, const uint32_t *re
           "file cut after the open: status %d, %zu samples, %llu in place", st, n,
           (unsigned long long)t.st.views);
   }
+  /* the file grown after the open: no view (the file is not the one mapped), the reads take
+   * the stream to the file's new end */
+  pipe_write_file(part, x, 4 * N_SAMPLES);
+  if (map_file(&t, part, -1, 0)) {
+    FILE *fa = fopen(part, "ab");
+    CHECK(fa && fwrite(x, 4, GROWN, fa) == GROWN && fclose(fa) == 0, "append to %s", part);
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = map_run(&t, 1024, 3, y, &n, &r);
+    map_close(&t);
+    uint32_t *xg = malloc(4 * (N_SAMPLES + GROWN)); /* the file now: x, then its first GROWN */
+    if (xg) {
+      memcpy(xg, x, 4 * N_SAMPLES);
+      memcpy(xg + N_SAMPLES, x, 4 * GROWN);
+    }
+    CHECK(xg && st == PRX_OK && r.end_of_stream && n == N_SAMPLES + GROWN &&
+              pipe_hash_prefix_ok(xg, y, n, 0) && t.st.views == 0 && t.st.reads > 0 &&
+              t.log.pins == t.log.unpins,
+          "file grown after the open: status %d, %zu samples, %llu in place", st, n,
+          (unsigned long long)t.st.views);
+    free(xg);
+  }
   unlink(part);
+}
+
+/* should_stop (ctx is the sink): true from the stop_polls-th poll on (the readers poll before
+ * each block) */
+static atomic_int polls;
+static int stop_polls;
+
+static int stop_after(void *ctx) {
+  (void)ctx;
+  return atomic_fetch_add(&polls, 1) >= stop_polls;
+}
+
+/* A stop request (Ctrl-C) under the map: the reading ends at a block boundary, every block handed
+ * over (in place or read) is computed, and the close unpins every pinned chunk. */
+static void test_stop(const pipe_files *f, const uint32_t *x, uint32_t *y) {
+  for (int k = 3; k <= 19; k += 8) {
+    mapped t;
+    if (!map_file(&t, f->raw, 2, 0)) continue;
+    atomic_store(&polls, 0);
+    stop_polls = k;
+    pipe_iq_sink s;
+    prx_pipe_config c = map_config(&t, 1024, 3, &s, y);
+    c.should_stop = stop_after;
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = t.m ? pipe_iq_run(&c, &r, &n) : PRX_ERR_INTERNAL;
+    map_close(&t);
+    CHECK(st == PRX_OK && r.stopped && !r.end_of_stream && r.samples_read % 1024 == 0 &&
+              r.samples_read < N_SAMPLES && n == r.samples_read && r.flushed &&
+              pipe_hash_prefix_ok(x, y, n, 0),
+          "stop after %d polls: status %d, %zu samples computed of %llu read", k, st, n,
+          (unsigned long long)r.samples_read);
+    CHECK(t.st.views > 0 && t.log.pins == t.log.unpins && t.log.pinned == 0,
+          "stop after %d polls: %llu in place, %ld pins, %ld unpins", k,
+          (unsigned long long)t.st.views, t.log.pins, t.log.unpins);
+  }
 }
 
 int main(void) {
@@ -257,6 +324,7 @@ int main(void) {
     test_gated(&files, ref, y);
     test_refused(&files);
     test_ends(&files, x, ref, y);
+    test_stop(&files, x, y);
     pipe_files_remove(&files);
   }
   free(x);
