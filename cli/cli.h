@@ -93,6 +93,26 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
                    size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
+/* POLYRX_TIMING (set, not "0"): where a command's time goes. cli_timing_start reads the setting
+ * and marks the start; cli_timing_phase ends the phase begun at the last mark (a no-op with the
+ * setting off); cli_timing_print prints them at the end on one line of standard error:
+ * "polyrx CMD: timing (ms): PHASE MS PHASE MS ..., total MS; " and the command's own figures. */
+typedef struct {
+  int on;
+  double t_start, t_mark;
+  struct {
+    const char *name;
+    double ms;
+  } phase[16];
+  int n;
+} cli_timing;
+void cli_timing_start(cli_timing *t);
+void cli_timing_phase(cli_timing *t, const char *name);
+void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Closes an output (flushes standard output instead) and returns rc; a failed write, or one
  * that the close reveals, becomes an error line and exit code where rc is -1 (no error yet).
  * A NULL f returns rc. */

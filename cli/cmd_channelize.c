@@ -467,19 +467,12 @@ typedef struct {
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
-  /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
-  int timing;
+  cli_timing tm; /* POLYRX_TIMING: the wall time of each phase, printed at the end */
   int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
   /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
   double ms_map_close;
-  double t_mark;
-  struct {
-    const char *name;
-    double ms;
-  } phase[12];
-  int n_phase;
 } run_state;
 
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
@@ -499,26 +492,13 @@ typedef struct {
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
-/* Ends the phase that began at the last mark (POLYRX_TIMING). */
-static void phase_end(run_state *r, const char *name) {
-  if (!r->timing) return;
-  double t = cli_seconds();
-  if (r->n_phase < (int)(sizeof r->phase / sizeof r->phase[0])) {
-    r->phase[r->n_phase].name = name;
-    r->phase[r->n_phase++].ms = (t - r->t_mark) * 1e3;
-  }
-  r->t_mark = t;
-}
+static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm, name); }
 
-static void print_timing(const run_state *r, double t_start) {
-  if (!r->timing) return;
-  fprintf(stderr, "polyrx %s: timing (ms):", CMD);
-  for (int i = 0; i < r->n_phase; i++)
-    fprintf(stderr, " %s %.1f", r->phase[i].name, r->phase[i].ms);
-  fprintf(stderr,
-          ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
-          "reader(s)\n",
-          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+static void print_timing(const run_state *r) {
+  if (!r->tm.on) return;
+  cli_timing_print(&r->tm, CMD,
+                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
+                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
 }
 
@@ -1503,9 +1483,7 @@ static void cleanup(run_state *r) {
 int cmd_channelize(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
-  const char *timing = getenv("POLYRX_TIMING");
-  r.timing = timing && timing[0] && strcmp(timing, "0");
-  double t_start = r.t_mark = cli_seconds();
+  cli_timing_start(&r.tm);
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
@@ -1589,6 +1567,6 @@ done:
   if (r.open_failed) rc = 1;
   cleanup(&r);
   phase_end(&r, "cleanup");
-  print_timing(&r, t_start);
+  print_timing(&r);
   return rc < 0 ? 0 : rc;
 }

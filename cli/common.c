@@ -380,6 +380,35 @@ double cli_seconds(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void cli_timing_start(cli_timing *t) {
+  const char *env = getenv("POLYRX_TIMING");
+  memset(t, 0, sizeof *t);
+  t->on = env && env[0] && strcmp(env, "0");
+  t->t_start = t->t_mark = cli_seconds();
+}
+
+void cli_timing_phase(cli_timing *t, const char *name) {
+  if (!t->on) return;
+  double now = cli_seconds();
+  if (t->n < (int)(sizeof t->phase / sizeof t->phase[0])) {
+    t->phase[t->n].name = name;
+    t->phase[t->n++].ms = (now - t->t_mark) * 1e3;
+  }
+  t->t_mark = now;
+}
+
+void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...) {
+  if (!t->on) return;
+  fprintf(stderr, "polyrx %s: timing (ms):", cmd);
+  for (int i = 0; i < t->n; i++) fprintf(stderr, " %s %.1f", t->phase[i].name, t->phase[i].ms);
+  fprintf(stderr, ", total %.1f; ", (cli_seconds() - t->t_start) * 1e3);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
 int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
   if (!f) return rc;
   int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
