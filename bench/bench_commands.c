@@ -6,9 +6,11 @@
  *                                                files in CHUNK-byte writes (default 1 MiB), as
  *                                                channel recordings are; FILES = 1 is one
  *                                                interleaved file; fsync'd and timed to the end
- *   bench_commands chan FILE FMT K THREADS REPS [N]  prx_chan on FILE's samples held in
- *                                                memory, fed in the command's blocks (2^18),
- *                                                channels 0..N-1 (default all K), D = K/2,
+ *   bench_commands chan FILE FMT K THREADS REPS [N [BLOCK]]  prx_chan on FILE's samples
+ *                                                held in memory, fed in blocks of BLOCK samples
+ *                                                (default the command's on the CPU: 2^16 with
+ *                                                8 cores or more, else 2^18),
+ *                                                channels 0..N-1 (default or 0: all K), D = K/2,
  *                                                16 taps: input Msample/s, best of REPS
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
@@ -111,12 +113,12 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
 }
 
 static int bench_chan(const char *path, const char *fmt_name, unsigned K, int threads, int reps,
-                      unsigned n_sel) {
+                      unsigned n_sel, size_t block) {
   prx_format fmt;
   if (prx_format_parse(fmt_name, &fmt)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
   size_t bytes = 0;
   unsigned char *x = slurp(path, &bytes);
-  size_t ss = prx_format_size(fmt), n = bytes / ss, block = (size_t)1 << 18;
+  size_t ss = prx_format_size(fmt), n = bytes / ss;
   prx_chan_config c = prx_chan_config_default();
   c.channels = K;
   c.decimation = K / 2;
@@ -129,6 +131,7 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   c.select = n_sel ? sel : NULL;
   c.n_select = n_sel;
   prx_chan *ch;
+  if (!block) return fprintf(stderr, "chan: BLOCK must be positive\n"), 1;
   if (!x || prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
   size_t stride = (block > 16 * (size_t)K ? block : 16 * (size_t)K) / (K / 2) + 2;
   prx_cf32 *y = malloc((size_t)K * stride * sizeof *y);
@@ -147,8 +150,8 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
     if (t < best) best = t;
   }
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
-         "\"threads\":%d,\"samples\":%zu,\"seconds\":%.4f,\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, n, best, n / best / 1e6);
+         "\"threads\":%d,\"block\":%zu,\"samples\":%zu,\"seconds\":%.4f,\"msps\":%.2f}\n",
+         K, n_sel ? n_sel : K, fmt_name, threads, block, n, best, n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);
@@ -267,9 +270,12 @@ int main(int argc, char **argv) {
   if (!strcmp(m, "write") && (argc == 5 || argc == 6))
     return bench_write(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0),
                        argc == 6 ? strtoull(argv[5], NULL, 0) : (size_t)1 << 20);
-  if (!strcmp(m, "chan") && (argc == 7 || argc == 8))
+  if (!strcmp(m, "chan") && argc >= 7 && argc <= 9)
     return bench_chan(argv[2], argv[3], (unsigned)atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
-                      argc == 8 ? (unsigned)atoi(argv[7]) : 0);
+                      argc >= 8 ? (unsigned)atoi(argv[7]) : 0,
+                      argc == 9              ? strtoull(argv[8], NULL, 0)
+                      : prx_cpu_count() >= 8 ? (size_t)1 << 16
+                                             : (size_t)1 << 18);
   if (!strcmp(m, "demod") && argc == 7)
     return bench_demod(argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5]), atoi(argv[6]));
   if (!strcmp(m, "startup")) return bench_startup();

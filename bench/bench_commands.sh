@@ -13,7 +13,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#        [cpu|gpu|rx|sweep|chanab|chansame|gpustart]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -24,8 +24,9 @@
 #   2400 Bd, 6.5536 Msps, made by `polyrx gen` and tiled), K = 1024, the 64 carriers received,
 #   against min(PCIe, the `cat` rate of the file) of the same run (issue 12's command row), with
 #   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try).
-# Environment: DISK_DIR, REPS (default 3; each figure is the best), SCALE (default 1: sizes
-# above; 0.25 for a quick run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
+# Environment: DISK_DIR (none: no disk rows), REPS (default 3; each figure is the best), SCALE
+# (default 1: sizes above; 0.25 for a quick run), CPU_PARTS (default "startup demod chan": the
+# cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
 # cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
@@ -44,8 +45,15 @@
 #   (default cuda) change the input's size and the backend, for a quick try elsewhere.
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
-#   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf
-#   (exit status, the output files and standard error compared; one line each).
+#   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
+#   odd leads, D = 500 and input lengths around the blocks (exit status, the output files and
+#   standard error compared; one line each).
+#   chanuse: where `polyrx channelize` spends its time on the cpu mode's file (K = 1024, all
+#   channels and 0-63, --threads 1 and 0, to tmpfs, REPS runs each): its POLYRX_TIMING lines
+#   (the phases, then each thread's CPU time, faults and context switches, the writers' split);
+#   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
+#   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
+#   its share of the files, as the command's writers), and the cost of a system call.
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -56,8 +64,9 @@ SCALE=${SCALE:-1}
 DISK_DIR=${DISK_DIR:-/tmp}
 [ -x "$P" ] && [ -x "$B" ] || { echo "bench_commands.sh: build $P and $B first" >&2; exit 1; }
 W=$(mktemp -d /dev/shm/prx_bench.XXXXXX)
-D=$(mktemp -d "$DISK_DIR/prx_bench.XXXXXX")
-trap 'rm -rf "$W" "$D"' EXIT
+D=
+[ "$DISK_DIR" = none ] || D=$(mktemp -d "$DISK_DIR/prx_bench.XXXXXX")
+trap 'rm -rf "$W" ${D:+"$D"}' EXIT
 
 ns() { date +%s%N; }
 # best wall time in seconds of REPS runs of "$@" (output discarded)
@@ -89,7 +98,7 @@ floors() { # $1: input file
 
 write_rates() { # $1: MiB in total
   local mib=$1 dir files chunk
-  for dir in "$W" "$D"; do
+  for dir in "$W" $D; do
     for files in 1 64 1024; do
       for chunk in 65536 1048576; do
         "$B" write "$dir" "$files" "$mib" "$chunk"
@@ -99,8 +108,15 @@ write_rates() { # $1: MiB in total
 }
 
 cpu() {
-  local nsym nsamp x c t lib cmd
+  local parts=" ${CPU_PARTS:-startup demod chan} "
   echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  [[ $parts == *" startup "* ]] && cpu_startup
+  [[ $parts == *" demod "* ]] && cpu_demod
+  [[ $parts == *" chan "* ]] && cpu_chan
+}
+
+cpu_startup() {
+  local t
   # ---- start-up: 2000 symbols ----
   "$P" gen -q -o "$W/s.cf32" -s 9600 -n 8000 --carrier f=100,rs=2400,diff,seed=3
   "$P" demod -q -i "$W/s.cf32" -s 9600 -r 2400 -o "$W/s.bits" --threads 1 # wisdom made here
@@ -110,7 +126,10 @@ cpu() {
     -o "$W/s.bits" --threads 1)
   json "{\"bench\":\"commands_startup\",\"command\":\"demod\",\"symbols\":2000,\"ms_wisdom\":$(awk -v t="$t" 'BEGIN{printf "%.1f", t*1e3}'),\"ms_no_wisdom\":$(awk -v t="$t_off" 'BEGIN{printf "%.1f", t*1e3}'),\"target_ms\":20}"
   "$B" startup
+}
 
+cpu_demod() {
+  local nsym nsamp x t lib cmd
   # ---- demod: 4 samples/symbol ----
   nsym=$(scaled 4194304)
   nsamp=$((nsym * 4))
@@ -125,7 +144,10 @@ cpu() {
     json "{\"bench\":\"commands_demod\",\"threads\":$th,\"symbols\":$nsym,\"seconds\":$t,\"msym_per_s\":$cmd,\"lib_msym_per_s\":$(jnum "$lib" msym_per_s),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msym_per_s)")}"
   done
   rm -f "$x" "$W/d.bits"
+}
 
+cpu_chan() {
+  local nsamp x t lib cmd
   # ---- channelize: K = 1024, all channels to tmpfs ----
   nsamp=$(scaled 16777216)
   x=$W/c.cf32
@@ -139,7 +161,7 @@ cpu() {
       lib=$("$B" chan "$x" cf32 1024 "$th" "$REPS" "$nsel")
       json "$lib"
       # the recordings on tmpfs, then on the disk (DISK_DIR)
-      for out in "$W" "$D"; do
+      for out in "$W" $D; do
         t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
           -o "$out/ch")
         rm -rf "$out/ch"
@@ -362,6 +384,71 @@ chanab() {
   rm -f "$x"
 }
 
+# where `channelize` spends its time (POLYRX_TIMING), the tmpfs write rate by several threads
+chanuse() {
+  local nsamp x th sel n f s e
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)" >&2
+  # the cost of a system call: 1M one-byte reads and writes of dd
+  s=$(ns)
+  dd if=/dev/zero of=/dev/null bs=1 count=1000000 2>/dev/null
+  e=$(ns)
+  echo "{\"bench\":\"commands_syscall\",\"ns_per_call\":$(((e - s) / 2000000))}"
+  # 256 MiB into 1024 files, by 1, 2, 4 and 8 processes at once (each its share of the files)
+  for chunk in 4096 65536; do
+    for n in 1 2 4 8; do
+      for i in $(seq "$n"); do mkdir -p "$W/p$i"; done
+      s=$(ns)
+      for i in $(seq "$n"); do "$B" write "$W/p$i" $((1024 / n)) $((256 / n)) "$chunk" >/dev/null & done
+      wait
+      e=$(ns)
+      rm -rf "$W"/p*
+      echo "{\"bench\":\"commands_write_threads\",\"files\":1024,\"mib\":256,\"chunk\":$chunk,\"threads\":$n,\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }'),\"gb_per_s\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.3f", 268435456 / t }')}"
+    done
+  done
+  nsamp=$(scaled 16777216)
+  x=$W/c.cf32
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  for th in 1 0; do
+    for sel in all 0-63; do
+      local copt=()
+      [ "$sel" = all ] || copt=(-c "$sel")
+      for _ in $(seq "$REPS"); do
+        rm -rf "$W/ch"
+        s=$(ns)
+        f=$(POLYRX_TIMING=1 "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 \
+          "${copt[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
+        e=$(ns)
+        echo "threads $th channels $sel wall $(((e - s) / 1000000)) ms"
+        echo "$f"
+      done
+    done
+  done
+  # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's
+  # VAR=VALUE or an option's --OPTION=VALUE): all channels, --threads 1 and 0, alternating with
+  # the plain runs
+  local v name env args a
+  for th in 1 0; do
+    for _ in $(seq "$REPS"); do
+      for v in "plain=" ${VARIANTS:-}; do
+        name=${v%%=*}
+        env=${v#*=}
+        args=()
+        for a in ${env//,/ }; do [[ $a == --* ]] && args+=("$a"); done
+        env=$(tr ',' '\n' <<<"$env" | grep -v '^--' | tr '\n' ' ')
+        rm -rf "$W/ch"
+        s=$(ns)
+        # shellcheck disable=SC2086
+        f=$(env $env POLYRX_TIMING=1 "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 \
+          "${args[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
+        e=$(ns)
+        echo "variant $name threads $th channels all wall $(((e - s) / 1000000)) ms"
+        echo "$f"
+      done
+    done
+  done
+  rm -rf "$W/ch" "$x"
+}
+
 # The GPU commands' start, this build against $BEFORE's (a build folder with its polyrx), cold and
 # held (HOLDER: bench/cuda_startup_probe.cu built, run as `HOLDER --hold` beside the second set)
 gpustart() {
@@ -486,6 +573,22 @@ chansame() {
   for b in 0 1 2; do same "threads_$b" -i "$W/x.cf32" -s 1M -K 64 -t "$b"; done
   POLYRX_PIPELINE=serial same serial -i "$W/x.cf32" -s 1M -K 64
   same K1024 -i "$W/x.cf32" -s 1M -K 1024
+  # the power sums' groups across blocks: an odd lead (-P 7: 7 outputs dropped), D = 500, inputs
+  # of 5 x 2^16 samples (a full last block, then the end), 3 x 2^16 + 1 and 100000 samples
+  same P7_K16 -i "$W/x.cf32" -s 1M -K 16 -P 7
+  same K1000 -i "$W/x.cf32" -s 1M -K 1000 -c 0-99,500-520
+  head -c $((5 * 65536 * 8)) "$W/x.cf32" >"$W/x5.cf32"
+  head -c $(((3 * 65536 + 1) * 8)) "$W/x.cf32" >"$W/x3.cf32"
+  head -c $((100000 * 8)) "$W/x.cf32" >"$W/x1.cf32"
+  same len5x65536 -i "$W/x5.cf32" -s 1M -K 64
+  same len5x65536_P7 -i "$W/x5.cf32" -s 1M -K 16 -P 7
+  same len5x65536_stdin -i - -s 1M -K 16 -P 7 "<" "$W/x5.cf32"
+  same len3x65536p1_P7 -i "$W/x3.cf32" -s 1M -K 16 -P 7
+  same len100000_P7 -i "$W/x1.cf32" -s 1M -K 32 -P 7 --out-format cf16
+  # outputs that overflow float32 (finite input at 3.4e38), zeroed before they are summed
+  python3 -c 'import math, struct, sys
+sys.stdout.buffer.write(b"".join(struct.pack("<ff", *((3.4e38, 3.4e38) if 150000 <= n < 150040 or 270000 <= n < 270003 else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n)))) for n in range(300000)))' >"$W/huge.cf32"
+  same overflow_P7 -i "$W/huge.cf32" -s 1M -K 16 -P 7
   same K4096_critical -i "$W/x.cf32" -s 1M -K 4096 --oversample 1 -c 0-99
   "$before" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_b"
   "$P" channelize -q -i "$W/x.cf32" -s 1M -K 64 -c 1,5,9 -o - >"$W/so_a"
@@ -505,9 +608,10 @@ case "$MODE" in
 cpu) cpu ;;
 chansame) chansame ;;
 chanab) chanab ;;
+chanuse) chanuse ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|gpustart]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]" >&2; exit 2 ;;
 esac

@@ -18,7 +18,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,17 +30,18 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
+#include "chan_power.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
 #include "io/io_internal.h"
 
 #define CMD "channelize"
-#define DEFAULT_BLOCK ((size_t)1 << 18) /* the smallest default; see choose_block */
+#define DEFAULT_BLOCK ((size_t)1 << 18) /* the default block but SMALL_BLOCK; choose_block */
+#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
+#define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
@@ -105,9 +108,10 @@ static void usage(FILE *f) {
       "                         leave, at least 1 (default 0); output is identical for\n"
       "                         any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
-      "      --block N          input samples per read (default %zu; with the CUDA backend\n"
-      "                         up to %zu within %zu MiB of output buffers); reading,\n"
-      "                         channelizing and writing run at once on successive blocks;\n"
+      "      --block N          input samples per read (default %zu, %zu with 8 cores or\n"
+      "                         more; with the CUDA backend up to %zu within %zu MiB of\n"
+      "                         output buffers); reading, channelizing and writing run\n"
+      "                         at once on successive blocks;\n"
       "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
       "                         / D) bytes; the output is identical for any N\n"
       "\n"
@@ -146,7 +150,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
+      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
 }
 
 /* ---- argument parsing ---- */
@@ -316,16 +320,18 @@ static const char *fmt_hz(double hz, char *buf, size_t cap) {
   return buf;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path) {
+/* mkdir -p; *created says whether this call made the whole path (it was not there) */
+static int make_dirs(const char *path, int *created) {
   char *p = strdup(path);
+  *created = 0;
   if (!p) return -1;
   int rc = 0;
   for (char *s = p + 1;; s++) {
     if (*s == '/' || *s == '\0') {
       char keep = *s;
       *s = '\0';
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) rc = -1;
+      *created = mkdir(p, 0777) == 0; /* the last call's: the whole path made now */
+      if (!*created && errno != EEXIST) rc = -1;
       *s = keep;
       if (rc || !keep) break;
     }
@@ -366,6 +372,38 @@ static int ensure_open_files(size_t need, size_t n_channels) {
                    "(ulimit -Hn)",
                    n_channels, need, (unsigned long long)rl.rlim_cur,
                    rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_max);
+}
+
+#define RESERVE_MAX 65536 /* descriptors reserve_descriptors makes room for at most */
+
+/* Grows the process's descriptor table to hold the recordings' data files now, before any
+ * thread exists (the input's map, the CUDA runtime's start, the channelizer's workers, the
+ * pipeline): a table that grows as the data files are opened one after the other grows in 5
+ * steps for 1024 files, and in a process with threads each step waits for an RCU grace period
+ * (the kernel's expand_fdtable): 46 ms for 1100 files on the 2-core VM against 0.7 ms without
+ * other threads, 100 ms and more on the 16-core GPU host. The outputs are counted from the
+ * options (K, or the --channels list), the writers as 64 at most. Raises the soft RLIMIT_NOFILE
+ * where it can, as ensure_open_files does; a failure costs only that time (ensure_open_files
+ * reports what matters). */
+static void reserve_descriptors(const options *o) {
+  if (o->to_stdout) return;
+  size_t n = o->K, listed = 0;
+  unsigned *list = NULL;
+  if (o->channels && !prx_chan_parse_list(o->channels, (unsigned)o->K, &list, &listed)) n = listed;
+  free(list);
+  size_t need = open_descriptors() + n + 64 + 40;
+  struct rlimit rl;
+  if (need > RESERVE_MAX) return;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need &&
+      (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need)) {
+    rl.rlim_cur = need;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)need - 1); /* the table grows at once to hold it */
+  if (high >= 0) close(high);
+  close(fd);
 }
 
 /* Removes repeated channels from the list (keeping the first), so that no two outputs write
@@ -421,7 +459,26 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
 
 /* ---- the run ---- */
 
+/* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context
+ * switches (voluntary: it waited; involuntary: it was preempted), from getrusage. */
 typedef struct {
+  double cpu_ms;
+  long faults, waits, preempted;
+  int taken;
+} thread_use;
+
+static void take_use(thread_use *u, int who) {
+  struct rusage ru;
+  if (getrusage(who, &ru) != 0) return;
+  u->cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+              (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
+  u->faults = ru.ru_minflt;
+  u->waits = ru.ru_nvcsw;
+  u->preempted = ru.ru_nivcsw;
+  u->taken = 1;
+}
+
+typedef struct run_state {
   options o;
   prx_iq_reader *reader;
   prx_iq_info in; /* format, rate and centre in use */
@@ -432,7 +489,9 @@ typedef struct {
   unsigned char *failed; /* per selected channel: its recording had a write error */
   _Atomic size_t n_failed;
   size_t n_complete;
-  double *energy; /* sum |y|^2 per selected channel (written by the channel's writer) */
+  double *energy;     /* sum |y|^2 per selected channel (written by the channel's writer) */
+  chan_power *power;  /* per selected channel: the sums of the group in progress (its writer's) */
+  size_t power_group; /* input samples per power sum group (chan_power.h): main's blocks */
   /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
   int n_writers;
   struct writer_state *ws;
@@ -455,12 +514,16 @@ typedef struct {
   int chan_error; /* the channelizer failed: the recordings would lack their end */
   int fatal;      /* a channelizer error, or every output failed: nothing more is written */
   cli_progress progress;
-  /* the recordings are created on open_thread while the stream starts (open_outputs) */
-  pthread_t open_thread;
+  /* the recordings are created by n_openers openers (threads while the stream starts, or the
+   * main thread before it: open_outputs); opener i creates outputs i, i + n_openers, ... */
+  struct opener_state *op;
+  int n_openers;
   pthread_mutex_t open_lock;
-  pthread_cond_t open_cv; /* the opener's progress (n_opened, open_done), for the writers */
-  int open_lock_made, opening, open_failed, open_done;
-  _Atomic size_t n_opened; /* outputs 0..n_opened-1 are created */
+  pthread_cond_t open_cv; /* the openers' progress, for the writers */
+  int open_lock_made, open_threaded;
+  _Atomic int open_failed;
+  int n_open_done;   /* openers finished (under open_lock) */
+  char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
@@ -468,7 +531,10 @@ typedef struct {
   double ms_alloc, ms_free, ms_first;
   int computed;
   cli_timing tm; /* POLYRX_TIMING: the wall time of each phase, printed at the end */
-  int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
+  thread_use use_reader, use_main; /* and each writer's and opener's in their states */
+  double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
+  double ms_close_io; /* the main thread's recordings finished (close_one) */
+  int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
   /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
@@ -481,16 +547,35 @@ typedef struct writer_state {
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
   int ready;  /* its channels' recordings are created (wait_opened) */
   uint64_t nonfinite_out, saturated;
+  chan_power_group group; /* where its channels' power sums stand */
+  /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
+   * the opener; the thread's use at its last slot */
+  double ms_energy, ms_write, ms_end, ms_wait, ms_close;
+  thread_use use;
+  size_t n_complete; /* recordings it finished */
 } writer_state;
+
+/* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
+typedef struct opener_state {
+  struct run_state *r;
+  int i, done;
+  pthread_t thread;
+  int started; /* a thread was made (joined by wait_outputs) */
+  _Atomic size_t opened;
+  thread_use use;
+} opener_state;
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
  * the first `skip` are dropped (the alignment) and the next `keep` written; `last` marks the
  * flush's slot, the recordings' end. */
 typedef struct {
   uint64_t skip, keep;
-  int last;
+  int last, group_end; /* group_end: the power sums' group ends with this block (chan_power.h) */
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
+
+/* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
+static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
 
 static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm, name); }
 
@@ -500,6 +585,45 @@ static void print_timing(const run_state *r) {
                    "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
                    r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
+  /* where the CPU went: each thread's CPU time, minor faults and context switches; the
+   * channelizer's workers are the process's rest */
+  thread_use self = {0}, main_now = {0};
+  take_use(&self, RUSAGE_SELF);
+  take_use(&main_now, RUSAGE_THREAD);
+  double rest = self.cpu_ms - main_now.cpu_ms - r->use_reader.cpu_ms;
+  long rest_faults = self.faults - main_now.faults - r->use_reader.faults;
+  fprintf(stderr, "polyrx %s: cpu (ms, minor faults, waits, preempted):", CMD);
+  const struct {
+    const char *name;
+    const thread_use *u;
+  } rows[] = {
+      {"main", &main_now}, {"main in the stream", &r->use_main}, {"reader", &r->use_reader}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].u->taken)
+      fprintf(stderr, " %s %.1f %ld %ld %ld;", rows[i].name, rows[i].u->cpu_ms, rows[i].u->faults,
+              rows[i].u->waits, rows[i].u->preempted);
+  for (int i = 0; r->op && i < r->n_openers; i++) {
+    const thread_use *u = &r->op[i].use;
+    if (!u->taken) continue;
+    rest -= u->cpu_ms;
+    rest_faults -= u->faults;
+    fprintf(stderr, " opener%d %.1f %ld %ld %ld;", i, u->cpu_ms, u->faults, u->waits, u->preempted);
+  }
+  for (int w = 0; r->ws && w < r->n_writers; w++) {
+    const writer_state *ws = &r->ws[w];
+    rest -= ws->use.cpu_ms;
+    rest_faults -= ws->use.faults;
+    fprintf(stderr,
+            " writer%d %.1f %ld %ld %ld (power sums %.1f, appends %.1f, data ends %.1f, waiting "
+            "for the openers %.1f, recordings finished %.1f);",
+            w, ws->use.cpu_ms, ws->use.faults, ws->use.waits, ws->use.preempted, ws->ms_energy,
+            ws->ms_write, ws->ms_end, ws->ms_wait, ws->ms_close);
+  }
+  fprintf(stderr,
+          " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
+          "%.1f, recordings finished by the main thread %.1f\n",
+          rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
+          r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -532,14 +656,19 @@ static cli_alignment alignment(const run_state *r) {
   return a;
 }
 
-/* The default block. On the CPU, 2^18 samples: larger blocks are slower there (K = 1024, all
- * channels written to tmpfs: 2^20 takes 1.3x the time of 2^18, the outputs no longer in the
- * cache when the writers read them). With the CUDA backend, GPU_BLOCK samples, as far as
- * OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
+/* The default block. On the CPU, with 4 writers or more (8 cores or more: the stages each on
+ * cores of their own), 2^16 samples: larger blocks are slower there, the outputs no longer in
+ * the caches when the writers read them and the channelizer writes them again (K = 1024, all
+ * channels written to tmpfs: on the 16-core GPU host 2^16 / 2^17 / 2^18 took 230-242 /
+ * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores). With
+ * fewer, 2^18: the stages share the cores, and each block's hand-overs cost context switches
+ * (the 2-core VM, one worker: 2^16 / 2^17 / 2^18 took 255-272 / 204-259 / 212-231 ms; 2^20 took
+ * 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
+ * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
  * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
  * page-locked buffers cost more to make than their transfers save at this length). */
-static size_t choose_block(prx_backend backend, size_t D, size_t n_sel) {
-  if (backend != PRX_BACKEND_CUDA) return DEFAULT_BLOCK;
+static size_t choose_block(prx_backend backend, size_t D, size_t n_sel, int n_writers) {
+  if (backend != PRX_BACKEND_CUDA) return n_writers >= 4 ? SMALL_BLOCK : DEFAULT_BLOCK;
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
   return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
@@ -571,7 +700,9 @@ static int setup_chan(run_state *r) {
   c.threads = (int)o->threads;
   int cores = prx_cpu_count();
   size_t n_sel = r->select ? r->n_sel : K; /* the outputs, before the object says */
-  r->n_writers = o->to_stdout ? 1 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  r->n_writers = o->to_stdout ? 1 : cores >= 16 ? 8 : cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
+  const char *nw = getenv("POLYRX_WRITERS"); /* a measurement's choice */
+  if (nw && !o->to_stdout) r->n_writers = atoi(nw) < 1 ? 1 : atoi(nw) > 64 ? 64 : atoi(nw);
   if ((size_t)r->n_writers > n_sel) r->n_writers = n_sel ? (int)n_sel : 1;
   /* all cores (-t 0): the channelizer's workers get those the reader and the writers leave, so
    * that no worker waits for a core a writer holds (the workers meet at the end of every
@@ -587,12 +718,18 @@ static int setup_chan(run_state *r) {
   r->n_sel = prx_chan_n_outputs(r->chan);
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
-  if (!o->block_given) r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel);
+  if (!o->block_given)
+    r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel, r->n_writers);
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
   uint64_t total = cli_input_samples(r->reader, o->input);
   if (!o->block_given && total && total < r->o.block)
     r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
+  /* the power sums of a block (--block N, the CUDA backend) or of POWER_GROUP input samples
+   * (the CPU's default: SMALL_BLOCK blocks are summed as the 2^18-sample blocks are, so that
+   * the metadata's power has the same last digits whatever the core count) */
+  r->power_group =
+      o->block_given || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? r->o.block : POWER_GROUP;
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
@@ -605,8 +742,11 @@ static int setup_chan(run_state *r) {
   r->stride = (o->block > M ? o->block : M) / D + 4;
   if ((size_t)r->n_writers > r->n_sel) r->n_writers = r->n_sel ? (int)r->n_sel : 1;
   r->energy = calloc(r->n_sel, sizeof *r->energy);
+  r->power = aligned_alloc(64, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);
+  if (r->power) memset(r->power, 0, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);
   r->w = calloc(r->n_sel, sizeof *r->w);
   r->failed = calloc(r->n_sel, 1);
+  r->hash = calloc(r->n_sel ? r->n_sel : 1, sizeof *r->hash);
   r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
   size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
   int packs = 1;
@@ -614,7 +754,7 @@ static int setup_chan(run_state *r) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
-  if (!r->energy || !r->w || !r->failed || !r->ws || !packs)
+  if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -740,33 +880,39 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
-#define OPEN_NOTIFY 32 /* the opener wakes the writers every this many recordings */
+#define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
-/* Creates the recordings, on a thread of its own where there are cores for it (creating 1024 of
- * them takes 15-30 ms of directory operations and metadata): the pipeline starts and the first
- * blocks are channelized meanwhile; a writer waits for each of its channels' recordings before
- * the channel's first write (wait_opened), so that the writers follow the opener through the
- * first block instead of waiting for the last recording. */
+/* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
+ * them (1024 recordings: 15-30 ms of directory operations and metadata on one thread; 3-9 ms of
+ * CPU on each of 8 openers on the 16-core GPU host): the pipeline starts and the first blocks
+ * are channelized meanwhile; a writer waits for each of its channels' recordings before the
+ * channel's first write (wait_opened), so that the writers follow the openers through the first
+ * block instead of waiting for the last recording. */
 static void *opener(void *arg) {
-  run_state *r = arg;
-  for (size_t s = 0; s < r->n_sel; s++) {
+  opener_state *op = arg;
+  run_state *r = op->r;
+  size_t O = (size_t)r->n_openers, k = 0;
+  for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     prx_status st = open_one(r, s);
     if (st) {
-      cli_status_error(CMD, "output", st);
       pthread_mutex_lock(&r->open_lock);
-      r->open_failed = 1; /* the run ends with nothing written: cleanup discards the others */
+      /* the run ends with nothing written: cleanup discards the others */
+      if (!r->open_failed) cli_status_error(CMD, "output", st);
+      r->open_failed = 1;
       pthread_mutex_unlock(&r->open_lock);
       break;
     }
-    atomic_store_explicit(&r->n_opened, s + 1, memory_order_release); /* r->w[s] is set */
-    if ((s + 1) % OPEN_NOTIFY == 0) {
+    atomic_store_explicit(&op->opened, ++k, memory_order_release); /* r->w[s] is set */
+    if (k % OPEN_NOTIFY == 0) {
       pthread_mutex_lock(&r->open_lock);
       pthread_cond_broadcast(&r->open_cv);
       pthread_mutex_unlock(&r->open_lock);
     }
   }
+  if (r->tm.on && r->open_threaded) take_use(&op->use, RUSAGE_THREAD);
   pthread_mutex_lock(&r->open_lock);
-  r->open_done = 1;
+  op->done = 1;
+  r->n_open_done++;
   pthread_cond_broadcast(&r->open_cv);
   pthread_mutex_unlock(&r->open_lock);
   return NULL;
@@ -774,23 +920,38 @@ static void *opener(void *arg) {
 
 /* Waits until output s's recording is created; non-zero when it cannot be (reported). */
 static int wait_opened(run_state *r, size_t s) {
-  if (atomic_load_explicit(&r->n_opened, memory_order_acquire) > s) return 0;
+  opener_state *op = &r->op[s % (size_t)r->n_openers];
+  size_t need = s / (size_t)r->n_openers + 1;
+  if (atomic_load_explicit(&op->opened, memory_order_acquire) >= need) return 0;
   pthread_mutex_lock(&r->open_lock);
-  while (atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s && !r->open_done)
+  while (atomic_load_explicit(&op->opened, memory_order_acquire) < need && !op->done)
     pthread_cond_wait(&r->open_cv, &r->open_lock);
   pthread_mutex_unlock(&r->open_lock);
-  return atomic_load_explicit(&r->n_opened, memory_order_acquire) <= s;
+  return atomic_load_explicit(&op->opened, memory_order_acquire) < need;
 }
 
-/* Checks the output directory and paths, then starts creating the recordings (opener). */
+/* Waits until every opener has finished; non-zero when a recording could not be created. */
+static int wait_all_opened(run_state *r) {
+  pthread_mutex_lock(&r->open_lock);
+  while (r->n_open_done < r->n_openers) pthread_cond_wait(&r->open_cv, &r->open_lock);
+  int failed = r->open_failed;
+  pthread_mutex_unlock(&r->open_lock);
+  return failed;
+}
+
+/* Checks the output directory and paths, then starts creating the recordings (openers). */
 static int open_outputs(run_state *r) {
   const options *o = &r->o;
-  if (make_dirs(o->outdir) != 0)
+  int fresh;
+  if (make_dirs(o->outdir, &fresh) != 0)
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
-  /* those open now, the metadata file written at close and a margin, plus one data file per
-   * channel */
-  if (ensure_open_files(open_descriptors() + r->n_sel + 8, r->n_sel)) return 1;
-  int rc = check_paths(r);
+  /* those open now, the metadata files written at close (one per writer) and a margin, plus
+   * one data file per channel */
+  if (ensure_open_files(open_descriptors() + r->n_sel + r->n_writers + 8, r->n_sel)) return 1;
+  /* in a directory made just now no output can be the input or another file, unless a path of
+   * another kind is given (--report, --occupancy, -o NAME.sigmf): the check (a stat and a link
+   * check of each of 2 K paths: 5-11 ms for 1024 channels) is then left out */
+  int rc = fresh && !o->report && !o->occupancy && !o->archive ? -1 : check_paths(r);
   if (rc >= 0) return rc;
   if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
   if (pthread_cond_init(&r->open_cv, NULL) != 0) {
@@ -798,25 +959,38 @@ static int open_outputs(run_state *r) {
     return cli_error(CMD, "cannot make a condition variable");
   }
   r->open_lock_made = 1;
-  /* with fewer than 4 cores (compute, writer, reader and this thread), it competes with the
-   * stream for them and slows it (2-core VM: +10 % with all 1024 channels): it is done here.
-   * POLYRX_OPENER=thread or inline chooses (a measurement, a test of the other path). */
+  /* with fewer than 4 cores (compute, writer, reader and an opener), the openers compete with
+   * the stream for them and slow it (2-core VM: +10 % with all 1024 channels): the main thread
+   * creates the recordings before the stream. Else one opener per writer, so that each writer
+   * follows one opener. POLYRX_OPENER=thread or inline chooses (a measurement, a test of the
+   * other path). */
   const char *how = getenv("POLYRX_OPENER");
-  int threaded = how && !strcmp(how, "thread")   ? 1
-                 : how && !strcmp(how, "inline") ? 0
-                                                 : prx_cpu_count() >= 4;
-  r->opening = threaded && pthread_create(&r->open_thread, NULL, opener, r) == 0;
-  if (!r->opening) opener(r);
-  return r->open_failed ? 1 : -1;
+  r->open_threaded = how && !strcmp(how, "thread")   ? 1
+                     : how && !strcmp(how, "inline") ? 0
+                                                     : prx_cpu_count() >= 4;
+  r->n_openers = r->open_threaded ? r->n_writers : 1;
+  r->op = calloc((size_t)r->n_openers, sizeof *r->op);
+  if (!r->op) return cli_error(CMD, "out of memory");
+  for (int i = 0; i < r->n_openers; i++) {
+    r->op[i].r = r;
+    r->op[i].i = i;
+  }
+  for (int i = 0; i < r->n_openers; i++) {
+    opener_state *op = &r->op[i];
+    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener, op) == 0;
+    if (!op->started) opener(op);
+  }
+  return r->open_failed && !r->open_threaded ? 1 : -1;
 }
 
 /* Waits until every recording is created; non-zero when one could not be. Called on the main
- * thread only (the writers wait with wait_opened), without the lock the opener takes. */
+ * thread only (the writers wait with wait_opened). */
 static int wait_outputs(run_state *r) {
-  if (r->opening) {
-    pthread_join(r->open_thread, NULL);
-    r->opening = 0;
-  }
+  for (int i = 0; r->op && i < r->n_openers; i++)
+    if (r->op[i].started) {
+      pthread_join(r->op[i].thread, NULL);
+      r->op[i].started = 0;
+    }
   return r->open_failed;
 }
 
@@ -827,8 +1001,10 @@ static int wait_outputs(run_state *r) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *rows, size_t *filled,
                            const char *what) {
   size_t n_out = 0;
+  double t = tick(r);
   prx_status st = in ? prx_chan_execute(r->chan, in, k, rows + *filled, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, rows + *filled, r->stride, &n_out);
+  r->ms_exec += tick(r) - t;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
@@ -851,6 +1027,7 @@ static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
   run_state *r = ctx;
   prx_status st = prx_pipe_iq_read(r->reader, buf, max, n);
   if (*n) r->nf_count[r->nf_read++ % NF_RING] = zero_nonfinite_read(r, buf, *n);
+  if (r->tm.on) take_use(&r->use_reader, RUSAGE_THREAD);
   return st;
 }
 
@@ -915,6 +1092,9 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   head->skip = skip;
   head->keep = k;
   head->last = in == NULL;
+  /* a group of power sums ends every power_group input samples, with the input (a short block)
+   * and with the flush */
+  head->group_end = !in || n < r->o.block || r->n_in % r->power_group == 0;
   r->n_out += k;
   *out_n = filled;
   return PRX_OK;
@@ -929,52 +1109,12 @@ static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t
   }
 }
 
-/* sum |y|^2 in double, in four independent sums (one sum's add latency, not the loads, would
- * bound the loop: a quarter of the writer's time with all 1024 channels) */
-static double energy(const prx_cf32 *y, size_t k) {
-  double e[4] = {0, 0, 0, 0};
-  size_t j = 0;
-  for (; j + 2 <= k; j += 2) {
-    e[0] += (double)y[j].re * y[j].re;
-    e[1] += (double)y[j].im * y[j].im;
-    e[2] += (double)y[j + 1].re * y[j + 1].re;
-    e[3] += (double)y[j + 1].im * y[j + 1].im;
-  }
-  if (j < k) e[0] += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
-  return (e[0] + e[2]) + (e[1] + e[3]);
-}
-
-#define ENERGY_ROWS 4 /* rows summed at once by energy_rows */
-
-/* energy() of n rows (n <= ENERGY_ROWS) into e, bit for bit: with four rows, their sums run
- * side by side (16 independent chains of additions in 8 two-lane vectors, each row's additions
- * in energy()'s order; a float's square is exact in double, so a fused multiply-add changes
- * nothing): one row's chains alone are bound by the addition's latency, about 22 ms of the
- * writer's time for 1024 channels of 16M input samples. */
-static void energy_rows(const prx_cf32 *const *y, size_t n, size_t k, double *e) {
-#ifdef __SSE2__
-  if (n == ENERGY_ROWS) {
-    __m128d a[ENERGY_ROWS], b[ENERGY_ROWS]; /* lanes (re, im) of even and of odd samples */
-    for (size_t c = 0; c < ENERGY_ROWS; c++) a[c] = b[c] = _mm_setzero_pd();
-    size_t j = 0;
-    for (; j + 2 <= k; j += 2)
-      for (size_t c = 0; c < ENERGY_ROWS; c++) {
-        __m128 v = _mm_loadu_ps(&y[c][j].re);
-        __m128d even = _mm_cvtps_pd(v), odd = _mm_cvtps_pd(_mm_movehl_ps(v, v));
-        a[c] = _mm_add_pd(a[c], _mm_mul_pd(even, even));
-        b[c] = _mm_add_pd(b[c], _mm_mul_pd(odd, odd));
-      }
-    for (size_t c = 0; c < ENERGY_ROWS; c++) {
-      double s[4];
-      _mm_storeu_pd(s, a[c]);
-      _mm_storeu_pd(s + 2, b[c]);
-      if (j < k) s[0] += (double)y[c][j].re * y[c][j].re + (double)y[c][j].im * y[c][j].im;
-      e[c] = (s[0] + s[2]) + (s[1] + s[3]);
-    }
-    return;
-  }
-#endif
-  for (size_t c = 0; c < n; c++) e[c] = energy(y[c], k);
+/* Ends the power sums' group of writer w's channels (chan_power_end into r->energy). */
+static void end_power(run_state *r, int w) {
+  writer_state *ws = &r->ws[w];
+  for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+    r->energy[s] += chan_power_end(&r->power[s], &ws->group);
+  chan_power_restart(&ws->group);
 }
 
 /* Marks output s failed (its recording is removed at close); the first failure of the run prints
@@ -986,8 +1126,48 @@ static int output_failed(run_state *r, size_t s, prx_status st) {
   return before + 1 == r->n_sel;
 }
 
+/* Finishes output s's recording (data, then metadata, its hash kept for the collection); a
+ * failed one leaves no files. The first failure of the run (a write error counts) prints its
+ * error line. On the main thread after the stream, or on the channel's writer after its last
+ * slot; *ms gathers the time (POLYRX_TIMING). */
+static prx_status close_one(run_state *r, size_t s, double *ms) {
+  if (!r->w[s]) return PRX_ERR_IO; /* failed before */
+  double t = tick(r);
+  if (r->chan_error) { /* recordings without their end are none: complete or absent */
+    prx_sigmf_writer_discard(r->w[s]);
+    r->w[s] = NULL;
+    return PRX_ERR_IO;
+  }
+  double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
+  /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
+  double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
+  if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
+  if (!(db < 1000)) db = 1000;
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
+  prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
+  prx_chan_channel ch;
+  prx_chan_channel_info(r->chan, s, &ch);
+  cli_alignment al = alignment(r);
+  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
+                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
+                                        prx_chan_output_rate(r->chan));
+  if (st) {
+    prx_sigmf_writer_discard(r->w[s]);
+  } else {
+    st = prx_sigmf_writer_close_hash(r->w[s], r->hash[s]);
+  }
+  r->w[s] = NULL;
+  if (st && !r->failed[s]) {
+    r->failed[s] = 1;
+    if (atomic_fetch_add(&r->n_failed, 1) == 0) cli_status_error(CMD, "output", st);
+  }
+  *ms += tick(r) - t;
+  return st;
+}
+
 /* After the last slot: a writer flushes and closes its channels' data files (the rest of each
- * recording, the metadata, is finished at close_outputs), several writers at once, newest file
+ * recording, the metadata, follows in last_slot_written), several writers at once, newest file
  * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
  * cost 15 ms of list walking on the 2-core VM). */
 static prx_status end_data(run_state *r, int w) {
@@ -1002,6 +1182,22 @@ static prx_status end_data(run_state *r, int w) {
   return PRX_OK;
 }
 
+/* After a writer's last slot: its channels' data files ended (end_data), then their recordings
+ * finished (close_one: renames, metadata, its hash), the writers side by side instead of the
+ * main thread after the stream (1024 recordings: 30-50 ms on the GPU host's CPU). Not when an
+ * opener failed: that run leaves no recordings (cleanup). */
+static prx_status last_slot_written(run_state *r, int w) {
+  writer_state *ws = &r->ws[w];
+  double t = tick(r);
+  prx_status st = end_data(r, w);
+  ws->ms_end += tick(r) - t;
+  if (!st && !r->o.to_stdout && !wait_all_opened(r))
+    for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+      if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
+  if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
+  return st;
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -1013,29 +1209,27 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
-  if (!k) return head->last ? end_data(r, w) : PRX_OK;
+  /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
+   * their own, after the stream's last one */
+  double t_power = tick(r);
+  if (head->last) end_power(r, w);
+  for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
+    chan_power *ps[CHAN_POWER_ROWS];
+    prx_cf32 *ys[CHAN_POWER_ROWS];
+    size_t n = 0;
+    for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
+      ps[n] = &r->power[t];
+      ys[n] = rows + t * r->stride + head->skip;
+    }
+    chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
+  }
+  chan_power_next(&ws->group, k);
+  if (head->group_end) end_power(r, w);
+  ws->ms_energy += tick(r) - t_power;
+  if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
-  double eg[ENERGY_ROWS];
-  size_t gi = ENERGY_ROWS; /* the next of the group's energies */
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
     prx_cf32 *y = rows + s * r->stride + head->skip;
-    if (gi == ENERGY_ROWS) { /* the energies of this channel and the writer's next three */
-      const prx_cf32 *ys[ENERGY_ROWS];
-      size_t n = 0;
-      for (size_t t = s; t < r->n_sel && n < ENERGY_ROWS; t += W)
-        ys[n++] = rows + t * r->stride + head->skip;
-      energy_rows(ys, n, k, eg);
-      gi = 0;
-    }
-    double e = eg[gi++];
-    if (!isfinite(e)) {
-      /* a finite input can still overflow float32 in the filter (values near 3.4e38): such
-       * outputs are zeroed like non-finite input (the sum of squares in double overflows only
-       * through them) */
-      ws->nonfinite_out += prx_cf32_zero_nonfinite(y, k);
-      e = energy(y, k);
-    }
-    r->energy[s] += e;
     if (r->o.to_stdout) {
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
       unsigned char *dst = (unsigned char *)ws->pack + s * osz;
@@ -1050,13 +1244,17 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     }
     if (r->failed[s]) continue;
     /* the first write of each channel waits for its recording (the opener may still run) */
+    double t0 = tick(r);
     if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    double t1 = tick(r);
+    ws->ms_wait += t1 - t0;
     const void *data = y;
     if (r->o.outf != PRX_CF32) {
       pack_row(r, ws, y, k, ws->pack);
       data = ws->pack;
     }
     prx_status st = prx_sigmf_write(r->w[s], data, k);
+    ws->ms_write += tick(r) - t1;
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
   }
@@ -1069,7 +1267,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     }
   }
   ws->ready = 1;
-  return head->last ? end_data(r, w) : PRX_OK;
+  return head->last ? last_slot_written(r, w) : PRX_OK;
 }
 
 /* The pipeline's buffers, timed for POLYRX_TIMING: page-locked with the CUDA backend; on the
@@ -1156,47 +1354,13 @@ static int stream(run_state *r) {
   return rc;
 }
 
-/* Finishes output s's recording (data, then metadata); a failed one leaves no files. The first
- * failure of the run (a write error counts) prints its error line. */
-static prx_status close_one(run_state *r, size_t s) {
-  if (!r->w[s]) return PRX_ERR_IO; /* failed before */
-  if (r->chan_error) {             /* recordings without their end are none: complete or absent */
-    prx_sigmf_writer_discard(r->w[s]);
-    r->w[s] = NULL;
-    return PRX_ERR_IO;
-  }
-  double p = r->n_out ? r->energy[s] / (double)r->n_out : 0;
-  /* never absent and never NaN: a recording without power gets NO_POWER_DBFS */
-  double db = p > 0 ? 10 * log10(p) : NO_POWER_DBFS;
-  if (!(db > NO_POWER_DBFS)) db = NO_POWER_DBFS;
-  if (!(db < 1000)) db = 1000;
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:input_samples", (double)r->n_in);
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:power_dbfs", db);
-  prx_sigmf_writer_set_number(r->w[s], "polyrx:nonfinite_input_samples", (double)r->nonfinite_in);
-  prx_chan_channel ch;
-  prx_chan_channel_info(r->chan, s, &ch);
-  cli_alignment al = alignment(r);
-  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
-                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
-                                        prx_chan_output_rate(r->chan));
-  if (st) {
-    prx_sigmf_writer_discard(r->w[s]);
-  } else {
-    st = prx_sigmf_writer_close(r->w[s]);
-  }
-  r->w[s] = NULL;
-  if (st && !r->failed[s]) {
-    r->failed[s] = 1;
-    if (atomic_fetch_add(&r->n_failed, 1) == 0) cli_status_error(CMD, "output", st);
-  }
-  return st;
-}
-
-/* Finishes every recording. Returns the first error's exit code. */
+/* Finishes the recordings the writers have not (a run that ended without its last slot).
+ * Returns the first error's exit code. */
 static int close_outputs(run_state *r) {
   if (!r->w) return -1;
+  for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
   for (size_t s = 0; s < r->n_sel; s++)
-    if (!close_one(r, s)) r->n_complete++;
+    if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;
 }
 
@@ -1317,8 +1481,9 @@ static int write_summaries(run_state *r, double elapsed, int exit_status) {
 static int write_collection(run_state *r) {
   size_t cap = strlen(r->o.outdir) + 40;
   char *path = malloc(cap), **names = calloc(r->n_sel ? r->n_sel : 1, sizeof *names);
+  const char **hashes = calloc(r->n_sel ? r->n_sel : 1, sizeof *hashes);
   int rc = -1;
-  if (!path || !names) rc = cli_error(CMD, "out of memory");
+  if (!path || !names || !hashes) rc = cli_error(CMD, "out of memory");
   size_t n = 0, dir_len = strlen(r->o.outdir) + 1;
   for (size_t s = 0; rc < 0 && s < r->n_sel; s++) {
     if (r->failed[s] || r->chan_error) continue;
@@ -1329,6 +1494,7 @@ static int write_collection(run_state *r) {
     }
     output_base(r, s, base, cap);
     memmove(base, base + dir_len, strlen(base + dir_len) + 1); /* relative to DIR */
+    hashes[n] = r->hash[s]; /* its metadata's, from close_one: the files are not read back */
     names[n++] = base;
   }
   if (rc < 0) {
@@ -1337,12 +1503,14 @@ static int write_collection(run_state *r) {
     snprintf(desc, sizeof desc, "polyrx channelize: %zu channels of %u", n,
              prx_chan_channels(r->chan));
     prx_status st =
-        n ? prx_sigmf_collection_write(path, (const char *const *)names, n, desc) : PRX_OK;
+        n ? prx_sigmf_collection_write_hashed(path, (const char *const *)names, hashes, n, desc)
+          : PRX_OK;
     if (!n) unlink(path);
     if (st) rc = cli_status_error(CMD, "collection", st);
   }
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
+  free(hashes);
   free(path);
   return rc;
 }
@@ -1468,12 +1636,14 @@ static void cleanup(run_state *r) {
     for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_discard(r->w[s]);
   free(r->w);
   free(r->failed);
+  free(r->hash);
   free(r->energy);
+  free(r->power);
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);
     free(r->ws[w].row);
+    r->ws[w].pack = r->ws[w].row = NULL;
   }
-  free(r->ws);
   free(r->select);
   prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
@@ -1488,6 +1658,7 @@ int cmd_channelize(int argc, char **argv) {
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
+  if (rc < 0) reserve_descriptors(&r.o); /* while this is the process's only thread */
   if (rc < 0) rc = setup_input(&r);
   /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
    * input's map is made (its mapping and threads: the driver's start holds the process's mapping
@@ -1513,6 +1684,7 @@ int cmd_channelize(int argc, char **argv) {
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     /* the tail is fed after an input error too: every complete sample read is written */
     rc = stream(&r);
+    if (r.tm.on) take_use(&r.use_main, RUSAGE_THREAD);
     phase_end(&r, "stream");
     cli_progress_end(&r.progress);
     cli_release_stop_signals();
@@ -1568,5 +1740,7 @@ done:
   cleanup(&r);
   phase_end(&r, "cleanup");
   print_timing(&r);
+  free(r.ws); /* after print_timing, which reads the writers' and openers' figures */
+  free(r.op);
   return rc < 0 ? 0 : rc;
 }

@@ -468,6 +468,9 @@ expect_error "is the input" -i out1/ch0001.sigmf-meta -K 2 -c 1 -o out1
 mkdir hl sl && ln in.ci16 hl/ch0002.sigmf-data && ln -s ../in.ci16 sl/ch0003.sigmf-meta
 expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o hl
 expect_error "is the input" -i in.ci16 -F ci16 -s 16k -K 4 -o sl
+# a directory made by the run holds no file of another: only a path given besides it is checked
+expect_error "same file" -i in.ci16 -F ci16 -s 16k -K 4 -o fresh1 --report fresh1/ch0001.sigmf-meta
+expect_error "same file" -i in.ci16 -F ci16 -s 16k -K 4 -o fresh2/sub --report fresh2/sub/channels.sigmf-collection
 cmp -s in.ci16 hl/ch0002.sigmf-data || fail "the input was overwritten through a hard link"
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": [' >bad.sigmf-meta
 : >bad.sigmf-data
@@ -515,6 +518,67 @@ for k in 0002 0003 0009; do
   cmp -s pser3/ch$k.sigmf-data ppip3/ch$k.sigmf-data || fail "channel subset: $k differs"
   cmp -s pser3/ch$k.sigmf-data pser/ch$k.sigmf-data || fail "channel subset: $k differs from all"
 done
+# several openers and writers (the default on 16 cores: an opener per writer, each writer
+# finishing its own recordings after its last block): the same bytes, the collection included
+POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+  -o pthr -q || fail "3 openers and writers: the run failed"
+diff -r -q pser pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+# a recording that cannot be created (a directory where its metadata goes): exit 1, and no
+# recording of the run is left, whichever thread met the error
+mkdir -p pbad/ch0007.sigmf-meta
+rc=0
+POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+  -o pbad -q 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "an output that cannot be created: exit $rc, expected 1"
+grep -q "ch0007.sigmf-meta" err.txt || fail "an output that cannot be created: $(cat err.txt)"
+[ "$(ls pbad)" = ch0007.sigmf-meta ] || fail "an output that cannot be created left $(ls pbad | head -3)"
+# with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU's default block is 2^16
+# samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
+# bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups
+# of odd length) and inputs that end inside a block, at a block's end and past 2^18 samples,
+# from a file and from standard input
+python3 - <<'EOF'
+import random, struct
+random.seed(17)
+x = b"".join(struct.pack("<hh", random.randrange(-30000, 30000), random.randrange(-30000, 30000)) for _ in range(300001))
+for n in (5 * 65536, 3 * 65536 + 1, 300001):
+    open("pw%d.ci16" % n, "wb").write(x[: 4 * n])
+EOF
+for n in 327680 196609 300001; do
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 -o pwd_$n -q ||
+    fail "power groups: $n failed"
+  "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 --block 262144 -o pwb_$n -q
+  diff -r -q pwd_$n pwb_$n >/dev/null || fail "power groups: $n samples differ from --block 262144"
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 7 -o pws_$n -q <pw$n.ci16
+  # (the same but for the metadata's polyrx:input)
+  [ "$(cat pwd_$n/*.sigmf-data | cksum) $(cat pwd_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" = \
+    "$(cat pws_$n/*.sigmf-data | cksum) $(cat pws_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" ] ||
+    fail "power groups: $n samples from standard input differ"
+done
+# outputs that overflow float32 in the filter (finite input near 3.4e38) are zeroed before they
+# are written and summed, in whichever block of a power group they fall (2^16-sample blocks, 4
+# writers): all finite, the bytes of --block 262144
+python3 - <<'EOF'
+import math, struct
+with open("huge.cf32", "wb") as f:
+    for n in range(300000):
+        burst = 150000 <= n < 150040 or 270000 <= n < 270003
+        v = (3.4e38, 3.4e38) if burst else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n))
+        f.write(struct.pack("<ff", *v))
+EOF
+POLYRX_WRITERS=4 "$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 -o hugeo -q 2>err.txt ||
+  fail "overflowing outputs: the run failed"
+grep -q "channel samples overflowed float32" err.txt || fail "overflowing outputs: $(cat err.txt)"
+"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --block 262144 -o hugeb -q
+diff -r -q hugeo hugeb >/dev/null || fail "overflowing outputs: the bytes differ from --block 262144"
+python3 - <<'EOF' || fail "overflowing outputs: not zeroed"
+import json, math, struct
+for k in range(16):
+    g = json.load(open(f"hugeo/ch{k:04d}.sigmf-meta"))["global"]
+    assert math.isfinite(g["polyrx:power_dbfs"]), g
+    raw = open(f"hugeo/ch{k:04d}.sigmf-data", "rb").read()
+    assert all(math.isfinite(v) for v in struct.unpack(f"<{len(raw) // 4}f", raw)), k
+EOF
 # POLYRX_TIMING=1 adds one line of phase timings on standard error and changes no byte
 POLYRX_TIMING=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -o ptim -q 2>err.txt ||
   fail "POLYRX_TIMING run failed: $(cat err.txt)"

@@ -64,6 +64,17 @@ prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t l
  * archive mode the file stays open (close completes it). */
 prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w);
 
+/* prx_sigmf_writer_close that also gives, when it succeeds, the SHA-512 of the .sigmf-meta it
+ * wrote (hex, as prx_sha512_file would read it back; "" in archive mode), for the collection
+ * (prx_sigmf_collection_write_hashed) without reading the file again. */
+prx_status prx_sigmf_writer_close_hash(prx_sigmf_writer *w, char hex[129]);
+
+/* prx_sigmf_collection_write with the metadata hashes given (hashes[i]: the SHA-512 hex of
+ * names[i]'s .sigmf-meta); hashes == NULL reads each file (prx_sha512_file). */
+prx_status prx_sigmf_collection_write_hashed(const char *path, const char *const *names,
+                                             const char *const *hashes, size_t n,
+                                             const char *description);
+
 /* SHA-512 (FIPS 180-4) of a byte stream, fed in pieces. */
 typedef struct {
   uint64_t h[8];
@@ -74,6 +85,8 @@ typedef struct {
 void prx_sha512_init(prx_sha512_ctx *c);
 void prx_sha512_update(prx_sha512_ctx *c, const void *data, size_t n);
 void prx_sha512_final(prx_sha512_ctx *c, unsigned char digest[64]);
+/* The SHA-512 of n bytes in memory as 128 lower-case hex digits and a NUL. */
+void prx_sha512_hex(const void *data, size_t n, char hex[129]);
 
 /* ---- tar (ustar) for SigMF archives ---- */
 #define PRX_TAR_BLOCK 512

@@ -105,6 +105,24 @@ void prx_sha512_final(prx_sha512_ctx *c, unsigned char digest[64]) {
     for (int j = 0; j < 8; j++) digest[8 * i + j] = (unsigned char)(c->h[i] >> (56 - 8 * j));
 }
 
+static void to_hex(const unsigned char d[64], char hex[129]) {
+  static const char digit[] = "0123456789abcdef";
+  for (int i = 0; i < 64; i++) {
+    hex[2 * i] = digit[d[i] >> 4];
+    hex[2 * i + 1] = digit[d[i] & 15];
+  }
+  hex[128] = '\0';
+}
+
+void prx_sha512_hex(const void *data, size_t n, char hex[129]) {
+  prx_sha512_ctx c;
+  prx_sha512_init(&c);
+  prx_sha512_update(&c, data, n);
+  unsigned char d[64];
+  prx_sha512_final(&c, d);
+  to_hex(d, hex);
+}
+
 prx_status prx_sha512_file(const char *path, char hex[129]) {
   if (!path || !hex) return prx_fail(PRX_ERR_INVALID, "prx_sha512_file: NULL argument");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -126,6 +144,6 @@ prx_status prx_sha512_file(const char *path, char hex[129]) {
   close(fd);
   unsigned char d[64];
   prx_sha512_final(&c, d);
-  for (int i = 0; i < 64; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  to_hex(d, hex);
   return PRX_OK;
 }

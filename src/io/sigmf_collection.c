@@ -11,6 +11,12 @@
 
 prx_status prx_sigmf_collection_write(const char *path, const char *const *names, size_t n,
                                       const char *description) {
+  return prx_sigmf_collection_write_hashed(path, names, NULL, n, description);
+}
+
+prx_status prx_sigmf_collection_write_hashed(const char *path, const char *const *names,
+                                             const char *const *hashes, size_t n,
+                                             const char *description) {
   if (!path || !path[0] || (n && !names))
     return prx_fail(PRX_ERR_INVALID, "prx_sigmf_collection_write: no path or names");
   size_t plen = strlen(path);
@@ -37,19 +43,23 @@ prx_status prx_sigmf_collection_write(const char *path, const char *const *names
       st = prx_fail(PRX_ERR_INVALID, "SigMF collection: stream %zu needs a relative base name", i);
       break;
     }
-    size_t nlen = strlen(names[i]);
-    char *meta = malloc(dir_len + nlen + sizeof ".sigmf-meta");
-    if (!meta) {
-      st = prx_fail(PRX_ERR_NOMEM, "out of memory");
-      break;
-    }
-    memcpy(meta, path, dir_len);
-    memcpy(meta + dir_len, names[i], nlen);
-    memcpy(meta + dir_len + nlen, ".sigmf-meta", sizeof ".sigmf-meta");
     char hex[129];
-    st = prx_sha512_file(meta, hex);
-    free(meta);
-    if (st) break;
+    if (hashes && hashes[i] && strlen(hashes[i]) == 128) {
+      memcpy(hex, hashes[i], sizeof hex);
+    } else {
+      size_t nlen = strlen(names[i]);
+      char *meta = malloc(dir_len + nlen + sizeof ".sigmf-meta");
+      if (!meta) {
+        st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+        break;
+      }
+      memcpy(meta, path, dir_len);
+      memcpy(meta + dir_len, names[i], nlen);
+      memcpy(meta + dir_len + nlen, ".sigmf-meta", sizeof ".sigmf-meta");
+      st = prx_sha512_file(meta, hex);
+      free(meta);
+      if (st) break;
+    }
     cJSON *s = cJSON_CreateObject();
     if (!s || !cJSON_AddStringToObject(s, "name", names[i]) ||
         !cJSON_AddStringToObject(s, "hash", hex)) {

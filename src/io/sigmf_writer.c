@@ -569,11 +569,14 @@ static char *meta_text(prx_sigmf_writer *w) {
   return t;
 }
 
-/* Writes the metadata to a temporary file and renames it into place. */
-static prx_status write_meta(prx_sigmf_writer *w) {
+/* Writes the metadata to a temporary file and renames it into place; its SHA-512 into hex
+ * (when not NULL). */
+static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   char *text = meta_text(w);
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
-  prx_status st = prx_io_write_file_atomic(w->meta_path, text, strlen(text));
+  size_t len = strlen(text);
+  prx_status st = prx_io_write_file_atomic(w->meta_path, text, len);
+  if (!st && hex) prx_sha512_hex(text, len, hex);
   free(text);
   return st;
 }
@@ -634,6 +637,11 @@ prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
 }
 
 prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
+  return prx_sigmf_writer_close_hash(w, NULL);
+}
+
+prx_status prx_sigmf_writer_close_hash(prx_sigmf_writer *w, char hex[129]) {
+  if (hex) hex[0] = '\0';
   if (!w) return PRX_OK;
   if (w->archive && !w->err) {
     prx_status st = finish_archive(w);
@@ -648,7 +656,7 @@ prx_status prx_sigmf_writer_close(prx_sigmf_writer *w) {
     unlink(w->tmp_path);
   } else if (!w->archive) {
     /* the metadata last: it exists only beside the whole data */
-    prx_status st = write_meta(w);
+    prx_status st = write_meta(w, hex);
     if (st) {
       keep(w, st);
       unlink(w->data_path);
