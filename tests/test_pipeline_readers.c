@@ -96,11 +96,6 @@ static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos,
   return PRX_OK;
 }
 
-static prx_status sim_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
-  (void)ctx, (void)w, (void)out, (void)n, (void)block;
-  return PRX_OK;
-}
-
 static int sim_stop(void *ctx) {
   sim *s = ctx;
   return s->stop_after && atomic_load(&s->reads) >= s->stop_after;
@@ -125,7 +120,7 @@ static prx_pipe_config sim_config(sim *s, const uint32_t *x, uint32_t *y, size_t
   c.read_at = sim_read_at;
   c.n_readers = readers;
   c.compute = sim_compute;
-  c.write = sim_write;
+  c.write = pipe_no_write;
   c.should_stop = sim_stop;
   c.read_ctx = s;
   c.ctx = s;

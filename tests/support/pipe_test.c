@@ -97,7 +97,7 @@ static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
   return PRX_OK;
 }
 
-static prx_status iq_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
+prx_status pipe_no_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
   (void)ctx, (void)w, (void)out, (void)n, (void)block;
   return PRX_OK;
 }
@@ -117,7 +117,7 @@ prx_pipe_config pipe_iq_config(prx_iq_reader *rd, size_t block, int readers, pip
   c.n_readers = readers;
   c.read_ctx = rd;
   c.compute = iq_compute;
-  c.write = iq_write;
+  c.write = pipe_no_write;
   c.ctx = s;
   return c;
 }

@@ -57,6 +57,8 @@ prx_pipe_config pipe_iq_config(prx_iq_reader *rd, size_t block, int readers, pip
                                uint32_t *y);
 /* Runs c (from pipe_iq_config); *n the samples computed (0 after a position error). */
 prx_status pipe_iq_run(const prx_pipe_config *c, prx_pipe_result *r, size_t *n);
+/* A write stage that writes nothing (compute stages that keep their output themselves). */
+prx_status pipe_no_write(void *ctx, int w, const void *out, size_t n, uint64_t block);
 
 /* An allocation hook (prx_pipe_config's alloc and free, alloc_ctx a pipe_alloc_count) that counts
  * its calls and fails the fail_at-th allocation (1-based; 0 never). */
