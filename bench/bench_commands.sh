@@ -6,7 +6,8 @@
 #     (/dev/shm) and on the disk (DISK_DIR, default /tmp), with 64 KiB and 1 MiB writes;
 #   - `polyrx demod` (4 samples/symbol, Es/N0 12 dB, 4M symbols, cf32 file in RAM) and
 #     `polyrx channelize` (K = 1024, D = 512, 16 taps, all channels and channels 0-63 written to
-#     tmpfs and to DISK_DIR, 16M cf32 samples in RAM) with --threads 1 and all threads, against
+#     tmpfs and to DISK_DIR, 16M cf32 samples in RAM) with --backend cpu, --threads 1 and all
+#     threads (a CUDA build on a GPU machine would otherwise take the GPU), against
 #     prx_qpsk / prx_chan on the same file's samples in memory (bench_commands demod|chan), and
 #     the command's fraction of it;
 #   - start-up: `polyrx demod` on 2000 symbols with the FFTW wisdom present and disabled
@@ -139,7 +140,7 @@ cpu_demod() {
   for th in 1 0; do
     lib=$("$B" demod "$x" 4e6 1e6 "$th" "$REPS")
     json "$lib"
-    t=$(best_of "$P" demod -q --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d.bits")
+    t=$(best_of "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d.bits")
     cmd=$(rate "$nsym" "$t")
     json "{\"bench\":\"commands_demod\",\"threads\":$th,\"symbols\":$nsym,\"seconds\":$t,\"msym_per_s\":$cmd,\"lib_msym_per_s\":$(jnum "$lib" msym_per_s),\"fraction_of_lib\":$(ratio "$cmd" "$(jnum "$lib" msym_per_s)")}"
   done
@@ -162,7 +163,7 @@ cpu_chan() {
       json "$lib"
       # the recordings on tmpfs, then on the disk (DISK_DIR)
       for out in "$W" $D; do
-        t=$(best_of "$P" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
+        t=$(best_of "$P" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
           -o "$out/ch")
         rm -rf "$out/ch"
         cmd=$(rate "$nsamp" "$t")

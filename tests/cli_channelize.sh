@@ -520,9 +520,12 @@ for k in 0002 0003 0009; do
 done
 # several openers and writers (the default on 16 cores: an opener per writer, each writer
 # finishing its own recordings after its last block): the same bytes, the collection included
+# (on the CPU backend, where the power sums, and so the metadata, do not depend on the blocks)
+POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 --backend cpu \
+  -o pserc -q || fail "serial path on the CPU failed"
 POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
-  -o pthr -q || fail "3 openers and writers: the run failed"
-diff -r -q pser pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+  --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
+diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
 # a recording that cannot be created (a directory where its metadata goes): exit 1, and no
 # recording of the run is left, whichever thread met the error
 mkdir -p pbad/ch0007.sigmf-meta
@@ -532,7 +535,7 @@ POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -
 [ $rc = 1 ] || fail "an output that cannot be created: exit $rc, expected 1"
 grep -q "ch0007.sigmf-meta" err.txt || fail "an output that cannot be created: $(cat err.txt)"
 [ "$(ls pbad)" = ch0007.sigmf-meta ] || fail "an output that cannot be created left $(ls pbad | head -3)"
-# with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU's default block is 2^16
+# with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU backend's default block is 2^16
 # samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
 # bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups
 # of odd length) and inputs that end inside a block, at a block's end and past 2^18 samples,
@@ -545,11 +548,13 @@ for n in (5 * 65536, 3 * 65536 + 1, 300001):
     open("pw%d.ci16" % n, "wb").write(x[: 4 * n])
 EOF
 for n in 327680 196609 300001; do
-  POLYRX_WRITERS=4 "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 -o pwd_$n -q ||
-    fail "power groups: $n failed"
-  "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 --block 262144 -o pwb_$n -q
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 --backend cpu \
+    -o pwd_$n -q || fail "power groups: $n failed"
+  "$POLYRX" channelize -i pw$n.ci16 -F ci16 -s 16k -K 16 -P 7 --block 262144 --backend cpu \
+    -o pwb_$n -q
   diff -r -q pwd_$n pwb_$n >/dev/null || fail "power groups: $n samples differ from --block 262144"
-  POLYRX_WRITERS=4 "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 7 -o pws_$n -q <pw$n.ci16
+  POLYRX_WRITERS=4 "$POLYRX" channelize -i - -F ci16 -s 16k -K 16 -P 7 --backend cpu \
+    -o pws_$n -q <pw$n.ci16
   # (the same but for the metadata's polyrx:input)
   [ "$(cat pwd_$n/*.sigmf-data | cksum) $(cat pwd_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" = \
     "$(cat pws_$n/*.sigmf-data | cksum) $(cat pws_$n/*.sigmf-meta | grep -v polyrx:input | cksum)" ] ||
@@ -566,10 +571,11 @@ with open("huge.cf32", "wb") as f:
         v = (3.4e38, 3.4e38) if burst else (0.5 * math.cos(0.3 * n), 0.5 * math.sin(0.3 * n))
         f.write(struct.pack("<ff", *v))
 EOF
-POLYRX_WRITERS=4 "$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 -o hugeo -q 2>err.txt ||
+POLYRX_WRITERS=4 "$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --backend cpu -o hugeo -q \
+  2>err.txt ||
   fail "overflowing outputs: the run failed"
 grep -q "channel samples overflowed float32" err.txt || fail "overflowing outputs: $(cat err.txt)"
-"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --block 262144 -o hugeb -q
+"$POLYRX" channelize -i huge.cf32 -s 1M -K 16 -P 7 --block 262144 --backend cpu -o hugeb -q
 diff -r -q hugeo hugeb >/dev/null || fail "overflowing outputs: the bytes differ from --block 262144"
 python3 - <<'EOF' || fail "overflowing outputs: not zeroed"
 import json, math, struct
