@@ -260,11 +260,12 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * place"): a regular file of an integer format (the CPU never reads those samples, the GPU's
  * copies do), opened as the command starts so that its pages are read while the CUDA runtime
  * starts, and pinned once cli_pipe_use_map is called (the command's CUDA objects made: pinning
- * holds the driver); NULL for backend cpu, other inputs and POLYRX_INPUT_MAP=0 (the readers then
- * read it). cli_pipe_use_map starts the pinning and points pipeline c (after cli_pipe_readers) at
- * the map: the blocks in place, the others read with c's read_at (or the reader's positional
- * read, with one reader). cli_input_map_close takes the map's figures into s and closes it
- * (accepts NULL: s zeroed); it returns the close's wall time, ms. */
+ * holds the driver); NULL (the readers then read it) unless POLYRX_INPUT_MAP is set and not "0"
+ * (off by default: the readers were faster on the H200), and for backend cpu and other inputs.
+ * cli_pipe_use_map starts the pinning and points pipeline c (after cli_pipe_readers) at the map:
+ * the blocks in place, the others read with c's read_at (or the reader's positional read, with one
+ * reader). cli_input_map_close takes the map's figures into s and closes it (accepts NULL: s
+ * zeroed); it returns the close's wall time, ms. */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
 double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
