@@ -273,18 +273,30 @@ gpu() {
   done
 }
 
-# `polyrx rx --backend cuda` on the 64-carrier capture tiled to 2^28 ci16 samples in RAM
-rx() {
-  local n=$((1 << ${RX_LOG2:-28})) fs=6553600 x=$W/rx.ci16 one=$W/rx1.ci16 args=() i f h2d d2h t tl rd
-  read -r h2d d2h <<<"$(pcie_rates)"
-  for i in $(seq 0 63); do # on, 1/4, 3/8 and 1/2 of a spacing off the channel centres
+# The rx modes' input: 64 carriers at 2400 Bd, 6.5536 Msps (RX_FS), on, 1/4, 3/8 and 1/2 of a
+# spacing off the channel centres (their --carrier options in RX_ARGS), one second of them tiled
+# to $2 ci16 samples in file $1
+RX_FS=6553600
+RX_ARGS=()
+rx_capture() {
+  local x=$1 n=$2 one=$W/rx1.ci16 i f
+  RX_ARGS=()
+  for i in $(seq 0 63); do
     f=$(awk -v i="$i" 'BEGIN { split("0 0.25 0.375 0.5", fr, " ");
       printf "%.3f", (16 * i - 504 + fr[i % 4 + 1]) * 6400 }')
-    args+=(--carrier "f=$f,rs=2400,diff")
+    RX_ARGS+=(--carrier "f=$f,rs=2400,diff")
   done
-  "$P" gen -q -o "$one" -F ci16 -s $fs -n $fs "${args[@]}" --esn0 20 || exit 1
+  "$P" gen -q -o "$one" -F ci16 -s $RX_FS -n $RX_FS "${RX_ARGS[@]}" --esn0 20 || exit 1
   for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$x"
   rm -f "$one"
+}
+
+# `polyrx rx --backend cuda` on the 64-carrier capture tiled to 2^28 ci16 samples in RAM
+rx() {
+  local n=$((1 << ${RX_LOG2:-28})) fs=$RX_FS x=$W/rx.ci16 h2d d2h t tl rd
+  read -r h2d d2h <<<"$(pcie_rates)"
+  rx_capture "$x" "$n"
+  local args=("${RX_ARGS[@]}")
   t=$(best_of cat "$x")
   rd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
   local v name env
@@ -442,17 +454,11 @@ chanuse() {
 # held (HOLDER: bench/cuda_startup_probe.cu built, run as `HOLDER --hold` beside the second set)
 gpustart() {
   local before=${BEFORE:?gpustart: set BEFORE=path/to/the/other/build}/polyrx
-  local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=6553600 x=$W/g.ci16 xr=$W/rx.ci16 one=$W/rx1.ci16 args=() i f rd
+  local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=$RX_FS x=$W/g.ci16 xr=$W/rx.ci16 rd
   echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
   "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
-  for i in $(seq 0 63); do # the rx mode's 64 carriers
-    f=$(awk -v i="$i" 'BEGIN { split("0 0.25 0.375 0.5", fr, " ");
-      printf "%.3f", (16 * i - 504 + fr[i % 4 + 1]) * 6400 }')
-    args+=(--carrier "f=$f,rs=2400,diff")
-  done
-  "$P" gen -q -o "$one" -F ci16 -s $fs -n $fs "${args[@]}" --esn0 20 || exit 1
-  for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$xr"
-  rm -f "$one"
+  rx_capture "$xr" "$n" # the rx mode's input
+  local args=("${RX_ARGS[@]}")
   rd=$(awk -v n="$n" -v t="$(best_of cat "$x")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
   json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
   # a command of both builds, alternating, REPS each (best of); the outputs of the last pair kept;

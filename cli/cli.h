@@ -93,6 +93,26 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
                    size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
+/* POLYRX_TIMING (set, not "0"): where a command's time goes. cli_timing_start reads the setting
+ * and marks the start; cli_timing_phase ends the phase begun at the last mark (a no-op with the
+ * setting off); cli_timing_print prints them at the end on one line of standard error:
+ * "polyrx CMD: timing (ms): PHASE MS PHASE MS ..., total MS; " and the command's own figures. */
+typedef struct {
+  int on;
+  double t_start, t_mark;
+  struct {
+    const char *name;
+    double ms;
+  } phase[16];
+  int n;
+} cli_timing;
+void cli_timing_start(cli_timing *t);
+void cli_timing_phase(cli_timing *t, const char *name);
+void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Closes an output (flushes standard output instead) and returns rc; a failed write, or one
  * that the close reveals, becomes an error line and exit code where rc is -1 (no error yet).
  * A NULL f returns rc. */
@@ -240,14 +260,17 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * place"): a regular file of an integer format (the CPU never reads those samples, the GPU's
  * copies do), opened as the command starts so that its pages are read while the CUDA runtime
  * starts, and pinned once cli_pipe_use_map is called (the command's CUDA objects made: pinning
- * holds the driver); NULL for backend cpu, other inputs and POLYRX_INPUT_MAP=0 (the readers then
- * read it; POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS[:gate|nogate]]]] sets the
- * map's configuration, for the benchmarks). cli_pipe_use_map starts the pinning and points
- * pipeline c (after cli_pipe_readers) at the map: the blocks in place, the others read with c's
- * read_at (or the reader's positional read, with one reader). */
+ * holds the driver); NULL (the readers then read it) unless POLYRX_INPUT_MAP is set and not "0"
+ * (off by default: the readers were faster on the H200), and for backend cpu and other inputs.
+ * cli_pipe_use_map starts the pinning and points pipeline c (after cli_pipe_readers) at the map:
+ * the blocks in place, the others read with c's read_at (or the reader's positional read, with one
+ * reader). cli_input_map_close takes the map's figures into s and closes it (accepts NULL: s
+ * zeroed); it returns the close's wall time, ms. */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
-/* POLYRX_TIMING: the map's line (s from prx_pipe_map_get_stats; nothing when s->bytes is 0). */
+double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
+/* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
+ * is 0). */
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close);
 /* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
  * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening

@@ -530,8 +530,7 @@ typedef struct run_state {
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
-  /* POLYRX_TIMING set: the wall time of each phase, printed at the end (where the time goes) */
-  int timing;
+  cli_timing tm; /* POLYRX_TIMING: the wall time of each phase, printed at the end */
   thread_use use_reader, use_main; /* and each writer's and opener's in their states */
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
   double ms_close_io; /* the main thread's recordings finished (close_one) */
@@ -540,12 +539,6 @@ typedef struct run_state {
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
   double ms_map_close;
-  double t_mark;
-  struct {
-    const char *name;
-    double ms;
-  } phase[12];
-  int n_phase;
 } run_state;
 
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
@@ -582,28 +575,15 @@ typedef struct {
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
-static double tick(const run_state *r) { return r->timing ? cli_seconds() * 1e3 : 0; }
+static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
 
-/* Ends the phase that began at the last mark (POLYRX_TIMING). */
-static void phase_end(run_state *r, const char *name) {
-  if (!r->timing) return;
-  double t = cli_seconds();
-  if (r->n_phase < (int)(sizeof r->phase / sizeof r->phase[0])) {
-    r->phase[r->n_phase].name = name;
-    r->phase[r->n_phase++].ms = (t - r->t_mark) * 1e3;
-  }
-  r->t_mark = t;
-}
+static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm, name); }
 
-static void print_timing(const run_state *r, double t_start) {
-  if (!r->timing) return;
-  fprintf(stderr, "polyrx %s: timing (ms):", CMD);
-  for (int i = 0; i < r->n_phase; i++)
-    fprintf(stderr, " %s %.1f", r->phase[i].name, r->phase[i].ms);
-  fprintf(stderr,
-          ", total %.1f; in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d "
-          "reader(s)\n",
-          (cli_seconds() - t_start) * 1e3, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+static void print_timing(const run_state *r) {
+  if (!r->tm.on) return;
+  cli_timing_print(&r->tm, CMD,
+                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
+                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
@@ -934,7 +914,7 @@ static void *opener(void *arg) {
       pthread_mutex_unlock(&r->open_lock);
     }
   }
-  if (r->timing && r->open_threaded) take_use(&op->use, RUSAGE_THREAD);
+  if (r->tm.on && r->open_threaded) take_use(&op->use, RUSAGE_THREAD);
   pthread_mutex_lock(&r->open_lock);
   op->done = 1;
   r->n_open_done++;
@@ -1052,7 +1032,7 @@ static prx_status chan_read(void *ctx, void *buf, size_t max, size_t *n) {
   run_state *r = ctx;
   prx_status st = prx_pipe_iq_read(r->reader, buf, max, n);
   if (*n) r->nf_count[r->nf_read++ % NF_RING] = zero_nonfinite_read(r, buf, *n);
-  if (r->timing) take_use(&r->use_reader, RUSAGE_THREAD);
+  if (r->tm.on) take_use(&r->use_reader, RUSAGE_THREAD);
   return st;
 }
 
@@ -1219,7 +1199,7 @@ static prx_status last_slot_written(run_state *r, int w) {
   if (!st && !r->o.to_stdout && !wait_all_opened(r))
     for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
       if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
-  if (r->timing) take_use(&ws->use, RUSAGE_THREAD);
+  if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
   return st;
 }
 
@@ -1671,19 +1651,14 @@ static void cleanup(run_state *r) {
   }
   free(r->select);
   prx_chan_destroy(r->chan);
-  prx_pipe_map_get_stats(r->map, &r->map_stats);
-  double t = cli_seconds();
-  prx_pipe_map_close(r->map);
-  r->ms_map_close = (cli_seconds() - t) * 1e3;
+  r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
 
 int cmd_channelize(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
-  const char *timing = getenv("POLYRX_TIMING");
-  r.timing = timing && timing[0] && strcmp(timing, "0");
-  double t_start = r.t_mark = cli_seconds();
+  cli_timing_start(&r.tm);
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
@@ -1714,7 +1689,7 @@ int cmd_channelize(int argc, char **argv) {
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     /* the tail is fed after an input error too: every complete sample read is written */
     rc = stream(&r);
-    if (r.timing) take_use(&r.use_main, RUSAGE_THREAD);
+    if (r.tm.on) take_use(&r.use_main, RUSAGE_THREAD);
     phase_end(&r, "stream");
     cli_progress_end(&r.progress);
     cli_release_stop_signals();
@@ -1769,7 +1744,7 @@ done:
   if (r.open_failed) rc = 1;
   cleanup(&r);
   phase_end(&r, "cleanup");
-  print_timing(&r, t_start);
+  print_timing(&r);
   free(r.ws); /* after print_timing, which reads the writers' and openers' figures */
   free(r.op);
   return rc < 0 ? 0 : rc;

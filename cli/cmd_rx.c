@@ -297,9 +297,8 @@ typedef struct {
   FILE *rep_f;
   cli_progress progress;
   uint64_t n_in;
-  int fatal; /* an output failed: the run stops */
-  /* POLYRX_TIMING: the set-up's parts (input, the CUDA module's load, the receiver), ms */
-  double ms_input, ms_cuda, ms_receiver;
+  int fatal;      /* an output failed: the run stops */
+  cli_timing tm;  /* POLYRX_TIMING: the wall time of each phase, printed at the end */
   int n_readers;  /* the pipeline's reader threads (cli_pipe_readers) */
   pthread_t warm; /* the CUDA runtime's start (cli_warm_cuda_start) */
   int warming;
@@ -476,7 +475,6 @@ static int detect_carriers(run_state *r) {
 static int setup(run_state *r) {
   options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
-  double t0 = cli_seconds();
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
   /* read while the CUDA runtime starts, pinned as the stream starts (closed below where the
    * receiver is not the device-resident one) */
@@ -485,7 +483,7 @@ static int setup(run_state *r) {
    * the driver's start holds the process's mapping lock, which they wait for: 45-60 ms on the
    * H200 host); the stop signals are held: the runtime's threads keep the mask */
   if (rc < 0) r->warming = cli_warm_cuda_start(&r->warm, o->backend);
-  r->ms_input = (cli_seconds() - t0) * 1e3;
+  cli_timing_phase(&r->tm, "input");
   if (rc >= 0) return rc;
   size_t max = o->n_car + (o->detect ? 256 : 0);
   r->car = calloc(max, sizeof *r->car);
@@ -509,9 +507,8 @@ static int setup(run_state *r) {
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
-  t0 = cli_seconds();
   int cuda = o->backend != PRX_BACKEND_CPU && prx_cuda_available(); /* waits for the module */
-  r->ms_cuda = (cli_seconds() - t0) * 1e3;
+  cli_timing_phase(&r->tm, "module");
   if (cuda) {
     /* the device-resident receiver: large pinned reads, each of several receiver blocks */
     if (!o->read_block_set) o->read_block = READ_BLOCK_CUDA;
@@ -524,8 +521,8 @@ static int setup(run_state *r) {
   c->n_carriers = r->n_car;
   if (!r->n_car) return -1; /* --detect found nothing: the report says so */
   prx_status st;
+  cli_timing_phase(&r->tm, "carriers");
   /* made while the warm thread makes the device's context: the banks' CPU part needs none */
-  t0 = cli_seconds();
   if (o->n_devices || o->workers) {
     prx_rx_multi_config mc = prx_rx_multi_config_default();
     mc.rx = *c;
@@ -537,7 +534,7 @@ static int setup(run_state *r) {
   } else {
     st = prx_rx_create(c, &r->rx);
   }
-  r->ms_receiver = (cli_seconds() - t0) * 1e3;
+  cli_timing_phase(&r->tm, "receiver");
   if (st) return cli_status_error(CMD, "receiver", st);
   if (r->multi || prx_rx_backend(r->rx) != PRX_BACKEND_CUDA) {
     prx_pipe_map_close(r->map);
@@ -861,20 +858,18 @@ static void warnings(const run_state *r) {
 }
 
 int cmd_rx(int argc, char **argv) {
-  /* POLYRX_TIMING set (not "0"): the wall time of each phase of the run on stderr at the end */
-  const char *timing = getenv("POLYRX_TIMING");
-  double tm[6] = {cli_seconds(), 0, 0, 0, 0, 0}; /* start, setup, open, stream, report, end */
   run_state *r = calloc(1, sizeof *r);
   if (!r) return cli_error(CMD, "out of memory");
+  cli_timing_start(&r->tm);
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup(r);
   cli_warm_cuda_end(r->warm, r->warming);
-  tm[1] = cli_seconds();
+  cli_timing_phase(&r->tm, "cuda");
   if (rc < 0) rc = open_outputs(r);
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
-  tm[2] = tm[3] = tm[4] = cli_seconds();
+  cli_timing_phase(&r->tm, "outputs");
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
@@ -889,7 +884,7 @@ int cmd_rx(int argc, char **argv) {
     cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
     double elapsed = cli_seconds() - t0;
-    tm[3] = cli_seconds();
+    cli_timing_phase(&r->tm, "stream");
     if (r->n_in && r->rx) {
       table(r, elapsed);
       warnings(r);
@@ -899,7 +894,7 @@ int cmd_rx(int argc, char **argv) {
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }
-    tm[4] = cli_seconds();
+    cli_timing_phase(&r->tm, "report");
   }
   for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
@@ -924,10 +919,7 @@ int cmd_rx(int argc, char **argv) {
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
   else
     prx_rx_destroy(r->rx);
-  prx_pipe_map_get_stats(r->map, &r->map_stats);
-  double t_map = cli_seconds();
-  prx_pipe_map_close(r->map);
-  r->ms_map_close = (cli_seconds() - t_map) * 1e3;
+  r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);
@@ -937,16 +929,9 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_as);
   free(r->found_why);
   free(r->out);
-  tm[5] = cli_seconds();
-  if (timing && timing[0] && strcmp(timing, "0"))
-    fprintf(stderr,
-            "polyrx %s: timing (ms): setup (input, CUDA, receiver) %.1f [input %.1f, CUDA module "
-            "%.1f, receiver %.1f], outputs %.1f, stream %.1f, table and report %.1f, close %.1f, "
-            "total %.1f; %d reader(s)\n",
-            CMD, (tm[1] - tm[0]) * 1e3, r->ms_input, r->ms_cuda, r->ms_receiver,
-            (tm[2] - tm[1]) * 1e3, (tm[3] - tm[2]) * 1e3, (tm[4] - tm[3]) * 1e3,
-            (tm[5] - tm[4]) * 1e3, (tm[5] - tm[0]) * 1e3, r->n_readers);
-  if (timing && timing[0] && strcmp(timing, "0")) {
+  cli_timing_phase(&r->tm, "close");
+  cli_timing_print(&r->tm, CMD, "%d reader(s)", r->n_readers);
+  if (r->tm.on) {
     fprintf(stderr,
             "polyrx %s: receiver's set-up (ms): banks (the device's context met) %.1f, "
             "prototype and channelizer %.1f, rows %.1f, streams and events %.1f, device ring "

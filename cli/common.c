@@ -380,6 +380,35 @@ double cli_seconds(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void cli_timing_start(cli_timing *t) {
+  const char *env = getenv("POLYRX_TIMING");
+  memset(t, 0, sizeof *t);
+  t->on = env && env[0] && strcmp(env, "0");
+  t->t_start = t->t_mark = cli_seconds();
+}
+
+void cli_timing_phase(cli_timing *t, const char *name) {
+  if (!t->on) return;
+  double now = cli_seconds();
+  if (t->n < (int)(sizeof t->phase / sizeof t->phase[0])) {
+    t->phase[t->n].name = name;
+    t->phase[t->n++].ms = (now - t->t_mark) * 1e3;
+  }
+  t->t_mark = now;
+}
+
+void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...) {
+  if (!t->on) return;
+  fprintf(stderr, "polyrx %s: timing (ms):", cmd);
+  for (int i = 0; i < t->n; i++) fprintf(stderr, " %s %.1f", t->phase[i].name, t->phase[i].ms);
+  fprintf(stderr, ", total %.1f; ", (cli_seconds() - t->t_start) * 1e3);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
 int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
   if (!f) return rc;
   int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
@@ -525,19 +554,8 @@ prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
   prx_pipe_map *m = NULL;
   prx_pipe_map_config mc = prx_pipe_map_config_default();
   mc.threads = prx_cpu_count() >= 8 ? 4 : 2;
-  mc.gated = 1; /* pinned once the command's objects are made (cli_pipe_use_map) */
-  /* for the benchmarks' variants: POLYRX_INPUT_MAP=THREADS[:CHUNK_MIB[:pop|nopop[:PINNERS
-   * [:gate|nogate]]]] */
-  if (env && env[0] >= '1' && env[0] <= '9') {
-    unsigned th = 0, mib = 0, pinners = 0;
-    char pop[8] = "", gate[8] = "";
-    sscanf(env, "%u:%u:%7[a-z]:%u:%7s", &th, &mib, pop, &pinners, gate);
-    if (th >= 1 && th <= 16) mc.threads = (int)th;
-    if (mib >= 1 && mib <= 256) mc.chunk_bytes = (size_t)mib << 20;
-    mc.no_populate = !strcmp(pop, "nopop");
-    if (pinners >= 1 && pinners <= (unsigned)mc.threads) mc.pinners = (int)pinners;
-    mc.gated = strcmp(gate, "nogate") != 0;
-  }
+  /* pinned once the command's objects are made (cli_pipe_use_map) */
+  mc.gated = 1;
   prx_pipe_map_open(r, &mc, &m); /* an input it cannot map is read as before */
   return m;
 }
@@ -553,6 +571,13 @@ void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m) {
     c->read_ctx = r;
     c->n_readers = 1;
   }
+}
+
+double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s) {
+  prx_pipe_map_get_stats(m, s);
+  double t = cli_seconds();
+  prx_pipe_map_close(m);
+  return (cli_seconds() - t) * 1e3;
 }
 
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close) {

@@ -4,7 +4,9 @@
  * handed over in place and the others (across two chunks, a chunk that could not be pinned) read;
  * at most window bytes are pinned at a time and every pinned range is unpinned; a trailing
  * partial sample is the readers' truncation error; a file cut after the map was opened ends the
- * stream as the readers do, with no signal (the CPU never touches the mapping); a look-ahead read
+ * stream as the readers do, with no signal (the CPU never touches the mapping), and a file grown
+ * after it is read to its new end (no view); a stop request (Ctrl-C) ends the reading at a block
+ * boundary with every block handed over computed and every pin undone; a look-ahead read
  * after the open (rx --detect) starts the views after it; a gated map pins nothing before its
  * start (its blocks are read meanwhile); an archive member (not on a page) and
  * standard input are refused as unsupported.
@@ -27,6 +29,7 @@
 #define N_SAMPLES 30000
 #define CHUNK ((size_t)16384) /* 4 pages: 4096 samples of ci16 */
 #define WINDOW (4 * CHUNK)
+#define GROWN 1000 /* samples appended to a file after its map is made */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -66,73 +69,64 @@ static void log_unpin(void *ctx, void *p) {
   pthread_mutex_unlock(&l->mu);
 }
 
-typedef struct {
-  uint32_t state;
-  uint64_t pos;
-  uint32_t *y;
-  size_t n;
-  int bad_pos;
-} sink;
-
-static prx_status sink_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
-                               size_t *out_n) {
-  sink *s = ctx;
-  (void)out;
-  if (in) {
-    if (pos != s->pos) s->bad_pos = 1;
-    pipe_hash_block(&s->state, in, n, pos, s->y + s->n);
-    s->n += n;
-    s->pos += n;
-  }
-  *out_n = 0;
-  return PRX_OK;
-}
-
-static prx_status sink_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
-  (void)ctx, (void)w, (void)out, (void)n, (void)block;
-  return PRX_OK;
-}
-
 static int no_view_start; /* the runs leave the map's start out (a gated map stays shut) */
 
-/* Runs the pipeline over rd with the map (readers threads, block samples); *n the samples
- * computed (0 after a position error). */
-static prx_status map_run(prx_iq_reader *rd, prx_pipe_map *m, size_t block, int readers,
-                          uint32_t *y, size_t *n, prx_pipe_result *r) {
-  sink s = {1, 0, y, 0, 0};
-  prx_pipe_config c = prx_pipe_config_default();
-  c.block_samples = block;
-  c.sample_size = 4;
-  c.out_bytes = 8;
-  c.in_depth = readers + 3;
-  c.read = prx_pipe_iq_read;
-  c.read_at = prx_pipe_iq_read_at;
-  c.n_readers = readers;
-  c.read_ctx = rd;
-  c.view_at = prx_pipe_map_view_at;
-  c.view_done = prx_pipe_map_view_done;
-  c.view_start = no_view_start ? NULL : prx_pipe_map_start;
-  c.view_ctx = m;
-  c.compute = sink_compute;
-  c.write = sink_write;
-  c.ctx = &s;
-  prx_status st = prx_pipe_run(&c, r);
-  *n = s.bad_pos ? 0 : s.n;
-  return st;
-}
+/* An input file mapped with the logging pins: its reader, the pins' log, the map and, once
+ * closed, the map's figures. */
+typedef struct {
+  prx_iq_reader *rd;
+  pin_log log;
+  prx_pipe_map *m;
+  prx_pipe_map_stats st;
+} mapped;
 
-static prx_pipe_map_config log_config(pin_log *l, int fail_chunk) {
-  memset(l, 0, sizeof *l);
+/* Opens path as ci16 and maps it (chunks of CHUNK, a window of WINDOW, 3 threads; the pin of
+ * chunk fail_chunk fails; gated: no pins before the start); 0 where the file did not open. */
+static int map_file(mapped *t, const char *path, int fail_chunk, int gated) {
+  memset(t, 0, sizeof *t);
+  CHECK_OK(prx_iq_open(path, PRX_CI16, &t->rd));
+  if (!t->rd) return 0;
+  pin_log *l = &t->log;
   pthread_mutex_init(&l->mu, NULL);
   l->fail_chunk = fail_chunk;
   prx_pipe_map_config c = prx_pipe_map_config_default();
   c.threads = 3;
   c.chunk_bytes = CHUNK;
   c.window_bytes = WINDOW;
+  c.gated = gated;
   c.pin = log_pin;
   c.unpin = log_unpin;
   c.pin_ctx = l;
+  CHECK_OK(prx_pipe_map_open(t->rd, &c, &t->m));
+  return 1;
+}
+
+/* The pipeline over t's reader with its map (readers threads, block samples) into sink s. */
+static prx_pipe_config map_config(mapped *t, size_t block, int readers, pipe_iq_sink *s,
+                                  uint32_t *y) {
+  prx_pipe_config c = pipe_iq_config(t->rd, block, readers, s, y);
+  c.view_at = prx_pipe_map_view_at;
+  c.view_done = prx_pipe_map_view_done;
+  c.view_start = no_view_start ? NULL : prx_pipe_map_start;
+  c.view_ctx = t->m;
   return c;
+}
+
+/* Runs it; *n the samples computed (0 after a position error). */
+static prx_status map_run(mapped *t, size_t block, int readers, uint32_t *y, size_t *n,
+                          prx_pipe_result *r) {
+  if (!t->m) return PRX_ERR_INTERNAL;
+  pipe_iq_sink s;
+  prx_pipe_config c = map_config(t, block, readers, &s, y);
+  return pipe_iq_run(&c, r, n);
+}
+
+/* Takes the map's figures into t->st, closes the map and the reader. */
+static void map_close(mapped *t) {
+  prx_pipe_map_get_stats(t->m, &t->st);
+  prx_pipe_map_close(t->m);
+  pthread_mutex_destroy(&t->log.mu);
+  prx_iq_close(t->rd);
 }
 
 static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y) {
@@ -142,19 +136,13 @@ static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y)
     for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
       for (int readers = 1; readers <= 4; readers += 3) {
         for (int fail = -1; fail <= 2; fail += 3) {
-          prx_iq_reader *rd = NULL;
-          CHECK_OK(prx_iq_open(paths[i], PRX_CI16, &rd));
-          if (!rd) continue;
-          pin_log log;
-          prx_pipe_map_config mc = log_config(&log, fail);
-          prx_pipe_map *m = NULL;
-          CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+          mapped t;
+          if (!map_file(&t, paths[i], fail, 0)) continue;
           size_t n = 0;
           prx_pipe_result r;
-          prx_status st = m ? map_run(rd, m, blocks[b], readers, y, &n, &r) : PRX_ERR_INTERNAL;
-          prx_pipe_map_stats ms;
-          prx_pipe_map_get_stats(m, &ms);
-          prx_pipe_map_close(m);
+          prx_status st = map_run(&t, blocks[b], readers, y, &n, &r);
+          map_close(&t);
+          const prx_pipe_map_stats *ms = &t.st;
           CHECK(st == PRX_OK && n == N_SAMPLES && !memcmp(y, ref, 4 * N_SAMPLES) &&
                     r.end_of_stream && r.samples_read == N_SAMPLES,
                 "%s, block %zu, %d readers, pin %d failing: status %d, %zu samples, the output "
@@ -163,19 +151,18 @@ static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y)
           /* blocks inside a pinned chunk come in place, the others are read (1000 samples:
            * every fourth or so straddles two chunks; the whole stream in one block, all) */
           int whole = blocks[b] == N_SAMPLES;
-          CHECK((ms.views > 0) == !whole && (blocks[b] != 1000 || ms.reads > 0) &&
-                    (!whole || ms.reads > 0) &&
-                    (fail < 0 ? ms.chunks_failed == 0
-                     : whole  ? ms.chunks_failed <= 1 /* the run may end before the pin */
-                              : ms.chunks_failed == 1),
+          CHECK((ms->views > 0) == !whole && (blocks[b] != 1000 || ms->reads > 0) &&
+                    (!whole || ms->reads > 0) &&
+                    (fail < 0 ? ms->chunks_failed == 0
+                     : whole  ? ms->chunks_failed <= 1 /* the run may end before the pin */
+                              : ms->chunks_failed == 1),
                 "%s, block %zu, pin %d failing: %llu in place, %llu read, %u failed", paths[i],
-                blocks[b], fail, (unsigned long long)ms.views, (unsigned long long)ms.reads,
-                ms.chunks_failed);
-          CHECK(log.pins == log.unpins && log.pinned == 0 && log.max_pinned <= WINDOW + CHUNK,
+                blocks[b], fail, (unsigned long long)ms->views, (unsigned long long)ms->reads,
+                ms->chunks_failed);
+          CHECK(t.log.pins == t.log.unpins && t.log.pinned == 0 &&
+                    t.log.max_pinned <= WINDOW + CHUNK,
                 "%s, block %zu: %ld pins, %ld unpins, %zu bytes pinned at most", paths[i],
-                blocks[b], log.pins, log.unpins, log.max_pinned);
-          pthread_mutex_destroy(&log.mu);
-          prx_iq_close(rd);
+                blocks[b], t.log.pins, t.log.unpins, t.log.max_pinned);
         }
       }
 }
@@ -184,30 +171,21 @@ static void test_identity(const pipe_files *f, const uint32_t *ref, uint32_t *y)
  * buffers are made): its blocks are read meanwhile. */
 static void test_gated(const pipe_files *f, const uint32_t *ref, uint32_t *y) {
   for (int start = 0; start < 2; start++) {
-    prx_iq_reader *rd = NULL;
-    CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
-    if (!rd) continue;
-    pin_log log;
-    prx_pipe_map_config mc = log_config(&log, -1);
-    mc.gated = 1;
-    prx_pipe_map *m = NULL;
-    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+    mapped t;
+    if (!map_file(&t, f->raw, -1, 1)) continue;
     usleep(2000);
-    long early = log.pins;
+    long early = t.log.pins;
     size_t n = 0;
     prx_pipe_result r;
     no_view_start = !start; /* else the pipeline starts it once its buffers are made */
-    prx_status st = m ? map_run(rd, m, 4096, 2, y, &n, &r) : PRX_ERR_INTERNAL;
+    prx_status st = map_run(&t, 4096, 2, y, &n, &r);
     no_view_start = 0;
-    prx_pipe_map_stats ms;
-    prx_pipe_map_get_stats(m, &ms);
-    prx_pipe_map_close(m);
+    map_close(&t);
     CHECK(st == PRX_OK && n == N_SAMPLES && !memcmp(y, ref, 4 * N_SAMPLES) && early == 0 &&
-              (start ? ms.views > 0 : ms.views == 0 && log.pins == 0) && log.pins == log.unpins,
+              (start ? t.st.views > 0 : t.st.views == 0 && t.log.pins == 0) &&
+              t.log.pins == t.log.unpins,
           "gated map, %s: status %d, %zu samples, %ld pins before, %llu in place",
-          start ? "started" : "never started", st, n, early, (unsigned long long)ms.views);
-    pthread_mutex_destroy(&log.mu);
-    prx_iq_close(rd);
+          start ? "started" : "never started", st, n, early, (unsigned long long)t.st.views);
   }
 }
 
@@ -233,71 +211,104 @@ static void test_refused(const pipe_files *f) {
 
 static void test_ends(const pipe_files *f, const uint32_t *x, const uint32_t *ref, uint32_t *y) {
   /* a look-ahead after the open (rx --detect): the views start after it */
-  prx_iq_reader *rd = NULL;
-  CHECK_OK(prx_iq_open(f->raw, PRX_CI16, &rd));
-  if (rd) {
-    pin_log log;
-    prx_pipe_map_config mc = log_config(&log, -1);
-    prx_pipe_map *m = NULL;
-    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+  mapped t;
+  if (map_file(&t, f->raw, -1, 0)) {
     size_t got = 0, n = 0;
-    CHECK_OK(prx_iq_read(rd, y, 1234, &got));
+    CHECK_OK(prx_iq_read(t.rd, y, 1234, &got));
     prx_pipe_result r;
-    prx_status st = m ? map_run(rd, m, 2048, 2, y, &n, &r) : PRX_ERR_INTERNAL;
-    prx_pipe_map_close(m);
+    prx_status st = map_run(&t, 2048, 2, y, &n, &r);
+    map_close(&t);
     CHECK(st == PRX_OK && got == 1234 && n == N_SAMPLES - 1234 &&
               pipe_hash_prefix_ok(x + 1234, y, n, 0),
           "look-ahead after the open: status %d, %zu samples", st, n);
-    pthread_mutex_destroy(&log.mu);
-    prx_iq_close(rd);
   }
   /* a trailing partial sample: the complete samples, then the readers' truncation error */
   char part[200];
   snprintf(part, sizeof part, "%s.part", f->raw);
   pipe_write_file(part, x, 4 * 20000 + 3);
-  rd = NULL;
-  CHECK_OK(prx_iq_open(part, PRX_CI16, &rd));
-  if (rd) {
-    pin_log log;
-    prx_pipe_map_config mc = log_config(&log, -1);
-    prx_pipe_map *m = NULL;
-    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+  if (map_file(&t, part, -1, 0)) {
     size_t n = 0;
     prx_pipe_result r;
-    prx_status st = m ? map_run(rd, m, 4096, 2, y, &n, &r) : PRX_ERR_INTERNAL;
-    prx_pipe_map_close(m);
+    prx_status st = map_run(&t, 4096, 2, y, &n, &r);
+    map_close(&t);
     CHECK(st == PRX_ERR_TRUNCATED && r.failed == PRX_PIPE_READ && n == 20000 &&
               !memcmp(y, ref, 4 * 20000) && strstr(prx_last_error(), "ends inside a sample"),
           "partial sample: status %d, %zu samples: %s", st, n, prx_last_error());
-    pthread_mutex_destroy(&log.mu);
-    prx_iq_close(rd);
   }
   /* the file cut after the open (and after some chunks were pinned): no view of the cut file,
    * the reads end the stream at the cut, no signal */
   pipe_write_file(part, x, 4 * N_SAMPLES);
-  rd = NULL;
-  CHECK_OK(prx_iq_open(part, PRX_CI16, &rd));
-  if (rd) {
-    pin_log log;
-    prx_pipe_map_config mc = log_config(&log, -1);
-    prx_pipe_map *m = NULL;
-    CHECK_OK(prx_pipe_map_open(rd, &mc, &m));
+  if (map_file(&t, part, -1, 0)) {
     usleep(2000);
     CHECK(truncate(part, 4 * 10000 + 2) == 0, "truncate");
     size_t n = 0;
     prx_pipe_result r;
-    prx_status st = m ? map_run(rd, m, 1024, 3, y, &n, &r) : PRX_ERR_INTERNAL;
-    prx_pipe_map_stats ms;
-    prx_pipe_map_get_stats(m, &ms);
-    prx_pipe_map_close(m);
-    CHECK(st == PRX_ERR_TRUNCATED && n == 10000 && !memcmp(y, ref, 4 * 10000) && ms.views == 0 &&
-              log.pins == log.unpins,
+    prx_status st = map_run(&t, 1024, 3, y, &n, &r);
+    map_close(&t);
+    CHECK(st == PRX_ERR_TRUNCATED && n == 10000 && !memcmp(y, ref, 4 * 10000) && t.st.views == 0 &&
+              t.log.pins == t.log.unpins,
           "file cut after the open: status %d, %zu samples, %llu in place", st, n,
-          (unsigned long long)ms.views);
-    pthread_mutex_destroy(&log.mu);
-    prx_iq_close(rd);
+          (unsigned long long)t.st.views);
+  }
+  /* the file grown after the open: no view (the file is not the one mapped), the reads take
+   * the stream to the file's new end */
+  pipe_write_file(part, x, 4 * N_SAMPLES);
+  if (map_file(&t, part, -1, 0)) {
+    FILE *fa = fopen(part, "ab");
+    CHECK(fa && fwrite(x, 4, GROWN, fa) == GROWN && fclose(fa) == 0, "append to %s", part);
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = map_run(&t, 1024, 3, y, &n, &r);
+    map_close(&t);
+    uint32_t *xg = malloc(4 * (N_SAMPLES + GROWN)); /* the file now: x, then its first GROWN */
+    if (xg) {
+      memcpy(xg, x, 4 * N_SAMPLES);
+      memcpy(xg + N_SAMPLES, x, 4 * GROWN);
+    }
+    CHECK(xg && st == PRX_OK && r.end_of_stream && n == N_SAMPLES + GROWN &&
+              pipe_hash_prefix_ok(xg, y, n, 0) && t.st.views == 0 && t.st.reads > 0 &&
+              t.log.pins == t.log.unpins,
+          "file grown after the open: status %d, %zu samples, %llu in place", st, n,
+          (unsigned long long)t.st.views);
+    free(xg);
   }
   unlink(part);
+}
+
+/* should_stop (ctx is the sink): true from the stop_polls-th poll on (the readers poll before
+ * each block) */
+static atomic_int polls;
+static int stop_polls;
+
+static int stop_after(void *ctx) {
+  (void)ctx;
+  return atomic_fetch_add(&polls, 1) >= stop_polls;
+}
+
+/* A stop request (Ctrl-C) under the map: the reading ends at a block boundary, every block handed
+ * over (in place or read) is computed, and the close unpins every pinned chunk. */
+static void test_stop(const pipe_files *f, const uint32_t *x, uint32_t *y) {
+  for (int k = 3; k <= 19; k += 8) {
+    mapped t;
+    if (!map_file(&t, f->raw, 2, 0)) continue;
+    atomic_store(&polls, 0);
+    stop_polls = k;
+    pipe_iq_sink s;
+    prx_pipe_config c = map_config(&t, 1024, 3, &s, y);
+    c.should_stop = stop_after;
+    size_t n = 0;
+    prx_pipe_result r;
+    prx_status st = t.m ? pipe_iq_run(&c, &r, &n) : PRX_ERR_INTERNAL;
+    map_close(&t);
+    CHECK(st == PRX_OK && r.stopped && !r.end_of_stream && r.samples_read % 1024 == 0 &&
+              r.samples_read < N_SAMPLES && n == r.samples_read && r.flushed &&
+              pipe_hash_prefix_ok(x, y, n, 0),
+          "stop after %d polls: status %d, %zu samples computed of %llu read", k, st, n,
+          (unsigned long long)r.samples_read);
+    CHECK(t.st.views > 0 && t.log.pins == t.log.unpins && t.log.pinned == 0,
+          "stop after %d polls: %llu in place, %ld pins, %ld unpins", k,
+          (unsigned long long)t.st.views, t.log.pins, t.log.unpins);
+  }
 }
 
 int main(void) {
@@ -313,6 +324,7 @@ int main(void) {
     test_gated(&files, ref, y);
     test_refused(&files);
     test_ends(&files, x, ref, y);
+    test_stop(&files, x, y);
     pipe_files_remove(&files);
   }
   free(x);

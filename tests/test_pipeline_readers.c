@@ -96,11 +96,6 @@ static prx_status sim_compute(void *ctx, const void *in, size_t n, uint64_t pos,
   return PRX_OK;
 }
 
-static prx_status sim_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
-  (void)ctx, (void)w, (void)out, (void)n, (void)block;
-  return PRX_OK;
-}
-
 static int sim_stop(void *ctx) {
   sim *s = ctx;
   return s->stop_after && atomic_load(&s->reads) >= s->stop_after;
@@ -125,7 +120,7 @@ static prx_pipe_config sim_config(sim *s, const uint32_t *x, uint32_t *y, size_t
   c.read_at = sim_read_at;
   c.n_readers = readers;
   c.compute = sim_compute;
-  c.write = sim_write;
+  c.write = pipe_no_write;
   c.should_stop = sim_stop;
   c.read_ctx = s;
   c.ctx = s;
@@ -215,47 +210,14 @@ static void test_stop(const uint32_t *x, uint32_t *y, size_t cap) {
 
 /* ---- prx_iq_read_at over files ---- */
 
-typedef struct {
-  uint32_t state;
-  uint64_t pos;
-  uint32_t *y;
-  size_t n;
-  int bad_pos;
-} iq_sink;
-
 static int slow_compute; /* a pause per block: a file cut lands in the middle of the stream */
-
-static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
-                             size_t *out_n) {
-  iq_sink *s = ctx;
-  (void)out;
-  if (slow_compute) usleep(200);
-  if (pos != s->pos) s->bad_pos = 1;
-  pipe_hash_block(&s->state, in, n, pos, s->y + s->n);
-  s->n += n;
-  s->pos += n;
-  *out_n = 0;
-  return PRX_OK;
-}
 
 static prx_status iq_run(prx_iq_reader *rd, size_t block, int readers, uint32_t *y, size_t *n,
                          prx_pipe_result *r) {
-  iq_sink s = {1, 0, y, 0, 0};
-  prx_pipe_config c = prx_pipe_config_default();
-  c.block_samples = block;
-  c.sample_size = 4;
-  c.out_bytes = 8;
-  c.in_depth = readers + 3;
-  c.read = prx_pipe_iq_read;
-  c.read_at = prx_pipe_iq_read_at;
-  c.n_readers = readers;
-  c.read_ctx = rd;
-  c.compute = iq_compute;
-  c.write = sim_write;
-  c.ctx = &s;
-  prx_status st = prx_pipe_run(&c, r);
-  *n = s.bad_pos ? 0 : s.n;
-  return st;
+  pipe_iq_sink s;
+  prx_pipe_config c = pipe_iq_config(rd, block, readers, &s, y);
+  s.pause_us = slow_compute ? 200 : 0;
+  return pipe_iq_run(&c, r, n);
 }
 
 typedef struct {

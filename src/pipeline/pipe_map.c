@@ -3,8 +3,8 @@
  * it lies. Chunk c holds the data bytes [c * chunk, (c + 1) * chunk) of the mapping, which starts
  * at the data's first byte (a page boundary); its state goes EMPTY -> PINNED or FAILED -> DONE
  * (unpinned and unmapped once compute is past it). The threads take, in this order: a chunk to
- * unpin (behind compute), the next chunk to pin (once the first pin has returned, every thread
- * pins: the first one waits for the device's context, the others populate meanwhile), the next
+ * unpin (behind compute), the next chunk to pin (one pin at a time: the driver serializes them;
+ * the first one waits for the device's context, the other threads populate meanwhile), the next
  * chunk to populate; pinning and populating stop window_bytes ahead of compute. Nothing here reads
  * the mapping on the CPU: the kernel populates it, the driver pins it, the GPU reads it. */
 #include "pipeline.h"
@@ -39,7 +39,6 @@ struct prx_pipe_map {
   uint64_t base;  /* the data's first byte in the file (page-aligned) */
   uint64_t bytes; /* the data mapped: up to the file's end (or the SigMF member's) at open */
   unsigned char *addr;
-  size_t map_len;
   size_t chunk;
   size_t n_chunks;
   unsigned char *state;
@@ -50,7 +49,7 @@ struct prx_pipe_map {
   pthread_cond_t cv;     /* the threads wait for work */
   pthread_cond_t cv_pin; /* the readers wait for a chunk's pin */
   size_t next_pin, next_populate, next_unpin;
-  int started, pinning, closing; /* pins allowed (prx_pipe_map_start); pins under way */
+  int started, pinning, closing; /* pins allowed (prx_pipe_map_start); a pin under way */
   uint64_t held;                 /* bytes pinned, or being pinned, and not yet unpinned */
   uint64_t done_bytes;           /* compute is done with the mapping's bytes before this */
   double t_open;
@@ -63,7 +62,6 @@ prx_pipe_map_config prx_pipe_map_config_default(void) {
   c.threads = 4;
   c.chunk_bytes = (size_t)64 << 20;
   c.window_bytes = (size_t)1 << 30;
-  c.pinners = 1;
   return c;
 }
 
@@ -118,11 +116,10 @@ static void *map_thread(void *arg) {
       pthread_cond_broadcast(&m->cv); /* a pin may wait for it */
       continue;
     }
-    if (m->started && m->pinning < m->cfg.pinners && m->next_pin < m->n_chunks &&
-        in_window(m, m->next_pin) &&
+    if (m->started && !m->pinning && m->next_pin < m->n_chunks && in_window(m, m->next_pin) &&
         m->held + chunk_len(m, m->next_pin) <= m->cfg.window_bytes + m->chunk) {
       int first = m->next_pin == 0;
-      m->pinning++;
+      m->pinning = 1;
       c = m->next_pin++;
       m->held += chunk_len(m, c);
       if (m->next_populate < m->next_pin) m->next_populate = m->next_pin;
@@ -131,7 +128,7 @@ static void *map_thread(void *arg) {
       prx_status st = m->cfg.pin(m->cfg.pin_ctx, m->addr + (size_t)c * m->chunk, chunk_len(m, c));
       double t1 = prx_now();
       pthread_mutex_lock(&m->mu);
-      m->pinning--;
+      m->pinning = 0;
       if (st) m->held -= chunk_len(m, c);
       m->state[c] = st ? CHUNK_FAILED : CHUNK_PINNED;
       m->st.chunks++;
@@ -147,7 +144,7 @@ static void *map_thread(void *arg) {
       pthread_cond_broadcast(&m->cv_pin);
       continue;
     }
-    if (!m->cfg.no_populate && m->next_populate < m->n_chunks && in_window(m, m->next_populate)) {
+    if (m->next_populate < m->n_chunks && in_window(m, m->next_populate)) {
       c = m->next_populate++;
       m->populating[c] = 1;
       pthread_mutex_unlock(&m->mu);
@@ -174,15 +171,15 @@ static void *map_thread(void *arg) {
 
 prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *cfg, prx_pipe_map **out) {
   *out = NULL;
-  prx_pipe_map_config c = cfg ? *cfg : prx_pipe_map_config_default();
+  const prx_pipe_map_config d = prx_pipe_map_config_default(); /* in place of zeros */
+  prx_pipe_map_config c = cfg ? *cfg : d;
   long page = sysconf(_SC_PAGESIZE);
   if (page <= 0) page = 4096;
-  if (!c.threads) c.threads = 4;
-  if (!c.chunk_bytes) c.chunk_bytes = (size_t)64 << 20;
-  if (!c.window_bytes) c.window_bytes = (size_t)1 << 30;
-  if (!c.pinners) c.pinners = 1;
-  if (c.threads < 1 || c.threads > MAP_MAX_THREADS || c.pinners < 1 || c.pinners > c.threads ||
-      c.chunk_bytes % (size_t)page || c.window_bytes < 2 * c.chunk_bytes || !c.pin != !c.unpin)
+  if (!c.threads) c.threads = d.threads;
+  if (!c.chunk_bytes) c.chunk_bytes = d.chunk_bytes;
+  if (!c.window_bytes) c.window_bytes = d.window_bytes;
+  if (c.threads < 1 || c.threads > MAP_MAX_THREADS || c.chunk_bytes % (size_t)page ||
+      c.window_bytes < 2 * c.chunk_bytes || !c.pin != !c.unpin)
     return prx_fail(PRX_ERR_INVALID, "input map: %d threads, chunks of %zu bytes, window %zu",
                     c.threads, c.chunk_bytes, c.window_bytes);
   if (!c.pin) {
@@ -214,12 +211,11 @@ prx_status prx_pipe_map_open(prx_iq_reader *r, const prx_pipe_map_config *cfg, p
   m->bytes = bytes;
   m->chunk = c.chunk_bytes;
   m->n_chunks = (size_t)((bytes + m->chunk - 1) / m->chunk);
-  m->map_len = (size_t)bytes;
   m->st.bytes = bytes;
   m->t_open = prx_now();
   m->state = calloc(m->n_chunks, 1);
   m->populating = calloc(m->n_chunks, 1);
-  m->addr = mmap(NULL, m->map_len, PROT_READ, MAP_SHARED, fd, (off_t)base);
+  m->addr = mmap(NULL, (size_t)bytes, PROT_READ, MAP_SHARED, fd, (off_t)base);
   if (!m->state || !m->populating || m->addr == MAP_FAILED) {
     int e = errno;
     if (m->addr == MAP_FAILED) m->addr = NULL;

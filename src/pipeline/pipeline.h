@@ -177,13 +177,14 @@ void prx_pipe_host_free(void *p);
  * A regular file's data mapped read-only and handed to the compute stage where it lies, for a
  * GPU that copies it by DMA: no read copy and no page-locked input blocks. Threads of the map
  * populate the mapping (MADV_POPULATE_READ: the page cache's pages, or the disk's reads, taken
- * while the CUDA runtime starts) and pin it for DMA in chunks (the CUDA module's host_register,
- * read-only; it waits for the device's context), in stream order, at most window_bytes ahead of
- * what compute is done with; chunks compute is done with are unpinned. prx_pipe_map_view_at is
- * the pipeline's view_at: a block inside one pinned chunk and inside the file as it is now
- * (fstat) is handed over in place; every other block (a chunk that could not be pinned, a file
- * cut or grown since it was opened, a partial sample at the end, a block across two chunks) is
- * read with the reader's pread, so the stream, its end and its errors are those of the readers.
+ * while the CUDA runtime starts) and pin it for DMA in chunks, one at a time (the CUDA module's
+ * host_register, read-only; it waits for the device's context), in stream order, at most
+ * window_bytes ahead of what compute is done with; chunks compute is done with are unpinned.
+ * prx_pipe_map_view_at is the pipeline's view_at: a block inside one pinned chunk and inside the
+ * file as it is now (fstat) is handed over in place; every other block (a chunk that could not be
+ * pinned, a file cut or grown since it was opened, a partial sample at the end, a block across two
+ * chunks) is read with the reader's pread, so the stream, its end and its errors are those of the
+ * readers.
  *
  * The CPU never reads the mapping (a page of a file cut while mapped raises SIGBUS on a CPU's
  * touch; the pinned pages stay valid for DMA whatever happens to the file): its views are for
@@ -197,8 +198,6 @@ typedef struct {
   size_t chunk_bytes;  /* bytes pinned per call, a multiple of the page size (0: 64 MiB) */
   size_t window_bytes; /* bytes pinned ahead of compute, besides the chunk compute is in, at
                           most; >= 2 chunks (0: 1 GiB) */
-  int no_populate;     /* 1: no MADV_POPULATE_READ (pinning faults the pages in itself) */
-  int pinners;         /* threads pinning at once, 1..threads (0: 1) */
   int gated;           /* 1: no pinning before prx_pipe_map_start */
   /* the pinning (NULL: the CUDA module's host_register / host_unregister; tests give others) */
   prx_pipe_pin_fn pin;
@@ -233,8 +232,8 @@ typedef struct {
   uint64_t views, reads; /* blocks handed over in place; blocks left to read */
   double ms_first_pin;   /* from open to the first chunk pinned (the device's context) */
   double ms_populate;    /* summed over the threads */
-  double ms_pin;         /* summed over the threads, the first chunk's wait for the context
-                            excluded */
+  double ms_pin;         /* summed over the chunks, the first one's wait for the context
+                            included */
   double ms_view_wait;   /* the readers' waits for a chunk, summed */
   char why[160];         /* the first pin failure's message ("" none) */
 } prx_pipe_map_stats;

@@ -82,6 +82,53 @@ void pipe_files_remove(const pipe_files *f) {
   rmdir(f->dir);
 }
 
+static prx_status iq_compute(void *ctx, const void *in, size_t n, uint64_t pos, void *out,
+                             size_t *out_n) {
+  pipe_iq_sink *s = ctx;
+  (void)out;
+  if (s->pause_us) usleep(s->pause_us);
+  if (pos != s->pos) s->bad_pos = 1;
+  if (in) {
+    pipe_hash_block(&s->state, in, n, pos, s->y + s->n);
+    s->n += n;
+    s->pos += n;
+  }
+  *out_n = 0;
+  return PRX_OK;
+}
+
+prx_status pipe_no_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
+  (void)ctx, (void)w, (void)out, (void)n, (void)block;
+  return PRX_OK;
+}
+
+prx_pipe_config pipe_iq_config(prx_iq_reader *rd, size_t block, int readers, pipe_iq_sink *s,
+                               uint32_t *y) {
+  memset(s, 0, sizeof *s);
+  s->state = 1;
+  s->y = y;
+  prx_pipe_config c = prx_pipe_config_default();
+  c.block_samples = block;
+  c.sample_size = 4;
+  c.out_bytes = 8;
+  c.in_depth = readers + 3;
+  c.read = prx_pipe_iq_read;
+  c.read_at = prx_pipe_iq_read_at;
+  c.n_readers = readers;
+  c.read_ctx = rd;
+  c.compute = iq_compute;
+  c.write = pipe_no_write;
+  c.ctx = s;
+  return c;
+}
+
+prx_status pipe_iq_run(const prx_pipe_config *c, prx_pipe_result *r, size_t *n) {
+  const pipe_iq_sink *s = c->ctx;
+  prx_status st = prx_pipe_run(c, r);
+  *n = s->bad_pos ? 0 : s->n;
+  return st;
+}
+
 void *pipe_count_alloc(void *ctx, size_t bytes) {
   pipe_alloc_count *a = ctx;
   if (atomic_fetch_add(&a->allocs, 1) + 1 == atomic_load(&a->fail_at)) return NULL;

@@ -2,11 +2,13 @@
  * src/pipeline, whose word i depends on every earlier sample and on its stream position, so that
  * a lost, repeated or reordered block, a wrong position or a torn buffer changes every later
  * output; the input as files (raw ci16, a SigMF recording, a SigMF archive) for the
- * prx_iq_reader sources; and a counting allocation hook. */
+ * prx_iq_reader sources and a pipeline over such a reader; and a counting allocation hook. */
 #ifndef PRX_PIPE_TEST_H
 #define PRX_PIPE_TEST_H
 
 #include "testutil.h"
+
+#include "pipeline/pipeline.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,6 +39,26 @@ int pipe_files_make(pipe_files *f, const char *name, const uint32_t *x, size_t n
 void pipe_files_remove(const pipe_files *f);
 /* Writes bytes from p to path, replacing it (a failure is CHECKed). */
 void pipe_write_file(const char *path, const void *p, size_t bytes);
+
+/* A pipeline over a prx_iq_reader (pipe_iq_config) whose compute stage hashes each block into y
+ * as pipe_hash_block does (the flush adds nothing), counts the samples and notes a block at the
+ * wrong stream position; pause_us pauses each call (a file cut then lands mid-stream). */
+typedef struct {
+  uint32_t state;
+  uint64_t pos;
+  uint32_t *y;
+  size_t n;
+  int bad_pos;
+  unsigned pause_us;
+} pipe_iq_sink;
+/* The configuration: rd's 4-byte samples in blocks of block samples, read by `readers` positional
+ * readers (in_depth readers + 3), into sink s (made fresh, hashing into y); nothing written. */
+prx_pipe_config pipe_iq_config(prx_iq_reader *rd, size_t block, int readers, pipe_iq_sink *s,
+                               uint32_t *y);
+/* Runs c (from pipe_iq_config); *n the samples computed (0 after a position error). */
+prx_status pipe_iq_run(const prx_pipe_config *c, prx_pipe_result *r, size_t *n);
+/* A write stage that writes nothing (compute stages that keep their output themselves). */
+prx_status pipe_no_write(void *ctx, int w, const void *out, size_t n, uint64_t block);
 
 /* An allocation hook (prx_pipe_config's alloc and free, alloc_ctx a pipe_alloc_count) that counts
  * its calls and fails the fail_at-th allocation (1-based; 0 never). */
