@@ -32,9 +32,9 @@
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
-#   and 0-63, --threads 1 and 0, to tmpfs: the two binaries in alternating runs (REPS each,
-#   best of), the library (bench_commands chan) in the same run, and whether both wrote the same
-#   bytes (diff -r of the output directories, the collection's SHA-512s included).
+#   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
+#   (REPS each, best of), the library (bench_commands chan) in the same run, and whether both
+#   wrote the same bytes (diff -r of the output directories, the collection's SHA-512s included).
 #   gpustart: the GPU commands' start, this build against BEFORE's (a build folder), alternating
 #   runs (REPS each, best of), cold and (HOLDER set: bench/cuda_startup_probe.cu built, run with
 #   --hold beside the second set) with another process holding a CUDA context: `channelize
@@ -359,7 +359,8 @@ chanab() {
           [ "$which" = before ] && bin=$before
           rm -rf "$W/ch"
           s=$(ns)
-          "$bin" channelize -q --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$W/ch" ||
+          "$bin" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
+            -o "$W/ch" ||
             { echo "bench_commands.sh: $which failed" >&2; return 1; }
           e=$(ns)
           t=$((e - s))
