@@ -6,7 +6,7 @@
  * that the alignment needs and finish each recording (data, then metadata). Memory is one input
  * block plus one block of outputs, whatever the input's length. All open files are counted
  * against RLIMIT_NOFILE and every output path checked against the input before anything is
- * written.
+ * written (in a directory the run made none can be the input: only the other paths given are).
  *
  * Alignment: the library's output j belongs to input sample jD and shows the input delayed by
  * the prototype's group delay (M - 1)/2 (polyrx/chan.h). The command drops the first
