@@ -154,8 +154,11 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
 }
 
 int main(int argc, char **argv) {
-  int quick = 0;
-  for (int i = 1; i < argc; i++) quick |= !strcmp(argv[i], "--quick");
+  int quick = 0, cases = 0; /* --quick: 64 and 1024 channels, unless --case names others */
+  for (int i = 1; i < argc; i++) {
+    quick |= !strcmp(argv[i], "--quick");
+    cases |= !strcmp(argv[i], "--case");
+  }
   if (!prx_cuda_available()) {
     printf("bench_qpsk_bank: skipped (no usable CUDA device)\n");
     return TEST_SKIP;
@@ -170,7 +173,7 @@ int main(int argc, char **argv) {
   char table[64][200];
   int nt = 0;
   for (int si = 0; si < 2; si++)
-    for (int ci = 0; ci < (quick ? 2 : 3); ci++) {
+    for (int ci = 0; ci < (quick && !cases ? 2 : 3); ci++) {
       double sps = spss[si];
       unsigned C = Cs[ci];
       if (!bench_case_wanted(argc, argv, sps, C, "cf32") &&
