@@ -6,6 +6,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define PACK_X86 1 /* the vector paths below, chosen where the CPU has them */
 #endif
@@ -22,6 +23,15 @@ __attribute__((target("avx,f16c"))) static size_t pack_f16c(const float *f, size
     _mm_storeu_si128((__m128i *)(out + i), h);
   }
   return i;
+}
+#endif
+
+#if defined(PACK_X86) && !(defined(__F16C__) && defined(__AVX__))
+/* Whether the CPU has F16C (and the OS keeps AVX state): CPUID leaf 1's ECX bit, since
+ * __builtin_cpu_supports knows no "f16c" in clang before 15. */
+static int cpu_has_f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
 }
 #endif
 
@@ -83,7 +93,7 @@ void prx_pack_cf16(const prx_cf32 *in, size_t n, uint16_t *out) {
 #if defined(PACK_X86) && defined(__F16C__) && defined(__AVX__)
   i = pack_f16c(f, m, out);
 #elif defined(PACK_X86)
-  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) i = pack_f16c(f, m, out);
+  if (cpu_has_f16c()) i = pack_f16c(f, m, out);
 #endif
   for (; i < m; i++) out[i] = prx_half_from_float(f[i]);
 }
