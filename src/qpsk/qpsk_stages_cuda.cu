@@ -45,6 +45,20 @@ __device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride,
   return v;
 }
 
+/* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
+ * STAGE_THREADS apart, all loaded before the first is used (latency); `fill` where the window
+ * lies outside the rows [0, n_total) or past hi. */
+template <bool HALF>
+__device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsigned c,
+                                           int64_t n_total, int64_t lo, int64_t hi, int64_t t0,
+                                           prx_cf32 fill, prx_cf32 raw[STAGE_BATCH]) {
+#pragma unroll
+  for (int u = 0; u < STAGE_BATCH; u++) {
+    const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+    raw[u] = t < hi - lo && s >= 0 && s < n_total ? load_sample<HALF>(rows, stride, c, s) : fill;
+  }
+}
+
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -116,12 +130,7 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
    * order of t (the sums' order) */
   for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
     prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      raw[u] =
-          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : zero;
-    }
+    load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
 #pragma unroll
     for (int u = 0; u < STAGE_BATCH; u++) {
       const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
@@ -375,12 +384,7 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
     prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      raw[u] =
-          t < hi - lo && s >= 0 && s < a.n_total ? load_sample<HALF>(a.rows, a.stride, c, s) : dc;
-    }
+    load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
 #pragma unroll
     for (int u = 0; u < STAGE_BATCH; u++) {
       const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
@@ -789,6 +793,27 @@ static prx_status stages_mix(qpsk_stages *s, const double *f) {
   return PRX_OK;
 }
 
+/* The arguments every kernel that stages pre's window reads (pre, pre_om, x4_rows): the rows and
+ * the pre-filter's bank and positions; the caller sets its own outputs. */
+static pre_args pre_args_of(const qpsk_stages *s, const void *rows, size_t row_stride,
+                            int64_t n_total) {
+  pre_args a = {};
+  a.rows = rows;
+  a.stride = row_stride;
+  a.n_total = n_total;
+  a.nblk = s->nblk;
+  a.L = s->L;
+  a.sps = s->sps;
+  a.bank = s->d_pre;
+  a.Q = s->pre_Q;
+  a.ntaps = s->pre_ntaps;
+  a.c = s->pre_c;
+  a.rq = s->pre_rq;
+  a.r = s->pre_r;
+  a.mix = s->d_mix;
+  return a;
+}
+
 static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
@@ -796,30 +821,18 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   if (!grid && !om) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
   /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
   const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
-  pre_args a = {rows,
-                row_stride,
-                b0,
-                n_total,
-                s->nblk,
-                s->L,
-                s->sps,
-                s->d_pre,
-                s->pre_Q,
-                s->pre_ntaps,
-                s->pre_c,
-                s->pre_rq,
-                s->pre_r,
-                grid,
-                mom,
-                nonfinite,
-                s->d_mix,
-                g_hi,
-                s->nsub,
-                s->Ls,
-                pre_slots(s->pre_win, blk || tri),
-                omsum,
-                ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0,
-                tri};
+  pre_args a = pre_args_of(s, rows, row_stride, n_total);
+  a.b0 = b0;
+  a.grid = grid;
+  a.mom = mom;
+  a.nonfinite = nonfinite;
+  a.g_hi = g_hi;
+  a.nsub = s->nsub;
+  a.Ls = s->Ls;
+  a.win_slots = pre_slots(s->pre_win, blk || tri);
+  a.omsum = omsum;
+  a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
+  a.tri = tri;
   dim3 g(s->nblk, s->C);
   pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
                 om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
@@ -847,20 +860,7 @@ static prx_status stages_x4_rows(const qpsk_stages *s, const void *rows, size_t 
                                  const qpsk_om_in *in, prx_cf32 *w, size_t w_stride,
                                  cudaStream_t stream) {
   const bool unit = s->pre_block;
-  pre_args a = {};
-  a.rows = rows;
-  a.stride = row_stride;
-  a.n_total = n_total;
-  a.nblk = s->nblk;
-  a.L = s->L;
-  a.sps = s->sps;
-  a.bank = s->d_pre;
-  a.Q = s->pre_Q;
-  a.ntaps = s->pre_ntaps;
-  a.c = s->pre_c;
-  a.rq = s->pre_rq;
-  a.r = s->pre_r;
-  a.mix = s->d_mix;
+  const pre_args a = pre_args_of(s, rows, row_stride, n_total);
   dim3 g(s->nblk, s->C);
   x4_rows_kernel_of(
       s->cf16, s->d_mix != NULL,
