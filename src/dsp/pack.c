@@ -8,6 +8,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <pthread.h>
 #define PACK_X86 1 /* the vector paths below, chosen where the CPU has them */
 #endif
 
@@ -28,10 +29,19 @@ __attribute__((target("avx,f16c"))) static size_t pack_f16c(const float *f, size
 
 #if defined(PACK_X86) && !(defined(__F16C__) && defined(__AVX__))
 /* Whether the CPU has F16C (and the OS keeps AVX state): CPUID leaf 1's ECX bit, since
- * __builtin_cpu_supports knows no "f16c" in clang before 15. */
-static int cpu_has_f16c(void) {
+ * __builtin_cpu_supports knows no "f16c" in clang before 15; asked once per process (CPUID
+ * traps to the hypervisor in a VM), not per call. */
+static int has_f16c;
+static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
+
+static void detect_f16c(void) {
   unsigned a, b, c, d;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
+  has_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
+}
+
+static int cpu_has_f16c(void) {
+  pthread_once(&f16c_once, detect_f16c);
+  return has_f16c;
 }
 #endif
 
