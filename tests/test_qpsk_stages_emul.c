@@ -451,6 +451,12 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
               "mf: the blocked product differs from qpsk_dot1's");
       }
+      /* the two-symbol form (STAGE_MF_GROUP 2) on each half of the run: the same values */
+      for (int h = 0; h < 4; h += 2) {
+        prx_cf32 y2[2];
+        qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[h], 1, y2);
+        CHECK(memcmp(y2, y + h, sizeof y2) == 0, "mf: qpsk_dot2s differs from qpsk_dot1's");
+      }
     } else {
       for (int q = 0; q < m; q++)
         y[q] = qpsk_dot1(k->mf.bank + (size_t)r[q] * 2 * k->mf.ntaps, (const float *)(win + off[q]),

@@ -524,6 +524,53 @@ QPSK_HD void qpsk_dot4s(const float *t, unsigned ntaps, const void *win, int64_t
   }
 }
 
+/* qpsk_dot4s for two symbols (out[0], out[1]): tap block j of symbol q reads chunk j + q, so a
+ * ring of two chunks, one new chunk and four taps a block; the sums in qpsk_dot1's order. */
+QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
+                        prx_cf32 out[2]) {
+  float re[2] = {0, 0}, im[2] = {0, 0};
+  const QPSK_F2 *w = (const QPSK_F2 *)win;
+  const int o = (int)off, nj = (int)(ntaps / 4);
+  QPSK_F2 ring[2][4];
+  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot32(o + a, pad)];
+  for (int j0 = 0; j0 < nj; j0 += 2) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int jj = 0; jj < 2; jj++) {
+      const int j = j0 + jj;
+      if (j >= nj) break;
+      for (int a = 0; a < 4; a++)
+        ring[(jj + 1) & 1][a] = w[qpsk_win_slot32(o + 4 * (j + 1) + a, pad)];
+      float hr[4], hi[4];
+#if defined(__CUDA_ARCH__)
+      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
+                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
+      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
+      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
+#else
+      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
+#endif
+      for (int a = 0; a < 4; a++) {
+        for (int q = 0; q < 2; q++) {
+          const QPSK_F2 x = ring[(jj + q) & 1][a];
+#ifdef __CUDACC__
+          re[q] += hr[a] * x.x;
+          im[q] += hi[a] * x.y;
+#else
+          re[q] += hr[a] * x.re;
+          im[q] += hi[a] * x.im;
+#endif
+        }
+      }
+    }
+  }
+  for (int q = 0; q < 2; q++) {
+    out[q].re = re[q];
+    out[q].im = im[q];
+  }
+}
+
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
  * 0.005 symbol of the run's centre timing for a clock slope d; n (the whole block) when the
  * drift is that small over it, 0 when even unit symbols drift more. */

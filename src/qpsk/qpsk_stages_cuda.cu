@@ -17,10 +17,19 @@ extern "C" {
 #ifndef STAGE_PRE_MIN_BLOCKS
 #define STAGE_PRE_MIN_BLOCKS 5
 #endif
+/* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
+ * allows four thread blocks per multiprocessor, so its registers are capped for four (64) */
+#ifndef STAGE_PRE_OM_MIN_BLOCKS
+#define STAGE_PRE_OM_MIN_BLOCKS 4
+#endif
 /* the matched filter's thread blocks per multiprocessor: 4 caps it at 64 registers (uncapped, the
  * blocked product's ring of 16 samples takes it to 80, three blocks) */
 #ifndef STAGE_MF_MIN_BLOCKS
-#define STAGE_MF_MIN_BLOCKS 4
+#define STAGE_MF_MIN_BLOCKS 5
+#endif
+/* the matched filter's symbols per thread and group at sps 4 (4: qpsk_dot4s, 2: qpsk_dot2s) */
+#ifndef STAGE_MF_GROUP
+#define STAGE_MF_GROUP 2
 #endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
@@ -246,7 +255,9 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 }
 
 template <bool HALF, bool MIX, bool BLK, bool OM>
-__global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_kernel(pre_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS,
+                                  OM ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_MIN_BLOCKS)
+    qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -488,28 +499,32 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
   if (BLK) {
-    /* sps 4: groups of four consecutive symbols; one run of the timing (the same tap row, inputs
+    /* sps 4: groups of MG consecutive symbols; one run of the timing (the same tap row, inputs
      * 4 apart) takes the register-blocked product, any other group (a run's edge where the
      * instants are placed one by one, the block's last symbols) one product per symbol */
     /* (the per-symbol arrays indexed only by unrolled constants: in registers, not local memory) */
-    for (int64_t k = p.t.k0 + 4 * (int64_t)threadIdx.x; k < p.t.k1; k += 4 * STAGE_THREADS) {
+    constexpr int MG = STAGE_MF_GROUP;
+    for (int64_t k = p.t.k0 + MG * (int64_t)threadIdx.x; k < p.t.k1; k += MG * STAGE_THREADS) {
       unsigned rows[4] = {0, 0, 0, 0};
       int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < 4 ? (int)(p.t.k1 - k) : 4;
-      bool run = m == 4;
+      const int m = p.t.k1 - k < MG ? (int)(p.t.k1 - k) : MG;
+      bool run = m == MG;
       qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
 #pragma unroll
-      for (int q = 0; q < 4; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
+      for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       prx_cf32 v[4];
       if (run) {
-        qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        if (MG == 4)
+          qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        else
+          qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
 #pragma unroll
-        for (int q = 0; q < 4; q++)
+        for (int q = 0; q < MG; q++)
           if (q < m) v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
       }
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < MG; q++) {
         if (q < m) {
           y[k + q - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
