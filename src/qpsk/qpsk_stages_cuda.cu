@@ -18,18 +18,20 @@ extern "C" {
 #define STAGE_PRE_MIN_BLOCKS 5
 #endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
- * allows four thread blocks per multiprocessor, so its registers are capped for four (64) */
+ * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
+ * the same speed as under the 48 of five) */
 #ifndef STAGE_PRE_OM_MIN_BLOCKS
 #define STAGE_PRE_OM_MIN_BLOCKS 4
 #endif
-/* the matched filter's thread blocks per multiprocessor: 4 caps it at 64 registers (uncapped, the
- * blocked product's ring of 16 samples takes it to 80, three blocks) */
-#ifndef STAGE_MF_MIN_BLOCKS
-#define STAGE_MF_MIN_BLOCKS 5
-#endif
-/* the matched filter's symbols per thread and group at sps 4 (4: qpsk_dot4s, 2: qpsk_dot2s) */
+/* the matched filter at sps 4: symbols per thread and group (2: qpsk_dot2s, 4: qpsk_dot4s) and
+ * thread blocks per multiprocessor (5 caps it at 48 registers). H200, 1024 channels: 31.2 Gsym/s
+ * against 30.3 (groups of four, four blocks), 30.1 (two, four) and 30.7 (two, six); groups of
+ * four uncapped (80 registers, three blocks) 18.6 */
 #ifndef STAGE_MF_GROUP
 #define STAGE_MF_GROUP 2
+#endif
+#ifndef STAGE_MF_MIN_BLOCKS
+#define STAGE_MF_MIN_BLOCKS 5
 #endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
@@ -430,9 +432,12 @@ typedef struct {
  * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
- * Each thread then evaluates the matched filter at a strided share of the block's instants (the
- * taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its
- * symbols, summed over the block in double. */
+ * Where the whole window lies in the stream (every block but the stream's first and last) it is
+ * staged without per-sample bounds, in 32-bit indices. Each thread then evaluates the matched
+ * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
+ * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
+ * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
+ * the block in double. */
 template <bool HALF, bool PAD, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
