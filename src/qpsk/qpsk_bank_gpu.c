@@ -178,6 +178,8 @@ struct prx_qpsk_bank_gpu {
   unsigned *p_bad;
   qpsk_phase_out *p_po;
   prx_qpsk_bank_gpu_timing tm;
+  prx_qpsk_bank_gpu_mark_fn mark; /* benchmarks' marks (prx_qpsk_bank_gpu_set_mark), or NULL */
+  void *mark_ctx;
 };
 
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
@@ -497,6 +499,16 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
   }
 }
 
+void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn fn, void *ctx) {
+  if (!g) return;
+  g->mark = fn;
+  g->mark_ctx = ctx;
+}
+
+static void mark(prx_qpsk_bank_gpu *g, void *stream, qpsk_bank_mark m) {
+  if (g->mark) g->mark(g->mark_ctx, stream, (int)m);
+}
+
 /* ---- one span of every channel ---- */
 
 typedef struct {
@@ -774,6 +786,7 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
     return PRX_OK;
   }
   TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
+  mark(g, stream, QPSK_MARK_COUNTS);
   TRY(drv_wait(g, stream));
   g->synced = 1;
   for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
@@ -897,28 +910,40 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   st.nblk = (unsigned)nb;
   const int k = g->slot;
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  mark(g, stream, QPSK_MARK_PRE);
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
+  mark(g, stream, QPSK_MARK_LEVEL);
   TRY(issue_om(g, &st, k, b0, stream));
+  mark(g, stream, QPSK_MARK_OM);
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
+  mark(g, stream, QPSK_MARK_TIMING);
   TRY(issue_x4(g, &st, k, rows, stride, stream));
+  mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+  mark(g, stream, QPSK_MARK_CFO);
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
+  mark(g, stream, QPSK_MARK_NCO);
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
+  mark(g, stream, QPSK_MARK_MF);
   if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
     TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
                  g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
                  g->d_ob, g->d_off, stream));
+    mark(g, stream, QPSK_MARK_PHASE);
     g->first = 0;
     TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    mark(g, stream, QPSK_MARK_OUT);
     g->synced = 0;
     TRY(pend(g, k, nb, stream));
+    mark(g, stream, QPSK_MARK_PEND);
     g->tm.issue_s += prx_now() - t0;
     /* the earlier calls' spans while the device runs this one; all of them where the slots are
      * full (after a wait) */
     g->tm.late += g->np_old;
     drain_n(g, g->np_old, 1);
+    mark(g, stream, QPSK_MARK_DRAIN);
     return g->np == g->np_cap ? drain(g, stream) : PRX_OK;
   }
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
@@ -1114,6 +1139,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   const size_t C = g->C;
   double t0 = prx_now();
   if (!out_dev || !in_dev) stream = g->stream;
+  mark(g, stream, QPSK_MARK_START);
   if (flush) n_in = 0;
   /* the rows on the device */
   const void *ext = NULL;
@@ -1203,6 +1229,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     int64_t keep, end;
     qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+    mark(g, stream, QPSK_MARK_RING);
     TRY(call_end(g, flush, stream)); /* (after the ring's copies: one wait for both) */
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
@@ -1228,6 +1255,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   }
   g->tm.calls++;
   g->tm.total_s += prx_now() - t0;
+  mark(g, stream, QPSK_MARK_END);
   return PRX_OK;
 }
 
@@ -1262,6 +1290,9 @@ size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
   (void)g;
   memset(t, 0, sizeof *t);
+}
+void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn fn, void *ctx) {
+  (void)g, (void)fn, (void)ctx;
 }
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
                                  int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,

@@ -33,6 +33,28 @@ static prx_status cfo_fail(const char *what, const char *why) {
     if (r_ != CUFFT_SUCCESS) return cfo_fail(what, "cuFFT error");                                 \
   } while (0)
 
+/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): the phase index
+ * (m t) mod nfft taken as the low bits of the 32-bit product (m t's low bits: the same integer)
+ * and 2 r / nfft formed in float (r < nfft <= 2^31 and a power-of-two divisor: exact), so each
+ * twiddle is qpsk_dft_twiddle's value bit for bit, without its 64-bit remainder and double
+ * division (most of the peak kernel's time). */
+__device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
+                                          unsigned nfft, unsigned t0, unsigned nt, float acc[4]) {
+  const unsigned mask = nfft - 1, um = (unsigned)mm, up = (unsigned)mp;
+  const float inv = 2.0f / (float)nfft;
+  for (unsigned t = t0; t < n; t += nt) {
+    const prx_cf32 v = w[t];
+    float as, ac, bs, bc;
+    sincospif((float)((um * t) & mask) * inv, &as, &ac);
+    sincospif((float)((up * t) & mask) * inv, &bs, &bc);
+    const prx_cf32 a = {ac, -as}, b = {bc, -bs};
+    acc[0] += v.re * a.re - v.im * a.im;
+    acc[1] += v.re * a.im + v.im * a.re;
+    acc[2] += v.re * b.re - v.im * b.im;
+    acc[3] += v.re * b.im + v.im * b.re;
+  }
+}
+
 /* Grid (len / (4 CFO_THREADS) rounded up, C): row c of buf (len points) is the window, then
  * zeros. */
 __global__ void __launch_bounds__(CFO_THREADS)
@@ -125,7 +147,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    qpsk_odd_bins_part(win, n, mm, mp, nfft, threadIdx.x, CFO_THREADS, acc);
+    odd_bins_part_pow2(win, n, mm, mp, nfft, threadIdx.x, CFO_THREADS, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
