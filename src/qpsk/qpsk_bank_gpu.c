@@ -178,6 +178,14 @@ struct prx_qpsk_bank_gpu {
   unsigned *p_bad;
   qpsk_phase_out *p_po;
   prx_qpsk_bank_gpu_timing tm;
+  /* the call's start for channels 1 .. C - 1 (their outputs, estimates cleared, stream counts),
+   * which the phase pass's calls leave to the pool's first pass over the channels, after the
+   * first span is issued (channel 0's, which that span reads, is done first): touching C
+   * channels' state on one thread costs ~0.1-0.25 ms at 1024 channels, in front of the device */
+  int begun;     /* done for this call (always outside a call) */
+  size_t c_n_in; /* the call's samples, flush, outputs */
+  int c_flush;
+  const prx_qpsk_bank_out *c_out;
   prx_qpsk_bank_gpu_mark_fn mark; /* benchmarks' marks (prx_qpsk_bank_gpu_set_mark), or NULL */
   void *mark_ctx;
 };
@@ -247,6 +255,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   const prx_qpsk *q = b->ch[0];
   prx_qpsk_bank_gpu *g = calloc(1, sizeof *g);
   if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  g->begun = 1;
   g->m = m;
   g->dev = m->qpsk_bank;
   g->k = m->qpsk_stages;
@@ -698,12 +707,29 @@ typedef struct {
   prx_qpsk_bank_gpu *g;
   unsigned n;
   int fresh;
+  int begin; /* the call's start of channels 1 .. C - 1 first (call_begin) */
 } drain_ctx;
+
+/* The call's start for channel c (as prx_qpsk_execute / flush set a channel's stream): its
+ * outputs (host finish: the pinned rows), estimates cleared, the chunk's samples counted. */
+static void call_begin(prx_qpsk_bank_gpu *g, size_t c) {
+  prx_qpsk *q = g->bank->ch[c];
+  const prx_qpsk_bank_out *out = g->c_out;
+  q->out_bits = g->hf && out->bits ? g->h_bits + c * g->h_bits_row : NULL;
+  q->out_llrs = g->hf && out->llrs ? g->h_llrs + c * g->h_llr_row : NULL;
+  q->out_syms = NULL;
+  q->n_est = 0;
+  q->n_total += (int64_t)g->c_n_in;
+  q->stats.samples += g->c_n_in;
+  if (g->c_flush) q->flushing = 1;
+  g->off[c] = 0;
+}
 
 static void task_drain(void *ctx, size_t c) {
   const drain_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
   prx_qpsk *q = g->bank->ch[c];
+  if (x->begin && c) call_begin(g, c);
   for (unsigned i = 0; i < x->n; i++) {
     const unsigned p = (g->ph + i) % g->np_cap;
     const size_t o = p * g->nbt + c * g->p_nb[p];
@@ -754,12 +780,14 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   return st;
 }
 
-/* The n oldest pending spans into the channels (their copies complete), on the pool. */
+/* The n oldest pending spans into the channels (their copies complete), on the pool, after the
+ * call's start of channels 1 .. C - 1 where it is still to do. */
 static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
-  if (!n) return;
-  drain_ctx x = {g, n, fresh};
+  if (!n && g->begun) return;
+  drain_ctx x = {g, n, fresh, !g->begun};
   double t0 = prx_now();
   prx_pool_run(g->bank->pool, task_drain, &x, g->C);
+  g->begun = 1;
   g->tm.serial_s += prx_now() - t0;
   g->ph = (g->ph + n) % g->np_cap;
   g->np -= n;
@@ -1034,6 +1062,14 @@ static const void *at_sample(const void *base, int64_t s0, size_t sz) {
   return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
 }
 
+/* A 2-D copy between device rows (the ring's and the chunk's): by a kernel where the module has
+ * it (the copy engine's 2-D copy pays per row), else copy2d. */
+static prx_status ring_copy(prx_qpsk_bank_gpu *g, void *dst, size_t dpitch, const void *src,
+                            size_t spitch, size_t width, void *stream) {
+  const prx_qpsk_bank_cuda *d = g->dev;
+  return (d->copy2d_dev ? d->copy2d_dev : d->copy2d)(dst, dpitch, src, spitch, width, g->C, stream);
+}
+
 /* Moves the kept samples [keep, n_total) into the other ring buffer: those before ring_end from
  * the ring, the rest from the chunk (ext: its sample ext_base at ext, ext_pitch bytes per row). */
 static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext, int64_t ext_base,
@@ -1049,14 +1085,14 @@ static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext,
   size_t done = 0;
   if (keep < ring_end) {
     done = (size_t)(ring_end - keep);
-    TRY(g->dev->copy2d(dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
-                       done * g->sz, g->C, stream));
+    TRY(ring_copy(g, dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
+                  done * g->sz, stream));
   }
   const int64_t from = keep > ring_end ? keep : ring_end;
   if (from < g->n_total) {
-    TRY(g->dev->copy2d(dst + done * g->sz, pitch,
-                       (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
-                       (size_t)(g->n_total - from) * g->sz, g->C, stream));
+    TRY(ring_copy(g, dst + done * g->sz, pitch,
+                  (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
+                  (size_t)(g->n_total - from) * g->sz, stream));
   }
   g->cur ^= 1;
   g->ring_base = keep;
@@ -1073,9 +1109,9 @@ static prx_status ring_append(prx_qpsk_bank_gpu *g, int64_t upto, const void *ex
     return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
                     g->ring_cap, (long long)(upto - g->ring_base));
   const size_t pitch = g->ring_cap * g->sz;
-  TRY(g->dev->copy2d(g->ring[g->cur] + g->ring_len * g->sz, pitch,
-                     (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
-                     (size_t)(upto - ring_end) * g->sz, g->C, stream));
+  TRY(ring_copy(g, g->ring[g->cur] + g->ring_len * g->sz, pitch,
+                (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
+                (size_t)(upto - ring_end) * g->sz, stream));
   g->ring_len = (size_t)(upto - g->ring_base);
   return PRX_OK;
 }
@@ -1132,9 +1168,9 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
   return drv_wait(g, stream);
 }
 
-prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                                 void *stream) {
+static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                           int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                           void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const size_t C = g->C;
   double t0 = prx_now();
@@ -1186,18 +1222,18 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   TRY(phase_side(g, g->gph));
   g->first = 1;
   g->next = b->ch[0]->next_span + (int64_t)g->np; /* (the pending spans ran) */
-  /* every channel's stream position (as prx_qpsk_execute / flush set them) */
+  /* every channel's stream position (as prx_qpsk_execute / flush set them): channel 0's now, the
+   * others' here too, or with the phase pass on the GPU in the pool's first pass over the channels
+   * (drain_n, after the first span is issued; the run's end where none ran) */
   const int64_t ext_base = b->ch[0]->n_total;
-  for (size_t c = 0; c < C; c++) {
-    prx_qpsk *q = b->ch[c];
-    q->out_bits = g->hf && out->bits ? g->h_bits + c * g->h_bits_row : NULL;
-    q->out_llrs = g->hf && out->llrs ? g->h_llrs + c * g->h_llr_row : NULL;
-    q->out_syms = NULL;
-    q->n_est = 0;
-    q->n_total += (int64_t)n_in;
-    q->stats.samples += n_in;
-    if (flush) q->flushing = 1;
-    g->off[c] = 0;
+  g->c_n_in = n_in;
+  g->c_flush = flush;
+  g->c_out = out;
+  call_begin(g, 0);
+  g->begun = 0;
+  if (!g->gph || flush) {
+    for (size_t c = 1; c < C; c++) call_begin(g, c);
+    g->begun = 1;
   }
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
@@ -1257,6 +1293,19 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   g->tm.total_s += prx_now() - t0;
   mark(g, stream, QPSK_MARK_END);
   return PRX_OK;
+}
+
+prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                                 void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  g->begun = 1;
+  prx_status st = run_call(b, in, in_stride, n_in, in_dev, flush, out, out_dev, stream);
+  if (!g->begun) { /* a failed call's channels still get the call's start */
+    for (size_t c = 1; c < g->C; c++) call_begin(g, c);
+    g->begun = 1;
+  }
+  return st;
 }
 
 #else /* no CUDA in this build: the bank never creates the driver */

@@ -199,6 +199,11 @@ typedef struct prx_qpsk_bank_cuda {
    * ops[3 c + 1] (value offsets in the row; the two ranges do not overlap), on stream: a span's
    * CFO window reaching back into earlier 4th-power values (ops: device memory) */
   prx_status (*row_copy)(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream);
+  /* copy2d between two device buffers of the device by a kernel (module ABI 11): the copy
+   * engine's 2-D copy pays ~0.3 us a row, which the ring's move of C short rows feels (~0.33 ms
+   * at 1024 channels); the rows must not overlap */
+  prx_status (*copy2d_dev)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                           size_t height, void *stream);
 } prx_qpsk_bank_cuda;
 extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 
