@@ -93,6 +93,11 @@ struct prx_qpsk_bank_gpu {
   /* two spans in flight: span s + 1's pre (pre_om) runs on pstream into the other slot while the
    * pool runs span s's serial passes (the module's events order pstream after the main stream) */
   void *pstream, *ev; /* NULL: the module has no events, every pre runs on the main stream */
+  /* with the phase pass on the GPU, the reports' records are copied on pstream, beside out and
+   * the ring's move (kernels), after an event on the main stream; the next span's kernels (which
+   * overwrite what they copy) wait for them, and so does the call's end (the same event, recorded
+   * again on pstream after the copies; each wait takes its latest record) */
+  int cp_pending;     /* copies on pstream not yet waited for */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
@@ -780,6 +785,14 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   return st;
 }
 
+/* Waits for stream and for the reports' copies on pstream. */
+static prx_status wait_all(prx_qpsk_bank_gpu *g, void *stream) {
+  TRY(drv_wait(g, stream));
+  if (g->cp_pending) TRY(drv_wait(g, g->pstream));
+  g->cp_pending = 0;
+  return PRX_OK;
+}
+
 /* The n oldest pending spans into the channels (their copies complete), on the pool, after the
  * call's start of channels 1 .. C - 1 where it is still to do. */
 static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
@@ -798,7 +811,7 @@ static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
  * not waited (stream: the one they were issued on). */
 static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
   if (!g->np) return PRX_OK;
-  if (!g->synced) TRY(drv_wait(g, stream));
+  if (!g->synced) TRY(wait_all(g, stream));
   g->synced = 1;
   drain_n(g, g->np, g->np_old > 0);
   return PRX_OK;
@@ -815,7 +828,7 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   }
   TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
   mark(g, stream, QPSK_MARK_COUNTS);
-  TRY(drv_wait(g, stream));
+  TRY(wait_all(g, stream));
   g->synced = 1;
   for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
   return flush ? drain(g, stream) : PRX_OK;
@@ -937,6 +950,8 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
   const int k = g->slot;
+  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
+  g->cp_pending = 0;
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   mark(g, stream, QPSK_MARK_PRE);
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
@@ -961,10 +976,17 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
                  g->d_ob, g->d_off, stream));
     mark(g, stream, QPSK_MARK_PHASE);
     g->first = 0;
+    g->synced = 0;
+    if (g->pstream) { /* the records' copies beside out and the ring's move */
+      TRY(g->m->event_record(g->ev, stream));
+      TRY(g->m->stream_wait(g->pstream, g->ev));
+      TRY(pend(g, k, nb, g->pstream));
+      TRY(g->m->event_record(g->ev, g->pstream));
+      g->cp_pending = 1;
+    }
     TRY(issue_out(g, &st, n, bits, bits_stride, stream));
     mark(g, stream, QPSK_MARK_OUT);
-    g->synced = 0;
-    TRY(pend(g, k, nb, stream));
+    if (!g->pstream) TRY(pend(g, k, nb, stream));
     mark(g, stream, QPSK_MARK_PEND);
     g->tm.issue_s += prx_now() - t0;
     /* the earlier calls' spans while the device runs this one; all of them where the slots are
