@@ -37,20 +37,17 @@ static prx_status cfo_fail(const char *what, const char *why) {
     if (r_ != CUFFT_SUCCESS) return cfo_fail(what, "cuFFT error");                                 \
   } while (0)
 
-/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): the phase index
- * (m t) mod nfft taken as the low bits of the 32-bit product (m t's low bits: the same integer)
- * and 2 r / nfft formed in float (r < nfft <= 2^31 and a power-of-two divisor: exact), so each
- * twiddle is qpsk_dft_twiddle's value bit for bit, without its 64-bit remainder and double
- * division (most of the peak kernel's time). */
+/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): each twiddle's
+ * argument by qpsk_twiddle_arg_pow2, so each twiddle is qpsk_dft_twiddle's value bit for bit,
+ * without its 64-bit remainder and double division. */
 __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
                                           unsigned nfft, unsigned t0, unsigned nt, float acc[4]) {
-  const unsigned mask = nfft - 1, um = (unsigned)mm, up = (unsigned)mp;
-  const float inv = 2.0f / (float)nfft;
+  const unsigned um = (unsigned)mm, up = (unsigned)mp;
   for (unsigned t = t0; t < n; t += nt) {
     const prx_cf32 v = w[t];
     float as, ac, bs, bc;
-    sincospif((float)((um * t) & mask) * inv, &as, &ac);
-    sincospif((float)((up * t) & mask) * inv, &bs, &bc);
+    sincospif(qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
+    sincospif(qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
     const prx_cf32 a = {ac, -as}, b = {bc, -bs};
     acc[0] += v.re * a.re - v.im * a.im;
     acc[1] += v.re * a.im + v.im * a.re;
