@@ -4,11 +4,11 @@
  *   old metadata ever sits beside new data, then creates a temporary data file beside them
  *   (BASE.sigmf-data.tmp-PID-N, a name no other writer uses);
  * - samples go to the temporary file as they come, through a FILE buffer;
- * - close checks every byte written, renames the data into place, then writes the metadata to a
- *   temporary file and renames it into place last: a .sigmf-meta exists only beside the whole
- *   data it describes; prx_sigmf_writer_end_data does close's first step (flush and close the
- *   data file, errors kept) earlier, on the caller's thread of choice (a writer thread that
- *   has written its last samples);
+ * - close checks every byte written, renames the data into place, then writes the metadata last
+ *   (an unnamed file linked into place once whole, else a temporary file and a rename): a
+ *   .sigmf-meta exists only beside the whole data it describes; prx_sigmf_writer_end_data
+ *   does close's first step (flush and close the data file, errors kept) earlier, on the
+ *   caller's thread of choice (a writer thread that has written its last samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
