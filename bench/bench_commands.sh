@@ -52,7 +52,8 @@
 #   standard error compared; one line each).
 #   chanuse: where `polyrx channelize --backend cpu` spends its time on the cpu mode's file
 #   (K = 1024, all channels and 0-63, --threads 1 and 0, to tmpfs, REPS runs each): its POLYRX_TIMING lines
-#   (the phases, then each thread's CPU time, faults and context switches, the writers' split);
+#   (the phases, then each thread's CPU time, faults and context switches, the writers' split),
+#   each run followed by the library on the same work (its own process, the command's block);
 #   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
 #   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
 #   its share of the files, as the command's writers), and the cost of a system call.
@@ -432,8 +433,8 @@ chanuse() {
   "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
   for th in 1 0; do
     for sel in all 0-63; do
-      local copt=()
-      [ "$sel" = all ] || copt=(-c "$sel")
+      local copt=() nsel=0
+      [ "$sel" = all ] || copt=(-c "$sel") nsel=64
       for _ in $(seq "$REPS"); do
         rm -rf "$W/ch"
         s=$(ns)
@@ -442,6 +443,10 @@ chanuse() {
         e=$(ns)
         echo "threads $th channels $sel wall $(((e - s) / 1000000)) ms"
         echo "$f"
+        # the library on the same work right after, in its own process and the command's block:
+        # the run's "compute in execute" against it (on a host of two speeds, pairs of one round)
+        "$B" chan "$x" cf32 1024 "$th" 1 "$nsel" |
+          sed 's/.*"block":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, block \1, own process: \2 s/'
       done
     done
   done
