@@ -547,7 +547,6 @@ typedef struct run_state {
    * reused every block, and compute copies them into the slot (stream: with streaming stores) */
   prx_cf32 *stage;
   int stage_mode; /* 0 none, 1 copy, 2 streaming stores */
-  int prefault;   /* POLYRX_PREFAULT=1: the pipeline's buffers are zeroed as they are made */
 } run_state;
 
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
@@ -1329,7 +1328,6 @@ static void *timed_alloc(void *ctx, size_t bytes) {
   void *p = pinned_buffers(r)       ? prx_pipe_host_alloc(bytes, 1)
             : bytes > SIZE_MAX - 63 ? NULL
                                     : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (p && r->prefault && !pinned_buffers(r)) memset(p, 0, bytes);
   pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
   pthread_mutex_unlock(&alloc_lock);
@@ -1371,11 +1369,13 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
-  /* measurement switches: POLYRX_OUT_DEPTH=N (2..16), POLYRX_IN_DEPTH=N (3..16, below),
-   * POLYRX_PREFAULT=1, POLYRX_STAGE */
+  /* measurement switches (bench/RESULTS.md, "channelize on 16 cores, seventh session,
+   * continued"): POLYRX_OUT_DEPTH=N output slots (2..16); POLYRX_STAGE=copy|stream, the
+   * channelizer's rows in a buffer of compute's own, which stays in its core's cache, then copied
+   * into the slot (with one worker on the GPU host compute inside the channelizer falls to the
+   * library's time, and the copy costs as much as it saves) */
   const char *ev = getenv("POLYRX_OUT_DEPTH");
   if (ev && atoi(ev) >= 2 && atoi(ev) <= 16) c.out_depth = atoi(ev);
-  r->prefault = (ev = getenv("POLYRX_PREFAULT")) && !strcmp(ev, "1");
   ev = getenv("POLYRX_STAGE");
   r->stage_mode = !ev ? 0 : !strcmp(ev, "copy") ? 1 : !strcmp(ev, "stream") ? 2 : 0;
   if (r->stage_mode && !pinned_buffers(r)) {
@@ -1396,7 +1396,6 @@ static int stream(run_state *r) {
   /* a file in place: its blocks are not read (an integer format: nothing to zero, chan_read_at
    * counts no non-finite sample) */
   cli_pipe_use_map(&c, r->reader, r->map);
-  if ((ev = getenv("POLYRX_IN_DEPTH")) && atoi(ev) >= 3 && atoi(ev) <= 16) c.in_depth = atoi(ev);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
   for (int w = 0; w < r->n_writers; w++) {
