@@ -11,7 +11,9 @@
  *                                                (default the command's on the CPU: 2^16 with
  *                                                8 cores or more, else 2^18),
  *                                                channels 0..N-1 (default or 0: all K), D = K/2,
- *                                                16 taps: input Msample/s, best of REPS
+ *                                                16 taps: input Msample/s, best of REPS;
+ *                                                BENCH_CHAN_SLOTS=N: the outputs go to N
+ *                                                buffers in turn (the command's slots)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
