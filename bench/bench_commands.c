@@ -11,7 +11,9 @@
  *                                                (default the command's on the CPU: 2^16 with
  *                                                8 cores or more, else 2^18),
  *                                                channels 0..N-1 (default or 0: all K), D = K/2,
- *                                                16 taps: input Msample/s, best of REPS
+ *                                                16 taps: input Msample/s, best of REPS;
+ *                                                BENCH_CHAN_SLOTS=N: the outputs go to N
+ *                                                buffers in turn (the command's slots)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
@@ -134,7 +136,11 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   prx_chan *ch;
   if (!x || prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
   size_t stride = (block > 16 * (size_t)K ? block : 16 * (size_t)K) / (K / 2) + 2;
-  prx_cf32 *y = malloc((size_t)K * stride * sizeof *y);
+  /* BENCH_CHAN_SLOTS=N: the output goes to N buffers in turn, as the command's pipeline slots
+   * (default 1: one buffer, which stays in the core's cache) */
+  const char *ev = getenv("BENCH_CHAN_SLOTS");
+  int n_slots = ev && atoi(ev) > 1 && atoi(ev) <= 16 ? atoi(ev) : 1;
+  prx_cf32 *y = malloc((size_t)n_slots * K * stride * sizeof *y);
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
@@ -142,7 +148,8 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
     size_t got;
     for (size_t i = 0; i < n; i += block) {
       size_t m = n - i < block ? n - i : block;
-      if (prx_chan_execute(ch, x + i * ss, m, y, stride, &got))
+      prx_cf32 *yb = y + (i / block % (size_t)n_slots) * K * stride;
+      if (prx_chan_execute(ch, x + i * ss, m, yb, stride, &got))
         return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
     }
     prx_chan_flush(ch, y, stride, &got);
@@ -150,8 +157,9 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
     if (t < best) best = t;
   }
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
-         "\"threads\":%d,\"block\":%zu,\"samples\":%zu,\"seconds\":%.4f,\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, block, n, best, n / best / 1e6);
+         "\"threads\":%d,\"block\":%zu,\"slots\":%d,\"samples\":%zu,\"seconds\":%.4f,"
+         "\"msps\":%.2f}\n",
+         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, n, best, n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);

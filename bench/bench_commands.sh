@@ -56,7 +56,9 @@
 #   each run followed by the library on the same work (its own process, the command's block);
 #   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
 #   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
-#   its share of the files, as the command's writers), and the cost of a system call.
+#   its share of the files, as the command's writers), and the cost of a system call; the
+#   library with one worker and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS), REPS
+#   alternating processes each.
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -448,6 +450,15 @@ chanuse() {
         "$B" chan "$x" cf32 1024 "$th" 1 "$nsel" |
           sed 's/.*"block":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, block \1, own process: \2 s/'
       done
+    done
+  done
+  # the library with one worker, its outputs in 1 buffer (which stays in the core's cache) or
+  # in 3 in turn (as the command's slots), alternating processes: what cycling through more
+  # output than a core's cache holds costs compute without any other thread
+  for _ in $(seq "$REPS"); do
+    for n in 1 3; do
+      BENCH_CHAN_SLOTS=$n "$B" chan "$x" cf32 1024 1 1 0 |
+        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 output buffer(s): \3 s/'
     done
   done
   # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's

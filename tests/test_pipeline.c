@@ -315,6 +315,53 @@ static void test_write_errors(const uint32_t *x, uint32_t *y, size_t cap) {
       }
 }
 
+/* ---- many writers: each slot reaches every writer through the wake tree ---- */
+
+/* The writers wake each other in a tree (writer w the writers 2w + 1 and 2w + 2): with 5 to 8
+ * writers at jittered speeds every writer sees every slot in order (byte identity), and a write
+ * error at an inner writer (1, whose subtree waits for it) or at a leaf (the last) ends the run
+ * with no stage left waiting. */
+static void test_writer_tree(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
+  static const size_t blocks[] = {64, 1000, 4096};
+  size_t n_ref = N_SAMPLES + FLUSH_WORDS;
+  for (int writers = 5; writers <= 8; writers++)
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+      for (int out_depth = 2; out_depth <= 5; out_depth += 3) {
+        sim s;
+        sim_init(&s, x, N_SAMPLES, y, cap,
+                 9000 + (uint64_t)(writers * 100) + b * 10 + (uint64_t)out_depth);
+        prx_pipe_config c = sim_config(&s, blocks[b], 4, out_depth, writers);
+        prx_pipe_result r;
+        prx_status st = prx_pipe_run(&c, &r);
+        CHECK(st == PRX_OK && memcmp(y, ref, n_ref * 4) == 0 && !s.overflow && r.flushed &&
+                  s.order_errors == 0 && r.blocks_written == r.blocks_computed,
+              "writers %d block %zu out depth %d: output or counts differ", writers, blocks[b],
+              out_depth);
+        pthread_mutex_destroy(&s.rng_mu);
+      }
+  const size_t block = 900;
+  for (int fw = 0; fw < 2; fw++)
+    for (int k = 1; k <= 20; k += 4) {
+      int writers = 8, failing = fw ? writers - 1 : 1;
+      sim s;
+      sim_init(&s, x, N_SAMPLES, y, cap, 9500 + (uint64_t)k);
+      prx_pipe_config c = sim_config(&s, block, 3, 2, writers);
+      s.fail_write = k;
+      s.fail_writer = failing;
+      prx_pipe_result r;
+      prx_status st = prx_pipe_run(&c, &r);
+      CHECK(st == PRX_ERR_IO && r.failed == PRX_PIPE_WRITE &&
+                strstr(prx_last_error(), "injected write error") != NULL,
+            "writer %d error at %d: %d '%s'", failing, k, st, prx_last_error());
+      CHECK(r.blocks_written <= (uint64_t)k - 1 && atomic_load(&s.writes[failing]) == k &&
+                !r.flushed && r.blocks_computed >= (uint64_t)k &&
+                r.blocks_computed <= (uint64_t)k + 2,
+            "writer %d error at %d: written %llu computed %llu", failing, k,
+            (unsigned long long)r.blocks_written, (unsigned long long)r.blocks_computed);
+      pthread_mutex_destroy(&s.rng_mu);
+    }
+}
+
 /* ---- stop requests ---- */
 
 static void test_stop(const uint32_t *x, uint32_t *y, size_t cap) {
@@ -562,6 +609,7 @@ int main(void) {
   test_read_errors(x, y, cap);
   test_compute_errors(x, y, cap);
   test_write_errors(x, y, cap);
+  test_writer_tree(x, ref, y, cap);
   test_stop(x, y, cap);
   test_iq_reader(x, ref, y);
   /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own

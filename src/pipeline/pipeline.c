@@ -1,7 +1,18 @@
 /* The host pipeline: a reader thread, the compute stage on the caller's thread and writer
- * threads, joined by two rings under one mutex (pipeline.h has the contract). Blocks are large
- * (milliseconds of work each), so one lock and three condition variables cost nothing that
- * shows; the sequence counters below say everything about which buffer is whose. */
+ * threads, joined by two rings (pipeline.h has the contract). The sequence counters below say
+ * everything about which buffer is whose; they are atomics, so a stage that finds its next
+ * buffer ready takes it without a lock. A stage that must wait sleeps on its own parker (a mutex,
+ * a condition variable and a flag saying it sleeps), and a stage that moves a counter wakes only
+ * the parkers whose flag is set: no thread waits for a lock another stage holds, and a slot wakes
+ * no writer that is still busy with an earlier one. The compute thread wakes the first writer;
+ * each writer, taking a slot, wakes the next two (a tree of depth log2 writers), so the compute
+ * stage's path holds one wake per slot at most, not one per writer (on a KVM guest a wake of an
+ * idle vCPU is an interrupt through the hypervisor).
+ *
+ * The flags and counters are sequentially consistent: a stage stores its counter, then loads
+ * the waiter's flag; a waiter stores its flag, then loads the counter; so at least one of the
+ * two sees the other, and a wake is never lost. The mutex mu guards what is not a counter: the
+ * readers' claims and hand-over (several readers) and the first error. */
 #include "pipeline.h"
 
 #include "../core/internal.h"
@@ -9,6 +20,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,31 +28,52 @@
 #define MSG_SIZE 512
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
 
+/* A thread's place to sleep: waiting is set while it sleeps (or is about to). */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  atomic_int waiting;
+} parker;
+
+/* One writer's counter and parker, a cache line (or more) of its own: the writers move their
+ * counters at once. */
+typedef struct {
+  _Alignas(64) _Atomic uint64_t seq; /* the next slot this writer writes */
+  parker park;
+} writer_slot;
+
+typedef struct {
+  _Alignas(64) parker park;
+} reader_slot;
+
 typedef struct {
   const prx_pipe_config *cfg;
   int in_depth, out_depth, n_writers, n_readers;
   int multi; /* the reader threads of read_at (several, or one with view_at) */
   pthread_mutex_t mu;
-  pthread_cond_t cv_read;  /* the reader waits for a free input block */
-  pthread_cond_t cv_comp;  /* compute waits for an input block or a free output slot */
-  pthread_cond_t cv_write; /* the writers wait for an output slot */
   unsigned char **in, **out;
   const void **in_view; /* view_at: the block in place (NULL: read into in[]) */
   size_t *in_n, *out_n;
   uint64_t *in_pos;
   /* several readers (read_at): a block's read is complete (ready) before it is handed over in
-   * stream order; its status and stop flag go with it */
+   * stream order; its status and stop flag go with it (guarded by mu) */
   unsigned char *in_ready, *in_stop;
   prx_status *in_st;
-  char *in_msg;       /* MSG_SIZE bytes per block: a failed read's message, from its reader */
-  uint64_t claim_seq; /* the next block a reader takes */
+  char *in_msg; /* MSG_SIZE bytes per block: a failed read's message, from its reader */
+  _Atomic uint64_t claim_seq; /* the next block a reader takes (moved under mu) */
   /* Sequence counters: input block i lives in in[i % in_depth], output slot j in
    * out[j % out_depth]. The reader owns blocks [c_seq, ...) that it has not published,
-   * compute owns block c_seq and slot o_seq, writer w owns slot w_seq[w]. */
-  uint64_t r_seq, c_seq, o_seq, *w_seq;
-  int reader_done, compute_done;
-  int stop_read; /* a compute or write error: the reader stops */
-  int stop_all;  /* a write error: compute and the writers stop too */
+   * compute owns block c_seq and slot o_seq, writer w owns slot w[w].seq. */
+  _Alignas(64) _Atomic uint64_t r_seq;
+  _Alignas(64) _Atomic uint64_t c_seq;
+  _Alignas(64) _Atomic uint64_t o_seq;
+  _Alignas(64) atomic_int reader_done;
+  atomic_int compute_done;
+  atomic_int stop_read; /* a compute or write error: the reader stops */
+  atomic_int stop_all;  /* a write error: compute and the writers stop too */
+  parker comp;          /* compute waits for an input block or a free output slot */
+  reader_slot *rd;      /* the readers wait for a free input block */
+  writer_slot *w;       /* the writers wait for an output slot */
   uint64_t flush_seq;
   int has_flush;
   prx_pipe_result res;
@@ -65,7 +98,7 @@ prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t fir
   return prx_iq_read_at(r, buf, prx_iq_reader_samples(r) + first, max, n);
 }
 
-/* Records the first error with its message (called with the lock held). */
+/* Records the first error with its message (called with mu held). */
 static void record_error_msg(pipe_state *p, prx_pipe_stage stage, prx_status st, const char *msg) {
   if (p->res.failed != PRX_PIPE_NONE) return;
   p->res.failed = stage;
@@ -73,22 +106,102 @@ static void record_error_msg(pipe_state *p, prx_pipe_stage stage, prx_status st,
   snprintf(p->msg, sizeof p->msg, "%s", msg);
 }
 
-/* Records the first error (called with the lock held, on the thread that met it). */
+/* Records the first error (called with mu held, on the thread that met it). */
 static void record_error(pipe_state *p, prx_pipe_stage stage, prx_status st) {
   record_error_msg(p, stage, st, prx_last_error());
 }
 
-static void wake_all(pipe_state *p) {
-  pthread_cond_broadcast(&p->cv_read);
-  pthread_cond_broadcast(&p->cv_comp);
-  pthread_cond_broadcast(&p->cv_write);
+/* record_error, taking mu. */
+static void record_error_locked(pipe_state *p, prx_pipe_stage stage, prx_status st) {
+  pthread_mutex_lock(&p->mu);
+  record_error(p, stage, st);
+  pthread_mutex_unlock(&p->mu);
 }
 
-static uint64_t slowest_writer(const pipe_state *p) {
-  uint64_t m = p->w_seq[0];
-  for (int w = 1; w < p->n_writers; w++)
-    if (p->w_seq[w] < m) m = p->w_seq[w];
+/* ---- the parkers ---- */
+
+static void parker_init(parker *k) {
+  pthread_mutex_init(&k->mu, NULL);
+  pthread_cond_init(&k->cv, NULL);
+  atomic_init(&k->waiting, 0);
+}
+
+static void parker_destroy(parker *k) {
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->cv);
+}
+
+typedef int (*ready_fn)(pipe_state *p, int who);
+
+/* Returns once ready(p, who) holds, sleeping on k meanwhile. */
+static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
+  if (ready(p, who)) return;
+  pthread_mutex_lock(&k->mu);
+  atomic_store(&k->waiting, 1);
+  while (!ready(p, who)) pthread_cond_wait(&k->cv, &k->mu);
+  atomic_store(&k->waiting, 0);
+  pthread_mutex_unlock(&k->mu);
+}
+
+/* Wakes k's thread if it sleeps (called after the counter it waits on has moved). */
+static void wake(parker *k) {
+  if (!atomic_load(&k->waiting)) return;
+  pthread_mutex_lock(&k->mu);
+  pthread_cond_signal(&k->cv);
+  pthread_mutex_unlock(&k->mu);
+}
+
+static void wake_readers(pipe_state *p) {
+  for (int i = 0; i < p->n_readers; i++) wake(&p->rd[i].park);
+}
+
+static void wake_writers(pipe_state *p) {
+  for (int w = 0; w < p->n_writers; w++) wake(&p->w[w].park);
+}
+
+static void wake_all(pipe_state *p) {
+  wake(&p->comp);
+  wake_readers(p);
+  wake_writers(p);
+}
+
+static uint64_t slowest_writer(pipe_state *p) {
+  uint64_t m = atomic_load(&p->w[0].seq);
+  for (int w = 1; w < p->n_writers; w++) {
+    uint64_t s = atomic_load(&p->w[w].seq);
+    if (s < m) m = s;
+  }
   return m;
+}
+
+/* The stages' waits. */
+static int reader_ready(pipe_state *p, int who) {
+  (void)who;
+  return atomic_load(&p->stop_read) ||
+         atomic_load(&p->r_seq) - atomic_load(&p->c_seq) < (uint64_t)p->in_depth;
+}
+
+static int multi_reader_ready(pipe_state *p, int who) {
+  (void)who;
+  return atomic_load(&p->stop_read) || atomic_load(&p->reader_done) ||
+         atomic_load(&p->claim_seq) - atomic_load(&p->c_seq) < (uint64_t)p->in_depth;
+}
+
+static int input_ready(pipe_state *p, int who) {
+  (void)who;
+  return atomic_load(&p->stop_all) || atomic_load(&p->reader_done) ||
+         atomic_load(&p->r_seq) != atomic_load(&p->c_seq);
+}
+
+static int slot_free(pipe_state *p, int who) {
+  (void)who;
+  return atomic_load(&p->stop_all) ||
+         atomic_load(&p->o_seq) - slowest_writer(p) < (uint64_t)p->out_depth;
+}
+
+static int slot_ready(pipe_state *p, int w) {
+  return atomic_load(&p->stop_all) || atomic_load(&p->compute_done) ||
+         atomic_load(&p->w[w].seq) != atomic_load(&p->o_seq);
 }
 
 static int stop_requested(const prx_pipe_config *c) {
@@ -126,13 +239,11 @@ static void *reader_main(void *arg) {
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
   uint64_t pos = 0;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    while (!p->stop_read && p->r_seq - p->c_seq >= (uint64_t)p->in_depth)
-      pthread_cond_wait(&p->cv_read, &p->mu);
-    if (p->stop_read) break;
-    size_t slot = (size_t)(p->r_seq % (uint64_t)p->in_depth);
-    pthread_mutex_unlock(&p->mu);
+    wait_until(p, &p->rd[0].park, reader_ready, 0);
+    if (atomic_load(&p->stop_read)) break;
+    uint64_t rs = atomic_load(&p->r_seq); /* this thread alone moves it */
+    size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
     int stop = stop_requested(c);
     size_t n = 0;
     prx_status st = PRX_OK;
@@ -141,22 +252,21 @@ static void *reader_main(void *arg) {
       /* a read cut short by a stop signal is the stop, not an error */
       if (st && stop_requested(c)) stop = 1;
     }
-    pthread_mutex_lock(&p->mu);
     if (n > 0) {
       p->in_n[slot] = n;
       p->in_pos[slot] = pos;
       pos += n;
       p->res.samples_read += n;
       p->res.blocks_read++;
-      p->r_seq++;
-      pthread_cond_signal(&p->cv_comp);
+      atomic_store(&p->r_seq, rs + 1);
+      wake(&p->comp);
     }
     if (stop) {
       p->res.stopped = 1;
       break;
     }
     if (st) {
-      record_error(p, PRX_PIPE_READ, st); /* not fatal: what was read is computed and flushed */
+      record_error_locked(p, PRX_PIPE_READ, st); /* not fatal: what was read is computed */
       break;
     }
     if (n == 0) {
@@ -164,20 +274,20 @@ static void *reader_main(void *arg) {
       break;
     }
   }
-  p->reader_done = 1;
-  pthread_cond_broadcast(&p->cv_comp);
-  pthread_mutex_unlock(&p->mu);
+  atomic_store(&p->reader_done, 1); /* after every r_seq it moved: compute reads them in turn */
+  wake(&p->comp);
   return NULL;
 }
 
 static void *buf_alloc(const prx_pipe_config *c, size_t bytes);
 
 /* Several readers: hands the blocks whose reads are complete to compute, in stream order, up to
- * the block that ends the stream (short, failed or stopped); called with the lock held. */
+ * the block that ends the stream (short, failed or stopped); called with mu held. */
 static void publish_ready(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
-  while (!p->reader_done && !p->stop_read) {
-    size_t slot = (size_t)(p->r_seq % (uint64_t)p->in_depth);
+  while (!atomic_load(&p->reader_done) && !atomic_load(&p->stop_read)) {
+    uint64_t rs = atomic_load(&p->r_seq);
+    size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
     if (!p->in_ready[slot]) break;
     p->in_ready[slot] = 0;
     size_t n = p->in_n[slot];
@@ -185,8 +295,8 @@ static void publish_ready(pipe_state *p) {
       p->in_pos[slot] = p->res.samples_read; /* the samples handed over before this block */
       p->res.samples_read += n;
       p->res.blocks_read++;
-      p->r_seq++;
-      pthread_cond_signal(&p->cv_comp);
+      atomic_store(&p->r_seq, rs + 1);
+      wake(&p->comp);
     }
     int end = 1;
     if (p->in_stop[slot] == BLOCK_NO_BUFFER)
@@ -200,9 +310,9 @@ static void publish_ready(pipe_state *p) {
     else
       end = 0;
     if (end) {
-      p->reader_done = 1; /* the blocks the other readers still read are dropped */
-      pthread_cond_broadcast(&p->cv_comp);
-      pthread_cond_broadcast(&p->cv_read);
+      atomic_store(&p->reader_done, 1); /* the blocks the other readers still read are dropped */
+      wake(&p->comp);
+      wake_readers(p);
     }
   }
 }
@@ -211,18 +321,31 @@ static void publish_ready(pipe_state *p) {
  * ahead of compute, reads it without the lock, then hands over what is complete in order. A
  * block b + in_depth is taken only once compute has taken block b, so a reader never writes
  * into a block compute may still read. */
+typedef struct {
+  pipe_state *p;
+  int i;
+} thread_arg;
+
 static void *multi_reader_main(void *arg) {
-  pipe_state *p = arg;
+  pipe_state *p = ((thread_arg *)arg)->p;
+  int me = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    while (!p->stop_read && !p->reader_done && p->claim_seq - p->c_seq >= (uint64_t)p->in_depth)
-      pthread_cond_wait(&p->cv_read, &p->mu);
-    if (p->stop_read || p->reader_done) break;
-    uint64_t b = p->claim_seq++;
-    size_t slot = (size_t)(b % (uint64_t)p->in_depth);
+    wait_until(p, &p->rd[me].park, multi_reader_ready, me);
+    pthread_mutex_lock(&p->mu);
+    if (atomic_load(&p->stop_read) || atomic_load(&p->reader_done)) {
+      pthread_mutex_unlock(&p->mu);
+      break;
+    }
+    uint64_t b = atomic_load(&p->claim_seq);
+    if (b - atomic_load(&p->c_seq) >= (uint64_t)p->in_depth) { /* another reader took it */
+      pthread_mutex_unlock(&p->mu);
+      continue;
+    }
+    atomic_store(&p->claim_seq, b + 1);
     pthread_mutex_unlock(&p->mu);
+    size_t slot = (size_t)(b % (uint64_t)p->in_depth);
     int stop = stop_requested(c);
     size_t n = 0;
     prx_status st = PRX_OK;
@@ -254,8 +377,8 @@ static void *multi_reader_main(void *arg) {
     p->in_stop[slot] = (unsigned char)stop;
     p->in_ready[slot] = 1;
     publish_ready(p);
+    pthread_mutex_unlock(&p->mu);
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -263,29 +386,27 @@ static void *multi_reader_main(void *arg) {
 static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    while (!p->stop_all && p->c_seq == p->r_seq && !p->reader_done)
-      pthread_cond_wait(&p->cv_comp, &p->mu);
-    if (p->stop_all) break;
-    int last = p->c_seq == p->r_seq; /* the reader is done and every block was taken */
-    while (!p->stop_all && p->o_seq - slowest_writer(p) >= (uint64_t)p->out_depth)
-      pthread_cond_wait(&p->cv_comp, &p->mu);
-    if (p->stop_all) break;
-    size_t is = (size_t)(p->c_seq % (uint64_t)p->in_depth);
-    size_t os = (size_t)(p->o_seq % (uint64_t)p->out_depth);
+    wait_until(p, &p->comp, input_ready, 0);
+    if (atomic_load(&p->stop_all)) break;
+    uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
+    /* reader_done is read before r_seq: it is set after the reader's last r_seq */
+    int done = atomic_load(&p->reader_done);
+    int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
+    wait_until(p, &p->comp, slot_free, 0);
+    if (atomic_load(&p->stop_all)) break;
+    size_t is = (size_t)(cs % (uint64_t)p->in_depth);
+    size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);
     if (last) /* the reader is gone: the flush (a long filter tail) takes the stop signals now */
       take_stop_signals(c);
     const void *in = last ? NULL : p->in_view[is] ? p->in_view[is] : p->in[is];
     size_t n = last ? 0 : p->in_n[is];
     uint64_t pos = last ? pos_end : p->in_pos[is];
-    pthread_mutex_unlock(&p->mu);
     size_t out_n = 0;
     prx_status st = c->compute(c->ctx, in, n, pos, p->out[os], &out_n);
-    pthread_mutex_lock(&p->mu);
     if (st) {
-      record_error(p, PRX_PIPE_COMPUTE, st);
-      p->stop_read = 1; /* the writers still write every block computed before this one */
+      record_error_locked(p, PRX_PIPE_COMPUTE, st);
+      atomic_store(&p->stop_read, 1); /* the writers still write every block computed before */
       wake_all(p);
       break;
     }
@@ -293,58 +414,55 @@ static void compute_loop(pipe_state *p) {
     if (!last) {
       p->res.samples_computed += n;
       pos_end = pos + n;
-      p->c_seq++;
-      pthread_cond_broadcast(&p->cv_read); /* several readers may wait */
-      if (c->view_at && c->view_done) {
-        pthread_mutex_unlock(&p->mu); /* compute is done with the samples before pos_end */
-        c->view_done(c->view_ctx, pos_end);
-        pthread_mutex_lock(&p->mu);
-      }
+      atomic_store(&p->c_seq, cs + 1);
+      wake_readers(p);
+      /* compute is done with the samples before pos_end */
+      if (c->view_at && c->view_done) c->view_done(c->view_ctx, pos_end);
     }
     p->out_n[os] = out_n;
     if (last) {
-      p->flush_seq = p->o_seq;
+      p->flush_seq = os_seq;
       p->has_flush = 1;
     }
-    p->o_seq++;
-    pthread_cond_broadcast(&p->cv_write);
+    atomic_store(&p->o_seq, os_seq + 1);
+    wake(&p->w[0].park); /* the writers wake each other (writer_main) */
     if (last) break;
   }
-  p->compute_done = 1;
-  pthread_cond_broadcast(&p->cv_write);
-  pthread_mutex_unlock(&p->mu);
+  atomic_store(&p->compute_done, 1);
+  wake_writers(p);
 }
 
-typedef struct {
-  pipe_state *p;
-  int w;
-} writer_arg;
-
 static void *writer_main(void *arg) {
-  pipe_state *p = ((writer_arg *)arg)->p;
-  int w = ((writer_arg *)arg)->w;
+  pipe_state *p = ((thread_arg *)arg)->p;
+  int w = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
-  pthread_mutex_lock(&p->mu);
+  writer_slot *me = &p->w[w];
   for (;;) {
-    while (!p->stop_all && p->w_seq[w] == p->o_seq && !p->compute_done)
-      pthread_cond_wait(&p->cv_write, &p->mu);
-    if (p->stop_all || p->w_seq[w] == p->o_seq) break;
-    uint64_t seq = p->w_seq[w];
+    wait_until(p, &me->park, slot_ready, w);
+    if (atomic_load(&p->stop_all)) break;
+    /* compute_done is read before o_seq: it is set after compute's last o_seq */
+    int done = atomic_load(&p->compute_done);
+    uint64_t seq = atomic_load(&me->seq); /* this writer's own */
+    if (seq == atomic_load(&p->o_seq)) {
+      if (done) break;
+      continue;
+    }
+    /* the next two writers of the tree: they take this slot too (a busy one finds it later
+     * and wakes its own two then) */
+    for (int k = 2 * w + 1; k <= 2 * w + 2 && k < p->n_writers; k++) wake(&p->w[k].park);
     size_t os = (size_t)(seq % (uint64_t)p->out_depth);
-    size_t out_n = p->out_n[os];
-    pthread_mutex_unlock(&p->mu);
-    prx_status st = c->write(c->ctx, w, p->out[os], out_n, seq);
-    pthread_mutex_lock(&p->mu);
+    prx_status st = c->write(c->ctx, w, p->out[os], p->out_n[os], seq);
     if (st) {
-      record_error(p, PRX_PIPE_WRITE, st);
-      p->stop_read = p->stop_all = 1;
+      record_error_locked(p, PRX_PIPE_WRITE, st);
+      atomic_store(&p->stop_read, 1);
+      atomic_store(&p->stop_all, 1);
       wake_all(p);
       break;
     }
-    p->w_seq[w]++;
-    pthread_cond_broadcast(&p->cv_comp);
+    atomic_store(&me->seq, seq + 1);
+    /* compute waits for the slowest writer: wake it only once the slot is free */
+    if (slot_free(p, 0)) wake(&p->comp);
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -432,7 +550,8 @@ static void free_state(pipe_state *p) {
   prx_free(p->in_stop);
   prx_free(p->in_st);
   prx_free(p->in_msg);
-  prx_free(p->w_seq);
+  prx_free(p->w);
+  prx_free(p->rd);
 }
 
 static prx_status check_config(const prx_pipe_config *c) {
@@ -480,13 +599,14 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_n = prx_alloc((size_t)s.in_depth, sizeof *s.in_n);
   s.in_pos = prx_alloc((size_t)s.in_depth, sizeof *s.in_pos);
   s.out_n = prx_alloc((size_t)s.out_depth, sizeof *s.out_n);
-  s.w_seq = prx_alloc((size_t)s.n_writers, sizeof *s.w_seq);
+  s.w = prx_alloc((size_t)s.n_writers, sizeof *s.w);
+  s.rd = prx_alloc((size_t)s.n_readers, sizeof *s.rd);
   s.in_ready = prx_alloc((size_t)s.in_depth, 1);
   s.in_stop = prx_alloc((size_t)s.in_depth, 1);
   s.in_st = prx_alloc((size_t)s.in_depth, sizeof *s.in_st);
   s.in_msg = prx_alloc((size_t)s.in_depth, MSG_SIZE);
-  int ok = s.in && s.in_view && s.out && s.in_n && s.in_pos && s.out_n && s.w_seq && s.in_ready &&
-           s.in_stop && s.in_st && s.in_msg;
+  int ok = s.in && s.in_view && s.out && s.in_n && s.in_pos && s.out_n && s.w && s.rd &&
+           s.in_ready && s.in_stop && s.in_st && s.in_msg;
   for (int i = 0; ok && i < s.in_depth; i++)
     ok = s.multi || /* the reader threads of read_at make the input blocks on first use */
          (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
@@ -509,10 +629,11 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
   } else {
     pthread_mutex_init(&s.mu, NULL);
-    pthread_cond_init(&s.cv_read, NULL);
-    pthread_cond_init(&s.cv_comp, NULL);
-    pthread_cond_init(&s.cv_write, NULL);
-    writer_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
+    parker_init(&s.comp);
+    for (int i = 0; i < s.n_readers; i++) parker_init(&s.rd[i].park);
+    for (int w = 0; w < s.n_writers; w++) parker_init(&s.w[w].park);
+    thread_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
+    thread_arg *ra = prx_alloc((size_t)s.n_readers, sizeof *ra);
     pthread_t *wt = prx_alloc((size_t)s.n_writers, sizeof *wt);
     pthread_t *rt = prx_alloc((size_t)s.n_readers, sizeof *rt);
     int readers_started = 0, writers_started = 0;
@@ -520,22 +641,27 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
      * stop signals and the reader unblocks them, so that they interrupt its blocking read */
     if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
     void *(*reader_fn)(void *) = s.multi ? multi_reader_main : reader_main;
-    for (; wa && wt && rt && readers_started < s.n_readers; readers_started++)
-      if (pthread_create(&rt[readers_started], NULL, reader_fn, &s)) break;
+    for (; wa && ra && wt && rt && readers_started < s.n_readers; readers_started++) {
+      ra[readers_started].p = &s;
+      ra[readers_started].i = readers_started;
+      void *arg = s.multi ? (void *)&ra[readers_started] : (void *)&s;
+      if (pthread_create(&rt[readers_started], NULL, reader_fn, arg)) break;
+    }
     int reader_started = rt && readers_started == s.n_readers;
     for (; reader_started && writers_started < s.n_writers; writers_started++) {
       wa[writers_started].p = &s;
-      wa[writers_started].w = writers_started;
+      wa[writers_started].i = writers_started;
       if (pthread_create(&wt[writers_started], NULL, writer_main, &wa[writers_started])) break;
     }
     if (!reader_started || writers_started < s.n_writers) {
       pthread_mutex_lock(&s.mu);
       prx_fail(PRX_ERR_NOMEM, "pipeline: cannot start its threads");
       record_error(&s, PRX_PIPE_SETUP, PRX_ERR_NOMEM);
-      s.stop_read = s.stop_all = 1;
-      s.compute_done = 1;
-      wake_all(&s);
       pthread_mutex_unlock(&s.mu);
+      atomic_store(&s.stop_read, 1);
+      atomic_store(&s.stop_all, 1);
+      atomic_store(&s.compute_done, 1);
+      wake_all(&s);
     } else {
       compute_loop(&s);
     }
@@ -543,14 +669,15 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     for (int w = 0; w < writers_started; w++) pthread_join(wt[w], NULL);
     if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     prx_free(wa);
+    prx_free(ra);
     prx_free(wt);
     prx_free(rt);
     s.res.blocks_written = slowest_writer(&s);
     s.res.flushed = s.has_flush && s.res.blocks_written > s.flush_seq;
     pthread_mutex_destroy(&s.mu);
-    pthread_cond_destroy(&s.cv_read);
-    pthread_cond_destroy(&s.cv_comp);
-    pthread_cond_destroy(&s.cv_write);
+    parker_destroy(&s.comp);
+    for (int i = 0; i < s.n_readers; i++) parker_destroy(&s.rd[i].park);
+    for (int w = 0; w < s.n_writers; w++) parker_destroy(&s.w[w].park);
   }
   free_state(&s);
   if (res) *res = s.res;
