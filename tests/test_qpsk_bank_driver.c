@@ -23,10 +23,10 @@
  * and block estimates; one case with
  * the passes' side switched after every call (their state moved between the device and the
  * channels), one with the stream run again after the flush on the same bank. With the passes on
- * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's per-channel code
- * on the host, checked to be in use) and the reports are written lazily: against the CPU's
- * phase pass, identical bits and block estimates (Es/N0, noise, signal statistic, flags
- * included); estimates read after every third call only (the reports then written in the next
+ * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's steps on the host,
+ * a team of 1, 3 or 32 lanes a channel, checked to be in use) and the reports are written lazily:
+ * against the CPU's phase pass, identical bits and block estimates (Es/N0, noise, signal statistic,
+ * flags included); estimates read after every third call only (the reports then written in the next
  * call: the same bits and stats, each read call's estimates its own blocks'); LLRs in every other
  * call (the pass and its state moving between the GPU and the CPU).
  *
