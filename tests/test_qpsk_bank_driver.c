@@ -23,10 +23,10 @@
  * and block estimates; one case with
  * the passes' side switched after every call (their state moved between the device and the
  * channels), one with the stream run again after the flush on the same bank. With the passes on
- * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's per-channel code
- * on the host, checked to be in use) and the reports are written lazily: against the CPU's
- * phase pass, identical bits and block estimates (Es/N0, noise, signal statistic, flags
- * included); estimates read after every third call only (the reports then written in the next
+ * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's steps on the host,
+ * a team of 1, 3 or 32 lanes a channel, checked to be in use) and the reports are written lazily:
+ * against the CPU's phase pass, identical bits and block estimates (Es/N0, noise, signal statistic,
+ * flags included); estimates read after every third call only (the reports then written in the next
  * call: the same bits and stats, each read call's estimates its own blocks'); LLRs in every other
  * call (the pass and its state moving between the GPU and the CPU).
  *
@@ -768,12 +768,25 @@ static prx_status d_nco(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64_t
   em_issue(stream, o);
   return PRX_OK;
 }
-/* the phase pass: each channel's thread in turn */
+/* the phase pass: each channel's team in turn, its lanes one after the other within each step
+ * (the GPU's warp of 32; here 1, 3 or 32 lanes by channel, so that the blocks' sharing out is
+ * checked at several team sizes) */
 static void r_phase(const em_op *o) {
-  for (size_t c = 0; c < o->z[0]; c++)
-    qpsk_ph_span_ch((unsigned)o->z[2], o->z[3], c, o->z[1], (int)o->i[0], (int)o->i[1], o->c[0],
-                    o->c[1], o->c[2], o->c[3], o->c[4], o->c[5], o->q[0], o->q[1], o->q[2],
-                    o->q[3]);
+  const qpsk_ph_args a = {(unsigned)o->z[2], (int)o->i[0], (int)o->i[1], o->z[3], o->z[1],
+                          o->c[0],           o->c[1],      o->c[2],      o->c[3], o->c[4],
+                          o->c[5],           o->q[0],      o->q[1],      o->q[2], o->q[3]};
+  static const unsigned lanes[3] = {32, 1, 3};
+  qpsk_ph_scratch scr[QPSK_SR_MAXB];
+  qpsk_ph_tail tl;
+  CHECK(o->z[1] <= QPSK_SR_MAXB, "the phase pass: %zu blocks a span", o->z[1]);
+  for (size_t c = 0; c < o->z[0]; c++) {
+    const unsigned n = lanes[c % 3];
+    memset(scr, 0xA5, sizeof scr); /* nothing carried over from the channel before */
+    memset(&tl, 0xA5, sizeof tl);
+    for (unsigned step = 0; step < QPSK_PH_STEPS; step++)
+      for (unsigned lane = 0; lane < n; lane++) qpsk_ph_span_step(&a, c, step, lane, n, scr, &tl);
+    qpsk_ph_span_end(&a, c, &tl);
+  }
 }
 static prx_status d_phase(unsigned L, size_t Lmax, size_t C_, size_t nb, int diff, int first,
                           const double *sums, const double *mom, const unsigned *bad,

@@ -639,7 +639,7 @@ typedef struct prx_qpsk_serial_cuda {
   prx_status (*nco)(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t b0,
                     const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
                     qpsk_mf_block *mb, void *stream);
-  /* the phase pass (qpsk_serial_phase.h, one thread per channel; ABI 9) after stage mf: from its
+  /* the phase pass (qpsk_serial_phase.h, one warp per channel; ABI 9) after stage mf: from its
    * sums (5 per block) and symbols (Lmax per block), pre's input sums and non-finite counts, the
    * timing pass's records; the blocks' results (po), the out stage's records (ob), the
    * channels' output counts within the call (off, from 0 where first is set) and the carried

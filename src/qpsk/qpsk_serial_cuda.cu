@@ -1,10 +1,10 @@
 /* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
- * level, timing, NCO and phase passes of one CFO span, the level and phase passes one thread per
- * channel, the timing and NCO passes one warp per channel (its lanes share out the blocks' O&M
- * sums, the costly part), with the arithmetic of qpsk_serial.h (compiled without fused
- * multiply-adds, CMakeLists.txt, so that it rounds as the host does). The launches are small: their
- * point is that the span's stage kernels follow one another on the stream without a host round
- * trip. */
+ * level, timing, NCO and phase passes of one CFO span, the level pass one thread per channel, the
+ * timing, NCO and phase passes one warp per channel (its lanes share out the blocks' own work:
+ * the O&M sums, the V&V phases, the powers, the corrections; the chains run on one lane), with the
+ * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
+ * rounds as the host does). The launches are small: their point is that the span's stage kernels
+ * follow one another on the stream without a host round trip. */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -59,14 +59,18 @@ __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, i
   qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
 }
 
-__global__ void phase_kernel(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int first,
-                             const double *sums, const double *mom, const unsigned *bad,
-                             const qpsk_serial_blk *tb, const qpsk_serial_span *sp,
-                             const prx_cf32 *sym, qpsk_phase_state *st, qpsk_phase_out *po,
-                             qpsk_out_block *ob, int64_t *off) {
-  const size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (c < C)
-    qpsk_ph_span_ch(L, Lmax, c, nb, diff, first, sums, mom, bad, tb, sp, sym, st, po, ob, off);
+/* one warp per channel, each warp its blocks' scratch in shared memory (qpsk_serial_phase.h) */
+__global__ void phase_kernel(qpsk_ph_args a, size_t C) {
+  __shared__ qpsk_ph_scratch scr[kWarps][QPSK_SR_MAXB];
+  __shared__ qpsk_ph_tail tl[kWarps];
+  const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const size_t c = blockIdx.x * (size_t)kWarps + w;
+  if (c >= C) return; /* (a whole warp) */
+  for (unsigned step = 0; step < QPSK_PH_STEPS; step++) {
+    qpsk_ph_span_step(&a, c, step, lane, 32, scr[w], &tl[w]);
+    __syncwarp();
+  }
+  if (lane == 0) qpsk_ph_span_end(&a, c, &tl[w]);
 }
 
 prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
@@ -99,8 +103,12 @@ prx_status phase(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int fir
                  const qpsk_serial_blk *tb, const qpsk_serial_span *sp, const prx_cf32 *sym,
                  qpsk_phase_state *st, qpsk_phase_out *po, qpsk_out_block *ob, int64_t *off,
                  void *stream) {
-  phase_kernel<<<grid_of(C), kThreads, 0, (cudaStream_t)stream>>>(
-      L, Lmax, C, nb, diff, first, sums, mom, bad, tb, sp, sym, st, po, ob, off);
+  if (nb > QPSK_SR_MAXB)
+    return prx_fail(PRX_ERR_INVALID, "qpsk serial phase: %zu blocks a span (at most %d)", nb,
+                    QPSK_SR_MAXB);
+  qpsk_ph_args a = {L, diff, first, Lmax, nb, sums, mom, bad, tb, sp, sym, st, po, ob, off};
+  phase_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(a,
+                                                                                                C);
   return launched("qpsk serial phase");
 }
 

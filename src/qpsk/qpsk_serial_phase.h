@@ -3,9 +3,10 @@
  * noise over the noise window, the signal test and the block flags; then per block the output
  * offsets and, DIFFERENTIAL, the link of the differential chain (the symbol before the block's
  * first). The CPU's qpsk_serial_phase (qpsk_batch.c) runs these steps on its blocks (PILOTS adds
- * its frame acquisition, DC share and tags there, on the CPU only); the bank's driver runs
- * qpsk_ph_span_ch on the GPU, one thread per channel (qpsk_serial_cuda.cu), and the out stage
- * reads the decisions' records it leaves on the device.
+ * its frame acquisition, DC share and tags there, on the CPU only); the bank's driver runs the
+ * same steps on the GPU, one warp per channel (qpsk_ph_span_step, qpsk_serial_cuda.cu): the
+ * blocks' own work shared out over the lanes, the chained steps by one lane; the out stage reads
+ * the decisions' records it leaves on the device.
  *
  * On the GPU (compiled without fused multiply-adds) the arithmetic rounds as on the host except
  * atan2, cos and sin (an ulp or two of the host's libm). */
@@ -56,43 +57,30 @@ QPSK_HD prx_cf32 qpsk_ph_rot(double phi, double sig) {
   return r;
 }
 
-/* One block of the pass (L: the block's nominal symbols): phase, noise, signal test, flags. */
-QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in *in,
-                           qpsk_phase_out *r) {
-  qpsk_sums s = in->sums;
-  if (s.n < 0.5 * L && q->have) qpsk_sums_add(&s, &q->sums_prev);
-  double ph = s.n > 0 ? qpsk_vv_phase(&s) : NAN;
-  if (isfinite(ph))
-    r->phi = q->have ? q->phi_prev + qpsk_sr_wrap(ph - q->phi_prev, QPSK_SR_PI / 2) : ph;
-  else /* no symbols, or non-finite input: keep the last estimate */
-    r->phi = q->phi_prev;
-  /* noise: M2M4 over this block and up to QPSK_NOISE_BLOCKS - 1 before it (blocks with
-   * non-finite sums left out) */
+/* The steps of qpsk_ph_block that depend on the block alone (the GPU's pass runs them one block
+ * a lane, qpsk_ph_span_step): */
+/* the V&V phase of the block (NaN: none), its sums with the previous block's (prev, where a
+ * block has set the phase before: have) for a short block */
+QPSK_HD double qpsk_ph_vv(unsigned L, int have, const qpsk_sums *o, const qpsk_sums *prev) {
+  qpsk_sums s = *o;
+  if (s.n < 0.5 * L && have) qpsk_sums_add(&s, prev);
+  return s.n > 0 ? qpsk_vv_phase(&s) : NAN;
+}
+/* the block's sums enter the noise window (finite) */
+QPSK_HD int qpsk_ph_noise_ok(const qpsk_sums *o) {
+  return isfinite(o->m4) && isfinite(o->s4[0]) && isfinite(o->s4[1]);
+}
+/* the block's own powers and signal statistic into r (sig_own, noise_own, vv_stat), its flags
+ * that do not depend on the signal test into r->flags; returns the signal test of a full block
+ * (the V&V line against the noise's and an input that varies) */
+QPSK_HD int qpsk_ph_own(const qpsk_phase_in *in, qpsk_phase_out *r) {
   const qpsk_sums *o = &in->sums;
-  if (isfinite(o->m4) && isfinite(o->s4[0]) && isfinite(o->s4[1])) {
-    q->noise_ring[q->noise_count % QPSK_NOISE_BLOCKS] = *o;
-    q->noise_count++;
-  }
-  qpsk_sums win = {{0, 0}, 0, 0, 0};
-  unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
-  for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
-  double sig, noise;
-  qpsk_m2m4(&win, &sig, &noise);
-  if (!(sig > 0 && noise > 0 && isfinite(sig) && isfinite(noise))) {
-    /* nothing measured yet (an empty stream start): the last values, or neutral ones */
-    sig = q->sig_prev;
-    noise = q->noise_prev;
-  }
-  q->sig_prev = sig;
-  q->noise_prev = noise;
-  r->sig = sig;
-  r->noise = noise;
   qpsk_m2m4(o, &r->sig_own, &r->noise_own);
   /* signal present: the V&V line |sum y^4|^2 of the block against its mean without a signal,
    * which for complex Gaussian noise is n E|y|^8 = 6 (sum |y|^4)^2 / n: z is then an
    * exponential variable of mean 1, above 5 in 0.7 % of the blocks; a QPSK signal gives
    * z = (n / 6) (g^2 / (g^2 + 4 g + 2))^2 at Es/N0 = g (14 at 5 dB, 42 at 10 dB for n = 512).
-   * A short block (the stream's last) keeps the previous block's decision. */
+   * A short block (the stream's last) keeps the previous block's decision (qpsk_ph_chain). */
   double z = 0;
   if (o->n > 0 && o->m4 > 0)
     z = o->n * (o->s4[0] * o->s4[0] + o->s4[1] * o->s4[1]) / (6 * o->m4 * o->m4);
@@ -105,15 +93,61 @@ QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in 
                                                   (in->mom_n * in->mom_n)
                    : 0;
   int varies = var * in->gain * in->gain > 1e-2;
-  int present = o->n >= 0.5 * L || !q->have ? z > 5 && varies : q->present_prev;
-  q->present_prev = present;
   r->flags = 0;
-  if (!present) r->flags |= PRX_QPSK_BLOCK_NO_SIGNAL;
   if (in->out_range) r->flags |= PRX_QPSK_BLOCK_CLOCK_RANGE;
-  if (present && fabs(in->tres) > 0.25) r->flags |= PRX_QPSK_BLOCK_TIMING_JUMP;
   if (in->nonfinite) r->flags |= PRX_QPSK_BLOCK_NONFINITE;
+  return z > 5 && varies;
+}
+/* the M2M4 powers of the noise window win (sig, noise); 0 where nothing is measured yet (an
+ * empty stream start: the caller keeps the last values) */
+QPSK_HD int qpsk_ph_window(const qpsk_sums *win, double *sig, double *noise) {
+  qpsk_m2m4(win, sig, noise);
+  return *sig > 0 && *noise > 0 && isfinite(*sig) && isfinite(*noise);
+}
+/* The chained steps, block after block (q: the state so far; ph: qpsk_ph_vv's, cand:
+ * qpsk_ph_own's, full: the block has at least L / 2 symbols, tjump: its timing residual beyond a
+ * quarter symbol, wok/wsig/wnoise: qpsk_ph_window's): the phase unwrapped, the powers (or the
+ * last ones), the signal test, the flags. */
+QPSK_HD void qpsk_ph_chain(qpsk_phase_state *q, double ph, int cand, int full, int tjump, int wok,
+                           double wsig, double wnoise, qpsk_phase_out *r) {
+  if (isfinite(ph))
+    r->phi = q->have ? q->phi_prev + qpsk_sr_wrap(ph - q->phi_prev, QPSK_SR_PI / 2) : ph;
+  else /* no symbols, or non-finite input: keep the last estimate */
+    r->phi = q->phi_prev;
+  if (!wok) {
+    wsig = q->sig_prev;
+    wnoise = q->noise_prev;
+  }
+  q->sig_prev = wsig;
+  q->noise_prev = wnoise;
+  r->sig = wsig;
+  r->noise = wnoise;
+  int present = full || !q->have ? cand : q->present_prev;
+  q->present_prev = present;
+  if (!present) r->flags |= PRX_QPSK_BLOCK_NO_SIGNAL;
+  if (present && tjump) r->flags |= PRX_QPSK_BLOCK_TIMING_JUMP;
   q->have = 1;
   q->phi_prev = r->phi;
+}
+
+/* One block of the pass (L: the block's nominal symbols): phase, noise, signal test, flags. */
+QPSK_HD void qpsk_ph_block(unsigned L, qpsk_phase_state *q, const qpsk_phase_in *in,
+                           qpsk_phase_out *r) {
+  const qpsk_sums *o = &in->sums;
+  const double ph = qpsk_ph_vv(L, q->have, o, &q->sums_prev);
+  /* noise: M2M4 over this block and up to QPSK_NOISE_BLOCKS - 1 before it (blocks with
+   * non-finite sums left out), summed in the ring's order */
+  if (qpsk_ph_noise_ok(o)) {
+    q->noise_ring[q->noise_count % QPSK_NOISE_BLOCKS] = *o;
+    q->noise_count++;
+  }
+  qpsk_sums win = {{0, 0}, 0, 0, 0};
+  unsigned nw = q->noise_count < QPSK_NOISE_BLOCKS ? q->noise_count : QPSK_NOISE_BLOCKS;
+  for (unsigned i = 0; i < nw; i++) qpsk_sums_add(&win, &q->noise_ring[i]);
+  double wsig, wnoise;
+  const int wok = qpsk_ph_window(&win, &wsig, &wnoise);
+  const int cand = qpsk_ph_own(in, r);
+  qpsk_ph_chain(q, ph, cand, o->n >= 0.5 * L, fabs(in->tres) > 0.25, wok, wsig, wnoise, r);
   q->sums_prev = *o;
 }
 
@@ -130,54 +164,175 @@ QPSK_HD unsigned qpsk_ph_link(int diff, qpsk_phase_state *q, int64_t n, prx_cf32
   return n > 0 ? (unsigned)n : 0u;
 }
 
-/* One channel's thread of the GPU pass (C channels of nb blocks, channel c's block j at
- * c nb + j): the inputs from the stages' and the passes' records (sums: mf's 5 per block, mom:
- * pre's 4 per block, bad: its non-finite counts, tb and sp: the timing pass's, sym: Lmax symbols
- * per block), the results per block (po) and the out stage's records (ob: the correction, the
- * chain's quadrant, the first output symbol from the channel's count so far, off[c], which
- * starts again at 0 where first is set), the state carried in st[c]. */
-QPSK_HD void qpsk_ph_span_ch(unsigned L, size_t Lmax, size_t c, size_t nb, int diff, int first,
-                             const double *sums, const double *mom, const unsigned *bad,
-                             const qpsk_serial_blk *tb, const qpsk_serial_span *sp,
-                             const prx_cf32 *sym, qpsk_phase_state *st, qpsk_phase_out *po,
-                             qpsk_out_block *ob, int64_t *off) {
-  qpsk_phase_state q = st[c];
-  const size_t o = c * nb;
-  for (size_t j = 0; j < nb; j++) {
-    const double *s = sums + 5 * (o + j), *m = mom + 4 * (o + j);
-    qpsk_phase_in in;
-    in.sums.s4[0] = s[0];
-    in.sums.s4[1] = s[1];
-    in.sums.m2 = s[2];
-    in.sums.m4 = s[3];
-    in.sums.n = s[4];
-    in.mom[0] = m[0];
-    in.mom[1] = m[1];
-    in.mom[2] = m[2];
-    in.mom_n = m[3];
-    in.tres = tb[o + j].tres;
-    in.gain = sp[c].gain;
-    in.nonfinite = bad[o + j];
-    in.out_range = sp[c].out_range;
-    qpsk_ph_block(L, &q, &in, &po[o + j]);
+/* ---- the GPU's pass: one channel's span by a team of n lanes (a warp on the GPU, any n on the
+ * host), in QPSK_PH_STEPS steps with the team synchronised between them; a block's independent
+ * work (its V&V phase, powers, noise window, correction and differential link) by the lane that
+ * owns it (block t: lane t mod n), the chained steps (the phase's unwrapping, the fallbacks,
+ * the signal test, the output offsets) by lane 0, a few operations a block. ---- */
+
+/* one block's scratch (shared memory on the GPU; nb <= QPSK_SR_MAXB blocks a span) */
+typedef struct {
+  double ph;              /* qpsk_ph_vv */
+  double wsig, wnoise;    /* qpsk_ph_window */
+  double phi, sig, noise; /* qpsk_ph_chain's */
+  prx_cf32 last;          /* the block's last symbol */
+  qpsk_diff_prev link;    /* DIFFERENTIAL: the chain after the block (blocks with symbols) */
+  int n;                  /* its symbols */
+  unsigned k;             /* the noise window's entries of the span up to this block */
+  unsigned vblk;          /* the k-th such entry's block (entry k of the span at [k]) */
+  unsigned char ok, cand, full, tjump, wok, pad[3];
+} qpsk_ph_scratch;
+/* the channel's: the chain's state after the span (lane 0's) */
+typedef struct {
+  qpsk_phase_state q;
+  int64_t out;
+} qpsk_ph_tail;
+
+/* the pass's arguments (the records as for the kernel, qpsk_serial.h's phase entry) */
+typedef struct {
+  unsigned L;
+  int diff, first;
+  size_t Lmax, nb;
+  const double *sums, *mom;
+  const unsigned *bad;
+  const qpsk_serial_blk *tb;
+  const qpsk_serial_span *sp;
+  const prx_cf32 *sym;
+  qpsk_phase_state *st;
+  qpsk_phase_out *po;
+  qpsk_out_block *ob;
+  int64_t *off;
+} qpsk_ph_args;
+
+#define QPSK_PH_STEPS 6
+
+QPSK_HD qpsk_sums qpsk_ph_sums_at(const double *s) {
+  qpsk_sums r;
+  r.s4[0] = s[0];
+  r.s4[1] = s[1];
+  r.m2 = s[2];
+  r.m4 = s[3];
+  r.n = s[4];
+  return r;
+}
+
+/* Step `step` of channel c's pass by lane `lane` of n (scr: nb blocks, tl: the channel's) */
+QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, unsigned lane,
+                               unsigned n, qpsk_ph_scratch *scr, qpsk_ph_tail *tl) {
+  const size_t nb = a->nb, o = c * nb;
+  const qpsk_phase_state *st = &a->st[c];
+  switch (step) {
+  case 0: /* per block: the V&V phase, the own powers and signal test, the last symbol */
+    for (size_t t = lane; t < nb; t += n) {
+      qpsk_ph_scratch *b = &scr[t];
+      const double *m = a->mom + 4 * (o + t);
+      qpsk_phase_in in;
+      in.sums = qpsk_ph_sums_at(a->sums + 5 * (o + t));
+      in.mom[0] = m[0];
+      in.mom[1] = m[1];
+      in.mom[2] = m[2];
+      in.mom_n = m[3];
+      in.tres = a->tb[o + t].tres;
+      in.gain = a->sp[c].gain;
+      in.nonfinite = a->bad[o + t];
+      in.out_range = a->sp[c].out_range;
+      const qpsk_sums prev = t > 0 ? qpsk_ph_sums_at(a->sums + 5 * (o + t - 1)) : st->sums_prev;
+      b->ph = qpsk_ph_vv(a->L, t > 0 || st->have, &in.sums, &prev);
+      b->ok = (unsigned char)qpsk_ph_noise_ok(&in.sums);
+      b->cand = (unsigned char)qpsk_ph_own(&in, &a->po[o + t]);
+      b->full = in.sums.n >= 0.5 * a->L;
+      b->tjump = fabs(in.tres) > 0.25;
+      const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
+      b->n = k > 0 ? (int)k : 0;
+      b->last.re = b->last.im = 0;
+      if (k > 0) b->last = a->sym[(o + t) * a->Lmax + (size_t)(k - 1)];
+    }
+    break;
+  case 1: /* lane 0: the noise window's entries, counted and listed */
+    if (lane == 0) {
+      unsigned k = 0;
+      for (size_t t = 0; t < nb; t++) {
+        if (scr[t].ok) scr[k++].vblk = (unsigned)t;
+        scr[t].k = k;
+      }
+    }
+    break;
+  case 2: /* per block: the noise window's sums in the ring's order (qpsk_ph_block's) */
+    for (size_t t = lane; t < nb; t += n) {
+      qpsk_ph_scratch *b = &scr[t];
+      const unsigned k = b->k, cnt = st->noise_count + k;
+      const unsigned nw = cnt < QPSK_NOISE_BLOCKS ? cnt : QPSK_NOISE_BLOCKS;
+      qpsk_sums win = {{0, 0}, 0, 0, 0};
+      for (unsigned i = 0; i < nw; i++) {
+        /* ring slot i holds the latest entry of the stream's count cnt - 1 - d */
+        const unsigned d = (cnt - 1 - i) % QPSK_NOISE_BLOCKS;
+        if (d < k) {
+          const qpsk_sums e = qpsk_ph_sums_at(a->sums + 5 * (o + scr[k - 1 - d].vblk));
+          qpsk_sums_add(&win, &e);
+        } else {
+          qpsk_sums_add(&win, &st->noise_ring[i]);
+        }
+      }
+      b->wok = (unsigned char)qpsk_ph_window(&win, &b->wsig, &b->wnoise);
+    }
+    break;
+  case 3: /* lane 0: the chain, the output offsets */
+    if (lane == 0) {
+      qpsk_phase_state q = *st;
+      int64_t out = a->first ? 0 : a->off[c];
+      for (size_t t = 0; t < nb; t++) {
+        qpsk_ph_scratch *b = &scr[t];
+        qpsk_phase_out *r = &a->po[o + t];
+        qpsk_ph_chain(&q, b->ph, b->cand, b->full, b->tjump, b->wok, b->wsig, b->wnoise, r);
+        b->phi = r->phi;
+        b->sig = r->sig;
+        b->noise = r->noise;
+        a->ob[o + t].out0 = out;
+        out += b->n;
+      }
+      /* the noise ring after the span: its last QPSK_NOISE_BLOCKS entries in their slots */
+      const unsigned K = nb > 0 ? scr[nb - 1].k : 0;
+      for (unsigned e = K > QPSK_NOISE_BLOCKS ? K - QPSK_NOISE_BLOCKS : 0; e < K; e++)
+        q.noise_ring[(q.noise_count + e) % QPSK_NOISE_BLOCKS] =
+            qpsk_ph_sums_at(a->sums + 5 * (o + scr[e].vblk));
+      q.noise_count += K;
+      if (nb > 0) q.sums_prev = qpsk_ph_sums_at(a->sums + 5 * (o + nb - 1));
+      tl->q = q;
+      tl->out = out;
+    }
+    break;
+  case 4: /* per block: the correction, the differential chain after the block */
+    for (size_t t = lane; t < nb; t += n) {
+      qpsk_ph_scratch *b = &scr[t];
+      qpsk_out_block *ob = &a->ob[o + t];
+      ob->rot = qpsk_ph_rot(b->phi, b->sig);
+      ob->diff = a->diff;
+      if (a->diff && b->n > 0)
+        qpsk_diff_set(&b->link, b->last, ob->rot, (float)(b->noise / b->sig));
+    }
+    break;
+  case 5: /* per block: the chain before the block (qpsk_ph_link's); lane 0: the state */
+    for (size_t t = lane; t < nb; t += n) {
+      unsigned quad = 0;
+      if (a->diff) {
+        size_t u = t;
+        while (u > 0 && scr[u - 1].n == 0) u--;
+        quad = u > 0 ? scr[u - 1].link.quad : st->dprev.quad;
+      }
+      a->ob[o + t].quad0 = quad;
+    }
+    if (lane == 0) {
+      size_t u = nb;
+      while (u > 0 && scr[u - 1].n == 0) u--;
+      if (a->diff && u > 0) tl->q.dprev = scr[u - 1].link;
+    }
+    break;
   }
-  int64_t out = first ? 0 : off[c];
-  for (size_t j = 0; j < nb; j++) {
-    const qpsk_phase_out *r = &po[o + j];
-    const int64_t n = tb[o + j].k1 - tb[o + j].k0;
-    prx_cf32 last = {0, 0};
-    if (n > 0) last = sym[(o + j) * Lmax + (size_t)(n - 1)];
-    qpsk_diff_prev prev = {0, {0, 0, 0, 0}};
-    const unsigned data = qpsk_ph_link(diff, &q, n, last, r, &prev);
-    qpsk_out_block *b = &ob[o + j];
-    b->rot = qpsk_ph_rot(r->phi, r->sig);
-    b->quad0 = prev.quad;
-    b->diff = diff;
-    b->out0 = out;
-    out += data;
-  }
-  off[c] = out;
-  st[c] = q;
+}
+/* after the last step (lane 0): the state and the offset back (every lane has read them) */
+QPSK_HD void qpsk_ph_span_end(const qpsk_ph_args *a, size_t c, const qpsk_ph_tail *tl) {
+  a->st[c] = tl->q;
+  a->off[c] = tl->out;
 }
 
 #ifdef __cplusplus

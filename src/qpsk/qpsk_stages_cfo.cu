@@ -5,9 +5,10 @@
  * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
  * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values) and Newton's steps on them (one warp: 128 run sums at the usual span,
- * four a lane), the per-output arithmetic being qpsk_stage_math.h's, as the CPU's (Newton's sums
- * in another order, each term's rotation evaluated directly). */
+ * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (one
+ * warp: 128 run sums at the usual span, four a lane), the per-output arithmetic being
+ * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
+ * directly). */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -69,6 +70,46 @@ __global__ void __launch_bounds__(CFO_THREADS)
   for (unsigned i = blockIdx.x * 4 * CFO_THREADS + threadIdx.x;
        i < len && i < (blockIdx.x + 1) * 4 * CFO_THREADS; i += CFO_THREADS)
     dst[i] = i < n ? src[i] : make_float2(0, 0);
+}
+
+/* The refinement's run sums (qpsk_refine_run's, term by term in the same order, then turned to
+ * the window's centre alike) with the window staged through shared memory: a thread's run is
+ * QPSK_REFINE_D consecutive values, so a warp reading its 32 runs directly touches 32 lines an
+ * access; here the block loads RUN_TILE values of each of its PEAK_THREADS runs at a time, each
+ * run's tile one 128-byte line (rows padded to RUN_TILE + 1: no bank conflicts as each thread
+ * reads its own row). Every thread of the block calls it (it synchronises the block). */
+#define RUN_TILE 16
+__device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t m, double nu0,
+                                          const float *tr, const float *ti, prx_cf32 *runs) {
+  __shared__ float2 tile[PEAK_THREADS][RUN_TILE + 1];
+  const float2 *w2 = (const float2 *)win;
+  for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
+    const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
+    const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
+    float sumr = 0, sumi = 0;
+    for (unsigned l0 = 0; l0 < QPSK_REFINE_D; l0 += RUN_TILE) {
+      for (unsigned i = threadIdx.x; i < PEAK_THREADS * RUN_TILE; i += PEAK_THREADS) {
+        const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
+        tile[i / RUN_TILE][i % RUN_TILE] = k < n ? w2[k] : make_float2(0, 0);
+      }
+      __syncthreads();
+#pragma unroll
+      for (unsigned l = 0; l < RUN_TILE; l++)
+        if (l0 + l < len) {
+          const float2 v = tile[threadIdx.x][l];
+          sumr += v.x * tr[l0 + l] - v.y * ti[l0 + l];
+          sumi += v.x * ti[l0 + l] + v.y * tr[l0 + l];
+        }
+      __syncthreads();
+    }
+    if (g < m) {
+      const double kc = 0.5 * (double)(n - 1);
+      const double a = 6.283185307179586476925286766559 * nu0 * (kc - (double)k0);
+      const double ar = cos(a), ai = sin(a);
+      const prx_cf32 o = {(float)(sumr * ar - sumi * ai), (float)(sumr * ai + sumi * ar)};
+      runs[g] = o;
+    }
+  }
 }
 
 /* One thread block per channel (see the file's comment); dynamic shared memory: the run sums
@@ -171,8 +212,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
   __syncthreads();
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  for (size_t g = threadIdx.x; g < m && n >= 2; g += PEAK_THREADS)
-    runs[g] = qpsk_refine_run(win, n, nu0, g, tr, ti);
+  if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, runs);
   __syncthreads();
   if (warp == 0) {
     /* Newton's steps over warp 0: each lane a share of the run sums (qpsk_refine_part), the sums
