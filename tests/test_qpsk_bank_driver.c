@@ -48,9 +48,8 @@
 /* ---- the emulated module ---- */
 
 static const qpsk_fir *em_pre, *em_mfir;
-static double *em_mix; /* C frequencies, cycles per sample, or NULL */
-static int em_fold; /* create sets pre_block at sps 4: the driver takes the folded om path (1), or
-                       folded with the grid never stored (2: pre_om without it, x4_rows) */
+static double *em_mix;  /* C frequencies, cycles per sample, or NULL */
+static int em_fold;     /* create sets pre_block at sps 4: the driver takes the folded om path */
 static int em_created;  /* streams made after create (the driver's second) run eagerly, if asked */
 static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
@@ -258,8 +257,6 @@ static prx_status em_pre_om(const qpsk_stages *s, const void *rows, size_t strid
                             unsigned *bad, double *omsum, cudaStream_t stream) {
   const int64_t L = s->L, Ls4 = 4 * (int64_t)s->Ls;
   const size_t ng = 4 * (size_t)L + 2 * QPSK_GM, per = ((size_t)s->nsub + 1) * QPSK_OMS;
-  prx_cf32 *own = grid ? NULL : malloc((size_t)s->C * s->nblk * ng * sizeof *own);
-  if (!grid) grid = own; /* the grid not stored: a scratch one */
   em_pre_stage(s, rows, stride, b0, n_total, grid, mom, bad, stream);
   for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
     const int64_t m0 = 4 * (b0 + (int64_t)(o % s->nblk)) * L;
@@ -271,7 +268,6 @@ static prx_status em_pre_om(const qpsk_stages *s, const void *rows, size_t strid
       qpsk_oms_add(grid[o * ng + QPSK_GM + (size_t)q], m0 + q, sums + (size_t)j * QPSK_OMS);
     }
   }
-  free(own);
   return PRX_OK;
 }
 static prx_status em_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
@@ -288,23 +284,6 @@ static prx_status em_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, co
                               size_t w_stride, cudaStream_t stream) {
   (void)stream;
   em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
-  return PRX_OK;
-}
-
-/* x4 from the rows: pre again into a scratch grid (its samples read and checked as pre reads
- * them), then x4 levelling what it reads */
-static prx_status em_x4_rows(const qpsk_stages *s, const void *rows, size_t stride, int64_t n_total,
-                             const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
-                             prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  const size_t nb = (size_t)s->C * s->nblk, ng = 4 * (size_t)s->L + 2 * QPSK_GM;
-  prx_cf32 *grid = malloc(nb * ng * sizeof *grid);
-  double *mom = malloc(4 * nb * sizeof *mom);
-  unsigned *bad = malloc(nb * sizeof *bad);
-  em_pre_stage(s, rows, stride, blk[0].t.b, n_total, grid, mom, bad, stream);
-  em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
-  free(grid);
-  free(mom);
-  free(bad);
   return PRX_OK;
 }
 
@@ -634,22 +613,6 @@ static prx_status d_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, con
   em_issue(stream, o);
   return PRX_OK;
 }
-static void r_x4_rows(const em_op *o) {
-  em_x4_rows(&o->s, o->c[0], o->z[0], o->i[0], o->c[1], o->c[2], o->c[3], o->p[0], o->z[1], EM_ST);
-}
-static prx_status d_x4_rows(const qpsk_stages *s, const void *rows, size_t stride, int64_t n_total,
-                            const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
-                            prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  em_op *o = em_op_new();
-  *o = (em_op){.run = r_x4_rows,
-               .s = *s,
-               .c = {rows, blk, w0, in},
-               .z = {stride, w_stride},
-               .i = {n_total},
-               .p = {w}};
-  em_issue(stream, o);
-  return PRX_OK;
-}
 static void r_mf(const em_op *o) {
   em_mf(&o->s, o->c[0], o->z[0], o->i[0], o->i[1], o->c[1], o->p[0], o->p[1], EM_ST);
 }
@@ -820,11 +783,11 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_row_copy,
                                            d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
-    em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,       d_out,
-    em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
+    em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,      d_out,
+    em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level};
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
-    em_create, em_destroy,       d_pre, d_mf,     d_om,      d_x4,       d_out,
-    em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
+    em_create, em_destroy,       d_pre, d_mf,     d_om,      d_x4,      d_out,
+    em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
@@ -1004,9 +967,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (qc.sample_rate == 4 * qc.symbol_rate ? em_fold : 0), "the om stage %s",
-          t.fold == 2 ? "folded, the grid not stored"
-          : t.fold    ? "folded"
-                      : "apart");
+          t.fold ? "folded" : "apart");
     if (!em_toggle) {
       CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
             t.gpu_serial ? "GPU" : "CPU");
@@ -1295,10 +1256,9 @@ static void run_all(void) {
 int main(void) {
   /* one stream (a module without events); two streams with the second eager (it runs ahead of
    * the main stream as far as its events allow) and lazy (the host sees its work only after a
-   * sync), each with the folded om path at sps 4 (the grid not stored, 2, or stored, 1); the
-   * second eager without the fold */
-  const int variants[6][4] = {{0, 0, 2, 0}, {1, 1, 1, 0}, {1, 0, 2, 0},
-                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 2, 1}};
+   * sync), each with the folded om path at sps 4; the second eager without the fold */
+  const int variants[6][4] = {{0, 0, 1, 0}, {1, 1, 1, 0}, {1, 0, 1, 0},
+                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 1, 1}};
   for (int v = 0; v < 6; v++) {
     em_events = variants[v][0];
     em_eager_next = variants[v][1];
@@ -1306,10 +1266,7 @@ int main(void) {
     em_ser = variants[v][3];
     printf("module: %s, second stream %s, om %s, serial passes on the %s\n",
            em_events ? "events" : "no events", em_eager_next ? "eager" : "lazy",
-           em_fold == 2 ? "folded at sps 4, the grid not stored"
-           : em_fold    ? "folded at sps 4"
-                        : "apart",
-           em_ser ? "GPU" : "CPU");
+           em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
   }
   return test_finish("test_qpsk_bank_driver");

@@ -370,29 +370,6 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* stage x4_rows, emulated: pre's window of the block staged as the kernel stages it (mixed; the
- * unit-step grid's padded slots with 8 zeros after them), then each owned symbol's value from it
- * (qpsk_x4_rows_one) */
-static void emul_x4_rows(const stage_case *k, size_t t, prx_cf32 D, float gain, prx_cf32 *w) {
-  const unsigned c = (unsigned)(t / k->nblk);
-  const qpsk_mf_timing *tm = &k->tm[t];
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(tm->b, k->L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c,
-                  k->pre.ntaps, &lo, &hi, &own0, &own1);
-  const int unit = k->pre.rq == (int64_t)k->pre.Q, pad = unit ? QPSK_PAD4 : 0;
-  prx_cf32 *raw = malloc((size_t)(hi - lo) * sizeof *raw);
-  double mom[4];
-  unsigned bad;
-  emul_pre_window(k, c, lo, hi, own0, own1, raw, mom, &bad);
-  prx_cf32 *win = calloc((size_t)qpsk_win_slot(hi - lo + 8, QPSK_PAD4) + 1, sizeof *win);
-  for (int64_t i = 0; i < hi - lo; i++) win[qpsk_win_slot(i, pad)] = raw[i];
-  free(raw);
-  for (int64_t kk = tm->k0; kk < tm->k1; kk++)
-    w[kk - tm->k0] = qpsk_x4_rows_one(tm, k->L, QPSK_GM, kk, k->pre.bank, k->pre.ntaps, k->pre.rq,
-                                      k->pre.r, k->pre.Q, k->pre.c, lo, unit, win, pad, D, gain);
-  free(win);
-}
-
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
  * the float recurrence by 256 samples), then at sps 4 groups of four symbols per thread (the
  * register-blocked product on one run, else one product per symbol), elsewhere one symbol per
@@ -501,7 +478,7 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
   double worst_gl = 0, worst_w = 0;
   prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
-  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0, x4_rows_differ = 0;
+  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0;
   double worst_fold[3] = {0, 0, 0}, worst_fold_corr = 0, worst_fold_truth = 0;
   double worst_cpu_truth[3] = {0, 0, 0};
   for (unsigned c = 0; c < k.C; c++) {
@@ -560,9 +537,6 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
           emul_x4_level(&k, t, g1, k.D[t], k.om_gain[t], w0);
           emul_x4(&k, t, gz, w1);
           x4_level_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
-          /* x4 from the rows (the grid recomputed): x4_level's values bit for bit */
-          emul_x4_rows(&k, t, k.D[t], k.om_gain[t], w1);
-          x4_rows_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
         }
         k.D[t] = D0;
         free(gz);
@@ -615,16 +589,13 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
          bits_total);
   printf("  om folded into pre: sub-block sums %.2e from the CPU's, drift %.2e; DC +10 dB / +20 "
          "dB: %.2e / %.2e from the CPU's, whose own sums are %.2e / %.2e from the float64 truth "
-         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing, x4 from the "
-         "rows: %zu\n",
+         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing\n",
          worst_fold[0], worst_fold_corr, worst_fold[1], worst_fold[2], worst_cpu_truth[1],
-         worst_cpu_truth[2], worst_fold_truth, x4_level_differ, x4_rows_differ);
+         worst_cpu_truth[2], worst_fold_truth, x4_level_differ);
   CHECK(worst_fold[0] < 1e-5, "om folded: sub-block sums differ by %.2e", worst_fold[0]);
   CHECK(worst_fold_corr < 1e-4, "om folded: drift correlations differ by %.2e", worst_fold_corr);
   CHECK(worst_fold_truth < 1e-9, "om folded: %.2e from the float64 truth", worst_fold_truth);
   CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 after om", x4_level_differ);
-  CHECK(x4_rows_differ == 0, "x4_rows: %zu blocks differ from x4_level on pre's grid",
-        x4_rows_differ);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);

@@ -101,7 +101,7 @@ struct prx_qpsk_bank_gpu {
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
-  /* the O&M stage's path (qpsk_om_path: apart, folded into pre, folded without the grid) */
+  /* the O&M stage's path (qpsk_om_path: apart, or folded into pre) */
   int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
   int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
@@ -296,9 +296,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* at sps 4 om is folded into pre, the grid stored (the fastest of the three paths since pre_om
-   * sums through per-group slots; the grid never stored recomputes it in x4 and loses:
-   * bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
+  /* at sps 4 om is folded into pre (one pass over the grid fewer: bench/GPU_NOTES.md, sixth
+   * session); prx_qpsk_bank_gpu_set_fold selects the other path */
   prx_qpsk_bank_gpu_set_fold(g, QPSK_OM_FOLDED);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
@@ -494,10 +493,7 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path) {
-  if (g)
-    g->fold = path == QPSK_OM_APART || !g->fold_ok       ? QPSK_OM_APART
-              : path == QPSK_OM_NO_GRID && g->k->x4_rows ? QPSK_OM_NO_GRID
-                                                         : QPSK_OM_FOLDED;
+  if (g) g->fold = path == QPSK_OM_APART || !g->fold_ok ? QPSK_OM_APART : QPSK_OM_FOLDED;
   return g ? g->fold : 0;
 }
 
@@ -855,9 +851,8 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   st.nblk = (unsigned)nb;
   const size_t n = (size_t)g->C * nb;
   if (g->fold)
-    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi,
-                     g->fold == QPSK_OM_NO_GRID ? NULL : g->d_grid[k], g->d_mom[k], g->d_bad[k],
-                     g->d_omsum[k], stream));
+    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->d_grid[k], g->d_mom[k],
+                     g->d_bad[k], g->d_omsum[k], stream));
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
@@ -877,11 +872,7 @@ static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, i
 
 /* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
  * rows, on stream. */
-static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, const void *rows,
-                           size_t stride, void *stream) {
-  if (g->fold == QPSK_OM_NO_GRID) /* from the span's rows */
-    return g->k->x4_rows(st, rows, stride, g->n_total, g->d_mb, g->d_w0, g->d_omi, g->d_w,
-                         g->w_stride, stream);
+static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
   if (g->fold)
     return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
                           stream);
@@ -961,7 +952,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
   mark(g, stream, QPSK_MARK_TIMING);
-  TRY(issue_x4(g, &st, k, rows, stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
@@ -1059,7 +1050,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  TRY(issue_x4(g, &st, k, rows, stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));

@@ -73,11 +73,10 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
  * pre-filter is register-blocked (sps 4, where FOLDED is the default), its O&M sums round otherwise
  * than om's (qpsk_om_combine): the bits stay, the estimates move by rounding (GPU_NOTES). */
 typedef enum {
-  QPSK_OM_APART = 0,   /* pre, om, x4 */
-  QPSK_OM_FOLDED = 1,  /* pre_om, om_sums, x4_level */
-  QPSK_OM_NO_GRID = 2, /* folded with the grid never stored: pre_om without it, x4_rows */
+  QPSK_OM_APART = 0,  /* pre, om, x4 */
+  QPSK_OM_FOLDED = 1, /* pre_om, om_sums, x4_level */
 } qpsk_om_path;
-/* Selects the path (a qpsk_om_path; one not possible here falls back to FOLDED, then APART)
+/* Selects the path (a qpsk_om_path; FOLDED where not possible falls back to APART)
  * between calls. Returns the path now in use. */
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path);
 /* The level, timing and NCO passes on the GPU (1, the default where the module has them and the

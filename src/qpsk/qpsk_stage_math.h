@@ -943,35 +943,4 @@ QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   return o;
 }
 
-/* Stage x4 from the rows (the grid never stored): symbol k's 4th-power value from the pre-filter's
- * window (win, slots as qpsk_win_slot places them with pad; window index 0 is input sample lo) of
- * its block, the four grid values it reads (qpsk_x4_tap) computed as pre computes them, levelled
- * with the DC D and gain as x4_level levels them. unit: a unit-step grid (rq == Q, pre's
- * register-blocked filter, qpsk_dot4 from the grid's first output's offset); otherwise each value
- * by its position (qpsk_pre_tap) and qpsk_dot1 on an unpadded window (pad 0). The same sums in the
- * same order as pre's, so the values pre would have stored, and x4_level's value bit for bit. */
-QPSK_HD prx_cf32 qpsk_x4_rows_one(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k,
-                                  const float *bank, unsigned ntaps, int64_t rq, double r,
-                                  unsigned Q, int c, int64_t lo, int unit, const void *win, int pad,
-                                  prx_cf32 D, float gain) {
-  int64_t g;
-  float cf[4];
-  qpsk_x4_tap(t, L, gm, k, &g, cf);
-  const int64_t m0 = 4 * t->b * L - gm;
-  prx_cf32 z[4];
-  unsigned row;
-  int64_t off;
-  if (unit) {
-    qpsk_pre_tap(m0, rq, r, Q, c, lo, &row, &off);
-    qpsk_dot4(bank, ntaps, win, off + g - 1, pad, z);
-  } else {
-    for (int i = 0; i < 4; i++) {
-      qpsk_pre_tap(m0 + g - 1 + i, rq, r, Q, c, lo, &row, &off);
-      z[i] = qpsk_dot1(bank + (size_t)row * 2 * ntaps, (const float *)win + 2 * off, ntaps);
-    }
-  }
-  for (int i = 0; i < 4; i++) z[i] = qpsk_om_level(z[i], D, gain);
-  return qpsk_x4_one(z, cf);
-}
-
 #endif
