@@ -2,14 +2,15 @@
  * stage kernels replaced by host emulations (memory and copies by malloc and memcpy, each stage
  * kernel by the CPU demodulator's own functions over the same per-block records), so that the
  * driver's bookkeeping runs in CI without a GPU: the device ring (spans reaching back into
- * earlier calls, the chunk read in place, the kept tail moved between the two buffers), the
+ * earlier calls, the chunk read in place, the kept samples left in place as the ring slides), the
  * records between the stages and the serial passes, the blocks' ownership and output offsets
  * across calls, the flush, and both output modes (bits written by the out stage in place; symbols
  * back to the host for LLRs and packed bits). Each run is held to the CPU bank on the same rows:
  * the same symbol counts and block counts, identical bits at Es/N0 >= 12 dB and at least
  * 99.99 % identical at 4-8 dB (the emulated input sums add in another order than the CPU's), the
- * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
- * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
+ * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans; and a
+ * stream of 24 spans in calls shorter than a span, the ring moved to its buffer's start at
+ * least twice), cf32 and cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
  * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
  * Every case runs six times: on one stream (a module without events), and with events on
  * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
@@ -59,6 +60,8 @@ static int em_toggle;     /* the serial passes' side switched after every call *
 static int em_lazy;       /* the estimates read after every third call only (and the flush) */
 static int em_late;       /* a call's symbols not read and a later call (not the flush) */
 static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
+static double em_moves;   /* the ring's moves at least (to its buffer's start) the run must make */
+static double em_chunk;   /* random chunks of at most this many samples (0: up to 40000 or 90000) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -903,7 +906,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       size_t m = n - i;
       if (chunk_seed && !flush) {
         double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
-        m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
+        m = u < 0.1 ? 0
+                    : 1 + (size_t)(test_rng_uniform(&r) * (em_chunk  ? em_chunk
+                                                           : u < 0.8 ? 40000
+                                                                     : 90000));
         if (m > n - i) m = n - i;
       }
       const int want_llrs = llrs || (em_mixed && call % 2);
@@ -976,6 +982,9 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       CHECK(em_mixed || t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
             t.gpu_phase ? "GPU" : "CPU");
     }
+    CHECK(t.ring_moves >= em_moves, "the ring moved %g times in %g calls (at least %g expected)",
+          t.ring_moves, t.calls, em_moves);
+    if (em_moves) printf("  the ring moved %g times in %g calls\n", t.ring_moves, t.calls);
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
     if (em_events && !chunk_seed && !t.gpu_serial)
@@ -1067,10 +1076,10 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
   }
 }
 
-/* C carriers at sps, 2.6 CFO spans long, as cf32 and cf16 rows with a pitch: differential, or
+/* C carriers at sps, spans CFO spans long, as cf32 and cf16 rows with a pitch: differential, or
  * with 64:8 pilots at CFO 0 (where the pilot word's mean is a DC component of the signal) */
-static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, uint16_t **rows16,
-                        size_t *pitch, prx_qpsk_config *qc) {
+static size_t make_rows(double sps, double spans, uint64_t seed, int pilots, prx_cf32 **rows,
+                        uint16_t **rows16, size_t *pitch, prx_qpsk_config *qc) {
   tcase tc[C];
   bank_cases(tc, C, sps, esn0, seed);
   for (unsigned c = 0; c < C && pilots; c++) {
@@ -1081,7 +1090,7 @@ static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, 
   }
   uint8_t *tx[C] = {NULL};
   size_t ntx[C];
-  size_t n = bank_rows_make(tc, C, (size_t)(2.6 * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
+  size_t n = bank_rows_make(tc, C, (size_t)(spans * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
   for (unsigned c = 0; c < C; c++) free(tx[c]);
   *qc = tcase_demod_config(&tc[0], 1);
   return n;
@@ -1121,7 +1130,7 @@ static void run_all(void) {
     uint16_t *rows16;
     size_t pitch;
     prx_qpsk_config qc;
-    size_t n = make_rows(sps_list[si], 11 + si, 0, &rows, &rows16, &pitch, &qc);
+    size_t n = make_rows(sps_list[si], 2.6, 11 + si, 0, &rows, &rows16, &pitch, &qc);
     if (!n) break;
     const double sps = sps_list[si];
     chan_out cpu[C];
@@ -1210,6 +1219,22 @@ static void run_all(void) {
     outs_free(cpu);
     free(rows);
     free(rows16);
+    /* a stream of 24 spans in random chunks shorter than a span (the ring always keeps
+     * samples): the ring slides over its buffer (three times the longest run it holds) and moves
+     * to the buffer's start at least twice, each from another position (the ring's code is the
+     * same whichever side runs the CFO stage: once) */
+    if (em_cfo_off) continue;
+    if (!(n = make_rows(sps, 24, 61 + si, 0, &rows, &rows16, &pitch, &qc))) break;
+    em_chunk = 20000;
+    run(0, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 67 + si, cpu); /* (a call's estimates: 256
+                                                                         blocks at most) */
+    em_moves = 2;
+    versus_cpu("cf32 bits random chunks, 24 spans", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n,
+               67 + si, cpu);
+    em_moves = em_chunk = 0;
+    outs_free(cpu);
+    free(rows);
+    free(rows16);
   }
   /* pilots at CFO 0: the pilots' share of the removed DC restored on the driver's path too (the
    * phase pass on the GPU's symbols): the same output as the CPU bank, and the Es/N0 of the
@@ -1220,7 +1245,7 @@ static void run_all(void) {
     uint16_t *rows16;
     size_t pitch;
     prx_qpsk_config qc;
-    size_t n = make_rows(sps_list[si], 51 + si, 1, &rows, &rows16, &pitch, &qc);
+    size_t n = make_rows(sps_list[si], 2.6, 51 + si, 1, &rows, &rows16, &pitch, &qc);
     if (!n) break;
     char what[96];
     chan_out cpu[C], drv[C];

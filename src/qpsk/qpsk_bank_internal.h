@@ -54,12 +54,13 @@ typedef struct {
   double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
   double issue_s;  /* issuing a span's launches and copies up to its wait (GPU serial passes) */
   double calls, spans;
-  double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
-  double late;    /* spans written into the channels in a later call (beside its device work) */
-  int gpu_cfo;    /* the CFO stage runs on the GPU */
-  int fold;       /* the O&M stage's path (qpsk_om_path) */
-  int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
-  int gpu_phase;  /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
+  double ahead;      /* spans whose pre ran ahead, beside the serial passes of the span before */
+  double late;       /* spans written into the channels in a later call (beside its device work) */
+  double ring_moves; /* the ring's samples moved to its buffer's start (prx_qpsk_bank_gpu.c) */
+  int gpu_cfo;       /* the CFO stage runs on the GPU */
+  int fold;          /* the O&M stage's path (qpsk_om_path) */
+  int gpu_serial;    /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
+  int gpu_phase;     /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
