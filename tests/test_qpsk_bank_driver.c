@@ -11,7 +11,8 @@
  * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans; and a
  * stream of 24 spans in calls shorter than a span, the ring moved to its buffer's start at
  * least twice), cf32 and cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5
- * relative; and pilots at CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
+ * relative; and pilots at CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the
+ * driver's path.
  * Every case runs six times: on one stream (a module without events), and with events on
  * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
  * a slot still to be read, or reads rows not yet copied, changes the output) or lazy (the host
