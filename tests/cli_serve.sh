@@ -100,13 +100,16 @@ done
 [ "$pipe_require" = "$pipe_off" ] || bad "closed pipe: status $pipe_require served, $pipe_off in process"
 [ -s pipe_require.err ] && bad "closed pipe: the served run wrote $(head -2 pipe_require.err)"
 
-# ---- 50 runs: no descriptor left behind in the server ----
+# ---- 50 runs: no descriptor left behind in the server, its memory the same after 10 and 50 ----
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$SP/status"; }
 f0=$(fds)
 for i in $(seq 50); do
   POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -c 0 -o - >/dev/null ||
     bad "run $i failed"
+  [ "$i" = 10 ] && r10=$(rss)
 done
 [ "$(fds)" = "$f0" ] || bad "50 runs: the server holds $(fds) descriptors, $f0 before"
+[ "$(rss)" -le $((r10 + 2048)) ] || bad "40 runs grew the server from $r10 to $(rss) KiB"
 "$P" serve --status | grep -q "pid $SP, .* [0-9]* requests served" || bad "--status after runs"
 
 # ---- the socket's mode and its directory's: refused ----
