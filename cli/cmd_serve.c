@@ -31,30 +31,34 @@
 extern char **environ;
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: polyrx serve [--socket PATH] [-q]     run the server (in the foreground)\n"
-          "       polyrx serve [--socket PATH] --status  describe the running server\n"
-          "       polyrx serve [--socket PATH] --stop    end the running server\n"
-          "\n"
-          "A resident process that keeps the CUDA context and module loaded (when a GPU is\n"
-          "present; it serves on CPU-only machines too) and runs `polyrx channelize`, `demod`\n"
-          "and `rx` for the same user's clients: those commands look for the server's socket\n"
-          "and, when it answers, hand it their arguments, working directory, standard input,\n"
-          "output and error, umask and POLYRX_*, HOME and XDG_* environment, and wait for the\n"
-          "exit status. One run at a time; others wait. Ctrl-C on a client stops its run as it\n"
-          "would stop the command.\n"
-          "\n"
-          "  --socket PATH   the socket (default: $POLYRX_SERVE_SOCKET, else\n"
-          "                  $XDG_RUNTIME_DIR/polyrx/serve.sock, else /tmp/polyrx-UID/serve.sock;\n"
-          "                  its directory made 0700 and checked to be this user's)\n"
-          "  --status        pid, uptime, requests served, CUDA, page-locked buffers kept\n"
-          "  --stop          end the server (after the run in progress)\n"
-          "  -q, --quiet     no notes on standard error\n"
-          "  -h, --help      this help\n"
-          "\n"
-          "Clients: POLYRX_SERVE=off runs every command in its own process; POLYRX_SERVE=require\n"
-          "makes a command fail (exit 1) where no server answers. Exit status: 0 ended by --stop,\n"
-          "SIGINT or SIGTERM; 1 error; 2 usage error.\n");
+  fprintf(
+      f, "usage: polyrx serve [--socket PATH] [-q] [--daemon]  run the server (in the foreground;\n"
+         "                                                   --daemon: in the background)\n"
+         "       polyrx serve [--socket PATH] --status  describe the running server\n"
+         "       polyrx serve [--socket PATH] --stop    end the running server\n"
+         "\n"
+         "A resident process that keeps the CUDA context and module loaded (when a GPU is\n"
+         "present; it serves on CPU-only machines too) and runs `polyrx channelize`, `demod`\n"
+         "and `rx` for the same user's clients: those commands look for the server's socket\n"
+         "and, when it answers, hand it their arguments, working directory, standard input,\n"
+         "output and error, umask and POLYRX_*, HOME and XDG_* environment, and wait for the\n"
+         "exit status. One run at a time; others wait. Ctrl-C on a client stops its run as it\n"
+         "would stop the command.\n"
+         "\n"
+         "  --socket PATH   the socket (default: $POLYRX_SERVE_SOCKET, else\n"
+         "                  $XDG_RUNTIME_DIR/polyrx/serve.sock, else /tmp/polyrx-UID/serve.sock;\n"
+         "                  its directory made 0700 and checked to be this user's)\n"
+         "  --status        pid, uptime, requests served, CUDA, page-locked buffers kept\n"
+         "  --stop          end the server (after the run in progress)\n"
+         "  --daemon        detach once the socket listens: the command returns (0, or 1 with\n"
+         "                  the error when the socket cannot be made) and the server runs in a\n"
+         "                  session of its own, its standard streams on /dev/null\n"
+         "  -q, --quiet     no notes on standard error\n"
+         "  -h, --help      this help\n"
+         "\n"
+         "Clients: POLYRX_SERVE=off runs every command in its own process; POLYRX_SERVE=require\n"
+         "makes a command fail (exit 1) where no server answers. Exit status: 0 ended by --stop,\n"
+         "SIGINT or SIGTERM; 1 error; 2 usage error.\n");
 }
 
 /* ---- the server's state ---- */
@@ -392,13 +396,40 @@ static int listen_at(const char *path, int quiet, int *out) {
   return -1;
 }
 
+/* Forks: the parent returns 0 (the exit status of `polyrx serve --daemon`), or 1 where the fork
+ * fails; the child (-1) continues in a session of its own with its standard streams on
+ * /dev/null. */
+static int detach(const char *path, int quiet, int lfd) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(lfd);
+    unlink(path);
+    return cli_error(CMD, "cannot start the server in the background: %s", strerror(errno));
+  }
+  if (pid > 0) {
+    if (!quiet) fprintf(stderr, "polyrx %s: listening on %s (pid %d)\n", CMD, path, (int)pid);
+    return 0;
+  }
+  setsid();
+  int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd >= 0) {
+    for (int i = 0; i < 3; i++) dup2(fd, i);
+    close(fd);
+  }
+  return -1;
+}
+
 int cmd_serve(int argc, char **argv) {
-  static const struct option longs[] = {
-      {"socket", required_argument, NULL, 'S'}, {"status", no_argument, NULL, 'T'},
-      {"stop", no_argument, NULL, 'X'},         {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+  static const struct option longs[] = {{"socket", required_argument, NULL, 'S'},
+                                        {"status", no_argument, NULL, 'T'},
+                                        {"stop", no_argument, NULL, 'X'},
+                                        {"quiet", no_argument, NULL, 'q'},
+                                        {"daemon", no_argument, NULL, 'D'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
   const char *sock = NULL;
-  int c, quiet = 0, kind = SERVE_REQ_RUN;
+  int c, quiet = 0, daemon = 0, kind = SERVE_REQ_RUN;
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":qh", longs, NULL)) != -1) {
@@ -407,6 +438,7 @@ int cmd_serve(int argc, char **argv) {
     case 'T': kind = SERVE_REQ_STATUS; break;
     case 'X': kind = SERVE_REQ_STOP; break;
     case 'q': quiet = 1; break;
+    case 'D': daemon = 1; break;
     case 'h': usage(stdout); return 0;
     case ':': return cli_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
     default: return cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
@@ -427,6 +459,10 @@ int cmd_serve(int argc, char **argv) {
   if (rc >= 0) return rc;
   struct stat bound;
   stat(path, &bound);
+  /* --daemon: detached once the socket listens (clients that come meanwhile wait in its
+   * backlog), before anything starts threads or CUDA, which a fork must not split */
+  if (daemon && (rc = detach(path, quiet, lfd)) >= 0) return rc;
+  if (daemon) quiet = 1;
   t_start = cli_seconds();
   for (int i = 0; i < 3; i++) saved_std[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
   /* the stop signals: a flag that ends the server between runs and a run in progress, never

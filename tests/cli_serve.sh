@@ -6,7 +6,7 @@
 # client by SIGPIPE as it ends the command; the server killed mid-run gives the client one error
 # line and status 1; 50 runs leave the server's descriptors as they were; sockets of another mode
 # or in a directory others may write into are refused; a stale socket is replaced, a live one
-# is not; --status and --stop answer.
+# is not; --status and --stop answer; --daemon detaches.
 set -u
 P=${1:?usage: cli_serve.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -14,6 +14,8 @@ cd "$T" || exit 1
 export POLYRX_SERVE_SOCKET=$T/run/serve.sock
 mkdir -m 700 run
 SP=
+# a failed check leaves no server behind
+trap '[ -n "$SP" ] && kill "$SP" 2>/dev/null; "$P" serve --stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 
 start_server() {
   "$P" serve -q "$@" 2>server.err &
@@ -127,7 +129,7 @@ POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -o m3 2>e.txt
 chmod 0700 run
 
 # ---- a second server on a live socket: refused; --stop ends the first ----
-"$P" serve -q 2>e.txt && bad "a second server started on a live socket"
+timeout 10 "$P" serve -q 2>e.txt && bad "a second server started on a live socket"
 grep -q "already answers" e.txt || bad "second server: $(cat e.txt)"
 "$P" serve --stop || bad "--stop failed"
 wait "$SP"
@@ -163,6 +165,14 @@ wait "$SP"
 [ $? = 0 ] || bad "SIGTERM: the server's exit status"
 [ -e "$POLYRX_SERVE_SOCKET" ] && bad "SIGTERM left the socket"
 grep -q Sanitizer server.err && bad "the server's sanitizer report: $(head -20 server.err)"
+
+# ---- --daemon: the command returns, the server answers, --stop ends it ----
+"$P" serve --daemon -q || bad "--daemon failed"
+"$P" serve --status | grep -q "0 requests served" || bad "--daemon: no answer"
+POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -o m6 || bad "a run through the daemon"
+"$P" serve --stop || bad "--stop of the daemon failed"
+for _ in $(seq 100); do [ -e "$POLYRX_SERVE_SOCKET" ] || break; sleep 0.05; done
+[ -e "$POLYRX_SERVE_SOCKET" ] && bad "the daemon's socket is left after --stop"
 
 echo "cli_serve: $n comparisons, $fail failed"
 exit $((fail > 0))
