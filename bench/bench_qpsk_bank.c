@@ -23,8 +23,16 @@
  *
  * The CPU bank also runs on one thread at C = 64 (the per-core rate of the same code).
  *
+ * Where a call's time goes (--marks): the default bank again, with the driver's marks
+ * (prx_qpsk_bank_gpu_set_mark): a timed event recorded on the call's stream after each launch
+ * group, and the host's clock there; per group, the device time since the mark before (its
+ * kernels, copies and the gaps between them) and when the host reached it, means over MREPS
+ * calls.
+ *
  * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only)
- * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32). */
+ * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32) [--default-only] (the
+ * library's default device bank alone: no CPU bank, no variants; for a profiler's window)
+ * [--marks]. */
 #include "bench_clock.h"
 #include "testutil.h"
 
@@ -38,6 +46,25 @@
 #include "qpsk/qpsk_bank_internal.h"
 
 #define REPS 3
+#define MREPS 8
+
+/* the driver's marks of one call: a timed event and the host's clock at each */
+static const char *const mark_names[QPSK_MARK_N] = {
+    "start", "pre",   "level", "om",   "timing", "x4",   "cfo",    "nco",
+    "mf",    "phase", "out",   "pend", "drain",  "ring", "counts", "end"};
+typedef struct {
+  cudaEvent_t ev[QPSK_MARK_N];
+  double host[QPSK_MARK_N];
+  int seen[QPSK_MARK_N];
+} mark_rec;
+
+static void on_mark(void *ctx, void *stream, int m) {
+  mark_rec *r = ctx;
+  if (m < 0 || m >= QPSK_MARK_N) return;
+  r->host[m] = bench_now();
+  r->seen[m] = 1;
+  cudaEventRecord(r->ev[m], (cudaStream_t)stream);
+}
 
 /* rows[c] = carrier c; n samples each, pitch in samples */
 static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *rows) {
@@ -153,11 +180,94 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   return rc;
 }
 
+/* The default device bank's calls with the driver's marks: per mark, the device time from the
+ * mark before (ms, mean of MREPS calls after two warm-up calls) and the host's time at it from
+ * the call's start; printed as one JSON line and a table. */
+static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, size_t pitch,
+                     size_t n) {
+  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
+  bc.demod.sample_rate = sps * 1e3;
+  bc.demod.symbol_rate = 1e3;
+  bc.channels = C;
+  bc.row_format = fmt;
+  bc.backend = PRX_BACKEND_CUDA;
+  prx_qpsk_bank *b;
+  if (prx_qpsk_bank_create(&bc, &b)) {
+    fprintf(stderr, "bank: %s\n", prx_last_error());
+    return -1;
+  }
+  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096;
+  size_t bs = (2 * cap + 63) / 64 * 64;
+  uint8_t *bits = NULL;
+  size_t *ns = calloc(C, sizeof *ns);
+  mark_rec mr;
+  memset(&mr, 0, sizeof mr);
+  for (int i = 0; i < QPSK_MARK_N; i++) cudaEventCreate(&mr.ev[i]);
+  if (!ns || cudaMalloc((void **)&bits, C * bs) != cudaSuccess || !b->drv) {
+    free(ns);
+    prx_qpsk_bank_destroy(b);
+    return -1;
+  }
+  prx_qpsk_bank_out out = {bits, bs, NULL, 0, ns, NULL};
+  prx_qpsk_bank_gpu_set_mark(b->drv, on_mark, &mr);
+  const size_t sz = prx_format_size(fmt);
+  double dev_ms[QPSK_MARK_N] = {0}, host_ms[QPSK_MARK_N] = {0}, wall = 0;
+  int cnt[QPSK_MARK_N] = {0}, rc = 0;
+  for (int r = 0; r < MREPS + 2 && !rc; r++) {
+    memset(mr.seen, 0, sizeof mr.seen);
+    const uint8_t *in = (const uint8_t *)rows + (size_t)(r % 4) * n * sz;
+    double t0 = bench_now();
+    if (prx_qpsk_bank_execute_device(b, in, pitch, n, &out, NULL)) {
+      fprintf(stderr, "bank call: %s\n", prx_last_error());
+      rc = -1;
+    }
+    cudaDeviceSynchronize();
+    double t = bench_now() - t0;
+    if (r < 2 || !mr.seen[QPSK_MARK_START]) continue;
+    wall += t;
+    int prev = QPSK_MARK_START;
+    for (int m = QPSK_MARK_START + 1; m < QPSK_MARK_N; m++) {
+      if (!mr.seen[m]) continue;
+      float ms = 0;
+      cudaEventElapsedTime(&ms, mr.ev[prev], mr.ev[m]);
+      dev_ms[m] += ms;
+      host_ms[m] += (mr.host[m] - t0) * 1e3;
+      cnt[m]++;
+      prev = m;
+    }
+  }
+  printf("{\"bench\":\"qpsk_bank_marks\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
+         "\"call_ms\":%.4f",
+         sps, C, fmt == PRX_CF16 ? "cf16" : "cf32", wall / MREPS * 1e3);
+  for (int m = 1; m < QPSK_MARK_N; m++)
+    if (cnt[m])
+      printf(",\"%s_dev_ms\":%.4f,\"%s_host_ms\":%.4f", mark_names[m], dev_ms[m] / cnt[m],
+             mark_names[m], host_ms[m] / cnt[m]);
+  printf("}\n== marks, sps %.3f C %u %s: call %.3f ms (wall, mean of %d)\n", sps, C,
+         fmt == PRX_CF16 ? "cf16" : "cf32", wall / MREPS * 1e3, MREPS);
+  double cum = 0;
+  for (int m = 1; m < QPSK_MARK_N; m++)
+    if (cnt[m]) {
+      cum += dev_ms[m] / cnt[m];
+      printf("mark %-7s device +%7.1f us (from the start %7.1f us)  host at %7.1f us\n",
+             mark_names[m], 1e3 * dev_ms[m] / cnt[m], 1e3 * cum, 1e3 * host_ms[m] / cnt[m]);
+    }
+  fflush(stdout);
+  for (int i = 0; i < QPSK_MARK_N; i++) cudaEventDestroy(mr.ev[i]);
+  free(ns);
+  cudaFree(bits);
+  prx_qpsk_bank_destroy(b);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   int quick = 0, cases = 0; /* --quick: 64 and 1024 channels, unless --case names others */
+  int only = 0, marks = 0;
   for (int i = 1; i < argc; i++) {
     quick |= !strcmp(argv[i], "--quick");
     cases |= !strcmp(argv[i], "--case");
+    only |= !strcmp(argv[i], "--default-only");
+    marks |= !strcmp(argv[i], "--marks");
   }
   if (!prx_cuda_available()) {
     printf("bench_qpsk_bank: skipped (no usable CUDA device)\n");
@@ -198,6 +308,14 @@ int main(int argc, char **argv) {
         /* the library's default path (om folded into pre where the kernels allow it: sps 4),
          * and beside it the same bank with om apart (gf) */
         int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, &g);
+        if (only) {
+          printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
+                 "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"ok\":%d}\n",
+                 sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, okg == 0);
+          cudaFree(d);
+          continue;
+        }
+        if (marks) okg |= run_marks(C, sps, fmt, d, pitch, n);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, &gp);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, &gc);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, &g2);

@@ -521,6 +521,7 @@ typedef struct run_state {
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the openers' progress, for the writers */
   int open_lock_made, open_threaded;
+  int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
   char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
@@ -878,7 +879,10 @@ static prx_status open_one(run_state *r, size_t s) {
   m.format = o->outf;
   prx_status st = cli_carry_first_capture(rec, &al, r->in.center_freq, off, &m, datetime);
   m.center_freq = ch.center_freq;
-  if (!st) st = prx_sigmf_writer_open(base, &m, &r->w[s]);
+  /* in a directory made by this run there is no earlier recording to remove */
+  if (!st)
+    st = r->outdir_made ? prx_sigmf_writer_open_new(base, &m, &r->w[s])
+                        : prx_sigmf_writer_open(base, &m, &r->w[s]);
   if (!st) st = describe(r, s, r->w[s]);
   if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
   free(base);
@@ -958,6 +962,7 @@ static int open_outputs(run_state *r) {
    * check of each of 2 K paths: 5-11 ms for 1024 channels) is then left out */
   int rc = fresh && !o->report && !o->occupancy && !o->archive ? -1 : check_paths(r);
   if (rc >= 0) return rc;
+  r->outdir_made = fresh;
   if (pthread_mutex_init(&r->open_lock, NULL) != 0) return cli_error(CMD, "cannot make a mutex");
   if (pthread_cond_init(&r->open_cv, NULL) != 0) {
     pthread_mutex_destroy(&r->open_lock);

@@ -225,13 +225,14 @@ if has profile; then
 fi
 
 if has span && part demod; then
-  # the bank's span kernel by kernel: Nsight Compute's duration of each launch of a steady-state
-  # call (bench_qpsk_bank, sps 4, 1024 channels, cf32, the library's default path), the mean per
-  # kernel name in launch order, and their sum
+  # the bank's span kernel by kernel: Nsight Compute's duration of each launch of steady-state
+  # calls (bench_qpsk_bank --default-only: the library's default path alone, sps 4, 1024
+  # channels, cf32, ~14 launches a call: the window covers two calls after the first two), the
+  # mean per kernel name in launch order, and their sum
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-  timeout 200 "$NCU" --clock-control none --print-kernel-base function --launch-skip 60 \
-    --launch-count 60 --metrics gpu__time_duration.sum --csv "$BUILD/bench_qpsk_bank" \
-    --case 4:1024:cf32 >"$OUT/ncu_span.csv" 2>&1
+  timeout 200 "$NCU" --clock-control none --print-kernel-base function --launch-skip 20 \
+    --launch-count 30 --metrics gpu__time_duration.sum --csv "$BUILD/bench_qpsk_bank" \
+    --case 4:1024:cf32 --default-only >"$OUT/ncu_span.csv" 2>&1
   note "span: rc=$? ($(elapsed))"
   awk -F'","' '/gpu__time_duration/ { v = $NF; gsub(/[",]/, "", v); u = $(NF - 1);
       k = $5; if (!(k in n)) order[++m] = k; n[k]++; t[k] += v * (u ~ /^u/ ? 1e3 : u ~ /^m/ ? 1e6 : 1) }

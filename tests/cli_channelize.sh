@@ -636,6 +636,24 @@ head -c $((4 * 2500 + 3)) in.ci16 >cut.ci16
 [ "$(stat -c %s cut/ch0003.sigmf-data 2>/dev/null)" = $((8 * ((2500 + 7) / 8))) ] ||
   fail "truncated input: channel 3 holds $(stat -c %s cut/ch0003.sigmf-data 2>/dev/null) bytes, expected the outputs of 2500 samples ($(cat err.txt))"
 
+# ---- a directory the run makes against one holding an earlier run's recordings: the first
+# skips the earlier files' removal, the second replaces them; the same bytes, nothing else left
+# (POLYRX_OPENER=thread: the openers' threads as on 4 cores or more) ----
+head -c 4000 /dev/urandom >noise.ci16
+for opener in inline thread; do
+  rm -rf made kept
+  "$POLYRX" channelize -q -i noise.ci16 -F ci16 -s 16k -K 16 -o kept 2>/dev/null ||
+    fail "the earlier run failed"
+  cmp -s kept/ch0003.sigmf-data out1/ch0003.sigmf-data && fail "the earlier run is this input's"
+  POLYRX_OPENER=$opener "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o made ||
+    fail "run into a new directory ($opener)"
+  POLYRX_OPENER=$opener "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o kept ||
+    fail "run over an earlier run ($opener)"
+  diff -r made kept >/dev/null || fail "a new directory and an earlier run's differ ($opener)"
+  [ "$(ls made | wc -l)" = 33 ] || fail "files in a new directory ($opener): $(ls made | wc -l)"
+  ls made kept | grep -q 'tmp-' && fail "temporary files left ($opener)"
+done
+
 # ---- help ----
 "$POLYRX" channelize 2>err.txt && fail "no arguments: exit status 0"
 grep -q usage err.txt || fail "no arguments: no usage on stderr"

@@ -1,6 +1,7 @@
 /* I/O: the raw/stdin/SigMF reader (every format, any chunking, pipes with short reads, a
  * truncated stream), SigMF metadata parsing (good and malformed), and the SigMF writer (round
- * trip through cJSON, write errors, an earlier run's files, fault injection at every write). */
+ * trip through cJSON, write errors, an earlier run's files, a new file written whole, fault
+ * injection at every write). */
 #include "testutil.h"
 
 #include "polyrx/io.h"
@@ -676,6 +677,84 @@ static void test_writer_stale(test_rng *rng) {
   CHECK(count_temp_files("blocked") == 0, "a refused open left files");
 }
 
+/* The whole of a small file, malloc'd with a final NUL (*n its bytes); NULL if unreadable. */
+static char *file_text(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  char *b = f ? malloc(1 << 16) : NULL;
+  *n = b ? fread(b, 1, (1 << 16) - 1, f) : 0;
+  if (b) b[*n] = '\0';
+  if (f) fclose(f);
+  return b;
+}
+
+/* A new file written whole in one step (prx_io_write_file_new): the text, nothing else beside
+ * it; a file already there is replaced as prx_io_write_file_atomic replaces it. A writer opened
+ * with prx_sigmf_writer_open_new (a directory the caller made) writes the same bytes as one
+ * opened with prx_sigmf_writer_open, leaves no temporary file, and replaces at close a recording
+ * that is there after all. */
+static void test_writer_new(test_rng *rng) {
+  CHECK(mkdir(tmp_path("new"), 0777) == 0, "mkdir");
+  size_t n;
+  const char *a = "{\"first\": 1}\n", *b = "{\"second\": [1, 2, 3]}\n";
+  CHECK_OK(prx_io_write_file_new(tmp_path("new/one.txt"), a, strlen(a)));
+  char *t = file_text(tmp_path("new/one.txt"), &n);
+  CHECK(t && n == strlen(a) && !memcmp(t, a, n), "a new file holds its text");
+  free(t);
+  CHECK_OK(prx_io_write_file_new(tmp_path("new/one.txt"), b, strlen(b)));
+  t = file_text(tmp_path("new/one.txt"), &n);
+  CHECK(t && n == strlen(b) && !memcmp(t, b, n), "a file there is replaced");
+  free(t);
+  CHECK(prx_io_write_file_new(tmp_path("new/no/such/dir.txt"), a, strlen(a)) == PRX_ERR_IO,
+        "a missing directory is an error");
+
+  prx_sigmf_meta meta = prx_sigmf_meta_default();
+  meta.sample_rate = 2e6;
+  meta.center_freq = 915e6;
+  meta.description = "new";
+  prx_cf32 x[300];
+  test_fill_cf32(rng, x, 300, 0.5);
+  prx_sigmf_writer *w = NULL;
+  const char *bases[2] = {"new/plain", "new/fresh"};
+  for (int k = 0; k < 2; k++) {
+    CHECK_OK(k ? prx_sigmf_writer_open_new(tmp_path(bases[k]), &meta, &w)
+               : prx_sigmf_writer_open(tmp_path(bases[k]), &meta, &w));
+    CHECK_OK(prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1));
+    CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:input_samples", 1234.5));
+    CHECK_OK(prx_sigmf_write(w, x, 300));
+    char hex[129];
+    CHECK_OK(prx_sigmf_writer_close_hash(w, hex));
+    char path[600];
+    snprintf(path, sizeof path, "%s.sigmf-meta", tmp_path(bases[k]));
+    char *text = file_text(path, &n), want[129];
+    prx_sha512_hex(text ? text : "", n, want);
+    CHECK(text && !strcmp(hex, want), "the metadata's hash is the file's");
+    free(text);
+  }
+  char *m0 = file_text(tmp_path("new/plain.sigmf-meta"), &n), *m1;
+  size_t n1;
+  m1 = file_text(tmp_path("new/fresh.sigmf-meta"), &n1);
+  CHECK(m0 && m1 && n == n1 && !memcmp(m0, m1, n), "the same metadata either way");
+  free(m0);
+  free(m1);
+  CHECK(file_size(tmp_path("new/fresh.sigmf-data")) == 2400, "the data");
+  /* a recording there after all (another process): replaced at close, no temporary file left */
+  CHECK_OK(prx_sigmf_writer_open_new(tmp_path("new/fresh"), &meta, &w));
+  CHECK_OK(prx_sigmf_write(w, x, 7));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(file_size(tmp_path("new/fresh.sigmf-data")) == 56 &&
+            file_size(tmp_path("new/fresh.sigmf-meta")) > 0,
+        "an existing recording replaced");
+  DIR *d = opendir(tmp_path("new"));
+  int others = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "one.txt") && strncmp(e->d_name, "plain.", 6) &&
+        strcmp(e->d_name, "fresh.sigmf-data") && strcmp(e->d_name, "fresh.sigmf-meta"))
+      others++;
+  if (d) closedir(d);
+  CHECK(others == 0, "%d file(s) beside the recordings", others);
+}
+
 /* One recording of n samples under a file-size limit of `limit` bytes (SIGXFSZ ignored, so a
  * write past the limit fails with EFBIG). Returns the status of close (or of the first failed
  * call). With end_first the data is ended (prx_sigmf_writer_end_data) before close, as a writer
@@ -801,6 +880,7 @@ int main(void) {
   test_writer_round_trip(&rng);
   test_writer_errors();
   test_writer_stale(&rng);
+  test_writer_new(&rng);
   test_writer_faults(&rng);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

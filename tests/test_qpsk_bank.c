@@ -4,6 +4,7 @@
  * cf16 rows give what their cf32 values give; the bits are the transmitted ones at high Es/N0;
  * bad configurations and capacities fail with a message and consume nothing. */
 #include "qpsk/qpsk_bank_internal.h"
+#include "qpsk/qpsk_est.h"
 #include "test_qpsk_sig.h"
 
 #include <string.h>
@@ -355,6 +356,28 @@ static void test_half(void) {
   CHECK(bad == 0, "%d binary16 values convert wrongly", bad);
 }
 
+/* The CFO peak kernel's twiddle argument (qpsk_twiddle_arg_pow2) against qpsk_dft_twiddle's,
+ * 2 ((m t) mod nfft) / nfft in int64 and double rounded to float, bit for bit: random m < nfft
+ * and t below 2^20 for every power of two nfft up to 2^31, and the largest m and t. */
+static void test_twiddle_arg(void) {
+  test_rng r;
+  test_rng_seed(&r, 2026120111);
+  int bad = 0;
+  for (int k = 1; k <= 31; k++) {
+    const uint32_t nfft = (uint32_t)1 << k;
+    for (int i = 0; i < 4000; i++) {
+      uint32_t m = (uint32_t)(test_rng_u64(&r) & (nfft - 1)),
+               t = (uint32_t)(test_rng_u64(&r) >> 44);
+      if (i == 0) m = nfft - 1, t = (1u << 20) - 1;
+      const int64_t rr = ((int64_t)m * (int64_t)t) % (int64_t)nfft;
+      const float want = (float)(2.0 * (double)rr / (double)nfft);
+      const float got = qpsk_twiddle_arg_pow2(m, t, nfft);
+      if (memcmp(&want, &got, sizeof got)) bad++;
+    }
+  }
+  CHECK(bad == 0, "%d twiddle arguments differ from qpsk_dft_twiddle's", bad);
+}
+
 static void test_bad(void) {
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = 4000;
@@ -494,6 +517,7 @@ static void test_streams_in_sequence(void) {
 
 int main(void) {
   test_half();
+  test_twiddle_arg();
   test_bad();
   test_against_independent();
   test_cf16_and_threads();

@@ -804,7 +804,8 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_copy2d,
                                            em_sync_d,
                                            d_last,
-                                           d_row_copy};
+                                           d_row_copy,
+                                           d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
     em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,       d_out,
     em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};

@@ -272,6 +272,11 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
       double tt[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
       uint32_t jlo;
       qpsk_om_lane(z + 4 * G, 4, 4 * G, 4 * G, m0, QPSK_GM, own_end, 4 * Ls, nsub, tt, &jlo);
+      /* the kernel's branch-free form of a group: the same sums */
+      double t4[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+      CHECK(m0 % 4 == 0, "pre_om: the grid's first index %lld not a multiple of 4", (long long)m0);
+      qpsk_om_group4(z + 4 * G, 4 * G, QPSK_GM, own_end, t4);
+      CHECK(memcmp(t4, tt, sizeof tt) == 0, "pre_om: qpsk_om_group4 differs from qpsk_om_lane");
       memcpy(part + G * QPSK_OMS, tt, sizeof tt);
     }
     for (unsigned j = 0; j <= nsub; j++) {
@@ -425,8 +430,13 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     unsigned r[4];
     int64_t off[4];
     int run = m == 4;
+    unsigned r4[4];
+    int64_t off4[4];
+    if (blocked) qpsk_mf_tap4(tm, k->L, k->sps, lo, kk, m, k->mf.Q, k->mf.c, r4, off4);
     for (int q = 0; q < m; q++) {
       qpsk_mf_tap(tm, k->L, k->sps, lo, kk + q, k->mf.Q, k->mf.c, &r[q], &off[q]);
+      CHECK(!blocked || (r4[q] == r[q] && off4[q] == off[q]),
+            "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)(kk + q));
       CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
             (long long)(kk + q));
       run = run && r[q] == r[0] && off[q] == off[0] + 4 * q;
@@ -434,6 +444,19 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     prx_cf32 y[4];
     if (run) {
       qpsk_dot4s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
+      /* the blocked product sums in qpsk_dot1's order: the same values */
+      for (int q = 0; q < 4; q++) {
+        const prx_cf32 y1 = qpsk_dot1(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps,
+                                      (const float *)(win + off[q]), k->mf.ntaps);
+        CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
+              "mf: the blocked product differs from qpsk_dot1's");
+      }
+      /* the two-symbol form (STAGE_MF_GROUP 2) on each half of the run: the same values */
+      for (int h = 0; h < 4; h += 2) {
+        prx_cf32 y2[2];
+        qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[h], 1, y2);
+        CHECK(memcmp(y2, y + h, sizeof y2) == 0, "mf: qpsk_dot2s differs from qpsk_dot1's");
+      }
     } else {
       for (int q = 0; q < m; q++)
         y[q] = qpsk_dot1(k->mf.bank + (size_t)r[q] * 2 * k->mf.ntaps, (const float *)(win + off[q]),

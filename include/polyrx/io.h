@@ -104,7 +104,8 @@ prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info)
 /* ---- writing SigMF ---- */
 /* A streaming SigMF writer. A recording is complete or absent: samples go to a temporary file
  * beside BASE.sigmf-data as they come (bounded memory); close renames it to BASE.sigmf-data
- * and then writes BASE.sigmf-meta (through a temporary file and a rename), the metadata last.
+ * and then writes BASE.sigmf-meta (an unnamed file linked into place once whole, or a temporary
+ * file and a rename), the metadata last.
  * After any error, and after discard, neither file exists. A process killed mid-write leaves
  * at most files named BASE.sigmf-data.tmp-* / BASE.sigmf-meta.tmp-*, never a .sigmf-meta.
  *

@@ -55,6 +55,16 @@ prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char
 /* Writes text to path through a temporary file and a rename: path holds the whole text or is
  * left as it was. */
 prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t len);
+/* Writes text as a new file at path: an unnamed file (O_TMPFILE) linked there once whole, one
+ * directory operation; where the file system has no unnamed files or path exists (a link does
+ * not replace), prx_io_write_file_atomic. A process killed mid-write leaves nothing. */
+prx_status prx_io_write_file_new(const char *path, const char *text, size_t len);
+
+/* prx_sigmf_writer_open in a directory the caller made in this run: no earlier run's files to
+ * remove first (two directory operations fewer per recording; a file that is there after all is
+ * replaced at close as by prx_sigmf_writer_open). */
+prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *meta,
+                                     prx_sigmf_writer **out);
 
 /* Flushes and closes a SigMF writer's data file now (what prx_sigmf_writer_close does first),
  * so that a writer thread that has written a recording's last samples finishes its file there,

@@ -4,11 +4,11 @@
  *   old metadata ever sits beside new data, then creates a temporary data file beside them
  *   (BASE.sigmf-data.tmp-PID-N, a name no other writer uses);
  * - samples go to the temporary file as they come, through a FILE buffer;
- * - close checks every byte written, renames the data into place, then writes the metadata to a
- *   temporary file and renames it into place last: a .sigmf-meta exists only beside the whole
- *   data it describes; prx_sigmf_writer_end_data does close's first step (flush and close the
- *   data file, errors kept) earlier, on the caller's thread of choice (a writer thread that
- *   has written its last samples);
+ * - close checks every byte written, renames the data into place, then writes the metadata last
+ *   (an unnamed file linked into place once whole, else a temporary file and a rename): a
+ *   .sigmf-meta exists only beside the whole data it describes; prx_sigmf_writer_end_data
+ *   does close's first step (flush and close the data file, errors kept) earlier, on the
+ *   caller's thread of choice (a writer thread that has written its last samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
@@ -141,8 +141,10 @@ prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char
   }
 }
 
-prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
-                                 prx_sigmf_writer **out) {
+/* prx_sigmf_writer_open; remove_old: remove an earlier run's files first (else the caller knows
+ * there are none: a directory it made). */
+static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int remove_old,
+                              prx_sigmf_writer **out) {
   if (!out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open: NULL output pointer");
   *out = NULL;
   if (!base || !base[0] || !meta)
@@ -205,7 +207,7 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
       st =
           prx_fail(PRX_ERR_INVALID,
                    "SigMF archive name '%s' must have a name of 1 to 80 bytes before .sigmf", base);
-    if (!st) st = remove_stale(w->data_path);
+    if (!st && remove_old) st = remove_stale(w->data_path);
     if (!st) st = prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
     if (!st) {
       /* the directory B/ and a placeholder for the data member's header (completed at close) */
@@ -223,8 +225,8 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
     }
   } else {
     /* the earlier run's metadata goes first: from here on no metadata describes this base */
-    st = remove_stale(w->meta_path);
-    if (!st) st = remove_stale(w->data_path);
+    if (remove_old) st = remove_stale(w->meta_path);
+    if (!st && remove_old) st = remove_stale(w->data_path);
     if (!st) st = prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
   }
   if (st) {
@@ -233,6 +235,16 @@ prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
   }
   *out = w;
   return PRX_OK;
+}
+
+prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
+                                 prx_sigmf_writer **out) {
+  return open_writer(base, meta, 1, out);
+}
+
+prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *meta,
+                                     prx_sigmf_writer **out) {
+  return open_writer(base, meta, 0, out);
 }
 
 prx_status prx_sigmf_writer_add_capture(prx_sigmf_writer *w, uint64_t sample_start,
@@ -552,6 +564,45 @@ prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t l
   return st;
 }
 
+/* Links the unnamed file fd (O_TMPFILE) at path: through the descriptor (AT_EMPTY_PATH: root, or
+ * Linux 6.10 and later), else through /proc/self/fd; fails with EEXIST where path exists. */
+static int link_unnamed(int fd, const char *path) {
+  if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) return 0;
+  if (errno == EEXIST) return -1;
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
+
+prx_status prx_io_write_file_new(const char *path, const char *text, size_t len) {
+#ifdef O_TMPFILE
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  free(dir);
+  if (fd >= 0) {
+    size_t done = 0;
+    errno = 0;
+    while (done < len) {
+      ssize_t k = write(fd, text + done, len - done);
+      if (k <= 0 && errno != EINTR) break;
+      if (k > 0) done += (size_t)k;
+    }
+    int e = errno;
+    if (done < len) {
+      close(fd);
+      return prx_fail(PRX_ERR_IO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
+    }
+    int linked = link_unnamed(fd, path) == 0;
+    close(fd);
+    if (linked) return PRX_OK;
+  }
+#endif
+  /* no unnamed files here (EOPNOTSUPP, EISDIR), or path exists: a temporary name and a rename */
+  return prx_io_write_file_atomic(path, text, len);
+}
+
 /* The metadata text (with a final newline), malloc'd; NULL out of memory. */
 static char *meta_text(prx_sigmf_writer *w) {
   cJSON *root = build_meta(w);
@@ -569,13 +620,15 @@ static char *meta_text(prx_sigmf_writer *w) {
   return t;
 }
 
-/* Writes the metadata to a temporary file and renames it into place; its SHA-512 into hex
- * (when not NULL). */
+/* Writes the metadata whole into place (prx_io_write_file_new: an unnamed file linked there, one
+ * directory operation where a temporary file's create and rename are two, and the directory's
+ * lock is what several writers finishing their recordings at once wait for); its SHA-512 into
+ * hex (when not NULL). */
 static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   char *text = meta_text(w);
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
   size_t len = strlen(text);
-  prx_status st = prx_io_write_file_atomic(w->meta_path, text, len);
+  prx_status st = prx_io_write_file_new(w->meta_path, text, len);
   if (!st && hex) prx_sha512_hex(text, len, hex);
   free(text);
   return st;

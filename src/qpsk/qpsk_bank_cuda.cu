@@ -212,6 +212,43 @@ static prx_status row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, size_
   return e == cudaSuccess ? PRX_OK : cuda_fail(e, "row_copy_kernel launch");
 }
 
+/* Grid (blocks along the row, rows): row y's width bytes from src + y spitch to dst + y dpitch, in
+ * units of U bytes (U divides the width, both pitches and both addresses). */
+template <typename U>
+__global__ void copy2d_kernel(uint8_t *dst, size_t dpitch, const uint8_t *src, size_t spitch,
+                              size_t n) {
+  const U *s = (const U *)(src + (size_t)blockIdx.y * spitch);
+  U *d = (U *)(dst + (size_t)blockIdx.y * dpitch);
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    d[i] = s[i];
+}
+
+static prx_status copy2d_dev(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                             size_t height, void *stream) {
+  if (!width || !height) return PRX_OK;
+  if (height > 65535) return copy2d(dst, dpitch, src, spitch, width, height, stream);
+  const uintptr_t a = (uintptr_t)dst | (uintptr_t)src | dpitch | spitch | width;
+  const unsigned T = 256;
+  cudaStream_t st = (cudaStream_t)stream;
+  uint8_t *d = (uint8_t *)dst;
+  const uint8_t *s = (const uint8_t *)src;
+  if (!(a & 15)) {
+    const size_t n = width / 16;
+    const unsigned gx = (unsigned)((n + T - 1) / T < 64 ? (n + T - 1) / T : 64);
+    copy2d_kernel<uint4><<<dim3(gx, (unsigned)height), T, 0, st>>>(d, dpitch, s, spitch, n);
+  } else if (!(a & 3)) {
+    const size_t n = width / 4;
+    const unsigned gx = (unsigned)((n + T - 1) / T < 64 ? (n + T - 1) / T : 64);
+    copy2d_kernel<uint32_t><<<dim3(gx, (unsigned)height), T, 0, st>>>(d, dpitch, s, spitch, n);
+  } else {
+    const unsigned gx = (unsigned)((width + T - 1) / T < 64 ? (width + T - 1) / T : 64);
+    copy2d_kernel<uint8_t><<<dim3(gx, (unsigned)height), T, 0, st>>>(d, dpitch, s, spitch, width);
+  }
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "copy2d_kernel launch");
+}
+
 extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {
     bank_create,    bank_destroy, bank_stage_in, bank_stage_out, dev_alloc, dev_free, stream_create,
-    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy};
+    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy, copy2d_dev};

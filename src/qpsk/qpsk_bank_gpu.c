@@ -93,6 +93,11 @@ struct prx_qpsk_bank_gpu {
   /* two spans in flight: span s + 1's pre (pre_om) runs on pstream into the other slot while the
    * pool runs span s's serial passes (the module's events order pstream after the main stream) */
   void *pstream, *ev; /* NULL: the module has no events, every pre runs on the main stream */
+  /* with the phase pass on the GPU, the reports' records are copied on pstream, beside out and
+   * the ring's move (kernels), after an event on the main stream; the next span's kernels (which
+   * overwrite what they copy) wait for them, and so does the call's end (the same event, recorded
+   * again on pstream after the copies; each wait takes its latest record) */
+  int cp_pending;     /* copies on pstream not yet waited for */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
@@ -178,6 +183,16 @@ struct prx_qpsk_bank_gpu {
   unsigned *p_bad;
   qpsk_phase_out *p_po;
   prx_qpsk_bank_gpu_timing tm;
+  /* the call's start for channels 1 .. C - 1 (their outputs, estimates cleared, stream counts),
+   * which the phase pass's calls leave to the pool's first pass over the channels, after the
+   * first span is issued (channel 0's, which that span reads, is done first): touching C
+   * channels' state on one thread costs ~0.1-0.25 ms at 1024 channels, in front of the device */
+  int begun;     /* done for this call (always outside a call) */
+  size_t c_n_in; /* the call's samples, flush, outputs */
+  int c_flush;
+  const prx_qpsk_bank_out *c_out;
+  prx_qpsk_bank_gpu_mark_fn mark; /* benchmarks' marks (prx_qpsk_bank_gpu_set_mark), or NULL */
+  void *mark_ctx;
 };
 
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
@@ -245,6 +260,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   const prx_qpsk *q = b->ch[0];
   prx_qpsk_bank_gpu *g = calloc(1, sizeof *g);
   if (!g) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CUDA bank's driver");
+  g->begun = 1;
   g->m = m;
   g->dev = m->qpsk_bank;
   g->k = m->qpsk_stages;
@@ -497,6 +513,16 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
   }
 }
 
+void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn fn, void *ctx) {
+  if (!g) return;
+  g->mark = fn;
+  g->mark_ctx = ctx;
+}
+
+static void mark(prx_qpsk_bank_gpu *g, void *stream, qpsk_bank_mark m) {
+  if (g->mark) g->mark(g->mark_ctx, stream, (int)m);
+}
+
 /* ---- one span of every channel ---- */
 
 typedef struct {
@@ -686,12 +712,29 @@ typedef struct {
   prx_qpsk_bank_gpu *g;
   unsigned n;
   int fresh;
+  int begin; /* the call's start of channels 1 .. C - 1 first (call_begin) */
 } drain_ctx;
+
+/* The call's start for channel c (as prx_qpsk_execute / flush set a channel's stream): its
+ * outputs (host finish: the pinned rows), estimates cleared, the chunk's samples counted. */
+static void call_begin(prx_qpsk_bank_gpu *g, size_t c) {
+  prx_qpsk *q = g->bank->ch[c];
+  const prx_qpsk_bank_out *out = g->c_out;
+  q->out_bits = g->hf && out->bits ? g->h_bits + c * g->h_bits_row : NULL;
+  q->out_llrs = g->hf && out->llrs ? g->h_llrs + c * g->h_llr_row : NULL;
+  q->out_syms = NULL;
+  q->n_est = 0;
+  q->n_total += (int64_t)g->c_n_in;
+  q->stats.samples += g->c_n_in;
+  if (g->c_flush) q->flushing = 1;
+  g->off[c] = 0;
+}
 
 static void task_drain(void *ctx, size_t c) {
   const drain_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
   prx_qpsk *q = g->bank->ch[c];
+  if (x->begin && c) call_begin(g, c);
   for (unsigned i = 0; i < x->n; i++) {
     const unsigned p = (g->ph + i) % g->np_cap;
     const size_t o = p * g->nbt + c * g->p_nb[p];
@@ -742,12 +785,22 @@ static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   return st;
 }
 
-/* The n oldest pending spans into the channels (their copies complete), on the pool. */
+/* Waits for stream and for the reports' copies on pstream. */
+static prx_status wait_all(prx_qpsk_bank_gpu *g, void *stream) {
+  TRY(drv_wait(g, stream));
+  if (g->cp_pending) TRY(drv_wait(g, g->pstream));
+  g->cp_pending = 0;
+  return PRX_OK;
+}
+
+/* The n oldest pending spans into the channels (their copies complete), on the pool, after the
+ * call's start of channels 1 .. C - 1 where it is still to do. */
 static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
-  if (!n) return;
-  drain_ctx x = {g, n, fresh};
+  if (!n && g->begun) return;
+  drain_ctx x = {g, n, fresh, !g->begun};
   double t0 = prx_now();
   prx_pool_run(g->bank->pool, task_drain, &x, g->C);
+  g->begun = 1;
   g->tm.serial_s += prx_now() - t0;
   g->ph = (g->ph + n) % g->np_cap;
   g->np -= n;
@@ -758,7 +811,7 @@ static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
  * not waited (stream: the one they were issued on). */
 static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
   if (!g->np) return PRX_OK;
-  if (!g->synced) TRY(drv_wait(g, stream));
+  if (!g->synced) TRY(wait_all(g, stream));
   g->synced = 1;
   drain_n(g, g->np, g->np_old > 0);
   return PRX_OK;
@@ -774,7 +827,8 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
     return PRX_OK;
   }
   TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
-  TRY(drv_wait(g, stream));
+  mark(g, stream, QPSK_MARK_COUNTS);
+  TRY(wait_all(g, stream));
   g->synced = 1;
   for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
   return flush ? drain(g, stream) : PRX_OK;
@@ -896,29 +950,50 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
   const int k = g->slot;
+  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
+  g->cp_pending = 0;
   TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  mark(g, stream, QPSK_MARK_PRE);
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
+  mark(g, stream, QPSK_MARK_LEVEL);
   TRY(issue_om(g, &st, k, b0, stream));
+  mark(g, stream, QPSK_MARK_OM);
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
+  mark(g, stream, QPSK_MARK_TIMING);
   TRY(issue_x4(g, &st, k, rows, stride, stream));
+  mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+  mark(g, stream, QPSK_MARK_CFO);
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
+  mark(g, stream, QPSK_MARK_NCO);
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
+  mark(g, stream, QPSK_MARK_MF);
   if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
     TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
                  g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
                  g->d_ob, g->d_off, stream));
+    mark(g, stream, QPSK_MARK_PHASE);
     g->first = 0;
-    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
     g->synced = 0;
-    TRY(pend(g, k, nb, stream));
+    if (g->pstream) { /* the records' copies beside out and the ring's move */
+      TRY(g->m->event_record(g->ev, stream));
+      TRY(g->m->stream_wait(g->pstream, g->ev));
+      TRY(pend(g, k, nb, g->pstream));
+      TRY(g->m->event_record(g->ev, g->pstream));
+      g->cp_pending = 1;
+    }
+    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    mark(g, stream, QPSK_MARK_OUT);
+    if (!g->pstream) TRY(pend(g, k, nb, stream));
+    mark(g, stream, QPSK_MARK_PEND);
     g->tm.issue_s += prx_now() - t0;
     /* the earlier calls' spans while the device runs this one; all of them where the slots are
      * full (after a wait) */
     g->tm.late += g->np_old;
     drain_n(g, g->np_old, 1);
+    mark(g, stream, QPSK_MARK_DRAIN);
     return g->np == g->np_cap ? drain(g, stream) : PRX_OK;
   }
   TRY(d->copy(g->h_sp, g->d_sp, C * sizeof *g->h_sp, stream));
@@ -1009,6 +1084,14 @@ static const void *at_sample(const void *base, int64_t s0, size_t sz) {
   return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
 }
 
+/* A 2-D copy between device rows (the ring's and the chunk's): by a kernel where the module has
+ * it (the copy engine's 2-D copy pays per row), else copy2d. */
+static prx_status ring_copy(prx_qpsk_bank_gpu *g, void *dst, size_t dpitch, const void *src,
+                            size_t spitch, size_t width, void *stream) {
+  const prx_qpsk_bank_cuda *d = g->dev;
+  return (d->copy2d_dev ? d->copy2d_dev : d->copy2d)(dst, dpitch, src, spitch, width, g->C, stream);
+}
+
 /* Moves the kept samples [keep, n_total) into the other ring buffer: those before ring_end from
  * the ring, the rest from the chunk (ext: its sample ext_base at ext, ext_pitch bytes per row). */
 static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext, int64_t ext_base,
@@ -1024,14 +1107,14 @@ static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext,
   size_t done = 0;
   if (keep < ring_end) {
     done = (size_t)(ring_end - keep);
-    TRY(g->dev->copy2d(dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
-                       done * g->sz, g->C, stream));
+    TRY(ring_copy(g, dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
+                  done * g->sz, stream));
   }
   const int64_t from = keep > ring_end ? keep : ring_end;
   if (from < g->n_total) {
-    TRY(g->dev->copy2d(dst + done * g->sz, pitch,
-                       (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
-                       (size_t)(g->n_total - from) * g->sz, g->C, stream));
+    TRY(ring_copy(g, dst + done * g->sz, pitch,
+                  (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
+                  (size_t)(g->n_total - from) * g->sz, stream));
   }
   g->cur ^= 1;
   g->ring_base = keep;
@@ -1048,9 +1131,9 @@ static prx_status ring_append(prx_qpsk_bank_gpu *g, int64_t upto, const void *ex
     return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
                     g->ring_cap, (long long)(upto - g->ring_base));
   const size_t pitch = g->ring_cap * g->sz;
-  TRY(g->dev->copy2d(g->ring[g->cur] + g->ring_len * g->sz, pitch,
-                     (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
-                     (size_t)(upto - ring_end) * g->sz, g->C, stream));
+  TRY(ring_copy(g, g->ring[g->cur] + g->ring_len * g->sz, pitch,
+                (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
+                (size_t)(upto - ring_end) * g->sz, stream));
   g->ring_len = (size_t)(upto - g->ring_base);
   return PRX_OK;
 }
@@ -1107,13 +1190,14 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
   return drv_wait(g, stream);
 }
 
-prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                                 void *stream) {
+static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                           int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                           void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const size_t C = g->C;
   double t0 = prx_now();
   if (!out_dev || !in_dev) stream = g->stream;
+  mark(g, stream, QPSK_MARK_START);
   if (flush) n_in = 0;
   /* the rows on the device */
   const void *ext = NULL;
@@ -1160,18 +1244,18 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   TRY(phase_side(g, g->gph));
   g->first = 1;
   g->next = b->ch[0]->next_span + (int64_t)g->np; /* (the pending spans ran) */
-  /* every channel's stream position (as prx_qpsk_execute / flush set them) */
+  /* every channel's stream position (as prx_qpsk_execute / flush set them): channel 0's now, the
+   * others' here too, or with the phase pass on the GPU in the pool's first pass over the channels
+   * (drain_n, after the first span is issued; the run's end where none ran) */
   const int64_t ext_base = b->ch[0]->n_total;
-  for (size_t c = 0; c < C; c++) {
-    prx_qpsk *q = b->ch[c];
-    q->out_bits = g->hf && out->bits ? g->h_bits + c * g->h_bits_row : NULL;
-    q->out_llrs = g->hf && out->llrs ? g->h_llrs + c * g->h_llr_row : NULL;
-    q->out_syms = NULL;
-    q->n_est = 0;
-    q->n_total += (int64_t)n_in;
-    q->stats.samples += n_in;
-    if (flush) q->flushing = 1;
-    g->off[c] = 0;
+  g->c_n_in = n_in;
+  g->c_flush = flush;
+  g->c_out = out;
+  call_begin(g, 0);
+  g->begun = 0;
+  if (!g->gph || flush) {
+    for (size_t c = 1; c < C; c++) call_begin(g, c);
+    g->begun = 1;
   }
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
@@ -1203,6 +1287,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
     int64_t keep, end;
     qpsk_span_need(q0, g->next, &keep, &end);
     TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+    mark(g, stream, QPSK_MARK_RING);
     TRY(call_end(g, flush, stream)); /* (after the ring's copies: one wait for both) */
   } else {
     const int64_t nb_end = qpsk_count_below((double)g->n_total / q0->sps, (double)q0->L);
@@ -1228,7 +1313,21 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   }
   g->tm.calls++;
   g->tm.total_s += prx_now() - t0;
+  mark(g, stream, QPSK_MARK_END);
   return PRX_OK;
+}
+
+prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
+                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
+                                 void *stream) {
+  prx_qpsk_bank_gpu *g = b->drv;
+  g->begun = 1;
+  prx_status st = run_call(b, in, in_stride, n_in, in_dev, flush, out, out_dev, stream);
+  if (!g->begun) { /* a failed call's channels still get the call's start */
+    for (size_t c = 1; c < g->C; c++) call_begin(g, c);
+    g->begun = 1;
+  }
+  return st;
 }
 
 #else /* no CUDA in this build: the bank never creates the driver */
@@ -1262,6 +1361,9 @@ size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t) {
   (void)g;
   memset(t, 0, sizeof *t);
+}
+void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn fn, void *ctx) {
+  (void)g, (void)fn, (void)ctx;
 }
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
                                  int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,

@@ -97,6 +97,31 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on);
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g);
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);
+/* Where a call's device time goes (benchmarks only): the driver calls fn(ctx, stream, mark) on the
+ * calling thread at the call's start, after each launch group of a span with the serial passes
+ * on the GPU, and at the call's end, so that the caller can record a timed event on stream and
+ * read its own clock there (the library records nothing itself). NULL: no marks (the default). */
+typedef enum {
+  QPSK_MARK_START,  /* the call's start, before its first copy or launch */
+  QPSK_MARK_PRE,    /* pre (pre_om) issued */
+  QPSK_MARK_LEVEL,  /* the level pass */
+  QPSK_MARK_OM,     /* om (om_sums) */
+  QPSK_MARK_TIMING, /* the timing pass */
+  QPSK_MARK_X4,     /* x4 (x4_level) */
+  QPSK_MARK_CFO,    /* the CFO window's reach-back copy, fill, cuFFT and peak */
+  QPSK_MARK_NCO,    /* the NCO pass */
+  QPSK_MARK_MF,     /* mf (and its copies back where the phase pass runs on the CPU) */
+  QPSK_MARK_PHASE,  /* the phase pass (on the GPU) */
+  QPSK_MARK_OUT,    /* out */
+  QPSK_MARK_PEND,   /* the reports' records into their pinned slot */
+  QPSK_MARK_DRAIN,  /* the earlier calls' reports written (host work beside the device) */
+  QPSK_MARK_RING,   /* the ring's move of the kept samples */
+  QPSK_MARK_COUNTS, /* the output counts' copy back, before the call's wait */
+  QPSK_MARK_END,    /* the call's end (after its waits) */
+  QPSK_MARK_N
+} qpsk_bank_mark;
+typedef void (*prx_qpsk_bank_gpu_mark_fn)(void *ctx, void *stream, int mark);
+void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn fn, void *ctx);
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
  * memory when in_dev, else host), or the flush; outputs as out describes (device memory when
  * out_dev: ordered on stream, the counts on return; else host memory, complete on return).
@@ -174,6 +199,11 @@ typedef struct prx_qpsk_bank_cuda {
    * ops[3 c + 1] (value offsets in the row; the two ranges do not overlap), on stream: a span's
    * CFO window reaching back into earlier 4th-power values (ops: device memory) */
   prx_status (*row_copy)(prx_cf32 *w, size_t stride, const int64_t *ops, size_t C, void *stream);
+  /* copy2d between two device buffers of the device by a kernel (module ABI 11): the copy
+   * engine's 2-D copy pays ~0.3 us a row, which the ring's move of C short rows feels (~0.33 ms
+   * at 1024 channels); the rows must not overlap */
+  prx_status (*copy2d_dev)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                           size_t height, void *stream);
 } prx_qpsk_bank_cuda;
 extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 

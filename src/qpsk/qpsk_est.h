@@ -104,4 +104,13 @@ void qpsk_derotate(const prx_cf32 *in, prx_cf32 *out, size_t n, double theta, do
 /* Wraps x into (-period/2, period/2]. */
 double qpsk_wrap(double x, double period);
 
+/* qpsk_dft_twiddle's sincospif argument on the GPU, 2 ((m t) mod nfft) / nfft rounded to float,
+ * for nfft a power of two up to 2^31 (the CFO peak kernel's odd bins): the remainder as the low
+ * bits of the 32-bit product (the same integer: nfft divides 2^32), then a float product by the
+ * power of two 2 / nfft, which rounds as (float)(2.0 r / nfft) does: no 64-bit remainder, no
+ * double division. */
+QPSK_HD float qpsk_twiddle_arg_pow2(uint32_t m, uint32_t t, uint32_t nfft) {
+  return (float)((m * t) & (nfft - 1)) * (2.0f / (float)nfft);
+}
+
 #endif

@@ -272,8 +272,55 @@ QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
 #define QPSK_LD2(p, i) (((const prx_cf32 *)(p))[i])
 #define QPSK_F2 prx_cf32
 #endif
+/* qpsk_dot4 on a QPSK_PAD4 window from window index off = 4 A + r: sample off + i sits at slot
+ * 5 A + r + i + ((r + i) >> 2), and 4 samples further on 5 slots further on, so with r a constant
+ * (qpsk_dot4 calls it once per r) every load is a fixed offset from one pointer that advances 5
+ * slots per 4 taps. The taps' two lanes are loaded 16 bytes at a time on the GPU (the row 32-byte
+ * aligned: ntaps4 a multiple of 4 on a 16-byte aligned bank). */
+QPSK_HD void qpsk_dot4_pad4(const float *t, unsigned ntaps4, const QPSK_F2 *w, const int r,
+                            prx_cf32 out[4]) {
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  for (unsigned lb = 0; lb < ntaps4; lb += 4, w += 5) {
+    QPSK_F2 x[7];
+    for (int q = 0; q < 7; q++) x[q] = w[r + q + ((r + q) >> 2)];
+    float hr[4], hi[4];
+#if defined(__CUDA_ARCH__)
+    const float4 h01 = __ldg((const float4 *)(t + 2 * lb)),
+                 h23 = __ldg((const float4 *)(t + 2 * lb) + 1);
+    hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
+    hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
+#else
+    for (int a = 0; a < 4; a++) hr[a] = t[2 * (lb + a)], hi[a] = t[2 * (lb + a) + 1];
+#endif
+    for (int a = 0; a < 4; a++) {
+      for (int k = 0; k < 4; k++) {
+#ifdef __CUDACC__
+        re[k] += hr[a] * x[a + k].x;
+        im[k] += hi[a] * x[a + k].y;
+#else
+        re[k] += hr[a] * x[a + k].re;
+        im[k] += hi[a] * x[a + k].im;
+#endif
+      }
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    out[k].re = re[k];
+    out[k].im = im[k];
+  }
+}
+
 QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t off, int pad,
                        prx_cf32 out[4]) {
+  if (pad == QPSK_PAD4 && off >= 0) {
+    const QPSK_F2 *w = (const QPSK_F2 *)win + 5 * (off >> 2);
+    switch ((int)(off & 3)) {
+    case 0: qpsk_dot4_pad4(t, ntaps4, w, 0, out); return;
+    case 1: qpsk_dot4_pad4(t, ntaps4, w, 1, out); return;
+    case 2: qpsk_dot4_pad4(t, ntaps4, w, 2, out); return;
+    default: qpsk_dot4_pad4(t, ntaps4, w, 3, out); return;
+    }
+  }
   float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
   for (unsigned lb = 0; lb < ntaps4; lb += 4) {
     QPSK_F2 x[7];
@@ -349,6 +396,40 @@ QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t
   *off = (int64_t)i - c;
 }
 
+/* Symbols k .. k + m - 1 (m <= 4) of qpsk_mf_tap at once: a run's start (a 32-bit division) and
+ * centre found once for the symbols that lie in it, each position by qpsk_mf_position's own
+ * expressions, so the same rows and offsets as m qpsk_mf_tap calls. */
+QPSK_HD void qpsk_mf_tap4(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
+                          int m, unsigned Q, int c, unsigned row[4], int64_t off[4]) {
+  const double bL = (double)(t->b * L);
+  const double base = bL * sps - (double)lo;
+  double p0 = 0;
+  int64_t ka = 0;
+  int have = 0;
+  if (t->R <= 0) p0 = (qpsk_instant(t, L, (double)t->k0) - bL) * sps + base;
+  for (int q = 0; q < 4; q++) {
+    if (q >= m) break;
+    const int64_t kq = k + q;
+    double p;
+    if (t->R <= 0) {
+      p = p0 + (double)(kq - t->k0) * (sps * (1 + t->d));
+    } else {
+      if (!have || kq - ka >= t->R) {
+        ka = t->k0 + (int64_t)((uint32_t)(kq - t->k0) / (uint32_t)t->R) * t->R;
+        const int64_t mm = t->k1 - ka < t->R ? t->k1 - ka : t->R;
+        const double mid = (double)ka + 0.5 * (double)(mm - 1);
+        p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - bL) * sps + base;
+        have = 1;
+      }
+      p = p0 + (double)(kq - ka) * sps;
+    }
+    long i, j;
+    qpsk_pos_at(p, Q, &i, &j);
+    row[q] = (unsigned)j;
+    off[q] = (int64_t)i - c;
+  }
+}
+
 /* The NCO's rotation exp(-j (theta + omega t)): the phase reduced to one turn in double, then
  * evaluated in float. */
 QPSK_HD prx_cf32 qpsk_nco_rot(double theta, double omega, int64_t t) {
@@ -388,38 +469,103 @@ QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double thet
 }
 
 /* Four symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
- * timing): out[q] = sum_l t[l] x[off + 4q + l], l < ntaps (a multiple of 4). Summed by residue
- * l mod 4, then l: each tap is loaded once for the four symbols and each sample once per
- * residue, slid through four registers (a quarter of the loads of four single dot products; the
- * sums' order differs from qpsk_dot1's, so the values agree to float rounding). */
+ * timing): out[q] = sum_l t[l] x[off + 4q + l], l < ntaps (a multiple of 4), each sum over l in
+ * the order of qpsk_dot1 (so the outputs equal four qpsk_dot1 calls). The window is read in
+ * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the
+ * four symbols share four chunks held in a ring of registers (chunk c in ring[c & 3]), one new
+ * chunk and four taps loaded per block: each sample and each tap loaded once for the four
+ * symbols. Slots in 32-bit integers (a window is far below 2^31 samples). */
+QPSK_HD int qpsk_win_slot32(int t, int pad) {
+  return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
+}
 QPSK_HD void qpsk_dot4s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
                         prx_cf32 out[4]) {
   float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
-  for (unsigned u = 0; u < 4; u++) {
-    QPSK_F2 y0 = QPSK_LD2(win, qpsk_win_slot(off + u, pad));
-    QPSK_F2 y1 = QPSK_LD2(win, qpsk_win_slot(off + u + 4, pad));
-    QPSK_F2 y2 = QPSK_LD2(win, qpsk_win_slot(off + u + 8, pad));
-    for (unsigned l = u; l < ntaps; l += 4) {
-      const QPSK_F2 y3 = QPSK_LD2(win, qpsk_win_slot(off + l + 12, pad));
+  const QPSK_F2 *w = (const QPSK_F2 *)win;
+  const int o = (int)off, nj = (int)(ntaps / 4);
+  QPSK_F2 ring[4][4];
+  for (int c = 0; c < 3; c++)
+    for (int a = 0; a < 4; a++) ring[c][a] = w[qpsk_win_slot32(o + 4 * c + a, pad)];
+  for (int j0 = 0; j0 < nj; j0 += 4) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int jj = 0; jj < 4; jj++) {
+      const int j = j0 + jj;
+      if (j >= nj) break;
+      for (int a = 0; a < 4; a++)
+        ring[(jj + 3) & 3][a] = w[qpsk_win_slot32(o + 4 * (j + 3) + a, pad)];
+      float hr[4], hi[4];
 #if defined(__CUDA_ARCH__)
-      const float2 h = __ldg((const float2 *)t + l);
-      const float hr = h.x, hi = h.y;
+      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
+                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
+      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
+      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
 #else
-      const float hr = t[2 * l], hi = t[2 * l + 1];
+      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
 #endif
+      for (int a = 0; a < 4; a++) {
+        for (int q = 0; q < 4; q++) {
+          const QPSK_F2 x = ring[(jj + q) & 3][a];
 #ifdef __CUDACC__
-      re[0] += hr * y0.x, im[0] += hi * y0.y, re[1] += hr * y1.x, im[1] += hi * y1.y;
-      re[2] += hr * y2.x, im[2] += hi * y2.y, re[3] += hr * y3.x, im[3] += hi * y3.y;
+          re[q] += hr[a] * x.x;
+          im[q] += hi[a] * x.y;
 #else
-      re[0] += hr * y0.re, im[0] += hi * y0.im, re[1] += hr * y1.re, im[1] += hi * y1.im;
-      re[2] += hr * y2.re, im[2] += hi * y2.im, re[3] += hr * y3.re, im[3] += hi * y3.im;
+          re[q] += hr[a] * x.re;
+          im[q] += hi[a] * x.im;
 #endif
-      y0 = y1;
-      y1 = y2;
-      y2 = y3;
+        }
+      }
     }
   }
   for (int q = 0; q < 4; q++) {
+    out[q].re = re[q];
+    out[q].im = im[q];
+  }
+}
+
+/* qpsk_dot4s for two symbols (out[0], out[1]): tap block j of symbol q reads chunk j + q, so a
+ * ring of two chunks, one new chunk and four taps a block; the sums in qpsk_dot1's order. */
+QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
+                        prx_cf32 out[2]) {
+  float re[2] = {0, 0}, im[2] = {0, 0};
+  const QPSK_F2 *w = (const QPSK_F2 *)win;
+  const int o = (int)off, nj = (int)(ntaps / 4);
+  QPSK_F2 ring[2][4];
+  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot32(o + a, pad)];
+  for (int j0 = 0; j0 < nj; j0 += 2) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int jj = 0; jj < 2; jj++) {
+      const int j = j0 + jj;
+      if (j >= nj) break;
+      for (int a = 0; a < 4; a++)
+        ring[(jj + 1) & 1][a] = w[qpsk_win_slot32(o + 4 * (j + 1) + a, pad)];
+      float hr[4], hi[4];
+#if defined(__CUDA_ARCH__)
+      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
+                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
+      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
+      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
+#else
+      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
+#endif
+      for (int a = 0; a < 4; a++) {
+        for (int q = 0; q < 2; q++) {
+          const QPSK_F2 x = ring[(jj + q) & 1][a];
+#ifdef __CUDACC__
+          re[q] += hr[a] * x.x;
+          im[q] += hi[a] * x.y;
+#else
+          re[q] += hr[a] * x.re;
+          im[q] += hi[a] * x.im;
+#endif
+        }
+      }
+    }
+  }
+  for (int q = 0; q < 2; q++) {
     out[q].re = re[q];
     out[q].im = im[q];
   }
@@ -730,6 +876,26 @@ QPSK_HD int qpsk_om_lane(const prx_cf32 *o, int n, int64_t k0, int64_t seg0, int
   if (k0 < gm) return 0;
   uint32_t j = (uint32_t)(k0 - gm) / Ls4;
   return (j < nsub ? j : nsub) > *jlo;
+}
+
+/* qpsk_om_lane's sums of one group of four outputs o at k0 .. k0 + 3 whose grid indices m0 + k0
+ * + q have the residues q mod 4 (the unit-step grid's groups: m0 and k0 multiples of 4): each
+ * output's terms of qpsk_oms_add with its weight known, an output that does not count (outside
+ * gm .. own_end - 1) taken as 0, whose terms (+0) leave every sum as it is (a sum that starts at
+ * +0 and adds or subtracts is never -0): the same sums as qpsk_om_lane's, without branches. */
+QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own_end,
+                            double s[QPSK_OMS]) {
+  double a[4], b[4], p[4];
+  for (int q = 0; q < 4; q++) {
+    const int in = k0 + q >= gm && k0 + q < own_end;
+    a[q] = in ? o[q].re : 0.f;
+    b[q] = in ? o[q].im : 0.f;
+    p[q] = a[q] * a[q] + b[q] * b[q];
+  }
+  s[0] += p[0], s[2] += a[0], s[3] += b[0], s[4] += a[0], s[5] -= b[0]; /* w = 1 */
+  s[1] -= p[1], s[2] += b[1], s[3] -= a[1], s[4] -= b[1], s[5] -= a[1]; /* w = -j */
+  s[0] -= p[2], s[2] -= a[2], s[3] -= b[2], s[4] -= a[2], s[5] += b[2]; /* w = -1 */
+  s[1] += p[3], s[2] -= b[3], s[3] += a[3], s[4] += b[3], s[5] += a[3]; /* w = j */
 }
 
 /* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group

@@ -17,6 +17,10 @@ extern "C" {
 #include <cufft.h>
 
 #define CFO_THREADS 256
+/* the peak kernel's threads per channel: 128, so that 1024 channels are one wave (64 registers a
+ * thread: 1024 threads a SM); at 256 they were two, each as long (the block's serial steps, the
+ * refinement's start and Newton's, take the same time at any width) */
+#define PEAK_THREADS 128
 #define PEAK_BATCH 8
 
 static prx_status cfo_fail(const char *what, const char *why) {
@@ -32,6 +36,25 @@ static prx_status cfo_fail(const char *what, const char *why) {
     cufftResult r_ = (call);                                                                       \
     if (r_ != CUFFT_SUCCESS) return cfo_fail(what, "cuFFT error");                                 \
   } while (0)
+
+/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): each twiddle's
+ * argument by qpsk_twiddle_arg_pow2, so each twiddle is qpsk_dft_twiddle's value bit for bit,
+ * without its 64-bit remainder and double division. */
+__device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
+                                          unsigned nfft, unsigned t0, unsigned nt, float acc[4]) {
+  const unsigned um = (unsigned)mm, up = (unsigned)mp;
+  for (unsigned t = t0; t < n; t += nt) {
+    const prx_cf32 v = w[t];
+    float as, ac, bs, bc;
+    sincospif(qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
+    sincospif(qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
+    const prx_cf32 a = {ac, -as}, b = {bc, -bs};
+    acc[0] += v.re * a.re - v.im * a.im;
+    acc[1] += v.re * a.im + v.im * a.re;
+    acc[2] += v.re * b.re - v.im * b.im;
+    acc[3] += v.re * b.im + v.im * b.re;
+  }
+}
 
 /* Grid (len / (4 CFO_THREADS) rounded up, C): row c of buf (len points) is the window, then
  * zeros. */
@@ -51,15 +74,15 @@ __global__ void __launch_bounds__(CFO_THREADS)
 /* One thread block per channel (see the file's comment); dynamic shared memory: the run sums
  * (S / QPSK_REFINE_D rounded up, cf32). spec_all: C rows of len points, the nfft-point spectrum
  * (len == nfft) or its even bins (len == nfft / 2). */
-__global__ void __launch_bounds__(CFO_THREADS)
+__global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                          const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
                          double max_nu, qpsk_cfo_out *out) {
   extern __shared__ prx_cf32 runs[];
   __shared__ float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
-  __shared__ float best_p[CFO_THREADS / 32];
-  __shared__ unsigned best_i[CFO_THREADS / 32];
-  __shared__ double nu0_s, odd_s[CFO_THREADS / 32][4];
+  __shared__ float best_p[PEAK_THREADS / 32];
+  __shared__ unsigned best_i[PEAK_THREADS / 32];
+  __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4];
   __shared__ unsigned peak_b;
   __shared__ float peak_p;
   const unsigned c = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -75,16 +98,16 @@ __global__ void __launch_bounds__(CFO_THREADS)
   const size_t kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
   float bp = -1;
   unsigned bi = 0xffffffffu;
-  for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * CFO_THREADS) {
+  for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * PEAK_THREADS) {
     float2 v[PEAK_BATCH];
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * CFO_THREADS;
+      const size_t i = i0 + (size_t)u * PEAK_THREADS;
       v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, len)] : make_float2(0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * CFO_THREADS;
+      const size_t i = i0 + (size_t)u * PEAK_THREADS;
       const prx_cf32 x = {v[u].x, v[u].y};
       const float q = qpsk_bin_power(x);
       if (i < ncand && qpsk_peak_better(q, i, bp, bi)) {
@@ -107,7 +130,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (unsigned k = 1; k < CFO_THREADS / 32; k++)
+    for (unsigned k = 1; k < PEAK_THREADS / 32; k++)
       if (qpsk_peak_better(best_p[k], best_i[k], bp, bi)) {
         bp = best_p[k];
         bi = best_i[k];
@@ -125,7 +148,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    qpsk_odd_bins_part(win, n, mm, mp, nfft, threadIdx.x, CFO_THREADS, acc);
+    odd_bins_part_pow2(win, n, mm, mp, nfft, threadIdx.x, PEAK_THREADS, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
@@ -134,7 +157,7 @@ __global__ void __launch_bounds__(CFO_THREADS)
     __syncthreads();
     if (threadIdx.x == 0) {
       double x[4] = {0, 0, 0, 0};
-      for (unsigned k = 0; k < CFO_THREADS / 32; k++)
+      for (unsigned k = 0; k < PEAK_THREADS / 32; k++)
         for (int q = 0; q < 4; q++) x[q] += odd_s[k][q];
       const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
       nu0_s =
@@ -144,11 +167,11 @@ __global__ void __launch_bounds__(CFO_THREADS)
   }
   const double nu0 = nu0_s;
   /* the refinement's run sums */
-  for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += CFO_THREADS)
+  for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += PEAK_THREADS)
     qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
   __syncthreads();
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  for (size_t g = threadIdx.x; g < m && n >= 2; g += CFO_THREADS)
+  for (size_t g = threadIdx.x; g < m && n >= 2; g += PEAK_THREADS)
     runs[g] = qpsk_refine_run(win, n, nu0, g, tr, ti);
   __syncthreads();
   if (warp == 0) {
@@ -239,7 +262,7 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
-  qpsk_cfo_peak_kernel<<<s->C, CFO_THREADS, cfo_runs_bytes(s->cfo_S), stream>>>(
+  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, cfo_runs_bytes(s->cfo_S), stream>>>(
       w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;

@@ -17,6 +17,22 @@ extern "C" {
 #ifndef STAGE_PRE_MIN_BLOCKS
 #define STAGE_PRE_MIN_BLOCKS 5
 #endif
+/* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
+ * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
+ * the same speed as under the 48 of five) */
+#ifndef STAGE_PRE_OM_MIN_BLOCKS
+#define STAGE_PRE_OM_MIN_BLOCKS 4
+#endif
+/* the matched filter at sps 4: symbols per thread and group (2: qpsk_dot2s, 4: qpsk_dot4s) and
+ * thread blocks per multiprocessor (5 caps it at 48 registers). H200, 1024 channels: 31.2 Gsym/s
+ * against 30.3 (groups of four, four blocks), 30.1 (two, four) and 30.7 (two, six); groups of
+ * four uncapped (80 registers, three blocks) 18.6 */
+#ifndef STAGE_MF_GROUP
+#define STAGE_MF_GROUP 2
+#endif
+#ifndef STAGE_MF_MIN_BLOCKS
+#define STAGE_MF_MIN_BLOCKS 5
+#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -57,6 +73,26 @@ __device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsi
     const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
     raw[u] = t < hi - lo && s >= 0 && s < n_total ? load_sample<HALF>(rows, stride, c, s) : fill;
   }
+}
+
+/* Sample t of a window whose first sample is at src (cf32 or cf16 elements): the fast staging
+ * paths' load, a 32-bit index from a base computed once per block. */
+template <bool HALF> __device__ __forceinline__ prx_cf32 load_rel(const char *src, int t) {
+  prx_cf32 v;
+  if (HALF) {
+    float2 f = __half22float2(((const __half2 *)src)[t]);
+    v.re = f.x;
+    v.im = f.y;
+  } else {
+    float2 f = ((const float2 *)src)[t];
+    v.re = f.x;
+    v.im = f.y;
+  }
+  return v;
+}
+/* the element size of a row's samples */
+template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
+  return HALF ? sizeof(__half2) : sizeof(float2);
 }
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
@@ -126,32 +162,68 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
                                                  float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
   const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
-  /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
-   * order of t (the sums' order) */
-  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-    prx_cf32 raw[STAGE_BATCH];
-    load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
-#pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      if (t >= hi - lo) break;
-      const int in = s >= 0 && s < a.n_total;
-      prx_cf32 v = raw[u];
-      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-      if (SUMS && in && s >= own0 && s < own1) {
-        if (isfinite(v.re) && isfinite(v.im)) {
-          m[0] += v.re;
-          m[1] += v.im;
-          m[2] += (double)v.re * v.re + (double)v.im * v.im;
-          m[3] += 1;
-        } else {
-          ++*bad;
-        }
+  if (!MIX && lo >= 0 && hi <= a.n_total) {
+    /* the whole window in the stream (every block but the stream's first and last): no bounds
+     * per sample, 32-bit indices, the count in an integer (exact either way); the same values
+     * and sums in the same order as below */
+    const char *src =
+        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
+    const int nw = (int)(hi - lo), o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
+    unsigned cnt = 0, nb = 0;
+    /* one sample: its sums without branches (a sample outside the block's own or not finite adds
+     * +0, which leaves every partial sum as it is: none is -0) */
+    auto one = [&](prx_cf32 v, int tu) {
+      const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
+      if (SUMS) {
+        const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+        m[0] += re;
+        m[1] += im;
+        m[2] += (double)re * re + (double)im * im;
+        cnt += fin && own;
+        nb += !fin && own;
       }
-      v = qpsk_window_sample(v, in, zero);
-      win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+      win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+    };
+    int t = threadIdx.x;
+    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
+      prx_cf32 raw[STAGE_BATCH];
+#pragma unroll
+      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
+#pragma unroll
+      for (int u = 0; u < STAGE_BATCH; u++) one(raw[u], t + u * STAGE_THREADS);
     }
-  }
+    for (; t < nw; t += STAGE_THREADS) one(load_rel<HALF>(src, t), t);
+    if (SUMS) {
+      m[3] += (double)cnt;
+      *bad += nb;
+    }
+  } else
+    /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
+     * order of t (the sums' order) */
+    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
+      prx_cf32 raw[STAGE_BATCH];
+      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
+#pragma unroll
+      for (int u = 0; u < STAGE_BATCH; u++) {
+        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+        if (t >= hi - lo) break;
+        const int in = s >= 0 && s < a.n_total;
+        prx_cf32 v = raw[u];
+        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
+        if (SUMS && in && s >= own0 && s < own1) {
+          if (isfinite(v.re) && isfinite(v.im)) {
+            m[0] += v.re;
+            m[1] += v.im;
+            m[2] += (double)v.re * v.re + (double)v.im * v.im;
+            m[3] += 1;
+          } else {
+            ++*bad;
+          }
+        }
+        v = qpsk_window_sample(v, in, zero);
+        win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+      }
+    }
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -185,7 +257,9 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 }
 
 template <bool HALF, bool MIX, bool BLK, bool OM>
-__global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_kernel(pre_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS,
+                                  OM ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_MIN_BLOCKS)
+    qpsk_pre_kernel(pre_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -241,8 +315,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_PRE_MIN_BLOCKS) qpsk_pre_
       if (OM && base < ng) {
         /* the lane's sums of its group of four (one sub-block) into the group's slot */
         double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-        uint32_t jlo;
-        qpsk_om_lane(o, 4, base, base, m0, QPSK_GM, own_end, Ls4, a.nsub, t, &jlo);
+        qpsk_om_group4(o, base, QPSK_GM, own_end, t); /* m0 and base multiples of 4 */
         double *pg = seg + (size_t)(base / 4) * QPSK_OMS;
 #pragma unroll
         for (int q = 0; q < QPSK_OMS; q++) pg[q] = t[q];
@@ -359,11 +432,14 @@ typedef struct {
  * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
- * Each thread then evaluates the matched filter at a strided share of the block's instants (the
- * taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats) and the V&V/M2M4 terms of its
- * symbols, summed over the block in double. */
+ * Where the whole window lies in the stream (every block but the stream's first and last) it is
+ * staged without per-sample bounds, in 32-bit indices. Each thread then evaluates the matched
+ * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
+ * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
+ * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
+ * the block in double. */
 template <bool HALF, bool PAD, bool MIX, bool BLK>
-__global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -382,19 +458,45 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-    prx_cf32 raw[STAGE_BATCH];
-    load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
+  if (!MIX && lo >= 0 && hi <= a.n_total) {
+    /* the whole window in the stream (every block but the stream's first and last): no bounds
+     * per sample, 32-bit indices; the same values in the same order as below */
+    const char *src =
+        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
+    const int nw = (int)(hi - lo);
+    int t = threadIdx.x;
+    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
+      prx_cf32 raw[STAGE_BATCH];
 #pragma unroll
-    for (int u = 0; u < STAGE_BATCH; u++) {
-      const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-      if (t >= hi - lo) break;
-      const int in = s >= 0 && s < a.n_total;
-      prx_cf32 v = raw[u];
-      if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-      v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
+      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
+#pragma unroll
+      for (int u = 0; u < STAGE_BATCH; u++) {
+        const prx_cf32 v = qpsk_mf_sample_rot(qpsk_window_sample(raw[u], 1, dc), dc, p.gain, rot);
+        rot = qpsk_nco_advance(rot, step);
+        win[qpsk_win_slot32(t + u * STAGE_THREADS, PAD)] = make_float2(v.re, v.im);
+      }
+    }
+    for (; t < nw; t += STAGE_THREADS) {
+      const prx_cf32 v =
+          qpsk_mf_sample_rot(qpsk_window_sample(load_rel<HALF>(src, t), 1, dc), dc, p.gain, rot);
       rot = qpsk_nco_advance(rot, step);
-      win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+      win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
+    }
+  } else {
+    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
+      prx_cf32 raw[STAGE_BATCH];
+      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
+#pragma unroll
+      for (int u = 0; u < STAGE_BATCH; u++) {
+        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
+        if (t >= hi - lo) break;
+        const int in = s >= 0 && s < a.n_total;
+        prx_cf32 v = raw[u];
+        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
+        v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
+        rot = qpsk_nco_advance(rot, step);
+        win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+      }
     }
   }
   __syncthreads();
@@ -402,30 +504,32 @@ __global__ void __launch_bounds__(STAGE_THREADS) qpsk_mf_kernel(mf_args a) {
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
   if (BLK) {
-    /* sps 4: groups of four consecutive symbols; one run of the timing (the same tap row, inputs
+    /* sps 4: groups of MG consecutive symbols; one run of the timing (the same tap row, inputs
      * 4 apart) takes the register-blocked product, any other group (a run's edge where the
      * instants are placed one by one, the block's last symbols) one product per symbol */
     /* (the per-symbol arrays indexed only by unrolled constants: in registers, not local memory) */
-    for (int64_t k = p.t.k0 + 4 * (int64_t)threadIdx.x; k < p.t.k1; k += 4 * STAGE_THREADS) {
+    constexpr int MG = STAGE_MF_GROUP;
+    for (int64_t k = p.t.k0 + MG * (int64_t)threadIdx.x; k < p.t.k1; k += MG * STAGE_THREADS) {
       unsigned rows[4] = {0, 0, 0, 0};
       int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < 4 ? (int)(p.t.k1 - k) : 4;
-      bool run = m == 4;
+      const int m = p.t.k1 - k < MG ? (int)(p.t.k1 - k) : MG;
+      bool run = m == MG;
+      qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
-        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q, a.Q, a.c, &rows[q], &offs[q]);
-        run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
-      }
+      for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       prx_cf32 v[4];
       if (run) {
-        qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        if (MG == 4)
+          qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        else
+          qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
 #pragma unroll
-        for (int q = 0; q < 4; q++)
+        for (int q = 0; q < MG; q++)
           if (q < m) v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
       }
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < MG; q++) {
         if (q < m) {
           y[k + q - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
