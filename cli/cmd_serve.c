@@ -20,6 +20,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -182,6 +183,30 @@ static void stdio_settle(void) {
   clearerr(stderr);
 }
 
+/* The client's soft limits of RLIMIT_NOFILE and RLIMIT_FSIZE for the run (old: the server's, to
+ * put back): 0, or -1 where its hard limits differ from the server's (a process lowers a hard
+ * limit for good and cannot raise one): the run is declined. */
+static int apply_limits(const serve_req_head *h, struct rlimit old[2]) {
+  const int res[2] = {RLIMIT_NOFILE, RLIMIT_FSIZE};
+  const uint64_t cur[2] = {h->nofile_cur, h->fsize_cur}, max[2] = {h->nofile_max, h->fsize_max};
+  for (int i = 0; i < 2; i++)
+    if (getrlimit(res[i], &old[i]) != 0 || (uint64_t)old[i].rlim_max != max[i] || cur[i] > max[i])
+      return -1;
+  for (int i = 0; i < 2; i++) {
+    struct rlimit r = {(rlim_t)cur[i], old[i].rlim_max};
+    if (setrlimit(res[i], &r) != 0) {
+      for (int j = 0; j < i; j++) setrlimit(res[j], &old[j]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void restore_limits(const struct rlimit old[2]) {
+  setrlimit(RLIMIT_NOFILE, &old[0]);
+  setrlimit(RLIMIT_FSIZE, &old[1]);
+}
+
 /* One run: fds = {cwd, 0, 1, 2} of the client; strings: argc arguments, then envc settings. */
 static int run_request(int conn, const serve_req_head *h, const int fds[4], char **args,
                        char **envs) {
@@ -308,7 +333,13 @@ static int handle(int conn, const char *path) {
     break;
   case SERVE_REQ_RUN: {
     if (nfds != 4 || split_strings(buf, &h, &args, &envs) != 0) break;
+    struct rlimit limits[2];
+    if (apply_limits(&h, limits) != 0) {
+      send_reply(conn, SERVE_REPLY_DECLINE, 0);
+      break;
+    }
     int rc = run_request(conn, &h, fds, args, envs);
+    restore_limits(limits);
     if (rc <= -2) quit = 1, rc = -2 - rc;
     if (sigpipe_seen && !(h.flags & SERVE_FLAG_SIGPIPE_IGNORED))
       send_reply(conn, SERVE_REPLY_SIGNAL, SIGPIPE);

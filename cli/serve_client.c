@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,6 +31,8 @@ static void on_stop(int sig) {
   errno = e;
 }
 
+static struct sigaction stop_old[2]; /* the dispositions before catch_stop */
+
 static void catch_stop(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -38,11 +41,15 @@ static void catch_stop(void) {
   sigemptyset(&sa.sa_mask);
   const int sigs[2] = {SIGINT, SIGTERM};
   for (int i = 0; i < 2; i++) {
-    struct sigaction old;
     /* ignored (a background job, nohup): it would be ignored by the command too */
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (sigaction(sigs[i], NULL, &stop_old[i]) == 0 && stop_old[i].sa_handler == SIG_IGN) continue;
     sigaction(sigs[i], &sa, NULL);
   }
+}
+
+static void restore_stop(void) {
+  sigaction(SIGINT, &stop_old[0], NULL);
+  sigaction(SIGTERM, &stop_old[1], NULL);
 }
 
 /* The environment a run takes along: the settings the commands read. */
@@ -123,6 +130,9 @@ int cli_serve_client(int argc, char **argv) {
   mode_t um = umask(0);
   umask(um);
   h.umask = (uint32_t)um;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) h.nofile_cur = rl.rlim_cur, h.nofile_max = rl.rlim_max;
+  if (getrlimit(RLIMIT_FSIZE, &rl) == 0) h.fsize_cur = rl.rlim_cur, h.fsize_max = rl.rlim_max;
   struct sigaction sp;
   if (sigaction(SIGPIPE, NULL, &sp) == 0 && sp.sa_handler == SIG_IGN)
     h.flags |= SERVE_FLAG_SIGPIPE_IGNORED;
@@ -170,6 +180,14 @@ int cli_serve_client(int argc, char **argv) {
   int got = serve_read_all(fd, &rep, sizeof rep) == 0;
   stop_fd = -1;
   close(fd);
+  if (got && rep.kind == SERVE_REPLY_DECLINE) {
+    /* limits the server cannot give the run (a lower hard limit, which a process cannot take
+     * back): the command runs here, where they hold */
+    restore_stop();
+    if (!require) return -1;
+    return cli_error(argv[0], "the polyrx server cannot run this command under this process's "
+                              "resource limits (ulimit -n, -f) (POLYRX_SERVE=require)");
+  }
   if (!got || (rep.kind != SERVE_REPLY_EXIT && rep.kind != SERVE_REPLY_SIGNAL))
     return cli_error(argv[0],
                      "the polyrx server (%s) ended during the request: its outputs may "

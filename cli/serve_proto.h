@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #define SERVE_MAGIC 0x50525853u /* "PRXS" */
-#define SERVE_VERSION 1u
+#define SERVE_VERSION 2u
 #define SERVE_MAX_BYTES (1u << 20) /* the strings of one request at most */
 #define SERVE_MAX_ARGS 65536u
 #define SERVE_MSG_STOP 'X'
@@ -24,7 +24,8 @@ enum { SERVE_REQ_RUN = 1, SERVE_REQ_STATUS = 2, SERVE_REQ_STOP = 3 };
 enum {
   SERVE_REPLY_EXIT = 1,   /* value: the command's exit status */
   SERVE_REPLY_SIGNAL = 2, /* value: the signal that would have ended the process (SIGPIPE) */
-  SERVE_REPLY_TEXT = 3    /* value: the length of the text that follows (--status) */
+  SERVE_REPLY_TEXT = 3,   /* value: the length of the text that follows (--status) */
+  SERVE_REPLY_DECLINE = 4 /* the run cannot be given the client's limits: run it in process */
 };
 
 typedef struct {
@@ -33,6 +34,8 @@ typedef struct {
   uint32_t flags;      /* SERVE_FLAG_* */
   uint32_t argc, envc; /* the strings that follow */
   uint32_t bytes;      /* their total size */
+  /* the client's RLIMIT_NOFILE and RLIMIT_FSIZE (soft, hard): the run gets them */
+  uint64_t nofile_cur, nofile_max, fsize_cur, fsize_max;
 } serve_req_head;
 #define SERVE_FLAG_SIGPIPE_IGNORED 1u /* the client ignores SIGPIPE: writes see EPIPE */
 

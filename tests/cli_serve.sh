@@ -5,8 +5,9 @@
 # client ends the served run cleanly with what was read written; a closed output pipe ends the
 # client by SIGPIPE as it ends the command; the server killed mid-run gives the client one error
 # line and status 1; 50 runs leave the server's descriptors as they were; sockets of another mode
-# or in a directory others may write into are refused; a stale socket is replaced, a live one
-# is not; --status and --stop answer; --daemon detaches.
+# or in a directory others may write into are refused; the client's soft limits apply to the run
+# and a lower hard limit runs the command in process; a stale socket is replaced, a live one is
+# not; --status and --stop answer; --daemon detaches.
 set -u
 P=${1:?usage: cli_serve.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -101,6 +102,20 @@ for m in require off; do
 done
 [ "$pipe_require" = "$pipe_off" ] || bad "closed pipe: status $pipe_require served, $pipe_off in process"
 [ -s pipe_require.err ] && bad "closed pipe: the served run wrote $(head -2 pipe_require.err)"
+
+# ---- the client's limits: a soft one applied to the run; a lower hard one, which the server
+# cannot take and give back, runs the command in process (require: an error) ----
+for m in require off; do
+  (ulimit -Sn 40 && POLYRX_SERVE=$m "$P" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 \
+    -o "lim_$m" -q) || bad "soft open-file limit 40 ($m) failed"
+done
+diff -r lim_require lim_off >/dev/null || bad "soft open-file limit: the outputs differ"
+(ulimit -n 40 && "$P" channelize -i in.ci16 -F ci16 -s 16k -K 64 -P 2 -o lim_h -q) 2>e.txt &&
+  bad "hard limit 40 with K = 64 should fail"
+grep -q "open files" e.txt || bad "hard limit, declined by the server: $(cat e.txt)"
+(ulimit -n 40 && POLYRX_SERVE=require "$P" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o lim_r -q) \
+  2>e.txt
+[ $? = 1 ] && grep -q "resource limits" e.txt || bad "hard limit with require: $(cat e.txt)"
 
 # ---- 50 runs: no descriptor left behind in the server, its memory the same after 10 and 50 ----
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$SP/status"; }
