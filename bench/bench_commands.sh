@@ -47,9 +47,10 @@
 #   (default cuda) change the input's size and the backend, for a quick try elsewhere.
 #   serve: the GPU commands run by `polyrx serve` (a resident process started in this run on a
 #   socket of its own) against the same commands in their own process (POLYRX_SERVE=off, cold):
-#   `channelize --backend cuda` as in gpu (64 channels cf32, cf16, ci16; all 1024 channels cf16)
-#   and `rx` as in rx, REPS of each alternating (best of), the first served run of each case
-#   apart, beside min(PCIe, cat, write) of the same run, the outputs of the two compared, with a
+#   `channelize --backend cuda` as in gpu (64 and all 1024 channels, cf32, cf16, ci16) and `rx`
+#   as in rx, REPS of each alternating (best of), the first served run of each case apart, beside
+#   min(PCIe, cat, write) of the same run (write: the best of one and of 8 writers at once into
+#   the same number of tmpfs files), the outputs of the two compared, with a
 #   served run's POLYRX_TIMING line (GS_LOG2, GS_BACKEND as in gpustart).
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
@@ -576,6 +577,25 @@ sys.exit(a!=b)' \
 
 # The GPU commands run by a resident `polyrx serve` (started here on a socket of its own) against
 # the same commands in their own process, cold (POLYRX_SERVE=off), alternating
+# the machine's write rate (GB/s) of MIB MiB into FILES tmpfs files in 1 MiB writes: the best of
+# one writer and of min(8, FILES) writers at once, each its share of the files (as the command's
+# writers)
+write_rate() {
+  local files=$1 mib=$2 best=0 k i s e r
+  for k in 1 8; do
+    [ "$k" -gt "$files" ] && continue
+    for i in $(seq "$k"); do mkdir -p "$W/wr$i"; done
+    s=$(ns)
+    for i in $(seq "$k"); do "$B" write "$W/wr$i" $((files / k)) $((mib / k)) 1048576 >/dev/null & done
+    wait
+    e=$(ns)
+    rm -rf "$W"/wr*
+    r=$(awk -v b=$(((mib / k) * k)) -v t=$((e - s)) 'BEGIN { printf "%.3f", b * 1048576 / t }')
+    awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }' && best=$r
+  done
+  echo "$best"
+}
+
 serve() {
   local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=$RX_FS x=$W/g.ci16 xr=$W/rx.ci16
   local h2d d2h rd sp i
@@ -612,10 +632,8 @@ serve() {
       echo $((e - s))
     }
     if [ "$osz" != 0 ]; then
-      local wl mib=$(((n / 512) * nch * osz >> 20))
-      wl=$("$B" write "$W" "$nch" "$mib" 1048576)
-      rm -f "$W"/w*.bin
-      wr=$(jnum "$wl" gb_per_s)
+      local mib=$(((n / 512) * nch * osz >> 20))
+      wr=$(write_rate "$nch" "$mib")
     fi
     t1=$(run require s "$@") || return 1
     for _ in $(seq "$REPS"); do
@@ -657,8 +675,12 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
     sv "channelize_64_$fmt" 64 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G -K 1024 \
       -c 0-63 --out-format "$fmt" -o @OUT@
   done
-  sv channelize_1024_cf16 1024 4 channelize -q --backend "$be" -F ci16 -i "$x" -s 1G -K 1024 \
-    --out-format cf16 -o @OUT@
+  for fmt in cf32 cf16 ci16; do
+    local osz=4
+    [ "$fmt" = cf32 ] && osz=8
+    sv "channelize_1024_$fmt" 1024 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G \
+      -K 1024 --out-format "$fmt" -o @OUT@
+  done
   sv rx_64 64 0 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
     --report @OUT@.json
   "$P" serve --status >&2
