@@ -663,7 +663,7 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
       -v r="$rd" -v w="$wr" -v c="$nch" -v o="$osz" -v same="$same" -v tl="$tl" -v tlc="$tlc" 'BEGIN {
       ob = c * o / 512; p = h / 4; if (ob > 0 && d / ob < p) p = d / ob
       if (h <= 0 || d <= 0) p = 1e9 # not measured: no bound
-      f = p < r ? p : r; ww = ob > 0 ? w / ob : 1e9; if (ww < f) f = ww
+      f = p < r ? p : r; ww = ob > 0 && w > 0 ? w / ob : 1e9; if (ww < f) f = ww
       c0 = n / tc; s0 = n / ts; wo = ww > 1e8 ? 0 : ww
       printf "{\"bench\":\"commands_serve\",\"case\":\"%s\",\"samples\":%d,\"cold_s\":%.4f,\"served_s\":%.4f,\"first_served_s\":%.4f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"write_gsps\":%.3f,\"floor_gsps\":%.3f,\"cold_of_floor\":%.3f,\"served_of_floor\":%.3f,\"same\":\"%s\",\"served_timing\":\"%s\",\"cold_timing\":\"%s\"}\n", name, n, tc / 1e9, ts / 1e9, t1 / 1e9, p, r, wo, f, c0 / f, s0 / f, same, tl, tlc
       printf "%-22s cold %7.1f ms %5.2f  served %7.1f ms %5.2f (first %7.1f)  floor %6.3f Gsps  same %s\n", name, tc / 1e6, c0 / f, ts / 1e6, s0 / f, t1 / 1e6, f, same > "/dev/stderr" }'
