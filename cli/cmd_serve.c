@@ -125,19 +125,15 @@ static void *watch(void *arg) {
 }
 
 /* ---- the client's environment for a run ---- */
-static int carried(const char *kv) {
-  return !strncmp(kv, "POLYRX_", 7) || !strncmp(kv, "HOME=", 5) || !strncmp(kv, "XDG_", 4);
-}
-
 /* The carried settings now in the environment (strdup'd "NAME=VALUE", NULL-terminated). */
 static char **take_carried(void) {
   size_t n = 0;
-  for (char **e = environ; e && *e; e++) n += carried(*e);
+  for (char **e = environ; e && *e; e++) n += serve_env_carried(*e);
   char **out = calloc(n + 1, sizeof *out);
   if (!out) return NULL;
   size_t i = 0;
   for (char **e = environ; e && *e && i < n; e++) {
-    if (!carried(*e)) continue;
+    if (!serve_env_carried(*e)) continue;
     if (!(out[i] = strdup(*e))) break;
     i++;
   }
@@ -156,7 +152,7 @@ static void put_carried(char **list, size_t n) {
   free(now);
   for (size_t i = 0; i < n; i++) {
     char *eq = strchr(list[i], '=');
-    if (!eq || eq == list[i] || !carried(list[i])) continue;
+    if (!eq || eq == list[i] || !serve_env_carried(list[i])) continue;
     *eq = 0;
     setenv(list[i], eq + 1, 1);
     *eq = '=';
@@ -334,7 +330,9 @@ static int handle(int conn, const char *path) {
   case SERVE_REQ_RUN: {
     if (nfds != 4 || split_strings(buf, &h, &args, &envs) != 0) break;
     struct rlimit limits[2];
-    if (apply_limits(&h, limits) != 0) {
+    /* settings read once per process that differ from this one's, or limits it cannot give:
+     * the client runs the command itself */
+    if (!serve_env_same_process(envs, h.envc) || apply_limits(&h, limits) != 0) {
       send_reply(conn, SERVE_REPLY_DECLINE, 0);
       break;
     }

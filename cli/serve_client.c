@@ -52,24 +52,19 @@ static void restore_stop(void) {
   sigaction(SIGTERM, &stop_old[1], NULL);
 }
 
-/* The environment a run takes along: the settings the commands read. */
-static int carried(const char *kv) {
-  return !strncmp(kv, "POLYRX_", 7) || !strncmp(kv, "HOME=", 5) || !strncmp(kv, "XDG_", 4);
-}
-
 /* The request's strings: argv then the carried environment, each NUL-terminated. */
 static char *pack_strings(int argc, char **argv, uint32_t *envc, uint32_t *bytes) {
   size_t n = 0;
   *envc = 0;
   for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
   for (char **e = environ; e && *e; e++)
-    if (carried(*e)) n += strlen(*e) + 1, (*envc)++;
+    if (serve_env_carried(*e)) n += strlen(*e) + 1, (*envc)++;
   if (n > SERVE_MAX_BYTES) return NULL;
   char *buf = malloc(n ? n : 1), *p = buf;
   if (!buf) return NULL;
   for (int i = 0; i < argc; i++) p = stpcpy(p, argv[i]) + 1;
   for (char **e = environ; e && *e; e++)
-    if (carried(*e)) p = stpcpy(p, *e) + 1;
+    if (serve_env_carried(*e)) p = stpcpy(p, *e) + 1;
   *bytes = (uint32_t)n;
   return buf;
 }
@@ -182,11 +177,13 @@ int cli_serve_client(int argc, char **argv) {
   close(fd);
   if (got && rep.kind == SERVE_REPLY_DECLINE) {
     /* limits the server cannot give the run (a lower hard limit, which a process cannot take
-     * back): the command runs here, where they hold */
+     * back) or settings it read once at its start (POLYRX_CPU, POLYRX_CUDA_MODULE,
+     * CUDA_VISIBLE_DEVICES) that differ: the command runs here, where they hold */
     restore_stop();
     if (!require) return -1;
-    return cli_error(argv[0], "the polyrx server cannot run this command under this process's "
-                              "resource limits (ulimit -n, -f) (POLYRX_SERVE=require)");
+    return cli_error(argv[0], "the polyrx server cannot run this command with this process's "
+                              "resource limits (ulimit -n, -f) or its POLYRX_CPU, "
+                              "POLYRX_CUDA_MODULE, CUDA_VISIBLE_DEVICES (POLYRX_SERVE=require)");
   }
   if (!got || (rep.kind != SERVE_REPLY_EXIT && rep.kind != SERVE_REPLY_SIGNAL))
     return cli_error(argv[0],

@@ -190,3 +190,20 @@ int serve_recv_head(int fd, serve_req_head *h, int fds[4], int *nfds) {
   if (msg.msg_flags & MSG_CTRUNC) return -1;
   return serve_read_all(fd, (char *)h + r, sizeof *h - (size_t)r);
 }
+
+int serve_env_carried(const char *kv) {
+  return !strncmp(kv, "POLYRX_", 7) || !strncmp(kv, "HOME=", 5) || !strncmp(kv, "XDG_", 4) ||
+         !strncmp(kv, "CUDA_VISIBLE_DEVICES=", 21);
+}
+
+int serve_env_same_process(char *const *envs, size_t envc) {
+  static const char *const once[] = {"POLYRX_CPU", "POLYRX_CUDA_MODULE", "CUDA_VISIBLE_DEVICES"};
+  for (size_t k = 0; k < sizeof once / sizeof once[0]; k++) {
+    size_t len = strlen(once[k]);
+    const char *theirs = NULL, *ours = getenv(once[k]);
+    for (size_t i = 0; i < envc; i++)
+      if (!strncmp(envs[i], once[k], len) && envs[i][len] == '=') theirs = envs[i] + len + 1;
+    if ((theirs == NULL) != (ours == NULL) || (theirs && strcmp(theirs, ours))) return 0;
+  }
+  return 1;
+}

@@ -25,7 +25,8 @@ enum {
   SERVE_REPLY_EXIT = 1,   /* value: the command's exit status */
   SERVE_REPLY_SIGNAL = 2, /* value: the signal that would have ended the process (SIGPIPE) */
   SERVE_REPLY_TEXT = 3,   /* value: the length of the text that follows (--status) */
-  SERVE_REPLY_DECLINE = 4 /* the run cannot be given the client's limits: run it in process */
+  SERVE_REPLY_DECLINE = 4 /* the run cannot be given the client's limits or process-wide
+                           settings: run it in process */
 };
 
 typedef struct {
@@ -54,6 +55,13 @@ int serve_socket_dir(const char *path, char *why, size_t why_cap);
  * in a directory of this uid that no one else may write into. 0 yes, -1 no (why says why; errno
  * ENOENT where the path does not exist). */
 int serve_socket_check(const char *path, char *why, size_t why_cap);
+/* Whether a "NAME=VALUE" setting goes with a run: POLYRX_*, HOME, XDG_* and
+ * CUDA_VISIBLE_DEVICES (the settings the commands and the library read). */
+int serve_env_carried(const char *kv);
+/* Whether a run with the client's settings (envc "NAME=VALUE") is the run it would be in its own
+ * process: the settings the library reads once per process (POLYRX_CPU, POLYRX_CUDA_MODULE,
+ * CUDA_VISIBLE_DEVICES) must equal this process's. 1 yes, 0 no. */
+int serve_env_same_process(char *const *envs, size_t envc);
 /* The uid of a connected socket's peer (SO_PEERCRED), -1 where unknown. */
 int serve_peer_uid(int fd, uid_t *uid, pid_t *pid);
 

@@ -117,6 +117,16 @@ grep -q "open files" e.txt || bad "hard limit, declined by the server: $(cat e.t
   2>e.txt
 [ $? = 1 ] && grep -q "resource limits" e.txt || bad "hard limit with require: $(cat e.txt)"
 
+# ---- a setting the library reads once per process (POLYRX_CPU) that differs from the server's:
+# the command runs in process (require: an error), with the bytes of its own process ----
+POLYRX_CPU=generic POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -c 0 -o - \
+  >/dev/null 2>e.txt
+[ $? = 1 ] && grep -q "POLYRX_CPU" e.txt || bad "POLYRX_CPU with require: $(cat e.txt)"
+POLYRX_CPU=generic "$P" channelize -q -i x.cf32 -s 1M -K 4 -c 0 -o - >cpu_auto.bin ||
+  bad "POLYRX_CPU, auto: failed"
+POLYRX_CPU=generic POLYRX_SERVE=off "$P" channelize -q -i x.cf32 -s 1M -K 4 -c 0 -o - >cpu_off.bin
+cmp -s cpu_auto.bin cpu_off.bin || bad "POLYRX_CPU, auto: not the bytes of its own process"
+
 # ---- 50 runs: no descriptor left behind in the server, its memory the same after 10 and 50 ----
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$SP/status"; }
 f0=$(fds)
