@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -45,6 +45,13 @@
 #   build's POLYRX_TIMING lines; VARIANTS="NAME=ENV ..." adds rx runs of this build with an
 #   environment setting against this build without it. GS_LOG2 (default 28) and GS_BACKEND
 #   (default cuda) change the input's size and the backend, for a quick try elsewhere.
+#   serve: the GPU commands run by `polyrx serve` (a resident process started in this run on a
+#   socket of its own) against the same commands in their own process (POLYRX_SERVE=off, cold):
+#   `channelize --backend cuda` as in gpu (64 and all 1024 channels, cf32, cf16, ci16) and `rx`
+#   as in rx, REPS of each alternating (best of), the first served run of each case apart, beside
+#   min(PCIe, cat, write) of the same run (write: the best of one and of 8 writers at once into
+#   the same number of tmpfs files), the outputs of the two compared, with a
+#   served run's POLYRX_TIMING line (GS_LOG2, GS_BACKEND as in gpustart).
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
@@ -568,6 +575,121 @@ sys.exit(a!=b)' \
   rm -f "$x" "$xr" "$W/s.ci16"
 }
 
+# The GPU commands run by a resident `polyrx serve` (started here on a socket of its own) against
+# the same commands in their own process, cold (POLYRX_SERVE=off), alternating
+# the machine's write rate (GB/s) of MIB MiB into FILES tmpfs files in 1 MiB writes: the best of
+# one writer and of min(8, FILES) writers at once, each its share of the files (as the command's
+# writers)
+write_rate() {
+  local files=$1 mib=$2 best=0 k i s e r
+  for k in 1 8; do
+    [ "$k" -gt "$files" ] && continue
+    for i in $(seq "$k"); do mkdir -p "$W/wr$i"; done
+    s=$(ns)
+    for i in $(seq "$k"); do "$B" write "$W/wr$i" $((files / k)) $((mib / k)) 1048576 >/dev/null & done
+    wait
+    e=$(ns)
+    rm -rf "$W"/wr*
+    r=$(awk -v b=$(((mib / k) * k)) -v t=$((e - s)) 'BEGIN { printf "%.3f", b * 1048576 / t }')
+    awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }' && best=$r
+  done
+  echo "$best"
+}
+
+serve() {
+  local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=$RX_FS x=$W/g.ci16 xr=$W/rx.ci16
+  local h2d d2h rd sp i
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  read -r h2d d2h <<<"$(pcie_rates)"
+  json "{\"bench\":\"commands_pcie\",\"h2d_GBps\":$h2d,\"d2h_GBps\":$d2h}"
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
+  rx_capture "$xr" "$n"
+  local args=("${RX_ARGS[@]}")
+  rd=$(awk -v n="$n" -v t="$(best_of cat "$x")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
+  mkdir -m 700 "$W/sock"
+  export POLYRX_SERVE_SOCKET=$W/sock/serve.sock
+  local t0
+  t0=$(ns)
+  "$P" serve 2>"$W/serve.log" &
+  sp=$!
+  for i in $(seq 600); do "$P" serve --status >/dev/null 2>&1 && break; sleep 0.05; done
+  echo "serve: ready after $((($(ns) - t0) / 1000000)) ms: $(head -1 "$W/serve.log")" >&2
+  # one case: NAME CHANNELS OUT_BYTES_PER_SAMPLE (0: no write floor), then the command's
+  # arguments ("@OUT@": the output path); the first served run apart, then REPS of cold and
+  # served alternating (best of each); the outputs of the last pair compared
+  sv() {
+    local name=$1 nch=$2 osz=$3 tc=0 ts=0 t1 s e t m wr=0
+    shift 3
+    run() { # mode (off|require), output name: wall ns
+      local cmd=() a
+      for a in "${@:3}"; do cmd+=("${a//@OUT@/$W/o_$2}"); done
+      rm -rf "$W/o_$2" "$W/o_$2.json"
+      s=$(ns)
+      POLYRX_SERVE=$1 "$P" "${cmd[@]}" >/dev/null 2>"$W/o_$2.err" ||
+        { echo "serve: $name $1 failed: $(tail -1 "$W/o_$2.err")" >&2; return 1; }
+      e=$(ns)
+      echo $((e - s))
+    }
+    if [ "$osz" != 0 ]; then
+      local mib=$(((n / 512) * nch * osz >> 20))
+      wr=$(write_rate "$nch" "$mib")
+    fi
+    t1=$(run require s "$@") || return 1
+    for _ in $(seq "$REPS"); do
+      for m in off require; do
+        t=$(run "$m" "${m:0:1}" "$@") || return 1
+        if [ "$m" = off ]; then { [ "$tc" = 0 ] || [ "$t" -lt "$tc" ]; } && tc=$t; fi
+        if [ "$m" = require ]; then { [ "$ts" = 0 ] || [ "$t" -lt "$ts" ]; } && ts=$t; fi
+      done
+    done
+    local same=yes tl cmd=() a
+    diff -r -q -x '*.json' "$W/o_o" "$W/o_r" >/dev/null || same=no
+    if [ -f "$W/o_r.json" ]; then # rx: the report's carrier figures too
+      python3 -c 'import json,sys
+a,b=([{k:v for k,v in c.items() if k!="file"} for c in json.load(open(f))["carriers"]] for f in sys.argv[1:])
+sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
+    fi
+    for a in "$@"; do cmd+=("${a//@OUT@/$W/o_r}"); done
+    tl=$(POLYRX_SERVE=require POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing' |
+      sed 's/"//g' | tr '\n' ' ')
+    rm -rf "$W/o_r" "$W/o_r.json"
+    local tlc
+    tlc=$(POLYRX_SERVE=off POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing' |
+      sed 's/"//g' | tr '\n' ' ')
+    rm -rf "$W"/o_*
+    # floors in Gsamples/s of input: 4 bytes per ci16 sample in, nch * osz / 512 out
+    awk -v name="$name" -v n="$n" -v tc="$tc" -v ts="$ts" -v t1="$t1" -v h="$h2d" -v d="$d2h" \
+      -v r="$rd" -v w="$wr" -v c="$nch" -v o="$osz" -v same="$same" -v tl="$tl" -v tlc="$tlc" 'BEGIN {
+      ob = c * o / 512; p = h / 4; if (ob > 0 && d / ob < p) p = d / ob
+      if (h <= 0 || d <= 0) p = 1e9 # not measured: no bound
+      f = p < r ? p : r; ww = ob > 0 && w > 0 ? w / ob : 1e9; if (ww < f) f = ww
+      c0 = n / tc; s0 = n / ts; wo = ww > 1e8 ? 0 : ww
+      printf "{\"bench\":\"commands_serve\",\"case\":\"%s\",\"samples\":%d,\"cold_s\":%.4f,\"served_s\":%.4f,\"first_served_s\":%.4f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"write_gsps\":%.3f,\"floor_gsps\":%.3f,\"cold_of_floor\":%.3f,\"served_of_floor\":%.3f,\"same\":\"%s\",\"served_timing\":\"%s\",\"cold_timing\":\"%s\"}\n", name, n, tc / 1e9, ts / 1e9, t1 / 1e9, p, r, wo, f, c0 / f, s0 / f, same, tl, tlc
+      printf "%-22s cold %7.1f ms %5.2f  served %7.1f ms %5.2f (first %7.1f)  floor %6.3f Gsps  same %s\n", name, tc / 1e6, c0 / f, ts / 1e6, s0 / f, t1 / 1e6, f, same > "/dev/stderr" }'
+  }
+  local fmt
+  for fmt in cf32 cf16 ci16; do
+    local osz=4
+    [ "$fmt" = cf32 ] && osz=8
+    sv "channelize_64_$fmt" 64 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G -K 1024 \
+      -c 0-63 --out-format "$fmt" -o @OUT@
+  done
+  for fmt in cf32 cf16 ci16; do
+    local osz=4
+    [ "$fmt" = cf32 ] && osz=8
+    sv "channelize_1024_$fmt" 1024 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G \
+      -K 1024 --out-format "$fmt" -o @OUT@
+  done
+  sv rx_64 64 0 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
+    --report @OUT@.json
+  "$P" serve --status >&2
+  "$P" serve --stop
+  wait "$sp"
+  unset POLYRX_SERVE_SOCKET
+  rm -f "$x" "$xr"
+}
+
 # this build's `channelize` against $BEFORE's, byte for byte
 chansame() {
   local before=${BEFORE:?chansame: set BEFORE=path/to/the/other/polyrx} bad=0 n=0
@@ -650,6 +772,7 @@ chanuse) chanuse ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
+serve) serve ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve]" >&2; exit 2 ;;
 esac

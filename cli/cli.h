@@ -19,6 +19,18 @@ int cmd_ber(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_spectrum(int argc, char **argv);
 int cmd_rx(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/* Runs argv ("polyrx COMMAND ...") as main does once past the client (main.c): the command's
+ * exit status. */
+int cli_dispatch(int argc, char **argv);
+/* The client of polyrx serve (serve_client.c): runs the command (argv[0] its name) in the server
+ * when one answers on the socket, and returns its exit status; -1 where the command runs in this
+ * process (POLYRX_SERVE=off, no socket, no answer). POLYRX_SERVE=require: no answer is an error
+ * (1). cli_serve_connect: a connection to the server at path, checked to be this user's (-1 and
+ * why where none). */
+int cli_serve_client(int argc, char **argv);
+int cli_serve_connect(const char *path, char *why, size_t cap);
 
 /* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
  */
@@ -84,6 +96,14 @@ int cli_outputs_distinct(const char *cmd, const cli_path *paths, size_t n);
  * (a background job of a non-interactive shell, nohup) stays ignored. */
 void cli_catch_stop_signals(void);
 int cli_interrupted(void);
+/* For a process that runs many commands (polyrx serve): cli_stop_signals_persistent makes every
+ * later cli_catch_stop_signals keep its handler installed (a second signal sets the flag again
+ * instead of killing the process) and install it even where the signal was ignored;
+ * cli_stop_reset clears the flag before a run; cli_stop_request sets it as a stop signal does
+ * (async-signal-safe). */
+void cli_stop_signals_persistent(void);
+void cli_stop_reset(void);
+void cli_stop_request(void);
 /* Seconds since the first stop signal was noticed by cli_interrupted() (0 before). */
 double cli_seconds_since_stop(void);
 /* The read of a streaming loop: -1 with *n samples read (0 at the end of the stream), 130 after a

@@ -336,20 +336,33 @@ static void on_stop_signal(int sig) {
   stop_requested = 1;
 }
 
+static int stop_persistent; /* cli_stop_signals_persistent */
+
 void cli_catch_stop_signals(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_stop_signal;
-  sa.sa_flags = SA_RESETHAND; /* no SA_RESTART: a blocked read returns, so the stop is prompt */
+  /* no SA_RESTART: a blocked read returns, so the stop is prompt */
+  sa.sa_flags = stop_persistent ? 0 : SA_RESETHAND;
   sigemptyset(&sa.sa_mask);
   const int sigs[2] = {SIGINT, SIGTERM};
   for (int i = 0; i < 2; i++) {
     struct sigaction old;
     /* ignored on entry (a background job, nohup): the caller asked for it to stay so */
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (!stop_persistent && sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
     sigaction(sigs[i], &sa, NULL);
   }
 }
+
+void cli_stop_signals_persistent(void) { stop_persistent = 1; }
+
+void cli_stop_reset(void) {
+  stop_requested = 0;
+  stop_noticed = 0;
+}
+
+void cli_stop_request(void) { stop_requested = 1; }
 
 int cli_interrupted(void) {
   if (stop_requested && stop_noticed == 0) stop_noticed = cli_seconds();

@@ -171,6 +171,13 @@ prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t fir
  * on failure. */
 void *prx_pipe_host_alloc(size_t bytes, int pinned);
 void prx_pipe_host_free(void *p);
+/* A process-wide cache of freed page-locked buffers, for a process that runs many commands
+ * (polyrx serve): prx_pipe_host_free keeps a page-locked buffer (up to max_bytes in all, the
+ * oldest freed first when full) and prx_pipe_host_alloc hands it out again for the same size,
+ * instead of pinning and unpinning the same memory for every run. 0 (the default) turns it off
+ * and frees what it holds. The figures: buffers and bytes held, allocations it served. */
+void prx_pipe_host_cache(size_t max_bytes);
+void prx_pipe_host_cache_stats(size_t *buffers, size_t *bytes, unsigned long long *hits);
 
 /* ---- the input in place (pipe_map.c) ----
  *
