@@ -468,64 +468,17 @@ QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double thet
   return qpsk_mf_sample_rot(v, dc, gain, qpsk_nco_rot(theta, omega, t));
 }
 
-/* Four symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
- * timing): out[q] = sum_l t[l] x[off + 4q + l], l < ntaps (a multiple of 4), each sum over l in
- * the order of qpsk_dot1 (so the outputs equal four qpsk_dot1 calls). The window is read in
- * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the
- * four symbols share four chunks held in a ring of registers (chunk c in ring[c & 3]), one new
- * chunk and four taps loaded per block: each sample and each tap loaded once for the four
- * symbols. Slots in 32-bit integers (a window is far below 2^31 samples). */
+/* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
-QPSK_HD void qpsk_dot4s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
-                        prx_cf32 out[4]) {
-  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
-  const QPSK_F2 *w = (const QPSK_F2 *)win;
-  const int o = (int)off, nj = (int)(ntaps / 4);
-  QPSK_F2 ring[4][4];
-  for (int c = 0; c < 3; c++)
-    for (int a = 0; a < 4; a++) ring[c][a] = w[qpsk_win_slot32(o + 4 * c + a, pad)];
-  for (int j0 = 0; j0 < nj; j0 += 4) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int jj = 0; jj < 4; jj++) {
-      const int j = j0 + jj;
-      if (j >= nj) break;
-      for (int a = 0; a < 4; a++)
-        ring[(jj + 3) & 3][a] = w[qpsk_win_slot32(o + 4 * (j + 3) + a, pad)];
-      float hr[4], hi[4];
-#if defined(__CUDA_ARCH__)
-      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
-                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
-      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
-      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
-#else
-      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
-#endif
-      for (int a = 0; a < 4; a++) {
-        for (int q = 0; q < 4; q++) {
-          const QPSK_F2 x = ring[(jj + q) & 3][a];
-#ifdef __CUDACC__
-          re[q] += hr[a] * x.x;
-          im[q] += hi[a] * x.y;
-#else
-          re[q] += hr[a] * x.re;
-          im[q] += hi[a] * x.im;
-#endif
-        }
-      }
-    }
-  }
-  for (int q = 0; q < 4; q++) {
-    out[q].re = re[q];
-    out[q].im = im[q];
-  }
-}
 
-/* qpsk_dot4s for two symbols (out[0], out[1]): tap block j of symbol q reads chunk j + q, so a
- * ring of two chunks, one new chunk and four taps a block; the sums in qpsk_dot1's order. */
+/* Two symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
+ * timing): out[q] = sum_l t[l] x[off + 4q + l], q < 2, l < ntaps (a multiple of 4), each sum over
+ * l in the order of qpsk_dot1 (so the outputs equal two qpsk_dot1 calls). The window is read in
+ * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the two
+ * symbols share their chunks through a ring of two register sets (chunk c in ring[c & 1]), one new
+ * chunk and four taps loaded per block. */
 QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
                         prx_cf32 out[2]) {
   float re[2] = {0, 0}, im[2] = {0, 0};

@@ -13,26 +13,17 @@ extern "C" {
 #define STAGE_THREADS 256
 #define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
- * compiler's cap: 48 registers; 1 leaves it uncapped, about 60) */
-#ifndef STAGE_PRE_MIN_BLOCKS
+ * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
-#endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
-#ifndef STAGE_PRE_OM_MIN_BLOCKS
 #define STAGE_PRE_OM_MIN_BLOCKS 4
-#endif
-/* the matched filter at sps 4: symbols per thread and group (2: qpsk_dot2s, 4: qpsk_dot4s) and
- * thread blocks per multiprocessor (5 caps it at 48 registers). H200, 1024 channels: 31.2 Gsym/s
- * against 30.3 (groups of four, four blocks), 30.1 (two, four) and 30.7 (two, six); groups of
- * four uncapped (80 registers, three blocks) 18.6 */
-#ifndef STAGE_MF_GROUP
+/* the matched filter at sps 4: two symbols per thread and group (qpsk_dot2s) and five thread
+ * blocks per multiprocessor (48 registers): the fastest of the groups of two and four at four to
+ * six blocks measured on the H200 (bench/GPU_NOTES.md, s7/gmf) */
 #define STAGE_MF_GROUP 2
-#endif
-#ifndef STAGE_MF_MIN_BLOCKS
 #define STAGE_MF_MIN_BLOCKS 5
-#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -519,10 +510,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       prx_cf32 v[4];
       if (run) {
-        if (MG == 4)
-          qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
-        else
-          qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
 #pragma unroll
         for (int q = 0; q < MG; q++)
