@@ -34,22 +34,27 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
 
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  const char *row = (const char *)rows + (size_t)c * stride;
+/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
+ * staging paths take a 32-bit t from a base computed once per block. */
+template <bool HALF, typename I>
+__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
   prx_cf32 v;
   if (HALF) {
-    float2 f = __half22float2(((const __half2 *)row)[s]);
+    float2 f = __half22float2(((const __half2 *)src)[t]);
     v.re = f.x;
     v.im = f.y;
   } else {
-    float2 f = ((const float2 *)row)[s];
+    float2 f = ((const float2 *)src)[t];
     v.re = f.x;
     v.im = f.y;
   }
   return v;
+}
+/* sample s of channel c's row (cf32 or cf16) */
+template <bool HALF>
+__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
+                                                int64_t s) {
+  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
 }
 
 /* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
@@ -66,21 +71,6 @@ __device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsi
   }
 }
 
-/* Sample t of a window whose first sample is at src (cf32 or cf16 elements): the fast staging
- * paths' load, a 32-bit index from a base computed once per block. */
-template <bool HALF> __device__ __forceinline__ prx_cf32 load_rel(const char *src, int t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
 /* the element size of a row's samples */
 template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
   return HALF ? sizeof(__half2) : sizeof(float2);
