@@ -28,16 +28,7 @@ static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t
     int in = s >= 0 && s < k->n_total;
     prx_cf32 v = in ? row[s] : zero;
     if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, t);
-    if (in && s >= own0 && s < own1) {
-      if (isfinite(v.re) && isfinite(v.im)) {
-        mom[0] += v.re;
-        mom[1] += v.im;
-        mom[2] += (double)v.re * v.re + (double)v.im * v.im;
-        mom[3] += 1;
-      } else {
-        ++*bad;
-      }
-    }
+    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, mom, bad);
     win[t] = qpsk_window_sample(v, in, zero);
   }
 }

@@ -123,6 +123,19 @@ QPSK_HD prx_cf32 qpsk_window_sample(prx_cf32 v, int in_stream, prx_cf32 outside)
   return v;
 }
 
+/* Stage pre's input sums of one of a block's own samples v (in the stream, raw): a finite one
+ * adds to m = (sum re, sum im, sum |x|^2, count), a non-finite one to the count bad. */
+QPSK_HD void qpsk_pre_sum_add(prx_cf32 v, double m[4], unsigned *bad) {
+  if (isfinite(v.re) && isfinite(v.im)) {
+    m[0] += v.re;
+    m[1] += v.im;
+    m[2] += (double)v.re * v.re + (double)v.im * v.im;
+    m[3] += 1;
+  } else {
+    ++*bad;
+  }
+}
+
 /* V&V and M2M4 terms of one symbol y: y^4 and |y|^2, |y|^4 (added to s4, m2, m4 as in
  * qpsk_sums_accum). */
 QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {

@@ -191,16 +191,7 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
         const int in = s >= 0 && s < a.n_total;
         prx_cf32 v = raw[u];
         if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) {
-          if (isfinite(v.re) && isfinite(v.im)) {
-            m[0] += v.re;
-            m[1] += v.im;
-            m[2] += (double)v.re * v.re + (double)v.im * v.im;
-            m[3] += 1;
-          } else {
-            ++*bad;
-          }
-        }
+        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
         v = qpsk_window_sample(v, in, zero);
         win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
       }
