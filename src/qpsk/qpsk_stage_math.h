@@ -712,22 +712,25 @@ QPSK_HD void qpsk_refine_tab(double nu0, unsigned l, float *tr, float *ti) {
   *tr = (float)cos(a);
   *ti = (float)-sin(a);
 }
-QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t g, const float *tr,
-                                 const float *ti) {
-  const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
-  float sumr = 0, sumi = 0;
-#ifdef __CUDA_ARCH__
-#pragma unroll 16 /* the loads ahead of the sums (a thread's run is latency-bound otherwise) */
-#endif
-  for (size_t l = 0; l < len; l++) {
-    sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
-    sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
-  }
+/* A run's sum (sumr, sumi) from window index k0 on, turned to the centre of a window of n values */
+QPSK_HD prx_cf32 qpsk_refine_turn(float sumr, float sumi, double nu0, size_t n, size_t k0) {
   const double kc = 0.5 * (double)(n - 1);
   const double a = 6.283185307179586476925286766559 * nu0 * (kc - (double)k0);
   const double ar = cos(a), ai = sin(a);
   prx_cf32 o = {(float)(sumr * ar - sumi * ai), (float)(sumr * ai + sumi * ar)};
   return o;
+}
+/* Run g's sum read directly from the window w of n values (the kernel stages the window through
+ * shared memory, qpsk_stages_cfo.cu, and sums each run in this order) */
+QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t g, const float *tr,
+                                 const float *ti) {
+  const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
+  float sumr = 0, sumi = 0;
+  for (size_t l = 0; l < len; l++) {
+    sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
+    sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
+  }
+  return qpsk_refine_turn(sumr, sumi, nu0, n, k0);
 }
 
 /* Newton's step on the periodogram P = |X|^2 from the sums x = (X, X1, X2) (re, im each) at the
