@@ -271,13 +271,6 @@ QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
 
-/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
- * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
- * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, ntaps4 of them, a
- * multiple of 4 as qpsk_fir_init makes them), each sample loaded once per block and used by the
- * four outputs. The sums run over the taps in the order of qpsk_dot1, so the outputs equal four
- * qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds ntaps4 + 3 samples from
- * off. */
 #ifdef __CUDACC__
 #define QPSK_LD2(p, i) (((const float2 *)(p))[i])
 #define QPSK_F2 float2
@@ -323,6 +316,13 @@ QPSK_HD void qpsk_dot4_pad4(const float *t, unsigned ntaps4, const QPSK_F2 *w, c
   }
 }
 
+/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
+ * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
+ * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, ntaps4 of them, a
+ * multiple of 4 as qpsk_fir_init makes them), each sample loaded once per block and used by the
+ * four outputs. The sums run over the taps in the order of qpsk_dot1, so the outputs equal four
+ * qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds ntaps4 + 3 samples from
+ * off. */
 QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t off, int pad,
                        prx_cf32 out[4]) {
   if (pad == QPSK_PAD4 && off >= 0) {
@@ -871,7 +871,7 @@ QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own
  * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
  * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
  * the block): groups [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
- * (qpsk_om_lane), the sub-block's sums are its groups' in the order of G. */
+ * (qpsk_om_group4), the sub-block's sums are its groups' in the order of G. */
 QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t ng,
                             int64_t *G0, int64_t *G1) {
   const int64_t ngr = ng / 4;
