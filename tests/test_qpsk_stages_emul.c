@@ -28,16 +28,7 @@ static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t
     int in = s >= 0 && s < k->n_total;
     prx_cf32 v = in ? row[s] : zero;
     if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, t);
-    if (in && s >= own0 && s < own1) {
-      if (isfinite(v.re) && isfinite(v.im)) {
-        mom[0] += v.re;
-        mom[1] += v.im;
-        mom[2] += (double)v.re * v.re + (double)v.im * v.im;
-        mom[3] += 1;
-      } else {
-        ++*bad;
-      }
-    }
+    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, mom, bad);
     win[t] = qpsk_window_sample(v, in, zero);
   }
 }
@@ -371,9 +362,9 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
 }
 
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
- * the float recurrence by 256 samples), then at sps 4 groups of four symbols per thread (the
- * register-blocked product on one run, else one product per symbol), elsewhere one symbol per
- * thread */
+ * the float recurrence by 256 samples), then at sps 4 groups of two symbols per thread (the
+ * kernel's STAGE_MF_GROUP: the register-blocked product on one run, else one product per symbol),
+ * elsewhere one symbol per thread */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -401,12 +392,12 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     }
   }
   float acc[4] = {0, 0, 0, 0};
-  const int blocked = k->sps == 4.0;
-  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? 4 : 1) {
-    const int m = !blocked ? 1 : tm->k1 - kk < 4 ? (int)(tm->k1 - kk) : 4;
-    unsigned r[4];
-    int64_t off[4];
-    int run = m == 4;
+  const int blocked = k->sps == 4.0, G = 2;
+  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? G : 1) {
+    const int m = !blocked ? 1 : tm->k1 - kk < G ? (int)(tm->k1 - kk) : G;
+    unsigned r[2];
+    int64_t off[2];
+    int run = m == G;
     unsigned r4[4];
     int64_t off4[4];
     if (blocked) qpsk_mf_tap4(tm, k->L, k->sps, lo, kk, m, k->mf.Q, k->mf.c, r4, off4);
@@ -418,21 +409,15 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
             (long long)(kk + q));
       run = run && r[q] == r[0] && off[q] == off[0] + 4 * q;
     }
-    prx_cf32 y[4];
+    prx_cf32 y[2];
     if (run) {
-      qpsk_dot4s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
       /* the blocked product sums in qpsk_dot1's order: the same values */
-      for (int q = 0; q < 4; q++) {
+      qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
+      for (int q = 0; q < G; q++) {
         const prx_cf32 y1 = qpsk_dot1(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps,
                                       (const float *)(win + off[q]), k->mf.ntaps);
         CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
               "mf: the blocked product differs from qpsk_dot1's");
-      }
-      /* the two-symbol form (STAGE_MF_GROUP 2) on each half of the run: the same values */
-      for (int h = 0; h < 4; h += 2) {
-        prx_cf32 y2[2];
-        qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[h], 1, y2);
-        CHECK(memcmp(y2, y + h, sizeof y2) == 0, "mf: qpsk_dot2s differs from qpsk_dot1's");
       }
     } else {
       for (int q = 0; q < m; q++)

@@ -205,8 +205,8 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
-               g->d_bits,    g->ring,      NULL,        g->d_cfi,    g->d_cfo,      g->d_ops,
-               g->d_st,      g->d_sp,      g->d_tb,     g->d_pst,    g->d_po,       g->d_off};
+               g->d_bits,    g->ring,      g->d_cfi,    g->d_cfo,    g->d_ops,      g->d_st,
+               g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
                g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
@@ -729,6 +729,13 @@ static void call_begin(prx_qpsk_bank_gpu *g, size_t c) {
   g->off[c] = 0;
 }
 
+/* The call's start of channels 1 .. C - 1 on this thread, where it is still to do. */
+static void call_begin_rest(prx_qpsk_bank_gpu *g) {
+  if (g->begun) return;
+  for (size_t c = 1; c < g->C; c++) call_begin(g, c);
+  g->begun = 1;
+}
+
 static void task_drain(void *ctx, size_t c) {
   const drain_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
@@ -1247,10 +1254,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   g->c_out = out;
   call_begin(g, 0);
   g->begun = 0;
-  if (!g->gph || flush) {
-    for (size_t c = 1; c < C; c++) call_begin(g, c);
-    g->begun = 1;
-  }
+  if (!g->gph || flush) call_begin_rest(g);
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
   g->g_hi = flush ? qpsk_count_below((double)g->n_total, q0->sps / 4) : INT64_MAX;
@@ -1317,10 +1321,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   prx_qpsk_bank_gpu *g = b->drv;
   g->begun = 1;
   prx_status st = run_call(b, in, in_stride, n_in, in_dev, flush, out, out_dev, stream);
-  if (!g->begun) { /* a failed call's channels still get the call's start */
-    for (size_t c = 1; c < g->C; c++) call_begin(g, c);
-    g->begun = 1;
-  }
+  call_begin_rest(g); /* a failed call's channels still get the call's start */
   return st;
 }
 

@@ -13,26 +13,17 @@ extern "C" {
 #define STAGE_THREADS 256
 #define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
- * compiler's cap: 48 registers; 1 leaves it uncapped, about 60) */
-#ifndef STAGE_PRE_MIN_BLOCKS
+ * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
-#endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
-#ifndef STAGE_PRE_OM_MIN_BLOCKS
 #define STAGE_PRE_OM_MIN_BLOCKS 4
-#endif
-/* the matched filter at sps 4: symbols per thread and group (2: qpsk_dot2s, 4: qpsk_dot4s) and
- * thread blocks per multiprocessor (5 caps it at 48 registers). H200, 1024 channels: 31.2 Gsym/s
- * against 30.3 (groups of four, four blocks), 30.1 (two, four) and 30.7 (two, six); groups of
- * four uncapped (80 registers, three blocks) 18.6 */
-#ifndef STAGE_MF_GROUP
+/* the matched filter at sps 4: two symbols per thread and group (qpsk_dot2s) and five thread
+ * blocks per multiprocessor (48 registers): the fastest of the groups of two and four at four to
+ * six blocks measured on the H200 (bench/GPU_NOTES.md, s7/gmf) */
 #define STAGE_MF_GROUP 2
-#endif
-#ifndef STAGE_MF_MIN_BLOCKS
 #define STAGE_MF_MIN_BLOCKS 5
-#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -43,22 +34,27 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
 
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  const char *row = (const char *)rows + (size_t)c * stride;
+/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
+ * staging paths take a 32-bit t from a base computed once per block. */
+template <bool HALF, typename I>
+__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
   prx_cf32 v;
   if (HALF) {
-    float2 f = __half22float2(((const __half2 *)row)[s]);
+    float2 f = __half22float2(((const __half2 *)src)[t]);
     v.re = f.x;
     v.im = f.y;
   } else {
-    float2 f = ((const float2 *)row)[s];
+    float2 f = ((const float2 *)src)[t];
     v.re = f.x;
     v.im = f.y;
   }
   return v;
+}
+/* sample s of channel c's row (cf32 or cf16) */
+template <bool HALF>
+__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
+                                                int64_t s) {
+  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
 }
 
 /* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
@@ -75,21 +71,6 @@ __device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsi
   }
 }
 
-/* Sample t of a window whose first sample is at src (cf32 or cf16 elements): the fast staging
- * paths' load, a 32-bit index from a base computed once per block. */
-template <bool HALF> __device__ __forceinline__ prx_cf32 load_rel(const char *src, int t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
 /* the element size of a row's samples */
 template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
   return HALF ? sizeof(__half2) : sizeof(float2);
@@ -210,16 +191,7 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
         const int in = s >= 0 && s < a.n_total;
         prx_cf32 v = raw[u];
         if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) {
-          if (isfinite(v.re) && isfinite(v.im)) {
-            m[0] += v.re;
-            m[1] += v.im;
-            m[2] += (double)v.re * v.re + (double)v.im * v.im;
-            m[3] += 1;
-          } else {
-            ++*bad;
-          }
-        }
+        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
         v = qpsk_window_sample(v, in, zero);
         win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
       }
@@ -519,10 +491,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       prx_cf32 v[4];
       if (run) {
-        if (MG == 4)
-          qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
-        else
-          qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
 #pragma unroll
         for (int q = 0; q < MG; q++)
