@@ -108,12 +108,11 @@ typedef struct {
   int staged;   /* the CUDA bank stages through the host (no driver) */
 } result;
 
-/* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
- * folded into pre where it can be (1) or apart (0); serial: its serial passes on the GPU with the
- * phase pass (1), without it (2), or all on the CPU (0) */
-static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
-                    const void *rows, size_t pitch, size_t n, int spans, int fold, int serial,
-                    result *res) {
+/* A bank of C channels at sps samples a symbol (threads 0: the default), and in *bs the bytes of
+ * a channel's bit output, enough for a call of 4 n samples (the calls here take at most 2 n);
+ * NULL (with the error printed) where it cannot be made. */
+static prx_qpsk_bank *bank_open(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
+                                size_t n, size_t *bs) {
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = sps * 1e3;
   bc.demod.symbol_rate = 1e3;
@@ -124,10 +123,22 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   prx_qpsk_bank *b;
   if (prx_qpsk_bank_create(&bc, &b)) {
     fprintf(stderr, "bank: %s\n", prx_last_error());
-    return -1;
+    return NULL;
   }
-  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096; /* (calls take at most 2 n) */
-  size_t bs = (2 * cap + 63) / 64 * 64;
+  const size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096;
+  *bs = (2 * cap + 63) / 64 * 64;
+  return b;
+}
+
+/* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
+ * folded into pre where it can be (1) or apart (0); serial: its serial passes on the GPU with the
+ * phase pass (1), without it (2), or all on the CPU (0) */
+static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
+                    const void *rows, size_t pitch, size_t n, int spans, int fold, int serial,
+                    result *res) {
+  size_t bs;
+  prx_qpsk_bank *b = bank_open(be, threads, C, sps, fmt, n, &bs);
+  if (!b) return -1;
   int dev = be == PRX_BACKEND_CUDA;
   uint8_t *bits = NULL;
   if (dev ? cudaMalloc((void **)&bits, C * bs) != cudaSuccess : !(bits = malloc(C * bs))) {
@@ -185,19 +196,9 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
  * the call's start; printed as one JSON line and a table. */
 static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, size_t pitch,
                      size_t n) {
-  prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
-  bc.demod.sample_rate = sps * 1e3;
-  bc.demod.symbol_rate = 1e3;
-  bc.channels = C;
-  bc.row_format = fmt;
-  bc.backend = PRX_BACKEND_CUDA;
-  prx_qpsk_bank *b;
-  if (prx_qpsk_bank_create(&bc, &b)) {
-    fprintf(stderr, "bank: %s\n", prx_last_error());
-    return -1;
-  }
-  size_t cap = prx_qpsk_bank_max_symbols(b, 4 * n, 0) + 4096;
-  size_t bs = (2 * cap + 63) / 64 * 64;
+  size_t bs;
+  prx_qpsk_bank *b = bank_open(PRX_BACKEND_CUDA, 0, C, sps, fmt, n, &bs);
+  if (!b) return -1;
   uint8_t *bits = NULL;
   size_t *ns = calloc(C, sizeof *ns);
   mark_rec mr;

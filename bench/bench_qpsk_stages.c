@@ -5,10 +5,7 @@
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
  * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
- * the grid never stored (pre_om_nogrid: pre_om without the grid, x4_rows: x4 recomputing the grid
- * values it reads from the rows; all_rows: those with om_sums, cfo, mf, out; the table gives
- * its bytes per symbol against the separate path's and its fraction of the one-pass floor); the
- * CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
+ * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
  * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
@@ -101,9 +98,6 @@ enum {
   K_PRE0,
   K_PREMIX,
   K_MFMIX,
-  K_PREOMR,
-  K_X4R,
-  K_ROWS,
   K_CFOW,
   K_FOLDW,
   K_N
@@ -125,27 +119,19 @@ static const char *const kname[K_N] = {"pre",
                                        "pre_unblocked",
                                        "pre_mix",
                                        "mf_mix",
-                                       "pre_om_nogrid",
-                                       "x4_rows",
-                                       "all_rows",
                                        "cfo_whole",
                                        "all_folded_whole"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
-  const int nogrid = which == K_ROWS || which == K_PREOMR || which == K_X4R;
-  if (nogrid || which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
-    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out; the grid never stored
-     * (nogrid): pre_om without it, x4 from the rows */
-    const int all = which == K_FOLD || which == K_ROWS;
-    if (all || which == K_PREOM || which == K_PREOMR)
-      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, nogrid ? NULL : b->grid,
-                    b->mom, b->bad, b->omsum, 0);
+  if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
+    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out */
+    const int all = which == K_FOLD;
+    if (all || which == K_PREOM)
+      s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, b->grid, b->mom, b->bad,
+                    b->omsum, 0);
     if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
-    if (!s && nogrid && (all || which == K_X4R))
-      s = S->x4_rows(b->st, b->rows, b->stride, b->n_total, b->mb, b->w0, b->omi, b->w, b->w_stride,
-                     0);
-    if (!s && !nogrid && (all || which == K_X4L))
+    if (!s && (all || which == K_X4L))
       s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
     if (!s && all) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
     if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
@@ -324,15 +310,13 @@ int main(int argc, char **argv) {
         cudaMemcpy((void *)b.w0, w0, nb * sizeof *w0, cudaMemcpyHostToDevice);
         cudaMemcpy((void *)b.cfi, cfi, C * sizeof *cfi, cudaMemcpyHostToDevice);
         if (profile) { /* each sequence once, untimed (for a profiler) */
-          if (launch(&b, K_ALL) || launch(&b, K_FOLD) || launch(&b, K_ROWS) ||
-              cudaDeviceSynchronize() != cudaSuccess)
+          if (launch(&b, K_ALL) || launch(&b, K_FOLD) || cudaDeviceSynchronize() != cudaSuccess)
             fail = 1;
           printf("profiled sps %.3f C %u %s\n", sps, C, f ? "cf16" : "cf32");
           goto release;
         }
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
-        for (int w = K_PREOMR; w <= K_ROWS; w++) t[w] = time_it(&b, w);
         /* the matched filter without the padded window and the pre-filter without the
          * register blocking, for the comparison */
         st.mf_pad = 0;
@@ -394,18 +378,13 @@ int main(int argc, char **argv) {
         bytes[K_CFOW] = cbw;
         bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = in_b + 8;
         bytes[K_OUT] = 8 + 2;
-        /* the grid never stored: pre_om reads its window only, x4_rows its window and writes one
-         * value; om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
-        bytes[K_PREOMR] = in_b;
-        bytes[K_X4R] = in_b + 8;
+        /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
         /* each sequence's bytes per symbol */
         bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cb + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLD] =
             bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cb + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLDW] = bytes[K_FOLD] - cb + cbw;
-        bytes[K_ROWS] =
-            bytes[K_PREOMR] + bytes[K_OMSUMS] + bytes[K_X4R] + cb + bytes[K_MF] + bytes[K_OUT];
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"floor_gsym_s\":%.4g",
                sps, C, f ? "cf16" : "cf32", floor_gsym);
@@ -423,15 +402,12 @@ int main(int argc, char **argv) {
                    "%5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded %5.2f all5 "
                    "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f  "
-                   "grid not stored: pre_om %5.1f x4_rows %5.1f all %5.2f Gsym/s (%3.0f B/symbol "
-                   "against %3.0f apart, %4.1f%% of floor)  cfo, whole transform: %5.1f, folded "
-                   "%5.2f (%3.0f B/symbol against %3.0f)",
+                   "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
                    G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),
                    G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
                    floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
-                   G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_PREOMR), G(K_X4R), G(K_ROWS),
-                   bytes[K_ROWS], bytes[K_ALL], 100 * G(K_ROWS) / floor_gsym, G(K_CFOW), G(K_FOLDW),
+                   G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW),
                    bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G
       release:

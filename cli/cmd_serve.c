@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "serve_proto.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -179,15 +180,33 @@ static void stdio_settle(void) {
   clearerr(stderr);
 }
 
+/* The descriptors this process holds beyond a fresh process's 0, 1 and 2: the socket, the
+ * client's, the CUDA driver's (a few dozen on a GPU host). */
+static uint64_t extra_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return 0;
+  uint64_t n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+  closedir(d);
+  return n > 4 ? n - 4 : 0; /* 0, 1, 2 and the directory's own */
+}
+
 /* The client's soft limits of RLIMIT_NOFILE and RLIMIT_FSIZE for the run (old: the server's, to
- * put back): 0, or -1 where its hard limits differ from the server's (a process lowers a hard
- * limit for good and cannot raise one): the run is declined. */
+ * put back), the open-file limit raised by the descriptors the server holds beyond a fresh
+ * process's (up to the hard limit), so that the command has the room it has in its own process:
+ * 0, or -1 where the client's hard limits differ from the server's (a process lowers a hard limit
+ * for good and cannot raise one): the run is declined. */
 static int apply_limits(const serve_req_head *h, struct rlimit old[2]) {
   const int res[2] = {RLIMIT_NOFILE, RLIMIT_FSIZE};
-  const uint64_t cur[2] = {h->nofile_cur, h->fsize_cur}, max[2] = {h->nofile_max, h->fsize_max};
+  const uint64_t max[2] = {h->nofile_max, h->fsize_max};
+  uint64_t cur[2] = {h->nofile_cur, h->fsize_cur};
   for (int i = 0; i < 2; i++)
     if (getrlimit(res[i], &old[i]) != 0 || (uint64_t)old[i].rlim_max != max[i] || cur[i] > max[i])
       return -1;
+  if (cur[0] != (uint64_t)RLIM_INFINITY) {
+    uint64_t extra = extra_fds();
+    cur[0] = max[0] - cur[0] > extra ? cur[0] + extra : max[0];
+  }
   for (int i = 0; i < 2; i++) {
     struct rlimit r = {(rlim_t)cur[i], old[i].rlim_max};
     if (setrlimit(res[i], &r) != 0) {

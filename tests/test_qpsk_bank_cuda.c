@@ -153,6 +153,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
     const int hf = ro.llrs || ro.packed || qc.ambiguity == PRX_QPSK_PILOTS;
     CHECK(t.gpu_phase == (!ro.cpu_serial && !hf), "the phase pass on the %s",
           t.gpu_phase ? "GPU" : "CPU");
+    if (chunk_seed) printf("  (the ring moved %g times in %g calls)\n", t.ring_moves, t.calls);
   }
   cudaStreamDestroy(s);
   cudaFree(db);

@@ -2,15 +2,17 @@
  * stage kernels replaced by host emulations (memory and copies by malloc and memcpy, each stage
  * kernel by the CPU demodulator's own functions over the same per-block records), so that the
  * driver's bookkeeping runs in CI without a GPU: the device ring (spans reaching back into
- * earlier calls, the chunk read in place, the kept tail moved between the two buffers), the
+ * earlier calls, the chunk read in place, the kept samples left in place as the ring slides), the
  * records between the stages and the serial passes, the blocks' ownership and output offsets
  * across calls, the flush, and both output modes (bits written by the out stage in place; symbols
  * back to the host for LLRs and packed bits). Each run is held to the CPU bank on the same rows:
  * the same symbol counts and block counts, identical bits at Es/N0 >= 12 dB and at least
  * 99.99 % identical at 4-8 dB (the emulated input sums add in another order than the CPU's), the
- * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans), cf32 and
- * cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5 relative; and pilots at
- * CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the driver's path.
+ * same for random chunkings (calls of 0 to 90000 samples: within a span, several spans; and a
+ * stream of 24 spans in calls shorter than a span, the ring moved to its buffer's start at
+ * least twice), cf32 and cf16 rows, sps 4 and 16/3, with and without mix_hz, LLRs within 1e-5
+ * relative; and pilots at CFO 0, whose Es/N0 holds the pilots' share of the DC restored on the
+ * driver's path.
  * Every case runs six times: on one stream (a module without events), and with events on
  * streams that defer their work, the driver's second stream eager (a pre ahead that overwrites
  * a slot still to be read, or reads rows not yet copied, changes the output) or lazy (the host
@@ -48,9 +50,8 @@
 /* ---- the emulated module ---- */
 
 static const qpsk_fir *em_pre, *em_mfir;
-static double *em_mix; /* C frequencies, cycles per sample, or NULL */
-static int em_fold; /* create sets pre_block at sps 4: the driver takes the folded om path (1), or
-                       folded with the grid never stored (2: pre_om without it, x4_rows) */
+static double *em_mix;  /* C frequencies, cycles per sample, or NULL */
+static int em_fold;     /* create sets pre_block at sps 4: the driver takes the folded om path */
 static int em_created;  /* streams made after create (the driver's second) run eagerly, if asked */
 static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
@@ -60,6 +61,8 @@ static int em_toggle;     /* the serial passes' side switched after every call *
 static int em_lazy;       /* the estimates read after every third call only (and the flush) */
 static int em_late;       /* a call's symbols not read and a later call (not the flush) */
 static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
+static double em_moves;   /* the ring's moves at least (to its buffer's start) the run must make */
+static double em_chunk;   /* random chunks of at most this many samples (0: up to 40000 or 90000) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -258,8 +261,6 @@ static prx_status em_pre_om(const qpsk_stages *s, const void *rows, size_t strid
                             unsigned *bad, double *omsum, cudaStream_t stream) {
   const int64_t L = s->L, Ls4 = 4 * (int64_t)s->Ls;
   const size_t ng = 4 * (size_t)L + 2 * QPSK_GM, per = ((size_t)s->nsub + 1) * QPSK_OMS;
-  prx_cf32 *own = grid ? NULL : malloc((size_t)s->C * s->nblk * ng * sizeof *own);
-  if (!grid) grid = own; /* the grid not stored: a scratch one */
   em_pre_stage(s, rows, stride, b0, n_total, grid, mom, bad, stream);
   for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
     const int64_t m0 = 4 * (b0 + (int64_t)(o % s->nblk)) * L;
@@ -271,7 +272,6 @@ static prx_status em_pre_om(const qpsk_stages *s, const void *rows, size_t strid
       qpsk_oms_add(grid[o * ng + QPSK_GM + (size_t)q], m0 + q, sums + (size_t)j * QPSK_OMS);
     }
   }
-  free(own);
   return PRX_OK;
 }
 static prx_status em_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
@@ -288,23 +288,6 @@ static prx_status em_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, co
                               size_t w_stride, cudaStream_t stream) {
   (void)stream;
   em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
-  return PRX_OK;
-}
-
-/* x4 from the rows: pre again into a scratch grid (its samples read and checked as pre reads
- * them), then x4 levelling what it reads */
-static prx_status em_x4_rows(const qpsk_stages *s, const void *rows, size_t stride, int64_t n_total,
-                             const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
-                             prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  const size_t nb = (size_t)s->C * s->nblk, ng = 4 * (size_t)s->L + 2 * QPSK_GM;
-  prx_cf32 *grid = malloc(nb * ng * sizeof *grid);
-  double *mom = malloc(4 * nb * sizeof *mom);
-  unsigned *bad = malloc(nb * sizeof *bad);
-  em_pre_stage(s, rows, stride, blk[0].t.b, n_total, grid, mom, bad, stream);
-  em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
-  free(grid);
-  free(mom);
-  free(bad);
   return PRX_OK;
 }
 
@@ -634,22 +617,6 @@ static prx_status d_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, con
   em_issue(stream, o);
   return PRX_OK;
 }
-static void r_x4_rows(const em_op *o) {
-  em_x4_rows(&o->s, o->c[0], o->z[0], o->i[0], o->c[1], o->c[2], o->c[3], o->p[0], o->z[1], EM_ST);
-}
-static prx_status d_x4_rows(const qpsk_stages *s, const void *rows, size_t stride, int64_t n_total,
-                            const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
-                            prx_cf32 *w, size_t w_stride, cudaStream_t stream) {
-  em_op *o = em_op_new();
-  *o = (em_op){.run = r_x4_rows,
-               .s = *s,
-               .c = {rows, blk, w0, in},
-               .z = {stride, w_stride},
-               .i = {n_total},
-               .p = {w}};
-  em_issue(stream, o);
-  return PRX_OK;
-}
 static void r_mf(const em_op *o) {
   em_mf(&o->s, o->c[0], o->z[0], o->i[0], o->i[1], o->c[1], o->p[0], o->p[1], EM_ST);
 }
@@ -820,11 +787,11 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_row_copy,
                                            d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
-    em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,       d_out,
-    em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
+    em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,      d_out,
+    em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level};
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
-    em_create, em_destroy,       d_pre, d_mf,     d_om,      d_x4,       d_out,
-    em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level, d_x4_rows};
+    em_create, em_destroy,       d_pre, d_mf,     d_om,      d_x4,      d_out,
+    em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
@@ -940,7 +907,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       size_t m = n - i;
       if (chunk_seed && !flush) {
         double u = test_rng_uniform(&r); /* empty calls, calls within a span, several spans */
-        m = u < 0.1 ? 0 : 1 + (size_t)(test_rng_uniform(&r) * (u < 0.8 ? 40000 : 90000));
+        m = u < 0.1 ? 0
+                    : 1 + (size_t)(test_rng_uniform(&r) * (em_chunk  ? em_chunk
+                                                           : u < 0.8 ? 40000
+                                                                     : 90000));
         if (m > n - i) m = n - i;
       }
       const int want_llrs = llrs || (em_mixed && call % 2);
@@ -1004,9 +974,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (qc.sample_rate == 4 * qc.symbol_rate ? em_fold : 0), "the om stage %s",
-          t.fold == 2 ? "folded, the grid not stored"
-          : t.fold    ? "folded"
-                      : "apart");
+          t.fold ? "folded" : "apart");
     if (!em_toggle) {
       CHECK(t.gpu_serial == (em_ser && !em_cfo_off), "the serial passes on the %s",
             t.gpu_serial ? "GPU" : "CPU");
@@ -1015,6 +983,9 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       CHECK(em_mixed || t.gpu_phase == (t.gpu_serial && !hf), "the phase pass on the %s",
             t.gpu_phase ? "GPU" : "CPU");
     }
+    CHECK(t.ring_moves >= em_moves, "the ring moved %g times in %g calls (at least %g expected)",
+          t.ring_moves, t.calls, em_moves);
+    if (em_moves) printf("  the ring moved %g times in %g calls\n", t.ring_moves, t.calls);
     em_fold_run = t.fold;
     /* one call holds two complete spans, or the flush two spans: one pre runs ahead */
     if (em_events && !chunk_seed && !t.gpu_serial)
@@ -1106,10 +1077,10 @@ static void same_outputs(const char *what, const chan_out *g, const chan_out *re
   }
 }
 
-/* C carriers at sps, 2.6 CFO spans long, as cf32 and cf16 rows with a pitch: differential, or
+/* C carriers at sps, spans CFO spans long, as cf32 and cf16 rows with a pitch: differential, or
  * with 64:8 pilots at CFO 0 (where the pilot word's mean is a DC component of the signal) */
-static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, uint16_t **rows16,
-                        size_t *pitch, prx_qpsk_config *qc) {
+static size_t make_rows(double sps, double spans, uint64_t seed, int pilots, prx_cf32 **rows,
+                        uint16_t **rows16, size_t *pitch, prx_qpsk_config *qc) {
   tcase tc[C];
   bank_cases(tc, C, sps, esn0, seed);
   for (unsigned c = 0; c < C && pilots; c++) {
@@ -1120,7 +1091,7 @@ static size_t make_rows(double sps, uint64_t seed, int pilots, prx_cf32 **rows, 
   }
   uint8_t *tx[C] = {NULL};
   size_t ntx[C];
-  size_t n = bank_rows_make(tc, C, (size_t)(2.6 * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
+  size_t n = bank_rows_make(tc, C, (size_t)(spans * 8192 * sps), 40, tx, ntx, rows, rows16, pitch);
   for (unsigned c = 0; c < C; c++) free(tx[c]);
   *qc = tcase_demod_config(&tc[0], 1);
   return n;
@@ -1160,7 +1131,7 @@ static void run_all(void) {
     uint16_t *rows16;
     size_t pitch;
     prx_qpsk_config qc;
-    size_t n = make_rows(sps_list[si], 11 + si, 0, &rows, &rows16, &pitch, &qc);
+    size_t n = make_rows(sps_list[si], 2.6, 11 + si, 0, &rows, &rows16, &pitch, &qc);
     if (!n) break;
     const double sps = sps_list[si];
     chan_out cpu[C];
@@ -1249,6 +1220,22 @@ static void run_all(void) {
     outs_free(cpu);
     free(rows);
     free(rows16);
+    /* a stream of 24 spans in random chunks shorter than a span (the ring always keeps
+     * samples): the ring slides over its buffer (three times the longest run it holds) and moves
+     * to the buffer's start at least twice, each from another position (the ring's code is the
+     * same whichever side runs the CFO stage: once) */
+    if (em_cfo_off) continue;
+    if (!(n = make_rows(sps, 24, 61 + si, 0, &rows, &rows16, &pitch, &qc))) break;
+    em_chunk = 20000;
+    run(0, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 67 + si, cpu); /* (a call's estimates: 256
+                                                                         blocks at most) */
+    em_moves = 2;
+    versus_cpu("cf32 bits random chunks, 24 spans", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n,
+               67 + si, cpu);
+    em_moves = em_chunk = 0;
+    outs_free(cpu);
+    free(rows);
+    free(rows16);
   }
   /* pilots at CFO 0: the pilots' share of the removed DC restored on the driver's path too (the
    * phase pass on the GPU's symbols): the same output as the CPU bank, and the Es/N0 of the
@@ -1259,7 +1246,7 @@ static void run_all(void) {
     uint16_t *rows16;
     size_t pitch;
     prx_qpsk_config qc;
-    size_t n = make_rows(sps_list[si], 51 + si, 1, &rows, &rows16, &pitch, &qc);
+    size_t n = make_rows(sps_list[si], 2.6, 51 + si, 1, &rows, &rows16, &pitch, &qc);
     if (!n) break;
     char what[96];
     chan_out cpu[C], drv[C];
@@ -1295,10 +1282,9 @@ static void run_all(void) {
 int main(void) {
   /* one stream (a module without events); two streams with the second eager (it runs ahead of
    * the main stream as far as its events allow) and lazy (the host sees its work only after a
-   * sync), each with the folded om path at sps 4 (the grid not stored, 2, or stored, 1); the
-   * second eager without the fold */
-  const int variants[6][4] = {{0, 0, 2, 0}, {1, 1, 1, 0}, {1, 0, 2, 0},
-                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 2, 1}};
+   * sync), each with the folded om path at sps 4; the second eager without the fold */
+  const int variants[6][4] = {{0, 0, 1, 0}, {1, 1, 1, 0}, {1, 0, 1, 0},
+                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 1, 1}};
   for (int v = 0; v < 6; v++) {
     em_events = variants[v][0];
     em_eager_next = variants[v][1];
@@ -1306,10 +1292,7 @@ int main(void) {
     em_ser = variants[v][3];
     printf("module: %s, second stream %s, om %s, serial passes on the %s\n",
            em_events ? "events" : "no events", em_eager_next ? "eager" : "lazy",
-           em_fold == 2 ? "folded at sps 4, the grid not stored"
-           : em_fold    ? "folded at sps 4"
-                        : "apart",
-           em_ser ? "GPU" : "CPU");
+           em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
   }
   return test_finish("test_qpsk_bank_driver");

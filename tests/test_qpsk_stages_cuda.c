@@ -8,9 +8,7 @@
  * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
  * matched filter's window padded (the default) and not; om folded into pre (pre_om, om_sums,
  * x4_level) against om and x4, also with the stream going on (g_hi = INT64_MAX: the records of
- * every block before the stream's end, its first included, equal to those with the end); the grid
- * never stored (pre_om without it, x4_rows from the rows: the same sums, and x4_level's values bit
- * for bit). Then the
+ * every block before the stream's end, its first included, equal to those with the end). Then the
  * demodulator itself as the reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100
  * to 3000 ppm, demodulated on the CPU with its blocks probed; the kernels on its stream (3
  * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
@@ -174,38 +172,6 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
                  "grid") &&
          cuda_ok(cudaMemcpy(w2, d_w2, C * w_stride * sizeof *w2, cudaMemcpyDeviceToHost), "x4") &&
          cuda_ok(cudaMemcpy(omo2, d_omo2, nb * sizeof *omo2, cudaMemcpyDeviceToHost), "om");
-    /* the grid never stored: pre_om without it gives the same sums, x4 from the rows the same
-     * 4th-power values as x4_level on the stored grid (bit for bit) */
-    double *omsum_a = malloc(oms_n * sizeof *omsum_a), *omsum_b = malloc(oms_n * sizeof *omsum_b);
-    prx_cf32 *w3 = malloc(C * w_stride * sizeof *w3);
-    if (ok && cuda_ok(cudaMemcpy(omsum_a, d_omsum, oms_n * sizeof(double), cudaMemcpyDeviceToHost),
-                      "sums")) {
-      cuda_ok(cudaMemset(d_omsum, 0xff, oms_n * sizeof(double)), "poison");
-      cuda_ok(cudaMemset(d_w2, 0xff, C * w_stride * sizeof(prx_cf32)), "poison");
-      CHECK_OK(
-          S->pre_om(&st, d_rows, stride, 0, k.n_total, k.g_hi, NULL, d_mom, d_bad, d_omsum, 0));
-      CHECK_OK(S->x4_rows(&st, d_rows, stride, k.n_total, d_mb, d_w0, d_omi, d_w2, w_stride, 0));
-      ok = cuda_ok(cudaDeviceSynchronize(), "rows kernels") &&
-           cuda_ok(cudaMemcpy(omsum_b, d_omsum, oms_n * sizeof(double), cudaMemcpyDeviceToHost),
-                   "sums") &&
-           cuda_ok(cudaMemcpy(w3, d_w2, C * w_stride * sizeof *w3, cudaMemcpyDeviceToHost), "x4");
-      size_t rows_x4_differ = 0;
-      for (size_t t = 0; ok && t < nb; t++) {
-        const unsigned c = (unsigned)(t / NB);
-        if (k.tm[t].k1 > k.tm[t].k0)
-          rows_x4_differ += memcmp(w3 + c * w_stride + w0[t], w2 + c * w_stride + w0[t],
-                                   (size_t)(k.tm[t].k1 - k.tm[t].k0) * sizeof *w3) != 0;
-      }
-      const int sums_same = memcmp(omsum_a, omsum_b, oms_n * sizeof(double)) == 0;
-      printf("  grid not stored: pre_om's sums %s, x4 from the rows differing in %zu blocks\n",
-             sums_same ? "identical" : "DIFFERENT", rows_x4_differ);
-      CHECK(sums_same, "pre_om without the grid: its sums differ from those with it");
-      CHECK(rows_x4_differ == 0, "x4_rows: %zu blocks differ from x4_level on pre's grid",
-            rows_x4_differ);
-    }
-    free(omsum_a);
-    free(omsum_b);
-    free(w3);
     /* the same with the stream going on (g_hi = INT64_MAX, the bank's value until its flush):
      * every block whose own grid ends before the stream's end gives the same record, the
      * stream's first block included */

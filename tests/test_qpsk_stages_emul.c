@@ -28,16 +28,7 @@ static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t
     int in = s >= 0 && s < k->n_total;
     prx_cf32 v = in ? row[s] : zero;
     if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, t);
-    if (in && s >= own0 && s < own1) {
-      if (isfinite(v.re) && isfinite(v.im)) {
-        mom[0] += v.re;
-        mom[1] += v.im;
-        mom[2] += (double)v.re * v.re + (double)v.im * v.im;
-        mom[3] += 1;
-      } else {
-        ++*bad;
-      }
-    }
+    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, mom, bad);
     win[t] = qpsk_window_sample(v, in, zero);
   }
 }
@@ -370,33 +361,10 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* stage x4_rows, emulated: pre's window of the block staged as the kernel stages it (mixed; the
- * unit-step grid's padded slots with 8 zeros after them), then each owned symbol's value from it
- * (qpsk_x4_rows_one) */
-static void emul_x4_rows(const stage_case *k, size_t t, prx_cf32 D, float gain, prx_cf32 *w) {
-  const unsigned c = (unsigned)(t / k->nblk);
-  const qpsk_mf_timing *tm = &k->tm[t];
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(tm->b, k->L, QPSK_GM, k->sps, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c,
-                  k->pre.ntaps, &lo, &hi, &own0, &own1);
-  const int unit = k->pre.rq == (int64_t)k->pre.Q, pad = unit ? QPSK_PAD4 : 0;
-  prx_cf32 *raw = malloc((size_t)(hi - lo) * sizeof *raw);
-  double mom[4];
-  unsigned bad;
-  emul_pre_window(k, c, lo, hi, own0, own1, raw, mom, &bad);
-  prx_cf32 *win = calloc((size_t)qpsk_win_slot(hi - lo + 8, QPSK_PAD4) + 1, sizeof *win);
-  for (int64_t i = 0; i < hi - lo; i++) win[qpsk_win_slot(i, pad)] = raw[i];
-  free(raw);
-  for (int64_t kk = tm->k0; kk < tm->k1; kk++)
-    w[kk - tm->k0] = qpsk_x4_rows_one(tm, k->L, QPSK_GM, kk, k->pre.bank, k->pre.ntaps, k->pre.rq,
-                                      k->pre.r, k->pre.Q, k->pre.c, lo, unit, win, pad, D, gain);
-  free(win);
-}
-
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
- * the float recurrence by 256 samples), then at sps 4 groups of four symbols per thread (the
- * register-blocked product on one run, else one product per symbol), elsewhere one symbol per
- * thread */
+ * the float recurrence by 256 samples), then at sps 4 groups of two symbols per thread (the
+ * kernel's STAGE_MF_GROUP: the register-blocked product on one run, else one product per symbol),
+ * elsewhere one symbol per thread */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -424,12 +392,12 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     }
   }
   float acc[4] = {0, 0, 0, 0};
-  const int blocked = k->sps == 4.0;
-  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? 4 : 1) {
-    const int m = !blocked ? 1 : tm->k1 - kk < 4 ? (int)(tm->k1 - kk) : 4;
-    unsigned r[4];
-    int64_t off[4];
-    int run = m == 4;
+  const int blocked = k->sps == 4.0, G = 2;
+  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? G : 1) {
+    const int m = !blocked ? 1 : tm->k1 - kk < G ? (int)(tm->k1 - kk) : G;
+    unsigned r[2];
+    int64_t off[2];
+    int run = m == G;
     unsigned r4[4];
     int64_t off4[4];
     if (blocked) qpsk_mf_tap4(tm, k->L, k->sps, lo, kk, m, k->mf.Q, k->mf.c, r4, off4);
@@ -441,21 +409,15 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
             (long long)(kk + q));
       run = run && r[q] == r[0] && off[q] == off[0] + 4 * q;
     }
-    prx_cf32 y[4];
+    prx_cf32 y[2];
     if (run) {
-      qpsk_dot4s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
       /* the blocked product sums in qpsk_dot1's order: the same values */
-      for (int q = 0; q < 4; q++) {
+      qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
+      for (int q = 0; q < G; q++) {
         const prx_cf32 y1 = qpsk_dot1(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps,
                                       (const float *)(win + off[q]), k->mf.ntaps);
         CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
               "mf: the blocked product differs from qpsk_dot1's");
-      }
-      /* the two-symbol form (STAGE_MF_GROUP 2) on each half of the run: the same values */
-      for (int h = 0; h < 4; h += 2) {
-        prx_cf32 y2[2];
-        qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[h], 1, y2);
-        CHECK(memcmp(y2, y + h, sizeof y2) == 0, "mf: qpsk_dot2s differs from qpsk_dot1's");
       }
     } else {
       for (int q = 0; q < m; q++)
@@ -501,7 +463,7 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   double worst_g = 0, worst_s = 0, worst_m = 0, worst_sum = 0, worst_om = 0, worst_corr = 0;
   double worst_gl = 0, worst_w = 0;
   prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
-  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0, x4_rows_differ = 0;
+  size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0;
   double worst_fold[3] = {0, 0, 0}, worst_fold_corr = 0, worst_fold_truth = 0;
   double worst_cpu_truth[3] = {0, 0, 0};
   for (unsigned c = 0; c < k.C; c++) {
@@ -560,9 +522,6 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
           emul_x4_level(&k, t, g1, k.D[t], k.om_gain[t], w0);
           emul_x4(&k, t, gz, w1);
           x4_level_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
-          /* x4 from the rows (the grid recomputed): x4_level's values bit for bit */
-          emul_x4_rows(&k, t, k.D[t], k.om_gain[t], w1);
-          x4_rows_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
         }
         k.D[t] = D0;
         free(gz);
@@ -615,16 +574,13 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
          bits_total);
   printf("  om folded into pre: sub-block sums %.2e from the CPU's, drift %.2e; DC +10 dB / +20 "
          "dB: %.2e / %.2e from the CPU's, whose own sums are %.2e / %.2e from the float64 truth "
-         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing, x4 from the "
-         "rows: %zu\n",
+         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing\n",
          worst_fold[0], worst_fold_corr, worst_fold[1], worst_fold[2], worst_cpu_truth[1],
-         worst_cpu_truth[2], worst_fold_truth, x4_level_differ, x4_rows_differ);
+         worst_cpu_truth[2], worst_fold_truth, x4_level_differ);
   CHECK(worst_fold[0] < 1e-5, "om folded: sub-block sums differ by %.2e", worst_fold[0]);
   CHECK(worst_fold_corr < 1e-4, "om folded: drift correlations differ by %.2e", worst_fold_corr);
   CHECK(worst_fold_truth < 1e-9, "om folded: %.2e from the float64 truth", worst_fold_truth);
   CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 after om", x4_level_differ);
-  CHECK(x4_rows_differ == 0, "x4_rows: %zu blocks differ from x4_level on pre's grid",
-        x4_rows_differ);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);

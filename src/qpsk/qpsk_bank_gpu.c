@@ -36,12 +36,15 @@
  * the CPU's stage_cfo on the pool.
  *
  * Streaming: each channel's prx_qpsk keeps its stream position (n_total, next_span) as in a host
- * call; its samples stay on the device. A device ring (two buffers, the kept samples moved from
- * one to the other after each call) holds per channel the samples [ring_base, ring_base +
- * ring_len) that the next span reads from earlier calls; a span whose input lies entirely in
- * the caller's chunk reads the chunk in place; a span reaching back into earlier calls reads the
- * ring, to which the chunk's head is appended first. All channels share one stream position, so
- * one ring index serves them all and every copy is one 2-D copy over the channels.
+ * call; its samples stay on the device. A device ring holds per channel the samples [ring_base,
+ * ring_base + ring_len) that the next span reads from earlier calls, at slot ring_off of a buffer
+ * three times the longest such run (ring_need): the kept samples stay where they are and the ring
+ * slides forward over its buffer, the chunk's samples appended at its end; only when an append
+ * would pass the buffer's end are the ring's samples moved to its start (once every few calls,
+ * the move's source and destination apart: ring_off > 2 ring_need there). A span whose input lies
+ * entirely in the caller's chunk reads the chunk in place; a span reaching back into earlier calls
+ * reads the ring, to which the chunk's head is appended first. All channels share one stream
+ * position, so one ring index serves them all and every copy is one 2-D copy over the channels.
  *
  * Symbols back to the host ("host finish"): with LLRs, packed bits or pilots, each span's
  * symbols are copied back and the CPU's stage_out writes the bits and LLRs (the exact CPU
@@ -101,7 +104,7 @@ struct prx_qpsk_bank_gpu {
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
-  /* the O&M stage's path (qpsk_om_path: apart, folded into pre, folded without the grid) */
+  /* the O&M stage's path (qpsk_om_path: apart, or folded into pre) */
   int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
   int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
@@ -118,11 +121,11 @@ struct prx_qpsk_bank_gpu {
   size_t d_in_cap;
   uint8_t *d_bits; /* host calls: the bits before they go back */
   size_t d_bits_cap;
-  uint8_t *ring[2];
-  int cur;
-  size_t ring_cap; /* samples per channel */
+  uint8_t *ring;
+  size_t ring_need; /* the longest run of samples the ring holds */
+  size_t ring_cap;  /* samples per channel: 3 ring_need, rounded up to 64 */
   int64_t ring_base;
-  size_t ring_len;
+  size_t ring_len, ring_off; /* the ring's samples, and the slot of ring_base */
   /* pinned host; per slot: pre's input sums */
   double *h_mom[2], *h_sums;
   unsigned *h_bad[2];
@@ -202,8 +205,8 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
-               g->d_bits,    g->ring[0],   g->ring[1],  g->d_cfi,    g->d_cfo,      g->d_ops,
-               g->d_st,      g->d_sp,      g->d_tb,     g->d_pst,    g->d_po,       g->d_off};
+               g->d_bits,    g->ring,      g->d_cfi,    g->d_cfo,    g->d_ops,      g->d_st,
+               g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
                g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
@@ -296,9 +299,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     }
   }
   g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* at sps 4 om is folded into pre, the grid stored (the fastest of the three paths since pre_om
-   * sums through per-group slots; the grid never stored recomputes it in x4 and loses:
-   * bench/GPU_NOTES.md, sixth session); prx_qpsk_bank_gpu_set_fold selects another path */
+  /* at sps 4 om is folded into pre (one pass over the grid fewer: bench/GPU_NOTES.md, sixth
+   * session); prx_qpsk_bank_gpu_set_fold selects the other path */
   prx_qpsk_bank_gpu_set_fold(g, QPSK_OM_FOLDED);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {
@@ -331,7 +333,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   int64_t lo, e1, lo2, e3;
   qpsk_span_need(q, 1000, &lo, &e1);
   qpsk_span_need(q, 1002, &lo2, &e3);
-  g->ring_cap = (size_t)(e3 - lo) + 64;
+  g->ring_need = (size_t)(e3 - lo) + 64;
+  g->ring_cap = (3 * g->ring_need + 63) / 64 * 64;
   const size_t nbt = g->nbt;
 #define DA(p, n) (st = st ? st : dalloc(g, (void **)&(p), (n) * sizeof *(p)))
 #define HA(p, n) (st = st ? st : halloc(g, (void **)&(p), (n) * sizeof *(p)))
@@ -352,8 +355,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   DA(g->d_mb, nbt);
   DA(g->d_w0, nbt);
   DA(g->d_ob, nbt);
-  DA(g->ring[0], (size_t)g->C * g->ring_cap * g->sz);
-  DA(g->ring[1], (size_t)g->C * g->ring_cap * g->sz);
+  DA(g->ring, (size_t)g->C * g->ring_cap * g->sz);
   HA(g->h_sums, 5 * nbt);
   HA(g->h_omi, nbt);
   HA(g->h_omo, nbt);
@@ -478,7 +480,7 @@ int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   if (!g) return;
   g->ring_base = 0;
-  g->ring_len = 0;
+  g->ring_len = g->ring_off = 0;
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
@@ -494,10 +496,7 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
 }
 
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path) {
-  if (g)
-    g->fold = path == QPSK_OM_APART || !g->fold_ok       ? QPSK_OM_APART
-              : path == QPSK_OM_NO_GRID && g->k->x4_rows ? QPSK_OM_NO_GRID
-                                                         : QPSK_OM_FOLDED;
+  if (g) g->fold = path == QPSK_OM_APART || !g->fold_ok ? QPSK_OM_APART : QPSK_OM_FOLDED;
   return g ? g->fold : 0;
 }
 
@@ -730,6 +729,13 @@ static void call_begin(prx_qpsk_bank_gpu *g, size_t c) {
   g->off[c] = 0;
 }
 
+/* The call's start of channels 1 .. C - 1 on this thread, where it is still to do. */
+static void call_begin_rest(prx_qpsk_bank_gpu *g) {
+  if (g->begun) return;
+  for (size_t c = 1; c < g->C; c++) call_begin(g, c);
+  g->begun = 1;
+}
+
 static void task_drain(void *ctx, size_t c) {
   const drain_ctx *x = ctx;
   prx_qpsk_bank_gpu *g = x->g;
@@ -855,9 +861,8 @@ static prx_status issue_pre(prx_qpsk_bank_gpu *g, int k, const void *rows, size_
   st.nblk = (unsigned)nb;
   const size_t n = (size_t)g->C * nb;
   if (g->fold)
-    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi,
-                     g->fold == QPSK_OM_NO_GRID ? NULL : g->d_grid[k], g->d_mom[k], g->d_bad[k],
-                     g->d_omsum[k], stream));
+    TRY(g->k->pre_om(&st, rows, stride, b0, g->n_total, g->g_hi, g->d_grid[k], g->d_mom[k],
+                     g->d_bad[k], g->d_omsum[k], stream));
   else
     TRY(g->k->pre(&st, rows, stride, b0, g->n_total, g->d_grid[k], g->d_mom[k], g->d_bad[k],
                   stream));
@@ -877,11 +882,7 @@ static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, i
 
 /* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
  * rows, on stream. */
-static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, const void *rows,
-                           size_t stride, void *stream) {
-  if (g->fold == QPSK_OM_NO_GRID) /* from the span's rows */
-    return g->k->x4_rows(st, rows, stride, g->n_total, g->d_mb, g->d_w0, g->d_omi, g->d_w,
-                         g->w_stride, stream);
+static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
   if (g->fold)
     return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
                           stream);
@@ -961,7 +962,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
   mark(g, stream, QPSK_MARK_TIMING);
-  TRY(issue_x4(g, &st, k, rows, stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
@@ -1059,7 +1060,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
 
   TRY(d->copy(g->d_mb, g->h_mb, n * sizeof(qpsk_mf_block), stream));
   TRY(d->copy(g->d_w0, g->h_w0, n * sizeof(int64_t), stream));
-  TRY(issue_x4(g, &st, k, rows, stride, stream));
+  TRY(issue_x4(g, &st, k, stream));
   if (g->gpu_cfo) {
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
@@ -1092,50 +1093,50 @@ static prx_status ring_copy(prx_qpsk_bank_gpu *g, void *dst, size_t dpitch, cons
   return (d->copy2d_dev ? d->copy2d_dev : d->copy2d)(dst, dpitch, src, spitch, width, g->C, stream);
 }
 
-/* Moves the kept samples [keep, n_total) into the other ring buffer: those before ring_end from
- * the ring, the rest from the chunk (ext: its sample ext_base at ext, ext_pitch bytes per row). */
+/* Appends the chunk's samples [ring_end, upto) to the ring (ext: its sample ext_base at ext,
+ * ext_pitch bytes per row), first moving the ring's samples to the buffer's start where the
+ * append would pass its end. */
+static prx_status ring_put(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, int64_t ext_base,
+                           size_t ext_pitch, void *stream) {
+  const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
+  if (upto <= ring_end) return PRX_OK;
+  if ((size_t)(upto - g->ring_base) > g->ring_need)
+    return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
+                    g->ring_need, (long long)(upto - g->ring_base));
+  const size_t pitch = g->ring_cap * g->sz;
+  if (g->ring_off + (size_t)(upto - g->ring_base) > g->ring_cap) {
+    /* ring_off > ring_cap - ring_need >= 2 ring_need: source and destination apart */
+    if (g->ring_len > g->ring_off)
+      return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring's move overlaps itself");
+    if (g->ring_len)
+      TRY(ring_copy(g, g->ring, pitch, g->ring + g->ring_off * g->sz, pitch, g->ring_len * g->sz,
+                    stream));
+    g->ring_off = 0;
+    g->tm.ring_moves++;
+  }
+  TRY(ring_copy(g, g->ring + (g->ring_off + g->ring_len) * g->sz, pitch,
+                (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
+                (size_t)(upto - ring_end) * g->sz, stream));
+  g->ring_len = (size_t)(upto - g->ring_base);
+  return PRX_OK;
+}
+
+/* Keeps the samples [keep, n_total): those before ring_end stay in place (the ring's start
+ * slides to keep), the rest are appended from the chunk. */
 static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext, int64_t ext_base,
                             size_t ext_pitch, void *stream) {
   const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
   if (keep < g->ring_base) keep = g->ring_base;
   if (keep > g->n_total) keep = g->n_total;
-  if ((size_t)(g->n_total - keep) > g->ring_cap)
-    return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: %lld samples to keep exceed the ring (%zu)",
-                    (long long)(g->n_total - keep), g->ring_cap);
-  const size_t pitch = g->ring_cap * g->sz;
-  uint8_t *dst = g->ring[g->cur ^ 1];
-  size_t done = 0;
   if (keep < ring_end) {
-    done = (size_t)(ring_end - keep);
-    TRY(ring_copy(g, dst, pitch, g->ring[g->cur] + (size_t)(keep - g->ring_base) * g->sz, pitch,
-                  done * g->sz, stream));
+    g->ring_off += (size_t)(keep - g->ring_base);
+    g->ring_len = (size_t)(ring_end - keep);
+  } else { /* nothing of the ring kept: it starts again at the buffer's start */
+    g->ring_off = 0;
+    g->ring_len = 0;
   }
-  const int64_t from = keep > ring_end ? keep : ring_end;
-  if (from < g->n_total) {
-    TRY(ring_copy(g, dst + done * g->sz, pitch,
-                  (const uint8_t *)ext + (size_t)(from - ext_base) * g->sz, ext_pitch,
-                  (size_t)(g->n_total - from) * g->sz, stream));
-  }
-  g->cur ^= 1;
   g->ring_base = keep;
-  g->ring_len = (size_t)(g->n_total - keep);
-  return PRX_OK;
-}
-
-/* Appends the chunk's samples [ring_end, upto) to the ring (in place). */
-static prx_status ring_append(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, int64_t ext_base,
-                              size_t ext_pitch, void *stream) {
-  const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
-  if (upto <= ring_end) return PRX_OK;
-  if ((size_t)(upto - g->ring_base) > g->ring_cap)
-    return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
-                    g->ring_cap, (long long)(upto - g->ring_base));
-  const size_t pitch = g->ring_cap * g->sz;
-  TRY(ring_copy(g, g->ring[g->cur] + g->ring_len * g->sz, pitch,
-                (const uint8_t *)ext + (size_t)(ring_end - ext_base) * g->sz, ext_pitch,
-                (size_t)(upto - ring_end) * g->sz, stream));
-  g->ring_len = (size_t)(upto - g->ring_base);
-  return PRX_OK;
+  return ring_put(g, g->n_total, ext, ext_base, ext_pitch, stream);
 }
 
 /* span s's rows: the chunk in place where the span's input lies in it, else the ring */
@@ -1147,7 +1148,7 @@ static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const 
     *rows = at_sample(ext, ext_base, g->sz);
     *stride = ext_pitch;
   } else {
-    *rows = at_sample(g->ring[g->cur], g->ring_base, g->sz);
+    *rows = at_sample(g->ring + g->ring_off * g->sz, g->ring_base, g->sz);
     *stride = g->ring_cap * g->sz;
   }
 }
@@ -1253,10 +1254,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   g->c_out = out;
   call_begin(g, 0);
   g->begun = 0;
-  if (!g->gph || flush) {
-    for (size_t c = 1; c < C; c++) call_begin(g, c);
-    g->begun = 1;
-  }
+  if (!g->gph || flush) call_begin_rest(g);
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
   g->g_hi = flush ? qpsk_count_below((double)g->n_total, q0->sps / 4) : INT64_MAX;
@@ -1270,7 +1268,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
       if (end > g->n_total || lo >= ext_base) break;
       if (end > upto) upto = end;
     }
-    if (ext) TRY(ring_append(g, upto, ext, ext_base, ext_pitch, stream));
+    if (ext) TRY(ring_put(g, upto, ext, ext_base, ext_pitch, stream));
     for (;;) {
       const int64_t s = g->next;
       int64_t lo, end;
@@ -1323,10 +1321,7 @@ prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_str
   prx_qpsk_bank_gpu *g = b->drv;
   g->begun = 1;
   prx_status st = run_call(b, in, in_stride, n_in, in_dev, flush, out, out_dev, stream);
-  if (!g->begun) { /* a failed call's channels still get the call's start */
-    for (size_t c = 1; c < g->C; c++) call_begin(g, c);
-    g->begun = 1;
-  }
+  call_begin_rest(g); /* a failed call's channels still get the call's start */
   return st;
 }
 

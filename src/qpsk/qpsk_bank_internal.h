@@ -54,12 +54,13 @@ typedef struct {
   double serial_s; /* the serial passes (and the CFO stage where it runs on the CPU), on the pool */
   double issue_s;  /* issuing a span's launches and copies up to its wait (GPU serial passes) */
   double calls, spans;
-  double ahead;   /* spans whose pre ran ahead, beside the serial passes of the span before */
-  double late;    /* spans written into the channels in a later call (beside its device work) */
-  int gpu_cfo;    /* the CFO stage runs on the GPU */
-  int fold;       /* the O&M stage's path (qpsk_om_path) */
-  int gpu_serial; /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
-  int gpu_phase;  /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
+  double ahead;      /* spans whose pre ran ahead, beside the serial passes of the span before */
+  double late;       /* spans written into the channels in a later call (beside its device work) */
+  double ring_moves; /* the ring's samples moved to its buffer's start (prx_qpsk_bank_gpu.c) */
+  int gpu_cfo;       /* the CFO stage runs on the GPU */
+  int fold;          /* the O&M stage's path (qpsk_om_path) */
+  int gpu_serial;    /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
+  int gpu_phase;     /* the last call ran the phase pass on the GPU too (qpsk_serial_phase.h) */
 } prx_qpsk_bank_gpu_timing;
 
 /* Creates b->drv for the bank's channels (b->ch, created) with the module's stage kernels; mix:
@@ -73,11 +74,10 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g);   /* forgets the ring */
  * pre-filter is register-blocked (sps 4, where FOLDED is the default), its O&M sums round otherwise
  * than om's (qpsk_om_combine): the bits stay, the estimates move by rounding (GPU_NOTES). */
 typedef enum {
-  QPSK_OM_APART = 0,   /* pre, om, x4 */
-  QPSK_OM_FOLDED = 1,  /* pre_om, om_sums, x4_level */
-  QPSK_OM_NO_GRID = 2, /* folded with the grid never stored: pre_om without it, x4_rows */
+  QPSK_OM_APART = 0,  /* pre, om, x4 */
+  QPSK_OM_FOLDED = 1, /* pre_om, om_sums, x4_level */
 } qpsk_om_path;
-/* Selects the path (a qpsk_om_path; one not possible here falls back to FOLDED, then APART)
+/* Selects the path (a qpsk_om_path; FOLDED where not possible falls back to APART)
  * between calls. Returns the path now in use. */
 int prx_qpsk_bank_gpu_set_fold(prx_qpsk_bank_gpu *g, int path);
 /* The level, timing and NCO passes on the GPU (1, the default where the module has them and the

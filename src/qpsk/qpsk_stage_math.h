@@ -123,6 +123,19 @@ QPSK_HD prx_cf32 qpsk_window_sample(prx_cf32 v, int in_stream, prx_cf32 outside)
   return v;
 }
 
+/* Stage pre's input sums of one of a block's own samples v (in the stream, raw): a finite one
+ * adds to m = (sum re, sum im, sum |x|^2, count), a non-finite one to the count bad. */
+QPSK_HD void qpsk_pre_sum_add(prx_cf32 v, double m[4], unsigned *bad) {
+  if (isfinite(v.re) && isfinite(v.im)) {
+    m[0] += v.re;
+    m[1] += v.im;
+    m[2] += (double)v.re * v.re + (double)v.im * v.im;
+    m[3] += 1;
+  } else {
+    ++*bad;
+  }
+}
+
 /* V&V and M2M4 terms of one symbol y: y^4 and |y|^2, |y|^4 (added to s4, m2, m4 as in
  * qpsk_sums_accum). */
 QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {
@@ -258,13 +271,6 @@ QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
 
-/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
- * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
- * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, ntaps4 of them, a
- * multiple of 4 as qpsk_fir_init makes them), each sample loaded once per block and used by the
- * four outputs. The sums run over the taps in the order of qpsk_dot1, so the outputs equal four
- * qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds ntaps4 + 3 samples from
- * off. */
 #ifdef __CUDACC__
 #define QPSK_LD2(p, i) (((const float2 *)(p))[i])
 #define QPSK_F2 float2
@@ -310,6 +316,13 @@ QPSK_HD void qpsk_dot4_pad4(const float *t, unsigned ntaps4, const QPSK_F2 *w, c
   }
 }
 
+/* The pre-filter on a unit-step grid (r = 1: rq == Q, every output on tap row 0, output k reading
+ * samples off + k .. off + k + ntaps - 1), register-blocked: four consecutive outputs from one
+ * run of loaded samples, taps in blocks of 4 (t: the row's taps, re/im lanes, ntaps4 of them, a
+ * multiple of 4 as qpsk_fir_init makes them), each sample loaded once per block and used by the
+ * four outputs. The sums run over the taps in the order of qpsk_dot1, so the outputs equal four
+ * qpsk_dot1 calls. The window (slots as qpsk_win_slot places them) holds ntaps4 + 3 samples from
+ * off. */
 QPSK_HD void qpsk_dot4(const float *t, unsigned ntaps4, const void *win, int64_t off, int pad,
                        prx_cf32 out[4]) {
   if (pad == QPSK_PAD4 && off >= 0) {
@@ -468,64 +481,17 @@ QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double thet
   return qpsk_mf_sample_rot(v, dc, gain, qpsk_nco_rot(theta, omega, t));
 }
 
-/* Four symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
- * timing): out[q] = sum_l t[l] x[off + 4q + l], l < ntaps (a multiple of 4), each sum over l in
- * the order of qpsk_dot1 (so the outputs equal four qpsk_dot1 calls). The window is read in
- * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the
- * four symbols share four chunks held in a ring of registers (chunk c in ring[c & 3]), one new
- * chunk and four taps loaded per block: each sample and each tap loaded once for the four
- * symbols. Slots in 32-bit integers (a window is far below 2^31 samples). */
+/* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
-QPSK_HD void qpsk_dot4s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
-                        prx_cf32 out[4]) {
-  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
-  const QPSK_F2 *w = (const QPSK_F2 *)win;
-  const int o = (int)off, nj = (int)(ntaps / 4);
-  QPSK_F2 ring[4][4];
-  for (int c = 0; c < 3; c++)
-    for (int a = 0; a < 4; a++) ring[c][a] = w[qpsk_win_slot32(o + 4 * c + a, pad)];
-  for (int j0 = 0; j0 < nj; j0 += 4) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int jj = 0; jj < 4; jj++) {
-      const int j = j0 + jj;
-      if (j >= nj) break;
-      for (int a = 0; a < 4; a++)
-        ring[(jj + 3) & 3][a] = w[qpsk_win_slot32(o + 4 * (j + 3) + a, pad)];
-      float hr[4], hi[4];
-#if defined(__CUDA_ARCH__)
-      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
-                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
-      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
-      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
-#else
-      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
-#endif
-      for (int a = 0; a < 4; a++) {
-        for (int q = 0; q < 4; q++) {
-          const QPSK_F2 x = ring[(jj + q) & 3][a];
-#ifdef __CUDACC__
-          re[q] += hr[a] * x.x;
-          im[q] += hi[a] * x.y;
-#else
-          re[q] += hr[a] * x.re;
-          im[q] += hi[a] * x.im;
-#endif
-        }
-      }
-    }
-  }
-  for (int q = 0; q < 4; q++) {
-    out[q].re = re[q];
-    out[q].im = im[q];
-  }
-}
 
-/* qpsk_dot4s for two symbols (out[0], out[1]): tap block j of symbol q reads chunk j + q, so a
- * ring of two chunks, one new chunk and four taps a block; the sums in qpsk_dot1's order. */
+/* Two symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
+ * timing): out[q] = sum_l t[l] x[off + 4q + l], q < 2, l < ntaps (a multiple of 4), each sum over
+ * l in the order of qpsk_dot1 (so the outputs equal two qpsk_dot1 calls). The window is read in
+ * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the two
+ * symbols share their chunks through a ring of two register sets (chunk c in ring[c & 1]), one new
+ * chunk and four taps loaded per block. */
 QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
                         prx_cf32 out[2]) {
   float re[2] = {0, 0}, im[2] = {0, 0};
@@ -746,22 +712,25 @@ QPSK_HD void qpsk_refine_tab(double nu0, unsigned l, float *tr, float *ti) {
   *tr = (float)cos(a);
   *ti = (float)-sin(a);
 }
-QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t g, const float *tr,
-                                 const float *ti) {
-  const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
-  float sumr = 0, sumi = 0;
-#ifdef __CUDA_ARCH__
-#pragma unroll 16 /* the loads ahead of the sums (a thread's run is latency-bound otherwise) */
-#endif
-  for (size_t l = 0; l < len; l++) {
-    sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
-    sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
-  }
+/* A run's sum (sumr, sumi) from window index k0 on, turned to the centre of a window of n values */
+QPSK_HD prx_cf32 qpsk_refine_turn(float sumr, float sumi, double nu0, size_t n, size_t k0) {
   const double kc = 0.5 * (double)(n - 1);
   const double a = 6.283185307179586476925286766559 * nu0 * (kc - (double)k0);
   const double ar = cos(a), ai = sin(a);
   prx_cf32 o = {(float)(sumr * ar - sumi * ai), (float)(sumr * ai + sumi * ar)};
   return o;
+}
+/* Run g's sum read directly from the window w of n values (the kernel stages the window through
+ * shared memory, qpsk_stages_cfo.cu, and sums each run in this order) */
+QPSK_HD prx_cf32 qpsk_refine_run(const prx_cf32 *w, size_t n, double nu0, size_t g, const float *tr,
+                                 const float *ti) {
+  const size_t k0 = g * QPSK_REFINE_D, len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
+  float sumr = 0, sumi = 0;
+  for (size_t l = 0; l < len; l++) {
+    sumr += w[k0 + l].re * tr[l] - w[k0 + l].im * ti[l];
+    sumi += w[k0 + l].re * ti[l] + w[k0 + l].im * tr[l];
+  }
+  return qpsk_refine_turn(sumr, sumi, nu0, n, k0);
 }
 
 /* Newton's step on the periodogram P = |X|^2 from the sums x = (X, X1, X2) (re, im each) at the
@@ -902,7 +871,7 @@ QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own
  * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
  * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
  * the block): groups [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
- * (qpsk_om_lane), the sub-block's sums are its groups' in the order of G. */
+ * (qpsk_om_group4), the sub-block's sums are its groups' in the order of G. */
 QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t ng,
                             int64_t *G0, int64_t *G1) {
   const int64_t ngr = ng / 4;
@@ -941,37 +910,6 @@ QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_
 QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   prx_cf32 o = {(v.re - D.re) * gain, (v.im - D.im) * gain};
   return o;
-}
-
-/* Stage x4 from the rows (the grid never stored): symbol k's 4th-power value from the pre-filter's
- * window (win, slots as qpsk_win_slot places them with pad; window index 0 is input sample lo) of
- * its block, the four grid values it reads (qpsk_x4_tap) computed as pre computes them, levelled
- * with the DC D and gain as x4_level levels them. unit: a unit-step grid (rq == Q, pre's
- * register-blocked filter, qpsk_dot4 from the grid's first output's offset); otherwise each value
- * by its position (qpsk_pre_tap) and qpsk_dot1 on an unpadded window (pad 0). The same sums in the
- * same order as pre's, so the values pre would have stored, and x4_level's value bit for bit. */
-QPSK_HD prx_cf32 qpsk_x4_rows_one(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k,
-                                  const float *bank, unsigned ntaps, int64_t rq, double r,
-                                  unsigned Q, int c, int64_t lo, int unit, const void *win, int pad,
-                                  prx_cf32 D, float gain) {
-  int64_t g;
-  float cf[4];
-  qpsk_x4_tap(t, L, gm, k, &g, cf);
-  const int64_t m0 = 4 * t->b * L - gm;
-  prx_cf32 z[4];
-  unsigned row;
-  int64_t off;
-  if (unit) {
-    qpsk_pre_tap(m0, rq, r, Q, c, lo, &row, &off);
-    qpsk_dot4(bank, ntaps, win, off + g - 1, pad, z);
-  } else {
-    for (int i = 0; i < 4; i++) {
-      qpsk_pre_tap(m0 + g - 1 + i, rq, r, Q, c, lo, &row, &off);
-      z[i] = qpsk_dot1(bank + (size_t)row * 2 * ntaps, (const float *)win + 2 * off, ntaps);
-    }
-  }
-  for (int i = 0; i < 4; i++) z[i] = qpsk_om_level(z[i], D, gain);
-  return qpsk_x4_one(z, cf);
 }
 
 #endif

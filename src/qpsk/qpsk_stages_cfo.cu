@@ -73,9 +73,9 @@ __global__ void __launch_bounds__(CFO_THREADS)
 }
 
 /* The refinement's run sums (qpsk_refine_run's, term by term in the same order, then turned to
- * the window's centre alike) with the window staged through shared memory: a thread's run is
- * QPSK_REFINE_D consecutive values, so a warp reading its 32 runs directly touches 32 lines an
- * access; here the block loads RUN_TILE values of each of its PEAK_THREADS runs at a time, each
+ * the window's centre by qpsk_refine_turn) with the window staged through shared memory: a thread's
+ * run is QPSK_REFINE_D consecutive values, so a warp reading its 32 runs directly touches 32 lines
+ * an access; here the block loads RUN_TILE values of each of its PEAK_THREADS runs at a time, each
  * run's tile one 128-byte line (rows padded to RUN_TILE + 1: no bank conflicts as each thread
  * reads its own row). Every thread of the block calls it (it synchronises the block). */
 #define RUN_TILE 16
@@ -102,13 +102,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
         }
       __syncthreads();
     }
-    if (g < m) {
-      const double kc = 0.5 * (double)(n - 1);
-      const double a = 6.283185307179586476925286766559 * nu0 * (kc - (double)k0);
-      const double ar = cos(a), ai = sin(a);
-      const prx_cf32 o = {(float)(sumr * ar - sumi * ai), (float)(sumr * ai + sumi * ar)};
-      runs[g] = o;
-    }
+    if (g < m) runs[g] = qpsk_refine_turn(sumr, sumi, nu0, n, k0);
   }
 }
 

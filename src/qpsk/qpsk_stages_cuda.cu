@@ -13,26 +13,17 @@ extern "C" {
 #define STAGE_THREADS 256
 #define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
- * compiler's cap: 48 registers; 1 leaves it uncapped, about 60) */
-#ifndef STAGE_PRE_MIN_BLOCKS
+ * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
-#endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
-#ifndef STAGE_PRE_OM_MIN_BLOCKS
 #define STAGE_PRE_OM_MIN_BLOCKS 4
-#endif
-/* the matched filter at sps 4: symbols per thread and group (2: qpsk_dot2s, 4: qpsk_dot4s) and
- * thread blocks per multiprocessor (5 caps it at 48 registers). H200, 1024 channels: 31.2 Gsym/s
- * against 30.3 (groups of four, four blocks), 30.1 (two, four) and 30.7 (two, six); groups of
- * four uncapped (80 registers, three blocks) 18.6 */
-#ifndef STAGE_MF_GROUP
+/* the matched filter at sps 4: two symbols per thread and group (qpsk_dot2s) and five thread
+ * blocks per multiprocessor (48 registers): the fastest of the groups of two and four at four to
+ * six blocks measured on the H200 (bench/GPU_NOTES.md, s7/gmf) */
 #define STAGE_MF_GROUP 2
-#endif
-#ifndef STAGE_MF_MIN_BLOCKS
 #define STAGE_MF_MIN_BLOCKS 5
-#endif
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -43,22 +34,27 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
 
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  const char *row = (const char *)rows + (size_t)c * stride;
+/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
+ * staging paths take a 32-bit t from a base computed once per block. */
+template <bool HALF, typename I>
+__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
   prx_cf32 v;
   if (HALF) {
-    float2 f = __half22float2(((const __half2 *)row)[s]);
+    float2 f = __half22float2(((const __half2 *)src)[t]);
     v.re = f.x;
     v.im = f.y;
   } else {
-    float2 f = ((const float2 *)row)[s];
+    float2 f = ((const float2 *)src)[t];
     v.re = f.x;
     v.im = f.y;
   }
   return v;
+}
+/* sample s of channel c's row (cf32 or cf16) */
+template <bool HALF>
+__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
+                                                int64_t s) {
+  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
 }
 
 /* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
@@ -75,21 +71,6 @@ __device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsi
   }
 }
 
-/* Sample t of a window whose first sample is at src (cf32 or cf16 elements): the fast staging
- * paths' load, a 32-bit index from a base computed once per block. */
-template <bool HALF> __device__ __forceinline__ prx_cf32 load_rel(const char *src, int t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
 /* the element size of a row's samples */
 template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
   return HALF ? sizeof(__half2) : sizeof(float2);
@@ -210,16 +191,7 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
         const int in = s >= 0 && s < a.n_total;
         prx_cf32 v = raw[u];
         if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) {
-          if (isfinite(v.re) && isfinite(v.im)) {
-            m[0] += v.re;
-            m[1] += v.im;
-            m[2] += (double)v.re * v.re + (double)v.im * v.im;
-            m[3] += 1;
-          } else {
-            ++*bad;
-          }
-        }
+        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
         v = qpsk_window_sample(v, in, zero);
         win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
       }
@@ -284,7 +256,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     for (int q = 0; q < 4; q++) a.mom[4 * out + q] = m[q];
     a.nonfinite[out] = nb;
   }
-  prx_cf32 *g = a.grid ? a.grid + out * (size_t)ng : NULL; /* NULL: pre_om without the grid */
+  prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
   const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
@@ -303,11 +275,11 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (base < ng) {
         qpsk_dot4(a.bank, a.ntaps, win, off0 + base, QPSK_PAD4, o);
-        if (g && a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
+        if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
           float4 *g4 = (float4 *)(g + base);
           g4[0] = make_float4(o[0].re, o[0].im, o[1].re, o[1].im);
           g4[1] = make_float4(o[2].re, o[2].im, o[3].re, o[3].im);
-        } else if (g) {
+        } else {
           for (int k = 0; k < 4; k++)
             if (base + k < ng) g[base + k] = o[k];
         }
@@ -363,7 +335,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (k < ng) {
           if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
           o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-          if (g) g[k] = o;
+          g[k] = o;
           if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
         }
         if (OM)
@@ -519,10 +491,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
       prx_cf32 v[4];
       if (run) {
-        if (MG == 4)
-          qpsk_dot4s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
-        else
-          qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+        qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
       } else {
 #pragma unroll
         for (int q = 0; q < MG; q++)
@@ -688,37 +657,6 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage x4 from the rows (the grid never stored: pre_om without it). Grid (nblk, C), STAGE_THREADS
- * threads; dynamic shared memory: pre's window of the block, staged as pre stages it (mixed, the
- * same slots). Then one thread per owned symbol: the four grid values its instant reads computed
- * as pre computes them (BLK, a unit-step grid: pre's register-blocked qpsk_dot4 from the value
- * before the instant; else each value at its position), levelled as x4_level levels them, the
- * Farrow interpolation and the 4th power (qpsk_x4_rows_one): x4_level's values bit for bit. At
- * sps 4 the four values of consecutive symbols are disjoint and cover the grid, so this is pre's
- * filter again, in exchange for the grid's write and read. */
-template <bool HALF, bool MIX, bool BLK>
-__global__ void __launch_bounds__(STAGE_THREADS)
-    qpsk_x4_rows_kernel(pre_args a, const qpsk_mf_block *blk, const int64_t *w0,
-                        const qpsk_om_in *in, prx_cf32 *w, size_t w_stride) {
-  extern __shared__ float2 win[];
-  const unsigned c = blockIdx.y;
-  const size_t o = (size_t)c * a.nblk + blockIdx.x;
-  const qpsk_mf_timing t = blk[o].t;
-  if (t.k1 <= t.k0) return; /* nothing owned (the whole thread block alike) */
-  const int64_t L = a.L;
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(t.b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
-  const int wpad = BLK ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX, false>(a, c, lo, hi, own0, own1, wpad, win, NULL, NULL);
-  __syncthreads();
-  const prx_cf32 D = in[o].D;
-  const float gain = in[o].gain;
-  prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
-  for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS)
-    dst[k - t.k0] = qpsk_x4_rows_one(&t, L, QPSK_GM, k, a.bank, a.ntaps, a.rq, a.r, a.Q, a.c, lo,
-                                     BLK, win, wpad, D, gain);
-}
-
 /* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
  * record, then copied out: built in place in global memory, its zeroing and read-modify-write
  * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
@@ -777,16 +715,6 @@ static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
-typedef void (*x4_rows_kernel_fn)(pre_args, const qpsk_mf_block *, const int64_t *,
-                                  const qpsk_om_in *, prx_cf32 *, size_t);
-template <bool HALF, bool MIX> static x4_rows_kernel_fn x4_rows_kernel_of2(bool blk) {
-  return blk ? qpsk_x4_rows_kernel<HALF, MIX, true> : qpsk_x4_rows_kernel<HALF, MIX, false>;
-}
-/* the kernel of each variant: cf16 rows, mixing, a unit-step grid */
-static x4_rows_kernel_fn x4_rows_kernel_of(bool half, bool mix, bool blk) {
-  if (half) return mix ? x4_rows_kernel_of2<true, true>(blk) : x4_rows_kernel_of2<true, false>(blk);
-  return mix ? x4_rows_kernel_of2<false, true>(blk) : x4_rows_kernel_of2<false, false>(blk);
-}
 typedef void (*mf_kernel_fn)(mf_args);
 
 /* the kernel of each variant: cf16 rows, padded window, mixing */
@@ -865,9 +793,6 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   for (int v = 0; v < 16; v++)
     CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
        "cudaFuncSetAttribute (mf)");
-  for (int v = 0; v < 8; v++)
-    CK(stages_open_smem((const void *)x4_rows_kernel_of(v & 1, v & 2, v & 4), smem_max),
-       "cudaFuncSetAttribute (x4_rows)");
   return PRX_OK;
 }
 
@@ -897,7 +822,7 @@ static prx_status stages_mix(qpsk_stages *s, const double *f) {
   return PRX_OK;
 }
 
-/* The arguments every kernel that stages pre's window reads (pre, pre_om, x4_rows): the rows and
+/* The arguments every kernel that stages pre's window reads (pre, pre_om): the rows and
  * the pre-filter's bank and positions; the caller sets its own outputs. */
 static pre_args pre_args_of(const qpsk_stages *s, const void *rows, size_t row_stride,
                             int64_t n_total) {
@@ -922,7 +847,7 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
                              int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                              unsigned *nonfinite, double *omsum, cudaStream_t stream) {
   const bool blk = s->pre_block, om = omsum != NULL;
-  if (!grid && !om) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
+  if (!grid) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
   /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
   const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
   pre_args a = pre_args_of(s, rows, row_stride, n_total);
@@ -957,21 +882,6 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
                                 cudaStream_t stream) {
   if (!omsum) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre_om without sums");
   return pre_launch(s, rows, row_stride, b0, n_total, g_hi, grid, mom, nonfinite, omsum, stream);
-}
-
-static prx_status stages_x4_rows(const qpsk_stages *s, const void *rows, size_t row_stride,
-                                 int64_t n_total, const qpsk_mf_block *blk, const int64_t *w0,
-                                 const qpsk_om_in *in, prx_cf32 *w, size_t w_stride,
-                                 cudaStream_t stream) {
-  const bool unit = s->pre_block;
-  const pre_args a = pre_args_of(s, rows, row_stride, n_total);
-  dim3 g(s->nblk, s->C);
-  x4_rows_kernel_of(
-      s->cf16, s->d_mix != NULL,
-      unit)<<<g, STAGE_THREADS, pre_slots(s->pre_win, unit) * sizeof(float2), stream>>>(
-      a, blk, w0, in, w, w_stride);
-  CK(cudaGetLastError(), "qpsk_x4_rows_kernel launch");
-  return PRX_OK;
 }
 
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
@@ -1036,6 +946,6 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre,      stages_mf,        stages_om,
-    stages_x4,     stages_out,     stages_mix,      stages_cfo_setup, stages_cfo,
-    stages_pre_om, stages_om_sums, stages_x4_level, stages_x4_rows};
+    stages_create, stages_destroy, stages_pre,     stages_mf,        stages_om,
+    stages_x4,     stages_out,     stages_mix,     stages_cfo_setup, stages_cfo,
+    stages_pre_om, stages_om_sums, stages_x4_level};

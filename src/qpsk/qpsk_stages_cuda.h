@@ -5,8 +5,7 @@
  * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
  * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
  * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster than om and x4 at sps 4 and
- * slower elsewhere, bench/RESULTS.md), also with the grid never stored (pre_om without it,
- * x4_rows: the grid recomputed from the rows, slower). The per-output arithmetic is
+ * slower elsewhere, bench/RESULTS.md). The per-output arithmetic is
  * qpsk_stage_math.h, shared with the CPU stages.
  *
  * The bank's stage-major driver (qpsk_bank_gpu.c) calls them, with the serial passes between
@@ -147,7 +146,7 @@ typedef struct prx_qpsk_stages_cuda {
    * goes on; qpsk_om_in's g_hi when it ends) from which the O&M sums follow once the span's DC
    * and level are known (qpsk_stage_math.h, qpsk_oms_add): omsum, C x nblk x (nsub + 1) x
    * QPSK_OMS doubles (nsub = L / QPSK_SUB_SYMBOLS as qpsk.c sets it). The grid is left as pre
-   * leaves it (not levelled); grid NULL: not stored at all (x4_rows then reads the rows). */
+   * leaves it (not levelled). */
   prx_status (*pre_om)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                        int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                        unsigned *nonfinite, double *omsum, cudaStream_t stream);
@@ -160,17 +159,6 @@ typedef struct prx_qpsk_stages_cuda {
   prx_status (*x4_level)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                          const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                          cudaStream_t stream);
-
-  /* ---- entries added with module ABI 8 ---- */
-
-  /* x4 from the rows, for pre_om without the grid (one write and one read of the grid fewer,
-   * the pre-filter's work again): each block's window of rows staged as pre stages it, the four
-   * grid values each owned symbol reads computed as pre computes them, levelled with in's DC and
-   * gain: x4_level's values on pre's grid, bit for bit (qpsk_x4_rows_one). Rows and n_total as
-   * for pre and mf, blocks from blk's t.b. */
-  prx_status (*x4_rows)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t n_total,
-                        const qpsk_mf_block *blk, const int64_t *w0, const qpsk_om_in *in,
-                        prx_cf32 *w, size_t w_stride, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 
