@@ -651,12 +651,14 @@ a,b=([{k:v for k,v in c.items() if k!="file"} for c in json.load(open(f))["carri
 sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
     fi
     for a in "$@"; do cmd+=("${a//@OUT@/$W/o_r}"); done
-    tl=$(POLYRX_SERVE=require POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing' |
-      sed 's/"//g' | tr '\n' ' ')
-    rm -rf "$W/o_r" "$W/o_r.json"
+    timing() { # mode (require|off): the run's POLYRX_TIMING lines, on one line
+      POLYRX_SERVE=$1 POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing' |
+        sed 's/"//g' | tr '\n' ' '
+      rm -rf "$W/o_r" "$W/o_r.json"
+    }
     local tlc
-    tlc=$(POLYRX_SERVE=off POLYRX_TIMING=1 "$P" "${cmd[@]}" 2>&1 >/dev/null | grep -E 'timing' |
-      sed 's/"//g' | tr '\n' ' ')
+    tl=$(timing require)
+    tlc=$(timing off)
     rm -rf "$W"/o_*
     # floors in Gsamples/s of input: 4 bytes per ci16 sample in, nch * osz / 512 out
     awk -v name="$name" -v n="$n" -v tc="$tc" -v ts="$ts" -v t1="$t1" -v h="$h2d" -v d="$d2h" \
@@ -669,17 +671,14 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
       printf "%-22s cold %7.1f ms %5.2f  served %7.1f ms %5.2f (first %7.1f)  floor %6.3f Gsps  same %s\n", name, tc / 1e6, c0 / f, ts / 1e6, s0 / f, t1 / 1e6, f, same > "/dev/stderr" }'
   }
   local fmt
+  osz() { if [ "$1" = cf32 ]; then echo 8; else echo 4; fi; } # bytes per output sample
   for fmt in cf32 cf16 ci16; do
-    local osz=4
-    [ "$fmt" = cf32 ] && osz=8
-    sv "channelize_64_$fmt" 64 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G -K 1024 \
-      -c 0-63 --out-format "$fmt" -o @OUT@
+    sv "channelize_64_$fmt" 64 "$(osz $fmt)" channelize -q --backend "$be" -F ci16 -i "$x" -s 1G \
+      -K 1024 -c 0-63 --out-format "$fmt" -o @OUT@
   done
   for fmt in cf32 cf16 ci16; do
-    local osz=4
-    [ "$fmt" = cf32 ] && osz=8
-    sv "channelize_1024_$fmt" 1024 $osz channelize -q --backend "$be" -F ci16 -i "$x" -s 1G \
-      -K 1024 --out-format "$fmt" -o @OUT@
+    sv "channelize_1024_$fmt" 1024 "$(osz $fmt)" channelize -q --backend "$be" -F ci16 -i "$x" \
+      -s 1G -K 1024 --out-format "$fmt" -o @OUT@
   done
   sv rx_64 64 0 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
     --report @OUT@.json

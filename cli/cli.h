@@ -27,8 +27,8 @@ int cli_dispatch(int argc, char **argv);
 /* The client of polyrx serve (serve_client.c): runs the command (argv[0] its name) in the server
  * when one answers on the socket, and returns its exit status; -1 where the command runs in this
  * process (POLYRX_SERVE=off, no socket, no answer). POLYRX_SERVE=require: no answer is an error
- * (1). cli_serve_connect: a connection to the server at path, checked to be this user's (-1 and
- * why where none). */
+ * (1). cli_serve_connect: a connection to the server at path, its socket and the server checked
+ * to be this user's (-1 and why where none answers or it is not to be trusted). */
 int cli_serve_client(int argc, char **argv);
 int cli_serve_connect(const char *path, char *why, size_t cap);
 

@@ -32,9 +32,6 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "chan_power.h"
 #include "dsp/finite.h"
@@ -543,10 +540,6 @@ typedef struct run_state {
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
   double ms_map_close;
-  /* POLYRX_STAGE=copy|stream (CPU): the channelizer writes into these rows of compute's own,
-   * reused every block, and compute copies them into the slot (stream: with streaming stores) */
-  prx_cf32 *stage;
-  int stage_mode; /* 0 none, 1 copy, 2 streaming stores */
 } run_state;
 
 /* What one writer thread keeps: its channels are s = w, w + W, ... */
@@ -1057,28 +1050,6 @@ static prx_status chan_read_at(void *ctx, void *buf, size_t max, uint64_t first,
   return st;
 }
 
-/* The stage's first k outputs of every row into the slot's rows (POLYRX_STAGE). */
-static void copy_rows(const run_state *r, prx_cf32 *dst, size_t k) {
-  for (size_t s = 0; s < r->n_sel; s++) {
-    const prx_cf32 *a = r->stage + s * r->stride;
-    prx_cf32 *b = dst + s * r->stride;
-#if defined(__SSE2__)
-    if (r->stage_mode == 2) {
-      size_t j = 0;
-      for (; j < k && ((uintptr_t)(b + j) & 15); j++) b[j] = a[j];
-      for (; j + 2 <= k; j += 2)
-        _mm_stream_ps((float *)(b + j), _mm_loadu_ps((const float *)(a + j)));
-      for (; j < k; j++) b[j] = a[j];
-      continue;
-    }
-#endif
-    memcpy(b, a, k * sizeof *b);
-  }
-#if defined(__SSE2__)
-  if (r->stage_mode == 2) _mm_sfence(); /* the streaming stores before the slot is handed over */
-#endif
-}
-
 /* Compute (on this thread): channelizes a block in pieces of r->chunk, so that a stop signal is
  * seen within one piece (the rest of the input is then not channelized); the final call feeds the
  * tail the alignment needs (after a stop signal for STOP_TAIL_SECONDS at most). The slot's head
@@ -1088,8 +1059,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   run_state *r = ctx;
   (void)pos;
   slot_head *head = out;
-  prx_cf32 *slot_rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
-  prx_cf32 *rows = r->stage ? r->stage : slot_rows;
+  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
   size_t filled = 0, ss = prx_format_size(r->in.format);
   uint64_t keep = UINT64_MAX;
   prx_status st = PRX_OK;
@@ -1123,7 +1093,6 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
     keep = r->target - r->n_out;
   }
   if (st) return st;
-  if (r->stage) copy_rows(r, slot_rows, filled);
   /* the alignment: the first `lead` library outputs of the stream are dropped */
   uint64_t skip = r->lib_out >= r->lead ? 0 : r->lead - r->lib_out;
   if (skip > filled) skip = filled;
@@ -1369,22 +1338,6 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
-  /* measurement switches (bench/RESULTS.md, "channelize on 16 cores, seventh session,
-   * continued"): POLYRX_OUT_DEPTH=N output slots (2..16); POLYRX_STAGE=copy|stream, the
-   * channelizer's rows in a buffer of compute's own, which stays in its core's cache, then copied
-   * into the slot (with one worker on the GPU host compute inside the channelizer falls to the
-   * library's time, and the copy costs as much as it saves) */
-  const char *ev = getenv("POLYRX_OUT_DEPTH");
-  if (ev && atoi(ev) >= 2 && atoi(ev) <= 16) c.out_depth = atoi(ev);
-  ev = getenv("POLYRX_STAGE");
-  r->stage_mode = !ev ? 0 : !strcmp(ev, "copy") ? 1 : !strcmp(ev, "stream") ? 2 : 0;
-  if (r->stage_mode && !pinned_buffers(r)) {
-    size_t bytes = (r->n_sel * r->stride * sizeof(prx_cf32) + 63) & ~(size_t)63;
-    if (!(r->stage = aligned_alloc(64, bytes))) {
-      cli_error(CMD, "cannot allocate %zu bytes", bytes);
-      return 1;
-    }
-  }
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
   c.alloc = timed_alloc;
@@ -1702,7 +1655,6 @@ static void cleanup(run_state *r) {
     r->ws[w].pack = r->ws[w].row = NULL;
   }
   free(r->select);
-  free(r->stage);
   prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);

@@ -222,9 +222,11 @@ static void restore_limits(const struct rlimit old[2]) {
   setrlimit(RLIMIT_FSIZE, &old[1]);
 }
 
-/* One run: fds = {cwd, 0, 1, 2} of the client; strings: argc arguments, then envc settings. */
+/* One run: fds = {cwd, 0, 1, 2} of the client; strings: argc arguments, then envc settings.
+ * Returns the command's exit status; *server_stop is set where a stop signal that no client sent
+ * came to the server itself during the run: the server ends after it. */
 static int run_request(int conn, const serve_req_head *h, const int fds[4], char **args,
-                       char **envs) {
+                       char **envs, int *server_stop) {
   int saved_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (saved_cwd < 0 || fchdir(fds[0]) != 0) {
     dprintf(fds[3], "polyrx %s: error: cannot enter the client's working directory: %s\n", args[1],
@@ -279,9 +281,9 @@ static int run_request(int conn, const serve_req_head *h, const int fds[4], char
   put_carried(server_env, n_server);
   free_list(server_env);
   served++;
-  /* a stop signal that no client sent came to the server itself: it ends after this run */
-  if (cli_interrupted() && !w.client_stop && !sigpipe_seen) return -2 - rc;
-  cli_stop_reset(); /* the client's stop ended this run only (its SIGINT delivered by now) */
+  *server_stop = cli_interrupted() && !w.client_stop && !sigpipe_seen;
+  if (!*server_stop)
+    cli_stop_reset(); /* the client's stop ended this run only (its SIGINT delivered by now) */
   return rc;
 }
 
@@ -355,9 +357,8 @@ static int handle(int conn, const char *path) {
       send_reply(conn, SERVE_REPLY_DECLINE, 0);
       break;
     }
-    int rc = run_request(conn, &h, fds, args, envs);
+    int rc = run_request(conn, &h, fds, args, envs, &quit);
     restore_limits(limits);
-    if (rc <= -2) quit = 1, rc = -2 - rc;
     if (sigpipe_seen && !(h.flags & SERVE_FLAG_SIGPIPE_IGNORED))
       send_reply(conn, SERVE_REPLY_SIGNAL, SIGPIPE);
     else
@@ -432,7 +433,7 @@ static int listen_at(const char *path, int quiet, int *out) {
   memset(&a, 0, sizeof a);
   a.sun_family = AF_UNIX;
   memcpy(a.sun_path, path, strnlen(path, sizeof a.sun_path - 1)); /* checked to fit */
-  mode_t old = umask(077);                                        /* the socket made 0600 */
+  mode_t old = umask(077); /* the socket made 0700: no one else may connect */
   int b = bind(fd, (struct sockaddr *)&a, sizeof a);
   umask(old);
   if (b != 0 || listen(fd, 64) != 0) {

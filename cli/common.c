@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,7 +330,11 @@ int cli_outputs_distinct(const char *cmd, const cli_path *paths, size_t n) {
 
 /* ---- stop signals ---- */
 
-static volatile sig_atomic_t stop_requested;
+/* Set by the stop signals' handler on whichever thread takes the signal, and by polyrx serve's
+ * watcher thread (cli_stop_request); read by every stage: an atomic, lock-free so that the
+ * handler may store it. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag is stored by a signal handler");
+static atomic_int stop_requested;
 static double stop_noticed; /* cli_seconds() when cli_interrupted() first saw the flag */
 static void on_stop_signal(int sig) {
   (void)sig;

@@ -69,9 +69,7 @@ static char *pack_strings(int argc, char **argv, uint32_t *envc, uint32_t *bytes
   return buf;
 }
 
-/* Connects to the server: the fd, or -1 (why filled) where none answers or it is not to be
- * trusted. */
-static int connect_server(const char *path, char *why, size_t cap) {
+int cli_serve_connect(const char *path, char *why, size_t cap) {
   if (serve_socket_check(path, why, cap) != 0) return -1;
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -99,10 +97,6 @@ static int connect_server(const char *path, char *why, size_t cap) {
   return fd;
 }
 
-int cli_serve_connect(const char *path, char *why, size_t cap) {
-  return connect_server(path, why, cap);
-}
-
 int cli_serve_client(int argc, char **argv) {
   const char *mode = getenv("POLYRX_SERVE");
   int require = mode && !strcmp(mode, "require");
@@ -112,7 +106,7 @@ int cli_serve_client(int argc, char **argv) {
   if (serve_socket_path(path, sizeof path) != 0)
     snprintf(why, sizeof why, "the socket's path is too long");
   else
-    fd = connect_server(path, why, sizeof why);
+    fd = cli_serve_connect(path, why, sizeof why);
   if (fd < 0) {
     if (!require) return -1; /* no server: the command runs here */
     return cli_error(argv[0], "no polyrx server answers (POLYRX_SERVE=require): %s", why);

@@ -36,26 +36,34 @@ static void dir_of(const char *path, char *dir, size_t cap) {
     snprintf(dir, cap, "%.*s", (int)(slash - path), path);
 }
 
-static int check_dir(const char *dir, char *why, size_t cap) {
+/* Whether path (a link not followed) is a node of the given type (S_IFDIR, S_IFSOCK), of this uid,
+ * whose mode has none of the forbidden bits (mode_says: why they are forbidden): 0 yes, else -1
+ * with why filled. */
+static int check_node(const char *path, mode_t type, const char *type_name, mode_t forbidden,
+                      const char *mode_says, char *why, size_t cap) {
   struct stat sb;
-  if (lstat(dir, &sb) != 0) {
-    snprintf(why, cap, "%s: %s", dir, strerror(errno));
+  if (lstat(path, &sb) != 0) {
+    snprintf(why, cap, "%s: %s", path, strerror(errno));
     return -1;
   }
-  if (!S_ISDIR(sb.st_mode)) {
-    snprintf(why, cap, "%s is not a directory", dir);
+  if ((sb.st_mode & S_IFMT) != type) {
+    snprintf(why, cap, "%s is not a %s", path, type_name);
     return -1;
   }
   if (sb.st_uid != getuid()) {
-    snprintf(why, cap, "%s belongs to uid %u, not to this user", dir, (unsigned)sb.st_uid);
+    snprintf(why, cap, "%s belongs to uid %u, not to this user", path, (unsigned)sb.st_uid);
     return -1;
   }
-  if (sb.st_mode & 022) {
-    snprintf(why, cap, "%s has mode %04o: others may write into it", dir,
-             (unsigned)(sb.st_mode & 07777));
+  if (sb.st_mode & forbidden) {
+    snprintf(why, cap, "%s has mode %04o: %s", path, (unsigned)(sb.st_mode & 07777), mode_says);
     return -1;
   }
   return 0;
+}
+
+/* A directory of this uid that no one else may write into. */
+static int check_dir(const char *dir, char *why, size_t cap) {
+  return check_node(dir, S_IFDIR, "directory", 022, "others may write into it", why, cap);
 }
 
 int serve_socket_dir(const char *path, char *why, size_t why_cap) {
@@ -70,27 +78,8 @@ int serve_socket_dir(const char *path, char *why, size_t why_cap) {
 
 int serve_socket_check(const char *path, char *why, size_t why_cap) {
   char dir[256];
-  struct stat sb;
-  if (lstat(path, &sb) != 0) {
-    int e = errno;
-    snprintf(why, why_cap, "%s: %s", path, strerror(e));
-    errno = e;
+  if (check_node(path, S_IFSOCK, "socket", 077, "not private to this user", why, why_cap) != 0)
     return -1;
-  }
-  errno = 0;
-  if (!S_ISSOCK(sb.st_mode)) {
-    snprintf(why, why_cap, "%s is not a socket", path);
-    return -1;
-  }
-  if (sb.st_uid != getuid()) {
-    snprintf(why, why_cap, "%s belongs to uid %u, not to this user", path, (unsigned)sb.st_uid);
-    return -1;
-  }
-  if (sb.st_mode & 077) {
-    snprintf(why, why_cap, "%s has mode %04o: not private to this user", path,
-             (unsigned)(sb.st_mode & 07777));
-    return -1;
-  }
   dir_of(path, dir, sizeof dir);
   return check_dir(dir, why, why_cap);
 }
@@ -176,15 +165,14 @@ int serve_recv_head(int fd, serve_req_head *h, int fds[4], int *nfds) {
   if (r <= 0) return -1;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    int got[4];
-    memcpy(got, CMSG_DATA(c), (size_t)(n < 4 ? n : 4) * sizeof(int));
-    for (int i = 0; i < n && i < 4; i++) fds[(*nfds)++] = got[i];
-    /* more than 4 (a confused client): the extra ones closed, not leaked */
-    for (int i = 4; i < n; i++) {
-      int extra;
-      memcpy(&extra, CMSG_DATA(c) + (size_t)i * sizeof(int), sizeof(int));
-      close(extra);
+    size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < n; i++) {
+      int got;
+      memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (*nfds < 4)
+        fds[(*nfds)++] = got;
+      else /* more than 4 (a confused client): the extra ones closed, not leaked */
+        close(got);
     }
   }
   if (msg.msg_flags & MSG_CTRUNC) return -1;

@@ -51,9 +51,9 @@ int serve_socket_path(char *buf, size_t cap);
 /* The directory that holds the socket made (mode 0700) where missing, then checked: a directory
  * of this uid that no one else may write into. 0 on success, else -1 with why filled. */
 int serve_socket_dir(const char *path, char *why, size_t why_cap);
-/* Whether an existing socket may be trusted: a socket file of this uid, mode 0600 or tighter,
- * in a directory of this uid that no one else may write into. 0 yes, -1 no (why says why; errno
- * ENOENT where the path does not exist). */
+/* Whether an existing socket may be trusted: a socket file (not a link) of this uid that no one
+ * else may use (mode 0700 or tighter), in a directory (not a link) of this uid that no one else
+ * may write into. 0 yes, -1 no (why says why). */
 int serve_socket_check(const char *path, char *why, size_t why_cap);
 /* Whether a "NAME=VALUE" setting goes with a run: POLYRX_*, HOME, XDG_* and
  * CUDA_VISIBLE_DEVICES (the settings the commands and the library read). */

@@ -5,9 +5,9 @@
 # client ends the served run cleanly with what was read written; a closed output pipe ends the
 # client by SIGPIPE as it ends the command; the server killed mid-run gives the client one error
 # line and status 1; 50 runs leave the server's descriptors as they were; sockets of another mode
-# or in a directory others may write into are refused; the client's soft limits apply to the run
-# and a lower hard limit runs the command in process; a stale socket is replaced, a live one is
-# not; --status and --stop answer; --daemon detaches.
+# or in a directory others may write into, and links to either, are refused; the client's soft
+# limits apply to the run and a lower hard limit runs the command in process; a stale socket is
+# replaced, a live one is not; --status and --stop answer; --daemon detaches.
 set -u
 P=${1:?usage: cli_serve.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -157,6 +157,17 @@ chmod 0777 run
 POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -o m3 2>e.txt
 [ $? = 1 ] && grep -q "others may write" e.txt || bad "an open directory was not refused: $(cat e.txt)"
 chmod 0700 run
+# a link to the socket, and the socket reached through a link to its directory: refused (a link
+# could be changed to point elsewhere by whoever owns it)
+ln -s run/serve.sock link.sock
+ln -s run runlink
+POLYRX_SERVE_SOCKET=$T/link.sock POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 \
+  -o m7 2>e.txt
+[ $? = 1 ] && grep -q "is not a socket" e.txt || bad "a link to the socket was not refused: $(cat e.txt)"
+POLYRX_SERVE_SOCKET=$T/runlink/serve.sock POLYRX_SERVE=require "$P" channelize -q -i x.cf32 \
+  -s 1M -K 4 -o m8 2>e.txt
+[ $? = 1 ] && grep -q "runlink is not a directory" e.txt ||
+  bad "a linked directory was not refused: $(cat e.txt)"
 
 # ---- a second server on a live socket: refused; --stop ends the first ----
 timeout 10 "$P" serve -q 2>e.txt && bad "a second server started on a live socket"
