@@ -72,16 +72,8 @@ static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
 
 static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                             unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
-  memset(s, 0, sizeof *s);
-  s->C = C;
-  s->nblk = nblk;
-  s->L = L;
-  s->Lmax = Lmax;
-  s->sps = sps;
-  s->cf16 = cf16;
-  s->nsub = L / QPSK_SUB_SYMBOLS;
-  s->Ls = L / s->nsub;
-  while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
+  if (qpsk_stages_shape(s, C, nblk, L, Lmax, sps, cf16))
+    return prx_fail(PRX_ERR_INVALID, "emulated stages: block too short");
   s->pre_block = em_fold && sps == 4;
   em_created = 1;
   em_pre = pre;

@@ -740,17 +740,8 @@ static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, bool blk) {
 
 static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
                                 unsigned nblk, unsigned L, unsigned Lmax, double sps, int cf16) {
-  memset(s, 0, sizeof *s);
-  s->C = C;
-  s->nblk = nblk;
-  s->L = L;
-  s->Lmax = Lmax;
-  s->sps = sps;
-  s->cf16 = cf16;
-  s->nsub = L / QPSK_SUB_SYMBOLS; /* as qpsk.c sets them */
-  if (s->nsub == 0) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: block too short");
-  s->Ls = L / s->nsub;
-  while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
+  if (qpsk_stages_shape(s, C, nblk, L, Lmax, sps, cf16))
+    return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: block too short");
   s->pre_Q = pre->Q;
   s->pre_ntaps = pre->ntaps;
   s->pre_c = pre->c;

@@ -68,6 +68,26 @@ typedef struct {
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
 } qpsk_stages;
 
+/* The shape of a stages object for C channels of nblk blocks of L symbols (Lmax the longest block,
+ * sps samples per symbol, cf16 rows): s cleared and its counts set, the O&M sub-blocks as qpsk.c
+ * sets them. The module's create and the emulated module of test_qpsk_bank_driver both start
+ * here. 0, or -1 where a block is shorter than one sub-block. */
+static inline int qpsk_stages_shape(qpsk_stages *s, unsigned C, unsigned nblk, unsigned L,
+                                    unsigned Lmax, double sps, int cf16) {
+  memset(s, 0, sizeof *s);
+  s->C = C;
+  s->nblk = nblk;
+  s->L = L;
+  s->Lmax = Lmax;
+  s->sps = sps;
+  s->cf16 = cf16;
+  s->nsub = L / QPSK_SUB_SYMBOLS;
+  if (s->nsub == 0) return -1;
+  s->Ls = L / s->nsub;
+  while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
+  return 0;
+}
+
 /* The channels from which create takes the CFO stage from half the transform (cfo_half): it saves
  * ~0.08 us of cuFFT and fill per channel and adds ~13 us of latency (the odd bins' sums) to the
  * one-block-per-channel peak kernel, so it wins above ~170 channels on the H200
