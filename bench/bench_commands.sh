@@ -416,9 +416,22 @@ chanab() {
   rm -f "$x"
 }
 
+# MIB MiB into FILES tmpfs files in CHUNK-byte writes by K processes at once, each its share of
+# the files (as the command's writers): the wall time in ns
+write_parallel() {
+  local files=$1 mib=$2 chunk=$3 k=$4 i s e
+  for i in $(seq "$k"); do mkdir -p "$W/wp$i"; done
+  s=$(ns)
+  for i in $(seq "$k"); do "$B" write "$W/wp$i" $((files / k)) $((mib / k)) "$chunk" >/dev/null & done
+  wait
+  e=$(ns)
+  rm -rf "$W"/wp*
+  echo $((e - s))
+}
+
 # where `channelize` spends its time (POLYRX_TIMING), the tmpfs write rate by several threads
 chanuse() {
-  local nsamp x th sel n f s e
+  local nsamp x th sel n f s e t
   echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)" >&2
   # the cost of a system call: 1M one-byte reads and writes of dd
   s=$(ns)
@@ -428,13 +441,8 @@ chanuse() {
   # 256 MiB into 1024 files, by 1, 2, 4 and 8 processes at once (each its share of the files)
   for chunk in 4096 65536; do
     for n in 1 2 4 8; do
-      for i in $(seq "$n"); do mkdir -p "$W/p$i"; done
-      s=$(ns)
-      for i in $(seq "$n"); do "$B" write "$W/p$i" $((1024 / n)) $((256 / n)) "$chunk" >/dev/null & done
-      wait
-      e=$(ns)
-      rm -rf "$W"/p*
-      echo "{\"bench\":\"commands_write_threads\",\"files\":1024,\"mib\":256,\"chunk\":$chunk,\"threads\":$n,\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }'),\"gb_per_s\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.3f", 268435456 / t }')}"
+      t=$(write_parallel 1024 256 "$chunk" "$n")
+      echo "{\"bench\":\"commands_write_threads\",\"files\":1024,\"mib\":256,\"chunk\":$chunk,\"threads\":$n,\"seconds\":$(awk -v t="$t" 'BEGIN { printf "%.4f", t / 1e9 }'),\"gb_per_s\":$(awk -v t="$t" 'BEGIN { printf "%.3f", 268435456 / t }')}"
     done
   done
   nsamp=$(scaled 16777216)
@@ -581,16 +589,11 @@ sys.exit(a!=b)' \
 # one writer and of min(8, FILES) writers at once, each its share of the files (as the command's
 # writers)
 write_rate() {
-  local files=$1 mib=$2 best=0 k i s e r
+  local files=$1 mib=$2 best=0 k t r
   for k in 1 8; do
     [ "$k" -gt "$files" ] && continue
-    for i in $(seq "$k"); do mkdir -p "$W/wr$i"; done
-    s=$(ns)
-    for i in $(seq "$k"); do "$B" write "$W/wr$i" $((files / k)) $((mib / k)) 1048576 >/dev/null & done
-    wait
-    e=$(ns)
-    rm -rf "$W"/wr*
-    r=$(awk -v b=$(((mib / k) * k)) -v t=$((e - s)) 'BEGIN { printf "%.3f", b * 1048576 / t }')
+    t=$(write_parallel "$files" "$mib" 1048576 "$k")
+    r=$(awk -v b=$(((mib / k) * k)) -v t="$t" 'BEGIN { printf "%.3f", b * 1048576 / t }')
     awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }' && best=$r
   done
   echo "$best"
