@@ -59,7 +59,8 @@
 #   settings, carried to the server), REPS rounds alternating (best of each), beside the `cat`
 #   rate and the tmpfs write rate of the same bytes into the same number of files in 1 MiB
 #   writes by 8, 12 and 16 processes (each figure and the best), whether BEFORE and this build
-#   wrote the same bytes, and a served run's POLYRX_TIMING stream and first writer's split.
+#   wrote the same bytes, and a served run's POLYRX_TIMING stream, first writer's split and
+#   writer count.
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
@@ -765,8 +766,9 @@ serveab() {
       diff -r -q "$W/o_before" "$W/o_after" >/dev/null && same=yes
       local tl
       one after t POLYRX_TIMING=1 >/dev/null || return 1
-      tl=$(sed -n 's/.*stream \([0-9.]*\).*\(appends staged to [0-9]*\).*/stream \1 ms, \2;/p
-        s/.* writer0 \([0-9.]*\) [0-9]* [0-9]* [0-9]* (power sums \([0-9.]*\), appends \([0-9.]*\),.*/writer0 cpu \1, power sums \2, appends \3/p' "$W/o.err" | tr '\n' ' ')
+      tl=$(sed -n '/timing (ms)/s/.*stream \([0-9.]*\).*/stream \1 ms;/p
+        s/.* writer0 \([0-9.]*\) [0-9]* [0-9]* [0-9]* (power sums \([0-9.]*\), appends \([0-9.]*\),.*/writer0 cpu \1, power sums \2, appends \3;/p' "$W/o.err" | tr '\n' ' ')
+      tl="$tl $(grep -o ' writer[0-9]* ' "$W/o.err" | wc -l) writers"
       rm -rf "$W"/o_*
       for v in "${cfgs[@]}"; do
         name=${v%%=*}

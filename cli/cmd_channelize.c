@@ -45,10 +45,9 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
+#define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
-#define MIN_BLOCK ((size_t)4096)        /* the smallest block of a short input */
-#define APPEND_BYTES ((size_t)64 << 10) /* a staged channel's bytes per append (setup_stage) */
-#define STAGE_BUDGET ((size_t)64 << 20) /* the stages' bytes in all, at most */
+#define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
 #define TOP_CHANNELS 8
 #define EXT_VERSION "0.2.0"   /* the polyrx SigMF extension, docs/polyrx.sigmf-ext.md */
@@ -498,12 +497,7 @@ typedef struct run_state {
   int n_writers;
   struct writer_state *ws;
   size_t stride;
-  /* each channel's stage (setup_stage): its packed outputs gathered into appends of `append`
-   * bytes at most (0: no stages, each block's outputs appended at once) */
-  size_t append;
-  unsigned char *stage; /* n_sel stages of `append` bytes, channel s's at s * append */
-  size_t *staged;       /* per channel: its stage's bytes */
-  int stop_seen;        /* compute saw the stop signal: later blocks are not channelized */
+  int stop_seen; /* compute saw the stop signal: later blocks are not channelized */
   /* non-finite input samples per block, counted by the reader (chan_read), taken by compute in
    * the same order; NF_RING exceeds the input blocks in flight */
   size_t nf_count[NF_RING];
@@ -590,9 +584,8 @@ static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm,
 static void print_timing(const run_state *r) {
   if (!r->tm.on) return;
   cli_timing_print(&r->tm, CMD,
-                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s), "
-                   "%d writer(s), appends staged to %zu bytes",
-                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers, r->n_writers, r->append);
+                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
+                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
@@ -683,34 +676,6 @@ static size_t choose_block(prx_backend backend, size_t D, size_t n_sel, int n_wr
   return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
 }
 
-/* The channels' stages: where a block gives each channel less than half of APPEND_BYTES, its
- * packed outputs are gathered in a stage of its own and appended APPEND_BYTES at a time (fewer,
- * larger writes: on tmpfs a write(2) costs about 0.3-0.5 us besides its pages), the stages
- * within STAGE_BUDGET in all. POLYRX_APPEND=N: stages of N bytes whatever the block (0: none),
- * the tests' way to every path of the stages, and a measurement's. Non-zero when out of
- * memory. */
-static int setup_stage(run_state *r, uint64_t total) {
-  if (r->o.to_stdout || !r->n_sel) return 0;
-  size_t osz = prx_format_size(r->o.outf), D = prx_chan_decimation(r->chan);
-  size_t per_block = (r->o.block / D + 1) * osz, append = APPEND_BYTES;
-  const char *env = getenv("POLYRX_APPEND");
-  if (env)
-    append = (size_t)strtoull(env, NULL, 10);
-  else if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA || append < 2 * per_block)
-    append = 0;
-  if (append > STAGE_BUDGET / r->n_sel) append = STAGE_BUDGET / r->n_sel;
-  /* an input of known length: no stage beyond what a channel gets in all */
-  if (total && append / osz > total / D + 1) append = (size_t)(total / D + 1) * osz;
-  append -= append % osz; /* whole samples */
-  if (!append) return 0;
-  /* not zeroed: each channel's writer touches its stage's pages first */
-  r->stage = aligned_alloc(4096, (r->n_sel * append + 4095) & ~(size_t)4095);
-  r->staged = calloc(r->n_sel, sizeof *r->staged);
-  if (!r->stage || !r->staged) return 1;
-  r->append = append;
-  return 0;
-}
-
 static int setup_chan(run_state *r) {
   const options *o = &r->o;
   prx_status st;
@@ -753,6 +718,12 @@ static int setup_chan(run_state *r) {
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
+  /* with the CUDA backend compute waits for the GPU and the host's cores are the writers': 12
+   * from 16 cores, beside the main thread and the readers (the H200 host, served, all 1024
+   * channels: tmpfs takes 1.1 GB/s per writing thread, 8 processes 0.56 Gsps of cf32 outputs,
+   * 16 processes 1.07; bench/GPU_NOTES.md, "Commands writing many channels") */
+  if (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA && !nw && !o->to_stdout && cores >= 16)
+    r->n_writers = GPU_WRITERS;
   if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA) {
     prx_pipe_map_close(r->map);
     r->map = NULL;
@@ -796,8 +767,7 @@ static int setup_chan(run_state *r) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
-  if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs ||
-      setup_stage(r, total))
+  if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -1173,14 +1143,6 @@ static int output_failed(run_state *r, size_t s, prx_status st) {
   return before + 1 == r->n_sel;
 }
 
-/* Writes channel s's stage (its packed outputs gathered by append_row) to its recording. */
-static prx_status flush_stage(run_state *r, size_t s) {
-  size_t n = r->append ? r->staged[s] : 0;
-  if (!n) return PRX_OK;
-  r->staged[s] = 0;
-  return prx_sigmf_write(r->w[s], r->stage + s * r->append, n / prx_format_size(r->o.outf));
-}
-
 /* Finishes output s's recording (data, then metadata, its hash kept for the collection); a
  * failed one leaves no files. The first failure of the run (a write error counts) prints its
  * error line. On the main thread after the stream, or on the channel's writer after its last
@@ -1207,7 +1169,6 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
   prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
                                         r->in.center_freq, ch.center_freq - r->in.center_freq,
                                         prx_chan_output_rate(r->chan));
-  if (!st) st = flush_stage(r, s); /* a run that ended without its last slot */
   if (st) {
     prx_sigmf_writer_discard(r->w[s]);
   } else {
@@ -1231,8 +1192,7 @@ static prx_status end_data(run_state *r, int w) {
   if (r->o.to_stdout || (size_t)w >= r->n_sel) return PRX_OK;
   for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
     if (!r->ws[w].ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
-    prx_status st = PRX_OK;
-    if (!r->failed[s] && !(st = flush_stage(r, s))) st = prx_sigmf_writer_end_data(r->w[s]);
+    prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
     if (st && output_failed(r, s, st)) return st;
     if (s < W) break;
   }
@@ -1255,49 +1215,9 @@ static prx_status last_slot_written(run_state *r, int w) {
   return st;
 }
 
-/* Appends channel s's k outputs y to its recording, in the output format: into the channel's
- * stage while they fit there (the stage written first when they would not), else at once. */
-static prx_status append_row(run_state *r, writer_state *ws, size_t s, const prx_cf32 *y,
-                             size_t k) {
-  size_t bytes = k * prx_format_size(r->o.outf);
-  if (r->append) {
-    if (r->staged[s] + bytes > r->append) {
-      prx_status st = flush_stage(r, s);
-      if (st) return st;
-    }
-    if (bytes < r->append) {
-      pack_row(r, ws, y, k, r->stage + s * r->append + r->staged[s]);
-      r->staged[s] += bytes;
-      return PRX_OK;
-    }
-  }
-  const void *data = y;
-  if (r->o.outf != PRX_CF32) {
-    pack_row(r, ws, y, k, ws->pack);
-    data = ws->pack;
-  }
-  return prx_sigmf_write(r->w[s], data, k);
-}
-
-/* Interleaves channel s's k outputs y into writer ws's block for standard output (sample j of
- * every channel, in selection order; cf32 copied as it is). */
-static void interleave_row(run_state *r, writer_state *ws, size_t s, const prx_cf32 *y, size_t k) {
-  size_t osz = prx_format_size(r->o.outf);
-  unsigned char *dst = (unsigned char *)ws->pack + s * osz;
-  size_t step = r->n_sel * osz;
-  const unsigned char *src = (const unsigned char *)y;
-  if (r->o.outf != PRX_CF32) { /* the row packed at once (the vector paths), then spread */
-    pack_row(r, ws, y, k, ws->row);
-    src = ws->row;
-  }
-  for (size_t j = 0; j < k; j++) memcpy(dst + j * step, src + j * osz, osz);
-}
-
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
- * channels interleaved), CHAN_POWER_ROWS channels at a time: their power sums, then their
- * appends, which read the rows again while the sums have left them in this core's cache (one
- * pass over the slot from memory instead of two). A channel whose write fails loses its
- * recording; the others go on; when every channel has failed, the run stops. */
+ * channels interleaved). A channel whose write fails loses its recording; the others go on; when
+ * every channel has failed, the run stops. */
 static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, uint64_t block) {
   run_state *r = ctx;
   writer_state *ws = &r->ws[w];
@@ -1308,9 +1228,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
    * their own, after the stream's last one */
+  double t_power = tick(r);
   if (head->last) end_power(r, w);
   for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
-    double t_power = tick(r);
     chan_power *ps[CHAN_POWER_ROWS];
     prx_cf32 *ys[CHAN_POWER_ROWS];
     size_t n = 0;
@@ -1319,32 +1239,44 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       ys[n] = rows + t * r->stride + head->skip;
     }
     chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
-    ws->ms_energy += tick(r) - t_power;
-    for (size_t i = 0; i < n; i++) {
-      size_t t = s + i * W;
-      if (r->o.to_stdout) {
-        interleave_row(r, ws, t, ys[i], k);
-        continue;
-      }
-      if (r->failed[t]) continue;
-      /* the first write of each channel waits for its recording (the opener may still run) */
-      double t0 = tick(r);
-      if (!ws->ready && wait_opened(r, t)) return PRX_ERR_IO; /* reported */
-      double t1 = tick(r);
-      ws->ms_wait += t1 - t0;
-      prx_status st = append_row(r, ws, t, ys[i], k);
-      ws->ms_write += tick(r) - t1;
-      /* the first failure is reported; the writer keeps its error for close */
-      if (st && output_failed(r, t, st)) return st;
-    }
   }
-  double t_power = tick(r);
   chan_power_next(&ws->group, k);
   if (head->group_end) end_power(r, w);
   ws->ms_energy += tick(r) - t_power;
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
+  size_t osz = prx_format_size(r->o.outf);
+  for (size_t s = (size_t)w; s < r->n_sel; s += W) {
+    prx_cf32 *y = rows + s * r->stride + head->skip;
+    if (r->o.to_stdout) {
+      /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
+      unsigned char *dst = (unsigned char *)ws->pack + s * osz;
+      size_t step = r->n_sel * osz;
+      const unsigned char *src = (const unsigned char *)y;
+      if (r->o.outf != PRX_CF32) { /* the row packed at once (the vector paths), then spread */
+        pack_row(r, ws, y, k, ws->row);
+        src = ws->row;
+      }
+      for (size_t j = 0; j < k; j++) memcpy(dst + j * step, src + j * osz, osz);
+      continue;
+    }
+    if (r->failed[s]) continue;
+    /* the first write of each channel waits for its recording (the opener may still run) */
+    double t0 = tick(r);
+    if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    double t1 = tick(r);
+    ws->ms_wait += t1 - t0;
+    const void *data = y;
+    if (r->o.outf != PRX_CF32) {
+      pack_row(r, ws, y, k, ws->pack);
+      data = ws->pack;
+    }
+    prx_status st = prx_sigmf_write(r->w[s], data, k);
+    ws->ms_write += tick(r) - t1;
+    /* the first failure is reported; the writer keeps its error for close */
+    if (st && output_failed(r, s, st)) return st;
+  }
   if (r->o.to_stdout) {
-    size_t bytes = k * r->n_sel * prx_format_size(r->o.outf);
+    size_t bytes = k * r->n_sel * osz;
     if (fwrite(ws->pack, 1, bytes, stdout) != bytes) {
       cli_error(CMD, "cannot write standard output: %s", strerror(errno));
       atomic_store(&r->n_failed, r->n_sel);
@@ -1724,8 +1656,6 @@ static void cleanup(run_state *r) {
   free(r->hash);
   free(r->energy);
   free(r->power);
-  free(r->stage);
-  free(r->staged);
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);
     free(r->ws[w].row);

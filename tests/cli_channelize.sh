@@ -526,30 +526,6 @@ POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 
 POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
   --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
 diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
-# the channels' stages (outputs gathered into larger appends: POLYRX_APPEND=N bytes; the CUDA
-# backend's default): the serial path's bytes, the collection included, with stages smaller
-# than, about as large as and larger than a block's outputs (--block 1000: 500 outputs, 2000
-# bytes of cf16 per channel), stages of a part of a sample (whole samples kept), every output
-# format and 3 writers; and with none (0)
-for fmt in cf32 cf16 ci16; do
-  POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 --backend cpu \
-    --block 1000 --out-format $fmt -o pstser -q || fail "stages: serial $fmt failed"
-  for append in 0 6 1999 2000 2004 5000 100000; do
-    POLYRX_APPEND=$append POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 \
-      -P 8 --backend cpu --block 1000 --out-format $fmt -o pst -q ||
-      fail "stages of $append bytes, $fmt: the run failed"
-    diff -r -q pstser pst >/dev/null || fail "stages of $append bytes, $fmt: the outputs differ"
-    rm -rf pst
-  done
-  rm -rf pstser
-done
-# a write error met when a stage is written (a file-size limit of 8 KiB; each channel needs
-# 40022 bytes, its stage holds 20000): every channel fails and no recording is left
-(ulimit -f 8 && POLYRX_APPEND=20000 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
-  --block 1000 -o pstfull) 2>err.txt && fail "stages, a file-size limit: exit status 0"
-grep -q "File too large" err.txt || fail "stages, file-size limit message: $(cat err.txt)"
-grep -q "wrote 0 of 16 channels (16 failed" err.txt || fail "stages, file-size limit summary: $(cat err.txt)"
-[ -z "$(ls pstfull)" ] || fail "stages, a file-size limit left files: $(ls pstfull | tr '\n' ' ')"
 # a recording that cannot be created (a directory where its metadata goes): exit 1, and no
 # recording of the run is left, whichever thread met the error
 mkdir -p pbad/ch0007.sigmf-meta
