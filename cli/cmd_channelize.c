@@ -719,9 +719,9 @@ static int setup_chan(run_state *r) {
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
   /* with the CUDA backend compute waits for the GPU and the host's cores are the writers': 12
-   * from 16 cores, beside the main thread and the readers (the H200 host, served, all 1024
-   * channels: tmpfs takes 1.1 GB/s per writing thread, 8 processes 0.56 Gsps of cf32 outputs,
-   * 16 processes 1.07; bench/GPU_NOTES.md, "Commands writing many channels") */
+   * from 16 cores, beside the main thread and the readers. The H200 host writes tmpfs at about
+   * 1.1 GB/s per thread; served, all 1024 channels, 12 writers took 0.69-0.76x the time of 8,
+   * 16 writers more than 12 (bench/GPU_NOTES.md, "Commands writing many channels") */
   if (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA && !nw && !o->to_stdout && cores >= 16)
     r->n_writers = GPU_WRITERS;
   if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA) {
