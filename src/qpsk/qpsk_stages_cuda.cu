@@ -524,15 +524,16 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
 }
 
 /* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums
- * and the record. Warp w takes sub-blocks w, w + 8, ... two at a time: its lanes load a
- * sub-block's grid values (groups of four consecutive values a lane, as 16-byte words, both
- * sub-blocks' loads in flight before the first is used: the kernel is bound by the latency of
- * these loads otherwise), bring them to unit level less the DC (written back in place: the x4
- * stage reads them so), sum |v|^2 in double (+-|v|^2 on one axis by the value's residue mod 4),
- * and reduce over the warp (a fixed order: no atomics, the same sums on every run); the margins and
- * the grid past the stream's end are levelled by all threads. The record is then written by many
- * threads at once: the sub-blocks' fields by one thread each, the drift correlations between
- * complete sub-blocks 2^l apart (in the CPU's order) and the counts by thread 0. */
+ * and the record. Warp w takes sub-blocks w, w + 8, ...: its lanes load a sub-block's grid values
+ * (up to OM_BATCH per lane in flight before the first is used: the kernel is bound by the
+ * latency of these loads otherwise), bring them to unit level less the DC (written back in
+ * place: the x4 stage reads them so), sum |v|^2 in double (each lane one residue mod 4 of the
+ * grid index, so its term is +-|v|^2 on one axis), and reduce over the warp (a fixed order: no
+ * atomics, the same sums on every run); the margins and the grid past the stream's end are
+ * levelled by all threads. The record is then written by many threads at once: the sub-blocks'
+ * fields by one thread each, the drift correlations between complete sub-blocks 2^l apart (in
+ * the CPU's order) and the counts by thread 0. */
+#define OM_BATCH 8
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_om_kernel(int64_t b0, unsigned nblk, unsigned L, unsigned nsub, unsigned Ls,
                    unsigned nlags, const qpsk_om_in *in, prx_cf32 *grid, qpsk_om_out *out) {
@@ -546,72 +547,41 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   int64_t g_hi = m0 + 4 * (int64_t)L;
   if (g_hi > p.g_hi) g_hi = p.g_hi;
   float2 *z = (float2 *)(grid + o * (size_t)ng);
-  /* a lane's group of four consecutive values m .. m + 3 (m - m0 a multiple of 4, so their
-   * residues are 0 .. 3 and, with the grid 16-byte aligned, two 16-byte words), read ... */
-  const bool vec = ((uintptr_t)grid & 15) == 0;
-  auto load4 = [&](int64_t m, int64_t e, float2 v[4]) {
-    float4 *q = (float4 *)(z + QPSK_GM + (m - m0));
-    if (vec && m + 3 < e) {
-      const float4 h = q[0], t = q[1];
-      v[0] = make_float2(h.x, h.y);
-      v[1] = make_float2(h.z, h.w);
-      v[2] = make_float2(t.x, t.y);
-      v[3] = make_float2(t.z, t.w);
-    } else
-      for (int i = 0; i < 4; i++) v[i] = m + i < e ? z[QPSK_GM + (m - m0) + i] : make_float2(0, 0);
-  };
-  /* ... levelled, written back, |v|^2 added with exp(-j 2 pi m / 4) = 1, -j, -1, j */
-  auto level4 = [&](int64_t m, int64_t e, float2 v[4], double *x0, double *x1) {
-    for (int i = 0; i < 4; i++) {
-      const prx_cf32 u = qpsk_om_level(prx_cf32{v[i].x, v[i].y}, p.D, p.gain);
-      v[i] = make_float2(u.re, u.im);
-    }
-    double pw[4];
-    for (int i = 0; i < 4; i++)
-      pw[i] = m + i < e ? (double)v[i].x * v[i].x + (double)v[i].y * v[i].y : 0;
-    float4 *q = (float4 *)(z + QPSK_GM + (m - m0));
-    if (vec && m + 3 < e) {
-      q[0] = make_float4(v[0].x, v[0].y, v[1].x, v[1].y);
-      q[1] = make_float4(v[2].x, v[2].y, v[3].x, v[3].y);
-    } else
-      for (int i = 0; i < 4; i++)
-        if (m + i < e) z[QPSK_GM + (m - m0) + i] = v[i];
-    if (m < e) *x0 += pw[0];
-    if (m + 1 < e) *x1 -= pw[1];
-    if (m + 2 < e) *x0 -= pw[2];
-    if (m + 3 < e) *x1 += pw[3];
-  };
-  /* warp w takes sub-blocks w, w + 8, ... two at a time (j and j + 8: both their loads in flight
-   * before the first value is used), each lane a group of four values of each per step */
-  const unsigned nw = STAGE_THREADS / 32;
-  for (unsigned j0 = threadIdx.x >> 5; j0 <= nsub; j0 += 2 * nw) {
-    int64_t a[2], e[2];
-    double x0[2] = {0, 0}, x1[2] = {0, 0};
-    for (int h = 0; h < 2; h++) {
-      const unsigned j = j0 + h * nw;
-      a[h] = m0 + Ls4 * j;
-      e[h] = j > nsub ? a[h] : j < nsub ? a[h] + Ls4 : m0 + 4 * (int64_t)L;
-      if (e[h] > g_hi) e[h] = g_hi;
-    }
-    for (int64_t d = 4 * lane; a[0] + d < e[0] || a[1] + d < e[1]; d += 128) {
-      float2 v[2][4];
-      for (int h = 0; h < 2; h++)
-        if (a[h] + d < e[h]) load4(a[h] + d, e[h], v[h]);
-      for (int h = 0; h < 2; h++)
-        if (a[h] + d < e[h]) level4(a[h] + d, e[h], v[h], &x0[h], &x1[h]);
-    }
-    for (int h = 0; h < 2; h++) {
-      const unsigned j = j0 + h * nw;
-      if (j > nsub) break;
-      for (int sh = 16; sh > 0; sh >>= 1) {
-        x0[h] += __shfl_down_sync(0xffffffffu, x0[h], sh);
-        x1[h] += __shfl_down_sync(0xffffffffu, x1[h], sh);
+  for (unsigned j = threadIdx.x >> 5; j <= nsub; j += STAGE_THREADS / 32) {
+    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * (int64_t)L;
+    if (e > g_hi) e = g_hi;
+    double x0 = 0, x1 = 0;
+    for (int64_t mb = a; mb < e; mb += 32 * OM_BATCH) {
+      float2 v[OM_BATCH];
+#pragma unroll
+      for (int i = 0; i < OM_BATCH; i++) {
+        const int64_t m = mb + lane + 32 * i;
+        v[i] = m < e ? z[QPSK_GM + (m - m0)] : make_float2(0, 0);
       }
-      if (lane == 0) {
-        xs[j][0] = x0[h];
-        xs[j][1] = x1[h];
-        len[j] = e[h] > a[h] ? e[h] - a[h] : 0;
+#pragma unroll
+      for (int i = 0; i < OM_BATCH; i++) {
+        const int64_t m = mb + lane + 32 * i;
+        if (m < e) {
+          const prx_cf32 u = qpsk_om_level(prx_cf32{v[i].x, v[i].y}, p.D, p.gain);
+          z[QPSK_GM + (m - m0)] = make_float2(u.re, u.im);
+          const double pw = (double)u.re * u.re + (double)u.im * u.im;
+          switch ((int)(m & 3)) { /* exp(-j 2 pi m / 4) = 1, -j, -1, j */
+          case 0: x0 += pw; break;
+          case 1: x1 -= pw; break;
+          case 2: x0 -= pw; break;
+          default: x1 += pw; break;
+          }
+        }
       }
+    }
+    for (int sh = 16; sh > 0; sh >>= 1) {
+      x0 += __shfl_down_sync(0xffffffffu, x0, sh);
+      x1 += __shfl_down_sync(0xffffffffu, x1, sh);
+    }
+    if (lane == 0) {
+      xs[j][0] = x0;
+      xs[j][1] = x1;
+      len[j] = e > a ? e - a : 0;
     }
   }
   /* the margins and what lies past the stream's end, levelled the same way: indices 0 .. GM - 1,
@@ -662,8 +632,9 @@ __global__ void __launch_bounds__(STAGE_THREADS)
  * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
  * the DC, at unit level: om's arithmetic). A run's first grid index and coefficients (double
  * arithmetic, qpsk_x4_run_at) are the same for all its symbols: where the block has at most
- * STAGE_THREADS runs (a clock drift below ~0.005 symbol over 2 symbols) one thread per run forms
- * them in shared memory, else each symbol forms its own (qpsk_x4_tap); the same values either way.
+ * STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock offset within
+ * 5000 ppm) one thread per run forms them in shared memory, else each symbol forms its own
+ * (qpsk_x4_tap); the same values either way.
  * A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the grid aligned,
  * the run's first index odd: every symbol of the run alike). */
 template <bool LEVEL>
@@ -729,8 +700,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
  * work shared out: sub-block j's value and centre (qpsk_oms_value) by lane j mod 32, the drift
  * correlation of lag l by lane l (its terms added in the order of j, as qpsk_om_combine adds them),
  * the record written by the warp in consecutive words (each lane its own sub-blocks' fields, zeros
- * past the last). A record is 888 bytes: one thread per block writing its own strided the records
- * uncoalesced (bench/GPU_NOTES.md, eighth session). */
+ * past the last): a record is 888 bytes, so one thread per record would store a warp's words 888
+ * bytes apart. */
 #define OM_SUMS_WARPS 8
 __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
