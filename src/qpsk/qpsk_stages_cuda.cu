@@ -6,12 +6,11 @@ extern "C" {
 #include "qpsk_stages_cuda.h"
 }
 #include "qpsk_stages_cfo.cuh"
+#include "qpsk_stages_window.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#define STAGE_THREADS 256
-#define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
@@ -33,48 +32,6 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     cudaError_t e_ = (call);                                                                       \
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
-
-/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
- * staging paths take a 32-bit t from a base computed once per block. */
-template <bool HALF, typename I>
-__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
-}
-
-/* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
- * STAGE_THREADS apart, all loaded before the first is used (latency); `fill` where the window
- * lies outside the rows [0, n_total) or past hi. */
-template <bool HALF>
-__device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsigned c,
-                                           int64_t n_total, int64_t lo, int64_t hi, int64_t t0,
-                                           prx_cf32 fill, prx_cf32 raw[STAGE_BATCH]) {
-#pragma unroll
-  for (int u = 0; u < STAGE_BATCH; u++) {
-    const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-    raw[u] = t < hi - lo && s >= 0 && s < n_total ? load_sample<HALF>(rows, stride, c, s) : fill;
-  }
-}
-
-/* the element size of a row's samples */
-template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
-  return HALF ? sizeof(__half2) : sizeof(float2);
-}
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
@@ -128,74 +85,50 @@ typedef struct {
   unsigned nsub, Ls;
   size_t win_slots;
   double *omsum;
-  int g_vec; /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
-  int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
+  uint32_t raw_cap; /* the raw window buffer's bytes after the window's slots (0: none) */
+  int g_vec;        /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
+  int tri;          /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
 } pre_args;
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
- * wpad): each sample mixed where the rows are, read as qpsk_window_sample reads it; SUMS: the input
- * sums and the non-finite count of the block's own samples [own0, own1) into m and bad (each
- * thread its share). With wpad, 8 zeros follow the window (the blocked outputs past the grid's end
- * read up to 3 samples past it). */
+ * wpad; the raw window through the raw buffer where stage_window can): each sample mixed where
+ * the rows are, read as qpsk_window_sample reads it; SUMS: the input sums and the non-finite count
+ * of the block's own samples [own0, own1) into m and bad (each thread its share). With wpad, 8
+ * zeros follow the window (the blocked outputs past the grid's end read up to 3 samples past
+ * it). */
 template <bool HALF, bool MIX, bool SUMS>
-__device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
-                                                 int64_t hi, int64_t own0, int64_t own1, int wpad,
-                                                 float2 *win, double m[4], unsigned *bad) {
+__device__ __forceinline__ void
+stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
+                 int wpad, float2 *win, char *raw, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices, the count in an integer (exact either way); the same values
-     * and sums in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo), o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
-    unsigned cnt = 0, nb = 0;
-    /* one sample: its sums without branches (a sample outside the block's own or not finite adds
-     * +0, which leaves every partial sum as it is: none is -0) */
-    auto one = [&](prx_cf32 v, int tu) {
-      const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-      if (SUMS) {
-        const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-        m[0] += re;
-        m[1] += im;
-        m[2] += (double)re * re + (double)im * im;
-        cnt += fin && own;
-        nb += !fin && own;
-      }
-      win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
-    };
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) one(raw[u], t + u * STAGE_THREADS);
-    }
-    for (; t < nw; t += STAGE_THREADS) one(load_rel<HALF>(src, t), t);
+  const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
+  unsigned cnt = 0, nb = 0;
+  /* a sample of a window wholly in the stream: its sums without branches (a sample outside the
+   * block's own or not finite adds +0, which leaves every partial sum as it is: none is -0; the
+   * count in an integer, exact either way): the same values and sums in the same order as edge */
+  auto inner = [&](prx_cf32 v, int tu) {
+    const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
     if (SUMS) {
-      m[3] += (double)cnt;
-      *bad += nb;
+      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+      m[0] += re;
+      m[1] += im;
+      m[2] += (double)re * re + (double)im * im;
+      cnt += fin && own;
+      nb += !fin && own;
     }
-  } else
-    /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
-     * order of t (the sums' order) */
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
-        v = qpsk_window_sample(v, in, zero);
-        win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
-      }
-    }
+    win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+  };
+  auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
+    if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+    v = qpsk_window_sample(v, in, zero);
+    win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, raw, a.raw_cap,
+                          inner, edge);
+  if (SUMS) {
+    m[3] += (double)cnt;
+    *bad += nb;
+  }
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -243,7 +176,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   unsigned bad = 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters */
   const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
+  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win,
+                                    stage_raw_after(win, a.win_slots), m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -397,15 +331,19 @@ typedef struct {
   prx_cf32 *sym;
   double *sums;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
+  size_t win_slots;  /* the window's slots */
+  uint32_t raw_cap;  /* the raw window buffer's bytes after them (0: none) */
 } mf_args;
 
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
- * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16). The window is loaded
+ * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16), then the raw window's
+ * buffer (stage_window, with win_copy). The window is loaded
  * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
  * Where the whole window lies in the stream (every block but the stream's first and last) it is
- * staged without per-sample bounds, in 32-bit indices. Each thread then evaluates the matched
+ * staged without per-sample bounds, in 32-bit indices, from one bulk copy of the raw window where
+ * the rows allow (stage_window). Each thread then evaluates the matched
  * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
  * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
  * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
@@ -426,51 +364,23 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     return;
   }
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices; the same values in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo);
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const prx_cf32 v = qpsk_mf_sample_rot(qpsk_window_sample(raw[u], 1, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot32(t + u * STAGE_THREADS, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-    for (; t < nw; t += STAGE_THREADS) {
-      const prx_cf32 v =
-          qpsk_mf_sample_rot(qpsk_window_sample(load_rel<HALF>(src, t), 1, dc), dc, p.gain, rot);
-      rot = qpsk_nco_advance(rot, step);
-      win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
-    }
-  } else {
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-  }
+  /* each sample less the DC, at unit level, de-rotated; the same values in the same order
+   * either way */
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
+  };
+  auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc,
+                          stage_raw_after(win, a.win_slots), a.raw_cap, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
@@ -702,16 +612,28 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 }
 
 /* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
- * zeros after it, padded), then with om the partial sums (blocked: one slot per group of four
- * outputs; else the warps' of each step) */
+ * zeros after it, padded), then the raw window's buffer (win_copy) and with om the partial sums
+ * (blocked: one slot per group of four outputs; else the warps' of each step) in the same place:
+ * the sums are written only once the window is staged */
 static size_t pre_slots(size_t win, bool blk) {
   return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
+}
+static size_t pre_raw(const qpsk_stages *s) {
+  return s->win_copy ? stage_raw_bytes(s->pre_win, s->cf16) : 0;
 }
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
   const size_t part = blk ? (ng + 3) / 4 * QPSK_OMS : steps * (STAGE_THREADS / 32) * OM_SEG;
-  return pre_slots(s->pre_win, blk) * sizeof(float2) + (om ? part * sizeof(double) : 0);
+  const size_t after = om ? part * sizeof(double) : 0;
+  return pre_slots(s->pre_win, blk) * sizeof(float2) + (after > pre_raw(s) ? after : pre_raw(s));
+}
+/* the matched filter's shared memory: its window's slots, then the raw window's buffer */
+static size_t mf_slots(const qpsk_stages *s) {
+  return s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0);
+}
+static size_t mf_raw(const qpsk_stages *s) {
+  return s->win_copy ? stage_raw_bytes(s->mf_win, s->cf16) : 0;
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
@@ -769,9 +691,15 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t need_pre =
-      pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
-  const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
+  /* the windows staged through a raw buffer where the shared memory allows it (the default) */
+  s->win_copy = 1;
+  size_t need_pre = pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
+  size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2) + mf_raw(s);
+  if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max) {
+    s->win_copy = 0;
+    need_pre = pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
+    need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
+  }
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
@@ -851,11 +779,12 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.Ls = s->Ls;
   a.win_slots = pre_slots(s->pre_win, blk || tri);
   a.omsum = omsum;
+  const size_t smem = pre_smem(s, blk || tri, om);
+  a.raw_cap = s->win_copy ? (uint32_t)(smem - a.win_slots * sizeof(float2) - 16) : 0;
   a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
   a.tri = tri;
   dim3 g(s->nblk, s->C);
-  pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
+  pre_kernel_of(s->cf16, s->d_mix != NULL, blk, om)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }
@@ -897,10 +826,12 @@ static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk
 static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                             int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
                             cudaStream_t stream) {
-  mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
-               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums,    s->d_mix};
+  mf_args a = {rows,    row_stride, b0,      n_total,  s->nblk,     s->L,
+               s->Lmax, s->sps,     s->d_mf, s->mf_Q,  s->mf_ntaps, s->mf_c,
+               blk,     sym,        sums,    s->d_mix, mf_slots(s), 0};
+  a.raw_cap = s->win_copy ? (uint32_t)(mf_raw(s) - 16) : 0;
   dim3 g(s->nblk, s->C);
-  const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
+  const size_t smem = mf_slots(s) * sizeof(float2) + mf_raw(s);
   mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
                s->mf_pad && s->mf_block)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
