@@ -86,16 +86,20 @@ __device__ __forceinline__ const char *window_bulk(const char *row, int64_t lo, 
     else
       ((uint2 *)dst)[t] = ((const uint2 *)a)[t];
   }
-  __syncthreads(); /* the barrier initialised before anyone waits on it; head and tail stored */
-  uint32_t done = 0;
-  do {
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
-                 "selp.b32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done)
-                 : "r"(sb)
-                 : "memory");
-  } while (!done);
+  /* thread 0 waits for the copy (the other warps wait at the barrier, issuing nothing); the
+   * barrier then publishes the copy it has seen land, and the head and the tail */
+  if (threadIdx.x == 0) {
+    uint32_t done = 0;
+    do {
+      asm volatile("{\n\t.reg .pred p;\n\t"
+                   "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+                   "selp.b32 %0, 1, 0, p;\n\t}"
+                   : "=r"(done)
+                   : "r"(sb)
+                   : "memory");
+    } while (!done);
+  }
+  __syncthreads();
   return dst;
 #else /* no bulk copy before sm_90: the loads */
   (void)row, (void)lo, (void)hi, (void)raw, (void)raw_cap;
