@@ -10,8 +10,7 @@
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
  * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
  * switch) and mf without its padded window (mf_unpadded) or its register blocking
- * (mf_unblocked); pre, pre_om, mf and all with their windows loaded by each thread instead of
- * bulk-copied (pre_loads, pre_om_loads, mf_loads, all_loads: qpsk_stages' win_copy 0);
+ * (mf_unblocked);
  * device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
@@ -101,10 +100,6 @@ enum {
   K_MFMIX,
   K_CFOW,
   K_FOLDW,
-  K_PREL,
-  K_PREOML,
-  K_MFL,
-  K_ALLL,
   K_N
 };
 static const char *const kname[K_N] = {"pre",
@@ -125,11 +120,7 @@ static const char *const kname[K_N] = {"pre",
                                        "pre_mix",
                                        "mf_mix",
                                        "cfo_whole",
-                                       "all_folded_whole",
-                                       "pre_loads",
-                                       "pre_om_loads",
-                                       "mf_loads",
-                                       "all_loads"};
+                                       "all_folded_whole"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
@@ -208,7 +199,7 @@ int main(int argc, char **argv) {
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
-  char table[16][860];
+  char table[16][760];
   int nt = 0, fail = 0;
   test_rng r;
   test_rng_seed(&r, 5);
@@ -339,14 +330,6 @@ int main(int argc, char **argv) {
         st.pre_block = 0;
         t[K_PRE0] = time_it(&b, K_PRE);
         st.pre_block = blk;
-        /* the windows loaded by each thread instead of bulk-copied */
-        const int wc = st.win_copy;
-        st.win_copy = 0;
-        t[K_PREL] = time_it(&b, K_PRE);
-        t[K_PREOML] = time_it(&b, K_PREOM);
-        t[K_MFL] = time_it(&b, K_MF);
-        t[K_ALLL] = time_it(&b, K_ALL);
-        st.win_copy = wc;
         if (S->mix(&st, fmix)) {
           fprintf(stderr, "mix: %s\n", prx_last_error());
           return 1;
@@ -388,19 +371,17 @@ int main(int argc, char **argv) {
         const double cb = 8.0 * ((half0 ? 3 : 2) + 4.0 * half_len / (NB * L)),
                      cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
         double bytes[K_N] = {0};
-        bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = bytes[K_PREL] =
-            bytes[K_PREOML] = in_b + gb;
+        bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
         bytes[K_OM] = 2 * gb;
         bytes[K_X4] = bytes[K_X4L] = 32 + 8;
         bytes[K_CFO] = cb;
         bytes[K_CFOW] = cbw;
-        bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = bytes[K_MFL] = in_b + 8;
+        bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = in_b + 8;
         bytes[K_OUT] = 8 + 2;
         /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
         /* each sequence's bytes per symbol */
-        bytes[K_ALL] = bytes[K_ALLL] =
-            bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cb + bytes[K_MF] + bytes[K_OUT];
+        bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cb + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLD] =
             bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cb + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLDW] = bytes[K_FOLD] - cb + cbw;
@@ -421,14 +402,13 @@ int main(int argc, char **argv) {
                    "%5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded %5.2f all5 "
                    "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f  "
-                   "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)  "
-                   "windows loaded: pre %5.1f pre_om %5.1f mf %5.1f all %5.2f",
+                   "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
                    G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),
                    G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
                    floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
                    G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW),
-                   bytes[K_FOLD], bytes[K_FOLDW], G(K_PREL), G(K_PREOML), G(K_MFL), G(K_ALLL));
+                   bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G
       release:
         cudaFree(rows);

@@ -85,21 +85,19 @@ typedef struct {
   unsigned nsub, Ls;
   size_t win_slots;
   double *omsum;
-  uint32_t raw_cap; /* the raw window buffer's bytes after the window's slots (0: none) */
-  int g_vec;        /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
-  int tri;          /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
+  int g_vec; /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
+  int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
 } pre_args;
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
- * wpad; the raw window through the raw buffer where stage_window can): each sample mixed where
- * the rows are, read as qpsk_window_sample reads it; SUMS: the input sums and the non-finite count
- * of the block's own samples [own0, own1) into m and bad (each thread its share). With wpad, 8
- * zeros follow the window (the blocked outputs past the grid's end read up to 3 samples past
- * it). */
+ * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
+ * reads it; SUMS: the input sums and the non-finite count of the block's own samples [own0, own1)
+ * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
+ * past the grid's end read up to 3 samples past it). */
 template <bool HALF, bool MIX, bool SUMS>
-__device__ __forceinline__ void
-stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
-                 int wpad, float2 *win, char *raw, double m[4], unsigned *bad) {
+__device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
+                                                 int64_t hi, int64_t own0, int64_t own1, int wpad,
+                                                 float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
   const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
   unsigned cnt = 0, nb = 0;
@@ -123,8 +121,7 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
     v = qpsk_window_sample(v, in, zero);
     win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, raw, a.raw_cap,
-                          inner, edge);
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
   if (SUMS) {
     m[3] += (double)cnt;
     *bad += nb;
@@ -176,8 +173,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   unsigned bad = 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters */
   const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win,
-                                    stage_raw_after(win, a.win_slots), m, &bad);
+  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -331,23 +327,19 @@ typedef struct {
   prx_cf32 *sym;
   double *sums;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
-  size_t win_slots;  /* the window's slots */
-  uint32_t raw_cap;  /* the raw window buffer's bytes after them (0: none) */
 } mf_args;
 
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
- * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16), then the raw window's
- * buffer (stage_window, with win_copy). The window is loaded
+ * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16). The window is loaded
  * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
  * Where the whole window lies in the stream (every block but the stream's first and last) it is
- * staged without per-sample bounds, in 32-bit indices, from one bulk copy of the raw window where
- * the rows allow (stage_window). Each thread then evaluates the matched
- * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
- * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
- * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
- * the block in double. */
+ * staged without per-sample bounds, in 32-bit indices (stage_window, the loop pre's staging
+ * shares). Each thread then evaluates the matched filter at a strided share of the block's
+ * instants (the taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats; at sps 4 in
+ * groups of STAGE_MF_GROUP consecutive symbols, one division per run for their positions,
+ * qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over the block in double. */
 template <bool HALF, bool PAD, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
@@ -379,8 +371,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     rot = qpsk_nco_advance(rot, step);
     win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc,
-                          stage_raw_after(win, a.win_slots), a.raw_cap, inner, edge);
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
@@ -612,28 +603,16 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 }
 
 /* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
- * zeros after it, padded), then the raw window's buffer (win_copy) and with om the partial sums
- * (blocked: one slot per group of four outputs; else the warps' of each step) in the same place:
- * the sums are written only once the window is staged */
+ * zeros after it, padded), then with om the partial sums (blocked: one slot per group of four
+ * outputs; else the warps' of each step) */
 static size_t pre_slots(size_t win, bool blk) {
   return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
-}
-static size_t pre_raw(const qpsk_stages *s) {
-  return s->win_copy ? stage_raw_bytes(s->pre_win, s->cf16) : 0;
 }
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
   const size_t part = blk ? (ng + 3) / 4 * QPSK_OMS : steps * (STAGE_THREADS / 32) * OM_SEG;
-  const size_t after = om ? part * sizeof(double) : 0;
-  return pre_slots(s->pre_win, blk) * sizeof(float2) + (after > pre_raw(s) ? after : pre_raw(s));
-}
-/* the matched filter's shared memory: its window's slots, then the raw window's buffer */
-static size_t mf_slots(const qpsk_stages *s) {
-  return s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0);
-}
-static size_t mf_raw(const qpsk_stages *s) {
-  return s->win_copy ? stage_raw_bytes(s->mf_win, s->cf16) : 0;
+  return pre_slots(s->pre_win, blk) * sizeof(float2) + (om ? part * sizeof(double) : 0);
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
@@ -691,15 +670,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  /* the windows staged through a raw buffer where the shared memory allows it (the default) */
-  s->win_copy = 1;
-  size_t need_pre = pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
-  size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2) + mf_raw(s);
-  if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max) {
-    s->win_copy = 0;
-    need_pre = pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
-    need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
-  }
+  const size_t need_pre =
+      pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
+  const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
@@ -779,12 +752,11 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.Ls = s->Ls;
   a.win_slots = pre_slots(s->pre_win, blk || tri);
   a.omsum = omsum;
-  const size_t smem = pre_smem(s, blk || tri, om);
-  a.raw_cap = s->win_copy ? (uint32_t)(smem - a.win_slots * sizeof(float2) - 16) : 0;
   a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
   a.tri = tri;
   dim3 g(s->nblk, s->C);
-  pre_kernel_of(s->cf16, s->d_mix != NULL, blk, om)<<<g, STAGE_THREADS, smem, stream>>>(a);
+  pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
+                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }
@@ -826,12 +798,10 @@ static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk
 static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                             int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
                             cudaStream_t stream) {
-  mf_args a = {rows,    row_stride, b0,      n_total,  s->nblk,     s->L,
-               s->Lmax, s->sps,     s->d_mf, s->mf_Q,  s->mf_ntaps, s->mf_c,
-               blk,     sym,        sums,    s->d_mix, mf_slots(s), 0};
-  a.raw_cap = s->win_copy ? (uint32_t)(mf_raw(s) - 16) : 0;
+  mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
+               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums,    s->d_mix};
   dim3 g(s->nblk, s->C);
-  const size_t smem = mf_slots(s) * sizeof(float2) + mf_raw(s);
+  const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
   mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
                s->mf_pad && s->mf_block)<<<g, STAGE_THREADS, smem, stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");

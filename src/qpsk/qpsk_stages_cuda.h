@@ -66,10 +66,6 @@ typedef struct {
    * faster; 0 before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
-  /* pre, pre_om and mf take each block's raw input window in one bulk copy into shared memory
-   * (where the window lies in the stream and the rows are 16-byte aligned) before staging it
-   * (create's default where the shared memory allows it; 0: each thread loads its samples) */
-  int win_copy;
 } qpsk_stages;
 
 /* The shape of a stages object for C channels of nblk blocks of L symbols (Lmax the longest block,
