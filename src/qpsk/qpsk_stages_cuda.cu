@@ -527,15 +527,23 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage x4. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per owned symbol,
- * the Farrow interpolation of 4 levelled grid values at its run's timing and the 4th power with
- * magnitude weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the
- * grid once (L2-resident right after the om stage), writes 8 bytes per symbol. LEVEL: the grid
- * as pre left it, each value read levelled here (less the DC, at unit level: om's arithmetic). */
+/* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
+ * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
+ * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
+ * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
+ * the DC, at unit level: om's arithmetic). A run's first grid index and coefficients (double
+ * arithmetic, qpsk_x4_run_at) are the same for all its symbols: where the block has at most
+ * STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock offset within
+ * 5000 ppm) one thread per run forms them in shared memory, else each symbol forms its own
+ * (qpsk_x4_tap); the same values either way.
+ * A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the grid aligned,
+ * the run's first index odd: every symbol of the run alike). */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
+  __shared__ float4 run_c[STAGE_THREADS];
+  __shared__ int run_g[STAGE_THREADS];
   const unsigned c = blockIdx.y;
   const size_t o = (size_t)c * nblk + blockIdx.x;
   const qpsk_mf_timing t = blk[o].t;
@@ -548,36 +556,127 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     D = in[o].D;
     gain = in[o].gain;
   }
+  const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
+  const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
+  if (table) {
+    if ((int64_t)threadIdx.x * R < n) {
+      float cf[4];
+      run_g[threadIdx.x] =
+          (int)qpsk_x4_run_at(&t, L, QPSK_GM, t.k0 + (int64_t)threadIdx.x * R, R, cf);
+      run_c[threadIdx.x] = make_float4(cf[0], cf[1], cf[2], cf[3]);
+    }
+    __syncthreads();
+  }
+  const bool vec = ((uintptr_t)grid & 15) == 0; /* (ng is even: every block's z alike) */
   for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
     int64_t g;
     float cf[4];
-    qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
+    if (table) {
+      const uint32_t dk = (uint32_t)(k - t.k0), j = R >= n ? 0 : dk / (uint32_t)R;
+      const float4 q = run_c[j];
+      cf[0] = q.x;
+      cf[1] = q.y;
+      cf[2] = q.z;
+      cf[3] = q.w;
+      g = run_g[j] + 4 * (int64_t)(dk - j * (uint32_t)R);
+    } else
+      qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    for (int i = 0; i < 4; i++) v[i] = LEVEL ? qpsk_om_level(z[g - 1 + i], D, gain) : z[g - 1 + i];
+    if (vec && (g & 1)) {
+      const float4 *p = (const float4 *)(z + g - 1);
+      const float4 a = p[0], b = p[1];
+      v[0] = prx_cf32{a.x, a.y};
+      v[1] = prx_cf32{a.z, a.w};
+      v[2] = prx_cf32{b.x, b.y};
+      v[3] = prx_cf32{b.z, b.w};
+    } else
+      for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
+    if (LEVEL)
+      for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
     dst[k - t.k0] = qpsk_x4_one(v, cf);
   }
 }
 
-/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
- * record, then copied out: built in place in global memory, its zeroing and read-modify-write
- * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
-__global__ void __launch_bounds__(64)
+/* Stage om from pre's sums: one warp per block of a channel, qpsk_om_combine's record with its
+ * work shared out: sub-block j's value and centre (qpsk_oms_value) by lane j mod 32, the drift
+ * correlation of lag l by lane l (its terms added in the order of j, as qpsk_om_combine adds them),
+ * the record written by the warp in consecutive words (each lane its own sub-blocks' fields, zeros
+ * past the last): a record is 888 bytes, so one thread per record would store a warp's words 888
+ * bytes apart. */
+#define OM_SUMS_WARPS 8
+__global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out) {
-  const size_t o = (size_t)blockIdx.x * 64 + threadIdx.x;
-  if (o >= nb) return;
+  __shared__ double xs[OM_SUMS_WARPS][QPSK_SUB_MAX][2];
+  const unsigned lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+  const size_t o = (size_t)blockIdx.x * OM_SUMS_WARPS + wp;
+  if (o >= nb) return; /* (a whole warp) */
   const qpsk_om_in p = in[o];
-  qpsk_om_out r;
-  qpsk_om_combine(omsum + o * (size_t)(nsub + 1) * QPSK_OMS, b0 + (int64_t)(o % nblk), L, nsub, Ls,
-                  nlags, &p, &r);
-  out[o] = r;
+  const double *sums = omsum + o * (size_t)(nsub + 1) * QPSK_OMS;
+  const int64_t m0 = 4 * (b0 + (int64_t)(o % nblk)) * (int64_t)L, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * (int64_t)L;
+  if (g_hi > p.g_hi) g_hi = p.g_hi;
+  qpsk_om_out *r = out + o;
+  /* sub-block j is in the record while it is not empty (the first empty one ends them: a
+   * sub-block is empty exactly when every later one is) */
+  auto span_of = [&](unsigned j, int64_t *a, int64_t *e) {
+    *a = m0 + Ls4 * j;
+    *e = j < nsub ? *a + Ls4 : m0 + 4 * (int64_t)L;
+    if (*e > g_hi) *e = g_hi;
+    return j <= nsub && *e > *a;
+  };
+  for (unsigned j = lane; j < QPSK_SUB_MAX; j += 32) {
+    int64_t a, e;
+    double x[2] = {0, 0}, tc = 0;
+    if (span_of(j, &a, &e)) {
+      qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, p.D, p.gain, x);
+      tc = (double)(a + e - 1) / 8.0;
+    }
+    xs[wp][j][0] = x[0];
+    xs[wp][j][1] = x[1];
+    r->osub[j][0] = x[0];
+    r->osub[j][1] = x[1];
+    r->osub_t[j] = tc;
+  }
+  __syncwarp();
+  unsigned nj = 0;
+  {
+    int64_t a, e;
+    while (span_of(nj, &a, &e)) nj++;
+  }
+  if (lane < QPSK_LAGS) {
+    const unsigned l = lane;
+    double cr = 0, ci = 0;
+    if (l < nlags)
+      for (unsigned j = 1u << l; j < nj; j++) {
+        int64_t a, e;
+        span_of(j, &a, &e);
+        if (j < nsub && e - a == Ls4) {
+          const double *x = xs[wp][j], *q = xs[wp][j - (1u << l)];
+          cr += x[0] * q[0] + x[1] * q[1];
+          ci += x[1] * q[0] - x[0] * q[1];
+        }
+      }
+    r->corr[l][0] = cr;
+    r->corr[l][1] = ci;
+  }
+  if (lane == 0) {
+    r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+    r->nsub = nj;
+    r->pad = 0;
+  }
 }
 
-/* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
- * the block, coherent Gray bits or the differential step from the previous symbol's quadrant
- * (recomputed from sym, the block's first from quad0). Reads 8 bytes, writes 2 per symbol. */
-__global__ void __launch_bounds__(STAGE_THREADS)
+/* Stage out. Grid (nblk, C), OUT_THREADS threads, no shared memory: each thread OUT_PER
+ * consecutive symbols of the block (loaded together, as two 16-byte loads where they lie aligned),
+ * coherent Gray bits or the differential step from the previous symbol's quadrant (the thread's
+ * first from the symbol before it, recomputed from sym, the block's first from quad0), its
+ * 2 OUT_PER bits stored as one 8-byte word where the row allows (else 2-byte or byte stores).
+ * Reads 8 bytes, writes 2 per symbol. */
+#define OUT_THREADS 128
+#define OUT_PER 4
+__global__ void __launch_bounds__(OUT_THREADS)
     qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
   const unsigned c = blockIdx.y;
@@ -586,19 +685,46 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   const qpsk_out_block o = ob[out];
   const prx_cf32 *y = sym + out * (size_t)Lmax;
   uint8_t *dst = bits + (size_t)c * bits_stride + 2 * o.out0;
-  for (int64_t i = threadIdx.x; i < n; i += STAGE_THREADS) {
-    unsigned b0, b1;
-    unsigned q = qpsk_quad_of(y[i], o.rot, &b0, &b1);
-    if (o.diff) {
-      unsigned qp = i > 0 ? qpsk_quad_of(y[i - 1], o.rot, &b0, &b1) : o.quad0;
-      uint8_t d0, d1;
-      qpsk_diff_step_bits((q - qp) & 3u, &d0, &d1);
-      dst[2 * i] = d0;
-      dst[2 * i + 1] = d1;
-    } else {
-      dst[2 * i] = (uint8_t)b0;
-      dst[2 * i + 1] = (uint8_t)b1;
+  const bool vec = ((uintptr_t)y & 15) == 0;
+  const unsigned al = (unsigned)((uintptr_t)dst & 7); /* (each thread's bits start 8 bytes on) */
+  for (int64_t i0 = OUT_PER * (int64_t)threadIdx.x; i0 < n; i0 += OUT_PER * OUT_THREADS) {
+    prx_cf32 v[OUT_PER];
+    if (vec && i0 + OUT_PER <= n) {
+      const float4 *p = (const float4 *)(y + i0);
+      const float4 a = p[0], b = p[1];
+      v[0] = prx_cf32{a.x, a.y};
+      v[1] = prx_cf32{a.z, a.w};
+      v[2] = prx_cf32{b.x, b.y};
+      v[3] = prx_cf32{b.z, b.w};
+    } else
+#pragma unroll
+      for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
+    unsigned b0, b1, qp = o.quad0;
+    if (o.diff && i0 > 0) qp = qpsk_quad_of(y[i0 - 1], o.rot, &b0, &b1);
+    uint8_t r[2 * OUT_PER];
+#pragma unroll
+    for (int u = 0; u < OUT_PER; u++) {
+      const unsigned q = qpsk_quad_of(v[u], o.rot, &b0, &b1);
+      if (o.diff) {
+        qpsk_diff_step_bits((q - qp) & 3u, &r[2 * u], &r[2 * u + 1]);
+        qp = q;
+      } else {
+        r[2 * u] = (uint8_t)b0;
+        r[2 * u + 1] = (uint8_t)b1;
+      }
     }
+    uint8_t *d = dst + 2 * i0;
+    if (i0 + OUT_PER <= n && al == 0) {
+      uint2 wv;
+      wv.x = r[0] | r[1] << 8 | r[2] << 16 | (unsigned)r[3] << 24;
+      wv.y = r[4] | r[5] << 8 | r[6] << 16 | (unsigned)r[7] << 24;
+      *(uint2 *)d = wv;
+    } else if (i0 + OUT_PER <= n && (al & 1) == 0) {
+#pragma unroll
+      for (int u = 0; u < OUT_PER; u++)
+        ((uint16_t *)d)[u] = (uint16_t)(r[2 * u] | r[2 * u + 1] << 8);
+    } else
+      for (int u = 0; u < 2 * OUT_PER && i0 + u / 2 < n; u++) d[u] = r[u];
   }
 }
 
@@ -779,8 +905,8 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
                                  const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
   const size_t nb = (size_t)s->C * s->nblk;
-  qpsk_om_sums_kernel<<<(unsigned)((nb + 63) / 64), 64, 0, stream>>>(
-      b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
+  qpsk_om_sums_kernel<<<(unsigned)((nb + OM_SUMS_WARPS - 1) / OM_SUMS_WARPS), 32 * OM_SUMS_WARPS, 0,
+                        stream>>>(b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
   CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
   return PRX_OK;
 }
@@ -812,8 +938,7 @@ static prx_status stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
                              const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
                              size_t bits_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_out_kernel<<<g, STAGE_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits,
-                                                   bits_stride);
+  qpsk_out_kernel<<<g, OUT_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits, bits_stride);
   CK(cudaGetLastError(), "qpsk_out_kernel launch");
   return PRX_OK;
 }
