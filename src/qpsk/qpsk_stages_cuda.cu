@@ -6,12 +6,11 @@ extern "C" {
 #include "qpsk_stages_cuda.h"
 }
 #include "qpsk_stages_cfo.cuh"
+#include "qpsk_stages_window.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#define STAGE_THREADS 256
-#define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
@@ -33,48 +32,6 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     cudaError_t e_ = (call);                                                                       \
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
-
-/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
- * staging paths take a 32-bit t from a base computed once per block. */
-template <bool HALF, typename I>
-__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
-}
-
-/* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
- * STAGE_THREADS apart, all loaded before the first is used (latency); `fill` where the window
- * lies outside the rows [0, n_total) or past hi. */
-template <bool HALF>
-__device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsigned c,
-                                           int64_t n_total, int64_t lo, int64_t hi, int64_t t0,
-                                           prx_cf32 fill, prx_cf32 raw[STAGE_BATCH]) {
-#pragma unroll
-  for (int u = 0; u < STAGE_BATCH; u++) {
-    const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-    raw[u] = t < hi - lo && s >= 0 && s < n_total ? load_sample<HALF>(rows, stride, c, s) : fill;
-  }
-}
-
-/* the element size of a row's samples */
-template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
-  return HALF ? sizeof(__half2) : sizeof(float2);
-}
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
@@ -133,69 +90,42 @@ typedef struct {
 } pre_args;
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
- * wpad): each sample mixed where the rows are, read as qpsk_window_sample reads it; SUMS: the input
- * sums and the non-finite count of the block's own samples [own0, own1) into m and bad (each
- * thread its share). With wpad, 8 zeros follow the window (the blocked outputs past the grid's end
- * read up to 3 samples past it). */
+ * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
+ * reads it; SUMS: the input sums and the non-finite count of the block's own samples [own0, own1)
+ * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
+ * past the grid's end read up to 3 samples past it). */
 template <bool HALF, bool MIX, bool SUMS>
 __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
                                                  int64_t hi, int64_t own0, int64_t own1, int wpad,
                                                  float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices, the count in an integer (exact either way); the same values
-     * and sums in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo), o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
-    unsigned cnt = 0, nb = 0;
-    /* one sample: its sums without branches (a sample outside the block's own or not finite adds
-     * +0, which leaves every partial sum as it is: none is -0) */
-    auto one = [&](prx_cf32 v, int tu) {
-      const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-      if (SUMS) {
-        const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-        m[0] += re;
-        m[1] += im;
-        m[2] += (double)re * re + (double)im * im;
-        cnt += fin && own;
-        nb += !fin && own;
-      }
-      win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
-    };
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) one(raw[u], t + u * STAGE_THREADS);
-    }
-    for (; t < nw; t += STAGE_THREADS) one(load_rel<HALF>(src, t), t);
+  const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
+  unsigned cnt = 0, nb = 0;
+  /* a sample of a window wholly in the stream: its sums without branches (a sample outside the
+   * block's own or not finite adds +0, which leaves every partial sum as it is: none is -0; the
+   * count in an integer, exact either way): the same values and sums in the same order as edge */
+  auto inner = [&](prx_cf32 v, int tu) {
+    const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
     if (SUMS) {
-      m[3] += (double)cnt;
-      *bad += nb;
+      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+      m[0] += re;
+      m[1] += im;
+      m[2] += (double)re * re + (double)im * im;
+      cnt += fin && own;
+      nb += !fin && own;
     }
-  } else
-    /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
-     * order of t (the sums' order) */
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
-        v = qpsk_window_sample(v, in, zero);
-        win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
-      }
-    }
+    win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+  };
+  auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
+    if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+    v = qpsk_window_sample(v, in, zero);
+    win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
+  if (SUMS) {
+    m[3] += (double)cnt;
+    *bad += nb;
+  }
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -405,11 +335,11 @@ typedef struct {
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
  * Where the whole window lies in the stream (every block but the stream's first and last) it is
- * staged without per-sample bounds, in 32-bit indices. Each thread then evaluates the matched
- * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
- * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
- * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
- * the block in double. */
+ * staged without per-sample bounds, in 32-bit indices (stage_window, the loop pre's staging
+ * shares). Each thread then evaluates the matched filter at a strided share of the block's
+ * instants (the taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats; at sps 4 in
+ * groups of STAGE_MF_GROUP consecutive symbols, one division per run for their positions,
+ * qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over the block in double. */
 template <bool HALF, bool PAD, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
@@ -426,51 +356,22 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     return;
   }
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices; the same values in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo);
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const prx_cf32 v = qpsk_mf_sample_rot(qpsk_window_sample(raw[u], 1, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot32(t + u * STAGE_THREADS, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-    for (; t < nw; t += STAGE_THREADS) {
-      const prx_cf32 v =
-          qpsk_mf_sample_rot(qpsk_window_sample(load_rel<HALF>(src, t), 1, dc), dc, p.gain, rot);
-      rot = qpsk_nco_advance(rot, step);
-      win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
-    }
-  } else {
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-  }
+  /* each sample less the DC, at unit level, de-rotated; the same values in the same order
+   * either way */
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
+  };
+  auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
