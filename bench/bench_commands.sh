@@ -763,9 +763,11 @@ serveab() {
         done
       done
       # the samples byte for byte; the metadata's power may differ in its last digits (the CUDA
-      # backend's sums on the device add in another order): the largest difference, dB
+      # backend's sums on the device add in another order), and with it the metadata's hashes
+      # in the collection: the largest difference, dB
       local same=no dpow
-      diff -r -q -x '*.sigmf-meta' "$W/o_before" "$W/o_after" >/dev/null && same=yes
+      diff -r -q -x '*.sigmf-meta' -x '*.sigmf-collection' "$W/o_before" "$W/o_after" >/dev/null &&
+        same=yes
       dpow=$(python3 -c 'import glob, json, os, sys
 m = 0.0
 for f in glob.glob(sys.argv[1] + "/*.sigmf-meta"):

@@ -16,8 +16,8 @@ cd "$T"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# ci16 noise with tones near full scale (some channels' ci16 outputs saturate), and cf32 with
-# bursts near 3.4e38 (some outputs overflow float32 in the filter), 300000 samples each
+# ci16 tones and noise; cf32 with a tone beyond full scale (its channel's ci16 outputs saturate);
+# cf32 with bursts near 3.4e38 (some outputs overflow float32 in the filter); 300000 samples each
 python3 - <<'EOF'
 import math, random, struct
 random.seed(7)
@@ -28,6 +28,9 @@ with open("in.ci16", "wb") as f:
         im = 0.45 * math.sin(0.7 * n) + 0.45 * math.sin(-2.1 * n + 0.3) + random.gauss(0, 0.02)
         f.write(struct.pack("<hh", max(-32768, min(32767, round(re * 32767))),
                             max(-32768, min(32767, round(im * 32767)))))
+with open("loud.cf32", "wb") as f:  # a tone of amplitude 1.5: its channel's ci16 saturates
+    for n in range(N):
+        f.write(struct.pack("<ff", 1.5 * math.cos(0.4 * n), 1.5 * math.sin(0.4 * n)))
 with open("huge.cf32", "wb") as f:
     for n in range(N):
         burst = 150000 <= n < 150040 or 270000 <= n < 270003
@@ -71,7 +74,8 @@ for f in cf32 cf16 ci16; do
   run "huge_$f" -i huge.cf32 -s 1M -K 16 -P 7 --out-format "$f"
   run "sub_$f" -i in.ci16 -F ci16 -s 1M -K 128 -c 3,100-110,7 --out-format "$f"
 done
-grep -q "saturated" ci16_ci16.err || fail "ci16 output: no saturated values reported: $(cat ci16_ci16.err)"
+run loud_ci16 -i loud.cf32 -s 1M -K 64 -P 8 --out-format ci16
+grep -q "saturated" loud_ci16.err || fail "ci16 output: no saturated values reported: $(cat loud_ci16.err)"
 grep -q "overflowed float32" huge_cf32.err || fail "overflow: not reported: $(cat huge_cf32.err)"
 # -o -: two channels interleaved
 for f in cf32 ci16; do
