@@ -633,7 +633,8 @@ static size_t rounding_values(float *v, size_t cap) {
 
 static void test_post(void) {
   /* a channelizer that passes its input through: K = D = 2, prototype {1, 0}, so that both
-   * channels are x[2j] exactly (the general path; a non-finite input makes a non-finite output) */
+   * channels are x[2j] exactly (the general path; a non-finite input makes a non-finite output),
+   * in one call (calls of a few samples would take minutes here) */
   static const float pass[2] = {1.0f, 0.0f};
   size_t cap = (size_t)0x7c00 * 6 + (1 << 18) + 200;
   float *vals = malloc(cap * sizeof *vals);
@@ -651,7 +652,7 @@ static void test_post(void) {
     prx_format fmt = f == 0 ? PRX_CF16 : f == 1 ? PRX_CI16 : PRX_CF32;
     char what[64];
     snprintf(what, sizeof what, "post pass-through %s", prx_format_name(fmt));
-    post_case(cfg, fmt, x, N, 1, 1000 + f, 3, N / 2 - 5, 0, what);
+    post_case(cfg, fmt, x, N, 0, 1000 + f, 3, N / 2 - 5, 0, what);
   }
   free(x);
   free(vals);
