@@ -94,8 +94,9 @@ struct rx_gpu {
   int set;          /* the output set the next bank call writes */
   int pending;      /* a batch's bits on their way back (set set ^ 1), not yet delivered */
   int serial;
-  double t_copy;                      /* the input copies (counted in rx->t_chan too) */
-  prx_rx_gpu_trace *trace;            /* per-call records (the benchmark's timeline), NULL: none */
+  unsigned grows;          /* output buffers grown since create (execute should grow none) */
+  double t_copy;           /* the input copies (counted in rx->t_chan too) */
+  prx_rx_gpu_trace *trace; /* per-call records (the benchmark's timeline), NULL: none */
   size_t trace_cap, trace_q, trace_d; /* records; batches begun, demodulated since set */
 };
 
@@ -163,6 +164,7 @@ void rx_gpu_destroy(struct rx_gpu *G) {
 /* Grows a device buffer to bytes (its content is not kept). */
 static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
+  ((struct rx_gpu *)G)->grows++;
   G->dev->dev_free(*p);
   *p = NULL;
   *cap = 0;
@@ -175,6 +177,7 @@ static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t by
  * memory, or malloc where the module cannot have it (the copies back are then slower). */
 static prx_status hgrow(const struct rx_gpu *G, rx_gout *o, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
+  ((struct rx_gpu *)G)->grows++;
   hfree(G, o->h_pinned, *p);
   *cap = 0;
   *p = o->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
@@ -300,10 +303,12 @@ prx_status rx_gpu_create(prx_rx *rx) {
   }
   double t3 = prx_now();
   rx->setup.gpu_zero = t3 - t2;
-  /* the outputs of a whole batch and of the flush, so that execute allocates nothing */
+  /* the outputs of a batch with the samples the banks hold from the batch before (less than a
+   * batch: a batch holds a CFO span's samples) and of the flush, so that execute allocates
+   * nothing (a buffer grown there would wait for the device: cudaFree, cudaFreeHost) */
   for (size_t i = 0; i < rx->n_groups; i++)
     for (int k = 0; k < 2; k++) {
-      TRY(outputs(rx, i, k, G->bstride, 0));
+      TRY(outputs(rx, i, k, 2 * G->bstride, 0));
       TRY(outputs(rx, i, k, 0, 1));
     }
   for (size_t i = 0; i < rx->n_groups; i++) {
@@ -424,6 +429,7 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
   double t0 = prx_now(), w0 = 0, s0 = 0;
+  const unsigned grows0 = G->grows;
   if (tr) bank_times(rx, &w0, &s0);
   if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
   rows += skip;             /* the group delay: the row pointers move, nothing is copied */
@@ -466,6 +472,7 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     tr->t_back = t2;
     tr->bank_wait = w1 - w0;
     tr->bank_serial = s1 - s0;
+    tr->grows = G->grows - grows0;
   }
   return PRX_OK;
 }

@@ -51,12 +51,13 @@ size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
  * seconds): when its first block's copy and channelizer were queued, its blocks and the blocks
  * queued beyond them when its banks were called, when they were called and returned, when the
  * host went on (the batch before delivered where this one completed symbols, this one's copy
- * back queued), the banks' own waits for the device and serial passes (their driver's timing)
- * and the symbols it completed (> 0: a CFO span ended). */
+ * back queued), the banks' own waits for the device and serial passes (their driver's timing),
+ * the symbols it completed (> 0: a CFO span ended) and the output buffers it had to grow (create
+ * sizes them for every call: a buffer grown in a call waits for the device). */
 typedef struct {
   double t_queue, t_demod, t_banks, t_back;
   double bank_wait, bank_serial;
-  unsigned ahead, blocks;
+  unsigned ahead, blocks, grows;
   size_t symbols;
 } prx_rx_gpu_trace;
 /* Records the next cap batches into rec (NULL or 0: off); the count so far. */
