@@ -162,9 +162,9 @@ void rx_gpu_destroy(struct rx_gpu *G) {
 }
 
 /* Grows a device buffer to bytes (its content is not kept). */
-static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
+static prx_status dgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
-  ((struct rx_gpu *)G)->grows++;
+  G->grows++;
   G->dev->dev_free(*p);
   *p = NULL;
   *cap = 0;
@@ -175,9 +175,9 @@ static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t by
 
 /* Grows a host buffer of group o's bits or LLRs to bytes (its content is not kept): pinned
  * memory, or malloc where the module cannot have it (the copies back are then slower). */
-static prx_status hgrow(const struct rx_gpu *G, rx_gout *o, void **p, size_t *cap, size_t bytes) {
+static prx_status hgrow(struct rx_gpu *G, rx_gout *o, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
-  ((struct rx_gpu *)G)->grows++;
+  G->grows++;
   hfree(G, o->h_pinned, *p);
   *cap = 0;
   *p = o->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
