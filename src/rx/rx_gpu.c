@@ -210,10 +210,11 @@ static size_t ring_slots(const prx_rx *rx) {
   return r;
 }
 
-/* The batches' row pitch for A blocks: their outputs (at most ceil(A block / D) + 1 per row) and
- * at least the flush's (rx->stride holds it), a multiple of 8 samples (64-byte rows). */
+/* The batches' row pitch for A blocks: their outputs (at most ceil(block / D) + 1 a block, as
+ * the host rows hold) and at least the flush's (rx->stride holds it), a multiple of 8 samples
+ * (64-byte rows). */
 static size_t batch_stride(const prx_rx *rx, size_t A) {
-  size_t need = (A * rx->block + rx->D - 1) / rx->D + 1;
+  size_t need = A * ((rx->block + rx->D - 1) / rx->D + 1);
   if (need < rx->stride) need = rx->stride;
   return (need + 7) & ~(size_t)7;
 }
