@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve|serveab]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -52,6 +52,15 @@
 #   min(PCIe, cat, write) of the same run (write: the best of one and of 8 writers at once into
 #   the same number of tmpfs files), the outputs of the two compared, with a
 #   served run's POLYRX_TIMING line (GS_LOG2, GS_BACKEND as in gpustart).
+#   serveab: served `channelize --backend cuda` of this build against BEFORE's (a build folder
+#   with its polyrx), each build's `polyrx serve` started in this run on a socket of its own, on
+#   serve's 2^28-sample ci16 file, all 1024 channels (SERVEAB_SEL="all 0-63" adds 64) as cf32,
+#   cf16 and ci16: BEFORE, this build and this build with VARIANTS="NAME=ENV ..." (POLYRX_*
+#   settings, carried to the server), REPS rounds alternating (best of each), beside the `cat`
+#   rate and the tmpfs write rate of the same bytes into the same number of files in 1 MiB
+#   writes by 8, 12 and 16 processes (each figure and the best), whether BEFORE and this build
+#   wrote the same bytes, and a served run's POLYRX_TIMING stream, first writer's split and
+#   writer count.
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
@@ -692,6 +701,92 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
   rm -f "$x" "$xr"
 }
 
+# served `channelize` of this build against $BEFORE's, variants of this build beside them
+serveab() {
+  local n=$((1 << ${GS_LOG2:-28})) x=$W/g.ci16 before=${BEFORE:?serveab: set BEFORE=a build folder}
+  local rd sel fmt nch osz mib k t wbest wl v name env best m r be=${GS_BACKEND:-cuda}
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  "$P" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
+  rd=$(awk -v n="$n" -v t="$(best_of cat "$x")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
+  mkdir -m 700 "$W/sa" "$W/sb"
+  POLYRX_SERVE_SOCKET=$W/sa/s.sock "$P" serve 2>"$W/sa.log" &
+  local pa=$!
+  POLYRX_SERVE_SOCKET=$W/sb/s.sock "$before/polyrx" serve 2>"$W/sb.log" &
+  local pb=$!
+  for _ in $(seq 600); do
+    POLYRX_SERVE_SOCKET=$W/sa/s.sock "$P" serve --status >/dev/null 2>&1 &&
+      POLYRX_SERVE_SOCKET=$W/sb/s.sock "$before/polyrx" serve --status >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  # one served run: configuration name (before, after or a variant), output name, environment
+  one() {
+    local exe=$P sock=$W/sa/s.sock s e
+    [ "$1" = before ] && exe=$before/polyrx sock=$W/sb/s.sock
+    rm -rf "$W/o_$2"
+    s=$(ns)
+    # shellcheck disable=SC2086
+    env $3 POLYRX_SERVE=require POLYRX_SERVE_SOCKET=$sock "$exe" channelize -q --backend "$be" \
+      -F ci16 -i "$x" -s 1G -K 1024 "${copt[@]}" --out-format "$fmt" -o "$W/o_$2" \
+      2>"$W/o.err" || { echo "serveab: $1 failed: $(tail -1 "$W/o.err")" >&2; return 1; }
+    e=$(ns)
+    echo $((e - s))
+  }
+  for sel in ${SERVEAB_SEL:-all}; do
+    local copt=()
+    nch=1024
+    [ "$sel" = all ] || copt=(-c "$sel") nch=64
+    for fmt in cf32 cf16 ci16; do
+      osz=4
+      [ "$fmt" = cf32 ] && osz=8
+      mib=$(((n / 512) * nch * osz >> 20))
+      wbest=0 wl=""
+      for k in 8 12 16; do
+        [ "$k" -gt "$nch" ] && continue
+        t=$(write_parallel "$nch" "$mib" 1048576 "$k")
+        r=$(awk -v b=$(((mib / k) * k)) -v t="$t" -v o="$osz" -v c="$nch" \
+          'BEGIN { printf "%.3f", b * 1048576 / t / (c * o / 512) }') # Gsps of input
+        wl="$wl w$k=$r"
+        awk -v a="$r" -v b="$wbest" 'BEGIN { exit !(a > b) }' && wbest=$r
+      done
+      declare -A best=()
+      local vars=() cfgs
+      read -r -a vars <<<"${VARIANTS:-}"
+      cfgs=("before=" "after=" "${vars[@]}")
+      for _ in $(seq "$REPS"); do
+        for v in "${cfgs[@]}"; do
+          name=${v%%=*} env=${v#*=}
+          m=$name
+          [ "$name" = before ] || [ "$name" = after ] || m=var
+          t=$(one "$m" "$name" "${env//,/ }") || return 1
+          { [ -z "${best[$name]:-}" ] || [ "$t" -lt "${best[$name]}" ]; } && best[$name]=$t
+        done
+      done
+      local same=no
+      diff -r -q "$W/o_before" "$W/o_after" >/dev/null && same=yes
+      local tl
+      one after t POLYRX_TIMING=1 >/dev/null || return 1
+      tl=$(sed -n '/timing (ms)/s/.*stream \([0-9.]*\).*/stream \1 ms;/p
+        s/.* writer0 \([0-9.]*\) [0-9]* [0-9]* [0-9]* (power sums \([0-9.]*\), appends \([0-9.]*\),.*/writer0 cpu \1, power sums \2, appends \3;/p' "$W/o.err" | tr '\n' ' ')
+      tl="$tl $(grep -o ' writer[0-9]* ' "$W/o.err" | wc -l) writers"
+      rm -rf "$W"/o_*
+      for v in "${cfgs[@]}"; do
+        name=${v%%=*}
+        awk -v sel="$sel" -v fmt="$fmt" -v name="$name" -v n="$n" -v t="${best[$name]}" \
+          -v r="$rd" -v w="$wbest" -v tb="${best[before]}" 'BEGIN {
+          f = r < w ? r : w; g = n / t
+          printf "{\"bench\":\"commands_serveab\",\"channels\":\"%s\",\"format\":\"%s\",\"config\":\"%s\",\"seconds\":%.4f,\"floor_gsps\":%.3f,\"of_floor\":%.3f,\"of_before\":%.3f}\n", sel, fmt, name, t / 1e9, f, g / f, tb / t }'
+      done
+      echo "serveab $sel $fmt: cat $rd Gsps, write$wl (best $wbest), same bytes $same; $tl" >&2
+      unset best
+    done
+  done
+  POLYRX_SERVE_SOCKET=$W/sa/s.sock "$P" serve --stop
+  POLYRX_SERVE_SOCKET=$W/sb/s.sock "$before/polyrx" serve --stop
+  wait "$pa" "$pb"
+  rm -f "$x"
+}
+
 # this build's `channelize` against $BEFORE's, byte for byte
 chansame() {
   local before=${BEFORE:?chansame: set BEFORE=path/to/the/other/polyrx} bad=0 n=0
@@ -775,6 +870,7 @@ gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
 serve) serve ;;
+serveab) serveab ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve|serveab]" >&2; exit 2 ;;
 esac

@@ -45,6 +45,7 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
+#define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
@@ -717,6 +718,12 @@ static int setup_chan(run_state *r) {
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
   if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
+  /* with the CUDA backend compute waits for the GPU and the host's cores are the writers': 12
+   * from 16 cores, beside the main thread and the readers. The H200 host writes tmpfs at about
+   * 1.1 GB/s per thread; served, all 1024 channels, 12 writers took 0.69-0.76x the time of 8,
+   * 16 writers more than 12 (bench/GPU_NOTES.md, "Commands writing many channels") */
+  if (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA && !nw && !o->to_stdout && cores >= 16)
+    r->n_writers = GPU_WRITERS;
   if (prx_chan_backend(r->chan) != PRX_BACKEND_CUDA) {
     prx_pipe_map_close(r->map);
     r->map = NULL;

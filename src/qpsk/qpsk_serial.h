@@ -209,43 +209,49 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
                             double e_before, const double om_prev[2], double en_prev,
                             const qpsk_sr_team *tm) {
   const double L = cf->L;
-  double om_p[2] = {om_prev[0], om_prev[1]}, en_p = en_prev;
   const double lock = qpsk_sr_lock_ratio(cf->nsub);
   qpsk_sr_refer_all(cf, om, b0, nb, e, tm);
-  for (size_t t = 0; t < nb; t++) {
-    qpsk_serial_blk bk;
+  /* each block's own part by its lane: its statistics (a short last block's with the block
+   * before's, which are that block's own: tm->om, tm->en, or the carried ones for the first), the
+   * line's timing th and the lock; th kept in tb[t].tau until the chain below */
+  for (size_t t = tm->lane; t < nb; t += tm->n) {
     double o[2] = {tm->om[2 * t], tm->om[2 * t + 1]}, en = tm->en[t];
-    bk.om[0] = o[0];
-    bk.om[1] = o[1];
-    bk.om_en = en;
-    /* a short last block borrows the previous block's statistics, moved to its centre */
-    if (om[t].om_n < 2.0 * L && have) {
+    tb[t].om[0] = o[0];
+    tb[t].om[1] = o[1];
+    tb[t].om_en = en;
+    if (om[t].om_n < 2.0 * L && (have || t > 0)) {
+      const double *om_p = t > 0 ? tm->om + 2 * (t - 1) : om_prev;
+      const double en_p = t > 0 ? tm->en[t - 1] : en_prev;
       double a = -2 * QPSK_SR_PI * e * L, c = cos(a), s = sin(a);
       o[0] += om_p[0] * c - om_p[1] * s;
       o[1] += om_p[0] * s + om_p[1] * c;
       en += en_p;
     }
-    double th = qpsk_sr_om_tau(o);
-    bk.locked = isfinite(th) && o[0] * o[0] + o[1] * o[1] > lock * en;
+    const double th = qpsk_sr_om_tau(o);
+    tb[t].locked = isfinite(th) && o[0] * o[0] + o[1] * o[1] > lock * en;
+    tb[t].tau = th;
+  }
+  QPSK_SR_SYNC(); /* (every lane has read the team's om and en) */
+  for (size_t t = tm->lane; t < nb; t += tm->n) {
+    tm->om[2 * t] = tb[t].tau;
+    tm->om[2 * t + 1] = tb[t].locked;
+  }
+  QPSK_SR_SYNC();
+  /* the chain: each block's timing from the block before's (every lane alike) */
+  for (size_t t = 0; t < nb; t++) {
+    const double th = tm->om[2 * t];
+    const int locked = tm->om[2 * t + 1] != 0;
+    double tau;
     if (!have) {
-      bk.tau = isfinite(th) ? th : 0;
+      tau = isfinite(th) ? th : 0;
     } else {
       double pred = tau_prev + 0.5 * (e_before + e) * L;
-      bk.tau = bk.locked ? pred + qpsk_sr_wrap(th - pred, 1.0) : pred;
+      tau = locked ? pred + qpsk_sr_wrap(th - pred, 1.0) : pred;
     }
     have = 1;
-    tau_prev = bk.tau;
+    tau_prev = tau;
     e_before = e;
-    om_p[0] = bk.om[0];
-    om_p[1] = bk.om[1];
-    en_p = bk.om_en;
-    if (QPSK_SR_OWN(tm, t)) {
-      tb[t].om[0] = bk.om[0];
-      tb[t].om[1] = bk.om[1];
-      tb[t].om_en = bk.om_en;
-      tb[t].locked = bk.locked;
-      tb[t].tau = bk.tau;
-    }
+    if (QPSK_SR_OWN(tm, t)) tb[t].tau = tau;
   }
   QPSK_SR_SYNC();
 }

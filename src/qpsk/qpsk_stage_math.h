@@ -567,12 +567,15 @@ QPSK_HD prx_cf32 qpsk_x4_one(const prx_cf32 *z, const float c[4]) {
 /* Stage x4: symbol k of a block (L symbols, grid of glen = 4L + 2 gm values from 4bL - gm) reads
  * grid values *g - 1 .. *g + 2 with Farrow coefficients c: runs of qpsk_run_length(d, n, 1)
  * symbols take their centre's timing, clamped so that the interpolator stays in the grid. */
-QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, int64_t *g,
-                         float c[4]) {
-  const int64_t n = t->k1 - t->k0;
-  int64_t R = qpsk_run_length(t->d, n, 1);
-  if (R < 1) R = 1;
-  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)R) * R;
+/* its two parts, which a kernel evaluates once per run rather than once per symbol: the block's
+ * run length R, and run ka's (a symbol k0 + a multiple of R) first grid index and coefficients
+ * (symbol k of the run reads from that index + 4 (k - ka)) */
+QPSK_HD int64_t qpsk_x4_run_len(const qpsk_mf_timing *t) {
+  const int64_t R = qpsk_run_length(t->d, t->k1 - t->k0, 1);
+  return R < 1 ? 1 : R;
+}
+QPSK_HD int64_t qpsk_x4_run_at(const qpsk_mf_timing *t, int64_t L, int gm, int64_t ka, int64_t R,
+                               float c[4]) {
   const int64_t m = t->k1 - ka < R ? t->k1 - ka : R;
   const double glen = 4.0 * (double)L + 2 * gm, mid = (double)ka + 0.5 * (double)(m - 1);
   double g0 =
@@ -581,7 +584,13 @@ QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, 
   if (g0 + 4.0 * (double)(m - 1) > glen - 3) g0 = glen - 3 - 4.0 * (double)(m - 1);
   const double fl = floor(g0);
   qpsk_farrow_of(g0 - fl, c);
-  *g = (int64_t)fl + 4 * (k - ka);
+  return (int64_t)fl;
+}
+QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, int64_t *g,
+                         float c[4]) {
+  const int64_t R = qpsk_x4_run_len(t);
+  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)R) * R;
+  *g = qpsk_x4_run_at(t, L, gm, ka, R, c) + 4 * (k - ka);
 }
 
 /* ---- stage cfo (qpsk_batch.c's stage_cfo, qpsk_est.c's qpsk_spectrum_peak and

@@ -6,12 +6,11 @@ extern "C" {
 #include "qpsk_stages_cuda.h"
 }
 #include "qpsk_stages_cfo.cuh"
+#include "qpsk_stages_window.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#define STAGE_THREADS 256
-#define STAGE_BATCH 4 /* input samples per thread in flight while a window is staged */
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
@@ -33,48 +32,6 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     cudaError_t e_ = (call);                                                                       \
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
-
-/* Sample t of a row or window whose first sample is at src (cf32 or cf16 elements): the fast
- * staging paths take a 32-bit t from a base computed once per block. */
-template <bool HALF, typename I>
-__device__ __forceinline__ prx_cf32 load_rel(const char *src, I t) {
-  prx_cf32 v;
-  if (HALF) {
-    float2 f = __half22float2(((const __half2 *)src)[t]);
-    v.re = f.x;
-    v.im = f.y;
-  } else {
-    float2 f = ((const float2 *)src)[t];
-    v.re = f.x;
-    v.im = f.y;
-  }
-  return v;
-}
-/* sample s of channel c's row (cf32 or cf16) */
-template <bool HALF>
-__device__ __forceinline__ prx_cf32 load_sample(const void *rows, size_t stride, unsigned c,
-                                                int64_t s) {
-  return load_rel<HALF>((const char *)rows + (size_t)c * stride, s);
-}
-
-/* One thread's STAGE_BATCH samples of channel c's window [lo, hi) from t0 on, a stride of
- * STAGE_THREADS apart, all loaded before the first is used (latency); `fill` where the window
- * lies outside the rows [0, n_total) or past hi. */
-template <bool HALF>
-__device__ __forceinline__ void load_batch(const void *rows, size_t stride, unsigned c,
-                                           int64_t n_total, int64_t lo, int64_t hi, int64_t t0,
-                                           prx_cf32 fill, prx_cf32 raw[STAGE_BATCH]) {
-#pragma unroll
-  for (int u = 0; u < STAGE_BATCH; u++) {
-    const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-    raw[u] = t < hi - lo && s >= 0 && s < n_total ? load_sample<HALF>(rows, stride, c, s) : fill;
-  }
-}
-
-/* the element size of a row's samples */
-template <bool HALF> __device__ __forceinline__ size_t sample_bytes() {
-  return HALF ? sizeof(__half2) : sizeof(float2);
-}
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
@@ -133,69 +90,42 @@ typedef struct {
 } pre_args;
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
- * wpad): each sample mixed where the rows are, read as qpsk_window_sample reads it; SUMS: the input
- * sums and the non-finite count of the block's own samples [own0, own1) into m and bad (each
- * thread its share). With wpad, 8 zeros follow the window (the blocked outputs past the grid's end
- * read up to 3 samples past it). */
+ * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
+ * reads it; SUMS: the input sums and the non-finite count of the block's own samples [own0, own1)
+ * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
+ * past the grid's end read up to 3 samples past it). */
 template <bool HALF, bool MIX, bool SUMS>
 __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
                                                  int64_t hi, int64_t own0, int64_t own1, int wpad,
                                                  float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices, the count in an integer (exact either way); the same values
-     * and sums in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo), o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
-    unsigned cnt = 0, nb = 0;
-    /* one sample: its sums without branches (a sample outside the block's own or not finite adds
-     * +0, which leaves every partial sum as it is: none is -0) */
-    auto one = [&](prx_cf32 v, int tu) {
-      const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-      if (SUMS) {
-        const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-        m[0] += re;
-        m[1] += im;
-        m[2] += (double)re * re + (double)im * im;
-        cnt += fin && own;
-        nb += !fin && own;
-      }
-      win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
-    };
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) one(raw[u], t + u * STAGE_THREADS);
-    }
-    for (; t < nw; t += STAGE_THREADS) one(load_rel<HALF>(src, t), t);
+  const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
+  unsigned cnt = 0, nb = 0;
+  /* a sample of a window wholly in the stream: its sums without branches (a sample outside the
+   * block's own or not finite adds +0, which leaves every partial sum as it is: none is -0; the
+   * count in an integer, exact either way): the same values and sums in the same order as edge */
+  auto inner = [&](prx_cf32 v, int tu) {
+    const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
     if (SUMS) {
-      m[3] += (double)cnt;
-      *bad += nb;
+      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+      m[0] += re;
+      m[1] += im;
+      m[2] += (double)re * re + (double)im * im;
+      cnt += fin && own;
+      nb += !fin && own;
     }
-  } else
-    /* STAGE_BATCH samples per thread loaded before the first is used (latency), then each in the
-     * order of t (the sums' order) */
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, zero, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
-        v = qpsk_window_sample(v, in, zero);
-        win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
-      }
-    }
+    win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+  };
+  auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
+    if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+    v = qpsk_window_sample(v, in, zero);
+    win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
+  if (SUMS) {
+    m[3] += (double)cnt;
+    *bad += nb;
+  }
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -405,11 +335,11 @@ typedef struct {
  * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
  * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
  * Where the whole window lies in the stream (every block but the stream's first and last) it is
- * staged without per-sample bounds, in 32-bit indices. Each thread then evaluates the matched
- * filter at a strided share of the block's instants (the taps of the rounded phase, from L1/L2: Q
- * rows of 2 ntaps floats; at sps 4 in groups of STAGE_MF_GROUP consecutive symbols, one division
- * per run for their positions, qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over
- * the block in double. */
+ * staged without per-sample bounds, in 32-bit indices (stage_window, the loop pre's staging
+ * shares). Each thread then evaluates the matched filter at a strided share of the block's
+ * instants (the taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats; at sps 4 in
+ * groups of STAGE_MF_GROUP consecutive symbols, one division per run for their positions,
+ * qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over the block in double. */
 template <bool HALF, bool PAD, bool MIX, bool BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   extern __shared__ float2 win[];
@@ -426,51 +356,22 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     return;
   }
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  const double fm = MIX ? a.mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-  if (!MIX && lo >= 0 && hi <= a.n_total) {
-    /* the whole window in the stream (every block but the stream's first and last): no bounds
-     * per sample, 32-bit indices; the same values in the same order as below */
-    const char *src =
-        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    const int nw = (int)(hi - lo);
-    int t = threadIdx.x;
-    for (; t + (STAGE_BATCH - 1) * STAGE_THREADS < nw; t += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) raw[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const prx_cf32 v = qpsk_mf_sample_rot(qpsk_window_sample(raw[u], 1, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot32(t + u * STAGE_THREADS, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-    for (; t < nw; t += STAGE_THREADS) {
-      const prx_cf32 v =
-          qpsk_mf_sample_rot(qpsk_window_sample(load_rel<HALF>(src, t), 1, dc), dc, p.gain, rot);
-      rot = qpsk_nco_advance(rot, step);
-      win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
-    }
-  } else {
-    for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += STAGE_BATCH * STAGE_THREADS) {
-      prx_cf32 raw[STAGE_BATCH];
-      load_batch<HALF>(a.rows, a.stride, c, a.n_total, lo, hi, t0, dc, raw);
-#pragma unroll
-      for (int u = 0; u < STAGE_BATCH; u++) {
-        const int64_t t = t0 + u * STAGE_THREADS, s = lo + t;
-        if (t >= hi - lo) break;
-        const int in = s >= 0 && s < a.n_total;
-        prx_cf32 v = raw[u];
-        if (MIX && in) v = qpsk_mix_sample(v, tz, fm, t);
-        v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, p.gain, rot);
-        rot = qpsk_nco_advance(rot, step);
-        win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
-      }
-    }
-  }
+  /* each sample less the DC, at unit level, de-rotated; the same values in the same order
+   * either way */
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
+  };
+  auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
+    rot = qpsk_nco_advance(rot, step);
+    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+  };
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
@@ -626,15 +527,23 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage x4. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per owned symbol,
- * the Farrow interpolation of 4 levelled grid values at its run's timing and the 4th power with
- * magnitude weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the
- * grid once (L2-resident right after the om stage), writes 8 bytes per symbol. LEVEL: the grid
- * as pre left it, each value read levelled here (less the DC, at unit level: om's arithmetic). */
+/* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
+ * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
+ * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
+ * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
+ * the DC, at unit level: om's arithmetic). A run's first grid index and coefficients (double
+ * arithmetic, qpsk_x4_run_at) are the same for all its symbols: where the block has at most
+ * STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock offset within
+ * 5000 ppm) one thread per run forms them in shared memory, else each symbol forms its own
+ * (qpsk_x4_tap); the same values either way.
+ * A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the grid aligned,
+ * the run's first index odd: every symbol of the run alike). */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
+  __shared__ float4 run_c[STAGE_THREADS];
+  __shared__ int run_g[STAGE_THREADS];
   const unsigned c = blockIdx.y;
   const size_t o = (size_t)c * nblk + blockIdx.x;
   const qpsk_mf_timing t = blk[o].t;
@@ -647,36 +556,127 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     D = in[o].D;
     gain = in[o].gain;
   }
+  const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
+  const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
+  if (table) {
+    if ((int64_t)threadIdx.x * R < n) {
+      float cf[4];
+      run_g[threadIdx.x] =
+          (int)qpsk_x4_run_at(&t, L, QPSK_GM, t.k0 + (int64_t)threadIdx.x * R, R, cf);
+      run_c[threadIdx.x] = make_float4(cf[0], cf[1], cf[2], cf[3]);
+    }
+    __syncthreads();
+  }
+  const bool vec = ((uintptr_t)grid & 15) == 0; /* (ng is even: every block's z alike) */
   for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
     int64_t g;
     float cf[4];
-    qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
+    if (table) {
+      const uint32_t dk = (uint32_t)(k - t.k0), j = R >= n ? 0 : dk / (uint32_t)R;
+      const float4 q = run_c[j];
+      cf[0] = q.x;
+      cf[1] = q.y;
+      cf[2] = q.z;
+      cf[3] = q.w;
+      g = run_g[j] + 4 * (int64_t)(dk - j * (uint32_t)R);
+    } else
+      qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    for (int i = 0; i < 4; i++) v[i] = LEVEL ? qpsk_om_level(z[g - 1 + i], D, gain) : z[g - 1 + i];
+    if (vec && (g & 1)) {
+      const float4 *p = (const float4 *)(z + g - 1);
+      const float4 a = p[0], b = p[1];
+      v[0] = prx_cf32{a.x, a.y};
+      v[1] = prx_cf32{a.z, a.w};
+      v[2] = prx_cf32{b.x, b.y};
+      v[3] = prx_cf32{b.z, b.w};
+    } else
+      for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
+    if (LEVEL)
+      for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
     dst[k - t.k0] = qpsk_x4_one(v, cf);
   }
 }
 
-/* Stage om from pre's sums: one thread per block of a channel (qpsk_om_combine into a local
- * record, then copied out: built in place in global memory, its zeroing and read-modify-write
- * sums made the kernel 5x slower, bench/GPU_NOTES.md). */
-__global__ void __launch_bounds__(64)
+/* Stage om from pre's sums: one warp per block of a channel, qpsk_om_combine's record with its
+ * work shared out: sub-block j's value and centre (qpsk_oms_value) by lane j mod 32, the drift
+ * correlation of lag l by lane l (its terms added in the order of j, as qpsk_om_combine adds them),
+ * the record written by the warp in consecutive words (each lane its own sub-blocks' fields, zeros
+ * past the last): a record is 888 bytes, so one thread per record would store a warp's words 888
+ * bytes apart. */
+#define OM_SUMS_WARPS 8
+__global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out) {
-  const size_t o = (size_t)blockIdx.x * 64 + threadIdx.x;
-  if (o >= nb) return;
+  __shared__ double xs[OM_SUMS_WARPS][QPSK_SUB_MAX][2];
+  const unsigned lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
+  const size_t o = (size_t)blockIdx.x * OM_SUMS_WARPS + wp;
+  if (o >= nb) return; /* (a whole warp) */
   const qpsk_om_in p = in[o];
-  qpsk_om_out r;
-  qpsk_om_combine(omsum + o * (size_t)(nsub + 1) * QPSK_OMS, b0 + (int64_t)(o % nblk), L, nsub, Ls,
-                  nlags, &p, &r);
-  out[o] = r;
+  const double *sums = omsum + o * (size_t)(nsub + 1) * QPSK_OMS;
+  const int64_t m0 = 4 * (b0 + (int64_t)(o % nblk)) * (int64_t)L, Ls4 = 4 * (int64_t)Ls;
+  int64_t g_hi = m0 + 4 * (int64_t)L;
+  if (g_hi > p.g_hi) g_hi = p.g_hi;
+  qpsk_om_out *r = out + o;
+  /* sub-block j is in the record while it is not empty (the first empty one ends them: a
+   * sub-block is empty exactly when every later one is) */
+  auto span_of = [&](unsigned j, int64_t *a, int64_t *e) {
+    *a = m0 + Ls4 * j;
+    *e = j < nsub ? *a + Ls4 : m0 + 4 * (int64_t)L;
+    if (*e > g_hi) *e = g_hi;
+    return j <= nsub && *e > *a;
+  };
+  for (unsigned j = lane; j < QPSK_SUB_MAX; j += 32) {
+    int64_t a, e;
+    double x[2] = {0, 0}, tc = 0;
+    if (span_of(j, &a, &e)) {
+      qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, p.D, p.gain, x);
+      tc = (double)(a + e - 1) / 8.0;
+    }
+    xs[wp][j][0] = x[0];
+    xs[wp][j][1] = x[1];
+    r->osub[j][0] = x[0];
+    r->osub[j][1] = x[1];
+    r->osub_t[j] = tc;
+  }
+  __syncwarp();
+  unsigned nj = 0;
+  {
+    int64_t a, e;
+    while (span_of(nj, &a, &e)) nj++;
+  }
+  if (lane < QPSK_LAGS) {
+    const unsigned l = lane;
+    double cr = 0, ci = 0;
+    if (l < nlags)
+      for (unsigned j = 1u << l; j < nj; j++) {
+        int64_t a, e;
+        span_of(j, &a, &e);
+        if (j < nsub && e - a == Ls4) {
+          const double *x = xs[wp][j], *q = xs[wp][j - (1u << l)];
+          cr += x[0] * q[0] + x[1] * q[1];
+          ci += x[1] * q[0] - x[0] * q[1];
+        }
+      }
+    r->corr[l][0] = cr;
+    r->corr[l][1] = ci;
+  }
+  if (lane == 0) {
+    r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+    r->nsub = nj;
+    r->pad = 0;
+  }
 }
 
-/* Stage out. Grid (nblk, C), STAGE_THREADS threads, no shared memory: one thread per symbol of
- * the block, coherent Gray bits or the differential step from the previous symbol's quadrant
- * (recomputed from sym, the block's first from quad0). Reads 8 bytes, writes 2 per symbol. */
-__global__ void __launch_bounds__(STAGE_THREADS)
+/* Stage out. Grid (nblk, C), OUT_THREADS threads, no shared memory: each thread OUT_PER
+ * consecutive symbols of the block (loaded together, as two 16-byte loads where they lie aligned),
+ * coherent Gray bits or the differential step from the previous symbol's quadrant (the thread's
+ * first from the symbol before it, recomputed from sym, the block's first from quad0), its
+ * 2 OUT_PER bits stored as one 8-byte word where the row allows (else 2-byte or byte stores).
+ * Reads 8 bytes, writes 2 per symbol. */
+#define OUT_THREADS 128
+#define OUT_PER 4
+__global__ void __launch_bounds__(OUT_THREADS)
     qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
   const unsigned c = blockIdx.y;
@@ -685,19 +685,46 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   const qpsk_out_block o = ob[out];
   const prx_cf32 *y = sym + out * (size_t)Lmax;
   uint8_t *dst = bits + (size_t)c * bits_stride + 2 * o.out0;
-  for (int64_t i = threadIdx.x; i < n; i += STAGE_THREADS) {
-    unsigned b0, b1;
-    unsigned q = qpsk_quad_of(y[i], o.rot, &b0, &b1);
-    if (o.diff) {
-      unsigned qp = i > 0 ? qpsk_quad_of(y[i - 1], o.rot, &b0, &b1) : o.quad0;
-      uint8_t d0, d1;
-      qpsk_diff_step_bits((q - qp) & 3u, &d0, &d1);
-      dst[2 * i] = d0;
-      dst[2 * i + 1] = d1;
-    } else {
-      dst[2 * i] = (uint8_t)b0;
-      dst[2 * i + 1] = (uint8_t)b1;
+  const bool vec = ((uintptr_t)y & 15) == 0;
+  const unsigned al = (unsigned)((uintptr_t)dst & 7); /* (each thread's bits start 8 bytes on) */
+  for (int64_t i0 = OUT_PER * (int64_t)threadIdx.x; i0 < n; i0 += OUT_PER * OUT_THREADS) {
+    prx_cf32 v[OUT_PER];
+    if (vec && i0 + OUT_PER <= n) {
+      const float4 *p = (const float4 *)(y + i0);
+      const float4 a = p[0], b = p[1];
+      v[0] = prx_cf32{a.x, a.y};
+      v[1] = prx_cf32{a.z, a.w};
+      v[2] = prx_cf32{b.x, b.y};
+      v[3] = prx_cf32{b.z, b.w};
+    } else
+#pragma unroll
+      for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
+    unsigned b0, b1, qp = o.quad0;
+    if (o.diff && i0 > 0) qp = qpsk_quad_of(y[i0 - 1], o.rot, &b0, &b1);
+    uint8_t r[2 * OUT_PER];
+#pragma unroll
+    for (int u = 0; u < OUT_PER; u++) {
+      const unsigned q = qpsk_quad_of(v[u], o.rot, &b0, &b1);
+      if (o.diff) {
+        qpsk_diff_step_bits((q - qp) & 3u, &r[2 * u], &r[2 * u + 1]);
+        qp = q;
+      } else {
+        r[2 * u] = (uint8_t)b0;
+        r[2 * u + 1] = (uint8_t)b1;
+      }
     }
+    uint8_t *d = dst + 2 * i0;
+    if (i0 + OUT_PER <= n && al == 0) {
+      uint2 wv;
+      wv.x = r[0] | r[1] << 8 | r[2] << 16 | (unsigned)r[3] << 24;
+      wv.y = r[4] | r[5] << 8 | r[6] << 16 | (unsigned)r[7] << 24;
+      *(uint2 *)d = wv;
+    } else if (i0 + OUT_PER <= n && (al & 1) == 0) {
+#pragma unroll
+      for (int u = 0; u < OUT_PER; u++)
+        ((uint16_t *)d)[u] = (uint16_t)(r[2 * u] | r[2 * u + 1] << 8);
+    } else
+      for (int u = 0; u < 2 * OUT_PER && i0 + u / 2 < n; u++) d[u] = r[u];
   }
 }
 
@@ -878,8 +905,8 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
                                  const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
   const size_t nb = (size_t)s->C * s->nblk;
-  qpsk_om_sums_kernel<<<(unsigned)((nb + 63) / 64), 64, 0, stream>>>(
-      b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
+  qpsk_om_sums_kernel<<<(unsigned)((nb + OM_SUMS_WARPS - 1) / OM_SUMS_WARPS), 32 * OM_SUMS_WARPS, 0,
+                        stream>>>(b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
   CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
   return PRX_OK;
 }
@@ -911,8 +938,7 @@ static prx_status stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
                              const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
                              size_t bits_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_out_kernel<<<g, STAGE_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits,
-                                                   bits_stride);
+  qpsk_out_kernel<<<g, OUT_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits, bits_stride);
   CK(cudaGetLastError(), "qpsk_out_kernel launch");
   return PRX_OK;
 }
