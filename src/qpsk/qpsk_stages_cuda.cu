@@ -527,6 +527,17 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
+/* four consecutive cf32 values from p, 16-byte aligned, as two 16-byte loads (x4's grid values,
+ * out's symbols) */
+__device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) {
+  const float4 *q = (const float4 *)p;
+  const float4 a = q[0], b = q[1];
+  v[0] = prx_cf32{a.x, a.y};
+  v[1] = prx_cf32{a.z, a.w};
+  v[2] = prx_cf32{b.x, b.y};
+  v[3] = prx_cf32{b.z, b.w};
+}
+
 /* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
  * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
  * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
@@ -582,14 +593,9 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     } else
       qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    if (vec && (g & 1)) {
-      const float4 *p = (const float4 *)(z + g - 1);
-      const float4 a = p[0], b = p[1];
-      v[0] = prx_cf32{a.x, a.y};
-      v[1] = prx_cf32{a.z, a.w};
-      v[2] = prx_cf32{b.x, b.y};
-      v[3] = prx_cf32{b.z, b.w};
-    } else
+    if (vec && (g & 1))
+      load4_aligned(z + g - 1, v);
+    else
       for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
     if (LEVEL)
       for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
@@ -676,6 +682,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
  * Reads 8 bytes, writes 2 per symbol. */
 #define OUT_THREADS 128
 #define OUT_PER 4
+static_assert(OUT_PER == 4, "out loads its symbols four at a time (load4_aligned)");
 __global__ void __launch_bounds__(OUT_THREADS)
     qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
@@ -689,14 +696,9 @@ __global__ void __launch_bounds__(OUT_THREADS)
   const unsigned al = (unsigned)((uintptr_t)dst & 7); /* (each thread's bits start 8 bytes on) */
   for (int64_t i0 = OUT_PER * (int64_t)threadIdx.x; i0 < n; i0 += OUT_PER * OUT_THREADS) {
     prx_cf32 v[OUT_PER];
-    if (vec && i0 + OUT_PER <= n) {
-      const float4 *p = (const float4 *)(y + i0);
-      const float4 a = p[0], b = p[1];
-      v[0] = prx_cf32{a.x, a.y};
-      v[1] = prx_cf32{a.z, a.w};
-      v[2] = prx_cf32{b.x, b.y};
-      v[3] = prx_cf32{b.z, b.w};
-    } else
+    if (vec && i0 + OUT_PER <= n)
+      load4_aligned(y + i0, v);
+    else
 #pragma unroll
       for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
     unsigned b0, b1, qp = o.quad0;
