@@ -91,10 +91,10 @@ typedef struct {
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
  * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
- * reads it; SUMS: the input sums and the non-finite count of the block's own samples [own0, own1)
+ * reads it; the input sums and the non-finite count of the block's own samples [own0, own1)
  * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
  * past the grid's end read up to 3 samples past it). */
-template <bool HALF, bool MIX, bool SUMS>
+template <bool HALF, bool MIX>
 __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
                                                  int64_t hi, int64_t own0, int64_t own1, int wpad,
                                                  float2 *win, double m[4], unsigned *bad) {
@@ -106,26 +106,22 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
    * count in an integer, exact either way): the same values and sums in the same order as edge */
   auto inner = [&](prx_cf32 v, int tu) {
     const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-    if (SUMS) {
-      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-      m[0] += re;
-      m[1] += im;
-      m[2] += (double)re * re + (double)im * im;
-      cnt += fin && own;
-      nb += !fin && own;
-    }
+    const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+    m[0] += re;
+    m[1] += im;
+    m[2] += (double)re * re + (double)im * im;
+    cnt += fin && own;
+    nb += !fin && own;
     win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
   };
   auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
-    if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
     v = qpsk_window_sample(v, in, zero);
     win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
-  if (SUMS) {
-    m[3] += (double)cnt;
-    *bad += nb;
-  }
+  m[3] += (double)cnt;
+  *bad += nb;
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -173,7 +169,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   unsigned bad = 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters */
   const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
+  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
