@@ -538,13 +538,13 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
  * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
  * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
  * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
- * the DC, at unit level: om's arithmetic). A run's first grid index and coefficients (double
- * arithmetic, qpsk_x4_run_at) are the same for all its symbols: where the block has at most
- * STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock offset within
- * 5000 ppm) one thread per run forms them in shared memory, else each symbol forms its own
- * (qpsk_x4_tap); the same values either way.
- * A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the grid aligned,
- * the run's first index odd: every symbol of the run alike). */
+ * the DC, at unit level: om's arithmetic). A run's grid index g and coefficients (double
+ * arithmetic, qpsk_x4_run_at) serve all its symbols (symbol k of run ka: g + 4 (k - ka)): where the
+ * block has at most STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock
+ * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
+ * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
+ * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
+ * alike). */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
