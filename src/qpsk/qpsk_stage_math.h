@@ -904,6 +904,18 @@ QPSK_HD int64_t qpsk_om_own_end(int64_t m0, int64_t L, int gm, int64_t g_hi) {
   return g_hi < m0 + end ? g_hi - m0 : end;
 }
 
+/* Stage om: sub-block j of the O&M record of the block whose own grid starts at m0 = 4 b L (nsub
+ * sub-blocks of Ls4 grid values, then the rest of its 4 L, all cut at g_hi) is grid indices
+ * [*a, *e); it is in the record while it is not empty (the first empty one ends them: a sub-block
+ * is empty exactly when every later one is; none past nsub is). */
+QPSK_HD int qpsk_om_sub_span(int64_t m0, int64_t L, int64_t Ls4, unsigned nsub, int64_t g_hi,
+                             unsigned j, int64_t *a, int64_t *e) {
+  *a = m0 + Ls4 * j;
+  *e = j < nsub ? *a + Ls4 : m0 + 4 * L;
+  if (*e > g_hi) *e = g_hi;
+  return j <= nsub && *e > *a;
+}
+
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the
  * DC D and gain g: x = g^2 (A - conj(D) B - D B' + |D|^2 W). */
 QPSK_HD void qpsk_oms_value(const double s[QPSK_OMS], int64_t a, int64_t e, prx_cf32 D, float g,

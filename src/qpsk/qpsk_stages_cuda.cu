@@ -445,8 +445,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   if (g_hi > p.g_hi) g_hi = p.g_hi;
   float2 *z = (float2 *)(grid + o * (size_t)ng);
   for (unsigned j = threadIdx.x >> 5; j <= nsub; j += STAGE_THREADS / 32) {
-    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * (int64_t)L;
-    if (e > g_hi) e = g_hi;
+    int64_t a, e;
+    qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e);
     double x0 = 0, x1 = 0;
     for (int64_t mb = a; mb < e; mb += 32 * OM_BATCH) {
       float2 v[OM_BATCH];
@@ -620,18 +620,10 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
   int64_t g_hi = m0 + 4 * (int64_t)L;
   if (g_hi > p.g_hi) g_hi = p.g_hi;
   qpsk_om_out *r = out + o;
-  /* sub-block j is in the record while it is not empty (the first empty one ends them: a
-   * sub-block is empty exactly when every later one is) */
-  auto span_of = [&](unsigned j, int64_t *a, int64_t *e) {
-    *a = m0 + Ls4 * j;
-    *e = j < nsub ? *a + Ls4 : m0 + 4 * (int64_t)L;
-    if (*e > g_hi) *e = g_hi;
-    return j <= nsub && *e > *a;
-  };
   for (unsigned j = lane; j < QPSK_SUB_MAX; j += 32) {
     int64_t a, e;
     double x[2] = {0, 0}, tc = 0;
-    if (span_of(j, &a, &e)) {
+    if (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e)) {
       qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, p.D, p.gain, x);
       tc = (double)(a + e - 1) / 8.0;
     }
@@ -645,7 +637,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
   unsigned nj = 0;
   {
     int64_t a, e;
-    while (span_of(nj, &a, &e)) nj++;
+    while (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, nj, &a, &e)) nj++;
   }
   if (lane < QPSK_LAGS) {
     const unsigned l = lane;
@@ -653,7 +645,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
     if (l < nlags)
       for (unsigned j = 1u << l; j < nj; j++) {
         int64_t a, e;
-        span_of(j, &a, &e);
+        qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e);
         if (j < nsub && e - a == Ls4) {
           const double *x = xs[wp][j], *q = xs[wp][j - (1u << l)];
           cr += x[0] * q[0] + x[1] * q[1];
