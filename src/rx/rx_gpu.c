@@ -69,7 +69,6 @@ typedef struct {
   uint8_t *h_bits;
   float *h_llrs;
   size_t h_bits_cap, h_llr_cap; /* bytes */
-  int h_pinned;                 /* h_bits and h_llrs from host_alloc (else malloc) */
   size_t bits_stride, llr_stride;
   size_t *n_symbols, *n_bytes;
 } rx_gout;
@@ -87,6 +86,7 @@ struct rx_gpu {
   void *d_zero;   /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
+  int h_pinned;     /* the groups' h_bits and h_llrs from host_alloc (else malloc) */
   rx_group *dlv;    /* [groups] the groups with the pending outputs' fields, for delivery */
   void *ev_banks;   /* the banks' outputs written (demodulator stream) */
   void *ev_back[2]; /* the copy back of output set k done (back stream) */
@@ -115,8 +115,8 @@ static prx_status sync_all(struct rx_gpu *G) {
   return st;
 }
 
-static void hfree(const struct rx_gpu *G, int pinned, void *p) {
-  if (pinned)
+static void hfree(const struct rx_gpu *G, void *p) {
+  if (G->h_pinned)
     G->m->host_free(p);
   else
     free(p);
@@ -144,8 +144,8 @@ void rx_gpu_destroy(struct rx_gpu *G) {
       G->dev->dev_free(o->d_bits[k]);
       G->dev->dev_free(o->d_llrs[k]);
     }
-    hfree(G, o->h_pinned, o->h_bits);
-    hfree(G, o->h_pinned, o->h_llrs);
+    hfree(G, o->h_bits);
+    hfree(G, o->h_llrs);
     free(o->n_symbols);
     free(o->n_bytes);
   }
@@ -173,14 +173,14 @@ static prx_status dgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   return PRX_OK;
 }
 
-/* Grows a host buffer of group o's bits or LLRs to bytes (its content is not kept): pinned
+/* Grows a host buffer of a group's bits or LLRs to bytes (its content is not kept): pinned
  * memory, or malloc where the module cannot have it (the copies back are then slower). */
-static prx_status hgrow(struct rx_gpu *G, rx_gout *o, void **p, size_t *cap, size_t bytes) {
+static prx_status hgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
   G->grows++;
-  hfree(G, o->h_pinned, *p);
+  hfree(G, *p);
   *cap = 0;
-  *p = o->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
+  *p = G->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
   if (!*p) return prx_fail(PRX_ERR_NOMEM, "out of host memory for the receiver's bits");
   *cap = bytes;
   return PRX_OK;
@@ -250,6 +250,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->dev = m->qpsk_bank;
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
+  G->h_pinned = m->host_alloc && m->host_free;
   G->R = ring_slots(rx);
   G->A = batch_blocks(rx);
   G->bstride = batch_stride(rx, G->A);
@@ -260,7 +261,6 @@ prx_status rx_gpu_create(prx_rx *rx) {
     return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_gout *o = &G->go[i];
-    o->h_pinned = m->host_alloc && m->host_free;
     o->n_symbols = calloc(rx->g[i].n, sizeof *o->n_symbols);
     o->n_bytes = calloc(rx->g[i].n, sizeof *o->n_bytes);
     if (!o->n_symbols || !o->n_bytes)
@@ -315,9 +315,9 @@ prx_status rx_gpu_create(prx_rx *rx) {
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     rx_gout *o = &G->go[i];
-    TRY(hgrow(G, o, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
+    TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
     if (rx->cfg.llrs)
-      TRY(hgrow(G, o, (void **)&o->h_llrs, &o->h_llr_cap, g->n * g->llr_stride * sizeof(float)));
+      TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, g->n * g->llr_stride * sizeof(float)));
   }
   rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
@@ -372,13 +372,13 @@ static prx_status queue_back(prx_rx *rx) {
       if (g->n_bytes[r] > wb) wb = g->n_bytes[r];
       if (2 * g->n_symbols[r] > ws) ws = 2 * g->n_symbols[r];
     }
-    TRY(hgrow(G, o, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
+    TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
     if (wb)
       TRY(G->dev->copy2d(o->h_bits, g->bits_stride, o->d_bits[k], g->bits_stride, wb, g->n,
                          G->s_back));
     if (rx->cfg.llrs) {
       size_t lb = g->llr_stride * sizeof(float);
-      TRY(hgrow(G, o, (void **)&o->h_llrs, &o->h_llr_cap, g->n * lb));
+      TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, g->n * lb));
       if (ws)
         TRY(G->dev->copy2d(o->h_llrs, lb, o->d_llrs[k], lb, ws * sizeof(float), g->n, G->s_back));
     }
