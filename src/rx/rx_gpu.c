@@ -186,6 +186,11 @@ static prx_status hgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   return PRX_OK;
 }
 
+/* The bytes of group g's bits and of its LLRs at its strides: a device output set, the host
+ * rows. */
+static size_t bits_bytes(const rx_group *g) { return g->n * g->bits_stride; }
+static size_t llr_bytes(const rx_group *g) { return g->n * g->llr_stride * sizeof(float); }
+
 /* Group i's strides and its device output set k for a call with n_in samples per row (or the
  * flush). */
 static prx_status outputs(prx_rx *rx, size_t i, int k, size_t n_in, int flush) {
@@ -193,9 +198,18 @@ static prx_status outputs(prx_rx *rx, size_t i, int k, size_t n_in, int flush) {
   rx_group *g = &rx->g[i];
   rx_gout *o = &G->go[i];
   TRY(rx_ensure_capacity(rx, g, n_in, flush, 0));
-  TRY(dgrow(G, (void **)&o->d_bits[k], &o->d_bits_cap[k], g->n * g->bits_stride));
-  if (rx->cfg.llrs)
-    TRY(dgrow(G, (void **)&o->d_llrs[k], &o->d_llr_cap[k], g->n * g->llr_stride * sizeof(float)));
+  TRY(dgrow(G, (void **)&o->d_bits[k], &o->d_bits_cap[k], bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(dgrow(G, (void **)&o->d_llrs[k], &o->d_llr_cap[k], llr_bytes(g)));
+  return PRX_OK;
+}
+
+/* Group i's host rows for its bits (and LLRs) at its strides. */
+static prx_status host_rows(prx_rx *rx, size_t i) {
+  struct rx_gpu *G = rx->gpu;
+  const rx_group *g = &rx->g[i];
+  rx_gout *o = &G->go[i];
+  TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, llr_bytes(g)));
   return PRX_OK;
 }
 
@@ -312,13 +326,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
       TRY(outputs(rx, i, k, 2 * G->bstride, 0));
       TRY(outputs(rx, i, k, 0, 1));
     }
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
-    rx_gout *o = &G->go[i];
-    TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
-    if (rx->cfg.llrs)
-      TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, g->n * g->llr_stride * sizeof(float)));
-  }
+  for (size_t i = 0; i < rx->n_groups; i++) TRY(host_rows(rx, i));
   rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
 }
@@ -372,13 +380,12 @@ static prx_status queue_back(prx_rx *rx) {
       if (g->n_bytes[r] > wb) wb = g->n_bytes[r];
       if (2 * g->n_symbols[r] > ws) ws = 2 * g->n_symbols[r];
     }
-    TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
+    TRY(host_rows(rx, i));
     if (wb)
       TRY(G->dev->copy2d(o->h_bits, g->bits_stride, o->d_bits[k], g->bits_stride, wb, g->n,
                          G->s_back));
     if (rx->cfg.llrs) {
       size_t lb = g->llr_stride * sizeof(float);
-      TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, g->n * lb));
       if (ws)
         TRY(G->dev->copy2d(o->h_llrs, lb, o->d_llrs[k], lb, ws * sizeof(float), g->n, G->s_back));
     }
