@@ -414,6 +414,19 @@ static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i) {
   return rx_bank_out(&rx->g[i], o->d_bits[k], rx->cfg.llrs ? o->d_llrs[k] : NULL);
 }
 
+/* The symbols the groups' last bank calls completed, over every row; *any: whether they put out
+ * anything (symbols or bytes of bits), i.e. whether there are bits to bring back. */
+static size_t completed(const prx_rx *rx, int *any) {
+  size_t symbols = 0, out = 0;
+  for (size_t i = 0; i < rx->n_groups; i++)
+    for (size_t r = 0; r < rx->g[i].n; r++) {
+      symbols += rx->g[i].n_symbols[r];
+      out += rx->g[i].n_symbols[r] + rx->g[i].n_bytes[r];
+    }
+  *any = out != 0;
+  return symbols;
+}
+
 /* The banks' driver times summed over the groups (wait for the device, serial passes). */
 static void bank_times(const prx_rx *rx, double *wait_s, double *serial_s) {
   *wait_s = *serial_s = 0;
@@ -448,23 +461,19 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     rx_deliver_channels(rx, rx->rows, m);
   }
   TRY(set_free(G));
-  size_t symbols = 0;
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     TRY(outputs(rx, i, G->set, m, 0));
     prx_qpsk_bank_out o = device_out(rx, i);
     TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * G->bstride, G->bstride, m, &o,
                                      G->s_demod));
-    for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
   }
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
   double t1 = prx_now();
-  if (tr) {
-    tr->symbols = 0;
-    for (size_t i = 0; i < rx->n_groups; i++)
-      for (size_t r = 0; r < rx->g[i].n; r++) tr->symbols += rx->g[i].n_symbols[r];
-  }
-  if (symbols) TRY(queue_back(rx));
+  int any;
+  size_t symbols = completed(rx, &any);
+  if (tr) tr->symbols = symbols;
+  if (any) TRY(queue_back(rx));
   if (G->serial) {
     TRY(G->dev->sync(G->s_demod));
     TRY(deliver_pending(rx));
@@ -608,15 +617,14 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   TRY(demodulate(rx, G->bat[0].d_rows, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  size_t symbols = 0;
   for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
     TRY(outputs(rx, i, G->set, 0, 1));
     prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_flush_device(g->bank, &o, G->s_demod));
-    for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
+    TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
   }
-  if (symbols) TRY(queue_back(rx));
+  int any;
+  completed(rx, &any);
+  if (any) TRY(queue_back(rx));
   TRY(deliver_pending(rx));
   TRY(G->dev->sync(G->s_demod));
   rx->t_demod += prx_now() - t0;
