@@ -224,13 +224,12 @@ static size_t ring_slots(const prx_rx *rx) {
   return r;
 }
 
-/* The batches' row pitch for A blocks: their outputs (at most ceil(block / D) + 1 a block, as
- * the host rows hold) and at least the flush's (rx->stride holds it), a multiple of 8 samples
- * (64-byte rows). */
+/* The batches' row pitch for A blocks: their outputs (rx_most_outputs a block, as the host rows
+ * hold) and at least the flush's (rx->stride holds it). */
 static size_t batch_stride(const prx_rx *rx, size_t A) {
-  size_t need = A * ((rx->block + rx->D - 1) / rx->D + 1);
+  size_t need = A * rx_most_outputs(rx, rx->block);
   if (need < rx->stride) need = rx->stride;
-  return (need + 7) & ~(size_t)7;
+  return rx_row_pitch(need);
 }
 
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
@@ -513,7 +512,7 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *i
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
   if (b->n_out == 0) TRY(G->m->stream_wait(G->s_chan, b->ev_free));
-  if (b->n_out + (n + rx->D - 1) / rx->D + 1 > G->bstride)
+  if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
                     n);
   size_t got = 0;
