@@ -11,7 +11,7 @@
  * CFO span of samples per row whatever the block: the bank's cost per call (its host
  * bookkeeping over every channel, the ring's append of the chunk's head, launches, one wait for
  * the output counts where a span ends) is paid once a span, not once a block (at 1024 channels
- * in blocks of 2^22 a span ended about one block in five and every block paid the call).
+ * in blocks of 2^22 a span ends about one block in five: a call per block pays it five times).
  * Four streams ordered by events only: block j's input copy (copy stream) after the channelizer
  * of block j - R has read its slot; its channelizer (channel stream) after the copy and, for a
  * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
@@ -21,7 +21,8 @@
  * inside the banks (one wait per call that ends a span) and, where a batch completed symbols,
  * for the bits of the batch before (their copy long done): a batch's bits come back into pinned
  * host rows on the back stream, beside the next batch's banks, and are delivered after the next
- * bank call or at the end of the call (every block of a call is delivered before it returns).
+ * bank call that completes symbols or at the end of the call (every block of a call is delivered
+ * before it returns).
  * The bank outputs alternate between two device sets, so that the banks never wait for the copy
  * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
