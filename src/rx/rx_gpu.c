@@ -17,12 +17,12 @@
  * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
  * buffer; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
  * back (back stream) after the banks. The host never waits for a copy or the channelizer: it
- * queues the blocks of up to RX_GPU_BATCHES batches ahead of the banks' call, and waits only
- * inside the banks (one wait per call that ends a span) and, where a batch completed symbols,
- * for the bits of the batch before (their copy long done): a batch's bits come back into pinned
- * host rows on the back stream, beside the next batch's banks, and are delivered after the next
- * bank call that completes symbols or at the end of the call (every block of a call is delivered
- * before it returns).
+ * queues the blocks of the batch whose banks it calls and of the RX_GPU_BATCHES - 1 after it
+ * before the call, and waits only inside the banks (one wait per call that ends a span) and,
+ * where a batch completed symbols, for the bits of the batch before (their copy long done): a
+ * batch's bits come back into pinned host rows on the back stream, beside the next batch's
+ * banks, and are delivered after the next bank call that completes symbols or at the end of the
+ * call (every block of a call is delivered before it returns).
  * The bank outputs alternate between two device sets, so that the banks never wait for the copy
  * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed

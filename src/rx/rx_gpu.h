@@ -6,7 +6,7 @@
  * group's rows there once per batch (the group delay dropped by offsetting the row pointers),
  * and only the bits (and the LLRs when asked) come back, into pinned host rows, beside the next
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
- * Within one call the copies and the channelizer run up to two batches ahead of the banks (four
+ * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
  * before), so the copy engine keeps going while the banks run. Every block of a call is
  * delivered before the call returns, as on the CPU. */
