@@ -37,8 +37,8 @@
  * demodulator banks (polyrx/qpsk_bank.h, CUDA backend) read them there, and only the bits (and
  * LLRs when asked) come back; the channel samples come back only when on_channel is set.
  * Within a call the banks are called once per batch of blocks (about one CFO span of samples
- * per carrier; the outputs then come per batch) and the copies and the channelizer run up to two
- * batches ahead of them (device memory: 2^25 input samples, at most 512 MiB, and two row
+ * per carrier; the outputs then come per batch) and the copies and the channelizer run up to a
+ * batch ahead of them (device memory: 2^25 input samples, at most 512 MiB, and two row
  * buffers, at most 1 GiB), so the copy engine keeps going while the banks demodulate; every
  * block of a call is delivered before the call returns, and the caller's input is no longer read
  * once it has. The bits on CUDA are the CPU's within the GPU

@@ -298,9 +298,9 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   if (st) goto fail;
 
   /* rows: a block's outputs or the flush's, whichever is more (2 P + 1 at most) */
-  size_t need = (rx->block + rx->D - 1) / rx->D + 1;
+  size_t need = rx_most_outputs(rx, rx->block);
   if (need < 2 * (size_t)rx->P + 2) need = 2 * (size_t)rx->P + 2;
-  rx->stride = (need + 7) & ~(size_t)7;
+  rx->stride = rx_row_pitch(need);
   t0 = prx_now();
   rx->rows = prx_alloc(n * rx->stride, sizeof *rx->rows);
   rx->setup.rows = prx_now() - t0;
@@ -330,6 +330,10 @@ void prx_rx_reset(prx_rx *rx) {
   rx->samples = 0;
   rx->t_chan = rx->t_demod = 0;
 }
+
+size_t rx_most_outputs(const prx_rx *rx, size_t n) { return (n + rx->D - 1) / rx->D + 1; }
+
+size_t rx_row_pitch(size_t need) { return (need + 7) & ~(size_t)7; }
 
 prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush, int host) {
   size_t bytes = prx_qpsk_bank_bits_capacity(g->bank, n_in, flush);

@@ -11,17 +11,18 @@
  * CFO span of samples per row whatever the block: the bank's cost per call (its host
  * bookkeeping over every channel, the ring's append of the chunk's head, launches, one wait for
  * the output counts where a span ends) is paid once a span, not once a block (at 1024 channels
- * in blocks of 2^22 a span ended about one block in five and every block paid the call).
+ * in blocks of 2^22 a span ends about one block in five: a call per block pays it five times).
  * Four streams ordered by events only: block j's input copy (copy stream) after the channelizer
  * of block j - R has read its slot; its channelizer (channel stream) after the copy and, for a
  * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
  * buffer; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
  * back (back stream) after the banks. The host never waits for a copy or the channelizer: it
- * queues the blocks of up to RX_GPU_BATCHES batches ahead of the banks' call, and waits only
- * inside the banks (one wait per call that ends a span) and, where a batch completed symbols,
- * for the bits of the batch before (their copy long done): a batch's bits come back into pinned
- * host rows on the back stream, beside the next batch's banks, and are delivered after the next
- * bank call or at the end of the call (every block of a call is delivered before it returns).
+ * queues the blocks of the batch whose banks it calls and of the RX_GPU_BATCHES - 1 after it
+ * before the call, and waits only inside the banks (one wait per call that ends a span) and,
+ * where a batch completed symbols, for the bits of the batch before (their copy long done): a
+ * batch's bits come back into pinned host rows on the back stream, beside the next batch's
+ * banks, and are delivered after the next bank call that completes symbols or at the end of the
+ * call (every block of a call is delivered before it returns).
  * The bank outputs alternate between two device sets, so that the banks never wait for the copy
  * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
@@ -69,7 +70,6 @@ typedef struct {
   uint8_t *h_bits;
   float *h_llrs;
   size_t h_bits_cap, h_llr_cap; /* bytes */
-  int h_pinned;                 /* h_bits and h_llrs from host_alloc (else malloc) */
   size_t bits_stride, llr_stride;
   size_t *n_symbols, *n_bytes;
 } rx_gout;
@@ -87,6 +87,7 @@ struct rx_gpu {
   void *d_zero;   /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
+  int h_pinned;     /* the groups' h_bits and h_llrs from host_alloc (else malloc) */
   rx_group *dlv;    /* [groups] the groups with the pending outputs' fields, for delivery */
   void *ev_banks;   /* the banks' outputs written (demodulator stream) */
   void *ev_back[2]; /* the copy back of output set k done (back stream) */
@@ -115,8 +116,8 @@ static prx_status sync_all(struct rx_gpu *G) {
   return st;
 }
 
-static void hfree(const struct rx_gpu *G, int pinned, void *p) {
-  if (pinned)
+static void hfree(const struct rx_gpu *G, void *p) {
+  if (G->h_pinned)
     G->m->host_free(p);
   else
     free(p);
@@ -144,8 +145,8 @@ void rx_gpu_destroy(struct rx_gpu *G) {
       G->dev->dev_free(o->d_bits[k]);
       G->dev->dev_free(o->d_llrs[k]);
     }
-    hfree(G, o->h_pinned, o->h_bits);
-    hfree(G, o->h_pinned, o->h_llrs);
+    hfree(G, o->h_bits);
+    hfree(G, o->h_llrs);
     free(o->n_symbols);
     free(o->n_bytes);
   }
@@ -173,18 +174,23 @@ static prx_status dgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   return PRX_OK;
 }
 
-/* Grows a host buffer of group o's bits or LLRs to bytes (its content is not kept): pinned
+/* Grows a host buffer of a group's bits or LLRs to bytes (its content is not kept): pinned
  * memory, or malloc where the module cannot have it (the copies back are then slower). */
-static prx_status hgrow(struct rx_gpu *G, rx_gout *o, void **p, size_t *cap, size_t bytes) {
+static prx_status hgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
   G->grows++;
-  hfree(G, o->h_pinned, *p);
+  hfree(G, *p);
   *cap = 0;
-  *p = o->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
+  *p = G->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
   if (!*p) return prx_fail(PRX_ERR_NOMEM, "out of host memory for the receiver's bits");
   *cap = bytes;
   return PRX_OK;
 }
+
+/* The bytes of group g's bits and of its LLRs at its strides: a device output set, the host
+ * rows. */
+static size_t bits_bytes(const rx_group *g) { return g->n * g->bits_stride; }
+static size_t llr_bytes(const rx_group *g) { return g->n * g->llr_stride * sizeof(float); }
 
 /* Group i's strides and its device output set k for a call with n_in samples per row (or the
  * flush). */
@@ -193,9 +199,18 @@ static prx_status outputs(prx_rx *rx, size_t i, int k, size_t n_in, int flush) {
   rx_group *g = &rx->g[i];
   rx_gout *o = &G->go[i];
   TRY(rx_ensure_capacity(rx, g, n_in, flush, 0));
-  TRY(dgrow(G, (void **)&o->d_bits[k], &o->d_bits_cap[k], g->n * g->bits_stride));
-  if (rx->cfg.llrs)
-    TRY(dgrow(G, (void **)&o->d_llrs[k], &o->d_llr_cap[k], g->n * g->llr_stride * sizeof(float)));
+  TRY(dgrow(G, (void **)&o->d_bits[k], &o->d_bits_cap[k], bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(dgrow(G, (void **)&o->d_llrs[k], &o->d_llr_cap[k], llr_bytes(g)));
+  return PRX_OK;
+}
+
+/* Group i's host rows for its bits (and LLRs) at its strides. */
+static prx_status host_rows(prx_rx *rx, size_t i) {
+  struct rx_gpu *G = rx->gpu;
+  const rx_group *g = &rx->g[i];
+  rx_gout *o = &G->go[i];
+  TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, llr_bytes(g)));
   return PRX_OK;
 }
 
@@ -210,13 +225,12 @@ static size_t ring_slots(const prx_rx *rx) {
   return r;
 }
 
-/* The batches' row pitch for A blocks: their outputs (at most ceil(block / D) + 1 a block, as
- * the host rows hold) and at least the flush's (rx->stride holds it), a multiple of 8 samples
- * (64-byte rows). */
+/* The batches' row pitch for A blocks: their outputs (rx_most_outputs a block, as the host rows
+ * hold) and at least the flush's (rx->stride holds it). */
 static size_t batch_stride(const prx_rx *rx, size_t A) {
-  size_t need = A * ((rx->block + rx->D - 1) / rx->D + 1);
+  size_t need = A * rx_most_outputs(rx, rx->block);
   if (need < rx->stride) need = rx->stride;
-  return (need + 7) & ~(size_t)7;
+  return rx_row_pitch(need);
 }
 
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
@@ -250,6 +264,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->dev = m->qpsk_bank;
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
+  G->h_pinned = m->host_alloc && m->host_free;
   G->R = ring_slots(rx);
   G->A = batch_blocks(rx);
   G->bstride = batch_stride(rx, G->A);
@@ -260,7 +275,6 @@ prx_status rx_gpu_create(prx_rx *rx) {
     return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_gout *o = &G->go[i];
-    o->h_pinned = m->host_alloc && m->host_free;
     o->n_symbols = calloc(rx->g[i].n, sizeof *o->n_symbols);
     o->n_bytes = calloc(rx->g[i].n, sizeof *o->n_bytes);
     if (!o->n_symbols || !o->n_bytes)
@@ -312,13 +326,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
       TRY(outputs(rx, i, k, 2 * G->bstride, 0));
       TRY(outputs(rx, i, k, 0, 1));
     }
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
-    rx_gout *o = &G->go[i];
-    TRY(hgrow(G, o, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
-    if (rx->cfg.llrs)
-      TRY(hgrow(G, o, (void **)&o->h_llrs, &o->h_llr_cap, g->n * g->llr_stride * sizeof(float)));
-  }
+  for (size_t i = 0; i < rx->n_groups; i++) TRY(host_rows(rx, i));
   rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
 }
@@ -372,13 +380,12 @@ static prx_status queue_back(prx_rx *rx) {
       if (g->n_bytes[r] > wb) wb = g->n_bytes[r];
       if (2 * g->n_symbols[r] > ws) ws = 2 * g->n_symbols[r];
     }
-    TRY(hgrow(G, o, (void **)&o->h_bits, &o->h_bits_cap, g->n * g->bits_stride));
+    TRY(host_rows(rx, i));
     if (wb)
       TRY(G->dev->copy2d(o->h_bits, g->bits_stride, o->d_bits[k], g->bits_stride, wb, g->n,
                          G->s_back));
     if (rx->cfg.llrs) {
       size_t lb = g->llr_stride * sizeof(float);
-      TRY(hgrow(G, o, (void **)&o->h_llrs, &o->h_llr_cap, g->n * lb));
       if (ws)
         TRY(G->dev->copy2d(o->h_llrs, lb, o->d_llrs[k], lb, ws * sizeof(float), g->n, G->s_back));
     }
@@ -405,6 +412,19 @@ static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i) {
   const rx_gout *o = &rx->gpu->go[i];
   const int k = rx->gpu->set;
   return rx_bank_out(&rx->g[i], o->d_bits[k], rx->cfg.llrs ? o->d_llrs[k] : NULL);
+}
+
+/* The symbols the groups' last bank calls completed, over every row; *any: whether they put out
+ * anything (symbols or bytes of bits), i.e. whether there are bits to bring back. */
+static size_t completed(const prx_rx *rx, int *any) {
+  size_t symbols = 0, out = 0;
+  for (size_t i = 0; i < rx->n_groups; i++)
+    for (size_t r = 0; r < rx->g[i].n; r++) {
+      symbols += rx->g[i].n_symbols[r];
+      out += rx->g[i].n_symbols[r] + rx->g[i].n_bytes[r];
+    }
+  *any = out != 0;
+  return symbols;
 }
 
 /* The banks' driver times summed over the groups (wait for the device, serial passes). */
@@ -441,23 +461,19 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     rx_deliver_channels(rx, rx->rows, m);
   }
   TRY(set_free(G));
-  size_t symbols = 0;
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     TRY(outputs(rx, i, G->set, m, 0));
     prx_qpsk_bank_out o = device_out(rx, i);
     TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * G->bstride, G->bstride, m, &o,
                                      G->s_demod));
-    for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
   }
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
   double t1 = prx_now();
-  if (tr) {
-    tr->symbols = 0;
-    for (size_t i = 0; i < rx->n_groups; i++)
-      for (size_t r = 0; r < rx->g[i].n; r++) tr->symbols += rx->g[i].n_symbols[r];
-  }
-  if (symbols) TRY(queue_back(rx));
+  int any;
+  size_t symbols = completed(rx, &any);
+  if (tr) tr->symbols = symbols;
+  if (any) TRY(queue_back(rx));
   if (G->serial) {
     TRY(G->dev->sync(G->s_demod));
     TRY(deliver_pending(rx));
@@ -497,7 +513,7 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *i
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
   if (b->n_out == 0) TRY(G->m->stream_wait(G->s_chan, b->ev_free));
-  if (b->n_out + (n + rx->D - 1) / rx->D + 1 > G->bstride)
+  if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
                     n);
   size_t got = 0;
@@ -601,15 +617,14 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   TRY(demodulate(rx, G->bat[0].d_rows, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  size_t symbols = 0;
   for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
     TRY(outputs(rx, i, G->set, 0, 1));
     prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_flush_device(g->bank, &o, G->s_demod));
-    for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
+    TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
   }
-  if (symbols) TRY(queue_back(rx));
+  int any;
+  completed(rx, &any);
+  if (any) TRY(queue_back(rx));
   TRY(deliver_pending(rx));
   TRY(G->dev->sync(G->s_demod));
   rx->t_demod += prx_now() - t0;

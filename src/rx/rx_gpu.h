@@ -6,7 +6,7 @@
  * group's rows there once per batch (the group delay dropped by offsetting the row pointers),
  * and only the bits (and the LLRs when asked) come back, into pinned host rows, beside the next
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
- * Within one call the copies and the channelizer run up to two batches ahead of the banks (four
+ * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
  * before), so the copy engine keeps going while the banks run. Every block of a call is
  * delivered before the call returns, as on the CPU. */
@@ -21,8 +21,13 @@ struct rx_gpu;
  * the banks and rx->stride made). */
 prx_status rx_gpu_create(prx_rx *rx);
 void rx_gpu_destroy(struct rx_gpu *gpu); /* waits for its streams; accepts NULL */
-void rx_gpu_reset(prx_rx *rx);           /* waits for its streams, forgets the block in flight */
+/* Waits for its streams and forgets the batches in flight and the bits not yet delivered. */
+void rx_gpu_reset(prx_rx *rx);
+/* Every block of the call delivered before it returns; on an error its streams are waited for
+ * and the undelivered bits dropped. */
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n);
+/* The stream's end, its bits delivered; an error may leave work queued, which prx_rx_flush's
+ * reset of the stream (rx_gpu_reset) waits for. */
 prx_status rx_gpu_flush(prx_rx *rx);
 
 /* For the benchmarks: serial 1 waits for each stage before the next (no overlap), so that the
@@ -36,8 +41,8 @@ void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, doub
 /* The receiver's set-up, seconds, in the order it runs (`polyrx rx` prints them with
  * POLYRX_TIMING): the demodulator banks (on CUDA their first call into the device waits for the
  * device's context, after their CPU part), the prototype and the channelizer, the host rows, and
- * on the GPU path its streams and events, its ring of device buffers, the flush's zeros and the
- * output buffers. */
+ * on the GPU path its streams and events, its input slots and batch rows (gpu_ring), the
+ * flush's zeros and the output buffers. */
 typedef struct {
   double banks, chan, rows, gpu_streams, gpu_ring, gpu_zero, gpu_outputs;
 } prx_rx_setup_times;

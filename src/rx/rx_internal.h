@@ -46,6 +46,10 @@ struct prx_rx {
   struct rx_gpu *gpu;       /* the device-resident path (rx_gpu.c), NULL unless the CUDA backend */
 };
 
+/* The most channel outputs per row that n input samples give the channelizer: ceil(n / D) + 1. */
+size_t rx_most_outputs(const prx_rx *rx, size_t n);
+/* A row pitch of at least need samples: a multiple of 8 (64-byte rows). */
+size_t rx_row_pitch(size_t need);
 /* Grows group g's output strides to what a call with n_in samples per row (or the flush) may
  * write, and with host its host output buffers (bits, LLRs) with them (the GPU path brings the
  * bits back into buffers of its own). */
