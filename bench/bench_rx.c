@@ -27,10 +27,13 @@
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
  *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu";
- * - "rx_gpu_trace": one 64-carrier run in blocks of 2^22 with the receiver's per-block trace
- *   (host clock): the ring's depth, the blocks queued ahead of the banks, the banks' time in the
- *   blocks that complete a CFO span and in the others, the largest gap between two blocks' ends;
- *   the first blocks' timeline as "rx_gpu_trace_block" lines;
+ * - "rx_gpu_trace": a run in blocks of 2^22 with 64 carriers and one with all 1024 channels, each
+ *   the second run of its receiver (the first untraced), with the receiver's per-call trace (host
+ *   clock; a bank call takes a batch of blocks): the blocks a batch holds, the input slots, the
+ *   blocks queued ahead of the banks, the banks' time in the calls that complete a CFO span and
+ *   in the others, the host's time after the banks, the largest gap between two calls' ends, the
+ *   output buffers grown, each call's time; the first calls' timeline as "rx_gpu_trace_call"
+ *   lines;
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
  *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
@@ -378,32 +381,40 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
   return 0;
 }
 
-/* The timeline of one 64-carrier run in blocks of 2^22 (execute only): per block, from the
- * receiver's trace (host clock), the time from one block's bits back to the next one's (the
- * copy of a block takes block / PCIe bound), what the banks took in blocks that complete a CFO
- * span and in the others, their waits for the device and serial passes, and the blocks queued
- * ahead of the banks; the first blocks as JSON lines. */
-static int gpu_trace(const int16_t *x, size_t n, double pcie_sps) {
-  enum { CAP = 4096, SHOW = 12 };
+/* The timeline of one run in blocks of 2^22 (execute only), 64 carriers or all 1024 channels:
+ * per bank call (a batch of blocks), from the receiver's trace (host clock), what the banks took
+ * in calls that complete a CFO span and in the others, their waits for the device and serial
+ * passes, the host's time after the banks (the batch before delivered, the bits' copy queued),
+ * and the blocks queued ahead of the banks; the first calls as JSON lines. */
+static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
+  enum { CAP = 4096, SHOW = 3 };
   static prx_rx_gpu_trace tr[CAP];
   uint64_t bytes = 0;
-  prx_rx *rx = gpu_rx(0, BIG_BLOCK, &bytes, 0);
+  prx_rx *rx = gpu_rx(all, BIG_BLOCK, &bytes, 0);
   if (!rx) return -1;
+  /* a first run untraced (the process's first launches of each kernel), then the traced one on a
+   * fresh stream */
+  prx_status st = prx_rx_execute(rx, x, n);
+  if (!st) st = prx_rx_flush(rx);
   prx_rx_gpu_set_trace(rx, tr, CAP);
   double t0 = bench_now();
-  prx_status st = prx_rx_execute(rx, x, n);
+  if (!st) st = prx_rx_execute(rx, x, n);
   double wall = bench_now() - t0;
   size_t nb = prx_rx_gpu_trace_count(rx), slots = prx_rx_gpu_ring_slots(rx);
+  size_t batch = prx_rx_gpu_batch_blocks(rx);
   prx_rx_destroy(rx);
   if (st) {
     fprintf(stderr, "bench_rx: %s\n", prx_last_error());
     return -1;
   }
   double span_s = 0, span_max = 0, other_s = 0, span_wait = 0, span_serial = 0, gap_max = 0;
-  double ahead = 0;
-  size_t spans = 0;
+  double ahead = 0, after = 0;
+  size_t spans = 0, grows = 0;
+  char calls[4096] = "";
+  size_t cl = 0;
   for (size_t i = 0; i < nb; i++) {
-    double d = tr[i].t_back - tr[i].t_demod;
+    double d = tr[i].t_banks - tr[i].t_demod;
+    after += tr[i].t_back - tr[i].t_banks;
     if (tr[i].symbols) {
       spans++;
       span_s += d;
@@ -414,23 +425,29 @@ static int gpu_trace(const int16_t *x, size_t n, double pcie_sps) {
       other_s += d;
     }
     ahead += tr[i].ahead;
+    grows += tr[i].grows;
+    if (cl + 32 < sizeof calls)
+      cl += (size_t)snprintf(calls + cl, sizeof calls - cl, "%s%.3f", i ? "," : "",
+                             (tr[i].t_back - (i ? tr[i - 1].t_back : t0)) * 1e3);
     if (i && tr[i].t_back - tr[i - 1].t_back > gap_max) gap_max = tr[i].t_back - tr[i - 1].t_back;
     if (i < SHOW)
-      printf("{\"bench\":\"rx_gpu_trace_block\",\"block\":%zu,\"queued_ms\":%.3f,"
-             "\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,\"ahead\":%u,"
-             "\"symbols\":%zu}\n",
-             i, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3, (tr[i].t_banks - t0) * 1e3,
-             (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
+      printf("{\"bench\":\"rx_gpu_trace_call\",\"carriers\":%d,\"call\":%zu,\"blocks\":%u,"
+             "\"queued_ms\":%.3f,\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,"
+             "\"ahead\":%u,\"symbols\":%zu}\n",
+             all ? K : 64, i, tr[i].blocks, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3,
+             (tr[i].t_banks - t0) * 1e3, (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
   }
-  printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":64,\"block\":%zu,\"blocks\":%zu,"
-         "\"ring_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,\"span_blocks\":%zu,"
-         "\"span_block_ms\":%.3f,\"span_block_max_ms\":%.3f,\"span_bank_wait_ms\":%.3f,"
-         "\"span_bank_serial_ms\":%.3f,\"other_block_ms\":%.4f,\"mean_ahead\":%.2f,"
-         "\"largest_gap_ms\":%.3f,\"block_copy_ms\":%.3f}\n",
-         BIG_BLOCK, nb, slots, wall, n / pcie_sps, spans, spans ? span_s / spans * 1e3 : 0,
-         span_max * 1e3, spans ? span_wait / spans * 1e3 : 0, spans ? span_serial / spans * 1e3 : 0,
-         nb > spans ? other_s / (nb - spans) * 1e3 : 0, nb ? ahead / nb : 0, gap_max * 1e3,
-         BIG_BLOCK / pcie_sps * 1e3);
+  printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":%d,\"block\":%zu,\"batch_blocks\":%zu,"
+         "\"bank_calls\":%zu,\"input_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,"
+         "\"span_calls\":%zu,\"span_call_ms\":%.3f,\"span_call_max_ms\":%.3f,"
+         "\"span_bank_wait_ms\":%.3f,\"span_bank_serial_ms\":%.3f,\"other_call_ms\":%.4f,"
+         "\"after_banks_ms\":%.4f,\"mean_ahead\":%.2f,\"largest_gap_ms\":%.3f,"
+         "\"block_copy_ms\":%.3f,\"grows\":%zu,\"call_ms\":[%s]}\n",
+         all ? K : 64, BIG_BLOCK, batch, nb, slots, wall, n / pcie_sps, spans,
+         spans ? span_s / spans * 1e3 : 0, span_max * 1e3, spans ? span_wait / spans * 1e3 : 0,
+         spans ? span_serial / spans * 1e3 : 0, nb > spans ? other_s / (nb - spans) * 1e3 : 0,
+         nb ? after / nb * 1e3 : 0, nb ? ahead / nb : 0, gap_max * 1e3, BIG_BLOCK / pcie_sps * 1e3,
+         grows, calls);
   return 0;
 }
 
@@ -508,7 +525,8 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
          "\"ci16_gsps\":%.3f}\n",
          (size_t)1 << 30, pcie / 1e9, pcie_sps / 1e9);
   if (chan_cases) chan_device_cases(y, big);
-  if (gpu_trace(y, big, pcie_sps)) return -1;
+  for (int all = 0; all < 2; all++)
+    if (gpu_trace(y, big, all, pcie_sps)) return -1;
   double rate[2][2], split[2][4], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {

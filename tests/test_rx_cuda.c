@@ -3,10 +3,11 @@
  * without error, and the CPU backend's bits within the GPU demodulator's agreement (issue 11:
  * identical at Es/N0 >= 12 dB, at least 99.99 % identical below), LLRs within 1e-3 relative (L2)
  * of the CPU's; chunked calls (blocks smaller than a call, calls across blocks), the channel
- * samples asked for (on_channel), the serial timing mode and small blocks in one call (many
- * more blocks than the receiver's ring of device buffers holds: each slot reused) give the same
- * bits. --quick: a quarter of the capture (for compute-sanitizer). Exits 77 where no GPU is
- * usable. */
+ * samples asked for (on_channel), the serial timing mode, small blocks in one call (many
+ * more blocks than the receiver's input slots: each slot reused) and calls of more than one
+ * batch of blocks of an odd size (the banks called once per batch: full batches, then a partial
+ * one, in each call) give the same bits. --quick: a quarter of the capture (for
+ * compute-sanitizer). Exits 77 where no GPU is usable. */
 #include "test_rx_scene.h"
 
 #include "rx/rx_gpu.h"
@@ -57,12 +58,13 @@ int main(int argc, char **argv) {
   scene_add(&s, 19.7 * SP, 0, 30, -200, 0.4, 0.2, 0);
   scene_add(&s, -15.5 * SP, -0.1 * 2400, 9, 200, 0.7, 0.35, 0);
   CHECK(scene_make(&s, (size_t)1 << (quick ? 19 : 21), 3) == 0, "scene");
-  collect cpu, gpu, chunked, serial, ring;
+  collect cpu, gpu, chunked, serial, ring, batched;
   memset(&cpu, 0, sizeof cpu);
   memset(&gpu, 0, sizeof gpu);
   memset(&chunked, 0, sizeof chunked);
   memset(&serial, 0, sizeof serial);
   memset(&ring, 0, sizeof ring);
+  memset(&batched, 0, sizeof batched);
   prx_rx_config rc = scene_rx_config(&s, &cpu);
   rc.llrs = 1;
   CHECK(scene_receive(&s, &rc, 0, NULL) == 0, "CPU");
@@ -89,6 +91,16 @@ int main(int argc, char **argv) {
   CHECK(rr && s.n / 4096 >= 2 * prx_rx_gpu_ring_slots(rr), "the ring (%zu slots) is not wrapped",
         rr ? prx_rx_gpu_ring_slots(rr) : 0);
   prx_rx_destroy(rr);
+  /* blocks of 8100 samples (not a multiple of D: 253 or 254 outputs a block) in calls of
+   * 1500000: a call holds more than a batch, and ends with a partial one */
+  rc = scene_rx_config(&s, &batched);
+  rc.backend = PRX_BACKEND_CUDA;
+  rc.block_samples = 8100;
+  prx_rx *rb = NULL;
+  CHECK(scene_receive(&s, &rc, 1500000, &rb) == 0, "CUDA, batched: %s", prx_last_error());
+  size_t A = rb ? prx_rx_gpu_batch_blocks(rb) : 0;
+  CHECK(A > 1 && 1500000 / 8100 > A && 1500000 / 8100 % A, "batches of %zu blocks", A);
+  prx_rx_destroy(rb);
   /* the serial timing mode (the benchmark's split) on a receiver kept to check its times */
   rc = scene_rx_config(&s, &serial);
   rc.backend = PRX_BACKEND_CUDA;
@@ -111,13 +123,14 @@ int main(int argc, char **argv) {
     long e = scene_errors(&s, &gpu, c);
     CHECK(e >= 0, "carrier %zu: %zu bits out, %zu sent", c, gpu.nbits[c], s.nref[c]);
     if (s.sim[c].power_db == 0) CHECK(e == 0, "carrier %zu: %ld errors", c, e);
-    size_t d1, d2, d3, d4;
+    size_t d1, d2, d3, d4, d5;
     CHECK(agrees(&s, &gpu, &cpu, c, &d1), "carrier %zu: CUDA bits differ from the CPU's (%zu)", c,
           d1);
     CHECK(agrees(&s, &chunked, &cpu, c, &d2), "carrier %zu: chunked CUDA bits differ (%zu)", c, d2);
     CHECK(agrees(&s, &serial, &cpu, c, &d3), "carrier %zu: serial CUDA bits differ (%zu)", c, d3);
     CHECK(agrees(&s, &ring, &cpu, c, &d4), "carrier %zu: small-block CUDA bits differ (%zu)", c,
           d4);
+    CHECK(agrees(&s, &batched, &cpu, c, &d5), "carrier %zu: batched CUDA bits differ (%zu)", c, d5);
     /* the channel samples: ceil(N / D) per carrier */
     CHECK(chan_seen[c] == (size_t)ceil((double)s.n / D), "carrier %zu: %zu channel samples, %zu", c,
           chan_seen[c], (size_t)ceil((double)s.n / D));
@@ -129,15 +142,16 @@ int main(int argc, char **argv) {
     }
     double rel = gpu.nllr[c] == cpu.nllr[c] ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
     CHECK(rel <= 1e-3, "carrier %zu: CUDA LLRs differ from the CPU's by %.3g (L2)", c, rel);
-    printf("carrier %zu: %zu bits, %ld errors, %zu / %zu / %zu / %zu bits differ from the CPU's "
-           "(whole, chunked, serial, small blocks), LLRs within %.2g (L2)\n",
-           c, gpu.nbits[c], e, d1, d2, d3, d4, rel);
+    printf("carrier %zu: %zu bits, %ld errors, %zu / %zu / %zu / %zu / %zu bits differ from the "
+           "CPU's (whole, chunked, serial, small blocks, batched), LLRs within %.2g (L2)\n",
+           c, gpu.nbits[c], e, d1, d2, d3, d4, d5, rel);
   }
   collect_free(&cpu);
   collect_free(&gpu);
   collect_free(&chunked);
   collect_free(&serial);
   collect_free(&ring);
+  collect_free(&batched);
   scene_free(&s);
   return test_finish("test_rx_cuda");
 }

@@ -36,10 +36,12 @@
  * copy otherwise), the channelizer writes the selected channels into device rows, the
  * demodulator banks (polyrx/qpsk_bank.h, CUDA backend) read them there, and only the bits (and
  * LLRs when asked) come back; the channel samples come back only when on_channel is set.
- * Within a call the copies and the channelizer run up to a ring of device buffers ahead of the
- * banks (2^25 input samples, at most 512 MiB), so the copy engine keeps going while the banks
- * demodulate a CFO span; every block of a call is delivered before the call returns, and the
- * caller's input is no longer read once it has. The bits on CUDA are the CPU's within the GPU
+ * Within a call the banks are called once per batch of blocks (about one CFO span of samples
+ * per carrier; the outputs then come per batch) and the copies and the channelizer run up to a
+ * batch ahead of them (device memory: 2^25 input samples, at most 512 MiB, and two row
+ * buffers, at most 1 GiB), so the copy engine keeps going while the banks demodulate; every
+ * block of a call is delivered before the call returns, and the caller's input is no longer read
+ * once it has. The bits on CUDA are the CPU's within the GPU
  * demodulator's agreement: identical at Es/N0 >= 12 dB, at least 99.99 % identical below
  * (float rounding in the channelizer and the demodulator's per-sample arithmetic); LLRs within
  * 1e-3 relative (L2 over a carrier; test_rx_cuda measures a few 1e-5).

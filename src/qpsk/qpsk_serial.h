@@ -232,6 +232,8 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
     tb[t].tau = th;
   }
   QPSK_SR_SYNC(); /* (every lane has read the team's om and en) */
+  /* each block's th and lock into the team's scratch, in om's pair (shared memory on the GPU),
+   * where every lane's chain reads them */
   for (size_t t = tm->lane; t < nb; t += tm->n) {
     tm->om[2 * t] = tb[t].tau;
     tm->om[2 * t + 1] = tb[t].locked;

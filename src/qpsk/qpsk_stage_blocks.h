@@ -58,9 +58,8 @@ QPSK_HD void qpsk_om_combine(const double *sums, int64_t b, int64_t L, unsigned 
   memset(r, 0, sizeof *r);
   r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
   for (unsigned j = 0; j <= nsub; j++) {
-    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * L;
-    if (e > g_hi) e = g_hi;
-    if (e <= a) break;
+    int64_t a, e;
+    if (!qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e)) break;
     qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, in->D, in->gain, r->osub[j]);
     r->osub_t[j] = (double)(a + e - 1) / 8.0;
     r->nsub = j + 1;

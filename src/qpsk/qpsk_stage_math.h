@@ -565,15 +565,18 @@ QPSK_HD prx_cf32 qpsk_x4_one(const prx_cf32 *z, const float c[4]) {
 }
 
 /* Stage x4: symbol k of a block (L symbols, grid of glen = 4L + 2 gm values from 4bL - gm) reads
- * grid values *g - 1 .. *g + 2 with Farrow coefficients c: runs of qpsk_run_length(d, n, 1)
- * symbols take their centre's timing, clamped so that the interpolator stays in the grid. */
-/* its two parts, which a kernel evaluates once per run rather than once per symbol: the block's
- * run length R, and run ka's (a symbol k0 + a multiple of R) first grid index and coefficients
- * (symbol k of the run reads from that index + 4 (k - ka)) */
+ * grid values g - 1 .. g + 2 with Farrow coefficients c: runs of qpsk_run_length(d, n, 1)
+ * symbols take their centre's timing, clamped so that the interpolator stays in the grid.
+ * qpsk_x4_tap gives one symbol's g and c from two parts, which a kernel can evaluate once per run
+ * rather than once per symbol: qpsk_x4_run_len and qpsk_x4_run_at. */
+
+/* the block's run length R (at least 1) */
 QPSK_HD int64_t qpsk_x4_run_len(const qpsk_mf_timing *t) {
   const int64_t R = qpsk_run_length(t->d, t->k1 - t->k0, 1);
   return R < 1 ? 1 : R;
 }
+/* run ka's (a symbol k0 + a multiple of R) g, returned, and coefficients c: symbol k of the run
+ * has g + 4 (k - ka) */
 QPSK_HD int64_t qpsk_x4_run_at(const qpsk_mf_timing *t, int64_t L, int gm, int64_t ka, int64_t R,
                                float c[4]) {
   const int64_t m = t->k1 - ka < R ? t->k1 - ka : R;
@@ -586,6 +589,7 @@ QPSK_HD int64_t qpsk_x4_run_at(const qpsk_mf_timing *t, int64_t L, int gm, int64
   qpsk_farrow_of(g0 - fl, c);
   return (int64_t)fl;
 }
+/* symbol k's g (*g) and coefficients c */
 QPSK_HD void qpsk_x4_tap(const qpsk_mf_timing *t, int64_t L, int gm, int64_t k, int64_t *g,
                          float c[4]) {
   const int64_t R = qpsk_x4_run_len(t);
@@ -898,6 +902,18 @@ QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int
 QPSK_HD int64_t qpsk_om_own_end(int64_t m0, int64_t L, int gm, int64_t g_hi) {
   const int64_t end = gm + 4 * L;
   return g_hi < m0 + end ? g_hi - m0 : end;
+}
+
+/* Stage om: sub-block j of the O&M record of the block whose own grid starts at m0 = 4 b L (nsub
+ * sub-blocks of Ls4 grid values, then the rest of its 4 L, all cut at g_hi) is grid indices
+ * [*a, *e); it is in the record while it is not empty (the first empty one ends them: a sub-block
+ * is empty exactly when every later one is; none past nsub is). */
+QPSK_HD int qpsk_om_sub_span(int64_t m0, int64_t L, int64_t Ls4, unsigned nsub, int64_t g_hi,
+                             unsigned j, int64_t *a, int64_t *e) {
+  *a = m0 + Ls4 * j;
+  *e = j < nsub ? *a + Ls4 : m0 + 4 * L;
+  if (*e > g_hi) *e = g_hi;
+  return j <= nsub && *e > *a;
 }
 
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the

@@ -91,10 +91,10 @@ typedef struct {
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
  * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
- * reads it; SUMS: the input sums and the non-finite count of the block's own samples [own0, own1)
+ * reads it; the input sums and the non-finite count of the block's own samples [own0, own1)
  * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
  * past the grid's end read up to 3 samples past it). */
-template <bool HALF, bool MIX, bool SUMS>
+template <bool HALF, bool MIX>
 __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
                                                  int64_t hi, int64_t own0, int64_t own1, int wpad,
                                                  float2 *win, double m[4], unsigned *bad) {
@@ -106,26 +106,22 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
    * count in an integer, exact either way): the same values and sums in the same order as edge */
   auto inner = [&](prx_cf32 v, int tu) {
     const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-    if (SUMS) {
-      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-      m[0] += re;
-      m[1] += im;
-      m[2] += (double)re * re + (double)im * im;
-      cnt += fin && own;
-      nb += !fin && own;
-    }
+    const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+    m[0] += re;
+    m[1] += im;
+    m[2] += (double)re * re + (double)im * im;
+    cnt += fin && own;
+    nb += !fin && own;
     win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
   };
   auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
-    if (SUMS && in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
     v = qpsk_window_sample(v, in, zero);
     win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
-  if (SUMS) {
-    m[3] += (double)cnt;
-    *bad += nb;
-  }
+  m[3] += (double)cnt;
+  *bad += nb;
   if (wpad && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
 }
@@ -173,7 +169,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   unsigned bad = 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters */
   const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX, true>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
+  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -449,8 +445,8 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   if (g_hi > p.g_hi) g_hi = p.g_hi;
   float2 *z = (float2 *)(grid + o * (size_t)ng);
   for (unsigned j = threadIdx.x >> 5; j <= nsub; j += STAGE_THREADS / 32) {
-    int64_t a = m0 + Ls4 * j, e = j < nsub ? a + Ls4 : m0 + 4 * (int64_t)L;
-    if (e > g_hi) e = g_hi;
+    int64_t a, e;
+    qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e);
     double x0 = 0, x1 = 0;
     for (int64_t mb = a; mb < e; mb += 32 * OM_BATCH) {
       float2 v[OM_BATCH];
@@ -527,17 +523,28 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
+/* four consecutive cf32 values from p, 16-byte aligned, as two 16-byte loads (x4's grid values,
+ * out's symbols) */
+__device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) {
+  const float4 *q = (const float4 *)p;
+  const float4 a = q[0], b = q[1];
+  v[0] = prx_cf32{a.x, a.y};
+  v[1] = prx_cf32{a.z, a.w};
+  v[2] = prx_cf32{b.x, b.y};
+  v[3] = prx_cf32{b.z, b.w};
+}
+
 /* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
  * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
  * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
  * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
- * the DC, at unit level: om's arithmetic). A run's first grid index and coefficients (double
- * arithmetic, qpsk_x4_run_at) are the same for all its symbols: where the block has at most
- * STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock offset within
- * 5000 ppm) one thread per run forms them in shared memory, else each symbol forms its own
- * (qpsk_x4_tap); the same values either way.
- * A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the grid aligned,
- * the run's first index odd: every symbol of the run alike). */
+ * the DC, at unit level: om's arithmetic). A run's grid index g and coefficients (double
+ * arithmetic, qpsk_x4_run_at) serve all its symbols (symbol k of run ka: g + 4 (k - ka)): where the
+ * block has at most STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock
+ * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
+ * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
+ * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
+ * alike). */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
@@ -582,14 +589,9 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     } else
       qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    if (vec && (g & 1)) {
-      const float4 *p = (const float4 *)(z + g - 1);
-      const float4 a = p[0], b = p[1];
-      v[0] = prx_cf32{a.x, a.y};
-      v[1] = prx_cf32{a.z, a.w};
-      v[2] = prx_cf32{b.x, b.y};
-      v[3] = prx_cf32{b.z, b.w};
-    } else
+    if (vec && (g & 1))
+      load4_aligned(z + g - 1, v);
+    else
       for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
     if (LEVEL)
       for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
@@ -618,18 +620,10 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
   int64_t g_hi = m0 + 4 * (int64_t)L;
   if (g_hi > p.g_hi) g_hi = p.g_hi;
   qpsk_om_out *r = out + o;
-  /* sub-block j is in the record while it is not empty (the first empty one ends them: a
-   * sub-block is empty exactly when every later one is) */
-  auto span_of = [&](unsigned j, int64_t *a, int64_t *e) {
-    *a = m0 + Ls4 * j;
-    *e = j < nsub ? *a + Ls4 : m0 + 4 * (int64_t)L;
-    if (*e > g_hi) *e = g_hi;
-    return j <= nsub && *e > *a;
-  };
   for (unsigned j = lane; j < QPSK_SUB_MAX; j += 32) {
     int64_t a, e;
     double x[2] = {0, 0}, tc = 0;
-    if (span_of(j, &a, &e)) {
+    if (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e)) {
       qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, p.D, p.gain, x);
       tc = (double)(a + e - 1) / 8.0;
     }
@@ -643,7 +637,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
   unsigned nj = 0;
   {
     int64_t a, e;
-    while (span_of(nj, &a, &e)) nj++;
+    while (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, nj, &a, &e)) nj++;
   }
   if (lane < QPSK_LAGS) {
     const unsigned l = lane;
@@ -651,7 +645,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
     if (l < nlags)
       for (unsigned j = 1u << l; j < nj; j++) {
         int64_t a, e;
-        span_of(j, &a, &e);
+        qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e);
         if (j < nsub && e - a == Ls4) {
           const double *x = xs[wp][j], *q = xs[wp][j - (1u << l)];
           cr += x[0] * q[0] + x[1] * q[1];
@@ -676,6 +670,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
  * Reads 8 bytes, writes 2 per symbol. */
 #define OUT_THREADS 128
 #define OUT_PER 4
+static_assert(OUT_PER == 4, "out loads its symbols four at a time (load4_aligned)");
 __global__ void __launch_bounds__(OUT_THREADS)
     qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
@@ -689,14 +684,9 @@ __global__ void __launch_bounds__(OUT_THREADS)
   const unsigned al = (unsigned)((uintptr_t)dst & 7); /* (each thread's bits start 8 bytes on) */
   for (int64_t i0 = OUT_PER * (int64_t)threadIdx.x; i0 < n; i0 += OUT_PER * OUT_THREADS) {
     prx_cf32 v[OUT_PER];
-    if (vec && i0 + OUT_PER <= n) {
-      const float4 *p = (const float4 *)(y + i0);
-      const float4 a = p[0], b = p[1];
-      v[0] = prx_cf32{a.x, a.y};
-      v[1] = prx_cf32{a.z, a.w};
-      v[2] = prx_cf32{b.x, b.y};
-      v[3] = prx_cf32{b.z, b.w};
-    } else
+    if (vec && i0 + OUT_PER <= n)
+      load4_aligned(y + i0, v);
+    else
 #pragma unroll
       for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
     unsigned b0, b1, qp = o.quad0;

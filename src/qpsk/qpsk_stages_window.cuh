@@ -1,14 +1,16 @@
-/* The input window of a stage kernel's thread block (pre, pre_om, mf in qpsk_stages_cuda.cu): one
- * staging loop for both kernels, each thread its samples t = threadIdx.x + k STAGE_THREADS in the
- * order of k, STAGE_BATCH of them loaded before the first is used (latency), each handed to the
- * kernel's own transform into its window in shared memory (pre: the input sums and the
- * non-finite test; mf: the DC, the level and the NCO). Where the whole window lies in the stream
- * and nothing is mixed (every block but the stream's first and last) the loop takes no bounds per
- * sample and 32-bit indices.
+/* The input window of a stage kernel's thread block (qpsk_stages_cuda.cu: qpsk_pre_kernel, which
+ * runs pre and pre_om, and qpsk_mf_kernel): one staging loop for both kernels, each thread its
+ * samples t = threadIdx.x + k STAGE_THREADS in the order of k, STAGE_BATCH of them loaded before
+ * the first is used (latency), each handed to the kernel's own transform into its window in shared
+ * memory (pre: the input sums and the non-finite test; mf: the DC, the level and the NCO). Where
+ * the whole window lies in the stream and nothing is mixed (every block but the stream's first and
+ * last) the loop takes no bounds per sample and 32-bit indices.
  *
- * (A bulk copy of the raw window into shared memory, cp.async.bulk on an mbarrier, was measured
- * in its place on the H200 and was no faster: bench/GPU_NOTES.md, "Stage kernels, eighth
- * session".) */
+ * (A bulk copy of the raw window into shared memory, cp.async.bulk on an mbarrier, is no faster
+ * on the H200: bench/GPU_NOTES.md, "Stage kernels, eighth session".)
+ *
+ * Included after qpsk_stage_math.h (prx_cf32, qpsk_mix_turns, qpsk_mix_sample), which
+ * qpsk_stages_cuda.cu's C headers bring in first. */
 #ifndef PRX_QPSK_STAGES_WINDOW_CUH
 #define PRX_QPSK_STAGES_WINDOW_CUH
 

@@ -298,9 +298,9 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   if (st) goto fail;
 
   /* rows: a block's outputs or the flush's, whichever is more (2 P + 1 at most) */
-  size_t need = (rx->block + rx->D - 1) / rx->D + 1;
+  size_t need = rx_most_outputs(rx, rx->block);
   if (need < 2 * (size_t)rx->P + 2) need = 2 * (size_t)rx->P + 2;
-  rx->stride = (need + 7) & ~(size_t)7;
+  rx->stride = rx_row_pitch(need);
   t0 = prx_now();
   rx->rows = prx_alloc(n * rx->stride, sizeof *rx->rows);
   rx->setup.rows = prx_now() - t0;
@@ -331,21 +331,29 @@ void prx_rx_reset(prx_rx *rx) {
   rx->t_chan = rx->t_demod = 0;
 }
 
-prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush) {
+size_t rx_most_outputs(const prx_rx *rx, size_t n) { return (n + rx->D - 1) / rx->D + 1; }
+
+size_t rx_row_pitch(size_t need) { return (need + 7) & ~(size_t)7; }
+
+prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush, int host) {
   size_t bytes = prx_qpsk_bank_bits_capacity(g->bank, n_in, flush);
   size_t syms = prx_qpsk_bank_max_symbols(g->bank, n_in, flush);
   if (bytes > g->bits_stride) {
     size_t s = bytes + bytes / 2 + 64;
-    uint8_t *p = realloc(g->bits, g->n * s);
-    if (!p) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu carriers' bits", g->n);
-    g->bits = p;
+    if (host) {
+      uint8_t *p = realloc(g->bits, g->n * s);
+      if (!p) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu carriers' bits", g->n);
+      g->bits = p;
+    }
     g->bits_stride = s;
   }
   if (rx->cfg.llrs && 2 * syms > g->llr_stride) {
     size_t s = 3 * syms + 64;
-    float *p = realloc(g->llrs, g->n * s * sizeof *p);
-    if (!p) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu carriers' LLRs", g->n);
-    g->llrs = p;
+    if (host) {
+      float *p = realloc(g->llrs, g->n * s * sizeof *p);
+      if (!p) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu carriers' LLRs", g->n);
+      g->llrs = p;
+    }
     g->llr_stride = s;
   }
   return PRX_OK;
@@ -373,9 +381,11 @@ void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m) {
   }
 }
 
-void rx_deliver(prx_rx *rx) {
+void rx_deliver(prx_rx *rx) { rx_deliver_from(rx, rx->g); }
+
+void rx_deliver_from(prx_rx *rx, const rx_group *groups) {
   for (size_t c = 0; c < rx->n_car; c++) {
-    const rx_group *g = &rx->g[rx->group_of[c]];
+    const rx_group *g = &groups[rx->group_of[c]];
     size_t r = rx->row_of[c];
     if (!g->n_symbols[r] && !g->n_bytes[r]) continue;
     rx->cfg.on_output(rx->cfg.user, c, g->bits + r * g->bits_stride, g->n_bytes[r],
@@ -400,7 +410,7 @@ static prx_status demodulate(prx_rx *rx, size_t n_out, uint64_t limit) {
   double t0 = prx_now();
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
-    prx_status st = rx_ensure_capacity(rx, g, m, 0);
+    prx_status st = rx_ensure_capacity(rx, g, m, 0, 1);
     if (st) return st;
     prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_execute(g->bank, rx->rows + g->first_row * rx->stride + skip, rx->stride, m,
@@ -450,7 +460,7 @@ static prx_status flush_cpu(prx_rx *rx) {
   t0 = prx_now();
   for (size_t i = 0; !st && i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
-    st = rx_ensure_capacity(rx, g, 0, 1);
+    st = rx_ensure_capacity(rx, g, 0, 1, 1);
     if (st) break;
     prx_qpsk_bank_out o = host_out(rx, g);
     st = prx_qpsk_bank_flush(g->bank, &o);

@@ -4,21 +4,27 @@
  * (the demodulator bank's table, src/qpsk/qpsk_bank_internal.h, and the module's events), so
  * this file is plain C and links nothing of CUDA.
  *
- * A ring of R slots, each a device input buffer and a device row buffer, and three streams
- * ordered by events only: block j's input copy (copy stream) goes into slot j mod R after the
- * channelizer of block j - R has read that slot's input; its channelizer (channel stream) after
- * the copy and after block j - R's banks have read the slot's rows; its banks (demodulator
- * stream) after its channelizer. The host never waits for a copy or the channelizer: it queues
- * the copies and channelizers of up to R - 1 blocks ahead of the block whose banks it calls, and
- * waits only inside the banks (their host passes of a CFO span) and for the bits of a block that
- * completed symbols (most blocks complete none: a span is 8192 symbols). So the copy engine runs
- * ahead through a span's demodulation (~1 ms with 64 carriers) as long as R - 1 blocks of copies
- * outlast it: R holds RX_GPU_AHEAD input samples (2.4 ms of copies at the PCIe bound of ci16)
- * within RX_GPU_RING_BYTES of device memory, RX_GPU_MIN_SLOTS to RX_GPU_MAX_SLOTS slots.
- * On the H200 (bench/GPU_NOTES.md) a span then holds the host ~2.3 ms against ~0.84 ms alone:
- * its waits for the device grow, presumably its small copies queued behind the input on the
- * copy engine; so with 64 carriers in blocks of 2^22 the ring gains nothing, with small blocks
- * and with all 1024 channels it does.
+ * Input slots and row batches. Each block's input goes into one of R input slots (a device
+ * buffer each); its channelizer appends the block's outputs to the rows of the current batch,
+ * one of RX_GPU_BATCHES device row buffers that hold A blocks' outputs; the banks are called
+ * once per batch (A blocks, or the call's last blocks), so that a bank call carries about one
+ * CFO span of samples per row whatever the block: the bank's cost per call (its host
+ * bookkeeping over every channel, the ring's append of the chunk's head, launches, one wait for
+ * the output counts where a span ends) is paid once a span, not once a block (at 1024 channels
+ * in blocks of 2^22 a span ends about one block in five: a call per block pays it five times).
+ * Four streams ordered by events only: block j's input copy (copy stream) after the channelizer
+ * of block j - R has read its slot; its channelizer (channel stream) after the copy and, for a
+ * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
+ * buffer; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
+ * back (back stream) after the banks. The host never waits for a copy or the channelizer: it
+ * queues the blocks of the batch whose banks it calls and of the RX_GPU_BATCHES - 1 after it
+ * before the call, and waits only inside the banks (one wait per call that ends a span) and,
+ * where a batch completed symbols, for the bits of the batch before (their copy long done): a
+ * batch's bits come back into pinned host rows on the back stream, beside the next batch's
+ * banks, and are delivered after the next bank call that completes symbols or at the end of the
+ * call (every block of a call is delivered before it returns).
+ * The bank outputs alternate between two device sets, so that the banks never wait for the copy
+ * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
  * block, as the channelizer's own flush does, except for cu8 input (no byte value is the zero
  * sample): that goes through the channelizer's host call and is copied up. */
@@ -29,41 +35,70 @@
 #include "../core/cuda_module.h"
 #include "../core/internal.h"
 #include "../qpsk/qpsk_bank_internal.h"
+#include "../qpsk/qpsk_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RX_GPU_AHEAD ((size_t)1 << 25)        /* input samples queued ahead of the banks */
-#define RX_GPU_RING_BYTES ((size_t)512 << 20) /* device memory the ring may take */
+#define RX_GPU_AHEAD ((size_t)1 << 25)      /* input samples in the input slots */
+#define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
+#define RX_GPU_BATCHES 2                    /* row buffers: one filled while one is read */
+#define RX_GPU_ROWS_BYTES ((size_t)1 << 30) /* device memory the row buffers may take */
 
 typedef struct {
-  void *d_in;       /* the block's input, in_format */
-  prx_cf32 *d_rows; /* n_car rows of rx->stride samples */
-  void *ev_in;      /* the copy into d_in done */
-  void *ev_read;    /* the channelizer done with d_in */
-  void *ev_rows;    /* the channelizer done writing d_rows */
-  void *ev_free;    /* the banks done reading d_rows */
-  size_t n_out;     /* the block's outputs per row */
+  void *d_in;    /* the block's input, in_format */
+  void *ev_in;   /* the copy into d_in done */
+  void *ev_read; /* the channelizer done with d_in */
 } rx_slot;
+
+typedef struct {
+  prx_cf32 *d_rows; /* n_car rows of G->bstride samples */
+  void *ev_rows;    /* the channelizer done writing d_rows (its latest block) */
+  void *ev_free;    /* the banks done reading d_rows */
+  size_t n_out;     /* outputs per row written by the blocks queued into it */
+} rx_batch;
+
+/* a group's outputs: two device sets the banks write in turn, the pinned host rows a set comes
+ * back to, and the counts and strides of the set being brought back */
+typedef struct {
+  uint8_t *d_bits[2];
+  float *d_llrs[2];
+  size_t d_bits_cap[2], d_llr_cap[2]; /* bytes */
+  uint8_t *h_bits;
+  float *h_llrs;
+  size_t h_bits_cap, h_llr_cap; /* bytes */
+  size_t bits_stride, llr_stride;
+  size_t *n_symbols, *n_bytes;
+} rx_gout;
 
 struct rx_gpu {
   const prx_qpsk_bank_cuda *dev;
-  const prx_cuda_module *m; /* its events */
+  const prx_cuda_module *m; /* its events, pinned memory */
   int device;
-  void *s_copy, *s_chan, *s_demod; /* streams: input copies; channelizer; banks + bits back */
+  void *s_copy, *s_chan, *s_demod, *s_back; /* input copies; channelizer; banks; bits back */
   rx_slot *slot;
-  size_t R;     /* slots */
-  void *d_zero; /* the flush's zeros, K P input samples (NULL for cu8) */
+  size_t R; /* input slots */
+  rx_batch bat[RX_GPU_BATCHES];
+  size_t A;       /* blocks per batch (per bank call) */
+  size_t bstride; /* the batches' row pitch, samples */
+  void *d_zero;   /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
-  uint8_t **d_bits;               /* [groups] device bits, the group's host stride */
-  float **d_llrs;                 /* [groups] device LLRs (when asked for) */
-  size_t *d_bits_cap, *d_llr_cap; /* [groups] bytes */
+  rx_gout *go;      /* [groups] */
+  int h_pinned;     /* the groups' h_bits and h_llrs from host_alloc (else malloc) */
+  rx_group *dlv;    /* [groups] the groups with the pending outputs' fields, for delivery */
+  void *ev_banks;   /* the banks' outputs written (demodulator stream) */
+  void *ev_back[2]; /* the copy back of output set k done (back stream) */
+  int back_used[2]; /* ev_back[k] recorded */
+  int set;          /* the output set the next bank call writes */
+  int pending;      /* a batch's bits on their way back (set set ^ 1), not yet delivered */
   int serial;
-  double t_copy;                      /* the input copies (counted in rx->t_chan too) */
-  prx_rx_gpu_trace *trace;            /* per-block records (the benchmark's timeline), NULL: none */
-  size_t trace_cap, trace_q, trace_d; /* records; blocks queued, demodulated since set */
+  unsigned grows;          /* output buffers grown since create (execute should grow none) */
+  double t_copy;           /* the input copies (counted in rx->t_chan too) */
+  prx_rx_gpu_trace *trace; /* per-call records (the benchmark's timeline), NULL: none */
+  size_t trace_cap, trace_q, trace_d; /* records; batches begun, demodulated since set */
 };
 
 #define TRY(x)                                                                                     \
@@ -72,13 +107,20 @@ struct rx_gpu {
     if (st_) return st_;                                                                           \
   } while (0)
 
-/* Waits for all three streams; the first failure. */
+/* Waits for all four streams; the first failure. */
 static prx_status sync_all(struct rx_gpu *G) {
   prx_status st = PRX_OK, s2;
-  void *s[3] = {G->s_copy, G->s_chan, G->s_demod};
-  for (int i = 0; i < 3; i++)
+  void *s[4] = {G->s_copy, G->s_chan, G->s_demod, G->s_back};
+  for (int i = 0; i < 4; i++)
     if (s[i] && (s2 = G->dev->sync(s[i])) && !st) st = s2;
   return st;
+}
+
+static void hfree(const struct rx_gpu *G, void *p) {
+  if (G->h_pinned)
+    G->m->host_free(p);
+  else
+    free(p);
 }
 
 void rx_gpu_destroy(struct rx_gpu *G) {
@@ -87,31 +129,43 @@ void rx_gpu_destroy(struct rx_gpu *G) {
   for (size_t i = 0; G->slot && i < G->R; i++) {
     rx_slot *s = &G->slot[i];
     G->dev->dev_free(s->d_in);
-    G->dev->dev_free(s->d_rows);
     G->m->event_destroy(s->ev_in);
     G->m->event_destroy(s->ev_read);
-    G->m->event_destroy(s->ev_rows);
-    G->m->event_destroy(s->ev_free);
   }
   free(G->slot);
-  G->dev->dev_free(G->d_zero);
-  for (size_t i = 0; i < G->n_groups; i++) {
-    if (G->d_bits) G->dev->dev_free(G->d_bits[i]);
-    if (G->d_llrs) G->dev->dev_free(G->d_llrs[i]);
+  for (int k = 0; k < RX_GPU_BATCHES; k++) {
+    G->dev->dev_free(G->bat[k].d_rows);
+    G->m->event_destroy(G->bat[k].ev_rows);
+    G->m->event_destroy(G->bat[k].ev_free);
   }
-  free(G->d_bits);
-  free(G->d_llrs);
-  free(G->d_bits_cap);
-  free(G->d_llr_cap);
+  G->dev->dev_free(G->d_zero);
+  for (size_t i = 0; G->go && i < G->n_groups; i++) {
+    rx_gout *o = &G->go[i];
+    for (int k = 0; k < 2; k++) {
+      G->dev->dev_free(o->d_bits[k]);
+      G->dev->dev_free(o->d_llrs[k]);
+    }
+    hfree(G, o->h_bits);
+    hfree(G, o->h_llrs);
+    free(o->n_symbols);
+    free(o->n_bytes);
+  }
+  free(G->go);
+  free(G->dlv);
+  G->m->event_destroy(G->ev_banks);
+  G->m->event_destroy(G->ev_back[0]);
+  G->m->event_destroy(G->ev_back[1]);
   if (G->s_copy) G->dev->stream_destroy(G->s_copy);
   if (G->s_chan) G->dev->stream_destroy(G->s_chan);
   if (G->s_demod) G->dev->stream_destroy(G->s_demod);
+  if (G->s_back) G->dev->stream_destroy(G->s_back);
   free(G);
 }
 
 /* Grows a device buffer to bytes (its content is not kept). */
-static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
+static prx_status dgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
   if (bytes <= *cap) return PRX_OK;
+  G->grows++;
   G->dev->dev_free(*p);
   *p = NULL;
   *cap = 0;
@@ -120,28 +174,82 @@ static prx_status dgrow(const struct rx_gpu *G, void **p, size_t *cap, size_t by
   return PRX_OK;
 }
 
-/* The host and device output buffers of group i for a call with n_in samples per row (or the
- * flush). */
-static prx_status outputs(prx_rx *rx, size_t i, size_t n_in, int flush) {
-  struct rx_gpu *G = rx->gpu;
-  rx_group *g = &rx->g[i];
-  TRY(rx_ensure_capacity(rx, g, n_in, flush));
-  TRY(dgrow(G, (void **)&G->d_bits[i], &G->d_bits_cap[i], g->n * g->bits_stride));
-  if (rx->cfg.llrs)
-    TRY(dgrow(G, (void **)&G->d_llrs[i], &G->d_llr_cap[i], g->n * g->llr_stride * sizeof(float)));
+/* Grows a host buffer of a group's bits or LLRs to bytes (its content is not kept): pinned
+ * memory, or malloc where the module cannot have it (the copies back are then slower). */
+static prx_status hgrow(struct rx_gpu *G, void **p, size_t *cap, size_t bytes) {
+  if (bytes <= *cap) return PRX_OK;
+  G->grows++;
+  hfree(G, *p);
+  *cap = 0;
+  *p = G->h_pinned ? G->m->host_alloc(bytes) : malloc(bytes);
+  if (!*p) return prx_fail(PRX_ERR_NOMEM, "out of host memory for the receiver's bits");
+  *cap = bytes;
   return PRX_OK;
 }
 
-/* The ring's slots for blocks of rx->block samples: RX_GPU_AHEAD samples, within
- * RX_GPU_RING_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
+/* The bytes of group g's bits and of its LLRs at its strides: a device output set, the host
+ * rows. */
+static size_t bits_bytes(const rx_group *g) { return g->n * g->bits_stride; }
+static size_t llr_bytes(const rx_group *g) { return g->n * g->llr_stride * sizeof(float); }
+
+/* Group i's strides and its device output set k for a call with n_in samples per row (or the
+ * flush). */
+static prx_status outputs(prx_rx *rx, size_t i, int k, size_t n_in, int flush) {
+  struct rx_gpu *G = rx->gpu;
+  rx_group *g = &rx->g[i];
+  rx_gout *o = &G->go[i];
+  TRY(rx_ensure_capacity(rx, g, n_in, flush, 0));
+  TRY(dgrow(G, (void **)&o->d_bits[k], &o->d_bits_cap[k], bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(dgrow(G, (void **)&o->d_llrs[k], &o->d_llr_cap[k], llr_bytes(g)));
+  return PRX_OK;
+}
+
+/* Group i's host rows for its bits (and LLRs) at its strides. */
+static prx_status host_rows(prx_rx *rx, size_t i) {
+  struct rx_gpu *G = rx->gpu;
+  const rx_group *g = &rx->g[i];
+  rx_gout *o = &G->go[i];
+  TRY(hgrow(G, (void **)&o->h_bits, &o->h_bits_cap, bits_bytes(g)));
+  if (rx->cfg.llrs) TRY(hgrow(G, (void **)&o->h_llrs, &o->h_llr_cap, llr_bytes(g)));
+  return PRX_OK;
+}
+
+/* The input slots for blocks of rx->block samples: RX_GPU_AHEAD samples, within
+ * RX_GPU_IN_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
 static size_t ring_slots(const prx_rx *rx) {
   size_t in_b = rx->block * prx_format_size(rx->cfg.in_format);
-  size_t slot_b = in_b + rx->n_car * rx->stride * sizeof(prx_cf32);
   size_t r = (RX_GPU_AHEAD + rx->block - 1) / rx->block;
-  if (r > RX_GPU_RING_BYTES / slot_b) r = RX_GPU_RING_BYTES / slot_b;
+  if (r > RX_GPU_IN_BYTES / in_b) r = RX_GPU_IN_BYTES / in_b;
   if (r > RX_GPU_MAX_SLOTS) r = RX_GPU_MAX_SLOTS;
   if (r < RX_GPU_MIN_SLOTS) r = RX_GPU_MIN_SLOTS;
   return r;
+}
+
+/* The batches' row pitch for A blocks: their outputs (rx_most_outputs a block, as the host rows
+ * hold) and at least the flush's (rx->stride holds it). */
+static size_t batch_stride(const prx_rx *rx, size_t A) {
+  size_t need = A * rx_most_outputs(rx, rx->block);
+  if (need < rx->stride) need = rx->stride;
+  return rx_row_pitch(need);
+}
+
+/* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
+ * samples), within RX_GPU_ROWS_BYTES for the RX_GPU_BATCHES row buffers; 1 where on_channel
+ * takes the rows (they come back to the host rows, a block's outputs wide). */
+static size_t batch_blocks(const prx_rx *rx) {
+  if (rx->cfg.on_channel) return 1;
+  double span = 0;
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    const prx_qpsk *q = rx->g[i].bank->ch[0];
+    if ((double)q->S * q->sps > span) span = (double)q->S * q->sps;
+  }
+  size_t per = (rx->block + rx->D - 1) / rx->D; /* a block's outputs per row */
+  size_t A = (size_t)ceil(span / (double)per);
+  if (A < 1) A = 1;
+  while (A > 1 && (double)RX_GPU_BATCHES * rx->n_car * batch_stride(rx, A) * sizeof(prx_cf32) >
+                      (double)RX_GPU_ROWS_BYTES)
+    A--;
+  return A;
 }
 
 prx_status rx_gpu_create(prx_rx *rx) {
@@ -156,34 +264,46 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->dev = m->qpsk_bank;
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
+  G->h_pinned = m->host_alloc && m->host_free;
   G->R = ring_slots(rx);
+  G->A = batch_blocks(rx);
+  G->bstride = batch_stride(rx, G->A);
   G->slot = calloc(G->R, sizeof *G->slot);
-  G->d_bits = calloc(rx->n_groups, sizeof *G->d_bits);
-  G->d_llrs = calloc(rx->n_groups, sizeof *G->d_llrs);
-  G->d_bits_cap = calloc(rx->n_groups, sizeof *G->d_bits_cap);
-  G->d_llr_cap = calloc(rx->n_groups, sizeof *G->d_llr_cap);
-  if (!G->slot || !G->d_bits || !G->d_llrs || !G->d_bits_cap || !G->d_llr_cap)
+  G->go = calloc(rx->n_groups, sizeof *G->go);
+  G->dlv = calloc(rx->n_groups, sizeof *G->dlv);
+  if (!G->slot || !G->go || !G->dlv)
     return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_gout *o = &G->go[i];
+    o->n_symbols = calloc(rx->g[i].n, sizeof *o->n_symbols);
+    o->n_bytes = calloc(rx->g[i].n, sizeof *o->n_bytes);
+    if (!o->n_symbols || !o->n_bytes)
+      return prx_fail(PRX_ERR_NOMEM, "out of memory for the receiver's CUDA path");
+  }
   double t0 = prx_now();
   TRY(G->dev->stream_create(G->device, &G->s_copy));
   TRY(G->dev->stream_create(G->device, &G->s_chan));
   TRY(G->dev->stream_create(G->device, &G->s_demod));
+  TRY(G->dev->stream_create(G->device, &G->s_back));
   const size_t size = prx_format_size(rx->cfg.in_format);
   for (size_t i = 0; i < G->R; i++) {
-    rx_slot *s = &G->slot[i];
-    TRY(G->m->event_create(G->device, &s->ev_in));
-    TRY(G->m->event_create(G->device, &s->ev_read));
-    TRY(G->m->event_create(G->device, &s->ev_rows));
-    TRY(G->m->event_create(G->device, &s->ev_free));
+    TRY(G->m->event_create(G->device, &G->slot[i].ev_in));
+    TRY(G->m->event_create(G->device, &G->slot[i].ev_read));
   }
+  for (int k = 0; k < RX_GPU_BATCHES; k++) {
+    TRY(G->m->event_create(G->device, &G->bat[k].ev_rows));
+    TRY(G->m->event_create(G->device, &G->bat[k].ev_free));
+  }
+  TRY(G->m->event_create(G->device, &G->ev_banks));
+  TRY(G->m->event_create(G->device, &G->ev_back[0]));
+  TRY(G->m->event_create(G->device, &G->ev_back[1]));
   double t1 = prx_now();
   rx->setup.gpu_streams = t1 - t0;
-  for (size_t i = 0; i < G->R; i++) {
-    rx_slot *s = &G->slot[i];
-    TRY(G->dev->dev_alloc(G->device, rx->block * size, &s->d_in));
-    TRY(G->dev->dev_alloc(G->device, rx->n_car * rx->stride * sizeof(prx_cf32),
-                          (void **)&s->d_rows));
-  }
+  for (size_t i = 0; i < G->R; i++)
+    TRY(G->dev->dev_alloc(G->device, rx->block * size, &G->slot[i].d_in));
+  for (int k = 0; k < RX_GPU_BATCHES; k++)
+    TRY(G->dev->dev_alloc(G->device, rx->n_car * G->bstride * sizeof(prx_cf32),
+                          (void **)&G->bat[k].d_rows));
   double t2 = prx_now();
   rx->setup.gpu_ring = t2 - t1;
   if (rx->cfg.in_format != PRX_CU8) { /* the zero sample is all zero bytes */
@@ -198,11 +318,15 @@ prx_status rx_gpu_create(prx_rx *rx) {
   }
   double t3 = prx_now();
   rx->setup.gpu_zero = t3 - t2;
-  /* the outputs of a whole block and of the flush, so that execute allocates nothing */
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    TRY(outputs(rx, i, rx->stride, 0));
-    TRY(outputs(rx, i, 0, 1));
-  }
+  /* the outputs of a batch with the samples the banks hold from the batch before (less than a
+   * batch: a batch holds a CFO span's samples) and of the flush, so that execute allocates
+   * nothing (a buffer grown there would wait for the device: cudaFree, cudaFreeHost) */
+  for (size_t i = 0; i < rx->n_groups; i++)
+    for (int k = 0; k < 2; k++) {
+      TRY(outputs(rx, i, k, 2 * G->bstride, 0));
+      TRY(outputs(rx, i, k, 0, 1));
+    }
+  for (size_t i = 0; i < rx->n_groups; i++) TRY(host_rows(rx, i));
   rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
 }
@@ -211,33 +335,96 @@ void rx_gpu_reset(prx_rx *rx) {
   struct rx_gpu *G = rx->gpu;
   if (!G) return;
   sync_all(G);
+  for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
+  G->pending = 0;
   G->t_copy = 0;
   G->trace_q = G->trace_d = 0;
 }
 
-/* Each group's bits (and LLRs) of the banks' last call back to the host buffers, then waits for
- * the demodulator stream. */
-static prx_status bring_back(prx_rx *rx) {
+/* The pending batch's bits (and LLRs) to on_output, after a wait for their copy back (long done
+ * where a later bank call ran in between). */
+static prx_status deliver_pending(prx_rx *rx) {
   struct rx_gpu *G = rx->gpu;
+  if (!G->pending) return PRX_OK;
+  G->pending = 0;
+  TRY(G->dev->sync(G->s_back));
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_group *d = &G->dlv[i];
+    const rx_gout *o = &G->go[i];
+    *d = rx->g[i];
+    d->bits = o->h_bits;
+    d->llrs = o->h_llrs;
+    d->bits_stride = o->bits_stride;
+    d->llr_stride = o->llr_stride;
+    d->n_symbols = o->n_symbols;
+    d->n_bytes = o->n_bytes;
+  }
+  rx_deliver_from(rx, G->dlv);
+  return PRX_OK;
+}
+
+/* After a bank call that completed symbols (its counts in the groups): delivers the batch before
+ * (pending), then queues the copy of output set G->set to the pinned rows on the back stream,
+ * after the banks, keeps the counts and strides, and turns to the other set. */
+static prx_status queue_back(prx_rx *rx) {
+  struct rx_gpu *G = rx->gpu;
+  TRY(deliver_pending(rx));
+  const int k = G->set;
+  TRY(G->m->event_record(G->ev_banks, G->s_demod));
+  TRY(G->m->stream_wait(G->s_back, G->ev_banks));
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
+    rx_gout *o = &G->go[i];
     size_t wb = 0, ws = 0;
     for (size_t r = 0; r < g->n; r++) {
       if (g->n_bytes[r] > wb) wb = g->n_bytes[r];
       if (2 * g->n_symbols[r] > ws) ws = 2 * g->n_symbols[r];
     }
+    TRY(host_rows(rx, i));
     if (wb)
-      TRY(G->dev->copy2d(g->bits, g->bits_stride, G->d_bits[i], g->bits_stride, wb, g->n,
-                         G->s_demod));
-    if (rx->cfg.llrs && ws)
-      TRY(G->dev->copy2d(g->llrs, g->llr_stride * sizeof(float), G->d_llrs[i],
-                         g->llr_stride * sizeof(float), ws * sizeof(float), g->n, G->s_demod));
+      TRY(G->dev->copy2d(o->h_bits, g->bits_stride, o->d_bits[k], g->bits_stride, wb, g->n,
+                         G->s_back));
+    if (rx->cfg.llrs) {
+      size_t lb = g->llr_stride * sizeof(float);
+      if (ws)
+        TRY(G->dev->copy2d(o->h_llrs, lb, o->d_llrs[k], lb, ws * sizeof(float), g->n, G->s_back));
+    }
+    o->bits_stride = g->bits_stride;
+    o->llr_stride = g->llr_stride;
+    memcpy(o->n_symbols, g->n_symbols, g->n * sizeof *o->n_symbols);
+    memcpy(o->n_bytes, g->n_bytes, g->n * sizeof *o->n_bytes);
   }
-  return G->dev->sync(G->s_demod);
+  TRY(G->m->event_record(G->ev_back[k], G->s_back));
+  G->back_used[k] = 1;
+  G->pending = 1;
+  G->set = k ^ 1;
+  return PRX_OK;
+}
+
+/* Before the banks write output set G->set: the demodulator stream waits for its last copy back
+ * (two bank calls ago; an event, no host wait). */
+static prx_status set_free(struct rx_gpu *G) {
+  if (!G->back_used[G->set]) return PRX_OK;
+  return G->m->stream_wait(G->s_demod, G->ev_back[G->set]);
 }
 
 static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i) {
-  return rx_bank_out(&rx->g[i], rx->gpu->d_bits[i], rx->cfg.llrs ? rx->gpu->d_llrs[i] : NULL);
+  const rx_gout *o = &rx->gpu->go[i];
+  const int k = rx->gpu->set;
+  return rx_bank_out(&rx->g[i], o->d_bits[k], rx->cfg.llrs ? o->d_llrs[k] : NULL);
+}
+
+/* The symbols the groups' last bank calls completed, over every row; *any: whether they put out
+ * anything (symbols or bytes of bits), i.e. whether there are bits to bring back. */
+static size_t completed(const prx_rx *rx, int *any) {
+  size_t symbols = 0, out = 0;
+  for (size_t i = 0; i < rx->n_groups; i++)
+    for (size_t r = 0; r < rx->g[i].n; r++) {
+      symbols += rx->g[i].n_symbols[r];
+      out += rx->g[i].n_symbols[r] + rx->g[i].n_bytes[r];
+    }
+  *any = out != 0;
+  return symbols;
 }
 
 /* The banks' driver times summed over the groups (wait for the device, serial passes). */
@@ -251,11 +438,11 @@ static void bank_times(const prx_rx *rx, double *wait_s, double *serial_s) {
   }
 }
 
-/* Demodulates n_out new channel outputs per row in the device rows (written on the channel
- * stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the banks' reads of
- * them, and delivers the bits: where a carrier completed symbols they come back (the host waits
- * for the demodulator stream), else the host goes on without waiting (the banks' work stays
- * queued). limit as rx_take; tr: the block's trace record or NULL. */
+/* Demodulates n_out new channel outputs per row in the device rows (G->bstride apart, written
+ * on the channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the
+ * banks' reads of them; where a carrier completed symbols, delivers the batch before and queues
+ * these bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take;
+ * tr: the batch's trace record or NULL. */
 static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, void *ev_free,
                              size_t n_out, uint64_t limit, prx_rx_gpu_trace *tr) {
   struct rx_gpu *G = rx->gpu;
@@ -263,27 +450,34 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   rx_take(rx, n_out, limit, &skip, &m);
   if (m == 0) return PRX_OK;
   double t0 = prx_now(), w0 = 0, s0 = 0;
+  const unsigned grows0 = G->grows;
   if (tr) bank_times(rx, &w0, &s0);
   if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
-  rows += skip; /* the group delay: the row pointers move, nothing is copied */
-  if (rx->cfg.on_channel) {
-    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, rx->stride * sizeof(prx_cf32),
+  rows += skip;             /* the group delay: the row pointers move, nothing is copied */
+  if (rx->cfg.on_channel) { /* (one block a batch: m fits the host rows) */
+    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, G->bstride * sizeof(prx_cf32),
                        m * sizeof(prx_cf32), rx->n_car, G->s_demod));
     TRY(G->dev->sync(G->s_demod));
     rx_deliver_channels(rx, rx->rows, m);
   }
-  size_t symbols = 0;
+  TRY(set_free(G));
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
-    TRY(outputs(rx, i, m, 0));
+    TRY(outputs(rx, i, G->set, m, 0));
     prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * rx->stride, rx->stride, m, &o,
+    TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * G->bstride, G->bstride, m, &o,
                                      G->s_demod));
-    for (size_t r = 0; r < g->n; r++) symbols += g->n_symbols[r] + g->n_bytes[r];
   }
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
   double t1 = prx_now();
-  if (symbols || G->serial) TRY(bring_back(rx));
+  int any;
+  size_t symbols = completed(rx, &any);
+  if (tr) tr->symbols = symbols;
+  if (any) TRY(queue_back(rx));
+  if (G->serial) {
+    TRY(G->dev->sync(G->s_demod));
+    TRY(deliver_pending(rx));
+  }
   double t2 = prx_now();
   rx->emitted += m;
   rx->t_demod += t2 - t0;
@@ -295,18 +489,16 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
     tr->t_back = t2;
     tr->bank_wait = w1 - w0;
     tr->bank_serial = s1 - s0;
-    tr->symbols = 0;
-    for (size_t i = 0; i < rx->n_groups; i++)
-      for (size_t r = 0; r < rx->g[i].n; r++) tr->symbols += rx->g[i].n_symbols[r];
+    tr->grows = G->grows - grows0;
   }
-  if (symbols) rx_deliver(rx);
   return PRX_OK;
 }
 
-/* Queues block j's copy (n input samples at in) into slot s, after the channelizer's last read
- * of that slot's input (block j - R), and its channelizer into the slot's rows after the copy
- * and after block j - R's banks; the serial mode waits for each. */
-static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) {
+/* Queues a block's copy (n input samples at in) into slot s, after the channelizer's last read
+ * of that slot's input (R blocks before), and its channelizer appending to batch b's rows, after
+ * the copy and, for the batch's first block, after the banks' last read of those rows; the
+ * serial mode waits for each. */
+static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   double t0 = prx_now();
   TRY(G->m->stream_wait(G->s_copy, s->ev_read));
@@ -320,10 +512,16 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) 
     t0 = prx_now();
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
-  TRY(G->m->stream_wait(G->s_chan, s->ev_free)); /* block j - R's banks done with the rows */
-  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, s->d_rows, rx->stride, &s->n_out, G->s_chan));
+  if (b->n_out == 0) TRY(G->m->stream_wait(G->s_chan, b->ev_free));
+  if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
+    return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
+                    n);
+  size_t got = 0;
+  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, b->d_rows + b->n_out, G->bstride, &got,
+                              G->s_chan));
+  b->n_out += got;
   TRY(G->m->event_record(s->ev_read, G->s_chan));
-  TRY(G->m->event_record(s->ev_rows, G->s_chan));
+  TRY(G->m->event_record(b->ev_rows, G->s_chan));
   if (G->serial) TRY(G->dev->sync(G->s_chan));
   rx->t_chan += prx_now() - t0;
   rx->in_stream += n;
@@ -334,48 +532,63 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, const void *in, size_t n) 
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   const size_t size = prx_format_size(rx->cfg.in_format);
-  const size_t nb = (n + rx->block - 1) / rx->block;
-  const size_t ahead = G->serial ? 1 : G->R; /* blocks queued beyond the one demodulated, + 1 */
+  const size_t nb = (n + rx->block - 1) / rx->block, A = G->A;
+  const size_t nbat = (nb + A - 1) / A;
+  /* blocks queued beyond the batch demodulated: the batches after it that have a free row
+   * buffer (the serial mode: none) */
+  const size_t ahead = G->serial ? 1 : RX_GPU_BATCHES;
   const uint8_t *p = in;
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
-  for (size_t j = 0; j < nb && !st; j++) {
-    while (!st && issued < nb && issued < j + ahead) {
+  for (size_t bt = 0; bt < nbat && !st; bt++) {
+    size_t lim = (bt + ahead) * A;
+    if (lim > nb) lim = nb;
+    while (!st && issued < lim) {
       size_t b = issued + 1 < nb ? rx->block : n - issued * rx->block;
-      rx_slot *s = &G->slot[issued % G->R];
-      if (G->trace && G->trace_q < G->trace_cap) {
-        memset(&G->trace[G->trace_q], 0, sizeof *G->trace);
-        G->trace[G->trace_q].t_queue = prx_now();
+      rx_batch *bat = &G->bat[(issued / A) % RX_GPU_BATCHES];
+      if (issued % A == 0) {
+        if (G->trace && G->trace_q < G->trace_cap) {
+          memset(&G->trace[G->trace_q], 0, sizeof *G->trace);
+          G->trace[G->trace_q].t_queue = prx_now();
+        }
+        G->trace_q++;
       }
-      G->trace_q++;
-      st = queue_block(rx, s, p + issued * rx->block * size, b);
+      st = queue_block(rx, &G->slot[issued % G->R], bat, p + issued * rx->block * size, b);
       issued++;
     }
     if (st) break;
-    rx_slot *s = &G->slot[j % G->R];
+    rx_batch *bat = &G->bat[bt % RX_GPU_BATCHES];
     prx_rx_gpu_trace *tr = G->trace && G->trace_d < G->trace_cap ? &G->trace[G->trace_d] : NULL;
-    if (tr) tr->ahead = (unsigned)(issued - j - 1);
+    size_t last = (bt + 1) * A < nb ? (bt + 1) * A : nb;
+    if (tr) {
+      tr->ahead = (unsigned)(issued - last);
+      tr->blocks = (unsigned)(last - bt * A);
+    }
     G->trace_d++;
-    st = demodulate(rx, s->d_rows, s->ev_rows, s->ev_free, s->n_out, UINT64_MAX, tr);
+    st = demodulate(rx, bat->d_rows, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
+    bat->n_out = 0;
   }
-  /* the caller's input is consumed whatever happened */
+  /* the caller's input is consumed whatever happened; its bits delivered */
   double t0 = prx_now();
   prx_status s2 = sync_all(G);
+  if (!st && !s2) s2 = deliver_pending(rx);
+  G->pending = 0;
+  for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
   rx->t_chan += prx_now() - t0;
   return st ? st : s2;
 }
 
-/* The channelizer's flush into slot 0's rows on the device (zeros from d_zero), or through its
+/* The channelizer's flush into batch 0's rows on the device (zeros from d_zero), or through its
  * host call (cu8); *n_out the outputs per row. The streams are idle (execute waited). */
 static prx_status flush_chan(prx_rx *rx, size_t *n_out) {
   struct rx_gpu *G = rx->gpu;
-  prx_cf32 *rows = G->slot[0].d_rows;
+  prx_cf32 *rows = G->bat[0].d_rows;
   *n_out = 0;
   size_t n = prx_chan_flush_count(rx->chan);
   if (n > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
   if (n && G->d_zero) {
-    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, rx->stride, n_out,
+    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->bstride, n_out,
                                 G->s_chan));
     TRY(G->dev->sync(G->s_chan));
     if (*n_out != n)
@@ -386,7 +599,7 @@ static prx_status flush_chan(prx_rx *rx, size_t *n_out) {
   }
   TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
   if (*n_out) {
-    TRY(G->dev->copy2d(rows, rx->stride * sizeof(prx_cf32), rx->rows, rx->stride * sizeof(prx_cf32),
+    TRY(G->dev->copy2d(rows, G->bstride * sizeof(prx_cf32), rx->rows, rx->stride * sizeof(prx_cf32),
                        *n_out * sizeof(prx_cf32), rx->n_car, G->s_chan));
     TRY(G->dev->sync(G->s_chan));
   }
@@ -401,16 +614,20 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   double t0 = prx_now();
   TRY(flush_chan(rx, &n_out));
   rx->t_chan += prx_now() - t0;
-  TRY(demodulate(rx, G->slot[0].d_rows, NULL, NULL, n_out, target, NULL));
+  TRY(demodulate(rx, G->bat[0].d_rows, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
+  TRY(set_free(G));
   for (size_t i = 0; i < rx->n_groups; i++) {
-    TRY(outputs(rx, i, 0, 1));
+    TRY(outputs(rx, i, G->set, 0, 1));
     prx_qpsk_bank_out o = device_out(rx, i);
     TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
   }
-  TRY(bring_back(rx));
+  int any;
+  completed(rx, &any);
+  if (any) TRY(queue_back(rx));
+  TRY(deliver_pending(rx));
+  TRY(G->dev->sync(G->s_demod));
   rx->t_demod += prx_now() - t0;
-  rx_deliver(rx);
   return PRX_OK;
 }
 
@@ -433,6 +650,8 @@ void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t) {
 }
 
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->R : 0; }
+
+size_t prx_rx_gpu_batch_blocks(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->A : 0; }
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;

@@ -1,13 +1,15 @@
 /* The receiver's device-resident path on the CUDA backend (rx_gpu.c). Not installed.
  *
  * Each block of input crosses PCIe once (from the caller's buffer: a DMA where it is pinned),
- * the channelizer writes the selected channels' rows into device memory, each demodulator bank
- * reads its group's rows there (the group delay dropped by offsetting the row pointers), and only
- * the bits (and the LLRs when asked) come back; the channel samples come back only for
- * on_channel. Within one call the copies and the channelizer run up to a ring of blocks ahead of
- * the banks (three streams ordered by events; the host waits only in the banks and for the bits),
- * so the copy engine keeps going while the banks' host passes of a CFO span run. Every block of
- * a call is delivered before the call returns, as on the CPU. */
+ * the channelizer appends the selected channels' outputs to device rows that gather several
+ * blocks (a batch: about one CFO span of samples per row), each demodulator bank reads its
+ * group's rows there once per batch (the group delay dropped by offsetting the row pointers),
+ * and only the bits (and the LLRs when asked) come back, into pinned host rows, beside the next
+ * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
+ * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
+ * streams ordered by events; the host waits only in the banks and for the bits of the batch
+ * before), so the copy engine keeps going while the banks run. Every block of a call is
+ * delivered before the call returns, as on the CPU. */
 #ifndef PRX_RX_GPU_H
 #define PRX_RX_GPU_H
 
@@ -19,8 +21,13 @@ struct rx_gpu;
  * the banks and rx->stride made). */
 prx_status rx_gpu_create(prx_rx *rx);
 void rx_gpu_destroy(struct rx_gpu *gpu); /* waits for its streams; accepts NULL */
-void rx_gpu_reset(prx_rx *rx);           /* waits for its streams, forgets the block in flight */
+/* Waits for its streams and forgets the batches in flight and the bits not yet delivered. */
+void rx_gpu_reset(prx_rx *rx);
+/* Every block of the call delivered before it returns; on an error its streams are waited for
+ * and the undelivered bits dropped. */
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n);
+/* The stream's end, its bits delivered; an error may leave work queued, which prx_rx_flush's
+ * reset of the stream (rx_gpu_reset) waits for. */
 prx_status rx_gpu_flush(prx_rx *rx);
 
 /* For the benchmarks: serial 1 waits for each stage before the next (no overlap), so that the
@@ -34,26 +41,31 @@ void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, doub
 /* The receiver's set-up, seconds, in the order it runs (`polyrx rx` prints them with
  * POLYRX_TIMING): the demodulator banks (on CUDA their first call into the device waits for the
  * device's context, after their CPU part), the prototype and the channelizer, the host rows, and
- * on the GPU path its streams and events, its ring of device buffers, the flush's zeros and the
- * output buffers. */
+ * on the GPU path its streams and events, its input slots and batch rows (gpu_ring), the
+ * flush's zeros and the output buffers. */
 typedef struct {
   double banks, chan, rows, gpu_streams, gpu_ring, gpu_zero, gpu_outputs;
 } prx_rx_setup_times;
 void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t);
-/* The ring's slots (blocks queued ahead of the banks at most, plus one); 0 off the GPU path. */
+/* The input slots (blocks whose copies may be in flight); 0 off the GPU path. */
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
+/* The blocks a bank call takes at most (a batch); 0 off the GPU path. */
+size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
 
-/* For the benchmarks: one record per block of execute (host clock, seconds): when its copy and
- * channelizer were queued, the blocks queued beyond it when its banks were called, when they
- * were called and returned, when its bits were back, the banks' own waits for the device and
- * serial passes (their driver's timing) and the symbols it completed (> 0: a CFO span ended). */
+/* For the benchmarks: one record per bank call of execute, i.e. per batch of blocks (host clock,
+ * seconds): when its first block's copy and channelizer were queued, its blocks and the blocks
+ * queued beyond them when its banks were called, when they were called and returned, when the
+ * host went on (the batch before delivered where this one completed symbols, this one's copy
+ * back queued), the banks' own waits for the device and serial passes (their driver's timing),
+ * the symbols it completed (> 0: a CFO span ended) and the output buffers it had to grow (create
+ * sizes them for every call: a buffer grown in a call waits for the device). */
 typedef struct {
   double t_queue, t_demod, t_banks, t_back;
   double bank_wait, bank_serial;
-  unsigned ahead;
+  unsigned ahead, blocks, grows;
   size_t symbols;
 } prx_rx_gpu_trace;
-/* Records the next cap blocks into rec (NULL or 0: off); the count so far. */
+/* Records the next cap batches into rec (NULL or 0: off); the count so far. */
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap);
 size_t prx_rx_gpu_trace_count(const prx_rx *rx);
 

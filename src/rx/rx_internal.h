@@ -46,9 +46,14 @@ struct prx_rx {
   struct rx_gpu *gpu;       /* the device-resident path (rx_gpu.c), NULL unless the CUDA backend */
 };
 
-/* Grows group g's host output buffers to what a call with n_in samples per row (or the flush)
- * may write. */
-prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush);
+/* The most channel outputs per row that n input samples give the channelizer: ceil(n / D) + 1. */
+size_t rx_most_outputs(const prx_rx *rx, size_t n);
+/* A row pitch of at least need samples: a multiple of 8 (64-byte rows). */
+size_t rx_row_pitch(size_t need);
+/* Grows group g's output strides to what a call with n_in samples per row (or the flush) may
+ * write, and with host its host output buffers (bits, LLRs) with them (the GPU path brings the
+ * bits back into buffers of its own). */
+prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush, int host);
 /* The part of n_out new channel outputs per row that goes to the banks: the first *skip drop
  * what remains of the group delay, then *m outputs, capped so that the stream's outputs given
  * to the banks stay within limit (the stream's end); updates drop_left. */
@@ -58,6 +63,9 @@ void rx_take(prx_rx *rx, size_t n_out, uint64_t limit, size_t *skip, size_t *m);
 prx_qpsk_bank_out rx_bank_out(const rx_group *g, uint8_t *bits, float *llrs);
 /* Every carrier's output of the banks' last call (the groups' host buffers), in carrier order. */
 void rx_deliver(prx_rx *rx);
+/* The same from the output fields (bits, llrs, strides, counts) of groups[0 .. n_groups - 1]
+ * in place of the groups' own (the GPU path's pinned rows). */
+void rx_deliver_from(prx_rx *rx, const rx_group *groups);
 /* on_channel (when set) for every carrier, in carrier order: m channel samples of its row in
  * host rows laid out as rx->rows (the group delay already skipped). */
 void rx_deliver_channels(prx_rx *rx, const prx_cf32 *rows, size_t m);
