@@ -493,6 +493,11 @@ typedef struct run_state {
   double *energy;     /* sum |y|^2 per selected channel (written by the channel's writer) */
   chan_power *power;  /* per selected channel: the sums of the group in progress (its writer's) */
   size_t power_group; /* input samples per power sum group (chan_power.h): main's blocks */
+  /* the CUDA backend packs the rows into the output format on the device and forms the power
+   * sums there (prx_chan_power_take, each block's after its rows in the slot): the writers
+   * only add the sums and copy bytes; row_osz is the rows' bytes per sample */
+  int dev_post;
+  size_t row_osz;
   /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
   int n_writers;
   struct writer_state *ws;
@@ -717,7 +722,25 @@ static int setup_chan(run_state *r) {
    * 345-540 (alternating runs); the GPU host's 16 cores: 16 workers no faster than 1 */
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
-  if ((st = prx_chan_create(&c, &r->chan))) return cli_status_error(CMD, "channelizer", st);
+  /* the device packs and sums where the backend is CUDA (a CPU object refuses both at once,
+   * before anything is made, and is made without them); POLYRX_GPU_POST=0: the writers pack and
+   * sum, as on the CPU (the tests compare the two) */
+  const char *gp = getenv("POLYRX_GPU_POST");
+  int post = o->backend != PRX_BACKEND_CPU && !(gp && !strcmp(gp, "0"));
+  if (post) {
+    c.out_format = o->outf;
+    c.power_sums = 1;
+  }
+  st = prx_chan_create(&c, &r->chan);
+  if (post && st == PRX_ERR_UNSUPPORTED) {
+    c.out_format = PRX_CF32;
+    c.power_sums = 0;
+    post = 0;
+    st = prx_chan_create(&c, &r->chan);
+  }
+  if (st) return cli_status_error(CMD, "channelizer", st);
+  r->dev_post = post;
+  r->row_osz = post ? prx_format_size(o->outf) : sizeof(prx_cf32);
   /* with the CUDA backend compute waits for the GPU and the host's cores are the writers': 12
    * from 16 cores, beside the main thread and the readers. The H200 host writes tmpfs at about
    * 1.1 GB/s per thread; served, all 1024 channels, 12 writers took 0.69-0.76x the time of 8,
@@ -745,6 +768,7 @@ static int setup_chan(run_state *r) {
       o->block_given || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? r->o.block : POWER_GROUP;
   /* the alignment: drop round((M - 1) / (2D)) outputs */
   r->lead = (M - 1 + D) / (2 * D);
+  if (r->dev_post) prx_chan_power_window(r->chan, r->lead, UINT64_MAX);
   r->offset = (double)r->lead * D - (M - 1) / 2.0;
   /* execute in pieces of about CHUNK_WORK multiply-adds, so that a stop signal is seen
    * promptly whatever the configuration (the whole block at the usual sizes) */
@@ -1014,13 +1038,19 @@ static int wait_outputs(run_state *r) {
 /* ---- the pipeline's stages (src/pipeline): reading, channelizing and writing run at once on
  * successive blocks ---- */
 
+/* The power sums the device formed for a slot's block (dev_post), after its rows. */
+static double *slot_sums(const run_state *r, const void *slot) {
+  return (double *)((unsigned char *)slot + SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32));
+}
+
 /* Channelizes n samples (in == NULL: the tail) into the slot's rows, appending. */
-static prx_status run_chan(run_state *r, const void *in, size_t k, prx_cf32 *rows, size_t *filled,
-                           const char *what) {
+static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char *rows,
+                           size_t *filled, const char *what) {
   size_t n_out = 0;
   double t = tick(r);
-  prx_status st = in ? prx_chan_execute(r->chan, in, k, rows + *filled, r->stride, &n_out)
-                     : prx_chan_execute_zeros(r->chan, k, rows + *filled, r->stride, &n_out);
+  unsigned char *at = rows + *filled * r->row_osz;
+  prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
+                     : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
   r->ms_exec += tick(r) - t;
   if (st) {
     r->fatal = r->chan_error = 1;
@@ -1066,7 +1096,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   run_state *r = ctx;
   (void)pos;
   slot_head *head = out;
-  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
+  unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t filled = 0, ss = prx_format_size(r->in.format);
   uint64_t keep = UINT64_MAX;
   prx_status st = PRX_OK;
@@ -1087,6 +1117,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
     unsigned D = prx_chan_decimation(r->chan);
     r->target = (r->n_in + D - 1) / D;
     uint64_t last = r->lead + r->target - 1; /* the last library output needed */
+    if (r->dev_post) prx_chan_power_window(r->chan, r->lead, last + 1);
     while (r->lib_out + filled <= last && !st) {
       if (cli_interrupted() && cli_seconds_since_stop() > STOP_TAIL_SECONDS) {
         r->tail_cut = 1;
@@ -1100,6 +1131,12 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
     keep = r->target - r->n_out;
   }
   if (st) return st;
+  if (r->dev_post) { /* the block's sums, of the outputs the writers keep (the window) */
+    uint64_t nf = 0, sat = 0;
+    prx_chan_power_take(r->chan, slot_sums(r, out), &nf, &sat);
+    r->nonfinite_out += nf;
+    r->saturated += sat;
+  }
   /* the alignment: the first `lead` library outputs of the stream are dropped */
   uint64_t skip = r->lib_out >= r->lead ? 0 : r->lead - r->lib_out;
   if (skip > filled) skip = filled;
@@ -1224,35 +1261,43 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   (void)out_n;
   (void)block;
   const slot_head *head = out;
-  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)out + SLOT_ROWS);
+  unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
-   * their own, after the stream's last one */
+   * their own, after the stream's last one; or the device's sums of the block */
   double t_power = tick(r);
-  if (head->last) end_power(r, w);
-  for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
+  if (r->dev_post) {
+    const double *sums = slot_sums(r, out);
+    for (size_t s = (size_t)w; s < r->n_sel; s += W) r->energy[s] += sums[s];
+  }
+  if (head->last && !r->dev_post) end_power(r, w);
+  for (size_t s = (size_t)w; k && !r->dev_post && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
     chan_power *ps[CHAN_POWER_ROWS];
     prx_cf32 *ys[CHAN_POWER_ROWS];
     size_t n = 0;
     for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
       ps[n] = &r->power[t];
-      ys[n] = rows + t * r->stride + head->skip;
+      ys[n] = (prx_cf32 *)rows + t * r->stride + head->skip;
     }
     chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
   }
-  chan_power_next(&ws->group, k);
-  if (head->group_end) end_power(r, w);
+  if (!r->dev_post) {
+    chan_power_next(&ws->group, k);
+    if (head->group_end) end_power(r, w);
+  }
   ws->ms_energy += tick(r) - t_power;
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);
+  const int packed = r->dev_post || r->o.outf == PRX_CF32; /* the rows are in the output format */
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
-    prx_cf32 *y = rows + s * r->stride + head->skip;
+    const unsigned char *yb = rows + (s * r->stride + head->skip) * r->row_osz;
+    const prx_cf32 *y = (const prx_cf32 *)yb;
     if (r->o.to_stdout) {
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
       unsigned char *dst = (unsigned char *)ws->pack + s * osz;
       size_t step = r->n_sel * osz;
-      const unsigned char *src = (const unsigned char *)y;
-      if (r->o.outf != PRX_CF32) { /* the row packed at once (the vector paths), then spread */
+      const unsigned char *src = yb;
+      if (!packed) { /* the row packed at once (the vector paths), then spread */
         pack_row(r, ws, y, k, ws->row);
         src = ws->row;
       }
@@ -1265,8 +1310,8 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     double t1 = tick(r);
     ws->ms_wait += t1 - t0;
-    const void *data = y;
-    if (r->o.outf != PRX_CF32) {
+    const void *data = yb;
+    if (!packed) {
       pack_row(r, ws, y, k, ws->pack);
       data = ws->pack;
     }
@@ -1345,7 +1390,8 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
-  c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32);
+  c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
+                (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
   c.alloc = timed_alloc;
   c.free = timed_free;

@@ -5,8 +5,11 @@
  * sizes, D in {K/2, K}, several taps, a caller prototype), every input format,
  * channel subsets, random chunkings down to 1-sample calls with flush, small blocks through
  * the host pipeline with pageable and pinned memory, cf16 output, the device-resident API,
- * and invalid use. Output buffers are poisoned (NaN) before every run, and the part of each
- * channel's row past the outputs must stay poisoned.
+ * and invalid use; the post pass (ci16 output, power sums): its bytes equal the CPU's packing
+ * of the plain object's cf32 rows bit for bit (every binary16 and ci16 rounding case through a
+ * channelizer that passes its input through), its sums and counts the float64 ones. Output buffers
+ * are poisoned (NaN) before every run, and the part of each channel's row past the outputs must
+ * stay poisoned.
  *
  * Skips (exit 77) without a CUDA device. PRX_TEST_SMALL=1 runs a reduced set (for
  * compute-sanitizer, which slows kernels down a hundredfold). */
@@ -14,6 +17,8 @@
 #include "testutil.h"
 
 #include "chan/chan_cuda.h"
+#include "dsp/finite.h"
+#include "dsp/pack.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -506,6 +511,198 @@ static void test_device_api(void) {
   }
 }
 
+/* One post-pass case: cfg's object made plain (cf32, no sums) and with out_format f and power
+ * sums over the window [from, to); both run on the same input in the same calls (mode, seed),
+ * their outputs pageable or pinned. The post object's rows must equal the CPU's packing
+ * (src/dsp/pack.c) of the plain rows with non-finite outputs zeroed, byte for byte; its sums
+ * the float64 sums of the zeroed plain rows over the window (relative 1e-12: the order of the
+ * additions differs); its counts the non-finite outputs and saturated ci16 parts there. A
+ * second run of the post object gives the same sums bit for bit. */
+static void post_case(prx_chan_config cfg, prx_format f, const void *raw, size_t N, int mode,
+                      uint64_t seed, uint64_t from, uint64_t to, int pinned, const char *what) {
+  size_t isz = prx_format_size(cfg.in_format), osz = prx_format_size(f);
+  prx_chan *a = make(&cfg);
+  cfg.out_format = f;
+  cfg.power_sums = 1;
+  prx_chan *b = make(&cfg), *b2 = make(&cfg);
+  if (!a || !b || !b2) goto done;
+  size_t n_sel = prx_chan_n_outputs(a), D = prx_chan_decimation(a), M = 0;
+  prx_chan_taps(a, &M);
+  size_t stride = (N + M) / D + 8;
+  unsigned char *oa = NULL, *ob = NULL;
+  if (pinned) {
+    CHECK(cudaHostAlloc((void **)&oa, n_sel * stride * 8, 0) == cudaSuccess &&
+              cudaHostAlloc((void **)&ob, n_sel * stride * osz, 0) == cudaSuccess,
+          "%s: pinned buffers", what);
+  } else {
+    oa = malloc(n_sel * stride * 8);
+    ob = malloc(n_sel * stride * osz);
+  }
+  double *sums = calloc(n_sel, sizeof *sums), *sums2 = calloc(n_sel, sizeof *sums2);
+  if (!oa || !ob || !sums || !sums2) goto out;
+  CHECK_OK(prx_chan_power_window(b, from, to));
+  CHECK_OK(prx_chan_power_window(b2, from, to));
+  test_rng r;
+  test_rng_seed(&r, seed);
+  size_t na = stream(a, raw, isz, N, mode, &r, oa, 8, stride);
+  test_rng_seed(&r, seed);
+  poison(ob, n_sel * stride * osz);
+  size_t nb = stream(b, raw, isz, N, mode, &r, ob, osz, stride);
+  uint64_t nf = 0, sat = 0, nf2 = 0, sat2 = 0;
+  CHECK_OK(prx_chan_power_take(b, sums, &nf, &sat));
+  test_rng_seed(&r, seed);
+  stream(b2, raw, isz, N, mode, &r, ob, osz, stride);
+  CHECK_OK(prx_chan_power_take(b2, sums2, &nf2, &sat2));
+  CHECK(na == nb, "%s: %zu outputs, the plain object %zu", what, nb, na);
+  uint64_t want_nf = 0, want_sat = 0;
+  size_t bad_rows = 0, bad_sums = 0;
+  unsigned char *pack = malloc(stride * osz + 8);
+  for (size_t s = 0; s < n_sel && pack; s++) {
+    prx_cf32 *y = (prx_cf32 *)(oa + s * stride * 8);
+    size_t lo = from < na ? (size_t)from : na, hi = to < na ? (size_t)to : na;
+    if (hi < lo) hi = lo;
+    for (size_t j = lo; j < hi; j++) want_nf += !isfinite(y[j].re) || !isfinite(y[j].im);
+    prx_cf32_zero_nonfinite(y, na);
+    if (f == PRX_CF16) prx_pack_cf16(y, na, (uint16_t *)pack);
+    if (f == PRX_CI16) {
+      prx_pack_ci16(y, na, PRX_CI16_SCALE, (int16_t *)pack);
+      want_sat += prx_pack_ci16(y + lo, hi - lo, PRX_CI16_SCALE, (int16_t *)pack + 2 * lo);
+    }
+    const void *want = f == PRX_CF32 ? (const void *)y : pack;
+    bad_rows += memcmp(ob + s * stride * osz, want, na * osz) != 0;
+    double e = 0;
+    for (size_t j = lo; j < hi; j++) e += (double)y[j].re * y[j].re + (double)y[j].im * y[j].im;
+    bad_sums += !(fabs(sums[s] - e) <= 1e-12 * e) || memcmp(&sums[s], &sums2[s], sizeof e) != 0;
+  }
+  CHECK(bad_rows == 0, "%s: %zu of %zu rows differ from the CPU's packing", what, bad_rows, n_sel);
+  CHECK(bad_sums == 0, "%s: %zu of %zu power sums off or not repeated", what, bad_sums, n_sel);
+  CHECK(nf == want_nf && nf2 == nf, "%s: %llu non-finite outputs counted, %llu present", what,
+        (unsigned long long)nf, (unsigned long long)want_nf);
+  CHECK(sat == want_sat && sat2 == sat, "%s: %llu saturated parts counted, %llu present", what,
+        (unsigned long long)sat, (unsigned long long)want_sat);
+  free(pack);
+out:
+  if (pinned) {
+    cudaFreeHost(oa);
+    cudaFreeHost(ob);
+  } else {
+    free(oa);
+    free(ob);
+  }
+  free(sums);
+  free(sums2);
+done:
+  prx_chan_destroy(a);
+  prx_chan_destroy(b);
+  prx_chan_destroy(b2);
+}
+
+/* Floats for the rounding cases, at even positions of a cf32 input (the pass-through
+ * channelizer below keeps x[2j]): around every binary16 value (itself, its neighbours in float,
+ * the midpoints to the next binary16 and one float ulp either side), the overflow threshold,
+ * the subnormals; the ci16 ties k / 65536 and the saturation bounds; a few non-finite. */
+static size_t rounding_values(float *v, size_t cap) {
+  size_t n = 0;
+#define PUT(x)                                                                                     \
+  do {                                                                                             \
+    if (n < cap) v[n++] = (x);                                                                     \
+  } while (0)
+  for (uint32_t h = 0; h < 0x7c00u; h += small_mode ? 61 : 1) {
+    float a = half_to_float((uint16_t)h), b = half_to_float((uint16_t)(h + 1));
+    float mid = h + 1 < 0x7c00u ? (float)(((double)a + b) / 2) : 65520.0f;
+    PUT(a);
+    PUT(-nextafterf(a, INFINITY));
+    PUT(mid);
+    PUT(-mid);
+    PUT(nextafterf(mid, 0));
+    PUT(-nextafterf(mid, INFINITY));
+  }
+  for (int k = -(1 << 17) - 40; k <= (1 << 17) + 40; k += small_mode ? 37 : 1)
+    PUT((float)k / 65536.0f);
+  PUT(32767.5f / 32768);
+  PUT(nextafterf(32767.5f / 32768, 0));
+  PUT(-1.0f);
+  PUT(nextafterf(-1.0f, -2.0f));
+  PUT(INFINITY);
+  PUT(NAN);
+  PUT(-INFINITY);
+  PUT(3e38f);
+#undef PUT
+  return n;
+}
+
+static void test_post(void) {
+  /* a channelizer that passes its input through: K = D = 2, prototype {1, 0}, so that both
+   * channels are x[2j] exactly (the general path; a non-finite input makes a non-finite output),
+   * in one call (calls of a few samples would take minutes here) */
+  static const float pass[2] = {1.0f, 0.0f};
+  size_t cap = (size_t)0x7c00 * 6 + (1 << 18) + 200;
+  float *vals = malloc(cap * sizeof *vals);
+  size_t nv = rounding_values(vals, cap);
+  size_t N = 2 * ((nv + 1) / 2) * 2;
+  prx_cf32 *x = calloc(N, sizeof *x);
+  for (size_t i = 0; i < nv; i++) { /* re of sample 4t, im of it: the even samples */
+    float *f = (float *)&x[2 * (i / 2)];
+    f[i % 2] = vals[i];
+  }
+  prx_chan_config cfg = base_cfg(2, 2, 1);
+  cfg.taps = pass;
+  cfg.n_taps = 2;
+  for (int f = 0; f < 3; f++) {
+    prx_format fmt = f == 0 ? PRX_CF16 : f == 1 ? PRX_CI16 : PRX_CF32;
+    char what[64];
+    snprintf(what, sizeof what, "post pass-through %s", prx_format_name(fmt));
+    post_case(cfg, fmt, x, N, 0, 1000 + f, 3, N / 2 - 5, 0, what);
+  }
+  free(x);
+  free(vals);
+  /* the fused kernel (K = 1024 and 64, ci16 and cf32 input), a subset, and the general path (K =
+   * 1000), in random calls and in one, pageable and pinned; cf32 input with a few infinite samples,
+   * whose outputs are non-finite */
+  test_rng r;
+  test_rng_seed(&r, 1100);
+  static const struct {
+    unsigned K, P;
+    prx_format in;
+    int subset, mode, pinned;
+  } cases[] = {
+      {1024, 16, PRX_CI16, 0, 0, 1}, {1024, 16, PRX_CI16, 0, 1, 0}, {64, 4, PRX_CF32, 0, 1, 0},
+      {64, 4, PRX_CF32, 1, 0, 1},    {1000, 8, PRX_CF32, 0, 1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (small_mode && i > 1) break;
+    prx_chan_config c = base_cfg(cases[i].K, 0, cases[i].P);
+    c.in_format = cases[i].in;
+    unsigned sel[3] = {5, 63, 0};
+    if (cases[i].subset) {
+      c.select = sel;
+      c.n_select = 3;
+    }
+    size_t n = (size_t)cases[i].K * 24 + 7;
+    prx_cf32 *xc = malloc(n * sizeof *xc);
+    void *raw = random_input(&r, c.in_format, n, xc);
+    if (c.in_format == PRX_CF32) { /* outputs about 1 (ci16 saturates some), a few infinite */
+      prx_cf32 *y = raw;
+      for (size_t j = 0; j < n; j++) {
+        y[j].re *= 24.0f;
+        y[j].im *= 24.0f;
+      }
+      for (size_t j = 0; j < 3; j++) y[n / 4 + 977 * j].re = INFINITY;
+    }
+    for (int f = 0; f < 3; f++) {
+      prx_format fmt = f == 0 ? PRX_CI16 : f == 1 ? PRX_CF16 : PRX_CF32;
+      char what[96];
+      snprintf(what, sizeof what, "post K=%u %s in, %s out%s%s", cases[i].K,
+               prx_format_name(c.in_format), prx_format_name(fmt),
+               cases[i].subset ? ", subset" : "", cases[i].pinned ? ", pinned" : "");
+      post_case(c, fmt, raw, n, cases[i].mode, 1200 + i, 16, n / (c.channels / 2) - 3,
+                cases[i].pinned, what);
+    }
+    free(raw);
+    free(xc);
+  }
+}
+
 static void test_invalid(void) {
   prx_chan_config cfg = base_cfg(64, 0, 4);
   prx_chan *c = NULL;
@@ -539,6 +736,20 @@ static void test_invalid(void) {
   }
   cfg.out_format = PRX_CF16;
   CHECK(prx_chan_create(&cfg, &c) == PRX_ERR_UNSUPPORTED && !c, "cf16 on the CPU accepted");
+  cfg.out_format = PRX_CI16;
+  CHECK(prx_chan_create(&cfg, &c) == PRX_ERR_UNSUPPORTED && !c, "ci16 on the CPU accepted");
+  cfg.out_format = PRX_CF32;
+  cfg.power_sums = 1;
+  CHECK(prx_chan_create(&cfg, &c) == PRX_ERR_UNSUPPORTED && !c, "power sums on the CPU accepted");
+  /* a CUDA object with the post pass has no device-resident path */
+  cfg.backend = PRX_BACKEND_CUDA;
+  if (prx_chan_create(&cfg, &c) == PRX_OK) {
+    CHECK(prx_chan_execute_device(c, in, 64, out, 2, &no, NULL) == PRX_ERR_UNSUPPORTED,
+          "execute_device with power sums accepted");
+    prx_chan_destroy(c);
+  } else {
+    CHECK(0, "CUDA object with power sums: %s", prx_last_error());
+  }
 }
 
 int main(void) {
@@ -558,6 +769,7 @@ int main(void) {
   test_cf16();
   test_pinned();
   test_device_api();
+  test_post();
   return test_finish("test_chan_cuda");
 }
 

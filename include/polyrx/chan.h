@@ -38,7 +38,9 @@ typedef struct {
   const unsigned *select;    /* optional channel subset, output in this order; NULL: all K */
   size_t n_select;
   prx_format in_format;  /* cf32 (default), ci16, ci8 or cu8 */
-  prx_format out_format; /* cf32 (default), or cf16 (CUDA backend only) */
+  prx_format out_format; /* cf32 (default), or cf16 or ci16 (CUDA backend only): cf16 the
+                            IEEE binary16 nearest (ties to even); ci16 round(x * 32768), ties
+                            to even, saturated to [-32768, 32767] (docs/FORMATS.md) */
   double sample_rate;    /* fs in Hz, for reports (default 1) */
   double center_freq;    /* fc in Hz, for reports (default 0) */
   int threads;           /* CPU worker threads; 0: all cores. Output is identical for any count */
@@ -46,6 +48,10 @@ typedef struct {
   int device;            /* CUDA device ordinal (default 0) */
   size_t block_samples;  /* input samples per internal block (0: backend's choice); execute
                             accepts any n_in and slices it into such blocks */
+  int power_sums;        /* CUDA backend only (PRX_ERR_UNSUPPORTED otherwise): execute,
+                            execute_zeros and flush also form each channel's power sums on the
+                            device (prx_chan_power_take); prx_chan_execute_device is then
+                            refused. Default 0 */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);
@@ -94,6 +100,23 @@ void prx_chan_reset(prx_chan *c);
  * (bench/GPU_NOTES.md, "Output rows and sectors"). */
 prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
                                    size_t out_stride, size_t *n_out, void *stream);
+
+/* Power sums (power_sums set; PRX_ERR_UNSUPPORTED otherwise). The host calls (execute,
+ * execute_zeros, flush) then also, for every selected channel s and every output j of theirs
+ * (j counted from the stream's start, as in the definition) with from <= j < to (the window:
+ * every output until set):
+ * - an output with a non-finite part (a float overflow in the filter) is written as 0 and
+ *   counted as non-finite, not summed;
+ * - |y_s[j]|^2 is added, in double, to the channel's sum: each launch of the device (a block of
+ *   the host pipeline) sums its outputs in a fixed tree order, and the launches' sums are added
+ *   in stream order, so the figures are the same on every run of the same calls;
+ * - with ci16 output, every part that is saturated is counted.
+ * Outside the window only the zeroing applies. */
+prx_status prx_chan_power_window(prx_chan *c, uint64_t from, uint64_t to);
+/* Gives the sums formed since the last take (sums[s] for each selected channel s; NULL to drop
+ * them) and the counts of non-finite outputs and saturated parts (either may be NULL), and
+ * starts them again from 0. */
+prx_status prx_chan_power_take(prx_chan *c, double *sums, uint64_t *nonfinite, uint64_t *saturated);
 
 /* What the object is. */
 typedef struct {

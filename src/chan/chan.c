@@ -135,8 +135,8 @@ static prx_status check_config(const prx_chan_config *cfg, unsigned *K, unsigned
       cfg->in_format != PRX_CU8)
     return prx_fail(PRX_ERR_INVALID, "input format must be cf32, ci16, ci8 or cu8 (got %d)",
                     (int)cfg->in_format);
-  if (cfg->out_format != PRX_CF32 && cfg->out_format != PRX_CF16)
-    return prx_fail(PRX_ERR_INVALID, "output format must be cf32 or cf16 (got %d)",
+  if (cfg->out_format != PRX_CF32 && cfg->out_format != PRX_CF16 && cfg->out_format != PRX_CI16)
+    return prx_fail(PRX_ERR_INVALID, "output format must be cf32, cf16 or ci16 (got %d)",
                     (int)cfg->out_format);
   if (!(cfg->sample_rate > 0 && isfinite(cfg->sample_rate)))
     return prx_fail(PRX_ERR_INVALID, "sample rate must be positive, got %g", cfg->sample_rate);
@@ -191,8 +191,11 @@ static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
   if (st) return st;
   c->backend = m ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU;
   c->ops = m ? m->chan->ops : &prx_chan_cpu_ops;
-  if (cfg->out_format == PRX_CF16 && c->backend != PRX_BACKEND_CUDA)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "cf16 output needs the CUDA backend");
+  if (cfg->out_format != PRX_CF32 && c->backend != PRX_BACKEND_CUDA)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "%s output needs the CUDA backend",
+                    cfg->out_format == PRX_CF16 ? "cf16" : "ci16");
+  if (cfg->power_sums && c->backend != PRX_BACKEND_CUDA)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "power sums on the device need the CUDA backend");
   return PRX_OK;
 }
 
@@ -220,7 +223,9 @@ prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out) {
   c->n_sel = cfg->select ? cfg->n_select : K;
   c->taps = prx_alloc(M, sizeof *c->taps);
   c->select = prx_alloc(c->n_sel, sizeof *c->select);
-  if (!c->taps || !c->select) {
+  c->power_to = UINT64_MAX;
+  if (cfg->power_sums) c->power = calloc(c->n_sel, sizeof *c->power);
+  if (!c->taps || !c->select || (cfg->power_sums && !c->power)) {
     prx_chan_destroy(c);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate a prototype of %zu taps", M);
   }
@@ -249,7 +254,28 @@ void prx_chan_destroy(prx_chan *c) {
   if (c->ops && c->impl) c->ops->destroy(c);
   prx_free(c->taps);
   prx_free(c->select);
+  free(c->power);
   free(c);
+}
+
+prx_status prx_chan_power_window(prx_chan *c, uint64_t from, uint64_t to) {
+  if (!c) return prx_fail(PRX_ERR_INVALID, "prx_chan_power_window: NULL object");
+  if (!c->power) return prx_fail(PRX_ERR_UNSUPPORTED, "the channelizer forms no power sums");
+  c->power_from = from;
+  c->power_to = to;
+  return PRX_OK;
+}
+
+prx_status prx_chan_power_take(prx_chan *c, double *sums, uint64_t *nonfinite,
+                               uint64_t *saturated) {
+  if (!c) return prx_fail(PRX_ERR_INVALID, "prx_chan_power_take: NULL object");
+  if (!c->power) return prx_fail(PRX_ERR_UNSUPPORTED, "the channelizer forms no power sums");
+  if (sums) memcpy(sums, c->power, c->n_sel * sizeof *sums);
+  if (nonfinite) *nonfinite = c->power_nonfinite;
+  if (saturated) *saturated = c->power_saturated;
+  memset(c->power, 0, c->n_sel * sizeof *c->power);
+  c->power_nonfinite = c->power_saturated = 0;
+  return PRX_OK;
 }
 
 size_t prx_chan_output_count(const prx_chan *c, size_t n_in) {
@@ -302,6 +328,9 @@ prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, v
                     "device-resident execution needs the CUDA backend (this "
                     "channelizer runs on the %s)",
                     prx_backend_name(c->backend));
+  if (c->cfg.power_sums || c->cfg.out_format == PRX_CI16)
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "device-resident execution writes cf32 or cf16 and forms no power sums");
   if (n_in == 0) return PRX_OK;
   if (!d_in) return prx_fail(PRX_ERR_INVALID, "prx_chan_execute_device: NULL input");
   size_t n = prx_chan_output_count(c, n_in);

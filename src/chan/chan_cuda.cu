@@ -40,6 +40,7 @@ extern "C" {
 
 typedef struct {
   void *d_in, *d_out; /* device buffers of one block */
+  void *d_pack;       /* the post pass's packed rows (ci16 or cf16 output with post) */
   void *h_in, *h_out; /* pinned staging, used for pageable caller memory */
   cudaEvent_t ev_h2d, ev_comp, ev_d2h;
   char *pend_dst; /* caller's pageable output waiting for h_out (NULL: nothing pending) */
@@ -60,6 +61,14 @@ typedef struct {
   size_t gen_max;        /* input samples per general-path launch */
   size_t gen_nout;       /* rows of the general path's v buffer */
   size_t isz, osz;       /* bytes per input / output sample */
+  /* the post pass (chan_cuda_post.cu): with ci16 output or power sums the kernels write cf32
+   * (cfmt, cosz bytes a sample) and the post pass packs and sums */
+  int post, cfmt;
+  size_t cosz;
+  double *d_sums, *h_sums;      /* per selected channel, since the last call's end */
+  unsigned long long *d_counts; /* non-finite outputs, saturated parts */
+  unsigned long long *h_counts;
+  int sums_dirty; /* the post pass ran with sums since they were last brought down */
   cudaStream_t s_h2d, s_comp, s_d2h;
   cudaEvent_t ev_user; /* end of the last device-resident call's work */
   int user_pending;
@@ -106,6 +115,7 @@ static void release(cuda_impl *im) {
     slot_t *s = &im->slot[i];
     cudaFree(s->d_in);
     cudaFree(s->d_out);
+    cudaFree(s->d_pack);
     cudaFreeHost(s->h_in);
     cudaFreeHost(s->h_out);
     if (s->ev_h2d) cudaEventDestroy(s->ev_h2d);
@@ -122,6 +132,10 @@ static void release(cuda_impl *im) {
   cudaFree(im->d_tw);
   cudaFree(im->d_otab);
   cudaFree(im->d_sel);
+  cudaFree(im->d_sums);
+  cudaFree(im->d_counts);
+  cudaFreeHost(im->h_sums);
+  cudaFreeHost(im->h_counts);
   if (im->ev_user) cudaEventDestroy(im->ev_user);
   if (im->s_h2d) cudaStreamDestroy(im->s_h2d);
   if (im->s_comp) cudaStreamDestroy(im->s_comp);
@@ -193,6 +207,10 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   im->Pg = (int)((c->M + K - 1) / K);
   im->isz = prx_format_size(c->cfg.in_format);
   im->osz = prx_format_size(c->cfg.out_format);
+  im->post = c->cfg.power_sums || c->cfg.out_format == PRX_CI16;
+  im->cfmt = im->post ? PRX_CF32 : (int)c->cfg.out_format;
+  im->cosz = prx_format_size((prx_format)im->cfmt);
+  const size_t pack_sz = im->post && c->cfg.out_format != PRX_CF32 ? im->osz : 0;
 
   /* path */
   cudaDeviceProp prop;
@@ -208,8 +226,7 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
                 (design == PRX_CUDA_THREAD_STORES ? 0 : PRX_OUT_ROWS_16B) |
                 (prop.major >= 9 ? PRX_OUT_TMA : 0);
   if (im->fused)
-    CU(prx_fused_prepare((int)K, (int)D, (int)c->cfg.in_format, (int)c->cfg.out_format, im->layouts,
-                         &im->needs));
+    CU(prx_fused_prepare((int)K, (int)D, (int)c->cfg.in_format, im->cfmt, im->layouts, &im->needs));
   const int P = im->fused ? PRX_FUSED_P : im->Pg;
   im->Hh = P * (int)K;
 
@@ -223,7 +240,7 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
     if (B < ((size_t)1 << 20)) B = (size_t)1 << 20;
     if (B > ((size_t)1 << 23)) B = (size_t)1 << 23;
     while (B > ((size_t)1 << 20) &&
-           B * im->isz + c->n_sel * (B / D + 2) * im->osz > ((size_t)256 << 20))
+           B * im->isz + c->n_sel * (B / D + 2) * (im->cosz + pack_sz) > ((size_t)256 << 20))
       B /= 2;
   }
   if (B > FUSED_SLICE) B = FUSED_SLICE;
@@ -246,10 +263,19 @@ static prx_status create_ex(prx_chan *c, prx_cuda_design design) {
   for (int i = 0; i < NSLOT; i++) {
     slot_t *s = &im->slot[i];
     CU(cudaMalloc(&s->d_in, B * im->isz));
-    CU(cudaMalloc(&s->d_out, c->n_sel * out_rows * im->osz));
+    CU(cudaMalloc(&s->d_out, c->n_sel * out_rows * im->cosz));
+    if (pack_sz) CU(cudaMalloc(&s->d_pack, c->n_sel * out_rows * pack_sz));
     CU(cudaEventCreateWithFlags(&s->ev_h2d, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_comp, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&s->ev_d2h, cudaEventDisableTiming));
+  }
+  if (c->cfg.power_sums) {
+    CU(cudaMalloc(&im->d_sums, c->n_sel * sizeof *im->d_sums));
+    CU(cudaMemset(im->d_sums, 0, c->n_sel * sizeof *im->d_sums));
+    CU(cudaMalloc(&im->d_counts, 2 * sizeof *im->d_counts));
+    CU(cudaMemset(im->d_counts, 0, 2 * sizeof *im->d_counts));
+    CU(cudaHostAlloc(&im->h_sums, c->n_sel * sizeof *im->h_sums, cudaHostAllocDefault));
+    CU(cudaHostAlloc(&im->h_counts, 2 * sizeof *im->h_counts, cudaHostAllocDefault));
   }
   for (int h = 0; h < 2; h++) {
     CU(cudaMalloc(&im->d_hist[h], (size_t)im->Hh * sizeof(float2)));
@@ -331,7 +357,7 @@ static prx_status run_slice(prx_chan *c, const void *d_in, size_t n, void *d_out
   p.e_par = (int)(emitted & 1);
   p.out = d_out;
   p.stride = stride;
-  p.out_f16 = c->cfg.out_format == PRX_CF16;
+  p.out_f16 = im->cfmt == PRX_CF16;
   p.taps = im->d_taps;
   p.taps_rot = im->d_taps_rot;
   p.P = im->Pg;
@@ -451,6 +477,47 @@ static prx_status copy_out(cuda_impl *im, size_t n_sel, char *dst, size_t stride
   return PRX_OK;
 }
 
+/* The post pass over a slot's nob outputs per channel, the first of them output e0 of the
+ * stream: packing, and the power sums of the outputs in the object's window. */
+static prx_status post_pass(prx_chan *c, slot_t *s, size_t nob, uint64_t e0) {
+  cuda_impl *im = (cuda_impl *)c->impl;
+  prx_post_params p;
+  memset(&p, 0, sizeof p);
+  p.y = (float2 *)s->d_out;
+  p.packed = s->d_pack;
+  p.fmt = (int)c->cfg.out_format;
+  p.n = nob;
+  if (im->d_sums) {
+    const uint64_t end = e0 + nob;
+    const uint64_t lo = c->power_from > e0 ? c->power_from : e0;
+    const uint64_t hi = c->power_to < end ? c->power_to : end;
+    p.lo = lo < end ? (size_t)(lo - e0) : nob;
+    p.hi = hi > lo ? (size_t)(hi - e0) : p.lo;
+    p.sums = im->d_sums;
+    p.counts = im->d_counts;
+    im->sums_dirty = 1;
+  }
+  CU(prx_post_launch(&p, (int)c->n_sel, im->s_comp));
+  return PRX_OK;
+}
+
+/* Brings the sums of the call's post passes down (after its last launch, on the compute
+ * stream), adds them to the object's and starts the device's again from 0. */
+static prx_status take_sums(prx_chan *c, cuda_impl *im) {
+  CU(cudaMemcpyAsync(im->h_sums, im->d_sums, c->n_sel * sizeof *im->h_sums, cudaMemcpyDeviceToHost,
+                     im->s_comp));
+  CU(cudaMemcpyAsync(im->h_counts, im->d_counts, 2 * sizeof *im->h_counts, cudaMemcpyDeviceToHost,
+                     im->s_comp));
+  CU(cudaMemsetAsync(im->d_sums, 0, c->n_sel * sizeof *im->d_sums, im->s_comp));
+  CU(cudaMemsetAsync(im->d_counts, 0, 2 * sizeof *im->d_counts, im->s_comp));
+  CU(cudaStreamSynchronize(im->s_comp));
+  for (size_t k = 0; k < c->n_sel; k++) c->power[k] += im->h_sums[k];
+  c->power_nonfinite += im->h_counts[0];
+  c->power_saturated += im->h_counts[1];
+  im->sums_dirty = 0;
+  return PRX_OK;
+}
+
 /* in: host (or any) memory, NULL for zeros; out: host memory */
 static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, size_t stride,
                            size_t n_out) {
@@ -501,15 +568,16 @@ static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, 
     st = run_slice(c, in || zeros_fused ? s->d_in : NULL, nb, s->d_out, nob, nob, c->consumed + pos,
                    c->emitted + opos, im->s_comp);
     if (st) break;
+    if (im->post && (st = post_pass(c, s, nob, c->emitted + opos))) break;
     CU(cudaEventRecord(s->ev_comp, im->s_comp));
     if (nob) {
       char *dst = (char *)out + opos * im->osz;
+      const void *rows = s->d_pack ? s->d_pack : s->d_out;
       CU(cudaStreamWaitEvent(im->s_d2h, s->ev_comp, 0));
       if (out_dma) {
-        st = copy_out(im, c->n_sel, dst, stride, s->d_out, nob);
+        st = copy_out(im, c->n_sel, dst, stride, rows, nob);
       } else {
-        CU(cudaMemcpyAsync(s->h_out, s->d_out, c->n_sel * nob * im->osz, cudaMemcpyDefault,
-                           im->s_d2h));
+        CU(cudaMemcpyAsync(s->h_out, rows, c->n_sel * nob * im->osz, cudaMemcpyDefault, im->s_d2h));
         s->pend_dst = dst;
         s->pend_n = nob;
         s->pend_stride = stride;
@@ -523,6 +591,7 @@ static prx_status host_run(prx_chan *c, const void *in, size_t n_in, void *out, 
     prx_status s2 = finish_pending(c, &im->slot[i]);
     if (!st) st = s2;
   }
+  if (!st && im->sums_dirty) st = take_sums(c, im);
   CU(cudaStreamSynchronize(im->s_h2d));
   CU(cudaStreamSynchronize(im->s_comp));
   CU(cudaStreamSynchronize(im->s_d2h));
@@ -574,8 +643,7 @@ static int cuda_fused(const prx_chan *c, prx_fused_policy *pol) {
   const cuda_impl *im = (const cuda_impl *)c->impl;
   if (!im || !im->fused) return 0;
   if (pol)
-    *pol = prx_fused_select((int)c->K, (int)c->D, (int)c->cfg.in_format, (int)c->cfg.out_format,
-                            im->layouts);
+    *pol = prx_fused_select((int)c->K, (int)c->D, (int)c->cfg.in_format, im->cfmt, im->layouts);
   return 1;
 }
 

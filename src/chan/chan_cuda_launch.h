@@ -26,6 +26,21 @@ cudaError_t prx_fused_launch(const prx_kparams *p, int layouts, cudaStream_t st,
 /* general path (chan_cuda_general.cu): filter into v[n_out][K], then (cuFFT) the post pass */
 cudaError_t prx_general_filter_launch(const prx_kparams *p, float2 *v, cudaStream_t st);
 cudaError_t prx_general_post_launch(const prx_kparams *p, const float2 *v, cudaStream_t st);
+/* the post pass (chan_cuda_post.cu), for objects with ci16 output or power sums: over rows
+ * of n cf32 outputs (y[s * n + j]) it zeroes non-finite outputs (in y itself with cf32
+ * output), packs the rows into `packed` (cf16 or ci16, the same layout) and, where sums is not
+ * NULL, adds each row's |y|^2 over outputs lo <= j < hi to sums[s] (counts[0]: non-finite
+ * outputs there; counts[1]: ci16 parts saturated there) */
+typedef struct {
+  float2 *y;
+  void *packed;
+  int fmt; /* PRX_CF32, PRX_CF16 or PRX_CI16 */
+  size_t n, lo, hi;
+  double *sums;
+  unsigned long long *counts;
+} prx_post_params;
+cudaError_t prx_post_launch(const prx_post_params *p, int rows, cudaStream_t st);
+
 /* history update: p->new_hist = last Hh samples of (p->hist ++ p->in) */
 cudaError_t prx_hist_launch(const prx_kparams *p, cudaStream_t st);
 

@@ -21,6 +21,11 @@ struct prx_chan {
   uint64_t emitted;    /* outputs per channel emitted since the last reset (= ceil(N / D)) */
   const prx_chan_ops *ops;
   void *impl; /* the backend's state */
+  /* power sums (cfg.power_sums, polyrx/chan.h): the window of output indices, and what the
+   * backend formed since the last prx_chan_power_take (it adds each call's to them) */
+  uint64_t power_from, power_to;
+  double *power; /* per selected channel */
+  uint64_t power_nonfinite, power_saturated;
 };
 
 /* A backend. chan.c has validated every argument and computed n_out (the number of outputs
