@@ -592,8 +592,6 @@ sys.exit(a!=b)' \
   rm -f "$x" "$xr" "$W/s.ci16"
 }
 
-# The GPU commands run by a resident `polyrx serve` (started here on a socket of its own) against
-# the same commands in their own process, cold (POLYRX_SERVE=off), alternating
 # the machine's write rate (GB/s) of MIB MiB into FILES tmpfs files in 1 MiB writes: the best of
 # one writer and of min(8, FILES) writers at once, each its share of the files (as the command's
 # writers)
@@ -608,6 +606,8 @@ write_rate() {
   echo "$best"
 }
 
+# The GPU commands run by a resident `polyrx serve` (started here on a socket of its own) against
+# the same commands in their own process, cold (POLYRX_SERVE=off), alternating
 serve() {
   local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=$RX_FS x=$W/g.ci16 xr=$W/rx.ci16
   local h2d d2h rd sp i

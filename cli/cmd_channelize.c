@@ -1252,6 +1252,35 @@ static prx_status last_slot_written(run_state *r, int w) {
   return st;
 }
 
+/* Writer w's channels' power sums of a slot: the device's sums of its block (dev_post), or the
+ * kept cf32 outputs summed here in groups of blocks (chan_power.h; the flush's outputs are a
+ * group of their own, after the stream's last one), their non-finite outputs zeroed before they
+ * are written. */
+static void add_power(run_state *r, int w, const void *slot) {
+  writer_state *ws = &r->ws[w];
+  const slot_head *head = slot;
+  size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  if (r->dev_post) {
+    const double *sums = slot_sums(r, slot);
+    for (size_t s = (size_t)w; s < r->n_sel; s += W) r->energy[s] += sums[s];
+    return;
+  }
+  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)slot + SLOT_ROWS);
+  if (head->last) end_power(r, w);
+  for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
+    chan_power *ps[CHAN_POWER_ROWS];
+    prx_cf32 *ys[CHAN_POWER_ROWS];
+    size_t n = 0;
+    for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
+      ps[n] = &r->power[t];
+      ys[n] = rows + t * r->stride + head->skip;
+    }
+    chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
+  }
+  chan_power_next(&ws->group, k);
+  if (head->group_end) end_power(r, w);
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -1263,28 +1292,8 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
-  /* the power sums, in groups of blocks (chan_power.h): the flush's outputs are a group of
-   * their own, after the stream's last one; or the device's sums of the block */
   double t_power = tick(r);
-  if (r->dev_post) {
-    const double *sums = slot_sums(r, out);
-    for (size_t s = (size_t)w; s < r->n_sel; s += W) r->energy[s] += sums[s];
-  }
-  if (head->last && !r->dev_post) end_power(r, w);
-  for (size_t s = (size_t)w; k && !r->dev_post && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
-    chan_power *ps[CHAN_POWER_ROWS];
-    prx_cf32 *ys[CHAN_POWER_ROWS];
-    size_t n = 0;
-    for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
-      ps[n] = &r->power[t];
-      ys[n] = (prx_cf32 *)rows + t * r->stride + head->skip;
-    }
-    chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
-  }
-  if (!r->dev_post) {
-    chan_power_next(&ws->group, k);
-    if (head->group_end) end_power(r, w);
-  }
+  add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
   size_t osz = prx_format_size(r->o.outf);

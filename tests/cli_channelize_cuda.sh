@@ -9,12 +9,9 @@ set -u
 POLYRX=${1:?usage: cli_channelize_cuda.sh path/to/polyrx}
 [ -x "$POLYRX" ] || { echo "no polyrx binary at $POLYRX"; exit 1; }
 POLYRX=$(cd "$(dirname "$POLYRX")" && pwd)/$(basename "$POLYRX")
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed (scripts/setup.sh installs it)"; exit 1; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-cd "$T"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# python3 present, scratch directory $T, bad() and the failure count $fail
+source "$(dirname "${BASH_SOURCE[0]}")/support/cli_test.sh"
+cd "$T" || exit 1
 
 # ci16 tones and noise; cf32 with a tone beyond full scale (its channel's ci16 outputs saturate);
 # cf32 with bursts near 3.4e38 (some outputs overflow float32 in the filter); 300000 samples each
@@ -48,15 +45,15 @@ run() {
   local name=$1
   shift
   POLYRX_WRITERS=3 "$POLYRX" channelize --backend cuda --block 65536 -q "$@" -o "$name" 2>"$name.err" ||
-    fail "$name: the run failed: $(cat "$name.err")"
+    bad "$name: the run failed: $(cat "$name.err")"
   POLYRX_GPU_POST=0 POLYRX_WRITERS=3 "$POLYRX" channelize --backend cuda --block 65536 -q "$@" \
-    -o "${name}_w" 2>"${name}_w.err" || fail "${name}_w: the run failed: $(cat "${name}_w.err")"
+    -o "${name}_w" 2>"${name}_w.err" || bad "${name}_w: the run failed: $(cat "${name}_w.err")"
   for d in "$name"/*.sigmf-data; do
-    cmp -s "$d" "${name}_w/$(basename "$d")" || fail "$name: $(basename "$d") differs"
+    cmp -s "$d" "${name}_w/$(basename "$d")" || bad "$name: $(basename "$d") differs"
   done
-  [ "$(ls "$name" | wc -l)" = "$(ls "${name}_w" | wc -l)" ] || fail "$name: other files"
-  cmp -s "$name.err" "${name}_w.err" || fail "$name: the messages differ: $(cat "$name.err") // $(cat "${name}_w.err")"
-  python3 - "$name" <<'EOF' || fail "$name: metadata"
+  [ "$(ls "$name" | wc -l)" = "$(ls "${name}_w" | wc -l)" ] || bad "$name: other files"
+  cmp -s "$name.err" "${name}_w.err" || bad "$name: the messages differ: $(cat "$name.err") // $(cat "${name}_w.err")"
+  python3 - "$name" <<'EOF' || bad "$name: metadata"
 import json, os, sys
 a = sys.argv[1]
 for f in sorted(os.listdir(a)):
@@ -75,16 +72,16 @@ for f in cf32 cf16 ci16; do
   run "sub_$f" -i in.ci16 -F ci16 -s 1M -K 128 -c 3,100-110,7 --out-format "$f"
 done
 run loud_ci16 -i loud.cf32 -s 1M -K 64 -P 8 --out-format ci16
-grep -q "saturated" loud_ci16.err || fail "ci16 output: no saturated values reported: $(cat loud_ci16.err)"
-grep -q "overflowed float32" huge_cf32.err || fail "overflow: not reported: $(cat huge_cf32.err)"
+grep -q "saturated" loud_ci16.err || bad "ci16 output: no saturated values reported: $(cat loud_ci16.err)"
+grep -q "overflowed float32" huge_cf32.err || bad "overflow: not reported: $(cat huge_cf32.err)"
 # -o -: two channels interleaved
 for f in cf32 ci16; do
   "$POLYRX" channelize --backend cuda -i in.ci16 -F ci16 -s 1M -K 64 -c 12,3 --out-format "$f" \
-    -o - -q >"std_$f" || fail "-o - $f failed"
+    -o - -q >"std_$f" || bad "-o - $f failed"
   POLYRX_GPU_POST=0 "$POLYRX" channelize --backend cuda -i in.ci16 -F ci16 -s 1M -K 64 -c 12,3 \
-    --out-format "$f" -o - -q >"std_${f}_w" || fail "-o - $f (writers) failed"
-  cmp -s "std_$f" "std_${f}_w" || fail "-o - $f: the bytes differ"
+    --out-format "$f" -o - -q >"std_${f}_w" || bad "-o - $f (writers) failed"
+  cmp -s "std_$f" "std_${f}_w" || bad "-o - $f: the bytes differ"
 done
 
-[ "$fails" = 0 ] && echo "cli_channelize_cuda: all passed" || echo "cli_channelize_cuda: $fails failure(s)"
-[ "$fails" = 0 ]
+[ "$fail" = 0 ] && echo "cli_channelize_cuda: all passed" || echo "cli_channelize_cuda: $fail failure(s)"
+[ "$fail" = 0 ]

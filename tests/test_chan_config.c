@@ -77,6 +77,12 @@ static void invalid_configs(void) {
   EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "input format");
   k = base(), k.out_format = PRX_CF16; /* cf16 output needs the CUDA backend */
   EXPECT(prx_chan_create(&k, &c), PRX_ERR_UNSUPPORTED, "cf16");
+  k = base(), k.out_format = PRX_CI16; /* so does ci16 output */
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_UNSUPPORTED, "ci16");
+  k = base(), k.out_format = PRX_CI8;
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "output format");
+  k = base(), k.power_sums = 1; /* so do the power sums on the device */
+  EXPECT(prx_chan_create(&k, &c), PRX_ERR_UNSUPPORTED, "power sums");
   k = base(), k.sample_rate = 0;
   EXPECT(prx_chan_create(&k, &c), PRX_ERR_INVALID, "sample rate");
   k = base(), k.center_freq = INFINITY;
@@ -152,6 +158,13 @@ static void invalid_calls(void) {
   EXPECT(prx_chan_channel_info(c, 16, &ch), PRX_ERR_INVALID, "16");
   EXPECT(prx_chan_channel_info(c, 0, NULL), PRX_ERR_INVALID, "NULL");
   EXPECT(prx_chan_execute_device(c, x, 40, y, 8, &n, NULL), PRX_ERR_UNSUPPORTED, "CUDA");
+  /* the power sums: an object without them refuses their calls */
+  double sums[16];
+  uint64_t nf = 0;
+  EXPECT(prx_chan_power_window(c, 0, 10), PRX_ERR_UNSUPPORTED, "power sums");
+  EXPECT(prx_chan_power_take(c, sums, &nf, NULL), PRX_ERR_UNSUPPORTED, "power sums");
+  EXPECT(prx_chan_power_window(NULL, 0, 10), PRX_ERR_INVALID, "NULL");
+  EXPECT(prx_chan_power_take(NULL, sums, &nf, NULL), PRX_ERR_INVALID, "NULL");
   prx_chan_destroy(c);
 }
 

@@ -641,7 +641,7 @@ static void test_post(void) {
   size_t nv = rounding_values(vals, cap);
   size_t N = 2 * ((nv + 1) / 2) * 2;
   prx_cf32 *x = calloc(N, sizeof *x);
-  for (size_t i = 0; i < nv; i++) { /* re of sample 4t, im of it: the even samples */
+  for (size_t i = 0; i < nv; i++) { /* vals[2t], vals[2t + 1]: re and im of sample 2t */
     float *f = (float *)&x[2 * (i / 2)];
     f[i % 2] = vals[i];
   }

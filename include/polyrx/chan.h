@@ -88,7 +88,8 @@ prx_status prx_chan_execute_zeros(prx_chan *c, size_t n_zeros, void *out, size_t
                                   size_t *n_out);
 /* Ends the stream: emits the filter tail (see above) like execute, then resets. */
 prx_status prx_chan_flush(prx_chan *c, void *out, size_t out_stride, size_t *n_out);
-/* Forgets all history, as if just created. */
+/* Forgets all history, as if just created (the power sums' window and the sums not yet taken
+ * stay: prx_chan_power_window). */
 void prx_chan_reset(prx_chan *c);
 
 /* Device-resident variant (CUDA backend only, PRX_ERR_UNSUPPORTED otherwise): in and out are
@@ -97,7 +98,8 @@ void prx_chan_reset(prx_chan *c);
  * let the call's rows start on 64 bytes (d_out aligned so, out_stride a multiple of 8 cf32 or
  * 16 cf16 samples; calls that append to the same rows keep that with inputs of a multiple of
  * 8 D samples): rows 16 bytes off the 32-byte sectors cost the H200 a fifth of its rate
- * (bench/GPU_NOTES.md, "Output rows and sectors"). */
+ * (bench/GPU_NOTES.md, "Output rows and sectors"). An object with ci16 output or power_sums
+ * refuses it (PRX_ERR_UNSUPPORTED): their post pass runs in the host calls only. */
 prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, void *d_out,
                                    size_t out_stride, size_t *n_out, void *stream);
 
@@ -111,7 +113,9 @@ prx_status prx_chan_execute_device(prx_chan *c, const void *d_in, size_t n_in, v
  *   the host pipeline) sums its outputs in a fixed tree order, and the launches' sums are added
  *   in stream order, so the figures are the same on every run of the same calls;
  * - with ci16 output, every part that is saturated is counted.
- * Outside the window only the zeroing applies. */
+ * Outside the window only the zeroing applies; from >= to sums nothing. prx_chan_reset (and
+ * flush's reset) keeps the window and the sums not yet taken, so a flush's sums are taken after
+ * it. */
 prx_status prx_chan_power_window(prx_chan *c, uint64_t from, uint64_t to);
 /* Gives the sums formed since the last take (sums[s] for each selected channel s; NULL to drop
  * them) and the counts of non-finite outputs and saturated parts (either may be NULL), and
