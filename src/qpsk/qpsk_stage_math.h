@@ -278,6 +278,23 @@ QPSK_HD int64_t qpsk_win_slot(int64_t t, int pad) {
 #define QPSK_LD2(p, i) (((const prx_cf32 *)(p))[i])
 #define QPSK_F2 prx_cf32
 #endif
+/* Four consecutive complex taps from p (a tap row's re, im interleaved) into the float arrays hr,
+ * hi: on the device two 16-byte read-only loads (p 16-byte aligned: the banks' rows are). A macro,
+ * so that each caller's address arithmetic compiles as written there. */
+#if defined(__CUDA_ARCH__)
+#define QPSK_TAPS4(p, hr, hi)                                                                      \
+  do {                                                                                             \
+    const float4 h01_ = __ldg((const float4 *)(p)), h23_ = __ldg((const float4 *)(p) + 1);         \
+    hr[0] = h01_.x, hi[0] = h01_.y, hr[1] = h01_.z, hi[1] = h01_.w;                                \
+    hr[2] = h23_.x, hi[2] = h23_.y, hr[3] = h23_.z, hi[3] = h23_.w;                                \
+  } while (0)
+#else
+#define QPSK_TAPS4(p, hr, hi)                                                                      \
+  do {                                                                                             \
+    for (int a_ = 0; a_ < 4; a_++) hr[a_] = (p)[2 * a_], hi[a_] = (p)[2 * a_ + 1];                 \
+  } while (0)
+#endif
+
 /* qpsk_dot4 on a QPSK_PAD4 window from window index off = 4 A + r: sample off + i sits at slot
  * 5 A + r + i + ((r + i) >> 2), and 4 samples further on 5 slots further on, so with r a constant
  * (qpsk_dot4 calls it once per r) every load is a fixed offset from one pointer that advances 5
@@ -290,14 +307,7 @@ QPSK_HD void qpsk_dot4_pad4(const float *t, unsigned ntaps4, const QPSK_F2 *w, c
     QPSK_F2 x[7];
     for (int q = 0; q < 7; q++) x[q] = w[r + q + ((r + q) >> 2)];
     float hr[4], hi[4];
-#if defined(__CUDA_ARCH__)
-    const float4 h01 = __ldg((const float4 *)(t + 2 * lb)),
-                 h23 = __ldg((const float4 *)(t + 2 * lb) + 1);
-    hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
-    hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
-#else
-    for (int a = 0; a < 4; a++) hr[a] = t[2 * (lb + a)], hi[a] = t[2 * (lb + a) + 1];
-#endif
+    QPSK_TAPS4(t + 2 * lb, hr, hi);
     for (int a = 0; a < 4; a++) {
       for (int k = 0; k < 4; k++) {
 #ifdef __CUDACC__
@@ -509,14 +519,7 @@ QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t
       for (int a = 0; a < 4; a++)
         ring[(jj + 1) & 1][a] = w[qpsk_win_slot32(o + 4 * (j + 1) + a, pad)];
       float hr[4], hi[4];
-#if defined(__CUDA_ARCH__)
-      const float4 h01 = __ldg((const float4 *)(t + 8 * j)),
-                   h23 = __ldg((const float4 *)(t + 8 * j) + 1);
-      hr[0] = h01.x, hi[0] = h01.y, hr[1] = h01.z, hi[1] = h01.w;
-      hr[2] = h23.x, hi[2] = h23.y, hr[3] = h23.z, hi[3] = h23.w;
-#else
-      for (int a = 0; a < 4; a++) hr[a] = t[2 * (4 * j + a)], hi[a] = t[2 * (4 * j + a) + 1];
-#endif
+      QPSK_TAPS4(t + 8 * j, hr, hi);
       for (int a = 0; a < 4; a++) {
         for (int q = 0; q < 2; q++) {
           const QPSK_F2 x = ring[(jj + q) & 1][a];
