@@ -9,6 +9,7 @@ set -u
 POLYRX=${1:?usage: cli_channelize.sh path/to/polyrx}
 [ -x "$POLYRX" ] || { echo "no polyrx binary at $POLYRX"; exit 1; }
 POLYRX=$(cd "$(dirname "$POLYRX")" && pwd)/$(basename "$POLYRX")
+. "$(dirname "$0")/support/fifo_sigterm.sh"
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed (scripts/setup.sh installs it)"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -171,17 +172,9 @@ grep -q '"polyrx:power_dbfs":[[:space:]]*-999' empty/ch0003.sigmf-meta ||
   fail "empty input: polyrx:power_dbfs is not -999: $(cat empty/ch0003.sigmf-meta)"
 
 # ---- SIGTERM (or Ctrl-C) while the producer is still open ends the run cleanly ----
-mkfifo fifo
-"$POLYRX" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q 2>err.txt &
-PID=$!
-exec 3>fifo
-cat in.ci16 >&3
-for _ in $(seq 100); do [ -f sig/ch0003.sigmf-data ] && break; sleep 0.05; done
-sleep 0.3
-kill -TERM $PID
-wait $PID
+fifo_sigterm_run in.ci16 sig/ch0003.sigmf-data \
+  "$POLYRX" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q
 rc=$?
-exec 3>&-
 [ $rc = 130 ] || fail "SIGTERM: exit status $rc, expected 130: $(cat err.txt)"
 grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/null ||
   fail "SIGTERM: the samples read were not all written and described"

@@ -11,6 +11,7 @@
 set -u
 P=${1:?usage: cli_serve.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
+. "$(dirname "$0")/support/fifo_sigterm.sh"
 cd "$T" || exit 1
 export POLYRX_SERVE_SOCKET=$T/run/serve.sock
 mkdir -m 700 run
@@ -83,17 +84,9 @@ mkdir sub && (cd sub && umask 027 && POLYRX_SERVE=require POLYRX_PIPELINE=serial
 # ---- a stop signal to the client (SIGTERM: a background job of a script ignores SIGINT): the
 # served run ends cleanly with what was read ----
 "$P" gen -q -o in.ci16 -F ci16 -s 16k -n 3000 --carrier f=1k,rs=2k || bad "gen failed"
-mkfifo fifo
-POLYRX_SERVE=require "$P" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q 2>err.txt &
-PID=$!
-exec 3>fifo
-cat in.ci16 >&3
-for _ in $(seq 100); do [ -f sig/ch0003.sigmf-data ] && break; sleep 0.05; done
-sleep 0.3
-kill -TERM $PID
-wait $PID
+fifo_sigterm_run in.ci16 sig/ch0003.sigmf-data \
+  env POLYRX_SERVE=require "$P" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q
 rc=$?
-exec 3>&-
 [ $rc = 130 ] || bad "SIGTERM: exit status $rc, expected 130: $(cat err.txt)"
 grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/null ||
   bad "SIGTERM: the samples read were not all written and described"
