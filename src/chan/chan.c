@@ -227,7 +227,9 @@ prx_status prx_chan_create(const prx_chan_config *cfg, prx_chan **out) {
   if (cfg->power_sums) c->power = calloc(c->n_sel, sizeof *c->power);
   if (!c->taps || !c->select || (cfg->power_sums && !c->power)) {
     prx_chan_destroy(c);
-    return prx_fail(PRX_ERR_NOMEM, "cannot allocate a prototype of %zu taps", M);
+    return prx_fail(PRX_ERR_NOMEM,
+                    "cannot allocate the prototype (%zu taps), the channel list or the power sums",
+                    M);
   }
   for (size_t s = 0; s < c->n_sel; s++) c->select[s] = cfg->select ? cfg->select[s] : (unsigned)s;
   if (cfg->taps)
