@@ -8,8 +8,8 @@
  *                                                interleaved file; fsync'd and timed to the end
  *   bench_commands chan FILE FMT K THREADS REPS [N [BLOCK]]  prx_chan on FILE's samples
  *                                                held in memory, fed in blocks of BLOCK samples
- *                                                (default the command's on the CPU: 2^16 with
- *                                                8 cores or more, else 2^18),
+ *                                                (default or 0 the command's on the CPU:
+ *                                                command_block below),
  *                                                channels 0..N-1 (default or 0: all K), D = K/2,
  *                                                16 taps: input Msample/s, best of REPS;
  *                                                BENCH_CHAN_SLOTS=N: the outputs go to N
@@ -114,11 +114,26 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
   return err != 0;
 }
 
+/* `polyrx channelize`'s CPU block (cli/cmd_channelize.c, choose_block): 2^18 under 8 cores
+ * (fewer than 4 writers), else the largest of 2^16 down to a whole FFT batch whose 3 output
+ * slots fit its compute workers' caches (prx_pipe_cache_block); with all cores (threads 0) the
+ * command's workers are the cores its reader and 4 or 8 writers leave. */
+static size_t command_block(unsigned K, unsigned D, unsigned n_sel, int threads) {
+  int cores = prx_cpu_count();
+  if (cores < 8) return (size_t)1 << 18;
+  int writers = cores >= 16 ? 8 : 4;
+  if ((unsigned)writers > n_sel) writers = (int)n_sel;
+  int workers = threads ? threads : cores - 1 - writers > 1 ? cores - 1 - writers : 1;
+  size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+  return prx_pipe_cache_block((size_t)1 << 16, least < 4096 ? 4096 : least, 8.0 * n_sel / D, 3,
+                              workers);
+}
+
 static int bench_chan(const char *path, const char *fmt_name, unsigned K, int threads, int reps,
                       unsigned n_sel, size_t block) {
   prx_format fmt;
   if (prx_format_parse(fmt_name, &fmt)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
-  if (!block) return fprintf(stderr, "chan: BLOCK must be positive\n"), 1;
+  if (!block) block = command_block(K, K / 2, n_sel ? n_sel : K, threads);
   size_t bytes = 0;
   unsigned char *x = slurp(path, &bytes);
   size_t ss = prx_format_size(fmt), n = bytes / ss;
@@ -281,9 +296,7 @@ int main(int argc, char **argv) {
   if (!strcmp(m, "chan") && argc >= 7 && argc <= 9)
     return bench_chan(argv[2], argv[3], (unsigned)atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
                       argc >= 8 ? (unsigned)atoi(argv[7]) : 0,
-                      argc == 9              ? strtoull(argv[8], NULL, 0)
-                      : prx_cpu_count() >= 8 ? (size_t)1 << 16
-                                             : (size_t)1 << 18);
+                      argc == 9 ? strtoull(argv[8], NULL, 0) : 0);
   if (!strcmp(m, "demod") && argc == 7)
     return bench_demod(argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5]), atoi(argv[6]));
   if (!strcmp(m, "startup")) return bench_startup();

@@ -73,8 +73,9 @@
 #   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
 #   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
 #   its share of the files, as the command's writers), and the cost of a system call; the
-#   library with one worker and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS), REPS
-#   alternating processes each.
+#   library, all channels, in each block of LIB_BLOCKS (default 2^14 to 2^18) with one worker
+#   and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS) and with all cores, REPS
+#   alternating rounds; VARIANTS (see below) with --threads 1 and 0.
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -476,13 +477,20 @@ chanuse() {
       done
     done
   done
-  # the library with one worker, its outputs in 1 buffer (which stays in the core's cache) or
-  # in 3 in turn (as the command's slots), alternating processes: what cycling through more
-  # output than a core's cache holds costs compute without any other thread
+  # the library, all channels, in each block of LIB_BLOCKS (default 2^14 to 2^18): with one
+  # worker its outputs in 1 buffer (which stays in the core's cache) or in 3 in turn (as the
+  # command's slots), and with all cores in 1; alternating processes, REPS rounds: what cycling
+  # through more output than a core's cache holds costs compute without any other thread, and
+  # the library's best block
+  local blk
   for _ in $(seq "$REPS"); do
-    for n in 1 3; do
-      BENCH_CHAN_SLOTS=$n "$B" chan "$x" cf32 1024 1 1 0 |
-        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 output buffer(s): \3 s/'
+    for blk in ${LIB_BLOCKS:-16384 32768 65536 131072 262144}; do
+      for n in 1 3; do
+        BENCH_CHAN_SLOTS=$n "$B" chan "$x" cf32 1024 1 1 0 "$blk" |
+          sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 output buffer(s): \3 s/'
+      done
+      "$B" chan "$x" cf32 1024 0 1 0 "$blk" |
+        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, all cores, block \1, \2 output buffer(s): \3 s/'
     done
   done
   # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's

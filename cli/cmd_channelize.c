@@ -589,8 +589,9 @@ static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm,
 static void print_timing(const run_state *r) {
   if (!r->tm.on) return;
   cli_timing_print(&r->tm, CMD,
-                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
-                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+                   "in the stream: block %lu, buffers made %.1f, freed %.1f, first block %.1f; "
+                   "%d reader(s)",
+                   r->o.block, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
@@ -674,8 +675,20 @@ static cli_alignment alignment(const run_state *r) {
  * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
  * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
  * page-locked buffers cost more to make than their transfers save at this length). */
-static size_t choose_block(prx_backend backend, size_t D, size_t n_sel, int n_writers) {
-  if (backend != PRX_BACKEND_CUDA) return n_writers >= 4 ? SMALL_BLOCK : DEFAULT_BLOCK;
+static size_t choose_block(prx_backend backend, size_t K, size_t D, size_t n_sel, int n_writers,
+                           int workers) {
+  if (backend != PRX_BACKEND_CUDA) {
+    if (n_writers < 4) return DEFAULT_BLOCK;
+    /* whole FFT batches per call: the CPU channelizer computes outputs in batches of up to
+     * 2^15 / K (K <= 1024) or 2^16 / K (larger K) outputs, D input samples each, and
+     * transforms a call's remainder one by one (src/chan/chan_cpu.c, batch_outputs) */
+    size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+    size_t b = prx_pipe_cache_block(SMALL_BLOCK, least < 4096 ? 4096 : least,
+                                    8.0 * (double)n_sel / (double)D, OUT_DEPTH, workers);
+    const char *e = getenv("POLYRX_CPU_BLOCK"); /* a measurement's switch */
+    if (e && atol(e) > 0) b = (size_t)atol(e);
+    return b;
+  }
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
   return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
@@ -755,7 +768,7 @@ static int setup_chan(run_state *r) {
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
   if (!o->block_given)
-    r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel, r->n_writers);
+    r->o.block = choose_block(prx_chan_backend(r->chan), K, D, r->n_sel, r->n_writers, c.threads);
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
   uint64_t total = cli_input_samples(r->reader, o->input);
@@ -1399,6 +1412,8 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
+  const char *od = getenv("POLYRX_OUT_DEPTH"); /* a measurement's switch */
+  if (od && atoi(od) >= 2) c.out_depth = atoi(od);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
