@@ -75,7 +75,9 @@
 #   its share of the files, as the command's writers), and the cost of a system call; the
 #   library, all channels, in each block of LIB_BLOCKS (default 2^14 to 2^18) with one worker
 #   and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS) and with all cores, REPS
-#   alternating rounds; VARIANTS (see below) with --threads 1 and 0.
+#   alternating rounds; the library with one worker in the command's block and 3 buffers, alone,
+#   with a thread reading each block's outputs (BENCH_CHAN_READER) and with 10 spinning threads
+#   beside it (BENCH_CHAN_BUSY); VARIANTS (see below) with --threads 1 and 0.
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -491,6 +493,17 @@ chanuse() {
       done
       "$B" chan "$x" cf32 1024 0 1 0 "$blk" |
         sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, all cores, block \1, \2 output buffer(s): \3 s/'
+    done
+  done
+  # the library with one worker in the command's block, its outputs in 3 buffers in turn: alone,
+  # with a thread reading each block's outputs after it (as the writers do), with 10 threads
+  # spinning beside it (the command's other busy threads), and with both; alternating, REPS rounds
+  local side
+  for _ in $(seq "$REPS"); do
+    for side in "0 0" "1 0" "0 10" "1 10"; do
+      BENCH_CHAN_SLOTS=3 BENCH_CHAN_READER=${side% *} BENCH_CHAN_BUSY=${side#* } \
+        "$B" chan "$x" cf32 1024 1 1 0 |
+        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\),"reader":\([0-9]*\),"busy":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 buffers, reader \3, busy threads \4: \5 s/'
     done
   done
   # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's

@@ -1259,7 +1259,7 @@ static int is_opened(run_state *r, size_t s) {
 /* Keeps output s's row of k outputs (y, in the slot) in writer w's hold, packed as it will be
  * written, while its recording is still being created: the writer goes on with its other
  * channels and the slot is freed for compute instead of waiting for the opener (with 8 openers
- * creating 1024 recordings the writers waited 2-9 ms for them on the 16-core GPU host, and
+ * creating 1024 recordings the writers waited 2-12 ms for them on the 16-core GPU host, and
  * compute, 3 slots ahead at most, with them). 0 where there is no room (the caller waits). */
 static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_t k, int packed) {
   writer_state *ws = &r->ws[w];
