@@ -1266,7 +1266,8 @@ static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_
   size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
   if (!ws->hold) {
     size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
-    ws->region = HOLD_BYTES / n_local;
+    /* each channel's room 64-byte aligned: the packers store 2- and 4-byte values into it */
+    ws->region = HOLD_BYTES / n_local / 64 * 64;
     ws->held = calloc(n_local, sizeof *ws->held);
     ws->hold = ws->held ? malloc(ws->region * n_local) : NULL;
     if (!ws->hold) {

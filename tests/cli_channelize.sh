@@ -556,6 +556,20 @@ POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 
 [ $rc = 1 ] || fail "an output that cannot be created, slow openers: exit $rc, expected 1"
 [ "$(ls pbad)" = ch0007.sigmf-meta ] ||
   fail "an output that cannot be created, slow openers: left $(ls pbad | head -3)"
+# nine channels to one writer (each channel's room in the hold 4 MiB / 9, odd unless rounded) in
+# the formats the writer packs into the hold: the same bytes (the sanitizer build checks the
+# packers' 2-byte stores there)
+for f in ci16 cf16; do
+  POLYRX_OPENER=inline POLYRX_WRITERS=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+    -c 0-8 --backend cpu --out-format $f --block 333 -o pslow_s -q
+  POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=1 "$POLYRX" channelize -i pin.ci16 -F ci16 \
+    -s 16k -K 16 -P 8 -c 0-8 --backend cpu --out-format $f --block 333 -o pslow -q 2>err.txt ||
+    fail "slow openers, 9 channels ($f): the run failed: $(tail -1 err.txt)"
+  diff -r -q pslow_s pslow >/dev/null || fail "slow openers, 9 channels ($f): the outputs differ"
+  held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ n += $NF } END { print n + 0 }')
+  [ "$held" -gt 0 ] || fail "slow openers, 9 channels ($f): no row was held: $(grep cpu err.txt)"
+  rm -rf pslow pslow_s
+done
 # with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU backend's default block is 2^16
 # samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
 # bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups
