@@ -1385,7 +1385,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
-  if (head->last && !ws->ready && !r->o.to_stdout) { /* the recordings are ended after this slot */
+  /* the recordings end with this slot, which may keep no output (no lead and whole outputs:
+   * the loop below then does not run): the rows held are written first */
+  if (head->last && !ws->ready && !r->o.to_stdout) {
     prx_status st = write_all_held(r, w);
     if (st) return st;
   }
@@ -1533,10 +1535,10 @@ static int stream(run_state *r) {
  * Returns the first error's exit code. */
 static int close_outputs(run_state *r) {
   if (!r->w) return -1;
-  for (int w = 0; w < r->n_writers; w++) {
-    r->n_complete += r->ws[w].n_complete;
-    if (!r->o.to_stdout && !r->open_failed) write_all_held(r, w); /* a run cut short */
-  }
+  /* a writer without its last slot holds no row of a recording kept: the pipeline writes the
+   * flush's slot after a read error or a stop, and ends without it only after a compute error
+   * (every recording discarded) or a writer's (every output failed, or an opener) */
+  for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
   for (size_t s = 0; s < r->n_sel; s++)
     if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;
