@@ -680,8 +680,9 @@ static cli_alignment alignment(const run_state *r) {
  * output slots, shared among the channelizer's workers, fit half a core's L2
  * (prx_pipe_cache_block): K = 1024 with all channels, 2^14 with one worker, 2^15 with two, 2^16
  * with all cores (7 workers on 16 cores) or with 64 channels. Larger blocks are slower there,
- * the outputs no longer in the caches when the channelizer writes them again (K = 1024, all
- * channels written to tmpfs, on the 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
+ * likely from the outputs leaving the caches before the channelizer writes them again (not
+ * measured apart: prx_pipe_cache_block) (K = 1024, all channels written to tmpfs, on the
+ * 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
  * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; with one
  * worker the channelizer's own time in the stream was 145-225 ms in 2^14 blocks, 169-193 in
  * 2^16, 207-274 in 2^17, the runs within the host's noise from 2^14 to 2^16). With fewer
