@@ -33,6 +33,51 @@ static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t
   }
 }
 
+/* The kernel's sliding pre-filter (qpsk_stages_pre.cuh: per 1, 8 outputs a thread, slots 2 per
+ * 8 samples at the unit step; per 3, 9 outputs, slots 2 per 4 samples at the step 4/3) on the
+ * window win (nw samples from lo) of the block whose grid starts at m0: the window at virtual
+ * samples shifted by e (the first whole period's first input at 0), zeros before and 32 after it,
+ * each thread's run of outputs from its run of samples; every output stored (those in [0, ng))
+ * the same value as grid's (qpsk_dot1's), every read within the zeroed slots and 16-byte pairs
+ * aligned. */
+static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw, int64_t m0,
+                           int64_t lo, const prx_cf32 *grid, int per) {
+  const int adv = per == 1 ? 1 : 4, no = per == 1 ? 8 : 9, sh = per == 1 ? 3 : 2;
+  const int nt = (int)k->pre.ntaps, ns = adv * (no / per - 1) + per - 1 + nt;
+  const int64_t ng = (int64_t)case_ng(k);
+  const int ph = (int)(((m0 % per) + per) % per);
+  unsigned row;
+  int64_t offp;
+  qpsk_pre_tap(m0 - ph, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &row, &offp);
+  const int e = (int)-offp;
+  CHECK(e >= 0 && e <= 3, "pre: the sliding window's shift %d", e);
+  for (int u = 0; u < per; u++) {
+    unsigned ru;
+    int64_t ou;
+    qpsk_pre_tap(m0 - ph + u, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &ru, &ou);
+    CHECK(ru == (unsigned)u && ou == offp + u, "pre: the period's output %d on row %u at %lld", u,
+          ru, (long long)(ou - offp));
+  }
+  const int nslots = qpsk_slide_slot((int)nw + 3 + 32, sh) + 2;
+  prx_cf32 *wp = calloc((size_t)nslots, sizeof *wp);
+  for (int64_t t = 0; t < nw; t++) wp[qpsk_slide_slot((int)t + e, sh)] = win[t];
+  size_t differ = 0;
+  for (int i = 0; no * (int64_t)i - ph < ng; i++) {
+    const int v = adv * (no / per) * i, sl = qpsk_slide_slot(v, sh);
+    const int nse = (ns + 1) & ~1;
+    CHECK(sl % 2 == 0 && v + nse <= nw + e + 32 && qpsk_slide_slot(v + nse - 1, sh) < nslots,
+          "pre: the sliding run %d reads outside its zeros or unaligned", i);
+    prx_cf32 o[QPSK_SLIDE_MAX];
+    qpsk_pre_slide(k->pre.bank, nt, per, adv, no, wp + sl, sh, o);
+    for (int u = 0; u < no; u++) {
+      const int64_t q = no * (int64_t)i - ph + u;
+      if (q >= 0 && q < ng) differ += memcmp(&o[u], &grid[q], sizeof o[0]) != 0;
+    }
+  }
+  CHECK(differ == 0, "pre: %zu sliding filter's outputs differ from qpsk_dot1's", differ);
+  free(wp);
+}
+
 /* stage pre, emulated: window then outputs */
 static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
                      unsigned *bad) {
@@ -91,6 +136,7 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
     free(wp);
+    emul_pre_slide(k, win, nw, m0, lo, grid, 1);
   }
   if (k->pre.rq >= 0 && 3 * k->pre.rq == 4 * (int64_t)k->pre.Q) {
     /* the kernel's three-output filter on a step-4/3 grid: the window padded as above, three
@@ -119,6 +165,7 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     CHECK(differ == 0, "pre: %zu three-output filter's outputs differ from qpsk_dot1's", differ);
     free(wp);
+    if (k->pre.Q == 3) emul_pre_slide(k, win, nw, m0, lo, grid, 3);
   }
   free(win);
 }

@@ -410,6 +410,67 @@ QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1
   }
 }
 
+/* The sliding pre-filter's window (stage pre at sps 4 and 16/3, qpsk_stages_pre.cuh): virtual
+ * sample v (the window index plus the block's shift, so that every thread's run of samples starts
+ * on a multiple of 2^sh) sits at slot v + 2 (v >> sh), two spare slots after every 2^sh samples:
+ * sample pairs stay 16-byte aligned, and the lanes' runs (8 samples apart at sh 3: 10 slots; 12
+ * apart at sh 2: 18 slots) fall on distinct banks for 16-byte loads of eight lanes. */
+QPSK_HD int qpsk_slide_slot(int v, int sh) { return v + 2 * (v >> sh); }
+
+#ifdef __CUDA_ARCH__
+#define QPSK_UNROLL _Pragma("unroll")
+#else
+#define QPSK_UNROLL
+#endif
+#define QPSK_SLIDE_MAX 9 /* outputs per call of qpsk_pre_slide */
+
+/* The pre-filter's outputs of one thread, sliding: no consecutive outputs (no <= QPSK_SLIDE_MAX, a
+ * multiple of per) in periods of per outputs adv samples apart; output o on tap row o % per (rows
+ * of nt taps, re/im lanes, one after the other in taps) reading nt samples from sample
+ * adv (o / per) + o % per of the run that starts at slot w (a virtual sample that is a multiple of
+ * 2^sh: qpsk_slide_slot). Each sample is loaded once (two a load) and used by every output whose
+ * taps reach it; each output sums over its taps in the order of qpsk_dot1, so the outputs equal
+ * no qpsk_dot1 calls. The unit-step grid (sps 4) is per 1, adv 1; the step-4/3 grid (sps 16/3)
+ * per 3, adv 4 (its period's rows 0, 1, 2 at samples 0, 1, 2). On the GPU nt, per, adv and no are
+ * constants at the call (qpsk_stages_pre.cuh), so every loop unrolls and the taps are constant
+ * operands. Reads the run's samples up to an even count (one past the last where it is odd). */
+QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no, const QPSK_F2 *w,
+                            int sh, prx_cf32 *out) {
+  float re[QPSK_SLIDE_MAX], im[QPSK_SLIDE_MAX];
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) re[o] = im[o] = 0;
+  const int ns = adv * (no / per - 1) + per - 1 + nt;
+  QPSK_UNROLL
+  for (int s = 0; s < ns; s += 2) {
+    const int sl = s + 2 * (s >> sh);
+#ifdef __CUDA_ARCH__
+    const float4 p = *(const float4 *)(w + sl);
+    const float xr[2] = {p.x, p.z}, xi[2] = {p.y, p.w};
+#elif defined(__CUDACC__)
+    const float xr[2] = {w[sl].x, w[sl + 1].x}, xi[2] = {w[sl].y, w[sl + 1].y};
+#else
+    const float xr[2] = {w[sl].re, w[sl + 1].re}, xi[2] = {w[sl].im, w[sl + 1].im};
+#endif
+    QPSK_UNROLL
+    for (int h = 0; h < 2; h++) {
+      QPSK_UNROLL
+      for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+        const int l = s + h - (adv * (o / per) + o % per);
+        if (o >= no || l < 0 || l >= nt) continue;
+        const float *t = taps + 2 * ((o % per) * nt + l);
+        re[o] += t[0] * xr[h];
+        im[o] += t[1] * xi[h];
+      }
+    }
+  }
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+    if (o >= no) break;
+    out[o].re = re[o];
+    out[o].im = im[o];
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {

@@ -33,6 +33,12 @@
 extern "C" {
 #endif
 
+/* the sliding pre-filter's tap counts (sps 4 and 16/3 at the pre-filter's span of 4 symbols) and
+ * the room for its taps */
+#define QPSK_SLIDE_NT4 20
+#define QPSK_SLIDE_NT3 24
+#define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
+
 typedef struct {
   unsigned C, nblk, L, Lmax;
   unsigned nsub, Ls, nlags; /* O&M sub-blocks per block, their length, drift lags */
@@ -51,6 +57,11 @@ typedef struct {
    * (sps 16/3) always takes its own register-blocked filter, three outputs per thread, in pre
    * (pre_om keeps one output per thread there). */
   int pre_block;
+  /* the sliding pre-filter's taps (create; qpsk_stages_pre.cuh): at a unit-step grid of
+   * QPSK_SLIDE_NT4 taps its row, at a step-4/3 grid (Q 3) of QPSK_SLIDE_NT3 taps its rows 0, 1, 2
+   * (re/im lanes); pre_slide 0 where neither applies (then pre_block's filters) */
+  int pre_slide;
+  float pre_taps[QPSK_SLIDE_TAPS];
   /* sps 4: the matched filter register-blocked over four consecutive symbols of a run (default
    * where it applies, with the padded window; 0 selects one symbol per thread) */
   int mf_block;
