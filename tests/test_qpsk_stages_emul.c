@@ -341,7 +341,52 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
     free(part);
     free(owner);
   }
-  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1; i++) {
+  /* at a step-4/3 grid of 24 taps the sliding filter's runs (qpsk_stages_pre.cuh: 9 outputs from
+   * 9 r - ph, ph = m0 mod 3): each run's two parts (qpsk_om_run: qpsk_om_lane's sums over each to
+   * rounding), each sub-block the sum of its runs' parts in order (qpsk_om_run_range) */
+  const int slide3 = per == 1 && k->pre.Q == 3 && k->pre.rq == 4 && k->pre.ntaps == 24;
+  if (slide3) {
+    const int n = 9, ph = (int)(((m0 % 3) + 3) % 3);
+    const int64_t nr = (ng + ph + n - 1) / n;
+    double *part = calloc((size_t)nr * 2 * QPSK_OMS, sizeof *part);
+    uint32_t *jls = calloc((size_t)nr, sizeof *jls);
+    size_t differ = 0;
+    for (int64_t r = 0; r < nr; r++) {
+      const int64_t kb = n * r - ph;
+      prx_cf32 oo[9];
+      for (int u = 0; u < n; u++) oo[u] = kb + u >= 0 && kb + u < ng ? z[kb + u] : (prx_cf32){0, 0};
+      double *tl = part + r * 2 * QPSK_OMS, *th = tl + QPSK_OMS;
+      qpsk_om_run(oo, n, kb, m0, QPSK_GM, own_end, 4 * Ls, nsub, tl, th, &jls[r]);
+      /* against qpsk_om_lane over each part: its outputs below and from the next sub-block */
+      double rl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rh[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+      const int64_t kh = jls[r] < nsub ? QPSK_GM + (int64_t)(jls[r] + 1) * 4 * Ls : INT64_MAX;
+      for (int u = 0; u < n; u++) {
+        const int64_t kk = kb + u;
+        if (kk >= QPSK_GM && kk < own_end) qpsk_oms_add(oo[u], m0 + kk, kk < kh ? rl : rh);
+      }
+      for (int q = 0; q < QPSK_OMS; q++) /* the sums in another order: to rounding */
+        differ += fabs(rl[q] - tl[q]) > 1e-12 * (1 + fabs(rl[q])) ||
+                  fabs(rh[q] - th[q]) > 1e-12 * (1 + fabs(rh[q]));
+    }
+    CHECK(differ == 0, "pre_om: %zu runs' qpsk_om_run sums differ from qpsk_oms_add's", differ);
+    size_t owned = 0;
+    for (unsigned j = 0; j <= nsub; j++) {
+      int64_t r0, r1;
+      qpsk_om_run_range(j, nsub, 4 * Ls, QPSK_GM, own_end, n, ph, &r0, &r1);
+      CHECK(r0 >= 0 && r1 <= nr, "pre_om: sub-block %u's runs %lld .. %lld of %lld", j,
+            (long long)r0, (long long)r1, (long long)nr);
+      for (int64_t r = r0; r < r1 && r < nr; r++)
+        for (int q = 0; q < QPSK_OMS; q++) {
+          if (jls[r] == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + q];
+          if (jls[r] + 1 == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + QPSK_OMS + q];
+        }
+      for (int64_t r = r0; r < r1 && r < nr; r++) owned += jls[r] == j || jls[r] + 1 == j;
+    }
+    CHECK(owned > 0, "pre_om: no run holds own outputs");
+    free(part);
+    free(jls);
+  }
+  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1 && !slide3; i++) {
     const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
     for (int64_t sgi = 0; sgi < nsteps * 8; sgi++) {
       const double *sg = seg + (size_t)sgi * (1 + 2 * QPSK_OMS);

@@ -300,9 +300,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     unsigned row = 0;
     int64_t off = 0, di = 0;
     unsigned dj = 0;
-    if (!OM && a.slide == PRE_SLIDE_TRI) {
+    if (a.slide == PRE_SLIDE_TRI) {
       /* a step-4/3 grid, sliding: three whole periods per thread (outputs -ph + 9 i .. + 8 of
-       * virtual samples 12 i ..; the period's rows 0, 1, 2), those in [0, ng) stored */
+       * virtual samples 12 i ..; the period's rows 0, 1, 2), those in [0, ng) stored; with om
+       * the run's sums of its (at most two) sub-blocks into its slot (qpsk_om_run) */
       const int S = PRE_SLIDE_OUT3 * STAGE_THREADS;
       nsteps = (int)((ng + ph + S - 1) / S);
       for (int it = 0; it < nsteps; it++) {
@@ -313,6 +314,17 @@ __global__ void __launch_bounds__(STAGE_THREADS,
 #pragma unroll
           for (int u = 0; u < PRE_SLIDE_OUT3; u++)
             if (kb + u >= 0 && kb + u < ng) g[kb + u] = o[u];
+          if (OM) {
+            double tl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, th[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+            uint32_t jl;
+            qpsk_om_run(o, PRE_SLIDE_OUT3, kb, m0, QPSK_GM, own_end, Ls4, a.nsub, tl, th, &jl);
+            double *pr = seg + (size_t)i * 2 * QPSK_OMS;
+#pragma unroll
+            for (int q = 0; q < QPSK_OMS; q++) {
+              pr[q] = tl[q];
+              pr[QPSK_OMS + q] = th[q];
+            }
+          }
         }
       }
     } else if (!OM && a.tri) {
@@ -371,6 +383,16 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         int64_t G0, G1;
         qpsk_om_groups(j, a.nsub, Ls4, QPSK_GM, ng, &G0, &G1);
         for (int64_t G = G0; G < G1; G++) v += seg[G * QPSK_OMS + q];
+      } else if (a.slide == PRE_SLIDE_TRI) {
+        int64_t r0, r1;
+        qpsk_om_run_range(j, a.nsub, Ls4, QPSK_GM, own_end, PRE_SLIDE_OUT3, ph, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+          const int64_t kb = PRE_SLIDE_OUT3 * r - ph, k0 = kb < QPSK_GM ? QPSK_GM : kb;
+          const int64_t jr = (k0 - QPSK_GM) / Ls4;
+          const unsigned jl = jr < (int64_t)a.nsub ? (unsigned)jr : a.nsub;
+          if (jl == j) v += seg[r * 2 * QPSK_OMS + q];
+          if (jl + 1 == j) v += seg[r * 2 * QPSK_OMS + QPSK_OMS + q];
+        }
       } else {
         for (int t = 0; t < nsteps * nwarps; t++) {
           const double *sg = seg + (size_t)t * OM_SEG;
@@ -807,17 +829,17 @@ __global__ void __launch_bounds__(OUT_THREADS)
   }
 }
 
-/* The filter of a pre launch (om: pre_om): the sliding one (PRE_SLIDE_UNIT at a unit-step grid
- * of QPSK_SLIDE_NT4 taps, PRE_SLIDE_TRI at a step-4/3 grid of QPSK_SLIDE_NT3 taps without om) where
- * pre_slide allows it, else PRE_SLIDE_NONE (the register-blocked filters with pre_block, else one
- * output per thread); and whether the window is padded for qpsk_dot4 or qpsk_dot3. */
+/* The filter of a pre or pre_om launch: the sliding one (PRE_SLIDE_UNIT at a unit-step grid of
+ * QPSK_SLIDE_NT4 taps, PRE_SLIDE_TRI at a step-4/3 grid of QPSK_SLIDE_NT3 taps) where pre_slide
+ * allows it, else PRE_SLIDE_NONE (the register-blocked filters with pre_block, at a step-4/3 grid
+ * without om qpsk_dot3 (pre_tri, its window padded), else one output per thread). */
 static bool pre_tri(const qpsk_stages *s, bool om) {
   return !s->pre_block && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
 }
-static int pre_slide_of(const qpsk_stages *s, bool om) {
+static int pre_slide_of(const qpsk_stages *s) {
   if (!s->pre_slide) return PRE_SLIDE_NONE;
   if (s->pre_block && s->pre_ntaps == QPSK_SLIDE_NT4) return PRE_SLIDE_UNIT;
-  if (pre_tri(s, om) && s->pre_Q == 3 && s->pre_ntaps == QPSK_SLIDE_NT3) return PRE_SLIDE_TRI;
+  if (qpsk_stages_slide3(s)) return PRE_SLIDE_TRI;
   return PRE_SLIDE_NONE;
 }
 /* the pre stage's shared memory: its window's slots (for the blocked filters the window and 8
@@ -834,7 +856,11 @@ static size_t pre_slots(size_t win, bool pad4, int slide) {
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om, int slide) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
-  const size_t part = blk ? (ng + 3) / 4 * QPSK_OMS : steps * (STAGE_THREADS / 32) * OM_SEG;
+  /* the sliding step-4/3 filter's runs: two slots each */
+  const size_t runs = (ng + 2 + PRE_SLIDE_OUT3 - 1) / PRE_SLIDE_OUT3;
+  const size_t part = blk                      ? (ng + 3) / 4 * QPSK_OMS
+                      : slide == PRE_SLIDE_TRI ? runs * 2 * QPSK_OMS
+                                               : steps * (STAGE_THREADS / 32) * OM_SEG;
   return pre_slots(s->pre_win, blk, slide) * sizeof(float2) + (om ? part * sizeof(double) : 0);
 }
 
@@ -974,7 +1000,7 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   if (!grid) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
   /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
   const bool tri = pre_tri(s, om);
-  const int slide = pre_slide_of(s, om);
+  const int slide = pre_slide_of(s);
   pre_args a = pre_args_of(s, rows, row_stride, n_total);
   a.b0 = b0;
   a.grid = grid;
