@@ -19,10 +19,17 @@
 #define PRE_SLIDE_UNIT 1 /* unit-step grid: outputs 8 a thread, window slots 2 per 8 samples */
 #define PRE_SLIDE_TRI 2  /* step-4/3 grid: outputs 9 a thread, window slots 2 per 4 samples */
 #define PRE_SLIDE_OUT1 8
+#ifndef PRE_SLIDE_OUT3
 #define PRE_SLIDE_OUT3 9
-#define PRE_SLIDE_SH1 3 /* a thread's run starts 8 samples after its neighbour's: slots 10 apart   \
-                         */
+#endif
+#define PRE_SLIDE_SH1                                                                              \
+  3 /* a thread's run starts 8 samples after its neighbour's: slots 10 apart                       \
+     */
+#if PRE_SLIDE_OUT3 == 6
+#define PRE_SLIDE_SH3 3
+#else
 #define PRE_SLIDE_SH3 2 /* 12 samples: slots 18 apart */
+#endif
 /* virtual samples zeroed after the window: the last thread with an output reads its whole run
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
@@ -32,7 +39,8 @@ __device__ __forceinline__ void pre_slide_unit(const float *taps, const float2 *
   qpsk_pre_slide(taps, QPSK_SLIDE_NT4, 1, 1, PRE_SLIDE_OUT1, w, PRE_SLIDE_SH1, o);
 }
 /* 9 outputs (three periods) of the step-4/3 grid from the run at w (taps: rows 0, 1, 2) */
-__device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w, prx_cf32 o[9]) {
+__device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w,
+                                              prx_cf32 o[PRE_SLIDE_OUT3]) {
   qpsk_pre_slide(taps, QPSK_SLIDE_NT3, 3, 4, PRE_SLIDE_OUT3, w, PRE_SLIDE_SH3, o);
 }
 
