@@ -45,8 +45,8 @@
 #define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
-#define RX_GPU_BATCHES 2                    /* row buffers: one filled while one is read */
-#define RX_GPU_ROWS_BYTES ((size_t)1 << 30) /* device memory the row buffers may take */
+#define RX_GPU_BATCHES 2 /* batches in flight: one channelized while the banks read one */
+#define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {
   void *d_in;    /* the block's input, in_format */
@@ -55,10 +55,10 @@ typedef struct {
 } rx_slot;
 
 typedef struct {
-  prx_cf32 *d_rows; /* n_car rows of G->bstride samples */
-  void *ev_rows;    /* the channelizer done writing d_rows (its latest block) */
-  void *ev_free;    /* the banks done reading d_rows */
-  size_t n_out;     /* outputs per row written by the blocks queued into it */
+  size_t start;  /* its first output's position in the row window */
+  size_t n_out;  /* outputs per row written by the blocks queued into it */
+  void *ev_rows; /* the channelizer done writing its rows (its latest block) */
+  void *ev_free; /* the banks done reading its rows and the history before them */
 } rx_batch;
 
 /* a group's outputs: two device sets the banks write in turn, the pinned host rows a set comes
@@ -83,8 +83,16 @@ struct rx_gpu {
   size_t R; /* input slots */
   rx_batch bat[RX_GPU_BATCHES];
   size_t A;       /* blocks per batch (per bank call) */
-  size_t bstride; /* the batches' row pitch, samples */
-  void *d_zero;   /* the flush's zeros, K P input samples (NULL for cu8) */
+  size_t bstride; /* the most outputs per row a batch (or the flush) writes */
+  /* the row window: n_car rows of wstride samples; the batches are channelized one after the
+   * other (at pos), so that the samples the banks keep from earlier batches stay before a batch's
+   * rows; [0, pos) is this stream's (from pos 0 at its start); the last hist of them move to the
+   * window's start where a batch would pass its end */
+  prx_cf32 *d_win;
+  size_t wstride, hist, pos;
+  size_t bank_end; /* the position after the banks' last sample (their stream's end) */
+  double moves;    /* the window's moves since create */
+  void *d_zero;    /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
   int h_pinned;     /* the groups' h_bits and h_llrs from host_alloc (else malloc) */
@@ -133,8 +141,8 @@ void rx_gpu_destroy(struct rx_gpu *G) {
     G->m->event_destroy(s->ev_read);
   }
   free(G->slot);
+  G->dev->dev_free(G->d_win);
   for (int k = 0; k < RX_GPU_BATCHES; k++) {
-    G->dev->dev_free(G->bat[k].d_rows);
     G->m->event_destroy(G->bat[k].ev_rows);
     G->m->event_destroy(G->bat[k].ev_free);
   }
@@ -233,9 +241,30 @@ static size_t batch_stride(const prx_rx *rx, size_t A) {
   return rx_row_pitch(need);
 }
 
+/* The samples before a batch's rows that the banks read (prx_qpsk_bank_history: a CFO span's
+ * window), rounded up to 64-byte rows. */
+static size_t bank_history(const prx_rx *rx) {
+  size_t h = 0;
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    size_t v = prx_qpsk_bank_history(rx->g[i].bank);
+    if (v > h) h = v;
+  }
+  return rx_row_pitch(h);
+}
+
+/* The row window's pitch for batches of bstride outputs at most: the history twice and four
+ * batches. A move (before batch j, to the window's start: the history, then batch j) must not
+ * touch what the banks of batch j - 1 read, which are queued after it (the host queues a batch
+ * ahead of the banks; batch j - 2's banks are waited for by an event): batch j - 1 starts at
+ * least wstride - 2 bstride in, its history hist before that, so 2 hist + 3 bstride suffice; the
+ * fourth batch makes the moves rarer. */
+static size_t window_stride(size_t hist, size_t bstride) {
+  return rx_row_pitch(2 * hist + 4 * bstride);
+}
+
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
- * samples), within RX_GPU_ROWS_BYTES for the RX_GPU_BATCHES row buffers; 1 where on_channel
- * takes the rows (they come back to the host rows, a block's outputs wide). */
+ * samples), within RX_GPU_ROWS_BYTES for the row window; 1 where on_channel takes the rows
+ * (they come back to the host rows, a block's outputs wide). */
 static size_t batch_blocks(const prx_rx *rx) {
   if (rx->cfg.on_channel) return 1;
   double span = 0;
@@ -246,7 +275,8 @@ static size_t batch_blocks(const prx_rx *rx) {
   size_t per = (rx->block + rx->D - 1) / rx->D; /* a block's outputs per row */
   size_t A = (size_t)ceil(span / (double)per);
   if (A < 1) A = 1;
-  while (A > 1 && (double)RX_GPU_BATCHES * rx->n_car * batch_stride(rx, A) * sizeof(prx_cf32) >
+  const size_t h = bank_history(rx);
+  while (A > 1 && (double)rx->n_car * window_stride(h, batch_stride(rx, A)) * sizeof(prx_cf32) >
                       (double)RX_GPU_ROWS_BYTES)
     A--;
   return A;
@@ -268,6 +298,8 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->R = ring_slots(rx);
   G->A = batch_blocks(rx);
   G->bstride = batch_stride(rx, G->A);
+  G->hist = bank_history(rx);
+  G->wstride = window_stride(G->hist, G->bstride);
   G->slot = calloc(G->R, sizeof *G->slot);
   G->go = calloc(rx->n_groups, sizeof *G->go);
   G->dlv = calloc(rx->n_groups, sizeof *G->dlv);
@@ -301,9 +333,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
   rx->setup.gpu_streams = t1 - t0;
   for (size_t i = 0; i < G->R; i++)
     TRY(G->dev->dev_alloc(G->device, rx->block * size, &G->slot[i].d_in));
-  for (int k = 0; k < RX_GPU_BATCHES; k++)
-    TRY(G->dev->dev_alloc(G->device, rx->n_car * G->bstride * sizeof(prx_cf32),
-                          (void **)&G->bat[k].d_rows));
+  TRY(G->dev->dev_alloc(G->device, rx->n_car * G->wstride * sizeof(prx_cf32), (void **)&G->d_win));
   double t2 = prx_now();
   rx->setup.gpu_ring = t2 - t1;
   if (rx->cfg.in_format != PRX_CU8) { /* the zero sample is all zero bytes */
@@ -336,6 +366,7 @@ void rx_gpu_reset(prx_rx *rx) {
   if (!G) return;
   sync_all(G);
   for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
+  G->pos = G->bank_end = 0;
   G->pending = 0;
   G->t_copy = 0;
   G->trace_q = G->trace_d = 0;
@@ -438,13 +469,40 @@ static void bank_times(const prx_rx *rx, double *wait_s, double *serial_s) {
   }
 }
 
-/* Demodulates n_out new channel outputs per row in the device rows (G->bstride apart, written
- * on the channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the
- * banks' reads of them; where a carrier completed symbols, delivers the batch before and queues
- * these bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take;
- * tr: the batch's trace record or NULL. */
-static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, void *ev_free,
-                             size_t n_out, uint64_t limit, prx_rx_gpu_trace *tr) {
+/* The samples before window position p that the banks are given as their history: the stream's
+ * given to them (emitted), at most G->hist. */
+static size_t kept_before(const prx_rx *rx, size_t p) {
+  const struct rx_gpu *G = rx->gpu;
+  uint64_t k = p;
+  if (k > rx->emitted) k = rx->emitted;
+  if (k > G->hist) k = G->hist;
+  return (size_t)k;
+}
+
+static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i);
+
+/* Each group's bank on its rows of the window at position p (n_in new samples after the history
+ * before p, or the flush), on the demodulator stream. */
+static prx_status banks(prx_rx *rx, size_t p, size_t n_in, int flush) {
+  struct rx_gpu *G = rx->gpu;
+  const size_t kept = kept_before(rx, p);
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_group *g = &rx->g[i];
+    TRY(outputs(rx, i, G->set, n_in, flush));
+    prx_qpsk_bank_out o = device_out(rx, i);
+    TRY(prx_qpsk_bank_execute_device_kept(g->bank, G->d_win + g->first_row * G->wstride + p,
+                                          G->wstride, n_in, kept, flush, &o, G->s_demod));
+  }
+  return PRX_OK;
+}
+
+/* Demodulates n_out new channel outputs per row at window position start (written on the
+ * channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the banks'
+ * reads of them; where a carrier completed symbols, delivers the batch before and queues these
+ * bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take; tr:
+ * the batch's trace record or NULL. */
+static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_free, size_t n_out,
+                             uint64_t limit, prx_rx_gpu_trace *tr) {
   struct rx_gpu *G = rx->gpu;
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
@@ -453,21 +511,16 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   const unsigned grows0 = G->grows;
   if (tr) bank_times(rx, &w0, &s0);
   if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
-  rows += skip;             /* the group delay: the row pointers move, nothing is copied */
-  if (rx->cfg.on_channel) { /* (one block a batch: m fits the host rows) */
-    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, G->bstride * sizeof(prx_cf32),
-                       m * sizeof(prx_cf32), rx->n_car, G->s_demod));
+  const size_t p = start + skip; /* the group delay: the banks' rows start later, nothing moves */
+  if (rx->cfg.on_channel) {      /* (one block a batch: m fits the host rows) */
+    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), G->d_win + p,
+                       G->wstride * sizeof(prx_cf32), m * sizeof(prx_cf32), rx->n_car, G->s_demod));
     TRY(G->dev->sync(G->s_demod));
     rx_deliver_channels(rx, rx->rows, m);
   }
   TRY(set_free(G));
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
-    TRY(outputs(rx, i, G->set, m, 0));
-    prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * G->bstride, G->bstride, m, &o,
-                                     G->s_demod));
-  }
+  TRY(banks(rx, p, m, 0));
+  G->bank_end = p + m;
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
   double t1 = prx_now();
   int any;
@@ -494,10 +547,31 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   return PRX_OK;
 }
 
+/* Where a batch starts (the channel stream, its first block's turn): at the window's position
+ * pos, or, where a batch of bstride outputs would pass the window's end, at its start after the
+ * samples the banks keep (the last hist of the stream's, moved there; the banks of the batch
+ * before read theirs where they were: window_stride keeps the two apart). */
+static prx_status batch_start(prx_rx *rx, rx_batch *b) {
+  struct rx_gpu *G = rx->gpu;
+  if (G->pos + G->bstride > G->wstride) {
+    size_t mv = G->pos < G->hist ? G->pos : G->hist;
+    if (mv) {
+      const size_t pitch = G->wstride * sizeof(prx_cf32);
+      TRY((G->dev->copy2d_dev ? G->dev->copy2d_dev
+                              : G->dev->copy2d)(G->d_win, pitch, G->d_win + G->pos - mv, pitch,
+                                                mv * sizeof(prx_cf32), rx->n_car, G->s_chan));
+      G->moves++;
+    }
+    G->pos = mv;
+  }
+  b->start = G->pos;
+  return PRX_OK;
+}
+
 /* Queues a block's copy (n input samples at in) into slot s, after the channelizer's last read
- * of that slot's input (R blocks before), and its channelizer appending to batch b's rows, after
- * the copy and, for the batch's first block, after the banks' last read of those rows; the
- * serial mode waits for each. */
+ * of that slot's input (R blocks before), and its channelizer writing after batch b's rows so
+ * far, after the copy and, for the batch's first block, after the banks' last read of the rows
+ * of the batch RX_GPU_BATCHES before; the serial mode waits for each. */
 static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   double t0 = prx_now();
@@ -512,14 +586,18 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *i
     t0 = prx_now();
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
-  if (b->n_out == 0) TRY(G->m->stream_wait(G->s_chan, b->ev_free));
+  if (b->n_out == 0) {
+    TRY(G->m->stream_wait(G->s_chan, b->ev_free));
+    TRY(batch_start(rx, b));
+  }
   if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
                     n);
   size_t got = 0;
-  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, b->d_rows + b->n_out, G->bstride, &got,
+  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, G->d_win + G->pos, G->wstride, &got,
                               G->s_chan));
   b->n_out += got;
+  G->pos += got;
   TRY(G->m->event_record(s->ev_read, G->s_chan));
   TRY(G->m->event_record(b->ev_rows, G->s_chan));
   if (G->serial) TRY(G->dev->sync(G->s_chan));
@@ -565,7 +643,7 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
       tr->blocks = (unsigned)(last - bt * A);
     }
     G->trace_d++;
-    st = demodulate(rx, bat->d_rows, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
+    st = demodulate(rx, bat->start, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
     bat->n_out = 0;
   }
   /* the caller's input is consumed whatever happened; its bits delivered */
@@ -578,31 +656,35 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   return st ? st : s2;
 }
 
-/* The channelizer's flush into batch 0's rows on the device (zeros from d_zero), or through its
- * host call (cu8); *n_out the outputs per row. The streams are idle (execute waited). */
-static prx_status flush_chan(prx_rx *rx, size_t *n_out) {
+/* The channelizer's flush into the window as a batch (b: its start) on the device (zeros from
+ * d_zero), or through its host call (cu8); *n_out the outputs per row. The streams are idle
+ * (execute waited). */
+static prx_status flush_chan(prx_rx *rx, rx_batch *b, size_t *n_out) {
   struct rx_gpu *G = rx->gpu;
-  prx_cf32 *rows = G->bat[0].d_rows;
+  TRY(batch_start(rx, b));
+  prx_cf32 *rows = G->d_win + b->start;
   *n_out = 0;
   size_t n = prx_chan_flush_count(rx->chan);
   if (n > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
   if (n && G->d_zero) {
-    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->bstride, n_out,
+    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->wstride, n_out,
                                 G->s_chan));
     TRY(G->dev->sync(G->s_chan));
     if (*n_out != n)
       return prx_fail(PRX_ERR_INTERNAL, "channelizer flush wrote %zu outputs, expected %zu", *n_out,
                       n);
     prx_chan_reset(rx->chan);
-    return PRX_OK;
+  } else {
+    TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
+    if (*n_out) {
+      TRY(G->dev->copy2d(rows, G->wstride * sizeof(prx_cf32), rx->rows,
+                         rx->stride * sizeof(prx_cf32), *n_out * sizeof(prx_cf32), rx->n_car,
+                         G->s_chan));
+      TRY(G->dev->sync(G->s_chan));
+    }
   }
-  TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
-  if (*n_out) {
-    TRY(G->dev->copy2d(rows, G->bstride * sizeof(prx_cf32), rx->rows, rx->stride * sizeof(prx_cf32),
-                       *n_out * sizeof(prx_cf32), rx->n_car, G->s_chan));
-    TRY(G->dev->sync(G->s_chan));
-  }
+  G->pos += *n_out;
   return PRX_OK;
 }
 
@@ -612,16 +694,14 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
   size_t n_out = 0;
   double t0 = prx_now();
-  TRY(flush_chan(rx, &n_out));
+  rx_batch *b = &G->bat[0];
+  TRY(flush_chan(rx, b, &n_out));
   rx->t_chan += prx_now() - t0;
-  TRY(demodulate(rx, G->bat[0].d_rows, NULL, NULL, n_out, target, NULL));
+  TRY(demodulate(rx, b->start, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    TRY(outputs(rx, i, G->set, 0, 1));
-    prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
-  }
+  TRY(banks(rx, G->bank_end, 0, 1)); /* (the stream's end: its kept samples before it) */
+  G->pos = G->bank_end = 0;          /* the next stream starts at the window's start */
   int any;
   completed(rx, &any);
   if (any) TRY(queue_back(rx));
