@@ -4,18 +4,25 @@
  * (the demodulator bank's table, src/qpsk/qpsk_bank_internal.h, and the module's events), so
  * this file is plain C and links nothing of CUDA.
  *
- * Input slots and row batches. Each block's input goes into one of R input slots (a device
- * buffer each); its channelizer appends the block's outputs to the rows of the current batch,
- * one of RX_GPU_BATCHES device row buffers that hold A blocks' outputs; the banks are called
+ * Input slots, row batches and the row window. The consecutive blocks of a batch go up in
+ * groups (up to RX_GPU_MERGE samples, one copy and one channelizer call each: small blocks cost
+ * the host one launch per group, not per block), each group's input into one of R input slots
+ * (a device buffer each); its channelizer writes the group's outputs after the rows written
+ * before, in one device row window whose rows the banks read in place; the banks are called
  * once per batch (A blocks, or the call's last blocks), so that a bank call carries about one
  * CFO span of samples per row whatever the block: the bank's cost per call (its host
- * bookkeeping over every channel, the ring's append of the chunk's head, launches, one wait for
- * the output counts where a span ends) is paid once a span, not once a block (at 1024 channels
- * in blocks of 2^22 a span ends about one block in five: a call per block pays it five times).
- * Four streams ordered by events only: block j's input copy (copy stream) after the channelizer
- * of block j - R has read its slot; its channelizer (channel stream) after the copy and, for a
- * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
- * buffer; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
+ * bookkeeping over every channel, launches, one wait for the output counts where a span ends)
+ * is paid once a span, not once a block (at 1024 channels in blocks of 2^22 a span ends about
+ * one block in five: a call per block pays it five times). The banks read the samples they keep
+ * from earlier batches (their history: up to a CFO span's window) where the channelizer wrote
+ * them, before the batch's rows (prx_qpsk_bank_execute_device_kept): no sample is copied for
+ * them, except where a batch would pass the window's end: then the history moves to the
+ * window's start and the batch follows it (every few batches; window_stride keeps the move
+ * clear of the rows the banks of the batch before still read).
+ * Four streams ordered by events only: a group's input copy (copy stream) after the channelizer
+ * of the group R before has read its slot; its channelizer (channel stream) after the copy and,
+ * for a batch's first group, after the banks of the batch RX_GPU_BATCHES before have read the
+ * window; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
  * back (back stream) after the banks. The host never waits for a copy or the channelizer: it
  * queues the blocks of the batch whose banks it calls and of the RX_GPU_BATCHES - 1 after it
  * before the call, and waits only inside the banks (one wait per call that ends a span) and,
@@ -46,6 +53,7 @@
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
 #define RX_GPU_BATCHES 2 /* batches in flight: one channelized while the banks read one */
+#define RX_GPU_MERGE ((size_t)1 << 22) /* input samples one copy and channelizer call may take */
 #define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {
@@ -82,8 +90,9 @@ struct rx_gpu {
   rx_slot *slot;
   size_t R; /* input slots */
   rx_batch bat[RX_GPU_BATCHES];
-  size_t A;       /* blocks per batch (per bank call) */
-  size_t bstride; /* the most outputs per row a batch (or the flush) writes */
+  size_t A;                /* blocks per batch (per bank call) */
+  size_t merge, merge_max; /* blocks per copy and channelizer call at most; the slots' room */
+  size_t bstride;          /* the most outputs per row a batch (or the flush) writes */
   /* the row window: n_car rows of wstride samples; the batches are channelized one after the
    * other (at pos), so that the samples the banks keep from earlier batches stay before a batch's
    * rows; [0, pos) is this stream's (from pos 0 at its start); the last hist of them move to the
@@ -222,11 +231,11 @@ static prx_status host_rows(prx_rx *rx, size_t i) {
   return PRX_OK;
 }
 
-/* The input slots for blocks of rx->block samples: RX_GPU_AHEAD samples, within
- * RX_GPU_IN_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
-static size_t ring_slots(const prx_rx *rx) {
-  size_t in_b = rx->block * prx_format_size(rx->cfg.in_format);
-  size_t r = (RX_GPU_AHEAD + rx->block - 1) / rx->block;
+/* The input slots for groups of merge blocks of rx->block samples: RX_GPU_AHEAD samples,
+ * within RX_GPU_IN_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
+static size_t ring_slots(const prx_rx *rx, size_t merge) {
+  size_t in_b = merge * rx->block * prx_format_size(rx->cfg.in_format);
+  size_t r = (RX_GPU_AHEAD + merge * rx->block - 1) / (merge * rx->block);
   if (r > RX_GPU_IN_BYTES / in_b) r = RX_GPU_IN_BYTES / in_b;
   if (r > RX_GPU_MAX_SLOTS) r = RX_GPU_MAX_SLOTS;
   if (r < RX_GPU_MIN_SLOTS) r = RX_GPU_MIN_SLOTS;
@@ -252,14 +261,15 @@ static size_t bank_history(const prx_rx *rx) {
   return rx_row_pitch(h);
 }
 
-/* The row window's pitch for batches of bstride outputs at most: the history twice and four
- * batches. A move (before batch j, to the window's start: the history, then batch j) must not
- * touch what the banks of batch j - 1 read, which are queued after it (the host queues a batch
- * ahead of the banks; batch j - 2's banks are waited for by an event): batch j - 1 starts at
- * least wstride - 2 bstride in, its history hist before that, so 2 hist + 3 bstride suffice; the
- * fourth batch makes the moves rarer. */
+/* The row window's pitch for batches of bstride outputs at most: the history twice and three
+ * batches. A move (before batch j, to the window's start: the history, then batch j written
+ * after it) must not touch what the banks of batch j - 1 read, which are queued after it (the
+ * host queues a batch ahead of the banks; batch j - 2's banks are waited for by an event): the
+ * move comes where pos + bstride > wstride, so batch j - 1 starts past wstride - 2 bstride and
+ * its history past wstride - 2 bstride - hist, while the move and batch j write below hist +
+ * bstride. A move of hist samples comes every (wstride - hist) / bstride batches at most. */
 static size_t window_stride(size_t hist, size_t bstride) {
-  return rx_row_pitch(2 * hist + 4 * bstride);
+  return rx_row_pitch(2 * hist + 3 * bstride);
 }
 
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
@@ -295,7 +305,9 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
   G->h_pinned = m->host_alloc && m->host_free;
-  G->R = ring_slots(rx);
+  G->merge_max = rx->cfg.on_channel || rx->block >= RX_GPU_MERGE ? 1 : RX_GPU_MERGE / rx->block;
+  G->merge = G->merge_max;
+  G->R = ring_slots(rx, G->merge_max);
   G->A = batch_blocks(rx);
   G->bstride = batch_stride(rx, G->A);
   G->hist = bank_history(rx);
@@ -332,7 +344,7 @@ prx_status rx_gpu_create(prx_rx *rx) {
   double t1 = prx_now();
   rx->setup.gpu_streams = t1 - t0;
   for (size_t i = 0; i < G->R; i++)
-    TRY(G->dev->dev_alloc(G->device, rx->block * size, &G->slot[i].d_in));
+    TRY(G->dev->dev_alloc(G->device, G->merge_max * rx->block * size, &G->slot[i].d_in));
   TRY(G->dev->dev_alloc(G->device, rx->n_car * G->wstride * sizeof(prx_cf32), (void **)&G->d_win));
   double t2 = prx_now();
   rx->setup.gpu_ring = t2 - t1;
@@ -618,11 +630,16 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   const uint8_t *p = in;
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
+  size_t groups = 0; /* their copies and channelizer calls (merge blocks each at most) */
   for (size_t bt = 0; bt < nbat && !st; bt++) {
     size_t lim = (bt + ahead) * A;
     if (lim > nb) lim = nb;
     while (!st && issued < lim) {
-      size_t b = issued + 1 < nb ? rx->block : n - issued * rx->block;
+      /* consecutive blocks of one batch in one copy and one channelizer call */
+      size_t k = G->merge, left = A - issued % A;
+      if (k > left) k = left;
+      if (k > lim - issued) k = lim - issued;
+      size_t b = issued + k < nb ? k * rx->block : n - issued * rx->block;
       rx_batch *bat = &G->bat[(issued / A) % RX_GPU_BATCHES];
       if (issued % A == 0) {
         if (G->trace && G->trace_q < G->trace_cap) {
@@ -631,8 +648,8 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
         }
         G->trace_q++;
       }
-      st = queue_block(rx, &G->slot[issued % G->R], bat, p + issued * rx->block * size, b);
-      issued++;
+      st = queue_block(rx, &G->slot[groups++ % G->R], bat, p + issued * rx->block * size, b);
+      issued += k;
     }
     if (st) break;
     rx_batch *bat = &G->bat[bt % RX_GPU_BATCHES];
@@ -732,6 +749,17 @@ void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t) {
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->R : 0; }
 
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->A : 0; }
+
+size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks) {
+  if (!rx || !rx->gpu) return 0;
+  struct rx_gpu *G = rx->gpu;
+  G->merge = blocks < 1 ? 1 : blocks > G->merge_max ? G->merge_max : blocks;
+  return G->merge;
+}
+
+size_t prx_rx_gpu_window_moves(const prx_rx *rx) {
+  return rx && rx->gpu ? (size_t)rx->gpu->moves : 0;
+}
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;
