@@ -987,10 +987,12 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     CHECK(t.spans >= 2 && t.calls >= 2, "the driver ran %g spans in %g calls", t.spans, t.calls);
     CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
     if (em_kept)
-      CHECK(em_kept_try && em_kept_bad == em_kept_try && t.ring_moves == 0,
+      CHECK(em_kept_try && em_kept_bad == em_kept_try && t.ring_moves == 0 && t.ring_bytes == 0,
             "rows kept in place: %zu of %zu calls without the kept samples refused, the ring "
-            "moved %g times (0 expected)",
-            em_kept_bad, em_kept_try, t.ring_moves);
+            "moved %g times and holds %g bytes (0 expected)",
+            em_kept_bad, em_kept_try, t.ring_moves, t.ring_bytes);
+    else
+      CHECK(t.ring_bytes > 0, "the ring was never made");
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (qc.sample_rate == 4 * qc.symbol_rate ? em_fold : 0), "the om stage %s",
           t.fold ? "folded" : "apart");

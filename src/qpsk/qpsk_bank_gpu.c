@@ -359,7 +359,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   DA(g->d_mb, nbt);
   DA(g->d_w0, nbt);
   DA(g->d_ob, nbt);
-  DA(g->ring, (size_t)g->C * g->ring_cap * g->sz);
   HA(g->h_sums, 5 * nbt);
   HA(g->h_omi, nbt);
   HA(g->h_omo, nbt);
@@ -511,6 +510,7 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
     t->fold = g->fold;
     t->gpu_serial = g->gser;
     t->gpu_phase = g->gph;
+    t->ring_bytes = g->ring ? (double)g->C * g->ring_cap * g->sz : 0;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -1108,6 +1108,8 @@ static prx_status ring_put(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, 
     return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
                     g->ring_need, (long long)(upto - g->ring_base));
   const size_t pitch = g->ring_cap * g->sz;
+  if (!g->ring) /* at the first append: a caller whose rows keep the history never needs it */
+    TRY(dalloc(g, (void **)&g->ring, (size_t)g->C * pitch));
   if (g->ring_off + (size_t)(upto - g->ring_base) > g->ring_cap) {
     /* ring_off > ring_cap - ring_need >= 2 ring_need: source and destination apart */
     if (g->ring_len > g->ring_off)

@@ -57,6 +57,7 @@ typedef struct {
   double ahead;      /* spans whose pre ran ahead, beside the serial passes of the span before */
   double late;       /* spans written into the channels in a later call (beside its device work) */
   double ring_moves; /* the ring's samples moved to its buffer's start (prx_qpsk_bank_gpu.c) */
+  double ring_bytes; /* device memory the ring holds (made at its first append) */
   int gpu_cfo;       /* the CFO stage runs on the GPU */
   int fold;          /* the O&M stage's path (qpsk_om_path) */
   int gpu_serial;    /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
