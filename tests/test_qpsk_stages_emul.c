@@ -377,8 +377,9 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
  * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
  * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
  * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
- * 8-sample group, else qpsk_dot2g); with P sps = 16 the symbols k and k + P (k = k0 + 2P (g / P) +
- * g mod P) on the QPSK_PAD16 window (qpsk_dot2p on one run); elsewhere one symbol per thread. The
+ * 8-sample group, else qpsk_dot2g); with P sps = 16 the symbols k and k + 16 P (a half-warp 16
+ * consecutive symbols of one class mod P in a unit of 32 P) on the QPSK_PAD16 window (qpsk_dot2p
+ * on one run); elsewhere one symbol per thread. The
  * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
  * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
  * in another order: a few ulps). */
@@ -420,18 +421,23 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     }
   }
   double tot[4] = {0, 0, 0, 0};
+  const int64_t n = tm->k1 - tm->k0, U = 32 * (int64_t)pairing;
   for (int th = 0; th < 256; th++) {
     float acc[4] = {0, 0, 0, 0};
-    /* the thread's symbols, one pair (or one symbol) at a time */
-    for (int64_t g = th;; g += 256) {
+    /* the thread's symbols, one pair (or one symbol) at a time: g counts its pairs (sps 4), its
+     * items (P sps = 16: half-warp th / 16's items g = th / 16 + 16 i, unit g / P, class g mod P,
+     * lane th mod 16), its symbols (else) */
+    for (int64_t g = pairing > 1 ? th / 16 : th;; g += pairing > 1 ? 16 : 256) {
       int64_t kk[2];
       int m;
       if (pairing == 1) {
         kk[0] = tm->k0 + 2 * g;
         kk[1] = kk[0] + 1;
       } else if (pairing > 1) {
-        kk[0] = tm->k0 + 2 * pairing * (g / pairing) + g % pairing;
-        kk[1] = kk[0] + pairing;
+        if (g >= (n + U - 1) / U * pairing) break;
+        kk[0] = tm->k0 + U * (g / pairing) + g % pairing + pairing * (th % 16);
+        kk[1] = kk[0] + 16 * pairing;
+        if (kk[0] >= tm->k1) continue;
       } else {
         kk[0] = tm->k0 + g;
         kk[1] = INT64_MAX;
@@ -453,7 +459,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
           CHECK(r4[q] == r[q] && off4[q] == off[q],
                 "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)kk[q]);
       }
-      const int64_t D = pairing == 1 ? 4 : 16;
+      const int64_t D = pairing == 1 ? 4 : 256;
       const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
       const int u = (int)off[0] + sh;
       prx_cf32 y[2];
@@ -465,7 +471,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         else if (pairing == 1)
           qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
         else
-          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], y);
+          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], 16, y);
         for (int q = 0; q < 2; q++) {
           const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
           CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,

@@ -542,8 +542,8 @@ QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t
 
 /* The matched filter's register-blocked pairs of symbols on one tap row at sps (the CUDA mf
  * kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2 where P sps = 16 for an
- * integer P (symbols P apart, 16 samples, qpsk_dot2p: sps 16/3, 8), else 0 (one symbol at a time).
- */
+ * integer P (symbols 16 P apart, 256 samples, qpsk_dot2p: sps 16/3, 8), else 0 (one symbol at a
+ * time). */
 QPSK_HD int qpsk_mf_pairing(double sps) {
   if (sps == 4.0) return 1;
   const double P = rint(16.0 / sps);
@@ -666,11 +666,11 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   out[1].im = im1;
 }
 
-/* Two symbols 16 input samples apart on one tap row (sps 16/3: symbols k and k + 3 of a run):
- * out[q] = sum_l t1[l] x[off + 16q + l] in qpsk_dot1's order, on a QPSK_PAD16 window (w its
- * slots): sample off + l + 16 lies 17 slots after sample off + l, so the two symbols share each
- * slot's computation and each four taps' load. ntaps a multiple of 4. */
-QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
+/* Two symbols 16 dg input samples apart on one tap row (sps 16/3: symbols k and k + 3 dg of a
+ * run): out[q] = sum_l t1[l] x[off + 16 dg q + l] in qpsk_dot1's order, on a QPSK_PAD16 window
+ * (w its slots): sample off + l + 16 dg lies 17 dg slots after sample off + l, so the two symbols
+ * share each slot's computation and each four taps' load. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off, int dg,
                         prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   for (unsigned lb = 0; lb < ntaps; lb += 4) {
@@ -682,7 +682,7 @@ QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
     for (int a = 0; a < 4; a++) {
       const int t = off + (int)lb + a;
       const QPSK_F2 *p = w + (t + (t >> 4));
-      const QPSK_F2 x0 = p[0], x1 = p[17];
+      const QPSK_F2 x0 = p[0], x1 = p[17 * dg];
       re0 += h[a] * QPSK_RE(x0);
       im0 += h[a] * QPSK_IM(x0);
       re1 += h[a] * QPSK_RE(x1);

@@ -322,16 +322,19 @@ typedef struct {
  * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
  * summed over the block in double:
  * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
- * - BLK 1 (sps 4): pairs of consecutive symbols, thread i symbols k0 + 2i, k0 + 2i + 1 (+ 512 j),
- *   on the MF_PAD8X2 window shifted so that symbol k0's first input starts an 8-sample group: a
- * pair on one run of the timing whose first input does too (every pair of the block's first run,
- * and of the others while the run's offsets keep their residue) takes qpsk_dot2c (16-byte loads at
- *   fixed offsets, the taps once per pair), a pair on one run whose residue moved qpsk_dot2g (each
- *   slot computed), any other (an edge of a run, the last symbol) one product per symbol;
- * - BLK 2 (P sps = 16, sps 16/3: P = 3): pairs of symbols P apart on one tap row (16 samples),
- * thread i the pair (k, k + P), k = k0 + 2P (g / P) + g mod P, g = i + 256 j, on the MF_PAD16
- * window: qpsk_dot2p where both lie on one run, else one product per symbol. Every symbol sums its
- * taps in qpsk_dot1's order: the same value whichever path takes it. */
+ * - BLK 1 (sps 4): pairs of consecutive symbols, thread i the symbols k0 + 2i, k0 + 2i + 1
+ *   (+ 512 j), on the MF_PAD8X2 window shifted so that symbol k0's first input starts an
+ *   8-sample group: a pair on one run of the timing whose first input does too (every pair of
+ *   the block's first run, and of the others while the run's offsets keep their residue) takes
+ *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
+ *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
+ *   symbol) one product per symbol;
+ * - BLK 2 (P sps = 16, sps 16/3: P = 3): pairs of symbols 16 P apart on one tap row (256
+ *   samples): half-warp h the items w = h + 16 i, each a unit u = w / P of 32 P symbols and a
+ *   class r = w mod P, its lane j the symbols k = k0 + 32 P u + r + P j and k + 16 P (the
+ *   half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on the MF_PAD16
+ *   window: qpsk_dot2p where both lie on one run, else one product per symbol.
+ * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : PAD ? MF_PAD16 : MF_FLAT;
@@ -400,21 +403,22 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       }
     }
   } else if (BLK == 2) {
-    const int P = a.pair;
-    for (int g = threadIdx.x;; g += STAGE_THREADS) {
-      const int gb = g / P;
-      const int64_t k = p.t.k0 + 2 * (int64_t)P * gb + (g - gb * P);
-      if (k >= p.t.k1) break;
-      const int m = k + P < p.t.k1 ? 2 : 1;
+    const int P = a.pair, U = 32 * P, j = threadIdx.x & 15;
+    const int W = (int)((n + U - 1) / U) * P; /* the items */
+    for (int w = threadIdx.x >> 4; w < W; w += STAGE_THREADS / 16) {
+      const int u = w / P;
+      const int64_t k = p.t.k0 + (int64_t)U * u + (w - u * P) + P * j;
+      if (k >= p.t.k1) continue;
+      const int m = k + 16 * P < p.t.k1 ? 2 : 1;
       unsigned rows[2] = {0, 0};
       int64_t offs[2] = {0, 0};
 #pragma unroll
       for (int q = 0; q < 2; q++)
-        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q * P, a.Q, a.c, &rows[q], &offs[q]);
-      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 16;
+        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q * 16 * P, a.Q, a.c, &rows[q], &offs[q]);
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 256;
       prx_cf32 v[2];
       if (pair) {
-        qpsk_dot2p(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
+        qpsk_dot2p(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], 16, v);
       } else {
 #pragma unroll
         for (int q = 0; q < 2; q++)
@@ -424,7 +428,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
-          y[k + q * P - p.t.k0] = v[q];
+          y[k + q * 16 * P - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
       }
