@@ -496,50 +496,6 @@ QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
 
-/* Two symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
- * timing): out[q] = sum_l t[l] x[off + 4q + l], q < 2, l < ntaps (a multiple of 4), each sum over
- * l in the order of qpsk_dot1 (so the outputs equal two qpsk_dot1 calls). The window is read in
- * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the two
- * symbols share their chunks through a ring of two register sets (chunk c in ring[c & 1]), one new
- * chunk and four taps loaded per block. */
-QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
-                        prx_cf32 out[2]) {
-  float re[2] = {0, 0}, im[2] = {0, 0};
-  const QPSK_F2 *w = (const QPSK_F2 *)win;
-  const int o = (int)off, nj = (int)(ntaps / 4);
-  QPSK_F2 ring[2][4];
-  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot32(o + a, pad)];
-  for (int j0 = 0; j0 < nj; j0 += 2) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
-    for (int jj = 0; jj < 2; jj++) {
-      const int j = j0 + jj;
-      if (j >= nj) break;
-      for (int a = 0; a < 4; a++)
-        ring[(jj + 1) & 1][a] = w[qpsk_win_slot32(o + 4 * (j + 1) + a, pad)];
-      float hr[4], hi[4];
-      QPSK_TAPS4(t + 8 * j, hr, hi);
-      for (int a = 0; a < 4; a++) {
-        for (int q = 0; q < 2; q++) {
-          const QPSK_F2 x = ring[(jj + q) & 1][a];
-#ifdef __CUDACC__
-          re[q] += hr[a] * x.x;
-          im[q] += hi[a] * x.y;
-#else
-          re[q] += hr[a] * x.re;
-          im[q] += hi[a] * x.im;
-#endif
-        }
-      }
-    }
-  }
-  for (int q = 0; q < 2; q++) {
-    out[q].re = re[q];
-    out[q].im = im[q];
-  }
-}
-
 /* The matched filter's register-blocked pairs of symbols on one tap row at sps (the CUDA mf
  * kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2 where P sps = 16 for an
  * integer P (symbols 16 P apart, 256 samples, qpsk_dot2p: sps 16/3, 8), else 0 (one symbol at a
