@@ -534,113 +534,68 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
   v[3] = prx_cf32{b.z, b.w};
 }
 
-/* Stage x4. Grid (nblk / X4_BLOCKS rounded up, C), STAGE_THREADS threads: X4_BLOCKS consecutive
- * blocks of a channel a thread block, so that their latency chains (the block's timing record,
- * its run table, the grid's loads, the stores) overlap; each thread takes X4_SYMS symbols of each
- * of them at a time, every load issued before the first value is formed. Per owned symbol the
- * Farrow interpolation of 4 levelled grid values at its run's timing and the 4th power with
- * magnitude weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the
- * grid once, writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled
- * here (less the DC, at unit level: om's arithmetic). A run's grid index g and coefficients (double
+/* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
+ * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
+ * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
+ * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
+ * the DC, at unit level: om's arithmetic). A run's grid index g and coefficients (double
  * arithmetic, qpsk_x4_run_at) serve all its symbols (symbol k of run ka: g + 4 (k - ka)): where the
  * block has at most STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock
- * offset within 5000 ppm) one thread per run forms them in shared memory (block j's run r by thread
- * r + j STAGE_THREADS / X4_BLOCKS, so that the blocks' first runs, often their only ones, are
- * formed by different warps), else each symbol forms its own (qpsk_x4_tap); the same values
- * either way. A symbol's four values are two 16-byte loads where they lie 16-byte aligned (the
- * grid aligned, the symbol's g odd: every symbol of the run alike). */
-#ifndef X4_BLOCKS
-#define X4_BLOCKS 2
-#endif
-#ifndef X4_SYMS
-#define X4_SYMS 2
-#endif
+ * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
+ * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
+ * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
+ * alike). */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
-  __shared__ float4 run_c[X4_BLOCKS][STAGE_THREADS];
-  __shared__ int run_g[X4_BLOCKS][STAGE_THREADS];
-  const unsigned c = blockIdx.y, bx = blockIdx.x * X4_BLOCKS;
+  __shared__ float4 run_c[STAGE_THREADS];
+  __shared__ int run_g[STAGE_THREADS];
+  const unsigned c = blockIdx.y;
+  const size_t o = (size_t)c * nblk + blockIdx.x;
+  const qpsk_mf_timing t = blk[o].t;
   const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
-  const bool vec = ((uintptr_t)grid & 15) == 0; /* (ng is even: every block's z alike) */
-  /* per block: its first owned symbol, count, run length, grid and output (a block without a run
-   * table reads its timing record again for each symbol) */
-  int64_t k0[X4_BLOCKS];
-  int n[X4_BLOCKS], R[X4_BLOCKS], nmax = 0;
-  bool table[X4_BLOCKS], any_table = false;
-  const prx_cf32 *z[X4_BLOCKS];
-  prx_cf32 *dst[X4_BLOCKS];
-  prx_cf32 D[X4_BLOCKS];
-  float gain[X4_BLOCKS];
-#pragma unroll
-  for (int j = 0; j < X4_BLOCKS; j++) {
-    n[j] = 0;
-    if (bx + j >= nblk) continue;
-    const size_t o = (size_t)c * nblk + bx + j;
-    const qpsk_mf_timing t = blk[o].t;
-    z[j] = grid + o * (size_t)ng;
-    dst[j] = w + (size_t)c * w_stride + w0[o];
-    D[j] = prx_cf32{0, 0};
-    gain[j] = 1;
-    if (LEVEL) {
-      D[j] = in[o].D;
-      gain[j] = in[o].gain;
-    }
-    k0[j] = t.k0;
-    n[j] = (int)(t.k1 - t.k0); /* (at most Lmax) */
-    const int64_t Rj = qpsk_x4_run_len(&t);
-    R[j] = Rj < n[j] ? (int)Rj : n[j] > 0 ? n[j] : 1; /* (a run no longer than the block) */
-    if (n[j] > nmax) nmax = n[j];
-    table[j] = (int64_t)n[j] <= Rj * STAGE_THREADS; /* (the same for the whole thread block) */
-    any_table = any_table || table[j];
-    const unsigned r =
-        (threadIdx.x + STAGE_THREADS - j * (STAGE_THREADS / X4_BLOCKS)) % STAGE_THREADS;
-    if (table[j] && (int64_t)r * Rj < n[j]) {
-      float cf[4];
-      run_g[j][r] = (int)qpsk_x4_run_at(&t, L, QPSK_GM, t.k0 + (int64_t)r * Rj, Rj, cf);
-      run_c[j][r] = make_float4(cf[0], cf[1], cf[2], cf[3]);
-    }
+  const prx_cf32 *z = grid + o * (size_t)ng;
+  prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
+  prx_cf32 D = {0, 0};
+  float gain = 1;
+  if (LEVEL) {
+    D = in[o].D;
+    gain = in[o].gain;
   }
-  if (any_table) __syncthreads();
-  for (int i0 = threadIdx.x; i0 < nmax; i0 += X4_SYMS * STAGE_THREADS) {
-    prx_cf32 v[X4_BLOCKS][X4_SYMS][4];
-    float cf[X4_BLOCKS][X4_SYMS][4];
-    /* every symbol's loads first */
-#pragma unroll
-    for (int j = 0; j < X4_BLOCKS; j++)
-#pragma unroll
-      for (int u = 0; u < X4_SYMS; u++) {
-        const int dk = i0 + u * STAGE_THREADS;
-        if (dk >= n[j]) continue;
-        int64_t g;
-        if (table[j]) {
-          const uint32_t jr = R[j] >= n[j] ? 0 : (uint32_t)dk / (uint32_t)R[j];
-          const float4 q = run_c[j][jr];
-          cf[j][u][0] = q.x;
-          cf[j][u][1] = q.y;
-          cf[j][u][2] = q.z;
-          cf[j][u][3] = q.w;
-          g = run_g[j][jr] + 4 * (int64_t)((uint32_t)dk - jr * (uint32_t)R[j]);
-        } else {
-          const qpsk_mf_timing t = blk[(size_t)c * nblk + bx + j].t;
-          qpsk_x4_tap(&t, L, QPSK_GM, k0[j] + dk, &g, cf[j][u]);
-        }
-        if (vec && (g & 1))
-          load4_aligned(z[j] + g - 1, v[j][u]);
-        else
-          for (int i = 0; i < 4; i++) v[j][u][i] = z[j][g - 1 + i];
-      }
-#pragma unroll
-    for (int j = 0; j < X4_BLOCKS; j++)
-#pragma unroll
-      for (int u = 0; u < X4_SYMS; u++) {
-        const int dk = i0 + u * STAGE_THREADS;
-        if (dk >= n[j]) continue;
-        if (LEVEL)
-          for (int i = 0; i < 4; i++) v[j][u][i] = qpsk_om_level(v[j][u][i], D[j], gain[j]);
-        dst[j][dk] = qpsk_x4_one(v[j][u], cf[j][u]);
-      }
+  const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
+  const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
+  if (table) {
+    if ((int64_t)threadIdx.x * R < n) {
+      float cf[4];
+      run_g[threadIdx.x] =
+          (int)qpsk_x4_run_at(&t, L, QPSK_GM, t.k0 + (int64_t)threadIdx.x * R, R, cf);
+      run_c[threadIdx.x] = make_float4(cf[0], cf[1], cf[2], cf[3]);
+    }
+    __syncthreads();
+  }
+  const bool vec = ((uintptr_t)grid & 15) == 0; /* (ng is even: every block's z alike) */
+  for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
+    int64_t g;
+    float cf[4];
+    if (table) {
+      const uint32_t dk = (uint32_t)(k - t.k0), j = R >= n ? 0 : dk / (uint32_t)R;
+      const float4 q = run_c[j];
+      cf[0] = q.x;
+      cf[1] = q.y;
+      cf[2] = q.z;
+      cf[3] = q.w;
+      g = run_g[j] + 4 * (int64_t)(dk - j * (uint32_t)R);
+    } else
+      qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
+    prx_cf32 v[4];
+    if (vec && (g & 1))
+      load4_aligned(z + g - 1, v);
+    else
+      for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
+    if (LEVEL)
+      for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
+    dst[k - t.k0] = qpsk_x4_one(v, cf);
   }
 }
 
@@ -949,7 +904,7 @@ static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om
 static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                                   size_t w_stride, cudaStream_t stream) {
-  dim3 g((s->nblk + X4_BLOCKS - 1) / X4_BLOCKS, s->C);
+  dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<true>
       <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
@@ -990,7 +945,7 @@ static prx_status stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *
 static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                             const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                             cudaStream_t stream) {
-  dim3 g((s->nblk + X4_BLOCKS - 1) / X4_BLOCKS, s->C);
+  dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<false>
       <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
