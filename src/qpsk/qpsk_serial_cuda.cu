@@ -89,7 +89,7 @@ __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, i
   const unsigned w = threadIdx.x / 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
   if (c >= C) return;
-  const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL};
+  const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL, NULL};
   qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
 }
 
