@@ -8,12 +8,17 @@
  *                                                interleaved file; fsync'd and timed to the end
  *   bench_commands chan FILE FMT K THREADS REPS [N [BLOCK]]  prx_chan on FILE's samples
  *                                                held in memory, fed in blocks of BLOCK samples
- *                                                (default the command's on the CPU: 2^16 with
- *                                                8 cores or more, else 2^18),
+ *                                                (default or 0 the command's on the CPU:
+ *                                                command_block below),
  *                                                channels 0..N-1 (default or 0: all K), D = K/2,
  *                                                16 taps: input Msample/s, best of REPS;
  *                                                BENCH_CHAN_SLOTS=N: the outputs go to N
- *                                                buffers in turn (the command's slots)
+ *                                                buffers in turn (the command's slots);
+ *                                                BENCH_CHAN_READER=1: a thread reads each
+ *                                                block's outputs after it, as the command's
+ *                                                writers do (at most N blocks behind);
+ *                                                BENCH_CHAN_BUSY=N: N threads spin beside it
+ *                                                (the command's other busy threads)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
@@ -33,6 +38,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +122,61 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
   return err != 0;
 }
 
+/* `polyrx channelize`'s CPU block (cli/cmd_channelize.c, choose_block): 2^18 under 8 cores
+ * (fewer than 4 writers), else the largest of 2^16 down to a whole FFT batch whose 3 output
+ * slots fit its compute workers' caches (prx_pipe_cache_block); with all cores (threads 0) the
+ * command's workers are the cores its reader and 4 or 8 writers leave. */
+static size_t command_block(unsigned K, unsigned D, unsigned n_sel, int threads) {
+  int cores = prx_cpu_count();
+  if (cores < 8) return (size_t)1 << 18;
+  int writers = cores >= 16 ? 8 : 4;
+  if ((unsigned)writers > n_sel) writers = (int)n_sel;
+  int workers = threads ? threads : cores - 1 - writers > 1 ? cores - 1 - writers : 1;
+  size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+  return prx_pipe_cache_block((size_t)1 << 16, least < 4096 ? 4096 : least, 8.0 * n_sel / D, 3,
+                              workers);
+}
+
+/* BENCH_CHAN_READER and BENCH_CHAN_BUSY: a thread that reads each block's outputs once compute
+ * has made them (compute waits while it is n_slots blocks behind, as the pipeline's compute
+ * waits for its slowest writer), and threads that spin until the run ends. */
+typedef struct {
+  const prx_cf32 *y;
+  size_t slot_len; /* outputs per buffer */
+  int n_slots;
+  _Atomic size_t made, read; /* blocks made by compute, read by the reader */
+  atomic_int done;
+  double sink;
+} chan_sidecar;
+
+static void *sidecar_reader(void *arg) {
+  chan_sidecar *c = arg;
+  for (size_t b = 0;; b++) {
+    while (atomic_load(&c->made) <= b)
+      if (atomic_load(&c->done))
+        return NULL;
+      else
+        sched_yield();
+    const float *v = (const float *)(c->y + b % (size_t)c->n_slots * c->slot_len);
+    float acc = 0;
+    for (size_t i = 0; i < 2 * c->slot_len; i += 16) acc += v[i]; /* one load per line */
+    c->sink += acc;
+    atomic_store(&c->read, b + 1);
+  }
+}
+
+static void *sidecar_spin(void *arg) {
+  chan_sidecar *c = arg;
+  volatile unsigned long n = 0;
+  while (!atomic_load_explicit(&c->done, memory_order_relaxed)) n++;
+  return NULL;
+}
+
 static int bench_chan(const char *path, const char *fmt_name, unsigned K, int threads, int reps,
                       unsigned n_sel, size_t block) {
   prx_format fmt;
   if (prx_format_parse(fmt_name, &fmt)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
-  if (!block) return fprintf(stderr, "chan: BLOCK must be positive\n"), 1;
+  if (!block) block = command_block(K, K / 2, n_sel ? n_sel : K, threads);
   size_t bytes = 0;
   unsigned char *x = slurp(path, &bytes);
   size_t ss = prx_format_size(fmt), n = bytes / ss;
@@ -141,25 +199,40 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   const char *ev = getenv("BENCH_CHAN_SLOTS");
   int n_slots = ev && atoi(ev) > 1 && atoi(ev) <= 16 ? atoi(ev) : 1;
   prx_cf32 *y = malloc((size_t)n_slots * K * stride * sizeof *y);
+  const char *er = getenv("BENCH_CHAN_READER"), *eb = getenv("BENCH_CHAN_BUSY");
+  int reader = er && atoi(er) > 0 && n_slots > 1, busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
+  if (busy > 64) busy = 64;
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
+    chan_sidecar side = {.y = y, .slot_len = (size_t)K * stride, .n_slots = n_slots};
+    pthread_t th[65];
+    int n_th = 0;
+    if (reader && !pthread_create(&th[n_th], NULL, sidecar_reader, &side)) n_th++;
+    for (int b = 0; b < busy; b++)
+      if (!pthread_create(&th[n_th], NULL, sidecar_spin, &side)) n_th++;
     double t0 = bench_now();
     size_t got;
     for (size_t i = 0; i < n; i += block) {
-      size_t m = n - i < block ? n - i : block;
-      prx_cf32 *yb = y + (i / block % (size_t)n_slots) * K * stride;
+      size_t m = n - i < block ? n - i : block, blk = i / block;
+      while (reader && blk - atomic_load(&side.read) >= (size_t)n_slots) sched_yield();
+      prx_cf32 *yb = y + (blk % (size_t)n_slots) * K * stride;
       if (prx_chan_execute(ch, x + i * ss, m, yb, stride, &got))
         return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
+      atomic_store(&side.made, blk + 1);
     }
+    while (reader && atomic_load(&side.read) < atomic_load(&side.made)) sched_yield();
     prx_chan_flush(ch, y, stride, &got);
     double t = bench_now() - t0;
+    atomic_store(&side.done, 1);
+    for (int k = 0; k < n_th; k++) pthread_join(th[k], NULL);
     if (t < best) best = t;
   }
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
-         "\"threads\":%d,\"block\":%zu,\"slots\":%d,\"samples\":%zu,\"seconds\":%.4f,"
-         "\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, n, best, n / best / 1e6);
+         "\"threads\":%d,\"block\":%zu,\"slots\":%d,\"reader\":%d,\"busy\":%d,\"samples\":%zu,"
+         "\"seconds\":%.4f,\"msps\":%.2f}\n",
+         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, reader, busy, n, best,
+         n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);
@@ -281,9 +354,7 @@ int main(int argc, char **argv) {
   if (!strcmp(m, "chan") && argc >= 7 && argc <= 9)
     return bench_chan(argv[2], argv[3], (unsigned)atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
                       argc >= 8 ? (unsigned)atoi(argv[7]) : 0,
-                      argc == 9              ? strtoull(argv[8], NULL, 0)
-                      : prx_cpu_count() >= 8 ? (size_t)1 << 16
-                                             : (size_t)1 << 18);
+                      argc == 9 ? strtoull(argv[8], NULL, 0) : 0);
   if (!strcmp(m, "demod") && argc == 7)
     return bench_demod(argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5]), atoi(argv[6]));
   if (!strcmp(m, "startup")) return bench_startup();

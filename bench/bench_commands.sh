@@ -24,7 +24,8 @@
 #   rx: `polyrx rx --backend cuda` on a 2^28-sample ci16 file in RAM (1 s of 64 QPSK carriers at
 #   2400 Bd, 6.5536 Msps, made by `polyrx gen` and tiled), K = 1024, the 64 carriers received,
 #   against min(PCIe, the `cat` rate of the file) of the same run (issue 12's command row), with
-#   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try).
+#   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try;
+#   RX_CARRIERS=1024: a carrier listed at every channel centre, all 1024 channels demodulated).
 # Environment: DISK_DIR (none: no disk rows), REPS (default 3; each figure is the best), SCALE
 # (default 1: sizes above; 0.25 for a quick run), CPU_PARTS (default "startup demod chan": the
 # cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
@@ -73,8 +74,11 @@
 #   the machine's tmpfs write rate for the command's 256 MiB into 1024 files with 4 KiB writes
 #   (what one block of one channel is) and 64 KiB, by 1 thread and by 2, 4 and 8 at once (each
 #   its share of the files, as the command's writers), and the cost of a system call; the
-#   library with one worker and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS), REPS
-#   alternating processes each.
+#   library, all channels, in each block of LIB_BLOCKS (default 2^14 to 2^18) with one worker
+#   and its outputs in 1 or 3 buffers in turn (BENCH_CHAN_SLOTS) and with all cores, REPS
+#   alternating rounds; the library with one worker in the command's block and 3 buffers, alone,
+#   with a thread reading each block's outputs (BENCH_CHAN_READER) and with 10 spinning threads
+#   beside it (BENCH_CHAN_BUSY); VARIANTS (see below) with --threads 1 and 0.
 set -u
 BUILD=${1:-build}
 MODE=${2:-cpu}
@@ -320,6 +324,10 @@ rx_capture() {
     RX_ARGS+=(--carrier "f=$f,rs=2400,diff")
   done
   "$P" gen -q -o "$one" -F ci16 -s $RX_FS -n $RX_FS "${RX_ARGS[@]}" --esn0 20 || exit 1
+  if [ "${RX_CARRIERS:-64}" = 1024 ]; then # a carrier listed at every channel centre
+    RX_ARGS=()
+    for i in $(seq -512 511); do RX_ARGS+=(--carrier "f=$((i * 6400)),rs=2400,diff"); done
+  fi
   for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$x"
   rm -f "$one"
 }
@@ -343,10 +351,10 @@ rx() {
     tl=$(env $env POLYRX_TIMING=1 "$P" rx -q --backend "${RX_BACKEND:-cuda}" -F ci16 -i "$x" -s $fs -K 1024 \
       "${args[@]}" -o "$W/rxo" 2>&1 | grep -m1 'timing (ms)' | sed 's/.*timing (ms): //; s/"//g')
     rm -rf "$W/rxo"
-    awk -v n="$n" -v t="$t" -v h="$h2d" -v r="$rd" -v name="$name" -v tl="$tl" 'BEGIN {
+    awk -v n="$n" -v t="$t" -v h="$h2d" -v r="$rd" -v name="$name" -v tl="$tl" -v c="${RX_CARRIERS:-64}" 'BEGIN {
       g = n / t / 1e9; p = h / 4; f = p < r ? p : r; if (h <= 0) f = r;
-      printf "{\"bench\":\"commands_rx_gpu\",\"variant\":\"%s\",\"carriers\":64,\"K\":1024,\"samples\":%d,\"seconds\":%.4f,\"gsps\":%.3f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"of_bound\":%.3f,\"timing_ms\":\"%s\"}\n", name, n, t, g, p, r, g / f, tl
-      printf "rx 64 carriers %-10s %8.1f ms %7.3f Gsps  pcie %6.3f cat %6.3f  of bound %5.2f\n", name, t * 1e3, g, p, r, g / f > "/dev/stderr" }'
+      printf "{\"bench\":\"commands_rx_gpu\",\"variant\":\"%s\",\"carriers\":%d,\"K\":1024,\"samples\":%d,\"seconds\":%.4f,\"gsps\":%.3f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"of_bound\":%.3f,\"timing_ms\":\"%s\"}\n", name, c, n, t, g, p, r, g / f, tl
+      printf "rx %d carriers %-10s %8.1f ms %7.3f Gsps  pcie %6.3f cat %6.3f  of bound %5.2f\n", c, name, t * 1e3, g, p, r, g / f > "/dev/stderr" }'
   done
   rm -f "$x"
 }
@@ -476,13 +484,31 @@ chanuse() {
       done
     done
   done
-  # the library with one worker, its outputs in 1 buffer (which stays in the core's cache) or
-  # in 3 in turn (as the command's slots), alternating processes: what cycling through more
-  # output than a core's cache holds costs compute without any other thread
+  # the library, all channels, in each block of LIB_BLOCKS (default 2^14 to 2^18): with one
+  # worker its outputs in 1 buffer (which stays in the core's cache) or in 3 in turn (as the
+  # command's slots), and with all cores in 1; alternating processes, REPS rounds: what cycling
+  # through more output than a core's cache holds costs compute without any other thread, and
+  # the library's best block
+  local blk
   for _ in $(seq "$REPS"); do
-    for n in 1 3; do
-      BENCH_CHAN_SLOTS=$n "$B" chan "$x" cf32 1024 1 1 0 |
-        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 output buffer(s): \3 s/'
+    for blk in ${LIB_BLOCKS:-16384 32768 65536 131072 262144}; do
+      for n in 1 3; do
+        BENCH_CHAN_SLOTS=$n "$B" chan "$x" cf32 1024 1 1 0 "$blk" |
+          sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 output buffer(s): \3 s/'
+      done
+      "$B" chan "$x" cf32 1024 0 1 0 "$blk" |
+        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, all cores, block \1, \2 output buffer(s): \3 s/'
+    done
+  done
+  # the library with one worker in the command's block, its outputs in 3 buffers in turn: alone,
+  # with a thread reading each block's outputs after it (as the writers do), with 10 threads
+  # spinning beside it (the command's other busy threads), and with both; alternating, REPS rounds
+  local side
+  for _ in $(seq "$REPS"); do
+    for side in "0 0" "1 0" "0 10" "1 10"; do
+      BENCH_CHAN_SLOTS=3 BENCH_CHAN_READER=${side% *} BENCH_CHAN_BUSY=${side#* } \
+        "$B" chan "$x" cf32 1024 1 1 0 |
+        sed 's/.*"block":\([0-9]*\),"slots":\([0-9]*\),"reader":\([0-9]*\),"busy":\([0-9]*\).*"seconds":\([0-9.]*\).*/library, one thread, block \1, \2 buffers, reader \3, busy threads \4: \5 s/'
     done
   done
   # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's

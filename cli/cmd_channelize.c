@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chan_power.h"
@@ -40,7 +41,7 @@
 
 #define CMD "channelize"
 #define DEFAULT_BLOCK ((size_t)1 << 18) /* CPU under 4 writers, CUDA's least: choose_block */
-#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's with 4 writers or more */
+#define SMALL_BLOCK ((size_t)1 << 16)   /* the CPU's largest with 4 writers or more */
 #define POWER_GROUP DEFAULT_BLOCK       /* input samples per power sum on the CPU (setup_chan) */
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
@@ -56,6 +57,7 @@
 #define CHUNK_WORK ((double)(1 << 26)) /* multiply-adds per execute: a stop is seen within one */
 #define NO_POWER_DBFS (-999.0)         /* polyrx:power_dbfs of a recording without power */
 #define NF_RING 32 /* > the pipeline's input blocks in flight (at most 19: cli_pipe_readers) */
+#define HOLD_BYTES ((size_t)4 << 20) /* a writer's room for rows of recordings not yet created */
 
 typedef struct {
   const char *input, *format, *rate, *center, *channels, *outdir, *out_format;
@@ -109,9 +111,11 @@ static void usage(FILE *f) {
       "                         leave, at least 1 (default 0); output is identical for\n"
       "                         any N\n"
       "      --backend B        auto, cpu or cuda (default auto: CUDA when a GPU is usable)\n"
-      "      --block N          input samples per read (default %zu, %zu with 8 cores or\n"
-      "                         more; with the CUDA backend up to %zu within %zu MiB of\n"
-      "                         output buffers); reading, channelizing and writing run\n"
+      "      --block N          input samples per read (default %zu; with 8 cores or more\n"
+      "                         up to %zu, less where the output of a block for each\n"
+      "                         worker thread would leave its core's cache; with the\n"
+      "                         CUDA backend up to %zu within %zu MiB of output\n"
+      "                         buffers); reading, channelizing and writing run\n"
       "                         at once on successive blocks;\n"
       "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
       "                         / D) bytes; the output is identical for any N\n"
@@ -527,6 +531,7 @@ typedef struct run_state {
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the openers' progress, for the writers */
   int open_lock_made, open_threaded;
+  int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
@@ -552,7 +557,13 @@ typedef struct run_state {
 typedef struct writer_state {
   void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
   void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
-  int ready;  /* its channels' recordings are created (wait_opened) */
+  int ready;  /* its channels' recordings are created and hold nothing back (wait_opened) */
+  /* the rows of channels whose recordings are still being created, packed, kept here instead
+   * of waiting for the opener (hold_row): local channel i (s = w + i W) has held[i] bytes at
+   * hold + i * region; made on first use */
+  unsigned char *hold;
+  size_t *held, region;
+  size_t rows_held; /* POLYRX_TIMING: rows kept back so */
   uint64_t nonfinite_out, saturated;
   chan_power_group group; /* where its channels' power sums stand */
   /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
@@ -589,8 +600,9 @@ static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm,
 static void print_timing(const run_state *r) {
   if (!r->tm.on) return;
   cli_timing_print(&r->tm, CMD,
-                   "in the stream: buffers made %.1f, freed %.1f, first block %.1f; %d reader(s)",
-                   r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+                   "in the stream: block %lu, buffers made %.1f, freed %.1f, first block %.1f; "
+                   "%d reader(s)",
+                   r->o.block, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
@@ -622,9 +634,9 @@ static void print_timing(const run_state *r) {
     rest_faults -= ws->use.faults;
     fprintf(stderr,
             " writer%d %.1f %ld %ld %ld (power sums %.1f, appends %.1f, data ends %.1f, waiting "
-            "for the openers %.1f, recordings finished %.1f);",
+            "for the openers %.1f, rows held for them %zu, recordings finished %.1f);",
             w, ws->use.cpu_ms, ws->use.faults, ws->use.waits, ws->use.preempted, ws->ms_energy,
-            ws->ms_write, ws->ms_end, ws->ms_wait, ws->ms_close);
+            ws->ms_write, ws->ms_end, ws->ms_wait, ws->rows_held, ws->ms_close);
   }
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
@@ -664,18 +676,32 @@ static cli_alignment alignment(const run_state *r) {
 }
 
 /* The default block. On the CPU, with 4 writers or more (8 cores or more: the stages each on
- * cores of their own), 2^16 samples: larger blocks are slower there, the outputs no longer in
- * the caches when the writers read them and the channelizer writes them again (K = 1024, all
- * channels written to tmpfs: on the 16-core GPU host 2^16 / 2^17 / 2^18 took 230-242 /
- * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores). With
- * fewer, 2^18: the stages share the cores, and each block's hand-overs cost context switches
+ * cores of their own), the largest of 2^16 samples down to a whole FFT batch whose OUT_DEPTH
+ * output slots, shared among the channelizer's workers, fit half a core's L2
+ * (prx_pipe_cache_block): K = 1024 with all channels, 2^14 with one worker, 2^15 with two, 2^16
+ * with all cores (7 workers on 16 cores) or with 64 channels. Larger blocks are slower there,
+ * the outputs no longer in the caches when the channelizer writes them again (K = 1024, all
+ * channels written to tmpfs, on the 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
+ * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; with one
+ * worker the channelizer's own time in the stream was 145-225 ms in 2^14 blocks, 169-193 in
+ * 2^16, 207-274 in 2^17, the runs within the host's noise from 2^14 to 2^16). With fewer
+ * writers, 2^18: the stages share the cores, and each block's hand-overs cost context switches
  * (the 2-core VM, one worker: 2^16 / 2^17 / 2^18 took 255-272 / 204-259 / 212-231 ms; 2^20 took
  * 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
  * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
  * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
  * page-locked buffers cost more to make than their transfers save at this length). */
-static size_t choose_block(prx_backend backend, size_t D, size_t n_sel, int n_writers) {
-  if (backend != PRX_BACKEND_CUDA) return n_writers >= 4 ? SMALL_BLOCK : DEFAULT_BLOCK;
+static size_t choose_block(prx_backend backend, size_t K, size_t D, size_t n_sel, int n_writers,
+                           int workers) {
+  if (backend != PRX_BACKEND_CUDA) {
+    if (n_writers < 4) return DEFAULT_BLOCK;
+    /* whole FFT batches per call: the CPU channelizer computes outputs in batches of up to
+     * 2^15 / K (K <= 1024) or 2^16 / K (larger K) outputs, D input samples each, and
+     * transforms a call's remainder one by one (src/chan/chan_cpu.c, batch_outputs) */
+    size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+    return prx_pipe_cache_block(SMALL_BLOCK, least < 4096 ? 4096 : least,
+                                8.0 * (double)n_sel / (double)D, OUT_DEPTH, workers);
+  }
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
   return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;
@@ -755,7 +781,7 @@ static int setup_chan(run_state *r) {
   size_t D = prx_chan_decimation(r->chan), M;
   prx_chan_taps(r->chan, &M);
   if (!o->block_given)
-    r->o.block = choose_block(prx_chan_backend(r->chan), D, r->n_sel, r->n_writers);
+    r->o.block = choose_block(prx_chan_backend(r->chan), K, D, r->n_sel, r->n_writers, c.threads);
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
   uint64_t total = cli_input_samples(r->reader, o->input);
@@ -925,14 +951,16 @@ static prx_status open_one(run_state *r, size_t s) {
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
  * them (1024 recordings: 15-30 ms of directory operations and metadata on one thread; 3-9 ms of
  * CPU on each of 8 openers on the 16-core GPU host): the pipeline starts and the first blocks
- * are channelized meanwhile; a writer waits for each of its channels' recordings before the
- * channel's first write (wait_opened), so that the writers follow the openers through the first
- * block instead of waiting for the last recording. */
+ * are channelized meanwhile; a writer keeps the rows of its channels whose recordings do not
+ * exist yet (hold_row) and appends them once they do, so that compute does not wait for the
+ * openers through the writers, and waits for a recording only where its room for them is full
+ * or at the last slot (wait_opened). */
 static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
   size_t O = (size_t)r->n_openers, k = 0;
   for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
+    if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
     if (st) {
       pthread_mutex_lock(&r->open_lock);
@@ -1004,11 +1032,13 @@ static int open_outputs(run_state *r) {
    * the stream for them and slow it (2-core VM: +10 % with all 1024 channels): the main thread
    * creates the recordings before the stream. Else one opener per writer, so that each writer
    * follows one opener. POLYRX_OPENER=thread or inline chooses (the tests' way to the openers'
-   * threads on a small machine, a measurement). */
+   * threads on a small machine, a measurement); slow: threads that pause 2 ms before each
+   * recording (the tests' way to the writers' held rows, hold_row). */
   const char *how = getenv("POLYRX_OPENER");
-  r->open_threaded = how && !strcmp(how, "thread")   ? 1
-                     : how && !strcmp(how, "inline") ? 0
-                                                     : prx_cpu_count() >= 4;
+  r->open_slow = how && !strcmp(how, "slow");
+  r->open_threaded = how && (!strcmp(how, "thread") || r->open_slow) ? 1
+                     : how && !strcmp(how, "inline")                 ? 0
+                                                                     : prx_cpu_count() >= 4;
   r->n_openers = r->open_threaded ? r->n_writers : 1;
   r->op = calloc((size_t)r->n_openers, sizeof *r->op);
   if (!r->op) return cli_error(CMD, "out of memory");
@@ -1220,6 +1250,65 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
   return st;
 }
 
+/* Non-zero when output s's recording is created (wait_opened without the wait). */
+static int is_opened(run_state *r, size_t s) {
+  const opener_state *op = &r->op[s % (size_t)r->n_openers];
+  return atomic_load_explicit(&op->opened, memory_order_acquire) >= s / (size_t)r->n_openers + 1;
+}
+
+/* Keeps output s's row of k outputs (y, in the slot) in writer w's hold, packed as it will be
+ * written, while its recording is still being created: the writer goes on with its other
+ * channels and the slot is freed for compute instead of waiting for the opener (with 8 openers
+ * creating 1024 recordings the writers waited 2-12 ms for them on the 16-core GPU host, and
+ * compute, 3 slots ahead at most, with them). 0 where there is no room (the caller waits). */
+static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_t k, int packed) {
+  writer_state *ws = &r->ws[w];
+  size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
+  if (!ws->hold) {
+    size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
+    ws->region = HOLD_BYTES / n_local;
+    ws->held = calloc(n_local, sizeof *ws->held);
+    ws->hold = ws->held ? malloc(ws->region * n_local) : NULL;
+    if (!ws->hold) {
+      free(ws->held);
+      ws->held = NULL;
+      ws->region = 0;
+      return 0;
+    }
+  }
+  if (k * osz > ws->region - ws->held[i]) return 0;
+  unsigned char *dst = ws->hold + i * ws->region + ws->held[i];
+  if (packed)
+    memcpy(dst, y, k * osz);
+  else
+    pack_row(r, ws, (const prx_cf32 *)y, k, dst);
+  ws->held[i] += k * osz;
+  ws->rows_held++;
+  return 1;
+}
+
+/* Appends what writer w held of output s (hold_row) to its recording, which exists. */
+static prx_status write_held(run_state *r, int w, size_t s) {
+  writer_state *ws = &r->ws[w];
+  size_t i = s / (size_t)r->n_writers;
+  if (!ws->held || !ws->held[i]) return PRX_OK;
+  size_t n = ws->held[i] / prx_format_size(r->o.outf);
+  ws->held[i] = 0;
+  return prx_sigmf_write(r->w[s], ws->hold + i * ws->region, n);
+}
+
+/* Before writer w's last slot: every row it holds written, waiting for the openers as needed;
+ * 0, or an error reported. */
+static prx_status write_all_held(run_state *r, int w) {
+  for (size_t s = (size_t)w; r->ws[w].held && s < r->n_sel; s += (size_t)r->n_writers) {
+    if (r->failed[s] || !r->ws[w].held[s / (size_t)r->n_writers]) continue;
+    if (wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    prx_status st = write_held(r, w, s);
+    if (st && output_failed(r, s, st)) return st;
+  }
+  return PRX_OK;
+}
+
 /* After the last slot: a writer flushes and closes its channels' data files (the rest of each
  * recording, the metadata, follows in last_slot_written), several writers at once, newest file
  * first (glibc's fclose walks its list of open FILEs from the newest: oldest first, 1024 files
@@ -1295,7 +1384,12 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
+  if (head->last && !ws->ready && !r->o.to_stdout) { /* the recordings are ended after this slot */
+    prx_status st = write_all_held(r, w);
+    if (st) return st;
+  }
   if (!k) return head->last ? last_slot_written(r, w) : PRX_OK;
+  int held = 0; /* rows of this slot kept back (hold_row) */
   size_t osz = prx_format_size(r->o.outf);
   const int packed = r->dev_post || r->o.outf == PRX_CF32; /* the rows are in the output format */
   for (size_t s = (size_t)w; s < r->n_sel; s += W) {
@@ -1314,17 +1408,25 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       continue;
     }
     if (r->failed[s]) continue;
-    /* the first write of each channel waits for its recording (the opener may still run) */
+    /* a channel whose recording the opener has not yet created: its row is kept back while
+     * there is room (not at the last slot, nor once an opener failed: the run ends then), else
+     * the writer waits for the recording */
+    if (!ws->ready && !head->last && !r->open_failed && !is_opened(r, s) &&
+        hold_row(r, w, s, yb, k, packed)) {
+      held = 1;
+      continue;
+    }
     double t0 = tick(r);
     if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     double t1 = tick(r);
     ws->ms_wait += t1 - t0;
+    prx_status st = ws->ready ? PRX_OK : write_held(r, w, s); /* its earlier rows first */
     const void *data = yb;
-    if (!packed) {
+    if (!st && !packed) {
       pack_row(r, ws, y, k, ws->pack);
       data = ws->pack;
     }
-    prx_status st = prx_sigmf_write(r->w[s], data, k);
+    if (!st) st = prx_sigmf_write(r->w[s], data, k);
     ws->ms_write += tick(r) - t1;
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
@@ -1337,7 +1439,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       return PRX_ERR_IO;
     }
   }
-  ws->ready = 1;
+  ws->ready = !held;
   return head->last ? last_slot_written(r, w) : PRX_OK;
 }
 
@@ -1430,7 +1532,10 @@ static int stream(run_state *r) {
  * Returns the first error's exit code. */
 static int close_outputs(run_state *r) {
   if (!r->w) return -1;
-  for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
+  for (int w = 0; w < r->n_writers; w++) {
+    r->n_complete += r->ws[w].n_complete;
+    if (!r->o.to_stdout && !r->open_failed) write_all_held(r, w); /* a run cut short */
+  }
   for (size_t s = 0; s < r->n_sel; s++)
     if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;
@@ -1714,7 +1819,11 @@ static void cleanup(run_state *r) {
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     free(r->ws[w].pack);
     free(r->ws[w].row);
+    free(r->ws[w].hold);
+    free(r->ws[w].held);
     r->ws[w].pack = r->ws[w].row = NULL;
+    r->ws[w].hold = NULL;
+    r->ws[w].held = NULL;
   }
   free(r->select);
   prx_chan_destroy(r->chan);

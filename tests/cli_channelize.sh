@@ -519,6 +519,27 @@ POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 
 POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
   --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
 diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+# openers slower than the stream (POLYRX_OPENER=slow: 2 ms before each recording): the writers
+# keep the rows of the recordings not yet created and append them once they are: the bytes of
+# the openers inline (every recording made before the stream), small blocks (many rows held) and
+# the default, cf32 and ci16 out
+for blk in 333 default; do
+  bopt=()
+  [ $blk = default ] || bopt=(--block $blk)
+  for f in cf32 ci16; do
+    POLYRX_OPENER=inline POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 \
+      -P 8 --backend cpu --out-format $f "${bopt[@]}" -o pslow_s -q
+    POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 \
+      -s 16k -K 16 -P 8 --backend cpu --out-format $f "${bopt[@]}" -o pslow -q 2>err.txt ||
+      fail "slow openers ($blk, $f): the run failed: $(tail -1 err.txt)"
+    diff -r -q pslow_s pslow >/dev/null || fail "slow openers ($blk, $f): the outputs differ"
+    if [ $blk = 333 ]; then
+      held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ n += $NF } END { print n + 0 }')
+      [ "$held" -gt 0 ] || fail "slow openers ($blk, $f): no row was held: $(grep cpu err.txt)"
+    fi
+    rm -rf pslow pslow_s
+  done
+done
 # a recording that cannot be created (a directory where its metadata goes): exit 1, and no
 # recording of the run is left, whichever thread met the error
 mkdir -p pbad/ch0007.sigmf-meta
@@ -528,6 +549,13 @@ POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -
 [ $rc = 1 ] || fail "an output that cannot be created: exit $rc, expected 1"
 grep -q "ch0007.sigmf-meta" err.txt || fail "an output that cannot be created: $(cat err.txt)"
 [ "$(ls pbad)" = ch0007.sigmf-meta ] || fail "an output that cannot be created left $(ls pbad | head -3)"
+# the same with rows held for the recordings not yet created (slow openers, small blocks)
+rc=0
+POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+  --block 333 -o pbad -q 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "an output that cannot be created, slow openers: exit $rc, expected 1"
+[ "$(ls pbad)" = ch0007.sigmf-meta ] ||
+  fail "an output that cannot be created, slow openers: left $(ls pbad | head -3)"
 # with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU backend's default block is 2^16
 # samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
 # bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups

@@ -597,6 +597,32 @@ static void test_stop_signal(void) {
   }
 }
 
+/* prx_pipe_cache_block against the largest power-of-two fraction of max_block whose slots per
+ * worker fit the budget, found by counting up from min_block here (and min_block where none
+ * does): K = 1024, D = 512 all channels (16 bytes of output per input sample) and 64 channels. */
+static void test_cache_block(void) {
+  const double budget = (double)PRX_PIPE_CACHE_BYTES;
+  const struct {
+    double bytes;
+    int depth, workers;
+    size_t max, min;
+  } cases[] = {{16, 3, 1, 65536, 16384}, {16, 3, 2, 65536, 16384}, {16, 3, 7, 65536, 16384},
+               {1, 3, 1, 65536, 16384},  {16, 3, 1, 65536, 32768}, {16, 8, 1, 65536, 4096},
+               {64, 3, 1, 65536, 16384}, {16, 2, 1, 65536, 8192},  {0.5, 3, 16, 1 << 20, 1024}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t want = cases[i].min;
+    for (size_t b = cases[i].min; b <= cases[i].max; b *= 2)
+      if ((double)b * cases[i].bytes * cases[i].depth / cases[i].workers <= budget) want = b;
+    size_t got = prx_pipe_cache_block(cases[i].max, cases[i].min, cases[i].bytes, cases[i].depth,
+                                      cases[i].workers);
+    CHECK(got == want, "cache block case %zu: %zu, expected %zu", i, got, want);
+  }
+  /* the command's cases: all 1024 channels, one worker 2^14, two 2^15, seven 2^16 */
+  CHECK(prx_pipe_cache_block(65536, 16384, 16, 3, 1) == 16384, "one worker");
+  CHECK(prx_pipe_cache_block(65536, 16384, 16, 3, 2) == 32768, "two workers");
+  CHECK(prx_pipe_cache_block(65536, 16384, 16, 3, 7) == 65536, "seven workers");
+}
+
 int main(void) {
   alarm(120); /* a stage that never ends (a stop signal lost) fails the test instead of hanging */
   test_rng rng;
@@ -605,6 +631,7 @@ int main(void) {
   uint32_t *x = malloc(N_SAMPLES * 4), *ref = malloc(cap * 4), *y = malloc(cap * 4);
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
   pipe_hash_reference(x, N_SAMPLES, ref);
+  test_cache_block();
   test_identity(x, ref, y, cap);
   test_read_errors(x, y, cap);
   test_compute_errors(x, y, cap);

@@ -89,6 +89,15 @@ prx_pipe_config prx_pipe_config_default(void) {
   return c;
 }
 
+size_t prx_pipe_cache_block(size_t max_block, size_t min_block, double out_bytes_per_sample,
+                            int out_depth, int workers) {
+  double per_worker = out_bytes_per_sample * (out_depth > 0 ? out_depth : 1) /
+                      (workers > 0 ? workers : 1); /* bytes per sample of a block */
+  size_t b = max_block;
+  while (b / 2 >= min_block && (double)b * per_worker > (double)PRX_PIPE_CACHE_BYTES) b /= 2;
+  return b;
+}
+
 prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n) {
   return prx_iq_read((prx_iq_reader *)reader, buf, max, n);
 }

@@ -131,6 +131,19 @@ typedef struct {
 
 prx_pipe_config prx_pipe_config_default(void);
 
+/* The bytes of output slots in flight that one compute worker's core keeps in its own cache:
+ * half the 2 MiB L2 of the GPU host's cores, the rest left to the input blocks and the compute
+ * stage's own state. A worker whose slots exceed it writes every output line again from farther
+ * away (bench/RESULTS.md, "channelize on 16 cores": the library with its outputs in 3 buffers of
+ * 1.06 MiB in turn ran 1.30-1.61x slower than in 1). */
+#define PRX_PIPE_CACHE_BYTES ((size_t)1 << 20)
+
+/* The largest block, max_block halved down to min_block at most, whose out_depth output slots
+ * (out_bytes_per_sample bytes of output per input sample), shared among `workers` compute
+ * workers, fit PRX_PIPE_CACHE_BYTES per worker; max_block where they fit already. */
+size_t prx_pipe_cache_block(size_t max_block, size_t min_block, double out_bytes_per_sample,
+                            int out_depth, int workers);
+
 typedef enum {
   PRX_PIPE_NONE = 0, /* no error */
   PRX_PIPE_READ,
