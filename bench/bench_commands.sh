@@ -24,7 +24,8 @@
 #   rx: `polyrx rx --backend cuda` on a 2^28-sample ci16 file in RAM (1 s of 64 QPSK carriers at
 #   2400 Bd, 6.5536 Msps, made by `polyrx gen` and tiled), K = 1024, the 64 carriers received,
 #   against min(PCIe, the `cat` rate of the file) of the same run (issue 12's command row), with
-#   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try).
+#   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try;
+#   RX_CARRIERS=1024: a carrier listed at every channel centre, all 1024 channels demodulated).
 # Environment: DISK_DIR (none: no disk rows), REPS (default 3; each figure is the best), SCALE
 # (default 1: sizes above; 0.25 for a quick run), CPU_PARTS (default "startup demod chan": the
 # cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
@@ -323,6 +324,10 @@ rx_capture() {
     RX_ARGS+=(--carrier "f=$f,rs=2400,diff")
   done
   "$P" gen -q -o "$one" -F ci16 -s $RX_FS -n $RX_FS "${RX_ARGS[@]}" --esn0 20 || exit 1
+  if [ "${RX_CARRIERS:-64}" = 1024 ]; then # a carrier listed at every channel centre
+    RX_ARGS=()
+    for i in $(seq -512 511); do RX_ARGS+=(--carrier "f=$((i * 6400)),rs=2400,diff"); done
+  fi
   for i in $(seq 41); do cat "$one"; done | head -c $((4 * n)) >"$x"
   rm -f "$one"
 }
@@ -346,10 +351,10 @@ rx() {
     tl=$(env $env POLYRX_TIMING=1 "$P" rx -q --backend "${RX_BACKEND:-cuda}" -F ci16 -i "$x" -s $fs -K 1024 \
       "${args[@]}" -o "$W/rxo" 2>&1 | grep -m1 'timing (ms)' | sed 's/.*timing (ms): //; s/"//g')
     rm -rf "$W/rxo"
-    awk -v n="$n" -v t="$t" -v h="$h2d" -v r="$rd" -v name="$name" -v tl="$tl" 'BEGIN {
+    awk -v n="$n" -v t="$t" -v h="$h2d" -v r="$rd" -v name="$name" -v tl="$tl" -v c="${RX_CARRIERS:-64}" 'BEGIN {
       g = n / t / 1e9; p = h / 4; f = p < r ? p : r; if (h <= 0) f = r;
-      printf "{\"bench\":\"commands_rx_gpu\",\"variant\":\"%s\",\"carriers\":64,\"K\":1024,\"samples\":%d,\"seconds\":%.4f,\"gsps\":%.3f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"of_bound\":%.3f,\"timing_ms\":\"%s\"}\n", name, n, t, g, p, r, g / f, tl
-      printf "rx 64 carriers %-10s %8.1f ms %7.3f Gsps  pcie %6.3f cat %6.3f  of bound %5.2f\n", name, t * 1e3, g, p, r, g / f > "/dev/stderr" }'
+      printf "{\"bench\":\"commands_rx_gpu\",\"variant\":\"%s\",\"carriers\":%d,\"K\":1024,\"samples\":%d,\"seconds\":%.4f,\"gsps\":%.3f,\"pcie_gsps\":%.3f,\"cat_gsps\":%.3f,\"of_bound\":%.3f,\"timing_ms\":\"%s\"}\n", name, c, n, t, g, p, r, g / f, tl
+      printf "rx %d carriers %-10s %8.1f ms %7.3f Gsps  pcie %6.3f cat %6.3f  of bound %5.2f\n", c, name, t * 1e3, g, p, r, g / f > "/dev/stderr" }'
   done
   rm -f "$x"
 }

@@ -25,6 +25,7 @@
  * read holds 4 blocks whose copies and channelizer overlap the previous block's demodulation */
 #define READ_BLOCK_CUDA ((size_t)1 << 23)
 #define RX_BLOCK_CUDA ((size_t)1 << 21)
+#define RX_MANY_CARRIERS 256 /* from here the demodulator banks bound the GPU receiver */
 #define MAX_CARRIERS 4096
 
 static void usage(FILE *f) {
@@ -670,7 +671,15 @@ static int stream(run_state *r) {
       r->o.read_block % r->rc.block_samples == 0)
     c.block_samples = r->rc.block_samples;
   /* a file in place: the receiver's copies take its blocks where they lie, a whole read (4
-   * receiver blocks, overlapped within the call) per block as there are no buffers to make */
+   * receiver blocks, overlapped within the call) per block as there are no buffers to make; with
+   * many carriers a whole batch of the receiver's (about a CFO span a row) per block, so that
+   * each call runs the banks once a span (a read of 2^23 samples is about a third of a span at
+   * 6.5536 Msps and K = 1024: a bank call each, at ~0.5 ms of the banks' own cost a call with
+   * 1024 channels) */
+  if (r->map && !r->o.read_block_set && r->n_car >= RX_MANY_CARRIERS) {
+    size_t batch = prx_rx_gpu_batch_blocks(r->rx) * r->rc.block_samples;
+    if (batch > c.block_samples) c.block_samples = batch;
+  }
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);

@@ -63,6 +63,9 @@ static int em_late;       /* a call's symbols not read and a later call (not the
 static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
 static double em_moves;   /* the ring's moves at least (to its buffer's start) the run must make */
 static double em_chunk;   /* random chunks of at most this many samples (0: up to 40000 or 90000) */
+static int em_kept; /* device calls whose rows hold the bank's history before each chunk (a fresh
+                       buffer each call: the kept samples, the chunk, poison after) */
+static size_t em_kept_try, em_kept_bad; /* calls without the kept samples; those refused */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -694,7 +697,7 @@ static prx_status d_level(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64
  * by the one lane in turn: the same values) */
 static void r_timing(const em_op *o) {
   double om[2 * QPSK_SR_MAXB], en[QPSK_SR_MAXB];
-  const qpsk_sr_team tm = {0, 1, om, en};
+  const qpsk_sr_team tm = {0, 1, om, en, NULL};
   for (size_t c = 0; c < o->z[0]; c++)
     qpsk_sr_timing_ch(&o->cf, c, o->z[1], o->i[0], (int)o->z[2], o->i[1], o->c[0], o->q[0], o->q[1],
                       o->q[2], o->q[3], o->q[4], o->q[5], o->q[6], &tm);
@@ -715,7 +718,7 @@ static prx_status d_timing(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int6
   return PRX_OK;
 }
 static void r_nco(const em_op *o) {
-  const qpsk_sr_team tm = {0, 1, NULL, NULL};
+  const qpsk_sr_team tm = {0, 1, NULL, NULL, NULL};
   for (size_t c = 0; c < o->z[0]; c++)
     qpsk_sr_nco_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2], &tm);
 }
@@ -871,7 +874,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   }
   em_src = rows;
   em_src_pitch = pitch;
-  em_bad_reads = 0;
+  em_bad_reads = em_kept_try = em_kept_bad = 0;
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs);
@@ -907,9 +910,28 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       }
       const int want_llrs = llrs || (em_mixed && call % 2);
       prx_qpsk_bank_out out = {hb, bs, want_llrs ? hl : NULL, ls, ns, nb};
-      prx_status st =
-          flush ? prx_qpsk_bank_flush(b, &out)
-                : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
+      prx_status st;
+      if (em_kept && driver) {
+        /* the rows as the receiver holds them: the history the bank asks for, then the chunk */
+        const size_t h = prx_qpsk_bank_gpu_history(b->drv), kept = i < h ? i : h;
+        const size_t mm = flush ? 0 : m, wp = kept + mm + 16;
+        uint8_t *w = malloc(C * wp * sz);
+        memset(w, 0xff, C * wp * sz); /* (NaN: a sample read outside is not the stream's) */
+        for (unsigned c = 0; c < C; c++)
+          memcpy(w + c * wp * sz, (const uint8_t *)rows + (c * pitch + i - kept) * sz,
+                 (kept + mm) * sz);
+        if (i > 0 && !flush) { /* first an empty call that keeps nothing: refused (the bank needs
+                                  the samples from its next span's start), nothing consumed */
+          st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+          em_kept_try++;
+          em_kept_bad += st == PRX_ERR_INVALID;
+        }
+        st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, mm, kept, 1, flush, &out, 0, NULL);
+        free(w);
+      } else {
+        st = flush ? prx_qpsk_bank_flush(b, &out)
+                   : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
+      }
       CHECK(st == PRX_OK, "bank call: %s", prx_last_error());
       if (st) break;
       if (driver && em_toggle) { /* the passes' side changed between calls, the state moved */
@@ -964,6 +986,13 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     prx_qpsk_bank_gpu_get_timing(b->drv, &t);
     CHECK(t.spans >= 2 && t.calls >= 2, "the driver ran %g spans in %g calls", t.spans, t.calls);
     CHECK(em_bad_reads == 0, "%zu samples read by the stages were not the stream's", em_bad_reads);
+    if (em_kept)
+      CHECK(em_kept_try && em_kept_bad == em_kept_try && t.ring_moves == 0 && t.ring_bytes == 0,
+            "rows kept in place: %zu of %zu calls without the kept samples refused, the ring "
+            "moved %g times and holds %g bytes (0 expected)",
+            em_kept_bad, em_kept_try, t.ring_moves, t.ring_bytes);
+    else
+      CHECK(t.ring_bytes > 0, "the ring was never made");
     CHECK(t.gpu_cfo == !em_cfo_off, "the CFO stage on the %s", t.gpu_cfo ? "GPU" : "CPU");
     CHECK(t.fold == (qc.sample_rate == 4 * qc.symbol_rate ? em_fold : 0), "the om stage %s",
           t.fold ? "folded" : "apart");
@@ -1195,6 +1224,12 @@ static void run_all(void) {
     versus_cpu("cf32 bits random chunks", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 23 + si,
                cpu);
     em_twice = 0;
+    /* the rows hold the bank's history before each chunk (the receiver's rows): every span read
+     * in place, the same outputs */
+    em_kept = 1;
+    versus_cpu("cf32 bits random chunks, history kept in the rows", sps, qc, PRX_CF32, 0, 0, NULL,
+               rows, pitch, n, 23 + si, cpu);
+    em_kept = 0;
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
@@ -1224,7 +1259,12 @@ static void run_all(void) {
     em_moves = 2;
     versus_cpu("cf32 bits random chunks, 24 spans", sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n,
                67 + si, cpu);
-    em_moves = em_chunk = 0;
+    em_moves = 0;
+    em_kept = 1; /* (the history in the rows: the ring never used) */
+    versus_cpu("cf32 bits random chunks, 24 spans, history kept in the rows", sps, qc, PRX_CF32, 0,
+               0, NULL, rows, pitch, n, 67 + si, cpu);
+    em_kept = 0;
+    em_chunk = 0;
     outs_free(cpu);
     free(rows);
     free(rows16);

@@ -6,7 +6,8 @@
  * samples asked for (on_channel), the serial timing mode, small blocks in one call (many
  * more blocks than the receiver's input slots: each slot reused) and calls of more than one
  * batch of blocks of an odd size (the banks called once per batch: full batches, then a partial
- * one, in each call) give the same bits. --quick: a quarter of the capture (for
+ * one, in each call) give the same bits; so does a stream long enough that the row window moves
+ * the banks' history to its start. --quick: a quarter of the capture (for
  * compute-sanitizer). Exits 77 where no GPU is usable. */
 #include "test_rx_scene.h"
 
@@ -37,6 +38,46 @@ static int agrees(const scene *s, const collect *k, const collect *cpu, size_t c
   if (*diff == SIZE_MAX) return 0;
   double esn0 = s->esn0_db + s->sim[c].power_db;
   return esn0 >= 12 ? *diff == 0 : *diff * 10000 <= cpu->nbits[c];
+}
+
+/* A stream long enough that the receiver's row window moves the banks' history to its start
+ * (every few batches: about 4 M input samples here after the first 6 M), in calls that end
+ * anywhere in a batch: the same bits as the CPU's. */
+static void long_stream(int quick) {
+  scene s;
+  memset(&s, 0, sizeof s);
+  s.fs = FS;
+  s.K = KCH;
+  scene_add(&s, 3 * SP, 0.05 * 2400, 30, 200, 0.3, 0.35, 0);
+  scene_add(&s, -11.5 * SP, -0.1 * 2400, 30, -300, 0.6, 0.35, 1);
+  scene_add(&s, 17.25 * SP, 0, 10, 0, 0.8, 0.35, 0);
+  CHECK(scene_make(&s, (size_t)1 << (quick ? 23 : 24), 5) == 0, "scene");
+  collect cpu, gpu;
+  memset(&cpu, 0, sizeof cpu);
+  memset(&gpu, 0, sizeof gpu);
+  prx_rx_config rc = scene_rx_config(&s, &cpu);
+  CHECK(scene_receive(&s, &rc, 0, NULL) == 0, "long stream, CPU");
+  rc = scene_rx_config(&s, &gpu);
+  rc.backend = PRX_BACKEND_CUDA;
+  rc.block_samples = 65536;
+  prx_rx *rx = NULL;
+  CHECK(scene_receive(&s, &rc, 3000017, &rx) == 0, "long stream, CUDA: %s", prx_last_error());
+  const size_t moves = prx_rx_gpu_window_moves(rx), want = quick ? 1 : 2;
+  CHECK(moves >= want, "the row window moved %zu times (at least %zu expected)", moves, want);
+  prx_rx_destroy(rx);
+  for (size_t c = 0; c < s.n_car; c++) {
+    size_t d;
+    long e = scene_errors(&s, &gpu, c);
+    CHECK(e >= 0, "long stream, carrier %zu: %zu bits out, %zu sent", c, gpu.nbits[c], s.nref[c]);
+    if (s.sim[c].power_db == 0) CHECK(e == 0, "long stream, carrier %zu: %ld errors", c, e);
+    CHECK(agrees(&s, &gpu, &cpu, c, &d), "long stream, carrier %zu: CUDA bits differ (%zu)", c, d);
+    printf("long stream, carrier %zu: %zu bits, %ld errors, %zu differ from the CPU's; the row "
+           "window moved %zu times\n",
+           c, gpu.nbits[c], e, d, moves);
+  }
+  collect_free(&cpu);
+  collect_free(&gpu);
+  scene_free(&s);
 }
 
 int main(int argc, char **argv) {
@@ -87,7 +128,10 @@ int main(int argc, char **argv) {
   rc.backend = PRX_BACKEND_CUDA;
   rc.block_samples = 4096;
   prx_rx *rr = NULL;
-  CHECK(scene_receive(&s, &rc, 0, &rr) == 0, "CUDA, small blocks");
+  CHECK(prx_rx_create(&rc, &rr) == 0 && prx_rx_gpu_set_merge(rr, 1) == 1, "CUDA, small blocks");
+  if (rr) /* (each block its own copy and channelizer call) */
+    CHECK(prx_rx_execute(rr, s.x, s.n) == 0 && prx_rx_flush(rr) == 0, "CUDA, small blocks: %s",
+          prx_last_error());
   CHECK(rr && s.n / 4096 >= 2 * prx_rx_gpu_ring_slots(rr), "the ring (%zu slots) is not wrapped",
         rr ? prx_rx_gpu_ring_slots(rr) : 0);
   prx_rx_destroy(rr);
@@ -153,5 +197,6 @@ int main(int argc, char **argv) {
   collect_free(&ring);
   collect_free(&batched);
   scene_free(&s);
+  long_stream(quick);
   return test_finish("test_rx_cuda");
 }

@@ -376,7 +376,8 @@ prx_status prx_qpsk_bank_execute(prx_qpsk_bank *b, const void *in, size_t in_str
                     in_stride, n_in);
   prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, 0), "prx_qpsk_bank_execute");
   if (st) return st;
-  if (b->drv) return prx_qpsk_bank_gpu_run(b, in, in_stride, n_in, 0, 0, out, 0, NULL);
+  if (b->drv)
+    return prx_qpsk_bank_gpu_run(b, in, in_stride, n_in, QPSK_BANK_RING, 0, 0, out, 0, NULL);
   return prx_qpsk_bank_run_host(b, in, in_stride, n_in, 0, out);
 }
 
@@ -384,7 +385,7 @@ prx_status prx_qpsk_bank_flush(prx_qpsk_bank *b, const prx_qpsk_bank_out *out) {
   if (!b) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_flush: NULL bank");
   prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, 0, 1), "prx_qpsk_bank_flush");
   if (st) return st;
-  if (b->drv) return prx_qpsk_bank_gpu_run(b, NULL, 0, 0, 0, 1, out, 0, NULL);
+  if (b->drv) return prx_qpsk_bank_gpu_run(b, NULL, 0, 0, QPSK_BANK_RING, 0, 1, out, 0, NULL);
   return prx_qpsk_bank_run_host(b, NULL, 0, 0, 1, out);
 }
 
@@ -414,31 +415,44 @@ static prx_status run_device(prx_qpsk_bank *b, const void *d_in, size_t in_strid
                            2 * ws, C, stream);
 }
 
+/* The device calls: the argument checks, then the driver (kept: QPSK_BANK_RING or the samples
+ * the rows hold before the chunk) or the staged path (which keeps its history on the host). */
+static prx_status device_call(prx_qpsk_bank *b, const void *d_in, size_t in_stride, size_t n_in,
+                              size_t kept, int flush, const prx_qpsk_bank_out *out, void *stream,
+                              const char *fn) {
+  if (!b) return prx_fail(PRX_ERR_INVALID, "%s: NULL bank", fn);
+  if (b->backend != PRX_BACKEND_CUDA)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "%s needs the CUDA backend", fn);
+  if (flush) n_in = 0;
+  if (!d_in && n_in) return prx_fail(PRX_ERR_INVALID, "%s: NULL input", fn);
+  if (!flush && b->C > 1 && in_stride < n_in)
+    return prx_fail(PRX_ERR_INVALID, "%s: row stride %zu is below n_in %zu", fn, in_stride, n_in);
+  prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, flush), fn);
+  if (st) return st;
+  if (b->drv)
+    return prx_qpsk_bank_gpu_run(b, d_in, in_stride, n_in, kept, 1, flush, out, 1, stream);
+  return run_device(b, flush ? NULL : d_in, in_stride, n_in, flush, out, stream);
+}
+
 prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
                                         size_t n_in, const prx_qpsk_bank_out *out, void *stream) {
-  if (!b) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_execute_device: NULL bank");
-  if (b->backend != PRX_BACKEND_CUDA)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "prx_qpsk_bank_execute_device needs the CUDA backend");
-  if (!d_in && n_in) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_execute_device: NULL input");
-  if (b->C > 1 && in_stride < n_in)
-    return prx_fail(PRX_ERR_INVALID,
-                    "prx_qpsk_bank_execute_device: row stride %zu is below n_in %zu", in_stride,
-                    n_in);
-  prx_status st =
-      check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, 0), "prx_qpsk_bank_execute_device");
-  if (st) return st;
-  if (b->drv) return prx_qpsk_bank_gpu_run(b, d_in, in_stride, n_in, 1, 0, out, 1, stream);
-  return run_device(b, d_in, in_stride, n_in, 0, out, stream);
+  return device_call(b, d_in, in_stride, n_in, QPSK_BANK_RING, 0, out, stream,
+                     "prx_qpsk_bank_execute_device");
 }
 
 prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out *out,
                                       void *stream) {
-  if (!b) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_bank_flush_device: NULL bank");
-  if (b->backend != PRX_BACKEND_CUDA)
-    return prx_fail(PRX_ERR_UNSUPPORTED, "prx_qpsk_bank_flush_device needs the CUDA backend");
-  prx_status st =
-      check_out(b, out, prx_qpsk_bank_max_symbols(b, 0, 1), "prx_qpsk_bank_flush_device");
-  if (st) return st;
-  if (b->drv) return prx_qpsk_bank_gpu_run(b, NULL, 0, 0, 1, 1, out, 1, stream);
-  return run_device(b, NULL, 0, 0, 1, out, stream);
+  return device_call(b, NULL, 0, 0, QPSK_BANK_RING, 1, out, stream, "prx_qpsk_bank_flush_device");
+}
+
+prx_status prx_qpsk_bank_execute_device_kept(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
+                                             size_t n_in, size_t kept, int flush,
+                                             const prx_qpsk_bank_out *out, void *stream) {
+  if (kept == QPSK_BANK_RING) kept--; /* (no stream holds 2^64 - 1 samples) */
+  return device_call(b, d_in, in_stride, n_in, kept, flush, out, stream,
+                     "prx_qpsk_bank_execute_device_kept");
+}
+
+size_t prx_qpsk_bank_history(const prx_qpsk_bank *b) {
+  return b ? prx_qpsk_bank_gpu_history(b->drv) : 0;
 }

@@ -126,6 +126,7 @@ struct prx_qpsk_bank_gpu {
   size_t ring_cap;  /* samples per channel: 3 ring_need, rounded up to 64 */
   int64_t ring_base;
   size_t ring_len, ring_off; /* the ring's samples, and the slot of ring_base */
+  size_t hist_need; /* the most samples before a chunk that the next call reads (a span's) */
   /* pinned host; per slot: pre's input sums */
   double *h_mom[2], *h_sums;
   unsigned *h_bad[2];
@@ -334,6 +335,9 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   qpsk_span_need(q, 1000, &lo, &e1);
   qpsk_span_need(q, 1002, &lo2, &e3);
   g->ring_need = (size_t)(e3 - lo) + 64;
+  /* the next call reads from the next span's first sample: less than a span's window before the
+   * stream's end (the spans' geometry is fixed by the block index) */
+  g->hist_need = (size_t)(e1 - lo) + 64;
   g->ring_cap = (3 * g->ring_need + 63) / 64 * 64;
   const size_t nbt = g->nbt;
 #define DA(p, n) (st = st ? st : dalloc(g, (void **)&(p), (n) * sizeof *(p)))
@@ -355,7 +359,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   DA(g->d_mb, nbt);
   DA(g->d_w0, nbt);
   DA(g->d_ob, nbt);
-  DA(g->ring, (size_t)g->C * g->ring_cap * g->sz);
   HA(g->h_sums, 5 * nbt);
   HA(g->h_omi, nbt);
   HA(g->h_omo, nbt);
@@ -507,6 +510,7 @@ void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_
     t->fold = g->fold;
     t->gpu_serial = g->gser;
     t->gpu_phase = g->gph;
+    t->ring_bytes = g->ring ? (double)g->C * g->ring_cap * g->sz : 0;
   } else {
     memset(t, 0, sizeof *t);
   }
@@ -1104,6 +1108,8 @@ static prx_status ring_put(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, 
     return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
                     g->ring_need, (long long)(upto - g->ring_base));
   const size_t pitch = g->ring_cap * g->sz;
+  if (!g->ring) /* at the first append: a caller whose rows keep the history never needs it */
+    TRY(dalloc(g, (void **)&g->ring, (size_t)g->C * pitch));
   if (g->ring_off + (size_t)(upto - g->ring_base) > g->ring_cap) {
     /* ring_off > ring_cap - ring_need >= 2 ring_need: source and destination apart */
     if (g->ring_len > g->ring_off)
@@ -1122,12 +1128,19 @@ static prx_status ring_put(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, 
 }
 
 /* Keeps the samples [keep, n_total): those before ring_end stay in place (the ring's start
- * slides to keep), the rest are appended from the chunk. */
+ * slides to keep), the rest are appended from the chunk; where the caller keeps the stream's
+ * samples in its rows (kept: its next call's rows hold them before its chunk) and ext holds
+ * [keep, n_total), none: the ring starts again, empty, at keep. */
 static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext, int64_t ext_base,
-                            size_t ext_pitch, void *stream) {
+                            size_t ext_pitch, int kept, void *stream) {
   const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
   if (keep < g->ring_base) keep = g->ring_base;
   if (keep > g->n_total) keep = g->n_total;
+  if (kept && ext && keep >= ext_base) { /* the caller's rows hold them: nothing to keep here */
+    g->ring_base = keep;
+    g->ring_off = g->ring_len = 0;
+    return PRX_OK;
+  }
   if (keep < ring_end) {
     g->ring_off += (size_t)(keep - g->ring_base);
     g->ring_len = (size_t)(ring_end - keep);
@@ -1139,12 +1152,13 @@ static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext,
   return ring_put(g, g->n_total, ext, ext_base, ext_pitch, stream);
 }
 
-/* span s's rows: the chunk in place where the span's input lies in it, else the ring */
+/* span s's rows: the chunk in place where the span's input lies in it (ext: the stream's sample
+ * ext_base at ext), else the ring */
 static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const void *ext,
                       int64_t ext_base, size_t ext_pitch, const void **rows, size_t *stride) {
   int64_t lo, end;
   qpsk_span_need(q, s, &lo, &end);
-  if (ext && lo >= ext_base) {
+  if (ext && (lo < 0 ? 0 : lo) >= ext_base) { /* (no stage reads before the stream's start) */
     *rows = at_sample(ext, ext_base, g->sz);
     *stride = ext_pitch;
   } else {
@@ -1192,21 +1206,34 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
 }
 
 static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                           int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                           void *stream) {
+                           size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
+                           int out_dev, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const size_t C = g->C;
   double t0 = prx_now();
   if (!out_dev || !in_dev) stream = g->stream;
-  mark(g, stream, QPSK_MARK_START);
   if (flush) n_in = 0;
-  /* the rows on the device */
+  const int keeps = kept != QPSK_BANK_RING && in_dev; /* the caller's rows keep the history */
+  if (!keeps || !in) kept = 0;
+  /* the stream's samples this call's spans may read from before the chunk, [ring_base,
+   * n_total): the ring holds [ring_base, ring_end), the caller's rows the kept ones before the
+   * chunk (after a call whose rows kept them, the ring holds none) */
+  const int64_t n_prev = b->ch[0]->n_total;
+  if (kept > (size_t)n_prev) kept = (size_t)n_prev;
+  const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
+  if (n_prev - (int64_t)kept > ring_end)
+    return prx_fail(PRX_ERR_INVALID,
+                    "CUDA bank: the rows hold %zu samples before the chunk; the bank needs %lld "
+                    "(the stream's samples from %lld, which the caller's rows kept)",
+                    kept, (long long)(n_prev - ring_end), (long long)ring_end);
+  mark(g, stream, QPSK_MARK_START);
+  /* the rows on the device, from the first kept sample */
   const void *ext = NULL;
   size_t ext_pitch = 0;
-  if (n_in) {
+  if (n_in || kept) {
     if (in_dev) {
-      ext = in;
-      ext_pitch = (C == 1 ? n_in : in_stride) * g->sz;
+      ext = (const uint8_t *)in - kept * g->sz;
+      ext_pitch = (C == 1 ? kept + n_in : in_stride) * g->sz;
     } else {
       TRY(dgrow(g, &g->d_in, &g->d_in_cap, C * n_in * g->sz));
       TRY(g->dev->copy2d(g->d_in, n_in * g->sz, in, (C == 1 ? n_in : in_stride) * g->sz,
@@ -1248,7 +1275,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   /* every channel's stream position (as prx_qpsk_execute / flush set them): channel 0's now, the
    * others' here too, or with the phase pass on the GPU in the pool's first pass over the channels
    * (drain_n, after the first span is issued; the run's end where none ran) */
-  const int64_t ext_base = b->ch[0]->n_total;
+  const int64_t ext_base = n_prev - (int64_t)kept; /* ext's first sample */
   g->c_n_in = n_in;
   g->c_flush = flush;
   g->c_out = out;
@@ -1265,7 +1292,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
     for (int64_t s = g->next;; s++) {
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
-      if (end > g->n_total || lo >= ext_base) break;
+      if (end > g->n_total || (lo < 0 ? 0 : lo) >= ext_base) break;
       if (end > upto) upto = end;
     }
     if (ext) TRY(ring_put(g, upto, ext, ext_base, ext_pitch, stream));
@@ -1284,7 +1311,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
     }
     int64_t keep, end;
     qpsk_span_need(q0, g->next, &keep, &end);
-    TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, stream));
+    TRY(ring_keep(g, keep, ext, ext_base, ext_pitch, keeps, stream));
     mark(g, stream, QPSK_MARK_RING);
     TRY(call_end(g, flush, stream)); /* (after the ring's copies: one wait for both) */
   } else {
@@ -1293,9 +1320,9 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
       const int64_t s = g->next, b1 = (s + 1) * (int64_t)g->B;
       const void *rows, *next = NULL;
       size_t stride, next_stride = 0, nb_next = 0;
-      span_rows(g, q0, s, NULL, 0, 0, &rows, &stride);
+      span_rows(g, q0, s, ext, ext_base, ext_pitch, &rows, &stride);
       if (b1 < nb_end) {
-        span_rows(g, q0, s + 1, NULL, 0, 0, &next, &next_stride);
+        span_rows(g, q0, s + 1, ext, ext_base, ext_pitch, &next, &next_stride);
         nb_next = (size_t)(nb_end - b1 < (int64_t)g->B ? nb_end - b1 : (int64_t)g->B);
       }
       TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
@@ -1315,12 +1342,14 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   return PRX_OK;
 }
 
+size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) { return g ? g->hist_need : 0; }
+
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                                 void *stream) {
+                                 size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
+                                 int out_dev, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   g->begun = 1;
-  prx_status st = run_call(b, in, in_stride, n_in, in_dev, flush, out, out_dev, stream);
+  prx_status st = run_call(b, in, in_stride, n_in, kept, in_dev, flush, out, out_dev, stream);
   call_begin_rest(g); /* a failed call's channels still get the call's start */
   return st;
 }
@@ -1349,6 +1378,10 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
   return 0;
 }
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
+size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) {
+  (void)g;
+  return 0;
+}
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
   (void)g;
   return 0;
@@ -1361,9 +1394,9 @@ void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn 
   (void)g, (void)fn, (void)ctx;
 }
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                                 void *stream) {
-  (void)b, (void)in, (void)in_stride, (void)n_in, (void)in_dev, (void)flush, (void)out;
+                                 size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
+                                 int out_dev, void *stream) {
+  (void)b, (void)in, (void)in_stride, (void)n_in, (void)kept, (void)in_dev, (void)flush, (void)out;
   (void)out_dev, (void)stream;
   return prx_fail(PRX_ERR_UNSUPPORTED, "this build has no CUDA");
 }

@@ -57,6 +57,7 @@ typedef struct {
   double ahead;      /* spans whose pre ran ahead, beside the serial passes of the span before */
   double late;       /* spans written into the channels in a later call (beside its device work) */
   double ring_moves; /* the ring's samples moved to its buffer's start (prx_qpsk_bank_gpu.c) */
+  double ring_bytes; /* device memory the ring holds (made at its first append) */
   int gpu_cfo;       /* the CFO stage runs on the GPU */
   int fold;          /* the O&M stage's path (qpsk_om_path) */
   int gpu_serial;    /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
@@ -125,10 +126,16 @@ void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn 
 /* One call of every channel: n_in samples of C rows at in (in_stride samples apart; device
  * memory when in_dev, else host), or the flush; outputs as out describes (device memory when
  * out_dev: ordered on stream, the counts on return; else host memory, complete on return).
+ * kept: QPSK_BANK_RING where the bank keeps the samples its next call reads in its ring; else
+ * (device rows only) the rows hold the stream's kept samples before in (in the flush too: in
+ * at the stream's end), and the bank keeps none (prx_qpsk_bank_execute_device_kept).
  * The caller has checked the arguments and the capacities. */
+#define QPSK_BANK_RING ((size_t)-1)
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
-                                 int in_dev, int flush, const prx_qpsk_bank_out *out, int out_dev,
-                                 void *stream);
+                                 size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
+                                 int out_dev, void *stream);
+/* the most samples before its chunk that a call after a kept call reads (a span's window) */
+size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g);
 
 /* The CPU path: demodulates host rows (cf32, cf16 or the integer formats) into host outputs.
  * flush: ignore in and n_in and end every channel's stream. */

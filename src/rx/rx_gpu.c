@@ -4,18 +4,25 @@
  * (the demodulator bank's table, src/qpsk/qpsk_bank_internal.h, and the module's events), so
  * this file is plain C and links nothing of CUDA.
  *
- * Input slots and row batches. Each block's input goes into one of R input slots (a device
- * buffer each); its channelizer appends the block's outputs to the rows of the current batch,
- * one of RX_GPU_BATCHES device row buffers that hold A blocks' outputs; the banks are called
+ * Input slots, row batches and the row window. The consecutive blocks of a batch go up in
+ * groups (up to RX_GPU_MERGE samples, one copy and one channelizer call each: small blocks cost
+ * the host one launch per group, not per block), each group's input into one of R input slots
+ * (a device buffer each); its channelizer writes the group's outputs after the rows written
+ * before, in one device row window whose rows the banks read in place; the banks are called
  * once per batch (A blocks, or the call's last blocks), so that a bank call carries about one
  * CFO span of samples per row whatever the block: the bank's cost per call (its host
- * bookkeeping over every channel, the ring's append of the chunk's head, launches, one wait for
- * the output counts where a span ends) is paid once a span, not once a block (at 1024 channels
- * in blocks of 2^22 a span ends about one block in five: a call per block pays it five times).
- * Four streams ordered by events only: block j's input copy (copy stream) after the channelizer
- * of block j - R has read its slot; its channelizer (channel stream) after the copy and, for a
- * batch's first block, after the banks of the batch RX_GPU_BATCHES before have read the row
- * buffer; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
+ * bookkeeping over every channel, launches, one wait for the output counts where a span ends)
+ * is paid once a span, not once a block (at 1024 channels in blocks of 2^22 a span ends about
+ * one block in five: a call per block pays it five times). The banks read the samples they keep
+ * from earlier batches (their history: up to a CFO span's window) where the channelizer wrote
+ * them, before the batch's rows (prx_qpsk_bank_execute_device_kept): no sample is copied for
+ * them, except where a batch would pass the window's end: then the history moves to the
+ * window's start and the batch follows it (every few batches; window_stride keeps the move
+ * clear of the rows the banks of the batch before still read).
+ * Four streams ordered by events only: a group's input copy (copy stream) after the channelizer
+ * of the group R before has read its slot; its channelizer (channel stream) after the copy and,
+ * for a batch's first group, after the banks of the batch RX_GPU_BATCHES before have read the
+ * window; the banks (demodulator stream) after the batch's last channelizer; the bits' copy
  * back (back stream) after the banks. The host never waits for a copy or the channelizer: it
  * queues the blocks of the batch whose banks it calls and of the RX_GPU_BATCHES - 1 after it
  * before the call, and waits only inside the banks (one wait per call that ends a span) and,
@@ -45,8 +52,9 @@
 #define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
-#define RX_GPU_BATCHES 2                    /* row buffers: one filled while one is read */
-#define RX_GPU_ROWS_BYTES ((size_t)1 << 30) /* device memory the row buffers may take */
+#define RX_GPU_BATCHES 2 /* batches in flight: one channelized while the banks read one */
+#define RX_GPU_MERGE ((size_t)1 << 22) /* input samples one copy and channelizer call may take */
+#define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {
   void *d_in;    /* the block's input, in_format */
@@ -55,10 +63,10 @@ typedef struct {
 } rx_slot;
 
 typedef struct {
-  prx_cf32 *d_rows; /* n_car rows of G->bstride samples */
-  void *ev_rows;    /* the channelizer done writing d_rows (its latest block) */
-  void *ev_free;    /* the banks done reading d_rows */
-  size_t n_out;     /* outputs per row written by the blocks queued into it */
+  size_t start;  /* its first output's position in the row window */
+  size_t n_out;  /* outputs per row written by the blocks queued into it */
+  void *ev_rows; /* the channelizer done writing its rows (its latest block) */
+  void *ev_free; /* the banks done reading its rows and the history before them */
 } rx_batch;
 
 /* a group's outputs: two device sets the banks write in turn, the pinned host rows a set comes
@@ -82,9 +90,18 @@ struct rx_gpu {
   rx_slot *slot;
   size_t R; /* input slots */
   rx_batch bat[RX_GPU_BATCHES];
-  size_t A;       /* blocks per batch (per bank call) */
-  size_t bstride; /* the batches' row pitch, samples */
-  void *d_zero;   /* the flush's zeros, K P input samples (NULL for cu8) */
+  size_t A;                /* blocks per batch (per bank call) */
+  size_t merge, merge_max; /* blocks per copy and channelizer call at most; the slots' room */
+  size_t bstride;          /* the most outputs per row a batch (or the flush) writes */
+  /* the row window: n_car rows of wstride samples; the batches are channelized one after the
+   * other (at pos), so that the samples the banks keep from earlier batches stay before a batch's
+   * rows; [0, pos) is this stream's (from pos 0 at its start); the last hist of them move to the
+   * window's start where a batch would pass its end */
+  prx_cf32 *d_win;
+  size_t wstride, hist, pos;
+  size_t bank_end; /* the position after the banks' last sample (their stream's end) */
+  double moves;    /* the window's moves since create */
+  void *d_zero;    /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
   int h_pinned;     /* the groups' h_bits and h_llrs from host_alloc (else malloc) */
@@ -133,8 +150,8 @@ void rx_gpu_destroy(struct rx_gpu *G) {
     G->m->event_destroy(s->ev_read);
   }
   free(G->slot);
+  G->dev->dev_free(G->d_win);
   for (int k = 0; k < RX_GPU_BATCHES; k++) {
-    G->dev->dev_free(G->bat[k].d_rows);
     G->m->event_destroy(G->bat[k].ev_rows);
     G->m->event_destroy(G->bat[k].ev_free);
   }
@@ -214,11 +231,11 @@ static prx_status host_rows(prx_rx *rx, size_t i) {
   return PRX_OK;
 }
 
-/* The input slots for blocks of rx->block samples: RX_GPU_AHEAD samples, within
- * RX_GPU_IN_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
-static size_t ring_slots(const prx_rx *rx) {
-  size_t in_b = rx->block * prx_format_size(rx->cfg.in_format);
-  size_t r = (RX_GPU_AHEAD + rx->block - 1) / rx->block;
+/* The input slots for groups of merge blocks of rx->block samples: RX_GPU_AHEAD samples,
+ * within RX_GPU_IN_BYTES, RX_GPU_MIN_SLOTS .. RX_GPU_MAX_SLOTS. */
+static size_t ring_slots(const prx_rx *rx, size_t merge) {
+  size_t in_b = merge * rx->block * prx_format_size(rx->cfg.in_format);
+  size_t r = (RX_GPU_AHEAD + merge * rx->block - 1) / (merge * rx->block);
   if (r > RX_GPU_IN_BYTES / in_b) r = RX_GPU_IN_BYTES / in_b;
   if (r > RX_GPU_MAX_SLOTS) r = RX_GPU_MAX_SLOTS;
   if (r < RX_GPU_MIN_SLOTS) r = RX_GPU_MIN_SLOTS;
@@ -233,9 +250,31 @@ static size_t batch_stride(const prx_rx *rx, size_t A) {
   return rx_row_pitch(need);
 }
 
+/* The samples before a batch's rows that the banks read (prx_qpsk_bank_history: a CFO span's
+ * window), rounded up to 64-byte rows. */
+static size_t bank_history(const prx_rx *rx) {
+  size_t h = 0;
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    size_t v = prx_qpsk_bank_history(rx->g[i].bank);
+    if (v > h) h = v;
+  }
+  return rx_row_pitch(h);
+}
+
+/* The row window's pitch for batches of bstride outputs at most: the history twice and three
+ * batches. A move (before batch j, to the window's start: the history, then batch j written
+ * after it) must not touch what the banks of batch j - 1 read, which are queued after it (the
+ * host queues a batch ahead of the banks; batch j - 2's banks are waited for by an event): the
+ * move comes where pos + bstride > wstride, so batch j - 1 starts past wstride - 2 bstride and
+ * its history past wstride - 2 bstride - hist, while the move and batch j write below hist +
+ * bstride. A move of hist samples comes every (wstride - hist) / bstride batches at most. */
+static size_t window_stride(size_t hist, size_t bstride) {
+  return rx_row_pitch(2 * hist + 3 * bstride);
+}
+
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
- * samples), within RX_GPU_ROWS_BYTES for the RX_GPU_BATCHES row buffers; 1 where on_channel
- * takes the rows (they come back to the host rows, a block's outputs wide). */
+ * samples), within RX_GPU_ROWS_BYTES for the row window; 1 where on_channel takes the rows
+ * (they come back to the host rows, a block's outputs wide). */
 static size_t batch_blocks(const prx_rx *rx) {
   if (rx->cfg.on_channel) return 1;
   double span = 0;
@@ -246,7 +285,8 @@ static size_t batch_blocks(const prx_rx *rx) {
   size_t per = (rx->block + rx->D - 1) / rx->D; /* a block's outputs per row */
   size_t A = (size_t)ceil(span / (double)per);
   if (A < 1) A = 1;
-  while (A > 1 && (double)RX_GPU_BATCHES * rx->n_car * batch_stride(rx, A) * sizeof(prx_cf32) >
+  const size_t h = bank_history(rx);
+  while (A > 1 && (double)rx->n_car * window_stride(h, batch_stride(rx, A)) * sizeof(prx_cf32) >
                       (double)RX_GPU_ROWS_BYTES)
     A--;
   return A;
@@ -265,9 +305,13 @@ prx_status rx_gpu_create(prx_rx *rx) {
   G->device = rx->cfg.device;
   G->n_groups = rx->n_groups;
   G->h_pinned = m->host_alloc && m->host_free;
-  G->R = ring_slots(rx);
+  G->merge_max = rx->cfg.on_channel || rx->block >= RX_GPU_MERGE ? 1 : RX_GPU_MERGE / rx->block;
+  G->merge = G->merge_max;
+  G->R = ring_slots(rx, G->merge_max);
   G->A = batch_blocks(rx);
   G->bstride = batch_stride(rx, G->A);
+  G->hist = bank_history(rx);
+  G->wstride = window_stride(G->hist, G->bstride);
   G->slot = calloc(G->R, sizeof *G->slot);
   G->go = calloc(rx->n_groups, sizeof *G->go);
   G->dlv = calloc(rx->n_groups, sizeof *G->dlv);
@@ -300,10 +344,8 @@ prx_status rx_gpu_create(prx_rx *rx) {
   double t1 = prx_now();
   rx->setup.gpu_streams = t1 - t0;
   for (size_t i = 0; i < G->R; i++)
-    TRY(G->dev->dev_alloc(G->device, rx->block * size, &G->slot[i].d_in));
-  for (int k = 0; k < RX_GPU_BATCHES; k++)
-    TRY(G->dev->dev_alloc(G->device, rx->n_car * G->bstride * sizeof(prx_cf32),
-                          (void **)&G->bat[k].d_rows));
+    TRY(G->dev->dev_alloc(G->device, G->merge_max * rx->block * size, &G->slot[i].d_in));
+  TRY(G->dev->dev_alloc(G->device, rx->n_car * G->wstride * sizeof(prx_cf32), (void **)&G->d_win));
   double t2 = prx_now();
   rx->setup.gpu_ring = t2 - t1;
   if (rx->cfg.in_format != PRX_CU8) { /* the zero sample is all zero bytes */
@@ -336,6 +378,7 @@ void rx_gpu_reset(prx_rx *rx) {
   if (!G) return;
   sync_all(G);
   for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
+  G->pos = G->bank_end = 0;
   G->pending = 0;
   G->t_copy = 0;
   G->trace_q = G->trace_d = 0;
@@ -438,13 +481,40 @@ static void bank_times(const prx_rx *rx, double *wait_s, double *serial_s) {
   }
 }
 
-/* Demodulates n_out new channel outputs per row in the device rows (G->bstride apart, written
- * on the channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the
- * banks' reads of them; where a carrier completed symbols, delivers the batch before and queues
- * these bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take;
- * tr: the batch's trace record or NULL. */
-static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, void *ev_free,
-                             size_t n_out, uint64_t limit, prx_rx_gpu_trace *tr) {
+/* The samples before window position p that the banks are given as their history: the stream's
+ * given to them (emitted), at most G->hist. */
+static size_t kept_before(const prx_rx *rx, size_t p) {
+  const struct rx_gpu *G = rx->gpu;
+  uint64_t k = p;
+  if (k > rx->emitted) k = rx->emitted;
+  if (k > G->hist) k = G->hist;
+  return (size_t)k;
+}
+
+static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i);
+
+/* Each group's bank on its rows of the window at position p (n_in new samples after the history
+ * before p, or the flush), on the demodulator stream. */
+static prx_status banks(prx_rx *rx, size_t p, size_t n_in, int flush) {
+  struct rx_gpu *G = rx->gpu;
+  const size_t kept = kept_before(rx, p);
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_group *g = &rx->g[i];
+    TRY(outputs(rx, i, G->set, n_in, flush));
+    prx_qpsk_bank_out o = device_out(rx, i);
+    TRY(prx_qpsk_bank_execute_device_kept(g->bank, G->d_win + g->first_row * G->wstride + p,
+                                          G->wstride, n_in, kept, flush, &o, G->s_demod));
+  }
+  return PRX_OK;
+}
+
+/* Demodulates n_out new channel outputs per row at window position start (written on the
+ * channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the banks'
+ * reads of them; where a carrier completed symbols, delivers the batch before and queues these
+ * bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take; tr:
+ * the batch's trace record or NULL. */
+static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_free, size_t n_out,
+                             uint64_t limit, prx_rx_gpu_trace *tr) {
   struct rx_gpu *G = rx->gpu;
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
@@ -453,21 +523,16 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   const unsigned grows0 = G->grows;
   if (tr) bank_times(rx, &w0, &s0);
   if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
-  rows += skip;             /* the group delay: the row pointers move, nothing is copied */
-  if (rx->cfg.on_channel) { /* (one block a batch: m fits the host rows) */
-    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), rows, G->bstride * sizeof(prx_cf32),
-                       m * sizeof(prx_cf32), rx->n_car, G->s_demod));
+  const size_t p = start + skip; /* the group delay: the banks' rows start later, nothing moves */
+  if (rx->cfg.on_channel) {      /* (one block a batch: m fits the host rows) */
+    TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), G->d_win + p,
+                       G->wstride * sizeof(prx_cf32), m * sizeof(prx_cf32), rx->n_car, G->s_demod));
     TRY(G->dev->sync(G->s_demod));
     rx_deliver_channels(rx, rx->rows, m);
   }
   TRY(set_free(G));
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    rx_group *g = &rx->g[i];
-    TRY(outputs(rx, i, G->set, m, 0));
-    prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_execute_device(g->bank, rows + g->first_row * G->bstride, G->bstride, m, &o,
-                                     G->s_demod));
-  }
+  TRY(banks(rx, p, m, 0));
+  G->bank_end = p + m;
   if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
   double t1 = prx_now();
   int any;
@@ -494,10 +559,31 @@ static prx_status demodulate(prx_rx *rx, const prx_cf32 *rows, void *ev_rows, vo
   return PRX_OK;
 }
 
+/* Where a batch starts (the channel stream, its first block's turn): at the window's position
+ * pos, or, where a batch of bstride outputs would pass the window's end, at its start after the
+ * samples the banks keep (the last hist of the stream's, moved there; the banks of the batch
+ * before read theirs where they were: window_stride keeps the two apart). */
+static prx_status batch_start(prx_rx *rx, rx_batch *b) {
+  struct rx_gpu *G = rx->gpu;
+  if (G->pos + G->bstride > G->wstride) {
+    size_t mv = G->pos < G->hist ? G->pos : G->hist;
+    if (mv) {
+      const size_t pitch = G->wstride * sizeof(prx_cf32);
+      TRY((G->dev->copy2d_dev ? G->dev->copy2d_dev
+                              : G->dev->copy2d)(G->d_win, pitch, G->d_win + G->pos - mv, pitch,
+                                                mv * sizeof(prx_cf32), rx->n_car, G->s_chan));
+      G->moves++;
+    }
+    G->pos = mv;
+  }
+  b->start = G->pos;
+  return PRX_OK;
+}
+
 /* Queues a block's copy (n input samples at in) into slot s, after the channelizer's last read
- * of that slot's input (R blocks before), and its channelizer appending to batch b's rows, after
- * the copy and, for the batch's first block, after the banks' last read of those rows; the
- * serial mode waits for each. */
+ * of that slot's input (R blocks before), and its channelizer writing after batch b's rows so
+ * far, after the copy and, for the batch's first block, after the banks' last read of the rows
+ * of the batch RX_GPU_BATCHES before; the serial mode waits for each. */
 static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   double t0 = prx_now();
@@ -512,14 +598,18 @@ static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *i
     t0 = prx_now();
   }
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
-  if (b->n_out == 0) TRY(G->m->stream_wait(G->s_chan, b->ev_free));
+  if (b->n_out == 0) {
+    TRY(G->m->stream_wait(G->s_chan, b->ev_free));
+    TRY(batch_start(rx, b));
+  }
   if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
                     n);
   size_t got = 0;
-  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, b->d_rows + b->n_out, G->bstride, &got,
+  TRY(prx_chan_execute_device(rx->chan, s->d_in, n, G->d_win + G->pos, G->wstride, &got,
                               G->s_chan));
   b->n_out += got;
+  G->pos += got;
   TRY(G->m->event_record(s->ev_read, G->s_chan));
   TRY(G->m->event_record(b->ev_rows, G->s_chan));
   if (G->serial) TRY(G->dev->sync(G->s_chan));
@@ -540,11 +630,16 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   const uint8_t *p = in;
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
+  size_t groups = 0; /* their copies and channelizer calls (merge blocks each at most) */
   for (size_t bt = 0; bt < nbat && !st; bt++) {
     size_t lim = (bt + ahead) * A;
     if (lim > nb) lim = nb;
     while (!st && issued < lim) {
-      size_t b = issued + 1 < nb ? rx->block : n - issued * rx->block;
+      /* consecutive blocks of one batch in one copy and one channelizer call */
+      size_t k = G->merge, left = A - issued % A;
+      if (k > left) k = left;
+      if (k > lim - issued) k = lim - issued;
+      size_t b = issued + k < nb ? k * rx->block : n - issued * rx->block;
       rx_batch *bat = &G->bat[(issued / A) % RX_GPU_BATCHES];
       if (issued % A == 0) {
         if (G->trace && G->trace_q < G->trace_cap) {
@@ -553,8 +648,8 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
         }
         G->trace_q++;
       }
-      st = queue_block(rx, &G->slot[issued % G->R], bat, p + issued * rx->block * size, b);
-      issued++;
+      st = queue_block(rx, &G->slot[groups++ % G->R], bat, p + issued * rx->block * size, b);
+      issued += k;
     }
     if (st) break;
     rx_batch *bat = &G->bat[bt % RX_GPU_BATCHES];
@@ -565,7 +660,7 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
       tr->blocks = (unsigned)(last - bt * A);
     }
     G->trace_d++;
-    st = demodulate(rx, bat->d_rows, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
+    st = demodulate(rx, bat->start, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
     bat->n_out = 0;
   }
   /* the caller's input is consumed whatever happened; its bits delivered */
@@ -578,31 +673,35 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   return st ? st : s2;
 }
 
-/* The channelizer's flush into batch 0's rows on the device (zeros from d_zero), or through its
- * host call (cu8); *n_out the outputs per row. The streams are idle (execute waited). */
-static prx_status flush_chan(prx_rx *rx, size_t *n_out) {
+/* The channelizer's flush into the window as a batch (b: its start) on the device (zeros from
+ * d_zero), or through its host call (cu8); *n_out the outputs per row. The streams are idle
+ * (execute waited). */
+static prx_status flush_chan(prx_rx *rx, rx_batch *b, size_t *n_out) {
   struct rx_gpu *G = rx->gpu;
-  prx_cf32 *rows = G->bat[0].d_rows;
+  TRY(batch_start(rx, b));
+  prx_cf32 *rows = G->d_win + b->start;
   *n_out = 0;
   size_t n = prx_chan_flush_count(rx->chan);
   if (n > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
   if (n && G->d_zero) {
-    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->bstride, n_out,
+    TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->wstride, n_out,
                                 G->s_chan));
     TRY(G->dev->sync(G->s_chan));
     if (*n_out != n)
       return prx_fail(PRX_ERR_INTERNAL, "channelizer flush wrote %zu outputs, expected %zu", *n_out,
                       n);
     prx_chan_reset(rx->chan);
-    return PRX_OK;
+  } else {
+    TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
+    if (*n_out) {
+      TRY(G->dev->copy2d(rows, G->wstride * sizeof(prx_cf32), rx->rows,
+                         rx->stride * sizeof(prx_cf32), *n_out * sizeof(prx_cf32), rx->n_car,
+                         G->s_chan));
+      TRY(G->dev->sync(G->s_chan));
+    }
   }
-  TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
-  if (*n_out) {
-    TRY(G->dev->copy2d(rows, G->bstride * sizeof(prx_cf32), rx->rows, rx->stride * sizeof(prx_cf32),
-                       *n_out * sizeof(prx_cf32), rx->n_car, G->s_chan));
-    TRY(G->dev->sync(G->s_chan));
-  }
+  G->pos += *n_out;
   return PRX_OK;
 }
 
@@ -612,16 +711,14 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
   size_t n_out = 0;
   double t0 = prx_now();
-  TRY(flush_chan(rx, &n_out));
+  rx_batch *b = &G->bat[0];
+  TRY(flush_chan(rx, b, &n_out));
   rx->t_chan += prx_now() - t0;
-  TRY(demodulate(rx, G->bat[0].d_rows, NULL, NULL, n_out, target, NULL));
+  TRY(demodulate(rx, b->start, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  for (size_t i = 0; i < rx->n_groups; i++) {
-    TRY(outputs(rx, i, G->set, 0, 1));
-    prx_qpsk_bank_out o = device_out(rx, i);
-    TRY(prx_qpsk_bank_flush_device(rx->g[i].bank, &o, G->s_demod));
-  }
+  TRY(banks(rx, G->bank_end, 0, 1)); /* (the stream's end: its kept samples before it) */
+  G->pos = G->bank_end = 0;          /* the next stream starts at the window's start */
   int any;
   completed(rx, &any);
   if (any) TRY(queue_back(rx));
@@ -652,6 +749,17 @@ void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t) {
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->R : 0; }
 
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->A : 0; }
+
+size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks) {
+  if (!rx || !rx->gpu) return 0;
+  struct rx_gpu *G = rx->gpu;
+  G->merge = blocks < 1 ? 1 : blocks > G->merge_max ? G->merge_max : blocks;
+  return G->merge;
+}
+
+size_t prx_rx_gpu_window_moves(const prx_rx *rx) {
+  return rx && rx->gpu ? (size_t)rx->gpu->moves : 0;
+}
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;

@@ -51,6 +51,14 @@ void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t);
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
 /* The blocks a bank call takes at most (a batch); 0 off the GPU path. */
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
+/* The consecutive blocks of a batch that one input copy and one channelizer call take, at most
+ * (default: as many as make 2^22 samples, 1 with on_channel; fewer host launches for small
+ * blocks); set between calls, within that default (for the tests: 1 reuses the input slots
+ * block by block). Returns the value in use; 0 off the GPU path. */
+size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
+/* The row window's moves to its start since create (the banks' history moved, every few
+ * batches); 0 off the GPU path. */
+size_t prx_rx_gpu_window_moves(const prx_rx *rx);
 
 /* For the benchmarks: one record per bank call of execute, i.e. per batch of blocks (host clock,
  * seconds): when its first block's copy and channelizer were queued, its blocks and the blocks
