@@ -1,10 +1,11 @@
 /* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
  * level, timing, NCO and phase passes of one CFO span, the level pass one thread per channel, the
  * timing, NCO and phase passes one warp per channel (its lanes share out the blocks' own work:
- * the O&M sums, the V&V phases, the powers, the corrections; the chains run on one lane), with the
- * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
- * rounds as the host does). The launches are small: their point is that the span's stage kernels
- * follow one another on the stream without a host round trip. */
+ * the O&M sums, the V&V phases, the powers, the corrections; the timing and NCO chains run alike
+ * on every lane, the phase pass's on lane 0), with the arithmetic of qpsk_serial.h (compiled
+ * without fused multiply-adds, CMakeLists.txt, so that it rounds as the host does).
+ * The launches are small: their point is that the span's stage kernels follow one another on the
+ * stream without a host round trip. */
 extern "C" {
 #include "qpsk_internal.h"
 }
