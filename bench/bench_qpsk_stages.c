@@ -30,8 +30,9 @@
  *
  * Not the whole demodulator: the serial passes between the kernels are not included
  * (bench/GPU_NOTES.md). Options: --case SPS:C:FORMAT (repeatable, e.g. 4:1024:cf32) runs only
- * those configurations; --profile launches each sequence (all, all_folded) once, untimed, for a
- * profiler (ncu -k regex:qpsk). Output: JSON lines, then a table. */
+ * those configurations; --profile launches each sequence (all, all_folded) and pre without its
+ * sliding filter once, untimed, for a profiler (ncu -k regex:qpsk). Output: JSON lines, then a
+ * table. */
 #include "testutil.h"
 
 #include "qpsk/qpsk_internal.h"
@@ -321,6 +322,10 @@ int main(int argc, char **argv) {
         if (profile) { /* each sequence once, untimed (for a profiler) */
           if (launch(&b, K_ALL) || launch(&b, K_FOLD) || cudaDeviceSynchronize() != cudaSuccess)
             fail = 1;
+          /* and pre without its sliding filter, for the comparison */
+          st.pre_slide = 0;
+          if (launch(&b, K_PRE) || cudaDeviceSynchronize() != cudaSuccess) fail = 1;
+          st.pre_slide = 1;
           printf("profiled sps %.3f C %u %s\n", sps, C, f ? "cf16" : "cf32");
           goto release;
         }
@@ -439,9 +444,8 @@ int main(int argc, char **argv) {
                    G(K_PREOM), G(K_PREOM1), G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO),
                    G(K_MF), G(K_MFRUNS), G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT), G(K_ALL),
                    G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym, floor_gsym,
-                   G(K_PRE) * bytes[K_PRE],
-                   G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW),
-                   G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
+                   G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO],
+                   G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G
       release:
         cudaFree(rows);

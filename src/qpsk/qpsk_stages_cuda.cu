@@ -24,6 +24,9 @@ extern "C" {
 #ifndef PRE_TAPS_LDG
 #define PRE_TAPS_LDG 0
 #endif
+#ifndef PRE_SLIDE_STAGE
+#define PRE_SLIDE_STAGE 0
+#endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
@@ -185,6 +188,47 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
   }
 }
 
+/* The sliding filters' grid stores through shared memory: after every thread's filter has read
+ * the window, the block's outputs of this step go to the window's first slots (which later steps
+ * do not read: step it reads from slot it S on), then out in consecutive 16-byte (unit step) or
+ * 8-byte (step 4/3) stores, whole lines a warp instead of each lane's run its own lines. Every
+ * thread calls it (barriers). */
+__device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1], bool have,
+                                               int64_t k0, int64_t ng, float4 *st, float4 *g4) {
+  __syncthreads();
+  /* pair p at p ^ ((p >> 3) & 3): a quarter-warp's eight 16-byte writes on eight bank groups */
+  if (have) {
+#pragma unroll
+    for (int q = 0; q < PRE_SLIDE_OUT1 / 2; q++) {
+      const int p = PRE_SLIDE_OUT1 / 2 * (int)threadIdx.x + q;
+      st[p ^ ((p >> 3) & 3)] =
+          make_float4(o[2 * q].re, o[2 * q].im, o[2 * q + 1].re, o[2 * q + 1].im);
+    }
+  }
+  __syncthreads();
+  const int64_t left = ng - k0;
+  const int np =
+      (int)((left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS) / 2);
+  for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[p ^ ((p >> 3) & 3)];
+}
+__device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], bool have,
+                                              int64_t k0, int64_t ng, float2 *st, prx_cf32 *g) {
+  __syncthreads();
+  if (have) {
+#pragma unroll
+    for (int u = 0; u < PRE_SLIDE_OUT3; u++)
+      st[PRE_SLIDE_OUT3 * threadIdx.x + u] = make_float2(o[u].re, o[u].im);
+  }
+  __syncthreads();
+  for (int k = (int)threadIdx.x; k < PRE_SLIDE_OUT3 * STAGE_THREADS; k += STAGE_THREADS) {
+    const int64_t gk = k0 + k;
+    if (gk >= 0 && gk < ng) {
+      const float2 v = st[k];
+      g[gk] = prx_cf32{v.x, v.y};
+    }
+  }
+}
+
 template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS,
                                   OM ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_MIN_BLOCKS)
@@ -244,11 +288,17 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     for (int it = 0; it < nsteps; it++) {
       const int base = it * S + PRE_SLIDE_OUT1 * (int)threadIdx.x;
       prx_cf32 o[PRE_SLIDE_OUT1];
-      if (base < ng) {
+      const bool have = base < ng;
+      if (have)
         pre_slide_unit(PRE_TAPS_LDG ? a.bank : a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1),
                        o);
+      if (PRE_SLIDE_STAGE && PRE_SLIDE_STORE && a.g_vec)
+        pre_stage_unit(o, have, it * S, ng, (float4 *)win, (float4 *)(g + it * S));
+      if (have) {
         if (!PRE_SLIDE_STORE) {
           if (o[0].re == 1234.5f) g[base] = o[1];
+        } else if (PRE_SLIDE_STAGE && a.g_vec) {
+          /* stored by pre_stage_unit */
         } else if (a.g_vec) { /* ng and base multiples of 4: 16-byte stores */
           float4 *g4 = (float4 *)(g + base);
 #pragma unroll
@@ -318,13 +368,18 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       nsteps = (int)((ng + ph + S - 1) / S);
       for (int it = 0; it < nsteps; it++) {
         const int i = it * STAGE_THREADS + (int)threadIdx.x, kb = PRE_SLIDE_OUT3 * i - ph;
-        if (kb < ng) {
-          prx_cf32 o[PRE_SLIDE_OUT3];
+        prx_cf32 o[PRE_SLIDE_OUT3];
+        const bool have = kb < ng;
+        if (have)
           pre_slide_tri(PRE_TAPS_LDG ? a.bank : a.taps,
                         win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3), o);
+        if (PRE_SLIDE_STAGE && PRE_SLIDE_STORE)
+          pre_stage_tri(o, have, (int64_t)it * S - ph, ng, win, g);
+        if (have) {
 #pragma unroll
           for (int u = 0; u < PRE_SLIDE_OUT3; u++)
-            if (kb + u >= 0 && kb + u < ng && (PRE_SLIDE_STORE || o[u].re == 1234.5f))
+            if (kb + u >= 0 && kb + u < ng && !PRE_SLIDE_STAGE &&
+                (PRE_SLIDE_STORE || o[u].re == 1234.5f))
               g[kb + u] = o[u];
           if (OM) {
             double tl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, th[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
