@@ -15,18 +15,7 @@ extern "C" {
 
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
-#ifndef STAGE_PRE_MIN_BLOCKS
 #define STAGE_PRE_MIN_BLOCKS 5
-#endif
-#ifndef PRE_SLIDE_STORE
-#define PRE_SLIDE_STORE 1
-#endif
-#ifndef PRE_TAPS_LDG
-#define PRE_TAPS_LDG 0
-#endif
-#ifndef PRE_SLIDE_STAGE
-#define PRE_SLIDE_STAGE 0
-#endif
 /* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
@@ -289,23 +278,12 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       const int base = it * S + PRE_SLIDE_OUT1 * (int)threadIdx.x;
       prx_cf32 o[PRE_SLIDE_OUT1];
       const bool have = base < ng;
-      if (have)
-        pre_slide_unit(PRE_TAPS_LDG ? a.bank : a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1),
-                       o);
-      if (PRE_SLIDE_STAGE && PRE_SLIDE_STORE && a.g_vec)
-        pre_stage_unit(o, have, it * S, ng, (float4 *)win, (float4 *)(g + it * S));
+      if (have) pre_slide_unit(a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1), o);
+      /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
+       * shared memory; else each thread's own */
+      if (a.g_vec) pre_stage_unit(o, have, it * S, ng, (float4 *)win, (float4 *)(g + it * S));
       if (have) {
-        if (!PRE_SLIDE_STORE) {
-          if (o[0].re == 1234.5f) g[base] = o[1];
-        } else if (PRE_SLIDE_STAGE && a.g_vec) {
-          /* stored by pre_stage_unit */
-        } else if (a.g_vec) { /* ng and base multiples of 4: 16-byte stores */
-          float4 *g4 = (float4 *)(g + base);
-#pragma unroll
-          for (int q = 0; q < PRE_SLIDE_OUT1 / 2; q++)
-            if (base + 2 * q < ng)
-              g4[q] = make_float4(o[2 * q].re, o[2 * q].im, o[2 * q + 1].re, o[2 * q + 1].im);
-        } else {
+        if (!a.g_vec) {
 #pragma unroll
           for (int k = 0; k < PRE_SLIDE_OUT1; k++)
             if (base + k < ng) g[base + k] = o[k];
@@ -371,16 +349,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         prx_cf32 o[PRE_SLIDE_OUT3];
         const bool have = kb < ng;
         if (have)
-          pre_slide_tri(PRE_TAPS_LDG ? a.bank : a.taps,
-                        win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3), o);
-        if (PRE_SLIDE_STAGE && PRE_SLIDE_STORE)
-          pre_stage_tri(o, have, (int64_t)it * S - ph, ng, win, g);
+          pre_slide_tri(a.taps, win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3),
+                        o);
+        pre_stage_tri(o, have, (int64_t)it * S - ph, ng, win, g);
         if (have) {
-#pragma unroll
-          for (int u = 0; u < PRE_SLIDE_OUT3; u++)
-            if (kb + u >= 0 && kb + u < ng && !PRE_SLIDE_STAGE &&
-                (PRE_SLIDE_STORE || o[u].re == 1234.5f))
-              g[kb + u] = o[u];
           if (OM) {
             double tl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, th[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
             uint32_t jl;

@@ -3,7 +3,9 @@
  * parameters (constant operands of the multiply-adds, no loads), the samples loaded once, two at
  * a time, from a window laid out by qpsk_slide_slot. Two grids: the unit step (sps 4, 8 outputs a
  * thread, 20 taps) and the step 4/3 (sps 16/3, three periods of three outputs a thread, 24 taps a
- * row); other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3).
+ * row); other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
+ * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
+ * pre_stage_unit, pre_stage_tri).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide), which qpsk_stages_cuda.cu's C headers bring in
  * first. */
@@ -19,17 +21,10 @@
 #define PRE_SLIDE_UNIT 1 /* unit-step grid: outputs 8 a thread, window slots 2 per 8 samples */
 #define PRE_SLIDE_TRI 2  /* step-4/3 grid: outputs 9 a thread, window slots 2 per 4 samples */
 #define PRE_SLIDE_OUT1 8
-#ifndef PRE_SLIDE_OUT3
 #define PRE_SLIDE_OUT3 9
-#endif
-#define PRE_SLIDE_SH1                                                                              \
-  3 /* a thread's run starts 8 samples after its neighbour's: slots 10 apart                       \
-     */
-#if PRE_SLIDE_OUT3 == 6
-#define PRE_SLIDE_SH3 3
-#else
+/* a thread's run starts 8 samples after its neighbour's: slots 10 apart */
+#define PRE_SLIDE_SH1 3
 #define PRE_SLIDE_SH3 2 /* 12 samples: slots 18 apart */
-#endif
 /* virtual samples zeroed after the window: the last thread with an output reads its whole run
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
