@@ -925,11 +925,18 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         for (unsigned c = 0; c < C; c++)
           memcpy(w + c * wp * sz, (const uint8_t *)rows + (c * pitch + i - kept) * sz,
                  (kept + mm) * sz);
-        if (i > 0 && !flush) { /* first an empty call that keeps nothing: refused (the bank needs
-                                  the samples from its next span's start), nothing consumed */
-          st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+        if (i > 0) { /* first calls without the kept samples, refused (the bank needs the samples
+                        from its next span's start), nothing consumed: an empty call that keeps
+                        nothing, the plain call (its error naming the kept call) */
+          if (!flush) {
+            st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+            em_kept_try++;
+            em_kept_bad += st == PRX_ERR_INVALID;
+          }
+          st = flush ? prx_qpsk_bank_flush(b, &out)
+                     : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
           em_kept_try++;
-          em_kept_bad += st == PRX_ERR_INVALID;
+          em_kept_bad += st == PRX_ERR_INVALID && strstr(prx_last_error(), "_kept");
         }
         st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, mm, kept, 1, flush, &out, 0, NULL);
         free(w);

@@ -1226,11 +1226,18 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   const int64_t n_prev = b->ch[0]->n_total;
   if (kept > (size_t)n_prev) kept = (size_t)n_prev;
   const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
-  if (n_prev - (int64_t)kept > ring_end)
+  if (n_prev - (int64_t)kept > ring_end) {
+    if (!keeps)
+      return prx_fail(PRX_ERR_INVALID,
+                      "CUDA bank: the stream's samples from %lld are in the caller's rows "
+                      "(prx_qpsk_bank_execute_device_kept): only that call, with them before its "
+                      "chunk, goes on (its flush, or a reset, ends the stream)",
+                      (long long)ring_end);
     return prx_fail(PRX_ERR_INVALID,
                     "CUDA bank: the rows hold %zu samples before the chunk; the bank needs %lld "
                     "(the stream's samples from %lld, which the caller's rows kept)",
                     kept, (long long)(n_prev - ring_end), (long long)ring_end);
+  }
   /* the ring where this call appends to it, before anything is consumed */
   if (!keeps && n_in) TRY(ring_make(g));
   mark(g, stream, QPSK_MARK_START);
