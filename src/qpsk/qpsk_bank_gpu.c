@@ -45,6 +45,10 @@
  * entirely in the caller's chunk reads the chunk in place; a span reaching back into earlier calls
  * reads the ring, to which the chunk's head is appended first. All channels share one stream
  * position, so one ring index serves them all and every copy is one 2-D copy over the channels.
+ * A caller whose rows hold the stream's kept samples before its chunk (kept calls,
+ * prx_qpsk_bank_execute_device_kept) has every span read in place: the ring stays empty (its
+ * start moved to the next span's first sample), its memory made only by a plain call, and a
+ * plain call after a kept one is refused (the samples it would need are in the caller's rows).
  *
  * Symbols back to the host ("host finish"): with LLRs, packed bits or pilots, each span's
  * symbols are copied back and the CPU's stage_out writes the bits and LLRs (the exact CPU
