@@ -566,6 +566,15 @@ static prx_status batch_start(prx_rx *rx, rx_batch *b) {
   struct rx_gpu *G = rx->gpu;
   if (G->pos + G->bstride > G->wstride) {
     size_t mv = G->pos < G->hist ? G->pos : G->hist;
+    /* window_stride's bound, checked where it matters (a narrower window fails here, not as a
+     * race on the device): the move and this batch write below mv + bstride; the banks of the
+     * batch before, where still to be called, read from its start less hist */
+    const rx_batch *before = &G->bat[(size_t)(b - G->bat + RX_GPU_BATCHES - 1) % RX_GPU_BATCHES];
+    if (before->n_out && mv + G->bstride + G->hist > before->start)
+      return prx_fail(PRX_ERR_INTERNAL,
+                      "receiver row window: the move to its start would overwrite rows the banks "
+                      "of the batch before read (window %zu, history %zu, batch %zu samples)",
+                      G->wstride, G->hist, G->bstride);
     if (mv) {
       const size_t pitch = G->wstride * sizeof(prx_cf32);
       TRY((G->dev->copy2d_dev ? G->dev->copy2d_dev
