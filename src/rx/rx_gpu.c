@@ -726,8 +726,10 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   TRY(demodulate(rx, b->start, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  TRY(banks(rx, G->bank_end, 0, 1)); /* (the stream's end: its kept samples before it) */
-  G->pos = G->bank_end = 0;          /* the next stream starts at the window's start */
+  /* the stream's end, its kept samples before it (where the flush's batch took none after a
+   * move, bank_end is still before the move: those samples lie above the flush's rows, intact) */
+  TRY(banks(rx, G->bank_end, 0, 1));
+  G->pos = G->bank_end = 0; /* the next stream starts at the window's start */
   int any;
   completed(rx, &any);
   if (any) TRY(queue_back(rx));
