@@ -9,8 +9,9 @@
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
  * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
- * switch) and mf without its padded window (mf_unpadded) or its register blocking
- * (mf_unblocked);
+ * switch) and mf without its padded window (mf_unpadded) or its pairs of symbols (mf_unblocked),
+ * and mf with the bank's runs of one timing at this clock (mf_runs: qpsk_run_length, 96 symbols
+ * at 100 ppm, where the other rows take each block as one run);
  * device-resident, for all channels at once.
  *
  * Configurations: 4 and 16/3 samples/symbol, C = 64, 1024 and 4096 channels, cf32 and cf16 rows
@@ -100,6 +101,7 @@ enum {
   K_MFMIX,
   K_CFOW,
   K_FOLDW,
+  K_MFRUNS,
   K_N
 };
 static const char *const kname[K_N] = {"pre",
@@ -120,7 +122,8 @@ static const char *const kname[K_N] = {"pre",
                                        "pre_mix",
                                        "mf_mix",
                                        "cfo_whole",
-                                       "all_folded_whole"};
+                                       "all_folded_whole",
+                                       "mf_runs"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
@@ -337,6 +340,21 @@ int main(int argc, char **argv) {
         t[K_PREMIX] = time_it(&b, K_PRE);
         t[K_MFMIX] = time_it(&b, K_MF);
         S->mix(&st, NULL);
+        /* the bank's runs of one timing (qpsk_serial_span's R: a multiple of 8 P symbols, P sps
+         * an integer) in place of one run a block */
+        {
+          unsigned P = 0;
+          for (unsigned q = 1; q <= 8 && !P; q++)
+            if (fabs(q * sps - nearbyint(q * sps)) < 1e-9 * q * sps) P = q;
+          qpsk_mf_block *mr = malloc(nb * sizeof *mr);
+          memcpy(mr, mb, nb * sizeof *mr);
+          for (size_t i = 0; i < nb; i++)
+            mr[i].t.R = P ? qpsk_run_length(mr[i].t.d, mr[i].t.k1 - mr[i].t.k0, 8 * (int64_t)P) : 0;
+          cudaMemcpy((void *)b.mb, mr, nb * sizeof *mr, cudaMemcpyHostToDevice);
+          t[K_MFRUNS] = time_it(&b, K_MF);
+          cudaMemcpy((void *)b.mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice);
+          free(mr);
+        }
         /* the CFO stage's transform over the whole zero-padded nfft (before cfo_half) */
         const unsigned half_len = st.cfo_len; /* the default's (QPSK_CFO_HALF_MIN_CHANNELS) */
         const int half0 = st.cfo_half;
@@ -376,7 +394,7 @@ int main(int argc, char **argv) {
         bytes[K_X4] = bytes[K_X4L] = 32 + 8;
         bytes[K_CFO] = cb;
         bytes[K_CFOW] = cbw;
-        bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = in_b + 8;
+        bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = bytes[K_MFRUNS] = in_b + 8;
         bytes[K_OUT] = 8 + 2;
         /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
@@ -398,17 +416,18 @@ int main(int argc, char **argv) {
         if (nt < 16)
           snprintf(table[nt++], sizeof table[0],
                    "sps %5.3f C %4u %s  pre %5.1f (unblocked %5.1f, mix %5.1f, with om %5.1f) om "
-                   "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (mix "
-                   "%5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded %5.2f all5 "
+                   "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (runs "
+                   "%5.1f, mix %5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded "
+                   "%5.2f all5 "
                    "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f  "
                    "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
-                   G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFMIX), G(K_MF0),
-                   G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym,
-                   floor_gsym, G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM],
-                   G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW),
-                   bytes[K_FOLD], bytes[K_FOLDW]);
+                   G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFRUNS),
+                   G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5),
+                   100 * G(K_FOLD) / floor_gsym, floor_gsym, G(K_PRE) * bytes[K_PRE],
+                   G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW),
+                   G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G
       release:
         cudaFree(rows);

@@ -361,10 +361,28 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
+/* the matched filter's pairs that took the register-blocked products in emul_mf (of them at sps 4
+ * on a run whose offsets moved: qpsk_dot2g), and those that did not (a run's edge, the placement
+ * of every instant apart at 1000 ppm and more, the last symbol) */
+static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved;
+
+/* symbol kk's product on tap row r from window index off, in qpsk_dot1's order (every path's
+ * value) */
+static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int64_t off) {
+  return qpsk_dot1(k->mf.bank + (size_t)r * 2 * k->mf.ntaps, (const float *)(win + off),
+                   k->mf.ntaps);
+}
+
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
- * the float recurrence by 256 samples), then at sps 4 groups of two symbols per thread (the
- * kernel's STAGE_MF_GROUP: the register-blocked product on one run, else one product per symbol),
- * elsewhere one symbol per thread */
+ * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
+ * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
+ * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
+ * 8-sample group, else qpsk_dot2g); with P sps = 16 the symbols k and k + 16 P (a half-warp 16
+ * consecutive symbols of one class mod P in a unit of 32 P) on the QPSK_PAD16 window (qpsk_dot2p
+ * on one run); elsewhere one symbol per thread. The
+ * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
+ * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
+ * in another order: a few ulps). */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -374,8 +392,18 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   int64_t lo, hi;
   qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
   const int64_t nw = hi - lo;
+  const int pairing = qpsk_mf_pairing(k->sps);
+  int sh = 0;
+  if (pairing == 1) {
+    unsigned r0;
+    int64_t o0;
+    qpsk_mf_tap(tm, k->L, k->sps, lo, tm->k0, k->mf.Q, k->mf.c, &r0, &o0);
+    sh = (int)(-o0 & 7);
+  }
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
-  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp); /* padded slots */
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp);        /* QPSK_PAD16 */
+  prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
+  float *t1 = malloc(k->mf.ntaps * sizeof *t1);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   const prx_cf32 step = qpsk_nco_rot(0, k->omega[t], 256);
@@ -388,51 +416,86 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
       win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
       wp[qpsk_win_slot(i, 1)] = win[i];
+      w8[qpsk_win_slot8((int)i + sh)] = win[i];
       rot = qpsk_nco_advance(rot, step);
     }
   }
-  float acc[4] = {0, 0, 0, 0};
-  const int blocked = k->sps == 4.0, G = 2;
-  for (int64_t kk = tm->k0; kk < tm->k1; kk += blocked ? G : 1) {
-    const int m = !blocked ? 1 : tm->k1 - kk < G ? (int)(tm->k1 - kk) : G;
-    unsigned r[2];
-    int64_t off[2];
-    int run = m == G;
-    unsigned r4[4];
-    int64_t off4[4];
-    if (blocked) qpsk_mf_tap4(tm, k->L, k->sps, lo, kk, m, k->mf.Q, k->mf.c, r4, off4);
-    for (int q = 0; q < m; q++) {
-      qpsk_mf_tap(tm, k->L, k->sps, lo, kk + q, k->mf.Q, k->mf.c, &r[q], &off[q]);
-      CHECK(!blocked || (r4[q] == r[q] && off4[q] == off[q]),
-            "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)(kk + q));
-      CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
-            (long long)(kk + q));
-      run = run && r[q] == r[0] && off[q] == off[0] + 4 * q;
-    }
-    prx_cf32 y[2];
-    if (run) {
-      /* the blocked product sums in qpsk_dot1's order: the same values */
-      qpsk_dot2s(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps, k->mf.ntaps, wp, off[0], 1, y);
-      for (int q = 0; q < G; q++) {
-        const prx_cf32 y1 = qpsk_dot1(k->mf.bank + (size_t)r[0] * 2 * k->mf.ntaps,
-                                      (const float *)(win + off[q]), k->mf.ntaps);
-        CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
-              "mf: the blocked product differs from qpsk_dot1's");
+  double tot[4] = {0, 0, 0, 0};
+  const int64_t n = tm->k1 - tm->k0, U = 32 * (int64_t)pairing;
+  for (int th = 0; th < 256; th++) {
+    float acc[4] = {0, 0, 0, 0};
+    /* the thread's symbols, one pair (or one symbol) at a time: g counts its pairs (sps 4), its
+     * items (P sps = 16: half-warp th / 16's items g = th / 16 + 16 i, unit g / P, class g mod P,
+     * lane th mod 16), its symbols (else) */
+    for (int64_t g = pairing > 1 ? th / 16 : th;; g += pairing > 1 ? 16 : 256) {
+      int64_t kk[2];
+      int m;
+      if (pairing == 1) {
+        kk[0] = tm->k0 + 2 * g;
+        kk[1] = kk[0] + 1;
+      } else if (pairing > 1) {
+        if (g >= (n + U - 1) / U * pairing) break;
+        kk[0] = tm->k0 + U * (g / pairing) + g % pairing + pairing * (th % 16);
+        kk[1] = kk[0] + 16 * pairing;
+        if (kk[0] >= tm->k1) continue;
+      } else {
+        kk[0] = tm->k0 + g;
+        kk[1] = INT64_MAX;
       }
-    } else {
-      for (int q = 0; q < m; q++)
-        y[q] = qpsk_dot1(k->mf.bank + (size_t)r[q] * 2 * k->mf.ntaps, (const float *)(win + off[q]),
-                         k->mf.ntaps);
+      if (kk[0] >= tm->k1) break;
+      m = kk[1] < tm->k1 ? 2 : 1;
+      unsigned r[2];
+      int64_t off[2];
+      for (int q = 0; q < m; q++) {
+        qpsk_mf_tap(tm, k->L, k->sps, lo, kk[q], k->mf.Q, k->mf.c, &r[q], &off[q]);
+        CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
+              (long long)kk[q]);
+      }
+      if (pairing == 1) {
+        unsigned r4[4];
+        int64_t off4[4];
+        qpsk_mf_tap4(tm, k->L, k->sps, lo, kk[0], m, k->mf.Q, k->mf.c, r4, off4);
+        for (int q = 0; q < m; q++)
+          CHECK(r4[q] == r[q] && off4[q] == off[q],
+                "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)kk[q]);
+      }
+      const int64_t D = pairing == 1 ? 4 : 256;
+      const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
+      const int u = (int)off[0] + sh;
+      prx_cf32 y[2];
+      if (blocked) {
+        for (unsigned l = 0; l < k->mf.ntaps; l++)
+          t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
+        if (pairing == 1 && (u & 7) == 0)
+          qpsk_dot2c(t1, k->mf.ntaps, w8 + qpsk_win_slot8(u), y);
+        else if (pairing == 1)
+          qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
+        else
+          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], 16, y);
+        for (int q = 0; q < 2; q++) {
+          const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
+          CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
+                "mf: the blocked product differs from qpsk_dot1's (symbol %lld)", (long long)kk[q]);
+        }
+        mf_pairs_blocked++;
+        if (pairing == 1 && (u & 7)) mf_pairs_moved++;
+      } else {
+        for (int q = 0; q < m; q++) y[q] = mf_one(k, win, r[q], off[q]);
+        if (pairing) mf_pairs_apart++;
+      }
+      for (int q = 0; q < m; q++) {
+        sym[kk[q] - tm->k0] = y[q];
+        qpsk_sum_terms(y[q], acc);
+      }
     }
-    for (int q = 0; q < m; q++) {
-      sym[kk + q - tm->k0] = y[q];
-      qpsk_sum_terms(y[q], acc);
-    }
+    for (int q = 0; q < 4; q++) tot[q] += acc[q];
   }
-  for (int q = 0; q < 4; q++) sums[q] = acc[q];
+  for (int q = 0; q < 4; q++) sums[q] = tot[q];
   sums[4] = (double)(tm->k1 - tm->k0);
   free(win);
   free(wp);
+  free(w8);
+  free(t1);
 }
 
 /* stage out, emulated */
@@ -920,5 +983,12 @@ int main(void) {
   real_case(4.0, 6, 100, 1, 34);
   real_case(4.0, 4, 300, 1, 35);
   real_case(16.0 / 3.0, 8, 100, 0, 36);
+  /* the matched filter's pairs: the blocked products and the one-symbol fallback both ran (runs
+   * of one timing and exact placement at 1000 ppm and more, residues changing between runs) */
+  printf("mf pairs: %zu blocked (%zu of them moved), %zu one symbol at a time\n", mf_pairs_blocked,
+         mf_pairs_moved, mf_pairs_apart);
+  CHECK(mf_pairs_blocked > mf_pairs_moved && mf_pairs_moved > 0 && mf_pairs_apart > 0,
+        "mf: %zu pairs blocked (%zu moved), %zu not", mf_pairs_blocked, mf_pairs_moved,
+        mf_pairs_apart);
   return test_finish("test_qpsk_stages_emul");
 }

@@ -168,7 +168,7 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
   qpsk_serial_cfg cf;
   qpsk_serial_cfg_of(q, &cf);
   const scratch x = scratch_of(q);
-  const qpsk_sr_team tm = {0, 1, x.tom, x.ten};
+  const qpsk_sr_team tm = {0, 1, x.tom, x.ten, NULL};
   size_t t0 = 0;
   for (unsigned i = 0; i < g; i++) {
     qpsk_span *sp = &q->spans[i];
@@ -196,7 +196,7 @@ void qpsk_serial_timing(prx_qpsk *q, unsigned g) {
 void qpsk_serial_nco(prx_qpsk *q, unsigned g) {
   qpsk_serial_cfg cf;
   qpsk_serial_cfg_of(q, &cf);
-  const qpsk_sr_team tm = {0, 1, NULL, NULL};
+  const qpsk_sr_team tm = {0, 1, NULL, NULL, NULL};
   for (unsigned i = 0; i < g; i++) {
     qpsk_span *sp = &q->spans[i];
     qpsk_serial_span r;

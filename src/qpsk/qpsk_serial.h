@@ -182,6 +182,10 @@ QPSK_HD double qpsk_sr_lock_ratio(unsigned n) {
 typedef struct {
   unsigned lane, n;
   double *om, *en;
+  double *med; /* QPSK_SR_MAXB + 1 values: the clock line's intercepts sorted by lane 0, and
+                * their median, which every lane reads (qpsk_sr_timing; shared memory on the GPU);
+                * NULL where the team runs no qpsk_sr_timing (the NCO pass; qpsk_serial.c's
+                * timing pass, which sorts its spans' intercepts with qsort) */
 } qpsk_sr_team;
 #ifdef __CUDA_ARCH__
 #define QPSK_SR_SYNC() __syncwarp()
@@ -334,12 +338,16 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
   double(*C)[2] = k->C;
   for (int l = 0; l < QPSK_LAGS; l++) C[l][0] = C[l][1] = 0;
   unsigned full = 0;
-  for (size_t t = 0; t < nb; t++) {
-    for (unsigned l = 0; l < cf->nlags; l++) {
-      C[l][0] += om[t].corr[l][0];
-      C[l][1] += om[t].corr[l][1];
+  for (size_t t = 0; t < nb; t++) full += om[t].om_n >= 4.0 * L;
+  /* each lag's sums over the blocks in their order, in registers (the GPU's k is local memory) */
+  for (unsigned l = 0; l < cf->nlags; l++) {
+    double c0 = 0, c1 = 0;
+    for (size_t t = 0; t < nb; t++) {
+      c0 += om[t].corr[l][0];
+      c1 += om[t].corr[l][1];
     }
-    full += om[t].om_n >= 4.0 * L;
+    C[l][0] = c0;
+    C[l][1] = c1;
   }
   if (2 * full < cf->B && q->have_e) {
     for (unsigned l = 0; l < cf->nlags; l++) {
@@ -424,10 +432,11 @@ QPSK_HD double qpsk_sr_middle(const double *med, size_t ni) {
   return icpt;
 }
 
-/* the clock line's intercept for spans of up to QPSK_SR_MAXB blocks (sorted by insertion) */
-QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
-                                 const qpsk_serial_blk *tb, int64_t b0, size_t nb, double e) {
-  double med[QPSK_SR_MAXB];
+/* the clock line's intercept for spans of up to QPSK_SR_MAXB blocks (sorted by insertion into
+ * med) */
+QPSK_HD double qpsk_sr_intercept_in(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
+                                    const qpsk_serial_blk *tb, int64_t b0, size_t nb, double e,
+                                    double *med) {
   size_t ni = 0;
   for (size_t t = 0; t < nb; t++) {
     double v;
@@ -442,6 +451,19 @@ QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *o
   return qpsk_sr_middle(med, ni);
 }
 
+/* the intercept for the team: sorted in the team's med by lane 0, the value then read by every
+ * lane */
+QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
+                                 const qpsk_serial_blk *tb, int64_t b0, size_t nb, double e,
+                                 const qpsk_sr_team *tm) {
+  QPSK_SR_SYNC(); /* (every lane's records written) */
+  if (tm->lane == 0) tm->med[QPSK_SR_MAXB] = qpsk_sr_intercept_in(cf, om, tb, b0, nb, e, tm->med);
+  QPSK_SR_SYNC();
+  const double icpt = tm->med[QPSK_SR_MAXB];
+  QPSK_SR_SYNC(); /* (every lane has read it) */
+  return icpt;
+}
+
 /* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
  * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
  * span. flushing / n_total: the stream ends at n_total samples. */
@@ -452,6 +474,9 @@ QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   const double e = k->e;
   const int fitted = k->fitted;
   const double d = e / (1 - e);
+  /* the chain's carried values in registers (the GPU's q is local memory), back into q after */
+  int have_prev = q->have_prev;
+  int64_t k_end_prev = q->k_end_prev;
   for (size_t t = 0; t < nb; t++) {
     qpsk_serial_blk bk = tb[t];
     QPSK_SR_SYNC(); /* (every lane has read the block before its lane rewrites it) */
@@ -468,7 +493,7 @@ QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
       double end = (double)n_total / cf->sps - QPSK_LEAD;
       if (end < limit) limit = end;
     }
-    bk.k0 = q->have_prev ? q->k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
+    bk.k0 = have_prev ? k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
     /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
      * half a symbol by construction; should they not, the block's timing moves to keep its
      * first instant inside (a safety net: never a read outside the windows) */
@@ -477,14 +502,16 @@ QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
     bk.k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk.tau);
     if (bk.k1 < bk.k0) bk.k1 = bk.k0;
     if (bk.k1 - bk.k0 > (int64_t)cf->Lmax) bk.k1 = bk.k0 + cf->Lmax;
-    q->have_prev = 1;
-    q->k_end_prev = bk.k1;
+    have_prev = 1;
+    k_end_prev = bk.k1;
     q->tau_prev = bk.tau;
     q->om_prev[0] = bk.om[0];
     q->om_prev[1] = bk.om[1];
     q->en_prev = bk.om_en;
     if (QPSK_SR_OWN(tm, t)) tb[t] = bk;
   }
+  q->have_prev = have_prev;
+  q->k_end_prev = k_end_prev;
   QPSK_SR_SYNC();
   if (fitted)
     for (int l = 0; l < QPSK_LAGS; l++)
@@ -501,7 +528,7 @@ QPSK_HD void qpsk_sr_timing(const qpsk_serial_cfg *cf, qpsk_serial_state *q, con
                             qpsk_serial_blk *tb, qpsk_serial_span *sp, const qpsk_sr_team *tm) {
   qpsk_sr_clock k;
   if (!qpsk_sr_clock_of(cf, q, om, b0, nb, tb, sp, tm, &k)) return;
-  const double icpt = qpsk_sr_intercept(cf, om, tb, b0, nb, k.e);
+  const double icpt = qpsk_sr_intercept(cf, om, tb, b0, nb, k.e, tm);
   qpsk_sr_own(cf, q, b0, nb, flushing, n_total, &k, icpt, tb, tm);
 }
 
@@ -598,21 +625,31 @@ QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, in
   in.g_hi = g_hi;
   for (size_t j = 0; j < nb; j++) omi[c * nb + j] = in;
 }
-QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
-                               int flushing, int64_t n_total, const qpsk_om_out *om,
-                               qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tb,
+/* (channel c's O&M records omc and timing records tbc given apart: the GPU's kernel passes its
+ * copies in shared memory) */
+QPSK_HD void qpsk_sr_timing_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
+                               int flushing, int64_t n_total, const qpsk_om_out *omc,
+                               qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tbc,
                                qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
                                const qpsk_sr_team *tm) {
   qpsk_serial_state q = st[c];
   qpsk_serial_span r = sp[c];
   const size_t o = c * nb;
-  qpsk_sr_timing(cf, &q, om + o, b0, nb, flushing, n_total, tb + o, &r, tm);
-  qpsk_sr_records(cf, &q, tb + o, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, cfi + c, tm);
+  qpsk_sr_timing(cf, &q, omc, b0, nb, flushing, n_total, tbc, &r, tm);
+  qpsk_sr_records(cf, &q, tbc, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, cfi + c, tm);
   QPSK_SR_SYNC(); /* (every lane has read the state before lane 0 rewrites it) */
   if (tm->lane == 0) {
     st[c] = q;
     sp[c] = r;
   }
+}
+QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
+                               int flushing, int64_t n_total, const qpsk_om_out *om,
+                               qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tb,
+                               qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
+                               const qpsk_sr_team *tm) {
+  qpsk_sr_timing_in(cf, c, nb, b0, flushing, n_total, om + c * nb, st, sp, tb + c * nb, mb, w0, ops,
+                    cfi, tm);
 }
 QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s, int64_t b0,
                             const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,

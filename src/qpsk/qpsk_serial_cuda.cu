@@ -1,10 +1,11 @@
 /* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
  * level, timing, NCO and phase passes of one CFO span, the level pass one thread per channel, the
  * timing, NCO and phase passes one warp per channel (its lanes share out the blocks' own work:
- * the O&M sums, the V&V phases, the powers, the corrections; the chains run on one lane), with the
- * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
- * rounds as the host does). The launches are small: their point is that the span's stage kernels
- * follow one another on the stream without a host round trip. */
+ * the O&M sums, the V&V phases, the powers, the corrections; the timing and NCO chains run alike
+ * on every lane, the phase pass's on lane 0), with the arithmetic of qpsk_serial.h (compiled
+ * without fused multiply-adds, CMakeLists.txt, so that it rounds as the host does).
+ * The launches are small: their point is that the span's stage kernels follow one another on the
+ * stream without a host round trip. */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -37,16 +38,53 @@ __global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s,
  * scratch in shared memory */
 const unsigned kWarps = 2;
 
+/* the timing kernel's team scratch, its static shared memory (sh_om, sh_en, sh_med) */
+const size_t kTeamShared = kWarps * (4 * QPSK_SR_MAXB + 1) * sizeof(double);
+/* its staged records' dynamic shared memory at most: a thread block's 48 KB without an opt-in,
+ * less the team scratch (kWarps x (888 + 72) B a block: spans of up to 23 blocks) */
+const size_t kStageMax = 48 * 1024 - kTeamShared;
+
+/* a warp's copy of n bytes (a multiple of 8) in consecutive 8-byte words */
+__device__ void warp_copy(void *dst, const void *src, size_t n, unsigned lane) {
+  double *d = (double *)dst;
+  const double *s = (const double *)src;
+  for (size_t i = lane; i < n / 8; i += 32) d[i] = s[i];
+}
+
+/* The timing pass, one warp per channel. Staged (kStaged): the channel's O&M records and timing
+ * records are copied into shared memory by the warp in whole lines (dynamic shared memory: each
+ * warp nb of each), so that the pass's steps (which read a block's sub-block sums up to five
+ * times, one lane a block, and the records again in every serial chain) read them there rather
+ * than with a record's stride from global memory; the timing records go back the same way. The
+ * median's scratch is shared memory too (no local array). Unstaged: for spans too long for it. */
+template <bool kStaged>
 __global__ void timing_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t b0, int flushing,
                               int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb,
                               int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi) {
-  __shared__ double sh_om[kWarps][2 * QPSK_SR_MAXB], sh_en[kWarps][QPSK_SR_MAXB];
-  const unsigned w = threadIdx.x / 32;
+  __shared__ double sh_om[kWarps][2 * QPSK_SR_MAXB], sh_en[kWarps][QPSK_SR_MAXB],
+      sh_med[kWarps][QPSK_SR_MAXB + 1];
+  static_assert(sizeof sh_om + sizeof sh_en + sizeof sh_med == kTeamShared, "team scratch");
+  extern __shared__ double sh_rec[];
+  const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
   if (c >= C) return; /* (a whole warp) */
-  const qpsk_sr_team tm = {threadIdx.x % 32, 32, sh_om[w], sh_en[w]};
-  qpsk_sr_timing_ch(&cf, c, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi, &tm);
+  const qpsk_sr_team tm = {lane, 32, sh_om[w], sh_en[w], sh_med[w]};
+  const qpsk_om_out *omc = om + c * nb;
+  qpsk_serial_blk *tbc = tb + c * nb;
+  if (kStaged) {
+    char *base = (char *)sh_rec + w * nb * (sizeof(qpsk_om_out) + sizeof(qpsk_serial_blk));
+    qpsk_om_out *oms = (qpsk_om_out *)base;
+    qpsk_serial_blk *tbs = (qpsk_serial_blk *)(base + nb * sizeof(qpsk_om_out));
+    warp_copy(oms, omc, nb * sizeof(qpsk_om_out), lane);
+    warp_copy(tbs, tbc, nb * sizeof(qpsk_serial_blk), lane);
+    __syncwarp();
+    qpsk_sr_timing_in(&cf, c, nb, b0, flushing, n_total, oms, st, sp, tbs, mb, w0, ops, cfi, &tm);
+    __syncwarp();
+    warp_copy(tbc, tbs, nb * sizeof(qpsk_serial_blk), lane);
+  } else {
+    qpsk_sr_timing_in(&cf, c, nb, b0, flushing, n_total, omc, st, sp, tbc, mb, w0, ops, cfi, &tm);
+  }
 }
 
 __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, int64_t b0,
@@ -55,7 +93,7 @@ __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, i
   const unsigned w = threadIdx.x / 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
   if (c >= C) return;
-  const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL};
+  const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL, NULL};
   qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
 }
 
@@ -85,8 +123,14 @@ prx_status timing(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, in
                   int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
                   qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb, int64_t *w0,
                   int64_t *ops, qpsk_cfo_in *cfi, void *stream) {
-  timing_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
-      *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
+  const unsigned grid = (unsigned)((C + kWarps - 1) / kWarps);
+  const size_t shm = kWarps * nb * (sizeof(qpsk_om_out) + sizeof(qpsk_serial_blk));
+  if (shm <= kStageMax)
+    timing_kernel<true><<<grid, 32 * kWarps, shm, (cudaStream_t)stream>>>(
+        *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
+  else
+    timing_kernel<false><<<grid, 32 * kWarps, 0, (cudaStream_t)stream>>>(
+        *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
   return launched("qpsk serial timing");
 }
 

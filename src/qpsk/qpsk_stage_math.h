@@ -496,19 +496,107 @@ QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
 
-/* Two symbols sps = 4 samples apart on one tap row of the matched filter (one run of a block's
- * timing): out[q] = sum_l t[l] x[off + 4q + l], q < 2, l < ntaps (a multiple of 4), each sum over
- * l in the order of qpsk_dot1 (so the outputs equal two qpsk_dot1 calls). The window is read in
- * chunks of four samples: tap block j (taps 4j .. 4j + 3) of symbol q reads chunk j + q, so the two
- * symbols share their chunks through a ring of two register sets (chunk c in ring[c & 1]), one new
- * chunk and four taps loaded per block. */
-QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t off, int pad,
-                        prx_cf32 out[2]) {
-  float re[2] = {0, 0}, im[2] = {0, 0};
-  const QPSK_F2 *w = (const QPSK_F2 *)win;
-  const int o = (int)off, nj = (int)(ntaps / 4);
+/* The matched filter's register-blocked pairs of symbols on one tap row at sps (the CUDA mf
+ * kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2 where P sps = 16 for an
+ * integer P (symbols 16 P apart, 256 samples, qpsk_dot2p: sps 16/3, 8), else 0 (one symbol at a
+ * time). */
+QPSK_HD int qpsk_mf_pairing(double sps) {
+  if (sps == 4.0) return 1;
+  const double P = rint(16.0 / sps);
+  return P >= 2 && P <= 16 && fabs(P * sps - 16.0) < 1e-9 ? (int)P : 0;
+}
+
+/* The matched filter's window for pairs of consecutive symbols at sps 4 (qpsk_dot2c): window
+ * index t, shifted by the thread block's sh, at slot u + 2 (u >> 3), u = t + sh: two spare slots
+ * after every 8 samples. A pair whose first input has u a multiple of 8 reads its chunks of four
+ * samples at fixed offsets from one slot (10 slots per 8 samples), two samples per 16-byte load,
+ * and the lanes of a warp, whose pairs lie 8 samples apart, read 10 slots apart: 5 (odd) 16-byte
+ * bank groups, so the eight lanes of each 16-byte load phase never conflict. */
+QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
+
+/* Four taps of a one-lane tap row (the bank's re lane: both lanes of a matched-filter row are
+ * equal, qpsk_fir_init) from p into h: on the device one 16-byte read-only load (p 16-byte
+ * aligned). Two consecutive window slots from p into x0, x1: on the device one 16-byte shared
+ * load (p 16-byte aligned). */
+#if defined(__CUDA_ARCH__)
+#define QPSK_TAPS4_1(p, h)                                                                         \
+  do {                                                                                             \
+    const float4 h_ = __ldg((const float4 *)(p));                                                  \
+    h[0] = h_.x, h[1] = h_.y, h[2] = h_.z, h[3] = h_.w;                                            \
+  } while (0)
+#define QPSK_LD2X(p, x0, x1)                                                                       \
+  do {                                                                                             \
+    const float4 v_ = *(const float4 *)(p);                                                        \
+    x0 = make_float2(v_.x, v_.y), x1 = make_float2(v_.z, v_.w);                                    \
+  } while (0)
+#else
+#define QPSK_TAPS4_1(p, h)                                                                         \
+  do {                                                                                             \
+    for (int a_ = 0; a_ < 4; a_++) h[a_] = (p)[a_];                                                \
+  } while (0)
+#define QPSK_LD2X(p, x0, x1)                                                                       \
+  do {                                                                                             \
+    x0 = (p)[0], x1 = (p)[1];                                                                      \
+  } while (0)
+#endif
+#ifdef __CUDACC__
+#define QPSK_RE(v) ((v).x)
+#define QPSK_IM(v) ((v).y)
+#else
+#define QPSK_RE(v) ((v).re)
+#define QPSK_IM(v) ((v).im)
+#endif
+
+/* Two consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
+ * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
+ * equal two qpsk_dot1 calls on the row whose lanes both equal t1). w is the slot of window index
+ * off in the qpsk_win_slot8 layout with off + sh a multiple of 8: chunk j (samples off + 4j ..
+ * off + 4j + 3) lies at w + 10 (j >> 1) + 4 (j & 1), two 16-byte loads. Symbol 0 takes tap block j
+ * from chunk j, symbol 1 from chunk j + 1: a ring of two chunks, one new chunk (two loads) and
+ * four taps (one load) per block. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  const int nj = (int)(ntaps / 4);
   QPSK_F2 ring[2][4];
-  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot32(o + a, pad)];
+  QPSK_LD2X(w, ring[0][0], ring[0][1]);
+  QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
+  for (int j0 = 0; j0 < nj; j0 += 2, w += 10, t1 += 8) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int jj = 0; jj < 2; jj++) {
+      if (j0 + jj >= nj) break;
+      /* chunk j0 + jj + 1: w + 4 after an even chunk, w + 10 (the next 8 samples) after an odd */
+      const QPSK_F2 *nx = w + (jj ? 10 : 4);
+      QPSK_F2 *n4 = ring[(jj + 1) & 1];
+      QPSK_LD2X(nx, n4[0], n4[1]);
+      QPSK_LD2X(nx + 2, n4[2], n4[3]);
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * jj, h);
+      const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
+      for (int a = 0; a < 4; a++) {
+        re0 += h[a] * QPSK_RE(x0[a]);
+        im0 += h[a] * QPSK_IM(x0[a]);
+        re1 += h[a] * QPSK_RE(x1[a]);
+        im1 += h[a] * QPSK_IM(x1[a]);
+      }
+    }
+  }
+  out[0].re = re0;
+  out[0].im = im0;
+  out[1].re = re1;
+  out[1].im = im1;
+}
+
+/* qpsk_dot2c's pair whose first input u (window index plus shift) does not start an 8-sample
+ * group (a later run of the block whose offsets moved by a sample): the same sums in the same
+ * order, each chunk's four slots computed (qpsk_win_slot8), one sample per load. w is the window's
+ * first slot. */
+QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u, prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  const int nj = (int)(ntaps / 4);
+  QPSK_F2 ring[2][4];
+  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot8(u + a)];
   for (int j0 = 0; j0 < nj; j0 += 2) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -516,28 +604,51 @@ QPSK_HD void qpsk_dot2s(const float *t, unsigned ntaps, const void *win, int64_t
     for (int jj = 0; jj < 2; jj++) {
       const int j = j0 + jj;
       if (j >= nj) break;
-      for (int a = 0; a < 4; a++)
-        ring[(jj + 1) & 1][a] = w[qpsk_win_slot32(o + 4 * (j + 1) + a, pad)];
-      float hr[4], hi[4];
-      QPSK_TAPS4(t + 8 * j, hr, hi);
+      for (int a = 0; a < 4; a++) ring[(jj + 1) & 1][a] = w[qpsk_win_slot8(u + 4 * (j + 1) + a)];
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * j, h);
+      const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
       for (int a = 0; a < 4; a++) {
-        for (int q = 0; q < 2; q++) {
-          const QPSK_F2 x = ring[(jj + q) & 1][a];
-#ifdef __CUDACC__
-          re[q] += hr[a] * x.x;
-          im[q] += hi[a] * x.y;
-#else
-          re[q] += hr[a] * x.re;
-          im[q] += hi[a] * x.im;
-#endif
-        }
+        re0 += h[a] * QPSK_RE(x0[a]);
+        im0 += h[a] * QPSK_IM(x0[a]);
+        re1 += h[a] * QPSK_RE(x1[a]);
+        im1 += h[a] * QPSK_IM(x1[a]);
       }
     }
   }
-  for (int q = 0; q < 2; q++) {
-    out[q].re = re[q];
-    out[q].im = im[q];
+  out[0].re = re0;
+  out[0].im = im0;
+  out[1].re = re1;
+  out[1].im = im1;
+}
+
+/* Two symbols 16 dg input samples apart on one tap row (sps 16/3: symbols k and k + 3 dg of a
+ * run): out[q] = sum_l t1[l] x[off + 16 dg q + l] in qpsk_dot1's order, on a QPSK_PAD16 window
+ * (w its slots): sample off + l + 16 dg lies 17 dg slots after sample off + l, so the two symbols
+ * share each slot's computation and each four taps' load. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off, int dg,
+                        prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  for (unsigned lb = 0; lb < ntaps; lb += 4) {
+    float h[4];
+    QPSK_TAPS4_1(t1 + lb, h);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int a = 0; a < 4; a++) {
+      const int t = off + (int)lb + a;
+      const QPSK_F2 *p = w + (t + (t >> 4));
+      const QPSK_F2 x0 = p[0], x1 = p[17 * dg];
+      re0 += h[a] * QPSK_RE(x0);
+      im0 += h[a] * QPSK_IM(x0);
+      re1 += h[a] * QPSK_RE(x1);
+      im1 += h[a] * QPSK_IM(x1);
+    }
   }
+  out[0].re = re0;
+  out[0].im = im0;
+  out[1].re = re1;
+  out[1].im = im1;
 }
 
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within

@@ -23,6 +23,8 @@ extern "C" {
  * refinement's start and Newton's, take the same time at any width) */
 #define PEAK_THREADS 128
 #define PEAK_BATCH 8
+/* the odd bins' values a thread loads before it uses the first */
+#define ODD_BATCH 8
 
 static prx_status cfo_fail(const char *what, const char *why) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages (CFO): %s: %s", what, why);
@@ -44,16 +46,29 @@ static prx_status cfo_fail(const char *what, const char *why) {
 __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
                                           unsigned nfft, unsigned t0, unsigned nt, float acc[4]) {
   const unsigned um = (unsigned)mm, up = (unsigned)mp;
-  for (unsigned t = t0; t < n; t += nt) {
-    const prx_cf32 v = w[t];
-    float as, ac, bs, bc;
-    sincospif(qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
-    sincospif(qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
-    const prx_cf32 a = {ac, -as}, b = {bc, -bs};
-    acc[0] += v.re * a.re - v.im * a.im;
-    acc[1] += v.re * a.im + v.im * a.re;
-    acc[2] += v.re * b.re - v.im * b.im;
-    acc[3] += v.re * b.im + v.im * b.re;
+  for (unsigned t1 = t0; t1 < n; t1 += ODD_BATCH * nt) {
+    /* ODD_BATCH values loaded before the first is used (the loop is bound by the loads' latency
+     * otherwise), then added in the same order */
+    float2 vb[ODD_BATCH];
+#pragma unroll
+    for (int u = 0; u < ODD_BATCH; u++) {
+      const unsigned t = t1 + u * nt;
+      vb[u] = t < n ? ((const float2 *)w)[t] : make_float2(0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < ODD_BATCH; u++) {
+      const unsigned t = t1 + u * nt;
+      if (t >= n) break;
+      const prx_cf32 v = {vb[u].x, vb[u].y};
+      float as, ac, bs, bc;
+      sincospif(qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
+      sincospif(qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
+      const prx_cf32 a = {ac, -as}, b = {bc, -bs};
+      acc[0] += v.re * a.re - v.im * a.im;
+      acc[1] += v.re * a.im + v.im * a.re;
+      acc[2] += v.re * b.re - v.im * b.im;
+      acc[3] += v.re * b.im + v.im * b.re;
+    }
   }
 }
 
@@ -88,9 +103,19 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
     const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
     float sumr = 0, sumi = 0;
     for (unsigned l0 = 0; l0 < QPSK_REFINE_D; l0 += RUN_TILE) {
-      for (unsigned i = threadIdx.x; i < PEAK_THREADS * RUN_TILE; i += PEAK_THREADS) {
+      /* the thread's RUN_TILE values of the tile loaded, then stored (a generic pointer's loads
+       * are not moved past shared stores) */
+      float2 vb[RUN_TILE];
+#pragma unroll
+      for (unsigned u = 0; u < RUN_TILE; u++) {
+        const unsigned i = threadIdx.x + u * PEAK_THREADS;
         const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
-        tile[i / RUN_TILE][i % RUN_TILE] = k < n ? w2[k] : make_float2(0, 0);
+        vb[u] = k < n ? w2[k] : make_float2(0, 0);
+      }
+#pragma unroll
+      for (unsigned u = 0; u < RUN_TILE; u++) {
+        const unsigned i = threadIdx.x + u * PEAK_THREADS;
+        tile[i / RUN_TILE][i % RUN_TILE] = vb[u];
       }
       __syncthreads();
 #pragma unroll

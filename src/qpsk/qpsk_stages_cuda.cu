@@ -6,6 +6,7 @@ extern "C" {
 #include "qpsk_stages_cuda.h"
 }
 #include "qpsk_stages_cfo.cuh"
+#include "qpsk_stages_mf.cuh"
 #include "qpsk_stages_window.cuh"
 
 #include <cuda_fp16.h>
@@ -18,10 +19,8 @@ extern "C" {
  * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
  * the same speed as under the 48 of five) */
 #define STAGE_PRE_OM_MIN_BLOCKS 4
-/* the matched filter at sps 4: two symbols per thread and group (qpsk_dot2s) and five thread
- * blocks per multiprocessor (48 registers): the fastest of the groups of two and four at four to
- * six blocks measured on the H200 (bench/GPU_NOTES.md, s7/gmf) */
-#define STAGE_MF_GROUP 2
+/* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
+ * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
@@ -295,30 +294,17 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   }
 }
 
-/* the matched filter's dot product on the (possibly padded) window from index off */
-template <bool PAD>
-__device__ __forceinline__ prx_cf32 dot_win(const float2 *__restrict__ t, const float2 *win,
-                                            int64_t off, unsigned ntaps) {
-  if (!PAD) return dot_f2(t, win + off, ntaps);
-  float re = 0, im = 0;
-  for (unsigned l = 0; l < ntaps; l++) {
-    float2 h = __ldg(t + l), v = win[qpsk_win_slot(off + l, 1)];
-    re += h.x * v.x;
-    im += h.y * v.y;
-  }
-  prx_cf32 r = {re, im};
-  return r;
-}
-
 typedef struct {
   const void *rows;
   size_t stride;
   int64_t b0, n_total;
   unsigned nblk, L, Lmax;
   double sps;
-  const float *bank;
+  const float *bank;  /* Q rows of 2 ntaps floats (re, im lanes) */
+  const float *bank1; /* the same rows, one lane (ntaps floats): the pairs' taps */
   unsigned Q, ntaps;
   int c;
+  int pair; /* the pairs' stride in symbols (BLK 2: qpsk_mf_pairing) */
   const qpsk_mf_block *blk;
   prx_cf32 *sym;
   double *sums;
@@ -326,19 +312,33 @@ typedef struct {
 } mf_args;
 
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
- * filter window (mf_win samples, cf32, with mf_pad one spare slot per 16). The window is loaded
- * once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta + omega t in
- * double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees to ~1e-6);
- * samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0 before it.
- * Where the whole window lies in the stream (every block but the stream's first and last) it is
- * staged without per-sample bounds, in 32-bit indices (stage_window, the loop pre's staging
- * shares). Each thread then evaluates the matched filter at a strided share of the block's
- * instants (the taps of the rounded phase, from L1/L2: Q rows of 2 ntaps floats; at sps 4 in
- * groups of STAGE_MF_GROUP consecutive symbols, one division per run for their positions,
- * qpsk_mf_tap4) and the V&V/M2M4 terms of its symbols, summed over the block in double. */
-template <bool HALF, bool PAD, bool MIX, bool BLK>
+ * filter window (mf_win samples, cf32, in the layout of BLK: qpsk_stages_mf.cuh). The window is
+ * loaded once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta +
+ * omega t in double, reduced to one turn, then sincosf: the CPU's anchored float recurrence agrees
+ * to ~1e-6); samples beyond the stream read as the DC (0 after its removal), non-finite ones as 0
+ * before it. Where the whole window lies in the stream (every block but the stream's first and
+ * last) it is staged without per-sample bounds, in 32-bit indices (stage_window, the loop pre's
+ * staging shares). Each thread then evaluates the matched filter at a share of the block's
+ * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
+ * summed over the block in double:
+ * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
+ * - BLK 1 (sps 4): pairs of consecutive symbols, thread i the symbols k0 + 2i, k0 + 2i + 1
+ *   (+ 512 j), on the MF_PAD8X2 window shifted so that symbol k0's first input starts an
+ *   8-sample group: a pair on one run of the timing whose first input does too (every pair of
+ *   the block's first run, and of the others while the run's offsets keep their residue) takes
+ *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
+ *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
+ *   symbol) one product per symbol;
+ * - BLK 2 (P sps = 16, sps 16/3: P = 3): pairs of symbols 16 P apart on one tap row (256
+ *   samples): half-warp h the items w = h + 16 i, each a unit u = w / P of 32 P symbols and a
+ *   class r = w mod P, its lane j the symbols k = k0 + 32 P u + r + P j and k + 16 P (the
+ *   half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on the MF_PAD16
+ *   window: qpsk_dot2p where both lie on one run, else one product per symbol.
+ * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
+template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
-  extern __shared__ float2 win[];
+  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : PAD ? MF_PAD16 : MF_FLAT;
+  extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
   const size_t out = (size_t)c * a.nblk + blk;
@@ -351,53 +351,84 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
     return;
   }
+  /* MF_PAD8X2: symbol k0's first input at an 8-sample group's start (the shift sets only which
+   * pairs take qpsk_dot2c: every value is the same whatever it is) */
+  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7) : 0;
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   /* each sample less the DC, at unit level, de-rotated; the same values in the same order
    * either way */
-  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
+  auto inner = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int t) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
-    win[qpsk_win_slot32(t, PAD)] = make_float2(v.re, v.im);
+    win[mf_slot32<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
-    win[qpsk_win_slot(t, PAD)] = make_float2(v.re, v.im);
+    win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
-  if (BLK) {
-    /* sps 4: groups of MG consecutive symbols; one run of the timing (the same tap row, inputs
-     * 4 apart) takes the register-blocked product, any other group (a run's edge where the
-     * instants are placed one by one, the block's last symbols) one product per symbol */
-    /* (the per-symbol arrays indexed only by unrolled constants: in registers, not local memory) */
-    constexpr int MG = STAGE_MF_GROUP;
-    for (int64_t k = p.t.k0 + MG * (int64_t)threadIdx.x; k < p.t.k1; k += MG * STAGE_THREADS) {
+  if (BLK == 1) {
+    for (int64_t k = p.t.k0 + 2 * (int64_t)threadIdx.x; k < p.t.k1; k += 2 * STAGE_THREADS) {
       unsigned rows[4] = {0, 0, 0, 0};
       int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < MG ? (int)(p.t.k1 - k) : MG;
-      bool run = m == MG;
+      const int m = p.t.k1 - k < 2 ? 1 : 2;
       qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
-#pragma unroll
-      for (int q = 0; q < MG; q++) run = run && rows[q] == rows[0] && offs[q] == offs[0] + 4 * q;
-      prx_cf32 v[4];
-      if (run) {
-        qpsk_dot2s(a.bank + (size_t)rows[0] * 2 * a.ntaps, a.ntaps, win, offs[0], PAD, v);
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
+      const int u = (int)offs[0] + sh;
+      prx_cf32 v[2];
+      if (pair && (u & 7) == 0) {
+        qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
+      } else if (pair) {
+        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
       } else {
 #pragma unroll
-        for (int q = 0; q < MG; q++)
-          if (q < m) v[q] = dot_win<PAD>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], a.ntaps);
+        for (int q = 0; q < 2; q++)
+          if (q < m)
+            v[q] = mf_dot1<LAYOUT>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], sh, a.ntaps);
       }
 #pragma unroll
-      for (int q = 0; q < MG; q++) {
+      for (int q = 0; q < 2; q++) {
         if (q < m) {
           y[k + q - p.t.k0] = v[q];
+          qpsk_sum_terms(v[q], acc);
+        }
+      }
+    }
+  } else if (BLK == 2) {
+    const int P = a.pair, U = 32 * P, j = threadIdx.x & 15;
+    const int W = (int)((n + U - 1) / U) * P; /* the items */
+    for (int w = threadIdx.x >> 4; w < W; w += STAGE_THREADS / 16) {
+      const int u = w / P;
+      const int64_t k = p.t.k0 + (int64_t)U * u + (w - u * P) + P * j;
+      if (k >= p.t.k1) continue;
+      const int m = k + 16 * P < p.t.k1 ? 2 : 1;
+      unsigned rows[2] = {0, 0};
+      int64_t offs[2] = {0, 0};
+#pragma unroll
+      for (int q = 0; q < 2; q++)
+        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q * 16 * P, a.Q, a.c, &rows[q], &offs[q]);
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 256;
+      prx_cf32 v[2];
+      if (pair) {
+        qpsk_dot2p(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], 16, v);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 2; q++)
+          if (q < m)
+            v[q] = mf_dot1<LAYOUT>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], 0, a.ntaps);
+      }
+#pragma unroll
+      for (int q = 0; q < 2; q++) {
+        if (q < m) {
+          y[k + q * 16 * P - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
       }
@@ -407,7 +438,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       unsigned row;
       int64_t off;
       qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
-      prx_cf32 v = dot_win<PAD>(bank + (size_t)row * a.ntaps, win, off, a.ntaps);
+      prx_cf32 v = mf_dot1<LAYOUT>(bank + (size_t)row * a.ntaps, win, off, 0, a.ntaps);
       y[k - p.t.k0] = v;
       qpsk_sum_terms(v, acc);
     }
@@ -744,15 +775,27 @@ static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk, bool om) {
   if (half) return mix ? pre_kernel_of2<true, true>(blk, om) : pre_kernel_of2<true, false>(blk, om);
   return mix ? pre_kernel_of2<false, true>(blk, om) : pre_kernel_of2<false, false>(blk, om);
 }
-template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, bool blk) {
-  if (!pad) return qpsk_mf_kernel<HALF, false, MIX, false>;
-  return blk ? qpsk_mf_kernel<HALF, true, MIX, true> : qpsk_mf_kernel<HALF, true, MIX, false>;
+template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, int blk) {
+  if (!pad) return qpsk_mf_kernel<HALF, false, MIX, 0>;
+  return blk == 1   ? qpsk_mf_kernel<HALF, true, MIX, 1>
+         : blk == 2 ? qpsk_mf_kernel<HALF, true, MIX, 2>
+                    : qpsk_mf_kernel<HALF, true, MIX, 0>;
 }
-/* the kernel of each variant: cf16 rows, padded window, mixing, the blocked product (padded
- * window only) */
-static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, bool blk) {
+/* the kernel of each variant: cf16 rows, padded window, mixing, the pairs (padded window only:
+ * 1 consecutive, 2 P apart) */
+static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, int blk) {
   if (half) return mix ? mf_kernel_of2<true, true>(pad, blk) : mf_kernel_of2<true, false>(pad, blk);
   return mix ? mf_kernel_of2<false, true>(pad, blk) : mf_kernel_of2<false, false>(pad, blk);
+}
+/* the pairs' kernel (mf_kernel_of's blk) of an object: mf_block 1 consecutive, P >= 2 P apart */
+static int mf_blk_of(const qpsk_stages *s) {
+  if (!s->mf_pad || !s->mf_block) return 0;
+  return s->mf_block == 1 ? 1 : 2;
+}
+/* the matched filter's shared memory (bytes) for its kernel blk */
+static size_t mf_smem(const qpsk_stages *s, int blk) {
+  const int layout = blk == 1 ? MF_PAD8X2 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
 static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir *mf, unsigned C,
@@ -772,14 +815,26 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   s->pre_win = (size_t)ceil((4.0 * L + 2 * QPSK_GM) * pre->r) + pre->ntaps + 4;
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
   s->mf_pad = 1;
-  s->mf_block = sps == 4.0; /* consecutive symbols 4 samples apart within a run */
+  s->mf_block = qpsk_mf_pairing(sps);            /* pairs of symbols on one tap row */
   s->cfo_half = C >= QPSK_CFO_HALF_MIN_CHANNELS; /* the CFO stage from half the transform */
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
-  const size_t mf_b = (size_t)mf->Q * 2 * mf->ntaps * sizeof(float);
+  const size_t mf_n = (size_t)mf->Q * mf->ntaps, mf_b = 2 * mf_n * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
-  CK(cudaMalloc(&s->d_mf, mf_b), "cudaMalloc (matched-filter taps)");
+  /* the matched filter's rows (re, im lanes), then the same rows in one lane for the pairs
+   * (qpsk_dot2c, qpsk_dot2p), where the lanes are equal (qpsk_fir_init's; else no pairs) */
+  CK(cudaMalloc(&s->d_mf, mf_b + mf_n * sizeof(float)), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
+  float *one = (float *)malloc(mf_n * sizeof(float));
+  if (!one) return prx_fail(PRX_ERR_NOMEM, "CUDA demodulator stages: out of memory (taps)");
+  for (size_t l = 0; l < mf_n; l++) {
+    one[l] = mf->bank[2 * l];
+    if (memcmp(&mf->bank[2 * l], &mf->bank[2 * l + 1], sizeof(float))) s->mf_block = 0;
+  }
+  const cudaError_t e1 =
+      cudaMemcpy(s->d_mf + 2 * mf_n, one, mf_n * sizeof(float), cudaMemcpyHostToDevice);
+  free(one);
+  CK(e1, "cudaMemcpy (taps)");
   /* a unit-step pre-filter grid (sps 4): the register-blocked filter (taps a multiple of 4) */
   s->pre_block = pre->rq >= 0 && pre->rq == (int64_t)pre->Q && pre->ntaps % 4 == 0;
   int dev, smem_max;
@@ -788,7 +843,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
      "cudaDeviceGetAttribute");
   const size_t need_pre =
       pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
-  const size_t need_mf = (s->mf_win + s->mf_win / 16 + 1) * sizeof(float2);
+  const size_t need_mf = mf_smem(s, 1) > mf_smem(s, 0) ? mf_smem(s, 1) : mf_smem(s, 0);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a block's window (%zu / %zu bytes) exceeds the "
@@ -798,8 +853,8 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   for (int v = 0; v < 16; v++)
     CK(stages_open_smem((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
        "cudaFuncSetAttribute (pre)");
-  for (int v = 0; v < 16; v++)
-    CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
+  for (int v = 0; v < 24; v++)
+    CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v >> 3), smem_max),
        "cudaFuncSetAttribute (mf)");
   return PRX_OK;
 }
@@ -914,12 +969,15 @@ static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk
 static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                             int64_t n_total, const qpsk_mf_block *blk, prx_cf32 *sym, double *sums,
                             cudaStream_t stream) {
-  mf_args a = {rows,    row_stride, b0,          n_total, s->nblk, s->L, s->Lmax, s->sps,
-               s->d_mf, s->mf_Q,    s->mf_ntaps, s->mf_c, blk,     sym,  sums,    s->d_mix};
+  const int kb = mf_blk_of(s);
+  mf_args a = {
+      rows,    row_stride,  b0,      n_total,     s->nblk,
+      s->L,    s->Lmax,     s->sps,  s->d_mf,     s->d_mf + 2 * (size_t)s->mf_Q * s->mf_ntaps,
+      s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
+      sym,     sums,        s->d_mix};
   dim3 g(s->nblk, s->C);
-  const size_t smem = (s->mf_win + (s->mf_pad ? s->mf_win / 16 + 1 : 0)) * sizeof(float2);
   mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
-               s->mf_pad && s->mf_block)<<<g, STAGE_THREADS, smem, stream>>>(a);
+               kb)<<<g, STAGE_THREADS, mf_smem(s, kb), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }

@@ -51,8 +51,9 @@ typedef struct {
    * (sps 16/3) always takes its own register-blocked filter, three outputs per thread, in pre
    * (pre_om keeps one output per thread there). */
   int pre_block;
-  /* sps 4: the matched filter register-blocked over four consecutive symbols of a run (default
-   * where it applies, with the padded window; 0 selects one symbol per thread) */
+  /* the matched filter's pairs of symbols on one tap row a thread (qpsk_mf_pairing: 1 at sps 4,
+   * consecutive symbols; P where P sps = 16, symbols 16 P apart; default where it applies, with
+   * the padded window; 0 selects one symbol per thread) */
   int mf_block;
   double *d_mix; /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
