@@ -442,6 +442,9 @@ static void test_bad(void) {
   o.llrs = NULL;
   CHECK(prx_qpsk_bank_execute_device(b, x, n, n, &o, NULL) == PRX_ERR_UNSUPPORTED,
         "device call on the CPU backend");
+  CHECK(prx_qpsk_bank_execute_device_kept(b, x, n, n, 0, 0, &o, NULL) == PRX_ERR_UNSUPPORTED &&
+            prx_qpsk_bank_history(b) == 0,
+        "device call with the history in the rows on the CPU backend");
   CHECK(prx_qpsk_bank_get_stats(b, 3, &st) == PRX_ERR_INVALID, "stats of channel 3 of 3");
   size_t nbl = 9;
   CHECK(prx_qpsk_bank_block_estimates(b, 3, &nbl) == NULL && nbl == 0, "estimates of channel 3");

@@ -66,6 +66,8 @@ static double em_chunk;   /* random chunks of at most this many samples (0: up t
 static int em_kept; /* device calls whose rows hold the bank's history before each chunk (a fresh
                        buffer each call: the kept samples, the chunk, poison after) */
 static size_t em_kept_try, em_kept_bad; /* calls without the kept samples; those refused */
+static int em_ring_fail;     /* the ring's device memory refused at the first call with samples */
+static size_t em_alloc_most; /* device allocations above this many bytes fail (0: none) */
 
 static int gpu_serial_now(const prx_qpsk_bank_gpu *g) {
   prx_qpsk_bank_gpu_timing t;
@@ -392,6 +394,9 @@ static prx_status em_row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, si
 
 static prx_status em_dev_alloc(int device, size_t bytes, void **p) {
   (void)device;
+  *p = NULL;
+  if (em_alloc_most && bytes > em_alloc_most)
+    return prx_fail(PRX_ERR_NOMEM, "emulated device: %zu bytes refused", bytes);
   *p = calloc(1, bytes ? bytes : 1);
   return *p ? PRX_OK : prx_fail(PRX_ERR_NOMEM, "emulated device: out of memory");
 }
@@ -920,15 +925,36 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
         for (unsigned c = 0; c < C; c++)
           memcpy(w + c * wp * sz, (const uint8_t *)rows + (c * pitch + i - kept) * sz,
                  (kept + mm) * sz);
-        if (i > 0 && !flush) { /* first an empty call that keeps nothing: refused (the bank needs
-                                  the samples from its next span's start), nothing consumed */
-          st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+        if (i > 0) { /* first calls without the kept samples, refused (the bank needs the samples
+                        from its next span's start), nothing consumed: an empty call that keeps
+                        nothing, the plain call (its error naming the kept call) */
+          if (!flush) {
+            st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+            em_kept_try++;
+            em_kept_bad += st == PRX_ERR_INVALID;
+          }
+          st = flush ? prx_qpsk_bank_flush(b, &out)
+                     : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
           em_kept_try++;
-          em_kept_bad += st == PRX_ERR_INVALID;
+          em_kept_bad += st == PRX_ERR_INVALID && strstr(prx_last_error(), "_kept");
         }
         st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, mm, kept, 1, flush, &out, 0, NULL);
         free(w);
       } else {
+        if (em_ring_fail && driver && pass == 0 && i == 0 && m && !flush) {
+          /* the ring (three times a span's window and more) refused, the chunk's copy not: the
+           * call fails before it consumes anything, then the same call goes on */
+          em_alloc_most = 3 * C * prx_qpsk_bank_gpu_history(b->drv) * sz - 1;
+          st = prx_qpsk_bank_execute(b, rows, pitch, m, &out);
+          em_alloc_most = 0;
+          prx_qpsk_stats s0;
+          prx_qpsk_bank_gpu_timing t0;
+          prx_qpsk_bank_gpu_get_timing(b->drv, &t0);
+          CHECK(st == PRX_ERR_NOMEM && prx_qpsk_bank_get_stats(b, 0, &s0) == PRX_OK &&
+                    s0.samples == 0 && t0.ring_bytes == 0,
+                "the ring's memory refused: status %d, %llu samples consumed, %g ring bytes", st,
+                (unsigned long long)s0.samples, t0.ring_bytes);
+        }
         st = flush ? prx_qpsk_bank_flush(b, &out)
                    : prx_qpsk_bank_execute(b, (const uint8_t *)rows + i * sz, pitch, m, &out);
       }
@@ -1170,8 +1196,10 @@ static void run_all(void) {
     em_short_tail = 0;
     outs_free(cpu);
     run(0, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 0, cpu);
+    em_ring_fail = 1; /* (its first call with samples refused the ring's memory, then again) */
     versus_cpu("cf32 LLRs random chunks", sps, qc, PRX_CF32, 0, 1, NULL, rows, pitch, n, 17 + si,
                cpu);
+    em_ring_fail = 0;
     if (em_ser && !em_cfo_off) { /* the passes moving between the GPU and the CPU mid-stream */
       em_toggle = 1;
       versus_cpu("cf32 LLRs random chunks, the passes' side switched after every call", sps, qc,

@@ -7,8 +7,8 @@
  * more blocks than the receiver's input slots: each slot reused) and calls of more than one
  * batch of blocks of an odd size (the banks called once per batch: full batches, then a partial
  * one, in each call) give the same bits; so does a stream long enough that the row window moves
- * the banks' history to its start. --quick: a quarter of the capture (for
- * compute-sanitizer). Exits 77 where no GPU is usable. */
+ * the banks' history to its start, in batches of many blocks and of one (on_channel). --quick: a
+ * quarter of the capture (for compute-sanitizer). Exits 77 where no GPU is usable. */
 #include "test_rx_scene.h"
 
 #include "rx/rx_gpu.h"
@@ -42,7 +42,8 @@ static int agrees(const scene *s, const collect *k, const collect *cpu, size_t c
 
 /* A stream long enough that the receiver's row window moves the banks' history to its start
  * (every few batches: about 4 M input samples here after the first 6 M), in calls that end
- * anywhere in a batch: the same bits as the CPU's. */
+ * anywhere in a batch, and again with one block a batch (on_channel: a move every ~1.5 M
+ * samples after the first 3 M): the same bits as the CPU's, every channel sample seen once. */
 static void long_stream(int quick) {
   scene s;
   memset(&s, 0, sizeof s);
@@ -52,31 +53,46 @@ static void long_stream(int quick) {
   scene_add(&s, -11.5 * SP, -0.1 * 2400, 30, -300, 0.6, 0.35, 1);
   scene_add(&s, 17.25 * SP, 0, 10, 0, 0.8, 0.35, 0);
   CHECK(scene_make(&s, (size_t)1 << (quick ? 23 : 24), 5) == 0, "scene");
-  collect cpu, gpu;
+  collect cpu;
   memset(&cpu, 0, sizeof cpu);
-  memset(&gpu, 0, sizeof gpu);
   prx_rx_config rc = scene_rx_config(&s, &cpu);
   CHECK(scene_receive(&s, &rc, 0, NULL) == 0, "long stream, CPU");
-  rc = scene_rx_config(&s, &gpu);
-  rc.backend = PRX_BACKEND_CUDA;
-  rc.block_samples = 65536;
-  prx_rx *rx = NULL;
-  CHECK(scene_receive(&s, &rc, 3000017, &rx) == 0, "long stream, CUDA: %s", prx_last_error());
-  const size_t moves = prx_rx_gpu_window_moves(rx), want = quick ? 1 : 2;
-  CHECK(moves >= want, "the row window moved %zu times (at least %zu expected)", moves, want);
-  prx_rx_destroy(rx);
-  for (size_t c = 0; c < s.n_car; c++) {
-    size_t d;
-    long e = scene_errors(&s, &gpu, c);
-    CHECK(e >= 0, "long stream, carrier %zu: %zu bits out, %zu sent", c, gpu.nbits[c], s.nref[c]);
-    if (s.sim[c].power_db == 0) CHECK(e == 0, "long stream, carrier %zu: %ld errors", c, e);
-    CHECK(agrees(&s, &gpu, &cpu, c, &d), "long stream, carrier %zu: CUDA bits differ (%zu)", c, d);
-    printf("long stream, carrier %zu: %zu bits, %ld errors, %zu differ from the CPU's; the row "
-           "window moved %zu times\n",
-           c, gpu.nbits[c], e, d, moves);
+  for (int one = 0; one < 2; one++) {
+    const char *what = one ? "long stream, one block a batch" : "long stream";
+    collect gpu;
+    memset(&gpu, 0, sizeof gpu);
+    rc = scene_rx_config(&s, &gpu);
+    rc.backend = PRX_BACKEND_CUDA;
+    rc.block_samples = 65536;
+    if (one) {
+      rc.on_channel = count_channel;
+      memset(chan_seen, 0, sizeof chan_seen);
+    }
+    prx_rx *rx = NULL;
+    CHECK(scene_receive(&s, &rc, 3000017, &rx) == 0, "%s, CUDA: %s", what, prx_last_error());
+    const size_t moves = prx_rx_gpu_window_moves(rx), want = quick ? 1 : 2;
+    CHECK(moves >= want, "%s: the row window moved %zu times (at least %zu expected)", what, moves,
+          want);
+    CHECK(!one || prx_rx_gpu_batch_blocks(rx) == 1, "%s: batches of %zu blocks", what,
+          prx_rx_gpu_batch_blocks(rx));
+    prx_rx_destroy(rx);
+    for (size_t c = 0; c < s.n_car; c++) {
+      size_t d;
+      long e = scene_errors(&s, &gpu, c);
+      CHECK(e >= 0, "%s, carrier %zu: %zu bits out, %zu sent", what, c, gpu.nbits[c], s.nref[c]);
+      if (s.sim[c].power_db == 0) CHECK(e == 0, "%s, carrier %zu: %ld errors", what, c, e);
+      CHECK(agrees(&s, &gpu, &cpu, c, &d), "%s, carrier %zu: CUDA bits differ (%zu)", what, c, d);
+      if (one)
+        CHECK(chan_seen[c] == (size_t)ceil((double)s.n / (KCH / 2)),
+              "%s, carrier %zu: %zu channel samples, %zu", what, c, chan_seen[c],
+              (size_t)ceil((double)s.n / (KCH / 2)));
+      printf("%s, carrier %zu: %zu bits, %ld errors, %zu differ from the CPU's; the row window "
+             "moved %zu times\n",
+             what, c, gpu.nbits[c], e, d, moves);
+    }
+    collect_free(&gpu);
   }
   collect_free(&cpu);
-  collect_free(&gpu);
   scene_free(&s);
 }
 

@@ -102,21 +102,26 @@ prx_status prx_qpsk_bank_execute_device(prx_qpsk_bank *b, const void *d_in, size
                                         size_t n_in, const prx_qpsk_bank_out *out, void *stream);
 prx_status prx_qpsk_bank_flush_device(prx_qpsk_bank *b, const prx_qpsk_bank_out *out, void *stream);
 /* The device call for a caller whose rows keep the stream's history in place (the receiver's
- * channelizer writes each batch after the samples before it): each row holds, before d_in's
- * first sample, the `kept` samples of the stream that the bank was given last (the end of the
- * earlier calls' rows; fewer at the stream's start). The bank reads every span in place and
- * keeps no samples of its own, so no sample is copied; its next call must hold at least
- * prx_qpsk_bank_history(b) samples before its chunk (all of the stream's where it is shorter),
- * else it fails with PRX_ERR_INVALID before consuming anything. flush: the stream's end, d_in at
- * the stream's end with the kept samples before it (n_in ignored); the flush or
- * prx_qpsk_bank_reset ends the obligation. The outputs are those of
- * prx_qpsk_bank_execute_device on the same chunks. */
+ * channelizer writes each batch after the samples before it). Row c holds, just before d_in + c *
+ * in_stride, the `kept` samples of the stream that the bank was given last (the end of the
+ * earlier calls' rows; fewer at the stream's start), so in_stride >= kept + n_in where C > 1. The
+ * bank reads every span in place and keeps no samples of its own, so no sample is copied; it
+ * reads the rows on stream (they stay unchanged until stream passes the call). Once such a call
+ * ran, the stream's recent samples are in the caller's rows only: each next call must be this
+ * one with prx_qpsk_bank_history(b) samples kept (all of the stream's where it is shorter); one
+ * that lacks samples the bank reads, or a plain call (prx_qpsk_bank_execute, _flush,
+ * _execute_device, _flush_device), fails with PRX_ERR_INVALID before consuming anything.
+ * flush = 1 ends the stream: d_in at the stream's end with the kept samples before it (n_in
+ * ignored); it, or prx_qpsk_bank_reset, ends the obligation. Where prx_qpsk_bank_history(b) is 0
+ * (the staged CUDA path) the bank keeps its history itself and the kept samples are not read.
+ * The outputs are those of prx_qpsk_bank_execute_device on the same chunks; PRX_ERR_UNSUPPORTED
+ * on the CPU backend. */
 prx_status prx_qpsk_bank_execute_device_kept(prx_qpsk_bank *b, const void *d_in, size_t in_stride,
                                              size_t n_in, size_t kept, int flush,
                                              const prx_qpsk_bank_out *out, void *stream);
-/* The samples a call of prx_qpsk_bank_execute_device_kept needs before its chunk, at most (0
- * where the bank keeps its history on the host: the CUDA path staged through the host, or the
- * CPU backend). */
+/* The samples a call of prx_qpsk_bank_execute_device_kept reads before its chunk, at most (a
+ * CFO span's window, fixed at create); 0 where the bank keeps its history on the host (the CUDA
+ * path staged through the host, the CPU backend) and for NULL. */
 size_t prx_qpsk_bank_history(const prx_qpsk_bank *b);
 
 /* Channel c's block estimates from the last execute/flush (as prx_qpsk_block_estimates) and its

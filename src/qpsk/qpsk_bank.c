@@ -427,6 +427,10 @@ static prx_status device_call(prx_qpsk_bank *b, const void *d_in, size_t in_stri
   if (!d_in && n_in) return prx_fail(PRX_ERR_INVALID, "%s: NULL input", fn);
   if (!flush && b->C > 1 && in_stride < n_in)
     return prx_fail(PRX_ERR_INVALID, "%s: row stride %zu is below n_in %zu", fn, in_stride, n_in);
+  if (kept != QPSK_BANK_RING && d_in && b->C > 1 && in_stride - n_in < kept)
+    return prx_fail(PRX_ERR_INVALID,
+                    "%s: row stride %zu is below kept + n_in (%zu + %zu): the rows would overlap",
+                    fn, in_stride, kept, n_in);
   prx_status st = check_out(b, out, prx_qpsk_bank_max_symbols(b, n_in, flush), fn);
   if (st) return st;
   if (b->drv)

@@ -45,6 +45,10 @@
  * entirely in the caller's chunk reads the chunk in place; a span reaching back into earlier calls
  * reads the ring, to which the chunk's head is appended first. All channels share one stream
  * position, so one ring index serves them all and every copy is one 2-D copy over the channels.
+ * A caller whose rows hold the stream's kept samples before its chunk (kept calls,
+ * prx_qpsk_bank_execute_device_kept) has every span read in place: the ring stays empty (its
+ * start moved to the next span's first sample), its memory made only by a plain call, and a
+ * plain call after a kept one is refused (the samples it would need are in the caller's rows).
  *
  * Symbols back to the host ("host finish"): with LLRs, packed bits or pilots, each span's
  * symbols are copied back and the CPU's stage_out writes the bits and LLRs (the exact CPU
@@ -1098,6 +1102,12 @@ static prx_status ring_copy(prx_qpsk_bank_gpu *g, void *dst, size_t dpitch, cons
   return (d->copy2d_dev ? d->copy2d_dev : d->copy2d)(dst, dpitch, src, spitch, width, g->C, stream);
 }
 
+/* The ring's device memory, made at the first call that may append to it (a caller whose rows
+ * keep the history never makes it: 3.2 GB at 1024 channels, sps 16/3). */
+static prx_status ring_make(prx_qpsk_bank_gpu *g) {
+  return g->ring ? PRX_OK : dalloc(g, (void **)&g->ring, (size_t)g->C * g->ring_cap * g->sz);
+}
+
 /* Appends the chunk's samples [ring_end, upto) to the ring (ext: its sample ext_base at ext,
  * ext_pitch bytes per row), first moving the ring's samples to the buffer's start where the
  * append would pass its end. */
@@ -1109,8 +1119,7 @@ static prx_status ring_put(prx_qpsk_bank_gpu *g, int64_t upto, const void *ext, 
     return prx_fail(PRX_ERR_INTERNAL, "CUDA bank: the ring (%zu samples) cannot take %lld",
                     g->ring_need, (long long)(upto - g->ring_base));
   const size_t pitch = g->ring_cap * g->sz;
-  if (!g->ring) /* at the first append: a caller whose rows keep the history never needs it */
-    TRY(dalloc(g, (void **)&g->ring, (size_t)g->C * pitch));
+  TRY(ring_make(g));
   if (g->ring_off + (size_t)(upto - g->ring_base) > g->ring_cap) {
     /* ring_off > ring_cap - ring_need >= 2 ring_need: source and destination apart */
     if (g->ring_len > g->ring_off)
@@ -1222,11 +1231,20 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   const int64_t n_prev = b->ch[0]->n_total;
   if (kept > (size_t)n_prev) kept = (size_t)n_prev;
   const int64_t ring_end = g->ring_base + (int64_t)g->ring_len;
-  if (n_prev - (int64_t)kept > ring_end)
+  if (n_prev - (int64_t)kept > ring_end) {
+    if (!keeps)
+      return prx_fail(PRX_ERR_INVALID,
+                      "CUDA bank: the stream's samples from %lld are in the caller's rows "
+                      "(prx_qpsk_bank_execute_device_kept): only that call, with them before its "
+                      "chunk, goes on (its flush, or a reset, ends the stream)",
+                      (long long)ring_end);
     return prx_fail(PRX_ERR_INVALID,
                     "CUDA bank: the rows hold %zu samples before the chunk; the bank needs %lld "
                     "(the stream's samples from %lld, which the caller's rows kept)",
                     kept, (long long)(n_prev - ring_end), (long long)ring_end);
+  }
+  /* the ring where this call appends to it, before anything is consumed */
+  if (!keeps && n_in) TRY(ring_make(g));
   mark(g, stream, QPSK_MARK_START);
   /* the rows on the device, from the first kept sample */
   const void *ext = NULL;

@@ -57,7 +57,7 @@
 #define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {
-  void *d_in;    /* the block's input, in_format */
+  void *d_in;    /* a group's input (merge_max blocks at most), in_format */
   void *ev_in;   /* the copy into d_in done */
   void *ev_read; /* the channelizer done with d_in */
 } rx_slot;
@@ -264,10 +264,11 @@ static size_t bank_history(const prx_rx *rx) {
 /* The row window's pitch for batches of bstride outputs at most: the history twice and three
  * batches. A move (before batch j, to the window's start: the history, then batch j written
  * after it) must not touch what the banks of batch j - 1 read, which are queued after it (the
- * host queues a batch ahead of the banks; batch j - 2's banks are waited for by an event): the
- * move comes where pos + bstride > wstride, so batch j - 1 starts past wstride - 2 bstride and
- * its history past wstride - 2 bstride - hist, while the move and batch j write below hist +
- * bstride. A move of hist samples comes every (wstride - hist) / bstride batches at most. */
+ * host queues a batch ahead of the banks, RX_GPU_BATCHES = 2: more in flight need a wider
+ * window; batch j - 2's banks are waited for by an event): the move comes where pos + bstride >
+ * wstride, so batch j - 1 starts past wstride - 2 bstride and its history past wstride -
+ * 2 bstride - hist, while the move and batch j write below hist + bstride. A move of hist samples
+ * comes every (wstride - hist) / bstride batches at most. */
 static size_t window_stride(size_t hist, size_t bstride) {
   return rx_row_pitch(2 * hist + 3 * bstride);
 }
@@ -491,8 +492,6 @@ static size_t kept_before(const prx_rx *rx, size_t p) {
   return (size_t)k;
 }
 
-static prx_qpsk_bank_out device_out(const prx_rx *rx, size_t i);
-
 /* Each group's bank on its rows of the window at position p (n_in new samples after the history
  * before p, or the flush), on the demodulator stream. */
 static prx_status banks(prx_rx *rx, size_t p, size_t n_in, int flush) {
@@ -559,7 +558,7 @@ static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_f
   return PRX_OK;
 }
 
-/* Where a batch starts (the channel stream, its first block's turn): at the window's position
+/* Where a batch starts (the channel stream, its first group's turn): at the window's position
  * pos, or, where a batch of bstride outputs would pass the window's end, at its start after the
  * samples the banks keep (the last hist of the stream's, moved there; the banks of the batch
  * before read theirs where they were: window_stride keeps the two apart). */
@@ -567,6 +566,15 @@ static prx_status batch_start(prx_rx *rx, rx_batch *b) {
   struct rx_gpu *G = rx->gpu;
   if (G->pos + G->bstride > G->wstride) {
     size_t mv = G->pos < G->hist ? G->pos : G->hist;
+    /* window_stride's bound, checked where it matters (a narrower window fails here, not as a
+     * race on the device): the move and this batch write below mv + bstride; the banks of the
+     * batch before, where still to be called, read from its start less hist */
+    const rx_batch *before = &G->bat[(size_t)(b - G->bat + RX_GPU_BATCHES - 1) % RX_GPU_BATCHES];
+    if (before->n_out && mv + G->bstride + G->hist > before->start)
+      return prx_fail(PRX_ERR_INTERNAL,
+                      "receiver row window: the move to its start would overwrite rows the banks "
+                      "of the batch before read (window %zu, history %zu, batch %zu samples)",
+                      G->wstride, G->hist, G->bstride);
     if (mv) {
       const size_t pitch = G->wstride * sizeof(prx_cf32);
       TRY((G->dev->copy2d_dev ? G->dev->copy2d_dev
@@ -580,10 +588,11 @@ static prx_status batch_start(prx_rx *rx, rx_batch *b) {
   return PRX_OK;
 }
 
-/* Queues a block's copy (n input samples at in) into slot s, after the channelizer's last read
- * of that slot's input (R blocks before), and its channelizer writing after batch b's rows so
- * far, after the copy and, for the batch's first block, after the banks' last read of the rows
- * of the batch RX_GPU_BATCHES before; the serial mode waits for each. */
+/* Queues a group's copy (n input samples at in: consecutive blocks of batch b) into slot s,
+ * after the channelizer's last read of that slot's input (R groups before), and its channelizer
+ * writing after batch b's rows so far, after the copy and, for the batch's first group, after the
+ * banks' last read of the rows of the batch RX_GPU_BATCHES before, the batch placed in the
+ * window (batch_start); the serial mode waits for each. */
 static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   double t0 = prx_now();
@@ -624,8 +633,8 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   const size_t size = prx_format_size(rx->cfg.in_format);
   const size_t nb = (n + rx->block - 1) / rx->block, A = G->A;
   const size_t nbat = (nb + A - 1) / A;
-  /* blocks queued beyond the batch demodulated: the batches after it that have a free row
-   * buffer (the serial mode: none) */
+  /* blocks queued beyond the batch demodulated: those of the batches after it, RX_GPU_BATCHES
+   * in flight (the serial mode: none) */
   const size_t ahead = G->serial ? 1 : RX_GPU_BATCHES;
   const uint8_t *p = in;
   prx_status st = PRX_OK;
@@ -717,8 +726,10 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   TRY(demodulate(rx, b->start, NULL, NULL, n_out, target, NULL));
   t0 = prx_now();
   TRY(set_free(G));
-  TRY(banks(rx, G->bank_end, 0, 1)); /* (the stream's end: its kept samples before it) */
-  G->pos = G->bank_end = 0;          /* the next stream starts at the window's start */
+  /* the stream's end, its kept samples before it (where the flush's batch took none after a
+   * move, bank_end is still before the move: those samples lie above the flush's rows, intact) */
+  TRY(banks(rx, G->bank_end, 0, 1));
+  G->pos = G->bank_end = 0; /* the next stream starts at the window's start */
   int any;
   completed(rx, &any);
   if (any) TRY(queue_back(rx));

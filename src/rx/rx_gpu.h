@@ -41,20 +41,20 @@ void prx_rx_gpu_get_times(const prx_rx *rx, double *copy_s, double *chan_s, doub
 /* The receiver's set-up, seconds, in the order it runs (`polyrx rx` prints them with
  * POLYRX_TIMING): the demodulator banks (on CUDA their first call into the device waits for the
  * device's context, after their CPU part), the prototype and the channelizer, the host rows, and
- * on the GPU path its streams and events, its input slots and batch rows (gpu_ring), the
+ * on the GPU path its streams and events, its input slots and row window (gpu_ring), the
  * flush's zeros and the output buffers. */
 typedef struct {
   double banks, chan, rows, gpu_streams, gpu_ring, gpu_zero, gpu_outputs;
 } prx_rx_setup_times;
 void prx_rx_get_setup_times(const prx_rx *rx, prx_rx_setup_times *t);
-/* The input slots (blocks whose copies may be in flight); 0 off the GPU path. */
+/* The input slots (groups of blocks whose copies may be in flight); 0 off the GPU path. */
 size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
 /* The blocks a bank call takes at most (a batch); 0 off the GPU path. */
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
 /* The consecutive blocks of a batch that one input copy and one channelizer call take, at most
  * (default: as many as make 2^22 samples, 1 with on_channel; fewer host launches for small
- * blocks); set between calls, within that default (for the tests: 1 reuses the input slots
- * block by block). Returns the value in use; 0 off the GPU path. */
+ * blocks). For the tests only (test_rx_cuda: 1 reuses the input slots block by block): set
+ * between calls, within that default. Returns the value in use; 0 off the GPU path. */
 size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
