@@ -375,15 +375,15 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
 
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
  * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
- * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2p, k0 + 2p + 1, p =
- * 2 (i mod 128) + i / 128 (+ 256 j), on the window shifted by sh (qpsk_win_slot16x2; on one run
- * qpsk_dot2c where the first's input starts at a multiple of 8, else qpsk_dot2g); with P sps = 16
- * thread i's items i + 256 j: the full units' pairs k, k + 16 P (a half-warp 16 consecutive symbols
- * of one class mod P in a unit of 32 P) on the QPSK_PAD16 window (qpsk_dot2p on one run), then the
- * last unit's symbols two an item, a warp that holds one of those (and a pair on two runs)
- * qpsk_dot2x; elsewhere one symbol per thread. The blocked products are checked bit for bit against
- * qpsk_dot1; each thread's V&V terms are summed in float in its order, then over the threads in
- * double (the kernel sums its warps' partial sums in another order: a few ulps). */
+ * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
+ * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
+ * 8-sample group, else qpsk_dot2g); with P sps = 16 thread i's items i + 256 j: the full units'
+ * pairs k, k + 16 P (a half-warp 16 consecutive symbols of one class mod P in a unit of 32 P) on
+ * the QPSK_PAD16 window (qpsk_dot2p on one run), then the last unit's symbols two an item, a warp
+ * that holds one of those (and a pair on two runs) qpsk_dot2x; elsewhere one symbol per thread. The
+ * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
+ * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
+ * in another order: a few ulps). */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -399,11 +399,11 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     unsigned r0;
     int64_t o0;
     qpsk_mf_tap(tm, k->L, k->sps, lo, tm->k0, k->mf.Q, k->mf.c, &r0, &o0);
-    sh = (int)(-o0 & 15);
+    sh = (int)(-o0 & 7);
   }
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
-  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp);              /* QPSK_PAD16 */
-  prx_cf32 *w16 = calloc((size_t)qpsk_win_slot16x2((int)nw + 16) + 2, sizeof *w16); /* shifted */
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp);        /* QPSK_PAD16 */
+  prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
   float *t1 = malloc(k->mf.ntaps * sizeof *t1), *t2 = malloc(k->mf.ntaps * sizeof *t2);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
@@ -417,7 +417,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
       win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
       wp[qpsk_win_slot(i, 1)] = win[i];
-      w16[qpsk_win_slot16x2((int)i + sh)] = win[i];
+      w8[qpsk_win_slot8((int)i + sh)] = win[i];
       rot = qpsk_nco_advance(rot, step);
     }
   }
@@ -434,7 +434,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       int64_t kk[2];
       int m;
       if (pairing == 1) {
-        kk[0] = tm->k0 + 2 * (g - th + 2 * (th % 128) + th / 128);
+        kk[0] = tm->k0 + 2 * g;
         kk[1] = kk[0] + 1;
       } else if (pairing > 1) {
         if (g >= nf + nt2) break;
@@ -490,9 +490,9 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         for (unsigned l = 0; l < k->mf.ntaps; l++)
           t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
         if (pairing == 1 && (u & 7) == 0)
-          qpsk_dot2c(t1, k->mf.ntaps, w16 + qpsk_win_slot16x2(u), (u >> 3) & 1, y);
+          qpsk_dot2c(t1, k->mf.ntaps, w8 + qpsk_win_slot8(u), y);
         else if (pairing == 1)
-          qpsk_dot2g(t1, k->mf.ntaps, w16, u, y);
+          qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
         else
           qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], 16, y);
         for (int q = 0; q < 2; q++) {
@@ -517,7 +517,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   sums[4] = (double)(tm->k1 - tm->k0);
   free(win);
   free(wp);
-  free(w16);
+  free(w8);
   free(t1);
   free(t2);
 }

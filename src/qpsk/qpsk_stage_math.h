@@ -507,13 +507,12 @@ QPSK_HD int qpsk_mf_pairing(double sps) {
 }
 
 /* The matched filter's window for pairs of consecutive symbols at sps 4 (qpsk_dot2c): window
- * index t, shifted by the thread block's sh, at slot u + 2 (u >> 4), u = t + sh: two spare slots
- * after every 16 samples. The kernel stages sample u by thread u mod 256, so a half-warp stores 16
- * consecutive slots (16 distinct bank pairs). A pair whose first input has u = 16 g + 8 h reads its
- * chunks of four samples at fixed offsets (qpsk_dot2c), two samples per 16-byte load; a warp's
- * lanes take pairs 16 samples apart, 18 slots: 9 (odd) 16-byte bank groups, so the eight lanes of
- * each 16-byte load phase never conflict. */
-QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
+ * index t, shifted by the thread block's sh, at slot u + 2 (u >> 3), u = t + sh: two spare slots
+ * after every 8 samples. A pair whose first input has u a multiple of 8 reads its chunks of four
+ * samples at fixed offsets from one slot (10 slots per 8 samples), two samples per 16-byte load,
+ * and the lanes of a warp, whose pairs lie 8 samples apart, read 10 slots apart: 5 (odd) 16-byte
+ * bank groups, so the eight lanes of each 16-byte load phase never conflict. */
+QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
 
 /* Four taps of a one-lane tap row (the bank's re lane: both lanes of a matched-filter row are
  * equal, qpsk_fir_init) from p into h: on the device one 16-byte read-only load (p 16-byte
@@ -551,36 +550,35 @@ QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
 /* Two consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
  * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
  * equal two qpsk_dot1 calls on the row whose lanes both equal t1). w is the slot of window index
- * off in the qpsk_win_slot16x2 layout with u = off + sh = 16 g + 8 h (h 0 or 1): chunk j (samples
- * off + 4j .. off + 4j + 3) lies at w + 4j + 2 ((2h + j) >> 2), two 16-byte loads (the offsets
- * fixed where h is). Symbol 0 takes tap block j from chunk j, symbol 1 from chunk j + 1: a ring of
- * two chunks, one new chunk (two loads) and four taps (one load) per block. ntaps a multiple of 4.
- */
-QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, int h, prx_cf32 out[2]) {
+ * off in the qpsk_win_slot8 layout with off + sh a multiple of 8: chunk j (samples off + 4j ..
+ * off + 4j + 3) lies at w + 10 (j >> 1) + 4 (j & 1), two 16-byte loads. Symbol 0 takes tap block j
+ * from chunk j, symbol 1 from chunk j + 1: a ring of two chunks, one new chunk (two loads) and
+ * four taps (one load) per block. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   const int nj = (int)(ntaps / 4);
   QPSK_F2 ring[2][4];
   QPSK_LD2X(w, ring[0][0], ring[0][1]);
   QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
-  for (int j0 = 0; j0 < nj; j0 += 4, w += 18, t1 += 16) {
+  for (int j0 = 0; j0 < nj; j0 += 2, w += 10, t1 += 8) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-    for (int jj = 0; jj < 4; jj++) {
+    for (int jj = 0; jj < 2; jj++) {
       if (j0 + jj >= nj) break;
-      /* chunk j0 + jj + 1 (jj + 1 = 4: the next 16 samples' first, 18 slots on) */
-      const QPSK_F2 *nx = w + 4 * (jj + 1) + 2 * ((2 * h + jj + 1) >> 2);
+      /* chunk j0 + jj + 1: w + 4 after an even chunk, w + 10 (the next 8 samples) after an odd */
+      const QPSK_F2 *nx = w + (jj ? 10 : 4);
       QPSK_F2 *n4 = ring[(jj + 1) & 1];
       QPSK_LD2X(nx, n4[0], n4[1]);
       QPSK_LD2X(nx + 2, n4[2], n4[3]);
-      float hh[4];
-      QPSK_TAPS4_1(t1 + 4 * jj, hh);
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * jj, h);
       const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
       for (int a = 0; a < 4; a++) {
-        re0 += hh[a] * QPSK_RE(x0[a]);
-        im0 += hh[a] * QPSK_IM(x0[a]);
-        re1 += hh[a] * QPSK_RE(x1[a]);
-        im1 += hh[a] * QPSK_IM(x1[a]);
+        re0 += h[a] * QPSK_RE(x0[a]);
+        im0 += h[a] * QPSK_IM(x0[a]);
+        re1 += h[a] * QPSK_RE(x1[a]);
+        im1 += h[a] * QPSK_IM(x1[a]);
       }
     }
   }
@@ -590,15 +588,15 @@ QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, int h
   out[1].im = im1;
 }
 
-/* qpsk_dot2c's pair whose first input u (window index plus shift) is not a multiple of 8 (a later
- * run of the block whose offsets moved by a sample): the same sums in the same order, each chunk's
- * four slots computed (qpsk_win_slot16x2), one sample per load. w is the window's
+/* qpsk_dot2c's pair whose first input u (window index plus shift) does not start an 8-sample
+ * group (a later run of the block whose offsets moved by a sample): the same sums in the same
+ * order, each chunk's four slots computed (qpsk_win_slot8), one sample per load. w is the window's
  * first slot. */
 QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u, prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   const int nj = (int)(ntaps / 4);
   QPSK_F2 ring[2][4];
-  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot16x2(u + a)];
+  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot8(u + a)];
   for (int j0 = 0; j0 < nj; j0 += 2) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -606,7 +604,7 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
     for (int jj = 0; jj < 2; jj++) {
       const int j = j0 + jj;
       if (j >= nj) break;
-      for (int a = 0; a < 4; a++) ring[(jj + 1) & 1][a] = w[qpsk_win_slot16x2(u + 4 * (j + 1) + a)];
+      for (int a = 0; a < 4; a++) ring[(jj + 1) & 1][a] = w[qpsk_win_slot8(u + 4 * (j + 1) + a)];
       float h[4];
       QPSK_TAPS4_1(t1 + 4 * j, h);
       const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];

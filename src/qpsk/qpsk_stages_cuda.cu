@@ -322,17 +322,13 @@ typedef struct {
  * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
  * summed over the block in double:
  * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
- * - BLK 1 (sps 4): pairs of consecutive symbols on the MF_PAD16X2 window shifted so that
- *   symbol k0's first input starts a 16-sample group, thread i the pair p = 2 (i mod 128) +
- *   i / 128 (+ 256 j: the symbols k0 + 2p, k0 + 2p + 1), so that a warp's pairs start 16 samples
- *   apart at one offset within their groups (8 h, h = i / 128): a pair on one run of the timing
- *   whose first input starts at a multiple of 8 (every pair of the block's first run, and of the
- *   others while the run's offsets keep their residue) takes qpsk_dot2c (16-byte loads at fixed
- *   offsets, the taps once a pair), a pair on one run whose residue moved qpsk_dot2g (each slot
- *   computed), any other (an edge of a run, the last symbol) one product per symbol. Where
- *   nothing is mixed the window is staged from sh samples before lo, so that thread i stores
- *   the shifted index u = i + 256 j (a half-warp 16 consecutive slots); each sample keeps its
- *   thread's NCO recurrence (the thread that stages index t in the unshifted order);
+ * - BLK 1 (sps 4): pairs of consecutive symbols, thread i the symbols k0 + 2i, k0 + 2i + 1
+ *   (+ 512 j), on the MF_PAD8X2 window shifted so that symbol k0's first input starts an
+ *   8-sample group: a pair on one run of the timing whose first input does too (every pair of
+ *   the block's first run, and of the others while the run's offsets keep their residue) takes
+ *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
+ *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
+ *   symbol) one product per symbol;
  * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs 16 P
  *   apart on one tap row (256 samples), item i (thread i, then i + 256, ...) the unit u = g / P
  *   and class r = g mod P of g = i / 16, lane j = i mod 16 the symbols k = k0 + 32 P u + r + P j
@@ -345,7 +341,7 @@ typedef struct {
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
-  constexpr int LAYOUT = BLK == 1 ? MF_PAD16X2 : PAD ? MF_PAD16 : MF_FLAT;
+  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -359,42 +355,32 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
     return;
   }
-  /* MF_PAD16X2: symbol k0's first input at a 16-sample group's start (the shift sets only which
+  /* MF_PAD8X2: symbol k0's first input at an 8-sample group's start (the shift sets only which
    * pairs take qpsk_dot2c: every value is the same whatever it is) */
-  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15) : 0;
-  /* the staging's lead: the window staged from index -ss (its first ss samples not stored), so
-   * that thread i stores u = i + 256 j (BLK 1 without mixing; mixing keeps lo as its origin) */
-  const int ss = BLK == 1 && !MIX ? sh : 0;
+  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7) : 0;
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  /* the NCO: each thread's first rotation exact, then a float recurrence by its stride (thread i
-   * stages t = i - ss + 256 j: from t = i - ss + 256 where that is negative at j = 0) */
-  const int t0 = (int)threadIdx.x - ss;
-  prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, t0 < 0 ? t0 + STAGE_THREADS : t0);
+  /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
+  prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   /* each sample less the DC, at unit level, de-rotated; the same values in the same order
    * either way */
-  auto inner = [&rot, step, dc, sh, ss, gain = p.gain](prx_cf32 v, int t) {
-    t -= ss;
-    if (t < 0) return;
+  auto inner = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int t) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
     win[mf_slot32<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  auto edge = [&rot, step, dc, sh, ss, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
-    t -= ss;
-    if (t < 0) return;
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
     win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo - ss, hi, a.mix, dc, inner, edge);
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
   if (BLK == 1) {
-    const int pi = 2 * (threadIdx.x & 127) + (threadIdx.x >> 7);
-    for (int64_t k = p.t.k0 + 2 * pi; k < p.t.k1; k += 2 * STAGE_THREADS) {
+    for (int64_t k = p.t.k0 + 2 * (int64_t)threadIdx.x; k < p.t.k1; k += 2 * STAGE_THREADS) {
       unsigned rows[4] = {0, 0, 0, 0};
       int64_t offs[4] = {0, 0, 0, 0};
       const int m = p.t.k1 - k < 2 ? 1 : 2;
@@ -403,12 +389,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       const int u = (int)offs[0] + sh;
       prx_cf32 v[2];
       if (pair && (u & 7) == 0) {
-        const float *t1 = a.bank1 + (size_t)rows[0] * a.ntaps;
-        const float2 *w = win + qpsk_win_slot16x2(u);
-        if (u & 8) /* the warp's pairs' offset within their groups: the loads' fixed offsets */
-          qpsk_dot2c(t1, a.ntaps, w, 1, v);
-        else
-          qpsk_dot2c(t1, a.ntaps, w, 0, v);
+        qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
       } else if (pair) {
         qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
       } else {
@@ -825,7 +806,7 @@ static int mf_blk_of(const qpsk_stages *s) {
 }
 /* the matched filter's shared memory (bytes) for its kernel blk */
 static size_t mf_smem(const qpsk_stages *s, int blk) {
-  const int layout = blk == 1 ? MF_PAD16X2 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  const int layout = blk == 1 ? MF_PAD8X2 : s->mf_pad ? MF_PAD16 : MF_FLAT;
   return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
