@@ -16,7 +16,8 @@
  *                                                buffers in turn (the command's slots);
  *                                                BENCH_CHAN_READER=1: a thread reads each
  *                                                block's outputs after it, as the command's
- *                                                writers do (at most N blocks behind);
+ *                                                writers do (at most N blocks behind;
+ *                                                with N > 1 only);
  *                                                BENCH_CHAN_BUSY=N: N threads spin beside it
  *                                                (the command's other busy threads)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in

@@ -7,6 +7,8 @@
  * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
  * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
+ * pre and pre_om without their sliding filter (pre_unslid, pre_om_unslid: the four- and
+ * three-output register-blocked filters instead);
  * pre and mf also with per-channel mixing (pre_mix, mf_mix), pre without its four-output register
  * blocking (pre_unblocked: at sps 16/3 the same kernel as pre, whose three-output filter has no
  * switch) and mf without its padded window (mf_unpadded) or its pairs of symbols (mf_unblocked),
@@ -28,8 +30,9 @@
  *
  * Not the whole demodulator: the serial passes between the kernels are not included
  * (bench/GPU_NOTES.md). Options: --case SPS:C:FORMAT (repeatable, e.g. 4:1024:cf32) runs only
- * those configurations; --profile launches each sequence (all, all_folded) once, untimed, for a
- * profiler (ncu -k regex:qpsk). Output: JSON lines, then a table. */
+ * those configurations; --profile launches each sequence (all, all_folded) and pre without its
+ * sliding filter once, untimed, for a profiler (ncu -k regex:qpsk). Output: JSON lines, then a
+ * table. */
 #include "testutil.h"
 
 #include "qpsk/qpsk_internal.h"
@@ -102,6 +105,8 @@ enum {
   K_CFOW,
   K_FOLDW,
   K_MFRUNS,
+  K_PRE1,
+  K_PREOM1,
   K_N
 };
 static const char *const kname[K_N] = {"pre",
@@ -123,7 +128,9 @@ static const char *const kname[K_N] = {"pre",
                                        "mf_mix",
                                        "cfo_whole",
                                        "all_folded_whole",
-                                       "mf_runs"};
+                                       "mf_runs",
+                                       "pre_unslid",
+                                       "pre_om_unslid"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
@@ -221,7 +228,7 @@ int main(int argc, char **argv) {
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
-  char table[16][760];
+  char table[16][800];
   int nt = 0, fail = 0;
   test_rng r;
   test_rng_seed(&r, 5);
@@ -334,6 +341,10 @@ int main(int argc, char **argv) {
         if (profile) { /* each sequence once, untimed (for a profiler) */
           if (launch(&b, K_ALL) || launch(&b, K_FOLD) || cudaDeviceSynchronize() != cudaSuccess)
             fail = 1;
+          /* and pre without its sliding filter, for the comparison */
+          st.pre_slide = 0;
+          if (launch(&b, K_PRE) || cudaDeviceSynchronize() != cudaSuccess) fail = 1;
+          st.pre_slide = 1;
           printf("profiled sps %.3f C %u %s\n", sps, C, f ? "cf16" : "cf32");
           goto release;
         }
@@ -354,6 +365,11 @@ int main(int argc, char **argv) {
         st.pre_block = 0;
         t[K_PRE0] = time_it(&b, K_PRE);
         st.pre_block = blk;
+        /* pre and pre_om without the sliding filter (the four- and three-output ones) */
+        st.pre_slide = 0;
+        t[K_PRE1] = time_it(&b, K_PRE);
+        t[K_PREOM1] = time_it(&b, K_PREOM);
+        st.pre_slide = 1;
         if (S->mix(&st, fmix)) {
           fprintf(stderr, "mix: %s\n", prx_last_error());
           return 1;
@@ -413,6 +429,7 @@ int main(int argc, char **argv) {
                      cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
         double bytes[K_N] = {0};
         bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
+        bytes[K_PRE1] = bytes[K_PREOM1] = in_b + gb;
         bytes[K_OM] = 2 * gb;
         bytes[K_X4] = bytes[K_X4L] = 32 + 8;
         bytes[K_CFO] = cb;
@@ -440,19 +457,20 @@ int main(int argc, char **argv) {
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)
           snprintf(table[nt++], sizeof table[0],
-                   "sps %5.3f C %4u %s  pre %5.1f (unblocked %5.1f, mix %5.1f, with om %5.1f) om "
+                   "sps %5.3f C %4u %s  pre %5.1f (unslid %5.1f, unblocked %5.1f, mix %5.1f, with "
+                   "om %5.1f, unslid %5.1f) om "
                    "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (runs "
                    "%5.1f, mix %5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded "
                    "%5.2f all5 "
                    "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f  "
                    "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)",
-                   sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE0), G(K_PREMIX), G(K_PREOM),
-                   G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO), G(K_MF), G(K_MFRUNS),
-                   G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT), G(K_ALL), G(K_FOLD), G(K_ALL5),
-                   100 * G(K_FOLD) / floor_gsym, floor_gsym, G(K_PRE) * bytes[K_PRE],
-                   G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO], G(K_MF) * bytes[K_MF], G(K_CFOW),
-                   G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
+                   sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE1), G(K_PRE0), G(K_PREMIX),
+                   G(K_PREOM), G(K_PREOM1), G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO),
+                   G(K_MF), G(K_MFRUNS), G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT), G(K_ALL),
+                   G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym, floor_gsym,
+                   G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO],
+                   G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G
       release:
         cudaFree(rows);

@@ -680,8 +680,9 @@ static cli_alignment alignment(const run_state *r) {
  * output slots, shared among the channelizer's workers, fit half a core's L2
  * (prx_pipe_cache_block): K = 1024 with all channels, 2^14 with one worker, 2^15 with two, 2^16
  * with all cores (7 workers on 16 cores) or with 64 channels. Larger blocks are slower there,
- * the outputs no longer in the caches when the channelizer writes them again (K = 1024, all
- * channels written to tmpfs, on the 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
+ * likely from the outputs leaving the caches before the channelizer writes them again (not
+ * measured apart: prx_pipe_cache_block) (K = 1024, all channels written to tmpfs, on the
+ * 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
  * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; with one
  * worker the channelizer's own time in the stream was 145-225 ms in 2^14 blocks, 169-193 in
  * 2^16, 207-274 in 2^17, the runs within the host's noise from 2^14 to 2^16). With fewer
@@ -1266,7 +1267,8 @@ static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_
   size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
   if (!ws->hold) {
     size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
-    ws->region = HOLD_BYTES / n_local;
+    /* each channel's room 64-byte aligned: the packers store 2- and 4-byte values into it */
+    ws->region = HOLD_BYTES / n_local / 64 * 64;
     ws->held = calloc(n_local, sizeof *ws->held);
     ws->hold = ws->held ? malloc(ws->region * n_local) : NULL;
     if (!ws->hold) {
@@ -1384,7 +1386,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
-  if (head->last && !ws->ready && !r->o.to_stdout) { /* the recordings are ended after this slot */
+  /* the recordings end with this slot, which may keep no output (no lead and whole outputs:
+   * the loop below then does not run): the rows held are written first */
+  if (head->last && !ws->ready && !r->o.to_stdout) {
     prx_status st = write_all_held(r, w);
     if (st) return st;
   }
@@ -1532,10 +1536,10 @@ static int stream(run_state *r) {
  * Returns the first error's exit code. */
 static int close_outputs(run_state *r) {
   if (!r->w) return -1;
-  for (int w = 0; w < r->n_writers; w++) {
-    r->n_complete += r->ws[w].n_complete;
-    if (!r->o.to_stdout && !r->open_failed) write_all_held(r, w); /* a run cut short */
-  }
+  /* a writer without its last slot holds no row of a recording kept: the pipeline writes the
+   * flush's slot after a read error or a stop, and ends without it only after a compute error
+   * (every recording discarded) or a writer's (every output failed, or an opener) */
+  for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
   for (size_t s = 0; s < r->n_sel; s++)
     if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;

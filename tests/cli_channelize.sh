@@ -556,6 +556,77 @@ POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 
 [ $rc = 1 ] || fail "an output that cannot be created, slow openers: exit $rc, expected 1"
 [ "$(ls pbad)" = ch0007.sigmf-meta ] ||
   fail "an output that cannot be created, slow openers: left $(ls pbad | head -3)"
+# nine channels to one writer (each channel's room in the hold 4 MiB / 9, odd unless rounded) in
+# the formats the writer packs into the hold: the same bytes (the sanitizer build checks the
+# packers' 2-byte stores there)
+for f in ci16 cf16; do
+  POLYRX_OPENER=inline POLYRX_WRITERS=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
+    -c 0-8 --backend cpu --out-format $f --block 333 -o pslow_s -q
+  POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=1 "$POLYRX" channelize -i pin.ci16 -F ci16 \
+    -s 16k -K 16 -P 8 -c 0-8 --backend cpu --out-format $f --block 333 -o pslow -q 2>err.txt ||
+    fail "slow openers, 9 channels ($f): the run failed: $(tail -1 err.txt)"
+  diff -r -q pslow_s pslow >/dev/null || fail "slow openers, 9 channels ($f): the outputs differ"
+  held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ n += $NF } END { print n + 0 }')
+  [ "$held" -gt 0 ] || fail "slow openers, 9 channels ($f): no row was held: $(grep cpu err.txt)"
+  rm -rf pslow pslow_s
+done
+# the flush's slot keeping nothing (no lead: -P 1 --oversample 1; 20000 input samples, 1250
+# whole outputs of D = 16) while rows are held: the last slot writes them, the same bytes
+head -c 80000 pin.ci16 >plast.ci16
+POLYRX_OPENER=inline POLYRX_WRITERS=3 "$POLYRX" channelize -i plast.ci16 -F ci16 -s 16k -K 16 -P 1 \
+  --oversample 1 --backend cpu --block 333 -o plast_s -q
+POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize -i plast.ci16 -F ci16 \
+  -s 16k -K 16 -P 1 --oversample 1 --backend cpu --block 333 -o plast -q 2>err.txt ||
+  fail "slow openers, nothing kept at the flush: the run failed: $(tail -1 err.txt)"
+diff -r -q plast_s plast >/dev/null || fail "slow openers, nothing kept at the flush: outputs differ"
+held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ n += $NF } END { print n + 0 }')
+[ "$held" -gt 0 ] || fail "slow openers, nothing kept at the flush: no row held: $(grep cpu err.txt)"
+rm -rf plast plast_s plast.ci16
+# a hold that fills: one writer and one opener for 256 channels (at least 0.5 s of 2 ms pauses),
+# 2^19 input samples in blocks of 4096 (32 outputs, 256 bytes, a row; 16 KiB, 64 rows, a
+# channel's room): the writer holds rows until a channel's room is full, then waits for its
+# recording; the bytes of the openers inline, at most 65 rows a channel held (the first one
+# shorter), and a wait
+python3 -c 'import random; random.seed(19); open("phold.ci16", "wb").write(random.randbytes(4 << 19))'
+POLYRX_OPENER=inline POLYRX_WRITERS=1 "$POLYRX" channelize -i phold.ci16 -F ci16 -s 16k -K 256 \
+  --backend cpu --block 4096 -o pfull_s -q
+POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=1 "$POLYRX" channelize -i phold.ci16 -F ci16 \
+  -s 16k -K 256 --backend cpu --block 4096 -o pfull -q 2>err.txt ||
+  fail "a full hold: the run failed: $(tail -1 err.txt)"
+diff -r -q pfull_s pfull >/dev/null || fail "a full hold: the outputs differ"
+held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ print $NF }')
+[ "${held:-0}" -gt 0 ] && [ "$held" -le $((256 * 65)) ] ||
+  fail "a full hold: ${held:-no} rows held, expected 1 to $((256 * 65)): $(grep cpu err.txt)"
+waited=$(grep -o 'waiting for the openers [0-9.]*' err.txt | awk '{ print $NF }')
+awk -v t="${waited:-0}" 'BEGIN { exit !(t > 0) }' ||
+  fail "a full hold: the writer never waited for a recording: $(grep cpu err.txt)"
+rm -rf pfull pfull_s phold.ci16
+# SIGTERM while rows are held (the input read, the openers at the first of 256 recordings):
+# the last slot waits for them, every recording complete with the bytes of an uninterrupted run
+POLYRX_OPENER=inline POLYRX_WRITERS=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 256 \
+  --backend cpu --block 1000 -o pterm_s -q
+rm -f fifo
+POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=1 fifo_sigterm_run pin.ci16 pin.ci16 \
+  "$POLYRX" channelize -i fifo -F ci16 -s 16k -K 256 --backend cpu --block 1000 -o pterm -q
+rc=$?
+[ $rc = 130 ] || fail "SIGTERM with rows held: exit status $rc, expected 130: $(tail -1 err.txt)"
+held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ print $NF }')
+[ "${held:-0}" -gt 0 ] || fail "SIGTERM with rows held: no row was held: $(grep cpu err.txt)"
+for f in pterm_s/*.sigmf-data; do
+  cmp -s "$f" pterm/"${f#pterm_s/}" || fail "SIGTERM with rows held: ${f#pterm_s/} differs"
+done
+grep -q '"polyrx:input_samples":[[:space:]]*20011' pterm/ch0255.sigmf-meta 2>/dev/null ||
+  fail "SIGTERM with rows held: the last recording does not describe the samples read"
+rm -rf pterm pterm_s fifo
+# a file-size limit (8 KiB, each channel 20 KiB) with rows held: exit 1, the error, no recording
+rc=0
+(ulimit -f 8 && POLYRX_TIMING=1 POLYRX_OPENER=slow POLYRX_WRITERS=3 "$POLYRX" channelize \
+  -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 --backend cpu --block 333 -o pfsz -q) 2>err.txt || rc=$?
+[ $rc = 1 ] || fail "a file-size limit, slow openers: exit $rc, expected 1"
+grep -q "File too large" err.txt || fail "a file-size limit, slow openers: $(cat err.txt)"
+held=$(grep -o 'rows held for them [0-9]*' err.txt | awk '{ n += $NF } END { print n + 0 }')
+[ "$held" -gt 0 ] || fail "a file-size limit, slow openers: no row was held: $(grep cpu err.txt)"
+[ -z "$(ls pfsz)" ] || fail "a file-size limit, slow openers: left $(ls pfsz | head -3)"
 # with 4 writers or more (8 cores, or POLYRX_WRITERS=4 here) the CPU backend's default block is 2^16
 # samples, each channel's power still summed over 2^18 input samples (cli/chan_power.h): the
 # bytes of --block 262144, metadata included, with an odd lead (-P 7: 7 outputs dropped, groups

@@ -329,6 +329,16 @@ int main(int argc, char **argv) {
     compare("sps 4 cf32 LLRs, random chunks, serial passes on the CPU", gpu, cpu, tc, tx, ntx, 0,
             1);
     outs_free(gpu);
+    /* a CFO span of 24 blocks of 512: the timing pass's records too long for its shared-memory
+     * staging (spans of up to 23 blocks), so the first span reads them from global memory and
+     * the flush's shorter span is staged */
+    prx_qpsk_config qc_long = qc;
+    qc_long.cfo_span_symbols = 24 * 512;
+    run(PRX_BACKEND_CPU, qc_long, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc_long, PRX_CF32, bits, NULL, d_rows, pitch, n, 37, gpu);
+    compare("sps 4 cf32 bits, spans of 24 blocks, random chunks", gpu, cpu2, tc, tx, ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu2);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, rows, rows, pitch, n, 29, gpu);
     compare("sps 4 cf32 host calls, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
     outs_free(gpu);

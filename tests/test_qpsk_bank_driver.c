@@ -696,8 +696,8 @@ static prx_status d_level(const qpsk_serial_cfg *cf, size_t C_, size_t nb, int64
 /* the timing and NCO kernels' warps as teams of one lane (the lanes' shares of the blocks run
  * by the one lane in turn: the same values) */
 static void r_timing(const em_op *o) {
-  double om[2 * QPSK_SR_MAXB], en[QPSK_SR_MAXB];
-  const qpsk_sr_team tm = {0, 1, om, en, NULL};
+  double om[2 * QPSK_SR_MAXB], en[QPSK_SR_MAXB], med[QPSK_SR_MAXB + 1];
+  const qpsk_sr_team tm = {0, 1, om, en, med};
   for (size_t c = 0; c < o->z[0]; c++)
     qpsk_sr_timing_ch(&o->cf, c, o->z[1], o->i[0], (int)o->z[2], o->i[1], o->c[0], o->q[0], o->q[1],
                       o->q[2], o->q[3], o->q[4], o->q[5], o->q[6], &tm);

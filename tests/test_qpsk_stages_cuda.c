@@ -6,7 +6,8 @@
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
  * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
- * matched filter's window padded (the default) and not; om folded into pre (pre_om, om_sums,
+ * matched filter's window padded (the default) and not; pre's grid also without its sliding filter
+ * (the four- and three-output filters: bit for bit the same); om folded into pre (pre_om, om_sums,
  * x4_level) against om and x4, also with the stream going on (g_hi = INT64_MAX: the records of
  * every block before the stream's end, its first included, equal to those with the end). Then the
  * demodulator itself as the reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100
@@ -148,6 +149,22 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
     CHECK_OK(S->mf(&st, d_rows, stride, 0, k.n_total, d_mb, d_sym, d_sums, 0));
     CHECK_OK(S->out(&st, d_mb, d_ob, d_sym, d_bits, bits_stride, 0));
     ok = cuda_ok(cudaDeviceSynchronize(), "kernels");
+  }
+  /* pre without its sliding filter (pre_slide 0: the four- and three-output filters, whose sums
+   * are qpsk_dot1's in its order as the sliding filter's are): the same grid bit for bit */
+  size_t slide_differ = 0;
+  if (ok) {
+    prx_cf32 *d_g3 = NULL, *g3 = malloc(nb * ng * sizeof *g3);
+    ok = cuda_ok(cudaMalloc((void **)&d_g3, nb * ng * sizeof(prx_cf32)), "cudaMalloc") &&
+         cuda_ok(cudaMemset(d_g3, 0xff, nb * ng * sizeof(prx_cf32)), "poison");
+    st.pre_slide = 0;
+    if (ok) CHECK_OK(S->pre(&st, d_rows, stride, 0, k.n_total, d_g3, d_mom, d_bad, 0));
+    st.pre_slide = 1;
+    ok = ok && cuda_ok(cudaMemcpy(g3, d_g3, nb * ng * sizeof *g3, cudaMemcpyDeviceToHost), "grid");
+    for (size_t t = 0; ok && t < nb; t++)
+      slide_differ += memcmp(g3 + t * ng, grid_pre + t * ng, ng * sizeof *g3) != 0;
+    cudaFree(d_g3);
+    free(g3);
   }
   /* om folded into pre: pre_om, om_sums, x4_level into their own buffers */
   double *d_omsum = NULL;
@@ -300,6 +317,9 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
     printf("  om folded into pre: grid differing in %zu blocks, O&M %.2e, drift %.2e, x4 "
            "differing in %zu blocks\n",
            fold_grid_differ, worst_fold, worst_fold_corr, fold_x4_differ);
+    printf("  pre without its sliding filter: grid differing in %zu blocks\n", slide_differ);
+    CHECK(slide_differ == 0, "pre: %zu blocks' grid differ without the sliding filter",
+          slide_differ);
     CHECK(fold_grid_differ == 0, "pre_om: %zu blocks' grid differ from pre's", fold_grid_differ);
     CHECK(worst_fold < 2e-5, "om_sums: sub-block sums differ by %.2e", worst_fold);
     CHECK(worst_fold_corr < 1e-4, "om_sums: drift correlations differ by %.2e", worst_fold_corr);

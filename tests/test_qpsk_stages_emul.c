@@ -33,6 +33,51 @@ static void emul_pre_window(const stage_case *k, unsigned c, int64_t lo, int64_t
   }
 }
 
+/* The kernel's sliding pre-filter (qpsk_stages_pre.cuh: per 1, 8 outputs a thread, slots 2 per
+ * 8 samples at the unit step; per 3, 9 outputs, slots 2 per 4 samples at the step 4/3) on the
+ * window win (nw samples from lo) of the block whose grid starts at m0: the window at virtual
+ * samples shifted by e (the first whole period's first input at 0), zeros before and 32 after it,
+ * each thread's run of outputs from its run of samples; every output stored (those in [0, ng))
+ * the same value as grid's (qpsk_dot1's), every read within the zeroed slots and 16-byte pairs
+ * aligned. */
+static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw, int64_t m0,
+                           int64_t lo, const prx_cf32 *grid, int per) {
+  const int adv = per == 1 ? 1 : 4, no = per == 1 ? 8 : 9, sh = per == 1 ? 3 : 2;
+  const int nt = (int)k->pre.ntaps, ns = adv * (no / per - 1) + per - 1 + nt;
+  const int64_t ng = (int64_t)case_ng(k);
+  const int ph = (int)(((m0 % per) + per) % per);
+  unsigned row;
+  int64_t offp;
+  qpsk_pre_tap(m0 - ph, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &row, &offp);
+  const int e = (int)-offp;
+  CHECK(e >= 0 && e <= 3, "pre: the sliding window's shift %d", e);
+  for (int u = 0; u < per; u++) {
+    unsigned ru;
+    int64_t ou;
+    qpsk_pre_tap(m0 - ph + u, k->pre.rq, k->pre.r, k->pre.Q, k->pre.c, lo, &ru, &ou);
+    CHECK(ru == (unsigned)u && ou == offp + u, "pre: the period's output %d on row %u at %lld", u,
+          ru, (long long)(ou - offp));
+  }
+  const int nslots = qpsk_slide_slot((int)nw + 3 + 32, sh) + 2;
+  prx_cf32 *wp = calloc((size_t)nslots, sizeof *wp);
+  for (int64_t t = 0; t < nw; t++) wp[qpsk_slide_slot((int)t + e, sh)] = win[t];
+  size_t differ = 0;
+  for (int i = 0; no * (int64_t)i - ph < ng; i++) {
+    const int v = adv * (no / per) * i, sl = qpsk_slide_slot(v, sh);
+    const int nse = (ns + 1) & ~1;
+    CHECK(sl % 2 == 0 && v + nse <= nw + e + 32 && qpsk_slide_slot(v + nse - 1, sh) < nslots,
+          "pre: the sliding run %d reads outside its zeros or unaligned", i);
+    prx_cf32 o[QPSK_SLIDE_MAX];
+    qpsk_pre_slide(k->pre.bank, nt, per, adv, no, wp + sl, sh, o);
+    for (int u = 0; u < no; u++) {
+      const int64_t q = no * (int64_t)i - ph + u;
+      if (q >= 0 && q < ng) differ += memcmp(&o[u], &grid[q], sizeof o[0]) != 0;
+    }
+  }
+  CHECK(differ == 0, "pre: %zu sliding filter's outputs differ from qpsk_dot1's", differ);
+  free(wp);
+}
+
 /* stage pre, emulated: window then outputs */
 static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid, double mom[4],
                      unsigned *bad) {
@@ -91,6 +136,7 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     CHECK(r0 == 0 && differ == 0, "pre: %zu blocked outputs differ from qpsk_dot1's", differ);
     free(wp);
+    emul_pre_slide(k, win, nw, m0, lo, grid, 1);
   }
   if (k->pre.rq >= 0 && 3 * k->pre.rq == 4 * (int64_t)k->pre.Q) {
     /* the kernel's three-output filter on a step-4/3 grid: the window padded as above, three
@@ -119,6 +165,7 @@ static void emul_pre(const stage_case *k, unsigned c, unsigned j, prx_cf32 *grid
     }
     CHECK(differ == 0, "pre: %zu three-output filter's outputs differ from qpsk_dot1's", differ);
     free(wp);
+    if (k->pre.Q == 3) emul_pre_slide(k, win, nw, m0, lo, grid, 3);
   }
   free(win);
 }
@@ -294,7 +341,52 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
     free(part);
     free(owner);
   }
-  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1; i++) {
+  /* at a step-4/3 grid of 24 taps the sliding filter's runs (qpsk_stages_pre.cuh: 9 outputs from
+   * 9 r - ph, ph = m0 mod 3): each run's two parts (qpsk_om_run: qpsk_om_lane's sums over each to
+   * rounding), each sub-block the sum of its runs' parts in order (qpsk_om_run_range) */
+  const int slide3 = per == 1 && k->pre.Q == 3 && k->pre.rq == 4 && k->pre.ntaps == 24;
+  if (slide3) {
+    const int n = 9, ph = (int)(((m0 % 3) + 3) % 3);
+    const int64_t nr = (ng + ph + n - 1) / n;
+    double *part = calloc((size_t)nr * 2 * QPSK_OMS, sizeof *part);
+    uint32_t *jls = calloc((size_t)nr, sizeof *jls);
+    size_t differ = 0;
+    for (int64_t r = 0; r < nr; r++) {
+      const int64_t kb = n * r - ph;
+      prx_cf32 oo[9];
+      for (int u = 0; u < n; u++) oo[u] = kb + u >= 0 && kb + u < ng ? z[kb + u] : (prx_cf32){0, 0};
+      double *tl = part + r * 2 * QPSK_OMS, *th = tl + QPSK_OMS;
+      qpsk_om_run(oo, n, kb, m0, QPSK_GM, own_end, 4 * Ls, nsub, tl, th, &jls[r]);
+      /* against qpsk_om_lane over each part: its outputs below and from the next sub-block */
+      double rl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rh[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+      const int64_t kh = jls[r] < nsub ? QPSK_GM + (int64_t)(jls[r] + 1) * 4 * Ls : INT64_MAX;
+      for (int u = 0; u < n; u++) {
+        const int64_t kk = kb + u;
+        if (kk >= QPSK_GM && kk < own_end) qpsk_oms_add(oo[u], m0 + kk, kk < kh ? rl : rh);
+      }
+      for (int q = 0; q < QPSK_OMS; q++) /* the sums in another order: to rounding */
+        differ += fabs(rl[q] - tl[q]) > 1e-12 * (1 + fabs(rl[q])) ||
+                  fabs(rh[q] - th[q]) > 1e-12 * (1 + fabs(rh[q]));
+    }
+    CHECK(differ == 0, "pre_om: %zu runs' qpsk_om_run sums differ from qpsk_oms_add's", differ);
+    size_t owned = 0;
+    for (unsigned j = 0; j <= nsub; j++) {
+      int64_t r0, r1;
+      qpsk_om_run_range(j, nsub, 4 * Ls, QPSK_GM, own_end, n, ph, &r0, &r1);
+      CHECK(r0 >= 0 && r1 <= nr, "pre_om: sub-block %u's runs %lld .. %lld of %lld", j,
+            (long long)r0, (long long)r1, (long long)nr);
+      for (int64_t r = r0; r < r1 && r < nr; r++)
+        for (int q = 0; q < QPSK_OMS; q++) {
+          if (jls[r] == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + q];
+          if (jls[r] + 1 == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + QPSK_OMS + q];
+        }
+      for (int64_t r = r0; r < r1 && r < nr; r++) owned += jls[r] == j || jls[r] + 1 == j;
+    }
+    CHECK(owned > 0, "pre_om: no run holds own outputs");
+    free(part);
+    free(jls);
+  }
+  for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1 && !slide3; i++) {
     const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
     for (int64_t sgi = 0; sgi < nsteps * 8; sgi++) {
       const double *sg = seg + (size_t)sgi * (1 + 2 * QPSK_OMS);

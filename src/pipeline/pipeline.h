@@ -131,11 +131,15 @@ typedef struct {
 
 prx_pipe_config prx_pipe_config_default(void);
 
-/* The bytes of output slots in flight that one compute worker's core keeps in its own cache:
- * half the 2 MiB L2 of the GPU host's cores, the rest left to the input blocks and the compute
- * stage's own state. A worker whose slots exceed it writes every output line again from farther
- * away (bench/RESULTS.md, "channelize on 16 cores": the library with its outputs in 3 buffers of
- * 1.06 MiB in turn ran 1.30-1.61x slower than in 1). */
+/* The bytes of output slots in flight that one compute worker's core is to keep in its own
+ * cache: half the 2 MiB L2 of the GPU host's cores, the rest left to the input blocks and the
+ * compute stage's own state. The model, that a worker whose slots exceed it fetches every output
+ * line again to write it, rests on one measurement (bench/RESULTS.md, "channelize on 16 cores":
+ * the library with its outputs in 3 buffers of 1.06 MiB in turn 1.30-1.61x slower than in 1)
+ * that did not show again in a later call (2.5 % slower in those buffers, 6 % in 3 of 0.28 MiB:
+ * "channelize on 16 cores, ninth session"); what that call shows is the command with one worker
+ * in the block this gives (2^14) within the host's noise of 2^16, its compute in the
+ * channelizer 10 % lower in the median. */
 #define PRX_PIPE_CACHE_BYTES ((size_t)1 << 20)
 
 /* The largest block, max_block halved down to min_block at most, whose out_depth output slots

@@ -299,9 +299,10 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
       return st;
     }
   }
-  g->fold_ok = g->stg.pre_block && g->k->pre_om && g->k->om_sums && g->k->x4_level;
-  /* at sps 4 om is folded into pre (one pass over the grid fewer: bench/GPU_NOTES.md, sixth
-   * session); prx_qpsk_bank_gpu_set_fold selects the other path */
+  g->fold_ok = (g->stg.pre_block || qpsk_stages_slide3(&g->stg)) && g->k->pre_om && g->k->om_sums &&
+               g->k->x4_level;
+  /* at sps 4 and 16/3 om is folded into pre (one pass over the grid fewer: bench/GPU_NOTES.md,
+   * sixth and ninth sessions); prx_qpsk_bank_gpu_set_fold selects the other path */
   prx_qpsk_bank_gpu_set_fold(g, QPSK_OM_FOLDED);
   g->oms = ((size_t)g->stg.nsub + 1) * QPSK_OMS;
   if (mix && (st = g->k->mix(&g->stg, mix))) {

@@ -182,9 +182,10 @@ QPSK_HD double qpsk_sr_lock_ratio(unsigned n) {
 typedef struct {
   unsigned lane, n;
   double *om, *en;
-  double *med; /* QPSK_SR_MAXB + 1 values: the clock line's median sorted by lane 0, and its
-                * result (the GPU's shared memory); NULL (the host only): each lane sorts in its
-                * own array */
+  double *med; /* QPSK_SR_MAXB + 1 values: the clock line's intercepts sorted by lane 0, and
+                * their median, which every lane reads (qpsk_sr_timing; shared memory on the GPU);
+                * NULL where the team runs no qpsk_sr_timing (the NCO pass; qpsk_serial.c's
+                * timing pass, which sorts its spans' intercepts with qsort) */
 } qpsk_sr_team;
 #ifdef __CUDA_ARCH__
 #define QPSK_SR_SYNC() __syncwarp()
@@ -450,17 +451,11 @@ QPSK_HD double qpsk_sr_intercept_in(const qpsk_serial_cfg *cf, const qpsk_om_out
   return qpsk_sr_middle(med, ni);
 }
 
-/* the intercept for the team: in the team's scratch by lane 0 (the value then read by every
- * lane), else in each lane's own array */
+/* the intercept for the team: sorted in the team's med by lane 0, the value then read by every
+ * lane */
 QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *om,
                                  const qpsk_serial_blk *tb, int64_t b0, size_t nb, double e,
                                  const qpsk_sr_team *tm) {
-#ifndef __CUDA_ARCH__
-  if (!tm->med) {
-    double med[QPSK_SR_MAXB];
-    return qpsk_sr_intercept_in(cf, om, tb, b0, nb, e, med);
-  }
-#endif
   QPSK_SR_SYNC(); /* (every lane's records written) */
   if (tm->lane == 0) tm->med[QPSK_SR_MAXB] = qpsk_sr_intercept_in(cf, om, tb, b0, nb, e, tm->med);
   QPSK_SR_SYNC();

@@ -1,10 +1,11 @@
 /* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
  * level, timing, NCO and phase passes of one CFO span, the level pass one thread per channel, the
  * timing, NCO and phase passes one warp per channel (its lanes share out the blocks' own work:
- * the O&M sums, the V&V phases, the powers, the corrections; the chains run on one lane), with the
- * arithmetic of qpsk_serial.h (compiled without fused multiply-adds, CMakeLists.txt, so that it
- * rounds as the host does). The launches are small: their point is that the span's stage kernels
- * follow one another on the stream without a host round trip. */
+ * the O&M sums, the V&V phases, the powers, the corrections; the timing and NCO chains run alike
+ * on every lane, the phase pass's on lane 0), with the arithmetic of qpsk_serial.h (compiled
+ * without fused multiply-adds, CMakeLists.txt, so that it rounds as the host does).
+ * The launches are small: their point is that the span's stage kernels follow one another on the
+ * stream without a host round trip. */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -37,9 +38,11 @@ __global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s,
  * scratch in shared memory */
 const unsigned kWarps = 2;
 
-/* the timing kernel's staged records' dynamic shared memory at most (without an opt-in: 48 KB,
- * with the kernel's static scratch beside it): spans of up to 23 blocks */
-const size_t kStageMax = 44 * 1024;
+/* the timing kernel's team scratch, its static shared memory (sh_om, sh_en, sh_med) */
+const size_t kTeamShared = kWarps * (4 * QPSK_SR_MAXB + 1) * sizeof(double);
+/* its staged records' dynamic shared memory at most: a thread block's 48 KB without an opt-in,
+ * less the team scratch (kWarps x (888 + 72) B a block: spans of up to 23 blocks) */
+const size_t kStageMax = 48 * 1024 - kTeamShared;
 
 /* a warp's copy of n bytes (a multiple of 8) in consecutive 8-byte words */
 __device__ void warp_copy(void *dst, const void *src, size_t n, unsigned lane) {
@@ -61,6 +64,7 @@ __global__ void timing_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t b
                               int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi) {
   __shared__ double sh_om[kWarps][2 * QPSK_SR_MAXB], sh_en[kWarps][QPSK_SR_MAXB],
       sh_med[kWarps][QPSK_SR_MAXB + 1];
+  static_assert(sizeof sh_om + sizeof sh_en + sizeof sh_med == kTeamShared, "team scratch");
   extern __shared__ double sh_rec[];
   const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;

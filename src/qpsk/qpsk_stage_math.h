@@ -410,6 +410,67 @@ QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1
   }
 }
 
+/* The sliding pre-filter's window (stage pre at sps 4 and 16/3, qpsk_stages_pre.cuh): virtual
+ * sample v (the window index plus the block's shift, so that every thread's run of samples starts
+ * on a multiple of 2^sh) sits at slot v + 2 (v >> sh), two spare slots after every 2^sh samples:
+ * sample pairs stay 16-byte aligned, and the lanes' runs (8 samples apart at sh 3: 10 slots; 12
+ * apart at sh 2: 18 slots) fall on distinct banks for 16-byte loads of eight lanes. */
+QPSK_HD int qpsk_slide_slot(int v, int sh) { return v + 2 * (v >> sh); }
+
+#ifdef __CUDA_ARCH__
+#define QPSK_UNROLL _Pragma("unroll")
+#else
+#define QPSK_UNROLL
+#endif
+#define QPSK_SLIDE_MAX 9 /* outputs per call of qpsk_pre_slide */
+
+/* The pre-filter's outputs of one thread, sliding: no consecutive outputs (no <= QPSK_SLIDE_MAX, a
+ * multiple of per) in periods of per outputs adv samples apart; output o on tap row o % per (rows
+ * of nt taps, re/im lanes, one after the other in taps) reading nt samples from sample
+ * adv (o / per) + o % per of the run that starts at slot w (a virtual sample that is a multiple of
+ * 2^sh: qpsk_slide_slot). Each sample is loaded once (two a load) and used by every output whose
+ * taps reach it; each output sums over its taps in the order of qpsk_dot1, so the outputs equal
+ * no qpsk_dot1 calls. The unit-step grid (sps 4) is per 1, adv 1; the step-4/3 grid (sps 16/3)
+ * per 3, adv 4 (its period's rows 0, 1, 2 at samples 0, 1, 2). On the GPU nt, per, adv and no are
+ * constants at the call (qpsk_stages_pre.cuh), so every loop unrolls and the taps are constant
+ * operands. Reads the run's samples up to an even count (one past the last where it is odd). */
+QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no, const QPSK_F2 *w,
+                            int sh, prx_cf32 *out) {
+  float re[QPSK_SLIDE_MAX], im[QPSK_SLIDE_MAX];
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) re[o] = im[o] = 0;
+  const int ns = adv * (no / per - 1) + per - 1 + nt;
+  QPSK_UNROLL
+  for (int s = 0; s < ns; s += 2) {
+    const int sl = s + 2 * (s >> sh);
+#ifdef __CUDA_ARCH__
+    const float4 p = *(const float4 *)(w + sl);
+    const float xr[2] = {p.x, p.z}, xi[2] = {p.y, p.w};
+#elif defined(__CUDACC__)
+    const float xr[2] = {w[sl].x, w[sl + 1].x}, xi[2] = {w[sl].y, w[sl + 1].y};
+#else
+    const float xr[2] = {w[sl].re, w[sl + 1].re}, xi[2] = {w[sl].im, w[sl + 1].im};
+#endif
+    QPSK_UNROLL
+    for (int h = 0; h < 2; h++) {
+      QPSK_UNROLL
+      for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+        const int l = s + h - (adv * (o / per) + o % per);
+        if (o >= no || l < 0 || l >= nt) continue;
+        const float *t = taps + 2 * ((o % per) * nt + l);
+        re[o] += t[0] * xr[h];
+        im[o] += t[1] * xi[h];
+      }
+    }
+  }
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+    if (o >= no) break;
+    out[o].re = re[o];
+    out[o].im = im[o];
+  }
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {
@@ -1022,6 +1083,80 @@ QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own
   s[1] -= p[1], s[2] += b[1], s[3] -= a[1], s[4] -= b[1], s[5] -= a[1]; /* w = -j */
   s[0] -= p[2], s[2] -= a[2], s[3] -= b[2], s[4] -= a[2], s[5] += b[2]; /* w = -1 */
   s[1] += p[3], s[2] -= b[3], s[3] += a[3], s[4] += b[3], s[5] += a[3]; /* w = j */
+}
+
+/* qpsk_oms_add's terms of outputs whose parts sum to a, b (p the sum of their a^2 + b^2) with the
+ * weight w = wr + j wi (qpsk_oms_add's (-j)^(m mod 4)): s0, s1 += p w; s2, s3 += z w; s4, s5 +=
+ * conj(z) w. With w one of 1, -j, -1, j each term is exact (one product +-a, +-b or +-p, the other
+ * +-0). */
+QPSK_HD void qpsk_oms_addw(double a, double b, double p, double wr, double wi, double s[QPSK_OMS]) {
+  s[0] += p * wr;
+  s[1] += p * wi;
+  s[2] += a * wr - b * wi;
+  s[3] += a * wi + b * wr;
+  s[4] += a * wr + b * wi;
+  s[5] += a * wi - b * wr;
+}
+
+/* One part of qpsk_om_run: the sums of the outputs o (n of them, grid indices kb .. kb + n - 1,
+ * m0 + k the grid index) with klo <= k < khi. The weights (-j)^(m0 + k) of outputs two apart are
+ * opposite, so each output's a, b, p go to the accumulator of its parity u mod 2 with the sign
+ * (-1)^(u / 2) (u known where the loop unrolls; a factor 1 or 0 for the range: no branch, no
+ * weight per output), the weight of the parity's first output applied once at the end
+ * (qpsk_oms_addw): the sums of qpsk_oms_add's terms in another order (rounding of a few 1e-16
+ * relative). */
+QPSK_HD void qpsk_om_part(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int64_t klo,
+                          int64_t khi, double t[QPSK_OMS]) {
+  double s[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  /* [klo, khi) as run indices, clamped to [0, n] (klo or khi may be INT64_MAX) */
+  const int lo = klo <= kb ? 0 : klo >= kb + n ? n : (int)(klo - kb);
+  const int hi = khi <= kb ? 0 : khi >= kb + n ? n : (int)(khi - kb);
+  QPSK_UNROLL
+  for (int u = 0; u < QPSK_SLIDE_MAX; u++) {
+    if (u >= n) break;
+    const double f = u >= lo && u < hi ? ((u >> 1) & 1 ? -1.0 : 1.0) : 0.0;
+    const double a = o[u].re, b = o[u].im, p = a * a + b * b;
+    s[u & 1][0] += a * f;
+    s[u & 1][1] += b * f;
+    s[u & 1][2] += p * f;
+  }
+  QPSK_UNROLL
+  for (int v = 0; v < 2; v++) {
+    const int r = (int)((m0 + kb + v) & 3);
+    const double wr = r == 0 ? 1.0 : r == 2 ? -1.0 : 0.0, wi = r == 1 ? -1.0 : r == 3 ? 1.0 : 0.0;
+    qpsk_oms_addw(s[v][0], s[v][1], s[v][2], wr, wi, t);
+  }
+}
+
+/* Stage pre_om at a step-4/3 grid, sliding (qpsk_stages_pre.cuh: a thread's run of n outputs o at
+ * grid indices kb .. kb + n - 1, n < Ls4): the sums of its own outputs (gm <= k < own_end) in the
+ * sub-block of its first own one (*jl, qpsk_om_lane's) into tl, those in the next sub-block (the
+ * run crosses at most one boundary) into th (qpsk_om_part: qpsk_om_lane's sums over each part to
+ * rounding). */
+QPSK_HD void qpsk_om_run(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int gm, int64_t own_end,
+                         uint32_t Ls4, uint32_t nsub, double tl[QPSK_OMS], double th[QPSK_OMS],
+                         uint32_t *jl) {
+  const int64_t k0 = kb < gm ? gm : kb;
+  const int64_t jj = (k0 - gm) / (int64_t)Ls4;
+  const uint32_t j = jj < (int64_t)nsub ? (uint32_t)jj : nsub;
+  const int64_t kh = j < nsub ? gm + (int64_t)(j + 1) * Ls4 : INT64_MAX;
+  qpsk_om_part(o, n, kb, m0, gm, kh < own_end ? kh : own_end, tl);
+  qpsk_om_part(o, n, kb, m0, kh, own_end, th);
+  *jl = j;
+}
+
+/* The runs of qpsk_om_run (run r: n outputs from n r - ph) that hold own outputs of sub-block j
+ * (0 .. nsub; the last, nsub, the rest of the block): [*r0, *r1), empty where it has none; run r's
+ * part is its tl where its *jl is j, its th where its *jl is j - 1. */
+QPSK_HD void qpsk_om_run_range(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t own_end,
+                               int n, int ph, int64_t *r0, int64_t *r1) {
+  const int64_t A = gm + (int64_t)Ls4 * j;
+  int64_t B = j < nsub ? A + Ls4 : own_end;
+  if (B > own_end) B = own_end;
+  *r0 = *r1 = 0;
+  if (B <= A) return;
+  *r0 = (A + ph) / n;
+  *r1 = (B - 1 + ph) / n + 1;
 }
 
 /* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group

@@ -24,9 +24,7 @@ extern "C" {
 #define PEAK_THREADS 128
 #define PEAK_BATCH 8
 /* the odd bins' values a thread loads before it uses the first */
-#ifndef ODD_BATCH
 #define ODD_BATCH 8
-#endif
 
 static prx_status cfo_fail(const char *what, const char *why) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages (CFO): %s: %s", what, why);

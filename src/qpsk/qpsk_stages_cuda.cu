@@ -7,6 +7,7 @@ extern "C" {
 }
 #include "qpsk_stages_cfo.cuh"
 #include "qpsk_stages_mf.cuh"
+#include "qpsk_stages_pre.cuh"
 #include "qpsk_stages_window.cuh"
 
 #include <cuda_fp16.h>
@@ -86,17 +87,35 @@ typedef struct {
   double *omsum;
   int g_vec; /* the blocked filter's grid stores as float4 (the grid 16-byte aligned) */
   int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
+  int slide; /* the sliding filter (PRE_SLIDE_UNIT, PRE_SLIDE_TRI) or PRE_SLIDE_NONE */
+  float taps[QPSK_SLIDE_TAPS]; /* its taps (qpsk_stages.pre_taps): constant operands */
 } pre_args;
 
-/* Stages pre's input window [lo, hi) of channel c in win (slots as qpsk_win_slot places them with
- * wpad; stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample
- * reads it; the input sums and the non-finite count of the block's own samples [own0, own1)
- * into m and bad (each thread its share). With wpad, 8 zeros follow the window (the blocked outputs
- * past the grid's end read up to 3 samples past it). */
+/* The layout of pre's window in shared memory: window index t at slot v + k (v >> sh), v = t + e:
+ * qpsk_win_slot's pads (0: k 0; QPSK_PAD4: k 1, sh 2; e 0) and, with PRE_PAD_SLIDE,
+ * qpsk_slide_slot of the virtual sample t + e (k 2), in one expression without branches. */
+typedef struct {
+  int pad, e, k, sh;
+} pre_layout;
+__device__ __forceinline__ int pre_slot32(const pre_layout &y, int t) {
+  const int v = t + y.e;
+  return v + y.k * (v >> y.sh);
+}
+__device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
+  const int64_t v = t + y.e;
+  return v + y.k * (v >> y.sh);
+}
+
+/* Stages pre's input window [lo, hi) of channel c in win (slots as the layout y places them;
+ * stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample reads it;
+ * the input sums and the non-finite count of the block's own samples [own0, own1) into m and bad
+ * (each thread its share). With QPSK_PAD4, 8 zeros follow the window (the blocked outputs past the
+ * grid's end read up to 3 samples past it); with PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it
+ * and the e virtual samples before it are zeros (the runs read whole past the grid's ends). */
 template <bool HALF, bool MIX>
-__device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, int64_t lo,
-                                                 int64_t hi, int64_t own0, int64_t own1, int wpad,
-                                                 float2 *win, double m[4], unsigned *bad) {
+__device__ __forceinline__ void
+stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
+                 const pre_layout &y, float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
   const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
   unsigned cnt = 0, nb = 0;
@@ -111,18 +130,23 @@ __device__ __forceinline__ void stage_pre_window(const pre_args &a, unsigned c, 
     m[2] += (double)re * re + (double)im * im;
     cnt += fin && own;
     nb += !fin && own;
-    win[qpsk_win_slot32(tu, wpad)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+    win[pre_slot32(y, tu)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
   };
   auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
     if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
     v = qpsk_window_sample(v, in, zero);
-    win[qpsk_win_slot(t, wpad)] = make_float2(v.re, v.im);
+    win[pre_slot(y, t)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
   m[3] += (double)cnt;
   *bad += nb;
-  if (wpad && threadIdx.x < 8)
+  if (y.pad == QPSK_PAD4 && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
+  if (y.pad == PRE_PAD_SLIDE) {
+    if (threadIdx.x < PRE_SLIDE_TAIL)
+      win[qpsk_slide_slot((int)(hi - lo) + y.e + (int)threadIdx.x, y.sh)] = make_float2(0, 0);
+    if ((int)threadIdx.x < y.e) win[qpsk_slide_slot((int)threadIdx.x, y.sh)] = make_float2(0, 0);
+  }
 }
 
 /* One warp's O&M partial sums for one step of its outputs, where pre_om computes one output per
@@ -153,11 +177,52 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
   }
 }
 
+/* The sliding filters' grid stores through shared memory: after every thread's filter has read
+ * the window, the block's outputs of this step go to the window's first slots (which later steps
+ * do not read: step it reads from slot it S on), then out in consecutive 16-byte (unit step) or
+ * 8-byte (step 4/3) stores, whole lines a warp instead of each lane's run its own lines. Every
+ * thread calls it (barriers). */
+__device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1], bool have,
+                                               int64_t k0, int64_t ng, float4 *st, float4 *g4) {
+  __syncthreads();
+  /* pair p at p ^ ((p >> 3) & 3): a quarter-warp's eight 16-byte writes on eight bank groups */
+  if (have) {
+#pragma unroll
+    for (int q = 0; q < PRE_SLIDE_OUT1 / 2; q++) {
+      const int p = PRE_SLIDE_OUT1 / 2 * (int)threadIdx.x + q;
+      st[p ^ ((p >> 3) & 3)] =
+          make_float4(o[2 * q].re, o[2 * q].im, o[2 * q + 1].re, o[2 * q + 1].im);
+    }
+  }
+  __syncthreads();
+  const int64_t left = ng - k0;
+  const int np =
+      (int)((left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS) / 2);
+  for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[p ^ ((p >> 3) & 3)];
+}
+__device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], bool have,
+                                              int64_t k0, int64_t ng, float2 *st, prx_cf32 *g) {
+  __syncthreads();
+  if (have) {
+#pragma unroll
+    for (int u = 0; u < PRE_SLIDE_OUT3; u++)
+      st[PRE_SLIDE_OUT3 * threadIdx.x + u] = make_float2(o[u].re, o[u].im);
+  }
+  __syncthreads();
+  for (int k = (int)threadIdx.x; k < PRE_SLIDE_OUT3 * STAGE_THREADS; k += STAGE_THREADS) {
+    const int64_t gk = k0 + k;
+    if (gk >= 0 && gk < ng) {
+      const float2 v = st[k];
+      g[gk] = prx_cf32{v.x, v.y};
+    }
+  }
+}
+
 template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS,
                                   OM ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_MIN_BLOCKS)
-    qpsk_pre_kernel(pre_args a) {
-  extern __shared__ float2 win[];
+    qpsk_pre_kernel(const __grid_constant__ pre_args a) {
+  extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
   const int64_t b = a.b0 + blk, L = a.L;
@@ -166,9 +231,24 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   qpsk_pre_ranges(b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
   double m[4] = {0, 0, 0, 0};
   unsigned bad = 0;
-  /* the window's slots: padded one per 4 samples for the register-blocked filters */
-  const int wpad = BLK || (!OM && a.tri) ? QPSK_PAD4 : 0;
-  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, wpad, win, m, &bad);
+  /* the window's slots: padded one per 4 samples for the register-blocked filters; for the
+   * sliding ones at virtual samples shifted by e so that the grid's first whole period (output
+   * -ph: ph of the step-4/3 grid's 3, 0 at the unit step) reads from virtual sample 0 */
+  pre_layout y = {0, 0, 0, 0};
+  if (BLK || (!OM && a.tri)) y = {QPSK_PAD4, 0, 1, 2};
+  int ph = 0;
+  if (a.slide != PRE_SLIDE_NONE) {
+    const int per = a.slide == PRE_SLIDE_TRI ? 3 : 1;
+    ph = (int)(((m0 % per) + per) % per);
+    unsigned row;
+    int64_t offp;
+    qpsk_pre_tap(m0 - ph, a.rq, a.r, a.Q, a.c, lo, &row, &offp);
+    y.pad = PRE_PAD_SLIDE;
+    y.e = (int)-offp;
+    y.k = 2;
+    y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
+  }
+  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -189,7 +269,40 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   const uint32_t Ls4 = 4 * a.Ls, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int nwarps = STAGE_THREADS / 32;
   int nsteps; /* steps of the output loop, the same for every thread (the warp reductions) */
-  if (BLK) {
+  if (BLK && a.slide == PRE_SLIDE_UNIT) {
+    /* a unit-step grid, sliding: eight consecutive outputs per thread (output k reads from
+     * virtual sample k), two groups of four for the O&M sums */
+    const int S = PRE_SLIDE_OUT1 * STAGE_THREADS;
+    nsteps = (int)((ng + S - 1) / S);
+    for (int it = 0; it < nsteps; it++) {
+      const int base = it * S + PRE_SLIDE_OUT1 * (int)threadIdx.x;
+      prx_cf32 o[PRE_SLIDE_OUT1];
+      const bool have = base < ng;
+      if (have) pre_slide_unit(a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1), o);
+      /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
+       * shared memory; else each thread's own */
+      if (a.g_vec) pre_stage_unit(o, have, it * S, ng, (float4 *)win, (float4 *)(g + it * S));
+      if (have) {
+        if (!a.g_vec) {
+#pragma unroll
+          for (int k = 0; k < PRE_SLIDE_OUT1; k++)
+            if (base + k < ng) g[base + k] = o[k];
+        }
+        if (OM) {
+#pragma unroll
+          for (int q = 0; q < PRE_SLIDE_OUT1 / 4; q++) {
+            /* each group of four's sums into its slot (m0 and base multiples of 4) */
+            if (base + 4 * q >= ng) break;
+            double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+            qpsk_om_group4(o + 4 * q, base + 4 * q, QPSK_GM, own_end, t);
+            double *pg = seg + (size_t)(base / 4 + q) * QPSK_OMS;
+#pragma unroll
+            for (int u = 0; u < QPSK_OMS; u++) pg[u] = t[u];
+          }
+        }
+      }
+    }
+  } else if (BLK) {
     /* a unit-step grid: four consecutive outputs per thread from one run of samples */
     unsigned row;
     int64_t off0;
@@ -225,7 +338,35 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     unsigned row = 0;
     int64_t off = 0, di = 0;
     unsigned dj = 0;
-    if (!OM && a.tri) {
+    if (a.slide == PRE_SLIDE_TRI) {
+      /* a step-4/3 grid, sliding: three whole periods per thread (outputs -ph + 9 i .. + 8 of
+       * virtual samples 12 i ..; the period's rows 0, 1, 2), those in [0, ng) stored; with om
+       * the run's sums of its (at most two) sub-blocks into its slot (qpsk_om_run) */
+      const int S = PRE_SLIDE_OUT3 * STAGE_THREADS;
+      nsteps = (int)((ng + ph + S - 1) / S);
+      for (int it = 0; it < nsteps; it++) {
+        const int i = it * STAGE_THREADS + (int)threadIdx.x, kb = PRE_SLIDE_OUT3 * i - ph;
+        prx_cf32 o[PRE_SLIDE_OUT3];
+        const bool have = kb < ng;
+        if (have)
+          pre_slide_tri(a.taps, win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3),
+                        o);
+        pre_stage_tri(o, have, (int64_t)it * S - ph, ng, win, g);
+        if (have) {
+          if (OM) {
+            double tl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, th[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+            uint32_t jl;
+            qpsk_om_run(o, PRE_SLIDE_OUT3, kb, m0, QPSK_GM, own_end, Ls4, a.nsub, tl, th, &jl);
+            double *pr = seg + (size_t)i * 2 * QPSK_OMS;
+#pragma unroll
+            for (int q = 0; q < QPSK_OMS; q++) {
+              pr[q] = tl[q];
+              pr[QPSK_OMS + q] = th[q];
+            }
+          }
+        }
+      }
+    } else if (!OM && a.tri) {
       /* a step-4/3 grid: three consecutive outputs per thread, the period's three tap rows and
        * input offsets the same for every thread (4 samples per period apart) and step (4
        * STAGE_THREADS samples apart) */
@@ -281,6 +422,16 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         int64_t G0, G1;
         qpsk_om_groups(j, a.nsub, Ls4, QPSK_GM, ng, &G0, &G1);
         for (int64_t G = G0; G < G1; G++) v += seg[G * QPSK_OMS + q];
+      } else if (a.slide == PRE_SLIDE_TRI) {
+        int64_t r0, r1;
+        qpsk_om_run_range(j, a.nsub, Ls4, QPSK_GM, own_end, PRE_SLIDE_OUT3, ph, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+          const int64_t kb = PRE_SLIDE_OUT3 * r - ph, k0 = kb < QPSK_GM ? QPSK_GM : kb;
+          const int64_t jr = (k0 - QPSK_GM) / Ls4;
+          const unsigned jl = jr < (int64_t)a.nsub ? (unsigned)jr : a.nsub;
+          if (jl == j) v += seg[r * 2 * QPSK_OMS + q];
+          if (jl + 1 == j) v += seg[r * 2 * QPSK_OMS + QPSK_OMS + q];
+        }
       } else {
         for (int t = 0; t < nsteps * nwarps; t++) {
           const double *sg = seg + (size_t)t * OM_SEG;
@@ -761,17 +912,39 @@ __global__ void __launch_bounds__(OUT_THREADS)
   }
 }
 
-/* the pre stage's shared memory: its window's slots (for the blocked filter the window and 8
- * zeros after it, padded), then with om the partial sums (blocked: one slot per group of four
- * outputs; else the warps' of each step) */
-static size_t pre_slots(size_t win, bool blk) {
-  return blk ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
+/* The filter of a pre or pre_om launch: the sliding one (PRE_SLIDE_UNIT at a unit-step grid of
+ * QPSK_SLIDE_NT4 taps, PRE_SLIDE_TRI at a step-4/3 grid of QPSK_SLIDE_NT3 taps) where pre_slide
+ * allows it, else PRE_SLIDE_NONE (the register-blocked filters with pre_block, at a step-4/3 grid
+ * without om qpsk_dot3 (pre_tri, its window padded), else one output per thread). */
+static bool pre_tri(const qpsk_stages *s, bool om) {
+  return !s->pre_block && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
 }
-static size_t pre_smem(const qpsk_stages *s, bool blk, bool om) {
+static int pre_slide_of(const qpsk_stages *s) {
+  if (!s->pre_slide) return PRE_SLIDE_NONE;
+  if (s->pre_block && s->pre_ntaps == QPSK_SLIDE_NT4) return PRE_SLIDE_UNIT;
+  if (qpsk_stages_slide3(s)) return PRE_SLIDE_TRI;
+  return PRE_SLIDE_NONE;
+}
+/* the pre stage's shared memory: its window's slots (for the blocked filters the window and 8
+ * zeros after it, padded; for the sliding ones up to 3 virtual samples before it and
+ * PRE_SLIDE_TAIL after it), then with om the partial sums (blocked: one slot per group of four
+ * outputs; else the warps' of each step) */
+static size_t pre_slots(size_t win, bool pad4, int slide) {
+  if (slide != PRE_SLIDE_NONE)
+    return (size_t)qpsk_slide_slot((int)win + 3 + PRE_SLIDE_TAIL,
+                                   slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1) +
+           2;
+  return pad4 ? (size_t)qpsk_win_slot((int64_t)win + 8, QPSK_PAD4) + 1 : win;
+}
+static size_t pre_smem(const qpsk_stages *s, bool blk, bool om, int slide) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
-  const size_t part = blk ? (ng + 3) / 4 * QPSK_OMS : steps * (STAGE_THREADS / 32) * OM_SEG;
-  return pre_slots(s->pre_win, blk) * sizeof(float2) + (om ? part * sizeof(double) : 0);
+  /* the sliding step-4/3 filter's runs: two slots each */
+  const size_t runs = (ng + 2 + PRE_SLIDE_OUT3 - 1) / PRE_SLIDE_OUT3;
+  const size_t part = blk                      ? (ng + 3) / 4 * QPSK_OMS
+                      : slide == PRE_SLIDE_TRI ? runs * 2 * QPSK_OMS
+                                               : steps * (STAGE_THREADS / 32) * OM_SEG;
+  return pre_slots(s->pre_win, blk, slide) * sizeof(float2) + (om ? part * sizeof(double) : 0);
 }
 
 typedef void (*pre_kernel_fn)(pre_args);
@@ -853,8 +1026,17 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t need_pre =
-      pre_smem(s, 1, 1) > pre_smem(s, 0, 1) ? pre_smem(s, 1, 1) : pre_smem(s, 0, 1);
+  /* the sliding pre-filter's taps, where its grid and tap count apply (pre_slide_of) */
+  s->pre_slide = 1;
+  const size_t nslide = pre->Q == 3 && pre->ntaps == QPSK_SLIDE_NT3 ? 3 * 2 * QPSK_SLIDE_NT3
+                        : pre->ntaps == QPSK_SLIDE_NT4              ? 2 * QPSK_SLIDE_NT4
+                                                                    : 0;
+  memcpy(s->pre_taps, pre->bank, nslide * sizeof(float));
+  size_t need_pre = 0;
+  for (int v = 0; v < 8; v++) {
+    const size_t n = pre_smem(s, v & 1, v & 2, v & 4 ? PRE_SLIDE_TRI : PRE_SLIDE_NONE);
+    need_pre = n > need_pre ? n : need_pre;
+  }
   const size_t need_mf = mf_smem(s, 1) > mf_smem(s, 0) ? mf_smem(s, 1) : mf_smem(s, 0);
   if (need_pre + 2048 > (size_t)smem_max || need_mf + 2048 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
@@ -924,7 +1106,8 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   const bool blk = s->pre_block, om = omsum != NULL;
   if (!grid) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: pre without a grid");
   /* a step-4/3 grid (sps 16/3): the three-output filter, its window padded as the blocked one's */
-  const bool tri = !blk && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
+  const bool tri = pre_tri(s, om);
+  const int slide = pre_slide_of(s);
   pre_args a = pre_args_of(s, rows, row_stride, n_total);
   a.b0 = b0;
   a.grid = grid;
@@ -933,13 +1116,15 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.g_hi = g_hi;
   a.nsub = s->nsub;
   a.Ls = s->Ls;
-  a.win_slots = pre_slots(s->pre_win, blk || tri);
+  a.win_slots = pre_slots(s->pre_win, blk || tri, slide);
   a.omsum = omsum;
   a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
   a.tri = tri;
+  a.slide = slide;
+  if (slide != PRE_SLIDE_NONE) memcpy(a.taps, s->pre_taps, sizeof a.taps);
   dim3 g(s->nblk, s->C);
   pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om), stream>>>(a);
+                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om, slide), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_pre_kernel launch");
   return PRX_OK;
 }

@@ -4,8 +4,9 @@
  * spectra, peak and refinement per span (cfo: batched cuFFT), the matched filter at the symbol
  * instants after DC removal, level and de-rotation with the V&V / M2M4 sums (mf, pass C) and
  * the hard decisions (out, pass D); per-channel mixing of the rows (mix); om folded into pre
- * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster than om and x4 at sps 4 and
- * slower elsewhere, bench/RESULTS.md). The per-output arithmetic is
+ * (pre_om, om_sums, x4_level: one pass over the grid fewer, faster than om and x4 where pre_om's
+ * filter is register-blocked or sliding, sps 4 and 16/3, bench/RESULTS.md). The per-output
+ * arithmetic is
  * qpsk_stage_math.h, shared with the CPU stages.
  *
  * The bank's stage-major driver (qpsk_bank_gpu.c) calls them, with the serial passes between
@@ -33,6 +34,12 @@
 extern "C" {
 #endif
 
+/* the sliding pre-filter's tap counts (sps 4 and 16/3 at the pre-filter's span of 4 symbols) and
+ * the room for its taps */
+#define QPSK_SLIDE_NT4 20
+#define QPSK_SLIDE_NT3 24
+#define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
+
 typedef struct {
   unsigned C, nblk, L, Lmax;
   unsigned nsub, Ls, nlags; /* O&M sub-blocks per block, their length, drift lags */
@@ -51,6 +58,12 @@ typedef struct {
    * (sps 16/3) always takes its own register-blocked filter, three outputs per thread, in pre
    * (pre_om keeps one output per thread there). */
   int pre_block;
+  /* the sliding pre-filter's taps (create; qpsk_stages_pre.cuh): at a unit-step grid of
+   * QPSK_SLIDE_NT4 taps its row, at a step-4/3 grid (Q 3) of QPSK_SLIDE_NT3 taps its rows 0, 1, 2
+   * (re/im lanes); pre_slide 1 (create's default) takes it where it applies, 0 the
+   * register-blocked filters of pre_block */
+  int pre_slide;
+  float pre_taps[QPSK_SLIDE_TAPS];
   /* the matched filter's pairs of symbols on one tap row a thread (qpsk_mf_pairing: 1 at sps 4,
    * consecutive symbols; P where P sps = 16, symbols 16 P apart; default where it applies, with
    * the padded window; 0 selects one symbol per thread) */
@@ -87,6 +100,13 @@ static inline int qpsk_stages_shape(qpsk_stages *s, unsigned C, unsigned nblk, u
   s->Ls = L / s->nsub;
   while (s->nlags < QPSK_LAGS && 2u << s->nlags <= s->nsub) s->nlags++;
   return 0;
+}
+
+/* The sliding pre-filter at a step-4/3 grid (sps 16/3, QPSK_SLIDE_NT3 taps, pre_slide on): pre and
+ * pre_om take it, so that folding om into pre pays there as at sps 4 (the bank's driver) */
+static inline int qpsk_stages_slide3(const qpsk_stages *s) {
+  return s->pre_slide && !s->pre_block && s->pre_Q == 3 && s->pre_rq == 4 &&
+         s->pre_ntaps == QPSK_SLIDE_NT3;
 }
 
 /* The channels from which create takes the CFO stage from half the transform (cfo_half): it saves
