@@ -186,6 +186,25 @@ static double time_it(const bench_bufs *b, int which) {
   return ms[REPS / 2] * 1e-3;
 }
 
+/* FNV-1a of the matched filter's symbols (each block's owned ones, as bytes) after one launch of
+ * mf on the blocks mb: equal under two modules whose products keep every symbol's value */
+static uint64_t mf_hash(const bench_bufs *b, const qpsk_mf_block *mb, size_t nb, unsigned Lmax) {
+  prx_cf32 *y = malloc(nb * Lmax * sizeof *y);
+  uint64_t h = 1469598103934665603ull;
+  if (!y || launch(b, K_MF) ||
+      cudaMemcpy(y, b->sym, nb * Lmax * sizeof *y, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    free(y);
+    return 0;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    const unsigned char *q = (const unsigned char *)(y + i * Lmax);
+    for (size_t j = 0; j < (size_t)(mb[i].t.k1 - mb[i].t.k0) * sizeof *y; j++)
+      h = (h ^ q[j]) * 1099511628211ull;
+  }
+  free(y);
+  return h;
+}
+
 int main(int argc, char **argv) {
   int profile = 0;
   for (int i = 1; i < argc; i++)
@@ -331,6 +350,8 @@ int main(int argc, char **argv) {
         }
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
+        uint64_t hash[3]; /* mf's symbols: one run a block, the bank's runs, mixed */
+        hash[0] = mf_hash(&b, mb, nb, Lmax);
         /* the matched filter without the padded window and the pre-filter without the
          * register blocking, for the comparison */
         st.mf_pad = 0;
@@ -355,6 +376,7 @@ int main(int argc, char **argv) {
         }
         t[K_PREMIX] = time_it(&b, K_PRE);
         t[K_MFMIX] = time_it(&b, K_MF);
+        hash[2] = mf_hash(&b, mb, nb, Lmax);
         S->mix(&st, NULL);
         /* the bank's runs of one timing (qpsk_serial_span's R: a multiple of 8 P symbols, P sps
          * an integer) in place of one run a block */
@@ -368,6 +390,7 @@ int main(int argc, char **argv) {
             mr[i].t.R = P ? qpsk_run_length(mr[i].t.d, mr[i].t.k1 - mr[i].t.k0, 8 * (int64_t)P) : 0;
           cudaMemcpy((void *)b.mb, mr, nb * sizeof *mr, cudaMemcpyHostToDevice);
           t[K_MFRUNS] = time_it(&b, K_MF);
+          hash[1] = mf_hash(&b, mr, nb, Lmax);
           cudaMemcpy((void *)b.mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice);
           free(mr);
         }
@@ -427,7 +450,9 @@ int main(int argc, char **argv) {
           printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
         }
-        printf("}\n");
+        printf(
+            ",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\"}\n",
+            (unsigned long long)hash[0], (unsigned long long)hash[1], (unsigned long long)hash[2]);
         fflush(stdout);
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)

@@ -456,7 +456,7 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
 /* the matched filter's pairs that took the register-blocked products in emul_mf (of them at sps 4
  * on a run whose offsets moved: qpsk_dot2g), and those that did not (a run's edge, the placement
  * of every instant apart at 1000 ppm and more, the last symbol) */
-static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved;
+static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved, mf_pairs_general;
 
 /* symbol kk's product on tap row r from window index off, in qpsk_dot1's order (every path's
  * value) */
@@ -469,9 +469,10 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
  * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
  * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
  * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
- * 8-sample group, else qpsk_dot2g); with P sps = 16 the symbols k and k + 16 P (a half-warp 16
- * consecutive symbols of one class mod P in a unit of 32 P) on the QPSK_PAD16 window (qpsk_dot2p
- * on one run); elsewhere one symbol per thread. The
+ * 8-sample group, else qpsk_dot2g); with P sps = 16 thread i's items i + 256 j: the full units'
+ * pairs k, k + 16 P (a half-warp 16 consecutive symbols of one class mod P in a unit of 32 P) on
+ * the QPSK_PAD16 window (qpsk_dot2p on one run), then the last unit's symbols two an item, a warp
+ * that holds one of those (and a pair on two runs) qpsk_dot2x; elsewhere one symbol per thread. The
  * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
  * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
  * in another order: a few ulps). */
@@ -495,7 +496,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
   prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp);        /* QPSK_PAD16 */
   prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
-  float *t1 = malloc(k->mf.ntaps * sizeof *t1);
+  float *t1 = malloc(k->mf.ntaps * sizeof *t1), *t2 = malloc(k->mf.ntaps * sizeof *t2);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
   const prx_cf32 step = qpsk_nco_rot(0, k->omega[t], 256);
@@ -514,22 +515,28 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   }
   double tot[4] = {0, 0, 0, 0};
   const int64_t n = tm->k1 - tm->k0, U = 32 * (int64_t)pairing;
+  /* P sps = 16: the full units' pair items, then the last unit's nt symbols two an item */
+  const int64_t nf = U ? n / U * 16 * pairing : 0, nt = U ? n - n / U * U : 0, nt2 = (nt + 1) / 2;
   for (int th = 0; th < 256; th++) {
     float acc[4] = {0, 0, 0, 0};
     /* the thread's symbols, one pair (or one symbol) at a time: g counts its pairs (sps 4), its
      * items (P sps = 16: half-warp th / 16's items g = th / 16 + 16 i, unit g / P, class g mod P,
      * lane th mod 16), its symbols (else) */
-    for (int64_t g = pairing > 1 ? th / 16 : th;; g += pairing > 1 ? 16 : 256) {
+    for (int64_t g = th;; g += 256) {
       int64_t kk[2];
       int m;
       if (pairing == 1) {
         kk[0] = tm->k0 + 2 * g;
         kk[1] = kk[0] + 1;
       } else if (pairing > 1) {
-        if (g >= (n + U - 1) / U * pairing) break;
-        kk[0] = tm->k0 + U * (g / pairing) + g % pairing + pairing * (th % 16);
-        kk[1] = kk[0] + 16 * pairing;
-        if (kk[0] >= tm->k1) continue;
+        if (g >= nf + nt2) break;
+        if (g < nf) {
+          kk[0] = tm->k0 + U * (g / 16 / pairing) + g / 16 % pairing + pairing * (g % 16);
+          kk[1] = kk[0] + 16 * pairing;
+        } else {
+          kk[0] = tm->k1 - nt + (g - nf);
+          kk[1] = kk[0] + nt2;
+        }
       } else {
         kk[0] = tm->k0 + g;
         kk[1] = INT64_MAX;
@@ -555,7 +562,23 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
       const int u = (int)off[0] + sh;
       prx_cf32 y[2];
-      if (blocked) {
+      if (pairing > 1 && (!blocked || (g | 31) >= nf)) {
+        /* the general pair: the tail's warp, or a pair on two runs */
+        const unsigned r1 = m == 2 ? r[1] : r[0];
+        const int64_t o1 = m == 2 ? off[1] : off[0];
+        for (unsigned l = 0; l < k->mf.ntaps; l++) {
+          t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
+          t2[l] = k->mf.bank[(size_t)r1 * 2 * k->mf.ntaps + 2 * l];
+        }
+        qpsk_dot2x(t1, t2, k->mf.ntaps, wp, (int)off[0], (int)o1, y);
+        for (int q = 0; q < m; q++) {
+          const prx_cf32 y1 = mf_one(k, win, r[q], off[q]);
+          CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
+                "mf: the general pair's product differs from qpsk_dot1's (symbol %lld)",
+                (long long)kk[q]);
+        }
+        mf_pairs_general++;
+      } else if (blocked) {
         for (unsigned l = 0; l < k->mf.ntaps; l++)
           t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
         if (pairing == 1 && (u & 7) == 0)
@@ -588,6 +611,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   free(wp);
   free(w8);
   free(t1);
+  free(t2);
 }
 
 /* stage out, emulated */
@@ -1077,10 +1101,12 @@ int main(void) {
   real_case(16.0 / 3.0, 8, 100, 0, 36);
   /* the matched filter's pairs: the blocked products and the one-symbol fallback both ran (runs
    * of one timing and exact placement at 1000 ppm and more, residues changing between runs) */
-  printf("mf pairs: %zu blocked (%zu of them moved), %zu one symbol at a time\n", mf_pairs_blocked,
-         mf_pairs_moved, mf_pairs_apart);
-  CHECK(mf_pairs_blocked > mf_pairs_moved && mf_pairs_moved > 0 && mf_pairs_apart > 0,
-        "mf: %zu pairs blocked (%zu moved), %zu not", mf_pairs_blocked, mf_pairs_moved,
-        mf_pairs_apart);
+  printf("mf pairs: %zu blocked (%zu of them moved), %zu general (P sps = 16: a tail's warp, two "
+         "runs), %zu one symbol at a time\n",
+         mf_pairs_blocked, mf_pairs_moved, mf_pairs_general, mf_pairs_apart);
+  CHECK(mf_pairs_blocked > mf_pairs_moved && mf_pairs_moved > 0 && mf_pairs_apart > 0 &&
+            mf_pairs_general > 0,
+        "mf: %zu pairs blocked (%zu moved), %zu general, %zu not", mf_pairs_blocked, mf_pairs_moved,
+        mf_pairs_general, mf_pairs_apart);
   return test_finish("test_qpsk_stages_emul");
 }

@@ -712,6 +712,36 @@ QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
   out[1].im = im1;
 }
 
+/* Any two symbols on a QPSK_PAD16 window (w its slots): out[q] = sum_l tq[l] x[offq + l] in
+ * qpsk_dot1's order, each symbol its own one-lane tap row and its own window index (each slot
+ * computed). The matched filter's warp that holds a block's last, partial unit takes it for all
+ * its lanes (the unit's pairs, the tail's symbols two at a time, one code for the warp); a thread
+ * with one symbol passes it twice. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const QPSK_F2 *w,
+                        int off0, int off1, prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  for (unsigned lb = 0; lb < ntaps; lb += 4) {
+    float h0[4], h1[4];
+    QPSK_TAPS4_1(t0 + lb, h0);
+    QPSK_TAPS4_1(t1 + lb, h1);
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int a = 0; a < 4; a++) {
+      const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
+      const QPSK_F2 x0 = w[s0 + (s0 >> 4)], x1 = w[s1 + (s1 >> 4)];
+      re0 += h0[a] * QPSK_RE(x0);
+      im0 += h0[a] * QPSK_IM(x0);
+      re1 += h1[a] * QPSK_RE(x1);
+      im1 += h1[a] * QPSK_IM(x1);
+    }
+  }
+  out[0].re = re0;
+  out[0].im = im0;
+  out[1].re = re1;
+  out[1].im = im1;
+}
+
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
  * 0.005 symbol of the run's centre timing for a clock slope d; n (the whole block) when the
  * drift is that small over it, 0 when even unit symbols drift more. */

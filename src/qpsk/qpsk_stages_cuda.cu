@@ -480,11 +480,15 @@ typedef struct {
  *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
  *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
  *   symbol) one product per symbol;
- * - BLK 2 (P sps = 16, sps 16/3: P = 3): pairs of symbols 16 P apart on one tap row (256
- *   samples): half-warp h the items w = h + 16 i, each a unit u = w / P of 32 P symbols and a
- *   class r = w mod P, its lane j the symbols k = k0 + 32 P u + r + P j and k + 16 P (the
- *   half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on the MF_PAD16
- *   window: qpsk_dot2p where both lie on one run, else one product per symbol.
+ * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs 16 P
+ *   apart on one tap row (256 samples), item i (thread i, then i + 256, ...) the unit u = g / P
+ *   and class r = g mod P of g = i / 16, lane j = i mod 16 the symbols k = k0 + 32 P u + r + P j
+ *   and k + 16 P (a half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on
+ *   the MF_PAD16 window, qpsk_dot2p where both lie on one run; then the last, partial unit's nt
+ *   symbols two a thread (k and k + ceil(nt / 2)), so that each thread has one item at n = 512
+ *   (240 pairs and 16 tail items: no thread waits for a second pass at the block's barrier). A
+ *   warp that holds a tail item takes qpsk_dot2x (any two symbols) for all its lanes, and so
+ *   does a full unit's pair whose symbols lie on two runs.
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
@@ -554,32 +558,40 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       }
     }
   } else if (BLK == 2) {
-    const int P = a.pair, U = 32 * P, j = threadIdx.x & 15;
-    const int W = (int)((n + U - 1) / U) * P; /* the items */
-    for (int w = threadIdx.x >> 4; w < W; w += STAGE_THREADS / 16) {
-      const int u = w / P;
-      const int64_t k = p.t.k0 + (int64_t)U * u + (w - u * P) + P * j;
-      if (k >= p.t.k1) continue;
-      const int m = k + 16 * P < p.t.k1 ? 2 : 1;
+    /* items: the full units' pairs (16 P a unit), then the tail's symbols two at a time */
+    const int P = a.pair, U = 32 * P;
+    const int nf = (int)(n / U) * 16 * P, nt = (int)(n - n / U * U), nt2 = (nt + 1) / 2;
+    const float *bank1 = a.bank1;
+    for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
+      int64_t kk[2];
+      if (i < nf) {
+        const int g = i >> 4, u = g / P;
+        kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (i & 15);
+        kk[1] = kk[0] + 16 * P;
+      } else {
+        kk[0] = p.t.k1 - nt + (i - nf);
+        kk[1] = kk[0] + nt2;
+      }
+      const int m = kk[1] < p.t.k1 ? 2 : 1;
       unsigned rows[2] = {0, 0};
       int64_t offs[2] = {0, 0};
 #pragma unroll
       for (int q = 0; q < 2; q++)
-        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, k + q * 16 * P, a.Q, a.c, &rows[q], &offs[q]);
+        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, kk[q], a.Q, a.c, &rows[q], &offs[q]);
+      if (m == 1) rows[1] = rows[0], offs[1] = offs[0];
       const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 256;
+      /* the warp that holds a tail item: every lane the general product (one code) */
+      const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
-      if (pair) {
-        qpsk_dot2p(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], 16, v);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 2; q++)
-          if (q < m)
-            v[q] = mf_dot1<LAYOUT>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], 0, a.ntaps);
-      }
+      if (pair && !tail)
+        qpsk_dot2p(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], 16, v);
+      else
+        qpsk_dot2x(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
+                   win, (int)offs[0], (int)offs[1], v);
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
-          y[k + q * 16 * P - p.t.k0] = v[q];
+          y[kk[q] - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
       }
