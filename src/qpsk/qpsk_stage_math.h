@@ -608,6 +608,22 @@ QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
 #define QPSK_IM(v) ((v).im)
 #endif
 
+/* The matched filter's pairs: one tap of each symbol's row (h0, h1) into its two sums from its
+ * sample (x0, x1), and the two sums out. Macros, so that each caller's code compiles as written
+ * there. */
+#define QPSK_MAC2(re0, im0, re1, im1, h0, x0, h1, x1)                                              \
+  do {                                                                                             \
+    re0 += (h0)*QPSK_RE(x0);                                                                       \
+    im0 += (h0)*QPSK_IM(x0);                                                                       \
+    re1 += (h1)*QPSK_RE(x1);                                                                       \
+    im1 += (h1)*QPSK_IM(x1);                                                                       \
+  } while (0)
+#define QPSK_OUT2(out, re0, im0, re1, im1)                                                         \
+  do {                                                                                             \
+    (out)[0].re = re0, (out)[0].im = im0;                                                          \
+    (out)[1].re = re1, (out)[1].im = im1;                                                          \
+  } while (0)
+
 /* Two consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
  * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
  * equal two qpsk_dot1 calls on the row whose lanes both equal t1). w is the slot of window index
@@ -635,18 +651,10 @@ QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_c
       float h[4];
       QPSK_TAPS4_1(t1 + 4 * jj, h);
       const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
-      for (int a = 0; a < 4; a++) {
-        re0 += h[a] * QPSK_RE(x0[a]);
-        im0 += h[a] * QPSK_IM(x0[a]);
-        re1 += h[a] * QPSK_RE(x1[a]);
-        im1 += h[a] * QPSK_IM(x1[a]);
-      }
+      for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
     }
   }
-  out[0].re = re0;
-  out[0].im = im0;
-  out[1].re = re1;
-  out[1].im = im1;
+  QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
 /* qpsk_dot2c's pair whose first input u (window index plus shift) does not start an 8-sample
@@ -669,18 +677,10 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
       float h[4];
       QPSK_TAPS4_1(t1 + 4 * j, h);
       const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
-      for (int a = 0; a < 4; a++) {
-        re0 += h[a] * QPSK_RE(x0[a]);
-        im0 += h[a] * QPSK_IM(x0[a]);
-        re1 += h[a] * QPSK_RE(x1[a]);
-        im1 += h[a] * QPSK_IM(x1[a]);
-      }
+      for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
     }
   }
-  out[0].re = re0;
-  out[0].im = im0;
-  out[1].re = re1;
-  out[1].im = im1;
+  QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
 /* Two symbols 16 dg input samples apart on one tap row (sps 16/3: symbols k and k + 3 dg of a
@@ -700,16 +700,10 @@ QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
       const int t = off + (int)lb + a;
       const QPSK_F2 *p = w + (t + (t >> 4));
       const QPSK_F2 x0 = p[0], x1 = p[17 * dg];
-      re0 += h[a] * QPSK_RE(x0);
-      im0 += h[a] * QPSK_IM(x0);
-      re1 += h[a] * QPSK_RE(x1);
-      im1 += h[a] * QPSK_IM(x1);
+      QPSK_MAC2(re0, im0, re1, im1, h[a], x0, h[a], x1);
     }
   }
-  out[0].re = re0;
-  out[0].im = im0;
-  out[1].re = re1;
-  out[1].im = im1;
+  QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
 /* Any two symbols on a QPSK_PAD16 window (w its slots): out[q] = sum_l tq[l] x[offq + l] in
@@ -730,16 +724,10 @@ QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const 
     for (int a = 0; a < 4; a++) {
       const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
       const QPSK_F2 x0 = w[s0 + (s0 >> 4)], x1 = w[s1 + (s1 >> 4)];
-      re0 += h0[a] * QPSK_RE(x0);
-      im0 += h0[a] * QPSK_IM(x0);
-      re1 += h1[a] * QPSK_RE(x1);
-      im1 += h1[a] * QPSK_IM(x1);
+      QPSK_MAC2(re0, im0, re1, im1, h0[a], x0, h1[a], x1);
     }
   }
-  out[0].re = re0;
-  out[0].im = im0;
-  out[1].re = re1;
-  out[1].im = im1;
+  QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
