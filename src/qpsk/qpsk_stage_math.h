@@ -546,12 +546,6 @@ QPSK_HD prx_cf32 qpsk_mf_sample_rot(prx_cf32 v, prx_cf32 dc, float gain, prx_cf3
   return o;
 }
 
-/* Sample t of the matched filter's window: (v - dc) gain exp(-j (theta + omega t)). */
-QPSK_HD prx_cf32 qpsk_mf_sample(prx_cf32 v, prx_cf32 dc, float gain, double theta, double omega,
-                                int64_t t) {
-  return qpsk_mf_sample_rot(v, dc, gain, qpsk_nco_rot(theta, omega, t));
-}
-
 /* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
