@@ -586,7 +586,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         else if (pairing == 1)
           qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
         else
-          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], 16, y);
+          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], y);
         for (int q = 0; q < 2; q++) {
           const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
           CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,

@@ -677,11 +677,11 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
-/* Two symbols 16 dg input samples apart on one tap row (sps 16/3: symbols k and k + 3 dg of a
- * run): out[q] = sum_l t1[l] x[off + 16 dg q + l] in qpsk_dot1's order, on a QPSK_PAD16 window
- * (w its slots): sample off + l + 16 dg lies 17 dg slots after sample off + l, so the two symbols
- * share each slot's computation and each four taps' load. ntaps a multiple of 4. */
-QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off, int dg,
+/* Two symbols 256 input samples apart on one tap row (P sps = 16: symbols k and k + 16 P of a
+ * run, qpsk_mf_pairing): out[q] = sum_l t1[l] x[off + 256 q + l] in qpsk_dot1's order, on a
+ * QPSK_PAD16 window (w its slots): sample off + l + 256 lies 272 slots after sample off + l, so the
+ * two symbols share each slot's computation and each four taps' load. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
                         prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   for (unsigned lb = 0; lb < ntaps; lb += 4) {
@@ -693,7 +693,7 @@ QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
     for (int a = 0; a < 4; a++) {
       const int t = off + (int)lb + a;
       const QPSK_F2 *p = w + (t + (t >> 4));
-      const QPSK_F2 x0 = p[0], x1 = p[17 * dg];
+      const QPSK_F2 x0 = p[0], x1 = p[272];
       QPSK_MAC2(re0, im0, re1, im1, h[a], x0, h[a], x1);
     }
   }

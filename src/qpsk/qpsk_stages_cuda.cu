@@ -584,7 +584,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
       if (pair && !tail)
-        qpsk_dot2p(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], 16, v);
+        qpsk_dot2p(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
       else
         qpsk_dot2x(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
                    win, (int)offs[0], (int)offs[1], v);
