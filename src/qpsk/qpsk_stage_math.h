@@ -417,6 +417,7 @@ QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1
  * apart at sh 2: 18 slots) fall on distinct banks for 16-byte loads of eight lanes. */
 QPSK_HD int qpsk_slide_slot(int v, int sh) { return v + 2 * (v >> sh); }
 
+/* the next loop unrolled on the device */
 #ifdef __CUDA_ARCH__
 #define QPSK_UNROLL _Pragma("unroll")
 #else
@@ -632,9 +633,7 @@ QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_c
   QPSK_LD2X(w, ring[0][0], ring[0][1]);
   QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
   for (int j0 = 0; j0 < nj; j0 += 2, w += 10, t1 += 8) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    QPSK_UNROLL
     for (int jj = 0; jj < 2; jj++) {
       if (j0 + jj >= nj) break;
       /* chunk j0 + jj + 1: w + 4 after an even chunk, w + 10 (the next 8 samples) after an odd */
@@ -661,9 +660,7 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   QPSK_F2 ring[2][4];
   for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot8(u + a)];
   for (int j0 = 0; j0 < nj; j0 += 2) {
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    QPSK_UNROLL
     for (int jj = 0; jj < 2; jj++) {
       const int j = j0 + jj;
       if (j >= nj) break;
@@ -687,9 +684,7 @@ QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
   for (unsigned lb = 0; lb < ntaps; lb += 4) {
     float h[4];
     QPSK_TAPS4_1(t1 + lb, h);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    QPSK_UNROLL
     for (int a = 0; a < 4; a++) {
       const int t = off + (int)lb + a;
       const QPSK_F2 *p = w + (t + (t >> 4));
@@ -712,9 +707,7 @@ QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const 
     float h0[4], h1[4];
     QPSK_TAPS4_1(t0 + lb, h0);
     QPSK_TAPS4_1(t1 + lb, h1);
-#ifdef __CUDA_ARCH__
-#pragma unroll
-#endif
+    QPSK_UNROLL
     for (int a = 0; a < 4; a++) {
       const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
       const QPSK_F2 x0 = w[s0 + (s0 >> 4)], x1 = w[s1 + (s1 >> 4)];
