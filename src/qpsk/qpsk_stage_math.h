@@ -1103,6 +1103,14 @@ QPSK_HD void qpsk_om_part(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int6
   }
 }
 
+/* The sub-block (0 .. nsub, the last the rest of the block) of the first output at or after gm of
+ * a run whose outputs start at grid index kb: qpsk_om_run's *jl. */
+QPSK_HD uint32_t qpsk_om_run_sub(int64_t kb, int gm, uint32_t Ls4, uint32_t nsub) {
+  const int64_t k0 = kb < gm ? gm : kb;
+  const int64_t jj = (k0 - gm) / (int64_t)Ls4;
+  return jj < (int64_t)nsub ? (uint32_t)jj : nsub;
+}
+
 /* Stage pre_om at a step-4/3 grid, sliding (qpsk_stages_pre.cuh: a thread's run of n outputs o at
  * grid indices kb .. kb + n - 1, n < Ls4): the sums of its own outputs (gm <= k < own_end) in the
  * sub-block of its first own one (*jl, qpsk_om_lane's) into tl, those in the next sub-block (the
@@ -1111,9 +1119,7 @@ QPSK_HD void qpsk_om_part(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int6
 QPSK_HD void qpsk_om_run(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int gm, int64_t own_end,
                          uint32_t Ls4, uint32_t nsub, double tl[QPSK_OMS], double th[QPSK_OMS],
                          uint32_t *jl) {
-  const int64_t k0 = kb < gm ? gm : kb;
-  const int64_t jj = (k0 - gm) / (int64_t)Ls4;
-  const uint32_t j = jj < (int64_t)nsub ? (uint32_t)jj : nsub;
+  const uint32_t j = qpsk_om_run_sub(kb, gm, Ls4, nsub);
   const int64_t kh = j < nsub ? gm + (int64_t)(j + 1) * Ls4 : INT64_MAX;
   qpsk_om_part(o, n, kb, m0, gm, kh < own_end ? kh : own_end, tl);
   qpsk_om_part(o, n, kb, m0, kh, own_end, th);

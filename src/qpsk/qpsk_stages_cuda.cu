@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   }
   if (OM) {
     /* each sub-block's sums, in a fixed order: its groups' in the order of G (unit-step grid),
-     * else over the warps' steps */
+     * its runs' parts in the order of r (the sliding step-4/3 grid), else over the warps' steps */
     __syncthreads();
     double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
     for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
@@ -426,9 +426,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         int64_t r0, r1;
         qpsk_om_run_range(j, a.nsub, Ls4, QPSK_GM, own_end, PRE_SLIDE_OUT3, ph, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
-          const int64_t kb = PRE_SLIDE_OUT3 * r - ph, k0 = kb < QPSK_GM ? QPSK_GM : kb;
-          const int64_t jr = (k0 - QPSK_GM) / Ls4;
-          const unsigned jl = jr < (int64_t)a.nsub ? (unsigned)jr : a.nsub;
+          const unsigned jl = qpsk_om_run_sub(PRE_SLIDE_OUT3 * r - ph, QPSK_GM, Ls4, a.nsub);
           if (jl == j) v += seg[r * 2 * QPSK_OMS + q];
           if (jl + 1 == j) v += seg[r * 2 * QPSK_OMS + QPSK_OMS + q];
         }
