@@ -55,8 +55,9 @@ typedef struct {
   int mf_pad;             /* the matched filter's window padded against bank conflicts (default) */
   /* a unit-step pre-filter grid (sps 4): the register-blocked filter, four outputs per thread
    * (default where it applies; 0 selects the one-output-per-thread filter). A step-4/3 grid
-   * (sps 16/3) always takes its own register-blocked filter, three outputs per thread, in pre
-   * (pre_om keeps one output per thread there). */
+   * (sps 16/3) takes its own register-blocked filter, three outputs per thread, in pre (pre_om
+   * one output per thread there). Where its tap count allows, the sliding filter (pre_slide)
+   * takes the place of either, in pre and pre_om. */
   int pre_block;
   /* the sliding pre-filter's taps (create; qpsk_stages_pre.cuh): at a unit-step grid of
    * QPSK_SLIDE_NT4 taps its row, at a step-4/3 grid (Q 3) of QPSK_SLIDE_NT3 taps its rows 0, 1, 2
