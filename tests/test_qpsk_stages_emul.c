@@ -267,10 +267,12 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
 }
 
 /* stage pre_om's O&M sums as the kernel partitions them (qpsk_stages_cuda.cu: steps of 256
- * threads, 8 warps of 32 lanes; at a unit-step grid four consecutive outputs per lane, each group
- * of four's sums in its own slot, each sub-block's the sum of its groups' in order
- * (qpsk_om_groups); else one output per lane, the warp's two sub-block slots per step, the
- * block's fixed-order combination) from the grid z as pre leaves it, then qpsk_om_combine */
+ * threads, 8 warps of 32 lanes; at a unit-step grid each group of four consecutive outputs' sums
+ * in its own slot (a lane's four, or each half of the sliding filter's eight), each sub-block's
+ * the sum of its groups' in order (qpsk_om_groups); at a step-4/3 grid of 24 taps each sliding
+ * run's two parts in its two slots (qpsk_om_run), each sub-block's the sum of its runs' parts in
+ * order (qpsk_om_run_range); else one output per lane, the warp's two sub-block slots per step,
+ * the block's fixed-order combination) from the grid z as pre leaves it, then qpsk_om_combine */
 static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
                            om_ref *o) {
   unsigned nsub, Ls, nlags;
