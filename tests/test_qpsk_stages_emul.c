@@ -4,10 +4,10 @@
  * O&M sums (drift correlations 1e-4), the levelled grid, the 4th-power values and the matched
  * filter's symbols within 1e-5 relative (float rounding of sums in another order), the
  * input and symbol sums within 1e-9 / 1e-5, the non-finite counts and the decisions identical
- * (decisions within 1e-5 of a boundary excepted). sps 4 and 16/3, cf32 and cf16 values, coherent
- * and differential decisions, a stream ending inside the last block. Then the demodulator itself
- * as the reference: its blocks probed after each batch (a carrier at 4-14 dB, 100 to 3000 ppm),
- * the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
+ * (decisions within 1e-5 of a boundary excepted). sps 4, 16/3, 8 and 2.5, cf32 and cf16 values,
+ * coherent and differential decisions, a stream ending inside the last block. Then the demodulator
+ * itself as the reference: its blocks probed after each batch (a carrier at 4-14 dB, 100 to 3000
+ * ppm), the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
  * 4th-power values, symbols and bits. Runs without a GPU. */
 #include "test_qpsk_stages.h"
 
@@ -1095,6 +1095,8 @@ int main(void) {
   /* blocks whose last O&M sub-block is shorter (1000 = 31 x 32 + 8) */
   run_case(4.0, 0, 0, 0, 1000, 18);
   run_case(16.0 / 3.0, 0, 1, 0, 1000, 19);
+  /* the matched filter's pairs 16 P symbols apart at P = 2 (qpsk_mf_pairing: sps 8) */
+  run_case(8.0, 0, 0, 0, 256, 20);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);
