@@ -1030,6 +1030,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
                         : pre->ntaps == QPSK_SLIDE_NT4              ? 2 * QPSK_SLIDE_NT4
                                                                     : 0;
   memcpy(s->pre_taps, pre->bank, nslide * sizeof(float));
+  /* the most shared memory of any pre launch: each window layout (plain, QPSK_PAD4, sliding)
+   * with and without om's sums (the step-4/3 sliding window's, 1.5 slots a sample, bounds the
+   * unit step's, 1.25) */
   size_t need_pre = 0;
   for (int v = 0; v < 8; v++) {
     const size_t n = pre_smem(s, v & 1, v & 2, v & 4 ? PRE_SLIDE_TRI : PRE_SLIDE_NONE);
