@@ -417,6 +417,39 @@ QPSK_HD void qpsk_dot3(const float *t0, const float *t1, const float *t2, int d1
  * apart at sh 2: 18 slots) fall on distinct banks for 16-byte loads of eight lanes. */
 QPSK_HD int qpsk_slide_slot(int v, int sh) { return v + 2 * (v >> sh); }
 
+/* Four taps of a one-lane tap row (the bank's re lane: both lanes of a matched-filter row are
+ * equal, qpsk_fir_init) from p into h: on the device one 16-byte read-only load (p 16-byte
+ * aligned). Two consecutive window slots from p into x0, x1 (the sliding pre-filter's and the
+ * matched filter's pairs' loads): on the device one 16-byte shared load (p 16-byte aligned). */
+#if defined(__CUDA_ARCH__)
+#define QPSK_TAPS4_1(p, h)                                                                         \
+  do {                                                                                             \
+    const float4 h_ = __ldg((const float4 *)(p));                                                  \
+    h[0] = h_.x, h[1] = h_.y, h[2] = h_.z, h[3] = h_.w;                                            \
+  } while (0)
+#define QPSK_LD2X(p, x0, x1)                                                                       \
+  do {                                                                                             \
+    const float4 v_ = *(const float4 *)(p);                                                        \
+    x0 = make_float2(v_.x, v_.y), x1 = make_float2(v_.z, v_.w);                                    \
+  } while (0)
+#else
+#define QPSK_TAPS4_1(p, h)                                                                         \
+  do {                                                                                             \
+    for (int a_ = 0; a_ < 4; a_++) h[a_] = (p)[a_];                                                \
+  } while (0)
+#define QPSK_LD2X(p, x0, x1)                                                                       \
+  do {                                                                                             \
+    x0 = (p)[0], x1 = (p)[1];                                                                      \
+  } while (0)
+#endif
+#ifdef __CUDACC__
+#define QPSK_RE(v) ((v).x)
+#define QPSK_IM(v) ((v).y)
+#else
+#define QPSK_RE(v) ((v).re)
+#define QPSK_IM(v) ((v).im)
+#endif
+
 /* the next loop unrolled on the device */
 #ifdef __CUDA_ARCH__
 #define QPSK_UNROLL _Pragma("unroll")
@@ -443,15 +476,8 @@ QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no,
   const int ns = adv * (no / per - 1) + per - 1 + nt;
   QPSK_UNROLL
   for (int s = 0; s < ns; s += 2) {
-    const int sl = s + 2 * (s >> sh);
-#ifdef __CUDA_ARCH__
-    const float4 p = *(const float4 *)(w + sl);
-    const float xr[2] = {p.x, p.z}, xi[2] = {p.y, p.w};
-#elif defined(__CUDACC__)
-    const float xr[2] = {w[sl].x, w[sl + 1].x}, xi[2] = {w[sl].y, w[sl + 1].y};
-#else
-    const float xr[2] = {w[sl].re, w[sl + 1].re}, xi[2] = {w[sl].im, w[sl + 1].im};
-#endif
+    QPSK_F2 x[2];
+    QPSK_LD2X(w + s + 2 * (s >> sh), x[0], x[1]);
     QPSK_UNROLL
     for (int h = 0; h < 2; h++) {
       QPSK_UNROLL
@@ -459,8 +485,8 @@ QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no,
         const int l = s + h - (adv * (o / per) + o % per);
         if (o >= no || l < 0 || l >= nt) continue;
         const float *t = taps + 2 * ((o % per) * nt + l);
-        re[o] += t[0] * xr[h];
-        im[o] += t[1] * xi[h];
+        re[o] += t[0] * QPSK_RE(x[h]);
+        im[o] += t[1] * QPSK_IM(x[h]);
       }
     }
   }
@@ -569,39 +595,6 @@ QPSK_HD int qpsk_mf_pairing(double sps) {
  * and the lanes of a warp, whose pairs lie 8 samples apart, read 10 slots apart: 5 (odd) 16-byte
  * bank groups, so the eight lanes of each 16-byte load phase never conflict. */
 QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
-
-/* Four taps of a one-lane tap row (the bank's re lane: both lanes of a matched-filter row are
- * equal, qpsk_fir_init) from p into h: on the device one 16-byte read-only load (p 16-byte
- * aligned). Two consecutive window slots from p into x0, x1: on the device one 16-byte shared
- * load (p 16-byte aligned). */
-#if defined(__CUDA_ARCH__)
-#define QPSK_TAPS4_1(p, h)                                                                         \
-  do {                                                                                             \
-    const float4 h_ = __ldg((const float4 *)(p));                                                  \
-    h[0] = h_.x, h[1] = h_.y, h[2] = h_.z, h[3] = h_.w;                                            \
-  } while (0)
-#define QPSK_LD2X(p, x0, x1)                                                                       \
-  do {                                                                                             \
-    const float4 v_ = *(const float4 *)(p);                                                        \
-    x0 = make_float2(v_.x, v_.y), x1 = make_float2(v_.z, v_.w);                                    \
-  } while (0)
-#else
-#define QPSK_TAPS4_1(p, h)                                                                         \
-  do {                                                                                             \
-    for (int a_ = 0; a_ < 4; a_++) h[a_] = (p)[a_];                                                \
-  } while (0)
-#define QPSK_LD2X(p, x0, x1)                                                                       \
-  do {                                                                                             \
-    x0 = (p)[0], x1 = (p)[1];                                                                      \
-  } while (0)
-#endif
-#ifdef __CUDACC__
-#define QPSK_RE(v) ((v).x)
-#define QPSK_IM(v) ((v).y)
-#else
-#define QPSK_RE(v) ((v).re)
-#define QPSK_IM(v) ((v).im)
-#endif
 
 /* The matched filter's pairs: one tap of each symbol's row (h0, h1) into its two sums from its
  * sample (x0, x1), and the two sums out. Macros, so that each caller's code compiles as written
