@@ -460,8 +460,8 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
  * of every instant apart at 1000 ppm and more, the last symbol) */
 static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved, mf_pairs_general;
 
-/* symbol kk's product on tap row r from window index off, in qpsk_dot1's order (every path's
- * value) */
+/* a symbol's product on tap row r from window index off of the unpadded window, in qpsk_dot1's
+ * order (every path's value) */
 static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int64_t off) {
   return qpsk_dot1(k->mf.bank + (size_t)r * 2 * k->mf.ntaps, (const float *)(win + off),
                    k->mf.ntaps);
