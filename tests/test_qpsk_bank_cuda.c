@@ -314,7 +314,7 @@ int main(int argc, char **argv) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
     outs_free(gpu);
-    /* the om stage apart from pre (the folded path is the default at sps 4) */
+    /* the om stage apart from pre (the folded path is the default wherever it applies) */
     const run_opts llrs_apart = {0, 1, 0, NULL, 1, 0};
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, tc, tx, ntx, 0, 1);
