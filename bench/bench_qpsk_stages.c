@@ -381,9 +381,7 @@ int main(int argc, char **argv) {
         /* the bank's runs of one timing (qpsk_serial_span's R: a multiple of 8 P symbols, P sps
          * an integer) in place of one run a block */
         {
-          unsigned P = 0;
-          for (unsigned q = 1; q <= 8 && !P; q++)
-            if (fabs(q * sps - nearbyint(q * sps)) < 1e-9 * q * sps) P = q;
+          const unsigned P = qpsk_phase_period(sps);
           qpsk_mf_block *mr = malloc(nb * sizeof *mr);
           memcpy(mr, mb, nb * sizeof *mr);
           for (size_t i = 0; i < nb; i++)

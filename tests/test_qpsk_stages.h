@@ -57,9 +57,7 @@ static inline float half_round(float x) {
 
 /* the run length stage_mf uses (qpsk_batch.c, run_length with the fractional phase's period) */
 static inline int64_t case_runs(double sps, double d, int64_t n) {
-  unsigned P = 0;
-  for (unsigned c = 1; c <= 8 && !P; c++)
-    if (fabs(c * sps - nearbyint(c * sps)) < 1e-9 * c * sps) P = c;
+  const unsigned P = qpsk_phase_period(sps);
   if (!P) return 0;
   int64_t unit = 8 * (int64_t)P;
   double dd = fabs(d);
@@ -468,9 +466,7 @@ static void probe_fn(void *ctx, const prx_qpsk *q) {
     probe_blk *p = &pr->b[pr->n++];
     memset(p, 0, sizeof *p);
     const int64_t n = bk->k1 - bk->k0;
-    unsigned P = 0;
-    for (unsigned c = 1; c <= 8 && !P; c++)
-      if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
+    const unsigned P = qpsk_phase_period(q->sps);
     p->mb.t.b = bk->b;
     p->mb.t.k0 = bk->k0;
     p->mb.t.k1 = bk->k1;

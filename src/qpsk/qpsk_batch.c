@@ -236,9 +236,7 @@ static void stage_mf(void *ctx, size_t t) {
   /* runs of one timing value let the filter share its taps between outputs (the period P of
    * the fractional phase, 8 outputs per period); where the clock drifts too fast for runs of
    * 8 P, every instant is placed exactly */
-  unsigned P = 0;
-  for (unsigned c = 1; c <= 8 && !P; c++)
-    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) P = c;
+  const unsigned P = qpsk_phase_period(q->sps);
   int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
   /* the window goes 0..3 samples into the (64-byte aligned) scratch so that the first output's
    * taps read from a 32-byte boundary: where the outputs are a multiple of 4 samples apart

@@ -289,9 +289,7 @@ static inline void fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, d
 #ifdef QPSK_AVX2
   const unsigned nv = f->ntaps / 4;
   /* the period of the fractional phase: the smallest P <= 8 with P step an integer */
-  unsigned P = 0;
-  for (unsigned c = 1; c <= 8 && !P; c++)
-    if (fabs(c * step - nearbyint(c * step)) < 1e-9 * c * step) P = c;
+  const unsigned P = qpsk_phase_period(step);
   if (P) {
     const long di = lround(P * step); /* input step between outputs P apart (exact) */
     for (unsigned rho = 0; rho < P && rho < n; rho++) {

@@ -14,6 +14,7 @@
 
 #include "polyrx/core.h"
 
+#include <math.h>
 #include <stdint.h>
 
 typedef struct {
@@ -49,6 +50,15 @@ void qpsk_fir_run(const qpsk_fir *f, const prx_cf32 *x, int64_t x_base, int64_t 
  * coincide (an integer step) share their taps' loads. Prefetches pf as qpsk_fir_run does. */
 void qpsk_fir_run_at(const qpsk_fir *f, const prx_cf32 *x, double p0, double step, size_t n,
                      prx_cf32 *out, const void *pf, size_t pf_bytes);
+
+/* The period of a fractional phase advancing step samples an output: the smallest P <= 8 with
+ * P step an integer (to 1e-9 relative), 0 where there is none. Outputs P apart share their taps,
+ * and the matched filter's runs of one timing are multiples of 8 P symbols. */
+static inline unsigned qpsk_phase_period(double step) {
+  for (unsigned c = 1; c <= 8; c++)
+    if (fabs(c * step - nearbyint(c * step)) < 1e-9 * c * step) return c;
+  return 0;
+}
 
 /* floor(a / b) for b > 0 and any sign of a */
 static inline int64_t qpsk_floordiv(int64_t a, int64_t b) {

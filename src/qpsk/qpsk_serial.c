@@ -22,8 +22,7 @@ void qpsk_serial_cfg_of(const prx_qpsk *q, qpsk_serial_cfg *cf) {
   cf->mf_c = q->mf.c;
   cf->mf_ntaps = q->mf.ntaps;
   cf->region = (int64_t)q->S + (int64_t)q->B * q->Lmax;
-  for (unsigned c = 1; c <= 8 && !cf->P; c++)
-    if (fabs(c * q->sps - nearbyint(c * q->sps)) < 1e-9 * c * q->sps) cf->P = c;
+  cf->P = qpsk_phase_period(q->sps);
 }
 
 void qpsk_serial_state_of(const prx_qpsk *q, qpsk_serial_state *st) {
