@@ -34,6 +34,7 @@
  */
 
 #include "bench_clock.h"
+#include "chan/chan_internal.h"
 #include "pipeline/pipeline.h"
 #include "polyrx.h"
 
@@ -133,7 +134,7 @@ static size_t command_block(unsigned K, unsigned D, unsigned n_sel, int threads)
   int writers = cores >= 16 ? 8 : 4;
   if ((unsigned)writers > n_sel) writers = (int)n_sel;
   int workers = threads ? threads : cores - 1 - writers > 1 ? cores - 1 - writers : 1;
-  size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+  size_t least = prx_chan_cpu_batch_outputs(K) * D;
   return prx_pipe_cache_block((size_t)1 << 16, least < 4096 ? 4096 : least, 8.0 * n_sel / D, 3,
                               workers);
 }

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chan/chan_internal.h"
 #include "chan_power.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
@@ -696,10 +697,8 @@ static size_t choose_block(prx_backend backend, size_t K, size_t D, size_t n_sel
                            int workers) {
   if (backend != PRX_BACKEND_CUDA) {
     if (n_writers < 4) return DEFAULT_BLOCK;
-    /* whole FFT batches per call: the CPU channelizer computes outputs in batches of up to
-     * 2^15 / K (K <= 1024) or 2^16 / K (larger K) outputs, D input samples each, and
-     * transforms a call's remainder one by one (src/chan/chan_cpu.c, batch_outputs) */
-    size_t least = (K >= 2048 ? (size_t)65536 : (size_t)32768) * D / K;
+    /* whole FFT batches per call (D input samples an output) */
+    size_t least = prx_chan_cpu_batch_outputs(K) * D;
     return prx_pipe_cache_block(SMALL_BLOCK, least < 4096 ? 4096 : least,
                                 8.0 * (double)n_sel / (double)D, OUT_DEPTH, workers);
   }

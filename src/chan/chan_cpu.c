@@ -109,17 +109,6 @@ static void cpu_destroy(prx_chan *c) {
   c->impl = NULL;
 }
 
-/* Outputs per FFT batch: enough rows that the filter kernel's tap tile is reused by several
- * groups of 4 outputs while it is in L1 (32 k samples of rows), at least 16 while that stays
- * within 512 KiB of rows, at most 64 (measured on Zen 3: K = 4096 filters 1.5x faster with 16
- * rows than with 4). */
-static size_t batch_outputs(size_t K) {
-  size_t a = 32768 / K, b = 65536 / K;
-  size_t nb = a > 64 ? 64 : a;
-  if (nb < (b < 16 ? b : 16)) nb = b < 16 ? b : 16;
-  return nb < 1 ? 1 : nb;
-}
-
 /* Up to how many selected channels a direct DFT of the rows (K complex multiply-adds per
  * channel and output, 4 rows sharing each table load) is used instead of FFT + selection.
  * Measured on Zen 3 (docs/PERFORMANCE.md): at K = 1024 and 4096 the direct DFT is 1.2-2.8x
@@ -138,7 +127,7 @@ static prx_status cpu_create(prx_chan *c) {
   m->S = m->L / m->D;
   m->sel = c->select;
   m->n_sel = c->n_sel;
-  m->nb = batch_outputs(m->K);
+  m->nb = prx_chan_cpu_batch_outputs(m->K);
   /* rows with a pad of at least one sample, 64-byte aligned; the pad also keeps the row stride
    * off powers of two, so walking down a column (the channel scatter) avoids cache-set
    * conflicts */
