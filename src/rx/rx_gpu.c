@@ -100,7 +100,7 @@ struct rx_gpu {
   prx_cf32 *d_win;
   size_t wstride, hist, pos;
   size_t bank_end; /* the position after the banks' last sample (their stream's end) */
-  double moves;    /* the window's moves since create */
+  size_t moves;    /* the window's moves since create */
   void *d_zero;    /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
@@ -593,7 +593,7 @@ static prx_status batch_start(prx_rx *rx, rx_batch *b) {
  * writing after batch b's rows so far, after the copy and, for the batch's first group, after the
  * banks' last read of the rows of the batch RX_GPU_BATCHES before, the batch placed in the
  * window (batch_start); the serial mode waits for each. */
-static prx_status queue_block(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
+static prx_status queue_group(prx_rx *rx, rx_slot *s, rx_batch *b, const void *in, size_t n) {
   struct rx_gpu *G = rx->gpu;
   double t0 = prx_now();
   TRY(G->m->stream_wait(G->s_copy, s->ev_read));
@@ -657,7 +657,7 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
         }
         G->trace_q++;
       }
-      st = queue_block(rx, &G->slot[groups++ % G->R], bat, p + issued * rx->block * size, b);
+      st = queue_group(rx, &G->slot[groups++ % G->R], bat, p + issued * rx->block * size, b);
       issued += k;
     }
     if (st) break;
@@ -768,9 +768,7 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks) {
   return G->merge;
 }
 
-size_t prx_rx_gpu_window_moves(const prx_rx *rx) {
-  return rx && rx->gpu ? (size_t)rx->gpu->moves : 0;
-}
+size_t prx_rx_gpu_window_moves(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->moves : 0; }
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;
