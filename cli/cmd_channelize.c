@@ -679,20 +679,15 @@ static cli_alignment alignment(const run_state *r) {
 /* The default block. On the CPU, with 4 writers or more (8 cores or more: the stages each on
  * cores of their own), the largest of 2^16 samples down to a whole FFT batch whose OUT_DEPTH
  * output slots, shared among the channelizer's workers, fit half a core's L2
- * (prx_pipe_cache_block): K = 1024 with all channels, 2^14 with one worker, 2^15 with two, 2^16
- * with all cores (7 workers on 16 cores) or with 64 channels. Larger blocks are slower there,
- * likely from the outputs leaving the caches before the channelizer writes them again (not
- * measured apart: prx_pipe_cache_block) (K = 1024, all channels written to tmpfs, on the
- * 16-core GPU host: 2^16 / 2^17 / 2^18 took 230-242 /
- * 299-328 / 346-353 ms with one worker, 153-155 / 164-166 / 164-169 ms with all cores; with one
- * worker the channelizer's own time in the stream was 145-225 ms in 2^14 blocks, 169-193 in
- * 2^16, 207-274 in 2^17, the runs within the host's noise from 2^14 to 2^16). With fewer
- * writers, 2^18: the stages share the cores, and each block's hand-overs cost context switches
- * (the 2-core VM, one worker: 2^16 / 2^17 / 2^18 took 255-272 / 204-259 / 212-231 ms; 2^20 took
- * 1.3x the time of 2^18). With the CUDA backend, GPU_BLOCK samples, as far
- * as OUT_DEPTH slots of outputs fit in GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64
- * channels took 528 / 594 / 694 / 1136 ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger
- * page-locked buffers cost more to make than their transfers save at this length). */
+ * (prx_pipe_cache_block; K = 1024 with all channels: 2^14 with one worker, 2^15 with two, 2^16
+ * with all cores or with 64 channels): larger blocks are slower there (bench/RESULTS.md,
+ * "channelize on 16 cores", sixth to ninth sessions). With fewer writers, 2^18: the stages
+ * share the cores, and each block's hand-overs cost context switches (the 2-core VM, one worker:
+ * 2^16 / 2^17 / 2^18 took 255-272 / 204-259 / 212-231 ms; 2^20 took 1.3x the time of 2^18).
+ * With the CUDA backend, GPU_BLOCK samples, as far as OUT_DEPTH slots of outputs fit in
+ * GPU_BUDGET: on the H200 host, 2^28 ci16 samples into 64 channels took 528 / 594 / 694 / 1136
+ * ms with blocks of 2^20 / 2^22 / 2^24 / 2^26 (larger page-locked buffers cost more to make
+ * than their transfers save at this length). */
 static size_t choose_block(prx_backend backend, size_t K, size_t D, size_t n_sel, int n_writers,
                            int workers) {
   if (backend != PRX_BACKEND_CUDA) {
