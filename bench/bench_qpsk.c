@@ -524,14 +524,8 @@ static int probe(int argc, char **argv) {
 /* ---- hash mode: every output of the demodulator over many configurations, hashed, so that a
  * change meant to keep the arithmetic can be compared bit for bit with the tree before it ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-  return h;
-}
-
 static void hash_block(void *user, const prx_qpsk_block *b) {
-  *(uint64_t *)user = fnv(*(uint64_t *)user, b, sizeof *b);
+  *(uint64_t *)user = test_fnv1a(*(uint64_t *)user, b, sizeof *b);
 }
 
 /* one configuration: its hash (bits, LLRs, corrected symbols, block estimates, summary) */
@@ -558,7 +552,7 @@ static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int ra
     xi[2 * i] = (int16_t)lrintf(x[i].re * 4000);
     xi[2 * i + 1] = (int16_t)lrintf(x[i].im * 4000);
   }
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = TEST_FNV_BASIS;
   prx_qpsk_config qc = prx_qpsk_config_default();
   qc.sample_rate = sps * c.symbol_rate;
   qc.symbol_rate = c.symbol_rate;
@@ -597,10 +591,10 @@ static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int ra
   prx_qpsk_stats st;
   memset(&st, 0, sizeof st);
   prx_qpsk_get_stats(q, &st);
-  h = fnv(h, bits, 2 * tot);
-  h = fnv(h, llrs, 2 * tot * sizeof *llrs);
-  h = fnv(h, syms, tot * sizeof *syms);
-  h = fnv(h, &st, sizeof st);
+  h = test_fnv1a(h, bits, 2 * tot);
+  h = test_fnv1a(h, llrs, 2 * tot * sizeof *llrs);
+  h = test_fnv1a(h, syms, tot * sizeof *syms);
+  h = test_fnv1a(h, &st, sizeof st);
   prx_qpsk_destroy(q);
   free(bits);
   free(llrs);
@@ -613,7 +607,7 @@ static uint64_t hash_run(double sps, prx_qpsk_ambiguity amb, int threads, int ra
 static int hash_all(void) {
   const double sps[] = {2, 3, 4, 16.0 / 3, 8, 16};
   const prx_qpsk_ambiguity amb[] = {PRX_QPSK_DIFFERENTIAL, PRX_QPSK_NONE, PRX_QPSK_PILOTS};
-  uint64_t all = 0xcbf29ce484222325ull;
+  uint64_t all = TEST_FNV_BASIS;
   int n = 0;
   for (size_t s = 0; s < sizeof sps / sizeof *sps; s++)
     for (size_t a = 0; a < 3; a++)
@@ -624,7 +618,7 @@ static int hash_all(void) {
             printf("sps %.4f %s threads %d chunks %s %s %s: %016llx\n", sps[s],
                    prx_qpsk_ambiguity_name(amb[a]), th, rc ? "random" : "65536",
                    v == 1 ? "ci16" : "cf32", v == 2 ? "1000ppm" : "20ppm", (unsigned long long)h);
-            all = fnv(all, &h, sizeof h);
+            all = test_fnv1a(all, &h, sizeof h);
             n++;
           }
   printf("all %d configurations: %016llx\n", n, (unsigned long long)all);

@@ -190,16 +190,14 @@ static double time_it(const bench_bufs *b, int which) {
  * mf on the blocks mb: equal under two modules whose products keep every symbol's value */
 static uint64_t mf_hash(const bench_bufs *b, const qpsk_mf_block *mb, size_t nb, unsigned Lmax) {
   prx_cf32 *y = malloc(nb * Lmax * sizeof *y);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = TEST_FNV_BASIS;
   if (!y || launch(b, K_MF) ||
       cudaMemcpy(y, b->sym, nb * Lmax * sizeof *y, cudaMemcpyDeviceToHost) != cudaSuccess) {
     free(y);
     return 0;
   }
   for (size_t i = 0; i < nb; i++) {
-    const unsigned char *q = (const unsigned char *)(y + i * Lmax);
-    for (size_t j = 0; j < (size_t)(mb[i].t.k1 - mb[i].t.k0) * sizeof *y; j++)
-      h = (h ^ q[j]) * 1099511628211ull;
+    h = test_fnv1a(h, y + i * Lmax, (size_t)(mb[i].t.k1 - mb[i].t.k0) * sizeof *y);
   }
   free(y);
   return h;

@@ -30,12 +30,6 @@ typedef struct {
   long bit_errors;
 } child_result;
 
-static uint64_t fnv(const uint8_t *b, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
 /* The FFT's input and its float64 DFT, made once by the parent before any fork. */
 static prx_cf32 g_in[NFFT];
 static test_cf64 g_ref[NFFT];
@@ -89,7 +83,7 @@ static child_result child_work(void) {
   if (prx_qpsk_create(&qc, &q) != PRX_OK) return r;
   uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &r.nbits, NULL);
   if (bits) {
-    r.bits_hash = fnv(bits, r.nbits);
+    r.bits_hash = test_fnv1a(TEST_FNV_BASIS, bits, r.nbits);
     r.bit_errors = tcase_errors(&c, bits, r.nbits, refbits, nref);
     r.ok = 1;
   }

@@ -37,6 +37,12 @@ double test_rng_gauss(test_rng *r) {
   return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+uint64_t test_fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
 void test_fill_cf32(test_rng *r, prx_cf32 *x, size_t n, double sigma) {
   for (size_t i = 0; i < n; i++) {
     x[i].re = (float)(sigma * test_rng_gauss(r));

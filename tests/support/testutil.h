@@ -17,9 +17,15 @@ typedef struct {
 } test_rng;
 void test_rng_seed(test_rng *r, uint64_t seed);
 uint64_t test_rng_u64(test_rng *r);
-double test_rng_uniform(test_rng *r);            /* [0, 1) */
-double test_rng_gauss(test_rng *r);              /* N(0, 1) */
-void test_fill_cf32(test_rng *r, prx_cf32 *x, size_t n, double sigma); /* complex N(0, sigma^2) per component */
+double test_rng_uniform(test_rng *r); /* [0, 1) */
+double test_rng_gauss(test_rng *r);   /* N(0, 1) */
+/* complex N(0, sigma^2) per component */
+void test_fill_cf32(test_rng *r, prx_cf32 *x, size_t n, double sigma);
+
+/* FNV-1a of n bytes at p continued from h (TEST_FNV_BASIS to start): a fingerprint of outputs
+ * that two builds must produce bit for bit. */
+#define TEST_FNV_BASIS 0xcbf29ce484222325ull
+uint64_t test_fnv1a(uint64_t h, const void *p, size_t n);
 
 /* ||a - b|| / ||b|| computed in float64; b is the reference. */
 double test_rel_l2_cf32(const prx_cf32 *a, const prx_cf32 *b, size_t n);
@@ -34,7 +40,7 @@ extern int test_failures;
   do {                                                                                             \
     if (!(cond)) {                                                                                 \
       test_failures++;                                                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                        \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                         \
       fprintf(stderr, __VA_ARGS__);                                                                \
       fprintf(stderr, "\n");                                                                       \
     }                                                                                              \
@@ -43,7 +49,7 @@ extern int test_failures;
 #define CHECK_OK(call)                                                                             \
   do {                                                                                             \
     prx_status st_ = (call);                                                                       \
-    CHECK(st_ == PRX_OK, "%s -> %s: %s", #call, prx_strerror(st_), prx_last_error());             \
+    CHECK(st_ == PRX_OK, "%s -> %s: %s", #call, prx_strerror(st_), prx_last_error());              \
   } while (0)
 /* Prints a summary line and returns the exit code for main. */
 int test_finish(const char *name);
