@@ -7,8 +7,8 @@
  * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
  * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (one
- * warp: 128 run sums at the usual span, four a lane), the per-output arithmetic being
+ * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
+ * block: 128 run sums at the usual span, one a thread), the per-output arithmetic being
  * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
  * directly). */
 extern "C" {
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   __shared__ float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
   __shared__ float best_p[PEAK_THREADS / 32];
   __shared__ unsigned best_i[PEAK_THREADS / 32];
-  __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4];
+  __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4], newton_s[PEAK_THREADS / 32][6];
   __shared__ unsigned peak_b;
   __shared__ float peak_p;
   const unsigned c = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -302,29 +302,37 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
   if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
   __syncthreads();
-  if (warp == 0) {
-    /* Newton's steps over warp 0: each lane a share of the run sums (qpsk_refine_part), the sums
-     * over the warp by a butterfly (every lane the same totals, so the same steps) */
-    const double max_step = 1.0 / (double)nfft;
-    double off = 0;
-    for (int it = 0; it < 4 && n >= 2; it++) {
-      double x[6] = {0, 0, 0, 0, 0, 0};
-      qpsk_refine_part(runs, m, n, off, lane, 32, x);
-      for (int q = 0; q < 6; q++)
-        for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
-      double step;
-      if (!qpsk_refine_step(x, max_step, &step)) break;
-      off += step;
-      if (qpsk_refine_converged(step, n)) break;
+  /* Newton's steps over the block: each thread a share of the run sums (qpsk_refine_part, one
+   * run a thread at the usual span), the sums over each warp by a butterfly, then the warps'
+   * totals added in the warps' order by every thread (every thread the same totals, so the same
+   * steps and the same exits from the loop) */
+  const double max_step = 1.0 / (double)nfft;
+  double off = 0;
+  for (int it = 0; it < 4 && n >= 2; it++) {
+    double x[6] = {0, 0, 0, 0, 0, 0};
+    qpsk_refine_part(runs, m, n, off, threadIdx.x, PEAK_THREADS, x);
+    for (int q = 0; q < 6; q++) {
+      for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
+      if (lane == 0) newton_s[warp][q] = x[q];
     }
+    __syncthreads();
+    for (int q = 0; q < 6; q++) {
+      x[q] = newton_s[0][q];
+      for (unsigned k = 1; k < PEAK_THREADS / 32; k++) x[q] += newton_s[k][q];
+    }
+    __syncthreads(); /* (every thread has read the totals before the next step writes them) */
+    double step;
+    if (!qpsk_refine_step(x, max_step, &step)) break;
+    off += step;
+    if (qpsk_refine_converged(step, n)) break;
+  }
+  if (threadIdx.x == 0) {
     const double nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
-    if (lane == 0) {
-      qpsk_cfo_out o;
-      o.f = qpsk_cfo_of(nu, p.e);
-      o.nu = nu;
-      o.nu0 = nu0;
-      out[c] = o;
-    }
+    qpsk_cfo_out o;
+    o.f = qpsk_cfo_of(nu, p.e);
+    o.nu = nu;
+    o.nu0 = nu0;
+    out[c] = o;
   }
 }
 
