@@ -639,21 +639,27 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
 
 /* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): the
  * carried state and the span record are each lane's own copies, written back by lane 0 ---- */
+/* (channel c's input sums mom_c given apart, 4 per block: the GPU's kernel passes its copy in
+ * shared memory) lane 0 runs the pass on the channel's state and span record in place (only the
+ * fields it touches are read and written), then the team writes the O&M stage's inputs */
+QPSK_HD void qpsk_sr_level_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
+                              int64_t g_hi, const double *mom_c, qpsk_serial_state *st,
+                              qpsk_serial_span *sp, qpsk_om_in *omi, const qpsk_sr_team *tm) {
+  if (tm->lane == 0) qpsk_sr_level(cf, &st[c], s, mom_c, nb, &sp[c]);
+  QPSK_SR_SYNC(); /* (lane 0's span record read by every lane) */
+  qpsk_om_in in;
+  memset(&in, 0, sizeof in);
+  in.D.re = (float)(sp[c].dc[0] * cf->pre_gain);
+  in.D.im = (float)(sp[c].dc[1] * cf->pre_gain);
+  in.gain = (float)sp[c].gain;
+  in.g_hi = g_hi;
+  for (size_t j = tm->lane; j < nb; j += tm->n) omi[c * nb + j] = in;
+}
 QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
                               int64_t g_hi, const double *mom, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_om_in *omi) {
-  qpsk_serial_state q = st[c];
-  qpsk_serial_span r = sp[c];
-  qpsk_sr_level(cf, &q, s, mom + 4 * c * nb, nb, &r);
-  st[c] = q;
-  sp[c] = r;
-  qpsk_om_in in;
-  memset(&in, 0, sizeof in);
-  in.D.re = (float)(r.dc[0] * cf->pre_gain);
-  in.D.im = (float)(r.dc[1] * cf->pre_gain);
-  in.gain = (float)r.gain;
-  in.g_hi = g_hi;
-  for (size_t j = 0; j < nb; j++) omi[c * nb + j] = in;
+  const qpsk_sr_team tm = {0, 1, NULL, NULL, NULL};
+  qpsk_sr_level_in(cf, c, nb, s, g_hi, mom + 4 * c * nb, st, sp, omi, &tm);
 }
 /* (channel c's O&M records omc and timing records tbc given apart: the GPU's kernel passes its
  * copies in shared memory) */
