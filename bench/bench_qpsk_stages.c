@@ -418,14 +418,11 @@ int main(int argc, char **argv) {
          * values and writes one; mf reads its window and writes the symbol; out reads the symbol
          * and writes 2 bits */
         const double gb = 8.0 * (double)ng / L;
-        /* cfo: the window read twice (by the FFT's load callback, or the fill kernel where cuFFT
-         * cannot link it; by the refinement; three times with half the transform: the odd bins)
-         * and the transform's rows written by the FFT and read by the peak, 8 (2 + 2 len / S)
-         * bytes per symbol (len = nfft, or nfft / 2 with half of it), 8 (2 + 4 len / S) with the
-         * fill kernel (the rows written by it, read and written by the FFT) */
-        const double cfo_rows = st.cfo_load ? 2.0 : 4.0;
-        const double cb = 8.0 * ((half0 ? 3 : 2) + cfo_rows * half_len / (NB * L)),
-                     cbw = 8.0 * (2 + cfo_rows * 2 * NB * L / (NB * L));
+        /* cfo: the window read twice (fill, refinement; three times with half the transform: the
+         * odd bins) and the transform's rows written, read and written by the FFT, read by the
+         * peak: 8 (2 + 4 len / S) bytes per symbol (len = nfft, or nfft / 2 with half of it) */
+        const double cb = 8.0 * ((half0 ? 3 : 2) + 4.0 * half_len / (NB * L)),
+                     cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
         double bytes[K_N] = {0};
         bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
         bytes[K_PRE1] = bytes[K_PREOM1] = in_b + gb;
@@ -443,8 +440,8 @@ int main(int argc, char **argv) {
             bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cb + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLDW] = bytes[K_FOLD] - cb + cbw;
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
-               "\"floor_gsym_s\":%.4g,\"cfo_load\":%d",
-               sps, C, f ? "cf16" : "cf32", floor_gsym, st.cfo_load);
+               "\"floor_gsym_s\":%.4g",
+               sps, C, f ? "cf16" : "cf32", floor_gsym);
         for (int w = 0; w < K_N; w++) {
           printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);

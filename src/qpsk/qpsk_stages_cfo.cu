@@ -1,9 +1,7 @@
 /* The CFO stage of the demodulator bank on the GPU (qpsk_stages_cuda.h, entries cfo_setup and
- * cfo): per channel, the estimation window of 4th-power values zero-padded to len points (C rows;
- * len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point spectrum) and one batched
- * cuFFT over them, the FFT reading each window from its w row through a load callback
- * (qpsk_stages_cfo_load.cuh; where cuFFT cannot link it, a kernel copies the windows into the
- * FFT's buffer first), then one thread block per channel: the peak over
+ * cfo): per channel, the estimation window of 4th-power values copied zero-padded into a row of
+ * len points (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point
+ * spectrum), one batched cuFFT over them, then one thread block per channel: the peak over
  * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
  * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
@@ -16,17 +14,8 @@ extern "C" {
 }
 #include "qpsk_stages_cfo.cuh"
 
-#include "qpsk_cfo_load_fatbin.h" /* (generated: the callback's LTO IR) */
-#include "qpsk_stages_cfo_load.cuh"
-
 #include <cuda_runtime.h>
 #include <cufft.h>
-#include <cufftXt.h>
-#include <stddef.h>
-
-static_assert(offsetof(qpsk_cfo_in, w0) == 0 && offsetof(qpsk_cfo_in, n) == 8 &&
-                  sizeof(qpsk_cfo_in) % 8 == 0,
-              "qpsk_cfo_load reads qpsk_cfo_in as words");
 
 #define CFO_THREADS 256
 /* the peak kernel's threads per channel: 128, so that 1024 channels are one wave (64 registers a
@@ -134,17 +123,6 @@ __global__ void __launch_bounds__(CFO_THREADS)
   for (unsigned i = blockIdx.x * 4 * CFO_THREADS + threadIdx.x;
        i < len && i < (blockIdx.x + 1) * 4 * CFO_THREADS; i += CFO_THREADS)
     dst[i] = i < n ? src[i] : make_float2(0, 0);
-}
-
-/* the load callback's arguments for this call (one thread) */
-__global__ void qpsk_cfo_load_args_kernel(qpsk_cfo_load_args *a, const prx_cf32 *w, size_t w_stride,
-                                          const qpsk_cfo_in *in, unsigned S, unsigned log2_len) {
-  a->w = (const cufftComplex *)w;
-  a->w_stride = w_stride;
-  a->in = (const long long *)in;
-  a->in_words = sizeof(qpsk_cfo_in) / 8;
-  a->S = S;
-  a->log2_len = log2_len;
 }
 
 /* The refinement's run sums (qpsk_refine_run's, term by term in the same order, then turned to
@@ -343,36 +321,6 @@ void cfo_release(qpsk_stages *s) {
   }
   s->d_cfo_buf = NULL;
   s->cfo_plan = 0;
-  s->cfo_load = 0;
-}
-
-/* the load callback's arguments, after the C rows of the FFT's buffer */
-static qpsk_cfo_load_args *cfo_load_args(const qpsk_stages *s) {
-  return (qpsk_cfo_load_args *)((float2 *)s->d_cfo_buf + (size_t)s->cfo_len * s->C);
-}
-
-/* The batched plan over C rows of len points, reading the windows through qpsk_cfo_load where
- * cuFFT links it (*load set), else plain (the fill kernel's buffer). */
-static prx_status cfo_plan_make(qpsk_stages *s, unsigned len, cufftHandle *plan, int *load) {
-  int ilen = (int)len;
-  size_t ws;
-  void *args = cfo_load_args(s);
-  *load = 0;
-  if (cufftCreate(plan) == CUFFT_SUCCESS) {
-    if (cufftXtSetJITCallback(*plan, "qpsk_cfo_load", qpsk_cfo_load_fatbin,
-                              sizeof qpsk_cfo_load_fatbin, CUFFT_CB_LD_COMPLEX,
-                              &args) == CUFFT_SUCCESS &&
-        cufftMakePlanMany(*plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C,
-                          &ws) == CUFFT_SUCCESS) {
-      *load = 1;
-      return PRX_OK;
-    }
-    cufftDestroy(*plan);
-  }
-  if (cufftPlanMany(plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
-      CUFFT_SUCCESS)
-    return cfo_fail("cufftPlanMany", "cannot plan the batched FFT");
-  return PRX_OK;
 }
 
 /* the peak kernel's dynamic shared memory: the run sums (float2 units, rounded up to an even count
@@ -403,19 +351,16 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C + sizeof(qpsk_cfo_load_args)),
-     "cudaMalloc (CFO spectra)");
-  s->cfo_len = len; /* (cfo_load_args) */
+  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
   cufftHandle plan;
-  int load;
-  const prx_status st = cfo_plan_make(s, len, &plan, &load);
-  if (st) {
+  int ilen = (int)len;
+  if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
+      CUFFT_SUCCESS) {
     cudaFree(s->d_cfo_buf);
     s->d_cfo_buf = NULL;
-    return st;
+    return cfo_fail("cufftPlanMany", "cannot plan the batched FFT");
   }
   s->cfo_plan = (int)plan;
-  s->cfo_load = load;
   s->cfo_S = S;
   s->cfo_nfft = nfft;
   s->cfo_len = len;
@@ -429,17 +374,9 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo before cfo_setup");
   const unsigned nfft = s->cfo_nfft, len = s->cfo_len;
   float2 *buf = (float2 *)s->d_cfo_buf;
-  if (s->cfo_load) {
-    unsigned log2_len = 0;
-    while ((1u << log2_len) < len) log2_len++; /* (len a power of two: nfft or nfft / 2) */
-    qpsk_cfo_load_args_kernel<<<1, 1, 0, stream>>>(cfo_load_args(s), w, w_stride, in, s->cfo_S,
-                                                   log2_len);
-    CK(cudaGetLastError(), "qpsk_cfo_load_args_kernel launch");
-  } else {
-    dim3 gf((len + 4 * CFO_THREADS - 1) / (4 * CFO_THREADS), s->C);
-    qpsk_cfo_fill_kernel<<<gf, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf);
-    CK(cudaGetLastError(), "qpsk_cfo_fill_kernel launch");
-  }
+  dim3 gf((len + 4 * CFO_THREADS - 1) / (4 * CFO_THREADS), s->C);
+  qpsk_cfo_fill_kernel<<<gf, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf);
+  CK(cudaGetLastError(), "qpsk_cfo_fill_kernel launch");
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");

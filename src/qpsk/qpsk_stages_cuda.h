@@ -81,7 +81,6 @@ typedef struct {
    * faster; 0 before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
-  int cfo_load;     /* the plan reads the windows through a load callback (no fill kernel) */
 } qpsk_stages;
 
 /* The shape of a stages object for C channels of nblk blocks of L symbols (Lmax the longest block,
