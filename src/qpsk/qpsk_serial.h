@@ -701,7 +701,7 @@ QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int6
 }
 
 /* ---- the passes' kernels (qpsk_serial_cuda.cu, in the CUDA module:
- * prx_cuda_module_get()->qpsk_serial), one warp per channel (level: one thread) over C channels of
+ * prx_cuda_module_get()->qpsk_serial), one warp per channel over C channels of
  * nb blocks (the records of channel c's block j at c nb + j; one span record and one state per
  * channel), all pointers device memory, asynchronous on stream ---- */
 struct qpsk_phase_out; /* qpsk_serial_phase.h */
