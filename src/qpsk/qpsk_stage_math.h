@@ -667,6 +667,69 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
+/* The matched filter's window for quads of consecutive symbols at sps 4 (qpsk_dot4c): window
+ * index t, shifted by the thread block's sh, at slot u + 2 (u >> 4), u = t + sh: two spare slots
+ * after every 16 samples. A quad whose first input has u a multiple of 16 reads its chunks of four
+ * samples at fixed offsets from one slot (18 slots per 16 samples), two samples per 16-byte load;
+ * the lanes of a warp, whose quads lie 16 samples apart, read 18 slots apart: 9 (odd) 16-byte bank
+ * groups, so the eight lanes of each 16-byte load phase never conflict, and a half-warp that
+ * stores 16 consecutive u (staged from u = 0) writes 16 consecutive slots. */
+QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
+
+/* One chunk of four samples x into the sums of quad symbol q with tap block h (the macro keeps
+ * each caller's register arrays indexed by constants). */
+#define QPSK_MAC4(re, im, h, x)                                                                    \
+  do {                                                                                             \
+    for (int a_ = 0; a_ < 4; a_++) {                                                               \
+      re += (h)[a_] * QPSK_RE((x)[a_]);                                                            \
+      im += (h)[a_] * QPSK_IM((x)[a_]);                                                            \
+    }                                                                                              \
+  } while (0)
+
+/* Four consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
+ * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
+ * equal four qpsk_dot1 calls on the row whose lanes both equal t1). Chunk c (samples off + 4c ..
+ * off + 4c + 3) is read once and feeds symbol q with tap block c - q, in increasing c: each
+ * symbol's taps in increasing order. The last four tap blocks stay in registers (16 floats), so a
+ * chunk costs two 16-byte shared loads and one 16-byte tap load for up to 16 FMA pairs. QUADC:
+ * w is the slot of window index off in the qpsk_win_slot16x2 layout with off + sh a multiple of
+ * 16 (chunk c at w + 18 (c >> 2) + 4 (c & 3)); else w is the window's first slot and u = off + sh
+ * (any residue: each slot computed, one sample per load). ntaps a multiple of 4. */
+#define QPSK_DOT4(QUADC, t1, ntaps, w, u, out)                                                     \
+  do {                                                                                             \
+    float re_[4] = {0, 0, 0, 0}, im_[4] = {0, 0, 0, 0}, hb_[4][4];                                 \
+    const int nj_ = (int)((ntaps) / 4), nc_ = nj_ + 3;                                             \
+    const float *t_ = (t1);                                                                        \
+    const QPSK_F2 *w_ = (w);                                                                       \
+    for (int c0_ = 0; c0_ < nc_; c0_ += 4, t_ += 16) {                                             \
+      QPSK_UNROLL                                                                                  \
+      for (int cc_ = 0; cc_ < 4; cc_++) {                                                          \
+        const int c_ = c0_ + cc_;                                                                  \
+        if (c_ >= nc_) break;                                                                      \
+        QPSK_F2 x_[4];                                                                             \
+        if (QUADC) {                                                                               \
+          QPSK_LD2X(w_ + 18 * (c0_ >> 2) + 4 * cc_, x_[0], x_[1]);                                 \
+          QPSK_LD2X(w_ + 18 * (c0_ >> 2) + 4 * cc_ + 2, x_[2], x_[3]);                             \
+        } else {                                                                                   \
+          for (int a_ = 0; a_ < 4; a_++) x_[a_] = w_[qpsk_win_slot16x2((u) + 4 * c_ + a_)];        \
+        }                                                                                          \
+        if (c_ < nj_) QPSK_TAPS4_1(t_ + 4 * cc_, hb_[cc_]);                                        \
+        QPSK_UNROLL                                                                                \
+        for (int q_ = 0; q_ < 4; q_++)                                                             \
+          if (c_ - q_ >= 0 && c_ - q_ < nj_) QPSK_MAC4(re_[q_], im_[q_], hb_[(cc_ - q_) & 3], x_); \
+      }                                                                                            \
+    }                                                                                              \
+    for (int q_ = 0; q_ < 4; q_++) (out)[q_].re = re_[q_], (out)[q_].im = im_[q_];                 \
+  } while (0)
+QPSK_HD void qpsk_dot4c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_cf32 out[4]) {
+  QPSK_DOT4(1, t1, ntaps, w, 0, out);
+}
+/* qpsk_dot4c's quad whose first input u (window index plus shift) does not start a 16-sample
+ * group (a later run of the block whose offsets moved): the same sums in the same order. */
+QPSK_HD void qpsk_dot4g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u, prx_cf32 out[4]) {
+  QPSK_DOT4(0, t1, ntaps, w, u, out);
+}
+
 /* Two symbols 256 input samples apart on one tap row (P sps = 16: symbols k and k + 16 P of a
  * run, qpsk_mf_pairing): out[q] = sum_l t1[l] x[off + 256 q + l] in qpsk_dot1's order, on a
  * QPSK_PAD16 window (w its slots): sample off + l + 256 lies 272 slots after sample off + l, so the
