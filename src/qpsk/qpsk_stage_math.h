@@ -773,6 +773,71 @@ QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const 
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
+/* The matched filter's window for pairs of symbols 16 samples apart (P sps = 16: symbols k and
+ * k + P, qpsk_dot2n): window index t at slot t + (t >> 5), one spare slot after every 32 samples.
+ * The lanes of a half-warp, whose pairs start 32 samples apart (lanes 8-15 256 samples after lanes
+ * 0-7), read 33 slots apart (264 between the halves): 16 distinct bank pairs for any start. */
+QPSK_HD int qpsk_win_slot32x1(int t) { return t + (t >> 5); }
+
+/* Two symbols 16 input samples apart on one tap row (P sps = 16: symbols k and k + P of a run):
+ * out[q] = sum_l t1[l] x[off + 16 q + l] in qpsk_dot1's order, on a qpsk_win_slot32x1 window (w its
+ * slots). Chunk c (samples off + 4c .. off + 4c + 3) is read once and feeds symbol 0 with tap
+ * block c and symbol 1 with tap block c - 4, in increasing c: each symbol's taps in increasing
+ * order. The last five tap blocks stay in registers, so the pair reads ntaps + 16 samples (against
+ * 2 ntaps one symbol at a time). ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
+                        prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0, hb[5][4];
+  const int nj = (int)(ntaps / 4), nc = nj + 4;
+  for (int c0 = 0; c0 < nc; c0 += 5) {
+    QPSK_UNROLL
+    for (int cc = 0; cc < 5; cc++) {
+      const int c = c0 + cc;
+      if (c >= nc) break;
+      QPSK_F2 x[4];
+      QPSK_UNROLL
+      for (int a = 0; a < 4; a++) {
+        const int t = off + 4 * c + a;
+        x[a] = w[t + (t >> 5)];
+      }
+      if (c < nj) {
+        QPSK_TAPS4_1(t1 + 4 * c, hb[cc]);
+        for (int a = 0; a < 4; a++) {
+          re0 += hb[cc][a] * QPSK_RE(x[a]);
+          im0 += hb[cc][a] * QPSK_IM(x[a]);
+        }
+      }
+      if (c >= 4) {
+        const float *h1 = hb[(cc + 1) % 5]; /* tap block c - 4 */
+        for (int a = 0; a < 4; a++) {
+          re1 += h1[a] * QPSK_RE(x[a]);
+          im1 += h1[a] * QPSK_IM(x[a]);
+        }
+      }
+    }
+  }
+  QPSK_OUT2(out, re0, im0, re1, im1);
+}
+
+/* qpsk_dot2x on a qpsk_win_slot32x1 window: any two symbols, each its own one-lane tap row and
+ * window index (each slot computed), in qpsk_dot1's order. ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2x32(const float *t0, const float *t1, unsigned ntaps, const QPSK_F2 *w,
+                          int off0, int off1, prx_cf32 out[2]) {
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  for (unsigned lb = 0; lb < ntaps; lb += 4) {
+    float h0[4], h1[4];
+    QPSK_TAPS4_1(t0 + lb, h0);
+    QPSK_TAPS4_1(t1 + lb, h1);
+    QPSK_UNROLL
+    for (int a = 0; a < 4; a++) {
+      const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
+      const QPSK_F2 x0 = w[s0 + (s0 >> 5)], x1 = w[s1 + (s1 >> 5)];
+      QPSK_MAC2(re0, im0, re1, im1, h0[a], x0, h1[a], x1);
+    }
+  }
+  QPSK_OUT2(out, re0, im0, re1, im1);
+}
+
 /* Runs of one timing value: the largest length (a multiple of unit) whose instants stay within
  * 0.005 symbol of the run's centre timing for a clock slope d; n (the whole block) when the
  * drift is that small over it, 0 when even unit symbols drift more. */

@@ -23,9 +23,9 @@ extern "C" {
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
-/* the matched filter's quads at sps 4 (BLK 1): four thread blocks per multiprocessor (64
- * registers: a quad's sums, its last four tap blocks and a chunk stay in registers without
- * spilling; under five blocks' 48 it spills ~124 bytes) */
+/* the matched filter's register-blocked kernels (BLK 1: quads at sps 4, BLK 2: pairs 16 samples
+ * apart): four thread blocks per multiprocessor (64 registers for a product's sums, its last four
+ * or five tap blocks and a chunk; under five blocks' 48 they spill 164-244 bytes, at 64 16-24) */
 #define STAGE_MF4_MIN_BLOCKS 4
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
@@ -487,21 +487,21 @@ typedef struct {
  *   shifted index u = i + 256 j (a half-warp 16 consecutive slots: no bank conflicts); each
  *   sample keeps its thread's NCO recurrence (the thread that stages index t in the unshifted
  *   order);
- * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs 16 P
- *   apart on one tap row (256 samples), item i (thread i, then i + 256, ...) the unit u = g / P
- *   and class r = g mod P of g = i / 16, lane j = i mod 16 the symbols k = k0 + 32 P u + r + P j
- *   and k + 16 P (a half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on
- *   the MF_PAD16 window, qpsk_dot2p where both lie on one run; then the last, partial unit's nt
- *   symbols two a thread (k and k + ceil(nt / 2)), so that each thread has one item at n = 512
- *   (240 pairs and 16 tail items: no thread waits for a second pass at the block's barrier). A
- *   warp that holds a tail item takes qpsk_dot2x (any two symbols) for all its lanes, and so
- *   does a full unit's pair whose symbols lie on two runs.
+ * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs P
+ *   apart on one tap row (16 samples: the pair reads ntaps + 16 samples, qpsk_dot2n), item i
+ *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
+ *   j = i mod 16 the symbols k = k0 + 32 P u + r + P (2 (j mod 8) + 16 (j / 8)) and k + P (a
+ *   half-warp's inputs 32 samples apart, lanes 8-15 256 samples after lanes 0-7: on the MF_PAD32
+ *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run; then
+ *   the last, partial unit's nt symbols two a thread (k and k + ceil(nt / 2)), so that each
+ *   thread has one item at n = 512 (240 pairs and 16 tail items: no thread waits for a second
+ *   pass at the block's barrier). A warp that holds a tail item takes qpsk_dot2x32 (any two
+ *   symbols) for all its lanes, and so does a full unit's pair whose symbols lie on two runs.
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
-__global__ void __launch_bounds__(STAGE_THREADS,
-                                  BLK == 1 ? STAGE_MF4_MIN_BLOCKS : STAGE_MF_MIN_BLOCKS)
+__global__ void __launch_bounds__(STAGE_THREADS, BLK ? STAGE_MF4_MIN_BLOCKS : STAGE_MF_MIN_BLOCKS)
     qpsk_mf_kernel(mf_args a) {
-  constexpr int LAYOUT = BLK == 1 ? MF_PAD16X2 : PAD ? MF_PAD16 : MF_FLAT;
+  constexpr int LAYOUT = BLK == 1 ? MF_PAD16X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -589,9 +589,9 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
       int64_t kk[2];
       if (i < nf) {
-        const int g = i >> 4, u = g / P;
-        kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (i & 15);
-        kk[1] = kk[0] + 16 * P;
+        const int g = i >> 4, u = g / P, j = i & 15;
+        kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (2 * (j & 7) + 16 * (j >> 3));
+        kk[1] = kk[0] + P;
       } else {
         kk[0] = p.t.k1 - nt + (i - nf);
         kk[1] = kk[0] + nt2;
@@ -603,15 +603,15 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       for (int q = 0; q < 2; q++)
         if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, kk[q], a.Q, a.c, &rows[q], &offs[q]);
       if (m == 1) rows[1] = rows[0], offs[1] = offs[0];
-      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 256;
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 16;
       /* the warp that holds a tail item: every lane the general product (one code) */
       const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
       if (pair && !tail)
-        qpsk_dot2p(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
+        qpsk_dot2n(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
       else
-        qpsk_dot2x(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
-                   win, (int)offs[0], (int)offs[1], v);
+        qpsk_dot2x32(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
+                     win, (int)offs[0], (int)offs[1], v);
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
@@ -1003,7 +1003,7 @@ static int mf_blk_of(const qpsk_stages *s) {
 }
 /* the matched filter's shared memory (bytes) for its kernel blk */
 static size_t mf_smem(const qpsk_stages *s, int blk) {
-  const int layout = blk == 1 ? MF_PAD16X2 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  const int layout = blk == 1 ? MF_PAD16X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
   return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
