@@ -689,19 +689,18 @@ QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
 /* Four consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
  * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
  * equal four qpsk_dot1 calls on the row whose lanes both equal t1). Chunk c (samples off + 4c ..
- * off + 4c + 3) is read once and feeds symbol q with tap block c - q, in increasing c: each
- * symbol's taps in increasing order. The last four tap blocks stay in registers (16 floats), so a
- * chunk costs two 16-byte shared loads and one 16-byte tap load for up to 16 FMA pairs. QUADC:
- * w is the slot of window index off in the qpsk_win_slot16x2 layout with off + sh a multiple of
- * 16 (chunk c at w + 18 (c >> 2) + 4 (c & 3)); else w is the window's first slot and u = off + sh
- * (any residue: each slot computed, one sample per load). ntaps a multiple of 4. */
+ * off + 4c + 3) is read once and feeds symbol q with tap block c - q (each block loaded where it is
+ * used: a ring of the last four would hold 16 more registers), in increasing c: each symbol's taps
+ * in increasing order. QUADC: w is the slot of window index off in the qpsk_win_slot16x2 layout
+ * with off + sh a multiple of 16 (chunk c at w + 18 (c >> 2) + 4 (c & 3)); else w is the window's
+ * first slot and u = off + sh (any residue: each slot computed, one sample per load). ntaps a
+ * multiple of 4. */
 #define QPSK_DOT4(QUADC, t1, ntaps, w, u, out)                                                     \
   do {                                                                                             \
-    float re_[4] = {0, 0, 0, 0}, im_[4] = {0, 0, 0, 0}, hb_[4][4];                                 \
+    float re_[4] = {0, 0, 0, 0}, im_[4] = {0, 0, 0, 0};                                            \
     const int nj_ = (int)((ntaps) / 4), nc_ = nj_ + 3;                                             \
-    const float *t_ = (t1);                                                                        \
     const QPSK_F2 *w_ = (w);                                                                       \
-    for (int c0_ = 0; c0_ < nc_; c0_ += 4, t_ += 16) {                                             \
+    for (int c0_ = 0; c0_ < nc_; c0_ += 4) {                                                       \
       QPSK_UNROLL                                                                                  \
       for (int cc_ = 0; cc_ < 4; cc_++) {                                                          \
         const int c_ = c0_ + cc_;                                                                  \
@@ -713,10 +712,13 @@ QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
         } else {                                                                                   \
           for (int a_ = 0; a_ < 4; a_++) x_[a_] = w_[qpsk_win_slot16x2((u) + 4 * c_ + a_)];        \
         }                                                                                          \
-        if (c_ < nj_) QPSK_TAPS4_1(t_ + 4 * cc_, hb_[cc_]);                                        \
         QPSK_UNROLL                                                                                \
         for (int q_ = 0; q_ < 4; q_++)                                                             \
-          if (c_ - q_ >= 0 && c_ - q_ < nj_) QPSK_MAC4(re_[q_], im_[q_], hb_[(cc_ - q_) & 3], x_); \
+          if (c_ - q_ >= 0 && c_ - q_ < nj_) {                                                     \
+            float hq_[4];                                                                          \
+            QPSK_TAPS4_1((t1) + 4 * (c_ - q_), hq_);                                               \
+            QPSK_MAC4(re_[q_], im_[q_], hq_, x_);                                                  \
+          }                                                                                        \
       }                                                                                            \
     }                                                                                              \
     for (int q_ = 0; q_ < 4; q_++) (out)[q_].re = re_[q_], (out)[q_].im = im_[q_];                 \
@@ -782,38 +784,43 @@ QPSK_HD int qpsk_win_slot32x1(int t) { return t + (t >> 5); }
 /* Two symbols 16 input samples apart on one tap row (P sps = 16: symbols k and k + P of a run):
  * out[q] = sum_l t1[l] x[off + 16 q + l] in qpsk_dot1's order, on a qpsk_win_slot32x1 window (w its
  * slots). Chunk c (samples off + 4c .. off + 4c + 3) is read once and feeds symbol 0 with tap
- * block c and symbol 1 with tap block c - 4, in increasing c: each symbol's taps in increasing
- * order. The last five tap blocks stay in registers, so the pair reads ntaps + 16 samples (against
- * 2 ntaps one symbol at a time). ntaps a multiple of 4. */
+ * block c and symbol 1 with tap block c - 4 (each loaded where it is used), in increasing c: each
+ * symbol's taps in increasing order; the pair reads ntaps + 16 samples (against 2 ntaps one symbol
+ * at a time). ntaps a multiple of 4. */
 QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
                         prx_cf32 out[2]) {
-  float re0 = 0, im0 = 0, re1 = 0, im1 = 0, hb[5][4];
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   const int nj = (int)(ntaps / 4), nc = nj + 4;
-  for (int c0 = 0; c0 < nc; c0 += 5) {
-    QPSK_UNROLL
-    for (int cc = 0; cc < 5; cc++) {
-      const int c = c0 + cc;
-      if (c >= nc) break;
-      QPSK_F2 x[4];
-      QPSK_UNROLL
+  QPSK_UNROLL
+  for (int c = 0; c < 4; c++) { /* symbol 0 alone */
+    float h[4];
+    QPSK_TAPS4_1(t1 + 4 * c, h);
+    for (int a = 0; a < 4; a++) {
+      const int t = off + 4 * c + a;
+      const QPSK_F2 x = w[t + (t >> 5)];
+      re0 += h[a] * QPSK_RE(x);
+      im0 += h[a] * QPSK_IM(x);
+    }
+  }
+  for (int c = 4; c < nc; c++) {
+    QPSK_F2 x[4];
+    for (int a = 0; a < 4; a++) {
+      const int t = off + 4 * c + a;
+      x[a] = w[t + (t >> 5)];
+    }
+    if (c < nj) {
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * c, h);
       for (int a = 0; a < 4; a++) {
-        const int t = off + 4 * c + a;
-        x[a] = w[t + (t >> 5)];
+        re0 += h[a] * QPSK_RE(x[a]);
+        im0 += h[a] * QPSK_IM(x[a]);
       }
-      if (c < nj) {
-        QPSK_TAPS4_1(t1 + 4 * c, hb[cc]);
-        for (int a = 0; a < 4; a++) {
-          re0 += hb[cc][a] * QPSK_RE(x[a]);
-          im0 += hb[cc][a] * QPSK_IM(x[a]);
-        }
-      }
-      if (c >= 4) {
-        const float *h1 = hb[(cc + 1) % 5]; /* tap block c - 4 */
-        for (int a = 0; a < 4; a++) {
-          re1 += h1[a] * QPSK_RE(x[a]);
-          im1 += h1[a] * QPSK_IM(x[a]);
-        }
-      }
+    }
+    float h1[4];
+    QPSK_TAPS4_1(t1 + 4 * (c - 4), h1);
+    for (int a = 0; a < 4; a++) {
+      re1 += h1[a] * QPSK_RE(x[a]);
+      im1 += h1[a] * QPSK_IM(x[a]);
     }
   }
   QPSK_OUT2(out, re0, im0, re1, im1);

@@ -23,10 +23,6 @@ extern "C" {
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
-/* the matched filter's register-blocked kernels (BLK 1: quads at sps 4, BLK 2: pairs 16 samples
- * apart): four thread blocks per multiprocessor (64 registers for a product's sums, its last four
- * or five tap blocks and a chunk; under five blocks' 48 they spill 164-244 bytes, at 64 16-24) */
-#define STAGE_MF4_MIN_BLOCKS 4
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages: %s: %s", what, cudaGetErrorString(e));
@@ -499,8 +495,7 @@ typedef struct {
  *   symbols) for all its lanes, and so does a full unit's pair whose symbols lie on two runs.
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
-__global__ void __launch_bounds__(STAGE_THREADS, BLK ? STAGE_MF4_MIN_BLOCKS : STAGE_MF_MIN_BLOCKS)
-    qpsk_mf_kernel(mf_args a) {
+__global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   constexpr int LAYOUT = BLK == 1 ? MF_PAD16X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
