@@ -455,9 +455,9 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* the matched filter's pairs (sps 4: quads) that took the register-blocked products in emul_mf
- * (of them at sps 4 on a run whose offsets moved: qpsk_dot4g), and those that did not (a run's
- * edge, the placement of every instant apart at 1000 ppm and more, the block's last symbols) */
+/* the matched filter's pairs that took the register-blocked products in emul_mf (of them at sps 4
+ * on a run whose offsets moved: qpsk_dot2g), and those that did not (a run's edge, the placement
+ * of every instant apart at 1000 ppm and more, the last symbol) */
 static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved, mf_pairs_general;
 
 /* a symbol's product on tap row r from window index off of the unpadded window, in qpsk_dot1's
@@ -467,61 +467,15 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
                    k->mf.ntaps);
 }
 
-/* the quad of symbols k .. k + 3 (fewer at the block's end) of the matched filter at sps 4, on
- * the window w16 shifted by sh (qpsk_win_slot16x2): on one run qpsk_dot4c where the first's input
- * starts a 16-sample group, else qpsk_dot4g; elsewhere one symbol at a time. The blocked products
- * are checked bit for bit against qpsk_dot1. Returns the quad's symbols' count (0: none left). */
-static int mf_quad(const stage_case *k, const qpsk_mf_timing *tm, int64_t lo, int64_t hi,
-                   int64_t kq, const prx_cf32 *win, const prx_cf32 *w16, int sh, float *t1,
-                   prx_cf32 y[4]) {
-  if (kq >= tm->k1) return 0;
-  const int m = tm->k1 - kq < 4 ? (int)(tm->k1 - kq) : 4;
-  unsigned r[4];
-  int64_t off[4];
-  qpsk_mf_tap4(tm, k->L, k->sps, lo, kq, m, k->mf.Q, k->mf.c, r, off);
-  int quad = m == 4;
-  for (int q = 0; q < m; q++) {
-    unsigned r1;
-    int64_t o1;
-    qpsk_mf_tap(tm, k->L, k->sps, lo, kq + q, k->mf.Q, k->mf.c, &r1, &o1);
-    CHECK(r1 == r[q] && o1 == off[q],
-          "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)(kq + q));
-    CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= hi - lo,
-          "mf: symbol %lld reads outside its window", (long long)(kq + q));
-    quad = quad && r[q] == r[0] && off[q] == off[0] + 4 * q;
-  }
-  const int u = (int)off[0] + sh;
-  if (!quad) {
-    for (int q = 0; q < m; q++) y[q] = mf_one(k, win, r[q], off[q]);
-    mf_pairs_apart++;
-    return m;
-  }
-  for (unsigned l = 0; l < k->mf.ntaps; l++)
-    t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
-  if ((u & 15) == 0) {
-    qpsk_dot4c(t1, k->mf.ntaps, w16 + qpsk_win_slot16x2(u), y);
-  } else {
-    qpsk_dot4g(t1, k->mf.ntaps, w16, u, y);
-    mf_pairs_moved++;
-  }
-  for (int q = 0; q < 4; q++) {
-    const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
-    CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
-          "mf: the blocked quad's product differs from qpsk_dot1's (symbol %lld)",
-          (long long)(kq + q));
-  }
-  mf_pairs_blocked++;
-  return 4;
-}
-
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
  * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
- * pairs (qpsk_mf_pairing): at sps 4 thread i the quad k0 + 4i .. k0 + 4i + 3 (mf_quad); with
- * P sps = 16 thread i's items i + 256 j: the full units' pairs k, k + P (lane j of a half-warp the
- * class's symbols 2 (j mod 8) + 16 (j / 8) and the next, in a unit of 32 P) on the window with one
- * spare slot per 32 samples (qpsk_dot2n on one run), then the last unit's symbols two an item, a
- * warp that holds one of those (and a pair on two runs) qpsk_dot2x32; elsewhere one symbol per
- * thread. The
+ * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
+ * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
+ * 8-sample group, else qpsk_dot2g); with P sps = 16 thread i's items i + 256 j: the full units'
+ * pairs k, k + P (lane j of a half-warp the class's symbols 2 (j mod 8) + 16 (j / 8) and the next,
+ * in a unit of 32 P) on the window with one spare slot per 32 samples (qpsk_dot2n on one run),
+ * then the last unit's symbols two an item, a warp that holds one of those (and a pair on two
+ * runs) qpsk_dot2x32; elsewhere one symbol per thread. The
  * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
  * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
  * in another order: a few ulps). */
@@ -540,11 +494,11 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     unsigned r0;
     int64_t o0;
     qpsk_mf_tap(tm, k->L, k->sps, lo, tm->k0, k->mf.Q, k->mf.c, &r0, &o0);
-    sh = (int)(-o0 & 15);
+    sh = (int)(-o0 & 7);
   }
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
-  prx_cf32 *wp = calloc((size_t)qpsk_win_slot32x1((int)nw) + 1, sizeof *wp); /* one pad per 32 */
-  prx_cf32 *w16 = calloc((size_t)qpsk_win_slot16x2((int)nw + 16) + 2, sizeof *w16); /* shifted */
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot32x1((int)nw) + 1, sizeof *wp);  /* one pad per 32 */
+  prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
   float *t1 = malloc(k->mf.ntaps * sizeof *t1), *t2 = malloc(k->mf.ntaps * sizeof *t2);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
@@ -558,7 +512,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
       win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
       wp[qpsk_win_slot32x1((int)i)] = win[i];
-      w16[qpsk_win_slot16x2((int)i + sh)] = win[i];
+      w8[qpsk_win_slot8((int)i + sh)] = win[i];
       rot = qpsk_nco_advance(rot, step);
     }
   }
@@ -575,16 +529,9 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       int64_t kk[2];
       int m;
       if (pairing == 1) {
-        prx_cf32 y4[4];
-        const int m4 = mf_quad(k, tm, lo, hi, tm->k0 + 4 * g, win, w16, sh, t1, y4);
-        if (!m4) break;
-        for (int q = 0; q < m4; q++) {
-          sym[4 * g + q] = y4[q];
-          qpsk_sum_terms(y4[q], acc);
-        }
-        continue;
-      }
-      if (pairing > 1) {
+        kk[0] = tm->k0 + 2 * g;
+        kk[1] = kk[0] + 1;
+      } else if (pairing > 1) {
         if (g >= nf + nt2) break;
         if (g < nf) {
           const int64_t j = g % 16;
@@ -608,7 +555,17 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
               (long long)kk[q]);
       }
-      const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + 16;
+      if (pairing == 1) {
+        unsigned r4[4];
+        int64_t off4[4];
+        qpsk_mf_tap4(tm, k->L, k->sps, lo, kk[0], m, k->mf.Q, k->mf.c, r4, off4);
+        for (int q = 0; q < m; q++)
+          CHECK(r4[q] == r[q] && off4[q] == off[q],
+                "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)kk[q]);
+      }
+      const int64_t D = pairing == 1 ? 4 : 16;
+      const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
+      const int u = (int)off[0] + sh;
       prx_cf32 y[2];
       if (pairing > 1 && (!blocked || (g | 31) >= nf)) {
         /* the general pair: the tail's warp, or a pair on two runs */
@@ -629,13 +586,19 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       } else if (blocked) {
         for (unsigned l = 0; l < k->mf.ntaps; l++)
           t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
-        qpsk_dot2n(t1, k->mf.ntaps, wp, (int)off[0], y);
+        if (pairing == 1 && (u & 7) == 0)
+          qpsk_dot2c(t1, k->mf.ntaps, w8 + qpsk_win_slot8(u), y);
+        else if (pairing == 1)
+          qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
+        else
+          qpsk_dot2n(t1, k->mf.ntaps, wp, (int)off[0], y);
         for (int q = 0; q < 2; q++) {
           const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
           CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
                 "mf: the blocked product differs from qpsk_dot1's (symbol %lld)", (long long)kk[q]);
         }
         mf_pairs_blocked++;
+        if (pairing == 1 && (u & 7)) mf_pairs_moved++;
       } else {
         for (int q = 0; q < m; q++) y[q] = mf_one(k, win, r[q], off[q]);
         if (pairing) mf_pairs_apart++;
@@ -651,7 +614,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   sums[4] = (double)(tm->k1 - tm->k0);
   free(win);
   free(wp);
-  free(w16);
+  free(w8);
   free(t1);
   free(t2);
 }
@@ -1145,8 +1108,7 @@ int main(void) {
   real_case(16.0 / 3.0, 8, 100, 0, 36);
   /* the matched filter's pairs: the blocked products and the one-symbol fallback both ran (runs
    * of one timing and exact placement at 1000 ppm and more, residues changing between runs) */
-  printf("mf pairs and quads: %zu blocked (%zu of them moved), %zu general (P sps = 16: a tail's "
-         "warp, two "
+  printf("mf pairs: %zu blocked (%zu of them moved), %zu general (P sps = 16: a tail's warp, two "
          "runs), %zu one symbol at a time\n",
          mf_pairs_blocked, mf_pairs_moved, mf_pairs_general, mf_pairs_apart);
   CHECK(mf_pairs_blocked > mf_pairs_moved && mf_pairs_moved > 0 && mf_pairs_apart > 0 &&

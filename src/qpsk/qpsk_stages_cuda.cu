@@ -471,18 +471,13 @@ typedef struct {
  * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
  * summed over the block in double:
  * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
- * - BLK 1 (sps 4): quads of consecutive symbols, thread i the symbols k0 + 4i .. k0 + 4i + 3
- *   (+ 1024 j: at L = 512 threads 0-127 compute, each chunk of the window then read once for
- *   four symbols), on the MF_PAD16X2 window shifted so that symbol k0's first input starts a
- *   16-sample group: a quad on one run of the timing whose first input does too (every quad of
+ * - BLK 1 (sps 4): pairs of consecutive symbols, thread i the symbols k0 + 2i, k0 + 2i + 1
+ *   (+ 512 j), on the MF_PAD8X2 window shifted so that symbol k0's first input starts an
+ *   8-sample group: a pair on one run of the timing whose first input does too (every pair of
  *   the block's first run, and of the others while the run's offsets keep their residue) takes
- *   qpsk_dot4c (16-byte loads at fixed offsets, the taps once a quad), a quad on one run whose
- *   residue moved qpsk_dot4g (each slot computed), any other (an edge of a run, the block's last
- *   symbols) one product per symbol; the quad's outputs leave as two 16-byte stores. Where
- *   nothing is mixed the window is staged from sh samples before lo, so that thread i stores the
- *   shifted index u = i + 256 j (a half-warp 16 consecutive slots: no bank conflicts); each
- *   sample keeps its thread's NCO recurrence (the thread that stages index t in the unshifted
- *   order);
+ *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
+ *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
+ *   symbol) one product per symbol;
  * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs P
  *   apart on one tap row (16 samples: the pair reads ntaps + 16 samples, qpsk_dot2n), item i
  *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
@@ -496,7 +491,7 @@ typedef struct {
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
-  constexpr int LAYOUT = BLK == 1 ? MF_PAD16X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
+  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -510,71 +505,56 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
     return;
   }
-  /* MF_PAD16X2: symbol k0's first input at a 16-sample group's start (the shift sets only which
-   * quads take qpsk_dot4c: every value is the same whatever it is) */
-  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15) : 0;
-  /* the staging's lead: the window staged from index -ss (its first ss samples not stored), so
-   * that thread i stores u = i + 256 j (BLK 1 without mixing; mixing keeps lo as its origin) */
-  const int ss = BLK == 1 && !MIX ? sh : 0;
+  /* MF_PAD8X2: symbol k0's first input at an 8-sample group's start (the shift sets only which
+   * pairs take qpsk_dot2c: every value is the same whatever it is) */
+  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7) : 0;
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  /* the NCO: each thread's first rotation exact, then a float recurrence by its stride (thread i
-   * stages t = i - ss + 256 j: from t = i - ss + 256 where that is negative at j = 0) */
-  const int t0 = (int)threadIdx.x - ss;
-  prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, t0 < 0 ? t0 + STAGE_THREADS : t0);
+  /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
+  prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   /* each sample less the DC, at unit level, de-rotated; the same values in the same order
    * either way */
-  auto inner = [&rot, step, dc, sh, ss, gain = p.gain](prx_cf32 v, int t) {
-    t -= ss;
-    if (t < 0) return;
+  auto inner = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int t) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
     win[mf_slot32<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  auto edge = [&rot, step, dc, sh, ss, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
-    t -= ss;
-    if (t < 0) return;
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
     win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo - ss, hi, a.mix, dc, inner, edge);
+  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
   if (BLK == 1) {
-    for (int64_t k = p.t.k0 + 4 * (int64_t)threadIdx.x; k < p.t.k1; k += 4 * STAGE_THREADS) {
+    for (int64_t k = p.t.k0 + 2 * (int64_t)threadIdx.x; k < p.t.k1; k += 2 * STAGE_THREADS) {
       unsigned rows[4] = {0, 0, 0, 0};
       int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < 4 ? (int)(p.t.k1 - k) : 4;
+      const int m = p.t.k1 - k < 2 ? 1 : 2;
       qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
-      const bool quad = m == 4 && rows[1] == rows[0] && rows[2] == rows[0] && rows[3] == rows[0] &&
-                        offs[1] == offs[0] + 4 && offs[2] == offs[0] + 8 && offs[3] == offs[0] + 12;
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
       const int u = (int)offs[0] + sh;
-      prx_cf32 v[4];
-      if (quad && (u & 15) == 0) {
-        qpsk_dot4c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot16x2(u), v);
-      } else if (quad) {
-        qpsk_dot4g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
+      prx_cf32 v[2];
+      if (pair && (u & 7) == 0) {
+        qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
+      } else if (pair) {
+        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
       } else {
 #pragma unroll
-        for (int q = 0; q < 4; q++)
+        for (int q = 0; q < 2; q++)
           if (q < m)
             v[q] = mf_dot1<LAYOUT>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], sh, a.ntaps);
       }
-      prx_cf32 *yk = y + (k - p.t.k0);
-      if (m == 4 && ((uintptr_t)yk & 15) == 0) {
-        ((float4 *)yk)[0] = make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
-        ((float4 *)yk)[1] = make_float4(v[2].re, v[2].im, v[3].re, v[3].im);
-      } else {
 #pragma unroll
-        for (int q = 0; q < 4; q++)
-          if (q < m) yk[q] = v[q];
+      for (int q = 0; q < 2; q++) {
+        if (q < m) {
+          y[k + q - p.t.k0] = v[q];
+          qpsk_sum_terms(v[q], acc);
+        }
       }
-#pragma unroll
-      for (int q = 0; q < 4; q++)
-        if (q < m) qpsk_sum_terms(v[q], acc);
     }
   } else if (BLK == 2) {
     /* items: the full units' pairs (16 P a unit), then the tail's symbols two at a time */
@@ -998,7 +978,7 @@ static int mf_blk_of(const qpsk_stages *s) {
 }
 /* the matched filter's shared memory (bytes) for its kernel blk */
 static size_t mf_smem(const qpsk_stages *s, int blk) {
-  const int layout = blk == 1 ? MF_PAD16X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  const int layout = blk == 1 ? MF_PAD8X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
   return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
@@ -1025,7 +1005,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   const size_t mf_n = (size_t)mf->Q * mf->ntaps, mf_b = 2 * mf_n * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
   /* the matched filter's rows (re, im lanes), then the same rows in one lane for the pairs
-   * (qpsk_dot4c, qpsk_dot2p), where the lanes are equal (qpsk_fir_init's; else no pairs) */
+   * (qpsk_dot2c, qpsk_dot2n), where the lanes are equal (qpsk_fir_init's; else no pairs) */
   CK(cudaMalloc(&s->d_mf, mf_b + mf_n * sizeof(float)), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
