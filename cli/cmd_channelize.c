@@ -532,6 +532,7 @@ typedef struct run_state {
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the openers' progress, for the writers */
   int open_lock_made, open_threaded;
+  int no_hold;     /* POLYRX_HOLD=0: no rows held (a measurement's switch) */
   int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
@@ -1031,6 +1032,8 @@ static int open_outputs(run_state *r) {
    * recording (the tests' way to the writers' held rows, hold_row). */
   const char *how = getenv("POLYRX_OPENER");
   r->open_slow = how && !strcmp(how, "slow");
+  const char *hold = getenv("POLYRX_HOLD");
+  r->no_hold = hold && !strcmp(hold, "0");
   r->open_threaded = how && (!strcmp(how, "thread") || r->open_slow) ? 1
                      : how && !strcmp(how, "inline")                 ? 0
                                                                      : prx_cpu_count() >= 4;
@@ -1258,6 +1261,7 @@ static int is_opened(run_state *r, size_t s) {
  * compute, 3 slots ahead at most, with them). 0 where there is no room (the caller waits). */
 static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_t k, int packed) {
   writer_state *ws = &r->ws[w];
+  if (r->no_hold) return 0;
   size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
   if (!ws->hold) {
     size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
@@ -1499,6 +1503,8 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
+  const char *spin = getenv("POLYRX_PIPE_SPIN");
+  if (spin) c.spin_us = atoi(spin);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */

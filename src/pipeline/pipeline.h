@@ -105,6 +105,11 @@ typedef struct {
                            thread (the same callbacks, the same results) */
   int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
   int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
+  /* microseconds the threads compute wakes (the reader and the first writer) poll for their
+   * next buffer before they sleep, and compute for its next block or slot (0: they sleep at
+   * once): a sleeper costs the stage that moves its counter a wake-up, a system call (and on a
+   * KVM guest an interrupt through the hypervisor) per block */
+  int spin_us;
   prx_pipe_read_fn read;
   /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
    * positional reads (block b holds samples from b * block_samples on); the stream ends at the
