@@ -17,7 +17,9 @@
  *                                                BENCH_CHAN_READER=1: a thread reads each
  *                                                block's outputs after it, as the command's
  *                                                writers do (at most N blocks behind;
- *                                                with N > 1 only);
+ *                                                with N > 1 only; 2: then flushes
+ *                                                the lines it read, 3: demotes them,
+ *                                                prx_pipe_release);
  *                                                BENCH_CHAN_BUSY=N: N threads spin beside it
  *                                                (the command's other busy threads)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
@@ -146,7 +148,8 @@ typedef struct {
   const prx_cf32 *y;
   size_t slot_len; /* outputs per buffer */
   int n_slots;
-  _Atomic size_t made, read; /* blocks made by compute, read by the reader */
+  prx_pipe_release_how release; /* BENCH_CHAN_READER=2: the lines read flushed, 3: demoted */
+  _Atomic size_t made, read;    /* blocks made by compute, read by the reader */
   atomic_int done;
   double sink;
 } chan_sidecar;
@@ -163,6 +166,7 @@ static void *sidecar_reader(void *arg) {
     float acc = 0;
     for (size_t i = 0; i < 2 * c->slot_len; i += 16) acc += v[i]; /* one load per line */
     c->sink += acc;
+    prx_pipe_release(v, c->slot_len * sizeof *c->y, c->release);
     atomic_store(&c->read, b + 1);
   }
 }
@@ -202,12 +206,18 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   int n_slots = ev && atoi(ev) > 1 && atoi(ev) <= 16 ? atoi(ev) : 1;
   prx_cf32 *y = malloc((size_t)n_slots * K * stride * sizeof *y);
   const char *er = getenv("BENCH_CHAN_READER"), *eb = getenv("BENCH_CHAN_BUSY");
-  int reader = er && atoi(er) > 0 && n_slots > 1, busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
+  int reader = er && atoi(er) > 0 && n_slots > 1 ? atoi(er) : 0,
+      busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
   if (busy > 64) busy = 64;
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
-    chan_sidecar side = {.y = y, .slot_len = (size_t)K * stride, .n_slots = n_slots};
+    chan_sidecar side = {.y = y,
+                         .slot_len = (size_t)K * stride,
+                         .n_slots = n_slots,
+                         .release = reader == 2   ? PRX_PIPE_FLUSH
+                                    : reader == 3 ? PRX_PIPE_DEMOTE
+                                                  : PRX_PIPE_KEEP};
     pthread_t th[65];
     int n_th = 0;
     if (reader && !pthread_create(&th[n_th], NULL, sidecar_reader, &side)) n_th++;

@@ -532,8 +532,9 @@ typedef struct run_state {
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the openers' progress, for the writers */
   int open_lock_made, open_threaded;
-  int no_hold;     /* POLYRX_HOLD=0: no rows held (a measurement's switch) */
-  int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
+  prx_pipe_release_how release; /* what the writers do with the rows they have read */
+  int no_hold;                  /* POLYRX_HOLD=0: no rows held (a measurement's switch) */
+  int open_slow;                /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
@@ -1433,6 +1434,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
   }
+  /* the rows read, let go of for compute's next write into this slot (prx_pipe_release) */
+  for (size_t s = (size_t)w; r->release && s < r->n_sel; s += W)
+    prx_pipe_release(rows + (s * r->stride + head->skip) * r->row_osz, k * r->row_osz, r->release);
   if (r->o.to_stdout) {
     size_t bytes = k * r->n_sel * osz;
     if (fwrite(ws->pack, 1, bytes, stdout) != bytes) {
@@ -1505,6 +1509,11 @@ static int stream(run_state *r) {
   c.out_depth = OUT_DEPTH;
   const char *spin = getenv("POLYRX_PIPE_SPIN");
   if (spin) c.spin_us = atoi(spin);
+  const char *ev = getenv("POLYRX_EVICT");
+  r->release = !ev || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? PRX_PIPE_KEEP
+               : !strcmp(ev, "flush")                               ? PRX_PIPE_FLUSH
+               : !strcmp(ev, "demote")                              ? PRX_PIPE_DEMOTE
+                                                                    : PRX_PIPE_KEEP;
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
