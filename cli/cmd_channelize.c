@@ -532,9 +532,7 @@ typedef struct run_state {
   pthread_mutex_t open_lock;
   pthread_cond_t open_cv; /* the openers' progress, for the writers */
   int open_lock_made, open_threaded;
-  prx_pipe_release_how release; /* what the writers do with the rows they have read */
-  int no_hold;                  /* POLYRX_HOLD=0: no rows held (a measurement's switch) */
-  int open_slow;                /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
+  int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
@@ -1033,8 +1031,6 @@ static int open_outputs(run_state *r) {
    * recording (the tests' way to the writers' held rows, hold_row). */
   const char *how = getenv("POLYRX_OPENER");
   r->open_slow = how && !strcmp(how, "slow");
-  const char *hold = getenv("POLYRX_HOLD");
-  r->no_hold = hold && !strcmp(hold, "0");
   r->open_threaded = how && (!strcmp(how, "thread") || r->open_slow) ? 1
                      : how && !strcmp(how, "inline")                 ? 0
                                                                      : prx_cpu_count() >= 4;
@@ -1262,7 +1258,6 @@ static int is_opened(run_state *r, size_t s) {
  * compute, 3 slots ahead at most, with them). 0 where there is no room (the caller waits). */
 static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_t k, int packed) {
   writer_state *ws = &r->ws[w];
-  if (r->no_hold) return 0;
   size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
   if (!ws->hold) {
     size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
@@ -1419,10 +1414,16 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
       held = 1;
       continue;
     }
-    double t0 = tick(r);
-    if (!ws->ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+    /* POLYRX_TIMING reads the clock around the wait only where the recording is not yet
+     * created: two reads around every row cost a writer 5-7 ms on the GPU host (1024 slots of
+     * 128 rows), which showed as a wait for the openers where there was none */
     double t1 = tick(r);
-    ws->ms_wait += t1 - t0;
+    if (!ws->ready && !is_opened(r, s)) {
+      if (wait_opened(r, s)) return PRX_ERR_IO; /* reported */
+      double t = tick(r);
+      ws->ms_wait += t - t1;
+      t1 = t;
+    }
     prx_status st = ws->ready ? PRX_OK : write_held(r, w, s); /* its earlier rows first */
     const void *data = yb;
     if (!st && !packed) {
@@ -1434,9 +1435,6 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
     /* the first failure is reported; the writer keeps its error for close */
     if (st && output_failed(r, s, st)) return st;
   }
-  /* the rows read, let go of for compute's next write into this slot (prx_pipe_release) */
-  for (size_t s = (size_t)w; r->release && s < r->n_sel; s += W)
-    prx_pipe_release(rows + (s * r->stride + head->skip) * r->row_osz, k * r->row_osz, r->release);
   if (r->o.to_stdout) {
     size_t bytes = k * r->n_sel * osz;
     if (fwrite(ws->pack, 1, bytes, stdout) != bytes) {
@@ -1507,13 +1505,6 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.n_writers = r->n_writers;
   c.out_depth = OUT_DEPTH;
-  const char *spin = getenv("POLYRX_PIPE_SPIN");
-  if (spin) c.spin_us = atoi(spin);
-  const char *ev = getenv("POLYRX_EVICT");
-  r->release = !ev || prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? PRX_PIPE_KEEP
-               : !strcmp(ev, "flush")                               ? PRX_PIPE_FLUSH
-               : !strcmp(ev, "demote")                              ? PRX_PIPE_DEMOTE
-                                                                    : PRX_PIPE_KEEP;
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */

@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MSG_SIZE 512
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
@@ -143,40 +142,14 @@ static void parker_destroy(parker *k) {
 
 typedef int (*ready_fn)(pipe_state *p, int who);
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* Polls ready(p, who) for up to us microseconds; non-zero once it holds. */
-static int spin_until(pipe_state *p, ready_fn ready, int who, int us) {
-  if (us <= 0) return 0;
-  uint64_t end = now_ns() + (uint64_t)us * 1000u;
-  do {
-    for (int i = 0; i < 64; i++) {
-      if (ready(p, who)) return 1;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-  } while (now_ns() < end);
-  return ready(p, who);
-}
-
-/* Returns once ready(p, who) holds, polling for spin_us microseconds, then sleeping on k. */
-static void wait_until_spin(pipe_state *p, parker *k, ready_fn ready, int who, int spin_us) {
-  if (ready(p, who) || spin_until(p, ready, who, spin_us)) return;
+/* Returns once ready(p, who) holds, sleeping on k meanwhile. */
+static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
+  if (ready(p, who)) return;
   pthread_mutex_lock(&k->mu);
   atomic_store(&k->waiting, 1);
   while (!ready(p, who)) pthread_cond_wait(&k->cv, &k->mu);
   atomic_store(&k->waiting, 0);
   pthread_mutex_unlock(&k->mu);
-}
-
-/* Returns once ready(p, who) holds, sleeping on k meanwhile. */
-static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
-  wait_until_spin(p, k, ready, who, 0);
 }
 
 /* Wakes k's thread if it sleeps (called after the counter it waits on has moved). */
@@ -276,7 +249,7 @@ static void *reader_main(void *arg) {
   take_stop_signals(c);
   uint64_t pos = 0;
   for (;;) {
-    wait_until_spin(p, &p->rd[0].park, reader_ready, 0, c->spin_us);
+    wait_until(p, &p->rd[0].park, reader_ready, 0);
     if (atomic_load(&p->stop_read)) break;
     uint64_t rs = atomic_load(&p->r_seq); /* this thread alone moves it */
     size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
@@ -423,13 +396,13 @@ static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
   for (;;) {
-    wait_until_spin(p, &p->comp, input_ready, 0, c->spin_us);
+    wait_until(p, &p->comp, input_ready, 0);
     if (atomic_load(&p->stop_all)) break;
     uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
-    wait_until_spin(p, &p->comp, slot_free, 0, c->spin_us);
+    wait_until(p, &p->comp, slot_free, 0);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
     size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);
@@ -474,7 +447,7 @@ static void *writer_main(void *arg) {
   const prx_pipe_config *c = p->cfg;
   writer_slot *me = &p->w[w];
   for (;;) {
-    wait_until_spin(p, &me->park, slot_ready, w, w == 0 ? c->spin_us : 0);
+    wait_until(p, &me->park, slot_ready, w);
     if (atomic_load(&p->stop_all)) break;
     /* compute_done is read before o_seq: it is set after compute's last o_seq */
     int done = atomic_load(&p->compute_done);

@@ -105,11 +105,6 @@ typedef struct {
                            thread (the same callbacks, the same results) */
   int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
   int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
-  /* microseconds the threads compute wakes (the reader and the first writer) poll for their
-   * next buffer before they sleep, and compute for its next block or slot (0: they sleep at
-   * once): a sleeper costs the stage that moves its counter a wake-up, a system call (and on a
-   * KVM guest an interrupt through the hypervisor) per block */
-  int spin_us;
   prx_pipe_read_fn read;
   /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
    * positional reads (block b holds samples from b * block_samples on); the stream ends at the
@@ -179,16 +174,6 @@ typedef struct {
  * message, raised on whichever thread, is this thread's prx_last_error()), PRX_OK after a clean
  * end of stream or a stop. *res (may be NULL) gets the counts in every case. */
 prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res);
-
-/* What a writer does with the output lines it has read, so that compute's next write of them
- * (out_depth slots later) does not wait for another core to give them up: on the GPU host's CPU
- * the library with one worker ran 1.3-1.6x slower with a thread reading each block's outputs
- * after it (bench/RESULTS.md, "channelize on 16 cores, tenth session"). KEEP: nothing; DEMOTE:
- * the lines pushed to the shared cache (CLDEMOTE, a NOP where the processor lacks it); FLUSH:
- * written back and dropped from every cache (CLFLUSHOPT where the processor has it). x86 only;
- * elsewhere nothing. */
-typedef enum { PRX_PIPE_KEEP = 0, PRX_PIPE_DEMOTE, PRX_PIPE_FLUSH } prx_pipe_release_how;
-void prx_pipe_release(const void *p, size_t bytes, prx_pipe_release_how how);
 
 /* prx_pipe_read_fn over a prx_iq_reader (ctx is the reader): files, standard input, SigMF. */
 prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n);
