@@ -26,7 +26,9 @@
  *   tiled to 2^28 samples (1 GiB), so the carriers jump at each seam (the rate does not care);
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
- *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu";
+ *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu"; the row window's
+ *   moves (the banks' history to the window's start) and, in the split, their time waited for
+ *   (move_s, part of chan_s);
  * - "rx_gpu_trace": a run in blocks of 2^22 with 64 carriers and one with all 1024 channels, each
  *   the second run of its receiver (the first untraced), with the receiver's per-call trace (host
  *   clock; a bank call takes a batch of blocks): the blocks a batch holds, the input slots, the
@@ -351,9 +353,10 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   return rx;
 }
 
-/* The end-to-end rate (best of REPS) and, with split, one serial run's times. */
+/* The end-to-end rate (best of REPS) and, with split, one serial run's times; t[4], t[5]: the
+ * row window's moves and (serial) their time, part of the channelizer's t[1]. */
 static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
-                    double t[4], uint64_t *bytes_out) {
+                    double t[6], uint64_t *bytes_out) {
   *rate = 0;
   for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
     uint64_t bytes = 0;
@@ -374,6 +377,8 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
       *rate = n / dt;
       prx_rx_gpu_get_times(rx, &t[0], &t[1], &t[2]);
       t[3] = t0 + dt - t1; /* the flush's wall time */
+      t[4] = (double)prx_rx_gpu_window_moves(rx);
+      t[5] = prx_rx_gpu_move_seconds(rx);
       *bytes_out = bytes;
     }
     prx_rx_destroy(rx);
@@ -527,26 +532,27 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   if (chan_cases) chan_device_cases(y, big);
   for (int all = 0; all < 2; all++)
     if (gpu_trace(y, big, all, pcie_sps)) return -1;
-  double rate[2][2], split[2][4], lat[2][9];
+  double rate[2][2], split[2][6], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? BLOCK : BIG_BLOCK;
-      double t[4];
+      double t[6];
       uint64_t bytes = 0;
       if (gpu_rate(y, big, all, block, 0, &rate[all][bl], t, &bytes)) return -1;
       printf("{\"bench\":\"rx_gpu\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,\"block\":%zu,"
              "\"samples\":%zu,\"gsps\":%.3f,\"of_pcie\":%.3f,\"realtime\":%.0f,\"chan_s\":%.4f,"
-             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"bit_bytes\":%llu}\n",
+             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,\"bit_bytes\":%llu}\n",
              K, all ? K : 64, block, big, rate[all][bl] / 1e9, rate[all][bl] / pcie_sps,
-             rate[all][bl] / FS, t[0] + t[1], t[2], t[3], (unsigned long long)bytes);
+             rate[all][bl] / FS, t[0] + t[1], t[2], t[3], t[4], (unsigned long long)bytes);
     }
     double r;
     uint64_t bytes = 0;
     if (gpu_rate(y, big, all, BIG_BLOCK, 1, &r, split[all], &bytes)) return -1;
     printf("{\"bench\":\"rx_gpu_split\",\"carriers\":%d,\"block\":%zu,\"gsps\":%.3f,"
-           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f}\n",
+           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,"
+           "\"move_s\":%.4f}\n",
            all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2],
-           split[all][3]);
+           split[all][3], split[all][4], split[all][5]);
     if (gpu_latency(y, big, all, 0, lat[all])) return -1;
     print_latency(all, 0, lat[all]);
     /* the banks' serial passes on fewer threads (64 carriers: fewer hand-offs per span) */

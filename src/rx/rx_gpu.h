@@ -6,7 +6,7 @@
  * group's rows there once per batch (the group delay dropped by offsetting the row pointers),
  * and only the bits (and the LLRs when asked) come back, into pinned host rows, beside the next
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
- * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
+ * Within one call the copies and the channelizer run up to two batches ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
  * before), so the copy engine keeps going while the banks run. Every block of a call is
  * delivered before the call returns, as on the CPU. */
@@ -59,6 +59,9 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
 size_t prx_rx_gpu_window_moves(const prx_rx *rx);
+/* The serial mode's wall time of those moves, each waited for (part of the channelizer's time of
+ * prx_rx_gpu_get_times), seconds since create or reset; 0 with overlap or off the GPU path. */
+double prx_rx_gpu_move_seconds(const prx_rx *rx);
 
 /* For the benchmarks: one record per bank call of execute, i.e. per batch of blocks (host clock,
  * seconds): when its first block's copy and channelizer were queued, its blocks and the blocks
