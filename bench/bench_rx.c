@@ -18,8 +18,9 @@
  *   samples per second;
  * - "rx_gpu_chan" (with --chan): the channelizer alone, device-resident (input already on the
  *   device, one wait at the end), in the receiver's configuration (64 carriers; all 1024
- *   channels in the receiver's order) and with all channels in natural order, calls of 2^22
- *   and 2^24 samples; with the wall time of its flush through the host call into pageable rows;
+ *   channels in natural order, the receiver's rows) and with all channels in carrier order
+ *   (the receiver's rows before they went in channel order), calls of 2^22 and 2^24 samples;
+ *   with the wall time of its flush through the host call into pageable rows;
  * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
  *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of
  *   2^22 and of 262144 samples, as a fraction of the pcie bound; the input is the 2 s capture
@@ -181,7 +182,9 @@ static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *r
 
 /* The channelizer in the receiver's configuration: ci16, its prototype (K 14 + 1 taps, as prx_rx
  * designs it; *taps for the caller to free) and a selection into sel (K entries): order 0 the 64
- * carriers' channels, 1 all K in the receiver's order, (i - K/2) mod K, 2 all K in natural order.
+ * carriers' channels in carrier order, 1 all K in carrier order, (i - K/2) mod K, 2 all K in
+ * natural order (the receiver's rows go in channel order within a group: its selection with all
+ * K carriers).
  */
 static prx_chan_config rx_chan_config(int order, unsigned *sel, float **taps, prx_backend be,
                                       size_t block) {
@@ -211,7 +214,7 @@ static prx_chan_config rx_chan_config(int order, unsigned *sel, float **taps, pr
 static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
   static unsigned sel[K];
   float *taps;
-  prx_chan_config cc = rx_chan_config(all, sel, &taps, be, BLOCK);
+  prx_chan_config cc = rx_chan_config(all ? 2 : 0, sel, &taps, be, BLOCK);
   size_t ns = cc.n_select;
   size_t stride = BLOCK / (K / 2) + 64;
   prx_cf32 *out = malloc(ns * stride * sizeof *out);
@@ -284,10 +287,10 @@ static double pcie_bound(const void *x) {
 }
 
 /* The channelizer alone, device-resident, in the receiver's configuration (ci16, the receiver's
- * prototype, 64 selected channels or all 1024 in the receiver's order, (i - 512) mod K) and in
- * natural order, over the 2^BIG_LOG2 samples of d_in (device memory) in calls of block samples,
- * waited for once at the end: input samples per second. *flush_s: the wall time of its flush
- * (the host call into pageable rows, as the receiver's flush makes it). */
+ * prototype, 64 selected channels or all 1024 in carrier order, (i - 512) mod K, or in natural
+ * order, the receiver's), over the 2^BIG_LOG2 samples of d_in (device memory) in calls of block
+ * samples, waited for once at the end: input samples per second. *flush_s: the wall time of its
+ * flush (the host call into pageable rows, as the receiver's flush makes it). */
 static double chan_device(const void *d_in, size_t big, int order, size_t block, double *flush_s) {
   const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
   static unsigned sel[K];
@@ -328,7 +331,7 @@ static void chan_device_cases(const void *y, size_t big) {
   if (d->dev_alloc(0, big * 4, &d_in) || d->stream_create(0, &s)) return;
   d->copy(d_in, y, big * 4, s);
   d->sync(s);
-  static const char *name[3] = {"64 carriers", "1024 rx order", "1024 natural"};
+  static const char *name[3] = {"64 carriers", "1024 carrier order", "1024 natural (rx)"};
   for (int order = 0; order < 3; order++)
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? (size_t)1 << 24 : BIG_BLOCK;
