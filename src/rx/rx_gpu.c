@@ -52,11 +52,13 @@
 #define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
-/* batches in flight: the banks read one while the copies and the channelizer fill the next two,
- * so that the copy engine still has a batch queued while the host waits in a bank call that runs
- * longer than a batch's copies (the stream's first call, a span whose batch waited for a move) */
-#define RX_GPU_BATCHES 3
-#define RX_GPU_MERGE ((size_t)1 << 22) /* input samples one copy and channelizer call may take */
+/* batches in flight: one channelized while the banks read one (three, the copies and the
+ * channelizer two batches ahead, made the run at 1024 channels slower: 9.9 -> 9.5-9.7 Gsps, the
+ * stream's first bank call 5.2 -> 7.1 ms; bench/GPU_NOTES.md, "Receiver, tenth session") */
+#define RX_GPU_BATCHES 2
+/* input samples one copy and channelizer call may take: the fused channelizer at K = 1024 runs
+ * 2^24-sample calls at 92 Gsps, 2^22-sample calls at 82 (its last wave of blocks) */
+#define RX_GPU_MERGE ((size_t)1 << 24)
 #define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {

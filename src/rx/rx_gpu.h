@@ -6,7 +6,7 @@
  * group's rows there once per batch (the group delay dropped by offsetting the row pointers),
  * and only the bits (and the LLRs when asked) come back, into pinned host rows, beside the next
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
- * Within one call the copies and the channelizer run up to two batches ahead of the banks (four
+ * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
  * before), so the copy engine keeps going while the banks run. Every block of a call is
  * delivered before the call returns, as on the CPU. */
@@ -52,9 +52,10 @@ size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
 /* The blocks a bank call takes at most (a batch); 0 off the GPU path. */
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
 /* The consecutive blocks of a batch that one input copy and one channelizer call take, at most
- * (default: as many as make 2^22 samples, 1 with on_channel; fewer host launches for small
- * blocks). For the tests only (test_rx_cuda: 1 reuses the input slots block by block): set
- * between calls, within that default. Returns the value in use; 0 off the GPU path. */
+ * (default: as many as make 2^24 samples, 1 with on_channel: fewer host launches for small
+ * blocks, fewer channelizer calls, each of which pays its last wave of blocks). For the tests only
+ * (test_rx_cuda: 1 reuses the input slots block by block): set between calls, within that default.
+ * Returns the value in use; 0 off the GPU path. */
 size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
