@@ -36,7 +36,7 @@
  *   blocks queued ahead of the banks, the banks' time in the calls that complete a CFO span and
  *   in the others, the host's time after the banks, the largest gap between two calls' ends, the
  *   output buffers grown, each call's time; the first calls' timeline as "rx_gpu_trace_call"
- *   lines;
+ *   lines (with the banks' waits for the device and serial passes in each);
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
  *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
@@ -441,9 +441,10 @@ static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
     if (i < SHOW)
       printf("{\"bench\":\"rx_gpu_trace_call\",\"carriers\":%d,\"call\":%zu,\"blocks\":%u,"
              "\"queued_ms\":%.3f,\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,"
-             "\"ahead\":%u,\"symbols\":%zu}\n",
+             "\"ahead\":%u,\"symbols\":%zu,\"bank_wait_ms\":%.3f,\"bank_serial_ms\":%.3f}\n",
              all ? K : 64, i, tr[i].blocks, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3,
-             (tr[i].t_banks - t0) * 1e3, (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
+             (tr[i].t_banks - t0) * 1e3, (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols,
+             tr[i].bank_wait * 1e3, tr[i].bank_serial * 1e3);
   }
   printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":%d,\"block\":%zu,\"batch_blocks\":%zu,"
          "\"bank_calls\":%zu,\"input_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,"
