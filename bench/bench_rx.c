@@ -395,7 +395,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
  * passes, the host's time after the banks (the batch before delivered, the bits' copy queued),
  * and the blocks queued ahead of the banks; the first calls as JSON lines. */
 static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
-  enum { CAP = 4096, SHOW = 3 };
+  enum { CAP = 4096, SHOW = 12 };
   static prx_rx_gpu_trace tr[CAP];
   uint64_t bytes = 0;
   prx_rx *rx = gpu_rx(all, BIG_BLOCK, &bytes, 0);
