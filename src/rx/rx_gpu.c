@@ -652,6 +652,14 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
   size_t groups = 0; /* their copies and channelizer calls (merge blocks each at most) */
+  /* a stream's start: the banks' first call puts their phase state on the device (a small copy
+   * and a wait); made now, before the input's copies, it does not wait behind them on the copy
+   * engine (at 1024 channels the first span was issued ~3.7 ms late: bench/GPU_NOTES.md,
+   * "Receiver, tenth session") */
+  for (size_t i = 0; rx->in_stream == 0 && i < rx->n_groups && !st; i++) {
+    prx_qpsk_bank_out o = device_out(rx, i);
+    st = prx_qpsk_bank_gpu_prepare(rx->g[i].bank->drv, &o);
+  }
   for (size_t bt = 0; bt < nbat && !st; bt++) {
     size_t lim = (bt + ahead) * A;
     if (lim > nb) lim = nb;
