@@ -1,12 +1,12 @@
 /* The matched-filter kernel's window layouts and its one-symbol product (qpsk_stages_cuda.cu:
- * qpsk_mf_kernel). Included after qpsk_stage_math.h (qpsk_win_slot, qpsk_win_slot8).
+ * qpsk_mf_kernel). Included after qpsk_stage_math.h (qpsk_win_slot, qpsk_win_slot8,
+ * qpsk_win_slot32x1).
  *
  * Layouts of the window in shared memory: MF_FLAT (window index t at slot t), MF_PAD16 (one
- * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread, and the pairs 16
- * samples apart of qpsk_dot2p) and MF_PAD8X2 (index t shifted by the thread block's sh, two
- * spare slots per 8 samples, qpsk_win_slot8: the consecutive pairs of qpsk_dot2c at sps 4) and
- * MF_PAD32 (one spare slot per 32 samples, qpsk_win_slot32x1: the pairs 16 samples apart of
- * qpsk_dot2n where P sps = 16). */
+ * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread), MF_PAD8X2 (index
+ * t shifted by the thread block's sh, two spare slots per 8 samples, qpsk_win_slot8: the
+ * consecutive pairs of qpsk_dot2c at sps 4) and MF_PAD32 (one spare slot per 32 samples,
+ * qpsk_win_slot32x1: the pairs 16 samples apart of qpsk_dot2n where P sps = 16). */
 #ifndef PRX_QPSK_STAGES_MF_CUH
 #define PRX_QPSK_STAGES_MF_CUH
 
