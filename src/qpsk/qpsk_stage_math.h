@@ -1133,6 +1133,49 @@ QPSK_HD void qpsk_om_run_range(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, 
   *r1 = (B - 1 + ph) / n + 1;
 }
 
+/* Stage pre_om at a step-4/3 grid (qpsk_stages_cuda.cu's om_tile_tri): the sums of a chunk of
+ * QPSK_OM_CHUNK consecutive outputs o of one sub-block whose first grid index is a multiple of 4
+ * (output u at the residue u mod 4), those with lo <= u < hi counting (an output that does not
+ * count taken as 0), added into s. Each output's a, b, p go to the accumulator of its parity
+ * u mod 2 with the sign (-1)^(u / 2), both known where the loop unrolls (no weight per output),
+ * the parities' weights (1 and -j) applied once: qpsk_oms_add's terms in another order (rounding
+ * of a few 1e-16 relative). */
+#define QPSK_OM_CHUNK 16
+QPSK_HD void qpsk_om_chunk(const prx_cf32 o[QPSK_OM_CHUNK], int lo, int hi, double s[QPSK_OMS]) {
+  double e[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* parity: a, b, p */
+  QPSK_UNROLL
+  for (int u = 0; u < QPSK_OM_CHUNK; u++) {
+    const int in = u >= lo && u < hi;
+    const double a = in ? o[u].re : 0.f, b = in ? o[u].im : 0.f, p = a * a + b * b;
+    if ((u >> 1) & 1) {
+      e[u & 1][0] -= a, e[u & 1][1] -= b, e[u & 1][2] -= p;
+    } else {
+      e[u & 1][0] += a, e[u & 1][1] += b, e[u & 1][2] += p;
+    }
+  }
+  /* even outputs (residues 0, 2) weigh 1, odd ones (1, 3) -j */
+  s[0] += e[0][2];
+  s[1] -= e[1][2];
+  s[2] += e[0][0] + e[1][1];
+  s[3] += e[0][1] - e[1][0];
+  s[4] += e[0][0] - e[1][1];
+  s[5] -= e[0][1] + e[1][0];
+}
+
+/* The chunks of qpsk_om_chunk in a block (sub-blocks 0 .. nsub of Ls4 own outputs, the last the
+ * rest of the block's 4 L, gm the grid's margin): each sub-block in *cj chunks of QPSK_OM_CHUNK
+ * outputs (its last one shorter where Ls4 is not a multiple), chunk i = j cj + c at own outputs
+ * [*ks, *ke) (empty past the block's end); *cj from qpsk_om_chunks. */
+QPSK_HD uint32_t qpsk_om_chunks(uint32_t Ls4) { return (Ls4 + QPSK_OM_CHUNK - 1) / QPSK_OM_CHUNK; }
+QPSK_HD void qpsk_om_chunk_span(uint32_t i, uint32_t cj, uint32_t nsub, uint32_t Ls4, int gm,
+                                int64_t L, int64_t *ks, int64_t *ke) {
+  const uint32_t j = i / cj, c = i - j * cj;
+  const int64_t a = gm + (int64_t)j * Ls4, e = j < nsub ? a + Ls4 : gm + 4 * L;
+  *ks = a + (int64_t)c * QPSK_OM_CHUNK;
+  *ke = *ks + QPSK_OM_CHUNK < e ? *ks + QPSK_OM_CHUNK : e;
+  if (*ks > e) *ks = e;
+}
+
 /* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group
  * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
  * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
