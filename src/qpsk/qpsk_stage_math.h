@@ -1133,26 +1133,28 @@ QPSK_HD void qpsk_om_run_range(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, 
   *r1 = (B - 1 + ph) / n + 1;
 }
 
-/* Stage pre_om at a step-4/3 grid (qpsk_stages_cuda.cu's om_tile_tri): the sums of a chunk of
- * QPSK_OM_CHUNK consecutive outputs o of one sub-block whose first grid index is a multiple of 4
- * (output u at the residue u mod 4), those with lo <= u < hi counting (an output that does not
- * count taken as 0), added into s. Each output's a, b, p go to the accumulator of its parity
- * u mod 2 with the sign (-1)^(u / 2), both known where the loop unrolls (no weight per output),
- * the parities' weights (1 and -j) applied once: qpsk_oms_add's terms in another order (rounding
- * of a few 1e-16 relative). */
+/* Stage pre_om from the outputs its sliding filters stage (qpsk_stages_cuda.cu's om_tile): the
+ * sums of a chunk of QPSK_OM_CHUNK consecutive outputs of one sub-block whose first grid index is
+ * a multiple of 4, a group of four at a time. qpsk_om_group_add adds a group's outputs o (output
+ * u at the residue u) to e: each output's a, b, p to the accumulator of its parity u mod 2 with
+ * the sign (-1)^(u / 2), both known where the loop unrolls (no weight per output);
+ * qpsk_om_chunk_end applies the parities' weights (1 and -j) once and adds the chunk's sums to s:
+ * qpsk_oms_add's terms in another order (rounding of a few 1e-16 relative). qpsk_om_chunk: the
+ * chunk o with the outputs lo <= u < hi counting (the others taken as 0, which adds +0 to every
+ * sum: the kernel's zeros give the same values). */
 #define QPSK_OM_CHUNK 16
-QPSK_HD void qpsk_om_chunk(const prx_cf32 o[QPSK_OM_CHUNK], int lo, int hi, double s[QPSK_OMS]) {
-  double e[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* parity: a, b, p */
+QPSK_HD void qpsk_om_group_add(const prx_cf32 o[4], double e[2][3]) {
   QPSK_UNROLL
-  for (int u = 0; u < QPSK_OM_CHUNK; u++) {
-    const int in = u >= lo && u < hi;
-    const double a = in ? o[u].re : 0.f, b = in ? o[u].im : 0.f, p = a * a + b * b;
-    if ((u >> 1) & 1) {
+  for (int u = 0; u < 4; u++) {
+    const double a = o[u].re, b = o[u].im, p = a * a + b * b;
+    if (u >> 1) {
       e[u & 1][0] -= a, e[u & 1][1] -= b, e[u & 1][2] -= p;
     } else {
       e[u & 1][0] += a, e[u & 1][1] += b, e[u & 1][2] += p;
     }
   }
+}
+QPSK_HD void qpsk_om_chunk_end(const double e[2][3], double s[QPSK_OMS]) {
   /* even outputs (residues 0, 2) weigh 1, odd ones (1, 3) -j */
   s[0] += e[0][2];
   s[1] -= e[1][2];
@@ -1160,6 +1162,18 @@ QPSK_HD void qpsk_om_chunk(const prx_cf32 o[QPSK_OM_CHUNK], int lo, int hi, doub
   s[3] += e[0][1] - e[1][0];
   s[4] += e[0][0] - e[1][1];
   s[5] -= e[0][1] + e[1][0];
+}
+QPSK_HD void qpsk_om_chunk(const prx_cf32 *o, int lo, int hi, double s[QPSK_OMS]) {
+  double e[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* parity: a, b, p */
+  for (int g = 0; g < QPSK_OM_CHUNK; g += 4) {
+    prx_cf32 z[4];
+    for (int u = 0; u < 4; u++) {
+      const prx_cf32 zero = {0, 0};
+      z[u] = g + u >= lo && g + u < hi ? o[g + u] : zero;
+    }
+    qpsk_om_group_add(z, e);
+  }
+  qpsk_om_chunk_end(e, s);
 }
 
 /* The chunks of qpsk_om_chunk in a block (sub-blocks 0 .. nsub of Ls4 own outputs, the last the

@@ -16,11 +16,12 @@ extern "C" {
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
-/* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
- * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
- * the same speed as under the 48 of five) */
+/* pre with the O&M sums (its shared memory: the window and one slot per chunk of 16 outputs,
+ * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) five thread blocks a
+ * multiprocessor (48 registers: 280 against 299 us under the 64 of four, H200), at 16/3 four
+ * (64 registers, no spill; 353 against 358 us under 48, which spill) */
 #ifndef STAGE_PRE_OM_MIN_BLOCKS
-#define STAGE_PRE_OM_MIN_BLOCKS 4
+#define STAGE_PRE_OM_MIN_BLOCKS 5
 #endif
 #ifndef STAGE_PRE_OM3_MIN_BLOCKS
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
@@ -186,12 +187,12 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 /* The sliding filters' grid stores through shared memory: after every thread's filter has read
  * the window, the block's outputs of this step go to the window's first slots (which later steps
  * do not read: step it reads from slot it S on), then out in consecutive 16-byte (unit step) or
- * 8-byte (step 4/3) stores, whole lines a warp instead of each lane's run its own lines. Every
- * thread calls it (barriers). At the unit step pair p (outputs 2p, 2p + 1) goes to slot
- * unit_tile_slot: for pre at p ^ ((p >> 3) & 3) (a quarter-warp's eight 16-byte writes on eight
- * bank groups), for pre_om (OM) at p + p / 8, which also puts the lanes' chunks of 16 outputs
- * (om_tile: 9 pairs apart) on distinct bank groups; the grid 8-byte aligned only (!g_vec), the
- * outputs go out one at a time (VEC 0). */
+ * 8-byte (step 4/3; the grid's rows 8-byte aligned) stores, whole lines a warp instead of each
+ * lane's run its own lines. Every thread calls it (barriers). At the unit step pair p (outputs 2p,
+ * 2p + 1) goes to slot unit_tile_slot: for pre at p ^ ((p >> 3) & 3) (a quarter-warp's eight
+ * 16-byte writes on eight bank groups), for pre_om (OM) at p + p / 8, which also puts the lanes'
+ * chunks of 16 outputs (om_tile: 9 pairs apart) on distinct bank groups; the grid 8-byte aligned
+ * only (!g_vec), the outputs go out one at a time (VEC 0). */
 template <bool OM> __device__ __forceinline__ int unit_tile_slot(int p) {
   return OM ? p + (p >> 3) : p ^ ((p >> 3) & 3);
 }
@@ -241,10 +242,7 @@ __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], 
   __syncthreads();
   for (int k = (int)threadIdx.x; k < PRE_SLIDE_OUT3 * STAGE_THREADS; k += STAGE_THREADS) {
     const int64_t gk = k0 + k;
-    if (gk >= 0 && gk < ng) {
-      const float2 v = st[tri_tile_slot<OM>(k)];
-      g[gk] = prx_cf32{v.x, v.y};
-    }
+    if (gk >= 0 && gk < ng) ((float2 *)g)[gk] = st[tri_tile_slot<OM>(k)]; /* 8-byte stores */
   }
 }
 
@@ -271,26 +269,40 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
   if (ke > own_end) ke = own_end;
   const int lo = ks < k0 ? (int)(k0 - ks) : 0, hi = ke > ks ? (int)(ke - ks) : 0;
   const int x0 = (int)(ks - k0);
-  prx_cf32 o[QPSK_OM_CHUNK];
-  if constexpr (PAIRS) {
-    /* x0 even: the pairs (x0 + 2 h, + 1) as 16-byte loads */
+  /* the chunk's outputs [l, h), a group of four at a time (the rest as 0, which adds +0 to every
+   * sum: qpsk_om_chunk's values); a whole chunk (every one but at a step's end or the own
+   * outputs' end) without a test per output */
+  double e[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  auto sum = [&](int l, int h) {
 #pragma unroll
-    for (int h = 0; h < QPSK_OM_CHUNK / 2; h++) {
-      const bool in = 2 * h + 1 >= lo && 2 * h < hi;
-      const float4 v = in ? rd(x0 + 2 * h) : make_float4(0, 0, 0, 0);
-      o[2 * h] = prx_cf32{v.x, v.y};
-      o[2 * h + 1] = prx_cf32{v.z, v.w};
-    }
-  } else {
+    for (int g = 0; g < QPSK_OM_CHUNK; g += 4) {
+      prx_cf32 z[4];
+      if constexpr (PAIRS) {
+        /* x0 even: the pairs as 16-byte loads */
 #pragma unroll
-    for (int u = 0; u < QPSK_OM_CHUNK; u++) {
-      const bool in = u >= lo && u < hi;
-      const float2 v = in ? rd(x0 + u) : make_float2(0, 0);
-      o[u] = prx_cf32{v.x, v.y};
+        for (int w = 0; w < 4; w += 2) {
+          const int u = g + w;
+          const bool i0 = u >= l && u < h, i1 = u + 1 >= l && u + 1 < h;
+          const float4 v = i0 || i1 ? rd(x0 + u) : make_float4(0, 0, 0, 0);
+          z[w] = i0 ? prx_cf32{v.x, v.y} : prx_cf32{0, 0};
+          z[w + 1] = i1 ? prx_cf32{v.z, v.w} : prx_cf32{0, 0};
+        }
+      } else {
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+          const float2 v = g + w >= l && g + w < h ? rd(x0 + g + w) : make_float2(0, 0);
+          z[w] = prx_cf32{v.x, v.y};
+        }
+      }
+      qpsk_om_group_add(z, e);
     }
-  }
+  };
+  if (lo == 0 && hi == QPSK_OM_CHUNK)
+    sum(0, QPSK_OM_CHUNK);
+  else
+    sum(lo, hi);
   double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-  qpsk_om_chunk(o, lo, hi, t);
+  qpsk_om_chunk_end(e, t);
   double *sl = slots + (size_t)i * QPSK_OMS;
 #pragma unroll
   for (int q = 0; q < QPSK_OMS; q++) sl[q] = ks >= k0 ? t[q] : sl[q] + t[q];
