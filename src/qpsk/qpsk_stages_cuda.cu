@@ -85,8 +85,9 @@ typedef struct {
   unsigned *nonfinite;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
   /* OM kernels: the O&M sums of each block's own grid below g_hi, (nsub + 1) x QPSK_OMS per
-   * block into omsum; their partial sums in shared memory after the window's slots (a unit-step
-   * grid: one slot of QPSK_OMS per group of four outputs; else per warp and step) */
+   * block into omsum; their partial sums in shared memory after the window's slots (the sliding
+   * filters: one slot of QPSK_OMS per chunk of 16 own outputs; the blocked unit-step filter: one
+   * per group of four outputs; else per warp and step) */
   int64_t g_hi;
   unsigned nsub, Ls;
   size_t win_slots;
@@ -362,7 +363,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   int nsteps; /* steps of the output loop, the same for every thread (the warp reductions) */
   if (BLK && a.slide == PRE_SLIDE_UNIT) {
     /* a unit-step grid, sliding: eight consecutive outputs per thread (output k reads from
-     * virtual sample k), two groups of four for the O&M sums */
+     * virtual sample k); with om the sums of the staged outputs, a chunk a thread (om_tile) */
     const int S = PRE_SLIDE_OUT1 * STAGE_THREADS;
     nsteps = (int)((ng + S - 1) / S);
     for (int it = 0; it < nsteps; it++) {
@@ -1004,8 +1005,8 @@ static int pre_slide_of(const qpsk_stages *s) {
 }
 /* the pre stage's shared memory: its window's slots (for the blocked filters the window and 8
  * zeros after it, padded; for the sliding ones up to 3 virtual samples before it and
- * PRE_SLIDE_TAIL after it), then with om the partial sums (blocked: one slot per group of four
- * outputs; else the warps' of each step) */
+ * PRE_SLIDE_TAIL after it), then with om the partial sums (sliding: one slot per chunk; blocked:
+ * one per group of four outputs; else the warps' of each step) */
 static size_t pre_slots(size_t win, bool pad4, int slide) {
   if (slide != PRE_SLIDE_NONE)
     return (size_t)qpsk_slide_slot((int)win + 3 + PRE_SLIDE_TAIL,
