@@ -17,7 +17,9 @@
  *                                                BENCH_CHAN_READER=1: a thread reads each
  *                                                block's outputs after it, as the command's
  *                                                writers do (at most N blocks behind;
- *                                                with N > 1 only);
+ *                                                with N > 1 only; 2: then flushes
+ *                                                the lines it read (CLFLUSHOPT), 3:
+ *                                                demotes them (CLDEMOTE): release_lines);
  *                                                BENCH_CHAN_BUSY=N: N threads spin beside it
  *                                                (the command's other busy threads)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
@@ -38,11 +40,16 @@
 #include "pipeline/pipeline.h"
 #include "polyrx.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,10 +149,42 @@ static size_t command_block(unsigned K, unsigned D, unsigned n_sel, int threads)
 /* BENCH_CHAN_READER and BENCH_CHAN_BUSY: a thread that reads each block's outputs once compute
  * has made them (compute waits while it is n_slots blocks behind, as the pipeline's compute
  * waits for its slowest writer), and threads that spin until the run ends. */
+/* What the sidecar reader does with the output lines it has read, so that compute's next write
+ * of them need not take them back from its core: how 2 writes them back and drops them from
+ * every cache (CLFLUSHOPT, where the processor has it), 3 pushes them to the shared cache
+ * (CLDEMOTE: a hint in the reserved-NOP opcode space, a NOP where the processor lacks it); else
+ * nothing. x86 only. */
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("cldemote"))) static void demote_lines(const unsigned char *p,
+                                                             const unsigned char *end) {
+  for (; p < end; p += 64) _cldemote((void *)p);
+}
+
+__attribute__((target("clflushopt"))) static void flush_lines(const unsigned char *p,
+                                                              const unsigned char *end) {
+  for (; p < end; p += 64) _mm_clflushopt((void *)p);
+}
+
+static void release_lines(const void *p, size_t bytes, int how) {
+  unsigned a, b, c, d;
+  const unsigned char *at = (const unsigned char *)((uintptr_t)p & ~(uintptr_t)63);
+  const unsigned char *end = (const unsigned char *)p + bytes;
+  if (how == 3) demote_lines(at, end);
+  if (how == 2 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 23 & 1)) flush_lines(at, end);
+}
+#else
+static void release_lines(const void *p, size_t bytes, int how) {
+  (void)p;
+  (void)bytes;
+  (void)how;
+}
+#endif
+
 typedef struct {
   const prx_cf32 *y;
   size_t slot_len; /* outputs per buffer */
   int n_slots;
+  int release; /* BENCH_CHAN_READER=2: the lines read flushed, 3: demoted (release_lines) */
   _Atomic size_t made, read; /* blocks made by compute, read by the reader */
   atomic_int done;
   double sink;
@@ -163,6 +202,7 @@ static void *sidecar_reader(void *arg) {
     float acc = 0;
     for (size_t i = 0; i < 2 * c->slot_len; i += 16) acc += v[i]; /* one load per line */
     c->sink += acc;
+    release_lines(v, c->slot_len * sizeof *c->y, c->release);
     atomic_store(&c->read, b + 1);
   }
 }
@@ -202,12 +242,14 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   int n_slots = ev && atoi(ev) > 1 && atoi(ev) <= 16 ? atoi(ev) : 1;
   prx_cf32 *y = malloc((size_t)n_slots * K * stride * sizeof *y);
   const char *er = getenv("BENCH_CHAN_READER"), *eb = getenv("BENCH_CHAN_BUSY");
-  int reader = er && atoi(er) > 0 && n_slots > 1, busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
+  int reader = er && atoi(er) > 0 && n_slots > 1 ? atoi(er) : 0,
+      busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
   if (busy > 64) busy = 64;
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
-    chan_sidecar side = {.y = y, .slot_len = (size_t)K * stride, .n_slots = n_slots};
+    chan_sidecar side = {
+        .y = y, .slot_len = (size_t)K * stride, .n_slots = n_slots, .release = reader};
     pthread_t th[65];
     int n_th = 0;
     if (reader && !pthread_create(&th[n_th], NULL, sidecar_reader, &side)) n_th++;

@@ -36,7 +36,8 @@
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
 #   (REPS each, best of), the library (bench_commands chan, in the command's blocks) in a process
 #   of its own before each pair (best of REPS), and whether both wrote the same bytes (diff -r
-#   of the output directories, the collection's SHA-512s included).
+#   of the output directories, the collection's SHA-512s included); AENV="VAR=VALUE ...": environment
+#   settings of this build's runs (a switch against the other binary).
 #   gpustart: the GPU commands' start, this build against BEFORE's (a build folder), alternating
 #   runs (REPS each, best of), cold and (HOLDER set: bench/cuda_startup_probe.cu built, run with
 #   --hold beside the second set) with another process holding a CUDA context: `channelize
@@ -402,11 +403,12 @@ chanab() {
           lib=$line tl=$(jnum "$line" seconds)
         fi
         for which in before after; do
-          local bin=$P
-          [ "$which" = before ] && bin=$before
+          # shellcheck disable=SC2206
+          local bin=(env ${AENV:-} "$P")
+          [ "$which" = before ] && bin=("$before")
           rm -rf "$W/ch"
           s=$(ns)
-          "$bin" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
+          "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" \
             -o "$W/ch" ||
             { echo "bench_commands.sh: $which failed" >&2; return 1; }
           e=$(ns)
@@ -512,7 +514,7 @@ chanuse() {
     done
   done
   # the variants (VARIANTS="NAME=SETTING[,SETTING] ...", a setting an environment variable's
-  # VAR=VALUE or an option's --OPTION=VALUE): all channels, --threads 1 and 0, alternating with
+  # VAR=VALUE, an option's --OPTION=VALUE or BIN=PATH, another polyrx binary): all channels, --threads 1 and 0, alternating with
   # the plain runs
   local v name env args a
   for th in 1 0; do
@@ -521,12 +523,16 @@ chanuse() {
         name=${v%%=*}
         env=${v#*=}
         args=()
-        for a in ${env//,/ }; do [[ $a == --* ]] && args+=("$a"); done
-        env=$(tr ',' '\n' <<<"$env" | grep -v '^--' | tr '\n' ' ')
+        local bin=$P
+        for a in ${env//,/ }; do
+          [[ $a == --* ]] && args+=("$a")
+          [[ $a == BIN=* ]] && bin=${a#BIN=}
+        done
+        env=$(tr ',' '\n' <<<"$env" | grep -v -e '^--' -e '^BIN=' | tr '\n' ' ')
         rm -rf "$W/ch"
         s=$(ns)
         # shellcheck disable=SC2086
-        f=$(env $env POLYRX_TIMING=1 "$P" channelize -q --backend cpu --threads "$th" -i "$x" \
+        f=$(env $env POLYRX_TIMING=1 "$bin" channelize -q --backend cpu --threads "$th" -i "$x" \
           -s 100M -K 1024 "${args[@]}" -o "$W/ch" 2>&1 | grep -E 'timing \(ms\)|cpu \(ms')
         e=$(ns)
         echo "variant $name threads $th channels all wall $(((e - s) / 1000000)) ms"

@@ -14,6 +14,12 @@
  * pre), and beside it in the same run: the phase pass on the CPU (the driver before it moved),
  * the serial passes on the CPU between the stage kernels (the driver before they moved), calls of
  * two spans (n = 2 x 8192 sps), and where the om stage can be folded into pre (sps 4), folded.
+ * Two device calls, both kept in the results: the plain call (prx_qpsk_bank_execute_device, the
+ * "device" figures), whose chunk holds no history, so that the bank copies each chunk's head into
+ * its ring and keeps the tail there; and the receiver's call ("kept":
+ * prx_qpsk_bank_execute_device_kept), the same chunks in rows that hold the stream's history
+ * before each chunk (a pad before the first), read in place with no copy. The bits of every call
+ * of the two are hashed and compared ("kept_same_bits").
  * Floor: one pass at the D2D copy bandwidth measured here (cudaMemcpy device to device, events;
  * bytes read + bytes written per second): sps * sample bytes read + 2 bytes of bits written per
  * symbol.
@@ -31,7 +37,8 @@
  *
  * Output: JSON lines, then a short table. Usage: bench_qpsk_bank [--quick] (64 and 1024 only)
  * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32) [--default-only] (the
- * library's default device bank alone: no CPU bank, no variants; for a profiler's window)
+ * library's default device bank alone, plain and kept: no CPU bank, no variants; for a
+ * profiler's window)
  * [--marks]. */
 #include "bench_clock.h"
 #include "testutil.h"
@@ -101,11 +108,13 @@ static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *
 
 typedef struct {
   double gsym, best_s, wait_s, serial_s, issue_s;
-  double ahead; /* spans whose pre ran ahead, per call */
-  int fold;     /* the om stage folded into pre */
-  int serial;   /* the level, timing and NCO passes on the GPU */
-  int phase;    /* and the phase pass */
-  int staged;   /* the CUDA bank stages through the host (no driver) */
+  double ahead;  /* spans whose pre ran ahead, per call */
+  int fold;      /* the om stage folded into pre */
+  int serial;    /* the level, timing and NCO passes on the GPU */
+  int phase;     /* and the phase pass */
+  int staged;    /* the CUDA bank stages through the host (no driver) */
+  uint64_t hash; /* device runs: FNV-1a of every call's bits, channel by channel */
+  int ok_hash;   /* hash taken (the bits came back after each call) */
 } result;
 
 /* A bank of C channels at sps samples a symbol (threads 0: the default), and in *bs the bytes of
@@ -130,25 +139,68 @@ static prx_qpsk_bank *bank_open(prx_backend be, int threads, unsigned C, double 
   return b;
 }
 
+/* The receiver's rows for the kept calls (prx_qpsk_bank_execute_device_kept): on the device, row
+ * c = the history pad (the last *pad samples of rows' segment 3, a multiple of 16) then rows' 4 n
+ * samples, so that before each of the four segments lie the stream's samples before it as the
+ * calls cycle 0, 1, 2, 3, 0, ...; *kpitch: the new pitch in samples. NULL where it cannot be had.
+ */
+static void *kept_rows(unsigned C, prx_format fmt, const void *rows, size_t pitch, size_t n,
+                       size_t hist, size_t *pad, size_t *kpitch) {
+  const size_t sz = prx_format_size(fmt);
+  *pad = (hist + 15) / 16 * 16;
+  if (*pad > 3 * n) return NULL; /* segment 3 holds the history before segment 0 */
+  *kpitch = *pad + pitch;
+  void *d = NULL;
+  if (cudaMalloc(&d, (size_t)C * *kpitch * sz)) return NULL;
+  cudaMemcpy2D(d, *kpitch * sz, (const uint8_t *)rows + (4 * n - *pad) * sz, pitch * sz, *pad * sz,
+               C, cudaMemcpyDeviceToDevice);
+  cudaMemcpy2D((uint8_t *)d + *pad * sz, *kpitch * sz, rows, pitch * sz, 4 * n * sz, C,
+               cudaMemcpyDeviceToDevice);
+  if (cudaDeviceSynchronize()) {
+    cudaFree(d);
+    return NULL;
+  }
+  return d;
+}
+
 /* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
  * folded into pre where it can be (1) or apart (0); serial: its serial passes on the GPU with the
- * phase pass (1), without it (2), or all on the CPU (0) */
+ * phase pass (1), without it (2), or all on the CPU (0); kept (device rows, spans 1): the
+ * receiver's call, prx_qpsk_bank_execute_device_kept on rows that hold the history before each
+ * chunk (kept_rows), instead of the plain device call, whose chunks hold none (the bank copies
+ * each chunk's head into its ring and keeps its tail there) */
 static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
                     const void *rows, size_t pitch, size_t n, int spans, int fold, int serial,
-                    result *res) {
+                    int kept, result *res) {
   size_t bs;
   prx_qpsk_bank *b = bank_open(be, threads, C, sps, fmt, n, &bs);
   if (!b) return -1;
   int dev = be == PRX_BACKEND_CUDA;
-  uint8_t *bits = NULL;
+  size_t hist = 0, pad = 0;
+  void *krows = NULL;
+  if (kept) {
+    hist = prx_qpsk_bank_history(b);
+    krows = dev && spans == 1 ? kept_rows(C, fmt, rows, pitch, n, hist, &pad, &pitch) : NULL;
+    if (!krows) {
+      fprintf(stderr, "bank: no rows for the kept calls (history %zu samples)\n", hist);
+      prx_qpsk_bank_destroy(b);
+      return -1;
+    }
+    rows = (const uint8_t *)krows + pad * prx_format_size(fmt);
+  }
+  uint8_t *bits = NULL, *hbits = dev ? malloc(C * bs) : NULL;
   if (dev ? cudaMalloc((void **)&bits, C * bs) != cudaSuccess : !(bits = malloc(C * bs))) {
     prx_qpsk_bank_destroy(b);
+    cudaFree(krows);
+    free(hbits);
     return -1;
   }
   size_t *ns = calloc(C, sizeof *ns);
   prx_qpsk_bank_out out = {bits, bs, NULL, 0, ns, NULL};
   size_t sz = prx_format_size(fmt);
   res->best_s = 1e30;
+  res->hash = 0xcbf29ce484222325ull; /* the FNV-1a basis */
+  res->ok_hash = 0;
   int rc = 0;
   /* calls cycle over the 4 n samples of each row: two warm-up calls (the first fills the span
    * buffers; the second runs the first span, with no earlier call's reports still to write as
@@ -163,10 +215,16 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     prx_qpsk_bank_gpu_timing t0t, t1t;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t0t);
     double t0 = bench_now();
-    prx_status st = dev ? prx_qpsk_bank_execute_device(b, in, pitch, m, &out, NULL)
-                        : prx_qpsk_bank_execute(b, in, pitch, m, &out);
+    prx_status st = kept  ? prx_qpsk_bank_execute_device_kept(b, in, pitch, m, hist, 0, &out, NULL)
+                    : dev ? prx_qpsk_bank_execute_device(b, in, pitch, m, &out, NULL)
+                          : prx_qpsk_bank_execute(b, in, pitch, m, &out);
     if (dev) cudaDeviceSynchronize();
     double t = bench_now() - t0;
+    /* the bits of every call, after its timing: unpacked, two bytes a symbol */
+    if (dev && hbits && !st && !cudaMemcpy(hbits, bits, C * bs, cudaMemcpyDeviceToHost))
+      for (unsigned c = 0; c < C; c++) res->hash = test_fnv1a(res->hash, hbits + c * bs, 2 * ns[c]);
+    else
+      res->ok_hash = -1;
     prx_qpsk_bank_gpu_get_timing(b->drv, &t1t);
     if (st) {
       fprintf(stderr, "bank call: %s\n", prx_last_error());
@@ -182,7 +240,10 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     }
   }
   res->gsym = (double)C * ((double)m / sps) / res->best_s * 1e-9;
+  res->ok_hash = dev && res->ok_hash == 0;
   free(ns);
+  free(hbits);
+  cudaFree(krows);
   if (dev)
     cudaFree(bits);
   else
@@ -305,24 +366,35 @@ int main(int argc, char **argv) {
         void *d = NULL;
         if (cudaMalloc(&d, (size_t)C * pitch * sz)) return 1;
         cudaMemcpy(d, h, (size_t)C * pitch * sz, cudaMemcpyHostToDevice);
-        result g = {0}, gc = {0}, g2 = {0}, gf = {0}, c = {0}, c1 = {0}, gp = {0};
-        /* the library's default path (om folded into pre where the kernels allow it: sps 4),
-         * and beside it the same bank with om apart (gf) */
-        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, &g);
+        result g = {0}, gk = {0}, gc = {0}, g2 = {0}, gf = {0}, c = {0}, c1 = {0}, gp = {0};
+        /* the library's default path, the plain device call (om folded into pre where the
+         * kernels allow it: sps 4), the receiver's call (rows holding the history: kept) on the
+         * same stream of chunks, and beside them the same bank with om apart (gf) */
+        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, 0, &g);
+        int okk = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, 1, &gk);
+        const int same = g.ok_hash && gk.ok_hash && g.hash == gk.hash;
         if (only) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
-                 "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"ok\":%d}\n",
-                 sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, okg == 0);
+                 "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
+                 "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,\"ok\":%d}\n",
+                 sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, gk.gsym, gk.best_s, gk.wait_s, same,
+                 okg == 0 && okk == 0);
+          if (nt < 64)
+            snprintf(table[nt++], sizeof table[0],
+                     "sps %6.3f C %5u %s  plain call %7.3f Gsym/s (%.3f ms)  kept (the "
+                     "receiver's) %7.3f Gsym/s (%.3f ms)  bits %s",
+                     sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s * 1e3, gk.gsym, gk.best_s * 1e3,
+                     same ? "identical" : "DIFFER");
           cudaFree(d);
           continue;
         }
         if (marks) okg |= run_marks(C, sps, fmt, d, pitch, n);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, &gp);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, &gc);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, &g2);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 1, &gf);
-        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, 1, &c);
-        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, 1, &c1);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, 0, &gp);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, 0, &gc);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, 0, &g2);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 1, 0, &gf);
+        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, 1, 0, &c);
+        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, 1, 0, &c1);
         double floor_gsym = bw / (sps * sz + 2) * 1e-9; /* bytes moved per symbol */
         printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"device_gsym_s\":%.4g,\"cpu_bank_gsym_s\":%.4g,\"floor_gsym_s\":%.4g,"
@@ -334,12 +406,15 @@ int main(int argc, char **argv) {
                "\"device_2span_gsym_s\":%.4g,\"call_2span_s\":%.4g,\"wait_2span_s\":%.4g,"
                "\"serial_2span_s\":%.4g,\"issue_s\":%.4g,\"gpu_phase\":%d,"
                "\"device_cpu_phase_gsym_s\":%.4g,\"call_cpu_phase_s\":%.4g,"
-               "\"wait_cpu_phase_s\":%.4g,\"serial_cpu_phase_s\":%.4g,\"ok\":%d}\n",
+               "\"wait_cpu_phase_s\":%.4g,\"serial_cpu_phase_s\":%.4g,"
+               "\"device_kept_gsym_s\":%.4g,\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,"
+               "\"serial_kept_s\":%.4g,\"kept_same_bits\":%d,\"ok\":%d}\n",
                sps, C, f ? "cf16" : "cf32", g.gsym, c.gsym, floor_gsym, g.gsym / floor_gsym,
                g.best_s, g.wait_s, g.serial_s, g.best_s - g.wait_s - g.serial_s, g.staged, g.serial,
                c.best_s, c1.gsym, gc.gsym, gc.best_s, gc.wait_s, gc.serial_s, gf.gsym, g.fold,
                g2.gsym, g2.best_s, g2.wait_s, g2.serial_s, g.issue_s, g.phase, gp.gsym, gp.best_s,
-               gp.wait_s, gp.serial_s, okg == 0 && okc == 0);
+               gp.wait_s, gp.serial_s, gk.gsym, gk.best_s, gk.wait_s, gk.serial_s, same,
+               okg == 0 && okk == 0 && okc == 0);
         fflush(stdout);
         if (nt < 64)
           snprintf(table[nt++], sizeof table[0],
@@ -348,6 +423,11 @@ int main(int argc, char **argv) {
                    sps, C, f ? "cf16" : "cf32", g.gsym, 100 * g.gsym / floor_gsym, floor_gsym,
                    c.gsym, g.best_s * 1e3, g.wait_s * 1e3, g.serial_s * 1e3,
                    (g.best_s - g.wait_s - g.serial_s) * 1e3, g.issue_s * 1e3);
+        if (nt < 64)
+          snprintf(table[nt++], sizeof table[0],
+                   "                        kept (the receiver's call, history in the rows) "
+                   "%7.3f Gsym/s (call %.2f ms: wait %.2f)  bits %s",
+                   gk.gsym, gk.best_s * 1e3, gk.wait_s * 1e3, same ? "identical" : "DIFFER");
         if (nt < 64)
           snprintf(table[nt++], sizeof table[0],
                    "                        serial passes on the CPU %7.3f Gsym/s (call %.2f ms: "

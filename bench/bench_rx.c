@@ -18,22 +18,25 @@
  *   samples per second;
  * - "rx_gpu_chan" (with --chan): the channelizer alone, device-resident (input already on the
  *   device, one wait at the end), in the receiver's configuration (64 carriers; all 1024
- *   channels in the receiver's order) and with all channels in natural order, calls of 2^22
- *   and 2^24 samples; with the wall time of its flush through the host call into pageable rows;
+ *   channels in natural order, the receiver's rows) and with all channels in carrier order
+ *   (the receiver's rows before they went in channel order), calls of 2^22 and 2^24 samples;
+ *   with the wall time of its flush through the host call into pageable rows;
  * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
  *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of
  *   2^22 and of 262144 samples, as a fraction of the pcie bound; the input is the 2 s capture
  *   tiled to 2^28 samples (1 GiB), so the carriers jump at each seam (the rate does not care);
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
- *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu";
+ *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu"; the row window's
+ *   moves (the banks' history to the window's start) and, in the split, their time waited for
+ *   (move_s, part of chan_s);
  * - "rx_gpu_trace": a run in blocks of 2^22 with 64 carriers and one with all 1024 channels, each
  *   the second run of its receiver (the first untraced), with the receiver's per-call trace (host
  *   clock; a bank call takes a batch of blocks): the blocks a batch holds, the input slots, the
  *   blocks queued ahead of the banks, the banks' time in the calls that complete a CFO span and
  *   in the others, the host's time after the banks, the largest gap between two calls' ends, the
  *   output buffers grown, each call's time; the first calls' timeline as "rx_gpu_trace_call"
- *   lines;
+ *   lines (with the banks' waits for the device and serial passes in each);
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
  *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
@@ -179,7 +182,9 @@ static int run_rx(const int16_t *x, size_t n, int all, prx_backend be, result *r
 
 /* The channelizer in the receiver's configuration: ci16, its prototype (K 14 + 1 taps, as prx_rx
  * designs it; *taps for the caller to free) and a selection into sel (K entries): order 0 the 64
- * carriers' channels, 1 all K in the receiver's order, (i - K/2) mod K, 2 all K in natural order.
+ * carriers' channels in carrier order, 1 all K in carrier order, (i - K/2) mod K, 2 all K in
+ * natural order (the receiver's rows go in channel order within a group: its selection with all
+ * K carriers).
  */
 static prx_chan_config rx_chan_config(int order, unsigned *sel, float **taps, prx_backend be,
                                       size_t block) {
@@ -209,7 +214,7 @@ static prx_chan_config rx_chan_config(int order, unsigned *sel, float **taps, pr
 static double run_chan(const int16_t *x, size_t n, int all, prx_backend be) {
   static unsigned sel[K];
   float *taps;
-  prx_chan_config cc = rx_chan_config(all, sel, &taps, be, BLOCK);
+  prx_chan_config cc = rx_chan_config(all ? 2 : 0, sel, &taps, be, BLOCK);
   size_t ns = cc.n_select;
   size_t stride = BLOCK / (K / 2) + 64;
   prx_cf32 *out = malloc(ns * stride * sizeof *out);
@@ -282,10 +287,10 @@ static double pcie_bound(const void *x) {
 }
 
 /* The channelizer alone, device-resident, in the receiver's configuration (ci16, the receiver's
- * prototype, 64 selected channels or all 1024 in the receiver's order, (i - 512) mod K) and in
- * natural order, over the 2^BIG_LOG2 samples of d_in (device memory) in calls of block samples,
- * waited for once at the end: input samples per second. *flush_s: the wall time of its flush
- * (the host call into pageable rows, as the receiver's flush makes it). */
+ * prototype, 64 selected channels or all 1024 in carrier order, (i - 512) mod K, or in natural
+ * order, the receiver's), over the 2^BIG_LOG2 samples of d_in (device memory) in calls of block
+ * samples, waited for once at the end: input samples per second. *flush_s: the wall time of its
+ * flush (the host call into pageable rows, as the receiver's flush makes it). */
 static double chan_device(const void *d_in, size_t big, int order, size_t block, double *flush_s) {
   const prx_qpsk_bank_cuda *d = prx_cuda_module_get()->qpsk_bank;
   static unsigned sel[K];
@@ -326,7 +331,7 @@ static void chan_device_cases(const void *y, size_t big) {
   if (d->dev_alloc(0, big * 4, &d_in) || d->stream_create(0, &s)) return;
   d->copy(d_in, y, big * 4, s);
   d->sync(s);
-  static const char *name[3] = {"64 carriers", "1024 rx order", "1024 natural"};
+  static const char *name[3] = {"64 carriers", "1024 carrier order", "1024 natural (rx)"};
   for (int order = 0; order < 3; order++)
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? (size_t)1 << 24 : BIG_BLOCK;
@@ -351,9 +356,10 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   return rx;
 }
 
-/* The end-to-end rate (best of REPS) and, with split, one serial run's times. */
+/* The end-to-end rate (best of REPS) and, with split, one serial run's times; t[4], t[5]: the
+ * row window's moves and (serial) their time, part of the channelizer's t[1]. */
 static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
-                    double t[4], uint64_t *bytes_out) {
+                    double t[6], uint64_t *bytes_out) {
   *rate = 0;
   for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
     uint64_t bytes = 0;
@@ -374,6 +380,8 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
       *rate = n / dt;
       prx_rx_gpu_get_times(rx, &t[0], &t[1], &t[2]);
       t[3] = t0 + dt - t1; /* the flush's wall time */
+      t[4] = (double)prx_rx_gpu_window_moves(rx);
+      t[5] = prx_rx_gpu_move_seconds(rx);
       *bytes_out = bytes;
     }
     prx_rx_destroy(rx);
@@ -387,7 +395,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
  * passes, the host's time after the banks (the batch before delivered, the bits' copy queued),
  * and the blocks queued ahead of the banks; the first calls as JSON lines. */
 static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
-  enum { CAP = 4096, SHOW = 3 };
+  enum { CAP = 4096, SHOW = 12 };
   static prx_rx_gpu_trace tr[CAP];
   uint64_t bytes = 0;
   prx_rx *rx = gpu_rx(all, BIG_BLOCK, &bytes, 0);
@@ -433,9 +441,10 @@ static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
     if (i < SHOW)
       printf("{\"bench\":\"rx_gpu_trace_call\",\"carriers\":%d,\"call\":%zu,\"blocks\":%u,"
              "\"queued_ms\":%.3f,\"banks_ms\":%.3f,\"banks_done_ms\":%.3f,\"back_ms\":%.3f,"
-             "\"ahead\":%u,\"symbols\":%zu}\n",
+             "\"ahead\":%u,\"symbols\":%zu,\"bank_wait_ms\":%.3f,\"bank_serial_ms\":%.3f}\n",
              all ? K : 64, i, tr[i].blocks, (tr[i].t_queue - t0) * 1e3, (tr[i].t_demod - t0) * 1e3,
-             (tr[i].t_banks - t0) * 1e3, (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols);
+             (tr[i].t_banks - t0) * 1e3, (tr[i].t_back - t0) * 1e3, tr[i].ahead, tr[i].symbols,
+             tr[i].bank_wait * 1e3, tr[i].bank_serial * 1e3);
   }
   printf("{\"bench\":\"rx_gpu_trace\",\"carriers\":%d,\"block\":%zu,\"batch_blocks\":%zu,"
          "\"bank_calls\":%zu,\"input_slots\":%zu,\"wall_s\":%.4f,\"copies_at_pcie_s\":%.4f,"
@@ -527,26 +536,27 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   if (chan_cases) chan_device_cases(y, big);
   for (int all = 0; all < 2; all++)
     if (gpu_trace(y, big, all, pcie_sps)) return -1;
-  double rate[2][2], split[2][4], lat[2][9];
+  double rate[2][2], split[2][6], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? BLOCK : BIG_BLOCK;
-      double t[4];
+      double t[6];
       uint64_t bytes = 0;
       if (gpu_rate(y, big, all, block, 0, &rate[all][bl], t, &bytes)) return -1;
       printf("{\"bench\":\"rx_gpu\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,\"block\":%zu,"
              "\"samples\":%zu,\"gsps\":%.3f,\"of_pcie\":%.3f,\"realtime\":%.0f,\"chan_s\":%.4f,"
-             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"bit_bytes\":%llu}\n",
+             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,\"bit_bytes\":%llu}\n",
              K, all ? K : 64, block, big, rate[all][bl] / 1e9, rate[all][bl] / pcie_sps,
-             rate[all][bl] / FS, t[0] + t[1], t[2], t[3], (unsigned long long)bytes);
+             rate[all][bl] / FS, t[0] + t[1], t[2], t[3], t[4], (unsigned long long)bytes);
     }
     double r;
     uint64_t bytes = 0;
     if (gpu_rate(y, big, all, BIG_BLOCK, 1, &r, split[all], &bytes)) return -1;
     printf("{\"bench\":\"rx_gpu_split\",\"carriers\":%d,\"block\":%zu,\"gsps\":%.3f,"
-           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f}\n",
+           "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,"
+           "\"move_s\":%.4f}\n",
            all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2],
-           split[all][3]);
+           split[all][3], split[all][4], split[all][5]);
     if (gpu_latency(y, big, all, 0, lat[all])) return -1;
     print_latency(all, 0, lat[all]);
     /* the banks' serial passes on fewer threads (64 carriers: fewer hand-offs per span) */

@@ -1215,6 +1215,12 @@ static prx_status finish(prx_qpsk_bank *b, int flush, const prx_qpsk_bank_out *o
   return drv_wait(g, stream);
 }
 
+/* Whether a call with outputs out finishes on the host (the symbols come back; the phase pass
+ * then runs on the CPU): pilots, LLRs or packed bits. */
+static int host_finish(const prx_qpsk_bank *b, const prx_qpsk_bank_out *out) {
+  return b->cfg.demod.ambiguity == PRX_QPSK_PILOTS || out->llrs || (b->cfg.packed && out->bits);
+}
+
 static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
                            size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
                            int out_dev, void *stream) {
@@ -1262,7 +1268,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
     }
   }
   /* where the outputs go */
-  g->hf = b->cfg.demod.ambiguity == PRX_QPSK_PILOTS || out->llrs || (b->cfg.packed && out->bits);
+  g->hf = host_finish(b, out);
   const size_t cap = g->hf ? prx_qpsk_bank_max_symbols(b, n_in, flush) : 0; /* (host rows' room) */
   uint8_t *bits = NULL;
   size_t bits_stride = 0;
@@ -1363,6 +1369,11 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
 
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) { return g ? g->hist_need : 0; }
 
+prx_status prx_qpsk_bank_gpu_prepare(prx_qpsk_bank_gpu *g, const prx_qpsk_bank_out *out) {
+  if (!g || !out || g->np) return PRX_OK; /* (pending spans: the call settles them first) */
+  return phase_side(g, g->gser && g->gph_ok && g->gph_on && !host_finish(g->bank, out));
+}
+
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
                                  size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
                                  int out_dev, void *stream) {
@@ -1400,6 +1411,10 @@ void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) {
   (void)g;
   return 0;
+}
+prx_status prx_qpsk_bank_gpu_prepare(prx_qpsk_bank_gpu *g, const prx_qpsk_bank_out *out) {
+  (void)g, (void)out;
+  return PRX_OK;
 }
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
   (void)g;

@@ -4,7 +4,10 @@
  *
  * Row layout: the channelizer's select list holds one entry per carrier (a channel that holds
  * two carriers appears twice), ordered by group, so group g's carriers are the contiguous rows
- * first_row .. first_row + n - 1 that its bank reads in one call.
+ * first_row .. first_row + n - 1 that its bank reads in one call; within a group the rows go in
+ * channel order (row_of maps a carrier to its row), so that where every channel is demodulated
+ * once with one setting the select list is every channel in order, the channelizer's natural
+ * layout (on CUDA its fused kernel computes each output's row instead of reading a table).
  *
  * Backends: on the CPU the channelizer's host call writes the rows and the banks read them on
  * the worker threads; on CUDA the whole chain is device-resident (rx_gpu.c): the banks run on
@@ -106,6 +109,27 @@ static void nearest_channel(double f, double spacing, unsigned K, long *kk, unsi
   *kk = lround(f / spacing);
   long m = *kk % (long)K;
   *k = (unsigned)(m < 0 ? m + (long)K : m);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Each carrier's row within its group (row_of) and the groups' sizes: rows by channel, carriers
+ * of one channel in their order (group_of and channel set; n_car <= RX_MAX_CARRIERS). */
+static prx_status order_rows(prx_rx *rx) {
+  uint64_t *key = malloc(rx->n_car * sizeof *key);
+  if (!key) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu carriers", rx->n_car);
+  for (size_t c = 0; c < rx->n_car; c++)
+    key[c] = (uint64_t)rx->group_of[c] << 46 | (uint64_t)rx->channel[c] << 17 | c;
+  qsort(key, rx->n_car, sizeof *key, cmp_u64);
+  for (size_t i = 0; i < rx->n_car; i++) {
+    size_t c = (size_t)(key[i] & ((1u << 17) - 1));
+    rx->row_of[c] = rx->g[rx->group_of[c]].n++;
+  }
+  free(key);
+  return PRX_OK;
 }
 
 void prx_rx_destroy(prx_rx *rx) {
@@ -251,14 +275,18 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   }
   memcpy(rx->car, cfg->carriers, n * sizeof *rx->car);
 
-  /* groups in order of first appearance */
+  /* groups in order of first appearance; each carrier's channel */
   for (size_t c = 0; c < n; c++) {
     size_t g = 0;
     while (g < rx->n_groups && !same_settings(&rx->car[leader[g]], &rx->car[c])) g++;
     if (g == rx->n_groups) leader[rx->n_groups++] = c;
     rx->group_of[c] = g;
-    rx->row_of[c] = rx->g[g].n++;
+    long kk;
+    nearest_channel(rx->car[c].freq, rx->spacing, rx->K, &kk, &rx->channel[c]);
+    rx->channel_freq[c] = (double)kk * rx->spacing;
   }
+  /* rows: by group, then channel, then carrier */
+  if ((st = order_rows(rx))) goto fail;
   size_t row = 0;
   for (size_t g = 0; g < rx->n_groups; g++) {
     rx->g[g].first_row = row;
@@ -272,9 +300,6 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     }
   }
   for (size_t c = 0; c < n; c++) {
-    long kk;
-    nearest_channel(rx->car[c].freq, rx->spacing, rx->K, &kk, &rx->channel[c]);
-    rx->channel_freq[c] = (double)kk * rx->spacing;
     rx_group *g = &rx->g[rx->group_of[c]];
     select[g->first_row + rx->row_of[c]] = rx->channel[c];
     g->mix_hz[rx->row_of[c]] = rx->car[c].freq - rx->channel_freq[c];

@@ -18,7 +18,7 @@
  * them, before the batch's rows (prx_qpsk_bank_execute_device_kept): no sample is copied for
  * them, except where a batch would pass the window's end: then the history moves to the
  * window's start and the batch follows it (every few batches; window_stride keeps the move
- * clear of the rows the banks of the batch before still read).
+ * clear of the rows the banks of the batches before still read).
  * Four streams ordered by events only: a group's input copy (copy stream) after the channelizer
  * of the group R before has read its slot; its channelizer (channel stream) after the copy and,
  * for a batch's first group, after the banks of the batch RX_GPU_BATCHES before have read the
@@ -52,8 +52,13 @@
 #define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
-#define RX_GPU_BATCHES 2 /* batches in flight: one channelized while the banks read one */
-#define RX_GPU_MERGE ((size_t)1 << 22) /* input samples one copy and channelizer call may take */
+/* batches in flight: one channelized while the banks read one (three, the copies and the
+ * channelizer two batches ahead, made the run at 1024 channels slower: 9.9 -> 9.5-9.7 Gsps, the
+ * stream's first bank call 5.2 -> 7.1 ms; bench/GPU_NOTES.md, "Receiver, tenth session") */
+#define RX_GPU_BATCHES 2
+/* input samples one copy and channelizer call may take: the fused channelizer at K = 1024 runs
+ * 2^24-sample calls at 92 Gsps, 2^22-sample calls at 82 (its last wave of blocks) */
+#define RX_GPU_MERGE ((size_t)1 << 24)
 #define RX_GPU_ROWS_BYTES ((size_t)4 << 30) /* device memory the row window may take */
 
 typedef struct {
@@ -101,6 +106,7 @@ struct rx_gpu {
   size_t wstride, hist, pos;
   size_t bank_end; /* the position after the banks' last sample (their stream's end) */
   size_t moves;    /* the window's moves since create */
+  double t_move;   /* the serial mode's wait for the moves (counted in rx->t_chan too) */
   void *d_zero;    /* the flush's zeros, K P input samples (NULL for cu8) */
   size_t n_groups;
   rx_gout *go;      /* [groups] */
@@ -261,16 +267,17 @@ static size_t bank_history(const prx_rx *rx) {
   return rx_row_pitch(h);
 }
 
-/* The row window's pitch for batches of bstride outputs at most: the history twice and three
- * batches. A move (before batch j, to the window's start: the history, then batch j written
- * after it) must not touch what the banks of batch j - 1 read, which are queued after it (the
- * host queues a batch ahead of the banks, RX_GPU_BATCHES = 2: more in flight need a wider
- * window; batch j - 2's banks are waited for by an event): the move comes where pos + bstride >
- * wstride, so batch j - 1 starts past wstride - 2 bstride and its history past wstride -
- * 2 bstride - hist, while the move and batch j write below hist + bstride. A move of hist samples
- * comes every (wstride - hist) / bstride batches at most. */
+/* The row window's pitch for batches of bstride outputs at most: the history twice and
+ * RX_GPU_BATCHES + 1 batches. A move (before batch j, to the window's start: the history, then
+ * batch j written after it) must not touch what the banks of batches j - 1 .. j - RX_GPU_BATCHES
+ * + 1 read, which the host may queue after it (it queues RX_GPU_BATCHES - 1 batches ahead of the
+ * banks; batch j - RX_GPU_BATCHES's banks are waited for by an event): the move comes where pos
+ * + bstride > wstride, so batch j - RX_GPU_BATCHES + 1 starts past wstride - RX_GPU_BATCHES
+ * bstride and its history past wstride - RX_GPU_BATCHES bstride - hist, while the move and batch
+ * j write below hist + bstride. A move of hist samples comes every (wstride - hist) / bstride
+ * batches at most. */
 static size_t window_stride(size_t hist, size_t bstride) {
-  return rx_row_pitch(2 * hist + 3 * bstride);
+  return rx_row_pitch(2 * hist + (RX_GPU_BATCHES + 1) * bstride);
 }
 
 /* Blocks per batch: enough for the longest CFO span of the groups' demodulators (in channel
@@ -381,7 +388,7 @@ void rx_gpu_reset(prx_rx *rx) {
   for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
   G->pos = G->bank_end = 0;
   G->pending = 0;
-  G->t_copy = 0;
+  G->t_copy = G->t_move = 0;
   G->trace_q = G->trace_d = 0;
 }
 
@@ -568,18 +575,23 @@ static prx_status batch_start(prx_rx *rx, rx_batch *b) {
     size_t mv = G->pos < G->hist ? G->pos : G->hist;
     /* window_stride's bound, checked where it matters (a narrower window fails here, not as a
      * race on the device): the move and this batch write below mv + bstride; the banks of the
-     * batch before, where still to be called, read from its start less hist */
-    const rx_batch *before = &G->bat[(size_t)(b - G->bat + RX_GPU_BATCHES - 1) % RX_GPU_BATCHES];
-    if (before->n_out && mv + G->bstride + G->hist > before->start)
-      return prx_fail(PRX_ERR_INTERNAL,
-                      "receiver row window: the move to its start would overwrite rows the banks "
-                      "of the batch before read (window %zu, history %zu, batch %zu samples)",
-                      G->wstride, G->hist, G->bstride);
+     * batches before, where still to be called, read from their start less hist */
+    for (const rx_batch *before = G->bat; before < G->bat + RX_GPU_BATCHES; before++)
+      if (before != b && before->n_out && mv + G->bstride + G->hist > before->start)
+        return prx_fail(PRX_ERR_INTERNAL,
+                        "receiver row window: the move to its start would overwrite rows the "
+                        "banks of a batch before read (window %zu, history %zu, batch %zu samples)",
+                        G->wstride, G->hist, G->bstride);
     if (mv) {
       const size_t pitch = G->wstride * sizeof(prx_cf32);
+      double t0 = prx_now();
       TRY((G->dev->copy2d_dev ? G->dev->copy2d_dev
                               : G->dev->copy2d)(G->d_win, pitch, G->d_win + G->pos - mv, pitch,
                                                 mv * sizeof(prx_cf32), rx->n_car, G->s_chan));
+      if (G->serial) {
+        TRY(G->dev->sync(G->s_chan));
+        G->t_move += prx_now() - t0;
+      }
       G->moves++;
     }
     G->pos = mv;
@@ -640,6 +652,14 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
   size_t groups = 0; /* their copies and channelizer calls (merge blocks each at most) */
+  /* a stream's start: the banks' first call puts their phase state on the device (a small copy
+   * and a wait); made now, before the input's copies, it does not wait behind them on the copy
+   * engine (at 1024 channels the first span was issued ~3.7 ms late: bench/GPU_NOTES.md,
+   * "Receiver, tenth session") */
+  for (size_t i = 0; rx->in_stream == 0 && i < rx->n_groups && !st; i++) {
+    prx_qpsk_bank_out o = device_out(rx, i);
+    st = prx_qpsk_bank_gpu_prepare(rx->g[i].bank->drv, &o);
+  }
   for (size_t bt = 0; bt < nbat && !st; bt++) {
     size_t lim = (bt + ahead) * A;
     if (lim > nb) lim = nb;
@@ -769,6 +789,8 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks) {
 }
 
 size_t prx_rx_gpu_window_moves(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->moves : 0; }
+
+double prx_rx_gpu_move_seconds(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->t_move : 0; }
 
 void prx_rx_gpu_set_trace(prx_rx *rx, prx_rx_gpu_trace *rec, size_t cap) {
   if (!rx || !rx->gpu) return;

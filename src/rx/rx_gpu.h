@@ -52,13 +52,17 @@ size_t prx_rx_gpu_ring_slots(const prx_rx *rx);
 /* The blocks a bank call takes at most (a batch); 0 off the GPU path. */
 size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
 /* The consecutive blocks of a batch that one input copy and one channelizer call take, at most
- * (default: as many as make 2^22 samples, 1 with on_channel; fewer host launches for small
- * blocks). For the tests only (test_rx_cuda: 1 reuses the input slots block by block): set
- * between calls, within that default. Returns the value in use; 0 off the GPU path. */
+ * (default: as many as make 2^24 samples, 1 with on_channel: fewer host launches for small
+ * blocks, fewer channelizer calls, each of which pays its last wave of blocks). For the tests only
+ * (test_rx_cuda: 1 reuses the input slots block by block): set between calls, within that default.
+ * Returns the value in use; 0 off the GPU path. */
 size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
 size_t prx_rx_gpu_window_moves(const prx_rx *rx);
+/* The serial mode's wall time of those moves, each waited for (part of the channelizer's time of
+ * prx_rx_gpu_get_times), seconds since create or reset; 0 with overlap or off the GPU path. */
+double prx_rx_gpu_move_seconds(const prx_rx *rx);
 
 /* For the benchmarks: one record per bank call of execute, i.e. per batch of blocks (host clock,
  * seconds): when its first block's copy and channelizer were queued, its blocks and the blocks
