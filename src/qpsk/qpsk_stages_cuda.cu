@@ -250,10 +250,11 @@ __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], 
 /* pre_om's O&M sums from the step's outputs staged in shared memory for the stores (outputs k0 ..
  * kend - 1, output k at rd(k - k0)): each thread one chunk of QPSK_OM_CHUNK own outputs of one
  * sub-block (qpsk_om_chunk_span; consecutive threads consecutive chunks, from the one that holds
- * the step's first own output), its outputs in this step summed (qpsk_om_chunk) into the chunk's
- * slot: written where the chunk starts in this step, added where it began in the one before (a
- * chunk crosses at most one step's end; the steps run in order, barriers between them). Output
- * k's grid index is m0 + k, m0 a multiple of 4, so a chunk's output u has the residue u mod 4. */
+ * the step's first own output), its outputs in this step summed (qpsk_om_group_add,
+ * qpsk_om_chunk_end: qpsk_om_chunk's values) into the chunk's slot: written where the chunk starts
+ * in this step, added where it began in the one before (a chunk crosses at most one step's end; the
+ * steps run in order, barriers between them). Output k's grid index is m0 + k, m0 a multiple of 4,
+ * so a chunk's output u has the residue u mod 4. */
 template <bool PAIRS, typename Rd>
 __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t own_end,
                                         uint32_t Ls4, uint32_t nsub, uint32_t cj, int64_t L,
