@@ -689,7 +689,7 @@ QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
     QPSK_TAPS4_1(t1 + 4 * c, h);
     for (int a = 0; a < 4; a++) {
       const int t = off + 4 * c + a;
-      const QPSK_F2 x = w[t + (t >> 5)];
+      const QPSK_F2 x = w[qpsk_win_slot32x1(t)];
       re0 += h[a] * QPSK_RE(x);
       im0 += h[a] * QPSK_IM(x);
     }
@@ -698,7 +698,7 @@ QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int o
     QPSK_F2 x[4];
     for (int a = 0; a < 4; a++) {
       const int t = off + 4 * c + a;
-      x[a] = w[t + (t >> 5)];
+      x[a] = w[qpsk_win_slot32x1(t)];
     }
     if (c < nj) {
       float h[4];
@@ -733,7 +733,7 @@ QPSK_HD void qpsk_dot2x32(const float *t0, const float *t1, unsigned ntaps, cons
     QPSK_UNROLL
     for (int a = 0; a < 4; a++) {
       const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
-      const QPSK_F2 x0 = w[s0 + (s0 >> 5)], x1 = w[s1 + (s1 >> 5)];
+      const QPSK_F2 x0 = w[qpsk_win_slot32x1(s0)], x1 = w[qpsk_win_slot32x1(s1)];
       QPSK_MAC2(re0, im0, re1, im1, h0[a], x0, h1[a], x1);
     }
   }
