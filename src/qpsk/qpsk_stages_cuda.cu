@@ -18,14 +18,10 @@ extern "C" {
 #define STAGE_PRE_MIN_BLOCKS 5
 /* pre with the O&M sums (its shared memory: the window and one slot per chunk of 16 outputs,
  * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) five thread blocks a
- * multiprocessor (48 registers: 280 against 299 us under the 64 of four, H200), at 16/3 four
- * (64 registers, no spill; 353 against 358 us under 48, which spill) */
-#ifndef STAGE_PRE_OM_MIN_BLOCKS
+ * multiprocessor (48 registers), else four (64 registers: under 48 the step-4/3 kernel spills;
+ * H200, bench/GPU_NOTES.md, s10/gpo: the faster of four and five for each) */
 #define STAGE_PRE_OM_MIN_BLOCKS 5
-#endif
-#ifndef STAGE_PRE_OM3_MIN_BLOCKS
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
-#endif
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
