@@ -375,12 +375,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         pre_stage_unit<OM, true>(o, have, it * S, ng, (float4 *)win, g + it * S);
       else if (OM)
         pre_stage_unit<OM, false>(o, have, it * S, ng, (float4 *)win, g + it * S);
-      if (have) {
-        if (!OM && !a.g_vec) {
+      if (!OM && !a.g_vec && have) {
 #pragma unroll
-          for (int k = 0; k < PRE_SLIDE_OUT1; k++)
-            if (base + k < ng) g[base + k] = o[k];
-        }
+        for (int k = 0; k < PRE_SLIDE_OUT1; k++)
+          if (base + k < ng) g[base + k] = o[k];
       }
       if (OM) {
         /* the chunks' sums from the staged outputs, two at a time (a chunk starts at an even
