@@ -154,20 +154,19 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
 }
 
 /* One warp's O&M partial sums for one step of its outputs, where pre_om computes one output per
- * lane (off a unit-step grid; there each group of four has its own slot instead) (each lane n
- * outputs o at grid indices k0 .. k0 + n - 1, within one sub-block: n = 1, or 4 from a multiple of
- * 4, the sub-blocks starting at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start
- * at seg0 and span at most 128 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
+ * lane (the general filter; the sliding filters sum chunks of their staged outputs, om_tile, the
+ * blocked unit-step filter groups of four, qpsk_om_group4): each lane's output o at grid index
+ * k0 (the sub-blocks start at QPSK_GM + multiples of 4 Ls; the warp's outputs in this step start
+ * at seg0 and span 32 indices, so at most two sub-blocks of 4 Ls >= 128): each lane's sums
  * in registers, put in the first or the second sub-block's place, reduced over the warp in a
  * fixed order; lane 0 writes the first sub-block's index and the two sub-blocks' sums to seg
  * (1 + 2 QPSK_OMS doubles). */
 #define OM_SEG (1 + 2 * QPSK_OMS)
-template <int N>
 __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t seg0, int64_t m0,
                                        int64_t own_end, uint32_t Ls4, uint32_t nsub, double *seg) {
   uint32_t jlo;
   double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-  const bool up = qpsk_om_lane(o, N, k0, seg0, m0, QPSK_GM, own_end, Ls4, nsub, t, &jlo);
+  const bool up = qpsk_om_lane(o, 1, k0, seg0, m0, QPSK_GM, own_end, Ls4, nsub, t, &jlo);
   double acc[2 * QPSK_OMS];
   for (int q = 0; q < QPSK_OMS; q++) {
     acc[q] = up ? 0 : t[q];
@@ -485,8 +484,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
           if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
         }
         if (OM)
-          om_seg<1>(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
-                    seg + (size_t)(it * nwarps + warp) * OM_SEG);
+          om_seg(&o, k, k - lane, m0, own_end, Ls4, a.nsub,
+                 seg + (size_t)(it * nwarps + warp) * OM_SEG);
       }
     }
   }
