@@ -48,7 +48,7 @@ static prx_status cfo_fail(const char *what, const char *why) {
  * values: twiddle_tab repeats the reduction and the quadrant's swaps and signs on them, so each
  * twiddle is sincospif's value bit for bit (zeros' signs included; checked on the H200 over every
  * argument for nfft up to 2^17) for a shared-memory load instead of the polynomials. */
-__device__ static int twiddle_tab_len(unsigned nfft) { return (int)(nfft / 8 + 1); }
+__host__ __device__ static int twiddle_tab_len(unsigned nfft) { return (int)(nfft / 8 + 1); }
 __device__ static void twiddle_tab_fill(float2 *tab, unsigned nfft) {
   for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += blockDim.x) {
     float s, c;
@@ -328,7 +328,7 @@ void cfo_release(qpsk_stages *s) {
  * half the transform) and the run sums' tile */
 static size_t peak_smem(unsigned S, unsigned nfft, int half) {
   const size_t tile = PEAK_THREADS * sizeof(run_tile),
-               tab = (size_t)(nfft / 8 + 1) * sizeof(float2);
+               tab = (size_t)twiddle_tab_len(nfft) * sizeof(float2);
   return peak_runs_len(S) * sizeof(float2) + (half && tab > tile ? tab : tile);
 }
 
