@@ -464,12 +464,8 @@ QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *o
   return icpt;
 }
 
-/* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
- * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
- * span. flushing / n_total: the stream ends at n_total samples. Each block's own part (its place
- * on the line, its symbols' end from its timing: a division and a ceiling) runs on its lane first;
- * the chain then takes each block's first symbol from the block before's end and only compares,
- * forming the end again where the safety net below moves a block's timing (rare). */
+/* qpsk_sr_own's limit of block b's instants, in symbols: the block's end (b + 1) L or, flushing,
+ * the stream's end n_total / sps where that is earlier, less QPSK_LEAD */
 QPSK_HD double qpsk_sr_own_limit(const qpsk_serial_cfg *cf, int64_t b, int flushing,
                                  int64_t n_total) {
   double limit = ((double)b + 1) * cf->L - QPSK_LEAD;
@@ -479,6 +475,12 @@ QPSK_HD double qpsk_sr_own_limit(const qpsk_serial_cfg *cf, int64_t b, int flush
   }
   return limit;
 }
+/* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
+ * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
+ * span. flushing / n_total: the stream ends at n_total samples. Each block's own part (its place
+ * on the line, its symbols' end from its timing: a division and a ceiling) runs on its lane first;
+ * the chain then takes each block's first symbol from the block before's end and only compares,
+ * forming the end again where the safety net below moves a block's timing (rare). */
 QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t b0, size_t nb,
                          int flushing, int64_t n_total, const qpsk_sr_clock *k, double icpt,
                          qpsk_serial_blk *tb, const qpsk_sr_team *tm) {
