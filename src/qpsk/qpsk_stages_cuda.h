@@ -66,7 +66,7 @@ typedef struct {
   int pre_slide;
   float pre_taps[QPSK_SLIDE_TAPS];
   /* the matched filter's pairs of symbols on one tap row a thread (qpsk_mf_pairing: 1 at sps 4,
-   * consecutive symbols; P where P sps = 16, symbols 16 P apart; default where it applies, with
+   * consecutive symbols; P where P sps = 16, symbols P apart; default where it applies, with
    * the padded window; 0 selects one symbol per thread) */
   int mf_block;
   double *d_mix; /* per-channel mixing frequencies (C, cycles per sample); NULL: none */
