@@ -267,31 +267,67 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
   free(sums);
 }
 
+/* the chunks of emul_om_chunks that a step's end splits and that the stream's end (own_end) cuts,
+ * at the unit step ([0]) and the step 4/3 ([1]): main checks that each ran */
+static size_t om_chunks_split[2], om_chunks_cut[2];
+
 /* pre_om's sums where the sliding filter stages a step's outputs in shared memory (steps of S
  * outputs from -ph): each chunk of 16 own outputs of a sub-block (qpsk_om_chunk_span) summed over
  * its part in each step (qpsk_om_chunk: qpsk_oms_add's sums to rounding), the parts added in
  * step order, each sub-block's sums (into sums) the sum of its chunks in order; every own output
- * in exactly one chunk */
+ * in exactly one chunk. The steps' threads as om_tile assigns them (thread x the chunk i0 + x, i0
+ * the one that holds the step's first own output): every part of a chunk in a step has its thread,
+ * and every chunk's slot is written in the step where it starts before a later step adds to it. */
 static void emul_om_chunks(const prx_cf32 *z, int64_t ng, int64_t m0, int64_t own_end, int64_t L,
                            unsigned nsub, unsigned Ls, int64_t S, int64_t ph, double *sums) {
   const uint32_t Ls4 = 4 * Ls, cj = qpsk_om_chunks(Ls4), nch = (nsub + 1) * cj;
+  const int tri = S != 8 * 256;
   unsigned *owner = calloc((size_t)ng, sizeof *owner);
-  size_t differ = 0;
+  unsigned char *written = calloc(nch, 1);
+  size_t differ = 0, unassigned = 0, added_unwritten = 0;
   CHECK(m0 % 4 == 0, "pre_om: the grid's first index %lld not a multiple of 4", (long long)m0);
+  for (int64_t k0 = -ph; k0 < ng; k0 += S) {
+    const int64_t kend = k0 + S < ng ? k0 + S : ng;
+    const uint32_t kf = (uint32_t)((k0 > QPSK_GM ? k0 : QPSK_GM) - QPSK_GM);
+    const uint32_t jf = kf / Ls4 < nsub ? kf / Ls4 : nsub, i0 = jf * cj + (kf - jf * Ls4) / 16;
+    for (uint32_t i = 0; i < nch; i++) {
+      int64_t ks, ke;
+      qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+      const int mine = i >= i0 && i < i0 + 256 && ks < kend;
+      const int64_t kc = ke < own_end ? ke : own_end;
+      if (!mine) {
+        unassigned += (ks > k0 ? ks : k0) < (kc < kend ? kc : kend);
+        continue;
+      }
+      if (ks >= k0)
+        written[i] = 1;
+      else
+        added_unwritten += !written[i];
+    }
+  }
+  CHECK(unassigned == 0, "pre_om: %zu chunks' parts in a step without a thread", unassigned);
+  CHECK(added_unwritten == 0, "pre_om: %zu chunks added to before their slot is written",
+        added_unwritten);
+  for (uint32_t i = 0; i < nch; i++) CHECK(written[i], "pre_om: chunk %u's slot never written", i);
+  free(written);
   for (uint32_t i = 0; i < nch; i++) {
     int64_t ks, ke;
     qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
     CHECK(ke - ks <= QPSK_OM_CHUNK && ks % 4 == 0 && ks >= QPSK_GM && ke <= QPSK_GM + 4 * L,
           "pre_om: chunk %u at %lld .. %lld", i, (long long)ks, (long long)ke);
     const int64_t kc = ke < own_end ? ke : own_end;
+    om_chunks_cut[tri] += kc > ks && kc < ke;
     double ch[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rf[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+    int parts = 0;
     for (int64_t k0 = -ph; k0 < ng; k0 += S) {
       const int64_t a = ks > k0 ? ks : k0, e = kc < k0 + S ? kc : k0 + S;
       if (a >= e) continue;
       double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
       qpsk_om_chunk(z + ks, (int)(a - ks), (int)(e - ks), t);
       for (int q = 0; q < QPSK_OMS; q++) ch[q] += t[q];
+      parts++;
     }
+    om_chunks_split[tri] += parts > 1;
     for (int64_t kk = ks; kk < kc; kk++) {
       qpsk_oms_add(z[kk], m0 + kk, rf);
       owner[kk]++;
@@ -1108,6 +1144,13 @@ int main(void) {
   real_case(4.0, 6, 100, 1, 34);
   real_case(4.0, 4, 300, 1, 35);
   real_case(16.0 / 3.0, 8, 100, 0, 36);
+  /* pre_om's chunks split by a step's end and cut by the stream's end, at both sliding grids */
+  printf("pre_om chunks: split by a step's end %zu (unit step) / %zu (step 4/3), cut by the "
+         "stream's end %zu / %zu\n",
+         om_chunks_split[0], om_chunks_split[1], om_chunks_cut[0], om_chunks_cut[1]);
+  CHECK(om_chunks_split[0] > 0 && om_chunks_split[1] > 0 && om_chunks_cut[0] > 0 &&
+            om_chunks_cut[1] > 0,
+        "pre_om: no chunk split by a step's end or cut by the stream's end at one of the grids");
   /* the matched filter's pairs: the blocked products and the one-symbol fallback both ran (runs
    * of one timing and exact placement at 1000 ppm and more, residues changing between runs) */
   printf("mf pairs: %zu blocked (%zu of them moved), %zu general (P sps = 16: a tail's warp, two "
