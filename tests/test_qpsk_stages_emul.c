@@ -824,10 +824,15 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   case_free(&k);
 }
 
-/* the refinement from the start nu0 (run sums, then Newton's steps as warp 0 takes them: 32
- * lanes' shares of the sums, added by the butterfly of __shfl_xor_sync) and the CFO */
+/* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) */
+#define EMUL_PEAK_THREADS 128
+
+/* the refinement from the start nu0 (run sums, then Newton's steps as the peak kernel's block
+ * takes them: each of its threads a share of the run sums, each warp's added by the butterfly of
+ * __shfl_xor_sync, the warps' totals added in the warps' order) and the CFO */
 static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, double nu0, double *nu,
                         double *f) {
+  enum { T = EMUL_PEAK_THREADS };
   float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
   for (unsigned l = 0; l < QPSK_REFINE_D; l++) qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
@@ -836,19 +841,25 @@ static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, doub
   const double max_step = 1.0 / (double)nfft;
   double off = 0;
   for (int it = 0; it < 4 && n >= 2; it++) {
-    double x[32][6];
+    double x[T][6];
     memset(x, 0, sizeof x);
-    for (unsigned l = 0; l < 32; l++) qpsk_refine_part(runs, m, n, off, l, 32, x[l]);
-    for (unsigned o = 16; o > 0; o >>= 1) {
-      double y[32][6];
-      for (unsigned l = 0; l < 32; l++)
+    for (unsigned l = 0; l < T; l++) qpsk_refine_part(runs, m, n, off, l, T, x[l]);
+    for (unsigned o = 16; o > 0; o >>= 1) { /* l ^ o: a lane of l's warp */
+      double y[T][6];
+      for (unsigned l = 0; l < T; l++)
         for (int q = 0; q < 6; q++) y[l][q] = x[l][q] + x[l ^ o][q];
       memcpy(x, y, sizeof x);
     }
-    for (unsigned l = 1; l < 32; l++)
-      CHECK(memcmp(x[l], x[0], sizeof x[0]) == 0, "cfo: the warp's lanes hold different sums");
+    for (unsigned l = 0; l < T; l++)
+      CHECK(memcmp(x[l], x[l & ~31u], sizeof x[0]) == 0,
+            "cfo: the warp's lanes hold different sums");
+    double tot[6];
+    for (int q = 0; q < 6; q++) {
+      tot[q] = x[0][q];
+      for (unsigned k = 1; k < T / 32; k++) tot[q] += x[32 * k][q];
+    }
     double step;
-    if (!qpsk_refine_step(x[0], max_step, &step)) break;
+    if (!qpsk_refine_step(tot, max_step, &step)) break;
     off += step;
     if (qpsk_refine_converged(step, n)) break;
   }
@@ -927,7 +938,7 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
  * of fewer values (a stream's last span), Es/N0 2 to 14 dB, lines over the whole acquisition
  * range and a clock slope: the start identical (the same peak, the same parabola), the refined
  * line within 1e-9 cycle per value (the run sums' and Newton's rotations evaluated directly
- * instead of by the CPU's recurrences, Newton's sums over a warp), the CFO so. */
+ * instead of by the CPU's recurrences, Newton's sums over the peak kernel's block), the CFO so. */
 static void cfo_case(uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
