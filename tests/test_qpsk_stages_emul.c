@@ -868,17 +868,19 @@ static void emul_refine(const prx_cf32 *w, size_t n, size_t nfft, double e, doub
   free(runs);
 }
 
-/* stage cfo, emulated from the spectrum on: 256 threads' strided shares of the peak's candidates,
- * the warps' shuffle trees and the block's combination, the start, the run sums, Newton */
+/* stage cfo, emulated from the spectrum on: the peak kernel's threads' strided shares of the
+ * peak's candidates, the warps' shuffle trees and the block's combination, the start, the run
+ * sums, Newton */
 static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t nfft, double max_nu,
                      double e, double *nu0, double *nu, double *f) {
   const size_t kmax = qpsk_peak_kmax(max_nu, nfft), ncand = 2 * kmax + 1;
-  float bp[256];
-  size_t bi[256];
-  for (unsigned th = 0; th < 256; th++) {
+  enum { T = EMUL_PEAK_THREADS };
+  float bp[T];
+  size_t bi[T];
+  for (unsigned th = 0; th < T; th++) {
     bp[th] = -1;
     bi[th] = (size_t)0xffffffffu;
-    for (size_t i = th; i < ncand; i += 256) {
+    for (size_t i = th; i < ncand; i += T) {
       float q = qpsk_bin_power(spec[qpsk_peak_bin(i, kmax, nfft)]);
       if (qpsk_peak_better(q, i, bp[th], bi[th])) {
         bp[th] = q;
@@ -886,7 +888,7 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
       }
     }
   }
-  for (unsigned wp = 0; wp < 8; wp++)
+  for (unsigned wp = 0; wp < T / 32; wp++)
     for (unsigned o = 16; o > 0; o >>= 1)
       for (unsigned l = 0; l + o < 32; l++) { /* lane l takes lane l + o's (read before write) */
         unsigned a = 32 * wp + l, b = a + o;
@@ -897,7 +899,7 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
       }
   float p = bp[0];
   size_t best = bi[0];
-  for (unsigned wp = 1; wp < 8; wp++)
+  for (unsigned wp = 1; wp < T / 32; wp++)
     if (qpsk_peak_better(bp[32 * wp], bi[32 * wp], p, best)) {
       p = bp[32 * wp];
       best = bi[32 * wp];
@@ -907,8 +909,9 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
 }
 
 /* the CFO stage from half the transform (cfo_half): the peak of the nfft / 2 point spectrum
- * (half: the even bins), the odd bins beside it summed over the window as the kernel's 256
- * threads sum them (each a strided share in float, then in double), the start, the refinement */
+ * (half: the even bins), the odd bins beside it summed over the window as the peak kernel's
+ * threads sum them (each a strided share in float, then in double each warp's by the tree of
+ * __shfl_down_sync and the warps' in order), the start, the refinement */
 static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, size_t nfft,
                           double max_nu, double e, double *nu0, double *nu, double *f) {
   const size_t len = nfft / 2, kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
@@ -924,10 +927,17 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
   const size_t b = qpsk_peak_bin(bi, kmax, len);
   const int64_t mm = (int64_t)((2 * b + nfft - 1) % nfft), mp = (int64_t)((2 * b + 1) % nfft);
   double x[4] = {0, 0, 0, 0};
-  for (size_t th = 0; th < 256; th++) {
-    float acc[4] = {0, 0, 0, 0};
-    qpsk_odd_bins_part(w, n, mm, mp, (int64_t)nfft, th, 256, acc);
-    for (int q = 0; q < 4; q++) x[q] += acc[q];
+  for (unsigned wp = 0; wp < EMUL_PEAK_THREADS / 32; wp++) {
+    double d[32][4];
+    for (unsigned l = 0; l < 32; l++) {
+      float acc[4] = {0, 0, 0, 0};
+      qpsk_odd_bins_part(w, n, mm, mp, (int64_t)nfft, 32 * wp + l, EMUL_PEAK_THREADS, acc);
+      for (int q = 0; q < 4; q++) d[l][q] = acc[q];
+    }
+    for (unsigned o = 16; o > 0; o >>= 1) /* lane l adds lane l + o's (read before write) */
+      for (unsigned l = 0; l + o < 32; l++)
+        for (int q = 0; q < 4; q++) d[l][q] += d[l + o][q];
+    for (int q = 0; q < 4; q++) x[q] += d[0][q];
   }
   const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
   *nu0 = qpsk_peak_start_half(half, nfft, qpsk_peak_kmax(max_nu, nfft), b, bp, xm, xp);
