@@ -993,6 +993,41 @@ static void cfo_case(uint64_t seed) {
   free(spec);
 }
 
+/* The CFO peak kernel's odd-bin twiddles from its table (qpsk_stages_cfo.cu's twiddle_tab:
+ * nfft / 8 + 1 values sincospif(2 j / nfft)): every argument x = qpsk_twiddle_arg_pow2(m, t, nfft)
+ * reduces as sincospif reduces it (z = rint(2 x), r = x - z / 2 by one fma) exactly to r = 2 j /
+ * nfft, j = rho - z nfft / 4 an integer (rho = m t mod nfft) with |j| <= nfft / 8, and the
+ * kernel's index |r| nfft / 2 is |j|: random m, t < nfft, the extremes and both ends of the table,
+ * for every power of two nfft from 2^3 to 2^24 */
+static void twiddle_tab_case(uint64_t seed) {
+  test_rng r;
+  test_rng_seed(&r, seed);
+  size_t bad = 0, ends = 0;
+  for (int k = 3; k <= 24; k++) {
+    const uint32_t nfft = (uint32_t)1 << k;
+    const int64_t j_max = nfft / 8;
+    const float half_nfft = 0.5f * (float)nfft;
+    for (int i = 0; i < 4000; i++) {
+      uint32_t m = (uint32_t)(test_rng_u64(&r) & (nfft - 1)),
+               t = (uint32_t)(test_rng_u64(&r) & (nfft - 1));
+      if (i == 0) m = nfft - 1, t = nfft - 1;
+      if (i == 1) m = 1, t = nfft / 8;     /* r = 1/4: the table's last value */
+      if (i == 2) m = 1, t = 3 * nfft / 8; /* r = -1/4 */
+      const uint32_t rho = (m * t) & (nfft - 1);
+      const float x = qpsk_twiddle_arg_pow2(m, t, nfft), z = rintf(x + x), rr = fmaf(-z, 0.5f, x);
+      const int64_t j = (int64_t)rho - (int64_t)z * (nfft / 4);
+      const float idx = fabsf(rr) * half_nfft;
+      bad += (double)rr != 2.0 * (double)j / (double)nfft || j > j_max || j < -j_max ||
+             idx != (float)(j < 0 ? -j : j);
+      ends += j == j_max || j == -j_max;
+    }
+  }
+  printf("cfo twiddle table: %zu arguments off the table or reduced inexactly (%zu at its end)\n",
+         bad, ends);
+  CHECK(bad == 0, "cfo: %zu twiddle arguments off the table or reduced inexactly", bad);
+  CHECK(ends >= 2 * 22, "cfo: the table's last value reached %zu times", ends);
+}
+
 /* The mixer's phase frac(f n) (qpsk_mix_turns) against exact integer arithmetic: f = M 2^E with
  * M a 53-bit integer, so f n = M n 2^E and its fraction is (M n mod 2^-E) 2^E, exact in 128
  * bits for |n| < 2^41; within 4e-15 turn for n up to 2^40 (the bank's streams) and negative n
@@ -1147,6 +1182,7 @@ int main(void) {
   om_own_end_case();
   mix_turns_case(41);
   cfo_case(42);
+  twiddle_tab_case(43);
   run_case(4.0, 0, 1, 0, 256, 11);
   run_case(16.0 / 3.0, 0, 0, 0, 256, 12);
   run_case(4.0, 1, 0, 0, 256, 13);
