@@ -526,7 +526,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   int64_t lo, hi;
   qpsk_mf_window_of(tm->b, k->L, k->sps, k->mf.c, k->mf.ntaps, &lo, &hi);
   const int64_t nw = hi - lo;
-  const int pairing = qpsk_mf_pairing(k->sps);
+  const int pairing = qpsk_mf_pairing(k->sps, k->mf.ntaps);
   int sh = 0;
   if (pairing == 1) {
     unsigned r0;
@@ -672,11 +672,18 @@ static void emul_out(const stage_case *k, size_t t, const prx_cf32 *y, uint8_t *
   }
 }
 
-static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64_t seed) {
+/* the stages on case_make's blocks at sps (cf16 rows, differential decisions, mixing, L symbols a
+ * block) with a matched filter of mf_span symbols */
+static void run_case_span(double sps, int cf16, int diff, int mix, unsigned L, double mf_span,
+                          uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
   case_make(&k, &r, 6, 4, L, sps, cf16, diff);
+  if (mf_span != 12) { /* case_make's span */
+    qpsk_fir_free(&k.mf);
+    CHECK_OK(qpsk_fir_init(&k.mf, sps, 0.35, mf_span, 0, 1.0));
+  }
   if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k);
   prx_cf32 *g0 = malloc(ng * sizeof *g0), *g1 = malloc(ng * sizeof *g1);
@@ -822,6 +829,10 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   free(b0);
   free(b1);
   case_free(&k);
+}
+
+static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64_t seed) {
+  run_case_span(sps, cf16, diff, mix, L, 12, seed);
 }
 
 /* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) */
@@ -1195,6 +1206,10 @@ int main(void) {
   run_case(16.0 / 3.0, 0, 1, 0, 1000, 19);
   /* the matched filter's pairs P symbols (16 samples) apart at P = 2 (qpsk_mf_pairing: sps 8) */
   run_case(8.0, 0, 0, 0, 256, 20);
+  /* matched filters shorter than 16 taps at P sps = 16 (sps 2, P = 8: span 3, 8 taps; sps 3.2,
+   * P = 5: span 2, 12 taps) */
+  run_case_span(2.0, 0, 0, 0, 512, 3, 21);
+  run_case_span(3.2, 0, 1, 0, 512, 2, 22);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

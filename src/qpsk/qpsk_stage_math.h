@@ -578,14 +578,14 @@ QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
 }
 
-/* The matched filter's register-blocked pairs of symbols on one tap row at sps (the CUDA mf
- * kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2 where P sps = 16 for an
- * integer P (symbols P apart, 16 samples, qpsk_dot2n: sps 16/3, 8), else 0 (one symbol at a
- * time). */
-QPSK_HD int qpsk_mf_pairing(double sps) {
+/* The matched filter's register-blocked pairs of symbols on one tap row at sps with rows of
+ * ntaps taps (the CUDA mf kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2
+ * where P sps = 16 for an integer P and ntaps >= 16 (symbols P apart, 16 samples, qpsk_dot2n: sps
+ * 16/3, 8), else 0 (one symbol at a time). */
+QPSK_HD int qpsk_mf_pairing(double sps, unsigned ntaps) {
   if (sps == 4.0) return 1;
   const double P = rint(16.0 / sps);
-  return P >= 2 && P <= 16 && fabs(P * sps - 16.0) < 1e-9 ? (int)P : 0;
+  return P >= 2 && P <= 16 && fabs(P * sps - 16.0) < 1e-9 && ntaps >= 16 ? (int)P : 0;
 }
 
 /* The matched filter's window for pairs of consecutive symbols at sps 4 (qpsk_dot2c): window
@@ -678,7 +678,8 @@ QPSK_HD int qpsk_win_slot32x1(int t) { return t + (t >> 5); }
  * slots). Chunk c (samples off + 4c .. off + 4c + 3) is read once and feeds symbol 0 with tap
  * block c and symbol 1 with tap block c - 4 (each loaded where it is used), in increasing c: each
  * symbol's taps in increasing order; the pair reads ntaps + 16 samples (against 2 ntaps one symbol
- * at a time). ntaps a multiple of 4. */
+ * at a time). ntaps a multiple of 4 and at least 16: symbol 0 takes tap blocks 0 .. 3 alone
+ * (qpsk_mf_pairing pairs no shorter rows). */
 QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
                         prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;

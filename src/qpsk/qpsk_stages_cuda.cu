@@ -1073,7 +1073,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   s->pre_win = (size_t)ceil((4.0 * L + 2 * QPSK_GM) * pre->r) + pre->ntaps + 4;
   s->mf_win = (size_t)ceil((L + 2.0) * sps) + mf->ntaps + 8;
   s->mf_pad = 1;
-  s->mf_block = qpsk_mf_pairing(sps);            /* pairs of symbols on one tap row */
+  s->mf_block = qpsk_mf_pairing(sps, mf->ntaps); /* pairs of symbols on one tap row */
   s->cfo_half = C >= QPSK_CFO_HALF_MIN_CHANNELS; /* the CFO stage from half the transform */
   const size_t pre_b = (size_t)pre->Q * 2 * pre->ntaps * sizeof(float);
   const size_t mf_n = (size_t)mf->Q * mf->ntaps, mf_b = 2 * mf_n * sizeof(float);
