@@ -639,11 +639,13 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   }
 }
 
-/* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): the
- * carried state and the span record are each lane's own copies, written back by lane 0 ---- */
-/* (channel c's input sums mom_c given apart, 4 per block: the GPU's kernel passes its copy in
- * shared memory) lane 0 runs the pass on the channel's state and span record in place (only the
- * fields it touches are read and written), then the team writes the O&M stage's inputs */
+/* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): in the
+ * timing and NCO passes the carried state and the span record are each lane's own copies, written
+ * back by lane 0 ---- */
+/* The level pass (channel c's input sums mom_c given apart, 4 per block: the GPU's kernel passes
+ * its copy in shared memory): lane 0 runs the pass on the channel's state and span record in place
+ * (only the fields it touches are read and written), then the team writes the O&M stage's inputs;
+ * qpsk_sr_level_ch: a team of one lane on the channels' sums mom */
 QPSK_HD void qpsk_sr_level_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
                               int64_t g_hi, const double *mom_c, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_om_in *omi, const qpsk_sr_team *tm) {
