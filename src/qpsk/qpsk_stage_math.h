@@ -1084,6 +1084,18 @@ QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own
   s[1] += p[3], s[2] -= b[3], s[3] += a[3], s[4] += b[3], s[5] += a[3]; /* w = j */
 }
 
+/* Stage om: sub-block j of the O&M record of the block whose own grid starts at m0 = 4 b L (nsub
+ * sub-blocks of Ls4 grid values, then the rest of its 4 L, all cut at g_hi) is grid indices
+ * [*a, *e); it is in the record while it is not empty (the first empty one ends them: a sub-block
+ * is empty exactly when every later one is; none past nsub is). */
+QPSK_HD int qpsk_om_sub_span(int64_t m0, int64_t L, int64_t Ls4, unsigned nsub, int64_t g_hi,
+                             unsigned j, int64_t *a, int64_t *e) {
+  *a = m0 + Ls4 * j;
+  *e = j < nsub ? *a + Ls4 : m0 + 4 * L;
+  if (*e > g_hi) *e = g_hi;
+  return j <= nsub && *e > *a;
+}
+
 /* Stage pre_om from the outputs its sliding filters stage (qpsk_stages_cuda.cu's om_tile): the
  * sums of a chunk of QPSK_OM_CHUNK consecutive outputs of one sub-block whose first grid index is
  * a multiple of 4, a group of four at a time. qpsk_om_group_add adds a group's outputs o (output
@@ -1135,7 +1147,8 @@ QPSK_HD uint32_t qpsk_om_chunks(uint32_t Ls4) { return (Ls4 + QPSK_OM_CHUNK - 1)
 QPSK_HD void qpsk_om_chunk_span(uint32_t i, uint32_t cj, uint32_t nsub, uint32_t Ls4, int gm,
                                 int64_t L, int64_t *ks, int64_t *ke) {
   const uint32_t j = i / cj, c = i - j * cj;
-  const int64_t a = gm + (int64_t)j * Ls4, e = j < nsub ? a + Ls4 : gm + 4 * L;
+  int64_t a, e; /* the sub-block's own outputs (qpsk_om_sub_span from gm, not cut) */
+  qpsk_om_sub_span(gm, L, Ls4, nsub, INT64_MAX, j, &a, &e);
   *ks = a + (int64_t)c * QPSK_OM_CHUNK;
   *ke = *ks + QPSK_OM_CHUNK < e ? *ks + QPSK_OM_CHUNK : e;
   if (*ks > e) *ks = e;
@@ -1164,18 +1177,6 @@ QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int
 QPSK_HD int64_t qpsk_om_own_end(int64_t m0, int64_t L, int gm, int64_t g_hi) {
   const int64_t end = gm + 4 * L;
   return g_hi < m0 + end ? g_hi - m0 : end;
-}
-
-/* Stage om: sub-block j of the O&M record of the block whose own grid starts at m0 = 4 b L (nsub
- * sub-blocks of Ls4 grid values, then the rest of its 4 L, all cut at g_hi) is grid indices
- * [*a, *e); it is in the record while it is not empty (the first empty one ends them: a sub-block
- * is empty exactly when every later one is; none past nsub is). */
-QPSK_HD int qpsk_om_sub_span(int64_t m0, int64_t L, int64_t Ls4, unsigned nsub, int64_t g_hi,
-                             unsigned j, int64_t *a, int64_t *e) {
-  *a = m0 + Ls4 * j;
-  *e = j < nsub ? *a + Ls4 : m0 + 4 * L;
-  if (*e > g_hi) *e = g_hi;
-  return j <= nsub && *e > *a;
 }
 
 /* The O&M sum of a sub-block [a, e) of grid indices (a a multiple of 4) from its sums, for the
