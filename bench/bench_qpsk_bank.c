@@ -140,9 +140,10 @@ static prx_qpsk_bank *bank_open(prx_backend be, int threads, unsigned C, double 
 }
 
 /* The receiver's rows for the kept calls (prx_qpsk_bank_execute_device_kept): on the device, row
- * c = the history pad (the last *pad samples of rows' segment 3, a multiple of 16) then rows' 4 n
- * samples, so that before each of the four segments lie the stream's samples before it as the
- * calls cycle 0, 1, 2, 3, 0, ...; *kpitch: the new pitch in samples. NULL where it cannot be had.
+ * c = the history pad (the last *pad samples of rows' 4 n, hist rounded up to a multiple of 16)
+ * then rows' 4 n samples, so that before each of the four segments lie the stream's samples before
+ * it as the calls cycle 0, 1, 2, 3, 0, ...; *kpitch: the new pitch in samples. NULL where it cannot
+ * be had.
  */
 static void *kept_rows(unsigned C, prx_format fmt, const void *rows, size_t pitch, size_t n,
                        size_t hist, size_t *pad, size_t *kpitch) {
