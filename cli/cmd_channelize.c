@@ -535,16 +535,7 @@ typedef struct run_state {
   int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
   _Atomic int open_failed;
-  int n_open_done; /* openers finished (under open_lock) */
-  /* the recordings' finish, shared: fin[s] is FIN_WRITING until output s's data file has ended
-   * (its writer), FIN_ENDED until a thread claims it, FIN_CLAIMED once one has (close_one on
-   * that thread alone); the writers claim their own channels from the last, the threaded openers,
-   * once every writer has ended its data (fin_go, under open_lock), all channels from the first
-   * (fin_next) */
-  _Atomic unsigned char *fin;
-  _Atomic size_t fin_next;
-  int n_data_ended;  /* writers whose data files have ended (under open_lock) */
-  int fin_go;        /* the openers may help: every writer's data ended, or the stream is over */
+  int n_open_done;   /* openers finished (under open_lock) */
   char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
@@ -591,11 +582,7 @@ typedef struct opener_state {
   int started; /* a thread was made (joined by wait_outputs) */
   _Atomic size_t opened;
   thread_use use;
-  double ms_close;   /* POLYRX_TIMING: the recordings it finished (help_finish) */
-  size_t n_complete; /* recordings it finished */
 } opener_state;
-
-enum { FIN_WRITING, FIN_ENDED, FIN_CLAIMED };
 
 /* The head of an output slot: of the library outputs in its rows (out_n of them per channel),
  * the first `skip` are dropped (the alignment) and the next `keep` written; `last` marks the
@@ -640,8 +627,7 @@ static void print_timing(const run_state *r) {
     if (!u->taken) continue;
     rest -= u->cpu_ms;
     rest_faults -= u->faults;
-    fprintf(stderr, " opener%d %.1f %ld %ld %ld (recordings finished %.1f, %zu);", i, u->cpu_ms,
-            u->faults, u->waits, u->preempted, r->op[i].ms_close, r->op[i].n_complete);
+    fprintf(stderr, " opener%d %.1f %ld %ld %ld;", i, u->cpu_ms, u->faults, u->waits, u->preempted);
   }
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     const writer_state *ws = &r->ws[w];
@@ -818,7 +804,6 @@ static int setup_chan(run_state *r) {
   if (r->power) memset(r->power, 0, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);
   r->w = calloc(r->n_sel, sizeof *r->w);
   r->failed = calloc(r->n_sel, 1);
-  r->fin = calloc(r->n_sel ? r->n_sel : 1, sizeof *r->fin);
   r->hash = calloc(r->n_sel ? r->n_sel : 1, sizeof *r->hash);
   r->ws = calloc((size_t)r->n_writers, sizeof *r->ws);
   size_t pack_bytes = (o->to_stdout ? r->n_sel : 1) * r->stride * 8;
@@ -827,7 +812,7 @@ static int setup_chan(run_state *r) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
-  if (!r->energy || !r->power || !r->w || !r->failed || !r->fin || !r->hash || !r->ws || !packs)
+  if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs)
     return cli_error(CMD,
                      "out of memory for a block of %lu samples and %zu channels (try a "
                      "smaller --block)",
@@ -958,8 +943,6 @@ static prx_status open_one(run_state *r, size_t s) {
 
 #define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
-static void help_finish(run_state *r, opener_state *op);
-
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
  * them (1024 recordings: 15-30 ms of directory operations and metadata on one thread; 3-9 ms of
  * CPU on each of 8 openers on the 16-core GPU host): the pipeline starts and the first blocks
@@ -989,20 +972,12 @@ static void *opener(void *arg) {
       pthread_mutex_unlock(&r->open_lock);
     }
   }
+  if (r->tm.on && r->open_threaded) take_use(&op->use, RUSAGE_THREAD);
   pthread_mutex_lock(&r->open_lock);
   op->done = 1;
   r->n_open_done++;
   pthread_cond_broadcast(&r->open_cv);
   pthread_mutex_unlock(&r->open_lock);
-  return NULL;
-}
-
-/* An opener's thread: creates its recordings, then helps finish them all at the end. */
-static void *opener_thread(void *arg) {
-  opener_state *op = arg;
-  opener(op);
-  help_finish(op->r, op);
-  if (op->r->tm.on) take_use(&op->use, RUSAGE_THREAD);
   return NULL;
 }
 
@@ -1068,23 +1043,15 @@ static int open_outputs(run_state *r) {
   }
   for (int i = 0; i < r->n_openers; i++) {
     opener_state *op = &r->op[i];
-    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener_thread, op) == 0;
+    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener, op) == 0;
     if (!op->started) opener(op);
   }
   return r->open_failed && !r->open_threaded ? 1 : -1;
 }
 
-/* Waits until every recording is created and the openers' threads have ended (they help finish
- * the recordings once every writer's data has ended: the stream is over here, so they wait no
- * longer); non-zero when a recording could not be created. Called on the main thread only (the
- * writers wait with wait_opened). */
+/* Waits until every recording is created; non-zero when one could not be. Called on the main
+ * thread only (the writers wait with wait_opened). */
 static int wait_outputs(run_state *r) {
-  if (r->open_lock_made) {
-    pthread_mutex_lock(&r->open_lock);
-    r->fin_go = 1;
-    pthread_cond_broadcast(&r->open_cv);
-    pthread_mutex_unlock(&r->open_lock);
-  }
   for (int i = 0; r->op && i < r->n_openers; i++)
     if (r->op[i].started) {
       pthread_join(r->op[i].thread, NULL);
@@ -1349,63 +1316,25 @@ static prx_status end_data(run_state *r, int w) {
     if (!r->ws[w].ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
     if (st && output_failed(r, s, st)) return st;
-    atomic_store_explicit(&r->fin[s], FIN_ENDED, memory_order_release);
     if (s < W) break;
   }
   return PRX_OK;
 }
 
-/* Finishes output s if no other thread has claimed it (its data file has ended); non-zero when
- * it was this thread's and is complete. */
-static int claim_finish(run_state *r, size_t s, double *ms) {
-  unsigned char ended = FIN_ENDED;
-  return atomic_compare_exchange_strong(&r->fin[s], &ended, FIN_CLAIMED) && !close_one(r, s, ms);
-}
-
 /* After a writer's last slot: its channels' data files ended (end_data), then their recordings
  * finished (close_one: renames, metadata, its hash), the writers side by side, off the main
  * thread's path after the stream (1024 recordings: 30-50 ms of one thread on the GPU host's
- * CPU), and the threaded openers with them once every writer's data has ended (help_finish):
- * a writer takes its channels from the last, the openers every channel from the first, each
- * recording finished by the one thread that claims it. Not when an opener failed: that run
- * leaves no recordings (cleanup). */
+ * CPU). Not when an opener failed: that run leaves no recordings (cleanup). */
 static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
-  size_t W = (size_t)r->n_writers;
   double t = tick(r);
   prx_status st = end_data(r, w);
   ws->ms_end += tick(r) - t;
-  if (!st && !r->o.to_stdout) {
-    pthread_mutex_lock(&r->open_lock);
-    if (++r->n_data_ended == r->n_writers) {
-      r->fin_go = 1;
-      pthread_cond_broadcast(&r->open_cv);
-    }
-    pthread_mutex_unlock(&r->open_lock);
-  }
-  if (!st && !r->o.to_stdout && (size_t)w < r->n_sel && !wait_all_opened(r))
-    for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
-      if (claim_finish(r, s, &ws->ms_close)) ws->n_complete++;
-      if (s < W) break;
-    }
+  if (!st && !r->o.to_stdout && !wait_all_opened(r))
+    for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+      if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
   if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
   return st;
-}
-
-/* A threaded opener, once every writer's data files have ended (or the stream is over): finishes
- * the recordings no writer has claimed yet, from the first, beside the writers (8 writers
- * finishing 1024 recordings took 7-9 ms at the end of a run on the 16-core GPU host, the other
- * cores idle). */
-static void help_finish(run_state *r, opener_state *op) {
-  pthread_mutex_lock(&r->open_lock);
-  while (!r->fin_go) pthread_cond_wait(&r->open_cv, &r->open_lock);
-  pthread_mutex_unlock(&r->open_lock);
-  if (r->o.to_stdout || wait_all_opened(r)) return;
-  for (;;) {
-    size_t s = atomic_fetch_add(&r->fin_next, 1);
-    if (s >= r->n_sel) break;
-    if (claim_finish(r, s, &op->ms_close)) op->n_complete++;
-  }
 }
 
 /* Writer w's channels' power sums of a slot: the device's sums of its block (dev_post), or the
@@ -1611,7 +1540,6 @@ static int close_outputs(run_state *r) {
    * flush's slot after a read error or a stop, and ends without it only after a compute error
    * (every recording discarded) or a writer's (every output failed, or an opener) */
   for (int w = 0; w < r->n_writers; w++) r->n_complete += r->ws[w].n_complete;
-  for (int i = 0; r->op && i < r->n_openers; i++) r->n_complete += r->op[i].n_complete;
   for (size_t s = 0; s < r->n_sel; s++)
     if (r->w[s] && !close_one(r, s, &r->ms_close_io)) r->n_complete++;
   return r->n_failed ? 1 : -1;
@@ -1889,7 +1817,6 @@ static void cleanup(run_state *r) {
     for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_discard(r->w[s]);
   free(r->w);
   free(r->failed);
-  free((void *)r->fin);
   free(r->hash);
   free(r->energy);
   free(r->power);
