@@ -31,6 +31,10 @@
 # cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
 # cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
+#   chanrounds: this build's `channelize` against BEFORE's and the library in ROUNDS alternating
+#   rounds (all 1024 channels, --threads 1 and 0; ROUNDS64 of 0-63; PIN=vCPUs: PIN_ROUNDS more of
+#   --threads 1 with every process pinned), one JSON line per run; chanrounds_summary reads them
+#   on stdin and prints best, median and the fractions of the library (see chanrounds below).
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
