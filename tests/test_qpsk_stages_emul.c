@@ -472,9 +472,10 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
  * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
  * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
  * 8-sample group, else qpsk_dot2g); with P sps = 16 thread i's items i + 256 j: the full units'
- * pairs k, k + 16 P (a half-warp 16 consecutive symbols of one class mod P in a unit of 32 P) on
- * the QPSK_PAD16 window (qpsk_dot2p on one run), then the last unit's symbols two an item, a warp
- * that holds one of those (and a pair on two runs) qpsk_dot2x; elsewhere one symbol per thread. The
+ * pairs k, k + P (lane j of a half-warp the class's symbols 2 (j mod 8) + 16 (j / 8) and the next,
+ * in a unit of 32 P) on the window with one spare slot per 32 samples (qpsk_dot2n on one run),
+ * then the last unit's symbols two an item, a warp that holds one of those (and a pair on two
+ * runs) qpsk_dot2x32; elsewhere one symbol per thread. The
  * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
  * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
  * in another order: a few ulps). */
@@ -496,7 +497,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     sh = (int)(-o0 & 7);
   }
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
-  prx_cf32 *wp = calloc((size_t)qpsk_win_slot(nw, 1) + 1, sizeof *wp);        /* QPSK_PAD16 */
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot32x1((int)nw) + 1, sizeof *wp);  /* one pad per 32 */
   prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
   float *t1 = malloc(k->mf.ntaps * sizeof *t1), *t2 = malloc(k->mf.ntaps * sizeof *t2);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
@@ -510,7 +511,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       prx_cf32 v = in ? row[s] : dc;
       if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
       win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
-      wp[qpsk_win_slot(i, 1)] = win[i];
+      wp[qpsk_win_slot32x1((int)i)] = win[i];
       w8[qpsk_win_slot8((int)i + sh)] = win[i];
       rot = qpsk_nco_advance(rot, step);
     }
@@ -533,8 +534,10 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       } else if (pairing > 1) {
         if (g >= nf + nt2) break;
         if (g < nf) {
-          kk[0] = tm->k0 + U * (g / 16 / pairing) + g / 16 % pairing + pairing * (g % 16);
-          kk[1] = kk[0] + 16 * pairing;
+          const int64_t j = g % 16;
+          kk[0] = tm->k0 + U * (g / 16 / pairing) + g / 16 % pairing +
+                  pairing * (2 * (j % 8) + 16 * (j / 8));
+          kk[1] = kk[0] + pairing;
         } else {
           kk[0] = tm->k1 - nt + (g - nf);
           kk[1] = kk[0] + nt2;
@@ -560,7 +563,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
           CHECK(r4[q] == r[q] && off4[q] == off[q],
                 "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)kk[q]);
       }
-      const int64_t D = pairing == 1 ? 4 : 256;
+      const int64_t D = pairing == 1 ? 4 : 16;
       const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
       const int u = (int)off[0] + sh;
       prx_cf32 y[2];
@@ -572,7 +575,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
           t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
           t2[l] = k->mf.bank[(size_t)r1 * 2 * k->mf.ntaps + 2 * l];
         }
-        qpsk_dot2x(t1, t2, k->mf.ntaps, wp, (int)off[0], (int)o1, y);
+        qpsk_dot2x32(t1, t2, k->mf.ntaps, wp, (int)off[0], (int)o1, y);
         for (int q = 0; q < m; q++) {
           const prx_cf32 y1 = mf_one(k, win, r[q], off[q]);
           CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
@@ -588,7 +591,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         else if (pairing == 1)
           qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
         else
-          qpsk_dot2p(t1, k->mf.ntaps, wp, (int)off[0], y);
+          qpsk_dot2n(t1, k->mf.ntaps, wp, (int)off[0], y);
         for (int q = 0; q < 2; q++) {
           const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
           CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
@@ -1095,7 +1098,7 @@ int main(void) {
   /* blocks whose last O&M sub-block is shorter (1000 = 31 x 32 + 8) */
   run_case(4.0, 0, 0, 0, 1000, 18);
   run_case(16.0 / 3.0, 0, 1, 0, 1000, 19);
-  /* the matched filter's pairs 16 P symbols apart at P = 2 (qpsk_mf_pairing: sps 8) */
+  /* the matched filter's pairs P symbols (16 samples) apart at P = 2 (qpsk_mf_pairing: sps 8) */
   run_case(8.0, 0, 0, 0, 256, 20);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);

@@ -466,7 +466,19 @@ QPSK_HD double qpsk_sr_intercept(const qpsk_serial_cfg *cf, const qpsk_om_out *o
 
 /* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
  * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
- * span. flushing / n_total: the stream ends at n_total samples. */
+ * span. flushing / n_total: the stream ends at n_total samples. Each block's own part (its place
+ * on the line, its symbols' end from its timing: a division and a ceiling) runs on its lane first;
+ * the chain then takes each block's first symbol from the block before's end and only compares,
+ * forming the end again where the safety net below moves a block's timing (rare). */
+QPSK_HD double qpsk_sr_own_limit(const qpsk_serial_cfg *cf, int64_t b, int flushing,
+                                 int64_t n_total) {
+  double limit = ((double)b + 1) * cf->L - QPSK_LEAD;
+  if (flushing) {
+    double end = (double)n_total / cf->sps - QPSK_LEAD;
+    if (end < limit) limit = end;
+  }
+  return limit;
+}
 QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t b0, size_t nb,
                          int flushing, int64_t n_total, const qpsk_sr_clock *k, double icpt,
                          qpsk_serial_blk *tb, const qpsk_sr_team *tm) {
@@ -477,38 +489,56 @@ QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   /* the chain's carried values in registers (the GPU's q is local memory), back into q after */
   int have_prev = q->have_prev;
   int64_t k_end_prev = q->k_end_prev;
-  for (size_t t = 0; t < nb; t++) {
-    qpsk_serial_blk bk = tb[t];
-    QPSK_SR_SYNC(); /* (every lane has read the block before its lane rewrites it) */
+  /* each block's own part on its lane: d, tres, the timing on the line, the end k1 from that
+   * timing, and (the stream's first block) the first symbol k0 */
+  for (size_t t = tm->lane; t < nb; t += tm->n) {
+    qpsk_serial_blk *bk = &tb[t];
     const int64_t b = b0 + (int64_t)t;
     const double Cb = ((double)b + 0.5) * L;
-    bk.d = d;
-    bk.tres = fitted && bk.locked ? bk.tau - (icpt + e * Cb) : 0;
+    bk->d = d;
+    bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
     /* on a fitted span the instants follow its line: a block's own O&M value carries the
      * estimator's noise, the line averages it over the span's blocks; a block that left the
      * line (a jump) keeps its own value */
-    if (fitted && fabs(bk.tres) <= 0.25) bk.tau = icpt + e * Cb;
-    double limit = ((double)b + 1) * L - QPSK_LEAD;
-    if (flushing) {
-      double end = (double)n_total / cf->sps - QPSK_LEAD;
-      if (end < limit) limit = end;
-    }
-    bk.k0 = have_prev ? k_end_prev : (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk.tau);
+    if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
+    if (t == 0 && !have_prev) bk->k0 = (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
+    const double limit = qpsk_sr_own_limit(cf, b, flushing, n_total);
+    bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
+  }
+  QPSK_SR_SYNC();
+  /* the chain (every lane alike) */
+  double tau = 0;
+  for (size_t t = 0; t < nb; t++) {
+    const int64_t b = b0 + (int64_t)t;
+    tau = tb[t].tau;
+    int64_t k1 = tb[t].k1;
+    const int64_t k0 = have_prev ? k_end_prev : tb[t].k0;
+    QPSK_SR_SYNC(); /* (every lane has read the block before its lane rewrites it) */
+    const double Cb = ((double)b + 0.5) * L;
     /* the filters' windows reach 1 symbol before the block: neighbouring models meet within
      * half a symbol by construction; should they not, the block's timing moves to keep its
      * first instant inside (a safety net: never a read outside the windows) */
-    double t_first = (1 + d) * ((double)bk.k0 + bk.tau) - d * Cb;
-    if (t_first < (double)b * L - 0.7) bk.tau += ((double)b * L - 0.7 - t_first) / (1 + d);
-    bk.k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk.tau);
-    if (bk.k1 < bk.k0) bk.k1 = bk.k0;
-    if (bk.k1 - bk.k0 > (int64_t)cf->Lmax) bk.k1 = bk.k0 + cf->Lmax;
+    double t_first = (1 + d) * ((double)k0 + tau) - d * Cb;
+    if (t_first < (double)b * L - 0.7) {
+      tau += ((double)b * L - 0.7 - t_first) / (1 + d);
+      const double limit = qpsk_sr_own_limit(cf, b, flushing, n_total);
+      k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - tau);
+    }
+    if (k1 < k0) k1 = k0;
+    if (k1 - k0 > (int64_t)cf->Lmax) k1 = k0 + cf->Lmax;
     have_prev = 1;
-    k_end_prev = bk.k1;
-    q->tau_prev = bk.tau;
-    q->om_prev[0] = bk.om[0];
-    q->om_prev[1] = bk.om[1];
-    q->en_prev = bk.om_en;
-    if (QPSK_SR_OWN(tm, t)) tb[t] = bk;
+    k_end_prev = k1;
+    if (QPSK_SR_OWN(tm, t)) {
+      tb[t].tau = tau;
+      tb[t].k0 = k0;
+      tb[t].k1 = k1;
+    }
+  }
+  if (nb > 0) {
+    q->tau_prev = tau;
+    q->om_prev[0] = tb[nb - 1].om[0];
+    q->om_prev[1] = tb[nb - 1].om[1];
+    q->en_prev = tb[nb - 1].om_en;
   }
   q->have_prev = have_prev;
   q->k_end_prev = k_end_prev;
@@ -609,21 +639,27 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
 
 /* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): the
  * carried state and the span record are each lane's own copies, written back by lane 0 ---- */
+/* (channel c's input sums mom_c given apart, 4 per block: the GPU's kernel passes its copy in
+ * shared memory) lane 0 runs the pass on the channel's state and span record in place (only the
+ * fields it touches are read and written), then the team writes the O&M stage's inputs */
+QPSK_HD void qpsk_sr_level_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
+                              int64_t g_hi, const double *mom_c, qpsk_serial_state *st,
+                              qpsk_serial_span *sp, qpsk_om_in *omi, const qpsk_sr_team *tm) {
+  if (tm->lane == 0) qpsk_sr_level(cf, &st[c], s, mom_c, nb, &sp[c]);
+  QPSK_SR_SYNC(); /* (lane 0's span record read by every lane) */
+  qpsk_om_in in;
+  memset(&in, 0, sizeof in);
+  in.D.re = (float)(sp[c].dc[0] * cf->pre_gain);
+  in.D.im = (float)(sp[c].dc[1] * cf->pre_gain);
+  in.gain = (float)sp[c].gain;
+  in.g_hi = g_hi;
+  for (size_t j = tm->lane; j < nb; j += tm->n) omi[c * nb + j] = in;
+}
 QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
                               int64_t g_hi, const double *mom, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_om_in *omi) {
-  qpsk_serial_state q = st[c];
-  qpsk_serial_span r = sp[c];
-  qpsk_sr_level(cf, &q, s, mom + 4 * c * nb, nb, &r);
-  st[c] = q;
-  sp[c] = r;
-  qpsk_om_in in;
-  memset(&in, 0, sizeof in);
-  in.D.re = (float)(r.dc[0] * cf->pre_gain);
-  in.D.im = (float)(r.dc[1] * cf->pre_gain);
-  in.gain = (float)r.gain;
-  in.g_hi = g_hi;
-  for (size_t j = 0; j < nb; j++) omi[c * nb + j] = in;
+  const qpsk_sr_team tm = {0, 1, NULL, NULL, NULL};
+  qpsk_sr_level_in(cf, c, nb, s, g_hi, mom + 4 * c * nb, st, sp, omi, &tm);
 }
 /* (channel c's O&M records omc and timing records tbc given apart: the GPU's kernel passes its
  * copies in shared memory) */
@@ -665,7 +701,7 @@ QPSK_HD void qpsk_sr_nco_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int6
 }
 
 /* ---- the passes' kernels (qpsk_serial_cuda.cu, in the CUDA module:
- * prx_cuda_module_get()->qpsk_serial), one warp per channel (level: one thread) over C channels of
+ * prx_cuda_module_get()->qpsk_serial), one warp per channel over C channels of
  * nb blocks (the records of channel c's block j at c nb + j; one span record and one state per
  * channel), all pointers device memory, asynchronous on stream ---- */
 struct qpsk_phase_out; /* qpsk_serial_phase.h */

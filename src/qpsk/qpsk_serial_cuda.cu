@@ -1,8 +1,8 @@
 /* The demodulator bank's serial passes on the GPU (qpsk_serial.h, qpsk_serial_phase.h): the
- * level, timing, NCO and phase passes of one CFO span, the level pass one thread per channel, the
- * timing, NCO and phase passes one warp per channel (its lanes share out the blocks' own work:
- * the O&M sums, the V&V phases, the powers, the corrections; the timing and NCO chains run alike
- * on every lane, the phase pass's on lane 0), with the arithmetic of qpsk_serial.h (compiled
+ * level, timing, NCO and phase passes of one CFO span, one warp per channel (its lanes share out
+ * the blocks' own work: the level pass's input sums and outputs, the O&M sums, the V&V phases, the
+ * powers, the corrections; the timing and NCO chains run alike on every lane, the level and phase
+ * passes' on lane 0), with the arithmetic of qpsk_serial.h (compiled
  * without fused multiply-adds, CMakeLists.txt, so that it rounds as the host does).
  * The launches are small: their point is that the span's stage kernels follow one another on the
  * stream without a host round trip. */
@@ -17,21 +17,10 @@ extern "C" {
 
 namespace {
 
-const unsigned kThreads = 64;
-
 prx_status launched(const char *what) {
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return PRX_OK;
   return prx_fail(PRX_ERR_DEVICE, "%s launch: %s", what, cudaGetErrorString(e));
-}
-
-unsigned grid_of(size_t C) { return (unsigned)((C + kThreads - 1) / kThreads); }
-
-__global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
-                             const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp,
-                             qpsk_om_in *omi) {
-  const size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (c < C) qpsk_sr_level_ch(&cf, c, nb, s, g_hi, mom, st, sp, omi);
 }
 
 /* one warp per channel: the kernels' thread blocks hold kWarps channels, each warp its team's
@@ -49,6 +38,26 @@ __device__ void warp_copy(void *dst, const void *src, size_t n, unsigned lane) {
   double *d = (double *)dst;
   const double *s = (const double *)src;
   for (size_t i = lane; i < n / 8; i += 32) d[i] = s[i];
+}
+
+/* The level pass, one warp per channel: the warp copies the channel's input sums (4 per block)
+ * into shared memory in consecutive words, lane 0 runs the pass on them and on the channel's state
+ * in place, every lane writes its blocks' O&M inputs (qpsk_sr_level_in). */
+__global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
+                             const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp,
+                             qpsk_om_in *omi) {
+  __shared__ double sh_mom[kWarps][4 * QPSK_SR_MAXB];
+  const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const size_t c = blockIdx.x * (size_t)kWarps + w;
+  if (c >= C) return; /* (a whole warp) */
+  const qpsk_sr_team tm = {lane, 32, NULL, NULL, NULL};
+  const double *mc = mom + 4 * c * nb;
+  if (nb <= QPSK_SR_MAXB) {
+    warp_copy(sh_mom[w], mc, 4 * nb * sizeof(double), lane);
+    __syncwarp();
+    mc = sh_mom[w];
+  }
+  qpsk_sr_level_in(&cf, c, nb, s, g_hi, mc, st, sp, omi, &tm);
 }
 
 /* The timing pass, one warp per channel. Staged (kStaged): the channel's O&M records and timing
@@ -114,8 +123,8 @@ __global__ void phase_kernel(qpsk_ph_args a, size_t C) {
 prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
                  const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_om_in *omi,
                  void *stream) {
-  level_kernel<<<grid_of(C), kThreads, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, g_hi, mom, st, sp,
-                                                                  omi);
+  level_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
+      *cf, C, nb, s, g_hi, mom, st, sp, omi);
   return launched("qpsk serial level");
 }
 

@@ -580,7 +580,7 @@ QPSK_HD int qpsk_win_slot32(int t, int pad) {
 
 /* The matched filter's register-blocked pairs of symbols on one tap row at sps (the CUDA mf
  * kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2 where P sps = 16 for an
- * integer P (symbols 16 P apart, 256 samples, qpsk_dot2p: sps 16/3, 8), else 0 (one symbol at a
+ * integer P (symbols P apart, 16 samples, qpsk_dot2n: sps 16/3, 8), else 0 (one symbol at a
  * time). */
 QPSK_HD int qpsk_mf_pairing(double sps) {
   if (sps == 4.0) return 1;
@@ -667,34 +667,64 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
-/* Two symbols 256 input samples apart on one tap row (P sps = 16: symbols k and k + 16 P of a
- * run, qpsk_mf_pairing): out[q] = sum_l t1[l] x[off + 256 q + l] in qpsk_dot1's order, on a
- * QPSK_PAD16 window (w its slots): sample off + l + 256 lies 272 slots after sample off + l, so the
- * two symbols share each slot's computation and each four taps' load. ntaps a multiple of 4. */
-QPSK_HD void qpsk_dot2p(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
+/* The matched filter's window for pairs of symbols 16 samples apart (P sps = 16: symbols k and
+ * k + P, qpsk_dot2n): window index t at slot t + (t >> 5), one spare slot after every 32 samples.
+ * The lanes of a half-warp, whose pairs start 32 samples apart (lanes 8-15 256 samples after lanes
+ * 0-7), read 33 slots apart (264 between the halves): 16 distinct bank pairs for any start. */
+QPSK_HD int qpsk_win_slot32x1(int t) { return t + (t >> 5); }
+
+/* Two symbols 16 input samples apart on one tap row (P sps = 16: symbols k and k + P of a run):
+ * out[q] = sum_l t1[l] x[off + 16 q + l] in qpsk_dot1's order, on a qpsk_win_slot32x1 window (w its
+ * slots). Chunk c (samples off + 4c .. off + 4c + 3) is read once and feeds symbol 0 with tap
+ * block c and symbol 1 with tap block c - 4 (each loaded where it is used), in increasing c: each
+ * symbol's taps in increasing order; the pair reads ntaps + 16 samples (against 2 ntaps one symbol
+ * at a time). ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot2n(const float *t1, unsigned ntaps, const QPSK_F2 *w, int off,
                         prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
-  for (unsigned lb = 0; lb < ntaps; lb += 4) {
+  const int nj = (int)(ntaps / 4), nc = nj + 4;
+  QPSK_UNROLL
+  for (int c = 0; c < 4; c++) { /* symbol 0 alone */
     float h[4];
-    QPSK_TAPS4_1(t1 + lb, h);
-    QPSK_UNROLL
+    QPSK_TAPS4_1(t1 + 4 * c, h);
     for (int a = 0; a < 4; a++) {
-      const int t = off + (int)lb + a;
-      const QPSK_F2 *p = w + (t + (t >> 4));
-      const QPSK_F2 x0 = p[0], x1 = p[272];
-      QPSK_MAC2(re0, im0, re1, im1, h[a], x0, h[a], x1);
+      const int t = off + 4 * c + a;
+      const QPSK_F2 x = w[t + (t >> 5)];
+      re0 += h[a] * QPSK_RE(x);
+      im0 += h[a] * QPSK_IM(x);
+    }
+  }
+  for (int c = 4; c < nc; c++) {
+    QPSK_F2 x[4];
+    for (int a = 0; a < 4; a++) {
+      const int t = off + 4 * c + a;
+      x[a] = w[t + (t >> 5)];
+    }
+    if (c < nj) {
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * c, h);
+      for (int a = 0; a < 4; a++) {
+        re0 += h[a] * QPSK_RE(x[a]);
+        im0 += h[a] * QPSK_IM(x[a]);
+      }
+    }
+    float h1[4];
+    QPSK_TAPS4_1(t1 + 4 * (c - 4), h1);
+    for (int a = 0; a < 4; a++) {
+      re1 += h1[a] * QPSK_RE(x[a]);
+      im1 += h1[a] * QPSK_IM(x[a]);
     }
   }
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
-/* Any two symbols on a QPSK_PAD16 window (w its slots): out[q] = sum_l tq[l] x[offq + l] in
- * qpsk_dot1's order, each symbol its own one-lane tap row and its own window index (each slot
+/* Any two symbols on a qpsk_win_slot32x1 window (w its slots): out[q] = sum_l tq[l] x[offq + l]
+ * in qpsk_dot1's order, each symbol its own one-lane tap row and its own window index (each slot
  * computed). The matched filter's warp that holds a block's last, partial unit takes it for all
  * its lanes (the unit's pairs, the tail's symbols two at a time, one code for the warp); a thread
  * with one symbol passes it twice. ntaps a multiple of 4. */
-QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const QPSK_F2 *w,
-                        int off0, int off1, prx_cf32 out[2]) {
+QPSK_HD void qpsk_dot2x32(const float *t0, const float *t1, unsigned ntaps, const QPSK_F2 *w,
+                          int off0, int off1, prx_cf32 out[2]) {
   float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
   for (unsigned lb = 0; lb < ntaps; lb += 4) {
     float h0[4], h1[4];
@@ -703,7 +733,7 @@ QPSK_HD void qpsk_dot2x(const float *t0, const float *t1, unsigned ntaps, const 
     QPSK_UNROLL
     for (int a = 0; a < 4; a++) {
       const int s0 = off0 + (int)lb + a, s1 = off1 + (int)lb + a;
-      const QPSK_F2 x0 = w[s0 + (s0 >> 4)], x1 = w[s1 + (s1 >> 4)];
+      const QPSK_F2 x0 = w[s0 + (s0 >> 5)], x1 = w[s1 + (s1 >> 5)];
       QPSK_MAC2(re0, im0, re1, im1, h0[a], x0, h1[a], x1);
     }
   }

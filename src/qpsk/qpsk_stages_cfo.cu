@@ -5,8 +5,8 @@
  * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
  * the two odd bins beside it summed directly over the window and the best of the three), the
  * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (one
- * warp: 128 run sums at the usual span, four a lane), the per-output arithmetic being
+ * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
+ * block: 128 run sums at the usual span, one a thread), the per-output arithmetic being
  * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
  * directly). */
 extern "C" {
@@ -40,12 +40,50 @@ static prx_status cfo_fail(const char *what, const char *why) {
     if (r_ != CUFFT_SUCCESS) return cfo_fail(what, "cuFFT error");                                 \
   } while (0)
 
+/* The odd bins' twiddles from a table of a quarter period: sincospif reduces its argument x to
+ * r = x - z / 2 (z = rint(2 x), |r| <= 1/4, exact), evaluates an odd polynomial for the sine and an
+ * even one for the cosine at r, then swaps and negates them by z mod 4 (libdevice's
+ * __nv_sincospif). Every argument here is 2 rho / nfft (qpsk_twiddle_arg_pow2), so r = 2 j / nfft
+ * for an integer |j| <= nfft / 8, and tab[|j|] = sincospif(2 |j| / nfft) holds the polynomials'
+ * values: twiddle_tab repeats the reduction and the quadrant's swaps and signs on them, so each
+ * twiddle is sincospif's value bit for bit (zeros' signs included; checked on the H200 over every
+ * argument for nfft up to 2^17) for a shared-memory load instead of the polynomials. */
+__device__ static int twiddle_tab_len(unsigned nfft) { return (int)(nfft / 8 + 1); }
+__device__ static void twiddle_tab_fill(float2 *tab, unsigned nfft) {
+  for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += blockDim.x) {
+    float s, c;
+    sincospif((float)j * (2.0f / (float)nfft), &s, &c);
+    tab[j] = make_float2(s, c);
+  }
+}
+__device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, float *sp,
+                                   float *cp) {
+  const float z = rintf(x + x);
+  const int i = (int)z;
+  const float r = fmaf(-z, 0.5f, x);
+  const float2 e = tab[(int)(fabsf(r) * half_nfft)];
+  float s = r < 0 ? -e.x : e.x, c = e.y;
+  if (i & 1) {
+    const float u = s;
+    s = c;
+    c = u;
+  }
+  if (i & 2) s = -s;
+  if ((i + 1) & 2) c = fmaf(c, -1.0f, 0.0f);
+  if (x == truncf(x)) s = x * 0.0f;
+  *sp = s;
+  *cp = c;
+}
+
 /* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): each twiddle's
- * argument by qpsk_twiddle_arg_pow2, so each twiddle is qpsk_dft_twiddle's value bit for bit,
- * without its 64-bit remainder and double division. */
+ * argument by qpsk_twiddle_arg_pow2 and its value from the table (twiddle_tab), so each twiddle
+ * is qpsk_dft_twiddle's value bit for bit, without its 64-bit remainder, double division and
+ * polynomials. */
 __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
-                                          unsigned nfft, unsigned t0, unsigned nt, float acc[4]) {
+                                          unsigned nfft, const float2 *tab, unsigned t0,
+                                          unsigned nt, float acc[4]) {
   const unsigned um = (unsigned)mm, up = (unsigned)mp;
+  const float half_nfft = 0.5f * (float)nfft;
   for (unsigned t1 = t0; t1 < n; t1 += ODD_BATCH * nt) {
     /* ODD_BATCH values loaded before the first is used (the loop is bound by the loads' latency
      * otherwise), then added in the same order */
@@ -61,8 +99,8 @@ __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t m
       if (t >= n) break;
       const prx_cf32 v = {vb[u].x, vb[u].y};
       float as, ac, bs, bc;
-      sincospif(qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
-      sincospif(qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
+      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
+      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
       const prx_cf32 a = {ac, -as}, b = {bc, -bs};
       acc[0] += v.re * a.re - v.im * a.im;
       acc[1] += v.re * a.im + v.im * a.re;
@@ -92,11 +130,16 @@ __global__ void __launch_bounds__(CFO_THREADS)
  * run is QPSK_REFINE_D consecutive values, so a warp reading its 32 runs directly touches 32 lines
  * an access; here the block loads RUN_TILE values of each of its PEAK_THREADS runs at a time, each
  * run's tile one 128-byte line (rows padded to RUN_TILE + 1: no bank conflicts as each thread
- * reads its own row). Every thread of the block calls it (it synchronises the block). */
+ * reads its own row; tile: PEAK_THREADS rows). Every thread of the block calls it (it synchronises
+ * the block). */
 #define RUN_TILE 16
+__host__ __device__ static size_t peak_runs_len(unsigned S) {
+  return (((size_t)S + QPSK_REFINE_D - 1) / QPSK_REFINE_D + 1) & ~(size_t)1;
+}
+typedef float2 run_tile[RUN_TILE + 1];
 __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t m, double nu0,
-                                          const float *tr, const float *ti, prx_cf32 *runs) {
-  __shared__ float2 tile[PEAK_THREADS][RUN_TILE + 1];
+                                          const float *tr, const float *ti, run_tile *tile,
+                                          prx_cf32 *runs) {
   const float2 *w2 = (const float2 *)win;
   for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
     const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
@@ -131,18 +174,21 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
   }
 }
 
-/* One thread block per channel (see the file's comment); dynamic shared memory: the run sums
- * (S / QPSK_REFINE_D rounded up, cf32). spec_all: C rows of len points, the nfft-point spectrum
- * (len == nfft) or its even bins (len == nfft / 2). */
+/* One thread block per channel (see the file's comment); dynamic shared memory (peak_smem): the
+ * run sums (S / QPSK_REFINE_D rounded up, cf32), then the odd bins' twiddle table (with half the
+ * transform) and, after it, the run sums' tile in the same bytes. spec_all: C rows of len points,
+ * the nfft-point spectrum (len == nfft) or its even bins (len == nfft / 2). */
 __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                          const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
                          double max_nu, qpsk_cfo_out *out) {
-  extern __shared__ prx_cf32 runs[];
+  extern __shared__ float2 dyn[];
+  prx_cf32 *runs = (prx_cf32 *)dyn;
+  float2 *scratch = dyn + peak_runs_len(S);
   __shared__ float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
   __shared__ float best_p[PEAK_THREADS / 32];
   __shared__ unsigned best_i[PEAK_THREADS / 32];
-  __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4];
+  __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4], newton_s[PEAK_THREADS / 32][6];
   __shared__ unsigned peak_b;
   __shared__ float peak_p;
   const unsigned c = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -152,6 +198,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const bool half = len < nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
+  if (half) twiddle_tab_fill(scratch, nfft); /* (read after the peak's barriers) */
   /* the peak: each thread's best of a strided share (PEAK_BATCH bins loaded before the first is
    * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
    * does not matter, "better" being a total order), then the warp's, then the block's */
@@ -208,7 +255,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    odd_bins_part_pow2(win, n, mm, mp, nfft, threadIdx.x, PEAK_THREADS, acc);
+    odd_bins_part_pow2(win, n, mm, mp, nfft, scratch, threadIdx.x, PEAK_THREADS, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
@@ -231,31 +278,39 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
   __syncthreads();
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, runs);
+  if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
   __syncthreads();
-  if (warp == 0) {
-    /* Newton's steps over warp 0: each lane a share of the run sums (qpsk_refine_part), the sums
-     * over the warp by a butterfly (every lane the same totals, so the same steps) */
-    const double max_step = 1.0 / (double)nfft;
-    double off = 0;
-    for (int it = 0; it < 4 && n >= 2; it++) {
-      double x[6] = {0, 0, 0, 0, 0, 0};
-      qpsk_refine_part(runs, m, n, off, lane, 32, x);
-      for (int q = 0; q < 6; q++)
-        for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
-      double step;
-      if (!qpsk_refine_step(x, max_step, &step)) break;
-      off += step;
-      if (qpsk_refine_converged(step, n)) break;
+  /* Newton's steps over the block: each thread a share of the run sums (qpsk_refine_part, one
+   * run a thread at the usual span), the sums over each warp by a butterfly, then the warps'
+   * totals added in the warps' order by every thread (every thread the same totals, so the same
+   * steps and the same exits from the loop) */
+  const double max_step = 1.0 / (double)nfft;
+  double off = 0;
+  for (int it = 0; it < 4 && n >= 2; it++) {
+    double x[6] = {0, 0, 0, 0, 0, 0};
+    qpsk_refine_part(runs, m, n, off, threadIdx.x, PEAK_THREADS, x);
+    for (int q = 0; q < 6; q++) {
+      for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
+      if (lane == 0) newton_s[warp][q] = x[q];
     }
+    __syncthreads();
+    for (int q = 0; q < 6; q++) {
+      x[q] = newton_s[0][q];
+      for (unsigned k = 1; k < PEAK_THREADS / 32; k++) x[q] += newton_s[k][q];
+    }
+    __syncthreads(); /* (every thread has read the totals before the next step writes them) */
+    double step;
+    if (!qpsk_refine_step(x, max_step, &step)) break;
+    off += step;
+    if (qpsk_refine_converged(step, n)) break;
+  }
+  if (threadIdx.x == 0) {
     const double nu = n < 2 ? nu0 : qpsk_refine_result(nu0, off, max_step);
-    if (lane == 0) {
-      qpsk_cfo_out o;
-      o.f = qpsk_cfo_of(nu, p.e);
-      o.nu = nu;
-      o.nu0 = nu0;
-      out[c] = o;
-    }
+    qpsk_cfo_out o;
+    o.f = qpsk_cfo_of(nu, p.e);
+    o.nu = nu;
+    o.nu0 = nu0;
+    out[c] = o;
   }
 }
 
@@ -268,8 +323,13 @@ void cfo_release(qpsk_stages *s) {
   s->cfo_plan = 0;
 }
 
-static size_t cfo_runs_bytes(unsigned S) {
-  return ((size_t)S + QPSK_REFINE_D - 1) / QPSK_REFINE_D * sizeof(prx_cf32);
+/* the peak kernel's dynamic shared memory: the run sums (float2 units, rounded up to an even count
+ * so that the scratch after them is 16-byte aligned), then the larger of the twiddle table (with
+ * half the transform) and the run sums' tile */
+static size_t peak_smem(unsigned S, unsigned nfft, int half) {
+  const size_t tile = PEAK_THREADS * sizeof(run_tile),
+               tab = (size_t)(nfft / 8 + 1) * sizeof(float2);
+  return peak_runs_len(S) * sizeof(float2) + (half && tab > tile ? tab : tile);
 }
 
 prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
@@ -283,9 +343,8 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const size_t runs_b = cfo_runs_bytes(S);
   const unsigned len = s->cfo_half ? nfft / 2 : nfft; /* nfft >= 2 S: len >= S */
-  if (runs_b + 4096 > (size_t)smem_max)
+  if (peak_smem(S, nfft, s->cfo_half) + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a span of %u symbols is too "
                     "long for the CFO stage's shared memory",
@@ -321,7 +380,7 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
-  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, cfo_runs_bytes(s->cfo_S), stream>>>(
+  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
       w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;

@@ -478,19 +478,20 @@ typedef struct {
  *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
  *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
  *   symbol) one product per symbol;
- * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs 16 P
- *   apart on one tap row (256 samples), item i (thread i, then i + 256, ...) the unit u = g / P
- *   and class r = g mod P of g = i / 16, lane j = i mod 16 the symbols k = k0 + 32 P u + r + P j
- *   and k + 16 P (a half-warp's inputs 16 samples, 17 slots, apart: 16 distinct bank pairs), on
- *   the MF_PAD16 window, qpsk_dot2p where both lie on one run; then the last, partial unit's nt
- *   symbols two a thread (k and k + ceil(nt / 2)), so that each thread has one item at n = 512
- *   (240 pairs and 16 tail items: no thread waits for a second pass at the block's barrier). A
- *   warp that holds a tail item takes qpsk_dot2x (any two symbols) for all its lanes, and so
- *   does a full unit's pair whose symbols lie on two runs.
+ * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs P
+ *   apart on one tap row (16 samples: the pair reads ntaps + 16 samples, qpsk_dot2n), item i
+ *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
+ *   j = i mod 16 the symbols k = k0 + 32 P u + r + P (2 (j mod 8) + 16 (j / 8)) and k + P (a
+ *   half-warp's inputs 32 samples apart, lanes 8-15 256 samples after lanes 0-7: on the MF_PAD32
+ *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run; then
+ *   the last, partial unit's nt symbols two a thread (k and k + ceil(nt / 2)), so that each
+ *   thread has one item at n = 512 (240 pairs and 16 tail items: no thread waits for a second
+ *   pass at the block's barrier). A warp that holds a tail item takes qpsk_dot2x32 (any two
+ *   symbols) for all its lanes, and so does a full unit's pair whose symbols lie on two runs.
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
-  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : PAD ? MF_PAD16 : MF_FLAT;
+  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -563,9 +564,9 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
       int64_t kk[2];
       if (i < nf) {
-        const int g = i >> 4, u = g / P;
-        kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (i & 15);
-        kk[1] = kk[0] + 16 * P;
+        const int g = i >> 4, u = g / P, j = i & 15;
+        kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (2 * (j & 7) + 16 * (j >> 3));
+        kk[1] = kk[0] + P;
       } else {
         kk[0] = p.t.k1 - nt + (i - nf);
         kk[1] = kk[0] + nt2;
@@ -577,15 +578,15 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       for (int q = 0; q < 2; q++)
         if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, kk[q], a.Q, a.c, &rows[q], &offs[q]);
       if (m == 1) rows[1] = rows[0], offs[1] = offs[0];
-      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 256;
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 16;
       /* the warp that holds a tail item: every lane the general product (one code) */
       const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
       if (pair && !tail)
-        qpsk_dot2p(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
+        qpsk_dot2n(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
       else
-        qpsk_dot2x(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
-                   win, (int)offs[0], (int)offs[1], v);
+        qpsk_dot2x32(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
+                     win, (int)offs[0], (int)offs[1], v);
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
@@ -977,7 +978,7 @@ static int mf_blk_of(const qpsk_stages *s) {
 }
 /* the matched filter's shared memory (bytes) for its kernel blk */
 static size_t mf_smem(const qpsk_stages *s, int blk) {
-  const int layout = blk == 1 ? MF_PAD8X2 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  const int layout = blk == 1 ? MF_PAD8X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
   return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
@@ -1004,7 +1005,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   const size_t mf_n = (size_t)mf->Q * mf->ntaps, mf_b = 2 * mf_n * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
   /* the matched filter's rows (re, im lanes), then the same rows in one lane for the pairs
-   * (qpsk_dot2c, qpsk_dot2p), where the lanes are equal (qpsk_fir_init's; else no pairs) */
+   * (qpsk_dot2c, qpsk_dot2n), where the lanes are equal (qpsk_fir_init's; else no pairs) */
   CK(cudaMalloc(&s->d_mf, mf_b + mf_n * sizeof(float)), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");

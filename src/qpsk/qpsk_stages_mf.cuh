@@ -1,30 +1,36 @@
 /* The matched-filter kernel's window layouts and its one-symbol product (qpsk_stages_cuda.cu:
- * qpsk_mf_kernel). Included after qpsk_stage_math.h (qpsk_win_slot, qpsk_win_slot8).
+ * qpsk_mf_kernel). Included after qpsk_stage_math.h (qpsk_win_slot, qpsk_win_slot8,
+ * qpsk_win_slot32x1).
  *
  * Layouts of the window in shared memory: MF_FLAT (window index t at slot t), MF_PAD16 (one
- * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread, and the pairs 16
- * samples apart of qpsk_dot2p) and MF_PAD8X2 (index t shifted by the thread block's sh, two
- * spare slots per 8 samples, qpsk_win_slot8: the consecutive pairs of qpsk_dot2c at sps 4). */
+ * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread), MF_PAD8X2 (index
+ * t shifted by the thread block's sh, two spare slots per 8 samples, qpsk_win_slot8: the
+ * consecutive pairs of qpsk_dot2c at sps 4) and MF_PAD32 (one spare slot per 32 samples,
+ * qpsk_win_slot32x1: the pairs 16 samples apart of qpsk_dot2n where P sps = 16). */
 #ifndef PRX_QPSK_STAGES_MF_CUH
 #define PRX_QPSK_STAGES_MF_CUH
 
 #define MF_FLAT 0
 #define MF_PAD16 1
 #define MF_PAD8X2 2
+#define MF_PAD32 3
 
 /* the slot of window index t (sh: MF_PAD8X2's shift) */
 template <int LAYOUT> __device__ __forceinline__ int64_t mf_slot(int64_t t, int sh) {
   if (LAYOUT == MF_PAD8X2) return qpsk_win_slot8((int)t + sh);
+  if (LAYOUT == MF_PAD32) return qpsk_win_slot32x1((int)t);
   return qpsk_win_slot(t, LAYOUT == MF_PAD16 ? QPSK_PAD16 : 0);
 }
 template <int LAYOUT> __device__ __forceinline__ int mf_slot32(int t, int sh) {
   if (LAYOUT == MF_PAD8X2) return qpsk_win_slot8(t + sh);
+  if (LAYOUT == MF_PAD32) return qpsk_win_slot32x1(t);
   return qpsk_win_slot32(t, LAYOUT == MF_PAD16 ? QPSK_PAD16 : 0);
 }
 
 /* the window's slots for nw samples (shared memory, float2) */
 __host__ __device__ inline size_t mf_slots(int layout, size_t nw) {
   if (layout == MF_PAD8X2) return (nw + 7) + 2 * ((nw + 7) >> 3) + 2;
+  if (layout == MF_PAD32) return nw + nw / 32 + 1;
   return layout == MF_PAD16 ? nw + nw / 16 + 1 : nw;
 }
 
