@@ -7,8 +7,7 @@
  * no writer that is still busy with an earlier one. The compute thread wakes the first writer;
  * each writer, taking a slot, wakes the next two (a tree of depth log2 writers), so the compute
  * stage's path holds one wake per slot at most, not one per writer (on a KVM guest a wake of an
- * idle vCPU is an interrupt through the hypervisor). The one reader, once it finds every input
- * block full, sleeps until half of them are free and is woken once for them.
+ * idle vCPU is an interrupt through the hypervisor).
  *
  * The flags and counters are sequentially consistent: a stage stores its counter, then loads
  * the waiter's flag; a waiter stores its flag, then loads the counter; so at least one of the
@@ -50,8 +49,7 @@ typedef struct {
 typedef struct {
   const prx_pipe_config *cfg;
   int in_depth, out_depth, n_writers, n_readers;
-  int refill; /* the one reader sleeps until this many input blocks are free (in_depth / 2) */
-  int multi;  /* the reader threads of read_at (several, or one with view_at) */
+  int multi; /* the reader threads of read_at (several, or one with view_at) */
   pthread_mutex_t mu;
   unsigned char **in, **out;
   const void **in_view; /* view_at: the block in place (NULL: read into in[]) */
@@ -192,26 +190,6 @@ static int reader_ready(pipe_state *p, int who) {
          atomic_load(&p->r_seq) - atomic_load(&p->c_seq) < (uint64_t)p->in_depth;
 }
 
-/* The one reader's sleep ends once `refill` blocks are free, not one: it then reads them in one
- * wake (a block is read 4-5x faster than it is computed), so compute's path holds a wake per
- * refill blocks instead of one per block (on a KVM guest a wake of an idle vCPU is an interrupt
- * through the hypervisor: about 2 wakes a block cost compute's thread 10 ms over 1024 blocks on
- * the GPU host). */
-static int reader_refill_ready(pipe_state *p, int who) {
-  (void)who;
-  return atomic_load(&p->stop_read) ||
-         atomic_load(&p->r_seq) - atomic_load(&p->c_seq) <= (uint64_t)(p->in_depth - p->refill);
-}
-
-/* Wakes the readers after compute took a block: the one reader only once its refill is due. */
-static void wake_readers_taken(pipe_state *p) {
-  if (p->multi) {
-    wake_readers(p);
-    return;
-  }
-  if (atomic_load(&p->rd[0].park.waiting) && reader_refill_ready(p, 0)) wake(&p->rd[0].park);
-}
-
 static int multi_reader_ready(pipe_state *p, int who) {
   (void)who;
   return atomic_load(&p->stop_read) || atomic_load(&p->reader_done) ||
@@ -271,7 +249,7 @@ static void *reader_main(void *arg) {
   take_stop_signals(c);
   uint64_t pos = 0;
   for (;;) {
-    if (!reader_ready(p, 0)) wait_until(p, &p->rd[0].park, reader_refill_ready, 0);
+    wait_until(p, &p->rd[0].park, reader_ready, 0);
     if (atomic_load(&p->stop_read)) break;
     uint64_t rs = atomic_load(&p->r_seq); /* this thread alone moves it */
     size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
@@ -446,7 +424,7 @@ static void compute_loop(pipe_state *p) {
       p->res.samples_computed += n;
       pos_end = pos + n;
       atomic_store(&p->c_seq, cs + 1);
-      wake_readers_taken(p);
+      wake_readers(p);
       /* compute is done with the samples before pos_end */
       if (c->view_at && c->view_done) c->view_done(c->view_ctx, pos_end);
     }
@@ -619,7 +597,6 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   }
   s.cfg = cfg;
   s.in_depth = cfg->serial ? 1 : cfg->in_depth ? cfg->in_depth : 4;
-  s.refill = s.in_depth / 2 > 1 ? s.in_depth / 2 : 1;
   s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
   s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
   /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
