@@ -266,13 +266,53 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
   free(sums);
 }
 
+/* pre_om's sums where the sliding filter stages a step's outputs in shared memory (steps of S
+ * outputs from -ph): each chunk of 16 own outputs of a sub-block (qpsk_om_chunk_span) summed over
+ * its part in each step (qpsk_om_chunk: qpsk_oms_add's sums to rounding), the parts added in
+ * step order, each sub-block's sums (into sums) the sum of its chunks in order; every own output
+ * in exactly one chunk */
+static void emul_om_chunks(const prx_cf32 *z, int64_t ng, int64_t m0, int64_t own_end, int64_t L,
+                           unsigned nsub, unsigned Ls, int64_t S, int64_t ph, double *sums) {
+  const uint32_t Ls4 = 4 * Ls, cj = qpsk_om_chunks(Ls4), nch = (nsub + 1) * cj;
+  unsigned *owner = calloc((size_t)ng, sizeof *owner);
+  size_t differ = 0;
+  CHECK(m0 % 4 == 0, "pre_om: the grid's first index %lld not a multiple of 4", (long long)m0);
+  for (uint32_t i = 0; i < nch; i++) {
+    int64_t ks, ke;
+    qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+    CHECK(ke - ks <= QPSK_OM_CHUNK && ks % 4 == 0 && ks >= QPSK_GM && ke <= QPSK_GM + 4 * L,
+          "pre_om: chunk %u at %lld .. %lld", i, (long long)ks, (long long)ke);
+    const int64_t kc = ke < own_end ? ke : own_end;
+    double ch[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rf[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+    for (int64_t k0 = -ph; k0 < ng; k0 += S) {
+      const int64_t a = ks > k0 ? ks : k0, e = kc < k0 + S ? kc : k0 + S;
+      if (a >= e) continue;
+      double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+      qpsk_om_chunk(z + ks, (int)(a - ks), (int)(e - ks), t);
+      for (int q = 0; q < QPSK_OMS; q++) ch[q] += t[q];
+    }
+    for (int64_t kk = ks; kk < kc; kk++) {
+      qpsk_oms_add(z[kk], m0 + kk, rf);
+      owner[kk]++;
+    }
+    for (int q = 0; q < QPSK_OMS; q++) /* the sums in another order: to rounding */
+      differ += fabs(rf[q] - ch[q]) > 1e-12 * (1 + fabs(rf[q]));
+    for (int q = 0; q < QPSK_OMS; q++) sums[(i / cj) * QPSK_OMS + q] += ch[q];
+  }
+  CHECK(differ == 0, "pre_om: %zu chunks' qpsk_om_chunk sums differ from qpsk_oms_add's", differ);
+  for (int64_t kk = 0; kk < ng; kk++)
+    CHECK(owner[kk] == (kk >= QPSK_GM && kk < own_end), "pre_om: output %lld in %u chunks",
+          (long long)kk, owner[kk]);
+  free(owner);
+}
+
 /* stage pre_om's O&M sums as the kernel partitions them (qpsk_stages_cuda.cu: steps of 256
- * threads, 8 warps of 32 lanes; at a unit-step grid each group of four consecutive outputs' sums
- * in its own slot (a lane's four, or each half of the sliding filter's eight), each sub-block's
- * the sum of its groups' in order (qpsk_om_groups); at a step-4/3 grid of 24 taps each sliding
- * run's two parts in its two slots (qpsk_om_run), each sub-block's the sum of its runs' parts in
- * order (qpsk_om_run_range); else one output per lane, the warp's two sub-block slots per step,
- * the block's fixed-order combination) from the grid z as pre leaves it, then qpsk_om_combine */
+ * threads, 8 warps of 32 lanes; the sliding filters (a unit-step grid of 20 taps, a step-4/3 grid
+ * of 24) sum the outputs they stage a step at a time by chunks (emul_om_chunks); the blocked
+ * unit-step filter each group of four consecutive outputs' sums in its own slot (a lane's four),
+ * each sub-block's the sum of its groups' in order (qpsk_om_groups); else one output per lane,
+ * the warp's two sub-block slots per step, the block's fixed-order combination) from the grid z
+ * as pre leaves it, then qpsk_om_combine */
 static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
                            om_ref *o) {
   unsigned nsub, Ls, nlags;
@@ -302,7 +342,9 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
       }
     }
   double *sums = calloc((size_t)(nsub + 1) * QPSK_OMS, sizeof *sums);
-  if (per == 4) {
+  if (per == 4 && k->pre.ntaps == QPSK_SLIDE_NT4) /* the sliding filter: steps of 8 x 256 */
+    emul_om_chunks(z, ng, m0, own_end, L, nsub, Ls, 8 * 256, 0, sums);
+  else if (per == 4) {
     /* each group of four's sums (its lane's), then each sub-block's groups in order; every
      * group whose outputs count lies in exactly one sub-block's range */
     const int64_t ngr = ng / 4;
@@ -343,51 +385,10 @@ static void emul_om_kernel(const stage_case *k, size_t t, const prx_cf32 *z, prx
     free(part);
     free(owner);
   }
-  /* at a step-4/3 grid of 24 taps the sliding filter's runs (qpsk_stages_pre.cuh: 9 outputs from
-   * 9 r - ph, ph = m0 mod 3): each run's two parts (qpsk_om_run: qpsk_om_lane's sums over each to
-   * rounding), each sub-block the sum of its runs' parts in order (qpsk_om_run_range) */
+  /* at a step-4/3 grid of 24 taps the sliding filter's outputs staged a step at a time, 9 x 256
+   * outputs from -ph (ph = m0 mod 3) */
   const int slide3 = per == 1 && k->pre.Q == 3 && k->pre.rq == 4 && k->pre.ntaps == 24;
-  if (slide3) {
-    const int n = 9, ph = (int)(((m0 % 3) + 3) % 3);
-    const int64_t nr = (ng + ph + n - 1) / n;
-    double *part = calloc((size_t)nr * 2 * QPSK_OMS, sizeof *part);
-    uint32_t *jls = calloc((size_t)nr, sizeof *jls);
-    size_t differ = 0;
-    for (int64_t r = 0; r < nr; r++) {
-      const int64_t kb = n * r - ph;
-      prx_cf32 oo[9];
-      for (int u = 0; u < n; u++) oo[u] = kb + u >= 0 && kb + u < ng ? z[kb + u] : (prx_cf32){0, 0};
-      double *tl = part + r * 2 * QPSK_OMS, *th = tl + QPSK_OMS;
-      qpsk_om_run(oo, n, kb, m0, QPSK_GM, own_end, 4 * Ls, nsub, tl, th, &jls[r]);
-      /* against qpsk_om_lane over each part: its outputs below and from the next sub-block */
-      double rl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rh[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-      const int64_t kh = jls[r] < nsub ? QPSK_GM + (int64_t)(jls[r] + 1) * 4 * Ls : INT64_MAX;
-      for (int u = 0; u < n; u++) {
-        const int64_t kk = kb + u;
-        if (kk >= QPSK_GM && kk < own_end) qpsk_oms_add(oo[u], m0 + kk, kk < kh ? rl : rh);
-      }
-      for (int q = 0; q < QPSK_OMS; q++) /* the sums in another order: to rounding */
-        differ += fabs(rl[q] - tl[q]) > 1e-12 * (1 + fabs(rl[q])) ||
-                  fabs(rh[q] - th[q]) > 1e-12 * (1 + fabs(rh[q]));
-    }
-    CHECK(differ == 0, "pre_om: %zu runs' qpsk_om_run sums differ from qpsk_oms_add's", differ);
-    size_t owned = 0;
-    for (unsigned j = 0; j <= nsub; j++) {
-      int64_t r0, r1;
-      qpsk_om_run_range(j, nsub, 4 * Ls, QPSK_GM, own_end, n, ph, &r0, &r1);
-      CHECK(r0 >= 0 && r1 <= nr, "pre_om: sub-block %u's runs %lld .. %lld of %lld", j,
-            (long long)r0, (long long)r1, (long long)nr);
-      for (int64_t r = r0; r < r1 && r < nr; r++)
-        for (int q = 0; q < QPSK_OMS; q++) {
-          if (jls[r] == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + q];
-          if (jls[r] + 1 == j) sums[j * QPSK_OMS + q] += part[r * 2 * QPSK_OMS + QPSK_OMS + q];
-        }
-      for (int64_t r = r0; r < r1 && r < nr; r++) owned += jls[r] == j || jls[r] + 1 == j;
-    }
-    CHECK(owned > 0, "pre_om: no run holds own outputs");
-    free(part);
-    free(jls);
-  }
+  if (slide3) emul_om_chunks(z, ng, m0, own_end, L, nsub, Ls, 9 * 256, ((m0 % 3) + 3) % 3, sums);
   for (unsigned i = 0; i < (nsub + 1) * QPSK_OMS && per == 1 && !slide3; i++) {
     const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
     for (int64_t sgi = 0; sgi < nsteps * 8; sgi++) {

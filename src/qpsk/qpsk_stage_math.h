@@ -573,6 +573,12 @@ QPSK_HD prx_cf32 qpsk_mf_sample_rot(prx_cf32 v, prx_cf32 dc, float gain, prx_cf3
   return o;
 }
 
+/* The sliding pre-filter's tap counts (sps 4 and 16/3 at the pre-filter's span of 4 symbols) and
+ * the room for its taps */
+#define QPSK_SLIDE_NT4 20
+#define QPSK_SLIDE_NT3 24
+#define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
+
 /* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;
@@ -1083,90 +1089,68 @@ QPSK_HD void qpsk_om_group4(const prx_cf32 o[4], int64_t k0, int gm, int64_t own
   s[1] += p[3], s[2] -= b[3], s[3] += a[3], s[4] += b[3], s[5] += a[3]; /* w = j */
 }
 
-/* qpsk_oms_add's terms of outputs whose parts sum to a, b (p the sum of their a^2 + b^2) with the
- * weight w = wr + j wi (qpsk_oms_add's (-j)^(m mod 4)): s0, s1 += p w; s2, s3 += z w; s4, s5 +=
- * conj(z) w. With w one of 1, -j, -1, j each term is exact (one product +-a, +-b or +-p, the other
- * +-0). */
-QPSK_HD void qpsk_oms_addw(double a, double b, double p, double wr, double wi, double s[QPSK_OMS]) {
-  s[0] += p * wr;
-  s[1] += p * wi;
-  s[2] += a * wr - b * wi;
-  s[3] += a * wi + b * wr;
-  s[4] += a * wr + b * wi;
-  s[5] += a * wi - b * wr;
-}
-
-/* One part of qpsk_om_run: the sums of the outputs o (n of them, grid indices kb .. kb + n - 1,
- * m0 + k the grid index) with klo <= k < khi. The weights (-j)^(m0 + k) of outputs two apart are
- * opposite, so each output's a, b, p go to the accumulator of its parity u mod 2 with the sign
- * (-1)^(u / 2) (u known where the loop unrolls; a factor 1 or 0 for the range: no branch, no
- * weight per output), the weight of the parity's first output applied once at the end
- * (qpsk_oms_addw): the sums of qpsk_oms_add's terms in another order (rounding of a few 1e-16
- * relative). */
-QPSK_HD void qpsk_om_part(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int64_t klo,
-                          int64_t khi, double t[QPSK_OMS]) {
-  double s[2][3] = {{0, 0, 0}, {0, 0, 0}};
-  /* [klo, khi) as run indices, clamped to [0, n] (klo or khi may be INT64_MAX) */
-  const int lo = klo <= kb ? 0 : klo >= kb + n ? n : (int)(klo - kb);
-  const int hi = khi <= kb ? 0 : khi >= kb + n ? n : (int)(khi - kb);
+/* Stage pre_om from the outputs its sliding filters stage (qpsk_stages_cuda.cu's om_tile): the
+ * sums of a chunk of QPSK_OM_CHUNK consecutive outputs of one sub-block whose first grid index is
+ * a multiple of 4, a group of four at a time. qpsk_om_group_add adds a group's outputs o (output
+ * u at the residue u) to e: each output's a, b, p to the accumulator of its parity u mod 2 with
+ * the sign (-1)^(u / 2), both known where the loop unrolls (no weight per output);
+ * qpsk_om_chunk_end applies the parities' weights (1 and -j) once and adds the chunk's sums to s:
+ * qpsk_oms_add's terms in another order (rounding of a few 1e-16 relative). qpsk_om_chunk: the
+ * chunk o with the outputs lo <= u < hi counting (the others taken as 0, which adds +0 to every
+ * sum: the kernel's zeros give the same values). */
+#define QPSK_OM_CHUNK 16
+QPSK_HD void qpsk_om_group_add(const prx_cf32 o[4], double e[2][3]) {
   QPSK_UNROLL
-  for (int u = 0; u < QPSK_SLIDE_MAX; u++) {
-    if (u >= n) break;
-    const double f = u >= lo && u < hi ? ((u >> 1) & 1 ? -1.0 : 1.0) : 0.0;
+  for (int u = 0; u < 4; u++) {
     const double a = o[u].re, b = o[u].im, p = a * a + b * b;
-    s[u & 1][0] += a * f;
-    s[u & 1][1] += b * f;
-    s[u & 1][2] += p * f;
-  }
-  QPSK_UNROLL
-  for (int v = 0; v < 2; v++) {
-    const int r = (int)((m0 + kb + v) & 3);
-    const double wr = r == 0 ? 1.0 : r == 2 ? -1.0 : 0.0, wi = r == 1 ? -1.0 : r == 3 ? 1.0 : 0.0;
-    qpsk_oms_addw(s[v][0], s[v][1], s[v][2], wr, wi, t);
+    if (u >> 1) {
+      e[u & 1][0] -= a, e[u & 1][1] -= b, e[u & 1][2] -= p;
+    } else {
+      e[u & 1][0] += a, e[u & 1][1] += b, e[u & 1][2] += p;
+    }
   }
 }
-
-/* The sub-block (0 .. nsub, the last the rest of the block) of the first output at or after gm of
- * a run whose outputs start at grid index kb: qpsk_om_run's *jl. */
-QPSK_HD uint32_t qpsk_om_run_sub(int64_t kb, int gm, uint32_t Ls4, uint32_t nsub) {
-  const int64_t k0 = kb < gm ? gm : kb;
-  const int64_t jj = (k0 - gm) / (int64_t)Ls4;
-  return jj < (int64_t)nsub ? (uint32_t)jj : nsub;
+QPSK_HD void qpsk_om_chunk_end(const double e[2][3], double s[QPSK_OMS]) {
+  /* even outputs (residues 0, 2) weigh 1, odd ones (1, 3) -j */
+  s[0] += e[0][2];
+  s[1] -= e[1][2];
+  s[2] += e[0][0] + e[1][1];
+  s[3] += e[0][1] - e[1][0];
+  s[4] += e[0][0] - e[1][1];
+  s[5] -= e[0][1] + e[1][0];
+}
+QPSK_HD void qpsk_om_chunk(const prx_cf32 *o, int lo, int hi, double s[QPSK_OMS]) {
+  double e[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* parity: a, b, p */
+  for (int g = 0; g < QPSK_OM_CHUNK; g += 4) {
+    prx_cf32 z[4];
+    for (int u = 0; u < 4; u++) {
+      const prx_cf32 zero = {0, 0};
+      z[u] = g + u >= lo && g + u < hi ? o[g + u] : zero;
+    }
+    qpsk_om_group_add(z, e);
+  }
+  qpsk_om_chunk_end(e, s);
 }
 
-/* Stage pre_om at a step-4/3 grid, sliding (qpsk_stages_pre.cuh: a thread's run of n outputs o at
- * grid indices kb .. kb + n - 1, n < Ls4): the sums of its own outputs (gm <= k < own_end) in the
- * sub-block of its first own one (*jl, qpsk_om_lane's) into tl, those in the next sub-block (the
- * run crosses at most one boundary) into th (qpsk_om_part: qpsk_om_lane's sums over each part to
- * rounding). */
-QPSK_HD void qpsk_om_run(const prx_cf32 *o, int n, int64_t kb, int64_t m0, int gm, int64_t own_end,
-                         uint32_t Ls4, uint32_t nsub, double tl[QPSK_OMS], double th[QPSK_OMS],
-                         uint32_t *jl) {
-  const uint32_t j = qpsk_om_run_sub(kb, gm, Ls4, nsub);
-  const int64_t kh = j < nsub ? gm + (int64_t)(j + 1) * Ls4 : INT64_MAX;
-  qpsk_om_part(o, n, kb, m0, gm, kh < own_end ? kh : own_end, tl);
-  qpsk_om_part(o, n, kb, m0, kh, own_end, th);
-  *jl = j;
+/* The chunks of qpsk_om_chunk in a block (sub-blocks 0 .. nsub of Ls4 own outputs, the last the
+ * rest of the block's 4 L, gm the grid's margin): each sub-block in *cj chunks of QPSK_OM_CHUNK
+ * outputs (its last one shorter where Ls4 is not a multiple), chunk i = j cj + c at own outputs
+ * [*ks, *ke) (empty past the block's end); *cj from qpsk_om_chunks. */
+QPSK_HD uint32_t qpsk_om_chunks(uint32_t Ls4) { return (Ls4 + QPSK_OM_CHUNK - 1) / QPSK_OM_CHUNK; }
+QPSK_HD void qpsk_om_chunk_span(uint32_t i, uint32_t cj, uint32_t nsub, uint32_t Ls4, int gm,
+                                int64_t L, int64_t *ks, int64_t *ke) {
+  const uint32_t j = i / cj, c = i - j * cj;
+  const int64_t a = gm + (int64_t)j * Ls4, e = j < nsub ? a + Ls4 : gm + 4 * L;
+  *ks = a + (int64_t)c * QPSK_OM_CHUNK;
+  *ke = *ks + QPSK_OM_CHUNK < e ? *ks + QPSK_OM_CHUNK : e;
+  if (*ks > e) *ks = e;
 }
 
-/* The runs of qpsk_om_run (run r: n outputs from n r - ph) that hold own outputs of sub-block j
- * (0 .. nsub; the last, nsub, the rest of the block): [*r0, *r1), empty where it has none; run r's
- * part is its tl where its *jl is j, its th where its *jl is j - 1. */
-QPSK_HD void qpsk_om_run_range(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t own_end,
-                               int n, int ph, int64_t *r0, int64_t *r1) {
-  const int64_t A = gm + (int64_t)Ls4 * j;
-  int64_t B = j < nsub ? A + Ls4 : own_end;
-  if (B > own_end) B = own_end;
-  *r0 = *r1 = 0;
-  if (B <= A) return;
-  *r0 = (A + ph) / n;
-  *r1 = (B - 1 + ph) / n + 1;
-}
-
-/* Stage pre_om at a unit-step grid (four outputs a lane): the groups of four grid outputs (group
- * G holds outputs 4G .. 4G + 3 of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no
- * group straddles a sub-block) whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of
- * the block): groups [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
+/* Stage pre_om at a unit-step grid, the blocked filter (four outputs a lane; the sliding one sums
+ * by chunks, qpsk_om_chunk): the groups of four grid outputs (group G holds outputs 4G .. 4G + 3
+ * of the block's ng = 4 L + 2 gm, gm and Ls4 multiples of 4, so no group straddles a sub-block)
+ * whose sums make sub-block j (0 .. nsub; the last, nsub, the rest of the block): groups
+ * [*G0, *G1) of the ng / 4. Each group's own outputs are summed by its lane
  * (qpsk_om_group4), the sub-block's sums are its groups' in the order of G. */
 QPSK_HD void qpsk_om_groups(uint32_t j, uint32_t nsub, uint32_t Ls4, int gm, int64_t ng,
                             int64_t *G0, int64_t *G1) {

@@ -16,10 +16,16 @@ extern "C" {
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
-/* pre with the O&M sums: its shared memory (window and the groups' sums, ~46 kB at L = 512)
- * allows four thread blocks per multiprocessor, so its registers are capped for four (64; H200:
- * the same speed as under the 48 of five) */
-#define STAGE_PRE_OM_MIN_BLOCKS 4
+/* pre with the O&M sums (its shared memory: the window and one slot per chunk of 16 outputs,
+ * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) five thread blocks a
+ * multiprocessor (48 registers: 280 against 299 us under the 64 of four, H200), at 16/3 four
+ * (64 registers, no spill; 353 against 358 us under 48, which spill) */
+#ifndef STAGE_PRE_OM_MIN_BLOCKS
+#define STAGE_PRE_OM_MIN_BLOCKS 5
+#endif
+#ifndef STAGE_PRE_OM3_MIN_BLOCKS
+#define STAGE_PRE_OM3_MIN_BLOCKS 4
+#endif
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
@@ -79,8 +85,9 @@ typedef struct {
   unsigned *nonfinite;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
   /* OM kernels: the O&M sums of each block's own grid below g_hi, (nsub + 1) x QPSK_OMS per
-   * block into omsum; their partial sums in shared memory after the window's slots (a unit-step
-   * grid: one slot of QPSK_OMS per group of four outputs; else per warp and step) */
+   * block into omsum; their partial sums in shared memory after the window's slots (the sliding
+   * filters: one slot of QPSK_OMS per chunk of 16 own outputs; the blocked unit-step filter: one
+   * per group of four outputs; else per warp and step) */
   int64_t g_hi;
   unsigned nsub, Ls;
   size_t win_slots;
@@ -89,6 +96,7 @@ typedef struct {
   int tri;   /* a step-4/3 grid (not OM kernels): three outputs per thread (qpsk_dot3) */
   int slide; /* the sliding filter (PRE_SLIDE_UNIT, PRE_SLIDE_TRI) or PRE_SLIDE_NONE */
   float taps[QPSK_SLIDE_TAPS]; /* its taps (qpsk_stages.pre_taps): constant operands */
+  unsigned om_cj;              /* OM kernels, sliding: the chunks a sub-block (qpsk_om_chunks) */
 } pre_args;
 
 /* The layout of pre's window in shared memory: window index t at slot v + k (v >> sh), v = t + e:
@@ -180,47 +188,132 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
 /* The sliding filters' grid stores through shared memory: after every thread's filter has read
  * the window, the block's outputs of this step go to the window's first slots (which later steps
  * do not read: step it reads from slot it S on), then out in consecutive 16-byte (unit step) or
- * 8-byte (step 4/3) stores, whole lines a warp instead of each lane's run its own lines. Every
- * thread calls it (barriers). */
+ * 8-byte (step 4/3; the grid's rows 8-byte aligned) stores, whole lines a warp instead of each
+ * lane's run its own lines. Every thread calls it (barriers). At the unit step pair p (outputs 2p,
+ * 2p + 1) goes to slot unit_tile_slot: for pre at p ^ ((p >> 3) & 3) (a quarter-warp's eight
+ * 16-byte writes on eight bank groups), for pre_om (OM) at p + p / 8, which also puts the lanes'
+ * chunks of 16 outputs (om_tile: 9 pairs apart) on distinct bank groups; the grid 8-byte aligned
+ * only (!g_vec), the outputs go out one at a time (VEC 0). */
+template <bool OM> __device__ __forceinline__ int unit_tile_slot(int p) {
+  return OM ? p + (p >> 3) : p ^ ((p >> 3) & 3);
+}
+template <bool OM, bool VEC>
 __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1], bool have,
-                                               int64_t k0, int64_t ng, float4 *st, float4 *g4) {
+                                               int64_t k0, int64_t ng, float4 *st, prx_cf32 *gk) {
   __syncthreads();
-  /* pair p at p ^ ((p >> 3) & 3): a quarter-warp's eight 16-byte writes on eight bank groups */
   if (have) {
 #pragma unroll
     for (int q = 0; q < PRE_SLIDE_OUT1 / 2; q++) {
       const int p = PRE_SLIDE_OUT1 / 2 * (int)threadIdx.x + q;
-      st[p ^ ((p >> 3) & 3)] =
+      st[unit_tile_slot<OM>(p)] =
           make_float4(o[2 * q].re, o[2 * q].im, o[2 * q + 1].re, o[2 * q + 1].im);
     }
   }
   __syncthreads();
   const int64_t left = ng - k0;
-  const int np =
-      (int)((left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS) / 2);
-  for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[p ^ ((p >> 3) & 3)];
+  if (VEC) {
+    const int np =
+        (int)((left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS) / 2);
+    float4 *g4 = (float4 *)gk;
+    for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
+  } else {
+    const int n =
+        (int)(left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS);
+    const float2 *st2 = (const float2 *)st;
+    for (int x = (int)threadIdx.x; x < n; x += STAGE_THREADS) {
+      const float2 v = st2[2 * unit_tile_slot<OM>(x >> 1) + (x & 1)];
+      gk[x] = prx_cf32{v.x, v.y};
+    }
+  }
 }
+/* the step-4/3 tile's slot of output x of the step: for pre_om (OM) one spare slot after every
+ * 16, so that the lanes' chunks of 16 (om_tile) lie 17 slots apart, on distinct bank pairs */
+template <bool OM> __device__ __forceinline__ int tri_tile_slot(int x) {
+  return OM ? x + (x >> 4) : x;
+}
+template <bool OM>
 __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], bool have,
                                               int64_t k0, int64_t ng, float2 *st, prx_cf32 *g) {
   __syncthreads();
   if (have) {
 #pragma unroll
     for (int u = 0; u < PRE_SLIDE_OUT3; u++)
-      st[PRE_SLIDE_OUT3 * threadIdx.x + u] = make_float2(o[u].re, o[u].im);
+      st[tri_tile_slot<OM>(PRE_SLIDE_OUT3 * threadIdx.x + u)] = make_float2(o[u].re, o[u].im);
   }
   __syncthreads();
   for (int k = (int)threadIdx.x; k < PRE_SLIDE_OUT3 * STAGE_THREADS; k += STAGE_THREADS) {
     const int64_t gk = k0 + k;
-    if (gk >= 0 && gk < ng) {
-      const float2 v = st[k];
-      g[gk] = prx_cf32{v.x, v.y};
-    }
+    if (gk >= 0 && gk < ng) ((float2 *)g)[gk] = st[tri_tile_slot<OM>(k)]; /* 8-byte stores */
   }
+}
+
+/* pre_om's O&M sums from the step's outputs staged in shared memory for the stores (outputs k0 ..
+ * kend - 1, output k at rd(k - k0)): each thread one chunk of QPSK_OM_CHUNK own outputs of one
+ * sub-block (qpsk_om_chunk_span; consecutive threads consecutive chunks, from the one that holds
+ * the step's first own output), its outputs in this step summed (qpsk_om_group_add,
+ * qpsk_om_chunk_end: qpsk_om_chunk's values) into the chunk's slot: written where the chunk starts
+ * in this step, added where it began in the one before (a chunk crosses at most one step's end; the
+ * steps run in order, barriers between them). Output k's grid index is m0 + k, m0 a multiple of 4,
+ * so a chunk's output u has the residue u mod 4. */
+template <bool PAIRS, typename Rd>
+__device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t own_end,
+                                        uint32_t Ls4, uint32_t nsub, uint32_t cj, int64_t L,
+                                        double *slots) {
+  const uint32_t kf = (uint32_t)((k0 > QPSK_GM ? k0 : QPSK_GM) - QPSK_GM);
+  uint32_t jf = kf / Ls4;
+  jf = jf < nsub ? jf : nsub;
+  const uint32_t i = jf * cj + (kf - jf * Ls4) / QPSK_OM_CHUNK + threadIdx.x;
+  if (i >= (nsub + 1) * cj) return;
+  int64_t ks, ke;
+  qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+  if (ks >= kend) return;
+  if (ke > kend) ke = kend;
+  if (ke > own_end) ke = own_end;
+  const int lo = ks < k0 ? (int)(k0 - ks) : 0, hi = ke > ks ? (int)(ke - ks) : 0;
+  const int x0 = (int)(ks - k0);
+  /* the chunk's outputs [l, h), a group of four at a time (the rest as 0, which adds +0 to every
+   * sum: qpsk_om_chunk's values); a whole chunk (every one but at a step's end or the own
+   * outputs' end) without a test per output */
+  double e[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  auto sum = [&](int l, int h) {
+#pragma unroll
+    for (int g = 0; g < QPSK_OM_CHUNK; g += 4) {
+      prx_cf32 z[4];
+      if constexpr (PAIRS) {
+        /* x0 even: the pairs as 16-byte loads */
+#pragma unroll
+        for (int w = 0; w < 4; w += 2) {
+          const int u = g + w;
+          const bool i0 = u >= l && u < h, i1 = u + 1 >= l && u + 1 < h;
+          const float4 v = i0 || i1 ? rd(x0 + u) : make_float4(0, 0, 0, 0);
+          z[w] = i0 ? prx_cf32{v.x, v.y} : prx_cf32{0, 0};
+          z[w + 1] = i1 ? prx_cf32{v.z, v.w} : prx_cf32{0, 0};
+        }
+      } else {
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+          const float2 v = g + w >= l && g + w < h ? rd(x0 + g + w) : make_float2(0, 0);
+          z[w] = prx_cf32{v.x, v.y};
+        }
+      }
+      qpsk_om_group_add(z, e);
+    }
+  };
+  if (lo == 0 && hi == QPSK_OM_CHUNK)
+    sum(0, QPSK_OM_CHUNK);
+  else
+    sum(lo, hi);
+  double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
+  qpsk_om_chunk_end(e, t);
+  double *sl = slots + (size_t)i * QPSK_OMS;
+#pragma unroll
+  for (int q = 0; q < QPSK_OMS; q++) sl[q] = ks >= k0 ? t[q] : sl[q] + t[q];
 }
 
 template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS,
-                                  OM ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_MIN_BLOCKS)
+                                  OM ? (BLK ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_OM3_MIN_BLOCKS)
+                                     : STAGE_PRE_MIN_BLOCKS)
     qpsk_pre_kernel(const __grid_constant__ pre_args a) {
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
@@ -271,7 +364,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   int nsteps; /* steps of the output loop, the same for every thread (the warp reductions) */
   if (BLK && a.slide == PRE_SLIDE_UNIT) {
     /* a unit-step grid, sliding: eight consecutive outputs per thread (output k reads from
-     * virtual sample k), two groups of four for the O&M sums */
+     * virtual sample k); with om the sums of the staged outputs, a chunk a thread (om_tile) */
     const int S = PRE_SLIDE_OUT1 * STAGE_THREADS;
     nsteps = (int)((ng + S - 1) / S);
     for (int it = 0; it < nsteps; it++) {
@@ -280,26 +373,26 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       const bool have = base < ng;
       if (have) pre_slide_unit(a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1), o);
       /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
-       * shared memory; else each thread's own */
-      if (a.g_vec) pre_stage_unit(o, have, it * S, ng, (float4 *)win, (float4 *)(g + it * S));
+       * shared memory, else each thread's own (pre_om: through shared memory either way, its
+       * sums from there) */
+      if (a.g_vec)
+        pre_stage_unit<OM, true>(o, have, it * S, ng, (float4 *)win, g + it * S);
+      else if (OM)
+        pre_stage_unit<OM, false>(o, have, it * S, ng, (float4 *)win, g + it * S);
       if (have) {
-        if (!a.g_vec) {
+        if (!OM && !a.g_vec) {
 #pragma unroll
           for (int k = 0; k < PRE_SLIDE_OUT1; k++)
             if (base + k < ng) g[base + k] = o[k];
         }
-        if (OM) {
-#pragma unroll
-          for (int q = 0; q < PRE_SLIDE_OUT1 / 4; q++) {
-            /* each group of four's sums into its slot (m0 and base multiples of 4) */
-            if (base + 4 * q >= ng) break;
-            double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-            qpsk_om_group4(o + 4 * q, base + 4 * q, QPSK_GM, own_end, t);
-            double *pg = seg + (size_t)(base / 4 + q) * QPSK_OMS;
-#pragma unroll
-            for (int u = 0; u < QPSK_OMS; u++) pg[u] = t[u];
-          }
-        }
+      }
+      if (OM) {
+        /* the chunks' sums from the staged outputs, two at a time (a chunk starts at an even
+         * output of the step: QPSK_GM, the sub-blocks and the steps multiples of 4) */
+        const int64_t k0 = (int64_t)it * S, kend = k0 + S < ng ? k0 + S : ng;
+        const float4 *st = (const float4 *)win;
+        om_tile<true>([&](int x) { return st[unit_tile_slot<true>(x >> 1)]; }, k0, kend, own_end,
+                      Ls4, a.nsub, a.om_cj, a.L, seg);
       }
     }
   } else if (BLK) {
@@ -340,8 +433,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     unsigned dj = 0;
     if (a.slide == PRE_SLIDE_TRI) {
       /* a step-4/3 grid, sliding: three whole periods per thread (outputs -ph + 9 i .. + 8 of
-       * virtual samples 12 i ..; the period's rows 0, 1, 2), those in [0, ng) stored; with om
-       * the run's sums of its (at most two) sub-blocks into its slot (qpsk_om_run) */
+       * virtual samples 12 i ..; the period's rows 0, 1, 2), those in [0, ng) stored through
+       * shared memory; with om the sums of the staged outputs, a chunk a thread (om_tile) */
       const int S = PRE_SLIDE_OUT3 * STAGE_THREADS;
       nsteps = (int)((ng + ph + S - 1) / S);
       for (int it = 0; it < nsteps; it++) {
@@ -351,19 +444,12 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (have)
           pre_slide_tri(a.taps, win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3),
                         o);
-        pre_stage_tri(o, have, (int64_t)it * S - ph, ng, win, g);
-        if (have) {
-          if (OM) {
-            double tl[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, th[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
-            uint32_t jl;
-            qpsk_om_run(o, PRE_SLIDE_OUT3, kb, m0, QPSK_GM, own_end, Ls4, a.nsub, tl, th, &jl);
-            double *pr = seg + (size_t)i * 2 * QPSK_OMS;
-#pragma unroll
-            for (int q = 0; q < QPSK_OMS; q++) {
-              pr[q] = tl[q];
-              pr[QPSK_OMS + q] = th[q];
-            }
-          }
+        const int64_t k0 = (int64_t)it * S - ph;
+        pre_stage_tri<OM>(o, have, k0, ng, win, g);
+        if (OM) {
+          const int64_t kend = k0 + S < ng ? k0 + S : ng;
+          om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend, own_end, Ls4,
+                         a.nsub, a.om_cj, a.L, seg);
         }
       }
     } else if (!OM && a.tri) {
@@ -411,25 +497,20 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     }
   }
   if (OM) {
-    /* each sub-block's sums, in a fixed order: its groups' in the order of G (unit-step grid),
-     * its runs' parts in the order of r (the sliding step-4/3 grid), else over the warps' steps */
+    /* each sub-block's sums, in a fixed order: its chunks' in order (the sliding filters,
+     * om_tile), its groups' in the order of G (the blocked unit-step filter), else over the
+     * warps' steps */
     __syncthreads();
     double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
     for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
       const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
       double v = 0;
-      if (BLK) {
+      if (a.slide != PRE_SLIDE_NONE) {
+        for (unsigned u = 0; u < a.om_cj; u++) v += seg[((size_t)j * a.om_cj + u) * QPSK_OMS + q];
+      } else if (BLK) {
         int64_t G0, G1;
         qpsk_om_groups(j, a.nsub, Ls4, QPSK_GM, ng, &G0, &G1);
         for (int64_t G = G0; G < G1; G++) v += seg[G * QPSK_OMS + q];
-      } else if (a.slide == PRE_SLIDE_TRI) {
-        int64_t r0, r1;
-        qpsk_om_run_range(j, a.nsub, Ls4, QPSK_GM, own_end, PRE_SLIDE_OUT3, ph, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++) {
-          const unsigned jl = qpsk_om_run_sub(PRE_SLIDE_OUT3 * r - ph, QPSK_GM, Ls4, a.nsub);
-          if (jl == j) v += seg[r * 2 * QPSK_OMS + q];
-          if (jl + 1 == j) v += seg[r * 2 * QPSK_OMS + QPSK_OMS + q];
-        }
       } else {
         for (int t = 0; t < nsteps * nwarps; t++) {
           const double *sg = seg + (size_t)t * OM_SEG;
@@ -926,8 +1007,8 @@ static int pre_slide_of(const qpsk_stages *s) {
 }
 /* the pre stage's shared memory: its window's slots (for the blocked filters the window and 8
  * zeros after it, padded; for the sliding ones up to 3 virtual samples before it and
- * PRE_SLIDE_TAIL after it), then with om the partial sums (blocked: one slot per group of four
- * outputs; else the warps' of each step) */
+ * PRE_SLIDE_TAIL after it), then with om the partial sums (sliding: one slot per chunk; blocked:
+ * one per group of four outputs; else the warps' of each step) */
 static size_t pre_slots(size_t win, bool pad4, int slide) {
   if (slide != PRE_SLIDE_NONE)
     return (size_t)qpsk_slide_slot((int)win + 3 + PRE_SLIDE_TAIL,
@@ -938,11 +1019,11 @@ static size_t pre_slots(size_t win, bool pad4, int slide) {
 static size_t pre_smem(const qpsk_stages *s, bool blk, bool om, int slide) {
   const size_t ng = 4 * (size_t)s->L + 2 * QPSK_GM,
                steps = (ng + STAGE_THREADS - 1) / STAGE_THREADS;
-  /* the sliding step-4/3 filter's runs: two slots each */
-  const size_t runs = (ng + 2 + PRE_SLIDE_OUT3 - 1) / PRE_SLIDE_OUT3;
-  const size_t part = blk                      ? (ng + 3) / 4 * QPSK_OMS
-                      : slide == PRE_SLIDE_TRI ? runs * 2 * QPSK_OMS
-                                               : steps * (STAGE_THREADS / 32) * OM_SEG;
+  /* the sliding filters' chunks (om_tile): one slot each */
+  const size_t chunks = (size_t)(s->nsub + 1) * qpsk_om_chunks(4 * s->Ls);
+  const size_t part = slide != PRE_SLIDE_NONE ? chunks * QPSK_OMS
+                      : blk                   ? (ng + 3) / 4 * QPSK_OMS
+                                              : steps * (STAGE_THREADS / 32) * OM_SEG;
   return pre_slots(s->pre_win, blk, slide) * sizeof(float2) + (om ? part * sizeof(double) : 0);
 }
 
@@ -1120,6 +1201,7 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.Ls = s->Ls;
   a.win_slots = pre_slots(s->pre_win, blk || tri, slide);
   a.omsum = omsum;
+  a.om_cj = qpsk_om_chunks(4 * s->Ls);
   a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
   a.tri = tri;
   a.slide = slide;
