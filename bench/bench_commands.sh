@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve|serveab]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|gpustart|serve|serveab]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -31,6 +31,10 @@
 # cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
 # cf32 and the rx cases with those environment settings (e.g. "readers1=POLYRX_READERS=1");
 # GPU_SEL="0-63" runs the 64-channel rows of gpu only (default "0-63 all").
+#   chanrounds: this build's `channelize` against BEFORE's and the library in ROUNDS alternating
+#   rounds (all 1024 channels, --threads 1 and 0; ROUNDS64 of 0-63; PIN=vCPUs: PIN_ROUNDS more of
+#   --threads 1 with every process pinned), one JSON line per run; chanrounds_summary reads them
+#   on stdin and prints best, median and the fractions of the library (see chanrounds below).
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -433,6 +437,85 @@ chanab() {
     done
   done
   rm -f "$x"
+}
+
+# this build's `channelize` against $BEFORE's and the library in many alternating rounds (the
+# host's two speeds: a configuration's single runs spread 1.5-1.9x, so few rounds cannot separate
+# 10 %): each round runs the library (bench_commands chan, its own process, the command's block),
+# then the two binaries (their order swapped every round), all 1024 channels, --threads 1 and 0
+# (ROUNDS, default 10), 0-63 (ROUNDS64, default 3); then, with PIN set (a taskset CPU list, e.g.
+# 2-13), PIN_ROUNDS rounds of --threads 1, all 1024, with every process of the round (library
+# and commands) pinned to those vCPUs. One JSON line per run on stdout; best and median of each
+# and the fractions on stderr, with whether the two binaries wrote the same bytes.
+chanrounds() {
+  local before=${BEFORE:?chanrounds: set BEFORE=path/to/the/other/polyrx}
+  local x=$W/c.cf32 nsamp
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsamp=$(scaled 16777216)
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  one() { # set round threads sel pin: the library, then the two binaries, one JSON line each
+    local set=$1 r=$2 th=$3 sel=$4 pin=$5 copt=() nsel=0 pre=() line s e which order
+    [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+    [ -n "$pin" ] && pre=(taskset -c "$pin")
+    line=$("${pre[@]}" "$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
+    echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$set\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"lib\",\"seconds\":$(jnum "$line" seconds)}"
+    order="before after"
+    [ $((r % 2)) = 0 ] && order="after before"
+    for which in $order; do
+      local bin=("$P")
+      [ "$which" = before ] && bin=("$before")
+      rm -rf "$W/ch_$which"
+      s=$(ns)
+      "${pre[@]}" "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 \
+        "${copt[@]}" -o "$W/ch_$which" || { echo "bench_commands.sh: $which failed" >&2; return 1; }
+      e=$(ns)
+      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$set\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$which\",\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')}"
+    done
+    if [ "$r" = 1 ]; then
+      local same=no
+      diff -r -q "$W/ch_before" "$W/ch_after" >/dev/null && same=yes
+      echo "same bytes, $set threads $th channels $sel: $same" >&2
+    fi
+    rm -rf "$W/ch_before" "$W/ch_after"
+  }
+  local r th
+  for r in $(seq "${ROUNDS:-10}"); do
+    for th in 1 0; do one plain "$r" "$th" all "" || return 1; done
+  done
+  for r in $(seq "${ROUNDS64:-3}"); do
+    for th in 1 0; do one plain "$r" "$th" 0-63 "" || return 1; done
+  done
+  if [ -n "${PIN:-}" ]; then
+    for r in $(seq "${PIN_ROUNDS:-6}"); do one "pin$PIN" "$r" 1 all "$PIN" || return 1; done
+  fi
+  rm -f "$x"
+}
+
+# best and median of chanrounds' JSON lines (stdin) per set, threads, channels and binary, and
+# the binaries' fractions of the library (best / best, median / median)
+chanrounds_summary() {
+  awk -F'"' '/commands_chanrounds/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "set") set = $(i + 2); if ($i == "channels") sel = $(i + 2); if ($i == "what") w = $(i + 2)
+        if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
+        if ($i == "seconds") { v = $(i + 1); gsub(/[:,}]/, "", v) }
+      }
+      k = set " t" th " " sel; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+      n[k, w]++; x[k, w, n[k, w]] = v * 1e3
+    }
+    function med(k, w,   m, i, j, t, a) {
+      m = n[k, w]; for (i = 1; i <= m; i++) a[i] = x[k, w, i]
+      for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      best = a[1]; return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
+    END {
+      printf "%-22s %3s %17s %17s %17s %13s %13s\n", "set", "n", "lib best/median", "before b/m", "after b/m", "before/lib", "after/lib"
+      for (q = 1; q <= nk; q++) {
+        k = keys[q]
+        ml = med(k, "lib"); bl = best; mb = med(k, "before"); bb = best; ma = med(k, "after"); ba = best
+        printf "%-22s %3d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %6.3f %6.3f %6.3f %6.3f\n", k, n[k, "lib"], bl, ml, bb, mb, ba, ma, bl / bb, ml / mb, bl / ba, ml / ma
+      }
+    }'
 }
 
 # MIB MiB into FILES tmpfs files in CHUNK-byte writes by K processes at once, each its share of
@@ -909,11 +992,13 @@ cpu) cpu ;;
 chansame) chansame ;;
 chanab) chanab ;;
 chanuse) chanuse ;;
+chanrounds) chanrounds ;;
+chanrounds_summary) chanrounds_summary ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
 serve) serve ;;
 serveab) serveab ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|gpustart|serve|serveab]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|gpustart|serve|serveab]" >&2; exit 2 ;;
 esac

@@ -113,7 +113,7 @@ typedef struct {
   int serial;    /* the level, timing and NCO passes on the GPU */
   int phase;     /* and the phase pass */
   int staged;    /* the CUDA bank stages through the host (no driver) */
-  uint64_t hash; /* device runs: FNV-1a of every call's bits, channel by channel */
+  uint64_t hash; /* hashed runs: FNV-1a of every call's bits, channel by channel */
   int ok_hash;   /* hash taken (the bits came back after each call) */
 } result;
 
@@ -140,9 +140,10 @@ static prx_qpsk_bank *bank_open(prx_backend be, int threads, unsigned C, double 
 }
 
 /* The receiver's rows for the kept calls (prx_qpsk_bank_execute_device_kept): on the device, row
- * c = the history pad (the last *pad samples of rows' segment 3, a multiple of 16) then rows' 4 n
- * samples, so that before each of the four segments lie the stream's samples before it as the
- * calls cycle 0, 1, 2, 3, 0, ...; *kpitch: the new pitch in samples. NULL where it cannot be had.
+ * c = the history pad (the last *pad samples of rows' 4 n, hist rounded up to a multiple of 16)
+ * then rows' 4 n samples, so that before each of the four segments lie the stream's samples before
+ * it as the calls cycle 0, 1, 2, 3, 0, ...; *kpitch: the new pitch in samples. NULL where it cannot
+ * be had.
  */
 static void *kept_rows(unsigned C, prx_format fmt, const void *rows, size_t pitch, size_t n,
                        size_t hist, size_t *pad, size_t *kpitch) {
@@ -163,19 +164,25 @@ static void *kept_rows(unsigned C, prx_format fmt, const void *rows, size_t pitc
   return d;
 }
 
+/* The calls run_bank makes: the plain call (prx_qpsk_bank_execute_device on device rows,
+ * prx_qpsk_bank_execute on host rows), the plain device call with its bits hashed (the kept
+ * call's peer), and the receiver's kept call, hashed (device rows, spans 1):
+ * prx_qpsk_bank_execute_device_kept on rows that hold the history before each chunk (kept_rows),
+ * where the plain device call's chunks hold none (the bank copies each chunk's head into its ring
+ * and keeps its tail there). Only the two compared runs take the bits back after each call. */
+enum { CALL_PLAIN, CALL_PLAIN_HASHED, CALL_KEPT };
+
 /* calls of spans x n samples (spans 1 or 2; the rows hold 4 n); fold: the device bank's om
  * folded into pre where it can be (1) or apart (0); serial: its serial passes on the GPU with the
- * phase pass (1), without it (2), or all on the CPU (0); kept (device rows, spans 1): the
- * receiver's call, prx_qpsk_bank_execute_device_kept on rows that hold the history before each
- * chunk (kept_rows), instead of the plain device call, whose chunks hold none (the bank copies
- * each chunk's head into its ring and keeps its tail there) */
+ * phase pass (1), without it (2), or all on the CPU (0); call: CALL_* */
 static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_format fmt,
                     const void *rows, size_t pitch, size_t n, int spans, int fold, int serial,
-                    int kept, result *res) {
+                    int call, result *res) {
   size_t bs;
   prx_qpsk_bank *b = bank_open(be, threads, C, sps, fmt, n, &bs);
   if (!b) return -1;
-  int dev = be == PRX_BACKEND_CUDA;
+  const int dev = be == PRX_BACKEND_CUDA, kept = call == CALL_KEPT;
+  const int hashed = dev && call != CALL_PLAIN;
   size_t hist = 0, pad = 0;
   void *krows = NULL;
   if (kept) {
@@ -188,7 +195,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     }
     rows = (const uint8_t *)krows + pad * prx_format_size(fmt);
   }
-  uint8_t *bits = NULL, *hbits = dev ? malloc(C * bs) : NULL;
+  uint8_t *bits = NULL, *hbits = hashed ? malloc(C * bs) : NULL;
   if (dev ? cudaMalloc((void **)&bits, C * bs) != cudaSuccess : !(bits = malloc(C * bs))) {
     prx_qpsk_bank_destroy(b);
     cudaFree(krows);
@@ -221,10 +228,13 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     if (dev) cudaDeviceSynchronize();
     double t = bench_now() - t0;
     /* the bits of every call, after its timing: unpacked, two bytes a symbol */
-    if (dev && hbits && !st && !cudaMemcpy(hbits, bits, C * bs, cudaMemcpyDeviceToHost))
-      for (unsigned c = 0; c < C; c++) res->hash = test_fnv1a(res->hash, hbits + c * bs, 2 * ns[c]);
-    else
-      res->ok_hash = -1;
+    if (hashed) {
+      if (hbits && !st && !cudaMemcpy(hbits, bits, C * bs, cudaMemcpyDeviceToHost))
+        for (unsigned c = 0; c < C; c++)
+          res->hash = test_fnv1a(res->hash, hbits + c * bs, 2 * ns[c]);
+      else
+        res->ok_hash = -1;
+    }
     prx_qpsk_bank_gpu_get_timing(b->drv, &t1t);
     if (st) {
       fprintf(stderr, "bank call: %s\n", prx_last_error());
@@ -240,7 +250,7 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
     }
   }
   res->gsym = (double)C * ((double)m / sps) / res->best_s * 1e-9;
-  res->ok_hash = dev && res->ok_hash == 0;
+  res->ok_hash = hashed && res->ok_hash == 0;
   free(ns);
   free(hbits);
   cudaFree(krows);
@@ -370,8 +380,9 @@ int main(int argc, char **argv) {
         /* the library's default path, the plain device call (om folded into pre where the
          * kernels allow it: sps 4), the receiver's call (rows holding the history: kept) on the
          * same stream of chunks, and beside them the same bank with om apart (gf) */
-        int okg = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, 0, &g);
-        int okk = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, 1, &gk);
+        int okg =
+            run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, CALL_PLAIN_HASHED, &g);
+        int okk = run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 1, CALL_KEPT, &gk);
         const int same = g.ok_hash && gk.ok_hash && g.hash == gk.hash;
         if (only) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
@@ -389,12 +400,13 @@ int main(int argc, char **argv) {
           continue;
         }
         if (marks) okg |= run_marks(C, sps, fmt, d, pitch, n);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, 0, &gp);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, 0, &gc);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, 0, &g2);
-        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 1, 0, &gf);
-        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, 1, 0, &c);
-        if (C == 64) okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, 1, 0, &c1);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, CALL_PLAIN, &gp);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, CALL_PLAIN, &gc);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, CALL_PLAIN, &g2);
+        okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 0, 1, CALL_PLAIN, &gf);
+        int okc = run_bank(PRX_BACKEND_CPU, 0, C, sps, fmt, h, pitch, n, 1, 1, 1, CALL_PLAIN, &c);
+        if (C == 64)
+          okc |= run_bank(PRX_BACKEND_CPU, 1, C, sps, fmt, h, pitch, n, 1, 1, 1, CALL_PLAIN, &c1);
         double floor_gsym = bw / (sps * sz + 2) * 1e-9; /* bytes moved per symbol */
         printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"device_gsym_s\":%.4g,\"cpu_bank_gsym_s\":%.4g,\"floor_gsym_s\":%.4g,"

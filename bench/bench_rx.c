@@ -19,7 +19,7 @@
  * - "rx_gpu_chan" (with --chan): the channelizer alone, device-resident (input already on the
  *   device, one wait at the end), in the receiver's configuration (64 carriers; all 1024
  *   channels in natural order, the receiver's rows) and with all channels in carrier order
- *   (the receiver's rows before they went in channel order), calls of 2^22 and 2^24 samples;
+ *   (rows that follow the carriers, a table's layout), calls of 2^22 and 2^24 samples;
  *   with the wall time of its flush through the host call into pageable rows;
  * - "rx_gpu": the end-to-end input rate from pinned memory (execute of the whole input, then
  *   flush; best of REPS) with 64 carriers and with all 1024 channels demodulated, in blocks of

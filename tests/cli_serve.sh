@@ -16,7 +16,8 @@ cd "$T" || exit 1
 export POLYRX_SERVE_SOCKET=$T/run/serve.sock
 mkdir -m 700 run
 SP=
-# a failed check leaves no server behind
+# a failed check leaves no server behind; each wait for the server is bounded at 30 s (a loaded
+# 2-core machine starts a sanitized server slowly) and ends as soon as its condition holds
 trap '[ -n "$SP" ] && kill "$SP" 2>/dev/null; "$P" serve --stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 
 # the server holds 60 descriptors more than a fresh process, as the CUDA driver's on a GPU host:
@@ -27,7 +28,7 @@ start_server() {
     exec "$P" serve -q "$@"
   ) 2>server.err &
   SP=$!
-  for _ in $(seq 200); do "$P" serve --status >/dev/null 2>&1 && return 0; sleep 0.02; done
+  for _ in $(seq 1500); do "$P" serve --status >/dev/null 2>&1 && return 0; sleep 0.02; done
   bad "the server did not start: $(cat server.err)"
   return 1
 }
@@ -181,7 +182,7 @@ POLYRX_SERVE=require "$P" channelize -i fifo2 -F ci16 -s 16k -K 4 --block 1000 -
 PID=$!
 exec 3>fifo2
 cat in.ci16 >&3
-for _ in $(seq 100); do ls k/ch0003.sigmf-data* >/dev/null 2>&1 && break; sleep 0.05; done
+for _ in $(seq 600); do ls k/ch0003.sigmf-data* >/dev/null 2>&1 && break; sleep 0.05; done
 kill -KILL "$SP"
 wait "$SP" 2>/dev/null
 wait $PID
@@ -205,7 +206,7 @@ grep -q Sanitizer server.err && bad "the server's sanitizer report: $(head -20 s
 "$P" serve --status | grep -q "0 requests served" || bad "--daemon: no answer"
 POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -o m6 || bad "a run through the daemon"
 "$P" serve --stop || bad "--stop of the daemon failed"
-for _ in $(seq 100); do [ -e "$POLYRX_SERVE_SOCKET" ] || break; sleep 0.05; done
+for _ in $(seq 600); do [ -e "$POLYRX_SERVE_SOCKET" ] || break; sleep 0.05; done
 [ -e "$POLYRX_SERVE_SOCKET" ] && bad "the daemon's socket is left after --stop"
 
 echo "cli_serve: $n comparisons, $fail failed"

@@ -9,7 +9,6 @@
  * itself as the reference: its blocks probed after each batch (a carrier at 4-14 dB, 100 to 3000
  * ppm), the emulated kernels on its stream with its per-block parameters give its grid, O&M sums,
  * 4th-power values, symbols and bits. Runs without a GPU. */
-#include "qpsk/qpsk_stages_cuda.h" /* QPSK_SLIDE_NT4: the sliding filter's tap count */
 #include "test_qpsk_stages.h"
 
 #include <stdio.h>

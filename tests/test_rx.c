@@ -2,9 +2,10 @@
  * from 1.2 spacing, computed in float64); every carrier of a generated capture recovered with
  * exactly the symbols sent (on a centre, a quarter and half way between centres, at both band
  * edges, two in one channel, with CFO and clock offsets; strong ones without error, weak ones
- * at the DE-QPSK thresholds of Eb/N0 4 and 6 dB); the same bits (and LLRs to float rounding)
- * for any chunking, block size and thread count; packed bits the packing of the unpacked ones; bad
- * carriers refused with the limit named. */
+ * at the DE-QPSK thresholds of Eb/N0 4 and 6 dB); each carrier's bits, stats and channel samples
+ * its own where the rows go in another order (channel order within a group); the same bits (and
+ * LLRs to float rounding) for any chunking, block size and thread count; packed bits the packing of
+ * the unpacked ones; bad carriers refused with the limit named. */
 #include "test_rx_scene.h"
 
 #include "support/chan_ref.h"
@@ -70,13 +71,13 @@ static void test_prototype(unsigned K, double stop_to) {
  * with the group delay P D removed, x = 0 outside the input), ceil(N / D) of them, checked in
  * float64 on noise, for any chunking. */
 typedef struct {
-  prx_cf32 *y[2];
-  size_t n[2];
+  prx_cf32 *y[SC_MAX];
+  size_t n[SC_MAX];
 } chan_collect;
 
 static void chan_fn(void *user, size_t c, const prx_cf32 *y, size_t n) {
   chan_collect *k = user;
-  if (c > 1) return;
+  if (c >= SC_MAX) return;
   prx_cf32 *p = realloc(k->y[c], (k->n[c] + n) * sizeof *p);
   if (!p) abort();
   memcpy(p + k->n[c], y, n * sizeof *y);
@@ -128,6 +129,71 @@ static void test_channel_samples(void) {
     prx_rx_destroy(rx);
   }
   free(x);
+}
+
+/* The rows in channel order within a group, the outputs in carrier order: carriers given out of
+ * channel order, two groups interleaved, two carriers in one channel in each group (the group's
+ * rows: by channel, then carrier). Every carrier's bits are exactly the ones it sent, its stats
+ * name its channel, and its on_channel samples are its channel's (float64 reference): a carrier
+ * handed another's row fails all three. */
+typedef struct {
+  collect k; /* first: on_output's user (collect_fn) */
+  chan_collect ch;
+} order_collect;
+
+static void order_chan_fn(void *user, size_t c, const prx_cf32 *y, size_t n) {
+  chan_fn(&((order_collect *)user)->ch, c, y, n);
+}
+
+static void test_row_order(void) {
+  scene s;
+  memset(&s, 0, sizeof s);
+  s.fs = FS;
+  s.K = KCH;
+  scene_add(&s, 30 * SP, 0, 30, 0, 0.3, 0.35, 0);       /* channel 30 */
+  scene_add(&s, 20.3 * SP, 0, 30, 100, 0.6, 0.35, 0);   /* channel 20, the first of two */
+  scene_add(&s, -19.7 * SP, 0, 30, 0, 0.2, 0.35, 1);    /* pilots: channel 44, the first */
+  scene_add(&s, 5.25 * SP, 40, 30, -200, 0.8, 0.35, 0); /* channel 5 */
+  scene_add(&s, 19.7 * SP, 0, 30, 0, 0.1, 0.35, 0);     /* channel 20, the second */
+  scene_add(&s, 10 * SP, 0, 30, 300, 0.5, 0.35, 1);     /* pilots: channel 10 */
+  scene_add(&s, -8 * SP, -60, 30, 0, 0.4, 0.35, 0);     /* channel 56 */
+  scene_add(&s, -20.3 * SP, 0, 30, -100, 0.7, 0.35, 1); /* pilots: channel 44, the second */
+  const unsigned k_of[] = {30, 20, 44, 5, 20, 10, 56, 44};
+  CHECK(scene_make(&s, 600000, 21) == 0, "scene");
+  if (!s.x) return;
+  order_collect oc;
+  memset(&oc, 0, sizeof oc);
+  prx_rx_config rc = scene_rx_config(&s, &oc.k);
+  rc.user = &oc;
+  rc.on_channel = order_chan_fn;
+  prx_rx *rx = NULL;
+  CHECK(scene_receive(&s, &rc, 0, &rx) == 0, "receive");
+  CHECK(!oc.k.bad, "output for a carrier that does not exist");
+  CHECK(rx && prx_rx_n_groups(rx) == 2, "groups: %zu", rx ? prx_rx_n_groups(rx) : 0);
+  size_t M = 0;
+  const float *h = rx ? prx_rx_taps(rx, &M) : NULL;
+  const size_t D = KCH / 2, want = (s.n + D - 1) / D, PD = (M - 1) / 2;
+  test_cf64 *ref = calloc(want, sizeof *ref);
+  for (size_t c = 0; rx && ref && c < s.n_car; c++) {
+    long e = scene_errors(&s, &oc.k, c);
+    CHECK(e == 0, "carrier %zu: %ld errors (%zu bits out, %zu sent)", c, e, oc.k.nbits[c],
+          s.nref[c]);
+    prx_rx_stats st;
+    CHECK_OK(prx_rx_get_stats(rx, c, &st));
+    CHECK(st.channel == k_of[c], "carrier %zu: channel %u, want %u", c, st.channel, k_of[c]);
+    chan_ref(s.x, s.n, h, M, KCH, D, &k_of[c], 1, PD / D, want, ref);
+    double err = oc.ch.n[c] == want ? test_rel_l2_vs_cf64(oc.ch.y[c], ref, want) : INFINITY;
+    CHECK(err < 1e-5, "carrier %zu: %zu channel samples (want %zu), off channel %u's by %.3g", c,
+          oc.ch.n[c], want, k_of[c], err);
+    printf("row order, carrier %zu: channel %u, %zu bits, %ld errors, channel samples within "
+           "%.2g\n",
+           c, st.channel, oc.k.nbits[c], e, err);
+  }
+  free(ref);
+  prx_rx_destroy(rx);
+  for (size_t c = 0; c < SC_MAX; c++) free(oc.ch.y[c]);
+  collect_free(&oc.k);
+  scene_free(&s);
 }
 
 static void expect_invalid(prx_rx_carrier car, const char *words, const char *what) {
@@ -298,6 +364,7 @@ int main(void) {
   test_prototype(1024, 6);
   test_bad_carriers();
   test_channel_samples();
+  test_row_order();
   test_streaming();
   test_capture();
   return test_finish("test_rx");

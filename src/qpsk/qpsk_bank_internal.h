@@ -98,10 +98,11 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on);
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g);
 /* Puts the phase pass's carried state where the next call with outputs out wants it (on the
  * device where the GPU decides the bits), now: a small host-to-device copy and a wait on the
- * bank's stream, which that call otherwise makes first (a stream's first call, after create or
- * reset). A caller that queues its own host-to-device copies before that call (the receiver's
- * input) calls this first, so that the state's copy does not queue behind them on the copy
- * engine. Nothing where spans are pending; accepts NULL. */
+ * bank's stream, which that call otherwise makes first (a stream's first call, after create,
+ * reset or a flush). A caller that queues its own host-to-device copies before that call (the
+ * receiver's input) calls this first, so that the state's copy does not queue behind them on the
+ * copy engine. Nothing where the state is there already (called again) or spans are pending (the
+ * state is on the device; the call settles them before it moves the state back); accepts NULL. */
 prx_status prx_qpsk_bank_gpu_prepare(prx_qpsk_bank_gpu *g, const prx_qpsk_bank_out *out);
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g);
 void prx_qpsk_bank_gpu_get_timing(const prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_timing *t);

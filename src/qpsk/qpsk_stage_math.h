@@ -573,6 +573,12 @@ QPSK_HD prx_cf32 qpsk_mf_sample_rot(prx_cf32 v, prx_cf32 dc, float gain, prx_cf3
   return o;
 }
 
+/* The sliding pre-filter's tap counts (sps 4 and 16/3 at the pre-filter's span of 4 symbols) and
+ * the room for its taps */
+#define QPSK_SLIDE_NT4 20
+#define QPSK_SLIDE_NT3 24
+#define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
+
 /* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {
   return pad == QPSK_PAD4 ? t + (t >> 2) : pad ? t + (t >> 4) : t;

@@ -34,12 +34,6 @@
 extern "C" {
 #endif
 
-/* the sliding pre-filter's tap counts (sps 4 and 16/3 at the pre-filter's span of 4 symbols) and
- * the room for its taps */
-#define QPSK_SLIDE_NT4 20
-#define QPSK_SLIDE_NT3 24
-#define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
-
 typedef struct {
   unsigned C, nblk, L, Lmax;
   unsigned nsub, Ls, nlags; /* O&M sub-blocks per block, their length, drift lags */

@@ -12,7 +12,7 @@
 #ifndef PRX_QPSK_STAGES_PRE_CUH
 #define PRX_QPSK_STAGES_PRE_CUH
 
-#include "qpsk_stages_cuda.h" /* QPSK_SLIDE_NT4, QPSK_SLIDE_NT3, QPSK_SLIDE_TAPS */
+#include "qpsk_stages_cuda.h"
 
 /* the window's layouts (qpsk_pre_kernel's pre_layout) */
 #define PRE_PAD_SLIDE 3 /* qpsk_slide_slot (besides 0 and QPSK_PAD4) */

@@ -116,6 +116,10 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* order_rows' key: the group from bit 46, the channel from bit 17, the carrier below it (carrier
+ * and group indices below RX_MAX_CARRIERS, 17 bits; channels below K <= 65536, check_top) */
+_Static_assert(RX_MAX_CARRIERS <= 1 << 17, "a carrier's index must fit order_rows' 17 bits");
+
 /* Each carrier's row within its group (row_of) and the groups' sizes: rows by channel, carriers
  * of one channel in their order (group_of and channel set; n_car <= RX_MAX_CARRIERS). */
 static prx_status order_rows(prx_rx *rx) {

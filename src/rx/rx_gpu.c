@@ -52,9 +52,9 @@
 #define RX_GPU_IN_BYTES ((size_t)512 << 20) /* device memory the input slots may take */
 #define RX_GPU_MIN_SLOTS 3
 #define RX_GPU_MAX_SLOTS 64
-/* batches in flight: one channelized while the banks read one (three, the copies and the
- * channelizer two batches ahead, made the run at 1024 channels slower: 9.9 -> 9.5-9.7 Gsps, the
- * stream's first bank call 5.2 -> 7.1 ms; bench/GPU_NOTES.md, "Receiver, tenth session") */
+/* batches in flight: one channelized while the banks read one (a third, the copies and the
+ * channelizer two batches ahead, the window 2 hist + 4 bstride, measured slower at 1024 channels:
+ * bench/GPU_NOTES.md, "Receiver, tenth session") */
 #define RX_GPU_BATCHES 2
 /* input samples one copy and channelizer call may take: the fused channelizer at K = 1024 runs
  * 2^24-sample calls at 92 Gsps, 2^22-sample calls at 82 (its last wave of blocks) */
@@ -652,10 +652,9 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   prx_status st = PRX_OK;
   size_t issued = 0; /* blocks whose copy and channelizer are queued */
   size_t groups = 0; /* their copies and channelizer calls (merge blocks each at most) */
-  /* a stream's start: the banks' first call puts their phase state on the device (a small copy
-   * and a wait); made now, before the input's copies, it does not wait behind them on the copy
-   * engine (at 1024 channels the first span was issued ~3.7 ms late: bench/GPU_NOTES.md,
-   * "Receiver, tenth session") */
+  /* a stream's start: the banks' phase state goes to the device (a small copy and a wait, which
+   * their first call would make) before the input's copies, so that it does not queue behind
+   * them on the copy engine (bench/GPU_NOTES.md, "Receiver, tenth session") */
   for (size_t i = 0; rx->in_stream == 0 && i < rx->n_groups && !st; i++) {
     prx_qpsk_bank_out o = device_out(rx, i);
     st = prx_qpsk_bank_gpu_prepare(rx->g[i].bank->drv, &o);
