@@ -343,8 +343,12 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   CK(cudaGetDevice(&dev), "cudaGetDevice");
   CK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
      "cudaDeviceGetAttribute");
-  const unsigned len = s->cfo_half ? nfft / 2 : nfft; /* nfft >= 2 S: len >= S */
-  if (peak_smem(S, nfft, s->cfo_half) + 4096 > (size_t)smem_max)
+  /* half the transform (cfo_half) where the odd bins' twiddle table fits the peak kernel's shared
+   * memory beside the run sums (spans up to 2^16 symbols on the H200), else the whole transform,
+   * whose peak needs no table (nfft >= 2 S: len >= S) */
+  const int half = s->cfo_half && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
+  const unsigned len = half ? nfft / 2 : nfft;
+  if (peak_smem(S, nfft, half) + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a span of %u symbols is too "
                     "long for the CFO stage's shared memory",

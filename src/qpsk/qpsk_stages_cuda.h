@@ -160,7 +160,8 @@ typedef struct prx_qpsk_stages_cuda {
   /* Prepares the CFO stage for spans of S symbols (the estimation window holds at most S values),
    * zero-padded to nfft points (a power of two >= 2 S, as qpsk.c sets q->nfft), the peak taken
    * over |nu| <= max_nu cycles per value (4 x the acquisition range in Rs): a batched cuFFT plan
-   * over the C channels and its buffer (C x nfft cf32; nfft / 2 where s->cfo_half).
+   * over the C channels and its buffer (C x cfo_len cf32: nfft / 2 where s->cfo_half and the odd
+   * bins' twiddle table fits the peak kernel's shared memory, else nfft).
    * Called again, it replaces them; destroy frees them. */
   prx_status (*cfo_setup)(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);
   /* The CFO stage (qpsk_batch.c's stage_cfo) for one span of every channel: channel c's
