@@ -684,7 +684,8 @@ static prx_status d_row_copy(prx_cf32 *w, size_t stride, const int64_t *ops, siz
   return PRX_OK;
 }
 
-/* the serial passes (qpsk_serial.h): each channel's thread of their kernels, in turn */
+/* the serial passes (qpsk_serial.h): the level kernel's warp per channel as a team of one lane
+ * (qpsk_sr_level_ch: the same values), each channel in turn */
 static void r_level(const em_op *o) {
   for (size_t c = 0; c < o->z[0]; c++)
     qpsk_sr_level_ch(&o->cf, c, o->z[1], o->i[0], o->i[1], o->c[0], o->q[0], o->q[1], o->q[2]);
