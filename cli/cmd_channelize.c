@@ -1523,10 +1523,11 @@ static int stream(run_state *r) {
     r->nonfinite_out += r->ws[w].nonfinite_out;
     r->saturated += r->ws[w].saturated;
   }
-  if (r->stop_seen && rc < 0) rc = 130;
-  if (rc == 130)
+  if (r->stop_seen && rc < 0) { /* (cli_pipe_run said so where it saw the stop itself) */
+    rc = 130;
     fprintf(stderr, "polyrx %s: interrupted: stopping after %llu input samples\n", CMD,
             (unsigned long long)r->n_in);
+  }
   if (res.failed == PRX_PIPE_WRITE) r->fatal = 1;
   if (rc < 0 && r->n_failed) rc = 1;
   return rc;

@@ -176,6 +176,8 @@ fifo_sigterm_run in.ci16 sig/ch0003.sigmf-data \
   "$POLYRX" channelize -i fifo -F ci16 -s 16k -K 4 --block 1000 -o sig -q
 rc=$?
 [ $rc = 130 ] || fail "SIGTERM: exit status $rc, expected 130: $(cat err.txt)"
+[ "$(grep -c 'interrupted: stopping after' err.txt)" = 1 ] ||
+  fail "SIGTERM: the stop said $(grep -c 'interrupted: stopping after' err.txt) times: $(cat err.txt)"
 grep -q '"polyrx:input_samples":[[:space:]]*3000' sig/ch0000.sigmf-meta 2>/dev/null ||
   fail "SIGTERM: the samples read were not all written and described"
 [ "$(stat -c %s sig/ch0000.sigmf-data 2>/dev/null)" = $((8 * 1500)) ] ||
