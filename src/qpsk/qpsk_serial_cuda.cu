@@ -120,11 +120,14 @@ __global__ void phase_kernel(qpsk_ph_args a, size_t C) {
   if (lane == 0) qpsk_ph_span_end(&a, c, &tl[w]);
 }
 
+/* the thread blocks of a launch over C channels, kWarps a block */
+unsigned grid_of(size_t C) { return (unsigned)((C + kWarps - 1) / kWarps); }
+
 prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
                  const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_om_in *omi,
                  void *stream) {
-  level_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
-      *cf, C, nb, s, g_hi, mom, st, sp, omi);
+  level_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, g_hi, mom, st,
+                                                                     sp, omi);
   return launched("qpsk serial level");
 }
 
@@ -132,7 +135,7 @@ prx_status timing(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, in
                   int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
                   qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb, int64_t *w0,
                   int64_t *ops, qpsk_cfo_in *cfi, void *stream) {
-  const unsigned grid = (unsigned)((C + kWarps - 1) / kWarps);
+  const unsigned grid = grid_of(C);
   const size_t shm = kWarps * nb * (sizeof(qpsk_om_out) + sizeof(qpsk_serial_blk));
   if (shm <= kStageMax)
     timing_kernel<true><<<grid, 32 * kWarps, shm, (cudaStream_t)stream>>>(
@@ -146,8 +149,8 @@ prx_status timing(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, in
 prx_status nco(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t b0,
                const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
                qpsk_mf_block *mb, void *stream) {
-  nco_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(
-      *cf, C, nb, s, b0, co, st, sp, mb);
+  nco_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, b0, co, st, sp,
+                                                                   mb);
   return launched("qpsk serial nco");
 }
 
@@ -160,8 +163,7 @@ prx_status phase(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int fir
     return prx_fail(PRX_ERR_INVALID, "qpsk serial phase: %zu blocks a span (at most %d)", nb,
                     QPSK_SR_MAXB);
   qpsk_ph_args a = {L, diff, first, Lmax, nb, sums, mom, bad, tb, sp, sym, st, po, ob, off};
-  phase_kernel<<<(unsigned)((C + kWarps - 1) / kWarps), 32 * kWarps, 0, (cudaStream_t)stream>>>(a,
-                                                                                                C);
+  phase_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(a, C);
   return launched("qpsk serial phase");
 }
 
