@@ -36,7 +36,6 @@
  */
 
 #include "bench_clock.h"
-#include "chan/chan_internal.h"
 #include "pipeline/pipeline.h"
 #include "polyrx.h"
 
@@ -133,17 +132,15 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
 
 /* `polyrx channelize`'s CPU block (cli/cmd_channelize.c, choose_block): 2^18 under 8 cores
  * (fewer than 4 writers), else the largest of 2^16 down to a whole FFT batch whose 3 output
- * slots fit its compute workers' caches (prx_pipe_cache_block); with all cores (threads 0) the
- * command's workers are the cores its reader and 4 or 8 writers leave. */
+ * slots fit its compute workers' caches (prx_pipe_chan_cpu_block, the command's rule); with all
+ * cores (threads 0) the command's workers are the cores its reader and 4 or 8 writers leave. */
 static size_t command_block(unsigned K, unsigned D, unsigned n_sel, int threads) {
   int cores = prx_cpu_count();
   if (cores < 8) return (size_t)1 << 18;
   int writers = cores >= 16 ? 8 : 4;
   if ((unsigned)writers > n_sel) writers = (int)n_sel;
   int workers = threads ? threads : cores - 1 - writers > 1 ? cores - 1 - writers : 1;
-  size_t least = prx_chan_cpu_batch_outputs(K) * D;
-  return prx_pipe_cache_block((size_t)1 << 16, least < 4096 ? 4096 : least, 8.0 * n_sel / D, 3,
-                              workers);
+  return prx_pipe_chan_cpu_block((size_t)1 << 16, K, D, n_sel, 3, workers);
 }
 
 /* BENCH_CHAN_READER and BENCH_CHAN_BUSY: a thread that reads each block's outputs once compute

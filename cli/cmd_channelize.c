@@ -34,7 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chan/chan_internal.h"
 #include "chan_power.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
@@ -679,7 +678,7 @@ static cli_alignment alignment(const run_state *r) {
 /* The default block. On the CPU, with 4 writers or more (8 cores or more: the stages each on
  * cores of their own), the largest of 2^16 samples down to a whole FFT batch whose OUT_DEPTH
  * output slots, shared among the channelizer's workers, fit half a core's L2
- * (prx_pipe_cache_block; K = 1024 with all channels: 2^14 with one worker, 2^15 with two, 2^16
+ * (prx_pipe_chan_cpu_block; K = 1024 with all channels: 2^14 with one worker, 2^15 with two, 2^16
  * with all cores or with 64 channels): larger blocks are slower there (bench/RESULTS.md,
  * "channelize on 16 cores", sixth to ninth sessions). With fewer writers, 2^18: the stages
  * share the cores, and each block's hand-overs cost context switches (the 2-core VM, one worker:
@@ -690,13 +689,9 @@ static cli_alignment alignment(const run_state *r) {
  * than their transfers save at this length). */
 static size_t choose_block(prx_backend backend, size_t K, size_t D, size_t n_sel, int n_writers,
                            int workers) {
-  if (backend != PRX_BACKEND_CUDA) {
-    if (n_writers < 4) return DEFAULT_BLOCK;
-    /* whole FFT batches per call (D input samples an output) */
-    size_t least = prx_chan_cpu_batch_outputs(K) * D;
-    return prx_pipe_cache_block(SMALL_BLOCK, least < 4096 ? 4096 : least,
-                                8.0 * (double)n_sel / (double)D, OUT_DEPTH, workers);
-  }
+  if (backend != PRX_BACKEND_CUDA)
+    return n_writers < 4 ? DEFAULT_BLOCK
+                         : prx_pipe_chan_cpu_block(SMALL_BLOCK, K, D, n_sel, OUT_DEPTH, workers);
   size_t fit = GPU_BUDGET / (OUT_DEPTH * 8 * (n_sel ? n_sel : 1)) * D;
   size_t block = fit < GPU_BLOCK ? fit : GPU_BLOCK;
   return block < DEFAULT_BLOCK ? DEFAULT_BLOCK : block > MAX_BLOCK ? MAX_BLOCK : block;

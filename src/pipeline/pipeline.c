@@ -15,6 +15,7 @@
  * readers' claims and hand-over (several readers) and the first error. */
 #include "pipeline.h"
 
+#include "../chan/chan_internal.h"
 #include "../core/internal.h"
 #include "../io/io_internal.h"
 
@@ -96,6 +97,13 @@ size_t prx_pipe_cache_block(size_t max_block, size_t min_block, double out_bytes
   size_t b = max_block;
   while (b / 2 >= min_block && (double)b * per_worker > (double)PRX_PIPE_CACHE_BYTES) b /= 2;
   return b;
+}
+
+size_t prx_pipe_chan_cpu_block(size_t max_block, size_t K, size_t D, size_t n_sel, int out_depth,
+                               int workers) {
+  size_t least = prx_chan_cpu_batch_outputs(K) * D; /* whole FFT batches per call */
+  return prx_pipe_cache_block(max_block, least < 4096 ? 4096 : least,
+                              8.0 * (double)n_sel / (double)D, out_depth, workers);
 }
 
 prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n) {
