@@ -976,16 +976,20 @@ static void *opener(void *arg) {
   return NULL;
 }
 
+/* Non-zero when output s's recording is created (its opener's count past it). */
+static int is_opened(run_state *r, size_t s) {
+  const opener_state *op = &r->op[s % (size_t)r->n_openers];
+  return atomic_load_explicit(&op->opened, memory_order_acquire) >= s / (size_t)r->n_openers + 1;
+}
+
 /* Waits until output s's recording is created; non-zero when it cannot be (reported). */
 static int wait_opened(run_state *r, size_t s) {
-  opener_state *op = &r->op[s % (size_t)r->n_openers];
-  size_t need = s / (size_t)r->n_openers + 1;
-  if (atomic_load_explicit(&op->opened, memory_order_acquire) >= need) return 0;
+  if (is_opened(r, s)) return 0;
+  const opener_state *op = &r->op[s % (size_t)r->n_openers];
   pthread_mutex_lock(&r->open_lock);
-  while (atomic_load_explicit(&op->opened, memory_order_acquire) < need && !op->done)
-    pthread_cond_wait(&r->open_cv, &r->open_lock);
+  while (!is_opened(r, s) && !op->done) pthread_cond_wait(&r->open_cv, &r->open_lock);
   pthread_mutex_unlock(&r->open_lock);
-  return atomic_load_explicit(&op->opened, memory_order_acquire) < need;
+  return !is_opened(r, s);
 }
 
 /* Waits until every opener has finished; non-zero when a recording could not be created. */
@@ -1238,12 +1242,6 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
   }
   *ms += tick(r) - t;
   return st;
-}
-
-/* Non-zero when output s's recording is created (wait_opened without the wait). */
-static int is_opened(run_state *r, size_t s) {
-  const opener_state *op = &r->op[s % (size_t)r->n_openers];
-  return atomic_load_explicit(&op->opened, memory_order_acquire) >= s / (size_t)r->n_openers + 1;
 }
 
 /* Keeps output s's row of k outputs (y, in the slot) in writer w's hold, packed as it will be
