@@ -133,13 +133,9 @@ prx_pipe_config prx_pipe_config_default(void);
 
 /* The bytes of output slots in flight that one compute worker's core is to keep in its own
  * cache: half the 2 MiB L2 of the GPU host's cores, the rest left to the input blocks and the
- * compute stage's own state. The model, that a worker whose slots exceed it fetches every output
- * line again to write it, rests on one measurement (bench/RESULTS.md, "channelize on 16 cores":
- * the library with its outputs in 3 buffers of 1.06 MiB in turn 1.30-1.61x slower than in 1)
- * that did not show again in a later call (2.5 % slower in those buffers, 6 % in 3 of 0.28 MiB:
- * "channelize on 16 cores, ninth session"); what that call shows is the command with one worker
- * in the block this gives (2^14) within the host's noise of 2^16, its compute in the
- * channelizer 10 % lower in the median. */
+ * compute stage's own state, so that the worker does not fetch its output lines back to write
+ * them again. The measurements behind it, and how far they hold on that host: bench/RESULTS.md,
+ * "channelize on 16 cores" (seventh to tenth sessions). */
 #define PRX_PIPE_CACHE_BYTES ((size_t)1 << 20)
 
 /* The largest block, max_block halved down to min_block at most, whose out_depth output slots
