@@ -383,7 +383,7 @@ int main(int argc, char **argv) {
           qpsk_mf_block *mr = malloc(nb * sizeof *mr);
           memcpy(mr, mb, nb * sizeof *mr);
           for (size_t i = 0; i < nb; i++)
-            mr[i].t.R = P ? qpsk_run_length(mr[i].t.d, mr[i].t.k1 - mr[i].t.k0, 8 * (int64_t)P) : 0;
+            mr[i].t.R = qpsk_mf_run_length(mr[i].t.d, mr[i].t.k1 - mr[i].t.k0, P);
           cudaMemcpy((void *)b.mb, mr, nb * sizeof *mr, cudaMemcpyHostToDevice);
           t[K_MFRUNS] = time_it(&b, K_MF);
           hash[1] = mf_hash(&b, mr, nb, Lmax);

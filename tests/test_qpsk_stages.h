@@ -470,7 +470,7 @@ static void probe_fn(void *ctx, const prx_qpsk *q) {
     p->mb.t.b = bk->b;
     p->mb.t.k0 = bk->k0;
     p->mb.t.k1 = bk->k1;
-    p->mb.t.R = P ? qpsk_run_length(bk->d, n, 8 * (int64_t)P) : 0;
+    p->mb.t.R = qpsk_mf_run_length(bk->d, n, P);
     p->mb.t.tau = bk->tau;
     p->mb.t.d = bk->d;
     int64_t lo, hi;

@@ -593,7 +593,7 @@ static void task_timing(void *ctx, size_t c) {
     mb->t.b = bk->b;
     mb->t.k0 = bk->k0;
     mb->t.k1 = bk->k1;
-    mb->t.R = g->scf.P ? qpsk_run_length(bk->d, n, 8 * (int64_t)g->scf.P) : 0;
+    mb->t.R = qpsk_mf_run_length(bk->d, n, g->scf.P);
     mb->t.tau = bk->tau;
     mb->t.d = bk->d;
     g->h_w0[o + j] = w0;

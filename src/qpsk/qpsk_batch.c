@@ -136,13 +136,6 @@ static inline double instant(const prx_qpsk *q, const qpsk_blk *bk, double k) {
   return (1 + bk->d) * (k + bk->tau) - bk->d * Cb;
 }
 
-/* runs of symbols that take one timing value: the largest length (a multiple of `unit`) whose
- * instants stay within 0.005 symbol of the run's centre timing; the whole block when the drift
- * is that small over it, 0 when even `unit` symbols drift more */
-static int64_t run_length(const qpsk_blk *bk, int64_t n, int64_t unit) {
-  return qpsk_run_length(bk->d, n, unit);
-}
-
 /* ---- stages x4 and cfo: 4th power at the symbol instants, its spectrum, peak, refinement ---- */
 
 static void stage_x4(void *ctx, size_t i) {
@@ -159,7 +152,7 @@ static void stage_x4(void *ctx, size_t i) {
     const qpsk_blk *bk = &q->blks[t];
     if (bk->span != (int)i) continue;
     int64_t n = bk->k1 - bk->k0;
-    int64_t R = run_length(bk, n, 1);
+    int64_t R = qpsk_run_length(bk->d, n, 1);
     if (R < 1) R = 1;
     for (int64_t ka = bk->k0; ka < bk->k1; ka += R) {
       int64_t m = bk->k1 - ka < R ? bk->k1 - ka : R;
@@ -237,7 +230,7 @@ static void stage_mf(void *ctx, size_t t) {
    * the fractional phase, 8 outputs per period); where the clock drifts too fast for runs of
    * 8 P, every instant is placed exactly */
   const unsigned P = qpsk_phase_period(q->sps);
-  int64_t R = P ? run_length(bk, n, 8 * (int64_t)P) : 0;
+  int64_t R = qpsk_mf_run_length(bk->d, n, P);
   /* the window goes 0..3 samples into the (64-byte aligned) scratch so that the first output's
    * taps read from a 32-byte boundary: where the outputs are a multiple of 4 samples apart
    * (sps 4, 8, 12, ...), no load of the filter's shared-tap kernel then straddles two cache

@@ -585,7 +585,7 @@ QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
       m->t.b = b0 + (int64_t)j;
       m->t.k0 = bk->k0;
       m->t.k1 = bk->k1;
-      m->t.R = cf->P ? qpsk_run_length(bk->d, n, 8 * (int64_t)cf->P) : 0;
+      m->t.R = qpsk_mf_run_length(bk->d, n, cf->P);
       m->t.tau = bk->tau;
       m->t.d = bk->d;
       w0[j] = w;

@@ -756,6 +756,13 @@ QPSK_HD int64_t qpsk_run_length(double d, int64_t n, int64_t unit) {
   return (int64_t)(0.01 / dd) / unit * unit;
 }
 
+/* The matched filter's runs of one timing for a block of n symbols at clock slope d: multiples of
+ * 8 P symbols (P the fractional phase's period, qpsk_phase_period: outputs P apart share their
+ * taps), 0 where there is no period (every instant placed exactly). */
+QPSK_HD int64_t qpsk_mf_run_length(double d, int64_t n, unsigned P) {
+  return P ? qpsk_run_length(d, n, 8 * (int64_t)P) : 0;
+}
+
 /* Cubic Lagrange (Farrow) coefficients for points at offsets -1, 0, 1, 2 and mu in [0, 1). */
 QPSK_HD void qpsk_farrow_of(double mu, float c[4]) {
   c[0] = (float)(-mu * (mu - 1) * (mu - 2) / 6);
