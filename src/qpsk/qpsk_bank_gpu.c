@@ -1162,13 +1162,19 @@ static prx_status ring_keep(prx_qpsk_bank_gpu *g, int64_t keep, const void *ext,
   return ring_put(g, g->n_total, ext, ext_base, ext_pitch, stream);
 }
 
+/* Whether span s reads nothing before the stream's sample ext_base (no stage reads before the
+ * stream's start, where its window's start is negative). */
+static int span_from(const prx_qpsk *q, int64_t s, int64_t ext_base) {
+  int64_t lo, end;
+  qpsk_span_need(q, s, &lo, &end);
+  return (lo < 0 ? 0 : lo) >= ext_base;
+}
+
 /* span s's rows: the chunk in place where the span's input lies in it (ext: the stream's sample
  * ext_base at ext), else the ring */
 static void span_rows(prx_qpsk_bank_gpu *g, const prx_qpsk *q, int64_t s, const void *ext,
                       int64_t ext_base, size_t ext_pitch, const void **rows, size_t *stride) {
-  int64_t lo, end;
-  qpsk_span_need(q, s, &lo, &end);
-  if (ext && (lo < 0 ? 0 : lo) >= ext_base) { /* (no stage reads before the stream's start) */
+  if (ext && span_from(q, s, ext_base)) {
     *rows = at_sample(ext, ext_base, g->sz);
     *stride = ext_pitch;
   } else {
@@ -1317,7 +1323,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
     for (int64_t s = g->next;; s++) {
       int64_t lo, end;
       qpsk_span_need(q0, s, &lo, &end);
-      if (end > g->n_total || (lo < 0 ? 0 : lo) >= ext_base) break;
+      if (end > g->n_total || span_from(q0, s, ext_base)) break;
       if (end > upto) upto = end;
     }
     if (ext) TRY(ring_put(g, upto, ext, ext_base, ext_pitch, stream));
