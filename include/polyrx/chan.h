@@ -55,8 +55,9 @@ typedef struct {
   int stream_out;        /* CPU backend: non-zero writes the outputs with streaming
                             (non-temporal) stores, which go to memory without fetching the
                             lines or keeping them in this core's caches: for outputs that
-                            other threads read later (the command's writers), not this thread
-                            soon. The same values; other backends ignore it. Default 0 */
+                            go to memory (every channel's whole output), not for a buffer
+                            reused every call, which the caches keep (bench/RESULTS.md). The
+                            same values; other backends ignore it. Default 0 */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);
