@@ -1,16 +1,14 @@
 /* The CFO stage of the demodulator bank on the GPU (qpsk_stages_cuda.h, entries cfo_setup and
- * cfo): per channel, the estimation window of 4th-power values zero-padded in a row of len points
- * (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point spectrum), where
- * x4 has not written it there already (cfo_feed) copied from the w rows, one batched cuFFT over
- * them, then one thread block per channel: the peak over |nu| <= max_nu (a block reduction, the
- * first of equal powers winning; with half the transform, the two odd bins beside it summed
- * directly over the window and the best of the three), the refinement's start on the 1/8-bin
- * grid, the run sums of the refinement (one thread per run of QPSK_REFINE_D values, the window
- * staged through shared memory; with half the transform of nfft >= ONE_READ_NFFT points, read
- * once for the odd bins and the run sums: one_read_pass) and Newton's steps on them (the block:
- * 128 run sums at the usual span, one a thread), the per-output arithmetic being
- * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation
- * evaluated directly; with the window read once, the run sums from their moments). */
+ * cfo): per channel, the estimation window of 4th-power values copied zero-padded into a row of
+ * len points (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point
+ * spectrum), one batched cuFFT over them, then one thread block per channel: the peak over
+ * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
+ * the two odd bins beside it summed directly over the window and the best of the three), the
+ * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
+ * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
+ * block: 128 run sums at the usual span, one a thread), the per-output arithmetic being
+ * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
+ * directly). */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -201,103 +199,14 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
   }
 }
 
-/* the twiddle table's length rounded up to an even count (the one-read tile after it 16-byte
- * aligned) */
-__host__ __device__ static size_t one_tab_len(unsigned nfft) {
-  return ((size_t)twiddle_tab_len(nfft) + 1) & ~(size_t)1;
-}
-
-/* The window read once for both the odd bins and the refinement's run sums (one_read: half the
- * transform, nfft >= ONE_READ_NFFT, one run a thread): the odd bins need the peak's bin b, the run
- * sums the start nu0 that the odd bins decide, so the pass sums each run at the even bin's
- * frequency fe = 2 b / nfft instead, as moments about the run's middle lc = (D - 1) / 2: m_p =
- * sum_l v_l exp(-j 2 pi fe l) (l - lc)^p, p < ONE_READ_P, and the run's sum at nu0 = fe + dl
- * (|dl| <= 3 / (2 nfft): the start is the vertex through three bins about 2b - 1, 2b or 2b + 1)
- * follows as exp(-j 2 pi dl lc) sum_p (-j 2 pi dl)^p / p! m_p, whose first term left out is
- * below x^P / P! of the sum, x = 2 pi dl lc <= 3 pi lc / nfft: 5e-10 at nfft 8192 (float's
- * rounding of the sums is 6e-8). Each thread: its run (g = threadIdx.x) from the tile, its odd
- * bins' terms (the table's twiddles, as odd_bins_part_pow2) into odd[4], its moments into mom. */
-#define ONE_READ_NFFT 8192
-#define ONE_READ_P 5
-#define ONE_TILE 4
-typedef float2 one_tile[ONE_TILE + 1];
-__device__ static void one_read_pass(const prx_cf32 *win, size_t n, size_t m, unsigned nfft,
-                                     int64_t mm, int64_t mp, const float2 *tab, const float *tr,
-                                     const float *ti, one_tile *tile, float odd[4],
-                                     float2 mom[ONE_READ_P]) {
-  const float2 *w2 = (const float2 *)win;
-  const unsigned um = (unsigned)mm, up = (unsigned)mp;
-  const float half_nfft = 0.5f * (float)nfft, lc = 0.5f * (QPSK_REFINE_D - 1);
-  const size_t g = threadIdx.x, k0 = g * QPSK_REFINE_D;
-  const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
-  for (unsigned l0 = 0; l0 < QPSK_REFINE_D; l0 += ONE_TILE) {
-    float2 vb[ONE_TILE];
-#pragma unroll
-    for (unsigned u = 0; u < ONE_TILE; u++) {
-      const unsigned i = threadIdx.x + u * PEAK_THREADS;
-      const size_t k = (i / ONE_TILE) * QPSK_REFINE_D + l0 + i % ONE_TILE;
-      vb[u] = k < n ? w2[k] : make_float2(0, 0);
-    }
-#pragma unroll
-    for (unsigned u = 0; u < ONE_TILE; u++) {
-      const unsigned i = threadIdx.x + u * PEAK_THREADS;
-      tile[i / ONE_TILE][i % ONE_TILE] = vb[u];
-    }
-    __syncthreads();
-#pragma unroll
-    for (unsigned l = 0; l < ONE_TILE; l++)
-      if (l0 + l < len) {
-        const float2 v = tile[threadIdx.x][l];
-        const unsigned t = (unsigned)k0 + l0 + l;
-        float as, ac, bs, bc;
-        twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
-        twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
-        odd[0] += v.x * ac + v.y * as;
-        odd[1] += v.y * ac - v.x * as;
-        odd[2] += v.x * bc + v.y * bs;
-        odd[3] += v.y * bc - v.x * bs;
-        const float ur = v.x * tr[l0 + l] - v.y * ti[l0 + l],
-                    ui = v.x * ti[l0 + l] + v.y * tr[l0 + l];
-        const float d = (float)(l0 + l) - lc;
-        float q = 1;
-#pragma unroll
-        for (int pw = 0; pw < ONE_READ_P; pw++) {
-          mom[pw].x = fmaf(ur, q, mom[pw].x);
-          mom[pw].y = fmaf(ui, q, mom[pw].y);
-          q *= d;
-        }
-      }
-    __syncthreads();
-  }
-}
-
-/* a run's sum at fe + dl from its moments (one_read_pass), turned as qpsk_refine_turn turns it */
-__device__ static prx_cf32 one_read_run(const float2 mom[ONE_READ_P], double dl, double nu0,
-                                        size_t n, size_t k0) {
-  const double two_pi = 6.283185307179586476925286766559, lc = 0.5 * (QPSK_REFINE_D - 1);
-  /* sum_p z^p / p! m_p, z = -j 2 pi dl, by Horner's rule from the last */
-  const double z = -two_pi * dl;
-  double sr = 0, si = 0;
-#pragma unroll
-  for (int pw = ONE_READ_P - 1; pw >= 0; pw--) {
-    /* (sr + j si) (j z) / (pw + 1) + m_pw */
-    const double a = -si * z / (pw + 1), b = sr * z / (pw + 1);
-    sr = a + mom[pw].x;
-    si = b + mom[pw].y;
-  }
-  const double c = cos(-two_pi * dl * lc), sn = sin(-two_pi * dl * lc);
-  return qpsk_refine_turn((float)(sr * c - si * sn), (float)(sr * sn + si * c), nu0, n, k0);
-}
-
 /* One thread block per channel (see the file's comment); dynamic shared memory (peak_smem): the
  * run sums (S / QPSK_REFINE_D rounded up, cf32), then the odd bins' twiddle table (with half the
- * transform) and, after it, the run sums' tile in the same bytes (one: the window read once,
- * one_read_pass, its tile after the table). spec_all: C rows of len points, the nfft-point
- * spectrum (len == nfft) or its even bins (len == nfft / 2). */
+ * transform) and, after it, the run sums' tile in the same bytes. spec_all: C rows of len points,
+ * the nfft-point spectrum (len == nfft) or its even bins (len == nfft / 2). */
 __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                          const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
-                         double max_nu, int one, qpsk_cfo_out *out) {
+                         double max_nu, qpsk_cfo_out *out) {
   extern __shared__ float2 dyn[];
   prx_cf32 *runs = (prx_cf32 *)dyn;
   float2 *scratch = dyn + peak_runs_len(S);
@@ -366,42 +275,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
     }
   }
   __syncthreads();
-  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  if (one) {
-    /* the odd bins and the run sums' moments at the even bin's frequency fe in one pass
-     * (one_read_pass), then the start from the odd bins and each run's sum at it */
-    const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
-    const double fe = (double)(e <= (int64_t)nfft / 2 ? e : e - (int64_t)nfft) / (double)nfft;
-    for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += PEAK_THREADS)
-      qpsk_refine_tab(fe, l, &tr[l], &ti[l]);
-    __syncthreads();
-    float acc[4] = {0, 0, 0, 0};
-    float2 mom[ONE_READ_P];
-#pragma unroll
-    for (int q = 0; q < ONE_READ_P; q++) mom[q] = make_float2(0, 0);
-    one_read_pass(win, n, m, nfft, mm, mp, scratch, tr, ti,
-                  (one_tile *)(scratch + one_tab_len(nfft)), acc, mom);
-    for (int q = 0; q < 4; q++) {
-      double d = acc[q];
-      for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
-      if (lane == 0) odd_s[warp][q] = d;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      double x[4] = {0, 0, 0, 0};
-      for (unsigned k = 0; k < PEAK_THREADS / 32; k++)
-        for (int q = 0; q < 4; q++) x[q] += odd_s[k][q];
-      const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
-      nu0_s =
-          qpsk_peak_start_half(spec, nfft, qpsk_peak_kmax(max_nu, nfft), peak_b, peak_p, xm, xp);
-    }
-    __syncthreads();
-    const double nu0 = nu0_s;
-    double dl = nu0 - fe;
-    dl -= rint(dl);
-    if (threadIdx.x < m)
-      runs[threadIdx.x] = one_read_run(mom, dl, nu0, n, (size_t)threadIdx.x * QPSK_REFINE_D);
-  } else if (half) {
+  if (half) {
     /* the odd bins 2b - 1 and 2b + 1 of the nfft-point spectrum: each thread's share of the
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
@@ -424,13 +298,12 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
     __syncthreads();
   }
   const double nu0 = nu0_s;
-  if (!one) {
-    /* the refinement's run sums */
-    for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += PEAK_THREADS)
-      qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
-    __syncthreads();
-    if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
-  }
+  /* the refinement's run sums */
+  for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += PEAK_THREADS)
+    qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
+  __syncthreads();
+  const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
+  if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
   __syncthreads();
   /* Newton's steps over the block: each thread a share of the run sums (qpsk_refine_part, one
    * run a thread at the usual span), the sums over each warp by a butterfly, then the warps'
@@ -494,20 +367,6 @@ static size_t peak_smem(unsigned S, unsigned nfft, int half) {
                tab = (size_t)twiddle_tab_len(nfft) * sizeof(float2);
   return peak_runs_len(S) * sizeof(float2) + (half && tab > tile ? tab : tile);
 }
-/* the window read once (one_read_pass) with half the transform: nfft large enough for its
- * moments (ONE_READ_NFFT) and one run a thread; its shared memory: the run sums, the table, its
- * tile */
-static int peak_one(unsigned S, unsigned nfft, int half) {
-  return half && nfft >= ONE_READ_NFFT &&
-         ((size_t)S + QPSK_REFINE_D - 1) / QPSK_REFINE_D <= PEAK_THREADS;
-}
-static size_t peak_smem_of(unsigned S, unsigned nfft, int half) {
-  if (!peak_one(S, nfft, half)) return peak_smem(S, nfft, half);
-  const size_t s1 = peak_runs_len(S) * sizeof(float2) + one_tab_len(nfft) * sizeof(float2) +
-                    PEAK_THREADS * sizeof(one_tile);
-  const size_t s0 = peak_smem(S, nfft, half);
-  return s1 > s0 ? s1 : s0;
-}
 
 prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
   cfo_release(s);
@@ -523,9 +382,9 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   /* half the transform (cfo_half) where the odd bins' twiddle table fits the peak kernel's shared
    * memory beside the run sums (spans up to 2^16 symbols on the H200), else the whole transform,
    * whose peak needs no table (nfft >= 2 S: len >= S) */
-  const int half = s->cfo_half && peak_smem_of(S, nfft, 1) + 4096 <= (size_t)smem_max;
+  const int half = s->cfo_half && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
   const unsigned len = half ? nfft / 2 : nfft;
-  if (peak_smem_of(S, nfft, half) + 4096 > (size_t)smem_max)
+  if (peak_smem(S, nfft, half) + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "CUDA demodulator stages: a span of %u symbols is too "
                     "long for the CFO stage's shared memory",
@@ -569,10 +428,8 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
-  const int half = len < nfft;
-  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem_of(s->cfo_S, nfft, half), stream>>>(
-      w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, peak_one(s->cfo_S, nfft, half),
-      out);
+  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
+      w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;
 }
