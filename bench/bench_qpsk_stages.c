@@ -4,7 +4,8 @@
  * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
- * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
+ * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out;
+ * x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies the windows);
  * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and pre_om without their sliding filter (pre_unslid, pre_om_unslid: the four- and
