@@ -1234,8 +1234,10 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   const size_t C = g->C;
   double t0 = prx_now();
   if (!out_dev || !in_dev) stream = g->stream;
-  if (flush) n_in = 0;
   const int keeps = kept != QPSK_BANK_RING && in_dev; /* the caller's rows keep the history */
+  if (flush && n_in && !keeps)
+    return prx_fail(PRX_ERR_INTERNAL,
+                    "CUDA bank: a flush brings samples only in rows that keep the history");
   if (!keeps || !in) kept = 0;
   /* the stream's samples this call's spans may read from before the chunk, [ring_base,
    * n_total): the ring holds [ring_base, ring_end), the caller's rows the kept ones before the
@@ -1275,7 +1277,9 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   }
   /* where the outputs go */
   g->hf = host_finish(b, out);
-  const size_t cap = g->hf ? prx_qpsk_bank_max_symbols(b, n_in, flush) : 0; /* (host rows' room) */
+  const size_t cap = !g->hf  ? 0 /* (host rows' room) */
+                     : flush ? prx_qpsk_bank_gpu_end_symbols(b, n_in)
+                             : prx_qpsk_bank_max_symbols(b, n_in, 0);
   uint8_t *bits = NULL;
   size_t bits_stride = 0;
   if (g->hf) {
@@ -1375,6 +1379,26 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
 
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) { return g ? g->hist_need : 0; }
 
+size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in) {
+  if (!b || !b->drv) return 0;
+  /* prx_qpsk_flush_max_symbols at n_total + n_in, less the pending spans' (they ran) */
+  const prx_qpsk *q = b->ch[0];
+  const double n_sym = (double)(q->n_total + (int64_t)n_in) / q->sps;
+  const int64_t left = qpsk_count_below(n_sym, (double)q->L) - q->next_span * (int64_t)q->B;
+  const size_t m = left > 0 ? (size_t)left * q->Lmax : 0;
+  const size_t p = prx_qpsk_bank_gpu_pending_symbols(b->drv);
+  return m > p ? m - p : 0;
+}
+
+int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in) {
+  if (!b || !b->drv) return 1;
+  /* run_call's first span: the channels' next, after the pending spans */
+  const prx_qpsk *q = b->ch[0];
+  int64_t lo, end;
+  qpsk_span_need(q, q->next_span + (int64_t)b->drv->np, &lo, &end);
+  return end <= q->n_total + (int64_t)n_in;
+}
+
 prx_status prx_qpsk_bank_gpu_prepare(prx_qpsk_bank_gpu *g, const prx_qpsk_bank_out *out) {
   if (!g || !out || g->np) return PRX_OK; /* (pending spans: the call settles them first) */
   return phase_side(g, g->gser && g->gph_ok && g->gph_on && !host_finish(g->bank, out));
@@ -1414,6 +1438,14 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
   return 0;
 }
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
+size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in) {
+  (void)b, (void)n_in;
+  return 0;
+}
+int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in) {
+  (void)b, (void)n_in;
+  return 1;
+}
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) {
   (void)g;
   return 0;
