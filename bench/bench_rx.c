@@ -29,8 +29,9 @@
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
  *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu", and its parts
  *   (fl_chan_ms: the channelizer's tail queued; fl_banks_ms: the banks' one call for the
- *   stream's end, with its waits for the device fl_wait_ms and serial passes fl_serial_ms;
- *   fl_back_ms: the bits back and delivered); the row window's moves (the banks' history to the
+ *   stream's end; fl_back_ms: the bits back, the banks' last reports settled beside that copy,
+ *   the bits delivered; the banks' waits for the device fl_wait_ms and serial passes
+ *   fl_serial_ms in the two); the row window's moves (the banks' history to the
  *   window's start) and, in the split, their time waited for (move_s, part of chan_s);
  * - "rx_gpu_trace": a run in blocks of 2^22 with 64 carriers and one with all 1024 channels, each
  *   the second run of its receiver (the first untraced), with the receiver's per-call trace (host

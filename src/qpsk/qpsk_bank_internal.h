@@ -149,6 +149,12 @@ size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g);
 /* The symbols per channel that a flush bringing n_in more samples writes at most (NULL or no
  * driver: 0). */
 size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in);
+/* The next call, where it is a flush whose spans' bits the device decides, leaves its end to the
+ * caller: it returns with the counts and the bits in place, and prx_qpsk_bank_gpu_end (or any
+ * later call, settle or reset) then writes its spans' reports into the channels and resets their
+ * streams, so that the caller's copy of the bits runs beside that host work (the receiver's). */
+void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g);
+void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g);
 /* Whether a call with n_in more samples (not a flush) runs a span, i.e. completes symbols (no
  * driver: 1). */
 int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in);

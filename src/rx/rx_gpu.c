@@ -836,6 +836,7 @@ static prx_status end_banks(prx_rx *rx, size_t p, size_t n_in, size_t kept) {
     if (rx->cfg.llrs)
       TRY(dgrow(G, (void **)&o->d_llrs[G->set], &o->d_llr_cap[G->set], llr_bytes(g)));
     prx_qpsk_bank_out out = device_out(rx, i);
+    prx_qpsk_bank_gpu_hold_end(g->bank->drv); /* (its reports beside the bits' copy) */
     TRY(prx_qpsk_bank_gpu_run(g->bank, G->d_win + g->first_row * G->wstride + p, G->wstride, n_in,
                               kept, 1, 1, &out, 1, G->s_demod));
   }
@@ -885,6 +886,8 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   G->pos = G->bank_end = 0;                /* the next stream starts at the window's start */
   double t2 = prx_now();
   TRY(after_banks(rx, NULL));
+  /* the banks' reports and their streams' end while the bits come back */
+  for (size_t i = 0; i < rx->n_groups; i++) prx_qpsk_bank_gpu_end(rx->g[i].bank->drv);
   TRY(deliver_pending(rx));
   TRY(G->dev->sync(G->s_demod));
   double t3 = prx_now(), w1, s1;

@@ -60,9 +60,9 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
 /* The flushes' wall time since create or reset, seconds, host clock: t[0] the channelizer's
  * tail queued (and the last execute's deferred bank call where it could not join the flush's),
  * t[1] the banks' call for the stream's end (the last batch where execute deferred it, the tail,
- * the flush: its waits for the device, its serial passes, the reports settled), t[2] the bits
- * back and delivered; t[3], t[4]: the banks' waits for the device and serial passes within
- * them. */
+ * the flush: its waits for the device, its serial passes), t[2] the bits back, the banks' reports
+ * of the last spans settled beside that copy, and the bits delivered; t[3], t[4]: the banks'
+ * waits for the device and serial passes in t[1] and t[2]. */
 void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
