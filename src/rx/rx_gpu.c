@@ -29,12 +29,16 @@
  * where a batch completed symbols, for the bits of the batch before (their copy long done): a
  * batch's bits come back into pinned host rows on the back stream, beside the next batch's
  * banks, and are delivered after the next bank call that completes symbols or at the end of the
- * call (every block of a call is delivered before it returns).
+ * call (every bit completed from a call's blocks is delivered before it returns). A call's last
+ * batch whose bank call would complete no symbols is deferred: its rows stay in the window and
+ * join the next bank call (the next call's first, where its rows follow, or the flush's).
  * The bank outputs alternate between two device sets, so that the banks never wait for the copy
  * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
  * block, as the channelizer's own flush does, except for cu8 input (no byte value is the zero
- * sample): that goes through the channelizer's host call and is copied up. */
+ * sample): that goes through the channelizer's host call and is copied up. The stream's end is
+ * then one bank call per group (the deferred batch, the tail and the flush), held so that its
+ * last reports are settled while its bits come back. */
 #include "rx_gpu.h"
 
 #include "rx_internal.h"

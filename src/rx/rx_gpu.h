@@ -8,8 +8,10 @@
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
  * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
- * before), so the copy engine keeps going while the banks run. Every block of a call is
- * delivered before the call returns, as on the CPU. */
+ * before), so the copy engine keeps going while the banks run. Every bit the banks complete from
+ * a call's blocks is delivered before the call returns, as on the CPU; a call's last batch whose
+ * bank call would complete none joins the next bank call (the next call's, or the flush's: the
+ * stream's end is one bank call per group). */
 #ifndef PRX_RX_GPU_H
 #define PRX_RX_GPU_H
 
@@ -23,8 +25,9 @@ prx_status rx_gpu_create(prx_rx *rx);
 void rx_gpu_destroy(struct rx_gpu *gpu); /* waits for its streams; accepts NULL */
 /* Waits for its streams and forgets the batches in flight and the bits not yet delivered. */
 void rx_gpu_reset(prx_rx *rx);
-/* Every block of the call delivered before it returns; on an error its streams are waited for
- * and the undelivered bits dropped. */
+/* Every bit the banks complete from the call's blocks delivered before it returns (its last
+ * batch, where its bank call would complete none, left to the next call or the flush); on an
+ * error its streams are waited for and the undelivered bits dropped. */
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n);
 /* The stream's end, its bits delivered; an error may leave work queued, which prx_rx_flush's
  * reset of the stream (rx_gpu_reset) waits for. */
