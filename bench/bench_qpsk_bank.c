@@ -39,7 +39,9 @@
  * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32) [--default-only] (the
  * library's default device bank alone, plain and kept: no CPU bank, no variants; for a
  * profiler's window)
- * [--marks]. */
+ * [--marks] (with --default-only: the default bank's plain and kept calls, then its marks).
+ * POLYRX_CUDA_PDL=0 in the environment turns the CUDA module's programmatic dependent launches
+ * off (the header line's "pdl"), for an A/B of the span's launches in one run. */
 #include "bench_clock.h"
 #include "testutil.h"
 
@@ -348,8 +350,11 @@ int main(int argc, char **argv) {
   struct cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
   double bw = bench_d2d_bandwidth();
-  printf("{\"bench\":\"qpsk_bank\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g,\"cpu_threads\":%d}\n",
-         prop.name, bw, prx_cpu_count());
+  /* the module's programmatic dependent launches on (src/core/cuda_launch.cuh) */
+  const char *pdl = getenv("POLYRX_CUDA_PDL");
+  printf("{\"bench\":\"qpsk_bank\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g,\"cpu_threads\":%d,"
+         "\"pdl\":%d}\n",
+         prop.name, bw, prx_cpu_count(), !(pdl && !strcmp(pdl, "0")));
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
   char table[64][200];
@@ -389,15 +394,17 @@ int main(int argc, char **argv) {
         if (only) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                  "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
-                 "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,\"ok\":%d}\n",
+                 "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,"
+                 "\"bits_hash\":\"%016llx\",\"ok\":%d}\n",
                  sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, gk.gsym, gk.best_s, gk.wait_s, same,
-                 okg == 0 && okk == 0);
+                 (unsigned long long)g.hash, okg == 0 && okk == 0);
           if (nt < 64)
             snprintf(table[nt++], sizeof table[0],
                      "sps %6.3f C %5u %s  plain call %7.3f Gsym/s (%.3f ms)  kept (the "
                      "receiver's) %7.3f Gsym/s (%.3f ms)  bits %s",
                      sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s * 1e3, gk.gsym, gk.best_s * 1e3,
                      bits_word);
+          if (marks) run_marks(C, sps, fmt, d, pitch, n); /* (its errors printed) */
           cudaFree(d);
           continue;
         }

@@ -9,6 +9,7 @@
 extern "C" {
 #include "qpsk_internal.h"
 }
+#include "../core/cuda_launch.cuh"
 #include "../core/cuda_module.h"
 #include "qpsk_serial.h"
 #include "qpsk_serial_phase.h"
@@ -17,8 +18,8 @@ extern "C" {
 
 namespace {
 
-prx_status launched(const char *what) {
-  cudaError_t e = cudaGetLastError();
+/* a launch's result (prx_launch's) */
+prx_status launched(const char *what, cudaError_t e) {
   if (e == cudaSuccess) return PRX_OK;
   return prx_fail(PRX_ERR_DEVICE, "%s launch: %s", what, cudaGetErrorString(e));
 }
@@ -49,6 +50,7 @@ __global__ void level_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s,
   __shared__ double sh_mom[kWarps][4 * QPSK_SR_MAXB];
   const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
+  prx_pdl_enter();    /* pre's input sums, the state */
   if (c >= C) return; /* (a whole warp) */
   const qpsk_sr_team tm = {lane, 32, NULL, NULL, NULL};
   const double *mc = mom + 4 * c * nb;
@@ -77,6 +79,7 @@ __global__ void timing_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t b
   extern __shared__ double sh_rec[];
   const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
+  prx_pdl_enter();    /* the O&M records, the state */
   if (c >= C) return; /* (a whole warp) */
   const qpsk_sr_team tm = {lane, 32, sh_om[w], sh_en[w], sh_med[w]};
   const qpsk_om_out *omc = om + c * nb;
@@ -101,6 +104,7 @@ __global__ void nco_kernel(qpsk_serial_cfg cf, size_t C, size_t nb, int64_t s, i
                            qpsk_mf_block *mb) {
   const unsigned w = threadIdx.x / 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
+  prx_pdl_enter(); /* the CFO estimates, the state */
   if (c >= C) return;
   const qpsk_sr_team tm = {threadIdx.x % 32, 32, NULL, NULL, NULL};
   qpsk_sr_nco_ch(&cf, c, nb, s, b0, co, st, sp, mb, &tm);
@@ -112,6 +116,7 @@ __global__ void phase_kernel(qpsk_ph_args a, size_t C) {
   __shared__ qpsk_ph_tail tl[kWarps];
   const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const size_t c = blockIdx.x * (size_t)kWarps + w;
+  prx_pdl_enter();    /* the symbols and their sums, the passes' records */
   if (c >= C) return; /* (a whole warp) */
   for (unsigned step = 0; step < QPSK_PH_STEPS; step++) {
     qpsk_ph_span_step(&a, c, step, lane, 32, scr[w], &tl[w]);
@@ -126,32 +131,29 @@ unsigned grid_of(size_t C) { return (unsigned)((C + kWarps - 1) / kWarps); }
 prx_status level(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t g_hi,
                  const double *mom, qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_om_in *omi,
                  void *stream) {
-  level_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, g_hi, mom, st,
-                                                                     sp, omi);
-  return launched("qpsk serial level");
+  return launched("qpsk serial level",
+                  prx_launch(level_kernel, grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream,
+                             prx_pdl_on(), *cf, C, nb, s, g_hi, mom, st, sp, omi));
 }
 
 prx_status timing(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t b0, int flushing,
                   int64_t n_total, const qpsk_om_out *om, qpsk_serial_state *st,
                   qpsk_serial_span *sp, qpsk_serial_blk *tb, qpsk_mf_block *mb, int64_t *w0,
                   int64_t *ops, qpsk_cfo_in *cfi, void *stream) {
-  const unsigned grid = grid_of(C);
   const size_t shm = kWarps * nb * (sizeof(qpsk_om_out) + sizeof(qpsk_serial_blk));
-  if (shm <= kStageMax)
-    timing_kernel<true><<<grid, 32 * kWarps, shm, (cudaStream_t)stream>>>(
-        *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
-  else
-    timing_kernel<false><<<grid, 32 * kWarps, 0, (cudaStream_t)stream>>>(
-        *cf, C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi);
-  return launched("qpsk serial timing");
+  const bool staged = shm <= kStageMax;
+  return launched("qpsk serial timing",
+                  prx_launch(staged ? timing_kernel<true> : timing_kernel<false>, grid_of(C),
+                             32 * kWarps, staged ? shm : 0, (cudaStream_t)stream, prx_pdl_on(), *cf,
+                             C, nb, b0, flushing, n_total, om, st, sp, tb, mb, w0, ops, cfi));
 }
 
 prx_status nco(const qpsk_serial_cfg *cf, size_t C, size_t nb, int64_t s, int64_t b0,
                const qpsk_cfo_out *co, qpsk_serial_state *st, qpsk_serial_span *sp,
                qpsk_mf_block *mb, void *stream) {
-  nco_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(*cf, C, nb, s, b0, co, st, sp,
-                                                                   mb);
-  return launched("qpsk serial nco");
+  return launched("qpsk serial nco",
+                  prx_launch(nco_kernel, grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream,
+                             prx_pdl_on(), *cf, C, nb, s, b0, co, st, sp, mb));
 }
 
 prx_status phase(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int first,
@@ -163,8 +165,8 @@ prx_status phase(unsigned L, size_t Lmax, size_t C, size_t nb, int diff, int fir
     return prx_fail(PRX_ERR_INVALID, "qpsk serial phase: %zu blocks a span (at most %d)", nb,
                     QPSK_SR_MAXB);
   qpsk_ph_args a = {L, diff, first, Lmax, nb, sums, mom, bad, tb, sp, sym, st, po, ob, off};
-  phase_kernel<<<grid_of(C), 32 * kWarps, 0, (cudaStream_t)stream>>>(a, C);
-  return launched("qpsk serial phase");
+  return launched("qpsk serial phase", prx_launch(phase_kernel, grid_of(C), 32 * kWarps, 0,
+                                                  (cudaStream_t)stream, prx_pdl_on(), a, C));
 }
 
 } // namespace

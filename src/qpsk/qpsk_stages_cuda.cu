@@ -10,6 +10,8 @@ extern "C" {
 #include "qpsk_stages_pre.cuh"
 #include "qpsk_stages_window.cuh"
 
+#include "../core/cuda_launch.cuh"
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -336,6 +338,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
+  prx_pdl_enter(); /* the rows and the outputs' buffers: the kernels before on the stream */
   stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
@@ -570,6 +573,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
   const size_t out = (size_t)c * a.nblk + blk;
+  prx_pdl_enter(); /* the blocks' parameters (NCO pass) */
   const qpsk_mf_block p = a.blk[out];
   const int64_t L = a.L;
   int64_t lo, hi;
@@ -705,6 +709,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   __shared__ int64_t len[QPSK_SUB_MAX];
   const unsigned c = blockIdx.y, blk = blockIdx.x, lane = threadIdx.x & 31;
   const size_t o = (size_t)c * nblk + blk;
+  prx_pdl_enter(); /* the O&M inputs (level pass) */
   const qpsk_om_in p = in[o];
   const int64_t b = b0 + blk, m0 = 4 * b * (int64_t)L, ng = 4 * (int64_t)L + 2 * QPSK_GM;
   const int64_t Ls4 = 4 * (int64_t)Ls;
@@ -880,6 +885,7 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
   __shared__ double xs[OM_SUMS_WARPS][QPSK_SUB_MAX][2];
   const unsigned lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
   const size_t o = (size_t)blockIdx.x * OM_SUMS_WARPS + wp;
+  prx_pdl_enter();     /* the O&M inputs (level pass), pre_om's sums */
   if (o >= nb) return; /* (a whole warp) */
   const qpsk_om_in p = in[o];
   const double *sums = omsum + o * (size_t)(nsub + 1) * QPSK_OMS;
@@ -943,6 +949,7 @@ __global__ void __launch_bounds__(OUT_THREADS)
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
   const unsigned c = blockIdx.y;
   const size_t out = (size_t)c * nblk + blockIdx.x;
+  prx_pdl_enter(); /* the phase pass's records, the symbols */
   const int64_t n = blk[out].t.k1 - blk[out].t.k0;
   const qpsk_out_block o = ob[out];
   const prx_cf32 *y = sym + out * (size_t)Lmax;
@@ -1200,9 +1207,9 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.slide = slide;
   if (slide != PRE_SLIDE_NONE) memcpy(a.taps, s->pre_taps, sizeof a.taps);
   dim3 g(s->nblk, s->C);
-  pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om, slide), stream>>>(a);
-  CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  CK(prx_launch(pre_kernel_of(s->cf16, s->d_mix != NULL, blk, om), g, STAGE_THREADS,
+                pre_smem(s, blk || tri, om, slide), stream, prx_pdl_on(), a),
+     "qpsk_pre_kernel launch");
   return PRX_OK;
 }
 
@@ -1224,9 +1231,10 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
                                  const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
   const size_t nb = (size_t)s->C * s->nblk;
-  qpsk_om_sums_kernel<<<(unsigned)((nb + OM_SUMS_WARPS - 1) / OM_SUMS_WARPS), 32 * OM_SUMS_WARPS, 0,
-                        stream>>>(b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
-  CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
+  CK(prx_launch(qpsk_om_sums_kernel, (unsigned)((nb + OM_SUMS_WARPS - 1) / OM_SUMS_WARPS),
+                32 * OM_SUMS_WARPS, 0, stream, prx_pdl_on(), b0, s->nblk, nb, s->L, s->nsub, s->Ls,
+                s->nlags, in, omsum, out),
+     "qpsk_om_sums_kernel launch");
   return PRX_OK;
 }
 
@@ -1250,9 +1258,9 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
       s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
       sym,     sums,        s->d_mix};
   dim3 g(s->nblk, s->C);
-  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
-               kb)<<<g, STAGE_THREADS, mf_smem(s, kb), stream>>>(a);
-  CK(cudaGetLastError(), "qpsk_mf_kernel launch");
+  CK(prx_launch(mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL, kb), g, STAGE_THREADS,
+                mf_smem(s, kb), stream, prx_pdl_on(), a),
+     "qpsk_mf_kernel launch");
   return PRX_OK;
 }
 
@@ -1260,17 +1268,18 @@ static prx_status stages_out(const qpsk_stages *s, const qpsk_mf_block *blk,
                              const qpsk_out_block *ob, const prx_cf32 *sym, uint8_t *bits,
                              size_t bits_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_out_kernel<<<g, OUT_THREADS, 0, stream>>>(blk, ob, sym, s->nblk, s->Lmax, bits, bits_stride);
-  CK(cudaGetLastError(), "qpsk_out_kernel launch");
+  CK(prx_launch(qpsk_out_kernel, g, OUT_THREADS, 0, stream, prx_pdl_on(), blk, ob, sym, s->nblk,
+                s->Lmax, bits, bits_stride),
+     "qpsk_out_kernel launch");
   return PRX_OK;
 }
 
 static prx_status stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, prx_cf32 *grid,
                             qpsk_om_out *out, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_om_kernel<<<g, STAGE_THREADS, 0, stream>>>(b0, s->nblk, s->L, s->nsub, s->Ls, s->nlags, in,
-                                                  grid, out);
-  CK(cudaGetLastError(), "qpsk_om_kernel launch");
+  CK(prx_launch(qpsk_om_kernel, g, STAGE_THREADS, 0, stream, prx_pdl_on(), b0, s->nblk, s->L,
+                s->nsub, s->Ls, s->nlags, in, grid, out),
+     "qpsk_om_kernel launch");
   return PRX_OK;
 }
 
