@@ -21,13 +21,14 @@
 #include <string.h>
 #include <utility>
 
-/* Whether launches on the current device take PDL: compute capability 9.0 or later, unless the
- * environment sets POLYRX_CUDA_PDL=0 (the switch for an A/B of the launches; read once per
- * process). */
+/* Whether launches on the current device take PDL: where the environment sets POLYRX_CUDA_PDL=1
+ * (read once per process) and the device has compute capability 9.0 or later. Off by default: on
+ * the H200 the bank's span was no faster with it (its launch gaps are ~20 us a 1.1 ms call, and
+ * half the span's launches stay ordinary ones; bench/GPU_NOTES.md, eleventh session). */
 static inline bool prx_pdl_on(void) {
   static const bool env = [] {
     const char *e = getenv("POLYRX_CUDA_PDL");
-    return !(e && !strcmp(e, "0"));
+    return e && !strcmp(e, "1");
   }();
   int dev = 0, major = 0;
   if (!env || cudaGetDevice(&dev) != cudaSuccess ||
