@@ -21,7 +21,15 @@
  *                                                the lines it read (CLFLUSHOPT), 3:
  *                                                demotes them (CLDEMOTE): release_lines);
  *                                                BENCH_CHAN_BUSY=N: N threads spin beside it
- *                                                (the command's other busy threads)
+ *                                                (the command's other busy threads);
+ *                                                BENCH_CHAN_ROWS=mem|DIR: each block's rows go
+ *                                                straight into every channel's whole output,
+ *                                                one row per channel at a stride of whole
+ *                                                pages in one address range, populated before
+ *                                                the timing: anonymous memory (mem), or one
+ *                                                file per channel in DIR made at its final
+ *                                                size and mapped shared (the mapped outputs);
+ *                                                with the making and unmapping times
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
@@ -52,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +220,80 @@ static void *sidecar_spin(void *arg) {
   return NULL;
 }
 
+/* BENCH_CHAN_ROWS: every channel's whole output in one address range, channel s's row at
+ * s * stride samples (stride a whole number of pages): anonymous memory (dir NULL) or a file per
+ * channel in dir, made at its final size (fallocate: the pages real, ENOSPC up front) and mapped
+ * shared over its part of the range; populated (MAP_POPULATE) before the timing, as the
+ * command's openers would. *ms_make gets the making's time. Non-zero on failure. */
+typedef struct {
+  prx_cf32 *base;
+  size_t stride, range_bytes, file_bytes;
+  unsigned K;
+  int *fd;
+  char dir[3072];
+} chan_rows;
+
+static int rows_make(chan_rows *r, const char *dir, unsigned K, size_t per_channel,
+                     double *ms_make) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  r->K = K;
+  r->file_bytes = per_channel * sizeof(prx_cf32);
+  size_t sb = (r->file_bytes + page - 1) / page * page;
+  r->stride = sb / sizeof(prx_cf32);
+  r->range_bytes = sb * K;
+  r->fd = NULL;
+  double t0 = bench_now();
+  const char *pad = getenv("BENCH_CHAN_ROWS_PAD");
+  if (!dir && pad && atoi(pad) > 0) { /* a stride of a page and a few samples more */
+    r->stride = sb / sizeof(prx_cf32) + (size_t)atoi(pad);
+    r->range_bytes = r->stride * sizeof(prx_cf32) * K;
+  }
+  if (!dir) {
+    void *p = mmap(NULL, r->range_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return perror("rows mmap"), 1;
+    r->base = p;
+    *ms_make = (bench_now() - t0) * 1e3;
+    return 0;
+  }
+  snprintf(r->dir, sizeof r->dir, "%s", dir);
+  void *p = mmap(NULL, r->range_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return perror("rows reserve"), 1;
+  r->base = p;
+  r->fd = malloc(K * sizeof *r->fd);
+  for (unsigned s = 0; s < K; s++) {
+    char path[3200];
+    snprintf(path, sizeof path, "%s/row%04u.cf32", dir, s);
+    r->fd[s] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (r->fd[s] < 0) return perror(path), 1;
+    int e = posix_fallocate(r->fd[s], 0, (off_t)r->file_bytes);
+    if (e) return fprintf(stderr, "%s: fallocate: %s\n", path, strerror(e)), 1;
+    void *q = mmap((char *)p + (size_t)s * sb, r->file_bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED | MAP_POPULATE, r->fd[s], 0);
+    if (q == MAP_FAILED) return perror("rows map"), 1;
+  }
+  *ms_make = (bench_now() - t0) * 1e3;
+  return 0;
+}
+
+/* Unmaps, closes and removes the files; *ms gets the time. */
+static void rows_free(chan_rows *r, double *ms) {
+  double t0 = bench_now();
+  munmap(r->base, r->range_bytes);
+  if (r->fd) {
+    for (unsigned s = 0; s < r->K; s++) close(r->fd[s]);
+    *ms = (bench_now() - t0) * 1e3;
+    for (unsigned s = 0; s < r->K; s++) {
+      char path[3200];
+      snprintf(path, sizeof path, "%s/row%04u.cf32", r->dir, s);
+      unlink(path);
+    }
+    free(r->fd);
+    return;
+  }
+  *ms = (bench_now() - t0) * 1e3;
+}
+
 static int bench_chan(const char *path, const char *fmt_name, unsigned K, int threads, int reps,
                       unsigned n_sel, size_t block) {
   prx_format fmt;
@@ -242,6 +325,13 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   int reader = er && atoi(er) > 0 && n_slots > 1 ? atoi(er) : 0,
       busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
   if (busy > 64) busy = 64;
+  const char *ew = getenv("BENCH_CHAN_ROWS");
+  chan_rows rows = {0};
+  double ms_make = 0, ms_free = 0;
+  unsigned n_rows = n_sel ? n_sel : K;
+  if (ew && *ew &&
+      rows_make(&rows, strcmp(ew, "mem") ? ew : NULL, n_rows, n / (K / 2) + 64, &ms_make))
+    return 1;
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
@@ -253,27 +343,35 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
     for (int b = 0; b < busy; b++)
       if (!pthread_create(&th[n_th], NULL, sidecar_spin, &side)) n_th++;
     double t0 = bench_now();
-    size_t got;
+    size_t got, written = 0;
     for (size_t i = 0; i < n; i += block) {
       size_t m = n - i < block ? n - i : block, blk = i / block;
       while (reader && blk - atomic_load(&side.read) >= (size_t)n_slots) sched_yield();
       prx_cf32 *yb = y + (blk % (size_t)n_slots) * K * stride;
-      if (prx_chan_execute(ch, x + i * ss, m, yb, stride, &got))
+      if (rows.base ? prx_chan_execute(ch, x + i * ss, m, rows.base + written, rows.stride, &got)
+                    : prx_chan_execute(ch, x + i * ss, m, yb, stride, &got))
         return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
+      written += got;
       atomic_store(&side.made, blk + 1);
     }
     while (reader && atomic_load(&side.read) < atomic_load(&side.made)) sched_yield();
-    prx_chan_flush(ch, y, stride, &got);
+    if (rows.base)
+      prx_chan_flush(ch, rows.base + written, rows.stride, &got);
+    else
+      prx_chan_flush(ch, y, stride, &got);
     double t = bench_now() - t0;
     atomic_store(&side.done, 1);
     for (int k = 0; k < n_th; k++) pthread_join(th[k], NULL);
     if (t < best) best = t;
   }
+  const char *rows_kind = rows.base ? (rows.fd ? "mapped" : "mem") : "slot";
+  if (rows.base) rows_free(&rows, &ms_free);
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
          "\"threads\":%d,\"block\":%zu,\"slots\":%d,\"reader\":%d,\"busy\":%d,\"samples\":%zu,"
+         "\"rows\":\"%s\",\"rows_make_ms\":%.1f,\"rows_free_ms\":%.1f,"
          "\"seconds\":%.4f,\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, reader, busy, n, best,
-         n / best / 1e6);
+         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, reader, busy, n, rows_kind,
+         ms_make, ms_free, best, n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);

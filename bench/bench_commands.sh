@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|gpustart|serve|serveab]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|gpustart|serve|serveab]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -35,6 +35,8 @@
 #   rounds (all 1024 channels, --threads 1 and 0; ROUNDS64 of 0-63; PIN=vCPUs: PIN_ROUNDS more of
 #   --threads 1 with every process pinned), one JSON line per run; chanrounds_summary reads them
 #   on stdin and prints best, median and the fractions of the library (see chanrounds below).
+#   chanrows: the library's rows written into memory and into mapped tmpfs files against its own
+#   buffer (see chanrows below); chanrows_summary as chanrounds_summary.
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -491,8 +493,48 @@ chanrounds() {
   rm -f "$x"
 }
 
+# the library's rows into memory and into mapped files against its own output buffer, in ROUNDS
+# alternating rounds (default 8; ROUNDS64, default 3, of channels 0-63), --threads 1 and 0, each
+# run a process of its own (bench_commands chan, the command's block, one rep): its outputs in
+# one buffer reused every block (slot: the library's figure), every channel's whole output in
+# anonymous memory at a stride of whole pages (mem: BENCH_CHAN_ROWS=mem), and in one file per
+# channel in tmpfs, made at its final size and mapped shared (mapped: BENCH_CHAN_ROWS=DIR), the
+# three in an order turned every round. The run's JSON line, then a chanrounds line (slot as lib,
+# mem as before, mapped as after); chanrows_summary reads them (stdin) as chanrounds_summary does.
+chanrows() {
+  local x=$W/c.cf32 nsamp r th sel what order line
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsamp=$(scaled 16777216)
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  rows_one() { # round threads sel
+    local r=$1 th=$2 sel=$3 nsel=0 env name
+    [ "$sel" = all ] || nsel=64
+    order="slot mem mapped"
+    [ $((r % 3)) = 1 ] && order="mem mapped slot"
+    [ $((r % 3)) = 2 ] && order="mapped slot mem"
+    for what in $order; do
+      env="" name=lib
+      [ "$what" = mem ] && env=mem name=before
+      [ "$what" = mapped ] && env=$W/rows name=after
+      rm -rf "$W/rows" && mkdir -p "$W/rows"
+      line=$(BENCH_CHAN_ROWS=$env "$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
+      echo "$line"
+      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"rows\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$name\",\"seconds\":$(jnum "$line" seconds)}"
+    done
+    rm -rf "$W/rows"
+  }
+  for r in $(seq "${ROUNDS:-8}"); do
+    for th in 1 0; do rows_one "$r" "$th" all || return 1; done
+  done
+  for r in $(seq "${ROUNDS64:-3}"); do
+    for th in 1 0; do rows_one "$r" "$th" 0-63 || return 1; done
+  done
+  rm -f "$x"
+}
+
 # best and median of chanrounds' JSON lines (stdin) per set, threads, channels and binary, and
-# the binaries' fractions of the library (best / best, median / median)
+# the binaries' fractions of the library (best / best, median / median); chanrows' lines too
+# (lib: the library's own buffer, before: rows in memory, after: mapped rows)
 chanrounds_summary() {
   awk -F'"' '/commands_chanrounds/ {
       for (i = 1; i < NF; i++) {
@@ -993,12 +1035,13 @@ chansame) chansame ;;
 chanab) chanab ;;
 chanuse) chanuse ;;
 chanrounds) chanrounds ;;
-chanrounds_summary) chanrounds_summary ;;
+chanrounds_summary | chanrows_summary) chanrounds_summary ;;
+chanrows) chanrows ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
 serve) serve ;;
 serveab) serveab ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|gpustart|serve|serveab]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|gpustart|serve|serveab]" >&2; exit 2 ;;
 esac

@@ -400,7 +400,7 @@ static void reserve_descriptors(const options *o) {
   unsigned *list = NULL;
   if (o->channels && !prx_chan_parse_list(o->channels, (unsigned)o->K, &list, &listed)) n = listed;
   free(list);
-  size_t need = open_descriptors() + n + 64 + 40;
+  size_t need = open_descriptors() + 2 * n + 64 + 40; /* data and metadata (open_outputs) */
   struct rlimit rl;
   if (need > RESERVE_MAX) return;
   raise_open_files(need, &rl);
@@ -533,6 +533,7 @@ typedef struct run_state {
   int open_lock_made, open_threaded;
   int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
+  int meta_ahead;  /* the openers make each recording's metadata file (prepare_meta) */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
   char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
@@ -930,6 +931,7 @@ static prx_status open_one(run_state *r, size_t s) {
   if (!st)
     st = r->outdir_made ? prx_sigmf_writer_open_new(base, &m, &r->w[s])
                         : prx_sigmf_writer_open(base, &m, &r->w[s]);
+  if (!st && r->meta_ahead) st = prx_sigmf_writer_prepare_meta(r->w[s]);
   if (!st) st = describe(r, s, r->w[s]);
   if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
   free(base);
@@ -1009,7 +1011,8 @@ static int open_outputs(run_state *r) {
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
   /* those open now, the metadata files written at close (one per writer) and a margin, plus
    * one data file per channel */
-  if (ensure_open_files(open_descriptors() + r->n_sel + r->n_writers + 8, r->n_sel)) return 1;
+  size_t need = open_descriptors() + r->n_sel + r->n_writers + 8;
+  if (ensure_open_files(need, r->n_sel)) return 1;
   /* in a directory made just now no output can be the input or another file, unless a path of
    * another kind is given (--report, --occupancy, -o NAME.sigmf): the check (a stat and a link
    * check of each of 2 K paths: 5-11 ms for 1024 channels) is then left out */
@@ -1034,6 +1037,12 @@ static int open_outputs(run_state *r) {
                      : how && !strcmp(how, "inline")                 ? 0
                                                                      : prx_cpu_count() >= 4;
   r->n_openers = r->open_threaded ? r->n_writers : 1;
+  /* the openers' threads make the metadata's unnamed files too, beside the stream, where the
+   * limit allows one more descriptor a recording (prx_sigmf_writer_prepare_meta): not at the end,
+   * where 1024 recordings finish in series (~8 us each on the 16-core GPU host's tmpfs); an
+   * opener on the main thread would make them before the stream instead (2-core VM: +5 ms) */
+  struct rlimit rl;
+  r->meta_ahead = r->open_threaded && raise_open_files(need + r->n_sel, &rl) == 0;
   r->op = calloc((size_t)r->n_openers, sizeof *r->op);
   if (!r->op) return cli_error(CMD, "out of memory");
   for (int i = 0; i < r->n_openers; i++) {

@@ -66,6 +66,16 @@ prx_status prx_io_write_file_new(const char *path, const char *text, size_t len)
 prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *meta,
                                      prx_sigmf_writer **out);
 
+/* Makes the unnamed file (O_TMPFILE) that close writes the metadata into and links into place,
+ * now, and holds it open until then: a run that finishes many recordings at once then makes
+ * none of their inodes at the end, where the file system's and the directory's locks serialize
+ * them (1024 recordings on tmpfs: ~8 us each, three operations a recording: the data's rename,
+ * the unnamed file's making and its link). Costs one more descriptor per writer until close or
+ * discard (the file, never linked, vanishes with it). Where the file system has no unnamed
+ * files, or it cannot be made, nothing changes: close makes the metadata's file as without it.
+ * An archive writer has no metadata file (nothing made). PRX_OK for any writer. */
+prx_status prx_sigmf_writer_prepare_meta(prx_sigmf_writer *w);
+
 /* Flushes and closes a SigMF writer's data file now (what prx_sigmf_writer_close does first),
  * so that a writer thread that has written a recording's last samples finishes its file there,
  * beside the other writers: glibc keeps its open FILEs in a list that every fclose walks from

@@ -6,9 +6,10 @@
  * - samples go to the temporary file as they come, through a FILE buffer;
  * - close checks every byte written, renames the data into place, then writes the metadata last
  *   (an unnamed file linked into place once whole, else a temporary file and a rename): a
- *   .sigmf-meta exists only beside the whole data it describes; prx_sigmf_writer_end_data
- *   does close's first step (flush and close the data file, errors kept) earlier, on the
- *   caller's thread of choice (a writer thread that has written its last samples);
+ *   .sigmf-meta exists only beside the whole data it describes; the unnamed file may be made
+ *   at the start (prx_sigmf_writer_prepare_meta) and held open until then;
+ * prx_sigmf_writer_end_data does close's first step (flush and close the data file, errors kept)
+ * earlier, on the caller's thread of choice (a writer thread that has written its last samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.
@@ -56,6 +57,7 @@ struct prx_sigmf_writer {
   char *member; /* archive mode: B, the recording's name inside the archive */
   uint64_t samples;
   size_t sample_size;
+  int meta_fd;    /* the metadata's unnamed file made ahead (prepare_meta), else -1 */
   prx_status err; /* first error, sticky */
   char err_msg[600];
 };
@@ -102,6 +104,7 @@ static void free_writer(prx_sigmf_writer *w) {
   free(w->data_path);
   free(w->meta_path);
   free(w->tmp_path);
+  if (w->meta_fd >= 0) close(w->meta_fd); /* an unnamed file never linked vanishes */
   free(w);
 }
 
@@ -161,6 +164,7 @@ static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int 
     return prx_fail(PRX_ERR_INVALID, "SigMF writer: centre frequency must be finite");
   prx_sigmf_writer *w = calloc(1, sizeof *w);
   if (!w) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
+  w->meta_fd = -1;
   w->meta = *meta;
   w->sample_size = prx_format_size(meta->format);
   const char *src[4] = {meta->description, meta->author, meta->hw, meta->datetime};
@@ -574,13 +578,25 @@ static int link_unnamed(int fd, const char *path) {
   return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 
-prx_status prx_io_write_file_new(const char *path, const char *text, size_t len) {
+/* An unnamed file (O_TMPFILE) in the directory of path, opened for writing; -1 where the file
+ * system has none (EOPNOTSUPP, EISDIR) or it cannot be made (errno set). */
+static int open_unnamed(const char *path) {
 #ifdef O_TMPFILE
   const char *slash = strrchr(path, '/');
   char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-  if (!dir) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (!dir) return -1;
   int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
   free(dir);
+  return fd;
+#else
+  (void)path;
+  errno = EOPNOTSUPP;
+  return -1;
+#endif
+}
+
+/* prx_io_write_file_new with its unnamed file fd already made (or -1: none); closes fd. */
+static prx_status write_file_new_fd(int fd, const char *path, const char *text, size_t len) {
   if (fd >= 0) {
     size_t done = 0;
     errno = 0;
@@ -598,9 +614,19 @@ prx_status prx_io_write_file_new(const char *path, const char *text, size_t len)
     close(fd);
     if (linked) return PRX_OK;
   }
-#endif
   /* no unnamed files here (EOPNOTSUPP, EISDIR), or path exists: a temporary name and a rename */
   return prx_io_write_file_atomic(path, text, len);
+}
+
+prx_status prx_io_write_file_new(const char *path, const char *text, size_t len) {
+  return write_file_new_fd(open_unnamed(path), path, text, len);
+}
+
+prx_status prx_sigmf_writer_prepare_meta(prx_sigmf_writer *w) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_prepare_meta: NULL writer");
+  if (w->archive || w->meta_fd >= 0) return PRX_OK;
+  w->meta_fd = open_unnamed(w->meta_path); /* none: close makes its file as without */
+  return PRX_OK;
 }
 
 /* The metadata text (with a final newline), malloc'd; NULL out of memory. */
@@ -628,7 +654,10 @@ static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   char *text = meta_text(w);
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
   size_t len = strlen(text);
-  prx_status st = prx_io_write_file_new(w->meta_path, text, len);
+  int fd = w->meta_fd;
+  w->meta_fd = -1; /* closed by write_file_new_fd */
+  prx_status st = fd >= 0 ? write_file_new_fd(fd, w->meta_path, text, len)
+                          : prx_io_write_file_new(w->meta_path, text, len);
   if (!st && hex) prx_sha512_hex(text, len, hex);
   free(text);
   return st;

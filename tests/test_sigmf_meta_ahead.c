@@ -1,0 +1,179 @@
+/* The metadata's unnamed file made at the start (prx_sigmf_writer_prepare_meta): a recording
+ * written so is byte for byte the one written without it (data and metadata, the hash close
+ * gives is the file's); the descriptor it holds is given back by close and by discard; a
+ * discarded recording leaves no file; a .sigmf-meta that appears before close (another process)
+ * is replaced as without; an archive writer makes nothing; a NULL writer is refused. */
+#include "testutil.h"
+
+#include "io/io_internal.h"
+#include "polyrx/io.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static char *path_in(const char *name) {
+  static char buf[4][600];
+  static int i;
+  char *p = buf[i++ % 4];
+  snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+  return p;
+}
+
+/* The whole file, malloc'd (*n its bytes); NULL if unreadable. */
+static unsigned char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *t = malloc((size_t)len + 1);
+  *n = t ? fread(t, 1, (size_t)len, f) : 0;
+  fclose(f);
+  return t;
+}
+
+/* Descriptors open in this process now. */
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  int n = 0;
+  if (!d) return -1;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n;
+}
+
+/* Files in the test's directory whose names start with prefix. */
+static int files_named(const char *prefix) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static prx_sigmf_meta test_meta(void) {
+  prx_sigmf_meta m = prx_sigmf_meta_default();
+  m.sample_rate = 48e3;
+  m.center_freq = 433.92e6;
+  m.description = "meta ahead";
+  m.datetime = "2026-12-02T04:00:00Z";
+  return m;
+}
+
+/* Writes base with (ahead) or without the metadata made ahead; the hash close gives into hex. */
+static void write_one(const char *base, int ahead, const prx_cf32 *x, size_t n, char hex[129]) {
+  prx_sigmf_meta m = test_meta();
+  prx_sigmf_writer *w = NULL;
+  CHECK_OK(prx_sigmf_writer_open_new(path_in(base), &m, &w));
+  if (ahead) CHECK_OK(prx_sigmf_writer_prepare_meta(w));
+  CHECK_OK(prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1));
+  CHECK_OK(prx_sigmf_write(w, x, n / 2));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:power_dbfs", -12.25));
+  CHECK_OK(prx_sigmf_write(w, x + n / 2, n - n / 2));
+  CHECK_OK(prx_sigmf_writer_end_data(w));
+  CHECK_OK(prx_sigmf_writer_close_hash(w, hex));
+}
+
+static void test_same_bytes(test_rng *rng) {
+  size_t n = 1000 + (size_t)(test_rng_u64(rng) % 500);
+  prx_cf32 *x = malloc(n * sizeof *x);
+  test_fill_cf32(rng, x, n, 0.7);
+  char h0[129], h1[129];
+  int fds = open_fds();
+  write_one("late", 0, x, n, h0);
+  write_one("ahead", 1, x, n, h1);
+  CHECK(open_fds() == fds, "descriptors open after close: %d, before %d", open_fds(), fds);
+  const char *ext[2] = {".sigmf-data", ".sigmf-meta"};
+  for (int k = 0; k < 2; k++) {
+    char a[64], b[64];
+    snprintf(a, sizeof a, "late%s", ext[k]);
+    snprintf(b, sizeof b, "ahead%s", ext[k]);
+    size_t na = 0, nb = 0;
+    unsigned char *ta = slurp(path_in(a), &na), *tb = slurp(path_in(b), &nb);
+    CHECK(ta && tb && na == nb && na > 0 && !memcmp(ta, tb, na), "%s: the same bytes either way",
+          ext[k]);
+    if (k == 0) CHECK(na == n * sizeof *x && !memcmp(ta, x, na), "the data is the samples");
+    if (k == 1) {
+      char want[129];
+      prx_sha512_hex(tb ? (const char *)tb : "", nb, want);
+      CHECK(!strcmp(h1, want) && !strcmp(h0, h1), "the hash close gives is the file's");
+    }
+    free(ta);
+    free(tb);
+  }
+  CHECK(files_named("ahead") == 2 && files_named("late") == 2, "no temporary file left");
+  free(x);
+}
+
+static void test_discard_and_replace(test_rng *rng) {
+  prx_cf32 x[64];
+  test_fill_cf32(rng, x, 64, 0.5);
+  prx_sigmf_meta m = test_meta();
+  prx_sigmf_writer *w = NULL;
+  int fds = open_fds();
+  /* discarded: no file, no descriptor */
+  CHECK_OK(prx_sigmf_writer_open_new(path_in("gone"), &m, &w));
+  CHECK_OK(prx_sigmf_writer_prepare_meta(w));
+  CHECK_OK(prx_sigmf_writer_prepare_meta(w)); /* a second call makes nothing more */
+  CHECK(open_fds() == fds + 2, "data file and unnamed file open: %d, before %d", open_fds(), fds);
+  CHECK_OK(prx_sigmf_write(w, x, 64));
+  prx_sigmf_writer_discard(w);
+  CHECK(files_named("gone") == 0, "a discarded recording left %d file(s)", files_named("gone"));
+  CHECK(open_fds() == fds, "descriptors after discard: %d, before %d", open_fds(), fds);
+
+  /* a .sigmf-meta made by someone else before close: replaced, as without the early file */
+  char h[129];
+  write_one("ref", 0, x, 64, h);
+  CHECK_OK(prx_sigmf_writer_open_new(path_in("taken"), &m, &w));
+  CHECK_OK(prx_sigmf_writer_prepare_meta(w));
+  CHECK_OK(prx_sigmf_writer_add_extension(w, "polyrx", "0.1.0", 1));
+  CHECK_OK(prx_sigmf_write(w, x, 32));
+  CHECK_OK(prx_sigmf_writer_set_number(w, "polyrx:power_dbfs", -12.25));
+  CHECK_OK(prx_sigmf_write(w, x + 32, 32));
+  FILE *f = fopen(path_in("taken.sigmf-meta"), "wb");
+  CHECK(f && fputs("not this\n", f) >= 0 && fclose(f) == 0, "the other file");
+  CHECK_OK(prx_sigmf_writer_close_hash(w, h));
+  size_t na = 0, nb = 0;
+  unsigned char *ta = slurp(path_in("ref.sigmf-meta"), &na),
+                *tb = slurp(path_in("taken.sigmf-meta"), &nb);
+  CHECK(ta && tb && na == nb && !memcmp(ta, tb, na), "the metadata there replaced");
+  free(ta);
+  free(tb);
+  CHECK(files_named("taken") == 2, "no temporary file beside it: %d", files_named("taken"));
+  CHECK(open_fds() == fds, "descriptors after close: %d, before %d", open_fds(), fds);
+
+  /* an archive: nothing made */
+  CHECK_OK(prx_sigmf_writer_open(path_in("arch.sigmf"), &m, &w));
+  CHECK_OK(prx_sigmf_writer_prepare_meta(w));
+  CHECK(open_fds() == fds + 1, "an archive holds only its file: %d, before %d", open_fds(), fds);
+  CHECK_OK(prx_sigmf_write(w, x, 64));
+  CHECK_OK(prx_sigmf_writer_close(w));
+  CHECK(files_named("arch") == 1 && open_fds() == fds, "the archive alone");
+  CHECK(prx_sigmf_writer_prepare_meta(NULL) == PRX_ERR_INVALID, "a NULL writer is refused");
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "%s/polyrx-test-meta-ahead-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_rng rng;
+  test_rng_seed(&rng, 20261202);
+  test_same_bytes(&rng);
+  test_discard_and_replace(&rng);
+  if (!test_failures) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+  }
+  return test_finish("test_sigmf_meta_ahead");
+}
