@@ -61,7 +61,8 @@
 #   as in rx, REPS of each alternating (best of), the first served run of each case apart, beside
 #   min(PCIe, cat, write) of the same run (write: the best of one and of 8 writers at once into
 #   the same number of tmpfs files), the outputs of the two compared, with a
-#   served run's POLYRX_TIMING line (GS_LOG2, GS_BACKEND as in gpustart).
+#   served run's POLYRX_TIMING line (GS_LOG2, GS_BACKEND as in gpustart; RX_CARRIERS=1024 as in
+#   rx; SERVE_RX_ONLY=1: the rx case alone).
 #   serveab: served `channelize --backend cuda` of this build against BEFORE's (a build folder
 #   with its polyrx), each build's `polyrx serve` started in this run on a socket of its own, on
 #   serve's 2^28-sample ci16 file, all 1024 channels (SERVEAB_SEL="all 0-63" adds 64) as cf32,
@@ -908,15 +909,18 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
   local fmt
   osz() { if [ "$1" = cf32 ]; then echo 8; else echo 4; fi; } # bytes per output sample
   for fmt in cf32 cf16 ci16; do
+    [ -n "${SERVE_RX_ONLY:-}" ] && break
     sv "channelize_64_$fmt" 64 "$(osz $fmt)" channelize -q --backend "$be" -F ci16 -i "$x" -s 1G \
       -K 1024 -c 0-63 --out-format "$fmt" -o @OUT@
   done
   for fmt in cf32 cf16 ci16; do
+    [ -n "${SERVE_RX_ONLY:-}" ] && break
     sv "channelize_1024_$fmt" 1024 "$(osz $fmt)" channelize -q --backend "$be" -F ci16 -i "$x" \
       -s 1G -K 1024 --out-format "$fmt" -o @OUT@
   done
-  sv rx_64 64 0 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" -o @OUT@ \
-    --report @OUT@.json
+  # (RX_CARRIERS=1024: a carrier listed at every channel centre, as in rx)
+  sv "rx_${RX_CARRIERS:-64}" "${RX_CARRIERS:-64}" 0 rx -q --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${args[@]}" \
+    -o @OUT@ --report @OUT@.json
   "$P" serve --status >&2
   "$P" serve --stop
   wait "$sp"

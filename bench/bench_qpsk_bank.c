@@ -39,7 +39,8 @@
  * [--case SPS:C:FORMAT ...] (only those cases, e.g. --case 4:1024:cf32) [--default-only] (the
  * library's default device bank alone, plain and kept: no CPU bank, no variants; for a
  * profiler's window)
- * [--marks]. */
+ * [--marks] (with --default-only: the default bank's plain and kept calls, then the marks of
+ * each). */
 #include "bench_clock.h"
 #include "testutil.h"
 
@@ -262,14 +263,26 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
   return rc;
 }
 
-/* The default device bank's calls with the driver's marks: per mark, the device time from the
- * mark before (ms, mean of MREPS calls after two warm-up calls) and the host's time at it from
- * the call's start; printed as one JSON line and a table. */
+/* The default device bank's calls (plain, or kept: the receiver's) with the driver's marks: per
+ * mark, the device time from the mark before (ms, mean of MREPS calls after two warm-up calls) and
+ * the host's time at it from the call's start; printed as one JSON line and a table. */
 static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, size_t pitch,
-                     size_t n) {
+                     size_t n, int kept) {
   size_t bs;
   prx_qpsk_bank *b = bank_open(PRX_BACKEND_CUDA, 0, C, sps, fmt, n, &bs);
   if (!b) return -1;
+  /* kept: the receiver's call on rows holding the history (kept_rows), as run_bank's CALL_KEPT */
+  size_t hist = 0, pad = 0;
+  void *krows = NULL;
+  if (kept) {
+    hist = prx_qpsk_bank_history(b);
+    if (!(krows = kept_rows(C, fmt, rows, pitch, n, hist, &pad, &pitch))) {
+      fprintf(stderr, "bank: no rows for the kept calls (history %zu samples)\n", hist);
+      prx_qpsk_bank_destroy(b);
+      return -1;
+    }
+    rows = (const uint8_t *)krows + pad * prx_format_size(fmt);
+  }
   uint8_t *bits = NULL;
   size_t *ns = calloc(C, sizeof *ns);
   mark_rec mr;
@@ -277,6 +290,7 @@ static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, s
   for (int i = 0; i < QPSK_MARK_N; i++) cudaEventCreate(&mr.ev[i]);
   if (!ns || cudaMalloc((void **)&bits, C * bs) != cudaSuccess || !b->drv) {
     free(ns);
+    cudaFree(krows);
     prx_qpsk_bank_destroy(b);
     return -1;
   }
@@ -289,7 +303,8 @@ static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, s
     memset(mr.seen, 0, sizeof mr.seen);
     const uint8_t *in = (const uint8_t *)rows + (size_t)(r % 4) * n * sz;
     double t0 = bench_now();
-    if (prx_qpsk_bank_execute_device(b, in, pitch, n, &out, NULL)) {
+    if (kept ? prx_qpsk_bank_execute_device_kept(b, in, pitch, n, hist, 0, &out, NULL)
+             : prx_qpsk_bank_execute_device(b, in, pitch, n, &out, NULL)) {
       fprintf(stderr, "bank call: %s\n", prx_last_error());
       rc = -1;
     }
@@ -309,14 +324,14 @@ static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, s
     }
   }
   printf("{\"bench\":\"qpsk_bank_marks\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
-         "\"call_ms\":%.4f",
-         sps, C, fmt == PRX_CF16 ? "cf16" : "cf32", wall / MREPS * 1e3);
+         "\"call\":\"%s\",\"call_ms\":%.4f",
+         sps, C, fmt == PRX_CF16 ? "cf16" : "cf32", kept ? "kept" : "plain", wall / MREPS * 1e3);
   for (int m = 1; m < QPSK_MARK_N; m++)
     if (cnt[m])
       printf(",\"%s_dev_ms\":%.4f,\"%s_host_ms\":%.4f", mark_names[m], dev_ms[m] / cnt[m],
              mark_names[m], host_ms[m] / cnt[m]);
-  printf("}\n== marks, sps %.3f C %u %s: call %.3f ms (wall, mean of %d)\n", sps, C,
-         fmt == PRX_CF16 ? "cf16" : "cf32", wall / MREPS * 1e3, MREPS);
+  printf("}\n== marks, sps %.3f C %u %s, %s call: %.3f ms (wall, mean of %d)\n", sps, C,
+         fmt == PRX_CF16 ? "cf16" : "cf32", kept ? "kept" : "plain", wall / MREPS * 1e3, MREPS);
   double cum = 0;
   for (int m = 1; m < QPSK_MARK_N; m++)
     if (cnt[m]) {
@@ -328,6 +343,7 @@ static int run_marks(unsigned C, double sps, prx_format fmt, const void *rows, s
   for (int i = 0; i < QPSK_MARK_N; i++) cudaEventDestroy(mr.ev[i]);
   free(ns);
   cudaFree(bits);
+  cudaFree(krows);
   prx_qpsk_bank_destroy(b);
   return rc;
 }
@@ -389,19 +405,22 @@ int main(int argc, char **argv) {
         if (only) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                  "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
-                 "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,\"ok\":%d}\n",
+                 "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,"
+                 "\"bits_hash\":\"%016llx\",\"ok\":%d}\n",
                  sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, gk.gsym, gk.best_s, gk.wait_s, same,
-                 okg == 0 && okk == 0);
+                 (unsigned long long)g.hash, okg == 0 && okk == 0);
           if (nt < 64)
             snprintf(table[nt++], sizeof table[0],
                      "sps %6.3f C %5u %s  plain call %7.3f Gsym/s (%.3f ms)  kept (the "
                      "receiver's) %7.3f Gsym/s (%.3f ms)  bits %s",
                      sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s * 1e3, gk.gsym, gk.best_s * 1e3,
                      bits_word);
+          for (int k = 0; k < 2 && marks; k++)
+            run_marks(C, sps, fmt, d, pitch, n, k); /* (errors printed) */
           cudaFree(d);
           continue;
         }
-        if (marks) okg |= run_marks(C, sps, fmt, d, pitch, n);
+        if (marks) okg |= run_marks(C, sps, fmt, d, pitch, n, 0);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 2, CALL_PLAIN, &gp);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 1, 1, 0, CALL_PLAIN, &gc);
         okg |= run_bank(PRX_BACKEND_CUDA, 0, C, sps, fmt, d, pitch, n, 2, 1, 1, CALL_PLAIN, &g2);

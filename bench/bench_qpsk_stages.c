@@ -4,7 +4,8 @@
  * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
  * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
  * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
- * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out);
+ * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out;
+ * x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies the windows);
  * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and pre_om without their sliding filter (pre_unslid, pre_om_unslid: the four- and
@@ -107,6 +108,7 @@ enum {
   K_MFRUNS,
   K_PRE1,
   K_PREOM1,
+  K_X4CFO,
   K_N
 };
 static const char *const kname[K_N] = {"pre",
@@ -130,20 +132,23 @@ static const char *const kname[K_N] = {"pre",
                                        "all_folded_whole",
                                        "mf_runs",
                                        "pre_unslid",
-                                       "pre_om_unslid"};
+                                       "pre_om_unslid",
+                                       "x4_level_cfo"};
 
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
-  if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L) {
-    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out */
-    const int all = which == K_FOLD;
+  if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L ||
+      which == K_X4CFO) {
+    /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out (x4_level_cfo: the
+     * two whose rows the CFO stage takes from x4) */
+    const int all = which == K_FOLD, pair = which == K_X4CFO;
     if (all || which == K_PREOM)
       s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, b->grid, b->mom, b->bad,
                     b->omsum, 0);
     if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
-    if (!s && (all || which == K_X4L))
+    if (!s && (all || pair || which == K_X4L))
       s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
-    if (!s && all) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
+    if (!s && (all || pair)) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
     if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
     if (!s && all) s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
     if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
@@ -348,6 +353,7 @@ int main(int argc, char **argv) {
         }
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
+        t[K_X4CFO] = time_it(&b, K_X4CFO);
         uint64_t hash[3]; /* mf's symbols: one run a block, the bank's runs, mixed */
         hash[0] = mf_hash(&b, mb, nb, Lmax);
         /* the matched filter without the padded window and the pre-filter without the
@@ -420,14 +426,20 @@ int main(int argc, char **argv) {
         const double gb = 8.0 * (double)ng / L;
         /* cfo: the window read twice (fill, refinement; three times with half the transform: the
          * odd bins) and the transform's rows written, read and written by the FFT, read by the
-         * peak: 8 (2 + 4 len / S) bytes per symbol (len = nfft, or nfft / 2 with half of it) */
+         * peak: 8 (2 + 4 len / S) bytes per symbol (len = nfft, or nfft / 2 with half of it).
+         * After x4 (the sequences, x4_level_cfo) the rows are x4's (fed): the fill's read and
+         * write gone, x4 writing each value twice (x4 and x4_level alone write them too, the
+         * CFO stage being set up) */
         const double cb = 8.0 * ((half0 ? 3 : 2) + 4.0 * half_len / (NB * L)),
-                     cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L));
+                     cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L)),
+                     cbf = 8.0 * ((half0 ? 2 : 1) + 3.0 * half_len / (NB * L)),
+                     cbwf = 8.0 * (1 + 3.0 * 2 * NB * L / (NB * L));
         double bytes[K_N] = {0};
         bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
         bytes[K_PRE1] = bytes[K_PREOM1] = in_b + gb;
         bytes[K_OM] = 2 * gb;
-        bytes[K_X4] = bytes[K_X4L] = 32 + 8;
+        bytes[K_X4] = bytes[K_X4L] = 32 + 16;
+        bytes[K_X4CFO] = bytes[K_X4L] + cbf;
         bytes[K_CFO] = cb;
         bytes[K_CFOW] = cbw;
         bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = bytes[K_MFRUNS] = in_b + 8;
@@ -435,10 +447,10 @@ int main(int argc, char **argv) {
         /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
         /* each sequence's bytes per symbol */
-        bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cb + bytes[K_MF] + bytes[K_OUT];
+        bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cbf + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLD] =
-            bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cb + bytes[K_MF] + bytes[K_OUT];
-        bytes[K_FOLDW] = bytes[K_FOLD] - cb + cbw;
+            bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cbf + bytes[K_MF] + bytes[K_OUT];
+        bytes[K_FOLDW] = bytes[K_FOLD] - cbf + cbwf;
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"floor_gsym_s\":%.4g",
                sps, C, f ? "cf16" : "cf32", floor_gsym);
@@ -455,16 +467,17 @@ int main(int argc, char **argv) {
           snprintf(table[nt++], sizeof table[0],
                    "sps %5.3f C %4u %s  pre %5.1f (unslid %5.1f, unblocked %5.1f, mix %5.1f, with "
                    "om %5.1f, unslid %5.1f) om "
-                   "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f) cfo %6.1f mf %5.1f (runs "
+                   "%5.1f (from sums %6.1f) x4 %6.1f (levelling %6.1f, with cfo %6.1f) cfo %6.1f "
+                   "mf %5.1f (runs "
                    "%5.1f, mix %5.1f, unpadded %5.1f, unblocked %5.1f) out %6.1f  all %5.2f folded "
                    "%5.2f all5 "
                    "%5.2f Gsym/s "
                    "(folded %4.1f%% of floor %5.1f)  GB/s: pre %4.0f om %4.0f cfo %4.0f mf %4.0f  "
                    "cfo, whole transform: %5.1f, folded %5.2f (%3.0f B/symbol against %3.0f)",
                    sps, C, f ? "cf16" : "cf32", G(K_PRE), G(K_PRE1), G(K_PRE0), G(K_PREMIX),
-                   G(K_PREOM), G(K_PREOM1), G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_CFO),
-                   G(K_MF), G(K_MFRUNS), G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT), G(K_ALL),
-                   G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym, floor_gsym,
+                   G(K_PREOM), G(K_PREOM1), G(K_OM), G(K_OMSUMS), G(K_X4), G(K_X4L), G(K_X4CFO),
+                   G(K_CFO), G(K_MF), G(K_MFRUNS), G(K_MFMIX), G(K_MF0), G(K_MF1), G(K_OUT),
+                   G(K_ALL), G(K_FOLD), G(K_ALL5), 100 * G(K_FOLD) / floor_gsym, floor_gsym,
                    G(K_PRE) * bytes[K_PRE], G(K_OM) * bytes[K_OM], G(K_CFO) * bytes[K_CFO],
                    G(K_MF) * bytes[K_MF], G(K_CFOW), G(K_FOLDW), bytes[K_FOLD], bytes[K_FOLDW]);
 #undef G

@@ -27,16 +27,20 @@
  *   tiled to 2^28 samples (1 GiB), so the carriers jump at each seam (the rate does not care);
  * - "rx_gpu_split": one run of each in the receiver's serial mode (each stage waited for):
  *   seconds in the input copies, the channelizer and the demodulators (banks + bits back); the
- *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu"; the row window's
- *   moves (the banks' history to the window's start) and, in the split, their time waited for
- *   (move_s, part of chan_s);
+ *   flush's wall time (flush_s, part of those) apart, here and in "rx_gpu", and its parts
+ *   (fl_chan_ms: the channelizer's tail queued; fl_banks_ms: the banks' one call for the
+ *   stream's end; fl_back_ms: the bits back, the banks' last reports settled beside that copy,
+ *   the bits delivered; the banks' waits for the device fl_wait_ms and serial passes
+ *   fl_serial_ms in the two); the row window's moves (the banks' history to the
+ *   window's start) and, in the split, their time waited for (move_s, part of chan_s);
  * - "rx_gpu_trace": a run in blocks of 2^22 with 64 carriers and one with all 1024 channels, each
  *   the second run of its receiver (the first untraced), with the receiver's per-call trace (host
  *   clock; a bank call takes a batch of blocks): the blocks a batch holds, the input slots, the
  *   blocks queued ahead of the banks, the banks' time in the calls that complete a CFO span and
  *   in the others, the host's time after the banks, the largest gap between two calls' ends, the
- *   output buffers grown, each call's time; the first calls' timeline as "rx_gpu_trace_call"
- *   lines (with the banks' waits for the device and serial passes in each);
+ *   output buffers grown, each call's time, the execute's end after its last bank call
+ *   (exec_tail_ms), the flush after it and its parts; the first calls' timeline as
+ * "rx_gpu_trace_call" lines (with the banks' waits for the device and serial passes in each);
  * - "rx_gpu_latency": the seed's block (262144 samples) from samples in to bits out, 400 blocks
  *   in steady state (after 100): median, p90, p99 and the largest (a block that completes a CFO
  *   span of 8192 symbols runs that span's demodulation, the others only store their samples),
@@ -356,10 +360,19 @@ static prx_rx *gpu_rx(int all, size_t block, uint64_t *bytes, int threads) {
   return rx;
 }
 
+/* The flush's parts (prx_rx_gpu_get_flush_times, seconds) as the last fields of a JSON line. */
+static void print_flush_parts(const double *f) {
+  printf("\"fl_chan_ms\":%.3f,\"fl_banks_ms\":%.3f,\"fl_back_ms\":%.3f,\"fl_wait_ms\":%.3f,"
+         "\"fl_serial_ms\":%.3f}\n",
+         f[0] * 1e3, f[1] * 1e3, f[2] * 1e3, f[3] * 1e3, f[4] * 1e3);
+}
+
 /* The end-to-end rate (best of REPS) and, with split, one serial run's times; t[4], t[5]: the
- * row window's moves and (serial) their time, part of the channelizer's t[1]. */
+ * row window's moves and (serial) their time, part of the channelizer's t[1]; t[6..10]: the
+ * flush's parts (prx_rx_gpu_get_flush_times). */
+#define RATE_T 11
 static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int serial, double *rate,
-                    double t[6], uint64_t *bytes_out) {
+                    double t[RATE_T], uint64_t *bytes_out) {
   *rate = 0;
   for (int rep = 0; rep < (serial ? 1 : REPS); rep++) {
     uint64_t bytes = 0;
@@ -382,6 +395,7 @@ static int gpu_rate(const int16_t *x, size_t n, int all, size_t block, int seria
       t[3] = t0 + dt - t1; /* the flush's wall time */
       t[4] = (double)prx_rx_gpu_window_moves(rx);
       t[5] = prx_rx_gpu_move_seconds(rx);
+      prx_rx_gpu_get_flush_times(rx, t + 6);
       *bytes_out = bytes;
     }
     prx_rx_destroy(rx);
@@ -407,7 +421,13 @@ static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
   prx_rx_gpu_set_trace(rx, tr, CAP);
   double t0 = bench_now();
   if (!st) st = prx_rx_execute(rx, x, n);
-  double wall = bench_now() - t0;
+  double wall = bench_now() - t0, fl[5] = {0}, f0[5];
+  /* the stream's end after it: the flush's wall time and parts (this stream's) */
+  prx_rx_gpu_get_flush_times(rx, f0);
+  if (!st) st = prx_rx_flush(rx);
+  double flush_s = bench_now() - t0 - wall;
+  prx_rx_gpu_get_flush_times(rx, fl);
+  for (int k = 0; k < 5; k++) fl[k] -= f0[k];
   size_t nb = prx_rx_gpu_trace_count(rx), slots = prx_rx_gpu_ring_slots(rx);
   size_t batch = prx_rx_gpu_batch_blocks(rx);
   prx_rx_destroy(rx);
@@ -451,12 +471,14 @@ static int gpu_trace(const int16_t *x, size_t n, int all, double pcie_sps) {
          "\"span_calls\":%zu,\"span_call_ms\":%.3f,\"span_call_max_ms\":%.3f,"
          "\"span_bank_wait_ms\":%.3f,\"span_bank_serial_ms\":%.3f,\"other_call_ms\":%.4f,"
          "\"after_banks_ms\":%.4f,\"mean_ahead\":%.2f,\"largest_gap_ms\":%.3f,"
-         "\"block_copy_ms\":%.3f,\"grows\":%zu,\"call_ms\":[%s]}\n",
+         "\"block_copy_ms\":%.3f,\"grows\":%zu,\"call_ms\":[%s],\"exec_tail_ms\":%.3f,"
+         "\"flush_ms\":%.3f,",
          all ? K : 64, BIG_BLOCK, batch, nb, slots, wall, n / pcie_sps, spans,
          spans ? span_s / spans * 1e3 : 0, span_max * 1e3, spans ? span_wait / spans * 1e3 : 0,
          spans ? span_serial / spans * 1e3 : 0, nb > spans ? other_s / (nb - spans) * 1e3 : 0,
          nb ? after / nb * 1e3 : 0, nb ? ahead / nb : 0, gap_max * 1e3, BIG_BLOCK / pcie_sps * 1e3,
-         grows, calls);
+         grows, calls, nb ? (wall - (tr[nb - 1].t_back - t0)) * 1e3 : 0, flush_s * 1e3);
+  print_flush_parts(fl);
   return 0;
 }
 
@@ -536,27 +558,29 @@ static int gpu_cases(const int16_t *x, size_t n, int chan_cases) {
   if (chan_cases) chan_device_cases(y, big);
   for (int all = 0; all < 2; all++)
     if (gpu_trace(y, big, all, pcie_sps)) return -1;
-  double rate[2][2], split[2][6], lat[2][9];
+  double rate[2][2], split[2][RATE_T], lat[2][9];
   for (int all = 0; all < 2; all++) {
     for (int bl = 0; bl < 2; bl++) {
       size_t block = bl ? BLOCK : BIG_BLOCK;
-      double t[6];
+      double t[RATE_T];
       uint64_t bytes = 0;
       if (gpu_rate(y, big, all, block, 0, &rate[all][bl], t, &bytes)) return -1;
       printf("{\"bench\":\"rx_gpu\",\"format\":\"ci16\",\"K\":%d,\"carriers\":%d,\"block\":%zu,"
              "\"samples\":%zu,\"gsps\":%.3f,\"of_pcie\":%.3f,\"realtime\":%.0f,\"chan_s\":%.4f,"
-             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,\"bit_bytes\":%llu}\n",
+             "\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,\"bit_bytes\":%llu,",
              K, all ? K : 64, block, big, rate[all][bl] / 1e9, rate[all][bl] / pcie_sps,
              rate[all][bl] / FS, t[0] + t[1], t[2], t[3], t[4], (unsigned long long)bytes);
+      print_flush_parts(t + 6);
     }
     double r;
     uint64_t bytes = 0;
     if (gpu_rate(y, big, all, BIG_BLOCK, 1, &r, split[all], &bytes)) return -1;
     printf("{\"bench\":\"rx_gpu_split\",\"carriers\":%d,\"block\":%zu,\"gsps\":%.3f,"
            "\"copy_s\":%.4f,\"chan_s\":%.4f,\"demod_s\":%.4f,\"flush_s\":%.4f,\"moves\":%.0f,"
-           "\"move_s\":%.4f}\n",
+           "\"move_s\":%.4f,",
            all ? K : 64, BIG_BLOCK, r / 1e9, split[all][0], split[all][1], split[all][2],
            split[all][3], split[all][4], split[all][5]);
+    print_flush_parts(split[all] + 6);
     if (gpu_latency(y, big, all, 0, lat[all])) return -1;
     print_latency(all, 0, lat[all]);
     /* the banks' serial passes on fewer threads (64 carriers: fewer hand-offs per span) */

@@ -175,7 +175,14 @@ int main(int argc, char **argv) {
     prx_rx_gpu_get_times(rs, &tc, &tch, &td);
     CHECK(tc > 0 && tch > 0 && td > 0, "serial times: copy %g, channelizer %g, demodulator %g", tc,
           tch, td);
-    printf("serial mode: copy %.4f s, channelizer %.4f s, demodulators %.4f s\n", tc, tch, td);
+    double fl[5];
+    prx_rx_gpu_get_flush_times(rs, fl);
+    CHECK(fl[0] > 0 && fl[1] > 0 && fl[2] > 0 && fl[1] + fl[2] <= td,
+          "flush times: channelizer %g, banks %g, back %g (demodulators %g)", fl[0], fl[1], fl[2],
+          td);
+    printf("serial mode: copy %.4f s, channelizer %.4f s, demodulators %.4f s; the flush: "
+           "channelizer %.4f s, banks %.4f s, bits back %.4f s\n",
+           tc, tch, td, fl[0], fl[1], fl[2]);
     prx_rx_destroy(rs);
   }
   const double D = KCH / 2;

@@ -195,7 +195,11 @@ struct prx_qpsk_bank_gpu {
    * which the phase pass's calls leave to the pool's first pass over the channels, after the
    * first span is issued (channel 0's, which that span reads, is done first): touching C
    * channels' state on one thread costs ~0.1-0.25 ms at 1024 channels, in front of the device */
-  int begun;     /* done for this call (always outside a call) */
+  int begun; /* done for this call (always outside a call) */
+  /* a flush whose end the caller makes (prx_qpsk_bank_gpu_hold_end): its spans' reports and the
+   * channels' stream reset wait for prx_qpsk_bank_gpu_end, so that the caller's copy of the bits
+   * runs beside them */
+  int hold, end_due;
   size_t c_n_in; /* the call's samples, flush, outputs */
   int c_flush;
   const prx_qpsk_bank_out *c_out;
@@ -487,6 +491,7 @@ int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
 
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   if (!g) return;
+  g->hold = g->end_due = 0; /* (the channels' reset forgets a held flush's reports too) */
   g->ring_base = 0;
   g->ring_len = g->ring_off = 0;
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
@@ -849,8 +854,29 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   return flush ? drain(g, stream) : PRX_OK;
 }
 
+/* The stream's end after a flush: every channel's stream reset, then the driver's. */
+static void end_stream(prx_qpsk_bank_gpu *g) {
+  for (size_t c = 0; c < g->C; c++) qpsk_stream_reset(g->bank->ch[c]);
+  prx_qpsk_bank_gpu_reset(g);
+}
+
+void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g) {
+  if (g) g->hold = 1;
+}
+
+void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g) {
+  if (!g || !g->end_due) return;
+  /* (the flush's call waited for its spans' copies: synced) */
+  if (g->np && g->synced) drain_n(g, g->np, g->np_old > 0);
+  end_stream(g);
+}
+
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
   /* (the last call waited at its end: nothing in flight; a failed call's spans are dropped) */
+  if (g && g->end_due) {
+    prx_qpsk_bank_gpu_end(g);
+    return;
+  }
   if (!g || !g->np) return;
   if (g->synced)
     drain_n(g, g->np, 0);
@@ -1233,9 +1259,12 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   prx_qpsk_bank_gpu *g = b->drv;
   const size_t C = g->C;
   double t0 = prx_now();
+  prx_qpsk_bank_gpu_end(g); /* (a held flush's end, where its caller left it) */
   if (!out_dev || !in_dev) stream = g->stream;
-  if (flush) n_in = 0;
   const int keeps = kept != QPSK_BANK_RING && in_dev; /* the caller's rows keep the history */
+  if (flush && n_in && !keeps)
+    return prx_fail(PRX_ERR_INTERNAL,
+                    "CUDA bank: a flush brings samples only in rows that keep the history");
   if (!keeps || !in) kept = 0;
   /* the stream's samples this call's spans may read from before the chunk, [ring_base,
    * n_total): the ring holds [ring_base, ring_end), the caller's rows the kept ones before the
@@ -1275,7 +1304,9 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   }
   /* where the outputs go */
   g->hf = host_finish(b, out);
-  const size_t cap = g->hf ? prx_qpsk_bank_max_symbols(b, n_in, flush) : 0; /* (host rows' room) */
+  const size_t cap = !g->hf  ? 0 /* (host rows' room) */
+                     : flush ? prx_qpsk_bank_gpu_end_symbols(b, n_in)
+                             : prx_qpsk_bank_max_symbols(b, n_in, 0);
   uint8_t *bits = NULL;
   size_t bits_stride = 0;
   if (g->hf) {
@@ -1296,9 +1327,13 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   }
   /* the phase pass on the GPU where the GPU decides the bits (its state moved there) */
   g->gph = g->gser && g->gph_ok && g->gph_on && !g->hf;
+  /* a flush the caller ends (its reports and the streams' reset after the call) */
+  const int hold = flush && g->gph && g->hold;
+  g->hold = 0;
   /* earlier calls' pending spans: now where this call needs the channels' stream counts (before
-   * their estimates are cleared below), else once this call's first span is issued */
-  if (!g->gph || flush) prx_qpsk_bank_gpu_settle(g);
+   * their estimates are cleared below), else once this call's first span is issued (a flush's
+   * too: those spans lie before the stream's end, where flushing changes nothing) */
+  if (!g->gph) prx_qpsk_bank_gpu_settle(g);
   g->np_old = g->np;
   TRY(phase_side(g, g->gph));
   g->first = 1;
@@ -1312,7 +1347,7 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   g->c_out = out;
   call_begin(g, 0);
   g->begun = 0;
-  if (!g->gph || flush) call_begin_rest(g);
+  if (!g->gph) call_begin_rest(g);
   const prx_qpsk *q0 = b->ch[0];
   g->n_total = q0->n_total;
   g->g_hi = flush ? qpsk_count_below((double)g->n_total, q0->sps / 4) : INT64_MAX;
@@ -1359,13 +1394,15 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
       TRY(run_span(b, rows, stride, next, next_stride, nb_next, bits, bits_stride, stream));
       g->next++;
     }
-    TRY(call_end(g, flush, stream));
+    TRY(call_end(g, flush && !hold, stream));
   }
   TRY(finish(b, flush, out, out_dev, stream));
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
-  if (flush) {
-    for (size_t c = 0; c < C; c++) qpsk_stream_reset(b->ch[c]);
-    prx_qpsk_bank_gpu_reset(g);
+  if (hold) {
+    call_begin_rest(g); /* (where no span ran to begin them) */
+    g->end_due = 1;
+  } else if (flush) {
+    end_stream(g);
   }
   g->tm.calls++;
   g->tm.total_s += prx_now() - t0;
@@ -1374,6 +1411,26 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
 }
 
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) { return g ? g->hist_need : 0; }
+
+size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in) {
+  if (!b || !b->drv) return 0;
+  /* prx_qpsk_flush_max_symbols at n_total + n_in, less the pending spans' (they ran) */
+  const prx_qpsk *q = b->ch[0];
+  const double n_sym = (double)(q->n_total + (int64_t)n_in) / q->sps;
+  const int64_t left = qpsk_count_below(n_sym, (double)q->L) - q->next_span * (int64_t)q->B;
+  const size_t m = left > 0 ? (size_t)left * q->Lmax : 0;
+  const size_t p = prx_qpsk_bank_gpu_pending_symbols(b->drv);
+  return m > p ? m - p : 0;
+}
+
+int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in) {
+  if (!b || !b->drv) return 1;
+  /* run_call's first span: the channels' next, after the pending spans */
+  const prx_qpsk *q = b->ch[0];
+  int64_t lo, end;
+  qpsk_span_need(q, q->next_span + (int64_t)b->drv->np, &lo, &end);
+  return end <= q->n_total + (int64_t)n_in;
+}
 
 prx_status prx_qpsk_bank_gpu_prepare(prx_qpsk_bank_gpu *g, const prx_qpsk_bank_out *out) {
   if (!g || !out || g->np) return PRX_OK; /* (pending spans: the call settles them first) */
@@ -1414,6 +1471,16 @@ int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
   return 0;
 }
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) { (void)g; }
+void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g) { (void)g; }
+void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g) { (void)g; }
+size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in) {
+  (void)b, (void)n_in;
+  return 0;
+}
+int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in) {
+  (void)b, (void)n_in;
+  return 1;
+}
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g) {
   (void)g;
   return 0;

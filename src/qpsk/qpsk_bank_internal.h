@@ -136,14 +136,28 @@ void prx_qpsk_bank_gpu_set_mark(prx_qpsk_bank_gpu *g, prx_qpsk_bank_gpu_mark_fn 
  * out_dev: ordered on stream, the counts on return; else host memory, complete on return).
  * kept: QPSK_BANK_RING where the bank keeps the samples its next call reads in its ring; else
  * (device rows only) the rows hold the stream's kept samples before in (in the flush too: in
- * at the stream's end), and the bank keeps none (prx_qpsk_bank_execute_device_kept).
- * The caller has checked the arguments and the capacities. */
+ * at the stream's end), and the bank keeps none (prx_qpsk_bank_execute_device_kept); such a
+ * flush may bring the stream's last n_in samples too (one call for the stream's end: the
+ * receiver's). The caller has checked the arguments and the capacities (a flush with samples:
+ * prx_qpsk_bank_gpu_end_symbols). */
 #define QPSK_BANK_RING ((size_t)-1)
 prx_status prx_qpsk_bank_gpu_run(prx_qpsk_bank *b, const void *in, size_t in_stride, size_t n_in,
                                  size_t kept, int in_dev, int flush, const prx_qpsk_bank_out *out,
                                  int out_dev, void *stream);
 /* the most samples before its chunk that a call after a kept call reads (a span's window) */
 size_t prx_qpsk_bank_gpu_history(const prx_qpsk_bank_gpu *g);
+/* The symbols per channel that a flush bringing n_in more samples writes at most (NULL or no
+ * driver: 0). */
+size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in);
+/* The next call, where it is a flush whose spans' bits the device decides, leaves its end to the
+ * caller: it returns with the counts and the bits in place, and prx_qpsk_bank_gpu_end (or any
+ * later call, settle or reset) then writes its spans' reports into the channels and resets their
+ * streams, so that the caller's copy of the bits runs beside that host work (the receiver's). */
+void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g);
+void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g);
+/* Whether a call with n_in more samples (not a flush) runs a span, i.e. completes symbols (no
+ * driver: 1). */
+int prx_qpsk_bank_gpu_runs_span(const prx_qpsk_bank *b, size_t n_in);
 
 /* The CPU path: demodulates host rows (cf32, cf16 or the integer formats) into host outputs.
  * flush: ignore in and n_in and end every channel's stream. */

@@ -110,19 +110,44 @@ __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t m
   }
 }
 
-/* Grid (len / (4 CFO_THREADS) rounded up, C): row c of buf (len points) is the window, then
- * zeros. */
+/* One thread block per channel: row c of buf (len points) made the window (n = min(in[c].n, S)
+ * values from w0 = in[c].w0 of w's row c) zero-padded. Where x4 has written the row since this
+ * stage last ran (rec[c]: one call, into these w rows, every block right after the block before,
+ * from base on) and the window is x4's values from base on after take = base - w0 values before
+ * it (the reach-back, 0 <= take <= n, n - take <= the values written), the row holds value i of
+ * the span at point i already: the take values before it go to the row's last take points and
+ * the points between them are zeroed, so that the row is the padded window turned by take points
+ * (its spectrum's powers, all that the peak reads, the same; the values' rounding in the
+ * transform aside). Otherwise the whole row is written. rec[c] is cleared for x4's next call. */
 __global__ void __launch_bounds__(CFO_THREADS)
     qpsk_cfo_fill_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in, unsigned S,
-                         unsigned len, float2 *buf) {
-  const unsigned c = blockIdx.y;
+                         unsigned len, float2 *buf, cfo_x4_rec *rec) {
+  const unsigned c = blockIdx.x;
   const qpsk_cfo_in p = in[c];
   const float2 *src = (const float2 *)(w + (size_t)c * w_stride + p.w0);
   float2 *dst = buf + (size_t)c * len;
   const unsigned n = p.n < S ? p.n : S;
-  for (unsigned i = blockIdx.x * 4 * CFO_THREADS + threadIdx.x;
-       i < len && i < (blockIdx.x + 1) * 4 * CFO_THREADS; i += CFO_THREADS)
-    dst[i] = i < n ? src[i] : make_float2(0, 0);
+  const cfo_x4_rec r = rec[c];
+  const int64_t take = (int64_t)r.base - p.w0;
+  const bool fed = r.w == (unsigned long long)(uintptr_t)w && r.stride == w_stride &&
+                   r.calls == 1 && r.nblk > 0 && r.good == r.nblk && take >= 0 && take <= n &&
+                   (unsigned long long)(n - take) <= r.total;
+  __syncthreads(); /* (every thread has read rec[c] before thread 0 clears it) */
+  if (threadIdx.x == 0) {
+    rec[c].w = 0;
+    rec[c].calls = 0;
+    rec[c].good = 0;
+    rec[c].total = 0;
+  }
+  if (fed) {
+    const unsigned t = (unsigned)take;
+    for (unsigned i = n - t + threadIdx.x; i < len - t; i += CFO_THREADS)
+      dst[i] = make_float2(0, 0);
+    for (unsigned i = threadIdx.x; i < t; i += CFO_THREADS) dst[len - t + i] = src[i];
+  } else {
+    for (unsigned i = threadIdx.x; i < len; i += CFO_THREADS)
+      dst[i] = i < n ? src[i] : make_float2(0, 0);
+  }
 }
 
 /* The refinement's run sums (qpsk_refine_run's, term by term in the same order, then turned to
@@ -314,6 +339,17 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   }
 }
 
+/* the feed's records after the C rows of the transform's buffer */
+cfo_feed cfo_feed_of(const qpsk_stages *s) {
+  cfo_feed f = {NULL, NULL, 0, 0};
+  if (!s->d_cfo_buf) return f;
+  f.buf = (float2 *)s->d_cfo_buf;
+  f.rec = (cfo_x4_rec *)(f.buf + (size_t)s->cfo_len * s->C);
+  f.len = s->cfo_len;
+  f.S = s->cfo_S;
+  return f;
+}
+
 void cfo_release(qpsk_stages *s) {
   if (s->d_cfo_buf) {
     cufftDestroy((cufftHandle)s->cfo_plan);
@@ -355,7 +391,15 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
+  /* the C rows, then the feed's records (cfo_feed_of), cleared */
+  const size_t rows = sizeof(float2) * (size_t)len * s->C, recs = sizeof(cfo_x4_rec) * s->C;
+  CK(cudaMalloc(&s->d_cfo_buf, rows + recs), "cudaMalloc (CFO spectra)");
+  if (cudaMemset((char *)s->d_cfo_buf + rows, 0, recs) != cudaSuccess ||
+      cudaDeviceSynchronize() != cudaSuccess) { /* (cleared before any stream's x4) */
+    cudaFree(s->d_cfo_buf);
+    s->d_cfo_buf = NULL;
+    return cfo_fail("cudaMemset", "cannot clear the feed's records");
+  }
   cufftHandle plan;
   int ilen = (int)len;
   if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
@@ -378,8 +422,8 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo before cfo_setup");
   const unsigned nfft = s->cfo_nfft, len = s->cfo_len;
   float2 *buf = (float2 *)s->d_cfo_buf;
-  dim3 gf((len + 4 * CFO_THREADS - 1) / (4 * CFO_THREADS), s->C);
-  qpsk_cfo_fill_kernel<<<gf, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf);
+  qpsk_cfo_fill_kernel<<<s->C, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf,
+                                                         cfo_feed_of(s).rec);
   CK(cudaGetLastError(), "qpsk_cfo_fill_kernel launch");
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");

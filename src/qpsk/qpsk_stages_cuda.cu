@@ -811,11 +811,14 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
  * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
  * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
  * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
- * alike). */
+ * alike). Where the CFO stage is set up (feed), each value also goes into its transform's row at
+ * the value's place from the channel's first block's w0, and the counts the stage checks
+ * (cfo_feed_count): the stage then need not copy the windows. */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
-                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
+                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
+                   cfo_feed feed) {
   __shared__ float4 run_c[STAGE_THREADS];
   __shared__ int run_g[STAGE_THREADS];
   const unsigned c = blockIdx.y;
@@ -832,6 +835,19 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
   const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
   const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
+  /* the CFO row's point of this block's first value (i0; written where 0 <= i < S) */
+  float2 *row = NULL;
+  int64_t i0 = 0;
+  if (feed.buf) {
+    const int64_t base = w0[(size_t)c * nblk];
+    row = feed.buf + (size_t)c * feed.len;
+    i0 = w0[o] - base;
+    if (blockIdx.x == 0)
+      cfo_feed_count(feed, c, 0, nblk, w, w_stride, base, w0[o], n, 0, 0);
+    else
+      cfo_feed_count(feed, c, blockIdx.x, nblk, w, w_stride, base, w0[o], n, w0[o - 1],
+                     blk[o - 1].t.k1 - blk[o - 1].t.k0);
+  }
   if (table) {
     if ((int64_t)threadIdx.x * R < n) {
       float cf[4];
@@ -862,7 +878,12 @@ __global__ void __launch_bounds__(STAGE_THREADS)
       for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
     if (LEVEL)
       for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
-    dst[k - t.k0] = qpsk_x4_one(v, cf);
+    const prx_cf32 x = qpsk_x4_one(v, cf);
+    dst[k - t.k0] = x;
+    if (row) {
+      const int64_t i = i0 + (k - t.k0);
+      if (i >= 0 && i < (int64_t)feed.S) row[i] = make_float2(x.re, x.im);
+    }
   }
 }
 
@@ -1234,8 +1255,8 @@ static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk
                                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                                   size_t w_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_x4_kernel<true>
-      <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride);
+  qpsk_x4_kernel<true><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w,
+                                                        w_stride, cfo_feed_of(s));
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
@@ -1278,8 +1299,8 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
                             const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                             cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
-  qpsk_x4_kernel<false>
-      <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride);
+  qpsk_x4_kernel<false><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w,
+                                                         w_stride, cfo_feed_of(s));
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }

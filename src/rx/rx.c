@@ -365,8 +365,12 @@ size_t rx_most_outputs(const prx_rx *rx, size_t n) { return (n + rx->D - 1) / rx
 size_t rx_row_pitch(size_t need) { return (need + 7) & ~(size_t)7; }
 
 prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush, int host) {
-  size_t bytes = prx_qpsk_bank_bits_capacity(g->bank, n_in, flush);
-  size_t syms = prx_qpsk_bank_max_symbols(g->bank, n_in, flush);
+  return rx_ensure_symbols(rx, g, prx_qpsk_bank_max_symbols(g->bank, n_in, flush), host);
+}
+
+prx_status rx_ensure_symbols(const prx_rx *rx, rx_group *g, size_t syms, int host) {
+  /* prx_qpsk_bank_bits_capacity's bytes for syms symbols */
+  size_t bytes = rx->cfg.packed ? (2 * syms + 7) / 8 + 1 : 2 * syms;
   if (bytes > g->bits_stride) {
     size_t s = bytes + bytes / 2 + 64;
     if (host) {

@@ -29,12 +29,16 @@
  * where a batch completed symbols, for the bits of the batch before (their copy long done): a
  * batch's bits come back into pinned host rows on the back stream, beside the next batch's
  * banks, and are delivered after the next bank call that completes symbols or at the end of the
- * call (every block of a call is delivered before it returns).
+ * call (every bit completed from a call's blocks is delivered before it returns). A call's last
+ * batch whose bank call would complete no symbols is deferred: its rows stay in the window and
+ * join the next bank call (the next call's first, where its rows follow, or the flush's).
  * The bank outputs alternate between two device sets, so that the banks never wait for the copy
  * of the set before.
  * The flush's filter tail (at most 2 P + 1 outputs per row) runs on the device on a zeroed
  * block, as the channelizer's own flush does, except for cu8 input (no byte value is the zero
- * sample): that goes through the channelizer's host call and is copied up. */
+ * sample): that goes through the channelizer's host call and is copied up. The stream's end is
+ * then one bank call per group (the deferred batch, the tail and the flush), held so that its
+ * last reports are settled while its bits come back. */
 #include "rx_gpu.h"
 
 #include "rx_internal.h"
@@ -118,9 +122,17 @@ struct rx_gpu {
   int set;          /* the output set the next bank call writes */
   int pending;      /* a batch's bits on their way back (set set ^ 1), not yet delivered */
   int serial;
-  unsigned grows;          /* output buffers grown since create (execute should grow none) */
-  double t_copy;           /* the input copies (counted in rx->t_chan too) */
-  prx_rx_gpu_trace *trace; /* per-call records (the benchmark's timeline), NULL: none */
+  /* the last batch of an execute whose banks would complete no symbols: their call waits,
+   * merged into the next execute's first bank call or the flush's (one bank call for the
+   * stream's end) where its rows follow, else made at the next call's start */
+  int deferred;
+  size_t def_p, def_m, def_kept; /* its window position, new samples, history */
+  unsigned def_mask;             /* the batches whose ev_free follows its reads (bit k: bat[k]) */
+  double t_fl[3];                /* the flushes' channelizer tail, banks, bits back (seconds) */
+  double t_fl_wait, t_fl_serial; /* the flushes' banks: their waits and serial passes */
+  unsigned grows;                /* output buffers grown since create (execute should grow none) */
+  double t_copy;                 /* the input copies (counted in rx->t_chan too) */
+  prx_rx_gpu_trace *trace;       /* per-call records (the benchmark's timeline), NULL: none */
   size_t trace_cap, trace_q, trace_d; /* records; batches begun, demodulated since set */
 };
 
@@ -371,11 +383,17 @@ prx_status rx_gpu_create(prx_rx *rx) {
   /* the outputs of a batch with the samples the banks hold from the batch before (less than a
    * batch: a batch holds a CFO span's samples) and of the flush, so that execute allocates
    * nothing (a buffer grown there would wait for the device: cudaFree, cudaFreeHost) */
-  for (size_t i = 0; i < rx->n_groups; i++)
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    /* the stream's end in one call (end_banks): a batch and the tail after the samples not yet
+     * in a span (fewer than the history) */
+    rx_group *g = &rx->g[i];
+    TRY(rx_ensure_symbols(
+        rx, g, prx_qpsk_bank_gpu_end_symbols(g->bank, 2 * G->hist + G->bstride + rx->stride), 0));
     for (int k = 0; k < 2; k++) {
       TRY(outputs(rx, i, k, 2 * G->bstride, 0));
       TRY(outputs(rx, i, k, 0, 1));
     }
+  }
   for (size_t i = 0; i < rx->n_groups; i++) TRY(host_rows(rx, i));
   rx->setup.gpu_outputs = prx_now() - t3;
   return PRX_OK;
@@ -388,7 +406,10 @@ void rx_gpu_reset(prx_rx *rx) {
   for (int k = 0; k < RX_GPU_BATCHES; k++) G->bat[k].n_out = 0;
   G->pos = G->bank_end = 0;
   G->pending = 0;
+  G->deferred = 0;
   G->t_copy = G->t_move = 0;
+  memset(G->t_fl, 0, sizeof G->t_fl);
+  G->t_fl_wait = G->t_fl_serial = 0;
   G->trace_q = G->trace_d = 0;
 }
 
@@ -499,11 +520,10 @@ static size_t kept_before(const prx_rx *rx, size_t p) {
   return (size_t)k;
 }
 
-/* Each group's bank on its rows of the window at position p (n_in new samples after the history
- * before p, or the flush), on the demodulator stream. */
-static prx_status banks(prx_rx *rx, size_t p, size_t n_in, int flush) {
+/* Each group's bank on its rows of the window at position p (n_in new samples after the kept
+ * samples of history before p, or the flush), on the demodulator stream. */
+static prx_status banks(prx_rx *rx, size_t p, size_t n_in, size_t kept, int flush) {
   struct rx_gpu *G = rx->gpu;
-  const size_t kept = kept_before(rx, p);
   for (size_t i = 0; i < rx->n_groups; i++) {
     rx_group *g = &rx->g[i];
     TRY(outputs(rx, i, G->set, n_in, flush));
@@ -514,13 +534,55 @@ static prx_status banks(prx_rx *rx, size_t p, size_t n_in, int flush) {
   return PRX_OK;
 }
 
-/* Demodulates n_out new channel outputs per row at window position start (written on the
- * channel stream before ev_rows, NULL: complete), records ev_free (NULL: none) after the banks'
- * reads of them; where a carrier completed symbols, delivers the batch before and queues these
- * bits' copy back (the serial mode waits for it and delivers at once). limit as rx_take; tr:
- * the batch's trace record or NULL. */
-static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_free, size_t n_out,
-                             uint64_t limit, prx_rx_gpu_trace *tr) {
+/* Whether the banks' call for m more samples would complete no symbols in any group (a call
+ * that may wait: the driver's banks only, not the serial mode, not where the channel samples
+ * go to the host). */
+static int may_defer(const prx_rx *rx, size_t m) {
+  if (rx->gpu->serial || rx->cfg.on_channel) return 0;
+  for (size_t i = 0; i < rx->n_groups; i++)
+    if (!rx->g[i].bank->drv || prx_qpsk_bank_gpu_runs_span(rx->g[i].bank, m)) return 0;
+  return 1;
+}
+
+/* After a bank call (its counts in the groups): where a carrier put out anything, delivers the
+ * batch before and queues these bits' copy back. */
+static prx_status after_banks(prx_rx *rx, size_t *symbols) {
+  int any;
+  size_t s = completed(rx, &any);
+  if (symbols) *symbols = s;
+  return any ? queue_back(rx) : PRX_OK;
+}
+
+/* ev_free of the batches in mask, after the banks' reads queued so far (demodulator stream). */
+static prx_status record_free(struct rx_gpu *G, unsigned mask) {
+  for (int k = 0; k < RX_GPU_BATCHES; k++)
+    if (mask >> k & 1) TRY(G->m->event_record(G->bat[k].ev_free, G->s_demod));
+  return PRX_OK;
+}
+
+/* The deferred batch's bank call, as demodulate would have made it, and the channel stream after
+ * it (the window's next move, whichever batch it starts, after its reads). */
+static prx_status issue_deferred(prx_rx *rx) {
+  struct rx_gpu *G = rx->gpu;
+  if (!G->deferred) return PRX_OK;
+  G->deferred = 0;
+  TRY(set_free(G));
+  TRY(banks(rx, G->def_p, G->def_m, G->def_kept, 0));
+  G->bank_end = G->def_p + G->def_m;
+  TRY(record_free(G, G->def_mask));
+  for (int k = 0; k < RX_GPU_BATCHES; k++)
+    if (G->def_mask >> k & 1) TRY(G->m->stream_wait(G->s_chan, G->bat[k].ev_free));
+  return after_banks(rx, NULL);
+}
+
+/* Demodulates batch b's n_out new channel outputs per row (written on the channel stream
+ * before its ev_rows), after the deferred batch where its rows come just before (one bank call),
+ * and records b's ev_free after the banks' reads of them; where a carrier completed symbols,
+ * delivers the batch before and queues these bits' copy back (the serial mode waits for it and
+ * delivers at once). last: an execute's last batch, whose bank call waits (deferred) where it
+ * would complete no symbols. limit as rx_take; tr: the batch's trace record or NULL. */
+static prx_status demodulate(prx_rx *rx, rx_batch *b, size_t n_out, uint64_t limit, int last,
+                             prx_rx_gpu_trace *tr) {
   struct rx_gpu *G = rx->gpu;
   size_t skip, m;
   rx_take(rx, n_out, limit, &skip, &m);
@@ -528,29 +590,49 @@ static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_f
   double t0 = prx_now(), w0 = 0, s0 = 0;
   const unsigned grows0 = G->grows;
   if (tr) bank_times(rx, &w0, &s0);
-  if (ev_rows) TRY(G->m->stream_wait(G->s_demod, ev_rows));
-  const size_t p = start + skip; /* the group delay: the banks' rows start later, nothing moves */
-  if (rx->cfg.on_channel) {      /* (one block a batch: m fits the host rows) */
+  TRY(G->m->stream_wait(G->s_demod, b->ev_rows));
+  /* the group delay: the banks' rows start later, nothing moves */
+  size_t p = b->start + skip, n = m, kept;
+  unsigned mask = 1u << (b - G->bat);
+  if (G->deferred && G->def_p + G->def_m == p) { /* the deferred rows, then these */
+    G->deferred = 0;
+    p = G->def_p;
+    n += G->def_m;
+    kept = G->def_kept;
+    mask |= G->def_mask;
+  } else {
+    TRY(issue_deferred(rx));
+    kept = kept_before(rx, p);
+  }
+  rx->emitted += m;
+  if (last && may_defer(rx, n)) {
+    G->deferred = 1;
+    G->def_p = p;
+    G->def_m = n;
+    G->def_kept = kept;
+    G->def_mask = mask;
+    if (tr) tr->t_demod = tr->t_banks = tr->t_back = t0;
+    return PRX_OK;
+  }
+  if (rx->cfg.on_channel) { /* (one block a batch: m fits the host rows; none deferred) */
     TRY(G->dev->copy2d(rx->rows, rx->stride * sizeof(prx_cf32), G->d_win + p,
                        G->wstride * sizeof(prx_cf32), m * sizeof(prx_cf32), rx->n_car, G->s_demod));
     TRY(G->dev->sync(G->s_demod));
     rx_deliver_channels(rx, rx->rows, m);
   }
   TRY(set_free(G));
-  TRY(banks(rx, p, m, 0));
-  G->bank_end = p + m;
-  if (ev_free) TRY(G->m->event_record(ev_free, G->s_demod));
+  TRY(banks(rx, p, n, kept, 0));
+  G->bank_end = p + n;
+  TRY(record_free(G, mask));
   double t1 = prx_now();
-  int any;
-  size_t symbols = completed(rx, &any);
+  size_t symbols;
+  TRY(after_banks(rx, &symbols));
   if (tr) tr->symbols = symbols;
-  if (any) TRY(queue_back(rx));
   if (G->serial) {
     TRY(G->dev->sync(G->s_demod));
     TRY(deliver_pending(rx));
   }
   double t2 = prx_now();
-  rx->emitted += m;
   rx->t_demod += t2 - t0;
   if (tr) {
     double w1, s1;
@@ -565,13 +647,13 @@ static prx_status demodulate(prx_rx *rx, size_t start, void *ev_rows, void *ev_f
   return PRX_OK;
 }
 
-/* Where a batch starts (the channel stream, its first group's turn): at the window's position
- * pos, or, where a batch of bstride outputs would pass the window's end, at its start after the
+/* Where a batch of need outputs at most starts (the channel stream, its first group's turn): at
+ * the window's position pos, or, where it would pass the window's end, at its start after the
  * samples the banks keep (the last hist of the stream's, moved there; the banks of the batch
  * before read theirs where they were: window_stride keeps the two apart). */
-static prx_status batch_start(prx_rx *rx, rx_batch *b) {
+static prx_status batch_start(prx_rx *rx, rx_batch *b, size_t need) {
   struct rx_gpu *G = rx->gpu;
-  if (G->pos + G->bstride > G->wstride) {
+  if (G->pos + need > G->wstride) {
     size_t mv = G->pos < G->hist ? G->pos : G->hist;
     /* window_stride's bound, checked where it matters (a narrower window fails here, not as a
      * race on the device): the move and this batch write below mv + bstride; the banks of the
@@ -621,7 +703,7 @@ static prx_status queue_group(prx_rx *rx, rx_slot *s, rx_batch *b, const void *i
   TRY(G->m->stream_wait(G->s_chan, s->ev_in));
   if (b->n_out == 0) {
     TRY(G->m->stream_wait(G->s_chan, b->ev_free));
-    TRY(batch_start(rx, b));
+    TRY(batch_start(rx, b, G->bstride));
   }
   if (b->n_out + rx_most_outputs(rx, n) > G->bstride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver batch rows too short (%zu + %zu samples)", b->n_out,
@@ -659,6 +741,11 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
     prx_qpsk_bank_out o = device_out(rx, i);
     st = prx_qpsk_bank_gpu_prepare(rx->g[i].bank->drv, &o);
   }
+  /* the last execute's last batch: merged into this one's first bank call (demodulate) where no
+   * move of the window comes before it (the batches queued ahead of that call start without
+   * one), else now */
+  if (!st && G->deferred && (nbat == 0 || G->pos + RX_GPU_BATCHES * G->bstride > G->wstride))
+    st = issue_deferred(rx);
   for (size_t bt = 0; bt < nbat && !st; bt++) {
     size_t lim = (bt + ahead) * A;
     if (lim > nb) lim = nb;
@@ -688,9 +775,10 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
       tr->blocks = (unsigned)(last - bt * A);
     }
     G->trace_d++;
-    st = demodulate(rx, bat->start, bat->ev_rows, bat->ev_free, bat->n_out, UINT64_MAX, tr);
+    st = demodulate(rx, bat, bat->n_out, UINT64_MAX, bt + 1 == nbat, tr);
     bat->n_out = 0;
   }
+  if (st) G->deferred = 0;
   /* the caller's input is consumed whatever happened; its bits delivered */
   double t0 = prx_now();
   prx_status s2 = sync_all(G);
@@ -701,35 +789,61 @@ prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n) {
   return st ? st : s2;
 }
 
-/* The channelizer's flush into the window as a batch (b: its start) on the device (zeros from
- * d_zero), or through its host call (cu8); *n_out the outputs per row. The streams are idle
- * (execute waited). */
+/* The channelizer's flush into the window as a batch (b: its start; the window moved only where
+ * its n outputs would pass the end) on the device from d_zero, its rows written before
+ * b->ev_rows (the host does not wait), or through its host call (cu8, copied up and waited for);
+ * *n_out the outputs per row. The streams are idle (execute waited). */
 static prx_status flush_chan(prx_rx *rx, rx_batch *b, size_t *n_out) {
   struct rx_gpu *G = rx->gpu;
-  TRY(batch_start(rx, b));
-  prx_cf32 *rows = G->d_win + b->start;
-  *n_out = 0;
   size_t n = prx_chan_flush_count(rx->chan);
   if (n > rx->stride)
     return prx_fail(PRX_ERR_INTERNAL, "receiver rows too short for the channelizer's tail");
+  TRY(batch_start(rx, b, n));
+  prx_cf32 *rows = G->d_win + b->start;
+  *n_out = 0;
   if (n && G->d_zero) {
     TRY(prx_chan_execute_device(rx->chan, G->d_zero, (size_t)rx->K * rx->P, rows, G->wstride, n_out,
                                 G->s_chan));
-    TRY(G->dev->sync(G->s_chan));
     if (*n_out != n)
       return prx_fail(PRX_ERR_INTERNAL, "channelizer flush wrote %zu outputs, expected %zu", *n_out,
                       n);
-    prx_chan_reset(rx->chan);
   } else {
     TRY(prx_chan_flush(rx->chan, rx->rows, rx->stride, n_out));
     if (*n_out) {
       TRY(G->dev->copy2d(rows, G->wstride * sizeof(prx_cf32), rx->rows,
                          rx->stride * sizeof(prx_cf32), *n_out * sizeof(prx_cf32), rx->n_car,
                          G->s_chan));
-      TRY(G->dev->sync(G->s_chan));
+      TRY(G->dev->sync(G->s_chan)); /* (from the host rows, which the next stream reuses) */
     }
   }
+  TRY(G->m->event_record(b->ev_rows, G->s_chan));
   G->pos += *n_out;
+  return PRX_OK;
+}
+
+/* Whether every group's bank has the driver, which takes a flush with samples. */
+static int banks_take_end(const prx_rx *rx) {
+  for (size_t i = 0; i < rx->n_groups; i++)
+    if (!rx->g[i].bank->drv) return 0;
+  return 1;
+}
+
+/* The stream's end in one bank call per group: its last n_in samples at window position p (kept
+ * samples of history before them) and the flush, on the demodulator stream. */
+static prx_status end_banks(prx_rx *rx, size_t p, size_t n_in, size_t kept) {
+  struct rx_gpu *G = rx->gpu;
+  for (size_t i = 0; i < rx->n_groups; i++) {
+    rx_group *g = &rx->g[i];
+    rx_gout *o = &G->go[i];
+    TRY(rx_ensure_symbols(rx, g, prx_qpsk_bank_gpu_end_symbols(g->bank, n_in), 0));
+    TRY(dgrow(G, (void **)&o->d_bits[G->set], &o->d_bits_cap[G->set], bits_bytes(g)));
+    if (rx->cfg.llrs)
+      TRY(dgrow(G, (void **)&o->d_llrs[G->set], &o->d_llr_cap[G->set], llr_bytes(g)));
+    prx_qpsk_bank_out out = device_out(rx, i);
+    prx_qpsk_bank_gpu_hold_end(g->bank->drv); /* (its reports beside the bits' copy) */
+    TRY(prx_qpsk_bank_gpu_run(g->bank, G->d_win + g->first_row * G->wstride + p, G->wstride, n_in,
+                              kept, 1, 1, &out, 1, G->s_demod));
+  }
   return PRX_OK;
 }
 
@@ -738,23 +852,55 @@ prx_status rx_gpu_flush(prx_rx *rx) {
   /* channel samples of this stream: ceil(N / D) */
   uint64_t target = (rx->in_stream + rx->D - 1) / rx->D;
   size_t n_out = 0;
-  double t0 = prx_now();
+  double t0 = prx_now(), w0, s0;
+  bank_times(rx, &w0, &s0);
   rx_batch *b = &G->bat[0];
+  /* the deferred batch at once where the tail may not follow it in the window (a move) or the
+   * banks take no samples with their flush */
+  const size_t n_tail = prx_chan_flush_count(rx->chan);
+  const int one = !rx->cfg.on_channel && banks_take_end(rx);
+  if (G->deferred && (!one || G->pos + n_tail > G->wstride)) TRY(issue_deferred(rx));
   TRY(flush_chan(rx, b, &n_out));
-  rx->t_chan += prx_now() - t0;
-  TRY(demodulate(rx, b->start, NULL, NULL, n_out, target, NULL));
-  t0 = prx_now();
-  TRY(set_free(G));
-  /* the stream's end, its kept samples before it (where the flush's batch took none after a
-   * move, bank_end is still before the move: those samples lie above the flush's rows, intact) */
-  TRY(banks(rx, G->bank_end, 0, 1));
-  G->pos = G->bank_end = 0; /* the next stream starts at the window's start */
-  int any;
-  completed(rx, &any);
-  if (any) TRY(queue_back(rx));
+  double t1 = prx_now();
+  rx->t_chan += t1 - t0;
+  G->t_fl[0] += t1 - t0;
+  if (one) {
+    size_t skip, m;
+    rx_take(rx, n_out, target, &skip, &m);
+    size_t p = b->start + skip, n_in = m, kept = kept_before(rx, p);
+    if (G->deferred && G->def_p + G->def_m == p) { /* the last batch and the tail in one call */
+      p = G->def_p;
+      n_in += G->def_m;
+      kept = G->def_kept;
+      G->deferred = 0;
+    }
+    TRY(issue_deferred(rx)); /* (where the tail does not follow it) */
+    TRY(G->m->stream_wait(G->s_demod, b->ev_rows));
+    TRY(set_free(G));
+    TRY(end_banks(rx, p, n_in, kept));
+    rx->emitted += m;
+  } else {
+    TRY(demodulate(rx, b, n_out, target, 0, NULL));
+    TRY(set_free(G));
+    /* the stream's end, its kept samples before it (where the flush's batch took none after a
+     * move, bank_end is still before the move: those samples lie above the flush's rows, intact) */
+    TRY(banks(rx, G->bank_end, 0, kept_before(rx, G->bank_end), 1));
+  }
+  if (G->d_zero) prx_chan_reset(rx->chan); /* (its tail, which it waits for, long done) */
+  G->pos = G->bank_end = 0;                /* the next stream starts at the window's start */
+  double t2 = prx_now();
+  TRY(after_banks(rx, NULL));
+  /* the banks' reports and their streams' end while the bits come back */
+  for (size_t i = 0; i < rx->n_groups; i++) prx_qpsk_bank_gpu_end(rx->g[i].bank->drv);
   TRY(deliver_pending(rx));
   TRY(G->dev->sync(G->s_demod));
-  rx->t_demod += prx_now() - t0;
+  double t3 = prx_now(), w1, s1;
+  bank_times(rx, &w1, &s1);
+  rx->t_demod += t3 - t1;
+  G->t_fl[1] += t2 - t1;
+  G->t_fl[2] += t3 - t2;
+  G->t_fl_wait += w1 - w0;
+  G->t_fl_serial += s1 - s0;
   return PRX_OK;
 }
 
@@ -785,6 +931,13 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks) {
   struct rx_gpu *G = rx->gpu;
   G->merge = blocks < 1 ? 1 : blocks > G->merge_max ? G->merge_max : blocks;
   return G->merge;
+}
+
+void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]) {
+  const struct rx_gpu *G = rx ? rx->gpu : NULL;
+  for (int k = 0; k < 3; k++) t[k] = G ? G->t_fl[k] : 0;
+  t[3] = G ? G->t_fl_wait : 0;
+  t[4] = G ? G->t_fl_serial : 0;
 }
 
 size_t prx_rx_gpu_window_moves(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->moves : 0; }

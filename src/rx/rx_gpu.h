@@ -8,8 +8,10 @@
  * batch's banks; the channel samples come back only for on_channel (then a batch is one block).
  * Within one call the copies and the channelizer run up to a batch ahead of the banks (four
  * streams ordered by events; the host waits only in the banks and for the bits of the batch
- * before), so the copy engine keeps going while the banks run. Every block of a call is
- * delivered before the call returns, as on the CPU. */
+ * before), so the copy engine keeps going while the banks run. Every bit the banks complete from
+ * a call's blocks is delivered before the call returns, as on the CPU; a call's last batch whose
+ * bank call would complete none joins the next bank call (the next call's, or the flush's: the
+ * stream's end is one bank call per group). */
 #ifndef PRX_RX_GPU_H
 #define PRX_RX_GPU_H
 
@@ -23,8 +25,9 @@ prx_status rx_gpu_create(prx_rx *rx);
 void rx_gpu_destroy(struct rx_gpu *gpu); /* waits for its streams; accepts NULL */
 /* Waits for its streams and forgets the batches in flight and the bits not yet delivered. */
 void rx_gpu_reset(prx_rx *rx);
-/* Every block of the call delivered before it returns; on an error its streams are waited for
- * and the undelivered bits dropped. */
+/* Every bit the banks complete from the call's blocks delivered before it returns (its last
+ * batch, where its bank call would complete none, left to the next call or the flush); on an
+ * error its streams are waited for and the undelivered bits dropped. */
 prx_status rx_gpu_execute(prx_rx *rx, const void *in, size_t n);
 /* The stream's end, its bits delivered; an error may leave work queued, which prx_rx_flush's
  * reset of the stream (rx_gpu_reset) waits for. */
@@ -57,6 +60,13 @@ size_t prx_rx_gpu_batch_blocks(const prx_rx *rx);
  * (test_rx_cuda: 1 reuses the input slots block by block): set between calls, within that default.
  * Returns the value in use; 0 off the GPU path. */
 size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
+/* The flushes' wall time since create or reset, seconds, host clock: t[0] the channelizer's
+ * tail queued (and the last execute's deferred bank call where it could not join the flush's),
+ * t[1] the banks' call for the stream's end (the last batch where execute deferred it, the tail,
+ * the flush: its waits for the device, its serial passes), t[2] the bits back, the banks' reports
+ * of the last spans settled beside that copy, and the bits delivered; t[3], t[4]: the banks'
+ * waits for the device and serial passes in t[1] and t[2]. */
+void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
 size_t prx_rx_gpu_window_moves(const prx_rx *rx);

@@ -54,6 +54,8 @@ size_t rx_row_pitch(size_t need);
  * write, and with host its host output buffers (bits, LLRs) with them (the GPU path brings the
  * bits back into buffers of its own). */
 prx_status rx_ensure_capacity(const prx_rx *rx, rx_group *g, size_t n_in, int flush, int host);
+/* The same for a call that writes syms symbols per row at most. */
+prx_status rx_ensure_symbols(const prx_rx *rx, rx_group *g, size_t syms, int host);
 /* The part of n_out new channel outputs per row that goes to the banks: the first *skip drop
  * what remains of the group delay, then *m outputs, capped so that the stream's outputs given
  * to the banks stay within limit (the stream's end); updates drop_left. */
