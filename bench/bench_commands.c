@@ -29,7 +29,9 @@
  *                                                the timing: anonymous memory (mem), or one
  *                                                file per channel in DIR made at its final
  *                                                size and mapped shared (the mapped outputs);
- *                                                with the making and unmapping times
+ *                                                with the making and unmapping times;
+ *                                                BENCH_CHAN_STREAM=1: the channelizer's
+ *                                                streaming stores (stream_out)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^16): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
@@ -309,6 +311,9 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   c.in_format = fmt;
   c.threads = threads;
   c.backend = PRX_BACKEND_CPU;
+  /* BENCH_CHAN_STREAM=1: the channelizer writes its outputs with streaming stores */
+  const char *est = getenv("BENCH_CHAN_STREAM");
+  c.stream_out = est && atoi(est) > 0;
   unsigned *sel = malloc((n_sel ? n_sel : 1) * sizeof *sel);
   for (unsigned i = 0; i < n_sel; i++) sel[i] = i;
   c.select = n_sel ? sel : NULL;
@@ -316,11 +321,14 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   prx_chan *ch;
   if (!x || prx_chan_create(&c, &ch)) return fprintf(stderr, "%s\n", prx_last_error()), 1;
   size_t stride = (block > 16 * (size_t)K ? block : 16 * (size_t)K) / (K / 2) + 2;
+  /* streaming: rows on whole 64-byte lines (the stride a multiple of 8 outputs, the buffer
+   * aligned), as the command lays out its slots when it streams */
+  if (c.stream_out) stride = (stride + 7) & ~(size_t)7;
   /* BENCH_CHAN_SLOTS=N: the output goes to N buffers in turn, as the command's pipeline slots
    * (default 1: one buffer, which stays in the core's cache) */
   const char *ev = getenv("BENCH_CHAN_SLOTS");
   int n_slots = ev && atoi(ev) > 1 && atoi(ev) <= 16 ? atoi(ev) : 1;
-  prx_cf32 *y = malloc((size_t)n_slots * K * stride * sizeof *y);
+  prx_cf32 *y = aligned_alloc(64, ((size_t)n_slots * K * stride * sizeof *y + 63) & ~(size_t)63);
   const char *er = getenv("BENCH_CHAN_READER"), *eb = getenv("BENCH_CHAN_BUSY");
   int reader = er && atoi(er) > 0 && n_slots > 1 ? atoi(er) : 0,
       busy = eb && atoi(eb) > 0 ? atoi(eb) : 0;
@@ -367,11 +375,12 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   const char *rows_kind = rows.base ? (rows.fd ? "mapped" : "mem") : "slot";
   if (rows.base) rows_free(&rows, &ms_free);
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
-         "\"threads\":%d,\"block\":%zu,\"slots\":%d,\"reader\":%d,\"busy\":%d,\"samples\":%zu,"
+         "\"threads\":%d,\"block\":%zu,\"stream\":%d,\"slots\":%d,\"reader\":%d,\"busy\":%d,"
+         "\"samples\":%zu,"
          "\"rows\":\"%s\",\"rows_make_ms\":%.1f,\"rows_free_ms\":%.1f,"
          "\"seconds\":%.4f,\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, block, n_slots, reader, busy, n, rows_kind,
-         ms_make, ms_free, best, n / best / 1e6);
+         K, n_sel ? n_sel : K, fmt_name, threads, block, c.stream_out, n_slots, reader, busy, n,
+         rows_kind, ms_make, ms_free, best, n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);

@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|gpustart|serve|serveab]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|gpustart|serve|serveab]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -37,6 +37,8 @@
 #   on stdin and prints best, median and the fractions of the library (see chanrounds below).
 #   chanrows: the library's rows written into memory and into mapped tmpfs files against its own
 #   buffer (see chanrows below); chanrows_summary as chanrounds_summary.
+#   chanstream: the channelizer's streaming stores, the command's and the library's, against
+#   BEFORE's command and the library without them (see chanstream below); chanrounds_summary.
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -529,6 +531,70 @@ chanrows() {
   done
   for r in $(seq "${ROUNDS64:-3}"); do
     for th in 1 0; do rows_one "$r" "$th" 0-63 || return 1; done
+  done
+  rm -f "$x"
+}
+
+# the channelizer's streaming stores (prx_chan_config.stream_out) in ROUNDS alternating rounds
+# (default 10; ROUNDS64, default 3, of channels 0-63), --threads 1 and 0, each run a process of
+# its own, the order turned every round: the library in its own buffer (slot: the library's
+# figure), BEFORE's `channelize` (e.g. main's), this build's with POLYRX_CHAN_STREAM=1 (its slots'
+# rows streamed), and the library's rows in every channel's whole output in memory
+# (BENCH_CHAN_ROWS=mem) without and with streaming stores (all 1024 channels only). One
+# chanrounds line per run (set "cmd": lib, before, after; set "mem": lib = mem without streaming,
+# before = mem without, after = mem with; chanrounds_summary reads them), with whether the two
+# commands wrote the same bytes in the first round of each configuration.
+chanstream() {
+  local before=${BEFORE:?chanstream: set BEFORE=path/to/the/other/polyrx}
+  local x=$W/c.cf32 nsamp r th sel
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsamp=$(scaled 16777216)
+  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  emit() { # set round threads sel what seconds
+    echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$1\",\"round\":$2,\"threads\":$3,\"channels\":\"$4\",\"what\":\"$5\",\"seconds\":$6}"
+  }
+  lib() { # rows stream threads nsel: the library's seconds
+    local line
+    line=$(BENCH_CHAN_ROWS=$1 BENCH_CHAN_STREAM=$2 "$B" chan "$x" cf32 1024 "$3" 1 "$4") || return 1
+    jnum "$line" seconds
+  }
+  one() { # round threads sel
+    local r=$1 th=$2 sel=$3 copt=() nsel=0 what order s e t
+    [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+    order="lib before after mem0 mem1"
+    [ $((r % 3)) = 1 ] && order="after mem1 lib mem0 before"
+    [ $((r % 3)) = 2 ] && order="mem0 before mem1 after lib"
+    for what in $order; do
+      case $what in
+      lib) t=$(lib "" 0 "$th" "$nsel") || return 1; emit cmd "$r" "$th" "$sel" lib "$t" ;;
+      mem0 | mem1)
+        [ "$sel" = all ] || continue
+        t=$(lib mem "${what#mem}" "$th" "$nsel") || return 1
+        [ "$what" = mem0 ] && emit mem "$r" "$th" "$sel" lib "$t" && emit mem "$r" "$th" "$sel" before "$t"
+        [ "$what" = mem1 ] && emit mem "$r" "$th" "$sel" after "$t" ;;
+      before | after)
+        local bin=(env POLYRX_CHAN_STREAM=1 "$P")
+        [ "$what" = before ] && bin=("$before")
+        rm -rf "$W/ch_$what"
+        s=$(ns)
+        "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 \
+          "${copt[@]}" -o "$W/ch_$what" || { echo "bench_commands.sh: $what failed" >&2; return 1; }
+        e=$(ns)
+        emit cmd "$r" "$th" "$sel" "$what" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')" ;;
+      esac
+    done
+    if [ "$r" = 1 ]; then
+      local same=no
+      diff -r -q "$W/ch_before" "$W/ch_after" >/dev/null && same=yes
+      echo "same bytes, threads $th channels $sel: $same" >&2
+    fi
+    rm -rf "$W/ch_before" "$W/ch_after"
+  }
+  for r in $(seq "${ROUNDS:-10}"); do
+    for th in 1 0; do one "$r" "$th" all || return 1; done
+  done
+  for r in $(seq "${ROUNDS64:-3}"); do
+    for th in 1 0; do one "$r" "$th" 0-63 || return 1; done
   done
   rm -f "$x"
 }
@@ -1041,11 +1107,12 @@ chanuse) chanuse ;;
 chanrounds) chanrounds ;;
 chanrounds_summary | chanrows_summary) chanrounds_summary ;;
 chanrows) chanrows ;;
+chanstream) chanstream ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
 serve) serve ;;
 serveab) serveab ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|gpustart|serve|serveab]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|gpustart|serve|serveab]" >&2; exit 2 ;;
 esac

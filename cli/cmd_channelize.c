@@ -502,6 +502,9 @@ typedef struct run_state {
    * only add the sums and copy bytes; row_osz is the rows' bytes per sample */
   int dev_post;
   size_t row_osz;
+  /* the CPU channelizer writes the slots' rows with streaming stores (prx_chan_config's
+   * stream_out): the writers, not compute, read them next */
+  int stream_out;
   /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
   int n_writers;
   struct writer_state *ws;
@@ -739,6 +742,10 @@ static int setup_chan(run_state *r) {
    * 345-540 (alternating runs); the GPU host's 16 cores: 16 workers no faster than 1 */
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
+  /* POLYRX_CHAN_STREAM=0|1: the rows without or with streaming stores (a measurement's switch;
+   * the default is without) */
+  const char *cs = getenv("POLYRX_CHAN_STREAM");
+  c.stream_out = cs && !strcmp(cs, "1");
   /* the device packs and sums where the backend is CUDA (a CPU object refuses both at once,
    * before anything is made, and is made without them); POLYRX_GPU_POST=0: the writers pack and
    * sum, as on the CPU (the tests compare the two) */
@@ -757,6 +764,7 @@ static int setup_chan(run_state *r) {
   }
   if (st) return cli_status_error(CMD, "channelizer", st);
   r->dev_post = post;
+  r->stream_out = c.stream_out && prx_chan_backend(r->chan) == PRX_BACKEND_CPU;
   r->row_osz = post ? prx_format_size(o->outf) : sizeof(prx_cf32);
   /* with the CUDA backend compute waits for the GPU and the host's cores are the writers': 12
    * from 16 cores, beside the main thread and the readers. The H200 host writes tmpfs at about
@@ -794,6 +802,9 @@ static int setup_chan(run_state *r) {
   r->chunk = chunk >= (double)o->block ? o->block : chunk < (double)D ? D : (size_t)chunk;
   /* one stride fits the outputs of a whole block, and of the tail (under M / 2 zeros) */
   r->stride = (o->block > M ? o->block : M) / D + 4;
+  /* streamed rows on whole 64-byte lines (the slots' rows start on one): a line shared by two
+   * rows would be written partly streamed, partly not */
+  if (r->stream_out) r->stride = (r->stride + 7) & ~(size_t)7;
   if ((size_t)r->n_writers > r->n_sel) r->n_writers = r->n_sel ? (int)r->n_sel : 1;
   r->energy = calloc(r->n_sel, sizeof *r->energy);
   r->power = aligned_alloc(64, (r->n_sel ? r->n_sel : 1) * sizeof *r->power);

@@ -52,6 +52,12 @@ typedef struct {
                             execute_zeros and flush also form each channel's power sums on the
                             device (prx_chan_power_take); prx_chan_execute_device is then
                             refused. Default 0 */
+  int stream_out;        /* CPU backend: non-zero writes the outputs with streaming
+                            (non-temporal) stores, which go to memory without fetching the
+                            lines or keeping them in this core's caches: for outputs that
+                            go to memory (every channel's whole output), not for a buffer
+                            reused every call, which the caches keep (bench/RESULTS.md). The
+                            same values; other backends ignore it. Default 0 */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);

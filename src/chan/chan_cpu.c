@@ -67,6 +67,7 @@ typedef struct {
   const unsigned *sel;
   size_t n_sel;
   float *dft; /* direct-DFT tables of the selected channels (few channels), or NULL: FFT */
+  int stream; /* the scatter's streaming stores (prx_chan_config.stream_out) */
 } cpu_impl;
 
 /* One parallel computation: outputs ja..jb-1 of the current fill, written at out[j - j_out0]. */
@@ -127,6 +128,7 @@ static prx_status cpu_create(prx_chan *c) {
   m->S = m->L / m->D;
   m->sel = c->select;
   m->n_sel = c->n_sel;
+  m->stream = c->cfg.stream_out != 0;
   m->nb = prx_chan_cpu_batch_outputs(m->K);
   /* rows with a pad of at least one sample, 64-byte aligned; the pad also keeps the row stride
    * off powers of two, so walking down a column (the channel scatter) avoids cache-set
@@ -262,7 +264,7 @@ static void do_outputs(const cpu_run *r, cpu_scratch *s, uint64_t j, size_t n) {
       fftwf_execute_dft(m->plan_one, (fftwf_complex *)(s->fin + i * m->pitch),
                         (fftwf_complex *)(s->fout + i * m->pitch));
   prx_chan_scatter(s->fout, m->pitch, n, m->sel, m->n_sel, r->out + (size_t)(j - r->j_out0),
-                   r->stride);
+                   r->stride, m->stream);
 }
 
 /* Task t of a run: a contiguous range of the full batches; the last task also does the

@@ -21,6 +21,7 @@
 #include "../core/internal.h"
 
 #include <math.h>
+#include <stdint.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -254,13 +255,41 @@ void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, un
   }
 }
 
-static void copy_column(const prx_cf32 *rows, size_t pitch, size_t n, unsigned k, prx_cf32 *dst) {
+/* Streaming (non-temporal) stores: written through write-combining buffers straight to memory,
+ * without fetching the line first nor keeping it in this core's caches. An sfence ends a
+ * streaming scatter, so the rows are in memory's order before the caller hands them on. */
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#define PRX_STREAM 1
+#endif
+
+static void copy_column(const prx_cf32 *rows, size_t pitch, size_t n, unsigned k, prx_cf32 *dst,
+                        int stream) {
+#ifdef PRX_STREAM
+  if (stream && !((uintptr_t)dst & 7)) { /* 8-byte non-temporal stores, any 8-byte alignment */
+    const long long *r = (const long long *)rows;
+    long long *d = (long long *)dst;
+    for (size_t i = 0; i < n; i++) _mm_stream_si64(d + i, r[i * pitch + k]);
+    return;
+  }
+#endif
+  (void)stream;
   for (size_t i = 0; i < n; i++) dst[i] = rows[i * pitch + k];
 }
 
+#ifdef PRX_KERNEL_AVX2
+/* 32 bytes to d: streamed where the caller found d 32-byte aligned, else a plain store */
+static inline void put4(double *d, __m256d v, int stream) {
+  if (stream)
+    _mm256_stream_pd(d, v);
+  else
+    _mm256_storeu_pd(d, v);
+}
+#endif
+
 void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
-                      size_t n_sel, prx_cf32 *out, size_t stride) {
-  PRX_ISA_DISPATCH(prx_chan_scatter, rows, pitch, n, sel, n_sel, out, stride);
+                      size_t n_sel, prx_cf32 *out, size_t stride, int stream) {
+  PRX_ISA_DISPATCH(prx_chan_scatter, rows, pitch, n, sel, n_sel, out, stride, stream);
   size_t s = 0;
 #ifdef PRX_KERNEL_AVX2
   /* runs of 4 consecutive channels: 4 x 4 transposes of complex (64-bit) elements */
@@ -268,13 +297,30 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
   while (s + 4 <= n_sel) {
     unsigned k = sel[s];
     if (sel[s + 1] != k + 1 || sel[s + 2] != k + 2 || sel[s + 3] != k + 3) {
-      copy_column(rows, pitch, n, k, out + s * stride);
+      copy_column(rows, pitch, n, k, out + s * stride, stream);
       s++;
       continue;
     }
     double *d0 = (double *)(out + s * stride), *d1 = d0 + stride, *d2 = d1 + stride,
            *d3 = d2 + stride;
     size_t i = 0;
+    /* streaming: plain stores up to the element where row 0 is 32-byte aligned, then each row
+     * streamed where it is aligned there too (all four when the stride is a multiple of 4) */
+    int a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    if (stream) {
+      size_t h = (4 - ((uintptr_t)d0 >> 3 & 3)) & 3;
+      if ((uintptr_t)d0 & 7) h = n; /* not even 8-byte aligned: all plain */
+      for (; i < h && i < n; i++) {
+        d0[i] = r[i * pitch + k];
+        d1[i] = r[i * pitch + k + 1];
+        d2[i] = r[i * pitch + k + 2];
+        d3[i] = r[i * pitch + k + 3];
+      }
+      a0 = i < n;
+      a1 = a0 && !((uintptr_t)(d1 + i) & 31);
+      a2 = a0 && !((uintptr_t)(d2 + i) & 31);
+      a3 = a0 && !((uintptr_t)(d3 + i) & 31);
+    }
     for (; i + 4 <= n; i += 4) {
       __m256d r0 = _mm256_loadu_pd(r + i * pitch + k),
               r1 = _mm256_loadu_pd(r + (i + 1) * pitch + k),
@@ -282,10 +328,10 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
               r3 = _mm256_loadu_pd(r + (i + 3) * pitch + k);
       __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1),
               t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-      _mm256_storeu_pd(d0 + i, _mm256_permute2f128_pd(t0, t2, 0x20));
-      _mm256_storeu_pd(d1 + i, _mm256_permute2f128_pd(t1, t3, 0x20));
-      _mm256_storeu_pd(d2 + i, _mm256_permute2f128_pd(t0, t2, 0x31));
-      _mm256_storeu_pd(d3 + i, _mm256_permute2f128_pd(t1, t3, 0x31));
+      put4(d0 + i, _mm256_permute2f128_pd(t0, t2, 0x20), a0);
+      put4(d1 + i, _mm256_permute2f128_pd(t1, t3, 0x20), a1);
+      put4(d2 + i, _mm256_permute2f128_pd(t0, t2, 0x31), a2);
+      put4(d3 + i, _mm256_permute2f128_pd(t1, t3, 0x31), a3);
     }
     for (; i < n; i++) {
       d0[i] = r[i * pitch + k];
@@ -296,7 +342,10 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
     s += 4;
   }
 #endif
-  for (; s < n_sel; s++) copy_column(rows, pitch, n, sel[s], out + s * stride);
+  for (; s < n_sel; s++) copy_column(rows, pitch, n, sel[s], out + s * stride, stream);
+#ifdef PRX_STREAM
+  if (stream) _mm_sfence();
+#endif
 }
 
 /* Direct DFT of the selected channels, for few channels (cheaper than the full FFT then):

@@ -38,9 +38,13 @@ void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, un
                           prx_cf32 *rows);
 
 /* Channel selection: copies column sel[s] of n rows (pitch samples apart) to
- * out[s * stride + 0 .. n-1] for every s (the transpose into channel-major output). */
+ * out[s * stride + 0 .. n-1] for every s (the transpose into channel-major output). stream
+ * non-zero: the output is written with streaming (non-temporal) stores where its alignment
+ * allows (x86: 32-byte aligned parts of runs of 4 consecutive channels, every element of other
+ * channels; plain stores for the rest), which skip this core's caches and the fetch of each
+ * line, then an sfence: the same values, for output that other threads read later. */
 void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
-                      size_t n_sel, prx_cf32 *out, size_t stride);
+                      size_t n_sel, prx_cf32 *out, size_t stride, int stream);
 
 /* Direct DFT instead of FFT + scatter, for a few selected channels: out[s * stride + i] =
  * sum_r rows_i[r] exp(-i 2 pi k_s r / K) for n rows (pitch samples apart), where tables holds
