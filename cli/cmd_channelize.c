@@ -742,10 +742,16 @@ static int setup_chan(run_state *r) {
    * 345-540 (alternating runs); the GPU host's 16 cores: 16 workers no faster than 1 */
   if (!o->threads) c.threads = cores - 1 - r->n_writers > 1 ? cores - 1 - r->n_writers : 1;
   c.backend = o->backend;
-  /* POLYRX_CHAN_STREAM=0|1: the rows without or with streaming stores (a measurement's switch;
-   * the default is without) */
+  /* The CPU rows go to the slots with streaming stores (the writers read them, compute does
+   * not) except where one worker writes many channels: its three slots stay in its own cache and
+   * the writers take them from there, while streaming sends every byte to memory from that one
+   * core. The GPU host's 16 cores, 16M cf32 samples, K = 1024, medians of alternating rounds
+   * against plain stores: all cores, all 1024 channels 0.93x the time (10 rounds), 64 channels
+   * 0.94x; one worker, 64 channels 0.79x (3 rounds), all 1024 channels 1.09x (10 rounds)
+   * (bench/RESULTS.md, "streaming stores"). POLYRX_CHAN_STREAM=0|1 forces either, for the A/B. */
   const char *cs = getenv("POLYRX_CHAN_STREAM");
-  c.stream_out = cs && !strcmp(cs, "1");
+  c.stream_out =
+      cs && (!strcmp(cs, "0") || !strcmp(cs, "1")) ? cs[0] == '1' : c.threads > 1 || n_sel <= 64;
   /* the device packs and sums where the backend is CUDA (a CPU object refuses both at once,
    * before anything is made, and is made without them); POLYRX_GPU_POST=0: the writers pack and
    * sum, as on the CPU (the tests compare the two) */
