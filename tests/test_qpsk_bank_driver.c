@@ -1343,10 +1343,12 @@ static void run_all(void) {
 int main(void) {
   /* one stream (a module without events); two streams with the second eager (it runs ahead of
    * the main stream as far as its events allow) and lazy (the host sees its work only after a
-   * sync), each with the folded om path at sps 4; the second eager without the fold */
-  const int variants[6][4] = {{0, 0, 1, 0}, {1, 1, 1, 0}, {1, 0, 1, 0},
-                              {1, 1, 0, 0}, {0, 0, 0, 1}, {1, 0, 1, 1}};
-  for (int v = 0; v < 6; v++) {
+   * sync), each with the folded om path at sps 4; the second eager without the fold; with the
+   * serial passes on the GPU, the records' stream lazy and eager (a record copied down before
+   * its last writer ran changes the reports) */
+  const int variants[7][4] = {{0, 0, 1, 0}, {1, 1, 1, 0}, {1, 0, 1, 0}, {1, 1, 0, 0},
+                              {0, 0, 0, 1}, {1, 0, 1, 1}, {1, 1, 1, 1}};
+  for (int v = 0; v < 7; v++) {
     em_events = variants[v][0];
     em_eager_next = variants[v][1];
     em_fold = variants[v][2];
