@@ -940,6 +940,10 @@ void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]) {
   t[4] = G ? G->t_fl_serial : 0;
 }
 
+size_t prx_rx_gpu_deferred_samples(const prx_rx *rx) {
+  return rx && rx->gpu && rx->gpu->deferred ? rx->gpu->def_m : 0;
+}
+
 size_t prx_rx_gpu_window_moves(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->moves : 0; }
 
 double prx_rx_gpu_move_seconds(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->t_move : 0; }
