@@ -7,8 +7,10 @@
  * more blocks than the receiver's input slots: each slot reused) and calls of more than one
  * batch of blocks of an odd size (the banks called once per batch: full batches, then a partial
  * one, in each call) give the same bits; so does a stream long enough that the row window moves
- * the banks' history to its start, in batches of many blocks and of one (on_channel). --quick: a
- * quarter of the capture (for compute-sanitizer). Exits 77 where no GPU is usable. */
+ * the banks' history to its start, in batches of many blocks and of one (on_channel); one
+ * receiver over several streams, after prx_rx_flush and prx_rx_reset, at the batch boundaries
+ * (streams): the same bits and stats counters as the CPU's and a fresh receiver's. --quick: a
+ * quarter of the capture, no streams (for compute-sanitizer). Exits 77 where no GPU is usable. */
 #include "test_rx_scene.h"
 
 #include "rx/rx_gpu.h"
@@ -137,13 +139,14 @@ static void stats_of(prx_rx *rx, size_t c, uint64_t v[4]) {
 
 /* The stream's end on one receiver over several streams: after prx_rx_flush and after
  * prx_rx_reset (mid-stream, a batch held back), streams of other lengths and chunkings give the
- * bits of a fresh receiver (identical) and of the CPU's (issue 11's agreement, the same symbol
- * counts), and the same stats counters as the CPU's (samples, symbols, data symbols, blocks).
- * The lengths: a call that ends on a batch boundary (A blocks), one sample after it (the last
- * call one sample), calls of a batch each ending on the boundary, a stream shorter than a batch
- * (its held-back batch the whole stream: no bank call before the flush), one of a few hundred
- * symbols, and one that ends anywhere. Between calls the carriers' stats count the held-back
- * samples out (prx_rx_gpu_deferred_samples): the CPU's samples less those. */
+ * bits of a fresh receiver and of the CPU's (issue 11's agreement: identical at 12 dB and above;
+ * the same symbol counts as the CPU's and as sent), and the same stats counters as the CPU's
+ * (samples, symbols, data symbols, blocks). The lengths: a call that ends on a batch boundary (A
+ * blocks), one sample after it (the last call one sample), calls of a batch each ending on the
+ * boundary, a stream shorter than a batch (its held-back batch the whole stream: no bank call
+ * before the flush), one of a few hundred symbols, and one that ends anywhere. Between calls the
+ * carriers' stats count the held-back samples out (prx_rx_gpu_deferred_samples): the CPU's samples
+ * less those. */
 static void streams(void) {
   const size_t bs = 65536;
   collect seq[8], fresh, cpu;
@@ -222,14 +225,14 @@ static void streams(void) {
     fc.block_samples = bs;
     CHECK(scene_receive(&s, &fc, cases[k].chunk, NULL) == 0, "%s, fresh CUDA receiver", what);
     for (size_t c = 0; c < s.n_car; c++) {
-      size_t d_cpu, d_fresh = bits_differ(&seq[k], &fresh, c);
+      size_t d_cpu, d_fresh;
       CHECK(seq[k].nbits[c] == cpu.nbits[c] && seq[k].nbits[c] == s.nref[c],
             "%s, carrier %zu: %zu bits, the CPU's %zu, %zu sent", what, c, seq[k].nbits[c],
             cpu.nbits[c], s.nref[c]);
       CHECK(agrees(&s, &seq[k], &cpu, c, &d_cpu), "%s, carrier %zu: %zu bits differ from the CPU's",
             what, c, d_cpu);
-      CHECK(d_fresh == 0, "%s, carrier %zu: %zu bits differ from a fresh receiver's", what, c,
-            d_fresh);
+      CHECK(agrees(&s, &seq[k], &fresh, c, &d_fresh),
+            "%s, carrier %zu: %zu bits differ from a fresh receiver's", what, c, d_fresh);
       uint64_t g[4], h[4];
       stats_of(rx, c, g);
       stats_of(rc_cpu, c, h);
