@@ -9,10 +9,13 @@
  * each channel's output left untouched (poisoned before the run). The driver runs the level,
  * timing and NCO passes on the GPU (the default; one run with them on the CPU between the
  * kernels, where calls of several spans run the next span's pre ahead on the driver's second
- * stream); one run with the om stage apart from pre. Pilots (64:8) with issue 10's flags: a
- * channel at 7000 ppm (beyond the supported clock range) and one without a carrier, every block's
- * flags equal to the CPU bank's, the flags present; the same channels differential with bits
- * only, the flags then from the phase pass on the GPU. The phase pass runs on the GPU wherever
+ * stream); one run with the om stage apart from pre. The receiver's calls (device rows holding
+ * the bank's history, the stream's last samples in the flush's call, its end held and made
+ * beside the bits' copy) after a stream of another length so ended and after a stream cut short
+ * by a reset: the same outputs as the CPU bank's on the stream alone. Pilots (64:8) with issue 10's
+ * flags: a channel at 7000 ppm (beyond the supported clock range) and one without a carrier, every
+ * block's flags equal to the CPU bank's, the flags present; the same channels differential with
+ * bits only, the flags then from the phase pass on the GPU. The phase pass runs on the GPU wherever
  * the GPU decides the bits (bits only, serial passes on the GPU: checked), on the CPU where the
  * symbols go back (LLRs, packed bits, pilots).
  *
@@ -59,7 +62,47 @@ typedef struct {
   const double *mix;
   int apart;      /* the om stage apart from pre where the driver would fold it (sps 4) */
   int cpu_serial; /* the driver's level, timing and NCO passes on the CPU (not the GPU) */
+  /* the receiver's calls (device rows holding the history before each chunk, the stream's last
+   * samples in the flush's call, its end held: prx_qpsk_bank_gpu_hold_end, then
+   * prx_qpsk_bank_gpu_end) */
+  int end;
+  /* a stream before the one compared (the first n / 2 + 1234 samples in calls of 7777, the
+   * receiver's calls): 1 ended as end does, its end left to the next call; 2 cut short by
+   * prx_qpsk_bank_reset after a call past its half that left spans pending */
+  int before;
 } run_opts;
+
+/* One of the receiver's calls on device rows (pitch in samples) that hold the stream from sample
+ * 0: the chunk of m samples at i after the bank's history (at most i samples); flush: the
+ * stream's end with those samples, held. */
+static prx_status kept_call(prx_qpsk_bank *b, const void *d_rows, size_t pitch, size_t sz, size_t i,
+                            size_t m, int flush, const prx_qpsk_bank_out *out, cudaStream_t s) {
+  const size_t h = prx_qpsk_bank_history(b), kept = i < h ? i : h;
+  const uint8_t *in = (const uint8_t *)d_rows + i * sz;
+  if (!flush) return prx_qpsk_bank_execute_device_kept(b, in, pitch, m, kept, 0, out, s);
+  prx_qpsk_bank_gpu_hold_end(b->drv);
+  return prx_qpsk_bank_gpu_run(b, in, pitch, m, kept, 1, 1, out, 1, s);
+}
+
+/* run_opts.before's stream into a device output out (its outputs dropped) */
+static void stream_before(prx_qpsk_bank *b, int how, const void *d_rows, size_t pitch, size_t sz,
+                          size_t n0, const prx_qpsk_bank_out *out, cudaStream_t s) {
+  int pending = 0;
+  for (size_t i = 0; i < n0;) {
+    size_t m = n0 - i < 7777 ? n0 - i : 7777;
+    int last = i + m == n0;
+    CHECK(kept_call(b, d_rows, pitch, sz, i, m, last && how == 1, out, s) == PRX_OK,
+          "the stream before: %s", prx_last_error());
+    i += m;
+    pending = prx_qpsk_bank_gpu_pending_symbols(b->drv) > 0;
+    if (how == 2 && i >= n0 / 2 && pending) break;
+  }
+  cuda_ok(cudaStreamSynchronize(s), "the stream before");
+  if (how == 2) {
+    printf("  (the reset after %s)\n", pending ? "a call that left spans pending" : "no span");
+    prx_qpsk_bank_reset(b);
+  }
+}
 
 static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro, const void *h_rows,
                 const void *d_rows, size_t pitch, size_t n, uint64_t chunk_seed, chan_out *o) {
@@ -80,6 +123,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
           ro.cpu_serial ? "CPU" : "GPU");
   }
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
+  if (ro.end) call += prx_qpsk_bank_gpu_end_symbols(b, n); /* (its flush's call) */
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs), *db = NULL;
   float *hl = malloc(C * ls * sizeof(float)), *dl = NULL;
@@ -97,18 +141,27 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
     o[c].llrs = malloc(2 * n * sizeof(float));
     o[c].n_bytes = o[c].n_sym = o[c].n_blk = 0;
   }
+  if (ro.before) {
+    CHECK(dev && b->drv, "a stream before: device calls on the driver only");
+    prx_qpsk_bank_out out = {db, bs, NULL, ls, ns, nb};
+    stream_before(b, ro.before, d_rows, pitch, sz, n / 2 + 1234, &out, s);
+  }
   test_rng r;
   test_rng_seed(&r, chunk_seed);
   for (size_t i = 0;;) {
     int flush = i >= n;
     size_t m = flush ? 0 : next_chunk(chunk_seed ? &r : NULL, n - i);
+    const int end = ro.end && !flush && m && i + m == n; /* (then no flush after it) */
     if (dev) {
       cuda_ok(cudaMemset(db, 0xff, C * bs), "poison bits");
       cuda_ok(cudaMemset(dl, 0xff, C * ls * sizeof(float)), "poison llrs");
     }
     prx_qpsk_bank_out out = {dev ? db : hb, bs, ro.llrs ? (dev ? dl : hl) : NULL, ls, ns, nb};
     prx_status st;
-    if (dev)
+    if (ro.end && !flush) {
+      st = kept_call(b, d_rows, pitch, sz, i, m, end, &out, s);
+      flush = end;
+    } else if (dev)
       st = flush ? prx_qpsk_bank_flush_device(b, &out, s)
                  : prx_qpsk_bank_execute_device(b, (const uint8_t *)d_rows + i * sz, pitch, m, &out,
                                                 s);
@@ -122,6 +175,7 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
       cuda_ok(cudaMemcpyAsync(hb, db, C * bs, cudaMemcpyDeviceToHost, s), "bits back");
       cuda_ok(cudaMemcpyAsync(hl, dl, C * ls * sizeof(float), cudaMemcpyDeviceToHost, s),
               "llrs back");
+      if (end) prx_qpsk_bank_gpu_end(b->drv); /* (beside the copies, as the receiver does) */
       cuda_ok(cudaStreamSynchronize(s), "sync");
     }
     for (unsigned c = 0; c < C; c++) {
@@ -300,8 +354,8 @@ int main(int argc, char **argv) {
                        &d_rows16, &pitch);
   if (!n) return test_finish("test_qpsk_bank_cuda");
   prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
-  const run_opts bits = {0, 0, 0, NULL, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0},
-                 packed = {1, 0, 0, NULL, 0, 0}, host = {0, 0, 1, NULL, 0, 0};
+  const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0, 0, 0},
+                 packed = {1, 0, 0, NULL, 0, 0, 0, 0}, host = {0, 0, 1, NULL, 0, 0, 0, 0};
   chan_out cpu[C], gpu[C], cpu2[C];
   run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
   run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 17, gpu);
@@ -314,8 +368,20 @@ int main(int argc, char **argv) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
     outs_free(gpu);
+    /* the receiver's calls (the stream's last samples in the held flush), after a stream of
+     * another length and chunking so ended, and after a stream cut short by a reset */
+    const run_opts after_end = {0, 0, 0, NULL, 0, 0, 1, 1},
+                   after_reset = {0, 0, 0, NULL, 0, 0, 1, 2};
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_end, NULL, d_rows, pitch, n, 71, gpu);
+    compare("sps 4 cf32 bits, the end in the flush's call, after a stream so ended", gpu, cpu, tc,
+            tx, ntx, 0, 0);
+    outs_free(gpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_reset, NULL, d_rows, pitch, n, 73, gpu);
+    compare("sps 4 cf32 bits, the end in the flush's call, after a stream cut by a reset", gpu, cpu,
+            tc, tx, ntx, 0, 0);
+    outs_free(gpu);
     /* the om stage apart from pre (the folded path is the default wherever it applies) */
-    const run_opts llrs_apart = {0, 1, 0, NULL, 1, 0};
+    const run_opts llrs_apart = {0, 1, 0, NULL, 1, 0, 0, 0};
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, tc, tx, ntx, 0, 1);
     outs_free(gpu);
@@ -324,7 +390,7 @@ int main(int argc, char **argv) {
     outs_free(gpu);
     /* the level, timing and NCO passes on the CPU between the stage kernels (the driver's other
      * path) */
-    const run_opts llrs_cpu_serial = {0, 1, 0, NULL, 0, 1};
+    const run_opts llrs_cpu_serial = {0, 1, 0, NULL, 0, 1, 0, 0};
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_cpu_serial, NULL, d_rows, pitch, n, 23, gpu);
     compare("sps 4 cf32 LLRs, random chunks, serial passes on the CPU", gpu, cpu, tc, tx, ntx, 0,
             1);
@@ -375,7 +441,7 @@ int main(int argc, char **argv) {
     for (unsigned c = 0; c < C; c++) mix[c] = (0.2 * c / (C - 1) - 0.1) * qc.sample_rate;
     bank_rows_shift(rows, C, pitch, n, mix, qc.sample_rate);
     cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
-    const run_opts mixed = {0, 0, 0, mix, 0, 0};
+    const run_opts mixed = {0, 0, 0, mix, 0, 0, 0, 0};
     run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, d_rows, pitch, n, 59, gpu);
     compare("sps 16/3 mix_hz, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
@@ -401,7 +467,7 @@ int main(int argc, char **argv) {
     n = rows_of(tc, 90000, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
     if (!n) return test_finish("test_qpsk_bank_cuda");
     qc = tcase_demod_config(&tc[0], 1);
-    const run_opts llrs = {0, 1, 0, NULL, 0, 0};
+    const run_opts llrs = {0, 1, 0, NULL, 0, 0, 0, 0};
     run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 61, gpu);
     compare_flags("pilots, 7000 ppm and no carrier, random chunks", gpu, cpu);

@@ -24,7 +24,10 @@
  * gathered from the channels' blocks, the clock line's median by qsort): identical bits, LLRs
  * and block estimates; one case with
  * the passes' side switched after every call (their state moved between the device and the
- * channels), one with the stream run again after the flush on the same bank. With the passes on
+ * channels), one with the stream run again after the flush on the same bank; with the history in
+ * the rows, the stream's last samples in the flush's call (the receiver's end, held where the GPU
+ * decides the bits), after a stream of another length and chunking so ended and again after the
+ * flush, and after a stream cut short by a reset with spans pending. With the passes on
  * the GPU and bits only, the phase pass runs there too (qpsk_serial_phase.h's steps on the host,
  * a team of 1, 3 or 32 lanes a channel, checked to be in use) and the reports are written lazily:
  * against the CPU's phase pass, identical bits and block estimates (Es/N0, noise, signal statistic,
@@ -66,6 +69,11 @@ static double em_chunk;   /* random chunks of at most this many samples (0: up t
 static int em_kept; /* device calls whose rows hold the bank's history before each chunk (a fresh
                        buffer each call: the kept samples, the chunk, poison after) */
 static size_t em_kept_try, em_kept_bad; /* calls without the kept samples; those refused */
+static int em_end; /* with em_kept: the stream's last samples in the flush's call, its end held
+                      (prx_qpsk_bank_gpu_hold_end: the receiver's end of a stream) */
+static size_t em_reset_pending; /* em_before 2's resets with spans pending */
+static int em_before;           /* a stream before run's (half its rows and more, in calls of 7777):
+                                   1 ended as em_end, 2 cut short by prx_qpsk_bank_reset with spans pending */
 static int em_ring_fail;     /* the ring's device memory refused at the first call with samples */
 static size_t em_alloc_most; /* device allocations above this many bytes fail (0: none) */
 
@@ -852,6 +860,44 @@ typedef struct {
 
 static void outs_free(chan_out *o);
 
+/* A device call (host memory here) on rows as the receiver holds them: the bank's history before
+ * sample i of the stream rows (at most what it asks for), then the chunk of m samples (flush:
+ * the stream's end with those samples; end: held, prx_qpsk_bank_gpu_hold_end), in a fresh buffer
+ * poisoned after them. */
+static prx_status kept_call(prx_qpsk_bank *b, const void *rows, size_t pitch, size_t sz, size_t i,
+                            size_t m, int flush, int end, const prx_qpsk_bank_out *out) {
+  const size_t h = prx_qpsk_bank_gpu_history(b->drv), kept = i < h ? i : h, wp = kept + m + 16;
+  uint8_t *w = malloc(C * wp * sz);
+  memset(w, 0xff, C * wp * sz); /* (NaN: a sample read outside is not the stream's) */
+  for (unsigned c = 0; c < C; c++)
+    memcpy(w + c * wp * sz, (const uint8_t *)rows + (c * pitch + i - kept) * sz, (kept + m) * sz);
+  if (end) prx_qpsk_bank_gpu_hold_end(b->drv);
+  prx_status st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, m, kept, 1, flush, out, 0, NULL);
+  free(w);
+  return st;
+}
+
+/* em_before's stream: the first n0 samples of the rows in calls of 7777 with the history in the
+ * rows, ended in the flush's call with its last samples, held (1), or cut short by the bank's
+ * reset past n0 / 2, after a call whose spans' reports are still pending where the driver defers
+ * them (2) */
+static void stream_before(prx_qpsk_bank *b, const void *rows, size_t pitch, size_t sz, size_t n0,
+                          const prx_qpsk_bank_out *out) {
+  for (size_t i = 0; i < n0;) {
+    size_t m = n0 - i < 7777 ? n0 - i : 7777;
+    int last = i + m == n0;
+    if (last && em_before == 2) break; /* (reset after the last call's spans) */
+    CHECK(kept_call(b, rows, pitch, sz, i, m, last, last, out) == PRX_OK, "the stream before: %s",
+          prx_last_error());
+    i += m;
+    if (em_before == 2 && i >= n0 / 2 && prx_qpsk_bank_gpu_pending_symbols(b->drv)) break;
+  }
+  if (em_before == 2) {
+    em_reset_pending += prx_qpsk_bank_gpu_pending_symbols(b->drv) > 0;
+    prx_qpsk_bank_reset(b);
+  }
+}
+
 /* the rows through a CPU bank, or through one driven by the emulated module (chunk_seed 0: one
  * call) */
 static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int llrs,
@@ -882,6 +928,7 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   em_src_pitch = pitch;
   em_bad_reads = em_kept_try = em_kept_bad = 0;
   size_t sz = prx_format_size(fmt), call = prx_qpsk_bank_max_symbols(b, n, 0) + 4 * 1100;
+  if (em_end && driver) call += prx_qpsk_bank_gpu_end_symbols(b, n); /* (its flush's call) */
   size_t bs = 2 * call + 64, ls = 2 * call;
   uint8_t *hb = malloc(C * bs);
   float *hl = malloc(C * ls * sizeof(float));
@@ -889,6 +936,10 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
   /* em_twice: the stream again after the flush, on the same bank: the same outputs (the flush
    * resets every channel's stream, on the device too) */
   chan_out o2[C];
+  if (em_before && driver) {
+    prx_qpsk_bank_out out = {hb, bs, NULL, ls, ns, nb};
+    stream_before(b, rows, pitch, sz, n / 2 + 1234, &out);
+  }
   for (int pass = 0; pass < (em_twice ? 2 : 1); pass++) {
     chan_out *d = pass ? o2 : o;
     for (unsigned c = 0; c < C; c++) {
@@ -919,18 +970,15 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
       prx_status st;
       if (em_kept && driver) {
         /* the rows as the receiver holds them: the history the bank asks for, then the chunk */
-        const size_t h = prx_qpsk_bank_gpu_history(b->drv), kept = i < h ? i : h;
-        const size_t mm = flush ? 0 : m, wp = kept + mm + 16;
-        uint8_t *w = malloc(C * wp * sz);
-        memset(w, 0xff, C * wp * sz); /* (NaN: a sample read outside is not the stream's) */
-        for (unsigned c = 0; c < C; c++)
-          memcpy(w + c * wp * sz, (const uint8_t *)rows + (c * pitch + i - kept) * sz,
-                 (kept + mm) * sz);
+        const size_t mm = flush ? 0 : m;
+        /* em_end: the last chunk's samples in the flush's call (then no call after it) */
+        const int end = em_end && !flush && m && i + m == n;
         if (i > 0) { /* first calls without the kept samples, refused (the bank needs the samples
                         from its next span's start), nothing consumed: an empty call that keeps
                         nothing, the plain call (its error naming the kept call) */
           if (!flush) {
-            st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, 0, 0, 1, 0, &out, 0, NULL);
+            st = prx_qpsk_bank_gpu_run(b, (const uint8_t *)rows + i * sz, pitch, 0, 0, 1, 0, &out,
+                                       0, NULL);
             em_kept_try++;
             em_kept_bad += st == PRX_ERR_INVALID;
           }
@@ -939,8 +987,8 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
           em_kept_try++;
           em_kept_bad += st == PRX_ERR_INVALID && strstr(prx_last_error(), "_kept");
         }
-        st = prx_qpsk_bank_gpu_run(b, w + kept * sz, wp, mm, kept, 1, flush, &out, 0, NULL);
-        free(w);
+        st = kept_call(b, rows, pitch, sz, i, mm, flush || end, end, &out);
+        flush |= end;
       } else {
         if (em_ring_fail && driver && pass == 0 && i == 0 && m && !flush) {
           /* the ring (three times a span's window and more) refused, the chunk's copy not: the
@@ -1258,7 +1306,18 @@ static void run_all(void) {
     em_kept = 1;
     versus_cpu("cf32 bits random chunks, history kept in the rows", sps, qc, PRX_CF32, 0, 0, NULL,
                rows, pitch, n, 23 + si, cpu);
-    em_kept = 0;
+    /* the receiver's end of a stream: its last samples in the flush's call, held where the GPU
+     * decides the bits; after a stream so ended (another length and chunking) and again after
+     * the flush, and after a stream cut short by a reset with spans pending: the same outputs */
+    em_end = em_before = em_twice = 1;
+    versus_cpu("cf32 bits random chunks, the end in the flush's call, after a stream so ended", sps,
+               qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 29 + si, cpu);
+    em_twice = 0;
+    em_before = 2;
+    versus_cpu("cf32 bits random chunks, the end in the flush's call, after a stream cut by a "
+               "reset",
+               sps, qc, PRX_CF32, 0, 0, NULL, rows, pitch, n, 31 + si, cpu);
+    em_end = em_before = em_kept = 0;
     outs_free(cpu);
     /* packed */
     run(0, qc, PRX_CF32, 1, 0, NULL, rows, pitch, n, 0, cpu);
@@ -1358,6 +1417,7 @@ int main(void) {
            em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
   }
+  CHECK(em_reset_pending > 0, "no reset came with spans pending");
   return test_finish("test_qpsk_bank_driver");
 }
 #else

@@ -50,7 +50,9 @@ static uint16_t to_half(float f) {
  * values written) and their clearing by cfo; the starts and CFOs against the CPU's stage_cfo on
  * the same windows and against cfo run again on the same rows (the records cleared: the windows
  * copied), the refined CFO the same bit for bit where the starts agree (the transform's rows
- * differ by a turn, so the starts may differ at a near-tie of two bins: at most one). */
+ * differ by a turn, so the starts may differ at a near-tie of two bins: at most one). Then the
+ * fallback where the records do not describe the windows (other rows, windows past x4's first
+ * value, two x4 calls): the CPU's CFOs on the windows read. */
 typedef struct { /* qpsk_stages_cfo.cuh's cfo_x4_rec, after the C transform rows */
   unsigned long long w, stride;
   long long base;
@@ -134,6 +136,62 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
           nu_differ);
     CHECK(worst < 1e-8, "%s, S %u: CFO off the CPU's by %.2e Rs", name, Sw, worst);
   }
+  /* windows the records do not describe, after x4_level into d_w (S 4096, in[] as last set):
+   * cfo on other rows (d_w2, other values at another address); windows starting 37 values past
+   * the first block's w0 (no reach-back: the row's values sit 37 points off); x4_level twice
+   * before cfo (two calls' counts): each copied (the fallback), so the same starts and CFOs as
+   * the CPU's on the windows read, and the records cleared */
+  prx_cf32 *w2 = malloc(C * w_stride * sizeof *w2), *d_w2 = NULL;
+  for (size_t i = 0; i < C * w_stride; i++) {
+    w2[i].re = (float)test_rng_gauss(r);
+    w2[i].im = (float)test_rng_gauss(r);
+  }
+  ok = ok && cuda_ok(cudaMalloc((void **)&d_w2, C * w_stride * sizeof *d_w2), "cudaMalloc") &&
+       cuda_ok(cudaMemcpy(d_w2, w2, C * w_stride * sizeof *w2, cudaMemcpyHostToDevice), "w2");
+  const char *what[3] = {"other rows", "windows past the first block's w0", "x4 called twice"};
+  for (int k = 0; ok && k < 3; k++) {
+    const size_t nfft = st->cfo_nfft;
+    const double max_nu = 0.48;
+    const unsigned Sw = st->cfo_S;
+    CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
+    if (k == 2) CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
+    for (unsigned c = 0; k == 1 && c < C; c++) {
+      int64_t nw = 0;
+      for (unsigned j = 0; j < NB; j++) {
+        const int64_t n = tm[c * NB + j].k1 - tm[c * NB + j].k0;
+        nw += n > 0 ? n : 0;
+      }
+      in[c].w0 = (int64_t)gap + 37;
+      in[c].n = (unsigned)(nw - 37 < (int64_t)Sw ? nw - 37 : Sw);
+    }
+    const prx_cf32 *d_rd = k == 0 ? d_w2 : d_w, *h_rd = k == 0 ? w2 : w;
+    ok = cuda_ok(cudaMemcpy(d_in, in, C * sizeof *in, cudaMemcpyHostToDevice), "in");
+    if (ok) CHECK_OK(S->cfo(st, d_rd, w_stride, d_in, d_out, 0));
+    const char *recs = (const char *)st->d_cfo_buf + C * (size_t)st->cfo_len * sizeof(prx_cf32);
+    ok = ok && cuda_ok(cudaMemcpy(o1, d_out, C * sizeof *o1, cudaMemcpyDeviceToHost), "out") &&
+         cuda_ok(cudaMemcpy(rec, recs, C * sizeof *rec, cudaMemcpyDeviceToHost), "records");
+    size_t starts = 0, left = 0;
+    double worst = 0;
+    prx_cf32 *spec = malloc(nfft * sizeof *spec);
+    for (unsigned c = 0; ok && c < C; c++) {
+      double a0, a1;
+      const double f0 =
+          cfo_ref(h_rd + c * w_stride + in[c].w0, in[c].n, nfft, max_nu, in[c].e, spec, &a0, &a1);
+      starts += o1[c].nu0 != a0;
+      const double d = fabs(o1[c].f - f0);
+      if (!(d <= worst)) worst = d;
+      left += rec[c].calls != 0 || rec[c].good != 0 || rec[c].total != 0 || rec[c].w != 0;
+    }
+    free(spec);
+    printf("%s, S %u, %s: CFO within %.2e Rs of the CPU's, starts differing %zu, records left "
+           "%zu\n",
+           name, Sw, what[k], worst, starts, left);
+    CHECK(starts <= 1 && worst < 1e-8 && left == 0,
+          "%s, S %u, %s: CFO off the CPU's by %.2e Rs, %zu starts differ, %zu records left", name,
+          Sw, what[k], worst, starts, left);
+  }
+  cudaFree(d_w2);
+  free(w2);
   cudaFree(d_w0g);
   cudaFree(d_w);
   cudaFree(d_in);

@@ -5,8 +5,10 @@
  * at the DE-QPSK thresholds of Eb/N0 4 and 6 dB); each carrier's bits, stats and channel samples
  * its own where the rows go in another order (channel order within a group); the same bits (and
  * LLRs to float rounding) for any chunking, block size and thread count; packed bits the packing of
- * the unpacked ones; bad carriers refused with the limit named. */
-#include "test_rx_scene.h"
+ * the unpacked ones; bad carriers refused with the limit named; one receiver over several streams
+ * after prx_rx_flush and prx_rx_reset, of other lengths and chunkings, the bits and stats counters
+ * of a fresh receiver (test_rx_streams.h, which test_rx_cuda runs on the CUDA path). */
+#include "test_rx_streams.h"
 
 #include "support/chan_ref.h"
 
@@ -367,5 +369,6 @@ int main(void) {
   test_row_order();
   test_streaming();
   test_capture();
+  rx_streams(PRX_BACKEND_CPU);
   return test_finish("test_rx");
 }

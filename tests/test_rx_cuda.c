@@ -7,9 +7,11 @@
  * more blocks than the receiver's input slots: each slot reused) and calls of more than one
  * batch of blocks of an odd size (the banks called once per batch: full batches, then a partial
  * one, in each call) give the same bits; so does a stream long enough that the row window moves
- * the banks' history to its start, in batches of many blocks and of one (on_channel). --quick: a
- * quarter of the capture (for compute-sanitizer). Exits 77 where no GPU is usable. */
-#include "test_rx_scene.h"
+ * the banks' history to its start, in batches of many blocks and of one (on_channel); one
+ * receiver over several streams, after prx_rx_flush and prx_rx_reset, at the batch boundaries
+ * (streams): the same bits and stats counters as the CPU's and a fresh receiver's. --quick: a
+ * quarter of the capture, no streams (for compute-sanitizer). Exits 77 where no GPU is usable. */
+#include "test_rx_streams.h"
 
 #include "rx/rx_gpu.h"
 
@@ -22,22 +24,6 @@ static size_t chan_seen[16];
 static void count_channel(void *user, size_t c, const prx_cf32 *x, size_t n) {
   (void)user, (void)x;
   if (c < 16) chan_seen[c] += n;
-}
-
-/* bits of carrier c that differ between a and b (SIZE_MAX when the counts differ) */
-static size_t bits_differ(const collect *a, const collect *b, size_t c) {
-  if (a->nbits[c] != b->nbits[c]) return SIZE_MAX;
-  size_t d = 0;
-  for (size_t i = 0; i < a->nbits[c]; i++) d += a->bits[c][i] != b->bits[c][i];
-  return d;
-}
-
-/* whether carrier c's bits in k agree with the CPU's as issue 11 asks */
-static int agrees(const scene *s, const collect *k, const collect *cpu, size_t c, size_t *diff) {
-  *diff = bits_differ(k, cpu, c);
-  if (*diff == SIZE_MAX) return 0;
-  double esn0 = s->esn0_db + s->sim[c].power_db;
-  return esn0 >= 12 ? *diff == 0 : *diff * 10000 <= cpu->nbits[c];
 }
 
 /* A stream long enough that the receiver's row window moves the banks' history to its start
@@ -221,5 +207,6 @@ int main(int argc, char **argv) {
   collect_free(&batched);
   scene_free(&s);
   long_stream(quick);
+  if (!quick) rx_streams(PRX_BACKEND_CUDA);
   return test_finish("test_rx_cuda");
 }

@@ -116,11 +116,11 @@ static int scene_count(const scene *s, size_t n, size_t *count) {
   return 1;
 }
 
-/* Generates the capture (about n_want samples, a multiple of K/2 with clear ends) and the bits. */
-static int scene_make(scene *s, size_t n_want, uint64_t noise_seed) {
-  unsigned D = s->K / 2;
-  size_t n = (n_want / D) * D, count[SC_MAX];
-  while (!scene_count(s, n, count)) n += D;
+/* Generates the capture of exactly n samples and the bits (-1 where a carrier's last symbol is
+ * not clear of the window's end: scene_count). */
+static int scene_generate(scene *s, size_t n, uint64_t noise_seed) {
+  size_t count[SC_MAX];
+  if (!scene_count(s, n, count)) return -1;
   s->n = n;
   prx_sim_config sc = prx_sim_config_default();
   sc.sample_rate = s->fs;
@@ -148,6 +148,14 @@ static int scene_make(scene *s, size_t n_want, uint64_t noise_seed) {
   }
   prx_sim_destroy(sim);
   return 0;
+}
+
+/* Generates the capture (about n_want samples, a multiple of K/2 with clear ends) and the bits. */
+static int scene_make(scene *s, size_t n_want, uint64_t noise_seed) {
+  unsigned D = s->K / 2;
+  size_t n = (n_want / D) * D, count[SC_MAX];
+  while (!scene_count(s, n, count)) n += D;
+  return scene_generate(s, n, noise_seed);
 }
 
 static void scene_free(scene *s) {

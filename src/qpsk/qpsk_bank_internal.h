@@ -152,7 +152,9 @@ size_t prx_qpsk_bank_gpu_end_symbols(const prx_qpsk_bank *b, size_t n_in);
 /* The next call, where it is a flush whose spans' bits the device decides, leaves its end to the
  * caller: it returns with the counts and the bits in place, and prx_qpsk_bank_gpu_end (or any
  * later call, settle or reset) then writes its spans' reports into the channels and resets their
- * streams, so that the caller's copy of the bits runs beside that host work (the receiver's). */
+ * streams, so that the caller's copy of the bits runs beside that host work (the receiver's).
+ * Until then the channels hold the ended stream, which prx_qpsk_bank_max_symbols reads: size the
+ * next stream's outputs after the end. */
 void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g);
 void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g);
 /* Whether a call with n_in more samples (not a flush) runs a span, i.e. completes symbols (no

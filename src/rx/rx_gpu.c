@@ -575,6 +575,18 @@ static prx_status issue_deferred(prx_rx *rx) {
   return after_banks(rx, NULL);
 }
 
+/* Where the deferred batch's rows end at window position p: joins them to the bank call at p
+ * (*p its start, *n and *mask widened, *kept its history) and returns 1; else 0. */
+static int join_deferred(struct rx_gpu *G, size_t *p, size_t *n, size_t *kept, unsigned *mask) {
+  if (!G->deferred || G->def_p + G->def_m != *p) return 0;
+  G->deferred = 0;
+  *p = G->def_p;
+  *n += G->def_m;
+  *kept = G->def_kept;
+  *mask |= G->def_mask;
+  return 1;
+}
+
 /* Demodulates batch b's n_out new channel outputs per row (written on the channel stream
  * before its ev_rows), after the deferred batch where its rows come just before (one bank call),
  * and records b's ev_free after the banks' reads of them; where a carrier completed symbols,
@@ -594,13 +606,7 @@ static prx_status demodulate(prx_rx *rx, rx_batch *b, size_t n_out, uint64_t lim
   /* the group delay: the banks' rows start later, nothing moves */
   size_t p = b->start + skip, n = m, kept;
   unsigned mask = 1u << (b - G->bat);
-  if (G->deferred && G->def_p + G->def_m == p) { /* the deferred rows, then these */
-    G->deferred = 0;
-    p = G->def_p;
-    n += G->def_m;
-    kept = G->def_kept;
-    mask |= G->def_mask;
-  } else {
+  if (!join_deferred(G, &p, &n, &kept, &mask)) { /* (else the deferred rows, then these) */
     TRY(issue_deferred(rx));
     kept = kept_before(rx, p);
   }
@@ -868,13 +874,10 @@ prx_status rx_gpu_flush(prx_rx *rx) {
     size_t skip, m;
     rx_take(rx, n_out, target, &skip, &m);
     size_t p = b->start + skip, n_in = m, kept = kept_before(rx, p);
-    if (G->deferred && G->def_p + G->def_m == p) { /* the last batch and the tail in one call */
-      p = G->def_p;
-      n_in += G->def_m;
-      kept = G->def_kept;
-      G->deferred = 0;
-    }
-    TRY(issue_deferred(rx)); /* (where the tail does not follow it) */
+    unsigned mask = 0; /* (the batches' ev_free: none before the next stream, which the flush's
+                          wait for the banks precedes) */
+    if (!join_deferred(G, &p, &n_in, &kept, &mask)) /* (else the last batch and the tail) */
+      TRY(issue_deferred(rx));
     TRY(G->m->stream_wait(G->s_demod, b->ev_rows));
     TRY(set_free(G));
     TRY(end_banks(rx, p, n_in, kept));
@@ -938,6 +941,10 @@ void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]) {
   for (int k = 0; k < 3; k++) t[k] = G ? G->t_fl[k] : 0;
   t[3] = G ? G->t_fl_wait : 0;
   t[4] = G ? G->t_fl_serial : 0;
+}
+
+size_t prx_rx_gpu_deferred_samples(const prx_rx *rx) {
+  return rx && rx->gpu && rx->gpu->deferred ? rx->gpu->def_m : 0;
 }
 
 size_t prx_rx_gpu_window_moves(const prx_rx *rx) { return rx && rx->gpu ? rx->gpu->moves : 0; }

@@ -67,6 +67,11 @@ size_t prx_rx_gpu_set_merge(prx_rx *rx, size_t blocks);
  * of the last spans settled beside that copy, and the bits delivered; t[3], t[4]: the banks'
  * waits for the device and serial passes in t[1] and t[2]. */
 void prx_rx_gpu_get_flush_times(const prx_rx *rx, double t[5]);
+/* The channel samples per row of the last execute's last batch that wait in the row window for
+ * the next bank call (execute deferred its bank call: it would complete no symbols); 0 where none
+ * or off the GPU path. Until that call the carriers' stats (prx_rx_get_stats: demod.samples)
+ * count these samples out: the CPU path's figure less this. */
+size_t prx_rx_gpu_deferred_samples(const prx_rx *rx);
 /* The row window's moves to its start since create (the banks' history moved, every few
  * batches); 0 off the GPU path. */
 size_t prx_rx_gpu_window_moves(const prx_rx *rx);
