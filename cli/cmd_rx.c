@@ -276,7 +276,7 @@ typedef struct {
   size_t tcap;
 } carrier_out;
 
-typedef struct {
+typedef struct run_state {
   options o;
   prx_iq_reader *reader;
   prx_iq_info in;
@@ -309,12 +309,36 @@ typedef struct {
   prx_pipe_map_stats map_stats;
   double ms_map_close;
   prx_rx_setup_times setup; /* the receiver's set-up's parts, taken before it is destroyed */
+  /* the receiver's callbacks' user: the slot that names the run they write for (r->self, or the
+   * kept receiver's slot: rx_keep below) */
+  struct run_state *self;
+  int kept;            /* r->rx is the kept receiver (rx_keep) */
+  int reused;          /* ... made by an earlier run */
+  double ms_keep_take; /* its reset for this run, ms */
 } run_state;
+
+/* ---- the receiver kept between served runs ----
+ *
+ * A resident process (polyrx serve, cli_rx_keep_enable) keeps the receiver of its last run that
+ * ended well: a run whose receiver configuration (input rate, centre and format, K, taps, the
+ * carriers in order with their settings, the backend, block, bit and LLR options) is the same
+ * takes it after prx_rx_reset, which makes it as if just created (the same bits, stats and
+ * report as a fresh one), instead of making 1024 carriers' banks and demodulators again. One at
+ * most: dropped before a receiver of another configuration is made, after a run that failed,
+ * before any other command of the server (which may need its memory: cli_rx_keep_drop) and at
+ * the server's end. Its callbacks' user is the slot `run`, which names the run it serves. */
+static struct {
+  int enabled;
+  prx_rx *rx;
+  prx_rx_config cfg; /* as made; carriers: car */
+  prx_rx_carrier *car;
+  struct run_state *run;
+} rx_keep;
 
 /* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
 static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
                       size_t n_symbols) {
-  run_state *r = user;
+  run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
   if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
@@ -356,7 +380,7 @@ static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes,
 
 /* --iq: appends a carrier's channel samples to its recording */
 static void on_channel(void *user, size_t c, const prx_cf32 *y, size_t n) {
-  run_state *r = user;
+  run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
   prx_status st = prx_sigmf_write(k->iq, y, n);
@@ -473,6 +497,70 @@ static int detect_carriers(run_state *r) {
   return -1;
 }
 
+void cli_rx_keep_enable(void) { rx_keep.enabled = 1; }
+
+void cli_rx_keep_drop(void) {
+  prx_rx_destroy(rx_keep.rx);
+  free(rx_keep.car);
+  rx_keep.rx = NULL;
+  rx_keep.car = NULL;
+  rx_keep.run = NULL;
+}
+
+static int same_carrier(const prx_rx_carrier *a, const prx_rx_carrier *b) {
+  return a->freq == b->freq && a->symbol_rate == b->symbol_rate && a->rolloff == b->rolloff &&
+         a->ambiguity == b->ambiguity && a->pilot_period == b->pilot_period &&
+         a->pilot_len == b->pilot_len;
+}
+
+/* Whether a receiver made with a would be the one made with b (the callbacks are this file's,
+ * their user the run's slot). */
+static int same_receiver(const prx_rx_config *a, const prx_rx_config *b) {
+  if (a->sample_rate != b->sample_rate || a->center_freq != b->center_freq ||
+      a->channels != b->channels || a->taps_per_channel != b->taps_per_channel ||
+      a->atten_db != b->atten_db || a->in_format != b->in_format ||
+      a->n_carriers != b->n_carriers || a->block_symbols != b->block_symbols ||
+      a->cfo_span_symbols != b->cfo_span_symbols || a->packed != b->packed || a->llrs != b->llrs ||
+      a->on_output != b->on_output || a->on_channel != b->on_channel || a->threads != b->threads ||
+      a->backend != b->backend || a->device != b->device || a->block_samples != b->block_samples)
+    return 0;
+  for (size_t i = 0; i < a->n_carriers; i++)
+    if (!same_carrier(&a->carriers[i], &b->carriers[i])) return 0;
+  return 1;
+}
+
+/* The run's receiver: the kept one where it was made with the same configuration (reset: as if
+ * just created), else a new one (kept at the run's end where the process keeps receivers). */
+static prx_status make_receiver(run_state *r) {
+  prx_rx_config c = r->rc;
+  if (!rx_keep.enabled) return prx_rx_create(&c, &r->rx);
+  if (rx_keep.rx && same_receiver(&rx_keep.cfg, &c)) {
+    double t0 = cli_seconds();
+    prx_rx_reset(rx_keep.rx);
+    r->ms_keep_take = (cli_seconds() - t0) * 1e3;
+    r->rx = rx_keep.rx;
+    rx_keep.run = r;
+    r->kept = r->reused = 1;
+    return PRX_OK;
+  }
+  cli_rx_keep_drop(); /* its memory freed before the new one is made */
+  rx_keep.car = malloc(c.n_carriers * sizeof *rx_keep.car);
+  if (!rx_keep.car) return prx_rx_create(&c, &r->rx); /* not kept */
+  memcpy(rx_keep.car, c.carriers, c.n_carriers * sizeof *rx_keep.car);
+  c.user = &rx_keep.run;
+  prx_status st = prx_rx_create(&c, &r->rx);
+  if (st) {
+    cli_rx_keep_drop();
+    return st;
+  }
+  rx_keep.rx = r->rx;
+  rx_keep.cfg = c;
+  rx_keep.cfg.carriers = rx_keep.car;
+  rx_keep.run = r;
+  r->kept = 1;
+  return PRX_OK;
+}
+
 static int setup(run_state *r) {
   options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
@@ -504,7 +592,8 @@ static int setup(run_state *r) {
   c->llrs = o->llr;
   c->on_channel = o->iq ? on_channel : NULL;
   c->on_output = on_output;
-  c->user = r;
+  r->self = r;
+  c->user = &r->self;
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
@@ -533,7 +622,7 @@ static int setup(run_state *r) {
     st = prx_rx_multi_create(&mc, &r->multi);
     if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
   } else {
-    st = prx_rx_create(c, &r->rx);
+    st = make_receiver(r);
   }
   cli_timing_phase(&r->tm, "receiver");
   if (st) return cli_status_error(CMD, "receiver", st);
@@ -926,6 +1015,10 @@ int cmd_rx(int argc, char **argv) {
   prx_rx_get_setup_times(r->rx, &r->setup);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
+  else if (r->kept && rc < 0)
+    rx_keep.run = NULL; /* kept for the next run */
+  else if (r->kept)
+    cli_rx_keep_drop(); /* a failed or stopped run's receiver is not reused */
   else
     prx_rx_destroy(r->rx);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
@@ -940,7 +1033,10 @@ int cmd_rx(int argc, char **argv) {
   free(r->out);
   cli_timing_phase(&r->tm, "close");
   cli_timing_print(&r->tm, CMD, "%d reader(s)", r->n_readers);
-  if (r->tm.on) {
+  if (r->tm.on && r->reused)
+    fprintf(stderr, "polyrx %s: receiver: kept from the previous run, reset in %.1f ms\n", CMD,
+            r->ms_keep_take);
+  else if (r->tm.on)
     fprintf(stderr,
             "polyrx %s: receiver's set-up (ms): banks (the device's context met) %.1f, "
             "prototype and channelizer %.1f, rows %.1f, streams and events %.1f, device ring "
@@ -948,8 +1044,7 @@ int cmd_rx(int argc, char **argv) {
             CMD, r->setup.banks * 1e3, r->setup.chan * 1e3, r->setup.rows * 1e3,
             r->setup.gpu_streams * 1e3, r->setup.gpu_ring * 1e3, r->setup.gpu_zero * 1e3,
             r->setup.gpu_outputs * 1e3);
-    cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
-  }
+  if (r->tm.on) cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   free(r->car);
   free(r);
   return rc < 0 ? 0 : rc;
