@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,9 +313,17 @@ typedef struct run_state {
   /* the receiver's callbacks' user: the slot that names the run they write for (r->self, or the
    * kept receiver's slot: rx_keep below) */
   struct run_state *self;
-  int kept;            /* r->rx is the kept receiver (rx_keep) */
-  int reused;          /* ... made by an earlier run */
-  double ms_keep_take; /* its reset for this run, ms */
+  /* the bits and LLRs go to their files on the pipeline's writer threads (bits_batch below):
+   * writer w writes the carriers c with c % n_writers == w */
+  int n_writers;
+  struct bits_batch *cur;  /* the batch compute fills, NULL: on_output writes the files */
+  struct bits_batch *idle; /* the batches the writers are done with (under batch_lock) */
+  struct bits_batch *all;  /* every batch made (freed at the end) */
+  pthread_mutex_t batch_lock;
+  atomic_int write_failed; /* a writer's error (its line printed once) */
+  int kept;                /* r->rx is the kept receiver (rx_keep) */
+  int reused;              /* ... made by an earlier run */
+  double ms_keep_take;     /* its reset for this run, ms */
 } run_state;
 
 /* ---- the receiver kept between served runs ----
@@ -335,14 +344,99 @@ static struct {
   struct run_state *run;
 } rx_keep;
 
-/* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
+/* ---- the outputs on writer threads ----
+ *
+ * The receiver's callback runs on the compute thread: it copies each carrier's new bits (and
+ * LLRs) into the batch of the current compute call, which the pipeline hands to its writer
+ * threads as that call's output slot (the slot holds the batch's address); each writer appends
+ * its carriers' records to their files in order, so every file gets the bytes it got from
+ * on_output itself, and the compute thread no longer waits for the writes. The last writer done
+ * with a batch returns it for reuse (at most out_depth + 1 are in use: the pipeline's slots
+ * bound them); its buffers keep their size. */
+typedef struct {
+  uint32_t carrier, llr; /* llr: the record is LLRs (to the carrier's .llr) */
+  size_t off, len;       /* bytes in the batch's buffer */
+} bits_rec;
+
+typedef struct bits_batch {
+  uint8_t *buf;
+  size_t len, cap;
+  bits_rec *rec;
+  size_t n_rec, rec_cap;
+  atomic_int left;              /* writers still to write it */
+  struct bits_batch *next_idle; /* in run_state.idle */
+  struct bits_batch *next_made; /* in run_state.all */
+} bits_batch;
+
+/* A batch to fill: an idle one, else a new one (NULL: out of memory). */
+static bits_batch *batch_take(run_state *r) {
+  pthread_mutex_lock(&r->batch_lock);
+  bits_batch *b = r->idle;
+  if (b) r->idle = b->next_idle;
+  pthread_mutex_unlock(&r->batch_lock);
+  if (!b && (b = calloc(1, sizeof *b))) {
+    b->next_made = r->all;
+    r->all = b;
+  }
+  if (b) b->len = b->n_rec = 0;
+  return b;
+}
+
+static void batch_give(run_state *r, bits_batch *b) {
+  pthread_mutex_lock(&r->batch_lock);
+  b->next_idle = r->idle;
+  r->idle = b;
+  pthread_mutex_unlock(&r->batch_lock);
+}
+
+static void batches_free(run_state *r) {
+  for (bits_batch *b = r->all, *next; b; b = next) {
+    next = b->next_made;
+    free(b->buf);
+    free(b->rec);
+    free(b);
+  }
+  r->all = r->idle = r->cur = NULL;
+}
+
+/* Appends one record to the current batch: 0, or -1 out of memory. */
+static int batch_add(bits_batch *b, size_t c, int llr, const void *p, size_t len) {
+  if (b->len + len > b->cap) {
+    size_t cap = 2 * (b->len + len) + 65536;
+    uint8_t *q = realloc(b->buf, cap);
+    if (!q) return -1;
+    b->buf = q;
+    b->cap = cap;
+  }
+  if (b->n_rec == b->rec_cap) {
+    size_t cap = 2 * b->rec_cap + 1024;
+    bits_rec *q = realloc(b->rec, cap * sizeof *q);
+    if (!q) return -1;
+    b->rec = q;
+    b->rec_cap = cap;
+  }
+  memcpy(b->buf + b->len, p, len);
+  b->rec[b->n_rec++] = (bits_rec){(uint32_t)c, (uint32_t)llr, b->len, len};
+  b->len += len;
+  return 0;
+}
+
+/* the receiver's callback: appends a carrier's new bits and LLRs (to the batch of the writers, or
+ * to the files), compares with the truth */
 static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
                       size_t n_symbols) {
   run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
-  if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
-      (llrs && fwrite(llrs, sizeof *llrs, 2 * n_symbols, k->llr) != 2 * n_symbols)) {
+  if (r->cur) {
+    if (batch_add(r->cur, c, 0, bits, n_bytes) ||
+        (llrs && batch_add(r->cur, c, 1, llrs, 2 * n_symbols * sizeof *llrs))) {
+      cli_error(CMD, "out of memory for the bits on their way to the files");
+      r->fatal = 1;
+      return;
+    }
+  } else if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
+             (llrs && fwrite(llrs, sizeof *llrs, 2 * n_symbols, k->llr) != 2 * n_symbols)) {
     cli_error(CMD, "cannot write %s: %s", llrs ? k->llr_name : k->bits_name, strerror(errno));
     r->fatal = 1;
     return;
@@ -710,8 +804,12 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
                              size_t *out_n) {
   run_state *r = ctx;
   (void)pos;
-  (void)out;
   *out_n = 0;
+  if (r->n_writers && !r->cur && !(r->cur = batch_take(r))) {
+    cli_error(CMD, "out of memory for the bits on their way to the files");
+    r->fatal = 1;
+    return PRX_ERR_NOMEM;
+  }
   prx_status st;
   if (r->multi) {
     st = in ? prx_rx_multi_execute(r->multi, in, n) : prx_rx_multi_flush(r->multi);
@@ -725,14 +823,37 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
     return st;
   }
   if (r->fatal) return PRX_ERR_IO;
+  if (r->cur && r->cur->n_rec) { /* the call's output to the writers */
+    atomic_store(&r->cur->left, r->n_writers);
+    memcpy(out, &r->cur, sizeof r->cur);
+    *out_n = 1;
+    r->cur = NULL;
+  }
   r->n_in += n;
   cli_progress_update(&r->progress, r->n_in);
   return PRX_OK;
 }
 
+/* Writer `writer`'s carriers' records of one batch, in order, to their files. */
 static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uint64_t block) {
-  (void)ctx, (void)writer, (void)out, (void)n, (void)block;
-  return PRX_OK;
+  run_state *r = ctx;
+  (void)block;
+  if (!n) return PRX_OK;
+  bits_batch *b;
+  memcpy(&b, out, sizeof b);
+  prx_status st = PRX_OK;
+  for (size_t i = 0; i < b->n_rec && !st; i++) {
+    const bits_rec *e = &b->rec[i];
+    if (e->carrier % (unsigned)r->n_writers != (unsigned)writer) continue;
+    carrier_out *k = &r->out[e->carrier];
+    if (fwrite(b->buf + e->off, 1, e->len, e->llr ? k->llr : k->bits) != e->len) {
+      if (!atomic_exchange(&r->write_failed, 1))
+        cli_error(CMD, "cannot write %s: %s", e->llr ? k->llr_name : k->bits_name, strerror(errno));
+      st = PRX_ERR_IO;
+    }
+  }
+  if (atomic_fetch_sub(&b->left, 1) == 1) batch_give(r, b);
+  return st;
 }
 
 static int stream(run_state *r) {
@@ -748,7 +869,21 @@ static int stream(run_state *r) {
   c.compute = rx_compute;
   c.write = rx_write;
   c.ctx = r;
-  c.out_bytes = 1; /* the output goes to the files from the compute stage */
+  /* each output slot holds a batch's address (the writers' bits); with several receivers (the
+   * stitching) the files are written from the compute stage */
+  c.out_bytes = sizeof(bits_batch *);
+  if (!r->multi) {
+    int cores = prx_cpu_count();
+    r->n_writers = cores >= 16 ? 4 : cores >= 8 ? 2 : 1;
+    /* POLYRX_WRITERS=N (1..64): the tests' way to several writers on a small machine */
+    const char *nw = getenv("POLYRX_WRITERS");
+    if (nw && nw[0]) {
+      int v = atoi(nw);
+      r->n_writers = v < 1 ? 1 : v > 64 ? 64 : v;
+    }
+    if ((size_t)r->n_writers > r->n_car) r->n_writers = (int)r->n_car;
+    c.n_writers = r->n_writers;
+  }
   c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
   /* a file read by several threads while the GPU computes */
   r->n_readers = cli_pipe_readers(&c, r->reader, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
@@ -958,6 +1093,7 @@ static void warnings(const run_state *r) {
 int cmd_rx(int argc, char **argv) {
   run_state *r = calloc(1, sizeof *r);
   if (!r) return cli_error(CMD, "out of memory");
+  pthread_mutex_init(&r->batch_lock, NULL);
   cli_timing_start(&r->tm);
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
@@ -1031,6 +1167,8 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_as);
   free(r->found_why);
   free(r->out);
+  batches_free(r);
+  pthread_mutex_destroy(&r->batch_lock);
   cli_timing_phase(&r->tm, "close");
   cli_timing_print(&r->tm, CMD, "%d reader(s)", r->n_readers);
   if (r->tm.on && r->reused)
