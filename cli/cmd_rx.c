@@ -275,6 +275,9 @@ typedef struct {
   uint64_t truth_short;       /* bits received beyond the truth file's end */
   uint8_t *tbuf;
   size_t tcap;
+  int open_err, close_err; /* the errno of its files' opening / closing (open_files, close_files) */
+  int open_which;          /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
+  int bits_bad, llr_bad;   /* their closes failed (close_files) */
 } carrier_out;
 
 typedef struct run_state {
@@ -321,6 +324,8 @@ typedef struct run_state {
   struct bits_batch *all;  /* every batch made (freed at the end) */
   pthread_mutex_t batch_lock;
   atomic_int write_failed; /* a writer's error (its line printed once) */
+  prx_rx_stats *stats;     /* per carrier, taken once the stream has ended */
+  char **car_json;         /* per carrier, its report object's text (write_report) */
   int kept;                /* r->rx is the kept receiver (rx_keep) */
   int reused;              /* ... made by an earlier run */
   double ms_keep_take;     /* its reset for this run, ms */
@@ -727,6 +732,108 @@ static int setup(run_state *r) {
   return -1;
 }
 
+/* ---- the carriers' files, opened and closed on several threads ----
+ *
+ * Creating and closing a file costs a few tens of microseconds of the kernel's time (the
+ * directory, the inode, the page cache's truncation): 1024 carriers' files take tens of ms on one
+ * thread, which the stream does not overlap. The openers (threads of the command, each the
+ * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order, in
+ * the words the one-thread loop used. */
+typedef struct {
+  run_state *r;
+  void (*fn)(run_state *r, size_t c);
+  size_t i, n;
+} carrier_job;
+
+static void *carrier_job_run(void *arg) {
+  carrier_job *j = arg;
+  for (size_t c = j->i; c < j->r->n_car; c += j->n) j->fn(j->r, c);
+  return NULL;
+}
+
+/* fn(r, c) for every carrier, on up to 4 threads where there are cores for them and 16 carriers
+ * each (every signal blocked on them: the stop signals stay with the main thread and the
+ * pipeline's reader). */
+static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
+  int cores = prx_cpu_count();
+  size_t n = cores >= 8 ? 4 : 1, started = 0;
+  if (n > r->n_car / 16) n = r->n_car >= 32 ? r->n_car / 16 : 1;
+  /* POLYRX_OPENERS=N (1..4): the tests' way to several threads on a small machine */
+  const char *env = getenv("POLYRX_OPENERS");
+  if (env && env[0]) n = atoi(env) < 1 ? 1 : atoi(env) > 4 ? 4 : (size_t)atoi(env);
+  if (n > r->n_car) n = r->n_car ? r->n_car : 1;
+  carrier_job job[4];
+  pthread_t t[4];
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (size_t i = 1; i < n; i++) {
+    job[i] = (carrier_job){r, fn, i, n};
+    if (pthread_create(&t[i], NULL, carrier_job_run, &job[i]) != 0) break;
+    started = i;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  /* this thread takes share 0, and the shares of the threads that could not start */
+  for (size_t i = 0; i < n; i++) {
+    if (i && i <= started) continue;
+    job[i] = (carrier_job){r, fn, i, n};
+    carrier_job_run(&job[i]);
+  }
+  for (size_t i = 1; i <= started; i++) pthread_join(t[i], NULL);
+}
+
+static void open_carrier(run_state *r, size_t c) {
+  carrier_out *k = &r->out[c];
+  const options *o = &r->o;
+  if (o->truth && !(k->truth = fopen(k->truth_name, "rb")))
+    k->open_which = 1;
+  else if (!(k->bits = fopen(k->bits_name, "wb")))
+    k->open_which = 2;
+  else if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
+    k->open_which = 3;
+  if (k->open_which) k->open_err = errno;
+}
+
+static void close_carrier(run_state *r, size_t c) {
+  carrier_out *k = &r->out[c];
+  (void)r;
+  errno = 0;
+  if (k->bits) k->bits_bad = ferror(k->bits) | fclose(k->bits);
+  if (k->bits_bad) k->close_err = errno;
+  errno = 0;
+  if (k->llr) k->llr_bad = ferror(k->llr) | fclose(k->llr);
+  if (k->llr_bad && !k->close_err) k->close_err = errno;
+  if (k->truth) fclose(k->truth);
+  k->bits = k->llr = k->truth = NULL;
+}
+
+/* The carriers' files created (and the truth files opened): -1, or the exit code after the first
+ * failure's line in carrier order. */
+static int open_files(run_state *r) {
+  for_each_carrier(r, open_carrier);
+  for (size_t c = 0; c < r->n_car; c++) {
+    const carrier_out *k = &r->out[c];
+    const char *e = strerror(k->open_err);
+    if (k->open_which == 1) return cli_error(CMD, "--truth: cannot open %s: %s", k->truth_name, e);
+    if (k->open_which == 2) return cli_error(CMD, "cannot create %s: %s", k->bits_name, e);
+    if (k->open_which == 3) return cli_error(CMD, "cannot create %s: %s", k->llr_name, e);
+  }
+  return -1;
+}
+
+/* The carriers' files closed; rc as cli_close_output leaves it, the first failure's line in
+ * carrier order. */
+static int close_files(run_state *r, int rc) {
+  for_each_carrier(r, close_carrier);
+  for (size_t c = 0; c < r->n_car && rc < 0; c++) {
+    const carrier_out *k = &r->out[c];
+    if (k->bits_bad || k->llr_bad)
+      rc = cli_error(CMD, "cannot write %s: %s", k->bits_bad ? k->bits_name : k->llr_name,
+                     strerror(k->close_err));
+  }
+  return rc;
+}
+
 static int open_outputs(run_state *r) {
   options *o = &r->o;
   if (mkdir(o->output, 0777) != 0 && errno != EEXIST)
@@ -768,14 +875,9 @@ static int open_outputs(run_state *r) {
   for (size_t i = 0; i < 2 * n; i++) free(iq_names[i]);
   free(iq_names);
   if (rc >= 0) return rc;
+  if ((rc = open_files(r)) >= 0) return rc;
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
-    if (o->truth && !(k->truth = fopen(k->truth_name, "rb")))
-      return cli_error(CMD, "--truth: cannot open %s: %s", k->truth_name, strerror(errno));
-    if (!(k->bits = fopen(k->bits_name, "wb")))
-      return cli_error(CMD, "cannot create %s: %s", k->bits_name, strerror(errno));
-    if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
-      return cli_error(CMD, "cannot create %s: %s", k->llr_name, strerror(errno));
     if (o->iq) {
       prx_rx_stats st;
       prx_rx_get_stats(r->rx, c, &st);
@@ -933,6 +1035,77 @@ static double locked_fraction(const prx_qpsk_stats *s) {
   return s->blocks ? (double)s->blocks_locked / (double)s->blocks : NAN;
 }
 
+/* Carrier c's object of the report, printed (cJSON's formatted text, as at depth 0) into
+ * r->car_json[c]: made on the openers' threads, from the stats taken before. */
+static void carrier_json(run_state *r, size_t c) {
+  const prx_rx_stats s = r->stats[c];
+  const prx_rx_carrier *k = &r->car[c];
+  const carrier_out *w = &r->out[c];
+  cJSON *o = cJSON_CreateObject();
+  cli_json_num(o, "index", (double)c);
+  cJSON_AddStringToObject(o, "spec", r->spec[c]);
+  cli_json_num(o, "offset_hz", k->freq);
+  cli_json_num(o, "frequency_hz", r->in.center_freq + k->freq);
+  cli_json_num(o, "symbol_rate", k->symbol_rate);
+  cli_json_num(o, "rolloff", k->rolloff);
+  cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
+  cli_json_num(o, "channel", s.channel);
+  cli_json_num(o, "channel_offset_hz", s.channel_freq);
+  cli_json_num(o, "mix_hz", s.mix_hz);
+  cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
+  cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
+  cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
+  cli_json_num(o, "esn0_db", s.demod.esn0_db);
+  cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
+  cli_json_num(o, "blocks", (double)s.demod.blocks);
+  cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
+  cli_json_num(o, "blocks_clock_range", (double)s.demod.blocks_clock_range);
+  cli_json_num(o, "blocks_locked", (double)s.demod.blocks_locked);
+  cli_json_num(o, "locked_fraction", locked_fraction(&s.demod));
+  cli_json_num(o, "symbols", (double)s.demod.symbols);
+  cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
+  cli_json_num(o, "bits", (double)w->n_bits);
+  cJSON_AddStringToObject(o, "file", w->bits_name);
+  if (w->truth) {
+    cli_json_num(o, "bit_errors", (double)w->errors);
+    cli_json_num(o, "bits_compared", (double)w->compared);
+    cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
+    cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
+  }
+  cli_json_qpsk_warnings(o, s.demod.warnings);
+  r->car_json[c] = cJSON_Print(o);
+  cJSON_Delete(o);
+}
+
+/* text with "\"carriers\":\t[]" replaced by the carriers' texts, each two levels deeper (two
+ * tabs after each of its line breaks: the root object's and the array's), as cJSON prints them
+ * inside the array: the report's text (NULL: out of memory or a carrier's text missing). */
+static char *splice_carriers(const run_state *r, const char *text) {
+  static const char key[] = "\"carriers\":\t[]";
+  const char *at = strstr(text, key);
+  if (!at) return NULL;
+  size_t len = strlen(text) + 2 * r->n_car + 2;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (!r->car_json[c]) return NULL;
+    len += strlen(r->car_json[c]);
+    for (const char *q = r->car_json[c]; (q = strchr(q, '\n')); q++) len += 2;
+  }
+  char *out = malloc(len + 1), *w = out;
+  if (!out) return NULL;
+  size_t head = (size_t)(at - text) + sizeof key - 2; /* up to the '[' included */
+  memcpy(w, text, head);
+  w += head;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (c) *w++ = ',', *w++ = ' ';
+    for (const char *q = r->car_json[c]; *q; q++) {
+      *w++ = *q;
+      if (*q == '\n') *w++ = '\t', *w++ = '\t';
+    }
+  }
+  strcpy(w, at + sizeof key - 2); /* from the ']' on */
+  return out;
+}
+
 static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "polyrx_version", prx_version());
@@ -955,46 +1128,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(cfg, "threads", r->rc.threads);
   cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
   cJSON_AddBoolToObject(cfg, "llr", r->o.llr);
-  cJSON *arr = cJSON_AddArrayToObject(root, "carriers");
-  for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
-    const prx_rx_carrier *k = &r->car[c];
-    const carrier_out *w = &r->out[c];
-    cJSON *o = cJSON_CreateObject();
-    cli_json_num(o, "index", (double)c);
-    cJSON_AddStringToObject(o, "spec", r->spec[c]);
-    cli_json_num(o, "offset_hz", k->freq);
-    cli_json_num(o, "frequency_hz", r->in.center_freq + k->freq);
-    cli_json_num(o, "symbol_rate", k->symbol_rate);
-    cli_json_num(o, "rolloff", k->rolloff);
-    cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
-    cli_json_num(o, "channel", s.channel);
-    cli_json_num(o, "channel_offset_hz", s.channel_freq);
-    cli_json_num(o, "mix_hz", s.mix_hz);
-    cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
-    cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
-    cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
-    cli_json_num(o, "esn0_db", s.demod.esn0_db);
-    cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
-    cli_json_num(o, "blocks", (double)s.demod.blocks);
-    cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
-    cli_json_num(o, "blocks_clock_range", (double)s.demod.blocks_clock_range);
-    cli_json_num(o, "blocks_locked", (double)s.demod.blocks_locked);
-    cli_json_num(o, "locked_fraction", locked_fraction(&s.demod));
-    cli_json_num(o, "symbols", (double)s.demod.symbols);
-    cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
-    cli_json_num(o, "bits", (double)w->n_bits);
-    cJSON_AddStringToObject(o, "file", w->bits_name);
-    if (w->truth) {
-      cli_json_num(o, "bit_errors", (double)w->errors);
-      cli_json_num(o, "bits_compared", (double)w->compared);
-      cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
-      cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
-    }
-    cli_json_qpsk_warnings(o, s.demod.warnings);
-    cJSON_AddItemToArray(arr, o);
-  }
+  cJSON_AddArrayToObject(root, "carriers"); /* its items spliced into the text below */
   if (r->o.detect) {
     cJSON *det = cJSON_AddArrayToObject(root, "detected");
     for (size_t i = 0; i < r->n_found; i++) {
@@ -1030,9 +1164,17 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(split, "demodulators", t_demod);
   cli_json_num(split, "other", elapsed - t_chan - t_demod);
   cJSON_AddStringToObject(root, "status", status);
-  char *text = cJSON_Print(root);
+  char *head = cJSON_Print(root);
   cJSON_Delete(root);
-  int ok = text && fputs(text, r->rep_f) >= 0 && fputc('\n', r->rep_f) >= 0;
+  r->car_json = calloc(r->n_car ? r->n_car : 1, sizeof *r->car_json);
+  if (head && r->car_json) for_each_carrier(r, carrier_json);
+  char *text = head && r->car_json ? splice_carriers(r, head) : NULL;
+  for (size_t c = 0; r->car_json && c < r->n_car; c++) free(r->car_json[c]);
+  free(r->car_json);
+  r->car_json = NULL;
+  free(head);
+  if (!text) return cli_error(CMD, "out of memory for the report");
+  int ok = fputs(text, r->rep_f) >= 0 && fputc('\n', r->rep_f) >= 0;
   free(text);
   return ok ? -1 : cli_error(CMD, "cannot write the report %s: %s", r->o.report, strerror(errno));
 }
@@ -1045,8 +1187,7 @@ static void table(const run_state *r, double elapsed) {
   printf("\n");
   size_t n_warned = 0;
   for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
+    const prx_rx_stats s = r->stats[c];
     const carrier_out *w = &r->out[c];
     double locked = s.demod.blocks ? 100 * locked_fraction(&s.demod) : 0;
     printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
@@ -1078,8 +1219,7 @@ static void table(const run_state *r, double elapsed) {
 /* the demodulators' warnings on standard error: those bits may be noise */
 static void warnings(const run_state *r) {
   for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
+    const prx_rx_stats s = r->stats[c];
     for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
       if (s.demod.warnings & cli_qpsk_warn_bits[i])
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
@@ -1119,21 +1259,25 @@ int cmd_rx(int argc, char **argv) {
     if (rc < 0 && cli_interrupted()) rc = 130;
     double elapsed = cli_seconds() - t0;
     cli_timing_phase(&r->tm, "stream");
-    if (r->n_in && r->rx) {
+    /* the carriers' stats, once, for the table, the warnings and the report */
+    if (r->rx && !(r->stats = calloc(r->n_car, sizeof *r->stats)) && rc < 0)
+      rc = cli_error(CMD, "out of memory");
+    for (size_t c = 0; r->stats && c < r->n_car; c++) prx_rx_get_stats(r->rx, c, &r->stats[c]);
+    if (r->n_in && r->rx && r->stats) {
       table(r, elapsed);
       warnings(r);
     }
-    if (r->rep_f) {
+    cli_timing_phase(&r->tm, "table");
+    if (r->rep_f && (r->stats || !r->rx)) {
       const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }
     cli_timing_phase(&r->tm, "report");
   }
+  if (r->out) rc = close_files(r, rc);
   for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
-    rc = cli_close_output(CMD, k->bits, k->bits_name, rc);
-    rc = cli_close_output(CMD, k->llr, k->llr_name, rc);
     if (k->iq && (rc < 0 || rc == 130)) { /* (an interrupted run keeps what it read) */
       prx_status st = prx_sigmf_writer_close(k->iq);
       if (st) rc = cli_status_error(CMD, k->iq_base, st);
@@ -1141,13 +1285,13 @@ int cmd_rx(int argc, char **argv) {
       prx_sigmf_writer_discard(k->iq);
     }
     free(k->iq_base);
-    if (k->truth) fclose(k->truth);
     free(k->bits_name);
     free(k->llr_name);
     free(k->truth_name);
     free(k->tbuf);
   }
   rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
+  cli_timing_phase(&r->tm, "files");
   prx_rx_get_setup_times(r->rx, &r->setup);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
@@ -1157,6 +1301,7 @@ int cmd_rx(int argc, char **argv) {
     cli_rx_keep_drop(); /* a failed or stopped run's receiver is not reused */
   else
     prx_rx_destroy(r->rx);
+  cli_timing_phase(&r->tm, "receiver");
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
@@ -1167,6 +1312,7 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_as);
   free(r->found_why);
   free(r->out);
+  free(r->stats);
   batches_free(r);
   pthread_mutex_destroy(&r->batch_lock);
   cli_timing_phase(&r->tm, "close");
