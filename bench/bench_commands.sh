@@ -461,12 +461,30 @@ chanab() {
 # 2-13), PIN_ROUNDS rounds of --threads 1, all 1024, with every process of the round (library
 # and commands) pinned to those vCPUs. One JSON line per run on stdout; best and median of each
 # and the fractions on stderr, with whether the two binaries wrote the same bytes.
+# The CPU channelize rounds' input (chanrounds, chanrows, chanstream): 16M cf32 samples (SCALE)
+# of one carrier in $1, after a line on the machine
+chan_rounds_input() {
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  "$P" gen -q -o "$1" -s 100M -n "$(scaled 16777216)" --carrier f=1M,rs=100k --esn0 20
+}
+
+# Runs "$1 ROUND THREADS SEL" in ROUNDS rounds (default $2) of all channels and ROUNDS64 (default
+# 3) of channels 0-63, each with --threads 1 and 0
+chan_rounds_run() {
+  local fn=$1 r th sel n
+  for sel in all 0-63; do
+    n=${ROUNDS:-$2}
+    [ "$sel" = all ] || n=${ROUNDS64:-3}
+    for r in $(seq "$n"); do
+      for th in 1 0; do "$fn" "$r" "$th" "$sel" || return 1; done
+    done
+  done
+}
+
 chanrounds() {
   local before=${BEFORE:?chanrounds: set BEFORE=path/to/the/other/polyrx}
-  local x=$W/c.cf32 nsamp
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsamp=$(scaled 16777216)
-  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  local x=$W/c.cf32
+  chan_rounds_input "$x"
   one() { # set round threads sel pin: the library, then the two binaries, one JSON line each
     local set=$1 r=$2 th=$3 sel=$4 pin=$5 copt=() nsel=0 pre=() line s e which order
     [ "$sel" = all ] || copt=(-c "$sel") nsel=64
@@ -492,13 +510,9 @@ chanrounds() {
     fi
     rm -rf "$W/ch_before" "$W/ch_after"
   }
-  local r th
-  for r in $(seq "${ROUNDS:-10}"); do
-    for th in 1 0; do one plain "$r" "$th" all "" || return 1; done
-  done
-  for r in $(seq "${ROUNDS64:-3}"); do
-    for th in 1 0; do one plain "$r" "$th" 0-63 "" || return 1; done
-  done
+  plain_one() { one plain "$1" "$2" "$3" ""; }
+  chan_rounds_run plain_one 10 || return 1
+  local r
   if [ -n "${PIN:-}" ]; then
     for r in $(seq "${PIN_ROUNDS:-6}"); do one "pin$PIN" "$r" 1 all "$PIN" || return 1; done
   fi
@@ -514,10 +528,8 @@ chanrounds() {
 # three in an order turned every round. The run's JSON line, then a chanrounds line (slot as lib,
 # mem as before, mapped as after); chanrows_summary reads them (stdin) as chanrounds_summary does.
 chanrows() {
-  local x=$W/c.cf32 nsamp r th sel what order line
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsamp=$(scaled 16777216)
-  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  local x=$W/c.cf32 what order line
+  chan_rounds_input "$x"
   rows_one() { # round threads sel
     local r=$1 th=$2 sel=$3 nsel=0 env name
     [ "$sel" = all ] || nsel=64
@@ -535,12 +547,7 @@ chanrows() {
     done
     rm -rf "$W/rows"
   }
-  for r in $(seq "${ROUNDS:-8}"); do
-    for th in 1 0; do rows_one "$r" "$th" all || return 1; done
-  done
-  for r in $(seq "${ROUNDS64:-3}"); do
-    for th in 1 0; do rows_one "$r" "$th" 0-63 || return 1; done
-  done
+  chan_rounds_run rows_one 8 || return 1
   rm -f "$x"
 }
 
@@ -555,10 +562,8 @@ chanrows() {
 # commands wrote the same bytes in the first round of each configuration.
 chanstream() {
   local before=${BEFORE:?chanstream: set BEFORE=path/to/the/other/polyrx}
-  local x=$W/c.cf32 nsamp r th sel
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsamp=$(scaled 16777216)
-  "$P" gen -q -o "$x" -s 100M -n "$nsamp" --carrier f=1M,rs=100k --esn0 20
+  local x=$W/c.cf32
+  chan_rounds_input "$x"
   emit() { # set round threads sel what seconds
     echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$1\",\"round\":$2,\"threads\":$3,\"channels\":\"$4\",\"what\":\"$5\",\"seconds\":$6}"
   }
@@ -599,12 +604,7 @@ chanstream() {
     fi
     rm -rf "$W/ch_before" "$W/ch_after"
   }
-  for r in $(seq "${ROUNDS:-10}"); do
-    for th in 1 0; do one "$r" "$th" all || return 1; done
-  done
-  for r in $(seq "${ROUNDS64:-3}"); do
-    for th in 1 0; do one "$r" "$th" 0-63 || return 1; done
-  done
+  chan_rounds_run one 10 || return 1
   rm -f "$x"
 }
 

@@ -860,12 +860,7 @@ static void test_writer_faults(test_rng *rng) {
 }
 
 int main(void) {
-  snprintf(tmpdir, sizeof tmpdir, "%s/polyrx-test-io-XXXXXX",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  if (!mkdtemp(tmpdir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (test_tmpdir(tmpdir, sizeof tmpdir, "io")) return 1;
   test_rng rng;
   test_rng_seed(&rng, 20261129);
   test_raw_formats(&rng);
@@ -882,8 +877,6 @@ int main(void) {
   test_writer_stale(&rng);
   test_writer_new(&rng);
   test_writer_faults(&rng);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  test_tmpdir_remove(tmpdir);
   return test_finish("test_io");
 }

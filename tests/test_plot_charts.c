@@ -157,14 +157,12 @@ static void test_constellation(const char *dir, test_rng *rng) {
 }
 
 int main(void) {
-  char dir[] = "/tmp/polyrx-test-plot-XXXXXX";
-  if (!mkdtemp(dir)) return 1;
+  char dir[256];
+  if (test_tmpdir(dir, sizeof dir, "plot")) return 1;
   test_rng rng;
   test_rng_seed(&rng, 20261201);
   test_bars(dir);
   test_constellation(dir, &rng);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+  test_tmpdir_remove(dir);
   return test_finish("test_plot_charts");
 }

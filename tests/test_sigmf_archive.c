@@ -375,12 +375,7 @@ static void test_archive_absent(void) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "%s/polyrx-test-archive-XXXXXX",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (test_tmpdir(dir, sizeof dir, "archive")) return 1;
   test_rng rng;
   test_rng_seed(&rng, 20261201);
   test_round_trips(&rng);
@@ -388,6 +383,6 @@ int main(void) {
   test_collection();
   test_datetime(&rng);
   test_archive_absent();
-  if (!test_failures) run("rm -rf '%s'%s", dir, "");
+  if (!test_failures) test_tmpdir_remove(dir);
   return test_finish("test_sigmf_archive");
 }

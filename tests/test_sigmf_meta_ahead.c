@@ -160,20 +160,11 @@ static void test_discard_and_replace(test_rng *rng) {
 }
 
 int main(void) {
-  snprintf(dir, sizeof dir, "%s/polyrx-test-meta-ahead-XXXXXX",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (test_tmpdir(dir, sizeof dir, "meta-ahead")) return 1;
   test_rng rng;
   test_rng_seed(&rng, 20261202);
   test_same_bytes(&rng);
   test_discard_and_replace(&rng);
-  if (!test_failures) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
-  }
+  if (!test_failures) test_tmpdir_remove(dir);
   return test_finish("test_sigmf_meta_ahead");
 }

@@ -1,6 +1,9 @@
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int test_failures = 0;
 
@@ -81,4 +84,20 @@ int test_finish(const char *name) {
   }
   printf("%s: all checks passed\n", name);
   return 0;
+}
+
+int test_tmpdir(char *dir, size_t n, const char *name) {
+  const char *tmp = getenv("TMPDIR");
+  if (snprintf(dir, n, "%s/polyrx-test-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name) >= (int)n ||
+      !mkdtemp(dir)) {
+    fprintf(stderr, "cannot make a temporary directory for %s: %s\n", name, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+void test_tmpdir_remove(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
 }

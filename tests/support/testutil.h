@@ -54,4 +54,10 @@ extern int test_failures;
 /* Prints a summary line and returns the exit code for main. */
 int test_finish(const char *name);
 
+/* Makes a fresh directory $TMPDIR/polyrx-test-NAME-XXXXXX (/tmp without TMPDIR) in dir (n
+ * bytes): 0, or -1 after printing why. */
+int test_tmpdir(char *dir, size_t n, const char *name);
+/* Removes a directory test_tmpdir made, with everything in it (a failure is printed). */
+void test_tmpdir_remove(const char *dir);
+
 #endif
