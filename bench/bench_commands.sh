@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|gpustart|serve|serveab]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|gpustart|serve|serveab|serverx]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -72,6 +72,15 @@
 #   writes by 8, 12 and 16 processes (each figure and the best), whether BEFORE and this build
 #   wrote the same samples and how far apart the metadata's power is, and a served run's
 #   POLYRX_TIMING stream, first writer's split and writer count.
+#   serverx: served `rx` of this build against BEFORE's (a build folder with its polyrx), each
+#   build's `polyrx serve` started in this run on a socket of its own, and both cold
+#   (POLYRX_SERVE=off), on rx's capture tiled to 2^GS_LOG2 (default 28) ci16 samples in RAM with
+#   64 carriers and with a carrier at every channel centre (SERVERX_CARRIERS, default "64 1024"),
+#   bits and report written to tmpfs: the first served run of each build apart (it makes the
+#   receiver a later run of the same configuration may take), then REPS rounds alternating
+#   before/after, cold/served (best of each), beside min(PCIe, cat) of the same run; whether the
+#   two builds wrote the same bits and report figures; a served run's POLYRX_TIMING lines of each
+#   build (GS_BACKEND as in gpustart).
 #   chansame: this build's `channelize` against BEFORE's, byte for byte, over configurations:
 #   --out-format cf32/cf16/ci16, raw cf32 and ci16 input, SigMF input, standard input, blocks
 #   of 4096 to 2^20, -t 0/1/2, the serial pipeline, K = 1024 and 4096, -o - and -o NAME.sigmf,
@@ -1099,6 +1108,80 @@ sys.stdout.buffer.write(b"".join(struct.pack("<ff", *((3.4e38, 3.4e38) if 150000
   [ "$bad" = 0 ]
 }
 
+# served `rx` of this build against BEFORE's, and both cold, alternating
+serverx() {
+  local n=$((1 << ${GS_LOG2:-28})) be=${GS_BACKEND:-cuda} fs=$RX_FS xr=$W/rx.ci16
+  local before=${BEFORE:?serverx: set BEFORE=a build folder} h2d d2h rd nc i b
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)" >&2
+  read -r h2d d2h <<<"$(pcie_rates)"
+  json "{\"bench\":\"commands_pcie\",\"h2d_GBps\":$h2d,\"d2h_GBps\":$d2h}"
+  RX_CARRIERS=64 rx_capture "$xr" "$n"
+  local args64=("${RX_ARGS[@]}") args1024=()
+  for i in $(seq -512 511); do args1024+=(--carrier "f=$((i * 6400)),rs=2400,diff"); done
+  rd=$(awk -v n="$n" -v t="$(best_of cat "$xr")" 'BEGIN { printf "%.3f", n / t / 1e9 }')
+  json "{\"bench\":\"commands_read_cat\",\"bytes\":$((4 * n)),\"gsps\":$rd}"
+  declare -A bin=([before]="$before/polyrx" [after]="$P")
+  for b in before after; do
+    mkdir -m 700 "$W/s_$b"
+    POLYRX_SERVE_SOCKET=$W/s_$b/s.sock "${bin[$b]}" serve -q 2>"$W/s_$b.log" &
+  done
+  for i in $(seq 600); do
+    POLYRX_SERVE_SOCKET=$W/s_before/s.sock "$before/polyrx" serve --status >/dev/null 2>&1 &&
+      POLYRX_SERVE_SOCKET=$W/s_after/s.sock "$P" serve --status >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  # one run: build, mode (off|require), output name, then the carriers' arguments: wall ns
+  one() {
+    local s e
+    rm -rf "$W/o_$3" "$W/o_$3.json"
+    s=$(ns)
+    POLYRX_SERVE_SOCKET=$W/s_$1/s.sock POLYRX_SERVE=$2 "${bin[$1]}" rx -q --backend "$be" -F ci16 \
+      -i "$xr" -s $fs -K 1024 "${@:4}" -o "$W/o_$3" --report "$W/o_$3.json" >/dev/null \
+      2>"$W/o_$3.err" || { echo "serverx: $1 $2 failed: $(tail -1 "$W/o_$3.err")" >&2; return 1; }
+    e=$(ns)
+    echo $((e - s))
+  }
+  for nc in ${SERVERX_CARRIERS:-64 1024}; do
+    local -n cargs="args$nc"
+    declare -A best=() first=()
+    for b in before after; do first[$b]=$(one $b require "${b}_s" "${cargs[@]}") || return 1; done
+    for _ in $(seq "$REPS"); do
+      for b in before after; do
+        for m in off require; do
+          local t
+          t=$(one $b $m "${b}_${m:0:1}" "${cargs[@]}") || return 1
+          { [ -z "${best[$b$m]:-}" ] || [ "$t" -lt "${best[$b$m]}" ]; } && best[$b$m]=$t
+        done
+      done
+    done
+    local same=yes
+    diff -r -q "$W/o_before_o" "$W/o_after_r" >/dev/null || same=no
+    python3 -c 'import json,sys
+a,b=([{k:v for k,v in c.items() if k!="file"} for c in json.load(open(f))["carriers"]] for f in sys.argv[1:])
+sys.exit(a!=b)' "$W/o_before_o.json" "$W/o_after_r.json" || same=no
+    local tl_b tl_a
+    for b in before after; do
+      local tl
+      tl=$(POLYRX_SERVE_SOCKET=$W/s_$b/s.sock POLYRX_SERVE=require POLYRX_TIMING=1 "${bin[$b]}" rx -q \
+        --backend "$be" -F ci16 -i "$xr" -s $fs -K 1024 "${cargs[@]}" -o "$W/o_t" \
+        --report "$W/o_t.json" 2>&1 >/dev/null | grep -E 'timing|set-up|kept' | sed 's/"//g' |
+        tr '\n' ' ')
+      rm -rf "$W/o_t" "$W/o_t.json"
+      if [ $b = before ]; then tl_b=$tl; else tl_a=$tl; fi
+    done
+    awk -v nc="$nc" -v n="$n" -v h="$h2d" -v r="$rd" -v same="$same" -v tb="$tl_b" -v ta="$tl_a" \
+      -v bo="${best[beforeoff]}" -v br="${best[beforerequire]}" -v ao="${best[afteroff]}" \
+      -v ar="${best[afterrequire]}" -v bf="${first[before]}" -v af="${first[after]}" 'BEGIN {
+      p = h > 0 ? h / 4 : 1e9; f = p < r ? p : r
+      printf "{\"bench\":\"commands_serverx\",\"carriers\":%d,\"samples\":%d,\"floor_gsps\":%.3f,\"cat_gsps\":%.3f,\"before_cold_s\":%.4f,\"before_served_s\":%.4f,\"before_first_served_s\":%.4f,\"after_cold_s\":%.4f,\"after_served_s\":%.4f,\"after_first_served_s\":%.4f,\"before_served_of_floor\":%.3f,\"after_served_of_floor\":%.3f,\"after_cold_of_floor\":%.3f,\"same\":\"%s\",\"before_timing\":\"%s\",\"after_timing\":\"%s\"}\n", nc, n, f, r, bo / 1e9, br / 1e9, bf / 1e9, ao / 1e9, ar / 1e9, af / 1e9, n / br / f, n / ar / f, n / ao / f, same, tb, ta
+      printf "rx_%-5d before: cold %7.1f served %7.1f (first %7.1f, %.2f of floor)  after: cold %7.1f served %7.1f (first %7.1f, %.2f of floor)  floor %.3f Gsps  same %s\n", nc, bo / 1e6, br / 1e6, bf / 1e6, n / br / f, ao / 1e6, ar / 1e6, af / 1e6, n / ar / f, f, same > "/dev/stderr" }'
+    unset -n cargs
+  done
+  for b in before after; do POLYRX_SERVE_SOCKET=$W/s_$b/s.sock "${bin[$b]}" serve --stop; done
+  wait
+  rm -f "$xr"
+}
+
 case "$MODE" in
 cpu) cpu ;;
 chansame) chansame ;;
@@ -1113,6 +1196,7 @@ rx) rx ;;
 gpustart) gpustart ;;
 serve) serve ;;
 serveab) serveab ;;
+serverx) serverx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|gpustart|serve|serveab]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
 esac

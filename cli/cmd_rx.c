@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,9 +275,12 @@ typedef struct {
   uint64_t truth_short;       /* bits received beyond the truth file's end */
   uint8_t *tbuf;
   size_t tcap;
+  int open_err, close_err; /* the errno of its files' opening / closing (open_files, close_files) */
+  int open_which;          /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
+  int bits_bad, llr_bad;   /* their closes failed (close_files) */
 } carrier_out;
 
-typedef struct {
+typedef struct run_state {
   options o;
   prx_iq_reader *reader;
   prx_iq_info in;
@@ -309,16 +313,135 @@ typedef struct {
   prx_pipe_map_stats map_stats;
   double ms_map_close;
   prx_rx_setup_times setup; /* the receiver's set-up's parts, taken before it is destroyed */
+  /* the receiver's callbacks' user: the slot that names the run they write for (r->self, or the
+   * kept receiver's slot: rx_keep below) */
+  struct run_state *self;
+  /* the bits and LLRs go to their files on the pipeline's writer threads (bits_batch below):
+   * writer w writes the carriers c with c % n_writers == w */
+  int n_writers;
+  struct bits_batch *cur;  /* the batch compute fills, NULL: on_output writes the files */
+  struct bits_batch *idle; /* the batches the writers are done with (under batch_lock) */
+  struct bits_batch *all;  /* every batch made (freed at the end) */
+  pthread_mutex_t batch_lock;
+  atomic_int write_failed; /* a writer's error (its line printed once) */
+  prx_rx_stats *stats;     /* per carrier, taken once the stream has ended */
+  char **car_json;         /* per carrier, its report object's text (write_report) */
+  int kept;                /* r->rx is the kept receiver (rx_keep) */
+  int reused;              /* ... made by an earlier run */
+  double ms_keep_take;     /* its reset for this run, ms */
 } run_state;
 
-/* the receiver's callback: appends a carrier's new bits and LLRs, compares with the truth */
+/* ---- the receiver kept between served runs ----
+ *
+ * A resident process (polyrx serve, cli_rx_keep_enable) keeps the receiver of its last run that
+ * ended well: a run whose receiver configuration (input rate, centre and format, K, taps, the
+ * carriers in order with their settings, the backend, block, bit and LLR options) is the same
+ * takes it after prx_rx_reset, which makes it as if just created (the same bits, stats and
+ * report as a fresh one), instead of making 1024 carriers' banks and demodulators again. One at
+ * most: dropped before a receiver of another configuration is made, after a run that failed,
+ * before any other command of the server (which may need its memory: cli_rx_keep_drop) and at
+ * the server's end. Its callbacks' user is the slot `run`, which names the run it serves. */
+static struct {
+  int enabled;
+  prx_rx *rx;
+  prx_rx_config cfg; /* as made; carriers: car */
+  prx_rx_carrier *car;
+  struct run_state *run;
+} rx_keep;
+
+/* ---- the outputs on writer threads ----
+ *
+ * The receiver's callback runs on the compute thread: it copies each carrier's new bits (and
+ * LLRs) into the batch of the current compute call, which the pipeline hands to its writer
+ * threads as that call's output slot (the slot holds the batch's address); each writer appends
+ * its carriers' records to their files in order, so every file gets the bytes it got from
+ * on_output itself, and the compute thread no longer waits for the writes. The last writer done
+ * with a batch returns it for reuse (at most out_depth + 1 are in use: the pipeline's slots
+ * bound them); its buffers keep their size. */
+typedef struct {
+  uint32_t carrier, llr; /* llr: the record is LLRs (to the carrier's .llr) */
+  size_t off, len;       /* bytes in the batch's buffer */
+} bits_rec;
+
+typedef struct bits_batch {
+  uint8_t *buf;
+  size_t len, cap;
+  bits_rec *rec;
+  size_t n_rec, rec_cap;
+  atomic_int left;              /* writers still to write it */
+  struct bits_batch *next_idle; /* in run_state.idle */
+  struct bits_batch *next_made; /* in run_state.all */
+} bits_batch;
+
+/* A batch to fill: an idle one, else a new one (NULL: out of memory). */
+static bits_batch *batch_take(run_state *r) {
+  pthread_mutex_lock(&r->batch_lock);
+  bits_batch *b = r->idle;
+  if (b) r->idle = b->next_idle;
+  pthread_mutex_unlock(&r->batch_lock);
+  if (!b && (b = calloc(1, sizeof *b))) {
+    b->next_made = r->all;
+    r->all = b;
+  }
+  if (b) b->len = b->n_rec = 0;
+  return b;
+}
+
+static void batch_give(run_state *r, bits_batch *b) {
+  pthread_mutex_lock(&r->batch_lock);
+  b->next_idle = r->idle;
+  r->idle = b;
+  pthread_mutex_unlock(&r->batch_lock);
+}
+
+static void batches_free(run_state *r) {
+  for (bits_batch *b = r->all, *next; b; b = next) {
+    next = b->next_made;
+    free(b->buf);
+    free(b->rec);
+    free(b);
+  }
+  r->all = r->idle = r->cur = NULL;
+}
+
+/* Appends one record to the current batch: 0, or -1 out of memory. */
+static int batch_add(bits_batch *b, size_t c, int llr, const void *p, size_t len) {
+  if (b->len + len > b->cap) {
+    size_t cap = 2 * (b->len + len) + 65536;
+    uint8_t *q = realloc(b->buf, cap);
+    if (!q) return -1;
+    b->buf = q;
+    b->cap = cap;
+  }
+  if (b->n_rec == b->rec_cap) {
+    size_t cap = 2 * b->rec_cap + 1024;
+    bits_rec *q = realloc(b->rec, cap * sizeof *q);
+    if (!q) return -1;
+    b->rec = q;
+    b->rec_cap = cap;
+  }
+  memcpy(b->buf + b->len, p, len);
+  b->rec[b->n_rec++] = (bits_rec){(uint32_t)c, (uint32_t)llr, b->len, len};
+  b->len += len;
+  return 0;
+}
+
+/* the receiver's callback: appends a carrier's new bits and LLRs (to the batch of the writers, or
+ * to the files), compares with the truth */
 static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,
                       size_t n_symbols) {
-  run_state *r = user;
+  run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
-  if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
-      (llrs && fwrite(llrs, sizeof *llrs, 2 * n_symbols, k->llr) != 2 * n_symbols)) {
+  if (r->cur) {
+    if (batch_add(r->cur, c, 0, bits, n_bytes) ||
+        (llrs && batch_add(r->cur, c, 1, llrs, 2 * n_symbols * sizeof *llrs))) {
+      cli_error(CMD, "out of memory for the bits on their way to the files");
+      r->fatal = 1;
+      return;
+    }
+  } else if (fwrite(bits, 1, n_bytes, k->bits) != n_bytes ||
+             (llrs && fwrite(llrs, sizeof *llrs, 2 * n_symbols, k->llr) != 2 * n_symbols)) {
     cli_error(CMD, "cannot write %s: %s", llrs ? k->llr_name : k->bits_name, strerror(errno));
     r->fatal = 1;
     return;
@@ -356,7 +479,7 @@ static void on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes,
 
 /* --iq: appends a carrier's channel samples to its recording */
 static void on_channel(void *user, size_t c, const prx_cf32 *y, size_t n) {
-  run_state *r = user;
+  run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
   prx_status st = prx_sigmf_write(k->iq, y, n);
@@ -473,6 +596,70 @@ static int detect_carriers(run_state *r) {
   return -1;
 }
 
+void cli_rx_keep_enable(void) { rx_keep.enabled = 1; }
+
+void cli_rx_keep_drop(void) {
+  prx_rx_destroy(rx_keep.rx);
+  free(rx_keep.car);
+  rx_keep.rx = NULL;
+  rx_keep.car = NULL;
+  rx_keep.run = NULL;
+}
+
+static int same_carrier(const prx_rx_carrier *a, const prx_rx_carrier *b) {
+  return a->freq == b->freq && a->symbol_rate == b->symbol_rate && a->rolloff == b->rolloff &&
+         a->ambiguity == b->ambiguity && a->pilot_period == b->pilot_period &&
+         a->pilot_len == b->pilot_len;
+}
+
+/* Whether a receiver made with a would be the one made with b (the callbacks are this file's,
+ * their user the run's slot). */
+static int same_receiver(const prx_rx_config *a, const prx_rx_config *b) {
+  if (a->sample_rate != b->sample_rate || a->center_freq != b->center_freq ||
+      a->channels != b->channels || a->taps_per_channel != b->taps_per_channel ||
+      a->atten_db != b->atten_db || a->in_format != b->in_format ||
+      a->n_carriers != b->n_carriers || a->block_symbols != b->block_symbols ||
+      a->cfo_span_symbols != b->cfo_span_symbols || a->packed != b->packed || a->llrs != b->llrs ||
+      a->on_output != b->on_output || a->on_channel != b->on_channel || a->threads != b->threads ||
+      a->backend != b->backend || a->device != b->device || a->block_samples != b->block_samples)
+    return 0;
+  for (size_t i = 0; i < a->n_carriers; i++)
+    if (!same_carrier(&a->carriers[i], &b->carriers[i])) return 0;
+  return 1;
+}
+
+/* The run's receiver: the kept one where it was made with the same configuration (reset: as if
+ * just created), else a new one (kept at the run's end where the process keeps receivers). */
+static prx_status make_receiver(run_state *r) {
+  prx_rx_config c = r->rc;
+  if (!rx_keep.enabled) return prx_rx_create(&c, &r->rx);
+  if (rx_keep.rx && same_receiver(&rx_keep.cfg, &c)) {
+    double t0 = cli_seconds();
+    prx_rx_reset(rx_keep.rx);
+    r->ms_keep_take = (cli_seconds() - t0) * 1e3;
+    r->rx = rx_keep.rx;
+    rx_keep.run = r;
+    r->kept = r->reused = 1;
+    return PRX_OK;
+  }
+  cli_rx_keep_drop(); /* its memory freed before the new one is made */
+  rx_keep.car = malloc(c.n_carriers * sizeof *rx_keep.car);
+  if (!rx_keep.car) return prx_rx_create(&c, &r->rx); /* not kept */
+  memcpy(rx_keep.car, c.carriers, c.n_carriers * sizeof *rx_keep.car);
+  c.user = &rx_keep.run;
+  prx_status st = prx_rx_create(&c, &r->rx);
+  if (st) {
+    cli_rx_keep_drop();
+    return st;
+  }
+  rx_keep.rx = r->rx;
+  rx_keep.cfg = c;
+  rx_keep.cfg.carriers = rx_keep.car;
+  rx_keep.run = r;
+  r->kept = 1;
+  return PRX_OK;
+}
+
 static int setup(run_state *r) {
   options *o = &r->o;
   cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
@@ -504,7 +691,8 @@ static int setup(run_state *r) {
   c->llrs = o->llr;
   c->on_channel = o->iq ? on_channel : NULL;
   c->on_output = on_output;
-  c->user = r;
+  r->self = r;
+  c->user = &r->self;
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
@@ -533,7 +721,7 @@ static int setup(run_state *r) {
     st = prx_rx_multi_create(&mc, &r->multi);
     if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
   } else {
-    st = prx_rx_create(c, &r->rx);
+    st = make_receiver(r);
   }
   cli_timing_phase(&r->tm, "receiver");
   if (st) return cli_status_error(CMD, "receiver", st);
@@ -542,6 +730,108 @@ static int setup(run_state *r) {
     r->map = NULL;
   }
   return -1;
+}
+
+/* ---- the carriers' files, opened and closed on several threads ----
+ *
+ * Creating and closing a file costs a few tens of microseconds of the kernel's time (the
+ * directory, the inode, the page cache's truncation): 1024 carriers' files take tens of ms on one
+ * thread, which the stream does not overlap. The openers (threads of the command, each the
+ * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order, in
+ * the words the one-thread loop used. */
+typedef struct {
+  run_state *r;
+  void (*fn)(run_state *r, size_t c);
+  size_t i, n;
+} carrier_job;
+
+static void *carrier_job_run(void *arg) {
+  carrier_job *j = arg;
+  for (size_t c = j->i; c < j->r->n_car; c += j->n) j->fn(j->r, c);
+  return NULL;
+}
+
+/* fn(r, c) for every carrier, on up to 4 threads where there are cores for them and 16 carriers
+ * each (every signal blocked on them: the stop signals stay with the main thread and the
+ * pipeline's reader). */
+static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
+  int cores = prx_cpu_count();
+  size_t n = cores >= 8 ? 4 : 1, started = 0;
+  if (n > r->n_car / 16) n = r->n_car >= 32 ? r->n_car / 16 : 1;
+  /* POLYRX_OPENERS=N (1..4): the tests' way to several threads on a small machine */
+  const char *env = getenv("POLYRX_OPENERS");
+  if (env && env[0]) n = atoi(env) < 1 ? 1 : atoi(env) > 4 ? 4 : (size_t)atoi(env);
+  if (n > r->n_car) n = r->n_car ? r->n_car : 1;
+  carrier_job job[4];
+  pthread_t t[4];
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  for (size_t i = 1; i < n; i++) {
+    job[i] = (carrier_job){r, fn, i, n};
+    if (pthread_create(&t[i], NULL, carrier_job_run, &job[i]) != 0) break;
+    started = i;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  /* this thread takes share 0, and the shares of the threads that could not start */
+  for (size_t i = 0; i < n; i++) {
+    if (i && i <= started) continue;
+    job[i] = (carrier_job){r, fn, i, n};
+    carrier_job_run(&job[i]);
+  }
+  for (size_t i = 1; i <= started; i++) pthread_join(t[i], NULL);
+}
+
+static void open_carrier(run_state *r, size_t c) {
+  carrier_out *k = &r->out[c];
+  const options *o = &r->o;
+  if (o->truth && !(k->truth = fopen(k->truth_name, "rb")))
+    k->open_which = 1;
+  else if (!(k->bits = fopen(k->bits_name, "wb")))
+    k->open_which = 2;
+  else if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
+    k->open_which = 3;
+  if (k->open_which) k->open_err = errno;
+}
+
+static void close_carrier(run_state *r, size_t c) {
+  carrier_out *k = &r->out[c];
+  (void)r;
+  errno = 0;
+  if (k->bits) k->bits_bad = ferror(k->bits) | fclose(k->bits);
+  if (k->bits_bad) k->close_err = errno;
+  errno = 0;
+  if (k->llr) k->llr_bad = ferror(k->llr) | fclose(k->llr);
+  if (k->llr_bad && !k->close_err) k->close_err = errno;
+  if (k->truth) fclose(k->truth);
+  k->bits = k->llr = k->truth = NULL;
+}
+
+/* The carriers' files created (and the truth files opened): -1, or the exit code after the first
+ * failure's line in carrier order. */
+static int open_files(run_state *r) {
+  for_each_carrier(r, open_carrier);
+  for (size_t c = 0; c < r->n_car; c++) {
+    const carrier_out *k = &r->out[c];
+    const char *e = strerror(k->open_err);
+    if (k->open_which == 1) return cli_error(CMD, "--truth: cannot open %s: %s", k->truth_name, e);
+    if (k->open_which == 2) return cli_error(CMD, "cannot create %s: %s", k->bits_name, e);
+    if (k->open_which == 3) return cli_error(CMD, "cannot create %s: %s", k->llr_name, e);
+  }
+  return -1;
+}
+
+/* The carriers' files closed; rc as cli_close_output leaves it, the first failure's line in
+ * carrier order. */
+static int close_files(run_state *r, int rc) {
+  for_each_carrier(r, close_carrier);
+  for (size_t c = 0; c < r->n_car && rc < 0; c++) {
+    const carrier_out *k = &r->out[c];
+    if (k->bits_bad || k->llr_bad)
+      rc = cli_error(CMD, "cannot write %s: %s", k->bits_bad ? k->bits_name : k->llr_name,
+                     strerror(k->close_err));
+  }
+  return rc;
 }
 
 static int open_outputs(run_state *r) {
@@ -585,14 +875,9 @@ static int open_outputs(run_state *r) {
   for (size_t i = 0; i < 2 * n; i++) free(iq_names[i]);
   free(iq_names);
   if (rc >= 0) return rc;
+  if ((rc = open_files(r)) >= 0) return rc;
   for (size_t c = 0; c < n; c++) {
     carrier_out *k = &r->out[c];
-    if (o->truth && !(k->truth = fopen(k->truth_name, "rb")))
-      return cli_error(CMD, "--truth: cannot open %s: %s", k->truth_name, strerror(errno));
-    if (!(k->bits = fopen(k->bits_name, "wb")))
-      return cli_error(CMD, "cannot create %s: %s", k->bits_name, strerror(errno));
-    if (o->llr && !(k->llr = fopen(k->llr_name, "wb")))
-      return cli_error(CMD, "cannot create %s: %s", k->llr_name, strerror(errno));
     if (o->iq) {
       prx_rx_stats st;
       prx_rx_get_stats(r->rx, c, &st);
@@ -621,8 +906,12 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
                              size_t *out_n) {
   run_state *r = ctx;
   (void)pos;
-  (void)out;
   *out_n = 0;
+  if (r->n_writers && !r->cur && !(r->cur = batch_take(r))) {
+    cli_error(CMD, "out of memory for the bits on their way to the files");
+    r->fatal = 1;
+    return PRX_ERR_NOMEM;
+  }
   prx_status st;
   if (r->multi) {
     st = in ? prx_rx_multi_execute(r->multi, in, n) : prx_rx_multi_flush(r->multi);
@@ -636,14 +925,37 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
     return st;
   }
   if (r->fatal) return PRX_ERR_IO;
+  if (r->cur && r->cur->n_rec) { /* the call's output to the writers */
+    atomic_store(&r->cur->left, r->n_writers);
+    memcpy(out, &r->cur, sizeof r->cur);
+    *out_n = 1;
+    r->cur = NULL;
+  }
   r->n_in += n;
   cli_progress_update(&r->progress, r->n_in);
   return PRX_OK;
 }
 
+/* Writer `writer`'s carriers' records of one batch, in order, to their files. */
 static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uint64_t block) {
-  (void)ctx, (void)writer, (void)out, (void)n, (void)block;
-  return PRX_OK;
+  run_state *r = ctx;
+  (void)block;
+  if (!n) return PRX_OK;
+  bits_batch *b;
+  memcpy(&b, out, sizeof b);
+  prx_status st = PRX_OK;
+  for (size_t i = 0; i < b->n_rec && !st; i++) {
+    const bits_rec *e = &b->rec[i];
+    if (e->carrier % (unsigned)r->n_writers != (unsigned)writer) continue;
+    carrier_out *k = &r->out[e->carrier];
+    if (fwrite(b->buf + e->off, 1, e->len, e->llr ? k->llr : k->bits) != e->len) {
+      if (!atomic_exchange(&r->write_failed, 1))
+        cli_error(CMD, "cannot write %s: %s", e->llr ? k->llr_name : k->bits_name, strerror(errno));
+      st = PRX_ERR_IO;
+    }
+  }
+  if (atomic_fetch_sub(&b->left, 1) == 1) batch_give(r, b);
+  return st;
 }
 
 static int stream(run_state *r) {
@@ -659,7 +971,21 @@ static int stream(run_state *r) {
   c.compute = rx_compute;
   c.write = rx_write;
   c.ctx = r;
-  c.out_bytes = 1; /* the output goes to the files from the compute stage */
+  /* each output slot holds a batch's address (the writers' bits); with several receivers (the
+   * stitching) the files are written from the compute stage */
+  c.out_bytes = sizeof(bits_batch *);
+  if (!r->multi) {
+    int cores = prx_cpu_count();
+    r->n_writers = cores >= 16 ? 4 : cores >= 8 ? 2 : 1;
+    /* POLYRX_WRITERS=N (1..64): the tests' way to several writers on a small machine */
+    const char *nw = getenv("POLYRX_WRITERS");
+    if (nw && nw[0]) {
+      int v = atoi(nw);
+      r->n_writers = v < 1 ? 1 : v > 64 ? 64 : v;
+    }
+    if ((size_t)r->n_writers > r->n_car) r->n_writers = (int)r->n_car;
+    c.n_writers = r->n_writers;
+  }
   c.pinned = prx_rx_backend(r->rx) == PRX_BACKEND_CUDA; /* the input blocks go by DMA */
   /* a file read by several threads while the GPU computes */
   r->n_readers = cli_pipe_readers(&c, r->reader, prx_rx_backend(r->rx) == PRX_BACKEND_CUDA);
@@ -709,6 +1035,77 @@ static double locked_fraction(const prx_qpsk_stats *s) {
   return s->blocks ? (double)s->blocks_locked / (double)s->blocks : NAN;
 }
 
+/* Carrier c's object of the report, printed (cJSON's formatted text, as at depth 0) into
+ * r->car_json[c]: made on the openers' threads, from the stats taken before. */
+static void carrier_json(run_state *r, size_t c) {
+  const prx_rx_stats s = r->stats[c];
+  const prx_rx_carrier *k = &r->car[c];
+  const carrier_out *w = &r->out[c];
+  cJSON *o = cJSON_CreateObject();
+  cli_json_num(o, "index", (double)c);
+  cJSON_AddStringToObject(o, "spec", r->spec[c]);
+  cli_json_num(o, "offset_hz", k->freq);
+  cli_json_num(o, "frequency_hz", r->in.center_freq + k->freq);
+  cli_json_num(o, "symbol_rate", k->symbol_rate);
+  cli_json_num(o, "rolloff", k->rolloff);
+  cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
+  cli_json_num(o, "channel", s.channel);
+  cli_json_num(o, "channel_offset_hz", s.channel_freq);
+  cli_json_num(o, "mix_hz", s.mix_hz);
+  cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
+  cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
+  cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
+  cli_json_num(o, "esn0_db", s.demod.esn0_db);
+  cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
+  cli_json_num(o, "blocks", (double)s.demod.blocks);
+  cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
+  cli_json_num(o, "blocks_clock_range", (double)s.demod.blocks_clock_range);
+  cli_json_num(o, "blocks_locked", (double)s.demod.blocks_locked);
+  cli_json_num(o, "locked_fraction", locked_fraction(&s.demod));
+  cli_json_num(o, "symbols", (double)s.demod.symbols);
+  cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
+  cli_json_num(o, "bits", (double)w->n_bits);
+  cJSON_AddStringToObject(o, "file", w->bits_name);
+  if (w->truth) {
+    cli_json_num(o, "bit_errors", (double)w->errors);
+    cli_json_num(o, "bits_compared", (double)w->compared);
+    cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
+    cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
+  }
+  cli_json_qpsk_warnings(o, s.demod.warnings);
+  r->car_json[c] = cJSON_Print(o);
+  cJSON_Delete(o);
+}
+
+/* text with "\"carriers\":\t[]" replaced by the carriers' texts, each two levels deeper (two
+ * tabs after each of its line breaks: the root object's and the array's), as cJSON prints them
+ * inside the array: the report's text (NULL: out of memory or a carrier's text missing). */
+static char *splice_carriers(const run_state *r, const char *text) {
+  static const char key[] = "\"carriers\":\t[]";
+  const char *at = strstr(text, key);
+  if (!at) return NULL;
+  size_t len = strlen(text) + 2 * r->n_car + 2;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (!r->car_json[c]) return NULL;
+    len += strlen(r->car_json[c]);
+    for (const char *q = r->car_json[c]; (q = strchr(q, '\n')); q++) len += 2;
+  }
+  char *out = malloc(len + 1), *w = out;
+  if (!out) return NULL;
+  size_t head = (size_t)(at - text) + sizeof key - 2; /* up to the '[' included */
+  memcpy(w, text, head);
+  w += head;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (c) *w++ = ',', *w++ = ' ';
+    for (const char *q = r->car_json[c]; *q; q++) {
+      *w++ = *q;
+      if (*q == '\n') *w++ = '\t', *w++ = '\t';
+    }
+  }
+  strcpy(w, at + sizeof key - 2); /* from the ']' on */
+  return out;
+}
+
 static int write_report(run_state *r, const char *status, double elapsed) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "polyrx_version", prx_version());
@@ -731,46 +1128,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(cfg, "threads", r->rc.threads);
   cJSON_AddStringToObject(cfg, "bits", r->o.packed ? "packed" : "unpacked");
   cJSON_AddBoolToObject(cfg, "llr", r->o.llr);
-  cJSON *arr = cJSON_AddArrayToObject(root, "carriers");
-  for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
-    const prx_rx_carrier *k = &r->car[c];
-    const carrier_out *w = &r->out[c];
-    cJSON *o = cJSON_CreateObject();
-    cli_json_num(o, "index", (double)c);
-    cJSON_AddStringToObject(o, "spec", r->spec[c]);
-    cli_json_num(o, "offset_hz", k->freq);
-    cli_json_num(o, "frequency_hz", r->in.center_freq + k->freq);
-    cli_json_num(o, "symbol_rate", k->symbol_rate);
-    cli_json_num(o, "rolloff", k->rolloff);
-    cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
-    cli_json_num(o, "channel", s.channel);
-    cli_json_num(o, "channel_offset_hz", s.channel_freq);
-    cli_json_num(o, "mix_hz", s.mix_hz);
-    cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
-    cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
-    cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
-    cli_json_num(o, "esn0_db", s.demod.esn0_db);
-    cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
-    cli_json_num(o, "blocks", (double)s.demod.blocks);
-    cli_json_num(o, "blocks_no_signal", (double)s.demod.blocks_no_signal);
-    cli_json_num(o, "blocks_clock_range", (double)s.demod.blocks_clock_range);
-    cli_json_num(o, "blocks_locked", (double)s.demod.blocks_locked);
-    cli_json_num(o, "locked_fraction", locked_fraction(&s.demod));
-    cli_json_num(o, "symbols", (double)s.demod.symbols);
-    cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
-    cli_json_num(o, "bits", (double)w->n_bits);
-    cJSON_AddStringToObject(o, "file", w->bits_name);
-    if (w->truth) {
-      cli_json_num(o, "bit_errors", (double)w->errors);
-      cli_json_num(o, "bits_compared", (double)w->compared);
-      cli_json_num(o, "ber", carrier_ber(w, k->ambiguity));
-      cli_json_num(o, "ber_theory", ber_theory(s.demod.esn0_db, k->ambiguity));
-    }
-    cli_json_qpsk_warnings(o, s.demod.warnings);
-    cJSON_AddItemToArray(arr, o);
-  }
+  cJSON_AddArrayToObject(root, "carriers"); /* its items spliced into the text below */
   if (r->o.detect) {
     cJSON *det = cJSON_AddArrayToObject(root, "detected");
     for (size_t i = 0; i < r->n_found; i++) {
@@ -806,9 +1164,17 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(split, "demodulators", t_demod);
   cli_json_num(split, "other", elapsed - t_chan - t_demod);
   cJSON_AddStringToObject(root, "status", status);
-  char *text = cJSON_Print(root);
+  char *head = cJSON_Print(root);
   cJSON_Delete(root);
-  int ok = text && fputs(text, r->rep_f) >= 0 && fputc('\n', r->rep_f) >= 0;
+  r->car_json = calloc(r->n_car ? r->n_car : 1, sizeof *r->car_json);
+  if (head && r->car_json) for_each_carrier(r, carrier_json);
+  char *text = head && r->car_json ? splice_carriers(r, head) : NULL;
+  for (size_t c = 0; r->car_json && c < r->n_car; c++) free(r->car_json[c]);
+  free(r->car_json);
+  r->car_json = NULL;
+  free(head);
+  if (!text) return cli_error(CMD, "out of memory for the report");
+  int ok = fputs(text, r->rep_f) >= 0 && fputc('\n', r->rep_f) >= 0;
   free(text);
   return ok ? -1 : cli_error(CMD, "cannot write the report %s: %s", r->o.report, strerror(errno));
 }
@@ -821,8 +1187,7 @@ static void table(const run_state *r, double elapsed) {
   printf("\n");
   size_t n_warned = 0;
   for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
+    const prx_rx_stats s = r->stats[c];
     const carrier_out *w = &r->out[c];
     double locked = s.demod.blocks ? 100 * locked_fraction(&s.demod) : 0;
     printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
@@ -854,8 +1219,7 @@ static void table(const run_state *r, double elapsed) {
 /* the demodulators' warnings on standard error: those bits may be noise */
 static void warnings(const run_state *r) {
   for (size_t c = 0; c < r->n_car; c++) {
-    prx_rx_stats s;
-    prx_rx_get_stats(r->rx, c, &s);
+    const prx_rx_stats s = r->stats[c];
     for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
       if (s.demod.warnings & cli_qpsk_warn_bits[i])
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
@@ -869,6 +1233,7 @@ static void warnings(const run_state *r) {
 int cmd_rx(int argc, char **argv) {
   run_state *r = calloc(1, sizeof *r);
   if (!r) return cli_error(CMD, "out of memory");
+  pthread_mutex_init(&r->batch_lock, NULL);
   cli_timing_start(&r->tm);
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
@@ -894,21 +1259,25 @@ int cmd_rx(int argc, char **argv) {
     if (rc < 0 && cli_interrupted()) rc = 130;
     double elapsed = cli_seconds() - t0;
     cli_timing_phase(&r->tm, "stream");
-    if (r->n_in && r->rx) {
+    /* the carriers' stats, once, for the table, the warnings and the report */
+    if (r->rx && !(r->stats = calloc(r->n_car, sizeof *r->stats)) && rc < 0)
+      rc = cli_error(CMD, "out of memory");
+    for (size_t c = 0; r->stats && c < r->n_car; c++) prx_rx_get_stats(r->rx, c, &r->stats[c]);
+    if (r->n_in && r->rx && r->stats) {
       table(r, elapsed);
       warnings(r);
     }
-    if (r->rep_f) {
+    cli_timing_phase(&r->tm, "table");
+    if (r->rep_f && (r->stats || !r->rx)) {
       const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }
     cli_timing_phase(&r->tm, "report");
   }
+  if (r->out) rc = close_files(r, rc);
   for (size_t c = 0; r->out && c < r->n_car; c++) {
     carrier_out *k = &r->out[c];
-    rc = cli_close_output(CMD, k->bits, k->bits_name, rc);
-    rc = cli_close_output(CMD, k->llr, k->llr_name, rc);
     if (k->iq && (rc < 0 || rc == 130)) { /* (an interrupted run keeps what it read) */
       prx_status st = prx_sigmf_writer_close(k->iq);
       if (st) rc = cli_status_error(CMD, k->iq_base, st);
@@ -916,18 +1285,23 @@ int cmd_rx(int argc, char **argv) {
       prx_sigmf_writer_discard(k->iq);
     }
     free(k->iq_base);
-    if (k->truth) fclose(k->truth);
     free(k->bits_name);
     free(k->llr_name);
     free(k->truth_name);
     free(k->tbuf);
   }
   rc = cli_close_output(CMD, r->rep_f, r->o.report ? r->o.report : "report", rc);
+  cli_timing_phase(&r->tm, "files");
   prx_rx_get_setup_times(r->rx, &r->setup);
   if (r->multi)
     prx_rx_multi_destroy(r->multi); /* r->rx is one of its workers' */
+  else if (r->kept && rc < 0)
+    rx_keep.run = NULL; /* kept for the next run */
+  else if (r->kept)
+    cli_rx_keep_drop(); /* a failed or stopped run's receiver is not reused */
   else
     prx_rx_destroy(r->rx);
+  cli_timing_phase(&r->tm, "receiver");
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
@@ -938,9 +1312,15 @@ int cmd_rx(int argc, char **argv) {
   free(r->found_as);
   free(r->found_why);
   free(r->out);
+  free(r->stats);
+  batches_free(r);
+  pthread_mutex_destroy(&r->batch_lock);
   cli_timing_phase(&r->tm, "close");
   cli_timing_print(&r->tm, CMD, "%d reader(s)", r->n_readers);
-  if (r->tm.on) {
+  if (r->tm.on && r->reused)
+    fprintf(stderr, "polyrx %s: receiver: kept from the previous run, reset in %.1f ms\n", CMD,
+            r->ms_keep_take);
+  else if (r->tm.on)
     fprintf(stderr,
             "polyrx %s: receiver's set-up (ms): banks (the device's context met) %.1f, "
             "prototype and channelizer %.1f, rows %.1f, streams and events %.1f, device ring "
@@ -948,8 +1328,7 @@ int cmd_rx(int argc, char **argv) {
             CMD, r->setup.banks * 1e3, r->setup.chan * 1e3, r->setup.rows * 1e3,
             r->setup.gpu_streams * 1e3, r->setup.gpu_ring * 1e3, r->setup.gpu_zero * 1e3,
             r->setup.gpu_outputs * 1e3);
-    cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
-  }
+  if (r->tm.on) cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   free(r->car);
   free(r);
   return rc < 0 ? 0 : rc;

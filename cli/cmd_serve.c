@@ -6,7 +6,8 @@
  * as main would run the command, inside the client's working directory, with the client's fds
  * 0/1/2, umask and POLYRX_*, HOME and XDG_* environment; everything is restored afterwards. A
  * watcher thread reads the connection during a run: a stop message (the client's SIGINT or
- * SIGTERM) or the client's end stops the command as a stop signal would. */
+ * SIGTERM) or the client's end stops the command as a stop signal would. The receiver of an `rx`
+ * run that ended well is kept for the next `rx` of the same configuration (cmd_rx.c, rx_keep). */
 #include "cli.h"
 #include "serve_proto.h"
 
@@ -45,7 +46,8 @@ static void usage(FILE *f) {
          "and, when it answers, hand it their arguments, working directory, standard input,\n"
          "output and error, umask and POLYRX_*, HOME and XDG_* environment, and wait for the\n"
          "exit status. One run at a time; others wait. Ctrl-C on a client stops its run as it\n"
-         "would stop the command.\n"
+         "would stop the command. The receiver of an `rx` run is kept for the next `rx` of the\n"
+         "same configuration (dropped by another configuration or command).\n"
          "\n"
          "  --socket PATH   the socket (default: $POLYRX_SERVE_SOCKET, else\n"
          "                  $XDG_RUNTIME_DIR/polyrx/serve.sock, else /tmp/polyrx-UID/serve.sock;\n"
@@ -261,6 +263,8 @@ static int run_request(int conn, const serve_req_head *h, const int fds[4], char
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
 
+  /* the kept receiver's memory (host and device) goes to any other command */
+  if (strcmp(args[1], "rx")) cli_rx_keep_drop();
   optind = 0; /* getopt's state, fresh for the command (glibc: a full reset) */
   opterr = 1;
   int rc = cli_dispatch((int)h->argc, args);
@@ -527,6 +531,7 @@ int cmd_serve(int argc, char **argv) {
     cuda_warm = 1;
   }
   cli_release_stop_signals();
+  cli_rx_keep_enable(); /* an rx run's receiver kept for the next one of the same configuration */
   if (!quiet)
     fprintf(stderr, "polyrx %s: listening on %s (pid %d, cuda %s, %.0f ms to start)\n", CMD, path,
             (int)getpid(), cuda_warm ? "warm" : "not available", (cli_seconds() - t_start) * 1e3);
@@ -546,6 +551,7 @@ int cmd_serve(int argc, char **argv) {
   struct stat now;
   if (stat(path, &now) == 0 && now.st_ino == bound.st_ino && now.st_dev == bound.st_dev)
     unlink(path);
+  cli_rx_keep_drop();
   prx_pipe_host_cache(0);
   for (int i = 0; i < 3; i++) close(saved_std[i]);
   if (!quiet)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # polyrx rx: carriers made by polyrx gen come back with exactly the symbols sent (a raw file,
-# standard input and SigMF give the same bits); --truth counts the errors that an independent
+# standard input and SigMF give the same bits, with one writer thread or several, a full disk one
+# error line); --truth counts the errors that an independent
 # count of the files gives; the report has its fields; the locked fraction counts no block of a
 # carrier whose clock is beyond the supported range; packed bits and LLRs are consistent; bad
 # carrier specifications (outside the band, too wide, missing rs, a key of gen only) give one
@@ -121,6 +122,32 @@ cat "$T/x.cf32" | "$P" rx -q -i - -F cf32 -s $FS "${RX[@]}" -o "$T/b" --threads 
 for c in 0 1 2 3; do
   cmp -s "$T/a/c$c.bits" "$T/b/c$c.bits" || bad "carrier $c: stdin gives other bits than the file"
 done
+# the bits and LLRs written by three writer threads (each its carriers), and in the serial
+# pipeline: the same files
+cat "$T/x.cf32" | POLYRX_WRITERS=3 POLYRX_OPENERS=3 "$P" rx -q -i - -F cf32 -s $FS "${RX[@]}" -o "$T/b3" --llr \
+  >/dev/null || bad "rx (stdin, 3 writers) failed"
+POLYRX_PIPELINE=serial POLYRX_WRITERS=2 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/b4" \
+  --llr >/dev/null || bad "rx (serial pipeline) failed"
+for c in 0 1 2 3; do
+  for d in b3 b4; do
+    cmp -s "$T/a/c$c.bits" "$T/$d/c$c.bits" && cmp -s "$T/a/c$c.llr" "$T/$d/c$c.llr" ||
+      bad "carrier $c: the writers ($d) give other bits or LLRs"
+  done
+done
+# a full disk under one carrier's file (its writes, or its close's): one line that names it, exit
+# status 1; a file that cannot be made: one line, exit status 1
+mkdir "$T/full" && ln -s /dev/full "$T/full/c2.bits"
+POLYRX_OPENERS=2 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/full" >/dev/null 2>"$T/full.err"
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$T/full.err")" = 1 ] &&
+  grep -q "cannot write $T/full/c2.bits: No space left on device" "$T/full.err" ||
+  bad "a full disk: status $rc, said $(cat "$T/full.err")"
+mkdir -p "$T/made/c1.bits" "$T/made/c3.bits"
+POLYRX_OPENERS=4 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/made" >/dev/null 2>"$T/made.err"
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$T/made.err")" = 1 ] &&
+  grep -q "cannot create $T/made/c1.bits: Is a directory" "$T/made.err" ||
+  bad "a file that cannot be made: status $rc, said $(cat "$T/made.err")"
 
 # a SigMF recording (ci16, rate and centre from the metadata); packed bits
 "$P" gen -q -o "$T/s.sigmf-data" -F ci16 -f 7.1M -s $FS -n $N --carrier "$C0" --carrier "$C1" \

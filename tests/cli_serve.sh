@@ -7,7 +7,8 @@
 # line and status 1; 50 runs leave the server's descriptors as they were; sockets of another mode
 # or in a directory others may write into, and links to either, are refused; the client's soft
 # limits apply to the run and a lower hard limit runs the command in process; a stale socket is
-# replaced, a live one is not; --status and --stop answer; --daemon detaches.
+# replaced, a live one is not; --status and --stop answer; --daemon detaches; an rx run that takes
+# the receiver kept from the last one gives a fresh receiver's bits and report.
 set -u
 P=${1:?usage: cli_serve.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -71,6 +72,43 @@ same chan_stdout x.cf32 channelize -q -i - -s 1M -K 16 -c 5 -o -
 same demod /dev/null demod -q -i d.cf32 -s 9600 -r 2400 --diff -o @O@.bits
 same demod_stdin d.cf32 demod -q -i - -s 9600 -r 2400 --diff -o -
 same rx /dev/null rx -q -i r.cf32 -s 409600 -K 64 --carrier f=32000,rs=2400,diff -o @O@
+# the receiver kept between served rx runs: served twice (the second takes the first's receiver),
+# then another configuration, another command (which drops it) and the first again; each run's
+# bits and report (less its timed figures) those of the command in its own process
+"$P" gen -q -o r3.cf32 -s 409600 -n 300000 --carrier f=32000,rs=2400,diff \
+  --carrier f=-60800,rs=2400,diff --carrier f=100000,rs=1200,diff --esn0 14 --bits r3.tx ||
+  bad "gen failed"
+rx3=(-q -i r3.cf32 -s 409600 -K 64 --carrier f=32000,rs=2400 --carrier f=-60800,rs=2400
+  --carrier f=100000,rs=1200 --truth r3.tx)
+untimed() { sed -E '/"(elapsed_s|input_rate_sps|realtime_factor|channelizer|demodulators|other)"/d' "$1"; }
+POLYRX_SERVE=off "$P" rx "${rx3[@]}" -o k_cold --report k_cold.json >k_cold.out ||
+  bad "rx in process failed"
+POLYRX_SERVE=off "$P" rx "${rx3[@]:0:9}" --llr -o k2_cold --report k2_cold.json >/dev/null ||
+  bad "rx in process failed"
+for run in 1 2 llr chan 3; do
+  case $run in
+  llr) POLYRX_SERVE=require "$P" rx "${rx3[@]:0:9}" --llr -o k_$run --report k_$run.json \
+    >/dev/null || bad "served rx ($run) failed"
+    diff -r k_$run k2_cold >/dev/null || bad "kept receiver: run $run: the outputs differ"
+    cmp -s <(untimed k_$run.json | sed s/k_$run/k2_cold/g) <(untimed k2_cold.json) ||
+      bad "kept receiver: run $run: the report differs"
+    continue ;;
+  chan) POLYRX_SERVE=require "$P" channelize -q -i x.cf32 -s 1M -K 4 -c 0 -o - >/dev/null ||
+    bad "served channelize failed"
+    continue ;;
+  esac
+  POLYRX_SERVE=require "$P" rx "${rx3[@]}" -o k_$run --report k_$run.json >k_$run.out ||
+    bad "served rx ($run) failed"
+  diff -r k_$run k_cold >/dev/null || bad "kept receiver: run $run: the bits differ"
+  cmp -s <(untimed k_$run.json | sed s/k_$run/k_cold/g) <(untimed k_cold.json) ||
+    bad "kept receiver: run $run: the report differs: $(diff <(untimed k_$run.json) <(untimed k_cold.json) | head -4)"
+  cmp -s <(sed -E '$d' k_$run.out) <(sed -E '$d' k_cold.out) ||
+    bad "kept receiver: run $run: the table differs"
+  n=$((n + 1))
+done
+POLYRX_TIMING=1 POLYRX_SERVE=require "$P" rx "${rx3[@]}" -o k_t >/dev/null 2>k_t.err
+grep -q "receiver: kept from the previous run" k_t.err ||
+  bad "kept receiver: not taken by a run of the same configuration: $(grep receiver k_t.err)"
 same usage /dev/null channelize -i x.cf32 -s 1M -K
 same missing /dev/null demod -i nothing.cf32 -s 9600 -r 2400 -o -
 POLYRX_SERVE=require "$P" channelize -i x.cf32 -s 1M -K 2>e.txt

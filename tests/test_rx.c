@@ -5,9 +5,10 @@
  * at the DE-QPSK thresholds of Eb/N0 4 and 6 dB); each carrier's bits, stats and channel samples
  * its own where the rows go in another order (channel order within a group); the same bits (and
  * LLRs to float rounding) for any chunking, block size and thread count; packed bits the packing of
- * the unpacked ones; bad carriers refused with the limit named; one receiver over several streams
- * after prx_rx_flush and prx_rx_reset, of other lengths and chunkings, the bits and stats counters
- * of a fresh receiver (test_rx_streams.h, which test_rx_cuda runs on the CUDA path). */
+ * the unpacked ones; a reset receiver's output a fresh one's; bad carriers refused with the limit
+ * named; one receiver over several streams after prx_rx_flush and prx_rx_reset, of other lengths
+ * and chunkings, the bits and stats counters of a fresh receiver (test_rx_streams.h, which
+ * test_rx_cuda runs on the CUDA path). */
 #include "test_rx_streams.h"
 
 #include "support/chan_ref.h"
@@ -361,6 +362,75 @@ static void test_streaming(void) {
   scene_free(&s);
 }
 
+/* Stats that a fresh receiver and a reused one must share exactly. */
+static int same_stats(const prx_rx *a, const prx_rx *b, size_t c) {
+  prx_rx_stats x, y;
+  if (prx_rx_get_stats(a, c, &x) || prx_rx_get_stats(b, c, &y)) return 0;
+  return x.demod.blocks == y.demod.blocks && x.demod.blocks_locked == y.demod.blocks_locked &&
+         x.demod.symbols == y.demod.symbols && x.demod.data_symbols == y.demod.data_symbols &&
+         x.demod.esn0_db == y.demod.esn0_db && x.demod.cfo_hz == y.demod.cfo_hz &&
+         x.demod.clock_ppm == y.demod.clock_ppm && x.demod.warnings == y.demod.warnings;
+}
+
+/* A receiver reset after another stream (ended by a flush, or cut in its middle) gives a fresh
+ * receiver's bits, LLRs, stats and sample count on the next one (polyrx serve reuses one). */
+static void test_reset(void) {
+  scene s1, s2;
+  memset(&s1, 0, sizeof s1);
+  s1.fs = FS;
+  s1.K = KCH;
+  scene_add(&s1, 3.5 * SP, 100, 25, 400, 0.3, 0.35, 0);
+  scene_add(&s1, -12.25 * SP, -50, 12, -300, 0.8, 0.35, 1);
+  scene_add(&s1, 30 * SP, 0, 10, 0, 0.0, 0.35, 0);
+  s2 = s1;
+  CHECK(scene_make(&s1, 500000, 21) == 0 && scene_make(&s2, 600000, 22) == 0, "scenes");
+  if (!s1.x || !s2.x) return;
+  for (int cut = 0; cut < 2; cut++) {
+    collect fresh, used;
+    memset(&fresh, 0, sizeof fresh);
+    memset(&used, 0, sizeof used);
+    prx_rx_config rc = scene_rx_config(&s2, &fresh);
+    rc.llrs = 1;
+    rc.block_samples = 30000;
+    prx_rx *a = NULL, *b = NULL;
+    CHECK(scene_receive(&s2, &rc, 0, &a) == 0, "fresh receiver");
+    rc.user = &used;
+    used.n_car = s2.n_car;
+    CHECK_OK(prx_rx_create(&rc, &b));
+    if (!a || !b) break;
+    /* the first stream: whole and flushed, or cut off after an odd count of samples */
+    CHECK_OK(prx_rx_execute(b, s1.x, cut ? 123457 : s1.n));
+    if (!cut) CHECK_OK(prx_rx_flush(b));
+    prx_rx_reset(b);
+    collect_free(&used);
+    used.n_car = s2.n_car;
+    CHECK_OK(prx_rx_execute(b, s2.x, s2.n));
+    CHECK_OK(prx_rx_flush(b));
+    uint64_t na = 0, nb = 0;
+    prx_rx_get_times(a, &na, NULL, NULL);
+    prx_rx_get_times(b, &nb, NULL, NULL);
+    CHECK(na == s2.n && nb == na, "samples: fresh %llu, reset %llu, given %zu",
+          (unsigned long long)na, (unsigned long long)nb, s2.n);
+    for (size_t c = 0; c < s2.n_car; c++) {
+      CHECK(fresh.nbits[c] > 0 && fresh.nbits[c] == used.nbits[c] &&
+                !memcmp(fresh.bits[c], used.bits[c], fresh.nbits[c]),
+            "%s: carrier %zu: bits of a reset receiver (%zu) differ from a fresh one's (%zu)",
+            cut ? "cut" : "flushed", c, used.nbits[c], fresh.nbits[c]);
+      CHECK(fresh.nllr[c] == used.nllr[c] &&
+                !memcmp(fresh.llrs[c], used.llrs[c], fresh.nllr[c] * sizeof(float)),
+            "%s: carrier %zu: LLRs of a reset receiver differ", cut ? "cut" : "flushed", c);
+      CHECK(same_stats(a, b, c), "%s: carrier %zu: stats of a reset receiver differ",
+            cut ? "cut" : "flushed", c);
+    }
+    prx_rx_destroy(a);
+    prx_rx_destroy(b);
+    collect_free(&fresh);
+    collect_free(&used);
+  }
+  scene_free(&s1);
+  scene_free(&s2);
+}
+
 int main(void) {
   test_prototype(KCH, 32);
   test_prototype(1024, 6);
@@ -368,6 +438,7 @@ int main(void) {
   test_channel_samples();
   test_row_order();
   test_streaming();
+  test_reset();
   test_capture();
   rx_streams(PRX_BACKEND_CPU);
   return test_finish("test_rx");
