@@ -481,6 +481,17 @@ chan_rounds_run() {
   done
 }
 
+# After a round's two commands (outputs in $W/ch_before and $W/ch_after): in round 1, whether they
+# wrote the same bytes (stderr, with label $2); then the outputs removed
+rounds_same() {
+  if [ "$1" = 1 ]; then
+    local same=no
+    diff -r -q "$W/ch_before" "$W/ch_after" >/dev/null && same=yes
+    echo "same bytes, $2: $same" >&2
+  fi
+  rm -rf "$W/ch_before" "$W/ch_after"
+}
+
 chanrounds() {
   local before=${BEFORE:?chanrounds: set BEFORE=path/to/the/other/polyrx}
   local x=$W/c.cf32
@@ -503,12 +514,7 @@ chanrounds() {
       e=$(ns)
       echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$set\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$which\",\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')}"
     done
-    if [ "$r" = 1 ]; then
-      local same=no
-      diff -r -q "$W/ch_before" "$W/ch_after" >/dev/null && same=yes
-      echo "same bytes, $set threads $th channels $sel: $same" >&2
-    fi
-    rm -rf "$W/ch_before" "$W/ch_after"
+    rounds_same "$r" "$set threads $th channels $sel"
   }
   plain_one() { one plain "$1" "$2" "$3" ""; }
   chan_rounds_run plain_one 10 || return 1
@@ -597,12 +603,7 @@ chanstream() {
         emit cmd "$r" "$th" "$sel" "$what" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')" ;;
       esac
     done
-    if [ "$r" = 1 ]; then
-      local same=no
-      diff -r -q "$W/ch_before" "$W/ch_after" >/dev/null && same=yes
-      echo "same bytes, threads $th channels $sel: $same" >&2
-    fi
-    rm -rf "$W/ch_before" "$W/ch_after"
+    rounds_same "$r" "threads $th channels $sel"
   }
   chan_rounds_run one 10 || return 1
   rm -f "$x"

@@ -25,13 +25,7 @@
 static char tmpdir[256];
 static int count_temp_files(const char *prefix);
 
-static char *tmp_path(const char *name) {
-  static char buf[4][512];
-  static int i;
-  char *p = buf[i++ % 4];
-  snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
-  return p;
-}
+static char *tmp_path(const char *name) { return test_path(tmpdir, name); }
 
 static void write_file(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");

@@ -21,13 +21,7 @@
 
 static char dir[256];
 
-static char *path_in(const char *name) {
-  static char buf[4][600];
-  static int i;
-  char *p = buf[i++ % 4];
-  snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-  return p;
-}
+static char *path_in(const char *name) { return test_path(dir, name); }
 
 static int run(const char *fmt, const char *a, const char *b) {
   char cmd[2048];

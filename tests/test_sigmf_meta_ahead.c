@@ -16,13 +16,7 @@
 
 static char dir[256];
 
-static char *path_in(const char *name) {
-  static char buf[4][600];
-  static int i;
-  char *p = buf[i++ % 4];
-  snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-  return p;
-}
+static char *path_in(const char *name) { return test_path(dir, name); }
 
 /* The whole file, malloc'd (*n its bytes); NULL if unreadable. */
 static unsigned char *slurp(const char *path, size_t *n) {

@@ -96,6 +96,14 @@ int test_tmpdir(char *dir, size_t n, const char *name) {
   return 0;
 }
 
+char *test_path(const char *dir, const char *name) {
+  static char buf[4][600];
+  static int i;
+  char *p = buf[i++ % 4];
+  snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+  return p;
+}
+
 void test_tmpdir_remove(const char *dir) {
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -57,6 +57,8 @@ int test_finish(const char *name);
 /* Makes a fresh directory $TMPDIR/polyrx-test-NAME-XXXXXX (/tmp without TMPDIR) in dir (n
  * bytes): 0, or -1 after printing why. */
 int test_tmpdir(char *dir, size_t n, const char *name);
+/* dir/name in one of 4 static buffers used in turn (so up to 4 paths can be in use at once). */
+char *test_path(const char *dir, const char *name);
 /* Removes a directory test_tmpdir made, with everything in it (a failure is printed). */
 void test_tmpdir_remove(const char *dir);
 
