@@ -273,6 +273,9 @@ void cli_release_stop_signals(void);
  * (which the write callback has printed). */
 int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,
                  prx_pipe_result *res);
+/* A count from the environment (the tests' and measurements' knobs: POLYRX_READERS, ...):
+ * variable name's value as an integer clamped to lo..hi, or dflt where it is unset or empty. */
+int cli_env_int(const char *name, int lo, int hi, int dflt);
 /* Several reader threads (src/pipeline's read_at) for a regular-file input where the compute
  * stage leaves the host's cores to the readers (gpu set: the CUDA backends): one thread reads a
  * file in the page cache at 5-7 GB/s, a GPU takes 55. Sets c's read_at (over r, after

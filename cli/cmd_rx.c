@@ -759,8 +759,7 @@ static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
   size_t n = cores >= 8 ? 4 : 1, started = 0;
   if (n > r->n_car / 16) n = r->n_car >= 32 ? r->n_car / 16 : 1;
   /* POLYRX_OPENERS=N (1..4): the tests' way to several threads on a small machine */
-  const char *env = getenv("POLYRX_OPENERS");
-  if (env && env[0]) n = atoi(env) < 1 ? 1 : atoi(env) > 4 ? 4 : (size_t)atoi(env);
+  n = (size_t)cli_env_int("POLYRX_OPENERS", 1, 4, (int)n);
   if (n > r->n_car) n = r->n_car ? r->n_car : 1;
   carrier_job job[4];
   pthread_t t[4];
@@ -978,11 +977,7 @@ static int stream(run_state *r) {
     int cores = prx_cpu_count();
     r->n_writers = cores >= 16 ? 4 : cores >= 8 ? 2 : 1;
     /* POLYRX_WRITERS=N (1..64): the tests' way to several writers on a small machine */
-    const char *nw = getenv("POLYRX_WRITERS");
-    if (nw && nw[0]) {
-      int v = atoi(nw);
-      r->n_writers = v < 1 ? 1 : v > 64 ? 64 : v;
-    }
+    r->n_writers = cli_env_int("POLYRX_WRITERS", 1, 64, r->n_writers);
     if ((size_t)r->n_writers > r->n_car) r->n_writers = (int)r->n_car;
     c.n_writers = r->n_writers;
   }

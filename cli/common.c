@@ -543,17 +543,20 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
   return 1;
 }
 
+int cli_env_int(const char *name, int lo, int hi, int dflt) {
+  const char *env = getenv(name);
+  if (!env || !env[0]) return dflt;
+  int v = atoi(env);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
 int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   int n = 1;
   if (gpu) {
     int cores = prx_cpu_count();
     n = cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
   }
-  const char *env = getenv("POLYRX_READERS");
-  if (env && env[0]) {
-    int v = atoi(env);
-    n = v < 1 ? 1 : v > 16 ? 16 : v;
-  }
+  n = cli_env_int("POLYRX_READERS", 1, 16, n);
   if (n < 2 || c->serial || !prx_iq_reader_positional(r)) return 1;
   c->read_at = prx_pipe_iq_read_at;
   c->n_readers = n;
