@@ -752,8 +752,7 @@ static void *carrier_job_run(void *arg) {
 }
 
 /* fn(r, c) for every carrier, on up to 4 threads where there are cores for them and 16 carriers
- * each (every signal blocked on them: the stop signals stay with the main thread and the
- * pipeline's reader). */
+ * each (cli_thread_start: threads that take no signal). */
 static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
   int cores = prx_cpu_count();
   size_t n = cores >= 8 ? 4 : 1, started = 0;
@@ -763,15 +762,11 @@ static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
   if (n > r->n_car) n = r->n_car ? r->n_car : 1;
   carrier_job job[4];
   pthread_t t[4];
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   for (size_t i = 1; i < n; i++) {
     job[i] = (carrier_job){r, fn, i, n};
-    if (pthread_create(&t[i], NULL, carrier_job_run, &job[i]) != 0) break;
+    if (cli_thread_start(&t[i], carrier_job_run, &job[i]) != 0) break;
     started = i;
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   /* this thread takes share 0, and the shares of the threads that could not start */
   for (size_t i = 0; i < n; i++) {
     if (i && i <= started) continue;

@@ -612,6 +612,15 @@ void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double m
           s->chunks_failed, s->chunks, s->why[0] ? ": " : "", s->why);
 }
 
+int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int e = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return e;
+}
+
 static void *warm_cuda(void *arg) {
   (void)arg;
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
