@@ -355,7 +355,7 @@ static struct {
  * LLRs) into the batch of the current compute call, which the pipeline hands to its writer
  * threads as that call's output slot (the slot holds the batch's address); each writer appends
  * its carriers' records to their files in order, so every file gets the bytes it got from
- * on_output itself, and the compute thread no longer waits for the writes. The last writer done
+ * on_output itself, and the compute thread does not wait for the writes. The last writer done
  * with a batch returns it for reuse (at most out_depth + 1 are in use: the pipeline's slots
  * bound them); its buffers keep their size. */
 typedef struct {
@@ -737,8 +737,8 @@ static int setup(run_state *r) {
  * Creating and closing a file costs a few tens of microseconds of the kernel's time (the
  * directory, the inode, the page cache's truncation): 1024 carriers' files take tens of ms on one
  * thread, which the stream does not overlap. The openers (threads of the command, each the
- * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order, in
- * the words the one-thread loop used. */
+ * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order: the
+ * first failure's line, the one a single thread would meet first. */
 typedef struct {
   run_state *r;
   void (*fn)(run_state *r, size_t c);
@@ -790,7 +790,6 @@ static void open_carrier(run_state *r, size_t c) {
 
 static void close_carrier(run_state *r, size_t c) {
   carrier_out *k = &r->out[c];
-  (void)r;
   errno = 0;
   if (k->bits) k->bits_bad = ferror(k->bits) | fclose(k->bits);
   if (k->bits_bad) k->close_err = errno;
@@ -870,24 +869,22 @@ static int open_outputs(run_state *r) {
   free(iq_names);
   if (rc >= 0) return rc;
   if ((rc = open_files(r)) >= 0) return rc;
-  for (size_t c = 0; c < n; c++) {
+  for (size_t c = 0; o->iq && c < n; c++) {
     carrier_out *k = &r->out[c];
-    if (o->iq) {
-      prx_rx_stats st;
-      prx_rx_get_stats(r->rx, c, &st);
-      char desc[200];
-      snprintf(desc, sizeof desc,
-               "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
-               "off the channel's centre)",
-               st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
-      prx_sigmf_meta meta = prx_sigmf_meta_default();
-      meta.format = PRX_CF32;
-      meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
-      meta.center_freq = r->in.center_freq + st.channel_freq;
-      meta.description = desc;
-      prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
-      if (s2) return cli_status_error(CMD, "--iq", s2);
-    }
+    prx_rx_stats st;
+    prx_rx_get_stats(r->rx, c, &st);
+    char desc[200];
+    snprintf(desc, sizeof desc,
+             "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
+             "off the channel's centre)",
+             st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
+    prx_sigmf_meta meta = prx_sigmf_meta_default();
+    meta.format = PRX_CF32;
+    meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
+    meta.center_freq = r->in.center_freq + st.channel_freq;
+    meta.description = desc;
+    prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
+    if (s2) return cli_status_error(CMD, "--iq", s2);
   }
   if (o->report && !(r->rep_f = strcmp(o->report, "-") ? fopen(o->report, "w") : stdout))
     return cli_error(CMD, "cannot create %s: %s", o->report, strerror(errno));
