@@ -718,6 +718,7 @@ static int setup(run_state *r) {
     mc.devices = o->n_devices ? o->devices : NULL;
     mc.n_devices = o->n_devices;
     mc.cpu_workers = (unsigned)o->workers;
+    cli_rx_keep_drop(); /* a receiver of another configuration: the kept one's memory freed first */
     st = prx_rx_multi_create(&mc, &r->multi);
     if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
   } else {
