@@ -273,6 +273,9 @@ void cli_release_stop_signals(void);
  * (which the write callback has printed). */
 int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,
                  prx_pipe_result *res);
+/* A count from the environment (the tests' and measurements' knobs: POLYRX_READERS, ...):
+ * variable name's value as an integer clamped to lo..hi, or dflt where it is unset or empty. */
+int cli_env_int(const char *name, int lo, int hi, int dflt);
 /* Several reader threads (src/pipeline's read_at) for a regular-file input where the compute
  * stage leaves the host's cores to the readers (gpu set: the CUDA backends): one thread reads a
  * file in the page cache at 5-7 GB/s, a GPU takes 55. Sets c's read_at (over r, after
@@ -296,6 +299,9 @@ double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
 /* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
  * is 0). */
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close);
+/* Starts fn(arg) on a new thread that takes no signal (every signal blocked on it: the stop
+ * signals stay with the main thread and the pipeline's reader): 0, else pthread_create's error. */
+int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* The CUDA runtime's start (loading the CUDA module, creating the device's context: 0.1-0.3 s
  * of a GPU run) on a thread of its own, begun as a command starts so that it overlaps opening
  * the input and the CPU's part of making the objects; a page-locked allocation does both.

@@ -355,7 +355,7 @@ static struct {
  * LLRs) into the batch of the current compute call, which the pipeline hands to its writer
  * threads as that call's output slot (the slot holds the batch's address); each writer appends
  * its carriers' records to their files in order, so every file gets the bytes it got from
- * on_output itself, and the compute thread no longer waits for the writes. The last writer done
+ * on_output itself, and the compute thread does not wait for the writes. The last writer done
  * with a batch returns it for reuse (at most out_depth + 1 are in use: the pipeline's slots
  * bound them); its buffers keep their size. */
 typedef struct {
@@ -718,6 +718,7 @@ static int setup(run_state *r) {
     mc.devices = o->n_devices ? o->devices : NULL;
     mc.n_devices = o->n_devices;
     mc.cpu_workers = (unsigned)o->workers;
+    cli_rx_keep_drop(); /* a receiver of another configuration: the kept one's memory freed first */
     st = prx_rx_multi_create(&mc, &r->multi);
     if (!st) r->rx = (prx_rx *)prx_rx_multi_latest(r->multi);
   } else {
@@ -737,8 +738,8 @@ static int setup(run_state *r) {
  * Creating and closing a file costs a few tens of microseconds of the kernel's time (the
  * directory, the inode, the page cache's truncation): 1024 carriers' files take tens of ms on one
  * thread, which the stream does not overlap. The openers (threads of the command, each the
- * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order, in
- * the words the one-thread loop used. */
+ * carriers c with c % n == i) share it; the errors are reported afterwards in carrier order: the
+ * first failure's line, the one a single thread would meet first. */
 typedef struct {
   run_state *r;
   void (*fn)(run_state *r, size_t c);
@@ -752,27 +753,21 @@ static void *carrier_job_run(void *arg) {
 }
 
 /* fn(r, c) for every carrier, on up to 4 threads where there are cores for them and 16 carriers
- * each (every signal blocked on them: the stop signals stay with the main thread and the
- * pipeline's reader). */
+ * each (cli_thread_start: threads that take no signal). */
 static void for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c)) {
   int cores = prx_cpu_count();
   size_t n = cores >= 8 ? 4 : 1, started = 0;
   if (n > r->n_car / 16) n = r->n_car >= 32 ? r->n_car / 16 : 1;
   /* POLYRX_OPENERS=N (1..4): the tests' way to several threads on a small machine */
-  const char *env = getenv("POLYRX_OPENERS");
-  if (env && env[0]) n = atoi(env) < 1 ? 1 : atoi(env) > 4 ? 4 : (size_t)atoi(env);
+  n = (size_t)cli_env_int("POLYRX_OPENERS", 1, 4, (int)n);
   if (n > r->n_car) n = r->n_car ? r->n_car : 1;
   carrier_job job[4];
   pthread_t t[4];
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   for (size_t i = 1; i < n; i++) {
     job[i] = (carrier_job){r, fn, i, n};
-    if (pthread_create(&t[i], NULL, carrier_job_run, &job[i]) != 0) break;
+    if (cli_thread_start(&t[i], carrier_job_run, &job[i]) != 0) break;
     started = i;
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   /* this thread takes share 0, and the shares of the threads that could not start */
   for (size_t i = 0; i < n; i++) {
     if (i && i <= started) continue;
@@ -796,7 +791,6 @@ static void open_carrier(run_state *r, size_t c) {
 
 static void close_carrier(run_state *r, size_t c) {
   carrier_out *k = &r->out[c];
-  (void)r;
   errno = 0;
   if (k->bits) k->bits_bad = ferror(k->bits) | fclose(k->bits);
   if (k->bits_bad) k->close_err = errno;
@@ -876,24 +870,22 @@ static int open_outputs(run_state *r) {
   free(iq_names);
   if (rc >= 0) return rc;
   if ((rc = open_files(r)) >= 0) return rc;
-  for (size_t c = 0; c < n; c++) {
+  for (size_t c = 0; o->iq && c < n; c++) {
     carrier_out *k = &r->out[c];
-    if (o->iq) {
-      prx_rx_stats st;
-      prx_rx_get_stats(r->rx, c, &st);
-      char desc[200];
-      snprintf(desc, sizeof desc,
-               "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
-               "off the channel's centre)",
-               st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
-      prx_sigmf_meta meta = prx_sigmf_meta_default();
-      meta.format = PRX_CF32;
-      meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
-      meta.center_freq = r->in.center_freq + st.channel_freq;
-      meta.description = desc;
-      prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
-      if (s2) return cli_status_error(CMD, "--iq", s2);
-    }
+    prx_rx_stats st;
+    prx_rx_get_stats(r->rx, c, &st);
+    char desc[200];
+    snprintf(desc, sizeof desc,
+             "polyrx rx: channel %u of %u (D = %u), the channel of carrier %zu (%s, %+.1f Hz "
+             "off the channel's centre)",
+             st.channel, r->rc.channels, r->rc.channels / 2, c, r->spec[c], st.mix_hz);
+    prx_sigmf_meta meta = prx_sigmf_meta_default();
+    meta.format = PRX_CF32;
+    meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
+    meta.center_freq = r->in.center_freq + st.channel_freq;
+    meta.description = desc;
+    prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
+    if (s2) return cli_status_error(CMD, "--iq", s2);
   }
   if (o->report && !(r->rep_f = strcmp(o->report, "-") ? fopen(o->report, "w") : stdout))
     return cli_error(CMD, "cannot create %s: %s", o->report, strerror(errno));
@@ -978,11 +970,7 @@ static int stream(run_state *r) {
     int cores = prx_cpu_count();
     r->n_writers = cores >= 16 ? 4 : cores >= 8 ? 2 : 1;
     /* POLYRX_WRITERS=N (1..64): the tests' way to several writers on a small machine */
-    const char *nw = getenv("POLYRX_WRITERS");
-    if (nw && nw[0]) {
-      int v = atoi(nw);
-      r->n_writers = v < 1 ? 1 : v > 64 ? 64 : v;
-    }
+    r->n_writers = cli_env_int("POLYRX_WRITERS", 1, 64, r->n_writers);
     if ((size_t)r->n_writers > r->n_car) r->n_writers = (int)r->n_car;
     c.n_writers = r->n_writers;
   }

@@ -256,11 +256,7 @@ static int run_request(int conn, const serve_req_head *h, const int fds[4], char
   int watching = 0;
   if (pipe2(pfd, O_CLOEXEC) == 0) {
     w.done = pfd[0];
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the watcher takes no signal */
-    watching = pthread_create(&wt, NULL, watch, &w) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    watching = cli_thread_start(&wt, watch, &w) == 0; /* the watcher takes no signal */
   }
 
   /* the kept receiver's memory (host and device) goes to any other command */

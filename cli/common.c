@@ -543,17 +543,20 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
   return 1;
 }
 
+int cli_env_int(const char *name, int lo, int hi, int dflt) {
+  const char *env = getenv(name);
+  if (!env || !env[0]) return dflt;
+  int v = atoi(env);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
 int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   int n = 1;
   if (gpu) {
     int cores = prx_cpu_count();
     n = cores >= 8 ? 4 : cores >= 4 ? 2 : 1;
   }
-  const char *env = getenv("POLYRX_READERS");
-  if (env && env[0]) {
-    int v = atoi(env);
-    n = v < 1 ? 1 : v > 16 ? 16 : v;
-  }
+  n = cli_env_int("POLYRX_READERS", 1, 16, n);
   if (n < 2 || c->serial || !prx_iq_reader_positional(r)) return 1;
   c->read_at = prx_pipe_iq_read_at;
   c->n_readers = n;
@@ -607,6 +610,15 @@ void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double m
           cmd, (double)s->bytes / 1048576.0, s->ms_first_pin, s->ms_pin, s->ms_populate,
           s->ms_view_wait, ms_close, (unsigned long long)s->views, (unsigned long long)s->reads,
           s->chunks_failed, s->chunks, s->why[0] ? ": " : "", s->why);
+}
+
+int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int e = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return e;
 }
 
 static void *warm_cuda(void *arg) {

@@ -522,7 +522,7 @@ POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -
   --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
 diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
 # the openers make each recording's metadata file at the start where the open-file limit allows
-# two files a recording, else at the end as before: a hard limit of 40 (16 data files and the
+# two files a recording, else at the end: a hard limit of 40 (16 data files and the
 # run's own, not 16 more) gives the same bytes
 (ulimit -n 40 && POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 \
   -s 16k -K 16 -P 8 --backend cpu -o plim -q) 2>err.txt ||

@@ -90,14 +90,12 @@ int main(void) {
   test_rng rng;
   test_rng_seed(&rng, 0x5ca77e25u);
   const size_t K = 64;
-  unsigned all[64], scattered[13], broken[12];
+  unsigned all[64];
   for (unsigned k = 0; k < K; k++) all[k] = k;
   /* no run of 4 consecutive channels, and channels out of order */
-  const unsigned sc[13] = {5, 9, 2, 13, 14, 15, 40, 63, 0, 1, 2, 33, 7};
-  memcpy(scattered, sc, sizeof sc);
+  const unsigned scattered[13] = {5, 9, 2, 13, 14, 15, 40, 63, 0, 1, 2, 33, 7};
   /* runs of 4, a run of 3, a run of 4 across a gap, the last channel */
-  const unsigned br[12] = {8, 9, 10, 11, 20, 21, 22, 30, 31, 32, 33, 63};
-  memcpy(broken, br, sizeof br);
+  const unsigned broken[12] = {8, 9, 10, 11, 20, 21, 22, 30, 31, 32, 33, 63};
   const struct {
     const unsigned *sel;
     size_t n;

@@ -311,16 +311,21 @@ static void test_capture(void) {
   scene_free(&s);
 }
 
+/* Three carriers of the streams' tests: Es/N0 25, 12 (pilots) and 10 dB. */
+static void three_scene(scene *s) {
+  memset(s, 0, sizeof *s);
+  s->fs = FS;
+  s->K = KCH;
+  scene_add(s, 3.5 * SP, 100, 25, 400, 0.3, 0.35, 0);
+  scene_add(s, -12.25 * SP, -50, 12, -300, 0.8, 0.35, 1);
+  scene_add(s, 30 * SP, 0, 10, 0, 0.0, 0.35, 0);
+}
+
 /* The same capture cut into odd chunks, with an odd block size and another thread count, gives
  * the same bits and LLRs; packed bits are the unpacked ones packed (MSB first). */
 static void test_streaming(void) {
   scene s;
-  memset(&s, 0, sizeof s);
-  s.fs = FS;
-  s.K = KCH;
-  scene_add(&s, 3.5 * SP, 100, 25, 400, 0.3, 0.35, 0);
-  scene_add(&s, -12.25 * SP, -50, 12, -300, 0.8, 0.35, 1);
-  scene_add(&s, 30 * SP, 0, 10, 0, 0.0, 0.35, 0);
+  three_scene(&s);
   CHECK(scene_make(&s, 700000, 5) == 0, "scene");
   if (!s.x) return;
   collect a, b, p;
@@ -376,12 +381,7 @@ static int same_stats(const prx_rx *a, const prx_rx *b, size_t c) {
  * receiver's bits, LLRs, stats and sample count on the next one (polyrx serve reuses one). */
 static void test_reset(void) {
   scene s1, s2;
-  memset(&s1, 0, sizeof s1);
-  s1.fs = FS;
-  s1.K = KCH;
-  scene_add(&s1, 3.5 * SP, 100, 25, 400, 0.3, 0.35, 0);
-  scene_add(&s1, -12.25 * SP, -50, 12, -300, 0.8, 0.35, 1);
-  scene_add(&s1, 30 * SP, 0, 10, 0, 0.0, 0.35, 0);
+  three_scene(&s1);
   s2 = s1;
   CHECK(scene_make(&s1, 500000, 21) == 0 && scene_make(&s2, 600000, 22) == 0, "scenes");
   if (!s1.x || !s2.x) return;

@@ -29,20 +29,6 @@ static int run(const char *fmt, const char *a, const char *b) {
   return system(cmd);
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *t = malloc((size_t)n + 1);
-  if (fread(t, 1, (size_t)n, f) != (size_t)n) n = 0;
-  t[n] = 0;
-  fclose(f);
-  if (len) *len = (size_t)n;
-  return t;
-}
-
 /* The captures and annotations every recording of this test carries. */
 static const double freqs[3] = {100e6, 101e6, 99.5e6};
 static const uint64_t starts[3] = {0, 1000, 2500};
@@ -135,7 +121,7 @@ static void test_round_trips(test_rng *rng) {
 
   /* independently: tar(1) lists and extracts it; the extracted pair reads the same */
   CHECK(run("cd '%s' && tar tf arch.sigmf > list.txt%s", dir, "") == 0, "tar cannot list it");
-  char *list = slurp(path_in("list.txt"), NULL);
+  char *list = test_slurp(path_in("list.txt"), NULL);
   CHECK(list && !strcmp(list, "arch/\narch/arch.sigmf-data\narch/arch.sigmf-meta\n"),
         "tar lists:\n%s", list ? list : "(nothing)");
   free(list);
@@ -143,7 +129,7 @@ static void test_round_trips(test_rng *rng) {
         "tar cannot extract it");
   check_recording(path_in("x/arch/arch.sigmf-meta"), x, n, 0);
   size_t len;
-  char *a = slurp(path_in("x/arch/arch.sigmf-data"), &len);
+  char *a = test_slurp(path_in("x/arch/arch.sigmf-data"), &len);
   CHECK(a && len == n * sizeof *x && !memcmp(a, x, len), "extracted data differs");
   free(a);
 
@@ -164,7 +150,7 @@ static void test_round_trips(test_rng *rng) {
   }
 
   /* damage: cut inside the data member, a flipped header byte, two recordings */
-  a = slurp(path_in("arch.sigmf"), &len);
+  a = test_slurp(path_in("arch.sigmf"), &len);
   FILE *o = fopen(path_in("cut.sigmf"), "wb");
   fwrite(a, 1, 512 * 3 + 100, o);
   fclose(o);
@@ -245,7 +231,7 @@ static void test_sha512(test_rng *rng) {
     CHECK_OK(prx_sha512_file(path_in("h.bin"), hex));
     CHECK(run("sha512sum '%s' | cut -c1-128 > '%s.sum'", path_in("h.bin"), path_in("h.bin")) == 0,
           "sha512sum");
-    char *want = slurp(path_in("h.bin.sum"), NULL);
+    char *want = test_slurp(path_in("h.bin.sum"), NULL);
     CHECK(want && !strncmp(want, hex, 128), "SHA-512 of %zu random bytes: %s, sha512sum %s",
           lens[i], hex, want ? want : "?");
     free(want);
@@ -255,7 +241,7 @@ static void test_sha512(test_rng *rng) {
 static void test_collection(void) {
   const char *names[2] = {"pair", "x/arch/arch"};
   CHECK_OK(prx_sigmf_collection_write(path_in("run.sigmf-collection"), names, 2, "a run"));
-  char *text = slurp(path_in("run.sigmf-collection"), NULL);
+  char *text = test_slurp(path_in("run.sigmf-collection"), NULL);
   cJSON *root = text ? cJSON_Parse(text) : NULL;
   free(text);
   CHECK(root != NULL, "collection is not JSON");
@@ -273,7 +259,7 @@ static void test_collection(void) {
     snprintf(meta, sizeof meta, "%s/%s.sigmf-meta", dir, names[i]);
     snprintf(cmd, sizeof cmd, "sha512sum '%s' | cut -c1-128 > '%s/want.sum'", meta, dir);
     CHECK(system(cmd) == 0, "sha512sum");
-    char *want = slurp(path_in("want.sum"), NULL);
+    char *want = test_slurp(path_in("want.sum"), NULL);
     CHECK(cJSON_IsString(h) && want && !strncmp(h->valuestring, want, 128) &&
               strlen(h->valuestring) == 128,
           "stream %d hash %s, sha512sum %s", i, cJSON_IsString(h) ? h->valuestring : "?",

@@ -18,19 +18,6 @@ static char dir[256];
 
 static char *path_in(const char *name) { return test_path(dir, name); }
 
-/* The whole file, malloc'd (*n its bytes); NULL if unreadable. */
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *t = malloc((size_t)len + 1);
-  *n = t ? fread(t, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return t;
-}
-
 /* Descriptors open in this process now. */
 static int open_fds(void) {
   DIR *d = opendir("/proc/self/fd");
@@ -90,13 +77,13 @@ static void test_same_bytes(test_rng *rng) {
     snprintf(a, sizeof a, "late%s", ext[k]);
     snprintf(b, sizeof b, "ahead%s", ext[k]);
     size_t na = 0, nb = 0;
-    unsigned char *ta = slurp(path_in(a), &na), *tb = slurp(path_in(b), &nb);
+    char *ta = test_slurp(path_in(a), &na), *tb = test_slurp(path_in(b), &nb);
     CHECK(ta && tb && na == nb && na > 0 && !memcmp(ta, tb, na), "%s: the same bytes either way",
           ext[k]);
     if (k == 0) CHECK(na == n * sizeof *x && !memcmp(ta, x, na), "the data is the samples");
     if (k == 1) {
       char want[129];
-      prx_sha512_hex(tb ? (const char *)tb : "", nb, want);
+      prx_sha512_hex(tb ? tb : "", nb, want);
       CHECK(!strcmp(h1, want) && !strcmp(h0, h1), "the hash close gives is the file's");
     }
     free(ta);
@@ -135,8 +122,8 @@ static void test_discard_and_replace(test_rng *rng) {
   CHECK(f && fputs("not this\n", f) >= 0 && fclose(f) == 0, "the other file");
   CHECK_OK(prx_sigmf_writer_close_hash(w, h));
   size_t na = 0, nb = 0;
-  unsigned char *ta = slurp(path_in("ref.sigmf-meta"), &na),
-                *tb = slurp(path_in("taken.sigmf-meta"), &nb);
+  char *ta = test_slurp(path_in("ref.sigmf-meta"), &na),
+       *tb = test_slurp(path_in("taken.sigmf-meta"), &nb);
   CHECK(ta && tb && na == nb && !memcmp(ta, tb, na), "the metadata there replaced");
   free(ta);
   free(tb);

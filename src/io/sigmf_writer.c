@@ -8,8 +8,9 @@
  *   (an unnamed file linked into place once whole, else a temporary file and a rename): a
  *   .sigmf-meta exists only beside the whole data it describes; the unnamed file may be made
  *   at the start (prx_sigmf_writer_prepare_meta) and held open until then;
- * prx_sigmf_writer_end_data does close's first step (flush and close the data file, errors kept)
- * earlier, on the caller's thread of choice (a writer thread that has written its last samples);
+ *   prx_sigmf_writer_end_data does close's first step (flush and close the data file, errors
+ *   kept) earlier, on the caller's thread of choice (a writer thread that has written its last
+ *   samples);
  * - after any error (a write, the close, the rename, the metadata) the recording is removed:
  *   no metadata, no data file; the first error is kept and returned by every later call and by
  *   close, so a full disk is never silent.

@@ -109,3 +109,18 @@ void test_tmpdir_remove(const char *dir) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
 }
+
+char *test_slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *t = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  size_t got = t ? fread(t, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!t) return NULL;
+  t[got] = 0;
+  if (len) *len = got;
+  return t;
+}

@@ -61,5 +61,8 @@ int test_tmpdir(char *dir, size_t n, const char *name);
 char *test_path(const char *dir, const char *name);
 /* Removes a directory test_tmpdir made, with everything in it (a failure is printed). */
 void test_tmpdir_remove(const char *dir);
+/* The whole file at path, malloc'd with a 0 byte after it (*len its bytes where len is not
+ * NULL); NULL if it cannot be read or out of memory. */
+char *test_slurp(const char *path, size_t *len);
 
 #endif
