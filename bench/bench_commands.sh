@@ -939,6 +939,16 @@ sys.exit(a!=b)' "$W/o_o.json" "$W/o_r.json" || same=no
 }
 
 # served `channelize` of this build against $BEFORE's, variants of this build beside them
+# Waits (up to 30 s) until two servers answer: socket and polyrx of the first, then the second's
+servers_wait() {
+  for _ in $(seq 600); do
+    POLYRX_SERVE_SOCKET=$1 "$2" serve --status >/dev/null 2>&1 &&
+      POLYRX_SERVE_SOCKET=$3 "$4" serve --status >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
 serveab() {
   local n=$((1 << ${GS_LOG2:-28})) x=$W/g.ci16 before=${BEFORE:?serveab: set BEFORE=a build folder}
   local rd sel fmt nch osz mib k t wbest wl v name env best m r be=${GS_BACKEND:-cuda}
@@ -951,11 +961,7 @@ serveab() {
   local pa=$!
   POLYRX_SERVE_SOCKET=$W/sb/s.sock "$before/polyrx" serve 2>"$W/sb.log" &
   local pb=$!
-  for _ in $(seq 600); do
-    POLYRX_SERVE_SOCKET=$W/sa/s.sock "$P" serve --status >/dev/null 2>&1 &&
-      POLYRX_SERVE_SOCKET=$W/sb/s.sock "$before/polyrx" serve --status >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  servers_wait "$W/sa/s.sock" "$P" "$W/sb/s.sock" "$before/polyrx"
   # one served run: configuration name (before, after or a variant), output name, environment
   one() {
     local exe=$P sock=$W/sa/s.sock s e
@@ -1126,11 +1132,7 @@ serverx() {
     mkdir -m 700 "$W/s_$b"
     POLYRX_SERVE_SOCKET=$W/s_$b/s.sock "${bin[$b]}" serve -q 2>"$W/s_$b.log" &
   done
-  for i in $(seq 600); do
-    POLYRX_SERVE_SOCKET=$W/s_before/s.sock "$before/polyrx" serve --status >/dev/null 2>&1 &&
-      POLYRX_SERVE_SOCKET=$W/s_after/s.sock "$P" serve --status >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  servers_wait "$W/s_before/s.sock" "$before/polyrx" "$W/s_after/s.sock" "$P"
   # one run: build, mode (off|require), output name, then the carriers' arguments: wall ns
   one() {
     local s e
