@@ -278,6 +278,18 @@ static void copy_column(const prx_cf32 *rows, size_t pitch, size_t n, unsigned k
 }
 
 #ifdef PRX_KERNEL_AVX2
+/* elements i0 .. i1-1 of columns k .. k+3 (complex values as doubles) to d0 .. d3, plain stores:
+ * a run's head before its aligned part and its tail */
+static inline void copy4_plain(const double *r, size_t pitch, unsigned k, double *d0, double *d1,
+                               double *d2, double *d3, size_t i0, size_t i1) {
+  for (size_t i = i0; i < i1; i++) {
+    d0[i] = r[i * pitch + k];
+    d1[i] = r[i * pitch + k + 1];
+    d2[i] = r[i * pitch + k + 2];
+    d3[i] = r[i * pitch + k + 3];
+  }
+}
+
 /* 32 bytes to d: streamed where the caller found d 32-byte aligned, else a plain store */
 static inline void put4(double *d, __m256d v, int stream) {
   if (stream)
@@ -310,12 +322,8 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
     if (stream) {
       size_t h = (4 - ((uintptr_t)d0 >> 3 & 3)) & 3;
       if ((uintptr_t)d0 & 7) h = n; /* not even 8-byte aligned: all plain */
-      for (; i < h && i < n; i++) {
-        d0[i] = r[i * pitch + k];
-        d1[i] = r[i * pitch + k + 1];
-        d2[i] = r[i * pitch + k + 2];
-        d3[i] = r[i * pitch + k + 3];
-      }
+      i = h < n ? h : n;
+      copy4_plain(r, pitch, k, d0, d1, d2, d3, 0, i);
       a0 = i < n;
       a1 = a0 && !((uintptr_t)(d1 + i) & 31);
       a2 = a0 && !((uintptr_t)(d2 + i) & 31);
@@ -333,12 +341,7 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
       put4(d2 + i, _mm256_permute2f128_pd(t0, t2, 0x31), a2);
       put4(d3 + i, _mm256_permute2f128_pd(t1, t3, 0x31), a3);
     }
-    for (; i < n; i++) {
-      d0[i] = r[i * pitch + k];
-      d1[i] = r[i * pitch + k + 1];
-      d2[i] = r[i * pitch + k + 2];
-      d3[i] = r[i * pitch + k + 3];
-    }
+    copy4_plain(r, pitch, k, d0, d1, d2, d3, i, n);
     s += 4;
   }
 #endif
