@@ -687,6 +687,111 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   }
 }
 
+/* Stage mf at sps 4 (qpsk_mf_kernel's BLK 1, the same window, pairs and products) with
+ * MF4_THREADS threads a thread block: thread i does the work of qpsk_mf_kernel's threads i and
+ * i + MF4_THREADS (q = 0, 1): their samples of the window with their NCO chains
+ * (mf4_stage_window), their pairs k0 + 2 (i + q MF4_THREADS) (+ 512 j) and their V&V terms, each
+ * chain's in float as there; the block sum adds the chains' warp sums in qpsk_mf_kernel's warp
+ * order. Every symbol and sum is qpsk_mf_kernel's bit for bit; the thread block's fixed work is
+ * shared by twice the symbols. */
+template <bool HALF, bool MIX>
+__global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(mf_args a) {
+  constexpr int LAYOUT = MF_PAD8X2;
+  extern __shared__ __align__(16) float2 win[];
+  __shared__ double scratch[(STAGE_THREADS / 32) * 5];
+  const unsigned c = blockIdx.y, blk = blockIdx.x;
+  const size_t out = (size_t)c * a.nblk + blk;
+  const qpsk_mf_block p = a.blk[out];
+  const int64_t L = a.L;
+  int64_t lo, hi;
+  qpsk_mf_window_of(p.t.b, L, a.sps, a.c, a.ntaps, &lo, &hi);
+  const int64_t n = p.t.k1 - p.t.k0;
+  if (n <= 0) { /* nothing owned: no loads, zero sums */
+    if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
+    return;
+  }
+  const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7);
+  const prx_cf32 dc = {p.dc[0], p.dc[1]};
+  /* the NCO chains of qpsk_mf_kernel's threads i and i + MF4_THREADS */
+  prx_cf32 rot[2] = {qpsk_nco_rot(p.theta, p.omega, threadIdx.x),
+                     qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
+  const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
+    rot[q] = qpsk_nco_advance(rot[q], step);
+    win[slot] = make_float2(v.re, v.im);
+  };
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
+    rot[q] = qpsk_nco_advance(rot[q], step);
+    win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
+  };
+  mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, sh, a.mix, dc, inner, edge);
+  __syncthreads();
+  const float2 *bank = (const float2 *)a.bank;
+  prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
+  const bool y16 = ((uintptr_t)y & 15) == 0; /* pairs start at even k - k0 */
+  const mf4_pos pz = mf4_pos_of(&p.t, L, a.sps, lo);
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll 1
+  for (int q = 0; q < 2; q++) {
+    float acc[4] = {0, 0, 0, 0};
+    for (int64_t k = p.t.k0 + 2 * (int64_t)(threadIdx.x + q * MF4_THREADS); k < p.t.k1;
+         k += 2 * STAGE_THREADS) {
+      unsigned rows[4] = {0, 0, 0, 0};
+      int64_t offs[4] = {0, 0, 0, 0};
+      const int m = p.t.k1 - k < 2 ? 1 : 2;
+      if (MF4_POS)
+        mf4_tap2(&p.t, &pz, L, a.sps, (int)(k - p.t.k0), (int)n, m, a.Q, a.c, rows, offs);
+      else
+        qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
+      const int u = (int)offs[0] + sh;
+      prx_cf32 v[2];
+      if (pair && (u & 7) == 0) {
+        if (MF4_NT && a.ntaps == MF4_NT)
+          mf4_dot2c<MF4_NT>(a.bank1 + (size_t)rows[0] * MF4_NT, win + qpsk_win_slot8(u), v);
+        else
+          qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
+      } else if (pair) {
+        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+          if (r < m)
+            v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
+      }
+      /* a pair's two symbols as one 16-byte store where the block's row of symbols allows */
+      float2 *yk = (float2 *)(y + (k - p.t.k0));
+      if (m == 2 && y16)
+        *(float4 *)yk = make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
+      else
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+          if (r < m) yk[r] = make_float2(v[r].re, v[r].im);
+#pragma unroll
+      for (int r = 0; r < 2; r++)
+        if (r < m) qpsk_sum_terms(v[r], acc);
+    }
+    /* block_sum over qpsk_mf_kernel's eight warps: warp w's chain q as its warp w + 4 q */
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      double sj = acc[j];
+      for (int o = 16; o > 0; o >>= 1) sj += __shfl_down_sync(0xffffffffu, sj, o);
+      if (lane == 0) scratch[(warp + q * (MF4_THREADS / 32)) * 5 + j] = sj;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < 4; j++) {
+      double s = 0;
+      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
+      a.sums[5 * out + j] = s;
+    }
+    a.sums[5 * out + 4] = (double)n;
+  }
+}
+
 /* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums
  * and the record. Warp w takes sub-blocks w, w + 8, ...: its lanes load a sub-block's grid values
  * (up to OM_BATCH per lane in flight before the first is used: the kernel is bound by the
@@ -1066,6 +1171,11 @@ static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, int blk) {
   if (half) return mix ? mf_kernel_of2<true, true>(pad, blk) : mf_kernel_of2<true, false>(pad, blk);
   return mix ? mf_kernel_of2<false, true>(pad, blk) : mf_kernel_of2<false, false>(pad, blk);
 }
+/* the sps 4 pairs' kernel of 128 threads (qpsk_mf4_kernel) of each variant: cf16 rows, mixing */
+static mf_kernel_fn mf4_kernel_of(bool half, bool mix) {
+  if (half) return mix ? qpsk_mf4_kernel<true, true> : qpsk_mf4_kernel<true, false>;
+  return mix ? qpsk_mf4_kernel<false, true> : qpsk_mf4_kernel<false, false>;
+}
 /* the pairs' kernel (mf_kernel_of's blk) of an object: mf_block 1 consecutive, P >= 2 P apart */
 static int mf_blk_of(const qpsk_stages *s) {
   if (!s->mf_pad || !s->mf_block) return 0;
@@ -1146,6 +1256,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
        "cudaFuncSetAttribute (pre)");
   for (int v = 0; v < 24; v++)
     CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v >> 3), smem_max),
+       "cudaFuncSetAttribute (mf)");
+  for (int v = 0; v < 4; v++)
+    CK(stages_open_smem((const void *)mf4_kernel_of(v & 1, v & 2), smem_max),
        "cudaFuncSetAttribute (mf)");
   return PRX_OK;
 }
@@ -1271,8 +1384,11 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
       s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
       sym,     sums,        s->d_mix};
   dim3 g(s->nblk, s->C);
-  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
-               kb)<<<g, STAGE_THREADS, mf_smem(s, kb), stream>>>(a);
+  if (kb == 1)
+    mf4_kernel_of(s->cf16, s->d_mix != NULL)<<<g, MF4_THREADS, mf_smem(s, kb), stream>>>(a);
+  else
+    mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
+                 kb)<<<g, STAGE_THREADS, mf_smem(s, kb), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }
