@@ -69,11 +69,12 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
   return r;
 }
 
-/* The sps 4 kernel's thread blocks (qpsk_mf4_kernel): MF4_THREADS threads, each main's work of
- * two STAGE_THREADS threads i and i + MF4_THREADS (their window samples, their pairs, their V&V
- * terms), so that a thread block's fixed work (its record, positions' origin, NCO start, block
- * sum) is shared by twice the symbols; MF4_MIN_BLOCKS of them a multiprocessor hold the warps of
- * five 256-thread blocks (48 registers). */
+/* The sps 4 kernel's thread blocks (qpsk_mf4_kernel): MF4_THREADS threads, each the work of two
+ * of a STAGE_THREADS block's threads i and i + MF4_THREADS (their window samples, their pairs,
+ * their V&V terms), so that a thread block's fixed work (its record, the positions' origin, the
+ * NCO's start, the block sum) is shared by twice the symbols; MF4_MIN_BLOCKS of them a
+ * multiprocessor hold the warps of five 256-thread blocks (48 registers; H200, bench/GPU_NOTES.md,
+ * s12/gmf4: faster than eight, 64 registers). */
 #define MF4_THREADS 128
 #ifndef MF4_MIN_BLOCKS
 #define MF4_MIN_BLOCKS 10
@@ -83,8 +84,9 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
  * MF4_THREADS threads, into the MF_PAD8X2 layout of shift sh: thread i takes samples t = i +
  * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
  * with q = k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in
- * stage_window: each chain then sees the same samples in the same order as that thread does, so
- * the window's values are stage_window's bit for bit. Where inner takes them, a thread's slots
+ * stage_window: each chain sees the same samples in the same order as that thread does (the same
+ * operations; which product of a complex product the compiler fuses into a multiply-add may differ
+ * between the kernels, a float rounding). Where inner takes them, a thread's slots
  * are one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 8-sample groups). */
 #define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 4)
 template <bool HALF, bool MIX, typename Inner, typename Edge>
