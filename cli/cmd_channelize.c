@@ -549,8 +549,10 @@ typedef struct run_state {
   cli_timing tm; /* POLYRX_TIMING: the wall time of each phase, printed at the end */
   thread_use use_reader, use_main; /* and each writer's and opener's in their states */
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
-  double ms_close_io; /* the main thread's recordings finished (close_one) */
-  int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
+  double ms_exec_cpu; /* compute: its thread's CPU time in prx_chan_execute */
+  prx_pipe_result pipe_res; /* the pipeline's counts (compute's waits for POLYRX_TIMING) */
+  double ms_close_io;       /* the main thread's recordings finished (close_one) */
+  int n_readers;            /* the pipeline's reader threads (cli_pipe_readers) */
   /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
@@ -595,6 +597,13 @@ typedef struct {
   int last, group_end; /* group_end: the power sums' group ends with this block (chan_power.h) */
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
+
+/* This thread's CPU time in ms (POLYRX_TIMING). */
+static double thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
 static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
@@ -644,9 +653,12 @@ static void print_timing(const run_state *r) {
   }
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
-          "%.1f, recordings finished by the main thread %.1f\n",
+          "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
+          "slot %llu (%.1f ms), recordings finished by the main thread %.1f\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
-          r->ms_close_io);
+          r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
+          r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
+          r->pipe_res.ms_compute_wait_out, r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -968,6 +980,7 @@ static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
   size_t O = (size_t)r->n_openers, k = 0;
+  if (r->open_threaded) cli_place_thread(0);
   for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
@@ -1097,11 +1110,12 @@ static double *slot_sums(const run_state *r, const void *slot) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char *rows,
                            size_t *filled, const char *what) {
   size_t n_out = 0;
-  double t = tick(r);
+  double t = tick(r), c = r->tm.on ? thread_cpu_ms() : 0;
   unsigned char *at = rows + *filled * r->row_osz;
   prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
   r->ms_exec += tick(r) - t;
+  if (r->tm.on) r->ms_exec_cpu += thread_cpu_ms() - c;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
@@ -1385,6 +1399,18 @@ static void add_power(run_state *r, int w, const void *slot) {
   if (head->group_end) end_power(r, w);
 }
 
+/* Prefetches the lines of p[0..bytes) for writing (a measurement's: the line's ownership moves
+ * to this core, away from compute's). */
+static void take_lines(const unsigned char *p, size_t bytes) {
+#if defined(__x86_64__)
+  for (const unsigned char *q = p; q < p + bytes; q += 64)
+    __asm__ volatile("prefetchw %0" ::"m"(*q));
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -1396,6 +1422,20 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  /* POLYRX_ABLATE (a measurement's, taken out after the call): nothing read (1) or the rows
+   * read but not appended (2); the recordings are wrong */
+  static int ablate = -1;
+  if (ablate < 0) ablate = cli_env_int("POLYRX_ABLATE", 0, 2, 0);
+  if (ablate == 1 && !head->last) return PRX_OK;
+  if (ablate == 2 && !head->last) {
+    add_power(r, w, out);
+    return PRX_OK;
+  }
+  static int rfo = -1; /* POLYRX_WRITER_RFO=1: the rows' lines taken for writing first */
+  if (rfo < 0) rfo = cli_env_int("POLYRX_WRITER_RFO", 0, 1, 0);
+  if (rfo)
+    for (size_t s = (size_t)w; s < r->n_sel; s += W)
+      take_lines(rows + (s * r->stride + head->skip) * r->row_osz, k * r->row_osz);
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
@@ -1511,6 +1551,13 @@ static prx_status chan_compute_timed(void *ctx, const void *in, size_t n, uint64
   return st;
 }
 
+/* The pipeline's threads placed (POLYRX_PLACE: cli_place_thread). */
+static void chan_on_thread(void *ctx, prx_pipe_stage_kind stage, int index) {
+  (void)ctx;
+  (void)index;
+  cli_place_thread(stage == PRX_PIPE_THREAD_COMPUTE);
+}
+
 /* Reads, channelizes and writes until the input ends (the tail included); returns -1 at a clean
  * end, else an exit code. A write error of some channels does not stop the others; one of every
  * channel does. */
@@ -1523,7 +1570,10 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  c.out_depth = OUT_DEPTH;
+  /* POLYRX_OUT_DEPTH=N (2..16): output slots in flight, a measurement's (the block is chosen
+   * for OUT_DEPTH) */
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, OUT_DEPTH);
+  c.on_thread = chan_on_thread;
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
@@ -1538,6 +1588,7 @@ static int stream(run_state *r) {
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  r->pipe_res = res;
   for (int w = 0; w < r->n_writers; w++) {
     r->nonfinite_out += r->ws[w].nonfinite_out;
     r->saturated += r->ws[w].saturated;
@@ -1877,6 +1928,7 @@ int cmd_channelize(int argc, char **argv) {
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
+  if (rc < 0) cli_place_thread(1); /* compute's CPU (POLYRX_PLACE), before the openers start */
   if (rc < 0 && !r.o.to_stdout) rc = open_outputs(&r);
   phase_end(&r, "open");
   if (rc < 0) {

@@ -221,6 +221,11 @@ static int slot_ready(pipe_state *p, int w) {
          atomic_load(&p->w[w].seq) != atomic_load(&p->o_seq);
 }
 
+/* The caller's placement of this thread (on_thread), if any. */
+static void on_thread(const prx_pipe_config *c, prx_pipe_stage_kind stage, int index) {
+  if (c->on_thread) c->on_thread(c->ctx, stage, index);
+}
+
 static int stop_requested(const prx_pipe_config *c) {
   return c->should_stop && c->should_stop(c->ctx);
 }
@@ -255,6 +260,7 @@ static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
+  on_thread(c, PRX_PIPE_THREAD_READ, 0);
   uint64_t pos = 0;
   for (;;) {
     wait_until(p, &p->rd[0].park, reader_ready, 0);
@@ -348,6 +354,7 @@ static void *multi_reader_main(void *arg) {
   int me = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
+  on_thread(c, PRX_PIPE_THREAD_READ, me);
   for (;;) {
     wait_until(p, &p->rd[me].park, multi_reader_ready, me);
     pthread_mutex_lock(&p->mu);
@@ -399,18 +406,28 @@ static void *multi_reader_main(void *arg) {
   return NULL;
 }
 
+/* Compute's wait for ready: counted and timed where it sleeps (the clock read only then). */
+static void compute_wait(pipe_state *p, ready_fn ready, uint64_t *count, double *ms) {
+  if (ready(p, 0)) return;
+  double t = prx_now();
+  wait_until(p, &p->comp, ready, 0);
+  *ms += (prx_now() - t) * 1e3;
+  (*count)++;
+}
+
 /* The compute stage, on the caller's thread. */
 static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
+  on_thread(c, PRX_PIPE_THREAD_COMPUTE, 0);
   for (;;) {
-    wait_until(p, &p->comp, input_ready, 0);
+    compute_wait(p, input_ready, &p->res.compute_waits_in, &p->res.ms_compute_wait_in);
     if (atomic_load(&p->stop_all)) break;
     uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
-    wait_until(p, &p->comp, slot_free, 0);
+    compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
     size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);
@@ -454,6 +471,7 @@ static void *writer_main(void *arg) {
   int w = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   writer_slot *me = &p->w[w];
+  on_thread(c, PRX_PIPE_THREAD_WRITE, w);
   for (;;) {
     wait_until(p, &me->park, slot_ready, w);
     if (atomic_load(&p->stop_all)) break;
