@@ -299,13 +299,6 @@ double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
 /* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
  * is 0). */
 void cli_input_map_timing(const char *cmd, const prx_pipe_map_stats *s, double ms_close);
-/* POLYRX_PLACE=COMPUTE/OTHERS (two CPU lists, e.g. 0/2-15; a measurement's setting): the
- * calling thread goes to the CPUs of the first list where compute is set, else to the second's
- * (a pipeline's reader and writers, a command's openers); nothing without the setting or with
- * a list it cannot read. POLYRX_PLACE=auto: compute on the CPU the first caller runs on, the
- * others on the process's other CPUs (so the command's first call is its compute thread's). */
-void cli_place_thread(int compute);
-
 /* Starts fn(arg) on a new thread that takes no signal (every signal blocked on it: the stop
  * signals stay with the main thread and the pipeline's reader): 0, else pthread_create's error. */
 int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);

@@ -46,6 +46,7 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
+#define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
 #define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
@@ -118,7 +119,8 @@ static void usage(FILE *f) {
       "                         buffers); reading, channelizing and writing run\n"
       "                         at once on successive blocks;\n"
       "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
-      "                         / D) bytes; the output is identical for any N\n"
+      "                         / D) bytes (6 N on the CPU under N = %zu); the output\n"
+      "                         is identical for any N\n"
       "\n"
       "output:\n"
       "  -o, --output DIR|-     output directory (created if absent): the recordings and\n"
@@ -155,7 +157,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
+      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20, SMALL_BLOCK);
 }
 
 /* ---- argument parsing ---- */
@@ -980,7 +982,6 @@ static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
   size_t O = (size_t)r->n_openers, k = 0;
-  if (r->open_threaded) cli_place_thread(0);
   for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
@@ -1399,18 +1400,6 @@ static void add_power(run_state *r, int w, const void *slot) {
   if (head->group_end) end_power(r, w);
 }
 
-/* Prefetches the lines of p[0..bytes) for writing (a measurement's: the line's ownership moves
- * to this core, away from compute's). */
-static void take_lines(const unsigned char *p, size_t bytes) {
-#if defined(__x86_64__)
-  for (const unsigned char *q = p; q < p + bytes; q += 64)
-    __asm__ volatile("prefetchw %0" ::"m"(*q));
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 /* A writer: appends its channels' kept outputs to their recordings (or, to standard output, the
  * channels interleaved). A channel whose write fails loses its recording; the others go on; when
  * every channel has failed, the run stops. */
@@ -1422,20 +1411,6 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
-  /* POLYRX_ABLATE (a measurement's, taken out after the call): nothing read (1) or the rows
-   * read but not appended (2); the recordings are wrong */
-  static int ablate = -1;
-  if (ablate < 0) ablate = cli_env_int("POLYRX_ABLATE", 0, 2, 0);
-  if (ablate == 1 && !head->last) return PRX_OK;
-  if (ablate == 2 && !head->last) {
-    add_power(r, w, out);
-    return PRX_OK;
-  }
-  static int rfo = -1; /* POLYRX_WRITER_RFO=1: the rows' lines taken for writing first */
-  if (rfo < 0) rfo = cli_env_int("POLYRX_WRITER_RFO", 0, 1, 0);
-  if (rfo)
-    for (size_t s = (size_t)w; s < r->n_sel; s += W)
-      take_lines(rows + (s * r->stride + head->skip) * r->row_osz, k * r->row_osz);
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
@@ -1551,13 +1526,6 @@ static prx_status chan_compute_timed(void *ctx, const void *in, size_t n, uint64
   return st;
 }
 
-/* The pipeline's threads placed (POLYRX_PLACE: cli_place_thread). */
-static void chan_on_thread(void *ctx, prx_pipe_stage_kind stage, int index) {
-  (void)ctx;
-  (void)index;
-  cli_place_thread(stage == PRX_PIPE_THREAD_COMPUTE);
-}
-
 /* Reads, channelizes and writes until the input ends (the tail included); returns -1 at a clean
  * end, else an exit code. A write error of some channels does not stop the others; one of every
  * channel does. */
@@ -1570,10 +1538,17 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  /* POLYRX_OUT_DEPTH=N (2..16): output slots in flight, a measurement's (the block is chosen
-   * for OUT_DEPTH) */
-  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, OUT_DEPTH);
-  c.on_thread = chan_on_thread;
+  /* More slots where the CPU's blocks are small (2^14 with one worker and all 1024 channels):
+   * a writer's channels all cross a page of their recordings in the same block, every 16 such
+   * blocks, and its 128 appends then take about 3 blocks' compute, more than 2 slots of slack;
+   * with 3 slots compute waited for them 64 times a run (11.7 ms of 182), with 6 once. The GPU
+   * host's 16 cores, 8 alternating rounds: 0.84x the time with 3 slots in the round-by-round
+   * median, all cores 0.98x (bench/RESULTS.md, "twelfth session"). The block is still chosen
+   * for OUT_DEPTH slots (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets it, for measurements. */
+  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
+                  ? OUT_DEPTH_SMALL
+                  : OUT_DEPTH;
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
@@ -1928,7 +1903,6 @@ int cmd_channelize(int argc, char **argv) {
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
-  if (rc < 0) cli_place_thread(1); /* compute's CPU (POLYRX_PLACE), before the openers start */
   if (rc < 0 && !r.o.to_stdout) rc = open_outputs(&r);
   phase_end(&r, "open");
   if (rc < 0) {

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -644,59 +643,4 @@ int cli_parse_backend(const char *cmd, const char *text, prx_backend *out) {
       return -1;
     }
   return cli_error(cmd, "--backend: unknown backend '%s' (auto, cpu or cuda)", text);
-}
-
-/* POLYRX_PLACE, parsed once: the compute thread's CPUs and the other threads' */
-static struct {
-  pthread_once_t once;
-  int on;
-  cpu_set_t compute, others;
-} place = {PTHREAD_ONCE_INIT, 0, {{0}}, {{0}}};
-
-/* A CPU list ("0", "2-15", "1,3,5-7") into set; 0 on success. */
-static int parse_cpus(const char *s, const char *end, cpu_set_t *set) {
-  CPU_ZERO(set);
-  while (s < end) {
-    char *e;
-    long a = strtol(s, &e, 10), b = a;
-    if (e == s || a < 0 || a >= CPU_SETSIZE) return -1;
-    if (*e == '-') {
-      s = e + 1;
-      b = strtol(s, &e, 10);
-      if (e == s || b < a || b >= CPU_SETSIZE) return -1;
-    }
-    for (long i = a; i <= b; i++) CPU_SET((int)i, set);
-    s = e;
-    if (s < end && *s == ',')
-      s++;
-    else if (s < end)
-      return -1;
-  }
-  return CPU_COUNT(set) ? 0 : -1;
-}
-
-/* auto: the CPU the first caller runs on for compute, the process's other CPUs for the rest */
-static void place_read(void) {
-  const char *env = getenv("POLYRX_PLACE");
-  const char *slash = env ? strchr(env, '/') : NULL;
-  if (env && !strcmp(env, "auto")) {
-    int cpu = sched_getcpu();
-    if (cpu < 0 || cpu >= CPU_SETSIZE ||
-        sched_getaffinity(0, sizeof(cpu_set_t), &place.others) != 0)
-      return;
-    CPU_CLR(cpu, &place.others);
-    CPU_ZERO(&place.compute);
-    CPU_SET(cpu, &place.compute);
-    place.on = CPU_COUNT(&place.others) > 0;
-    return;
-  }
-  place.on = slash && !parse_cpus(env, slash, &place.compute) &&
-             !parse_cpus(slash + 1, slash + strlen(slash), &place.others);
-}
-
-void cli_place_thread(int compute) {
-  pthread_once(&place.once, place_read);
-  if (place.on)
-    pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
-                           compute ? &place.compute : &place.others);
 }

@@ -221,11 +221,6 @@ static int slot_ready(pipe_state *p, int w) {
          atomic_load(&p->w[w].seq) != atomic_load(&p->o_seq);
 }
 
-/* The caller's placement of this thread (on_thread), if any. */
-static void on_thread(const prx_pipe_config *c, prx_pipe_stage_kind stage, int index) {
-  if (c->on_thread) c->on_thread(c->ctx, stage, index);
-}
-
 static int stop_requested(const prx_pipe_config *c) {
   return c->should_stop && c->should_stop(c->ctx);
 }
@@ -260,7 +255,6 @@ static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
-  on_thread(c, PRX_PIPE_THREAD_READ, 0);
   uint64_t pos = 0;
   for (;;) {
     wait_until(p, &p->rd[0].park, reader_ready, 0);
@@ -354,7 +348,6 @@ static void *multi_reader_main(void *arg) {
   int me = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
-  on_thread(c, PRX_PIPE_THREAD_READ, me);
   for (;;) {
     wait_until(p, &p->rd[me].park, multi_reader_ready, me);
     pthread_mutex_lock(&p->mu);
@@ -419,7 +412,6 @@ static void compute_wait(pipe_state *p, ready_fn ready, uint64_t *count, double 
 static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
-  on_thread(c, PRX_PIPE_THREAD_COMPUTE, 0);
   for (;;) {
     compute_wait(p, input_ready, &p->res.compute_waits_in, &p->res.ms_compute_wait_in);
     if (atomic_load(&p->stop_all)) break;
@@ -471,7 +463,6 @@ static void *writer_main(void *arg) {
   int w = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   writer_slot *me = &p->w[w];
-  on_thread(c, PRX_PIPE_THREAD_WRITE, w);
   for (;;) {
     wait_until(p, &me->park, slot_ready, w);
     if (atomic_load(&p->stop_all)) break;

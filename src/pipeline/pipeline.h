@@ -55,13 +55,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The stage a thread runs (prx_pipe_thread_fn). */
-typedef enum {
-  PRX_PIPE_THREAD_READ,
-  PRX_PIPE_THREAD_COMPUTE,
-  PRX_PIPE_THREAD_WRITE
-} prx_pipe_stage_kind;
-
 /* Reads up to max samples into buf; *n = 0 and PRX_OK only at the end of the stream. A call may
  * return samples and an error together: the samples are kept, then the error ends the reading. */
 typedef prx_status (*prx_pipe_read_fn)(void *ctx, void *buf, size_t max, size_t *n);
@@ -100,10 +93,6 @@ typedef int (*prx_pipe_stop_fn)(void *ctx);
 /* Buffer allocation hook (NULL: prx_pipe_host_alloc with the config's pinned flag). */
 typedef void *(*prx_pipe_alloc_fn)(void *ctx, size_t bytes);
 typedef void (*prx_pipe_free_fn)(void *ctx, void *p);
-/* Called once on each of the run's threads as it starts its stage (the readers, the writers, and
- * the calling thread before it computes): where the caller places its threads (e.g. on CPUs of
- * their own); index is the reader's or writer's number, 0 for compute. */
-typedef void (*prx_pipe_thread_fn)(void *ctx, prx_pipe_stage_kind stage, int index);
 
 typedef struct {
   size_t block_samples; /* samples per input block (> 0): large for the GPU */
@@ -138,7 +127,6 @@ typedef struct {
   prx_pipe_alloc_fn alloc;      /* NULL: default; else both alloc and free */
   prx_pipe_free_fn free;
   void *alloc_ctx;
-  prx_pipe_thread_fn on_thread; /* may be NULL; called with ctx */
 } prx_pipe_config;
 
 prx_pipe_config prx_pipe_config_default(void);
@@ -181,12 +169,12 @@ typedef struct {
   int flushed;               /* the final compute call ran and every writer wrote it */
   int stopped;               /* should_stop ended the reading */
   int end_of_stream;         /* the reader met the end of the stream */
+  prx_pipe_stage failed;     /* the stage of the first error, or NONE */
+  prx_status status;         /* the first error (PRX_OK if none) */
   /* the compute stage's sleeps (it found no input block, or no free output slot) and their
    * wall time in ms (the clock is read only around a sleep) */
   uint64_t compute_waits_in, compute_waits_out;
   double ms_compute_wait_in, ms_compute_wait_out;
-  prx_pipe_stage failed; /* the stage of the first error, or NONE */
-  prx_status status;     /* the first error (PRX_OK if none) */
 } prx_pipe_result;
 
 /* Runs the pipeline to its end (see the top of this file). Returns the first error (its
