@@ -1543,8 +1543,9 @@ static int stream(run_state *r) {
    * blocks, and its 128 appends then take about 3 blocks' compute, more than 2 slots of slack;
    * with 3 slots compute waited for them 64 times a run (11.7 ms of 182), with 6 once. The GPU
    * host's 16 cores, 8 alternating rounds: 0.84x the time with 3 slots in the round-by-round
-   * median, all cores 0.98x (bench/RESULTS.md, "twelfth session"). The block is still chosen
-   * for OUT_DEPTH slots (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets it, for measurements. */
+   * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
+   * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
+   * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
   int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
                   ? OUT_DEPTH_SMALL
                   : OUT_DEPTH;
