@@ -811,14 +811,14 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
  * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
  * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
  * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
- * alike). Where the CFO stage is set up (feed), each value also goes into its transform's row at
- * the value's place from the channel's first block's w0, and the counts the stage checks
- * (cfo_feed_count): the stage then need not copy the windows. */
+ * alike). With rows (x4_rows), each value also goes into the CFO stage's row at the value's place
+ * from the channel's first block's w0 (those below rows.S), so that cfo_fed need not copy the
+ * windows. */
 template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
-                   cfo_feed feed) {
+                   cfo_rows_out rows) {
   __shared__ float4 run_c[STAGE_THREADS];
   __shared__ int run_g[STAGE_THREADS];
   const unsigned c = blockIdx.y;
@@ -838,15 +838,9 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   /* the CFO row's point of this block's first value (i0; written where 0 <= i < S) */
   float2 *row = NULL;
   int64_t i0 = 0;
-  if (feed.buf) {
-    const int64_t base = w0[(size_t)c * nblk];
-    row = feed.buf + (size_t)c * feed.len;
-    i0 = w0[o] - base;
-    if (blockIdx.x == 0)
-      cfo_feed_count(feed, c, 0, nblk, w, w_stride, base, w0[o], n, 0, 0);
-    else
-      cfo_feed_count(feed, c, blockIdx.x, nblk, w, w_stride, base, w0[o], n, w0[o - 1],
-                     blk[o - 1].t.k1 - blk[o - 1].t.k0);
+  if (rows.buf) {
+    row = rows.buf + (size_t)c * rows.stride;
+    i0 = w0[o] - w0[(size_t)c * nblk];
   }
   if (table) {
     if ((int64_t)threadIdx.x * R < n) {
@@ -882,7 +876,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     dst[k - t.k0] = x;
     if (row) {
       const int64_t i = i0 + (k - t.k0);
-      if (i >= 0 && i < (int64_t)feed.S) row[i] = make_float2(x.re, x.im);
+      if (i >= 0 && i < (int64_t)rows.S) row[i] = make_float2(x.re, x.im);
     }
   }
 }
@@ -1256,7 +1250,7 @@ static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk
                                   size_t w_stride, cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<true><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w,
-                                                        w_stride, cfo_feed_of(s));
+                                                        w_stride, cfo_rows_out{NULL, 0, 0});
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
@@ -1300,12 +1294,31 @@ static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, cons
                             cudaStream_t stream) {
   dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<false><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w,
-                                                         w_stride, cfo_feed_of(s));
+                                                         w_stride, cfo_rows_out{NULL, 0, 0});
+  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
+  return PRX_OK;
+}
+
+static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                                 const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                                 size_t w_stride, prx_cf32 *rows, size_t row_stride,
+                                 cudaStream_t stream) {
+  if (!rows || !s->d_cfo_buf)
+    return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: x4_rows without the CFO rows");
+  const cfo_rows_out r = {(float2 *)rows, row_stride, s->cfo_S};
+  dim3 g(s->nblk, s->C);
+  if (in)
+    qpsk_x4_kernel<true>
+        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
+  else
+    qpsk_x4_kernel<false>
+        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride, r);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre,     stages_mf,        stages_om,
-    stages_x4,     stages_out,     stages_mix,     stages_cfo_setup, stages_cfo,
-    stages_pre_om, stages_om_sums, stages_x4_level};
+    stages_create,    stages_destroy,  stages_pre,     stages_mf,
+    stages_om,        stages_x4,       stages_out,     stages_mix,
+    stages_cfo_setup, stages_cfo,      stages_pre_om,  stages_om_sums,
+    stages_x4_level,  stages_cfo_rows, stages_x4_rows, stages_cfo_fed};
