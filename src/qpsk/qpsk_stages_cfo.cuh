@@ -12,8 +12,7 @@ extern "C" {
  * span values from its first block's w0 on, value i at row point i for i < S (buf NULL: none). */
 typedef struct {
   float2 *buf;
-  size_t stride;
-  unsigned S;
+  unsigned stride, S;
 } cfo_rows_out;
 
 prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu);

@@ -12,6 +12,7 @@ extern "C" {
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
@@ -1303,9 +1304,9 @@ static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk,
                                  const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                                  size_t w_stride, prx_cf32 *rows, size_t row_stride,
                                  cudaStream_t stream) {
-  if (!rows || !s->d_cfo_buf)
+  if (!rows || !s->d_cfo_buf || row_stride > UINT_MAX)
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: x4_rows without the CFO rows");
-  const cfo_rows_out r = {(float2 *)rows, row_stride, s->cfo_S};
+  const cfo_rows_out r = {(float2 *)rows, (unsigned)row_stride, s->cfo_S};
   dim3 g(s->nblk, s->C);
   if (in)
     qpsk_x4_kernel<true>
