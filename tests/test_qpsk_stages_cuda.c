@@ -68,11 +68,18 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
   }
   qpsk_cfo_in *in = calloc(C, sizeof *in), *d_in = NULL;
   qpsk_cfo_out *o1 = calloc(C, sizeof *o1), *o2 = calloc(C, sizeof *o2), *d_out = NULL;
-  int ok = cuda_ok(cudaMalloc((void **)&d_w0g, nb * sizeof *d_w0g), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_w, wn * sizeof *d_w), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_in, C * sizeof *d_in), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_out, C * sizeof *d_out), "cudaMalloc") &&
-           cuda_ok(cudaMemcpy(d_w0g, w0g, nb * sizeof *w0g, cudaMemcpyHostToDevice), "w0");
+  const size_t gn = nb * (4 * (size_t)st->L + 2 * QPSK_GM);
+  prx_cf32 *d_grid_buf = NULL; /* the grid 8 bytes off a 16-byte boundary at d_grid_buf + 1 */
+  int ok =
+      cuda_ok(cudaMalloc((void **)&d_grid_buf, (gn + 1) * sizeof *d_grid_buf), "cudaMalloc") &&
+      cuda_ok(cudaMemcpy(d_grid_buf + 1, d_grid, gn * sizeof *d_grid, cudaMemcpyDeviceToDevice),
+              "grid");
+  const prx_cf32 *d_grid_odd = ok ? d_grid_buf + 1 : NULL;
+  ok = ok && cuda_ok(cudaMalloc((void **)&d_w0g, nb * sizeof *d_w0g), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_w, wn * sizeof *d_w), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_in, C * sizeof *d_in), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_out, C * sizeof *d_out), "cudaMalloc") &&
+       cuda_ok(cudaMemcpy(d_w0g, w0g, nb * sizeof *w0g, cudaMemcpyHostToDevice), "w0");
   for (unsigned Sw = 2048; ok && Sw <= 4096; Sw *= 2) {
     const size_t nfft = 2 * (size_t)Sw;
     const double max_nu = 0.48;
@@ -84,7 +91,8 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
           name, rs, st->cfo_len);
     if (!d_rows || rs < st->cfo_len) break;
     prx_cf32 *rows = malloc(C * rs * sizeof *rows);
-    size_t w_differ = 0, row_differ = 0, starts = 0, nu_differ = 0, short_windows = 0, taken = 0;
+    size_t w_differ = 0, unstaged_differ = 0, row_differ = 0, starts = 0, nu_differ = 0,
+           short_windows = 0, taken = 0;
     double worst = 0;
     for (int lev = 1; ok && lev >= 0; lev--) {
       /* x4_level (x4) alone, then x4_rows on the same w rows and rows of other values */
@@ -94,6 +102,17 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
       else
         CHECK_OK(S->x4(st, d_mb, d_w0g, d_grid, d_w, w_stride, 0));
       ok = ok && cuda_ok(cudaMemcpy(wx, d_w, wn * sizeof *wx, cudaMemcpyDeviceToHost), "w");
+      if (ok && d_grid_odd) {
+        /* the grid 8 bytes off a 16-byte boundary: x4 reads it in place (not staged), the same
+         * values */
+        ok = cuda_ok(cudaMemcpy(d_w, w, wn * sizeof *w, cudaMemcpyHostToDevice), "w");
+        if (lev)
+          CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid_odd, d_w, w_stride, 0));
+        else
+          CHECK_OK(S->x4(st, d_mb, d_w0g, d_grid_odd, d_w, w_stride, 0));
+        ok = ok && cuda_ok(cudaMemcpy(w1, d_w, wn * sizeof *w1, cudaMemcpyDeviceToHost), "w");
+        unstaged_differ += ok && memcmp(w1, wx, wn * sizeof *w1) != 0;
+      }
       for (size_t i = 0; i < C * rs; i++) {
         rows[i].re = (float)(1e3 * test_rng_gauss(r));
         rows[i].im = (float)(1e3 * test_rng_gauss(r));
@@ -143,11 +162,12 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
     }
     free(spec);
     free(rows);
-    printf("%s, S %u: x4_rows' w rows differing %zu, CFO rows differing %zu; CFO from x4's rows "
-           "within %.2e Rs of the CPU's (%zu windows reaching back, %zu short), starts differing "
-           "%zu\n",
-           name, Sw, w_differ, row_differ, worst, taken, short_windows, starts);
+    printf("%s, S %u: x4_rows' w rows differing %zu, x4 on a grid off 16 bytes %zu, CFO rows "
+           "differing %zu; CFO from x4's rows within %.2e Rs of the CPU's (%zu windows reaching "
+           "back, %zu short), starts differing %zu\n",
+           name, Sw, w_differ, unstaged_differ, row_differ, worst, taken, short_windows, starts);
     CHECK(w_differ == 0, "%s, S %u: x4_rows' w rows differ from x4's (x4_level's)", name, Sw);
+    CHECK(unstaged_differ == 0, "%s, S %u: x4 (x4_level) on a grid off 16 bytes differs", name, Sw);
     CHECK(row_differ == 0, "%s, S %u: %zu channels' CFO rows differ from the span's values", name,
           Sw, row_differ);
     CHECK(starts <= 1, "%s, S %u: %zu starts differ (a near-tie of two bins: 1)", name, Sw, starts);
@@ -155,6 +175,7 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
           nu_differ);
     CHECK(worst < 1e-8, "%s, S %u: CFO off the CPU's by %.2e Rs", name, Sw, worst);
   }
+  cudaFree(d_grid_buf);
   cudaFree(d_w0g);
   cudaFree(d_w);
   cudaFree(d_in);
