@@ -2,10 +2,12 @@
  * pre-filter grid with the input sums (pre), the O&M sums with the grid levelled (om), the
  * 4th-power values at the instants (x4), the CFO spectra, peak and refinement (cfo), the matched
  * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
- * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
- * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
- * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out;
- * x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies the windows);
+ * (out), each alone, the six in sequence (all: x4 writing the CFO stage's rows too, x4_rows, and
+ * cfo on them, cfo_fed, as the bank's driver runs them) and the five without cfo (all5, the set
+ * measured before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums,
+ * om_sums: the records from them, x4_level: x4 levelling what it reads; all_folded: those with
+ * cfo, mf, out; x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies
+ * the windows);
  * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and pre_om without their sliding filter (pre_unslid, pre_om_unslid: the four- and
@@ -135,6 +137,17 @@ static const char *const kname[K_N] = {"pre",
                                        "pre_om_unslid",
                                        "x4_level_cfo"};
 
+/* x4 (in NULL) or x4_level also into the CFO stage's rows, then cfo on them (x4_rows, cfo_fed: the
+ * bank's driver) */
+static prx_status x4_cfo(const bench_bufs *b, const qpsk_om_in *in) {
+  prx_cf32 *rows;
+  size_t rs;
+  prx_status s = S->cfo_rows(b->st, &rows, &rs);
+  if (!s) s = S->x4_rows(b->st, b->mb, b->w0, in, b->grid, b->w, b->w_stride, rows, rs, 0);
+  if (!s) s = S->cfo_fed(b->st, b->w, b->w_stride, b->w0, b->cfi, b->cfo, 0);
+  return s;
+}
+
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
   if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L ||
@@ -148,14 +161,7 @@ static int launch(const bench_bufs *b, int which) {
     if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
     if (!s && which == K_X4L)
       s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
-    if (!s && (all || pair)) {
-      /* x4_level also into the CFO stage's rows, cfo on them (the bank's driver) */
-      prx_cf32 *rows;
-      size_t rs;
-      s = S->cfo_rows(b->st, &rows, &rs);
-      if (!s) s = S->x4_rows(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, rows, rs, 0);
-      if (!s) s = S->cfo_fed(b->st, b->w, b->w_stride, b->w0, b->cfi, b->cfo, 0);
-    }
+    if (!s && (all || pair)) s = x4_cfo(b, b->omi);
     if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
     if (!s && all) s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
     if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
@@ -165,9 +171,10 @@ static int launch(const bench_bufs *b, int which) {
   if (all || which == K_PRE)
     s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
   if (!s && (all || which == K_OM)) s = S->om(b->st, 0, b->omi, b->grid, b->omo, 0);
-  if (!s && (all || which == K_X4)) s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
-  if (!s && (which == K_ALL || which == K_CFO))
-    s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
+  if (!s && (which == K_ALL5 || which == K_X4))
+    s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+  if (!s && which == K_ALL) s = x4_cfo(b, NULL);
+  if (!s && which == K_CFO) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
   if (!s && (all || which == K_MF))
     s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
   if (!s && (all || which == K_OUT))
@@ -453,7 +460,8 @@ int main(int argc, char **argv) {
         /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
         /* each sequence's bytes per symbol */
-        bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cb + bytes[K_MF] + bytes[K_OUT];
+        bytes[K_ALL] =
+            bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + 8 + cbf + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLD] =
             bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4CFO] + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLDW] = bytes[K_FOLD] - cbf + cbwf;
