@@ -70,9 +70,14 @@
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* the fewest channels whose spans run in two halves by default (below, the halves' kernels are
+ * small and their launches, twice as many, cost more than the overlap gives) */
+#define QPSK_SPLIT_MIN 512
 
 struct prx_qpsk_bank_gpu {
   const prx_cuda_module *m;
@@ -104,7 +109,16 @@ struct prx_qpsk_bank_gpu {
    * the ring's move (kernels), after an event on the main stream; the next span's kernels (which
    * overwrite what they copy) wait for them, and so does the call's end (the same event, recorded
    * again on pstream after the copies; each wait takes its latest record) */
-  int cp_pending;     /* copies on pstream not yet waited for */
+  int cp_pending; /* copies on pstream not yet waited for */
+  /* a span in two halves of the channels (run_span_gpu, with the phase pass on the GPU): the
+   * first half's launches on hstream, at the device's greatest priority, the second's on the
+   * call's stream, the CFO stage's reach-back copy and cfo over all channels on the call's stream
+   * between them; so each half's serial passes (one warp per channel, latency-bound) run beside
+   * the other half's stage kernels. ev_fork (recorded on the call's stream) starts hstream's
+   * part, ev_join (recorded on hstream) ends it. split: in use (POLYRX_BANK_SPLIT 0 never, 1 from
+   * 2 channels, else from QPSK_SPLIT_MIN channels; the module has the stream and events) */
+  void *hstream, *ev_fork, *ev_join;
+  int split;
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
@@ -211,6 +225,7 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (!g) return;
   if (g->stream) g->dev->sync(g->stream);
   if (g->pstream) g->dev->sync(g->pstream);
+  if (g->hstream) g->dev->sync(g->hstream);
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
@@ -228,6 +243,9 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
+  if (g->hstream) g->dev->stream_destroy(g->hstream);
+  if (g->ev_fork) g->m->event_destroy(g->ev_fork);
+  if (g->ev_join) g->m->event_destroy(g->ev_join);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -302,6 +320,17 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
     if (!st) st = m->event_create(g->device, &g->ev);
+    /* the halves' stream and events where the span runs in halves */
+    const char *e = getenv("POLYRX_BANK_SPLIT");
+    const unsigned least = e && !strcmp(e, "0")   ? UINT_MAX
+                           : e && !strcmp(e, "1") ? 2
+                                                  : QPSK_SPLIT_MIN;
+    if (!st && g->dev->stream_create_hi && g->C >= least) {
+      st = g->dev->stream_create_hi(g->device, &g->hstream);
+      if (!st) st = m->event_create(g->device, &g->ev_fork);
+      if (!st) st = m->event_create(g->device, &g->ev_join);
+      g->split = !st;
+    }
     if (st) {
       prx_qpsk_bank_gpu_destroy(g);
       return st;
@@ -939,14 +968,13 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
 }
 
 /* After the phase pass: where the GPU decides (not host finish), the blocks' decision records
- * and stage out into the caller's rows (bits, or none where NULL); the span counted. */
+ * and stage out into the caller's rows (bits, or none where NULL). */
 static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t n, uint8_t *bits,
                             size_t bits_stride, void *stream) {
   if (!g->hf && bits) {
     if (!g->gph) TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
     TRY(g->k->out(st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
   }
-  g->tm.spans++;
   return PRX_OK;
 }
 
@@ -974,10 +1002,76 @@ static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   return pend_phase(g, nb, stream);
 }
 
+/* A part of the bank's channels for one span (nb blocks, pre's slot k): n channels from c0 on.
+ * v is a copy of the driver whose device records, counts and state start at channel c0 and hold
+ * n channels (every array is channel-major), so that the stage kernels and the serial passes run
+ * over it unchanged; st its stages' shape; stx x4's (the bank's arrays, channels c0 .. c0 + n - 1,
+ * as the CFO stage's rows that x4 feeds are the bank's). */
+typedef struct {
+  prx_qpsk_bank_gpu v;
+  qpsk_stages st, stx;
+  const void *rows;
+  uint8_t *bits;
+  void *stream;
+} span_part;
+
+static void part_of(const prx_qpsk_bank_gpu *g, span_part *p, size_t c0, size_t n, size_t nb, int k,
+                    const void *rows, size_t stride, uint8_t *bits, size_t bits_stride,
+                    void *stream) {
+  prx_qpsk_bank_gpu *v = &p->v;
+  const size_t o = c0 * nb;
+  *v = *g;
+  v->C = (unsigned)n;
+  v->stg.C = (unsigned)n;
+  v->stg.c0 = (unsigned)c0;
+  if (v->stg.d_mix) v->stg.d_mix += c0;
+  v->d_grid[k] += o * g->ng;
+  v->d_mom[k] += 4 * o;
+  v->d_bad[k] += o;
+  if (v->d_omsum[k]) v->d_omsum[k] += o * g->oms;
+  v->d_omi += o;
+  v->d_omo += o;
+  v->d_mb += o;
+  v->d_w0 += o;
+  v->d_tb += o;
+  v->d_ob += o;
+  v->d_po += o;
+  v->d_sums += 5 * o;
+  v->d_sym += o * g->Lmax;
+  v->d_st += c0;
+  v->d_sp += c0;
+  v->d_cfi += c0;
+  v->d_cfo += c0;
+  v->d_pst += c0;
+  v->d_off += c0;
+  v->d_ops += 3 * c0;
+  p->st = v->stg;
+  p->st.nblk = (unsigned)nb;
+  p->stx = g->stg;
+  p->stx.nblk = (unsigned)nb;
+  p->stx.c0 = (unsigned)c0;
+  p->stx.cn = (unsigned)n;
+  p->rows = (const char *)rows + c0 * stride;
+  p->bits = bits ? bits + c0 * bits_stride : NULL;
+  p->stream = stream;
+}
+
+/* stream `to` waits for the work issued so far on stream `from` (event ev recorded there) */
+static prx_status follow(prx_qpsk_bank_gpu *g, void *to, void *from, void *ev) {
+  TRY(g->m->event_record(ev, from));
+  return g->m->stream_wait(to, ev);
+}
+
 /* The next span of every channel with the serial passes on the GPU: pre, level, om, timing, x4,
- * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
- * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
- * go back), runs the phase pass and the report per channel, then out. */
+ * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; with the phase
+ * pass on the GPU too, phase and out, and the reports' records into a pending slot, the host's
+ * only wait at the call's end; else the host waits once, for the symbols' sums (and the passes'
+ * results, the input sums, the symbols where they go back), runs the phase pass and the report
+ * per channel, then out. In halves (g->split, the phase pass on the GPU): each stage but the CFO
+ * stage's launched for the first half of the channels on hstream, then for the second on the
+ * stream; hstream starts after the stream's work before the span and again after cfo, and the
+ * stream waits for it before the reach-back copy and at the span's end (the halves touch
+ * disjoint channels' records; the CFO stage reads every channel's x4 values). */
 static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
                                size_t bits_stride, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
@@ -996,48 +1090,79 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int k = g->slot;
   if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
   g->cp_pending = 0;
-  TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  /* the parts: the two halves, or all channels */
+  const int np = g->split && g->gph ? 2 : 1;
+  span_part pt[2];
+  if (np == 2) {
+    part_of(g, &pt[0], 0, C / 2, nb, k, rows, stride, bits, bits_stride, g->hstream);
+    part_of(g, &pt[1], C / 2, C - C / 2, nb, k, rows, stride, bits, bits_stride, stream);
+    TRY(follow(g, g->hstream, stream, g->ev_fork));
+  } else {
+    part_of(g, &pt[0], 0, C, nb, k, rows, stride, bits, bits_stride, stream);
+  }
+  for (int i = 0; i < np; i++)
+    TRY(issue_pre(&pt[i].v, k, pt[i].rows, stride, b0, nb, pt[i].stream));
   mark(g, stream, QPSK_MARK_PRE);
-  TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
+  for (int i = 0; i < np; i++) {
+    prx_qpsk_bank_gpu *v = &pt[i].v;
+    TRY(r->level(&g->scf, v->C, nb, span, g->g_hi, v->d_mom[k], v->d_st, v->d_sp, v->d_omi,
+                 pt[i].stream));
+  }
   mark(g, stream, QPSK_MARK_LEVEL);
-  TRY(issue_om(g, &st, k, b0, stream));
+  for (int i = 0; i < np; i++) TRY(issue_om(&pt[i].v, &pt[i].st, k, b0, pt[i].stream));
   mark(g, stream, QPSK_MARK_OM);
-  TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
-                g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
+  for (int i = 0; i < np; i++) {
+    prx_qpsk_bank_gpu *v = &pt[i].v;
+    TRY(r->timing(&g->scf, v->C, nb, b0, q0->flushing, g->n_total, v->d_omo, v->d_st, v->d_sp,
+                  v->d_tb, v->d_mb, v->d_w0, v->d_ops, v->d_cfi, pt[i].stream));
+  }
   mark(g, stream, QPSK_MARK_TIMING);
-  TRY(issue_x4(g, &st, k, stream));
+  for (int i = 0; i < np; i++) TRY(issue_x4(g, &pt[i].stx, k, pt[i].stream));
+  if (np == 2) TRY(follow(g, stream, g->hstream, g->ev_join));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   mark(g, stream, QPSK_MARK_CFO);
-  TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
+  if (np == 2) TRY(follow(g, g->hstream, stream, g->ev_fork));
+  for (int i = 0; i < np; i++) {
+    prx_qpsk_bank_gpu *v = &pt[i].v;
+    TRY(r->nco(&g->scf, v->C, nb, span, b0, v->d_cfo, v->d_st, v->d_sp, v->d_mb, pt[i].stream));
+  }
   mark(g, stream, QPSK_MARK_NCO);
   /* the records final by now go down beside mf, so that after the phase pass only its results
    * remain, shorter than out: the call's counts then do not queue behind them on the copy
    * engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
   const int early = g->gph && g->pstream;
   if (early) {
-    TRY(g->m->event_record(g->ev, stream));
-    TRY(g->m->stream_wait(g->pstream, g->ev));
+    TRY(follow(g, g->pstream, stream, g->ev));
+    if (np == 2) TRY(follow(g, g->pstream, g->hstream, g->ev_join));
     TRY(pend_records(g, k, nb, g->pstream));
   }
-  TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
+  for (int i = 0; i < np; i++)
+    TRY(issue_mf(&pt[i].v, &pt[i].st, pt[i].rows, stride, b0, n, pt[i].stream));
   mark(g, stream, QPSK_MARK_MF);
   if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
-    TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
-                 g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
-                 g->d_ob, g->d_off, stream));
+    for (int i = 0; i < np; i++) {
+      prx_qpsk_bank_gpu *v = &pt[i].v;
+      TRY(r->phase(q0->L, g->Lmax, v->C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
+                   v->d_sums, v->d_mom[k], v->d_bad[k], v->d_tb, v->d_sp, v->d_sym, v->d_pst,
+                   v->d_po, v->d_ob, v->d_off, pt[i].stream));
+    }
     mark(g, stream, QPSK_MARK_PHASE);
     g->first = 0;
     g->synced = 0;
     if (early) { /* the phase pass's results beside out and the ring's move */
-      TRY(g->m->event_record(g->ev, stream));
-      TRY(g->m->stream_wait(g->pstream, g->ev));
+      TRY(follow(g, g->pstream, stream, g->ev));
+      if (np == 2) TRY(follow(g, g->pstream, g->hstream, g->ev_join));
       TRY(pend_phase(g, nb, g->pstream));
       TRY(g->m->event_record(g->ev, g->pstream));
       g->cp_pending = 1;
     }
-    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
+    for (int i = 0; i < np; i++)
+      TRY(issue_out(&pt[i].v, &pt[i].st, n, pt[i].bits, bits_stride, pt[i].stream));
+    if (np == 2) TRY(follow(g, stream, g->hstream, g->ev_join));
+    g->tm.spans++;
+    g->tm.halves += np == 2;
     mark(g, stream, QPSK_MARK_OUT);
     if (!g->pstream) TRY(pend(g, k, nb, stream));
     mark(g, stream, QPSK_MARK_PEND);
@@ -1054,6 +1179,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   g->tm.issue_s += prx_now() - t0;
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase_gpu, &x);
+  g->tm.spans++;
   return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
@@ -1129,6 +1255,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase, &x);
+  g->tm.spans++;
   return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
