@@ -111,13 +111,14 @@ struct prx_qpsk_bank_gpu {
    * again on pstream after the copies; each wait takes its latest record) */
   int cp_pending; /* copies on pstream not yet waited for */
   /* a span in two halves of the channels (run_span_gpu, with the phase pass on the GPU): the
-   * first half's launches on hstream, at the device's greatest priority, the second's on the
-   * call's stream, the CFO stage's reach-back copy and cfo over all channels on the call's stream
-   * between them; so each half's serial passes (one warp per channel, latency-bound) run beside
-   * the other half's stage kernels. ev_fork (recorded on the call's stream) starts hstream's
-   * part, ev_join (recorded on hstream) ends it. split: in use (POLYRX_BANK_SPLIT 0 never, 1 from
-   * 2 channels, else from QPSK_SPLIT_MIN channels; the module has the stream and events) */
-  void *hstream, *ev_fork, *ev_join;
+   * first half's stage kernels on astream, the second's on the call's stream, and both halves'
+   * serial passes (level, om, timing; nco; phase) on hstream, at the device's greatest priority,
+   * so that their thread blocks go first wherever the other half's stage kernel has some waiting:
+   * each half's serial passes (one warp per channel, latency-bound) run beside the other half's
+   * stage kernels. The CFO stage runs over all channels on the call's stream between them. ev_h
+   * orders them (each wait follows its record at once). split: in use (POLYRX_BANK_SPLIT 0
+   * never, 1 from 2 channels, else from QPSK_SPLIT_MIN; the module has the streams and events) */
+  void *astream, *hstream, *ev_h;
   int split;
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
@@ -226,6 +227,7 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (g->stream) g->dev->sync(g->stream);
   if (g->pstream) g->dev->sync(g->pstream);
   if (g->hstream) g->dev->sync(g->hstream);
+  if (g->astream) g->dev->sync(g->astream);
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
@@ -244,8 +246,8 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
   if (g->hstream) g->dev->stream_destroy(g->hstream);
-  if (g->ev_fork) g->m->event_destroy(g->ev_fork);
-  if (g->ev_join) g->m->event_destroy(g->ev_join);
+  if (g->astream) g->dev->stream_destroy(g->astream);
+  if (g->ev_h) g->m->event_destroy(g->ev_h);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -327,8 +329,8 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
                                                   : QPSK_SPLIT_MIN;
     if (!st && g->dev->stream_create_hi && g->C >= least) {
       st = g->dev->stream_create_hi(g->device, &g->hstream);
-      if (!st) st = m->event_create(g->device, &g->ev_fork);
-      if (!st) st = m->event_create(g->device, &g->ev_join);
+      if (!st) st = g->dev->stream_create(g->device, &g->astream);
+      if (!st) st = m->event_create(g->device, &g->ev_h);
       g->split = !st;
     }
     if (st) {
@@ -1056,8 +1058,10 @@ static void part_of(const prx_qpsk_bank_gpu *g, span_part *p, size_t c0, size_t 
   p->stream = stream;
 }
 
-/* stream `to` waits for the work issued so far on stream `from` (event ev recorded there) */
+/* stream `to` waits for the work issued so far on stream `from` (the event ev recorded there;
+ * nothing where they are the same stream) */
 static prx_status follow(prx_qpsk_bank_gpu *g, void *to, void *from, void *ev) {
+  if (to == from) return PRX_OK;
   TRY(g->m->event_record(ev, from));
   return g->m->stream_wait(to, ev);
 }
@@ -1067,11 +1071,12 @@ static prx_status follow(prx_qpsk_bank_gpu *g, void *to, void *from, void *ev) {
  * pass on the GPU too, phase and out, and the reports' records into a pending slot, the host's
  * only wait at the call's end; else the host waits once, for the symbols' sums (and the passes'
  * results, the input sums, the symbols where they go back), runs the phase pass and the report
- * per channel, then out. In halves (g->split, the phase pass on the GPU): each stage but the CFO
- * stage's launched for the first half of the channels on hstream, then for the second on the
- * stream; hstream starts after the stream's work before the span and again after cfo, and the
- * stream waits for it before the reach-back copy and at the span's end (the halves touch
- * disjoint channels' records; the CFO stage reads every channel's x4 values). */
+ * per channel, then out. In halves (g->split, the phase pass on the GPU), each stage but the CFO
+ * stage's for each half (first astream's, then the stream's), the serial passes (and om) of both
+ * on hstream, each after the stage before on its half's stream and before the next there; the
+ * halves touch disjoint channels' records, the CFO stage (on the stream, after astream's x4)
+ * every channel's x4 values. With the marks (benchmarks), each group ends where the stream's
+ * work (all of it, or the second half's) reaches it. */
 static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
                                size_t bits_stride, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
@@ -1090,13 +1095,14 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int k = g->slot;
   if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
   g->cp_pending = 0;
-  /* the parts: the two halves, or all channels */
+  /* the parts (the two halves, or all channels), their serial passes' stream h */
   const int np = g->split && g->gph ? 2 : 1;
+  void *const h = np == 2 ? g->hstream : stream, *const ev = g->ev_h;
   span_part pt[2];
   if (np == 2) {
-    part_of(g, &pt[0], 0, C / 2, nb, k, rows, stride, bits, bits_stride, g->hstream);
+    part_of(g, &pt[0], 0, C / 2, nb, k, rows, stride, bits, bits_stride, g->astream);
     part_of(g, &pt[1], C / 2, C - C / 2, nb, k, rows, stride, bits, bits_stride, stream);
-    TRY(follow(g, g->hstream, stream, g->ev_fork));
+    TRY(follow(g, g->astream, stream, ev));
   } else {
     part_of(g, &pt[0], 0, C, nb, k, rows, stride, bits, bits_stride, stream);
   }
@@ -1105,62 +1111,63 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   mark(g, stream, QPSK_MARK_PRE);
   for (int i = 0; i < np; i++) {
     prx_qpsk_bank_gpu *v = &pt[i].v;
-    TRY(r->level(&g->scf, v->C, nb, span, g->g_hi, v->d_mom[k], v->d_st, v->d_sp, v->d_omi,
-                 pt[i].stream));
-  }
-  mark(g, stream, QPSK_MARK_LEVEL);
-  for (int i = 0; i < np; i++) TRY(issue_om(&pt[i].v, &pt[i].st, k, b0, pt[i].stream));
-  mark(g, stream, QPSK_MARK_OM);
-  for (int i = 0; i < np; i++) {
-    prx_qpsk_bank_gpu *v = &pt[i].v;
+    TRY(follow(g, h, pt[i].stream, ev));
+    TRY(r->level(&g->scf, v->C, nb, span, g->g_hi, v->d_mom[k], v->d_st, v->d_sp, v->d_omi, h));
+    if (i == np - 1) mark(g, stream, QPSK_MARK_LEVEL);
+    TRY(issue_om(v, &pt[i].st, k, b0, h));
+    if (i == np - 1) mark(g, stream, QPSK_MARK_OM);
     TRY(r->timing(&g->scf, v->C, nb, b0, q0->flushing, g->n_total, v->d_omo, v->d_st, v->d_sp,
-                  v->d_tb, v->d_mb, v->d_w0, v->d_ops, v->d_cfi, pt[i].stream));
+                  v->d_tb, v->d_mb, v->d_w0, v->d_ops, v->d_cfi, h));
+    TRY(follow(g, pt[i].stream, h, ev));
   }
   mark(g, stream, QPSK_MARK_TIMING);
   for (int i = 0; i < np; i++) TRY(issue_x4(g, &pt[i].stx, k, pt[i].stream));
-  if (np == 2) TRY(follow(g, stream, g->hstream, g->ev_join));
+  if (np == 2) TRY(follow(g, stream, g->astream, ev));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   mark(g, stream, QPSK_MARK_CFO);
-  if (np == 2) TRY(follow(g, g->hstream, stream, g->ev_fork));
+  TRY(follow(g, h, stream, ev));
+  /* the records final after the NCO pass go down beside mf, so that after the phase pass only its
+   * results remain, shorter than out: the call's counts then do not queue behind them on the
+   * copy engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
+  const int early = g->gph && g->pstream;
   for (int i = 0; i < np; i++) {
     prx_qpsk_bank_gpu *v = &pt[i].v;
-    TRY(r->nco(&g->scf, v->C, nb, span, b0, v->d_cfo, v->d_st, v->d_sp, v->d_mb, pt[i].stream));
+    TRY(r->nco(&g->scf, v->C, nb, span, b0, v->d_cfo, v->d_st, v->d_sp, v->d_mb, h));
+    if (i == np - 1) {
+      mark(g, stream, QPSK_MARK_NCO);
+      if (early) {
+        TRY(follow(g, g->pstream, h, g->ev));
+        TRY(pend_records(g, k, nb, g->pstream));
+      }
+    }
+    TRY(follow(g, pt[i].stream, h, ev));
+    TRY(issue_mf(v, &pt[i].st, pt[i].rows, stride, b0, n, pt[i].stream));
   }
-  mark(g, stream, QPSK_MARK_NCO);
-  /* the records final by now go down beside mf, so that after the phase pass only its results
-   * remain, shorter than out: the call's counts then do not queue behind them on the copy
-   * engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
-  const int early = g->gph && g->pstream;
-  if (early) {
-    TRY(follow(g, g->pstream, stream, g->ev));
-    if (np == 2) TRY(follow(g, g->pstream, g->hstream, g->ev_join));
-    TRY(pend_records(g, k, nb, g->pstream));
-  }
-  for (int i = 0; i < np; i++)
-    TRY(issue_mf(&pt[i].v, &pt[i].st, pt[i].rows, stride, b0, n, pt[i].stream));
   mark(g, stream, QPSK_MARK_MF);
   if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
     for (int i = 0; i < np; i++) {
       prx_qpsk_bank_gpu *v = &pt[i].v;
+      TRY(follow(g, h, pt[i].stream, ev));
       TRY(r->phase(q0->L, g->Lmax, v->C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
                    v->d_sums, v->d_mom[k], v->d_bad[k], v->d_tb, v->d_sp, v->d_sym, v->d_pst,
-                   v->d_po, v->d_ob, v->d_off, pt[i].stream));
+                   v->d_po, v->d_ob, v->d_off, h));
+      if (i == np - 1) {
+        mark(g, stream, QPSK_MARK_PHASE);
+        if (early) { /* the phase pass's results beside out and the ring's move */
+          TRY(follow(g, g->pstream, h, g->ev));
+          TRY(pend_phase(g, nb, g->pstream));
+          TRY(g->m->event_record(g->ev, g->pstream));
+          g->cp_pending = 1;
+        }
+      }
+      TRY(follow(g, pt[i].stream, h, ev));
+      TRY(issue_out(v, &pt[i].st, n, pt[i].bits, bits_stride, pt[i].stream));
     }
-    mark(g, stream, QPSK_MARK_PHASE);
+    if (np == 2) TRY(follow(g, stream, g->astream, ev));
     g->first = 0;
     g->synced = 0;
-    if (early) { /* the phase pass's results beside out and the ring's move */
-      TRY(follow(g, g->pstream, stream, g->ev));
-      if (np == 2) TRY(follow(g, g->pstream, g->hstream, g->ev_join));
-      TRY(pend_phase(g, nb, g->pstream));
-      TRY(g->m->event_record(g->ev, g->pstream));
-      g->cp_pending = 1;
-    }
-    for (int i = 0; i < np; i++)
-      TRY(issue_out(&pt[i].v, &pt[i].st, n, pt[i].bits, bits_stride, pt[i].stream));
-    if (np == 2) TRY(follow(g, stream, g->hstream, g->ev_join));
     g->tm.spans++;
     g->tm.halves += np == 2;
     mark(g, stream, QPSK_MARK_OUT);
