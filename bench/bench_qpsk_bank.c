@@ -40,9 +40,7 @@
  * library's default device bank alone, plain and kept: no CPU bank, no variants; for a
  * profiler's window)
  * [--marks] (with --default-only: the default bank's plain and kept calls, then the marks of
- * each). POLYRX_BANK_SPLIT=0 or 1 in the environment: the driver's spans in two halves of the
- * channels never, or from 2 channels (its default: from 512); "halves" in the JSON says whether
- * the device bank's calls ran so. */
+ * each). */
 #include "bench_clock.h"
 #include "testutil.h"
 
@@ -115,7 +113,6 @@ typedef struct {
   int fold;      /* the om stage folded into pre */
   int serial;    /* the level, timing and NCO passes on the GPU */
   int phase;     /* and the phase pass */
-  int halves;    /* the spans in two halves of the channels (POLYRX_BANK_SPLIT) */
   int staged;    /* the CUDA bank stages through the host (no driver) */
   uint64_t hash; /* hashed runs: FNV-1a of every call's bits, channel by channel */
   int ok_hash;   /* hash taken (the bits came back after each call) */
@@ -251,7 +248,6 @@ static int run_bank(prx_backend be, int threads, unsigned C, double sps, prx_for
       res->issue_s = t1t.issue_s - t0t.issue_s;
       res->ahead = t1t.ahead - t0t.ahead;
       res->phase = t1t.gpu_phase;
-      res->halves = t1t.halves > t0t.halves;
     }
   }
   res->gsym = (double)C * ((double)m / sps) / res->best_s * 1e-9;
@@ -410,15 +406,15 @@ int main(int argc, char **argv) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                  "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
                  "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"kept_same_bits\":%d,"
-                 "\"bits_hash\":\"%016llx\",\"halves\":%d,\"ok\":%d}\n",
+                 "\"bits_hash\":\"%016llx\",\"ok\":%d}\n",
                  sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, gk.gsym, gk.best_s, gk.wait_s, same,
-                 (unsigned long long)g.hash, g.halves && gk.halves, okg == 0 && okk == 0);
+                 (unsigned long long)g.hash, okg == 0 && okk == 0);
           if (nt < 64)
             snprintf(table[nt++], sizeof table[0],
                      "sps %6.3f C %5u %s  plain call %7.3f Gsym/s (%.3f ms)  kept (the "
-                     "receiver's) %7.3f Gsym/s (%.3f ms)  bits %s%s",
+                     "receiver's) %7.3f Gsym/s (%.3f ms)  bits %s",
                      sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s * 1e3, gk.gsym, gk.best_s * 1e3,
-                     bits_word, g.halves && gk.halves ? "  (halves)" : "");
+                     bits_word);
           for (int k = 0; k < 2 && marks; k++)
             run_marks(C, sps, fmt, d, pitch, n, k); /* (errors printed) */
           cudaFree(d);

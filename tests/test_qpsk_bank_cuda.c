@@ -19,10 +19,7 @@
  * the GPU decides the bits (bits only, serial passes on the GPU: checked), on the CPU where the
  * symbols go back (LLRs, packed bits, pilots).
  *
- * The spans in two halves of the channels on two streams (POLYRX_BANK_SPLIT=1: the driver's
- * default from 512 channels): plain calls and the receiver's.
- * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs,
- * one in halves).
+ * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_bank_rows.h"
 
@@ -210,10 +207,6 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
     const int hf = ro.llrs || ro.packed || qc.ambiguity == PRX_QPSK_PILOTS;
     CHECK(t.gpu_phase == (!ro.cpu_serial && !hf), "the phase pass on the %s",
           t.gpu_phase ? "GPU" : "CPU");
-    /* in halves where asked (C < 512: only then) and the phase pass runs on the GPU */
-    const char *split = getenv("POLYRX_BANK_SPLIT");
-    if (t.gpu_phase)
-      CHECK((t.halves > 0) == (split && !strcmp(split, "1")), "%g spans in halves", t.halves);
     if (chunk_seed) printf("  (the ring moved %g times in %g calls)\n", t.ring_moves, t.calls);
   }
   cudaStreamDestroy(s);
@@ -371,20 +364,6 @@ int main(int argc, char **argv) {
   run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, quick ? 19 : 0, gpu);
   compare("sps 4 cf32 LLRs", gpu, cpu, tc, tx, ntx, 0, 1);
   outs_free(gpu);
-  /* the spans in two halves of the channels on two streams (the driver's default from 512
-   * channels; POLYRX_BANK_SPLIT=1 from 2): plain calls, and the receiver's after a stream so
-   * ended */
-  setenv("POLYRX_BANK_SPLIT", "1", 1);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 43, gpu);
-  compare("sps 4 cf32 bits, random chunks, in halves", gpu, cpu, tc, tx, ntx, 0, 0);
-  outs_free(gpu);
-  if (!quick) {
-    const run_opts kept_halves = {0, 0, 0, NULL, 0, 0, 1, 1};
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, kept_halves, NULL, d_rows, pitch, n, 47, gpu);
-    compare("sps 4 cf32 bits, the end in the flush's call, in halves", gpu, cpu, tc, tx, ntx, 0, 0);
-    outs_free(gpu);
-  }
-  unsetenv("POLYRX_BANK_SPLIT");
   if (!quick) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
     compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);

@@ -59,7 +59,6 @@ static int em_created;  /* streams made after create (the driver's second) run e
 static int em_fold_run; /* the last driver run took the folded path */
 static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
-static int em_split;      /* and its spans in two halves of the channels (POLYRX_BANK_SPLIT) */
 static int em_twice;      /* run's stream twice through one bank, a flush between */
 static int em_toggle;     /* the serial passes' side switched after every call */
 static int em_lazy;       /* the estimates read after every third call only (and the flush) */
@@ -120,8 +119,7 @@ static prx_cf32 em_read(const qpsk_stages *s, const void *rows, size_t stride, u
                         int64_t i) {
   size_t sz = s->cf16 ? 4 : 8;
   const uint8_t *p = (const uint8_t *)((uintptr_t)rows + c * stride + (uintptr_t)i * sz);
-  const size_t cb = (size_t)s->c0 + c; /* the bank's channel (rows from channel c0 on) */
-  if (em_src && memcmp(p, em_src + (cb * em_src_pitch + (size_t)i) * sz, sz)) em_bad_reads++;
+  if (em_src && memcmp(p, em_src + ((size_t)c * em_src_pitch + (size_t)i) * sz, sz)) em_bad_reads++;
   prx_cf32 v;
   if (s->cf16) {
     uint16_t h[2];
@@ -139,7 +137,7 @@ static prx_cf32 em_read(const qpsk_stages *s, const void *rows, size_t stride, u
 static prx_cf32 *em_window(const qpsk_stages *s, const void *rows, size_t stride, unsigned c,
                            int64_t lo, int64_t hi, int64_t n_total, prx_cf32 outside) {
   prx_cf32 *x = malloc((size_t)(hi - lo) * sizeof *x);
-  const double f = em_mix ? em_mix[s->c0 + c] : 0, tz = em_mix ? qpsk_mix_turns(f, lo) : 0;
+  const double f = em_mix ? em_mix[c] : 0, tz = em_mix ? qpsk_mix_turns(f, lo) : 0;
   for (int64_t t = 0; t < hi - lo; t++) {
     int64_t i = lo + t;
     int in = i >= 0 && i < n_total;
@@ -176,7 +174,7 @@ static prx_status em_pre_stage(const qpsk_stages *s, const void *rows, size_t st
       double *m = mom + 4 * o;
       m[0] = m[1] = m[2] = m[3] = 0;
       bad[o] = 0;
-      const double f = em_mix ? em_mix[s->c0 + c] : 0, tz = em_mix ? qpsk_mix_turns(f, a) : 0;
+      const double f = em_mix ? em_mix[c] : 0, tz = em_mix ? qpsk_mix_turns(f, a) : 0;
       for (int64_t i = a; i < e; i++) {
         prx_cf32 v = em_read(s, rows, stride, c, i);
         if (em_mix) v = qpsk_mix_sample(v, tz, f, i - a);
@@ -236,8 +234,7 @@ static void em_x4_blocks(const qpsk_stages *s, const qpsk_mf_block *blk, const i
                          const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride) {
   const int64_t L = s->L;
   const size_t ng = 4 * (size_t)L + 2 * QPSK_GM;
-  const size_t c1 = (size_t)s->c0 + (s->cn ? s->cn : s->C); /* (a range: the driver's halves) */
-  for (size_t o = (size_t)s->c0 * s->nblk; o < c1 * s->nblk; o++) {
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
     const qpsk_mf_timing *t = &blk[o].t;
     prx_cf32 *dst = w + (o / s->nblk) * w_stride + w0[o];
     for (int64_t k = t->k0; k < t->k1; k++) {
@@ -797,8 +794,7 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            em_sync_d,
                                            d_last,
                                            d_row_copy,
-                                           d_copy2d /* copy2d_dev: a copy between device rows */,
-                                           em_stream_create_d /* stream_create_hi */};
+                                           d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
     em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,      d_out,
     em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level};
@@ -1091,10 +1087,6 @@ static void run(int driver, prx_qpsk_config qc, prx_format fmt, int packed, int 
     if (em_events && !chunk_seed && !t.gpu_serial)
       CHECK(t.ahead >= 1, "no span's pre ran ahead (%g spans in %g calls)", t.spans, t.calls);
     if (!em_events) CHECK(t.ahead == 0, "a pre ran ahead without events");
-    /* in halves where asked, with the phase pass on the GPU */
-    if (t.gpu_phase && em_split && em_events)
-      CHECK(t.halves >= 1, "no span ran in halves (%g spans)", t.spans);
-    if (!em_split) CHECK(t.halves == 0, "%g spans ran in halves, not asked", t.halves);
     /* estimates not read after a call: its spans written into the channels in the next one */
     if (em_lazy && em_late)
       CHECK(t.late >= 1, "no span written into the channels late (%g spans in %g calls, fold %d)",
@@ -1412,24 +1404,17 @@ int main(void) {
    * the main stream as far as its events allow) and lazy (the host sees its work only after a
    * sync), each with the folded om path at sps 4; the second eager without the fold; with the
    * serial passes on the GPU, the records' stream lazy and eager (a record copied down before
-   * its last writer ran changes the reports); and the spans in two halves of the channels
-   * (POLYRX_BANK_SPLIT=1), the first half's stream lazy (a missing wait for it leaves its
-   * channels' values unwritten where the second stream or the CFO stage reads them) and eager
-   * (it runs before the main stream's work that it must follow unless an event orders it) */
-  const int variants[9][5] = {{0, 0, 1, 0, 0}, {1, 1, 1, 0, 0}, {1, 0, 1, 0, 0},
-                              {1, 1, 0, 0, 0}, {0, 0, 0, 1, 0}, {1, 0, 1, 1, 0},
-                              {1, 1, 1, 1, 0}, {1, 0, 1, 1, 1}, {1, 1, 1, 1, 1}};
-  for (int v = 0; v < 9; v++) {
+   * its last writer ran changes the reports) */
+  const int variants[7][4] = {{0, 0, 1, 0}, {1, 1, 1, 0}, {1, 0, 1, 0}, {1, 1, 0, 0},
+                              {0, 0, 0, 1}, {1, 0, 1, 1}, {1, 1, 1, 1}};
+  for (int v = 0; v < 7; v++) {
     em_events = variants[v][0];
     em_eager_next = variants[v][1];
     em_fold = variants[v][2];
     em_ser = variants[v][3];
-    em_split = variants[v][4];
-    setenv("POLYRX_BANK_SPLIT", em_split ? "1" : "0", 1);
-    printf("module: %s, second stream %s, om %s, serial passes on the %s%s\n",
+    printf("module: %s, second stream %s, om %s, serial passes on the %s\n",
            em_events ? "events" : "no events", em_eager_next ? "eager" : "lazy",
-           em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU",
-           variants[v][4] ? ", spans in halves" : "");
+           em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
   }
   CHECK(em_reset_pending > 0, "no reset came with spans pending");

@@ -154,20 +154,6 @@ static prx_status stream_create(int device, void **stream) {
   return PRX_OK;
 }
 
-/* a stream like stream_create's at the device's greatest priority: where two streams both have
- * work waiting, its thread blocks are placed first (the driver's halves of the bank) */
-static prx_status stream_create_hi(int device, void **stream) {
-  *stream = NULL;
-  cudaStream_t s;
-  int lo, hi;
-  cudaError_t e = cudaSetDevice(device);
-  if (e == cudaSuccess) e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
-  if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, hi);
-  if (e != cudaSuccess) return cuda_fail(e, "cudaStreamCreateWithPriority");
-  *stream = (void *)s;
-  return PRX_OK;
-}
-
 static void stream_destroy(void *stream) {
   if (stream) cudaStreamDestroy((cudaStream_t)stream);
 }
@@ -264,6 +250,5 @@ static prx_status copy2d_dev(void *dst, size_t dpitch, const void *src, size_t s
 }
 
 extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {
-    bank_create, bank_destroy,  bank_stage_in,  bank_stage_out, dev_alloc,
-    dev_free,    stream_create, stream_destroy, copy,           copy2d,
-    sync,        last_syms,     row_copy,       copy2d_dev,     stream_create_hi};
+    bank_create,    bank_destroy, bank_stage_in, bank_stage_out, dev_alloc, dev_free, stream_create,
+    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy, copy2d_dev};

@@ -70,14 +70,9 @@
 #include "qpsk_stage_blocks.h"
 #include "qpsk_stages_cuda.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* the fewest channels whose spans run in two halves by default (below, the halves' kernels are
- * small and their launches, twice as many, cost more than the overlap gives) */
-#define QPSK_SPLIT_MIN 512
 
 struct prx_qpsk_bank_gpu {
   const prx_cuda_module *m;
@@ -109,17 +104,7 @@ struct prx_qpsk_bank_gpu {
    * the ring's move (kernels), after an event on the main stream; the next span's kernels (which
    * overwrite what they copy) wait for them, and so does the call's end (the same event, recorded
    * again on pstream after the copies; each wait takes its latest record) */
-  int cp_pending; /* copies on pstream not yet waited for */
-  /* a span in two halves of the channels (run_span_gpu, with the phase pass on the GPU): the
-   * first half's stage kernels on astream, the second's on the call's stream, and both halves'
-   * serial passes (level, om, timing; nco; phase) on hstream, at the device's greatest priority,
-   * so that their thread blocks go first wherever the other half's stage kernel has some waiting:
-   * each half's serial passes (one warp per channel, latency-bound) run beside the other half's
-   * stage kernels. The CFO stage runs over all channels on the call's stream between them. ev_h
-   * orders them (each wait follows its record at once). split: in use (POLYRX_BANK_SPLIT 0
-   * never, 1 from 2 channels, else from QPSK_SPLIT_MIN; the module has the streams and events) */
-  void *astream, *hstream, *ev_h;
-  int split;
+  int cp_pending;     /* copies on pstream not yet waited for */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   size_t ahead_nb;    /* its blocks */
@@ -226,8 +211,6 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (!g) return;
   if (g->stream) g->dev->sync(g->stream);
   if (g->pstream) g->dev->sync(g->pstream);
-  if (g->hstream) g->dev->sync(g->hstream);
-  if (g->astream) g->dev->sync(g->astream);
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
@@ -245,9 +228,6 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->ev) g->m->event_destroy(g->ev);
-  if (g->hstream) g->dev->stream_destroy(g->hstream);
-  if (g->astream) g->dev->stream_destroy(g->astream);
-  if (g->ev_h) g->m->event_destroy(g->ev_h);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -322,17 +302,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
     if (!st) st = m->event_create(g->device, &g->ev);
-    /* the halves' stream and events where the span runs in halves */
-    const char *e = getenv("POLYRX_BANK_SPLIT");
-    const unsigned least = e && !strcmp(e, "0")   ? UINT_MAX
-                           : e && !strcmp(e, "1") ? 2
-                                                  : QPSK_SPLIT_MIN;
-    if (!st && g->dev->stream_create_hi && g->C >= least) {
-      st = g->dev->stream_create_hi(g->device, &g->hstream);
-      if (!st) st = g->dev->stream_create(g->device, &g->astream);
-      if (!st) st = m->event_create(g->device, &g->ev_h);
-      g->split = !st;
-    }
     if (st) {
       prx_qpsk_bank_gpu_destroy(g);
       return st;
@@ -970,13 +939,14 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
 }
 
 /* After the phase pass: where the GPU decides (not host finish), the blocks' decision records
- * and stage out into the caller's rows (bits, or none where NULL). */
+ * and stage out into the caller's rows (bits, or none where NULL); the span counted. */
 static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t n, uint8_t *bits,
                             size_t bits_stride, void *stream) {
   if (!g->hf && bits) {
     if (!g->gph) TRY(g->dev->copy(g->d_ob, g->h_ob, n * sizeof(qpsk_out_block), stream));
     TRY(g->k->out(st, g->d_mb, g->d_ob, g->d_sym, bits, bits_stride, stream));
   }
+  g->tm.spans++;
   return PRX_OK;
 }
 
@@ -1004,79 +974,10 @@ static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   return pend_phase(g, nb, stream);
 }
 
-/* A part of the bank's channels for one span (nb blocks, pre's slot k): n channels from c0 on.
- * v is a copy of the driver whose device records, counts and state start at channel c0 and hold
- * n channels (every array is channel-major), so that the stage kernels and the serial passes run
- * over it unchanged; st its stages' shape; stx x4's (the bank's arrays, channels c0 .. c0 + n - 1,
- * as the CFO stage's rows that x4 feeds are the bank's). */
-typedef struct {
-  prx_qpsk_bank_gpu v;
-  qpsk_stages st, stx;
-  const void *rows;
-  uint8_t *bits;
-  void *stream;
-} span_part;
-
-static void part_of(const prx_qpsk_bank_gpu *g, span_part *p, size_t c0, size_t n, size_t nb, int k,
-                    const void *rows, size_t stride, uint8_t *bits, size_t bits_stride,
-                    void *stream) {
-  prx_qpsk_bank_gpu *v = &p->v;
-  const size_t o = c0 * nb;
-  *v = *g;
-  v->C = (unsigned)n;
-  v->stg.C = (unsigned)n;
-  v->stg.c0 = (unsigned)c0;
-  if (v->stg.d_mix) v->stg.d_mix += c0;
-  v->d_grid[k] += o * g->ng;
-  v->d_mom[k] += 4 * o;
-  v->d_bad[k] += o;
-  if (v->d_omsum[k]) v->d_omsum[k] += o * g->oms;
-  v->d_omi += o;
-  v->d_omo += o;
-  v->d_mb += o;
-  v->d_w0 += o;
-  v->d_tb += o;
-  v->d_ob += o;
-  v->d_po += o;
-  v->d_sums += 5 * o;
-  v->d_sym += o * g->Lmax;
-  v->d_st += c0;
-  v->d_sp += c0;
-  v->d_cfi += c0;
-  v->d_cfo += c0;
-  v->d_pst += c0;
-  v->d_off += c0;
-  v->d_ops += 3 * c0;
-  p->st = v->stg;
-  p->st.nblk = (unsigned)nb;
-  p->stx = g->stg;
-  p->stx.nblk = (unsigned)nb;
-  p->stx.c0 = (unsigned)c0;
-  p->stx.cn = (unsigned)n;
-  p->rows = (const char *)rows + c0 * stride;
-  p->bits = bits ? bits + c0 * bits_stride : NULL;
-  p->stream = stream;
-}
-
-/* stream `to` waits for the work issued so far on stream `from` (the event ev recorded there;
- * nothing where they are the same stream) */
-static prx_status follow(prx_qpsk_bank_gpu *g, void *to, void *from, void *ev) {
-  if (to == from) return PRX_OK;
-  TRY(g->m->event_record(ev, from));
-  return g->m->stream_wait(to, ev);
-}
-
 /* The next span of every channel with the serial passes on the GPU: pre, level, om, timing, x4,
- * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; with the phase
- * pass on the GPU too, phase and out, and the reports' records into a pending slot, the host's
- * only wait at the call's end; else the host waits once, for the symbols' sums (and the passes'
- * results, the input sums, the symbols where they go back), runs the phase pass and the report
- * per channel, then out. In halves (g->split, the phase pass on the GPU), each stage but the CFO
- * stage's for each half (first astream's, then the stream's), the serial passes (and om) of both
- * on hstream, each after the stage before on its half's stream and before the next there; the
- * halves touch disjoint channels' records, the CFO stage (on the stream, after astream's x4)
- * every channel's x4 values. With the marks (benchmarks), each group ends where the stream's
- * work (all of it, or the second half's) reaches it. */
+ * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
+ * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
+ * go back), runs the phase pass and the report per channel, then out. */
 static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
                                size_t bits_stride, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
@@ -1095,81 +996,48 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const int k = g->slot;
   if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
   g->cp_pending = 0;
-  /* the parts (the two halves, or all channels), their serial passes' stream h */
-  const int np = g->split && g->gph ? 2 : 1;
-  void *const h = np == 2 ? g->hstream : stream, *const ev = g->ev_h;
-  span_part pt[2];
-  if (np == 2) {
-    part_of(g, &pt[0], 0, C / 2, nb, k, rows, stride, bits, bits_stride, g->astream);
-    part_of(g, &pt[1], C / 2, C - C / 2, nb, k, rows, stride, bits, bits_stride, stream);
-    TRY(follow(g, g->astream, stream, ev));
-  } else {
-    part_of(g, &pt[0], 0, C, nb, k, rows, stride, bits, bits_stride, stream);
-  }
-  for (int i = 0; i < np; i++)
-    TRY(issue_pre(&pt[i].v, k, pt[i].rows, stride, b0, nb, pt[i].stream));
+  TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   mark(g, stream, QPSK_MARK_PRE);
-  for (int i = 0; i < np; i++) {
-    prx_qpsk_bank_gpu *v = &pt[i].v;
-    TRY(follow(g, h, pt[i].stream, ev));
-    TRY(r->level(&g->scf, v->C, nb, span, g->g_hi, v->d_mom[k], v->d_st, v->d_sp, v->d_omi, h));
-    if (i == np - 1) mark(g, stream, QPSK_MARK_LEVEL);
-    TRY(issue_om(v, &pt[i].st, k, b0, h));
-    if (i == np - 1) mark(g, stream, QPSK_MARK_OM);
-    TRY(r->timing(&g->scf, v->C, nb, b0, q0->flushing, g->n_total, v->d_omo, v->d_st, v->d_sp,
-                  v->d_tb, v->d_mb, v->d_w0, v->d_ops, v->d_cfi, h));
-    TRY(follow(g, pt[i].stream, h, ev));
-  }
+  TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
+  mark(g, stream, QPSK_MARK_LEVEL);
+  TRY(issue_om(g, &st, k, b0, stream));
+  mark(g, stream, QPSK_MARK_OM);
+  TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
+                g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
   mark(g, stream, QPSK_MARK_TIMING);
-  for (int i = 0; i < np; i++) TRY(issue_x4(g, &pt[i].stx, k, pt[i].stream));
-  if (np == 2) TRY(follow(g, stream, g->astream, ev));
+  TRY(issue_x4(g, &st, k, stream));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
   TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
   mark(g, stream, QPSK_MARK_CFO);
-  TRY(follow(g, h, stream, ev));
-  /* the records final after the NCO pass go down beside mf, so that after the phase pass only its
-   * results remain, shorter than out: the call's counts then do not queue behind them on the
-   * copy engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
+  TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
+  mark(g, stream, QPSK_MARK_NCO);
+  /* the records final by now go down beside mf, so that after the phase pass only its results
+   * remain, shorter than out: the call's counts then do not queue behind them on the copy
+   * engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
   const int early = g->gph && g->pstream;
-  for (int i = 0; i < np; i++) {
-    prx_qpsk_bank_gpu *v = &pt[i].v;
-    TRY(r->nco(&g->scf, v->C, nb, span, b0, v->d_cfo, v->d_st, v->d_sp, v->d_mb, h));
-    if (i == np - 1) {
-      mark(g, stream, QPSK_MARK_NCO);
-      if (early) {
-        TRY(follow(g, g->pstream, h, g->ev));
-        TRY(pend_records(g, k, nb, g->pstream));
-      }
-    }
-    TRY(follow(g, pt[i].stream, h, ev));
-    TRY(issue_mf(v, &pt[i].st, pt[i].rows, stride, b0, n, pt[i].stream));
+  if (early) {
+    TRY(g->m->event_record(g->ev, stream));
+    TRY(g->m->stream_wait(g->pstream, g->ev));
+    TRY(pend_records(g, k, nb, g->pstream));
   }
+  TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   mark(g, stream, QPSK_MARK_MF);
   if (g->gph) { /* the phase pass and out on the device, the reports' records into a slot */
-    for (int i = 0; i < np; i++) {
-      prx_qpsk_bank_gpu *v = &pt[i].v;
-      TRY(follow(g, h, pt[i].stream, ev));
-      TRY(r->phase(q0->L, g->Lmax, v->C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
-                   v->d_sums, v->d_mom[k], v->d_bad[k], v->d_tb, v->d_sp, v->d_sym, v->d_pst,
-                   v->d_po, v->d_ob, v->d_off, h));
-      if (i == np - 1) {
-        mark(g, stream, QPSK_MARK_PHASE);
-        if (early) { /* the phase pass's results beside out and the ring's move */
-          TRY(follow(g, g->pstream, h, g->ev));
-          TRY(pend_phase(g, nb, g->pstream));
-          TRY(g->m->event_record(g->ev, g->pstream));
-          g->cp_pending = 1;
-        }
-      }
-      TRY(follow(g, pt[i].stream, h, ev));
-      TRY(issue_out(v, &pt[i].st, n, pt[i].bits, bits_stride, pt[i].stream));
-    }
-    if (np == 2) TRY(follow(g, stream, g->astream, ev));
+    TRY(r->phase(q0->L, g->Lmax, C, nb, q0->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, g->first,
+                 g->d_sums, g->d_mom[k], g->d_bad[k], g->d_tb, g->d_sp, g->d_sym, g->d_pst, g->d_po,
+                 g->d_ob, g->d_off, stream));
+    mark(g, stream, QPSK_MARK_PHASE);
     g->first = 0;
     g->synced = 0;
-    g->tm.spans++;
-    g->tm.halves += np == 2;
+    if (early) { /* the phase pass's results beside out and the ring's move */
+      TRY(g->m->event_record(g->ev, stream));
+      TRY(g->m->stream_wait(g->pstream, g->ev));
+      TRY(pend_phase(g, nb, g->pstream));
+      TRY(g->m->event_record(g->ev, g->pstream));
+      g->cp_pending = 1;
+    }
+    TRY(issue_out(g, &st, n, bits, bits_stride, stream));
     mark(g, stream, QPSK_MARK_OUT);
     if (!g->pstream) TRY(pend(g, k, nb, stream));
     mark(g, stream, QPSK_MARK_PEND);
@@ -1186,7 +1054,6 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   g->tm.issue_s += prx_now() - t0;
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase_gpu, &x);
-  g->tm.spans++;
   return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
@@ -1262,7 +1129,6 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   TRY(drv_wait(g, stream));
   pool_run(b, task_phase, &x);
-  g->tm.spans++;
   return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 

@@ -58,7 +58,6 @@ typedef struct {
   double late;       /* spans written into the channels in a later call (beside its device work) */
   double ring_moves; /* the ring's samples moved to its buffer's start (prx_qpsk_bank_gpu.c) */
   double ring_bytes; /* device memory the ring holds (made at its first append) */
-  double halves;     /* spans run in two halves of the channels (POLYRX_BANK_SPLIT) */
   int gpu_cfo;       /* the CFO stage runs on the GPU */
   int fold;          /* the O&M stage's path (qpsk_om_path) */
   int gpu_serial;    /* the level, timing and NCO passes on the GPU (qpsk_serial.h) */
@@ -236,10 +235,6 @@ typedef struct prx_qpsk_bank_cuda {
    * at 1024 channels); the rows must not overlap */
   prx_status (*copy2d_dev)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                            size_t height, void *stream);
-  /* a stream like stream_create's at the device's greatest priority (module ABI 15): its thread
-   * blocks placed before those of other streams' kernels waiting beside it (the driver's first
-   * half of the channels, whose serial passes then run beside the second half's stage kernels) */
-  prx_status (*stream_create_hi)(int device, void **stream);
 } prx_qpsk_bank_cuda;
 extern const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries;
 

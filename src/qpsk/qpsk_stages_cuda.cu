@@ -818,10 +818,10 @@ template <bool LEVEL>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
-                   cfo_feed feed, unsigned c0) {
+                   cfo_feed feed) {
   __shared__ float4 run_c[STAGE_THREADS];
   __shared__ int run_g[STAGE_THREADS];
-  const unsigned c = c0 + blockIdx.y;
+  const unsigned c = blockIdx.y;
   const size_t o = (size_t)c * nblk + blockIdx.x;
   const qpsk_mf_timing t = blk[o].t;
   const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
@@ -1254,9 +1254,9 @@ static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om
 static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                                   size_t w_stride, cudaStream_t stream) {
-  dim3 g(s->nblk, s->cn ? s->cn : s->C);
+  dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<true><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w,
-                                                        w_stride, cfo_feed_of(s), s->c0);
+                                                        w_stride, cfo_feed_of(s));
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
@@ -1298,9 +1298,9 @@ static prx_status stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *
 static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                             const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                             cudaStream_t stream) {
-  dim3 g(s->nblk, s->cn ? s->cn : s->C);
+  dim3 g(s->nblk, s->C);
   qpsk_x4_kernel<false><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w,
-                                                         w_stride, cfo_feed_of(s), s->c0);
+                                                         w_stride, cfo_feed_of(s));
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }

@@ -75,11 +75,6 @@ typedef struct {
    * faster; 0 before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
-  /* A range of the bank's channels (the driver's halves, qpsk_bank_gpu.c): x4 and x4_level run
-   * over cn channels from c0 on (cn 0: all C), their arrays (and the CFO stage's rows they feed)
-   * indexed as for all C; the other entries take arrays that start at channel c0, C channels of
-   * them, and do not read c0 (it names their first channel for an emulation's checks) */
-  unsigned c0, cn;
 } qpsk_stages;
 
 /* The shape of a stages object for C channels of nblk blocks of L symbols (Lmax the longest block,
