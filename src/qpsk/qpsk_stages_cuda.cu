@@ -692,13 +692,13 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
                      qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
-    rot[q] = qpsk_nco_advance(rot[q], step);
+    v = mf4_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
+    rot[q] = mf4_nco_advance(rot[q], step);
     win[slot] = make_float2(v.re, v.im);
   };
   auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
-    rot[q] = qpsk_nco_advance(rot[q], step);
+    v = mf4_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
+    rot[q] = mf4_nco_advance(rot[q], step);
     win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
   mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, sh, a.mix, dc, inner, edge);

@@ -80,14 +80,31 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
 #define MF4_MIN_BLOCKS 10
 #endif
 
+/* qpsk_nco_advance and qpsk_mf_sample_rot with their roundings pinned: in each part of a complex
+ * product one product fused into the multiply-add and the other rounded, as the compiler chose in
+ * qpsk_mf_kernel's 256-thread sps 4 form (its SASS), so that the window's samples are that form's
+ * bit for bit whatever the compiler would fuse here (__fmul_rn and __fmaf_rn are never
+ * contracted). */
+__device__ __forceinline__ prx_cf32 mf4_nco_advance(prx_cf32 rot, prx_cf32 step) {
+  prx_cf32 o = {__fmaf_rn(rot.re, step.re, -__fmul_rn(rot.im, step.im)),
+                __fmaf_rn(rot.im, step.re, __fmul_rn(rot.re, step.im))};
+  return o;
+}
+__device__ __forceinline__ prx_cf32 mf4_sample_rot(prx_cf32 v, prx_cf32 dc, float gain,
+                                                   prx_cf32 rot) {
+  const float pr = __fmul_rn(gain, rot.re), pi = __fmul_rn(gain, rot.im);
+  const float xr = __fadd_rn(v.re, -dc.re), xi = __fadd_rn(v.im, -dc.im);
+  prx_cf32 o = {__fmaf_rn(xr, pr, -__fmul_rn(xi, pi)), __fmaf_rn(xr, pi, __fmul_rn(xi, pr))};
+  return o;
+}
+
 /* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
  * MF4_THREADS threads, into the MF_PAD8X2 layout of shift sh: thread i takes samples t = i +
  * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
  * with q = k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in
  * stage_window: each chain sees the same samples in the same order as that thread does (the same
- * operations; which product of a complex product the compiler fuses into a multiply-add may differ
- * between the kernels, a float rounding). Where inner takes them, a thread's slots
- * are one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 8-sample groups). */
+ * operations, rounded as there: mf4_nco_advance). Where inner takes them, a thread's slots are
+ * one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 8-sample groups). */
 #define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 4)
 template <bool HALF, bool MIX, typename Inner, typename Edge>
 __device__ __forceinline__ void
