@@ -61,7 +61,18 @@ static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw,
   const int nslots = qpsk_slide_slot((int)nw + 3 + 32, sh) + 2;
   prx_cf32 *wp = calloc((size_t)nslots, sizeof *wp);
   for (int64_t t = 0; t < nw; t++) wp[qpsk_slide_slot((int)t + e, sh)] = win[t];
-  size_t differ = 0;
+  size_t differ = 0, differ_taps = 0;
+  /* the taps the RRC holds at the GPU's sliding filters' tap counts: every other one zero (so
+   * the GPU takes its sliding filter); at other counts all of them */
+  const int s4 = per == 1 && nt == QPSK_SLIDE_NT4, s3 = per == 3 && nt == QPSK_SLIDE_NT3;
+  const int l0 = s4   ? QPSK_SLIDE_L0_4
+                 : s3 ? QPSK_SLIDE_L0_3
+                      : 0,
+            l1 = s4   ? QPSK_SLIDE_L1_4
+                 : s3 ? QPSK_SLIDE_L1_3
+                      : nt;
+  CHECK(qpsk_pre_slide_zero_outside(k->pre.bank, per, nt, l0, l1),
+        "pre: the RRC's taps not zero outside %d .. %d", l0, l1 - 1);
   for (int i = 0; no * (int64_t)i - ph < ng; i++) {
     const int v = adv * (no / per) * i, sl = qpsk_slide_slot(v, sh);
     const int nse = (ns + 1) & ~1;
@@ -69,12 +80,18 @@ static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw,
           "pre: the sliding run %d reads outside its zeros or unaligned", i);
     prx_cf32 o[QPSK_SLIDE_MAX];
     qpsk_pre_slide(k->pre.bank, nt, per, adv, no, wp + sl, sh, o);
+    /* the same run over the RRC's own taps only (the GPU's sliding filters) */
+    prx_cf32 ot[QPSK_SLIDE_MAX];
+    qpsk_pre_slide_taps(k->pre.bank, nt, l0, l1, per, adv, no, wp + sl, sh, ot);
     for (int u = 0; u < no; u++) {
       const int64_t q = no * (int64_t)i - ph + u;
       if (q >= 0 && q < ng) differ += memcmp(&o[u], &grid[q], sizeof o[0]) != 0;
+      if (q >= 0 && q < ng) differ_taps += memcmp(&ot[u], &grid[q], sizeof o[0]) != 0;
     }
   }
   CHECK(differ == 0, "pre: %zu sliding filter's outputs differ from qpsk_dot1's", differ);
+  CHECK(differ_taps == 0, "pre: %zu sliding filter's outputs over the RRC's taps differ",
+        differ_taps);
   free(wp);
 }
 

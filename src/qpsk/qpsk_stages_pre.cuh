@@ -2,13 +2,14 @@
  * each thread a run of consecutive grid outputs from one run of samples, the taps kernel
  * parameters (constant operands of the multiply-adds, no loads), the samples loaded once, two at
  * a time, from a window laid out by qpsk_slide_slot. Two grids: the unit step (sps 4, 8 outputs a
- * thread, 20 taps) and the step 4/3 (sps 16/3, three periods of three outputs a thread, 24 taps a
- * row); other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
+ * thread, 20 taps of which the RRC holds 17) and the step 4/3 (sps 16/3, three periods of three
+ * outputs a thread, 24 taps a row of which it holds 22), each output over the taps the RRC holds
+ * only; other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
  * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
  * pre_stage_unit, pre_stage_tri).
  *
- * Included after qpsk_stage_math.h (qpsk_pre_slide), which qpsk_stages_cuda.cu's C headers bring in
- * first. */
+ * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
+ * bring in first. */
 #ifndef PRX_QPSK_STAGES_PRE_CUH
 #define PRX_QPSK_STAGES_PRE_CUH
 
@@ -29,14 +30,52 @@
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
 
+/* The outputs of a unit-step block's last step (ng outputs in nsteps steps of S) where they are
+ * few enough for one a lane of a warp (<= 32), which then go with the step before it; else 0.
+ * That step's tile then holds S + 32 outputs at most: within the window's slots, which hold more
+ * than the ng + 20 samples of a block with nsteps > 1 (1.25 slots a sample). */
+__device__ __forceinline__ int pre_unit_tail(int64_t ng, int S, int nsteps) {
+  const int64_t r = ng - (int64_t)(nsteps - 1) * S;
+  return nsteps > 1 && r <= 32 ? (int)r : 0;
+}
+
+/* The sliding filters take only the taps that the RRC pre-filter's rows hold (QPSK_SLIDE_L0_4 ..,
+ * qpsk_pre_slide_taps: the same outputs bit for bit, 15 % and 8 % fewer multiply-adds); a launch
+ * whose taps are not zero outside them takes the other filters (pre_slide_taps_fit). */
+#define PRE_TAPS1_L0 QPSK_SLIDE_L0_4
+#define PRE_TAPS1_L1 QPSK_SLIDE_L1_4
+#define PRE_TAPS3_L0 QPSK_SLIDE_L0_3
+#define PRE_TAPS3_L1 QPSK_SLIDE_L1_3
+/* whether the sliding filter's taps (rows 1 at the unit step, 3 at the step 4/3) are zero
+ * outside the ones it takes */
+static inline bool pre_slide_taps_fit(const float *taps, int rows) {
+  return rows == 1
+             ? qpsk_pre_slide_zero_outside(taps, 1, QPSK_SLIDE_NT4, PRE_TAPS1_L0, PRE_TAPS1_L1)
+             : qpsk_pre_slide_zero_outside(taps, 3, QPSK_SLIDE_NT3, PRE_TAPS3_L0, PRE_TAPS3_L1);
+}
+
 /* 8 outputs of the unit-step grid from the run at w (taps: the row, re/im lanes) */
 __device__ __forceinline__ void pre_slide_unit(const float *taps, const float2 *w, prx_cf32 o[8]) {
-  qpsk_pre_slide(taps, QPSK_SLIDE_NT4, 1, 1, PRE_SLIDE_OUT1, w, PRE_SLIDE_SH1, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT4, PRE_TAPS1_L0, PRE_TAPS1_L1, 1, 1, PRE_SLIDE_OUT1, w,
+                      PRE_SLIDE_SH1, o);
+}
+/* one output of the unit-step grid from virtual sample v of the window win (the few outputs past
+ * a block's whole steps, pre_unit_tail): qpsk_pre_slide_taps' sum for one output */
+__device__ __forceinline__ prx_cf32 pre_slide_one(const float *taps, const float2 *win, int v) {
+  float re = 0, im = 0;
+#pragma unroll
+  for (int l = PRE_TAPS1_L0; l < PRE_TAPS1_L1; l++) {
+    const float2 x = win[qpsk_slide_slot(v + l, PRE_SLIDE_SH1)];
+    re += taps[2 * l] * x.x;
+    im += taps[2 * l + 1] * x.y;
+  }
+  return prx_cf32{re, im};
 }
 /* 9 outputs (three periods) of the step-4/3 grid from the run at w (taps: rows 0, 1, 2) */
 __device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w,
                                               prx_cf32 o[PRE_SLIDE_OUT3]) {
-  qpsk_pre_slide(taps, QPSK_SLIDE_NT3, 3, 4, PRE_SLIDE_OUT3, w, PRE_SLIDE_SH3, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT3, PRE_TAPS3_L0, PRE_TAPS3_L1, 3, 4, PRE_SLIDE_OUT3, w,
+                      PRE_SLIDE_SH3, o);
 }
 
 #endif
