@@ -141,7 +141,7 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
     v = qpsk_window_sample(v, in, zero);
     win[pre_slot(y, t)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
+  stage_pre_rows<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
   m[3] += (double)cnt;
   *bad += nb;
   if (y.pad == QPSK_PAD4 && threadIdx.x < 8)

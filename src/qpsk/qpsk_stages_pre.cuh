@@ -14,6 +14,7 @@
 #define PRX_QPSK_STAGES_PRE_CUH
 
 #include "qpsk_stages_cuda.h"
+#include "qpsk_stages_window.cuh"
 
 /* the window's layouts (qpsk_pre_kernel's pre_layout) */
 #define PRE_PAD_SLIDE 3 /* qpsk_slide_slot (besides 0 and QPSK_PAD4) */
@@ -76,6 +77,37 @@ __device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w
                                               prx_cf32 o[PRE_SLIDE_OUT3]) {
   qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT3, PRE_TAPS3_L0, PRE_TAPS3_L1, 3, 4, PRE_SLIDE_OUT3, w,
                       PRE_SLIDE_SH3, o);
+}
+
+/* pre's window staging: stage_window's, with PRE_BATCH samples a thread in flight on its fast
+ * path (a window wholly in the stream, nothing mixed; the last batch's loads masked): at L 512 a
+ * thread's whole share of a ~2080-sample window at PRE_BATCH 9, its share but one sample at 8, so
+ * the loads' latency is waited for once a block rather than three times (the
+ * staging loop's stalls are two thirds long scoreboard: bench/GPU_NOTES.md, s12/gpo4). Each
+ * thread's samples go to inner in the same order as stage_window's (t ascending), so the input
+ * sums are the same bit for bit. */
+#ifndef PRE_BATCH
+#define PRE_BATCH 8
+#endif
+template <bool HALF, bool MIX, typename Inner, typename Edge>
+__device__ __forceinline__ void
+stage_pre_rows(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo, int64_t hi,
+               const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
+  if (PRE_BATCH > STAGE_BATCH && !MIX && lo >= 0 && hi <= n_total) {
+    const char *src = (const char *)rows + (size_t)c * stride + (size_t)lo * sample_bytes<HALF>();
+    const int nw = (int)(hi - lo);
+    for (int t = threadIdx.x; t < nw; t += PRE_BATCH * STAGE_THREADS) {
+      prx_cf32 v[PRE_BATCH];
+#pragma unroll
+      for (int u = 0; u < PRE_BATCH; u++)
+        if (t + u * STAGE_THREADS < nw) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
+#pragma unroll
+      for (int u = 0; u < PRE_BATCH; u++)
+        if (t + u * STAGE_THREADS < nw) inner(v[u], t + u * STAGE_THREADS);
+    }
+    return;
+  }
+  stage_window<HALF, MIX>(rows, stride, c, n_total, lo, hi, mix, fill, inner, edge);
 }
 
 #endif
