@@ -532,6 +532,16 @@ QPSK_HD void qpsk_pre_slide_taps(const float *taps, int nt, int l0, int l1, int 
     out[o].im = im[o];
   }
 }
+/* The outputs of a unit-step block's last step (ng outputs in nsteps steps of S, the sliding
+ * filter's 8 a thread) where they are few enough for one a lane of a warp (<= 32): the kernel
+ * then computes them with the step before (one step a block at L 512, 2048 + 8 outputs) rather
+ * than in a step of their own; else 0. That step's tile holds S + 32 outputs at most: within the
+ * window's slots, which hold more than the ng + 20 samples of a block with nsteps > 1 (1.25 slots
+ * a sample). */
+QPSK_HD int qpsk_slide_tail(int64_t ng, int S, int nsteps) {
+  const int64_t r = ng - (int64_t)(nsteps - 1) * S;
+  return nsteps > 1 && r <= 32 ? (int)r : 0;
+}
 /* whether every tap of the rows (nt taps each, re/im lanes) outside l0 <= l < l1 is zero */
 QPSK_HD int qpsk_pre_slide_zero_outside(const float *taps, int rows, int nt, int l0, int l1) {
   for (int j = 0; j < rows; j++)

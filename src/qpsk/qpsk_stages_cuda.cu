@@ -111,12 +111,13 @@ __device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
 }
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as the layout y places them;
- * stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample reads it;
- * the input sums and the non-finite count of the block's own samples [own0, own1) into m and bad
- * (each thread its share). With QPSK_PAD4, 8 zeros follow the window (the blocked outputs past the
- * grid's end read up to 3 samples past it); with PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it
- * and the e virtual samples before it are zeros (the runs read whole past the grid's ends). */
-template <bool HALF, bool MIX>
+ * stage_pre_rows' loop, BATCH loads a thread in flight): each sample mixed where the rows are, read
+ * as qpsk_window_sample reads it; the input sums and the non-finite count of the block's own
+ * samples [own0, own1) into m and bad (each thread its share). With QPSK_PAD4, 8 zeros follow the
+ * window (the blocked outputs past the grid's end read up to 3 samples past it); with
+ * PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it and the e virtual samples before it are zeros (the
+ * runs read whole past the grid's ends). */
+template <bool HALF, bool MIX, int BATCH>
 __device__ __forceinline__ void
 stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
                  const pre_layout &y, float2 *win, double m[4], unsigned *bad) {
@@ -141,7 +142,8 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
     v = qpsk_window_sample(v, in, zero);
     win[pre_slot(y, t)] = make_float2(v.re, v.im);
   };
-  stage_pre_rows<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
+  stage_pre_rows<BATCH, HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner,
+                                   edge);
   m[3] += (double)cnt;
   *bad += nb;
   if (y.pad == QPSK_PAD4 && threadIdx.x < 8)
@@ -189,7 +191,7 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
  * 16-byte writes on eight bank groups), for pre_om (OM) at p + p / 8, which also puts the lanes'
  * chunks of 16 outputs (om_tile: 9 pairs apart) on distinct bank groups; the grid 8-byte aligned
  * only (!g_vec), the outputs go out one at a time (VEC 0). The step's ext outputs past its 8 a
- * thread (pre_unit_tail) come one a lane of the last warp: ox, output xk of the step (xk < 0:
+ * thread (qpsk_slide_tail) come one a lane of the last warp: ox, output xk of the step (xk < 0:
  * none in this thread). */
 template <bool OM> __device__ __forceinline__ int unit_tile_slot(int p) {
   return OM ? p + (p >> 3) : p ^ ((p >> 3) & 3);
@@ -339,7 +341,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
-  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, y, win, m, &bad);
+  stage_pre_window<HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI>(a, c, lo, hi, own0, own1, y, win,
+                                                                 m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -365,10 +368,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
      * virtual sample k); with om the sums of the staged outputs, a chunk a thread (om_tile) */
     const int S = PRE_SLIDE_OUT1 * STAGE_THREADS;
     nsteps = (int)((ng + S - 1) / S);
-    /* the few outputs past the last whole step (pre_unit_tail: at L 512 8 of 2056) go with the
+    /* the few outputs past the last whole step (qpsk_slide_tail: at L 512 8 of 2056) go with the
      * step before it, one a lane of the last warp, rather than in a step of their own (its two
      * barriers, one thread's filter and om's pass for a handful of outputs) */
-    const int tail = pre_unit_tail(ng, S, nsteps);
+    const int tail = qpsk_slide_tail(ng, S, nsteps);
     if (tail) nsteps--;
     for (int it = 0; it < nsteps; it++) {
       const int base = it * S + PRE_SLIDE_OUT1 * (int)threadIdx.x;

@@ -31,15 +31,6 @@
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
 
-/* The outputs of a unit-step block's last step (ng outputs in nsteps steps of S) where they are
- * few enough for one a lane of a warp (<= 32), which then go with the step before it; else 0.
- * That step's tile then holds S + 32 outputs at most: within the window's slots, which hold more
- * than the ng + 20 samples of a block with nsteps > 1 (1.25 slots a sample). */
-__device__ __forceinline__ int pre_unit_tail(int64_t ng, int S, int nsteps) {
-  const int64_t r = ng - (int64_t)(nsteps - 1) * S;
-  return nsteps > 1 && r <= 32 ? (int)r : 0;
-}
-
 /* The sliding filters take only the taps that the RRC pre-filter's rows hold (QPSK_SLIDE_L0_4 ..,
  * qpsk_pre_slide_taps: the same outputs bit for bit, 15 % and 8 % fewer multiply-adds); a launch
  * whose taps are not zero outside them takes the other filters (pre_slide_taps_fit). */
@@ -61,7 +52,7 @@ __device__ __forceinline__ void pre_slide_unit(const float *taps, const float2 *
                       PRE_SLIDE_SH1, o);
 }
 /* one output of the unit-step grid from virtual sample v of the window win (the few outputs past
- * a block's whole steps, pre_unit_tail): qpsk_pre_slide_taps' sum for one output */
+ * a block's whole steps, qpsk_slide_tail): qpsk_pre_slide_taps' sum for one output */
 __device__ __forceinline__ prx_cf32 pre_slide_one(const float *taps, const float2 *win, int v) {
   float re = 0, im = 0;
 #pragma unroll
@@ -79,30 +70,29 @@ __device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w
                       PRE_SLIDE_SH3, o);
 }
 
-/* pre's window staging: stage_window's, with PRE_BATCH samples a thread in flight on its fast
- * path (a window wholly in the stream, nothing mixed; the last batch's loads masked): at L 512 a
- * thread's whole share of a ~2080-sample window at PRE_BATCH 9, its share but one sample at 8, so
- * the loads' latency is waited for once a block rather than three times (the
- * staging loop's stalls are two thirds long scoreboard: bench/GPU_NOTES.md, s12/gpo4). Each
- * thread's samples go to inner in the same order as stage_window's (t ascending), so the input
- * sums are the same bit for bit. */
-#ifndef PRE_BATCH
-#define PRE_BATCH 8
-#endif
-template <bool HALF, bool MIX, typename Inner, typename Edge>
+/* pre's window staging: stage_window's, with BATCH samples a thread in flight on its fast path (a
+ * window wholly in the stream, nothing mixed; the last batch's loads masked), each thread's
+ * samples handed to inner in the same order (t ascending: the input sums bit for bit). The
+ * kernels at the step 4/3 and the general grids take PRE_BATCH_TRI (at L 512 a thread's share of
+ * a ~2080-sample window but one sample in one batch: the loads' latency waited for twice a block
+ * rather than three times; pre 16/3 280 -> 267 us, pre_om 334 -> 326); the unit step's keep
+ * stage_window's STAGE_BATCH (BATCH = STAGE_BATCH: stage_window itself), where 8 or 9 made pre_om
+ * slower (249 -> 256-260 us: under its 48 registers they spill; bench/GPU_NOTES.md, s12/gpo4). */
+#define PRE_BATCH_TRI 8
+template <int BATCH, bool HALF, bool MIX, typename Inner, typename Edge>
 __device__ __forceinline__ void
 stage_pre_rows(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo, int64_t hi,
                const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
-  if (PRE_BATCH > STAGE_BATCH && !MIX && lo >= 0 && hi <= n_total) {
+  if (BATCH > STAGE_BATCH && !MIX && lo >= 0 && hi <= n_total) {
     const char *src = (const char *)rows + (size_t)c * stride + (size_t)lo * sample_bytes<HALF>();
     const int nw = (int)(hi - lo);
-    for (int t = threadIdx.x; t < nw; t += PRE_BATCH * STAGE_THREADS) {
-      prx_cf32 v[PRE_BATCH];
+    for (int t = threadIdx.x; t < nw; t += BATCH * STAGE_THREADS) {
+      prx_cf32 v[BATCH];
 #pragma unroll
-      for (int u = 0; u < PRE_BATCH; u++)
+      for (int u = 0; u < BATCH; u++)
         if (t + u * STAGE_THREADS < nw) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
 #pragma unroll
-      for (int u = 0; u < PRE_BATCH; u++)
+      for (int u = 0; u < BATCH; u++)
         if (t + u * STAGE_THREADS < nw) inner(v[u], t + u * STAGE_THREADS);
     }
     return;
