@@ -31,32 +31,27 @@
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
 
-/* The sliding filters take only the taps that the RRC pre-filter's rows hold (QPSK_SLIDE_L0_4 ..,
- * qpsk_pre_slide_taps: the same outputs bit for bit, 15 % and 8 % fewer multiply-adds); a launch
- * whose taps are not zero outside them takes the other filters (pre_slide_taps_fit). */
-#define PRE_TAPS1_L0 QPSK_SLIDE_L0_4
-#define PRE_TAPS1_L1 QPSK_SLIDE_L1_4
-#define PRE_TAPS3_L0 QPSK_SLIDE_L0_3
-#define PRE_TAPS3_L1 QPSK_SLIDE_L1_3
-/* whether the sliding filter's taps (rows 1 at the unit step, 3 at the step 4/3) are zero
- * outside the ones it takes */
+/* whether the sliding filter's taps (rows 1 at the unit step, 3 at the step 4/3) are zero outside
+ * the ones it takes (QPSK_SLIDE_L0_4 ..: the RRC's own, qpsk_pre_slide_taps); else the launch
+ * takes the other filters */
 static inline bool pre_slide_taps_fit(const float *taps, int rows) {
-  return rows == 1
-             ? qpsk_pre_slide_zero_outside(taps, 1, QPSK_SLIDE_NT4, PRE_TAPS1_L0, PRE_TAPS1_L1)
-             : qpsk_pre_slide_zero_outside(taps, 3, QPSK_SLIDE_NT3, PRE_TAPS3_L0, PRE_TAPS3_L1);
+  return rows == 1 ? qpsk_pre_slide_zero_outside(taps, 1, QPSK_SLIDE_NT4, QPSK_SLIDE_L0_4,
+                                                 QPSK_SLIDE_L1_4)
+                   : qpsk_pre_slide_zero_outside(taps, 3, QPSK_SLIDE_NT3, QPSK_SLIDE_L0_3,
+                                                 QPSK_SLIDE_L1_3);
 }
 
 /* 8 outputs of the unit-step grid from the run at w (taps: the row, re/im lanes) */
 __device__ __forceinline__ void pre_slide_unit(const float *taps, const float2 *w, prx_cf32 o[8]) {
-  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT4, PRE_TAPS1_L0, PRE_TAPS1_L1, 1, 1, PRE_SLIDE_OUT1, w,
-                      PRE_SLIDE_SH1, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT4, QPSK_SLIDE_L0_4, QPSK_SLIDE_L1_4, 1, 1, PRE_SLIDE_OUT1,
+                      w, PRE_SLIDE_SH1, o);
 }
 /* one output of the unit-step grid from virtual sample v of the window win (the few outputs past
  * a block's whole steps, qpsk_slide_tail): qpsk_pre_slide_taps' sum for one output */
 __device__ __forceinline__ prx_cf32 pre_slide_one(const float *taps, const float2 *win, int v) {
   float re = 0, im = 0;
 #pragma unroll
-  for (int l = PRE_TAPS1_L0; l < PRE_TAPS1_L1; l++) {
+  for (int l = QPSK_SLIDE_L0_4; l < QPSK_SLIDE_L1_4; l++) {
     const float2 x = win[qpsk_slide_slot(v + l, PRE_SLIDE_SH1)];
     re += taps[2 * l] * x.x;
     im += taps[2 * l + 1] * x.y;
@@ -66,18 +61,17 @@ __device__ __forceinline__ prx_cf32 pre_slide_one(const float *taps, const float
 /* 9 outputs (three periods) of the step-4/3 grid from the run at w (taps: rows 0, 1, 2) */
 __device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w,
                                               prx_cf32 o[PRE_SLIDE_OUT3]) {
-  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT3, PRE_TAPS3_L0, PRE_TAPS3_L1, 3, 4, PRE_SLIDE_OUT3, w,
-                      PRE_SLIDE_SH3, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT3, QPSK_SLIDE_L0_3, QPSK_SLIDE_L1_3, 3, 4, PRE_SLIDE_OUT3,
+                      w, PRE_SLIDE_SH3, o);
 }
 
 /* pre's window staging: stage_window's, with BATCH samples a thread in flight on its fast path (a
  * window wholly in the stream, nothing mixed; the last batch's loads masked), each thread's
  * samples handed to inner in the same order (t ascending: the input sums bit for bit). The
- * kernels at the step 4/3 and the general grids take PRE_BATCH_TRI (at L 512 a thread's share of
- * a ~2080-sample window but one sample in one batch: the loads' latency waited for twice a block
- * rather than three times; pre 16/3 280 -> 267 us, pre_om 334 -> 326); the unit step's keep
- * stage_window's STAGE_BATCH (BATCH = STAGE_BATCH: stage_window itself), where 8 or 9 made pre_om
- * slower (249 -> 256-260 us: under its 48 registers they spill; bench/GPU_NOTES.md, s12/gpo4). */
+ * step-4/3 and general kernels take PRE_BATCH_TRI (at L 512 a thread's share of a ~2080-sample
+ * window but one sample in one batch: the loads' latency waited for twice a block, not three
+ * times); the unit step's take STAGE_BATCH (stage_window itself): under pre_om's 48 registers
+ * more samples in flight spill and are slower there (H200, bench/GPU_NOTES.md, s12/gpo4). */
 #define PRE_BATCH_TRI 8
 template <int BATCH, bool HALF, bool MIX, typename Inner, typename Edge>
 __device__ __forceinline__ void
