@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|gpustart|serve|serveab|serverx]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|cpusib|gpustart|serve|serveab|serverx]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -39,6 +39,9 @@
 #   buffer (see chanrows below); chanrows_summary as chanrounds_summary.
 #   chanstream: the channelizer's streaming stores, the command's and the library's, against
 #   BEFORE's command and the library without them (see chanstream below); chanrounds_summary.
+#   chanvar: this build's `channelize` with VARIANTS' settings against BEFORE's and the library in
+#   alternating rounds, with POLYRX_TIMING runs (see chanvar below); chanvar_summary reads its
+#   lines. cpusib: whether the vCPUs pair as hyper-threads of one host core (see cpusib below).
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -637,6 +640,204 @@ chanrounds_summary() {
     }'
 }
 
+# this build's `channelize` with settings against BEFORE's and the library in ROUNDS alternating
+# rounds (default 8; ROUNDS64, default 3, of channels 0-63), --threads 1 and 0, each run a process
+# of its own, the order turned every round: the library (bench_commands chan, the command's block:
+# "lib", with the CPU time of its loop), BEFORE's `channelize` ("before"), this build's ("after")
+# and this build's with each of VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ..." (e.g.
+# "depth6=POLYRX_OUT_DEPTH=6"); the names in ONLY_T1 run with --threads 1 and all channels only,
+# those in ONLY_ALL with all channels only.
+# One chanrounds line per run (what: the name); chanvar_summary reads them. Whether each wrote
+# BEFORE's bytes, in the first round of each configuration (stderr). Then, with TIMING_RUNS (default
+# 1), that many POLYRX_TIMING runs of after and each variant (--threads 1, all channels), each
+# after a library run: their whole lines into $TIMING_LOG (default $W/timing.log, removed) and a
+# short line each on stderr (total, stream, compute in execute and its CPU time, compute's sleeps).
+chanvar() {
+  local before=${BEFORE:?chanvar: set BEFORE=path/to/the/other/polyrx}
+  local x=$W/c.cf32 v log=${TIMING_LOG:-$W/timing.log}
+  chan_rounds_input "$x"
+  local -a names=(lib before after) envs=("" "" "")
+  for v in ${VARIANTS:-}; do
+    names+=("${v%%=*}")
+    envs+=("${v#*=}")
+  done
+  var_run() { # index threads sel outdir [extra environment]: runs one command
+    local i=$1 th=$2 sel=$3 out=$4 copt=() bin=("$P") ev=()
+    shift 4
+    [ "$sel" = all ] || copt=(-c "$sel")
+    [ "${names[$i]}" = before ] && bin=("$before")
+    [ -n "${envs[$i]}" ] && IFS=+ read -r -a ev <<<"${envs[$i]}"
+    rm -rf "$out"
+    env "${ev[@]}" "$@" "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M \
+      -K 1024 "${copt[@]}" -o "$out"
+  }
+  var_one() { # round threads sel
+    local r=$1 th=$2 sel=$3 nsel=0 n=${#names[@]} k i what line s e same
+    [ "$sel" = all ] || nsel=64
+    for ((k = 0; k < n; k++)); do
+      i=$(((k + r) % n))
+      what=${names[$i]}
+      case " ${ONLY_T1:-} " in *" $what "*) [ "$th" = 1 ] && [ "$sel" = all ] || continue ;; esac
+      case " ${ONLY_ALL:-} " in *" $what "*) [ "$sel" = all ] || continue ;; esac
+      if [ "$what" = lib ]; then
+        line=$("$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
+        echo "{\"bench\":\"commands_chanrounds\",\"set\":\"var\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"lib\",\"seconds\":$(jnum "$line" seconds),\"cpu_seconds\":$(jnum "$line" cpu_seconds)}"
+        continue
+      fi
+      s=$(ns)
+      var_run "$i" "$th" "$sel" "$W/ch_$what" || { echo "bench_commands.sh: $what failed" >&2; return 1; }
+      e=$(ns)
+      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"var\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$what\",\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')}"
+    done
+    if [ "$r" = 1 ]; then
+      for what in "${names[@]}"; do
+        [ -d "$W/ch_$what" ] && [ "$what" != before ] || continue
+        same=no
+        diff -r -q "$W/ch_before" "$W/ch_$what" >/dev/null && same=yes
+        echo "same bytes as before, threads $th channels $sel, $what: $same" >&2
+      done
+    fi
+    rm -rf "$W"/ch_*
+  }
+  chan_rounds_run var_one 8 || return 1
+  local t i line
+  : >"$log"
+  for t in $(seq "${TIMING_RUNS:-1}"); do
+    for ((i = 2; i < ${#names[@]}; i++)); do
+      line=$("$B" chan "$x" cf32 1024 1 1 0) || return 1
+      echo "== ${names[$i]} (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
+      var_run "$i" 1 all "$W/ch_t" POLYRX_TIMING=1 2>>"$log" || return 1
+      echo "${names[$i]}: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds);" \
+        "$(tail -2 "$log" | sed -n 's/.*stream \([0-9.]*\) .*total \([0-9.]*\);.*/stream \1 total \2;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms).*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms/p' | tr '\n' ' ')" >&2
+    done
+  done
+  rm -rf "$W/ch_t"
+  rm -f "$x"
+}
+
+# best and median of chanvar's lines (stdin) per threads, channels and name; the fraction of the
+# library (best / best; median / median) and the ratio to before round by round (median, and the
+# rounds in which it was faster)
+chanvar_summary() {
+  awk -F'"' '/commands_chanrounds/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "channels") sel = $(i + 2); if ($i == "what") w = $(i + 2)
+        if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
+        if ($i == "round") { r = $(i + 1); gsub(/[:,]/, "", r) }
+        if ($i == "seconds") { v = $(i + 1); gsub(/[:,}]/, "", v) }
+      }
+      k = "t" th " " sel; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+      if (!((k, w) in wn)) { wn[k, w] = 1; ws[k, ++nw[k]] = w }
+      n[k, w]++; x[k, w, n[k, w]] = v * 1e3; at[k, w, r] = v * 1e3; rounds[k, r] = 1
+    }
+    function sortmed(a, m,   i, j, t) {
+      for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
+    END {
+      printf "%-10s %-8s %3s %8s %8s %7s %7s %9s %6s\n", "set", "what", "n", "best", "median", "lib/b", "lib/m", "x before", "faster"
+      for (q = 1; q <= nk; q++) {
+        k = keys[q]
+        m = n[k, "lib"]; for (i = 1; i <= m; i++) a[i] = x[k, "lib", i]; ml = sortmed(a, m); bl = a[1]
+        for (u = 1; u <= nw[k]; u++) {
+          w = ws[k, u]; m = n[k, w]; delete a
+          for (i = 1; i <= m; i++) a[i] = x[k, w, i]; md = sortmed(a, m); b = a[1]
+          nr = 0; fast = 0; delete rr
+          for (rk in rounds) { split(rk, p, SUBSEP); if (p[1] != k) continue
+            if (((k, w, p[2]) in at) && ((k, "before", p[2]) in at)) { rr[++nr] = at[k, w, p[2]] / at[k, "before", p[2]]; if (rr[nr] < 1) fast++ } }
+          rm = nr ? sortmed(rr, nr) : 0
+          printf "%-10s %-8s %3d %8.1f %8.1f %7.3f %7.3f %9.3f %3d/%-2d\n", k, w, m, b, md, bl / b, ml / md, rm, fast, nr
+        }
+      }
+    }'
+}
+
+# Whether the vCPUs pair as hyper-threads of one host core: a thread pinned to each CPU of
+# SIB_BASES (default "3 11") times a fixed FMA-bound loop alone and with a thread spinning the same
+# loop on each other CPU (best of 3 each); a sibling shows as a ratio well above 1 (two threads of
+# one core share its execution ports). Built with $CC (default cc); one line per base on stderr.
+cpusib() {
+  cat >"$W/sib.c" <<'EOF'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+typedef float v8 __attribute__((vector_size(32)));
+static atomic_int stop;
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static void pin(int c) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  CPU_SET(c, &s);
+  pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+}
+__attribute__((target("avx2,fma"))) static float work(long n) {
+  v8 a[8], m;
+  for (int l = 0; l < 8; l++) m[l] = 1.0000001f;
+  for (int i = 0; i < 8; i++) a[i] = m * (float)(i + 1);
+  for (long k = 0; k < n; k++)
+    for (int i = 0; i < 8; i++) a[i] = a[i] * m + m;
+  float s = 0;
+  for (int i = 0; i < 8; i++) s += a[i][0];
+  return s;
+}
+static void *spin(void *arg) {
+  pin(*(int *)arg);
+  volatile float sink = 0;
+  while (!atomic_load(&stop)) sink += work(20000);
+  return NULL;
+}
+static double timed(long n) {
+  double best = 1e9;
+  for (int r = 0; r < 3; r++) {
+    double t = now();
+    volatile float s = work(n);
+    (void)s;
+    t = now() - t;
+    if (t < best) best = t;
+  }
+  return best;
+}
+int main(int argc, char **argv) {
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  for (int a = 1; a < argc; a++) {
+    int base = atoi(argv[a]);
+    if (base >= ncpu) continue;
+    pin(base);
+    long n = 1500000;
+    double alone = timed(n);
+    printf("base %d (alone %.2f ms):", base, alone * 1e3);
+    for (int j = 0; j < ncpu; j++) {
+      if (j == base) continue;
+      pthread_t t;
+      atomic_store(&stop, 0);
+      pthread_create(&t, NULL, spin, &j);
+      struct timespec d = {0, 2000000};
+      nanosleep(&d, NULL);
+      double with = timed(n);
+      atomic_store(&stop, 1);
+      pthread_join(t, NULL);
+      double again = timed(n);
+      printf(" %d:%.2f", j, with / (again < alone ? again : alone));
+    }
+    printf("\n");
+  }
+  return 0;
+}
+EOF
+  "${CC:-cc}" -O2 -pthread -o "$W/sib" "$W/sib.c" || return 1
+  echo "bench_commands.sh: $(nproc) cores; threads per core $(lscpu | sed -n 's/^Thread(s) per core: *//p'); siblings of cpu0: $(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)" >&2
+  "$W/sib" ${SIB_BASES:-3 11} >&2
+}
+
 # MIB MiB into FILES tmpfs files in CHUNK-byte writes by K processes at once, each its share of
 # the files (as the command's writers): the wall time in ns
 write_parallel() {
@@ -1194,6 +1395,9 @@ chanrounds) chanrounds ;;
 chanrounds_summary | chanrows_summary) chanrounds_summary ;;
 chanrows) chanrows ;;
 chanstream) chanstream ;;
+chanvar) chanvar ;;
+chanvar_summary) chanvar_summary ;;
+cpusib) cpusib ;;
 gpu) gpu ;;
 rx) rx ;;
 gpustart) gpustart ;;
@@ -1201,5 +1405,5 @@ serve) serve ;;
 serveab) serveab ;;
 serverx) serverx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
 esac

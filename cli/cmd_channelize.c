@@ -46,6 +46,7 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
+#define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
 #define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
@@ -118,7 +119,8 @@ static void usage(FILE *f) {
       "                         buffers); reading, channelizing and writing run\n"
       "                         at once on successive blocks;\n"
       "                         memory is about 4 N (input sample size) + 3 N (8 selected\n"
-      "                         / D) bytes; the output is identical for any N\n"
+      "                         / D) bytes (6 N on the CPU under N = %zu); the output\n"
+      "                         is identical for any N\n"
       "\n"
       "output:\n"
       "  -o, --output DIR|-     output directory (created if absent): the recordings and\n"
@@ -155,7 +157,7 @@ static void usage(FILE *f) {
       "  rtl_sdr -f 100M -s 2.4M - | polyrx channelize -i - -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
       "  polyrx channelize -i rec.sigmf-meta -K 1024 --channels 3,7,100-120 -o out/\n"
       "  polyrx channelize -i wide.ci16 -F ci16 -s 61.44M -K 4096 --oversample 1 -P 24 -o ch/\n",
-      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20);
+      DEFAULT_BLOCK, SMALL_BLOCK, GPU_BLOCK, GPU_BUDGET >> 20, SMALL_BLOCK);
 }
 
 /* ---- argument parsing ---- */
@@ -549,8 +551,10 @@ typedef struct run_state {
   cli_timing tm; /* POLYRX_TIMING: the wall time of each phase, printed at the end */
   thread_use use_reader, use_main; /* and each writer's and opener's in their states */
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
-  double ms_close_io; /* the main thread's recordings finished (close_one) */
-  int n_readers;      /* the pipeline's reader threads (cli_pipe_readers) */
+  double ms_exec_cpu; /* compute: its thread's CPU time in prx_chan_execute */
+  prx_pipe_result pipe_res; /* the pipeline's counts (compute's waits for POLYRX_TIMING) */
+  double ms_close_io;       /* the main thread's recordings finished (close_one) */
+  int n_readers;            /* the pipeline's reader threads (cli_pipe_readers) */
   /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
@@ -595,6 +599,13 @@ typedef struct {
   int last, group_end; /* group_end: the power sums' group ends with this block (chan_power.h) */
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
+
+/* This thread's CPU time in ms (POLYRX_TIMING). */
+static double thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
 static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
@@ -644,9 +655,12 @@ static void print_timing(const run_state *r) {
   }
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
-          "%.1f, recordings finished by the main thread %.1f\n",
+          "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
+          "slot %llu (%.1f ms), recordings finished by the main thread %.1f\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
-          r->ms_close_io);
+          r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
+          r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
+          r->pipe_res.ms_compute_wait_out, r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -1097,11 +1111,12 @@ static double *slot_sums(const run_state *r, const void *slot) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char *rows,
                            size_t *filled, const char *what) {
   size_t n_out = 0;
-  double t = tick(r);
+  double t = tick(r), c = r->tm.on ? thread_cpu_ms() : 0;
   unsigned char *at = rows + *filled * r->row_osz;
   prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
   r->ms_exec += tick(r) - t;
+  if (r->tm.on) r->ms_exec_cpu += thread_cpu_ms() - c;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
@@ -1523,7 +1538,18 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  c.out_depth = OUT_DEPTH;
+  /* More slots where the CPU's blocks are small (2^14 with one worker and all 1024 channels):
+   * a writer's channels all cross a page of their recordings in the same block, every 16 such
+   * blocks, and its 128 appends then take about 3 blocks' compute, more than 2 slots of slack;
+   * with 3 slots compute waited for them 64 times a run (11.7 ms of 182), with 6 once. The GPU
+   * host's 16 cores, 8 alternating rounds: 0.84x the time with 3 slots in the round-by-round
+   * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
+   * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
+   * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
+  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
+                  ? OUT_DEPTH_SMALL
+                  : OUT_DEPTH;
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
@@ -1538,6 +1564,7 @@ static int stream(run_state *r) {
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  r->pipe_res = res;
   for (int w = 0; w < r->n_writers; w++) {
     r->nonfinite_out += r->ws[w].nonfinite_out;
     r->saturated += r->ws[w].saturated;

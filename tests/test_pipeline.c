@@ -3,7 +3,8 @@
  * error injected at the k-th read, compute or write ends the run with the exact counts of what
  * was processed and the error's message; a stop request ends the run within a bounded number of
  * blocks with everything read computed, flushed and written; a prx_iq_reader (raw file, SigMF)
- * feeds it like any source; bad configurations are refused.
+ * feeds it like any source; compute's sleeps for input and for slots are counted and timed; bad
+ * configurations are refused.
  *
  * The compute stage under test is the running hash of tests/support/pipe_test.h: a lost, repeated
  * or reordered block, a wrong position or a torn buffer changes every later output. Each output
@@ -541,6 +542,62 @@ static prx_status null_write(void *ctx, int w, const void *out, size_t n, uint64
   (void)ctx, (void)w, (void)out, (void)n, (void)block;
   return PRX_OK;
 }
+/* ---- compute's waits ---- */
+
+/* A source of `left` blocks (ctx: the count left), each read after `read_us`; a writer that takes
+ * `write_us` a slot. */
+typedef struct {
+  int left, read_us, write_us;
+} slow_io;
+static prx_status slow_read(void *ctx, void *buf, size_t max, size_t *n) {
+  slow_io *io = ctx;
+  if (io->read_us) usleep((useconds_t)io->read_us);
+  *n = io->left-- > 0 ? max : 0;
+  memset(buf, 0, *n * 4);
+  return PRX_OK;
+}
+static prx_status slow_write(void *ctx, int w, const void *out, size_t n, uint64_t block) {
+  (void)w, (void)out, (void)n, (void)block;
+  slow_io *io = ctx;
+  if (io->write_us) usleep((useconds_t)io->write_us);
+  return PRX_OK;
+}
+
+/* The result counts compute's sleeps and their time: a slow writer makes compute wait for slots
+ * (about one wait per block beyond the slots in flight, each for most of a write), a slow reader
+ * for input; the time is within the run's. */
+static void test_compute_waits(void) {
+  const int blocks = 40, us = 2000;
+  for (int slow_writer = 0; slow_writer < 2; slow_writer++) {
+    slow_io in = {blocks, slow_writer ? 0 : us, slow_writer ? us : 0};
+    slow_io *io = &in;
+    prx_pipe_config c = prx_pipe_config_default();
+    c.block_samples = 256;
+    c.sample_size = 4;
+    c.out_bytes = 64;
+    c.out_depth = 2;
+    c.read = slow_read;
+    c.read_ctx = io;
+    c.compute = null_compute;
+    c.write = slow_write;
+    c.ctx = io;
+    prx_pipe_result r;
+    double t = prx_now();
+    prx_status st = prx_pipe_run(&c, &r);
+    double ms = (prx_now() - t) * 1e3;
+    uint64_t n = slow_writer ? r.compute_waits_out : r.compute_waits_in;
+    double waited = slow_writer ? r.ms_compute_wait_out : r.ms_compute_wait_in;
+    const char *what = slow_writer ? "slow writer" : "slow reader";
+    CHECK(st == PRX_OK && r.blocks_computed == (uint64_t)blocks + 1, "%s: the run", what);
+    CHECK(n >= (uint64_t)blocks / 2 && n <= (uint64_t)blocks + 2, "%s: %llu waits for %d blocks",
+          what, (unsigned long long)n, blocks);
+    CHECK(waited >= 0.5 * (double)(blocks / 2) * us * 1e-3 && waited <= ms,
+          "%s: %.1f ms waited in a run of %.1f ms", what, waited, ms);
+    /* the other wait: the slow stage is not counted there */
+    double other = slow_writer ? r.ms_compute_wait_in : r.ms_compute_wait_out;
+    CHECK(other < waited / 2, "%s: %.1f ms of the other wait against %.1f", what, other, waited);
+  }
+}
 static void *idle_thread(void *arg) { /* a worker pool's thread: made with the caller's mask */
   (void)arg;
   pause();
@@ -639,6 +696,7 @@ int main(void) {
   test_writer_tree(x, ref, y, cap);
   test_stop(x, y, cap);
   test_iq_reader(x, ref, y);
+  test_compute_waits();
   /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own
    * threads keep the signal mask of the thread that started them, and a process-directed SIGINT
    * delivered to one of them would not interrupt the reader's read (the commands block the stop

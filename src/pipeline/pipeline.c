@@ -399,18 +399,27 @@ static void *multi_reader_main(void *arg) {
   return NULL;
 }
 
+/* Compute's wait for ready: counted and timed where it sleeps (the clock read only then). */
+static void compute_wait(pipe_state *p, ready_fn ready, uint64_t *count, double *ms) {
+  if (ready(p, 0)) return;
+  double t = prx_now();
+  wait_until(p, &p->comp, ready, 0);
+  *ms += (prx_now() - t) * 1e3;
+  (*count)++;
+}
+
 /* The compute stage, on the caller's thread. */
 static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
   for (;;) {
-    wait_until(p, &p->comp, input_ready, 0);
+    compute_wait(p, input_ready, &p->res.compute_waits_in, &p->res.ms_compute_wait_in);
     if (atomic_load(&p->stop_all)) break;
     uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
-    wait_until(p, &p->comp, slot_free, 0);
+    compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
     size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);

@@ -171,6 +171,10 @@ typedef struct {
   int end_of_stream;         /* the reader met the end of the stream */
   prx_pipe_stage failed;     /* the stage of the first error, or NONE */
   prx_status status;         /* the first error (PRX_OK if none) */
+  /* the compute stage's sleeps (it found no input block, or no free output slot) and their
+   * wall time in ms (the clock is read only around a sleep) */
+  uint64_t compute_waits_in, compute_waits_out;
+  double ms_compute_wait_in, ms_compute_wait_out;
 } prx_pipe_result;
 
 /* Runs the pipeline to its end (see the top of this file). Returns the first error (its

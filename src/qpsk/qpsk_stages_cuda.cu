@@ -563,13 +563,7 @@ typedef struct {
  * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
  * summed over the block in double:
  * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
- * - BLK 1 (sps 4): pairs of consecutive symbols, thread i the symbols k0 + 2i, k0 + 2i + 1
- *   (+ 512 j), on the MF_PAD8X2 window shifted so that symbol k0's first input starts an
- *   8-sample group: a pair on one run of the timing whose first input does too (every pair of
- *   the block's first run, and of the others while the run's offsets keep their residue) takes
- *   qpsk_dot2c (16-byte loads at fixed offsets, the taps once a pair), a pair on one run whose
- *   residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last
- *   symbol) one product per symbol;
+ * - BLK 1 (sps 4, pairs of consecutive symbols): qpsk_mf4_kernel, below;
  * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs P
  *   apart on one tap row (16 samples: the pair reads ntaps + 16 samples, qpsk_dot2n), item i
  *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
@@ -583,7 +577,8 @@ typedef struct {
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
-  constexpr int LAYOUT = BLK == 1 ? MF_PAD8X2 : BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
+  static_assert(BLK != 1, "sps 4's pairs: qpsk_mf4_kernel");
+  constexpr int LAYOUT = BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -597,58 +592,28 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
     return;
   }
-  /* MF_PAD8X2: symbol k0's first input at an 8-sample group's start (the shift sets only which
-   * pairs take qpsk_dot2c: every value is the same whatever it is) */
-  const int sh = BLK == 1 ? (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7) : 0;
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   /* each sample less the DC, at unit level, de-rotated; the same values in the same order
    * either way */
-  auto inner = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int t) {
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
-    win[mf_slot32<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
+    win[mf_slot32<LAYOUT>(t, 0)] = make_float2(v.re, v.im);
   };
-  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
+  auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
     v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
     rot = qpsk_nco_advance(rot, step);
-    win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
+    win[mf_slot<LAYOUT>(t, 0)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
   float acc[4] = {0, 0, 0, 0};
-  if (BLK == 1) {
-    for (int64_t k = p.t.k0 + 2 * (int64_t)threadIdx.x; k < p.t.k1; k += 2 * STAGE_THREADS) {
-      unsigned rows[4] = {0, 0, 0, 0};
-      int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < 2 ? 1 : 2;
-      qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
-      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
-      const int u = (int)offs[0] + sh;
-      prx_cf32 v[2];
-      if (pair && (u & 7) == 0) {
-        qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
-      } else if (pair) {
-        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 2; q++)
-          if (q < m)
-            v[q] = mf_dot1<LAYOUT>(bank + (size_t)rows[q] * a.ntaps, win, offs[q], sh, a.ntaps);
-      }
-#pragma unroll
-      for (int q = 0; q < 2; q++) {
-        if (q < m) {
-          y[k + q - p.t.k0] = v[q];
-          qpsk_sum_terms(v[q], acc);
-        }
-      }
-    }
-  } else if (BLK == 2) {
+  if (BLK == 2) {
     /* items: the full units' pairs (16 P a unit), then the tail's symbols two at a time */
     const int P = a.pair, U = 32 * P;
     const int nf = (int)(n / U) * 16 * P, nt = (int)(n - n / U * U), nt2 = (nt + 1) / 2;
@@ -702,6 +667,120 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   if (threadIdx.x == 0) {
     s[4] = (double)n;
     for (int q = 0; q < 5; q++) a.sums[5 * out + q] = s[q];
+  }
+}
+
+/* Stage mf at sps 4: pairs of consecutive symbols, grid (nblk, C), MF4_THREADS threads (two
+ * chains of a STAGE_THREADS block's work a thread: qpsk_stages_mf.cuh), the window, its staging
+ * and the V&V sums as qpsk_mf_kernel's. The window is in the MF_PAD8X2 layout, shifted so that
+ * symbol k0's first input starts an 8-sample group; thread i takes the pairs k0 + 2 (i + q
+ * MF4_THREADS), k0 + 2 (i + q MF4_THREADS) + 1 (+ 512 j) of its chains q = 0, 1. A pair on one run
+ * of the timing whose first input starts a group (every pair of the block's first run, and of the
+ * others while the run's offsets keep their residue) takes qpsk_dot2c (16-byte loads at fixed
+ * offsets, the taps once a pair; mf4_dot2c, unrolled, at MF4_NT taps), a pair on one run whose
+ * residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last symbol)
+ * one product per symbol. The positions come from mf4_tap2 (qpsk_mf_tap4's values by 32-bit
+ * offsets), a pair's symbols are stored as one 16-byte word where the block's row of symbols is
+ * 16-byte aligned, and each chain's V&V terms are summed in float, their warp sums in double in
+ * the order of a STAGE_THREADS block's eight warps. Every symbol sums its taps in qpsk_dot1's
+ * order. Against qpsk_mf_kernel's sps 4 form (256 threads, a pair a thread): 1.22x (H200,
+ * bench/GPU_NOTES.md, s12/gmf4: the thread block's fixed work a symbol halved, the product's loop
+ * control gone). */
+template <bool HALF, bool MIX>
+__global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(mf_args a) {
+  constexpr int LAYOUT = MF_PAD8X2;
+  extern __shared__ __align__(16) float2 win[];
+  __shared__ double scratch[(STAGE_THREADS / 32) * 5];
+  const unsigned c = blockIdx.y, blk = blockIdx.x;
+  const size_t out = (size_t)c * a.nblk + blk;
+  const qpsk_mf_block p = a.blk[out];
+  const int64_t L = a.L;
+  int64_t lo, hi;
+  qpsk_mf_window_of(p.t.b, L, a.sps, a.c, a.ntaps, &lo, &hi);
+  const int64_t n = p.t.k1 - p.t.k0;
+  if (n <= 0) { /* nothing owned: no loads, zero sums */
+    if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
+    return;
+  }
+  const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7);
+  const prx_cf32 dc = {p.dc[0], p.dc[1]};
+  /* the NCO chains of a STAGE_THREADS block's threads i and i + MF4_THREADS (stage_window's) */
+  prx_cf32 rot[2] = {qpsk_nco_rot(p.theta, p.omega, threadIdx.x),
+                     qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
+  const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
+    rot[q] = qpsk_nco_advance(rot[q], step);
+    win[slot] = make_float2(v.re, v.im);
+  };
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q) {
+    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
+    rot[q] = qpsk_nco_advance(rot[q], step);
+    win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
+  };
+  mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, sh, a.mix, dc, inner, edge);
+  __syncthreads();
+  const float2 *bank = (const float2 *)a.bank;
+  prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
+  const bool y16 = ((uintptr_t)y & 15) == 0; /* pairs start at even k - k0 */
+  const mf4_pos pz = mf4_pos_of(&p.t, L, a.sps, lo);
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll 1
+  for (int q = 0; q < 2; q++) {
+    float acc[4] = {0, 0, 0, 0};
+    for (int64_t k = p.t.k0 + 2 * (int64_t)(threadIdx.x + q * MF4_THREADS); k < p.t.k1;
+         k += 2 * STAGE_THREADS) {
+      unsigned rows[4] = {0, 0, 0, 0};
+      int64_t offs[4] = {0, 0, 0, 0};
+      const int m = p.t.k1 - k < 2 ? 1 : 2;
+      if (MF4_POS)
+        mf4_tap2(&p.t, &pz, L, a.sps, (int)(k - p.t.k0), (int)n, m, a.Q, a.c, rows, offs);
+      else
+        qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
+      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
+      const int u = (int)offs[0] + sh;
+      prx_cf32 v[2];
+      if (pair && (u & 7) == 0) {
+        if (MF4_NT && a.ntaps == MF4_NT)
+          mf4_dot2c<MF4_NT>(a.bank1 + (size_t)rows[0] * MF4_NT, win + qpsk_win_slot8(u), v);
+        else
+          qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
+      } else if (pair) {
+        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
+      } else {
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+          if (r < m)
+            v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
+      }
+      /* a pair's two symbols as one 16-byte store where the block's row of symbols allows */
+      float2 *yk = (float2 *)(y + (k - p.t.k0));
+      if (m == 2 && y16)
+        *(float4 *)yk = make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
+      else
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+          if (r < m) yk[r] = make_float2(v[r].re, v[r].im);
+#pragma unroll
+      for (int r = 0; r < 2; r++)
+        if (r < m) qpsk_sum_terms(v[r], acc);
+    }
+    /* block_sum over a STAGE_THREADS block's eight warps: warp w's chain q as its warp w + 4 q */
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      double sj = acc[j];
+      for (int o = 16; o > 0; o >>= 1) sj += __shfl_down_sync(0xffffffffu, sj, o);
+      if (lane == 0) scratch[(warp + q * (MF4_THREADS / 32)) * 5 + j] = sj;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < 4; j++) {
+      double s = 0;
+      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
+      a.sums[5 * out + j] = s;
+    }
+    a.sums[5 * out + 4] = (double)n;
   }
 }
 
@@ -1076,7 +1155,7 @@ static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk, bool om) {
 }
 template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, int blk) {
   if (!pad) return qpsk_mf_kernel<HALF, false, MIX, 0>;
-  return blk == 1   ? qpsk_mf_kernel<HALF, true, MIX, 1>
+  return blk == 1   ? qpsk_mf4_kernel<HALF, MIX>
          : blk == 2 ? qpsk_mf_kernel<HALF, true, MIX, 2>
                     : qpsk_mf_kernel<HALF, true, MIX, 0>;
 }
@@ -1291,8 +1370,8 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
       s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
       sym,     sums,        s->d_mix};
   dim3 g(s->nblk, s->C);
-  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL,
-               kb)<<<g, STAGE_THREADS, mf_smem(s, kb), stream>>>(a);
+  const unsigned threads = kb == 1 ? MF4_THREADS : STAGE_THREADS; /* qpsk_mf4_kernel's */
+  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL, kb)<<<g, threads, mf_smem(s, kb), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }

@@ -10,6 +10,8 @@
 #ifndef PRX_QPSK_STAGES_MF_CUH
 #define PRX_QPSK_STAGES_MF_CUH
 
+#include "qpsk_stages_window.cuh"
+
 #define MF_FLAT 0
 #define MF_PAD16 1
 #define MF_PAD8X2 2
@@ -65,6 +67,154 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
   }
   prx_cf32 r = {re, im};
   return r;
+}
+
+/* The sps 4 kernel's thread blocks (qpsk_mf4_kernel): MF4_THREADS threads, each the work of two
+ * of a STAGE_THREADS block's threads i and i + MF4_THREADS (their window samples, their pairs,
+ * their V&V terms), so that a thread block's fixed work (its record, the positions' origin, the
+ * NCO's start, the block sum) is shared by twice the symbols; MF4_MIN_BLOCKS of them a
+ * multiprocessor hold the warps of five 256-thread blocks (48 registers; H200, bench/GPU_NOTES.md,
+ * s12/gmf4: faster than eight, 64 registers). */
+#define MF4_THREADS 128
+#ifndef MF4_MIN_BLOCKS
+#define MF4_MIN_BLOCKS 10
+#endif
+
+/* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
+ * MF4_THREADS threads, into the MF_PAD8X2 layout of shift sh: thread i takes samples t = i +
+ * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
+ * with q = k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in
+ * stage_window: each chain sees the same samples in the same order as that thread does (the same
+ * operations; which product of a complex product the compiler fuses into a multiply-add may differ
+ * between the kernels, a float rounding). Where inner takes them, a thread's slots
+ * are one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 8-sample groups). */
+#define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 4)
+template <bool HALF, bool MIX, typename Inner, typename Edge>
+__device__ __forceinline__ void
+mf4_stage_window(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo,
+                 int64_t hi, int sh, const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
+  static_assert(2 * MF4_THREADS == STAGE_THREADS && MF4_THREADS % 8 == 0, "two chains a thread");
+  const char *row = (const char *)rows + (size_t)c * stride;
+  if (!MIX && lo >= 0 && hi <= n_total) {
+    /* no bounds per sample, 32-bit indices */
+    const char *src = row + (size_t)lo * sample_bytes<HALF>();
+    const int nw = (int)(hi - lo);
+    int t = threadIdx.x, sl = qpsk_win_slot8(t + sh);
+    for (; t + 3 * MF4_THREADS < nw; t += 4 * MF4_THREADS, sl += 4 * MF4_SLOTS) {
+      prx_cf32 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++) v[u] = load_rel<HALF>(src, t + u * MF4_THREADS);
+#pragma unroll
+      for (int u = 0; u < 4; u++) inner(v[u], sl + u * MF4_SLOTS, u & 1);
+    }
+#pragma unroll
+    for (int u = 0; u < 3; u++)
+      if (t + u * MF4_THREADS < nw)
+        inner(load_rel<HALF>(src, t + u * MF4_THREADS), sl + u * MF4_SLOTS, u & 1);
+    return;
+  }
+  const double fm = MIX ? mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
+  for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += 4 * MF4_THREADS) {
+    prx_cf32 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      const int64_t t = t0 + u * MF4_THREADS, s = lo + t;
+      v[u] = t < hi - lo && s >= 0 && s < n_total ? load_rel<HALF>(row, s) : fill;
+    }
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      const int64_t t = t0 + u * MF4_THREADS, s = lo + t;
+      if (t >= hi - lo) break;
+      const int in = s >= 0 && s < n_total;
+      if (MIX && in) v[u] = qpsk_mix_sample(v[u], tz, fm, t);
+      edge(v[u], t, s, in, u & 1);
+    }
+  }
+}
+
+/* The matched filter's tap count at sps 4 for which qpsk_mf4_kernel has its pairs' product
+ * unrolled (mf4_dot2c; qpsk_fir_init's rows at the bank's span of 12 symbols); any other count
+ * takes qpsk_dot2c's loop. 0: always the loop. */
+#ifndef MF4_NT
+#define MF4_NT 52
+#endif
+
+/* qpsk_dot2c (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
+ * sums in the same order (the same values), the loop unrolled so that no loop control is left
+ * and the tap and window loads can be issued ahead of their use. */
+template <int NT>
+__device__ __forceinline__ void mf4_dot2c(const float *__restrict__ t1, const float2 *w,
+                                          prx_cf32 out[2]) {
+  static_assert(NT % 4 == 0, "whole chunks");
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  float2 ring[2][4];
+  QPSK_LD2X(w, ring[0][0], ring[0][1]);
+  QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
+#pragma unroll
+  for (int j = 0; j < NT / 4; j++) {
+    /* chunk j + 1 at 10 slots per two chunks */
+    const float2 *nx = w + 10 * ((j + 1) >> 1) + 4 * ((j + 1) & 1);
+    float2 *n4 = ring[(j + 1) & 1];
+    QPSK_LD2X(nx, n4[0], n4[1]);
+    QPSK_LD2X(nx + 2, n4[2], n4[3]);
+    float h[4];
+    QPSK_TAPS4_1(t1 + 4 * j, h);
+    const float2 *x0 = ring[j & 1], *x1 = ring[(j + 1) & 1];
+#pragma unroll
+    for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
+  }
+  QPSK_OUT2(out, re0, im0, re1, im1);
+}
+
+/* qpsk_mf4_kernel's positions: a block's terms of qpsk_mf_tap4 taken once (mf4_pos_of), then
+ * symbols k0 + d, k0 + d + 1 of a run by 32-bit offsets from k0 (mf4_tap2). The same expressions
+ * in the same order as qpsk_mf_tap4 (the run's first symbol as a double is k0's plus its offset,
+ * both integers below 2^53: exact), so the same rows and offsets. MF4_POS 0: qpsk_mf_tap4. */
+#ifndef MF4_POS
+#define MF4_POS 1
+#endif
+typedef struct {
+  double bL, base, p0, stepd, dk0;
+} mf4_pos;
+__device__ __forceinline__ mf4_pos mf4_pos_of(const qpsk_mf_timing *t, int64_t L, double sps,
+                                              int64_t lo) {
+  mf4_pos z;
+  z.bL = (double)(t->b * L);
+  z.base = z.bL * sps - (double)lo;
+  z.p0 = t->R <= 0 ? (qpsk_instant(t, L, (double)t->k0) - z.bL) * sps + z.base : 0;
+  z.stepd = sps * (1 + t->d);
+  z.dk0 = (double)t->k0;
+  return z;
+}
+/* symbols k0 + d .. k0 + d + m - 1 (m <= 2; n = k1 - k0): their rows and window offsets */
+__device__ __forceinline__ void mf4_tap2(const qpsk_mf_timing *t, const mf4_pos *z, int64_t L,
+                                         double sps, int d, int n, int m, unsigned Q, int c,
+                                         unsigned row[2], int64_t off[2]) {
+  double p0 = z->p0;
+  int ka = 0, have = 0;
+#pragma unroll
+  for (int q = 0; q < 2; q++) {
+    if (q >= m) break;
+    const int dq = d + q;
+    double p;
+    if (t->R <= 0) {
+      p = z->p0 + (double)dq * z->stepd;
+    } else {
+      const int R = (int)t->R;
+      if (!have || dq - ka >= R) {
+        ka = (int)((unsigned)dq / (unsigned)R) * R;
+        const int mm = n - ka < R ? n - ka : R;
+        const double mid = (z->dk0 + (double)ka) + 0.5 * (double)(mm - 1);
+        p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - z->bL) * sps + z->base;
+        have = 1;
+      }
+      p = p0 + (double)(dq - ka) * sps;
+    }
+    long i, j;
+    qpsk_pos_at(p, Q, &i, &j);
+    row[q] = (unsigned)j;
+    off[q] = (int64_t)i - c;
+  }
 }
 
 #endif
