@@ -2,10 +2,12 @@
  * pre-filter grid with the input sums (pre), the O&M sums with the grid levelled (om), the
  * 4th-power values at the instants (x4), the CFO spectra, peak and refinement (cfo), the matched
  * filter at the instants with DC, level, de-rotation and the V&V/M2M4 sums (mf), the decisions
- * (out), each alone, the six in sequence (all) and the five without cfo (all5, the set measured
- * before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums, om_sums: the
- * records from them, x4_level: x4 levelling what it reads; all_folded: those with cfo, mf, out;
- * x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies the windows);
+ * (out), each alone, the six in sequence (all: x4 writing the CFO stage's rows too, x4_rows, and
+ * cfo on them, cfo_fed, as the bank's driver runs them) and the five without cfo (all5, the set
+ * measured before the CFO stage existed); om folded into pre (pre_om: pre with the O&M sums,
+ * om_sums: the records from them, x4_level: x4 levelling what it reads; all_folded: those with
+ * cfo, mf, out; x4_level_cfo: x4_level then cfo, whose rows x4_level wrote, where cfo alone copies
+ * the windows);
  * the CFO stage over the whole zero-padded transform (cfo_whole, and all_folded_whole: the folded
  * sequence with it) where the default takes half of it (from 192 channels);
  * pre and pre_om without their sliding filter (pre_unslid, pre_om_unslid: the four- and
@@ -135,20 +137,31 @@ static const char *const kname[K_N] = {"pre",
                                        "pre_om_unslid",
                                        "x4_level_cfo"};
 
+/* x4 (in NULL) or x4_level also into the CFO stage's rows, then cfo on them (x4_rows, cfo_fed: the
+ * bank's driver) */
+static prx_status x4_cfo(const bench_bufs *b, const qpsk_om_in *in) {
+  prx_cf32 *rows;
+  size_t rs;
+  prx_status s = S->cfo_rows(b->st, &rows, &rs);
+  if (!s) s = S->x4_rows(b->st, b->mb, b->w0, in, b->grid, b->w, b->w_stride, rows, rs, 0);
+  if (!s) s = S->cfo_fed(b->st, b->w, b->w_stride, b->w0, b->cfi, b->cfo, 0);
+  return s;
+}
+
 static int launch(const bench_bufs *b, int which) {
   prx_status s = PRX_OK;
   if (which == K_FOLD || which == K_PREOM || which == K_OMSUMS || which == K_X4L ||
       which == K_X4CFO) {
     /* om folded into pre: pre_om, om_sums, x4_level, then cfo, mf and out (x4_level_cfo: the
-     * two whose rows the CFO stage takes from x4) */
+     * two, the CFO stage's rows written by x4_level: x4_rows and cfo_fed) */
     const int all = which == K_FOLD, pair = which == K_X4CFO;
     if (all || which == K_PREOM)
       s = S->pre_om(b->st, b->rows, b->stride, 0, b->n_total, b->g_hi, b->grid, b->mom, b->bad,
                     b->omsum, 0);
     if (!s && (all || which == K_OMSUMS)) s = S->om_sums(b->st, 0, b->omi, b->omsum, b->omo, 0);
-    if (!s && (all || pair || which == K_X4L))
+    if (!s && which == K_X4L)
       s = S->x4_level(b->st, b->mb, b->w0, b->omi, b->grid, b->w, b->w_stride, 0);
-    if (!s && (all || pair)) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
+    if (!s && (all || pair)) s = x4_cfo(b, b->omi);
     if (!s && all) s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
     if (!s && all) s = S->out(b->st, b->mb, b->ob, b->sym, b->bits, b->bits_stride, 0);
     if (s) fprintf(stderr, "launch: %s\n", prx_last_error());
@@ -158,9 +171,10 @@ static int launch(const bench_bufs *b, int which) {
   if (all || which == K_PRE)
     s = S->pre(b->st, b->rows, b->stride, 0, b->n_total, b->grid, b->mom, b->bad, 0);
   if (!s && (all || which == K_OM)) s = S->om(b->st, 0, b->omi, b->grid, b->omo, 0);
-  if (!s && (all || which == K_X4)) s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
-  if (!s && (which == K_ALL || which == K_CFO))
-    s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
+  if (!s && (which == K_ALL5 || which == K_X4))
+    s = S->x4(b->st, b->mb, b->w0, b->grid, b->w, b->w_stride, 0);
+  if (!s && which == K_ALL) s = x4_cfo(b, NULL);
+  if (!s && which == K_CFO) s = S->cfo(b->st, b->w, b->w_stride, b->cfi, b->cfo, 0);
   if (!s && (all || which == K_MF))
     s = S->mf(b->st, b->rows, b->stride, 0, b->n_total, b->mb, b->sym, b->sums, 0);
   if (!s && (all || which == K_OUT))
@@ -427,9 +441,8 @@ int main(int argc, char **argv) {
         /* cfo: the window read twice (fill, refinement; three times with half the transform: the
          * odd bins) and the transform's rows written, read and written by the FFT, read by the
          * peak: 8 (2 + 4 len / S) bytes per symbol (len = nfft, or nfft / 2 with half of it).
-         * After x4 (the sequences, x4_level_cfo) the rows are x4's (fed): the fill's read and
-         * write gone, x4 writing each value twice (x4 and x4_level alone write them too, the
-         * CFO stage being set up) */
+         * After x4 (the sequences, x4_level_cfo) the rows are x4's (x4_rows, cfo_fed): the
+         * fill's read and write gone, x4 writing each value twice (x4 and x4_level alone once) */
         const double cb = 8.0 * ((half0 ? 3 : 2) + 4.0 * half_len / (NB * L)),
                      cbw = 8.0 * (2 + 4.0 * 2 * NB * L / (NB * L)),
                      cbf = 8.0 * ((half0 ? 2 : 1) + 3.0 * half_len / (NB * L)),
@@ -438,8 +451,8 @@ int main(int argc, char **argv) {
         bytes[K_PRE] = bytes[K_PRE0] = bytes[K_PREMIX] = bytes[K_PREOM] = in_b + gb;
         bytes[K_PRE1] = bytes[K_PREOM1] = in_b + gb;
         bytes[K_OM] = 2 * gb;
-        bytes[K_X4] = bytes[K_X4L] = 32 + 16;
-        bytes[K_X4CFO] = bytes[K_X4L] + cbf;
+        bytes[K_X4] = bytes[K_X4L] = 32 + 8;
+        bytes[K_X4CFO] = bytes[K_X4L] + 8 + cbf;
         bytes[K_CFO] = cb;
         bytes[K_CFOW] = cbw;
         bytes[K_MF] = bytes[K_MF0] = bytes[K_MF1] = bytes[K_MFMIX] = bytes[K_MFRUNS] = in_b + 8;
@@ -447,9 +460,10 @@ int main(int argc, char **argv) {
         /* om_sums reads (nsub + 1) x 6 doubles and writes an 888-byte record a block */
         bytes[K_OMSUMS] = ((st.nsub + 1) * QPSK_OMS * 8.0 + sizeof(qpsk_om_out)) / L;
         /* each sequence's bytes per symbol */
-        bytes[K_ALL] = bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + cbf + bytes[K_MF] + bytes[K_OUT];
+        bytes[K_ALL] =
+            bytes[K_PRE] + bytes[K_OM] + bytes[K_X4] + 8 + cbf + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLD] =
-            bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4L] + cbf + bytes[K_MF] + bytes[K_OUT];
+            bytes[K_PREOM] + bytes[K_OMSUMS] + bytes[K_X4CFO] + bytes[K_MF] + bytes[K_OUT];
         bytes[K_FOLDW] = bytes[K_FOLD] - cbf + cbwf;
         printf("{\"bench\":\"qpsk_stages\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
                "\"floor_gsym_s\":%.4g",

@@ -94,7 +94,8 @@ static prx_status em_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_fir 
   return PRX_OK;
 }
 static void em_destroy(qpsk_stages *s) {
-  (void)s;
+  free(s->d_cfo_buf); /* (the CFO stage's rows: em_cfo_setup) */
+  s->d_cfo_buf = NULL;
   free(em_mix);
   em_mix = NULL;
 }
@@ -357,11 +358,15 @@ static prx_status em_out(const qpsk_stages *s, const qpsk_mf_block *blk, const q
 static unsigned em_S, em_nfft;
 static double em_max_nu;
 static prx_status em_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
-  (void)s;
   em_S = S;
   em_nfft = nfft;
   em_max_nu = max_nu;
-  return PRX_OK;
+  /* the stage's rows (cfo_rows), C of nfft points */
+  free(s->d_cfo_buf);
+  s->d_cfo_buf = calloc((size_t)s->C * nfft, sizeof(prx_cf32));
+  s->cfo_S = S;
+  s->cfo_nfft = s->cfo_len = nfft;
+  return s->d_cfo_buf ? PRX_OK : prx_fail(PRX_ERR_NOMEM, "emulated: CFO rows");
 }
 static prx_status em_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
                          const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
@@ -383,6 +388,60 @@ static prx_status em_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_strid
   fftwf_free(win);
   fftwf_free(spec);
   return PRX_OK;
+}
+/* the CFO stage's rows written by x4 (the stage table's cfo_rows, x4_rows, cfo_fed): x4 into w,
+ * then each channel's span values from its first block's w0 on into its row (those below S); the
+ * window for the transform from the rows (the span's values) after the take values of w before
+ * them (the reach-back), so that the driver's rows, offsets and windows are held to what cfo reads
+ * from w */
+static prx_status em_cfo_rows(const qpsk_stages *s, prx_cf32 **rows, size_t *row_stride) {
+  if (!s->d_cfo_buf) return prx_fail(PRX_ERR_INVALID, "emulated: cfo_rows before cfo_setup");
+  *rows = s->d_cfo_buf;
+  *row_stride = s->cfo_len;
+  return PRX_OK;
+}
+static prx_status em_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                             const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                             size_t w_stride, prx_cf32 *rows, size_t row_stride,
+                             cudaStream_t stream) {
+  (void)stream;
+  em_x4_blocks(s, blk, w0, in, grid, w, w_stride);
+  for (size_t o = 0; o < (size_t)s->C * s->nblk; o++) {
+    const size_t c = o / s->nblk;
+    const int64_t base = w0[c * s->nblk], n = blk[o].t.k1 - blk[o].t.k0;
+    for (int64_t i = w0[o] - base; i < w0[o] - base + n && i < (int64_t)s->cfo_S; i++)
+      rows[c * row_stride + (size_t)i] = w[c * w_stride + (size_t)(base + i)];
+  }
+  return PRX_OK;
+}
+static prx_status em_cfo_fed(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                             const int64_t *w0, const qpsk_cfo_in *in, qpsk_cfo_out *out,
+                             cudaStream_t stream) {
+  prx_cf32 *win = malloc((size_t)s->C * em_S * sizeof *win);
+  qpsk_cfo_in *at = malloc(s->C * sizeof *at);
+  if (!win || !at) {
+    free(win);
+    free(at);
+    return prx_fail(PRX_ERR_NOMEM, "emulated: CFO windows");
+  }
+  const prx_cf32 *rows = s->d_cfo_buf;
+  for (unsigned c = 0; c < s->C; c++) {
+    const unsigned n = in[c].n < em_S ? in[c].n : em_S;
+    const int64_t take = w0[(size_t)c * s->nblk] - in[c].w0;
+    CHECK(take >= 0 && take <= n, "cfo_fed: channel %u's window takes %lld values before its span",
+          c, (long long)take);
+    if (take < 0 || take > n) continue;
+    memcpy(win + (size_t)c * em_S, w + c * w_stride + in[c].w0, (size_t)take * sizeof *win);
+    memcpy(win + (size_t)c * em_S + take, rows + (size_t)c * s->cfo_len,
+           (n - (size_t)take) * sizeof *win);
+    at[c] = in[c];
+    at[c].w0 = 0;
+  }
+  /* cfo on the windows built (one w row each) */
+  const prx_status st = em_cfo(s, win, em_S, at, out, stream);
+  free(win);
+  free(at);
+  return st;
 }
 static int em_cfo_off; /* cfo_setup answers PRX_ERR_UNSUPPORTED: the driver's CPU CFO stage */
 static prx_status em_cfo_setup_off(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
@@ -656,6 +715,33 @@ static prx_status d_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride
   em_issue(stream, o);
   return PRX_OK;
 }
+static void r_x4_rows(const em_op *o) {
+  em_x4_rows(&o->s, o->c[0], o->c[1], o->c[2], o->c[3], o->p[0], o->z[0], o->p[1], o->z[1], EM_ST);
+}
+static prx_status d_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                            const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                            size_t w_stride, prx_cf32 *rows, size_t row_stride,
+                            cudaStream_t stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_x4_rows,
+               .s = *s,
+               .c = {blk, w0, in, grid},
+               .p = {w, rows},
+               .z = {w_stride, row_stride}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
+static void r_cfo_fed(const em_op *o) {
+  em_cfo_fed(&o->s, o->c[0], o->z[0], o->c[1], o->c[2], o->p[0], EM_ST);
+}
+static prx_status d_cfo_fed(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                            const int64_t *w0, const qpsk_cfo_in *in, qpsk_cfo_out *out,
+                            cudaStream_t stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_cfo_fed, .s = *s, .c = {w, w0, in}, .z = {w_stride}, .p = {out}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
 static void r_copy(const em_op *o) { em_copy(o->p[0], o->c[0], o->z[0], NULL); }
 static prx_status d_copy(void *dst, const void *src, size_t bytes, void *stream) {
   em_op *o = em_op_new();
@@ -796,11 +882,11 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_row_copy,
                                            d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
-    em_create, em_destroy,   d_pre, d_mf,     d_om,      d_x4,      d_out,
-    em_mixf,   em_cfo_setup, d_cfo, d_pre_om, d_om_sums, d_x4_level};
+    em_create,    em_destroy, d_pre,    d_mf,      d_om,       d_x4,        d_out,     em_mixf,
+    em_cfo_setup, d_cfo,      d_pre_om, d_om_sums, d_x4_level, em_cfo_rows, d_x4_rows, d_cfo_fed};
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
-    em_create, em_destroy,       d_pre, d_mf,     d_om,      d_x4,      d_out,
-    em_mixf,   em_cfo_setup_off, d_cfo, d_pre_om, d_om_sums, d_x4_level};
+    em_create,        em_destroy, d_pre,    d_mf,      d_om,       d_x4, d_out, em_mixf,
+    em_cfo_setup_off, d_cfo,      d_pre_om, d_om_sums, d_x4_level, NULL, NULL,  NULL};
 /* with events (em_events) and without (the driver then runs every stage on one stream) */
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,

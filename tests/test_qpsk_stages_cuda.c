@@ -15,7 +15,8 @@
  * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
  * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
  * most 1 in 10^4). The CFO stage on random windows and on the demodulator's spans against the
- * CPU's stage_cfo, from half the transform and (random windows) from the whole of it.
+ * CPU's stage_cfo, from half the transform and (random windows) from the whole of it, and from x4's
+ * rows (x4_rows, cfo_fed).
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -42,166 +43,150 @@ static uint16_t to_half(float f) {
   return u;
 }
 
-/* The CFO stage's windows from x4_level's writes (no copy of the windows into the transform's
- * rows): x4_level into w rows with a gap of history before each channel's values (w0 + gap),
- * then cfo on windows that take `take` values of the history and the span's values after them
- * (S 2048: windows of S values, the span longer; S 4096: the span shorter, some windows shorter
- * than S). The records x4 leaves for the stage (one call, every block after the one before, the
- * values written) and their clearing by cfo; the starts and CFOs against the CPU's stage_cfo on
- * the same windows and against cfo run again on the same rows (the records cleared: the windows
- * copied), the refined CFO the same bit for bit where the starts agree (the transform's rows
- * differ by a turn, so the starts may differ at a near-tie of two bins: at most one). Then the
- * fallback where the records do not describe the windows (other rows, windows past x4's first
- * value, two x4 calls): the CPU's CFOs on the windows read. */
-typedef struct { /* qpsk_stages_cfo.cuh's cfo_x4_rec, after the C transform rows */
-  unsigned long long w, stride;
-  long long base;
-  unsigned long long total;
-  unsigned calls, good, nblk, pad;
-} fed_rec;
+/* The CFO stage's rows written by x4 (x4_rows, then cfo_fed: no copy of the windows into the
+ * transform's rows): x4_rows (levelled, and plain: in NULL) into w rows with a gap of history
+ * before each channel's values (w0 + gap) and into the stage's rows (cfo_rows; poisoned with other
+ * values first) gives w bit for bit as x4_level (x4) does, and the rows each channel's span values
+ * from point 0, those below S. Then cfo_fed on windows that take `take` values of the history and
+ * the span's values after them (S 2048: windows of S values, the span longer; S 4096: the span
+ * shorter, some windows shorter than S): the starts and CFOs against the CPU's stage_cfo on the
+ * same windows and against cfo (the windows copied), the refined CFO the same bit for bit where
+ * the starts agree (the transform's rows differ by a turn, so the starts may differ at a near-tie
+ * of two bins: at most one). */
 static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsigned C, unsigned NB,
                           const qpsk_mf_block *d_mb, const int64_t *w0, const qpsk_om_in *d_omi,
                           const prx_cf32 *d_grid, const qpsk_mf_timing *tm, size_t Lmax) {
   const size_t nb = (size_t)C * NB, gap = 4096, w_stride = gap + (size_t)NB * Lmax;
   int64_t *w0g = malloc(nb * sizeof *w0g), *d_w0g = NULL;
   for (size_t t = 0; t < nb; t++) w0g[t] = w0[t] + (int64_t)gap;
-  prx_cf32 *w = malloc(C * w_stride * sizeof *w), *d_w = NULL;
-  for (size_t i = 0; i < C * w_stride; i++) {
+  const size_t wn = C * w_stride;
+  prx_cf32 *w = malloc(wn * sizeof *w), *w1 = malloc(wn * sizeof *w1),
+           *wx = malloc(wn * sizeof *wx), *d_w = NULL;
+  for (size_t i = 0; i < wn; i++) {
     w[i].re = (float)test_rng_gauss(r);
     w[i].im = (float)test_rng_gauss(r);
   }
   qpsk_cfo_in *in = calloc(C, sizeof *in), *d_in = NULL;
   qpsk_cfo_out *o1 = calloc(C, sizeof *o1), *o2 = calloc(C, sizeof *o2), *d_out = NULL;
-  fed_rec *rec = calloc(C, sizeof *rec);
-  int ok = cuda_ok(cudaMalloc((void **)&d_w0g, nb * sizeof *d_w0g), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_w, C * w_stride * sizeof *d_w), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_in, C * sizeof *d_in), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_out, C * sizeof *d_out), "cudaMalloc") &&
-           cuda_ok(cudaMemcpy(d_w0g, w0g, nb * sizeof *w0g, cudaMemcpyHostToDevice), "w0");
+  const size_t gn = nb * (4 * (size_t)st->L + 2 * QPSK_GM);
+  prx_cf32 *d_grid_buf = NULL; /* the grid 8 bytes off a 16-byte boundary at d_grid_buf + 1 */
+  int ok =
+      cuda_ok(cudaMalloc((void **)&d_grid_buf, (gn + 1) * sizeof *d_grid_buf), "cudaMalloc") &&
+      cuda_ok(cudaMemcpy(d_grid_buf + 1, d_grid, gn * sizeof *d_grid, cudaMemcpyDeviceToDevice),
+              "grid");
+  const prx_cf32 *d_grid_odd = ok ? d_grid_buf + 1 : NULL;
+  ok = ok && cuda_ok(cudaMalloc((void **)&d_w0g, nb * sizeof *d_w0g), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_w, wn * sizeof *d_w), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_in, C * sizeof *d_in), "cudaMalloc") &&
+       cuda_ok(cudaMalloc((void **)&d_out, C * sizeof *d_out), "cudaMalloc") &&
+       cuda_ok(cudaMemcpy(d_w0g, w0g, nb * sizeof *w0g, cudaMemcpyHostToDevice), "w0");
   for (unsigned Sw = 2048; ok && Sw <= 4096; Sw *= 2) {
     const size_t nfft = 2 * (size_t)Sw;
     const double max_nu = 0.48;
     CHECK_OK(S->cfo_setup(st, Sw, (unsigned)nfft, max_nu));
-    size_t rec_bad = 0, left = 0, starts = 0, nu_differ = 0, short_windows = 0, taken = 0;
+    prx_cf32 *d_rows = NULL;
+    size_t rs = 0;
+    CHECK_OK(S->cfo_rows(st, &d_rows, &rs));
+    CHECK(d_rows && rs >= st->cfo_len, "%s: cfo_rows gives rows of %zu points, the transform %u",
+          name, rs, st->cfo_len);
+    if (!d_rows || rs < st->cfo_len) break;
+    prx_cf32 *rows = malloc(C * rs * sizeof *rows);
+    size_t w_differ = 0, unstaged_differ = 0, row_differ = 0, starts = 0, nu_differ = 0,
+           short_windows = 0, taken = 0;
     double worst = 0;
-    ok = cuda_ok(cudaMemcpy(d_w, w, C * w_stride * sizeof *w, cudaMemcpyHostToDevice), "w");
-    CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
-    const char *recs = (const char *)st->d_cfo_buf + C * (size_t)st->cfo_len * sizeof(prx_cf32);
-    ok = ok && cuda_ok(cudaMemcpy(rec, recs, C * sizeof *rec, cudaMemcpyDeviceToHost), "records") &&
-         cuda_ok(cudaMemcpy(w, d_w, C * w_stride * sizeof *w, cudaMemcpyDeviceToHost), "w");
-    for (unsigned c = 0; ok && c < C; c++) {
-      int64_t nw = 0;
-      for (unsigned j = 0; j < NB; j++) {
-        const int64_t n = tm[c * NB + j].k1 - tm[c * NB + j].k0;
-        nw += n > 0 ? n : 0;
+    for (int lev = 1; ok && lev >= 0; lev--) {
+      /* x4_level (x4) alone, then x4_rows on the same w rows and rows of other values */
+      ok = cuda_ok(cudaMemcpy(d_w, w, wn * sizeof *w, cudaMemcpyHostToDevice), "w");
+      if (lev)
+        CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
+      else
+        CHECK_OK(S->x4(st, d_mb, d_w0g, d_grid, d_w, w_stride, 0));
+      ok = ok && cuda_ok(cudaMemcpy(wx, d_w, wn * sizeof *wx, cudaMemcpyDeviceToHost), "w");
+      if (ok && d_grid_odd) {
+        /* the grid 8 bytes off a 16-byte boundary: x4 reads it in place (not staged), the same
+         * values */
+        ok = cuda_ok(cudaMemcpy(d_w, w, wn * sizeof *w, cudaMemcpyHostToDevice), "w");
+        if (lev)
+          CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid_odd, d_w, w_stride, 0));
+        else
+          CHECK_OK(S->x4(st, d_mb, d_w0g, d_grid_odd, d_w, w_stride, 0));
+        ok = ok && cuda_ok(cudaMemcpy(w1, d_w, wn * sizeof *w1, cudaMemcpyDeviceToHost), "w");
+        unstaged_differ += ok && memcmp(w1, wx, wn * sizeof *w1) != 0;
       }
-      rec_bad += rec[c].w != (unsigned long long)(uintptr_t)d_w || rec[c].stride != w_stride ||
-                 rec[c].base != (long long)gap || rec[c].calls != 1 || rec[c].good != NB ||
-                 rec[c].nblk != NB || rec[c].total != (unsigned long long)nw;
-      /* the history taken: none, a little, or all that the window leaves */
-      const int64_t room = (int64_t)Sw > nw ? (int64_t)Sw - nw : 0;
-      const int64_t take = c % 3 == 0 ? 0 : c % 3 == 1 ? 100 + room / 2 : 100 + room;
-      in[c].w0 = (int64_t)gap - take;
-      in[c].n = (unsigned)(take + nw < (int64_t)Sw ? take + nw : Sw);
-      in[c].e = 1e-3 * (double)c;
-      short_windows += in[c].n < Sw;
-      taken += take > 0;
+      for (size_t i = 0; i < C * rs; i++) {
+        rows[i].re = (float)(1e3 * test_rng_gauss(r));
+        rows[i].im = (float)(1e3 * test_rng_gauss(r));
+      }
+      ok = ok && cuda_ok(cudaMemcpy(d_w, w, wn * sizeof *w, cudaMemcpyHostToDevice), "w") &&
+           cuda_ok(cudaMemcpy(d_rows, rows, C * rs * sizeof *rows, cudaMemcpyHostToDevice), "rows");
+      if (ok)
+        CHECK_OK(
+            S->x4_rows(st, d_mb, d_w0g, lev ? d_omi : NULL, d_grid, d_w, w_stride, d_rows, rs, 0));
+      ok = ok && cuda_ok(cudaMemcpy(w1, d_w, wn * sizeof *w1, cudaMemcpyDeviceToHost), "w") &&
+           cuda_ok(cudaMemcpy(rows, d_rows, C * rs * sizeof *rows, cudaMemcpyDeviceToHost), "rows");
+      w_differ += ok ? memcmp(w1, wx, wn * sizeof *w1) != 0 : 0;
+      for (unsigned c = 0; ok && c < C; c++) {
+        int64_t nw = 0;
+        for (unsigned j = 0; j < NB; j++) {
+          const int64_t n = tm[c * NB + j].k1 - tm[c * NB + j].k0;
+          nw += n > 0 ? n : 0;
+        }
+        const int64_t nr = nw < (int64_t)Sw ? nw : (int64_t)Sw;
+        row_differ += memcmp(rows + c * rs, w1 + c * w_stride + gap, nr * sizeof *rows) != 0;
+        if (!lev) continue;
+        /* the history taken: none, a little, or all that the window leaves */
+        const int64_t room = (int64_t)Sw > nw ? (int64_t)Sw - nw : 0;
+        const int64_t take = c % 3 == 0 ? 0 : c % 3 == 1 ? 100 + room / 2 : 100 + room;
+        in[c].w0 = (int64_t)gap - take;
+        in[c].n = (unsigned)(take + nw < (int64_t)Sw ? take + nw : Sw);
+        in[c].e = 1e-3 * (double)c;
+        short_windows += in[c].n < Sw;
+        taken += take > 0;
+      }
     }
+    /* the rows as the plain x4_rows left them: cfo_fed, then cfo on the same windows */
     ok = ok && cuda_ok(cudaMemcpy(d_in, in, C * sizeof *in, cudaMemcpyHostToDevice), "in");
-    if (ok) CHECK_OK(S->cfo(st, d_w, w_stride, d_in, d_out, 0));
-    ok = ok && cuda_ok(cudaMemcpy(o1, d_out, C * sizeof *o1, cudaMemcpyDeviceToHost), "out") &&
-         cuda_ok(cudaMemcpy(rec, recs, C * sizeof *rec, cudaMemcpyDeviceToHost), "records");
-    for (unsigned c = 0; ok && c < C; c++)
-      left += rec[c].calls != 0 || rec[c].good != 0 || rec[c].total != 0 || rec[c].w != 0;
+    if (ok) CHECK_OK(S->cfo_fed(st, d_w, w_stride, d_w0g, d_in, d_out, 0));
+    ok = ok && cuda_ok(cudaMemcpy(o1, d_out, C * sizeof *o1, cudaMemcpyDeviceToHost), "out");
     if (ok) CHECK_OK(S->cfo(st, d_w, w_stride, d_in, d_out, 0));
     ok = ok && cuda_ok(cudaMemcpy(o2, d_out, C * sizeof *o2, cudaMemcpyDeviceToHost), "out");
     prx_cf32 *spec = malloc(nfft * sizeof *spec);
     for (unsigned c = 0; ok && c < C; c++) {
       double a0, a1;
       const double f0 =
-          cfo_ref(w + c * w_stride + in[c].w0, in[c].n, nfft, max_nu, in[c].e, spec, &a0, &a1);
+          cfo_ref(w1 + c * w_stride + in[c].w0, in[c].n, nfft, max_nu, in[c].e, spec, &a0, &a1);
       starts += (o1[c].nu0 != a0) + (o1[c].nu0 != o2[c].nu0);
       nu_differ += o1[c].nu0 == o2[c].nu0 && o1[c].f != o2[c].f;
       const double d = fabs(o1[c].f - f0);
       if (!(d <= worst)) worst = d;
     }
     free(spec);
-    printf("%s, S %u: CFO from x4's rows within %.2e Rs of the CPU's (%zu windows reaching back, "
-           "%zu short), starts differing %zu, records wrong %zu, left %zu\n",
-           name, Sw, worst, taken, short_windows, starts, rec_bad, left);
-    CHECK(rec_bad == 0, "%s, S %u: %zu channels' x4 records wrong", name, Sw, rec_bad);
-    CHECK(left == 0, "%s, S %u: %zu channels' records not cleared by cfo", name, Sw, left);
+    free(rows);
+    printf("%s, S %u: x4_rows' w rows differing %zu, x4 on a grid off 16 bytes %zu, CFO rows "
+           "differing %zu; CFO from x4's rows within %.2e Rs of the CPU's (%zu windows reaching "
+           "back, %zu short), starts differing %zu\n",
+           name, Sw, w_differ, unstaged_differ, row_differ, worst, taken, short_windows, starts);
+    CHECK(w_differ == 0, "%s, S %u: x4_rows' w rows differ from x4's (x4_level's)", name, Sw);
+    CHECK(unstaged_differ == 0, "%s, S %u: x4 (x4_level) on a grid off 16 bytes differs", name, Sw);
+    CHECK(row_differ == 0, "%s, S %u: %zu channels' CFO rows differ from the span's values", name,
+          Sw, row_differ);
     CHECK(starts <= 1, "%s, S %u: %zu starts differ (a near-tie of two bins: 1)", name, Sw, starts);
     CHECK(nu_differ == 0, "%s, S %u: %zu CFOs differ from the copied windows'", name, Sw,
           nu_differ);
     CHECK(worst < 1e-8, "%s, S %u: CFO off the CPU's by %.2e Rs", name, Sw, worst);
   }
-  /* windows the records do not describe, after x4_level into d_w (S 4096, in[] as last set):
-   * cfo on other rows (d_w2, other values at another address); windows starting 37 values past
-   * the first block's w0 (no reach-back: the row's values sit 37 points off); x4_level twice
-   * before cfo (two calls' counts): each copied (the fallback), so the same starts and CFOs as
-   * the CPU's on the windows read, and the records cleared */
-  prx_cf32 *w2 = malloc(C * w_stride * sizeof *w2), *d_w2 = NULL;
-  for (size_t i = 0; i < C * w_stride; i++) {
-    w2[i].re = (float)test_rng_gauss(r);
-    w2[i].im = (float)test_rng_gauss(r);
-  }
-  ok = ok && cuda_ok(cudaMalloc((void **)&d_w2, C * w_stride * sizeof *d_w2), "cudaMalloc") &&
-       cuda_ok(cudaMemcpy(d_w2, w2, C * w_stride * sizeof *w2, cudaMemcpyHostToDevice), "w2");
-  const char *what[3] = {"other rows", "windows past the first block's w0", "x4 called twice"};
-  for (int k = 0; ok && k < 3; k++) {
-    const size_t nfft = st->cfo_nfft;
-    const double max_nu = 0.48;
-    const unsigned Sw = st->cfo_S;
-    CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
-    if (k == 2) CHECK_OK(S->x4_level(st, d_mb, d_w0g, d_omi, d_grid, d_w, w_stride, 0));
-    for (unsigned c = 0; k == 1 && c < C; c++) {
-      int64_t nw = 0;
-      for (unsigned j = 0; j < NB; j++) {
-        const int64_t n = tm[c * NB + j].k1 - tm[c * NB + j].k0;
-        nw += n > 0 ? n : 0;
-      }
-      in[c].w0 = (int64_t)gap + 37;
-      in[c].n = (unsigned)(nw - 37 < (int64_t)Sw ? nw - 37 : Sw);
-    }
-    const prx_cf32 *d_rd = k == 0 ? d_w2 : d_w, *h_rd = k == 0 ? w2 : w;
-    ok = cuda_ok(cudaMemcpy(d_in, in, C * sizeof *in, cudaMemcpyHostToDevice), "in");
-    if (ok) CHECK_OK(S->cfo(st, d_rd, w_stride, d_in, d_out, 0));
-    const char *recs = (const char *)st->d_cfo_buf + C * (size_t)st->cfo_len * sizeof(prx_cf32);
-    ok = ok && cuda_ok(cudaMemcpy(o1, d_out, C * sizeof *o1, cudaMemcpyDeviceToHost), "out") &&
-         cuda_ok(cudaMemcpy(rec, recs, C * sizeof *rec, cudaMemcpyDeviceToHost), "records");
-    size_t starts = 0, left = 0;
-    double worst = 0;
-    prx_cf32 *spec = malloc(nfft * sizeof *spec);
-    for (unsigned c = 0; ok && c < C; c++) {
-      double a0, a1;
-      const double f0 =
-          cfo_ref(h_rd + c * w_stride + in[c].w0, in[c].n, nfft, max_nu, in[c].e, spec, &a0, &a1);
-      starts += o1[c].nu0 != a0;
-      const double d = fabs(o1[c].f - f0);
-      if (!(d <= worst)) worst = d;
-      left += rec[c].calls != 0 || rec[c].good != 0 || rec[c].total != 0 || rec[c].w != 0;
-    }
-    free(spec);
-    printf("%s, S %u, %s: CFO within %.2e Rs of the CPU's, starts differing %zu, records left "
-           "%zu\n",
-           name, Sw, what[k], worst, starts, left);
-    CHECK(starts <= 1 && worst < 1e-8 && left == 0,
-          "%s, S %u, %s: CFO off the CPU's by %.2e Rs, %zu starts differ, %zu records left", name,
-          Sw, what[k], worst, starts, left);
-  }
-  cudaFree(d_w2);
-  free(w2);
+  cudaFree(d_grid_buf);
   cudaFree(d_w0g);
   cudaFree(d_w);
   cudaFree(d_in);
   cudaFree(d_out);
   free(w0g);
   free(w);
+  free(w1);
+  free(wx);
   free(in);
   free(o1);
   free(o2);
-  free(rec);
 }
 
 static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t seed) {
@@ -347,8 +332,8 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t 
     CHECK_OK(S->om_sums(&st, 0, d_omi, d_omsum, d_omo2, 0));
     CHECK_OK(S->x4_level(&st, d_mb, d_w0, d_omi, d_grid2, d_w2, w_stride, 0));
     if (pad)
-      cfo_fed_check(mix ? "cfo fed by x4_level, mixed" : "cfo fed by x4_level", &st, &r, C, NB,
-                    d_mb, w0, d_omi, d_grid2, k.tm, k.Lmax);
+      cfo_fed_check(mix ? "cfo fed by x4_rows, mixed" : "cfo fed by x4_rows", &st, &r, C, NB, d_mb,
+                    w0, d_omi, d_grid2, k.tm, k.Lmax);
     ok = cuda_ok(cudaDeviceSynchronize(), "folded kernels") &&
          cuda_ok(cudaMemcpy(grid2, d_grid2, nb * ng * sizeof *grid2, cudaMemcpyDeviceToHost),
                  "grid") &&

@@ -915,13 +915,34 @@ static prx_status issue_om(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, i
   return g->k->om(st, b0, g->d_omi, g->d_grid[k], g->d_omo, stream);
 }
 
+/* The CFO stage on the GPU taking its rows from x4 (x4_rows, cfo_fed: no copy of the windows),
+ * where the module has those entries */
+static int cfo_fed(const prx_qpsk_bank_gpu *g) {
+  return g->gpu_cfo && g->k->cfo_rows && g->k->x4_rows && g->k->cfo_fed;
+}
+
 /* Stage x4 of the span from slot k's grid (levelled as it reads where om is folded) into the w
- * rows, on stream. */
+ * rows, and the CFO stage's rows where it takes them from x4 (cfo_fed), on stream. */
 static prx_status issue_x4(prx_qpsk_bank_gpu *g, const qpsk_stages *st, int k, void *stream) {
+  if (cfo_fed(g)) {
+    prx_cf32 *rows;
+    size_t rs;
+    TRY(g->k->cfo_rows(st, &rows, &rs));
+    return g->k->x4_rows(st, g->d_mb, g->d_w0, g->fold ? g->d_omi : NULL, g->d_grid[k], g->d_w,
+                         g->w_stride, rows, rs, stream);
+  }
   if (g->fold)
     return g->k->x4_level(st, g->d_mb, g->d_w0, g->d_omi, g->d_grid[k], g->d_w, g->w_stride,
                           stream);
   return g->k->x4(st, g->d_mb, g->d_w0, g->d_grid[k], g->d_w, g->w_stride, stream);
+}
+
+/* The CFO stage of the span on the windows in the w rows (the reach-back copied before them), on
+ * stream: from the rows issue_x4 wrote where it wrote them */
+static prx_status issue_cfo(prx_qpsk_bank_gpu *g, const qpsk_stages *st, void *stream) {
+  if (cfo_fed(g))
+    return g->k->cfo_fed(st, g->d_w, g->w_stride, g->d_w0, g->d_cfi, g->d_cfo, stream);
+  return g->k->cfo(st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream);
 }
 
 /* Stage mf of the span's n blocks (all channels) and what the phase pass reads of it back: the
@@ -1008,7 +1029,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   TRY(issue_x4(g, &st, k, stream));
   mark(g, stream, QPSK_MARK_X4);
   TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, C, stream));
-  TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+  TRY(issue_cfo(g, &st, stream));
   mark(g, stream, QPSK_MARK_CFO);
   TRY(r->nco(&g->scf, C, nb, span, b0, g->d_cfo, g->d_st, g->d_sp, g->d_mb, stream));
   mark(g, stream, QPSK_MARK_NCO);
@@ -1117,7 +1138,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
     TRY(d->copy(g->d_ops, g->h_ops, 3 * (size_t)g->C * sizeof(int64_t), stream));
     TRY(d->row_copy(g->d_w, g->w_stride, g->d_ops, g->C, stream));
     TRY(d->copy(g->d_cfi, g->h_cfi, g->C * sizeof(qpsk_cfo_in), stream));
-    TRY(g->k->cfo(&st, g->d_w, g->w_stride, g->d_cfi, g->d_cfo, stream));
+    TRY(issue_cfo(g, &st, stream));
     TRY(d->copy(g->h_cfo, g->d_cfo, g->C * sizeof(qpsk_cfo_out), stream));
   } else {
     TRY(d->copy(g->h_w, g->d_w, (size_t)g->C * g->w_stride * sizeof(prx_cf32), stream));

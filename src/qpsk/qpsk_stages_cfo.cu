@@ -1,11 +1,12 @@
-/* The CFO stage of the demodulator bank on the GPU (qpsk_stages_cuda.h, entries cfo_setup and
- * cfo): per channel, the estimation window of 4th-power values copied zero-padded into a row of
- * len points (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the nfft-point
- * spectrum), one batched cuFFT over them, then one thread block per channel: the peak over
- * |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the transform,
- * the two odd bins beside it summed directly over the window and the best of the three), the
- * refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run
- * of QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
+/* The CFO stage of the demodulator bank on the GPU (qpsk_stages_cuda.h, entries cfo_setup, cfo,
+ * cfo_rows and cfo_fed): per channel, the estimation window of 4th-power values zero-padded in a
+ * row of len points (C rows; len = nfft, or nfft / 2 with cfo_half: the even bins of the
+ * nfft-point spectrum), copied there (cfo) or written there by x4 (x4_rows, then cfo_fed: only
+ * the reach-back copied), one batched cuFFT over them, then one thread block per channel: the peak
+ * over |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the
+ * transform, the two odd bins beside it summed directly over the window and the best of the three),
+ * the refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run of
+ * QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
  * block: 128 run sums at the usual span, one a thread), the per-output arithmetic being
  * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
  * directly). */
@@ -111,36 +112,27 @@ __device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t m
 }
 
 /* One thread block per channel: row c of buf (len points) made the window (n = min(in[c].n, S)
- * values from w0 = in[c].w0 of w's row c) zero-padded. Where x4 has written the row since this
- * stage last ran (rec[c]: one call, into these w rows, every block right after the block before,
- * from base on) and the window is x4's values from base on after take = base - w0 values before
- * it (the reach-back, 0 <= take <= n, n - take <= the values written), the row holds value i of
- * the span at point i already: the take values before it go to the row's last take points and
- * the points between them are zeroed, so that the row is the padded window turned by take points
- * (its spectrum's powers, all that the peak reads, the same; the values' rounding in the
- * transform aside). Otherwise the whole row is written. rec[c] is cleared for x4's next call. */
+ * values from w0 = in[c].w0 of w's row c) zero-padded. FED (cfo_fed): the row holds the channel's
+ * span values from its first block's w0 on (base = w0s[c nblk], x4_rows), the window being
+ * take = base - w0 values before them (the reach-back, 0 <= take <= n) and the span's values
+ * after: the take values go to the row's last take points and the points between them are zeroed,
+ * so that the row is the padded window turned by take points (its spectrum's powers, all that the
+ * peak reads, the same; the values' rounding in the transform aside). Otherwise the whole row is
+ * written. */
+template <bool FED>
 __global__ void __launch_bounds__(CFO_THREADS)
     qpsk_cfo_fill_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in, unsigned S,
-                         unsigned len, float2 *buf, cfo_x4_rec *rec) {
+                         unsigned len, float2 *buf, const int64_t *w0s, unsigned nblk) {
   const unsigned c = blockIdx.x;
   const qpsk_cfo_in p = in[c];
   const float2 *src = (const float2 *)(w + (size_t)c * w_stride + p.w0);
   float2 *dst = buf + (size_t)c * len;
   const unsigned n = p.n < S ? p.n : S;
-  const cfo_x4_rec r = rec[c];
-  const int64_t take = (int64_t)r.base - p.w0;
-  const bool fed = r.w == (unsigned long long)(uintptr_t)w && r.stride == w_stride &&
-                   r.calls == 1 && r.nblk > 0 && r.good == r.nblk && take >= 0 && take <= n &&
-                   (unsigned long long)(n - take) <= r.total;
-  __syncthreads(); /* (every thread has read rec[c] before thread 0 clears it) */
-  if (threadIdx.x == 0) {
-    rec[c].w = 0;
-    rec[c].calls = 0;
-    rec[c].good = 0;
-    rec[c].total = 0;
-  }
-  if (fed) {
-    const unsigned t = (unsigned)take;
+  if (FED) {
+    /* (take clamped to [0, n]: a caller's window off its rows reads and writes nothing outside
+     * them) */
+    const int64_t tk = w0s[(size_t)c * nblk] - p.w0;
+    const unsigned t = tk < 0 ? 0 : tk > (int64_t)n ? n : (unsigned)tk;
     for (unsigned i = n - t + threadIdx.x; i < len - t; i += CFO_THREADS)
       dst[i] = make_float2(0, 0);
     for (unsigned i = threadIdx.x; i < t; i += CFO_THREADS) dst[len - t + i] = src[i];
@@ -339,17 +331,6 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   }
 }
 
-/* the feed's records after the C rows of the transform's buffer */
-cfo_feed cfo_feed_of(const qpsk_stages *s) {
-  cfo_feed f = {NULL, NULL, 0, 0};
-  if (!s->d_cfo_buf) return f;
-  f.buf = (float2 *)s->d_cfo_buf;
-  f.rec = (cfo_x4_rec *)(f.buf + (size_t)s->cfo_len * s->C);
-  f.len = s->cfo_len;
-  f.S = s->cfo_S;
-  return f;
-}
-
 void cfo_release(qpsk_stages *s) {
   if (s->d_cfo_buf) {
     cufftDestroy((cufftHandle)s->cfo_plan);
@@ -391,15 +372,7 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  /* the C rows, then the feed's records (cfo_feed_of), cleared */
-  const size_t rows = sizeof(float2) * (size_t)len * s->C, recs = sizeof(cfo_x4_rec) * s->C;
-  CK(cudaMalloc(&s->d_cfo_buf, rows + recs), "cudaMalloc (CFO spectra)");
-  if (cudaMemset((char *)s->d_cfo_buf + rows, 0, recs) != cudaSuccess ||
-      cudaDeviceSynchronize() != cudaSuccess) { /* (cleared before any stream's x4) */
-    cudaFree(s->d_cfo_buf);
-    s->d_cfo_buf = NULL;
-    return cfo_fail("cudaMemset", "cannot clear the feed's records");
-  }
+  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
   cufftHandle plan;
   int ilen = (int)len;
   if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
@@ -416,14 +389,17 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
   return PRX_OK;
 }
 
-prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
-                      const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
+/* the fill (FED: after x4_rows, w0s its block offsets), the transform in place, the peak */
+template <bool FED>
+static prx_status cfo_run(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                          const int64_t *w0s, const qpsk_cfo_in *in, qpsk_cfo_out *out,
+                          cudaStream_t stream) {
   if (!s->d_cfo_buf)
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo before cfo_setup");
   const unsigned nfft = s->cfo_nfft, len = s->cfo_len;
   float2 *buf = (float2 *)s->d_cfo_buf;
-  qpsk_cfo_fill_kernel<<<s->C, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf,
-                                                         cfo_feed_of(s).rec);
+  qpsk_cfo_fill_kernel<FED>
+      <<<s->C, CFO_THREADS, 0, stream>>>(w, w_stride, in, s->cfo_S, len, buf, w0s, s->nblk);
   CK(cudaGetLastError(), "qpsk_cfo_fill_kernel launch");
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
@@ -431,5 +407,25 @@ prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
   qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
       w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
+  return PRX_OK;
+}
+
+prx_status stages_cfo(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                      const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream) {
+  return cfo_run<false>(s, w, w_stride, NULL, in, out, stream);
+}
+
+prx_status stages_cfo_fed(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride,
+                          const int64_t *w0, const qpsk_cfo_in *in, qpsk_cfo_out *out,
+                          cudaStream_t stream) {
+  if (!w0) return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo_fed without offsets");
+  return cfo_run<true>(s, w, w_stride, w0, in, out, stream);
+}
+
+prx_status stages_cfo_rows(const qpsk_stages *s, prx_cf32 **rows, size_t *row_stride) {
+  if (!s->d_cfo_buf)
+    return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: cfo_rows before cfo_setup");
+  *rows = (prx_cf32 *)s->d_cfo_buf;
+  *row_stride = s->cfo_len;
   return PRX_OK;
 }

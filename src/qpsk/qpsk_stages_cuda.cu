@@ -12,6 +12,7 @@ extern "C" {
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 
 /* the pre-filter's thread blocks per multiprocessor that its register budget allows (the
  * compiler's cap: 48 registers; uncapped it takes about 60) */
@@ -908,18 +909,26 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
  * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
  * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
  * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
- * alike). Where the CFO stage is set up (feed), each value also goes into its transform's row at
- * the value's place from the channel's first block's w0, and the counts the stage checks
- * (cfo_feed_count): the stage then need not copy the windows. */
-template <bool LEVEL>
+ * alike). STAGE (x4_stage_of: a 16-byte aligned grid whose block fits X4_STAGE_MAX bytes): the
+ * block's grid is first copied into shared memory by all its threads, its loads issued before the
+ * runs are formed, so that the block's reads are in flight from its start rather than after its
+ * table; the values and arithmetic are the same. With rows (x4_rows), each value also goes into the
+ * CFO stage's row at the value's place from the channel's first block's w0 (those below rows.S), so
+ * that cfo_fed need not copy the windows. */
+/* the 16-byte loads a thread issues before it stores the first (STAGE): 5 x STAGE_THREADS cover a
+ * 512-symbol block's grid of 1028 in one pass */
+#define X4_STAGE_BATCH 5
+template <bool LEVEL, bool STAGE>
 __global__ void __launch_bounds__(STAGE_THREADS)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
-                   cfo_feed feed) {
+                   cfo_rows_out rows) {
   __shared__ float4 run_c[STAGE_THREADS];
   __shared__ int run_g[STAGE_THREADS];
+  extern __shared__ float4 zs4[]; /* STAGE: the block's grid */
   const unsigned c = blockIdx.y;
   const size_t o = (size_t)c * nblk + blockIdx.x;
+  /* (the records' loads issued before the grid's, used after them) */
   const qpsk_mf_timing t = blk[o].t;
   const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
   const prx_cf32 *z = grid + o * (size_t)ng;
@@ -930,20 +939,34 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     D = in[o].D;
     gain = in[o].gain;
   }
+  if (STAGE) {
+    /* the block's grid into shared memory, X4_STAGE_BATCH 16-byte loads a thread issued before
+     * the first is stored (read after the barrier below) */
+    const float4 *z4 = (const float4 *)z;
+    const unsigned n4 = (unsigned)(ng / 2);
+    for (unsigned i0 = threadIdx.x; i0 < n4; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
+      float4 b[X4_STAGE_BATCH];
+#pragma unroll
+      for (int u = 0; u < X4_STAGE_BATCH; u++) {
+        const unsigned i = i0 + u * STAGE_THREADS;
+        b[u] = i < n4 ? z4[i] : make_float4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < X4_STAGE_BATCH; u++) {
+        const unsigned i = i0 + u * STAGE_THREADS;
+        if (i < n4) zs4[i] = b[u];
+      }
+    }
+    z = (const prx_cf32 *)zs4;
+  }
   const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
   const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
   /* the CFO row's point of this block's first value (i0; written where 0 <= i < S) */
   float2 *row = NULL;
   int64_t i0 = 0;
-  if (feed.buf) {
-    const int64_t base = w0[(size_t)c * nblk];
-    row = feed.buf + (size_t)c * feed.len;
-    i0 = w0[o] - base;
-    if (blockIdx.x == 0)
-      cfo_feed_count(feed, c, 0, nblk, w, w_stride, base, w0[o], n, 0, 0);
-    else
-      cfo_feed_count(feed, c, blockIdx.x, nblk, w, w_stride, base, w0[o], n, w0[o - 1],
-                     blk[o - 1].t.k1 - blk[o - 1].t.k0);
+  if (rows.buf) {
+    row = rows.buf + (size_t)c * rows.stride;
+    i0 = w0[o] - w0[(size_t)c * nblk];
   }
   if (table) {
     if ((int64_t)threadIdx.x * R < n) {
@@ -952,9 +975,10 @@ __global__ void __launch_bounds__(STAGE_THREADS)
           (int)qpsk_x4_run_at(&t, L, QPSK_GM, t.k0 + (int64_t)threadIdx.x * R, R, cf);
       run_c[threadIdx.x] = make_float4(cf[0], cf[1], cf[2], cf[3]);
     }
-    __syncthreads();
   }
-  const bool vec = ((uintptr_t)grid & 15) == 0; /* (ng is even: every block's z alike) */
+  if (table || STAGE) __syncthreads();
+  /* (ng is even: every block's z alike; the staged grid is) */
+  const bool vec = STAGE || ((uintptr_t)grid & 15) == 0;
   for (int64_t k = t.k0 + threadIdx.x; k < t.k1; k += STAGE_THREADS) {
     int64_t g;
     float cf[4];
@@ -979,7 +1003,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     dst[k - t.k0] = x;
     if (row) {
       const int64_t i = i0 + (k - t.k0);
-      if (i >= 0 && i < (int64_t)feed.S) row[i] = make_float2(x.re, x.im);
+      if (i >= 0 && i < (int64_t)rows.S) row[i] = make_float2(x.re, x.im);
     }
   }
 }
@@ -1350,14 +1374,38 @@ static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om
   return PRX_OK;
 }
 
+/* x4's launch over the blocks of every channel (LEVEL: in given), the grid staged in shared
+ * memory where x4_stage_of allows (16 kB a block at 512-symbol blocks) */
+#define X4_STAGE_MAX (32 * 1024)
+static size_t x4_stage_of(const qpsk_stages *s, const prx_cf32 *grid) {
+  const size_t bytes = (4 * (size_t)s->L + 2 * QPSK_GM) * sizeof(prx_cf32);
+  return ((uintptr_t)grid & 15) == 0 && bytes <= X4_STAGE_MAX ? bytes : 0;
+}
+static prx_status x4_launch(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                            const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                            size_t w_stride, cfo_rows_out r, cudaStream_t stream) {
+  const dim3 g(s->nblk, s->C);
+  const size_t sm = x4_stage_of(s, grid);
+  if (in && sm)
+    qpsk_x4_kernel<true, true>
+        <<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
+  else if (in)
+    qpsk_x4_kernel<true, false>
+        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
+  else if (sm)
+    qpsk_x4_kernel<false, true>
+        <<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride, r);
+  else
+    qpsk_x4_kernel<false, false>
+        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride, r);
+  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
+  return PRX_OK;
+}
+
 static prx_status stages_x4_level(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                                   const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                                   size_t w_stride, cudaStream_t stream) {
-  dim3 g(s->nblk, s->C);
-  qpsk_x4_kernel<true><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w,
-                                                        w_stride, cfo_feed_of(s));
-  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
-  return PRX_OK;
+  return x4_launch(s, blk, w0, in, grid, w, w_stride, cfo_rows_out{NULL, 0, 0}, stream);
 }
 
 static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
@@ -1397,14 +1445,21 @@ static prx_status stages_om(const qpsk_stages *s, int64_t b0, const qpsk_om_in *
 static prx_status stages_x4(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                             const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                             cudaStream_t stream) {
-  dim3 g(s->nblk, s->C);
-  qpsk_x4_kernel<false><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w,
-                                                         w_stride, cfo_feed_of(s));
-  CK(cudaGetLastError(), "qpsk_x4_kernel launch");
-  return PRX_OK;
+  return x4_launch(s, blk, w0, NULL, grid, w, w_stride, cfo_rows_out{NULL, 0, 0}, stream);
+}
+
+static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                                 const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
+                                 size_t w_stride, prx_cf32 *rows, size_t row_stride,
+                                 cudaStream_t stream) {
+  if (!rows || !s->d_cfo_buf || row_stride > UINT_MAX)
+    return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: x4_rows without the CFO rows");
+  const cfo_rows_out r = {(float2 *)rows, (unsigned)row_stride, s->cfo_S};
+  return x4_launch(s, blk, w0, in, grid, w, w_stride, r, stream);
 }
 
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create, stages_destroy, stages_pre,     stages_mf,        stages_om,
-    stages_x4,     stages_out,     stages_mix,     stages_cfo_setup, stages_cfo,
-    stages_pre_om, stages_om_sums, stages_x4_level};
+    stages_create,    stages_destroy,  stages_pre,     stages_mf,
+    stages_om,        stages_x4,       stages_out,     stages_mix,
+    stages_cfo_setup, stages_cfo,      stages_pre_om,  stages_om_sums,
+    stages_x4_level,  stages_cfo_rows, stages_x4_rows, stages_cfo_fed};

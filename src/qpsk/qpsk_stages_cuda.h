@@ -196,6 +196,28 @@ typedef struct prx_qpsk_stages_cuda {
   prx_status (*x4_level)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                          const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                          cudaStream_t stream);
+
+  /* ---- entries added after x4_level (module ABI 15): the CFO stage's rows written by x4 ---- */
+
+  /* The CFO stage's input rows (after cfo_setup): C rows *row_stride points apart, the transform
+   * reading each row's first cfo_len points. cfo_fed reads them as x4_rows leaves them; cfo writes
+   * them itself (a copy of the windows). */
+  prx_status (*cfo_rows)(const qpsk_stages *s, prx_cf32 **rows, size_t *row_stride);
+  /* x4 (in NULL) or x4_level (in given) into w as they write it and, besides, each channel's span
+   * values into rows (cfo_rows'): channel c's value of block j's symbol k at rows + c row_stride +
+   * w0[c nblk + j] - w0[c nblk] + (k - k0), those below S (cfo_setup's span): the span's values
+   * from the row's point 0, as cfo_fed takes them. The values are those x4 (x4_level) writes. */
+  prx_status (*x4_rows)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
+                        const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
+                        prx_cf32 *rows, size_t row_stride, cudaStream_t stream);
+  /* cfo on the rows as x4_rows left them (w0: its offsets, nblk s->nblk): the same windows as cfo
+   * reads from w (in[c]), each being take = w0[c nblk] - in[c].w0 values of w before the span's
+   * values (the reach-back, 0 <= take <= n: only these are copied into the row, at its end, the
+   * row then being the padded window turned by take points, its spectrum's powers the same) and
+   * the span's values after them; the same estimates as cfo (the start nu0 equal except at a
+   * near-tie of two bins, the transform's rounding differing by the turn). */
+  prx_status (*cfo_fed)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const int64_t *w0,
+                        const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 
