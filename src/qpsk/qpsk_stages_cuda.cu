@@ -675,8 +675,8 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * chains of a STAGE_THREADS block's window samples a thread: qpsk_stages_mf.cuh), the window, its
  * staging and the V&V sums as qpsk_mf_kernel's. The window is in the MF_PAD16X2 layout, shifted so
  * that symbol k0's first input starts a 16-sample group; thread i takes the quads k0 + 4i ..
- * k0 + 4i + 3 (+ 512 j), the symbols of a STAGE_THREADS block's threads 2i and 2i + 1 (the pairs
- * of qpsk_mf_kernel's sps 4 form). A quad on one run of the timing whose first input starts a
+ * k0 + 4i + 3 (+ 512 j), the symbols of a STAGE_THREADS block's threads 2i and 2i + 1 where
+ * such a block takes a pair a thread. A quad on one run of the timing whose first input starts a
  * group (every quad of the block's first run, and of the others while the run's offsets keep
  * their residue) takes qpsk_dot4c (each chunk of four samples read once for the four symbols,
  * 16-byte loads at fixed offsets; mf4_dot4c, unrolled, at MF4_NT taps), a quad on one run whose
@@ -685,8 +685,8 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * 32-bit offsets), a quad's symbols are stored as two 16-byte words where the block's row of
  * symbols is 16-byte aligned, and the V&V terms of each of the quad's pairs are summed in float
  * (a STAGE_THREADS thread's sums), their warp sums in double by the shuffle tree and in the order
- * of a STAGE_THREADS block's eight warps: every symbol and sum is that form's bit for bit (the
- * window's roundings pinned: mf4_nco_advance). Against the pairs a thread (qpsk_dot2c): the
+ * of a STAGE_THREADS block's eight warps: every symbol and sum is that pair form's bit for bit
+ * (the window's roundings pinned: mf4_nco_advance). Against the pairs a thread (qpsk_dot2c): the
  * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
  * s12/mfq). */
 template <bool HALF, bool MIX>
@@ -730,7 +730,7 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
   /* the quad k0 + d .. k0 + d + 3 (fewer at the block's end, m of them returned): its symbols in v
    * and stored. The timing is read from the record where the quad is placed (the symbols'
    * stores in between: a load, not a register held across the product), and a block of at most
-   * 4 MF4_THREADS symbols (L <= 512: a quad a thread) takes it apart from the loop, its sums from
+   * 4 MF4_THREADS symbols (at most a quad a thread) takes it apart from the loop, its sums from
    * zero: nothing is held across its product but what follows it. */
   const qpsk_mf_timing *tp = &a.blk[out].t;
   auto one_quad = [&](int d, prx_cf32 v[4]) {
