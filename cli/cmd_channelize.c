@@ -47,6 +47,7 @@
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
+#define IN_DEPTH_SMALL 8                /* input blocks in flight there (stream) */
 #define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
@@ -1546,10 +1547,12 @@ static int stream(run_state *r) {
    * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
    * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
    * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
-  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
-                  ? OUT_DEPTH_SMALL
-                  : OUT_DEPTH;
-  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
+  int small = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK;
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, small ? OUT_DEPTH_SMALL : OUT_DEPTH);
+  /* and more input blocks there: the reader, several times faster than compute from the page
+   * cache, sleeps until half of them are free (src/pipeline), so compute wakes it once per 4
+   * blocks instead of 2 (8 blocks of 2^14 cf32 samples: 1 MiB) */
+  if (small) c.in_depth = IN_DEPTH_SMALL;
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
