@@ -92,6 +92,12 @@ typedef struct {
    * input blocks are free; writer 0, once asleep, until writer_batch slots are ready (or compute
    * sleeps, or the stream ends: a slow input is not held back) */
   uint64_t reader_refill, writer_batch;
+  /* compute's own: a counter the slowest writer has reached (a lower bound), read again from
+   * the writers' cache lines only when it no longer leaves compute a free slot */
+  uint64_t slowest_seen;
+  /* compute sleeps (or is about to) for a free slot, not for input: only then do the writers
+   * look for the slowest of them and wake it */
+  atomic_int comp_wants_slot;
   reader_slot *rd; /* the readers wait for a free input block */
   writer_slot *w;  /* the writers wait for an output slot */
   uint64_t flush_seq;
@@ -492,7 +498,12 @@ static void compute_loop(pipe_state *p) {
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
-    compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
+    if (os_seq - p->slowest_seen >= (uint64_t)p->out_depth) p->slowest_seen = slowest_writer(p);
+    if (os_seq - p->slowest_seen >= (uint64_t)p->out_depth) {
+      atomic_store(&p->comp_wants_slot, 1);
+      compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
+      atomic_store(&p->comp_wants_slot, 0);
+    }
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
     size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);
@@ -566,7 +577,7 @@ static void *writer_main(void *arg) {
     }
     atomic_store(&me->seq, seq + 1);
     /* compute waits for the slowest writer: wake it only once the slot is free */
-    if (slot_free(p, 0)) wake(&p->comp);
+    if (atomic_load(&p->comp_wants_slot) && slot_free(p, 0)) wake(&p->comp);
   }
   return NULL;
 }
