@@ -522,9 +522,10 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* the matched filter's pairs that took the register-blocked products in emul_mf (of them at sps 4
- * on a run whose offsets moved: qpsk_dot2g), and those that did not (a run's edge, the placement
- * of every instant apart at 1000 ppm and more, the last symbol) */
+/* the matched filter's blocked products in emul_mf: pairs P apart (P sps = 16) on one run and
+ * general; quads at sps 4 on one run (of them on a run whose offsets moved: qpsk_dot4g) and those
+ * that were not (a run's edge, the placement of every instant apart at 1000 ppm and more, the
+ * block's last symbols) */
 static size_t mf_pairs_blocked, mf_pairs_general;
 static size_t mf_quads_blocked, mf_quads_moved, mf_quads_apart;
 
