@@ -189,11 +189,11 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
   free(o2);
 }
 
-static void run_case(double sps, int cf16, int diff, int pad, int mix, uint64_t seed) {
+static void run_case(double sps, int cf16, int diff, int pad, int mix, unsigned L, uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
-  const unsigned C = 16, NB = 6, L = 512;
+  const unsigned C = 16, NB = 6;
   case_make(&k, &r, C, NB, L, sps, cf16, diff);
   if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k), nb = (size_t)C * NB;
@@ -786,15 +786,17 @@ int main(void) {
     return 77;
   }
   S = m->qpsk_stages;
-  run_case(4.0, 0, 1, 1, 0, 21);
-  run_case(16.0 / 3.0, 0, 0, 1, 0, 22);
-  run_case(4.0, 1, 0, 1, 0, 23);
-  run_case(16.0 / 3.0, 1, 1, 1, 0, 24);
-  run_case(4.0, 0, 0, 0, 0, 25); /* the matched filter's window without padding */
-  run_case(16.0 / 3.0, 1, 1, 0, 0, 26);
+  run_case(4.0, 0, 1, 1, 0, 512, 21);
+  run_case(16.0 / 3.0, 0, 0, 1, 0, 512, 22);
+  run_case(4.0, 1, 0, 1, 0, 512, 23);
+  run_case(16.0 / 3.0, 1, 1, 1, 0, 512, 24);
+  run_case(4.0, 0, 0, 0, 0, 512, 25); /* the matched filter's window without padding */
+  run_case(16.0 / 3.0, 1, 1, 0, 0, 512, 26);
   cfo_case(29);
-  run_case(4.0, 0, 1, 1, 1, 27); /* per-channel mixing */
-  run_case(16.0 / 3.0, 1, 0, 1, 1, 28);
+  run_case(4.0, 0, 1, 1, 1, 512, 27); /* per-channel mixing */
+  run_case(16.0 / 3.0, 1, 0, 1, 1, 512, 28);
+  /* blocks of ~1024 symbols: sps 4's quads two passes a thread (the loop of qpsk_mf4_kernel) */
+  run_case(4.0, 0, 0, 1, 0, 1024, 35);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

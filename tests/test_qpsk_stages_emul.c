@@ -522,10 +522,12 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
   }
 }
 
-/* the matched filter's pairs that took the register-blocked products in emul_mf (of them at sps 4
- * on a run whose offsets moved: qpsk_dot2g), and those that did not (a run's edge, the placement
- * of every instant apart at 1000 ppm and more, the last symbol) */
-static size_t mf_pairs_blocked, mf_pairs_apart, mf_pairs_moved, mf_pairs_general;
+/* the matched filter's blocked products in emul_mf: pairs P apart (P sps = 16) on one run and
+ * general; quads at sps 4 on one run (of them on a run whose offsets moved: qpsk_dot4g) and those
+ * that were not (a run's edge, the placement of every instant apart at 1000 ppm and more, the
+ * block's last symbols) */
+static size_t mf_pairs_blocked, mf_pairs_general;
+static size_t mf_quads_blocked, mf_quads_moved, mf_quads_apart;
 
 /* a symbol's product on tap row r from window index off of the unpadded window, in qpsk_dot1's
  * order (every path's value) */
@@ -536,16 +538,17 @@ static prx_cf32 mf_one(const stage_case *k, const prx_cf32 *win, unsigned r, int
 
 /* stage mf, emulated: the window staged by 256 threads (each its first NCO rotation exact, then
  * the float recurrence by 256 samples) into the kernel's layout, then per thread the kernel's
- * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1 on the
- * window shifted by sh (qpsk_win_slot8; on one run qpsk_dot2c where the first's input starts an
- * 8-sample group, else qpsk_dot2g); with P sps = 16 thread i's items i + 256 j: the full units'
- * pairs k, k + P (lane j of a half-warp the class's symbols 2 (j mod 8) + 16 (j / 8) and the next,
- * in a unit of 32 P) on the window with one spare slot per 32 samples (qpsk_dot2n on one run),
- * then the last unit's symbols two an item, a warp that holds one of those (and a pair on two
- * runs) qpsk_dot2x32; elsewhere one symbol per thread. The
- * blocked products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed
- * in float in its order, then over the threads in double (the kernel sums its warps' partial sums
- * in another order: a few ulps). */
+ * pairs (qpsk_mf_pairing): at sps 4 thread i the consecutive symbols k0 + 2i, k0 + 2i + 1, taken
+ * from the quad of qpsk_mf4_kernel that holds them (thread 2j's and 2j + 1's pairs, the symbols
+ * k0 + 4j .. k0 + 4j + 3) on the window shifted by sh (qpsk_win_slot16x2; on one run qpsk_dot4c
+ * where the first's input starts a 16-sample group, else qpsk_dot4g); with P sps = 16 thread i's
+ * items i + 256 j: the full units' pairs k, k + P (lane j of a half-warp the class's symbols 2 (j
+ * mod 8) + 16 (j / 8) and the next, in a unit of 32 P) on the window with one spare slot per 32
+ * samples (qpsk_dot2n on one run), then the last unit's symbols two an item, a warp that holds one
+ * of those (and a pair on two runs) qpsk_dot2x32; elsewhere one symbol per thread. The blocked
+ * products are checked bit for bit against qpsk_dot1; each thread's V&V terms are summed in float
+ * in its order, then over the threads in double (the kernel sums its warps' partial sums in another
+ * order: a few ulps). */
 static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]) {
   const unsigned c = (unsigned)(t / k->nblk);
   const prx_cf32 *row = (k->mix ? k->raw : k->rows) + (size_t)c * k->pitch;
@@ -561,11 +564,11 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
     unsigned r0;
     int64_t o0;
     qpsk_mf_tap(tm, k->L, k->sps, lo, tm->k0, k->mf.Q, k->mf.c, &r0, &o0);
-    sh = (int)(-o0 & 7);
+    sh = (int)(-o0 & 15);
   }
   prx_cf32 *win = malloc((size_t)nw * sizeof *win);
-  prx_cf32 *wp = calloc((size_t)qpsk_win_slot32x1((int)nw) + 1, sizeof *wp);  /* one pad per 32 */
-  prx_cf32 *w8 = calloc((size_t)qpsk_win_slot8((int)nw + 8) + 2, sizeof *w8); /* shifted */
+  prx_cf32 *wp = calloc((size_t)qpsk_win_slot32x1((int)nw) + 1, sizeof *wp); /* one pad per 32 */
+  prx_cf32 *w16 = calloc((size_t)qpsk_win_slot16x2((int)nw + 16) + 2, sizeof *w16); /* shifted */
   float *t1 = malloc(k->mf.ntaps * sizeof *t1), *t2 = malloc(k->mf.ntaps * sizeof *t2);
   const prx_cf32 dc = {k->dc[2 * t], k->dc[2 * t + 1]};
   const double fm = k->mix ? k->mix[c] : 0, tz = qpsk_mix_turns(fm, lo);
@@ -579,7 +582,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
       if (k->mix && in) v = qpsk_mix_sample(v, tz, fm, i);
       win[i] = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, k->gain[t], rot);
       wp[qpsk_win_slot32x1((int)i)] = win[i];
-      w8[qpsk_win_slot8((int)i + sh)] = win[i];
+      w16[qpsk_win_slot16x2((int)i + sh)] = win[i];
       rot = qpsk_nco_advance(rot, step);
     }
   }
@@ -589,6 +592,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   const int64_t nf = U ? n / U * 16 * pairing : 0, nt = U ? n - n / U * U : 0, nt2 = (nt + 1) / 2;
   for (int th = 0; th < 256; th++) {
     float acc[4] = {0, 0, 0, 0};
+    prx_cf32 y4[4]; /* sps 4: the quad of the thread's pair */
     /* the thread's symbols, one pair (or one symbol) at a time: g counts its pairs (sps 4), its
      * items (P sps = 16: half-warp th / 16's items g = th / 16 + 16 i, unit g / P, class g mod P,
      * lane th mod 16), its symbols (else) */
@@ -622,53 +626,80 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
         CHECK(off[q] >= 0 && off[q] + k->mf.ntaps <= nw, "mf: symbol %lld reads outside its window",
               (long long)kk[q]);
       }
+      prx_cf32 y[2];
       if (pairing == 1) {
+        /* the quad k0 + 4j .. k0 + 4j + 3 (fewer at the block's end) of thread th = 2j + e holds
+         * the pair as its symbols 2e, 2e + 1 */
+        const int e = th & 1;
+        const int64_t kq = kk[0] - 2 * e;
+        const int mq = tm->k1 - kq < 4 ? (int)(tm->k1 - kq) : 4;
         unsigned r4[4];
         int64_t off4[4];
-        qpsk_mf_tap4(tm, k->L, k->sps, lo, kk[0], m, k->mf.Q, k->mf.c, r4, off4);
-        for (int q = 0; q < m; q++)
-          CHECK(r4[q] == r[q] && off4[q] == off[q],
-                "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap", (long long)kk[q]);
-      }
-      const int64_t D = pairing == 1 ? 4 : 16;
-      const int blocked = pairing && m == 2 && r[1] == r[0] && off[1] == off[0] + D;
-      const int u = (int)off[0] + sh;
-      prx_cf32 y[2];
-      if (pairing > 1 && (!blocked || (g | 31) >= nf)) {
-        /* the general pair: the tail's warp, or a pair on two runs */
-        const unsigned r1 = m == 2 ? r[1] : r[0];
-        const int64_t o1 = m == 2 ? off[1] : off[0];
-        for (unsigned l = 0; l < k->mf.ntaps; l++) {
-          t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
-          t2[l] = k->mf.bank[(size_t)r1 * 2 * k->mf.ntaps + 2 * l];
+        qpsk_mf_tap4(tm, k->L, k->sps, lo, kq, mq, k->mf.Q, k->mf.c, r4, off4);
+        for (int q = 0; q < mq; q++) {
+          unsigned rq;
+          int64_t oq;
+          qpsk_mf_tap(tm, k->L, k->sps, lo, kq + q, k->mf.Q, k->mf.c, &rq, &oq);
+          CHECK(r4[q] == rq && off4[q] == oq,
+                "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap",
+                (long long)(kq + q));
         }
-        qpsk_dot2x32(t1, t2, k->mf.ntaps, wp, (int)off[0], (int)o1, y);
-        for (int q = 0; q < m; q++) {
-          const prx_cf32 y1 = mf_one(k, win, r[q], off[q]);
-          CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
-                "mf: the general pair's product differs from qpsk_dot1's (symbol %lld)",
-                (long long)kk[q]);
+        const int quad = mq == 4 && r4[1] == r4[0] && r4[2] == r4[0] && r4[3] == r4[0] &&
+                         off4[1] == off4[0] + 4 && off4[2] == off4[0] + 8 &&
+                         off4[3] == off4[0] + 12;
+        const int u = (int)off4[0] + sh;
+        if (quad) {
+          for (unsigned l = 0; l < k->mf.ntaps; l++)
+            t1[l] = k->mf.bank[(size_t)r4[0] * 2 * k->mf.ntaps + 2 * l];
+          if ((u & 15) == 0)
+            qpsk_dot4c(t1, k->mf.ntaps, w16 + qpsk_win_slot16x2(u), y4);
+          else
+            qpsk_dot4g(t1, k->mf.ntaps, w16, u, y4);
+          for (int q = 0; q < 4; q++) {
+            const prx_cf32 y1 = mf_one(k, win, r4[0], off4[q]);
+            CHECK(memcmp(&y1, &y4[q], sizeof y1) == 0,
+                  "mf: the quad's product differs from qpsk_dot1's (symbol %lld)",
+                  (long long)(kq + q));
+          }
+          if (!e) mf_quads_blocked++;
+          if (!e && (u & 15)) mf_quads_moved++;
+        } else {
+          for (int q = 0; q < mq; q++) y4[q] = mf_one(k, win, r4[q], off4[q]);
+          if (!e) mf_quads_apart++;
         }
-        mf_pairs_general++;
-      } else if (blocked) {
-        for (unsigned l = 0; l < k->mf.ntaps; l++)
-          t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
-        if (pairing == 1 && (u & 7) == 0)
-          qpsk_dot2c(t1, k->mf.ntaps, w8 + qpsk_win_slot8(u), y);
-        else if (pairing == 1)
-          qpsk_dot2g(t1, k->mf.ntaps, w8, u, y);
-        else
+        for (int q = 0; q < m; q++) y[q] = y4[2 * e + q];
+      } else if (pairing > 1) {
+        const int blocked = m == 2 && r[1] == r[0] && off[1] == off[0] + 16;
+        if (!blocked || (g | 31) >= nf) {
+          /* the general pair: the tail's warp, or a pair on two runs */
+          const unsigned r1 = m == 2 ? r[1] : r[0];
+          const int64_t o1 = m == 2 ? off[1] : off[0];
+          for (unsigned l = 0; l < k->mf.ntaps; l++) {
+            t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
+            t2[l] = k->mf.bank[(size_t)r1 * 2 * k->mf.ntaps + 2 * l];
+          }
+          qpsk_dot2x32(t1, t2, k->mf.ntaps, wp, (int)off[0], (int)o1, y);
+          for (int q = 0; q < m; q++) {
+            const prx_cf32 y1 = mf_one(k, win, r[q], off[q]);
+            CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
+                  "mf: the general pair's product differs from qpsk_dot1's (symbol %lld)",
+                  (long long)kk[q]);
+          }
+          mf_pairs_general++;
+        } else {
+          for (unsigned l = 0; l < k->mf.ntaps; l++)
+            t1[l] = k->mf.bank[(size_t)r[0] * 2 * k->mf.ntaps + 2 * l];
           qpsk_dot2n(t1, k->mf.ntaps, wp, (int)off[0], y);
-        for (int q = 0; q < 2; q++) {
-          const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
-          CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
-                "mf: the blocked product differs from qpsk_dot1's (symbol %lld)", (long long)kk[q]);
+          for (int q = 0; q < 2; q++) {
+            const prx_cf32 y1 = mf_one(k, win, r[0], off[q]);
+            CHECK(memcmp(&y1, &y[q], sizeof y1) == 0,
+                  "mf: the blocked product differs from qpsk_dot1's (symbol %lld)",
+                  (long long)kk[q]);
+          }
+          mf_pairs_blocked++;
         }
-        mf_pairs_blocked++;
-        if (pairing == 1 && (u & 7)) mf_pairs_moved++;
       } else {
         for (int q = 0; q < m; q++) y[q] = mf_one(k, win, r[q], off[q]);
-        if (pairing) mf_pairs_apart++;
       }
       for (int q = 0; q < m; q++) {
         sym[kk[q] - tm->k0] = y[q];
@@ -681,7 +712,7 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
   sums[4] = (double)(tm->k1 - tm->k0);
   free(win);
   free(wp);
-  free(w8);
+  free(w16);
   free(t1);
   free(t2);
 }
@@ -1258,14 +1289,14 @@ int main(void) {
   CHECK(om_chunks_split[0] > 0 && om_chunks_split[1] > 0 && om_chunks_cut[0] > 0 &&
             om_chunks_cut[1] > 0,
         "pre_om: no chunk split by a step's end or cut by the stream's end at one of the grids");
-  /* the matched filter's pairs: the blocked products and the one-symbol fallback both ran (runs
-   * of one timing and exact placement at 1000 ppm and more, residues changing between runs) */
-  printf("mf pairs: %zu blocked (%zu of them moved), %zu general (P sps = 16: a tail's warp, two "
-         "runs), %zu one symbol at a time\n",
-         mf_pairs_blocked, mf_pairs_moved, mf_pairs_general, mf_pairs_apart);
-  CHECK(mf_pairs_blocked > mf_pairs_moved && mf_pairs_moved > 0 && mf_pairs_apart > 0 &&
-            mf_pairs_general > 0,
-        "mf: %zu pairs blocked (%zu moved), %zu general, %zu not", mf_pairs_blocked, mf_pairs_moved,
-        mf_pairs_general, mf_pairs_apart);
+  /* the matched filter's blocked products and their fallbacks all ran (runs of one timing and
+   * exact placement at 1000 ppm and more, residues changing between runs) */
+  printf("mf quads (sps 4): %zu blocked (%zu of them moved), %zu one symbol at a time; pairs (P "
+         "sps = 16): %zu blocked, %zu general (a tail's warp, two runs)\n",
+         mf_quads_blocked, mf_quads_moved, mf_quads_apart, mf_pairs_blocked, mf_pairs_general);
+  CHECK(mf_quads_blocked > mf_quads_moved && mf_quads_moved > 0 && mf_quads_apart > 0 &&
+            mf_pairs_blocked > 0 && mf_pairs_general > 0,
+        "mf: %zu quads blocked (%zu moved), %zu not; %zu pairs blocked, %zu general",
+        mf_quads_blocked, mf_quads_moved, mf_quads_apart, mf_pairs_blocked, mf_pairs_general);
   return test_finish("test_qpsk_stages_emul");
 }

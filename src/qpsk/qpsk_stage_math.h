@@ -733,6 +733,57 @@ QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u
   QPSK_OUT2(out, re0, im0, re1, im1);
 }
 
+/* The matched filter's window for quads of consecutive symbols at sps 4 (qpsk_dot4c): window
+ * index t, shifted by the thread block's sh, at slot u + 2 (u >> 4), u = t + sh: two spare slots
+ * after every 16 samples. A quad whose first input has u a multiple of 16 reads its chunks of four
+ * samples at fixed offsets from one slot (18 slots per 16 samples), two samples per 16-byte load;
+ * the lanes of a warp, whose quads lie 16 samples apart, read 18 slots apart: 9 (odd) 16-byte bank
+ * groups, so the eight lanes of each 16-byte load phase never conflict. */
+QPSK_HD int qpsk_win_slot16x2(int u) { return u + 2 * (u >> 4); }
+
+/* Four consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
+ * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
+ * equal four qpsk_dot1 calls on the row whose lanes both equal t1). Chunk c (samples off + 4c ..
+ * off + 4c + 3, c < ntaps / 4 + 3) is read once and feeds symbol q with tap block c - q, in
+ * increasing c: each symbol's taps in increasing order. ALIGNED: w is the slot of window index off
+ * in the qpsk_win_slot16x2 layout with off + sh a multiple of 16 (chunk c at w + 18 (c >> 2) +
+ * 4 (c & 3), two 16-byte loads); else w is the window's first slot and u = off + sh (any residue:
+ * each slot computed, one sample a load). ntaps a multiple of 4. */
+QPSK_HD void qpsk_dot4_any(int aligned, const float *t1, unsigned ntaps, const QPSK_F2 *w, int u,
+                           prx_cf32 out[4]) {
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  const int nj = (int)(ntaps / 4), nc = nj + 3;
+  for (int c = 0; c < nc; c++) {
+    QPSK_F2 x[4];
+    if (aligned) {
+      QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3), x[0], x[1]);
+      QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3) + 2, x[2], x[3]);
+    } else {
+      for (int a = 0; a < 4; a++) x[a] = w[qpsk_win_slot16x2(u + 4 * c + a)];
+    }
+    QPSK_UNROLL
+    for (int q = 0; q < 4; q++) {
+      if (c - q < 0 || c - q >= nj) continue;
+      float h[4];
+      QPSK_TAPS4_1(t1 + 4 * (c - q), h);
+      for (int a = 0; a < 4; a++) {
+        re[q] += h[a] * QPSK_RE(x[a]);
+        im[q] += h[a] * QPSK_IM(x[a]);
+      }
+    }
+  }
+  for (int q = 0; q < 4; q++) out[q].re = re[q], out[q].im = im[q];
+}
+QPSK_HD void qpsk_dot4c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_cf32 out[4]) {
+  qpsk_dot4_any(1, t1, ntaps, w, 0, out);
+}
+/* qpsk_dot4c's quad whose first input u (window index plus shift) does not start a 16-sample
+ * group (a later run of the block whose offsets moved): the same sums in the same order. w is the
+ * window's first slot. */
+QPSK_HD void qpsk_dot4g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u, prx_cf32 out[4]) {
+  qpsk_dot4_any(0, t1, ntaps, w, u, out);
+}
+
 /* The matched filter's window for pairs of symbols 16 samples apart (P sps = 16: symbols k and
  * k + P, qpsk_dot2n): window index t at slot t + (t >> 5), one spare slot after every 32 samples.
  * The lanes of a half-warp, whose pairs start 32 samples apart (lanes 8-15 256 samples after lanes

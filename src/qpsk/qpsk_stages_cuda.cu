@@ -564,7 +564,7 @@ typedef struct {
  * instants (the taps of the rounded phase, from L1/L2) and the V&V/M2M4 terms of its symbols,
  * summed over the block in double:
  * - BLK 0: one symbol a thread (PAD: the MF_PAD16 window, else MF_FLAT);
- * - BLK 1 (sps 4, pairs of consecutive symbols): qpsk_mf4_kernel, below;
+ * - BLK 1 (sps 4, quads of consecutive symbols): qpsk_mf4_kernel, below;
  * - BLK 2 (P sps = 16, sps 16/3: P = 3): the block's full units of 32 P symbols as pairs P
  *   apart on one tap row (16 samples: the pair reads ntaps + 16 samples, qpsk_dot2n), item i
  *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
@@ -671,25 +671,27 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   }
 }
 
-/* Stage mf at sps 4: pairs of consecutive symbols, grid (nblk, C), MF4_THREADS threads (two
- * chains of a STAGE_THREADS block's work a thread: qpsk_stages_mf.cuh), the window, its staging
- * and the V&V sums as qpsk_mf_kernel's. The window is in the MF_PAD8X2 layout, shifted so that
- * symbol k0's first input starts an 8-sample group; thread i takes the pairs k0 + 2 (i + q
- * MF4_THREADS), k0 + 2 (i + q MF4_THREADS) + 1 (+ 512 j) of its chains q = 0, 1. A pair on one run
- * of the timing whose first input starts a group (every pair of the block's first run, and of the
- * others while the run's offsets keep their residue) takes qpsk_dot2c (16-byte loads at fixed
- * offsets, the taps once a pair; mf4_dot2c, unrolled, at MF4_NT taps), a pair on one run whose
- * residue moved qpsk_dot2g (each slot computed), any other (an edge of a run, the last symbol)
- * one product per symbol. The positions come from mf4_tap2 (qpsk_mf_tap4's values by 32-bit
- * offsets), a pair's symbols are stored as one 16-byte word where the block's row of symbols is
- * 16-byte aligned, and each chain's V&V terms are summed in float, their warp sums in double in
- * the order of a STAGE_THREADS block's eight warps. Every symbol sums its taps in qpsk_dot1's
- * order. Against qpsk_mf_kernel's sps 4 form (256 threads, a pair a thread): 1.22x (H200,
- * bench/GPU_NOTES.md, s12/gmf4: the thread block's fixed work a symbol halved, the product's loop
- * control gone). */
+/* Stage mf at sps 4: quads of consecutive symbols, grid (nblk, C), MF4_THREADS threads (two
+ * chains of a STAGE_THREADS block's window samples a thread: qpsk_stages_mf.cuh), the window, its
+ * staging and the V&V sums as qpsk_mf_kernel's. The window is in the MF_PAD16X2 layout, shifted so
+ * that symbol k0's first input starts a 16-sample group; thread i takes the quads k0 + 4i ..
+ * k0 + 4i + 3 (+ 512 j), the symbols of a STAGE_THREADS block's threads 2i and 2i + 1 where
+ * such a block takes a pair a thread. A quad on one run of the timing whose first input starts a
+ * group (every quad of the block's first run, and of the others while the run's offsets keep
+ * their residue) takes qpsk_dot4c (each chunk of four samples read once for the four symbols,
+ * 16-byte loads at fixed offsets; mf4_dot4c, unrolled, at MF4_NT taps), a quad on one run whose
+ * residue moved qpsk_dot4g (each slot computed), any other (an edge of a run, the block's last
+ * symbols) one product per symbol. The positions come from mf4_tap4 (qpsk_mf_tap4's values by
+ * 32-bit offsets), a quad's symbols are stored as two 16-byte words where the block's row of
+ * symbols is 16-byte aligned, and the V&V terms of each of the quad's pairs are summed in float
+ * (a STAGE_THREADS thread's sums), their warp sums in double by the shuffle tree and in the order
+ * of a STAGE_THREADS block's eight warps: every symbol and sum is that pair form's bit for bit
+ * (the window's roundings pinned: mf4_nco_advance). Against the pairs a thread (qpsk_dot2c): the
+ * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
+ * s12/mfq). */
 template <bool HALF, bool MIX>
 __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(mf_args a) {
-  constexpr int LAYOUT = MF_PAD8X2;
+  constexpr int LAYOUT = MF_PAD16X2;
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
@@ -703,76 +705,108 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
     return;
   }
-  const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 7);
+  const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15);
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   /* the NCO chains of a STAGE_THREADS block's threads i and i + MF4_THREADS (stage_window's) */
   prx_cf32 rot[2] = {qpsk_nco_rot(p.theta, p.omega, threadIdx.x),
                      qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
-    rot[q] = qpsk_nco_advance(rot[q], step);
+    v = mf4_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
+    rot[q] = mf4_nco_advance(rot[q], step);
     win[slot] = make_float2(v.re, v.im);
   };
   auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
-    rot[q] = qpsk_nco_advance(rot[q], step);
+    v = mf4_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
+    rot[q] = mf4_nco_advance(rot[q], step);
     win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
   mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, sh, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
-  const bool y16 = ((uintptr_t)y & 15) == 0; /* pairs start at even k - k0 */
-  const mf4_pos pz = mf4_pos_of(&p.t, L, a.sps, lo);
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll 1
-  for (int q = 0; q < 2; q++) {
-    float acc[4] = {0, 0, 0, 0};
-    for (int64_t k = p.t.k0 + 2 * (int64_t)(threadIdx.x + q * MF4_THREADS); k < p.t.k1;
-         k += 2 * STAGE_THREADS) {
-      unsigned rows[4] = {0, 0, 0, 0};
-      int64_t offs[4] = {0, 0, 0, 0};
-      const int m = p.t.k1 - k < 2 ? 1 : 2;
-      if (MF4_POS)
-        mf4_tap2(&p.t, &pz, L, a.sps, (int)(k - p.t.k0), (int)n, m, a.Q, a.c, rows, offs);
-      else
-        qpsk_mf_tap4(&p.t, L, a.sps, lo, k, m, a.Q, a.c, rows, offs);
-      const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 4;
-      const int u = (int)offs[0] + sh;
-      prx_cf32 v[2];
-      if (pair && (u & 7) == 0) {
-        if (MF4_NT && a.ntaps == MF4_NT)
-          mf4_dot2c<MF4_NT>(a.bank1 + (size_t)rows[0] * MF4_NT, win + qpsk_win_slot8(u), v);
-        else
-          qpsk_dot2c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot8(u), v);
-      } else if (pair) {
-        qpsk_dot2g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
-      } else {
-#pragma unroll
-        for (int r = 0; r < 2; r++)
-          if (r < m)
-            v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
-      }
-      /* a pair's two symbols as one 16-byte store where the block's row of symbols allows */
-      float2 *yk = (float2 *)(y + (k - p.t.k0));
-      if (m == 2 && y16)
-        *(float4 *)yk = make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
-      else
-#pragma unroll
-        for (int r = 0; r < 2; r++)
-          if (r < m) yk[r] = make_float2(v[r].re, v[r].im);
-#pragma unroll
-      for (int r = 0; r < 2; r++)
-        if (r < m) qpsk_sum_terms(v[r], acc);
+  const bool y16 = ((uintptr_t)y & 15) == 0; /* quads start at k - k0 a multiple of 4 */
+  const int nn = (int)n;
+  /* the quad k0 + d .. k0 + d + 3 (fewer at the block's end, m of them returned): its symbols in v
+   * and stored. The timing is read from the record where the quad is placed (the symbols'
+   * stores in between: a load, not a register held across the product), and a block of at most
+   * 4 MF4_THREADS symbols (at most a quad a thread) takes it apart from the loop, its sums from
+   * zero: nothing is held across its product but what follows it. */
+  const qpsk_mf_timing *tp = &a.blk[out].t;
+  auto one_quad = [&](int d, prx_cf32 v[4]) {
+    const qpsk_mf_timing t = *tp;
+    unsigned rows[4] = {0, 0, 0, 0};
+    int64_t offs[4] = {0, 0, 0, 0};
+    const int m = nn - d < 4 ? nn - d : 4;
+    if (MF4_POS) {
+      const mf4_pos pz = mf4_pos_of(&t, L, a.sps, lo);
+      mf4_tap4(&t, &pz, L, a.sps, d, nn, m, a.Q, a.c, rows, offs);
+    } else {
+      qpsk_mf_tap4(&t, L, a.sps, lo, t.k0 + d, m, a.Q, a.c, rows, offs);
     }
-    /* block_sum over a STAGE_THREADS block's eight warps: warp w's chain q as its warp w + 4 q */
+    const bool quad = m == 4 && rows[1] == rows[0] && rows[2] == rows[0] && rows[3] == rows[0] &&
+                      offs[1] == offs[0] + 4 && offs[2] == offs[0] + 8 && offs[3] == offs[0] + 12;
+    const int u = (int)offs[0] + sh;
+    if (quad && (u & 15) == 0) {
+      if (MF4_NT && a.ntaps == MF4_NT)
+        mf4_dot4c<MF4_NT>(a.bank1 + (size_t)rows[0] * MF4_NT, win + qpsk_win_slot16x2(u), v);
+      else
+        qpsk_dot4c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot16x2(u), v);
+    } else if (quad) {
+      qpsk_dot4g(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, u, v);
+    } else {
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        if (r < m)
+          v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
+    }
+    /* a quad's four symbols as two 16-byte stores where the block's row of symbols allows */
+    float2 *yk = (float2 *)(y + d);
+    if (m == 4 && y16) {
+      *(float4 *)yk = make_float4(v[0].re, v[0].im, v[1].re, v[1].im);
+      *(float4 *)(yk + 2) = make_float4(v[2].re, v[2].im, v[3].re, v[3].im);
+    } else {
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        if (r < m) yk[r] = make_float2(v[r].re, v[r].im);
+    }
+    return m;
+  };
+  /* the quad's V&V terms added: its first pair's to acc[0], its second's to acc[1] */
+  auto add_terms = [](const prx_cf32 v[4], int m, float acc[2][4]) {
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+      if (r < m) qpsk_sum_terms(v[r], acc[r >> 1]);
+  };
+  /* block_sum over a STAGE_THREADS block's eight warps: its warp w is this block's half-warp w
+   * (threads 16w .. 16w + 15), its lane 2h + e this half-warp's lane h, pair e. The shuffle tree
+   * of block_sum (lane l += lane l + o, o = 16 .. 1) is, for o >= 2, lane h += lane h + o / 2 of
+   * the same pair within the half-warp, and for o = 1 the two pairs' sums added. */
+  auto warp_sums = [&](const float acc[2][4]) {
+    const unsigned h = threadIdx.x & 15;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-      double sj = acc[j];
-      for (int o = 16; o > 0; o >>= 1) sj += __shfl_down_sync(0xffffffffu, sj, o);
-      if (lane == 0) scratch[(warp + q * (MF4_THREADS / 32)) * 5 + j] = sj;
+      double s0 = acc[0][j], s1 = acc[1][j];
+      for (int o = 8; o > 0; o >>= 1) {
+        s0 += __shfl_down_sync(0xffffffffu, s0, o, 16);
+        s1 += __shfl_down_sync(0xffffffffu, s1, o, 16);
+      }
+      if (h == 0) scratch[(threadIdx.x >> 4) * 5 + j] = s0 + s1;
     }
+  };
+  /* the V&V terms of the quads' first pairs (a STAGE_THREADS thread 2i's) and second (2i + 1's);
+   * each branch its own sums, so that the one-quad branch holds none across its product */
+  const int d0 = 4 * (int)threadIdx.x;
+  prx_cf32 v[4];
+  if (nn <= 4 * MF4_THREADS) {
+    const int m = d0 < nn ? one_quad(d0, v) : 0;
+    float acc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    add_terms(v, m, acc);
+    warp_sums(acc);
+  } else {
+    float acc[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int d = d0; d < nn; d += 4 * MF4_THREADS) add_terms(v, one_quad(d, v), acc);
+    warp_sums(acc);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -1196,7 +1230,7 @@ static int mf_blk_of(const qpsk_stages *s) {
 }
 /* the matched filter's shared memory (bytes) for its kernel blk */
 static size_t mf_smem(const qpsk_stages *s, int blk) {
-  const int layout = blk == 1 ? MF_PAD8X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
+  const int layout = blk == 1 ? MF_PAD16X2 : blk == 2 ? MF_PAD32 : s->mf_pad ? MF_PAD16 : MF_FLAT;
   return mf_slots(layout, s->mf_win) * sizeof(float2);
 }
 
@@ -1223,7 +1257,7 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   const size_t mf_n = (size_t)mf->Q * mf->ntaps, mf_b = 2 * mf_n * sizeof(float);
   CK(cudaMalloc(&s->d_pre, pre_b), "cudaMalloc (pre-filter taps)");
   /* the matched filter's rows (re, im lanes), then the same rows in one lane for the pairs
-   * (qpsk_dot2c, qpsk_dot2n), where the lanes are equal (qpsk_fir_init's; else no pairs) */
+   * (qpsk_dot4c, qpsk_dot2n), where the lanes are equal (qpsk_fir_init's; else no pairs) */
   CK(cudaMalloc(&s->d_mf, mf_b + mf_n * sizeof(float)), "cudaMalloc (matched-filter taps)");
   CK(cudaMemcpy(s->d_pre, pre->bank, pre_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");
   CK(cudaMemcpy(s->d_mf, mf->bank, mf_b, cudaMemcpyHostToDevice), "cudaMemcpy (taps)");

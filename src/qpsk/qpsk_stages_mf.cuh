@@ -1,11 +1,11 @@
 /* The matched-filter kernel's window layouts and its one-symbol product (qpsk_stages_cuda.cu:
- * qpsk_mf_kernel). Included after qpsk_stage_math.h (qpsk_win_slot, qpsk_win_slot8,
- * qpsk_win_slot32x1).
+ * qpsk_mf_kernel, qpsk_mf4_kernel). Included after qpsk_stage_math.h (qpsk_win_slot,
+ * qpsk_win_slot16x2, qpsk_win_slot32x1).
  *
  * Layouts of the window in shared memory: MF_FLAT (window index t at slot t), MF_PAD16 (one
- * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread), MF_PAD8X2 (index
- * t shifted by the thread block's sh, two spare slots per 8 samples, qpsk_win_slot8: the
- * consecutive pairs of qpsk_dot2c at sps 4) and MF_PAD32 (one spare slot per 32 samples,
+ * spare slot per 16 samples, qpsk_win_slot's QPSK_PAD16: one symbol a thread), MF_PAD16X2 (index
+ * t shifted by the thread block's sh, two spare slots per 16 samples, qpsk_win_slot16x2: the
+ * consecutive quads of qpsk_dot4c at sps 4) and MF_PAD32 (one spare slot per 32 samples,
  * qpsk_win_slot32x1: the pairs 16 samples apart of qpsk_dot2n where P sps = 16). */
 #ifndef PRX_QPSK_STAGES_MF_CUH
 #define PRX_QPSK_STAGES_MF_CUH
@@ -14,30 +14,30 @@
 
 #define MF_FLAT 0
 #define MF_PAD16 1
-#define MF_PAD8X2 2
+#define MF_PAD16X2 2
 #define MF_PAD32 3
 
-/* the slot of window index t (sh: MF_PAD8X2's shift) */
+/* the slot of window index t (sh: MF_PAD16X2's shift) */
 template <int LAYOUT> __device__ __forceinline__ int64_t mf_slot(int64_t t, int sh) {
-  if (LAYOUT == MF_PAD8X2) return qpsk_win_slot8((int)t + sh);
+  if (LAYOUT == MF_PAD16X2) return qpsk_win_slot16x2((int)t + sh);
   if (LAYOUT == MF_PAD32) return qpsk_win_slot32x1((int)t);
   return qpsk_win_slot(t, LAYOUT == MF_PAD16 ? QPSK_PAD16 : 0);
 }
 template <int LAYOUT> __device__ __forceinline__ int mf_slot32(int t, int sh) {
-  if (LAYOUT == MF_PAD8X2) return qpsk_win_slot8(t + sh);
+  if (LAYOUT == MF_PAD16X2) return qpsk_win_slot16x2(t + sh);
   if (LAYOUT == MF_PAD32) return qpsk_win_slot32x1(t);
   return qpsk_win_slot32(t, LAYOUT == MF_PAD16 ? QPSK_PAD16 : 0);
 }
 
 /* the window's slots for nw samples (shared memory, float2) */
 __host__ __device__ inline size_t mf_slots(int layout, size_t nw) {
-  if (layout == MF_PAD8X2) return (nw + 7) + 2 * ((nw + 7) >> 3) + 2;
+  if (layout == MF_PAD16X2) return (nw + 15) + 2 * ((nw + 15) >> 4) + 2;
   if (layout == MF_PAD32) return nw + nw / 32 + 1;
   return layout == MF_PAD16 ? nw + nw / 16 + 1 : nw;
 }
 
 /* the window index of symbol k0's first input: qpsk_mf_tap's offset for k = k0 (the start of the
- * block's first run) without its division; MF_PAD8X2's shift is taken from it */
+ * block's first run) without its division; MF_PAD16X2's shift is taken from it */
 __device__ __forceinline__ int64_t mf_first_off(const qpsk_mf_timing *t, int64_t L, double sps,
                                                 int64_t lo, unsigned Q, int c) {
   const double bL = (double)(t->b * L), base = bL * sps - (double)lo;
@@ -69,10 +69,11 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
   return r;
 }
 
-/* The sps 4 kernel's thread blocks (qpsk_mf4_kernel): MF4_THREADS threads, each the work of two
- * of a STAGE_THREADS block's threads i and i + MF4_THREADS (their window samples, their pairs,
- * their V&V terms), so that a thread block's fixed work (its record, the positions' origin, the
- * NCO's start, the block sum) is shared by twice the symbols; MF4_MIN_BLOCKS of them a
+/* The sps 4 kernel's thread blocks (qpsk_mf4_kernel): MF4_THREADS threads, each the window
+ * samples of two of a STAGE_THREADS block's threads i and i + MF4_THREADS, and the symbols of its
+ * threads 2i and 2i + 1 (a quad: at L = 512 one a thread), so that a thread block's fixed work
+ * (its record, the positions' origin, the NCO's start, the block sum) is shared by twice the
+ * symbols; MF4_MIN_BLOCKS of them a
  * multiprocessor hold the warps of five 256-thread blocks (48 registers; H200, bench/GPU_NOTES.md,
  * s12/gmf4: faster than eight, 64 registers). */
 #define MF4_THREADS 128
@@ -80,26 +81,43 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
 #define MF4_MIN_BLOCKS 10
 #endif
 
+/* qpsk_nco_advance and qpsk_mf_sample_rot with their roundings pinned: in each part of a complex
+ * product one product fused into the multiply-add and the other rounded, as the compiler chose in
+ * qpsk_mf_kernel's 256-thread sps 4 form (its SASS), so that the window's samples are that form's
+ * bit for bit whatever the compiler would fuse here (__fmul_rn and __fmaf_rn are never
+ * contracted). */
+__device__ __forceinline__ prx_cf32 mf4_nco_advance(prx_cf32 rot, prx_cf32 step) {
+  prx_cf32 o = {__fmaf_rn(rot.re, step.re, -__fmul_rn(rot.im, step.im)),
+                __fmaf_rn(rot.im, step.re, __fmul_rn(rot.re, step.im))};
+  return o;
+}
+__device__ __forceinline__ prx_cf32 mf4_sample_rot(prx_cf32 v, prx_cf32 dc, float gain,
+                                                   prx_cf32 rot) {
+  const float pr = __fmul_rn(gain, rot.re), pi = __fmul_rn(gain, rot.im);
+  const float xr = __fadd_rn(v.re, -dc.re), xi = __fadd_rn(v.im, -dc.im);
+  prx_cf32 o = {__fmaf_rn(xr, pr, -__fmul_rn(xi, pi)), __fmaf_rn(xr, pi, __fmul_rn(xi, pr))};
+  return o;
+}
+
 /* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
- * MF4_THREADS threads, into the MF_PAD8X2 layout of shift sh: thread i takes samples t = i +
+ * MF4_THREADS threads, into the MF_PAD16X2 layout of shift sh: thread i takes samples t = i +
  * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
  * with q = k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in
  * stage_window: each chain sees the same samples in the same order as that thread does (the same
- * operations; which product of a complex product the compiler fuses into a multiply-add may differ
- * between the kernels, a float rounding). Where inner takes them, a thread's slots
- * are one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 8-sample groups). */
-#define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 4)
+ * operations, rounded as there: mf4_nco_advance). Where inner takes them, a thread's slots are
+ * one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 16-sample groups). */
+#define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 8)
 template <bool HALF, bool MIX, typename Inner, typename Edge>
 __device__ __forceinline__ void
 mf4_stage_window(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo,
                  int64_t hi, int sh, const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
-  static_assert(2 * MF4_THREADS == STAGE_THREADS && MF4_THREADS % 8 == 0, "two chains a thread");
+  static_assert(2 * MF4_THREADS == STAGE_THREADS && MF4_THREADS % 16 == 0, "two chains a thread");
   const char *row = (const char *)rows + (size_t)c * stride;
   if (!MIX && lo >= 0 && hi <= n_total) {
     /* no bounds per sample, 32-bit indices */
     const char *src = row + (size_t)lo * sample_bytes<HALF>();
     const int nw = (int)(hi - lo);
-    int t = threadIdx.x, sl = qpsk_win_slot8(t + sh);
+    int t = threadIdx.x, sl = qpsk_win_slot16x2(t + sh);
     for (; t + 3 * MF4_THREADS < nw; t += 4 * MF4_THREADS, sl += 4 * MF4_SLOTS) {
       prx_cf32 v[4];
 #pragma unroll
@@ -132,44 +150,56 @@ mf4_stage_window(const void *rows, size_t stride, unsigned c, int64_t n_total, i
   }
 }
 
-/* The matched filter's tap count at sps 4 for which qpsk_mf4_kernel has its pairs' product
- * unrolled (mf4_dot2c; qpsk_fir_init's rows at the bank's span of 12 symbols); any other count
- * takes qpsk_dot2c's loop. 0: always the loop. */
+/* The matched filter's tap count at sps 4 for which qpsk_mf4_kernel has its quads' product
+ * unrolled (mf4_dot4c; qpsk_fir_init's rows at the bank's span of 12 symbols); any other count
+ * takes qpsk_dot4c's loop. 0: always the loop. */
 #ifndef MF4_NT
 #define MF4_NT 52
 #endif
+/* mf4_dot4c's tap blocks: 1 each loaded once a quad and held for the four symbols that use it
+ * (four blocks live), 0 loaded where each symbol uses it (as qpsk_dot4c) */
+#ifndef MF4_TAPRING
+#define MF4_TAPRING 1
+#endif
 
-/* qpsk_dot2c (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
- * sums in the same order (the same values), the loop unrolled so that no loop control is left
- * and the tap and window loads can be issued ahead of their use. */
+/* qpsk_dot4c (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
+ * sums in the same order (the same values), the loop unrolled so that no loop control is left,
+ * the tap and window loads can be issued ahead of their use, and each tap block is loaded once
+ * for the quad (MF4_TAPRING). */
 template <int NT>
-__device__ __forceinline__ void mf4_dot2c(const float *__restrict__ t1, const float2 *w,
-                                          prx_cf32 out[2]) {
+__device__ __forceinline__ void mf4_dot4c(const float *__restrict__ t1, const float2 *w,
+                                          prx_cf32 out[4]) {
   static_assert(NT % 4 == 0, "whole chunks");
-  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
-  float2 ring[2][4];
-  QPSK_LD2X(w, ring[0][0], ring[0][1]);
-  QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
+  constexpr int NJ = NT / 4, NC = NJ + 3;
+  float re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0};
+  float h[NJ > 0 ? NJ : 1][4];
 #pragma unroll
-  for (int j = 0; j < NT / 4; j++) {
-    /* chunk j + 1 at 10 slots per two chunks */
-    const float2 *nx = w + 10 * ((j + 1) >> 1) + 4 * ((j + 1) & 1);
-    float2 *n4 = ring[(j + 1) & 1];
-    QPSK_LD2X(nx, n4[0], n4[1]);
-    QPSK_LD2X(nx + 2, n4[2], n4[3]);
-    float h[4];
-    QPSK_TAPS4_1(t1 + 4 * j, h);
-    const float2 *x0 = ring[j & 1], *x1 = ring[(j + 1) & 1];
+  for (int c = 0; c < NC; c++) {
+    float2 x[4];
+    QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3), x[0], x[1]);
+    QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3) + 2, x[2], x[3]);
+    if (MF4_TAPRING && c < NJ) QPSK_TAPS4_1(t1 + 4 * c, h[c]);
 #pragma unroll
-    for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
+    for (int q = 0; q < 4; q++) {
+      const int j = c - q;
+      if (j < 0 || j >= NJ) continue;
+      if (!MF4_TAPRING) QPSK_TAPS4_1(t1 + 4 * j, h[j]);
+#pragma unroll
+      for (int a = 0; a < 4; a++) {
+        re[q] += h[j][a] * x[a].x;
+        im[q] += h[j][a] * x[a].y;
+      }
+    }
   }
-  QPSK_OUT2(out, re0, im0, re1, im1);
+#pragma unroll
+  for (int q = 0; q < 4; q++) out[q].re = re[q], out[q].im = im[q];
 }
 
 /* qpsk_mf4_kernel's positions: a block's terms of qpsk_mf_tap4 taken once (mf4_pos_of), then
- * symbols k0 + d, k0 + d + 1 of a run by 32-bit offsets from k0 (mf4_tap2). The same expressions
- * in the same order as qpsk_mf_tap4 (the run's first symbol as a double is k0's plus its offset,
- * both integers below 2^53: exact), so the same rows and offsets. MF4_POS 0: qpsk_mf_tap4. */
+ * symbols k0 + d .. k0 + d + 3 of a run by 32-bit offsets from k0 (mf4_tap4). The same
+ * expressions in the same order as qpsk_mf_tap4 (the run's first symbol as a double is k0's plus
+ * its offset, both integers below 2^53: exact), so the same rows and offsets. MF4_POS 0:
+ * qpsk_mf_tap4. */
 #ifndef MF4_POS
 #define MF4_POS 1
 #endif
@@ -186,14 +216,14 @@ __device__ __forceinline__ mf4_pos mf4_pos_of(const qpsk_mf_timing *t, int64_t L
   z.dk0 = (double)t->k0;
   return z;
 }
-/* symbols k0 + d .. k0 + d + m - 1 (m <= 2; n = k1 - k0): their rows and window offsets */
-__device__ __forceinline__ void mf4_tap2(const qpsk_mf_timing *t, const mf4_pos *z, int64_t L,
+/* symbols k0 + d .. k0 + d + m - 1 (m <= 4; n = k1 - k0): their rows and window offsets */
+__device__ __forceinline__ void mf4_tap4(const qpsk_mf_timing *t, const mf4_pos *z, int64_t L,
                                          double sps, int d, int n, int m, unsigned Q, int c,
-                                         unsigned row[2], int64_t off[2]) {
+                                         unsigned row[4], int64_t off[4]) {
   double p0 = z->p0;
   int ka = 0, have = 0;
 #pragma unroll
-  for (int q = 0; q < 2; q++) {
+  for (int q = 0; q < 4; q++) {
     if (q >= m) break;
     const int dq = d + q;
     double p;
