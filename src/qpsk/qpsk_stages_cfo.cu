@@ -23,9 +23,10 @@ extern "C" {
  * thread: 1024 threads a SM); at 256 they were two, each as long (the block's serial steps, the
  * refinement's start and Newton's, take the same time at any width) */
 #define PEAK_THREADS 128
-#define PEAK_BATCH 8
-/* the odd bins' values a thread loads before it uses the first */
-#define ODD_BATCH 8
+/* the peak's 16-byte words (two bins each) a thread loads before it compares the first */
+#define PEAK_BATCH 4
+/* the odd bins' 16-byte words (two values each) a thread loads before it uses the first */
+#define ODD_BATCH 4
 
 static prx_status cfo_fail(const char *what, const char *why) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages (CFO): %s: %s", what, why);
@@ -76,37 +77,57 @@ __device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, 
   *cp = c;
 }
 
-/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): each twiddle's
- * argument by qpsk_twiddle_arg_pow2 and its value from the table (twiddle_tab), so each twiddle
- * is qpsk_dft_twiddle's value bit for bit, without its 64-bit remainder, double division and
- * polynomials. */
-__device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
-                                          unsigned nfft, const float2 *tab, unsigned t0,
-                                          unsigned nt, float acc[4]) {
-  const unsigned um = (unsigned)mm, up = (unsigned)mp;
+/* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...) for
+ * nfft a power of two (cfo_setup checks it): the window read as 16-byte words, each two values
+ * (pair j: the values at 2j - h and 2j - h + 1, h = 1 where the window starts in a word's second
+ * half; a pair reaching outside the window read value by value), the twiddles at 2j from the table
+ * (twiddle_tab: qpsk_dft_twiddle's values bit for bit, by qpsk_twiddle_arg_pow2's argument), the
+ * other value's those turned by one value (qpsk_odd_pair_add): one table twiddle a value instead
+ * of two. */
+__device__ static prx_cf32 twiddle_at(const float2 *tab, float half_nfft, unsigned m, unsigned t,
+                                      unsigned nfft) {
+  float s, c;
+  twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(m, t, nfft), &s, &c);
+  const prx_cf32 o = {c, -s};
+  return o;
+}
+__device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsigned mm, unsigned mp,
+                                           unsigned nfft, const float2 *tab, float acc[4]) {
   const float half_nfft = 0.5f * (float)nfft;
-  for (unsigned t1 = t0; t1 < n; t1 += ODD_BATCH * nt) {
-    /* ODD_BATCH values loaded before the first is used (the loop is bound by the loads' latency
+  const unsigned h = (unsigned)(((uintptr_t)w / sizeof(float2)) & 1), np = (n + h + 1) / 2;
+  const float4 *w4 = (const float4 *)(w - h);
+  const float2 *w2 = (const float2 *)w;
+  prx_cf32 ra = twiddle_at(tab, half_nfft, mm, 1, nfft),
+           rb = twiddle_at(tab, half_nfft, mp, 1, nfft);
+  if (h) {
+    ra.im = -ra.im;
+    rb.im = -rb.im;
+  }
+  for (unsigned j1 = threadIdx.x; j1 < np; j1 += ODD_BATCH * PEAK_THREADS) {
+    /* ODD_BATCH words loaded before the first is used (the loop is bound by the loads' latency
      * otherwise), then added in the same order */
-    float2 vb[ODD_BATCH];
+    float4 vb[ODD_BATCH];
 #pragma unroll
     for (int u = 0; u < ODD_BATCH; u++) {
-      const unsigned t = t1 + u * nt;
-      vb[u] = t < n ? ((const float2 *)w)[t] : make_float2(0, 0);
+      const unsigned j = j1 + u * PEAK_THREADS;
+      const int t = 2 * (int)j - (int)h;
+      if (j >= np)
+        vb[u] = make_float4(0, 0, 0, 0);
+      else if (t >= 0 && (unsigned)t + 1 < n)
+        vb[u] = w4[j];
+      else {
+        const float2 x0 = t >= 0 ? w2[t] : make_float2(0, 0),
+                     x1 = (unsigned)(t + 1) < n ? w2[t + 1] : make_float2(0, 0);
+        vb[u] = make_float4(x0.x, x0.y, x1.x, x1.y);
+      }
     }
 #pragma unroll
     for (int u = 0; u < ODD_BATCH; u++) {
-      const unsigned t = t1 + u * nt;
-      if (t >= n) break;
-      const prx_cf32 v = {vb[u].x, vb[u].y};
-      float as, ac, bs, bc;
-      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
-      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
-      const prx_cf32 a = {ac, -as}, b = {bc, -bs};
-      acc[0] += v.re * a.re - v.im * a.im;
-      acc[1] += v.re * a.im + v.im * a.re;
-      acc[2] += v.re * b.re - v.im * b.im;
-      acc[3] += v.re * b.im + v.im * b.re;
+      const unsigned j = j1 + u * PEAK_THREADS;
+      if (j >= np) break;
+      const prx_cf32 v0 = {vb[u].x, vb[u].y}, v1 = {vb[u].z, vb[u].w};
+      qpsk_odd_pair_add(acc, v0, v1, !h, twiddle_at(tab, half_nfft, mm, 2 * j, nfft),
+                        twiddle_at(tab, half_nfft, mp, 2 * j, nfft), ra, rb);
     }
   }
 }
@@ -216,27 +237,40 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
   if (half) twiddle_tab_fill(scratch, nfft); /* (read after the peak's barriers) */
-  /* the peak: each thread's best of a strided share (PEAK_BATCH bins loaded before the first is
+  /* the peak: the candidates' bins read as 16-byte words, two bins each (qpsk_peak_words; len is
+   * even), each bin taken with its candidate index (qpsk_peak_cand; -1: outside the range). Each
+   * thread's best of a strided share of the words (PEAK_BATCH words loaded before the first is
    * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
-   * does not matter, "better" being a total order), then the warp's, then the block's */
-  const size_t kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
+   * does not matter, "better" being a total order), then the warp's, then the block's. */
+  const size_t kmax = qpsk_peak_kmax(max_nu, len);
+  size_t nlo_, jh_, nw_;
+  qpsk_peak_words(kmax, len, &nlo_, &jh_, &nw_);
+  const unsigned nlo = (unsigned)nlo_, jh = (unsigned)jh_, nw = (unsigned)nw_;
+  const float4 *spec4 = (const float4 *)spec2;
   float bp = -1;
   unsigned bi = 0xffffffffu;
-  for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * PEAK_THREADS) {
-    float2 v[PEAK_BATCH];
+  for (unsigned i0 = threadIdx.x; i0 < nw; i0 += PEAK_BATCH * PEAK_THREADS) {
+    float4 v[PEAK_BATCH];
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * PEAK_THREADS;
-      v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, len)] : make_float2(0, 0);
+      const unsigned i = i0 + u * PEAK_THREADS;
+      v[u] = i < nw ? spec4[qpsk_peak_word(i, nlo, jh)] : make_float4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * PEAK_THREADS;
-      const prx_cf32 x = {v[u].x, v[u].y};
-      const float q = qpsk_bin_power(x);
-      if (i < ncand && qpsk_peak_better(q, i, bp, bi)) {
-        bp = q;
-        bi = (unsigned)i;
+      const unsigned i = i0 + u * PEAK_THREADS;
+      if (i >= nw) break;
+      const unsigned k = 2 * (unsigned)qpsk_peak_word(i, nlo, jh);
+      const prx_cf32 x0 = {v[u].x, v[u].y}, x1 = {v[u].z, v[u].w};
+      const float q0 = qpsk_bin_power(x0), q1 = qpsk_bin_power(x1);
+      const int64_t c0 = qpsk_peak_cand(k, kmax, len), c1 = qpsk_peak_cand(k + 1, kmax, len);
+      if (c0 >= 0 && qpsk_peak_better(q0, (size_t)c0, bp, bi)) {
+        bp = q0;
+        bi = (unsigned)c0;
+      }
+      if (c1 >= 0 && qpsk_peak_better(q1, (size_t)c1, bp, bi)) {
+        bp = q1;
+        bi = (unsigned)c1;
       }
     }
   }
@@ -272,7 +306,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    odd_bins_part_pow2(win, n, mm, mp, nfft, scratch, threadIdx.x, PEAK_THREADS, acc);
+    odd_bins_pairs_pow2(win, (unsigned)n, (unsigned)mm, (unsigned)mp, nfft, scratch, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
@@ -362,8 +396,9 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
      "cudaDeviceGetAttribute");
   /* half the transform (cfo_half) where the odd bins' twiddle table fits the peak kernel's shared
    * memory beside the run sums (spans up to 2^16 symbols on the H200), else the whole transform,
-   * whose peak needs no table (nfft >= 2 S: len >= S) */
-  const int half = s->cfo_half && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
+   * whose peak needs no table (nfft >= 2 S: len >= S); either way len is even (the peak reads its
+   * bins two at a time) */
+  const int half = s->cfo_half && nfft >= 4 && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
   const unsigned len = half ? nfft / 2 : nfft;
   if (peak_smem(S, nfft, half) + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
