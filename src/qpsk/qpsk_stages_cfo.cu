@@ -179,24 +179,48 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
                                           const float *tr, const float *ti, run_tile *tile,
                                           prx_cf32 *runs) {
   const float2 *w2 = (const float2 *)win;
+  const float4 *w4 = (const float4 *)win;
+  const bool wide = ((uintptr_t)win & 15) == 0;
   for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
     const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
     const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
     float sumr = 0, sumi = 0;
     for (unsigned l0 = 0; l0 < QPSK_REFINE_D; l0 += RUN_TILE) {
       /* the thread's RUN_TILE values of the tile loaded, then stored (a generic pointer's loads
-       * are not moved past shared stores) */
+       * are not moved past shared stores): as RUN_TILE / 2 16-byte words (a word's two values
+       * stored to one row's columns 2p, 2p + 1: each half warp's 16 stores in distinct bank
+       * pairs) where the window starts on a word, else value by value */
       float2 vb[RUN_TILE];
+      if (wide) {
 #pragma unroll
-      for (unsigned u = 0; u < RUN_TILE; u++) {
-        const unsigned i = threadIdx.x + u * PEAK_THREADS;
-        const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
-        vb[u] = k < n ? w2[k] : make_float2(0, 0);
-      }
+        for (unsigned u = 0; u < RUN_TILE / 2; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          const size_t k =
+              (g0 + i / (RUN_TILE / 2)) * QPSK_REFINE_D + l0 + 2 * (i % (RUN_TILE / 2));
+          const float4 x = k + 1 < n ? w4[k / 2]
+                           : k < n   ? make_float4(w2[k].x, w2[k].y, 0, 0)
+                                     : make_float4(0, 0, 0, 0);
+          vb[2 * u] = make_float2(x.x, x.y);
+          vb[2 * u + 1] = make_float2(x.z, x.w);
+        }
 #pragma unroll
-      for (unsigned u = 0; u < RUN_TILE; u++) {
-        const unsigned i = threadIdx.x + u * PEAK_THREADS;
-        tile[i / RUN_TILE][i % RUN_TILE] = vb[u];
+        for (unsigned u = 0; u < RUN_TILE / 2; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS, p = i % (RUN_TILE / 2);
+          tile[i / (RUN_TILE / 2)][2 * p] = vb[2 * u];
+          tile[i / (RUN_TILE / 2)][2 * p + 1] = vb[2 * u + 1];
+        }
+      } else {
+#pragma unroll
+        for (unsigned u = 0; u < RUN_TILE; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
+          vb[u] = k < n ? w2[k] : make_float2(0, 0);
+        }
+#pragma unroll
+        for (unsigned u = 0; u < RUN_TILE; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          tile[i / RUN_TILE][i % RUN_TILE] = vb[u];
+        }
       }
       __syncthreads();
 #pragma unroll
