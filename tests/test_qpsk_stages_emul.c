@@ -1024,7 +1024,9 @@ static void cfo_case(uint64_t seed) {
 
 /* The CFO peak kernel's candidates read two bins at a time (qpsk_peak_words, qpsk_peak_word):
  * every candidate bin of the search (qpsk_peak_cand >= 0) in exactly one word, no word outside the
- * row, for rows of 2 to 2^16 points and ranges from none to the widest (kmax = len / 2 - 1) */
+ * row, each word's candidate indices as the kernel forms them (qpsk_peak_word_cands) those of
+ * qpsk_peak_cand, for rows of 2 to 2^16 points and ranges from none to the widest (kmax = len / 2
+ * - 1) */
 static void peak_words_case(void) {
   size_t bad = 0, rows = 0;
   for (size_t len = 2; len <= ((size_t)1 << 16); len *= 2) {
@@ -1042,6 +1044,15 @@ static void peak_words_case(void) {
         }
         for (size_t k = 2 * j; k < 2 * j + 2; k++)
           if (qpsk_peak_cand(k, kmax, len) >= 0) seen[k]++;
+        /* the kernel's 32-bit indices */
+        uint32_t c[2];
+        int ok[2];
+        bad += qpsk_peak_word_cands((uint32_t)i, (uint32_t)nlo, (uint32_t)jh, (uint32_t)kmax,
+                                    (uint32_t)len, c, ok) != 2 * j;
+        for (int q = 0; q < 2; q++) {
+          const int64_t want = qpsk_peak_cand(2 * j + q, kmax, len);
+          bad += ok[q] != (want >= 0) || (ok[q] && (int64_t)c[q] != want);
+        }
       }
       for (size_t k = 0; k < len; k++) bad += seen[k] != (qpsk_peak_cand(k, kmax, len) >= 0);
       free(seen);

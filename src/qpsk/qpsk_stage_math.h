@@ -915,6 +915,19 @@ QPSK_HD void qpsk_peak_words(size_t kmax, size_t len, size_t *nlo, size_t *jh, s
 QPSK_HD size_t qpsk_peak_word(size_t i, size_t nlo, size_t jh) {
   return i < nlo ? i : jh + (i - nlo);
 }
+/* Word i's first bin k = 2 qpsk_peak_word(i) and its two bins' candidate indices c[0], c[1]
+ * (qpsk_peak_cand's), ok[q] 0 for a bin outside the range: in 32 bits (rows up to 2^31 points),
+ * the low words' bins their own indices, the high words' their bins less len - 2 kmax - 1. */
+QPSK_HD uint32_t qpsk_peak_word_cands(uint32_t i, uint32_t nlo, uint32_t jh, uint32_t kmax,
+                                      uint32_t len, uint32_t c[2], int ok[2]) {
+  const int lo = i < nlo;
+  const uint32_t k = 2 * (lo ? i : jh + (i - nlo)), off = lo ? 0 : len - 2 * kmax - 1;
+  c[0] = k - off;
+  c[1] = k + 1 - off;
+  ok[0] = (c[0] <= kmax) == lo;
+  ok[1] = (c[1] <= kmax) == lo;
+  return k;
+}
 /* x y in float (qpsk_cplx.h's qpsk_cmul, for the kernels too) */
 QPSK_HD prx_cf32 qpsk_cmul_f(prx_cf32 x, prx_cf32 y) {
   prx_cf32 o = {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};

@@ -262,7 +262,8 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const size_t n = p.n < S ? p.n : S;
   if (half) twiddle_tab_fill(scratch, nfft); /* (read after the peak's barriers) */
   /* the peak: the candidates' bins read as 16-byte words, two bins each (qpsk_peak_words; len is
-   * even), each bin taken with its candidate index (qpsk_peak_cand; -1: outside the range). Each
+   * even; word i is qpsk_peak_word's), each bin taken with its candidate index
+   * (qpsk_peak_word_cands: qpsk_peak_cand's, those outside the range left out). Each
    * thread's best of a strided share of the words (PEAK_BATCH words loaded before the first is
    * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
    * does not matter, "better" being a total order), then the warp's, then the block's. */
@@ -278,23 +279,24 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
       const unsigned i = i0 + u * PEAK_THREADS;
-      v[u] = i < nw ? spec4[qpsk_peak_word(i, nlo, jh)] : make_float4(0, 0, 0, 0);
+      v[u] = i < nw ? spec4[i < nlo ? i : jh + (i - nlo)] : make_float4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
       const unsigned i = i0 + u * PEAK_THREADS;
       if (i >= nw) break;
-      const unsigned k = 2 * (unsigned)qpsk_peak_word(i, nlo, jh);
+      uint32_t ci[2];
+      int ok[2];
+      qpsk_peak_word_cands(i, nlo, jh, (uint32_t)kmax, len, ci, ok);
       const prx_cf32 x0 = {v[u].x, v[u].y}, x1 = {v[u].z, v[u].w};
       const float q0 = qpsk_bin_power(x0), q1 = qpsk_bin_power(x1);
-      const int64_t c0 = qpsk_peak_cand(k, kmax, len), c1 = qpsk_peak_cand(k + 1, kmax, len);
-      if (c0 >= 0 && qpsk_peak_better(q0, (size_t)c0, bp, bi)) {
+      if (ok[0] && qpsk_peak_better(q0, ci[0], bp, bi)) {
         bp = q0;
-        bi = (unsigned)c0;
+        bi = ci[0];
       }
-      if (c1 >= 0 && qpsk_peak_better(q1, (size_t)c1, bp, bi)) {
+      if (ok[1] && qpsk_peak_better(q1, ci[1], bp, bi)) {
         bp = q1;
-        bi = (unsigned)c1;
+        bi = ci[1];
       }
     }
   }
