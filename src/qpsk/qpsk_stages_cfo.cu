@@ -51,7 +51,10 @@ static prx_status cfo_fail(const char *what, const char *why) {
  * twiddle is sincospif's value bit for bit (zeros' signs included; checked on the H200 over every
  * argument for nfft up to 2^17) for a shared-memory load instead of the polynomials. */
 __host__ __device__ static int twiddle_tab_len(unsigned nfft) { return (int)(nfft / 8 + 1); }
-__device__ static void twiddle_tab_fill(float2 *tab, unsigned nfft) {
+/* the table, made once by cfo_setup after the spectra's rows in the stage's buffer (one thread
+ * block: the table's values are the same for every channel); the peak kernel copies it into its
+ * shared memory */
+__global__ void qpsk_cfo_tab_kernel(float2 *tab, unsigned nfft) {
   for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += blockDim.x) {
     float s, c;
     sincospif((float)j * (2.0f / (float)nfft), &s, &c);
@@ -238,12 +241,13 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
 
 /* One thread block per channel (see the file's comment); dynamic shared memory (peak_smem): the
  * run sums (S / QPSK_REFINE_D rounded up, cf32), then the odd bins' twiddle table (with half the
- * transform) and, after it, the run sums' tile in the same bytes. spec_all: C rows of len points,
- * the nfft-point spectrum (len == nfft) or its even bins (len == nfft / 2). */
+ * transform: copied from tab, qpsk_cfo_tab_kernel's) and, after it, the run sums' tile in the same
+ * bytes. spec_all: C rows of len points, the nfft-point spectrum (len == nfft) or its even bins
+ * (len == nfft / 2). */
 __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
-                         const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
-                         double max_nu, qpsk_cfo_out *out) {
+                         const float2 *spec_all, const float2 *tab, unsigned S, unsigned nfft,
+                         unsigned len, double max_nu, qpsk_cfo_out *out) {
   extern __shared__ float2 dyn[];
   prx_cf32 *runs = (prx_cf32 *)dyn;
   float2 *scratch = dyn + peak_runs_len(S);
@@ -260,7 +264,8 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const bool half = len < nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
-  if (half) twiddle_tab_fill(scratch, nfft); /* (read after the peak's barriers) */
+  if (half) /* the odd bins' twiddle table (read after the peak's barriers) */
+    for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += PEAK_THREADS) scratch[j] = tab[j];
   /* the peak: the candidates' bins read as 16-byte words, two bins each (qpsk_peak_words; len is
    * even; word i is qpsk_peak_word's), each bin taken with its candidate index
    * (qpsk_peak_word_cands: qpsk_peak_cand's, those outside the range left out). Each
@@ -433,7 +438,28 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
+  /* the C rows, then (with half the transform) the odd bins' twiddle table, made here once */
+  const size_t tab_len = half ? (size_t)twiddle_tab_len(nfft) : 0;
+  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * ((size_t)len * s->C + tab_len)),
+     "cudaMalloc (CFO spectra)");
+  if (half) {
+    /* on a stream of its own, waited for (the table before any stream's peak kernel; the
+     * banks' streams do not wait for the default stream) */
+    cudaStream_t ts;
+    cudaError_t e = cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking);
+    if (!e) {
+      qpsk_cfo_tab_kernel<<<1, CFO_THREADS, 0, ts>>>((float2 *)s->d_cfo_buf + (size_t)len * s->C,
+                                                     nfft);
+      e = cudaGetLastError();
+      if (!e) e = cudaStreamSynchronize(ts);
+      cudaStreamDestroy(ts);
+    }
+    if (e) {
+      cudaFree(s->d_cfo_buf);
+      s->d_cfo_buf = NULL;
+      return cfo_fail("the CFO twiddle table", cudaGetErrorString(e));
+    }
+  }
   cufftHandle plan;
   int ilen = (int)len;
   if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
@@ -466,7 +492,7 @@ static prx_status cfo_run(const qpsk_stages *s, const prx_cf32 *w, size_t w_stri
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
   qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
-      w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
+      w, w_stride, in, buf, buf + (size_t)len * s->C, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;
 }
