@@ -61,7 +61,18 @@ static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw,
   const int nslots = qpsk_slide_slot((int)nw + 3 + 32, sh) + 2;
   prx_cf32 *wp = calloc((size_t)nslots, sizeof *wp);
   for (int64_t t = 0; t < nw; t++) wp[qpsk_slide_slot((int)t + e, sh)] = win[t];
-  size_t differ = 0;
+  size_t differ = 0, differ_taps = 0;
+  /* the taps the RRC holds at the GPU's sliding filters' tap counts: every other one zero (so
+   * the GPU takes its sliding filter); at other counts all of them */
+  const int s4 = per == 1 && nt == QPSK_SLIDE_NT4, s3 = per == 3 && nt == QPSK_SLIDE_NT3;
+  const int l0 = s4   ? QPSK_SLIDE_L0_4
+                 : s3 ? QPSK_SLIDE_L0_3
+                      : 0,
+            l1 = s4   ? QPSK_SLIDE_L1_4
+                 : s3 ? QPSK_SLIDE_L1_3
+                      : nt;
+  CHECK(qpsk_pre_slide_zero_outside(k->pre.bank, per, nt, l0, l1),
+        "pre: the RRC's taps not zero outside %d .. %d", l0, l1 - 1);
   for (int i = 0; no * (int64_t)i - ph < ng; i++) {
     const int v = adv * (no / per) * i, sl = qpsk_slide_slot(v, sh);
     const int nse = (ns + 1) & ~1;
@@ -69,12 +80,18 @@ static void emul_pre_slide(const stage_case *k, const prx_cf32 *win, int64_t nw,
           "pre: the sliding run %d reads outside its zeros or unaligned", i);
     prx_cf32 o[QPSK_SLIDE_MAX];
     qpsk_pre_slide(k->pre.bank, nt, per, adv, no, wp + sl, sh, o);
+    /* the same run over the RRC's own taps only (the GPU's sliding filters) */
+    prx_cf32 ot[QPSK_SLIDE_MAX];
+    qpsk_pre_slide_taps(k->pre.bank, nt, l0, l1, per, adv, no, wp + sl, sh, ot);
     for (int u = 0; u < no; u++) {
       const int64_t q = no * (int64_t)i - ph + u;
       if (q >= 0 && q < ng) differ += memcmp(&o[u], &grid[q], sizeof o[0]) != 0;
+      if (q >= 0 && q < ng) differ_taps += memcmp(&ot[u], &grid[q], sizeof o[0]) != 0;
     }
   }
   CHECK(differ == 0, "pre: %zu sliding filter's outputs differ from qpsk_dot1's", differ);
+  CHECK(differ_taps == 0, "pre: %zu sliding filter's outputs over the RRC's taps differ",
+        differ_taps);
   free(wp);
 }
 
@@ -268,25 +285,36 @@ static void emul_om_folded(const stage_case *k, size_t t, const prx_cf32 *z, prx
 
 /* the chunks of emul_om_chunks that a step's end splits and that the stream's end (own_end) cuts,
  * at the unit step ([0]) and the step 4/3 ([1]): main checks that each ran */
-static size_t om_chunks_split[2], om_chunks_cut[2];
+static size_t om_chunks_split[2], om_chunks_cut[2], om_steps_folded[2];
+
+/* the end of the kernel's step from k0 (steps of S outputs from -ph, the unit step's last few
+ * outputs with the step before it: qpsk_slide_tail) */
+static int64_t om_step_end(int64_t k0, int64_t ng, int64_t S, int64_t ph) {
+  const int nsteps = (int)((ng + ph + S - 1) / S);
+  const int tail = S == 8 * 256 ? qpsk_slide_tail(ng, (int)S, nsteps) : 0;
+  if (tail && k0 == -ph + (int64_t)(nsteps - 2) * S) return ng;
+  return k0 + S < ng ? k0 + S : ng;
+}
 
 /* pre_om's sums where the sliding filter stages a step's outputs in shared memory (steps of S
- * outputs from -ph): each chunk of 16 own outputs of a sub-block (qpsk_om_chunk_span) summed over
- * its part in each step (qpsk_om_chunk: qpsk_oms_add's sums to rounding), the parts added in
- * step order, each sub-block's sums (into sums) the sum of its chunks in order; every own output
- * in exactly one chunk. The steps' threads as om_tile assigns them (thread x the chunk i0 + x, i0
- * the one that holds the step's first own output): every part of a chunk in a step has its thread,
- * and every chunk's slot is written in the step where it starts before a later step adds to it. */
+ * outputs from -ph, om_step_end): each chunk of 16 own outputs of a sub-block (qpsk_om_chunk_span)
+ * summed over its part in each step (qpsk_om_chunk: qpsk_oms_add's sums to rounding), the parts
+ * added in step order, each sub-block's sums (into sums) the sum of its chunks in order; every own
+ * output in exactly one chunk. The steps' threads as om_tile assigns them (thread x the chunk i0 +
+ * x, i0 the one that holds the step's first own output): every part of a chunk in a step has its
+ * thread, and every chunk's slot is written in the step where it starts before a later step adds to
+ * it. */
 static void emul_om_chunks(const prx_cf32 *z, int64_t ng, int64_t m0, int64_t own_end, int64_t L,
                            unsigned nsub, unsigned Ls, int64_t S, int64_t ph, double *sums) {
   const uint32_t Ls4 = 4 * Ls, cj = qpsk_om_chunks(Ls4), nch = (nsub + 1) * cj;
   const int tri = S != 8 * 256;
   unsigned *owner = calloc((size_t)ng, sizeof *owner);
   unsigned char *written = calloc(nch, 1);
-  size_t differ = 0, unassigned = 0, added_unwritten = 0;
+  size_t differ = 0, unassigned = 0, added_unwritten = 0, folded = 0;
   CHECK(m0 % 4 == 0, "pre_om: the grid's first index %lld not a multiple of 4", (long long)m0);
-  for (int64_t k0 = -ph; k0 < ng; k0 += S) {
-    const int64_t kend = k0 + S < ng ? k0 + S : ng;
+  for (int64_t k0 = -ph; k0 < ng; k0 = om_step_end(k0, ng, S, ph)) {
+    const int64_t kend = om_step_end(k0, ng, S, ph);
+    folded += kend - k0 > S;
     const uint32_t kf = (uint32_t)((k0 > QPSK_GM ? k0 : QPSK_GM) - QPSK_GM);
     const uint32_t jf = kf / Ls4 < nsub ? kf / Ls4 : nsub, i0 = jf * cj + (kf - jf * Ls4) / 16;
     for (uint32_t i = 0; i < nch; i++) {
@@ -304,6 +332,7 @@ static void emul_om_chunks(const prx_cf32 *z, int64_t ng, int64_t m0, int64_t ow
         added_unwritten += !written[i];
     }
   }
+  om_steps_folded[tri] += folded;
   CHECK(unassigned == 0, "pre_om: %zu chunks' parts in a step without a thread", unassigned);
   CHECK(added_unwritten == 0, "pre_om: %zu chunks added to before their slot is written",
         added_unwritten);
@@ -318,8 +347,9 @@ static void emul_om_chunks(const prx_cf32 *z, int64_t ng, int64_t m0, int64_t ow
     om_chunks_cut[tri] += kc > ks && kc < ke;
     double ch[QPSK_OMS] = {0, 0, 0, 0, 0, 0}, rf[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
     int parts = 0;
-    for (int64_t k0 = -ph; k0 < ng; k0 += S) {
-      const int64_t a = ks > k0 ? ks : k0, e = kc < k0 + S ? kc : k0 + S;
+    for (int64_t k0 = -ph; k0 < ng; k0 = om_step_end(k0, ng, S, ph)) {
+      const int64_t kend = om_step_end(k0, ng, S, ph);
+      const int64_t a = ks > k0 ? ks : k0, e = kc < kend ? kc : kend;
       if (a >= e) continue;
       double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
       qpsk_om_chunk(z + ks, (int)(a - ks), (int)(e - ks), t);
@@ -1265,6 +1295,9 @@ int main(void) {
   /* blocks whose last O&M sub-block is shorter (1000 = 31 x 32 + 8) */
   run_case(4.0, 0, 0, 0, 1000, 18);
   run_case(16.0 / 3.0, 0, 1, 0, 1000, 19);
+  /* the bank's block length at the unit step: 2056 outputs, the last 8 with the step before
+   * (qpsk_slide_tail) */
+  run_case(4.0, 0, 1, 0, 512, 37);
   /* the matched filter's pairs P symbols (16 samples) apart at P = 2 (qpsk_mf_pairing: sps 8) */
   run_case(8.0, 0, 0, 0, 256, 20);
   /* matched filters shorter than 16 taps at P sps = 16 (sps 2, P = 8: span 3, 8 taps; sps 3.2,
@@ -1279,8 +1312,11 @@ int main(void) {
   real_case(16.0 / 3.0, 8, 100, 0, 36);
   /* pre_om's chunks split by a step's end and cut by the stream's end, at both sliding grids */
   printf("pre_om chunks: split by a step's end %zu (unit step) / %zu (step 4/3), cut by the "
-         "stream's end %zu / %zu\n",
-         om_chunks_split[0], om_chunks_split[1], om_chunks_cut[0], om_chunks_cut[1]);
+         "stream's end %zu / %zu; unit-step blocks whose last few outputs go with the step before "
+         "%zu\n",
+         om_chunks_split[0], om_chunks_split[1], om_chunks_cut[0], om_chunks_cut[1],
+         om_steps_folded[0]);
+  CHECK(om_steps_folded[0] > 0, "pre_om: no unit-step block with its last outputs folded");
   CHECK(om_chunks_split[0] > 0 && om_chunks_split[1] > 0 && om_chunks_cut[0] > 0 &&
             om_chunks_cut[1] > 0,
         "pre_om: no chunk split by a step's end or cut by the stream's end at one of the grids");

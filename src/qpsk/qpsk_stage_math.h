@@ -498,6 +498,59 @@ QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no,
   }
 }
 
+/* qpsk_pre_slide over the taps l0 <= l < l1 of each row only, where every tap outside them is
+ * zero (qpsk_pre_slide_zero_outside): a zero tap's product is +-0 (the window's samples are
+ * finite), and adding +-0 leaves a sum that starts at +0 as it is (such a sum is never -0), so the
+ * outputs are qpsk_pre_slide's bit for bit with fewer multiply-adds and loads (sps 4: the RRC's 17
+ * taps of 20, 12 pair loads of 14). Reads the run's pairs from the one that holds sample l0. */
+QPSK_HD void qpsk_pre_slide_taps(const float *taps, int nt, int l0, int l1, int per, int adv,
+                                 int no, const QPSK_F2 *w, int sh, prx_cf32 *out) {
+  float re[QPSK_SLIDE_MAX], im[QPSK_SLIDE_MAX];
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) re[o] = im[o] = 0;
+  const int ns = adv * (no / per - 1) + per - 1 + l1;
+  QPSK_UNROLL
+  for (int s = l0 & ~1; s < ns; s += 2) {
+    QPSK_F2 x[2];
+    QPSK_LD2X(w + s + 2 * (s >> sh), x[0], x[1]);
+    QPSK_UNROLL
+    for (int h = 0; h < 2; h++) {
+      QPSK_UNROLL
+      for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+        const int l = s + h - (adv * (o / per) + o % per);
+        if (o >= no || l < l0 || l >= l1) continue;
+        const float *t = taps + 2 * ((o % per) * nt + l);
+        re[o] += t[0] * QPSK_RE(x[h]);
+        im[o] += t[1] * QPSK_IM(x[h]);
+      }
+    }
+  }
+  QPSK_UNROLL
+  for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
+    if (o >= no) break;
+    out[o].re = re[o];
+    out[o].im = im[o];
+  }
+}
+/* The outputs of a unit-step block's last step (ng outputs in nsteps steps of S, the sliding
+ * filter's 8 a thread) where they are few enough for one a lane of a warp (<= 32): the kernel
+ * then computes them with the step before (one step a block at L 512, 2048 + 8 outputs) rather
+ * than in a step of their own; else 0. That step's tile holds S + 32 outputs at most: within the
+ * window's slots, which hold more than the ng + 20 samples of a block with nsteps > 1 (1.25 slots
+ * a sample). */
+QPSK_HD int qpsk_slide_tail(int64_t ng, int S, int nsteps) {
+  const int64_t r = ng - (int64_t)(nsteps - 1) * S;
+  return nsteps > 1 && r <= 32 ? (int)r : 0;
+}
+/* whether every tap of the rows (nt taps each, re/im lanes) outside l0 <= l < l1 is zero */
+QPSK_HD int qpsk_pre_slide_zero_outside(const float *taps, int rows, int nt, int l0, int l1) {
+  for (int j = 0; j < rows; j++)
+    for (int l = 0; l < nt; l++)
+      if ((l < l0 || l >= l1) && (taps[2 * (j * nt + l)] != 0 || taps[2 * (j * nt + l) + 1] != 0))
+        return 0;
+  return 1;
+}
+
 /* Symbol k's matched-filter output: its tap row and the window index of its first input. */
 QPSK_HD void qpsk_mf_tap(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                          unsigned Q, int c, unsigned *row, int64_t *off) {
@@ -578,6 +631,13 @@ QPSK_HD prx_cf32 qpsk_mf_sample_rot(prx_cf32 v, prx_cf32 dc, float gain, prx_cf3
 #define QPSK_SLIDE_NT4 20
 #define QPSK_SLIDE_NT3 24
 #define QPSK_SLIDE_TAPS (3 * 2 * QPSK_SLIDE_NT3)
+/* the taps of those rows that the RRC holds (qpsk_fir_init: |d| <= span / 2, the others zero),
+ * l0 <= l < l1: at sps 4 0 .. 16 of 20, at 16/3 1 .. 22 of 24 on each of the three rows (the
+ * sliding filters take only those, qpsk_pre_slide_taps) */
+#define QPSK_SLIDE_L0_4 0
+#define QPSK_SLIDE_L1_4 17
+#define QPSK_SLIDE_L0_3 1
+#define QPSK_SLIDE_L1_3 23
 
 /* A window slot (qpsk_win_slot) in 32-bit integers, for windows far below 2^31 samples. */
 QPSK_HD int qpsk_win_slot32(int t, int pad) {

@@ -112,12 +112,13 @@ __device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
 }
 
 /* Stages pre's input window [lo, hi) of channel c in win (slots as the layout y places them;
- * stage_window's loop): each sample mixed where the rows are, read as qpsk_window_sample reads it;
- * the input sums and the non-finite count of the block's own samples [own0, own1) into m and bad
- * (each thread its share). With QPSK_PAD4, 8 zeros follow the window (the blocked outputs past the
- * grid's end read up to 3 samples past it); with PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it
- * and the e virtual samples before it are zeros (the runs read whole past the grid's ends). */
-template <bool HALF, bool MIX>
+ * stage_pre_rows' loop, BATCH loads a thread in flight): each sample mixed where the rows are, read
+ * as qpsk_window_sample reads it; the input sums and the non-finite count of the block's own
+ * samples [own0, own1) into m and bad (each thread its share). With QPSK_PAD4, 8 zeros follow the
+ * window (the blocked outputs past the grid's end read up to 3 samples past it); with
+ * PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it and the e virtual samples before it are zeros (the
+ * runs read whole past the grid's ends). */
+template <bool HALF, bool MIX, int BATCH>
 __device__ __forceinline__ void
 stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
                  const pre_layout &y, float2 *win, double m[4], unsigned *bad) {
@@ -142,7 +143,8 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
     v = qpsk_window_sample(v, in, zero);
     win[pre_slot(y, t)] = make_float2(v.re, v.im);
   };
-  stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner, edge);
+  stage_pre_rows<BATCH, HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner,
+                                   edge);
   m[3] += (double)cnt;
   *bad += nb;
   if (y.pad == QPSK_PAD4 && threadIdx.x < 8)
@@ -189,13 +191,16 @@ __device__ __forceinline__ void om_seg(const prx_cf32 *o, int64_t k0, int64_t se
  * 2p + 1) goes to slot unit_tile_slot: for pre at p ^ ((p >> 3) & 3) (a quarter-warp's eight
  * 16-byte writes on eight bank groups), for pre_om (OM) at p + p / 8, which also puts the lanes'
  * chunks of 16 outputs (om_tile: 9 pairs apart) on distinct bank groups; the grid 8-byte aligned
- * only (!g_vec), the outputs go out one at a time (VEC 0). */
+ * only (!g_vec), the outputs go out one at a time (VEC 0). The step's ext outputs past its 8 a
+ * thread (qpsk_slide_tail) come one a lane of the last warp: ox, output xk of the step (xk < 0:
+ * none in this thread). */
 template <bool OM> __device__ __forceinline__ int unit_tile_slot(int p) {
   return OM ? p + (p >> 3) : p ^ ((p >> 3) & 3);
 }
 template <bool OM, bool VEC>
 __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1], bool have,
-                                               int64_t k0, int64_t ng, float4 *st, prx_cf32 *gk) {
+                                               prx_cf32 ox, int xk, int ext, int64_t k0, int64_t ng,
+                                               float4 *st, prx_cf32 *gk) {
   __syncthreads();
   if (have) {
 #pragma unroll
@@ -205,16 +210,16 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
           make_float4(o[2 * q].re, o[2 * q].im, o[2 * q + 1].re, o[2 * q + 1].im);
     }
   }
+  if (xk >= 0)
+    ((float2 *)st)[2 * unit_tile_slot<OM>(xk >> 1) + (xk & 1)] = make_float2(ox.re, ox.im);
   __syncthreads();
-  const int64_t left = ng - k0;
+  const int64_t left = ng - k0, cap = PRE_SLIDE_OUT1 * STAGE_THREADS + ext;
   if (VEC) {
-    const int np =
-        (int)((left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS) / 2);
+    const int np = (int)((left < cap ? left : cap) / 2);
     float4 *g4 = (float4 *)gk;
     for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
   } else {
-    const int n =
-        (int)(left < PRE_SLIDE_OUT1 * STAGE_THREADS ? left : PRE_SLIDE_OUT1 * STAGE_THREADS);
+    const int n = (int)(left < cap ? left : cap);
     const float2 *st2 = (const float2 *)st;
     for (int x = (int)threadIdx.x; x < n; x += STAGE_THREADS) {
       const float2 v = st2[2 * unit_tile_slot<OM>(x >> 1) + (x & 1)];
@@ -337,7 +342,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
-  stage_pre_window<HALF, MIX>(a, c, lo, hi, own0, own1, y, win, m, &bad);
+  stage_pre_window<HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI>(a, c, lo, hi, own0, own1, y, win,
+                                                                 m, &bad);
   block_sum<4>(m, scratch);
   for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
   __shared__ unsigned bad_w[STAGE_THREADS / 32];
@@ -363,27 +369,39 @@ __global__ void __launch_bounds__(STAGE_THREADS,
      * virtual sample k); with om the sums of the staged outputs, a chunk a thread (om_tile) */
     const int S = PRE_SLIDE_OUT1 * STAGE_THREADS;
     nsteps = (int)((ng + S - 1) / S);
+    /* the few outputs past the last whole step (qpsk_slide_tail: at L 512 8 of 2056) go with the
+     * step before it, one a lane of the last warp, rather than in a step of their own (its two
+     * barriers, one thread's filter and om's pass for a handful of outputs) */
+    const int tail = qpsk_slide_tail(ng, S, nsteps);
+    if (tail) nsteps--;
     for (int it = 0; it < nsteps; it++) {
       const int base = it * S + PRE_SLIDE_OUT1 * (int)threadIdx.x;
       prx_cf32 o[PRE_SLIDE_OUT1];
       const bool have = base < ng;
       if (have) pre_slide_unit(a.taps, win + qpsk_slide_slot(base, PRE_SLIDE_SH1), o);
+      const int ext = it == nsteps - 1 ? tail : 0, xl = (int)threadIdx.x - (STAGE_THREADS - 32);
+      const int xk = xl >= 0 && xl < ext ? S + xl : -1; /* this thread's output past the runs */
+      prx_cf32 ox = {0, 0};
+      if (xk >= 0) ox = pre_slide_one(a.taps, win, it * S + xk);
       /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
        * shared memory, else each thread's own (pre_om: through shared memory either way, its
        * sums from there) */
       if (a.g_vec)
-        pre_stage_unit<OM, true>(o, have, it * S, ng, (float4 *)win, g + it * S);
+        pre_stage_unit<OM, true>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, g + it * S);
       else if (OM)
-        pre_stage_unit<OM, false>(o, have, it * S, ng, (float4 *)win, g + it * S);
-      if (!OM && !a.g_vec && have) {
+        pre_stage_unit<OM, false>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, g + it * S);
+      if (!OM && !a.g_vec) {
+        if (have) {
 #pragma unroll
-        for (int k = 0; k < PRE_SLIDE_OUT1; k++)
-          if (base + k < ng) g[base + k] = o[k];
+          for (int k = 0; k < PRE_SLIDE_OUT1; k++)
+            if (base + k < ng) g[base + k] = o[k];
+        }
+        if (xk >= 0) g[it * S + xk] = ox;
       }
       if (OM) {
         /* the chunks' sums from the staged outputs, two at a time (a chunk starts at an even
          * output of the step: QPSK_GM, the sub-blocks and the steps multiples of 4) */
-        const int64_t k0 = (int64_t)it * S, kend = k0 + S < ng ? k0 + S : ng;
+        const int64_t k0 = (int64_t)it * S, kend = k0 + S + ext < ng ? k0 + S + ext : ng;
         const float4 *st = (const float4 *)win;
         om_tile<true>([&](int x) { return st[unit_tile_slot<true>(x >> 1)]; }, k0, kend, own_end,
                       Ls4, a.nsub, a.om_cj, a.L, seg);
@@ -1111,15 +1129,17 @@ __global__ void __launch_bounds__(OUT_THREADS)
 
 /* The filter of a pre or pre_om launch: the sliding one (PRE_SLIDE_UNIT at a unit-step grid of
  * QPSK_SLIDE_NT4 taps, PRE_SLIDE_TRI at a step-4/3 grid of QPSK_SLIDE_NT3 taps) where pre_slide
- * allows it, else PRE_SLIDE_NONE (the register-blocked filters with pre_block, at a step-4/3 grid
- * without om qpsk_dot3 (pre_tri, its window padded), else one output per thread). */
+ * allows it and the taps are zero outside the ones it takes (pre_slide_taps_fit: always so for
+ * the RRC pre-filter), else PRE_SLIDE_NONE (the register-blocked filters with pre_block, at a
+ * step-4/3 grid without om qpsk_dot3 (pre_tri, its window padded), else one output per thread). */
 static bool pre_tri(const qpsk_stages *s, bool om) {
   return !s->pre_block && !om && s->pre_rq >= 0 && 3 * s->pre_rq == 4 * (int64_t)s->pre_Q;
 }
 static int pre_slide_of(const qpsk_stages *s) {
   if (!s->pre_slide) return PRE_SLIDE_NONE;
-  if (s->pre_block && s->pre_ntaps == QPSK_SLIDE_NT4) return PRE_SLIDE_UNIT;
-  if (qpsk_stages_slide3(s)) return PRE_SLIDE_TRI;
+  if (s->pre_block && s->pre_ntaps == QPSK_SLIDE_NT4 && pre_slide_taps_fit(s->pre_taps, 1))
+    return PRE_SLIDE_UNIT;
+  if (qpsk_stages_slide3(s) && pre_slide_taps_fit(s->pre_taps, 3)) return PRE_SLIDE_TRI;
   return PRE_SLIDE_NONE;
 }
 /* the pre stage's shared memory: its window's slots (for the blocked filters the window and 8

@@ -2,17 +2,19 @@
  * each thread a run of consecutive grid outputs from one run of samples, the taps kernel
  * parameters (constant operands of the multiply-adds, no loads), the samples loaded once, two at
  * a time, from a window laid out by qpsk_slide_slot. Two grids: the unit step (sps 4, 8 outputs a
- * thread, 20 taps) and the step 4/3 (sps 16/3, three periods of three outputs a thread, 24 taps a
- * row); other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
+ * thread, 20 taps of which the RRC holds 17) and the step 4/3 (sps 16/3, three periods of three
+ * outputs a thread, 24 taps a row of which it holds 22), each output over the taps the RRC holds
+ * only; other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
  * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
  * pre_stage_unit, pre_stage_tri).
  *
- * Included after qpsk_stage_math.h (qpsk_pre_slide), which qpsk_stages_cuda.cu's C headers bring in
- * first. */
+ * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
+ * bring in first. */
 #ifndef PRX_QPSK_STAGES_PRE_CUH
 #define PRX_QPSK_STAGES_PRE_CUH
 
 #include "qpsk_stages_cuda.h"
+#include "qpsk_stages_window.cuh"
 
 /* the window's layouts (qpsk_pre_kernel's pre_layout) */
 #define PRE_PAD_SLIDE 3 /* qpsk_slide_slot (besides 0 and QPSK_PAD4) */
@@ -29,14 +31,67 @@
  * (up to 28 samples at the unit step, 34 at the step 4/3 past its first) */
 #define PRE_SLIDE_TAIL 32
 
+/* whether the sliding filter's taps (rows 1 at the unit step, 3 at the step 4/3) are zero outside
+ * the ones it takes (QPSK_SLIDE_L0_4 ..: the RRC's own, qpsk_pre_slide_taps); else the launch
+ * takes the other filters */
+static inline bool pre_slide_taps_fit(const float *taps, int rows) {
+  return rows == 1 ? qpsk_pre_slide_zero_outside(taps, 1, QPSK_SLIDE_NT4, QPSK_SLIDE_L0_4,
+                                                 QPSK_SLIDE_L1_4)
+                   : qpsk_pre_slide_zero_outside(taps, 3, QPSK_SLIDE_NT3, QPSK_SLIDE_L0_3,
+                                                 QPSK_SLIDE_L1_3);
+}
+
 /* 8 outputs of the unit-step grid from the run at w (taps: the row, re/im lanes) */
 __device__ __forceinline__ void pre_slide_unit(const float *taps, const float2 *w, prx_cf32 o[8]) {
-  qpsk_pre_slide(taps, QPSK_SLIDE_NT4, 1, 1, PRE_SLIDE_OUT1, w, PRE_SLIDE_SH1, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT4, QPSK_SLIDE_L0_4, QPSK_SLIDE_L1_4, 1, 1, PRE_SLIDE_OUT1,
+                      w, PRE_SLIDE_SH1, o);
+}
+/* one output of the unit-step grid from virtual sample v of the window win (the few outputs past
+ * a block's whole steps, qpsk_slide_tail): qpsk_pre_slide_taps' sum for one output */
+__device__ __forceinline__ prx_cf32 pre_slide_one(const float *taps, const float2 *win, int v) {
+  float re = 0, im = 0;
+#pragma unroll
+  for (int l = QPSK_SLIDE_L0_4; l < QPSK_SLIDE_L1_4; l++) {
+    const float2 x = win[qpsk_slide_slot(v + l, PRE_SLIDE_SH1)];
+    re += taps[2 * l] * x.x;
+    im += taps[2 * l + 1] * x.y;
+  }
+  return prx_cf32{re, im};
 }
 /* 9 outputs (three periods) of the step-4/3 grid from the run at w (taps: rows 0, 1, 2) */
 __device__ __forceinline__ void pre_slide_tri(const float *taps, const float2 *w,
                                               prx_cf32 o[PRE_SLIDE_OUT3]) {
-  qpsk_pre_slide(taps, QPSK_SLIDE_NT3, 3, 4, PRE_SLIDE_OUT3, w, PRE_SLIDE_SH3, o);
+  qpsk_pre_slide_taps(taps, QPSK_SLIDE_NT3, QPSK_SLIDE_L0_3, QPSK_SLIDE_L1_3, 3, 4, PRE_SLIDE_OUT3,
+                      w, PRE_SLIDE_SH3, o);
+}
+
+/* pre's window staging: stage_window's, with BATCH samples a thread in flight on its fast path (a
+ * window wholly in the stream, nothing mixed; the last batch's loads masked), each thread's
+ * samples handed to inner in the same order (t ascending: the input sums bit for bit). The
+ * step-4/3 and general kernels take PRE_BATCH_TRI (at L 512 a thread's share of a ~2080-sample
+ * window but one sample in one batch: the loads' latency waited for twice a block, not three
+ * times); the unit step's take STAGE_BATCH (stage_window itself): under pre_om's 48 registers
+ * more samples in flight spill and are slower there (H200, bench/GPU_NOTES.md, s12/gpo4). */
+#define PRE_BATCH_TRI 8
+template <int BATCH, bool HALF, bool MIX, typename Inner, typename Edge>
+__device__ __forceinline__ void
+stage_pre_rows(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo, int64_t hi,
+               const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
+  if (BATCH > STAGE_BATCH && !MIX && lo >= 0 && hi <= n_total) {
+    const char *src = (const char *)rows + (size_t)c * stride + (size_t)lo * sample_bytes<HALF>();
+    const int nw = (int)(hi - lo);
+    for (int t = threadIdx.x; t < nw; t += BATCH * STAGE_THREADS) {
+      prx_cf32 v[BATCH];
+#pragma unroll
+      for (int u = 0; u < BATCH; u++)
+        if (t + u * STAGE_THREADS < nw) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
+#pragma unroll
+      for (int u = 0; u < BATCH; u++)
+        if (t + u * STAGE_THREADS < nw) inner(v[u], t + u * STAGE_THREADS);
+    }
+    return;
+  }
+  stage_window<HALF, MIX>(rows, stride, c, n_total, lo, hi, mix, fill, inner, edge);
 }
 
 #endif
