@@ -864,8 +864,10 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   run_case_span(sps, cf16, diff, mix, L, 12, seed);
 }
 
-/* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) */
+/* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) and its odd bins' batch of
+ * pairs (ODD_BATCH) */
 #define EMUL_PEAK_THREADS 128
+#define EMUL_ODD_BATCH 4
 
 /* the refinement from the start nu0 (run sums, then Newton's steps as the peak kernel's block
  * takes them: each of its threads a share of the run sums, each warp's added by the butterfly of
@@ -973,7 +975,8 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, unsigned h, const prx_cf3
     double d[32][4];
     for (unsigned l = 0; l < 32; l++) {
       float acc[4] = {0, 0, 0, 0};
-      qpsk_odd_bins_pairs(w, n, h, mm, mp, (int64_t)nfft, 32 * wp + l, EMUL_PEAK_THREADS, acc);
+      qpsk_odd_bins_pairs(w, n, h, mm, mp, (int64_t)nfft, 32 * wp + l, EMUL_PEAK_THREADS,
+                          EMUL_ODD_BATCH, acc);
       for (int q = 0; q < 4; q++) d[l][q] = acc[q];
     }
     for (unsigned o = 16; o > 0; o >>= 1) /* lane l adds lane l + o's (read before write) */

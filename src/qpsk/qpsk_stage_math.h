@@ -1013,17 +1013,28 @@ QPSK_HD void qpsk_odd_pair_add(float acc[4], prx_cf32 v0, prx_cf32 v1, int at0, 
 /* One thread's share of the odd bins as the peak kernel takes them (the CPU's emulation of its
  * arithmetic, qpsk_dft_twiddle's twiddles for its table's): the window's values paired from h on
  * (h = 1 where the window starts on the second value of a 16-byte word: pair j holds the values
- * at 2j - h and 2j - h + 1, those outside 0 .. n - 1 zero), pairs j = j0, j0 + nj, ... */
+ * at 2j - h and 2j - h + 1, those outside 0 .. n - 1 zero), pairs j = j0, j0 + nj, ... in batches
+ * of `batch`: a batch's first pair's twiddles at 2j exact, each next pair's the previous's turned
+ * by 2 nj values. */
 QPSK_HD void qpsk_odd_bins_pairs(const prx_cf32 *w, size_t n, unsigned h, int64_t mm, int64_t mp,
-                                 int64_t nfft, size_t j0, size_t nj, float acc[4]) {
+                                 int64_t nfft, size_t j0, size_t nj, unsigned batch, float acc[4]) {
   const prx_cf32 zero = {0, 0};
   prx_cf32 ra = qpsk_dft_twiddle(mm, 1, nfft), rb = qpsk_dft_twiddle(mp, 1, nfft);
   if (h) ra.im = -ra.im, rb.im = -rb.im;
-  for (size_t j = j0; j < (n + h + 1) / 2; j += nj) {
+  const prx_cf32 sa = qpsk_dft_twiddle(mm, 2 * (int64_t)nj, nfft),
+                 sb = qpsk_dft_twiddle(mp, 2 * (int64_t)nj, nfft);
+  prx_cf32 a = zero, b = zero;
+  for (size_t j = j0, k = 0; j < (n + h + 1) / 2; j += nj, k++) {
     const int64_t t = 2 * (int64_t)j - (int64_t)h;
     const prx_cf32 v0 = t >= 0 ? w[t] : zero, v1 = t + 1 < (int64_t)n ? w[t + 1] : zero;
-    qpsk_odd_pair_add(acc, v0, v1, !h, qpsk_dft_twiddle(mm, 2 * (int64_t)j, nfft),
-                      qpsk_dft_twiddle(mp, 2 * (int64_t)j, nfft), ra, rb);
+    if (k % batch == 0) {
+      a = qpsk_dft_twiddle(mm, 2 * (int64_t)j, nfft);
+      b = qpsk_dft_twiddle(mp, 2 * (int64_t)j, nfft);
+    } else {
+      a = qpsk_cmul_f(a, sa);
+      b = qpsk_cmul_f(b, sb);
+    }
+    qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
   }
 }
 /* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full

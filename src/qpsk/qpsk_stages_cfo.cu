@@ -80,13 +80,14 @@ __device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, 
   *cp = c;
 }
 
-/* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...) for
- * nfft a power of two (cfo_setup checks it): the window read as 16-byte words, each two values
- * (pair j: the values at 2j - h and 2j - h + 1, h = 1 where the window starts in a word's second
- * half; a pair reaching outside the window read value by value), the twiddles at 2j from the table
- * (twiddle_tab: qpsk_dft_twiddle's values bit for bit, by qpsk_twiddle_arg_pow2's argument), the
- * other value's those turned by one value (qpsk_odd_pair_add): one table twiddle a value instead
- * of two. */
+/* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...,
+ * in batches of ODD_BATCH) for nfft a power of two (cfo_setup checks it): the window read as
+ * 16-byte words, each two values (pair j: the values at 2j - h and 2j - h + 1, h = 1 where the
+ * window starts in a word's second half; a pair reaching outside the window read value by value);
+ * a batch's first twiddles at 2j from the table (twiddle_tab: qpsk_dft_twiddle's values bit for
+ * bit, by qpsk_twiddle_arg_pow2's argument), the batch's next pairs' those turned by 2
+ * PEAK_THREADS values each, the other value's of a pair turned by one value (qpsk_odd_pair_add):
+ * two table twiddles a batch of 2 ODD_BATCH values instead of two a value. */
 __device__ static prx_cf32 twiddle_at(const float2 *tab, float half_nfft, unsigned m, unsigned t,
                                       unsigned nfft) {
   float s, c;
@@ -106,6 +107,8 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsign
     ra.im = -ra.im;
     rb.im = -rb.im;
   }
+  const prx_cf32 sa = twiddle_at(tab, half_nfft, mm, 2 * PEAK_THREADS, nfft),
+                 sb = twiddle_at(tab, half_nfft, mp, 2 * PEAK_THREADS, nfft);
   for (unsigned j1 = threadIdx.x; j1 < np; j1 += ODD_BATCH * PEAK_THREADS) {
     /* ODD_BATCH words loaded before the first is used (the loop is bound by the loads' latency
      * otherwise), then added in the same order */
@@ -124,13 +127,18 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsign
         vb[u] = make_float4(x0.x, x0.y, x1.x, x1.y);
       }
     }
+    prx_cf32 a = twiddle_at(tab, half_nfft, mm, 2 * j1, nfft),
+             b = twiddle_at(tab, half_nfft, mp, 2 * j1, nfft);
 #pragma unroll
     for (int u = 0; u < ODD_BATCH; u++) {
       const unsigned j = j1 + u * PEAK_THREADS;
       if (j >= np) break;
+      if (u) {
+        a = qpsk_cmul_f(a, sa);
+        b = qpsk_cmul_f(b, sb);
+      }
       const prx_cf32 v0 = {vb[u].x, vb[u].y}, v1 = {vb[u].z, vb[u].w};
-      qpsk_odd_pair_add(acc, v0, v1, !h, twiddle_at(tab, half_nfft, mm, 2 * j, nfft),
-                        twiddle_at(tab, half_nfft, mp, 2 * j, nfft), ra, rb);
+      qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
     }
   }
 }
