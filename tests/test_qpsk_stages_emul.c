@@ -895,8 +895,10 @@ static void run_case(double sps, int cf16, int diff, int mix, unsigned L, uint64
   run_case_span(sps, cf16, diff, mix, L, 12, seed);
 }
 
-/* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) */
+/* the CFO peak kernel's threads (qpsk_stages_cfo.cu's PEAK_THREADS) and its odd bins' batch of
+ * pairs (ODD_BATCH) */
 #define EMUL_PEAK_THREADS 128
+#define EMUL_ODD_BATCH 4
 
 /* the refinement from the start nu0 (run sums, then Newton's steps as the peak kernel's block
  * takes them: each of its threads a share of the run sums, each warp's added by the butterfly of
@@ -981,10 +983,12 @@ static void emul_cfo(const prx_cf32 *w, size_t n, const prx_cf32 *spec, size_t n
 
 /* the CFO stage from half the transform (cfo_half): the peak of the nfft / 2 point spectrum
  * (half: the even bins), the odd bins beside it summed over the window as the peak kernel's
- * threads sum them (each a strided share in float, then in double each warp's by the tree of
+ * threads sum them (each a strided share of the window's pairs of values, paired from h on as the
+ * window's address pairs them, in float; then in double each warp's by the tree of
  * __shfl_down_sync and the warps' in order), the start, the refinement */
-static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, size_t nfft,
-                          double max_nu, double e, double *nu0, double *nu, double *f) {
+static void emul_cfo_half(const prx_cf32 *w, size_t n, unsigned h, const prx_cf32 *half,
+                          size_t nfft, double max_nu, double e, double *nu0, double *nu, double *f,
+                          double *odd_err) {
   const size_t len = nfft / 2, kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
   float bp = -1;
   size_t bi = (size_t)0xffffffffu;
@@ -1002,7 +1006,8 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
     double d[32][4];
     for (unsigned l = 0; l < 32; l++) {
       float acc[4] = {0, 0, 0, 0};
-      qpsk_odd_bins_part(w, n, mm, mp, (int64_t)nfft, 32 * wp + l, EMUL_PEAK_THREADS, acc);
+      qpsk_odd_bins_pairs(w, n, h, mm, mp, (int64_t)nfft, 32 * wp + l, EMUL_PEAK_THREADS,
+                          EMUL_ODD_BATCH, acc);
       for (int q = 0; q < 4; q++) d[l][q] = acc[q];
     }
     for (unsigned o = 16; o > 0; o >>= 1) /* lane l adds lane l + o's (read before write) */
@@ -1010,6 +1015,21 @@ static void emul_cfo_half(const prx_cf32 *w, size_t n, const prx_cf32 *half, siz
         for (int q = 0; q < 4; q++) d[l][q] += d[l + o][q];
     for (int q = 0; q < 4; q++) x[q] += d[0][q];
   }
+  /* the odd bins against their sums in double (exp(-j 2 pi m t / nfft) from the integer phase),
+   * the error in units of the window's sum of magnitudes (float sums of ~64 terms a thread:
+   * ~4e-6 at most) */
+  double ref[4] = {0, 0, 0, 0}, l1 = 0;
+  for (size_t t = 0; t < n; t++) {
+    const double am = -6.283185307179586 * (double)(((uint64_t)mm * t) % nfft) / (double)nfft,
+                 ap = -6.283185307179586 * (double)(((uint64_t)mp * t) % nfft) / (double)nfft;
+    ref[0] += w[t].re * cos(am) - w[t].im * sin(am);
+    ref[1] += w[t].re * sin(am) + w[t].im * cos(am);
+    ref[2] += w[t].re * cos(ap) - w[t].im * sin(ap);
+    ref[3] += w[t].re * sin(ap) + w[t].im * cos(ap);
+    l1 += hypot(w[t].re, w[t].im);
+  }
+  for (int q = 0; q < 4; q++)
+    if (!(fabs(x[q] - ref[q]) <= *odd_err * l1)) *odd_err = fabs(x[q] - ref[q]) / l1;
   const prx_cf32 xm = {(float)x[0], (float)x[1]}, xp = {(float)x[2], (float)x[3]};
   *nu0 = qpsk_peak_start_half(half, nfft, qpsk_peak_kmax(max_nu, nfft), b, bp, xm, xp);
   emul_refine(w, n, nfft, e, *nu0, nu, f);
@@ -1026,7 +1046,7 @@ static void cfo_case(uint64_t seed) {
   const size_t S = 8192, nfft = 16384;
   const double max_nu = 4 * 0.12;
   prx_cf32 *w = malloc(S * sizeof *w), *spec = malloc(nfft * sizeof *spec);
-  double worst_nu = 0, worst_f = 0, worst_truth = 0, worst_half = 0;
+  double worst_nu = 0, worst_f = 0, worst_truth = 0, worst_half = 0, odd_err = 0;
   int starts_differ = 0, half_differ = 0;
   prx_cf32 *half = malloc(nfft / 2 * sizeof *half);
   for (int i = 0; i < 24; i++) {
@@ -1040,7 +1060,7 @@ static void cfo_case(uint64_t seed) {
     /* half the transform: its bins are the even ones */
     for (size_t k = 0; k < nfft / 2; k++) half[k] = spec[2 * k];
     double h0, h1, fh;
-    emul_cfo_half(w, n, half, nfft, max_nu, e, &h0, &h1, &fh);
+    emul_cfo_half(w, n, (unsigned)(i / 4) & 1, half, nfft, max_nu, e, &h0, &h1, &fh, &odd_err);
     half_differ += a0 != h0;
     if (fabs(h1 - a1) > worst_half) worst_half = fabs(h1 - a1);
     if (fabs(a1 - nu_line) > worst_truth) worst_truth = fabs(a1 - nu_line);
@@ -1049,8 +1069,10 @@ static void cfo_case(uint64_t seed) {
   }
   printf("cfo: starts differing %d of 24, refined line within %.2e cycle/value, CFO within %.2e "
          "Rs (the CPU's line within %.2e of the truth); from half the transform: starts differing "
-         "%d, refined line within %.2e\n",
-         starts_differ, worst_nu, worst_f, worst_truth, half_differ, worst_half);
+         "%d, refined line within %.2e, odd bins within %.2e of the window's sum of magnitudes\n",
+         starts_differ, worst_nu, worst_f, worst_truth, half_differ, worst_half, odd_err);
+  CHECK(odd_err < 1e-5, "cfo from half the transform: odd bins %.2e from their double sums",
+        odd_err);
   CHECK(half_differ == 0, "cfo from half the transform: %d starts differ from the CPU's",
         half_differ);
   CHECK(worst_half < 1e-9, "cfo from half the transform: refined line %.2e from the CPU's",
@@ -1062,6 +1084,48 @@ static void cfo_case(uint64_t seed) {
   CHECK(worst_nu < 1e-9, "cfo: refined line %.2e from the CPU's", worst_nu);
   free(w);
   free(spec);
+}
+
+/* The CFO peak kernel's candidates read two bins at a time (qpsk_peak_words, qpsk_peak_word):
+ * every candidate bin of the search (qpsk_peak_cand >= 0) in exactly one word, no word outside the
+ * row, each word's candidate indices as the kernel forms them (qpsk_peak_word_cands) those of
+ * qpsk_peak_cand, for rows of 2 to 2^16 points and ranges from none to the widest (kmax = len / 2
+ * - 1) */
+static void peak_words_case(void) {
+  size_t bad = 0, rows = 0;
+  for (size_t len = 2; len <= ((size_t)1 << 16); len *= 2) {
+    const double nus[] = {0.0, 0.01, 0.12, 0.25, 0.48, 0.4999, 0.5};
+    for (size_t q = 0; q < sizeof nus / sizeof nus[0]; q++) {
+      const size_t kmax = qpsk_peak_kmax(nus[q], len);
+      size_t nlo, jh, nw;
+      qpsk_peak_words(kmax, len, &nlo, &jh, &nw);
+      unsigned char *seen = calloc(len, 1);
+      for (size_t i = 0; i < nw; i++) {
+        const size_t j = qpsk_peak_word(i, nlo, jh);
+        if (j >= len / 2) {
+          bad++;
+          continue;
+        }
+        for (size_t k = 2 * j; k < 2 * j + 2; k++)
+          if (qpsk_peak_cand(k, kmax, len) >= 0) seen[k]++;
+        /* the kernel's 32-bit indices */
+        uint32_t c[2];
+        int ok[2];
+        bad += qpsk_peak_word_cands((uint32_t)i, (uint32_t)nlo, (uint32_t)jh, (uint32_t)kmax,
+                                    (uint32_t)len, c, ok) != 2 * j;
+        for (int q = 0; q < 2; q++) {
+          const int64_t want = qpsk_peak_cand(2 * j + q, kmax, len);
+          bad += ok[q] != (want >= 0) || (ok[q] && (int64_t)c[q] != want);
+        }
+      }
+      for (size_t k = 0; k < len; k++) bad += seen[k] != (qpsk_peak_cand(k, kmax, len) >= 0);
+      free(seen);
+      rows++;
+    }
+  }
+  printf("cfo peak words: %zu rows, %zu candidates missed, repeated or words off the row\n", rows,
+         bad);
+  CHECK(bad == 0, "cfo: %zu peak candidates missed, repeated or read off the row", bad);
 }
 
 /* The CFO peak kernel's odd-bin twiddles from its table (qpsk_stages_cfo.cu's twiddle_tab:
@@ -1254,6 +1318,7 @@ int main(void) {
   mix_turns_case(41);
   cfo_case(42);
   twiddle_tab_case(43);
+  peak_words_case();
   run_case(4.0, 0, 1, 0, 256, 11);
   run_case(16.0 / 3.0, 0, 0, 0, 256, 12);
   run_case(4.0, 1, 0, 0, 256, 13);

@@ -1013,6 +1013,81 @@ QPSK_HD void qpsk_odd_bins_part(const prx_cf32 *w, size_t n, int64_t mm, int64_t
     acc[3] += v.re * b.im + v.im * b.re;
   }
 }
+/* The peak's candidates read two bins at a time (the peak kernel's 16-byte words: word j holds
+ * bins 2j and 2j + 1 of a row of len points, len even): words 0 .. nlo - 1 cover bins 0 .. kmax,
+ * words jh .. len / 2 - 1 bins len - kmax .. len - 1, the nw words taken as i = 0 .. nw - 1
+ * (qpsk_peak_word: word i's j), each bin once; a word's bins outside the range have
+ * qpsk_peak_cand -1. */
+QPSK_HD void qpsk_peak_words(size_t kmax, size_t len, size_t *nlo, size_t *jh, size_t *nw) {
+  *nlo = (kmax + 2) / 2;
+  *jh = (len - kmax) / 2 > *nlo ? (len - kmax) / 2 : *nlo;
+  *nw = *nlo + len / 2 - *jh;
+}
+QPSK_HD size_t qpsk_peak_word(size_t i, size_t nlo, size_t jh) {
+  return i < nlo ? i : jh + (i - nlo);
+}
+/* Word i's first bin k = 2 qpsk_peak_word(i) and its two bins' candidate indices c[0], c[1]
+ * (qpsk_peak_cand's), ok[q] 0 for a bin outside the range: in 32 bits (rows up to 2^31 points),
+ * the low words' bins their own indices, the high words' their bins less len - 2 kmax - 1. */
+QPSK_HD uint32_t qpsk_peak_word_cands(uint32_t i, uint32_t nlo, uint32_t jh, uint32_t kmax,
+                                      uint32_t len, uint32_t c[2], int ok[2]) {
+  const int lo = i < nlo;
+  const uint32_t k = 2 * (lo ? i : jh + (i - nlo)), off = lo ? 0 : len - 2 * kmax - 1;
+  c[0] = k - off;
+  c[1] = k + 1 - off;
+  ok[0] = (c[0] <= kmax) == lo;
+  ok[1] = (c[1] <= kmax) == lo;
+  return k;
+}
+/* x y in float (qpsk_cplx.h's qpsk_cmul, for the kernels too) */
+QPSK_HD prx_cf32 qpsk_cmul_f(prx_cf32 x, prx_cf32 y) {
+  prx_cf32 o = {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
+  return o;
+}
+/* The odd bins' terms of a pair of window values as the peak kernel reads them (one 16-byte word,
+ * qpsk_stages_cfo.cu): v0 at time t, v1 at t + 1, one of them at the even time 2j whose twiddles
+ * a (bin mm) and b (bin mp) are exact (v0 there where at0, else v1), the other's those turned by
+ * one value (ra = exp(-j 2 pi mm s / nfft), rb likewise, s = +1 where v0 is at 2j, -1 where v1
+ * is), each term added into acc (re, im of X[mm], then of X[mp]) in time order. */
+QPSK_HD void qpsk_odd_term_add(float acc[4], prx_cf32 v, prx_cf32 a, prx_cf32 b) {
+  acc[0] += v.re * a.re - v.im * a.im;
+  acc[1] += v.re * a.im + v.im * a.re;
+  acc[2] += v.re * b.re - v.im * b.im;
+  acc[3] += v.re * b.im + v.im * b.re;
+}
+QPSK_HD void qpsk_odd_pair_add(float acc[4], prx_cf32 v0, prx_cf32 v1, int at0, prx_cf32 a,
+                               prx_cf32 b, prx_cf32 ra, prx_cf32 rb) {
+  const prx_cf32 a1 = qpsk_cmul_f(a, ra), b1 = qpsk_cmul_f(b, rb);
+  qpsk_odd_term_add(acc, v0, at0 ? a : a1, at0 ? b : b1);
+  qpsk_odd_term_add(acc, v1, at0 ? a1 : a, at0 ? b1 : b);
+}
+/* One thread's share of the odd bins as the peak kernel takes them (the CPU's emulation of its
+ * arithmetic, qpsk_dft_twiddle's twiddles for its table's): the window's values paired from h on
+ * (h = 1 where the window starts on the second value of a 16-byte word: pair j holds the values
+ * at 2j - h and 2j - h + 1, those outside 0 .. n - 1 zero), pairs j = j0, j0 + nj, ... in batches
+ * of `batch`: a batch's first pair's twiddles at 2j exact, each next pair's the previous's turned
+ * by 2 nj values. */
+QPSK_HD void qpsk_odd_bins_pairs(const prx_cf32 *w, size_t n, unsigned h, int64_t mm, int64_t mp,
+                                 int64_t nfft, size_t j0, size_t nj, unsigned batch, float acc[4]) {
+  const prx_cf32 zero = {0, 0};
+  prx_cf32 ra = qpsk_dft_twiddle(mm, 1, nfft), rb = qpsk_dft_twiddle(mp, 1, nfft);
+  if (h) ra.im = -ra.im, rb.im = -rb.im;
+  const prx_cf32 sa = qpsk_dft_twiddle(mm, 2 * (int64_t)nj, nfft),
+                 sb = qpsk_dft_twiddle(mp, 2 * (int64_t)nj, nfft);
+  prx_cf32 a = zero, b = zero;
+  for (size_t j = j0, k = 0; j < (n + h + 1) / 2; j += nj, k++) {
+    const int64_t t = 2 * (int64_t)j - (int64_t)h;
+    const prx_cf32 v0 = t >= 0 ? w[t] : zero, v1 = t + 1 < (int64_t)n ? w[t + 1] : zero;
+    if (k % batch == 0) {
+      a = qpsk_dft_twiddle(mm, 2 * (int64_t)j, nfft);
+      b = qpsk_dft_twiddle(mp, 2 * (int64_t)j, nfft);
+    } else {
+      a = qpsk_cmul_f(a, sa);
+      b = qpsk_cmul_f(b, sb);
+    }
+    qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
+  }
+}
 /* The refinement's start from the half spectrum's peak bin b (candidate power bp) and the full
  * spectrum's odd bins xm = X[2b - 1], xp = X[2b + 1]: the best of the three candidates in the
  * full search (kmax of the nfft-point spectrum; the first on ties), then qpsk_peak_start's vertex

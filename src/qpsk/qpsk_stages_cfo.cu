@@ -23,9 +23,10 @@ extern "C" {
  * thread: 1024 threads a SM); at 256 they were two, each as long (the block's serial steps, the
  * refinement's start and Newton's, take the same time at any width) */
 #define PEAK_THREADS 128
-#define PEAK_BATCH 8
-/* the odd bins' values a thread loads before it uses the first */
-#define ODD_BATCH 8
+/* the peak's 16-byte words (two bins each) a thread loads before it compares the first */
+#define PEAK_BATCH 4
+/* the odd bins' 16-byte words (two values each) a thread loads before it uses the first */
+#define ODD_BATCH 4
 
 static prx_status cfo_fail(const char *what, const char *why) {
   return prx_fail(PRX_ERR_DEVICE, "CUDA demodulator stages (CFO): %s: %s", what, why);
@@ -50,7 +51,10 @@ static prx_status cfo_fail(const char *what, const char *why) {
  * twiddle is sincospif's value bit for bit (zeros' signs included; checked on the H200 over every
  * argument for nfft up to 2^17) for a shared-memory load instead of the polynomials. */
 __host__ __device__ static int twiddle_tab_len(unsigned nfft) { return (int)(nfft / 8 + 1); }
-__device__ static void twiddle_tab_fill(float2 *tab, unsigned nfft) {
+/* the table, made once by cfo_setup after the spectra's rows in the stage's buffer (one thread
+ * block: the table's values are the same for every channel); the peak kernel copies it into its
+ * shared memory */
+__global__ void qpsk_cfo_tab_kernel(float2 *tab, unsigned nfft) {
   for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += blockDim.x) {
     float s, c;
     sincospif((float)j * (2.0f / (float)nfft), &s, &c);
@@ -76,37 +80,65 @@ __device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, 
   *cp = c;
 }
 
-/* qpsk_odd_bins_part's sums for nfft a power of two (cfo_setup checks it): each twiddle's
- * argument by qpsk_twiddle_arg_pow2 and its value from the table (twiddle_tab), so each twiddle
- * is qpsk_dft_twiddle's value bit for bit, without its 64-bit remainder, double division and
- * polynomials. */
-__device__ static void odd_bins_part_pow2(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp,
-                                          unsigned nfft, const float2 *tab, unsigned t0,
-                                          unsigned nt, float acc[4]) {
-  const unsigned um = (unsigned)mm, up = (unsigned)mp;
+/* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...,
+ * in batches of ODD_BATCH) for nfft a power of two (cfo_setup checks it): the window read as
+ * 16-byte words, each two values (pair j: the values at 2j - h and 2j - h + 1, h = 1 where the
+ * window starts in a word's second half; a pair reaching outside the window read value by value);
+ * a batch's first twiddles at 2j from the table (twiddle_tab: qpsk_dft_twiddle's values bit for
+ * bit, by qpsk_twiddle_arg_pow2's argument), the batch's next pairs' those turned by 2
+ * PEAK_THREADS values each, the other value's of a pair turned by one value (qpsk_odd_pair_add):
+ * two table twiddles a batch of 2 ODD_BATCH values instead of two a value. */
+__device__ static prx_cf32 twiddle_at(const float2 *tab, float half_nfft, unsigned m, unsigned t,
+                                      unsigned nfft) {
+  float s, c;
+  twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(m, t, nfft), &s, &c);
+  const prx_cf32 o = {c, -s};
+  return o;
+}
+__device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsigned mm, unsigned mp,
+                                           unsigned nfft, const float2 *tab, float acc[4]) {
   const float half_nfft = 0.5f * (float)nfft;
-  for (unsigned t1 = t0; t1 < n; t1 += ODD_BATCH * nt) {
-    /* ODD_BATCH values loaded before the first is used (the loop is bound by the loads' latency
+  const unsigned h = (unsigned)(((uintptr_t)w / sizeof(float2)) & 1), np = (n + h + 1) / 2;
+  const float4 *w4 = (const float4 *)(w - h);
+  const float2 *w2 = (const float2 *)w;
+  prx_cf32 ra = twiddle_at(tab, half_nfft, mm, 1, nfft),
+           rb = twiddle_at(tab, half_nfft, mp, 1, nfft);
+  if (h) {
+    ra.im = -ra.im;
+    rb.im = -rb.im;
+  }
+  const prx_cf32 sa = twiddle_at(tab, half_nfft, mm, 2 * PEAK_THREADS, nfft),
+                 sb = twiddle_at(tab, half_nfft, mp, 2 * PEAK_THREADS, nfft);
+  for (unsigned j1 = threadIdx.x; j1 < np; j1 += ODD_BATCH * PEAK_THREADS) {
+    /* ODD_BATCH words loaded before the first is used (the loop is bound by the loads' latency
      * otherwise), then added in the same order */
-    float2 vb[ODD_BATCH];
+    float4 vb[ODD_BATCH];
 #pragma unroll
     for (int u = 0; u < ODD_BATCH; u++) {
-      const unsigned t = t1 + u * nt;
-      vb[u] = t < n ? ((const float2 *)w)[t] : make_float2(0, 0);
+      const unsigned j = j1 + u * PEAK_THREADS;
+      const int t = 2 * (int)j - (int)h;
+      if (j >= np)
+        vb[u] = make_float4(0, 0, 0, 0);
+      else if (t >= 0 && (unsigned)t + 1 < n)
+        vb[u] = w4[j];
+      else {
+        const float2 x0 = t >= 0 ? w2[t] : make_float2(0, 0),
+                     x1 = (unsigned)(t + 1) < n ? w2[t + 1] : make_float2(0, 0);
+        vb[u] = make_float4(x0.x, x0.y, x1.x, x1.y);
+      }
     }
+    prx_cf32 a = twiddle_at(tab, half_nfft, mm, 2 * j1, nfft),
+             b = twiddle_at(tab, half_nfft, mp, 2 * j1, nfft);
 #pragma unroll
     for (int u = 0; u < ODD_BATCH; u++) {
-      const unsigned t = t1 + u * nt;
-      if (t >= n) break;
-      const prx_cf32 v = {vb[u].x, vb[u].y};
-      float as, ac, bs, bc;
-      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(um, t, nfft), &as, &ac);
-      twiddle_tab(tab, half_nfft, qpsk_twiddle_arg_pow2(up, t, nfft), &bs, &bc);
-      const prx_cf32 a = {ac, -as}, b = {bc, -bs};
-      acc[0] += v.re * a.re - v.im * a.im;
-      acc[1] += v.re * a.im + v.im * a.re;
-      acc[2] += v.re * b.re - v.im * b.im;
-      acc[3] += v.re * b.im + v.im * b.re;
+      const unsigned j = j1 + u * PEAK_THREADS;
+      if (j >= np) break;
+      if (u) {
+        a = qpsk_cmul_f(a, sa);
+        b = qpsk_cmul_f(b, sb);
+      }
+      const prx_cf32 v0 = {vb[u].x, vb[u].y}, v1 = {vb[u].z, vb[u].w};
+      qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
     }
   }
 }
@@ -158,24 +190,48 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
                                           const float *tr, const float *ti, run_tile *tile,
                                           prx_cf32 *runs) {
   const float2 *w2 = (const float2 *)win;
+  const float4 *w4 = (const float4 *)win;
+  const bool wide = ((uintptr_t)win & 15) == 0;
   for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
     const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
     const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
     float sumr = 0, sumi = 0;
     for (unsigned l0 = 0; l0 < QPSK_REFINE_D; l0 += RUN_TILE) {
       /* the thread's RUN_TILE values of the tile loaded, then stored (a generic pointer's loads
-       * are not moved past shared stores) */
+       * are not moved past shared stores): as RUN_TILE / 2 16-byte words (a word's two values
+       * stored to one row's columns 2p, 2p + 1: each half warp's 16 stores in distinct bank
+       * pairs) where the window starts on a word, else value by value */
       float2 vb[RUN_TILE];
+      if (wide) {
 #pragma unroll
-      for (unsigned u = 0; u < RUN_TILE; u++) {
-        const unsigned i = threadIdx.x + u * PEAK_THREADS;
-        const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
-        vb[u] = k < n ? w2[k] : make_float2(0, 0);
-      }
+        for (unsigned u = 0; u < RUN_TILE / 2; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          const size_t k =
+              (g0 + i / (RUN_TILE / 2)) * QPSK_REFINE_D + l0 + 2 * (i % (RUN_TILE / 2));
+          const float4 x = k + 1 < n ? w4[k / 2]
+                           : k < n   ? make_float4(w2[k].x, w2[k].y, 0, 0)
+                                     : make_float4(0, 0, 0, 0);
+          vb[2 * u] = make_float2(x.x, x.y);
+          vb[2 * u + 1] = make_float2(x.z, x.w);
+        }
 #pragma unroll
-      for (unsigned u = 0; u < RUN_TILE; u++) {
-        const unsigned i = threadIdx.x + u * PEAK_THREADS;
-        tile[i / RUN_TILE][i % RUN_TILE] = vb[u];
+        for (unsigned u = 0; u < RUN_TILE / 2; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS, p = i % (RUN_TILE / 2);
+          tile[i / (RUN_TILE / 2)][2 * p] = vb[2 * u];
+          tile[i / (RUN_TILE / 2)][2 * p + 1] = vb[2 * u + 1];
+        }
+      } else {
+#pragma unroll
+        for (unsigned u = 0; u < RUN_TILE; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
+          vb[u] = k < n ? w2[k] : make_float2(0, 0);
+        }
+#pragma unroll
+        for (unsigned u = 0; u < RUN_TILE; u++) {
+          const unsigned i = threadIdx.x + u * PEAK_THREADS;
+          tile[i / RUN_TILE][i % RUN_TILE] = vb[u];
+        }
       }
       __syncthreads();
 #pragma unroll
@@ -193,12 +249,13 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
 
 /* One thread block per channel (see the file's comment); dynamic shared memory (peak_smem): the
  * run sums (S / QPSK_REFINE_D rounded up, cf32), then the odd bins' twiddle table (with half the
- * transform) and, after it, the run sums' tile in the same bytes. spec_all: C rows of len points,
- * the nfft-point spectrum (len == nfft) or its even bins (len == nfft / 2). */
+ * transform: copied from tab, qpsk_cfo_tab_kernel's) and, after it, the run sums' tile in the same
+ * bytes. spec_all: C rows of len points, the nfft-point spectrum (len == nfft) or its even bins
+ * (len == nfft / 2). */
 __global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
-                         const float2 *spec_all, unsigned S, unsigned nfft, unsigned len,
-                         double max_nu, qpsk_cfo_out *out) {
+                         const float2 *spec_all, const float2 *tab, unsigned S, unsigned nfft,
+                         unsigned len, double max_nu, qpsk_cfo_out *out) {
   extern __shared__ float2 dyn[];
   prx_cf32 *runs = (prx_cf32 *)dyn;
   float2 *scratch = dyn + peak_runs_len(S);
@@ -215,28 +272,44 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
   const bool half = len < nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
-  if (half) twiddle_tab_fill(scratch, nfft); /* (read after the peak's barriers) */
-  /* the peak: each thread's best of a strided share (PEAK_BATCH bins loaded before the first is
+  if (half) /* the odd bins' twiddle table (read after the peak's barriers) */
+    for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += PEAK_THREADS) scratch[j] = tab[j];
+  /* the peak: the candidates' bins read as 16-byte words, two bins each (qpsk_peak_words; len is
+   * even; word i is qpsk_peak_word's), each bin taken with its candidate index
+   * (qpsk_peak_word_cands: qpsk_peak_cand's, those outside the range left out). Each
+   * thread's best of a strided share of the words (PEAK_BATCH words loaded before the first is
    * compared: the scan is bound by the loads' latency otherwise; the order of the comparisons
-   * does not matter, "better" being a total order), then the warp's, then the block's */
-  const size_t kmax = qpsk_peak_kmax(max_nu, len), ncand = 2 * kmax + 1;
+   * does not matter, "better" being a total order), then the warp's, then the block's. */
+  const size_t kmax = qpsk_peak_kmax(max_nu, len);
+  size_t nlo_, jh_, nw_;
+  qpsk_peak_words(kmax, len, &nlo_, &jh_, &nw_);
+  const unsigned nlo = (unsigned)nlo_, jh = (unsigned)jh_, nw = (unsigned)nw_;
+  const float4 *spec4 = (const float4 *)spec2;
   float bp = -1;
   unsigned bi = 0xffffffffu;
-  for (size_t i0 = threadIdx.x; i0 < ncand; i0 += PEAK_BATCH * PEAK_THREADS) {
-    float2 v[PEAK_BATCH];
+  for (unsigned i0 = threadIdx.x; i0 < nw; i0 += PEAK_BATCH * PEAK_THREADS) {
+    float4 v[PEAK_BATCH];
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * PEAK_THREADS;
-      v[u] = i < ncand ? spec2[qpsk_peak_bin(i, kmax, len)] : make_float2(0, 0);
+      const unsigned i = i0 + u * PEAK_THREADS;
+      v[u] = i < nw ? spec4[i < nlo ? i : jh + (i - nlo)] : make_float4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const size_t i = i0 + (size_t)u * PEAK_THREADS;
-      const prx_cf32 x = {v[u].x, v[u].y};
-      const float q = qpsk_bin_power(x);
-      if (i < ncand && qpsk_peak_better(q, i, bp, bi)) {
-        bp = q;
-        bi = (unsigned)i;
+      const unsigned i = i0 + u * PEAK_THREADS;
+      if (i >= nw) break;
+      uint32_t ci[2];
+      int ok[2];
+      qpsk_peak_word_cands(i, nlo, jh, (uint32_t)kmax, len, ci, ok);
+      const prx_cf32 x0 = {v[u].x, v[u].y}, x1 = {v[u].z, v[u].w};
+      const float q0 = qpsk_bin_power(x0), q1 = qpsk_bin_power(x1);
+      if (ok[0] && qpsk_peak_better(q0, ci[0], bp, bi)) {
+        bp = q0;
+        bi = ci[0];
+      }
+      if (ok[1] && qpsk_peak_better(q1, ci[1], bp, bi)) {
+        bp = q1;
+        bi = ci[1];
       }
     }
   }
@@ -272,7 +345,7 @@ __global__ void __launch_bounds__(PEAK_THREADS, 8)
      * window in float, the warps' in double, then thread 0 */
     const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
     float acc[4] = {0, 0, 0, 0};
-    odd_bins_part_pow2(win, n, mm, mp, nfft, scratch, threadIdx.x, PEAK_THREADS, acc);
+    odd_bins_pairs_pow2(win, (unsigned)n, (unsigned)mm, (unsigned)mp, nfft, scratch, acc);
     for (int q = 0; q < 4; q++) {
       double d = acc[q];
       for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
@@ -362,8 +435,9 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
      "cudaDeviceGetAttribute");
   /* half the transform (cfo_half) where the odd bins' twiddle table fits the peak kernel's shared
    * memory beside the run sums (spans up to 2^16 symbols on the H200), else the whole transform,
-   * whose peak needs no table (nfft >= 2 S: len >= S) */
-  const int half = s->cfo_half && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
+   * whose peak needs no table (nfft >= 2 S: len >= S); either way len is even (the peak reads its
+   * bins two at a time) */
+  const int half = s->cfo_half && nfft >= 4 && peak_smem(S, nfft, 1) + 4096 <= (size_t)smem_max;
   const unsigned len = half ? nfft / 2 : nfft;
   if (peak_smem(S, nfft, half) + 4096 > (size_t)smem_max)
     return prx_fail(PRX_ERR_UNSUPPORTED,
@@ -372,7 +446,28 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
   CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
-  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * (size_t)len * s->C), "cudaMalloc (CFO spectra)");
+  /* the C rows, then (with half the transform) the odd bins' twiddle table, made here once */
+  const size_t tab_len = half ? (size_t)twiddle_tab_len(nfft) : 0;
+  CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * ((size_t)len * s->C + tab_len)),
+     "cudaMalloc (CFO spectra)");
+  if (half) {
+    /* on a stream of its own, waited for (the table before any stream's peak kernel; the
+     * banks' streams do not wait for the default stream) */
+    cudaStream_t ts;
+    cudaError_t e = cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking);
+    if (!e) {
+      qpsk_cfo_tab_kernel<<<1, CFO_THREADS, 0, ts>>>((float2 *)s->d_cfo_buf + (size_t)len * s->C,
+                                                     nfft);
+      e = cudaGetLastError();
+      if (!e) e = cudaStreamSynchronize(ts);
+      cudaStreamDestroy(ts);
+    }
+    if (e) {
+      cudaFree(s->d_cfo_buf);
+      s->d_cfo_buf = NULL;
+      return cfo_fail("the CFO twiddle table", cudaGetErrorString(e));
+    }
+  }
   cufftHandle plan;
   int ilen = (int)len;
   if (cufftPlanMany(&plan, 1, &ilen, NULL, 1, ilen, NULL, 1, ilen, CUFFT_C2C, (int)s->C) !=
@@ -405,7 +500,7 @@ static prx_status cfo_run(const qpsk_stages *s, const prx_cf32 *w, size_t w_stri
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
   qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
-      w, w_stride, in, buf, s->cfo_S, nfft, len, s->cfo_max_nu, out);
+      w, w_stride, in, buf, buf + (size_t)len * s->C, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;
 }
