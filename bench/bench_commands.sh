@@ -651,8 +651,7 @@ chanrounds_summary() {
 # BEFORE's bytes, in the first round of each configuration (stderr). Then, with TIMING_RUNS (default
 # 1), that many POLYRX_TIMING runs of after and each variant (--threads 1, all channels), each
 # after a library run: their whole lines into $TIMING_LOG (default $W/timing.log, removed) and a
-# short line each on stderr (total, stream, compute's CPU time in the stream and in execute,
-# compute's sleeps, and the stream's end after the flush where the build prints it).
+# short line each on stderr (total, stream, compute in execute and its CPU time, compute's sleeps).
 chanvar() {
   local before=${BEFORE:?chanvar: set BEFORE=path/to/the/other/polyrx}
   local x=$W/c.cf32 v log=${TIMING_LOG:-$W/timing.log}
@@ -709,7 +708,7 @@ chanvar() {
       echo "== ${names[$i]} (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
       var_run "$i" 1 all "$W/ch_t" POLYRX_TIMING=1 2>>"$log" || return 1
       echo "${names[$i]}: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds);" \
-        "$(tail -3 "$log" | sed -n 's/.*stream \([0-9.]*\) .*total \([0-9.]*\);.*/stream \1 total \2;/p;s/.* main in the stream \([0-9.]*\) .*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms).*/main in the stream \1 cpu; exec \2 cpu \3; sleeps in \4 \5 ms, slot \6 \7 ms;/p;s/.*after the flush (ms): the writers. last slots and recordings \([0-9.]*\), the pipeline.s end \([0-9.]*\).*/after the flush: writers \1, pipeline \2 ms/p' | tr '\n' ' ')" >&2
+        "$(tail -2 "$log" | sed -n 's/.*stream \([0-9.]*\) .*total \([0-9.]*\);.*/stream \1 total \2;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms).*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms/p' | tr '\n' ' ')" >&2
     done
   done
   rm -rf "$W/ch_t"

@@ -47,7 +47,6 @@
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
-#define IN_DEPTH_SMALL 8                /* input blocks in flight there (stream) */
 #define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
@@ -555,10 +554,7 @@ typedef struct run_state {
   double ms_exec_cpu; /* compute: its thread's CPU time in prx_chan_execute */
   prx_pipe_result pipe_res; /* the pipeline's counts (compute's waits for POLYRX_TIMING) */
   double ms_close_io;       /* the main thread's recordings finished (close_one) */
-  /* POLYRX_TIMING: the clock (ms) as the flush's compute returned and as the pipeline returned:
-   * the stream's end after its last block (the writers' at their states) */
-  double at_flushed, at_stream_end;
-  int n_readers; /* the pipeline's reader threads (cli_pipe_readers) */
+  int n_readers;            /* the pipeline's reader threads (cli_pipe_readers) */
   /* the input in place (cli_input_map_open), with the CUDA backend; its close, ms */
   prx_pipe_map *map;
   prx_pipe_map_stats map_stats; /* taken as it closes */
@@ -581,7 +577,6 @@ typedef struct writer_state {
   /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
    * the opener; the thread's use at its last slot */
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
-  double at_done; /* the clock (ms) as it finished its recordings */
   thread_use use;
   size_t n_complete; /* recordings it finished */
 } writer_state;
@@ -666,16 +661,6 @@ static void print_timing(const run_state *r) {
           r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
           r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
           r->pipe_res.ms_compute_wait_out, r->ms_close_io);
-  /* the stream's end after its last block: the writers' last slots and recordings (the last
-   * writer's), then the pipeline's own end (its threads joined, its buffers freed) */
-  double last_writer = 0;
-  for (int w = 0; r->ws && w < r->n_writers; w++)
-    if (r->ws[w].at_done > last_writer) last_writer = r->ws[w].at_done;
-  if (r->at_flushed > 0 && last_writer >= r->at_flushed)
-    fprintf(stderr,
-            "polyrx %s: after the flush (ms): the writers' last slots and recordings %.1f, the "
-            "pipeline's end %.1f\n",
-            CMD, last_writer - r->at_flushed, r->at_stream_end - last_writer);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -1231,7 +1216,6 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
   head->group_end = !in || n < r->o.block || r->n_in % r->power_group == 0;
   r->n_out += k;
   *out_n = filled;
-  if (!in) r->at_flushed = tick(r);
   return PRX_OK;
 }
 
@@ -1384,7 +1368,6 @@ static prx_status last_slot_written(run_state *r, int w) {
     for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
       if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
   if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
-  ws->at_done = tick(r);
   return st;
 }
 
@@ -1563,12 +1546,10 @@ static int stream(run_state *r) {
    * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
    * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
    * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
-  int small = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK;
-  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, small ? OUT_DEPTH_SMALL : OUT_DEPTH);
-  /* and more input blocks there: the reader, several times faster than compute from the page
-   * cache, sleeps until half of them are free (src/pipeline), so compute wakes it once per 4
-   * blocks instead of 2 (8 blocks of 2^14 cf32 samples: 1 MiB) */
-  if (small) c.in_depth = IN_DEPTH_SMALL;
+  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
+                  ? OUT_DEPTH_SMALL
+                  : OUT_DEPTH;
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
@@ -1583,7 +1564,6 @@ static int stream(run_state *r) {
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
-  r->at_stream_end = tick(r);
   r->pipe_res = res;
   for (int w = 0; w < r->n_writers; w++) {
     r->nonfinite_out += r->ws[w].nonfinite_out;

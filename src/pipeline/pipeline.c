@@ -1,20 +1,13 @@
 /* The host pipeline: a reader thread, the compute stage on the caller's thread and writer
  * threads, joined by two rings (pipeline.h has the contract). The sequence counters below say
  * everything about which buffer is whose; they are atomics, so a stage that finds its next
- * buffer ready takes it without a lock. A stage that must wait sleeps on its own parker (a word
- * saying it sleeps, and a futex on it; a mutex and a condition variable off Linux), and a stage
- * that moves a counter wakes only the parkers whose word is set, with one system call: no thread
- * waits for a lock another stage holds, and a slot wakes no writer that is still busy with an
- * earlier one. The compute thread wakes the first writer; each writer, taking a slot, wakes the
- * next two (a tree of depth log2 writers), so the compute stage's path holds one wake per slot at
- * most, not one per writer (on a KVM guest a wake of an idle vCPU is an interrupt through the
- * hypervisor).
- *
- * A stage that sleeps sleeps until it has several buffers to take, where the ring is deep enough
- * (reader_refill, writer_batch): a reader faster than compute (a file in the page cache) and
- * writers faster than compute then take their buffers in bursts, and the stage that wakes them
- * pays one wake per burst instead of one per buffer (with 2^14-sample blocks, 1024 a run, the
- * wakes were most of compute's own time outside the channelizer).
+ * buffer ready takes it without a lock. A stage that must wait sleeps on its own parker (a mutex,
+ * a condition variable and a flag saying it sleeps), and a stage that moves a counter wakes only
+ * the parkers whose flag is set: no thread waits for a lock another stage holds, and a slot wakes
+ * no writer that is still busy with an earlier one. The compute thread wakes the first writer;
+ * each writer, taking a slot, wakes the next two (a tree of depth log2 writers), so the compute
+ * stage's path holds one wake per slot at most, not one per writer (on a KVM guest a wake of an
+ * idle vCPU is an interrupt through the hypervisor).
  *
  * The flags and counters are sequentially consistent: a stage stores its counter, then loads
  * the waiter's flag; a waiter stores its flag, then loads the counter; so at least one of the
@@ -32,22 +25,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __linux__
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #define MSG_SIZE 512
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
 
-/* A thread's place to sleep: waiting is set while it sleeps (or is about to), and cleared by
- * the one wake that finds it set (on Linux the futex word itself). */
+/* A thread's place to sleep: waiting is set while it sleeps (or is about to). */
 typedef struct {
-#ifndef __linux__
   pthread_mutex_t mu;
   pthread_cond_t cv;
-#endif
   atomic_int waiting;
 } parker;
 
@@ -88,18 +73,8 @@ typedef struct {
   atomic_int stop_read; /* a compute or write error: the reader stops */
   atomic_int stop_all;  /* a write error: compute and the writers stop too */
   parker comp;          /* compute waits for an input block or a free output slot */
-  /* the bursts (the top of this file): the one reader, once asleep, sleeps until reader_refill
-   * input blocks are free; writer 0, once asleep, until writer_batch slots are ready (or compute
-   * sleeps, or the stream ends: a slow input is not held back) */
-  uint64_t reader_refill, writer_batch;
-  /* compute's own: a counter the slowest writer has reached (a lower bound), read again from
-   * the writers' cache lines only when it no longer leaves compute a free slot */
-  uint64_t slowest_seen;
-  /* compute sleeps (or is about to) for a free slot, not for input: only then do the writers
-   * look for the slowest of them and wake it */
-  atomic_int comp_wants_slot;
-  reader_slot *rd; /* the readers wait for a free input block */
-  writer_slot *w;  /* the writers wait for an output slot */
+  reader_slot *rd;      /* the readers wait for a free input block */
+  writer_slot *w;       /* the writers wait for an output slot */
   uint64_t flush_seq;
   int has_flush;
   prx_pipe_result res;
@@ -163,68 +138,34 @@ static void record_error_locked(pipe_state *p, prx_pipe_stage stage, prx_status 
 /* ---- the parkers ---- */
 
 static void parker_init(parker *k) {
-#ifndef __linux__
   pthread_mutex_init(&k->mu, NULL);
   pthread_cond_init(&k->cv, NULL);
-#endif
   atomic_init(&k->waiting, 0);
 }
 
 static void parker_destroy(parker *k) {
-#ifndef __linux__
   pthread_mutex_destroy(&k->mu);
   pthread_cond_destroy(&k->cv);
-#else
-  (void)k;
-#endif
 }
 
 typedef int (*ready_fn)(pipe_state *p, int who);
-static void wake(parker *k);
-
-/* Sleeps on k until until(p, who) holds (one thread sleeps on a parker). Where also is not NULL,
- * wakes it once k's word is set and before sleeping: a stage whose readiness depends on this one
- * sleeping (writer 0 while compute sleeps) sees the word set, or is woken after it is. */
-static void sleep_until(pipe_state *p, parker *k, ready_fn until, parker *also, int who) {
-#ifdef __linux__
-  for (;;) {
-    atomic_store(&k->waiting, 1);
-    if (until(p, who)) break;
-    if (also) wake(also);
-    /* returns at once where a wake has cleared the word already; a signal or a spurious return
-     * goes round again */
-    syscall(SYS_futex, &k->waiting, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
-  }
-  atomic_store(&k->waiting, 0);
-#else
-  pthread_mutex_lock(&k->mu);
-  atomic_store(&k->waiting, 1);
-  while (!until(p, who)) {
-    if (also) wake(also);
-    pthread_cond_wait(&k->cv, &k->mu);
-  }
-  atomic_store(&k->waiting, 0);
-  pthread_mutex_unlock(&k->mu);
-#endif
-}
 
 /* Returns once ready(p, who) holds, sleeping on k meanwhile. */
 static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
-  if (!ready(p, who)) sleep_until(p, k, ready, NULL, who);
+  if (ready(p, who)) return;
+  pthread_mutex_lock(&k->mu);
+  atomic_store(&k->waiting, 1);
+  while (!ready(p, who)) pthread_cond_wait(&k->cv, &k->mu);
+  atomic_store(&k->waiting, 0);
+  pthread_mutex_unlock(&k->mu);
 }
 
-/* Wakes k's thread if it sleeps (called after the counter it waits on has moved): one system
- * call, by the one waker that clears the word. */
+/* Wakes k's thread if it sleeps (called after the counter it waits on has moved). */
 static void wake(parker *k) {
   if (!atomic_load(&k->waiting)) return;
-#ifdef __linux__
-  if (atomic_exchange(&k->waiting, 0))
-    syscall(SYS_futex, &k->waiting, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-#else
   pthread_mutex_lock(&k->mu);
   pthread_cond_signal(&k->cv);
   pthread_mutex_unlock(&k->mu);
-#endif
 }
 
 static void wake_readers(pipe_state *p) {
@@ -280,25 +221,6 @@ static int slot_ready(pipe_state *p, int w) {
          atomic_load(&p->w[w].seq) != atomic_load(&p->o_seq);
 }
 
-/* The input blocks free for the one reader. */
-static uint64_t reader_room(pipe_state *p) {
-  return (uint64_t)p->in_depth - (atomic_load(&p->r_seq) - atomic_load(&p->c_seq));
-}
-
-/* What the one reader sleeps for: a burst of reader_refill free blocks. */
-static int reader_refilled(pipe_state *p, int who) {
-  (void)who;
-  return atomic_load(&p->stop_read) || reader_room(p) >= p->reader_refill;
-}
-
-/* What writer 0 sleeps for: writer_batch slots, or any once compute sleeps (a slow input's
- * outputs are not held back) or the stream has ended. */
-static int writer_burst(pipe_state *p, int w) {
-  if (atomic_load(&p->stop_all) || atomic_load(&p->compute_done)) return 1;
-  uint64_t ready = atomic_load(&p->o_seq) - atomic_load(&p->w[w].seq);
-  return ready >= p->writer_batch || (ready && atomic_load(&p->comp.waiting));
-}
-
 static int stop_requested(const prx_pipe_config *c) {
   return c->should_stop && c->should_stop(c->ctx);
 }
@@ -335,7 +257,7 @@ static void *reader_main(void *arg) {
   take_stop_signals(c);
   uint64_t pos = 0;
   for (;;) {
-    if (!reader_ready(p, 0)) sleep_until(p, &p->rd[0].park, reader_refilled, NULL, 0);
+    wait_until(p, &p->rd[0].park, reader_ready, 0);
     if (atomic_load(&p->stop_read)) break;
     uint64_t rs = atomic_load(&p->r_seq); /* this thread alone moves it */
     size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
@@ -477,12 +399,11 @@ static void *multi_reader_main(void *arg) {
   return NULL;
 }
 
-/* Compute's wait for ready: counted and timed where it sleeps (the clock read only then). Writer
- * 0 is woken as compute falls asleep: it takes the slots it was leaving for a burst. */
+/* Compute's wait for ready: counted and timed where it sleeps (the clock read only then). */
 static void compute_wait(pipe_state *p, ready_fn ready, uint64_t *count, double *ms) {
   if (ready(p, 0)) return;
   double t = prx_now();
-  sleep_until(p, &p->comp, ready, &p->w[0].park, 0);
+  wait_until(p, &p->comp, ready, 0);
   *ms += (prx_now() - t) * 1e3;
   (*count)++;
 }
@@ -498,12 +419,7 @@ static void compute_loop(pipe_state *p) {
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
-    if (os_seq - p->slowest_seen >= (uint64_t)p->out_depth) p->slowest_seen = slowest_writer(p);
-    if (os_seq - p->slowest_seen >= (uint64_t)p->out_depth) {
-      atomic_store(&p->comp_wants_slot, 1);
-      compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
-      atomic_store(&p->comp_wants_slot, 0);
-    }
+    compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
     size_t os = (size_t)(os_seq % (uint64_t)p->out_depth);
@@ -525,8 +441,7 @@ static void compute_loop(pipe_state *p) {
       p->res.samples_computed += n;
       pos_end = pos + n;
       atomic_store(&p->c_seq, cs + 1);
-      /* the one reader once it has a burst of blocks free (several: each block) */
-      if (p->multi || reader_room(p) >= p->reader_refill) wake_readers(p);
+      wake_readers(p);
       /* compute is done with the samples before pos_end */
       if (c->view_at && c->view_done) c->view_done(c->view_ctx, pos_end);
     }
@@ -536,8 +451,7 @@ static void compute_loop(pipe_state *p) {
       p->has_flush = 1;
     }
     atomic_store(&p->o_seq, os_seq + 1);
-    /* writer 0 once it has a burst of slots; the writers wake each other (writer_main) */
-    if (last || os_seq + 1 - atomic_load(&p->w[0].seq) >= p->writer_batch) wake(&p->w[0].park);
+    wake(&p->w[0].park); /* the writers wake each other (writer_main) */
     if (last) break;
   }
   atomic_store(&p->compute_done, 1);
@@ -550,11 +464,7 @@ static void *writer_main(void *arg) {
   const prx_pipe_config *c = p->cfg;
   writer_slot *me = &p->w[w];
   for (;;) {
-    if (w == 0) {
-      if (!slot_ready(p, 0)) sleep_until(p, &me->park, writer_burst, NULL, 0);
-    } else {
-      wait_until(p, &me->park, slot_ready, w);
-    }
+    wait_until(p, &me->park, slot_ready, w);
     if (atomic_load(&p->stop_all)) break;
     /* compute_done is read before o_seq: it is set after compute's last o_seq */
     int done = atomic_load(&p->compute_done);
@@ -577,7 +487,7 @@ static void *writer_main(void *arg) {
     }
     atomic_store(&me->seq, seq + 1);
     /* compute waits for the slowest writer: wake it only once the slot is free */
-    if (atomic_load(&p->comp_wants_slot) && slot_free(p, 0)) wake(&p->comp);
+    if (slot_free(p, 0)) wake(&p->comp);
   }
   return NULL;
 }
@@ -709,10 +619,6 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
   s.multi = cfg->read_at && !cfg->serial && (cfg->n_readers > 1 || cfg->view_at);
   s.n_readers = s.multi && cfg->n_readers > 1 ? cfg->n_readers : 1;
-  /* bursts of half the input ring, and of a third of a deep output ring (6 slots: 2, which leaves
-   * writers that fall behind for a while 4 slots of slack) */
-  s.reader_refill = s.multi || s.in_depth < 2 ? 1 : (uint64_t)s.in_depth / 2;
-  s.writer_batch = s.out_depth >= 6 ? (uint64_t)s.out_depth / 3 : 1;
   s.in = prx_alloc((size_t)s.in_depth, sizeof *s.in);
   s.in_view = prx_alloc((size_t)s.in_depth, sizeof *s.in_view);
   s.out = prx_alloc((size_t)s.out_depth, sizeof *s.out);
