@@ -645,22 +645,14 @@ QPSK_HD int qpsk_win_slot32(int t, int pad) {
 }
 
 /* The matched filter's register-blocked pairs of symbols on one tap row at sps with rows of
- * ntaps taps (the CUDA mf kernel's mf_block): 1 at sps 4 (consecutive symbols, qpsk_dot2c), P >= 2
- * where P sps = 16 for an integer P and ntaps >= 16 (symbols P apart, 16 samples, qpsk_dot2n: sps
- * 16/3, 8), else 0 (one symbol at a time). */
+ * ntaps taps (the CUDA mf kernel's mf_block): 1 at sps 4 (consecutive symbols: quads, qpsk_dot4c),
+ * P >= 2 where P sps = 16 for an integer P and ntaps >= 16 (symbols P apart, 16 samples,
+ * qpsk_dot2n: sps 16/3, 8), else 0 (one symbol at a time). */
 QPSK_HD int qpsk_mf_pairing(double sps, unsigned ntaps) {
   if (sps == 4.0) return 1;
   const double P = rint(16.0 / sps);
   return P >= 2 && P <= 16 && fabs(P * sps - 16.0) < 1e-9 && ntaps >= 16 ? (int)P : 0;
 }
-
-/* The matched filter's window for pairs of consecutive symbols at sps 4 (qpsk_dot2c): window
- * index t, shifted by the thread block's sh, at slot u + 2 (u >> 3), u = t + sh: two spare slots
- * after every 8 samples. A pair whose first input has u a multiple of 8 reads its chunks of four
- * samples at fixed offsets from one slot (10 slots per 8 samples), two samples per 16-byte load,
- * and the lanes of a warp, whose pairs lie 8 samples apart, read 10 slots apart: 5 (odd) 16-byte
- * bank groups, so the eight lanes of each 16-byte load phase never conflict. */
-QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
 
 /* The matched filter's pairs: one tap of each symbol's row (h0, h1) into its two sums from its
  * sample (x0, x1), and the two sums out. Macros, so that each caller's code compiles as written
@@ -677,61 +669,6 @@ QPSK_HD int qpsk_win_slot8(int u) { return u + 2 * (u >> 3); }
     (out)[0].re = re0, (out)[0].im = im0;                                                          \
     (out)[1].re = re1, (out)[1].im = im1;                                                          \
   } while (0)
-
-/* Two consecutive symbols sps = 4 samples apart on one tap row (a run of a block's timing):
- * out[q] = sum_l t1[l] x[off + 4q + l], each sum over l in the order of qpsk_dot1 (so the outputs
- * equal two qpsk_dot1 calls on the row whose lanes both equal t1). w is the slot of window index
- * off in the qpsk_win_slot8 layout with off + sh a multiple of 8: chunk j (samples off + 4j ..
- * off + 4j + 3) lies at w + 10 (j >> 1) + 4 (j & 1), two 16-byte loads. Symbol 0 takes tap block j
- * from chunk j, symbol 1 from chunk j + 1: a ring of two chunks, one new chunk (two loads) and
- * four taps (one load) per block. ntaps a multiple of 4. */
-QPSK_HD void qpsk_dot2c(const float *t1, unsigned ntaps, const QPSK_F2 *w, prx_cf32 out[2]) {
-  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
-  const int nj = (int)(ntaps / 4);
-  QPSK_F2 ring[2][4];
-  QPSK_LD2X(w, ring[0][0], ring[0][1]);
-  QPSK_LD2X(w + 2, ring[0][2], ring[0][3]);
-  for (int j0 = 0; j0 < nj; j0 += 2, w += 10, t1 += 8) {
-    QPSK_UNROLL
-    for (int jj = 0; jj < 2; jj++) {
-      if (j0 + jj >= nj) break;
-      /* chunk j0 + jj + 1: w + 4 after an even chunk, w + 10 (the next 8 samples) after an odd */
-      const QPSK_F2 *nx = w + (jj ? 10 : 4);
-      QPSK_F2 *n4 = ring[(jj + 1) & 1];
-      QPSK_LD2X(nx, n4[0], n4[1]);
-      QPSK_LD2X(nx + 2, n4[2], n4[3]);
-      float h[4];
-      QPSK_TAPS4_1(t1 + 4 * jj, h);
-      const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
-      for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
-    }
-  }
-  QPSK_OUT2(out, re0, im0, re1, im1);
-}
-
-/* qpsk_dot2c's pair whose first input u (window index plus shift) does not start an 8-sample
- * group (a later run of the block whose offsets moved by a sample): the same sums in the same
- * order, each chunk's four slots computed (qpsk_win_slot8), one sample per load. w is the window's
- * first slot. */
-QPSK_HD void qpsk_dot2g(const float *t1, unsigned ntaps, const QPSK_F2 *w, int u, prx_cf32 out[2]) {
-  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
-  const int nj = (int)(ntaps / 4);
-  QPSK_F2 ring[2][4];
-  for (int a = 0; a < 4; a++) ring[0][a] = w[qpsk_win_slot8(u + a)];
-  for (int j0 = 0; j0 < nj; j0 += 2) {
-    QPSK_UNROLL
-    for (int jj = 0; jj < 2; jj++) {
-      const int j = j0 + jj;
-      if (j >= nj) break;
-      for (int a = 0; a < 4; a++) ring[(jj + 1) & 1][a] = w[qpsk_win_slot8(u + 4 * (j + 1) + a)];
-      float h[4];
-      QPSK_TAPS4_1(t1 + 4 * j, h);
-      const QPSK_F2 *x0 = ring[jj & 1], *x1 = ring[(jj + 1) & 1];
-      for (int a = 0; a < 4; a++) QPSK_MAC2(re0, im0, re1, im1, h[a], x0[a], h[a], x1[a]);
-    }
-  }
-  QPSK_OUT2(out, re0, im0, re1, im1);
-}
 
 /* The matched filter's window for quads of consecutive symbols at sps 4 (qpsk_dot4c): window
  * index t, shifted by the thread block's sh, at slot u + 2 (u >> 4), u = t + sh: two spare slots
@@ -998,20 +935,6 @@ QPSK_HD prx_cf32 qpsk_dft_twiddle(int64_t m, int64_t t, int64_t nfft) {
 #endif
   prx_cf32 o = {cs, -sn};
   return o;
-}
-/* One thread's share of the odd bins X[mm], X[mp] of the window's nfft-point spectrum (w: n
- * values; the terms t = t0, t0 + nt, ...), added in float into acc: re, im of X[mm], then of
- * X[mp] (the CFO stage from half the transform: qpsk_peak_start_half's xm, xp). */
-QPSK_HD void qpsk_odd_bins_part(const prx_cf32 *w, size_t n, int64_t mm, int64_t mp, int64_t nfft,
-                                size_t t0, size_t nt, float acc[4]) {
-  for (size_t t = t0; t < n; t += nt) {
-    const prx_cf32 v = w[t], a = qpsk_dft_twiddle(mm, (int64_t)t, nfft),
-                   b = qpsk_dft_twiddle(mp, (int64_t)t, nfft);
-    acc[0] += v.re * a.re - v.im * a.im;
-    acc[1] += v.re * a.im + v.im * a.re;
-    acc[2] += v.re * b.re - v.im * b.im;
-    acc[3] += v.re * b.im + v.im * b.re;
-  }
 }
 /* The peak's candidates read two bins at a time (the peak kernel's 16-byte words: word j holds
  * bins 2j and 2j + 1 of a row of len points, len even): words 0 .. nlo - 1 cover bins 0 .. kmax,

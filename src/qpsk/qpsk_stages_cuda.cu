@@ -686,7 +686,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * symbols is 16-byte aligned, and the V&V terms of each of the quad's pairs are summed in float
  * (a STAGE_THREADS thread's sums), their warp sums in double by the shuffle tree and in the order
  * of a STAGE_THREADS block's eight warps: every symbol and sum is that pair form's bit for bit
- * (the window's roundings pinned: mf4_nco_advance). Against the pairs a thread (qpsk_dot2c): the
+ * (the window's roundings pinned: mf4_nco_advance). Against pairs of symbols a thread: the
  * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
  * s12/mfq). */
 template <bool HALF, bool MIX>

@@ -67,7 +67,7 @@ typedef struct {
   /* the CFO stage (cfo_setup): span length, FFT length, peak range, the FFT buffer and plan */
   unsigned cfo_S, cfo_nfft;
   double cfo_max_nu;
-  void *d_cfo_buf; /* C x cfo_len cf32 */
+  void *d_cfo_buf; /* C x cfo_len cf32, then the odd bins' twiddle table (cfo_setup) */
   int cfo_plan;    /* cufftHandle, valid when d_cfo_buf is set */
   /* the CFO stage's transform over nfft / 2 points, the even bins of the zero-padded nfft-point
    * spectrum, the two odd bins beside its peak summed directly (qpsk_peak_start_half): the CPU's
