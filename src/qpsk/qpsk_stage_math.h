@@ -458,51 +458,22 @@ QPSK_HD int qpsk_slide_slot(int v, int sh) { return v + 2 * (v >> sh); }
 #endif
 #define QPSK_SLIDE_MAX 9 /* outputs per call of qpsk_pre_slide */
 
-/* The pre-filter's outputs of one thread, sliding: no consecutive outputs (no <= QPSK_SLIDE_MAX, a
+/* The pre-filter's outputs of one thread, sliding, over the taps l0 <= l < l1 of each row (the
+ * others zero, or the whole row: qpsk_pre_slide): no consecutive outputs (no <= QPSK_SLIDE_MAX, a
  * multiple of per) in periods of per outputs adv samples apart; output o on tap row o % per (rows
  * of nt taps, re/im lanes, one after the other in taps) reading nt samples from sample
  * adv (o / per) + o % per of the run that starts at slot w (a virtual sample that is a multiple of
  * 2^sh: qpsk_slide_slot). Each sample is loaded once (two a load) and used by every output whose
  * taps reach it; each output sums over its taps in the order of qpsk_dot1, so the outputs equal
- * no qpsk_dot1 calls. The unit-step grid (sps 4) is per 1, adv 1; the step-4/3 grid (sps 16/3)
- * per 3, adv 4 (its period's rows 0, 1, 2 at samples 0, 1, 2). On the GPU nt, per, adv and no are
- * constants at the call (qpsk_stages_pre.cuh), so every loop unrolls and the taps are constant
- * operands. Reads the run's samples up to an even count (one past the last where it is odd). */
-QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no, const QPSK_F2 *w,
-                            int sh, prx_cf32 *out) {
-  float re[QPSK_SLIDE_MAX], im[QPSK_SLIDE_MAX];
-  QPSK_UNROLL
-  for (int o = 0; o < QPSK_SLIDE_MAX; o++) re[o] = im[o] = 0;
-  const int ns = adv * (no / per - 1) + per - 1 + nt;
-  QPSK_UNROLL
-  for (int s = 0; s < ns; s += 2) {
-    QPSK_F2 x[2];
-    QPSK_LD2X(w + s + 2 * (s >> sh), x[0], x[1]);
-    QPSK_UNROLL
-    for (int h = 0; h < 2; h++) {
-      QPSK_UNROLL
-      for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
-        const int l = s + h - (adv * (o / per) + o % per);
-        if (o >= no || l < 0 || l >= nt) continue;
-        const float *t = taps + 2 * ((o % per) * nt + l);
-        re[o] += t[0] * QPSK_RE(x[h]);
-        im[o] += t[1] * QPSK_IM(x[h]);
-      }
-    }
-  }
-  QPSK_UNROLL
-  for (int o = 0; o < QPSK_SLIDE_MAX; o++) {
-    if (o >= no) break;
-    out[o].re = re[o];
-    out[o].im = im[o];
-  }
-}
-
-/* qpsk_pre_slide over the taps l0 <= l < l1 of each row only, where every tap outside them is
- * zero (qpsk_pre_slide_zero_outside): a zero tap's product is +-0 (the window's samples are
- * finite), and adding +-0 leaves a sum that starts at +0 as it is (such a sum is never -0), so the
- * outputs are qpsk_pre_slide's bit for bit with fewer multiply-adds and loads (sps 4: the RRC's 17
- * taps of 20, 12 pair loads of 14). Reads the run's pairs from the one that holds sample l0. */
+ * no qpsk_dot1 calls: a zero tap's product is +-0 (the window's samples are finite), and adding
+ * +-0 leaves a sum that starts at +0 as it is (such a sum is never -0), so skipping the taps
+ * outside [l0, l1) where they are zero (qpsk_pre_slide_zero_outside) gives the same outputs with
+ * fewer multiply-adds and loads (sps 4: the RRC's 17 taps of 20, 12 pair loads of 14). The
+ * unit-step grid (sps 4) is per 1, adv 1; the step-4/3 grid (sps 16/3) per 3, adv 4 (its period's
+ * rows 0, 1, 2 at samples 0, 1, 2). On the GPU nt, per, adv and no are constants at the call
+ * (qpsk_stages_pre.cuh), so every loop unrolls and the taps are constant operands. Reads the run's
+ * samples from the pair that holds sample l0, up to an even count (one past the last where it is
+ * odd). */
 QPSK_HD void qpsk_pre_slide_taps(const float *taps, int nt, int l0, int l1, int per, int adv,
                                  int no, const QPSK_F2 *w, int sh, prx_cf32 *out) {
   float re[QPSK_SLIDE_MAX], im[QPSK_SLIDE_MAX];
@@ -532,6 +503,14 @@ QPSK_HD void qpsk_pre_slide_taps(const float *taps, int nt, int l0, int l1, int 
     out[o].im = im[o];
   }
 }
+
+/* qpsk_pre_slide_taps over every tap of each row (the CPU's pre-filter and the GPU's general
+ * rates). */
+QPSK_HD void qpsk_pre_slide(const float *taps, int nt, int per, int adv, int no, const QPSK_F2 *w,
+                            int sh, prx_cf32 *out) {
+  qpsk_pre_slide_taps(taps, nt, 0, nt, per, adv, no, w, sh, out);
+}
+
 /* The outputs of a unit-step block's last step (ng outputs in nsteps steps of S, the sliding
  * filter's 8 a thread) where they are few enough for one a lane of a warp (<= 32): the kernel
  * then computes them with the step before (one step a block at L 512, 2048 + 8 outputs) rather
@@ -542,6 +521,7 @@ QPSK_HD int qpsk_slide_tail(int64_t ng, int S, int nsteps) {
   const int64_t r = ng - (int64_t)(nsteps - 1) * S;
   return nsteps > 1 && r <= 32 ? (int)r : 0;
 }
+
 /* whether every tap of the rows (nt taps each, re/im lanes) outside l0 <= l < l1 is zero */
 QPSK_HD int qpsk_pre_slide_zero_outside(const float *taps, int rows, int nt, int l0, int l1) {
   for (int j = 0; j < rows; j++)
