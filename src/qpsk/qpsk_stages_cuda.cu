@@ -553,6 +553,20 @@ typedef struct {
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
 } mf_args;
 
+/* The start of a matched-filter thread block (either kernel): block out's record p and window
+ * [lo, hi) (qpsk_mf_window_of); returns the symbols it owns, k1 - k0. */
+__device__ __forceinline__ int64_t mf_block_begin(const mf_args &a, size_t out, qpsk_mf_block *p,
+                                                  int64_t *lo, int64_t *hi) {
+  *p = a.blk[out];
+  qpsk_mf_window_of(p->t.b, a.L, a.sps, a.c, a.ntaps, lo, hi);
+  return p->t.k1 - p->t.k0;
+}
+
+/* A block that owns no symbol: its zero sums, and no loads. */
+__device__ __forceinline__ void mf_block_empty(const mf_args &a, size_t out) {
+  if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
+}
+
 /* Stage mf. Grid (nblk, C), STAGE_THREADS threads; dynamic shared memory: the block's matched
  * filter window (mf_win samples, cf32, in the layout of BLK: qpsk_stages_mf.cuh). The window is
  * loaded once, less the span's DC, at unit level and de-rotated by the NCO (the phase theta +
@@ -584,15 +598,11 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
   const size_t out = (size_t)c * a.nblk + blk;
-  const qpsk_mf_block p = a.blk[out];
-  const int64_t L = a.L;
+  qpsk_mf_block p;
   int64_t lo, hi;
-  qpsk_mf_window_of(p.t.b, L, a.sps, a.c, a.ntaps, &lo, &hi);
-  const int64_t n = p.t.k1 - p.t.k0;
-  if (n <= 0) { /* nothing owned: no loads, zero sums */
-    if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
-    return;
-  }
+  const int64_t n = mf_block_begin(a, out, &p, &lo, &hi);
+  if (n <= 0) return mf_block_empty(a, out);
+  const int64_t L = a.L;
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   /* the NCO: each thread's first rotation exact, then a float recurrence by its stride */
   prx_cf32 rot = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
@@ -696,15 +706,11 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
   __shared__ double scratch[(STAGE_THREADS / 32) * 5];
   const unsigned c = blockIdx.y, blk = blockIdx.x;
   const size_t out = (size_t)c * a.nblk + blk;
-  const qpsk_mf_block p = a.blk[out];
-  const int64_t L = a.L;
+  qpsk_mf_block p;
   int64_t lo, hi;
-  qpsk_mf_window_of(p.t.b, L, a.sps, a.c, a.ntaps, &lo, &hi);
-  const int64_t n = p.t.k1 - p.t.k0;
-  if (n <= 0) { /* nothing owned: no loads, zero sums */
-    if (threadIdx.x < 5) a.sums[5 * out + threadIdx.x] = 0;
-    return;
-  }
+  const int64_t n = mf_block_begin(a, out, &p, &lo, &hi);
+  if (n <= 0) return mf_block_empty(a, out);
+  const int64_t L = a.L;
   const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15);
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
   /* the NCO chains of a STAGE_THREADS block's threads i and i + MF4_THREADS (stage_window's) */
