@@ -495,27 +495,43 @@ rounds_same() {
   rm -rf "$W/ch_before" "$W/ch_after"
 }
 
+# One round's JSON line: set round threads channels what seconds [extra "key":value pairs]
+round_line() {
+  echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$1\",\"round\":$2,\"threads\":$3,\"channels\":\"$4\",\"what\":\"$5\",\"seconds\":$6${7:+,$7}}"
+}
+
+# One timed `channelize` of the rounds' input $x: OUT THREADS SEL COMMAND... (the binary and any
+# wrapper before it: env, taskset): OUT made afresh; its wall seconds on stdout
+chan_cmd_seconds() {
+  local out=$1 th=$2 sel=$3 copt=() s e
+  shift 3
+  [ "$sel" = all ] || copt=(-c "$sel")
+  rm -rf "$out"
+  s=$(ns)
+  "$@" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 "${copt[@]}" -o "$out" ||
+    return 1
+  e=$(ns)
+  awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }'
+}
+
 chanrounds() {
   local before=${BEFORE:?chanrounds: set BEFORE=path/to/the/other/polyrx}
   local x=$W/c.cf32
   chan_rounds_input "$x"
   one() { # set round threads sel pin: the library, then the two binaries, one JSON line each
-    local set=$1 r=$2 th=$3 sel=$4 pin=$5 copt=() nsel=0 pre=() line s e which order
-    [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+    local set=$1 r=$2 th=$3 sel=$4 pin=$5 nsel=0 pre=() line t which order
+    [ "$sel" = all ] || nsel=64
     [ -n "$pin" ] && pre=(taskset -c "$pin")
     line=$("${pre[@]}" "$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
-    echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$set\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"lib\",\"seconds\":$(jnum "$line" seconds)}"
+    round_line "$set" "$r" "$th" "$sel" lib "$(jnum "$line" seconds)"
     order="before after"
     [ $((r % 2)) = 0 ] && order="after before"
     for which in $order; do
       local bin=("$P")
       [ "$which" = before ] && bin=("$before")
-      rm -rf "$W/ch_$which"
-      s=$(ns)
-      "${pre[@]}" "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 \
-        "${copt[@]}" -o "$W/ch_$which" || { echo "bench_commands.sh: $which failed" >&2; return 1; }
-      e=$(ns)
-      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$set\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$which\",\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')}"
+      t=$(chan_cmd_seconds "$W/ch_$which" "$th" "$sel" "${pre[@]}" "${bin[@]}") ||
+        { echo "bench_commands.sh: $which failed" >&2; return 1; }
+      round_line "$set" "$r" "$th" "$sel" "$which" "$t"
     done
     rounds_same "$r" "$set threads $th channels $sel"
   }
@@ -552,7 +568,7 @@ chanrows() {
       rm -rf "$W/rows" && mkdir -p "$W/rows"
       line=$(BENCH_CHAN_ROWS=$env "$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
       echo "$line"
-      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"rows\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$name\",\"seconds\":$(jnum "$line" seconds)}"
+      round_line rows "$r" "$th" "$sel" "$name" "$(jnum "$line" seconds)"
     done
     rm -rf "$W/rows"
   }
@@ -573,37 +589,31 @@ chanstream() {
   local before=${BEFORE:?chanstream: set BEFORE=path/to/the/other/polyrx}
   local x=$W/c.cf32
   chan_rounds_input "$x"
-  emit() { # set round threads sel what seconds
-    echo "{\"bench\":\"commands_chanrounds\",\"set\":\"$1\",\"round\":$2,\"threads\":$3,\"channels\":\"$4\",\"what\":\"$5\",\"seconds\":$6}"
-  }
   lib() { # rows stream threads nsel: the library's seconds
     local line
     line=$(BENCH_CHAN_ROWS=$1 BENCH_CHAN_STREAM=$2 "$B" chan "$x" cf32 1024 "$3" 1 "$4") || return 1
     jnum "$line" seconds
   }
   one() { # round threads sel
-    local r=$1 th=$2 sel=$3 copt=() nsel=0 what order s e t
-    [ "$sel" = all ] || copt=(-c "$sel") nsel=64
+    local r=$1 th=$2 sel=$3 nsel=0 what order t
+    [ "$sel" = all ] || nsel=64
     order="lib before after mem0 mem1"
     [ $((r % 3)) = 1 ] && order="after mem1 lib mem0 before"
     [ $((r % 3)) = 2 ] && order="mem0 before mem1 after lib"
     for what in $order; do
       case $what in
-      lib) t=$(lib "" 0 "$th" "$nsel") || return 1; emit cmd "$r" "$th" "$sel" lib "$t" ;;
+      lib) t=$(lib "" 0 "$th" "$nsel") || return 1; round_line cmd "$r" "$th" "$sel" lib "$t" ;;
       mem0 | mem1)
         [ "$sel" = all ] || continue
         t=$(lib mem "${what#mem}" "$th" "$nsel") || return 1
-        [ "$what" = mem0 ] && emit mem "$r" "$th" "$sel" lib "$t" && emit mem "$r" "$th" "$sel" before "$t"
-        [ "$what" = mem1 ] && emit mem "$r" "$th" "$sel" after "$t" ;;
+        [ "$what" = mem0 ] && round_line mem "$r" "$th" "$sel" lib "$t" && round_line mem "$r" "$th" "$sel" before "$t"
+        [ "$what" = mem1 ] && round_line mem "$r" "$th" "$sel" after "$t" ;;
       before | after)
         local bin=(env POLYRX_CHAN_STREAM=1 "$P")
         [ "$what" = before ] && bin=("$before")
-        rm -rf "$W/ch_$what"
-        s=$(ns)
-        "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M -K 1024 \
-          "${copt[@]}" -o "$W/ch_$what" || { echo "bench_commands.sh: $what failed" >&2; return 1; }
-        e=$(ns)
-        emit cmd "$r" "$th" "$sel" "$what" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')" ;;
+        t=$(chan_cmd_seconds "$W/ch_$what" "$th" "$sel" "${bin[@]}") ||
+          { echo "bench_commands.sh: $what failed" >&2; return 1; }
+        round_line cmd "$r" "$th" "$sel" "$what" "$t" ;;
       esac
     done
     rounds_same "$r" "threads $th channels $sel"
@@ -661,18 +671,15 @@ chanvar() {
     names+=("${v%%=*}")
     envs+=("${v#*=}")
   done
-  var_run() { # index threads sel outdir [extra environment]: runs one command
-    local i=$1 th=$2 sel=$3 out=$4 copt=() bin=("$P") ev=()
+  var_run() { # index threads sel outdir [extra environment]: runs one command, its seconds out
+    local i=$1 th=$2 sel=$3 out=$4 bin=("$P") ev=()
     shift 4
-    [ "$sel" = all ] || copt=(-c "$sel")
     [ "${names[$i]}" = before ] && bin=("$before")
     [ -n "${envs[$i]}" ] && IFS=+ read -r -a ev <<<"${envs[$i]}"
-    rm -rf "$out"
-    env "${ev[@]}" "$@" "${bin[@]}" channelize -q --backend cpu --threads "$th" -i "$x" -s 100M \
-      -K 1024 "${copt[@]}" -o "$out"
+    chan_cmd_seconds "$out" "$th" "$sel" env "${ev[@]}" "$@" "${bin[@]}"
   }
   var_one() { # round threads sel
-    local r=$1 th=$2 sel=$3 nsel=0 n=${#names[@]} k i what line s e same
+    local r=$1 th=$2 sel=$3 nsel=0 n=${#names[@]} k i what line t same
     [ "$sel" = all ] || nsel=64
     for ((k = 0; k < n; k++)); do
       i=$(((k + r) % n))
@@ -681,13 +688,11 @@ chanvar() {
       case " ${ONLY_ALL:-} " in *" $what "*) [ "$sel" = all ] || continue ;; esac
       if [ "$what" = lib ]; then
         line=$("$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
-        echo "{\"bench\":\"commands_chanrounds\",\"set\":\"var\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"lib\",\"seconds\":$(jnum "$line" seconds),\"cpu_seconds\":$(jnum "$line" cpu_seconds)}"
+        round_line var "$r" "$th" "$sel" lib "$(jnum "$line" seconds)" "\"cpu_seconds\":$(jnum "$line" cpu_seconds)"
         continue
       fi
-      s=$(ns)
-      var_run "$i" "$th" "$sel" "$W/ch_$what" || { echo "bench_commands.sh: $what failed" >&2; return 1; }
-      e=$(ns)
-      echo "{\"bench\":\"commands_chanrounds\",\"set\":\"var\",\"round\":$r,\"threads\":$th,\"channels\":\"$sel\",\"what\":\"$what\",\"seconds\":$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')}"
+      t=$(var_run "$i" "$th" "$sel" "$W/ch_$what") || { echo "bench_commands.sh: $what failed" >&2; return 1; }
+      round_line var "$r" "$th" "$sel" "$what" "$t"
     done
     if [ "$r" = 1 ]; then
       for what in "${names[@]}"; do
@@ -706,7 +711,7 @@ chanvar() {
     for ((i = 2; i < ${#names[@]}; i++)); do
       line=$("$B" chan "$x" cf32 1024 1 1 0) || return 1
       echo "== ${names[$i]} (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
-      var_run "$i" 1 all "$W/ch_t" POLYRX_TIMING=1 2>>"$log" || return 1
+      var_run "$i" 1 all "$W/ch_t" POLYRX_TIMING=1 2>>"$log" >/dev/null || return 1
       echo "${names[$i]}: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds);" \
         "$(tail -2 "$log" | sed -n 's/.*stream \([0-9.]*\) .*total \([0-9.]*\);.*/stream \1 total \2;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms).*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms/p' | tr '\n' ' ')" >&2
     done
