@@ -622,11 +622,18 @@ chanstream() {
   rm -f "$x"
 }
 
+# awk: sorts a[1..m] in place (insertion) and returns its median (the summaries below)
+AWK_SORTMED='function sortmed(a, m,   i, j, t) {
+  for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+  return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+'
+
 # best and median of chanrounds' JSON lines (stdin) per set, threads, channels and binary, and
 # the binaries' fractions of the library (best / best, median / median); chanrows' lines too
 # (lib: the library's own buffer, before: rows in memory, after: mapped rows)
 chanrounds_summary() {
-  awk -F'"' '/commands_chanrounds/ {
+  awk -F'"' "$AWK_SORTMED"'/commands_chanrounds/ {
       for (i = 1; i < NF; i++) {
         if ($i == "set") set = $(i + 2); if ($i == "channels") sel = $(i + 2); if ($i == "what") w = $(i + 2)
         if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
@@ -635,10 +642,9 @@ chanrounds_summary() {
       k = set " t" th " " sel; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
       n[k, w]++; x[k, w, n[k, w]] = v * 1e3
     }
-    function med(k, w,   m, i, j, t, a) {
+    function med(k, w,   m, i, a, r) {
       m = n[k, w]; for (i = 1; i <= m; i++) a[i] = x[k, w, i]
-      for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-      best = a[1]; return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+      r = sortmed(a, m); best = a[1]; return r
     }
     END {
       printf "%-22s %3s %17s %17s %17s %13s %13s\n", "set", "n", "lib best/median", "before b/m", "after b/m", "before/lib", "after/lib"
@@ -724,7 +730,7 @@ chanvar() {
 # library (best / best; median / median) and the ratio to before round by round (median, and the
 # rounds in which it was faster)
 chanvar_summary() {
-  awk -F'"' '/commands_chanrounds/ {
+  awk -F'"' "$AWK_SORTMED"'/commands_chanrounds/ {
       for (i = 1; i < NF; i++) {
         if ($i == "channels") sel = $(i + 2); if ($i == "what") w = $(i + 2)
         if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
@@ -734,10 +740,6 @@ chanvar_summary() {
       k = "t" th " " sel; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
       if (!((k, w) in wn)) { wn[k, w] = 1; ws[k, ++nw[k]] = w }
       n[k, w]++; x[k, w, n[k, w]] = v * 1e3; at[k, w, r] = v * 1e3; rounds[k, r] = 1
-    }
-    function sortmed(a, m,   i, j, t) {
-      for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-      return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
     }
     END {
       printf "%-10s %-8s %3s %8s %8s %7s %7s %9s %6s\n", "set", "what", "n", "best", "median", "lib/b", "lib/m", "x before", "faster"
