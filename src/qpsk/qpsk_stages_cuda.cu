@@ -711,30 +711,23 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
   const int64_t n = mf_block_begin(a, out, &p, &lo, &hi);
   if (n <= 0) return mf_block_empty(a, out);
   const int64_t L = a.L;
+  const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15);
   const prx_cf32 dc = {p.dc[0], p.dc[1]};
-  /* the layout's shift and the NCO chains of a STAGE_THREADS block's threads i and i +
-   * MF4_THREADS (stage_window's), set up while the window's first samples are in flight */
-  prx_cf32 rot[2], step;
-  auto setup = [&]() {
-    const int sh = (int)(-mf_first_off(&p.t, L, a.sps, lo, a.Q, a.c) & 15);
-    rot[0] = qpsk_nco_rot(p.theta, p.omega, threadIdx.x);
-    rot[1] = qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS);
-    step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
-    return sh;
-  };
-  auto inner = [&rot, &step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
+  /* the NCO chains of a STAGE_THREADS block's threads i and i + MF4_THREADS (stage_window's) */
+  prx_cf32 rot[2] = {qpsk_nco_rot(p.theta, p.omega, threadIdx.x),
+                     qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
+  const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
+  auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
     v = mf4_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
     rot[q] = mf4_nco_advance(rot[q], step);
     win[slot] = make_float2(v.re, v.im);
   };
-  auto edge = [&rot, &step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q,
-                                               int shift) {
+  auto edge = [&rot, step, dc, sh, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in, int q) {
     v = mf4_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot[q]);
     rot[q] = mf4_nco_advance(rot[q], step);
-    win[mf_slot<LAYOUT>(t, shift)] = make_float2(v.re, v.im);
+    win[mf_slot<LAYOUT>(t, sh)] = make_float2(v.re, v.im);
   };
-  const int sh = mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc,
-                                             setup, inner, edge);
+  mf4_stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, sh, a.mix, dc, inner, edge);
   __syncthreads();
   const float2 *bank = (const float2 *)a.bank;
   prx_cf32 *y = a.sym + out * (size_t)a.Lmax;
@@ -1119,75 +1112,52 @@ __global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
 }
 
 /* Stage out. Grid (nblk, C), OUT_THREADS threads, no shared memory: each thread OUT_PER
- * consecutive symbols of the block, read as 16-byte words where they lie aligned, coherent Gray
- * bits or the differential step from the previous symbol's quadrant (a thread's first from the
- * lane before it by a shuffle, a warp's first recomputed from sym, the block's first from quad0),
- * its 2 OUT_PER bits stored as 8-byte words where the row allows (else 2-byte or byte stores).
- * A thread's first symbols are loaded before the block's records arrive (they lie within the
- * block's Lmax slots of sym whatever its count), so that a block waits one memory latency, not
- * two. Reads 8 bytes, writes 2 per symbol. */
-#ifndef OUT_PER
+ * consecutive symbols of the block (loaded together, as two 16-byte loads where they lie aligned),
+ * coherent Gray bits or the differential step from the previous symbol's quadrant (the thread's
+ * first from the symbol before it, recomputed from sym, the block's first from quad0), its
+ * 2 OUT_PER bits stored as one 8-byte word where the row allows (else 2-byte or byte stores).
+ * Reads 8 bytes, writes 2 per symbol. */
+#define OUT_THREADS 128
 #define OUT_PER 4
-#endif
-#define OUT_THREADS (512 / OUT_PER)
-static_assert(OUT_PER % 4 == 0, "out loads its symbols four at a time (load4_aligned)");
+static_assert(OUT_PER == 4, "out loads its symbols four at a time (load4_aligned)");
 __global__ void __launch_bounds__(OUT_THREADS)
     qpsk_out_kernel(const qpsk_mf_block *blk, const qpsk_out_block *ob, const prx_cf32 *sym,
                     unsigned nblk, unsigned Lmax, uint8_t *bits, size_t bits_stride) {
-  const unsigned c = blockIdx.y, lane = threadIdx.x & 31;
+  const unsigned c = blockIdx.y;
   const size_t out = (size_t)c * nblk + blockIdx.x;
-  const prx_cf32 *y = sym + out * (size_t)Lmax;
-  const bool vec = ((uintptr_t)y & 15) == 0;
-  prx_cf32 v[OUT_PER];
-  const int64_t f0 = OUT_PER * (int64_t)threadIdx.x;
-  const bool early = vec && f0 + OUT_PER <= (int64_t)Lmax;
-  if (early)
-#pragma unroll
-    for (int u = 0; u < OUT_PER; u += 4) load4_aligned(y + f0 + u, v + u);
   const int64_t n = blk[out].t.k1 - blk[out].t.k0;
   const qpsk_out_block o = ob[out];
+  const prx_cf32 *y = sym + out * (size_t)Lmax;
   uint8_t *dst = bits + (size_t)c * bits_stride + 2 * o.out0;
+  const bool vec = ((uintptr_t)y & 15) == 0;
   const unsigned al = (unsigned)((uintptr_t)dst & 7); /* (each thread's bits start 8 bytes on) */
-  /* every thread of the block takes each turn (the shuffle), those past n store nothing */
-  for (int64_t base = 0; base < n; base += OUT_PER * OUT_THREADS) {
-    const int64_t i0 = base + f0;
-    if (base > 0 || !early) {
-      if (vec && i0 + OUT_PER <= n)
+  for (int64_t i0 = OUT_PER * (int64_t)threadIdx.x; i0 < n; i0 += OUT_PER * OUT_THREADS) {
+    prx_cf32 v[OUT_PER];
+    if (vec && i0 + OUT_PER <= n)
+      load4_aligned(y + i0, v);
+    else
 #pragma unroll
-        for (int u = 0; u < OUT_PER; u += 4) load4_aligned(y + i0 + u, v + u);
-      else
-#pragma unroll
-        for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
-    }
-    unsigned q[OUT_PER], b0[OUT_PER], b1[OUT_PER];
-#pragma unroll
-    for (int u = 0; u < OUT_PER; u++) q[u] = qpsk_quad_of(v[u], o.rot, &b0[u], &b1[u]);
+      for (int u = 0; u < OUT_PER; u++) v[u] = i0 + u < n ? y[i0 + u] : prx_cf32{0, 0};
+    unsigned b0, b1, qp = o.quad0;
+    if (o.diff && i0 > 0) qp = qpsk_quad_of(y[i0 - 1], o.rot, &b0, &b1);
     uint8_t r[2 * OUT_PER];
-    if (o.diff) {
-      unsigned qp = __shfl_up_sync(0xffffffffu, q[OUT_PER - 1], 1), e0, e1;
-      if (lane == 0) qp = i0 > 0 && i0 < n ? qpsk_quad_of(y[i0 - 1], o.rot, &e0, &e1) : o.quad0;
 #pragma unroll
-      for (int u = 0; u < OUT_PER; u++) {
-        qpsk_diff_step_bits((q[u] - qp) & 3u, &r[2 * u], &r[2 * u + 1]);
-        qp = q[u];
-      }
-    } else {
-#pragma unroll
-      for (int u = 0; u < OUT_PER; u++) {
-        r[2 * u] = (uint8_t)b0[u];
-        r[2 * u + 1] = (uint8_t)b1[u];
+    for (int u = 0; u < OUT_PER; u++) {
+      const unsigned q = qpsk_quad_of(v[u], o.rot, &b0, &b1);
+      if (o.diff) {
+        qpsk_diff_step_bits((q - qp) & 3u, &r[2 * u], &r[2 * u + 1]);
+        qp = q;
+      } else {
+        r[2 * u] = (uint8_t)b0;
+        r[2 * u + 1] = (uint8_t)b1;
       }
     }
-    if (i0 >= n) continue;
     uint8_t *d = dst + 2 * i0;
     if (i0 + OUT_PER <= n && al == 0) {
-#pragma unroll
-      for (int u = 0; u < OUT_PER; u += 4) {
-        uint2 wv;
-        wv.x = r[2 * u] | r[2 * u + 1] << 8 | r[2 * u + 2] << 16 | (unsigned)r[2 * u + 3] << 24;
-        wv.y = r[2 * u + 4] | r[2 * u + 5] << 8 | r[2 * u + 6] << 16 | (unsigned)r[2 * u + 7] << 24;
-        *(uint2 *)(d + 2 * u) = wv;
-      }
+      uint2 wv;
+      wv.x = r[0] | r[1] << 8 | r[2] << 16 | (unsigned)r[3] << 24;
+      wv.y = r[4] | r[5] << 8 | r[6] << 16 | (unsigned)r[7] << 24;
+      *(uint2 *)d = wv;
     } else if (i0 + OUT_PER <= n && (al & 1) == 0) {
 #pragma unroll
       for (int u = 0; u < OUT_PER; u++)

@@ -100,61 +100,37 @@ __device__ __forceinline__ prx_cf32 mf4_sample_rot(prx_cf32 v, prx_cf32 dc, floa
 }
 
 /* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
- * MF4_THREADS threads, into the MF_PAD16X2 layout: thread i takes samples t = i + k MF4_THREADS
- * in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q, sh) with q =
- * k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in stage_window:
- * each chain sees the same samples in the same order as that thread does (the same operations,
- * rounded as there: mf4_nco_advance). setup() starts the chains and returns the layout's shift
- * sh; on the fast path (the whole window in the stream, nothing mixed) it runs while the first
- * MF4_BATCH samples a thread are in flight, so that the block's start (the NCO's sincosf, the
- * shift's double arithmetic) overlaps their latency, and each batch of MF4_BATCH samples (the
- * last one predicated) is loaded before its first is used: a thread's window takes
- * ceil(samples / MF4_BATCH) load latencies in a row. Where inner takes them, a thread's slots are
+ * MF4_THREADS threads, into the MF_PAD16X2 layout of shift sh: thread i takes samples t = i +
+ * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
+ * with q = k mod 2, the NCO chain that is STAGE_THREADS thread (t mod STAGE_THREADS)'s in
+ * stage_window: each chain sees the same samples in the same order as that thread does (the same
+ * operations, rounded as there: mf4_nco_advance). Where inner takes them, a thread's slots are
  * one slot plus multiples of MF4_SLOTS (MF4_THREADS samples are whole 16-sample groups). */
 #define MF4_SLOTS (MF4_THREADS + MF4_THREADS / 8)
-#ifndef MF4_BATCH
-#define MF4_BATCH 8
-#endif
-#ifndef MF4_EARLY
-#define MF4_EARLY 1 /* 0: setup() before the first loads */
-#endif
-template <bool HALF, bool MIX, typename Setup, typename Inner, typename Edge>
-__device__ __forceinline__ int mf4_stage_window(const void *rows, size_t stride, unsigned c,
-                                                int64_t n_total, int64_t lo, int64_t hi,
-                                                const double *mix, prx_cf32 fill, Setup setup,
-                                                Inner inner, Edge edge) {
+template <bool HALF, bool MIX, typename Inner, typename Edge>
+__device__ __forceinline__ void
+mf4_stage_window(const void *rows, size_t stride, unsigned c, int64_t n_total, int64_t lo,
+                 int64_t hi, int sh, const double *mix, prx_cf32 fill, Inner inner, Edge edge) {
   static_assert(2 * MF4_THREADS == STAGE_THREADS && MF4_THREADS % 16 == 0, "two chains a thread");
-  static_assert(MF4_BATCH % 2 == 0, "whole pairs of chains a batch");
-  constexpr int B = MF4_BATCH;
   const char *row = (const char *)rows + (size_t)c * stride;
   if (!MIX && lo >= 0 && hi <= n_total) {
     /* no bounds per sample, 32-bit indices */
     const char *src = row + (size_t)lo * sample_bytes<HALF>();
     const int nw = (int)(hi - lo);
-    int t = threadIdx.x;
-    prx_cf32 v[B];
-    auto load = [&](int t0) {
+    int t = threadIdx.x, sl = qpsk_win_slot16x2(t + sh);
+    for (; t + 3 * MF4_THREADS < nw; t += 4 * MF4_THREADS, sl += 4 * MF4_SLOTS) {
+      prx_cf32 v[4];
 #pragma unroll
-      for (int u = 0; u < B; u++)
-        if (t0 + u * MF4_THREADS < nw) v[u] = load_rel<HALF>(src, t0 + u * MF4_THREADS);
-    };
-    int sh = 0;
-    if (!MF4_EARLY) sh = setup();
-    load(t);
-    if (MF4_EARLY) sh = setup();
-    int sl = qpsk_win_slot16x2(t + sh);
-    for (;;) {
+      for (int u = 0; u < 4; u++) v[u] = load_rel<HALF>(src, t + u * MF4_THREADS);
 #pragma unroll
-      for (int u = 0; u < B; u++)
-        if (t + u * MF4_THREADS < nw) inner(v[u], sl + u * MF4_SLOTS, u & 1);
-      t += B * MF4_THREADS;
-      sl += B * MF4_SLOTS;
-      if (t >= nw) break;
-      load(t);
+      for (int u = 0; u < 4; u++) inner(v[u], sl + u * MF4_SLOTS, u & 1);
     }
-    return sh;
+#pragma unroll
+    for (int u = 0; u < 3; u++)
+      if (t + u * MF4_THREADS < nw)
+        inner(load_rel<HALF>(src, t + u * MF4_THREADS), sl + u * MF4_SLOTS, u & 1);
+    return;
   }
-  const int sh = setup();
   const double fm = MIX ? mix[c] : 0, tz = MIX ? qpsk_mix_turns(fm, lo) : 0;
   for (int64_t t0 = threadIdx.x; t0 < hi - lo; t0 += 4 * MF4_THREADS) {
     prx_cf32 v[4];
@@ -169,10 +145,9 @@ __device__ __forceinline__ int mf4_stage_window(const void *rows, size_t stride,
       if (t >= hi - lo) break;
       const int in = s >= 0 && s < n_total;
       if (MIX && in) v[u] = qpsk_mix_sample(v[u], tz, fm, t);
-      edge(v[u], t, s, in, u & 1, sh);
+      edge(v[u], t, s, in, u & 1);
     }
   }
-  return sh;
 }
 
 /* The matched filter's tap count at sps 4 for which qpsk_mf4_kernel has its quads' product
