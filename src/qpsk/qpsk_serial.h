@@ -658,51 +658,17 @@ QPSK_HD void qpsk_sr_nco(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
   }
 }
 
-/* The fields of the carried state (q) and of the span record (r) that qpsk_sr_level reads and
- * writes, from s to d: the GPU's level pass runs on such copies, loaded together, rather than on
- * the records in global memory, where each dependent step would wait for a round trip */
-QPSK_HD void qpsk_sr_level_fields(qpsk_serial_state *dq, const qpsk_serial_state *sq,
-                                  qpsk_serial_span *dr, const qpsk_serial_span *sr) {
-  for (int j = 0; j < QPSK_DC_SPANS; j++) {
-    dq->dc_ring[j][0] = sq->dc_ring[j][0];
-    dq->dc_ring[j][1] = sq->dc_ring[j][1];
-    dq->dc_ring[j][2] = sq->dc_ring[j][2];
-    dq->dc_span[j] = sq->dc_span[j];
-    dq->dcw_prev[j] = sq->dcw_prev[j];
-    dr->dc_win[j] = sr->dc_win[j];
-  }
-  dq->dc_prev[0] = sq->dc_prev[0];
-  dq->dc_prev[1] = sq->dc_prev[1];
-  dq->gain_prev = sq->gain_prev;
-  dq->dcw_prev_syms = sq->dcw_prev_syms;
-  dq->dc_count = sq->dc_count;
-  dq->dcw_prev_n = sq->dcw_prev_n;
-  dr->dc[0] = sr->dc[0];
-  dr->dc[1] = sr->dc[1];
-  dr->dc_syms = sr->dc_syms;
-  dr->gain = sr->gain;
-  dr->dc_nwin = sr->dc_nwin;
-  dr->dc_own = sr->dc_own;
-}
-
 /* ---- one lane's work in the passes' kernels (channel c, its team tm; records as below): in the
  * timing and NCO passes the carried state and the span record are each lane's own copies, written
  * back by lane 0 ---- */
 /* The level pass (channel c's input sums mom_c given apart, 4 per block: the GPU's kernel passes
- * its copy in shared memory): lane 0 runs the pass on its own copies of the fields of the channel's
- * state and span record that the pass uses (qpsk_sr_level_fields) and writes them back, then the
- * team writes the O&M stage's inputs;
+ * its copy in shared memory): lane 0 runs the pass on the channel's state and span record in place
+ * (only the fields it touches are read and written), then the team writes the O&M stage's inputs;
  * qpsk_sr_level_ch: a team of one lane on the channels' sums mom */
 QPSK_HD void qpsk_sr_level_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t s,
                               int64_t g_hi, const double *mom_c, qpsk_serial_state *st,
                               qpsk_serial_span *sp, qpsk_om_in *omi, const qpsk_sr_team *tm) {
-  if (tm->lane == 0) {
-    qpsk_serial_state q;
-    qpsk_serial_span r;
-    qpsk_sr_level_fields(&q, &st[c], &r, &sp[c]);
-    qpsk_sr_level(cf, &q, s, mom_c, nb, &r);
-    qpsk_sr_level_fields(&st[c], &q, &sp[c], &r);
-  }
+  if (tm->lane == 0) qpsk_sr_level(cf, &st[c], s, mom_c, nb, &sp[c]);
   QPSK_SR_SYNC(); /* (lane 0's span record read by every lane) */
   qpsk_om_in in;
   memset(&in, 0, sizeof in);
