@@ -579,6 +579,7 @@ typedef struct writer_state {
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
   thread_use use;
   size_t n_complete; /* recordings it finished */
+  int heap_ahead;    /* its thread's arena grown (grow_heap_ahead) */
 } writer_state;
 
 /* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
@@ -600,11 +601,27 @@ typedef struct {
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
-/* This thread's CPU time in ms (POLYRX_TIMING). */
+/* This thread's CPU time in ms (POLYRX_TIMING), as take_use reads it. */
 static double thread_cpu_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+  thread_use u = {0};
+  take_use(&u, RUSAGE_THREAD);
+  return u.cpu_ms;
+}
+
+/* Grows the calling thread's malloc arena by HEAP_AHEAD at once, then frees it: glibc grows a
+ * thread's arena a few pages at a time, each growth an mprotect that takes the process's
+ * mapping lock for writing (which every thread's page faults wait for), and does not undo the
+ * growth's protection when it trims; an opener's 128 recordings made ~107 of them on the 2-core
+ * VM, a writer's stdio buffers and metadata ~98, 1640 in a run of 1024 channels. Pieces of
+ * HEAP_PIECE bytes stay below the threshold where malloc maps memory of its own instead. */
+#define HEAP_AHEAD ((size_t)1 << 20)
+#define HEAP_PIECE ((size_t)64 << 10)
+static void grow_heap_ahead(void) {
+  void *p[HEAP_AHEAD / HEAP_PIECE];
+  size_t n = 0;
+  /* the store keeps the compiler from taking the pairs of malloc and free away */
+  while (n < HEAP_AHEAD / HEAP_PIECE && (p[n] = malloc(HEAP_PIECE))) *(volatile char *)p[n++] = 0;
+  while (n) free(p[--n]);
 }
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
@@ -656,11 +673,12 @@ static void print_timing(const run_state *r) {
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
           "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
-          "slot %llu (%.1f ms), recordings finished by the main thread %.1f\n",
+          "slot %llu (%.1f ms), the writers after compute's end %.1f, recordings finished by "
+          "the main thread %.1f\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
           r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
           r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
-          r->pipe_res.ms_compute_wait_out, r->ms_close_io);
+          r->pipe_res.ms_compute_wait_out, r->pipe_res.ms_writers_after, r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -969,6 +987,7 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
+#define OPENER_STACK ((size_t)1 << 20)
 #define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
@@ -982,6 +1001,7 @@ static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
   size_t O = (size_t)r->n_openers, k = 0;
+  if (r->open_threaded) grow_heap_ahead();
   for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
@@ -1080,11 +1100,20 @@ static int open_outputs(run_state *r) {
     r->op[i].r = r;
     r->op[i].i = i;
   }
+  /* the openers' stacks small enough to stay in the C library's cache of stacks when joined
+   * (as the pipeline's threads: src/pipeline/pipeline.c, STAGE_STACK) */
+  pthread_attr_t attr;
+  pthread_attr_t *ap = r->open_threaded && pthread_attr_init(&attr) == 0 ? &attr : NULL;
+  if (ap && pthread_attr_setstacksize(ap, OPENER_STACK) != 0) {
+    pthread_attr_destroy(ap);
+    ap = NULL;
+  }
   for (int i = 0; i < r->n_openers; i++) {
     opener_state *op = &r->op[i];
-    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener, op) == 0;
+    op->started = r->open_threaded && pthread_create(&op->thread, ap, opener, op) == 0;
     if (!op->started) opener(op);
   }
+  if (ap) pthread_attr_destroy(ap);
   return r->open_failed && !r->open_threaded ? 1 : -1;
 }
 
@@ -1411,6 +1440,10 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  if (!ws->heap_ahead && !r->o.to_stdout) {
+    ws->heap_ahead = 1;
+    grow_heap_ahead();
+  }
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
