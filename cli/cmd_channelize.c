@@ -21,6 +21,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallopt */
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -413,6 +416,21 @@ static void reserve_descriptors(const options *o) {
   close(fd);
 }
 
+/* The C library's heaps grow and shrink HEAP_PAD at a time instead of a few pages: glibc grows
+ * a thread's heap by what each allocation needs, each growth an mprotect that takes the
+ * process's mapping lock for writing (every thread's page faults wait for it), and trims a heap
+ * whose free top passes 128 KiB, each trim an madvise that flushes the other cores' TLBs. A run
+ * of 1024 channels (openers and writers: the recordings' stdio buffers and metadata) made 1567
+ * mprotects on the 2-core VM. Memory padded so is reserved, not touched. Set while this is the
+ * process's only thread, before its heaps are made. */
+#define HEAP_PAD (2 << 20)
+static void pad_heaps(void) {
+#ifdef M_TOP_PAD
+  mallopt(M_TOP_PAD, HEAP_PAD);
+  mallopt(M_TRIM_THRESHOLD, 2 * HEAP_PAD);
+#endif
+}
+
 /* Removes repeated channels from the list (keeping the first), so that no two outputs write
  * one file; returns how many were dropped. */
 static size_t dedupe(unsigned *list, size_t *n, unsigned K) {
@@ -579,7 +597,6 @@ typedef struct writer_state {
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
   thread_use use;
   size_t n_complete; /* recordings it finished */
-  int heap_ahead;    /* its thread's arena grown (grow_heap_ahead) */
 } writer_state;
 
 /* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
@@ -606,22 +623,6 @@ static double thread_cpu_ms(void) {
   thread_use u = {0};
   take_use(&u, RUSAGE_THREAD);
   return u.cpu_ms;
-}
-
-/* Grows the calling thread's malloc arena by HEAP_AHEAD at once, then frees it: glibc grows a
- * thread's arena a few pages at a time, each growth an mprotect that takes the process's
- * mapping lock for writing (which every thread's page faults wait for), and does not undo the
- * growth's protection when it trims; an opener's 128 recordings made ~107 of them on the 2-core
- * VM, a writer's stdio buffers and metadata ~98, 1640 in a run of 1024 channels. Pieces of
- * HEAP_PIECE bytes stay below the threshold where malloc maps memory of its own instead. */
-#define HEAP_AHEAD ((size_t)1 << 20)
-#define HEAP_PIECE ((size_t)64 << 10)
-static void grow_heap_ahead(void) {
-  void *p[HEAP_AHEAD / HEAP_PIECE];
-  size_t n = 0;
-  /* the store keeps the compiler from taking the pairs of malloc and free away */
-  while (n < HEAP_AHEAD / HEAP_PIECE && (p[n] = malloc(HEAP_PIECE))) *(volatile char *)p[n++] = 0;
-  while (n) free(p[--n]);
 }
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
@@ -1001,7 +1002,6 @@ static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
   size_t O = (size_t)r->n_openers, k = 0;
-  if (r->open_threaded) grow_heap_ahead();
   for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
     if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
@@ -1440,10 +1440,6 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
-  if (!ws->heap_ahead && !r->o.to_stdout) {
-    ws->heap_ahead = 1;
-    grow_heap_ahead();
-  }
   double t_power = tick(r);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
@@ -1924,6 +1920,7 @@ int cmd_channelize(int argc, char **argv) {
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) reserve_descriptors(&r.o); /* while this is the process's only thread */
+  if (rc < 0) pad_heaps();
   if (rc < 0) rc = setup_input(&r);
   /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
    * input's map is made (its mapping and threads: the driver's start holds the process's mapping
