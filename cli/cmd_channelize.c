@@ -492,11 +492,19 @@ typedef struct {
   int taken;
 } thread_use;
 
+/* The CPU time in ms of the calling thread (who = RUSAGE_THREAD) or of the process
+ * (RUSAGE_SELF), from the scheduler's clock: getrusage's lags by up to a tick for a running
+ * thread (a thread's reading around one execute call would be wrong by as much). */
+static double cpu_ms(int who) {
+  struct timespec ts;
+  clock_gettime(who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 static void take_use(thread_use *u, int who) {
   struct rusage ru;
   if (getrusage(who, &ru) != 0) return;
-  u->cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-              (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
+  u->cpu_ms = cpu_ms(who);
   u->faults = ru.ru_minflt;
   u->waits = ru.ru_nvcsw;
   u->preempted = ru.ru_nivcsw;
@@ -617,13 +625,6 @@ typedef struct {
   int last, group_end; /* group_end: the power sums' group ends with this block (chan_power.h) */
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
-
-/* This thread's CPU time in ms (POLYRX_TIMING), as take_use reads it. */
-static double thread_cpu_ms(void) {
-  thread_use u = {0};
-  take_use(&u, RUSAGE_THREAD);
-  return u.cpu_ms;
-}
 
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
 static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
@@ -1140,12 +1141,12 @@ static double *slot_sums(const run_state *r, const void *slot) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char *rows,
                            size_t *filled, const char *what) {
   size_t n_out = 0;
-  double t = tick(r), c = r->tm.on ? thread_cpu_ms() : 0;
+  double t = tick(r), c = r->tm.on ? cpu_ms(RUSAGE_THREAD) : 0;
   unsigned char *at = rows + *filled * r->row_osz;
   prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
   r->ms_exec += tick(r) - t;
-  if (r->tm.on) r->ms_exec_cpu += thread_cpu_ms() - c;
+  if (r->tm.on) r->ms_exec_cpu += cpu_ms(RUSAGE_THREAD) - c;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
