@@ -6,13 +6,10 @@
  * over |nu| <= max_nu (a block reduction, the first of equal powers winning; with half the
  * transform, the two odd bins beside it summed directly over the window and the best of the three),
  * the refinement's start on the 1/8-bin grid, the run sums of the refinement (one thread per run of
- * QPSK_REFINE_D values) and Newton's steps on them (the block: 128 run sums at the usual span, one
- * a thread). With half the transform, where two thread blocks a multiprocessor hold their windows
- * (the WIN form: spans up to ~13000 values on the H200), the block copies its window into shared
- * memory once, asynchronously under the spectrum's scan, and the odd bins and the runs read it
- * there; otherwise the odd bins read the window from global memory and the runs read it again,
- * staged through shared memory. The per-output arithmetic is qpsk_stage_math.h's, as the CPU's
- * (Newton's sums in another order, each term's rotation evaluated directly). */
+ * QPSK_REFINE_D values, the window staged through shared memory) and Newton's steps on them (the
+ * block: 128 run sums at the usual span, one a thread), the per-output arithmetic being
+ * qpsk_stage_math.h's, as the CPU's (Newton's sums in another order, each term's rotation evaluated
+ * directly). */
 extern "C" {
 #include "qpsk_internal.h"
 }
@@ -22,17 +19,10 @@ extern "C" {
 #include <cufft.h>
 
 #define CFO_THREADS 256
-/* the fill's values a thread loads before it stores the first */
-#define FILL_BATCH 8
 /* the peak kernel's threads per channel: 128, so that 1024 channels are one wave (64 registers a
  * thread: 1024 threads a SM); at 256 they were two, each as long (the block's serial steps, the
  * refinement's start and Newton's, take the same time at any width) */
 #define PEAK_THREADS 128
-/* the WIN form's threads per channel (its odd bins and Newton's sums on the first PEAK_THREADS of
- * them, as the other form's) */
-#ifndef PEAK_WIN_THREADS
-#define PEAK_WIN_THREADS 256
-#endif
 /* the peak's 16-byte words (two bins each) a thread loads before it compares the first */
 #define PEAK_BATCH 4
 /* the odd bins' 16-byte words (two values each) a thread loads before it uses the first */
@@ -90,42 +80,45 @@ __device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, 
   *cp = c;
 }
 
-/* The window held in shared memory (the peak kernel's WIN form): read from global memory once, by
- * asynchronous copies issued at the thread block's start (they run under the spectrum's scan), then
- * read there by the odd bins and by the refinement's runs. Its 16-byte words are the odd bins'
- * pairs (word j: the values at 2j - h and 2j - h + 1, h = 1 where the window starts in a word's
- * second half, those outside the window zero), word j at win_word(j): a pad word after every 32, so
- * that the runs (thread g reads words 32 g + i) fall in distinct banks across a warp. */
-__host__ __device__ static unsigned win_word(unsigned j) { return j + (j >> 5); }
-/* the words a window of up to S values takes (h = 1 included) */
-__host__ __device__ static unsigned win_words(unsigned S) {
-  const unsigned np = (S + 2) / 2;
-  return win_word(np - 1) + 1;
+/* L2 eviction priorities for the window's two reads in the peak kernel (the odd bins', then the
+ * runs': the runs need the start that the odd bins decide): the odd bins' loads mark a fraction of
+ * the window's lines evict_last (KEEP_FRACTION, by line: ~34 MB of the 67 MB that 1024 channels of
+ * 8192 values take, under the H200's 50 MB L2 with the spectra passing through), the runs' loads
+ * (the lines' last use) evict_first, so that the runs find the marked lines in L2 and read the rest
+ * from DRAM, instead of every line twice. Hints only: the values are the same (H200: the stage
+ * 1-3 us faster a span at 1024 channels, less than the bytes promise; bench/GPU_NOTES.md). */
+#define KEEP_FRACTION "0.5"
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+__device__ static uint64_t l2_keep() {
+  uint64_t p;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, " KEEP_FRACTION ";" : "=l"(p));
+  return p;
 }
-__device__ static void cp_async16(float4 *dst, const float4 *src) {
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+__device__ static uint64_t l2_drop() {
+  uint64_t p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
 }
-/* every thread's copies landed (the block's barrier after it makes them visible to all) */
-__device__ static void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-/* the window's words issued by the block's NT threads (the words reaching outside the window, at
- * most its first and its last, stored directly with their zeros) */
-template <unsigned NT>
-__device__ static void window_issue(const prx_cf32 *w, unsigned n, float4 *sw) {
-  const unsigned h = (unsigned)(((uintptr_t)w / sizeof(float2)) & 1), np = (n + h + 1) / 2;
-  const float4 *w4 = (const float4 *)(w - h);
-  const float2 *w2 = (const float2 *)w;
-  for (unsigned j = threadIdx.x; j < np; j += NT) {
-    const int t = 2 * (int)j - (int)h;
-    if (t >= 0 && (unsigned)t + 1 < n)
-      cp_async16(sw + win_word(j), w4 + j);
-    else {
-      const float2 x0 = t >= 0 ? w2[t] : make_float2(0, 0),
-                   x1 = (unsigned)(t + 1) < n ? w2[t + 1] : make_float2(0, 0);
-      sw[win_word(j)] = make_float4(x0.x, x0.y, x1.x, x1.y);
-    }
-  }
+__device__ static float4 ld_hint(const float4 *a, uint64_t pol) {
+  float4 v;
+  asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(a), "l"(pol));
+  return v;
 }
+__device__ static float2 ld_hint(const float2 *a, uint64_t pol) {
+  float2 v;
+  asm("ld.global.L2::cache_hint.v2.f32 {%0, %1}, [%2], %3;"
+      : "=f"(v.x), "=f"(v.y)
+      : "l"(a), "l"(pol));
+  return v;
+}
+#else /* (no cache policies before sm_80: plain loads) */
+__device__ static uint64_t l2_keep() { return 0; }
+__device__ static uint64_t l2_drop() { return 0; }
+__device__ static float4 ld_hint(const float4 *a, uint64_t) { return *a; }
+__device__ static float2 ld_hint(const float2 *a, uint64_t) { return *a; }
+#endif
 
 /* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...,
  * in batches of ODD_BATCH) for nfft a power of two (cfo_setup checks it): the window read as
@@ -142,14 +135,13 @@ __device__ static prx_cf32 twiddle_at(const float2 *tab, float half_nfft, unsign
   const prx_cf32 o = {c, -s};
   return o;
 }
-template <bool WIN>
-__device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, const float4 *sw, unsigned n,
-                                           unsigned mm, unsigned mp, unsigned nfft,
-                                           const float2 *tab, float acc[4]) {
+__device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsigned mm, unsigned mp,
+                                           unsigned nfft, const float2 *tab, float acc[4]) {
   const float half_nfft = 0.5f * (float)nfft;
   const unsigned h = (unsigned)(((uintptr_t)w / sizeof(float2)) & 1), np = (n + h + 1) / 2;
   const float4 *w4 = (const float4 *)(w - h);
   const float2 *w2 = (const float2 *)w;
+  const uint64_t keep = l2_keep();
   prx_cf32 ra = twiddle_at(tab, half_nfft, mm, 1, nfft),
            rb = twiddle_at(tab, half_nfft, mp, 1, nfft);
   if (h) {
@@ -168,10 +160,8 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, const float4 *sw, 
       const int t = 2 * (int)j - (int)h;
       if (j >= np)
         vb[u] = make_float4(0, 0, 0, 0);
-      else if (WIN)
-        vb[u] = sw[win_word(j)];
       else if (t >= 0 && (unsigned)t + 1 < n)
-        vb[u] = w4[j];
+        vb[u] = ld_hint(w4 + j, keep);
       else {
         const float2 x0 = t >= 0 ? w2[t] : make_float2(0, 0),
                      x1 = (unsigned)(t + 1) < n ? w2[t + 1] : make_float2(0, 0);
@@ -220,21 +210,8 @@ __global__ void __launch_bounds__(CFO_THREADS)
       dst[i] = make_float2(0, 0);
     for (unsigned i = threadIdx.x; i < t; i += CFO_THREADS) dst[len - t + i] = src[i];
   } else {
-    /* FILL_BATCH values loaded before the first is stored (the stores might alias the loads, so
-     * the compiler keeps one load in flight otherwise) */
-    for (unsigned i0 = threadIdx.x; i0 < len; i0 += FILL_BATCH * CFO_THREADS) {
-      float2 v[FILL_BATCH];
-#pragma unroll
-      for (unsigned u = 0; u < FILL_BATCH; u++) {
-        const unsigned i = i0 + u * CFO_THREADS;
-        v[u] = i < n ? src[i] : make_float2(0, 0);
-      }
-#pragma unroll
-      for (unsigned u = 0; u < FILL_BATCH; u++) {
-        const unsigned i = i0 + u * CFO_THREADS;
-        if (i < len) dst[i] = v[u];
-      }
-    }
+    for (unsigned i = threadIdx.x; i < len; i += CFO_THREADS)
+      dst[i] = i < n ? src[i] : make_float2(0, 0);
   }
 }
 
@@ -246,12 +223,6 @@ __global__ void __launch_bounds__(CFO_THREADS)
  * reads its own row; tile: PEAK_THREADS rows). Every thread of the block calls it (it synchronises
  * the block). */
 #define RUN_TILE 16
-/* a run's term: qpsk_refine_run's, in float */
-__device__ __forceinline__ static void run_term(float2 v, float tr, float ti, float *sumr,
-                                                float *sumi) {
-  *sumr += v.x * tr - v.y * ti;
-  *sumi += v.x * ti + v.y * tr;
-}
 __host__ __device__ static size_t peak_runs_len(unsigned S) {
   return (((size_t)S + QPSK_REFINE_D - 1) / QPSK_REFINE_D + 1) & ~(size_t)1;
 }
@@ -262,6 +233,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
   const float2 *w2 = (const float2 *)win;
   const float4 *w4 = (const float4 *)win;
   const bool wide = ((uintptr_t)win & 15) == 0;
+  const uint64_t drop = l2_drop();
   for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
     const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
     const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
@@ -278,7 +250,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
           const unsigned i = threadIdx.x + u * PEAK_THREADS;
           const size_t k =
               (g0 + i / (RUN_TILE / 2)) * QPSK_REFINE_D + l0 + 2 * (i % (RUN_TILE / 2));
-          const float4 x = k + 1 < n ? w4[k / 2]
+          const float4 x = k + 1 < n ? ld_hint(w4 + k / 2, drop)
                            : k < n   ? make_float4(w2[k].x, w2[k].y, 0, 0)
                                      : make_float4(0, 0, 0, 0);
           vb[2 * u] = make_float2(x.x, x.y);
@@ -295,7 +267,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
         for (unsigned u = 0; u < RUN_TILE; u++) {
           const unsigned i = threadIdx.x + u * PEAK_THREADS;
           const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
-          vb[u] = k < n ? w2[k] : make_float2(0, 0);
+          vb[u] = k < n ? ld_hint(w2 + k, drop) : make_float2(0, 0);
         }
 #pragma unroll
         for (unsigned u = 0; u < RUN_TILE; u++) {
@@ -306,78 +278,32 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
       __syncthreads();
 #pragma unroll
       for (unsigned l = 0; l < RUN_TILE; l++)
-        if (l0 + l < len) run_term(tile[threadIdx.x][l], tr[l0 + l], ti[l0 + l], &sumr, &sumi);
+        if (l0 + l < len) {
+          const float2 v = tile[threadIdx.x][l];
+          sumr += v.x * tr[l0 + l] - v.y * ti[l0 + l];
+          sumi += v.x * ti[l0 + l] + v.y * tr[l0 + l];
+        }
       __syncthreads();
     }
     if (g < m) runs[g] = qpsk_refine_turn(sumr, sumi, nu0, n, k0);
   }
 }
 
-/* The refinement's run sums (refine_runs_staged's, term by term in the same order) from the window
- * held in shared memory (window_issue's words; h: the window's first value in its word's second
- * half): a full run reads its 32 (h = 1: 33) words as 16-byte loads, a short one value by value.
- * Thread g of the block sums runs g, g + NT, ... */
-template <unsigned NT>
-__device__ static void refine_runs_win(const float4 *sw, unsigned h, size_t n, size_t m, double nu0,
-                                       const float *tr, const float *ti, prx_cf32 *runs) {
-  const float2 *sw2 = (const float2 *)sw;
-  for (size_t g = threadIdx.x; g < m; g += NT) {
-    const size_t k0 = g * QPSK_REFINE_D;
-    const unsigned len = k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : (unsigned)(n - k0),
-                   j0 = (unsigned)(k0 / 2);
-    float sumr = 0, sumi = 0;
-    if (len == QPSK_REFINE_D && !h) {
-      /* value l: word j0 + l / 2, half l % 2 */
-#pragma unroll 8
-      for (unsigned i = 0; i < QPSK_REFINE_D / 2; i++) {
-        const float4 x = sw[win_word(j0 + i)];
-        run_term(make_float2(x.x, x.y), tr[2 * i], ti[2 * i], &sumr, &sumi);
-        run_term(make_float2(x.z, x.w), tr[2 * i + 1], ti[2 * i + 1], &sumr, &sumi);
-      }
-    } else if (len == QPSK_REFINE_D) {
-      /* value l: word j0 + (l + 1) / 2, half (l + 1) % 2 */
-      float4 x = sw[win_word(j0)];
-      run_term(make_float2(x.z, x.w), tr[0], ti[0], &sumr, &sumi);
-#pragma unroll 8
-      for (unsigned i = 1; i < QPSK_REFINE_D / 2; i++) {
-        x = sw[win_word(j0 + i)];
-        run_term(make_float2(x.x, x.y), tr[2 * i - 1], ti[2 * i - 1], &sumr, &sumi);
-        run_term(make_float2(x.z, x.w), tr[2 * i], ti[2 * i], &sumr, &sumi);
-      }
-      x = sw[win_word(j0 + QPSK_REFINE_D / 2)];
-      run_term(make_float2(x.x, x.y), tr[QPSK_REFINE_D - 1], ti[QPSK_REFINE_D - 1], &sumr, &sumi);
-    } else {
-      for (unsigned l = 0; l < len; l++) {
-        const unsigned q = (unsigned)k0 + h + l;
-        run_term(sw2[2 * win_word(q >> 1) + (q & 1)], tr[l], ti[l], &sumr, &sumi);
-      }
-    }
-    runs[g] = qpsk_refine_turn(sumr, sumi, nu0, n, k0);
-  }
-}
-
-/* One thread block of NT threads per channel (see the file's comment); dynamic shared memory
- * (peak_smem): the run sums (S / QPSK_REFINE_D rounded up, cf32), then, WIN, the window's words
- * (win_words: the window read from global memory once), else the odd bins' twiddle table (with
- * half the transform: copied from tab, qpsk_cfo_tab_kernel's) and, after it, the run sums' tile in
- * the same bytes (the window read twice: by the odd bins and by the runs). WIN reads the table
- * from tab in global memory (the same 16 KB for every channel: cached). spec_all: C rows of len
- * points, the nfft-point spectrum (len == nfft) or its even bins (len == nfft / 2; WIN takes only
- * these). The odd bins and Newton's sums run on the block's first PEAK_THREADS threads in every
- * form, so that every form's arithmetic and its order are the same: the same estimates bit for
- * bit. */
-template <unsigned NT, bool WIN>
-__global__ void __launch_bounds__(NT, WIN ? 3 : 8)
+/* One thread block per channel (see the file's comment); dynamic shared memory (peak_smem): the
+ * run sums (S / QPSK_REFINE_D rounded up, cf32), then the odd bins' twiddle table (with half the
+ * transform: copied from tab, qpsk_cfo_tab_kernel's) and, after it, the run sums' tile in the same
+ * bytes. spec_all: C rows of len points, the nfft-point spectrum (len == nfft) or its even bins
+ * (len == nfft / 2). */
+__global__ void __launch_bounds__(PEAK_THREADS, 8)
     qpsk_cfo_peak_kernel(const prx_cf32 *w, size_t w_stride, const qpsk_cfo_in *in,
                          const float2 *spec_all, const float2 *tab, unsigned S, unsigned nfft,
                          unsigned len, double max_nu, qpsk_cfo_out *out) {
   extern __shared__ float2 dyn[];
   prx_cf32 *runs = (prx_cf32 *)dyn;
   float2 *scratch = dyn + peak_runs_len(S);
-  float4 *sw = (float4 *)scratch;
   __shared__ float tr[QPSK_REFINE_D], ti[QPSK_REFINE_D];
-  __shared__ float best_p[NT / 32];
-  __shared__ unsigned best_i[NT / 32];
+  __shared__ float best_p[PEAK_THREADS / 32];
+  __shared__ unsigned best_i[PEAK_THREADS / 32];
   __shared__ double nu0_s, odd_s[PEAK_THREADS / 32][4], newton_s[PEAK_THREADS / 32][6];
   __shared__ unsigned peak_b;
   __shared__ float peak_p;
@@ -388,10 +314,8 @@ __global__ void __launch_bounds__(NT, WIN ? 3 : 8)
   const bool half = len < nfft;
   const prx_cf32 *win = w + (size_t)c * w_stride + p.w0;
   const size_t n = p.n < S ? p.n : S;
-  if (WIN) /* the window's copies, waited for after the scan */
-    window_issue<NT>(win, (unsigned)n, sw);
-  else if (half) /* the odd bins' twiddle table (read after the peak's barriers) */
-    for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += NT) scratch[j] = tab[j];
+  if (half) /* the odd bins' twiddle table (read after the peak's barriers) */
+    for (int j = threadIdx.x; j < twiddle_tab_len(nfft); j += PEAK_THREADS) scratch[j] = tab[j];
   /* the peak: the candidates' bins read as 16-byte words, two bins each (qpsk_peak_words; len is
    * even; word i is qpsk_peak_word's), each bin taken with its candidate index
    * (qpsk_peak_word_cands: qpsk_peak_cand's, those outside the range left out). Each
@@ -405,16 +329,16 @@ __global__ void __launch_bounds__(NT, WIN ? 3 : 8)
   const float4 *spec4 = (const float4 *)spec2;
   float bp = -1;
   unsigned bi = 0xffffffffu;
-  for (unsigned i0 = threadIdx.x; i0 < nw; i0 += PEAK_BATCH * NT) {
+  for (unsigned i0 = threadIdx.x; i0 < nw; i0 += PEAK_BATCH * PEAK_THREADS) {
     float4 v[PEAK_BATCH];
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const unsigned i = i0 + u * NT;
+      const unsigned i = i0 + u * PEAK_THREADS;
       v[u] = i < nw ? spec4[i < nlo ? i : jh + (i - nlo)] : make_float4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int u = 0; u < PEAK_BATCH; u++) {
-      const unsigned i = i0 + u * NT;
+      const unsigned i = i0 + u * PEAK_THREADS;
       if (i >= nw) break;
       uint32_t ci[2];
       int ok[2];
@@ -443,10 +367,9 @@ __global__ void __launch_bounds__(NT, WIN ? 3 : 8)
     best_p[warp] = bp;
     best_i[warp] = bi;
   }
-  if (WIN) cp_async_wait_all();
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (unsigned k = 1; k < NT / 32; k++)
+    for (unsigned k = 1; k < PEAK_THREADS / 32; k++)
       if (qpsk_peak_better(best_p[k], best_i[k], bp, bi)) {
         bp = best_p[k];
         bi = best_i[k];
@@ -462,16 +385,13 @@ __global__ void __launch_bounds__(NT, WIN ? 3 : 8)
   if (half) {
     /* the odd bins 2b - 1 and 2b + 1 of the nfft-point spectrum: each thread's share of the
      * window in float, the warps' in double, then thread 0 */
-    if (threadIdx.x < PEAK_THREADS) {
-      const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
-      float acc[4] = {0, 0, 0, 0};
-      odd_bins_pairs_pow2<WIN>(win, sw, (unsigned)n, (unsigned)mm, (unsigned)mp, nfft,
-                               WIN ? tab : scratch, acc);
-      for (int q = 0; q < 4; q++) {
-        double d = acc[q];
-        for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
-        if (lane == 0) odd_s[warp][q] = d;
-      }
+    const int64_t e = 2 * (int64_t)peak_b, mm = (e + nfft - 1) % nfft, mp = (e + 1) % nfft;
+    float acc[4] = {0, 0, 0, 0};
+    odd_bins_pairs_pow2(win, (unsigned)n, (unsigned)mm, (unsigned)mp, nfft, scratch, acc);
+    for (int q = 0; q < 4; q++) {
+      double d = acc[q];
+      for (int o = 16; o > 0; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
+      if (lane == 0) odd_s[warp][q] = d;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -486,32 +406,24 @@ __global__ void __launch_bounds__(NT, WIN ? 3 : 8)
   }
   const double nu0 = nu0_s;
   /* the refinement's run sums */
-  for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += NT)
+  for (unsigned l = threadIdx.x; l < QPSK_REFINE_D; l += PEAK_THREADS)
     qpsk_refine_tab(nu0, l, &tr[l], &ti[l]);
   __syncthreads();
   const size_t m = (n + QPSK_REFINE_D - 1) / QPSK_REFINE_D;
-  if (n >= 2) {
-    if (WIN)
-      refine_runs_win<NT>(sw, (unsigned)(((uintptr_t)win / sizeof(float2)) & 1), n, m, nu0, tr, ti,
-                          runs);
-    else
-      refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
-  }
+  if (n >= 2) refine_runs_staged(win, n, m, nu0, tr, ti, (run_tile *)scratch, runs);
   __syncthreads();
-  /* Newton's steps over the block: each of the first PEAK_THREADS threads a share of the run sums
-   * (qpsk_refine_part, one run a thread at the usual span), the sums over each warp by a
-   * butterfly, then those warps' totals added in the warps' order by every thread (every thread
-   * the same totals, so the same steps and the same exits from the loop) */
+  /* Newton's steps over the block: each thread a share of the run sums (qpsk_refine_part, one
+   * run a thread at the usual span), the sums over each warp by a butterfly, then the warps'
+   * totals added in the warps' order by every thread (every thread the same totals, so the same
+   * steps and the same exits from the loop) */
   const double max_step = 1.0 / (double)nfft;
   double off = 0;
   for (int it = 0; it < 4 && n >= 2; it++) {
     double x[6] = {0, 0, 0, 0, 0, 0};
-    if (threadIdx.x < PEAK_THREADS) {
-      qpsk_refine_part(runs, m, n, off, threadIdx.x, PEAK_THREADS, x);
-      for (int q = 0; q < 6; q++) {
-        for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
-        if (lane == 0) newton_s[warp][q] = x[q];
-      }
+    qpsk_refine_part(runs, m, n, off, threadIdx.x, PEAK_THREADS, x);
+    for (int q = 0; q < 6; q++) {
+      for (int o = 16; o > 0; o >>= 1) x[q] += __shfl_xor_sync(0xffffffffu, x[q], o);
+      if (lane == 0) newton_s[warp][q] = x[q];
     }
     __syncthreads();
     for (int q = 0; q < 6; q++) {
@@ -552,24 +464,6 @@ static size_t peak_smem(unsigned S, unsigned nfft, int half) {
   return peak_runs_len(S) * sizeof(float2) + (half && tab > tile ? tab : tile);
 }
 
-/* the WIN form's dynamic shared memory: the run sums, then the window's words (16-byte aligned) */
-static size_t peak_smem_win(unsigned S) {
-  return peak_runs_len(S) * sizeof(float2) + (size_t)win_words(S) * sizeof(float4);
-}
-/* the WIN form with half the transform where the window fits the shared memory of at least two
- * thread blocks a multiprocessor (three at the usual span of 8192 values on the H200), else the
- * window read twice */
-static int peak_win(unsigned S, unsigned nfft, unsigned len) {
-  if (len == nfft) return 0;
-  int nb = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &nb, qpsk_cfo_peak_kernel<PEAK_WIN_THREADS, true>, PEAK_WIN_THREADS, peak_smem_win(S))) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return nb >= 2;
-}
-
 prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double max_nu) {
   cfo_release(s);
   if (S < 1 || nfft < 2 * S || (nfft & (nfft - 1)) || !(max_nu > 0 && max_nu < 0.5))
@@ -593,10 +487,7 @@ prx_status stages_cfo_setup(qpsk_stages *s, unsigned S, unsigned nfft, double ma
                     "long for the CFO stage's shared memory",
                     S);
   /* the device's limit, not this object's need (stages_open_smem) */
-  CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel<PEAK_THREADS, false>, smem_max),
-     "cudaFuncSetAttribute");
-  CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel<PEAK_WIN_THREADS, true>, smem_max),
-     "cudaFuncSetAttribute");
+  CK(stages_open_smem((const void *)qpsk_cfo_peak_kernel, smem_max), "cudaFuncSetAttribute");
   /* the C rows, then (with half the transform) the odd bins' twiddle table, made here once */
   const size_t tab_len = half ? (size_t)twiddle_tab_len(nfft) : 0;
   CK(cudaMalloc(&s->d_cfo_buf, sizeof(float2) * ((size_t)len * s->C + tab_len)),
@@ -650,15 +541,8 @@ static prx_status cfo_run(const qpsk_stages *s, const prx_cf32 *w, size_t w_stri
   const cufftHandle plan = (cufftHandle)s->cfo_plan;
   CKF(cufftSetStream(plan, stream), "cufftSetStream");
   CKF(cufftExecC2C(plan, (cufftComplex *)buf, (cufftComplex *)buf, CUFFT_FORWARD), "cufftExecC2C");
-  const float2 *tab = buf + (size_t)len * s->C;
-  if (peak_win(s->cfo_S, nfft, len))
-    qpsk_cfo_peak_kernel<PEAK_WIN_THREADS, true>
-        <<<s->C, PEAK_WIN_THREADS, peak_smem_win(s->cfo_S), stream>>>(
-            w, w_stride, in, buf, tab, s->cfo_S, nfft, len, s->cfo_max_nu, out);
-  else
-    qpsk_cfo_peak_kernel<PEAK_THREADS, false>
-        <<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
-            w, w_stride, in, buf, tab, s->cfo_S, nfft, len, s->cfo_max_nu, out);
+  qpsk_cfo_peak_kernel<<<s->C, PEAK_THREADS, peak_smem(s->cfo_S, nfft, len < nfft), stream>>>(
+      w, w_stride, in, buf, buf + (size_t)len * s->C, s->cfo_S, nfft, len, s->cfo_max_nu, out);
   CK(cudaGetLastError(), "qpsk_cfo_peak_kernel launch");
   return PRX_OK;
 }
