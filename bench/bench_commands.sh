@@ -665,9 +665,11 @@ chanrounds_summary() {
 # those in ONLY_ALL with all channels only.
 # One chanrounds line per run (what: the name); chanvar_summary reads them. Whether each wrote
 # BEFORE's bytes, in the first round of each configuration (stderr). Then, with TIMING_RUNS (default
-# 1), that many POLYRX_TIMING runs of after and each variant (--threads 1, all channels), each
-# after a library run: their whole lines into $TIMING_LOG (default $W/timing.log, removed) and a
-# short line each on stderr (total, stream, compute in execute and its CPU time, compute's sleeps).
+# 1), that many POLYRX_TIMING runs of after and each variant (TIMING_FIRST=1: of before too), all
+# channels, --threads 1 (TIMING_THREADS, e.g. "1 0"), each after a library run: their whole lines
+# into $TIMING_LOG (default $W/timing.log, removed) and a short line each on stderr (the wall
+# time, the phases, compute in execute and its CPU time, compute's sleeps, the writers' time
+# after compute's end where the binary prints it).
 chanvar() {
   local before=${BEFORE:?chanvar: set BEFORE=path/to/the/other/polyrx}
   local x=$W/c.cf32 v log=${TIMING_LOG:-$W/timing.log}
@@ -711,15 +713,17 @@ chanvar() {
     rm -rf "$W"/ch_*
   }
   chan_rounds_run var_one 8 || return 1
-  local t i line
+  local t i line th wall
   : >"$log"
   for t in $(seq "${TIMING_RUNS:-1}"); do
-    for ((i = 2; i < ${#names[@]}; i++)); do
-      line=$("$B" chan "$x" cf32 1024 1 1 0) || return 1
-      echo "== ${names[$i]} (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
-      var_run "$i" 1 all "$W/ch_t" POLYRX_TIMING=1 2>>"$log" >/dev/null || return 1
-      echo "${names[$i]}: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds);" \
-        "$(tail -2 "$log" | sed -n 's/.*stream \([0-9.]*\) .*total \([0-9.]*\);.*/stream \1 total \2;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms).*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms/p' | tr '\n' ' ')" >&2
+    for th in ${TIMING_THREADS:-1}; do
+      for ((i = ${TIMING_FIRST:-2}; i < ${#names[@]}; i++)); do
+        line=$("$B" chan "$x" cf32 1024 "$th" 1 0) || return 1
+        echo "== ${names[$i]} -t $th (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
+        wall=$(var_run "$i" "$th" all "$W/ch_t" POLYRX_TIMING=1 2>>"$log") || return 1
+        echo "${names[$i]} -t $th: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds); wall $wall s;" \
+          "$(tail -2 "$log" | sed -n 's/.*channelizer \([0-9.]*\) open \([0-9.]*\) stream \([0-9.]*\) close [0-9.]* collection \([0-9.]*\) .*cleanup \([0-9.]*\), total \([0-9.]*\);.*/chan \1 open \2 stream \3 coll \4 cleanup \5 total \6;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms)\(, the writers after compute.s end \([0-9.]*\)\)\{0,1\}.*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms; writers after \8/p' | tr '\n' ' ')" >&2
+      done
     done
   done
   rm -rf "$W/ch_t"

@@ -21,6 +21,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallopt */
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -413,6 +416,21 @@ static void reserve_descriptors(const options *o) {
   close(fd);
 }
 
+/* The C library's heaps grow and shrink HEAP_PAD at a time instead of a few pages: glibc grows
+ * a thread's heap by what each allocation needs, each growth an mprotect that takes the
+ * process's mapping lock for writing (every thread's page faults wait for it), and trims a heap
+ * whose free top passes 128 KiB, each trim an madvise that flushes the other cores' TLBs. A run
+ * of 1024 channels (openers and writers: the recordings' stdio buffers and metadata) made 1567
+ * mprotects on the 2-core VM. Memory padded so is reserved, not touched. Set while this is the
+ * process's only thread, before its heaps are made. */
+#define HEAP_PAD (2 << 20)
+static void pad_heaps(void) {
+#ifdef M_TOP_PAD
+  mallopt(M_TOP_PAD, HEAP_PAD);
+  mallopt(M_TRIM_THRESHOLD, 2 * HEAP_PAD);
+#endif
+}
+
 /* Removes repeated channels from the list (keeping the first), so that no two outputs write
  * one file; returns how many were dropped. */
 static size_t dedupe(unsigned *list, size_t *n, unsigned K) {
@@ -474,11 +492,19 @@ typedef struct {
   int taken;
 } thread_use;
 
+/* The CPU time in ms of the calling thread (who = RUSAGE_THREAD) or of the process
+ * (RUSAGE_SELF), from the scheduler's clock: getrusage's lags by up to a tick for a running
+ * thread (a thread's reading around one execute call would be wrong by as much). */
+static double cpu_ms(int who) {
+  struct timespec ts;
+  clock_gettime(who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 static void take_use(thread_use *u, int who) {
   struct rusage ru;
   if (getrusage(who, &ru) != 0) return;
-  u->cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-              (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
+  u->cpu_ms = cpu_ms(who);
   u->faults = ru.ru_minflt;
   u->waits = ru.ru_nvcsw;
   u->preempted = ru.ru_nivcsw;
@@ -600,13 +626,6 @@ typedef struct {
 } slot_head;
 #define SLOT_ROWS 64 /* the rows start here, after the head, 64-byte aligned */
 
-/* This thread's CPU time in ms (POLYRX_TIMING). */
-static double thread_cpu_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 /* A clock in ms for POLYRX_TIMING's sums (0 without it: no clock read). */
 static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
 
@@ -656,11 +675,12 @@ static void print_timing(const run_state *r) {
   fprintf(stderr,
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
           "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
-          "slot %llu (%.1f ms), recordings finished by the main thread %.1f\n",
+          "slot %llu (%.1f ms), the writers after compute's end %.1f, recordings finished by "
+          "the main thread %.1f\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
           r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
           r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
-          r->pipe_res.ms_compute_wait_out, r->ms_close_io);
+          r->pipe_res.ms_compute_wait_out, r->pipe_res.ms_writers_after, r->ms_close_io);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -969,6 +989,7 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
+#define OPENER_STACK ((size_t)1 << 20)
 #define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
@@ -1080,11 +1101,20 @@ static int open_outputs(run_state *r) {
     r->op[i].r = r;
     r->op[i].i = i;
   }
+  /* the openers' stacks small enough to stay in the C library's cache of stacks when joined
+   * (as the pipeline's threads: src/pipeline/pipeline.c, STAGE_STACK) */
+  pthread_attr_t attr;
+  pthread_attr_t *ap = r->open_threaded && pthread_attr_init(&attr) == 0 ? &attr : NULL;
+  if (ap && pthread_attr_setstacksize(ap, OPENER_STACK) != 0) {
+    pthread_attr_destroy(ap);
+    ap = NULL;
+  }
   for (int i = 0; i < r->n_openers; i++) {
     opener_state *op = &r->op[i];
-    op->started = r->open_threaded && pthread_create(&op->thread, NULL, opener, op) == 0;
+    op->started = r->open_threaded && pthread_create(&op->thread, ap, opener, op) == 0;
     if (!op->started) opener(op);
   }
+  if (ap) pthread_attr_destroy(ap);
   return r->open_failed && !r->open_threaded ? 1 : -1;
 }
 
@@ -1111,12 +1141,12 @@ static double *slot_sums(const run_state *r, const void *slot) {
 static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char *rows,
                            size_t *filled, const char *what) {
   size_t n_out = 0;
-  double t = tick(r), c = r->tm.on ? thread_cpu_ms() : 0;
+  double t = tick(r), c = r->tm.on ? cpu_ms(RUSAGE_THREAD) : 0;
   unsigned char *at = rows + *filled * r->row_osz;
   prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
   r->ms_exec += tick(r) - t;
-  if (r->tm.on) r->ms_exec_cpu += thread_cpu_ms() - c;
+  if (r->tm.on) r->ms_exec_cpu += cpu_ms(RUSAGE_THREAD) - c;
   if (st) {
     r->fatal = r->chan_error = 1;
     cli_status_error(CMD, what, st);
@@ -1891,6 +1921,7 @@ int cmd_channelize(int argc, char **argv) {
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) reserve_descriptors(&r.o); /* while this is the process's only thread */
+  if (rc < 0) pad_heaps();
   if (rc < 0) rc = setup_input(&r);
   /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
    * input's map is made (its mapping and threads: the driver's start holds the process's mapping

@@ -565,7 +565,7 @@ static prx_status slow_write(void *ctx, int w, const void *out, size_t n, uint64
 
 /* The result counts compute's sleeps and their time: a slow writer makes compute wait for slots
  * (about one wait per block beyond the slots in flight, each for most of a write), a slow reader
- * for input; the time is within the run's. */
+ * for input; the time is within the run's; and the writers' time after compute's end. */
 static void test_compute_waits(void) {
   const int blocks = 40, us = 2000;
   for (int slow_writer = 0; slow_writer < 2; slow_writer++) {
@@ -596,6 +596,11 @@ static void test_compute_waits(void) {
     /* the other wait: the slow stage is not counted there */
     double other = slow_writer ? r.ms_compute_wait_in : r.ms_compute_wait_out;
     CHECK(other < waited / 2, "%s: %.1f ms of the other wait against %.1f", what, other, waited);
+    /* a slow writer still has the last slot (the flush's, at least) to write when compute ends:
+     * the writers' time after compute's end holds at least most of one write */
+    if (slow_writer)
+      CHECK(r.ms_writers_after >= 0.5 * us * 1e-3 && r.ms_writers_after <= ms,
+            "slow writer: %.2f ms after compute's end in a run of %.1f ms", r.ms_writers_after, ms);
   }
 }
 static void *idle_thread(void *arg) { /* a worker pool's thread: made with the caller's mask */

@@ -27,6 +27,13 @@
 #include <string.h>
 
 #define MSG_SIZE 512
+/* The stages' threads get stacks of this size instead of the C library's default (8 MiB, the
+ * stack limit): glibc keeps up to 40 MiB of joined threads' stacks for the next threads and
+ * unmaps the rest at the join, each unmap a TLB shoot-down on every core the process ran on (an
+ * interrupt through the hypervisor on a KVM guest); a reader and 8 writers at 1 MiB stay in that
+ * cache. The stages' callbacks (reading, packing, stdio and the SigMF writers' metadata) use a
+ * few tens of KiB. */
+#define STAGE_STACK ((size_t)1 << 20)
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
 
 /* A thread's place to sleep: waiting is set while it sleeps (or is about to). */
@@ -667,18 +674,25 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
      * stop signals and the reader unblocks them, so that they interrupt its blocking read */
     if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
     void *(*reader_fn)(void *) = s.multi ? multi_reader_main : reader_main;
+    pthread_attr_t attr;
+    pthread_attr_t *ap = pthread_attr_init(&attr) == 0 ? &attr : NULL;
+    if (ap && pthread_attr_setstacksize(ap, STAGE_STACK) != 0) {
+      pthread_attr_destroy(ap);
+      ap = NULL;
+    }
     for (; wa && ra && wt && rt && readers_started < s.n_readers; readers_started++) {
       ra[readers_started].p = &s;
       ra[readers_started].i = readers_started;
       void *arg = s.multi ? (void *)&ra[readers_started] : (void *)&s;
-      if (pthread_create(&rt[readers_started], NULL, reader_fn, arg)) break;
+      if (pthread_create(&rt[readers_started], ap, reader_fn, arg)) break;
     }
     int reader_started = rt && readers_started == s.n_readers;
     for (; reader_started && writers_started < s.n_writers; writers_started++) {
       wa[writers_started].p = &s;
       wa[writers_started].i = writers_started;
-      if (pthread_create(&wt[writers_started], NULL, writer_main, &wa[writers_started])) break;
+      if (pthread_create(&wt[writers_started], ap, writer_main, &wa[writers_started])) break;
     }
+    if (ap) pthread_attr_destroy(ap);
     if (!reader_started || writers_started < s.n_writers) {
       pthread_mutex_lock(&s.mu);
       prx_fail(PRX_ERR_NOMEM, "pipeline: cannot start its threads");
@@ -691,8 +705,16 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     } else {
       compute_loop(&s);
     }
+    double t_computed = prx_now();
     for (int i = 0; i < readers_started; i++) pthread_join(rt[i], NULL);
+    /* compute and the readers are done with the input blocks: they are freed while the writers
+     * finish their last slots (a command's recordings, at the stream's end) */
+    for (int i = 0; i < s.in_depth; i++) {
+      buf_free(cfg, s.in[i]);
+      s.in[i] = NULL;
+    }
     for (int w = 0; w < writers_started; w++) pthread_join(wt[w], NULL);
+    s.res.ms_writers_after = (prx_now() - t_computed) * 1e3;
     if (cfg->stop_signals) pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     prx_free(wa);
     prx_free(ra);

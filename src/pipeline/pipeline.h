@@ -175,6 +175,9 @@ typedef struct {
    * wall time in ms (the clock is read only around a sleep) */
   uint64_t compute_waits_in, compute_waits_out;
   double ms_compute_wait_in, ms_compute_wait_out;
+  /* wall ms from the compute stage's end to the last writer's (a command's recordings finished
+   * after their last slot) */
+  double ms_writers_after;
 } prx_pipe_result;
 
 /* Runs the pipeline to its end (see the top of this file). Returns the first error (its
