@@ -222,6 +222,24 @@ static uint64_t mf_hash(const bench_bufs *b, const qpsk_mf_block *mb, size_t nb,
   return h;
 }
 
+/* FNV-1a of out's bits (each block's 2 n bytes in its channel's row) after one launch of mf and
+ * one of out on the blocks mb, ob: equal under two modules whose decisions keep every bit */
+static uint64_t out_hash(const bench_bufs *b, const qpsk_mf_block *mb, const qpsk_out_block *ob,
+                         size_t nb, unsigned C) {
+  uint8_t *bits = malloc(b->bits_stride * C);
+  uint64_t h = TEST_FNV_BASIS;
+  if (!bits || launch(b, K_MF) || launch(b, K_OUT) ||
+      cudaMemcpy(bits, b->bits, b->bits_stride * C, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    free(bits);
+    return 0;
+  }
+  for (size_t i = 0; i < nb; i++)
+    h = test_fnv1a(h, bits + (i / NB) * b->bits_stride + 2 * ob[i].out0,
+                   2 * (size_t)(mb[i].t.k1 - mb[i].t.k0));
+  free(bits);
+  return h;
+}
+
 int main(int argc, char **argv) {
   int profile = 0;
   for (int i = 1; i < argc; i++)
@@ -370,6 +388,7 @@ int main(int argc, char **argv) {
         t[K_X4CFO] = time_it(&b, K_X4CFO);
         uint64_t hash[3]; /* mf's symbols: one run a block, the bank's runs, mixed */
         hash[0] = mf_hash(&b, mb, nb, Lmax);
+        const uint64_t ohash = out_hash(&b, mb, ob, nb, C);
         /* the matched filter without the padded window and the pre-filter without the
          * register blocking, for the comparison */
         st.mf_pad = 0;
@@ -472,9 +491,10 @@ int main(int argc, char **argv) {
           printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
         }
-        printf(
-            ",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\"}\n",
-            (unsigned long long)hash[0], (unsigned long long)hash[1], (unsigned long long)hash[2]);
+        printf(",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\","
+               "\"out_hash\":\"%016llx\"}\n",
+               (unsigned long long)hash[0], (unsigned long long)hash[1],
+               (unsigned long long)hash[2], (unsigned long long)ohash);
         fflush(stdout);
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)

@@ -797,6 +797,8 @@ int main(void) {
   run_case(16.0 / 3.0, 1, 0, 1, 1, 512, 28);
   /* blocks of ~1024 symbols: sps 4's quads two passes a thread (the loop of qpsk_mf4_kernel) */
   run_case(4.0, 0, 0, 1, 0, 1024, 35);
+  /* and differential bits over them: out's second turn takes its first step from the first's */
+  run_case(16.0 / 3.0, 0, 1, 1, 0, 1024, 36);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);
