@@ -1056,12 +1056,14 @@ __global__ void __launch_bounds__(STAGE_THREADS)
  * thread a record; sub-block j's value and centre (qpsk_oms_value) by one thread a (record, j),
  * flattened over the records so that every lane has one, the slots past nsub zeroed beside them;
  * lag l's drift correlation by one thread a (record, l), its terms added in the order of j as
- * qpsk_om_combine adds them (the complete sub-blocks j >= 2^l). */
+ * qpsk_om_combine adds them (the complete sub-blocks j >= 2^l). Bounded to 32 registers (8 thread
+ * blocks a multiprocessor): the 1024 thread blocks of 1024 channels x 16 blocks run in one wave. */
 #define OM_SUMS_RECS 16
 #define OM_SUMS_THREADS 256
+#define OM_SUMS_MIN_BLOCKS 8
 #define OM_SUMS_WORDS (sizeof(qpsk_om_out) / sizeof(double))
 static_assert(sizeof(qpsk_om_out) % sizeof(double) == 0, "om_sums copies records as doubles");
-__global__ void __launch_bounds__(OM_SUMS_THREADS)
+__global__ void __launch_bounds__(OM_SUMS_THREADS, OM_SUMS_MIN_BLOCKS)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out) {
