@@ -18,12 +18,11 @@ extern "C" {
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
 /* pre with the O&M sums (its shared memory: the window and one slot per chunk of 16 outputs,
- * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) five thread blocks a
- * multiprocessor (48 registers), else four (64 registers: under 48 the step-4/3 kernel spills;
- * H200, bench/GPU_NOTES.md, s10/gpo: the faster of four and five for each) */
-#ifndef STAGE_PRE_OM_MIN_BLOCKS
-#define STAGE_PRE_OM_MIN_BLOCKS 5
-#endif
+ * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) six thread blocks a
+ * multiprocessor (40 registers, a few spilled: faster than five under 48 without a spill), else
+ * four (64 registers: under 48 the step-4/3 kernel spills; H200, bench/GPU_NOTES.md, s10/gpo and
+ * s13/gpo5) */
+#define STAGE_PRE_OM_MIN_BLOCKS 6
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
@@ -68,29 +67,13 @@ __device__ __forceinline__ prx_cf32 dot_f2(const float2 *__restrict__ t, const f
   return r;
 }
 
-/* the input sums' reduction with one barrier (qpsk_pre_kernel) */
-#ifndef PRE_ONE_BAR
-#define PRE_ONE_BAR 1
-#endif
-/* pre_om's end by warps where its sub-blocks allow (qpsk_pre_kernel) */
-#ifndef PRE_WARP_END
-#define PRE_WARP_END 1
-#endif
-/* om_tile's groups of four outputs unrolled (their loads in flight together) */
-#ifndef OM_TILE_UNROLL
-#define OM_TILE_UNROLL 4
-#endif
-static constexpr int om_tile_unroll = OM_TILE_UNROLL;
-
 /* A pre thread block's window [lo, hi) and own samples [own0, own1) (qpsk_pre_ranges), and for
- * the sliding filters the grid's phase ph and the window's shift e (qpsk_pre_kernel's pre_layout):
- * with PRE_TAB computed by the launcher (pre_blk_of, the same integer positions and double counts
- * as on the device) for each block of a launch, at most PRE_TAB_MAX blocks a channel a launch
- * (more take several); else by every thread of the block (three 64-bit divisions, the double
- * counts: ~10 % of pre_om's instructions at sps 4). */
-#ifndef PRE_TAB
-#define PRE_TAB 1
-#endif
+ * the sliding filters the grid's phase ph and the window's shift e (qpsk_pre_kernel's pre_layout),
+ * computed by the launcher (pre_blk_of: the same integer positions and double counts as on the
+ * device) for each block of a launch, at most PRE_TAB_MAX blocks a channel a launch (a span of
+ * more takes several launches; a test build with a smaller PRE_TAB_MAX runs that path): every
+ * thread of every warp would otherwise find them (three 64-bit divisions, the double counts:
+ * ~10 % of pre_om's instructions at sps 4). */
 #ifndef PRE_TAB_MAX
 #define PRE_TAB_MAX 32
 #endif
@@ -129,11 +112,11 @@ typedef struct {
   float taps[QPSK_SLIDE_TAPS]; /* its taps (qpsk_stages.pre_taps): constant operands */
   unsigned om_cj;              /* OM kernels, sliding: the chunks a sub-block (qpsk_om_chunks) */
   unsigned kb;                 /* the launch's first block of the span (grid x: kb + blockIdx.x) */
-  pre_blk tab[PRE_TAB_MAX];    /* PRE_TAB: block kb + blockIdx.x's at tab[blockIdx.x] */
+  pre_blk tab[PRE_TAB_MAX];    /* block kb + blockIdx.x's at tab[blockIdx.x] */
 } pre_args;
 
-/* block b's pre_blk (slide: the launch's sliding filter) */
-__host__ __device__ static inline pre_blk pre_blk_of(const pre_args &a, int64_t b, int slide) {
+/* block b's pre_blk (slide: the launch's sliding filter), on the host */
+static pre_blk pre_blk_of(const pre_args &a, int64_t b, int slide) {
   pre_blk t = {0, 0, 0, 0, 0, 0};
   int64_t hi, own0, own1;
   qpsk_pre_ranges(b, a.L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &t.lo, &hi, &own0, &own1);
@@ -333,7 +316,7 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
    * outputs' end) without a test per output */
   double e[2][3] = {{0, 0, 0}, {0, 0, 0}};
   auto sum = [&](int l, int h) {
-#pragma unroll om_tile_unroll
+#pragma unroll
     for (int g = 0; g < QPSK_OM_CHUNK; g += 4) {
       prx_cf32 z[4];
       if constexpr (PAIRS) {
@@ -385,11 +368,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   const unsigned c = blockIdx.y, blk = a.kb + blockIdx.x;
   const int64_t b = a.b0 + blk, L = a.L;
   const int64_t m0 = 4 * b * L - QPSK_GM, ng = 4 * L + 2 * QPSK_GM;
-#if PRE_TAB
   const pre_blk tb = a.tab[blockIdx.x];
-#else
-  const pre_blk tb = pre_blk_of(a, b, a.slide);
-#endif
   const int64_t lo = tb.lo, hi = lo + tb.nw, own0 = lo + tb.o0, own1 = lo + tb.o1;
   double m[4] = {0, 0, 0, 0};
   unsigned bad = 0;
@@ -407,7 +386,6 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   }
   stage_pre_window<HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI>(a, c, lo, hi, own0, own1, y, win,
                                                                  m, &bad);
-#if PRE_ONE_BAR
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
    * partial sum) and the non-finite count as integers, one barrier, after which the window is
    * complete too */
@@ -440,20 +418,6 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     a.mom[4 * out + 3] = (double)n;
     a.nonfinite[out] = nb;
   }
-#else
-  block_sum<4>(m, scratch);
-  for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
-  __shared__ unsigned bad_w[STAGE_THREADS / 32];
-  if ((threadIdx.x & 31) == 0) bad_w[threadIdx.x >> 5] = bad;
-  __syncthreads(); /* the window and the partial sums are complete */
-  const size_t out = (size_t)c * a.nblk + blk;
-  if (threadIdx.x == 0) {
-    unsigned nb = 0;
-    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) nb += bad_w[w];
-    for (int q = 0; q < 4; q++) a.mom[4 * out + q] = m[q];
-    a.nonfinite[out] = nb;
-  }
-#endif
   prx_cf32 *g = a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
@@ -611,7 +575,6 @@ __global__ void __launch_bounds__(STAGE_THREADS,
      * om_tile), its groups' in the order of G (the blocked unit-step filter), else over the
      * warps' steps */
     double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
-#if PRE_WARP_END
     /* the sliding filters in one step whose sub-blocks' chunks lie each in one warp (om_tile's
      * chunk i in thread i; at L 512 eight chunks a sub-block, four sub-blocks a warp): each warp
      * adds up its own sub-blocks' chunks, no barrier for the block */
@@ -628,7 +591,6 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       }
       return;
     }
-#endif
     __syncthreads();
     for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
       const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
@@ -1499,12 +1461,10 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.tri = tri;
   a.slide = slide;
   if (slide != PRE_SLIDE_NONE) memcpy(a.taps, s->pre_taps, sizeof a.taps);
-  const unsigned most = PRE_TAB ? PRE_TAB_MAX : s->nblk;
-  for (unsigned kb = 0; kb < s->nblk; kb += most) {
-    const unsigned nb = s->nblk - kb < most ? s->nblk - kb : most;
+  for (unsigned kb = 0; kb < s->nblk; kb += PRE_TAB_MAX) {
+    const unsigned nb = s->nblk - kb < PRE_TAB_MAX ? s->nblk - kb : PRE_TAB_MAX;
     a.kb = kb;
-    if (PRE_TAB)
-      for (unsigned k = 0; k < nb; k++) a.tab[k] = pre_blk_of(a, b0 + kb + k, slide);
+    for (unsigned k = 0; k < nb; k++) a.tab[k] = pre_blk_of(a, b0 + kb + k, slide);
     dim3 g(nb, s->C);
     pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
                   om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om, slide), stream>>>(a);
