@@ -192,6 +192,12 @@ typedef struct {
 #else
 #define QPSK_SR_SYNC() ((void)0)
 #endif
+/* a loop of constant trip count unrolled on the GPU (its arrays indexed by constants) */
+#ifdef __CUDA_ARCH__
+#define QPSK_SR_UNROLL _Pragma("unroll")
+#else
+#define QPSK_SR_UNROLL
+#endif
 #define QPSK_SR_OWN(tm, t) ((unsigned)((t) % (tm)->n) == (tm)->lane)
 
 /* every block's O&M sum referred to its centre with the slope e, into the team's om */
@@ -224,11 +230,14 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
     tb[t].om[1] = o[1];
     tb[t].om_en = en;
     if (om[t].om_n < 2.0 * L && (have || t > 0)) {
-      const double *om_p = t > 0 ? tm->om + 2 * (t - 1) : om_prev;
+      /* (the values chosen, not a pointer to either: on the GPU a pointer that may point into
+       * the lane's state would keep that state in local memory) */
+      const double p0 = t > 0 ? tm->om[2 * (t - 1)] : om_prev[0];
+      const double p1 = t > 0 ? tm->om[2 * (t - 1) + 1] : om_prev[1];
       const double en_p = t > 0 ? tm->en[t - 1] : en_prev;
       double a = -2 * QPSK_SR_PI * e * L, c = cos(a), s = sin(a);
-      o[0] += om_p[0] * c - om_p[1] * s;
-      o[1] += om_p[0] * s + om_p[1] * c;
+      o[0] += p0 * c - p1 * s;
+      o[1] += p0 * s + p1 * c;
       en += en_p;
     }
     const double th = qpsk_sr_om_tau(o);
@@ -339,8 +348,12 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
   for (int l = 0; l < QPSK_LAGS; l++) C[l][0] = C[l][1] = 0;
   unsigned full = 0;
   for (size_t t = 0; t < nb; t++) full += om[t].om_n >= 4.0 * L;
-  /* each lag's sums over the blocks in their order, in registers (the GPU's k is local memory) */
-  for (unsigned l = 0; l < cf->nlags; l++) {
+  /* each lag's sums over the blocks in their order. The lag loops run to the constant QPSK_LAGS
+   * and stop at nlags, unrolled on the GPU, so that C and corr_prev are indexed by constants there
+   * and stay in registers (a run-time index puts the clock and the state in local memory) */
+  QPSK_SR_UNROLL
+  for (unsigned l = 0; l < QPSK_LAGS; l++) {
+    if (l >= cf->nlags) break;
     double c0 = 0, c1 = 0;
     for (size_t t = 0; t < nb; t++) {
       c0 += om[t].corr[l][0];
@@ -350,14 +363,17 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
     C[l][1] = c1;
   }
   if (2 * full < cf->B && q->have_e) {
-    for (unsigned l = 0; l < cf->nlags; l++) {
+    QPSK_SR_UNROLL
+    for (unsigned l = 0; l < QPSK_LAGS; l++) {
+      if (l >= cf->nlags) break;
       C[l][0] += q->corr_prev[l][0];
       C[l][1] += q->corr_prev[l][1];
     }
   }
   double ec = q->e_prev;
-  for (unsigned l = 0; l < cf->nlags; l++) {
-    if (C[l][0] == 0 && C[l][1] == 0) break;
+  QPSK_SR_UNROLL
+  for (unsigned l = 0; l < QPSK_LAGS; l++) {
+    if (l >= cf->nlags || (C[l][0] == 0 && C[l][1] == 0)) break;
     double lag = (double)(1u << l) * cf->Ls, ph = atan2(C[l][1], C[l][0]);
     double pred = -2 * QPSK_SR_PI * ec * lag;
     double e = l == 0 ? -ph / (2 * QPSK_SR_PI * lag)
@@ -367,12 +383,15 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
   /* the chain's result, no drift and the previous span's drift, each refined between blocks:
    * the one whose O&M line adds up most coherently over the span (the periodogram's maximum)
    * wins; at Es/N0 near 0 dB the chain's first lag can be wrong where a small offset is not */
-  double cand[3] = {ec, 0, q->e_prev}, best = -1;
+  const double cand0 = ec;
+  double best = -1;
   unsigned nc = q->have_e ? 3 : 2;
   for (unsigned c = 0; c < nc; c++) {
+    /* (the candidates ec, 0, e_prev chosen by value: no array, none in local memory) */
+    const double cc = c == 0 ? cand0 : c == 1 ? 0 : q->e_prev;
     /* a candidate within a quarter of the refinement's range of the first ends where it does */
-    if (c > 0 && fabs(cand[c] - cand[0]) < 0.25 / L) continue;
-    double m, e = qpsk_sr_refine(cf, om, b0, nb, cand[c], &m, tm);
+    if (c > 0 && fabs(cc - cand0) < 0.25 / L) continue;
+    double m, e = qpsk_sr_refine(cf, om, b0, nb, cc, &m, tm);
     if (m > best) {
       best = m;
       ec = e;
@@ -665,22 +684,49 @@ QPSK_HD void qpsk_sr_level_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, in
   const qpsk_sr_team tm = {0, 1, NULL, NULL, NULL};
   qpsk_sr_level_in(cf, c, nb, s, g_hi, mom + 4 * c * nb, st, sp, omi, &tm);
 }
+/* The fields of the carried state that the timing pass and qpsk_sr_records read and write, copied
+ * one by one from s to d: the GPU's lanes then hold their copies in registers (a whole record's
+ * copy is a loop of words there, which keeps every lane's copy in local memory) */
+QPSK_HD void qpsk_sr_timing_fields(qpsk_serial_state *d, const qpsk_serial_state *s) {
+  d->have_prev = s->have_prev;
+  d->have_e = s->have_e;
+  d->have_clock = s->have_clock;
+  d->range_prev = s->range_prev;
+  d->tau_prev = s->tau_prev;
+  d->e_prev = s->e_prev;
+  d->om_prev[0] = s->om_prev[0];
+  d->om_prev[1] = s->om_prev[1];
+  d->en_prev = s->en_prev;
+  QPSK_SR_UNROLL
+  for (int l = 0; l < QPSK_LAGS; l++) {
+    d->corr_prev[l][0] = s->corr_prev[l][0];
+    d->corr_prev[l][1] = s->corr_prev[l][1];
+  }
+  d->k_end_prev = s->k_end_prev;
+  d->hist_r = s->hist_r;
+  d->hist_n = s->hist_n;
+}
 /* (channel c's O&M records omc and timing records tbc given apart: the GPU's kernel passes its
- * copies in shared memory) */
+ * copies in shared memory). The state and the span record are each lane's own copies of the fields
+ * the pass uses (qpsk_sr_timing_fields; the span's e and out_range), written back by lane 0 */
 QPSK_HD void qpsk_sr_timing_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
                                int flushing, int64_t n_total, const qpsk_om_out *omc,
                                qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tbc,
                                qpsk_mf_block *mb, int64_t *w0, int64_t *ops, qpsk_cfo_in *cfi,
                                const qpsk_sr_team *tm) {
-  qpsk_serial_state q = st[c];
-  qpsk_serial_span r = sp[c];
+  qpsk_serial_state q;
+  qpsk_sr_timing_fields(&q, &st[c]);
+  qpsk_serial_span r;
+  r.e = sp[c].e;
+  r.out_range = sp[c].out_range;
   const size_t o = c * nb;
   qpsk_sr_timing(cf, &q, omc, b0, nb, flushing, n_total, tbc, &r, tm);
   qpsk_sr_records(cf, &q, tbc, b0, nb, &r, mb + o, w0 + o, ops + 3 * c, cfi + c, tm);
   QPSK_SR_SYNC(); /* (every lane has read the state before lane 0 rewrites it) */
   if (tm->lane == 0) {
-    st[c] = q;
-    sp[c] = r;
+    qpsk_sr_timing_fields(&st[c], &q);
+    sp[c].e = r.e;
+    sp[c].out_range = r.out_range;
   }
 }
 QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,

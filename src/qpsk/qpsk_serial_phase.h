@@ -180,6 +180,7 @@ typedef struct {
   int n;                  /* its symbols */
   unsigned k;             /* the noise window's entries of the span up to this block */
   unsigned vblk;          /* the k-th such entry's block (entry k of the span at [k]) */
+  unsigned flags;         /* qpsk_ph_own's flags (the chain adds its own to them) */
   unsigned char ok, cand, full, tjump, wok, pad[3];
 } qpsk_ph_scratch;
 /* the channel's: the chain's state after the span (lane 0's) */
@@ -216,6 +217,15 @@ QPSK_HD qpsk_sums qpsk_ph_sums_at(const double *s) {
   return r;
 }
 
+/* the fields of the state that qpsk_ph_chain reads and writes, from s to d */
+QPSK_HD void qpsk_ph_chain_fields(qpsk_phase_state *d, const qpsk_phase_state *s) {
+  d->have = s->have;
+  d->present_prev = s->present_prev;
+  d->phi_prev = s->phi_prev;
+  d->sig_prev = s->sig_prev;
+  d->noise_prev = s->noise_prev;
+}
+
 /* Step `step` of channel c's pass by lane `lane` of n (scr: nb blocks, tl: the channel's) */
 QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, unsigned lane,
                                unsigned n, qpsk_ph_scratch *scr, qpsk_ph_tail *tl) {
@@ -240,6 +250,7 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       b->ph = qpsk_ph_vv(a->L, t > 0 || st->have, &in.sums, &prev);
       b->ok = (unsigned char)qpsk_ph_noise_ok(&in.sums);
       b->cand = (unsigned char)qpsk_ph_own(&in, &a->po[o + t]);
+      b->flags = a->po[o + t].flags;
       b->full = in.sums.n >= 0.5 * a->L;
       b->tjump = fabs(in.tres) > 0.25;
       const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
@@ -278,26 +289,37 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
     break;
   case 3: /* lane 0: the chain, the output offsets */
     if (lane == 0) {
-      qpsk_phase_state q = *st;
+      /* the chain's fields in the lane's own copy (registers on the GPU), the state after the
+       * span built in the channel's tail (shared memory on the GPU), where the noise ring's
+       * entries go by a run-time slot */
+      qpsk_phase_state q;
+      qpsk_ph_chain_fields(&q, st);
       int64_t out = a->first ? 0 : a->off[c];
       for (size_t t = 0; t < nb; t++) {
         qpsk_ph_scratch *b = &scr[t];
-        qpsk_phase_out *r = &a->po[o + t];
-        qpsk_ph_chain(&q, b->ph, b->cand, b->full, b->tjump, b->wok, b->wsig, b->wnoise, r);
-        b->phi = r->phi;
-        b->sig = r->sig;
-        b->noise = r->noise;
+        /* the chain's fields of the block's results in the lane's copy (its flags from the
+         * scratch, not read back from the results in global memory), then stored */
+        qpsk_phase_out r;
+        r.flags = b->flags;
+        qpsk_ph_chain(&q, b->ph, b->cand, b->full, b->tjump, b->wok, b->wsig, b->wnoise, &r);
+        qpsk_phase_out *ro = &a->po[o + t];
+        ro->phi = b->phi = r.phi;
+        ro->sig = b->sig = r.sig;
+        ro->noise = b->noise = r.noise;
+        ro->flags = r.flags;
         a->ob[o + t].out0 = out;
         out += b->n;
       }
+      qpsk_phase_state *tq = &tl->q;
+      *tq = *st;
+      qpsk_ph_chain_fields(tq, &q);
       /* the noise ring after the span: its last QPSK_NOISE_BLOCKS entries in their slots */
       const unsigned K = nb > 0 ? scr[nb - 1].k : 0;
       for (unsigned e = K > QPSK_NOISE_BLOCKS ? K - QPSK_NOISE_BLOCKS : 0; e < K; e++)
-        q.noise_ring[(q.noise_count + e) % QPSK_NOISE_BLOCKS] =
+        tq->noise_ring[(tq->noise_count + e) % QPSK_NOISE_BLOCKS] =
             qpsk_ph_sums_at(a->sums + 5 * (o + scr[e].vblk));
-      q.noise_count += K;
-      if (nb > 0) q.sums_prev = qpsk_ph_sums_at(a->sums + 5 * (o + nb - 1));
-      tl->q = q;
+      tq->noise_count += K;
+      if (nb > 0) tq->sums_prev = qpsk_ph_sums_at(a->sums + 5 * (o + nb - 1));
       tl->out = out;
     }
     break;

@@ -80,6 +80,46 @@ __device__ static void twiddle_tab(const float2 *tab, float half_nfft, float x, 
   *cp = c;
 }
 
+/* L2 eviction priorities for the window's two reads in the peak kernel (the odd bins', then the
+ * runs': the runs need the start that the odd bins decide): the odd bins' loads mark a fraction of
+ * the window's lines evict_last (KEEP_FRACTION, by line: ~34 MB of the 67 MB that 1024 channels of
+ * 8192 values take, under the H200's 50 MB L2 with the spectra passing through), the runs' loads
+ * (the lines' last use) evict_first, so that the runs find the marked lines in L2 and read the rest
+ * from DRAM, instead of every line twice. Hints only: the values are the same (H200: the stage
+ * 1-3 us faster a span at 1024 channels, less than the bytes promise; bench/GPU_NOTES.md). */
+#define KEEP_FRACTION "0.5"
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+__device__ static uint64_t l2_keep() {
+  uint64_t p;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, " KEEP_FRACTION ";" : "=l"(p));
+  return p;
+}
+__device__ static uint64_t l2_drop() {
+  uint64_t p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ static float4 ld_hint(const float4 *a, uint64_t pol) {
+  float4 v;
+  asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(a), "l"(pol));
+  return v;
+}
+__device__ static float2 ld_hint(const float2 *a, uint64_t pol) {
+  float2 v;
+  asm("ld.global.L2::cache_hint.v2.f32 {%0, %1}, [%2], %3;"
+      : "=f"(v.x), "=f"(v.y)
+      : "l"(a), "l"(pol));
+  return v;
+}
+#else /* (no cache policies before sm_80: plain loads) */
+__device__ static uint64_t l2_keep() { return 0; }
+__device__ static uint64_t l2_drop() { return 0; }
+__device__ static float4 ld_hint(const float4 *a, uint64_t) { return *a; }
+__device__ static float2 ld_hint(const float2 *a, uint64_t) { return *a; }
+#endif
+
 /* qpsk_odd_bins_pairs's sums (one thread's share: pairs j = threadIdx.x, + PEAK_THREADS, ...,
  * in batches of ODD_BATCH) for nfft a power of two (cfo_setup checks it): the window read as
  * 16-byte words, each two values (pair j: the values at 2j - h and 2j - h + 1, h = 1 where the
@@ -101,6 +141,7 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsign
   const unsigned h = (unsigned)(((uintptr_t)w / sizeof(float2)) & 1), np = (n + h + 1) / 2;
   const float4 *w4 = (const float4 *)(w - h);
   const float2 *w2 = (const float2 *)w;
+  const uint64_t keep = l2_keep();
   prx_cf32 ra = twiddle_at(tab, half_nfft, mm, 1, nfft),
            rb = twiddle_at(tab, half_nfft, mp, 1, nfft);
   if (h) {
@@ -120,7 +161,7 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsign
       if (j >= np)
         vb[u] = make_float4(0, 0, 0, 0);
       else if (t >= 0 && (unsigned)t + 1 < n)
-        vb[u] = w4[j];
+        vb[u] = ld_hint(w4 + j, keep);
       else {
         const float2 x0 = t >= 0 ? w2[t] : make_float2(0, 0),
                      x1 = (unsigned)(t + 1) < n ? w2[t + 1] : make_float2(0, 0);
@@ -192,6 +233,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
   const float2 *w2 = (const float2 *)win;
   const float4 *w4 = (const float4 *)win;
   const bool wide = ((uintptr_t)win & 15) == 0;
+  const uint64_t drop = l2_drop();
   for (size_t g0 = 0; g0 < m; g0 += PEAK_THREADS) {
     const size_t g = g0 + threadIdx.x, k0 = g * QPSK_REFINE_D;
     const size_t len = g >= m ? 0 : k0 + QPSK_REFINE_D <= n ? QPSK_REFINE_D : n - k0;
@@ -208,7 +250,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
           const unsigned i = threadIdx.x + u * PEAK_THREADS;
           const size_t k =
               (g0 + i / (RUN_TILE / 2)) * QPSK_REFINE_D + l0 + 2 * (i % (RUN_TILE / 2));
-          const float4 x = k + 1 < n ? w4[k / 2]
+          const float4 x = k + 1 < n ? ld_hint(w4 + k / 2, drop)
                            : k < n   ? make_float4(w2[k].x, w2[k].y, 0, 0)
                                      : make_float4(0, 0, 0, 0);
           vb[2 * u] = make_float2(x.x, x.y);
@@ -225,7 +267,7 @@ __device__ static void refine_runs_staged(const prx_cf32 *win, size_t n, size_t 
         for (unsigned u = 0; u < RUN_TILE; u++) {
           const unsigned i = threadIdx.x + u * PEAK_THREADS;
           const size_t k = (g0 + i / RUN_TILE) * QPSK_REFINE_D + l0 + i % RUN_TILE;
-          vb[u] = k < n ? w2[k] : make_float2(0, 0);
+          vb[u] = k < n ? ld_hint(w2 + k, drop) : make_float2(0, 0);
         }
 #pragma unroll
         for (unsigned u = 0; u < RUN_TILE; u++) {
