@@ -260,11 +260,13 @@ static void om_sums_host_check(const qpsk_stages *st, const qpsk_om_in *d_omi,
   free(part);
 }
 
-static void run_case(double sps, int cf16, int diff, int pad, int mix, unsigned L, uint64_t seed) {
+/* NB blocks a channel: more than PRE_TAB_MAX (32) takes pre's launches in parts */
+static void run_case_nb(double sps, int cf16, int diff, int pad, int mix, unsigned L, unsigned NB,
+                        uint64_t seed) {
   test_rng r;
   test_rng_seed(&r, seed);
   stage_case k;
-  const unsigned C = 16, NB = 6;
+  const unsigned C = 16;
   case_make(&k, &r, C, NB, L, sps, cf16, diff);
   if (mix) case_mix(&k, &r);
   const size_t ng = case_ng(&k), nb = (size_t)C * NB;
@@ -597,6 +599,10 @@ static void run_case(double sps, int cf16, int diff, int pad, int mix, unsigned 
   case_free(&k);
 }
 
+static void run_case(double sps, int cf16, int diff, int pad, int mix, unsigned L, uint64_t seed) {
+  run_case_nb(sps, cf16, diff, pad, mix, L, 6, seed);
+}
+
 /* The CFO stage on the GPU for C windows (channel c's n[c] values at w + c w_stride + w0[c], on
  * the host) against the CPU's stage_cfo on the same values: the starts (differing only at a
  * near-tie of two bins or of the 1/8-bin rounding: counted), the CFO within tol Rs. half: the
@@ -871,6 +877,8 @@ int main(void) {
   run_case(4.0, 0, 0, 1, 0, 1024, 35);
   /* and differential bits over them: out's second turn takes its first step from the first's */
   run_case(16.0 / 3.0, 0, 1, 1, 0, 1024, 36);
+  run_case_nb(4.0, 0, 1, 1, 0, 256, 40, 37); /* a span of 40 blocks: pre in two launches */
+  run_case_nb(16.0 / 3.0, 1, 0, 1, 0, 256, 40, 38);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

@@ -18,10 +18,11 @@ extern "C" {
  * compiler's cap: 48 registers; uncapped it takes about 60) */
 #define STAGE_PRE_MIN_BLOCKS 5
 /* pre with the O&M sums (its shared memory: the window and one slot per chunk of 16 outputs,
- * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) five thread blocks a
- * multiprocessor (48 registers), else four (64 registers: under 48 the step-4/3 kernel spills;
- * H200, bench/GPU_NOTES.md, s10/gpo: the faster of four and five for each) */
-#define STAGE_PRE_OM_MIN_BLOCKS 5
+ * ~28 kB at sps 4 and ~40 kB at 16/3, L = 512): at a unit-step grid (BLK) six thread blocks a
+ * multiprocessor (40 registers, a few spilled: faster than five under 48 without a spill), else
+ * four (64 registers: under 48 the step-4/3 kernel spills; H200, bench/GPU_NOTES.md, s10/gpo and
+ * s13/gpo5) */
+#define STAGE_PRE_OM_MIN_BLOCKS 6
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
@@ -66,6 +67,22 @@ __device__ __forceinline__ prx_cf32 dot_f2(const float2 *__restrict__ t, const f
   return r;
 }
 
+/* A pre thread block's window [lo, hi) and own samples [own0, own1) (qpsk_pre_ranges), and for
+ * the sliding filters the grid's phase ph and the window's shift e (qpsk_pre_kernel's pre_layout),
+ * computed by the launcher (pre_blk_of: the same integer positions and double counts as on the
+ * device) for each block of a launch, at most PRE_TAB_MAX blocks a channel a launch (a span of
+ * more takes several launches; a test build with a smaller PRE_TAB_MAX runs that path): every
+ * thread of every warp would otherwise find them (three 64-bit divisions, the double counts:
+ * ~10 % of pre_om's instructions at sps 4). */
+#ifndef PRE_TAB_MAX
+#define PRE_TAB_MAX 32
+#endif
+typedef struct {
+  int64_t lo;
+  int nw, o0, o1; /* hi, own0, own1 less lo */
+  int ph, e;
+} pre_blk;
+
 typedef struct {
   const void *rows;
   size_t stride;
@@ -94,7 +111,29 @@ typedef struct {
   int slide; /* the sliding filter (PRE_SLIDE_UNIT, PRE_SLIDE_TRI) or PRE_SLIDE_NONE */
   float taps[QPSK_SLIDE_TAPS]; /* its taps (qpsk_stages.pre_taps): constant operands */
   unsigned om_cj;              /* OM kernels, sliding: the chunks a sub-block (qpsk_om_chunks) */
+  unsigned kb;                 /* the launch's first block of the span (grid x: kb + blockIdx.x) */
+  pre_blk tab[PRE_TAB_MAX];    /* block kb + blockIdx.x's at tab[blockIdx.x] */
 } pre_args;
+
+/* block b's pre_blk (slide: the launch's sliding filter), on the host */
+static pre_blk pre_blk_of(const pre_args &a, int64_t b, int slide) {
+  pre_blk t = {0, 0, 0, 0, 0, 0};
+  int64_t hi, own0, own1;
+  qpsk_pre_ranges(b, a.L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &t.lo, &hi, &own0, &own1);
+  t.nw = (int)(hi - t.lo);
+  t.o0 = (int)(own0 - t.lo);
+  t.o1 = (int)(own1 - t.lo);
+  if (slide != PRE_SLIDE_NONE) {
+    const int per = slide == PRE_SLIDE_TRI ? 3 : 1;
+    const int64_t m0 = 4 * b * (int64_t)a.L - QPSK_GM;
+    unsigned row;
+    int64_t offp;
+    t.ph = (int)(((m0 % per) + per) % per);
+    qpsk_pre_tap(m0 - t.ph, a.rq, a.r, a.Q, a.c, t.lo, &row, &offp);
+    t.e = (int)-offp;
+  }
+  return t;
+}
 
 /* The layout of pre's window in shared memory: window index t at slot v + k (v >> sh), v = t + e:
  * qpsk_win_slot's pads (0: k 0; QPSK_PAD4: k 1, sh 2; e 0) and, with PRE_PAD_SLIDE,
@@ -311,6 +350,14 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
   for (int q = 0; q < QPSK_OMS; q++) sl[q] = ks >= k0 ? t[q] : sl[q] + t[q];
 }
 
+/* qpsk_om_own_end of this thread block, clamped to its ng outputs (for om_tile's chunks, whose
+ * outputs lie in them): found where it is used rather than held in a register across the filter */
+__device__ __forceinline__ int pre_own_end(const pre_args &a, int64_t ng) {
+  const int64_t b = a.b0 + a.kb + blockIdx.x, L = a.L;
+  const int64_t e = qpsk_om_own_end(4 * b * L - QPSK_GM, L, QPSK_GM, a.g_hi);
+  return (int)(e < 0 ? 0 : e < ng ? e : ng);
+}
+
 template <bool HALF, bool MIX, bool BLK, bool OM>
 __global__ void __launch_bounds__(STAGE_THREADS,
                                   OM ? (BLK ? STAGE_PRE_OM_MIN_BLOCKS : STAGE_PRE_OM3_MIN_BLOCKS)
@@ -318,11 +365,11 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     qpsk_pre_kernel(const __grid_constant__ pre_args a) {
   extern __shared__ __align__(16) float2 win[];
   __shared__ double scratch[(STAGE_THREADS / 32) * 4];
-  const unsigned c = blockIdx.y, blk = blockIdx.x;
+  const unsigned c = blockIdx.y, blk = a.kb + blockIdx.x;
   const int64_t b = a.b0 + blk, L = a.L;
   const int64_t m0 = 4 * b * L - QPSK_GM, ng = 4 * L + 2 * QPSK_GM;
-  int64_t lo, hi, own0, own1;
-  qpsk_pre_ranges(b, L, QPSK_GM, a.sps, a.rq, a.r, a.Q, a.c, a.ntaps, &lo, &hi, &own0, &own1);
+  const pre_blk tb = a.tab[blockIdx.x];
+  const int64_t lo = tb.lo, hi = lo + tb.nw, own0 = lo + tb.o0, own1 = lo + tb.o1;
   double m[4] = {0, 0, 0, 0};
   unsigned bad = 0;
   /* the window's slots: padded one per 4 samples for the register-blocked filters; for the
@@ -330,30 +377,45 @@ __global__ void __launch_bounds__(STAGE_THREADS,
    * -ph: ph of the step-4/3 grid's 3, 0 at the unit step) reads from virtual sample 0 */
   pre_layout y = {0, 0, 0, 0};
   if (BLK || (!OM && a.tri)) y = {QPSK_PAD4, 0, 1, 2};
-  int ph = 0;
+  const int ph = tb.ph;
   if (a.slide != PRE_SLIDE_NONE) {
-    const int per = a.slide == PRE_SLIDE_TRI ? 3 : 1;
-    ph = (int)(((m0 % per) + per) % per);
-    unsigned row;
-    int64_t offp;
-    qpsk_pre_tap(m0 - ph, a.rq, a.r, a.Q, a.c, lo, &row, &offp);
     y.pad = PRE_PAD_SLIDE;
-    y.e = (int)-offp;
+    y.e = tb.e;
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
   stage_pre_window<HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI>(a, c, lo, hi, own0, own1, y, win,
                                                                  m, &bad);
-  block_sum<4>(m, scratch);
-  for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
-  __shared__ unsigned bad_w[STAGE_THREADS / 32];
-  if ((threadIdx.x & 31) == 0) bad_w[threadIdx.x >> 5] = bad;
+  /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
+   * partial sum) and the non-finite count as integers, one barrier, after which the window is
+   * complete too */
+  unsigned cnt = (unsigned)m[3];
+  for (int q = 0; q < 3; q++)
+    for (int o = 16; o > 0; o >>= 1) m[q] += __shfl_down_sync(0xffffffffu, m[q], o);
+  for (int o = 16; o > 0; o >>= 1) {
+    cnt += __shfl_down_sync(0xffffffffu, cnt, o);
+    bad += __shfl_down_sync(0xffffffffu, bad, o);
+  }
+  __shared__ unsigned cnt_w[STAGE_THREADS / 32], bad_w[STAGE_THREADS / 32];
+  if ((threadIdx.x & 31) == 0) {
+    for (int q = 0; q < 3; q++) scratch[(threadIdx.x >> 5) * 3 + q] = m[q];
+    cnt_w[threadIdx.x >> 5] = cnt;
+    bad_w[threadIdx.x >> 5] = bad;
+  }
   __syncthreads(); /* the window and the partial sums are complete */
   const size_t out = (size_t)c * a.nblk + blk;
   if (threadIdx.x == 0) {
-    unsigned nb = 0;
-    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) nb += bad_w[w];
-    for (int q = 0; q < 4; q++) a.mom[4 * out + q] = m[q];
+    unsigned n = 0, nb = 0;
+    for (int q = 0; q < 3; q++) {
+      double v = 0;
+      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) v += scratch[w * 3 + q];
+      a.mom[4 * out + q] = v;
+    }
+    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) {
+      n += cnt_w[w];
+      nb += bad_w[w];
+    }
+    a.mom[4 * out + 3] = (double)n;
     a.nonfinite[out] = nb;
   }
   prx_cf32 *g = a.grid + out * (size_t)ng;
@@ -403,8 +465,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
          * output of the step: QPSK_GM, the sub-blocks and the steps multiples of 4) */
         const int64_t k0 = (int64_t)it * S, kend = k0 + S + ext < ng ? k0 + S + ext : ng;
         const float4 *st = (const float4 *)win;
-        om_tile<true>([&](int x) { return st[unit_tile_slot<true>(x >> 1)]; }, k0, kend, own_end,
-                      Ls4, a.nsub, a.om_cj, a.L, seg);
+        om_tile<true>([&](int x) { return st[unit_tile_slot<true>(x >> 1)]; }, k0, kend,
+                      pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, seg);
       }
     }
   } else if (BLK) {
@@ -460,8 +522,8 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         pre_stage_tri<OM>(o, have, k0, ng, win, g);
         if (OM) {
           const int64_t kend = k0 + S < ng ? k0 + S : ng;
-          om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend, own_end, Ls4,
-                         a.nsub, a.om_cj, a.L, seg);
+          om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend,
+                         pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, seg);
         }
       }
     } else if (!OM && a.tri) {
@@ -512,8 +574,24 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     /* each sub-block's sums, in a fixed order: its chunks' in order (the sliding filters,
      * om_tile), its groups' in the order of G (the blocked unit-step filter), else over the
      * warps' steps */
-    __syncthreads();
     double *dst = a.omsum + out * (size_t)(a.nsub + 1) * QPSK_OMS;
+    /* the sliding filters in one step whose sub-blocks' chunks lie each in one warp (om_tile's
+     * chunk i in thread i; at L 512 eight chunks a sub-block, four sub-blocks a warp): each warp
+     * adds up its own sub-blocks' chunks, no barrier for the block */
+    if (a.slide != PRE_SLIDE_NONE && nsteps == 1 && 32 % a.om_cj == 0 &&
+        (a.nsub + 1) * a.om_cj <= STAGE_THREADS) {
+      __syncwarp();
+      const unsigned per = 32 / a.om_cj, j0 = warp * per;
+      for (unsigned i = lane; i < per * QPSK_OMS; i += 32) {
+        const unsigned j = j0 + i / QPSK_OMS, q = i % QPSK_OMS;
+        if (j > a.nsub) break;
+        double v = 0;
+        for (unsigned u = 0; u < a.om_cj; u++) v += seg[((size_t)j * a.om_cj + u) * QPSK_OMS + q];
+        dst[(size_t)j * QPSK_OMS + q] = v;
+      }
+      return;
+    }
+    __syncthreads();
     for (unsigned i = threadIdx.x; i < (a.nsub + 1) * QPSK_OMS; i += STAGE_THREADS) {
       const unsigned j = i / QPSK_OMS, q = i % QPSK_OMS;
       double v = 0;
@@ -1406,10 +1484,15 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.tri = tri;
   a.slide = slide;
   if (slide != PRE_SLIDE_NONE) memcpy(a.taps, s->pre_taps, sizeof a.taps);
-  dim3 g(s->nblk, s->C);
-  pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
-                om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om, slide), stream>>>(a);
-  CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  for (unsigned kb = 0; kb < s->nblk; kb += PRE_TAB_MAX) {
+    const unsigned nb = s->nblk - kb < PRE_TAB_MAX ? s->nblk - kb : PRE_TAB_MAX;
+    a.kb = kb;
+    for (unsigned k = 0; k < nb; k++) a.tab[k] = pre_blk_of(a, b0 + kb + k, slide);
+    dim3 g(nb, s->C);
+    pre_kernel_of(s->cf16, s->d_mix != NULL, blk,
+                  om)<<<g, STAGE_THREADS, pre_smem(s, blk || tri, om, slide), stream>>>(a);
+    CK(cudaGetLastError(), "qpsk_pre_kernel launch");
+  }
   return PRX_OK;
 }
 
