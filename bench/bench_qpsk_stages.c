@@ -240,6 +240,21 @@ static uint64_t out_hash(const bench_bufs *b, const qpsk_mf_block *mb, const qps
   return h;
 }
 
+/* FNV-1a of om_sums' records (every byte of each) after one launch of pre_om and one of om_sums:
+ * equal under two modules whose records keep every field's value */
+static uint64_t om_hash(const bench_bufs *b, size_t nb) {
+  qpsk_om_out *r = malloc(nb * sizeof *r);
+  uint64_t h = TEST_FNV_BASIS;
+  if (!r || launch(b, K_PREOM) || launch(b, K_OMSUMS) ||
+      cudaMemcpy(r, b->omo, nb * sizeof *r, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    free(r);
+    return 0;
+  }
+  h = test_fnv1a(h, r, nb * sizeof *r);
+  free(r);
+  return h;
+}
+
 int main(int argc, char **argv) {
   int profile = 0;
   for (int i = 1; i < argc; i++)
@@ -388,7 +403,7 @@ int main(int argc, char **argv) {
         t[K_X4CFO] = time_it(&b, K_X4CFO);
         uint64_t hash[3]; /* mf's symbols: one run a block, the bank's runs, mixed */
         hash[0] = mf_hash(&b, mb, nb, Lmax);
-        const uint64_t ohash = out_hash(&b, mb, ob, nb, C);
+        const uint64_t ohash = out_hash(&b, mb, ob, nb, C), omhash = om_hash(&b, nb);
         /* the matched filter without the padded window and the pre-filter without the
          * register blocking, for the comparison */
         st.mf_pad = 0;
@@ -492,9 +507,9 @@ int main(int argc, char **argv) {
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
         }
         printf(",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\","
-               "\"out_hash\":\"%016llx\"}\n",
+               "\"out_hash\":\"%016llx\",\"om_hash\":\"%016llx\"}\n",
                (unsigned long long)hash[0], (unsigned long long)hash[1],
-               (unsigned long long)hash[2], (unsigned long long)ohash);
+               (unsigned long long)hash[2], (unsigned long long)ohash, (unsigned long long)omhash);
         fflush(stdout);
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)

@@ -189,6 +189,77 @@ static void cfo_fed_check(const char *name, qpsk_stages *st, test_rng *r, unsign
   free(o2);
 }
 
+/* om_sums' records omo (from d_omsum, d_omi over st's C channels) against qpsk_om_combine on the
+ * host from the same sums: the sub-block counts, centres, om_n and every unused slot (sub-blocks
+ * past nsub, lags past nlags) bit for bit, the sums within 1e-12 of the record's largest and the
+ * correlations within 1e-12 of its square x QPSK_SUB_MAX (the device rounds its products with
+ * fused multiply-adds, the host not). Then om_sums over the first C - 1 channels (its last
+ * thread block short where the record count is not a multiple of its records a block): the same
+ * records, the last channel's left as they were (poisoned). */
+static void om_sums_host_check(const qpsk_stages *st, const qpsk_om_in *d_omi,
+                               const qpsk_om_in *omi, const double *d_omsum, qpsk_om_out *d_omo,
+                               const qpsk_om_out *omo) {
+  const size_t nb = (size_t)st->C * st->nblk, oms = (size_t)(st->nsub + 1) * QPSK_OMS;
+  double *sums = malloc(nb * oms * sizeof *sums);
+  qpsk_om_out *part = malloc(nb * sizeof *part);
+  size_t exact_differ = 0, used = 0, part_differ = 0, part_touched = 0;
+  double worst_sum = 0, worst_corr = 0;
+  if (sums && part &&
+      cuda_ok(cudaMemcpy(sums, d_omsum, nb * oms * sizeof *sums, cudaMemcpyDeviceToHost), "sums"))
+    for (size_t t = 0; t < nb; t++) {
+      qpsk_om_out h;
+      qpsk_om_combine(sums + t * oms, (int64_t)(t % st->nblk), st->L, st->nsub, st->Ls, st->nlags,
+                      omi + t, &h);
+      const qpsk_om_out *d = omo + t;
+      exact_differ += d->nsub != h.nsub || d->pad != h.pad || d->om_n != h.om_n ||
+                      memcmp(d->osub_t, h.osub_t, sizeof h.osub_t) != 0;
+      double scale = 0;
+      for (unsigned j = 0; j < h.nsub; j++)
+        scale = fmax(scale, fmax(fabs(h.osub[j][0]), fabs(h.osub[j][1])));
+      for (unsigned j = 0; j < QPSK_SUB_MAX; j++)
+        if (j >= h.nsub)
+          exact_differ += memcmp(d->osub[j], h.osub[j], sizeof h.osub[j]) != 0;
+        else
+          for (int i = 0; i < 2; i++)
+            worst_sum = fmax(worst_sum, fabs(d->osub[j][i] - h.osub[j][i]) / scale);
+      for (unsigned l = 0; l < QPSK_LAGS; l++)
+        if (l >= st->nlags || h.nsub == 0)
+          exact_differ += memcmp(d->corr[l], h.corr[l], sizeof h.corr[l]) != 0;
+        else
+          for (int i = 0; i < 2; i++)
+            worst_corr = fmax(worst_corr,
+                              fabs(d->corr[l][i] - h.corr[l][i]) / (scale * scale * QPSK_SUB_MAX));
+      used += h.nsub > 0;
+    }
+  CHECK(used > 0 && exact_differ == 0,
+        "om_sums: %zu of %zu records' counts, centres or unused slots differ from "
+        "qpsk_om_combine's",
+        exact_differ, nb);
+  CHECK(worst_sum < 1e-12 && worst_corr < 1e-12,
+        "om_sums: sums %.2e, correlations %.2e from qpsk_om_combine's on the same sums", worst_sum,
+        worst_corr);
+  qpsk_stages s1 = *st;
+  s1.C = st->C - 1;
+  const size_t n1 = (size_t)s1.C * s1.nblk;
+  if (part && cuda_ok(cudaMemset(d_omo, 0xff, nb * sizeof *part), "poison")) {
+    CHECK_OK(S->om_sums(&s1, 0, d_omi, d_omsum, d_omo, 0));
+    if (cuda_ok(cudaMemcpy(part, d_omo, nb * sizeof *part, cudaMemcpyDeviceToHost), "om")) {
+      part_differ = 0;
+      for (size_t t = 0; t < n1; t++) part_differ += memcmp(part + t, omo + t, sizeof *part) != 0;
+      const uint8_t *p = (const uint8_t *)(part + n1);
+      for (size_t i = 0; i < (nb - n1) * sizeof *part; i++) part_touched += p[i] != 0xff;
+    }
+  }
+  CHECK(part_differ == 0 && part_touched == 0,
+        "om_sums over %zu records: %zu differ, %zu bytes written past them", n1, part_differ,
+        part_touched);
+  printf("  om_sums against qpsk_om_combine: sums %.2e, correlations %.2e; over %zu records: %zu "
+         "differ\n",
+         worst_sum, worst_corr, n1, part_differ);
+  free(sums);
+  free(part);
+}
+
 /* NB blocks a channel: more than PRE_TAB_MAX (32) takes pre's launches in parts */
 static void run_case_nb(double sps, int cf16, int diff, int pad, int mix, unsigned L, unsigned NB,
                         uint64_t seed) {
@@ -341,6 +412,7 @@ static void run_case_nb(double sps, int cf16, int diff, int pad, int mix, unsign
                  "grid") &&
          cuda_ok(cudaMemcpy(w2, d_w2, C * w_stride * sizeof *w2, cudaMemcpyDeviceToHost), "x4") &&
          cuda_ok(cudaMemcpy(omo2, d_omo2, nb * sizeof *omo2, cudaMemcpyDeviceToHost), "om");
+    if (ok) om_sums_host_check(&st, d_omi, omi, d_omsum, d_omo2, omo2);
     /* the same with the stream going on (g_hi = INT64_MAX, the bank's value until its flush):
      * every block whose own grid ends before the stream's end gives the same record, the
      * stream's first block included */

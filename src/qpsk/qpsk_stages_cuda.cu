@@ -1126,67 +1126,90 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   }
 }
 
-/* Stage om from pre's sums: one warp per block of a channel, qpsk_om_combine's record with its
- * work shared out: sub-block j's value and centre (qpsk_oms_value) by lane j mod 32, the drift
- * correlation of lag l by lane l (its terms added in the order of j, as qpsk_om_combine adds them),
- * the record written by the warp in consecutive words (each lane its own sub-blocks' fields, zeros
- * past the last): a record is 888 bytes, so one thread per record would store a warp's words 888
- * bytes apart. */
-#define OM_SUMS_WARPS 8
-__global__ void __launch_bounds__(32 * OM_SUMS_WARPS)
+/* Stage om from pre's sums: OM_SUMS_RECS consecutive records a thread block, each built whole in
+ * shared memory as qpsk_om_combine builds it and written out as consecutive 8-byte words (a record
+ * is 888 bytes: written field by field from a warp's lanes, its stores are partial lines). The
+ * work goes to the block's threads in three phases: a record's span (its own grid's start m0 and
+ * end below g_hi, the sub-blocks it holds nj and the complete ones nfull, a prefix of them) by one
+ * thread a record; sub-block j's value and centre (qpsk_oms_value) by one thread a (record, j),
+ * flattened over the records so that every lane has one, the slots past nsub zeroed beside them;
+ * lag l's drift correlation by one thread a (record, l), its terms added in the order of j as
+ * qpsk_om_combine adds them (the complete sub-blocks j >= 2^l). Bounded to 32 registers (8 thread
+ * blocks a multiprocessor): the 1024 thread blocks of 1024 channels x 16 blocks run in one wave. */
+#define OM_SUMS_RECS 16
+#define OM_SUMS_THREADS 256
+#define OM_SUMS_MIN_BLOCKS 8
+#define OM_SUMS_WORDS (sizeof(qpsk_om_out) / sizeof(double))
+static_assert(sizeof(qpsk_om_out) % sizeof(double) == 0, "om_sums copies records as doubles");
+__global__ void __launch_bounds__(OM_SUMS_THREADS, OM_SUMS_MIN_BLOCKS)
     qpsk_om_sums_kernel(int64_t b0, unsigned nblk, size_t nb, unsigned L, unsigned nsub,
                         unsigned Ls, unsigned nlags, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out) {
-  __shared__ double xs[OM_SUMS_WARPS][QPSK_SUB_MAX][2];
-  const unsigned lane = threadIdx.x & 31, wp = threadIdx.x >> 5;
-  const size_t o = (size_t)blockIdx.x * OM_SUMS_WARPS + wp;
-  if (o >= nb) return; /* (a whole warp) */
-  const qpsk_om_in p = in[o];
-  const double *sums = omsum + o * (size_t)(nsub + 1) * QPSK_OMS;
-  const int64_t m0 = 4 * (b0 + (int64_t)(o % nblk)) * (int64_t)L, Ls4 = 4 * (int64_t)Ls;
-  int64_t g_hi = m0 + 4 * (int64_t)L;
-  if (g_hi > p.g_hi) g_hi = p.g_hi;
-  qpsk_om_out *r = out + o;
-  for (unsigned j = lane; j < QPSK_SUB_MAX; j += 32) {
+  __shared__ qpsk_om_out rec[OM_SUMS_RECS];
+  __shared__ int64_t r_m0[OM_SUMS_RECS], r_hi[OM_SUMS_RECS];
+  __shared__ prx_cf32 r_D[OM_SUMS_RECS];
+  __shared__ float r_gain[OM_SUMS_RECS];
+  __shared__ unsigned r_full[OM_SUMS_RECS];
+  const unsigned t = threadIdx.x;
+  const size_t o0 = (size_t)blockIdx.x * OM_SUMS_RECS;
+  const unsigned nr = nb - o0 < OM_SUMS_RECS ? (unsigned)(nb - o0) : OM_SUMS_RECS;
+  const unsigned nv = nsub + 1 < QPSK_SUB_MAX ? nsub + 1 : QPSK_SUB_MAX; /* slots in use */
+  const int64_t Ls4 = 4 * (int64_t)Ls;
+  if (t < nr) {
+    const size_t o = o0 + t;
+    const qpsk_om_in p = in[o];
+    const int64_t m0 = 4 * (b0 + (int64_t)(o % nblk)) * (int64_t)L;
+    int64_t g_hi = m0 + 4 * (int64_t)L;
+    if (g_hi > p.g_hi) g_hi = p.g_hi;
+    unsigned nj = 0, nfull = 0;
+    int64_t a, e;
+    while (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, nj, &a, &e)) {
+      if (nj < nsub && e - a == Ls4) nfull = nj + 1;
+      nj++;
+    }
+    r_m0[t] = m0;
+    r_hi[t] = g_hi;
+    r_D[t] = p.D;
+    r_gain[t] = p.gain;
+    r_full[t] = nfull;
+    rec[t].om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
+    rec[t].nsub = nj;
+    rec[t].pad = 0;
+  }
+  __syncthreads();
+  for (unsigned i = t; i < nr * nv; i += OM_SUMS_THREADS) {
+    const unsigned r = i / nv, j = i - r * nv;
     int64_t a, e;
     double x[2] = {0, 0}, tc = 0;
-    if (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e)) {
-      qpsk_oms_value(sums + (size_t)j * QPSK_OMS, a, e, p.D, p.gain, x);
+    if (qpsk_om_sub_span(r_m0[r], L, Ls4, nsub, r_hi[r], j, &a, &e)) {
+      qpsk_oms_value(omsum + ((o0 + r) * (nsub + 1) + j) * QPSK_OMS, a, e, r_D[r], r_gain[r], x);
       tc = (double)(a + e - 1) / 8.0;
     }
-    xs[wp][j][0] = x[0];
-    xs[wp][j][1] = x[1];
-    r->osub[j][0] = x[0];
-    r->osub[j][1] = x[1];
-    r->osub_t[j] = tc;
+    rec[r].osub[j][0] = x[0];
+    rec[r].osub[j][1] = x[1];
+    rec[r].osub_t[j] = tc;
   }
-  __syncwarp();
-  unsigned nj = 0;
-  {
-    int64_t a, e;
-    while (qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, nj, &a, &e)) nj++;
+  for (unsigned i = t, nz = QPSK_SUB_MAX - nv; i < nr * nz; i += OM_SUMS_THREADS) {
+    const unsigned r = i / nz, j = nv + (i - r * nz);
+    rec[r].osub[j][0] = rec[r].osub[j][1] = rec[r].osub_t[j] = 0;
   }
-  if (lane < QPSK_LAGS) {
-    const unsigned l = lane;
+  __syncthreads();
+  for (unsigned i = t; i < nr * QPSK_LAGS; i += OM_SUMS_THREADS) {
+    const unsigned r = i / QPSK_LAGS, l = i - r * QPSK_LAGS;
     double cr = 0, ci = 0;
     if (l < nlags)
-      for (unsigned j = 1u << l; j < nj; j++) {
-        int64_t a, e;
-        qpsk_om_sub_span(m0, L, Ls4, nsub, g_hi, j, &a, &e);
-        if (j < nsub && e - a == Ls4) {
-          const double *x = xs[wp][j], *q = xs[wp][j - (1u << l)];
-          cr += x[0] * q[0] + x[1] * q[1];
-          ci += x[1] * q[0] - x[0] * q[1];
-        }
+      for (unsigned j = 1u << l; j < r_full[r]; j++) {
+        const double *x = rec[r].osub[j], *q = rec[r].osub[j - (1u << l)];
+        cr += x[0] * q[0] + x[1] * q[1];
+        ci += x[1] * q[0] - x[0] * q[1];
       }
-    r->corr[l][0] = cr;
-    r->corr[l][1] = ci;
+    rec[r].corr[l][0] = cr;
+    rec[r].corr[l][1] = ci;
   }
-  if (lane == 0) {
-    r->om_n = g_hi > m0 ? (double)(g_hi - m0) : 0;
-    r->nsub = nj;
-    r->pad = 0;
-  }
+  __syncthreads();
+  const double *src = (const double *)rec;
+  double *dst = (double *)(out + o0);
+  for (unsigned w = t; w < nr * OM_SUMS_WORDS; w += OM_SUMS_THREADS) dst[w] = src[w];
 }
 
 /* Stage out. Grid (nblk, C), OUT_THREADS threads, no shared memory: each thread OUT_PER
@@ -1491,7 +1514,7 @@ static prx_status stages_pre_om(const qpsk_stages *s, const void *rows, size_t r
 static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in,
                                  const double *omsum, qpsk_om_out *out, cudaStream_t stream) {
   const size_t nb = (size_t)s->C * s->nblk;
-  qpsk_om_sums_kernel<<<(unsigned)((nb + OM_SUMS_WARPS - 1) / OM_SUMS_WARPS), 32 * OM_SUMS_WARPS, 0,
+  qpsk_om_sums_kernel<<<(unsigned)((nb + OM_SUMS_RECS - 1) / OM_SUMS_RECS), OM_SUMS_THREADS, 0,
                         stream>>>(b0, s->nblk, nb, s->L, s->nsub, s->Ls, s->nlags, in, omsum, out);
   CK(cudaGetLastError(), "qpsk_om_sums_kernel launch");
   return PRX_OK;
