@@ -687,7 +687,9 @@ static void test_post(void) {
         y[j].re *= 24.0f;
         y[j].im *= 24.0f;
       }
-      for (size_t j = 0; j < 3; j++) y[n / 4 + 977 * j].re = INFINITY;
+      /* at a quarter, a half and three quarters of the input: inside it at every K (n is
+       * 24 K + 7 samples, 1543 at K = 64) */
+      for (size_t j = 1; j <= 3; j++) y[j * (n / 4)].re = INFINITY;
     }
     for (int f = 0; f < 3; f++) {
       prx_format fmt = f == 0 ? PRX_CI16 : f == 1 ? PRX_CF16 : PRX_CF32;
