@@ -27,12 +27,16 @@ test-fast: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the library and tests (CPU only;
-# tests named *_slow are statistical runs that take too long under the sanitizers).
+# tests named *_slow are statistical runs that take too long under the sanitizers), then the CUDA
+# channelizer's host side and test_chan_cuda under the sanitizers against a fake CUDA runtime
+# (tests/fakecuda, where nvcc is found: ~1 minute).
 test-asan: setup
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOLYRX_CUDA=OFF \
 	  -DPOLYRX_SANITIZE=address,undefined >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -E '_slow$$'
+	@if command -v nvcc >/dev/null 2>&1; then tests/fakecuda/run_chan_cuda.sh $(ASAN_BUILD); \
+	else echo "test_chan_cuda under ASan (tests/fakecuda): skipped: no nvcc"; fi
 
 bench: build
 	@./bench/run_cpu.sh $(BUILD)
