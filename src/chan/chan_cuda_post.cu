@@ -7,18 +7,9 @@
 extern "C" {
 #include "polyrx/core.h"
 }
-#include "chan_cuda_launch.h"
+#include "chan_cuda_post.cuh"
 
 #define POST_THREADS 256
-
-/* ci16 of one part: round(x * 32768), ties to even, saturated to [-32768, 32767], NaN to 0, as
- * prx_pack_ci16 (src/dsp/pack.c); *bad counts a saturated (or NaN) part */
-__device__ static short post_ci16(float x, unsigned *bad) {
-  const float v = x * 32768.0f;
-  *bad += !(v >= -32768.0f && v <= 32767.0f);
-  if (v != v) return 0;
-  return (short)__float2int_rn(fminf(fmaxf(v, -32768.0f), 32767.0f));
-}
 
 __global__ static void __launch_bounds__(POST_THREADS) post_kernel(prx_post_params p) {
   __shared__ double part[POST_THREADS];
@@ -27,25 +18,8 @@ __global__ static void __launch_bounds__(POST_THREADS) post_kernel(prx_post_para
   float2 *y = p.y + row * p.n;
   double acc = 0;
   unsigned nonfinite = 0, sat = 0;
-  for (size_t j = (size_t)tid; j < p.n; j += POST_THREADS) {
-    float2 v = y[j];
-    const int in = j >= p.lo && j < p.hi;
-    if (!isfinite(v.x) || !isfinite(v.y)) { /* as prx_cf32_zero_nonfinite: the whole output */
-      v = make_float2(0.0f, 0.0f);
-      nonfinite += in;
-      if (p.fmt == PRX_CF32) y[j] = v;
-    } else if (in) {
-      acc += (double)v.x * v.x + (double)v.y * v.y;
-    }
-    if (p.fmt == PRX_CF16) {
-      ((__half2 *)p.packed)[row * p.n + j] = __floats2half2_rn(v.x, v.y);
-    } else if (p.fmt == PRX_CI16) {
-      unsigned bad = 0;
-      const short re = post_ci16(v.x, &bad), im = post_ci16(v.y, &bad);
-      ((short2 *)p.packed)[row * p.n + j] = make_short2(re, im);
-      sat += in ? bad : 0;
-    }
-  }
+  for (size_t j = (size_t)tid; j < p.n; j += POST_THREADS)
+    post_output(p, row, y, j, &acc, &nonfinite, &sat);
   if (!p.sums) return;
   part[tid] = acc;
   __syncthreads();

@@ -5,6 +5,7 @@
  * stride); the post pass is chan_cuda_post.cu's loop; cuFFT's backward transforms are FFTW's. */
 #include "chan/chan_cuda_fused.cuh"
 #include "chan/chan_cuda_launch.h"
+#include "chan/chan_cuda_post.cuh"
 #include "polyrx/core.h"
 #include <cufft.h>
 #include <fftw3.h>
@@ -99,38 +100,14 @@ struct pop {
   prx_post_params p;
   int rows;
 };
-static short ci16(float x, unsigned *bad) {
-  const float v = x * 32768.0f;
-  *bad += !(v >= -32768.0f && v <= 32767.0f);
-  if (v != v) return 0;
-  return (short)lrintf(fminf(fmaxf(v, -32768.0f), 32767.0f));
-}
 static void run_pop(void *a) {
   pop *o = (pop *)a;
   const prx_post_params &p = o->p;
   for (int row = 0; row < o->rows; row++) {
     float2 *y = p.y + (size_t)row * p.n;
     double acc = 0;
-    unsigned long long nonfinite = 0, sat = 0;
-    for (size_t j = 0; j < p.n; j++) {
-      float2 v = y[j];
-      const int in = j >= p.lo && j < p.hi;
-      if (!isfinite(v.x) || !isfinite(v.y)) {
-        v = make_float2(0.0f, 0.0f);
-        nonfinite += in;
-        if (p.fmt == PRX_CF32) y[j] = v;
-      } else if (in) {
-        acc += (double)v.x * v.x + (double)v.y * v.y;
-      }
-      if (p.fmt == PRX_CF16) {
-        ((__half2 *)p.packed)[row * p.n + j] = __floats2half2_rn(v.x, v.y);
-      } else if (p.fmt == PRX_CI16) {
-        unsigned bad = 0;
-        const short re = ci16(v.x, &bad), im = ci16(v.y, &bad);
-        ((short2 *)p.packed)[row * p.n + j] = make_short2(re, im);
-        sat += in ? bad : 0;
-      }
-    }
+    unsigned nonfinite = 0, sat = 0;
+    for (size_t j = 0; j < p.n; j++) post_output(p, row, y, j, &acc, &nonfinite, &sat);
     if (!p.sums) continue;
     p.sums[row] += acc;
     p.counts[0] += nonfinite;
