@@ -12,8 +12,9 @@ extern "C" {
 #include "internal.h"
 }
 
+#include "cuda_module_services.cuh"
+
 #include <cuda_runtime_api.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #define PRX_STR_(x) #x
@@ -21,21 +22,8 @@ extern "C" {
 #define PRX_VERSION_TEXT                                                                           \
   PRX_STR(PRX_VERSION_MAJOR) "." PRX_STR(PRX_VERSION_MINOR) "." PRX_STR(PRX_VERSION_PATCH)
 
-static const prx_cuda_host *host;
-
-extern "C" prx_status prx_fail(prx_status status, const char *fmt, ...) {
-  char message[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
-  return host ? host->fail(status, message) : status;
-}
-
-extern "C" size_t prx_format_size(prx_format f) { return host ? host->format_size(f) : 0; }
-
 static int init(const prx_cuda_host *h, char *why, size_t why_size) {
-  host = h;
+  module_services_take(h);
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
