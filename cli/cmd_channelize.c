@@ -989,7 +989,6 @@ static prx_status open_one(run_state *r, size_t s) {
   return st;
 }
 
-#define OPENER_STACK ((size_t)1 << 20)
 #define OPEN_NOTIFY 32 /* an opener wakes the writers every this many recordings */
 
 /* Creates recordings i, i + n_openers, ..., on threads of their own where there are cores for
@@ -1101,14 +1100,9 @@ static int open_outputs(run_state *r) {
     r->op[i].r = r;
     r->op[i].i = i;
   }
-  /* the openers' stacks small enough to stay in the C library's cache of stacks when joined
-   * (as the pipeline's threads: src/pipeline/pipeline.c, STAGE_STACK) */
+  /* the openers on the pipeline's stage stacks (kept in the C library's cache when joined) */
   pthread_attr_t attr;
-  pthread_attr_t *ap = r->open_threaded && pthread_attr_init(&attr) == 0 ? &attr : NULL;
-  if (ap && pthread_attr_setstacksize(ap, OPENER_STACK) != 0) {
-    pthread_attr_destroy(ap);
-    ap = NULL;
-  }
+  pthread_attr_t *ap = r->open_threaded ? prx_pipe_stage_attr(&attr) : NULL;
   for (int i = 0; i < r->n_openers; i++) {
     opener_state *op = &r->op[i];
     op->started = r->open_threaded && pthread_create(&op->thread, ap, opener, op) == 0;

@@ -27,12 +27,11 @@
 #include <string.h>
 
 #define MSG_SIZE 512
-/* The stages' threads get stacks of this size instead of the C library's default (8 MiB, the
- * stack limit): glibc keeps up to 40 MiB of joined threads' stacks for the next threads and
- * unmaps the rest at the join, each unmap a TLB shoot-down on every core the process ran on (an
- * interrupt through the hypervisor on a KVM guest); a reader and 8 writers at 1 MiB stay in that
- * cache. The stages' callbacks (reading, packing, stdio and the SigMF writers' metadata) use a
- * few tens of KiB. */
+/* The stages' threads' stack (prx_pipe_stage_attr): glibc keeps up to 40 MiB of joined threads'
+ * stacks for the next threads and unmaps the rest at the join, each unmap a TLB shoot-down on every
+ * core the process ran on (an interrupt through the hypervisor on a KVM guest); a reader and 8
+ * writers at 1 MiB stay in that cache. The stages' callbacks (reading, packing, stdio and the
+ * SigMF writers' metadata) use a few tens of KiB. */
 #define STAGE_STACK ((size_t)1 << 20)
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
 
@@ -555,6 +554,13 @@ static void run_serial(pipe_state *p) {
 
 /* ---- set-up ---- */
 
+pthread_attr_t *prx_pipe_stage_attr(pthread_attr_t *attr) {
+  if (pthread_attr_init(attr) != 0) return NULL;
+  if (pthread_attr_setstacksize(attr, STAGE_STACK) == 0) return attr;
+  pthread_attr_destroy(attr);
+  return NULL;
+}
+
 static void *buf_alloc(const prx_pipe_config *c, size_t bytes) {
   return c->alloc ? c->alloc(c->alloc_ctx, bytes) : prx_pipe_host_alloc(bytes, c->pinned);
 }
@@ -675,11 +681,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     if (cfg->stop_signals) pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
     void *(*reader_fn)(void *) = s.multi ? multi_reader_main : reader_main;
     pthread_attr_t attr;
-    pthread_attr_t *ap = pthread_attr_init(&attr) == 0 ? &attr : NULL;
-    if (ap && pthread_attr_setstacksize(ap, STAGE_STACK) != 0) {
-      pthread_attr_destroy(ap);
-      ap = NULL;
-    }
+    pthread_attr_t *ap = prx_pipe_stage_attr(&attr);
     for (; wa && ra && wt && rt && readers_started < s.n_readers; readers_started++) {
       ra[readers_started].p = &s;
       ra[readers_started].i = readers_started;

@@ -52,6 +52,7 @@
 #include "polyrx/core.h"
 #include "polyrx/io.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -191,6 +192,13 @@ prx_status prx_pipe_iq_read(void *reader, void *buf, size_t max, size_t *n);
  * `first` of the stream is the reader's sample prx_iq_reader_samples() + first (the samples it
  * handed out before, e.g. a detection's look-ahead, are not read again). */
 prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t first, size_t *n);
+
+/* The attributes of a stage thread's (the pipeline's readers and writers, and the threads a
+ * command runs beside them): a 1 MiB stack instead of the C library's default (8 MiB), so that
+ * glibc keeps joined threads' stacks in its cache for the next ones rather than unmapping each at
+ * the join (a TLB shoot-down on every core the process ran on). Returns attr set up, or NULL
+ * (the default attributes) where that fails; the caller destroys a non-NULL one. */
+pthread_attr_t *prx_pipe_stage_attr(pthread_attr_t *attr);
 
 /* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc in the CUDA module)
  * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise
