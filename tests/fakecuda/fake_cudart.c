@@ -145,39 +145,35 @@ static void do_wait(void *a) {
 
 static int pageable(const void *p) { return find(p) < 0; }
 
+/* An async copy (fn on its malloc'd record c, freed after the call): where either side is pageable
+ * it is synchronous for the host, after the stream's work (as CUDA does), else it is queued on the
+ * stream */
+static cudaError_t copy_async(cudaStream_t s, int host_sync, void (*fn)(void *), void *c) {
+  if (!host_sync) {
+    fake_enqueue(s, fn, c);
+    return cudaSuccess;
+  }
+  if (s)
+    run_until(s, s->pushed);
+  else
+    flush_all();
+  fn(c);
+  free(c);
+  return cudaSuccess;
+}
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind k,
                             cudaStream_t s) {
   (void)k;
   cp_t *c = malloc(sizeof *c);
   *c = (cp_t){dst, src, n};
-  if (pageable(dst) || pageable(src)) { /* synchronous for the host, after the stream's work */
-    if (s)
-      run_until(s, s->pushed);
-    else
-      flush_all();
-    do_cp(c);
-    free(c);
-    return cudaSuccess;
-  }
-  fake_enqueue(s, do_cp, c);
-  return cudaSuccess;
+  return copy_async(s, pageable(dst) || pageable(src), do_cp, c);
 }
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dp, const void *src, size_t sp, size_t w, size_t h,
                               enum cudaMemcpyKind k, cudaStream_t s) {
   (void)k;
   cp2_t *c = malloc(sizeof *c);
   *c = (cp2_t){dst, dp, src, sp, w, h};
-  if (pageable(dst) || pageable(src)) {
-    if (s)
-      run_until(s, s->pushed);
-    else
-      flush_all();
-    do_cp2(c);
-    free(c);
-    return cudaSuccess;
-  }
-  fake_enqueue(s, do_cp2, c);
-  return cudaSuccess;
+  return copy_async(s, pageable(dst) || pageable(src), do_cp2, c);
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k) {
   (void)k;
