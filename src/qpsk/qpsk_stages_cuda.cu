@@ -71,12 +71,10 @@ __device__ __forceinline__ prx_cf32 dot_f2(const float2 *__restrict__ t, const f
  * the sliding filters the grid's phase ph and the window's shift e (qpsk_pre_kernel's pre_layout),
  * computed by the launcher (pre_blk_of: the same integer positions and double counts as on the
  * device) for each block of a launch, at most PRE_TAB_MAX blocks a channel a launch (a span of
- * more takes several launches; a test build with a smaller PRE_TAB_MAX runs that path): every
+ * more takes several launches: test_qpsk_stages_cuda's spans of 40 blocks): every
  * thread of every warp would otherwise find them (three 64-bit divisions, the double counts:
  * ~10 % of pre_om's instructions at sps 4). */
-#ifndef PRE_TAB_MAX
 #define PRE_TAB_MAX 32
-#endif
 typedef struct {
   int64_t lo;
   int nw, o0, o1; /* hi, own0, own1 less lo */
@@ -822,17 +820,13 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     unsigned rows[4] = {0, 0, 0, 0};
     int64_t offs[4] = {0, 0, 0, 0};
     const int m = nn - d < 4 ? nn - d : 4;
-    if (MF4_POS) {
-      const mf4_pos pz = mf4_pos_of(&t, L, a.sps, lo);
-      mf4_tap4(&t, &pz, L, a.sps, d, nn, m, a.Q, a.c, rows, offs);
-    } else {
-      qpsk_mf_tap4(&t, L, a.sps, lo, t.k0 + d, m, a.Q, a.c, rows, offs);
-    }
+    const mf4_pos pz = mf4_pos_of(&t, L, a.sps, lo);
+    mf4_tap4(&t, &pz, L, a.sps, d, nn, m, a.Q, a.c, rows, offs);
     const bool quad = m == 4 && rows[1] == rows[0] && rows[2] == rows[0] && rows[3] == rows[0] &&
                       offs[1] == offs[0] + 4 && offs[2] == offs[0] + 8 && offs[3] == offs[0] + 12;
     const int u = (int)offs[0] + sh;
     if (quad && (u & 15) == 0) {
-      if (MF4_NT && a.ntaps == MF4_NT)
+      if (a.ntaps == MF4_NT)
         mf4_dot4c<MF4_NT>(a.bank1 + (size_t)rows[0] * MF4_NT, win + qpsk_win_slot16x2(u), v);
       else
         qpsk_dot4c(a.bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win + qpsk_win_slot16x2(u), v);

@@ -77,9 +77,7 @@ __device__ __forceinline__ prx_cf32 mf_dot1(const float2 *__restrict__ t, const 
  * multiprocessor hold the warps of five 256-thread blocks (48 registers; H200, bench/GPU_NOTES.md,
  * s12/gmf4: faster than eight, 64 registers). */
 #define MF4_THREADS 128
-#ifndef MF4_MIN_BLOCKS
 #define MF4_MIN_BLOCKS 10
-#endif
 
 /* qpsk_nco_advance and qpsk_mf_sample_rot with their roundings pinned: in each part of a complex
  * product one product fused into the multiply-add and the other rounded, as the compiler chose in
@@ -152,20 +150,13 @@ mf4_stage_window(const void *rows, size_t stride, unsigned c, int64_t n_total, i
 
 /* The matched filter's tap count at sps 4 for which qpsk_mf4_kernel has its quads' product
  * unrolled (mf4_dot4c; qpsk_fir_init's rows at the bank's span of 12 symbols); any other count
- * takes qpsk_dot4c's loop. 0: always the loop. */
-#ifndef MF4_NT
+ * takes qpsk_dot4c's loop. */
 #define MF4_NT 52
-#endif
-/* mf4_dot4c's tap blocks: 1 each loaded once a quad and held for the four symbols that use it
- * (four blocks live), 0 loaded where each symbol uses it (as qpsk_dot4c) */
-#ifndef MF4_TAPRING
-#define MF4_TAPRING 1
-#endif
 
 /* qpsk_dot4c (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
  * sums in the same order (the same values), the loop unrolled so that no loop control is left,
  * the tap and window loads can be issued ahead of their use, and each tap block is loaded once
- * for the quad (MF4_TAPRING). */
+ * for the quad and held for the four symbols that use it (four blocks live). */
 template <int NT>
 __device__ __forceinline__ void mf4_dot4c(const float *__restrict__ t1, const float2 *w,
                                           prx_cf32 out[4]) {
@@ -178,12 +169,11 @@ __device__ __forceinline__ void mf4_dot4c(const float *__restrict__ t1, const fl
     float2 x[4];
     QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3), x[0], x[1]);
     QPSK_LD2X(w + 18 * (c >> 2) + 4 * (c & 3) + 2, x[2], x[3]);
-    if (MF4_TAPRING && c < NJ) QPSK_TAPS4_1(t1 + 4 * c, h[c]);
+    if (c < NJ) QPSK_TAPS4_1(t1 + 4 * c, h[c]);
 #pragma unroll
     for (int q = 0; q < 4; q++) {
       const int j = c - q;
       if (j < 0 || j >= NJ) continue;
-      if (!MF4_TAPRING) QPSK_TAPS4_1(t1 + 4 * j, h[j]);
 #pragma unroll
       for (int a = 0; a < 4; a++) {
         re[q] += h[j][a] * x[a].x;
@@ -198,11 +188,7 @@ __device__ __forceinline__ void mf4_dot4c(const float *__restrict__ t1, const fl
 /* qpsk_mf4_kernel's positions: a block's terms of qpsk_mf_tap4 taken once (mf4_pos_of), then
  * symbols k0 + d .. k0 + d + 3 of a run by 32-bit offsets from k0 (mf4_tap4). The same
  * expressions in the same order as qpsk_mf_tap4 (the run's first symbol as a double is k0's plus
- * its offset, both integers below 2^53: exact), so the same rows and offsets. MF4_POS 0:
- * qpsk_mf_tap4. */
-#ifndef MF4_POS
-#define MF4_POS 1
-#endif
+ * its offset, both integers below 2^53: exact), so the same rows and offsets. */
 typedef struct {
   double bL, base, p0, stepd, dk0;
 } mf4_pos;
