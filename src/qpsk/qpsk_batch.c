@@ -27,7 +27,6 @@
 #include "qpsk_internal.h"
 #include "qpsk_stage_math.h"
 
-#include "qpsk_cplx.h"
 #include "qpsk_serial_phase.h"
 
 #include <math.h>

@@ -942,8 +942,8 @@ QPSK_HD uint32_t qpsk_peak_word_cands(uint32_t i, uint32_t nlo, uint32_t jh, uin
   ok[1] = (c[1] <= kmax) == lo;
   return k;
 }
-/* x y in float (qpsk_cplx.h's qpsk_cmul, for the kernels too) */
-QPSK_HD prx_cf32 qpsk_cmul_f(prx_cf32 x, prx_cf32 y) {
+/* x y in float (the one complex product of the demodulator's files, host and kernels) */
+QPSK_HD prx_cf32 qpsk_cmul(prx_cf32 x, prx_cf32 y) {
   prx_cf32 o = {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
   return o;
 }
@@ -960,7 +960,7 @@ QPSK_HD void qpsk_odd_term_add(float acc[4], prx_cf32 v, prx_cf32 a, prx_cf32 b)
 }
 QPSK_HD void qpsk_odd_pair_add(float acc[4], prx_cf32 v0, prx_cf32 v1, int at0, prx_cf32 a,
                                prx_cf32 b, prx_cf32 ra, prx_cf32 rb) {
-  const prx_cf32 a1 = qpsk_cmul_f(a, ra), b1 = qpsk_cmul_f(b, rb);
+  const prx_cf32 a1 = qpsk_cmul(a, ra), b1 = qpsk_cmul(b, rb);
   qpsk_odd_term_add(acc, v0, at0 ? a : a1, at0 ? b : b1);
   qpsk_odd_term_add(acc, v1, at0 ? a1 : a, at0 ? b1 : b);
 }
@@ -985,8 +985,8 @@ QPSK_HD void qpsk_odd_bins_pairs(const prx_cf32 *w, size_t n, unsigned h, int64_
       a = qpsk_dft_twiddle(mm, 2 * (int64_t)j, nfft);
       b = qpsk_dft_twiddle(mp, 2 * (int64_t)j, nfft);
     } else {
-      a = qpsk_cmul_f(a, sa);
-      b = qpsk_cmul_f(b, sb);
+      a = qpsk_cmul(a, sa);
+      b = qpsk_cmul(b, sb);
     }
     qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
   }

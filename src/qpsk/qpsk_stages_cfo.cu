@@ -175,8 +175,8 @@ __device__ static void odd_bins_pairs_pow2(const prx_cf32 *w, unsigned n, unsign
       const unsigned j = j1 + u * PEAK_THREADS;
       if (j >= np) break;
       if (u) {
-        a = qpsk_cmul_f(a, sa);
-        b = qpsk_cmul_f(b, sb);
+        a = qpsk_cmul(a, sa);
+        b = qpsk_cmul(b, sb);
       }
       const prx_cf32 v0 = {vb[u].x, vb[u].y}, v1 = {vb[u].z, vb[u].w};
       qpsk_odd_pair_add(acc, v0, v1, !h, a, b, ra, rb);
