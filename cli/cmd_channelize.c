@@ -1094,14 +1094,15 @@ static int wait_all_opened(run_state *r) {
  * renamed to DIR once every recording is finished: a reader of DIR sees all of them or none, and
  * finishing a recording takes no directory operation (1024 recordings: 2048 renames and links
  * serialized on the directory's lock otherwise). 0 with o.outdir set to the hidden directory;
- * -1 where the run keeps the directory made at once (DIR there, a name without a leaf, a parent
- * that cannot be made: make_dirs then reports). POLYRX_PUBLISH=0 keeps it always (the A/B). */
+ * -1 where the run keeps the directory made at once (DIR there, even as a dangling link; a name
+ * without a leaf; a parent that cannot be made: make_dirs then reports). POLYRX_PUBLISH=0 keeps
+ * it always (the A/B). */
 static int make_hidden_dir(run_state *r) {
   const options *o = &r->o;
   const char *how = getenv("POLYRX_PUBLISH");
   struct stat sb;
   if ((how && !strcmp(how, "0")) || o->report || o->occupancy || o->archive ||
-      stat(o->outdir, &sb) == 0 || errno != ENOENT)
+      lstat(o->outdir, &sb) == 0 || errno != ENOENT)
     return -1;
   size_t n = strlen(o->outdir);
   while (n > 1 && o->outdir[n - 1] == '/') n--;
