@@ -49,8 +49,8 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
-#define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
-#define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
+#define OUT_DEPTH_SMALL 6 /* ... CPU blocks under SMALL_BLOCK, buffers not staggered (stream) */
+#define GPU_WRITERS 12    /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
@@ -1654,17 +1654,24 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  /* More slots where the CPU's blocks are small (2^14 with one worker and all 1024 channels):
-   * a writer's channels all cross a page of their recordings in the same block, every 16 such
-   * blocks, and its 128 appends then take about 3 blocks' compute, more than 2 slots of slack;
-   * with 3 slots compute waited for them 64 times a run (11.7 ms of 182), with 6 once. The GPU
-   * host's 16 cores, 8 alternating rounds: 0.84x the time with 3 slots in the round-by-round
-   * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
-   * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
-   * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
-  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
-                  ? OUT_DEPTH_SMALL
-                  : OUT_DEPTH;
+  /* Where the CPU's blocks are small (2^14 with one worker and all 1024 channels) a writer's
+   * channels, with one stdio buffer size, all fill their buffers in the same block, every 16
+   * such blocks, and its 128 appends then take about 3 blocks' compute: with 3 slots compute
+   * waited for them 64 times a run (11.7 ms of 182), with 6 once (the GPU host's 16 cores, 8
+   * rounds: 0.84x the time, bench/RESULTS.md, "twelfth session"). But 6 slots of 2^14 samples
+   * (1.77 MB) and the channelizer's own state pass a core's 2 MiB L2: the library's loop with its
+   * outputs in 6 buffers in turn took 1.08-1.17x its time in one (2-core VM), the command's
+   * compute 1.14x on the GPU host. With the buffers staggered (data_buffer) the appends spread
+   * over the blocks and 3 slots suffice: compute waited 13 times (1.5 ms) a run, and the runs
+   * took 0.964x the time of 6 slots in the round-by-round median of 8 alternating rounds, faster
+   * in 6 of 8 (2 slots: 1.077x, 72 waits; 4 slots 1.014x; bench/RESULTS.md, "fourteenth
+   * session"). Without the staggering (POLYRX_STAGGER=0) such blocks keep 6 slots. The block is
+   * chosen for OUT_DEPTH slots (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for
+   * measurements. */
+  int depth =
+      prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK && !r->data_buffer
+          ? OUT_DEPTH_SMALL
+          : OUT_DEPTH;
   c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
   /* POLYRX_PIPE_POLL=US: the reader and the first writer poll every US microseconds for their
    * next buffer instead of being woken by compute (prx_pipe_config.poll_us), for measurements */
