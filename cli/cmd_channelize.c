@@ -482,6 +482,31 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
   return stale;
 }
 
+/* Counts the hidden directories beside dir that runs killed while writing it left
+ * (.LEAF.tmp-*: make_hidden_dir); 0 where there are none or the parent cannot be read. */
+static size_t count_hidden(const char *dir) {
+  size_t n = strlen(dir), found = 0;
+  while (n > 1 && dir[n - 1] == '/') n--;
+  char *path = strndup(dir, n);
+  if (!path) return 0;
+  char *slash = strrchr(path, '/');
+  const char *leaf = slash ? slash + 1 : path;
+  size_t cap = strlen(leaf) + 8;
+  char *prefix = malloc(cap);
+  if (prefix) snprintf(prefix, cap, ".%s.tmp-", leaf);
+  if (slash) slash[slash == path] = '\0'; /* the parent ("/" kept) */
+  DIR *d = prefix ? opendir(slash ? path : ".") : NULL;
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)))
+      if (!strncmp(e->d_name, prefix, strlen(prefix))) found++;
+    closedir(d);
+  }
+  free(prefix);
+  free(path);
+  return found;
+}
+
 /* ---- the run ---- */
 
 /* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context
@@ -2190,6 +2215,13 @@ int cmd_channelize(int argc, char **argv) {
                   "polyrx %s: note: %s/ holds %zu temporary file(s) of a run that was killed "
                   "(ch*.sigmf-*.tmp-*): they are no recordings and can be removed\n",
                   CMD, r.o.outdir, temporary);
+        size_t hidden = r.pub_tmp ? count_hidden(r.o.outdir) : 0;
+        if (hidden)
+          fprintf(stderr,
+                  "polyrx %s: note: %zu hidden director(ies) beside %s/ (.NAME.tmp-*) are what "
+                  "runs killed while writing it left: they were never published and can be "
+                  "removed\n",
+                  CMD, hidden, r.o.outdir);
         free(written);
       }
       if (rc > 0 && !r.fatal && !r.n_failed)

@@ -804,6 +804,9 @@ for _ in $(seq 100); do ls .killed.tmp-*/ch0003.sigmf-data >/dev/null 2>&1 && br
 exec 6>&-
 [ -e killed ] && fail "a run killed mid-write published its directory"
 ls -d .killed.tmp-* >/dev/null 2>&1 || fail "the killed run's hidden directory is not where it wrote"
+# the next run into that name publishes its own and names what the killed one left
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o killed 2>err.txt || fail "after a kill"
+grep -q "1 hidden director(ies) beside killed/" err.txt || fail "after a kill: no note: $(cat err.txt)"
 rm -rf .killed.tmp-*
 left=$(ls -A | grep '^\..*\.tmp-' | tr '\n' ' ')
 [ -z "$left" ] || fail "hidden directories left: $left"
