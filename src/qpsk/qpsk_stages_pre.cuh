@@ -6,7 +6,9 @@
  * outputs a thread, 24 taps a row of which it holds 22), each output over the taps the RRC holds
  * only; other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
  * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
- * pre_stage_unit, pre_stage_tri).
+ * pre_stage_unit, pre_stage_tri). The windows are staged by stage_pre_rows (stage_window's loop
+ * with more loads in flight), the unit step's wholly in the stream and not mixed by stage_pre_unit
+ * (its slots from one base, its batches within the block's own samples without the own test).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
  * bring in first. */
@@ -133,7 +135,8 @@ __device__ __forceinline__ void stage_pre_unit(const char *src, int nw, int o0, 
       if (t + u * STAGE_THREADS < nw) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
     if (t >= o0 && t + (BATCH - 1) * STAGE_THREADS < o1) {
 #pragma unroll
-      for (int u = 0; u < BATCH; u++) pre_unit_sample(v[u], true, w + u * PRE_UNIT_SLOT_STEP, m, nb);
+      for (int u = 0; u < BATCH; u++)
+        pre_unit_sample(v[u], true, w + u * PRE_UNIT_SLOT_STEP, m, nb);
     } else {
 #pragma unroll
       for (int u = 0; u < BATCH; u++)
