@@ -407,8 +407,12 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
-  const bool fast = stage_pre_window < HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI,
-             BLK > (a, c, lo, hi, own0, own1, y, win, m, &bad);
+  /* pre_om at the unit step stages through stage_pre_unit; pre there keeps stage_window's loop
+   * (stage_pre_unit measured slower for it: bench/GPU_NOTES.md, fourteenth session) */
+  constexpr int BATCH = BLK ? STAGE_BATCH : PRE_BATCH_TRI;
+  constexpr bool UNIT = BLK && OM;
+  const bool fast =
+      stage_pre_window<HALF, MIX, BATCH, UNIT>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
    * partial sum; where the window was staged by stage_pre_unit, the own samples less the
    * non-finite ones, below) and the non-finite count as integers, one barrier, after which the
