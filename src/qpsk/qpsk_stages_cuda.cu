@@ -155,10 +155,10 @@ __device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
  * samples [own0, own1) into m and bad (each thread its share). With QPSK_PAD4, 8 zeros follow the
  * window (the blocked outputs past the grid's end read up to 3 samples past it); with
  * PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it and the e virtual samples before it are zeros (the
- * runs read whole past the grid's ends). UNIT (the unit-step kernels): the sliding window wholly in
- * the stream and not mixed goes through pre's own staging, stage_pre_unit, which counts only the
- * non-finite samples; returns whether it did (the block's finite count is then its own samples
- * less the non-finite ones). */
+ * runs read whole past the grid's ends). UNIT (pre_om's unit-step kernels): the sliding window
+ * wholly in the stream and not mixed goes through pre's own staging, stage_pre_unit, which counts
+ * only the non-finite samples; returns whether it did (the block's finite count is then its own
+ * samples less the non-finite ones). */
 template <bool HALF, bool MIX, int BATCH, bool UNIT>
 __device__ __forceinline__ bool
 stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,

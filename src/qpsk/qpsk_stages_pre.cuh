@@ -7,8 +7,9 @@
  * only; other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
  * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
  * pre_stage_unit, pre_stage_tri). The windows are staged by stage_pre_rows (stage_window's loop
- * with more loads in flight), the unit step's wholly in the stream and not mixed by stage_pre_unit
- * (its slots from one base, its batches within the block's own samples without the own test).
+ * with more loads in flight), pre_om's at the unit step wholly in the stream and not mixed by
+ * stage_pre_unit (its slots from one base, its batches within the block's own samples without the
+ * own test).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
  * bring in first. */
