@@ -5,18 +5,18 @@
  * CPU's anchored recurrence), input sums within 1e-9, symbol sums within 1e-5, non-finite counts
  * and decisions identical (decisions within 1e-4 of a boundary excepted), every output written
  * (poisoned before the run) and nothing past each channel's bits. 16 channels of 6 blocks of 512
- * symbols (also 1024, 330, and 40 blocks of 256), rows with a pitch, sps 4 and 16/3, cf32 and cf16
- * rows, coherent and differential, the matched filter's window padded (the default) and not; pre's
- * grid also without its sliding filter (the four- and three-output filters: bit for bit the same);
- * om folded into pre (pre_om, om_sums, x4_level) against om and x4, also with the stream going on
- * (g_hi = INT64_MAX: the records of every block before the stream's end, its first included, equal
- * to those with the end). Then the demodulator itself as the reference (test_qpsk_stages.h,
- * probe_case): a carrier at 6-14 dB, 100 to 3000 ppm, demodulated on the CPU with its blocks
- * probed; the kernels on its stream (3 channels, each a copy) with its per-block parameters give
- * its input sums, levelled grid, O&M sums, 4th-power values and symbols (2e-5) and its bits
- * (identical but at a decision boundary, at most 1 in 10^4). The CFO stage on random windows and on
- * the demodulator's spans against the CPU's stage_cfo, from half the transform and (random windows)
- * from the whole of it, and from x4's rows (x4_rows, cfo_fed).
+ * symbols, rows with a pitch, sps 4 and 16/3, cf32 and cf16 rows, coherent and differential, the
+ * matched filter's window padded (the default) and not; pre's grid also without its sliding filter
+ * (the four- and three-output filters: bit for bit the same); om folded into pre (pre_om, om_sums,
+ * x4_level) against om and x4, also with the stream going on (g_hi = INT64_MAX: the records of
+ * every block before the stream's end, its first included, equal to those with the end). Then the
+ * demodulator itself as the reference (test_qpsk_stages.h, probe_case): a carrier at 6-14 dB, 100
+ * to 3000 ppm, demodulated on the CPU with its blocks probed; the kernels on its stream (3
+ * channels, each a copy) with its per-block parameters give its input sums, levelled grid, O&M
+ * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
+ * most 1 in 10^4). The CFO stage on random windows and on the demodulator's spans against the
+ * CPU's stage_cfo, from half the transform and (random windows) from the whole of it, and from x4's
+ * rows (x4_rows, cfo_fed).
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
