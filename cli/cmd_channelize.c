@@ -2121,17 +2121,28 @@ static void cleanup(run_state *r) {
   free(r->hash);
   free(r->energy);
   free(r->power);
+  /* the writers' buffers are left to the process's end where it follows
+   * (cli_exit_frees_skipped): each one's hold is 4 MiB, mapped of its own, so its free is an
+   * munmap, a TLB shoot-down on every core the process ran on. (The pipeline's blocks and slots
+   * come from the arenas' padded tops: their frees are cheap, and the collection's allocations
+   * reuse that memory instead of faulting fresh pages.) */
   for (int w = 0; r->ws && w < r->n_writers; w++) {
-    free(r->ws[w].pack);
-    free(r->ws[w].row);
-    free(r->ws[w].hold);
-    free(r->ws[w].held);
+    if (!cli_exit_frees_skipped()) {
+      free(r->ws[w].pack);
+      free(r->ws[w].row);
+      free(r->ws[w].hold);
+      free(r->ws[w].held);
+    }
     r->ws[w].pack = r->ws[w].row = NULL;
     r->ws[w].hold = NULL;
     r->ws[w].held = NULL;
   }
   free(r->select);
-  prx_chan_destroy(r->chan);
+  /* a CPU channelizer (its worker pool, FFTW plan and buffers: three of them mapped of their
+   * own) is left to the process's end where it follows; a CUDA one is destroyed (its device
+   * memory and streams) */
+  if (!(cli_exit_frees_skipped() && r->chan && prx_chan_backend(r->chan) == PRX_BACKEND_CPU))
+    prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
