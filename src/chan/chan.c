@@ -83,7 +83,7 @@ prx_status prx_design_kaiser(size_t n, double atten_db, double cutoff, float *ta
     h[i] = sinc * w;
     h[n - 1 - i] = h[i];
   }
-  for (size_t i = 0; i < n; i++) sum += h[i]; /* in tap order, as the design always summed */
+  for (size_t i = 0; i < n; i++) sum += h[i]; /* in tap order: the sum's rounding depends on it */
   if (!(fabs(sum) > 1e-12)) {
     free(h);
     return prx_fail(PRX_ERR_INVALID, "filter of %zu taps with cut-off %g has no DC gain", n,
