@@ -574,6 +574,47 @@ QPSK_HD void qpsk_mf_tap4(const qpsk_mf_timing *t, int64_t L, double sps, int64_
   }
 }
 
+/* The sign and exponent bits of a double (its top 12 bits). */
+QPSK_HD unsigned qpsk_f64_expo(double x) {
+#ifdef __CUDA_ARCH__
+  return (unsigned)__double2hiint(x) >> 20;
+#else
+  union {
+    double d;
+    uint64_t u;
+  } b = {x};
+  return (unsigned)(b.u >> 52);
+#endif
+}
+
+/* Symbols k .. k + 3 at sps 4 from one position, where that gives qpsk_mf_tap4's rows and
+ * offsets: the four lie in one run (R > 0, k + 3 < k1), symbol k's position p0 and symbol
+ * k + 3's p3 are qpsk_mf_position's (the same expressions), and p0 and p3 have one sign and
+ * exponent. Then p_q = p0 + 4 q exactly: each p_q is p0's run start plus an exact 4 (kq - ka)
+ * rounded once, and rounding to the binade's grid (a spacing that divides 2, positions far below
+ * 2^52) commutes with adding 4 q, ties included; a p0 that rounded up onto the binade's lower
+ * edge has every later sum within a quarter spacing of p0 + 4 q. So the four share p0's fraction
+ * (one tap row) and their first inputs are 4 apart: returns 1 with *row and *off0 (symbol k's);
+ * else 0 (the caller takes qpsk_mf_tap4). */
+QPSK_HD int qpsk_mf_quad4(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
+                          unsigned Q, int c, unsigned *row, int64_t *off0) {
+  if (t->R <= 0 || k + 3 >= t->k1) return 0;
+  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)t->R) * t->R;
+  if (k + 3 - ka >= t->R) return 0;
+  const double bL = (double)(t->b * L);
+  const double base = bL * sps - (double)lo;
+  const int64_t mm = t->k1 - ka < t->R ? t->k1 - ka : t->R;
+  const double mid = (double)ka + 0.5 * (double)(mm - 1);
+  const double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - bL) * sps + base;
+  const double pa = p0 + (double)(k - ka) * sps, pb = p0 + (double)(k + 3 - ka) * sps;
+  if (qpsk_f64_expo(pa) != qpsk_f64_expo(pb)) return 0;
+  long i, j;
+  qpsk_pos_at(pa, Q, &i, &j);
+  *row = (unsigned)j;
+  *off0 = (int64_t)i - c;
+  return 1;
+}
+
 /* The NCO's rotation exp(-j (theta + omega t)): the phase reduced to one turn in double, then
  * evaluated in float. */
 QPSK_HD prx_cf32 qpsk_nco_rot(double theta, double omega, int64_t t) {
