@@ -722,7 +722,8 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
       int64_t kk[2];
       if (i < nf) {
-        const int g = i >> 4, u = g / P, j = i & 15;
+        /* sps 16/3's P = 3 divides by a multiply (MF3_POS) */
+        const int g = i >> 4, u = MF3_POS && P == 3 ? g / 3 : g / P, j = i & 15;
         kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (2 * (j & 7) + 16 * (j >> 3));
         kk[1] = kk[0] + P;
       } else {
