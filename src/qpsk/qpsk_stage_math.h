@@ -574,28 +574,32 @@ QPSK_HD void qpsk_mf_tap4(const qpsk_mf_timing *t, int64_t L, double sps, int64_
   }
 }
 
-/* The sign and exponent bits of a double (its top 12 bits). */
-QPSK_HD unsigned qpsk_f64_expo(double x) {
-#ifdef __CUDA_ARCH__
-  return (unsigned)__double2hiint(x) >> 20;
-#else
-  union {
-    double d;
-    uint64_t u;
-  } b = {x};
-  return (unsigned)(b.u >> 52);
-#endif
+/* qpsk_pos_at for the first of four positions p_q = fl(x + 4 q) (x real, each rounded once, q =
+ * 0 .. 3) given p_0 alone: its sample *i and phase *j, and whether the other three are
+ * p_0's (same phase, samples i + 4 q). Each p_q is within (|p_0| + 7) 2^-52 of p_0 + 4 q (two
+ * half-ulps), and so is its fraction of p_0's while p_0's fraction f is that far from 0 and 1;
+ * the phase's argument f Q + 1/2 (rounded once or twice) then moves by less than (|p_0| + 16)
+ * (Q + 1) 2^-50, so where f and f Q + 1/2 lie farther than 4x those bounds from an integer every
+ * p_q has p_0's phase and floor + 4 q (returns 1). Else (about 1e-8 of quads) returns 0: the
+ * caller places the four one by one. */
+QPSK_HD int qpsk_pos_at4(double p0, unsigned Q, long *i, long *j) {
+  const double fl = floor(p0), f = p0 - fl, y = f * Q + 0.5;
+  const double m = (fabs(p0) + 16) * 0x1p-50, my = m * ((double)Q + 1), g = y - floor(y);
+  long jj = (long)y, ii = (long)fl;
+  if (jj >= (long)Q) {
+    jj -= Q;
+    ii++;
+  }
+  *i = ii;
+  *j = jj;
+  return f > m && f < 1 - m && g > my && g < 1 - my;
 }
 
 /* Symbols k .. k + 3 at sps 4 from one position, where that gives qpsk_mf_tap4's rows and
- * offsets: the four lie in one run (R > 0, k + 3 < k1), symbol k's position p0 and symbol
- * k + 3's p3 are qpsk_mf_position's (the same expressions), and p0 and p3 have one sign and
- * exponent. Then p_q = p0 + 4 q exactly: each p_q is p0's run start plus an exact 4 (kq - ka)
- * rounded once, and rounding to the binade's grid (a spacing that divides 2, positions far below
- * 2^52) commutes with adding 4 q, ties included; a p0 that rounded up onto the binade's lower
- * edge has every later sum within a quarter spacing of p0 + 4 q. So the four share p0's fraction
- * (one tap row) and their first inputs are 4 apart: returns 1 with *row and *off0 (symbol k's);
- * else 0 (the caller takes qpsk_mf_tap4). */
+ * offsets: the four lie in one run (R > 0, k + 3 < k1), so their positions are p_q = fl(p0 +
+ * 4 (k + q - ka)) by qpsk_mf_position's expressions (the product exact), and qpsk_pos_at4 finds
+ * them all from p_0: returns 1 with *row and *off0 (symbol k's; symbol k + q's offset off0 +
+ * 4 q); else 0 (the caller takes qpsk_mf_tap4). */
 QPSK_HD int qpsk_mf_quad4(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
                           unsigned Q, int c, unsigned *row, int64_t *off0) {
   if (t->R <= 0 || k + 3 >= t->k1) return 0;
@@ -606,10 +610,8 @@ QPSK_HD int qpsk_mf_quad4(const qpsk_mf_timing *t, int64_t L, double sps, int64_
   const int64_t mm = t->k1 - ka < t->R ? t->k1 - ka : t->R;
   const double mid = (double)ka + 0.5 * (double)(mm - 1);
   const double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - bL) * sps + base;
-  const double pa = p0 + (double)(k - ka) * sps, pb = p0 + (double)(k + 3 - ka) * sps;
-  if (qpsk_f64_expo(pa) != qpsk_f64_expo(pb)) return 0;
   long i, j;
-  qpsk_pos_at(pa, Q, &i, &j);
+  if (!qpsk_pos_at4(p0 + (double)(k - ka) * sps, Q, &i, &j)) return 0;
   *row = (unsigned)j;
   *off0 = (int64_t)i - c;
   return 1;

@@ -268,9 +268,9 @@ __device__ __forceinline__ void mf4_tap4(const qpsk_mf_timing *t, const mf4_pos 
 }
 
 /* qpsk_mf_quad4 (qpsk_stage_math.h) on mf4_pos_of's terms: symbols k0 + d .. k0 + d + 3 (n =
- * k1 - k0) of one run from one position, the run's start, centre and positions by mf4_tap4's
- * expressions (so its rows and offsets where this returns 1: one row, offsets off0 + 4 q); a
- * block that is one run (R >= n) takes its start without the division. */
+ * k1 - k0) of one run from one position, the run's start, centre and symbol d's position by
+ * mf4_tap4's expressions (so its rows and offsets where this returns 1: one row, offsets off0 +
+ * 4 q); a block that is one run (R >= n) takes its start without the division. */
 __device__ __forceinline__ bool mf4_quad(const qpsk_mf_timing *t, const mf4_pos *z, int64_t L,
                                          double sps, int d, int n, unsigned Q, int c, unsigned *row,
                                          int *off0) {
@@ -281,10 +281,8 @@ __device__ __forceinline__ bool mf4_quad(const qpsk_mf_timing *t, const mf4_pos 
   const int mm = n - ka < R ? n - ka : R;
   const double mid = (z->dk0 + (double)ka) + 0.5 * (double)(mm - 1);
   const double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - z->bL) * sps + z->base;
-  const double pa = p0 + (double)(d - ka) * sps, pb = p0 + (double)(d + 3 - ka) * sps;
-  if (qpsk_f64_expo(pa) != qpsk_f64_expo(pb)) return false;
   long i, j;
-  qpsk_pos_at(pa, Q, &i, &j);
+  if (!qpsk_pos_at4(p0 + (double)(d - ka) * sps, Q, &i, &j)) return false;
   *row = (unsigned)j;
   *off0 = (int)(i - c);
   return true;
