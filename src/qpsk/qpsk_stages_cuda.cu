@@ -660,12 +660,15 @@ __device__ __forceinline__ void mf_block_empty(const mf_args &a, size_t out) {
  *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
  *   j = i mod 16 the symbols k = k0 + 32 P u + r + P (2 (j mod 8) + 16 (j / 8)) and k + P (a
  *   half-warp's inputs 32 samples apart, lanes 8-15 256 samples after lanes 0-7: on the MF_PAD32
- *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run; then
+ *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run
+ *   (mf_dot2n, unrolled, at MF3_NT taps; the positions by mf4_tap4's 32-bit offsets); then
  *   the last, partial unit's nt symbols two a thread (k and k + ceil(nt / 2)), so that each
  *   thread has one item at n = 512 (240 pairs and 16 tail items: no thread waits for a second
  *   pass at the block's barrier). A warp that holds a tail item takes qpsk_dot2x32 (any two
  *   symbols) for all its lanes, and so does a full unit's pair whose symbols lie on two runs.
- * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
+ * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. BLK 2
+ * stages its window with the roundings its SASS had pinned (mf4_sample_rot, mf4_nco_advance) and
+ * sums its V&V terms with the lanes sharing block_sum's trees (mf_block_sum4): the same values. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   static_assert(BLK != 1, "sps 4's pairs: qpsk_mf4_kernel");
@@ -716,14 +719,12 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     const int P = a.pair, U = 32 * P;
     const int nf = (int)(n / U) * 16 * P, nt = (int)(n - n / U * U), nt2 = (nt + 1) / 2;
     const float *bank1 = a.bank1;
-#if MF3_POS
     const mf4_pos pz = mf4_pos_of(&p.t, L, a.sps, lo);
-#endif
     for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
       int64_t kk[2];
       if (i < nf) {
-        /* sps 16/3's P = 3 divides by a multiply (MF3_POS) */
-        const int g = i >> 4, u = MF3_POS && P == 3 ? g / 3 : g / P, j = i & 15;
+        /* sps 16/3's P = 3 divides by a multiply */
+        const int g = i >> 4, u = P == 3 ? g / 3 : g / P, j = i & 15;
         kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (2 * (j & 7) + 16 * (j >> 3));
         kk[1] = kk[0] + P;
       } else {
@@ -735,14 +736,10 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       int64_t offs[2] = {0, 0};
 #pragma unroll
       for (int q = 0; q < 2; q++) {
-#if MF3_POS
         /* mf4_tap4's 32-bit offsets from k0 (qpsk_mf_tap's rows and offsets) */
         if (q < m)
           mf4_tap4(&p.t, &pz, L, a.sps, (int)(kk[q] - p.t.k0), (int)n, 1, a.Q, a.c, &rows[q],
                    &offs[q]);
-#else
-        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, kk[q], a.Q, a.c, &rows[q], &offs[q]);
-#endif
       }
       if (m == 1) rows[1] = rows[0], offs[1] = offs[0];
       const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 16;
@@ -750,11 +747,9 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
       if (pair && !tail) {
-#if MF3_NT
         if (a.ntaps == MF3_NT)
           mf_dot2n<MF3_NT>(bank1 + (size_t)rows[0] * MF3_NT, win, (int)offs[0], v);
         else
-#endif
           qpsk_dot2n(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
       } else
         qpsk_dot2x32(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
@@ -777,7 +772,6 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       qpsk_sum_terms(v, acc);
     }
   }
-#if MF3_SUMX
   if (BLK == 2) {
     mf_block_sum4(acc, scratch);
     if (threadIdx.x < 4) {
@@ -789,7 +783,6 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     }
     return;
   }
-#endif
   double s[5] = {acc[0], acc[1], acc[2], acc[3], 0};
   block_sum<5>(s, scratch);
   if (threadIdx.x == 0) {
@@ -808,11 +801,13 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * their residue) takes qpsk_dot4c (each chunk of four samples read once for the four symbols,
  * 16-byte loads at fixed offsets; mf4_dot4c, unrolled, at MF4_NT taps), a quad on one run whose
  * residue moved qpsk_dot4g (each slot computed), any other (an edge of a run, the block's last
- * symbols) one product per symbol. The positions come from mf4_tap4 (qpsk_mf_tap4's values by
- * 32-bit offsets), a quad's symbols are stored as two 16-byte words where the block's row of
- * symbols is 16-byte aligned, and the V&V terms of each of the quad's pairs are summed in float
- * (a STAGE_THREADS thread's sums), their warp sums in double by the shuffle tree and in the order
- * of a STAGE_THREADS block's eight warps: every symbol and sum is that pair form's bit for bit
+ * symbols) one product per symbol. A quad of one run takes its positions from its first symbol's
+ * (mf4_quad: qpsk_mf_tap4's values where its error bounds hold, about all quads), any other from
+ * mf4_tap4 (qpsk_mf_tap4's values by 32-bit offsets); a quad's symbols are stored as two 16-byte
+ * words where the block's row of symbols is 16-byte aligned, and the V&V terms of each of the
+ * quad's pairs are summed in float (a STAGE_THREADS thread's sums), their warp sums in double by
+ * the shuffle tree (its levels shared by the lanes) and in the order of a STAGE_THREADS block's
+ * eight warps: every symbol and sum is that pair form's bit for bit
  * (the window's roundings pinned: mf4_nco_advance). Against pairs of symbols a thread: the
  * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
  * s12/mfq). */
@@ -865,7 +860,7 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     bool quad;
     unsigned row0;
     int off0;
-    if (MF4_POS1 && mf4_quad(&t, &pz, L, a.sps, d, nn, a.Q, a.c, &row0, &off0)) {
+    if (mf4_quad(&t, &pz, L, a.sps, d, nn, a.Q, a.c, &row0, &off0)) {
       quad = true;
 #pragma unroll
       for (int q = 0; q < 4; q++) rows[q] = row0, offs[q] = off0 + 4 * q;
@@ -912,7 +907,6 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
    * the same pair within the half-warp, and for o = 1 the two pairs' sums added. */
   auto warp_sums = [&](const float acc[2][4]) {
     const unsigned h = threadIdx.x & 15;
-#if MF4_SUMX
     /* The same trees with the half-warp's lanes sharing them: the eight sums (pair e, term j) are
      * halved at each level, a lane keeping the half its bit selects and sending the other to its
      * partner (xor 8, 4, 2), so that lane h ends with sum (h >> 3, (h >> 1) & 3) over the
@@ -944,17 +938,6 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     x[0] += __shfl_xor_sync(0xffffffffu, x[0], 1, 16);
     x[0] += __shfl_xor_sync(0xffffffffu, x[0], 8, 16);
     if (h < 8 && !(h & 1)) scratch[(threadIdx.x >> 4) * 5 + (h >> 1)] = x[0];
-#else
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      double s0 = acc[0][j], s1 = acc[1][j];
-      for (int o = 8; o > 0; o >>= 1) {
-        s0 += __shfl_down_sync(0xffffffffu, s0, o, 16);
-        s1 += __shfl_down_sync(0xffffffffu, s1, o, 16);
-      }
-      if (h == 0) scratch[(threadIdx.x >> 4) * 5 + j] = s0 + s1;
-    }
-#endif
   };
   /* the V&V terms of the quads' first pairs (a STAGE_THREADS thread 2i's) and second (2i + 1's);
    * each branch its own sums, so that the one-quad branch holds none across its product */
@@ -971,7 +954,6 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     warp_sums(acc);
   }
   __syncthreads();
-#if MF4_SUMX
   /* the eight warps' sums of term j in their order, lane j of the first warp */
   if (threadIdx.x < 4) {
     const int j = threadIdx.x;
@@ -980,16 +962,6 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     a.sums[5 * out + j] = s;
     if (j == 0) a.sums[5 * out + 4] = (double)n;
   }
-#else
-  if (threadIdx.x == 0) {
-    for (int j = 0; j < 4; j++) {
-      double s = 0;
-      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
-      a.sums[5 * out + j] = s;
-    }
-    a.sums[5 * out + 4] = (double)n;
-  }
-#endif
 }
 
 /* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums

@@ -12,26 +12,6 @@
 
 #include "qpsk_stages_window.cuh"
 
-/* this session's switches (bench/GPU_NOTES.md, s14/gmf6) */
-#ifndef MF4_FIN
-#define MF4_FIN 1
-#endif
-#ifndef MF4_POS1
-#define MF4_POS1 1
-#endif
-#ifndef MF4_SUMX
-#define MF4_SUMX 1
-#endif
-#ifndef MF3_NT
-#define MF3_NT 68
-#endif
-#ifndef MF3_POS
-#define MF3_POS 1
-#endif
-#ifndef MF3_SUMX
-#define MF3_SUMX 1
-#endif
-
 #define MF_FLAT 0
 #define MF_PAD16 1
 #define MF_PAD16X2 2
@@ -122,13 +102,9 @@ __device__ __forceinline__ prx_cf32 mf4_sample_rot(prx_cf32 v, prx_cf32 dc, floa
  * qpsk_window_sample compiles to predicated selects whose targets are zeroed first: two more
  * instructions a sample) */
 __device__ __forceinline__ prx_cf32 mf4_in_sample(prx_cf32 v) {
-#if MF4_FIN
   const bool ok = (fabsf(v.re) < INFINITY) & (fabsf(v.im) < INFINITY);
   prx_cf32 o = {ok ? v.re : 0.0f, ok ? v.im : 0.0f};
   return o;
-#else
-  return qpsk_window_sample(v, 1, v);
-#endif
 }
 
 /* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
@@ -287,6 +263,11 @@ __device__ __forceinline__ bool mf4_quad(const qpsk_mf_timing *t, const mf4_pos 
   *off0 = (int)(i - c);
   return true;
 }
+
+/* The matched filter's tap count at sps 16/3 for which the pairs' product is unrolled (mf_dot2n;
+ * qpsk_fir_init's rows at the bank's span of 12 symbols); any other count takes qpsk_dot2n's loop.
+ */
+#define MF3_NT 68
 
 /* qpsk_dot2n (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
  * sums in the same order (the same values), unrolled (no loop control; the tap blocks at fixed
