@@ -701,15 +701,15 @@ chanvar() {
       fi
       t=$(var_run "$i" "$th" "$sel" "$W/ch_$what") || { echo "bench_commands.sh: $what failed" >&2; return 1; }
       round_line var "$r" "$th" "$sel" "$what" "$t"
-    done
-    if [ "$r" = 1 ]; then
-      for what in "${names[@]}"; do
-        [ -d "$W/ch_$what" ] && [ "$what" != before ] || continue
+      # each output compared (round 1: before runs first) and removed at once, so that tmpfs
+      # holds at most two runs' outputs (a memory-limited host reclaims under many)
+      if [ "$r" = 1 ] && [ "$what" != before ] && [ -d "$W/ch_before" ]; then
         same=no
         diff -r -q "$W/ch_before" "$W/ch_$what" >/dev/null && same=yes
         echo "same bytes as before, threads $th channels $sel, $what: $same" >&2
-      done
-    fi
+      fi
+      [ "$what" = before ] && [ "$r" = 1 ] || rm -rf "$W/ch_$what"
+    done
     rm -rf "$W"/ch_*
   }
   chan_rounds_run var_one 8 || return 1

@@ -248,6 +248,30 @@ static uint64_t out_hash(const bench_bufs *b, const qpsk_mf_block *mb, const qps
   return h;
 }
 
+/* FNV-1a of pre_om's outputs (the grid, the input sums and the non-finite counts, every byte)
+ * after one launch of pre_om (ng grid values a block): equal under two modules whose pre_om keeps
+ * every value */
+static uint64_t pre_hash(const bench_bufs *b, size_t nb, size_t ng) {
+  prx_cf32 *g = malloc(nb * ng * sizeof *g);
+  double *m = malloc(nb * 4 * sizeof *m);
+  unsigned *bad = malloc(nb * sizeof *bad);
+  uint64_t h = TEST_FNV_BASIS;
+  if (g && m && bad && !launch(b, K_PREOM) &&
+      cudaMemcpy(g, b->grid, nb * ng * sizeof *g, cudaMemcpyDeviceToHost) == cudaSuccess &&
+      cudaMemcpy(m, b->mom, nb * 4 * sizeof *m, cudaMemcpyDeviceToHost) == cudaSuccess &&
+      cudaMemcpy(bad, b->bad, nb * sizeof *bad, cudaMemcpyDeviceToHost) == cudaSuccess) {
+    h = test_fnv1a(h, g, nb * ng * sizeof *g);
+    h = test_fnv1a(h, m, nb * 4 * sizeof *m);
+    h = test_fnv1a(h, bad, nb * sizeof *bad);
+  } else {
+    h = 0;
+  }
+  free(g);
+  free(m);
+  free(bad);
+  return h;
+}
+
 /* FNV-1a of om_sums' records (every byte of each) after one launch of pre_om and one of om_sums:
  * equal under two modules whose records keep every field's value */
 static uint64_t om_hash(const bench_bufs *b, size_t nb) {
@@ -412,7 +436,8 @@ int main(int argc, char **argv) {
         uint64_t hash[3], shash[3]; /* mf's symbols and sums: one run a block, the bank's runs,
                                        mixed */
         hash[0] = mf_hash(&b, mb, nb, Lmax, &shash[0]);
-        const uint64_t ohash = out_hash(&b, mb, ob, nb, C), omhash = om_hash(&b, nb);
+        const uint64_t ohash = out_hash(&b, mb, ob, nb, C), omhash = om_hash(&b, nb),
+                       phash = pre_hash(&b, nb, ng);
         /* the matched filter without the padded window and the pre-filter without the
          * register blocking, for the comparison */
         st.mf_pad = 0;
@@ -515,13 +540,14 @@ int main(int argc, char **argv) {
           printf(",\"%s_s\":%.4g,\"%s_gsym_s\":%.4g", kname[w], t[w], kname[w], syms / t[w] * 1e-9);
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
         }
-        printf(
-            ",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\","
-            "\"mf_sums_hash\":\"%016llx\",\"mf_runs_sums_hash\":\"%016llx\","
-            "\"mf_mix_sums_hash\":\"%016llx\",\"out_hash\":\"%016llx\",\"om_hash\":\"%016llx\"}\n",
-            (unsigned long long)hash[0], (unsigned long long)hash[1], (unsigned long long)hash[2],
-            (unsigned long long)shash[0], (unsigned long long)shash[1],
-            (unsigned long long)shash[2], (unsigned long long)ohash, (unsigned long long)omhash);
+        printf(",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\","
+               "\"mf_sums_hash\":\"%016llx\",\"mf_runs_sums_hash\":\"%016llx\","
+               "\"mf_mix_sums_hash\":\"%016llx\",\"out_hash\":\"%016llx\",\"om_hash\":\"%016llx\","
+               "\"pre_hash\":\"%016llx\"}\n",
+               (unsigned long long)hash[0], (unsigned long long)hash[1],
+               (unsigned long long)hash[2], (unsigned long long)shash[0],
+               (unsigned long long)shash[1], (unsigned long long)shash[2],
+               (unsigned long long)ohash, (unsigned long long)omhash, (unsigned long long)phash);
         fflush(stdout);
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)

@@ -49,8 +49,8 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
-#define OUT_DEPTH_SMALL 6               /* ... on the CPU with blocks under SMALL_BLOCK (stream) */
-#define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
+#define OUT_DEPTH_SMALL 6 /* ... CPU blocks under SMALL_BLOCK, buffers not staggered (stream) */
+#define GPU_WRITERS 12    /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
@@ -482,6 +482,31 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
   return stale;
 }
 
+/* Counts the hidden directories beside dir that runs killed while writing it left
+ * (.LEAF.tmp-*: make_hidden_dir); 0 where there are none or the parent cannot be read. */
+static size_t count_hidden(const char *dir) {
+  size_t n = strlen(dir), found = 0;
+  while (n > 1 && dir[n - 1] == '/') n--;
+  char *path = strndup(dir, n);
+  if (!path) return 0;
+  char *slash = strrchr(path, '/');
+  const char *leaf = slash ? slash + 1 : path;
+  size_t cap = strlen(leaf) + 8;
+  char *prefix = malloc(cap);
+  if (prefix) snprintf(prefix, cap, ".%s.tmp-", leaf);
+  if (slash) slash[slash == path] = '\0'; /* the parent ("/" kept) */
+  DIR *d = prefix ? opendir(slash ? path : ".") : NULL;
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)))
+      if (!strncmp(e->d_name, prefix, strlen(prefix))) found++;
+    closedir(d);
+  }
+  free(prefix);
+  free(path);
+  return found;
+}
+
 /* ---- the run ---- */
 
 /* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context
@@ -564,7 +589,15 @@ typedef struct run_state {
   int open_lock_made, open_threaded;
   int open_slow;   /* POLYRX_OPENER=slow: a pause before each recording (the tests') */
   int outdir_made; /* this run made the output directory: no earlier recordings in it */
-  int meta_ahead;  /* the openers make each recording's metadata file (prepare_meta) */
+  /* the directory published whole (make_hidden_dir): the recordings go to pub_tmp, a hidden
+   * directory beside DIR (o.outdir while they are written), renamed to DIR (pub_given, as given;
+   * pub_final without its trailing slashes) once they are all finished (publish_outputs) */
+  const char *pub_given;
+  char *pub_final, *pub_tmp;
+  int published;
+  int meta_ahead;     /* the openers make each recording's metadata file (prepare_meta) */
+  size_t data_buffer; /* a block's row in bytes where the data files' buffers are staggered
+                         (data_buffer()), else 0 */
   _Atomic int open_failed;
   int n_open_done;   /* openers finished (under open_lock) */
   char (*hash)[129]; /* per output: the SHA-512 of its metadata once finished ("" before) */
@@ -821,11 +854,24 @@ static int setup_chan(run_state *r) {
   prx_chan_taps(r->chan, &M);
   if (!o->block_given)
     r->o.block = choose_block(prx_chan_backend(r->chan), K, D, r->n_sel, r->n_writers, c.threads);
+  /* POLYRX_CPU_BLOCK=N (a power of two from 2^12 to 2^18): the CPU's block without --block, whose
+   * power sums stay those of POWER_GROUP samples (the same metadata): for measurements */
+  if (!o->block_given && prx_chan_backend(r->chan) == PRX_BACKEND_CPU) {
+    int b = cli_env_int("POLYRX_CPU_BLOCK", 4096, (int)POWER_GROUP, 0);
+    if (b && !(b & (b - 1))) r->o.block = (size_t)b;
+  }
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
   uint64_t total = cli_input_samples(r->reader, o->input);
   if (!o->block_given && total && total < r->o.block)
     r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
+  /* the data files' buffers staggered where the CPU's blocks are small (data_buffer);
+   * POLYRX_STAGGER=0|1 leaves them at the C library's size or staggers any block, for the A/B */
+  int stagger = cli_env_int("POLYRX_STAGGER", 0, 1, -1);
+  if (!o->to_stdout &&
+      (stagger == 1 ||
+       (stagger < 0 && prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK)))
+    r->data_buffer = (r->o.block + D - 1) / D * prx_format_size(o->outf);
   /* the power sums of a block (--block N, the CUDA backend) or of POWER_GROUP input samples
    * (the CPU's default: SMALL_BLOCK blocks are summed as the 2^18-sample blocks are, so that
    * the metadata's power has the same last digits whatever the core count) */
@@ -957,6 +1003,17 @@ out:
   return rc;
 }
 
+/* The data file's buffer of output s where the rows are small (data_buffer set): a whole
+ * number of rows, at least 4 KiB, 16 sizes over each writer's channels (s / W: their local
+ * index), so that a writer's channels go to the file system in different blocks: with one size
+ * all of them fill their buffers in the same block (every 16 blocks of 2^14 samples at K = 1024,
+ * D = 512, cf32), and the writer's 128 writes there take about three blocks' compute, which
+ * compute waits for unless the ring holds more slots than its cache holds well. */
+static size_t data_buffer(const run_state *r, size_t s) {
+  size_t row = r->data_buffer, n0 = (4096 + row - 1) / row;
+  return row * (n0 + s / (size_t)r->n_writers % 16);
+}
+
 /* Creates output s's recording (a temporary data file) with the metadata known at the start. */
 static prx_status open_one(run_state *r, size_t s) {
   const options *o = &r->o;
@@ -980,9 +1037,11 @@ static prx_status open_one(run_state *r, size_t s) {
   m.center_freq = ch.center_freq;
   /* in a directory made by this run there is no earlier recording to remove */
   if (!st)
-    st = r->outdir_made ? prx_sigmf_writer_open_new(base, &m, &r->w[s])
-                        : prx_sigmf_writer_open(base, &m, &r->w[s]);
+    st = r->pub_tmp       ? prx_sigmf_writer_open_direct(base, &m, &r->w[s])
+         : r->outdir_made ? prx_sigmf_writer_open_new(base, &m, &r->w[s])
+                          : prx_sigmf_writer_open(base, &m, &r->w[s]);
   if (!st && r->meta_ahead) st = prx_sigmf_writer_prepare_meta(r->w[s]);
+  if (!st && r->data_buffer) st = prx_sigmf_writer_set_buffer(r->w[s], data_buffer(r, s));
   if (!st) st = describe(r, s, r->w[s]);
   if (!st) st = cli_carry_captures(r->w[s], rec, &al, off);
   free(base);
@@ -1054,11 +1113,69 @@ static int wait_all_opened(run_state *r) {
   return failed;
 }
 
+/* Where DIR does not exist (and no other path is given: --report, --occupancy and -o NAME.sigmf
+ * keep the directory made at once), the recordings are written into a hidden directory beside it
+ * on the same file system (.LEAF.tmp-PID-N), each file under its own name, and the directory is
+ * renamed to DIR once every recording is finished: a reader of DIR sees all of them or none, and
+ * finishing a recording takes no directory operation (1024 recordings: 2048 renames and links
+ * serialized on the directory's lock otherwise). 0 with o.outdir set to the hidden directory;
+ * -1 where the run keeps the directory made at once (DIR there, even as a dangling link; a name
+ * without a leaf; a parent that cannot be made: make_dirs then reports). POLYRX_PUBLISH=0 keeps
+ * it always (the A/B). */
+static int make_hidden_dir(run_state *r) {
+  const options *o = &r->o;
+  const char *how = getenv("POLYRX_PUBLISH");
+  struct stat sb;
+  if ((how && !strcmp(how, "0")) || o->report || o->occupancy || o->archive ||
+      lstat(o->outdir, &sb) == 0 || errno != ENOENT)
+    return -1;
+  size_t n = strlen(o->outdir);
+  while (n > 1 && o->outdir[n - 1] == '/') n--;
+  char *final = strndup(o->outdir, n);
+  if (!final) return -1;
+  char *slash = strrchr(final, '/');
+  const char *leaf = slash ? slash + 1 : final;
+  size_t cap = n + 64;
+  char *tmp = malloc(cap);
+  int fresh, rc = -1;
+  if (!tmp || !leaf[0] || !strcmp(leaf, ".") || !strcmp(leaf, "..")) goto out;
+  if (slash && slash > final) { /* the parent made as -o's is (mkdir -p) */
+    *slash = '\0';
+    int bad = make_dirs(final, &fresh);
+    *slash = '/';
+    if (bad) goto out;
+  }
+  for (unsigned k = 0; k < 1000; k++) {
+    snprintf(tmp, cap, "%.*s.%s.tmp-%ld-%u", (int)(leaf - final), final, leaf, (long)getpid(), k);
+    if (mkdir(tmp, 0777) == 0) {
+      rc = 0;
+      break;
+    }
+    if (errno != EEXIST) break;
+  }
+out:
+  if (rc) {
+    free(final);
+    free(tmp);
+    return -1;
+  }
+  r->pub_given = o->outdir;
+  r->pub_final = final;
+  r->pub_tmp = tmp;
+  r->o.outdir = tmp;
+  return 0;
+}
+
+/* The output directory as the user named it (the hidden one's name is the run's own). */
+static const char *shown_dir(const run_state *r) {
+  return r->pub_given ? r->pub_given : r->o.outdir;
+}
+
 /* Checks the output directory and paths, then starts creating the recordings (openers). */
 static int open_outputs(run_state *r) {
   const options *o = &r->o;
-  int fresh;
-  if (make_dirs(o->outdir, &fresh) != 0)
+  int fresh = 1;
+  if (make_hidden_dir(r) != 0 && make_dirs(o->outdir, &fresh) != 0)
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
   /* those open now, the metadata files written at close (one per writer) and a margin, plus
    * one data file per channel */
@@ -1562,18 +1679,28 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  /* More slots where the CPU's blocks are small (2^14 with one worker and all 1024 channels):
-   * a writer's channels all cross a page of their recordings in the same block, every 16 such
-   * blocks, and its 128 appends then take about 3 blocks' compute, more than 2 slots of slack;
-   * with 3 slots compute waited for them 64 times a run (11.7 ms of 182), with 6 once. The GPU
-   * host's 16 cores, 8 alternating rounds: 0.84x the time with 3 slots in the round-by-round
-   * median (faster in 6 of 8); with all cores (2^16 blocks, left at 3) 6 slots took 0.98x
-   * (bench/RESULTS.md, "twelfth session"). The block is still chosen for OUT_DEPTH slots
-   * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
-  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
-                  ? OUT_DEPTH_SMALL
-                  : OUT_DEPTH;
+  /* Where the CPU's blocks are small (2^14 with one worker and all 1024 channels) a writer's
+   * channels, with one stdio buffer size, all fill their buffers in the same block, every 16
+   * such blocks, and its 128 appends then take about 3 blocks' compute: with 3 slots compute
+   * waited for them 64 times a run (11.7 ms of 182), with 6 once (the GPU host's 16 cores, 8
+   * rounds: 0.84x the time, bench/RESULTS.md, "twelfth session"). But 6 slots of 2^14 samples
+   * (1.77 MB) and the channelizer's own state pass a core's 2 MiB L2: the library's loop with its
+   * outputs in 6 buffers in turn took 1.08-1.17x its time in one (2-core VM), the command's
+   * compute 1.14x on the GPU host. With the buffers staggered (data_buffer) the appends spread
+   * over the blocks and 3 slots suffice: compute waited 13 times (1.5 ms) a run, and the runs
+   * took 0.964x the time of 6 slots in the round-by-round median of 8 alternating rounds, faster
+   * in 6 of 8 (2 slots: 1.077x, 72 waits; 4 slots 1.014x; bench/RESULTS.md, "fourteenth
+   * session"). Without the staggering (POLYRX_STAGGER=0) such blocks keep 6 slots. The block is
+   * chosen for OUT_DEPTH slots (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for
+   * measurements. */
+  int depth =
+      prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK && !r->data_buffer
+          ? OUT_DEPTH_SMALL
+          : OUT_DEPTH;
   c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
+  /* POLYRX_PIPE_POLL=US: the reader and the first writer poll every US microseconds for their
+   * next buffer instead of being woken by compute (prx_pipe_config.poll_us), for measurements */
+  c.poll_us = (unsigned)cli_env_int("POLYRX_PIPE_POLL", 0, 1000, 0);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
@@ -1665,6 +1792,106 @@ static void remove_tmpdir(run_state *r) {
     closedir(d);
   }
   rmdir(r->o.tmpdir);
+}
+
+/* Moves the file NAME (relative) of the hidden directory into DIR; an error reported. */
+static int move_in(const run_state *r, const char *name, char *from, char *to, size_t cap) {
+  snprintf(from, cap, "%s/%s", r->pub_tmp, name);
+  snprintf(to, cap, "%s/%s", r->pub_final, name);
+  if (rename(from, to) == 0) return 0;
+  cli_error(CMD, "cannot move '%s' to '%s': %s", from, to, strerror(errno));
+  unlink(from);
+  return -1;
+}
+
+/* DIR was made by another process while this run wrote (a directory: the rename does not
+ * replace it): each finished recording is moved into it as a run into an existing directory
+ * writes it, an earlier run's metadata removed first, the data, then the metadata (a .sigmf-meta
+ * only beside its whole data), then the collection; the hidden directory removed. Returns -1, or
+ * 1 where a file could not be moved (that recording is then absent: its files removed). */
+static int move_each(run_state *r) {
+  int fresh, rc = -1;
+  if (make_dirs(r->pub_final, &fresh) != 0) {
+    cli_error(CMD, "cannot create output directory '%s': %s", r->pub_final, strerror(errno));
+    return 1;
+  }
+  size_t cap = strlen(r->pub_tmp) + strlen(r->pub_final) + 64, dir_len = strlen(r->pub_tmp) + 1;
+  char *base = malloc(cap), *name = malloc(cap), *from = malloc(cap), *to = malloc(cap);
+  if (!base || !name || !from || !to) {
+    rc = cli_error(CMD, "out of memory");
+    goto out;
+  }
+  for (size_t s = 0; s < r->n_sel; s++) {
+    output_base(r, s, base, cap); /* in the hidden directory (o.outdir) */
+    const char *leaf = base + dir_len;
+    int stale = 0;
+    for (int k = 0; k < 2 && !stale; k++) { /* an earlier run's pair, its metadata first */
+      snprintf(to, cap, "%s/%s.sigmf-%s", r->pub_final, leaf, k ? "data" : "meta");
+      stale = unlink(to) != 0 && errno != ENOENT;
+    }
+    if (stale) {
+      rc = cli_error(CMD, "cannot remove '%s' of an earlier run: %s", to, strerror(errno));
+      continue;
+    }
+    snprintf(from, cap, "%s.sigmf-meta", base);
+    if (access(from, F_OK) != 0) continue; /* no recording: it failed */
+    snprintf(name, cap, "%s.sigmf-data", leaf);
+    if (move_in(r, name, from, to, cap) == 0) {
+      snprintf(name, cap, "%s.sigmf-meta", leaf);
+      if (move_in(r, name, from, to, cap) == 0) continue;
+      snprintf(to, cap, "%s/%s.sigmf-data", r->pub_final, leaf);
+      unlink(to);
+    }
+    snprintf(from, cap, "%s.sigmf-meta", base);
+    unlink(from);
+    rc = 1;
+  }
+  snprintf(from, cap, "%s/channels.sigmf-collection", r->pub_tmp);
+  if (access(from, F_OK) == 0 && move_in(r, "channels.sigmf-collection", from, to, cap)) rc = 1;
+  /* what no recording kept (failed ones' files are removed as they fail) */
+  for (size_t s = 0; s < r->n_sel; s++) {
+    output_base(r, s, base, cap);
+    snprintf(from, cap, "%s.sigmf-data", base);
+    unlink(from);
+  }
+out:
+  if (rmdir(r->pub_tmp) != 0 && rc < 0)
+    rc = cli_error(CMD, "cannot remove '%s': %s", r->pub_tmp, strerror(errno));
+  free(base);
+  free(name);
+  free(from);
+  free(to);
+  return rc;
+}
+
+/* Publishes the hidden directory as DIR (make_hidden_dir), once every recording in it is finished
+ * or removed: one rename that never replaces (renameat2's RENAME_NOREPLACE), so that a DIR another
+ * process made meanwhile is kept and the recordings are moved into it one by one (move_each).
+ * Returns -1, or 1 where something could not be published (reported). Once per run. */
+static int publish_outputs(run_state *r) {
+  if (!r->pub_tmp || r->published) return -1;
+  r->published = 1;
+  const char *how = getenv("POLYRX_PUBLISH");
+  if (how && !strcmp(how, "race")) { /* the tests': DIR made by another process just now */
+    mkdir(r->pub_final, 0777);
+    char *p = malloc(strlen(r->pub_final) + 16);
+    if (p) {
+      sprintf(p, "%s/other", r->pub_final);
+      FILE *f = fopen(p, "w");
+      if (f) fclose(f);
+      free(p);
+    }
+  }
+  int rc = -1;
+#ifdef RENAME_NOREPLACE
+  if (renameat2(AT_FDCWD, r->pub_tmp, AT_FDCWD, r->pub_final, RENAME_NOREPLACE) != 0)
+    rc = move_each(r);
+#else
+  /* without renameat2: a directory made here, empty, is replaced; one that holds files is not */
+  if (mkdir(r->pub_final, 0777) != 0 || rename(r->pub_tmp, r->pub_final) != 0) rc = move_each(r);
+#endif
+  r->o.outdir = r->pub_given;
+  return rc;
 }
 
 /* --report and --occupancy, after the recordings are closed. */
@@ -1807,7 +2034,7 @@ static void summary(run_state *r, double elapsed) {
   fprintf(stderr, " to %s%s: %llu samples each at %s (D = %u), channel spacing %s\n",
           r->o.to_stdout ? "standard output"
           : r->o.archive ? r->o.archive
-                         : r->o.outdir,
+                         : shown_dir(r),
           r->o.to_stdout || r->o.archive ? "" : "/", (unsigned long long)r->n_out,
           fmt_hz(fs / D, b2, sizeof b2), D, fmt_hz(fs / K, b3, sizeof b3));
   if (r->tail_cut)
@@ -1865,7 +2092,7 @@ static void banner(const run_state *r) {
           r->n_sel, r->o.to_stdout ? "channels interleaved to" : "SigMF recordings in",
           r->o.to_stdout ? "standard output"
           : r->o.archive ? r->o.archive
-                         : r->o.outdir,
+                         : shown_dir(r),
           r->o.to_stdout ? ""
           : r->o.archive ? " (archive)"
                          : "/");
@@ -1886,6 +2113,9 @@ static void cleanup(run_state *r) {
    * data files are removed and no metadata is written */
   if (r->w)
     for (size_t s = 0; s < r->n_sel; s++) prx_sigmf_writer_discard(r->w[s]);
+  publish_outputs(r); /* a run that failed before its end: the directory as it is (empty) */
+  free(r->pub_final);
+  free(r->pub_tmp);
   free(r->w);
   free(r->failed);
   free(r->hash);
@@ -1951,6 +2181,8 @@ int cmd_channelize(int argc, char **argv) {
     phase_end(&r, "close");
     int rc_coll = r.o.to_stdout ? -1 : write_collection(&r);
     if (rc_coll < 0 && r.o.archive) rc_coll = pack_archive(&r);
+    int rc_pub = publish_outputs(&r);
+    if (rc_coll < 0) rc_coll = rc_pub;
     phase_end(&r, "collection");
     if (r.o.to_stdout && fflush(stdout) != 0 && rc < 0)
       rc = cli_error(CMD, "cannot write standard output: %s", strerror(errno));
@@ -1983,6 +2215,13 @@ int cmd_channelize(int argc, char **argv) {
                   "polyrx %s: note: %s/ holds %zu temporary file(s) of a run that was killed "
                   "(ch*.sigmf-*.tmp-*): they are no recordings and can be removed\n",
                   CMD, r.o.outdir, temporary);
+        size_t hidden = r.pub_tmp ? count_hidden(r.o.outdir) : 0;
+        if (hidden)
+          fprintf(stderr,
+                  "polyrx %s: note: %zu hidden director(ies) beside %s/ (.NAME.tmp-*) are what "
+                  "runs killed while writing it left: they were never published and can be "
+                  "removed\n",
+                  CMD, hidden, r.o.outdir);
         free(written);
       }
       if (rc > 0 && !r.fatal && !r.n_failed)

@@ -359,7 +359,7 @@ t1=$(date +%s%N)
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 2048 -P 2048 --oversample 1 -c 5 --backend cpu -o longtail \
   2>err.txt &
 PID=$!
-for _ in $(seq 200); do ls longtail/ch0005.sigmf-data.tmp-* >/dev/null 2>&1 && break; sleep 0.02; done
+for _ in $(seq 200); do ls .longtail.tmp-*/ch0005.sigmf-data >/dev/null 2>&1 && break; sleep 0.02; done
 sleep 0.2
 t0=$(date +%s%N)
 kill -TERM $PID
@@ -754,6 +754,62 @@ for opener in inline thread; do
   [ "$(ls made | wc -l)" = 33 ] || fail "files in a new directory ($opener): $(ls made | wc -l)"
   ls made kept | grep -q 'tmp-' && fail "temporary files left ($opener)"
 done
+
+# ---- a new DIR is written in a hidden directory beside it and published with one rename: while
+# the run writes, DIR is not there; then all of it is, the same bytes as a directory made at once
+# (POLYRX_PUBLISH=0), nothing hidden left. A DIR that exists, or that another process makes while
+# the run writes (POLYRX_PUBLISH=race), gets the recordings one by one and keeps its other files.
+# A run killed mid-write leaves no DIR; a stop signal publishes what is complete ----
+rm -rf ref16
+POLYRX_PUBLISH=0 "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o ref16 || fail "ref16"
+for opener in inline thread; do
+  rm -rf deep
+  POLYRX_OPENER=$opener "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o deep/er/pub/ ||
+    fail "a published run ($opener)"
+  diff -r ref16 deep/er/pub >/dev/null || fail "published and made at once differ ($opener)"
+  [ "$(ls -A deep/er)" = pub ] || fail "beside the published directory ($opener): $(ls -A deep/er)"
+done
+POLYRX_OPENER=slow POLYRX_WRITERS=2 "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 64 -P 2 \
+  -o slowpub 2>err.txt &
+PID=$!
+seen=0
+for _ in $(seq 200); do
+  if ls -d .slowpub.tmp-* >/dev/null 2>&1; then
+    seen=1
+    [ -e slowpub ] && fail "DIR there while its recordings are written"
+    break
+  fi
+  sleep 0.01
+done
+wait $PID || fail "the slow published run: $(cat err.txt)"
+[ $seen = 1 ] || fail "no hidden directory seen while the run wrote"
+[ "$(ls slowpub | wc -l)" = 129 ] || fail "slowpub: $(ls slowpub | wc -l) files"
+rm -rf race
+POLYRX_PUBLISH=race "$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o race 2>err.txt ||
+  fail "DIR made by another process: $(cat err.txt)"
+[ -f race/other ] || fail "the other process's file is gone"
+diff -r -x other ref16 race >/dev/null || fail "DIR made by another process: not the recordings"
+rm -rf exist && mkdir exist && echo mine >exist/keep.txt
+cp ref16/ch0003.sigmf-meta exist/ch0005.sigmf-meta
+"$POLYRX" channelize -q -i in.ci16 -F ci16 -s 16k -K 16 -o exist || fail "an existing DIR"
+diff -r -x keep.txt ref16 exist >/dev/null || fail "an existing DIR: not the recordings"
+[ "$(cat exist/keep.txt)" = mine ] || fail "an existing DIR's other file changed"
+mkfifo fifo4
+"$POLYRX" channelize -i fifo4 -F ci16 -s 16k -K 4 --block 100 -o killed -q 2>/dev/null &
+PID=$!
+exec 6>fifo4
+head -c 6000 in.ci16 >&6
+for _ in $(seq 100); do ls .killed.tmp-*/ch0003.sigmf-data >/dev/null 2>&1 && break; sleep 0.05; done
+{ kill -KILL $PID && wait $PID; } 2>/dev/null
+exec 6>&-
+[ -e killed ] && fail "a run killed mid-write published its directory"
+ls -d .killed.tmp-* >/dev/null 2>&1 || fail "the killed run's hidden directory is not where it wrote"
+# the next run into that name publishes its own and names what the killed one left
+"$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o killed 2>err.txt || fail "after a kill"
+grep -q "1 hidden director(ies) beside killed/" err.txt || fail "after a kill: no note: $(cat err.txt)"
+rm -rf .killed.tmp-*
+left=$(ls -A | grep '^\..*\.tmp-' | tr '\n' ' ')
+[ -z "$left" ] || fail "hidden directories left: $left"
 
 # ---- help ----
 "$POLYRX" channelize 2>err.txt && fail "no arguments: exit status 0"

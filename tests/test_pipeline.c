@@ -146,6 +146,10 @@ static void sim_init(sim *s, const uint32_t *x, size_t n, uint32_t *y, size_t y_
   memset(y, 0, y_cap * sizeof *y);
 }
 
+/* The pipeline's reader and first writer polling for their buffers (prx_pipe_config.poll_us)
+ * where set: main runs the stream's tests both ways. */
+static unsigned poll_us;
+
 static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_depth, int writers) {
   prx_pipe_config c = prx_pipe_config_default();
   c.block_samples = block;
@@ -158,6 +162,7 @@ static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_de
   c.compute = sim_compute;
   c.write = sim_write;
   c.should_stop = sim_stop;
+  c.poll_us = poll_us;
   c.read_ctx = s;
   c.ctx = s;
   s->n_writers = writers;
@@ -700,6 +705,15 @@ int main(void) {
   test_write_errors(x, y, cap);
   test_writer_tree(x, ref, y, cap);
   test_stop(x, y, cap);
+  /* the same with the reader and the first writer polling: the same bytes, counts and ends */
+  poll_us = 20;
+  test_identity(x, ref, y, cap);
+  test_read_errors(x, y, cap);
+  test_compute_errors(x, y, cap);
+  test_write_errors(x, y, cap);
+  test_writer_tree(x, ref, y, cap);
+  test_stop(x, y, cap);
+  poll_us = 0;
   test_iq_reader(x, ref, y);
   test_compute_waits();
   /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own

@@ -879,6 +879,10 @@ int main(void) {
   run_case(16.0 / 3.0, 0, 1, 1, 0, 1024, 36);
   run_case_nb(4.0, 0, 1, 1, 0, 256, 40, 37); /* a span of 40 blocks: pre in two launches */
   run_case_nb(16.0 / 3.0, 1, 0, 1, 0, 256, 40, 38);
+  /* blocks of 330 symbols: sub-blocks of 33 symbols, 132 grid outputs, not whole chunks of 16
+   * (pre_om's om_tile finds each chunk's span by qpsk_om_chunk_span, not by its flat index) */
+  run_case(4.0, 0, 0, 1, 0, 330, 39);
+  run_case(16.0 / 3.0, 1, 1, 1, 0, 330, 40);
   real_case(4.0, 14, 100, 1, 31);
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);

@@ -66,6 +66,17 @@ prx_status prx_io_write_file_new(const char *path, const char *text, size_t len)
 prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *meta,
                                      prx_sigmf_writer **out);
 
+/* prx_sigmf_writer_open in a directory the caller made in this run and publishes whole once every
+ * recording in it is finished (a hidden directory renamed into place): the data file is created
+ * under its own name (BASE.sigmf-data, which must not exist) and close writes the metadata under
+ * its own (prx_sigmf_writer_prepare_meta: that file made empty ahead), so that finishing a
+ * recording takes no directory operation (no rename, no link); the recording is complete or
+ * absent as the directory's reader sees it, because the directory is not visible until the
+ * caller publishes it. After any error both files are removed, as with prx_sigmf_writer_open.
+ * Not for archives (PRX_ERR_INVALID). */
+prx_status prx_sigmf_writer_open_direct(const char *base, const prx_sigmf_meta *meta,
+                                        prx_sigmf_writer **out);
+
 /* Makes the unnamed file (O_TMPFILE) that close writes the metadata into and links into place,
  * now, and holds it open until then: a run that finishes many recordings at once then makes
  * none of their inodes at the end, where the file system's and the directory's locks serialize
@@ -75,6 +86,14 @@ prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *met
  * files, or it cannot be made, nothing changes: close makes the metadata's file as without it.
  * An archive writer has no metadata file (nothing made). PRX_OK for any writer. */
 prx_status prx_sigmf_writer_prepare_meta(prx_sigmf_writer *w);
+
+/* Gives the data file a buffer of `bytes` bytes (before the first sample; the C library's
+ * default is the file system's block, 4 KiB on tmpfs): a caller appending the same row size to
+ * many recordings gives them different sizes, so that their buffers fill, and go to the file
+ * system, in different blocks rather than all in the same one. Only the buffering changes: the
+ * bytes written are the same. PRX_OK (nothing done) in archive mode, after a sample, or where
+ * the buffer cannot be made. */
+prx_status prx_sigmf_writer_set_buffer(prx_sigmf_writer *w, size_t bytes);
 
 /* Flushes and closes a SigMF writer's data file now (what prx_sigmf_writer_close does first),
  * so that a writer thread that has written a recording's last samples finishes its file there,

@@ -59,6 +59,8 @@ struct prx_sigmf_writer {
   uint64_t samples;
   size_t sample_size;
   int meta_fd;    /* the metadata's unnamed file made ahead (prepare_meta), else -1 */
+  char *buf;      /* the data file's buffer where the caller sized it (set_buffer), else NULL */
+  int direct;     /* the files under their own names at once (prx_sigmf_writer_open_direct) */
   prx_status err; /* first error, sticky */
   char err_msg[600];
 };
@@ -94,6 +96,9 @@ static prx_status raise_kept(const prx_sigmf_writer *w) {
 
 static void free_writer(prx_sigmf_writer *w) {
   if (w->data) fclose(w->data);
+  free(w->buf); /* after the file that used it is closed */
+  /* a direct writer's metadata file made ahead and never completed is no recording's */
+  if (w->direct && w->meta_fd >= 0) unlink(w->meta_path);
   for (size_t i = 0; i < 4; i++) free(w->strings[i]);
   cJSON_Delete(w->fields);
   cJSON_Delete(w->extensions);
@@ -145,10 +150,33 @@ prx_status prx_io_create_temp(const char *path, const char *mode, FILE **f, char
   }
 }
 
-/* prx_sigmf_writer_open; remove_old: remove an earlier run's files first (else the caller knows
- * there are none: a directory it made). */
-static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int remove_old,
+/* The data file of a direct writer, created under its own name (none may be there). */
+static prx_status create_direct(prx_sigmf_writer *w) {
+  int fd = open(w->data_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return prx_fail(PRX_ERR_IO, "cannot create '%s': %s", w->data_path, strerror(errno));
+  FILE *f = fdopen(fd, "wb");
+  char *name = f ? strdup(w->data_path) : NULL;
+  if (!name) {
+    if (f)
+      fclose(f);
+    else
+      close(fd);
+    unlink(w->data_path);
+    return prx_fail(PRX_ERR_NOMEM, "cannot open '%s'", w->data_path);
+  }
+  w->data = f;
+  w->tmp_path = name; /* what a failure removes */
+  return PRX_OK;
+}
+
+/* How open_writer treats the base's files: an earlier run's removed first (prx_sigmf_writer_open),
+ * none there (a directory the caller made: prx_sigmf_writer_open_new), or the files made under
+ * their own names at once (prx_sigmf_writer_open_direct). */
+enum { OPEN_REPLACE, OPEN_NEW, OPEN_DIRECT };
+
+static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int how,
                               prx_sigmf_writer **out) {
+  int remove_old = how == OPEN_REPLACE;
   if (!out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open: NULL output pointer");
   *out = NULL;
   if (!base || !base[0] || !meta)
@@ -167,6 +195,7 @@ static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int 
   if (!w) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a SigMF writer");
   w->meta_fd = -1;
   w->meta = *meta;
+  w->direct = how == OPEN_DIRECT;
   w->sample_size = prx_format_size(meta->format);
   const char *src[4] = {meta->description, meta->author, meta->hw, meta->datetime};
   int nomem = 0;
@@ -232,7 +261,9 @@ static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int 
     /* the earlier run's metadata goes first: from here on no metadata describes this base */
     if (remove_old) st = remove_stale(w->meta_path);
     if (!st && remove_old) st = remove_stale(w->data_path);
-    if (!st) st = prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
+    if (!st)
+      st = w->direct ? create_direct(w)
+                     : prx_io_create_temp(w->data_path, "wb", &w->data, &w->tmp_path);
   }
   if (st) {
     free_writer(w);
@@ -244,12 +275,20 @@ static prx_status open_writer(const char *base, const prx_sigmf_meta *meta, int 
 
 prx_status prx_sigmf_writer_open(const char *base, const prx_sigmf_meta *meta,
                                  prx_sigmf_writer **out) {
-  return open_writer(base, meta, 1, out);
+  return open_writer(base, meta, OPEN_REPLACE, out);
 }
 
 prx_status prx_sigmf_writer_open_new(const char *base, const prx_sigmf_meta *meta,
                                      prx_sigmf_writer **out) {
-  return open_writer(base, meta, 0, out);
+  return open_writer(base, meta, OPEN_NEW, out);
+}
+
+prx_status prx_sigmf_writer_open_direct(const char *base, const prx_sigmf_meta *meta,
+                                        prx_sigmf_writer **out) {
+  size_t n = base ? strlen(base) : 0;
+  if (n > 6 && !strcmp(base + n - 6, ".sigmf"))
+    return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_open_direct: '%s' is an archive", base);
+  return open_writer(base, meta, OPEN_DIRECT, out);
 }
 
 prx_status prx_sigmf_writer_add_capture(prx_sigmf_writer *w, uint64_t sample_start,
@@ -626,6 +665,10 @@ prx_status prx_io_write_file_new(const char *path, const char *text, size_t len)
 prx_status prx_sigmf_writer_prepare_meta(prx_sigmf_writer *w) {
   if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_prepare_meta: NULL writer");
   if (w->archive || w->meta_fd >= 0) return PRX_OK;
+  if (w->direct) { /* the named file, empty until close writes it (none: close makes it) */
+    w->meta_fd = open(w->meta_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    return PRX_OK;
+  }
   w->meta_fd = open_unnamed(w->meta_path); /* none: close makes its file as without */
   return PRX_OK;
 }
@@ -647,6 +690,28 @@ static char *meta_text(prx_sigmf_writer *w) {
   return t;
 }
 
+/* A direct writer's metadata: text into its named file (fd, made ahead, or -1: made now), which
+ * is removed if it cannot be written whole; closes fd. */
+static prx_status write_direct(int fd, const char *path, const char *text, size_t len) {
+  if (fd < 0 && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
+    return prx_fail(PRX_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+  size_t done = 0;
+  errno = 0;
+  while (done < len) {
+    ssize_t k = write(fd, text + done, len - done);
+    if (k <= 0 && errno != EINTR) break;
+    if (k > 0) done += (size_t)k;
+  }
+  int e = errno;
+  if (close(fd) != 0 && done == len) {
+    e = errno;
+    done = 0;
+  }
+  if (done == len) return PRX_OK;
+  unlink(path);
+  return prx_fail(PRX_ERR_IO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
+}
+
 /* Writes the metadata whole into place (prx_io_write_file_new: an unnamed file linked there, one
  * directory operation where a temporary file's create and rename are two, and the directory's
  * lock is what several writers finishing their recordings at once wait for); its SHA-512 into
@@ -656,9 +721,10 @@ static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
   size_t len = strlen(text);
   int fd = w->meta_fd;
-  w->meta_fd = -1; /* closed by write_file_new_fd */
-  prx_status st = fd >= 0 ? write_file_new_fd(fd, w->meta_path, text, len)
-                          : prx_io_write_file_new(w->meta_path, text, len);
+  w->meta_fd = -1; /* closed by write_file_new_fd or write_direct */
+  prx_status st = w->direct ? write_direct(fd, w->meta_path, text, len)
+                  : fd >= 0 ? write_file_new_fd(fd, w->meta_path, text, len)
+                            : prx_io_write_file_new(w->meta_path, text, len);
   if (!st && hex) prx_sha512_hex(text, len, hex);
   free(text);
   return st;
@@ -713,6 +779,21 @@ static void end_data(prx_sigmf_writer *w) {
     keep(w, prx_fail(PRX_ERR_IO, "cannot write '%s': %s", w->data_path, strerror(e ? e : EIO)));
 }
 
+prx_status prx_sigmf_writer_set_buffer(prx_sigmf_writer *w, size_t bytes) {
+  if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_set_buffer: NULL writer");
+  if (w->archive || !w->data || w->samples || w->buf || !bytes) return PRX_OK;
+  /* glibc sizes a buffer it makes itself from the file system's block whatever size is asked:
+   * the writer makes it */
+  char *b = malloc(bytes);
+  if (!b) return PRX_OK;
+  if (setvbuf(w->data, b, _IOFBF, bytes) != 0) {
+    free(b);
+    return PRX_OK;
+  }
+  w->buf = b;
+  return PRX_OK;
+}
+
 prx_status prx_sigmf_writer_end_data(prx_sigmf_writer *w) {
   if (!w) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_writer_end_data: NULL writer");
   if (!w->archive) end_data(w); /* an archive's file stays open: close appends the metadata */
@@ -733,7 +814,7 @@ prx_status prx_sigmf_writer_close_hash(prx_sigmf_writer *w, char hex[129]) {
   end_data(w);
   if (w->err) {
     unlink(w->tmp_path); /* data that is not all there is no recording */
-  } else if (rename(w->tmp_path, w->data_path) != 0) {
+  } else if (!w->direct && rename(w->tmp_path, w->data_path) != 0) {
     keep(w, prx_fail(PRX_ERR_IO, "cannot rename '%s' to '%s': %s", w->tmp_path, w->data_path,
                      strerror(errno)));
     unlink(w->tmp_path);

@@ -25,6 +25,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define MSG_SIZE 512
 /* The stages' threads' stack (prx_pipe_stage_attr): glibc keeps up to 40 MiB of joined threads'
@@ -35,11 +39,13 @@
 #define STAGE_STACK ((size_t)1 << 20)
 #define BLOCK_NO_BUFFER 2 /* in_stop: the block's buffer could not be made (a set-up error) */
 
-/* A thread's place to sleep: waiting is set while it sleeps (or is about to). */
+/* A thread's place to sleep: waiting is set while it sleeps (or is about to). A parker with
+ * poll_us looks every poll_us microseconds instead and never sets waiting: nobody wakes it. */
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   atomic_int waiting;
+  unsigned poll_us;
 } parker;
 
 /* One writer's counter and parker, a cache line (or more) of its own: the writers move their
@@ -147,6 +153,17 @@ static void parker_init(parker *k) {
   pthread_mutex_init(&k->mu, NULL);
   pthread_cond_init(&k->cv, NULL);
   atomic_init(&k->waiting, 0);
+  k->poll_us = 0;
+}
+
+/* A polling thread's timers without the default 50 us of slack (Linux: per thread), so that its
+ * looks come every poll_us. */
+static void poll_timers(const parker *k) {
+#ifdef PR_SET_TIMERSLACK
+  if (k->poll_us) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#else
+  (void)k;
+#endif
 }
 
 static void parker_destroy(parker *k) {
@@ -156,9 +173,14 @@ static void parker_destroy(parker *k) {
 
 typedef int (*ready_fn)(pipe_state *p, int who);
 
-/* Returns once ready(p, who) holds, sleeping on k meanwhile. */
+/* Returns once ready(p, who) holds, sleeping on k meanwhile (or polling: k->poll_us). */
 static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
   if (ready(p, who)) return;
+  if (k->poll_us) {
+    struct timespec ts = {0, (long)k->poll_us * 1000};
+    while (!ready(p, who)) nanosleep(&ts, NULL);
+    return;
+  }
   pthread_mutex_lock(&k->mu);
   atomic_store(&k->waiting, 1);
   while (!ready(p, who)) pthread_cond_wait(&k->cv, &k->mu);
@@ -261,6 +283,7 @@ static void *reader_main(void *arg) {
   pipe_state *p = arg;
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
+  poll_timers(&p->rd[0].park);
   uint64_t pos = 0;
   for (;;) {
     wait_until(p, &p->rd[0].park, reader_ready, 0);
@@ -469,6 +492,7 @@ static void *writer_main(void *arg) {
   int w = ((thread_arg *)arg)->i;
   const prx_pipe_config *c = p->cfg;
   writer_slot *me = &p->w[w];
+  poll_timers(&me->park);
   for (;;) {
     wait_until(p, &me->park, slot_ready, w);
     if (atomic_load(&p->stop_all)) break;
@@ -671,6 +695,8 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     parker_init(&s.comp);
     for (int i = 0; i < s.n_readers; i++) parker_init(&s.rd[i].park);
     for (int w = 0; w < s.n_writers; w++) parker_init(&s.w[w].park);
+    if (!s.multi) s.rd[0].park.poll_us = cfg->poll_us; /* the one reader, and writer 0 */
+    s.w[0].park.poll_us = cfg->poll_us;
     thread_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
     thread_arg *ra = prx_alloc((size_t)s.n_readers, sizeof *ra);
     pthread_t *wt = prx_alloc((size_t)s.n_writers, sizeof *wt);

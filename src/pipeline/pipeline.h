@@ -106,6 +106,13 @@ typedef struct {
                            thread (the same callbacks, the same results) */
   int pinned;           /* 1: page-locked buffers when a CUDA device is usable (for DMA) */
   int stop_signals;     /* 1: SIGINT and SIGTERM interrupt the reader (see above) */
+  /* > 0: the one reader (read, not read_at) and the first writer wait for their next buffer by
+   * looking every poll_us microseconds instead of sleeping until woken, so that compute hands a
+   * block over without a system call (a futex wake each, on a KVM guest an interrupt through the
+   * hypervisor to the sleeper's vCPU); the pollers' timer wakes are on their own cores. For a
+   * compute stage of one thread and small blocks, where those wakes are a share of its time.
+   * 0: they sleep until woken. */
+  unsigned poll_us;
   prx_pipe_read_fn read;
   /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
    * positional reads (block b holds samples from b * block_samples on); the stream ends at the

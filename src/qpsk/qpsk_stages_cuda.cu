@@ -109,6 +109,7 @@ typedef struct {
   int slide; /* the sliding filter (PRE_SLIDE_UNIT, PRE_SLIDE_TRI) or PRE_SLIDE_NONE */
   float taps[QPSK_SLIDE_TAPS]; /* its taps (qpsk_stages.pre_taps): constant operands */
   unsigned om_cj;              /* OM kernels, sliding: the chunks a sub-block (qpsk_om_chunks) */
+  int om_flat;                 /* OM kernels, sliding: sub-blocks of whole chunks (om_tile) */
   unsigned kb;                 /* the launch's first block of the span (grid x: kb + blockIdx.x) */
   pre_blk tab[PRE_TAB_MAX];    /* block kb + blockIdx.x's at tab[blockIdx.x] */
 } pre_args;
@@ -154,36 +155,47 @@ __device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
  * samples [own0, own1) into m and bad (each thread its share). With QPSK_PAD4, 8 zeros follow the
  * window (the blocked outputs past the grid's end read up to 3 samples past it); with
  * PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it and the e virtual samples before it are zeros (the
- * runs read whole past the grid's ends). */
-template <bool HALF, bool MIX, int BATCH>
-__device__ __forceinline__ void
+ * runs read whole past the grid's ends). UNIT (pre_om's unit-step kernels): the sliding window
+ * wholly in the stream and not mixed goes through pre's own staging, stage_pre_unit, which counts
+ * only the non-finite samples; returns whether it did (the block's finite count is then its own
+ * samples less the non-finite ones). */
+template <bool HALF, bool MIX, int BATCH, bool UNIT>
+__device__ __forceinline__ bool
 stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
                  const pre_layout &y, float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
   const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
-  unsigned cnt = 0, nb = 0;
-  /* a sample of a window wholly in the stream: its sums without branches (a sample outside the
-   * block's own or not finite adds +0, which leaves every partial sum as it is: none is -0; the
-   * count in an integer, exact either way): the same values and sums in the same order as edge */
-  auto inner = [&](prx_cf32 v, int tu) {
-    const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
-    const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
-    m[0] += re;
-    m[1] += im;
-    m[2] += (double)re * re + (double)im * im;
-    cnt += fin && own;
-    nb += !fin && own;
-    win[pre_slot32(y, tu)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
-  };
-  auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
-    if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
-    v = qpsk_window_sample(v, in, zero);
-    win[pre_slot(y, t)] = make_float2(v.re, v.im);
-  };
-  stage_pre_rows<BATCH, HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner,
-                                   edge);
-  m[3] += (double)cnt;
-  *bad += nb;
+  bool fast = false;
+  if (UNIT && a.slide == PRE_SLIDE_UNIT && !MIX && lo >= 0 && hi <= a.n_total) {
+    const char *src =
+        (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
+    stage_pre_unit<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    fast = true;
+  } else {
+    unsigned cnt = 0, nb = 0;
+    /* a sample of a window wholly in the stream: its sums without branches (a sample outside the
+     * block's own or not finite adds +0, which leaves every partial sum as it is: none is -0; the
+     * count in an integer, exact either way): the same values and sums in the same order as edge */
+    auto inner = [&](prx_cf32 v, int tu) {
+      const bool fin = isfinite(v.re) && isfinite(v.im), own = tu >= o0 && tu < o1;
+      const float re = fin && own ? v.re : 0.f, im = fin && own ? v.im : 0.f;
+      m[0] += re;
+      m[1] += im;
+      m[2] += (double)re * re + (double)im * im;
+      cnt += fin && own;
+      nb += !fin && own;
+      win[pre_slot32(y, tu)] = fin ? make_float2(v.re, v.im) : make_float2(0, 0);
+    };
+    auto edge = [&](prx_cf32 v, int64_t t, int64_t s, int in) {
+      if (in && s >= own0 && s < own1) qpsk_pre_sum_add(v, m, bad);
+      v = qpsk_window_sample(v, in, zero);
+      win[pre_slot(y, t)] = make_float2(v.re, v.im);
+    };
+    stage_pre_rows<BATCH, HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, zero, inner,
+                                     edge);
+    m[3] += (double)cnt;
+    *bad += nb;
+  }
   if (y.pad == QPSK_PAD4 && threadIdx.x < 8)
     win[qpsk_win_slot(hi - lo + threadIdx.x, QPSK_PAD4)] = make_float2(0, 0);
   if (y.pad == PRE_PAD_SLIDE) {
@@ -191,6 +203,7 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
       win[qpsk_slide_slot((int)(hi - lo) + y.e + (int)threadIdx.x, y.sh)] = make_float2(0, 0);
     if ((int)threadIdx.x < y.e) win[qpsk_slide_slot((int)threadIdx.x, y.sh)] = make_float2(0, 0);
   }
+  return fast;
 }
 
 /* One warp's O&M partial sums for one step of its outputs, where pre_om computes one output per
@@ -296,14 +309,26 @@ __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], 
 template <bool PAIRS, typename Rd>
 __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t own_end,
                                         uint32_t Ls4, uint32_t nsub, uint32_t cj, int64_t L,
-                                        double *slots) {
+                                        bool flat, double *slots) {
   const uint32_t kf = (uint32_t)((k0 > QPSK_GM ? k0 : QPSK_GM) - QPSK_GM);
-  uint32_t jf = kf / Ls4;
-  jf = jf < nsub ? jf : nsub;
-  const uint32_t i = jf * cj + (kf - jf * Ls4) / QPSK_OM_CHUNK + threadIdx.x;
-  if (i >= (nsub + 1) * cj) return;
+  uint32_t i;
   int64_t ks, ke;
-  qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+  if (flat) {
+    /* sub-blocks of whole chunks (Ls4 a multiple of QPSK_OM_CHUNK): chunk i holds own outputs
+     * QPSK_OM_CHUNK i on, cut at the block's 4 L (qpsk_om_chunk_span's spans, without its
+     * divisions) */
+    i = kf / QPSK_OM_CHUNK + threadIdx.x;
+    if (i >= (nsub + 1) * cj) return;
+    const int end = QPSK_GM + 4 * (int)L, s0 = QPSK_GM + QPSK_OM_CHUNK * (int)i;
+    ks = s0 < end ? s0 : end;
+    ke = ks + QPSK_OM_CHUNK < end ? ks + QPSK_OM_CHUNK : end;
+  } else {
+    uint32_t jf = kf / Ls4;
+    jf = jf < nsub ? jf : nsub;
+    i = jf * cj + (kf - jf * Ls4) / QPSK_OM_CHUNK + threadIdx.x;
+    if (i >= (nsub + 1) * cj) return;
+    qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+  }
   if (ks >= kend) return;
   if (ke > kend) ke = kend;
   if (ke > own_end) ke = own_end;
@@ -382,18 +407,22 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
-  stage_pre_window<HALF, MIX, BLK ? STAGE_BATCH : PRE_BATCH_TRI>(a, c, lo, hi, own0, own1, y, win,
-                                                                 m, &bad);
+  /* pre_om at the unit step stages through stage_pre_unit; pre there keeps stage_window's loop
+   * (stage_pre_unit measured slower for it: bench/GPU_NOTES.md, fourteenth session) */
+  constexpr int BATCH = BLK ? STAGE_BATCH : PRE_BATCH_TRI;
+  constexpr bool UNIT = BLK && OM;
+  const bool fast =
+      stage_pre_window<HALF, MIX, BATCH, UNIT>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
-   * partial sum) and the non-finite count as integers, one barrier, after which the window is
-   * complete too */
+   * partial sum; where the window was staged by stage_pre_unit, the own samples less the
+   * non-finite ones, below) and the non-finite count as integers, one barrier, after which the
+   * window is complete too */
   unsigned cnt = (unsigned)m[3];
   for (int q = 0; q < 3; q++)
     for (int o = 16; o > 0; o >>= 1) m[q] += __shfl_down_sync(0xffffffffu, m[q], o);
-  for (int o = 16; o > 0; o >>= 1) {
-    cnt += __shfl_down_sync(0xffffffffu, cnt, o);
-    bad += __shfl_down_sync(0xffffffffu, bad, o);
-  }
+  /* the counts by the warp's integer reduction (one instruction each) */
+  cnt = __reduce_add_sync(0xffffffffu, cnt);
+  bad = __reduce_add_sync(0xffffffffu, bad);
   __shared__ unsigned cnt_w[STAGE_THREADS / 32], bad_w[STAGE_THREADS / 32];
   if ((threadIdx.x & 31) == 0) {
     for (int q = 0; q < 3; q++) scratch[(threadIdx.x >> 5) * 3 + q] = m[q];
@@ -413,6 +442,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       n += cnt_w[w];
       nb += bad_w[w];
     }
+    if (fast) n = (unsigned)tb.o1 - (unsigned)tb.o0 - nb;
     a.mom[4 * out + 3] = (double)n;
     a.nonfinite[out] = nb;
   }
@@ -464,7 +494,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         const int64_t k0 = (int64_t)it * S, kend = k0 + S + ext < ng ? k0 + S + ext : ng;
         const float4 *st = (const float4 *)win;
         om_tile<true>([&](int x) { return st[unit_tile_slot<true>(x >> 1)]; }, k0, kend,
-                      pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, seg);
+                      pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, a.om_flat, seg);
       }
     }
   } else if (BLK) {
@@ -521,7 +551,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (OM) {
           const int64_t kend = k0 + S < ng ? k0 + S : ng;
           om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend,
-                         pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, seg);
+                         pre_own_end(a, ng), Ls4, a.nsub, a.om_cj, a.L, a.om_flat, seg);
         }
       }
     } else if (!OM && a.tri) {
@@ -1541,6 +1571,7 @@ static prx_status pre_launch(const qpsk_stages *s, const void *rows, size_t row_
   a.win_slots = pre_slots(s->pre_win, blk || tri, slide);
   a.omsum = omsum;
   a.om_cj = qpsk_om_chunks(4 * s->Ls);
+  a.om_flat = (4 * s->Ls) % QPSK_OM_CHUNK == 0;
   a.g_vec = ((uintptr_t)grid & 15) == 0 && (4 * s->L + 2 * QPSK_GM) % 4 == 0;
   a.tri = tri;
   a.slide = slide;

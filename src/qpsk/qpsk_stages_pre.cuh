@@ -6,7 +6,10 @@
  * outputs a thread, 24 taps a row of which it holds 22), each output over the taps the RRC holds
  * only; other tap counts take the four- and three-output filters (qpsk_dot4, qpsk_dot3). The
  * outputs leave through shared memory, whole sectors from consecutive lanes (qpsk_pre_kernel's
- * pre_stage_unit, pre_stage_tri).
+ * pre_stage_unit, pre_stage_tri). The windows are staged by stage_pre_rows (stage_window's loop
+ * with more loads in flight), pre_om's at the unit step wholly in the stream and not mixed by
+ * stage_pre_unit (its slots from one base, its batches within the block's own samples without the
+ * own test).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
  * bring in first. */
@@ -92,6 +95,58 @@ stage_pre_rows(const void *rows, size_t stride, unsigned c, int64_t n_total, int
     return;
   }
   stage_window<HALF, MIX>(rows, stride, c, n_total, lo, hi, mix, fill, inner, edge);
+}
+
+/* One sample v of the unit-step sliding window (wholly in the stream) into its slot w: 0 where
+ * not finite; where it is the block's own (OWN), its input sums into m (sum re, sum im, sum |x|^2:
+ * the products exact in double, the sum of the two rounded once as a fused multiply-add, as
+ * qpsk_pre_sum_add's expression compiles) and a non-finite one into nb. */
+__device__ __forceinline__ void pre_unit_sample(prx_cf32 v, bool own, float2 *w, double m[3],
+                                                unsigned &nb) {
+  const bool fin = isfinite(v.re) && isfinite(v.im);
+  const float re = fin ? v.re : 0.f, im = fin ? v.im : 0.f;
+  *w = make_float2(re, im);
+  const double dr = own ? (double)re : 0.0, di = own ? (double)im : 0.0;
+  m[0] = __dadd_rn(m[0], dr);
+  m[1] = __dadd_rn(m[1], di);
+  m[2] = __dadd_rn(m[2], __fma_rn(dr, dr, __dmul_rn(di, di)));
+  nb += !fin && own;
+}
+
+/* The unit-step sliding window's staging where it lies wholly in the stream and nothing is mixed
+ * (every block but the stream's first and last): stage_window's order (each thread its samples t
+ * = threadIdx.x + k STAGE_THREADS, BATCH loaded before the first is used; the input sums in the
+ * order of t, so bit for bit), with each thread's slots PRE_UNIT_SLOT_STEP apart (STAGE_THREADS
+ * samples, a multiple of 2^PRE_SLIDE_SH1: qpsk_slide_slot(v + STAGE_THREADS) = qpsk_slide_slot(v)
+ * + PRE_UNIT_SLOT_STEP) from one base, and a batch wholly within the block's own samples [o0, o1)
+ * summed without the own test. The window's nw samples from src (e: the layout's shift); the
+ * finite own samples' sums into m, the non-finite own ones' count into *bad. */
+#define PRE_UNIT_SLOT_STEP (STAGE_THREADS + 2 * (STAGE_THREADS >> PRE_SLIDE_SH1))
+template <bool HALF, int BATCH>
+__device__ __forceinline__ void stage_pre_unit(const char *src, int nw, int o0, int o1, int e,
+                                               float2 *win, double m[3], unsigned *bad) {
+  const int tid = (int)threadIdx.x;
+  float2 *w = win + qpsk_slide_slot(tid + e, PRE_SLIDE_SH1);
+  const unsigned nown = (unsigned)(o1 - o0);
+  unsigned nb = 0;
+  for (int t = tid; t < nw; t += BATCH * STAGE_THREADS, w += BATCH * PRE_UNIT_SLOT_STEP) {
+    prx_cf32 v[BATCH];
+#pragma unroll
+    for (int u = 0; u < BATCH; u++)
+      if (t + u * STAGE_THREADS < nw) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
+    if (t >= o0 && t + (BATCH - 1) * STAGE_THREADS < o1) {
+#pragma unroll
+      for (int u = 0; u < BATCH; u++)
+        pre_unit_sample(v[u], true, w + u * PRE_UNIT_SLOT_STEP, m, nb);
+    } else {
+#pragma unroll
+      for (int u = 0; u < BATCH; u++)
+        if (t + u * STAGE_THREADS < nw)
+          pre_unit_sample(v[u], (unsigned)(t + u * STAGE_THREADS - o0) < nown,
+                          w + u * PRE_UNIT_SLOT_STEP, m, nb);
+    }
+  }
+  *bad += nb;
 }
 
 #endif
