@@ -206,19 +206,27 @@ static double time_it(const bench_bufs *b, int which) {
 }
 
 /* FNV-1a of the matched filter's symbols (each block's owned ones, as bytes) after one launch of
- * mf on the blocks mb: equal under two modules whose products keep every symbol's value */
-static uint64_t mf_hash(const bench_bufs *b, const qpsk_mf_block *mb, size_t nb, unsigned Lmax) {
+ * mf on the blocks mb, and in *sh of its V&V sums (5 doubles a block): equal under two modules
+ * whose products and sums keep every value */
+static uint64_t mf_hash(const bench_bufs *b, const qpsk_mf_block *mb, size_t nb, unsigned Lmax,
+                        uint64_t *sh) {
   prx_cf32 *y = malloc(nb * Lmax * sizeof *y);
+  double *sums = malloc(nb * 5 * sizeof *sums);
   uint64_t h = TEST_FNV_BASIS;
-  if (!y || launch(b, K_MF) ||
-      cudaMemcpy(y, b->sym, nb * Lmax * sizeof *y, cudaMemcpyDeviceToHost) != cudaSuccess) {
+  *sh = 0;
+  if (!y || !sums || launch(b, K_MF) ||
+      cudaMemcpy(y, b->sym, nb * Lmax * sizeof *y, cudaMemcpyDeviceToHost) != cudaSuccess ||
+      cudaMemcpy(sums, b->sums, nb * 5 * sizeof *sums, cudaMemcpyDeviceToHost) != cudaSuccess) {
     free(y);
+    free(sums);
     return 0;
   }
   for (size_t i = 0; i < nb; i++) {
     h = test_fnv1a(h, y + i * Lmax, (size_t)(mb[i].t.k1 - mb[i].t.k0) * sizeof *y);
   }
+  *sh = test_fnv1a(TEST_FNV_BASIS, sums, nb * 5 * sizeof *sums);
   free(y);
+  free(sums);
   return h;
 }
 
@@ -425,8 +433,9 @@ int main(int argc, char **argv) {
         double t[K_N];
         for (int w = 0; w <= K_FOLD; w++) t[w] = time_it(&b, w);
         t[K_X4CFO] = time_it(&b, K_X4CFO);
-        uint64_t hash[3]; /* mf's symbols: one run a block, the bank's runs, mixed */
-        hash[0] = mf_hash(&b, mb, nb, Lmax);
+        uint64_t hash[3], shash[3]; /* mf's symbols and sums: one run a block, the bank's runs,
+                                       mixed */
+        hash[0] = mf_hash(&b, mb, nb, Lmax, &shash[0]);
         const uint64_t ohash = out_hash(&b, mb, ob, nb, C), omhash = om_hash(&b, nb),
                        phash = pre_hash(&b, nb, ng);
         /* the matched filter without the padded window and the pre-filter without the
@@ -453,7 +462,7 @@ int main(int argc, char **argv) {
         }
         t[K_PREMIX] = time_it(&b, K_PRE);
         t[K_MFMIX] = time_it(&b, K_MF);
-        hash[2] = mf_hash(&b, mb, nb, Lmax);
+        hash[2] = mf_hash(&b, mb, nb, Lmax, &shash[2]);
         S->mix(&st, NULL);
         /* the bank's runs of one timing (qpsk_serial_span's R: a multiple of 8 P symbols, P sps
          * an integer) in place of one run a block */
@@ -465,7 +474,7 @@ int main(int argc, char **argv) {
             mr[i].t.R = qpsk_mf_run_length(mr[i].t.d, mr[i].t.k1 - mr[i].t.k0, P);
           cudaMemcpy((void *)b.mb, mr, nb * sizeof *mr, cudaMemcpyHostToDevice);
           t[K_MFRUNS] = time_it(&b, K_MF);
-          hash[1] = mf_hash(&b, mr, nb, Lmax);
+          hash[1] = mf_hash(&b, mr, nb, Lmax, &shash[1]);
           cudaMemcpy((void *)b.mb, mb, nb * sizeof *mb, cudaMemcpyHostToDevice);
           free(mr);
         }
@@ -532,10 +541,13 @@ int main(int argc, char **argv) {
           if (bytes[w] > 0) printf(",\"%s_bytes_per_s\":%.4g", kname[w], syms * bytes[w] / t[w]);
         }
         printf(",\"mf_hash\":\"%016llx\",\"mf_runs_hash\":\"%016llx\",\"mf_mix_hash\":\"%016llx\","
-               "\"out_hash\":\"%016llx\",\"om_hash\":\"%016llx\",\"pre_hash\":\"%016llx\"}\n",
+               "\"mf_sums_hash\":\"%016llx\",\"mf_runs_sums_hash\":\"%016llx\","
+               "\"mf_mix_sums_hash\":\"%016llx\",\"out_hash\":\"%016llx\",\"om_hash\":\"%016llx\","
+               "\"pre_hash\":\"%016llx\"}\n",
                (unsigned long long)hash[0], (unsigned long long)hash[1],
-               (unsigned long long)hash[2], (unsigned long long)ohash, (unsigned long long)omhash,
-               (unsigned long long)phash);
+               (unsigned long long)hash[2], (unsigned long long)shash[0],
+               (unsigned long long)shash[1], (unsigned long long)shash[2],
+               (unsigned long long)ohash, (unsigned long long)omhash, (unsigned long long)phash);
         fflush(stdout);
 #define G(k) (syms / t[k] * 1e-9)
         if (nt < 16)

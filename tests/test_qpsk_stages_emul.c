@@ -527,7 +527,7 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
  * that were not (a run's edge, the placement of every instant apart at 1000 ppm and more, the
  * block's last symbols) */
 static size_t mf_pairs_blocked, mf_pairs_general;
-static size_t mf_quads_blocked, mf_quads_moved, mf_quads_apart;
+static size_t mf_quads_blocked, mf_quads_moved, mf_quads_apart, mf_quads_one_pos;
 
 /* a symbol's product on tap row r from window index off of the unpadded window, in qpsk_dot1's
  * order (every path's value) */
@@ -643,6 +643,15 @@ static void emul_mf(const stage_case *k, size_t t, prx_cf32 *sym, double sums[5]
           CHECK(r4[q] == rq && off4[q] == oq,
                 "mf: qpsk_mf_tap4 places symbol %lld elsewhere than qpsk_mf_tap",
                 (long long)(kq + q));
+        }
+        unsigned rq4;
+        int64_t oq4;
+        if (qpsk_mf_quad4(tm, k->L, k->sps, lo, kq, k->mf.Q, k->mf.c, &rq4, &oq4)) {
+          for (int q = 0; q < 4; q++)
+            CHECK(r4[q] == rq4 && off4[q] == oq4 + 4 * q,
+                  "mf: qpsk_mf_quad4 places symbol %lld elsewhere than qpsk_mf_tap4",
+                  (long long)(kq + q));
+          if (!e) mf_quads_one_pos++;
         }
         const int quad = mq == 4 && r4[1] == r4[0] && r4[2] == r4[0] && r4[3] == r4[0] &&
                          off4[1] == off4[0] + 4 && off4[2] == off4[0] + 8 &&
@@ -1356,9 +1365,14 @@ int main(void) {
         "pre_om: no chunk split by a step's end or cut by the stream's end at one of the grids");
   /* the matched filter's blocked products and their fallbacks all ran (runs of one timing and
    * exact placement at 1000 ppm and more, residues changing between runs) */
-  printf("mf quads (sps 4): %zu blocked (%zu of them moved), %zu one symbol at a time; pairs (P "
-         "sps = 16): %zu blocked, %zu general (a tail's warp, two runs)\n",
-         mf_quads_blocked, mf_quads_moved, mf_quads_apart, mf_pairs_blocked, mf_pairs_general);
+  printf("mf quads (sps 4): %zu blocked (%zu of them moved, %zu from one position), %zu one "
+         "symbol at a time; pairs (P sps = 16): %zu blocked, %zu general (a tail's warp, two "
+         "runs)\n",
+         mf_quads_blocked, mf_quads_moved, mf_quads_one_pos, mf_quads_apart, mf_pairs_blocked,
+         mf_pairs_general);
+  CHECK(mf_quads_one_pos > mf_quads_blocked / 2,
+        "mf: %zu of %zu blocked quads placed from one position (qpsk_mf_quad4)", mf_quads_one_pos,
+        mf_quads_blocked);
   CHECK(mf_quads_blocked > mf_quads_moved && mf_quads_moved > 0 && mf_quads_apart > 0 &&
             mf_pairs_blocked > 0 && mf_pairs_general > 0,
         "mf: %zu quads blocked (%zu moved), %zu not; %zu pairs blocked, %zu general",

@@ -574,6 +574,49 @@ QPSK_HD void qpsk_mf_tap4(const qpsk_mf_timing *t, int64_t L, double sps, int64_
   }
 }
 
+/* qpsk_pos_at for the first of four positions p_q = fl(x + 4 q) (x real, each rounded once, q =
+ * 0 .. 3) given p_0 alone: its sample *i and phase *j, and whether the other three are
+ * p_0's (same phase, samples i + 4 q). Each p_q is within (|p_0| + 7) 2^-52 of p_0 + 4 q (two
+ * half-ulps), and so is its fraction of p_0's while p_0's fraction f is that far from 0 and 1;
+ * the phase's argument f Q + 1/2 (rounded once or twice) then moves by less than (|p_0| + 16)
+ * (Q + 1) 2^-50, so where f and f Q + 1/2 lie farther than 4x those bounds from an integer every
+ * p_q has p_0's phase and floor + 4 q (returns 1). Else (about 1e-8 of quads) returns 0: the
+ * caller places the four one by one. */
+QPSK_HD int qpsk_pos_at4(double p0, unsigned Q, long *i, long *j) {
+  const double fl = floor(p0), f = p0 - fl, y = f * Q + 0.5;
+  const double m = (fabs(p0) + 16) * 0x1p-50, my = m * ((double)Q + 1), g = y - floor(y);
+  long jj = (long)y, ii = (long)fl;
+  if (jj >= (long)Q) {
+    jj -= Q;
+    ii++;
+  }
+  *i = ii;
+  *j = jj;
+  return f > m && f < 1 - m && g > my && g < 1 - my;
+}
+
+/* Symbols k .. k + 3 at sps 4 from one position, where that gives qpsk_mf_tap4's rows and
+ * offsets: the four lie in one run (R > 0, k + 3 < k1), so their positions are p_q = fl(p0 +
+ * 4 (k + q - ka)) by qpsk_mf_position's expressions (the product exact), and qpsk_pos_at4 finds
+ * them all from p_0: returns 1 with *row and *off0 (symbol k's; symbol k + q's offset off0 +
+ * 4 q); else 0 (the caller takes qpsk_mf_tap4). */
+QPSK_HD int qpsk_mf_quad4(const qpsk_mf_timing *t, int64_t L, double sps, int64_t lo, int64_t k,
+                          unsigned Q, int c, unsigned *row, int64_t *off0) {
+  if (t->R <= 0 || k + 3 >= t->k1) return 0;
+  const int64_t ka = t->k0 + (int64_t)((uint32_t)(k - t->k0) / (uint32_t)t->R) * t->R;
+  if (k + 3 - ka >= t->R) return 0;
+  const double bL = (double)(t->b * L);
+  const double base = bL * sps - (double)lo;
+  const int64_t mm = t->k1 - ka < t->R ? t->k1 - ka : t->R;
+  const double mid = (double)ka + 0.5 * (double)(mm - 1);
+  const double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - bL) * sps + base;
+  long i, j;
+  if (!qpsk_pos_at4(p0 + (double)(k - ka) * sps, Q, &i, &j)) return 0;
+  *row = (unsigned)j;
+  *off0 = (int64_t)i - c;
+  return 1;
+}
+
 /* The NCO's rotation exp(-j (theta + omega t)): the phase reduced to one turn in double, then
  * evaluated in float. */
 QPSK_HD prx_cf32 qpsk_nco_rot(double theta, double omega, int64_t t) {

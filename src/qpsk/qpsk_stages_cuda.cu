@@ -690,12 +690,15 @@ __device__ __forceinline__ void mf_block_empty(const mf_args &a, size_t out) {
  *   (thread i, then i + 256, ...) the unit u = g / P and class r = g mod P of g = i / 16, lane
  *   j = i mod 16 the symbols k = k0 + 32 P u + r + P (2 (j mod 8) + 16 (j / 8)) and k + P (a
  *   half-warp's inputs 32 samples apart, lanes 8-15 256 samples after lanes 0-7: on the MF_PAD32
- *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run; then
+ *   window 33 slots apart, 16 distinct bank pairs), qpsk_dot2n where both lie on one run
+ *   (mf_dot2n, unrolled, at MF3_NT taps; the positions by mf4_tap4's 32-bit offsets); then
  *   the last, partial unit's nt symbols two a thread (k and k + ceil(nt / 2)), so that each
  *   thread has one item at n = 512 (240 pairs and 16 tail items: no thread waits for a second
  *   pass at the block's barrier). A warp that holds a tail item takes qpsk_dot2x32 (any two
  *   symbols) for all its lanes, and so does a full unit's pair whose symbols lie on two runs.
- * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. */
+ * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. BLK 2
+ * stages its window with the roundings its SASS had pinned (mf4_sample_rot, mf4_nco_advance) and
+ * sums its V&V terms with the lanes sharing block_sum's trees (mf_block_sum4): the same values. */
 template <bool HALF, bool PAD, bool MIX, int BLK>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   static_assert(BLK != 1, "sps 4's pairs: qpsk_mf4_kernel");
@@ -716,13 +719,24 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   /* each sample less the DC, at unit level, de-rotated; the same values in the same order
    * either way */
   auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int t) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
-    rot = qpsk_nco_advance(rot, step);
+    if (BLK == 2) {
+      /* the roundings this kernel's SASS has, pinned (mf4_sample_rot, mf4_nco_advance) */
+      v = mf4_sample_rot(mf4_in_sample(v), dc, gain, rot);
+      rot = mf4_nco_advance(rot, step);
+    } else {
+      v = qpsk_mf_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot);
+      rot = qpsk_nco_advance(rot, step);
+    }
     win[mf_slot32<LAYOUT>(t, 0)] = make_float2(v.re, v.im);
   };
   auto edge = [&rot, step, dc, gain = p.gain](prx_cf32 v, int64_t t, int64_t, int in) {
-    v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
-    rot = qpsk_nco_advance(rot, step);
+    if (BLK == 2) {
+      v = mf4_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
+      rot = mf4_nco_advance(rot, step);
+    } else {
+      v = qpsk_mf_sample_rot(qpsk_window_sample(v, in, dc), dc, gain, rot);
+      rot = qpsk_nco_advance(rot, step);
+    }
     win[mf_slot<LAYOUT>(t, 0)] = make_float2(v.re, v.im);
   };
   stage_window<HALF, MIX>(a.rows, a.stride, c, a.n_total, lo, hi, a.mix, dc, inner, edge);
@@ -735,10 +749,12 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
     const int P = a.pair, U = 32 * P;
     const int nf = (int)(n / U) * 16 * P, nt = (int)(n - n / U * U), nt2 = (nt + 1) / 2;
     const float *bank1 = a.bank1;
+    const mf4_pos pz = mf4_pos_of(&p.t, L, a.sps, lo);
     for (int i = threadIdx.x; i < nf + nt2; i += STAGE_THREADS) {
       int64_t kk[2];
       if (i < nf) {
-        const int g = i >> 4, u = g / P, j = i & 15;
+        /* sps 16/3's P = 3 divides by a multiply */
+        const int g = i >> 4, u = P == 3 ? g / 3 : g / P, j = i & 15;
         kk[0] = p.t.k0 + (int64_t)U * u + (g - u * P) + P * (2 * (j & 7) + 16 * (j >> 3));
         kk[1] = kk[0] + P;
       } else {
@@ -749,16 +765,23 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       unsigned rows[2] = {0, 0};
       int64_t offs[2] = {0, 0};
 #pragma unroll
-      for (int q = 0; q < 2; q++)
-        if (q < m) qpsk_mf_tap(&p.t, L, a.sps, lo, kk[q], a.Q, a.c, &rows[q], &offs[q]);
+      for (int q = 0; q < 2; q++) {
+        /* mf4_tap4's 32-bit offsets from k0 (qpsk_mf_tap's rows and offsets) */
+        if (q < m)
+          mf4_tap4(&p.t, &pz, L, a.sps, (int)(kk[q] - p.t.k0), (int)n, 1, a.Q, a.c, &rows[q],
+                   &offs[q]);
+      }
       if (m == 1) rows[1] = rows[0], offs[1] = offs[0];
       const bool pair = m == 2 && rows[1] == rows[0] && offs[1] == offs[0] + 16;
       /* the warp that holds a tail item: every lane the general product (one code) */
       const bool tail = (i | 31) >= nf;
       prx_cf32 v[2];
-      if (pair && !tail)
-        qpsk_dot2n(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
-      else
+      if (pair && !tail) {
+        if (a.ntaps == MF3_NT)
+          mf_dot2n<MF3_NT>(bank1 + (size_t)rows[0] * MF3_NT, win, (int)offs[0], v);
+        else
+          qpsk_dot2n(bank1 + (size_t)rows[0] * a.ntaps, a.ntaps, win, (int)offs[0], v);
+      } else
         qpsk_dot2x32(bank1 + (size_t)rows[0] * a.ntaps, bank1 + (size_t)rows[1] * a.ntaps, a.ntaps,
                      win, (int)offs[0], (int)offs[1], v);
 #pragma unroll
@@ -779,6 +802,17 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       qpsk_sum_terms(v, acc);
     }
   }
+  if (BLK == 2) {
+    mf_block_sum4(acc, scratch);
+    if (threadIdx.x < 4) {
+      const int j = threadIdx.x;
+      double s = 0;
+      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
+      a.sums[5 * out + j] = s;
+      if (j == 0) a.sums[5 * out + 4] = (double)n;
+    }
+    return;
+  }
   double s[5] = {acc[0], acc[1], acc[2], acc[3], 0};
   block_sum<5>(s, scratch);
   if (threadIdx.x == 0) {
@@ -797,11 +831,13 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * their residue) takes qpsk_dot4c (each chunk of four samples read once for the four symbols,
  * 16-byte loads at fixed offsets; mf4_dot4c, unrolled, at MF4_NT taps), a quad on one run whose
  * residue moved qpsk_dot4g (each slot computed), any other (an edge of a run, the block's last
- * symbols) one product per symbol. The positions come from mf4_tap4 (qpsk_mf_tap4's values by
- * 32-bit offsets), a quad's symbols are stored as two 16-byte words where the block's row of
- * symbols is 16-byte aligned, and the V&V terms of each of the quad's pairs are summed in float
- * (a STAGE_THREADS thread's sums), their warp sums in double by the shuffle tree and in the order
- * of a STAGE_THREADS block's eight warps: every symbol and sum is that pair form's bit for bit
+ * symbols) one product per symbol. A quad of one run takes its positions from its first symbol's
+ * (mf4_quad: qpsk_mf_tap4's values where its error bounds hold, about all quads), any other from
+ * mf4_tap4 (qpsk_mf_tap4's values by 32-bit offsets); a quad's symbols are stored as two 16-byte
+ * words where the block's row of symbols is 16-byte aligned, and the V&V terms of each of the
+ * quad's pairs are summed in float (a STAGE_THREADS thread's sums), their warp sums in double by
+ * the shuffle tree (its levels shared by the lanes) and in the order of a STAGE_THREADS block's
+ * eight warps: every symbol and sum is that pair form's bit for bit
  * (the window's roundings pinned: mf4_nco_advance). Against pairs of symbols a thread: the
  * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
  * s12/mfq). */
@@ -824,7 +860,7 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
                      qpsk_nco_rot(p.theta, p.omega, threadIdx.x + MF4_THREADS)};
   const prx_cf32 step = qpsk_nco_rot(0, p.omega, STAGE_THREADS);
   auto inner = [&rot, step, dc, gain = p.gain](prx_cf32 v, int slot, int q) {
-    v = mf4_sample_rot(qpsk_window_sample(v, 1, dc), dc, gain, rot[q]);
+    v = mf4_sample_rot(mf4_in_sample(v), dc, gain, rot[q]);
     rot[q] = mf4_nco_advance(rot[q], step);
     win[slot] = make_float2(v.re, v.im);
   };
@@ -851,9 +887,18 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     int64_t offs[4] = {0, 0, 0, 0};
     const int m = nn - d < 4 ? nn - d : 4;
     const mf4_pos pz = mf4_pos_of(&t, L, a.sps, lo);
-    mf4_tap4(&t, &pz, L, a.sps, d, nn, m, a.Q, a.c, rows, offs);
-    const bool quad = m == 4 && rows[1] == rows[0] && rows[2] == rows[0] && rows[3] == rows[0] &&
-                      offs[1] == offs[0] + 4 && offs[2] == offs[0] + 8 && offs[3] == offs[0] + 12;
+    bool quad;
+    unsigned row0;
+    int off0;
+    if (mf4_quad(&t, &pz, L, a.sps, d, nn, a.Q, a.c, &row0, &off0)) {
+      quad = true;
+#pragma unroll
+      for (int q = 0; q < 4; q++) rows[q] = row0, offs[q] = off0 + 4 * q;
+    } else {
+      mf4_tap4(&t, &pz, L, a.sps, d, nn, m, a.Q, a.c, rows, offs);
+      quad = m == 4 && rows[1] == rows[0] && rows[2] == rows[0] && rows[3] == rows[0] &&
+             offs[1] == offs[0] + 4 && offs[2] == offs[0] + 8 && offs[3] == offs[0] + 12;
+    }
     const int u = (int)offs[0] + sh;
     if (quad && (u & 15) == 0) {
       if (a.ntaps == MF4_NT)
@@ -892,15 +937,37 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
    * the same pair within the half-warp, and for o = 1 the two pairs' sums added. */
   auto warp_sums = [&](const float acc[2][4]) {
     const unsigned h = threadIdx.x & 15;
+    /* The same trees with the half-warp's lanes sharing them: the eight sums (pair e, term j) are
+     * halved at each level, a lane keeping the half its bit selects and sending the other to its
+     * partner (xor 8, 4, 2), so that lane h ends with sum (h >> 3, (h >> 1) & 3) over the
+     * half-warp less the last level (xor 1); each addition is one of the tree's (a + b = b + a
+     * exactly), then pair 0's and pair 1's totals added. The first level exchanges the floats
+     * (exact in double). */
+    double x[4];
+    {
+      const bool b = h & 8;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-      double s0 = acc[0][j], s1 = acc[1][j];
-      for (int o = 8; o > 0; o >>= 1) {
-        s0 += __shfl_down_sync(0xffffffffu, s0, o, 16);
-        s1 += __shfl_down_sync(0xffffffffu, s1, o, 16);
+      for (int i = 0; i < 4; i++) {
+        const float keep = b ? acc[1][i] : acc[0][i], send = b ? acc[0][i] : acc[1][i];
+        x[i] = (double)keep + (double)__shfl_xor_sync(0xffffffffu, send, 8, 16);
       }
-      if (h == 0) scratch[(threadIdx.x >> 4) * 5 + j] = s0 + s1;
     }
+    {
+      const bool b = h & 4;
+#pragma unroll
+      for (int i = 0; i < 2; i++) {
+        const double keep = b ? x[2 + i] : x[i], send = b ? x[i] : x[2 + i];
+        x[i] = keep + __shfl_xor_sync(0xffffffffu, send, 4, 16);
+      }
+    }
+    {
+      const bool b = h & 2;
+      const double keep = b ? x[1] : x[0], send = b ? x[0] : x[1];
+      x[0] = keep + __shfl_xor_sync(0xffffffffu, send, 2, 16);
+    }
+    x[0] += __shfl_xor_sync(0xffffffffu, x[0], 1, 16);
+    x[0] += __shfl_xor_sync(0xffffffffu, x[0], 8, 16);
+    if (h < 8 && !(h & 1)) scratch[(threadIdx.x >> 4) * 5 + (h >> 1)] = x[0];
   };
   /* the V&V terms of the quads' first pairs (a STAGE_THREADS thread 2i's) and second (2i + 1's);
    * each branch its own sums, so that the one-quad branch holds none across its product */
@@ -917,13 +984,13 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     warp_sums(acc);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int j = 0; j < 4; j++) {
-      double s = 0;
-      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
-      a.sums[5 * out + j] = s;
-    }
-    a.sums[5 * out + 4] = (double)n;
+  /* the eight warps' sums of term j in their order, lane j of the first warp */
+  if (threadIdx.x < 4) {
+    const int j = threadIdx.x;
+    double s = 0;
+    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
+    a.sums[5 * out + j] = s;
+    if (j == 0) a.sums[5 * out + 4] = (double)n;
   }
 }
 

@@ -97,6 +97,16 @@ __device__ __forceinline__ prx_cf32 mf4_sample_rot(prx_cf32 v, prx_cf32 dc, floa
   return o;
 }
 
+/* qpsk_window_sample for a sample within the stream: v, or 0 where either part is not finite
+ * (the same values), as one combined test and two selects (the short-circuit test of
+ * qpsk_window_sample compiles to predicated selects whose targets are zeroed first: two more
+ * instructions a sample) */
+__device__ __forceinline__ prx_cf32 mf4_in_sample(prx_cf32 v) {
+  const bool ok = (fabsf(v.re) < INFINITY) & (fabsf(v.im) < INFINITY);
+  prx_cf32 o = {ok ? v.re : 0.0f, ok ? v.im : 0.0f};
+  return o;
+}
+
 /* Stages channel c's window [lo, hi) as stage_window does (qpsk_stages_window.cuh) with
  * MF4_THREADS threads, into the MF_PAD16X2 layout of shift sh: thread i takes samples t = i +
  * k MF4_THREADS in the order of k, handing sample t to inner(v, slot, q) or edge(v, t, s, in, q)
@@ -231,6 +241,95 @@ __device__ __forceinline__ void mf4_tap4(const qpsk_mf_timing *t, const mf4_pos 
     row[q] = (unsigned)j;
     off[q] = (int64_t)i - c;
   }
+}
+
+/* qpsk_mf_quad4 (qpsk_stage_math.h) on mf4_pos_of's terms: symbols k0 + d .. k0 + d + 3 (n =
+ * k1 - k0) of one run from one position, the run's start, centre and symbol d's position by
+ * mf4_tap4's expressions (so its rows and offsets where this returns 1: one row, offsets off0 +
+ * 4 q); a block that is one run (R >= n) takes its start without the division. */
+__device__ __forceinline__ bool mf4_quad(const qpsk_mf_timing *t, const mf4_pos *z, int64_t L,
+                                         double sps, int d, int n, unsigned Q, int c, unsigned *row,
+                                         int *off0) {
+  if (t->R <= 0 || d + 3 >= n) return false;
+  const int R = (int)t->R;
+  const int ka = t->R >= n ? 0 : (int)((unsigned)d / (unsigned)R) * R;
+  if (d + 3 - ka >= R) return false;
+  const int mm = n - ka < R ? n - ka : R;
+  const double mid = (z->dk0 + (double)ka) + 0.5 * (double)(mm - 1);
+  const double p0 = (qpsk_instant(t, L, mid) - 0.5 * (double)(mm - 1) - z->bL) * sps + z->base;
+  long i, j;
+  if (!qpsk_pos_at4(p0 + (double)(d - ka) * sps, Q, &i, &j)) return false;
+  *row = (unsigned)j;
+  *off0 = (int)(i - c);
+  return true;
+}
+
+/* The matched filter's tap count at sps 16/3 for which the pairs' product is unrolled (mf_dot2n;
+ * qpsk_fir_init's rows at the bank's span of 12 symbols); any other count takes qpsk_dot2n's loop.
+ */
+#define MF3_NT 68
+
+/* qpsk_dot2n (qpsk_stage_math.h) for NT taps known at compile time: the same chunks, taps and
+ * sums in the same order (the same values), unrolled (no loop control; the tap blocks at fixed
+ * offsets from the row), each tap block loaded once and held from its use by symbol 0 (chunk c)
+ * to its use by symbol 1 (chunk c + 4). */
+template <int NT>
+__device__ __forceinline__ void mf_dot2n(const float *__restrict__ t1, const float2 *w, int off,
+                                         prx_cf32 out[2]) {
+  static_assert(NT % 4 == 0 && NT >= 16, "whole chunks, symbol 0 alone in the first four");
+  constexpr int NJ = NT / 4, NC = NJ + 4;
+  float re0 = 0, im0 = 0, re1 = 0, im1 = 0;
+  float h[NJ][4];
+#pragma unroll
+  for (int c = 0; c < NC; c++) {
+    float2 x[4];
+#pragma unroll
+    for (int a = 0; a < 4; a++) x[a] = w[qpsk_win_slot32x1(off + 4 * c + a)];
+    if (c < NJ) {
+      QPSK_TAPS4_1(t1 + 4 * c, h[c]);
+#pragma unroll
+      for (int a = 0; a < 4; a++) {
+        re0 += h[c][a] * x[a].x;
+        im0 += h[c][a] * x[a].y;
+      }
+    }
+    if (c >= 4) {
+#pragma unroll
+      for (int a = 0; a < 4; a++) {
+        re1 += h[c - 4][a] * x[a].x;
+        im1 += h[c - 4][a] * x[a].y;
+      }
+    }
+  }
+  QPSK_OUT2(out, re0, im0, re1, im1);
+}
+
+/* block_sum<5> (qpsk_stages_cuda.cu) of four float terms and a zero, as the warps' partial sums
+ * in scratch (w * 5 + j, j < 4; the zero term's sum is zero and not kept): the same trees with
+ * the warp's lanes sharing them, a lane keeping the half of its sums that its bit selects and
+ * sending the other half to its partner (xor 16, then 8), then the tree's last three levels on
+ * one sum a lane; each addition is one of the tree's (a + b = b + a exactly), the first level
+ * exchanging the floats (exact in double). Lane 8 j ends with term j's sum. Then one barrier. */
+__device__ __forceinline__ void mf_block_sum4(const float acc[4], double *scratch) {
+  const unsigned lane = threadIdx.x & 31;
+  double x[2];
+  {
+    const bool b = lane & 16;
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+      const float keep = b ? acc[2 + i] : acc[i], send = b ? acc[i] : acc[2 + i];
+      x[i] = (double)keep + (double)__shfl_xor_sync(0xffffffffu, send, 16);
+    }
+  }
+  {
+    const bool b = lane & 8;
+    const double keep = b ? x[1] : x[0], send = b ? x[0] : x[1];
+    x[0] = keep + __shfl_xor_sync(0xffffffffu, send, 8);
+  }
+#pragma unroll
+  for (int o = 4; o > 0; o >>= 1) x[0] += __shfl_xor_sync(0xffffffffu, x[0], o);
+  if ((lane & 7) == 0) scratch[(threadIdx.x >> 5) * 5 + (lane >> 3)] = x[0];
+  __syncthreads();
 }
 
 #endif
