@@ -50,8 +50,8 @@
 #define GPU_BLOCK ((size_t)1 << 20)     /* the CUDA backend's default block, within GPU_BUDGET */
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
-#define OUT_DEPTH_SMALL 6 /* ... CPU blocks under SMALL_BLOCK, buffers not staggered (stream) */
-#define GPU_WRITERS 12    /* the CUDA backend's writers from 16 cores (setup_chan) */
+#define OUT_DEPTH_SMALL 6               /* ... CPU blocks under SMALL_BLOCK (stream) */
+#define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
 #define MAX_K 4194304ul
@@ -1830,16 +1830,15 @@ static int stream(run_state *r) {
    * (1.77 MB) and the channelizer's own state pass a core's 2 MiB L2: the library's loop with its
    * outputs in 6 buffers in turn took 1.08-1.17x its time in one (2-core VM), the command's
    * compute 1.14x on the GPU host. With the buffers staggered (data_buffer) the appends spread
-   * over the blocks and 3 slots suffice: compute waited 13 times (1.5 ms) a run, and the runs
-   * took 0.964x the time of 6 slots in the round-by-round median of 8 alternating rounds, faster
-   * in 6 of 8 (2 slots: 1.077x, 72 waits; 4 slots 1.014x; bench/RESULTS.md, "fourteenth
-   * session"). Without the staggering (POLYRX_STAGGER=0) such blocks keep 6 slots. The block is
-   * chosen for OUT_DEPTH slots (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for
-   * measurements. */
-  int depth =
-      prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK && !r->data_buffer
-          ? OUT_DEPTH_SMALL
-          : OUT_DEPTH;
+   * over the blocks, but 3 slots still leave compute waiting where the host is busy: in the
+   * session's last rounds (16 cores, 8 alternating rounds) 6 slots with the staggered buffers
+   * took 0.87x the time of the session's start, faster in 7 of 8, and 3 slots 0.98x, compute
+   * waiting for a slot 180 times (76 ms) a run against 24 (11 ms) with 6 (bench/RESULTS.md,
+   * "fourteenth session"). So such blocks keep 6 slots. The block is chosen for OUT_DEPTH slots
+   * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
+  int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
+                  ? OUT_DEPTH_SMALL
+                  : OUT_DEPTH;
   c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
   /* POLYRX_PIPE_POLL=US: the reader and the first writer poll every US microseconds for their
    * next buffer instead of being woken by compute (prx_pipe_config.poll_us), for measurements */
