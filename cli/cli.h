@@ -28,6 +28,13 @@ void cli_rx_keep_drop(void);
 /* Runs argv ("polyrx COMMAND ...") as main does once past the client (main.c): the command's
  * exit status. */
 int cli_dispatch(int argc, char **argv);
+/* Set by main (never by polyrx serve, which runs many commands in one process): the process
+ * ends once the command returns, so a command may leave its large buffers to the process's end
+ * (cli_exit_frees_skipped) instead of unmapping them page by page on its way out. */
+extern int cli_process_ends;
+/* Whether the command may skip freeing its large buffers: the process ends after it and the
+ * build has no leak checker (AddressSanitizer, LeakSanitizer), whose report stays clean. */
+int cli_exit_frees_skipped(void);
 /* The client of polyrx serve (serve_client.c): runs the command (argv[0] its name) in the server
  * when one answers on the socket, and returns its exit status; -1 where the command runs in this
  * process (POLYRX_SERVE=off, no socket, no answer). POLYRX_SERVE=require: no answer is an error

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chan/chan_internal.h"
 #include "chan_power.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
@@ -604,6 +605,21 @@ typedef struct run_state {
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
+  /* the FFT planner made ready on a thread of its own while the input is opened and the
+   * prototype designed (warm_fft) */
+  pthread_t fft_thread;
+  int fft_warming;
+  void *fft_warm;
+  /* the finishers (start_finishers): fin_go once compute has its last block, fin_stop once the
+   * pipeline has ended */
+  struct finisher_state *fin;
+  int n_fin;
+  int fin_go, fin_stop; /* under fin_mu */
+  pthread_mutex_t fin_mu;
+  pthread_cond_t fin_cv;
+  int n_fin_made;    /* POLYRX_TIMING: the finishers, */
+  size_t n_fin_done; /* the recordings they finished */
+  double ms_fin;     /* and their time in close_one */
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
@@ -638,7 +654,22 @@ typedef struct writer_state {
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
   thread_use use;
   size_t n_complete; /* recordings it finished */
+  /* the finish of its recordings, shared with the finishers: 0 not yet, 1 their data ended (the
+   * recordings may be finished), -1 not to be finished here; the next of its recordings to
+   * claim */
+  _Atomic int fin_state;
+  _Atomic size_t fin_next;
 } writer_state;
+
+/* A finisher: a thread that sleeps through the stream and, once compute has its last block,
+ * finishes recordings (close_one) beside their writers. */
+typedef struct finisher_state {
+  struct run_state *r;
+  int i;
+  pthread_t thread;
+  size_t n_complete;
+  double ms_close;
+} finisher_state;
 
 /* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
 typedef struct opener_state {
@@ -709,11 +740,12 @@ static void print_timing(const run_state *r) {
           " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
           "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
           "slot %llu (%.1f ms), the writers after compute's end %.1f, recordings finished by "
-          "the main thread %.1f\n",
+          "the main thread %.1f, by %d finishers %zu (%.1f ms)\n",
           rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
           r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
           r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
-          r->pipe_res.ms_compute_wait_out, r->pipe_res.ms_writers_after, r->ms_close_io);
+          r->pipe_res.ms_compute_wait_out, r->pipe_res.ms_writers_after, r->ms_close_io,
+          r->n_fin_made, r->n_fin_done, r->ms_fin);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -725,6 +757,28 @@ static void start_warm_cuda(run_state *r) {
 static void end_warm_cuda(run_state *r) {
   cli_warm_cuda_end(r->warm_thread, r->warming);
   r->warming = 0;
+}
+
+/* The FFT planner's set-up and the K-point plan (prx_chan_cpu_warm, ~0.5 ms of a first plan on
+ * the 2-core VM) on a thread, begun once the heaps are padded (pad_heaps: while this is the
+ * only thread) and ended once the channelizer is made, whose own plans then find the planner
+ * ready. Not for an explicit CUDA backend. */
+static void *warm_fft(void *arg) {
+  run_state *r = arg;
+  r->fft_warm = prx_chan_cpu_warm(r->o.K);
+  return NULL;
+}
+
+static void start_warm_fft(run_state *r) {
+  if (r->o.backend == PRX_BACKEND_CUDA) return;
+  pthread_attr_t attr, *ap = prx_pipe_stage_attr(&attr);
+  r->fft_warming = !pthread_create(&r->fft_thread, ap, warm_fft, r);
+  if (ap) pthread_attr_destroy(ap);
+}
+
+static void end_warm_fft(run_state *r) {
+  if (r->fft_warming) pthread_join(r->fft_thread, NULL);
+  r->fft_warming = 0;
 }
 
 static int setup_input(run_state *r) {
@@ -1293,6 +1347,8 @@ static prx_status chan_read_at(void *ctx, void *buf, size_t max, uint64_t first,
   return st;
 }
 
+static void signal_finishers(run_state *r, int stop);
+
 /* Compute (on this thread): channelizes a block in pieces of r->chunk, so that a stop signal is
  * seen within one piece (the rest of the input is then not channelized); the final call feeds the
  * tail the alignment needs (after a stop signal for STOP_TAIL_SECONDS at most). The slot's head
@@ -1320,6 +1376,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
       if (r->stop_seen) break;
     }
   } else if (!in && r->n_in) {
+    signal_finishers(r, 0); /* the writers' last slot follows this one */
     unsigned D = prx_chan_decimation(r->chan);
     r->target = (r->n_in + D - 1) / D;
     uint64_t last = r->lead + r->target - 1; /* the last library output needed */
@@ -1496,20 +1553,106 @@ static prx_status end_data(run_state *r, int w) {
   return PRX_OK;
 }
 
+/* Finishes writer w's recordings not yet claimed (by it or a finisher), in channel order; *n
+ * counts those complete, *ms gathers the time. */
+static void finish_claimed(run_state *r, int w, size_t *n, double *ms) {
+  size_t W = (size_t)r->n_writers, n_local = (r->n_sel - (size_t)w + W - 1) / W, i;
+  while ((i = atomic_fetch_add(&r->ws[w].fin_next, 1)) < n_local)
+    if (!close_one(r, (size_t)w + i * W, ms)) (*n)++;
+}
+
 /* After a writer's last slot: its channels' data files ended (end_data), then their recordings
- * finished (close_one: renames, metadata, its hash), the writers side by side, off the main
- * thread's path after the stream (1024 recordings: 30-50 ms of one thread on the GPU host's
- * CPU). Not when an opener failed: that run leaves no recordings (cleanup). */
+ * finished (close_one: metadata, its hash), the writers side by side and the finishers with
+ * them, off the main thread's path after the stream (1024 recordings: 30-50 ms of one thread on
+ * the GPU host's CPU). Not when an opener failed: that run leaves no recordings (cleanup). */
 static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
   double t = tick(r);
   prx_status st = end_data(r, w);
   ws->ms_end += tick(r) - t;
-  if (!st && !r->o.to_stdout && !wait_all_opened(r))
-    for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
-      if (!close_one(r, s, &ws->ms_close)) ws->n_complete++;
+  if (!st && !r->o.to_stdout && !wait_all_opened(r)) {
+    atomic_store(&ws->fin_state, 1);
+    finish_claimed(r, w, &ws->n_complete, &ws->ms_close);
+  } else {
+    atomic_store(&ws->fin_state, -1);
+  }
   if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
   return st;
+}
+
+/* A finisher: waits for compute's last block, then takes recordings of every writer whose data
+ * files have ended (looking every 20 us for those that have not) until none is left. */
+static void *finisher(void *arg) {
+  finisher_state *f = arg;
+  run_state *r = f->r;
+  pthread_mutex_lock(&r->fin_mu);
+  while (!r->fin_go && !r->fin_stop) pthread_cond_wait(&r->fin_cv, &r->fin_mu);
+  pthread_mutex_unlock(&r->fin_mu);
+  const struct timespec look = {0, 20000};
+  for (;;) {
+    int pending = 0;
+    for (int k = 0; k < r->n_writers; k++) {
+      int w = (f->i + k) % r->n_writers; /* the finishers start at different writers */
+      int state = atomic_load(&r->ws[w].fin_state);
+      if (state > 0) finish_claimed(r, w, &f->n_complete, &f->ms_close);
+      pending |= state == 0;
+    }
+    pthread_mutex_lock(&r->fin_mu);
+    int stop = r->fin_stop;
+    pthread_mutex_unlock(&r->fin_mu);
+    if (!pending || stop) break;
+    nanosleep(&look, NULL);
+  }
+  return NULL;
+}
+
+/* The finishers: where the cores outnumber the writers, the cores the writers leave (compute and
+ * the readers are done by then) finish recordings beside them, so that the metadata and hashes
+ * of 1024 recordings are spread over up to twice the threads. POLYRX_FINISHERS=N (0..64) sets
+ * their number, for measurements. Made before the stream, asleep until compute's last block. */
+static void start_finishers(run_state *r) {
+  if (r->o.to_stdout) return;
+  int cores = prx_cpu_count(), n = cores > r->n_writers ? cores - r->n_writers : 0;
+  if (n > r->n_writers) n = r->n_writers;
+  n = cli_env_int("POLYRX_FINISHERS", 0, 64, n);
+  if (n <= 0 || !(r->fin = calloc((size_t)n, sizeof *r->fin))) return;
+  pthread_mutex_init(&r->fin_mu, NULL);
+  pthread_cond_init(&r->fin_cv, NULL);
+  pthread_attr_t attr, *ap = prx_pipe_stage_attr(&attr);
+  for (int i = 0; i < n; i++) {
+    r->fin[r->n_fin].r = r;
+    r->fin[r->n_fin].i = i;
+    if (!pthread_create(&r->fin[r->n_fin].thread, ap, finisher, &r->fin[r->n_fin])) r->n_fin++;
+  }
+  if (ap) pthread_attr_destroy(ap);
+}
+
+/* Lets the finishers go (compute has its last block) or, with stop, end. */
+static void signal_finishers(run_state *r, int stop) {
+  if (!r->fin) return;
+  pthread_mutex_lock(&r->fin_mu);
+  r->fin_go = 1;
+  r->fin_stop |= stop;
+  pthread_cond_broadcast(&r->fin_cv);
+  pthread_mutex_unlock(&r->fin_mu);
+}
+
+/* After the pipeline: the finishers ended and joined, their counts added to the writers'. */
+static void end_finishers(run_state *r) {
+  if (!r->fin) return;
+  signal_finishers(r, 1);
+  for (int i = 0; i < r->n_fin; i++) {
+    pthread_join(r->fin[i].thread, NULL);
+    r->n_complete += r->fin[i].n_complete;
+    r->n_fin_done += r->fin[i].n_complete;
+    r->ms_fin += r->fin[i].ms_close;
+  }
+  r->n_fin_made = r->n_fin;
+  pthread_mutex_destroy(&r->fin_mu);
+  pthread_cond_destroy(&r->fin_cv);
+  free(r->fin);
+  r->fin = NULL;
+  r->n_fin = 0;
 }
 
 /* Writer w's channels' power sums of a slot: the device's sums of its block (dev_post), or the
@@ -1714,7 +1857,9 @@ static int stream(run_state *r) {
    * counts no non-finite sample) */
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
+  start_finishers(r);
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  end_finishers(r); /* every recording a writer or a finisher took is finished */
   r->pipe_res = res;
   for (int w = 0; w < r->n_writers; w++) {
     r->nonfinite_out += r->ws[w].nonfinite_out;
@@ -2100,6 +2245,8 @@ static void banner(const run_state *r) {
 
 static void cleanup(run_state *r) {
   end_warm_cuda(r);
+  end_warm_fft(r);
+  prx_chan_cpu_warm_end(r->fft_warm);
   wait_outputs(r);
   if (r->open_lock_made) {
     pthread_mutex_destroy(&r->open_lock);
@@ -2121,17 +2268,28 @@ static void cleanup(run_state *r) {
   free(r->hash);
   free(r->energy);
   free(r->power);
+  /* the writers' buffers are left to the process's end where it follows
+   * (cli_exit_frees_skipped): each one's hold is 4 MiB, mapped of its own, so its free is an
+   * munmap, a TLB shoot-down on every core the process ran on. (The pipeline's blocks and slots
+   * come from the arenas' padded tops: their frees are cheap, and the collection's allocations
+   * reuse that memory instead of faulting fresh pages.) */
   for (int w = 0; r->ws && w < r->n_writers; w++) {
-    free(r->ws[w].pack);
-    free(r->ws[w].row);
-    free(r->ws[w].hold);
-    free(r->ws[w].held);
+    if (!cli_exit_frees_skipped()) {
+      free(r->ws[w].pack);
+      free(r->ws[w].row);
+      free(r->ws[w].hold);
+      free(r->ws[w].held);
+    }
     r->ws[w].pack = r->ws[w].row = NULL;
     r->ws[w].hold = NULL;
     r->ws[w].held = NULL;
   }
   free(r->select);
-  prx_chan_destroy(r->chan);
+  /* a CPU channelizer (its worker pool, FFTW plan and buffers: three of them mapped of their
+   * own) is left to the process's end where it follows; a CUDA one is destroyed (its device
+   * memory and streams) */
+  if (!(cli_exit_frees_skipped() && r->chan && prx_chan_backend(r->chan) == PRX_BACKEND_CPU))
+    prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
@@ -2146,6 +2304,7 @@ int cmd_channelize(int argc, char **argv) {
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) reserve_descriptors(&r.o); /* while this is the process's only thread */
   if (rc < 0) pad_heaps();
+  if (rc < 0) start_warm_fft(&r);
   if (rc < 0) rc = setup_input(&r);
   /* after the stop signals are blocked: the CUDA runtime's threads keep this mask; after the
    * input's map is made (its mapping and threads: the driver's start holds the process's mapping
@@ -2155,6 +2314,7 @@ int cmd_channelize(int argc, char **argv) {
   end_warm_cuda(&r);
   phase_end(&r, "cuda");
   if (rc < 0) rc = setup_chan(&r);
+  end_warm_fft(&r);
   phase_end(&r, "channelizer");
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */

@@ -392,6 +392,21 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
   }
 }
 
+int cli_process_ends;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_LEAK__)
+#define CLI_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define CLI_LEAK_CHECKED 1
+#endif
+#endif
+#ifndef CLI_LEAK_CHECKED
+#define CLI_LEAK_CHECKED 0
+#endif
+
+int cli_exit_frees_skipped(void) { return cli_process_ends && !CLI_LEAK_CHECKED; }
+
 double cli_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

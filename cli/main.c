@@ -72,6 +72,9 @@ int cli_dispatch(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   int i = argc >= 2 ? find(argv[1]) : -1;
+  /* the process ends with the command (its large buffers left to the exit), except polyrx
+   * serve's, which runs many commands */
+  cli_process_ends = i < 0 || commands[i].run != cmd_serve;
   if (i >= 0 && commands[i].served && !has_option(argc, argv, "--version", NULL) &&
       !has_option(argc, argv, "--help", "-h")) {
     int rc = cli_serve_client(argc - 1, argv + 1);

@@ -521,6 +521,19 @@ POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 
 POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
   --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
 diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+# finishers (threads that finish recordings beside the writers once compute has its last block):
+# none, and more than the writers, with 3 writers and with 1, give the serial path's bytes (each
+# recording finished once, whoever claimed it), and POLYRX_TIMING counts the finishers made
+for fw in "0 3" "4 3" "4 1"; do
+  read -r nf nw <<<"$fw"
+  POLYRX_TIMING=1 POLYRX_FINISHERS=$nf POLYRX_OPENER=thread POLYRX_WRITERS=$nw "$POLYRX" channelize \
+    -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 --backend cpu -o pfin -q 2>err.txt ||
+    fail "$nf finishers, $nw writers: the run failed: $(tail -1 err.txt)"
+  diff -r -q pserc pfin >/dev/null || fail "$nf finishers, $nw writers: the outputs differ"
+  grep -q "by $nf finishers" err.txt ||
+    fail "$nf finishers, $nw writers: $(grep -o 'by [0-9]* finishers.*' err.txt)"
+  rm -rf pfin
+done
 # the openers make each recording's metadata file at the start where the open-file limit allows
 # two files a recording, else at the end: a hard limit of 40 (16 data files and the
 # run's own, not 16 more) gives the same bytes

@@ -70,14 +70,20 @@ prx_status prx_design_kaiser(size_t n, double atten_db, double cutoff, float *ta
   double beta = kaiser_beta(atten_db), i0b = bessel_i0(beta), mid = (n - 1) / 2.0, sum = 0;
   double *h = malloc(n * sizeof *h);
   if (!h) return prx_fail(PRX_ERR_NOMEM, "cannot allocate %zu filter taps", n);
-  for (size_t i = 0; i < n; i++) {
+  /* the first half (and the middle tap) computed, the second half mirrored: tap n - 1 - i has
+   * t exactly -t of tap i (both are whole or half numbers), and every step below is odd or even
+   * in t to the bit (the products and quotients by t change sign only, sin is odd, r * r is
+   * even), so the mirror holds the values the loop would compute; the Bessel series of each tap
+   * is the design's cost (16384 taps at K = 1024: ~0.5 ms) */
+  for (size_t i = 0; i < n - i; i++) {
     double t = i - mid;
     double sinc = t == 0 ? 2 * cutoff : sin(2 * M_PI * cutoff * t) / (M_PI * t);
     double r = n > 1 ? t / mid : 0; /* -1 .. 1 across the window */
     double w = bessel_i0(beta * sqrt(fmax(0, 1 - r * r))) / i0b;
     h[i] = sinc * w;
-    sum += h[i];
+    h[n - 1 - i] = h[i];
   }
+  for (size_t i = 0; i < n; i++) sum += h[i]; /* in tap order: the sum's rounding depends on it */
   if (!(fabs(sum) > 1e-12)) {
     free(h);
     return prx_fail(PRX_ERR_INVALID, "filter of %zu taps with cut-off %g has no DC gain", n,

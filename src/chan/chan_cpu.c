@@ -211,6 +211,40 @@ static prx_status cpu_create(prx_chan *c) {
   return PRX_OK;
 }
 
+typedef struct {
+  fftwf_complex *in, *out;
+  fftwf_plan plan;
+} cpu_warm;
+
+void *prx_chan_cpu_warm(size_t K) {
+  cpu_warm *w = calloc(1, sizeof *w);
+  if (!w || !K || K > ((size_t)1 << 22)) { /* prx_chan_create's largest K */
+    free(w);
+    return NULL;
+  }
+  w->in = fftwf_alloc_complex(K);
+  w->out = fftwf_alloc_complex(K);
+  if (w->in && w->out) {
+    prx_fftw_lock(); /* the same transform as cpu_create's plan_one */
+    w->plan = fftwf_plan_dft_1d((int)K, w->in, w->out, FFTW_FORWARD, FFTW_ESTIMATE);
+    prx_fftw_unlock();
+  }
+  return w;
+}
+
+void prx_chan_cpu_warm_end(void *warm) {
+  cpu_warm *w = warm;
+  if (!w) return;
+  if (w->plan) {
+    prx_fftw_lock();
+    fftwf_destroy_plan(w->plan);
+    prx_fftw_unlock();
+  }
+  fftwf_free(w->in);
+  fftwf_free(w->out);
+  free(w);
+}
+
 static void cpu_reset(prx_chan *c) { impl_reset(c->impl); }
 
 /* Copies up to n input samples of format f into the buffer, converting to cf32, until the

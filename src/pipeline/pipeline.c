@@ -226,6 +226,21 @@ static int reader_ready(pipe_state *p, int who) {
          atomic_load(&p->r_seq) - atomic_load(&p->c_seq) < (uint64_t)p->in_depth;
 }
 
+/* The one reader, once it found the ring full: it sleeps until half the ring (at least one
+ * block) is free, then reads those blocks one after the other, so that compute wakes it once for
+ * every in_depth / 2 blocks instead of after every block (each wake a futex call on compute's
+ * thread, and on a KVM guest an interrupt through the hypervisor to the reader's vCPU). Compute
+ * keeps the other half of the ring to work on meanwhile. */
+static uint64_t reader_batch(const pipe_state *p) {
+  return p->in_depth / 2 > 1 ? (uint64_t)(p->in_depth / 2) : 1;
+}
+
+static int reader_batch_ready(pipe_state *p, int who) {
+  (void)who;
+  return atomic_load(&p->stop_read) ||
+         atomic_load(&p->r_seq) - atomic_load(&p->c_seq) + reader_batch(p) <= (uint64_t)p->in_depth;
+}
+
 static int multi_reader_ready(pipe_state *p, int who) {
   (void)who;
   return atomic_load(&p->stop_read) || atomic_load(&p->reader_done) ||
@@ -286,7 +301,7 @@ static void *reader_main(void *arg) {
   poll_timers(&p->rd[0].park);
   uint64_t pos = 0;
   for (;;) {
-    wait_until(p, &p->rd[0].park, reader_ready, 0);
+    if (!reader_ready(p, 0)) wait_until(p, &p->rd[0].park, reader_batch_ready, 0);
     if (atomic_load(&p->stop_read)) break;
     uint64_t rs = atomic_load(&p->r_seq); /* this thread alone moves it */
     size_t slot = (size_t)(rs % (uint64_t)p->in_depth);
@@ -470,7 +485,9 @@ static void compute_loop(pipe_state *p) {
       p->res.samples_computed += n;
       pos_end = pos + n;
       atomic_store(&p->c_seq, cs + 1);
-      wake_readers(p);
+      /* the one reader is woken once its batch is free (reader_batch_ready): compute's c_seq
+       * is the new one, r_seq does not move while the reader sleeps */
+      if (p->multi || reader_batch_ready(p, 0)) wake_readers(p);
       /* compute is done with the samples before pos_end */
       if (c->view_at && c->view_done) c->view_done(c->view_ctx, pos_end);
     }
