@@ -699,20 +699,16 @@ int main(void) {
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
   pipe_hash_reference(x, N_SAMPLES, ref);
   test_cache_block();
-  test_identity(x, ref, y, cap);
-  test_read_errors(x, y, cap);
-  test_compute_errors(x, y, cap);
-  test_write_errors(x, y, cap);
-  test_writer_tree(x, ref, y, cap);
-  test_stop(x, y, cap);
-  /* the same with the reader and the first writer polling: the same bytes, counts and ends */
-  poll_us = 20;
-  test_identity(x, ref, y, cap);
-  test_read_errors(x, y, cap);
-  test_compute_errors(x, y, cap);
-  test_write_errors(x, y, cap);
-  test_writer_tree(x, ref, y, cap);
-  test_stop(x, y, cap);
+  /* woken stages, then the reader and the first writer polling: the same bytes, counts and ends */
+  for (int polling = 0; polling < 2; polling++) {
+    poll_us = polling ? 20 : 0;
+    test_identity(x, ref, y, cap);
+    test_read_errors(x, y, cap);
+    test_compute_errors(x, y, cap);
+    test_write_errors(x, y, cap);
+    test_writer_tree(x, ref, y, cap);
+    test_stop(x, y, cap);
+  }
   poll_us = 0;
   test_iq_reader(x, ref, y);
   test_compute_waits();

@@ -10,7 +10,6 @@
 #include "io/io_internal.h"
 #include "polyrx/io.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,27 +20,6 @@
 static char dir[256];
 
 static char *path_in(const char *name) { return test_path(dir, name); }
-
-/* Descriptors open in this process now. */
-static int open_fds(void) {
-  DIR *d = opendir("/proc/self/fd");
-  int n = 0;
-  if (!d) return -1;
-  while (readdir(d)) n++;
-  closedir(d);
-  return n;
-}
-
-/* Files in the test's directory whose names start with prefix. */
-static int files_named(const char *prefix) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)))
-    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
-  if (d) closedir(d);
-  return n;
-}
 
 static prx_sigmf_meta test_meta(void) {
   prx_sigmf_meta m = prx_sigmf_meta_default();
@@ -100,7 +78,7 @@ static void test_same_bytes(test_rng *rng) {
   prx_cf32 *x = malloc(n * sizeof *x);
   test_fill_cf32(rng, x, n, 0.8);
   char h_ref[129], h[129];
-  int fds = open_fds();
+  int fds = test_open_fds();
   write_one("ref", (how){0, 0, 0}, x, n, 32, h_ref);
   size_t data_bytes = 0;
   char *data = test_slurp(path_in("ref.sigmf-data"), &data_bytes);
@@ -116,9 +94,11 @@ static void test_same_bytes(test_rng *rng) {
     write_one(base, hows[i], x, n, piece, h);
     same_files("ref", base);
     CHECK(!strcmp(h, h_ref), "%s: the hash close gives is the reference's", base);
-    CHECK(files_named(base) == 2, "%s: %d files, expected its two", base, files_named(base));
+    CHECK(test_files_named(dir, base) == 2, "%s: %d files, expected its two", base,
+          test_files_named(dir, base));
   }
-  CHECK(open_fds() == fds, "descriptors open after close: %d, before %d", open_fds(), fds);
+  CHECK(test_open_fds() == fds, "descriptors open after close: %d, before %d", test_open_fds(),
+        fds);
   free(x);
 }
 
@@ -127,17 +107,18 @@ static void test_failures_leave_nothing(test_rng *rng) {
   test_fill_cf32(rng, x, 256, 0.5);
   prx_sigmf_meta m = test_meta();
   prx_sigmf_writer *w = NULL;
-  int fds = open_fds();
+  int fds = test_open_fds();
   /* discarded, with and without the metadata made ahead */
   for (int ahead = 0; ahead < 2; ahead++) {
     CHECK_OK(prx_sigmf_writer_open_direct(path_in("gone"), &m, &w));
     if (ahead) CHECK_OK(prx_sigmf_writer_prepare_meta(w));
-    CHECK(files_named("gone") == 1 + ahead, "the files under their own names at once: %d",
-          files_named("gone"));
+    CHECK(test_files_named(dir, "gone") == 1 + ahead, "the files under their own names at once: %d",
+          test_files_named(dir, "gone"));
     CHECK_OK(prx_sigmf_write(w, x, 256));
     prx_sigmf_writer_discard(w);
-    CHECK(files_named("gone") == 0, "a discarded recording left %d file(s)", files_named("gone"));
-    CHECK(open_fds() == fds, "descriptors after discard: %d, before %d", open_fds(), fds);
+    CHECK(test_files_named(dir, "gone") == 0, "a discarded recording left %d file(s)",
+          test_files_named(dir, "gone"));
+    CHECK(test_open_fds() == fds, "descriptors after discard: %d, before %d", test_open_fds(), fds);
   }
   /* a write error (a file-size limit below the data's size): close fails, nothing is left */
   struct rlimit old;
@@ -155,8 +136,10 @@ static void test_failures_leave_nothing(test_rng *rng) {
   signal(SIGXFSZ, prev);
   CHECK(st_close == PRX_ERR_IO && (st || st_end), "a write error is kept: %d %d %d", st, st_end,
         st_close);
-  CHECK(files_named("full") == 0, "a failed recording left %d file(s)", files_named("full"));
-  CHECK(open_fds() == fds, "descriptors after a failed close: %d, before %d", open_fds(), fds);
+  CHECK(test_files_named(dir, "full") == 0, "a failed recording left %d file(s)",
+        test_files_named(dir, "full"));
+  CHECK(test_open_fds() == fds, "descriptors after a failed close: %d, before %d", test_open_fds(),
+        fds);
   /* a data file already there: refused, the file kept as it was */
   FILE *f = fopen(path_in("taken.sigmf-data"), "wb");
   CHECK(f && fputs("someone's\n", f) >= 0 && fclose(f) == 0, "the other file");
@@ -167,12 +150,13 @@ static void test_failures_leave_nothing(test_rng *rng) {
   char *t = test_slurp(path_in("taken.sigmf-data"), &nt);
   CHECK(t && nt == 10 && !memcmp(t, "someone's\n", 10), "the file there kept");
   free(t);
-  CHECK(files_named("taken") == 1, "nothing beside it: %d", files_named("taken"));
+  CHECK(test_files_named(dir, "taken") == 1, "nothing beside it: %d",
+        test_files_named(dir, "taken"));
   /* archives are written through a temporary archive, never directly */
   CHECK(prx_sigmf_writer_open_direct(path_in("a.sigmf"), &m, &w) == PRX_ERR_INVALID && !w,
         "an archive is refused");
   CHECK(prx_sigmf_writer_set_buffer(NULL, 4096) == PRX_ERR_INVALID, "a NULL writer is refused");
-  CHECK(open_fds() == fds, "descriptors at the end: %d, before %d", open_fds(), fds);
+  CHECK(test_open_fds() == fds, "descriptors at the end: %d, before %d", test_open_fds(), fds);
 }
 
 int main(void) {

@@ -8,7 +8,6 @@
 #include "io/io_internal.h"
 #include "polyrx/io.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +16,6 @@
 static char dir[256];
 
 static char *path_in(const char *name) { return test_path(dir, name); }
-
-/* Descriptors open in this process now. */
-static int open_fds(void) {
-  DIR *d = opendir("/proc/self/fd");
-  int n = 0;
-  if (!d) return -1;
-  while (readdir(d)) n++;
-  closedir(d);
-  return n;
-}
-
-/* Files in the test's directory whose names start with prefix. */
-static int files_named(const char *prefix) {
-  DIR *d = opendir(dir);
-  int n = 0;
-  struct dirent *e;
-  while (d && (e = readdir(d)))
-    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
-  if (d) closedir(d);
-  return n;
-}
 
 static prx_sigmf_meta test_meta(void) {
   prx_sigmf_meta m = prx_sigmf_meta_default();
@@ -67,10 +45,11 @@ static void test_same_bytes(test_rng *rng) {
   prx_cf32 *x = malloc(n * sizeof *x);
   test_fill_cf32(rng, x, n, 0.7);
   char h0[129], h1[129];
-  int fds = open_fds();
+  int fds = test_open_fds();
   write_one("late", 0, x, n, h0);
   write_one("ahead", 1, x, n, h1);
-  CHECK(open_fds() == fds, "descriptors open after close: %d, before %d", open_fds(), fds);
+  CHECK(test_open_fds() == fds, "descriptors open after close: %d, before %d", test_open_fds(),
+        fds);
   const char *ext[2] = {".sigmf-data", ".sigmf-meta"};
   for (int k = 0; k < 2; k++) {
     char a[64], b[64];
@@ -89,7 +68,8 @@ static void test_same_bytes(test_rng *rng) {
     free(ta);
     free(tb);
   }
-  CHECK(files_named("ahead") == 2 && files_named("late") == 2, "no temporary file left");
+  CHECK(test_files_named(dir, "ahead") == 2 && test_files_named(dir, "late") == 2,
+        "no temporary file left");
   free(x);
 }
 
@@ -98,16 +78,18 @@ static void test_discard_and_replace(test_rng *rng) {
   test_fill_cf32(rng, x, 64, 0.5);
   prx_sigmf_meta m = test_meta();
   prx_sigmf_writer *w = NULL;
-  int fds = open_fds();
+  int fds = test_open_fds();
   /* discarded: no file, no descriptor */
   CHECK_OK(prx_sigmf_writer_open_new(path_in("gone"), &m, &w));
   CHECK_OK(prx_sigmf_writer_prepare_meta(w));
   CHECK_OK(prx_sigmf_writer_prepare_meta(w)); /* a second call makes nothing more */
-  CHECK(open_fds() == fds + 2, "data file and unnamed file open: %d, before %d", open_fds(), fds);
+  CHECK(test_open_fds() == fds + 2, "data file and unnamed file open: %d, before %d",
+        test_open_fds(), fds);
   CHECK_OK(prx_sigmf_write(w, x, 64));
   prx_sigmf_writer_discard(w);
-  CHECK(files_named("gone") == 0, "a discarded recording left %d file(s)", files_named("gone"));
-  CHECK(open_fds() == fds, "descriptors after discard: %d, before %d", open_fds(), fds);
+  CHECK(test_files_named(dir, "gone") == 0, "a discarded recording left %d file(s)",
+        test_files_named(dir, "gone"));
+  CHECK(test_open_fds() == fds, "descriptors after discard: %d, before %d", test_open_fds(), fds);
 
   /* a .sigmf-meta made by someone else before close: replaced, as without the early file */
   char h[129];
@@ -127,16 +109,18 @@ static void test_discard_and_replace(test_rng *rng) {
   CHECK(ta && tb && na == nb && !memcmp(ta, tb, na), "the metadata there replaced");
   free(ta);
   free(tb);
-  CHECK(files_named("taken") == 2, "no temporary file beside it: %d", files_named("taken"));
-  CHECK(open_fds() == fds, "descriptors after close: %d, before %d", open_fds(), fds);
+  CHECK(test_files_named(dir, "taken") == 2, "no temporary file beside it: %d",
+        test_files_named(dir, "taken"));
+  CHECK(test_open_fds() == fds, "descriptors after close: %d, before %d", test_open_fds(), fds);
 
   /* an archive: nothing made */
   CHECK_OK(prx_sigmf_writer_open(path_in("arch.sigmf"), &m, &w));
   CHECK_OK(prx_sigmf_writer_prepare_meta(w));
-  CHECK(open_fds() == fds + 1, "an archive holds only its file: %d, before %d", open_fds(), fds);
+  CHECK(test_open_fds() == fds + 1, "an archive holds only its file: %d, before %d",
+        test_open_fds(), fds);
   CHECK_OK(prx_sigmf_write(w, x, 64));
   CHECK_OK(prx_sigmf_writer_close(w));
-  CHECK(files_named("arch") == 1 && open_fds() == fds, "the archive alone");
+  CHECK(test_files_named(dir, "arch") == 1 && test_open_fds() == fds, "the archive alone");
   CHECK(prx_sigmf_writer_prepare_meta(NULL) == PRX_ERR_INVALID, "a NULL writer is refused");
 }
 

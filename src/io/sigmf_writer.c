@@ -635,18 +635,25 @@ static int open_unnamed(const char *path) {
 #endif
 }
 
+/* Writes text's len bytes to fd, retrying after interruptions; the bytes written (len unless an
+ * error stopped it, its errno then in *err, else 0 there). */
+static size_t write_whole(int fd, const char *text, size_t len, int *err) {
+  size_t done = 0;
+  errno = 0;
+  while (done < len) {
+    ssize_t k = write(fd, text + done, len - done);
+    if (k <= 0 && errno != EINTR) break;
+    if (k > 0) done += (size_t)k;
+  }
+  *err = done < len ? errno : 0;
+  return done;
+}
+
 /* prx_io_write_file_new with its unnamed file fd already made (or -1: none); closes fd. */
 static prx_status write_file_new_fd(int fd, const char *path, const char *text, size_t len) {
   if (fd >= 0) {
-    size_t done = 0;
-    errno = 0;
-    while (done < len) {
-      ssize_t k = write(fd, text + done, len - done);
-      if (k <= 0 && errno != EINTR) break;
-      if (k > 0) done += (size_t)k;
-    }
-    int e = errno;
-    if (done < len) {
+    int e = 0;
+    if (write_whole(fd, text, len, &e) < len) {
       close(fd);
       return prx_fail(PRX_ERR_IO, "cannot write '%s': %s", path, strerror(e ? e : EIO));
     }
@@ -695,14 +702,8 @@ static char *meta_text(prx_sigmf_writer *w) {
 static prx_status write_direct(int fd, const char *path, const char *text, size_t len) {
   if (fd < 0 && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
     return prx_fail(PRX_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-  size_t done = 0;
-  errno = 0;
-  while (done < len) {
-    ssize_t k = write(fd, text + done, len - done);
-    if (k <= 0 && errno != EINTR) break;
-    if (k > 0) done += (size_t)k;
-  }
-  int e = errno;
+  int e = 0;
+  size_t done = write_whole(fd, text, len, &e);
   if (close(fd) != 0 && done == len) {
     e = errno;
     done = 0;

@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include <dirent.h>
 
 #include <errno.h>
 #include <math.h>
@@ -123,4 +124,23 @@ char *test_slurp(const char *path, size_t *len) {
   t[got] = 0;
   if (len) *len = got;
   return t;
+}
+
+int test_open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  int n = 0;
+  if (!d) return -1;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n;
+}
+
+int test_files_named(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, prefix, strlen(prefix))) n++;
+  if (d) closedir(d);
+  return n;
 }

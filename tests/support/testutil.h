@@ -64,5 +64,9 @@ void test_tmpdir_remove(const char *dir);
 /* The whole file at path, malloc'd with a 0 byte after it (*len its bytes where len is not
  * NULL); NULL if it cannot be read or out of memory. */
 char *test_slurp(const char *path, size_t *len);
+/* Descriptors open in this process now (entries of /proc/self/fd); -1 where it cannot be read. */
+int test_open_fds(void);
+/* Entries of directory dir whose names start with prefix. */
+int test_files_named(const char *dir, const char *prefix);
 
 #endif
