@@ -804,13 +804,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
   }
   if (BLK == 2) {
     mf_block_sum4(acc, scratch);
-    if (threadIdx.x < 4) {
-      const int j = threadIdx.x;
-      double s = 0;
-      for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
-      a.sums[5 * out + j] = s;
-      if (j == 0) a.sums[5 * out + 4] = (double)n;
-    }
+    mf_store_sums(scratch, a.sums, out, n);
     return;
   }
   double s[5] = {acc[0], acc[1], acc[2], acc[3], 0};
@@ -984,14 +978,7 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     warp_sums(acc);
   }
   __syncthreads();
-  /* the eight warps' sums of term j in their order, lane j of the first warp */
-  if (threadIdx.x < 4) {
-    const int j = threadIdx.x;
-    double s = 0;
-    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
-    a.sums[5 * out + j] = s;
-    if (j == 0) a.sums[5 * out + 4] = (double)n;
-  }
+  mf_store_sums(scratch, a.sums, out, n);
 }
 
 /* Stage om. Grid (nblk, C), STAGE_THREADS threads, static shared memory for the sub-block sums

@@ -332,4 +332,18 @@ __device__ __forceinline__ void mf_block_sum4(const float acc[4], double *scratc
   __syncthreads();
 }
 
+/* A block's record of mf's sums: the warps' partial sums of the four V&V terms (scratch, w * 5 +
+ * j, after the barrier that ends them) added in warp order by lane j of the first warp, and the
+ * block's symbol count n, into block out's record sums[5 out .. 5 out + 4]. */
+__device__ __forceinline__ void mf_store_sums(const double *scratch, double *sums, size_t out,
+                                              int64_t n) {
+  if (threadIdx.x < 4) {
+    const int j = threadIdx.x;
+    double s = 0;
+    for (unsigned w = 0; w < STAGE_THREADS / 32; w++) s += scratch[w * 5 + j];
+    sums[5 * out + j] = s;
+    if (j == 0) sums[5 * out + 4] = (double)n;
+  }
+}
+
 #endif
