@@ -485,15 +485,26 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
   return stale;
 }
 
+/* dir without its trailing slashes (malloc'd; NULL out of memory) and, in *leaf, its last
+ * component within it (the name the hidden directories beside it are made from). */
+static char *dir_and_leaf(const char *dir, const char **leaf) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  char *path = strndup(dir, n);
+  if (!path) return NULL;
+  const char *slash = strrchr(path, '/');
+  *leaf = slash ? slash + 1 : path;
+  return path;
+}
+
 /* Counts the hidden directories beside dir that runs killed while writing it left
  * (.LEAF.tmp-*: make_hidden_dir); 0 where there are none or the parent cannot be read. */
 static size_t count_hidden(const char *dir) {
-  size_t n = strlen(dir), found = 0;
-  while (n > 1 && dir[n - 1] == '/') n--;
-  char *path = strndup(dir, n);
+  const char *leaf;
+  size_t found = 0;
+  char *path = dir_and_leaf(dir, &leaf);
   if (!path) return 0;
-  char *slash = strrchr(path, '/');
-  const char *leaf = slash ? slash + 1 : path;
+  char *slash = leaf > path ? path + (leaf - path) - 1 : NULL;
   size_t cap = strlen(leaf) + 8;
   char *prefix = malloc(cap);
   if (prefix) snprintf(prefix, cap, ".%s.tmp-", leaf);
@@ -1185,13 +1196,11 @@ static int make_hidden_dir(run_state *r) {
   if ((how && !strcmp(how, "0")) || o->report || o->occupancy || o->archive ||
       lstat(o->outdir, &sb) == 0 || errno != ENOENT)
     return -1;
-  size_t n = strlen(o->outdir);
-  while (n > 1 && o->outdir[n - 1] == '/') n--;
-  char *final = strndup(o->outdir, n);
+  const char *leaf;
+  char *final = dir_and_leaf(o->outdir, &leaf);
   if (!final) return -1;
-  char *slash = strrchr(final, '/');
-  const char *leaf = slash ? slash + 1 : final;
-  size_t cap = n + 64;
+  char *slash = leaf > final ? final + (leaf - final) - 1 : NULL;
+  size_t cap = strlen(final) + 64;
   char *tmp = malloc(cap);
   int fresh, rc = -1;
   if (!tmp || !leaf[0] || !strcmp(leaf, ".") || !strcmp(leaf, "..")) goto out;
@@ -1824,19 +1833,12 @@ static int stream(run_state *r) {
   c.write = chan_write;
   c.ctx = r;
   c.n_writers = r->n_writers;
-  /* Where the CPU's blocks are small (2^14 with one worker and all 1024 channels) a writer's
-   * channels, with one stdio buffer size, all fill their buffers in the same block, every 16
-   * such blocks, and its 128 appends then take about 3 blocks' compute: with 3 slots compute
-   * waited for them 64 times a run (11.7 ms of 182), with 6 once (the GPU host's 16 cores, 8
-   * rounds: 0.84x the time, bench/RESULTS.md, "twelfth session"). But 6 slots of 2^14 samples
-   * (1.77 MB) and the channelizer's own state pass a core's 2 MiB L2: the library's loop with its
-   * outputs in 6 buffers in turn took 1.08-1.17x its time in one (2-core VM), the command's
-   * compute 1.14x on the GPU host. With the buffers staggered (data_buffer) the appends spread
-   * over the blocks, but 3 slots still leave compute waiting where the host is busy: in the
-   * session's last rounds (16 cores, 8 alternating rounds) 6 slots with the staggered buffers
-   * took 0.87x the time of the session's start, faster in 7 of 8, and 3 slots 0.98x, compute
-   * waiting for a slot 180 times (76 ms) a run against 24 (11 ms) with 6 (bench/RESULTS.md,
-   * "fourteenth session"). So such blocks keep 6 slots. The block is chosen for OUT_DEPTH slots
+  /* Where the CPU's blocks are small (2^14 with one worker and all 1024 channels) a writer's 128
+   * appends to its recordings' files come in bursts that take a few blocks' compute, so compute
+   * needs more slots of slack than OUT_DEPTH: OUT_DEPTH_SMALL, although 6 such slots and the
+   * channelizer's own state pass a core's 2 MiB L2 (with the staggered buffers, data_buffer, 3
+   * slots left compute waiting for a slot 180 times a run on a busy host, 6 slots 24 times:
+   * bench/RESULTS.md, "fourteenth session"). The block is chosen for OUT_DEPTH slots
    * (choose_block). POLYRX_OUT_DEPTH=N (2..16) sets the slots, for measurements. */
   int depth = prx_chan_backend(r->chan) == PRX_BACKEND_CPU && r->o.block < SMALL_BLOCK
                   ? OUT_DEPTH_SMALL

@@ -117,6 +117,12 @@ static void cpu_destroy(prx_chan *c) {
  * small transforms cost next to nothing, so the FFT stays. */
 static size_t direct_dft_max(size_t K) { return K >= 64 ? 4 : 0; }
 
+/* One K-point transform as the channelizer runs it (cpu_create's plan_one, prx_chan_cpu_warm's
+ * plan of the same problem); under prx_fftw_lock. */
+static fftwf_plan plan_transform(int K, fftwf_complex *in, fftwf_complex *out) {
+  return fftwf_plan_dft_1d(K, in, out, FFTW_FORWARD, FFTW_ESTIMATE);
+}
+
 static prx_status cpu_create(prx_chan *c) {
   cpu_impl *m = prx_alloc(1, sizeof *m);
   if (!m) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the CPU channelizer");
@@ -201,7 +207,7 @@ static prx_status cpu_create(prx_chan *c) {
   int pitch = (int)m->pitch;
   m->plan_batch = fftwf_plan_many_dft(1, &n, (int)m->nb, fin, NULL, 1, pitch, fout, NULL, 1, pitch,
                                       FFTW_FORWARD, FFTW_ESTIMATE);
-  m->plan_one = fftwf_plan_dft_1d(n, fin, fout, FFTW_FORWARD, FFTW_ESTIMATE);
+  m->plan_one = plan_transform(n, fin, fout);
   prx_fftw_unlock();
   if (!m->plan_batch || !m->plan_one) {
     cpu_destroy(c);
@@ -225,8 +231,8 @@ void *prx_chan_cpu_warm(size_t K) {
   w->in = fftwf_alloc_complex(K);
   w->out = fftwf_alloc_complex(K);
   if (w->in && w->out) {
-    prx_fftw_lock(); /* the same transform as cpu_create's plan_one */
-    w->plan = fftwf_plan_dft_1d((int)K, w->in, w->out, FFTW_FORWARD, FFTW_ESTIMATE);
+    prx_fftw_lock();
+    w->plan = plan_transform((int)K, w->in, w->out);
     prx_fftw_unlock();
   }
   return w;
