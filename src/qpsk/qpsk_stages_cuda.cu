@@ -169,7 +169,12 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
   if (UNIT && a.slide == PRE_SLIDE_UNIT && !MIX && lo >= 0 && hi <= a.n_total) {
     const char *src =
         (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    stage_pre_unit<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    if (PRE_UNIT_STAGING == 2 && !HALF)
+      stage_pre_unit_async(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    else if (PRE_UNIT_STAGING == 1)
+      stage_pre_unit_rem<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    else
+      stage_pre_unit<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
     fast = true;
   } else {
     unsigned cnt = 0, nb = 0;
@@ -410,7 +415,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
   /* pre_om at the unit step stages through stage_pre_unit; pre there keeps stage_window's loop
    * (stage_pre_unit measured slower for it: bench/GPU_NOTES.md, fourteenth session) */
   constexpr int BATCH = BLK ? STAGE_BATCH : PRE_BATCH_TRI;
-  constexpr bool UNIT = BLK && OM;
+#ifndef PRE_OM_UNIT
+#define PRE_OM_UNIT 1
+#endif
+  constexpr bool UNIT = BLK && OM && PRE_OM_UNIT;
   const bool fast =
       stage_pre_window<HALF, MIX, BATCH, UNIT>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
