@@ -23,7 +23,9 @@ extern "C" {
  * four (64 registers: under 48 the step-4/3 kernel spills; H200, bench/GPU_NOTES.md, s10/gpo and
  * s13/gpo5) */
 #define STAGE_PRE_OM_MIN_BLOCKS 6
+#ifndef STAGE_PRE_OM3_MIN_BLOCKS
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
+#endif
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
@@ -166,11 +168,13 @@ stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t 
   const prx_cf32 zero = {0, 0};
   const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
   bool fast = false;
-  if (UNIT && a.slide == PRE_SLIDE_UNIT && !MIX && lo >= 0 && hi <= a.n_total) {
+  constexpr bool ASYNC = PRE_UNIT_STAGING == 2 && !HALF;
+  if (UNIT && (a.slide == PRE_SLIDE_UNIT || (ASYNC && a.slide == PRE_SLIDE_TRI)) && !MIX &&
+      lo >= 0 && hi <= a.n_total) {
     const char *src =
         (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    if (PRE_UNIT_STAGING == 2 && !HALF)
-      stage_pre_unit_async(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    if (ASYNC)
+      stage_pre_unit_async(src, (int)(hi - lo), o0, o1, y.e, y.sh, win, m, bad);
     else if (PRE_UNIT_STAGING == 1)
       stage_pre_unit_rem<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
     else
@@ -418,7 +422,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
 #ifndef PRE_OM_UNIT
 #define PRE_OM_UNIT 1
 #endif
-  constexpr bool UNIT = BLK && OM && PRE_OM_UNIT;
+  constexpr bool UNIT = (BLK || PRE_UNIT_STAGING == 2) && OM && PRE_OM_UNIT;
   const bool fast =
       stage_pre_window<HALF, MIX, BATCH, UNIT>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every

@@ -208,20 +208,22 @@ __device__ __forceinline__ void pre_copy8(float2 *dst, const void *src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
 }
 __device__ __forceinline__ void stage_pre_unit_async(const char *src, int nw, int o0, int o1,
-                                                     int e, float2 *win, double m[3],
+                                                     int e, int sh, float2 *win, double m[3],
                                                      unsigned *bad) {
   const int tid = (int)threadIdx.x;
-  float2 *const w0 = win + qpsk_slide_slot(tid + e, PRE_SLIDE_SH1);
+  float2 *const w0 = win + qpsk_slide_slot(tid + e, sh);
+  /* STAGE_THREADS samples apart: a multiple of 2^sh (qpsk_slide_slot's period) */
+  const int step = STAGE_THREADS + 2 * (STAGE_THREADS >> sh);
   const float2 *s = (const float2 *)src;
   {
     float2 *w = w0;
-    for (int t = tid; t < nw; t += STAGE_THREADS, w += PRE_UNIT_SLOT_STEP) pre_copy8(w, s + t);
+    for (int t = tid; t < nw; t += STAGE_THREADS, w += step) pre_copy8(w, s + t);
   }
   asm volatile("cp.async.wait_all;" ::: "memory");
   const unsigned nown = (unsigned)(o1 - o0);
   unsigned nb = 0;
   float2 *w = w0;
-  for (int t = tid; t < nw; t += STAGE_THREADS, w += PRE_UNIT_SLOT_STEP) {
+  for (int t = tid; t < nw; t += STAGE_THREADS, w += step) {
     const float2 x = *w;
     const bool fin = isfinite(x.x) && isfinite(x.y), own = (unsigned)(t - o0) < nown;
     if (!fin) *w = make_float2(0.f, 0.f);
