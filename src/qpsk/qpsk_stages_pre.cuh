@@ -9,7 +9,7 @@
  * pre_stage_unit, pre_stage_tri). The windows are staged by stage_pre_rows (stage_window's loop
  * with more loads in flight), pre_om's at the unit step wholly in the stream and not mixed by
  * stage_pre_unit (its slots from one base, its batches within the block's own samples without the
- * own test).
+ * own test), pre_om's at the step 4/3 on cf32 rows by stage_pre_async (cp.async into the slots).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
  * bring in first. */
@@ -149,67 +149,23 @@ __device__ __forceinline__ void stage_pre_unit(const char *src, int nw, int o0, 
   *bad += nb;
 }
 
-
-#ifndef PRE_UNIT_STAGING
-#define PRE_UNIT_STAGING 0
-#endif
-/* (candidate A) stage_pre_unit with the thread's sample after its first two batches (window index
- * t + 2 BATCH STAGE_THREADS: at L 512 the first warp's 32 of ~2080) loaded with the first batch and
- * summed after the second, so that no warp waits a third round trip; the samples summed in the
- * same order. Samples past that one (windows of more than 2 BATCH + 1 rounds) take stage_pre_unit's
- * loop. */
-template <bool HALF, int BATCH>
-__device__ __forceinline__ void stage_pre_unit_rem(const char *src, int nw, int o0, int o1, int e,
-                                                   float2 *win, double m[3], unsigned *bad) {
-  const int tid = (int)threadIdx.x;
-  float2 *w = win + qpsk_slide_slot(tid + e, PRE_SLIDE_SH1);
-  const unsigned nown = (unsigned)(o1 - o0);
-  unsigned nb = 0;
-  constexpr int R = 2 * BATCH * STAGE_THREADS; /* the two batches' samples */
-  const int tx = tid + R;
-  prx_cf32 vx = {0, 0};
-  if (tx < nw) vx = load_rel<HALF>(src, tx);
-  const int nm = nw < R ? nw : R;
-  for (int t = tid; t < nm; t += BATCH * STAGE_THREADS, w += BATCH * PRE_UNIT_SLOT_STEP) {
-    prx_cf32 v[BATCH];
-#pragma unroll
-    for (int u = 0; u < BATCH; u++)
-      if (t + u * STAGE_THREADS < nm) v[u] = load_rel<HALF>(src, t + u * STAGE_THREADS);
-    if (t >= o0 && t + (BATCH - 1) * STAGE_THREADS < o1) {
-#pragma unroll
-      for (int u = 0; u < BATCH; u++)
-        pre_unit_sample(v[u], true, w + u * PRE_UNIT_SLOT_STEP, m, nb);
-    } else {
-#pragma unroll
-      for (int u = 0; u < BATCH; u++)
-        if (t + u * STAGE_THREADS < nm)
-          pre_unit_sample(v[u], (unsigned)(t + u * STAGE_THREADS - o0) < nown,
-                          w + u * PRE_UNIT_SLOT_STEP, m, nb);
-    }
-  }
-  if (tx < nw) {
-    float2 *wx = win + qpsk_slide_slot(tx + e, PRE_SLIDE_SH1);
-    pre_unit_sample(vx, (unsigned)(tx - o0) < nown, wx, m, nb);
-    for (int t = tx + STAGE_THREADS; t < nw; t += STAGE_THREADS) {
-      wx += PRE_UNIT_SLOT_STEP;
-      pre_unit_sample(load_rel<HALF>(src, t), (unsigned)(t - o0) < nown, wx, m, nb);
-    }
-  }
-  *bad += nb;
-}
-
-/* (candidate B) the unit-step window of cf32 rows copied into its slots by cp.async (8 bytes a
- * sample, every sample of the thread in flight at once, no registers held), then each thread's
- * own samples read back in stage_pre_unit's order: the non-finite ones zeroed in place, the input
- * sums and counts as pre_unit_sample forms them. A thread reads back only the slots its own copies
- * wrote (cp.async.wait_all), so no barrier. */
+/* The sliding window of cf32 rows (slots qpsk_slide_slot(v, sh), v = t + e) wholly in the stream
+ * and not mixed, for pre_om at the step 4/3: each thread copies its samples t = threadIdx.x + k
+ * STAGE_THREADS straight into their slots by cp.async (8 bytes each; no register holds a sample in
+ * flight, so all of a thread's ~11 samples at L 512 are in flight at once: one DRAM round trip a
+ * block where the register batches took two), waits for its own copies (cp.async.wait_all: a
+ * thread reads back only the slots it filled, so no barrier), then reads them back in the order
+ * of k: a non-finite sample zeroed in place, the input sums of the block's own samples [o0, o1) as
+ * pre_unit_sample forms them (the same values in the same order as stage_window's), the
+ * non-finite own ones counted into *bad. H200: pre_om at 16/3 278 us against 293-298 with
+ * stage_pre_rows; at the unit step 221 against 214-218 with stage_pre_unit, whose loop it does not
+ * replace (bench/GPU_NOTES.md, fifteenth session). */
 __device__ __forceinline__ void pre_copy8(float2 *dst, const void *src) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
 }
-__device__ __forceinline__ void stage_pre_unit_async(const char *src, int nw, int o0, int o1,
-                                                     int e, int sh, float2 *win, double m[3],
-                                                     unsigned *bad) {
+__device__ __forceinline__ void stage_pre_async(const char *src, int nw, int o0, int o1, int e,
+                                                int sh, float2 *win, double m[3], unsigned *bad) {
   const int tid = (int)threadIdx.x;
   float2 *const w0 = win + qpsk_slide_slot(tid + e, sh);
   /* STAGE_THREADS samples apart: a multiple of 2^sh (qpsk_slide_slot's period) */
