@@ -155,21 +155,27 @@ __device__ __forceinline__ int64_t pre_slot(const pre_layout &y, int64_t t) {
  * samples [own0, own1) into m and bad (each thread its share). With QPSK_PAD4, 8 zeros follow the
  * window (the blocked outputs past the grid's end read up to 3 samples past it); with
  * PRE_PAD_SLIDE, PRE_SLIDE_TAIL zeros follow it and the e virtual samples before it are zeros (the
- * runs read whole past the grid's ends). UNIT (pre_om's unit-step kernels): the sliding window
- * wholly in the stream and not mixed goes through pre's own staging, stage_pre_unit, which counts
- * only the non-finite samples; returns whether it did (the block's finite count is then its own
+ * runs read whole past the grid's ends). A sliding window wholly in the stream and not mixed goes
+ * through pre's own staging where the kernel has one, which counts only the non-finite samples:
+ * UNIT (pre_om's unit-step kernels) stage_pre_unit, ASYNC (pre_om's cf32 kernels of the other
+ * grids: the step 4/3; a sliding window there is never the unit step's, whose grids take the BLK
+ * kernels) stage_pre_async; returns whether it did (the block's finite count is then its own
  * samples less the non-finite ones). */
-template <bool HALF, bool MIX, int BATCH, bool UNIT>
+template <bool HALF, bool MIX, int BATCH, bool UNIT, bool ASYNC>
 __device__ __forceinline__ bool
 stage_pre_window(const pre_args &a, unsigned c, int64_t lo, int64_t hi, int64_t own0, int64_t own1,
                  const pre_layout &y, float2 *win, double m[4], unsigned *bad) {
   const prx_cf32 zero = {0, 0};
   const int o0 = (int)(own0 - lo), o1 = (int)(own1 - lo);
   bool fast = false;
-  if (UNIT && a.slide == PRE_SLIDE_UNIT && !MIX && lo >= 0 && hi <= a.n_total) {
+  if ((UNIT || ASYNC) && (a.slide == PRE_SLIDE_UNIT || (ASYNC && a.slide == PRE_SLIDE_TRI)) &&
+      !MIX && lo >= 0 && hi <= a.n_total) {
     const char *src =
         (const char *)a.rows + (size_t)c * a.stride + (size_t)lo * sample_bytes<HALF>();
-    stage_pre_unit<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
+    if (ASYNC)
+      stage_pre_async(src, (int)(hi - lo), o0, o1, y.e, y.sh, win, m, bad);
+    else
+      stage_pre_unit<HALF, BATCH>(src, (int)(hi - lo), o0, o1, y.e, win, m, bad);
     fast = true;
   } else {
     unsigned cnt = 0, nb = 0;
@@ -407,12 +413,14 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     y.k = 2;
     y.sh = a.slide == PRE_SLIDE_TRI ? PRE_SLIDE_SH3 : PRE_SLIDE_SH1;
   }
-  /* pre_om at the unit step stages through stage_pre_unit; pre there keeps stage_window's loop
-   * (stage_pre_unit measured slower for it: bench/GPU_NOTES.md, fourteenth session) */
+  /* pre_om at the unit step stages through stage_pre_unit, at the step 4/3 on cf32 rows through
+   * stage_pre_async; pre keeps stage_window's loop (stage_pre_unit measured slower for it, and
+   * stage_pre_async slower at the unit step: bench/GPU_NOTES.md, fourteenth and fifteenth
+   * sessions) */
   constexpr int BATCH = BLK ? STAGE_BATCH : PRE_BATCH_TRI;
-  constexpr bool UNIT = BLK && OM;
+  constexpr bool UNIT = BLK && OM, ASYNC = !BLK && OM && !HALF;
   const bool fast =
-      stage_pre_window<HALF, MIX, BATCH, UNIT>(a, c, lo, hi, own0, own1, y, win, m, &bad);
+      stage_pre_window<HALF, MIX, BATCH, UNIT, ASYNC>(a, c, lo, hi, own0, own1, y, win, m, &bad);
   /* the block's input sums as block_sum<4> adds them, the count (m[3]: an exact integer in every
    * partial sum; where the window was staged by stage_pre_unit, the own samples less the
    * non-finite ones, below) and the non-finite count as integers, one barrier, after which the

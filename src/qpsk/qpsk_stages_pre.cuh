@@ -9,7 +9,7 @@
  * pre_stage_unit, pre_stage_tri). The windows are staged by stage_pre_rows (stage_window's loop
  * with more loads in flight), pre_om's at the unit step wholly in the stream and not mixed by
  * stage_pre_unit (its slots from one base, its batches within the block's own samples without the
- * own test).
+ * own test), pre_om's at the step 4/3 on cf32 rows by stage_pre_async (cp.async into the slots).
  *
  * Included after qpsk_stage_math.h (qpsk_pre_slide_taps), which qpsk_stages_cuda.cu's C headers
  * bring in first. */
@@ -145,6 +145,50 @@ __device__ __forceinline__ void stage_pre_unit(const char *src, int nw, int o0, 
           pre_unit_sample(v[u], (unsigned)(t + u * STAGE_THREADS - o0) < nown,
                           w + u * PRE_UNIT_SLOT_STEP, m, nb);
     }
+  }
+  *bad += nb;
+}
+
+/* The sliding window of cf32 rows (slots qpsk_slide_slot(v, sh), v = t + e) wholly in the stream
+ * and not mixed, for pre_om at the step 4/3: each thread copies its samples t = threadIdx.x + k
+ * STAGE_THREADS straight into their slots by cp.async (8 bytes each; no register holds a sample in
+ * flight, so all of a thread's ~11 samples at L 512 are in flight at once: one DRAM round trip a
+ * block where the register batches took two), waits for its own copies (cp.async.wait_all: a
+ * thread reads back only the slots it filled, so no barrier), then reads them back in the order
+ * of k: a non-finite sample zeroed in place, the input sums of the block's own samples [o0, o1) as
+ * pre_unit_sample forms them (the same values in the same order as stage_window's), the
+ * non-finite own ones counted into *bad. H200: pre_om at 16/3 278 us against 293-298 with
+ * stage_pre_rows; at the unit step 221 against 214-218 with stage_pre_unit, whose loop it does not
+ * replace (bench/GPU_NOTES.md, fifteenth session). */
+__device__ __forceinline__ void pre_copy8(float2 *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void stage_pre_async(const char *src, int nw, int o0, int o1, int e,
+                                                int sh, float2 *win, double m[3], unsigned *bad) {
+  const int tid = (int)threadIdx.x;
+  float2 *const w0 = win + qpsk_slide_slot(tid + e, sh);
+  /* STAGE_THREADS samples apart: a multiple of 2^sh (qpsk_slide_slot's period) */
+  const int step = STAGE_THREADS + 2 * (STAGE_THREADS >> sh);
+  const float2 *s = (const float2 *)src;
+  {
+    float2 *w = w0;
+    for (int t = tid; t < nw; t += STAGE_THREADS, w += step) pre_copy8(w, s + t);
+  }
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  const unsigned nown = (unsigned)(o1 - o0);
+  unsigned nb = 0;
+  float2 *w = w0;
+  for (int t = tid; t < nw; t += STAGE_THREADS, w += step) {
+    const float2 x = *w;
+    const bool fin = isfinite(x.x) && isfinite(x.y), own = (unsigned)(t - o0) < nown;
+    if (!fin) *w = make_float2(0.f, 0.f);
+    const float re = fin ? x.x : 0.f, im = fin ? x.y : 0.f;
+    const double dr = own ? (double)re : 0.0, di = own ? (double)im : 0.0;
+    m[0] = __dadd_rn(m[0], dr);
+    m[1] = __dadd_rn(m[1], di);
+    m[2] = __dadd_rn(m[2], __fma_rn(dr, dr, __dmul_rn(di, di)));
+    nb += !fin && own;
   }
   *bad += nb;
 }
