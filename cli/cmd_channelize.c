@@ -532,11 +532,11 @@ typedef struct {
 } thread_use;
 
 /* The CPU time in ms of the calling thread (who = RUSAGE_THREAD) or of the process
- * (RUSAGE_SELF), from the scheduler's clock: getrusage's lags by up to a tick for a running
- * thread (a thread's reading around one execute call would be wrong by as much). */
+ * (RUSAGE_SELF), from the scheduler's clock (cli_thread_cpu_ms). */
 static double cpu_ms(int who) {
+  if (who == RUSAGE_THREAD) return cli_thread_cpu_ms();
   struct timespec ts;
-  clock_gettime(who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
