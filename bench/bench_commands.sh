@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|cpusib|gpustart|serve|serveab|serverx]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|demodrounds|demodrounds_summary|cpusib|gpustart|serve|serveab|serverx]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -42,6 +42,8 @@
 #   chanvar: this build's `channelize` with VARIANTS' settings against BEFORE's and the library in
 #   alternating rounds, with POLYRX_TIMING runs (see chanvar below); chanvar_summary reads its
 #   lines. cpusib: whether the vCPUs pair as hyper-threads of one host core (see cpusib below).
+#   demodrounds: `polyrx demod` of this build against BEFORE's and the library in alternating
+#   rounds (see demodrounds below); demodrounds_summary as chanrounds_summary.
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -654,6 +656,50 @@ chanrounds_summary() {
         printf "%-22s %3d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %6.3f %6.3f %6.3f %6.3f\n", k, n[k, "lib"], bl, ml, bb, mb, ba, ma, bl / bb, ml / mb, bl / ba, ml / ma
       }
     }'
+}
+
+# `polyrx demod --backend cpu` of this build against BEFORE's and the library in ROUNDS
+# alternating rounds (default 8), --threads 1 and 0, on the cpu mode's demod input (4M symbols at
+# 4 samples/symbol, cf32 in /dev/shm, bits to tmpfs): each round the library's loop in its own
+# process (bench_commands demod, blocks of 2^16), then the two commands in an order turned every
+# round; one chanrounds line each (channels "sps4"), so chanrounds_summary reads them; whether the
+# two wrote the same bits in round 1 (stderr); then with TIMING_RUNS (default 1) POLYRX_TIMING runs
+# of this build, --threads 1, each after a library run (stderr).
+demodrounds() {
+  local before=${BEFORE:?demodrounds: set BEFORE=path/to/the/other/polyrx}
+  local nsym x r th which order line t s e
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsym=$(scaled 4194304)
+  x=$W/d.cf32
+  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  for r in $(seq "${ROUNDS:-8}"); do
+    for th in 1 0; do
+      line=$("$B" demod "$x" 4e6 1e6 "$th" 1) || return 1
+      round_line demod "$r" "$th" sps4 lib "$(jnum "$line" seconds)"
+      order="before after"
+      [ $((r % 2)) = 0 ] && order="after before"
+      for which in $order; do
+        local bin=$P
+        [ "$which" = before ] && bin=$before
+        s=$(ns)
+        "$bin" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d_$which.bits" ||
+          { echo "bench_commands.sh: $which failed" >&2; return 1; }
+        e=$(ns)
+        round_line demod "$r" "$th" sps4 "$which" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')"
+      done
+      if [ "$r" = 1 ]; then
+        local same=no
+        cmp -s "$W/d_before.bits" "$W/d_after.bits" && same=yes
+        echo "same bits, threads $th: $same" >&2
+      fi
+      rm -f "$W"/d_*.bits
+    done
+  done
+  for t in $(seq "${TIMING_RUNS:-1}"); do
+    line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
+    echo "library $(jnum "$line" seconds) s; $(POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>&1 | grep 'timing (ms)')" >&2
+  done
+  rm -f "$x" "$W/d_t.bits"
 }
 
 # this build's `channelize` with settings against BEFORE's and the library in ROUNDS alternating
@@ -1403,11 +1449,12 @@ chansame) chansame ;;
 chanab) chanab ;;
 chanuse) chanuse ;;
 chanrounds) chanrounds ;;
-chanrounds_summary | chanrows_summary) chanrounds_summary ;;
+chanrounds_summary | chanrows_summary | demodrounds_summary) chanrounds_summary ;;
 chanrows) chanrows ;;
 chanstream) chanstream ;;
 chanvar) chanvar ;;
 chanvar_summary) chanvar_summary ;;
+demodrounds) demodrounds ;;
 cpusib) cpusib ;;
 gpu) gpu ;;
 rx) rx ;;
@@ -1416,5 +1463,5 @@ serve) serve ;;
 serveab) serveab ;;
 serverx) serverx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|demodrounds|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
 esac

@@ -124,6 +124,10 @@ int cli_read_block(const char *cmd, prx_iq_reader *r, void *buf, size_t max, uin
                    size_t *n);
 /* Monotonic time in seconds, for throughput summaries. */
 double cli_seconds(void);
+/* The calling thread's CPU time in ms, from the scheduler's clock (POLYRX_TIMING's figures:
+ * getrusage's lags by up to a tick for a running thread, as wrong as a reading around one
+ * execute call). */
+double cli_thread_cpu_ms(void);
 /* POLYRX_TIMING (set, not "0"): where a command's time goes. cli_timing_start reads the setting
  * and marks the start; cli_timing_phase ends the phase begun at the last mark (a no-op with the
  * setting off); cli_timing_print prints them at the end on one line of standard error:

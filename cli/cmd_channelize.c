@@ -532,11 +532,11 @@ typedef struct {
 } thread_use;
 
 /* The CPU time in ms of the calling thread (who = RUSAGE_THREAD) or of the process
- * (RUSAGE_SELF), from the scheduler's clock: getrusage's lags by up to a tick for a running
- * thread (a thread's reading around one execute call would be wrong by as much). */
+ * (RUSAGE_SELF), from the scheduler's clock (cli_thread_cpu_ms). */
 static double cpu_ms(int who) {
+  if (who == RUSAGE_THREAD) return cli_thread_cpu_ms();
   struct timespec ts;
-  clock_gettime(who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
@@ -1777,10 +1777,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
 }
 
 /* The pipeline's buffers, timed for POLYRX_TIMING: page-locked with the CUDA backend; on the
- * CPU plain aligned memory, not zeroed (every byte a stage reads was written by the stage
- * before it): the pages are then first touched by the reader's and the channelizer's writes,
- * on their threads, instead of being cleared before the stream starts (20 MiB with all 1024
- * channels: 8-11 ms on the 2-core VM). */
+ * CPU plain aligned memory; neither cleared (prx_pipe_host_alloc): the pages are first touched
+ * by the reader's and the channelizer's writes, on their threads, instead of being cleared
+ * before the stream starts (20 MiB with all 1024 channels: 8-11 ms on the 2-core VM). */
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER; /* several readers make theirs */
 
 static int pinned_buffers(const run_state *r) {
@@ -1790,9 +1789,7 @@ static int pinned_buffers(const run_state *r) {
 static void *timed_alloc(void *ctx, size_t bytes) {
   run_state *r = ctx;
   double t = cli_seconds();
-  void *p = pinned_buffers(r)       ? prx_pipe_host_alloc(bytes, 1)
-            : bytes > SIZE_MAX - 63 ? NULL
-                                    : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  void *p = prx_pipe_host_alloc(bytes, pinned_buffers(r));
   pthread_mutex_lock(&alloc_lock);
   r->ms_alloc += (cli_seconds() - t) * 1e3;
   pthread_mutex_unlock(&alloc_lock);
@@ -1802,10 +1799,7 @@ static void *timed_alloc(void *ctx, size_t bytes) {
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
   double t = cli_seconds();
-  if (pinned_buffers(r))
-    prx_pipe_host_free(p);
-  else
-    free(p);
+  prx_pipe_host_free(p);
   r->ms_free += (cli_seconds() - t) * 1e3;
 }
 

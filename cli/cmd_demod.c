@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -276,6 +277,12 @@ typedef struct {
   int rep_first;
   int fatal;     /* the demodulator or an output failed: no more symbols are written */
   int rep_fatal; /* the report could not be written */
+  /* POLYRX_TIMING: each phase's wall time; compute's wall and CPU ms inside the demodulator and
+   * its CPU ms in the stream; the pipeline's counts (compute's sleeps) */
+  cli_timing tm;
+  double ms_exec, ms_exec_cpu, ms_stream_cpu;
+  long stream_preempted; /* compute's involuntary switches in the stream */
+  prx_pipe_result pipe_res;
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -549,9 +556,14 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
     while (piece > 1 && prx_qpsk_max_symbols(r->q, piece) > r->slot_syms - used)
       piece = (piece + 1) / 2;
     prx_cf32 *syms = r->syms; /* the compute stage's own buffer: kept at once */
+    double t = r->tm.on ? cli_seconds() : 0, c = r->tm.on ? cli_thread_cpu_ms() : 0;
     prx_status st =
         prx_qpsk_execute_symbols(r->q, (const uint8_t *)in + off * ss, piece, bits + 2 * used,
                                  llrs ? llrs + 2 * used : NULL, syms, r->slot_syms - used, &got);
+    if (r->tm.on) {
+      r->ms_exec += (cli_seconds() - t) * 1e3;
+      r->ms_exec_cpu += cli_thread_cpu_ms() - c;
+    }
     if (st) {
       r->fatal = 1;
       cli_status_error(CMD, "demodulator", st);
@@ -590,7 +602,13 @@ static int stream(run_state *r) {
   c.ctx = r;
   c.out_bytes = r->llr_off + (r->o.llr ? 2 * r->slot_syms * sizeof(float) : 0);
   prx_pipe_result res;
+  double c0 = r->tm.on ? cli_thread_cpu_ms() : 0;
+  struct rusage u0, u1;
+  int use = r->tm.on && !getrusage(RUSAGE_THREAD, &u0);
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  if (r->tm.on) r->ms_stream_cpu = cli_thread_cpu_ms() - c0;
+  if (use && !getrusage(RUSAGE_THREAD, &u1)) r->stream_preempted = u1.ru_nivcsw - u0.ru_nivcsw;
+  r->pipe_res = res;
   if (rc < 0 && res.samples_read == 0)
     return cli_error(CMD, "%s is empty: no samples to demodulate", prx_iq_reader_name(r->reader));
   return rc;
@@ -656,9 +674,26 @@ static void warnings(const run_state *r) {
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
 }
 
+/* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall
+ * and CPU; its CPU in the stream, the demodulator included; its sleeps for an input block and
+ * for a free output slot), to set against the library's loop on the same samples
+ * (bench_commands demod) */
+static void print_timing(const run_state *r) {
+  const prx_pipe_result *p = &r->pipe_res;
+  cli_timing_print(&r->tm, CMD,
+                   "compute in execute %.1f (its thread's CPU %.1f), compute's CPU in the stream "
+                   "%.1f (preempted %ld times), its sleeps for input %llu (%.1f ms) and for a "
+                   "slot %llu (%.1f ms), the writer after compute's end %.1f; %llu blocks",
+                   r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu, r->stream_preempted,
+                   (unsigned long long)p->compute_waits_in, p->ms_compute_wait_in,
+                   (unsigned long long)p->compute_waits_out, p->ms_compute_wait_out,
+                   p->ms_writers_after, (unsigned long long)p->blocks_read);
+}
+
 int cmd_demod(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
+  cli_timing_start(&r.tm);
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0 && r.o.constellation && !(r.keep = malloc(CONST_KEEP * sizeof *r.keep)))
@@ -666,7 +701,9 @@ int cmd_demod(int argc, char **argv) {
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
+  cli_timing_phase(&r.tm, "input");
   if (rc < 0) rc = setup_demod(&r);
+  cli_timing_phase(&r.tm, "demodulator");
   if (rc < 0) rc = check_paths(&r);
   if (rc < 0 && !(r.bits_f = open_out(r.o.output, "output", &rc)) && rc < 0) rc = 1;
   if (rc < 0 && r.o.llr && !(r.llr_f = open_out(r.o.llr, "LLR file", &rc)) && rc < 0) rc = 1;
@@ -676,11 +713,13 @@ int cmd_demod(int argc, char **argv) {
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);
+  cli_timing_phase(&r.tm, "outputs");
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
     cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
     rc = stream(&r);
+    cli_timing_phase(&r.tm, "stream");
     cli_progress_end(&r.progress);
     cli_release_stop_signals();
     if (rc < 0 && cli_interrupted()) rc = 130;
@@ -688,6 +727,7 @@ int cmd_demod(int argc, char **argv) {
      * still demodulated and written */
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
+    cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {
       int rc_png = write_constellation(&r);
@@ -709,6 +749,7 @@ int cmd_demod(int argc, char **argv) {
   int c2 = cli_close_output(CMD, r.llr_f, r.o.llr ? r.o.llr : "LLRs", -1);
   int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
+  cli_timing_phase(&r.tm, "close");
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
   free(r.bits);
@@ -716,5 +757,7 @@ int cmd_demod(int argc, char **argv) {
   free(r.llrs);
   free(r.syms);
   free(r.keep);
+  cli_timing_phase(&r.tm, "cleanup");
+  print_timing(&r);
   return rc < 0 ? 0 : rc;
 }

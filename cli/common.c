@@ -413,6 +413,12 @@ double cli_seconds(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double cli_thread_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 void cli_timing_start(cli_timing *t) {
   const char *env = getenv("POLYRX_TIMING");
   memset(t, 0, sizeof *t);

@@ -114,6 +114,12 @@ C="f=20k,rs=250k,timing=0.3,ppm=30,diff,seed=5"
   --block 256 --cfo-span 4096 --report "$T/n2.json" >"$T/n2.bits" || bad "demod -o - failed"
 cmp -s "$T/n1.bits" "$T/n2.bits" || bad "bits differ between 1 and 2 threads (or pipe and file)"
 cmp -s "$T/n1.llr" "$T/n2.llr" || bad "LLRs differ between 1 and 2 threads"
+# POLYRX_TIMING: one line of phases and compute's figures on standard error, the same bits
+POLYRX_TIMING=1 "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/nt.bits" --threads 1 \
+  --block 256 --cfo-span 4096 2>"$T/nt.err" || bad "demod with POLYRX_TIMING failed"
+cmp -s "$T/n1.bits" "$T/nt.bits" || bad "POLYRX_TIMING changed the bits"
+grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute in execute .* blocks$" \
+  "$T/nt.err" || bad "POLYRX_TIMING line: $(cat "$T/nt.err")"
 if [ $have_py = 1 ]; then
   python3 -c "
 import json,sys

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define HEADER 64 /* keeps the buffer 64-byte aligned */
 enum { KIND_PLAIN = 1, KIND_PINNED = 2 };
@@ -106,7 +107,10 @@ void *prx_pipe_host_alloc(size_t bytes, int pinned) {
   const prx_cuda_module *m = pinned ? prx_cuda_module_get() : NULL;
   if (m && m->host_alloc && ((base = cache_take(bytes)) || (base = m->host_alloc(bytes + HEADER))))
     kind = KIND_PINNED;
-  if (!base) base = prx_alloc(bytes + HEADER, 1);
+  /* plain memory is not cleared (neither is page-locked memory): its pages are first touched
+   * by the stage that writes them, on its own thread, instead of all at once on the caller's */
+  if (!base && bytes + HEADER <= SIZE_MAX - 63)
+    base = aligned_alloc(64, (bytes + HEADER + 63) & ~(size_t)63);
   if (!base) return NULL;
   ((header *)base)->kind = kind;
   ((header *)base)->bytes = bytes;

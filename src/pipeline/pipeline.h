@@ -208,9 +208,10 @@ prx_status prx_pipe_iq_read_at(void *reader, void *buf, size_t max, uint64_t fir
 pthread_attr_t *prx_pipe_stage_attr(pthread_attr_t *attr);
 
 /* Host buffers for data that crosses to a GPU: page-locked (cudaHostAlloc in the CUDA module)
- * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise
- * prx_alloc (64-byte aligned). Free with prx_pipe_host_free, which knows which one it was. NULL
- * on failure. */
+ * when pinned is non-zero and the CUDA module is loaded with a usable device; otherwise plain
+ * memory, 64-byte aligned. Neither is cleared: every byte a stage reads, the stage before it
+ * wrote (a pipeline's blocks and slots), so the pages are first touched where they are written.
+ * Free with prx_pipe_host_free, which knows which one it was. NULL on failure. */
 void *prx_pipe_host_alloc(size_t bytes, int pinned);
 void prx_pipe_host_free(void *p);
 /* A process-wide cache of freed page-locked buffers, for a process that runs many commands
