@@ -126,7 +126,8 @@ struct prx_qpsk_bank_gpu {
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
   int ahead_gpu;   /* with the serial passes on the GPU, the next span's pre on pstream beside the
-                      timing pass where the call runs it (POLYRX_BANK_AHEAD=0 at create: never) */
+                      timing pass where the call runs it: POLYRX_BANK_AHEAD=1 at create (off by
+                      default: H200 two-span calls 1.735 ms with it, 1.734 without) */
   size_t ahead_nb; /* its blocks */
   /* the O&M stage's path (qpsk_om_path: apart, or folded into pre) */
   int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
@@ -350,7 +351,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   g->stg_made = 1;
   g->ahead_span = -1;
   const char *ahead = getenv("POLYRX_BANK_AHEAD");
-  g->ahead_gpu = !(ahead && !strcmp(ahead, "0"));
+  g->ahead_gpu = ahead && !strcmp(ahead, "1");
   /* the second stream and its event where the module has events */
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
