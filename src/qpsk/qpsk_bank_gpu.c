@@ -557,7 +557,7 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
-  g->np = g->np_old = 0; /* (the reset forgets them, as the channels' stats) */
+  g->np = g->np_old = g->nc = 0; /* (the reset forgets them, as the channels' stats) */
   g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
 }
@@ -973,7 +973,7 @@ void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
   if (g->synced == 1)
     drain_n(g, g->np, 0);
   else
-    g->np = g->np_old = 0;
+    g->np = g->np_old = g->nc = 0;
 }
 
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
