@@ -2,12 +2,15 @@
  * channels together, one CFO span at a time, stage by stage. By default (run_span_gpu) the
  * level, timing, NCO and phase passes run on the GPU too (qpsk_serial.h, qpsk_serial_phase.h,
  * one thread or warp per channel, their state on the device), so a call is one stream-ordered
- * sequence with one host wait, at its end:
+ * sequence with one host wait, for its output counts:
  *
  *   per span: GPU pre, level, om, timing, x4, cfo, nco, mf, phase, out -> the reports' records
- *   into a pending slot; at the call's end the channels' output counts back (one wait); the
- *   reports, stats and stream counts written into each channel's prx_qpsk lazily (when the
- *   caller reads them, or in the next call beside its device work)
+ *   into a pending slot (those final after the NCO pass copied beside mf); at the call's end the
+ *   host waits for its last span's records and sums the channels' output counts from the blocks'
+ *   timing records, and returns while mf, phase and out still run on the caller's stream (the
+ *   next call's launches queue behind them: no gap between calls); the reports, stats and stream
+ *   counts written into each channel's prx_qpsk lazily (when the caller reads them, or in the
+ *   next call beside its device work)
  *
  * Where the symbols go back (LLRs, packed bits, PILOTS: "host finish") the phase pass and the
  * report run on the CPU after mf, per span (the passes' results and the symbols back, one wait
@@ -104,10 +107,28 @@ struct prx_qpsk_bank_gpu {
    * the ring's move (kernels), after an event on the main stream; the next span's kernels (which
    * overwrite what they copy) wait for them, and so does the call's end (the same event, recorded
    * again on pstream after the copies; each wait takes its latest record) */
-  int cp_pending;     /* copies on pstream not yet waited for */
+  int cp_pending; /* copies on pstream not yet waited for */
+  /* a device call returns once its output counts are known: the host sums each span's symbol
+   * counts from the blocks' timing records (final after the timing pass, copied with the records
+   * after the NCO pass: ev_rec, the last span's, waited for through wstream), while mf, phase and
+   * out still run on the caller's stream. In flight after such a call: the stream's work up to
+   * ev_done (recorded at the call's end) and the phase results' copies on pstream (ev_ph[php]
+   * after the latest); a call on another stream waits on the device for ev_done, the host for
+   * both (quiesce) before it reads or writes what they touch */
+  void *wstream;      /* the host's waits for one event (a stream holding only that wait) */
+  void *ev_rec;       /* after the last span's records copies on pstream */
+  void *ev_done;      /* after the last call's work on its stream */
+  void *ev_ph[2];     /* after a span's phase results' copies on pstream, alternately */
+  int php, ph_prev;   /* the latest of ev_ph; at the call's start, the earlier calls' latest */
+  int inflight;       /* the last call's work may still run (ev_done, pstream) */
+  int old_wait;       /* the earlier calls' pending spans' copies may still run (ev_ph[ph_prev]) */
+  unsigned nc;        /* pending spans (the newest) whose symbols the call has not counted yet */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
-  size_t ahead_nb;    /* its blocks */
+  int ahead_gpu;   /* with the serial passes on the GPU, the next span's pre on pstream beside the
+                      timing pass where the call runs it: POLYRX_BANK_AHEAD=1 at create (off by
+                      default: H200 two-span calls 1.735 ms with it, 1.734 without) */
+  size_t ahead_nb; /* its blocks */
   /* the O&M stage's path (qpsk_om_path: apart, or folded into pre) */
   int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
@@ -162,14 +183,15 @@ struct prx_qpsk_bank_gpu {
   qpsk_serial_blk *d_tb, *h_tb;
   int64_t n_total;
   /* the phase pass on the GPU too (qpsk_serial_phase.h): its kernel writes the out stage's
-   * records on the device and counts each channel's output symbols (d_off, back at the call's
-   * end); the blocks' results with what the reports read of the other passes come back into
-   * pending slots (a ring, one slot per span), which the host writes into the channels'
-   * prx_qpsk (reports, stats, stream counts) later: when the caller reads estimates or stats
-   * (prx_qpsk_bank_gpu_settle), when the slots are full, in the next call once its first span
-   * is issued (beside the device's work), or before a call that needs them (a flush, a call with
-   * the phase pass on the CPU). Meanwhile the channels' next_span lags the driver's next by
-   * the pending spans (always full spans: a flush leaves none) */
+   * records on the device and each block's output offset (d_off: the channel's symbols so far
+   * in the call; the host sums the same counts from the timing records, count_new); the blocks'
+   * results with what the reports read of the other passes come back into pending slots (a ring,
+   * one slot per span), which the host writes into the channels' prx_qpsk (reports, stats, stream
+   * counts) later: when the caller reads estimates or stats (prx_qpsk_bank_gpu_settle), when the
+   * slots are full, in the next call once its first span is issued (beside the device's work), or
+   * before a call that needs them (a flush, a call with the phase pass on the CPU). Meanwhile the
+   * channels' next_span lags the driver's next by the pending spans (always full spans: a flush
+   * leaves none) */
   int gph_ok;   /* the module has the kernel (and the serial passes run on the GPU) */
   int gph_on;   /* allowed (prx_qpsk_bank_gpu_set_phase; the default) */
   int gph;      /* this call runs it (not where the symbols go back: LLRs, packed bits, PILOTS) */
@@ -179,12 +201,11 @@ struct prx_qpsk_bank_gpu {
   qpsk_phase_state *d_pst, *h_pst;
   qpsk_phase_out *d_po;
   int64_t *d_off;
-  unsigned np, np_cap;    /* pending spans, slots */
-  unsigned ph;            /* the oldest pending span's slot */
-  unsigned np_old;        /* pending spans from earlier calls, not yet written */
-  int synced;             /* the pending spans' copies are complete (the call's end waited) */
+  unsigned np, np_cap; /* pending spans, slots */
+  unsigned ph;         /* the oldest pending span's slot */
+  unsigned np_old;     /* pending spans from earlier calls, not yet written */
+  int synced; /* the pending spans' copies: 1 complete, 2 once the last call's work is (quiesce) */
   size_t p_nb[4];         /* per slot: its span's blocks per channel */
-  int64_t *h_off;         /* [C] the call's output symbols per channel, from d_off */
   qpsk_serial_span *p_sp; /* per slot: C span records, then nbt of each block record */
   qpsk_serial_blk *p_tb;
   double *p_mom;
@@ -207,8 +228,37 @@ struct prx_qpsk_bank_gpu {
   void *mark_ctx;
 };
 
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    prx_status st_ = (call);                                                                       \
+    if (st_) return st_;                                                                           \
+  } while (0)
+
+/* The host waits until the device reaches ev (recorded on any stream of the device): a stream
+ * holding only a wait for it, synchronised. */
+static prx_status host_wait(prx_qpsk_bank_gpu *g, void *ev) {
+  double t0 = prx_now();
+  prx_status st = g->m->stream_wait(g->wstream, ev);
+  if (!st) st = g->dev->sync(g->wstream);
+  g->tm.wait_s += prx_now() - t0;
+  return st;
+}
+
+/* The last call's work done on the device (its stream up to ev_done, the copies on pstream),
+ * before the host reads what it writes or a stream not ordered after it touches its buffers; the
+ * pending spans' copies then complete (synced 2 -> 1). */
+static prx_status quiesce(prx_qpsk_bank_gpu *g) {
+  if (!g->inflight) return PRX_OK;
+  TRY(host_wait(g, g->ev_done));
+  TRY(g->dev->sync(g->pstream));
+  g->inflight = 0;
+  if (g->synced == 2) g->synced = 1;
+  return PRX_OK;
+}
+
 void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   if (!g) return;
+  quiesce(g);
   if (g->stream) g->dev->sync(g->stream);
   if (g->pstream) g->dev->sync(g->pstream);
   void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
@@ -217,17 +267,19 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
                g->d_bits,    g->ring,      g->d_cfi,    g->d_cfo,    g->d_ops,      g->d_st,
                g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
-  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
-               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
-               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
-               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb,     g->h_pst,    g->p_sp,
-               g->p_tb,     g->p_mom,    g->p_bad,  g->p_po,     g->h_off};
+  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi, g->h_omo,
+               g->h_mb,     g->h_w0,     g->h_ob,   g->h_w,      g->h_last,   g->h_sym, g->h_bits,
+               g->h_llrs,   g->h_pack,   g->h_cfi,  g->h_cfo,    g->h_ops,    g->h_st,  g->h_sp,
+               g->h_tb,     g->h_pst,    g->p_sp,   g->p_tb,     g->p_mom,    g->p_bad, g->p_po};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
-  if (g->ev) g->m->event_destroy(g->ev);
+  if (g->wstream) g->dev->stream_destroy(g->wstream);
+  void *ev[] = {g->ev, g->ev_rec, g->ev_done, g->ev_ph[0], g->ev_ph[1]};
+  for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+    if (ev[i]) g->m->event_destroy(ev[i]);
   free(g->hist_r);
   free(g->hist_n);
   free(g->nw_c);
@@ -298,10 +350,15 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   g->stg_made = 1;
   g->ahead_span = -1;
+  const char *ahead = getenv("POLYRX_BANK_AHEAD");
+  g->ahead_gpu = ahead && !strcmp(ahead, "1");
   /* the second stream and its event where the module has events */
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
-    if (!st) st = m->event_create(g->device, &g->ev);
+    if (!st) st = g->dev->stream_create(g->device, &g->wstream);
+    void **ev[] = {&g->ev, &g->ev_rec, &g->ev_done, &g->ev_ph[0], &g->ev_ph[1]};
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0] && !st; i++)
+      st = m->event_create(g->device, ev[i]);
     if (st) {
       prx_qpsk_bank_gpu_destroy(g);
       return st;
@@ -408,7 +465,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     DA(g->d_po, nbt);
     DA(g->d_off, g->C);
     HA(g->h_pst, g->C);
-    HA(g->h_off, g->C);
     HA(g->p_sp, g->np_cap * (size_t)g->C);
     HA(g->p_tb, g->np_cap * nbt);
     HA(g->p_mom, 4 * g->np_cap * nbt);
@@ -433,6 +489,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
 /* the channels' carried state (their prx_qpsk's, as a reset or the CPU passes left it, and the
  * CFO history the CPU path tracks) onto the device, for the serial passes there */
 static prx_status serial_upload(prx_qpsk_bank_gpu *g) {
+  TRY(quiesce(g));
   for (unsigned c = 0; c < g->C; c++) {
     qpsk_serial_state_of(g->bank->ch[c], &g->h_st[c]);
     g->h_st[c].hist_r = g->hist_r[c];
@@ -445,6 +502,7 @@ static prx_status serial_upload(prx_qpsk_bank_gpu *g) {
 
 /* the reverse: the device's state back into the channels and the CPU path's CFO history */
 static prx_status serial_download(prx_qpsk_bank_gpu *g) {
+  TRY(quiesce(g));
   prx_status st = g->dev->copy(g->h_st, g->d_st, g->C * sizeof *g->h_st, g->stream);
   if (!st) st = g->dev->sync(g->stream);
   for (unsigned c = 0; c < g->C && !st; c++) {
@@ -458,6 +516,7 @@ static prx_status serial_download(prx_qpsk_bank_gpu *g) {
 /* the phase pass's carried state to the side that runs it (the device where on) */
 static prx_status phase_side(prx_qpsk_bank_gpu *g, int on) {
   if (on == g->ph_dev) return PRX_OK;
+  TRY(quiesce(g));
   const size_t bytes = g->C * sizeof *g->h_pst;
   prx_status st = PRX_OK;
   if (on) {
@@ -491,13 +550,14 @@ int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
 
 void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   if (!g) return;
+  quiesce(g);               /* (a failure shows at the next call's first wait) */
   g->hold = g->end_due = 0; /* (the channels' reset forgets a held flush's reports too) */
   g->ring_base = 0;
   g->ring_len = g->ring_off = 0;
   for (unsigned c = 0; c < g->C; c++) g->hist_r[c] = -1;
   if (g->ahead_span >= 0) g->dev->sync(g->pstream); /* (only after an error mid-call) */
   g->ahead_span = -1;
-  g->np = g->np_old = 0; /* (the reset forgets them, as the channels' stats) */
+  g->np = g->np_old = g->nc = 0; /* (the reset forgets them, as the channels' stats) */
   g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
 }
@@ -792,12 +852,6 @@ static void pool_run(prx_qpsk_bank *b, prx_task_fn fn, span_ctx *x) {
   b->drv->tm.serial_s += prx_now() - t0;
 }
 
-#define TRY(call)                                                                                  \
-  do {                                                                                             \
-    prx_status st_ = (call);                                                                       \
-    if (st_) return st_;                                                                           \
-  } while (0)
-
 static prx_status drv_wait(prx_qpsk_bank_gpu *g, void *stream) {
   double t0 = prx_now();
   prx_status st = g->dev->sync(stream);
@@ -811,6 +865,34 @@ static prx_status wait_all(prx_qpsk_bank_gpu *g, void *stream) {
   if (g->cp_pending) TRY(drv_wait(g, g->pstream));
   g->cp_pending = 0;
   return PRX_OK;
+}
+
+/* The symbols of the nc newest pending spans (their records copied) added to the call's output
+ * counts: each block's k1 - k0 where positive, as the phase pass counts them
+ * (qpsk_serial_phase.h). */
+static void count_new(prx_qpsk_bank_gpu *g) {
+  for (unsigned i = g->np - g->nc; i < g->np; i++) {
+    const unsigned p = (g->ph + i) % g->np_cap;
+    const size_t nb = g->p_nb[p];
+    const qpsk_serial_blk *tb = g->p_tb + p * g->nbt;
+    for (size_t c = 0; c < g->C; c++) {
+      int64_t n = 0;
+      for (size_t t = 0; t < nb; t++) {
+        const int64_t k = tb[c * nb + t].k1 - tb[c * nb + t].k0;
+        n += k > 0 ? k : 0;
+      }
+      g->off[c] += (size_t)n;
+    }
+  }
+  g->nc = 0;
+}
+
+/* The earlier calls' pending spans' copies complete (the phase results of the last of them,
+ * ev_ph[ph_prev]) where that call returned with them in flight, before the host reads them. */
+static prx_status old_copies(prx_qpsk_bank_gpu *g) {
+  if (!g->np_old || !g->old_wait) return PRX_OK;
+  g->old_wait = 0;
+  return host_wait(g, g->ev_ph[g->ph_prev]);
 }
 
 /* The n oldest pending spans into the channels (their copies complete), on the pool, after the
@@ -831,26 +913,35 @@ static void drain_n(prx_qpsk_bank_gpu *g, unsigned n, int fresh) {
  * not waited (stream: the one they were issued on). */
 static prx_status drain(prx_qpsk_bank_gpu *g, void *stream) {
   if (!g->np) return PRX_OK;
-  if (!g->synced) TRY(wait_all(g, stream));
+  if (g->synced != 1) {
+    TRY(quiesce(g));
+    TRY(wait_all(g, stream));
+  }
   g->synced = 1;
+  count_new(g);
   drain_n(g, g->np, g->np_old > 0);
   return PRX_OK;
 }
 
-/* The end of a call's spans with the phase pass on the GPU: the channels' output counts back
- * (one wait, which completes the pending copies too); a flush's spans into the channels. */
+/* The end of a call's spans with the phase pass on the GPU: the channels' output counts from the
+ * call's spans' records (one wait, for the last span's); a flush's spans into the channels. */
 static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   if (!g->gph) return PRX_OK;
   if (g->first) { /* no span ran: the earlier calls' spans now, their estimates dropped */
+    TRY(old_copies(g));
     g->tm.late += g->np_old;
     drain_n(g, g->np_old, 1);
     return PRX_OK;
   }
-  TRY(g->dev->copy(g->h_off, g->d_off, g->C * sizeof *g->h_off, stream));
-  mark(g, stream, QPSK_MARK_COUNTS);
-  TRY(wait_all(g, stream));
-  g->synced = 1;
-  for (unsigned c = 0; c < g->C; c++) g->off[c] = (size_t)g->h_off[c];
+  /* the last span's records (the earlier spans' copied before them): the counts, while mf, phase
+   * and out may still run; without events the stream done */
+  if (g->pstream) {
+    TRY(host_wait(g, g->ev_rec));
+  } else {
+    TRY(wait_all(g, stream));
+    g->synced = 1;
+  }
+  count_new(g);
   return flush ? drain(g, stream) : PRX_OK;
 }
 
@@ -866,8 +957,8 @@ void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g) {
 
 void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g) {
   if (!g || !g->end_due) return;
-  /* (the flush's call waited for its spans' copies: synced) */
-  if (g->np && g->synced) drain_n(g, g->np, g->np_old > 0);
+  quiesce(g); /* (the flush's spans' copies then complete: synced) */
+  if (g->np && g->synced == 1) drain_n(g, g->np, g->np_old > 0);
   end_stream(g);
 }
 
@@ -878,10 +969,11 @@ void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
     return;
   }
   if (!g || !g->np) return;
-  if (g->synced)
+  quiesce(g);
+  if (g->synced == 1)
     drain_n(g, g->np, 0);
   else
-    g->np = g->np_old = 0;
+    g->np = g->np_old = g->nc = 0;
 }
 
 size_t prx_qpsk_bank_gpu_pending_symbols(const prx_qpsk_bank_gpu *g) {
@@ -978,6 +1070,7 @@ static prx_status issue_out(prx_qpsk_bank_gpu *g, const qpsk_stages *st, size_t 
 static prx_status pend_records(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
   const size_t p = (g->ph + g->np) % g->np_cap, n = (size_t)g->C * nb, o = p * g->nbt;
+  g->p_nb[p] = nb;
   TRY(d->copy(g->p_sp + p * g->C, g->d_sp, g->C * sizeof *g->p_sp, stream));
   TRY(d->copy(g->p_tb + o, g->d_tb, n * sizeof *g->p_tb, stream));
   TRY(d->copy(g->p_mom + 4 * o, g->d_mom[k], 4 * n * sizeof *g->p_mom, stream));
@@ -988,6 +1081,7 @@ static prx_status pend_phase(prx_qpsk_bank_gpu *g, size_t nb, void *stream) {
   TRY(g->dev->copy(g->p_po + o, g->d_po, n * sizeof *g->p_po, stream));
   g->p_nb[p] = nb;
   g->np++;
+  g->nc++;
   return PRX_OK;
 }
 static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
@@ -999,8 +1093,9 @@ static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
  * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
  * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
  * go back), runs the phase pass and the report per channel, then out. */
-static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
-                               size_t bits_stride, void *stream) {
+static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride,
+                               const void *next_rows, size_t next_stride, size_t nb_next,
+                               uint8_t *bits, size_t bits_stride, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const prx_qpsk_bank_cuda *d = g->dev;
   const prx_qpsk_serial_cuda *r = g->ser;
@@ -1014,15 +1109,35 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
+  const int ran_ahead = g->ahead_span == span && g->ahead_nb == nb;
+  if (ran_ahead) {
+    g->slot ^= 1; /* this span's pre ran ahead, into the other slot */
+    g->tm.ahead++;
+  }
+  g->ahead_span = -1;
   const int k = g->slot;
-  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
+  /* the span before's records; where this span's pre ran ahead, it too (pstream: before them) */
+  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev));
   g->cp_pending = 0;
-  TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  if (!ran_ahead) TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   mark(g, stream, QPSK_MARK_PRE);
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
   mark(g, stream, QPSK_MARK_LEVEL);
   TRY(issue_om(g, &st, k, b0, stream));
   mark(g, stream, QPSK_MARK_OM);
+  const int early = g->gph && g->pstream;
+  if (early && next_rows && g->ahead_gpu) {
+    /* the next span's pre into the other slot on pstream, ready with the timing pass (a kernel
+     * of one warp a channel that leaves the GPU nearly empty; ready with om_sums instead, its
+     * blocks would be placed before timing's, ready before pre, before x4's: the hardware places
+     * the blocks of the kernels in the order they became ready): after the span before's
+     * readers of that slot (om, x4, phase, the records' copies) and the rows' appends */
+    TRY(g->m->event_record(g->ev, stream));
+    TRY(g->m->stream_wait(g->pstream, g->ev));
+    TRY(issue_pre(g, k ^ 1, next_rows, next_stride, b0 + (int64_t)g->B, nb_next, g->pstream));
+    g->ahead_span = span + 1;
+    g->ahead_nb = nb_next;
+  }
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
   mark(g, stream, QPSK_MARK_TIMING);
@@ -1036,11 +1151,12 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   /* the records final by now go down beside mf, so that after the phase pass only its results
    * remain, shorter than out: the call's counts then do not queue behind them on the copy
    * engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
-  const int early = g->gph && g->pstream;
   if (early) {
     TRY(g->m->event_record(g->ev, stream));
     TRY(g->m->stream_wait(g->pstream, g->ev));
     TRY(pend_records(g, k, nb, g->pstream));
+    TRY(g->m->event_record(g->ev_rec, g->pstream)); /* (the counts' wait) */
+    mark(g, g->pstream, QPSK_MARK_COUNTS);
   }
   TRY(issue_mf(g, &st, rows, stride, b0, n, stream));
   mark(g, stream, QPSK_MARK_MF);
@@ -1056,6 +1172,8 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
       TRY(g->m->stream_wait(g->pstream, g->ev));
       TRY(pend_phase(g, nb, g->pstream));
       TRY(g->m->event_record(g->ev, g->pstream));
+      g->php ^= 1;
+      TRY(g->m->event_record(g->ev_ph[g->php], g->pstream));
       g->cp_pending = 1;
     }
     TRY(issue_out(g, &st, n, bits, bits_stride, stream));
@@ -1065,6 +1183,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
     g->tm.issue_s += prx_now() - t0;
     /* the earlier calls' spans while the device runs this one; all of them where the slots are
      * full (after a wait) */
+    TRY(old_copies(g));
     g->tm.late += g->np_old;
     drain_n(g, g->np_old, 1);
     mark(g, stream, QPSK_MARK_DRAIN);
@@ -1095,7 +1214,9 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
                            size_t next_stride, size_t nb_next, uint8_t *bits, size_t bits_stride,
                            void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
-  if (g->gser) return run_span_gpu(b, rows, stride, bits, bits_stride, stream);
+  if (g->gser)
+    return run_span_gpu(b, rows, stride, next_rows, next_stride, nb_next, bits, bits_stride,
+                        stream);
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
@@ -1324,6 +1445,11 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   }
   /* the ring where this call appends to it, before anything is consumed */
   if (!keeps && n_in) TRY(ring_make(g));
+  /* the last call's work that may still run: before this call's on the device (its stream may be
+   * another), the earlier spans' copies before the host drains them (old_copies) */
+  if (g->inflight) TRY(g->m->stream_wait(stream, g->ev_done));
+  g->old_wait = g->inflight;
+  g->ph_prev = g->php;
   mark(g, stream, QPSK_MARK_START);
   /* the rows on the device, from the first kept sample */
   const void *ext = NULL;
@@ -1436,6 +1562,11 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
   }
   TRY(finish(b, flush, out, out_dev, stream));
   if (!out_dev) TRY(drv_wait(g, stream)); /* host outputs: complete on return */
+  if (g->gph && g->pstream) { /* (the call returned at its counts: its work may still run) */
+    TRY(g->m->event_record(g->ev_done, stream));
+    g->inflight = 1;
+    if (!g->synced) g->synced = 2;
+  }
   if (hold) {
     call_begin_rest(g); /* (where no span ran to begin them) */
     g->end_due = 1;
