@@ -125,10 +125,7 @@ struct prx_qpsk_bank_gpu {
   unsigned nc;        /* pending spans (the newest) whose symbols the call has not counted yet */
   int slot;           /* the slot of the span being run */
   int64_t ahead_span; /* the span whose pre was issued ahead into slot ^ 1, -1 none */
-  int ahead_gpu;   /* with the serial passes on the GPU, the next span's pre on pstream beside the
-                      timing pass where the call runs it: POLYRX_BANK_AHEAD=1 at create (off by
-                      default: H200 two-span calls 1.735 ms with it, 1.734 without) */
-  size_t ahead_nb; /* its blocks */
+  size_t ahead_nb;    /* its blocks */
   /* the O&M stage's path (qpsk_om_path: apart, or folded into pre) */
   int fold, fold_ok; /* in use; folding possible (the kernels have it, the pre-filter is blocked) */
   size_t oms;        /* pre_om's sums per block (doubles) */
@@ -350,8 +347,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   g->stg_made = 1;
   g->ahead_span = -1;
-  const char *ahead = getenv("POLYRX_BANK_AHEAD");
-  g->ahead_gpu = ahead && !strcmp(ahead, "1");
   /* the second stream and its event where the module has events */
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
@@ -1093,9 +1088,8 @@ static prx_status pend(prx_qpsk_bank_gpu *g, int k, size_t nb, void *stream) {
  * the CFO window's reach-back, cfo, NCO and mf follow one another on the stream; the host waits
  * once, for the symbols' sums (and the passes' results, the input sums, the symbols where they
  * go back), runs the phase pass and the report per channel, then out. */
-static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride,
-                               const void *next_rows, size_t next_stride, size_t nb_next,
-                               uint8_t *bits, size_t bits_stride, void *stream) {
+static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride, uint8_t *bits,
+                               size_t bits_stride, void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
   const prx_qpsk_bank_cuda *d = g->dev;
   const prx_qpsk_serial_cuda *r = g->ser;
@@ -1109,35 +1103,15 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   const size_t nb = g->nb, n = (size_t)g->C * nb, C = g->C;
   qpsk_stages st = g->stg;
   st.nblk = (unsigned)nb;
-  const int ran_ahead = g->ahead_span == span && g->ahead_nb == nb;
-  if (ran_ahead) {
-    g->slot ^= 1; /* this span's pre ran ahead, into the other slot */
-    g->tm.ahead++;
-  }
-  g->ahead_span = -1;
   const int k = g->slot;
-  /* the span before's records; where this span's pre ran ahead, it too (pstream: before them) */
-  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev));
+  if (g->cp_pending) TRY(g->m->stream_wait(stream, g->ev)); /* (the span before's records) */
   g->cp_pending = 0;
-  if (!ran_ahead) TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
+  TRY(issue_pre(g, k, rows, stride, b0, nb, stream));
   mark(g, stream, QPSK_MARK_PRE);
   TRY(r->level(&g->scf, C, nb, span, g->g_hi, g->d_mom[k], g->d_st, g->d_sp, g->d_omi, stream));
   mark(g, stream, QPSK_MARK_LEVEL);
   TRY(issue_om(g, &st, k, b0, stream));
   mark(g, stream, QPSK_MARK_OM);
-  const int early = g->gph && g->pstream;
-  if (early && next_rows && g->ahead_gpu) {
-    /* the next span's pre into the other slot on pstream, ready with the timing pass (a kernel
-     * of one warp a channel that leaves the GPU nearly empty; ready with om_sums instead, its
-     * blocks would be placed before timing's, ready before pre, before x4's: the hardware places
-     * the blocks of the kernels in the order they became ready): after the span before's
-     * readers of that slot (om, x4, phase, the records' copies) and the rows' appends */
-    TRY(g->m->event_record(g->ev, stream));
-    TRY(g->m->stream_wait(g->pstream, g->ev));
-    TRY(issue_pre(g, k ^ 1, next_rows, next_stride, b0 + (int64_t)g->B, nb_next, g->pstream));
-    g->ahead_span = span + 1;
-    g->ahead_nb = nb_next;
-  }
   TRY(r->timing(&g->scf, C, nb, b0, q0->flushing, g->n_total, g->d_omo, g->d_st, g->d_sp, g->d_tb,
                 g->d_mb, g->d_w0, g->d_ops, g->d_cfi, stream));
   mark(g, stream, QPSK_MARK_TIMING);
@@ -1151,6 +1125,7 @@ static prx_status run_span_gpu(prx_qpsk_bank *b, const void *rows, size_t stride
   /* the records final by now go down beside mf, so that after the phase pass only its results
    * remain, shorter than out: the call's counts then do not queue behind them on the copy
    * engine (bench/GPU_NOTES.md, "eleventh session": ~35 us of the kept call) */
+  const int early = g->gph && g->pstream;
   if (early) {
     TRY(g->m->event_record(g->ev, stream));
     TRY(g->m->stream_wait(g->pstream, g->ev));
@@ -1214,9 +1189,7 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
                            size_t next_stride, size_t nb_next, uint8_t *bits, size_t bits_stride,
                            void *stream) {
   prx_qpsk_bank_gpu *g = b->drv;
-  if (g->gser)
-    return run_span_gpu(b, rows, stride, next_rows, next_stride, nb_next, bits, bits_stride,
-                        stream);
+  if (g->gser) return run_span_gpu(b, rows, stride, bits, bits_stride, stream);
   const prx_qpsk_bank_cuda *d = g->dev;
   span_ctx x = {b, g};
   const prx_qpsk *q0 = b->ch[0];
