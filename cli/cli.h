@@ -270,7 +270,8 @@ int cli_parse_uint(const char *text, unsigned long min, unsigned long max, unsig
 /* Sets a pipeline's input (reader r, blocks of `block` samples of the input's format) and stop
  * request (SIGINT/SIGTERM through cli_catch_stop_signals), and its mode: POLYRX_PIPELINE=serial
  * in the environment runs the same stages in one loop on one thread (the output is the same;
- * for tests and debugging). The caller sets compute, write, ctx, out_bytes and n_writers. */
+ * for tests and debugging); POLYRX_PIPE_POLL=US sets poll_us (0..1000, default 0: woken). The
+ * caller sets compute, write, ctx, out_bytes and n_writers. */
 void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in, size_t block);
 /* SIGINT and SIGTERM go to the pipeline's reader, interrupting a read blocked on a quiet pipe:
  * a command holds them (blocks them on its thread) before it creates anything that starts

@@ -281,6 +281,9 @@ typedef struct {
    * its CPU ms in the stream; the pipeline's counts (compute's sleeps) */
   cli_timing tm;
   double ms_exec, ms_exec_cpu, ms_stream_cpu;
+  /* POLYRX_TIMING: when the stream began, when compute first had samples (ms after the stream's
+   * start: the threads' start and the first block's read) and when its last execute ended */
+  double t_stream, ms_first_in, t_exec_end, ms_after_exec;
   long stream_preempted; /* compute's involuntary switches in the stream */
   prx_pipe_result pipe_res;
 } run_state;
@@ -557,11 +560,13 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
       piece = (piece + 1) / 2;
     prx_cf32 *syms = r->syms; /* the compute stage's own buffer: kept at once */
     double t = r->tm.on ? cli_seconds() : 0, c = r->tm.on ? cli_thread_cpu_ms() : 0;
+    if (r->tm.on && r->ms_first_in == 0) r->ms_first_in = (t - r->t_stream) * 1e3;
     prx_status st =
         prx_qpsk_execute_symbols(r->q, (const uint8_t *)in + off * ss, piece, bits + 2 * used,
                                  llrs ? llrs + 2 * used : NULL, syms, r->slot_syms - used, &got);
     if (r->tm.on) {
-      r->ms_exec += (cli_seconds() - t) * 1e3;
+      r->t_exec_end = cli_seconds();
+      r->ms_exec += (r->t_exec_end - t) * 1e3;
       r->ms_exec_cpu += cli_thread_cpu_ms() - c;
     }
     if (st) {
@@ -605,10 +610,13 @@ static int stream(run_state *r) {
   double c0 = r->tm.on ? cli_thread_cpu_ms() : 0;
   struct rusage u0, u1;
   int use = r->tm.on && !getrusage(RUSAGE_THREAD, &u0);
+  r->t_stream = cli_seconds();
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  double t_end = cli_seconds();
   if (r->tm.on) r->ms_stream_cpu = cli_thread_cpu_ms() - c0;
   if (use && !getrusage(RUSAGE_THREAD, &u1)) r->stream_preempted = u1.ru_nivcsw - u0.ru_nivcsw;
   r->pipe_res = res;
+  r->ms_after_exec = r->t_exec_end > 0 ? (t_end - r->t_exec_end) * 1e3 : 0;
   if (rc < 0 && res.samples_read == 0)
     return cli_error(CMD, "%s is empty: no samples to demodulate", prx_iq_reader_name(r->reader));
   return rc;
@@ -681,13 +689,15 @@ static void warnings(const run_state *r) {
 static void print_timing(const run_state *r) {
   const prx_pipe_result *p = &r->pipe_res;
   cli_timing_print(&r->tm, CMD,
-                   "compute in execute %.1f (its thread's CPU %.1f), compute's CPU in the stream "
-                   "%.1f (preempted %ld times), its sleeps for input %llu (%.1f ms) and for a "
-                   "slot %llu (%.1f ms), the writer after compute's end %.1f; %llu blocks",
-                   r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu, r->stream_preempted,
-                   (unsigned long long)p->compute_waits_in, p->ms_compute_wait_in,
-                   (unsigned long long)p->compute_waits_out, p->ms_compute_wait_out,
-                   p->ms_writers_after, (unsigned long long)p->blocks_read);
+                   "compute's first samples at %.1f of the stream, compute in execute %.1f (its "
+                   "thread's CPU %.1f), compute's CPU in the stream %.1f (preempted %ld times), "
+                   "its sleeps for input %llu (%.1f ms) and for a slot %llu (%.1f ms), the stream "
+                   "after the last execute %.1f, the writer after compute's end %.1f; %llu blocks",
+                   r->ms_first_in, r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu,
+                   r->stream_preempted, (unsigned long long)p->compute_waits_in,
+                   p->ms_compute_wait_in, (unsigned long long)p->compute_waits_out,
+                   p->ms_compute_wait_out, r->ms_after_exec, p->ms_writers_after,
+                   (unsigned long long)p->blocks_read);
 }
 
 int cmd_demod(int argc, char **argv) {
