@@ -26,6 +26,9 @@
 #define CMD "demod"
 #define READ_BLOCK ((size_t)1 << 18) /* input samples per read (default of --read-block) */
 #define MAX_READ_BLOCK ((size_t)1 << 26)
+#define IN_DEPTH 4       /* input blocks in flight (stream) */
+#define OUT_DEPTH 4      /* output slots in flight */
+#define WAKE_BATCH 3     /* output slots waiting before the writer is woken */
 #define CONST_KEEP 65536 /* symbols drawn in --constellation, whatever the run's length */
 
 typedef struct {
@@ -606,6 +609,14 @@ static int stream(run_state *r) {
   c.write = demod_write;
   c.ctx = r;
   c.out_bytes = r->llr_off + (r->o.llr ? 2 * r->slot_syms * sizeof(float) : 0);
+  /* the hand-overs' wakes, each a futex call on compute's thread (~30 us on a KVM guest, ~3 ms
+   * of a 4M-symbol run with a wake a block): the writer, which writes a slot in a small share
+   * of a block's compute, is woken once WAKE_BATCH slots wait, and the reader, woken once half
+   * its ring is free (src/pipeline), gets IN_DEPTH blocks. POLYRX_WAKE_BATCH, POLYRX_IN_DEPTH
+   * and POLYRX_OUT_DEPTH set them, for measurements. */
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, OUT_DEPTH);
+  c.wake_batch = cli_env_int("POLYRX_WAKE_BATCH", 1, 16, WAKE_BATCH);
+  c.in_depth = cli_env_int("POLYRX_IN_DEPTH", 3, 16, IN_DEPTH);
   prx_pipe_result res;
   double c0 = r->tm.on ? cli_thread_cpu_ms() : 0;
   struct rusage u0, u1;

@@ -118,7 +118,7 @@ cmp -s "$T/n1.llr" "$T/n2.llr" || bad "LLRs differ between 1 and 2 threads"
 POLYRX_TIMING=1 "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/nt.bits" --threads 1 \
   --block 256 --cfo-span 4096 2>"$T/nt.err" || bad "demod with POLYRX_TIMING failed"
 cmp -s "$T/n1.bits" "$T/nt.bits" || bad "POLYRX_TIMING changed the bits"
-grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute in execute .* blocks$" \
+grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute's first samples at .*, compute in execute .* blocks$" \
   "$T/nt.err" || bad "POLYRX_TIMING line: $(cat "$T/nt.err")"
 if [ $have_py = 1 ]; then
   python3 -c "
@@ -145,6 +145,14 @@ for kind in file stdin sigmf; do
     cmp -s "$T/ps.bits" "$T/pp.bits" || bad "pipeline $kind --read-block $rb: bits differ from the serial path"
     cmp -s "$T/ps.llr" "$T/pp.llr" || bad "pipeline $kind --read-block $rb: LLRs differ from the serial path"
   done
+done
+# the hand-overs' settings (the writer woken for every slot or every 3, the reader and writer
+# polling, deeper rings) change nothing but speed
+for env in POLYRX_WAKE_BATCH=1 POLYRX_WAKE_BATCH=16 POLYRX_PIPE_POLL=20 POLYRX_IN_DEPTH=7+POLYRX_OUT_DEPTH=2; do
+  env ${env//+/ } "$P" demod -q -i - -F cu8 -s 1M -r 250k --read-block 777 -o "$T/pw.bits" \
+    --llr "$T/pw.llr" <"$T/n.cu8" || bad "pipeline $env failed"
+  cmp -s "$T/ps.bits" "$T/pw.bits" && cmp -s "$T/ps.llr" "$T/pw.llr" ||
+    bad "pipeline $env: bits or LLRs differ from the serial path"
 done
 # a read error (the input cut inside a sample): the symbols of the whole samples are written
 head -c 300001 "$T/n.cu8" >"$T/cut.cu8"

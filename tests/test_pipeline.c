@@ -147,8 +147,10 @@ static void sim_init(sim *s, const uint32_t *x, size_t n, uint32_t *y, size_t y_
 }
 
 /* The pipeline's reader and first writer polling for their buffers (prx_pipe_config.poll_us)
- * where set: main runs the stream's tests both ways. */
+ * where set, and the first writer woken once wake_batch slots wait (prx_pipe_config.wake_batch,
+ * capped at out_depth) where set: main runs the stream's tests each way. */
 static unsigned poll_us;
+static int wake_batch;
 
 static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_depth, int writers) {
   prx_pipe_config c = prx_pipe_config_default();
@@ -163,6 +165,7 @@ static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_de
   c.write = sim_write;
   c.should_stop = sim_stop;
   c.poll_us = poll_us;
+  c.wake_batch = wake_batch;
   c.read_ctx = s;
   c.ctx = s;
   s->n_writers = writers;
@@ -486,6 +489,9 @@ static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, siz
   bad.out_depth = 1;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "out_depth 1 accepted");
   bad = c;
+  bad.wake_batch = -1;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "wake_batch -1 accepted");
+  bad = c;
   bad.block_samples = 0;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "block 0 accepted");
   bad = c;
@@ -699,9 +705,11 @@ int main(void) {
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
   pipe_hash_reference(x, N_SAMPLES, ref);
   test_cache_block();
-  /* woken stages, then the reader and the first writer polling: the same bytes, counts and ends */
-  for (int polling = 0; polling < 2; polling++) {
-    poll_us = polling ? 20 : 0;
+  /* woken stages, then the reader and the first writer polling, then the first writer woken
+   * for every 3 slots: the same bytes, counts and ends */
+  for (int mode = 0; mode < 3; mode++) {
+    poll_us = mode == 1 ? 20 : 0;
+    wake_batch = mode == 2 ? 3 : 0;
     test_identity(x, ref, y, cap);
     test_read_errors(x, y, cap);
     test_compute_errors(x, y, cap);
@@ -710,6 +718,7 @@ int main(void) {
     test_stop(x, y, cap);
   }
   poll_us = 0;
+  wake_batch = 0;
   test_iq_reader(x, ref, y);
   test_compute_waits();
   /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own

@@ -62,7 +62,8 @@ typedef struct {
 typedef struct {
   const prx_pipe_config *cfg;
   int in_depth, out_depth, n_writers, n_readers;
-  int multi; /* the reader threads of read_at (several, or one with view_at) */
+  int wake_batch; /* compute wakes the first writer once this many slots wait (1: each slot) */
+  int multi;      /* the reader threads of read_at (several, or one with view_at) */
   pthread_mutex_t mu;
   unsigned char **in, **out;
   const void **in_view; /* view_at: the block in place (NULL: read into in[]) */
@@ -462,12 +463,18 @@ static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
   for (;;) {
+    /* the slots waiting for a sleeping first writer are not held back while compute sleeps for
+     * input (a live stream's output) */
+    if (p->wake_batch > 1 && !input_ready(p, 0)) wake(&p->w[0].park);
     compute_wait(p, input_ready, &p->res.compute_waits_in, &p->res.ms_compute_wait_in);
     if (atomic_load(&p->stop_all)) break;
     uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
+    /* the first writer may sleep with fewer than wake_batch slots waiting: woken before
+     * compute sleeps for one of them */
+    if (p->wake_batch > 1 && !slot_free(p, 0)) wake(&p->w[0].park);
     compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
@@ -502,7 +509,10 @@ static void compute_loop(pipe_state *p) {
       p->has_flush = 1;
     }
     atomic_store(&p->o_seq, os_seq + 1);
-    wake(&p->w[0].park); /* the writers wake each other (writer_main) */
+    /* the writers wake each other (writer_main); the first is woken once wake_batch slots wait
+     * for it (a writer that is awake finds them without a wake) */
+    if (last || os_seq + 1 - atomic_load(&p->w[0].seq) >= (uint64_t)p->wake_batch)
+      wake(&p->w[0].park);
     if (last) break;
   }
   atomic_store(&p->compute_done, 1);
@@ -655,6 +665,8 @@ static prx_status check_config(const prx_pipe_config *c) {
     return prx_fail(PRX_ERR_INVALID, "pipeline: output depth %d is not in 2..1024", c->out_depth);
   if (c->n_writers < 0 || c->n_writers > 256)
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d writers is not in 1..256", c->n_writers);
+  if (c->wake_batch < 0)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: wake batch %d is negative", c->wake_batch);
   if (c->n_readers < 0 || c->n_readers > 64)
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d readers is not in 1..64", c->n_readers);
   if (!c->alloc != !c->free)
@@ -675,6 +687,9 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_depth = cfg->serial ? 1 : cfg->in_depth ? cfg->in_depth : 4;
   s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
   s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
+  s.wake_batch = cfg->wake_batch < 1             ? 1
+                 : cfg->wake_batch > s.out_depth ? s.out_depth
+                                                 : cfg->wake_batch;
   /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
   s.multi = cfg->read_at && !cfg->serial && (cfg->n_readers > 1 || cfg->view_at);
   s.n_readers = s.multi && cfg->n_readers > 1 ? cfg->n_readers : 1;

@@ -113,6 +113,12 @@ typedef struct {
    * compute stage of one thread and small blocks, where those wakes are a share of its time.
    * 0: they sleep until woken. */
   unsigned poll_us;
+  /* > 1: compute wakes the first writer only once that many slots wait for it (and at the end,
+   * or before compute itself waits for a slot), so that a writer much faster than compute (a few
+   * kilobytes a block) is woken once for every wake_batch blocks instead of after each: each
+   * wake a futex call on compute's thread (on a KVM guest ~30 us with the interrupt to the
+   * sleeper's vCPU). At most out_depth (a larger value is out_depth). 0 or 1: every slot. */
+  int wake_batch;
   prx_pipe_read_fn read;
   /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
    * positional reads (block b holds samples from b * block_samples on); the stream ends at the
