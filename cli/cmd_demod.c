@@ -289,6 +289,7 @@ typedef struct {
   double t_stream, ms_first_in, t_exec_end, ms_after_exec;
   long stream_preempted; /* compute's involuntary switches in the stream */
   prx_pipe_result pipe_res;
+  cli_first_block first; /* the first block, read while the demodulator is made */
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -605,6 +606,7 @@ static prx_status demod_write(void *ctx, int writer, const void *out, size_t n, 
 static int stream(run_state *r) {
   prx_pipe_config c;
   cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
+  cli_first_block_use(&c, &r->first);
   c.compute = demod_compute;
   c.write = demod_write;
   c.ctx = r;
@@ -722,6 +724,8 @@ int cmd_demod(int argc, char **argv) {
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
+  /* the first block's read (and its pages' first touch) runs while the demodulator is made */
+  if (rc < 0) cli_first_block_start(&r.first, r.reader, r.o.read_block);
   cli_timing_phase(&r.tm, "input");
   if (rc < 0) rc = setup_demod(&r);
   cli_timing_phase(&r.tm, "demodulator");
@@ -771,6 +775,7 @@ int cmd_demod(int argc, char **argv) {
   int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   cli_timing_phase(&r.tm, "close");
+  cli_first_block_end(&r.first); /* before the reader is closed */
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
   free(r.bits);

@@ -154,6 +154,16 @@ for env in POLYRX_WAKE_BATCH=1 POLYRX_WAKE_BATCH=16 POLYRX_PIPE_POLL=20 POLYRX_I
   cmp -s "$T/ps.bits" "$T/pw.bits" && cmp -s "$T/ps.llr" "$T/pw.llr" ||
     bad "pipeline $env: bits or LLRs differ from the serial path"
 done
+# the first block read beside the demodulator's making, or by the pipeline's reader: the same
+# bytes (a file: the one input it is read ahead for)
+for rb in 777 1000000; do
+  for fb in 1 0; do
+    POLYRX_FIRST_BLOCK=$fb "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k --read-block $rb \
+      -o "$T/pf$fb.bits" --llr "$T/pf$fb.llr" || bad "first block $fb --read-block $rb failed"
+    cmp -s "$T/ps.bits" "$T/pf$fb.bits" && cmp -s "$T/ps.llr" "$T/pf$fb.llr" ||
+      bad "first block $fb --read-block $rb: bits or LLRs differ from the serial path"
+  done
+done
 # a read error (the input cut inside a sample): the symbols of the whole samples are written
 head -c 300001 "$T/n.cu8" >"$T/cut.cu8"
 head -c 300000 "$T/n.cu8" >"$T/whole.cu8"

@@ -305,7 +305,7 @@ static void *reader_main(void *arg) {
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
   poll_timers(&p->rd[0].park);
-  uint64_t pos = 0;
+  uint64_t pos = p->res.samples_read; /* after the first block given with the configuration */
   for (;;) {
     if (!reader_ready(p, 0)) wait_until(p, &p->rd[0].park, reader_batch_ready, 0);
     if (atomic_load(&p->stop_read)) break;
@@ -579,6 +579,12 @@ static int serial_step(pipe_state *p, const void *in, size_t n, uint64_t pos) {
 static void run_serial(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos = 0;
+  if (c->first_block) {
+    p->res.samples_read += c->first_samples;
+    p->res.blocks_read++;
+    if (serial_step(p, p->in[0], c->first_samples, 0)) return;
+    pos = c->first_samples;
+  }
   for (;;) {
     size_t n = 0;
     int end = 1;
@@ -671,6 +677,12 @@ static prx_status check_config(const prx_pipe_config *c) {
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d readers is not in 1..64", c->n_readers);
   if (!c->alloc != !c->free)
     return prx_fail(PRX_ERR_INVALID, "pipeline: give both alloc and free hooks, or neither");
+  if (c->first_block &&
+      (c->read_at || c->alloc || !c->first_samples || c->first_samples > c->block_samples))
+    return prx_fail(PRX_ERR_INVALID,
+                    "pipeline: a first block of %zu samples (blocks of %zu) needs 1..block "
+                    "samples, one reader and no alloc hooks",
+                    c->first_samples, c->block_samples);
   return PRX_OK;
 }
 
@@ -680,6 +692,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   if (res) memset(res, 0, sizeof *res);
   prx_status st = check_config(cfg);
   if (st) {
+    if (cfg) prx_pipe_host_free(cfg->first_block); /* taken over in every case */
     if (res) res->failed = PRX_PIPE_SETUP, res->status = st;
     return st;
   }
@@ -707,12 +720,18 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_msg = prx_alloc((size_t)s.in_depth, MSG_SIZE);
   int ok = s.in && s.in_view && s.out && s.in_n && s.in_pos && s.out_n && s.w && s.rd &&
            s.in_ready && s.in_stop && s.in_st && s.in_msg;
+  void *first = cfg->first_block;
+  if (first && s.in) {
+    s.in[0] = first; /* freed with the others from here on */
+    first = NULL;
+  }
   for (int i = 0; ok && i < s.in_depth; i++)
     ok = s.multi || /* the reader threads of read_at make the input blocks on first use */
-         (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
+         s.in[i] || (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
   for (int i = 0; ok && i < s.out_depth; i++)
     ok = (s.out[i] = buf_alloc(cfg, cfg->out_bytes)) != NULL;
   if (!ok) {
+    prx_pipe_host_free(first);
     free_state(&s);
     st = prx_fail(PRX_ERR_NOMEM, "pipeline: cannot allocate %d blocks of %zu bytes and %d of %zu",
                   s.in_depth, cfg->block_samples * cfg->sample_size, s.out_depth, cfg->out_bytes);
@@ -733,6 +752,13 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     for (int i = 0; i < s.n_readers; i++) parker_init(&s.rd[i].park);
     for (int w = 0; w < s.n_writers; w++) parker_init(&s.w[w].park);
     if (!s.multi) s.rd[0].park.poll_us = cfg->poll_us; /* the one reader, and writer 0 */
+    if (cfg->first_block) { /* handed to compute before the reader starts */
+      s.in_n[0] = cfg->first_samples;
+      s.in_pos[0] = 0;
+      s.res.samples_read = cfg->first_samples;
+      s.res.blocks_read = 1;
+      atomic_store(&s.r_seq, 1);
+    }
     s.w[0].park.poll_us = cfg->poll_us;
     thread_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
     thread_arg *ra = prx_alloc((size_t)s.n_readers, sizeof *ra);
