@@ -189,17 +189,12 @@ static void wait_until(pipe_state *p, parker *k, ready_fn ready, int who) {
   pthread_mutex_unlock(&k->mu);
 }
 
-/* Wakes k's thread if it sleeps (called after the counter it waits on has moved). Taking and
- * releasing mu orders the wake after the sleeper's test of its condition (it tests under mu,
- * then sleeps in cond_wait, which releases mu); the signal comes after the release, so that the
- * woken thread does not find mu still held and sleep once more on it (that second sleep costs
- * the waker a futex call to release it, and on a KVM guest a second wake of the sleeper's vCPU).
- * The parkers live until the run's threads are joined. */
+/* Wakes k's thread if it sleeps (called after the counter it waits on has moved). */
 static void wake(parker *k) {
   if (!atomic_load(&k->waiting)) return;
   pthread_mutex_lock(&k->mu);
-  pthread_mutex_unlock(&k->mu);
   pthread_cond_signal(&k->cv);
+  pthread_mutex_unlock(&k->mu);
 }
 
 static void wake_readers(pipe_state *p) {
