@@ -148,7 +148,8 @@ for kind in file stdin sigmf; do
 done
 # the hand-overs' settings (the writer woken for every slot or every 3, the reader and writer
 # polling, deeper rings) change nothing but speed
-for env in POLYRX_WAKE_BATCH=1 POLYRX_WAKE_BATCH=16 POLYRX_PIPE_POLL=20 POLYRX_IN_DEPTH=7+POLYRX_OUT_DEPTH=2; do
+for env in POLYRX_WAKE_BATCH=1 POLYRX_WAKE_BATCH=16 POLYRX_PIPE_POLL=20 POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=3 \
+  POLYRX_IN_DEPTH=7+POLYRX_OUT_DEPTH=2; do
   env ${env//+/ } "$P" demod -q -i - -F cu8 -s 1M -r 250k --read-block 777 -o "$T/pw.bits" \
     --llr "$T/pw.llr" <"$T/n.cu8" || bad "pipeline $env failed"
   cmp -s "$T/ps.bits" "$T/pw.bits" && cmp -s "$T/ps.llr" "$T/pw.llr" ||
