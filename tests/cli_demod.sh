@@ -165,6 +165,19 @@ for rb in 777 1000000; do
       bad "first block $fb --read-block $rb: bits or LLRs differ from the serial path"
   done
 done
+# an existing output longer than the run's is emptied before the first bits (on the writer's
+# thread), and emptied too where the run writes nothing
+head -c 3000000 /dev/zero | tr '\0' '\7' >"$T/old.bits"
+cp "$T/old.bits" "$T/old.llr"
+"$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/old.bits" --llr "$T/old.llr" ||
+  bad "run over existing outputs failed"
+cmp -s "$T/ps.bits" "$T/old.bits" && cmp -s "$T/ps.llr" "$T/old.llr" ||
+  bad "existing outputs: not the run's bytes alone"
+cp "$T/ps.llr" "$T/old.bits"
+: >"$T/empty.cu8"
+"$P" demod -q -i "$T/empty.cu8" -F cu8 -s 1M -r 250k -o "$T/old.bits" 2>/dev/null &&
+  bad "an empty input succeeded"
+[ ! -s "$T/old.bits" ] || bad "an empty input left the old output's bytes"
 # a read error (the input cut inside a sample): the symbols of the whole samples are written
 head -c 300001 "$T/n.cu8" >"$T/cut.cu8"
 head -c 300000 "$T/n.cu8" >"$T/whole.cu8"
