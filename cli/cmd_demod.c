@@ -10,6 +10,7 @@
 #include "dsp/pack.h"
 
 #include "plot/plot.h"
+#include "qpsk/qpsk_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -292,6 +293,7 @@ typedef struct {
   long stream_preempted; /* compute's involuntary switches in the stream */
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
+  void *fft_warm;        /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -302,6 +304,12 @@ static int setup_input(run_state *r) {
 
 static void on_block(void *user, const prx_qpsk_block *b);
 static int grow(run_state *r, size_t need);
+
+static void *warm_fft(void *arg) {
+  run_state *r = arg;
+  r->fft_warm = prx_qpsk_fft_warm(&r->qc);
+  return NULL;
+}
 
 static int setup_demod(run_state *r) {
   const options *o = &r->o;
@@ -356,7 +364,17 @@ static int setup_demod(run_state *r) {
                      " (this build has no CUDA)"
 #endif
     );
+  /* FFTW's planner made ready on a thread while the demodulator designs its filters and makes
+   * its buffers (0.6-1.6 ms): its plan then finds the wisdom imported, the planner set up and the
+   * twiddles made (the plan from the wisdom file: 0.9-1.2 ms of the 1.8-2.3 of the making on the
+   * development VM). POLYRX_FFT_WARM=0 turns it off, for measurements. */
+  pthread_t warm;
+  const char *warm_env = getenv("POLYRX_FFT_WARM");
+  int warming = !(warm_env && !strcmp(warm_env, "0")) && !cli_thread_start(&warm, warm_fft, r);
   prx_status st = prx_qpsk_create(&c, &r->q);
+  if (warming) pthread_join(warm, NULL);
+  prx_qpsk_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */
+  r->fft_warm = NULL;
   if (st) return cli_status_error(CMD, "demodulator", st);
   /* an output slot holds the symbols of any block: the spans that can complete while a block
    * arrives, with what the demodulator holds back (under a span and its filters' reach) */
