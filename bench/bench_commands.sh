@@ -707,9 +707,10 @@ demodrounds() {
 
 # this build's `polyrx demod --backend cpu --threads 1` with settings, in ROUNDS alternating rounds
 # (default 10) on demodrounds' input, each run with POLYRX_TIMING: the library's loop first each
-# round (bench_commands demod, "lib"), then "before" (BEFORE_ENV, default main's hand-overs in this
-# binary: the first block read by the pipeline's reader, the writer woken for every slot of 3, no
-# polling), "after" (this build as it is) and each of VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ...",
+# round (bench_commands demod, "lib"), then "before" (BEFORE_ENV, default main's start and
+# hand-overs in this binary: no FFT planner made ready beside the demodulator's making, the first
+# block read by the pipeline's reader, the writer woken for every slot of 3, no polling), "after"
+# (this build as it is) and each of VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ...",
 # in an order turned every round. Per run a chanrounds line (wall seconds; chanvar_summary gives
 # best, median and the round-by-round ratio to "before") and a commands_demodvar line with the
 # timing line's figures: start (ms from main's start to compute's first samples: input,
@@ -718,7 +719,7 @@ demodrounds() {
 # host or preemption moves less than wall times; demodvar_summary gives their best and median.
 demodvar() {
   local nsym x r k n i what line tl s e ev
-  local -a names=(before after) envs=("${BEFORE_ENV:-POLYRX_FIRST_BLOCK=0+POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=1+POLYRX_OUT_DEPTH=3}" "")
+  local -a names=(before after) envs=("${BEFORE_ENV:-POLYRX_FFT_WARM=0+POLYRX_FIRST_BLOCK=0+POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=1+POLYRX_OUT_DEPTH=3}" "")
   for v in ${VARIANTS:-}; do
     names+=("${v%%=*}")
     envs+=("${v#*=}")
