@@ -755,7 +755,7 @@ demodvar_summary() {
   awk -F'"' "$AWK_SORTMED"'/commands_demodvar/ {
       for (i = 1; i < NF; i++) {
         if ($i == "what") w = $(i + 2)
-        for (f = 1; f <= 4; f++) if ($i == fld[f]) { v = $(i + 1); gsub(/[:,}]/, "", v); x[w, f, ++n[w, f]] = v }
+        for (f = 1; f <= 4; f++) if ($i == fld[f]) { v = $(i + 1); gsub(/[:,}]/, "", v); x[w, f, ++n[w, f]] = v + 0 }
       }
       if (!(w in seen)) { seen[w] = 1; ws[++nw] = w }
     }
