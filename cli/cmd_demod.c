@@ -367,10 +367,13 @@ static int setup_demod(run_state *r) {
   /* FFTW's planner made ready on a thread while the demodulator designs its filters and makes
    * its buffers (0.6-1.6 ms): its plan then finds the wisdom imported, the planner set up and the
    * twiddles made (the plan from the wisdom file: 0.9-1.2 ms of the 1.8-2.3 of the making on the
-   * development VM). POLYRX_FFT_WARM=0 turns it off, for measurements. */
+   * development VM, 1.8 -> 1.45 ms there with a small input). With 4 cores or more: on the
+   * 2-core VM, beside the first block's reader (cli_first_block), a third thread gained nothing
+   * (main's start to compute's first samples the same, 6 of 12 rounds lower). POLYRX_FFT_WARM=0
+   * or 1 sets it, for measurements. */
   pthread_t warm;
-  const char *warm_env = getenv("POLYRX_FFT_WARM");
-  int warming = !(warm_env && !strcmp(warm_env, "0")) && !cli_thread_start(&warm, warm_fft, r);
+  int warming = cli_env_int("POLYRX_FFT_WARM", 0, 1, prx_cpu_count() >= 4) &&
+                !cli_thread_start(&warm, warm_fft, r);
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (warming) pthread_join(warm, NULL);
   prx_qpsk_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */

@@ -159,7 +159,7 @@ done
 # bytes (a file: the one input it is read ahead for)
 for rb in 777 1000000; do
   for fb in 1 0; do
-    [ $fb = 0 ] && export POLYRX_FFT_WARM=0 # the FFT planner not made ready beside the making
+    export POLYRX_FFT_WARM=$fb # the FFT planner made ready beside the making, or not
     POLYRX_FIRST_BLOCK=$fb "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k --read-block $rb \
       -o "$T/pf$fb.bits" --llr "$T/pf$fb.llr" || bad "first block $fb --read-block $rb failed"
     cmp -s "$T/ps.bits" "$T/pf$fb.bits" && cmp -s "$T/ps.llr" "$T/pf$fb.llr" ||
