@@ -708,10 +708,10 @@ demodrounds() {
 # this build's `polyrx demod --backend cpu --threads 1` with settings, in ROUNDS alternating rounds
 # (default 10) on demodrounds' input, each run with POLYRX_TIMING: the library's loop first each
 # round (bench_commands demod, "lib"), then "before" (BEFORE_ENV, default main's start and
-# hand-overs in this binary: no FFT planner made ready beside the demodulator's making (made
-# with 4 cores or more), the first
-# block read by the pipeline's reader, the writer woken for every slot of 3, no polling), "after"
-# (this build as it is) and each of VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ...",
+# hand-overs in this binary: no FFT planner made ready beside the demodulator's making, which
+# this build does with 4 cores or more, the first block read by the pipeline's reader, the writer
+# woken for every slot of 3, no polling), "after" (this build as it is) and each of
+# VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ...",
 # in an order turned every round. Per run a chanrounds line (wall seconds; chanvar_summary gives
 # best, median and the round-by-round ratio to "before") and a commands_demodvar line with the
 # timing line's figures: start (ms from main's start to compute's first samples: input,
