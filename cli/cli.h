@@ -282,9 +282,9 @@ void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in,
  * where the read failed or found nothing, makes the pipeline's first read return what it met;
  * the reads after it go on from there, with read (not read_at). cli_first_block_end joins the
  * thread and frees what the pipeline did not take; call it in every case once started (after
- * the pipeline, or instead of it). The stream is the same bytes
- * either way. On the development VM the block's read, page faults included, is 1.3-1.6 ms of
- * 2^18 cf32 samples between the pipeline's start and compute's first call. */
+ * the pipeline, or instead of it). The stream is the same bytes either way. On the development
+ * VM the block's read, page faults included, is 1.3-1.6 ms of 2^18 cf32 samples between the
+ * pipeline's start and compute's first call. */
 typedef struct {
   prx_iq_reader *reader;
   void *buf;

@@ -51,8 +51,12 @@ static prx_status first_read(void *ctx, void *buf, size_t max, size_t *n) {
   cli_first_block *f = ctx;
   if (f->taken) return prx_iq_read(f->reader, buf, max, n);
   f->taken = 1;
-  *n = f->n < max ? f->n : max;
-  memcpy(buf, f->buf, *n * (f->bytes / f->max));
+  *n = 0;
+  if (f->n > max) /* a pipeline of smaller blocks than the one read: not a sample is dropped */
+    return prx_fail(PRX_ERR_INTERNAL, "the first block holds %zu samples, the pipeline's %zu", f->n,
+                    max);
+  *n = f->n;
+  memcpy(buf, f->buf, f->n * (f->bytes / f->max));
   return f->st ? prx_fail(f->st, "%s", f->msg) : PRX_OK;
 }
 

@@ -114,8 +114,8 @@ typedef struct {
    * 0: they sleep until woken. */
   unsigned poll_us;
   /* > 1: compute wakes the first writer only once that many slots wait for it (and at the end,
-   * or before compute itself waits for a slot), so that a writer much faster than compute (a few
-   * kilobytes a block) is woken once for every wake_batch blocks instead of after each: each
+   * or before compute itself sleeps for input or a slot), so that a writer much faster than compute
+   * (a few kilobytes a block) is woken once for every wake_batch blocks instead of after each: each
    * wake a futex call on compute's thread (on a KVM guest ~30 us with the interrupt to the
    * sleeper's vCPU). At most out_depth (a larger value is out_depth). 0 or 1: every slot. */
   int wake_batch;
