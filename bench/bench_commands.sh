@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|demodrounds|demodrounds_summary|cpusib|gpustart|serve|serveab|serverx]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|demodrounds|demodrounds_summary|demodvar|demodvar_summary|cpusib|gpustart|serve|serveab|serverx]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -43,7 +43,10 @@
 #   alternating rounds, with POLYRX_TIMING runs (see chanvar below); chanvar_summary reads its
 #   lines. cpusib: whether the vCPUs pair as hyper-threads of one host core (see cpusib below).
 #   demodrounds: `polyrx demod` of this build against BEFORE's and the library in alternating
-#   rounds (see demodrounds below); demodrounds_summary as chanrounds_summary.
+#   rounds (see demodrounds below); demodrounds_summary as chanrounds_summary (chanvar_summary
+#   adds the round-by-round ratio to BEFORE). demodvar: this build's `demod` with settings
+#   against its own with main's hand-overs, POLYRX_TIMING's figures per run (see demodvar below);
+#   demodvar_summary reads them.
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
 #   (e.g. main's), on the cpu mode's 16M-sample cf32 file in /dev/shm, K = 1024, all channels
 #   and 0-63, --backend cpu, --threads 1 and 0, to tmpfs: the two binaries in alternating runs
@@ -700,6 +703,72 @@ demodrounds() {
     echo "library $(jnum "$line" seconds) s; $(POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>&1 | grep 'timing (ms)')" >&2
   done
   rm -f "$x" "$W/d_t.bits"
+}
+
+# this build's `polyrx demod --backend cpu --threads 1` with settings, in ROUNDS alternating rounds
+# (default 10) on demodrounds' input, each run with POLYRX_TIMING: the library's loop first each
+# round (bench_commands demod, "lib"), then "before" (BEFORE_ENV, default main's start and
+# hand-overs in this binary: no FFT planner made ready beside the demodulator's making, which
+# this build does with 4 cores or more, the first block read by the pipeline's reader, the writer
+# woken for every slot of 3, no polling), "after" (this build as it is) and each of
+# VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ...",
+# in an order turned every round. Per run a chanrounds line (wall seconds; chanvar_summary gives
+# best, median and the round-by-round ratio to "before") and a commands_demodvar line with the
+# timing line's figures: start (ms from main's start to compute's first samples: input,
+# demodulator, outputs, the first block's wait), exec_cpu (compute's CPU in the demodulator) and
+# outside_cpu (compute's CPU in the stream outside it: the hand-overs), which a slow phase of the
+# host or preemption moves less than wall times; demodvar_summary gives their best and median.
+demodvar() {
+  local nsym x r k n i what line tl s e ev
+  local -a names=(before after) envs=("${BEFORE_ENV:-POLYRX_FFT_WARM=0+POLYRX_FIRST_BLOCK=0+POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=1+POLYRX_OUT_DEPTH=3}" "")
+  for v in ${VARIANTS:-}; do
+    names+=("${v%%=*}")
+    envs+=("${v#*=}")
+  done
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsym=$(scaled 4194304)
+  x=$W/d.cf32
+  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  n=${#names[@]}
+  for r in $(seq "${ROUNDS:-10}"); do
+    line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
+    round_line demodvar "$r" 1 sps4 lib "$(jnum "$line" seconds)"
+    for ((k = 0; k < n; k++)); do
+      i=$(((k + r) % n))
+      what=${names[$i]}
+      ev=()
+      [ -n "${envs[$i]}" ] && IFS=+ read -r -a ev <<<"${envs[$i]}"
+      s=$(ns)
+      tl=$(env "${ev[@]}" POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M \
+        -o "$W/dv.bits" 2>&1 >/dev/null | grep 'timing (ms)') || { echo "bench_commands.sh: $what failed" >&2; return 1; }
+      e=$(ns)
+      rm -f "$W/dv.bits"
+      round_line demodvar "$r" 1 sps4 "$what" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')"
+      sed -E 's/.*input ([0-9.]+) demodulator ([0-9.]+) outputs ([0-9.]+) stream .*total ([0-9.]+);.*first samples at ([0-9.]+).*thread.s CPU ([0-9.]+)\), compute.s CPU in the stream ([0-9.]+).*/\1 \2 \3 \4 \5 \6 \7/' <<<"$tl" |
+        awk -v w="$what" -v r="$r" '{ printf "{\"bench\":\"commands_demodvar\",\"round\":%d,\"what\":\"%s\",\"total_ms\":%s,\"start_ms\":%.1f,\"exec_cpu_ms\":%s,\"outside_cpu_ms\":%.1f}\n", r, w, $4, $1 + $2 + $3 + $5, $6, $7 - $6 }'
+    done
+  done
+  rm -f "$x"
+}
+
+# demodvar's commands_demodvar lines on stdin: per setting, best and median of each figure
+demodvar_summary() {
+  awk -F'"' "$AWK_SORTMED"'/commands_demodvar/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "what") w = $(i + 2)
+        for (f = 1; f <= 4; f++) if ($i == fld[f]) { v = $(i + 1); gsub(/[:,}]/, "", v); x[w, f, ++n[w, f]] = v + 0 }
+      }
+      if (!(w in seen)) { seen[w] = 1; ws[++nw] = w }
+    }
+    BEGIN { fld[1] = "total_ms"; fld[2] = "start_ms"; fld[3] = "exec_cpu_ms"; fld[4] = "outside_cpu_ms" }
+    END {
+      printf "%-10s %3s %17s %17s %17s %17s\n", "what", "n", "total b/m", "start b/m", "exec cpu b/m", "outside cpu b/m"
+      for (u = 1; u <= nw; u++) {
+        w = ws[u]; printf "%-10s %3d", w, n[w, 1]
+        for (f = 1; f <= 4; f++) { m = n[w, f]; delete a; for (i = 1; i <= m; i++) a[i] = x[w, f, i]; md = sortmed(a, m); printf " %8.1f %8.1f", a[1], md }
+        printf "\n"
+      }
+    }'
 }
 
 # this build's `channelize` with settings against BEFORE's and the library in ROUNDS alternating
@@ -1455,6 +1524,8 @@ chanstream) chanstream ;;
 chanvar) chanvar ;;
 chanvar_summary) chanvar_summary ;;
 demodrounds) demodrounds ;;
+demodvar) demodvar ;;
+demodvar_summary) demodvar_summary ;;
 cpusib) cpusib ;;
 gpu) gpu ;;
 rx) rx ;;
@@ -1463,5 +1534,5 @@ serve) serve ;;
 serveab) serveab ;;
 serverx) serverx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|demodrounds|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|demodrounds|demodvar|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
 esac

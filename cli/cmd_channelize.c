@@ -1838,9 +1838,6 @@ static int stream(run_state *r) {
                   ? OUT_DEPTH_SMALL
                   : OUT_DEPTH;
   c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
-  /* POLYRX_PIPE_POLL=US: the reader and the first writer poll every US microseconds for their
-   * next buffer instead of being woken by compute (prx_pipe_config.poll_us), for measurements */
-  c.poll_us = (unsigned)cli_env_int("POLYRX_PIPE_POLL", 0, 1000, 0);
   c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
                 (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */

@@ -10,9 +10,11 @@
 #include "dsp/pack.h"
 
 #include "plot/plot.h"
+#include "qpsk/qpsk_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -26,6 +28,9 @@
 #define CMD "demod"
 #define READ_BLOCK ((size_t)1 << 18) /* input samples per read (default of --read-block) */
 #define MAX_READ_BLOCK ((size_t)1 << 26)
+#define IN_DEPTH 4       /* input blocks in flight (stream) */
+#define OUT_DEPTH 4      /* output slots in flight */
+#define WAKE_BATCH 3     /* output slots waiting before the writer is woken */
 #define CONST_KEEP 65536 /* symbols drawn in --constellation, whatever the run's length */
 
 typedef struct {
@@ -275,14 +280,20 @@ typedef struct {
   prx_bit_packer packer;     /* packed bits: those waiting for their byte */
   uint64_t n_in, n_bits, n_blocks;
   int rep_first;
-  int fatal;     /* the demodulator or an output failed: no more symbols are written */
-  int rep_fatal; /* the report could not be written */
+  int fatal;            /* the demodulator or an output failed: no more symbols are written */
+  int trunc_pending[2]; /* the bits and LLR files wait to be emptied (open_out_emptied_later) */
+  int rep_fatal;        /* the report could not be written */
   /* POLYRX_TIMING: each phase's wall time; compute's wall and CPU ms inside the demodulator and
    * its CPU ms in the stream; the pipeline's counts (compute's sleeps) */
   cli_timing tm;
   double ms_exec, ms_exec_cpu, ms_stream_cpu;
+  /* POLYRX_TIMING: when the stream began, when compute first had samples (ms after the stream's
+   * start: the threads' start and the first block's read) and when its last execute ended */
+  double t_stream, ms_first_in, t_exec_end, ms_after_exec;
   long stream_preempted; /* compute's involuntary switches in the stream */
   prx_pipe_result pipe_res;
+  cli_first_block first; /* the first block, read while the demodulator is made */
+  void *fft_warm;        /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -293,6 +304,12 @@ static int setup_input(run_state *r) {
 
 static void on_block(void *user, const prx_qpsk_block *b);
 static int grow(run_state *r, size_t need);
+
+static void *warm_fft(void *arg) {
+  run_state *r = arg;
+  r->fft_warm = prx_qpsk_fft_warm(&r->qc);
+  return NULL;
+}
 
 static int setup_demod(run_state *r) {
   const options *o = &r->o;
@@ -347,7 +364,20 @@ static int setup_demod(run_state *r) {
                      " (this build has no CUDA)"
 #endif
     );
+  /* FFTW's planner made ready on a thread while the demodulator designs its filters and makes
+   * its buffers (0.6-1.6 ms): its plan then finds the wisdom imported, the planner set up and the
+   * twiddles made (the plan from the wisdom file: 0.9-1.2 ms of the 1.8-2.3 of the making on the
+   * development VM, 1.8 -> 1.45 ms there with a small input). With 4 cores or more: on the
+   * 2-core VM, beside the first block's reader (cli_first_block), a third thread gained nothing
+   * (main's start to compute's first samples the same, 6 of 12 rounds lower). POLYRX_FFT_WARM=0
+   * or 1 sets it, for measurements. */
+  pthread_t warm;
+  int warming = cli_env_int("POLYRX_FFT_WARM", 0, 1, prx_cpu_count() >= 4) &&
+                !cli_thread_start(&warm, warm_fft, r);
   prx_status st = prx_qpsk_create(&c, &r->q);
+  if (warming) pthread_join(warm, NULL);
+  prx_qpsk_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */
+  r->fft_warm = NULL;
   if (st) return cli_status_error(CMD, "demodulator", st);
   /* an output slot holds the symbols of any block: the spans that can complete while a block
    * arrives, with what the demodulator holds back (under a span and its filters' reach) */
@@ -376,6 +406,41 @@ static FILE *open_out(const char *path, const char *what, int *rc) {
   FILE *f = fopen(path, "wb");
   if (!f) *rc = cli_error(CMD, "cannot create %s %s: %s", what, path, strerror(errno));
   return f;
+}
+
+/* open_out for the outputs only the writer writes (bits, LLRs): an existing regular file is
+ * opened as it is and emptied by truncate_outputs before their first write, on the writer's
+ * thread, instead of here (freeing a file's pages: 0.5-2 ms for the 8 MiB of bits of a 4M-symbol
+ * run on the development VM's tmpfs, on compute's path before the stream). *pending is set
+ * where it waits to be emptied. */
+static FILE *open_out_emptied_later(const char *path, const char *what, int *rc, int *pending) {
+  if (!strcmp(path, "-")) return stdout;
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  struct stat st;
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL; /* "w" does not truncate here */
+  if (!f) {
+    *rc = cli_error(CMD, "cannot create %s %s: %s", what, path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  *pending = fstat(fd, &st) != 0 || (S_ISREG(st.st_mode) && st.st_size > 0);
+  return f;
+}
+
+/* Empties the outputs opened by open_out_emptied_later, once, before their first byte (on the
+ * writer's thread, or at the end where nothing was written); -1, or an exit code. */
+static int truncate_outputs(run_state *r) {
+  FILE *f[2] = {r->bits_f, r->llr_f};
+  const char *name[2] = {r->o.output, r->o.llr};
+  for (int i = 0; i < 2; i++)
+    if (r->trunc_pending[i] && f[i]) {
+      r->trunc_pending[i] = 0;
+      if (ftruncate(fileno(f[i]), 0) != 0) {
+        r->fatal = 1;
+        return cli_error(CMD, "cannot write %s: %s", name[i], strerror(errno));
+      }
+    }
+  return -1;
 }
 
 /* ---- the JSON report ---- */
@@ -523,6 +588,8 @@ static void keep_symbols(run_state *r, const prx_cf32 *syms, size_t n) {
 static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, size_t n, int last) {
   size_t nb = 2 * n;
   if (!nb && !(last && r->o.packed && r->packer.n)) return -1;
+  int rc = truncate_outputs(r);
+  if (rc >= 0) return rc;
   size_t w;
   if (r->o.packed) {
     size_t m = prx_pack_bits(&r->packer, bits, nb, last, r->packbuf);
@@ -557,11 +624,13 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
       piece = (piece + 1) / 2;
     prx_cf32 *syms = r->syms; /* the compute stage's own buffer: kept at once */
     double t = r->tm.on ? cli_seconds() : 0, c = r->tm.on ? cli_thread_cpu_ms() : 0;
+    if (r->tm.on && r->ms_first_in == 0) r->ms_first_in = (t - r->t_stream) * 1e3;
     prx_status st =
         prx_qpsk_execute_symbols(r->q, (const uint8_t *)in + off * ss, piece, bits + 2 * used,
                                  llrs ? llrs + 2 * used : NULL, syms, r->slot_syms - used, &got);
     if (r->tm.on) {
-      r->ms_exec += (cli_seconds() - t) * 1e3;
+      r->t_exec_end = cli_seconds();
+      r->ms_exec += (r->t_exec_end - t) * 1e3;
       r->ms_exec_cpu += cli_thread_cpu_ms() - c;
     }
     if (st) {
@@ -592,23 +661,49 @@ static prx_status demod_write(void *ctx, int writer, const void *out, size_t n, 
   return write_symbols(r, out, llrs, n, 0) >= 0 ? PRX_ERR_IO : PRX_OK;
 }
 
+/* The pipeline's polling period for blocks of `block` samples (stream, above): 0 (woken) under
+ * 2^16 samples, where a block's compute is too short for a poller's delay. */
+static unsigned demod_poll_us(size_t block) {
+  if (block < ((size_t)1 << 16)) return 0;
+  return block / 512 < 1000 ? (unsigned)(block / 512) : 1000;
+}
+
 /* Reads, demodulates and writes until the input ends, the three at once on successive blocks
  * (src/pipeline); returns -1 at a clean end, else an exit code. */
 static int stream(run_state *r) {
   prx_pipe_config c;
   cli_pipe_setup(&c, r->reader, &r->in, r->o.read_block);
+  cli_first_block_use(&c, &r->first);
   c.compute = demod_compute;
   c.write = demod_write;
   c.ctx = r;
   c.out_bytes = r->llr_off + (r->o.llr ? 2 * r->slot_syms * sizeof(float) : 0);
+  /* the hand-overs' wakes, each a futex call on compute's thread (~30 us on a KVM guest, ~3 ms
+   * of a 4M-symbol run with a wake a block): the writer, which writes a slot in a small share
+   * of a block's compute, is woken once WAKE_BATCH slots wait, and the reader, woken once half
+   * its ring is free (src/pipeline), gets IN_DEPTH blocks. POLYRX_WAKE_BATCH, POLYRX_IN_DEPTH
+   * and POLYRX_OUT_DEPTH set them, for measurements. */
+  c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, OUT_DEPTH);
+  c.wake_batch = cli_env_int("POLYRX_WAKE_BATCH", 1, 16, WAKE_BATCH);
+  c.in_depth = cli_env_int("POLYRX_IN_DEPTH", 3, 16, IN_DEPTH);
+  /* and with blocks of 2^16 samples or more, the reader and the writer look for their next
+   * buffer every block/512 us (512 us at the default 2^18: a quarter of a block's compute at
+   * one worker's ~145 Msps, with half the ring, 2 blocks, still ahead of compute) instead of
+   * being woken: compute makes no wake at all. Development VM, 10 alternating runs: compute's
+   * CPU outside the demodulator 3.0 -> 1.0 ms, the run 118.7 -> 114.9 ms (medians).
+   * POLYRX_PIPE_POLL=US sets it (0: woken) */
+  c.poll_us = (unsigned)cli_env_int("POLYRX_PIPE_POLL", 0, 1000, demod_poll_us(r->o.read_block));
   prx_pipe_result res;
   double c0 = r->tm.on ? cli_thread_cpu_ms() : 0;
   struct rusage u0, u1;
   int use = r->tm.on && !getrusage(RUSAGE_THREAD, &u0);
+  r->t_stream = cli_seconds();
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  double t_end = cli_seconds();
   if (r->tm.on) r->ms_stream_cpu = cli_thread_cpu_ms() - c0;
   if (use && !getrusage(RUSAGE_THREAD, &u1)) r->stream_preempted = u1.ru_nivcsw - u0.ru_nivcsw;
   r->pipe_res = res;
+  r->ms_after_exec = r->t_exec_end > 0 ? (t_end - r->t_exec_end) * 1e3 : 0;
   if (rc < 0 && res.samples_read == 0)
     return cli_error(CMD, "%s is empty: no samples to demodulate", prx_iq_reader_name(r->reader));
   return rc;
@@ -681,13 +776,15 @@ static void warnings(const run_state *r) {
 static void print_timing(const run_state *r) {
   const prx_pipe_result *p = &r->pipe_res;
   cli_timing_print(&r->tm, CMD,
-                   "compute in execute %.1f (its thread's CPU %.1f), compute's CPU in the stream "
-                   "%.1f (preempted %ld times), its sleeps for input %llu (%.1f ms) and for a "
-                   "slot %llu (%.1f ms), the writer after compute's end %.1f; %llu blocks",
-                   r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu, r->stream_preempted,
-                   (unsigned long long)p->compute_waits_in, p->ms_compute_wait_in,
-                   (unsigned long long)p->compute_waits_out, p->ms_compute_wait_out,
-                   p->ms_writers_after, (unsigned long long)p->blocks_read);
+                   "compute's first samples at %.1f of the stream, compute in execute %.1f (its "
+                   "thread's CPU %.1f), compute's CPU in the stream %.1f (preempted %ld times), "
+                   "its sleeps for input %llu (%.1f ms) and for a slot %llu (%.1f ms), the stream "
+                   "after the last execute %.1f, the writer after compute's end %.1f; %llu blocks",
+                   r->ms_first_in, r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu,
+                   r->stream_preempted, (unsigned long long)p->compute_waits_in,
+                   p->ms_compute_wait_in, (unsigned long long)p->compute_waits_out,
+                   p->ms_compute_wait_out, r->ms_after_exec, p->ms_writers_after,
+                   (unsigned long long)p->blocks_read);
 }
 
 int cmd_demod(int argc, char **argv) {
@@ -701,12 +798,19 @@ int cmd_demod(int argc, char **argv) {
   /* the stop signals are for the pipeline's reader, not the worker pools made below */
   if (rc < 0) cli_hold_stop_signals();
   if (rc < 0) rc = setup_input(&r);
+  /* the first block's read (and its pages' first touch) runs while the demodulator is made */
+  if (rc < 0) cli_first_block_start(&r.first, r.reader, r.o.read_block);
   cli_timing_phase(&r.tm, "input");
   if (rc < 0) rc = setup_demod(&r);
   cli_timing_phase(&r.tm, "demodulator");
   if (rc < 0) rc = check_paths(&r);
-  if (rc < 0 && !(r.bits_f = open_out(r.o.output, "output", &rc)) && rc < 0) rc = 1;
-  if (rc < 0 && r.o.llr && !(r.llr_f = open_out(r.o.llr, "LLR file", &rc)) && rc < 0) rc = 1;
+  if (rc < 0 &&
+      !(r.bits_f = open_out_emptied_later(r.o.output, "output", &rc, &r.trunc_pending[0])) &&
+      rc < 0)
+    rc = 1;
+  if (rc < 0 && r.o.llr &&
+      !(r.llr_f = open_out_emptied_later(r.o.llr, "LLR file", &rc, &r.trunc_pending[1])) && rc < 0)
+    rc = 1;
   if (rc < 0 && r.o.report && !(r.rep_f = open_out(r.o.report, "report", &rc)) && rc < 0) rc = 1;
   if (rc < 0 && r.rep_f && report_begin(&r))
     rc = cli_error(CMD, "cannot write the report %s: %s", r.o.report, strerror(errno));
@@ -745,11 +849,14 @@ int cmd_demod(int argc, char **argv) {
               "polyrx %s: the symbols of the %llu complete input samples read were written\n", CMD,
               (unsigned long long)r.n_in);
   }
+  int c0 = truncate_outputs(&r); /* those nothing was written to: emptied all the same */
+  if (rc < 0) rc = c0;
   int c1 = cli_close_output(CMD, r.bits_f, r.o.output ? r.o.output : "output", -1);
   int c2 = cli_close_output(CMD, r.llr_f, r.o.llr ? r.o.llr : "LLRs", -1);
   int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   cli_timing_phase(&r.tm, "close");
+  cli_first_block_end(&r.first); /* before the reader is closed */
   prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
   free(r.bits);

@@ -543,6 +543,9 @@ void cli_pipe_setup(prx_pipe_config *c, prx_iq_reader *r, const prx_iq_info *in,
   c->stop_signals = 1;
   const char *mode = getenv("POLYRX_PIPELINE");
   c->serial = mode && !strcmp(mode, "serial");
+  /* POLYRX_PIPE_POLL=US: the reader and the first writer poll every US microseconds for their
+   * next buffer instead of being woken by compute (prx_pipe_config.poll_us), for measurements */
+  c->poll_us = (unsigned)cli_env_int("POLYRX_PIPE_POLL", 0, 1000, 0);
 }
 
 int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_what,

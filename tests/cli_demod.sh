@@ -118,7 +118,7 @@ cmp -s "$T/n1.llr" "$T/n2.llr" || bad "LLRs differ between 1 and 2 threads"
 POLYRX_TIMING=1 "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/nt.bits" --threads 1 \
   --block 256 --cfo-span 4096 2>"$T/nt.err" || bad "demod with POLYRX_TIMING failed"
 cmp -s "$T/n1.bits" "$T/nt.bits" || bad "POLYRX_TIMING changed the bits"
-grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute in execute .* blocks$" \
+grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute's first samples at .*, compute in execute .* blocks$" \
   "$T/nt.err" || bad "POLYRX_TIMING line: $(cat "$T/nt.err")"
 if [ $have_py = 1 ]; then
   python3 -c "
@@ -146,6 +146,40 @@ for kind in file stdin sigmf; do
     cmp -s "$T/ps.llr" "$T/pp.llr" || bad "pipeline $kind --read-block $rb: LLRs differ from the serial path"
   done
 done
+# the hand-overs' settings (the writer woken for every slot or every 3, the reader and writer
+# polling, deeper rings) change nothing but speed
+for env in POLYRX_WAKE_BATCH=1 POLYRX_WAKE_BATCH=16 POLYRX_PIPE_POLL=20 POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=3 \
+  POLYRX_IN_DEPTH=7+POLYRX_OUT_DEPTH=2; do
+  env ${env//+/ } "$P" demod -q -i - -F cu8 -s 1M -r 250k --read-block 777 -o "$T/pw.bits" \
+    --llr "$T/pw.llr" <"$T/n.cu8" || bad "pipeline $env failed"
+  cmp -s "$T/ps.bits" "$T/pw.bits" && cmp -s "$T/ps.llr" "$T/pw.llr" ||
+    bad "pipeline $env: bits or LLRs differ from the serial path"
+done
+# the first block read beside the demodulator's making, or by the pipeline's reader: the same
+# bytes (a file: the one input it is read ahead for)
+for rb in 777 1000000; do
+  for fb in 1 0; do
+    export POLYRX_FFT_WARM=$fb # the FFT planner made ready beside the making, or not
+    POLYRX_FIRST_BLOCK=$fb "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k --read-block $rb \
+      -o "$T/pf$fb.bits" --llr "$T/pf$fb.llr" || bad "first block $fb --read-block $rb failed"
+    cmp -s "$T/ps.bits" "$T/pf$fb.bits" && cmp -s "$T/ps.llr" "$T/pf$fb.llr" ||
+      bad "first block $fb --read-block $rb: bits or LLRs differ from the serial path"
+    unset POLYRX_FFT_WARM
+  done
+done
+# an existing output longer than the run's is emptied before the first bits (on the writer's
+# thread), and emptied too where the run writes nothing
+head -c 3000000 /dev/zero | tr '\0' '\7' >"$T/old.bits"
+cp "$T/old.bits" "$T/old.llr"
+"$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/old.bits" --llr "$T/old.llr" ||
+  bad "run over existing outputs failed"
+cmp -s "$T/ps.bits" "$T/old.bits" && cmp -s "$T/ps.llr" "$T/old.llr" ||
+  bad "existing outputs: not the run's bytes alone"
+cp "$T/ps.llr" "$T/old.bits"
+: >"$T/empty.cu8"
+"$P" demod -q -i "$T/empty.cu8" -F cu8 -s 1M -r 250k -o "$T/old.bits" 2>/dev/null &&
+  bad "an empty input succeeded"
+[ ! -s "$T/old.bits" ] || bad "an empty input left the old output's bytes"
 # a read error (the input cut inside a sample): the symbols of the whole samples are written
 head -c 300001 "$T/n.cu8" >"$T/cut.cu8"
 head -c 300000 "$T/n.cu8" >"$T/whole.cu8"

@@ -147,8 +147,10 @@ static void sim_init(sim *s, const uint32_t *x, size_t n, uint32_t *y, size_t y_
 }
 
 /* The pipeline's reader and first writer polling for their buffers (prx_pipe_config.poll_us)
- * where set: main runs the stream's tests both ways. */
+ * where set, and the first writer woken once wake_batch slots wait (prx_pipe_config.wake_batch,
+ * capped at out_depth) where set: main runs the stream's tests each way. */
 static unsigned poll_us;
+static int wake_batch;
 
 static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_depth, int writers) {
   prx_pipe_config c = prx_pipe_config_default();
@@ -163,6 +165,7 @@ static prx_pipe_config sim_config(sim *s, size_t block, int in_depth, int out_de
   c.write = sim_write;
   c.should_stop = sim_stop;
   c.poll_us = poll_us;
+  c.wake_batch = wake_batch;
   c.read_ctx = s;
   c.ctx = s;
   s->n_writers = writers;
@@ -319,6 +322,61 @@ static void test_write_errors(const uint32_t *x, uint32_t *y, size_t cap) {
                 "write error %d: output differs", k);
         pthread_mutex_destroy(&s.rng_mu);
       }
+}
+
+/* ---- the first block given with the configuration (prx_pipe_config.first_block) ---- */
+
+/* The stream's first first_samples samples read before the run (as a command reads them beside
+ * its set-up) and handed over as its first block: the same bytes and counts as the stream read
+ * whole, threaded and serial, with full and short reads after it; a first block that does not
+ * fit the configuration is refused (and freed: the run takes it over in every case). */
+static void test_first_block(const uint32_t *x, const uint32_t *ref, uint32_t *y, size_t cap) {
+  static const size_t blocks[] = {1, 64, 1000, N_SAMPLES, N_SAMPLES + 7};
+  size_t n_ref = N_SAMPLES + FLUSH_WORDS;
+  for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+    for (int mode = 0; mode < 3; mode++) { /* 0 full reads, 1 short reads, 2 serial */
+      size_t block = blocks[b];
+      size_t first = block > N_SAMPLES ? N_SAMPLES : block == 1 ? 1 : block / 2 + 1;
+      sim s;
+      sim_init(&s, x, N_SAMPLES, y, cap, 7000 + b * 10 + (uint64_t)mode);
+      prx_pipe_config c = sim_config(&s, block, 4, 3, 2);
+      s.short_reads = mode == 1;
+      s.no_jitter = block < 64;
+      c.serial = mode == 2;
+      uint32_t *buf = prx_pipe_host_alloc(block * 4, 0);
+      CHECK(buf != NULL, "first block: allocation");
+      if (!buf) return;
+      memcpy(buf, x, first * 4);
+      s.fed = first; /* the source's reads go on after it */
+      c.first_block = buf;
+      c.first_samples = first;
+      prx_pipe_result r;
+      prx_status st = prx_pipe_run(&c, &r);
+      CHECK(st == PRX_OK && memcmp(y, ref, n_ref * 4) == 0 && !s.overflow,
+            "first block of %zu (blocks of %zu) mode %d: output differs (%s)", first, block, mode,
+            prx_last_error());
+      CHECK(r.samples_read == N_SAMPLES && r.samples_computed == N_SAMPLES && r.flushed &&
+                r.end_of_stream && r.blocks_computed == r.blocks_read + 1 &&
+                r.blocks_written == r.blocks_computed && s.order_errors == 0,
+            "first block of %zu (blocks of %zu) mode %d: counts read %llu computed %llu blocks "
+            "%llu/%llu/%llu",
+            first, block, mode, (unsigned long long)r.samples_read,
+            (unsigned long long)r.samples_computed, (unsigned long long)r.blocks_read,
+            (unsigned long long)r.blocks_computed, (unsigned long long)r.blocks_written);
+      pthread_mutex_destroy(&s.rng_mu);
+    }
+  sim s;
+  sim_init(&s, x, N_SAMPLES, y, cap, 7999);
+  prx_pipe_config c = sim_config(&s, 256, 3, 2, 1);
+  size_t firsts[] = {0, 257};
+  for (int k = 0; k < 2; k++) {
+    c.first_block = prx_pipe_host_alloc(256 * 4, 0);
+    c.first_samples = firsts[k];
+    prx_pipe_result r;
+    CHECK(prx_pipe_run(&c, &r) == PRX_ERR_INVALID && r.failed == PRX_PIPE_SETUP,
+          "a first block of %zu samples (blocks of 256) accepted", firsts[k]);
+  }
+  pthread_mutex_destroy(&s.rng_mu);
 }
 
 /* ---- many writers: each slot reaches every writer through the wake tree ---- */
@@ -485,6 +543,9 @@ static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, siz
   bad = c;
   bad.out_depth = 1;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "out_depth 1 accepted");
+  bad = c;
+  bad.wake_batch = -1;
+  CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "wake_batch -1 accepted");
   bad = c;
   bad.block_samples = 0;
   CHECK(prx_pipe_run(&bad, NULL) == PRX_ERR_INVALID, "block 0 accepted");
@@ -699,17 +760,21 @@ int main(void) {
   for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
   pipe_hash_reference(x, N_SAMPLES, ref);
   test_cache_block();
-  /* woken stages, then the reader and the first writer polling: the same bytes, counts and ends */
-  for (int polling = 0; polling < 2; polling++) {
-    poll_us = polling ? 20 : 0;
+  /* woken stages, then the reader and the first writer polling, then the first writer woken
+   * for every 3 slots: the same bytes, counts and ends */
+  for (int mode = 0; mode < 3; mode++) {
+    poll_us = mode == 1 ? 20 : 0;
+    wake_batch = mode == 2 ? 3 : 0;
     test_identity(x, ref, y, cap);
     test_read_errors(x, y, cap);
     test_compute_errors(x, y, cap);
     test_write_errors(x, y, cap);
     test_writer_tree(x, ref, y, cap);
     test_stop(x, y, cap);
+    test_first_block(x, ref, y, cap);
   }
   poll_us = 0;
+  wake_batch = 0;
   test_iq_reader(x, ref, y);
   test_compute_waits();
   /* before anything loads the CUDA module (test_config's pinned allocation): the runtime's own

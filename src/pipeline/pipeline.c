@@ -62,7 +62,8 @@ typedef struct {
 typedef struct {
   const prx_pipe_config *cfg;
   int in_depth, out_depth, n_writers, n_readers;
-  int multi; /* the reader threads of read_at (several, or one with view_at) */
+  int wake_batch; /* compute wakes the first writer once this many slots wait (1: each slot) */
+  int multi;      /* the reader threads of read_at (several, or one with view_at) */
   pthread_mutex_t mu;
   unsigned char **in, **out;
   const void **in_view; /* view_at: the block in place (NULL: read into in[]) */
@@ -299,7 +300,7 @@ static void *reader_main(void *arg) {
   const prx_pipe_config *c = p->cfg;
   take_stop_signals(c);
   poll_timers(&p->rd[0].park);
-  uint64_t pos = 0;
+  uint64_t pos = p->res.samples_read; /* after the first block given with the configuration */
   for (;;) {
     if (!reader_ready(p, 0)) wait_until(p, &p->rd[0].park, reader_batch_ready, 0);
     if (atomic_load(&p->stop_read)) break;
@@ -457,12 +458,18 @@ static void compute_loop(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos_end = 0;
   for (;;) {
+    /* the slots waiting for a sleeping first writer are not held back while compute sleeps for
+     * input (a live stream's output) */
+    if (p->wake_batch > 1 && !input_ready(p, 0)) wake(&p->w[0].park);
     compute_wait(p, input_ready, &p->res.compute_waits_in, &p->res.ms_compute_wait_in);
     if (atomic_load(&p->stop_all)) break;
     uint64_t cs = atomic_load(&p->c_seq), os_seq = atomic_load(&p->o_seq); /* compute's own */
     /* reader_done is read before r_seq: it is set after the reader's last r_seq */
     int done = atomic_load(&p->reader_done);
     int last = done && atomic_load(&p->r_seq) == cs; /* every block was taken */
+    /* the first writer may sleep with fewer than wake_batch slots waiting: woken before
+     * compute sleeps for one of them */
+    if (p->wake_batch > 1 && !slot_free(p, 0)) wake(&p->w[0].park);
     compute_wait(p, slot_free, &p->res.compute_waits_out, &p->res.ms_compute_wait_out);
     if (atomic_load(&p->stop_all)) break;
     size_t is = (size_t)(cs % (uint64_t)p->in_depth);
@@ -497,7 +504,10 @@ static void compute_loop(pipe_state *p) {
       p->has_flush = 1;
     }
     atomic_store(&p->o_seq, os_seq + 1);
-    wake(&p->w[0].park); /* the writers wake each other (writer_main) */
+    /* the writers wake each other (writer_main); the first is woken once wake_batch slots wait
+     * for it (a writer that is awake finds them without a wake) */
+    if (last || os_seq + 1 - atomic_load(&p->w[0].seq) >= (uint64_t)p->wake_batch)
+      wake(&p->w[0].park);
     if (last) break;
   }
   atomic_store(&p->compute_done, 1);
@@ -564,6 +574,12 @@ static int serial_step(pipe_state *p, const void *in, size_t n, uint64_t pos) {
 static void run_serial(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos = 0;
+  if (c->first_block) {
+    p->res.samples_read += c->first_samples;
+    p->res.blocks_read++;
+    if (serial_step(p, p->in[0], c->first_samples, 0)) return;
+    pos = c->first_samples;
+  }
   for (;;) {
     size_t n = 0;
     int end = 1;
@@ -650,10 +666,18 @@ static prx_status check_config(const prx_pipe_config *c) {
     return prx_fail(PRX_ERR_INVALID, "pipeline: output depth %d is not in 2..1024", c->out_depth);
   if (c->n_writers < 0 || c->n_writers > 256)
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d writers is not in 1..256", c->n_writers);
+  if (c->wake_batch < 0)
+    return prx_fail(PRX_ERR_INVALID, "pipeline: wake batch %d is negative", c->wake_batch);
   if (c->n_readers < 0 || c->n_readers > 64)
     return prx_fail(PRX_ERR_INVALID, "pipeline: %d readers is not in 1..64", c->n_readers);
   if (!c->alloc != !c->free)
     return prx_fail(PRX_ERR_INVALID, "pipeline: give both alloc and free hooks, or neither");
+  if (c->first_block &&
+      (c->read_at || c->alloc || !c->first_samples || c->first_samples > c->block_samples))
+    return prx_fail(PRX_ERR_INVALID,
+                    "pipeline: a first block of %zu samples (blocks of %zu) needs 1..block "
+                    "samples, one reader and no alloc hooks",
+                    c->first_samples, c->block_samples);
   return PRX_OK;
 }
 
@@ -663,6 +687,7 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   if (res) memset(res, 0, sizeof *res);
   prx_status st = check_config(cfg);
   if (st) {
+    if (cfg) prx_pipe_host_free(cfg->first_block); /* taken over in every case */
     if (res) res->failed = PRX_PIPE_SETUP, res->status = st;
     return st;
   }
@@ -670,6 +695,9 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_depth = cfg->serial ? 1 : cfg->in_depth ? cfg->in_depth : 4;
   s.out_depth = cfg->serial ? 1 : cfg->out_depth ? cfg->out_depth : 3;
   s.n_writers = cfg->n_writers ? cfg->n_writers : 1;
+  s.wake_batch = cfg->wake_batch < 1             ? 1
+                 : cfg->wake_batch > s.out_depth ? s.out_depth
+                                                 : cfg->wake_batch;
   /* several readers only with positional reads; in_depth >= 3 leaves each of them a block */
   s.multi = cfg->read_at && !cfg->serial && (cfg->n_readers > 1 || cfg->view_at);
   s.n_readers = s.multi && cfg->n_readers > 1 ? cfg->n_readers : 1;
@@ -687,12 +715,18 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   s.in_msg = prx_alloc((size_t)s.in_depth, MSG_SIZE);
   int ok = s.in && s.in_view && s.out && s.in_n && s.in_pos && s.out_n && s.w && s.rd &&
            s.in_ready && s.in_stop && s.in_st && s.in_msg;
+  void *first = cfg->first_block;
+  if (first && s.in) {
+    s.in[0] = first; /* freed with the others from here on */
+    first = NULL;
+  }
   for (int i = 0; ok && i < s.in_depth; i++)
     ok = s.multi || /* the reader threads of read_at make the input blocks on first use */
-         (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
+         s.in[i] || (s.in[i] = buf_alloc(cfg, cfg->block_samples * cfg->sample_size)) != NULL;
   for (int i = 0; ok && i < s.out_depth; i++)
     ok = (s.out[i] = buf_alloc(cfg, cfg->out_bytes)) != NULL;
   if (!ok) {
+    prx_pipe_host_free(first);
     free_state(&s);
     st = prx_fail(PRX_ERR_NOMEM, "pipeline: cannot allocate %d blocks of %zu bytes and %d of %zu",
                   s.in_depth, cfg->block_samples * cfg->sample_size, s.out_depth, cfg->out_bytes);
@@ -713,6 +747,13 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     for (int i = 0; i < s.n_readers; i++) parker_init(&s.rd[i].park);
     for (int w = 0; w < s.n_writers; w++) parker_init(&s.w[w].park);
     if (!s.multi) s.rd[0].park.poll_us = cfg->poll_us; /* the one reader, and writer 0 */
+    if (cfg->first_block) { /* handed to compute before the reader starts */
+      s.in_n[0] = cfg->first_samples;
+      s.in_pos[0] = 0;
+      s.res.samples_read = cfg->first_samples;
+      s.res.blocks_read = 1;
+      atomic_store(&s.r_seq, 1);
+    }
     s.w[0].park.poll_us = cfg->poll_us;
     thread_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
     thread_arg *ra = prx_alloc((size_t)s.n_readers, sizeof *ra);

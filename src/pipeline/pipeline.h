@@ -113,7 +113,20 @@ typedef struct {
    * compute stage of one thread and small blocks, where those wakes are a share of its time.
    * 0: they sleep until woken. */
   unsigned poll_us;
+  /* > 1: compute wakes the first writer only once that many slots wait for it (and at the end,
+   * or before compute itself sleeps for input or a slot), so that a writer much faster than compute
+   * (a few kilobytes a block) is woken once for every wake_batch blocks instead of after each: each
+   * wake a futex call on compute's thread (on a KVM guest ~30 us with the interrupt to the
+   * sleeper's vCPU). At most out_depth (a larger value is out_depth). 0 or 1: every slot. */
+  int wake_batch;
   prx_pipe_read_fn read;
+  /* optional: the stream's first block, read before the run (beside the caller's set-up):
+   * first_samples samples (1..block_samples) in first_block, a buffer of block_samples samples
+   * made by prx_pipe_host_alloc. The run takes the buffer over (it is freed in every case, a
+   * failed set-up included) as its first input block: compute starts on it at once and the
+   * reader reads on from the stream's next sample. Not with read_at or the alloc hooks. */
+  void *first_block;
+  size_t first_samples;
   /* optional: with n_readers > 1, that many reader threads fill the input blocks at once with
    * positional reads (block b holds samples from b * block_samples on); the stream ends at the
    * first block shorter than block_samples (or with an error, or a stop), the blocks read beyond

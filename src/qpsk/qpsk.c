@@ -203,6 +203,46 @@ void prx_qpsk_reset(prx_qpsk *q) {
     }                                                                                              \
   } while (0)
 
+/* The span's FFT length: a power of two of at least twice its symbols (a valid config's). */
+static size_t span_nfft(const prx_qpsk_config *cfg) {
+  size_t L = cfg->block_symbols, S = (cfg->cfo_span_symbols + L - 1) / L * L, nfft = 1;
+  while (nfft < 2 * S) nfft *= 2;
+  return nfft;
+}
+
+/* The plan's effort: FFTW_MEASURE (from the wisdom file after the first run) up to 2^17 points,
+ * ESTIMATE above (see prx_qpsk_create). */
+static prx_fft_effort span_fft_effort(size_t nfft) {
+  return nfft <= ((size_t)1 << 17) ? PRX_FFT_MEASURE : PRX_FFT_ESTIMATE;
+}
+
+typedef struct {
+  prx_cf32 *in, *out;
+  fftwf_plan plan;
+} qpsk_warm;
+
+void *prx_qpsk_fft_warm(const prx_qpsk_config *cfg) {
+  if (!cfg || check_config(cfg) != PRX_OK) return NULL;
+  size_t nfft = span_nfft(cfg);
+  qpsk_warm *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  /* prx_alloc's alignment, as the spans' buffers the demodulator plans with */
+  w->in = prx_alloc(nfft, sizeof *w->in);
+  w->out = prx_alloc(nfft, sizeof *w->out);
+  if (w->in && w->out)
+    w->plan = prx_fft_plan_1d((int)nfft, w->in, w->out, FFTW_FORWARD, span_fft_effort(nfft));
+  return w;
+}
+
+void prx_qpsk_fft_warm_end(void *warm) {
+  qpsk_warm *w = warm;
+  if (!w) return;
+  prx_fft_destroy(w->plan);
+  prx_free(w->in);
+  prx_free(w->out);
+  free(w);
+}
+
 prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_create: NULL argument");
   *out = NULL;
@@ -222,8 +262,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   q->nlags = 0;
   while (q->nlags < QPSK_LAGS && 2u << q->nlags <= q->nsub) q->nlags++;
   q->in_size = prx_format_size(cfg->in_format);
-  size_t nfft = 1;
-  while (nfft < 2 * (size_t)q->S) nfft *= 2;
+  size_t nfft = span_nfft(cfg);
   q->nfft = nfft;
 
   st = prx_pool_create(cfg->threads, &q->pool);
@@ -342,7 +381,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
    * starts from a point on a coarse grid, qpsk_batch.c). Above 2^17 points the measurement
    * itself takes seconds to minutes: ESTIMATE there. */
   q->plan = prx_fft_plan_1d((int)nfft, q->spans[0].win, q->spans[0].spec, FFTW_FORWARD,
-                            nfft <= ((size_t)1 << 17) ? PRX_FFT_MEASURE : PRX_FFT_ESTIMATE);
+                            span_fft_effort(nfft));
   if (!q->plan) {
     prx_qpsk_destroy(q);
     return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a %zu-point FFT", nfft);
