@@ -1810,16 +1810,22 @@ static void *timed_alloc(void *ctx, size_t bytes) {
   return p;
 }
 
-/* Page-locked buffers are left to the process's end where it follows (cli_exit_frees_skipped):
- * the driver unpins them with the context it releases there anyway, while each cudaFreeHost
- * (0.1-0.2 ms per MiB on the H200 host) holds the driver, and the slots' come after the last
- * block, on the command's path. */
+/* Whether the CUDA objects and page-locked buffers are left to the process's end: where it
+ * follows (cli_exit_frees_skipped), the driver unpins and frees them with the context it releases
+ * there anyway, while each cudaFreeHost (0.1-0.2 ms per MiB on the H200 host) holds the driver
+ * and the slots' come after the last block, on the command's path. Whether the end then takes
+ * longer is not settled (bench/RESULTS.md, "fifteenth session"): POLYRX_CUDA_FREE=1 frees them
+ * as before, for the A/B. */
+static int cuda_left_to_exit(void) {
+  return cli_exit_frees_skipped() && cli_env_int("POLYRX_CUDA_FREE", 0, 1, 0) == 0;
+}
+
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
   double t = cli_seconds();
   if (!pinned_buffers(r))
     free(p);
-  else if (!cli_exit_frees_skipped())
+  else if (!cuda_left_to_exit())
     prx_pipe_host_free(p);
   r->ms_free += (cli_seconds() - t) * 1e3;
 }
@@ -2305,8 +2311,10 @@ static void cleanup(run_state *r) {
   /* the channelizer is left to the process's end where it follows: a CPU one's worker pool,
    * FFTW plan and buffers (three of them mapped of their own), a CUDA one's device memory,
    * streams and page-locked sums, which the driver releases with the context there (its
-   * calls are done: each execute ends synchronised) */
-  if (!cli_exit_frees_skipped()) prx_chan_destroy(r->chan);
+   * calls are done: each execute ends synchronised; cuda_left_to_exit) */
+  int left = r->chan && (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? cuda_left_to_exit()
+                                                                       : cli_exit_frees_skipped());
+  if (!left) prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
