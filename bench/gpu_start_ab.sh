@@ -12,7 +12,8 @@
 #     and AFTER with each of VARIANTS ("NAME=VAR=VALUE ...", run on the cases in VCASES) run one
 #     after the other, PAUSE seconds after each run (a process's end may leave the driver busy,
 #     which would make the next run "held"); best and median wall time of each, its fraction of
-#     min(PCIe, cat, write); whether each build's and variant's outputs are BEFORE's bytes (the
+#     min(PCIe, cat, write) (PIECES=0: no probe, the PCIe rates from H2D and D2H, GB/s, of an
+#     earlier call); whether each build's and variant's outputs are BEFORE's bytes (the
 #     data files); one POLYRX_TIMING line of each, with its wall time (the rest of the wall time
 #     is the process's exec and end).
 # JSON lines on stdout, a table on stderr.
@@ -35,13 +36,15 @@ x=$W/g.ci16
 ns() { date +%s%N; }
 "$AD/polyrx" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
 
-# ---- the pieces, cold (nothing on the GPU yet) ----
-"$PROBE" "$x" | sed 's/^/cold /' | tee "$W/probe.txt"
-sleep 1
-"$AD/bench_commands" cudastart | sed 's/^/cold /'
-sleep 1
-H2D=$(awk '$2 == "probe" && $3 == "h2d_pinned" { print $4 }' "$W/probe.txt")
-D2H=$(awk '$2 == "probe" && $3 == "d2h_pinned" { print $4 }' "$W/probe.txt")
+# ---- the pieces, cold (nothing on the GPU yet); PIECES=0: none, H2D and D2H (GB/s) given ----
+if [ "${PIECES:-1}" != 0 ]; then
+  "$PROBE" "$x" | sed 's/^/cold /' | tee "$W/probe.txt"
+  sleep 1
+  "$AD/bench_commands" cudastart | sed 's/^/cold /'
+  sleep 1
+  H2D=$(awk '$2 == "probe" && $3 == "h2d_pinned" { print $4 }' "$W/probe.txt")
+  D2H=$(awk '$2 == "probe" && $3 == "d2h_pinned" { print $4 }' "$W/probe.txt")
+fi
 echo "{\"bench\":\"gstart_pcie\",\"h2d_GBps\":${H2D:-0},\"d2h_GBps\":${D2H:-0}}"
 best=0
 for _ in 1 2 3; do
