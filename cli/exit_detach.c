@@ -13,27 +13,32 @@
  * and no CUDA function. */
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #define NVIDIA_PREFIX "/dev/nvidia" /* the driver's device files, kept open by the child */
 
-/* The descriptors open now that are not the driver's (malloc'd, *n of them; NULL on failure). */
+/* The descriptors open now that are not the driver's, from /proc/self/fd (malloc'd, *n of them;
+ * NULL on failure or without /proc: then no child is made, the usual end follows). */
 static int *other_descriptors(size_t *n) {
-  struct rlimit rl;
   *n = 0;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return NULL;
-  size_t cap = 64, top = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536 ? 65536 : rl.rlim_cur;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return NULL;
+  size_t cap = 64;
   int *fds = malloc(cap * sizeof *fds);
-  for (size_t fd = 0; fds && fd < top; fd++) {
-    char path[48], target[sizeof NVIDIA_PREFIX];
-    snprintf(path, sizeof path, "/proc/self/fd/%zu", fd);
-    ssize_t len = readlink(path, target, sizeof target - 1);
-    if (len < 0) continue; /* not open (or no /proc: nothing is closed but standard streams) */
+  struct dirent *e;
+  while (fds && (e = readdir(d))) {
+    char *end;
+    long fd = strtol(e->d_name, &end, 10);
+    if (*end || end == e->d_name || fd == dirfd(d)) continue;
+    char target[sizeof NVIDIA_PREFIX];
+    ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+    if (len < 0) continue;
     target[len] = '\0';
     if (!strcmp(target, NVIDIA_PREFIX)) continue;
     if (*n == cap) {
@@ -44,6 +49,7 @@ static int *other_descriptors(size_t *n) {
     }
     fds[(*n)++] = (int)fd;
   }
+  closedir(d);
   return fds;
 }
 
