@@ -35,9 +35,11 @@ static void report(const char *name, double v, const char *unit) {
     if (e_ != cudaSuccess) printf("probe error %s: %s\n", #call, cudaGetErrorString(e_));          \
   } while (0)
 
-/* A child that makes a context and 128 MiB of page-locked memory, then ends by returning from
- * main (the runtime's teardown) or by _exit: the time from its last word to its reaping. */
-static double exit_cost(int fast) {
+/* A child that makes a context, 128 MiB of page-locked memory and 256 MiB on the device, then
+ * ends by returning from main (the runtime's teardown; how 0), by _exit (how 1), or by freeing
+ * both first and then returning (how 2): the time from its last word to its reaping, the frees
+ * included. */
+static double exit_cost(int how) {
   int fd[2];
   if (pipe(fd)) return -1;
   pid_t pid = fork();
@@ -50,7 +52,11 @@ static double exit_cost(int fast) {
     cudaMalloc(&d, (size_t)256 << 20);
     char c = 1;
     if (write(fd[1], &c, 1) != 1) _exit(3);
-    if (fast) _exit(0);
+    if (how == 1) _exit(0);
+    if (how == 2) {
+      cudaFreeHost(p);
+      cudaFree(d);
+    }
     exit(0); /* atexit handlers: the runtime's teardown */
   }
   close(fd[1]);
@@ -76,6 +82,7 @@ int main(int argc, char **argv) {
   /* the process's end first, in children, before this process has a context of its own */
   report("exit_teardown_return", exit_cost(0), "ms");
   report("exit_teardown__exit", exit_cost(1), "ms");
+  report("exit_teardown_freed_first", exit_cost(2), "ms");
 
   double t0 = bench_now();
   int n = 0;
@@ -162,6 +169,29 @@ int main(int argc, char **argv) {
           CK(cudaHostUnregister(m));
           report("hostunregister_file_map_1GiB", (bench_now() - t0) * 1e3, "ms");
         }
+        munmap(m, b);
+      }
+      /* the same mapping pinned in 64 MiB pieces, as the input map does (one call a piece) */
+      m = mmap(NULL, b, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+      if (m != MAP_FAILED) {
+        const size_t piece = (size_t)64 << 20;
+        double most = 0;
+        t0 = bench_now();
+        for (size_t off = 0; off < b; off += piece) {
+          double t1 = bench_now();
+          cudaError_t e = cudaHostRegister((char *)m + off, piece,
+                                           cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+          if (e != cudaSuccess) {
+            printf("probe hostregister_pieces: %s\n", cudaGetErrorString(e));
+            cudaGetLastError();
+            break;
+          }
+          if (bench_now() - t1 > most) most = bench_now() - t1;
+        }
+        report("hostregister_file_map_64MiB_pieces", (bench_now() - t0) * 1e3, "ms");
+        report("hostregister_file_map_largest_piece", most * 1e3, "ms");
+        for (size_t off = 0; off < b; off += piece) cudaHostUnregister((char *)m + off);
+        cudaGetLastError();
         munmap(m, b);
       }
       close(fd);

@@ -330,6 +330,9 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * reader). cli_input_map_close takes the map's figures into s and closes it (accepts NULL: s
  * zeroed); it returns the close's wall time, ms. */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
+/* Whether cli_input_map_open would map an input of an integer format (POLYRX_INPUT_MAP set, a
+ * backend other than cpu): the map is then made before the CUDA runtime starts. */
+int cli_input_map_wanted(prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
 double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
 /* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
@@ -345,5 +348,16 @@ int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
  * after cli_hold_stop_signals: the CUDA runtime's threads keep the mask. */
 int cli_warm_cuda_start(pthread_t *t, prx_backend backend);
 void cli_warm_cuda_end(pthread_t t, int started);
+/* POLYRX_TIMING: when the warm thread ended (cli_seconds), once cli_warm_cuda_end has joined
+ * it; 0 where none ran. */
+double cli_warm_cuda_done(void);
+/* Whether that thread made the device's context (the CUDA module loaded with a usable device). */
+int cli_warm_cuda_context(void);
+/* POLYRX_CUDA_EXIT=detach, in a process that ends with its command (cli_process_ends) and made
+ * the device's context (cli_warm_cuda_start): flushes stdio and ends the process with `status`
+ * at once, a child left holding the driver's files until then, whose end releases the context
+ * (cli/exit_detach.c). Returns where the switch is off or that cannot be done (the usual end
+ * follows). */
+void cli_exit_detached(int status);
 
 #endif

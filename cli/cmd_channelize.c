@@ -618,6 +618,7 @@ typedef struct run_state {
   /* the CUDA runtime's start (module, context) on a thread of its own from the start (warm_cuda) */
   pthread_t warm_thread;
   int warming;
+  double ms_cuda_ready; /* POLYRX_TIMING: when the context was made, ms from the command's start */
   /* the FFT planner made ready on a thread of its own while the input is opened and the
    * prototype designed (warm_fft) */
   pthread_t fft_thread;
@@ -711,9 +712,10 @@ static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm,
 static void print_timing(const run_state *r) {
   if (!r->tm.on) return;
   cli_timing_print(&r->tm, CMD,
-                   "in the stream: block %lu, buffers made %.1f, freed %.1f, first block %.1f; "
-                   "%d reader(s)",
-                   r->o.block, r->ms_alloc, r->ms_free, r->ms_first, r->n_readers);
+                   "CUDA ready at %.1f; in the stream: block %lu, buffers made %.1f, freed "
+                   "%.1f, first block %.1f; %d reader(s)",
+                   r->ms_cuda_ready, r->o.block, r->ms_alloc, r->ms_free, r->ms_first,
+                   r->n_readers);
   cli_input_map_timing(CMD, &r->map_stats, r->ms_map_close);
   /* where the CPU went: each thread's CPU time, minor faults and context switches; the
    * channelizer's workers are the process's rest */
@@ -762,13 +764,14 @@ static void print_timing(const run_state *r) {
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
- * mapped) and before the prototype is designed. */
+ * mapped): the channelizer's CPU part (the channel list, the prototype) runs beside it. */
 static void start_warm_cuda(run_state *r) {
   r->warming = cli_warm_cuda_start(&r->warm_thread, r->o.backend);
 }
 
 static void end_warm_cuda(run_state *r) {
   cli_warm_cuda_end(r->warm_thread, r->warming);
+  if (r->warming) r->ms_cuda_ready = (cli_warm_cuda_done() - r->tm.t_start) * 1e3;
   r->warming = 0;
 }
 
@@ -1309,8 +1312,16 @@ static int wait_outputs(run_state *r) {
  * successive blocks ---- */
 
 /* The power sums the device formed for a slot's block (dev_post), after its rows. */
+/* The bytes of a slot's rows: n_sel rows of `stride` outputs in the rows' format (cf16 and ci16
+ * rows packed on the device take half of cf32's: the page-locked slots of all 1024 channels are
+ * 3 x 8.4 MB instead of 3 x 16.8, ~0.5 ms per MiB to make on the H200 host), to a whole line. */
+static size_t slot_rows_bytes(const run_state *r) {
+  return (r->n_sel * r->stride * r->row_osz + 63) & ~(size_t)63;
+}
+
+/* The device's power sums of the slot's block (dev_post), after its rows. */
 static double *slot_sums(const run_state *r, const void *slot) {
-  return (double *)((unsigned char *)slot + SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32));
+  return (double *)((unsigned char *)slot + SLOT_ROWS + slot_rows_bytes(r));
 }
 
 /* Channelizes n samples (in == NULL: the tail) into the slot's rows, appending. */
@@ -1796,10 +1807,20 @@ static void *timed_alloc(void *ctx, size_t bytes) {
   return p;
 }
 
+/* Whether the CUDA objects and page-locked buffers are left to the process's end: where it
+ * follows (cli_exit_frees_skipped), the driver unpins and frees them with the context it releases
+ * there anyway, while each cudaFreeHost (0.1-0.2 ms per MiB on the H200 host) holds the driver
+ * and the slots' come after the last block, on the command's path. Whether the end then takes
+ * longer is not settled (bench/RESULTS.md, "fifteenth session"): POLYRX_CUDA_FREE=1 frees them
+ * as before, for the A/B. */
+static int cuda_left_to_exit(void) {
+  return cli_exit_frees_skipped() && cli_env_int("POLYRX_CUDA_FREE", 0, 1, 0) == 0;
+}
+
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
   double t = cli_seconds();
-  prx_pipe_host_free(p);
+  if (!pinned_buffers(r) || !cuda_left_to_exit()) prx_pipe_host_free(p);
   r->ms_free += (cli_seconds() - t) * 1e3;
 }
 
@@ -1838,8 +1859,7 @@ static int stream(run_state *r) {
                   ? OUT_DEPTH_SMALL
                   : OUT_DEPTH;
   c.out_depth = cli_env_int("POLYRX_OUT_DEPTH", 2, 16, depth);
-  c.out_bytes = SLOT_ROWS + r->n_sel * r->stride * sizeof(prx_cf32) +
-                (r->dev_post ? r->n_sel * sizeof(double) : 0);
+  c.out_bytes = SLOT_ROWS + slot_rows_bytes(r) + (r->dev_post ? r->n_sel * sizeof(double) : 0);
   /* page-locked buffers where the CUDA backend copies them to the device (timed_alloc) */
   c.alloc = timed_alloc;
   c.free = timed_free;
@@ -2279,11 +2299,13 @@ static void cleanup(run_state *r) {
     r->ws[w].held = NULL;
   }
   free(r->select);
-  /* a CPU channelizer (its worker pool, FFTW plan and buffers: three of them mapped of their
-   * own) is left to the process's end where it follows; a CUDA one is destroyed (its device
-   * memory and streams) */
-  if (!(cli_exit_frees_skipped() && r->chan && prx_chan_backend(r->chan) == PRX_BACKEND_CPU))
-    prx_chan_destroy(r->chan);
+  /* the channelizer is left to the process's end where it follows: a CPU one's worker pool,
+   * FFTW plan and buffers (three of them mapped of their own), a CUDA one's device memory,
+   * streams and page-locked sums, which the driver releases with the context there (its
+   * calls are done: each execute ends synchronised; cuda_left_to_exit) */
+  int left = r->chan && (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? cuda_left_to_exit()
+                                                                       : cli_exit_frees_skipped());
+  if (!left) prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
 }
@@ -2305,11 +2327,13 @@ int cmd_channelize(int argc, char **argv) {
    * lock, which they wait for: 45-60 ms on the H200 host) */
   if (rc < 0) start_warm_cuda(&r);
   phase_end(&r, "input");
-  end_warm_cuda(&r);
-  phase_end(&r, "cuda");
+  /* the channel list, the prototype's design and the rest of the object's CPU part run while
+   * the warm thread makes the device's context; the object's device part waits for it there */
   if (rc < 0) rc = setup_chan(&r);
   end_warm_fft(&r);
   phase_end(&r, "channelizer");
+  end_warm_cuda(&r);
+  phase_end(&r, "cuda");
   /* a file-size limit (ulimit -f) makes a write fail with EFBIG, reported, instead of killing
    * the process mid-write */
   if (rc < 0) signal(SIGXFSZ, SIG_IGN);

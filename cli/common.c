@@ -588,13 +588,16 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   return n;
 }
 
-prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
+int cli_input_map_wanted(prx_backend backend) {
   const char *env = getenv("POLYRX_INPUT_MAP");
-  prx_format f = prx_iq_reader_info(r)->format;
   /* off unless asked for: on the lent H200 the readers are faster (channelize 64 channels 456
    * against 487 ms, rx 503 against 584 ms; bench/GPU_NOTES.md, "The input in place") */
-  if (backend == PRX_BACKEND_CPU || !env || !env[0] || !strcmp(env, "0") ||
-      (f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8))
+  return backend != PRX_BACKEND_CPU && env && env[0] && strcmp(env, "0");
+}
+
+prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
+  prx_format f = prx_iq_reader_info(r)->format;
+  if (!cli_input_map_wanted(backend) || (f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8))
     return NULL;
   prx_pipe_map *m = NULL;
   prx_pipe_map_config mc = prx_pipe_map_config_default();
@@ -645,11 +648,22 @@ int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
   return e;
 }
 
+/* when the warm thread ended (cli_seconds), and whether it made a context (a usable device):
+ * read after its join */
+static double warm_done;
+static int warm_context;
+
 static void *warm_cuda(void *arg) {
   (void)arg;
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
+  warm_context = prx_cuda_available();
+  warm_done = cli_seconds();
   return NULL;
 }
+
+double cli_warm_cuda_done(void) { return warm_done; }
+
+int cli_warm_cuda_context(void) { return warm_context; }
 
 int cli_warm_cuda_start(pthread_t *t, prx_backend backend) {
   return backend != PRX_BACKEND_CPU && pthread_create(t, NULL, warm_cuda, NULL) == 0;

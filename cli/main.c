@@ -80,5 +80,7 @@ int main(int argc, char **argv) {
     int rc = cli_serve_client(argc - 1, argv + 1);
     if (rc >= 0) return rc;
   }
-  return cli_dispatch(argc, argv);
+  int rc = cli_dispatch(argc, argv);
+  cli_exit_detached(rc); /* POLYRX_CUDA_EXIT=detach: the driver's release behind the command */
+  return rc;
 }

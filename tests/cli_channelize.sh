@@ -702,7 +702,7 @@ EOF
 # POLYRX_TIMING=1 adds one line of phase timings on standard error and changes no byte
 POLYRX_TIMING=1 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 -o ptim -q 2>err.txt ||
   fail "POLYRX_TIMING run failed: $(cat err.txt)"
-grep -q "timing (ms): input [0-9.]* cuda [0-9.]* channelizer [0-9.]* open [0-9.]* stream" err.txt ||
+grep -q "timing (ms): input [0-9.]* channelizer [0-9.]* cuda [0-9.]* open [0-9.]* stream" err.txt ||
   fail "POLYRX_TIMING: no phase line: $(cat err.txt)"
 cmp -s pser/ch0005.sigmf-data ptim/ch0005.sigmf-data || fail "POLYRX_TIMING changed the output"
 
