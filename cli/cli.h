@@ -330,5 +330,8 @@ int cli_warm_cuda_context(void);
  * (cli/exit_detach.c). Returns where the switch is off or that cannot be done (the usual end
  * follows). */
 void cli_exit_detached(int status);
+/* Whether POLYRX_CUDA_EXIT=detach is set (a command then leaves its CUDA objects and page-locked
+ * buffers to that end). */
+int cli_exit_detach_wanted(void);
 
 #endif
