@@ -1311,7 +1311,6 @@ static int wait_outputs(run_state *r) {
 /* ---- the pipeline's stages (src/pipeline): reading, channelizing and writing run at once on
  * successive blocks ---- */
 
-/* The power sums the device formed for a slot's block (dev_post), after its rows. */
 /* The bytes of a slot's rows: n_sel rows of `stride` outputs in the rows' format (cf16 and ci16
  * rows packed on the device take half of cf32's: the page-locked slots of all 1024 channels are
  * 3 x 8.4 MB instead of 3 x 16.8, ~0.5 ms per MiB to make on the H200 host), to a whole line. */
