@@ -330,9 +330,6 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu);
  * reader). cli_input_map_close takes the map's figures into s and closes it (accepts NULL: s
  * zeroed); it returns the close's wall time, ms. */
 prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend);
-/* Whether cli_input_map_open would map an input of an integer format (POLYRX_INPUT_MAP set, a
- * backend other than cpu): the map is then made before the CUDA runtime starts. */
-int cli_input_map_wanted(prx_backend backend);
 void cli_pipe_use_map(prx_pipe_config *c, prx_iq_reader *r, prx_pipe_map *m);
 double cli_input_map_close(prx_pipe_map *m, prx_pipe_map_stats *s);
 /* POLYRX_TIMING: the map's line (s and ms_close from cli_input_map_close; nothing when s->bytes
@@ -359,5 +356,8 @@ int cli_warm_cuda_context(void);
  * (cli/exit_detach.c). Returns where the switch is off or that cannot be done (the usual end
  * follows). */
 void cli_exit_detached(int status);
+/* Whether POLYRX_CUDA_EXIT=detach is set (a command then leaves its CUDA objects and page-locked
+ * buffers to that end). */
+int cli_exit_detach_wanted(void);
 
 #endif

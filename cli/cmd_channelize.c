@@ -1311,7 +1311,6 @@ static int wait_outputs(run_state *r) {
 /* ---- the pipeline's stages (src/pipeline): reading, channelizing and writing run at once on
  * successive blocks ---- */
 
-/* The power sums the device formed for a slot's block (dev_post), after its rows. */
 /* The bytes of a slot's rows: n_sel rows of `stride` outputs in the rows' format (cf16 and ci16
  * rows packed on the device take half of cf32's: the page-locked slots of all 1024 channels are
  * 3 x 8.4 MB instead of 3 x 16.8, ~0.5 ms per MiB to make on the H200 host), to a whole line. */
@@ -1807,15 +1806,13 @@ static void *timed_alloc(void *ctx, size_t bytes) {
   return p;
 }
 
-/* Whether the CUDA objects and page-locked buffers are left to the process's end: where it
- * follows (cli_exit_frees_skipped), the driver unpins and frees them with the context it releases
- * there anyway, while each cudaFreeHost (0.1-0.2 ms per MiB on the H200 host) holds the driver
- * and the slots' come after the last block, on the command's path. Whether the end then takes
- * longer is not settled (bench/RESULTS.md, "fifteenth session"): POLYRX_CUDA_FREE=1 frees them
- * as before, for the A/B. */
-static int cuda_left_to_exit(void) {
-  return cli_exit_frees_skipped() && cli_env_int("POLYRX_CUDA_FREE", 0, 1, 0) == 0;
-}
+/* Whether the CUDA objects and page-locked buffers are left to the process's end: only where it
+ * follows (cli_exit_frees_skipped) behind the command (POLYRX_CUDA_EXIT=detach), whose child then
+ * releases them with the context. Left to an end in the command's own process, the runtime's
+ * teardown took longer than the frees save (the H200 host: all 1024 channels cf16, held, 4
+ * rounds: 415.9 / 416.3 ms best / median against 401.3 / 403.8 freed; bench/RESULTS.md,
+ * "fifteenth session"). */
+static int cuda_left_to_exit(void) { return cli_exit_frees_skipped() && cli_exit_detach_wanted(); }
 
 static void timed_free(void *ctx, void *p) {
   run_state *r = ctx;
@@ -2299,10 +2296,10 @@ static void cleanup(run_state *r) {
     r->ws[w].held = NULL;
   }
   free(r->select);
-  /* the channelizer is left to the process's end where it follows: a CPU one's worker pool,
-   * FFTW plan and buffers (three of them mapped of their own), a CUDA one's device memory,
-   * streams and page-locked sums, which the driver releases with the context there (its
-   * calls are done: each execute ends synchronised; cuda_left_to_exit) */
+  /* a CPU channelizer (its worker pool, FFTW plan and buffers: three of them mapped of their
+   * own) is left to the process's end where it follows; a CUDA one (its device memory, streams
+   * and page-locked sums; its calls are done, each execute ends synchronised) only where that
+   * end is behind the command (cuda_left_to_exit) */
   int left = r->chan && (prx_chan_backend(r->chan) == PRX_BACKEND_CUDA ? cuda_left_to_exit()
                                                                        : cli_exit_frees_skipped());
   if (!left) prx_chan_destroy(r->chan);

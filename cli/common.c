@@ -588,16 +588,13 @@ int cli_pipe_readers(prx_pipe_config *c, prx_iq_reader *r, int gpu) {
   return n;
 }
 
-int cli_input_map_wanted(prx_backend backend) {
+prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
   const char *env = getenv("POLYRX_INPUT_MAP");
+  prx_format f = prx_iq_reader_info(r)->format;
   /* off unless asked for: on the lent H200 the readers are faster (channelize 64 channels 456
    * against 487 ms, rx 503 against 584 ms; bench/GPU_NOTES.md, "The input in place") */
-  return backend != PRX_BACKEND_CPU && env && env[0] && strcmp(env, "0");
-}
-
-prx_pipe_map *cli_input_map_open(prx_iq_reader *r, prx_backend backend) {
-  prx_format f = prx_iq_reader_info(r)->format;
-  if (!cli_input_map_wanted(backend) || (f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8))
+  if (backend == PRX_BACKEND_CPU || !env || !env[0] || !strcmp(env, "0") ||
+      (f != PRX_CI16 && f != PRX_CI8 && f != PRX_CU8))
     return NULL;
   prx_pipe_map *m = NULL;
   prx_pipe_map_config mc = prx_pipe_map_config_default();

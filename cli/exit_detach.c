@@ -53,9 +53,13 @@ static int *other_descriptors(size_t *n) {
   return fds;
 }
 
-void cli_exit_detached(int status) {
+int cli_exit_detach_wanted(void) {
   const char *env = getenv("POLYRX_CUDA_EXIT");
-  if (!env || strcmp(env, "detach") || !cli_process_ends || !cli_warm_cuda_context()) return;
+  return env && !strcmp(env, "detach");
+}
+
+void cli_exit_detached(int status) {
+  if (!cli_exit_detach_wanted() || !cli_process_ends || !cli_warm_cuda_context()) return;
   if (fflush(NULL) != 0) return; /* the usual end reports what it can */
   size_t n;
   int *fds = other_descriptors(&n), gone[2];
