@@ -273,7 +273,15 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
   if (VEC) {
     const int np = (int)((left < cap ? left : cap) / 2);
     float4 *g4 = (float4 *)gk;
-    for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
+    if (OM) {
+      /* pair p + STAGE_THREADS lies STAGE_THREADS + STAGE_THREADS / 8 slots after pair p
+       * (unit_tile_slot): the thread's pairs from one base, no slot arithmetic a pair */
+      const float4 *sp = st + unit_tile_slot<OM>((int)threadIdx.x);
+      for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS, sp += STAGE_THREADS * 9 / 8)
+        g4[p] = *sp;
+    } else {
+      for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
+    }
   } else {
     const int n = (int)(left < cap ? left : cap);
     const float2 *st2 = (const float2 *)st;
@@ -318,7 +326,7 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
                                         bool flat, double *slots) {
   const uint32_t kf = (uint32_t)((k0 > QPSK_GM ? k0 : QPSK_GM) - QPSK_GM);
   uint32_t i;
-  int64_t ks, ke;
+  int ks, ke; /* a block's output indices: 32-bit */
   if (flat) {
     /* sub-blocks of whole chunks (Ls4 a multiple of QPSK_OM_CHUNK): chunk i holds own outputs
      * QPSK_OM_CHUNK i on, cut at the block's 4 L (qpsk_om_chunk_span's spans, without its
@@ -333,13 +341,26 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
     jf = jf < nsub ? jf : nsub;
     i = jf * cj + (kf - jf * Ls4) / QPSK_OM_CHUNK + threadIdx.x;
     if (i >= (nsub + 1) * cj) return;
-    qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks, &ke);
+    int64_t ks64, ke64;
+    qpsk_om_chunk_span(i, cj, nsub, Ls4, QPSK_GM, L, &ks64, &ke64);
+    ks = (int)ks64;
+    ke = (int)ke64;
   }
-  if (ks >= kend) return;
-  if (ke > kend) ke = kend;
-  if (ke > own_end) ke = own_end;
-  const int lo = ks < k0 ? (int)(k0 - ks) : 0, hi = ke > ks ? (int)(ke - ks) : 0;
-  const int x0 = (int)(ks - k0);
+  const int k0i = (int)k0, kendi = (int)kend, owni = (int)own_end;
+  if (ks >= kendi) return;
+  if (ke > kendi) ke = kendi;
+  if (ke > owni) ke = owni;
+  const int lo = ks < k0i ? k0i - ks : 0, hi = ke > ks ? ke - ks : 0;
+  const int x0 = ks - k0i;
+  double *sl = slots + (size_t)i * QPSK_OMS;
+  if (hi <= lo) {
+    /* none of the chunk's outputs in this step (the block's empty last sub-block): its sums +0,
+     * which an earlier step's leave as they are */
+    if (ks >= k0i)
+#pragma unroll
+      for (int q = 0; q < QPSK_OMS; q++) sl[q] = 0;
+    return;
+  }
   /* the chunk's outputs [l, h), a group of four at a time (the rest as 0, which adds +0 to every
    * sum: qpsk_om_chunk's values); a whole chunk (every one but at a step's end or the own
    * outputs' end) without a test per output */
@@ -374,9 +395,8 @@ __device__ __forceinline__ void om_tile(Rd rd, int64_t k0, int64_t kend, int64_t
     sum(lo, hi);
   double t[QPSK_OMS] = {0, 0, 0, 0, 0, 0};
   qpsk_om_chunk_end(e, t);
-  double *sl = slots + (size_t)i * QPSK_OMS;
 #pragma unroll
-  for (int q = 0; q < QPSK_OMS; q++) sl[q] = ks >= k0 ? t[q] : sl[q] + t[q];
+  for (int q = 0; q < QPSK_OMS; q++) sl[q] = ks >= k0i ? t[q] : sl[q] + t[q];
 }
 
 /* qpsk_om_own_end of this thread block, clamped to its ng outputs (for om_tile's chunks, whose
@@ -614,10 +634,11 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     /* the sliding filters in one step whose sub-blocks' chunks lie each in one warp (om_tile's
      * chunk i in thread i; at L 512 eight chunks a sub-block, four sub-blocks a warp): each warp
      * adds up its own sub-blocks' chunks, no barrier for the block */
-    if (a.slide != PRE_SLIDE_NONE && nsteps == 1 && 32 % a.om_cj == 0 &&
-        (a.nsub + 1) * a.om_cj <= STAGE_THREADS) {
+    if (a.slide != PRE_SLIDE_NONE && nsteps == 1 && a.om_cj <= 32 &&
+        (a.om_cj & (a.om_cj - 1)) == 0 && (a.nsub + 1) * a.om_cj <= STAGE_THREADS) {
       __syncwarp();
-      const unsigned per = 32 / a.om_cj, j0 = warp * per;
+      /* om_cj a power of two dividing 32: 32 / om_cj by a shift */
+      const unsigned per = 32u >> (__ffs((int)a.om_cj) - 1), j0 = warp * per;
       for (unsigned i = lane; i < per * QPSK_OMS; i += 32) {
         const unsigned j = j0 + i / QPSK_OMS, q = i % QPSK_OMS;
         if (j > a.nsub) break;
