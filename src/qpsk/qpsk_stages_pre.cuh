@@ -97,19 +97,25 @@ stage_pre_rows(const void *rows, size_t stride, unsigned c, int64_t n_total, int
   stage_window<HALF, MIX>(rows, stride, c, n_total, lo, hi, mix, fill, inner, edge);
 }
 
+/* A staged sample's input sums (re, im: its value, 0 where not finite) into m where it is the
+ * block's own: sum re, sum im, sum |x|^2, the products exact in double, the sum of the two rounded
+ * once as a fused multiply-add, as qpsk_pre_sum_add's expression compiles. */
+__device__ __forceinline__ void pre_sample_sums(float re, float im, bool own, double m[3]) {
+  const double dr = own ? (double)re : 0.0, di = own ? (double)im : 0.0;
+  m[0] = __dadd_rn(m[0], dr);
+  m[1] = __dadd_rn(m[1], di);
+  m[2] = __dadd_rn(m[2], __fma_rn(dr, dr, __dmul_rn(di, di)));
+}
+
 /* One sample v of the unit-step sliding window (wholly in the stream) into its slot w: 0 where
- * not finite; where it is the block's own (OWN), its input sums into m (sum re, sum im, sum |x|^2:
- * the products exact in double, the sum of the two rounded once as a fused multiply-add, as
- * qpsk_pre_sum_add's expression compiles) and a non-finite one into nb. */
+ * not finite; where it is the block's own (OWN), its input sums into m (pre_sample_sums) and a
+ * non-finite one into nb. */
 __device__ __forceinline__ void pre_unit_sample(prx_cf32 v, bool own, float2 *w, double m[3],
                                                 unsigned &nb) {
   const bool fin = isfinite(v.re) && isfinite(v.im);
   const float re = fin ? v.re : 0.f, im = fin ? v.im : 0.f;
   *w = make_float2(re, im);
-  const double dr = own ? (double)re : 0.0, di = own ? (double)im : 0.0;
-  m[0] = __dadd_rn(m[0], dr);
-  m[1] = __dadd_rn(m[1], di);
-  m[2] = __dadd_rn(m[2], __fma_rn(dr, dr, __dmul_rn(di, di)));
+  pre_sample_sums(re, im, own, m);
   nb += !fin && own;
 }
 
@@ -183,11 +189,7 @@ __device__ __forceinline__ void stage_pre_async(const char *src, int nw, int o0,
     const float2 x = *w;
     const bool fin = isfinite(x.x) && isfinite(x.y), own = (unsigned)(t - o0) < nown;
     if (!fin) *w = make_float2(0.f, 0.f);
-    const float re = fin ? x.x : 0.f, im = fin ? x.y : 0.f;
-    const double dr = own ? (double)re : 0.0, di = own ? (double)im : 0.0;
-    m[0] = __dadd_rn(m[0], dr);
-    m[1] = __dadd_rn(m[1], di);
-    m[2] = __dadd_rn(m[2], __fma_rn(dr, dr, __dmul_rn(di, di)));
+    pre_sample_sums(fin ? x.x : 0.f, fin ? x.y : 0.f, own, m);
     nb += !fin && own;
   }
   *bad += nb;
