@@ -33,7 +33,8 @@
  *                                                BENCH_CHAN_STREAM=1: the channelizer's
  *                                                streaming stores (stream_out)
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
- *                                                the command's blocks (2^16): Msymbol/s
+ *                                                the command's blocks (2^18; BENCH_DEMOD_BLOCK=
+ *                                                log2 another): Msymbol/s
  *   bench_commands startup                       prx_qpsk_create + destroy at the command's
  *                                                defaults (fs 9600, Rs 2400): ms, wisdom as found
  *   bench_commands cudastart                     the CUDA backend's start-up in the order a
@@ -397,7 +398,9 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
 static int bench_demod(const char *path, double fs, double rs, int threads, int reps) {
   size_t bytes = 0;
   prx_cf32 *x = slurp(path, &bytes);
-  size_t n = bytes / sizeof *x, block = (size_t)1 << 16;
+  /* the command's read block (cmd_demod.c's READ_BLOCK, 2^18); BENCH_DEMOD_BLOCK=log2 another */
+  const char *lb = getenv("BENCH_DEMOD_BLOCK");
+  size_t n = bytes / sizeof *x, block = (size_t)1 << (lb ? atoi(lb) : 18);
   prx_qpsk_config c = prx_qpsk_config_default();
   c.sample_rate = fs;
   c.symbol_rate = rs;
