@@ -666,8 +666,8 @@ chanrounds_summary() {
 # 4 samples/symbol, cf32 in /dev/shm, bits to tmpfs): each round the library's loop in its own
 # process (bench_commands demod, in the command's blocks of 2^18), then the two commands in an
 # order turned every round; one chanrounds line each (channels "sps4"), so chanrounds_summary
-# reads them; whether the two wrote the same bits in round 1 (stderr); then with TIMING_RUNS (default 1) POLYRX_TIMING runs
-# of this build, --threads 1, each after a library run (stderr).
+# reads them; whether the two wrote the same bits in round 1 (stderr); then with TIMING_RUNS
+# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr).
 demodrounds() {
   local before=${BEFORE:?demodrounds: set BEFORE=path/to/the/other/polyrx}
   local nsym x r th which order line t s e
