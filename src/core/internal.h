@@ -32,7 +32,10 @@ static inline unsigned long long prx_gcd_u64(unsigned long long a, unsigned long
 /* 64-byte aligned allocation (cache line, AVX-512 safe), zero-filled; NULL on failure or 0 bytes.
  * Checks n * size for overflow. */
 void *prx_alloc(size_t n, size_t size);
-void prx_free(void *p); /* accepts NULL */
+/* The same, not cleared: for buffers whose every byte is written before it is read, so that their
+ * pages are first touched by the thread that writes them. */
+void *prx_alloc_uncleared(size_t n, size_t size);
+void prx_free(void *p); /* accepts NULL, and either allocation */
 
 /* A fixed set of worker threads made once (in an object's _create) and reused by every execute:
  * prx_pool_run calls fn(ctx, i) for i in [0, n_tasks) spread over the threads (the caller's

@@ -12,7 +12,6 @@
 
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #define HEADER 64 /* keeps the buffer 64-byte aligned */
 enum { KIND_PLAIN = 1, KIND_PINNED = 2 };
@@ -109,8 +108,7 @@ void *prx_pipe_host_alloc(size_t bytes, int pinned) {
     kind = KIND_PINNED;
   /* plain memory is not cleared (neither is page-locked memory): its pages are first touched
    * by the stage that writes them, on its own thread, instead of all at once on the caller's */
-  if (!base && bytes + HEADER <= SIZE_MAX - 63)
-    base = aligned_alloc(64, (bytes + HEADER + 63) & ~(size_t)63);
+  if (!base) base = prx_alloc_uncleared(bytes + HEADER, 1);
   if (!base) return NULL;
   ((header *)base)->kind = kind;
   ((header *)base)->bytes = bytes;
