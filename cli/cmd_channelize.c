@@ -39,6 +39,7 @@
 
 #include "chan/chan_internal.h"
 #include "chan_power.h"
+#include "dsp/fft_plan.h"
 #include "dsp/finite.h"
 #include "dsp/pack.h"
 #include "io/io_internal.h"
@@ -2257,7 +2258,7 @@ static void banner(const run_state *r) {
 static void cleanup(run_state *r) {
   end_warm_cuda(r);
   end_warm_fft(r);
-  prx_chan_cpu_warm_end(r->fft_warm);
+  prx_fft_warm_end(r->fft_warm);
   wait_outputs(r);
   if (r->open_lock_made) {
     pthread_mutex_destroy(&r->open_lock);

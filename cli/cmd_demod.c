@@ -7,6 +7,7 @@
  * symbols whose instants lie before the end are all written). The report is written block by
  * block too (cJSON builds each object, the file is assembled as it goes). */
 #include "cli.h"
+#include "dsp/fft_plan.h"
 #include "dsp/pack.h"
 
 #include "plot/plot.h"
@@ -376,7 +377,7 @@ static int setup_demod(run_state *r) {
                 !cli_thread_start(&warm, warm_fft, r);
   prx_status st = prx_qpsk_create(&c, &r->q);
   if (warming) pthread_join(warm, NULL);
-  prx_qpsk_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */
+  prx_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */
   r->fft_warm = NULL;
   if (st) return cli_status_error(CMD, "demodulator", st);
   /* an output slot holds the symbols of any block: the spans that can complete while a block

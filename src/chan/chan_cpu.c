@@ -37,6 +37,7 @@
 
 #include "../core/internal.h"
 #include "../dsp/convert.h"
+#include "../dsp/fft_plan.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -117,8 +118,8 @@ static void cpu_destroy(prx_chan *c) {
  * small transforms cost next to nothing, so the FFT stays. */
 static size_t direct_dft_max(size_t K) { return K >= 64 ? 4 : 0; }
 
-/* One K-point transform as the channelizer runs it (cpu_create's plan_one, prx_chan_cpu_warm's
- * plan of the same problem); under prx_fftw_lock. */
+/* One K-point transform as the channelizer runs it (cpu_create's plan_one; prx_chan_cpu_warm plans
+ * the same problem through prx_fft_plan_1d); under prx_fftw_lock. */
 static fftwf_plan plan_transform(int K, fftwf_complex *in, fftwf_complex *out) {
   return fftwf_plan_dft_1d(K, in, out, FFTW_FORWARD, FFTW_ESTIMATE);
 }
@@ -217,38 +218,11 @@ static prx_status cpu_create(prx_chan *c) {
   return PRX_OK;
 }
 
-typedef struct {
-  fftwf_complex *in, *out;
-  fftwf_plan plan;
-} cpu_warm;
-
 void *prx_chan_cpu_warm(size_t K) {
-  cpu_warm *w = calloc(1, sizeof *w);
-  if (!w || !K || K > ((size_t)1 << 22)) { /* prx_chan_create's largest K */
-    free(w);
-    return NULL;
-  }
-  w->in = fftwf_alloc_complex(K);
-  w->out = fftwf_alloc_complex(K);
-  if (w->in && w->out) {
-    prx_fftw_lock();
-    w->plan = plan_transform((int)K, w->in, w->out);
-    prx_fftw_unlock();
-  }
-  return w;
-}
-
-void prx_chan_cpu_warm_end(void *warm) {
-  cpu_warm *w = warm;
-  if (!w) return;
-  if (w->plan) {
-    prx_fftw_lock();
-    fftwf_destroy_plan(w->plan);
-    prx_fftw_unlock();
-  }
-  fftwf_free(w->in);
-  fftwf_free(w->out);
-  free(w);
+  /* plan_transform's problem: the forward K-point transform, FFTW_ESTIMATE */
+  return K && K <= ((size_t)1 << 22) /* prx_chan_create's largest K */
+             ? prx_fft_warm((int)K, PRX_FFT_ESTIMATE)
+             : NULL;
 }
 
 static void cpu_reset(prx_chan *c) { impl_reset(c->impl); }

@@ -63,13 +63,8 @@ static inline size_t prx_chan_cpu_batch_outputs(size_t K) {
   return nb < 1 ? 1 : nb;
 }
 
-/* The FFT planner made ready ahead of a CPU channelizer of K channels, on another thread while
- * the caller does other work: FFTW's one-time set-up of its planner (~0.5 ms at a process's first
- * plan) and a plan of the K-point transform the channelizer plans too (its twiddles shared while
- * both are held). The channelizer made meanwhile or after is the same, its plans the same
- * (FFTW_ESTIMATE's choice depends on the problem only). NULL where it cannot be made (nothing
- * then changes but the time); prx_chan_cpu_warm_end destroys it (accepts NULL). */
+/* prx_fft_warm (dsp/fft_plan.h) for a CPU channelizer of K channels: the K-point transform it
+ * plans (plan_transform). NULL for a K it refuses; destroyed by prx_fft_warm_end. */
 void *prx_chan_cpu_warm(size_t K);
-void prx_chan_cpu_warm_end(void *warm);
 
 #endif

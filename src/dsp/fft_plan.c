@@ -157,6 +157,30 @@ void prx_fft_destroy(fftwf_plan plan) {
   prx_fftw_unlock();
 }
 
+typedef struct {
+  prx_cf32 *in, *out;
+  fftwf_plan plan;
+} fft_warm;
+
+void *prx_fft_warm(int n, prx_fft_effort effort) {
+  fft_warm *w = n > 0 ? calloc(1, sizeof *w) : NULL;
+  if (!w) return NULL;
+  /* prx_alloc's alignment, as the objects' buffers they plan with */
+  w->in = prx_alloc((size_t)n, sizeof *w->in);
+  w->out = prx_alloc((size_t)n, sizeof *w->out);
+  if (w->in && w->out) w->plan = prx_fft_plan_1d(n, w->in, w->out, FFTW_FORWARD, effort);
+  return w;
+}
+
+void prx_fft_warm_end(void *warm) {
+  fft_warm *w = warm;
+  if (!w) return;
+  prx_fft_destroy(w->plan);
+  prx_free(w->in);
+  prx_free(w->out);
+  free(w);
+}
+
 void prx_fft_get_stats(prx_fft_stats *out) {
   prx_fftw_lock();
   *out = stats;

@@ -34,6 +34,16 @@ typedef enum {
 fftwf_plan prx_fft_plan_1d(int n, prx_cf32 *in, prx_cf32 *out, int sign, prx_fft_effort effort);
 void prx_fft_destroy(fftwf_plan plan); /* accepts NULL */
 
+/* FFTW made ready for an object's plan, on another thread while the caller does other work: the
+ * wisdom file's import (with PRX_FFT_MEASURE), FFTW's one-time set-up of its planner (~0.5 ms at a
+ * process's first plan) and a forward n-point plan as prx_fft_plan_1d makes it with `effort`, on
+ * arrays of its own (its twiddles shared with the object's plan of the same problem while both
+ * are held). The object's plans are the same with or without it (FFTW_ESTIMATE's choice depends on
+ * the problem only; FFTW_MEASURE's comes from the wisdom). NULL where nothing could be made
+ * (nothing then changes but the time); prx_fft_warm_end destroys it (accepts NULL). */
+void *prx_fft_warm(int n, prx_fft_effort effort);
+void prx_fft_warm_end(void *warm);
+
 /* What the process's planning did, for tests and benchmarks. */
 typedef struct {
   int wisdom_read;  /* the wisdom file was read and accepted */

@@ -216,31 +216,10 @@ static prx_fft_effort span_fft_effort(size_t nfft) {
   return nfft <= ((size_t)1 << 17) ? PRX_FFT_MEASURE : PRX_FFT_ESTIMATE;
 }
 
-typedef struct {
-  prx_cf32 *in, *out;
-  fftwf_plan plan;
-} qpsk_warm;
-
 void *prx_qpsk_fft_warm(const prx_qpsk_config *cfg) {
   if (!cfg || check_config(cfg) != PRX_OK) return NULL;
   size_t nfft = span_nfft(cfg);
-  qpsk_warm *w = calloc(1, sizeof *w);
-  if (!w) return NULL;
-  /* prx_alloc's alignment, as the spans' buffers the demodulator plans with */
-  w->in = prx_alloc(nfft, sizeof *w->in);
-  w->out = prx_alloc(nfft, sizeof *w->out);
-  if (w->in && w->out)
-    w->plan = prx_fft_plan_1d((int)nfft, w->in, w->out, FFTW_FORWARD, span_fft_effort(nfft));
-  return w;
-}
-
-void prx_qpsk_fft_warm_end(void *warm) {
-  qpsk_warm *w = warm;
-  if (!w) return;
-  prx_fft_destroy(w->plan);
-  prx_free(w->in);
-  prx_free(w->out);
-  free(w);
+  return prx_fft_warm((int)nfft, span_fft_effort(nfft));
 }
 
 prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {

@@ -288,13 +288,8 @@ void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);
 /* Number of integers k >= 0 with k * step < limit. */
 int64_t qpsk_count_below(double limit, double step);
 
-/* The FFT planner made ready ahead of prx_qpsk_create(cfg), on another thread while the caller
- * does other work (as prx_chan_cpu_warm for the channelizer): the wisdom file's import, FFTW's
- * one-time set-up of its planner and a plan of the span's transform, made as the demodulator
- * makes it (its twiddles shared while both are held). The demodulator made meanwhile or after is
- * the same, its plan the same one. NULL where cfg is invalid or nothing could be made (nothing
- * then changes but the time); prx_qpsk_fft_warm_end destroys it (accepts NULL). */
+/* prx_fft_warm (dsp/fft_plan.h) for prx_qpsk_create(cfg): the span's transform with the effort
+ * the demodulator plans it with. NULL where cfg is invalid; destroyed by prx_fft_warm_end. */
 void *prx_qpsk_fft_warm(const prx_qpsk_config *cfg);
-void prx_qpsk_fft_warm_end(void *warm);
 
 #endif
