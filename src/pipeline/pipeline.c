@@ -574,9 +574,7 @@ static int serial_step(pipe_state *p, const void *in, size_t n, uint64_t pos) {
 static void run_serial(pipe_state *p) {
   const prx_pipe_config *c = p->cfg;
   uint64_t pos = 0;
-  if (c->first_block) {
-    p->res.samples_read += c->first_samples;
-    p->res.blocks_read++;
+  if (c->first_block) { /* (read and counted: prx_pipe_run) */
     if (serial_step(p, p->in[0], c->first_samples, 0)) return;
     pos = c->first_samples;
   }
@@ -735,6 +733,12 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
   }
 
   if (s.multi && cfg->view_at && cfg->view_start) cfg->view_start(cfg->view_ctx);
+  if (cfg->first_block) { /* the stream's first block, read before the run: in[0] */
+    s.in_n[0] = cfg->first_samples;
+    s.in_pos[0] = 0;
+    s.res.samples_read = cfg->first_samples;
+    s.res.blocks_read = 1;
+  }
   sigset_t stop_sigs, old_mask;
   stop_signal_set(&stop_sigs);
   if (cfg->serial) {
@@ -747,13 +751,8 @@ prx_status prx_pipe_run(const prx_pipe_config *cfg, prx_pipe_result *res) {
     for (int i = 0; i < s.n_readers; i++) parker_init(&s.rd[i].park);
     for (int w = 0; w < s.n_writers; w++) parker_init(&s.w[w].park);
     if (!s.multi) s.rd[0].park.poll_us = cfg->poll_us; /* the one reader, and writer 0 */
-    if (cfg->first_block) { /* handed to compute before the reader starts */
-      s.in_n[0] = cfg->first_samples;
-      s.in_pos[0] = 0;
-      s.res.samples_read = cfg->first_samples;
-      s.res.blocks_read = 1;
-      atomic_store(&s.r_seq, 1);
-    }
+    if (cfg->first_block)
+      atomic_store(&s.r_seq, 1); /* handed to compute before the reader starts */
     s.w[0].park.poll_us = cfg->poll_us;
     thread_arg *wa = prx_alloc((size_t)s.n_writers, sizeof *wa);
     thread_arg *ra = prx_alloc((size_t)s.n_readers, sizeof *ra);
