@@ -486,26 +486,26 @@ static size_t count_stale(const char *dir, const unsigned char *written, unsigne
   return stale;
 }
 
-/* dir without its trailing slashes (malloc'd; NULL out of memory) and, in *leaf, its last
- * component within it (the name the hidden directories beside it are made from). */
-static char *dir_and_leaf(const char *dir, const char **leaf) {
+/* dir without its trailing slashes (malloc'd; NULL out of memory), in *leaf its last component
+ * within it (the name the hidden directories beside it are made from) and in *slash the slash
+ * before that (NULL where there is none). */
+static char *dir_and_leaf(const char *dir, char **leaf, char **slash) {
   size_t n = strlen(dir);
   while (n > 1 && dir[n - 1] == '/') n--;
   char *path = strndup(dir, n);
   if (!path) return NULL;
-  const char *slash = strrchr(path, '/');
-  *leaf = slash ? slash + 1 : path;
+  *slash = strrchr(path, '/');
+  *leaf = *slash ? *slash + 1 : path;
   return path;
 }
 
 /* Counts the hidden directories beside dir that runs killed while writing it left
  * (.LEAF.tmp-*: make_hidden_dir); 0 where there are none or the parent cannot be read. */
 static size_t count_hidden(const char *dir) {
-  const char *leaf;
+  char *leaf, *slash;
   size_t found = 0;
-  char *path = dir_and_leaf(dir, &leaf);
+  char *path = dir_and_leaf(dir, &leaf, &slash);
   if (!path) return 0;
-  char *slash = leaf > path ? path + (leaf - path) - 1 : NULL;
   size_t cap = strlen(leaf) + 8;
   char *prefix = malloc(cap);
   if (prefix) snprintf(prefix, cap, ".%s.tmp-", leaf);
@@ -1200,10 +1200,9 @@ static int make_hidden_dir(run_state *r) {
   if ((how && !strcmp(how, "0")) || o->report || o->occupancy || o->archive ||
       lstat(o->outdir, &sb) == 0 || errno != ENOENT)
     return -1;
-  const char *leaf;
-  char *final = dir_and_leaf(o->outdir, &leaf);
+  char *leaf, *slash;
+  char *final = dir_and_leaf(o->outdir, &leaf, &slash);
   if (!final) return -1;
-  char *slash = leaf > final ? final + (leaf - final) - 1 : NULL;
   size_t cap = strlen(final) + 64;
   char *tmp = malloc(cap);
   int fresh, rc = -1;
