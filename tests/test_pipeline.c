@@ -753,12 +753,9 @@ static void test_cache_block(void) {
 
 int main(void) {
   alarm(120); /* a stage that never ends (a stop signal lost) fails the test instead of hanging */
-  test_rng rng;
-  test_rng_seed(&rng, 20261201);
   size_t cap = N_SAMPLES + 64;
   uint32_t *x = malloc(N_SAMPLES * 4), *ref = malloc(cap * 4), *y = malloc(cap * 4);
-  for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
-  pipe_hash_reference(x, N_SAMPLES, ref);
+  pipe_test_input(20261201, x, N_SAMPLES, ref);
   test_cache_block();
   /* woken stages, then the reader and the first writer polling, then the first writer woken
    * for every 3 slots: the same bytes, counts and ends */

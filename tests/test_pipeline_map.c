@@ -314,10 +314,7 @@ static void test_stop(const pipe_files *f, const uint32_t *x, uint32_t *y) {
 int main(void) {
   uint32_t *x = malloc(4 * N_SAMPLES), *ref = malloc(4 * (N_SAMPLES + PIPE_FLUSH_WORDS));
   uint32_t *y = malloc(4 * 2 * N_SAMPLES);
-  test_rng rng;
-  test_rng_seed(&rng, 20261202);
-  for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
-  pipe_hash_reference(x, N_SAMPLES, ref);
+  pipe_test_input(20261202, x, N_SAMPLES, ref);
   pipe_files files;
   if (pipe_files_make(&files, "test_pipe_map", x, N_SAMPLES)) {
     test_identity(&files, ref, y);

@@ -364,10 +364,7 @@ int main(void) {
   uint32_t *x = malloc(4 * N_SAMPLES), *ref = malloc(4 * (N_SAMPLES + FLUSH_WORDS));
   size_t cap = 2 * N_SAMPLES;
   uint32_t *y = malloc(4 * cap);
-  test_rng rng;
-  test_rng_seed(&rng, 20261201);
-  for (size_t i = 0; i < N_SAMPLES; i++) x[i] = (uint32_t)test_rng_u64(&rng);
-  pipe_hash_reference(x, N_SAMPLES, ref);
+  pipe_test_input(20261201, x, N_SAMPLES, ref);
   test_identity(x, ref, y, cap);
   test_read_errors(x, y, cap);
   test_stop(x, y, cap);

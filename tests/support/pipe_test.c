@@ -30,6 +30,13 @@ size_t pipe_hash_reference(const uint32_t *x, size_t n, uint32_t *y) {
   return n + PIPE_FLUSH_WORDS;
 }
 
+void pipe_test_input(uint64_t seed, uint32_t *x, size_t n, uint32_t *ref) {
+  test_rng rng;
+  test_rng_seed(&rng, seed);
+  for (size_t i = 0; i < n; i++) x[i] = (uint32_t)test_rng_u64(&rng);
+  pipe_hash_reference(x, n, ref);
+}
+
 int pipe_hash_prefix_ok(const uint32_t *x, const uint32_t *y, size_t m, int flushed) {
   uint32_t *want = malloc((m + PIPE_FLUSH_WORDS) * sizeof *want);
   if (!want) return 0;

@@ -24,6 +24,9 @@ void pipe_hash_flush(uint32_t *state, uint64_t pos, uint32_t *y);
 /* The serial reference: the whole of x[0..n-1] in one loop from state 1, then the flush words.
  * Returns n + PIPE_FLUSH_WORDS. */
 size_t pipe_hash_reference(const uint32_t *x, size_t n, uint32_t *y);
+/* The tests' input: n random words from seed into x, and their serial reference
+ * (pipe_hash_reference) into ref, n + PIPE_FLUSH_WORDS words. */
+void pipe_test_input(uint64_t seed, uint32_t *x, size_t n, uint32_t *ref);
 /* 1 when y starts with the output of the first m samples of x, the reference of x[0..m-1] (with
  * its flush words when flushed). */
 int pipe_hash_prefix_ok(const uint32_t *x, const uint32_t *y, size_t m, int flushed);
