@@ -477,14 +477,14 @@ chan_rounds_input() {
 }
 
 # Runs "$1 ROUND THREADS SEL" in ROUNDS rounds (default $2) of all channels and ROUNDS64 (default
-# 3) of channels 0-63, each with --threads 1 and 0
+# 3) of channels 0-63, each with --threads 1 and 0 (CHAN_THREADS: those given, e.g. "1")
 chan_rounds_run() {
   local fn=$1 r th sel n
   for sel in all 0-63; do
     n=${ROUNDS:-$2}
     [ "$sel" = all ] || n=${ROUNDS64:-3}
     for r in $(seq "$n"); do
-      for th in 1 0; do "$fn" "$r" "$th" "$sel" || return 1; done
+      for th in ${CHAN_THREADS:-1 0}; do "$fn" "$r" "$th" "$sel" || return 1; done
     done
   done
 }
