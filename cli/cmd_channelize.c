@@ -655,7 +655,7 @@ typedef struct run_state {
   double ms_map_close;
 } run_state;
 
-/* What one writer thread keeps: its channels are s = w, w + W, ... */
+/* What one writer thread keeps: its channels are part w of the W writers (part_first ...) */
 typedef struct writer_state {
   void *pack;     /* packed samples of one row (or, to standard output, of all rows interleaved) */
   prx_cf32 *rows; /* the frames layout: its channels' outputs of the slot gathered into rows of
@@ -663,7 +663,7 @@ typedef struct writer_state {
   void *row;      /* to standard output as cf16 or ci16: one row packed before it is interleaved */
   int ready;      /* its channels' recordings are created and hold nothing back (wait_opened) */
   /* the rows of channels whose recordings are still being created, packed, kept here instead
-   * of waiting for the opener (hold_row): local channel i (s = w + i W) has held[i] bytes at
+   * of waiting for the opener (hold_row): local channel i (part_index) has held[i] bytes at
    * hold + i * region; made on first use */
   unsigned char *hold;
   size_t *held, region;
@@ -817,7 +817,6 @@ static int setup_input(run_state *r) {
   return rc;
 }
 
-/* The alignment of the channel recordings: output j is the input's instant jD + offset. */
 /* Part p of P (writer p of the writers, opener p of the openers): with the rows layout every
  * P-th channel from p; with the frames layout one contiguous range of channels, so that a
  * writer reads whole lines of each frame and none of another writer's. Its channels are
@@ -837,6 +836,7 @@ static size_t part_index(const run_state *r, size_t s, size_t P) {
   return r->frames ? s - part_first(r, part_of(r, s, P), P) : s / P;
 }
 
+/* The alignment of the channel recordings: output j is the input's instant jD + offset. */
 static cli_alignment alignment(const run_state *r) {
   cli_alignment a = {prx_chan_decimation(r->chan), r->offset, r->in.sample_rate};
   return a;
