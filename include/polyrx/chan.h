@@ -67,7 +67,9 @@ typedef struct {
                              same values; other backends ignore it. Default 0 */
   prx_chan_layout layout; /* where execute writes the outputs (PRX_CHAN_ROWS, the default, or
                              PRX_CHAN_FRAMES: CPU backend only, PRX_ERR_UNSUPPORTED with the
-                             CUDA backend); see prx_chan_execute */
+                             CUDA backend); see prx_chan_execute. Frames of every channel in
+                             order (pitch K) are written by the FFT itself, without streaming
+                             stores whatever stream_out says */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);

@@ -10,7 +10,10 @@
  * a length-K DFT of the commutator sums followed by a factor that is 1 for D = K and (-1)^(kj)
  * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT,
  * and stores odd rows rotated by K/2 for D = K/2, which is the (-1)^k. Then the selected
- * channels are transposed into channel-major output; when only 1-4 channels are selected a
+ * channels are transposed into channel-major output (the rows layout), or copied frame by frame
+ * (the frames layout; with every channel in order the transform writes the frames itself, with
+ * a plan that differs from the batch plan in its output distance only: the same codelets, the
+ * same bits, which test_chan_cpu_frames checks); when only 1-4 channels are selected a
  * direct DFT of those channels replaces FFT + transpose (cheaper then; see PERFORMANCE.md).
  *
  * Streaming: the input history is kept as cf32 in segments of D samples, each followed by a
