@@ -12,9 +12,10 @@
  * and stores odd rows rotated by K/2 for D = K/2, which is the (-1)^k. Then the selected
  * channels are transposed into channel-major output (the rows layout), or copied frame by frame
  * (the frames layout; with every channel in order the transform writes the frames itself, with
- * a plan that differs from the batch plan in its output distance only: the same codelets, the
- * same bits, which test_chan_cpu_frames checks); when only 1-4 channels are selected a
- * direct DFT of those channels replaces FFT + transpose (cheaper then; see PERFORMANCE.md).
+ * a plan that differs from the batch plan in its output distance only; that it gives the same
+ * bits is test_chan_cpu_frames's check, FFTW 3.3.10 on the VM and the GPU host); when only 1-4
+ * channels are selected a direct DFT of those channels replaces FFT + transpose (cheaper then; see
+ * PERFORMANCE.md).
  *
  * Streaming: the input history is kept as cf32 in segments of D samples, each followed by a
  * 64-byte pad (so that the kernel's ~3P concurrent segment streams fall in different cache
