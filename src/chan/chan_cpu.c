@@ -13,7 +13,8 @@
  * channels are transposed into channel-major output (the rows layout), or copied frame by frame
  * (the frames layout; with every channel in order the transform writes the frames itself, with
  * a plan that differs from the batch plan in its output distance only; that it gives the same
- * bits is test_chan_cpu_frames's check, FFTW 3.3.10 on the VM and the GPU host); when only 1-4
+ * bits is test_chan_cpu_frames's check (FFTW 3.3.10; on the GPU host `channelize` wrote main's
+ * bytes with it)); when only 1-4
  * channels are selected a direct DFT of those channels replaces FFT + transpose (cheaper then; see
  * PERFORMANCE.md).
  *
