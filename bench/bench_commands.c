@@ -31,7 +31,13 @@
  *                                                size and mapped shared (the mapped outputs);
  *                                                with the making and unmapping times;
  *                                                BENCH_CHAN_STREAM=1: the channelizer's
- *                                                streaming stores (stream_out)
+ *                                                streaming stores (stream_out);
+ *                                                BENCH_CHAN_LAYOUT=frames: the frames layout
+ *                                                (prx_chan_config.layout: output j of every
+ *                                                channel together), in the same buffers (a
+ *                                                slot holds the block's frames), or with
+ *                                                BENCH_CHAN_ROWS=mem the whole output's frames
+ *                                                one after another in anonymous memory
  *   bench_commands demod FILE RATE RS THREADS REPS  prx_qpsk on FILE's cf32 samples in memory in
  *                                                the command's blocks (2^18; BENCH_DEMOD_BLOCK=
  *                                                log2 another): Msymbol/s
@@ -315,6 +321,8 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   /* BENCH_CHAN_STREAM=1: the channelizer writes its outputs with streaming stores */
   const char *est = getenv("BENCH_CHAN_STREAM");
   c.stream_out = est && atoi(est) > 0;
+  const char *el = getenv("BENCH_CHAN_LAYOUT");
+  c.layout = el && !strcmp(el, "frames") ? PRX_CHAN_FRAMES : PRX_CHAN_ROWS;
   unsigned *sel = malloc((n_sel ? n_sel : 1) * sizeof *sel);
   for (unsigned i = 0; i < n_sel; i++) sel[i] = i;
   c.select = n_sel ? sel : NULL;
@@ -338,9 +346,18 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   chan_rows rows = {0};
   double ms_make = 0, ms_free = 0;
   unsigned n_rows = n_sel ? n_sel : K;
+  int frames = c.layout == PRX_CHAN_FRAMES;
+  if (frames && ew && *ew && strcmp(ew, "mem"))
+    return fprintf(stderr, "BENCH_CHAN_LAYOUT=frames takes BENCH_CHAN_ROWS=mem only\n"), 1;
+  /* frames in memory: the whole output as one row of n_rows times the outputs (rows_make's
+   * anonymous memory, one "channel") */
   if (ew && *ew &&
-      rows_make(&rows, strcmp(ew, "mem") ? ew : NULL, n_rows, n / (K / 2) + 64, &ms_make))
+      rows_make(&rows, strcmp(ew, "mem") ? ew : NULL, frames ? 1 : n_rows,
+                (n / (K / 2) + 64) * (frames ? n_rows : 1), &ms_make))
     return 1;
+  /* where output j goes: rows of `stride` outputs, or frames of n_rows samples */
+  size_t out_stride = frames ? n_rows : stride, mem_stride = frames ? n_rows : rows.stride;
+  size_t per_out = frames ? n_rows : 1; /* samples of the output buffer per output index */
   double best = 1e30, best_cpu = 0;
   for (int r = 0; r < reps; r++) {
     prx_chan_reset(ch);
@@ -359,17 +376,18 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
       size_t m = n - i < block ? n - i : block, blk = i / block;
       while (reader && blk - atomic_load(&side.read) >= (size_t)n_slots) sched_yield();
       prx_cf32 *yb = y + (blk % (size_t)n_slots) * K * stride;
-      if (rows.base ? prx_chan_execute(ch, x + i * ss, m, rows.base + written, rows.stride, &got)
-                    : prx_chan_execute(ch, x + i * ss, m, yb, stride, &got))
+      if (rows.base
+              ? prx_chan_execute(ch, x + i * ss, m, rows.base + written * per_out, mem_stride, &got)
+              : prx_chan_execute(ch, x + i * ss, m, yb, out_stride, &got))
         return fprintf(stderr, "chan: %s\n", prx_last_error()), 1;
       written += got;
       atomic_store(&side.made, blk + 1);
     }
     while (reader && atomic_load(&side.read) < atomic_load(&side.made)) sched_yield();
     if (rows.base)
-      prx_chan_flush(ch, rows.base + written, rows.stride, &got);
+      prx_chan_flush(ch, rows.base + written * per_out, mem_stride, &got);
     else
-      prx_chan_flush(ch, y, stride, &got);
+      prx_chan_flush(ch, y, out_stride, &got);
     double t = bench_now() - t0;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     atomic_store(&side.done, 1);
@@ -382,12 +400,13 @@ static int bench_chan(const char *path, const char *fmt_name, unsigned K, int th
   const char *rows_kind = rows.base ? (rows.fd ? "mapped" : "mem") : "slot";
   if (rows.base) rows_free(&rows, &ms_free);
   printf("{\"bench\":\"commands_lib_chan\",\"K\":%u,\"channels\":%u,\"format\":\"%s\","
-         "\"threads\":%d,\"block\":%zu,\"stream\":%d,\"slots\":%d,\"reader\":%d,\"busy\":%d,"
+         "\"threads\":%d,\"block\":%zu,\"stream\":%d,\"layout\":\"%s\",\"slots\":%d,"
+         "\"reader\":%d,\"busy\":%d,"
          "\"samples\":%zu,"
          "\"rows\":\"%s\",\"rows_make_ms\":%.1f,\"rows_free_ms\":%.1f,"
          "\"seconds\":%.4f,\"cpu_seconds\":%.4f,\"msps\":%.2f}\n",
-         K, n_sel ? n_sel : K, fmt_name, threads, block, c.stream_out, n_slots, reader, busy, n,
-         rows_kind, ms_make, ms_free, best, best_cpu, n / best / 1e6);
+         K, n_sel ? n_sel : K, fmt_name, threads, block, c.stream_out, frames ? "frames" : "rows",
+         n_slots, reader, busy, n, rows_kind, ms_make, ms_free, best, best_cpu, n / best / 1e6);
   free(sel);
   prx_chan_destroy(ch);
   free(x);

@@ -477,14 +477,14 @@ chan_rounds_input() {
 }
 
 # Runs "$1 ROUND THREADS SEL" in ROUNDS rounds (default $2) of all channels and ROUNDS64 (default
-# 3) of channels 0-63, each with --threads 1 and 0
+# 3) of channels 0-63, each with --threads 1 and 0 (CHAN_THREADS: those given, e.g. "1")
 chan_rounds_run() {
   local fn=$1 r th sel n
   for sel in all 0-63; do
     n=${ROUNDS:-$2}
     [ "$sel" = all ] || n=${ROUNDS64:-3}
     for r in $(seq "$n"); do
-      for th in 1 0; do "$fn" "$r" "$th" "$sel" || return 1; done
+      for th in ${CHAN_THREADS:-1 0}; do "$fn" "$r" "$th" "$sel" || return 1; done
     done
   done
 }
@@ -777,7 +777,8 @@ demodvar_summary() {
 # "lib", with the CPU time of its loop), BEFORE's `channelize` ("before"), this build's ("after")
 # and this build's with each of VARIANTS="NAME=VAR=VALUE[+VAR=VALUE] ..." (e.g.
 # "depth6=POLYRX_OUT_DEPTH=6"); the names in ONLY_T1 run with --threads 1 and all channels only,
-# those in ONLY_ALL with all channels only.
+# those in ONLY_ALL with all channels only; LIB_FRAMES=1 adds the library's loop with the frames
+# layout ("libf", BENCH_CHAN_LAYOUT=frames) beside its rows ("lib").
 # One chanrounds line per run (what: the name); chanvar_summary reads them. Whether each wrote
 # BEFORE's bytes, in the first round of each configuration (stderr). Then, with TIMING_RUNS (default
 # 1), that many POLYRX_TIMING runs of after and each variant (TIMING_FIRST=1: of before too), all
@@ -790,6 +791,11 @@ chanvar() {
   local x=$W/c.cf32 v log=${TIMING_LOG:-$W/timing.log}
   chan_rounds_input "$x"
   local -a names=(lib before after) envs=("" "" "")
+  # LIB_FRAMES=1: the library's loop with the frames layout too (libf), beside its rows (lib)
+  if [ "${LIB_FRAMES:-0}" = 1 ]; then
+    names+=(libf)
+    envs+=("")
+  fi
   for v in ${VARIANTS:-}; do
     names+=("${v%%=*}")
     envs+=("${v#*=}")
@@ -809,9 +815,11 @@ chanvar() {
       what=${names[$i]}
       case " ${ONLY_T1:-} " in *" $what "*) [ "$th" = 1 ] && [ "$sel" = all ] || continue ;; esac
       case " ${ONLY_ALL:-} " in *" $what "*) [ "$sel" = all ] || continue ;; esac
-      if [ "$what" = lib ]; then
-        line=$("$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
-        round_line var "$r" "$th" "$sel" lib "$(jnum "$line" seconds)" "\"cpu_seconds\":$(jnum "$line" cpu_seconds)"
+      if [ "$what" = lib ] || [ "$what" = libf ]; then
+        local lenv=(BENCH_CHAN_LAYOUT=rows)
+        [ "$what" = libf ] && lenv=(BENCH_CHAN_LAYOUT=frames)
+        line=$(env "${lenv[@]}" "$B" chan "$x" cf32 1024 "$th" 1 "$nsel") || return 1
+        round_line var "$r" "$th" "$sel" "$what" "$(jnum "$line" seconds)" "\"cpu_seconds\":$(jnum "$line" cpu_seconds)"
         continue
       fi
       t=$(var_run "$i" "$th" "$sel" "$W/ch_$what") || { echo "bench_commands.sh: $what failed" >&2; return 1; }
@@ -833,6 +841,7 @@ chanvar() {
   for t in $(seq "${TIMING_RUNS:-1}"); do
     for th in ${TIMING_THREADS:-1}; do
       for ((i = ${TIMING_FIRST:-2}; i < ${#names[@]}; i++)); do
+        [ "${names[$i]}" = libf ] && continue
         line=$("$B" chan "$x" cf32 1024 "$th" 1 0) || return 1
         echo "== ${names[$i]} -t $th (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
         wall=$(var_run "$i" "$th" all "$W/ch_t" POLYRX_TIMING=1 2>>"$log") || return 1

@@ -52,6 +52,7 @@
 #define GPU_BUDGET ((size_t)768 << 20)  /* output bytes in flight its default block allows */
 #define OUT_DEPTH 3                     /* output slots in flight */
 #define OUT_DEPTH_SMALL 6               /* ... CPU blocks under SMALL_BLOCK (stream) */
+#define FRAMES_DEFAULT 1                /* the CPU channelizer writes frames (setup_chan) */
 #define GPU_WRITERS 12                  /* the CUDA backend's writers from 16 cores (setup_chan) */
 #define MAX_BLOCK ((size_t)1 << 26)
 #define MIN_BLOCK ((size_t)4096) /* the smallest block of a short input */
@@ -573,7 +574,10 @@ typedef struct run_state {
   /* the CPU channelizer writes the slots' rows with streaming stores (prx_chan_config's
    * stream_out): the writers, not compute, read them next */
   int stream_out;
-  /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs */
+  /* the pipeline: an output slot is a slot_head, then n_sel rows of `stride` outputs, or with
+   * the frames layout (the CPU channelizer's PRX_CHAN_FRAMES) up to `stride` frames of n_sel
+   * outputs, which each writer gathers its channels from (gather_frames) */
+  int frames;
   int n_writers;
   struct writer_state *ws;
   size_t stride;
@@ -651,13 +655,15 @@ typedef struct run_state {
   double ms_map_close;
 } run_state;
 
-/* What one writer thread keeps: its channels are s = w, w + W, ... */
+/* What one writer thread keeps: its channels are part w of the W writers (part_first ...) */
 typedef struct writer_state {
-  void *pack; /* packed samples of one row (or, to standard output, of all rows interleaved) */
-  void *row;  /* to standard output as cf16 or ci16: one row packed before it is interleaved */
-  int ready;  /* its channels' recordings are created and hold nothing back (wait_opened) */
+  void *pack;     /* packed samples of one row (or, to standard output, of all rows interleaved) */
+  prx_cf32 *rows; /* the frames layout: its channels' outputs of the slot gathered into rows of
+                     `stride` outputs (gather_frames) */
+  void *row;      /* to standard output as cf16 or ci16: one row packed before it is interleaved */
+  int ready;      /* its channels' recordings are created and hold nothing back (wait_opened) */
   /* the rows of channels whose recordings are still being created, packed, kept here instead
-   * of waiting for the opener (hold_row): local channel i (s = w + i W) has held[i] bytes at
+   * of waiting for the opener (hold_row): local channel i (part_index) has held[i] bytes at
    * hold + i * region; made on first use */
   unsigned char *hold;
   size_t *held, region;
@@ -811,6 +817,25 @@ static int setup_input(run_state *r) {
   return rc;
 }
 
+/* Part p of P (writer p of the writers, opener p of the openers): with the rows layout every
+ * P-th channel from p; with the frames layout one contiguous range of channels, so that a
+ * writer reads whole lines of each frame and none of another writer's. Its channels are
+ * part_first + i * part_step for i < part_count; output s is in part part_of, at part_index. */
+static size_t part_first(const run_state *r, size_t p, size_t P) {
+  return r->frames ? r->n_sel * p / P : p;
+}
+static size_t part_step(const run_state *r, size_t P) { return r->frames ? 1 : P; }
+static size_t part_count(const run_state *r, size_t p, size_t P) {
+  if (r->frames) return r->n_sel * (p + 1) / P - r->n_sel * p / P;
+  return r->n_sel > p ? (r->n_sel - p + P - 1) / P : 0;
+}
+static size_t part_of(const run_state *r, size_t s, size_t P) {
+  return r->frames ? ((s + 1) * P - 1) / r->n_sel : s % P;
+}
+static size_t part_index(const run_state *r, size_t s, size_t P) {
+  return r->frames ? s - part_first(r, part_of(r, s, P), P) : s / P;
+}
+
 /* The alignment of the channel recordings: output j is the input's instant jD + offset. */
 static cli_alignment alignment(const run_state *r) {
   cli_alignment a = {prx_chan_decimation(r->chan), r->offset, r->in.sample_rate};
@@ -899,14 +924,26 @@ static int setup_chan(run_state *r) {
     c.out_format = o->outf;
     c.power_sums = 1;
   }
+  /* The CPU channelizer writes frames (every channel of an output side by side, the FFT's own
+   * order: no transpose on compute's core) and each writer gathers its range of channels from
+   * them, where recordings are written; to standard output the rows stay. POLYRX_CHAN_FRAMES=0|1
+   * forces either, for the A/B (bench/RESULTS.md, "the frame layout"). */
+  int frames = cli_env_int("POLYRX_CHAN_FRAMES", 0, 1, FRAMES_DEFAULT) && !o->to_stdout;
+  c.layout = frames && !post ? PRX_CHAN_FRAMES : PRX_CHAN_ROWS;
   st = prx_chan_create(&c, &r->chan);
   if (post && st == PRX_ERR_UNSUPPORTED) {
     c.out_format = PRX_CF32;
     c.power_sums = 0;
+    c.layout = frames ? PRX_CHAN_FRAMES : PRX_CHAN_ROWS;
     post = 0;
     st = prx_chan_create(&c, &r->chan);
   }
+  if (c.layout == PRX_CHAN_FRAMES && st == PRX_ERR_UNSUPPORTED) { /* not the CPU backend */
+    c.layout = PRX_CHAN_ROWS;
+    st = prx_chan_create(&c, &r->chan);
+  }
   if (st) return cli_status_error(CMD, "channelizer", st);
+  r->frames = c.layout == PRX_CHAN_FRAMES;
   r->dev_post = post;
   r->stream_out = c.stream_out && prx_chan_backend(r->chan) == PRX_BACKEND_CPU;
   r->row_osz = post ? prx_format_size(o->outf) : sizeof(prx_cf32);
@@ -974,6 +1011,9 @@ static int setup_chan(run_state *r) {
   int packs = 1;
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     packs &= (r->ws[w].pack = malloc(pack_bytes)) != 0;
+    if (r->frames)
+      packs &= (r->ws[w].rows = malloc(part_count(r, (size_t)w, (size_t)r->n_writers) * r->stride *
+                                       sizeof(prx_cf32))) != 0;
     if (o->to_stdout && o->outf != PRX_CF32) packs &= (r->ws[w].row = malloc(r->stride * 4)) != 0;
   }
   if (!r->energy || !r->power || !r->w || !r->failed || !r->hash || !r->ws || !packs)
@@ -1082,7 +1122,7 @@ out:
  * compute waits for unless the ring holds more slots than its cache holds well. */
 static size_t data_buffer(const run_state *r, size_t s) {
   size_t row = r->data_buffer, n0 = (4096 + row - 1) / row;
-  return row * (n0 + s / (size_t)r->n_writers % 16);
+  return row * (n0 + part_index(r, s, (size_t)r->n_writers) % 16);
 }
 
 /* Creates output s's recording (a temporary data file) with the metadata known at the start. */
@@ -1131,8 +1171,8 @@ static prx_status open_one(run_state *r, size_t s) {
 static void *opener(void *arg) {
   opener_state *op = arg;
   run_state *r = op->r;
-  size_t O = (size_t)r->n_openers, k = 0;
-  for (size_t s = (size_t)op->i; s < r->n_sel && !r->open_failed; s += O) {
+  size_t O = (size_t)r->n_openers, k = 0, n = part_count(r, (size_t)op->i, O);
+  for (size_t s = part_first(r, (size_t)op->i, O); k < n && !r->open_failed; s += part_step(r, O)) {
     if (r->open_slow) nanosleep(&(struct timespec){0, 2000000}, NULL);
     prx_status st = open_one(r, s);
     if (st) {
@@ -1161,14 +1201,15 @@ static void *opener(void *arg) {
 
 /* Non-zero when output s's recording is created (its opener's count past it). */
 static int is_opened(run_state *r, size_t s) {
-  const opener_state *op = &r->op[s % (size_t)r->n_openers];
-  return atomic_load_explicit(&op->opened, memory_order_acquire) >= s / (size_t)r->n_openers + 1;
+  size_t O = (size_t)r->n_openers;
+  const opener_state *op = &r->op[part_of(r, s, O)];
+  return atomic_load_explicit(&op->opened, memory_order_acquire) >= part_index(r, s, O) + 1;
 }
 
 /* Waits until output s's recording is created; non-zero when it cannot be (reported). */
 static int wait_opened(run_state *r, size_t s) {
   if (is_opened(r, s)) return 0;
-  const opener_state *op = &r->op[s % (size_t)r->n_openers];
+  const opener_state *op = &r->op[part_of(r, s, (size_t)r->n_openers)];
   pthread_mutex_lock(&r->open_lock);
   while (!is_opened(r, s) && !op->done) pthread_cond_wait(&r->open_cv, &r->open_lock);
   pthread_mutex_unlock(&r->open_lock);
@@ -1328,9 +1369,11 @@ static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char
                            size_t *filled, const char *what) {
   size_t n_out = 0;
   double t = tick(r), c = r->tm.on ? cpu_ms(RUSAGE_THREAD) : 0;
-  unsigned char *at = rows + *filled * r->row_osz;
-  prx_status st = in ? prx_chan_execute(r->chan, in, k, at, r->stride, &n_out)
-                     : prx_chan_execute_zeros(r->chan, k, at, r->stride, &n_out);
+  /* the next outputs: further along the rows, or the next frames (n_sel outputs each) */
+  size_t pitch = r->frames ? r->n_sel : r->stride;
+  unsigned char *at = rows + *filled * (r->frames ? r->n_sel : 1) * r->row_osz;
+  prx_status st = in ? prx_chan_execute(r->chan, in, k, at, pitch, &n_out)
+                     : prx_chan_execute_zeros(r->chan, k, at, pitch, &n_out);
   r->ms_exec += tick(r) - t;
   if (r->tm.on) r->ms_exec_cpu += cpu_ms(RUSAGE_THREAD) - c;
   if (st) {
@@ -1450,7 +1493,8 @@ static size_t pack_row(run_state *r, writer_state *ws, const prx_cf32 *y, size_t
 /* Ends the power sums' group of writer w's channels (chan_power_end into r->energy). */
 static void end_power(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
-  for (size_t s = (size_t)w; s < r->n_sel; s += (size_t)r->n_writers)
+  size_t W = (size_t)r->n_writers, n = part_count(r, (size_t)w, W), s = part_first(r, (size_t)w, W);
+  for (size_t i = 0; i < n; i++, s += part_step(r, W))
     r->energy[s] += chan_power_end(&r->power[s], &ws->group);
   chan_power_restart(&ws->group);
 }
@@ -1511,9 +1555,9 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
  * compute, 3 slots ahead at most, with them). 0 where there is no room (the caller waits). */
 static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_t k, int packed) {
   writer_state *ws = &r->ws[w];
-  size_t W = (size_t)r->n_writers, i = s / W, osz = prx_format_size(r->o.outf);
+  size_t W = (size_t)r->n_writers, i = part_index(r, s, W), osz = prx_format_size(r->o.outf);
   if (!ws->hold) {
-    size_t n_local = (r->n_sel - (size_t)w + W - 1) / W;
+    size_t n_local = part_count(r, (size_t)w, W);
     /* each channel's room 64-byte aligned: the packers store 2- and 4-byte values into it */
     ws->region = HOLD_BYTES / n_local / 64 * 64;
     ws->held = calloc(n_local, sizeof *ws->held);
@@ -1539,7 +1583,7 @@ static int hold_row(run_state *r, int w, size_t s, const unsigned char *y, size_
 /* Appends what writer w held of output s (hold_row) to its recording, which exists. */
 static prx_status write_held(run_state *r, int w, size_t s) {
   writer_state *ws = &r->ws[w];
-  size_t i = s / (size_t)r->n_writers;
+  size_t i = part_index(r, s, (size_t)r->n_writers);
   if (!ws->held || !ws->held[i]) return PRX_OK;
   size_t n = ws->held[i] / prx_format_size(r->o.outf);
   ws->held[i] = 0;
@@ -1549,8 +1593,9 @@ static prx_status write_held(run_state *r, int w, size_t s) {
 /* Before writer w's last slot: every row it holds written, waiting for the openers as needed;
  * 0, or an error reported. */
 static prx_status write_all_held(run_state *r, int w) {
-  for (size_t s = (size_t)w; r->ws[w].held && s < r->n_sel; s += (size_t)r->n_writers) {
-    if (r->failed[s] || !r->ws[w].held[s / (size_t)r->n_writers]) continue;
+  size_t W = (size_t)r->n_writers, n = part_count(r, (size_t)w, W), s = part_first(r, (size_t)w, W);
+  for (size_t i = 0; r->ws[w].held && i < n; i++, s += part_step(r, W)) {
+    if (r->failed[s] || !r->ws[w].held[i]) continue;
     if (wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     prx_status st = write_held(r, w, s);
     if (st && output_failed(r, s, st)) return st;
@@ -1564,12 +1609,12 @@ static prx_status write_all_held(run_state *r, int w) {
  * cost 15 ms of list walking on the 2-core VM). */
 static prx_status end_data(run_state *r, int w) {
   size_t W = (size_t)r->n_writers;
-  if (r->o.to_stdout || (size_t)w >= r->n_sel) return PRX_OK;
-  for (size_t s = (size_t)w + (r->n_sel - 1 - (size_t)w) / W * W;; s -= W) {
+  if (r->o.to_stdout) return PRX_OK;
+  for (size_t i = part_count(r, (size_t)w, W); i-- > 0;) {
+    size_t s = part_first(r, (size_t)w, W) + i * part_step(r, W);
     if (!r->ws[w].ready && wait_opened(r, s)) return PRX_ERR_IO; /* reported */
     prx_status st = r->failed[s] ? PRX_OK : prx_sigmf_writer_end_data(r->w[s]);
     if (st && output_failed(r, s, st)) return st;
-    if (s < W) break;
   }
   return PRX_OK;
 }
@@ -1577,9 +1622,9 @@ static prx_status end_data(run_state *r, int w) {
 /* Finishes writer w's recordings not yet claimed (by it or a finisher), in channel order; *n
  * counts those complete, *ms gathers the time. */
 static void finish_claimed(run_state *r, int w, size_t *n, double *ms) {
-  size_t W = (size_t)r->n_writers, n_local = (r->n_sel - (size_t)w + W - 1) / W, i;
+  size_t W = (size_t)r->n_writers, n_local = part_count(r, (size_t)w, W), i;
   while ((i = atomic_fetch_add(&r->ws[w].fin_next, 1)) < n_local)
-    if (!close_one(r, (size_t)w + i * W, ms)) (*n)++;
+    if (!close_one(r, part_first(r, (size_t)w, W) + i * part_step(r, W), ms)) (*n)++;
 }
 
 /* After a writer's last slot: its channels' data files ended (end_data), then their recordings
@@ -1676,6 +1721,29 @@ static void end_finishers(run_state *r) {
   r->n_fin = 0;
 }
 
+/* Where writer w finds output s's kept outputs of a slot: its row in the slot, or with the frames
+ * layout its row of the writer's gathered rows (gather_frames). */
+static unsigned char *slot_row(const run_state *r, int w, const void *slot, size_t s) {
+  const slot_head *head = slot;
+  if (r->frames)
+    return (unsigned char *)(r->ws[w].rows + part_index(r, s, (size_t)r->n_writers) * r->stride);
+  return (unsigned char *)slot + SLOT_ROWS + (s * r->stride + head->skip) * r->row_osz;
+}
+
+/* The frames layout: writer w's channels (one contiguous range of each frame) of the slot's kept
+ * outputs gathered into rows of `stride` outputs, in the writer's own buffer, so that the power
+ * sums, the packing and the appends run on rows as with the rows layout; the writer reads only
+ * the lines of its range, once. */
+static void gather_frames(run_state *r, int w, const void *slot) {
+  const slot_head *head = slot;
+  size_t W = (size_t)r->n_writers, n = part_count(r, (size_t)w, W), k = (size_t)head->keep;
+  const prx_cf32 *f = (const prx_cf32 *)((const unsigned char *)slot + SLOT_ROWS) +
+                      head->skip * r->n_sel + part_first(r, (size_t)w, W);
+  prx_cf32 *rows = r->ws[w].rows;
+  for (size_t j = 0; j < k; j++, f += r->n_sel)
+    for (size_t i = 0; i < n; i++) rows[i * r->stride + j] = f[i];
+}
+
 /* Writer w's channels' power sums of a slot: the device's sums of its block (dev_post), or the
  * kept cf32 outputs summed here in groups of blocks (chan_power.h; the flush's outputs are a
  * group of their own, after the stream's last one), their non-finite outputs zeroed before they
@@ -1683,21 +1751,22 @@ static void end_finishers(run_state *r) {
 static void add_power(run_state *r, int w, const void *slot) {
   writer_state *ws = &r->ws[w];
   const slot_head *head = slot;
-  size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
+  size_t k = (size_t)head->keep, W = (size_t)r->n_writers, n_local = part_count(r, (size_t)w, W);
+  size_t first = part_first(r, (size_t)w, W), step = part_step(r, W);
   if (r->dev_post) {
     const double *sums = slot_sums(r, slot);
-    for (size_t s = (size_t)w; s < r->n_sel; s += W) r->energy[s] += sums[s];
+    for (size_t i = 0; i < n_local; i++) r->energy[first + i * step] += sums[first + i * step];
     return;
   }
-  prx_cf32 *rows = (prx_cf32 *)((unsigned char *)slot + SLOT_ROWS);
   if (head->last) end_power(r, w);
-  for (size_t s = (size_t)w; k && s < r->n_sel; s += CHAN_POWER_ROWS * W) {
+  for (size_t i = 0; k && i < n_local; i += CHAN_POWER_ROWS) {
     chan_power *ps[CHAN_POWER_ROWS];
     prx_cf32 *ys[CHAN_POWER_ROWS];
     size_t n = 0;
-    for (size_t t = s; t < r->n_sel && n < CHAN_POWER_ROWS; t += W, n++) {
+    for (; i + n < n_local && n < CHAN_POWER_ROWS; n++) {
+      size_t t = first + (i + n) * step;
       ps[n] = &r->power[t];
-      ys[n] = rows + t * r->stride + head->skip;
+      ys[n] = (prx_cf32 *)slot_row(r, w, slot, t);
     }
     chan_power_add(ps, ys, n, k, &ws->group, &ws->nonfinite_out);
   }
@@ -1714,9 +1783,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   (void)out_n;
   (void)block;
   const slot_head *head = out;
-  unsigned char *rows = (unsigned char *)out + SLOT_ROWS;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   double t_power = tick(r);
+  if (r->frames && k) gather_frames(r, w, out);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
   /* the recordings end with this slot, which may keep no output (no lead and whole outputs:
@@ -1729,8 +1798,9 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   int held = 0; /* rows of this slot kept back (hold_row) */
   size_t osz = prx_format_size(r->o.outf);
   const int packed = r->dev_post || r->o.outf == PRX_CF32; /* the rows are in the output format */
-  for (size_t s = (size_t)w; s < r->n_sel; s += W) {
-    const unsigned char *yb = rows + (s * r->stride + head->skip) * r->row_osz;
+  size_t n_local = part_count(r, (size_t)w, W), s = part_first(r, (size_t)w, W);
+  for (size_t i = 0; i < n_local; i++, s += part_step(r, W)) {
+    const unsigned char *yb = slot_row(r, w, out, s);
     const prx_cf32 *y = (const prx_cf32 *)yb;
     if (r->o.to_stdout) {
       /* interleaved: sample j of every channel, in selection order (cf32 copied as it is) */
@@ -2287,11 +2357,13 @@ static void cleanup(run_state *r) {
   for (int w = 0; r->ws && w < r->n_writers; w++) {
     if (!cli_exit_frees_skipped()) {
       free(r->ws[w].pack);
+      free(r->ws[w].rows);
       free(r->ws[w].row);
       free(r->ws[w].hold);
       free(r->ws[w].held);
     }
     r->ws[w].pack = r->ws[w].row = NULL;
+    r->ws[w].rows = NULL;
     r->ws[w].hold = NULL;
     r->ws[w].held = NULL;
   }

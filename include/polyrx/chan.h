@@ -27,6 +27,13 @@ extern "C" {
 
 typedef struct prx_chan prx_chan;
 
+/* The layout of execute's outputs (prx_chan_config.layout). ROWS: one row per selected channel,
+ * out[s * out_stride + j] (channel-major). FRAMES: one frame per output index, every selected
+ * channel side by side, out[j * out_stride + s] (the FFT's own order: the CPU backend writes
+ * each frame contiguously instead of transposing it into rows; for callers that read every
+ * channel of an output together, or a range of channels of each). The same values either way. */
+typedef enum { PRX_CHAN_ROWS = 0, PRX_CHAN_FRAMES = 1 } prx_chan_layout;
+
 typedef struct {
   unsigned channels;         /* K; any even K >= 2 for D = K/2, any K >= 1 for D = K */
   unsigned decimation;       /* D; 0 means K/2. K/D must be an integer: 1 or 2 */
@@ -37,27 +44,32 @@ typedef struct {
   size_t n_taps;             /* its length M (any M >= 1); it is used as given, not rescaled */
   const unsigned *select;    /* optional channel subset, output in this order; NULL: all K */
   size_t n_select;
-  prx_format in_format;  /* cf32 (default), ci16, ci8 or cu8 */
-  prx_format out_format; /* cf32 (default), or cf16 or ci16 (CUDA backend only): cf16 the
-                            IEEE binary16 nearest (ties to even); ci16 round(x * 32768), ties
-                            to even, saturated to [-32768, 32767] (docs/FORMATS.md) */
-  double sample_rate;    /* fs in Hz, for reports (default 1) */
-  double center_freq;    /* fc in Hz, for reports (default 0) */
-  int threads;           /* CPU worker threads; 0: all cores. Output is identical for any count */
-  prx_backend backend;   /* AUTO (default): CUDA when present, else CPU */
-  int device;            /* CUDA device ordinal (default 0) */
-  size_t block_samples;  /* input samples per internal block (0: backend's choice); execute
-                            accepts any n_in and slices it into such blocks */
-  int power_sums;        /* CUDA backend only (PRX_ERR_UNSUPPORTED otherwise): execute,
-                            execute_zeros and flush also form each channel's power sums on the
-                            device (prx_chan_power_take); prx_chan_execute_device is then
-                            refused. Default 0 */
-  int stream_out;        /* CPU backend: non-zero writes the outputs with streaming
-                            (non-temporal) stores, which go to memory without fetching the
-                            lines or keeping them in this core's caches: for outputs that
-                            go to memory (every channel's whole output), not for a buffer
-                            reused every call, which the caches keep (bench/RESULTS.md). The
-                            same values; other backends ignore it. Default 0 */
+  prx_format in_format;   /* cf32 (default), ci16, ci8 or cu8 */
+  prx_format out_format;  /* cf32 (default), or cf16 or ci16 (CUDA backend only): cf16 the
+                             IEEE binary16 nearest (ties to even); ci16 round(x * 32768), ties
+                             to even, saturated to [-32768, 32767] (docs/FORMATS.md) */
+  double sample_rate;     /* fs in Hz, for reports (default 1) */
+  double center_freq;     /* fc in Hz, for reports (default 0) */
+  int threads;            /* CPU worker threads; 0: all cores. Output is identical for any count */
+  prx_backend backend;    /* AUTO (default): CUDA when present, else CPU */
+  int device;             /* CUDA device ordinal (default 0) */
+  size_t block_samples;   /* input samples per internal block (0: backend's choice); execute
+                             accepts any n_in and slices it into such blocks */
+  int power_sums;         /* CUDA backend only (PRX_ERR_UNSUPPORTED otherwise): execute,
+                             execute_zeros and flush also form each channel's power sums on the
+                             device (prx_chan_power_take); prx_chan_execute_device is then
+                             refused. Default 0 */
+  int stream_out;         /* CPU backend: non-zero writes the outputs with streaming
+                             (non-temporal) stores, which go to memory without fetching the
+                             lines or keeping them in this core's caches: for outputs that
+                             go to memory (every channel's whole output), not for a buffer
+                             reused every call, which the caches keep (bench/RESULTS.md). The
+                             same values; other backends ignore it. Default 0 */
+  prx_chan_layout layout; /* where execute writes the outputs (PRX_CHAN_ROWS, the default, or
+                             PRX_CHAN_FRAMES: CPU backend only, PRX_ERR_UNSUPPORTED with the
+                             CUDA backend); see prx_chan_execute. Frames of every channel in
+                             order (pitch K) are written by the FFT itself, without streaming
+                             stores whatever stream_out says */
 } prx_chan_config;
 
 prx_chan_config prx_chan_config_default(void);
@@ -84,7 +96,11 @@ size_t prx_chan_flush_count(const prx_chan *c);
 /* Feeds n_in samples (in the configured in_format) from host memory. Writes the outputs of
  * selected channel s (s-th entry of select) to out[s * out_stride + 0 .. n_out-1], in
  * out_format (out is prx_cf32 * for cf32). out_stride is in samples and must be at least
- * prx_chan_output_count(c, n_in) (PRX_ERR_CAPACITY otherwise). *n_out receives the count. */
+ * prx_chan_output_count(c, n_in) (PRX_ERR_CAPACITY otherwise). *n_out receives the count.
+ * With the FRAMES layout, output j of selected channel s goes to out[j * out_stride + s] for
+ * j = 0 .. n_out-1: out_stride (the frame's pitch) must be at least the number of selected
+ * channels (PRX_ERR_CAPACITY otherwise) and out must hold prx_chan_output_count(c, n_in)
+ * frames; the same for execute_zeros and flush. */
 prx_status prx_chan_execute(prx_chan *c, const void *in, size_t n_in, void *out, size_t out_stride,
                             size_t *n_out);
 /* Feeds n_zeros zero samples, exactly as execute of n_zeros samples of value 0 (exact zeros

@@ -148,6 +148,9 @@ static prx_status check_config(const prx_chan_config *cfg, unsigned *K, unsigned
     return prx_fail(PRX_ERR_INVALID, "sample rate must be positive, got %g", cfg->sample_rate);
   if (!isfinite(cfg->center_freq))
     return prx_fail(PRX_ERR_INVALID, "centre frequency must be finite");
+  if (cfg->layout != PRX_CHAN_ROWS && cfg->layout != PRX_CHAN_FRAMES)
+    return prx_fail(PRX_ERR_INVALID, "layout must be PRX_CHAN_ROWS or PRX_CHAN_FRAMES, got %d",
+                    (int)cfg->layout);
   if (cfg->threads < 0 || cfg->threads > 1024)
     return prx_fail(PRX_ERR_INVALID, "threads must be in 0..1024 (0: all cores), got %d",
                     cfg->threads);
@@ -202,6 +205,8 @@ static prx_status pick_backend(const prx_chan_config *cfg, prx_chan *c) {
                     cfg->out_format == PRX_CF16 ? "cf16" : "ci16");
   if (cfg->power_sums && c->backend != PRX_BACKEND_CUDA)
     return prx_fail(PRX_ERR_UNSUPPORTED, "power sums on the device need the CUDA backend");
+  if (cfg->layout == PRX_CHAN_FRAMES && c->backend != PRX_BACKEND_CPU)
+    return prx_fail(PRX_ERR_UNSUPPORTED, "the frames layout needs the CPU backend");
   return PRX_OK;
 }
 
@@ -299,10 +304,15 @@ size_t prx_chan_flush_count(const prx_chan *c) {
 static prx_status check_out(const prx_chan *c, const void *out, size_t out_stride, size_t n_out) {
   if (n_out == 0) return PRX_OK;
   if (!out) return prx_fail(PRX_ERR_INVALID, "NULL output buffer for %zu outputs", n_out);
+  if (c->cfg.layout == PRX_CHAN_FRAMES) {
+    if (out_stride < c->n_sel)
+      return prx_fail(PRX_ERR_CAPACITY, "frame pitch %zu is less than the %zu selected channels",
+                      out_stride, c->n_sel);
+    return PRX_OK;
+  }
   if (out_stride < n_out)
     return prx_fail(PRX_ERR_CAPACITY, "output stride %zu is less than the %zu outputs per channel",
                     out_stride, n_out);
-  (void)c;
   return PRX_OK;
 }
 

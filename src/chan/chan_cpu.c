@@ -10,8 +10,13 @@
  * a length-K DFT of the commutator sums followed by a factor that is 1 for D = K and (-1)^(kj)
  * for D = K/2. The kernel lays the sums out so that FFTW's forward transform computes the DFT,
  * and stores odd rows rotated by K/2 for D = K/2, which is the (-1)^k. Then the selected
- * channels are transposed into channel-major output; when only 1-4 channels are selected a
- * direct DFT of those channels replaces FFT + transpose (cheaper then; see PERFORMANCE.md).
+ * channels are transposed into channel-major output (the rows layout), or copied frame by frame
+ * (the frames layout; with every channel in order the transform writes the frames itself, with
+ * a plan that differs from the batch plan in its output distance only; that it gives the same
+ * bits is test_chan_cpu_frames's check (FFTW 3.3.10; on the GPU host `channelize` wrote main's
+ * bytes with it)); when only 1-4
+ * channels are selected a direct DFT of those channels replaces FFT + transpose (cheaper then; see
+ * PERFORMANCE.md).
  *
  * Streaming: the input history is kept as cf32 in segments of D samples, each followed by a
  * 64-byte pad (so that the kernel's ~3P concurrent segment streams fall in different cache
@@ -62,6 +67,9 @@ typedef struct {
   size_t nb;            /* outputs per FFT batch */
   size_t pitch;         /* samples from one FFT row to the next (>= K + 1, see the kernel) */
   fftwf_plan plan_batch, plan_one;
+  /* the frames layout with every channel in order: the batch transformed straight into frames
+   * of K samples (out-of-place, output distance K), no copy; NULL otherwise */
+  fftwf_plan plan_frames;
   prx_pool *pool;
   size_t n_scr;
   cpu_scratch *scr; /* one per worker task */
@@ -69,6 +77,7 @@ typedef struct {
   size_t n_sel;
   float *dft; /* direct-DFT tables of the selected channels (few channels), or NULL: FFT */
   int stream; /* the scatter's streaming stores (prx_chan_config.stream_out) */
+  int frames; /* the frames layout (prx_chan_config.layout): output j at out[j * stride] */
 } cpu_impl;
 
 /* One parallel computation: outputs ja..jb-1 of the current fill, written at out[j - j_out0]. */
@@ -96,6 +105,7 @@ static void cpu_destroy(prx_chan *c) {
   prx_fftw_lock();
   if (m->plan_batch) fftwf_destroy_plan(m->plan_batch);
   if (m->plan_one) fftwf_destroy_plan(m->plan_one);
+  if (m->plan_frames) fftwf_destroy_plan(m->plan_frames);
   prx_fftw_unlock();
   if (m->scr)
     for (size_t i = 0; i < m->n_scr; i++) {
@@ -136,6 +146,7 @@ static prx_status cpu_create(prx_chan *c) {
   m->sel = c->select;
   m->n_sel = c->n_sel;
   m->stream = c->cfg.stream_out != 0;
+  m->frames = c->cfg.layout == PRX_CHAN_FRAMES;
   m->nb = prx_chan_cpu_batch_outputs(m->K);
   /* rows with a pad of at least one sample, 64-byte aligned; the pad also keeps the row stride
    * off powers of two, so walking down a column (the channel scatter) avoids cache-set
@@ -209,8 +220,14 @@ static prx_status cpu_create(prx_chan *c) {
   m->plan_batch = fftwf_plan_many_dft(1, &n, (int)m->nb, fin, NULL, 1, pitch, fout, NULL, 1, pitch,
                                       FFTW_FORWARD, FFTW_ESTIMATE);
   m->plan_one = plan_transform(n, fin, fout);
+  int all_in_order = m->n_sel == m->K && !m->dft;
+  for (size_t s = 0; all_in_order && s < m->n_sel; s++) all_in_order = m->sel[s] == s;
+  int frames_direct = m->frames && all_in_order && m->K % 8 == 0; /* frames on whole lines */
+  if (frames_direct) /* planned on fout, whose alignment execute checks the output's against */
+    m->plan_frames = fftwf_plan_many_dft(1, &n, (int)m->nb, fin, NULL, 1, pitch, fout, NULL, 1, n,
+                                         FFTW_FORWARD, FFTW_ESTIMATE);
   prx_fftw_unlock();
-  if (!m->plan_batch || !m->plan_one) {
+  if (!m->plan_batch || !m->plan_one || (frames_direct && !m->plan_frames)) {
     cpu_destroy(c);
     return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a transform of %zu points", m->K);
   }
@@ -266,9 +283,23 @@ static void do_outputs(const cpu_run *r, cpu_scratch *s, uint64_t j, size_t n) {
   const cpu_impl *m = r->m;
   const float *x = (const float *)(m->buf + (size_t)(j - m->g0) * m->sp);
   prx_chan_filter_rows(&m->kern, x, n, (unsigned)(j & 1), s->fin);
+  /* where output j goes: its column of the rows, or its frame */
+  prx_cf32 *at = r->out + (size_t)(j - r->j_out0) * (m->frames ? r->stride : 1);
   if (m->dft) {
-    prx_chan_dft(s->fin, m->pitch, m->K, n, m->dft, m->n_sel, r->out + (size_t)(j - r->j_out0),
-                 r->stride);
+    prx_chan_dft(s->fin, m->pitch, m->K, n, m->dft, m->n_sel, at, m->frames ? 1 : r->stride,
+                 m->frames ? r->stride : 1);
+    return;
+  }
+  /* every channel in order into frames of K samples with fout's alignment: the transform writes
+   * them itself (FFTW's new-array execute needs the planned strides and alignment) */
+  if (m->plan_frames && r->stride == m->K &&
+      fftwf_alignment_of((float *)at) == fftwf_alignment_of((float *)s->fout)) {
+    if (n == m->nb)
+      fftwf_execute_dft(m->plan_frames, (fftwf_complex *)s->fin, (fftwf_complex *)at);
+    else
+      for (size_t i = 0; i < n; i++)
+        fftwf_execute_dft(m->plan_one, (fftwf_complex *)(s->fin + i * m->pitch),
+                          (fftwf_complex *)(at + i * m->K));
     return;
   }
   if (n == m->nb)
@@ -277,8 +308,10 @@ static void do_outputs(const cpu_run *r, cpu_scratch *s, uint64_t j, size_t n) {
     for (size_t i = 0; i < n; i++)
       fftwf_execute_dft(m->plan_one, (fftwf_complex *)(s->fin + i * m->pitch),
                         (fftwf_complex *)(s->fout + i * m->pitch));
-  prx_chan_scatter(s->fout, m->pitch, n, m->sel, m->n_sel, r->out + (size_t)(j - r->j_out0),
-                   r->stride, m->stream);
+  if (m->frames)
+    prx_chan_frames(s->fout, m->pitch, n, m->sel, m->n_sel, at, r->stride, m->stream);
+  else
+    prx_chan_scatter(s->fout, m->pitch, n, m->sel, m->n_sel, at, r->stride, m->stream);
 }
 
 /* Task t of a run: a contiguous range of the full batches; the last task also does the

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -351,6 +352,44 @@ void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsign
 #endif
 }
 
+/* A run of consecutive samples to dst: with streaming stores on its 32-byte aligned part (whole
+ * lines of the frame, which the caller reads later from another core), else memcpy. */
+static void copy_run(const prx_cf32 *src, size_t n, prx_cf32 *dst, int stream) {
+#ifdef PRX_KERNEL_AVX2
+  if (stream && !((uintptr_t)dst & 7)) {
+    size_t i = 0, h = (4 - ((uintptr_t)dst >> 3 & 3)) & 3;
+    for (; i < h && i < n; i++) dst[i] = src[i];
+    for (; i + 4 <= n; i += 4)
+      _mm256_stream_pd((double *)(dst + i), _mm256_loadu_pd((const double *)(src + i)));
+    for (; i < n; i++) dst[i] = src[i];
+    return;
+  }
+#endif
+  (void)stream;
+  memcpy(dst, src, n * sizeof *dst);
+}
+
+void prx_chan_frames(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
+                     size_t n_sel, prx_cf32 *out, size_t stride, int stream) {
+  PRX_ISA_DISPATCH(prx_chan_frames, rows, pitch, n, sel, n_sel, out, stride, stream);
+  for (size_t i = 0; i < n; i++) {
+    const prx_cf32 *r = rows + i * pitch;
+    prx_cf32 *f = out + i * stride;
+    for (size_t s = 0; s < n_sel;) {
+      size_t e = s + 1; /* the run of consecutive channels sel[s] .. sel[e - 1] */
+      while (e < n_sel && sel[e] == sel[e - 1] + 1) e++;
+      if (e - s == 1)
+        f[s] = r[sel[s]];
+      else
+        copy_run(r + sel[s], e - s, f + s, stream);
+      s = e;
+    }
+  }
+#ifdef PRX_STREAM
+  if (stream) _mm_sfence();
+#endif
+}
+
 /* Direct DFT of the selected channels, for few channels (cheaper than the full FFT then):
  * y_s[i] = sum_r row_i[r] (c_s[r] + i d_s[r]). With row = a + ib, the lane sums
  * A = sum [a c, b c] and B = sum [a d, b d] give y = (A.re - B.im) + i (A.im + B.re); the
@@ -385,13 +424,13 @@ static void add_lanes(__m256 v, double *acc) {
 #endif
 
 void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const float *tables,
-                  size_t n_sel, prx_cf32 *out, size_t stride) {
-  PRX_ISA_DISPATCH(prx_chan_dft, rows, pitch, K, n, tables, n_sel, out, stride);
+                  size_t n_sel, prx_cf32 *out, size_t s_step, size_t i_step) {
+  PRX_ISA_DISPATCH(prx_chan_dft, rows, pitch, K, n, tables, n_sel, out, s_step, i_step);
   const float *rf = (const float *)rows;
   const size_t K2 = 2 * K, p2 = 2 * pitch;
   for (size_t s = 0; s < n_sel; s++) {
     const float *cd = tables + s * 2 * K2, *dd = cd + K2;
-    prx_cf32 *y = out + s * stride;
+    prx_cf32 *y = out + s * s_step;
     size_t i = 0;
 #ifdef PRX_KERNEL_AVX2
     const size_t nv = K2 & ~(size_t)7;
@@ -420,7 +459,7 @@ void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const 
       }
       for (int k = 0; k < 4; k++) {
         dft_tail(rf + (i + k) * p2, cd, dd, nv, K2, A[k], B[k]);
-        dft_finish(A[k], B[k], 8, &y[i + k]);
+        dft_finish(A[k], B[k], 8, &y[(i + k) * i_step]);
       }
     }
 #endif
@@ -437,7 +476,7 @@ void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const 
         for (int l = 0; l < 16; l++) A[l] += a[l], B[l] += b[l];
       }
       dft_tail(r, cd, dd, c, K2, A, B);
-      dft_finish(A, B, 16, &y[i]);
+      dft_finish(A, B, 16, &y[i * i_step]);
     }
   }
 }

@@ -46,11 +46,20 @@ void prx_chan_filter_rows(const prx_chan_kernel *k, const float *x, size_t n, un
 void prx_chan_scatter(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
                       size_t n_sel, prx_cf32 *out, size_t stride, int stream);
 
-/* Direct DFT instead of FFT + scatter, for a few selected channels: out[s * stride + i] =
- * sum_r rows_i[r] exp(-i 2 pi k_s r / K) for n rows (pitch samples apart), where tables holds
- * for each selected channel s the 2K floats cos(2 pi k_s r / K) then the 2K floats
- * -sin(2 pi k_s r / K), each value twice (re and im lanes). */
+/* The frames layout's channel selection: copies columns sel[0..n_sel) of each of n rows (pitch
+ * samples apart) to out[i * stride + 0 .. n_sel-1], runs of consecutive channels as contiguous
+ * copies (all K channels in order: each row's first K samples as they are). stream non-zero:
+ * streaming stores where the frame's 32-byte aligned parts allow (plain for the rest), then an
+ * sfence, as prx_chan_scatter. */
+void prx_chan_frames(const prx_cf32 *rows, size_t pitch, size_t n, const unsigned *sel,
+                     size_t n_sel, prx_cf32 *out, size_t stride, int stream);
+
+/* Direct DFT instead of FFT + selection, for a few selected channels: out[s * s_step + i *
+ * i_step] = sum_r rows_i[r] exp(-i 2 pi k_s r / K) for n rows (pitch samples apart; s_step =
+ * stride, i_step = 1 for rows, the transpose for frames), where tables holds for each selected
+ * channel s the 2K floats cos(2 pi k_s r / K) then the 2K floats -sin(2 pi k_s r / K), each value
+ * twice (re and im lanes). */
 void prx_chan_dft(const prx_cf32 *rows, size_t pitch, size_t K, size_t n, const float *tables,
-                  size_t n_sel, prx_cf32 *out, size_t stride);
+                  size_t n_sel, prx_cf32 *out, size_t s_step, size_t i_step);
 
 #endif
