@@ -521,6 +521,22 @@ POLYRX_PIPELINE=serial "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 
 POLYRX_OPENER=thread POLYRX_WRITERS=3 "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 -P 8 \
   --backend cpu -o pthr -q || fail "3 openers and writers: the run failed"
 diff -r -q pserc pthr >/dev/null || fail "3 openers and writers: the outputs differ from the serial path's"
+# the slots as frames (each writer gathering its range of channels) or as rows: the same bytes,
+# the metadata included, every channel and a subset in a changed order, 3 writers and 1, and the
+# same data in blocks of 333 (whose power sums round differently in the last digits)
+for fw in "1 3" "0 3" "1 1"; do
+  read -r fr nw <<<"$fw"
+  POLYRX_CHAN_FRAMES=$fr POLYRX_WRITERS=$nw "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 \
+    -P 8 --backend cpu -o pfr -q || fail "frames $fr, $nw writers: the run failed"
+  diff -r -q pserc pfr >/dev/null || fail "frames $fr, $nw writers: the outputs differ from the serial path's"
+  POLYRX_CHAN_FRAMES=$fr POLYRX_WRITERS=$nw "$POLYRX" channelize -i pin.ci16 -F ci16 -s 16k -K 16 \
+    -P 8 --backend cpu --block 333 -c 9,2,3,15 -o pfrs -q || fail "frames $fr, $nw writers, a subset: the run failed"
+  for k in 0002 0003 0009 0015; do
+    cmp -s pfrs/ch$k.sigmf-data pserc/ch$k.sigmf-data ||
+      fail "frames $fr, $nw writers, a subset in blocks of 333: channel $k differs"
+  done
+  rm -rf pfr pfrs
+done
 # finishers (threads that finish recordings beside the writers once compute has its last block):
 # none, and more than the writers, with 3 writers and with 1, give the serial path's bytes (each
 # recording finished once, whoever claimed it), and POLYRX_TIMING counts the finishers made
