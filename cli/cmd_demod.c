@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CMD "demod"
@@ -292,6 +293,9 @@ typedef struct {
    * start: the threads' start and the first block's read) and when its last execute ended */
   double t_stream, ms_first_in, t_exec_end, ms_after_exec;
   long stream_preempted; /* compute's involuntary switches in the stream */
+  /* POLYRX_TIMING: the command's start and the timing line's print in Unix time (s), for a
+   * caller that timed the process from outside: its exec before, its end after */
+  double unix_start;
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
   void *fft_warm;        /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
@@ -774,24 +778,33 @@ static void warnings(const run_state *r) {
  * and CPU; its CPU in the stream, the demodulator included; its sleeps for an input block and
  * for a free output slot), to set against the library's loop on the same samples
  * (bench_commands demod) */
+static double unix_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void print_timing(const run_state *r) {
   const prx_pipe_result *p = &r->pipe_res;
+  if (!r->tm.on) return;
   cli_timing_print(&r->tm, CMD,
                    "compute's first samples at %.1f of the stream, compute in execute %.1f (its "
                    "thread's CPU %.1f), compute's CPU in the stream %.1f (preempted %ld times), "
                    "its sleeps for input %llu (%.1f ms) and for a slot %llu (%.1f ms), the stream "
-                   "after the last execute %.1f, the writer after compute's end %.1f; %llu blocks",
+                   "after the last execute %.1f, the writer after compute's end %.1f; %llu blocks; "
+                   "unix time at the start %.6f, at this line %.6f",
                    r->ms_first_in, r->ms_exec, r->ms_exec_cpu, r->ms_stream_cpu,
                    r->stream_preempted, (unsigned long long)p->compute_waits_in,
                    p->ms_compute_wait_in, (unsigned long long)p->compute_waits_out,
                    p->ms_compute_wait_out, r->ms_after_exec, p->ms_writers_after,
-                   (unsigned long long)p->blocks_read);
+                   (unsigned long long)p->blocks_read, r->unix_start, unix_seconds());
 }
 
 int cmd_demod(int argc, char **argv) {
   run_state r;
   memset(&r, 0, sizeof r);
   cli_timing_start(&r.tm);
+  if (r.tm.on) r.unix_start = unix_seconds();
   int rc = parse_args(argc, argv, &r.o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0 && r.o.constellation && !(r.keep = malloc(CONST_KEEP * sizeof *r.keep)))
