@@ -667,10 +667,17 @@ chanrounds_summary() {
 # process (bench_commands demod, in the command's blocks of 2^18), then the two commands in an
 # order turned every round; one chanrounds line each (channels "sps4"), so chanrounds_summary
 # reads them; whether the two wrote the same bits in round 1 (stderr); then with TIMING_RUNS
-# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr).
+# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr),
+# with the run's wall time split into the process's start (up to the command's own start), the
+# command and the process's end (after its timing line).
+# A command's wall time is read from bash's EPOCHREALTIME, no process of its own: the rounds'
+# seconds; seconds_date is the same run timed as before (date +%s%N before and after: the first
+# date's end and the second's exec counted in, 1.2-1.4 ms a run on the development VM). The
+# library's figure is its loop, timed inside its process. demodrounds_summary adds, per binary,
+# the median over the rounds of library / command in the same round.
 demodrounds() {
   local before=${BEFORE:?demodrounds: set BEFORE=path/to/the/other/polyrx}
-  local nsym x r th which order line t s e
+  local nsym x r th which order line t s e sd ed tl
   echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   nsym=$(scaled 4194304)
   x=$W/d.cf32
@@ -684,11 +691,14 @@ demodrounds() {
       for which in $order; do
         local bin=$P
         [ "$which" = before ] && bin=$before
-        s=$(ns)
+        sd=$(ns)
+        s=${EPOCHREALTIME/./}
         "$bin" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d_$which.bits" ||
           { echo "bench_commands.sh: $which failed" >&2; return 1; }
-        e=$(ns)
-        round_line demod "$r" "$th" sps4 "$which" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')"
+        e=${EPOCHREALTIME/./}
+        ed=$(ns)
+        round_line demod "$r" "$th" sps4 "$which" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e6 }')" \
+          "\"seconds_date\":$(awk -v t=$((ed - sd)) 'BEGIN { printf "%.4f", t / 1e9 }')"
       done
       if [ "$r" = 1 ]; then
         local same=no
@@ -700,9 +710,45 @@ demodrounds() {
   done
   for t in $(seq "${TIMING_RUNS:-1}"); do
     line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
-    echo "library $(jnum "$line" seconds) s; $(POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>&1 | grep 'timing (ms)')" >&2
+    s=$EPOCHREALTIME
+    POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>"$W/d_t.err"
+    e=$EPOCHREALTIME
+    tl=$(grep 'timing (ms)' "$W/d_t.err")
+    echo "library $(jnum "$line" seconds) s; $tl" >&2
+    sed -nE 's/.*unix time at the start ([0-9.]+), at this line ([0-9.]+).*/\1 \2/p' <<<"$tl" |
+      awk -v s="$s" -v e="$e" '{ printf "  wall %.2f ms: the process up to the command %.2f, the command %.2f, the end after its line %.2f\n", (e - s) * 1e3, ($1 - s) * 1e3, ($2 - $1) * 1e3, (e - $2) * 1e3 }' >&2
   done
-  rm -f "$x" "$W/d_t.bits"
+  rm -f "$x" "$W/d_t.bits" "$W/d_t.err"
+}
+
+# demodrounds' lines (stdin): chanrounds_summary's table, the same from seconds_date (the runs
+# timed with date, as before), then per threads and binary the median over the rounds of
+# library / command in the same round and the rounds at 0.90 or more
+demodrounds_summary() {
+  local in
+  in=$(cat)
+  chanrounds_summary <<<"$in"
+  echo "timed with date +%s%N (seconds_date):"
+  sed -E 's/"seconds":[0-9.]+,"seconds_date":/"seconds":/' <<<"$in" | chanrounds_summary
+  awk -F'"' "$AWK_SORTMED"'/commands_chanrounds/ && /"set":"demod"/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "what") w = $(i + 2)
+        if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
+        if ($i == "round") { r = $(i + 1); gsub(/[:,]/, "", r) }
+        if ($i == "seconds") { v = $(i + 1); gsub(/[:,}]/, "", v) }
+        if ($i == "seconds_date") { vd = $(i + 1); gsub(/[:,}]/, "", vd) }
+      }
+      at[th, w, r] = v; atd[th, w, r] = (w == "lib") ? v : vd; ths[th] = 1; rs[r] = 1
+    }
+    END {
+      printf "%-8s %-7s %6s %13s %13s\n", "threads", "what", "rounds", "lib/cmd med", "date: med"
+      for (th in ths) for (q = 1; q <= 2; q++) {
+        w = q == 1 ? "before" : "after"; n = 0; ok = 0; delete a; delete b
+        for (r in rs) if (((th, w, r) in at) && ((th, "lib", r) in at)) {
+          a[++n] = at[th, "lib", r] / at[th, w, r]; b[n] = atd[th, "lib", r] / atd[th, w, r]; if (a[n] >= 0.9) ok++ }
+        if (n) printf "%-8s %-7s %6d %13.3f %13.3f   %d of %d rounds at 0.90 or more\n", th, w, n, sortmed(a, n), sortmed(b, n), ok, n
+      }
+    }' <<<"$in"
 }
 
 # this build's `polyrx demod --backend cpu --threads 1` with settings, in ROUNDS alternating rounds
@@ -1518,7 +1564,8 @@ chansame) chansame ;;
 chanab) chanab ;;
 chanuse) chanuse ;;
 chanrounds) chanrounds ;;
-chanrounds_summary | chanrows_summary | demodrounds_summary) chanrounds_summary ;;
+chanrounds_summary | chanrows_summary) chanrounds_summary ;;
+demodrounds_summary) demodrounds_summary ;;
 chanrows) chanrows ;;
 chanstream) chanstream ;;
 chanvar) chanvar ;;
