@@ -907,13 +907,18 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   cli_timing_phase(&r.tm, "close");
   cli_first_block_end(&r.first); /* before the reader is closed */
-  prx_qpsk_destroy(r.q);
   prx_iq_close(r.reader);
-  free(r.bits);
-  free(r.packbuf);
-  free(r.llrs);
-  free(r.syms);
-  free(r.keep);
+  /* the demodulator (its buffers, FFTW plans, worker pool) and the output buffers are left to
+   * the process's end where it follows (cli_exit_frees_skipped): the kernel frees the pages
+   * anyway, and each large free is an munmap of its own */
+  if (!cli_exit_frees_skipped()) {
+    prx_qpsk_destroy(r.q);
+    free(r.bits);
+    free(r.packbuf);
+    free(r.llrs);
+    free(r.syms);
+    free(r.keep);
+  }
   cli_timing_phase(&r.tm, "cleanup");
   print_timing(&r);
   return rc < 0 ? 0 : rc;
