@@ -14,7 +14,7 @@
 #     (POLYRX_FFTW_WISDOM=off: every run measures its plan, as before the wisdom file).
 #
 # usage: bench/bench_commands.sh [BUILD_DIR (default build)]
-#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|demodrounds|demodrounds_summary|demodvar|demodvar_summary|cpusib|gpustart|serve|serveab|serverx]
+#   [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrounds_summary|chanrows|chanrows_summary|chanstream|chanvar|chanvar_summary|demodrounds|demodrounds_summary|demodthreads|demodthreads_summary|demodvar|demodvar_summary|cpusib|gpustart|serve|serveab|serverx]
 #   gpu: `polyrx channelize --backend cuda` on a 2^28-sample ci16 file in RAM, K = 1024, 64 and
 #   1024 channels written, --out-format cf32, cf16 and ci16, each beside the floors measured in
 #   the same run (PCIe rates from bench_chan_cuda's ceiling line: $PCIE_FROM, a log of it, or a
@@ -44,7 +44,10 @@
 #   lines. cpusib: whether the vCPUs pair as hyper-threads of one host core (see cpusib below).
 #   demodrounds: `polyrx demod` of this build against BEFORE's and the library in alternating
 #   rounds (see demodrounds below); demodrounds_summary as chanrounds_summary (chanvar_summary
-#   adds the round-by-round ratio to BEFORE). demodvar: this build's `demod` with settings
+#   adds the round-by-round ratio to BEFORE; demodrounds_summary adds the same from the date-timed
+#   walls and the round-by-round library / command). demodthreads: this build's `demod` with
+#   several worker counts against the library with all cores (see demodthreads below);
+#   demodthreads_summary reads them. demodvar: this build's `demod` with settings
 #   against its own with main's hand-overs, POLYRX_TIMING's figures per run (see demodvar below);
 #   demodvar_summary reads them.
 #   chanab: `polyrx channelize` of this build against another binary, BEFORE=path/to/polyrx
@@ -667,10 +670,17 @@ chanrounds_summary() {
 # process (bench_commands demod, in the command's blocks of 2^18), then the two commands in an
 # order turned every round; one chanrounds line each (channels "sps4"), so chanrounds_summary
 # reads them; whether the two wrote the same bits in round 1 (stderr); then with TIMING_RUNS
-# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr).
+# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr),
+# with the run's wall time split into the process's start (up to the command's own start), the
+# command and the process's end (after its timing line).
+# A command's wall time is read from bash's EPOCHREALTIME, no process of its own: the rounds'
+# seconds; seconds_date is the same run timed as before (date +%s%N before and after: the first
+# date's end and the second's exec counted in, 1.2-1.4 ms a run on the development VM). The
+# library's figure is its loop, timed inside its process. demodrounds_summary adds, per binary,
+# the median over the rounds of library / command in the same round.
 demodrounds() {
   local before=${BEFORE:?demodrounds: set BEFORE=path/to/the/other/polyrx}
-  local nsym x r th which order line t s e
+  local nsym x r th which order line t s e sd ed tl
   echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   nsym=$(scaled 4194304)
   x=$W/d.cf32
@@ -684,11 +694,14 @@ demodrounds() {
       for which in $order; do
         local bin=$P
         [ "$which" = before ] && bin=$before
-        s=$(ns)
+        sd=$(ns)
+        s=${EPOCHREALTIME/./}
         "$bin" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d_$which.bits" ||
           { echo "bench_commands.sh: $which failed" >&2; return 1; }
-        e=$(ns)
-        round_line demod "$r" "$th" sps4 "$which" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e9 }')"
+        e=${EPOCHREALTIME/./}
+        ed=$(ns)
+        round_line demod "$r" "$th" sps4 "$which" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e6 }')" \
+          "\"seconds_date\":$(awk -v t=$((ed - sd)) 'BEGIN { printf "%.4f", t / 1e9 }')"
       done
       if [ "$r" = 1 ]; then
         local same=no
@@ -700,9 +713,113 @@ demodrounds() {
   done
   for t in $(seq "${TIMING_RUNS:-1}"); do
     line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
-    echo "library $(jnum "$line" seconds) s; $(POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>&1 | grep 'timing (ms)')" >&2
+    s=$EPOCHREALTIME
+    POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>"$W/d_t.err"
+    e=$EPOCHREALTIME
+    tl=$(grep 'timing (ms)' "$W/d_t.err")
+    echo "library $(jnum "$line" seconds) s; $tl" >&2
+    sed -nE 's/.*unix time at the start ([0-9.]+), at this line ([0-9.]+).*/\1 \2/p' <<<"$tl" |
+      awk -v s="$s" -v e="$e" '{ printf "  wall %.2f ms: the process up to the command %.2f, the command %.2f, the end after its line %.2f\n", (e - s) * 1e3, ($1 - s) * 1e3, ($2 - $1) * 1e3, (e - $2) * 1e3 }' >&2
   done
-  rm -f "$x" "$W/d_t.bits"
+  rm -f "$x" "$W/d_t.bits" "$W/d_t.err"
+}
+
+# demodrounds' lines (stdin): chanrounds_summary's table, the same from seconds_date (the runs
+# timed with date, as before), then per threads and binary the median over the rounds of
+# library / command in the same round and the rounds at 0.90 or more
+demodrounds_summary() {
+  local in
+  in=$(cat)
+  chanrounds_summary <<<"$in"
+  echo "timed with date +%s%N (seconds_date):"
+  sed -E 's/"seconds":[0-9.]+,"seconds_date":/"seconds":/' <<<"$in" | chanrounds_summary
+  awk -F'"' "$AWK_SORTMED"'/commands_chanrounds/ && /"set":"demod"/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "what") w = $(i + 2)
+        if ($i == "threads") { th = $(i + 1); gsub(/[:,]/, "", th) }
+        if ($i == "round") { r = $(i + 1); gsub(/[:,]/, "", r) }
+        if ($i == "seconds") { v = $(i + 1); gsub(/[:,}]/, "", v) }
+        if ($i == "seconds_date") { vd = $(i + 1); gsub(/[:,}]/, "", vd) }
+      }
+      at[th, w, r] = v; atd[th, w, r] = (w == "lib") ? v : vd; ths[th] = 1; rs[r] = 1
+    }
+    END {
+      printf "%-8s %-7s %6s %13s %13s\n", "threads", "what", "rounds", "lib/cmd med", "date: med"
+      for (th in ths) for (q = 1; q <= 2; q++) {
+        w = q == 1 ? "before" : "after"; n = 0; ok = 0; delete a; delete b
+        for (r in rs) if (((th, w, r) in at) && ((th, "lib", r) in at)) {
+          a[++n] = at[th, "lib", r] / at[th, w, r]; b[n] = atd[th, "lib", r] / atd[th, w, r]; if (a[n] >= 0.9) ok++ }
+        if (n) printf "%-8s %-7s %6d %13.3f %13.3f   %d of %d rounds at 0.90 or more\n", th, w, n, sortmed(a, n), sortmed(b, n), ok, n
+      }
+    }' <<<"$in"
+}
+
+# this build's `polyrx demod --backend cpu` with each worker count of DT_THREADS (default "0 15 14
+# 12 8") against the library with all cores (bench_commands demod THREADS 0, in the command's
+# blocks), in ROUNDS rounds (default 8), the counts in an order turned every round, each run with
+# POLYRX_TIMING: a chanrounds line per run (set demodthreads; what "lib" or "tN") and a
+# commands_demodthreads line with the timing line's compute in execute, its sleeps for input and
+# its involuntary switches. The question it answers: whether `demod -t 0`, which runs the pool's
+# workers beside the pipeline's reader and writer (one more busy thread than cores while the
+# reader copies), loses to the library's loop, which has no reader, by oversubscription (fewer
+# workers faster) or by waiting for input (sleeps). demodthreads_summary reads the lines.
+demodthreads() {
+  local nsym x r k n i th line tl s e
+  local -a ths
+  read -r -a ths <<<"${DT_THREADS:-0 15 14 12 8}"
+  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  nsym=$(scaled 4194304)
+  x=$W/d.cf32
+  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  n=${#ths[@]}
+  for r in $(seq "${ROUNDS:-8}"); do
+    line=$("$B" demod "$x" 4e6 1e6 0 1) || return 1
+    round_line demodthreads "$r" 0 sps4 lib "$(jnum "$line" seconds)"
+    for ((k = 0; k < n; k++)); do
+      i=$(((k + r) % n))
+      th=${ths[$i]}
+      s=${EPOCHREALTIME/./}
+      POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/dt.bits" 2>"$W/dt.err" ||
+        { echo "bench_commands.sh: --threads $th failed" >&2; return 1; }
+      e=${EPOCHREALTIME/./}
+      rm -f "$W/dt.bits"
+      round_line demodthreads "$r" 0 sps4 "t$th" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e6 }')"
+      tl=$(grep 'timing (ms)' "$W/dt.err")
+      sed -E 's/.*total ([0-9.]+);.*compute in execute ([0-9.]+) .*preempted ([0-9]+) times.*sleeps for input [0-9]+ \(([0-9.]+) ms\).*/\1 \2 \3 \4/' <<<"$tl" |
+        awk -v w="t$th" -v r="$r" '{ printf "{\"bench\":\"commands_demodthreads\",\"round\":%d,\"what\":\"%s\",\"total_ms\":%s,\"exec_ms\":%s,\"preempted\":%s,\"input_wait_ms\":%s}\n", r, w, $1, $2, $3, $4 }'
+    done
+  done
+  rm -f "$x" "$W/dt.err"
+}
+
+# demodthreads' lines (stdin): per setting the wall time's best and median and its fraction of
+# the library's (best / best, median / median), then the timing line's figures' medians
+demodthreads_summary() {
+  awk -F'"' "$AWK_SORTMED"'/commands_chanrounds/ && /"set":"demodthreads"/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "what") w = $(i + 2)
+        if ($i == "seconds") { v = $(i + 1); gsub(/[:,}]/, "", v) }
+      }
+      if (!(w in seen)) { seen[w] = 1; ws[++nw] = w }
+      x[w, ++n[w]] = v * 1e3
+    }
+    /commands_demodthreads/ {
+      for (i = 1; i < NF; i++) {
+        if ($i == "what") w = $(i + 2)
+        for (f = 1; f <= 4; f++) if ($i == fld[f]) { v = $(i + 1); gsub(/[:,}]/, "", v); y[w, f, ++m[w, f]] = v + 0 }
+      }
+    }
+    BEGIN { fld[1] = "total_ms"; fld[2] = "exec_ms"; fld[3] = "preempted"; fld[4] = "input_wait_ms" }
+    END {
+      k = n["lib"]; for (i = 1; i <= k; i++) a[i] = x["lib", i]; ml = sortmed(a, k); bl = a[1]
+      printf "%-6s %3s %8s %8s %7s %7s %9s %9s %9s %9s\n", "what", "n", "best", "median", "lib/b", "lib/m", "total m", "exec m", "preempt m", "in wait m"
+      for (u = 1; u <= nw; u++) {
+        w = ws[u]; k = n[w]; delete a; for (i = 1; i <= k; i++) a[i] = x[w, i]; md = sortmed(a, k); b = a[1]
+        printf "%-6s %3d %8.1f %8.1f %7.3f %7.3f", w, k, b, md, bl / b, ml / md
+        for (f = 1; f <= 4; f++) { q = m[w, f]; delete a; for (i = 1; i <= q; i++) a[i] = y[w, f, i]; printf " %9.1f", q ? sortmed(a, q) : 0 }
+        printf "\n"
+      }
+    }'
 }
 
 # this build's `polyrx demod --backend cpu --threads 1` with settings, in ROUNDS alternating rounds
@@ -1527,13 +1644,16 @@ chansame) chansame ;;
 chanab) chanab ;;
 chanuse) chanuse ;;
 chanrounds) chanrounds ;;
-chanrounds_summary | chanrows_summary | demodrounds_summary) chanrounds_summary ;;
+chanrounds_summary | chanrows_summary) chanrounds_summary ;;
+demodrounds_summary) demodrounds_summary ;;
 chanrows) chanrows ;;
 chanstream) chanstream ;;
 chanvar) chanvar ;;
 chanvar_summary) chanvar_summary ;;
 demodrounds) demodrounds ;;
 demodvar) demodvar ;;
+demodthreads) demodthreads ;;
+demodthreads_summary) demodthreads_summary ;;
 demodvar_summary) demodvar_summary ;;
 cpusib) cpusib ;;
 gpu) gpu ;;
@@ -1543,5 +1663,5 @@ serve) serve ;;
 serveab) serveab ;;
 serverx) serverx ;;
 sweep) sweep ;;
-*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|demodrounds|demodvar|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
+*) echo "usage: bench_commands.sh [BUILD_DIR] [cpu|gpu|rx|sweep|chanab|chansame|chanuse|chanrounds|chanrows|chanstream|chanvar|demodrounds|demodthreads|demodvar|cpusib|gpustart|serve|serveab|serverx]" >&2; exit 2 ;;
 esac

@@ -118,7 +118,7 @@ cmp -s "$T/n1.llr" "$T/n2.llr" || bad "LLRs differ between 1 and 2 threads"
 POLYRX_TIMING=1 "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/nt.bits" --threads 1 \
   --block 256 --cfo-span 4096 2>"$T/nt.err" || bad "demod with POLYRX_TIMING failed"
 cmp -s "$T/n1.bits" "$T/nt.bits" || bad "POLYRX_TIMING changed the bits"
-grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute's first samples at .*, compute in execute .* blocks$" \
+grep -q "^polyrx demod: timing (ms): input .* stream .*, total .*; compute's first samples at .*, compute in execute .* blocks; unix time at the start [0-9.]*, at this line [0-9.]*$" \
   "$T/nt.err" || bad "POLYRX_TIMING line: $(cat "$T/nt.err")"
 if [ $have_py = 1 ]; then
   python3 -c "

@@ -59,9 +59,16 @@ void prx_fftw_unlock(void);
  * returns a value): in the generic build that hands the call to name_avx2_fma where the CPU
  * has AVX2 and FMA (prx_cpu_isa), elsewhere it is empty. */
 typedef enum { PRX_ISA_GENERIC = 0, PRX_ISA_AVX2_FMA = 1 } prx_isa;
-/* The instruction set of the kernels, detected once per process (__builtin_cpu_supports);
+/* The instruction set of the kernels, detected once per process (prx_cpu_features);
  * POLYRX_CPU=generic in the environment forces the baseline (for tests). */
 prx_isa prx_cpu_isa(void);
+/* The CPU's instruction-set extensions that the kernels use, PRX_CPU_* bits, each only where the
+ * OS keeps the AVX state (XCR0): read once per process with three CPUID instructions, not with
+ * __builtin_cpu_supports, whose libgcc constructor asks a dozen or more at every start of a
+ * program that uses it (CPUID traps to the hypervisor in a VM: 7.7 us each on the development
+ * VM, ~0.1-0.16 ms of every polyrx process there). 0 on other architectures. */
+enum { PRX_CPU_AVX = 1, PRX_CPU_AVX2 = 2, PRX_CPU_FMA = 4, PRX_CPU_F16C = 8 };
+unsigned prx_cpu_features(void);
 const char *prx_isa_name(prx_isa isa); /* "generic", "avx2_fma" */
 #if defined(PRX_ISA_DISPATCHER)
 #define PRX_ISA_DISPATCH(fn, ...)                                                                  \

@@ -3,12 +3,12 @@
  * the CPU has them at run time) give the scalar definitions' results bit for bit. */
 #include "pack.h"
 
+#include "../core/internal.h"
+
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <pthread.h>
 #define PACK_X86 1 /* the vector paths below, chosen where the CPU has them */
 #endif
 
@@ -28,20 +28,10 @@ __attribute__((target("avx,f16c"))) static size_t pack_f16c(const float *f, size
 #endif
 
 #if defined(PACK_X86) && !(defined(__F16C__) && defined(__AVX__))
-/* Whether the CPU has F16C (and the OS keeps AVX state): CPUID leaf 1's ECX bit, since
- * __builtin_cpu_supports knows no "f16c" in clang before 15; asked once per process (CPUID
- * traps to the hypervisor in a VM), not per call. */
-static int has_f16c;
-static pthread_once_t f16c_once = PTHREAD_ONCE_INIT;
-
-static void detect_f16c(void) {
-  unsigned a, b, c, d;
-  has_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
-}
-
+/* Whether the CPU has F16C (and the OS keeps AVX state): asked once per process
+ * (prx_cpu_features), not per call. */
 static int cpu_has_f16c(void) {
-  pthread_once(&f16c_once, detect_f16c);
-  return has_f16c;
+  return (prx_cpu_features() & (PRX_CPU_F16C | PRX_CPU_AVX)) == (PRX_CPU_F16C | PRX_CPU_AVX);
 }
 #endif
 
@@ -112,7 +102,7 @@ size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out) {
   const float *f = (const float *)in;
   size_t m = 2 * n, sat = 0, i = 0;
 #if defined(PACK_X86)
-  if (__builtin_cpu_supports("avx2")) i = pack_ci16_avx2(f, m, scale, out, &sat);
+  if (prx_cpu_features() & PRX_CPU_AVX2) i = pack_ci16_avx2(f, m, scale, out, &sat);
 #endif
   for (; i < m; i++) {
     float v = f[i] * scale;
