@@ -14,8 +14,11 @@
 #     which would make the next run "held"); best and median wall time of each, its fraction of
 #     min(PCIe, cat, write) (PIECES=0: no probe, the PCIe rates from H2D and D2H, GB/s, of an
 #     earlier call); whether each build's and variant's outputs are BEFORE's bytes (the
-#     data files); one POLYRX_TIMING line of each, with its wall time (the rest of the wall time
-#     is the process's exec and end).
+#     data files); one POLYRX_TIMING line of each (with the input map's line), with its wall time (the rest of the wall time is the process's exec and end);
+#   - the host's transparent huge pages mode and the GPU's compute mode (the detached end is the
+#     default only in the default compute mode).
+# Variant of the sixteenth session: keep=POLYRX_CUDA_EXIT=keep (the end as before the detached
+# default). The read-ahead's variants (POLYRX_AHEAD...) are on branch s16/gstart2, not in main.
 # JSON lines on stdout, a table on stderr.
 # usage: bench/gpu_start_ab.sh BEFORE_DIR AFTER_DIR PROBE   (DIR: polyrx, libpolyrx_cuda.so and
 #        bench_commands side by side)
@@ -35,6 +38,10 @@ BE=${GS_BACKEND:-cuda}
 x=$W/g.ci16
 ns() { date +%s%N; }
 "$AD/polyrx" gen -q -o "$x" -F ci16 -s 1G -n "$n" --carrier f=1M,rs=1M --esn0 20 || exit 1
+# what the detached end (the default compute mode) and a huge-page ring would depend on
+thp=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)
+cm=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -1)
+echo "{\"bench\":\"gstart_host\",\"thp\":\"${thp:-?}\",\"compute_mode\":\"${cm:-?}\"}"
 
 # ---- the pieces, cold (nothing on the GPU yet); PIECES=0: none, H2D and D2H (GB/s) given ----
 if [ "${PIECES:-1}" != 0 ]; then

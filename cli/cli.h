@@ -350,14 +350,27 @@ void cli_warm_cuda_end(pthread_t t, int started);
 double cli_warm_cuda_done(void);
 /* Whether that thread made the device's context (the CUDA module loaded with a usable device). */
 int cli_warm_cuda_context(void);
-/* POLYRX_CUDA_EXIT=detach, in a process that ends with its command (cli_process_ends) and made
- * the device's context (cli_warm_cuda_start): flushes stdio and ends the process with `status`
- * at once, a child left holding the driver's files until then, whose end releases the context
- * (cli/exit_detach.c). Returns where the switch is off or that cannot be done (the usual end
- * follows). */
+/* The devices' compute mode as that thread read it once the context existed (cuda_module.h's
+ * compute_mode: 0 default, 3 exclusive-process, ...; -1 unknown or no context). */
+int cli_warm_cuda_compute_mode(void);
+/* The end of a command's process that made the device's context (cli_warm_cuda_start), detached
+ * where cli_exit_detach_wanted: flushes stdio and ends the process with `status` at once, a
+ * child left holding the driver's files until then, whose end releases the context
+ * (cli/exit_detach.c). Returns where it is not wanted or cannot be done (the usual end follows). */
 void cli_exit_detached(int status);
-/* Whether POLYRX_CUDA_EXIT=detach is set (a command then leaves its CUDA objects and page-locked
- * buffers to that end). */
+/* Whether the command's process ends detached: it ends with its command (cli_process_ends), made
+ * the device's context, and POLYRX_CUDA_EXIT is not "keep"; then with the devices in the default
+ * compute mode, or POLYRX_CUDA_EXIT=detach whatever the mode. A command then leaves its CUDA
+ * objects and page-locked buffers to that end. */
 int cli_exit_detach_wanted(void);
+/* The decision itself: env POLYRX_CUDA_EXIT's value (NULL unset), whether the process ends with
+ * the command, whether it made a context, and the devices' compute mode (cuda_module.h's
+ * compute_mode: 0 default, -1 unknown). */
+int cli_exit_detach_decide(const char *env, int process_ends, int context, int compute_mode);
+/* The detached end itself: the child keeps the descriptors whose target starts with keep_prefix
+ * (the driver's, "/dev/nvidia"), closes every other before the process ends with `status`, and
+ * ends linger_ms after the process (0; the tests' stand-in for the driver's release). Returns
+ * only where it cannot be done. */
+void cli_exit_detach_now(int status, const char *keep_prefix, unsigned linger_ms);
 
 #endif

@@ -159,6 +159,10 @@ static void usage(FILE *f) {
       "complete or absent: a .sigmf-meta is written last, beside the whole data; an earlier\n"
       "run's chNNNN files of the channels written are replaced. Exit status: 0 done, 1\n"
       "error, 2 usage error, 130 stopped by a signal (the recordings are finished).\n"
+      "With the CUDA backend the command returns before the GPU driver has released its\n"
+      "context (~0.1 s): a child process holding only the driver's files (no output,\n"
+      "pipe or terminal) ends after it, when every GPU is in the default compute mode;\n"
+      "POLYRX_CUDA_EXIT=keep waits for the release, =detach returns at once in any mode.\n"
       "\n"
       "examples:\n"
       "  polyrx channelize -i capture.cu8 -F cu8 -s 2.4M -f 100M -K 64 -o fm/\n"
@@ -1877,7 +1881,7 @@ static void *timed_alloc(void *ctx, size_t bytes) {
 }
 
 /* Whether the CUDA objects and page-locked buffers are left to the process's end: only where it
- * follows (cli_exit_frees_skipped) behind the command (POLYRX_CUDA_EXIT=detach), whose child then
+ * follows (cli_exit_frees_skipped) behind the command (cli_exit_detach_wanted), whose child then
  * releases them with the context. Left to an end in the command's own process, the runtime's
  * teardown took longer than the frees save (the H200 host: all 1024 channels cf16, held, 4
  * rounds: 415.9 / 416.3 ms best / median against 401.3 / 403.8 freed; bench/RESULTS.md,

@@ -1,6 +1,7 @@
 /* Argument parsing and error reporting shared by the subcommands. */
 #include "cli.h"
 
+#include "core/cuda_module.h"
 #include "io/io_internal.h"
 
 #include <errno.h>
@@ -648,12 +649,15 @@ int cli_thread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
 /* when the warm thread ended (cli_seconds), and whether it made a context (a usable device):
  * read after its join */
 static double warm_done;
-static int warm_context;
+static int warm_context, warm_mode = -1;
 
 static void *warm_cuda(void *arg) {
   (void)arg;
   prx_pipe_host_free(prx_pipe_host_alloc(64, 1));
   warm_context = prx_cuda_available();
+  /* for the detached end (cli/exit_detach.c): read here, beside the command's set-up */
+  const prx_cuda_module *m = warm_context ? prx_cuda_module_get() : NULL;
+  warm_mode = m && m->compute_mode ? m->compute_mode() : -1;
   warm_done = cli_seconds();
   return NULL;
 }
@@ -661,6 +665,8 @@ static void *warm_cuda(void *arg) {
 double cli_warm_cuda_done(void) { return warm_done; }
 
 int cli_warm_cuda_context(void) { return warm_context; }
+
+int cli_warm_cuda_compute_mode(void) { return warm_mode; }
 
 int cli_warm_cuda_start(pthread_t *t, prx_backend backend) {
   return backend != PRX_BACKEND_CPU && pthread_create(t, NULL, warm_cuda, NULL) == 0;

@@ -1,46 +1,52 @@
 /* The end of a command that used the GPU, without waiting for the driver's release of the
- * device's context (POLYRX_CUDA_EXIT=detach; off by default).
+ * device's context (the default where it is safe: cli_exit_detach_decide).
  *
  * A process that made a CUDA context spends 30-140 ms in its own end on the H200 host (the
  * driver releases the context when the last reference to its device files closes: the same with
  * the runtime's teardown or _exit; bench/RESULTS.md, "The GPU commands on the H200"), after
- * every output is finished. With the switch, the command's process forks a child that holds
- * those references and ends at once itself (_exit, its stdio flushed): the child closes every
- * other descriptor it inherited (standard input, output and error first: a pipe to the caller
- * ends with the command), waits for the command's process to be gone (the end of a pipe whose
- * writing side only that process held) and ends, which releases the context behind the
- * command's back. The child calls nothing but system calls (a fork of a process with threads)
- * and no CUDA function. */
+ * every output is finished. Detached, the command's process forks a child that holds those
+ * references and ends at once itself (_exit, its stdio flushed): the child closes every other
+ * descriptor it inherited (standard input, output and error first: a pipe to the caller ends
+ * with the command) and says so before the command's process ends, waits for that process to be
+ * gone (the end of a pipe whose writing side only that process held) and ends, which releases
+ * the context behind the command's back. The child calls nothing but system calls (a fork of a
+ * process with threads) and no CUDA function.
+ *
+ * Not detached: a GPU in exclusive-process (or prohibited) compute mode, where the next command
+ * would be refused while the child holds the context (~0.1 s), and POLYRX_CUDA_EXIT=keep. */
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NVIDIA_PREFIX "/dev/nvidia" /* the driver's device files, kept open by the child */
 
-/* The descriptors open now that are not the driver's, from /proc/self/fd (malloc'd, *n of them;
- * NULL on failure or without /proc: then no child is made, the usual end follows). */
-static int *other_descriptors(size_t *n) {
+/* The descriptors open now whose target does not start with keep_prefix, from /proc/self/fd
+ * (malloc'd, *n of them; NULL on failure or without /proc: then no child is made, the usual end
+ * follows). */
+static int *other_descriptors(const char *keep_prefix, size_t *n) {
   *n = 0;
   DIR *d = opendir("/proc/self/fd");
   if (!d) return NULL;
-  size_t cap = 64;
+  size_t cap = 64, keep_len = strlen(keep_prefix);
   int *fds = malloc(cap * sizeof *fds);
   struct dirent *e;
   while (fds && (e = readdir(d))) {
     char *end;
     long fd = strtol(e->d_name, &end, 10);
     if (*end || end == e->d_name || fd == dirfd(d)) continue;
-    char target[sizeof NVIDIA_PREFIX];
+    char target[PATH_MAX];
     ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
     if (len < 0) continue;
     target[len] = '\0';
-    if (!strcmp(target, NVIDIA_PREFIX)) continue;
+    if (!strncmp(target, keep_prefix, keep_len)) continue;
     if (*n == cap) {
       int *more = realloc(fds, 2 * cap * sizeof *fds);
       if (!more) break;
@@ -53,17 +59,33 @@ static int *other_descriptors(size_t *n) {
   return fds;
 }
 
+int cli_exit_detach_decide(const char *env, int process_ends, int context, int compute_mode) {
+  if (!process_ends || !context) return 0;
+  if (env && !strcmp(env, "keep")) return 0;
+  if (env && !strcmp(env, "detach")) return 1; /* the user's choice, whatever the mode */
+  return compute_mode == 0;
+}
+
 int cli_exit_detach_wanted(void) {
-  const char *env = getenv("POLYRX_CUDA_EXIT");
-  return env && !strcmp(env, "detach");
+  return cli_exit_detach_decide(getenv("POLYRX_CUDA_EXIT"), cli_process_ends,
+                                cli_warm_cuda_context(), cli_warm_cuda_compute_mode());
 }
 
 void cli_exit_detached(int status) {
-  if (!cli_exit_detach_wanted() || !cli_process_ends || !cli_warm_cuda_context()) return;
+  if (cli_exit_detach_wanted()) cli_exit_detach_now(status, NVIDIA_PREFIX, 0);
+}
+
+void cli_exit_detach_now(int status, const char *keep_prefix, unsigned linger_ms) {
   if (fflush(NULL) != 0) return; /* the usual end reports what it can */
   size_t n;
-  int *fds = other_descriptors(&n), gone[2];
+  int *fds = other_descriptors(keep_prefix, &n), gone[2], closed[2];
   if (!fds || pipe(gone) != 0) {
+    free(fds);
+    return;
+  }
+  if (pipe(closed) != 0) {
+    close(gone[0]);
+    close(gone[1]);
     free(fds);
     return;
   }
@@ -71,6 +93,8 @@ void cli_exit_detached(int status) {
   if (pid < 0) {
     close(gone[0]);
     close(gone[1]);
+    close(closed[0]);
+    close(closed[1]);
     free(fds);
     return;
   }
@@ -78,10 +102,21 @@ void cli_exit_detached(int status) {
     for (int fd = 0; fd < 3; fd++) close(fd);
     for (size_t i = 0; i < n; i++) close(fds[i]);
     close(gone[1]);
+    close(closed[0]);
+    close(closed[1]); /* the parent's read of it ends: nothing of the caller's is held here */
     char b;
     while (read(gone[0], &b, 1) < 0 && errno == EINTR) {
     }
+    if (linger_ms) { /* the tests': a driver's release that takes this long */
+      struct timespec ts = {(time_t)(linger_ms / 1000), (long)(linger_ms % 1000) * 1000000L};
+      while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+      }
+    }
     _exit(0);
+  }
+  close(closed[1]);
+  char b;
+  while (read(closed[0], &b, 1) < 0 && errno == EINTR) {
   }
   _exit(status);
 }

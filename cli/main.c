@@ -81,6 +81,7 @@ int main(int argc, char **argv) {
     if (rc >= 0) return rc;
   }
   int rc = cli_dispatch(argc, argv);
-  cli_exit_detached(rc); /* POLYRX_CUDA_EXIT=detach: the driver's release behind the command */
+  /* where safe (cli_exit_detach_wanted): the driver's release behind the command */
+  cli_exit_detached(rc);
   return rc;
 }

@@ -57,6 +57,25 @@ static prx_status host_register(void *p, size_t bytes) {
   return e ? cuda_fail(e, "cannot pin host memory in place (cudaHostRegister)") : PRX_OK;
 }
 
+/* The devices' compute mode: cudaComputeModeDefault where every device is in it, else the first
+ * other mode found; -1 where it cannot be read (cuda_module.h) */
+static int compute_mode(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  for (int d = 0; d < n; d++) {
+    int mode = -1;
+    if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d) != cudaSuccess) {
+      cudaGetLastError();
+      return -1;
+    }
+    if (mode != cudaComputeModeDefault) return mode;
+  }
+  return cudaComputeModeDefault;
+}
+
 static void host_unregister(void *p) {
   if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
 }
@@ -96,4 +115,5 @@ const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             stream_wait,
                                             &prx_qpsk_serial_cuda_entries,
                                             host_register,
-                                            host_unregister};
+                                            host_unregister,
+                                            compute_mode};

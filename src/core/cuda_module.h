@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 15
+#define PRX_CUDA_MODULE_ABI 16
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 
@@ -76,6 +76,10 @@ typedef struct prx_cuda_module {
    * being made. */
   prx_status (*host_register)(void *p, size_t bytes);
   void (*host_unregister)(void *p);
+  /* The devices' compute mode (cudaDevAttrComputeMode: 0 default, 2 prohibited, 3
+   * exclusive-process): 0 where every device is in the default mode, else the first other mode
+   * found; -1 where it cannot be read. ABI 16 (the commands' detached end: cli/exit_detach.c). */
+  int (*compute_mode)(void);
 } prx_cuda_module;
 
 /* The module, loaded and initialised on the first call (thread-safe), or NULL where it cannot

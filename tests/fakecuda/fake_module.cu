@@ -25,4 +25,5 @@ const prx_cuda_module prx_cuda_module_v1 = {PRX_CUDA_MODULE_ABI,
                                             NULL,
                                             NULL,
                                             NULL,
+                                            NULL,
                                             NULL};
