@@ -196,13 +196,21 @@ cpu_startup() {
   "$B" startup
 }
 
+# The demod modes' input: 4M symbols (SCALE) of one carrier at 4 samples a symbol, Es/N0 12 dB,
+# cf32, made at $W/d.cf32 (the path echoed), the host described on stderr when $1 is "host".
+demod_input() {
+  [ "${1:-}" = host ] &&
+    echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  "$P" gen -q -o "$W/d.cf32" -s 4M -n $(($(scaled 4194304) * 4)) \
+    --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12 || return 1
+  echo "$W/d.cf32"
+}
+
 cpu_demod() {
-  local nsym nsamp x t lib cmd
+  local nsym x t lib cmd
   # ---- demod: 4 samples/symbol ----
   nsym=$(scaled 4194304)
-  nsamp=$((nsym * 4))
-  x=$W/d.cf32
-  "$P" gen -q -o "$x" -s 4M -n "$nsamp" --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  x=$(demod_input) || return 1
   floors "$x"
   for th in 1 0; do
     lib=$(lib_best demod "$x" 4e6 1e6 "$th" 1)
@@ -680,11 +688,8 @@ chanrounds_summary() {
 # the median over the rounds of library / command in the same round.
 demodrounds() {
   local before=${BEFORE:?demodrounds: set BEFORE=path/to/the/other/polyrx}
-  local nsym x r th which order line t s e sd ed tl
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsym=$(scaled 4194304)
-  x=$W/d.cf32
-  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  local x r th which order line t s e sd ed tl
+  x=$(demod_input host) || return 1
   for r in $(seq "${ROUNDS:-8}"); do
     for th in 1 0; do
       line=$("$B" demod "$x" 4e6 1e6 "$th" 1) || return 1
@@ -755,7 +760,8 @@ demodrounds_summary() {
 }
 
 # this build's `polyrx demod --backend cpu` with each worker count of DT_THREADS (default "0 15 14
-# 12 8") against the library with all cores (bench_commands demod THREADS 0, in the command's
+# 12 8"; an entry COUNT:VAR=VALUE runs that count with that environment setting, e.g.
+# 0:POLYRX_PIPE_POLL=0) against the library with all cores (bench_commands demod THREADS 0, in the command's
 # blocks), in ROUNDS rounds (default 8), the counts in an order turned every round, each run with
 # POLYRX_TIMING: a chanrounds line per run (set demodthreads; what "lib" or "tN") and a
 # commands_demodthreads line with the timing line's compute in execute, its sleeps for input and
@@ -764,29 +770,31 @@ demodrounds_summary() {
 # reader copies), loses to the library's loop, which has no reader, by oversubscription (fewer
 # workers faster) or by waiting for input (sleeps). demodthreads_summary reads the lines.
 demodthreads() {
-  local nsym x r k n i th line tl s e
+  local x r k n i th line tl s e
   local -a ths
   read -r -a ths <<<"${DT_THREADS:-0 15 14 12 8}"
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsym=$(scaled 4194304)
-  x=$W/d.cf32
-  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  x=$(demod_input host) || return 1
   n=${#ths[@]}
   for r in $(seq "${ROUNDS:-8}"); do
     line=$("$B" demod "$x" 4e6 1e6 0 1) || return 1
     round_line demodthreads "$r" 0 sps4 lib "$(jnum "$line" seconds)"
     for ((k = 0; k < n; k++)); do
       i=$(((k + r) % n))
-      th=${ths[$i]}
+      # an entry is a worker count, or COUNT:VAR=VALUE for a run with that setting too
+      th=${ths[$i]%%:*}
+      env=()
+      [[ ${ths[$i]} == *:* ]] && env=("${ths[$i]#*:}")
       s=${EPOCHREALTIME/./}
-      POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/dt.bits" 2>"$W/dt.err" ||
-        { echo "bench_commands.sh: --threads $th failed" >&2; return 1; }
+      env POLYRX_TIMING=1 "${env[@]}" "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/dt.bits" 2>"$W/dt.err" ||
+        { echo "bench_commands.sh: --threads ${ths[$i]} failed" >&2; return 1; }
       e=${EPOCHREALTIME/./}
       rm -f "$W/dt.bits"
-      round_line demodthreads "$r" 0 sps4 "t$th" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e6 }')"
+      th=t${ths[$i]}
+      th=${th//[:=]/_}
+      round_line demodthreads "$r" 0 sps4 "$th" "$(awk -v t=$((e - s)) 'BEGIN { printf "%.4f", t / 1e6 }')"
       tl=$(grep 'timing (ms)' "$W/dt.err")
       sed -E 's/.*total ([0-9.]+);.*compute in execute ([0-9.]+) .*preempted ([0-9]+) times.*sleeps for input [0-9]+ \(([0-9.]+) ms\).*/\1 \2 \3 \4/' <<<"$tl" |
-        awk -v w="t$th" -v r="$r" '{ printf "{\"bench\":\"commands_demodthreads\",\"round\":%d,\"what\":\"%s\",\"total_ms\":%s,\"exec_ms\":%s,\"preempted\":%s,\"input_wait_ms\":%s}\n", r, w, $1, $2, $3, $4 }'
+        awk -v w="$th" -v r="$r" '{ printf "{\"bench\":\"commands_demodthreads\",\"round\":%d,\"what\":\"%s\",\"total_ms\":%s,\"exec_ms\":%s,\"preempted\":%s,\"input_wait_ms\":%s}\n", r, w, $1, $2, $3, $4 }'
     done
   done
   rm -f "$x" "$W/dt.err"
@@ -836,16 +844,13 @@ demodthreads_summary() {
 # outside_cpu (compute's CPU in the stream outside it: the hand-overs), which a slow phase of the
 # host or preemption moves less than wall times; demodvar_summary gives their best and median.
 demodvar() {
-  local nsym x r k n i what line tl s e ev
+  local x r k n i what line tl s e ev
   local -a names=(before after) envs=("${BEFORE_ENV:-POLYRX_FFT_WARM=0+POLYRX_FIRST_BLOCK=0+POLYRX_PIPE_POLL=0+POLYRX_WAKE_BATCH=1+POLYRX_OUT_DEPTH=3}" "")
   for v in ${VARIANTS:-}; do
     names+=("${v%%=*}")
     envs+=("${v#*=}")
   done
-  echo "bench_commands.sh: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  nsym=$(scaled 4194304)
-  x=$W/d.cf32
-  "$P" gen -q -o "$x" -s 4M -n $((nsym * 4)) --carrier f=2k,rs=1M,diff,phase=1,timing=0.37,ppm=20 --esn0 12
+  x=$(demod_input host) || return 1
   n=${#names[@]}
   for r in $(seq "${ROUNDS:-10}"); do
     line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
