@@ -771,7 +771,7 @@ demodrounds_summary() {
 # workers faster) or by waiting for input (sleeps). demodthreads_summary reads the lines.
 demodthreads() {
   local x r k n i th line tl s e
-  local -a ths
+  local -a ths ev
   read -r -a ths <<<"${DT_THREADS:-0 15 14 12 8}"
   x=$(demod_input host) || return 1
   n=${#ths[@]}
@@ -782,10 +782,10 @@ demodthreads() {
       i=$(((k + r) % n))
       # an entry is a worker count, or COUNT:VAR=VALUE for a run with that setting too
       th=${ths[$i]%%:*}
-      env=()
-      [[ ${ths[$i]} == *:* ]] && env=("${ths[$i]#*:}")
+      ev=()
+      [[ ${ths[$i]} == *:* ]] && ev=("${ths[$i]#*:}")
       s=${EPOCHREALTIME/./}
-      env POLYRX_TIMING=1 "${env[@]}" "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/dt.bits" 2>"$W/dt.err" ||
+      env POLYRX_TIMING=1 "${ev[@]}" "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/dt.bits" 2>"$W/dt.err" ||
         { echo "bench_commands.sh: --threads ${ths[$i]} failed" >&2; return 1; }
       e=${EPOCHREALTIME/./}
       rm -f "$W/dt.bits"
