@@ -194,14 +194,21 @@ void prx_qpsk_reset(prx_qpsk *q) {
   q->n_est = 0;
 }
 
-#define ALLOC(ptr, n, type)                                                                        \
+#define ALLOC_WITH(alloc, ptr, n, type)                                                            \
   do {                                                                                             \
-    (ptr) = prx_alloc((n), sizeof(type));                                                          \
+    (ptr) = alloc((n), sizeof(type));                                                              \
     if (!(ptr)) {                                                                                  \
       prx_qpsk_destroy(q);                                                                         \
       return prx_fail(PRX_ERR_NOMEM, "cannot allocate the demodulator's buffers");                 \
     }                                                                                              \
   } while (0)
+#define ALLOC(ptr, n, type) ALLOC_WITH(prx_alloc, ptr, n, type)
+/* the batch's work buffers, each written before it is read (the spans' FFT window zeroed at its
+ * first use, qpsk_batch.c): not cleared here, so that a demodulator of many threads (a batch of
+ * up to 64 spans, ~40 MB) is made without zeroing them on the caller's thread; their pages are
+ * first touched by the workers that use them (valgrind memcheck of the demodulator's runs: no
+ * read of an unwritten value) */
+#define ALLOC_WORK(ptr, n, type) ALLOC_WITH(prx_alloc_uncleared, ptr, n, type)
 
 /* The span's FFT length: a power of two of at least twice its symbols (a valid config's). */
 static size_t span_nfft(const prx_qpsk_config *cfg) {
@@ -323,17 +330,17 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
 
   ALLOC(q->spans, q->G, qpsk_span);
   for (unsigned i = 0; i < q->G; i++) {
-    ALLOC(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
-    ALLOC(q->spans[i].win, nfft, prx_cf32);
+    ALLOC_WORK(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
+    ALLOC_WORK(q->spans[i].win, nfft, prx_cf32);
     q->spans[i].nz = nfft; /* not zeroed yet */
-    ALLOC(q->spans[i].spec, nfft, prx_cf32);
+    ALLOC_WORK(q->spans[i].spec, nfft, prx_cf32);
   }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
   for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
-    ALLOC(q->blks[i].grid, grid_len, prx_cf32);
-    ALLOC(q->blks[i].scratch, q->scratch_len, prx_cf32);
-    ALLOC(q->blks[i].sym, q->Lmax, prx_cf32);
-    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC(q->blks[i].tag, q->Lmax, uint8_t);
+    ALLOC_WORK(q->blks[i].grid, grid_len, prx_cf32);
+    ALLOC_WORK(q->blks[i].scratch, q->scratch_len, prx_cf32);
+    ALLOC_WORK(q->blks[i].sym, q->Lmax, prx_cf32);
+    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC_WORK(q->blks[i].tag, q->Lmax, uint8_t);
   }
   if (cfg->ambiguity == PRX_QPSK_PILOTS) {
     ALLOC(q->acq, q->S + 2 * q->Lmax, prx_cf32);
@@ -348,7 +355,7 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   int64_t s0 = 1000;
   int64_t need = span_need_end(q, s0 + q->G - 1) - span_need_lo(q, s0);
   q->buf_cap = (size_t)need + 64;
-  q->buf = prx_alloc(q->buf_cap, q->in_size);
+  q->buf = prx_alloc_uncleared(q->buf_cap, q->in_size); /* read only where filled (buf_len) */
   if (!q->buf) {
     prx_qpsk_destroy(q);
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the input buffer (%zu samples)", q->buf_cap);
