@@ -678,7 +678,8 @@ chanrounds_summary() {
 # process (bench_commands demod, in the command's blocks of 2^18), then the two commands in an
 # order turned every round; one chanrounds line each (channels "sps4"), so chanrounds_summary
 # reads them; whether the two wrote the same bits in round 1 (stderr); then with TIMING_RUNS
-# (default 1) POLYRX_TIMING runs of this build, --threads 1, each after a library run (stderr),
+# (default 1) POLYRX_TIMING runs of this build for each of TIMING_THREADS' worker counts (default
+# 1), each after a library run with as many (stderr),
 # with the run's wall time split into the process's start (up to the command's own start), the
 # command and the process's end (after its timing line).
 # A command's wall time is read from bash's EPOCHREALTIME, no process of its own: the rounds'
@@ -716,16 +717,16 @@ demodrounds() {
       rm -f "$W"/d_*.bits
     done
   done
-  for t in $(seq "${TIMING_RUNS:-1}"); do
-    line=$("$B" demod "$x" 4e6 1e6 1 1) || return 1
+  for t in $(seq "${TIMING_RUNS:-1}"); do for th in ${TIMING_THREADS:-1}; do
+    line=$("$B" demod "$x" 4e6 1e6 "$th" 1) || return 1
     s=$EPOCHREALTIME
-    POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads 1 -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>"$W/d_t.err"
+    POLYRX_TIMING=1 "$P" demod -q --backend cpu --threads "$th" -i "$x" -s 4M -r 1M -o "$W/d_t.bits" 2>"$W/d_t.err"
     e=$EPOCHREALTIME
     tl=$(grep 'timing (ms)' "$W/d_t.err")
-    echo "library $(jnum "$line" seconds) s; $tl" >&2
+    echo "--threads $th: library $(jnum "$line" seconds) s; $tl" >&2
     sed -nE 's/.*unix time at the start ([0-9.]+), at this line ([0-9.]+).*/\1 \2/p' <<<"$tl" |
       awk -v s="$s" -v e="$e" '{ printf "  wall %.2f ms: the process up to the command %.2f, the command %.2f, the end after its line %.2f\n", (e - s) * 1e3, ($1 - s) * 1e3, ($2 - $1) * 1e3, (e - $2) * 1e3 }' >&2
-  done
+  done; done
   rm -f "$x" "$W/d_t.bits" "$W/d_t.err"
 }
 
