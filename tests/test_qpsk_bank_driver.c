@@ -891,11 +891,11 @@ static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
 static const prx_cuda_module em_module = {
     PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
     em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
-    &em_serial,          NULL,         NULL}; /* no pinning in place */
+    &em_serial,          NULL,         NULL, NULL}; /* no pinning in place, no compute mode */
 static const prx_cuda_module em_module_cpu_cfo = {
     PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
     em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
-    &em_serial,          NULL,         NULL}; /* no pinning in place */
+    &em_serial,          NULL,         NULL, NULL}; /* no pinning in place, no compute mode */
 static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              "emulated",
                                              NULL,
@@ -910,22 +910,25 @@ static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
                                              em_stream_wait,
                                              &em_serial,
                                              NULL,
-                                             NULL}; /* no pinning in place */
-static const prx_cuda_module em_module_cpu_cfo_ev = {PRX_CUDA_MODULE_ABI,
-                                                     "emulated",
-                                                     NULL,
-                                                     NULL,
-                                                     &em_bank,
-                                                     &em_stages_cpu_cfo,
-                                                     em_host_alloc,
-                                                     em_host_free,
-                                                     em_event_create,
-                                                     em_event_destroy,
-                                                     em_event_record,
-                                                     em_stream_wait,
-                                                     &em_serial,
-                                                     NULL,
-                                                     NULL}; /* no pinning in place */
+                                             NULL,
+                                             NULL}; /* no pinning in place, no compute mode */
+static const prx_cuda_module em_module_cpu_cfo_ev = {
+    PRX_CUDA_MODULE_ABI,
+    "emulated",
+    NULL,
+    NULL,
+    &em_bank,
+    &em_stages_cpu_cfo,
+    em_host_alloc,
+    em_host_free,
+    em_event_create,
+    em_event_destroy,
+    em_event_record,
+    em_stream_wait,
+    &em_serial,
+    NULL,
+    NULL,
+    NULL}; /* no pinning in place, no compute mode */
 
 /* ---- the runs ---- */
 
