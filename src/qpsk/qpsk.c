@@ -132,26 +132,11 @@ void prx_qpsk_destroy(prx_qpsk *q) {
   prx_pool_destroy(q->pool);
   qpsk_fir_free(&q->mf);
   qpsk_fir_free(&q->pre);
-  if (q->spans) {
-    for (unsigned i = 0; i < q->G; i++) {
-      prx_free(q->spans[i].w);
-      prx_free(q->spans[i].win);
-      prx_free(q->spans[i].spec);
-    }
-  }
-  if (q->blks) {
-    for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
-      prx_free(q->blks[i].grid);
-      prx_free(q->blks[i].scratch);
-      prx_free(q->blks[i].sym);
-      prx_free(q->blks[i].tag);
-    }
-  }
+  prx_free(q->work);
   prx_free(q->spans);
   prx_free(q->blks);
   prx_free(q->acq);
   prx_free(q->pilot);
-  prx_free(q->w_hist);
   prx_free(q->buf);
   prx_free(q->est);
   prx_free(q->sr_tmp);
@@ -203,12 +188,41 @@ void prx_qpsk_reset(prx_qpsk *q) {
     }                                                                                              \
   } while (0)
 #define ALLOC(ptr, n, type) ALLOC_WITH(prx_alloc, ptr, n, type)
-/* the batch's work buffers, each written before it is read (the spans' FFT window zeroed at its
- * first use, qpsk_batch.c): not cleared here, so that a demodulator of many threads (a batch of
- * up to 64 spans, ~40 MB) is made without zeroing them on the caller's thread; their pages are
- * first touched by the workers that use them (valgrind memcheck of the demodulator's runs: no
- * read of an unwritten value) */
-#define ALLOC_WORK(ptr, n, type) ALLOC_WITH(prx_alloc_uncleared, ptr, n, type)
+
+/* Lays out the batch's work buffers in one region (q->work): the previous span's and the G
+ * spans' 4th-power values, the spans' FFT window and spectrum, then the G B blocks' grid, scratch,
+ * symbols (and pilot tags), each at a 64-byte boundary. With base NULL it only counts the bytes.
+ * Each buffer is written before it is read (the spans' FFT window zeroed at its first use,
+ * qpsk_batch.c), so the region is not cleared: a demodulator of many threads (a batch of up to 64
+ * spans, ~40 MB) is made without zeroing ~1500 buffers on the caller's thread, and their pages are
+ * first touched by the workers that use them (valgrind memcheck of the demodulator's runs and of
+ * test_qpsk_bank_driver: no read of an unwritten value; tests/cli_demod.sh under
+ * MALLOC_PERTURB_). */
+static size_t carve_work(prx_qpsk *q, unsigned char *base, size_t grid_len, int tags) {
+  size_t off = 0;
+#define CARVE(ptr, n, type)                                                                        \
+  do {                                                                                             \
+    if (base) (ptr) = (type *)(void *)(base + off);                                                \
+    off += ((n) * sizeof(type) + 63) & ~(size_t)63;                                                \
+  } while (0)
+  /* the previous span's values too: qpsk_batch.c swaps it with a span's at a batch's end, so
+   * these G + 1 buffers belong to the region, not to the pointers that hold them (read up to
+   * w_hist_n, 0 at reset) */
+  CARVE(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
+  for (unsigned i = 0; i < q->G; i++) {
+    CARVE(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
+    CARVE(q->spans[i].win, q->nfft, prx_cf32);
+    CARVE(q->spans[i].spec, q->nfft, prx_cf32);
+  }
+  for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
+    CARVE(q->blks[i].grid, grid_len, prx_cf32);
+    CARVE(q->blks[i].scratch, q->scratch_len, prx_cf32);
+    CARVE(q->blks[i].sym, q->Lmax, prx_cf32);
+    if (tags) CARVE(q->blks[i].tag, q->Lmax, uint8_t);
+  }
+#undef CARVE
+  return off;
+}
 
 /* The span's FFT length: a power of two of at least twice its symbols (a valid config's). */
 static size_t span_nfft(const prx_qpsk_config *cfg) {
@@ -329,25 +343,16 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
   }
 
   ALLOC(q->spans, q->G, qpsk_span);
-  for (unsigned i = 0; i < q->G; i++) {
-    ALLOC_WORK(q->spans[i].w, (size_t)q->B * q->Lmax, prx_cf32);
-    ALLOC_WORK(q->spans[i].win, nfft, prx_cf32);
-    q->spans[i].nz = nfft; /* not zeroed yet */
-    ALLOC_WORK(q->spans[i].spec, nfft, prx_cf32);
-  }
   ALLOC(q->blks, (size_t)q->G * q->B, qpsk_blk);
-  for (size_t i = 0; i < (size_t)q->G * q->B; i++) {
-    ALLOC_WORK(q->blks[i].grid, grid_len, prx_cf32);
-    ALLOC_WORK(q->blks[i].scratch, q->scratch_len, prx_cf32);
-    ALLOC_WORK(q->blks[i].sym, q->Lmax, prx_cf32);
-    if (cfg->ambiguity == PRX_QPSK_PILOTS) ALLOC_WORK(q->blks[i].tag, q->Lmax, uint8_t);
-  }
+  const int tags = cfg->ambiguity == PRX_QPSK_PILOTS;
+  ALLOC_WITH(prx_alloc_uncleared, q->work, carve_work(q, NULL, grid_len, tags), unsigned char);
+  carve_work(q, q->work, grid_len, tags);
+  for (unsigned i = 0; i < q->G; i++) q->spans[i].nz = nfft; /* the window not zeroed yet */
   if (cfg->ambiguity == PRX_QPSK_PILOTS) {
     ALLOC(q->acq, q->S + 2 * q->Lmax, prx_cf32);
     ALLOC(q->pilot, cfg->pilot_len, prx_cf32);
     for (unsigned i = 0; i < cfg->pilot_len; i++) q->pilot[i] = prx_qpsk_pilot(i);
   }
-  ALLOC(q->w_hist, (size_t)q->B * q->Lmax, prx_cf32);
   ALLOC(q->est, QPSK_KEEP, prx_qpsk_block);
   ALLOC(q->sr_tmp, qpsk_serial_scratch_bytes(q->B), unsigned char);
 

@@ -182,6 +182,7 @@ struct prx_qpsk {
   /* the batch being processed */
   qpsk_span *spans; /* G */
   qpsk_blk *blks;   /* G * B */
+  void *work;       /* the spans' and blocks' buffers, carved from one allocation (qpsk.c) */
   size_t n_blks;
   prx_cf32 *acq;     /* PILOTS: corrected symbols for frame acquisition (S + 2 (L + 1)) */
   uint8_t *out_bits; /* the call's output buffers, current position */
@@ -192,7 +193,8 @@ struct prx_qpsk {
   int64_t next_span;
   qpsk_serial_state sr; /* the level, timing and NCO passes' */
   qpsk_phase_state ph;  /* the phase pass's */
-  prx_cf32 *w_hist;     /* the previous span's pre-pass values (S), for a short last span */
+  prx_cf32 *w_hist;     /* the previous span's pre-pass values (S), for a short last span (in
+                           work: swapped with a span's) */
   size_t w_hist_n;
   double pil_ring[QPSK_DC_SPANS][2]; /* PILOTS: the pilots' sums (span.pil) of the last spans */
   int64_t pil_span[QPSK_DC_SPANS];   /* with samples of their own, and their absolute indices */
