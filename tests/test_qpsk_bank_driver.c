@@ -887,48 +887,19 @@ static const prx_qpsk_stages_cuda em_stages = {
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
     em_create,        em_destroy, d_pre,    d_mf,      d_om,       d_x4, d_out, em_mixf,
     em_cfo_setup_off, d_cfo,      d_pre_om, d_om_sums, d_x4_level, NULL, NULL,  NULL};
-/* with events (em_events) and without (the driver then runs every stage on one stream) */
-static const prx_cuda_module em_module = {
-    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages,
-    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
-    &em_serial,          NULL,         NULL, NULL}; /* no pinning in place, no compute mode */
-static const prx_cuda_module em_module_cpu_cfo = {
-    PRX_CUDA_MODULE_ABI, "emulated",   NULL, NULL, &em_bank, &em_stages_cpu_cfo,
-    em_host_alloc,       em_host_free, NULL, NULL, NULL,     NULL,
-    &em_serial,          NULL,         NULL, NULL}; /* no pinning in place, no compute mode */
-static const prx_cuda_module em_module_ev = {PRX_CUDA_MODULE_ABI,
-                                             "emulated",
-                                             NULL,
-                                             NULL,
-                                             &em_bank,
-                                             &em_stages,
-                                             em_host_alloc,
-                                             em_host_free,
-                                             em_event_create,
-                                             em_event_destroy,
-                                             em_event_record,
-                                             em_stream_wait,
-                                             &em_serial,
-                                             NULL,
-                                             NULL,
-                                             NULL}; /* no pinning in place, no compute mode */
-static const prx_cuda_module em_module_cpu_cfo_ev = {
-    PRX_CUDA_MODULE_ABI,
-    "emulated",
-    NULL,
-    NULL,
-    &em_bank,
-    &em_stages_cpu_cfo,
-    em_host_alloc,
-    em_host_free,
-    em_event_create,
-    em_event_destroy,
-    em_event_record,
-    em_stream_wait,
-    &em_serial,
-    NULL,
-    NULL,
-    NULL}; /* no pinning in place, no compute mode */
+/* with events (em_events) and without (the driver then runs every stage on one stream); no
+ * pinning in place, no compute mode: the entries not named are NULL */
+#define EM_MODULE(stages_)                                                                         \
+  .abi = PRX_CUDA_MODULE_ABI, .version = "emulated", .qpsk_bank = &em_bank,                        \
+  .qpsk_stages = &(stages_), .host_alloc = em_host_alloc, .host_free = em_host_free,               \
+  .qpsk_serial = &em_serial
+#define EM_EVENTS                                                                                  \
+  .event_create = em_event_create, .event_destroy = em_event_destroy,                              \
+  .event_record = em_event_record, .stream_wait = em_stream_wait
+static const prx_cuda_module em_module = {EM_MODULE(em_stages)};
+static const prx_cuda_module em_module_cpu_cfo = {EM_MODULE(em_stages_cpu_cfo)};
+static const prx_cuda_module em_module_ev = {EM_MODULE(em_stages), EM_EVENTS};
+static const prx_cuda_module em_module_cpu_cfo_ev = {EM_MODULE(em_stages_cpu_cfo), EM_EVENTS};
 
 /* ---- the runs ---- */
 
