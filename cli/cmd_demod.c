@@ -283,9 +283,9 @@ typedef struct {
   prx_bit_packer packer;     /* packed bits: those waiting for their byte */
   uint64_t n_in, n_bits, n_blocks;
   int rep_first;
-  int fatal;       /* the demodulator or an output failed: no more symbols are written */
-  int flushed;     /* the demodulator was flushed in the pipeline's final compute call */
-  int write_errno; /* the failed write's errno (on the writer's thread) */
+  int fatal;        /* the demodulator or an output failed: no more symbols are written */
+  int flushed;      /* the demodulator was flushed in the pipeline's final compute call */
+  int write_failed; /* a write of the bits or LLRs failed, and said so */
   /* the flush's output slot (its sequence number; UINT64_MAX before the flush): the writer pads
    * the packed output's last byte there */
   _Atomic uint64_t flush_slot;
@@ -609,11 +609,13 @@ static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, s
   } else {
     w = fwrite(bits, 1, nb, r->bits_f) == nb;
   }
-  if (w && r->llr_f) w = fwrite(llrs, sizeof(float), nb, r->llr_f) == nb;
-  if (!w) {
+  const char *failed = w ? NULL : (strcmp(r->o.output, "-") ? r->o.output : "standard output");
+  if (w && r->llr_f && fwrite(llrs, sizeof(float), nb, r->llr_f) != nb)
+    failed = r->o.llr ? r->o.llr : "the LLRs";
+  if (failed) {
     r->fatal = 1;
-    r->write_errno = errno;
-    return cli_error(CMD, "cannot write the output: %s", strerror(errno));
+    r->write_failed = 1;
+    return cli_error(CMD, "cannot write %s: %s", failed, strerror(errno));
   }
   r->n_bits += nb;
   return -1;
@@ -899,10 +901,11 @@ int cmd_demod(int argc, char **argv) {
   }
   int c0 = truncate_outputs(&r); /* those nothing was written to: emptied all the same */
   if (rc < 0) rc = c0;
-  /* the closes' messages say why the stream's write failed (its errno is the writer thread's) */
-  if (r.write_errno) errno = r.write_errno;
-  int c1 = cli_close_output(CMD, r.bits_f, r.o.output ? r.o.output : "output", -1);
-  int c2 = cli_close_output(CMD, r.llr_f, r.o.llr ? r.o.llr : "LLRs", -1);
+  /* a failed write has had its line (naming the file and its errno, on the writer's thread):
+   * the outputs' closes then add none */
+  int closed = r.write_failed ? 1 : -1;
+  int c1 = cli_close_output(CMD, r.bits_f, r.o.output ? r.o.output : "output", closed);
+  int c2 = cli_close_output(CMD, r.llr_f, r.o.llr ? r.o.llr : "LLRs", closed);
   int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   cli_timing_phase(&r.tm, "close");

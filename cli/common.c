@@ -451,9 +451,16 @@ void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...
 
 int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
   if (!f) return rc;
-  int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-  if (bad && rc < 0) return cli_error(cmd, "cannot write %s: %s", name, strerror(errno));
-  return rc;
+  /* errno is only the close's own where the close fails: a write that failed earlier (the
+   * stream's error flag) left its errno long ago, and later calls may have changed it. */
+  int write_failed = ferror(f);
+  errno = 0;
+  int close_failed = (f == stdout ? fflush(f) : fclose(f)) != 0;
+  int close_errno = errno;
+  if (rc >= 0 || !(write_failed || close_failed)) return rc;
+  if (close_failed && close_errno)
+    return cli_error(cmd, "cannot write %s: %s", name, strerror(close_errno));
+  return cli_error(cmd, "cannot write %s: a write failed before the close", name);
 }
 
 int cli_cmp_double(const void *a, const void *b) {

@@ -192,6 +192,16 @@ cmp -s "$T/cut.bits" "$T/whole.bits" || bad "cut input: the bits of its whole sa
 rc=$?
 [ $rc -ne 0 ] && [ $rc -lt 128 ] || bad "file-size limit: exit status $rc"
 grep -qi "cannot write\|too large\|no space" "$T/err.txt" || bad "file-size limit: message: $(cat "$T/err.txt")"
+# a full device under the bits, then under the LLRs: one line naming the file and the cause,
+# exit status 1 (the closes add no second line)
+for o in "-o /dev/full" "-o $T/f.bits --llr /dev/full"; do
+  # shellcheck disable=SC2086
+  "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k $o 2>"$T/err.txt"
+  rc=$?
+  [ $rc = 1 ] && [ "$(wc -l <"$T/err.txt")" = 1 ] &&
+    grep -q "cannot write /dev/full: No space left on device" "$T/err.txt" ||
+    bad "a full device ($o): status $rc, said $(cat "$T/err.txt")"
+done
 # a stop signal while the producer is quiet ends the run at once, the symbols read written
 mkfifo "$T/fifo"
 "$P" demod -q -i "$T/fifo" -F cu8 -s 1M -r 250k -o "$T/sig.bits" 2>"$T/err.txt" &
