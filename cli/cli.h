@@ -148,6 +148,8 @@ void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* An output's name for messages: "standard output" for "-", else the path (NULL stays NULL). */
+const char *cli_output_name(const char *path);
 /* Closes an output (flushes standard output instead) and returns rc; a failed write, or one
  * that the close reveals, becomes an error line and exit code where rc is -1 (no error yet).
  * A NULL f returns rc. */

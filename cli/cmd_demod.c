@@ -609,9 +609,9 @@ static int write_symbols(run_state *r, const uint8_t *bits, const float *llrs, s
   } else {
     w = fwrite(bits, 1, nb, r->bits_f) == nb;
   }
-  const char *failed = w ? NULL : (strcmp(r->o.output, "-") ? r->o.output : "standard output");
+  const char *failed = w ? NULL : cli_output_name(r->o.output);
   if (w && r->llr_f && fwrite(llrs, sizeof(float), nb, r->llr_f) != nb)
-    failed = r->o.llr ? r->o.llr : "the LLRs";
+    failed = cli_output_name(r->o.llr);
   if (failed) {
     r->fatal = 1;
     r->write_failed = 1;

@@ -598,8 +598,7 @@ int cmd_gen(int argc, char **argv) {
         goto done;
       }
     } else if (fwrite(enc, fsize, m, out) != m) {
-      rc = cli_error(CMD, "cannot write %s: %s", strcmp(a.out, "-") ? a.out : "standard output",
-                     strerror(errno));
+      rc = cli_error(CMD, "cannot write %s: %s", cli_output_name(a.out), strerror(errno));
       goto done;
     }
     written += m;

@@ -449,6 +449,10 @@ void cli_timing_print(const cli_timing *t, const char *cmd, const char *fmt, ...
   fputc('\n', stderr);
 }
 
+const char *cli_output_name(const char *path) {
+  return path && !strcmp(path, "-") ? "standard output" : path;
+}
+
 int cli_close_output(const char *cmd, FILE *f, const char *name, int rc) {
   if (!f) return rc;
   /* errno is only the close's own where the close fails: a write that failed earlier (the
