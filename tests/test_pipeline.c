@@ -577,6 +577,24 @@ static void test_config(const uint32_t *x, const uint32_t *ref, uint32_t *y, siz
   CHECK(b && ((uintptr_t)b % 64) == 0, "prx_pipe_host_alloc: %p", b);
   prx_pipe_host_free(b);
   prx_pipe_host_free(NULL);
+  /* with a device, page-locked buffers of sizes about the 2 MiB pages the CUDA module maps them
+   * in: each one whole writable and its own (a pattern per buffer, read back after all are
+   * made), freed out of order */
+  const size_t sizes[] = {1000, (size_t)2 << 20, ((size_t)2 << 20) + 1, (size_t)37 << 20};
+  enum { NB = sizeof sizes / sizeof sizes[0] };
+  unsigned char *pb[NB];
+  for (int i = 0; i < NB; i++) {
+    pb[i] = prx_pipe_host_alloc(sizes[i], 1);
+    CHECK(pb[i] && ((uintptr_t)pb[i] % 64) == 0, "pinned buffer %d: %p", i, (void *)pb[i]);
+    if (pb[i]) memset(pb[i], 0x31 + i, sizes[i]);
+  }
+  for (int i = 0; i < NB; i++) {
+    size_t bad = 0;
+    for (size_t k = 0; pb[i] && k < sizes[i]; k++) bad += pb[i][k] != (unsigned char)(0x31 + i);
+    CHECK(bad == 0, "pinned buffer %d: %zu bytes not its own", i, bad);
+  }
+  for (int i = 0; i < NB; i += 2) prx_pipe_host_free(pb[i]);
+  for (int i = 1; i < NB; i += 2) prx_pipe_host_free(pb[i]);
   CHECK(prx_pipe_host_alloc(0, 0) == NULL, "0 bytes allocated");
   pthread_mutex_destroy(&s.rng_mu);
 }

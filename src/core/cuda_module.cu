@@ -15,7 +15,12 @@ extern "C" {
 #include "cuda_module_services.cuh"
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #define PRX_STR_(x) #x
 #define PRX_STR(x) PRX_STR_(x)
@@ -36,8 +41,83 @@ static int init(const prx_cuda_host *h, char *why, size_t why_size) {
   return n;
 }
 
+/* Page-locked host memory. cudaHostAlloc makes it at ~0.4 ms a MiB on the H200's host (the
+ * driver locks and maps 4 KiB pages one by one), the largest part of a command's buffers' making
+ * (bench/RESULTS.md, seventeenth session). Memory mapped in 2 MiB huge pages, faulted in by the
+ * caller's thread and then registered with cudaHostRegister costs the pages' zeroing and ~0.035
+ * ms a MiB: so that is tried first, and cudaHostAlloc where it fails (no huge pages or mapping
+ * refused: the registration of 4 KiB pages would then cost what cudaHostAlloc does) or where
+ * POLYRX_PINNED=alloc asks for it (the A/B). The registered mappings are listed, so that
+ * host_free knows which release a pointer takes. */
+#define HUGE_BYTES ((size_t)2 << 20)
+typedef struct mapped_block {
+  void *p;
+  size_t len;
+  struct mapped_block *next;
+} mapped_block;
+static pthread_mutex_t mapped_mu = PTHREAD_MUTEX_INITIALIZER;
+static mapped_block *mapped_list;
+
+static int mapped_wanted(void) {
+  static int wanted = -1; /* read once; a race only reads the same environment twice */
+  if (wanted < 0) {
+    const char *e = getenv("POLYRX_PINNED");
+    wanted = !(e && !strcmp(e, "alloc"));
+  }
+  return wanted;
+}
+
+static void *host_alloc_mapped(size_t bytes) {
+  if (!mapped_wanted() || bytes > SIZE_MAX - HUGE_BYTES) return NULL;
+  const size_t len = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+  mapped_block *b = (mapped_block *)malloc(sizeof *b);
+  if (!b) return NULL;
+  /* one huge page more than asked, so that the block can start on a 2 MiB boundary */
+  unsigned char *raw = (unsigned char *)mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    free(b);
+    return NULL;
+  }
+  unsigned char *p = (unsigned char *)(((uintptr_t)raw + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1));
+  if (p > raw) munmap(raw, (size_t)(p - raw));
+  if (p + len < raw + len + HUGE_BYTES)
+    munmap(p + len, (size_t)(raw + len + HUGE_BYTES - (p + len)));
+  if (madvise(p, len, MADV_HUGEPAGE) != 0) { /* no transparent huge pages here */
+    munmap(p, len);
+    free(b);
+    return NULL;
+  }
+  for (size_t i = 0; i < len; i += 4096) p[i] = 0; /* each huge page faulted in, and zeroed */
+  if (cudaHostRegister(p, len, cudaHostRegisterPortable) != cudaSuccess) {
+    cudaGetLastError();
+    munmap(p, len);
+    free(b);
+    return NULL;
+  }
+  b->p = p;
+  b->len = len;
+  pthread_mutex_lock(&mapped_mu);
+  b->next = mapped_list;
+  mapped_list = b;
+  pthread_mutex_unlock(&mapped_mu);
+  return p;
+}
+
+/* The listed mapping that starts at p, taken off the list; NULL where p is not one. */
+static mapped_block *mapped_take(void *p) {
+  pthread_mutex_lock(&mapped_mu);
+  mapped_block **at = &mapped_list;
+  while (*at && (*at)->p != p) at = &(*at)->next;
+  mapped_block *b = *at;
+  if (b) *at = b->next;
+  pthread_mutex_unlock(&mapped_mu);
+  return b;
+}
+
 static void *host_alloc(size_t bytes) {
-  void *p = NULL;
+  void *p = host_alloc_mapped(bytes);
+  if (p) return p;
   if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
     cudaGetLastError(); /* too much locked memory: the caller falls back to pageable */
     return NULL;
@@ -45,7 +125,16 @@ static void *host_alloc(size_t bytes) {
   return p;
 }
 
-static void host_free(void *p) { cudaFreeHost(p); }
+static void host_free(void *p) {
+  mapped_block *b = p ? mapped_take(p) : NULL;
+  if (!b) {
+    cudaFreeHost(p);
+    return;
+  }
+  if (cudaHostUnregister(b->p) != cudaSuccess) cudaGetLastError();
+  munmap(b->p, b->len);
+  free(b);
+}
 
 static prx_status cuda_fail(cudaError_t e, const char *what) {
   cudaGetLastError();
