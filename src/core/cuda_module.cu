@@ -45,10 +45,11 @@ static int init(const prx_cuda_host *h, char *why, size_t why_size) {
  * driver locks and maps 4 KiB pages one by one), the largest part of a command's buffers' making
  * (bench/RESULTS.md, seventeenth session). Memory mapped in 2 MiB huge pages, faulted in by the
  * caller's thread and then registered with cudaHostRegister costs the pages' zeroing and ~0.035
- * ms a MiB: so that is tried first, and cudaHostAlloc where it fails (no huge pages or mapping
- * refused: the registration of 4 KiB pages would then cost what cudaHostAlloc does) or where
- * POLYRX_PINNED=alloc asks for it (the A/B). The registered mappings are listed, so that
- * host_free knows which release a pointer takes. */
+ * ms a MiB (a command's buffers: 37-46 ms -> 15-18 ms): so that is tried first, and
+ * cudaHostAlloc where it fails (no huge pages or mapping refused: the registration of 4 KiB
+ * pages would then cost what cudaHostAlloc does) or where POLYRX_PINNED=alloc asks for it (the
+ * A/B). The registered mappings are listed, so that host_free knows which release a pointer
+ * takes. */
 #define HUGE_BYTES ((size_t)2 << 20)
 typedef struct mapped_block {
   void *p;
@@ -84,6 +85,17 @@ static void *host_alloc_mapped(size_t bytes) {
   if (p + len < raw + len + HUGE_BYTES)
     munmap(p + len, (size_t)(raw + len + HUGE_BYTES - (p + len)));
   if (madvise(p, len, MADV_HUGEPAGE) != 0) { /* no transparent huge pages here */
+    munmap(p, len);
+    free(b);
+    return NULL;
+  }
+  /* Left out of a forked child: a fork copies every page-locked anonymous page at once (the
+   * kernel's copy-on-fork for pinned pages), and the detached end (cli/exit_detach.c) forks after
+   * the stream: its end took 30-45 ms more on the H200's host without this, against ~9 ms with
+   * cudaHostAlloc's memory or with this (bench/RESULTS.md, eighteenth session). A child therefore
+   * cannot read these buffers: polyrx's children do not (serve's forks before CUDA, the detached
+   * end's child makes system calls only). */
+  if (madvise(p, len, MADV_DONTFORK) != 0) {
     munmap(p, len);
     free(b);
     return NULL;
