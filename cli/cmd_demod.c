@@ -81,7 +81,8 @@ static void usage(FILE *f) {
       "demodulator:\n"
       "      --block N          symbols per estimation block, 256..1024 (default 512)\n"
       "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
-      "  -t, --threads N        worker threads, 0 = all cores (default 0); output is identical\n"
+      "  -t, --threads N        worker threads, 0 = all cores (default 0; from 8 cores, all\n"
+      "                         but two, left to reading and writing); output is identical\n"
       "                         for any N\n"
       "      --read-block N     input samples per read (default %zu); reading, demodulation\n"
       "                         and writing run at once on successive blocks; output is\n"
@@ -339,6 +340,12 @@ static int setup_demod(run_state *r) {
   c.ambiguity = o->ambiguity;
   c.in_format = r->in.format;
   c.threads = (int)o->threads;
+  /* all cores (-t 0): two of them left to the pipeline's reader and writer where there are 8 or
+   * more, so that no worker waits for a core they hold (the workers meet at the end of every
+   * stage): the GPU host's 16 cores, 4M symbols, 6 alternating rounds, median 64.5 ms with 16
+   * workers, 60.9 with 15, 59.5 with 14, 59.6 with 12, slower than 14 in every round
+   * (bench/RESULTS.md, eighteenth session) */
+  if (!o->threads && prx_cpu_count() >= 8) c.threads = prx_cpu_count() - 2;
   c.on_block = on_block;
   c.user = r;
   if (o->max_cfo) {
