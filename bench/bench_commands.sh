@@ -969,7 +969,7 @@ chanvar() {
         echo "== ${names[$i]} -t $th (lib $(jnum "$line" seconds) s, cpu $(jnum "$line" cpu_seconds) s)" >>"$log"
         wall=$(var_run "$i" "$th" all "$W/ch_t" POLYRX_TIMING=1 2>>"$log") || return 1
         echo "${names[$i]} -t $th: lib $(jnum "$line" seconds) s cpu $(jnum "$line" cpu_seconds); wall $wall s;" \
-          "$(tail -2 "$log" | sed -n 's/.*channelizer \([0-9.]*\) open \([0-9.]*\) stream \([0-9.]*\) close [0-9.]* collection \([0-9.]*\) .*cleanup \([0-9.]*\), total \([0-9.]*\);.*/chan \1 open \2 stream \3 coll \4 cleanup \5 total \6;/p;s/.*compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms)\(, the writers after compute.s end \([0-9.]*\)\)\{0,1\}.*/exec \1 cpu \2; sleeps in \3 \4 ms, slot \5 \6 ms; writers after \8/p' | tr '\n' ' ')" >&2
+          "$(tail -2 "$log" | sed -n 's/.*channelizer \([0-9.]*\) open \([0-9.]*\) stream \([0-9.]*\) close [0-9.]* collection \([0-9.]*\) .*cleanup \([0-9.]*\), total \([0-9.]*\);.*/chan \1 open \2 stream \3 coll \4 cleanup \5 total \6;/p;s/.*compute.s first execute at \([0-9.]*\) of the stream, compute in execute \([0-9.]*\) (its thread.s CPU \([0-9.]*\)), the stream after the last execute \([0-9.]*\), compute.s sleeps for input \([0-9]*\) (\([0-9.]*\) ms) and for a slot \([0-9]*\) (\([0-9.]*\) ms), the writers after compute.s end \([0-9.]*\).*/first exec at \1, exec \2 cpu \3, after the last \4; sleeps in \5 \6 ms, slot \7 \8 ms; writers after \9/p' | tr '\n' ' ')" >&2
       done
     done
   done

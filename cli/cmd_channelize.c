@@ -650,6 +650,9 @@ typedef struct run_state {
   thread_use use_reader, use_main; /* and each writer's and opener's in their states */
   double ms_exec;     /* compute: in prx_chan_execute (the rest of the stream it waited or led) */
   double ms_exec_cpu; /* compute: its thread's CPU time in prx_chan_execute */
+  /* POLYRX_TIMING: the stream's start, compute's first execute (ms after it) and the end of
+   * its last (ms); the stream's time after that last execute */
+  double t_stream, ms_first_exec, t_exec_end, ms_after_exec;
   prx_pipe_result pipe_res; /* the pipeline's counts (compute's waits for POLYRX_TIMING) */
   double ms_close_io;       /* the main thread's recordings finished (close_one) */
   int n_readers;            /* the pipeline's reader threads (cli_pipe_readers) */
@@ -763,15 +766,16 @@ static void print_timing(const run_state *r) {
             ws->ms_write, ws->ms_end, ws->ms_wait, ws->rows_held, ws->ms_close);
   }
   fprintf(stderr,
-          " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute in execute "
-          "%.1f (its thread's CPU %.1f), compute's sleeps for input %llu (%.1f ms) and for a "
-          "slot %llu (%.1f ms), the writers after compute's end %.1f, recordings finished by "
-          "the main thread %.1f, by %d finishers %zu (%.1f ms)\n",
-          rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_exec,
-          r->ms_exec_cpu, (unsigned long long)r->pipe_res.compute_waits_in,
-          r->pipe_res.ms_compute_wait_in, (unsigned long long)r->pipe_res.compute_waits_out,
-          r->pipe_res.ms_compute_wait_out, r->pipe_res.ms_writers_after, r->ms_close_io,
-          r->n_fin_made, r->n_fin_done, r->ms_fin);
+          " the workers and the rest %.1f %ld; process %.1f %ld %ld %ld; compute's first "
+          "execute at %.1f of the stream, compute in execute %.1f (its thread's CPU %.1f), "
+          "the stream after the last execute %.1f, compute's sleeps for input %llu (%.1f ms) "
+          "and for a slot %llu (%.1f ms), the writers after compute's end %.1f, recordings "
+          "finished by the main thread %.1f, by %d finishers %zu (%.1f ms)\n",
+          rest, rest_faults, self.cpu_ms, self.faults, self.waits, self.preempted, r->ms_first_exec,
+          r->ms_exec, r->ms_exec_cpu, r->ms_after_exec,
+          (unsigned long long)r->pipe_res.compute_waits_in, r->pipe_res.ms_compute_wait_in,
+          (unsigned long long)r->pipe_res.compute_waits_out, r->pipe_res.ms_compute_wait_out,
+          r->pipe_res.ms_writers_after, r->ms_close_io, r->n_fin_made, r->n_fin_done, r->ms_fin);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -1373,12 +1377,14 @@ static prx_status run_chan(run_state *r, const void *in, size_t k, unsigned char
                            size_t *filled, const char *what) {
   size_t n_out = 0;
   double t = tick(r), c = r->tm.on ? cpu_ms(RUSAGE_THREAD) : 0;
+  if (r->tm.on && r->ms_first_exec == 0) r->ms_first_exec = t - r->t_stream;
   /* the next outputs: further along the rows, or the next frames (n_sel outputs each) */
   size_t pitch = r->frames ? r->n_sel : r->stride;
   unsigned char *at = rows + *filled * (r->frames ? r->n_sel : 1) * r->row_osz;
   prx_status st = in ? prx_chan_execute(r->chan, in, k, at, pitch, &n_out)
                      : prx_chan_execute_zeros(r->chan, k, at, pitch, &n_out);
-  r->ms_exec += tick(r) - t;
+  r->t_exec_end = tick(r);
+  r->ms_exec += r->t_exec_end - t;
   if (r->tm.on) r->ms_exec_cpu += cpu_ms(RUSAGE_THREAD) - c;
   if (st) {
     r->fatal = r->chan_error = 1;
@@ -1943,7 +1949,9 @@ static int stream(run_state *r) {
   cli_pipe_use_map(&c, r->reader, r->map);
   prx_pipe_result res;
   start_finishers(r);
+  r->t_stream = tick(r);
   int rc = cli_pipe_run(CMD, &c, NULL, &res);
+  if (r->t_exec_end > 0) r->ms_after_exec = tick(r) - r->t_exec_end;
   end_finishers(r); /* every recording a writer or a finisher took is finished */
   r->pipe_res = res;
   for (int w = 0; w < r->n_writers; w++) {
