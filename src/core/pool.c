@@ -1,5 +1,13 @@
 /* A persistent worker pool: threads are made once and woken for each parallel loop, so an
- * execute call neither creates threads nor allocates. Tasks are handed out by an atomic counter. */
+ * execute call neither creates threads nor allocates. Tasks are handed out by an atomic counter.
+ *
+ * The workers are started by a thread of the pool's own (starter), so that prx_pool_create
+ * returns after one thread's start instead of all of them (13 on the 16-core GPU host, on the
+ * path of every object's making): the caller goes on making its object meanwhile. A run takes
+ * the workers started by then (each counts itself in, under the lock, with the generation it
+ * has seen: it joins the runs begun after that, never the one in progress); the caller drains
+ * the tasks with them, so a run before any worker has started is the caller's alone, the same
+ * result. Where a worker cannot be started the pool runs with those that were. */
 #include "internal.h"
 
 #include <pthread.h>
@@ -8,11 +16,15 @@
 #include <unistd.h>
 
 struct prx_pool {
-  int n_threads; /* including the caller */
+  int n_threads; /* asked for, including the caller */
   pthread_t *workers;
+  pthread_t starter;
+  int has_starter;
+  int n_created; /* workers the starter made (read after it is joined) */
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
   unsigned long generation; /* bumped for each run, so workers know there is new work */
+  int n_joined;             /* workers counted in for the runs (under mu) */
   int busy;                 /* workers still inside the current run */
   int quit;
   prx_task_fn fn;
@@ -36,8 +48,9 @@ static void drain(prx_pool *p) {
 
 static void *worker(void *arg) {
   prx_pool *p = arg;
-  unsigned long seen = 0;
   pthread_mutex_lock(&p->mu);
+  unsigned long seen = p->generation; /* the run in progress, if any, is not this worker's */
+  p->n_joined++;
   for (;;) {
     while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
     if (p->quit) break;
@@ -51,11 +64,24 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+static void *starter_main(void *arg) {
+  prx_pool *p = arg;
+  for (int i = 0; i < p->n_threads - 1; i++) {
+    pthread_mutex_lock(&p->mu);
+    int quit = p->quit;
+    pthread_mutex_unlock(&p->mu);
+    if (quit || pthread_create(&p->workers[i], NULL, worker, p) != 0) break;
+    p->n_created = i + 1;
+  }
+  return NULL;
+}
+
 prx_status prx_pool_create(int threads, prx_pool **out) {
   if (!out) return prx_fail(PRX_ERR_INVALID, "prx_pool_create: NULL output pointer");
   *out = NULL;
   if (threads <= 0) threads = prx_cpu_count();
-  if (threads > 1024) return prx_fail(PRX_ERR_INVALID, "thread count %d is absurd (max 1024)", threads);
+  if (threads > 1024)
+    return prx_fail(PRX_ERR_INVALID, "thread count %d is absurd (max 1024)", threads);
   prx_pool *p = calloc(1, sizeof *p);
   if (!p) return prx_fail(PRX_ERR_NOMEM, "cannot allocate a thread pool");
   p->n_threads = threads;
@@ -68,13 +94,11 @@ prx_status prx_pool_create(int threads, prx_pool **out) {
       prx_pool_destroy(p);
       return prx_fail(PRX_ERR_NOMEM, "cannot allocate a thread pool");
     }
-    for (int i = 0; i < threads - 1; i++) {
-      if (pthread_create(&p->workers[i], NULL, worker, p) != 0) {
-        p->n_threads = i + 1; /* destroy joins the ones that started */
-        prx_pool_destroy(p);
-        return prx_fail(PRX_ERR_NOMEM, "cannot start worker thread %d of %d", i + 1, threads - 1);
-      }
+    if (pthread_create(&p->starter, NULL, starter_main, p) != 0) {
+      prx_pool_destroy(p);
+      return prx_fail(PRX_ERR_NOMEM, "cannot start the thread pool's %d workers", threads - 1);
     }
+    p->has_starter = 1;
   }
   *out = p;
   return PRX_OK;
@@ -87,7 +111,9 @@ void prx_pool_destroy(prx_pool *p) {
     p->quit = 1;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n_threads - 1; i++) pthread_join(p->workers[i], NULL);
+    if (p->has_starter) pthread_join(p->starter, NULL); /* it makes no worker after quit */
+    /* the workers made after the broadcast see quit when they take the lock */
+    for (int i = 0; i < p->n_created; i++) pthread_join(p->workers[i], NULL);
     free(p->workers);
   }
   pthread_mutex_destroy(&p->mu);
@@ -109,7 +135,7 @@ void prx_pool_run(prx_pool *p, prx_task_fn fn, void *ctx, size_t n_tasks) {
   p->ctx = ctx;
   p->n_tasks = n_tasks;
   atomic_store(&p->next, 0);
-  p->busy = p->n_threads - 1;
+  p->busy = p->n_joined; /* the workers started by now; those starting later skip this run */
   p->generation++;
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
