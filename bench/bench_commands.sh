@@ -932,9 +932,16 @@ chanvar() {
   }
   var_one() { # round threads sel
     local r=$1 th=$2 sel=$3 nsel=0 n=${#names[@]} k i what line t same
+    local -a order=() cmds=()
     [ "$sel" = all ] || nsel=64
+    # the library's loops first, then the commands in an order turned by one every round: each
+    # command follows each other one (whose removed output the next run's page allocations may
+    # pay for: 5-45 ms on the GPU host) as often as it precedes it
     for ((k = 0; k < n; k++)); do
-      i=$(((k + r) % n))
+      case ${names[$k]} in lib | libf) order+=("$k") ;; *) cmds+=("$k") ;; esac
+    done
+    for ((k = 0; k < ${#cmds[@]}; k++)); do order+=("${cmds[$(((k + r - 1) % ${#cmds[@]}))]}"); done
+    for i in "${order[@]}"; do
       what=${names[$i]}
       case " ${ONLY_T1:-} " in *" $what "*) [ "$th" = 1 ] && [ "$sel" = all ] || continue ;; esac
       case " ${ONLY_ALL:-} " in *" $what "*) [ "$sel" = all ] || continue ;; esac
@@ -947,7 +954,7 @@ chanvar() {
       fi
       t=$(var_run "$i" "$th" "$sel" "$W/ch_$what") || { echo "bench_commands.sh: $what failed" >&2; return 1; }
       round_line var "$r" "$th" "$sel" "$what" "$t"
-      # each output compared (round 1: before runs first) and removed at once, so that tmpfs
+      # each output compared (round 1: before runs first of the commands) and removed at once, so that tmpfs
       # holds at most two runs' outputs (a memory-limited host reclaims under many)
       if [ "$r" = 1 ] && [ "$what" != before ] && [ -d "$W/ch_before" ]; then
         same=no
