@@ -98,17 +98,19 @@ typedef struct {
  * process to be gone (its end of `gone` closed) and lingers where the tests ask; then ends,
  * releasing the driver's files (and, under clone, the shared address space). */
 static int child_main(void *arg) {
-  const child_args *a = arg;
+  /* a copy on the child's own stack: under clone the command's frame (arg) is left alone once
+   * the command has gone on */
+  const child_args a = *(const child_args *)arg;
   for (int fd = 0; fd < 3; fd++) close(fd);
-  for (size_t i = 0; i < a->n; i++) close(a->fds[i]);
-  close(a->gone_write);
-  close(a->closed_read);
-  close(a->closed_write); /* the parent's read of it ends: nothing of the caller's is held here */
+  for (size_t i = 0; i < a.n; i++) close(a.fds[i]);
+  close(a.gone_write);
+  close(a.closed_read);
+  close(a.closed_write); /* the parent's read of it ends: nothing of the caller's is held here */
   char b;
-  while (read(a->gone_read, &b, 1) < 0 && errno == EINTR) {
+  while (read(a.gone_read, &b, 1) < 0 && errno == EINTR) {
   }
-  if (a->linger_ms) { /* the tests': a driver's release that takes this long */
-    struct timespec ts = {(time_t)(a->linger_ms / 1000), (long)(a->linger_ms % 1000) * 1000000L};
+  if (a.linger_ms) { /* the tests': a driver's release that takes this long */
+    struct timespec ts = {(time_t)(a.linger_ms / 1000), (long)(a.linger_ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
     }
   }
