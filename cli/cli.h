@@ -374,5 +374,8 @@ int cli_exit_detach_decide(const char *env, int process_ends, int context, int c
  * ends linger_ms after the process (0; the tests' stand-in for the driver's release). Returns
  * only where it cannot be done. */
 void cli_exit_detach_now(int status, const char *keep_prefix, unsigned linger_ms);
+/* Set: the detached end's child is forked (its path under valgrind) instead of sharing the
+ * address space; for the tests of both paths. */
+extern int cli_exit_detach_by_fork;
 
 #endif

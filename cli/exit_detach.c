@@ -126,11 +126,14 @@ static int under_valgrind(void) {
   return p && strstr(p, "vgpreload");
 }
 
+int cli_exit_detach_by_fork;
+
 /* The child made: sharing the address space (clone), else as a copy (fork); -1 where neither. */
 static pid_t start_child(child_args *a) {
-  void *stack = under_valgrind() ? MAP_FAILED
-                                 : mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *stack =
+      cli_exit_detach_by_fork || under_valgrind()
+          ? MAP_FAILED
+          : mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (stack != MAP_FAILED) {
     pid_t pid = clone(child_main, (char *)stack + CHILD_STACK, CLONE_VM | SIGCHLD, a);
     if (pid > 0) return pid; /* the stack stays: the child runs on it */

@@ -7,7 +7,8 @@
  *     ends detached with a child that lingers 1.5 s (the driver's release): the caller sees the
  *     output flushed, the end of file of both pipes and the exit status at once, while the FIFO
  *     stays open until the child's end, 1.5 s later. A child that kept standard output (or the
- *     other pipe) would hold the caller's end of file back by those 1.5 s. */
+ *     other pipe) would hold the caller's end of file back by those 1.5 s. Both ways of making
+ *     the child: sharing the command's address space (clone) and forked. */
 #include "testutil.h"
 
 #include "cli.h"
@@ -129,6 +130,8 @@ static void test_end(void) {
 
 int main(void) {
   test_decision();
-  test_end();
+  test_end(); /* the child sharing the command's address space (clone) */
+  cli_exit_detach_by_fork = 1;
+  test_end(); /* the child forked (valgrind's path) */
   return test_finish("test_exit_detach");
 }
