@@ -954,8 +954,8 @@ chanvar() {
       fi
       t=$(var_run "$i" "$th" "$sel" "$W/ch_$what") || { echo "bench_commands.sh: $what failed" >&2; return 1; }
       round_line var "$r" "$th" "$sel" "$what" "$t"
-      # each output compared (round 1: before runs first of the commands) and removed at once, so that tmpfs
-      # holds at most two runs' outputs (a memory-limited host reclaims under many)
+      # each output compared (round 1: before runs first of the commands) and removed at once,
+      # so that tmpfs holds at most two runs' outputs (a memory-limited host reclaims under many)
       if [ "$r" = 1 ] && [ "$what" != before ] && [ -d "$W/ch_before" ]; then
         same=no
         diff -r -q "$W/ch_before" "$W/ch_$what" >/dev/null && same=yes

@@ -55,6 +55,24 @@ def peak(y, pad=4):
     return f - 1 if f > 0.5 else f
 
 
+def signal(rng, N, sps, htx, esn0):
+    """N random QPSK symbols shaped by htx at sps samples a symbol, delayed by a random fraction
+    tau of a sample, at a random CFO nu (cycles a symbol, +-0.1), in AWGN at esn0 dB: the noisy
+    samples, nu, tau and the clean signal's RMS amplitude."""
+    nu, tau = rng.uniform(-0.1, 0.1), rng.uniform(0, 1)
+    sym = (rng.integers(0, 2, N) * 2 - 1 + 1j * (rng.integers(0, 2, N) * 2 - 1)) / np.sqrt(2)
+    up = np.zeros(N * sps, complex)
+    up[::sps] = sym
+    x = np.convolve(up, htx)[len(htx) // 2:][:N * sps]
+    n = len(x)
+    x = np.fft.ifft(np.fft.fft(x) * np.exp(-2j * np.pi * np.fft.fftfreq(n) * tau))
+    x = x * np.exp(2j * np.pi * nu / sps * np.arange(n))
+    rms = np.sqrt(np.mean(np.abs(x) ** 2))
+    es = rms ** 2 * sps
+    x = x + np.sqrt(es / 10 ** (esn0 / 10) / 2) * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
+    return x, nu, tau, rms
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=int, default=60)
@@ -72,16 +90,8 @@ def main():
     for esn0 in (4, 8, 12):
         err = {"A": [], "B": [], "C": []}
         for _ in range(a.trials):
-            nu, tau = rng.uniform(-0.1, 0.1), rng.uniform(0, 1)
-            sym = (rng.integers(0, 2, N) * 2 - 1 + 1j * (rng.integers(0, 2, N) * 2 - 1)) / np.sqrt(2)
-            up = np.zeros(N * sps, complex)
-            up[::sps] = sym
-            x = np.convolve(up, htx)[len(htx) // 2:][:N * sps]
+            x, nu, tau, _ = signal(rng, N, sps, htx, esn0)
             n = len(x)
-            x = np.fft.ifft(np.fft.fft(x) * np.exp(-2j * np.pi * np.fft.fftfreq(n) * tau))
-            x = x * np.exp(2j * np.pi * nu / sps * np.arange(n))
-            es = np.mean(np.abs(x) ** 2) * sps
-            x = x + np.sqrt(es / 10 ** (esn0 / 10) / 2) * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
             p = np.convolve(x, hpre)[len(hpre) // 2:][:n]
             at = (np.arange(N) * sps + int(round(tau))) % n
             err["A"].append(peak(p[at] ** 4) / 4 - nu)
@@ -102,17 +112,8 @@ def main_dc(a):
         err = {"B0": [], "B1": [], "B2": []}
         b3 = 0.0
         for _ in range(a.trials):
-            nu, tau = rng.uniform(-0.1, 0.1), rng.uniform(0, 1)
-            sym = (rng.integers(0, 2, N) * 2 - 1 + 1j * (rng.integers(0, 2, N) * 2 - 1)) / np.sqrt(2)
-            up = np.zeros(N * sps, complex)
-            up[::sps] = sym
-            x = np.convolve(up, htx)[len(htx) // 2:][:N * sps]
+            x, nu, tau, rms = signal(rng, N, sps, htx, esn0)
             n = len(x)
-            x = np.fft.ifft(np.fft.fft(x) * np.exp(-2j * np.pi * np.fft.fftfreq(n) * tau))
-            x = x * np.exp(2j * np.pi * nu / sps * np.arange(n))
-            rms = np.sqrt(np.mean(np.abs(x) ** 2))
-            es = rms ** 2 * sps
-            x = x + np.sqrt(es / 10 ** (esn0 / 10) / 2) * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
             d = a.dc * rms * np.exp(2j * np.pi * rng.uniform())
             d_prev = d * (1 + a.dc_drift * np.exp(2j * np.pi * rng.uniform()))
             p = np.convolve(x + d, hpre)[len(hpre) // 2:][:n]

@@ -345,7 +345,8 @@ static int setup_demod(run_state *r) {
    * stage): the GPU host's 16 cores, 4M symbols, 6 alternating rounds, median 64.5 ms with 16
    * workers, 60.9 with 15, 59.5 with 14, 59.6 with 12, slower than 14 in every round
    * (bench/RESULTS.md, eighteenth session) */
-  if (!o->threads && prx_cpu_count() >= 8) c.threads = prx_cpu_count() - 2;
+  int cores = prx_cpu_count();
+  if (!o->threads && cores >= 8) c.threads = cores - 2;
   c.on_block = on_block;
   c.user = r;
   if (o->max_cfo) {

@@ -71,49 +71,38 @@ static int mapped_wanted(void) {
 static void *host_alloc_mapped(size_t bytes) {
   if (!mapped_wanted() || bytes > SIZE_MAX - HUGE_BYTES) return NULL;
   const size_t len = (bytes + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
-  mapped_block *b = (mapped_block *)malloc(sizeof *b);
-  if (!b) return NULL;
   /* one huge page more than asked, so that the block can start on a 2 MiB boundary */
   unsigned char *raw = (unsigned char *)mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE,
                                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) {
-    free(b);
-    return NULL;
-  }
+  if (raw == MAP_FAILED) return NULL;
   unsigned char *p = (unsigned char *)(((uintptr_t)raw + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1));
   if (p > raw) munmap(raw, (size_t)(p - raw));
   if (p + len < raw + len + HUGE_BYTES)
     munmap(p + len, (size_t)(raw + len + HUGE_BYTES - (p + len)));
-  if (madvise(p, len, MADV_HUGEPAGE) != 0) { /* no transparent huge pages here */
-    munmap(p, len);
-    free(b);
-    return NULL;
-  }
   /* Left out of a forked child: a fork copies every page-locked anonymous page at once (the
    * kernel's copy-on-fork for pinned pages), and the detached end (cli/exit_detach.c) forks after
    * the stream: its end took 30-45 ms more on the H200's host without this, against ~9 ms with
    * cudaHostAlloc's memory or with this (bench/RESULTS.md, eighteenth session). A child therefore
    * cannot read these buffers: polyrx's children do not (serve's forks before CUDA, the detached
-   * end's child makes system calls only). */
-  if (madvise(p, len, MADV_DONTFORK) != 0) {
-    munmap(p, len);
-    free(b);
-    return NULL;
-  }
-  for (size_t i = 0; i < len; i += 4096) p[i] = 0; /* each huge page faulted in, and zeroed */
-  if (cudaHostRegister(p, len, cudaHostRegisterPortable) != cudaSuccess) {
+   * end's child makes system calls only). MADV_HUGEPAGE refused: no transparent huge pages. */
+  mapped_block *b = NULL;
+  if (madvise(p, len, MADV_HUGEPAGE) == 0 && madvise(p, len, MADV_DONTFORK) == 0 &&
+      (b = (mapped_block *)malloc(sizeof *b)) != NULL) {
+    for (size_t i = 0; i < len; i += 4096) p[i] = 0; /* each huge page faulted in, and zeroed */
+    if (cudaHostRegister(p, len, cudaHostRegisterPortable) == cudaSuccess) {
+      b->p = p;
+      b->len = len;
+      pthread_mutex_lock(&mapped_mu);
+      b->next = mapped_list;
+      mapped_list = b;
+      pthread_mutex_unlock(&mapped_mu);
+      return p;
+    }
     cudaGetLastError();
-    munmap(p, len);
-    free(b);
-    return NULL;
   }
-  b->p = p;
-  b->len = len;
-  pthread_mutex_lock(&mapped_mu);
-  b->next = mapped_list;
-  mapped_list = b;
-  pthread_mutex_unlock(&mapped_mu);
-  return p;
+  free(b);
+  munmap(p, len);
+  return NULL;
 }
 
 /* The listed mapping that starts at p, taken off the list; NULL where p is not one. */
