@@ -643,6 +643,8 @@ typedef struct run_state {
   int n_fin_made;    /* POLYRX_TIMING: the finishers, */
   size_t n_fin_done; /* the recordings they finished */
   double ms_fin;     /* and their time in close_one */
+  double t_flush;    /* POLYRX_TIMING: when compute began its flush (the tail's origin) */
+  double t_fin_done; /* and when the last finisher ended */
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
@@ -680,6 +682,8 @@ typedef struct writer_state {
   /* POLYRX_TIMING: wall ms in the power sums, the appends, the data files' end, waiting for
    * the opener; the thread's use at its last slot */
   double ms_energy, ms_write, ms_end, ms_wait, ms_close;
+  /* POLYRX_TIMING: when its last slot began, its data files ended, its part of the finish ended */
+  double t_last, t_ended, t_done;
   thread_use use;
   size_t n_complete; /* recordings it finished */
   /* the finish of its recordings, shared with the finishers: 0 not yet, 1 their data ended (the
@@ -696,7 +700,7 @@ typedef struct finisher_state {
   int i;
   pthread_t thread;
   size_t n_complete;
-  double ms_close;
+  double ms_close, t_done; /* t_done: POLYRX_TIMING's clock at its end */
 } finisher_state;
 
 /* One opener: creates outputs i, i + n_openers, ...; the first `opened` of them are created. */
@@ -722,6 +726,28 @@ typedef struct {
 static double tick(const run_state *r) { return r->tm.on ? cli_seconds() * 1e3 : 0; }
 
 static void phase_end(run_state *r, const char *name) { cli_timing_phase(&r->tm, name); }
+
+/* The stream's tail on the writers' side, from compute's flush on: when the writers began their
+ * last slot, ended their data files and their share of the finish (earliest and latest), and
+ * when the last finisher ended. */
+static void print_tail(const run_state *r) {
+  if (!r->ws || r->t_flush <= 0) return;
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  for (int w = 0; w < r->n_writers; w++) {
+    const double t[3] = {r->ws[w].t_last, r->ws[w].t_ended, r->ws[w].t_done};
+    for (int k = 0; k < 3; k++) {
+      double d = t[k] - r->t_flush;
+      lo[k] = d < lo[k] ? d : lo[k];
+      hi[k] = d > hi[k] ? d : hi[k];
+    }
+  }
+  fprintf(stderr,
+          "polyrx %s: the tail (ms after compute's flush began): the writers' last slot begun "
+          "%.2f-%.2f, their data files ended %.2f-%.2f, their finish done %.2f-%.2f; the "
+          "finishers done %.2f\n",
+          CMD, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2],
+          r->t_fin_done > 0 ? r->t_fin_done - r->t_flush : 0);
+}
 
 static void print_timing(const run_state *r) {
   if (!r->tm.on) return;
@@ -776,6 +802,7 @@ static void print_timing(const run_state *r) {
           (unsigned long long)r->pipe_res.compute_waits_in, r->pipe_res.ms_compute_wait_in,
           (unsigned long long)r->pipe_res.compute_waits_out, r->pipe_res.ms_compute_wait_out,
           r->pipe_res.ms_writers_after, r->ms_close_io, r->n_fin_made, r->n_fin_done, r->ms_fin);
+  print_tail(r);
 }
 
 /* The CUDA runtime's start-up on a thread (cli_warm_cuda), begun once the input is open (and
@@ -1450,6 +1477,7 @@ static prx_status chan_compute(void *ctx, const void *in, size_t n, uint64_t pos
       if (r->stop_seen) break;
     }
   } else if (!in && r->n_in) {
+    r->t_flush = tick(r);
     signal_finishers(r, 0); /* the writers' last slot follows this one */
     unsigned D = prx_chan_decimation(r->chan);
     r->target = (r->n_in + D - 1) / D;
@@ -1645,13 +1673,15 @@ static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
   double t = tick(r);
   prx_status st = end_data(r, w);
-  ws->ms_end += tick(r) - t;
+  ws->t_ended = tick(r);
+  ws->ms_end += ws->t_ended - t;
   if (!st && !r->o.to_stdout && !wait_all_opened(r)) {
     atomic_store(&ws->fin_state, 1);
     finish_claimed(r, w, &ws->n_complete, &ws->ms_close);
   } else {
     atomic_store(&ws->fin_state, -1);
   }
+  ws->t_done = tick(r);
   if (r->tm.on) take_use(&ws->use, RUSAGE_THREAD);
   return st;
 }
@@ -1679,6 +1709,7 @@ static void *finisher(void *arg) {
     if (!pending || stop) break;
     nanosleep(&look, NULL);
   }
+  f->t_done = tick(r);
   return NULL;
 }
 
@@ -1722,6 +1753,7 @@ static void end_finishers(run_state *r) {
     r->n_complete += r->fin[i].n_complete;
     r->n_fin_done += r->fin[i].n_complete;
     r->ms_fin += r->fin[i].ms_close;
+    if (r->fin[i].t_done > r->t_fin_done) r->t_fin_done = r->fin[i].t_done;
   }
   r->n_fin_made = r->n_fin;
   pthread_mutex_destroy(&r->fin_mu);
@@ -1795,6 +1827,7 @@ static prx_status chan_write(void *ctx, int w, const void *out, size_t out_n, ui
   const slot_head *head = out;
   size_t k = (size_t)head->keep, W = (size_t)r->n_writers;
   double t_power = tick(r);
+  if (head->last) ws->t_last = t_power;
   if (r->frames && k) gather_frames(r, w, out);
   add_power(r, w, out);
   ws->ms_energy += tick(r) - t_power;
