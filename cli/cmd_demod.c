@@ -307,6 +307,8 @@ typedef struct {
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
   void *fft_warm;        /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
+  pthread_t warm;        /* its thread, while warming */
+  int warming;
 } run_state;
 
 static int setup_input(run_state *r) {
@@ -322,6 +324,15 @@ static void *warm_fft(void *arg) {
   run_state *r = arg;
   r->fft_warm = prx_qpsk_fft_warm(&r->qc);
   return NULL;
+}
+
+/* After the stream: the warm thread joined, its plan destroyed (the demodulator's own plan made
+ * by then, sharing its twiddles), unless the process's end frees it. */
+static void end_warm(run_state *r) {
+  if (r->warming) pthread_join(r->warm, NULL);
+  r->warming = 0;
+  if (!cli_exit_frees_skipped()) prx_fft_warm_end(r->fft_warm);
+  r->fft_warm = NULL;
 }
 
 static int setup_demod(run_state *r) {
@@ -391,13 +402,15 @@ static int setup_demod(run_state *r) {
    * 2-core VM, beside the first block's reader (cli_first_block), a third thread gained nothing
    * (main's start to compute's first samples the same, 6 of 12 rounds lower). POLYRX_FFT_WARM=0
    * or 1 sets it, for measurements. */
-  pthread_t warm;
-  int warming = cli_env_int("POLYRX_FFT_WARM", 0, 1, prx_cpu_count() >= 4) &&
-                !cli_thread_start(&warm, warm_fft, r);
-  prx_status st = prx_qpsk_create(&c, &r->q);
-  if (warming) pthread_join(warm, NULL);
-  prx_fft_warm_end(r->fft_warm); /* after the demodulator's plan: the twiddles shared */
-  r->fft_warm = NULL;
+  r->warming = cli_env_int("POLYRX_FFT_WARM", 0, 1, prx_cpu_count() >= 4) &&
+               !cli_thread_start(&r->warm, warm_fft, r);
+  /* with the planner warming, the demodulator plans at its first CFO stage, after the first
+   * samples are read and pre-filtered, where it finds the warm thread done (its join and the
+   * warm plan's end after the stream, end_warm) instead of waiting for it here
+   * (POLYRX_PLAN_LATER=0: planned here, for measurements) */
+  prx_status st = r->warming && cli_env_int("POLYRX_PLAN_LATER", 0, 1, 1)
+                      ? prx_qpsk_create_plan_later(&c, &r->q)
+                      : prx_qpsk_create(&c, &r->q);
   if (st) return cli_status_error(CMD, "demodulator", st);
   /* an output slot holds the symbols of any block: the spans that can complete while a block
    * arrives, with what the demodulator holds back (under a span and its filters' reach) */
@@ -889,6 +902,7 @@ int cmd_demod(int argc, char **argv) {
      * still demodulated and written */
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
+    end_warm(&r);
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {
@@ -917,6 +931,7 @@ int cmd_demod(int argc, char **argv) {
   int c3 = cli_close_output(CMD, r.rep_f, r.o.report ? r.o.report : "report", -1);
   if (rc < 0) rc = c1 >= 0 ? c1 : (c2 >= 0 ? c2 : c3);
   cli_timing_phase(&r.tm, "close");
+  end_warm(&r);                  /* where there was no stream */
   cli_first_block_end(&r.first); /* before the reader is closed */
   prx_iq_close(r.reader);
   /* the demodulator (its buffers, FFTW plans, worker pool) and the output buffers are left to

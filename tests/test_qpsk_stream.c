@@ -5,6 +5,8 @@
  * test_qpsk_sig.h. */
 #include "test_qpsk_sig.h"
 
+#include "qpsk/qpsk_internal.h" /* prx_qpsk_create_plan_later */
+
 static int same_bytes(const void *a, const void *b, size_t n) { return memcmp(a, b, n) == 0; }
 
 static void zero_noise_case(test_rng *r, double sps, int mode, size_t nsym) {
@@ -65,14 +67,15 @@ typedef struct {
   size_t n;
 } run_out;
 
+/* late: the FFT planned at the first CFO stage (prx_qpsk_create_plan_later), as `demod` does */
 static run_out run(const tcase *c, const prx_cf32 *x, size_t n, int threads, const size_t *chunks,
-                   size_t n_chunks) {
+                   size_t n_chunks, int late) {
   run_out o = {NULL, NULL, 0};
   prx_qpsk_config qc = tcase_demod_config(c, threads);
   qc.cfo_span_symbols = 4096;
   qc.block_symbols = 256;
   prx_qpsk *q;
-  if (prx_qpsk_create(&qc, &q) != PRX_OK) return o;
+  if ((late ? prx_qpsk_create_plan_later(&qc, &q) : prx_qpsk_create(&qc, &q)) != PRX_OK) return o;
   o.bits = tcase_demod(q, x, n, chunks, n_chunks, &o.n, &o.llrs);
   prx_qpsk_destroy(q);
   return o;
@@ -99,7 +102,7 @@ static void invariance(test_rng *r, double sps, int mode) {
     CHECK(0, "generator failed");
     return;
   }
-  run_out a = run(&c, x, n, 1, NULL, 0);
+  run_out a = run(&c, x, n, 1, NULL, 0, 0);
   CHECK(a.bits && a.n == nref, "reference run: %zu bits, expected %zu", a.n, nref);
   const size_t ch1[] = {1, 7, 1000, 3, 65536, 4095, 17};
   const size_t ch2[] = {4096 * 4 + 1};
@@ -108,14 +111,16 @@ static void invariance(test_rng *r, double sps, int mode) {
     int threads;
     const size_t *chunks;
     size_t n;
-  } v[] = {{2, NULL, 0}, {3, ch1, 7}, {1, ch2, 1}, {5, ch3, 1}, {2, ch1, 7}};
+    int late;
+  } v[] = {{2, NULL, 0, 0}, {3, ch1, 7, 0},  {1, ch2, 1, 0}, {5, ch3, 1, 0},
+           {2, ch1, 7, 0},  {1, NULL, 0, 1}, {3, ch1, 7, 1}};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-    run_out b = run(&c, x, n, v[i].threads, v[i].chunks, v[i].n);
+    run_out b = run(&c, x, n, v[i].threads, v[i].chunks, v[i].n, v[i].late);
     CHECK(b.bits && b.n == a.n && same_bytes(a.bits, b.bits, a.n) &&
               same_bytes(a.llrs, b.llrs, a.n * sizeof(float)),
-          "sps %g mode %d: %d threads, chunking %zu: output differs from the single-call, "
+          "sps %g mode %d: %d threads, chunking %zu%s: output differs from the single-call, "
           "single-thread run (%zu vs %zu bits)",
-          sps, mode, v[i].threads, i, b.n, a.n);
+          sps, mode, v[i].threads, i, v[i].late ? ", planned late" : "", b.n, a.n);
     if (b.bits && b.n == a.n) /* where a difference starts */
       for (size_t k = 0; k < a.n; k++)
         if (a.bits[k] != b.bits[k] || a.llrs[k] != b.llrs[k]) {

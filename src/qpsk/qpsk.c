@@ -243,7 +243,19 @@ void *prx_qpsk_fft_warm(const prx_qpsk_config *cfg) {
   return prx_fft_warm((int)nfft, span_fft_effort(nfft));
 }
 
-prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
+/* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here; from the wisdom file
+ * after the first run (fft_plan.h). A timed plan can differ from process to process, and with it
+ * the last bits of the spectrum; the estimate does not follow them (the refinement starts from a
+ * point on a coarse grid, qpsk_batch.c). Above 2^17 points the measurement itself takes seconds
+ * to minutes: ESTIMATE there. Non-zero where FFTW could not plan (out of memory). */
+int qpsk_plan_span_fft(prx_qpsk *q) {
+  if (q->plan) return 0;
+  q->plan = prx_fft_plan_1d((int)q->nfft, q->spans[0].win, q->spans[0].spec, FFTW_FORWARD,
+                            span_fft_effort(q->nfft));
+  return q->plan == NULL;
+}
+
+static prx_status create_demod(const prx_qpsk_config *cfg, prx_qpsk **out, int plan_now) {
   if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "prx_qpsk_create: NULL argument");
   *out = NULL;
   prx_status st = check_config(cfg);
@@ -366,20 +378,21 @@ prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the input buffer (%zu samples)", q->buf_cap);
   }
 
-  /* FFTW_MEASURE: 1.7x faster than the ESTIMATE plan at 16384 points here; from the wisdom
-   * file after the first run (fft_plan.h). A timed plan can differ from process to process, and
-   * with it the last bits of the spectrum; the estimate does not follow them (the refinement
-   * starts from a point on a coarse grid, qpsk_batch.c). Above 2^17 points the measurement
-   * itself takes seconds to minutes: ESTIMATE there. */
-  q->plan = prx_fft_plan_1d((int)nfft, q->spans[0].win, q->spans[0].spec, FFTW_FORWARD,
-                            span_fft_effort(nfft));
-  if (!q->plan) {
+  if (plan_now && qpsk_plan_span_fft(q)) {
     prx_qpsk_destroy(q);
-    return prx_fail(PRX_ERR_INTERNAL, "FFTW could not plan a %zu-point FFT", nfft);
+    return prx_fail(PRX_ERR_NOMEM, "FFTW could not plan a %zu-point FFT", nfft);
   }
   prx_qpsk_reset(q);
   *out = q;
   return PRX_OK;
+}
+
+prx_status prx_qpsk_create(const prx_qpsk_config *cfg, prx_qpsk **out) {
+  return create_demod(cfg, out, 1);
+}
+
+prx_status prx_qpsk_create_plan_later(const prx_qpsk_config *cfg, prx_qpsk **out) {
+  return create_demod(cfg, out, 0);
 }
 
 /* ---- streaming ---- */
@@ -450,6 +463,13 @@ static void keep_tail(prx_qpsk *q) {
   }
 }
 
+/* A call's status where the span's FFT was planned late (prx_qpsk_create_plan_later): its
+ * symbols' CFO is not estimated where FFTW could not plan. */
+static prx_status plan_status(const prx_qpsk *q) {
+  if (!q->plan_failed) return PRX_OK;
+  return prx_fail(PRX_ERR_NOMEM, "FFTW could not plan a %zu-point FFT", q->nfft);
+}
+
 prx_status prx_qpsk_execute(prx_qpsk *q, const void *in, size_t n_in, uint8_t *bits, float *llrs,
                             size_t capacity, size_t *n_symbols) {
   return prx_qpsk_execute_symbols(q, in, n_in, bits, llrs, NULL, capacity, n_symbols);
@@ -483,7 +503,7 @@ prx_status prx_qpsk_execute_symbols(prx_qpsk *q, const void *in, size_t n_in, ui
   }
   keep_tail(q);
   *n_symbols = total;
-  return PRX_OK;
+  return plan_status(q);
 }
 
 prx_status prx_qpsk_flush(prx_qpsk *q, uint8_t *bits, float *llrs, size_t capacity,
@@ -513,7 +533,7 @@ prx_status prx_qpsk_flush_symbols(prx_qpsk *q, uint8_t *bits, float *llrs, prx_c
   }
   *n_symbols = total;
   reset_stream(q); /* the stream is over; totals and this call's estimates stay readable */
-  return PRX_OK;
+  return plan_status(q);
 }
 
 const prx_qpsk_block *prx_qpsk_block_estimates(const prx_qpsk *q, size_t *n) {

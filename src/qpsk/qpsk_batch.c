@@ -177,6 +177,10 @@ static void stage_cfo(void *ctx, size_t i) {
   prx_qpsk *q = ctx;
   qpsk_span *sp = &q->spans[i];
   const size_t S = q->S, nfft = q->nfft, nw = sp->nw;
+  if (!q->plan) { /* no plan could be made: the call reports it (plan_failed) */
+    sp->f = 0;
+    return;
+  }
   size_t nwin = 0;
   if (nw < S) {
     /* the stream's last, short span: estimate over the last S symbols, reaching back into the
@@ -547,6 +551,8 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
   prx_pool_run(q->pool, stage_om, q, q->n_blks);
   qpsk_serial_timing(q, g);
   prx_pool_run(q->pool, stage_x4, q, g);
+  /* a demodulator made with prx_qpsk_create_plan_later plans here, at its first CFO stage */
+  if (!q->plan && qpsk_plan_span_fft(q)) q->plan_failed = 1;
   prx_pool_run(q->pool, stage_cfo, q, g);
   qpsk_serial_nco(q, g);
   prx_pool_run(q->pool, stage_mf, q, q->n_blks);

@@ -160,9 +160,10 @@ struct prx_qpsk {
   unsigned nlags;      /* sub-block lags used: 2^i <= nsub / 2 */
   double pre_gain;     /* DC gain of the pre-filter (the sum of its taps) */
   size_t nfft;
-  qpsk_fir mf;  /* matched filter on the 4/T grid */
-  qpsk_fir pre; /* CFO pre-filter on the 2/T grid */
-  fftwf_plan plan;
+  qpsk_fir mf;     /* matched filter on the 4/T grid */
+  qpsk_fir pre;    /* CFO pre-filter on the 2/T grid */
+  fftwf_plan plan; /* made by prx_qpsk_create, or at the first CFO stage (plan_later) */
+  int plan_failed; /* that late plan could not be made: the call returns an error */
   prx_pool *pool;
   size_t in_size; /* bytes per input sample */
   size_t scratch_len;
@@ -291,7 +292,17 @@ void qpsk_mf_window(const prx_qpsk *q, int64_t b, int64_t *lo, int64_t *hi);
 int64_t qpsk_count_below(double limit, double step);
 
 /* prx_fft_warm (dsp/fft_plan.h) for prx_qpsk_create(cfg): the span's transform with the effort
- * the demodulator plans it with. NULL where cfg is invalid; destroyed by prx_fft_warm_end. */
+ * the demodulator plans it with. NULL where cfg is invalid; destroyed by prx_fft_warm_end (after
+ * the demodulator has planned: the twiddles are shared). */
 void *prx_qpsk_fft_warm(const prx_qpsk_config *cfg);
+
+/* prx_qpsk_create without the span's FFT plan, which the first CFO stage makes: the making no
+ * longer waits for FFTW's planner (its set-up, the wisdom's import, the plan: ~1 ms), which a
+ * prx_qpsk_fft_warm on another thread makes ready meanwhile while the first samples are read and
+ * pre-filtered. The demodulator's output is the same (the same plan from the same wisdom). */
+prx_status prx_qpsk_create_plan_later(const prx_qpsk_config *cfg, prx_qpsk **out);
+
+/* Makes q's span FFT plan where it is not made yet; non-zero where FFTW could not. */
+int qpsk_plan_span_fft(prx_qpsk *q);
 
 #endif
