@@ -25,6 +25,7 @@
 #include "io_internal.h"
 
 #include "../core/internal.h"
+#include "json_text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -384,37 +385,6 @@ static prx_status check_key(const prx_sigmf_writer *w, const char *key) {
       (int)ns_len, key);
 }
 
-/* A number item. A fractional number repeated from one recording to the next (a process writing
- * 1024 channels' metadata: the sample rate, the channel spacing, the group delay, ...) is printed
- * once by cJSON and reused as raw JSON text: cJSON prints each number with "%1.15g" and reads it
- * back with sscanf to check, 0.5-1 us each. The text is cJSON's own, so the metadata's bytes do
- * not change. Whole numbers (printed with "%d") are left to cJSON. */
-#define NUMBER_CACHE 64
-static _Thread_local struct {
-  double v;
-  char text[32];
-} number_cache[NUMBER_CACHE];
-
-static cJSON *number_item(double v) {
-  if (v == floor(v) && fabs(v) < 2147483647.0) return cJSON_CreateNumber(v);
-  uint64_t bits;
-  memcpy(&bits, &v, sizeof bits);
-  size_t i = (size_t)((bits * 0x9e3779b97f4a7c15ull) >> 58); /* 6 bits: NUMBER_CACHE */
-  if (number_cache[i].text[0] && !memcmp(&number_cache[i].v, &v, sizeof v))
-    return cJSON_CreateRaw(number_cache[i].text);
-  cJSON *n = cJSON_CreateNumber(v);
-  char *text = n ? cJSON_PrintUnformatted(n) : NULL;
-  cJSON_Delete(n);
-  if (!text) return NULL;
-  if (strlen(text) < sizeof number_cache[i].text) {
-    number_cache[i].v = v;
-    snprintf(number_cache[i].text, sizeof number_cache[i].text, "%s", text);
-  }
-  cJSON *raw = cJSON_CreateRaw(text);
-  free(text);
-  return raw;
-}
-
 static prx_status set_field(prx_sigmf_writer *w, const char *key, cJSON *value) {
   if (!value) return prx_fail(PRX_ERR_NOMEM, "out of memory");
   prx_status st = check_key(w, key);
@@ -434,7 +404,7 @@ prx_status prx_sigmf_writer_set_number(prx_sigmf_writer *w, const char *key, dou
   if (!isfinite(value))
     return prx_fail(PRX_ERR_INVALID, "SigMF field %s: %g is not a JSON number", key ? key : "?",
                     value);
-  return set_field(w, key, number_item(value));
+  return set_field(w, key, cJSON_CreateNumber(value));
 }
 
 prx_status prx_sigmf_writer_set_string(prx_sigmf_writer *w, const char *key, const char *value) {
@@ -520,68 +490,84 @@ prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
 
 uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w) { return w ? w->samples : 0; }
 
-/* The metadata document. */
-static cJSON *build_meta(prx_sigmf_writer *w) {
-  cJSON *root = cJSON_CreateObject(), *g = cJSON_CreateObject(), *caps = cJSON_CreateArray(),
-        *cap = cJSON_CreateObject(), *ann = cJSON_CreateArray();
-  if (!root || !g || !caps || !cap || !ann) {
-    cJSON_Delete(root);
-    cJSON_Delete(g);
-    cJSON_Delete(caps);
-    cJSON_Delete(cap);
-    cJSON_Delete(ann);
-    return NULL;
+/* Member `key` of the global object: the caller's field of that name where it set one (it
+ * replaces the writer's default in place), else the default (a string, or a number where str is
+ * NULL); *first: no member written yet. */
+static void global_default(prx_json_text *t, const prx_sigmf_writer *w, const char *key,
+                           const char *str, double num, int *first) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(w->fields, key);
+  prx_json_key(t, key, 2, *first);
+  *first = 0;
+  if (f)
+    prx_json_item(t, f, 2);
+  else if (str)
+    prx_json_string(t, str);
+  else
+    prx_json_number(t, num);
+}
+
+#define META_BUF 4096 /* the metadata's text printed on the stack up to this size */
+
+/* The metadata text (with a final newline) into *t, starting in buf (prx_json_text_free frees
+ * what it grew into); PRX_OK or out of memory. Printed straight from
+ * the writer's state in cJSON_Print's layout (json_text.h): the global object (the writer's
+ * fields, a caller's field of the same name in their place, then the caller's others in the
+ * order set), the captures (the first, then every later one that starts inside the recording),
+ * the annotations. */
+static prx_status meta_text(prx_sigmf_writer *w, prx_json_text *tp, char buf[META_BUF]) {
+  prx_json_text t;
+  prx_json_text_init(&t, buf, META_BUF);
+  prx_json_open_object(&t);
+  prx_json_key(&t, "global", 1, 1);
+  prx_json_open_object(&t);
+  int first = 1;
+  const char *opt_key[] = {"core:description", "core:author", "core:hw"};
+  const char *opt_val[] = {w->meta.description, w->meta.author, w->meta.hw};
+  global_default(&t, w, "core:datatype", prx_sigmf_datatype_name(w->meta.format), 0, &first);
+  global_default(&t, w, "core:sample_rate", NULL, w->meta.sample_rate, &first);
+  global_default(&t, w, "core:version", "1.0.0", 0, &first);
+  global_default(&t, w, "core:recorder", "polyrx", 0, &first);
+  for (size_t i = 0; i < 3; i++)
+    if (opt_val[i]) global_default(&t, w, opt_key[i], opt_val[i], 0, &first);
+  if (cJSON_GetArraySize(w->extensions) > 0) {
+    prx_json_key(&t, "core:extensions", 2, 0);
+    prx_json_item(&t, w->extensions, 2);
   }
-  cJSON_AddItemToObject(root, "global", g);
-  cJSON_AddItemToObject(root, "captures", caps);
-  cJSON_AddItemToArray(caps, cap);
-  cJSON_AddItemToObject(root, "annotations", ann);
-  while (w->annotations->child) /* moved over, in order */
-    cJSON_AddItemToArray(ann, cJSON_DetachItemViaPointer(w->annotations, w->annotations->child));
-  int ok = cJSON_AddStringToObject(g, "core:datatype", prx_sigmf_datatype_name(w->meta.format)) &&
-           cJSON_AddItemToObject(g, "core:sample_rate", number_item(w->meta.sample_rate)) &&
-           cJSON_AddStringToObject(g, "core:version", "1.0.0") &&
-           cJSON_AddStringToObject(g, "core:recorder", "polyrx");
-  if (ok && w->meta.description)
-    ok = cJSON_AddStringToObject(g, "core:description", w->meta.description) != NULL;
-  if (ok && w->meta.author) ok = cJSON_AddStringToObject(g, "core:author", w->meta.author) != NULL;
-  if (ok && w->meta.hw) ok = cJSON_AddStringToObject(g, "core:hw", w->meta.hw) != NULL;
-  if (ok && cJSON_GetArraySize(w->extensions) > 0) {
-    cJSON_AddItemToObject(g, "core:extensions", w->extensions);
-    w->extensions = NULL;
+  for (const cJSON *f = w->fields->child; f; f = f->next) {
+    int placed = !strcmp(f->string, "core:recorder"); /* printed above in a default's place */
+    for (size_t i = 0; i < 3 && !placed; i++) placed = opt_val[i] && !strcmp(f->string, opt_key[i]);
+    if (placed) continue;
+    prx_json_key(&t, f->string, 2, 0);
+    prx_json_item(&t, f, 2);
   }
-  /* the caller's fields, moved over (a core field set by the caller replaces the default) */
-  while (ok && w->fields->child) {
-    cJSON *f = cJSON_DetachItemViaPointer(w->fields, w->fields->child);
-    /* replaced via the pointer: cJSON_ReplaceItemInObject would free f->string, the key it is
-     * given, before copying it */
-    cJSON *old = cJSON_GetObjectItemCaseSensitive(g, f->string);
-    if (old)
-      cJSON_ReplaceItemViaPointer(g, old, f);
-    else
-      cJSON_AddItemToObject(g, f->string, f);
-  }
-  /* capture 0, then every later one that starts inside the recording */
-  for (size_t i = 0; ok && i < w->n_captures; i++) {
+  prx_json_close_object(&t, 1, 1);
+  prx_json_key(&t, "captures", 1, 0);
+  prx_json_open_array(&t);
+  for (size_t i = 0; i < w->n_captures; i++) {
     const capture *c = &w->captures[i];
     if (i > 0 && c->start >= w->samples) break;
-    if (i > 0) {
-      cap = cJSON_CreateObject();
-      if (!cap) {
-        ok = 0;
-        break;
-      }
-      cJSON_AddItemToArray(caps, cap);
+    if (i > 0) prx_json_array_next(&t);
+    prx_json_open_object(&t);
+    prx_json_key(&t, "core:sample_start", 3, 1);
+    prx_json_number(&t, (double)c->start);
+    prx_json_key(&t, "core:frequency", 3, 0);
+    prx_json_number(&t, c->frequency);
+    if (c->datetime) {
+      prx_json_key(&t, "core:datetime", 3, 0);
+      prx_json_string(&t, c->datetime);
     }
-    ok = cJSON_AddNumberToObject(cap, "core:sample_start", (double)c->start) &&
-         cJSON_AddItemToObject(cap, "core:frequency", number_item(c->frequency));
-    if (ok && c->datetime) ok = cJSON_AddStringToObject(cap, "core:datetime", c->datetime) != NULL;
+    prx_json_close_object(&t, 2, 1);
   }
-  if (!ok) {
-    cJSON_Delete(root);
-    return NULL;
+  prx_json_close_array(&t);
+  prx_json_key(&t, "annotations", 1, 0);
+  prx_json_item(&t, w->annotations, 1);
+  prx_json_close_object(&t, 0, 1);
+  if (prx_json_text_end(&t)) {
+    prx_json_text_free(&t);
+    return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
   }
-  return root;
+  *tp = t;
+  return PRX_OK;
 }
 
 prx_status prx_io_write_file_atomic(const char *path, const char *text, size_t len) {
@@ -680,23 +666,6 @@ prx_status prx_sigmf_writer_prepare_meta(prx_sigmf_writer *w) {
   return PRX_OK;
 }
 
-/* The metadata text (with a final newline), malloc'd; NULL out of memory. */
-static char *meta_text(prx_sigmf_writer *w) {
-  cJSON *root = build_meta(w);
-  char *text = root ? cJSON_Print(root) : NULL;
-  cJSON_Delete(root);
-  if (!text) return NULL;
-  size_t len = strlen(text);
-  char *t = realloc(text, len + 2);
-  if (!t) {
-    free(text);
-    return NULL;
-  }
-  t[len] = '\n';
-  t[len + 1] = '\0';
-  return t;
-}
-
 /* A direct writer's metadata: text into its named file (fd, made ahead, or -1: made now), which
  * is removed if it cannot be written whole; closes fd. */
 static prx_status write_direct(int fd, const char *path, const char *text, size_t len) {
@@ -718,16 +687,19 @@ static prx_status write_direct(int fd, const char *path, const char *text, size_
  * lock is what several writers finishing their recordings at once wait for); its SHA-512 into
  * hex (when not NULL). */
 static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
-  char *text = meta_text(w);
-  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
-  size_t len = strlen(text);
+  char buf[META_BUF];
+  prx_json_text t;
+  prx_status mst = meta_text(w, &t, buf);
+  if (mst) return mst;
+  const char *text = t.p;
+  size_t len = t.n;
   int fd = w->meta_fd;
   w->meta_fd = -1; /* closed by write_file_new_fd or write_direct */
   prx_status st = w->direct ? write_direct(fd, w->meta_path, text, len)
                   : fd >= 0 ? write_file_new_fd(fd, w->meta_path, text, len)
                             : prx_io_write_file_new(w->meta_path, text, len);
   if (!st && hex) prx_sha512_hex(text, len, hex);
-  free(text);
+  prx_json_text_free(&t);
   return st;
 }
 
@@ -735,9 +707,12 @@ static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
  * appends the metadata member and the end marker, then writes the data member's header over
  * its placeholder. */
 static prx_status finish_archive(prx_sigmf_writer *w) {
-  char *text = meta_text(w);
-  if (!text) return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
-  size_t mlen = strlen(text);
+  char buf[META_BUF];
+  prx_json_text t;
+  prx_status mst = meta_text(w, &t, buf);
+  if (mst) return mst;
+  const char *text = t.p;
+  size_t mlen = t.n;
   uint64_t dbytes = w->samples * w->sample_size;
   static const unsigned char zeros[2 * PRX_TAR_BLOCK];
   unsigned char hdr[PRX_TAR_BLOCK];
@@ -752,7 +727,7 @@ static prx_status finish_archive(prx_sigmf_writer *w) {
   bad = bad || fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr || fwrite(text, 1, mlen, f) != mlen;
   pad = (PRX_TAR_BLOCK - mlen % PRX_TAR_BLOCK) % PRX_TAR_BLOCK;
   bad = bad || fwrite(zeros, 1, pad, f) != pad || fwrite(zeros, 1, sizeof zeros, f) != sizeof zeros;
-  free(text);
+  prx_json_text_free(&t);
   snprintf(name, sizeof name, "%s/%s.sigmf-data", w->member, w->member);
   prx_tar_header(hdr, name, dbytes, '0', 0644, now);
   bad = bad || fflush(f) != 0 || fseeko(f, PRX_TAR_BLOCK, SEEK_SET) != 0 ||
