@@ -520,7 +520,7 @@ static void probe_fn(void *ctx, const prx_qpsk *q) {
     pr->ns++;
     pr->S = (size_t)q->S;
     pr->nfft = q->nfft;
-    pr->max_nu = 4 * q->cfg.acquisition;
+    pr->max_nu = QPSK_CFO_SEARCH(q->cfg.acquisition);
   }
 }
 

@@ -371,7 +371,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   /* the CFO stage on the GPU where the stage kernels have it, else on the CPU */
   g->S = q->S;
-  st = g->k->cfo_setup(&g->stg, q->S, (unsigned)q->nfft, 4 * q->cfg.acquisition);
+  st = g->k->cfo_setup(&g->stg, q->S, (unsigned)q->nfft, QPSK_CFO_SEARCH(q->cfg.acquisition));
   if (st && st != PRX_ERR_UNSUPPORTED) {
     prx_qpsk_bank_gpu_destroy(g);
     return st;

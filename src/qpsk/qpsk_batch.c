@@ -199,7 +199,7 @@ static void stage_cfo(void *ctx, size_t i) {
   sp->nz = nwin;
   fftwf_execute_dft(q->plan, (fftwf_complex *)sp->win, (fftwf_complex *)sp->spec);
   /* the refinement starts from the peak's vertex on a grid of 1/8 bin (qpsk_spectrum_peak) */
-  double nu = qpsk_spectrum_peak(sp->spec, nfft, 4 * q->cfg.acquisition);
+  double nu = qpsk_spectrum_peak(sp->spec, nfft, QPSK_CFO_SEARCH(q->cfg.acquisition));
   nu = qpsk_periodogram_refine(sp->win, nwin, nu, 1.0 / (double)nfft, sp->spec);
   /* the values are one per true symbol, 1 + d nominal symbols apart (d = e / (1 - e): the
    * clock slope), so the line sits at 4 f (1 + d) */

@@ -42,6 +42,12 @@
 #define QPSK_DC_SPANS 4       /* CFO spans in the DC estimate (this one and 3 before) */
 #define QPSK_LAGS 5           /* sub-block lags 1, 2, 4, 8, 16 for the drift (doubling precision) */
 #define QPSK_MAX_DRIFT 0.0062 /* |d| is clamped here (a little beyond the flagged range) */
+/* The CFO peak search's reach, |nu| <= this many cycles per 4th-power value (both backends):
+ * the values are one per transmitted symbol, 1 + d nominal symbols apart, so a carrier at the
+ * acquisition range's edge has its line at 4 f (1 + d), beyond 4 x the range for a slow clock
+ * (d > 0: at 0.1199 Rs and -2000 ppm the peak was missed, 1.5e-4 Rs off); at most the whole
+ * spectrum. */
+#define QPSK_CFO_SEARCH(acquisition) fmin(4 * (acquisition) * (1 + QPSK_MAX_DRIFT), 0.5)
 /* Symbols are owned by the instants in [-QPSK_LEAD, N/sps - QPSK_LEAD): the window's edges sit
  * 1/16 symbol before the sample grid's, so a symbol centred exactly on the first sample (the
  * generator's default timing 0, and the usual convention of other tools) is counted whatever the
