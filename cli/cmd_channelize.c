@@ -645,7 +645,6 @@ typedef struct run_state {
   double ms_fin;     /* and their time in close_one */
   double t_flush;    /* POLYRX_TIMING: when compute began its flush (the tail's origin) */
   double t_fin_done; /* and when the last finisher ended */
-  int ends_shared;   /* the data files ended in their recordings' finish (last_slot_written) */
   /* POLYRX_TIMING: the pipeline's buffers (made, freed) and the first block's compute, ms */
   double ms_alloc, ms_free, ms_first;
   int computed;
@@ -1673,9 +1672,7 @@ static void finish_claimed(run_state *r, int w, size_t *n, double *ms) {
 static prx_status last_slot_written(run_state *r, int w) {
   writer_state *ws = &r->ws[w];
   double t = tick(r);
-  /* ends_shared: each data file ended by whoever finishes its recording (close ends it), the
-   * finishers among them, instead of by its writer first */
-  prx_status st = r->ends_shared ? PRX_OK : end_data(r, w);
+  prx_status st = end_data(r, w);
   ws->t_ended = tick(r);
   ws->ms_end += ws->t_ended - t;
   if (!st && !r->o.to_stdout && !wait_all_opened(r)) {
@@ -1721,8 +1718,6 @@ static void *finisher(void *arg) {
  * of 1024 recordings are spread over up to twice the threads. POLYRX_FINISHERS=N (0..64) sets
  * their number, for measurements. Made before the stream, asleep until compute's last block. */
 static void start_finishers(run_state *r) {
-  /* POLYRX_ENDS_SHARED=1: the data files ended in their recordings' finish (measurements) */
-  r->ends_shared = cli_env_int("POLYRX_ENDS_SHARED", 0, 1, 0);
   if (r->o.to_stdout) return;
   int cores = prx_cpu_count(), n = cores > r->n_writers ? cores - r->n_writers : 0;
   if (n > r->n_writers) n = r->n_writers;
