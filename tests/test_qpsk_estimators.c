@@ -66,6 +66,28 @@ static void keep_block(void *user, const prx_qpsk_block *b) {
   if (k->n < k->cap) k->b[k->n++] = *b;
 }
 
+/* The case's samples (*n) and reference bits for about nsym symbols; NULL after a failed check
+ * where the generator fails. */
+static prx_cf32 *make_signal(const tcase *c, size_t nsym, size_t *n, uint8_t **ref, size_t *nref) {
+  *n = tcase_length(c, (size_t)((double)nsym * c->sps));
+  prx_cf32 *x = tcase_make(c, *n, ref, nref);
+  CHECK(x, "generator failed");
+  return x;
+}
+
+/* A demodulator for the case (CFO span of `span` symbols; 0: the default) whose block reports
+ * go to k */
+static prx_qpsk *demod_keeping(const tcase *c, int threads, unsigned span, blocks *k,
+                               prx_qpsk_config *qc) {
+  *qc = tcase_demod_config(c, threads);
+  if (span) qc->cfo_span_symbols = span;
+  qc->on_block = keep_block;
+  qc->user = k;
+  prx_qpsk *q = NULL;
+  CHECK_OK(prx_qpsk_create(qc, &q));
+  return q;
+}
+
 static void block_estimates(double sps, int pilots) {
   test_rng r;
   test_rng_seed(&r, 1000 + (uint64_t)(sps * 100) + (uint64_t)pilots);
@@ -80,20 +102,13 @@ static void block_estimates(double sps, int pilots) {
     c.pilot_period = 256;
     c.pilot_len = 32;
   }
-  size_t nsym = 512 * 160, n = tcase_length(&c, (size_t)(nsym * sps));
   uint8_t *ref;
-  size_t nref;
-  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
-  if (!x) {
-    CHECK(0, "generator failed");
-    return;
-  }
+  size_t n, nref;
+  prx_cf32 *x = make_signal(&c, 512 * 160, &n, &ref, &nref);
+  if (!x) return;
   blocks k = {calloc(400, sizeof(prx_qpsk_block)), 0, 400};
-  prx_qpsk_config qc = tcase_demod_config(&c, 1);
-  qc.on_block = keep_block;
-  qc.user = &k;
-  prx_qpsk *q;
-  CHECK_OK(prx_qpsk_create(&qc, &q));
+  prx_qpsk_config qc;
+  prx_qpsk *q = demod_keeping(&c, 1, 0, &k, &qc);
   size_t nb;
   uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
   CHECK(bits && nb == nref, "sps %g: %zu bits for %zu", sps, nb, nref);
@@ -160,21 +175,13 @@ static void cfo_range_edge(double cfo, double ppm) {
   c.noise = 1;
   c.esn0_db = 16;
   c.differential = 1;
-  size_t nsym = 4096 * 7, n = tcase_length(&c, (size_t)(nsym * c.sps));
   uint8_t *ref;
-  size_t nref;
-  prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
-  if (!x) {
-    CHECK(0, "generator failed");
-    return;
-  }
+  size_t n, nref;
+  prx_cf32 *x = make_signal(&c, 4096 * 7, &n, &ref, &nref);
+  if (!x) return;
   blocks k = {calloc(100, sizeof(prx_qpsk_block)), 0, 100};
-  prx_qpsk_config qc = tcase_demod_config(&c, 2);
-  qc.cfo_span_symbols = 4096;
-  qc.on_block = keep_block;
-  qc.user = &k;
-  prx_qpsk *q;
-  CHECK_OK(prx_qpsk_create(&qc, &q));
+  prx_qpsk_config qc;
+  prx_qpsk *q = demod_keeping(&c, 2, 4096, &k, &qc);
   size_t nb;
   uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
   long errors = bits ? tcase_errors(&c, bits, nb, ref, nref) : -1; /* test_qpsk_sig.h's rule */
