@@ -90,8 +90,8 @@ struct prx_qpsk_bank_gpu {
   size_t w_stride;    /* 4th-power values per channel: B Lmax, or two regions (GPU CFO) */
   /* the CFO stage on the GPU (the stage table's cfo, where cfo_setup takes it): each w row holds
    * two regions of B Lmax values, each after a gap of S; a span's values go into the region that
-   * does not hold the last span with S values or more (the history its window may reach back
-   * into, as stage_cfo does with w_hist), and the reach-back is copied into the gap before it */
+   * does not hold the last span with values (the history its window may reach back into, as
+   * stage_cfo does with w_hist), and the reach-back is copied into the gap before it */
   int gpu_cfo;
   unsigned S;
   size_t region; /* S + B Lmax: the second region's offset from the first */
@@ -691,8 +691,8 @@ static void task_cfo(void *ctx, size_t c) {
   const size_t nw = g->nw_c[c];
   if (g->gpu_cfo) {
     sp->f = g->h_cfo[c].f;
-    sp->nw = 0; /* the values stay on the device: nothing for batch_end to keep in w_hist */
-    if (nw >= g->S) {
+    sp->nw = 0;   /* the values stay on the device: nothing for batch_end to keep in w_hist */
+    if (nw > 0) { /* (the span right before the next one's: batch_end's rule) */
       g->hist_r[c] = (int)g->wr_c[c];
       g->hist_n[c] = nw;
     }

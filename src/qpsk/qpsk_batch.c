@@ -563,7 +563,6 @@ size_t qpsk_run_batch(prx_qpsk *q, int64_t s0, unsigned g) {
 }
 
 size_t qpsk_batch_end(prx_qpsk *q, unsigned g) {
-  const int64_t S = q->S;
   /* carry the state to the next batch and report */
   size_t data = 0, syms = 0;
   for (size_t t = 0; t < q->n_blks; t++) {
@@ -576,8 +575,11 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g) {
   q->ph.sums_prev = last->sums;
   q->ph.have = 1;
   q->ph.phi_prev = last->phi;
+  /* the history: the batch's last span with values, the one right before the next batch's first
+   * (a span of fewer than S values, as a slow clock gives, too: a short last span's window must
+   * continue its own values, not those of a span further back) */
   for (unsigned i = g; i-- > 0;) {
-    if (q->spans[i].nw >= (size_t)S) {
+    if (q->spans[i].nw > 0) {
       /* the two buffers change places (no copy): the span's is filled again by the next batch */
       prx_cf32 *t = q->w_hist;
       q->w_hist = q->spans[i].w;

@@ -76,8 +76,8 @@ typedef struct {
   /* NCO */
   double theta_next; /* NCO phase at the next span's n_ref */
   double f_prev;     /* the last span's CFO (fallback when an estimate is not finite) */
-  /* the GPU's CFO history: the region of the w row holding the last span of S values or more
-   * (-1 none) and its values (the CPU keeps its own, w_hist) */
+  /* the GPU's CFO history: the region of the w row holding the last span with values (-1 none)
+   * and their count (the CPU keeps its own, w_hist) */
   int hist_r;
   int64_t hist_n;
 } qpsk_serial_state;
@@ -200,7 +200,7 @@ struct prx_qpsk {
   int64_t next_span;
   qpsk_serial_state sr; /* the level, timing and NCO passes' */
   qpsk_phase_state ph;  /* the phase pass's */
-  prx_cf32 *w_hist;     /* the previous span's pre-pass values (S), for a short last span (in
+  prx_cf32 *w_hist;     /* the previous span's pre-pass values, for a short span's window (in
                            work: swapped with a span's) */
   size_t w_hist_n;
   double pil_ring[QPSK_DC_SPANS][2]; /* PILOTS: the pilots' sums (span.pil) of the last spans */

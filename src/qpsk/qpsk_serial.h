@@ -626,7 +626,7 @@ QPSK_HD void qpsk_sr_records(const qpsk_serial_cfg *cf, qpsk_serial_state *q,
     ci->n = (unsigned)(take + nw);
     ci->e = sp->e;
   }
-  if (nw >= (int64_t)cf->S) {
+  if (nw > 0) { /* (every span with values: the next one's window continues them) */
     q->hist_r = (int)wr;
     q->hist_n = nw;
   }
