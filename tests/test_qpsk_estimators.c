@@ -66,26 +66,42 @@ static void keep_block(void *user, const prx_qpsk_block *b) {
   if (k->n < k->cap) k->b[k->n++] = *b;
 }
 
-/* The case's samples (*n) and reference bits for about nsym symbols; NULL after a failed check
- * where the generator fails. */
-static prx_cf32 *make_signal(const tcase *c, size_t nsym, size_t *n, uint8_t **ref, size_t *nref) {
-  *n = tcase_length(c, (size_t)((double)nsym * c->sps));
-  prx_cf32 *x = tcase_make(c, *n, ref, nref);
-  CHECK(x, "generator failed");
-  return x;
+/* One demodulation of a case with its block reports: the samples, the reference bits, the
+ * demodulator (CFO span of `span` symbols; 0: the default) and its bits */
+typedef struct {
+  prx_cf32 *x;
+  uint8_t *ref, *bits;
+  size_t n, nref, nb;
+  blocks k;
+  prx_qpsk_config qc;
+  prx_qpsk *q;
+} demod_run;
+
+/* Makes about nsym symbols of c and demodulates them, keeping up to max_blocks reports; 0 after a
+ * failed check (nothing then to free). */
+static int run_case(const tcase *c, size_t nsym, int threads, unsigned span, size_t max_blocks,
+                    demod_run *u) {
+  memset(u, 0, sizeof *u);
+  u->n = tcase_length(c, (size_t)((double)nsym * c->sps));
+  u->x = tcase_make(c, u->n, &u->ref, &u->nref);
+  CHECK(u->x, "generator failed");
+  if (!u->x) return 0;
+  u->k = (blocks){calloc(max_blocks, sizeof(prx_qpsk_block)), 0, max_blocks};
+  u->qc = tcase_demod_config(c, threads);
+  if (span) u->qc.cfo_span_symbols = span;
+  u->qc.on_block = keep_block;
+  u->qc.user = &u->k;
+  CHECK_OK(prx_qpsk_create(&u->qc, &u->q));
+  u->bits = u->q ? tcase_demod(u->q, u->x, u->n, NULL, 0, &u->nb, NULL) : NULL;
+  return 1;
 }
 
-/* A demodulator for the case (CFO span of `span` symbols; 0: the default) whose block reports
- * go to k */
-static prx_qpsk *demod_keeping(const tcase *c, int threads, unsigned span, blocks *k,
-                               prx_qpsk_config *qc) {
-  *qc = tcase_demod_config(c, threads);
-  if (span) qc->cfo_span_symbols = span;
-  qc->on_block = keep_block;
-  qc->user = k;
-  prx_qpsk *q = NULL;
-  CHECK_OK(prx_qpsk_create(qc, &q));
-  return q;
+static void run_free(demod_run *u) {
+  free(u->k.b);
+  free(u->bits);
+  prx_qpsk_destroy(u->q);
+  free(u->ref);
+  free(u->x);
 }
 
 static void block_estimates(double sps, int pilots) {
@@ -102,17 +118,11 @@ static void block_estimates(double sps, int pilots) {
     c.pilot_period = 256;
     c.pilot_len = 32;
   }
-  uint8_t *ref;
-  size_t n, nref;
-  prx_cf32 *x = make_signal(&c, 512 * 160, &n, &ref, &nref);
-  if (!x) return;
-  blocks k = {calloc(400, sizeof(prx_qpsk_block)), 0, 400};
-  prx_qpsk_config qc;
-  prx_qpsk *q = demod_keeping(&c, 1, 0, &k, &qc);
-  size_t nb;
-  uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
-  CHECK(bits && nb == nref, "sps %g: %zu bits for %zu", sps, nb, nref);
-  const double eps = c.ppm * 1e-6, L = qc.block_symbols, Rs = qc.symbol_rate;
+  demod_run u;
+  if (!run_case(&c, 512 * 160, 1, 0, 400, &u)) return;
+  const blocks k = u.k;
+  CHECK(u.bits && u.nb == u.nref, "sps %g: %zu bits for %zu", sps, u.nb, u.nref);
+  const double eps = c.ppm * 1e-6, L = u.qc.block_symbols, Rs = u.qc.symbol_rate;
   double t2 = 0, f2 = 0, p2 = 0, snr = 0;
   size_t cnt = 0;
   for (size_t i = 1; i + 1 < k.n; i++) { /* whole blocks */
@@ -134,7 +144,7 @@ static void block_estimates(double sps, int pilots) {
   snr /= cnt;
   /* the modified Cramer-Rao bound of a CFO estimate over one span of S = cfo_span_symbols:
    * var = 3 / (2 pi^2 S^3 Es/N0) (Rs = 1) */
-  const double S = prx_qpsk_cfo_span(q);
+  const double S = prx_qpsk_cfo_span(u.q);
   const double mcrb = sqrt(3 / (2 * M_PI * M_PI * S * S * S * pow(10, c.esn0_db / 10)));
   printf("sps %5.3f %-12s Es/N0 3 dB, CFO %+.4f Rs, clock %+.0f ppm, %zu blocks: timing rms "
          "%.4f T, CFO rms %.2e Rs (%.2f MCRB), phase rms %.3f rad, Es/N0 estimate %.2f dB\n",
@@ -150,11 +160,7 @@ static void block_estimates(double sps, int pilots) {
   /* phase: V&V on 512 symbols at 3 dB has std ~0.06 rad (closed form above) */
   CHECK(prms < 0.12, "sps %g: phase rms error %.3f rad", sps, prms);
   CHECK(fabs(snr - 3) < 0.5, "sps %g: Es/N0 estimated %.2f dB, true 3 dB", sps, snr);
-  free(k.b);
-  free(bits);
-  prx_qpsk_destroy(q);
-  free(ref);
-  free(x);
+  run_free(&u);
 }
 
 /* ---- the CFO range's edge ----
@@ -175,33 +181,23 @@ static void cfo_range_edge(double cfo, double ppm) {
   c.noise = 1;
   c.esn0_db = 16;
   c.differential = 1;
-  uint8_t *ref;
-  size_t n, nref;
-  prx_cf32 *x = make_signal(&c, 4096 * 7, &n, &ref, &nref);
-  if (!x) return;
-  blocks k = {calloc(100, sizeof(prx_qpsk_block)), 0, 100};
-  prx_qpsk_config qc;
-  prx_qpsk *q = demod_keeping(&c, 2, 4096, &k, &qc);
-  size_t nb;
-  uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
-  long errors = bits ? tcase_errors(&c, bits, nb, ref, nref) : -1; /* test_qpsk_sig.h's rule */
+  demod_run u;
+  if (!run_case(&c, 4096 * 7, 2, 4096, 100, &u)) return;
+  /* test_qpsk_sig.h's rule */
+  long errors = u.bits ? tcase_errors(&c, u.bits, u.nb, u.ref, u.nref) : -1;
   double worst = 0;
-  for (size_t i = 1; i + 1 < k.n; i++) {
-    double fe = fabs(k.b[i].cfo / qc.symbol_rate - c.cfo);
+  for (size_t i = 1; i + 1 < u.k.n; i++) {
+    double fe = fabs(u.k.b[i].cfo / u.qc.symbol_rate - c.cfo);
     if (fe > worst) worst = fe;
   }
   printf("CFO %+.4f Rs, clock %+.0f ppm, Es/N0 16 dB: worst block CFO error %.2e Rs, %ld bit "
          "errors of %zu\n",
-         cfo, ppm, worst, errors, nb);
-  CHECK(k.n > 8 && worst < 1e-6,
+         cfo, ppm, worst, errors, u.nb);
+  CHECK(u.k.n > 8 && worst < 1e-6,
         "CFO %+.4f Rs at %+.0f ppm (inside the acquisition range): CFO off by %.2e Rs", cfo, ppm,
         worst);
   CHECK(errors == 0, "CFO %+.4f Rs at %+.0f ppm: %ld bit errors at 16 dB", cfo, ppm, errors);
-  free(k.b);
-  free(bits);
-  prx_qpsk_destroy(q);
-  free(ref);
-  free(x);
+  run_free(&u);
 }
 
 /* ---- the short last span after spans of S - 1 values ----
@@ -223,23 +219,13 @@ static void short_last_span(void) {
     c.ppm = -20 - 20 * (t % 2);
     c.noise = 1;
     c.esn0_db = 12;
-    uint8_t *ref;
-    size_t n, nref, nb;
-    prx_cf32 *x = make_signal(&c, (size_t)(3.5 * 8192), &n, &ref, &nref);
-    if (!x) return;
-    blocks k = {calloc(100, sizeof(prx_qpsk_block)), 0, 100};
-    prx_qpsk_config qc;
-    prx_qpsk *q = demod_keeping(&c, 1, 0, &k, &qc);
-    uint8_t *bits = tcase_demod(q, x, n, NULL, 0, &nb, NULL);
-    double e = k.n ? fabs(k.b[k.n - 1].cfo / qc.symbol_rate - c.cfo) : 1;
-    CHECK(bits && k.n >= 49 && e < 2e-6,
+    demod_run u;
+    if (!run_case(&c, (size_t)(3.5 * 8192), 1, 0, 100, &u)) return;
+    double e = u.k.n ? fabs(u.k.b[u.k.n - 1].cfo / u.qc.symbol_rate - c.cfo) : 1;
+    CHECK(u.bits && u.k.n >= 49 && e < 2e-6,
           "the short last span after spans of S - 1 values (%+.0f ppm): CFO %.1e Rs off", c.ppm, e);
     if (e > worst) worst = e;
-    free(k.b);
-    free(bits);
-    prx_qpsk_destroy(q);
-    free(ref);
-    free(x);
+    run_free(&u);
   }
   printf("the short last span after spans of S - 1 values, 12 streams at -20 and -40 ppm, 12 dB: "
          "worst CFO error %.1e Rs\n",

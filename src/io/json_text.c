@@ -158,10 +158,6 @@ void prx_json_number(prx_json_text *t, double v) {
   put(t, buf, len > 0 ? (size_t)len : 0);
 }
 
-void prx_json_raw(prx_json_text *t, const char *s) {
-  if (s) put(t, s, strlen(s));
-}
-
 void prx_json_item(prx_json_text *t, const cJSON *item, int depth) {
   if (!item) return;
   if (cJSON_IsFalse(item)) {
@@ -175,7 +171,7 @@ void prx_json_item(prx_json_text *t, const cJSON *item, int depth) {
   } else if (cJSON_IsString(item)) {
     prx_json_string(t, item->valuestring);
   } else if (cJSON_IsRaw(item)) {
-    prx_json_raw(t, item->valuestring);
+    if (item->valuestring) put(t, item->valuestring, strlen(item->valuestring)); /* as it is */
   } else if (cJSON_IsArray(item)) {
     prx_json_open_array(t);
     for (const cJSON *e = item->child; e; e = e->next) {

@@ -37,11 +37,10 @@ void prx_json_array_next(prx_json_text *t);
 void prx_json_close_array(prx_json_text *t);
 
 /* Values: a string (escaped as cJSON escapes), a number (printed as cJSON 1.7.15 prints a number
- * item: "%1.15g" where it reads back, else "%1.17g"), raw JSON text as it is, and any cJSON item
- * (its members at depth + 1). */
+ * item: "%1.15g" where it reads back, else "%1.17g"), and any cJSON item (raw ones as they are,
+ * members at depth + 1). */
 void prx_json_string(prx_json_text *t, const char *s);
 void prx_json_number(prx_json_text *t, double v);
-void prx_json_raw(prx_json_text *t, const char *s);
 void prx_json_item(prx_json_text *t, const cJSON *item, int depth);
 
 #endif

@@ -490,83 +490,83 @@ prx_status prx_sigmf_write(prx_sigmf_writer *w, const void *samples, size_t n) {
 
 uint64_t prx_sigmf_writer_samples(const prx_sigmf_writer *w) { return w ? w->samples : 0; }
 
-/* Member `key` of the global object: the caller's field of that name where it set one (it
- * replaces the writer's default in place), else the default (a string, or a number where str is
- * NULL); *first: no member written yet. */
-static void global_default(prx_json_text *t, const prx_sigmf_writer *w, const char *key,
-                           const char *str, double num, int *first) {
-  const cJSON *f = cJSON_GetObjectItemCaseSensitive(w->fields, key);
-  prx_json_key(t, key, 2, *first);
-  *first = 0;
-  if (f)
-    prx_json_item(t, f, 2);
-  else if (str)
-    prx_json_string(t, str);
-  else
-    prx_json_number(t, num);
-}
-
 #define META_BUF 4096 /* the metadata's text printed on the stack up to this size */
 
 /* The metadata text (with a final newline) into *t, starting in buf (prx_json_text_free frees
- * what it grew into); PRX_OK or out of memory. Printed straight from
- * the writer's state in cJSON_Print's layout (json_text.h): the global object (the writer's
- * fields, a caller's field of the same name in their place, then the caller's others in the
- * order set), the captures (the first, then every later one that starts inside the recording),
- * the annotations. */
-static prx_status meta_text(prx_sigmf_writer *w, prx_json_text *tp, char buf[META_BUF]) {
-  prx_json_text t;
-  prx_json_text_init(&t, buf, META_BUF);
-  prx_json_open_object(&t);
-  prx_json_key(&t, "global", 1, 1);
-  prx_json_open_object(&t);
+ * what it grew into); PRX_OK or out of memory. Printed straight from the writer's state in
+ * cJSON_Print's layout (json_text.h): the global object (the writer's fields, a caller's field of
+ * the same name in their place, then the caller's others in the order set), the captures (the
+ * first, then every later one that starts inside the recording), the annotations. */
+static prx_status meta_text(const prx_sigmf_writer *w, prx_json_text *t, char buf[META_BUF]) {
+  prx_json_text_init(t, buf, META_BUF);
+  prx_json_open_object(t);
+  prx_json_key(t, "global", 1, 1);
+  prx_json_open_object(t);
+  /* the writer's own fields: a string, or the number where `number` is set; absent where
+   * neither (an optional string not given) */
+  const struct {
+    const char *key, *str;
+    int number;
+    double num;
+  } own[] = {{"core:datatype", prx_sigmf_datatype_name(w->meta.format), 0, 0},
+             {"core:sample_rate", NULL, 1, w->meta.sample_rate},
+             {"core:version", "1.0.0", 0, 0},
+             {"core:recorder", "polyrx", 0, 0},
+             {"core:description", w->meta.description, 0, 0},
+             {"core:author", w->meta.author, 0, 0},
+             {"core:hw", w->meta.hw, 0, 0}};
+  const size_t n_own = sizeof own / sizeof own[0];
   int first = 1;
-  const char *opt_key[] = {"core:description", "core:author", "core:hw"};
-  const char *opt_val[] = {w->meta.description, w->meta.author, w->meta.hw};
-  global_default(&t, w, "core:datatype", prx_sigmf_datatype_name(w->meta.format), 0, &first);
-  global_default(&t, w, "core:sample_rate", NULL, w->meta.sample_rate, &first);
-  global_default(&t, w, "core:version", "1.0.0", 0, &first);
-  global_default(&t, w, "core:recorder", "polyrx", 0, &first);
-  for (size_t i = 0; i < 3; i++)
-    if (opt_val[i]) global_default(&t, w, opt_key[i], opt_val[i], 0, &first);
+  for (size_t i = 0; i < n_own; i++) {
+    if (!own[i].str && !own[i].number) continue;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(w->fields, own[i].key);
+    prx_json_key(t, own[i].key, 2, first);
+    first = 0;
+    if (f)
+      prx_json_item(t, f, 2);
+    else if (own[i].str)
+      prx_json_string(t, own[i].str);
+    else
+      prx_json_number(t, own[i].num);
+  }
   if (cJSON_GetArraySize(w->extensions) > 0) {
-    prx_json_key(&t, "core:extensions", 2, 0);
-    prx_json_item(&t, w->extensions, 2);
+    prx_json_key(t, "core:extensions", 2, 0);
+    prx_json_item(t, w->extensions, 2);
   }
   for (const cJSON *f = w->fields->child; f; f = f->next) {
-    int placed = !strcmp(f->string, "core:recorder"); /* printed above in a default's place */
-    for (size_t i = 0; i < 3 && !placed; i++) placed = opt_val[i] && !strcmp(f->string, opt_key[i]);
+    int placed = 0; /* printed above in its own field's place */
+    for (size_t i = 0; i < n_own && !placed; i++)
+      placed = (own[i].str || own[i].number) && !strcmp(f->string, own[i].key);
     if (placed) continue;
-    prx_json_key(&t, f->string, 2, 0);
-    prx_json_item(&t, f, 2);
+    prx_json_key(t, f->string, 2, 0);
+    prx_json_item(t, f, 2);
   }
-  prx_json_close_object(&t, 1, 1);
-  prx_json_key(&t, "captures", 1, 0);
-  prx_json_open_array(&t);
+  prx_json_close_object(t, 1, 1);
+  prx_json_key(t, "captures", 1, 0);
+  prx_json_open_array(t);
   for (size_t i = 0; i < w->n_captures; i++) {
     const capture *c = &w->captures[i];
     if (i > 0 && c->start >= w->samples) break;
-    if (i > 0) prx_json_array_next(&t);
-    prx_json_open_object(&t);
-    prx_json_key(&t, "core:sample_start", 3, 1);
-    prx_json_number(&t, (double)c->start);
-    prx_json_key(&t, "core:frequency", 3, 0);
-    prx_json_number(&t, c->frequency);
+    if (i > 0) prx_json_array_next(t);
+    prx_json_open_object(t);
+    prx_json_key(t, "core:sample_start", 3, 1);
+    prx_json_number(t, (double)c->start);
+    prx_json_key(t, "core:frequency", 3, 0);
+    prx_json_number(t, c->frequency);
     if (c->datetime) {
-      prx_json_key(&t, "core:datetime", 3, 0);
-      prx_json_string(&t, c->datetime);
+      prx_json_key(t, "core:datetime", 3, 0);
+      prx_json_string(t, c->datetime);
     }
-    prx_json_close_object(&t, 2, 1);
+    prx_json_close_object(t, 2, 1);
   }
-  prx_json_close_array(&t);
-  prx_json_key(&t, "annotations", 1, 0);
-  prx_json_item(&t, w->annotations, 1);
-  prx_json_close_object(&t, 0, 1);
-  if (prx_json_text_end(&t)) {
-    prx_json_text_free(&t);
+  prx_json_close_array(t);
+  prx_json_key(t, "annotations", 1, 0);
+  prx_json_item(t, w->annotations, 1);
+  prx_json_close_object(t, 0, 1);
+  if (prx_json_text_end(t)) {
+    prx_json_text_free(t);
     return prx_fail(PRX_ERR_NOMEM, "out of memory building the SigMF metadata");
   }
-  *tp = t;
   return PRX_OK;
 }
 
@@ -689,16 +689,14 @@ static prx_status write_direct(int fd, const char *path, const char *text, size_
 static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
   char buf[META_BUF];
   prx_json_text t;
-  prx_status mst = meta_text(w, &t, buf);
-  if (mst) return mst;
-  const char *text = t.p;
-  size_t len = t.n;
+  prx_status st = meta_text(w, &t, buf);
+  if (st) return st;
   int fd = w->meta_fd;
   w->meta_fd = -1; /* closed by write_file_new_fd or write_direct */
-  prx_status st = w->direct ? write_direct(fd, w->meta_path, text, len)
-                  : fd >= 0 ? write_file_new_fd(fd, w->meta_path, text, len)
-                            : prx_io_write_file_new(w->meta_path, text, len);
-  if (!st && hex) prx_sha512_hex(text, len, hex);
+  st = w->direct ? write_direct(fd, w->meta_path, t.p, t.n)
+       : fd >= 0 ? write_file_new_fd(fd, w->meta_path, t.p, t.n)
+                 : prx_io_write_file_new(w->meta_path, t.p, t.n);
+  if (!st && hex) prx_sha512_hex(t.p, t.n, hex);
   prx_json_text_free(&t);
   return st;
 }
@@ -709,8 +707,8 @@ static prx_status write_meta(prx_sigmf_writer *w, char *hex) {
 static prx_status finish_archive(prx_sigmf_writer *w) {
   char buf[META_BUF];
   prx_json_text t;
-  prx_status mst = meta_text(w, &t, buf);
-  if (mst) return mst;
+  prx_status st = meta_text(w, &t, buf);
+  if (st) return st;
   const char *text = t.p;
   size_t mlen = t.n;
   uint64_t dbytes = w->samples * w->sample_size;
