@@ -60,6 +60,16 @@ static inline void tcase_random(tcase *c, test_rng *r, double max_cfo, double pp
 /* true samples per symbol */
 static inline double tcase_sps_true(const tcase *c) { return c->sps / (1 + c->ppm * 1e-6); }
 
+/* Block b's timing against the generator's: the true symbol instant nearest the block's centre
+ * (blocks of L symbols), in the demodulator's nominal symbols, from b's reported timing, wrapped
+ * into [-0.5, 0.5] symbol. */
+static inline double tcase_timing_error(const tcase *c, const prx_qpsk_block *b, double L) {
+  const double eps = c->ppm * 1e-6, centre = ((double)b->index + 0.5) * L;
+  const double truth = (round(centre * (1 + eps) - c->timing) + c->timing) / (1 + eps);
+  const double te = b->timing - truth;
+  return te - round(te);
+}
+
 /* A capture length near n_want samples whose end is at least 0.1 symbol from a symbol centre. */
 static inline size_t tcase_length(const tcase *c, size_t n_want) {
   double st = tcase_sps_true(c), first = c->timing * st;

@@ -271,6 +271,23 @@ QPSK_HD void qpsk_sr_unwrap(const qpsk_serial_cfg *cf, const qpsk_om_out *om, in
   QPSK_SR_SYNC();
 }
 
+/* the blocks' referred sums x (2 per block) turned back by e L (the slope times the block length)
+ * per block to the first block's centre (a rotation by recurrence) and added: on a clock line
+ * each block's sum turns by -2 pi e L from the block before, so they add up coherently */
+QPSK_HD void qpsk_sr_turn_sum(const double *x, size_t nb, double e, double L, double s[2]) {
+  const double w = 2 * QPSK_SR_PI * e * L, sr = cos(w), si = sin(w);
+  double cr = 1, ci = 0;
+  s[0] = s[1] = 0;
+  for (size_t t = 0; t < nb; t++) {
+    const double *xt = x + 2 * t;
+    s[0] += xt[0] * cr - xt[1] * ci;
+    s[1] += xt[0] * ci + xt[1] * cr;
+    double tr = cr * sr - ci * si;
+    ci = cr * si + ci * sr;
+    cr = tr;
+  }
+}
+
 /* The slope e0 refined by the O&M line's phase step between neighbouring blocks (unambiguous
  * while e0 is within 1 / (2 L) of the truth); *coh receives the span's coherence at the refined
  * slope: |sum of the blocks' O&M sums, each turned back to the span start|^2 over sum |X_j|^2
@@ -295,17 +312,8 @@ QPSK_HD double qpsk_sr_refine(const qpsk_serial_cfg *cf, const qpsk_om_out *om, 
     e = -(pred + qpsk_sr_wrap(ph - pred, 2 * QPSK_SR_PI)) / (2 * QPSK_SR_PI * L);
     if (!(isfinite(e) && fabs(e) <= 0.5 / cf->Ls)) e = e0;
   }
-  /* the blocks' sums turned by e L per block (a rotation by recurrence) and added */
-  const double w = 2 * QPSK_SR_PI * e * L, sr = cos(w), si = sin(w);
-  double cr = 1, ci = 0, s[2] = {0, 0};
-  for (size_t t = 0; t < nb; t++) {
-    const double *xt = x + 2 * t;
-    s[0] += xt[0] * cr - xt[1] * ci;
-    s[1] += xt[0] * ci + xt[1] * cr;
-    double tr = cr * sr - ci * si;
-    ci = cr * si + ci * sr;
-    cr = tr;
-  }
+  double s[2];
+  qpsk_sr_turn_sum(x, nb, e, L, s);
   double r = (s[0] * s[0] + s[1] * s[1]) / en;
   *coh = isfinite(r) ? r : 0;
   return e;
@@ -325,6 +333,9 @@ typedef struct {
   unsigned full;          /* complete blocks */
   int span_locked;        /* the O&M line adds up over the span */
   int fitted;             /* and 4 blocks or more are locked: the blocks follow the clock line */
+  int coherent;           /* locked, not fitted, 4 complete blocks or more: the blocks follow
+                           * the line through the span's coherent O&M sum, icpt_coh */
+  double icpt_coh;
 } qpsk_sr_clock;
 
 /* The span's clock slope (k, sp->e, out_range) and the blocks' timing unwrapped around it (tb:
@@ -424,6 +435,23 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
     sp->out_range = q->range_prev;
     qpsk_sr_unwrap(cf, om, b0, nb, tb, e, q->have_prev, q->tau_prev, e, q->om_prev, q->en_prev, tm);
   }
+  /* A span whose O&M line adds up over it but stands out of the noise in fewer than 4 of its
+   * blocks (Es/N0 near 0 dB, a carrier near the pre-filter's band edge) is not fitted, yet its
+   * line is there: its blocks follow the line of slope e through the span's coherent sum (every
+   * block's sum turned back to the first block), its whole cycles from the chain's first block.
+   * Following the prediction from the span before instead lets the timing run free on the clock
+   * estimate's error (13 ppm: ~0.1 T a span of 8192 symbols, a random walk over the spans). The
+   * stream's short last span keeps the prediction and its blocks' own values */
+  k->coherent = span_locked && !fitted && full >= 4;
+  k->icpt_coh = 0;
+  if (k->coherent) {
+    qpsk_sr_refer_all(cf, om, b0, nb, e, tm);
+    double s[2];
+    qpsk_sr_turn_sum(tm->om, nb, e, L, s);
+    const double th = qpsk_sr_om_tau(s), t0 = tb[0].tau;
+    k->icpt_coh = t0 + qpsk_sr_wrap(th - t0, 1.0) - e * ((double)b0 + 0.5) * L;
+    k->coherent = isfinite(k->icpt_coh);
+  }
   q->range_prev = sp->out_range;
   sp->e = e;
   k->e = e;
@@ -494,18 +522,20 @@ QPSK_HD double qpsk_sr_own_limit(const qpsk_serial_cfg *cf, int64_t b, int flush
   }
   return limit;
 }
-/* 4. ownership: the blocks on the span's clock line through icpt (a fitted span's; the others keep
- * their own timing), their symbols [k0, k1) (tb: d, tres, tau, k0, k1), and the state for the next
- * span. flushing / n_total: the stream ends at n_total samples. Each block's own part (its place
- * on the line, its symbols' end from its timing: a division and a ceiling) runs on its lane first;
- * the chain then takes each block's first symbol from the block before's end and only compares,
- * forming the end again where the safety net below moves a block's timing (rare). */
+/* 4. ownership: the blocks on the span's clock line (a fitted span's through icpt, a coherent one's
+ * through icpt_coh; the others keep their own timing), their symbols [k0, k1) (tb: d, tres, tau,
+ * k0, k1), and the state for the next span. flushing / n_total: the stream ends at n_total samples.
+ * Each block's own part (its place on the line, its symbols' end from its timing: a division and a
+ * ceiling) runs on its lane first; the chain then takes each block's first symbol from the block
+ * before's end and only compares, forming the end again where the safety net below moves a block's
+ * timing (rare). */
 QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_t b0, size_t nb,
                          int flushing, int64_t n_total, const qpsk_sr_clock *k, double icpt,
                          qpsk_serial_blk *tb, const qpsk_sr_team *tm) {
   const double L = cf->L;
   const double e = k->e;
-  const int fitted = k->fitted;
+  const int fitted = k->fitted, on_line = fitted || k->coherent;
+  const double line = fitted ? icpt : k->icpt_coh; /* the line's intercept */
   const double d = e / (1 - e);
   /* the chain's carried values in registers (the GPU's q is local memory), back into q after */
   int have_prev = q->have_prev;
@@ -517,11 +547,11 @@ QPSK_HD void qpsk_sr_own(const qpsk_serial_cfg *cf, qpsk_serial_state *q, int64_
     const int64_t b = b0 + (int64_t)t;
     const double Cb = ((double)b + 0.5) * L;
     bk->d = d;
-    bk->tres = fitted && bk->locked ? bk->tau - (icpt + e * Cb) : 0;
-    /* on a fitted span the instants follow its line: a block's own O&M value carries the
+    bk->tres = on_line && bk->locked ? bk->tau - (line + e * Cb) : 0;
+    /* on a span with a line the instants follow it: a block's own O&M value carries the
      * estimator's noise, the line averages it over the span's blocks; a block that left the
      * line (a jump) keeps its own value */
-    if (fitted && fabs(bk->tres) <= 0.25) bk->tau = icpt + e * Cb;
+    if (on_line && fabs(bk->tres) <= 0.25) bk->tau = line + e * Cb;
     if (t == 0 && !have_prev) bk->k0 = (int64_t)ceil((d * Cb - QPSK_LEAD) / (1 + d) - bk->tau);
     const double limit = qpsk_sr_own_limit(cf, b, flushing, n_total);
     bk->k1 = (int64_t)ceil((limit + d * Cb) / (1 + d) - bk->tau);
