@@ -19,7 +19,10 @@
  * the GPU decides the bits (bits only, serial passes on the GPU: checked), on the CPU where the
  * symbols go back (LLRs, packed bits, pilots).
  *
- * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs).
+ * Es/N0 0 dB near the band edge: the spans' coherent timing line on the GPU (compare_low).
+ *
+ * --quick: the reduced set the sanitizers run (one chunked device run with bits, one with LLRs);
+ * --low: the 0 dB case alone.
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_bank_rows.h"
 
@@ -380,12 +383,51 @@ static void free_rows(uint8_t **tx, prx_cf32 *rows, uint16_t *rows16, void *d_ro
   free(rows16);
 }
 
+/* compare_low's case: C carriers at 0 dB near the band edge (+-50 ppm), 3.5 spans, random chunks */
+static void low_snr(void) {
+  tcase tc[C];
+  uint8_t *tx[C];
+  size_t ntx[C], pitch;
+  prx_cf32 *rows;
+  uint16_t *rows16;
+  void *d_rows, *d_rows16;
+  chan_out cpu[C], gpu[C];
+  const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0};
+  test_rng r;
+  test_rng_seed(&r, 2029);
+  memset(tc, 0, sizeof tc);
+  for (unsigned c = 0; c < C; c++) {
+    tc[c].sps = 4;
+    tc[c].differential = 1;
+    tc[c].noise = 1;
+    tc[c].esn0_db = 0;
+    tcase_random(&tc[c], &r, 0.12, 50);
+    tc[c].cfo = (0.09 + 0.03 * test_rng_uniform(&r)) * (test_rng_uniform(&r) < 0.5 ? -1 : 1);
+  }
+  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  const unsigned per_span = qc.cfo_span_symbols / qc.block_symbols;
+  size_t n = rows_of(tc, (size_t)(3.5 * qc.cfo_span_symbols * 4), tx, ntx, &rows, &rows16, &d_rows,
+                     &d_rows16, &pitch);
+  if (!n) return;
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 79, gpu);
+  compare_low("0 dB near the band edge, random chunks", gpu, cpu, tc, qc.block_symbols, per_span,
+              3);
+  outs_free(gpu);
+  outs_free(cpu);
+  free_rows(tx, rows, rows16, d_rows, d_rows16);
+}
+
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   check_ber_max = !quick;
   if (!prx_cuda_available()) {
     printf("test_qpsk_bank_cuda: skipped (no usable CUDA device)\n");
     return TEST_SKIP;
+  }
+  if (argc > 1 && !strcmp(argv[1], "--low")) { /* that case alone (for the sanitizers) */
+    low_snr();
+    return test_finish("test_qpsk_bank_cuda");
   }
   tcase tc[C];
   uint8_t *tx[C];
@@ -533,31 +575,7 @@ int main(int argc, char **argv) {
     free_rows(tx, rows, rows16, d_rows, d_rows16);
   }
 
-  if (!quick) {
-    test_rng r;
-    test_rng_seed(&r, 2029);
-    memset(tc, 0, sizeof tc);
-    for (unsigned c = 0; c < C; c++) {
-      tc[c].sps = 4;
-      tc[c].differential = 1;
-      tc[c].noise = 1;
-      tc[c].esn0_db = 0;
-      tcase_random(&tc[c], &r, 0.12, 50);
-      tc[c].cfo = (0.09 + 0.03 * test_rng_uniform(&r)) * (test_rng_uniform(&r) < 0.5 ? -1 : 1);
-    }
-    qc = tcase_demod_config(&tc[0], 1);
-    const unsigned per_span = qc.cfo_span_symbols / qc.block_symbols;
-    n = rows_of(tc, (size_t)(3.5 * qc.cfo_span_symbols * 4), tx, ntx, &rows, &rows16, &d_rows,
-                &d_rows16, &pitch);
-    if (!n) return test_finish("test_qpsk_bank_cuda");
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 79, gpu);
-    compare_low("0 dB near the band edge, random chunks", gpu, cpu, tc, qc.block_symbols, per_span,
-                3);
-    outs_free(gpu);
-    outs_free(cpu);
-    free_rows(tx, rows, rows16, d_rows, d_rows16);
-  }
+  if (!quick) low_snr();
 
   /* invalid use of the device call */
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
