@@ -382,6 +382,9 @@ int main(int argc, char **argv) {
     only |= !strcmp(argv[i], "--default-only");
     marks |= !strcmp(argv[i], "--marks");
   }
+  const double spss[2] = {4, 16.0 / 3};
+  const unsigned Cs[3] = {64, 1024, 4096};
+  if (!bench_cases_valid(argc, argv, spss, 2, Cs, 3)) return 2;
   if (!prx_cuda_available()) {
     printf("bench_qpsk_bank: skipped (no usable CUDA device)\n");
     return TEST_SKIP;
@@ -391,8 +394,6 @@ int main(int argc, char **argv) {
   double bw = bench_d2d_bandwidth();
   printf("{\"bench\":\"qpsk_bank\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g,\"cpu_threads\":%d}\n",
          prop.name, bw, prx_cpu_count());
-  const double spss[2] = {4, 16.0 / 3};
-  const unsigned Cs[3] = {64, 1024, 4096};
   char table[64][200];
   int nt = 0;
   for (int si = 0; si < 2; si++)

@@ -298,6 +298,9 @@ int main(int argc, char **argv) {
     } else {
       i++;
     }
+  const double spss[2] = {4, 16.0 / 3};
+  const unsigned Cs[3] = {64, 1024, 4096};
+  if (!bench_cases_valid(argc, argv, spss, 2, Cs, 3)) return 2;
   const prx_cuda_module *m = prx_cuda_module_get();
   if (!m) {
     printf("bench_qpsk_stages: skipped (%s)\n", prx_cuda_module_why());
@@ -308,8 +311,6 @@ int main(int argc, char **argv) {
   cudaGetDeviceProperties(&prop, 0);
   const double bw = bench_d2d_bandwidth();
   printf("{\"bench\":\"qpsk_stages\",\"gpu\":\"%s\",\"d2d_bytes_per_s\":%.4g}\n", prop.name, bw);
-  const double spss[2] = {4, 16.0 / 3};
-  const unsigned Cs[3] = {64, 1024, 4096};
   char table[16][800];
   int nt = 0, fail = 0;
   test_rng r;
