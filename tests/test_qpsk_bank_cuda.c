@@ -281,27 +281,33 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, co
   }
 }
 
-/* C carriers at sps (random CFO to 0.05 Rs, 300 ppm, the esn0 list), as cf32 and cf16 rows with
- * a pitch, on the host and the device; returns the length */
-static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx, prx_cf32 **rows,
-                      uint16_t **rows16, void **d_rows, void **d_rows16, size_t *pitch);
-static size_t make_rows(double sps, uint64_t seed, size_t n_want, tcase *tc, uint8_t **tx,
-                        size_t *ntx, prx_cf32 **rows, uint16_t **rows16, void **d_rows,
-                        void **d_rows16, size_t *pitch) {
-  bank_cases(tc, C, sps, esn0, seed);
-  return rows_of(tc, n_want, tx, ntx, rows, rows16, d_rows, d_rows16, pitch);
+/* C cases and their rows: cf32 and cf16 with a pitch (in samples), on the host and the device;
+ * each case's transmitted bits (tx, ntx) */
+typedef struct {
+  tcase tc[C];
+  uint8_t *tx[C];
+  size_t ntx[C], pitch;
+  prx_cf32 *rows;
+  uint16_t *rows16;
+  void *d_rows, *d_rows16;
+} bank_set;
+
+/* the rows of the cases in r->tc; returns the length (0 where the generator failed) */
+static size_t rows_of(bank_set *r, size_t n_want) {
+  size_t n = bank_rows_make(r->tc, C, n_want, 64, r->tx, r->ntx, &r->rows, &r->rows16, &r->pitch);
+  if (!n) return 0;
+  cuda_ok(cudaMalloc(&r->d_rows, C * r->pitch * sizeof(prx_cf32)), "cudaMalloc rows");
+  cuda_ok(cudaMalloc(&r->d_rows16, C * r->pitch * 4), "cudaMalloc rows16");
+  cuda_ok(cudaMemcpy(r->d_rows, r->rows, C * r->pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice),
+          "up");
+  cuda_ok(cudaMemcpy(r->d_rows16, r->rows16, C * r->pitch * 4, cudaMemcpyHostToDevice), "up16");
+  return n;
 }
 
-/* the rows of the cases tc (as make_rows) */
-static size_t rows_of(const tcase *tc, size_t n_want, uint8_t **tx, size_t *ntx, prx_cf32 **rows,
-                      uint16_t **rows16, void **d_rows, void **d_rows16, size_t *pitch) {
-  size_t n = bank_rows_make(tc, C, n_want, 64, tx, ntx, rows, rows16, pitch);
-  if (!n) return 0;
-  cuda_ok(cudaMalloc(d_rows, C * *pitch * sizeof(prx_cf32)), "cudaMalloc rows");
-  cuda_ok(cudaMalloc(d_rows16, C * *pitch * 4), "cudaMalloc rows16");
-  cuda_ok(cudaMemcpy(*d_rows, *rows, C * *pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
-  cuda_ok(cudaMemcpy(*d_rows16, *rows16, C * *pitch * 4, cudaMemcpyHostToDevice), "up16");
-  return n;
+/* C carriers at sps (random CFO to 0.05 Rs, 300 ppm, the esn0 list) as rows_of makes them */
+static size_t make_rows(double sps, uint64_t seed, size_t n_want, bank_set *r) {
+  bank_cases(r->tc, C, sps, esn0, seed);
+  return rows_of(r, n_want);
 }
 
 /* Pilots (64:8) and issue 10's flags: channel 0 at a clock offset beyond the supported range,
@@ -374,48 +380,37 @@ static void compare_low(const char *what, const chan_out *g, const chan_out *ref
   }
 }
 
-static void free_rows(uint8_t **tx, prx_cf32 *rows, uint16_t *rows16, void *d_rows,
-                      void *d_rows16) {
-  for (unsigned c = 0; c < C; c++) free(tx[c]);
-  cudaFree(d_rows);
-  cudaFree(d_rows16);
-  free(rows);
-  free(rows16);
+static void free_rows(bank_set *r) {
+  for (unsigned c = 0; c < C; c++) free(r->tx[c]);
+  cudaFree(r->d_rows);
+  cudaFree(r->d_rows16);
+  free(r->rows);
+  free(r->rows16);
 }
 
-/* compare_low's case: C carriers at 0 dB near the band edge (+-50 ppm), 3.5 spans, random chunks */
+/* compare_low's case: C carriers at 0 dB near the band edge (+-300 ppm), 3.5 spans, random
+ * chunks */
 static void low_snr(void) {
-  tcase tc[C];
-  uint8_t *tx[C];
-  size_t ntx[C], pitch;
-  prx_cf32 *rows;
-  uint16_t *rows16;
-  void *d_rows, *d_rows16;
+  bank_set S;
   chan_out cpu[C], gpu[C];
   const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0};
+  const double at_0db[C] = {0};
+  bank_cases(S.tc, C, 4, at_0db, 2029);
   test_rng r;
-  test_rng_seed(&r, 2029);
-  memset(tc, 0, sizeof tc);
-  for (unsigned c = 0; c < C; c++) {
-    tc[c].sps = 4;
-    tc[c].differential = 1;
-    tc[c].noise = 1;
-    tc[c].esn0_db = 0;
-    tcase_random(&tc[c], &r, 0.12, 50);
-    tc[c].cfo = (0.09 + 0.03 * test_rng_uniform(&r)) * (test_rng_uniform(&r) < 0.5 ? -1 : 1);
-  }
-  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  test_rng_seed(&r, 2030);
+  for (unsigned c = 0; c < C; c++)
+    S.tc[c].cfo = (0.09 + 0.03 * test_rng_uniform(&r)) * (test_rng_uniform(&r) < 0.5 ? -1 : 1);
+  prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
   const unsigned per_span = qc.cfo_span_symbols / qc.block_symbols;
-  size_t n = rows_of(tc, (size_t)(3.5 * qc.cfo_span_symbols * 4), tx, ntx, &rows, &rows16, &d_rows,
-                     &d_rows16, &pitch);
+  size_t n = rows_of(&S, (size_t)(3.5 * qc.cfo_span_symbols * 4));
   if (!n) return;
-  run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 79, gpu);
-  compare_low("0 dB near the band edge, random chunks", gpu, cpu, tc, qc.block_symbols, per_span,
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, S.rows, NULL, S.pitch, n, 0, cpu);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 79, gpu);
+  compare_low("0 dB near the band edge, random chunks", gpu, cpu, S.tc, qc.block_symbols, per_span,
               3);
   outs_free(gpu);
   outs_free(cpu);
-  free_rows(tx, rows, rows16, d_rows, d_rows16);
+  free_rows(&S);
 }
 
 int main(int argc, char **argv) {
@@ -429,150 +424,146 @@ int main(int argc, char **argv) {
     low_snr();
     return test_finish("test_qpsk_bank_cuda");
   }
-  tcase tc[C];
-  uint8_t *tx[C];
-  size_t ntx[C], pitch;
-  prx_cf32 *rows;
-  uint16_t *rows16;
-  void *d_rows, *d_rows16;
-  size_t n = make_rows(4, 2026, quick ? 50000 : 90000, tc, tx, ntx, &rows, &rows16, &d_rows,
-                       &d_rows16, &pitch);
+  bank_set S;
+  size_t n = make_rows(4, 2026, quick ? 50000 : 90000, &S);
   if (!n) return test_finish("test_qpsk_bank_cuda");
-  prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
   const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0, 0, 0},
                  packed = {1, 0, 0, NULL, 0, 0, 0, 0}, host = {0, 0, 1, NULL, 0, 0, 0, 0};
   chan_out cpu[C], gpu[C], cpu2[C];
-  run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 17, gpu);
-  compare("sps 4 cf32 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, S.rows, NULL, S.pitch, n, 0, cpu);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 17, gpu);
+  compare("sps 4 cf32 bits, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
   outs_free(gpu);
-  run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, quick ? 19 : 0, gpu);
-  compare("sps 4 cf32 LLRs", gpu, cpu, tc, tx, ntx, 0, 1);
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, quick ? 19 : 0, gpu);
+  compare("sps 4 cf32 LLRs", gpu, cpu, S.tc, S.tx, S.ntx, 0, 1);
   outs_free(gpu);
   if (!quick) {
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 0, gpu);
-    compare("sps 4 cf32 bits, one call", gpu, cpu, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 0, gpu);
+    compare("sps 4 cf32 bits, one call", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     /* the receiver's calls (the stream's last samples in the held flush), after a stream of
      * another length and chunking so ended, and after a stream cut short by a reset */
     const run_opts after_end = {0, 0, 0, NULL, 0, 0, 1, 1},
                    after_reset = {0, 0, 0, NULL, 0, 0, 1, 2};
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_end, NULL, d_rows, pitch, n, 71, gpu);
-    compare("sps 4 cf32 bits, the end in the flush's call, after a stream so ended", gpu, cpu, tc,
-            tx, ntx, 0, 0);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_end, NULL, S.d_rows, S.pitch, n, 71, gpu);
+    compare("sps 4 cf32 bits, the end in the flush's call, after a stream so ended", gpu, cpu, S.tc,
+            S.tx, S.ntx, 0, 0);
     outs_free(gpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_reset, NULL, d_rows, pitch, n, 73, gpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, after_reset, NULL, S.d_rows, S.pitch, n, 73, gpu);
     compare("sps 4 cf32 bits, the end in the flush's call, after a stream cut by a reset", gpu, cpu,
-            tc, tx, ntx, 0, 0);
+            S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     /* the om stage apart from pre (the folded path is the default wherever it applies) */
     const run_opts llrs_apart = {0, 1, 0, NULL, 1, 0, 0, 0};
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, d_rows, pitch, n, 0, gpu);
-    compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, tc, tx, ntx, 0, 1);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_apart, NULL, S.d_rows, S.pitch, n, 0, gpu);
+    compare("sps 4 cf32 LLRs, one call, om apart", gpu, cpu, S.tc, S.tx, S.ntx, 0, 1);
     outs_free(gpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 23, gpu);
-    compare("sps 4 cf32 LLRs, random chunks", gpu, cpu, tc, tx, ntx, 0, 1);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, 23, gpu);
+    compare("sps 4 cf32 LLRs, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 1);
     outs_free(gpu);
     /* the level, timing and NCO passes on the CPU between the stage kernels (the driver's other
      * path) */
     const run_opts llrs_cpu_serial = {0, 1, 0, NULL, 0, 1, 0, 0};
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_cpu_serial, NULL, d_rows, pitch, n, 23, gpu);
-    compare("sps 4 cf32 LLRs, random chunks, serial passes on the CPU", gpu, cpu, tc, tx, ntx, 0,
-            1);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs_cpu_serial, NULL, S.d_rows, S.pitch, n, 23, gpu);
+    compare("sps 4 cf32 LLRs, random chunks, serial passes on the CPU", gpu, cpu, S.tc, S.tx, S.ntx,
+            0, 1);
     outs_free(gpu);
     /* a CFO span of 24 blocks of 512: the timing pass's records too long for its shared-memory
      * staging (spans of up to 23 blocks), so the first span reads them from global memory and
      * the flush's shorter span is staged */
     prx_qpsk_config qc_long = qc;
     qc_long.cfo_span_symbols = 24 * 512;
-    run(PRX_BACKEND_CPU, qc_long, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu2);
-    run(PRX_BACKEND_CUDA, qc_long, PRX_CF32, bits, NULL, d_rows, pitch, n, 37, gpu);
-    compare("sps 4 cf32 bits, spans of 24 blocks, random chunks", gpu, cpu2, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CPU, qc_long, PRX_CF32, bits, S.rows, NULL, S.pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc_long, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 37, gpu);
+    compare("sps 4 cf32 bits, spans of 24 blocks, random chunks", gpu, cpu2, S.tc, S.tx, S.ntx, 0,
+            0);
     outs_free(gpu);
     outs_free(cpu2);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, rows, rows, pitch, n, 29, gpu);
-    compare("sps 4 cf32 host calls, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, S.rows, S.rows, S.pitch, n, 29, gpu);
+    compare("sps 4 cf32 host calls, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
-    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, rows16, NULL, pitch, n, 0, cpu2);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, d_rows16, pitch, n, 31, gpu);
-    compare("sps 4 cf16 bits, random chunks", gpu, cpu2, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, S.rows16, NULL, S.pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, S.d_rows16, S.pitch, n, 31, gpu);
+    compare("sps 4 cf16 bits, random chunks", gpu, cpu2, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     outs_free(cpu2);
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, packed, rows, NULL, pitch, n, 0, cpu2);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, packed, NULL, d_rows, pitch, n, 41, gpu);
-    compare("sps 4 packed, random chunks", gpu, cpu2, tc, tx, ntx, 1, 0);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, packed, S.rows, NULL, S.pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, packed, NULL, S.d_rows, S.pitch, n, 41, gpu);
+    compare("sps 4 packed, random chunks", gpu, cpu2, S.tc, S.tx, S.ntx, 1, 0);
     outs_free(gpu);
     outs_free(cpu2);
   }
   outs_free(cpu);
-  free_rows(tx, rows, rows16, d_rows, d_rows16);
+  free_rows(&S);
   if (!quick) {
     /* sps 16/3, and the carriers moved off their channels' centres with mix_hz bringing them
      * back */
-    n = make_rows(16.0 / 3, 2027, 120000, tc, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    n = make_rows(16.0 / 3, 2027, 120000, &S);
     if (!n) return test_finish("test_qpsk_bank_cuda");
-    qc = tcase_demod_config(&tc[0], 1);
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 47, gpu);
-    compare("sps 16/3 cf32 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    qc = tcase_demod_config(&S.tc[0], 1);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, S.rows, NULL, S.pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 47, gpu);
+    compare("sps 16/3 cf32 bits, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     outs_free(cpu);
-    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, rows16, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, d_rows16, pitch, n, 53, gpu);
-    compare("sps 16/3 cf16 bits, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CPU, qc, PRX_CF16, bits, S.rows16, NULL, S.pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF16, bits, NULL, S.d_rows16, S.pitch, n, 53, gpu);
+    compare("sps 16/3 cf16 bits, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     outs_free(cpu);
     double mix[C];
     for (unsigned c = 0; c < C; c++) mix[c] = (0.2 * c / (C - 1) - 0.1) * qc.sample_rate;
-    bank_rows_shift(rows, C, pitch, n, mix, qc.sample_rate);
-    cuda_ok(cudaMemcpy(d_rows, rows, C * pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice), "up");
+    bank_rows_shift(S.rows, C, S.pitch, n, mix, qc.sample_rate);
+    cuda_ok(cudaMemcpy(S.d_rows, S.rows, C * S.pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice),
+            "up");
     const run_opts mixed = {0, 0, 0, mix, 0, 0, 0, 0};
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, rows, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, d_rows, pitch, n, 59, gpu);
-    compare("sps 16/3 mix_hz, random chunks", gpu, cpu, tc, tx, ntx, 0, 0);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, mixed, S.rows, NULL, S.pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, mixed, NULL, S.d_rows, S.pitch, n, 59, gpu);
+    compare("sps 16/3 mix_hz, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
     outs_free(cpu);
-    free_rows(tx, rows, rows16, d_rows, d_rows16);
+    free_rows(&S);
   }
 
   if (!quick) {
     test_rng r;
     test_rng_seed(&r, 2028);
-    memset(tc, 0, sizeof tc);
+    memset(S.tc, 0, sizeof S.tc);
     for (unsigned c = 0; c < C; c++) {
-      tc[c].sps = 4;
-      tc[c].noise = 1;
-      tc[c].esn0_db = c == 1 ? -60 : esn0[c];
-      tc[c].pilot_period = 64;
-      tc[c].pilot_len = 8;
-      tcase_random(&tc[c], &r, 0.05, 300);
+      S.tc[c].sps = 4;
+      S.tc[c].noise = 1;
+      S.tc[c].esn0_db = c == 1 ? -60 : esn0[c];
+      S.tc[c].pilot_period = 64;
+      S.tc[c].pilot_len = 8;
+      tcase_random(&S.tc[c], &r, 0.05, 300);
     }
-    tc[0].ppm = 7000;
-    tc[0].esn0_db = 14;
-    n = rows_of(tc, 90000, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    S.tc[0].ppm = 7000;
+    S.tc[0].esn0_db = 14;
+    n = rows_of(&S, 90000);
     if (!n) return test_finish("test_qpsk_bank_cuda");
-    qc = tcase_demod_config(&tc[0], 1);
+    qc = tcase_demod_config(&S.tc[0], 1);
     const run_opts llrs = {0, 1, 0, NULL, 0, 0, 0, 0};
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, rows, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, d_rows, pitch, n, 61, gpu);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, S.rows, NULL, S.pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, 61, gpu);
     compare_flags("pilots, 7000 ppm and no carrier, random chunks", gpu, cpu);
     outs_free(gpu);
     outs_free(cpu);
-    free_rows(tx, rows, rows16, d_rows, d_rows16);
+    free_rows(&S);
     /* the same channels differential, bits only: the flags from the phase pass on the GPU */
     for (unsigned c = 0; c < C; c++) {
-      tc[c].pilot_period = tc[c].pilot_len = 0;
-      tc[c].differential = 1;
+      S.tc[c].pilot_period = S.tc[c].pilot_len = 0;
+      S.tc[c].differential = 1;
     }
-    n = rows_of(tc, 90000, tx, ntx, &rows, &rows16, &d_rows, &d_rows16, &pitch);
+    n = rows_of(&S, 90000);
     if (!n) return test_finish("test_qpsk_bank_cuda");
-    qc = tcase_demod_config(&tc[0], 1);
-    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, rows, NULL, pitch, n, 0, cpu);
-    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, d_rows, pitch, n, 67, gpu);
+    qc = tcase_demod_config(&S.tc[0], 1);
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, bits, S.rows, NULL, S.pitch, n, 0, cpu);
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 67, gpu);
     compare_flags("differential, 7000 ppm and no carrier, random chunks", gpu, cpu);
     outs_free(gpu);
     outs_free(cpu);
-    free_rows(tx, rows, rows16, d_rows, d_rows16);
+    free_rows(&S);
   }
 
   if (!quick) low_snr();
