@@ -440,8 +440,9 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
    * line is there: its blocks follow the line of slope e through the span's coherent sum (every
    * block's sum turned back to the first block), its whole cycles from the chain's first block.
    * Following the prediction from the span before instead lets the timing run free on the clock
-   * estimate's error (13 ppm: ~0.1 T a span of 8192 symbols, a random walk over the spans). The
-   * stream's short last span keeps the prediction and its blocks' own values */
+   * estimate's error (13 ppm: ~0.1 T a span of 8192 symbols, a random walk over the spans). A
+   * span of fewer than 4 complete blocks (the stream's last) keeps the prediction and its blocks'
+   * own values */
   k->coherent = span_locked && !fitted && full >= 4;
   k->icpt_coh = 0;
   if (k->coherent) {
