@@ -409,9 +409,11 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
     }
   }
   /* a span without a timing line (no signal, a gap: noise alone gives about 1, the maximum
-   * over the candidates rarely 10) keeps the clock of the spans before */
+   * over the candidates rarely 10) keeps the clock of the spans before: a fitted span's, or a
+   * locked one's where none was fitted (near 0 dB the spans' lines add up while no block's
+   * stands out; taking 0 there moved the timing by e L a block: 0.15 T at 300 ppm) */
   int span_locked = best > 16;
-  if (!span_locked) ec = q->have_e ? q->e_prev : 0;
+  if (!span_locked) ec = q->have_e || q->have_clock ? q->e_prev : 0;
   /* 2. timing per block unwrapped around it. A span of fewer than 4 complete blocks (the
    * stream's last) keeps the clock of the span before, extrapolated: its own slope comes from
    * too few sub-blocks and its line from too few blocks (at 256-symbol blocks and 1-2 blocks the
