@@ -107,8 +107,10 @@ typedef enum {
 enum {
   /* no QPSK signal seen: the 4th-power (V&V) line of the block's symbols does not stand out of
    * the noise (signal < 5, see prx_qpsk_block.signal): no carrier, a gap, Es/N0 below about
-   * 4 dB (512-symbol blocks: reliably present from 5 dB), or a carrier the demodulator does not
-   * follow (wrong symbol rate, CFO out of range). Its bits are noise. */
+   * 4 dB (512-symbol blocks: reliably present from 5 dB; below, the bits are unreliable but not
+   * noise: BER ~0.27 at 0 dB differential), or a carrier the demodulator does not follow (wrong
+   * symbol rate, CFO far out of range). Not flagged: a carrier between the acquisition range
+   * and ~0.375 Rs (see prx_qpsk_config.acquisition), whose 4th-power line aliases. */
   PRX_QPSK_BLOCK_NO_SIGNAL = 1,
   /* the clock offset estimated over the block's CFO span is beyond PRX_QPSK_MAX_CLOCK_PPM */
   PRX_QPSK_BLOCK_CLOCK_RANGE = 2,
@@ -162,7 +164,13 @@ typedef struct {
                                    (default 8192) */
   double acquisition;           /* CFO acquisition range |f| <= acquisition * Rs, in
                                    (0, 0.125) (default 0.12): Rs/8 itself is ambiguous (the
-                                   4th-power lines of +Rs/8 and -Rs/8 coincide) */
+                                   4th-power lines of +Rs/8 and -Rs/8 coincide). A carrier
+                                   beyond it aliases: its 4th-power line at 4f is that of
+                                   f -+ Rs/4, which the estimate returns; the symbols then turn
+                                   by a quarter a symbol, still a QPSK constellation with its
+                                   V&V line, so the blocks are not flagged and the bits are
+                                   wrong (BER ~0.25 from 0.13 to 0.25 Rs, measured; flagged
+                                   no_signal from ~0.3 Rs on). Centre the input first. */
   prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
   unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
                                    cfo_span_symbols */
