@@ -1,9 +1,10 @@
 /* What the demodulator says about its own output: the clock offset within and beyond the
  * supported range (PRX_QPSK_MAX_CLOCK_PPM), blocks without a signal (no carrier, gaps of zeros
- * or of noise), the Es/N0 summary against the generator's truth, scale invariance (cf32 levels,
- * integer inputs at full scale and at a few LSBs), non-finite samples counted, and the memory
- * estimate refusing configurations that cannot fit. Every signal comes from the generator
- * (prx_sim) with fixed seeds; the truth (clock, Es/N0, gap positions, bits) is the generator's. */
+ * or of noise), a weak carrier told from none, the Es/N0 summary against the generator's truth,
+ * scale invariance (cf32 levels, integer inputs at full scale and at a few LSBs), non-finite
+ * samples counted, and the memory estimate refusing configurations that cannot fit. Every signal
+ * comes from the generator (prx_sim) with fixed seeds; the truth (clock, Es/N0, gap positions,
+ * bits) is the generator's. */
 #include "test_qpsk_sig.h"
 
 #include <time.h>
@@ -218,8 +219,8 @@ static void signal_present(void) {
     c.gaps = &all;
     c.n_gaps = 1;
     result r = run(&c, n, NULL, 0);
-    CHECK(r.st.warnings & PRX_QPSK_WARN_NO_SIGNAL, "no carrier (%s): no warning (%#x)",
-          zeros ? "zeros" : "noise", r.st.warnings);
+    CHECK((r.st.warnings & PRX_QPSK_WARN_NO_SIGNAL) && !(r.st.warnings & PRX_QPSK_WARN_WEAK_SIGNAL),
+          "no carrier (%s): warnings %#x", zeros ? "zeros" : "noise", r.st.warnings);
     CHECK(r.st.blocks_no_signal * 100 >= r.st.blocks * 95, "no carrier (%s): %llu of %llu blocks",
           zeros ? "zeros" : "noise", (unsigned long long)r.st.blocks_no_signal,
           (unsigned long long)r.st.blocks);
@@ -272,6 +273,38 @@ static void signal_present(void) {
  * capture spans 10 CFO spans: the DC removal (the mean over up to 4 spans) also removes the mean
  * of the signal's own random data, a floor of 1 / (symbols averaged) (-39 dB after one span,
  * -45 dB after four) that the 30 dB point sees in its first spans. */
+/* A weak carrier (Es/N0 0.5 to 2 dB, 6 CFO spans): most blocks flagged without a signal of their
+ * own, the warning weak_signal and not no_signal (the CFO spans' blocks together show the line);
+ * noise alone over as many spans (three captures), and a carrier far beyond the CFO range (0.4
+ * Rs, 20 dB: no coherent line after the CFO search), no_signal and not weak_signal. */
+static void weak_signal(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 74);
+  const double esn0s[] = {0.5, 1, 2};
+  for (size_t i = 0; i < 3; i++) {
+    tcase c = base_case(&rng, esn0s[i]);
+    size_t n = tcase_length(&c, 6 * 8192 * 4);
+    result r = run(&c, n, NULL, 0);
+    printf("Es/N0 %.1f dB: %llu of %llu blocks without signal, warnings %#x\n", esn0s[i],
+           (unsigned long long)r.st.blocks_no_signal, (unsigned long long)r.st.blocks,
+           r.st.warnings);
+    CHECK(r.st.warnings == PRX_QPSK_WARN_WEAK_SIGNAL || (esn0s[i] >= 2 && r.st.warnings == 0),
+          "Es/N0 %g dB: warnings %#x, %llu of %llu blocks without signal", esn0s[i], r.st.warnings,
+          (unsigned long long)r.st.blocks_no_signal, (unsigned long long)r.st.blocks);
+    result_free(&r);
+  }
+  for (int k = 0; k < 4; k++) {
+    tcase c = base_case(&rng, k < 3 ? -80 : 20);
+    if (k == 3) c.cfo = 0.4;
+    size_t n = tcase_length(&c, 6 * 8192 * 4);
+    result r = run(&c, n, NULL, 0);
+    CHECK(r.st.warnings == PRX_QPSK_WARN_NO_SIGNAL, "%s: warnings %#x",
+          k < 3 ? "noise alone" : "a carrier at 0.4 Rs", r.st.warnings);
+    result_free(&r);
+  }
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_WEAK_SIGNAL) != NULL, "no text for weak_signal");
+}
+
 static void esn0_summary(void) {
   test_rng rng;
   test_rng_seed(&rng, 73);
@@ -293,6 +326,9 @@ static void esn0_summary(void) {
       CHECK(r.st.blocks_no_signal == 0 && r.st.warnings == 0,
             "Es/N0 %g dB: %llu blocks without signal", esn0s[i],
             (unsigned long long)r.st.blocks_no_signal);
+    else /* the carrier weak, not absent (weak_signal) */
+      CHECK(r.st.warnings == PRX_QPSK_WARN_WEAK_SIGNAL, "Es/N0 %g dB: warnings %#x", esn0s[i],
+            r.st.warnings);
     CHECK(fabs(r.st.cfo_hz - c.cfo * 1e3) < 0.01, "CFO summary %.4f Hz, truth %.4f Hz", r.st.cfo_hz,
           c.cfo * 1e3);
     result_free(&r);
@@ -409,6 +445,7 @@ int main(void) {
   clock_range();
   timing_jump();
   signal_present();
+  weak_signal();
   esn0_summary();
   levels();
   nonfinite();

@@ -169,8 +169,9 @@ typedef struct {
                                    f -+ Rs/4, which the estimate returns; the symbols then turn
                                    by a quarter a symbol, still a QPSK constellation with its
                                    V&V line, so the blocks are not flagged and the bits are
-                                   wrong (BER ~0.25 from 0.13 to 0.25 Rs, measured; flagged
-                                   no_signal from ~0.3 Rs on). Centre the input first. */
+                                   wrong (measured: BER 0.25 from 0.13 to 0.25 Rs, 0.5 at
+                                   0.3 and 0.45-0.65 Rs, unflagged; flagged no_signal at
+                                   0.35-0.45 Rs). Centre the input first. */
   prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
   unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
                                    cfo_span_symbols */
@@ -235,7 +236,12 @@ enum {
   PRX_QPSK_WARN_NO_SIGNAL = 1,   /* more than half of the blocks had no signal */
   PRX_QPSK_WARN_CLOCK_RANGE = 2, /* some span's clock offset was beyond PRX_QPSK_MAX_CLOCK_PPM */
   PRX_QPSK_WARN_TIMING = 4,      /* more than 1 % of the blocks with a signal had timing jumps */
-  PRX_QPSK_WARN_NONFINITE = 8    /* more than 8 NaN or infinite input samples (wrong format?) */
+  PRX_QPSK_WARN_NONFINITE = 8,   /* more than 8 NaN or infinite input samples (wrong format?) */
+  /* instead of PRX_QPSK_WARN_NO_SIGNAL where the carrier is there but weak: more than half of
+   * the blocks had no signal of their own, yet in most CFO spans (two at least) their V&V
+   * statistics together show the carrier's line (Es/N0 from about -0.5 to 3 dB, where the bits
+   * are unreliable rather than noise) */
+  PRX_QPSK_WARN_WEAK_SIGNAL = 16
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

@@ -145,6 +145,7 @@ void prx_qpsk_destroy(prx_qpsk *q) {
 
 /* forgets the stream (not the totals) */
 static void reset_stream(prx_qpsk *q) {
+  qpsk_weak_close(q); /* (the ended stream's last span) */
   q->buf_base = 0;
   q->buf_len = 0;
   q->ext = NULL;
@@ -172,6 +173,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   reset_stream(q);
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
+  q->wk_spans = q->wk_lines = 0;
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
   q->all_cfo_min = q->all_cfo_max = NAN;
@@ -562,7 +564,13 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
     out->cfo_max_hz = q->all_cfo_max;
   }
   unsigned w = 0;
-  if (2 * q->stats.blocks_no_signal > q->stats.blocks) w |= PRX_QPSK_WARN_NO_SIGNAL;
+  if (2 * q->stats.blocks_no_signal > q->stats.blocks) {
+    /* most blocks show no line of their own: a weak carrier where most CFO spans (two at least)
+     * show it over their blocks together, else no carrier followed */
+    uint64_t spans, lines;
+    qpsk_weak_counts(q, &spans, &lines);
+    w |= lines >= 2 && 2 * lines > spans ? PRX_QPSK_WARN_WEAK_SIGNAL : PRX_QPSK_WARN_NO_SIGNAL;
+  }
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
   uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
   if (q->stats.blocks_timing_jump * 100 > with_sig) w |= PRX_QPSK_WARN_TIMING;
@@ -574,6 +582,9 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   switch (warning) {
   case PRX_QPSK_WARN_NO_SIGNAL:
     return "most of the input had no QPSK signal at this symbol rate (its bits are noise)";
+  case PRX_QPSK_WARN_WEAK_SIGNAL:
+    return "a weak carrier: most blocks show no 4th-power line of their own (Es/N0 below about "
+           "4 dB), the CFO spans do: the bits are unreliable (BER ~0.27 at 0 dB differential)";
   case PRX_QPSK_WARN_CLOCK_RANGE:
     return "the symbol clock is beyond the supported +-5000 ppm (check the symbol rate)";
   case PRX_QPSK_WARN_TIMING:

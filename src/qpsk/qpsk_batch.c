@@ -463,6 +463,43 @@ static void stage_out(void *ctx, size_t t) {
   }
 }
 
+/* ---- the weak-carrier test (qpsk_internal.h) ---- */
+
+/* whether a span of n full blocks whose statistics add up to sum counts, and shows the line */
+static int weak_span(double sum, unsigned n, int *line) {
+  *line = sum > QPSK_WEAK_LINE * n;
+  return n >= 4; /* (fewer: the stream's short last span, too few to tell) */
+}
+
+void qpsk_weak_close(prx_qpsk *q) {
+  int line;
+  if (weak_span(q->wk_sum, q->wk_n, &line)) {
+    q->wk_spans++;
+    q->wk_lines += line;
+  }
+  q->wk_sum = 0;
+  q->wk_n = 0;
+  q->wk_span = -1;
+}
+
+void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full) {
+  if (span != q->wk_span) {
+    qpsk_weak_close(q);
+    q->wk_span = span;
+  }
+  if (full && isfinite(vv_stat)) {
+    q->wk_sum += vv_stat;
+    q->wk_n++;
+  }
+}
+
+void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines) {
+  int line;
+  const int open = weak_span(q->wk_sum, q->wk_n, &line);
+  *spans = q->wk_spans + (uint64_t)open;
+  *lines = q->wk_lines + (uint64_t)(open && line);
+}
+
 /* ---- the batch ---- */
 
 static void report(prx_qpsk *q, const qpsk_blk *bk) {
@@ -496,6 +533,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
 
   /* the running summary: powers in input units, weighted by the block's symbols */
   prx_qpsk_stats *st = &q->stats;
+  qpsk_weak_add(q, sp->s, bk->vv_stat, e.n_symbols >= 0.5 * q->L);
   st->blocks++;
   st->nonfinite += bk->nonfinite;
   st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;

@@ -214,6 +214,13 @@ struct prx_qpsk {
   double acc_sig, acc_noise, acc_cfo, acc_d, acc_n; /* summary sums (blocks with a signal) */
   double all_sig, all_noise, all_cfo, all_d, all_n; /* the same over all blocks */
   double all_cfo_min, all_cfo_max;
+  /* the weak-carrier test (qpsk_weak_add, prx_qpsk_get_stats): the open CFO span's index, the sum
+   * of its full blocks' V&V statistics and their count; the spans tested and those whose blocks
+   * together show the line */
+  int64_t wk_span;
+  double wk_sum;
+  unsigned wk_n;
+  uint64_t wk_spans, wk_lines;
   prx_cf32 *pilot; /* PILOTS: the pilot word */
   void *sr_tmp;    /* the serial passes' records of one span (qpsk_serial_scratch_bytes) */
 
@@ -265,6 +272,18 @@ size_t qpsk_batch_begin(prx_qpsk *q, int64_t s0, unsigned g);
 void qpsk_stage_cfo(prx_qpsk *q, unsigned i);
 void qpsk_stage_out(prx_qpsk *q, size_t t);
 size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
+
+/* The weak-carrier test (qpsk_batch.c): a CFO span whose full blocks' V&V statistics average
+ * above QPSK_WEAK_LINE shows the carrier's 4th-power line as a whole, though each block's own
+ * (qpsk_ph_own: above 5) may not. Noise alone averages 1.33 a block after the CFO search (its
+ * peak is noise's largest), a carrier at Es/N0 0 dB 2.4, at 1 dB 3.5. qpsk_weak_add counts a
+ * reported block into its span's sums (a new span closes the last), qpsk_weak_close closes the
+ * open span (a stream's end), qpsk_weak_counts gives the spans tested and those with the line,
+ * the open span included. */
+#define QPSK_WEAK_LINE 2.0
+void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full);
+void qpsk_weak_close(prx_qpsk *q);
+void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines);
 
 /* qpsk.c, for the same driver, which keeps its channels' input on the device: the input span s
  * reads, [*lo, *end), and the stream's reset after a flush (the totals kept) */

@@ -487,9 +487,9 @@ static prx_status run_jobs(prx_rx_multi *m, size_t first, size_t count, const ui
 }
 
 /* Whether worker i's run should be received again from earlier: a carrier with a signal in
- * it (its demodulator's stream not flagged PRX_QPSK_WARN_NO_SIGNAL) does not match the pending
- * run at the seam. A carrier without a signal never matches, and an earlier start cannot help
- * it. */
+ * it (its demodulator's stream flagged neither PRX_QPSK_WARN_NO_SIGNAL nor, its bits unreliable,
+ * PRX_QPSK_WARN_WEAK_SIGNAL) does not match the pending run at the seam. A carrier without a
+ * signal never matches, and an earlier start cannot help it. */
 static int retry_helps(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, uint64_t e) {
   for (size_t c = 0; c < m->n_car && m->have_pending; c++) {
     size_t m_cut, j;
@@ -497,7 +497,7 @@ static int retry_helps(const prx_rx_multi *m, size_t i, uint64_t s, uint64_t a, 
     if (find_cut(m, c, &m->w[i].runs[c], s, a, e, &m_cut, &j, &turn)) continue;
     prx_rx_stats rs;
     if (prx_rx_get_stats(m->w[i].rx, c, &rs) == PRX_OK &&
-        !(rs.demod.warnings & PRX_QPSK_WARN_NO_SIGNAL))
+        !(rs.demod.warnings & (PRX_QPSK_WARN_NO_SIGNAL | PRX_QPSK_WARN_WEAK_SIGNAL)))
       return 1;
   }
   return 0;
