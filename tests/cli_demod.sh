@@ -285,6 +285,22 @@ out=$("$P" demod -q -i "$T/c.cf32" -s 100k -r 25k -o "$T/c.bits" --report "$T/c.
   bad "demod (8000 ppm) failed: $out"
 echo "$out" | grep -q "warning: .*5000 ppm" || bad "8000 ppm: no clock warning: '$out'"
 report_has "$T/c.json" warning clock_range || bad "8000 ppm: report"
+# a carrier beyond the CFO acquisition range (0.2 Rs off centre: its 4th-power line aliases onto
+# -0.05 Rs, its blocks show a signal, its bits are wrong): the warning cfo_alias; the same carrier
+# inside the range with an equal neighbour 1.4 Rs away: no cfo_alias
+"$P" gen -q -o "$T/cfoal.cf32" -s 100k -n 200000 --carrier "f=5k,rs=25k,diff" --esn0 20 ||
+  bad "gen (alias) failed"
+out=$("$P" demod -i "$T/cfoal.cf32" -s 100k -r 25k -o "$T/cfoal.bits" \
+  --report "$T/cfoal.json" 2>&1) ||
+  bad "demod (alias) failed: $out"
+echo "$out" | grep -q "warning: the input's spectrum lies where an alias" ||
+  bad "0.2 Rs: no alias warning: '$out'"
+report_has "$T/cfoal.json" warning cfo_alias || bad "0.2 Rs: report"
+"$P" gen -q -o "$T/nb.cf32" -s 100k -n 200000 --carrier "f=1k,rs=25k,diff" \
+  --carrier "f=36k,rs=25k,seed=7" --esn0 20 || bad "gen (neighbour) failed"
+out=$("$P" demod -i "$T/nb.cf32" -s 100k -r 25k -o "$T/nb.bits" --report "$T/nb.json" 2>&1) ||
+  bad "demod (neighbour) failed: $out"
+report_has "$T/nb.json" ok || bad "an equal neighbour 1.4 Rs away: warned: '$out'"
 # no carrier: noise only (the carrier muted throughout)
 "$P" gen -q -o "$T/z.cf32" -s 100k -n 300000 --carrier "f=1k,rs=25k,diff" --esn0 10 \
   --gap 0:3:noise || bad "gen (noise only) failed"

@@ -1,10 +1,10 @@
 /* What the demodulator says about its own output: the clock offset within and beyond the
  * supported range (PRX_QPSK_MAX_CLOCK_PPM), blocks without a signal (no carrier, gaps of zeros
- * or of noise), a weak carrier told from none, the Es/N0 summary against the generator's truth,
- * scale invariance (cf32 levels, integer inputs at full scale and at a few LSBs), non-finite
- * samples counted, and the memory estimate refusing configurations that cannot fit. Every signal
- * comes from the generator (prx_sim) with fixed seeds; the truth (clock, Es/N0, gap positions,
- * bits) is the generator's. */
+ * or of noise), a weak carrier told from none, a carrier beyond the CFO range (aliased), the Es/N0
+ * summary against the generator's truth, scale invariance (cf32 levels, integer inputs at full
+ * scale and at a few LSBs), non-finite samples counted, and the memory estimate refusing
+ * configurations that cannot fit. Every signal comes from the generator (prx_sim) with fixed seeds;
+ * the truth (clock, Es/N0, gap positions, bits) is the generator's. */
 #include "test_qpsk_sig.h"
 
 #include <time.h>
@@ -298,11 +298,49 @@ static void weak_signal(void) {
     if (k == 3) c.cfo = 0.4;
     size_t n = tcase_length(&c, 6 * 8192 * 4);
     result r = run(&c, n, NULL, 0);
-    CHECK(r.st.warnings == PRX_QPSK_WARN_NO_SIGNAL, "%s: warnings %#x",
-          k < 3 ? "noise alone" : "a carrier at 0.4 Rs", r.st.warnings);
+    /* (the carrier at 0.4 Rs is the 4th power's alias of -0.1 Rs: cfo_alias too) */
+    const unsigned want = PRX_QPSK_WARN_NO_SIGNAL | (k == 3 ? PRX_QPSK_WARN_CFO_ALIAS : 0);
+    CHECK(r.st.warnings == want, "%s: warnings %#x", k < 3 ? "noise alone" : "a carrier at 0.4 Rs",
+          r.st.warnings);
     result_free(&r);
   }
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_WEAK_SIGNAL) != NULL, "no text for weak_signal");
+}
+
+/* A carrier beyond the CFO acquisition range whose 4th-power line aliases onto one inside it
+ * (0.15 to 0.5 Rs off centre, either side, 8 dB, sps 4 and 2): the warning cfo_alias, its bits
+ * wrong (BER above 0.2); carriers inside the range (0 to 0.115 Rs, at 8 and 2 dB) and noise
+ * alone: no cfo_alias, and at 8 dB the bits right but for the noise's errors (BER < 0.02, theory
+ * 0.012). */
+static void cfo_alias(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 75);
+  const double out[] = {0.15, -0.2, 0.3, 0.5}, in[] = {0, 0.06, -0.115};
+  for (int i = 0; i < 8; i++) {
+    tcase c = base_case(&rng, 8);
+    c.cfo = out[i % 4];
+    c.sps = i < 4 ? 4 : 2;
+    size_t n = tcase_length(&c, 3 * 8192 * 4);
+    result r = run(&c, n, NULL, 0);
+    const double ber = r.errors >= 0 && r.nbits ? (double)r.errors / (double)r.nbits : 1;
+    printf("a carrier at %+.2f Rs, sps %g: warnings %#x, BER %.3f\n", c.cfo, c.sps, r.st.warnings,
+           ber);
+    CHECK((r.st.warnings & PRX_QPSK_WARN_CFO_ALIAS) && ber > 0.2,
+          "a carrier at %+g Rs (sps %g): warnings %#x, BER %.3f", c.cfo, c.sps, r.st.warnings, ber);
+    result_free(&r);
+  }
+  for (int i = 0; i < 7; i++) {
+    tcase c = base_case(&rng, i < 3 ? 8 : i < 6 ? 2 : -80);
+    c.cfo = in[i % 3];
+    size_t n = tcase_length(&c, 3 * 8192 * 4);
+    result r = run(&c, n, NULL, 0);
+    const double ber = r.errors >= 0 && r.nbits ? (double)r.errors / (double)r.nbits : 1;
+    CHECK(!(r.st.warnings & PRX_QPSK_WARN_CFO_ALIAS) && (c.esn0_db < 8 || ber < 0.02),
+          "%s at %+g Rs, %g dB: warnings %#x, BER %.3g", i < 6 ? "a carrier" : "noise", c.cfo,
+          c.esn0_db, r.st.warnings, ber);
+    result_free(&r);
+  }
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_CFO_ALIAS) != NULL, "no text for cfo_alias");
 }
 
 static void esn0_summary(void) {
@@ -446,6 +484,7 @@ int main(void) {
   timing_jump();
   signal_present();
   weak_signal();
+  cfo_alias();
   esn0_summary();
   levels();
   nonfinite();

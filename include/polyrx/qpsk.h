@@ -109,8 +109,9 @@ enum {
    * the noise (signal < 5, see prx_qpsk_block.signal): no carrier, a gap, Es/N0 below about
    * 4 dB (512-symbol blocks: reliably present from 5 dB; below, the bits are unreliable but not
    * noise: BER ~0.27 at 0 dB differential), or a carrier the demodulator does not follow (wrong
-   * symbol rate, CFO far out of range). Not flagged: a carrier between the acquisition range
-   * and ~0.375 Rs (see prx_qpsk_config.acquisition), whose 4th-power line aliases. */
+   * symbol rate, CFO far out of range). Not flagged: a carrier whose 4th-power line aliases
+   * onto one inside the acquisition range (see prx_qpsk_config.acquisition and
+   * PRX_QPSK_WARN_CFO_ALIAS). */
   PRX_QPSK_BLOCK_NO_SIGNAL = 1,
   /* the clock offset estimated over the block's CFO span is beyond PRX_QPSK_MAX_CLOCK_PPM */
   PRX_QPSK_BLOCK_CLOCK_RANGE = 2,
@@ -169,9 +170,9 @@ typedef struct {
                                    f -+ Rs/4, which the estimate returns; the symbols then turn
                                    by a quarter a symbol, still a QPSK constellation with its
                                    V&V line, so the blocks are not flagged and the bits are
-                                   wrong (measured: BER 0.25 from 0.13 to 0.25 Rs, 0.5 at
-                                   0.3 and 0.45-0.65 Rs, unflagged; flagged no_signal at
-                                   0.35-0.45 Rs). Centre the input first. */
+                                   wrong (BER 0.25 at 0.13-0.25 Rs, 0.5 at 0.3 and 0.45-0.65
+                                   Rs): prx_qpsk warns PRX_QPSK_WARN_CFO_ALIAS (a bank's
+                                   channels do not). Centre the input first. */
   prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
   unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
                                    cfo_span_symbols */
@@ -241,7 +242,14 @@ enum {
    * the blocks had no signal of their own, yet in most CFO spans (two at least) their V&V
    * statistics together show the carrier's line (Es/N0 from about -0.5 to 3 dB, where the bits
    * are unreliable rather than noise) */
-  PRX_QPSK_WARN_WEAK_SIGNAL = 16
+  PRX_QPSK_WARN_WEAK_SIGNAL = 16,
+  /* the spectrum of the input's first 32768 samples lies where an alias of the CFO estimate
+   * (f -+ Rs/4, f -+ Rs/2) would put the carrier, not where the estimate does: a carrier beyond
+   * the acquisition range whose 4th-power line aliased onto one inside it, its bits wrong though
+   * its blocks show a signal. Tested by prx_qpsk alone (not by a bank's channels: its CUDA
+   * backend's rows never reach the host); may miss an alias below ~3 dB Es/N0 (noise pulls the
+   * measure towards the estimate) or where the input's first samples hold no carrier */
+  PRX_QPSK_WARN_CFO_ALIAS = 32
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

@@ -174,6 +174,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
   q->wk_spans = q->wk_lines = 0;
+  qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
   q->all_cfo_min = q->all_cfo_max = NAN;
@@ -266,6 +267,7 @@ static prx_status create_demod(const prx_qpsk_config *cfg, prx_qpsk **out, int p
   if (!q) return prx_fail(PRX_ERR_NOMEM, "cannot allocate the demodulator");
   q->cfg = *cfg;
   q->sps = cfg->sample_rate / cfg->symbol_rate;
+  q->al_on = 1;
   q->L = cfg->block_symbols;
   q->B = (cfg->cfo_span_symbols + q->L - 1) / q->L;
   q->S = q->B * q->L;
@@ -497,6 +499,7 @@ prx_status prx_qpsk_execute_symbols(prx_qpsk *q, const void *in, size_t n_in, ui
   q->ext_n = n_in;
   q->n_total += (int64_t)n_in;
   q->stats.samples += n_in;
+  qpsk_alias_add(q, in, n_in);
   size_t total = 0;
   unsigned g;
   while ((g = spans_ready(q, q->n_total, q->G)) > 0) {
@@ -571,6 +574,7 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
     qpsk_weak_counts(q, &spans, &lines);
     w |= lines >= 2 && 2 * lines > spans ? PRX_QPSK_WARN_WEAK_SIGNAL : PRX_QPSK_WARN_NO_SIGNAL;
   }
+  if (qpsk_alias_suspect(q, out->cfo_hz / q->cfg.symbol_rate)) w |= PRX_QPSK_WARN_CFO_ALIAS;
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
   uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
   if (q->stats.blocks_timing_jump * 100 > with_sig) w |= PRX_QPSK_WARN_TIMING;
@@ -582,6 +586,11 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   switch (warning) {
   case PRX_QPSK_WARN_NO_SIGNAL:
     return "most of the input had no QPSK signal at this symbol rate (its bits are noise)";
+  case PRX_QPSK_WARN_CFO_ALIAS:
+    return "the input's spectrum lies where an alias of the CFO estimate (Rs/4 or Rs/2 away) "
+           "would put the carrier: a carrier beyond the acquisition range whose 4th-power line "
+           "aliased onto one inside it; the bits are likely wrong (centre the carrier first, or "
+           "use polyrx rx --detect)";
   case PRX_QPSK_WARN_WEAK_SIGNAL:
     return "a weak carrier: most blocks show no 4th-power line of their own (Es/N0 below about "
            "4 dB), the CFO spans do: the bits are unreliable (BER ~0.27 at 0 dB differential)";

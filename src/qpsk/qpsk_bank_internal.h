@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+/* a bank's channel without the CFO alias test (qpsk_alias.c; the CUDA backend's rows never reach
+ * the host, so both backends leave it out alike) */
+void qpsk_alias_off(prx_qpsk *q);
+
 /* one worker slot's scratch: converted input (cf16 rows, mixed rows) and unpacked bits (packed
  * output) */
 typedef struct {

@@ -157,6 +157,15 @@ typedef struct {
   double pil_n;    /* PILOTS: its pilot symbols */
 } qpsk_blk;
 
+/* the CFO alias test's low-pass (qpsk_alias.c): one-pole sections in cascade, and their corner in
+ * symbol rates */
+#ifndef QPSK_ALIAS_POLES
+#define QPSK_ALIAS_POLES 4
+#endif
+#ifndef QPSK_ALIAS_CORNER
+#define QPSK_ALIAS_CORNER 1.0
+#endif
+
 struct prx_qpsk {
   prx_qpsk_config cfg;
   double sps;          /* fs / Rs */
@@ -221,6 +230,11 @@ struct prx_qpsk {
   double wk_sum;
   unsigned wk_n;
   uint64_t wk_spans, wk_lines;
+  /* the CFO alias test (qpsk_alias.c): on or not (a bank's channels: off), the samples measured,
+   * the low-pass's state, the lag-one sum and the power */
+  int al_on;
+  size_t al_n;
+  double al_y[QPSK_ALIAS_POLES][2], al_r[2], al_p;
   prx_cf32 *pilot; /* PILOTS: the pilot word */
   void *sr_tmp;    /* the serial passes' records of one span (qpsk_serial_scratch_bytes) */
 
@@ -281,6 +295,19 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * open span (a stream's end), qpsk_weak_counts gives the spans tested and those with the line,
  * the open span included. */
 #define QPSK_WEAK_LINE 2.0
+
+/* The CFO alias test (qpsk_alias.c): the input's first QPSK_ALIAS_SAMPLES samples since create or
+ * reset measured (qpsk_alias_add from execute; none in a bank, whose CUDA backend does not see
+ * its rows on the host: al_on 0), their spectrum's centre against the estimate f_est (cycles a
+ * symbol): qpsk_alias_suspect is 1 where it lies more than QPSK_ALIAS_GAP from it (a carrier
+ * beyond the acquisition range, its 4th-power line aliased), from QPSK_ALIAS_MIN samples on */
+#define QPSK_ALIAS_SAMPLES ((size_t)1 << 15)
+#define QPSK_ALIAS_MIN ((size_t)4096)
+#define QPSK_ALIAS_K 2       /* the aliases f -+ Rs/4, f -+ Rs/2 */
+#define QPSK_ALIAS_WAY 0.625 /* how far towards an alias's angle the measure must lie */
+void qpsk_alias_start(prx_qpsk *q);
+void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n);
+int qpsk_alias_suspect(const prx_qpsk *q, double f_est);
 void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full);
 void qpsk_weak_close(prx_qpsk *q);
 void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines);

@@ -1,0 +1,114 @@
+/* The CFO alias test (qpsk_internal.h): where the input's own spectrum lies, against the
+ * 4th-power estimate.
+ *
+ * The 4th power cannot tell f from f + k Rs/4: a carrier beyond the acquisition range is
+ * estimated at its alias inside it, its symbols then turn by k quarter turns a symbol, which is
+ * still a QPSK constellation with its 4th-power line, so no block is flagged and the bits are
+ * wrong. The input itself tells them apart: the angle of its lag-one autocorrelation is 2 pi f /
+ * sps a sample for a carrier at f (cycles a symbol), whatever its data. The samples first pass
+ * QPSK_ALIAS_POLES one-pole low-passes at QPSK_ALIAS_CORNER Rs (a neighbour beyond the carrier's
+ * band weighs little); the low-pass and the carrier's own band edges pull the angle towards 0 by
+ * an amount known from the carrier's spectrum (expected_angle), noise (coloured by the low-pass:
+ * a real positive lag-one term) and a DC further towards 0, never away from it. So a carrier
+ * within the range is measured between 0 and its estimate's angle, an alias near its own angle
+ * unless noise pulls it in (a missed alias at low Es/N0, never a false one). The first
+ * QPSK_ALIAS_SAMPLES samples since create or reset are measured: 0.17 ms of work. */
+#include "qpsk_bank_internal.h"
+#include "qpsk_internal.h"
+
+#include "dsp/convert.h"
+
+#include <math.h>
+#include <string.h>
+
+void qpsk_alias_start(prx_qpsk *q) {
+  q->al_n = 0;
+  memset(q->al_y, 0, sizeof q->al_y);
+  q->al_r[0] = q->al_r[1] = 0;
+  q->al_p = 0;
+}
+
+void qpsk_alias_off(prx_qpsk *q) { q->al_on = 0; }
+
+void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n) {
+  if (!q->al_on || q->al_n >= QPSK_ALIAS_SAMPLES) return;
+  if (n > QPSK_ALIAS_SAMPLES - q->al_n) n = QPSK_ALIAS_SAMPLES - q->al_n;
+  const size_t ss = prx_format_size(q->cfg.in_format);
+  /* QPSK_ALIAS_POLES one-pole sections in cascade, each with its corner at QPSK_ALIAS_CORNER Rs */
+  const double a = 1 - exp(-2 * M_PI * QPSK_ALIAS_CORNER / q->sps);
+  double y[QPSK_ALIAS_POLES][2], r0 = q->al_r[0], r1 = q->al_r[1], p = q->al_p;
+  memcpy(y, q->al_y, sizeof y);
+  prx_cf32 buf[256];
+  for (size_t i = 0; i < n; i += 256) {
+    const size_t m = n - i < 256 ? n - i : 256;
+    prx_convert_block(q->cfg.in_format, (const uint8_t *)in + i * ss, m, buf);
+    for (size_t k = 0; k < m; k++) {
+      double xr = buf[k].re, xi = buf[k].im;
+      if (!(isfinite(xr) && isfinite(xi))) xr = xi = 0; /* (read as 0, as the demodulator does) */
+      const double pr = y[QPSK_ALIAS_POLES - 1][0], pi = y[QPSK_ALIAS_POLES - 1][1];
+      for (int j = 0; j < QPSK_ALIAS_POLES; j++) {
+        y[j][0] += a * (xr - y[j][0]);
+        y[j][1] += a * (xi - y[j][1]);
+        xr = y[j][0];
+        xi = y[j][1];
+      }
+      r0 += xr * pr + xi * pi; /* y[n] conj(y[n - 1]) */
+      r1 += xi * pr - xr * pi;
+      p += xr * xr + xi * xi;
+    }
+  }
+  memcpy(q->al_y, y, sizeof y);
+  q->al_r[0] = r0;
+  q->al_r[1] = r1;
+  q->al_p = p;
+  q->al_n += n;
+}
+
+/* the lag-one angle a carrier at c (cycles a symbol) would give through the low-pass: the angle
+ * of the sum over its band of its spectrum (the RRC's: a raised cosine of roll-off beta), the
+ * low-pass's power response and exp(j 2 pi nu / sps) */
+static double expected_angle(double c, double beta, double sps, double a) {
+  const int N = 256;
+  const double half = 0.5 * (1 + beta), flat = 0.5 * (1 - beta);
+  double sr = 0, si = 0;
+  for (int i = 0; i < N; i++) {
+    const double x = -half + (i + 0.5) * (2 * half / N), ax = fabs(x);
+    const double s = ax <= flat ? 1 : 0.5 * (1 + cos(M_PI / beta * (ax - flat)));
+    const double w = 2 * M_PI * (c + x) / sps;
+    const double h = a * a / (1 - 2 * (1 - a) * cos(w) + (1 - a) * (1 - a));
+    const double g = s * pow(h, QPSK_ALIAS_POLES);
+    sr += g * cos(w);
+    si += g * sin(w);
+  }
+  return atan2(si, sr);
+}
+
+int qpsk_alias_suspect(const prx_qpsk *q, double f_est) {
+  if (!q->al_on || q->al_n < QPSK_ALIAS_MIN || !(q->al_p > 0) || !isfinite(f_est)) return 0;
+  const double phi = atan2(q->al_r[1], q->al_r[0]);
+  const double a = 1 - exp(-2 * M_PI * QPSK_ALIAS_CORNER / q->sps);
+  const double beta = q->cfg.rolloff > 0.01 ? q->cfg.rolloff : 0.01;
+  /* the candidates f_est + k / 4 whose line is f_est's: the one whose angle through the low-pass
+   * lies nearest the measured one, an alias only where the measure lies at least
+   * QPSK_ALIAS_WAY of the way from f_est's angle to its own. Noise, a DC and the carrier's own
+   * edges pull the measure towards 0, the side of f_est (the candidate nearest 0): a missed
+   * alias at low Es/N0, never a false one; a strong neighbour whose band reaches into the
+   * carrier's pulls it part of the way (an equal one 1.2 Rs away: a quarter) */
+  const double th0 = expected_angle(f_est, beta, q->sps, a);
+  int best = 0;
+  double best_d = fabs(remainder(phi - th0, 2 * M_PI)), best_th = th0;
+  for (int k = -QPSK_ALIAS_K; k <= QPSK_ALIAS_K; k++) {
+    const double c = f_est + 0.25 * k;
+    if (k == 0 || fabs(c) > 0.5 * q->sps) continue; /* (outside the input's band) */
+    const double th = expected_angle(c, beta, q->sps, a);
+    const double d = fabs(remainder(phi - th, 2 * M_PI));
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+      best_th = th;
+    }
+  }
+  if (best == 0) return 0;
+  const double way = remainder(phi - th0, 2 * M_PI) / remainder(best_th - th0, 2 * M_PI);
+  return way >= QPSK_ALIAS_WAY;
+}
