@@ -14,10 +14,12 @@ void cli_json_num(cJSON *o, const char *k, double v) {
 
 const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS] = {
     PRX_QPSK_WARN_NO_SIGNAL,   PRX_QPSK_WARN_WEAK_SIGNAL, PRX_QPSK_WARN_CFO_ALIAS,
-    PRX_QPSK_WARN_CLOCK_RANGE, PRX_QPSK_WARN_TIMING,      PRX_QPSK_WARN_NONFINITE};
+    PRX_QPSK_WARN_SYMBOL_RATE, PRX_QPSK_WARN_CLOCK_RANGE, PRX_QPSK_WARN_TIMING,
+    PRX_QPSK_WARN_NONFINITE};
 /* the reports' codes of cli_qpsk_warn_bits, in its order */
 static const char *const warn_codes[CLI_QPSK_N_WARNINGS] = {
-    "no_signal", "weak_signal", "cfo_alias", "clock_range", "timing_jumps", "nonfinite"};
+    "no_signal",   "weak_signal",  "cfo_alias", "symbol_rate",
+    "clock_range", "timing_jumps", "nonfinite"};
 
 void cli_json_qpsk_warnings(cJSON *o, unsigned warnings) {
   cJSON *arr = cJSON_AddArrayToObject(o, "warnings");

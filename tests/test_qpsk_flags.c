@@ -1,6 +1,7 @@
 /* What the demodulator says about its own output: the clock offset within and beyond the
  * supported range (PRX_QPSK_MAX_CLOCK_PPM), blocks without a signal (no carrier, gaps of zeros
- * or of noise), a weak carrier told from none, a carrier beyond the CFO range (aliased), the Es/N0
+ * or of noise), a weak carrier told from none, a carrier beyond the CFO range (aliased), a
+ * wrong symbol rate, the Es/N0
  * summary against the generator's truth, scale invariance (cf32 levels, integer inputs at full
  * scale and at a few LSBs), non-finite samples counted, and the memory estimate refusing
  * configurations that cannot fit. Every signal comes from the generator (prx_sim) with fixed seeds;
@@ -343,6 +344,42 @@ static void cfo_alias(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_CFO_ALIAS) != NULL, "no text for cfo_alias");
 }
 
+/* A signal at half or twice the given symbol rate (sps 8 and 2 demodulated as sps 4): its samples
+ * still look like QPSK symbols, so its blocks show a signal, but no CFO span has a symbol-timing
+ * line: the warning symbol_rate (at 20 and 5 dB); at the right rate (20 and 1 dB) none. */
+static void symbol_rate(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 76);
+  const double sps[] = {8, 2, 8, 2, 4, 4}, esn0[] = {20, 20, 5, 5, 20, 1};
+  for (int i = 0; i < 6; i++) {
+    tcase c = base_case(&rng, esn0[i]);
+    c.sps = sps[i];
+    size_t n = tcase_length(&c, 3 * 8192 * 4); /* (3 spans at sps 4) */
+    uint8_t *ref = NULL;
+    size_t nref = 0;
+    prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
+    tcase d = c;
+    d.sps = 4; /* the rate the demodulator is told */
+    prx_qpsk_config qc = tcase_demod_config(&d, 1);
+    prx_qpsk *q = NULL;
+    CHECK(x && prx_qpsk_create(&qc, &q) == PRX_OK, "create: %s", prx_last_error());
+    size_t nb = 0;
+    uint8_t *bits = q ? tcase_demod(q, x, n, NULL, 0, &nb, NULL) : NULL;
+    prx_qpsk_stats st;
+    memset(&st, 0, sizeof st);
+    if (q) prx_qpsk_get_stats(q, &st);
+    const int want = sps[i] != 4;
+    printf("sps %g read as 4, %g dB: warnings %#x\n", sps[i], esn0[i], st.warnings);
+    CHECK(!!(st.warnings & PRX_QPSK_WARN_SYMBOL_RATE) == want, "sps %g read as 4, %g dB: %#x",
+          sps[i], esn0[i], st.warnings);
+    free(bits);
+    free(ref);
+    free(x);
+    prx_qpsk_destroy(q);
+  }
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_SYMBOL_RATE) != NULL, "no text for symbol_rate");
+}
+
 static void esn0_summary(void) {
   test_rng rng;
   test_rng_seed(&rng, 73);
@@ -485,6 +522,7 @@ int main(void) {
   signal_present();
   weak_signal();
   cfo_alias();
+  symbol_rate();
   esn0_summary();
   levels();
   nonfinite();

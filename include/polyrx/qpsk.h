@@ -249,7 +249,11 @@ enum {
    * its blocks show a signal. Tested by prx_qpsk alone (not by a bank's channels: its CUDA
    * backend's rows never reach the host); may miss an alias below ~3 dB Es/N0 (noise pulls the
    * measure towards the estimate) or where the input's first samples hold no carrier */
-  PRX_QPSK_WARN_CFO_ALIAS = 32
+  PRX_QPSK_WARN_CFO_ALIAS = 32,
+  /* most blocks had a signal, but most CFO spans (two at least) showed no symbol-timing (O&M)
+   * line at the given symbol rate: a signal at another rate (twice or half of it: sampled at the
+   * wrong rate, its symbols still look like QPSK, so its blocks are not flagged), its bits wrong */
+  PRX_QPSK_WARN_SYMBOL_RATE = 64
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

@@ -567,12 +567,20 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
     out->cfo_max_hz = q->all_cfo_max;
   }
   unsigned w = 0;
+  uint64_t spans, lines, timings;
+  qpsk_weak_counts(q, &spans, &lines, &timings);
   if (2 * q->stats.blocks_no_signal > q->stats.blocks) {
     /* most blocks show no line of their own: a weak carrier where most CFO spans (two at least)
-     * show it over their blocks together, else no carrier followed */
-    uint64_t spans, lines;
-    qpsk_weak_counts(q, &spans, &lines);
-    w |= lines >= 2 && 2 * lines > spans ? PRX_QPSK_WARN_WEAK_SIGNAL : PRX_QPSK_WARN_NO_SIGNAL;
+     * show it over their blocks together and have a symbol-timing line, a carrier at another
+     * symbol rate where they show the 4th-power line but no timing line, else no carrier */
+    if (lines >= 2 && 2 * lines > spans)
+      w |= 2 * timings > spans ? PRX_QPSK_WARN_WEAK_SIGNAL : PRX_QPSK_WARN_SYMBOL_RATE;
+    else
+      w |= PRX_QPSK_WARN_NO_SIGNAL;
+  } else if (spans >= 2 && 2 * timings < spans) {
+    /* most blocks show QPSK symbols, most spans no symbol-timing line: a signal at another
+     * symbol rate (twice or half the given one: its samples still look like QPSK symbols) */
+    w |= PRX_QPSK_WARN_SYMBOL_RATE;
   }
   if (qpsk_alias_suspect(q, out->cfo_hz / q->cfg.symbol_rate)) w |= PRX_QPSK_WARN_CFO_ALIAS;
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
@@ -586,6 +594,10 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   switch (warning) {
   case PRX_QPSK_WARN_NO_SIGNAL:
     return "most of the input had no QPSK signal at this symbol rate (its bits are noise)";
+  case PRX_QPSK_WARN_SYMBOL_RATE:
+    return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
+           "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "
+           "the bits are likely wrong";
   case PRX_QPSK_WARN_CFO_ALIAS:
     return "the input's spectrum lies where an alias of the CFO estimate (Rs/4 or Rs/2 away) "
            "would put the carrier: a carrier beyond the acquisition range whose 4th-power line "

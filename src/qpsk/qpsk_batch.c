@@ -476,16 +476,18 @@ void qpsk_weak_close(prx_qpsk *q) {
   if (weak_span(q->wk_sum, q->wk_n, &line)) {
     q->wk_spans++;
     q->wk_lines += line;
+    q->wk_timings += q->wk_timing != 0;
   }
   q->wk_sum = 0;
   q->wk_n = 0;
   q->wk_span = -1;
 }
 
-void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full) {
+void qpsk_weak_add(prx_qpsk *q, int64_t span, int timing, double vv_stat, int full) {
   if (span != q->wk_span) {
     qpsk_weak_close(q);
     q->wk_span = span;
+    q->wk_timing = timing;
   }
   if (full && isfinite(vv_stat)) {
     q->wk_sum += vv_stat;
@@ -493,11 +495,12 @@ void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full) {
   }
 }
 
-void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines) {
+void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines, uint64_t *timings) {
   int line;
   const int open = weak_span(q->wk_sum, q->wk_n, &line);
   *spans = q->wk_spans + (uint64_t)open;
   *lines = q->wk_lines + (uint64_t)(open && line);
+  *timings = q->wk_timings + (uint64_t)(open && q->wk_timing);
 }
 
 /* ---- the batch ---- */
@@ -533,7 +536,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
 
   /* the running summary: powers in input units, weighted by the block's symbols */
   prx_qpsk_stats *st = &q->stats;
-  qpsk_weak_add(q, sp->s, bk->vv_stat, e.n_symbols >= 0.5 * q->L);
+  qpsk_weak_add(q, sp->s, sp->line, bk->vv_stat, e.n_symbols >= 0.5 * q->L);
   st->blocks++;
   st->nonfinite += bk->nonfinite;
   st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;

@@ -114,6 +114,7 @@ typedef struct {
   double e;        /* clock slope dtau/dt (the timing model's d = e / (1 - e)); the clock
                       offset is -e 1e6 ppm */
   int out_range;   /* the clock offset is beyond PRX_QPSK_MAX_CLOCK_PPM */
+  int line;        /* the span's symbol-timing (O&M) line adds up over it */
   int64_t n_ref;   /* NCO reference sample floor(s S sps) */
   double theta;    /* NCO phase at n_ref */
   size_t nz;       /* win[nz, nfft) is zero (the FFT leaves its input as it is) */
@@ -229,7 +230,8 @@ struct prx_qpsk {
   int64_t wk_span;
   double wk_sum;
   unsigned wk_n;
-  uint64_t wk_spans, wk_lines;
+  int wk_timing; /* the open span's symbol-timing line (qpsk_span.line) */
+  uint64_t wk_spans, wk_lines, wk_timings;
   /* the CFO alias test (qpsk_alias.c): on or not (a bank's channels: off), the samples measured,
    * the low-pass's state, the lag-one sum and the power */
   int al_on;
@@ -292,8 +294,9 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * (qpsk_ph_own: above 5) may not. Noise alone averages 1.33 a block after the CFO search (its
  * peak is noise's largest), a carrier at Es/N0 0 dB 2.4, at 1 dB 3.5. qpsk_weak_add counts a
  * reported block into its span's sums (a new span closes the last), qpsk_weak_close closes the
- * open span (a stream's end), qpsk_weak_counts gives the spans tested and those with the line,
- * the open span included. */
+ * open span (a stream's end), qpsk_weak_counts gives the spans tested, those with the line and
+ * those with a symbol-timing line (qpsk_span.line: a signal at twice or half the symbol rate
+ * shows its blocks' 4th-power line but no timing line), the open span included. */
 #define QPSK_WEAK_LINE 2.0
 
 /* The CFO alias test (qpsk_alias.c): the input's first QPSK_ALIAS_SAMPLES samples since create or
@@ -308,9 +311,9 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
 void qpsk_alias_start(prx_qpsk *q);
 void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n);
 int qpsk_alias_suspect(const prx_qpsk *q, double f_est);
-void qpsk_weak_add(prx_qpsk *q, int64_t span, double vv_stat, int full);
+void qpsk_weak_add(prx_qpsk *q, int64_t span, int timing, double vv_stat, int full);
 void qpsk_weak_close(prx_qpsk *q);
-void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines);
+void qpsk_weak_counts(const prx_qpsk *q, uint64_t *spans, uint64_t *lines, uint64_t *timings);
 
 /* qpsk.c, for the same driver, which keeps its channels' input on the device: the input span s
  * reads, [*lo, *end), and the stream's reset after a flush (the totals kept) */

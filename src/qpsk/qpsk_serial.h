@@ -41,7 +41,7 @@ typedef struct {
   int dc_own;
   double e; /* timing */
   int out_range;
-  int pad;
+  int line; /* the span's O&M (symbol-timing) line adds up over it (qpsk_sr_clock.span_locked) */
   double f, theta; /* NCO */
   int64_t n_ref;
 } qpsk_serial_span;
@@ -348,6 +348,7 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
   if (nb == 0) {
     sp->e = q->e_prev;
     sp->out_range = 0;
+    sp->line = 0;
     return 0;
   }
   /* the blocks' sub-block energies (the same for every slope) */
@@ -457,6 +458,7 @@ QPSK_HD int qpsk_sr_clock_of(const qpsk_serial_cfg *cf, qpsk_serial_state *q, co
   }
   q->range_prev = sp->out_range;
   sp->e = e;
+  sp->line = span_locked;
   k->e = e;
   k->full = full;
   k->span_locked = span_locked;
