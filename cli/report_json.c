@@ -12,14 +12,22 @@ void cli_json_num(cJSON *o, const char *k, double v) {
     cJSON_AddNullToObject(o, k);
 }
 
-const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS] = {
-    PRX_QPSK_WARN_NO_SIGNAL,   PRX_QPSK_WARN_WEAK_SIGNAL, PRX_QPSK_WARN_CFO_ALIAS,
-    PRX_QPSK_WARN_SYMBOL_RATE, PRX_QPSK_WARN_CLOCK_RANGE, PRX_QPSK_WARN_TIMING,
-    PRX_QPSK_WARN_NONFINITE};
-/* the reports' codes of cli_qpsk_warn_bits, in its order */
-static const char *const warn_codes[CLI_QPSK_N_WARNINGS] = {
-    "no_signal",   "weak_signal",  "cfo_alias", "symbol_rate",
-    "clock_range", "timing_jumps", "nonfinite"};
+/* the demodulator's warnings and the reports' codes for them, in the order they are listed: one
+ * list, so that a bit and its code cannot part */
+#define QPSK_WARNINGS(X)                                                                           \
+  X(PRX_QPSK_WARN_NO_SIGNAL, "no_signal")                                                          \
+  X(PRX_QPSK_WARN_WEAK_SIGNAL, "weak_signal")                                                      \
+  X(PRX_QPSK_WARN_CFO_ALIAS, "cfo_alias")                                                          \
+  X(PRX_QPSK_WARN_SYMBOL_RATE, "symbol_rate")                                                      \
+  X(PRX_QPSK_WARN_CLOCK_RANGE, "clock_range")                                                      \
+  X(PRX_QPSK_WARN_TIMING, "timing_jumps")                                                          \
+  X(PRX_QPSK_WARN_NONFINITE, "nonfinite")
+#define WARN_BIT(bit, code) bit,
+#define WARN_CODE(bit, code) code,
+const unsigned cli_qpsk_warn_bits[] = {QPSK_WARNINGS(WARN_BIT)};
+static const char *const warn_codes[] = {QPSK_WARNINGS(WARN_CODE)};
+_Static_assert(sizeof warn_codes / sizeof *warn_codes == CLI_QPSK_N_WARNINGS,
+               "CLI_QPSK_N_WARNINGS: the warnings listed");
 
 void cli_json_qpsk_warnings(cJSON *o, unsigned warnings) {
   cJSON *arr = cJSON_AddArrayToObject(o, "warnings");
