@@ -240,8 +240,9 @@ enum {
   PRX_QPSK_WARN_NONFINITE = 8,   /* more than 8 NaN or infinite input samples (wrong format?) */
   /* instead of PRX_QPSK_WARN_NO_SIGNAL where the carrier is there but weak: more than half of
    * the blocks had no signal of their own, yet in most CFO spans (two at least) their V&V
-   * statistics together show the carrier's line (Es/N0 from about -0.5 to 3 dB, where the bits
-   * are unreliable rather than noise) */
+   * statistics together show the carrier's line and the span has a symbol-timing line (Es/N0
+   * from about -0.5 to 3 dB, where the bits are unreliable rather than noise; without the
+   * timing lines: PRX_QPSK_WARN_SYMBOL_RATE) */
   PRX_QPSK_WARN_WEAK_SIGNAL = 16,
   /* the spectrum of the input's first 32768 samples lies where an alias of the CFO estimate
    * (f -+ Rs/4, f -+ Rs/2) would put the carrier, not where the estimate does: a carrier beyond
