@@ -46,6 +46,7 @@ typedef struct {
   size_t n_bytes, n_sym;
   prx_qpsk_block blk[64];
   size_t n_blk;
+  unsigned warnings; /* the channel's stream's, at the end (prx_qpsk_bank_get_stats) */
 } chan_out;
 
 static size_t next_chunk(test_rng *r, size_t left) {
@@ -212,6 +213,11 @@ static void run(prx_backend be, prx_qpsk_config qc, prx_format fmt, run_opts ro,
           t.gpu_phase ? "GPU" : "CPU");
     if (chunk_seed) printf("  (the ring moved %g times in %g calls)\n", t.ring_moves, t.calls);
   }
+  for (unsigned c = 0; c < C; c++) {
+    prx_qpsk_stats st;
+    CHECK_OK(prx_qpsk_bank_get_stats(b, c, &st));
+    o[c].warnings = st.warnings;
+  }
   cudaStreamDestroy(s);
   cudaFree(db);
   cudaFree(dl);
@@ -329,6 +335,8 @@ static void compare_flags(const char *what, const chan_out *g, const chan_out *r
     }
     CHECK(nf == 0, "%s channel %u: %zu of %zu blocks flagged otherwise than on the CPU", what, c,
           nf, nb);
+    CHECK(g[c].warnings == ref[c].warnings, "%s channel %u: warnings %#x, CPU bank %#x", what, c,
+          g[c].warnings, ref[c].warnings);
     if (c >= 2 && esn0[c] >= 12)
       CHECK(!memcmp(g[c].bits, ref[c].bits, g[c].n_bytes), "%s channel %u: bits differ", what, c);
     printf("%s channel %u: %zu blocks, %zu flagged otherwise than on the CPU\n", what, c, nb, nf);
@@ -369,6 +377,9 @@ static void compare_low(const char *what, const chan_out *g, const chan_out *ref
     CHECK(diff * 1000 <= g[c].n_bytes, "%s channel %u: %zu of %zu bits differ", what, c, diff,
           g[c].n_bytes);
     CHECK(dt == 0, "%s channel %u: %zu blocks' timing off the CPU's by > 1e-3", what, c, dt);
+    /* (the spans' symbol-timing lines come back in the GPU's span records: the same summary) */
+    CHECK(g[c].warnings == ref[c].warnings, "%s channel %u: warnings %#x, CPU bank %#x", what, c,
+          g[c].warnings, ref[c].warnings);
   }
   for (unsigned s = 0; s < spans && s < 8; s++) {
     const double rms = sqrt(t2[s] / (double)(tn[s] ? tn[s] : 1));
