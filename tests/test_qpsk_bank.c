@@ -20,9 +20,10 @@ typedef struct {
   size_t nref[C_MAX];
 } scene;
 
-/* C carriers with random impairments at the given Es/N0 values, one per channel */
-static int scene_make(scene *s, unsigned C, double sps, const double *esn0, size_t n_want,
-                      uint64_t seed) {
+/* C carriers with random impairments at the given Es/N0 values, one per channel (cfo: their
+ * CFOs in symbol rates, else random within the acquisition range) */
+static int scene_make(scene *s, unsigned C, double sps, const double *esn0, const double *cfo,
+                      size_t n_want, uint64_t seed) {
   memset(s, 0, sizeof *s);
   s->C = C;
   test_rng r;
@@ -35,6 +36,7 @@ static int scene_make(scene *s, unsigned C, double sps, const double *esn0, size
     t->noise = 1;
     t->esn0_db = esn0[c];
     tcase_random(t, &r, 0.05, 200);
+    if (cfo) t->cfo = cfo[c];
   }
   /* one capture length whose end is clear of every channel's symbol centres */
   for (;; n++) {
@@ -265,7 +267,7 @@ static size_t pack_ref(const uint8_t *bits, size_t n, uint8_t *out) {
 static void test_against_independent(void) {
   const double esn0[C_MAX] = {15, 12, 8, 5, 20, 10};
   scene s;
-  CHECK(scene_make(&s, C_MAX, 4, esn0, 48000, 11) == 0, "scene");
+  CHECK(scene_make(&s, C_MAX, 4, esn0, NULL, 48000, 11) == 0, "scene");
   prx_qpsk_config qc = tcase_demod_config(&s.tc[0], 1);
   chan_out ref[C_MAX] = {0}, whole[C_MAX] = {0}, got[C_MAX] = {0}, pk[C_MAX] = {0};
   run_reference(&s, qc, 0, whole);
@@ -307,11 +309,43 @@ static void test_against_independent(void) {
   scene_free(&s);
 }
 
+/* The CFO alias test (qpsk_alias.c) in a bank's channels as in prx_qpsk: carriers beyond the
+ * acquisition range (0.12 Rs), whose 4th-power lines alias into it, raise cfo_alias in their own
+ * channels only, the summaries those of independent demodulators (chunked calls, cf16 rows) */
+static void test_alias(void) {
+  const double esn0[4] = {12, 12, 12, 6}, cfo[4] = {0.05, 0.3, -0.2, -0.45};
+  scene s;
+  CHECK(scene_make(&s, 4, 4, esn0, cfo, 50000, 41) == 0, "scene");
+  prx_qpsk_config qc = tcase_demod_config(&s.tc[0], 1);
+  chan_out ref[4] = {0}, got[4] = {0}, half[4] = {0};
+  run_reference(&s, qc, 5, ref);
+  bank_run br = {2, 0, 0, 0, 3, 17};
+  run_bank(&s, qc, &br, got, 0);
+  bank_run bh = {2, 0, 1, 0, 0, 29};
+  run_bank(&s, qc, &bh, half, 0);
+  for (unsigned c = 0; c < s.C; c++) {
+    const unsigned want = c ? PRX_QPSK_WARN_CFO_ALIAS : 0;
+    /* (an aliased carrier's timing line may be lost too: symbol_rate beside it) */
+    CHECK(c ? (ref[c].stats.warnings & want) == want : ref[c].stats.warnings == 0,
+          "carrier at %+g Rs: prx_qpsk's warnings %#x", cfo[c], ref[c].stats.warnings);
+    CHECK(stats_equal(&got[c].stats, &ref[c].stats),
+          "carrier at %+g Rs: the bank's warnings %#x, "
+          "prx_qpsk's %#x",
+          cfo[c], got[c].stats.warnings, ref[c].stats.warnings);
+    CHECK((half[c].stats.warnings & PRX_QPSK_WARN_CFO_ALIAS) == want,
+          "carrier at %+g Rs, cf16 rows: warnings %#x", cfo[c], half[c].stats.warnings);
+  }
+  outs_free(ref, s.C);
+  outs_free(got, s.C);
+  outs_free(half, s.C);
+  scene_free(&s);
+}
+
 /* sps 16/3 (2400 Bd in 12.8 kHz), cf16 rows, one thread and all cores */
 static void test_cf16_and_threads(void) {
   const double esn0[3] = {15, 9, 18};
   scene s;
-  CHECK(scene_make(&s, 3, 16.0 / 3, esn0, 60000, 23) == 0, "scene");
+  CHECK(scene_make(&s, 3, 16.0 / 3, esn0, NULL, 60000, 23) == 0, "scene");
   /* the reference sees the cf32 values of the cf16 samples */
   uint16_t *h = malloc(s.n * 4);
   for (unsigned c = 0; c < s.C; c++) to_half(s.x[c], s.n, h, s.x[c]);
@@ -466,7 +500,7 @@ static void test_streams_in_sequence(void) {
   scene s;
   /* a length that leaves a partial byte in some channel */
   for (size_t n_want = 41001;; n_want += 5) {
-    CHECK(scene_make(&s, 2, 4, esn0, n_want, 31) == 0, "scene");
+    CHECK(scene_make(&s, 2, 4, esn0, NULL, n_want, 31) == 0, "scene");
     if (s.nref[0] % 8 || s.nref[1] % 8 || n_want > 42000) break;
     scene_free(&s);
   }
@@ -523,6 +557,7 @@ int main(void) {
   test_twiddle_arg();
   test_bad();
   test_against_independent();
+  test_alias();
   test_cf16_and_threads();
   test_streams_in_sequence();
   return test_finish("test_qpsk_bank");

@@ -865,6 +865,30 @@ static prx_status d_phase(unsigned L, size_t Lmax, size_t C_, size_t nb, int dif
   em_issue(stream, o);
   return PRX_OK;
 }
+/* the CFO alias test's measure: each channel's samples in order, as the kernel's thread */
+static void r_alias(const em_op *o) {
+  const double a = qpsk_alias_gain(o->s.sps);
+  for (unsigned c = 0; c < o->s.C; c++) {
+    qpsk_alias_sums *st = (qpsk_alias_sums *)o->p[0] + c;
+    if (o->i[2]) memset(st, 0, sizeof *st);
+    prx_cf32 *x = em_window(&o->s, o->c[0], o->z[0], c, o->i[0], o->i[0] + o->i[1], INT64_MAX,
+                            (prx_cf32){0, 0});
+    for (int64_t t = 0; t < o->i[1]; t++) qpsk_alias_step(st, a, x[t].re, x[t].im);
+    free(x);
+  }
+}
+static prx_status d_alias(const qpsk_stages *s, const void *rows, size_t stride, int64_t s0,
+                          size_t n, int fresh, qpsk_alias_sums *sums, cudaStream_t stream) {
+  em_op *o = em_op_new();
+  *o = (em_op){.run = r_alias,
+               .s = *s,
+               .c = {rows},
+               .z = {stride},
+               .i = {s0, (int64_t)n, fresh},
+               .p = {sums}};
+  em_issue(stream, o);
+  return PRX_OK;
+}
 static const prx_qpsk_serial_cuda em_serial = {d_level, d_timing, d_nco, d_phase};
 
 static const prx_qpsk_bank_cuda em_bank = {NULL,
@@ -882,11 +906,12 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_row_copy,
                                            d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {
-    em_create,    em_destroy, d_pre,    d_mf,      d_om,       d_x4,        d_out,     em_mixf,
-    em_cfo_setup, d_cfo,      d_pre_om, d_om_sums, d_x4_level, em_cfo_rows, d_x4_rows, d_cfo_fed};
+    em_create,  em_destroy,  d_pre,        d_mf,      d_om,     d_x4,
+    d_out,      em_mixf,     em_cfo_setup, d_cfo,     d_pre_om, d_om_sums,
+    d_x4_level, em_cfo_rows, d_x4_rows,    d_cfo_fed, d_alias};
 static const prx_qpsk_stages_cuda em_stages_cpu_cfo = {
-    em_create,        em_destroy, d_pre,    d_mf,      d_om,       d_x4, d_out, em_mixf,
-    em_cfo_setup_off, d_cfo,      d_pre_om, d_om_sums, d_x4_level, NULL, NULL,  NULL};
+    em_create, em_destroy, d_pre,     d_mf,       d_om, d_x4, d_out, em_mixf, em_cfo_setup_off,
+    d_cfo,     d_pre_om,   d_om_sums, d_x4_level, NULL, NULL, NULL,  d_alias};
 /* with events (em_events) and without (the driver then runs every stage on one stream); no
  * pinning in place, no compute mode: the entries not named are NULL */
 #define EM_MODULE(stages_)                                                                         \
@@ -1170,6 +1195,8 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, in
               g[c].n_blk == ref[c].n_blk,
           "%s channel %u: %zu symbols, %zu bytes, %zu blocks; CPU bank %zu, %zu, %zu", what, c,
           g[c].n_sym, g[c].n_bytes, g[c].n_blk, ref[c].n_sym, ref[c].n_bytes, ref[c].n_blk);
+    CHECK(g[c].st.warnings == ref[c].st.warnings, "%s channel %u: warnings %#x, CPU bank %#x", what,
+          c, g[c].st.warnings, ref[c].st.warnings);
     if (g[c].n_bytes != ref[c].n_bytes) continue;
     double de = 0;
     for (size_t j = 0; j < g[c].n_blk && j < 64; j++)
@@ -1274,6 +1301,40 @@ static void versus_cpu(const char *label, double sps, prx_qpsk_config qc, prx_fo
     outs_free(ref);
   }
   outs_free(drv);
+}
+
+/* carriers beyond the acquisition range (their 4th-power lines aliased into it) in channels 1
+ * and 2, one within it in channel 0, at sps: the driver measures the CFO alias test on the
+ * (emulated) device, in random chunks, and raises cfo_alias where the CPU bank does, in the
+ * aliased channels only */
+static void alias_case(double sps, uint64_t seed) {
+  tcase tc[C];
+  bank_cases(tc, C, sps, esn0, seed);
+  tc[1].cfo = 0.3;
+  tc[2].cfo = -0.2;
+  uint8_t *tx[C] = {NULL};
+  size_t ntx[C], pitch;
+  prx_cf32 *rows;
+  uint16_t *rows16;
+  const size_t n =
+      bank_rows_make(tc, C, (size_t)(2.2 * 8192 * sps), 40, tx, ntx, &rows, &rows16, &pitch);
+  for (unsigned c = 0; c < C; c++) free(tx[c]);
+  if (!n) return;
+  const prx_qpsk_config qc = tcase_demod_config(&tc[0], 1);
+  chan_out cpu[C], drv[C];
+  run(0, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 7, cpu);
+  run(1, qc, PRX_CF16, 0, 0, NULL, rows16, pitch, n, 71 + seed, drv);
+  for (unsigned c = 0; c < C; c++) {
+    const unsigned w = c ? PRX_QPSK_WARN_CFO_ALIAS : 0;
+    CHECK((cpu[c].st.warnings & PRX_QPSK_WARN_CFO_ALIAS) == w &&
+              drv[c].st.warnings == cpu[c].st.warnings,
+          "sps %.4g, a carrier at %+g Rs: warnings %#x, the CPU bank's %#x", sps, tc[c].cfo,
+          drv[c].st.warnings, cpu[c].st.warnings);
+  }
+  outs_free(cpu);
+  outs_free(drv);
+  free(rows);
+  free(rows16);
 }
 
 /* every case, under the module's settings of the moment (em_events, em_eager_next, em_fold) */
@@ -1476,6 +1537,7 @@ int main(void) {
            em_events ? "events" : "no events", em_eager_next ? "eager" : "lazy",
            em_fold ? "folded at sps 4" : "apart", em_ser ? "GPU" : "CPU");
     run_all();
+    alias_case(v % 2 ? 16.0 / 3 : 4, 90 + (uint64_t)v);
   }
   CHECK(em_reset_pending > 0, "no reset came with spans pending");
   return test_finish("test_qpsk_bank_driver");

@@ -23,9 +23,7 @@
 
 void qpsk_alias_start(prx_qpsk *q) {
   q->al_n = 0;
-  memset(q->al_y, 0, sizeof q->al_y);
-  q->al_r[0] = q->al_r[1] = 0;
-  q->al_p = 0;
+  memset(&q->al, 0, sizeof q->al);
 }
 
 void qpsk_alias_off(prx_qpsk *q) { q->al_on = 0; }
@@ -34,33 +32,15 @@ void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n) {
   if (!q->al_on || q->al_n >= QPSK_ALIAS_SAMPLES) return;
   if (n > QPSK_ALIAS_SAMPLES - q->al_n) n = QPSK_ALIAS_SAMPLES - q->al_n;
   const size_t ss = prx_format_size(q->cfg.in_format);
-  /* QPSK_ALIAS_POLES one-pole sections in cascade, each with its corner at QPSK_ALIAS_CORNER Rs */
-  const double a = 1 - exp(-2 * M_PI * QPSK_ALIAS_CORNER / q->sps);
-  double y[QPSK_ALIAS_POLES][2], r0 = q->al_r[0], r1 = q->al_r[1], p = q->al_p;
-  memcpy(y, q->al_y, sizeof y);
+  const double a = qpsk_alias_gain(q->sps);
+  qpsk_alias_sums s = q->al;
   prx_cf32 buf[256];
   for (size_t i = 0; i < n; i += 256) {
     const size_t m = n - i < 256 ? n - i : 256;
     prx_convert_block(q->cfg.in_format, (const uint8_t *)in + i * ss, m, buf);
-    for (size_t k = 0; k < m; k++) {
-      double xr = buf[k].re, xi = buf[k].im;
-      if (!(isfinite(xr) && isfinite(xi))) xr = xi = 0; /* (read as 0, as the demodulator does) */
-      const double pr = y[QPSK_ALIAS_POLES - 1][0], pi = y[QPSK_ALIAS_POLES - 1][1];
-      for (int j = 0; j < QPSK_ALIAS_POLES; j++) {
-        y[j][0] += a * (xr - y[j][0]);
-        y[j][1] += a * (xi - y[j][1]);
-        xr = y[j][0];
-        xi = y[j][1];
-      }
-      r0 += xr * pr + xi * pi; /* y[n] conj(y[n - 1]) */
-      r1 += xi * pr - xr * pi;
-      p += xr * xr + xi * xi;
-    }
+    for (size_t k = 0; k < m; k++) qpsk_alias_step(&s, a, buf[k].re, buf[k].im);
   }
-  memcpy(q->al_y, y, sizeof y);
-  q->al_r[0] = r0;
-  q->al_r[1] = r1;
-  q->al_p = p;
+  q->al = s;
   q->al_n += n;
 }
 
@@ -84,9 +64,9 @@ static double expected_angle(double c, double beta, double sps, double a) {
 }
 
 int qpsk_alias_suspect(const prx_qpsk *q, double f_est) {
-  if (!q->al_on || q->al_n < QPSK_ALIAS_MIN || !(q->al_p > 0) || !isfinite(f_est)) return 0;
-  const double phi = atan2(q->al_r[1], q->al_r[0]);
-  const double a = 1 - exp(-2 * M_PI * QPSK_ALIAS_CORNER / q->sps);
+  if (!q->al_on || q->al_n < QPSK_ALIAS_MIN || !(q->al.p > 0) || !isfinite(f_est)) return 0;
+  const double phi = atan2(q->al.r[1], q->al.r[0]);
+  const double a = qpsk_alias_gain(q->sps);
   const double beta = q->cfg.rolloff > 0.01 ? q->cfg.rolloff : 0.01;
   /* the candidates f_est + k / 4 whose line is f_est's: the one whose angle through the low-pass
    * lies nearest the measured one, an alias only where the measure lies at least

@@ -152,7 +152,6 @@ prx_status prx_qpsk_bank_create(const prx_qpsk_bank_config *cfg, prx_qpsk_bank *
     prx_qpsk_bank_destroy(b);
     return prx_fail(cx.status, "cannot create the bank's %u channel demodulators", b->C);
   }
-  for (unsigned c = 0; c < b->C; c++) qpsk_alias_off(b->ch[c]);
   b->n_slots = (unsigned)prx_pool_threads(b->pool);
   if (b->n_slots > b->C) b->n_slots = b->C;
   b->slots = calloc(b->n_slots, sizeof *b->slots);

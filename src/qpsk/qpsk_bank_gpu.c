@@ -221,6 +221,15 @@ struct prx_qpsk_bank_gpu {
   size_t c_n_in; /* the call's samples, flush, outputs */
   int c_flush;
   const prx_qpsk_bank_out *c_out;
+  /* the CFO alias test (qpsk_alias.c) on the device: each channel's sums over its first
+   * QPSK_ALIAS_SAMPLES samples since create or reset (the stage kernels' alias entry, in the calls
+   * that bring them), copied back after each such call (ev_al after the copy) and written into
+   * the channels' prx_qpsk when the caller reads their stats (alias_collect) */
+  int al_ok;   /* the module has the entry; else the channels skip the test */
+  size_t al_n; /* samples measured */
+  int al_due;  /* sums copied back since the channels last took them */
+  qpsk_alias_sums *d_al, *h_al;
+  void *ev_al;
   prx_qpsk_bank_gpu_mark_fn mark; /* benchmarks' marks (prx_qpsk_bank_gpu_set_mark), or NULL */
   void *mark_ctx;
 };
@@ -262,19 +271,20 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
                g->d_bits,    g->ring,      g->d_cfi,    g->d_cfo,    g->d_ops,      g->d_st,
-               g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off};
+               g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off,      g->d_al};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
-  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi, g->h_omo,
-               g->h_mb,     g->h_w0,     g->h_ob,   g->h_w,      g->h_last,   g->h_sym, g->h_bits,
-               g->h_llrs,   g->h_pack,   g->h_cfi,  g->h_cfo,    g->h_ops,    g->h_st,  g->h_sp,
-               g->h_tb,     g->h_pst,    g->p_sp,   g->p_tb,     g->p_mom,    g->p_bad, g->p_po};
+  void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
+               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
+               g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
+               g->h_ops,    g->h_st,     g->h_sp,   g->h_tb,     g->h_pst,    g->p_sp,
+               g->p_tb,     g->p_mom,    g->p_bad,  g->p_po,     g->h_al};
   for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
     if (h[i]) g->m->host_free(h[i]);
   if (g->stg_made) g->k->destroy(&g->stg);
   g->dev->stream_destroy(g->stream);
   if (g->pstream) g->dev->stream_destroy(g->pstream);
   if (g->wstream) g->dev->stream_destroy(g->wstream);
-  void *ev[] = {g->ev, g->ev_rec, g->ev_done, g->ev_ph[0], g->ev_ph[1]};
+  void *ev[] = {g->ev, g->ev_rec, g->ev_done, g->ev_ph[0], g->ev_ph[1], g->ev_al};
   for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
     if (ev[i]) g->m->event_destroy(ev[i]);
   free(g->hist_r);
@@ -351,7 +361,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {
     st = g->dev->stream_create(g->device, &g->pstream);
     if (!st) st = g->dev->stream_create(g->device, &g->wstream);
-    void **ev[] = {&g->ev, &g->ev_rec, &g->ev_done, &g->ev_ph[0], &g->ev_ph[1]};
+    void **ev[] = {&g->ev, &g->ev_rec, &g->ev_done, &g->ev_ph[0], &g->ev_ph[1], &g->ev_al};
     for (size_t i = 0; i < sizeof ev / sizeof ev[0] && !st; i++)
       st = m->event_create(g->device, ev[i]);
     if (st) {
@@ -437,6 +447,13 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     HA(g->h_w, (size_t)g->C * g->w_stride);
   }
   HA(g->h_last, nbt);
+  g->al_ok = g->k->alias != NULL;
+  if (g->al_ok) {
+    DA(g->d_al, g->C);
+    HA(g->h_al, g->C);
+  } else {
+    for (unsigned c = 0; c < g->C; c++) qpsk_alias_off(b->ch[c]);
+  }
   g->ser = m->qpsk_serial;
   g->bank = b;
   g->gser_ok = g->ser && g->gpu_cfo && g->B <= QPSK_SR_MAXB;
@@ -554,6 +571,8 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   g->ahead_span = -1;
   g->np = g->np_old = g->nc = 0; /* (the reset forgets them, as the channels' stats) */
   g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
+  g->al_n = 0;   /* (the channels' reset cleared their sums; the next call measures afresh) */
+  g->al_due = 0;
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
 }
 
@@ -957,7 +976,41 @@ void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g) {
   end_stream(g);
 }
 
+static const void *at_sample(const void *base, int64_t s0, size_t sz) {
+  /* the row pointer that puts stream sample s0 at base (address arithmetic, modulo 2^64) */
+  return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
+}
+
+/* the CFO alias test's sums, as the last call that added to them left them, into the channels */
+static void alias_collect(prx_qpsk_bank_gpu *g) {
+  if (!g->al_due) return;
+  g->al_due = 0;
+  if (g->ev_al && host_wait(g, g->ev_al)) return; /* (a failure shows at the next call's wait) */
+  for (unsigned c = 0; c < g->C; c++) {
+    prx_qpsk *q = g->bank->ch[c];
+    q->al = g->h_al[c];
+    q->al_n = g->al_n;
+  }
+}
+
+/* the CFO alias test over the call's chunk, stream samples s0 .. s0 + n - 1 of the rows (as the
+ * stage kernels take them), where fewer than QPSK_ALIAS_SAMPLES are measured: on the call's
+ * stream, the sums then back to the host */
+static prx_status alias_measure(prx_qpsk_bank_gpu *g, const void *rows, size_t pitch, int64_t s0,
+                                size_t n, void *stream) {
+  if (!g->al_ok || !n || g->al_n >= QPSK_ALIAS_SAMPLES) return PRX_OK;
+  if (n > QPSK_ALIAS_SAMPLES - g->al_n) n = QPSK_ALIAS_SAMPLES - g->al_n;
+  TRY(g->k->alias(&g->stg, rows, pitch, s0, n, g->al_n == 0, g->d_al, stream));
+  TRY(g->dev->copy(g->h_al, g->d_al, g->C * sizeof *g->h_al, stream));
+  /* (a module without events: the host waits here, once or twice a stream) */
+  TRY(g->ev_al ? g->m->event_record(g->ev_al, stream) : g->dev->sync(stream));
+  g->al_n += n;
+  g->al_due = 1;
+  return PRX_OK;
+}
+
 void prx_qpsk_bank_gpu_settle(prx_qpsk_bank_gpu *g) {
+  if (g) alias_collect(g);
   /* (the last call waited at its end: nothing in flight; a failed call's spans are dropped) */
   if (g && g->end_due) {
     prx_qpsk_bank_gpu_end(g);
@@ -1247,11 +1300,6 @@ static prx_status run_span(prx_qpsk_bank *b, const void *rows, size_t stride, co
   return issue_out(g, &st, n, bits, bits_stride, stream);
 }
 
-static const void *at_sample(const void *base, int64_t s0, size_t sz) {
-  /* the row pointer that puts stream sample s0 at base (address arithmetic, modulo 2^64) */
-  return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
-}
-
 /* A 2-D copy between device rows (the ring's and the chunk's): by a kernel where the module has
  * it (the copy engine's 2-D copy pays per row), else copy2d. */
 static prx_status ring_copy(prx_qpsk_bank_gpu *g, void *dst, size_t dpitch, const void *src,
@@ -1439,6 +1487,9 @@ static prx_status run_call(prx_qpsk_bank *b, const void *in, size_t in_stride, s
       ext_pitch = n_in * g->sz;
     }
   }
+  if (n_in)
+    TRY(alias_measure(g, at_sample(ext, n_prev - (int64_t)kept, g->sz), ext_pitch, n_prev, n_in,
+                      stream));
   /* where the outputs go */
   g->hf = host_finish(b, out);
   const size_t cap = !g->hf  ? 0 /* (host rows' room) */

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-/* a bank's channel without the CFO alias test (qpsk_alias.c; the CUDA backend's rows never reach
- * the host, so both backends leave it out alike) */
+/* a bank's channel without the CFO alias test (qpsk_alias.c): where the CUDA driver cannot measure
+ * it on the device (a module without the stage kernels' alias entry) */
 void qpsk_alias_off(prx_qpsk *q);
 
 /* one worker slot's scratch: converted input (cf16 rows, mixed rows) and unpacked bits (packed

@@ -158,15 +158,6 @@ typedef struct {
   double pil_n;    /* PILOTS: its pilot symbols */
 } qpsk_blk;
 
-/* the CFO alias test's low-pass (qpsk_alias.c): one-pole sections in cascade, and their corner in
- * symbol rates */
-#ifndef QPSK_ALIAS_POLES
-#define QPSK_ALIAS_POLES 4
-#endif
-#ifndef QPSK_ALIAS_CORNER
-#define QPSK_ALIAS_CORNER 1.0
-#endif
-
 struct prx_qpsk {
   prx_qpsk_config cfg;
   double sps;          /* fs / Rs */
@@ -232,11 +223,11 @@ struct prx_qpsk {
   unsigned wk_n;
   int wk_timing; /* the open span's symbol-timing line (qpsk_span.line) */
   uint64_t wk_spans, wk_lines, wk_timings;
-  /* the CFO alias test (qpsk_alias.c): on or not (a bank's channels: off), the samples measured,
-   * the low-pass's state, the lag-one sum and the power */
+  /* the CFO alias test (qpsk_alias.c): on or not, the samples measured and their sums (a bank on
+   * the CUDA driver measures on the device and sets them: qpsk_bank_gpu.c) */
   int al_on;
   size_t al_n;
-  double al_y[QPSK_ALIAS_POLES][2], al_r[2], al_p;
+  qpsk_alias_sums al;
   prx_cf32 *pilot; /* PILOTS: the pilot word */
   void *sr_tmp;    /* the serial passes' records of one span (qpsk_serial_scratch_bytes) */
 
@@ -300,10 +291,11 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
 #define QPSK_WEAK_LINE 2.0
 
 /* The CFO alias test (qpsk_alias.c): the input's first QPSK_ALIAS_SAMPLES samples since create or
- * reset measured (qpsk_alias_add from execute; none in a bank, whose CUDA backend does not see
- * its rows on the host: al_on 0), their spectrum's centre against the estimate f_est (cycles a
- * symbol): qpsk_alias_suspect is 1 where it lies more than QPSK_ALIAS_GAP from it (a carrier
- * beyond the acquisition range, its 4th-power line aliased), from QPSK_ALIAS_MIN samples on */
+ * reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on the
+ * device: the stage kernels' alias entry), their spectrum's centre against the estimate f_est
+ * (cycles a symbol): qpsk_alias_suspect is 1 where it lies at least QPSK_ALIAS_WAY of the way
+ * to an alias's (a carrier beyond the acquisition range, its 4th-power line aliased), from
+ * QPSK_ALIAS_MIN samples on */
 #define QPSK_ALIAS_SAMPLES ((size_t)1 << 15)
 #define QPSK_ALIAS_MIN ((size_t)4096)
 #define QPSK_ALIAS_K 2       /* the aliases f -+ Rs/4, f -+ Rs/2 */

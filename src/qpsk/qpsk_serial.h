@@ -743,7 +743,8 @@ QPSK_HD void qpsk_sr_timing_fields(qpsk_serial_state *d, const qpsk_serial_state
 }
 /* (channel c's O&M records omc and timing records tbc given apart: the GPU's kernel passes its
  * copies in shared memory). The state and the span record are each lane's own copies of the fields
- * the pass uses (qpsk_sr_timing_fields; the span's e and out_range), written back by lane 0 */
+ * the pass uses (qpsk_sr_timing_fields; the span's e, out_range and line), written back by lane 0
+ */
 QPSK_HD void qpsk_sr_timing_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,
                                int flushing, int64_t n_total, const qpsk_om_out *omc,
                                qpsk_serial_state *st, qpsk_serial_span *sp, qpsk_serial_blk *tbc,
@@ -762,6 +763,7 @@ QPSK_HD void qpsk_sr_timing_in(const qpsk_serial_cfg *cf, size_t c, size_t nb, i
     qpsk_sr_timing_fields(&st[c], &q);
     sp[c].e = r.e;
     sp[c].out_range = r.out_range;
+    sp[c].line = r.line;
   }
 }
 QPSK_HD void qpsk_sr_timing_ch(const qpsk_serial_cfg *cf, size_t c, size_t nb, int64_t b0,

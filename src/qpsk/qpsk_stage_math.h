@@ -1345,4 +1345,36 @@ QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
   return o;
 }
 
+/* ---- the CFO alias test's measure (qpsk_alias.c on the CPU, the stage kernels' alias entry on
+ * the GPU): the input through QPSK_ALIAS_POLES one-pole low-passes in cascade, each with its corner
+ * at QPSK_ALIAS_CORNER symbol rates, the lag-one sum y[n] conj(y[n - 1]) of the last one's output
+ * and its power, in double, one sample after the other ---- */
+#define QPSK_ALIAS_POLES 4
+#define QPSK_ALIAS_CORNER 1.0
+typedef struct {
+  double y[QPSK_ALIAS_POLES][2]; /* each section's last output */
+  double r[2];                   /* the lag-one sum (re, im) */
+  double p;                      /* the power sum */
+} qpsk_alias_sums;
+
+/* each section's gain at sps samples per symbol: y += a (x - y) */
+QPSK_HD double qpsk_alias_gain(double sps) {
+  return 1 - exp(-6.283185307179586476925286766559 * QPSK_ALIAS_CORNER / sps);
+}
+
+/* sample (xr, xi) into the sums (a non-finite sample read as 0, as the demodulator reads it) */
+QPSK_HD void qpsk_alias_step(qpsk_alias_sums *s, double a, double xr, double xi) {
+  if (!(isfinite(xr) && isfinite(xi))) xr = xi = 0;
+  const double pr = s->y[QPSK_ALIAS_POLES - 1][0], pi = s->y[QPSK_ALIAS_POLES - 1][1];
+  for (int j = 0; j < QPSK_ALIAS_POLES; j++) {
+    s->y[j][0] += a * (xr - s->y[j][0]);
+    s->y[j][1] += a * (xi - s->y[j][1]);
+    xr = s->y[j][0];
+    xi = s->y[j][1];
+  }
+  s->r[0] += xr * pr + xi * pi;
+  s->r[1] += xi * pr - xr * pi;
+  s->p += xr * xr + xi * xi;
+}
+
 #endif

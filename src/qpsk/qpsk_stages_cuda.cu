@@ -1712,8 +1712,59 @@ static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk,
   return x4_launch(s, blk, w0, in, grid, w, w_stride, r, stream);
 }
 
+/* ---- the CFO alias test's measure (qpsk_alias.c): one thread a channel, its samples in order
+ * (the low-pass is a recursion), ALIAS_BATCH loads in flight ahead of the steps; small blocks
+ * spread the channels over the SMs ---- */
+#define ALIAS_THREADS 32
+#define ALIAS_BATCH 8
+template <bool HALF>
+__global__ void qpsk_alias_kernel(const char *rows, size_t stride, unsigned C, int64_t s0, int n,
+                                  int fresh, const double *mix, double a, qpsk_alias_sums *sums) {
+  const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  qpsk_alias_sums st;
+  if (fresh)
+    memset(&st, 0, sizeof st);
+  else
+    st = sums[c];
+  const char *row = (const char *)((uintptr_t)rows + (uintptr_t)c * stride +
+                                   (uintptr_t)s0 * sample_bytes<HALF>()); /* (stream sample s0) */
+  const double f = mix ? mix[c] : 0, tz = mix ? qpsk_mix_turns(f, s0) : 0;
+  for (int t0 = 0; t0 < n; t0 += ALIAS_BATCH) {
+    prx_cf32 v[ALIAS_BATCH];
+#pragma unroll
+    for (int u = 0; u < ALIAS_BATCH; u++)
+      if (t0 + u < n) v[u] = load_rel<HALF>(row, t0 + u);
+#pragma unroll
+    for (int u = 0; u < ALIAS_BATCH; u++) {
+      if (t0 + u >= n) break;
+      if (mix) v[u] = qpsk_mix_sample(v[u], tz, f, t0 + u);
+      qpsk_alias_step(&st, a, v[u].re, v[u].im);
+    }
+  }
+  sums[c] = st;
+}
+
+static prx_status stages_alias(const qpsk_stages *s, const void *rows, size_t row_stride,
+                               int64_t s0, size_t n, int fresh, qpsk_alias_sums *sums,
+                               cudaStream_t stream) {
+  if (!n) return PRX_OK;
+  if (n > INT_MAX || !rows || !sums)
+    return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: alias over %zu samples", n);
+  const unsigned nb = (s->C + ALIAS_THREADS - 1) / ALIAS_THREADS;
+  const double a = qpsk_alias_gain(s->sps);
+  if (s->cf16)
+    qpsk_alias_kernel<true><<<nb, ALIAS_THREADS, 0, stream>>>((const char *)rows, row_stride, s->C,
+                                                              s0, (int)n, fresh, s->d_mix, a, sums);
+  else
+    qpsk_alias_kernel<false><<<nb, ALIAS_THREADS, 0, stream>>>(
+        (const char *)rows, row_stride, s->C, s0, (int)n, fresh, s->d_mix, a, sums);
+  CK(cudaGetLastError(), "qpsk_alias_kernel launch");
+  return PRX_OK;
+}
+
 extern "C" const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries = {
-    stages_create,    stages_destroy,  stages_pre,     stages_mf,
-    stages_om,        stages_x4,       stages_out,     stages_mix,
-    stages_cfo_setup, stages_cfo,      stages_pre_om,  stages_om_sums,
-    stages_x4_level,  stages_cfo_rows, stages_x4_rows, stages_cfo_fed};
+    stages_create,  stages_destroy, stages_pre,      stages_mf,        stages_om,
+    stages_x4,      stages_out,     stages_mix,      stages_cfo_setup, stages_cfo,
+    stages_pre_om,  stages_om_sums, stages_x4_level, stages_cfo_rows,  stages_x4_rows,
+    stages_cfo_fed, stages_alias};

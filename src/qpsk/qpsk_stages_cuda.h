@@ -218,6 +218,16 @@ typedef struct prx_qpsk_stages_cuda {
    * near-tie of two bins, the transform's rounding differing by the turn). */
   prx_status (*cfo_fed)(const qpsk_stages *s, const prx_cf32 *w, size_t w_stride, const int64_t *w0,
                         const qpsk_cfo_in *in, qpsk_cfo_out *out, cudaStream_t stream);
+
+  /* ---- entries added after cfo_fed (module ABI 17): the CFO alias test's measure ---- */
+
+  /* The CFO alias test's sums (qpsk_alias.c: qpsk_alias_step, in double, each channel's samples
+   * in order) over stream samples s0 .. s0 + n - 1 of every channel's row (the rows as pre takes
+   * them; mixed as pre mixes them), added to sums[c] (C records on the device;
+   * fresh: from zero sums, the stream's first samples). One thread a channel: ~0.7 ms at 2^15
+   * samples whatever C, once a stream. */
+  prx_status (*alias)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t s0,
+                      size_t n, int fresh, qpsk_alias_sums *sums, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
 extern const prx_qpsk_stages_cuda prx_qpsk_stages_cuda_entries;
 
