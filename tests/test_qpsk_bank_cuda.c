@@ -424,6 +424,41 @@ static void low_snr(void) {
   free_rows(&S);
 }
 
+/* carriers beyond the acquisition range (their 4th-power lines aliased into it) in channels 1 and
+ * 2, at +0.3 and -0.2 Rs, the others within it: the GPU measures the CFO alias test on the device
+ * rows (cf16 and cf32, random chunks) and raises cfo_alias where the CPU bank does, in the aliased
+ * channels only; every channel's warnings equal the CPU bank's */
+static void aliased(void) {
+  bank_set S;
+  chan_out cpu[C], gpu[C];
+  const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0};
+  bank_cases(S.tc, C, 4, esn0, 2031);
+  S.tc[1].cfo = 0.3;
+  S.tc[2].cfo = -0.2;
+  const size_t n = rows_of(&S, (size_t)(2.2 * 8192 * 4));
+  if (!n) return;
+  const prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
+  for (int f = 0; f < 2; f++) {
+    const prx_format fmt = f ? PRX_CF16 : PRX_CF32;
+    run(PRX_BACKEND_CPU, qc, fmt, bits, f ? (const void *)S.rows16 : S.rows, NULL, S.pitch, n, 0,
+        cpu);
+    run(PRX_BACKEND_CUDA, qc, fmt, bits, NULL, f ? (const void *)S.d_rows16 : S.d_rows, S.pitch, n,
+        83 + f, gpu);
+    for (unsigned c = 0; c < C; c++) {
+      const unsigned w = c == 1 || c == 2 ? PRX_QPSK_WARN_CFO_ALIAS : 0;
+      CHECK((cpu[c].warnings & PRX_QPSK_WARN_CFO_ALIAS) == w && gpu[c].warnings == cpu[c].warnings,
+            "%s, a carrier at %+g Rs in channel %u: warnings %#x, the CPU bank's %#x",
+            f ? "cf16" : "cf32", S.tc[c].cfo, c, gpu[c].warnings, cpu[c].warnings);
+    }
+    printf("aliased carriers (%s): warnings", f ? "cf16" : "cf32");
+    for (unsigned c = 0; c < C; c++) printf(" %#x", gpu[c].warnings);
+    printf("\n");
+    outs_free(gpu);
+    outs_free(cpu);
+  }
+  free_rows(&S);
+}
+
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   check_ber_max = !quick;
@@ -578,6 +613,7 @@ int main(int argc, char **argv) {
   }
 
   if (!quick) low_snr();
+  aliased();
 
   /* invalid use of the device call */
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
