@@ -171,8 +171,8 @@ typedef struct {
                                    by a quarter a symbol, still a QPSK constellation with its
                                    V&V line, so the blocks are not flagged and the bits are
                                    wrong (BER 0.25 at 0.13-0.25 Rs, 0.5 at 0.3 and 0.45-0.65
-                                   Rs): prx_qpsk warns PRX_QPSK_WARN_CFO_ALIAS (a bank's
-                                   channels do not). Centre the input first. */
+                                   Rs): prx_qpsk and a bank's channels warn
+                                   PRX_QPSK_WARN_CFO_ALIAS. Centre the input first. */
   prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
   unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
                                    cfo_span_symbols */
@@ -247,8 +247,8 @@ enum {
   /* the spectrum of the input's first 32768 samples lies where an alias of the CFO estimate
    * (f -+ Rs/4, f -+ Rs/2) would put the carrier, not where the estimate does: a carrier beyond
    * the acquisition range whose 4th-power line aliased onto one inside it, its bits wrong though
-   * its blocks show a signal. Tested by prx_qpsk alone (not by a bank's channels: its CUDA
-   * backend's rows never reach the host); may miss an alias below ~3 dB Es/N0 (noise pulls the
+   * its blocks show a signal. Tested by prx_qpsk and by a bank's channels on both backends (the
+   * CUDA backend over the device rows); may miss an alias below ~3 dB Es/N0 (noise pulls the
    * measure towards the estimate) or where the input's first samples hold no carrier */
   PRX_QPSK_WARN_CFO_ALIAS = 32,
   /* most blocks had a signal, but most CFO spans (two at least) showed no symbol-timing (O&M)
