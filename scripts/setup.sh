@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that polyrx's build, tests and benchmarks need: the compilers and
 # libraries, and what the tests' checkers run on: python3 (tests/cli_*.sh fail, never skip,
-# without it; today's checkers use its standard library only) and numpy for checkers that want
-# arrays.
+# without it). The checkers use its standard library only, since the first python3 on PATH may be
+# another interpreter than Debian's (pyenv) without numpy; numpy is for bench/cfo_timing_free.py.
 # Idempotent and quiet when everything is already there; runs apt-get update before installing.
 # The CUDA toolkit is optional and not installed here: CMake detects nvcc when present.
 set -euo pipefail

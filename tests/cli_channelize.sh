@@ -728,17 +728,31 @@ for f in cf16 ci16; do
     fail "--out-format $f failed"
 done
 python3 - <<'EOF' || fail "--out-format contents"
-import json, numpy as np
+# standard library only (the first python3 on PATH may lack numpy): struct's 'e' packs a float64
+# to half rounding to nearest, ties to even (the float32 values convert exactly to float64, so
+# this is the float32 -> half rounding); round() is the same ties-to-even rounding as rint
+import array, json, struct
+def values(path, code):
+    a = array.array(code)
+    with open(path, "rb") as f:
+        a.frombytes(f.read())
+    return a
+def half_bits(v):
+    try:
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    except OverflowError:  # beyond the largest half: +-inf, as the C conversion gives
+        return 0x7C00 | (0x8000 if v < 0 else 0)
 for k in range(16):
-    x = np.fromfile(f"out1/ch{k:04d}.sigmf-data", dtype="<f4").astype(np.float64)
-    h = np.fromfile(f"o_cf16/ch{k:04d}.sigmf-data", dtype="<f2")
-    assert h.size == x.size, (k, h.size, x.size)
-    # numpy's float64 -> float16 rounds to nearest, ties to even (the float32 values convert
-    # exactly to float64, so this is the float32 -> half rounding)
-    assert np.array_equal(h.view(np.uint16), x.astype(np.float16).view(np.uint16)), f"cf16 channel {k}"
-    i = np.fromfile(f"o_ci16/ch{k:04d}.sigmf-data", dtype="<i2").astype(np.int64)
-    want = np.clip(np.rint(x * 32768), -32768, 32767).astype(np.int64)
-    assert np.array_equal(i, want), f"ci16 channel {k}: max diff {np.abs(i - want).max()}"
+    x = values(f"out1/ch{k:04d}.sigmf-data", "f")
+    h = values(f"o_cf16/ch{k:04d}.sigmf-data", "H")
+    assert len(h) == len(x), (k, len(h), len(x))
+    bad = [n for n, v in enumerate(x) if h[n] != half_bits(v)]
+    assert not bad, f"cf16 channel {k}: {len(bad)} values differ, first at {bad[0]}"
+    i = values(f"o_ci16/ch{k:04d}.sigmf-data", "h")
+    assert len(i) == len(x), (k, len(i), len(x))
+    want = [min(32767, max(-32768, round(v * 32768))) for v in x]
+    diff = max(abs(a - b) for a, b in zip(i, want))
+    assert diff == 0, f"ci16 channel {k}: max diff {diff}"
     for f, dt in (("cf16", "cf16_le"), ("ci16", "ci16_le")):
         m = json.load(open(f"o_{f}/ch{k:04d}.sigmf-meta"))
         assert m["global"]["core:datatype"] == dt, m["global"]["core:datatype"]
@@ -752,11 +766,19 @@ cmp -s one.cf32 out1/ch0003.sigmf-data || fail "-o -: channel 3 differs from its
 "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -f 1M -K 16 -P 8 -c 12,3 -o - -q --out-format ci16 \
   >two.ci16 || fail "-o - (two channels) failed"
 python3 - <<'EOF' || fail "-o -: interleaved channels"
-import numpy as np
-two = np.fromfile("two.ci16", dtype="<i2").reshape(-1, 2, 2)  # [time][channel in -c order][re, im]
+import array
+def shorts(path):
+    a = array.array("h")
+    with open(path, "rb") as f:
+        a.frombytes(f.read())
+    return a
+two = shorts("two.ci16")  # [time][channel in -c order][re, im]
 for col, k in enumerate((12, 3)):
-    want = np.fromfile(f"o_ci16/ch{k:04d}.sigmf-data", dtype="<i2").reshape(-1, 2)
-    assert np.array_equal(two[:, col, :], want), f"channel {k}"
+    want = shorts(f"o_ci16/ch{k:04d}.sigmf-data")
+    assert len(two) == 2 * len(want), (len(two), len(want))
+    n = len(want) // 2
+    got = array.array("h", (two[4 * t + 2 * col + j] for t in range(n) for j in (0, 1)))
+    assert got == want, f"channel {k}"
 EOF
 
 # ---- errors through the pipeline: a cut input is written up to its last whole sample ----
