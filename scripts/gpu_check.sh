@@ -6,7 +6,7 @@
 # Logs go to $OUT (default ./gpu-out); a short summary table is printed last.
 #
 #   scripts/gpu_check.sh [STEP...]    steps, run in this order: build test bench sanitize ctest
-#                                     profile span (default: all but profile and span)
+#                                     profile span alias (default: all but profile, span, alias)
 #
 # Environment: OUT (log folder), BUILD (build folder, default build-gpu), BENCH_ARGS (e.g.
 # --quick), CUDA_ARCH (default: CMakeLists.txt's, sm_80 + sm_90 + PTX), NO_CUPY (set: skip the
@@ -240,6 +240,32 @@ if has span && part demod; then
         printf "span %-28s %4d launches %9.1f us\n", k, n[k], t[k] / n[k] / 1e3 }
       printf "span %-28s %24.1f us\n", "sum of the means", s / 1e3 }' "$OUT/ncu_span.csv" |
     tee "$OUT/span.txt"
+fi
+
+if has alias && part rx; then
+  # `polyrx rx` on a carrier 0.3 Rs beyond its given frequency (720 Hz at 2400 Bd, outside the
+  # +-Rs/8 acquisition range) beside one on it: both backends must warn cfo_alias on carrier 1
+  # only; then Nsight Compute's duration of the alias stage (it runs once, in the first call)
+  d=/dev/shm/polyrx-alias
+  rm -rf "$d" && mkdir -p "$d"
+  "$BUILD/polyrx" gen -q -o "$d/in.ci16" -F ci16 -s 6553600 -d 4 --carrier f=640k,rs=2400 \
+    --carrier f=-199280,rs=2400 --esn0 20 2>"$OUT/alias_gen.log"
+  for be in cpu cuda; do
+    POLYRX_TIMING=1 "$BUILD/polyrx" rx -q -i "$d/in.ci16" -F ci16 -s 6553600 -K 1024 \
+      --carrier f=640k,rs=2400 --carrier f=-200k,rs=2400 -o "$d/$be" --backend "$be" \
+      --report "$OUT/alias_$be.json" >"$OUT/alias_$be.log" 2>&1
+    note "alias $be: rc=$? ($(elapsed)) $(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["status"], [sorted(w["code"] for w in c["warnings"]) for c in r["carriers"]])' \
+      "$OUT/alias_$be.json" 2>&1)"
+  done
+  rm -rf "$d"
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  timeout 120 "$NCU" --clock-control none --print-kernel-base function -k regex:qpsk_alias -c 3 \
+    --metrics gpu__time_duration.sum --csv "$BUILD/bench_qpsk_bank" --case 4:1024:cf32 \
+    --default-only >"$OUT/ncu_alias.csv" 2>&1
+  note "alias kernel: rc=$? $(grep -m3 gpu__time_duration "$OUT/ncu_alias.csv" |
+    awk -F'","' '{ v = $NF; gsub(/[",]/, "", v); printf "%s %s; ", v, $(NF - 1) }')"
 fi
 
 echo
