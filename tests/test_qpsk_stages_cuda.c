@@ -16,7 +16,7 @@
  * sums, 4th-power values and symbols (2e-5) and its bits (identical but at a decision boundary, at
  * most 1 in 10^4). The CFO stage on random windows and on the demodulator's spans against the
  * CPU's stage_cfo, from half the transform and (random windows) from the whole of it, and from x4's
- * rows (x4_rows, cfo_fed).
+ * rows (x4_rows, cfo_fed). The CFO alias test's sums against a float64 serial reference.
  *
  * Skips (exit 77) without a usable CUDA device. */
 #include "test_qpsk_stages.h"
@@ -857,6 +857,103 @@ static void real_case(double sps, double esn0, double ppm, int diff, uint64_t se
   free(cpu_bits);
 }
 
+/* The CFO alias test's measure (the stages' alias entry: each channel's samples in segments, the
+ * later ones from a warm-up) against qpsk_alias_step one sample after the other in double on the
+ * host, over 2^15 samples of 8 channels (a carrier and noise, a NaN and an infinity among them),
+ * cf32 and cf16 rows with a pitch, with and without mixing (the reference mixes in double: the
+ * kernel's float rotation, ~1e-7 a sample, bounds the tolerance then; 1e-12 without), in one call
+ * and in random calls (some shorter than the warm-up) carrying the sums on, at sps 4, 16/3 and 12
+ * (a longer warm-up): the lag-one and power sums and the low-pass's last state. */
+static void alias_case(double sps, int cf16, int mix, uint64_t seed) {
+  enum { AC = 8, AN = 32768, APITCH = AN + 100 };
+  test_rng r;
+  test_rng_seed(&r, seed);
+  const size_t ssz = cf16 ? 4 : 8;
+  prx_cf32 *x = malloc(sizeof *x * AC * APITCH);
+  void *h_rows = malloc(ssz * AC * APITCH);
+  double f[AC];
+  for (unsigned c = 0; c < AC; c++) {
+    const double nu = test_rng_uniform(&r) - 0.5, ph = 6.283185307179586 * test_rng_uniform(&r);
+    f[c] = mix ? 0.4 * (test_rng_uniform(&r) - 0.5) : 0;
+    for (size_t t = 0; t < APITCH; t++) {
+      const double w = ph + 6.283185307179586 * (nu / sps + f[c]) * (double)t;
+      prx_cf32 v = {(float)(cos(w) + 0.3 * test_rng_gauss(&r)),
+                    (float)(sin(w) + 0.3 * test_rng_gauss(&r))};
+      if (cf16) v = (prx_cf32){half_round(v.re), half_round(v.im)};
+      x[c * APITCH + t] = v;
+    }
+    x[c * APITCH + 1000 + 37 * c].re = NAN;
+    x[c * APITCH + 20000 + c].im = INFINITY;
+    for (size_t t = 0; t < APITCH; t++) {
+      const prx_cf32 v = x[c * APITCH + t];
+      if (cf16) {
+        ((uint16_t *)h_rows)[2 * (c * APITCH + t)] = to_half(v.re);
+        ((uint16_t *)h_rows)[2 * (c * APITCH + t) + 1] = to_half(v.im);
+      } else {
+        ((prx_cf32 *)h_rows)[c * APITCH + t] = v;
+      }
+    }
+  }
+  /* the reference: each channel's samples mixed in double, one step after the other */
+  const double a = qpsk_alias_gain(sps);
+  qpsk_alias_sums ref[AC];
+  memset(ref, 0, sizeof ref);
+  for (unsigned c = 0; c < AC; c++)
+    for (size_t t = 0; t < AN; t++) {
+      const prx_cf32 v = x[c * APITCH + t];
+      const double w = -6.283185307179586 * f[c] * (double)t, cs = cos(w), sn = sin(w);
+      qpsk_alias_step(&ref[c], a, v.re * cs - v.im * sn, v.re * sn + v.im * cs);
+    }
+  qpsk_alias_sums got[AC];
+  qpsk_stages st;
+  memset(&st, 0, sizeof st);
+  st.C = AC;
+  st.sps = sps;
+  st.cf16 = cf16;
+  void *d_rows = NULL;
+  qpsk_alias_sums *d_sums = NULL;
+  int ok = (!mix || S->mix(&st, f) == PRX_OK) &&
+           cuda_ok(cudaMalloc(&d_rows, ssz * AC * APITCH), "cudaMalloc") &&
+           cuda_ok(cudaMalloc((void **)&d_sums, sizeof got), "cudaMalloc") &&
+           cuda_ok(cudaMemcpy(d_rows, h_rows, ssz * AC * APITCH, cudaMemcpyHostToDevice),
+                   "cudaMemcpy");
+  for (int chunked = 0; chunked < 2 && ok; chunked++) {
+    cudaMemset(d_sums, 0xff, sizeof got); /* (NaN: a fresh call must not read them) */
+    for (size_t s0 = 0, call = 0; s0 < AN && ok; call++) {
+      size_t n = AN - s0;
+      if (chunked) {
+        const double u = test_rng_uniform(&r);
+        const size_t m = u < 0.3 ? 1 + (size_t)(60 * test_rng_uniform(&r))
+                                 : 1 + (size_t)(9000 * test_rng_uniform(&r));
+        if (m < n) n = m;
+      }
+      ok = S->alias(&st, d_rows, APITCH * ssz, (int64_t)s0, n, call == 0, d_sums, 0) == PRX_OK;
+      CHECK(ok, "alias (sps %g, %zu samples from %zu): %s", sps, n, s0, prx_last_error());
+      s0 += n;
+    }
+    ok = ok && cuda_ok(cudaMemcpy(got, d_sums, sizeof got, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const double tol = mix ? 1e-5 : 1e-12;
+    for (unsigned c = 0; c < AC && ok; c++) {
+      const double p = ref[c].p, amp = sqrt(p / AN);
+      double ey = 0;
+      for (int j = 0; j < QPSK_ALIAS_POLES; j++)
+        ey = fmax(ey, fmax(fabs(got[c].y[j][0] - ref[c].y[j][0]),
+                           fabs(got[c].y[j][1] - ref[c].y[j][1])));
+      const double er = fmax(fabs(got[c].r[0] - ref[c].r[0]), fabs(got[c].r[1] - ref[c].r[1]));
+      CHECK(er <= tol * p && fabs(got[c].p - p) <= tol * p && ey <= 10 * tol * amp,
+            "alias sums, sps %g, %s, %s, %s, channel %u: lag-one off by %.3g, power by %.3g "
+            "(of %.6g), state by %.3g (of %.3g)",
+            sps, cf16 ? "cf16" : "cf32", mix ? "mixed" : "unmixed",
+            chunked ? "random calls" : "one call", c, er, got[c].p - p, p, ey, amp);
+    }
+  }
+  cudaFree(d_rows);
+  cudaFree(d_sums);
+  cudaFree(st.d_mix);
+  free(x);
+  free(h_rows);
+}
+
 int main(void) {
   const prx_cuda_module *m = prx_cuda_module_get();
   if (!m) {
@@ -887,6 +984,11 @@ int main(void) {
   real_case(16.0 / 3.0, 12, 1000, 1, 32);
   real_case(4.0, 14, 3000, 0, 33);
   real_case(4.0, 6, 100, 1, 34);
+  for (int i = 0; i < 4; i++) {
+    alias_case(4.0, i & 1, i >> 1, 41 + (uint64_t)i);
+    alias_case(16.0 / 3.0, i & 1, i >> 1, 45 + (uint64_t)i);
+  }
+  alias_case(12.0, 0, 1, 49);
   return test_finish("test_qpsk_stages_cuda");
 }
 #else

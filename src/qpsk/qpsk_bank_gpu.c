@@ -959,10 +959,17 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   return flush ? drain(g, stream) : PRX_OK;
 }
 
-/* The stream's end after a flush: every channel's stream reset, then the driver's. */
+static void alias_collect(prx_qpsk_bank_gpu *g);
+
+/* The stream's end after a flush: every channel's stream reset, then the driver's. The CFO alias
+ * test's sums outlive the stream, as a channel's stats and sums do: into the channels first (the
+ * receiver ends its banks' streams before it reads their stats), and no new measure after it. */
 static void end_stream(prx_qpsk_bank_gpu *g) {
+  alias_collect(g);
+  const size_t al_n = g->al_n;
   for (size_t c = 0; c < g->C; c++) qpsk_stream_reset(g->bank->ch[c]);
   prx_qpsk_bank_gpu_reset(g);
+  g->al_n = al_n;
 }
 
 void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g) {

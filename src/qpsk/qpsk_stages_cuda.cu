@@ -1712,53 +1712,106 @@ static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk,
   return x4_launch(s, blk, w0, in, grid, w, w_stride, r, stream);
 }
 
-/* ---- the CFO alias test's measure (qpsk_alias.c): one thread a channel, its samples in order
- * (the low-pass is a recursion), ALIAS_BATCH loads in flight ahead of the steps; small blocks
- * spread the channels over the SMs ---- */
-#define ALIAS_THREADS 32
+/* ---- the CFO alias test's measure (qpsk_alias.c): a block a channel, each thread one segment
+ * of the call's samples. The low-pass is a recursion, but a short one: its impulse response
+ * falls below 1e-20 of its sum within W samples (alias_warmup; 40 at sps 4), so each segment
+ * after the first starts from the state that its W samples before give from zero, the same state
+ * to below double rounding; the first carries on from the sums' state. The segments' lag-one and
+ * power sums are added in a fixed tree (the same sums for the same call), the last one's state
+ * kept for the next call. ---- */
+#define ALIAS_SEGMENTS 128
 #define ALIAS_BATCH 8
 template <bool HALF>
-__global__ void qpsk_alias_kernel(const char *rows, size_t stride, unsigned C, int64_t s0, int n,
-                                  int fresh, const double *mix, double a, qpsk_alias_sums *sums) {
-  const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
-  qpsk_alias_sums st;
-  if (fresh)
-    memset(&st, 0, sizeof st);
-  else
-    st = sums[c];
-  const char *row = (const char *)((uintptr_t)rows + (uintptr_t)c * stride +
-                                   (uintptr_t)s0 * sample_bytes<HALF>()); /* (stream sample s0) */
-  const double f = mix ? mix[c] : 0, tz = mix ? qpsk_mix_turns(f, s0) : 0;
-  for (int t0 = 0; t0 < n; t0 += ALIAS_BATCH) {
+__device__ void alias_run(qpsk_alias_sums *st, const char *row, int t0, int t1, double f, double tz,
+                          bool mix, double a) {
+  for (int t = t0; t < t1; t += ALIAS_BATCH) {
     prx_cf32 v[ALIAS_BATCH];
 #pragma unroll
     for (int u = 0; u < ALIAS_BATCH; u++)
-      if (t0 + u < n) v[u] = load_rel<HALF>(row, t0 + u);
+      if (t + u < t1) v[u] = load_rel<HALF>(row, t + u);
 #pragma unroll
     for (int u = 0; u < ALIAS_BATCH; u++) {
-      if (t0 + u >= n) break;
-      if (mix) v[u] = qpsk_mix_sample(v[u], tz, f, t0 + u);
-      qpsk_alias_step(&st, a, v[u].re, v[u].im);
+      if (t + u >= t1) break;
+      if (mix) v[u] = qpsk_mix_sample(v[u], tz, f, t + u);
+      qpsk_alias_step(st, a, v[u].re, v[u].im);
     }
   }
-  sums[c] = st;
+}
+
+template <bool HALF>
+__global__ void __launch_bounds__(ALIAS_SEGMENTS)
+    qpsk_alias_kernel(const char *rows, size_t stride, unsigned C, int64_t s0, int n, int L,
+                      int W, int fresh, const double *mix, double a, qpsk_alias_sums *sums) {
+  __shared__ double red[3][ALIAS_SEGMENTS];
+  __shared__ double last_y[QPSK_ALIAS_POLES][2];
+  const unsigned c = blockIdx.x, k = threadIdx.x;
+  const char *row = (const char *)((uintptr_t)rows + (uintptr_t)c * stride +
+                                   (uintptr_t)s0 * sample_bytes<HALF>()); /* (stream sample s0) */
+  const double f = mix ? mix[c] : 0, tz = mix ? qpsk_mix_turns(f, s0) : 0;
+  const int t0 = (int)min((int64_t)k * L, (int64_t)n), t1 = (int)min((int64_t)t0 + L, (int64_t)n);
+  qpsk_alias_sums st;
+  if (k == 0 && !fresh) {
+    st = sums[c];
+  } else {
+    memset(&st, 0, sizeof st);
+    if (k > 0 && t0 < t1) { /* (t0 >= L >= W: the warm-up lies in the call's samples) */
+      alias_run<HALF>(&st, row, t0 - W, t0, f, tz, mix != NULL, a);
+      st.r[0] = st.r[1] = st.p = 0;
+    }
+  }
+  alias_run<HALF>(&st, row, t0, t1, f, tz, mix != NULL, a);
+  red[0][k] = st.r[0];
+  red[1][k] = st.r[1];
+  red[2][k] = st.p;
+  if (t0 < t1 && t1 == n)
+    for (int j = 0; j < QPSK_ALIAS_POLES; j++) last_y[j][0] = st.y[j][0], last_y[j][1] = st.y[j][1];
+  __syncthreads();
+  for (unsigned h = ALIAS_SEGMENTS / 2; h > 0; h /= 2) {
+    if (k < h)
+      for (int j = 0; j < 3; j++) red[j][k] += red[j][k + h];
+    __syncthreads();
+  }
+  if (k == 0) {
+    qpsk_alias_sums out;
+    for (int j = 0; j < QPSK_ALIAS_POLES; j++) out.y[j][0] = last_y[j][0], out.y[j][1] = last_y[j][1];
+    out.r[0] = red[0][0];
+    out.r[1] = red[1][0];
+    out.p = red[2][0];
+    sums[c] = out;
+  }
+}
+
+/* the samples after which the low-pass's impulse response (QPSK_ALIAS_POLES sections of gain a:
+ * a^P C(k + P - 1, P - 1) (1 - a)^k) and all of it after lie below 1e-20 of its sum (1) */
+static int alias_warmup(double a) {
+  const double p = 1 - a;
+  double term = pow(a, QPSK_ALIAS_POLES); /* k = 0 */
+  for (int k = 0; k < (1 << 20); k++) {
+    const double ratio = p * (k + QPSK_ALIAS_POLES) / (k + 1); /* term(k + 1) / term(k) */
+    if (ratio < 1 && term / (1 - ratio) < 1e-20) return k;
+    term *= ratio;
+  }
+  return 1 << 20;
 }
 
 static prx_status stages_alias(const qpsk_stages *s, const void *rows, size_t row_stride,
                                int64_t s0, size_t n, int fresh, qpsk_alias_sums *sums,
                                cudaStream_t stream) {
   if (!n) return PRX_OK;
-  if (n > INT_MAX || !rows || !sums)
+  if (n > INT_MAX / 2 || !rows || !sums)
     return prx_fail(PRX_ERR_INVALID, "CUDA demodulator stages: alias over %zu samples", n);
-  const unsigned nb = (s->C + ALIAS_THREADS - 1) / ALIAS_THREADS;
   const double a = qpsk_alias_gain(s->sps);
+  const int W = alias_warmup(a);
+  /* segments of L samples, at least the warm-up (fewer segments where the call is short) */
+  int L = (int)((n + ALIAS_SEGMENTS - 1) / ALIAS_SEGMENTS);
+  if (L < W) L = W;
+  if (L < 1) L = 1;
   if (s->cf16)
-    qpsk_alias_kernel<true><<<nb, ALIAS_THREADS, 0, stream>>>((const char *)rows, row_stride, s->C,
-                                                              s0, (int)n, fresh, s->d_mix, a, sums);
+    qpsk_alias_kernel<true><<<s->C, ALIAS_SEGMENTS, 0, stream>>>(
+        (const char *)rows, row_stride, s->C, s0, (int)n, L, W, fresh, s->d_mix, a, sums);
   else
-    qpsk_alias_kernel<false><<<nb, ALIAS_THREADS, 0, stream>>>(
-        (const char *)rows, row_stride, s->C, s0, (int)n, fresh, s->d_mix, a, sums);
+    qpsk_alias_kernel<false><<<s->C, ALIAS_SEGMENTS, 0, stream>>>(
+        (const char *)rows, row_stride, s->C, s0, (int)n, L, W, fresh, s->d_mix, a, sums);
   CK(cudaGetLastError(), "qpsk_alias_kernel launch");
   return PRX_OK;
 }

@@ -224,8 +224,9 @@ typedef struct prx_qpsk_stages_cuda {
   /* The CFO alias test's sums (qpsk_alias.c: qpsk_alias_step, in double, each channel's samples
    * in order) over stream samples s0 .. s0 + n - 1 of every channel's row (the rows as pre takes
    * them; mixed as pre mixes them), added to sums[c] (C records on the device;
-   * fresh: from zero sums, the stream's first samples). One thread a channel: ~0.7 ms at 2^15
-   * samples whatever C, once a stream. */
+   * fresh: from zero sums, the stream's first samples). A block a channel, its threads over
+   * segments of the call's samples, each after the first from a warm-up of the samples before it
+   * (the low-pass's memory, below 1e-20 of its gain): the serial sums to double rounding. */
   prx_status (*alias)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t s0,
                       size_t n, int fresh, qpsk_alias_sums *sums, cudaStream_t stream);
 } prx_qpsk_stages_cuda;
