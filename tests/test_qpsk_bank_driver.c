@@ -61,7 +61,8 @@ static int em_short_tail; /* the case of a stream ending just after two spans */
 static int em_ser;        /* the driver runs the serial passes on the (emulated) GPU */
 static int em_twice;      /* run's stream twice through one bank, a flush between */
 static int em_toggle;     /* the serial passes' side switched after every call */
-static int em_lazy; /* the estimates read after every third call only (and the flush); 2: the flush's only */
+static int em_lazy;       /* the estimates read after every third call only (and the flush); 2: the
+                             flush's only */
 static int em_late;       /* a call's symbols not read and a later call (not the flush) */
 static int em_mixed;      /* LLRs asked for in every other call only (the phase pass moving) */
 static double em_moves;   /* the ring's moves at least (to its buffer's start) the run must make */

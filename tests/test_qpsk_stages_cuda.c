@@ -912,11 +912,11 @@ static void alias_case(double sps, int cf16, int mix, uint64_t seed) {
   st.cf16 = cf16;
   void *d_rows = NULL;
   qpsk_alias_sums *d_sums = NULL;
-  int ok = (!mix || S->mix(&st, f) == PRX_OK) &&
-           cuda_ok(cudaMalloc(&d_rows, ssz * AC * APITCH), "cudaMalloc") &&
-           cuda_ok(cudaMalloc((void **)&d_sums, sizeof got), "cudaMalloc") &&
-           cuda_ok(cudaMemcpy(d_rows, h_rows, ssz * AC * APITCH, cudaMemcpyHostToDevice),
-                   "cudaMemcpy");
+  int ok =
+      (!mix || S->mix(&st, f) == PRX_OK) &&
+      cuda_ok(cudaMalloc(&d_rows, ssz * AC * APITCH), "cudaMalloc") &&
+      cuda_ok(cudaMalloc((void **)&d_sums, sizeof got), "cudaMalloc") &&
+      cuda_ok(cudaMemcpy(d_rows, h_rows, ssz * AC * APITCH, cudaMemcpyHostToDevice), "cudaMemcpy");
   for (int chunked = 0; chunked < 2 && ok; chunked++) {
     cudaMemset(d_sums, 0xff, sizeof got); /* (NaN: a fresh call must not read them) */
     for (size_t s0 = 0, call = 0; s0 < AN && ok; call++) {
@@ -937,8 +937,8 @@ static void alias_case(double sps, int cf16, int mix, uint64_t seed) {
       const double p = ref[c].p, amp = sqrt(p / AN);
       double ey = 0;
       for (int j = 0; j < QPSK_ALIAS_POLES; j++)
-        ey = fmax(ey, fmax(fabs(got[c].y[j][0] - ref[c].y[j][0]),
-                           fabs(got[c].y[j][1] - ref[c].y[j][1])));
+        ey = fmax(
+            ey, fmax(fabs(got[c].y[j][0] - ref[c].y[j][0]), fabs(got[c].y[j][1] - ref[c].y[j][1])));
       const double er = fmax(fabs(got[c].r[0] - ref[c].r[0]), fabs(got[c].r[1] - ref[c].r[1]));
       CHECK(er <= tol * p && fabs(got[c].p - p) <= tol * p && ey <= 10 * tol * amp,
             "alias sums, sps %g, %s, %s, %s, channel %u: lag-one off by %.3g, power by %.3g "

@@ -1714,10 +1714,10 @@ static prx_status stages_x4_rows(const qpsk_stages *s, const qpsk_mf_block *blk,
 
 /* ---- the CFO alias test's measure (qpsk_alias.c): a block a channel, each thread one segment
  * of the call's samples. The low-pass is a recursion, but a short one: its impulse response
- * falls below 1e-20 of its sum within W samples (alias_warmup; 40 at sps 4), so each segment
- * after the first starts from the state that its W samples before give from zero, the same state
- * to below double rounding; the first carries on from the sums' state. The segments' lag-one and
- * power sums are added in a fixed tree (the same sums for the same call), the last one's state
+ * falls below 1e-20 of its sum within W samples (alias_warmup: 35 at sps 4, 47 at 16/3), so each
+ * segment after the first starts from the state that its W samples before give from zero, the same
+ * state to below double rounding; the first carries on from the sums' state. The segments' lag-one
+ * and power sums are added in a fixed tree (the same sums for the same call), the last one's state
  * kept for the next call. ---- */
 #define ALIAS_SEGMENTS 128
 #define ALIAS_BATCH 8
@@ -1740,8 +1740,8 @@ __device__ void alias_run(qpsk_alias_sums *st, const char *row, int t0, int t1, 
 
 template <bool HALF>
 __global__ void __launch_bounds__(ALIAS_SEGMENTS)
-    qpsk_alias_kernel(const char *rows, size_t stride, unsigned C, int64_t s0, int n, int L,
-                      int W, int fresh, const double *mix, double a, qpsk_alias_sums *sums) {
+    qpsk_alias_kernel(const char *rows, size_t stride, unsigned C, int64_t s0, int n, int L, int W,
+                      int fresh, const double *mix, double a, qpsk_alias_sums *sums) {
   __shared__ double red[3][ALIAS_SEGMENTS];
   __shared__ double last_y[QPSK_ALIAS_POLES][2];
   const unsigned c = blockIdx.x, k = threadIdx.x;
@@ -1773,7 +1773,8 @@ __global__ void __launch_bounds__(ALIAS_SEGMENTS)
   }
   if (k == 0) {
     qpsk_alias_sums out;
-    for (int j = 0; j < QPSK_ALIAS_POLES; j++) out.y[j][0] = last_y[j][0], out.y[j][1] = last_y[j][1];
+    for (int j = 0; j < QPSK_ALIAS_POLES; j++)
+      out.y[j][0] = last_y[j][0], out.y[j][1] = last_y[j][1];
     out.r[0] = red[0][0];
     out.r[1] = red[1][0];
     out.p = red[2][0];
