@@ -1257,7 +1257,12 @@ int cmd_rx(int argc, char **argv) {
     }
     cli_timing_phase(&r->tm, "table");
     if (r->rep_f && (r->stats || !r->rx)) {
-      const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");
+      /* "warning" where some carrier's bits may be noise (its warnings), as demod's report */
+      int warned = 0;
+      for (size_t c = 0; r->stats && c < r->n_car; c++) warned |= r->stats[c].demod.warnings != 0;
+      const char *status = rc >= 0  ? (rc == 130 ? "interrupted" : "error")
+                           : warned ? "warning"
+                                    : "ok";
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }

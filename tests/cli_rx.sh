@@ -116,6 +116,22 @@ EOF
 [ "$(awk '$1 == 1 || $1 == 2 {print $8}' "$T/w.txt")" = "$(printf '0.0%%\n0.0%%')" ] ||
   bad "the table's locked column: $(cat "$T/w.txt")"
 
+# carriers told 0.3 Rs and -0.2 Rs off their true frequency (beyond the +-Rs/8 acquisition
+# range: their 4th-power lines alias into it) warn cfo_alias, on standard error too; the one told
+# right does not (the backend AUTO picks: the GPU where there is one)
+"$P" gen -q -o "$T/al.cf32" -s $FS -n $N --carrier f=32000,rs=2400 --carrier f=-48880,rs=2400 \
+  --carrier f=98720,rs=2400 --esn0 20 || bad "gen (aliased) failed"
+"$P" rx -q -i "$T/al.cf32" -s $FS -K 64 --carrier f=32000,rs=2400 --carrier f=-49600,rs=2400 \
+  --carrier f=99200,rs=2400 -o "$T/al" --report "$T/al.json" >/dev/null 2>"$T/al.err" ||
+  bad "rx (aliased) failed"
+pycheck "aliased carriers" <<'EOF'
+r = json.load(open(T + "/al.json"))
+codes = [[w["code"] for w in c["warnings"]] for c in r["carriers"]]
+check(codes[0] == [] and all("cfo_alias" in w for w in codes[1:]), "warnings %s" % codes)
+check(r["status"] == "warning", "status %s" % r["status"])
+check(open(T + "/al.err").read().count("alias of the CFO estimate") == 2, "standard error")
+EOF
+
 # standard input, one thread, small reads: the same bits
 cat "$T/x.cf32" | "$P" rx -q -i - -F cf32 -s $FS "${RX[@]}" -o "$T/b" --threads 1 \
   --read-block 10000 >/dev/null || bad "rx (stdin) failed"
