@@ -1167,13 +1167,19 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   return ok ? -1 : cli_error(CMD, "cannot write the report %s: %s", r->o.report, strerror(errno));
 }
 
+/* how many carriers have demodulator warnings (their bits may be noise) */
+static size_t carriers_warned(const run_state *r) {
+  size_t n = 0;
+  for (size_t c = 0; r->stats && c < r->n_car; c++) n += r->stats[c].demod.warnings != 0;
+  return n;
+}
+
 static void table(const run_state *r, double elapsed) {
   int truth = r->o.truth != NULL;
   printf("%3s %14s %9s %5s %7s %9s %8s %7s %10s", "#", "frequency Hz", "offset Hz", "chan", "Es/N0",
          "CFO Hz", "clk ppm", "locked", "bits");
   if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
   printf("\n");
-  size_t n_warned = 0;
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
     const carrier_out *w = &r->out[c];
@@ -1186,9 +1192,9 @@ static void table(const run_state *r, double elapsed) {
              carrier_ber(w, r->car[c].ambiguity), ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
     /* "locked" counts the blocks with a signal followed at its symbol rate: a warning (timing
      * jumps, non-finite input) says that even those bits may be noise */
-    if (s.demod.warnings) n_warned++;
     printf("%s\n", s.demod.warnings ? "  !" : "");
   }
+  const size_t n_warned = carriers_warned(r);
   if (n_warned)
     printf("! %zu carrier%s with demodulator warnings (standard error, the report's warnings): "
            "their bits may be noise\n",
@@ -1257,12 +1263,10 @@ int cmd_rx(int argc, char **argv) {
     }
     cli_timing_phase(&r->tm, "table");
     if (r->rep_f && (r->stats || !r->rx)) {
-      /* "warning" where some carrier's bits may be noise (its warnings), as demod's report */
-      int warned = 0;
-      for (size_t c = 0; r->stats && c < r->n_car; c++) warned |= r->stats[c].demod.warnings != 0;
-      const char *status = rc >= 0  ? (rc == 130 ? "interrupted" : "error")
-                           : warned ? "warning"
-                                    : "ok";
+      /* "warning" where some carrier's bits may be noise, as demod's report */
+      const char *status = rc >= 0              ? (rc == 130 ? "interrupted" : "error")
+                           : carriers_warned(r) ? "warning"
+                                                : "ok";
       int rc_rep = write_report(r, status, elapsed);
       if (rc < 0) rc = rc_rep;
     }

@@ -560,8 +560,9 @@ int prx_qpsk_bank_gpu_set_serial(prx_qpsk_bank_gpu *g, int on) {
   return on;
 }
 
-void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
-  if (!g) return;
+/* The driver's stream state back to a stream's start (the bank's reset and the end of a
+ * stream); the CFO alias test's sums are not stream state: they go only with the bank's reset. */
+static void stream_state_reset(prx_qpsk_bank_gpu *g) {
   quiesce(g);               /* (a failure shows at the next call's first wait) */
   g->hold = g->end_due = 0; /* (the channels' reset forgets a held flush's reports too) */
   g->ring_base = 0;
@@ -571,9 +572,14 @@ void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
   g->ahead_span = -1;
   g->np = g->np_old = g->nc = 0; /* (the reset forgets them, as the channels' stats) */
   g->ph_dev = 0; /* the channels' phase state, as their reset left it, goes up at the next call */
-  g->al_n = 0;   /* (the channels' reset cleared their sums; the next call measures afresh) */
-  g->al_due = 0;
   if (g->gser) serial_upload(g); /* (a copy's failure shows at the next call's first wait) */
+}
+
+void prx_qpsk_bank_gpu_reset(prx_qpsk_bank_gpu *g) {
+  if (!g) return;
+  stream_state_reset(g);
+  g->al_n = 0; /* (the channels' reset cleared their sums; the next call measures afresh) */
+  g->al_due = 0;
 }
 
 int prx_qpsk_bank_gpu_set_phase(prx_qpsk_bank_gpu *g, int on) {
@@ -959,17 +965,25 @@ static prx_status call_end(prx_qpsk_bank_gpu *g, int flush, void *stream) {
   return flush ? drain(g, stream) : PRX_OK;
 }
 
-static void alias_collect(prx_qpsk_bank_gpu *g);
+/* the CFO alias test's sums, as the last call that added to them left them, into the channels */
+static void alias_collect(prx_qpsk_bank_gpu *g) {
+  if (!g->al_due) return;
+  g->al_due = 0;
+  if (g->ev_al && host_wait(g, g->ev_al)) return; /* (a failure shows at the next call's wait) */
+  for (unsigned c = 0; c < g->C; c++) {
+    prx_qpsk *q = g->bank->ch[c];
+    q->al = g->h_al[c];
+    q->al_n = g->al_n;
+  }
+}
 
 /* The stream's end after a flush: every channel's stream reset, then the driver's. The CFO alias
  * test's sums outlive the stream, as a channel's stats and sums do: into the channels first (the
  * receiver ends its banks' streams before it reads their stats), and no new measure after it. */
 static void end_stream(prx_qpsk_bank_gpu *g) {
   alias_collect(g);
-  const size_t al_n = g->al_n;
   for (size_t c = 0; c < g->C; c++) qpsk_stream_reset(g->bank->ch[c]);
-  prx_qpsk_bank_gpu_reset(g);
-  g->al_n = al_n;
+  stream_state_reset(g);
 }
 
 void prx_qpsk_bank_gpu_hold_end(prx_qpsk_bank_gpu *g) {
@@ -986,18 +1000,6 @@ void prx_qpsk_bank_gpu_end(prx_qpsk_bank_gpu *g) {
 static const void *at_sample(const void *base, int64_t s0, size_t sz) {
   /* the row pointer that puts stream sample s0 at base (address arithmetic, modulo 2^64) */
   return (const void *)((uintptr_t)base - (uintptr_t)s0 * (uintptr_t)sz);
-}
-
-/* the CFO alias test's sums, as the last call that added to them left them, into the channels */
-static void alias_collect(prx_qpsk_bank_gpu *g) {
-  if (!g->al_due) return;
-  g->al_due = 0;
-  if (g->ev_al && host_wait(g, g->ev_al)) return; /* (a failure shows at the next call's wait) */
-  for (unsigned c = 0; c < g->C; c++) {
-    prx_qpsk *q = g->bank->ch[c];
-    q->al = g->h_al[c];
-    q->al_n = g->al_n;
-  }
 }
 
 /* the CFO alias test over the call's chunk, stream samples s0 .. s0 + n - 1 of the rows (as the

@@ -1806,7 +1806,6 @@ static prx_status stages_alias(const qpsk_stages *s, const void *rows, size_t ro
   /* segments of L samples, at least the warm-up (fewer segments where the call is short) */
   int L = (int)((n + ALIAS_SEGMENTS - 1) / ALIAS_SEGMENTS);
   if (L < W) L = W;
-  if (L < 1) L = 1;
   if (s->cf16)
     qpsk_alias_kernel<true><<<s->C, ALIAS_SEGMENTS, 0, stream>>>(
         (const char *)rows, row_stride, s->C, s0, (int)n, L, W, fresh, s->d_mix, a, sums);
