@@ -248,9 +248,9 @@ static uint64_t out_hash(const bench_bufs *b, const qpsk_mf_block *mb, const qps
   return h;
 }
 
-/* FNV-1a of pre_om's outputs (the grid, the input sums and the non-finite counts, every byte)
- * after one launch of pre_om (ng grid values a block): equal under two modules whose pre_om keeps
- * every value */
+/* FNV-1a of pre_om's outputs (the grid: ng bfloat16 pairs a block, 4 bytes each; the input sums
+ * and the non-finite counts, every byte) after one launch of pre_om: equal under two modules
+ * whose pre_om keeps every value */
 static uint64_t pre_hash(const bench_bufs *b, size_t nb, size_t ng) {
   prx_cf32 *g = malloc(nb * ng * sizeof *g);
   double *m = malloc(nb * 4 * sizeof *m);
@@ -260,7 +260,7 @@ static uint64_t pre_hash(const bench_bufs *b, size_t nb, size_t ng) {
       cudaMemcpy(g, b->grid, nb * ng * sizeof *g, cudaMemcpyDeviceToHost) == cudaSuccess &&
       cudaMemcpy(m, b->mom, nb * 4 * sizeof *m, cudaMemcpyDeviceToHost) == cudaSuccess &&
       cudaMemcpy(bad, b->bad, nb * sizeof *bad, cudaMemcpyDeviceToHost) == cudaSuccess) {
-    h = test_fnv1a(h, g, nb * ng * sizeof *g);
+    h = test_fnv1a(h, g, nb * ng * 4);
     h = test_fnv1a(h, m, nb * 4 * sizeof *m);
     h = test_fnv1a(h, bad, nb * sizeof *bad);
   } else {

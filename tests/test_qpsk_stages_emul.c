@@ -508,7 +508,8 @@ static void om_truth(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 
   }
 }
 
-/* x4 on the grid as pre leaves it, each value levelled where it is read (the x4_level kernel) */
+/* x4 on the grid as pre_om leaves it (each value rounded to bfloat16: qpsk_grid_bf16), each
+ * value levelled where it is read (the x4_level kernel) */
 static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_cf32 D, float gain,
                           prx_cf32 *w) {
   const qpsk_mf_timing *tm = &k->tm[t];
@@ -517,7 +518,7 @@ static void emul_x4_level(const stage_case *k, size_t t, const prx_cf32 *z, prx_
     float c[4];
     prx_cf32 v[4];
     qpsk_x4_tap(tm, k->L, QPSK_GM, kk, &g, c);
-    for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(z[g - 1 + i], D, gain);
+    for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(qpsk_grid_bf16(z[g - 1 + i]), D, gain);
     w[kk - tm->k0] = qpsk_x4_one(v, c);
   }
 }
@@ -762,6 +763,7 @@ static void run_case_span(double sps, int cf16, int diff, int mix, unsigned L, d
   double worst_gl = 0, worst_w = 0;
   prx_cf32 *w0 = malloc(k.Lmax * sizeof *w0), *w1 = malloc(k.Lmax * sizeof *w1);
   size_t bit_diff = 0, bits_total = 0, x4_level_differ = 0;
+  double worst_x4_bf16 = 0; /* x4_level on the bfloat16 grid against x4 on om's float grid */
   double worst_fold[3] = {0, 0, 0}, worst_fold_corr = 0, worst_fold_truth = 0;
   double worst_cpu_truth[3] = {0, 0, 0};
   for (unsigned c = 0; c < k.C; c++) {
@@ -815,11 +817,20 @@ static void run_case_span(double sps, int cf16, int diff, int mix, unsigned L, d
         om_compare(&oc, &ot, &ts, &tc, &same);
         if (ts > worst_cpu_truth[dc]) worst_cpu_truth[dc] = ts;
         if (dc == 0 && k.tm[t].k1 > k.tm[t].k0) {
-          /* x4 levelling as it reads against x4 on the levelled grid: the same values */
+          /* x4 levelling as it reads pre_om's bfloat16 grid against x4 on that grid levelled
+           * first: the same values; and against x4 on the float grid levelled by om (the
+           * unfolded path): within the bfloat16 rounding */
           size_t nn = (size_t)(k.tm[t].k1 - k.tm[t].k0);
+          prx_cf32 *gb = malloc(ng * sizeof *gb);
+          for (size_t q = 0; q < ng; q++)
+            gb[q] = qpsk_om_level(qpsk_grid_bf16(g1[q]), k.D[t], k.om_gain[t]);
           emul_x4_level(&k, t, g1, k.D[t], k.om_gain[t], w0);
-          emul_x4(&k, t, gz, w1);
+          emul_x4(&k, t, gb, w1);
           x4_level_differ += memcmp(w0, w1, nn * sizeof *w0) != 0;
+          emul_x4(&k, t, gz, w1);
+          e = test_rel_l2_cf32(w0, w1, nn);
+          if (e > worst_x4_bf16) worst_x4_bf16 = e;
+          free(gb);
         }
         k.D[t] = D0;
         free(gz);
@@ -872,13 +883,19 @@ static void run_case_span(double sps, int cf16, int diff, int mix, unsigned L, d
          bits_total);
   printf("  om folded into pre: sub-block sums %.2e from the CPU's, drift %.2e; DC +10 dB / +20 "
          "dB: %.2e / %.2e from the CPU's, whose own sums are %.2e / %.2e from the float64 truth "
-         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing\n",
+         "(the folded ones %.2e); x4 levelling as it reads: %zu blocks differing, %.2e from x4 "
+         "on om's float grid\n",
          worst_fold[0], worst_fold_corr, worst_fold[1], worst_fold[2], worst_cpu_truth[1],
-         worst_cpu_truth[2], worst_fold_truth, x4_level_differ);
+         worst_cpu_truth[2], worst_fold_truth, x4_level_differ, worst_x4_bf16);
   CHECK(worst_fold[0] < 1e-5, "om folded: sub-block sums differ by %.2e", worst_fold[0]);
   CHECK(worst_fold_corr < 1e-4, "om folded: drift correlations differ by %.2e", worst_fold_corr);
   CHECK(worst_fold_truth < 1e-9, "om folded: %.2e from the float64 truth", worst_fold_truth);
-  CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 after om", x4_level_differ);
+  CHECK(x4_level_differ == 0, "x4_level: %zu blocks differ from x4 on the levelled bfloat16 grid",
+        x4_level_differ);
+  /* bfloat16 keeps 8 bits of each component: 2^-9 relative at most, ~2^-10.5 rms, which the
+   * interpolation and the 4th power (y^4 / |y|^2) carry to the values about threefold */
+  CHECK(worst_x4_bf16 < 1e-2, "x4_level: %.2e from x4 on om's float grid (bfloat16: ~2e-3)",
+        worst_x4_bf16);
   CHECK(worst_om < 1e-5, "om: sub-block sums differ by %.2e", worst_om);
   CHECK(worst_corr < 1e-4, "om: drift correlations differ by %.2e", worst_corr);
   CHECK(worst_gl < 1e-5, "om: levelled grid differs by %.2e", worst_gl);

@@ -10,6 +10,7 @@ extern "C" {
 #include "qpsk_stages_pre.cuh"
 #include "qpsk_stages_window.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -36,6 +37,20 @@ static prx_status cuda_fail(cudaError_t e, const char *what) {
     cudaError_t e_ = (call);                                                                       \
     if (e_ != cudaSuccess) return cuda_fail(e_, what);                                             \
   } while (0)
+
+/* pre_om's grid values as two bfloat16 each (qpsk_stage_math.h, qpsk_bf16_bits: the same
+ * rounding), and a pair of them as one 8-byte word */
+__device__ __forceinline__ __nv_bfloat162 grid_bf(float re, float im) {
+  return __floats2bfloat162_rn(re, im);
+}
+__device__ __forceinline__ uint2 grid_bf_pair(float4 v) {
+  const __nv_bfloat162 a = grid_bf(v.x, v.y), b = grid_bf(v.z, v.w);
+  uint2 o;
+  memcpy(&o.x, &a, 4);
+  memcpy(&o.y, &b, 4);
+  return o;
+}
+__device__ __forceinline__ float2 grid_bf_float(__nv_bfloat162 v) { return __bfloat1622float2(v); }
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
@@ -256,7 +271,7 @@ template <bool OM> __device__ __forceinline__ int unit_tile_slot(int p) {
 template <bool OM, bool VEC>
 __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1], bool have,
                                                prx_cf32 ox, int xk, int ext, int64_t k0, int64_t ng,
-                                               float4 *st, prx_cf32 *gk) {
+                                               float4 *st, void *gk) {
   __syncthreads();
   if (have) {
 #pragma unroll
@@ -275,10 +290,12 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
     float4 *g4 = (float4 *)gk;
     if (OM) {
       /* pair p + STAGE_THREADS lies STAGE_THREADS + STAGE_THREADS / 8 slots after pair p
-       * (unit_tile_slot): the thread's pairs from one base, no slot arithmetic a pair */
+       * (unit_tile_slot): the thread's pairs from one base, no slot arithmetic a pair; each pair
+       * one 8-byte word of bfloat16 */
       const float4 *sp = st + unit_tile_slot<OM>((int)threadIdx.x);
+      uint2 *g2 = (uint2 *)gk;
       for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS, sp += STAGE_THREADS * 9 / 8)
-        g4[p] = *sp;
+        g2[p] = grid_bf_pair(*sp);
     } else {
       for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
     }
@@ -287,7 +304,10 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
     const float2 *st2 = (const float2 *)st;
     for (int x = (int)threadIdx.x; x < n; x += STAGE_THREADS) {
       const float2 v = st2[2 * unit_tile_slot<OM>(x >> 1) + (x & 1)];
-      gk[x] = prx_cf32{v.x, v.y};
+      if (OM)
+        ((__nv_bfloat162 *)gk)[x] = grid_bf(v.x, v.y);
+      else
+        ((prx_cf32 *)gk)[x] = prx_cf32{v.x, v.y};
     }
   }
 }
@@ -298,7 +318,7 @@ template <bool OM> __device__ __forceinline__ int tri_tile_slot(int x) {
 }
 template <bool OM>
 __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], bool have,
-                                              int64_t k0, int64_t ng, float2 *st, prx_cf32 *g) {
+                                              int64_t k0, int64_t ng, float2 *st, void *g) {
   __syncthreads();
   if (have) {
 #pragma unroll
@@ -308,7 +328,12 @@ __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], 
   __syncthreads();
   for (int k = (int)threadIdx.x; k < PRE_SLIDE_OUT3 * STAGE_THREADS; k += STAGE_THREADS) {
     const int64_t gk = k0 + k;
-    if (gk >= 0 && gk < ng) ((float2 *)g)[gk] = st[tri_tile_slot<OM>(k)]; /* 8-byte stores */
+    if (gk < 0 || gk >= ng) continue;
+    const float2 v = st[tri_tile_slot<OM>(k)];
+    if (OM)
+      ((__nv_bfloat162 *)g)[gk] = grid_bf(v.x, v.y); /* 4-byte stores */
+    else
+      ((float2 *)g)[gk] = v; /* 8-byte stores */
   }
 }
 
@@ -474,7 +499,9 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     a.mom[4 * out + 3] = (double)n;
     a.nonfinite[out] = nb;
   }
+  /* the block's grid: floats (pre), or bfloat16 pairs (pre_om: qpsk_bf16_bits) */
   prx_cf32 *g = a.grid + out * (size_t)ng;
+  __nv_bfloat162 *gb = (__nv_bfloat162 *)a.grid + out * (size_t)ng;
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
   const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
@@ -504,10 +531,11 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
        * shared memory, else each thread's own (pre_om: through shared memory either way, its
        * sums from there) */
+      void *gs = OM ? (void *)(gb + it * S) : (void *)(g + it * S);
       if (a.g_vec)
-        pre_stage_unit<OM, true>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, g + it * S);
+        pre_stage_unit<OM, true>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, gs);
       else if (OM)
-        pre_stage_unit<OM, false>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, g + it * S);
+        pre_stage_unit<OM, false>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, gs);
       if (!OM && !a.g_vec) {
         if (have) {
 #pragma unroll
@@ -536,7 +564,14 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       prx_cf32 o[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
       if (base < ng) {
         qpsk_dot4(a.bank, a.ntaps, win, off0 + base, QPSK_PAD4, o);
-        if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
+        if (OM && a.g_vec) { /* ng and base multiples of 4: one 16-byte store of bfloat16 */
+          const uint2 lo = grid_bf_pair(make_float4(o[0].re, o[0].im, o[1].re, o[1].im)),
+                      hi = grid_bf_pair(make_float4(o[2].re, o[2].im, o[3].re, o[3].im));
+          *(uint4 *)(gb + base) = make_uint4(lo.x, lo.y, hi.x, hi.y);
+        } else if (OM) {
+          for (int k = 0; k < 4; k++)
+            if (base + k < ng) gb[base + k] = grid_bf(o[k].re, o[k].im);
+        } else if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
           float4 *g4 = (float4 *)(g + base);
           g4[0] = make_float4(o[0].re, o[0].im, o[1].re, o[1].im);
           g4[1] = make_float4(o[2].re, o[2].im, o[3].re, o[3].im);
@@ -575,7 +610,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
           pre_slide_tri(a.taps, win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3),
                         o);
         const int64_t k0 = (int64_t)it * S - ph;
-        pre_stage_tri<OM>(o, have, k0, ng, win, g);
+        pre_stage_tri<OM>(o, have, k0, ng, win, OM ? (void *)gb : (void *)g);
         if (OM) {
           const int64_t kend = k0 + S < ng ? k0 + S : ng;
           om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend,
@@ -617,7 +652,10 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (k < ng) {
           if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
           o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-          g[k] = o;
+          if (OM)
+            gb[k] = grid_bf(o.re, o.im);
+          else
+            g[k] = o;
           if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
         }
         if (OM)
@@ -1127,8 +1165,9 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
 /* Stage x4. Grid (nblk, C), STAGE_THREADS threads: one thread per owned symbol, the Farrow
  * interpolation of 4 levelled grid values at its run's timing and the 4th power with magnitude
  * weighting (qpsk_stage_math.h), written at its place in the span's sequence. Reads the grid once,
- * writes 8 bytes per symbol. LEVEL: the grid as pre left it, each value read levelled here (less
- * the DC, at unit level: om's arithmetic). A run's grid index g and coefficients (double
+ * writes 8 bytes per symbol. LEVEL: the grid as pre_om left it (bfloat16 pairs:
+ * qpsk_grid_bf16's values), each value read levelled here (less the DC, at unit level: om's
+ * arithmetic). A run's grid index g and coefficients (double
  * arithmetic, qpsk_x4_run_at) serve all its symbols (symbol k of run ka: g + 4 (k - ka)): where the
  * block has at most STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock
  * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
@@ -1157,6 +1196,7 @@ __global__ void __launch_bounds__(STAGE_THREADS)
   const qpsk_mf_timing t = blk[o].t;
   const int64_t ng = 4 * (int64_t)L + 2 * QPSK_GM;
   const prx_cf32 *z = grid + o * (size_t)ng;
+  const __nv_bfloat162 *zb = (const __nv_bfloat162 *)grid + o * (size_t)ng; /* LEVEL */
   prx_cf32 *dst = w + (size_t)c * w_stride + w0[o];
   prx_cf32 D = {0, 0};
   float gain = 1;
@@ -1164,7 +1204,32 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     D = in[o].D;
     gain = in[o].gain;
   }
-  if (STAGE) {
+  if (STAGE && LEVEL) {
+    /* the block's bfloat16 grid into shared memory as floats, X4_STAGE_BATCH 16-byte loads (four
+     * values each; ng a multiple of 4) a thread issued before the first is stored */
+    const uint4 *z4 = (const uint4 *)zb;
+    const unsigned n4 = (unsigned)(ng / 4);
+    for (unsigned i0 = threadIdx.x; i0 < n4; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
+      uint4 b[X4_STAGE_BATCH];
+#pragma unroll
+      for (int u = 0; u < X4_STAGE_BATCH; u++) {
+        const unsigned i = i0 + u * STAGE_THREADS;
+        b[u] = i < n4 ? z4[i] : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < X4_STAGE_BATCH; u++) {
+        const unsigned i = i0 + u * STAGE_THREADS;
+        if (i >= n4) continue;
+        __nv_bfloat162 h[4];
+        memcpy(h, &b[u], sizeof h);
+        const float2 v0 = grid_bf_float(h[0]), v1 = grid_bf_float(h[1]), v2 = grid_bf_float(h[2]),
+                     v3 = grid_bf_float(h[3]);
+        zs4[2 * i] = make_float4(v0.x, v0.y, v1.x, v1.y);
+        zs4[2 * i + 1] = make_float4(v2.x, v2.y, v3.x, v3.y);
+      }
+    }
+    z = (const prx_cf32 *)zs4;
+  } else if (STAGE) {
     /* the block's grid into shared memory, X4_STAGE_BATCH 16-byte loads a thread issued before
      * the first is stored (read after the barrier below) */
     const float4 *z4 = (const float4 *)z;
@@ -1218,7 +1283,12 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     } else
       qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    if (vec && (g & 1))
+    if (LEVEL && !STAGE) {
+      for (int i = 0; i < 4; i++) {
+        const float2 f = grid_bf_float(zb[g - 1 + i]);
+        v[i] = prx_cf32{f.x, f.y};
+      }
+    } else if (vec && (g & 1))
       load4_aligned(z + g - 1, v);
     else
       for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];

@@ -182,8 +182,10 @@ typedef struct prx_qpsk_stages_cuda {
    * block, the sums over its own grid values below grid index g_hi (INT64_MAX while the stream
    * goes on; qpsk_om_in's g_hi when it ends) from which the O&M sums follow once the span's DC
    * and level are known (qpsk_stage_math.h, qpsk_oms_add): omsum, C x nblk x (nsub + 1) x
-   * QPSK_OMS doubles (nsub = L / QPSK_SUB_SYMBOLS as qpsk.c sets it). The grid is left as pre
-   * leaves it (not levelled). */
+   * QPSK_OMS doubles (nsub = L / QPSK_SUB_SYMBOLS as qpsk.c sets it). The grid holds pre's values
+   * (not levelled) as two bfloat16 each (qpsk_stage_math.h, qpsk_bf16_bits: 4 bytes a value, the
+   * first half of the buffer pre fills): x4_level (x4_rows with in) is its only reader; the sums
+   * are taken from the floats. */
   prx_status (*pre_om)(const qpsk_stages *s, const void *rows, size_t row_stride, int64_t b0,
                        int64_t n_total, int64_t g_hi, prx_cf32 *grid, double *mom,
                        unsigned *nonfinite, double *omsum, cudaStream_t stream);
@@ -191,8 +193,8 @@ typedef struct prx_qpsk_stages_cuda {
    * pre_om's): what om gives, to float rounding of the levelled values (qpsk_om_combine) */
   prx_status (*om_sums)(const qpsk_stages *s, int64_t b0, const qpsk_om_in *in, const double *omsum,
                         qpsk_om_out *out, cudaStream_t stream);
-  /* x4 on the grid as pre_om leaves it: each value it reads levelled with in's DC and gain, as
-   * om levels it in place (the same values as x4 after om) */
+  /* x4 on the grid as pre_om leaves it (bfloat16): each value it reads levelled with in's DC and
+   * gain, as om levels it in place (x4's values on qpsk_grid_bf16's grid levelled first) */
   prx_status (*x4_level)(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                          const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                          cudaStream_t stream);
@@ -203,7 +205,8 @@ typedef struct prx_qpsk_stages_cuda {
    * reading each row's first cfo_len points. cfo_fed reads them as x4_rows leaves them; cfo writes
    * them itself (a copy of the windows). */
   prx_status (*cfo_rows)(const qpsk_stages *s, prx_cf32 **rows, size_t *row_stride);
-  /* x4 (in NULL) or x4_level (in given) into w as they write it and, besides, each channel's span
+  /* x4 (in NULL: pre's float grid) or x4_level (in given: pre_om's bfloat16 grid) into w as they
+   * write it and, besides, each channel's span
    * values into rows (cfo_rows'): channel c's value of block j's symbol k at rows + c row_stride +
    * w0[c nblk + j] - w0[c nblk] + (k - k0), those below S (cfo_setup's span): the span's values
    * from the row's point 0, as cfo_fed takes them. The values are those x4 (x4_level) writes. */
