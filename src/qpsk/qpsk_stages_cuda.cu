@@ -25,6 +25,12 @@ extern "C" {
  * s13/gpo5) */
 #define STAGE_PRE_OM_MIN_BLOCKS 6
 #define STAGE_PRE_OM3_MIN_BLOCKS 4
+/* x4 on pre_om's bfloat16 grid (x4_level, x4_rows with in), its block staged as it is (8 kB):
+ * six thread blocks a multiprocessor (40 registers). Uncapped it took 66 registers, three blocks,
+ * 126 us a span; capped, 98-100 against 104-105 for the grid staged widened to floats (16 kB, 48
+ * registers, five blocks). H200, sps 4, 1024 channels: bench/GPU_NOTES.md, twenty-fourth
+ * session. */
+#define STAGE_X4_LEVEL_MIN_BLOCKS 6
 /* the matched filter: five thread blocks per multiprocessor (48 registers; H200,
  * bench/GPU_NOTES.md, s7/gmf: the fastest of four to six for pairs of symbols a thread) */
 #define STAGE_MF_MIN_BLOCKS 5
@@ -1172,18 +1178,18 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
  * block has at most STAGE_THREADS runs (at 512-symbol blocks: runs of 2 symbols or more, a clock
  * offset within 5000 ppm) one thread per run forms them in shared memory, else each symbol forms
  * its own (qpsk_x4_tap); the same values either way. A symbol's four values are two 16-byte loads
- * where they lie 16-byte aligned (the grid aligned, the symbol's g odd: every symbol of the run
- * alike). STAGE (x4_stage_of: a 16-byte aligned grid whose block fits X4_STAGE_MAX bytes): the
- * block's grid is first copied into shared memory by all its threads, its loads issued before the
- * runs are formed, so that the block's reads are in flight from its start rather than after its
- * table; the values and arithmetic are the same. With rows (x4_rows), each value also goes into the
- * CFO stage's row at the value's place from the channel's first block's w0 (those below rows.S), so
- * that cfo_fed need not copy the windows. */
+ * (LEVEL: two 8-byte loads of bfloat16 pairs, widened) where they lie aligned (the grid aligned,
+ * the symbol's g odd: every symbol of the run alike). STAGE (x4_stage_of: a 16-byte aligned grid
+ * whose block fits X4_STAGE_MAX bytes): the block's grid is first copied into shared memory as it
+ * is by all its threads, its loads issued before the runs are formed, so that the block's reads are
+ * in flight from its start rather than after its table; the values and arithmetic are the same.
+ * With rows (x4_rows), each value also goes into the CFO stage's row at the value's place from the
+ * channel's first block's w0 (those below rows.S), so that cfo_fed need not copy the windows. */
 /* the 16-byte loads a thread issues before it stores the first (STAGE): 5 x STAGE_THREADS cover a
  * 512-symbol block's grid of 1028 in one pass */
 #define X4_STAGE_BATCH 5
 template <bool LEVEL, bool STAGE>
-__global__ void __launch_bounds__(STAGE_THREADS)
+__global__ void __launch_bounds__(STAGE_THREADS, LEVEL ? STAGE_X4_LEVEL_MIN_BLOCKS : 1)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
                    cfo_rows_out rows) {
@@ -1205,9 +1211,11 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     gain = in[o].gain;
   }
   if (STAGE && LEVEL) {
-    /* the block's bfloat16 grid into shared memory as floats, X4_STAGE_BATCH 16-byte loads (four
-     * values each; ng a multiple of 4) a thread issued before the first is stored */
+    /* the block's bfloat16 grid into shared memory as it is (4 bytes a value), X4_STAGE_BATCH
+     * 16-byte loads (four values each; ng a multiple of 4) a thread issued before the first is
+     * stored; each symbol widens its four values as it reads them */
     const uint4 *z4 = (const uint4 *)zb;
+    uint4 *zs = (uint4 *)zs4;
     const unsigned n4 = (unsigned)(ng / 4);
     for (unsigned i0 = threadIdx.x; i0 < n4; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
       uint4 b[X4_STAGE_BATCH];
@@ -1219,16 +1227,10 @@ __global__ void __launch_bounds__(STAGE_THREADS)
 #pragma unroll
       for (int u = 0; u < X4_STAGE_BATCH; u++) {
         const unsigned i = i0 + u * STAGE_THREADS;
-        if (i >= n4) continue;
-        __nv_bfloat162 h[4];
-        memcpy(h, &b[u], sizeof h);
-        const float2 v0 = grid_bf_float(h[0]), v1 = grid_bf_float(h[1]), v2 = grid_bf_float(h[2]),
-                     v3 = grid_bf_float(h[3]);
-        zs4[2 * i] = make_float4(v0.x, v0.y, v1.x, v1.y);
-        zs4[2 * i + 1] = make_float4(v2.x, v2.y, v3.x, v3.y);
+        if (i < n4) zs[i] = b[u];
       }
     }
-    z = (const prx_cf32 *)zs4;
+    zb = (const __nv_bfloat162 *)zs4;
   } else if (STAGE) {
     /* the block's grid into shared memory, X4_STAGE_BATCH 16-byte loads a thread issued before
      * the first is stored (read after the barrier below) */
@@ -1283,9 +1285,20 @@ __global__ void __launch_bounds__(STAGE_THREADS)
     } else
       qpsk_x4_tap(&t, L, QPSK_GM, k, &g, cf);
     prx_cf32 v[4];
-    if (LEVEL && !STAGE) {
+    if (LEVEL) {
+      /* the four bfloat16 values, as two 8-byte loads from the staged block where they lie on 8
+       * bytes (g odd: every symbol of the run alike) */
+      __nv_bfloat162 h[4];
+      const __nv_bfloat162 *p = zb + (g - 1);
+      if (STAGE && (g & 1)) {
+        const uint2 a = ((const uint2 *)p)[0], b = ((const uint2 *)p)[1];
+        memcpy(h, &a, sizeof a);
+        memcpy(h + 2, &b, sizeof b);
+      } else {
+        for (int i = 0; i < 4; i++) h[i] = p[i];
+      }
       for (int i = 0; i < 4; i++) {
-        const float2 f = grid_bf_float(zb[g - 1 + i]);
+        const float2 f = grid_bf_float(h[i]);
         v[i] = prx_cf32{f.x, f.y};
       }
     } else if (vec && (g & 1))
@@ -1701,15 +1714,16 @@ static prx_status stages_om_sums(const qpsk_stages *s, int64_t b0, const qpsk_om
 /* x4's launch over the blocks of every channel (LEVEL: in given), the grid staged in shared
  * memory where x4_stage_of allows (16 kB a block at 512-symbol blocks) */
 #define X4_STAGE_MAX (32 * 1024)
-static size_t x4_stage_of(const qpsk_stages *s, const prx_cf32 *grid) {
-  const size_t bytes = (4 * (size_t)s->L + 2 * QPSK_GM) * sizeof(prx_cf32);
+static size_t x4_stage_of(const qpsk_stages *s, const prx_cf32 *grid, bool level) {
+  /* pre_om's grid (level) 4 bytes a value, pre's 8 */
+  const size_t bytes = (4 * (size_t)s->L + 2 * QPSK_GM) * (level ? 4 : sizeof(prx_cf32));
   return ((uintptr_t)grid & 15) == 0 && bytes <= X4_STAGE_MAX ? bytes : 0;
 }
 static prx_status x4_launch(const qpsk_stages *s, const qpsk_mf_block *blk, const int64_t *w0,
                             const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w,
                             size_t w_stride, cfo_rows_out r, cudaStream_t stream) {
   const dim3 g(s->nblk, s->C);
-  const size_t sm = x4_stage_of(s, grid);
+  const size_t sm = x4_stage_of(s, grid, in != NULL);
   if (in && sm)
     qpsk_x4_kernel<true, true>
         <<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
