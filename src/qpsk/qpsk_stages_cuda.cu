@@ -1188,6 +1188,23 @@ __device__ __forceinline__ void load4_aligned(const prx_cf32 *p, prx_cf32 v[4]) 
 /* the 16-byte loads a thread issues before it stores the first (STAGE): 5 x STAGE_THREADS cover a
  * 512-symbol block's grid of 1028 in one pass */
 #define X4_STAGE_BATCH 5
+/* n 16-byte words from src into shared memory at dst by the thread block, X4_STAGE_BATCH loads a
+ * thread issued before the first is stored (read after a barrier) */
+__device__ __forceinline__ void stage_words(const uint4 *src, uint4 *dst, unsigned n) {
+  for (unsigned i0 = threadIdx.x; i0 < n; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
+    uint4 b[X4_STAGE_BATCH];
+#pragma unroll
+    for (int u = 0; u < X4_STAGE_BATCH; u++) {
+      const unsigned i = i0 + u * STAGE_THREADS;
+      b[u] = i < n ? src[i] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < X4_STAGE_BATCH; u++) {
+      const unsigned i = i0 + u * STAGE_THREADS;
+      if (i < n) dst[i] = b[u];
+    }
+  }
+}
 template <bool LEVEL, bool STAGE>
 __global__ void __launch_bounds__(STAGE_THREADS, LEVEL ? STAGE_X4_LEVEL_MIN_BLOCKS : 1)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
@@ -1210,46 +1227,15 @@ __global__ void __launch_bounds__(STAGE_THREADS, LEVEL ? STAGE_X4_LEVEL_MIN_BLOC
     D = in[o].D;
     gain = in[o].gain;
   }
-  if (STAGE && LEVEL) {
-    /* the block's bfloat16 grid into shared memory as it is (4 bytes a value), X4_STAGE_BATCH
-     * 16-byte loads (four values each; ng a multiple of 4) a thread issued before the first is
-     * stored; each symbol widens its four values as it reads them */
-    const uint4 *z4 = (const uint4 *)zb;
-    uint4 *zs = (uint4 *)zs4;
-    const unsigned n4 = (unsigned)(ng / 4);
-    for (unsigned i0 = threadIdx.x; i0 < n4; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
-      uint4 b[X4_STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < X4_STAGE_BATCH; u++) {
-        const unsigned i = i0 + u * STAGE_THREADS;
-        b[u] = i < n4 ? z4[i] : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int u = 0; u < X4_STAGE_BATCH; u++) {
-        const unsigned i = i0 + u * STAGE_THREADS;
-        if (i < n4) zs[i] = b[u];
-      }
-    }
-    zb = (const __nv_bfloat162 *)zs4;
-  } else if (STAGE) {
-    /* the block's grid into shared memory, X4_STAGE_BATCH 16-byte loads a thread issued before
-     * the first is stored (read after the barrier below) */
-    const float4 *z4 = (const float4 *)z;
-    const unsigned n4 = (unsigned)(ng / 2);
-    for (unsigned i0 = threadIdx.x; i0 < n4; i0 += X4_STAGE_BATCH * STAGE_THREADS) {
-      float4 b[X4_STAGE_BATCH];
-#pragma unroll
-      for (int u = 0; u < X4_STAGE_BATCH; u++) {
-        const unsigned i = i0 + u * STAGE_THREADS;
-        b[u] = i < n4 ? z4[i] : make_float4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int u = 0; u < X4_STAGE_BATCH; u++) {
-        const unsigned i = i0 + u * STAGE_THREADS;
-        if (i < n4) zs4[i] = b[u];
-      }
-    }
-    z = (const prx_cf32 *)zs4;
+  if (STAGE) {
+    /* the block's grid into shared memory as it is (pre_om's bfloat16 pairs: 4 bytes a value,
+     * each symbol widening its four as it reads them; pre's floats: 8) */
+    stage_words(LEVEL ? (const uint4 *)zb : (const uint4 *)z, (uint4 *)zs4,
+                (unsigned)(ng * (LEVEL ? 4 : 8) / 16));
+    if (LEVEL)
+      zb = (const __nv_bfloat162 *)zs4;
+    else
+      z = (const prx_cf32 *)zs4;
   }
   const int64_t n = t.k1 - t.k0, R = qpsk_x4_run_len(&t);
   const bool table = n <= R * STAGE_THREADS; /* (the same for the whole thread block) */
