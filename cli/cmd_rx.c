@@ -65,6 +65,8 @@ static void usage(FILE *f) {
       "                       6.5536 Msps, K = 1024) and receive those that fit, as\n"
       "                       differential (with --carrier: those listed, then the others\n"
       "                       found); the report lists what was found\n"
+      "      --detect-min-esn0 DB  the weakest carrier --detect reports, Es/N0 in dB\n"
+      "                       (default 8; below ~5 dB a carrier's bits are mostly errors)\n"
       "  -o, --output DIR     the directory of the outputs (made if missing): cN.bits for the\n"
       "                       N-th carrier (in the order given), one byte 0/1 per bit\n"
       "      --bits packed    8 bits per byte instead (first bit in the MSB)\n"
@@ -107,6 +109,7 @@ typedef struct {
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
   int read_block_set;                    /* --read-block given */
+  double detect_min_esn0;                /* --detect-min-esn0, NAN: the detector's default */
   int devices[PRX_RX_MULTI_MAX_WORKERS]; /* --devices (all: every GPU) */
   size_t n_devices;
   unsigned long workers; /* --workers */
@@ -140,6 +143,7 @@ static int parse_args(int argc, char **argv, options *o) {
   }
   o->taps = 14;
   o->read_block = READ_BLOCK;
+  o->detect_min_esn0 = NAN;
   enum {
     OPT_CARRIER = 256,
     OPT_BITS,
@@ -150,6 +154,7 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_TAPS,
     OPT_READBLOCK,
     OPT_DETECT,
+    OPT_DETECT_MIN,
     OPT_IQ,
     OPT_DEVICES,
     OPT_WORKERS
@@ -171,6 +176,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"threads", required_argument, 0, 't'},
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"detect", no_argument, 0, OPT_DETECT},
+      {"detect-min-esn0", required_argument, 0, OPT_DETECT_MIN},
       {"iq", no_argument, 0, OPT_IQ},
       {"devices", required_argument, 0, OPT_DEVICES},
       {"workers", required_argument, 0, OPT_WORKERS},
@@ -210,6 +216,11 @@ static int parse_args(int argc, char **argv, options *o) {
       break;
     case OPT_LLR: o->llr = 1; break;
     case OPT_DETECT: o->detect = 1; break;
+    case OPT_DETECT_MIN:
+      if (cli_parse_eng(a, &o->detect_min_esn0) || o->detect_min_esn0 < -10 ||
+          o->detect_min_esn0 > 60)
+        return cli_bad_value(CMD, "--detect-min-esn0", a, "Es/N0 in dB (-10..60)");
+      break;
     case OPT_IQ: o->iq = 1; break;
     case OPT_TRUTH: o->truth = a; break;
     case OPT_REPORT: o->report = a; break;
@@ -248,6 +259,8 @@ static int parse_args(int argc, char **argv, options *o) {
   if (!o->n_car && !o->detect)
     return cli_usage_error(CMD, "no carrier: give --carrier f=OFFSET,rs=RATE for each carrier, "
                                 "or --detect");
+  if (!o->detect && !isnan(o->detect_min_esn0))
+    return cli_usage_error(CMD, "--detect-min-esn0 without --detect");
   if (o->detect && o->truth)
     return cli_usage_error(CMD, "--truth needs the carriers listed in the generator's order, not "
                                 "--detect");
@@ -289,6 +302,7 @@ typedef struct run_state {
   size_t n_car;      /* listed, then detected */
   const char **spec; /* per carrier: its --carrier text, or what detection made of it */
   char **spec_made;  /* the texts made for detected carriers (owned) */
+  double detect_min; /* --detect: the weakest Es/N0 (dB) the detector reported */
   /* --detect: what was found, and whether each is received (else why not) */
   prx_detect_carrier *found;
   size_t n_found;
@@ -527,6 +541,8 @@ static int detect_carriers(run_state *r) {
   prx_detect_config dc = prx_detect_config_default();
   dc.sample_rate = r->in.sample_rate;
   dc.threads = (int)r->o.threads;
+  if (!isnan(r->o.detect_min_esn0)) dc.min_esn0_db = r->o.detect_min_esn0;
+  r->detect_min = dc.min_esn0_db;
   /* carriers down to 1/16 of the spacing (32 samples per symbol in a channel), so that the
    * detector's span (800 symbols of the slowest) stays within seconds at any K */
   dc.min_symbol_rate = fmax(r->in.sample_rate / 8192, r->in.sample_rate / r->o.K / 16);
@@ -591,8 +607,11 @@ static int detect_carriers(run_state *r) {
     snprintf(r->found_why[i], sizeof r->found_why[i], "received as carrier %zu", c);
   }
   if (!r->o.quiet)
-    fprintf(stderr, "polyrx %s: --detect: %zu carrier%s found in %zu samples, %zu received\n", CMD,
-            r->n_found, r->n_found == 1 ? "" : "s", r->pre_n, r->n_car - r->o.n_car);
+    fprintf(stderr,
+            "polyrx %s: --detect: %zu carrier%s at Es/N0 %g dB or more found in %zu samples, %zu "
+            "received\n",
+            CMD, r->n_found, r->n_found == 1 ? "" : "s", dc.min_esn0_db, r->pre_n,
+            r->n_car - r->o.n_car);
   return -1;
 }
 
@@ -1136,6 +1155,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
       cJSON_AddItemToArray(det, o);
     }
     cli_json_num(root, "detect_samples", (double)r->pre_n);
+    cli_json_num(root, "detect_min_esn0_db", r->detect_min);
   }
   uint64_t samples;
   double t_chan, t_demod;

@@ -223,6 +223,23 @@ EOF
   2>"$T/err" || bad "rx --detect (noise) failed: $(cat "$T/err")"
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["detected"] != [] or r["carriers"] != [])' \
   "$T/n.json" || bad "--detect in pure noise found: $(head -c 2000 "$T/n.json")"
+# --detect-min-esn0: the 8 dB carrier (C3, -160 kHz) reported under a limit of 5 dB and not under
+# 12, nothing below the limit, the limit in the report
+for lim in 5 12; do
+  "$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --detect --detect-min-esn0 $lim -o "$T/d$lim" \
+    --report "$T/d$lim.json" >/dev/null 2>"$T/err" ||
+    bad "rx --detect --detect-min-esn0 $lim failed: $(cat "$T/err")"
+done
+pycheck --detect-min-esn0 <<'EOF'
+for lim, want in ((5, 1), (12, 0)):
+    r = json.load(open("%s/d%d.json" % (T, lim)))
+    det = r["detected"]
+    check(r["detect_min_esn0_db"] == lim, "limit %d: report says %s" % (lim, r["detect_min_esn0_db"]))
+    weak = [d for d in det if abs(d["offset_hz"] + 160000) < 0.05 * 2400]
+    check(len(weak) == want, "limit %d: the 8 dB carrier found %d times: %s" % (lim, len(weak), det))
+    check(all(d["esn0_db"] >= lim for d in det), "limit %d: weaker ones reported: %s" % (lim, det))
+    check(len([d for d in det if d["esn0_db"] >= 12]) == 3, "limit %d: the strong ones: %s" % (lim, det))
+EOF
 
 # bad carrier specifications: one line, exit 2
 expect_usage() { # WORDS -- ARGS...
@@ -241,6 +258,8 @@ expect_usage "symbol rate is missing" --carrier f=1k
 expect_usage "not for rx" --carrier f=1k,rs=2400,power=3
 expect_usage "no carrier"
 expect_usage "-K" --carrier rs=2400 -K 63
+expect_usage "without --detect" --carrier f=0,rs=2400 --detect-min-esn0 5
+expect_usage "Es/N0 in dB" --detect --detect-min-esn0 loud
 # no sample rate for raw input: a usage error too
 "$P" rx -q -i "$T/x.cf32" -K 64 --carrier f=0,rs=2400 -o "$T/e" >/dev/null 2>"$T/err"
 rc=$?
