@@ -7,6 +7,8 @@
 #include "../dsp/rrc.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qpsk_simd.h"
@@ -21,6 +23,54 @@ static unsigned exact_phases(double r) {
     if (fabs(rq - nearbyint(rq)) < 1e-9 * (1 + rq)) return cand[k];
   }
   return 0;
+}
+
+/* The tap tables designed in this process, shared: a bank's C channels (a receiver's every
+ * carrier of one rate) are C demodulators of one configuration, each of which would design the
+ * same tables (the matched filter's at sps 16/3: 256 phases x 68 taps, ~17000 RRC values with
+ * their sines and cosines: `polyrx rx` with 1024 carriers spent ~0.35 s of its 0.44 s making the
+ * receiver on designing and faulting in 142 MB of identical tables). The first design of a set of
+ * parameters is kept with a count of its users and freed with the last; the values are those
+ * the design gives, whoever made it. */
+typedef struct fir_table {
+  struct fir_table *next;
+  double sps, beta, span_sym, r, scale;
+  size_t users;
+  float *bank;
+} fir_table;
+static fir_table *fir_tables;
+static pthread_mutex_t fir_tables_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* the table of f's shape for these parameters, designed here where none is kept; NULL: no
+ * memory. Called with fir_tables_lock held. */
+static const float *fir_table_take(const qpsk_fir *f, double sps, double beta, double span_sym,
+                                   double r, double scale) {
+  for (fir_table *t = fir_tables; t; t = t->next)
+    if (t->sps == sps && t->beta == beta && t->span_sym == span_sym && t->r == r &&
+        t->scale == scale) {
+      t->users++;
+      return t->bank;
+    }
+  fir_table *t = calloc(1, sizeof *t);
+  float *bank = prx_alloc((size_t)f->Q * 2 * f->ntaps, sizeof(float));
+  if (!t || !bank) {
+    free(t);
+    prx_free(bank);
+    return NULL;
+  }
+  const double H = span_sym * sps / 2; /* half-length in input samples */
+  for (unsigned j = 0; j < f->Q; j++) {
+    float *row = bank + (size_t)j * 2 * f->ntaps;
+    for (unsigned l = 0; l < f->ntaps; l++) {
+      double d = (double)j / f->Q + f->c - (double)l;
+      float v = fabs(d) <= H + 1e-9 ? (float)(scale * prx_rrc_pulse(d / sps, beta)) : 0.0f;
+      row[2 * l] = v;
+      row[2 * l + 1] = v;
+    }
+  }
+  *t = (fir_table){fir_tables, sps, beta, span_sym, r, scale, 1, bank};
+  fir_tables = t;
+  return bank;
 }
 
 prx_status qpsk_fir_init(qpsk_fir *f, double sps, double beta, double span_sym, double r,
@@ -39,24 +89,29 @@ prx_status qpsk_fir_init(qpsk_fir *f, double sps, double beta, double span_sym, 
   f->c = (int)ceil(H);
   unsigned nt = 2u * (unsigned)f->c + 2u;
   f->ntaps = (nt + 3u) & ~3u;
-  f->bank = prx_alloc((size_t)f->Q * 2 * f->ntaps, sizeof(float));
+  pthread_mutex_lock(&fir_tables_lock);
+  f->bank = fir_table_take(f, sps, beta, span_sym, r, scale);
+  pthread_mutex_unlock(&fir_tables_lock);
   if (!f->bank)
     return prx_fail(PRX_ERR_NOMEM, "cannot allocate the matched-filter bank (%u x %u)", f->Q,
                     f->ntaps);
-  for (unsigned j = 0; j < f->Q; j++) {
-    float *row = f->bank + (size_t)j * 2 * f->ntaps;
-    for (unsigned l = 0; l < f->ntaps; l++) {
-      double d = (double)j / f->Q + f->c - (double)l;
-      float v = fabs(d) <= H + 1e-9 ? (float)(scale * prx_rrc_pulse(d / sps, beta)) : 0.0f;
-      row[2 * l] = v;
-      row[2 * l + 1] = v;
-    }
-  }
   return PRX_OK;
 }
 
 void qpsk_fir_free(qpsk_fir *f) {
-  prx_free(f->bank);
+  if (!f->bank) return;
+  pthread_mutex_lock(&fir_tables_lock);
+  for (fir_table **p = &fir_tables; *p; p = &(*p)->next)
+    if ((*p)->bank == f->bank) {
+      fir_table *t = *p;
+      if (--t->users == 0) {
+        *p = t->next;
+        prx_free(t->bank);
+        free(t);
+      }
+      break;
+    }
+  pthread_mutex_unlock(&fir_tables_lock);
   f->bank = NULL;
 }
 

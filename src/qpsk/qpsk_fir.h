@@ -18,18 +18,21 @@
 #include <stdint.h>
 
 typedef struct {
-  double r;       /* input samples per output */
-  int64_t rq;     /* r * Q when it is an integer (exact positions), else -1 */
-  unsigned Q;     /* phases */
-  int c;          /* output at i + j/Q reads x[i - c .. i - c + ntaps - 1] */
-  unsigned ntaps; /* taps per phase, a multiple of 4 (zero padded) */
-  float *bank;    /* Q rows of 2 * ntaps floats: tap l stored twice (2l, 2l+1) to multiply
-                     interleaved re/im directly */
+  double r;          /* input samples per output */
+  int64_t rq;        /* r * Q when it is an integer (exact positions), else -1 */
+  unsigned Q;        /* phases */
+  int c;             /* output at i + j/Q reads x[i - c .. i - c + ntaps - 1] */
+  unsigned ntaps;    /* taps per phase, a multiple of 4 (zero padded) */
+  const float *bank; /* Q rows of 2 * ntaps floats: tap l stored twice (2l, 2l+1) to multiply
+                        interleaved re/im directly; shared by every filter of the same design
+                        (qpsk_fir_init) */
 } qpsk_fir;
 
 /* Designs the bank for an RRC of roll-off beta truncated to span_sym symbols, scaled by scale,
  * for a grid of step r; r = 0 makes a bank for arbitrary positions (qpsk_fir_run_at) of Q phases,
- * Q sps >= 1024 (16 <= Q <= 256), so positions round to at most 1/2048 symbol. */
+ * Q sps >= 1024 (16 <= Q <= 256), so positions round to at most 1/2048 symbol. A design made
+ * before with the same parameters (and not yet freed by all its users) is shared, not made again.
+ * Thread-safe. */
 prx_status qpsk_fir_init(qpsk_fir *f, double sps, double beta, double span_sym, double r,
                          double scale);
 void qpsk_fir_free(qpsk_fir *f);
