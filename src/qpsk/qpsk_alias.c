@@ -55,10 +55,13 @@ static double expected_angle(double c, double beta, double sps, double a) {
     const double x = -half + (i + 0.5) * (2 * half / N), ax = fabs(x);
     const double s = ax <= flat ? 1 : 0.5 * (1 + cos(M_PI / beta * (ax - flat)));
     const double w = 2 * M_PI * (c + x) / sps;
-    const double h = a * a / (1 - 2 * (1 - a) * cos(w) + (1 - a) * (1 - a));
-    const double g = s * pow(h, QPSK_ALIAS_POLES);
-    sr += g * cos(w);
-    si += g * sin(w);
+    double sw, cw;
+    sincos(w, &sw, &cw);
+    const double h = a * a / (1 - 2 * (1 - a) * cw + (1 - a) * (1 - a));
+    double g = s; /* s h^QPSK_ALIAS_POLES, by products (pow's cost a term) */
+    for (int k = 0; k < QPSK_ALIAS_POLES; k++) g *= h;
+    sr += g * cw;
+    si += g * sw;
   }
   return atan2(si, sr);
 }
