@@ -302,7 +302,6 @@ typedef struct run_state {
   size_t n_car;      /* listed, then detected */
   const char **spec; /* per carrier: its --carrier text, or what detection made of it */
   char **spec_made;  /* the texts made for detected carriers (owned) */
-  double detect_min; /* --detect: the weakest Es/N0 (dB) the detector reported */
   /* --detect: what was found, and whether each is received (else why not) */
   prx_detect_carrier *found;
   size_t n_found;
@@ -534,6 +533,11 @@ static int listed_carriers(run_state *r) {
   return -1;
 }
 
+/* the weakest Es/N0 (dB) --detect reports: --detect-min-esn0, else the detector's default */
+static double detect_min_esn0(const options *o) {
+  return isnan(o->detect_min_esn0) ? prx_detect_config_default().min_esn0_db : o->detect_min_esn0;
+}
+
 /* --detect: reads the samples the detector needs (kept for the receiver), finds the carriers
  * and appends those the receiver can take (differential decoding assumed; a listed carrier
  * within a symbol rate of a found one stands for it). */
@@ -541,8 +545,7 @@ static int detect_carriers(run_state *r) {
   prx_detect_config dc = prx_detect_config_default();
   dc.sample_rate = r->in.sample_rate;
   dc.threads = (int)r->o.threads;
-  if (!isnan(r->o.detect_min_esn0)) dc.min_esn0_db = r->o.detect_min_esn0;
-  r->detect_min = dc.min_esn0_db;
+  dc.min_esn0_db = detect_min_esn0(&r->o);
   /* carriers down to 1/16 of the spacing (32 samples per symbol in a channel), so that the
    * detector's span (800 symbols of the slowest) stays within seconds at any K */
   dc.min_symbol_rate = fmax(r->in.sample_rate / 8192, r->in.sample_rate / r->o.K / 16);
@@ -1155,7 +1158,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
       cJSON_AddItemToArray(det, o);
     }
     cli_json_num(root, "detect_samples", (double)r->pre_n);
-    cli_json_num(root, "detect_min_esn0_db", r->detect_min);
+    cli_json_num(root, "detect_min_esn0_db", detect_min_esn0(&r->o));
   }
   uint64_t samples;
   double t_chan, t_demod;

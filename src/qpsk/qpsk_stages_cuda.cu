@@ -293,7 +293,6 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
   const int64_t left = ng - k0, cap = PRE_SLIDE_OUT1 * STAGE_THREADS + ext;
   if (VEC) {
     const int np = (int)((left < cap ? left : cap) / 2);
-    float4 *g4 = (float4 *)gk;
     if (OM) {
       /* pair p + STAGE_THREADS lies STAGE_THREADS + STAGE_THREADS / 8 slots after pair p
        * (unit_tile_slot): the thread's pairs from one base, no slot arithmetic a pair; each pair
@@ -303,6 +302,7 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
       for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS, sp += STAGE_THREADS * 9 / 8)
         g2[p] = grid_bf_pair(*sp);
     } else {
+      float4 *g4 = (float4 *)gk;
       for (int p = (int)threadIdx.x; p < np; p += STAGE_THREADS) g4[p] = st[unit_tile_slot<OM>(p)];
     }
   } else {
