@@ -44,21 +44,43 @@ void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n) {
   q->al_n += n;
 }
 
-/* the lag-one angle a carrier at c (cycles a symbol) would give through the low-pass: the angle
- * of the sum over its band of its spectrum (the RRC's: a raised cosine of roll-off beta), the
- * low-pass's power response and exp(j 2 pi nu / sps) */
-static double expected_angle(double c, double beta, double sps, double a) {
-  const int N = 256;
+/* The carrier's band as the expected angles sum it: ALIAS_POINTS points x across it (cycles a
+ * symbol), each with the RRC's spectrum there (a raised cosine of roll-off beta) and its turn
+ * exp(j 2 pi x / sps) a sample. They do not depend on the candidate: a candidate at c turns them
+ * all by exp(j 2 pi c / sps). Made once per thread and configuration (alias_band_of): a
+ * receiver's 1024 carriers share one configuration, and their verdicts took 5 candidates x 256
+ * points of cos and sincos each (13 of the 20 ms of `polyrx rx`'s table phase on the VM). */
+#define ALIAS_POINTS 256
+typedef struct {
+  double beta, sps;
+  double s[ALIAS_POINTS], er[ALIAS_POINTS], ei[ALIAS_POINTS];
+} alias_band;
+
+static const alias_band *alias_band_of(double beta, double sps) {
+  static _Thread_local alias_band b;
+  if (b.beta == beta && b.sps == sps) return &b;
   const double half = 0.5 * (1 + beta), flat = 0.5 * (1 - beta);
+  for (int i = 0; i < ALIAS_POINTS; i++) {
+    const double x = -half + (i + 0.5) * (2 * half / ALIAS_POINTS), ax = fabs(x);
+    b.s[i] = ax <= flat ? 1 : 0.5 * (1 + cos(M_PI / beta * (ax - flat)));
+    sincos(2 * M_PI * x / sps, &b.ei[i], &b.er[i]);
+  }
+  b.beta = beta;
+  b.sps = sps;
+  return &b;
+}
+
+/* the lag-one angle a carrier at c (cycles a symbol) would give through the low-pass: the angle
+ * of the sum over its band of its spectrum, the low-pass's power response and exp(j 2 pi nu /
+ * sps) */
+static double expected_angle(const alias_band *b, double c, double a) {
+  double sc, cc;
+  sincos(2 * M_PI * c / b->sps, &sc, &cc);
   double sr = 0, si = 0;
-  for (int i = 0; i < N; i++) {
-    const double x = -half + (i + 0.5) * (2 * half / N), ax = fabs(x);
-    const double s = ax <= flat ? 1 : 0.5 * (1 + cos(M_PI / beta * (ax - flat)));
-    const double w = 2 * M_PI * (c + x) / sps;
-    double sw, cw;
-    sincos(w, &sw, &cw);
+  for (int i = 0; i < ALIAS_POINTS; i++) {
+    const double cw = b->er[i] * cc - b->ei[i] * sc, sw = b->er[i] * sc + b->ei[i] * cc;
     const double h = a * a / (1 - 2 * (1 - a) * cw + (1 - a) * (1 - a));
-    double g = s; /* s h^QPSK_ALIAS_POLES, by products (pow's cost a term) */
+    double g = b->s[i]; /* s h^QPSK_ALIAS_POLES, by products (pow's cost a term) */
     for (int k = 0; k < QPSK_ALIAS_POLES; k++) g *= h;
     sr += g * cw;
     si += g * sw;
@@ -77,13 +99,14 @@ int qpsk_alias_suspect(const prx_qpsk *q, double f_est) {
    * edges pull the measure towards 0, the side of f_est (the candidate nearest 0): a missed
    * alias at low Es/N0, never a false one; a strong neighbour whose band reaches into the
    * carrier's pulls it part of the way (an equal one 1.2 Rs away: a quarter) */
-  const double th0 = expected_angle(f_est, beta, q->sps, a);
+  const alias_band *band = alias_band_of(beta, q->sps);
+  const double th0 = expected_angle(band, f_est, a);
   int best = 0;
   double best_d = fabs(remainder(phi - th0, 2 * M_PI)), best_th = th0;
   for (int k = -QPSK_ALIAS_K; k <= QPSK_ALIAS_K; k++) {
     const double c = f_est + 0.25 * k;
     if (k == 0 || fabs(c) > 0.5 * q->sps) continue; /* (outside the input's band) */
-    const double th = expected_angle(c, beta, q->sps, a);
+    const double th = expected_angle(band, c, a);
     const double d = fabs(remainder(phi - th, 2 * M_PI));
     if (d < best_d) {
       best_d = d;
