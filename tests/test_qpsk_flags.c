@@ -380,6 +380,53 @@ static void symbol_rate(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_SYMBOL_RATE) != NULL, "no text for symbol_rate");
 }
 
+/* A reset forgets the weak-carrier test's counts: a demodulator that first ran a stream at its
+ * symbol rate (every CFO span with a symbol-timing line), then was reset and given a signal at
+ * twice that rate, warns symbol_rate as a fresh one does. (Before the reset cleared the spans'
+ * timing count, the first stream's spans counted in the second's: no warning; a receiver kept by
+ * `polyrx serve` warned weak_signal where a fresh one warned symbol_rate.) */
+static void reset_forgets(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 77);
+  tcase right = base_case(&rng, 20), wrong = base_case(&rng, 20);
+  right.sps = 4;
+  wrong.sps = 8;
+  size_t n1 = tcase_length(&right, 3 * 8192 * 4), n2 = tcase_length(&wrong, 3 * 8192 * 4);
+  uint8_t *r1 = NULL, *r2 = NULL;
+  size_t m1 = 0, m2 = 0;
+  prx_cf32 *x1 = tcase_make(&right, n1, &r1, &m1), *x2 = tcase_make(&wrong, n2, &r2, &m2);
+  tcase told = right; /* both demodulated as sps 4 */
+  prx_qpsk_config qc = tcase_demod_config(&told, 1);
+  prx_qpsk *kept = NULL, *fresh = NULL;
+  CHECK(x1 && x2 && prx_qpsk_create(&qc, &kept) == PRX_OK && prx_qpsk_create(&qc, &fresh) == PRX_OK,
+        "create: %s", prx_last_error());
+  prx_qpsk_stats a, b;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  if (kept && fresh) {
+    size_t nb = 0;
+    free(tcase_demod(kept, x1, n1, NULL, 0, &nb, NULL));
+    prx_qpsk_get_stats(kept, &a);
+    CHECK(a.warnings == 0, "the stream at its rate: warnings %#x", a.warnings);
+    prx_qpsk_reset(kept);
+    free(tcase_demod(kept, x2, n2, NULL, 0, &nb, NULL));
+    free(tcase_demod(fresh, x2, n2, NULL, 0, &nb, NULL));
+    prx_qpsk_get_stats(kept, &a);
+    prx_qpsk_get_stats(fresh, &b);
+  }
+  printf("after a reset: warnings %#x, fresh %#x\n", a.warnings, b.warnings);
+  CHECK(a.warnings == b.warnings && (b.warnings & PRX_QPSK_WARN_SYMBOL_RATE),
+        "after a reset: warnings %#x, a fresh demodulator's %#x", a.warnings, b.warnings);
+  CHECK(a.blocks == b.blocks && a.symbols == b.symbols, "after a reset: %llu blocks, fresh %llu",
+        (unsigned long long)a.blocks, (unsigned long long)b.blocks);
+  prx_qpsk_destroy(kept);
+  prx_qpsk_destroy(fresh);
+  free(x1);
+  free(x2);
+  free(r1);
+  free(r2);
+}
+
 static void esn0_summary(void) {
   test_rng rng;
   test_rng_seed(&rng, 73);
@@ -523,6 +570,7 @@ int main(void) {
   weak_signal();
   cfo_alias();
   symbol_rate();
+  reset_forgets();
   esn0_summary();
   levels();
   nonfinite();

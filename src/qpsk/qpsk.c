@@ -173,7 +173,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   reset_stream(q);
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
-  q->wk_spans = q->wk_lines = 0;
+  q->wk_spans = q->wk_lines = q->wk_timings = 0; /* (reset_stream closed the open span) */
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
