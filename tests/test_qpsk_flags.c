@@ -380,51 +380,79 @@ static void symbol_rate(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_SYMBOL_RATE) != NULL, "no text for symbol_rate");
 }
 
-/* A reset forgets the weak-carrier test's counts: a demodulator that first ran a stream at its
- * symbol rate (every CFO span with a symbol-timing line), then was reset and given a signal at
- * twice that rate, warns symbol_rate as a fresh one does. (Before the reset cleared the spans'
- * timing count, the first stream's spans counted in the second's: no warning; a receiver kept by
- * `polyrx serve` warned weak_signal where a fresh one warned symbol_rate.) */
+/* the stats of a demodulator reset after another stream against a fresh one's: every field */
+static int same_stats(const prx_qpsk_stats *a, const prx_qpsk_stats *b) {
+  return a->samples == b->samples && a->symbols == b->symbols &&
+         a->data_symbols == b->data_symbols && a->blocks == b->blocks &&
+         a->blocks_no_signal == b->blocks_no_signal &&
+         a->blocks_clock_range == b->blocks_clock_range &&
+         a->blocks_timing_jump == b->blocks_timing_jump && a->nonfinite == b->nonfinite &&
+         a->frame_offset == b->frame_offset && a->blocks_locked == b->blocks_locked &&
+         a->warnings == b->warnings && !memcmp(&a->esn0_db, &b->esn0_db, sizeof a->esn0_db) &&
+         !memcmp(&a->cfo_hz, &b->cfo_hz, sizeof a->cfo_hz) &&
+         !memcmp(&a->cfo_min_hz, &b->cfo_min_hz, sizeof a->cfo_min_hz) &&
+         !memcmp(&a->cfo_max_hz, &b->cfo_max_hz, sizeof a->cfo_max_hz) &&
+         !memcmp(&a->clock_ppm, &b->clock_ppm, sizeof a->clock_ppm);
+}
+
+/* A reset forgets the stream before: a demodulator that ran one stream, was reset and was given
+ * another gives the second the bits and stats (warnings included) a fresh one gives. The pairs:
+ * a stream at the demodulator's symbol rate (every CFO span with a symbol-timing line) then a
+ * signal at half that rate (warning symbol_rate: before the reset cleared the spans' timing
+ * count, the first stream's spans counted in the second's, and no warning came; a receiver kept
+ * by `polyrx serve` warned weak_signal where a fresh one warned symbol_rate), the reverse, and a
+ * strong stream then a weak one (1 dB). */
 static void reset_forgets(void) {
   test_rng rng;
   test_rng_seed(&rng, 77);
-  tcase right = base_case(&rng, 20), wrong = base_case(&rng, 20);
-  right.sps = 4;
-  wrong.sps = 8;
-  size_t n1 = tcase_length(&right, 3 * 8192 * 4), n2 = tcase_length(&wrong, 3 * 8192 * 4);
-  uint8_t *r1 = NULL, *r2 = NULL;
-  size_t m1 = 0, m2 = 0;
-  prx_cf32 *x1 = tcase_make(&right, n1, &r1, &m1), *x2 = tcase_make(&wrong, n2, &r2, &m2);
-  tcase told = right; /* both demodulated as sps 4 */
-  prx_qpsk_config qc = tcase_demod_config(&told, 1);
-  prx_qpsk *kept = NULL, *fresh = NULL;
-  CHECK(x1 && x2 && prx_qpsk_create(&qc, &kept) == PRX_OK && prx_qpsk_create(&qc, &fresh) == PRX_OK,
-        "create: %s", prx_last_error());
-  prx_qpsk_stats a, b;
-  memset(&a, 0, sizeof a);
-  memset(&b, 0, sizeof b);
-  if (kept && fresh) {
-    size_t nb = 0;
-    free(tcase_demod(kept, x1, n1, NULL, 0, &nb, NULL));
-    prx_qpsk_get_stats(kept, &a);
-    CHECK(a.warnings == 0, "the stream at its rate: warnings %#x", a.warnings);
-    prx_qpsk_reset(kept);
-    free(tcase_demod(kept, x2, n2, NULL, 0, &nb, NULL));
-    free(tcase_demod(fresh, x2, n2, NULL, 0, &nb, NULL));
-    prx_qpsk_get_stats(kept, &a);
-    prx_qpsk_get_stats(fresh, &b);
+  const double sps1[] = {4, 8, 4}, sps2[] = {8, 4, 4}, db1[] = {20, 20, 20}, db2[] = {20, 20, 1};
+  const unsigned want[] = {PRX_QPSK_WARN_SYMBOL_RATE, 0, PRX_QPSK_WARN_WEAK_SIGNAL};
+  for (int i = 0; i < 3; i++) {
+    tcase first = base_case(&rng, db1[i]), second = base_case(&rng, db2[i]);
+    first.sps = sps1[i];
+    second.sps = sps2[i];
+    size_t n1 = tcase_length(&first, 3 * 8192 * 4), n2 = tcase_length(&second, 3 * 8192 * 4);
+    uint8_t *r1 = NULL, *r2 = NULL;
+    size_t m1 = 0, m2 = 0;
+    prx_cf32 *x1 = tcase_make(&first, n1, &r1, &m1), *x2 = tcase_make(&second, n2, &r2, &m2);
+    tcase told = first;
+    told.sps = 4; /* the rate the demodulators are told */
+    prx_qpsk_config qc = tcase_demod_config(&told, 1);
+    prx_qpsk *kept = NULL, *fresh = NULL;
+    CHECK(x1 && x2 && prx_qpsk_create(&qc, &kept) == PRX_OK &&
+              prx_qpsk_create(&qc, &fresh) == PRX_OK,
+          "create: %s", prx_last_error());
+    prx_qpsk_stats a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    size_t na = 0, nb = 0;
+    uint8_t *ba = NULL, *bb = NULL;
+    if (kept && fresh) {
+      free(tcase_demod(kept, x1, n1, NULL, 0, &na, NULL));
+      prx_qpsk_reset(kept);
+      ba = tcase_demod(kept, x2, n2, NULL, 0, &na, NULL);
+      bb = tcase_demod(fresh, x2, n2, NULL, 0, &nb, NULL);
+      prx_qpsk_get_stats(kept, &a);
+      prx_qpsk_get_stats(fresh, &b);
+    }
+    printf("sps %g %g dB, reset, sps %g %g dB: warnings %#x, fresh %#x\n", sps1[i], db1[i], sps2[i],
+           db2[i], a.warnings, b.warnings);
+    CHECK(same_stats(&a, &b) && b.warnings == want[i],
+          "pair %d after a reset: warnings %#x, %llu blocks (%llu no signal), Es/N0 %.3f; a fresh "
+          "demodulator's %#x (want %#x), %llu (%llu), %.3f",
+          i, a.warnings, (unsigned long long)a.blocks, (unsigned long long)a.blocks_no_signal,
+          a.esn0_db, b.warnings, want[i], (unsigned long long)b.blocks,
+          (unsigned long long)b.blocks_no_signal, b.esn0_db);
+    CHECK(ba && bb && na == nb && memcmp(ba, bb, na) == 0, "pair %d after a reset: other bits", i);
+    free(ba);
+    free(bb);
+    prx_qpsk_destroy(kept);
+    prx_qpsk_destroy(fresh);
+    free(x1);
+    free(x2);
+    free(r1);
+    free(r2);
   }
-  printf("after a reset: warnings %#x, fresh %#x\n", a.warnings, b.warnings);
-  CHECK(a.warnings == b.warnings && (b.warnings & PRX_QPSK_WARN_SYMBOL_RATE),
-        "after a reset: warnings %#x, a fresh demodulator's %#x", a.warnings, b.warnings);
-  CHECK(a.blocks == b.blocks && a.symbols == b.symbols, "after a reset: %llu blocks, fresh %llu",
-        (unsigned long long)a.blocks, (unsigned long long)b.blocks);
-  prx_qpsk_destroy(kept);
-  prx_qpsk_destroy(fresh);
-  free(x1);
-  free(x2);
-  free(r1);
-  free(r2);
 }
 
 static void esn0_summary(void) {
