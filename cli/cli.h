@@ -314,6 +314,21 @@ int cli_pipe_run(const char *cmd, const prx_pipe_config *c, const char *compute_
 /* A count from the environment (the tests' and measurements' knobs: POLYRX_READERS, ...):
  * variable name's value as an integer clamped to lo..hi, or dflt where it is unset or empty. */
 int cli_env_int(const char *name, int lo, int hi, int dflt);
+
+/* The descriptors of a command's output files (descriptors.c). cli_open_descriptors: those open
+ * now (the input, standard streams, a GPU driver's few dozen), counted in /proc/self/fd where
+ * there is one, else 16. cli_raise_open_files: raises the soft RLIMIT_NOFILE to `need` where it
+ * is lower and the hard limit allows; 0 when `need` files can be open at once (or the limits are
+ * unknown), else -1; *cur and *max (each may be NULL) the limits found (max 0: unlimited).
+ * cli_reserve_descriptors: raises the limit so and grows the process's descriptor table to hold
+ * `need` at once (at most 65536), to be called while the process has one thread: a table that
+ * grows as files are opened one after the other grows in steps (256, 512, 1024, ...), and in a
+ * process with threads each step waits for an RCU grace period (the kernel's expand_fdtable):
+ * 9-16 ms a step on the 2-core VM, 46 ms for 1100 files there and 100 ms and more on the 16-core
+ * GPU host, against 0.7 ms without other threads. A failure costs only that time. */
+size_t cli_open_descriptors(void);
+int cli_raise_open_files(size_t need, unsigned long long *cur, unsigned long long *max);
+void cli_reserve_descriptors(size_t need);
 /* Several reader threads (src/pipeline's read_at) for a regular-file input where the compute
  * stage leaves the host's cores to the readers (gpu set: the CUDA backends): one thread reads a
  * file in the page cache at 5-7 GB/s, a GPU takes 55. Sets c's read_at (over r, after

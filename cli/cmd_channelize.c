@@ -364,65 +364,29 @@ static int make_dirs(const char *path, int *created) {
   return rc;
 }
 
-/* Descriptors open now (the input, standard streams, and those of a GPU driver, which holds a
- * few dozen): counted in /proc/self/fd where there is one, else a margin of 16. */
-static size_t open_descriptors(void) {
-  DIR *d = opendir("/proc/self/fd");
-  if (!d) return 16;
-  size_t n = 0;
-  while (readdir(d)) n++;
-  closedir(d);
-  return n; /* ".", ".." and the directory's own descriptor: a margin of 3 */
-}
-
-/* Raises the soft RLIMIT_NOFILE to `need` where it is lower and the hard limit allows; 0 when
- * `need` files can be open at once (or the limits are unknown), else -1 with *rl the limits. */
-static int raise_open_files(size_t need, struct rlimit *rl) {
-  if (getrlimit(RLIMIT_NOFILE, rl) != 0) return 0; /* unknown: try anyway */
-  if (rl->rlim_cur == RLIM_INFINITY || rl->rlim_cur >= need) return 0;
-  if (rl->rlim_max != RLIM_INFINITY && rl->rlim_max < need) return -1;
-  struct rlimit up = {.rlim_cur = need, .rlim_max = rl->rlim_max};
-  return setrlimit(RLIMIT_NOFILE, &up) == 0 ? 0 : -1;
-}
-
-/* Makes sure `need` files can be open at once (raise_open_files), else says why not. */
+/* Makes sure `need` files can be open at once (cli_raise_open_files), else says why not. */
 static int ensure_open_files(size_t need, size_t n_channels) {
-  struct rlimit rl;
-  if (!raise_open_files(need, &rl)) return 0;
+  unsigned long long cur = 0, max = 0;
+  if (!cli_raise_open_files(need, &cur, &max)) return 0;
   return cli_error(CMD,
                    "writing %zu channels needs %zu open files, but the limit is %llu (hard "
                    "limit %llu): select fewer channels with --channels, or raise the hard limit "
                    "(ulimit -Hn)",
-                   n_channels, need, (unsigned long long)rl.rlim_cur,
-                   rl.rlim_max == RLIM_INFINITY ? 0ull : (unsigned long long)rl.rlim_max);
+                   n_channels, need, cur, max);
 }
-
-#define RESERVE_MAX 65536 /* descriptors reserve_descriptors makes room for at most */
 
 /* Grows the process's descriptor table to hold the recordings' data files now, before any
  * thread exists (the input's map, the CUDA runtime's start, the channelizer's workers, the
- * pipeline): a table that grows as the data files are opened one after the other grows in 5
- * steps for 1024 files, and in a process with threads each step waits for an RCU grace period
- * (the kernel's expand_fdtable): 46 ms for 1100 files on the 2-core VM against 0.7 ms without
- * other threads, 100 ms and more on the 16-core GPU host. The outputs are counted from the
- * options (K, or the --channels list), the writers as 64 at most. Raises the soft RLIMIT_NOFILE
- * where it can (raise_open_files); a failure costs only that time (ensure_open_files reports
- * what matters). */
+ * pipeline; cli_reserve_descriptors says why). The outputs are counted from the options (K, or
+ * the --channels list), the writers as 64 at most. */
 static void reserve_descriptors(const options *o) {
   if (o->to_stdout) return;
   size_t n = o->K, listed = 0;
   unsigned *list = NULL;
   if (o->channels && !prx_chan_parse_list(o->channels, (unsigned)o->K, &list, &listed)) n = listed;
   free(list);
-  size_t need = open_descriptors() + 2 * n + 64 + 40; /* data and metadata (open_outputs) */
-  struct rlimit rl;
-  if (need > RESERVE_MAX) return;
-  raise_open_files(need, &rl);
-  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)need - 1); /* the table grows at once to hold it */
-  if (high >= 0) close(high);
-  close(fd);
+  /* data and metadata (open_outputs) */
+  cli_reserve_descriptors(cli_open_descriptors() + 2 * n + 64 + 40);
 }
 
 /* The C library's heaps grow and shrink HEAP_PAD at a time instead of a few pages: glibc grows
@@ -1323,7 +1287,7 @@ static int open_outputs(run_state *r) {
     return cli_error(CMD, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
   /* those open now, the metadata files written at close (one per writer) and a margin, plus
    * one data file per channel */
-  size_t need = open_descriptors() + r->n_sel + r->n_writers + 8;
+  size_t need = cli_open_descriptors() + r->n_sel + r->n_writers + 8;
   if (ensure_open_files(need, r->n_sel)) return 1;
   /* in a directory made just now no output can be the input or another file, unless a path of
    * another kind is given (--report, --occupancy, -o NAME.sigmf): the check (a stat and a link
@@ -1353,8 +1317,7 @@ static int open_outputs(run_state *r) {
    * limit allows one more descriptor a recording (prx_sigmf_writer_prepare_meta): not at the end,
    * where 1024 recordings finish in series (~8 us each on the 16-core GPU host's tmpfs); an
    * opener on the main thread would make them before the stream instead (2-core VM: +5 ms) */
-  struct rlimit rl;
-  r->meta_ahead = r->open_threaded && raise_open_files(need + r->n_sel, &rl) == 0;
+  r->meta_ahead = r->open_threaded && cli_raise_open_files(need + r->n_sel, NULL, NULL) == 0;
   r->op = calloc((size_t)r->n_openers, sizeof *r->op);
   if (!r->op) return cli_error(CMD, "out of memory");
   for (int i = 0; i < r->n_openers; i++) {

@@ -823,6 +823,13 @@ static void close_carrier(run_state *r, size_t c) {
   k->bits = k->llr = k->truth = NULL;
 }
 
+/* The descriptors the outputs of n carriers hold at once, beside those open now: each carrier's
+ * bits, LLRs, truth and IQ recording (its metadata written at the close), and a margin for the
+ * report, the readers' and what opens later (a GPU driver's few dozen where it has not started). */
+static size_t descriptors_for(const options *o, size_t n, size_t margin) {
+  return cli_open_descriptors() + n * (1 + !!o->llr + !!o->truth + 2 * !!o->iq) + margin;
+}
+
 /* The carriers' files created (and the truth files opened): -1, or the exit code after the first
  * failure's line in carrier order. */
 static int open_files(run_state *r) {
@@ -891,6 +898,14 @@ static int open_outputs(run_state *r) {
   for (size_t i = 0; i < 2 * n; i++) free(iq_names[i]);
   free(iq_names);
   if (rc >= 0) return rc;
+  unsigned long long cur = 0, max = 0;
+  size_t need = descriptors_for(o, n, 16);
+  if (cli_raise_open_files(need, &cur, &max))
+    return cli_error(CMD,
+                     "receiving %zu carriers needs %zu open files, but the limit is %llu (hard "
+                     "limit %llu): receive fewer carriers at once, or raise the hard limit "
+                     "(ulimit -Hn)",
+                     n, need, cur, max);
   if ((rc = open_files(r)) >= 0) return rc;
   for (size_t c = 0; o->iq && c < n; c++) {
     carrier_out *k = &r->out[c];
@@ -1255,6 +1270,10 @@ int cmd_rx(int argc, char **argv) {
   int rc = parse_args(argc, argv, &r->o);
   if (rc > 0) rc = 2; /* every error of the arguments is a usage error */
   if (rc < 0) cli_hold_stop_signals();
+  /* while this is the process's only thread (cli_reserve_descriptors): the carriers listed, or
+   * with --detect as many as it may find */
+  if (rc < 0)
+    cli_reserve_descriptors(descriptors_for(&r->o, r->o.detect ? MAX_CARRIERS : r->o.n_car, 64));
   if (rc < 0) rc = setup(r);
   cli_warm_cuda_end(r->warm, r->warming);
   cli_timing_phase(&r->tm, "cuda");

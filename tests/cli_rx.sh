@@ -241,6 +241,24 @@ for lim, want in ((5, 1), (12, 0)):
     check(len([d for d in det if d["esn0_db"] >= 12]) == 3, "limit %d: the strong ones: %s" % (lim, det))
 EOF
 
+# many carriers against the open-file limit: a soft limit below what 48 carriers' bits and LLRs
+# need is raised to it (the same bits as without the limit); a hard limit below it is one clear
+# line and exit 1, before any output
+head -c $((8 * 204800)) "$T/x.cf32" >"$T/short.cf32"
+MANY=()
+for i in $(seq -24 23); do MANY+=(--carrier "f=$((i * 6400)),rs=2400,diff"); done
+"$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" --llr -o "$T/many0" >/dev/null 2>&1 ||
+  bad "rx of 48 carriers failed"
+(ulimit -Sn 40 && "$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" --llr -o "$T/many1" \
+  >/dev/null 2>"$T/err") || bad "rx of 48 carriers under a soft limit of 40: $(tail -1 "$T/err")"
+diff -rq "$T/many0" "$T/many1" >/dev/null || bad "rx of 48 carriers: other bits under a soft limit"
+(ulimit -n 40 && "$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" -o "$T/many2" \
+  >/dev/null 2>"$T/err")
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "needs .* open files, but the limit is 40" "$T/err" &&
+  [ -z "$(ls -A "$T/many2" 2>/dev/null)" ] ||
+  bad "rx of 48 carriers under a hard limit of 40: exit $rc, $(cat "$T/err"), $(ls "$T/many2" 2>/dev/null | wc -l) files"
+
 # bad carrier specifications: one line, exit 2
 expect_usage() { # WORDS -- ARGS...
   local want=$1
