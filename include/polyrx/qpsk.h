@@ -254,7 +254,15 @@ enum {
   /* most blocks had a signal, but most CFO spans (two at least) showed no symbol-timing (O&M)
    * line at the given symbol rate: a signal at another rate (twice or half of it: sampled at the
    * wrong rate, its symbols still look like QPSK, so its blocks are not flagged), its bits wrong */
-  PRX_QPSK_WARN_SYMBOL_RATE = 64
+  PRX_QPSK_WARN_SYMBOL_RATE = 64,
+  /* a strong signal the blocks cannot follow: some blocks (a twentieth of them, two at least)
+   * had no signal of their own though their moments (M2M4) put them above 10 dB Es/N0, where a
+   * QPSK block always shows its 4th-power line: the phase moves within a block (a frequency
+   * that drifts faster than the CFO spans follow: from ~10 Hz/s at 12 kBd with spans of 8192
+   * symbols; phase noise) or the signal is not QPSK (8PSK, ...). Those blocks' bits are noise.
+   * Instead of PRX_QPSK_WARN_NO_SIGNAL (and weak_signal, symbol_rate) where such blocks are most
+   * of those without a signal */
+  PRX_QPSK_WARN_UNLOCKED = 128
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

@@ -174,6 +174,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
   q->wk_spans = q->wk_lines = q->wk_timings = 0; /* (reset_stream closed the open span) */
+  q->blk_unlocked = 0;
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
@@ -569,7 +570,14 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   unsigned w = 0;
   uint64_t spans, lines, timings;
   qpsk_weak_counts(q, &spans, &lines, &timings);
-  if (2 * q->stats.blocks_no_signal > q->stats.blocks) {
+  /* strong blocks without a signal (PRX_QPSK_WARN_UNLOCKED): most of those without one, or a
+   * twentieth of all blocks beside a signal that the others show */
+  const uint64_t unl = q->blk_unlocked;
+  const int unlocked_most = unl >= 2 && 2 * unl > q->stats.blocks_no_signal;
+  if (unl >= 2 && 20 * unl >= q->stats.blocks) w |= PRX_QPSK_WARN_UNLOCKED;
+  if (2 * q->stats.blocks_no_signal > q->stats.blocks && unlocked_most) {
+    w |= PRX_QPSK_WARN_UNLOCKED; /* not "no signal": a strong one, not followed */
+  } else if (2 * q->stats.blocks_no_signal > q->stats.blocks) {
     /* most blocks show no line of their own: a weak carrier where most CFO spans (two at least)
      * show it over their blocks together and have a symbol-timing line, a carrier at another
      * symbol rate where they show the 4th-power line but no timing line, else no carrier */
@@ -594,6 +602,11 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   switch (warning) {
   case PRX_QPSK_WARN_NO_SIGNAL:
     return "most of the input had no QPSK signal at this symbol rate (its bits are noise)";
+  case PRX_QPSK_WARN_UNLOCKED:
+    return "some blocks hold a strong signal (Es/N0 above 10 dB by its moments) without the "
+           "4th-power line of QPSK: its phase moves within a block (a frequency drifting faster "
+           "than the CFO spans follow: try a shorter --cfo-span; phase noise) or it is not QPSK; "
+           "those blocks' bits are noise";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "

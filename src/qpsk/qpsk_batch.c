@@ -540,6 +540,11 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   st->blocks++;
   st->nonfinite += bk->nonfinite;
   st->blocks_no_signal += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) != 0;
+  /* a full block without a signal whose symbols carry the span's power (not a gap: a gap's
+   * near-constant remainder has M2M4's 60 dB at 1e-4 of it) at a strong Es/N0 by their moments */
+  q->blk_unlocked += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L &&
+                     e.esn0_db > QPSK_UNLOCKED_ESN0_DB &&
+                     bk->sig_own + bk->noise_own > QPSK_UNLOCKED_POWER;
   st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
   st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;
   st->blocks_locked += !(bk->flags & (PRX_QPSK_BLOCK_NO_SIGNAL | PRX_QPSK_BLOCK_CLOCK_RANGE));

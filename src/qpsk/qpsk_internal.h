@@ -223,6 +223,9 @@ struct prx_qpsk {
   unsigned wk_n;
   int wk_timing; /* the open span's symbol-timing line (qpsk_span.line) */
   uint64_t wk_spans, wk_lines, wk_timings;
+  /* the blocks flagged without a signal whose own M2M4 Es/N0 is above QPSK_UNLOCKED_ESN0_DB
+   * (PRX_QPSK_WARN_UNLOCKED) */
+  uint64_t blk_unlocked;
   /* the CFO alias test (qpsk_alias.c): on or not, the samples measured and their sums (a bank on
    * the CUDA driver measures on the device and sets them: qpsk_bank_gpu.c) */
   int al_on;
@@ -289,6 +292,15 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * those with a symbol-timing line (qpsk_span.line: a signal at twice or half the symbol rate
  * shows its blocks' 4th-power line but no timing line), the open span included. */
 #define QPSK_WEAK_LINE 2.0
+
+/* PRX_QPSK_WARN_UNLOCKED: a full block flagged without a signal whose own M2M4 Es/N0 is above
+ * this is a strong signal the block could not follow: QPSK shows its 4th-power line in a block
+ * of 256 symbols from ~4 dB, and noise alone reaches ~5 dB by M2M4 at 3 sigma over 512 symbols
+ * (-14 dB its median) */
+#define QPSK_UNLOCKED_ESN0_DB 10.0
+/* ... and whose symbols' power (the span's level made 1) is above this: a block in a gap of
+ * zeros keeps a near-constant remainder, 60 dB by M2M4 at ~1e-4 of the span's power */
+#define QPSK_UNLOCKED_POWER 0.1
 
 /* The CFO alias test (qpsk_alias.c): the input's first QPSK_ALIAS_SAMPLES samples since create or
  * reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on the
