@@ -343,6 +343,44 @@ static void cfo_alias(void) {
           c.esn0_db, r.st.warnings, ber);
     result_free(&r);
   }
+  /* a carrier in the range beside a much stronger neighbour outside its band (1.6 Rs up 20 dB,
+   * 1.9 Rs down 30 dB, 2.4 Rs up 30 dB at sps 8): no alias, its bits right (the measure through
+   * four sections at 1 Rs called most of these an alias) */
+  const double nf[] = {1.6, -1.9, 2.4}, ndb[] = {20, 30, 30}, nsps[] = {4, 4, 8};
+  for (int i = 0; i < 3; i++) {
+    tcase c = base_case(&rng, 20), nb = base_case(&rng, 20);
+    c.sps = nb.sps = nsps[i];
+    c.cfo = 0.05;
+    nb.cfo = nf[i];
+    nb.noise = 0;
+    nb.seed = 99;
+    const float amp = (float)pow(10, ndb[i] / 20);
+    size_t n = tcase_length(&c, 3 * 8192 * (size_t)c.sps), nref = 0, nref2 = 0, nbits = 0;
+    uint8_t *ref = NULL, *ref2 = NULL;
+    prx_cf32 *x = tcase_make(&c, n, &ref, &nref), *y = tcase_make(&nb, n, &ref2, &nref2);
+    for (size_t k = 0; x && y && k < n; k++) {
+      x[k].re += amp * y[k].re;
+      x[k].im += amp * y[k].im;
+    }
+    prx_qpsk_config qc = tcase_demod_config(&c, 1);
+    prx_qpsk *q = NULL;
+    CHECK(x && y && prx_qpsk_create(&qc, &q) == PRX_OK, "create: %s", prx_last_error());
+    uint8_t *bits = q ? tcase_demod(q, x, n, NULL, 0, &nbits, NULL) : NULL;
+    prx_qpsk_stats st;
+    memset(&st, 0, sizeof st);
+    if (q) prx_qpsk_get_stats(q, &st);
+    const long e = bits ? tcase_errors(&c, bits, nbits, ref, nref) : -1;
+    printf("a neighbour %+g dB at %+g Rs (sps %g): warnings %#x, %ld errors\n", ndb[i], nf[i],
+           nsps[i], st.warnings, e);
+    CHECK(!(st.warnings & PRX_QPSK_WARN_CFO_ALIAS) && e >= 0 && e < (long)nref / 1000,
+          "a neighbour %+g dB at %+g Rs: warnings %#x, %ld errors", ndb[i], nf[i], st.warnings, e);
+    prx_qpsk_destroy(q);
+    free(bits);
+    free(x);
+    free(y);
+    free(ref);
+    free(ref2);
+  }
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_CFO_ALIAS) != NULL, "no text for cfo_alias");
 }
 

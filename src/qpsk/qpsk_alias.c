@@ -12,7 +12,7 @@
  * a real positive lag-one term) and a DC further towards 0, never away from it. So a carrier
  * within the range is measured between 0 and its estimate's angle, an alias near its own angle
  * unless noise pulls it in (a missed alias at low Es/N0, never a false one). The first
- * QPSK_ALIAS_SAMPLES samples since create or reset are measured: 0.17 ms of work. */
+ * qpsk_alias_len(sps) samples since create or reset are measured: ~0.5 ms of work at sps 4. */
 #include "qpsk_bank_internal.h"
 #include "qpsk_internal.h"
 
@@ -29,8 +29,9 @@ void qpsk_alias_start(prx_qpsk *q) {
 void qpsk_alias_off(prx_qpsk *q) { q->al_on = 0; }
 
 void qpsk_alias_add(prx_qpsk *q, const void *in, size_t n) {
-  if (!q->al_on || q->al_n >= QPSK_ALIAS_SAMPLES) return;
-  if (n > QPSK_ALIAS_SAMPLES - q->al_n) n = QPSK_ALIAS_SAMPLES - q->al_n;
+  const size_t len = qpsk_alias_len(q->sps);
+  if (!q->al_on || q->al_n >= len) return;
+  if (n > len - q->al_n) n = len - q->al_n;
   const size_t ss = prx_format_size(q->cfg.in_format);
   const double a = qpsk_alias_gain(q->sps);
   qpsk_alias_sums s = q->al;
@@ -89,7 +90,7 @@ static double expected_angle(const alias_band *b, double c, double a) {
 }
 
 int qpsk_alias_suspect(const prx_qpsk *q, double f_est) {
-  if (!q->al_on || q->al_n < QPSK_ALIAS_MIN || !(q->al.p > 0) || !isfinite(f_est)) return 0;
+  if (!q->al_on || q->al_n < qpsk_alias_min(q->sps) || !(q->al.p > 0) || !isfinite(f_est)) return 0;
   const double phi = atan2(q->al.r[1], q->al.r[0]);
   const double a = qpsk_alias_gain(q->sps);
   const double beta = q->cfg.rolloff > 0.01 ? q->cfg.rolloff : 0.01;

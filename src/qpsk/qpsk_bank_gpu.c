@@ -222,11 +222,12 @@ struct prx_qpsk_bank_gpu {
   int c_flush;
   const prx_qpsk_bank_out *c_out;
   /* the CFO alias test (qpsk_alias.c) on the device: each channel's sums over its first
-   * QPSK_ALIAS_SAMPLES samples since create or reset (the stage kernels' alias entry, in the calls
+   * qpsk_alias_len(sps) samples since create or reset (the stage kernels' alias entry, in the calls
    * that bring them), copied back after each such call (ev_al after the copy) and written into
    * the channels' prx_qpsk when the caller reads their stats (alias_collect) */
   int al_ok;   /* the module has the entry; else the channels skip the test */
-  size_t al_n; /* samples measured */
+  size_t al_n;   /* samples measured */
+  size_t al_len; /* of qpsk_alias_len(sps) */
   int al_due;  /* sums copied back since the channels last took them */
   qpsk_alias_sums *d_al, *h_al;
   void *ev_al;
@@ -448,6 +449,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   HA(g->h_last, nbt);
   g->al_ok = g->k->alias != NULL;
+  g->al_len = qpsk_alias_len(q->sps);
   if (g->al_ok) {
     DA(g->d_al, g->C);
     HA(g->h_al, g->C);
@@ -1003,12 +1005,12 @@ static const void *at_sample(const void *base, int64_t s0, size_t sz) {
 }
 
 /* the CFO alias test over the call's chunk, stream samples s0 .. s0 + n - 1 of the rows (as the
- * stage kernels take them), where fewer than QPSK_ALIAS_SAMPLES are measured: on the call's
+ * stage kernels take them), where fewer than qpsk_alias_len(sps) are measured: on the call's
  * stream, the sums then back to the host */
 static prx_status alias_measure(prx_qpsk_bank_gpu *g, const void *rows, size_t pitch, int64_t s0,
                                 size_t n, void *stream) {
-  if (!g->al_ok || !n || g->al_n >= QPSK_ALIAS_SAMPLES) return PRX_OK;
-  if (n > QPSK_ALIAS_SAMPLES - g->al_n) n = QPSK_ALIAS_SAMPLES - g->al_n;
+  if (!g->al_ok || !n || g->al_n >= g->al_len) return PRX_OK;
+  if (n > g->al_len - g->al_n) n = g->al_len - g->al_n;
   TRY(g->k->alias(&g->stg, rows, pitch, s0, n, g->al_n == 0, g->d_al, stream));
   TRY(g->dev->copy(g->h_al, g->d_al, g->C * sizeof *g->h_al, stream));
   /* (a module without events: the host waits here, once or twice a stream) */

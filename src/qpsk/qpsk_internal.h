@@ -302,14 +302,21 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * zeros keeps a near-constant remainder, 60 dB by M2M4 at ~1e-4 of the span's power */
 #define QPSK_UNLOCKED_POWER 0.1
 
-/* The CFO alias test (qpsk_alias.c): the input's first QPSK_ALIAS_SAMPLES samples since create or
- * reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on the
- * device: the stage kernels' alias entry), their spectrum's centre against the estimate f_est
+/* The CFO alias test (qpsk_alias.c): the input's first qpsk_alias_len(sps) samples since create
+ * or reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on
+ * the device: the stage kernels' alias entry), their spectrum's centre against the estimate f_est
  * (cycles a symbol): qpsk_alias_suspect is 1 where it lies at least QPSK_ALIAS_WAY of the way
  * to an alias's (a carrier beyond the acquisition range, its 4th-power line aliased), from
- * QPSK_ALIAS_MIN samples on */
-#define QPSK_ALIAS_SAMPLES ((size_t)1 << 15)
-#define QPSK_ALIAS_MIN ((size_t)4096)
+ * qpsk_alias_min(sps) samples on. The length is QPSK_ALIAS_SYMBOLS symbols (32768 samples at
+ * least): a random symbol stream's own spectrum moves the measure by ~1/sqrt(symbols) of its
+ * band, and over 512 symbols (32768 samples at sps 64) it reached an alias's angle in 6 of 25
+ * trials of a carrier within the range. */
+#define QPSK_ALIAS_SYMBOLS 8192.0
+static inline size_t qpsk_alias_len(double sps) {
+  const double n = ceil(QPSK_ALIAS_SYMBOLS * sps);
+  return n > 32768 ? (size_t)n : 32768;
+}
+static inline size_t qpsk_alias_min(double sps) { return qpsk_alias_len(sps) / 8; }
 #define QPSK_ALIAS_K 2       /* the aliases f -+ Rs/4, f -+ Rs/2 */
 #define QPSK_ALIAS_WAY 0.625 /* how far towards an alias's angle the measure must lie */
 void qpsk_alias_start(prx_qpsk *q);

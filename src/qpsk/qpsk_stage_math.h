@@ -1374,9 +1374,15 @@ QPSK_HD prx_cf32 qpsk_om_level(prx_cf32 v, prx_cf32 D, float gain) {
 /* ---- the CFO alias test's measure (qpsk_alias.c on the CPU, the stage kernels' alias entry on
  * the GPU): the input through QPSK_ALIAS_POLES one-pole low-passes in cascade, each with its corner
  * at QPSK_ALIAS_CORNER symbol rates, the lag-one sum y[n] conj(y[n - 1]) of the last one's output
- * and its power, in double, one sample after the other ---- */
-#define QPSK_ALIAS_POLES 4
-#define QPSK_ALIAS_CORNER 1.0
+ * and its power, in double, one sample after the other. Twelve sections at 0.7 Rs: a neighbour
+ * 1.4-2 Rs away and 10-30 dB stronger pulled the measure of four sections at 1 Rs to an alias's
+ * angle in 42 of 45 trials (a false cfo_alias on a carrier whose bits were right; in `polyrx rx`,
+ * a neighbour 20 dB up in the next channel), these in none, and they miss fewer aliases at
+ * 3-5 dB (2 of 72 trials against 8); the narrower band needs more symbols against the data's own
+ * spectral noise (qpsk_alias_len: 8192) and costs three times the four sections' work
+ * (bench/RESULTS.md, twenty-fifth session) ---- */
+#define QPSK_ALIAS_POLES 12
+#define QPSK_ALIAS_CORNER 0.7
 typedef struct {
   double y[QPSK_ALIAS_POLES][2]; /* each section's last output */
   double r[2];                   /* the lag-one sum (re, im) */
