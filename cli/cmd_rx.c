@@ -80,6 +80,9 @@ static void usage(FILE *f) {
       "      --backend B      auto (default), cpu or cuda\n"
       "      --taps P         prototype taps per channel: K P + 1 taps (default 14)\n"
       "      --threads N      worker threads (default 0: all cores)\n"
+      "      --cfo-span N     symbols per CFO estimate, 4096..4194304 (default 8192): a shorter\n"
+      "                       span follows a carrier whose frequency drifts faster (a\n"
+      "                       satellite's Doppler), a longer one estimates weak carriers better\n"
       "      --read-block N   input samples per read (default 262144; on CUDA 8388608, in\n"
       "                       receiver blocks of a quarter of it)\n"
       "      --devices LIST   receive on several GPUs (ordinals, a GPU may be listed twice; all:\n"
@@ -105,7 +108,7 @@ typedef struct {
   unsigned given[MAX_CARRIERS]; /* the keys of each --carrier, by bit */
   prx_sim_carrier car[MAX_CARRIERS];
   size_t n_car;
-  unsigned long K, taps, threads, read_block;
+  unsigned long K, taps, threads, read_block, cfo_span;
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
   int read_block_set;                    /* --read-block given */
@@ -157,7 +160,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_DETECT_MIN,
     OPT_IQ,
     OPT_DEVICES,
-    OPT_WORKERS
+    OPT_WORKERS,
+    OPT_CFOSPAN
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -175,6 +179,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"taps", required_argument, 0, OPT_TAPS},
       {"threads", required_argument, 0, 't'},
       {"read-block", required_argument, 0, OPT_READBLOCK},
+      {"cfo-span", required_argument, 0, OPT_CFOSPAN},
       {"detect", no_argument, 0, OPT_DETECT},
       {"detect-min-esn0", required_argument, 0, OPT_DETECT_MIN},
       {"iq", no_argument, 0, OPT_IQ},
@@ -239,6 +244,10 @@ static int parse_args(int argc, char **argv, options *o) {
       if (cli_parse_uint(a, 1, (unsigned long)1 << 26, &o->read_block))
         return cli_bad_value(CMD, "--read-block", a, "block size (1..67108864 samples)");
       o->read_block_set = 1;
+      break;
+    case OPT_CFOSPAN:
+      if (cli_parse_uint(a, 4096, 1ul << 22, &o->cfo_span))
+        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (4096..4194304 symbols)");
       break;
     case OPT_DEVICES:
       if ((rc = parse_devices(a, o)) >= 0) return rc;
@@ -718,6 +727,7 @@ static int setup(run_state *r) {
   c->threads = (int)o->threads;
   c->backend = o->backend;
   c->block_samples = o->read_block;
+  c->cfo_span_symbols = (unsigned)o->cfo_span; /* (0: the demodulator's default) */
   int cuda = o->backend != PRX_BACKEND_CPU && prx_cuda_available(); /* waits for the module */
   cli_timing_phase(&r->tm, "module");
   if (cuda) {
@@ -1148,6 +1158,13 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
+  {
+    /* the demodulators' CFO span: the one asked for (or their default), a whole number of blocks */
+    const prx_qpsk_config d = prx_qpsk_config_default();
+    const unsigned L = r->rc.block_symbols ? r->rc.block_symbols : d.block_symbols,
+                   S = r->rc.cfo_span_symbols ? r->rc.cfo_span_symbols : d.cfo_span_symbols;
+    cli_json_num(cfg, "cfo_span_symbols", (double)((S + L - 1) / L * L));
+  }
   cli_json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
   cli_json_num(cfg, "threads", r->rc.threads);

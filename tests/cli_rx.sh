@@ -259,6 +259,15 @@ rc=$?
   [ -z "$(ls -A "$T/many2" 2>/dev/null)" ] ||
   bad "rx of 48 carriers under a hard limit of 40: exit $rc, $(cat "$T/err"), $(ls "$T/many2" 2>/dev/null | wc -l) files"
 
+# --cfo-span: the demodulators' span, in the report rounded to whole blocks; on steady carriers
+# the same bits as the default span
+"$P" rx -q -i "$T/short.cf32" -s $FS "${RX[@]}" -o "$T/sp0" >/dev/null 2>&1 || bad "rx (span 8192) failed"
+"$P" rx -q -i "$T/short.cf32" -s $FS "${RX[@]}" --cfo-span 5000 -o "$T/sp1" --report "$T/sp1.json" \
+  >/dev/null 2>"$T/err" && [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["receiver"]["cfo_span_symbols"])' "$T/sp1.json" 2>/dev/null)" = 5120 ] ||
+  bad "rx --cfo-span 5000: report's span not 5120 ($(tail -1 "$T/err"))"
+cmp -s "$T/sp0/c0.bits" "$T/sp1/c0.bits" && cmp -s "$T/sp0/c1.bits" "$T/sp1/c1.bits" ||
+  bad "rx --cfo-span 5000: other bits on steady carriers at 30 dB"
+
 # bad carrier specifications: one line, exit 2
 expect_usage() { # WORDS -- ARGS...
   local want=$1
@@ -278,6 +287,7 @@ expect_usage "no carrier"
 expect_usage "-K" --carrier rs=2400 -K 63
 expect_usage "without --detect" --carrier f=0,rs=2400 --detect-min-esn0 5
 expect_usage "Es/N0 in dB" --detect --detect-min-esn0 loud
+expect_usage "CFO span" --carrier f=0,rs=2400 --cfo-span 100
 # no sample rate for raw input: a usage error too
 "$P" rx -q -i "$T/x.cf32" -K 64 --carrier f=0,rs=2400 -o "$T/e" >/dev/null 2>"$T/err"
 rc=$?

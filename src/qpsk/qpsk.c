@@ -605,8 +605,8 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   case PRX_QPSK_WARN_UNLOCKED:
     return "some blocks hold a strong signal (Es/N0 above 10 dB by its moments) without the "
            "4th-power line of QPSK: its phase moves within a block (a frequency drifting faster "
-           "than the CFO spans follow: try a shorter --cfo-span; phase noise) or it is not QPSK; "
-           "those blocks' bits are noise";
+           "than the CFO spans follow: a shorter --cfo-span follows more; phase noise) or it is "
+           "not QPSK; those blocks' bits are noise";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "
