@@ -1265,17 +1265,60 @@ static void table(const run_state *r, double elapsed) {
          t_chan, t_demod, prx_backend_name(prx_rx_backend(r->rx)));
 }
 
+/* A warning more than WARN_LIST carriers share goes to standard error as one line, with their
+ * count and indices: a receiver given every channel of a band has most of them without a signal
+ * (1130 lines for 1024 carriers, one a carrier and warning). The report keeps each carrier's. */
+#define WARN_LIST 8
+
+/* the carriers c with warning bit set, as "0-4, 6, 9-1023" into buf (cut with ", ..." at cap) */
+static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (!(r->stats[c].demod.warnings & bit)) continue;
+    size_t e = c;
+    while (e + 1 < r->n_car && (r->stats[e + 1].demod.warnings & bit)) e++;
+    char item[48];
+    int k = e > c ? snprintf(item, sizeof item, "%s%zu-%zu", len ? ", " : "", c, e)
+                  : snprintf(item, sizeof item, "%s%zu", len ? ", " : "", c);
+    if (k < 0 || len + (size_t)k + 6 >= cap) {
+      snprintf(buf + len, cap - len, ", ...");
+      return;
+    }
+    memcpy(buf + len, item, (size_t)k + 1);
+    len += (size_t)k;
+    c = e;
+  }
+}
+
 /* the demodulators' warnings on standard error: those bits may be noise */
 static void warnings(const run_state *r) {
+  unsigned grouped = 0; /* the warning bits shared by more than WARN_LIST carriers */
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
+    size_t n = 0;
+    for (size_t c = 0; c < r->n_car; c++)
+      n += (r->stats[c].demod.warnings & cli_qpsk_warn_bits[i]) != 0;
+    if (n > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
+  }
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
     for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
-      if (s.demod.warnings & cli_qpsk_warn_bits[i])
+      if (s.demod.warnings & cli_qpsk_warn_bits[i] & ~grouped)
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
                 prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
     if (r->out[c].truth_short)
       fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
               c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);
+  }
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
+    const unsigned bit = cli_qpsk_warn_bits[i];
+    if (!(grouped & bit)) continue;
+    size_t n = 0;
+    for (size_t c = 0; c < r->n_car; c++) n += (r->stats[c].demod.warnings & bit) != 0;
+    char list[160];
+    carrier_ranges(r, bit, list, sizeof list);
+    fprintf(stderr, "polyrx %s: warning: %zu carriers (%s): %s\n", CMD, n, list,
+            prx_qpsk_warning_text(bit));
   }
 }
 

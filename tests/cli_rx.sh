@@ -247,8 +247,24 @@ EOF
 head -c $((8 * 204800)) "$T/x.cf32" >"$T/short.cf32"
 MANY=()
 for i in $(seq -24 23); do MANY+=(--carrier "f=$((i * 6400)),rs=2400,diff"); done
-"$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" --llr -o "$T/many0" >/dev/null 2>&1 ||
-  bad "rx of 48 carriers failed"
+"$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" --llr -o "$T/many0" --report "$T/many0.json" \
+  >/dev/null 2>"$T/many0.err" || bad "rx of 48 carriers failed"
+# most of them noise: one line for a warning that more than 8 carriers share, with their count
+python3 - "$T/many0.json" "$T/many0.err" <<'EOF' || bad "rx of 48 carriers: warnings on standard error"
+import json, re, sys
+cs = json.load(open(sys.argv[1]))["carriers"]
+err = open(sys.argv[2]).read()
+quiet = [c["index"] for c in cs if any(w["code"] == "no_signal" for w in c["warnings"])]
+assert len(quiet) > 8, quiet
+m = re.search(r"warning: (\d+) carriers \(([^)]*)\): most of the input had no", err)
+assert m and int(m.group(1)) == len(quiet), (len(quiet), err)
+listed = []
+for part in m.group(2).split(", "):
+    a, _, b = part.partition("-")
+    listed += range(int(a), int(b or a) + 1)
+assert listed == quiet, (listed, quiet)
+assert not re.search(r"warning: carrier \d+ .*most of the input had no", err), err
+EOF
 (ulimit -Sn 40 && "$P" rx -q -i "$T/short.cf32" -s $FS -K 64 "${MANY[@]}" --llr -o "$T/many1" \
   >/dev/null 2>"$T/err") || bad "rx of 48 carriers under a soft limit of 40: $(tail -1 "$T/err")"
 diff -rq "$T/many0" "$T/many1" >/dev/null || bad "rx of 48 carriers: other bits under a soft limit"
