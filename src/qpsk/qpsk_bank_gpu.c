@@ -226,8 +226,7 @@ struct prx_qpsk_bank_gpu {
    * that bring them), copied back after each such call (ev_al after the copy) and written into
    * the channels' prx_qpsk when the caller reads their stats (alias_collect) */
   int al_ok;   /* the module has the entry; else the channels skip the test */
-  size_t al_n;   /* samples measured */
-  size_t al_len; /* of qpsk_alias_len(sps) */
+  size_t al_n; /* samples measured */
   int al_due;  /* sums copied back since the channels last took them */
   qpsk_alias_sums *d_al, *h_al;
   void *ev_al;
@@ -449,7 +448,6 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   HA(g->h_last, nbt);
   g->al_ok = g->k->alias != NULL;
-  g->al_len = qpsk_alias_len(q->sps);
   if (g->al_ok) {
     DA(g->d_al, g->C);
     HA(g->h_al, g->C);
@@ -1009,8 +1007,9 @@ static const void *at_sample(const void *base, int64_t s0, size_t sz) {
  * stream, the sums then back to the host */
 static prx_status alias_measure(prx_qpsk_bank_gpu *g, const void *rows, size_t pitch, int64_t s0,
                                 size_t n, void *stream) {
-  if (!g->al_ok || !n || g->al_n >= g->al_len) return PRX_OK;
-  if (n > g->al_len - g->al_n) n = g->al_len - g->al_n;
+  const size_t len = qpsk_alias_len(g->stg.sps);
+  if (!g->al_ok || !n || g->al_n >= len) return PRX_OK;
+  if (n > len - g->al_n) n = len - g->al_n;
   TRY(g->k->alias(&g->stg, rows, pitch, s0, n, g->al_n == 0, g->d_al, stream));
   TRY(g->dev->copy(g->h_al, g->d_al, g->C * sizeof *g->h_al, stream));
   /* (a module without events: the host waits here, once or twice a stream) */
