@@ -57,6 +57,18 @@ __device__ __forceinline__ uint2 grid_bf_pair(float4 v) {
   return o;
 }
 __device__ __forceinline__ float2 grid_bf_float(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+/* value k of a grid: floats (pre), or bfloat16 pairs (pre_om); its place, and it stored */
+template <bool OM> __device__ __forceinline__ void *grid_at(void *g, int64_t k) {
+  if (OM) return (__nv_bfloat162 *)g + k;
+  return (prx_cf32 *)g + k;
+}
+template <bool OM>
+__device__ __forceinline__ void grid_put(void *g, int64_t k, float re, float im) {
+  if (OM)
+    ((__nv_bfloat162 *)g)[k] = grid_bf(re, im); /* 4-byte stores */
+  else
+    ((float2 *)g)[k] = make_float2(re, im); /* 8-byte stores */
+}
 
 /* the thread block's sum of v (each thread's value) into out[0..N-1] of thread 0 */
 template <int N> __device__ __forceinline__ void block_sum(double v[N], double *scratch) {
@@ -310,10 +322,7 @@ __device__ __forceinline__ void pre_stage_unit(const prx_cf32 o[PRE_SLIDE_OUT1],
     const float2 *st2 = (const float2 *)st;
     for (int x = (int)threadIdx.x; x < n; x += STAGE_THREADS) {
       const float2 v = st2[2 * unit_tile_slot<OM>(x >> 1) + (x & 1)];
-      if (OM)
-        ((__nv_bfloat162 *)gk)[x] = grid_bf(v.x, v.y);
-      else
-        ((prx_cf32 *)gk)[x] = prx_cf32{v.x, v.y};
+      grid_put<OM>(gk, x, v.x, v.y);
     }
   }
 }
@@ -336,10 +345,7 @@ __device__ __forceinline__ void pre_stage_tri(const prx_cf32 o[PRE_SLIDE_OUT3], 
     const int64_t gk = k0 + k;
     if (gk < 0 || gk >= ng) continue;
     const float2 v = st[tri_tile_slot<OM>(k)];
-    if (OM)
-      ((__nv_bfloat162 *)g)[gk] = grid_bf(v.x, v.y); /* 4-byte stores */
-    else
-      ((float2 *)g)[gk] = v; /* 8-byte stores */
+    grid_put<OM>(g, gk, v.x, v.y);
   }
 }
 
@@ -506,8 +512,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
     a.nonfinite[out] = nb;
   }
   /* the block's grid: floats (pre), or bfloat16 pairs (pre_om: qpsk_bf16_bits) */
-  prx_cf32 *g = a.grid + out * (size_t)ng;
-  __nv_bfloat162 *gb = (__nv_bfloat162 *)a.grid + out * (size_t)ng;
+  void *const g = grid_at<OM>(a.grid, (int64_t)out * ng);
   const float2 *bank = (const float2 *)a.bank;
   /* O&M folding: the block's own grid indices [QPSK_GM, own_end), per-warp sums in seg */
   const int64_t own_end = OM ? qpsk_om_own_end(m0, L, QPSK_GM, a.g_hi) : 0;
@@ -537,7 +542,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
       /* the grid 16-byte aligned (ng and the steps multiples of 4): the step's outputs through
        * shared memory, else each thread's own (pre_om: through shared memory either way, its
        * sums from there) */
-      void *gs = OM ? (void *)(gb + it * S) : (void *)(g + it * S);
+      void *gs = grid_at<OM>(g, (int64_t)it * S);
       if (a.g_vec)
         pre_stage_unit<OM, true>(o, have, ox, xk, ext, it * S, ng, (float4 *)win, gs);
       else if (OM)
@@ -546,9 +551,9 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (have) {
 #pragma unroll
           for (int k = 0; k < PRE_SLIDE_OUT1; k++)
-            if (base + k < ng) g[base + k] = o[k];
+            if (base + k < ng) grid_put<OM>(g, base + k, o[k].re, o[k].im);
         }
-        if (xk >= 0) g[it * S + xk] = ox;
+        if (xk >= 0) grid_put<OM>(g, it * S + xk, ox.re, ox.im);
       }
       if (OM) {
         /* the chunks' sums from the staged outputs, two at a time (a chunk starts at an even
@@ -573,17 +578,14 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (OM && a.g_vec) { /* ng and base multiples of 4: one 16-byte store of bfloat16 */
           const uint2 lo = grid_bf_pair(make_float4(o[0].re, o[0].im, o[1].re, o[1].im)),
                       hi = grid_bf_pair(make_float4(o[2].re, o[2].im, o[3].re, o[3].im));
-          *(uint4 *)(gb + base) = make_uint4(lo.x, lo.y, hi.x, hi.y);
-        } else if (OM) {
-          for (int k = 0; k < 4; k++)
-            if (base + k < ng) gb[base + k] = grid_bf(o[k].re, o[k].im);
+          *(uint4 *)grid_at<OM>(g, base) = make_uint4(lo.x, lo.y, hi.x, hi.y);
         } else if (a.g_vec) { /* ng and base multiples of 4: two 16-byte stores */
-          float4 *g4 = (float4 *)(g + base);
+          float4 *g4 = (float4 *)grid_at<OM>(g, base);
           g4[0] = make_float4(o[0].re, o[0].im, o[1].re, o[1].im);
           g4[1] = make_float4(o[2].re, o[2].im, o[3].re, o[3].im);
         } else {
           for (int k = 0; k < 4; k++)
-            if (base + k < ng) g[base + k] = o[k];
+            if (base + k < ng) grid_put<OM>(g, base + k, o[k].re, o[k].im);
         }
       }
       if (OM && base < ng) {
@@ -616,7 +618,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
           pre_slide_tri(a.taps, win + qpsk_slide_slot(PRE_SLIDE_OUT3 / 3 * 4 * i, PRE_SLIDE_SH3),
                         o);
         const int64_t k0 = (int64_t)it * S - ph;
-        pre_stage_tri<OM>(o, have, k0, ng, win, OM ? (void *)gb : (void *)g);
+        pre_stage_tri<OM>(o, have, k0, ng, win, g);
         if (OM) {
           const int64_t kend = k0 + S < ng ? k0 + S : ng;
           om_tile<false>([&](int x) { return win[tri_tile_slot<true>(x)]; }, k0, kend,
@@ -643,7 +645,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
           qpsk_dot3(t0, t1, t2, d1, d2, a.ntaps, win, o3[0] + (int64_t)it * 4 * STAGE_THREADS,
                     QPSK_PAD4, o);
           for (int u = 0; u < 3; u++)
-            if (base + u < ng) g[base + u] = o[u];
+            if (base + u < ng) grid_put<OM>(g, base + u, o[u].re, o[u].im);
         }
       }
     } else {
@@ -658,10 +660,7 @@ __global__ void __launch_bounds__(STAGE_THREADS,
         if (k < ng) {
           if (a.rq < 0) qpsk_pre_tap(m0 + k, a.rq, a.r, a.Q, a.c, lo, &row, &off);
           o = dot_f2(bank + (size_t)row * a.ntaps, win + off, a.ntaps);
-          if (OM)
-            gb[k] = grid_bf(o.re, o.im);
-          else
-            g[k] = o;
+          grid_put<OM>(g, k, o.re, o.im);
           if (a.rq >= 0) qpsk_pre_walk_next(di, dj, a.Q, &row, &off);
         }
         if (OM)
