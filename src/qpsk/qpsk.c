@@ -570,14 +570,14 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   unsigned w = 0;
   uint64_t spans, lines, timings;
   qpsk_weak_counts(q, &spans, &lines, &timings);
-  /* strong blocks without a signal (PRX_QPSK_WARN_UNLOCKED): most of those without one, or a
-   * twentieth of all blocks beside a signal that the others show */
-  const uint64_t unl = q->blk_unlocked;
-  const int unlocked_most = unl >= 2 && 2 * unl > q->stats.blocks_no_signal;
+  /* strong blocks without a signal (PRX_QPSK_WARN_UNLOCKED) from a twentieth of all blocks */
+  const uint64_t unl = q->blk_unlocked, none = q->stats.blocks_no_signal;
   if (unl >= 2 && 20 * unl >= q->stats.blocks) w |= PRX_QPSK_WARN_UNLOCKED;
-  if (2 * q->stats.blocks_no_signal > q->stats.blocks && unlocked_most) {
-    w |= PRX_QPSK_WARN_UNLOCKED; /* not "no signal": a strong one, not followed */
-  } else if (2 * q->stats.blocks_no_signal > q->stats.blocks) {
+  const int most_none = 2 * none > q->stats.blocks;
+  if (most_none && unl >= 2 && 2 * unl > none) {
+    /* most of the blocks without a signal are strong ones (a quarter of all blocks: unlocked is
+     * raised above): a signal not followed, not "no signal" */
+  } else if (most_none) {
     /* most blocks show no line of their own: a weak carrier where most CFO spans (two at least)
      * show it over their blocks together and have a symbol-timing line, a carrier at another
      * symbol rate where they show the 4th-power line but no timing line, else no carrier */
