@@ -1158,13 +1158,7 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
-  {
-    /* the demodulators' CFO span: the one asked for (or their default), a whole number of blocks */
-    const prx_qpsk_config d = prx_qpsk_config_default();
-    const unsigned L = r->rc.block_symbols ? r->rc.block_symbols : d.block_symbols,
-                   S = r->rc.cfo_span_symbols ? r->rc.cfo_span_symbols : d.cfo_span_symbols;
-    cli_json_num(cfg, "cfo_span_symbols", (double)((S + L - 1) / L * L));
-  }
+  cli_json_num(cfg, "cfo_span_symbols", prx_rx_cfo_span(r->rx));
   cli_json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));
   cli_json_num(cfg, "threads", r->rc.threads);
@@ -1222,12 +1216,13 @@ static int write_report(run_state *r, const char *status, double elapsed) {
   return ok ? -1 : cli_error(CMD, "cannot write the report %s: %s", r->o.report, strerror(errno));
 }
 
-/* how many carriers have demodulator warnings (their bits may be noise) */
-static size_t carriers_warned(const run_state *r) {
+/* how many carriers have any of the demodulator warnings bits (their bits may be noise) */
+static size_t carriers_with(const run_state *r, unsigned bits) {
   size_t n = 0;
-  for (size_t c = 0; r->stats && c < r->n_car; c++) n += r->stats[c].demod.warnings != 0;
+  for (size_t c = 0; r->stats && c < r->n_car; c++) n += (r->stats[c].demod.warnings & bits) != 0;
   return n;
 }
+static size_t carriers_warned(const run_state *r) { return carriers_with(r, ~0u); }
 
 static void table(const run_state *r, double elapsed) {
   int truth = r->o.truth != NULL;
@@ -1294,12 +1289,8 @@ static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t c
 /* the demodulators' warnings on standard error: those bits may be noise */
 static void warnings(const run_state *r) {
   unsigned grouped = 0; /* the warning bits shared by more than WARN_LIST carriers */
-  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
-    size_t n = 0;
-    for (size_t c = 0; c < r->n_car; c++)
-      n += (r->stats[c].demod.warnings & cli_qpsk_warn_bits[i]) != 0;
-    if (n > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
-  }
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+    if (carriers_with(r, cli_qpsk_warn_bits[i]) > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
     for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
@@ -1313,11 +1304,9 @@ static void warnings(const run_state *r) {
   for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
     const unsigned bit = cli_qpsk_warn_bits[i];
     if (!(grouped & bit)) continue;
-    size_t n = 0;
-    for (size_t c = 0; c < r->n_car; c++) n += (r->stats[c].demod.warnings & bit) != 0;
     char list[160];
     carrier_ranges(r, bit, list, sizeof list);
-    fprintf(stderr, "polyrx %s: warning: %zu carriers (%s): %s\n", CMD, n, list,
+    fprintf(stderr, "polyrx %s: warning: %zu carriers (%s): %s\n", CMD, carriers_with(r, bit), list,
             prx_qpsk_warning_text(bit));
   }
 }

@@ -135,6 +135,9 @@ prx_status prx_qpsk_bank_get_stats(const prx_qpsk_bank *b, unsigned c, prx_qpsk_
 
 unsigned prx_qpsk_bank_channels(const prx_qpsk_bank *b);
 prx_backend prx_qpsk_bank_backend(const prx_qpsk_bank *b); /* CPU or CUDA, after AUTO resolved */
+/* The channels' CFO span in symbols (prx_qpsk_cfo_span: the configuration's, a whole number of
+ * blocks); 0 for NULL. */
+unsigned prx_qpsk_bank_cfo_span(const prx_qpsk_bank *b);
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,9 @@ prx_status prx_rx_get_stats(const prx_rx *rx, size_t c, prx_rx_stats *out);
 
 size_t prx_rx_n_carriers(const prx_rx *rx);
 size_t prx_rx_n_groups(const prx_rx *rx);
+/* The demodulators' CFO span in symbols (every group's: prx_rx_config's, rounded up to whole
+ * blocks); 0 for NULL or a receiver without carriers. */
+unsigned prx_rx_cfo_span(const prx_rx *rx);
 prx_backend prx_rx_backend(const prx_rx *rx); /* CPU or CUDA, after AUTO resolved */
 double prx_rx_channel_rate(const prx_rx *rx); /* 2 fs / K in Hz */
 /* The prototype in use (K P + 1 taps, sum 1). */

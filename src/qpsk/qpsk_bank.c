@@ -182,6 +182,9 @@ void prx_qpsk_bank_reset(prx_qpsk_bank *b) {
 }
 
 unsigned prx_qpsk_bank_channels(const prx_qpsk_bank *b) { return b ? b->C : 0; }
+unsigned prx_qpsk_bank_cfo_span(const prx_qpsk_bank *b) {
+  return b ? prx_qpsk_cfo_span(b->ch[0]) : 0;
+}
 prx_backend prx_qpsk_bank_backend(const prx_qpsk_bank *b) {
   return b ? b->backend : PRX_BACKEND_CPU;
 }

@@ -527,6 +527,9 @@ prx_status prx_rx_get_stats(const prx_rx *rx, size_t c, prx_rx_stats *out) {
 
 size_t prx_rx_n_carriers(const prx_rx *rx) { return rx ? rx->n_car : 0; }
 size_t prx_rx_n_groups(const prx_rx *rx) { return rx ? rx->n_groups : 0; }
+unsigned prx_rx_cfo_span(const prx_rx *rx) {
+  return rx && rx->n_groups ? prx_qpsk_bank_cfo_span(rx->g[0].bank) : 0;
+}
 prx_backend prx_rx_backend(const prx_rx *rx) {
   return rx ? prx_chan_backend(rx->chan) : PRX_BACKEND_CPU;
 }
