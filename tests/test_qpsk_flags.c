@@ -51,15 +51,17 @@ static void result_free(result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* n samples of the case; nan_at: sample indices made NaN (n_nan of them) */
-static result run(const tcase *c, size_t n, const size_t *nan_at, size_t n_nan) {
+/* n samples of the case, changed by alter(x, n, arg) where it is given before they are
+ * demodulated (NaNs put in, a drift, a neighbour added) */
+typedef void (*alter_fn)(prx_cf32 *x, size_t n, const void *arg);
+static result run_altered(const tcase *c, size_t n, alter_fn alter, const void *arg) {
   result r;
   memset(&r, 0, sizeof r);
   r.errors = -1;
   prx_cf32 *x = tcase_make(c, n, &r.ref, &r.nref);
   CHECK(x != NULL, "generator failed: %s", prx_last_error());
   if (!x) return r;
-  for (size_t i = 0; i < n_nan; i++) x[nan_at[i]].re = NAN;
+  if (alter) alter(x, n, arg);
   size_t fsz = c->format == PRX_CF32 ? 8 : c->format == PRX_CI16 ? 4 : 2;
   void *enc = malloc(n * fsz);
   tcase_encode(c, x, n, enc);
@@ -94,6 +96,21 @@ static result run(const tcase *c, size_t n, const size_t *nan_at, size_t n_nan) 
   free(x);
   free(enc);
   return r;
+}
+
+typedef struct {
+  const size_t *at;
+  size_t n;
+} nan_list;
+static void put_nans(prx_cf32 *x, size_t n, const void *arg) {
+  const nan_list *l = arg;
+  (void)n;
+  for (size_t i = 0; i < l->n; i++) x[l->at[i]].re = NAN;
+}
+/* n samples of the case; nan_at: sample indices made NaN (n_nan of them) */
+static result run(const tcase *c, size_t n, const size_t *nan_at, size_t n_nan) {
+  const nan_list l = {nan_at, n_nan};
+  return run_altered(c, n, n_nan ? put_nans : NULL, &l);
 }
 
 static tcase base_case(test_rng *rng, double esn0) {
@@ -315,6 +332,25 @@ static void weak_signal(void) {
  * wrong (BER above 0.2); carriers inside the range (0 to 0.115 Rs, at 8 and 2 dB) and noise
  * alone: no cfo_alias, and at 8 dB the bits right but for the noise's errors (BER < 0.02, theory
  * 0.012). */
+/* a second carrier (noiseless) added at amplitude amp */
+typedef struct {
+  tcase c;
+  float amp;
+} neighbour;
+static void add_neighbour(prx_cf32 *x, size_t n, const void *arg) {
+  const neighbour *nb = arg;
+  uint8_t *ref = NULL;
+  size_t nref = 0;
+  prx_cf32 *y = tcase_make(&nb->c, n, &ref, &nref);
+  CHECK(y != NULL, "neighbour: %s", prx_last_error());
+  for (size_t k = 0; y && k < n; k++) {
+    x[k].re += nb->amp * y[k].re;
+    x[k].im += nb->amp * y[k].im;
+  }
+  free(y);
+  free(ref);
+}
+
 static void cfo_alias(void) {
   test_rng rng;
   test_rng_seed(&rng, 75);
@@ -348,38 +384,21 @@ static void cfo_alias(void) {
    * four sections at 1 Rs called most of these an alias) */
   const double nf[] = {1.6, -1.9, 2.4}, ndb[] = {20, 30, 30}, nsps[] = {4, 4, 8};
   for (int i = 0; i < 3; i++) {
-    tcase c = base_case(&rng, 20), nb = base_case(&rng, 20);
-    c.sps = nb.sps = nsps[i];
+    tcase c = base_case(&rng, 20);
+    neighbour nb = {base_case(&rng, 20), (float)pow(10, ndb[i] / 20)};
+    c.sps = nb.c.sps = nsps[i];
     c.cfo = 0.05;
-    nb.cfo = nf[i];
-    nb.noise = 0;
-    nb.seed = 99;
-    const float amp = (float)pow(10, ndb[i] / 20);
-    size_t n = tcase_length(&c, 3 * 8192 * (size_t)c.sps), nref = 0, nref2 = 0, nbits = 0;
-    uint8_t *ref = NULL, *ref2 = NULL;
-    prx_cf32 *x = tcase_make(&c, n, &ref, &nref), *y = tcase_make(&nb, n, &ref2, &nref2);
-    for (size_t k = 0; x && y && k < n; k++) {
-      x[k].re += amp * y[k].re;
-      x[k].im += amp * y[k].im;
-    }
-    prx_qpsk_config qc = tcase_demod_config(&c, 1);
-    prx_qpsk *q = NULL;
-    CHECK(x && y && prx_qpsk_create(&qc, &q) == PRX_OK, "create: %s", prx_last_error());
-    uint8_t *bits = q ? tcase_demod(q, x, n, NULL, 0, &nbits, NULL) : NULL;
-    prx_qpsk_stats st;
-    memset(&st, 0, sizeof st);
-    if (q) prx_qpsk_get_stats(q, &st);
-    const long e = bits ? tcase_errors(&c, bits, nbits, ref, nref) : -1;
+    nb.c.cfo = nf[i];
+    nb.c.noise = 0;
+    nb.c.seed = 99;
+    result r = run_altered(&c, tcase_length(&c, 3 * 8192 * (size_t)c.sps), add_neighbour, &nb);
     printf("a neighbour %+g dB at %+g Rs (sps %g): warnings %#x, %ld errors\n", ndb[i], nf[i],
-           nsps[i], st.warnings, e);
-    CHECK(!(st.warnings & PRX_QPSK_WARN_CFO_ALIAS) && e >= 0 && e < (long)nref / 1000,
-          "a neighbour %+g dB at %+g Rs: warnings %#x, %ld errors", ndb[i], nf[i], st.warnings, e);
-    prx_qpsk_destroy(q);
-    free(bits);
-    free(x);
-    free(y);
-    free(ref);
-    free(ref2);
+           nsps[i], r.st.warnings, r.errors);
+    CHECK(!(r.st.warnings & PRX_QPSK_WARN_CFO_ALIAS) && r.errors >= 0 &&
+              r.errors < (long)r.nref / 1000,
+          "a neighbour %+g dB at %+g Rs: warnings %#x, %ld errors", ndb[i], nf[i], r.st.warnings,
+          r.errors);
+    result_free(&r);
   }
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_CFO_ALIAS) != NULL, "no text for cfo_alias");
 }
@@ -427,6 +446,17 @@ static void symbol_rate(void) {
  * input had no signal) nor nothing (a third of the blocks lost at half that rate used to give
  * "ok"); at half that rate, with fewer blocks lost, unlocked too; the same carrier without the
  * ramp: no warning. */
+/* the samples turned by exp(j pi rate t^2) (arg: rate in Hz/s, the sample rate), the phase in
+ * double: a frequency drifting linearly */
+static void add_drift(prx_cf32 *x, size_t n, const void *arg) {
+  const double *d = arg;
+  for (size_t k = 0; k < n; k++) {
+    const double t = (double)k / d[1], ph = M_PI * d[0] * t * t;
+    const double cr = cos(ph), si = sin(ph), re = x[k].re, im = x[k].im;
+    x[k].re = (float)(re * cr - im * si);
+    x[k].im = (float)(re * si + im * cr);
+  }
+}
 static void unlocked(void) {
   test_rng rng;
   test_rng_seed(&rng, 78);
@@ -434,26 +464,9 @@ static void unlocked(void) {
   for (int i = 0; i < 3; i++) {
     tcase c = base_case(&rng, 20);
     c.cfo = 0.02;
-    size_t n = tcase_length(&c, 3 * 8192 * 4), nref = 0;
-    uint8_t *ref = NULL;
-    prx_cf32 *x = tcase_make(&c, n, &ref, &nref);
-    const double fs = c.sps * 1e3;
-    for (size_t k = 0; x && k < n; k++) { /* exp(j pi rate t^2), the phase in double */
-      const double t = (double)k / fs, ph = M_PI * rate[i] * t * t;
-      const double cr = cos(ph), si = sin(ph), re = x[k].re, im = x[k].im;
-      x[k].re = (float)(re * cr - im * si);
-      x[k].im = (float)(re * si + im * cr);
-    }
-    prx_qpsk_config qc = tcase_demod_config(&c, 1);
-    prx_qpsk *q = NULL;
-    CHECK(x && prx_qpsk_create(&qc, &q) == PRX_OK, "create: %s", prx_last_error());
-    prx_qpsk_stats st;
-    memset(&st, 0, sizeof st);
-    if (q) {
-      size_t nb = 0;
-      free(tcase_demod(q, x, n, NULL, 0, &nb, NULL));
-      prx_qpsk_get_stats(q, &st);
-    }
+    const double drift[2] = {rate[i], c.sps * 1e3};
+    result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4), add_drift, drift);
+    const prx_qpsk_stats st = r.st;
     printf("drift %g Hz/s at 1 kBd: %llu of %llu blocks without a signal, warnings %#x\n", rate[i],
            (unsigned long long)st.blocks_no_signal, (unsigned long long)st.blocks, st.warnings);
     if (rate[i] > 0)
@@ -463,9 +476,7 @@ static void unlocked(void) {
     else
       CHECK(st.warnings == 0 && st.blocks_no_signal == 0, "no drift: warnings %#x, %llu blocks",
             st.warnings, (unsigned long long)st.blocks_no_signal);
-    prx_qpsk_destroy(q);
-    free(x);
-    free(ref);
+    result_free(&r);
   }
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_UNLOCKED) != NULL, "no text for unlocked");
 }
