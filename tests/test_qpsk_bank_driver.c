@@ -493,15 +493,12 @@ static prx_status em_sync(void *stream) {
   (void)stream;
   return PRX_OK;
 }
-static prx_status em_last(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
-                          prx_cf32 *last, void *stream) {
+static prx_status em_ends(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                          qpsk_block_end *ends, void *stream) {
   (void)stream;
   const qpsk_mf_block *b = blk;
-  for (size_t i = 0; i < n_blk; i++) {
-    int64_t n = b[i].t.k1 - b[i].t.k0;
-    prx_cf32 z = {0, 0};
-    last[i] = n > 0 ? sym[i * Lmax + (size_t)(n - 1)] : z;
-  }
+  for (size_t i = 0; i < n_blk; i++)
+    ends[i] = qpsk_block_end_of(sym + i * Lmax, b[i].t.k1 - b[i].t.k0);
   return PRX_OK;
 }
 static void *em_host_alloc(size_t bytes) { return malloc(bytes); }
@@ -760,13 +757,13 @@ static prx_status d_copy2d(void *dst, size_t dpitch, const void *src, size_t spi
   em_issue(stream, o);
   return PRX_OK;
 }
-static void r_last(const em_op *o) {
-  em_last(o->c[0], o->c[1], o->z[0], (unsigned)o->z[1], o->p[0], NULL);
+static void r_ends(const em_op *o) {
+  em_ends(o->c[0], o->c[1], o->z[0], (unsigned)o->z[1], o->p[0], NULL);
 }
-static prx_status d_last(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
-                         prx_cf32 *last, void *stream) {
+static prx_status d_ends(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                         qpsk_block_end *ends, void *stream) {
   em_op *o = em_op_new();
-  *o = (em_op){.run = r_last, .c = {blk, sym}, .z = {n_blk, Lmax}, .p = {last}};
+  *o = (em_op){.run = r_ends, .c = {blk, sym}, .z = {n_blk, Lmax}, .p = {ends}};
   em_issue(stream, o);
   return PRX_OK;
 }
@@ -903,7 +900,7 @@ static const prx_qpsk_bank_cuda em_bank = {NULL,
                                            d_copy,
                                            d_copy2d,
                                            em_sync_d,
-                                           d_last,
+                                           d_ends,
                                            d_row_copy,
                                            d_copy2d /* copy2d_dev: a copy between device rows */};
 static const prx_qpsk_stages_cuda em_stages = {

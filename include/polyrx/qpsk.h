@@ -262,7 +262,13 @@ enum {
    * symbols; phase noise) or the signal is not QPSK (8PSK, ...). Those blocks' bits are noise.
    * Instead of PRX_QPSK_WARN_NO_SIGNAL (and weak_signal, symbol_rate) where such blocks are most
    * of those without a signal */
-  PRX_QPSK_WARN_UNLOCKED = 128
+  PRX_QPSK_WARN_UNLOCKED = 128,
+  /* most blocks with a signal (two at least) hold symbols on one line through the origin
+   * (|sum y^2| over a block's first 64 symbols above half their power, where QPSK's y^2, +-j
+   * times their power, cancel): BPSK or another real signal (AM, PAM) read as QPSK, each
+   * symbol's two bits equal or opposite, not the sent bits; a carrier without modulation; QPSK
+   * whose data do not vary. From ~0 dB Es/N0 for BPSK; not raised by QPSK with varying data */
+  PRX_QPSK_WARN_NOT_QPSK = 256
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

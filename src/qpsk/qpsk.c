@@ -174,7 +174,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
   q->wk_spans = q->wk_lines = q->wk_timings = 0; /* (reset_stream closed the open span) */
-  q->blk_unlocked = 0;
+  q->blk_unlocked = q->blk_full_signal = q->blk_line = 0;
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
@@ -590,6 +590,8 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
      * symbol rate (twice or half the given one: its samples still look like QPSK symbols) */
     w |= PRX_QPSK_WARN_SYMBOL_RATE;
   }
+  /* most full blocks with a signal (two at least) hold symbols on one line */
+  if (q->blk_line >= 2 && 2 * q->blk_line > q->blk_full_signal) w |= PRX_QPSK_WARN_NOT_QPSK;
   if (qpsk_alias_suspect(q, out->cfo_hz / q->cfg.symbol_rate)) w |= PRX_QPSK_WARN_CFO_ALIAS;
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
   uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
@@ -607,6 +609,10 @@ const char *prx_qpsk_warning_text(unsigned warning) {
            "4th-power line of QPSK: its phase moves within a block (a frequency drifting faster "
            "than the CFO spans follow: a shorter --cfo-span follows more; phase noise) or it is "
            "not QPSK; those blocks' bits are noise";
+  case PRX_QPSK_WARN_NOT_QPSK:
+    return "the symbols lie on one line through the origin, not on QPSK's four points: BPSK or "
+           "another real signal (its bits come out as equal or opposite pairs, not the sent "
+           "bits), a carrier without modulation, or QPSK whose data do not vary";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "

@@ -16,6 +16,7 @@
  * reuses the pinned buffers. */
 extern "C" {
 #include "qpsk_bank_internal.h"
+#include "qpsk_serial_phase.h"
 #include "qpsk_stage_blocks.h"
 
 #include "../core/internal.h"
@@ -177,24 +178,22 @@ static prx_status sync(void *stream) {
   return e == cudaSuccess ? PRX_OK : cuda_fail(e, "the bank's stream");
 }
 
-/* one thread per block: its last owned symbol */
-__global__ void last_syms_kernel(const qpsk_mf_block *blk, const prx_cf32 *sym, size_t n_blk,
-                                 unsigned Lmax, prx_cf32 *last) {
+/* one thread per block: its last owned symbol and second-order line */
+__global__ void block_ends_kernel(const qpsk_mf_block *blk, const prx_cf32 *sym, size_t n_blk,
+                                  unsigned Lmax, qpsk_block_end *ends) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n_blk) return;
-  const int64_t n = blk[i].t.k1 - blk[i].t.k0;
-  prx_cf32 z = {0, 0};
-  last[i] = n > 0 ? sym[i * Lmax + (size_t)(n - 1)] : z;
+  ends[i] = qpsk_block_end_of(sym + i * Lmax, blk[i].t.k1 - blk[i].t.k0);
 }
 
-static prx_status last_syms(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
-                            prx_cf32 *last, void *stream) {
+static prx_status block_ends(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                             qpsk_block_end *ends, void *stream) {
   if (!n_blk) return PRX_OK;
   const unsigned T = 256;
-  last_syms_kernel<<<(unsigned)((n_blk + T - 1) / T), T, 0, (cudaStream_t)stream>>>(
-      (const qpsk_mf_block *)blk, sym, n_blk, Lmax, last);
+  block_ends_kernel<<<(unsigned)((n_blk + T - 1) / T), T, 0, (cudaStream_t)stream>>>(
+      (const qpsk_mf_block *)blk, sym, n_blk, Lmax, ends);
   cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "last_syms_kernel launch");
+  return e == cudaSuccess ? PRX_OK : cuda_fail(e, "block_ends_kernel launch");
 }
 
 /* one thread block per row: its copy */
@@ -250,5 +249,6 @@ static prx_status copy2d_dev(void *dst, size_t dpitch, const void *src, size_t s
 }
 
 extern "C" const prx_qpsk_bank_cuda prx_qpsk_bank_cuda_entries = {
-    bank_create,    bank_destroy, bank_stage_in, bank_stage_out, dev_alloc, dev_free, stream_create,
-    stream_destroy, copy,         copy2d,        sync,           last_syms, row_copy, copy2d_dev};
+    bank_create, bank_destroy,  bank_stage_in,  bank_stage_out, dev_alloc,
+    dev_free,    stream_create, stream_destroy, copy,           copy2d,
+    sync,        block_ends,    row_copy,       copy2d_dev};

@@ -131,7 +131,8 @@ struct prx_qpsk_bank_gpu {
   size_t oms;        /* pre_om's sums per block (doubles) */
   int64_t g_hi;      /* the grid's end for the O&M sums: INT64_MAX, or the flushed stream's */
   /* device; per slot: pre's outputs */
-  prx_cf32 *d_grid[2], *d_sym, *d_w, *d_last;
+  prx_cf32 *d_grid[2], *d_sym, *d_w;
+  qpsk_block_end *d_ends;
   double *d_mom[2], *d_omsum[2], *d_sums;
   unsigned *d_bad[2];
   qpsk_om_in *d_omi;
@@ -157,7 +158,8 @@ struct prx_qpsk_bank_gpu {
   qpsk_mf_block *h_mb;
   int64_t *h_w0;
   qpsk_out_block *h_ob;
-  prx_cf32 *h_w, *h_last, *h_sym;
+  prx_cf32 *h_w, *h_sym;
+  qpsk_block_end *h_ends;
   size_t h_sym_cap;
   uint8_t *h_bits; /* host finish: unpacked bits, C rows of h_bits_row */
   size_t h_bits_cap, h_bits_row;
@@ -267,14 +269,14 @@ void prx_qpsk_bank_gpu_destroy(prx_qpsk_bank_gpu *g) {
   quiesce(g);
   if (g->stream) g->dev->sync(g->stream);
   if (g->pstream) g->dev->sync(g->pstream);
-  void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_last,     g->d_mom[0],
+  void *d[] = {g->d_grid[0], g->d_grid[1], g->d_sym,    g->d_w,      g->d_ends,     g->d_mom[0],
                g->d_mom[1],  g->d_sums,    g->d_bad[0], g->d_bad[1], g->d_omsum[0], g->d_omsum[1],
                g->d_omi,     g->d_omo,     g->d_mb,     g->d_w0,     g->d_ob,       g->d_in,
                g->d_bits,    g->ring,      g->d_cfi,    g->d_cfo,    g->d_ops,      g->d_st,
                g->d_sp,      g->d_tb,      g->d_pst,    g->d_po,     g->d_off,      g->d_al};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) g->dev->dev_free(d[i]);
   void *h[] = {g->h_mom[0], g->h_mom[1], g->h_sums, g->h_bad[0], g->h_bad[1], g->h_omi,
-               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_last,
+               g->h_omo,    g->h_mb,     g->h_w0,   g->h_ob,     g->h_w,      g->h_ends,
                g->h_sym,    g->h_bits,   g->h_llrs, g->h_pack,   g->h_cfi,    g->h_cfo,
                g->h_ops,    g->h_st,     g->h_sp,   g->h_tb,     g->h_pst,    g->p_sp,
                g->p_tb,     g->p_mom,    g->p_bad,  g->p_po,     g->h_al};
@@ -423,7 +425,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   }
   DA(g->d_sym, nbt * g->Lmax);
   DA(g->d_w, (size_t)g->C * g->w_stride);
-  DA(g->d_last, nbt);
+  DA(g->d_ends, nbt);
   DA(g->d_sums, 5 * nbt);
   DA(g->d_omi, nbt);
   DA(g->d_omo, nbt);
@@ -446,7 +448,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
   } else {
     HA(g->h_w, (size_t)g->C * g->w_stride);
   }
-  HA(g->h_last, nbt);
+  HA(g->h_ends, nbt);
   g->al_ok = g->k->alias != NULL;
   if (g->al_ok) {
     DA(g->d_al, g->C);
@@ -755,12 +757,16 @@ static void task_phase(void *ctx, size_t c) {
     bk->sums.m2 = s[2];
     bk->sums.m4 = s[3];
     bk->sums.n = s[4];
+    bk->line = 0;
     const int64_t n = bk->k1 - bk->k0;
     if (n <= 0) continue;
-    if (g->hf)
+    if (g->hf) {
       memcpy(bk->sym, g->h_sym + (o + j) * g->Lmax, (size_t)n * sizeof(prx_cf32));
-    else
-      bk->sym[n - 1] = g->h_last[o + j];
+      bk->line = qpsk_ph_line(bk->sym, n);
+    } else {
+      bk->sym[n - 1] = g->h_ends[o + j].last;
+      bk->line = g->h_ends[o + j].line;
+    }
   }
   qpsk_serial_phase(q);
   const int diff = q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL;
@@ -1096,8 +1102,8 @@ static prx_status issue_cfo(prx_qpsk_bank_gpu *g, const qpsk_stages *st, void *s
 }
 
 /* Stage mf of the span's n blocks (all channels) and what the phase pass reads of it back: the
- * symbols' sums, and the symbols (host finish) or each block's last (the differential chain's
- * link), on stream. */
+ * symbols' sums, and the symbols (host finish) or each block's end (qpsk_block_end: the
+ * differential chain's link, the second-order line), on stream. */
 static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const void *rows,
                            size_t stride, int64_t b0, size_t n, void *stream) {
   const prx_qpsk_bank_cuda *d = g->dev;
@@ -1105,8 +1111,8 @@ static prx_status issue_mf(prx_qpsk_bank_gpu *g, const qpsk_stages *st, const vo
   if (g->gph) return PRX_OK; /* (the phase pass reads them on the device) */
   TRY(d->copy(g->h_sums, g->d_sums, 5 * n * sizeof(double), stream));
   if (g->hf) return d->copy(g->h_sym, g->d_sym, n * g->Lmax * sizeof(prx_cf32), stream);
-  TRY(d->last_syms(g->d_mb, g->d_sym, n, g->Lmax, g->d_last, stream));
-  return d->copy(g->h_last, g->d_last, n * sizeof(prx_cf32), stream);
+  TRY(d->block_ends(g->d_mb, g->d_sym, n, g->Lmax, g->d_ends, stream));
+  return d->copy(g->h_ends, g->d_ends, n * sizeof *g->h_ends, stream);
 }
 
 /* After the phase pass: where the GPU decides (not host finish), the blocks' decision records

@@ -50,6 +50,7 @@ size_t prx_qpsk_bank_pack(prx_qpsk_bank *b, unsigned c, const uint8_t *bits, siz
 
 typedef struct prx_qpsk_bank_gpu prx_qpsk_bank_gpu;
 struct prx_cuda_module;
+struct qpsk_block_end; /* qpsk_serial_phase.h */
 
 /* where the driver's time went since create (host wall clock) */
 typedef struct {
@@ -225,11 +226,11 @@ typedef struct prx_qpsk_bank_cuda {
                        size_t height, void *stream);
   /* waits for everything on stream */
   prx_status (*sync)(void *stream);
-  /* the last owned symbol of each of the n_blk blocks (blk: k1 - k0 symbols at sym + i Lmax)
-   * into last[i] (0 for a block that owns none), on stream: the differential chain's link
-   * between blocks, which the serial phase pass reads */
-  prx_status (*last_syms)(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
-                          prx_cf32 *last, void *stream);
+  /* qpsk_block_end_of each of the n_blk blocks (blk: k1 - k0 symbols at sym + i Lmax) into
+   * ends[i], on stream: what the host's phase pass reads of the symbols (the differential
+   * chain's link, the second-order line) */
+  prx_status (*block_ends)(const void *blk, const prx_cf32 *sym, size_t n_blk, unsigned Lmax,
+                           struct qpsk_block_end *ends, void *stream);
   /* within each of the C rows of w (stride values apart): ops[3 c + 2] values from ops[3 c] to
    * ops[3 c + 1] (value offsets in the row; the two ranges do not overlap), on stream: a span's
    * CFO window reaching back into earlier 4th-power values (ops: device memory) */

@@ -212,6 +212,7 @@ static void stage_mf(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
   memset(&bk->sums, 0, sizeof bk->sums);
+  bk->line = 0;
   int64_t n = bk->k1 - bk->k0;
   if (n <= 0) return;
   const qpsk_span *sp = &q->spans[bk->span];
@@ -270,7 +271,12 @@ static void stage_mf(void *ctx, size_t t) {
       if (pf) pf += part;
     }
   }
+  qpsk_blk_measure(bk, n);
+}
+
+void qpsk_blk_measure(qpsk_blk *bk, int64_t n) {
   qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
+  bk->line = qpsk_ph_line(bk->sym, n);
 }
 
 /* ---- serial: phase, noise, ambiguity, output offsets ---- */
@@ -362,6 +368,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     in.gain = sp->gain;
     in.nonfinite = bk->nonfinite;
     in.out_range = sp->out_range;
+    in.line = bk->line;
     qpsk_phase_out r;
     qpsk_ph_block(L, &q->ph, &in, &r);
     qpsk_ph_to_blk(&r, bk);
@@ -382,7 +389,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     switch (q->cfg.ambiguity) {
     case PRX_QPSK_DIFFERENTIAL:
     case PRX_QPSK_NONE: {
-      const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0};
+      const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0, 0};
       const prx_cf32 last = n > 0 ? bk->sym[n - 1] : (prx_cf32){0, 0};
       data =
           qpsk_ph_link(q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, &q->ph, n, last, &r, &bk->prev);
@@ -545,6 +552,11 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   q->blk_unlocked += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L &&
                      e.esn0_db > QPSK_UNLOCKED_ESN0_DB &&
                      bk->sig_own + bk->noise_own > QPSK_UNLOCKED_POWER;
+  /* a full block with a signal whose symbols lie on one line (PRX_QPSK_WARN_NOT_QPSK) */
+  if (!(bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L) {
+    q->blk_full_signal++;
+    q->blk_line += bk->line > QPSK_LINE_MIN;
+  }
   st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
   st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;
   st->blocks_locked += !(bk->flags & (PRX_QPSK_BLOCK_NO_SIGNAL | PRX_QPSK_BLOCK_CLOCK_RANGE));

@@ -28,10 +28,11 @@
 #include <fftw3.h>
 
 #define QPSK_GM                                                                                    \
-  4                         /* pre-filter grid samples kept on each side of a block (the first     \
-                               instant of a block can be half a symbol before it) */
-#define QPSK_NOISE_BLOCKS 8 /* blocks in the M2M4 noise window (this one and 7 before) */
-#define QPSK_KEEP 256       /* block estimates kept for prx_qpsk_block_estimates */
+  4                          /* pre-filter grid samples kept on each side of a block (the first    \
+                                instant of a block can be half a symbol before it) */
+#define QPSK_NOISE_BLOCKS 8  /* blocks in the M2M4 noise window (this one and 7 before) */
+#define QPSK_LINE_SYMBOLS 64 /* a block's symbols in its second-order line (qpsk_ph_line) */
+#define QPSK_KEEP 256        /* block estimates kept for prx_qpsk_block_estimates */
 #define QPSK_PRE_SPAN                                                                              \
   4 /* pre-filter (CFO, timing): RRC span in symbols; 4 loses < 0.1 dB of                          \
        4th-power line SNR and O&M accuracy against the full span */
@@ -146,6 +147,7 @@ typedef struct {
   double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
   double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
   double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
+  double line;               /* second-order line of its first symbols (qpsk_ph_line) */
   unsigned flags;            /* PRX_QPSK_BLOCK_* */
   uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
   qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
@@ -226,6 +228,9 @@ struct prx_qpsk {
   /* the blocks flagged without a signal whose own M2M4 Es/N0 is above QPSK_UNLOCKED_ESN0_DB
    * (PRX_QPSK_WARN_UNLOCKED) */
   uint64_t blk_unlocked;
+  /* the full blocks with a signal, and of them those whose symbols lie on one line
+   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK) */
+  uint64_t blk_full_signal, blk_line;
   /* the CFO alias test (qpsk_alias.c): on or not, the samples measured and their sums (a bank on
    * the CUDA driver measures on the device and sets them: qpsk_bank_gpu.c) */
   int al_on;
@@ -260,6 +265,9 @@ void qpsk_serial_level(prx_qpsk *q, unsigned g);
 void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
+/* A block's V&V sums and second-order line (qpsk_ph_line) over its n > 0 symbols bk->sym, added to
+ * bk->sums (zeroed by the caller): stage mf's, and again after the pilots' DC share. */
+void qpsk_blk_measure(qpsk_blk *bk, int64_t n);
 
 /* The bytes of q->sr_tmp, the level and timing passes' records of one span of B blocks
  * (qpsk_serial.c). */
@@ -301,6 +309,11 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
 /* ... and whose symbols' power (the span's level made 1) is above this: a block in a gap of
  * zeros keeps a near-constant remainder, 60 dB by M2M4 at ~1e-4 of the span's power */
 #define QPSK_UNLOCKED_POWER 0.1
+
+/* PRX_QPSK_WARN_NOT_QPSK: a full block with a signal whose second-order line (qpsk_ph_line) is
+ * above this holds symbols on one line (BPSK reaches it from ~0 dB Es/N0: Es / (Es + N0); QPSK in
+ * ~1e-6 of its blocks); the warning is raised where most blocks with a signal (two at least) do */
+#define QPSK_LINE_MIN 0.5
 
 /* The CFO alias test (qpsk_alias.c): the input's first qpsk_alias_len(sps) samples since create
  * or reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on

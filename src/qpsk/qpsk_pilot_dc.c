@@ -144,7 +144,7 @@ static void block_restore(qpsk_blk *bk, const double e[2], const block_rot *rot)
     }
   }
   memset(&bk->sums, 0, sizeof bk->sums);
-  qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
+  qpsk_blk_measure(bk, n);
 }
 
 void qpsk_pilot_dc(prx_qpsk *q) {

@@ -21,19 +21,21 @@ extern "C" {
 
 /* what the pass carries from span to span: qpsk_phase_state (qpsk_internal.h: prx_qpsk's ph) */
 
-/* one block's inputs: its V&V sums (stage mf), input sums (pre), timing residual (the timing
- * pass) and its span's gain and clock flag */
+/* one block's inputs: its V&V sums and second-order line (stage mf's symbols: qpsk_ph_line),
+ * input sums (pre), timing residual (the timing pass) and its span's gain and clock flag */
 typedef struct {
   qpsk_sums sums;
+  double line;
   double mom[3], mom_n;
   double tres, gain;
   unsigned nonfinite;
   int out_range;
 } qpsk_phase_in;
 
-/* one block's results (qpsk_blk's fields of the same names) */
+/* one block's results (qpsk_blk's fields of the same names; line: the input's, carried to the
+ * report) */
 typedef struct qpsk_phase_out {
-  double phi, sig, noise, sig_own, noise_own, vv_stat;
+  double phi, sig, noise, sig_own, noise_own, vv_stat, line;
   unsigned flags, pad;
 } qpsk_phase_out;
 
@@ -45,7 +47,45 @@ static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
   bk->sig_own = r->sig_own;
   bk->noise_own = r->noise_own;
   bk->vv_stat = r->vv_stat;
+  bk->line = r->line;
   bk->flags = r->flags;
+}
+
+/* The block's second-order line |sum y^2| / sum |y|^2 over its first QPSK_LINE_SYMBOLS symbols y
+ * (n of them; 0 without symbols), in double, rotation-free (the block's phase need not be known):
+ * symbols on one line through the origin (BPSK, a real or unmodulated signal) have y^2 on one
+ * ray, Es / (Es + N0) of the power; QPSK's y^2 are +-j times its power, so their sum is a random
+ * walk of ~1/sqrt(n) of it (above 0.5 at 64 symbols in ~1e-4 of the blocks at high Es/N0, where
+ * the walk is one-dimensional, and less at low Es/N0). Computed where the symbols are: stage mf
+ * on the CPU, the phase pass's step 0 on the GPU (the bank's kernel of the last symbols where
+ * the host runs the pass). */
+QPSK_HD double qpsk_ph_line(const prx_cf32 *y, int64_t n) {
+  if (n > QPSK_LINE_SYMBOLS) n = QPSK_LINE_SYMBOLS;
+  double re = 0, im = 0, p = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const double a = y[i].re, b = y[i].im;
+    re += a * a - b * b;
+    im += 2 * a * b;
+    p += a * a + b * b;
+  }
+  const double r = p > 0 ? sqrt(re * re + im * im) / p : 0;
+  return isfinite(r) ? r : 0;
+}
+
+/* What the host's phase pass reads of a block's symbols that stay on the device (the bank's
+ * driver where the GPU decides but the host runs the pass): its last symbol (the differential
+ * chain's link between blocks) and its second-order line; zeros for a block without symbols. */
+typedef struct qpsk_block_end {
+  prx_cf32 last;
+  double line;
+} qpsk_block_end;
+QPSK_HD qpsk_block_end qpsk_block_end_of(const prx_cf32 *y, int64_t n) {
+  qpsk_block_end e = {{0, 0}, 0};
+  if (n > 0) {
+    e.last = y[n - 1];
+    e.line = qpsk_ph_line(y, n);
+  }
+  return e;
 }
 
 /* the block's correction exp(-j phi) / amplitude (the out stage's, qpsk_batch.c block_rot) */
@@ -86,6 +126,7 @@ QPSK_HD int qpsk_ph_own(const qpsk_phase_in *in, qpsk_phase_out *r) {
     z = o->n * (o->s4[0] * o->s4[0] + o->s4[1] * o->s4[1]) / (6 * o->m4 * o->m4);
   if (!isfinite(z)) z = 0;
   r->vv_stat = z;
+  r->line = in->line;
   /* the block's input varies (not zeros, not a constant: a constant makes constant symbols,
    * a perfect 4th-power line) */
   double var = in->mom_n > 0
@@ -246,6 +287,8 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       in.gain = a->sp[c].gain;
       in.nonfinite = a->bad[o + t];
       in.out_range = a->sp[c].out_range;
+      const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
+      in.line = qpsk_ph_line(a->sym + (o + t) * a->Lmax, k);
       const qpsk_sums prev = t > 0 ? qpsk_ph_sums_at(a->sums + 5 * (o + t - 1)) : st->sums_prev;
       b->ph = qpsk_ph_vv(a->L, t > 0 || st->have, &in.sums, &prev);
       b->ok = (unsigned char)qpsk_ph_noise_ok(&in.sums);
@@ -253,7 +296,6 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       b->flags = a->po[o + t].flags;
       b->full = in.sums.n >= 0.5 * a->L;
       b->tjump = fabs(in.tres) > 0.25;
-      const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
       b->n = k > 0 ? (int)k : 0;
       b->last.re = b->last.im = 0;
       if (k > 0) b->last = a->sym[(o + t) * a->Lmax + (size_t)(k - 1)];
