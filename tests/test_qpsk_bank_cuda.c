@@ -298,10 +298,16 @@ typedef struct {
   void *d_rows, *d_rows16;
 } bank_set;
 
-/* the rows of the cases in r->tc; returns the length (0 where the generator failed) */
-static size_t rows_of(bank_set *r, size_t n_want) {
+/* the rows of the cases in r->tc, on the host and the device, where line[c] (not NULL, kind >= 0)
+ * makes row c a signal of tcase_line_make's; returns the length (0 where the generator failed) */
+static size_t rows_of_lines(bank_set *r, size_t n_want, const tcase_line *line) {
   size_t n = bank_rows_make(r->tc, C, n_want, 64, r->tx, r->ntx, &r->rows, &r->rows16, &r->pitch);
   if (!n) return 0;
+  for (unsigned c = 0; c < C && line; c++) {
+    if (line[c].kind < 0) continue;
+    tcase_line_make(r->rows + c * r->pitch, n, &line[c]);
+    bank_row16(r->rows, r->rows16, c, r->pitch, n);
+  }
   cuda_ok(cudaMalloc(&r->d_rows, C * r->pitch * sizeof(prx_cf32)), "cudaMalloc rows");
   cuda_ok(cudaMalloc(&r->d_rows16, C * r->pitch * 4), "cudaMalloc rows16");
   cuda_ok(cudaMemcpy(r->d_rows, r->rows, C * r->pitch * sizeof(prx_cf32), cudaMemcpyHostToDevice),
@@ -309,6 +315,8 @@ static size_t rows_of(bank_set *r, size_t n_want) {
   cuda_ok(cudaMemcpy(r->d_rows16, r->rows16, C * r->pitch * 4, cudaMemcpyHostToDevice), "up16");
   return n;
 }
+/* the rows of the cases in r->tc (rows_of_lines without lines) */
+static size_t rows_of(bank_set *r, size_t n_want) { return rows_of_lines(r, n_want, NULL); }
 
 /* C carriers at sps (random CFO to 0.05 Rs, 300 ppm, the esn0 list) as rows_of makes them */
 static size_t make_rows(double sps, uint64_t seed, size_t n_want, bank_set *r) {
@@ -456,6 +464,44 @@ static void aliased(void) {
     outs_free(gpu);
     outs_free(cpu);
   }
+  free_rows(&S);
+}
+
+/* BPSK in channels 2 (9 dB) and 6 (18 dB), a carrier without modulation in channel 4, QPSK in the
+ * others: the GPU raises not_qpsk where the CPU bank does, in those channels only, with its phase
+ * pass on the GPU (the line measured in its step 0), with the serial passes on the CPU (the line
+ * from the block_ends kernel) and with LLRs (the host's decisions: the line from the symbols
+ * copied back); every channel's warnings equal the CPU bank's */
+static void one_line(void) {
+  bank_set S;
+  chan_out cpu[C], gpu[C];
+  const run_opts mode[3] = {
+      {0, 0, 0, NULL, 0, 0, 0, 0}, {0, 0, 0, NULL, 0, 1, 0, 0}, {0, 1, 0, NULL, 0, 0, 0, 0}};
+  const char *name[3] = {"the GPU's passes", "serial passes on the CPU", "LLRs"};
+  bank_cases(S.tc, C, 4, esn0, 2047);
+  tcase_line line[C];
+  for (unsigned c = 0; c < C; c++) line[c].kind = -1;
+  line[2] = tcase_line_of(&S.tc[2], TCASE_BPSK, 11);
+  line[4] = tcase_line_of(&S.tc[4], TCASE_CARRIER, 13);
+  line[6] = tcase_line_of(&S.tc[6], TCASE_BPSK, 17);
+  const size_t n = rows_of_lines(&S, (size_t)(2.2 * 8192 * 4), line);
+  if (!n) return;
+  const prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, mode[0], S.rows, NULL, S.pitch, n, 0, cpu);
+  for (int m = 0; m < 3; m++) {
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, mode[m], NULL, S.d_rows, S.pitch, n, 89 + m, gpu);
+    for (unsigned c = 0; c < C; c++) {
+      const unsigned w = line[c].kind >= 0 ? PRX_QPSK_WARN_NOT_QPSK : 0;
+      CHECK((cpu[c].warnings & PRX_QPSK_WARN_NOT_QPSK) == w && gpu[c].warnings == cpu[c].warnings,
+            "%s, channel %u: warnings %#x, the CPU bank's %#x", name[m], c, gpu[c].warnings,
+            cpu[c].warnings);
+    }
+    printf("symbols on one line (%s): warnings", name[m]);
+    for (unsigned c = 0; c < C; c++) printf(" %#x", gpu[c].warnings);
+    printf("\n");
+    outs_free(gpu);
+  }
+  outs_free(cpu);
   free_rows(&S);
 }
 
@@ -614,6 +660,7 @@ int main(int argc, char **argv) {
 
   if (!quick) low_snr();
   aliased();
+  one_line();
 
   /* invalid use of the device call */
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();

@@ -24,6 +24,18 @@ static inline void bank_cases(tcase *tc, unsigned nch, double sps, const double 
   }
 }
 
+/* row c of the cf32 rows (n samples, pitch apart) into the cf16 rows (the compiler's _Float16
+ * rounding) */
+static inline void bank_row16(const prx_cf32 *rows, uint16_t *rows16, unsigned c, size_t pitch,
+                              size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const prx_cf32 x = rows[c * pitch + i];
+    _Float16 re = (_Float16)x.re, im = (_Float16)x.im;
+    memcpy(&rows16[2 * (c * pitch + i)], &re, 2);
+    memcpy(&rows16[2 * (c * pitch + i) + 1], &im, 2);
+  }
+}
+
 /* The nch cases tc as rows: the shortest length >= n_want that every case generates exactly, as
  * cf32 rows (*rows) and cf16 rows (*rows16, the compiler's _Float16 rounding) of *pitch =
  * length + pad samples, zero past the length; case c's transmitted bits in tx[c] (ntx[c] of
@@ -45,11 +57,7 @@ static inline size_t bank_rows_make(const tcase *tc, unsigned nch, size_t n_want
     CHECK(x != NULL, "generator");
     if (!x) return 0;
     memcpy(*rows + c * *pitch, x, n * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-      _Float16 re = (_Float16)x[i].re, im = (_Float16)x[i].im;
-      memcpy(&(*rows16)[2 * (c * *pitch + i)], &re, 2);
-      memcpy(&(*rows16)[2 * (c * *pitch + i) + 1], &im, 2);
-    }
+    bank_row16(*rows, *rows16, c, *pitch, n);
     free(x);
   }
   return n;

@@ -481,36 +481,8 @@ static void unlocked(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_UNLOCKED) != NULL, "no text for unlocked");
 }
 
-/* Symbols on one line through the origin (PRX_QPSK_WARN_NOT_QPSK), made from the generator's
- * noise-free QPSK at CFO 0 and phase 0 (x = (a + j b) pulses, a and b = +-1/sqrt 2): BPSK
- * (sqrt 2 a), an unmodulated carrier (1), or QPSK with a receiver's I/Q error (10 % gain,
- * 5 degrees), each turned by the CFO and phase of the case and given complex Gaussian noise at
- * its Es/N0 (unit signal power: E|n|^2 = sps 10^(-Es/N0 / 10)). */
-enum { LINE_BPSK, LINE_CARRIER, LINE_IQ_ERROR };
-typedef struct {
-  int kind;
-  double cfo, phase, esn0, sps;
-  uint64_t seed;
-} line_signal;
-static void make_line(prx_cf32 *x, size_t n, const void *arg) {
-  const line_signal *l = arg;
-  test_rng rng;
-  test_rng_seed(&rng, l->seed);
-  const double sd = sqrt(l->sps * pow(10, -l->esn0 / 10) / 2), skew = 5 * M_PI / 180;
-  for (size_t k = 0; k < n; k++) {
-    const double a = x[k].re, b = x[k].im;
-    double re = M_SQRT2 * a, im = 0;
-    if (l->kind == LINE_CARRIER) re = 1;
-    if (l->kind == LINE_IQ_ERROR) {
-      re = a;
-      im = 1.1 * (b * cos(skew) + a * sin(skew));
-    }
-    const double ph = 2 * M_PI * l->cfo * (double)k / l->sps + l->phase;
-    const double cr = cos(ph), si = sin(ph);
-    x[k].re = (float)(re * cr - im * si + sd * test_rng_gauss(&rng));
-    x[k].im = (float)(re * si + im * cr + sd * test_rng_gauss(&rng));
-  }
-}
+/* tcase_line_make as an alter_fn */
+static void make_line(prx_cf32 *x, size_t n, const void *arg) { tcase_line_make(x, n, arg); }
 /* BPSK at 20 and 4 dB and a carrier without modulation raise not_qpsk (BPSK at 20 dB nothing
  * else: its blocks show QPSK's 4th-power line and symbol timing, and before this warning it was
  * "ok" with every symbol's two bits equal or opposite); QPSK with an I/Q error at 20 dB and QPSK
@@ -523,25 +495,23 @@ static void not_qpsk(void) {
     int kind;
     double esn0;
     int warned;
-  } cases[] = {{LINE_BPSK, 20, 1},
-               {LINE_BPSK, 4, 1},
-               {LINE_CARRIER, 20, 1},
-               {LINE_IQ_ERROR, 20, 0},
-               {LINE_IQ_ERROR, 2, 0}};
+  } cases[] = {{TCASE_BPSK, 20, 1},
+               {TCASE_BPSK, 4, 1},
+               {TCASE_CARRIER, 20, 1},
+               {TCASE_IQ_ERROR, 20, 0},
+               {TCASE_IQ_ERROR, 2, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     tcase c = base_case(&rng, cases[i].esn0);
-    const line_signal l = {cases[i].kind, c.cfo, c.phase, cases[i].esn0, c.sps, test_rng_u64(&rng)};
-    c.cfo = c.phase = 0;
-    c.noise = 0;
+    const tcase_line l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
     result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4), make_line, &l);
     const prx_qpsk_stats st = r.st;
     size_t equal = 0;
     for (size_t k = 0; k + 1 < r.ngot; k += 2) equal += r.got[k] == r.got[k + 1];
     printf("%s at %g dB: warnings %#x, %llu of %llu blocks with a signal, pairs of equal bits "
            "%.3f\n",
-           cases[i].kind == LINE_BPSK      ? "BPSK"
-           : cases[i].kind == LINE_CARRIER ? "carrier"
-                                           : "QPSK with I/Q error",
+           cases[i].kind == TCASE_BPSK      ? "BPSK"
+           : cases[i].kind == TCASE_CARRIER ? "carrier"
+                                            : "QPSK with I/Q error",
            cases[i].esn0, st.warnings, (unsigned long long)(st.blocks - st.blocks_no_signal),
            (unsigned long long)st.blocks, r.ngot ? 2.0 * (double)equal / (double)r.ngot : 0);
     if (cases[i].warned)

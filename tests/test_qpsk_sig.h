@@ -160,6 +160,45 @@ static inline prx_cf32 *tcase_make(const tcase *c, size_t n, uint8_t **bits, siz
   return x;
 }
 
+/* Signals that are not QPSK, or QPSK with a receiver's I/Q error (PRX_QPSK_WARN_NOT_QPSK's
+ * cases), made in place from the generator's noise-free QPSK at CFO 0 and phase 0 (x = (a + j b)
+ * pulses, a and b = +-1/sqrt 2): BPSK (sqrt 2 a), an unmodulated carrier (1), or QPSK with 10 %
+ * of gain and 5 degrees of quadrature error; each turned by the CFO and phase and given complex
+ * Gaussian noise at the Es/N0 (unit signal power: E|n|^2 = sps 10^(-Es/N0 / 10)) that
+ * tcase_line_of took from the case. */
+enum { TCASE_BPSK, TCASE_CARRIER, TCASE_IQ_ERROR };
+typedef struct {
+  int kind;
+  double cfo, phase, esn0, sps;
+  uint64_t seed; /* the noise's */
+} tcase_line;
+/* the case's CFO, phase and Es/N0 into the line signal of that kind, the case's own set to 0 and
+ * its noise off (the generator then makes x as tcase_line_make needs it) */
+static inline tcase_line tcase_line_of(tcase *c, int kind, uint64_t seed) {
+  const tcase_line l = {kind, c->cfo, c->phase, c->esn0_db, c->sps, seed};
+  c->cfo = c->phase = 0;
+  c->noise = 0;
+  return l;
+}
+static inline void tcase_line_make(prx_cf32 *x, size_t n, const tcase_line *l) {
+  test_rng rng;
+  test_rng_seed(&rng, l->seed);
+  const double sd = sqrt(l->sps * pow(10, -l->esn0 / 10) / 2), skew = 5 * M_PI / 180;
+  for (size_t k = 0; k < n; k++) {
+    const double a = x[k].re, b = x[k].im;
+    double re = M_SQRT2 * a, im = 0;
+    if (l->kind == TCASE_CARRIER) re = 1;
+    if (l->kind == TCASE_IQ_ERROR) {
+      re = a;
+      im = 1.1 * (b * cos(skew) + a * sin(skew));
+    }
+    const double ph = 2 * M_PI * l->cfo * (double)k / l->sps + l->phase;
+    const double cr = cos(ph), si = sin(ph);
+    x[k].re = (float)(re * cr - im * si + sd * test_rng_gauss(&rng));
+    x[k].im = (float)(re * si + im * cr + sd * test_rng_gauss(&rng));
+  }
+}
+
 /* Demodulates x (cf32) in chunks of the given sizes (cycled; {0} = all at once), then flushes.
  * Returns the bits (malloc'd, *nbits), and the LLRs when llrs is not NULL. */
 static inline uint8_t *tcase_demod(prx_qpsk *q, const prx_cf32 *x, size_t n, const size_t *chunks,
