@@ -389,7 +389,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     switch (q->cfg.ambiguity) {
     case PRX_QPSK_DIFFERENTIAL:
     case PRX_QPSK_NONE: {
-      const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0, 0};
+      const qpsk_phase_out r = {bk->phi, bk->sig, bk->noise, 0, 0, 0, 0, 0};
       const prx_cf32 last = n > 0 ? bk->sym[n - 1] : (prx_cf32){0, 0};
       data =
           qpsk_ph_link(q->cfg.ambiguity == PRX_QPSK_DIFFERENTIAL, &q->ph, n, last, &r, &bk->prev);

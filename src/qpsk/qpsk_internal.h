@@ -147,7 +147,7 @@ typedef struct {
   double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
   double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
   double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
-  double line;               /* second-order line of its first symbols (qpsk_ph_line) */
+  float line;                /* second-order line of its first symbols (qpsk_ph_line) */
   unsigned flags;            /* PRX_QPSK_BLOCK_* */
   uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
   qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */

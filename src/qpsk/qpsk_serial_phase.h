@@ -25,7 +25,7 @@ extern "C" {
  * input sums (pre), timing residual (the timing pass) and its span's gain and clock flag */
 typedef struct {
   qpsk_sums sums;
-  double line;
+  float line;
   double mom[3], mom_n;
   double tres, gain;
   unsigned nonfinite;
@@ -33,10 +33,12 @@ typedef struct {
 } qpsk_phase_in;
 
 /* one block's results (qpsk_blk's fields of the same names; line: the input's, carried to the
- * report) */
+ * report; in float, where the record had its padding: the record copied back a span stays 56
+ * bytes) */
 typedef struct qpsk_phase_out {
-  double phi, sig, noise, sig_own, noise_own, vv_stat, line;
-  unsigned flags, pad;
+  double phi, sig, noise, sig_own, noise_own, vv_stat;
+  unsigned flags;
+  float line;
 } qpsk_phase_out;
 
 /* the block's results into its qpsk_blk (the host's: the CPU's pass, the driver's pending spans) */
@@ -52,24 +54,36 @@ static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
 }
 
 /* The block's second-order line |sum y^2| / sum |y|^2 over its first QPSK_LINE_SYMBOLS symbols y
- * (n of them; 0 without symbols), in double, rotation-free (the block's phase need not be known):
- * symbols on one line through the origin (BPSK, a real or unmodulated signal) have y^2 on one
- * ray, Es / (Es + N0) of the power; QPSK's y^2 are +-j times its power, so their sum is a random
- * walk of ~1/sqrt(n) of it (above 0.5 at 64 symbols in ~1e-4 of the blocks at high Es/N0, where
- * the walk is one-dimensional, and less at low Es/N0). Computed where the symbols are: stage mf
- * on the CPU, the phase pass's step 0 on the GPU (the bank's kernel of the last symbols where
- * the host runs the pass). */
-QPSK_HD double qpsk_ph_line(const prx_cf32 *y, int64_t n) {
-  if (n > QPSK_LINE_SYMBOLS) n = QPSK_LINE_SYMBOLS;
-  double re = 0, im = 0, p = 0;
-  for (int64_t i = 0; i < n; i++) {
-    const double a = y[i].re, b = y[i].im;
-    re += a * a - b * b;
-    im += 2 * a * b;
-    p += a * a + b * b;
+ * (n of them; 0 without symbols), summed in double, rotation-free (the block's phase need not be
+ * known): symbols on one line through the origin (BPSK, a real or unmodulated signal) have y^2
+ * on one ray, Es / (Es + N0) of the power; QPSK's y^2 are +-j times its power, so their sum is a
+ * random walk of ~1/sqrt(n) of it (above 0.5 at 64 symbols in ~1e-4 of the blocks at high Es/N0,
+ * where the walk is one-dimensional, and less at low Es/N0). Computed where the symbols are:
+ * stage mf on the CPU, the phase pass's step 0 on the GPU (the bank's block_ends kernel where the
+ * host runs the pass). */
+QPSK_HD void qpsk_ph_line_add(prx_cf32 y, double *re, double *im, double *p) {
+  const double a = y.re, b = y.im;
+  *re += a * a - b * b;
+  *im += 2 * a * b;
+  *p += a * a + b * b;
+}
+QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n) {
+  /* symbol i into partial sum i mod 4, the four added in a fixed order: four independent chains
+   * (the CPU's vector lanes, the GPU's loads issued ahead), the same arithmetic on both */
+  double re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0}, p[4] = {0, 0, 0, 0};
+  if (n >= QPSK_LINE_SYMBOLS) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < QPSK_LINE_SYMBOLS; i += 4)
+      for (int j = 0; j < 4; j++) qpsk_ph_line_add(y[i + j], &re[j], &im[j], &p[j]);
+  } else {
+    for (int64_t i = 0; i < n; i++) qpsk_ph_line_add(y[i], &re[i & 3], &im[i & 3], &p[i & 3]);
   }
-  const double r = p > 0 ? sqrt(re * re + im * im) / p : 0;
-  return isfinite(r) ? r : 0;
+  const double sr = (re[0] + re[1]) + (re[2] + re[3]), si = (im[0] + im[1]) + (im[2] + im[3]);
+  const double sp = (p[0] + p[1]) + (p[2] + p[3]);
+  const double r = sp > 0 ? sqrt(sr * sr + si * si) / sp : 0;
+  return isfinite(r) ? (float)r : 0.0f;
 }
 
 /* What the host's phase pass reads of a block's symbols that stay on the device (the bank's
@@ -77,10 +91,10 @@ QPSK_HD double qpsk_ph_line(const prx_cf32 *y, int64_t n) {
  * chain's link between blocks) and its second-order line; zeros for a block without symbols. */
 typedef struct qpsk_block_end {
   prx_cf32 last;
-  double line;
+  float line;
 } qpsk_block_end;
 QPSK_HD qpsk_block_end qpsk_block_end_of(const prx_cf32 *y, int64_t n) {
-  qpsk_block_end e = {{0, 0}, 0};
+  qpsk_block_end e = {{0, 0}, 0.0f};
   if (n > 0) {
     e.last = y[n - 1];
     e.line = qpsk_ph_line(y, n);
