@@ -69,6 +69,9 @@ int cli_status_error(const char *cmd, const char *what, prx_status st);
 
 /* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 2 (a usage error). */
 int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what);
+/* --cfo-span against --block (0: the demodulator's defaults): a span holds 4 blocks at least
+ * (prx_qpsk_config.cfo_span_symbols); -1 where it does, else the usage error's status. */
+int cli_check_cfo_span(const char *cmd, unsigned long cfo_span, unsigned long block);
 /* --backend auto|cpu|cuda: -1 on success, else the exit code after the error line. */
 int cli_parse_backend(const char *cmd, const char *text, prx_backend *out);
 

@@ -80,7 +80,10 @@ static void usage(FILE *f) {
       "\n"
       "demodulator:\n"
       "      --block N          symbols per estimation block, 256..1024 (default 512)\n"
-      "      --cfo-span N       symbols per coarse CFO estimate, >= 4096 (default 8192)\n"
+      "      --cfo-span N       symbols per coarse CFO estimate, 1024..4194304 and 4 blocks at\n"
+      "                         least (default 8192): a shorter span follows a frequency that\n"
+      "                         drifts faster (a satellite's Doppler; --block 256 --cfo-span\n"
+      "                         1024: 8 times the default's), a longer one weak carriers better\n"
       "  -t, --threads N        worker threads, 0 = all cores (default 0; from 8 cores, all\n"
       "                         but two, left to reading and writing); output is identical\n"
       "                         for any N\n"
@@ -227,8 +230,8 @@ static int parse_args(int argc, char **argv, options *o) {
         return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
       break;
     case OPT_CFOSPAN:
-      if (cli_parse_uint(a, 4096, 1ul << 22, &o->cfo_span))
-        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (4096..4194304 symbols)");
+      if (cli_parse_uint(a, 1024, 1ul << 22, &o->cfo_span))
+        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (1024..4194304 symbols)");
       break;
     case 't':
       if (cli_parse_uint(a, 0, 1024, &o->threads))
@@ -257,6 +260,7 @@ static int parse_args(int argc, char **argv, options *o) {
   if (!o->input) return cli_error(CMD, "no input: give -i FILE, or -i - for standard input");
   if (!o->symbol_rate) return cli_error(CMD, "no symbol rate: give --symbol-rate RS (e.g. 2400)");
   if (!o->output) return cli_error(CMD, "no output: give -o BITS, or -o - for standard output");
+  if ((rc = cli_check_cfo_span(CMD, o->cfo_span, o->block)) >= 0) return rc;
   if (o->constellation) {
     size_t n = strlen(o->constellation);
     if (n < 4 || strcmp(o->constellation + n - 4, ".png"))

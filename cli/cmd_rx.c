@@ -80,9 +80,11 @@ static void usage(FILE *f) {
       "      --backend B      auto (default), cpu or cuda\n"
       "      --taps P         prototype taps per channel: K P + 1 taps (default 14)\n"
       "      --threads N      worker threads (default 0: all cores)\n"
-      "      --cfo-span N     symbols per CFO estimate, 4096..4194304 (default 8192): a shorter\n"
-      "                       span follows a carrier whose frequency drifts faster (a\n"
-      "                       satellite's Doppler), a longer one estimates weak carriers better\n"
+      "      --cfo-span N     symbols per CFO estimate, 1024..4194304 and 4 blocks at least\n"
+      "                       (default 8192): a shorter span follows a carrier whose frequency\n"
+      "                       drifts faster (a satellite's Doppler; --block 256 --cfo-span\n"
+      "                       1024: 8 times the default's), a longer one weak carriers better\n"
+      "      --block N        symbols per estimation block, 256..1024 (default 512)\n"
       "      --read-block N   input samples per read (default 262144; on CUDA 8388608, in\n"
       "                       receiver blocks of a quarter of it)\n"
       "      --devices LIST   receive on several GPUs (ordinals, a GPU may be listed twice; all:\n"
@@ -108,7 +110,7 @@ typedef struct {
   unsigned given[MAX_CARRIERS]; /* the keys of each --carrier, by bit */
   prx_sim_carrier car[MAX_CARRIERS];
   size_t n_car;
-  unsigned long K, taps, threads, read_block, cfo_span;
+  unsigned long K, taps, threads, read_block, cfo_span, block;
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
   int read_block_set;                    /* --read-block given */
@@ -161,7 +163,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_IQ,
     OPT_DEVICES,
     OPT_WORKERS,
-    OPT_CFOSPAN
+    OPT_CFOSPAN,
+    OPT_BLOCK
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -180,6 +183,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"threads", required_argument, 0, 't'},
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"cfo-span", required_argument, 0, OPT_CFOSPAN},
+      {"block", required_argument, 0, OPT_BLOCK},
       {"detect", no_argument, 0, OPT_DETECT},
       {"detect-min-esn0", required_argument, 0, OPT_DETECT_MIN},
       {"iq", no_argument, 0, OPT_IQ},
@@ -246,8 +250,12 @@ static int parse_args(int argc, char **argv, options *o) {
       o->read_block_set = 1;
       break;
     case OPT_CFOSPAN:
-      if (cli_parse_uint(a, 4096, 1ul << 22, &o->cfo_span))
-        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (4096..4194304 symbols)");
+      if (cli_parse_uint(a, 1024, 1ul << 22, &o->cfo_span))
+        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (1024..4194304 symbols)");
+      break;
+    case OPT_BLOCK:
+      if (cli_parse_uint(a, 256, 1024, &o->block))
+        return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
       break;
     case OPT_DEVICES:
       if ((rc = parse_devices(a, o)) >= 0) return rc;
@@ -281,7 +289,7 @@ static int parse_args(int argc, char **argv, options *o) {
     return cli_usage_error(CMD, "--devices with --backend cpu (use --workers N)");
   if (o->workers && o->backend == PRX_BACKEND_CUDA)
     return cli_usage_error(CMD, "--workers runs on the CPU (use --devices for GPUs)");
-  return -1;
+  return cli_check_cfo_span(CMD, o->cfo_span, o->block);
 }
 
 /* ---- the run ---- */
@@ -728,6 +736,7 @@ static int setup(run_state *r) {
   c->backend = o->backend;
   c->block_samples = o->read_block;
   c->cfo_span_symbols = (unsigned)o->cfo_span; /* (0: the demodulator's default) */
+  c->block_symbols = (unsigned)o->block;       /* (0: the demodulator's default) */
   int cuda = o->backend != PRX_BACKEND_CPU && prx_cuda_available(); /* waits for the module */
   cli_timing_phase(&r->tm, "module");
   if (cuda) {

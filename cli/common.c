@@ -124,6 +124,18 @@ int cli_bad_value(const char *cmd, const char *opt, const char *text, const char
   return 2;
 }
 
+int cli_check_cfo_span(const char *cmd, unsigned long cfo_span, unsigned long block) {
+  const prx_qpsk_config d = prx_qpsk_config_default();
+  if (!block) block = d.block_symbols;
+  if (!cfo_span) cfo_span = d.cfo_span_symbols;
+  if (cfo_span >= 4 * block) return -1;
+  return cli_usage_error(cmd,
+                         "--cfo-span %lu holds fewer than 4 blocks of %lu symbols (the clock is "
+                         "fitted over a span's blocks): give --cfo-span %lu or more, or a shorter "
+                         "--block (256 for spans of 1024)",
+                         cfo_span, block, 4 * block);
+}
+
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
   prx_format fmt = PRX_CF32;

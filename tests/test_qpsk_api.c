@@ -54,8 +54,18 @@ static void config_checks(void) {
   c.block_symbols = 2048;
   expect_invalid(c, "block_symbols", "block of 2048");
   c = base();
-  c.cfo_span_symbols = 2048;
-  expect_invalid(c, "cfo_span_symbols", "CFO span 2048");
+  c.cfo_span_symbols = 1000;
+  expect_invalid(c, "cfo_span_symbols", "CFO span 1000");
+  /* a span holds 4 blocks at least (the clock's line is fitted over them) */
+  c.cfo_span_symbols = 1024;
+  expect_invalid(c, "4 blocks", "CFO span 1024 of blocks of 512");
+  c.block_symbols = 256;
+  {
+    prx_qpsk *q = NULL;
+    CHECK(prx_qpsk_create(&c, &q) == PRX_OK && prx_qpsk_cfo_span(q) == 1024,
+          "CFO span 1024 of blocks of 256 refused: %s", prx_last_error());
+    prx_qpsk_destroy(q);
+  }
   c = base();
   c.acquisition = 0.2;
   expect_invalid(c, "acquisition", "acquisition 0.2 Rs");

@@ -445,7 +445,8 @@ static void symbol_rate(void) {
  * though their moments say 20 dB, so the warning is unlocked, not no_signal (which said the
  * input had no signal) nor nothing (a third of the blocks lost at half that rate used to give
  * "ok"); at half that rate, with fewer blocks lost, unlocked too; the same carrier without the
- * ramp: no warning. */
+ * ramp: no warning; the fast drift again with spans of 1024 symbols in blocks of 256 (followed
+ * 8 times closer): no block lost, no warning, every bit right. */
 /* the samples turned by exp(j pi rate t^2) (arg: rate in Hz/s, the sample rate), the phase in
  * double: a frequency drifting linearly */
 static void add_drift(prx_cf32 *x, size_t n, const void *arg) {
@@ -460,22 +461,34 @@ static void add_drift(prx_cf32 *x, size_t n, const void *arg) {
 static void unlocked(void) {
   test_rng rng;
   test_rng_seed(&rng, 78);
-  const double rate[] = {0.5, 0.25, 0}; /* Hz/s at Rs = 1 kHz */
-  for (int i = 0; i < 3; i++) {
+  /* Hz/s at Rs = 1 kHz; the blocks and spans (0: the defaults, 512 and 8192); lost: unlocked */
+  const struct {
+    double rate;
+    unsigned block, span;
+    int lost;
+  } cases[] = {{0.5, 0, 0, 1}, {0.25, 0, 0, 1}, {0, 0, 0, 0}, {0.5, 256, 1024, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     tcase c = base_case(&rng, 20);
     c.cfo = 0.02;
-    const double drift[2] = {rate[i], c.sps * 1e3};
+    c.block_symbols = cases[i].block;
+    c.cfo_span_symbols = cases[i].span;
+    const double drift[2] = {cases[i].rate, c.sps * 1e3};
     result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4), add_drift, drift);
     const prx_qpsk_stats st = r.st;
-    printf("drift %g Hz/s at 1 kBd: %llu of %llu blocks without a signal, warnings %#x\n", rate[i],
-           (unsigned long long)st.blocks_no_signal, (unsigned long long)st.blocks, st.warnings);
-    if (rate[i] > 0)
+    printf("drift %g Hz/s at 1 kBd, spans of %u symbols: %llu of %llu blocks without a signal, "
+           "warnings %#x, %ld bit errors\n",
+           cases[i].rate, cases[i].span ? cases[i].span : 8192,
+           (unsigned long long)st.blocks_no_signal, (unsigned long long)st.blocks, st.warnings,
+           r.errors);
+    if (cases[i].lost)
       CHECK(st.warnings == PRX_QPSK_WARN_UNLOCKED && st.blocks_no_signal * 5 > st.blocks,
-            "drift %g Hz/s: warnings %#x, %llu of %llu blocks without a signal", rate[i],
+            "drift %g Hz/s: warnings %#x, %llu of %llu blocks without a signal", cases[i].rate,
             st.warnings, (unsigned long long)st.blocks_no_signal, (unsigned long long)st.blocks);
     else
-      CHECK(st.warnings == 0 && st.blocks_no_signal == 0, "no drift: warnings %#x, %llu blocks",
-            st.warnings, (unsigned long long)st.blocks_no_signal);
+      CHECK(st.warnings == 0 && st.blocks_no_signal == 0 && r.errors == 0,
+            "drift %g Hz/s, spans of %u: warnings %#x, %llu blocks without a signal, %ld errors",
+            cases[i].rate, cases[i].span, st.warnings, (unsigned long long)st.blocks_no_signal,
+            r.errors);
     result_free(&r);
   }
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_UNLOCKED) != NULL, "no text for unlocked");

@@ -44,6 +44,7 @@ typedef struct {
   prx_format format; /* demodulator input: cf32 (default), or the samples quantised
                         to ci16 / ci8 / cu8 at full_scale (tcase_ber) */
   double full_scale; /* integer formats: the sample value 1.0 maps to this many LSBs */
+  unsigned block_symbols, cfo_span_symbols; /* the demodulator's (0: its defaults) */
 } tcase;
 
 /* Random impairments as the issue asks: CFO up to max_cfo symbol rates, any phase, timing in
@@ -127,6 +128,8 @@ static inline prx_qpsk_config tcase_demod_config(const tcase *c, int threads) {
   qc.symbol_rate = 1e3;
   qc.rolloff = c->rolloff > 0 ? c->rolloff : 0.35;
   if (c->span) qc.span = c->span;
+  if (c->block_symbols) qc.block_symbols = c->block_symbols;
+  if (c->cfo_span_symbols) qc.cfo_span_symbols = c->cfo_span_symbols;
   qc.threads = threads;
   qc.in_format = c->format;
   if (c->pilot_period) {

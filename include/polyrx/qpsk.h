@@ -37,7 +37,7 @@
  *      slope, extrapolated from the previous block, and its line (4 or more locked blocks) has
  *      that slope; its own slope, from so few sub-blocks, could move its last instants by a
  *      symbol;
- *   2. coarse CFO per CFO span (cfo_span_symbols, >= 4096 symbols): the 4th power of the
+ *   2. coarse CFO per CFO span (cfo_span_symbols, >= 1024 symbols): the 4th power of the
  *      pre-filter at each symbol instant (cubic Farrow), its spectrum (FFTW, zero-padded,
  *      |f| <= acquisition * Rs), the peak refined by Newton steps on the periodogram (the ML
  *      frequency of the 4th-power line);
@@ -161,8 +161,12 @@ typedef struct {
                                    slope is the CFO span's, so the block length does not limit
                                    the clock offset */
   unsigned cfo_span_symbols;    /* symbols per coarse-CFO, level, DC and clock-offset estimate,
-                                   4096..4194304, rounded up to a multiple of block_symbols
-                                   (default 8192) */
+                                   1024..4194304 and 4 blocks at least, rounded up to a
+                                   multiple of block_symbols (default 8192): a drifting
+                                   frequency (a satellite's Doppler) is followed span by span,
+                                   so a shorter span follows a faster drift (1024 symbols with
+                                   blocks of 256: 8 times the drift of the default), a longer
+                                   one estimates a weak carrier's CFO better */
   double acquisition;           /* CFO acquisition range |f| <= acquisition * Rs, in
                                    (0, 0.125) (default 0.12): Rs/8 itself is ambiguous (the
                                    4th-power lines of +Rs/8 and -Rs/8 coincide). A carrier

@@ -63,9 +63,16 @@ static prx_status check_config(const prx_qpsk_config *c) {
     return prx_fail(PRX_ERR_INVALID, "matched-filter span must be 2..64 symbols, got %u", c->span);
   if (c->block_symbols < 256 || c->block_symbols > 1024)
     return prx_fail(PRX_ERR_INVALID, "block_symbols must be 256..1024, got %u", c->block_symbols);
-  if (c->cfo_span_symbols < 4096 || c->cfo_span_symbols > (1u << 22))
-    return prx_fail(PRX_ERR_INVALID, "cfo_span_symbols must be 4096..4194304, got %u",
-                    c->cfo_span_symbols);
+  if (c->cfo_span_symbols < QPSK_MIN_CFO_SPAN || c->cfo_span_symbols > (1u << 22))
+    return prx_fail(PRX_ERR_INVALID, "cfo_span_symbols must be %u..4194304, got %u",
+                    QPSK_MIN_CFO_SPAN, c->cfo_span_symbols);
+  /* the clock's line is fitted over a span's blocks, from 4 of them (fewer: the clock offset
+   * followed worse, symbols lost at 4000 ppm) */
+  if (c->cfo_span_symbols < 4 * c->block_symbols)
+    return prx_fail(PRX_ERR_INVALID,
+                    "cfo_span_symbols (%u) must hold 4 blocks of block_symbols (%u) at least: "
+                    "%u or more, or shorter blocks",
+                    c->cfo_span_symbols, c->block_symbols, 4 * c->block_symbols);
   if (!(c->acquisition > 0 && c->acquisition < 0.125))
     return prx_fail(PRX_ERR_INVALID,
                     "acquisition range must be in (0, 0.125) symbol rates (below Rs/8, where the "

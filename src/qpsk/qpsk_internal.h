@@ -32,7 +32,12 @@
                                 instant of a block can be half a symbol before it) */
 #define QPSK_NOISE_BLOCKS 8  /* blocks in the M2M4 noise window (this one and 7 before) */
 #define QPSK_LINE_SYMBOLS 64 /* a block's symbols in its second-order line (qpsk_ph_line) */
-#define QPSK_KEEP 256        /* block estimates kept for prx_qpsk_block_estimates */
+/* The shortest CFO span (and 4 blocks at least): a carrier whose frequency drifts is followed
+ * span by span, so a shorter span follows a faster drift (0.5 Hz/s at 1 kBd, 20 dB: 104 of 128
+ * blocks of 512 lost with spans of 8192, none with spans of 1024 and blocks of 256); the CFO
+ * estimate of 1024 symbols costs ~0.1 dB at Eb/N0 6 dB (bench/RESULTS.md) */
+#define QPSK_MIN_CFO_SPAN 1024u
+#define QPSK_KEEP 256 /* block estimates kept for prx_qpsk_block_estimates */
 #define QPSK_PRE_SPAN                                                                              \
   4 /* pre-filter (CFO, timing): RRC span in symbols; 4 loses < 0.1 dB of                          \
        4th-power line SNR and O&M accuracy against the full span */
