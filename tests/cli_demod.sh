@@ -360,6 +360,11 @@ expect_fail "max-cfo" "Rs/8" -- -i "$T/p.sigmf-meta" -r 25k --max-cfo 3125 -o "$
 t0=$(date +%s)
 expect_fail "CFO span" "MB" -- -i "$T/d.cf32" -s 12.8k -r 200 --cfo-span 4194304 -o "$T/x"
 [ $(($(date +%s) - t0)) -le 5 ] || bad "--cfo-span 4194304: the refusal took more than 5 s"
+# the shortest span holds 4 blocks: 1024 symbols with blocks of 256, not of the default 512
+expect_fail "fewer than 4 blocks" "shorter --block" -- -i "$T/d.cf32" -s 12.8k -r 3200 --cfo-span 1024 -o "$T/x"
+expect_fail "1024..4194304" -- -i "$T/d.cf32" -s 12.8k -r 3200 --cfo-span 1000 -o "$T/x"
+"$P" demod -q -i "$T/d.cf32" -s 12.8k -r 3200 --block 256 --cfo-span 1024 -o "$T/x.bits" ||
+  bad "--block 256 --cfo-span 1024 refused"
 
 # outputs that would overwrite each other or the input (by name, a hard link, a link not yet
 # pointing at anything) are refused before anything is written

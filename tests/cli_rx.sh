@@ -283,6 +283,14 @@ rc=$?
   bad "rx --cfo-span 5000: report's span not 5120 ($(tail -1 "$T/err"))"
 cmp -s "$T/sp0/c0.bits" "$T/sp1/c0.bits" && cmp -s "$T/sp0/c1.bits" "$T/sp1/c1.bits" ||
   bad "rx --cfo-span 5000: other bits on steady carriers at 30 dB"
+# the shortest span, 1024 symbols in blocks of 256 (a drifting carrier followed 8 times closer):
+# the same bits on steady carriers at 30 dB; without --block 256 the span holds 2 blocks of 512,
+# a usage error that says what to give
+"$P" rx -q -i "$T/short.cf32" -s $FS "${RX[@]}" --block 256 --cfo-span 1024 -o "$T/sp2" \
+  --report "$T/sp2.json" >/dev/null 2>"$T/err" && [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["receiver"]["cfo_span_symbols"])' "$T/sp2.json" 2>/dev/null)" = 1024 ] ||
+  bad "rx --block 256 --cfo-span 1024: failed, or the report's span not 1024 ($(tail -1 "$T/err"))"
+cmp -s "$T/sp0/c0.bits" "$T/sp2/c0.bits" && cmp -s "$T/sp0/c1.bits" "$T/sp2/c1.bits" ||
+  bad "rx --block 256 --cfo-span 1024: other bits on steady carriers at 30 dB"
 
 # bad carrier specifications: one line, exit 2
 expect_usage() { # WORDS -- ARGS...
@@ -304,6 +312,8 @@ expect_usage "-K" --carrier rs=2400 -K 63
 expect_usage "without --detect" --carrier f=0,rs=2400 --detect-min-esn0 5
 expect_usage "Es/N0 in dB" --detect --detect-min-esn0 loud
 expect_usage "CFO span" --carrier f=0,rs=2400 --cfo-span 100
+expect_usage "fewer than 4 blocks of 512 symbols.*shorter --block" --carrier f=0,rs=2400 --cfo-span 1024
+expect_usage "block size" --carrier f=0,rs=2400 --block 2048
 # no sample rate for raw input: a usage error too
 "$P" rx -q -i "$T/x.cf32" -K 64 --carrier f=0,rs=2400 -o "$T/e" >/dev/null 2>"$T/err"
 rc=$?

@@ -233,6 +233,7 @@ static void outs_free(chan_out *o) {
   }
 }
 
+static int short_spans; /* the cases of CFO spans of 1024 symbols */
 static void compare(const char *what, const chan_out *g, const chan_out *ref, const tcase *tc,
                     uint8_t *const *tx, const size_t *ntx, int packed, int llrs) {
   for (unsigned c = 0; c < C; c++) {
@@ -254,7 +255,11 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, co
       den += (double)ref[c].llrs[i] * ref[c].llrs[i];
     }
     const double rel = sqrt(num / (den > 0 ? den : 1));
-    CHECK(rel <= 1e-4, "%s channel %u: LLRs differ (relative %.3g)", what, c, rel);
+    /* spans of 1024 symbols: the GPU's CFO window holds at most S values where the CPU takes
+     * all of a span's (one more with a fast clock), a value in 1024 rather than in 8192: CFOs
+     * 7.6e-4 Hz apart at 5 dB on the emulated module (test_qpsk_bank_driver), the LLRs 1.7e-4 */
+    const double rel_max = short_spans ? 5e-4 : 1e-4, cfo_max = short_spans ? 2e-3 : 2e-4;
+    CHECK(rel <= rel_max, "%s channel %u: LLRs differ (relative %.3g)", what, c, rel);
     CHECK(g[c].n_blk == ref[c].n_blk, "%s channel %u: %zu blocks, CPU %zu", what, c, g[c].n_blk,
           ref[c].n_blk);
     double dcfo = 0, dtim = 0, dph = 0, dsnr = 0; /* the largest differences, printed */
@@ -266,7 +271,7 @@ static void compare(const char *what, const chan_out *g, const chan_out *ref, co
       if (isfinite(p->esn0_db) && isfinite(q->esn0_db))
         dsnr = fmax(dsnr, fabs(p->esn0_db - q->esn0_db));
       CHECK(p->first_symbol == q->first_symbol && p->n_symbols == q->n_symbols &&
-                fabs(p->cfo - q->cfo) <= 2e-4 && fabs(p->timing - q->timing) <= 1e-3 &&
+                fabs(p->cfo - q->cfo) <= cfo_max && fabs(p->timing - q->timing) <= 1e-3 &&
                 fabs(remainder(p->phase - q->phase, M_PI / 2)) <= 1e-3 &&
                 fabs(p->esn0_db - q->esn0_db) <= 0.01,
             "%s channel %u block %zu: estimates off the CPU's", what, c, j);
@@ -572,6 +577,24 @@ int main(int argc, char **argv) {
             0);
     outs_free(gpu);
     outs_free(cpu2);
+    /* the shortest CFO spans, 1024 symbols in blocks of 256 (a drifting carrier followed 8
+     * times closer than by the default's): the CFO stage's FFT of 2048 points, spans of 4
+     * blocks */
+    prx_qpsk_config qc_short = qc;
+    qc_short.block_symbols = 256;
+    qc_short.cfo_span_symbols = 1024;
+    short_spans = 1;
+    run(PRX_BACKEND_CPU, qc_short, PRX_CF32, llrs, S.rows, NULL, S.pitch, n, 0, cpu2);
+    run(PRX_BACKEND_CUDA, qc_short, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, 41, gpu);
+    compare("sps 4 cf32 LLRs, spans of 1024 in blocks of 256, random chunks", gpu, cpu2, S.tc, S.tx,
+            S.ntx, 0, 1);
+    outs_free(gpu);
+    run(PRX_BACKEND_CUDA, qc_short, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 43, gpu);
+    compare("sps 4 cf32 bits, spans of 1024 in blocks of 256, random chunks", gpu, cpu2, S.tc, S.tx,
+            S.ntx, 0, 0);
+    outs_free(gpu);
+    outs_free(cpu2);
+    short_spans = 0;
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, S.rows, S.rows, S.pitch, n, 29, gpu);
     compare("sps 4 cf32 host calls, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
