@@ -25,7 +25,8 @@
 #   2400 Bd, 6.5536 Msps, made by `polyrx gen` and tiled), K = 1024, the 64 carriers received,
 #   against min(PCIe, the `cat` rate of the file) of the same run (issue 12's command row), with
 #   its POLYRX_TIMING line (RX_LOG2, RX_BACKEND: another size or backend, for a quick try;
-#   RX_CARRIERS=1024: a carrier listed at every channel centre, all 1024 channels demodulated).
+#   RX_CARRIERS=1024: a carrier listed at every channel centre, all 1024 channels demodulated;
+#   RX_EXTRA: more rx options, e.g. "--block 256 --cfo-span 1024").
 # Environment: DISK_DIR (none: no disk rows), REPS (default 3; each figure is the best), SCALE
 # (default 1: sizes above; 0.25 for a quick run), CPU_PARTS (default "startup demod chan": the
 # cpu mode's parts to run); for gpu and rx, VARIANTS="NAME=ENV ..." adds runs of the 64-channel
@@ -376,6 +377,8 @@ rx() {
   read -r h2d d2h <<<"$(pcie_rates)"
   rx_capture "$x" "$n"
   local args=("${RX_ARGS[@]}")
+  # shellcheck disable=SC2206
+  args+=(${RX_EXTRA:-}) # more rx options, e.g. "--block 256 --cfo-span 1024"
   t=$(best_of cat "$x")
   rd=$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.3f", n / t / 1e9 }')
   local v name env

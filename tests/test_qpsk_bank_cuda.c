@@ -510,6 +510,30 @@ static void one_line(void) {
   free_rows(&S);
 }
 
+/* the shortest CFO spans, 1024 symbols in blocks of 256 (a drifting carrier followed 8 times
+ * closer than by the default's): the CFO stage's FFT of 2048 points, spans of 4 blocks; the GPU
+ * bank against the CPU bank, LLRs and bits in random chunks (bits only with quick) */
+static void short_spans_case(const bank_set *S, size_t n, prx_qpsk_config qc, int quick) {
+  const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0, 0, 0};
+  chan_out cpu[C], gpu[C];
+  qc.block_symbols = 256;
+  qc.cfo_span_symbols = 1024;
+  short_spans = 1;
+  run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, S->rows, NULL, S->pitch, n, 0, cpu);
+  if (!quick) {
+    run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, S->d_rows, S->pitch, n, 41, gpu);
+    compare("sps 4 cf32 LLRs, spans of 1024 in blocks of 256, random chunks", gpu, cpu, S->tc,
+            S->tx, S->ntx, 0, 1);
+    outs_free(gpu);
+  }
+  run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S->d_rows, S->pitch, n, 43, gpu);
+  compare("sps 4 cf32 bits, spans of 1024 in blocks of 256, random chunks", gpu, cpu, S->tc, S->tx,
+          S->ntx, 0, 0);
+  outs_free(gpu);
+  outs_free(cpu);
+  short_spans = 0;
+}
+
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   check_ber_max = !quick;
@@ -535,6 +559,7 @@ int main(int argc, char **argv) {
   run(PRX_BACKEND_CUDA, qc, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, quick ? 19 : 0, gpu);
   compare("sps 4 cf32 LLRs", gpu, cpu, S.tc, S.tx, S.ntx, 0, 1);
   outs_free(gpu);
+  short_spans_case(&S, n, qc, quick);
   if (!quick) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 0, gpu);
     compare("sps 4 cf32 bits, one call", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
@@ -577,24 +602,6 @@ int main(int argc, char **argv) {
             0);
     outs_free(gpu);
     outs_free(cpu2);
-    /* the shortest CFO spans, 1024 symbols in blocks of 256 (a drifting carrier followed 8
-     * times closer than by the default's): the CFO stage's FFT of 2048 points, spans of 4
-     * blocks */
-    prx_qpsk_config qc_short = qc;
-    qc_short.block_symbols = 256;
-    qc_short.cfo_span_symbols = 1024;
-    short_spans = 1;
-    run(PRX_BACKEND_CPU, qc_short, PRX_CF32, llrs, S.rows, NULL, S.pitch, n, 0, cpu2);
-    run(PRX_BACKEND_CUDA, qc_short, PRX_CF32, llrs, NULL, S.d_rows, S.pitch, n, 41, gpu);
-    compare("sps 4 cf32 LLRs, spans of 1024 in blocks of 256, random chunks", gpu, cpu2, S.tc, S.tx,
-            S.ntx, 0, 1);
-    outs_free(gpu);
-    run(PRX_BACKEND_CUDA, qc_short, PRX_CF32, bits, NULL, S.d_rows, S.pitch, n, 43, gpu);
-    compare("sps 4 cf32 bits, spans of 1024 in blocks of 256, random chunks", gpu, cpu2, S.tc, S.tx,
-            S.ntx, 0, 0);
-    outs_free(gpu);
-    outs_free(cpu2);
-    short_spans = 0;
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, host, S.rows, S.rows, S.pitch, n, 29, gpu);
     compare("sps 4 cf32 host calls, random chunks", gpu, cpu, S.tc, S.tx, S.ntx, 0, 0);
     outs_free(gpu);
