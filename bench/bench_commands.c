@@ -160,7 +160,7 @@ static int bench_write(const char *dir, int files, size_t mib, size_t chunk) {
   return err != 0;
 }
 
-/* `polyrx channelize`'s CPU block (cli/cmd_channelize.c, choose_block): 2^18 under 8 cores
+/* `polyrx channelize`'s CPU block (cli/chan_setup.c, choose_block): 2^18 under 8 cores
  * (fewer than 4 writers), else the largest of 2^16 down to a whole FFT batch whose 3 output
  * slots fit its compute workers' caches (prx_pipe_chan_cpu_block, the command's rule); with all
  * cores (threads 0) the command's workers are the cores its reader and 4 or 8 writers leave. */

@@ -168,7 +168,7 @@ size_t prx_pipe_cache_block(size_t max_block, size_t min_block, double out_bytes
 /* The CPU channelizer's block (K channels, D input samples an output, n_sel of them written as
  * cf32) where the pipeline's stages have cores of their own: prx_pipe_cache_block from max_block
  * down to a whole FFT batch of the channelizer's CPU path (at least 4096 samples). The channelize
- * command's rule (cli/cmd_channelize.c, choose_block), and its benchmark's. */
+ * command's rule (cli/chan_setup.c, choose_block), and its benchmark's. */
 size_t prx_pipe_chan_cpu_block(size_t max_block, size_t K, size_t D, size_t n_sel, int out_depth,
                                int workers);
 
