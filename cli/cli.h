@@ -20,8 +20,9 @@ int cmd_info(int argc, char **argv);
 int cmd_spectrum(int argc, char **argv);
 int cmd_rx(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
-/* The receiver kept between `rx` runs of a resident process (cmd_rx.c): cli_rx_keep_enable turns
- * the keeping on; cli_rx_keep_drop frees the kept receiver (before another command, at the end). */
+/* The receiver kept between `rx` runs of a resident process (rx_receiver.c): cli_rx_keep_enable
+ * turns the keeping on; cli_rx_keep_drop frees the kept receiver (before another command, at
+ * the end). */
 void cli_rx_keep_enable(void);
 void cli_rx_keep_drop(void);
 

@@ -7,7 +7,8 @@
  * 0/1/2, umask and POLYRX_*, HOME and XDG_* environment; everything is restored afterwards. A
  * watcher thread reads the connection during a run: a stop message (the client's SIGINT or
  * SIGTERM) or the client's end stops the command as a stop signal would. The receiver of an `rx`
- * run that ended well is kept for the next `rx` of the same configuration (cmd_rx.c, rx_keep). */
+ * run that ended well is kept for the next `rx` of the same configuration (rx_receiver.c,
+ * rx_keep). */
 #include "cli.h"
 #include "serve_proto.h"
 

@@ -1,0 +1,103 @@
+/* polyrx rx's summary: the carriers' table on standard output, the demodulators' warnings on
+ * standard error (grouped where many carriers share one). */
+
+#include "rx_run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* how many carriers have any of the demodulator warnings bits (their bits may be noise) */
+static size_t carriers_with(const run_state *r, unsigned bits) {
+  size_t n = 0;
+  for (size_t c = 0; r->stats && c < r->n_car; c++) n += (r->stats[c].demod.warnings & bits) != 0;
+  return n;
+}
+size_t rx_carriers_warned(const run_state *r) { return carriers_with(r, ~0u); }
+
+void rx_table(const run_state *r, double elapsed) {
+  int truth = r->o.truth != NULL;
+  printf("%3s %14s %9s %5s %7s %9s %8s %7s %10s", "#", "frequency Hz", "offset Hz", "chan", "Es/N0",
+         "CFO Hz", "clk ppm", "locked", "bits");
+  if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
+  printf("\n");
+  for (size_t c = 0; c < r->n_car; c++) {
+    const prx_rx_stats s = r->stats[c];
+    const carrier_out *w = &r->out[c];
+    double locked = s.demod.blocks ? 100 * rx_locked_fraction(&s.demod) : 0;
+    printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
+           r->in.center_freq + s.freq, s.freq, s.channel, s.demod.esn0_db, s.demod.cfo_hz,
+           s.demod.clock_ppm, locked, (unsigned long long)w->n_bits);
+    if (truth)
+      printf(" %8llu %10.3g %10.3g", (unsigned long long)w->errors,
+             rx_carrier_ber(w, r->car[c].ambiguity),
+             rx_ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
+    /* "locked" counts the blocks with a signal followed at its symbol rate: a warning (timing
+     * jumps, non-finite input) says that even those bits may be noise */
+    printf("%s\n", s.demod.warnings ? "  !" : "");
+  }
+  const size_t n_warned = rx_carriers_warned(r);
+  if (n_warned)
+    printf("! %zu carrier%s with demodulator warnings (standard error, the report's warnings): "
+           "their bits may be noise\n",
+           n_warned, n_warned == 1 ? "" : "s");
+  uint64_t samples;
+  double t_chan, t_demod;
+  prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
+  double dur = (double)r->n_in / r->in.sample_rate;
+  printf("%llu samples (%.6g s at %.9g Hz) in %.3g s: %.4g Msamples/s, %.3g x real time "
+         "(channelizer %.3g s, demodulators %.3g s, %s)\n",
+         (unsigned long long)r->n_in, dur, r->in.sample_rate, elapsed,
+         elapsed > 0 ? (double)r->n_in / elapsed / 1e6 : 0.0, elapsed > 0 ? dur / elapsed : 0.0,
+         t_chan, t_demod, prx_backend_name(prx_rx_backend(r->rx)));
+}
+
+/* A warning more than WARN_LIST carriers share goes to standard error as one line, with their
+ * count and indices: a receiver given every channel of a band has most of them without a signal
+ * (1130 lines for 1024 carriers, one a carrier and warning). The report keeps each carrier's. */
+#define WARN_LIST 8
+
+/* the carriers c with warning bit set, as "0-4, 6, 9-1023" into buf (cut with ", ..." at cap) */
+static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t c = 0; c < r->n_car; c++) {
+    if (!(r->stats[c].demod.warnings & bit)) continue;
+    size_t e = c;
+    while (e + 1 < r->n_car && (r->stats[e + 1].demod.warnings & bit)) e++;
+    char item[48];
+    int k = e > c ? snprintf(item, sizeof item, "%s%zu-%zu", len ? ", " : "", c, e)
+                  : snprintf(item, sizeof item, "%s%zu", len ? ", " : "", c);
+    if (k < 0 || len + (size_t)k + 6 >= cap) {
+      snprintf(buf + len, cap - len, ", ...");
+      return;
+    }
+    memcpy(buf + len, item, (size_t)k + 1);
+    len += (size_t)k;
+    c = e;
+  }
+}
+
+/* the demodulators' warnings on standard error: those bits may be noise */
+void rx_warnings(const run_state *r) {
+  unsigned grouped = 0; /* the warning bits shared by more than WARN_LIST carriers */
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+    if (carriers_with(r, cli_qpsk_warn_bits[i]) > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
+  for (size_t c = 0; c < r->n_car; c++) {
+    const prx_rx_stats s = r->stats[c];
+    for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
+      if (s.demod.warnings & cli_qpsk_warn_bits[i] & ~grouped)
+        fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
+                prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
+    if (r->out[c].truth_short)
+      fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
+              c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);
+  }
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
+    const unsigned bit = cli_qpsk_warn_bits[i];
+    if (!(grouped & bit)) continue;
+    char list[160];
+    carrier_ranges(r, bit, list, sizeof list);
+    fprintf(stderr, "polyrx %s: warning: %zu carriers (%s): %s\n", CMD, carriers_with(r, bit), list,
+            prx_qpsk_warning_text(bit));
+  }
+}
