@@ -117,6 +117,8 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(cfg, "channel_spacing_hz", r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "channel_rate_hz", 2 * r->in.sample_rate / r->rc.channels);
   cli_json_num(cfg, "taps", (double)r->rc.channels * r->rc.taps_per_channel + 1);
+  cli_json_num(cfg, "block_symbols",
+               r->rc.block_symbols ? r->rc.block_symbols : prx_qpsk_config_default().block_symbols);
   cli_json_num(cfg, "cfo_span_symbols", prx_rx_cfo_span(r->rx));
   cli_json_num(cfg, "demodulator_groups", (double)prx_rx_n_groups(r->rx));
   cJSON_AddStringToObject(cfg, "backend", prx_backend_name(prx_rx_backend(r->rx)));

@@ -287,7 +287,7 @@ cmp -s "$T/sp0/c0.bits" "$T/sp1/c0.bits" && cmp -s "$T/sp0/c1.bits" "$T/sp1/c1.b
 # the same bits on steady carriers at 30 dB; without --block 256 the span holds 2 blocks of 512,
 # a usage error that says what to give
 "$P" rx -q -i "$T/short.cf32" -s $FS "${RX[@]}" --block 256 --cfo-span 1024 -o "$T/sp2" \
-  --report "$T/sp2.json" >/dev/null 2>"$T/err" && [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["receiver"]["cfo_span_symbols"])' "$T/sp2.json" 2>/dev/null)" = 1024 ] ||
+  --report "$T/sp2.json" >/dev/null 2>"$T/err" && [ "$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["receiver"]; print(r["block_symbols"], r["cfo_span_symbols"])' "$T/sp2.json" 2>/dev/null)" = "256 1024" ] ||
   bad "rx --block 256 --cfo-span 1024: failed, or the report's span not 1024 ($(tail -1 "$T/err"))"
 cmp -s "$T/sp0/c0.bits" "$T/sp2/c0.bits" && cmp -s "$T/sp0/c1.bits" "$T/sp2/c1.bits" ||
   bad "rx --block 256 --cfo-span 1024: other bits on steady carriers at 30 dB"

@@ -614,8 +614,8 @@ const char *prx_qpsk_warning_text(unsigned warning) {
   case PRX_QPSK_WARN_UNLOCKED:
     return "some blocks hold a strong signal (Es/N0 above 10 dB by its moments) without the "
            "4th-power line of QPSK: its phase moves within a block (a frequency drifting faster "
-           "than the CFO spans follow: a shorter --cfo-span follows more; phase noise) or it is "
-           "not QPSK; those blocks' bits are noise";
+           "than the CFO spans follow: --block 256 --cfo-span 1024 follows 8 times the default's "
+           "drift; phase noise) or it is not QPSK; those blocks' bits are noise";
   case PRX_QPSK_WARN_NOT_QPSK:
     return "the symbols lie on one line through the origin, not on QPSK's four points: BPSK or "
            "another real signal (its bits come out as equal or opposite pairs, not the sent "
