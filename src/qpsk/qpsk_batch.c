@@ -191,8 +191,10 @@ static void stage_cfo(void *ctx, size_t i) {
     if (take) memcpy(sp->win, prev + (prev_n - take), take * sizeof(prx_cf32));
     nwin = take;
   }
-  memcpy(sp->win + nwin, sp->w, nw * sizeof(prx_cf32));
-  nwin += nw;
+  /* at most S values, the first (the GPU's window too): a fast clock gives a span one more */
+  const size_t own = nw < S - nwin ? nw : S - nwin;
+  memcpy(sp->win + nwin, sp->w, own * sizeof(prx_cf32));
+  nwin += own;
   /* the padding: zero from where the values end up to where earlier values reached (the FFT
    * leaves its input as it was) */
   if (sp->nz > nwin) memset(sp->win + nwin, 0, (sp->nz - nwin) * sizeof(prx_cf32));
