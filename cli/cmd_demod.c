@@ -579,6 +579,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   cli_json_num(t, "cfo_hz_mean", s.cfo_hz);
   cli_json_num(t, "cfo_hz_min", s.cfo_min_hz);
   cli_json_num(t, "cfo_hz_max", s.cfo_max_hz);
+  cli_json_num(t, "cfo_drift_hz_per_s", s.cfo_drift_hz_per_s);
   cli_json_num(t, "clock_offset_ppm", s.clock_ppm);
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) cli_json_num(t, "frame_offset", (double)s.frame_offset);
   cli_json_num(t, "elapsed_s", elapsed);
@@ -812,12 +813,16 @@ static void summary(const run_state *r, double elapsed) {
           (unsigned long long)s.symbols, (unsigned long long)s.data_symbols,
           (unsigned long long)r->n_bits, r->o.packed ? " (packed)" : "", r->llr_f ? " + LLRs" : "",
           elapsed > 0 ? s.symbols / elapsed / 1e6 : 0.0);
-  if (s.blocks)
+  if (s.blocks) {
+    char drift[48] = "";
+    if (isfinite(s.cfo_drift_hz_per_s))
+      snprintf(drift, sizeof drift, ", drifting %+.3g Hz/s", s.cfo_drift_hz_per_s);
     fprintf(stderr,
-            "  Es/N0 %.2f dB, CFO %.6g Hz (%.6g .. %.6g), clock offset %+.1f ppm; %llu blocks, "
+            "  Es/N0 %.2f dB, CFO %.6g Hz (%.6g .. %.6g)%s, clock offset %+.1f ppm; %llu blocks, "
             "%llu without signal\n",
-            s.esn0_db, s.cfo_hz, s.cfo_min_hz, s.cfo_max_hz, s.clock_ppm,
+            s.esn0_db, s.cfo_hz, s.cfo_min_hz, s.cfo_max_hz, drift, s.clock_ppm,
             (unsigned long long)s.blocks, (unsigned long long)s.blocks_no_signal);
+  }
   if (s.nonfinite)
     fprintf(stderr, "  %llu NaN or infinite input samples read as 0\n",
             (unsigned long long)s.nonfinite);

@@ -49,6 +49,7 @@ static void carrier_json(run_state *r, size_t c) {
   cli_json_num(o, "cfo_hz", s.demod.cfo_hz);
   cli_json_num(o, "cfo_hz_min", s.demod.cfo_min_hz);
   cli_json_num(o, "cfo_hz_max", s.demod.cfo_max_hz);
+  cli_json_num(o, "cfo_drift_hz_per_s", s.demod.cfo_drift_hz_per_s);
   cli_json_num(o, "esn0_db", s.demod.esn0_db);
   cli_json_num(o, "clock_offset_ppm", s.demod.clock_ppm);
   cli_json_num(o, "blocks", (double)s.demod.blocks);

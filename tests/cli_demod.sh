@@ -70,6 +70,7 @@ for i, b in enumerate(bl):
 for k in ('time_s', 'phase_rad', 'timing_symbols', 'esn0_db', 'noise_var', 'amplitude'):
     assert k in bl[0], k
 assert abs(t['clock_offset_ppm'] - 50) < 5, t
+assert abs(t['cfo_drift_hz_per_s']) < 0.02, t  # a steady carrier: no drift (5 CFO spans)
 EOF
 fi
 

@@ -476,10 +476,14 @@ static void unlocked(void) {
     result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4), add_drift, drift);
     const prx_qpsk_stats st = r.st;
     printf("drift %g Hz/s at 1 kBd, spans of %u symbols: %llu of %llu blocks without a signal, "
-           "warnings %#x, %ld bit errors\n",
+           "warnings %#x, %ld bit errors, drift measured %.4f Hz/s\n",
            cases[i].rate, cases[i].span ? cases[i].span : 8192,
            (unsigned long long)st.blocks_no_signal, (unsigned long long)st.blocks, st.warnings,
-           r.errors);
+           r.errors, st.cfo_drift_hz_per_s);
+    /* the drift measured where every block is followed (the blocks' CFO over their time) */
+    if (!cases[i].lost)
+      CHECK(fabs(st.cfo_drift_hz_per_s - cases[i].rate) <= 0.02 * cases[i].rate + 2e-4,
+            "drift %g Hz/s measured %g Hz/s", cases[i].rate, st.cfo_drift_hz_per_s);
     if (cases[i].lost)
       CHECK(st.warnings == PRX_QPSK_WARN_UNLOCKED && st.blocks_no_signal * 5 > st.blocks,
             "drift %g Hz/s: warnings %#x, %llu of %llu blocks without a signal", cases[i].rate,
@@ -552,7 +556,8 @@ static int same_stats(const prx_qpsk_stats *a, const prx_qpsk_stats *b) {
          !memcmp(&a->cfo_hz, &b->cfo_hz, sizeof a->cfo_hz) &&
          !memcmp(&a->cfo_min_hz, &b->cfo_min_hz, sizeof a->cfo_min_hz) &&
          !memcmp(&a->cfo_max_hz, &b->cfo_max_hz, sizeof a->cfo_max_hz) &&
-         !memcmp(&a->clock_ppm, &b->clock_ppm, sizeof a->clock_ppm);
+         !memcmp(&a->clock_ppm, &b->clock_ppm, sizeof a->clock_ppm) &&
+         !memcmp(&a->cfo_drift_hz_per_s, &b->cfo_drift_hz_per_s, sizeof a->cfo_drift_hz_per_s);
 }
 
 /* A reset forgets the stream before: a demodulator that ran one stream, was reset and was given

@@ -294,8 +294,12 @@ typedef struct {
   double cfo_hz, cfo_min_hz, cfo_max_hz; /* CFO: mean, least, greatest */
   double clock_ppm;                      /* symbol-clock offset, ppm */
   unsigned warnings;                     /* PRX_QPSK_WARN_* */
-  uint64_t blocks_locked; /* of the blocks, those flagged neither PRX_QPSK_BLOCK_NO_SIGNAL nor
-                             PRX_QPSK_BLOCK_CLOCK_RANGE: a signal followed at its symbol rate */
+  uint64_t blocks_locked;    /* of the blocks, those flagged neither PRX_QPSK_BLOCK_NO_SIGNAL nor
+                                PRX_QPSK_BLOCK_CLOCK_RANGE: a signal followed at its symbol rate */
+  double cfo_drift_hz_per_s; /* the CFO's drift: the least-squares slope of the blocks' CFO over
+                                their time, over the blocks with a signal; NaN until they span
+                                two CFO spans (a satellite's Doppler: which --cfo-span follows it,
+                                README) */
 } prx_qpsk_stats;
 void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out);
 

@@ -184,6 +184,8 @@ void prx_qpsk_reset(prx_qpsk *q) {
   q->blk_unlocked = q->blk_full_signal = q->blk_line = 0;
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
+  q->dr_t0 = q->dr_t = q->dr_tt = q->dr_f = q->dr_tf = q->dr_n = 0;
+  q->dr_s0 = q->dr_s1 = 0;
   q->all_sig = q->all_noise = q->all_cfo = q->all_d = q->all_n = 0;
   q->all_cfo_min = q->all_cfo_max = NAN;
   q->stats.cfo_min_hz = q->stats.cfo_max_hz = NAN;
@@ -574,6 +576,11 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
     out->cfo_min_hz = q->all_cfo_min;
     out->cfo_max_hz = q->all_cfo_max;
   }
+  /* the drift: the slope of the blocks' CFO over time, from blocks with a signal in two CFO
+   * spans at least (each span has one CFO: within one span the slope is not measured) */
+  const double dn = q->dr_n, var = dn * q->dr_tt - q->dr_t * q->dr_t;
+  out->cfo_drift_hz_per_s =
+      q->dr_s1 > q->dr_s0 && var > 0 ? (dn * q->dr_tf - q->dr_t * q->dr_f) / var : NAN;
   unsigned w = 0;
   uint64_t spans, lines, timings;
   qpsk_weak_counts(q, &spans, &lines, &timings);

@@ -575,6 +575,17 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
     if (!(e.cfo >= q->all_cfo_min)) q->all_cfo_min = e.cfo;
     if (!(e.cfo <= q->all_cfo_max)) q->all_cfo_max = e.cfo;
     if (!(bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL)) {
+      if (q->dr_n == 0) {
+        q->dr_t0 = e.time;
+        q->dr_s0 = sp->s;
+      }
+      const double t = e.time - q->dr_t0;
+      q->dr_t += t;
+      q->dr_tt += t * t;
+      q->dr_f += e.cfo;
+      q->dr_tf += t * e.cfo;
+      q->dr_n += 1;
+      q->dr_s1 = sp->s;
       q->acc_sig += n * ps / g2;
       q->acc_noise += n * pn / g2;
       q->acc_cfo += n * e.cfo;

@@ -221,6 +221,11 @@ struct prx_qpsk {
   prx_qpsk_stats stats; /* totals since create/reset */
   double acc_sig, acc_noise, acc_cfo, acc_d, acc_n; /* summary sums (blocks with a signal) */
   double all_sig, all_noise, all_cfo, all_d, all_n; /* the same over all blocks */
+  /* the CFO's drift: sums over the blocks with a signal of their time t (s, from the first such
+   * block's, dr_t0: exact sums far into a stream) and CFO f (Hz): t, t^2, f, t f, count; the
+   * first and last such block's span */
+  double dr_t0, dr_t, dr_tt, dr_f, dr_tf, dr_n;
+  int64_t dr_s0, dr_s1;
   double all_cfo_min, all_cfo_max;
   /* the weak-carrier test (qpsk_weak_add, prx_qpsk_get_stats): the open CFO span's index, the sum
    * of its full blocks' V&V statistics and their count; the spans tested and those whose blocks
