@@ -70,6 +70,10 @@ int cli_status_error(const char *cmd, const char *what, prx_status st);
 
 /* "polyrx CMD: error: OPT: 'TEXT' is not a valid WHAT"; returns 2 (a usage error). */
 int cli_bad_value(const char *cmd, const char *opt, const char *text, const char *what);
+/* The demodulator's --block (256..1024 symbols) and --cfo-span (1024..2^22 symbols) values, as
+ * demod and rx take them: -1 where the value is one, else the usage error's status. */
+int cli_parse_block(const char *cmd, const char *text, unsigned long *block);
+int cli_parse_cfo_span(const char *cmd, const char *text, unsigned long *cfo_span);
 /* --cfo-span against --block (0: the demodulator's defaults): a span holds 4 blocks at least
  * (prx_qpsk_config.cfo_span_symbols); -1 where it does, else the usage error's status. */
 int cli_check_cfo_span(const char *cmd, unsigned long cfo_span, unsigned long block);

@@ -124,6 +124,18 @@ int cli_bad_value(const char *cmd, const char *opt, const char *text, const char
   return 2;
 }
 
+int cli_parse_block(const char *cmd, const char *text, unsigned long *block) {
+  if (cli_parse_uint(text, 256, 1024, block))
+    return cli_bad_value(cmd, "--block", text, "block size (256..1024 symbols)");
+  return -1;
+}
+
+int cli_parse_cfo_span(const char *cmd, const char *text, unsigned long *cfo_span) {
+  if (cli_parse_uint(text, 1024, 1ul << 22, cfo_span))
+    return cli_bad_value(cmd, "--cfo-span", text, "CFO span (1024..4194304 symbols)");
+  return -1;
+}
+
 int cli_check_cfo_span(const char *cmd, unsigned long cfo_span, unsigned long block) {
   const prx_qpsk_config d = prx_qpsk_config_default();
   if (!block) block = d.block_symbols;

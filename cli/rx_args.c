@@ -215,12 +215,10 @@ int rx_parse_args(int argc, char **argv, options *o) {
       o->read_block_set = 1;
       break;
     case OPT_CFOSPAN:
-      if (cli_parse_uint(a, 1024, 1ul << 22, &o->cfo_span))
-        return cli_bad_value(CMD, "--cfo-span", a, "CFO span (1024..4194304 symbols)");
+      if ((rc = cli_parse_cfo_span(CMD, a, &o->cfo_span)) >= 0) return rc;
       break;
     case OPT_BLOCK:
-      if (cli_parse_uint(a, 256, 1024, &o->block))
-        return cli_bad_value(CMD, "--block", a, "block size (256..1024 symbols)");
+      if ((rc = cli_parse_block(CMD, a, &o->block)) >= 0) return rc;
       break;
     case OPT_DEVICES:
       if ((rc = parse_devices(a, o)) >= 0) return rc;

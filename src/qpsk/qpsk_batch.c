@@ -213,10 +213,11 @@ static void stage_cfo(void *ctx, size_t i) {
 static void stage_mf(void *ctx, size_t t) {
   prx_qpsk *q = ctx;
   qpsk_blk *bk = &q->blks[t];
-  memset(&bk->sums, 0, sizeof bk->sums);
-  bk->line = 0;
   int64_t n = bk->k1 - bk->k0;
-  if (n <= 0) return;
+  if (n <= 0) {
+    qpsk_blk_measure(bk, 0);
+    return;
+  }
   const qpsk_span *sp = &q->spans[bk->span];
   const int64_t bL = bk->b * (int64_t)q->L;
   int64_t lo, hi;
@@ -277,7 +278,8 @@ static void stage_mf(void *ctx, size_t t) {
 }
 
 void qpsk_blk_measure(qpsk_blk *bk, int64_t n) {
-  qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
+  memset(&bk->sums, 0, sizeof bk->sums);
+  if (n > 0) qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
   bk->line = qpsk_ph_line(bk->sym, n);
 }
 

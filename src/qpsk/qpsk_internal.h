@@ -275,8 +275,8 @@ void qpsk_serial_level(prx_qpsk *q, unsigned g);
 void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
-/* A block's V&V sums and second-order line (qpsk_ph_line) over its n > 0 symbols bk->sym, added to
- * bk->sums (zeroed by the caller): stage mf's, and again after the pilots' DC share. */
+/* A block's V&V sums and second-order line (qpsk_ph_line) over its n symbols bk->sym (0 or
+ * fewer: none, zeros): stage mf's, and again after the pilots' DC share. */
 void qpsk_blk_measure(qpsk_blk *bk, int64_t n);
 
 /* The bytes of q->sr_tmp, the level and timing passes' records of one span of B blocks

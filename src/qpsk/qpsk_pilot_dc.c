@@ -143,7 +143,6 @@ static void block_restore(qpsk_blk *bk, const double e[2], const block_rot *rot)
       z[i].im += cr * rot->t[i].im + ci * rot->t[i].re;
     }
   }
-  memset(&bk->sums, 0, sizeof bk->sums);
   qpsk_blk_measure(bk, n);
 }
 
