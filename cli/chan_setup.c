@@ -183,7 +183,7 @@ int chan_setup_chan(run_state *r) {
   }
   /* an input of known length shorter than a block: buffers of its size (page-locked memory for
    * the GPU costs time to make and free) */
-  uint64_t total = cli_input_samples(r->reader, o->input);
+  uint64_t total = cli_input_samples(r->reader);
   if (!o->block_given && total && total < r->o.block)
     r->o.block = total < MIN_BLOCK ? MIN_BLOCK : (size_t)total;
   /* the data files' buffers staggered where the CPU's blocks are small (data_buffer);

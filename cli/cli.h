@@ -176,9 +176,15 @@ typedef struct {
   uint64_t total; /* samples expected (0: unknown, no percentage or ETA) */
   double start, last;
 } cli_progress;
-/* The input's length in samples where it is known before reading (a file, an archive), else
- * 0 (a pipe): the progress line's total. input is the -i text. */
-uint64_t cli_input_samples(const prx_iq_reader *r, const char *input);
+/* The input's length in samples where it is known before reading (a file, an archive, a WAV
+ * file's data), else 0 (a pipe): the progress line's total. */
+uint64_t cli_input_samples(const prx_iq_reader *r);
+/* What a WAV input's header leaves to be said (cli/common.c): a centre frequency taken from
+ * the file's name, a data size not as written (never filled in, wrapped past 4 GiB, more than
+ * the file holds); notes on standard error, "polyrx CMD: note: ...". */
+void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav);
+/* The same facts in one sentence ("" when there is nothing to say), for `polyrx info`. */
+const char *cli_wav_extent_text(const prx_wav_info *wav, char *buf, size_t n);
 void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);

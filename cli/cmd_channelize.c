@@ -189,7 +189,7 @@ int cmd_channelize(int argc, char **argv) {
      * kills as usual (leaving temporary files, never a .sigmf-meta) */
     cli_catch_stop_signals();
     double t0 = cli_seconds();
-    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
+    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader), r.o.quiet);
     /* the tail is fed after an input error too: every complete sample read is written */
     rc = chan_stream(&r);
     if (r.tm.on) chan_take_use(&r.use_main, RUSAGE_THREAD);

@@ -902,7 +902,7 @@ int cmd_demod(int argc, char **argv) {
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
-    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader, r.o.input), r.o.quiet);
+    cli_progress_start(&r.progress, CMD, cli_input_samples(r.reader), r.o.quiet);
     rc = stream(&r);
     cli_timing_phase(&r.tm, "stream");
     cli_progress_end(&r.progress);

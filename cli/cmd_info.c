@@ -1,7 +1,9 @@
 /* polyrx info: describes a recording: format, sample rate, centre frequency, length in samples
  * and seconds, and for SigMF (file pairs and .sigmf archives) every capture (start, frequency,
- * datetime), the recording's start time, every annotation and the descriptive global fields, as
- * the library's reader sees them. Text for people, --json for programs. */
+ * datetime), the recording's start time, every annotation and the descriptive global fields; for
+ * a WAV file how it stores its samples, where its centre frequency and start time come from and
+ * how its data's extent was found; as the library's reader sees them. Text for people, --json
+ * for programs. */
 #include "cli.h"
 
 #include <cjson/cJSON.h>
@@ -26,8 +28,8 @@ static void usage(FILE *f) {
           "description, author, recorder and hardware.\n"
           "\n"
           "  FILE                 a SigMF recording (NAME.sigmf-meta, NAME.sigmf-data or NAME),\n"
-          "                       a SigMF archive (NAME.sigmf), or raw interleaved samples;\n"
-          "                       '-' reads standard input\n"
+          "                       a SigMF archive (NAME.sigmf), a WAV I/Q file (RIFF or RF64),\n"
+          "                       or raw interleaved samples; '-' reads standard input (raw)\n"
           "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8\n"
           "  -s, --rate RATE      raw input: sample rate in Hz, for the length in seconds\n"
           "                       (overrides a SigMF core:sample_rate)\n"
@@ -85,28 +87,22 @@ int cmd_info(int argc, char **argv) {
   prx_iq_reader *r = NULL;
   if ((st = prx_iq_open(path, fmt, &r)) != PRX_OK) return cli_status_error(CMD, path, st);
   prx_iq_info info = *prx_iq_reader_info(r);
-  if (info.is_sigmf && format && fmt != info.format) {
+  if ((info.is_sigmf || info.is_wav) && format && fmt != info.format) {
     prx_iq_close(r);
-    return cli_error(CMD, "-F %s was given but the SigMF recording holds %s samples", format,
-                     prx_format_name(info.format));
+    return cli_error(CMD, "-F %s was given but the %s holds %s samples", format,
+                     info.is_wav ? "WAV file" : "SigMF recording", prx_format_name(info.format));
   }
   if (fs_opt > 0) info.sample_rate = fs_opt;
   const char *data_name = prx_iq_reader_name(r);
 
-  /* length: the data file's size where it is a regular file, else the stream read through */
+  /* length: known at open for a file, else the stream read through */
   size_t ss = prx_format_size(info.format);
   uint64_t samples = 0, extra = 0; /* extra: bytes after the last whole sample */
   int truncated = 0;
-  struct stat sb;
   int rc = 0;
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
-  if (rec && rec->is_archive) {
-    samples = rec->data_bytes / ss;
-    extra = rec->data_bytes % ss;
-    truncated = extra != 0;
-  } else if (strcmp(path, "-") && stat(data_name, &sb) == 0 && S_ISREG(sb.st_mode)) {
-    samples = (uint64_t)sb.st_size / ss;
-    extra = (uint64_t)sb.st_size % ss;
+  const prx_wav_info *wav = prx_iq_reader_wav(r);
+  if (prx_iq_reader_extent(r, &samples, &extra)) {
     truncated = extra != 0;
   } else {
     static unsigned char buf[1 << 16];
@@ -143,6 +139,7 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddStringToObject(o, "file", data_name);
     if (rec) cJSON_AddBoolToObject(o, "archive", rec->is_archive);
     cJSON_AddBoolToObject(o, "sigmf", info.is_sigmf);
+    cJSON_AddBoolToObject(o, "wav", info.is_wav);
     cJSON_AddStringToObject(o, "format", prx_format_name(info.format));
     if (info.sample_rate > 0)
       cJSON_AddNumberToObject(o, "sample_rate", info.sample_rate);
@@ -152,6 +149,24 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddNumberToObject(o, "samples", (double)samples);
     cli_json_num(o, "seconds", seconds);
     cJSON_AddBoolToObject(o, "truncated", truncated);
+    if (wav) {
+      static const char *const extents[] = {"declared", "to_end", "wrapped", "cut"};
+      cJSON *w = cJSON_AddObjectToObject(o, "wav_header");
+      cJSON_AddBoolToObject(w, "rf64", wav->rf64);
+      cJSON_AddStringToObject(w, "stored", prx_wav_stored_name(wav));
+      cJSON_AddNumberToObject(w, "data_offset", (double)wav->data_offset);
+      cJSON_AddNumberToObject(w, "declared_bytes", (double)wav->declared_bytes);
+      cJSON_AddNumberToObject(w, "data_bytes", (double)wav->data_bytes);
+      cJSON_AddStringToObject(w, "extent", extents[wav->extent]);
+      if (wav->center_from)
+        cJSON_AddStringToObject(w, "center_from", wav->center_from);
+      else
+        cJSON_AddNullToObject(w, "center_from");
+      if (wav->start_time)
+        cJSON_AddStringToObject(w, "start_time", wav->start_time);
+      else
+        cJSON_AddNullToObject(w, "start_time");
+    }
     if (info.is_sigmf) {
       cJSON *caps = cJSON_AddArrayToObject(o, "captures");
       for (size_t i = 0; i < rec->n_captures; i++) {
@@ -193,13 +208,34 @@ int cmd_info(int argc, char **argv) {
     printf("%-12s %s%s\n", "file", data_name,
            rec && rec->is_archive ? " (SigMF archive)"
            : info.is_sigmf        ? " (SigMF)"
+           : wav && wav->rf64     ? " (WAV, RF64)"
+           : wav                  ? " (WAV)"
                                   : " (raw)");
-    printf("%-12s %s (%zu bytes per sample)\n", "format", prx_format_name(info.format), ss);
+    if (wav && (size_t)wav->bits / 4 != ss)
+      printf("%-12s %s (stored as WAV %s, %d bytes per sample; read as %s)\n", "format",
+             prx_format_name(info.format), prx_wav_stored_name(wav), wav->bits / 4,
+             prx_format_name(info.format));
+    else if (wav)
+      printf("%-12s %s (stored as WAV %s, %zu bytes per sample)\n", "format",
+             prx_format_name(info.format), prx_wav_stored_name(wav), ss);
+    else
+      printf("%-12s %s (%zu bytes per sample)\n", "format", prx_format_name(info.format), ss);
     if (info.sample_rate > 0)
       print_hz("rate", info.sample_rate);
     else
       printf("%-12s unknown (give -s RATE)\n", "rate");
     if (info.is_sigmf) print_hz("centre", info.center_freq);
+    if (wav && wav->center_from) {
+      const char *unit;
+      double v = cli_hz_unit(info.center_freq, &unit);
+      printf("%-12s %.10g %s (from the %s)\n", "centre", v, unit, wav->center_from);
+    } else if (wav) {
+      printf("%-12s unknown (no auxi or rcvr chunk, none in the file's name; give -f)\n", "centre");
+    }
+    if (wav && wav->start_time) printf("%-12s %s\n", "start", wav->start_time);
+    char extent_text[320];
+    if (wav && cli_wav_extent_text(wav, extent_text, sizeof extent_text)[0])
+      printf("%-12s %s\n", "data", extent_text);
     if (isfinite(seconds))
       printf("%-12s %llu samples, %.9g s\n", "length", (unsigned long long)samples, seconds);
     else

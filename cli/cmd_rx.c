@@ -37,7 +37,7 @@ int cmd_rx(int argc, char **argv) {
   if (rc < 0) {
     cli_catch_stop_signals();
     double t0 = cli_seconds();
-    cli_progress_start(&r->progress, CMD, cli_input_samples(r->reader, r->o.input), r->o.quiet);
+    cli_progress_start(&r->progress, CMD, cli_input_samples(r->reader), r->o.quiet);
     if (r->rx)
       rc = rx_stream(r);
     else { /* --detect found nothing the receiver can take */

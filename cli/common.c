@@ -148,6 +148,47 @@ int cli_check_cfo_span(const char *cmd, unsigned long cfo_span, unsigned long bl
                          cfo_span, block, 4 * block);
 }
 
+/* ---- a WAV input's header: what it leaves to be said (a data size not as written, a centre
+ * frequency from the file's name), so that a user knows which samples were read and where the
+ * frequencies come from ---- */
+
+const char *cli_wav_extent_text(const prx_wav_info *wav, char *buf, size_t n) {
+  unsigned long long declared = wav->declared_bytes, read = wav->data_bytes;
+  switch (wav->extent) {
+  case PRX_WAV_EXTENT_TO_END:
+    snprintf(buf, n,
+             "its data size was never filled in (%llu): the %llu bytes to the file's end are "
+             "read as samples",
+             declared, read);
+    break;
+  case PRX_WAV_EXTENT_WRAPPED:
+    snprintf(buf, n,
+             "its data size %llu wrapped past 4 GiB (a RIFF file cannot say more): %llu bytes "
+             "are read, up to the file's end or the next chunk",
+             declared, read);
+    break;
+  case PRX_WAV_EXTENT_CUT:
+    snprintf(buf, n,
+             "its header claims %llu bytes of samples but the file holds %llu (a cut "
+             "recording): read to its end",
+             declared, read);
+    break;
+  default: buf[0] = '\0';
+  }
+  return buf;
+}
+
+void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav) {
+  char text[320];
+  if (cli_wav_extent_text(wav, text, sizeof text)[0])
+    fprintf(stderr, "polyrx %s: note: WAV file %s: %s\n", cmd, input, text);
+  if (wav->center_from && !strcmp(wav->center_from, "file name"))
+    fprintf(stderr,
+            "polyrx %s: note: WAV file %s has no centre frequency in its header: taken from its "
+            "name (-f overrides)\n",
+            cmd, input);
+}
+
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
   prx_format fmt = PRX_CF32;
@@ -166,6 +207,11 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples (%s)",
                      o->format, prx_format_name(info->format),
                      prx_sigmf_datatype_name(info->format));
+  const prx_wav_info *wav = prx_iq_reader_wav(*reader);
+  if (wav && o->format && fmt != info->format)
+    return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",
+                     o->format, prx_wav_stored_name(wav), prx_format_name(info->format));
+  if (wav && !o->quiet) cli_wav_note(cmd, o->input, wav);
   double v;
   if (o->rate) {
     char what[96];
@@ -174,6 +220,9 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     if (info->is_sigmf && info->sample_rate > 0 && v != info->sample_rate && !o->quiet)
       fprintf(stderr, "polyrx %s: note: -s %.9g overrides the recording's core:sample_rate %.9g\n",
               cmd, v, info->sample_rate);
+    if (wav && v != info->sample_rate && !o->quiet)
+      fprintf(stderr, "polyrx %s: note: -s %.9g overrides the WAV file's rate %.9g\n", cmd, v,
+              info->sample_rate);
     info->sample_rate = v;
   } else if (!(info->sample_rate > 0)) {
     /* a missing option: a usage error (exit 2), in the one line that says which */
@@ -192,6 +241,9 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     if (info->is_sigmf && v != info->center_freq && !o->quiet)
       fprintf(stderr, "polyrx %s: note: -f %.9g overrides the recording's core:frequency %.9g\n",
               cmd, v, info->center_freq);
+    if (wav && wav->center_from && v != info->center_freq && !o->quiet)
+      fprintf(stderr, "polyrx %s: note: -f %.9g overrides the WAV file's centre %.9g (%s)\n", cmd,
+              v, info->center_freq, wav->center_from);
     info->center_freq = v;
   }
   return -1;
@@ -498,14 +550,9 @@ int cli_cmp_double(const void *a, const void *b) {
 
 /* ---- progress ---- */
 
-uint64_t cli_input_samples(const prx_iq_reader *r, const char *input) {
-  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
-  size_t ss = prx_format_size(prx_iq_reader_info(r)->format);
-  struct stat sb;
-  if (rec && rec->is_archive) return rec->data_bytes / ss;
-  if (strcmp(input, "-") && stat(prx_iq_reader_name(r), &sb) == 0 && S_ISREG(sb.st_mode))
-    return (uint64_t)sb.st_size / ss;
-  return 0;
+uint64_t cli_input_samples(const prx_iq_reader *r) {
+  uint64_t samples;
+  return prx_iq_reader_extent(r, &samples, NULL) ? samples : 0;
 }
 
 /* 12345678 -> "12.3 M" */

@@ -19,14 +19,18 @@ typedef struct {
   double sample_rate; /* Hz; 0 when unknown (raw file without -s) */
   double center_freq; /* Hz; 0 when unknown */
   int is_sigmf;       /* 1 when the rate/frequency/format came from a .sigmf-meta */
+  int is_wav;         /* 1 when they came from a WAV (RIFF or RF64) file's header */
 } prx_iq_info;
 
 /* Opens path for reading: "-" is standard input; a path ending in .sigmf-meta or .sigmf-data
  * (or a base name with both files beside it) is read as SigMF, taking format, rate and frequency
  * from the metadata (the caller's format must then be the recording's, or PRX_CF32 default is
  * replaced); a path ending in .sigmf is a SigMF archive (a tar file holding one recording: its
- * data member is streamed from inside the archive, nothing is extracted); anything else is raw
- * interleaved samples of the given format. */
+ * data member is streamed from inside the archive, nothing is extracted); a regular file that
+ * begins as a WAV file does ("RIFF"/"RF64" ... "WAVE", whatever its name) is read as one
+ * (prx_wav_info: two channels, I then Q; the format, rate and centre frequency from its
+ * header, as for SigMF); anything else is raw interleaved samples of the given format.
+ * Standard input is raw: a WAV header arriving there is an error at the first read. */
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out);
 const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
 /* Reads up to max samples into buf (in the stream's format), waiting until max samples are
@@ -41,6 +45,48 @@ void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
 const char *prx_iq_reader_name(const prx_iq_reader *r);
 /* Samples read so far (complete samples handed to the caller). */
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r);
+
+/* The stream's length where it is known at open (a regular file, a SigMF archive's member, a
+ * WAV file's data chunk): *samples whole samples after any header, *extra_bytes after the last
+ * whole one (a cut file); returns 1. Returns 0 (and zeros) for a pipe or standard input. */
+int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes);
+
+/* ---- WAV files ----
+ * The SDR programs' I/Q recordings (SDR#, HDSDR, SDRuno, SDR Console, Perseus, GNU Radio's WAV
+ * sink): two channels, I then Q, little-endian PCM of 8, 16, 24 or 32 bits or IEEE float of 32
+ * or 64 (WAVE_FORMAT_EXTENSIBLE too); RF64 (EBU Tech 3306) for files past 4 GiB. PCM 16 is read
+ * as ci16, float 32 as cf32, PCM 8 (unsigned) as cu8 (its zero taken at 127.5 as for rtl-sdr,
+ * whose bytes such files usually hold); PCM 24, PCM 32 and float 64 are converted to cf32 as
+ * they are read (full scale 1), so prx_iq_info.format is cf32 for them. */
+typedef enum {
+  PRX_WAV_EXTENT_DECLARED = 0, /* the data chunk's size, as the header gives it */
+  PRX_WAV_EXTENT_TO_END,       /* a size never filled in (0 or 0xFFFFFFFF): to the file's end */
+  PRX_WAV_EXTENT_WRAPPED,      /* a RIFF file past 4 GiB whose 32-bit size wrapped around: the
+                                  size plus the multiple of 4 GiB that reaches the file's end or
+                                  the next chunk */
+  PRX_WAV_EXTENT_CUT           /* the header claims more than the file holds: to its end */
+} prx_wav_extent;
+
+typedef struct {
+  int rf64;                 /* 1: an RF64 file (sizes from its ds64 chunk) */
+  int bits;                 /* bits of one component in the file: 8, 16, 24, 32 or 64 */
+  int is_float;             /* 1: IEEE float components */
+  uint64_t data_offset;     /* byte of the first sample in the file */
+  uint64_t declared_bytes;  /* the data chunk's size as written in the header */
+  uint64_t data_bytes;      /* the bytes read as samples (see extent) */
+  prx_wav_extent extent;    /* how data_bytes was found */
+  const char *center_from;  /* where prx_iq_info.center_freq came from: "auxi chunk", "rcvr
+                               chunk", "file name", or NULL (none: 0) */
+  const char *start_time;   /* the recording's start from an auxi chunk ("YYYY-MM-DDTHH:MM:SS.mmm",
+                               the recorder's clock, zone not given) or a rcvr chunk (UTC, with
+                               "Z"); NULL when none */
+} prx_wav_info;
+
+/* The WAV header r read, NULL when r does not read a WAV file. Lives as long as r. */
+const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r);
+/* How w stores a component: "PCM 8-bit", "PCM 16-bit", "PCM 24-bit", "PCM 32-bit",
+ * "float 32-bit" or "float 64-bit". */
+const char *prx_wav_stored_name(const prx_wav_info *w);
 
 /* ---- SigMF metadata ---- */
 /* One capture segment (SigMF captures[]): the samples from sample_start up to the next

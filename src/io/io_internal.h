@@ -35,6 +35,26 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
  * end). 0 when the reader is not positional now. */
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit);
 
+/* A WAV file's header (src/io/wav_header.c). */
+typedef struct {
+  prx_wav_info wav;
+  prx_format format;        /* of the samples handed out */
+  int convert;              /* 1: stored as PCM 24/32 or float 64, handed out as cf32 */
+  size_t file_sample_bytes; /* bytes of one I/Q pair in the file */
+  double sample_rate, center_freq;
+  char start_time[40];
+} prx_wav_header;
+
+/* 1 when the n bytes at head begin a WAV file ("RIFF" or "RF64", a size, "WAVE"). */
+int prx_wav_sniff(const unsigned char *head, size_t n);
+/* Reads the header of the WAV file open as fd (a regular file of file_size bytes). h->wav's
+ * strings point into h. */
+prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx_wav_header *h);
+/* The centre frequency a file's name gives (one token such as "7100kHz"): 1 and *hz, else 0. */
+int prx_wav_name_frequency(const char *path, double *hz);
+/* Converts n samples stored as w says (PCM 24/32 or float 64, little-endian) to cf32. */
+void prx_wav_to_cf32(const prx_wav_info *w, const void *stored, size_t n, prx_cf32 *out);
+
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {
   prx_iq_info info;

@@ -1,9 +1,11 @@
-/* Reading IQ samples: raw interleaved files, standard input (pipes) and SigMF recordings, block
- * by block with read(2), so any file size streams through the caller's one buffer. Short reads
- * (pipes) are looped over; the bytes of a sample split across reads are carried to the next
- * call; a stream that ends inside a sample is reported, never silently cut. A SigMF archive
+/* Reading IQ samples: raw interleaved files, standard input (pipes), SigMF recordings and WAV
+ * files, block by block with read(2), so any file size streams through the caller's one buffer.
+ * Short reads (pipes) are looped over; the bytes of a sample split across reads are carried to the
+ * next call; a stream that ends inside a sample is reported, never silently cut. A SigMF archive
  * (.sigmf, a tar file) is read in place: its member list is read, the metadata member parsed,
- * and the data member streamed from its offset with reads bounded by its size. */
+ * and the data member streamed from its offset with reads bounded by its size. A WAV file's data
+ * chunk is streamed the same way (src/io/wav_header.c reads its header); the WAV formats polyrx
+ * has no type for are read through a scratch buffer and handed out as cf32. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
@@ -18,12 +20,18 @@
 #include <unistd.h>
 
 #define PRX_SIGMF_META_MAX ((size_t)64 << 20) /* a larger .sigmf-meta is not metadata */
+#define PRX_WAV_SCRATCH ((size_t)1 << 20)     /* bytes of stored samples per conversion */
 
 struct prx_iq_reader {
   int fd;
   int own_fd; /* 0 for standard input */
   prx_iq_info info;
-  size_t sample_size;
+  size_t sample_size;      /* bytes of a sample as stored */
+  const char *stored_name; /* the stored samples' type, for messages ("ci16", "PCM 24-bit") */
+  prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
+  unsigned char *scratch;  /* PRX_WAV_SCRATCH bytes: stored samples converted to cf32 */
+  int extent_known;        /* 1: the data's bytes are known at open (extent_bytes) */
+  uint64_t extent_bytes;
   unsigned char carry[16]; /* bytes of a sample begun in the last read */
   size_t n_carry;
   int eof;
@@ -259,6 +267,38 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   return st;
 }
 
+/* A WAV file open as r->fd (file_size bytes): its header read, the data chunk streamed. */
+static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_size,
+                           prx_format format) {
+  if (!(r->wav = malloc(sizeof *r->wav))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  prx_status st = prx_wav_read_header(r->fd, path, file_size, r->wav);
+  if (st) return st;
+  const prx_wav_header *h = r->wav;
+  if (format != PRX_CF32 && format != h->format)
+    return prx_fail(PRX_ERR_INVALID, "format %s was given but the WAV file '%s' holds %s samples",
+                    prx_format_name(format), path, prx_wav_stored_name(&h->wav));
+  r->info.format = h->format;
+  r->info.sample_rate = h->sample_rate;
+  r->info.center_freq = h->center_freq;
+  r->info.is_wav = 1;
+  r->stored_name = prx_wav_stored_name(&h->wav);
+  r->sample_size = h->file_sample_bytes;
+  if (h->convert && !(r->scratch = malloc(PRX_WAV_SCRATCH)))
+    return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (lseek(r->fd, (off_t)h->wav.data_offset, SEEK_SET) < 0)
+    return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
+  r->bounded = 1;
+  r->remaining = h->wav.data_bytes;
+  return PRX_OK;
+}
+
+/* 1 when the regular file fd begins as a WAV file does */
+static int looks_like_wav(int fd) {
+  unsigned char head[12];
+  return pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+         prx_wav_sniff(head, sizeof head);
+}
+
 prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out) {
   if (!out) return prx_fail(PRX_ERR_INVALID, "prx_iq_open: NULL output pointer");
   *out = NULL;
@@ -288,23 +328,33 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
     } else {
       r->own_fd = 1;
       struct stat sb;
-      if (fstat(r->fd, &sb) == 0 && S_ISDIR(sb.st_mode))
+      int got_stat = fstat(r->fd, &sb) == 0, is_file = got_stat && S_ISREG(sb.st_mode);
+      if (got_stat && S_ISDIR(sb.st_mode))
         st = prx_fail(PRX_ERR_IO, "'%s' is a directory, not a sample file", path);
       r->info.format = format;
       r->name = strdup(path);
       if (!r->name) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+      if (!st && is_file && looks_like_wav(r->fd))
+        st = open_wav(r, path, (uint64_t)sb.st_size, format);
     }
   }
   if (st) {
     prx_iq_close(r);
     return st;
   }
-  r->sample_size = prx_format_size(r->info.format);
+  if (!r->sample_size) r->sample_size = prx_format_size(r->info.format);
+  if (!r->stored_name) r->stored_name = prx_format_name(r->info.format);
   struct stat sb;
   off_t here;
   if (r->own_fd && fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
       (here = lseek(r->fd, 0, SEEK_CUR)) >= 0) {
-    r->positional = 1;
+    r->extent_known = 1;
+    r->extent_bytes = r->bounded ? r->remaining
+                      : (uint64_t)sb.st_size > (uint64_t)here
+                          ? (uint64_t)sb.st_size - (uint64_t)here
+                          : 0;
+    /* stored samples converted as they are read are not read in place */
+    r->positional = !r->scratch;
     r->base = (uint64_t)here;
     r->limit = r->bounded ? r->remaining : UINT64_MAX;
   }
@@ -320,13 +370,23 @@ const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r) { return 
 
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
 
+const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r) {
+  return r && r->wav ? &r->wav->wav : NULL;
+}
+
+int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes) {
+  int known = r && r->extent_known;
+  if (samples) *samples = known ? r->extent_bytes / r->sample_size : 0;
+  if (extra_bytes) *extra_bytes = known ? r->extent_bytes % r->sample_size : 0;
+  return known;
+}
+
 /* The stream ends inside a sample: `rest` bytes after `complete` samples. */
 static prx_status truncated(const prx_iq_reader *r, size_t rest, uint64_t complete) {
   return prx_fail(PRX_ERR_TRUNCATED,
                   "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
                   "(%zu bytes each); wrong -F format, or a cut file?",
-                  r->name, rest, (unsigned long long)complete, prx_format_name(r->info.format),
-                  r->sample_size);
+                  r->name, rest, (unsigned long long)complete, r->stored_name, r->sample_size);
 }
 
 /* A read failed with errno e after `done` samples. */
@@ -335,11 +395,8 @@ static prx_status read_failed(const prx_iq_reader *r, uint64_t done, int e) {
                   (unsigned long long)done, strerror(e));
 }
 
-prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
-  if (n) *n = 0;
-  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
-  if (max == 0) return PRX_OK;
-  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
+/* Reads up to max samples as stored into buf (prx_iq_read's contract, before any conversion). */
+static prx_status read_stored(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (r->read_errno) return read_failed(r, r->samples, r->read_errno);
   if (r->eof) return r->n_carry ? truncated(r, r->n_carry, r->samples) : PRX_OK;
   if (max > SIZE_MAX / r->sample_size) max = SIZE_MAX / r->sample_size;
@@ -386,9 +443,41 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   memcpy(r->carry, p + count * r->sample_size, rest);
   r->n_carry = rest;
   if (count == 0 && r->eof && rest) return truncated(r, rest, r->samples);
-  if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
+  /* standard input's first bytes: a WAV header read as samples would be plausible garbage */
+  if (r->samples == 0 && !r->own_fd && prx_wav_sniff(buf, have))
+    return prx_fail(PRX_ERR_FORMAT,
+                    "standard input holds a WAV file: give the file's name (its header is read "
+                    "there), or raw samples (sox IN.wav -t raw -)");
   r->samples += count;
   *n = count;
+  return PRX_OK;
+}
+
+prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
+  if (max == 0) return PRX_OK;
+  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
+  if (!r->scratch) {
+    prx_status st = read_stored(r, buf, max, n);
+    if (!st && PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, *n);
+    return st;
+  }
+  /* stored as a type with no prx_format: through the scratch buffer, converted to cf32; a piece
+   * that comes back short (the end, a signal, an error) ends the call with what was read, and
+   * its status where that is nothing */
+  prx_cf32 *out = buf;
+  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
+  size_t done = 0;
+  while (done < max) {
+    size_t want = max - done < piece ? max - done : piece, got = 0;
+    prx_status st = read_stored(r, r->scratch, want, &got);
+    prx_wav_to_cf32(&r->wav->wav, r->scratch, got, out + done);
+    done += got;
+    if (st && !done) return st;
+    if (st || got < want) break;
+  }
+  *n = done;
   return PRX_OK;
 }
 
@@ -410,7 +499,7 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
   if (n) *n = 0;
   if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL reader or count");
   if (!r->positional)
-    return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: %s is not a regular file", r->name);
+    return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: %s is not read in place", r->name);
   if (max == 0) return PRX_OK;
   if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL buffer for %zu samples", max);
   const size_t ss = r->sample_size;
@@ -445,6 +534,8 @@ void prx_iq_close(prx_iq_reader *r) {
   if (!r) return;
   if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r->name);
+  free(r->wav);
+  free(r->scratch);
   prx_sigmf_recording_free(r->rec);
   free(r);
 }
