@@ -202,6 +202,17 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
                       path, (unsigned long long)(file_size - off), (unsigned long long)data_at,
                       (unsigned long long)h->wav.data_bytes);
     uint64_t size = size32, body = off + 8;
+    int is_data = !memcmp(ch, "data", 4);
+    if (!is_data && h->wav.rf64 && size32 == 0xFFFFFFFFu)
+      return prx_fail(PRX_ERR_UNSUPPORTED,
+                      "RF64 file '%s': chunk '%.4s' takes its size from the ds64 table, which "
+                      "polyrx does not read",
+                      path, (const char *)ch);
+    if (!is_data && size > file_size - body)
+      return prx_fail(PRX_ERR_FORMAT,
+                      "WAV file '%s': chunk '%.4s' at byte %llu claims %llu bytes, past the "
+                      "file's end",
+                      path, (const char *)ch, (unsigned long long)off, (unsigned long long)size);
     if (!memcmp(ch, "ds64", 4)) {
       if (!h->wav.rf64 || off != 12 || size32 < 24)
         return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': a misplaced or short ds64 chunk", path);
@@ -215,14 +226,12 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
       have_fmt = 1;
     } else if (!memcmp(ch, "auxi", 4) || !memcmp(ch, "rcvr", 4)) {
       size_t n = size32 < sizeof c ? size32 : sizeof c;
-      if (body + n <= file_size && !(st = read_exact(fd, path, body, c, n, "chunk"))) {
-        if (ch[0] == 'a')
-          parse_auxi(h, c, size32);
-        else
-          parse_rcvr(h, c, size32);
-      }
-      if (st) return st;
-    } else if (!memcmp(ch, "data", 4)) {
+      if ((st = read_exact(fd, path, body, c, n, "chunk"))) return st;
+      if (ch[0] == 'a')
+        parse_auxi(h, c, size32);
+      else
+        parse_rcvr(h, c, size32);
+    } else if (is_data) {
       if (have_data)
         return prx_fail(PRX_ERR_UNSUPPORTED,
                         "WAV file '%s' holds more than one data chunk (the second at byte %llu; "
@@ -235,17 +244,7 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
       h->wav.data_offset = data_at = body;
       h->wav.data_bytes = size;
       have_data = 1;
-    } else if (h->wav.rf64 && size32 == 0xFFFFFFFFu) {
-      return prx_fail(PRX_ERR_UNSUPPORTED,
-                      "RF64 file '%s': chunk '%.4s' takes its size from the ds64 table, which "
-                      "polyrx does not read",
-                      path, (const char *)ch);
     }
-    if (size > file_size - body)
-      return prx_fail(PRX_ERR_FORMAT,
-                      "WAV file '%s': chunk '%.4s' at byte %llu claims %llu bytes, past the "
-                      "file's end",
-                      path, (const char *)ch, (unsigned long long)off, (unsigned long long)size);
     off = body + size + (size & 1);
   }
   if (!have_fmt) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has no fmt chunk", path);

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# WAV I/Q files as the SDR programs write them (written here by python3's standard library from
+# a `polyrx gen` recording): `demod` gives the same bits from a 16-bit WAV as from the raw ci16
+# file of the same samples, and from a float WAV as from the raw cf32; a 24-bit WAV with an auxi
+# chunk demodulates without error and gives its centre to `channelize`'s metadata; `rx` with
+# several positional readers reads the 16-bit WAV's data chunk exactly; a size never filled in
+# is read to the end and said; `info` describes what it read; standard input holding a WAV file,
+# a one-channel WAV and -F against the header are refused with one line and exit 1.
+set -u
+P=${1:?usage: cli_wav.sh PATH_TO_POLYRX}
+. "$(dirname "$0")/support/cli_test.sh"
+
+FS=96000
+"$P" gen -q -o "$T/x.cf32" -s $FS -d 2 --carrier f=0,rs=2400,diff --esn0 15 \
+  --bits "$T/tx" || bad "gen (cf32) failed"
+"$P" gen -q -o "$T/x.ci16" -F ci16 -s $FS -d 2 --carrier f=0,rs=2400,diff --esn0 15 ||
+  bad "gen (ci16) failed"
+
+# WAV files of the same samples: PCM 16 (gen's ci16 values), PCM 24 with an auxi chunk (centre
+# 7.1 MHz, start 2026-12-04 09:30:15.250) and PCM 32 (the ci16 values times 256 and 65536: the
+# same numbers once scaled), float 32 and float 64 (gen's cf32 values), PCM 16 whose data size
+# was never filled in, and a one-channel file
+python3 - "$T" <<'EOF' || bad "writing the WAV files failed"
+import array, struct, sys
+t = sys.argv[1]
+x = array.array("f")
+with open(t + "/x.cf32", "rb") as f:
+    x.frombytes(f.read())
+h = array.array("h")
+with open(t + "/x.ci16", "rb") as f:
+    h.frombytes(f.read())
+
+def wav(name, tag, bits, data, chunks=b"", size=None, channels=2):
+    fmt = struct.pack("<HHIIHH", tag, channels, 96000, 96000 * channels * bits // 8,
+                      channels * bits // 8, bits)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + chunks
+    body += b"data" + struct.pack("<I", len(data) if size is None else size) + data
+    with open(t + "/" + name, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", len(body)) + body)
+
+p16 = h.tobytes()
+wav("c16.wav", 1, 16, p16)
+wav("c32.wav", 1, 32, array.array("i", [v * 65536 for v in h]).tobytes())
+wav("f32.wav", 3, 32, x.tobytes())
+wav("f64.wav", 3, 64, array.array("d", x).tobytes())
+b24 = b"".join(struct.pack("<i", v * 256)[:3] for v in h)
+auxi = struct.pack("<8H", 2026, 12, 5, 4, 9, 30, 15, 250) * 2 + struct.pack("<I", 7100000)
+auxi += bytes(64 - len(auxi))
+wav("c24.wav", 1, 24, b24, b"auxi" + struct.pack("<I", len(auxi)) + auxi)
+wav("SDRSharp_20261204_093015Z_7100000Hz_IQ.wav", 1, 16, p16, size=0xFFFFFFFF)
+wav("mono.wav", 1, 16, p16, channels=1)
+EOF
+cmp -s <(tail -c +45 "$T/c16.wav") "$T/x.ci16" || bad "the 16-bit WAV's data is not gen's ci16"
+
+demod() { # INPUT OUT [options]
+  local in=$1 out=$2
+  shift 2
+  "$P" demod -q -i "$in" -r 2400 --cfo-span 4096 -o "$out" "$@"
+}
+demod "$T/x.ci16" "$T/ref16.bits" -F ci16 -s $FS || bad "demod raw ci16 failed"
+demod "$T/x.cf32" "$T/ref32.bits" -s $FS || bad "demod raw cf32 failed"
+demod "$T/c16.wav" "$T/w16.bits" || bad "demod 16-bit WAV failed"
+demod "$T/f32.wav" "$T/w32.bits" || bad "demod float WAV failed"
+demod "$T/c24.wav" "$T/w24.bits" || bad "demod 24-bit WAV failed"
+demod "$T/c32.wav" "$T/wi32.bits" || bad "demod 32-bit WAV failed"
+demod "$T/f64.wav" "$T/w64.bits" || bad "demod float 64 WAV failed"
+for b in w16 w24 wi32; do
+  cmp -s "$T/ref16.bits" "$T/$b.bits" || bad "$b WAV: bits differ from the raw ci16 file's"
+done
+for b in w32 w64; do
+  cmp -s "$T/ref32.bits" "$T/$b.bits" || bad "$b WAV: bits differ from the raw cf32 file's"
+done
+for b in w16 w32 w24; do
+  out=$("$P" ber "$T/tx0.bits" "$T/$b.bits" 2>&1) || bad "ber $b failed: $out"
+  case $out in *" 0 errors"*) ;; *) bad "$b: bit errors at 15 dB: $out" ;; esac
+done
+
+# a size never filled in: read to the end, with a note; the centre from the file's name
+name="SDRSharp_20261204_093015Z_7100000Hz_IQ.wav"
+demod "$T/$name" "$T/wp.bits" 2>"$T/err" || bad "demod (size 0xFFFFFFFF) failed"
+cmp -s "$T/ref16.bits" "$T/wp.bits" || bad "size 0xFFFFFFFF: bits differ from the raw file's"
+"$P" demod -i "$T/$name" -r 2400 -o "$T/wp2.bits" 2>"$T/err" >/dev/null
+grep -q "its data size was never filled in (4294967295): the 768000 bytes" "$T/err" ||
+  bad "size 0xFFFFFFFF: no note: $(cat "$T/err")"
+grep -q "taken from its name" "$T/err" || bad "centre from the name: no note: $(cat "$T/err")"
+
+# rx: several positional readers over the data chunk, against the raw file
+for in in "c16.wav" "x.ci16"; do
+  opt=()
+  [ "$in" = x.ci16 ] && opt=(-F ci16 -s $FS)
+  POLYRX_READERS=3 "$P" rx -q -i "$T/$in" "${opt[@]}" -K 8 --carrier f=0,rs=2400 \
+    --read-block 20000 -o "$T/rx_$in" >/dev/null || bad "rx $in failed"
+done
+cmp -s "$T/rx_c16.wav/c0.bits" "$T/rx_x.ci16/c0.bits" || bad "rx: WAV bits differ from raw"
+
+# channelize: the auxi chunk's centre in the channels' metadata
+"$P" channelize -q -i "$T/c24.wav" -K 8 -c 0 -o "$T/ch" || bad "channelize the 24-bit WAV failed"
+python3 - "$T/ch" <<'EOF' || bad "channelize: the centre of the auxi chunk is not in the metadata"
+import glob, json, sys
+m = json.load(open(glob.glob(sys.argv[1] + "/*.sigmf-meta")[0]))
+g = m["global"]
+assert g["polyrx:input_center_frequency"] == 7100000, g
+assert g["polyrx:input_sample_rate"] == 96000, g
+assert g["polyrx:input_samples"] == 192000, g
+EOF
+
+# info
+out=$("$P" info --json "$T/c24.wav") || bad "info --json c24.wav failed"
+got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); w=d['wav_header']; print(d['wav'], d['format'], d['sample_rate'], d['center_freq'], d['samples'], w['stored'], w['center_from'], w['start_time'], w['extent'], w['rf64'])" "$out")
+[ "$got" = "True cf32 96000 7100000 192000 PCM 24-bit auxi chunk 2026-12-04T09:30:15.250 declared False" ] ||
+  bad "info --json c24.wav: $got"
+"$P" info "$T/c16.wav" >"$T/txt" || bad "info c16.wav failed"
+for want in "(WAV)" "ci16 (stored as WAV PCM 16-bit, 4 bytes per sample)" "rate         96 kHz" \
+  "length       192000 samples, 2 s" "centre       unknown"; do
+  grep -qF "$want" "$T/txt" || bad "info text lacks '$want': $(cat "$T/txt")"
+done
+
+# refused: one line, exit 1
+refuse() { # WHAT EXPECTED-WORDS command...
+  local what=$1 words=$2
+  shift 2
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  [ $rc -eq 1 ] || bad "$what: exit $rc (1 expected)"
+  grep -q "$words" "$T/err" || bad "$what: no '$words' in: $(cat "$T/err")"
+  [ "$(wc -l <"$T/err")" -eq 1 ] || bad "$what: not one line: $(cat "$T/err")"
+}
+refuse "a WAV file on standard input" "standard input holds a WAV file" \
+  sh -c "cat '$T/c16.wav' | '$P' demod -q -i - -F ci16 -s $FS -r 2400 -o '$T/s.bits'"
+refuse "a one-channel WAV" "mono.wav' has 1 channel" \
+  "$P" demod -q -i "$T/mono.wav" -r 2400 -o "$T/m.bits"
+refuse "-F against the header" "holds float 32-bit samples" \
+  "$P" demod -q -i "$T/f32.wav" -F ci16 -r 2400 -o "$T/m.bits"
+
+exit $((fail > 0))
