@@ -1,0 +1,75 @@
+/* Fuzz target: the WAV reader (prx_iq_open on a file that begins "RIFF"/"RF64" ... "WAVE", then
+ * prx_iq_read to the end) on arbitrary bytes written to a temporary file named *.wav.
+ *
+ * Invariants (include/polyrx/io.h): an open either fails with FORMAT, UNSUPPORTED, INVALID, IO
+ * or NOMEM and a message, returning no reader, or gives a WAV reader (is_wav, a known stored type,
+ * the data inside the file); reads then hand out complete samples, never more than the data
+ * chunk's extent holds, and end with a count of 0 or PRX_ERR_TRUNCATED (a data chunk that ends
+ * inside a sample), having handed out exactly the extent's whole samples. */
+#include "fuzz.h"
+
+#include "io/io_internal.h"
+
+#include <unistd.h>
+
+static char path[64];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/polyrx-fuzz-wav-%ld.wav", (long)getpid());
+  FILE *f = fopen(path, "wb");
+  FUZZ_CHECK(f != NULL, "cannot create %s", path);
+  FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "cannot write %s", path);
+  prx_iq_reader *r = (prx_iq_reader *)1;
+  fuzz_clear_error();
+  prx_status st = prx_iq_open(path, PRX_CF32, &r);
+  int wav_magic = prx_wav_sniff(data, size);
+  if (st) {
+    FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED || st == PRX_ERR_INVALID ||
+                   st == PRX_ERR_IO || st == PRX_ERR_NOMEM,
+               "open status %d: %s", (int)st, prx_last_error());
+    FUZZ_CHECK_ERROR(st, "prx_iq_open");
+    FUZZ_CHECK(r == NULL, "a failed open returned a reader");
+    FUZZ_CHECK(wav_magic, "a raw file refused: %s", prx_last_error());
+    unlink(path);
+    return 0;
+  }
+  const prx_iq_info *info = prx_iq_reader_info(r);
+  const prx_wav_info *w = prx_iq_reader_wav(r);
+  FUZZ_CHECK(!!w == wav_magic && info->is_wav == wav_magic, "WAV magic %d, reader's WAV %d",
+             wav_magic, info->is_wav);
+  uint64_t whole = 0, extra = 0;
+  FUZZ_CHECK(prx_iq_reader_extent(r, &whole, &extra), "a file of unknown extent");
+  uint64_t stored = 0;
+  if (w) {
+    FUZZ_CHECK(w->bits == 8 || w->bits == 16 || w->bits == 24 || w->bits == 32 || w->bits == 64,
+               "%d bits", w->bits);
+    FUZZ_CHECK(w->data_offset <= size && w->data_bytes <= size - w->data_offset,
+               "data %llu bytes at %llu in a file of %zu", (unsigned long long)w->data_bytes,
+               (unsigned long long)w->data_offset, size);
+    stored = (uint64_t)w->bits / 4;
+    FUZZ_CHECK(whole == w->data_bytes / stored && extra == w->data_bytes % stored,
+               "extent %llu + %llu for %llu bytes", (unsigned long long)whole,
+               (unsigned long long)extra, (unsigned long long)w->data_bytes);
+    FUZZ_CHECK(info->sample_rate > 0, "rate %g", info->sample_rate);
+  }
+  unsigned char buf[64 * 16];
+  uint64_t total = 0;
+  for (int calls = 0;; calls++) {
+    size_t n = 0, max = 1 + (size_t)calls % 64;
+    st = prx_iq_read(r, buf, max, &n);
+    if (st) {
+      FUZZ_CHECK(st == PRX_ERR_TRUNCATED && extra, "read status %d: %s", (int)st,
+                 prx_last_error());
+      FUZZ_CHECK_ERROR(st, "prx_iq_read");
+      break;
+    }
+    FUZZ_CHECK(n <= max, "read %zu > %zu samples", n, max);
+    if (n == 0) break;
+    total += n;
+  }
+  FUZZ_CHECK(total == whole, "read %llu samples, the extent holds %llu",
+             (unsigned long long)total, (unsigned long long)whole);
+  prx_iq_close(r);
+  unlink(path);
+  return 0;
+}
