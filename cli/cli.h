@@ -44,6 +44,13 @@ int cli_exit_frees_skipped(void);
 int cli_serve_client(int argc, char **argv);
 int cli_serve_connect(const char *path, char *why, size_t cap);
 
+/* The first line cli_error printed in this process (without "polyrx CMD: error: "), "" when
+ * none: the reports' "error". */
+const char *cli_first_error(void);
+/* Writes out f's buffered bytes: 0, or -1 when a write failed, now or earlier (ferror), with
+ * errno. *bytes: the file's size then, where it is a regular file (else -1): what a report says
+ * the output holds. f NULL: 0 and -1. */
+int cli_flush_output(FILE *f, long long *bytes);
 /* Prints "polyrx CMD: error: ..." to stderr; returns 1 (an exit code) for `return cli_error(...)`.
  */
 int cli_error(const char *cmd, const char *fmt, ...)

@@ -294,6 +294,7 @@ typedef struct {
   int fatal;        /* the demodulator or an output failed: no more symbols are written */
   int flushed;      /* the demodulator was flushed in the pipeline's final compute call */
   int write_failed; /* a write of the bits or LLRs failed, and said so */
+  long long bits_bytes, llr_bytes; /* the outputs' sizes once flushed (-1: not regular files) */
   /* the flush's output slot (its sequence number; UINT64_MAX before the flush): the writer pads
    * the packed output's last byte there */
   _Atomic uint64_t flush_slot;
@@ -584,7 +585,12 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) cli_json_num(t, "frame_offset", (double)s.frame_offset);
   cli_json_num(t, "elapsed_s", elapsed);
   cli_json_qpsk_warnings(t, s.warnings);
+  /* what the files hold: after a failed write (a full disk) less than the bits above */
+  if (r->bits_bytes >= 0) cli_json_num(t, "bits_file_bytes", (double)r->bits_bytes);
+  if (r->llr_bytes >= 0) cli_json_num(t, "llr_file_bytes", (double)r->llr_bytes);
   cJSON_AddStringToObject(t, "status", !strcmp(status, "ok") && s.warnings ? "warning" : status);
+  if (!strcmp(status, "error") && cli_first_error()[0])
+    cJSON_AddStringToObject(t, "error", cli_first_error());
   if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||
       fputs("}\n", r->rep_f) < 0)
     return -1;
@@ -920,6 +926,20 @@ int cmd_demod(int argc, char **argv) {
     if (r.o.constellation && (rc < 0 || rc == 130)) {
       int rc_png = write_constellation(&r);
       if (rc < 0) rc = rc_png;
+    }
+    /* the outputs written out before the report: a write that fails only now (the last
+     * buffer on a full disk) makes the run an error there, and the sizes are final */
+    int c0 = truncate_outputs(&r); /* an output nothing was written to holds nothing */
+    if (rc < 0) rc = c0;
+    r.bits_bytes = r.llr_bytes = -1;
+    for (int i = 0; i < 2; i++) {
+      FILE *f = i ? r.llr_f : r.bits_f;
+      if (cli_flush_output(f, i ? &r.llr_bytes : &r.bits_bytes) && !r.write_failed) {
+        r.write_failed = r.fatal = 1;
+        int e = cli_error(CMD, "cannot write %s: %s", cli_output_name(i ? r.o.llr : r.o.output),
+                          strerror(errno));
+        if (rc < 0) rc = e;
+      }
     }
     if (r.rep_f && !r.rep_fatal) {
       const char *status = rc < 0 ? "ok" : (rc == 130 ? "interrupted" : "error");

@@ -58,6 +58,8 @@ int cmd_rx(int argc, char **argv) {
       rx_warnings(r);
     }
     cli_timing_phase(&r->tm, "table");
+    /* the files written out before the report: its status and sizes are then final */
+    if (r->out && r->rep_f) rc = rx_flush_files(r, rc);
     if (r->rep_f && (r->stats || !r->rx)) {
       /* "warning" where some carrier's bits may be noise, as demod's report */
       const char *status = rc >= 0                 ? (rc == 130 ? "interrupted" : "error")

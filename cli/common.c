@@ -17,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* the run's first error line, for the reports (writers' threads may raise one too) */
+static pthread_mutex_t first_error_lock = PTHREAD_MUTEX_INITIALIZER;
+static char first_error[512];
+
 int cli_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -24,7 +28,32 @@ int cli_error(const char *cmd, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+  pthread_mutex_lock(&first_error_lock);
+  if (!first_error[0]) {
+    va_start(ap, fmt);
+    vsnprintf(first_error, sizeof first_error, fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&first_error_lock);
   return 1;
+}
+
+const char *cli_first_error(void) {
+  pthread_mutex_lock(&first_error_lock);
+  const char *e = first_error;
+  pthread_mutex_unlock(&first_error_lock);
+  return e;
+}
+
+int cli_flush_output(FILE *f, long long *bytes) {
+  *bytes = -1;
+  if (!f) return 0;
+  int bad = fflush(f) != 0 || ferror(f);
+  int e = errno;
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) *bytes = (long long)sb.st_size;
+  errno = e;
+  return bad ? -1 : 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -66,13 +66,28 @@ static void open_carrier(run_state *r, size_t c) {
   if (k->open_which) k->open_err = errno;
 }
 
+static void flush_carrier(run_state *r, size_t c) {
+  carrier_out *k = &r->out[c];
+  errno = 0;
+  if (cli_flush_output(k->bits, &k->bits_bytes) && !k->bits_bad) {
+    k->bits_bad = 1;
+    k->close_err = errno;
+  }
+  errno = 0;
+  if (cli_flush_output(k->llr, &k->llr_bytes) && !k->llr_bad) {
+    k->llr_bad = 1;
+    if (!k->close_err) k->close_err = errno;
+  }
+}
+
 static void close_carrier(run_state *r, size_t c) {
   carrier_out *k = &r->out[c];
   errno = 0;
-  if (k->bits) k->bits_bad = ferror(k->bits) | fclose(k->bits);
-  if (k->bits_bad) k->close_err = errno;
+  int was_bad = k->bits_bad || k->llr_bad; /* said by rx_flush_files */
+  if (k->bits) k->bits_bad |= ferror(k->bits) | fclose(k->bits);
+  if (k->bits_bad && !was_bad) k->close_err = errno;
   errno = 0;
-  if (k->llr) k->llr_bad = ferror(k->llr) | fclose(k->llr);
+  if (k->llr) k->llr_bad |= ferror(k->llr) | fclose(k->llr);
   if (k->llr_bad && !k->close_err) k->close_err = errno;
   if (k->truth) fclose(k->truth);
   k->bits = k->llr = k->truth = NULL;
@@ -99,10 +114,8 @@ static int open_files(run_state *r) {
   return -1;
 }
 
-/* The carriers' files closed; rc as cli_close_output leaves it, the first failure's line in
- * carrier order. */
-int rx_close_files(run_state *r, int rc) {
-  rx_for_each_carrier(r, close_carrier);
+/* the first failed carrier's line in carrier order, where rc is still -1 */
+static int first_failure(run_state *r, int rc) {
   for (size_t c = 0; c < r->n_car && rc < 0; c++) {
     const carrier_out *k = &r->out[c];
     if (k->bits_bad || k->llr_bad)
@@ -110,6 +123,16 @@ int rx_close_files(run_state *r, int rc) {
                      strerror(k->close_err));
   }
   return rc;
+}
+
+int rx_flush_files(run_state *r, int rc) {
+  rx_for_each_carrier(r, flush_carrier);
+  return first_failure(r, rc);
+}
+
+int rx_close_files(run_state *r, int rc) {
+  rx_for_each_carrier(r, close_carrier);
+  return first_failure(r, rc);
 }
 
 int rx_open_outputs(run_state *r) {

@@ -61,6 +61,9 @@ static void carrier_json(run_state *r, size_t c) {
   cli_json_num(o, "data_symbols", (double)s.demod.data_symbols);
   cli_json_num(o, "bits", (double)w->n_bits);
   cJSON_AddStringToObject(o, "file", w->bits_name);
+  /* what the files hold: after a failed write (a full disk) less than the bits above */
+  if (w->bits_bytes >= 0) cli_json_num(o, "file_bytes", (double)w->bits_bytes);
+  if (w->llr_bytes >= 0) cli_json_num(o, "llr_file_bytes", (double)w->llr_bytes);
   if (w->truth) {
     cli_json_num(o, "bit_errors", (double)w->errors);
     cli_json_num(o, "bits_compared", (double)w->compared);
@@ -163,6 +166,8 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(split, "demodulators", t_demod);
   cli_json_num(split, "other", elapsed - t_chan - t_demod);
   cJSON_AddStringToObject(root, "status", status);
+  if (!strcmp(status, "error") && cli_first_error()[0])
+    cJSON_AddStringToObject(root, "error", cli_first_error());
   char *head = cJSON_Print(root);
   cJSON_Delete(root);
   r->car_json = calloc(r->n_car ? r->n_car : 1, sizeof *r->car_json);

@@ -54,9 +54,10 @@ typedef struct {
   uint64_t truth_short;       /* bits received beyond the truth file's end */
   uint8_t *tbuf;
   size_t tcap;
-  int open_err, close_err; /* the errno of its files' opening / closing (rx_files.c) */
-  int open_which;          /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
-  int bits_bad, llr_bad;   /* their closes failed (rx_close_files) */
+  int open_err, close_err;         /* the errno of its files' opening / closing (rx_files.c) */
+  int open_which;                  /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
+  int bits_bad, llr_bad;           /* their writes failed (rx_flush_files, rx_close_files) */
+  long long bits_bytes, llr_bytes; /* the files' sizes once flushed (-1: unknown) */
 } carrier_out;
 
 typedef struct run_state {
@@ -133,6 +134,9 @@ void rx_for_each_carrier(run_state *r, void (*fn)(run_state *r, size_t c));
 size_t rx_descriptors_for(const options *o, size_t n, size_t margin);
 int rx_open_outputs(run_state *r);
 int rx_close_files(run_state *r, int rc);
+/* The carriers' files written out before the report (their sizes taken for it); rc as
+ * rx_close_files leaves it, the first failure's line in carrier order. */
+int rx_flush_files(run_state *r, int rc);
 
 /* rx_stream.c */
 void rx_on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, const float *llrs,

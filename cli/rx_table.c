@@ -1,5 +1,6 @@
-/* polyrx rx's summary: the carriers' table on standard output, the demodulators' warnings on
- * standard error (grouped where many carriers share one). */
+/* polyrx rx's summary: the carriers' table on standard output (standard error where the report
+ * is written there), the demodulators' warnings on standard error (grouped where many carriers
+ * share one). */
 
 #include "rx_run.h"
 
@@ -16,39 +17,44 @@ size_t rx_carriers_warned(const run_state *r) { return carriers_with(r, ~0u); }
 
 void rx_table(const run_state *r, double elapsed) {
   int truth = r->o.truth != NULL;
-  printf("%3s %14s %9s %5s %7s %9s %8s %7s %10s", "#", "frequency Hz", "offset Hz", "chan", "Es/N0",
-         "CFO Hz", "clk ppm", "locked", "bits");
-  if (truth) printf(" %8s %10s %10s", "errors", "BER", "theory");
-  printf("\n");
+  /* the report on standard output (--report -) keeps it for itself: the table goes beside the
+   * warnings */
+  FILE *out = r->o.report && !strcmp(r->o.report, "-") ? stderr : stdout;
+  fprintf(out, "%3s %14s %9s %5s %7s %9s %8s %7s %10s", "#", "frequency Hz", "offset Hz", "chan",
+          "Es/N0", "CFO Hz", "clk ppm", "locked", "bits");
+  if (truth) fprintf(out, " %8s %10s %10s", "errors", "BER", "theory");
+  fprintf(out, "\n");
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
     const carrier_out *w = &r->out[c];
     double locked = s.demod.blocks ? 100 * rx_locked_fraction(&s.demod) : 0;
-    printf("%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
-           r->in.center_freq + s.freq, s.freq, s.channel, s.demod.esn0_db, s.demod.cfo_hz,
-           s.demod.clock_ppm, locked, (unsigned long long)w->n_bits);
+    fprintf(out, "%3zu %14.1f %+9.1f %5u %7.2f %+9.2f %+8.1f %6.1f%% %10llu", c,
+            r->in.center_freq + s.freq, s.freq, s.channel, s.demod.esn0_db, s.demod.cfo_hz,
+            s.demod.clock_ppm, locked, (unsigned long long)w->n_bits);
     if (truth)
-      printf(" %8llu %10.3g %10.3g", (unsigned long long)w->errors,
-             rx_carrier_ber(w, r->car[c].ambiguity),
-             rx_ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
+      fprintf(out, " %8llu %10.3g %10.3g", (unsigned long long)w->errors,
+              rx_carrier_ber(w, r->car[c].ambiguity),
+              rx_ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
     /* "locked" counts the blocks with a signal followed at its symbol rate: a warning (timing
      * jumps, non-finite input) says that even those bits may be noise */
-    printf("%s\n", s.demod.warnings ? "  !" : "");
+    fprintf(out, "%s\n", s.demod.warnings ? "  !" : "");
   }
   const size_t n_warned = rx_carriers_warned(r);
   if (n_warned)
-    printf("! %zu carrier%s with demodulator warnings (standard error, the report's warnings): "
-           "their bits may be noise\n",
-           n_warned, n_warned == 1 ? "" : "s");
+    fprintf(out,
+            "! %zu carrier%s with demodulator warnings (standard error, the report's warnings): "
+            "their bits may be noise\n",
+            n_warned, n_warned == 1 ? "" : "s");
   uint64_t samples;
   double t_chan, t_demod;
   prx_rx_get_times(r->rx, &samples, &t_chan, &t_demod);
   double dur = (double)r->n_in / r->in.sample_rate;
-  printf("%llu samples (%.6g s at %.9g Hz) in %.3g s: %.4g Msamples/s, %.3g x real time "
-         "(channelizer %.3g s, demodulators %.3g s, %s)\n",
-         (unsigned long long)r->n_in, dur, r->in.sample_rate, elapsed,
-         elapsed > 0 ? (double)r->n_in / elapsed / 1e6 : 0.0, elapsed > 0 ? dur / elapsed : 0.0,
-         t_chan, t_demod, prx_backend_name(prx_rx_backend(r->rx)));
+  fprintf(out,
+          "%llu samples (%.6g s at %.9g Hz) in %.3g s: %.4g Msamples/s, %.3g x real time "
+          "(channelizer %.3g s, demodulators %.3g s, %s)\n",
+          (unsigned long long)r->n_in, dur, r->in.sample_rate, elapsed,
+          elapsed > 0 ? (double)r->n_in / elapsed / 1e6 : 0.0, elapsed > 0 ? dur / elapsed : 0.0,
+          t_chan, t_demod, prx_backend_name(prx_rx_backend(r->rx)));
 }
 
 /* A warning more than WARN_LIST carriers share goes to standard error as one line, with their

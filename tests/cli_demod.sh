@@ -189,10 +189,24 @@ head -c 300000 "$T/n.cu8" >"$T/whole.cu8"
 "$P" demod -q -i "$T/whole.cu8" -F cu8 -s 1M -r 250k -o "$T/whole.bits" || bad "whole-sample input failed"
 cmp -s "$T/cut.bits" "$T/whole.bits" || bad "cut input: the bits of its whole samples differ"
 # a full disk (a file-size limit): a clear error, exit != 0, no crash
-(ulimit -f 8 && "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/full.bits" 2>"$T/err.txt")
-rc=$?
+# (the report through a pipe: the limit is the demodulator's process's, not cat's)
+(ulimit -f 8 && "$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/full.bits" \
+  --report - 2>"$T/err.txt") | cat >"$T/full.json"
+rc=${PIPESTATUS[0]}
 [ $rc -ne 0 ] && [ $rc -lt 128 ] || bad "file-size limit: exit status $rc"
 grep -qi "cannot write\|too large\|no space" "$T/err.txt" || bad "file-size limit: message: $(cat "$T/err.txt")"
+# the report says so, and what the file holds: the first bits of the whole run's
+"$P" demod -q -i "$T/n.cu8" -F cu8 -s 1M -r 250k -o "$T/unlimited.bits" || bad "demod n.cu8 failed"
+python3 - "$T" <<'EOF' || bad "file-size limit: the report does not describe the file"
+import json, sys
+t = sys.argv[1]
+tot = json.load(open(t + "/full.json"))["totals"]
+held = open(t + "/full.bits", "rb").read()
+whole = open(t + "/unlimited.bits", "rb").read()
+assert tot["status"] == "error" and "full.bits: File too large" in tot["error"], tot
+assert tot["bits_file_bytes"] == len(held) <= 8192 < len(whole), (tot["bits_file_bytes"], len(held))
+assert held == whole[:len(held)]
+EOF
 # a full device under the bits, then under the LLRs: one line naming the file and the cause,
 # exit status 1 (the closes add no second line)
 for o in "-o /dev/full" "-o $T/f.bits --llr /dev/full"; do

@@ -153,11 +153,47 @@ done
 # a full disk under one carrier's file (its writes, or its close's): one line that names it, exit
 # status 1; a file that cannot be made: one line, exit status 1
 mkdir "$T/full" && ln -s /dev/full "$T/full/c2.bits"
-POLYRX_OPENERS=2 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/full" >/dev/null 2>"$T/full.err"
+POLYRX_OPENERS=2 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/full" \
+  --report "$T/full.json" >/dev/null 2>"$T/full.err"
 rc=$?
 [ $rc = 1 ] && [ "$(wc -l <"$T/full.err")" = 1 ] &&
   grep -q "cannot write $T/full/c2.bits: No space left on device" "$T/full.err" ||
   bad "a full disk: status $rc, said $(cat "$T/full.err")"
+# the report says so, and what each file holds: the first bits of the carrier's stream
+pycheck "full disk report" <<'EOF'
+r = json.load(open(T + "/full.json"))
+check(r["status"] == "error" and "c2.bits: No space left on device" in r.get("error", ""),
+      "status %s error %s" % (r["status"], r.get("error")))
+for c in r["carriers"]:
+    f = c["file"]
+    if c["index"] == 2:
+        check("file_bytes" not in c, "c2 on /dev/full given a size")
+        continue
+    held = open(f, "rb").read()
+    full = open(T + "/a/c%d.bits" % c["index"], "rb").read()
+    check(c["file_bytes"] == len(held) and held == full[:len(held)],
+          "carrier %d: file_bytes %s, file %d bytes, a prefix of the full run's: %s"
+          % (c["index"], c.get("file_bytes"), len(held), held == full[:len(held)]))
+EOF
+# a file-size limit: every carrier's file cut at 8 KiB, the report's sizes those of the files
+# (the report through a pipe: the limit is the receiver's process's, not cat's)
+(ulimit -f 8 && "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/lim" --report - \
+  2>"$T/lim.err") | cat >"$T/lim.json"
+rc=${PIPESTATUS[0]}
+[ $rc = 1 ] && grep -q "cannot write $T/lim/c.\.bits: File too large" "$T/lim.err" ||
+  bad "a file-size limit: status $rc, said $(cat "$T/lim.err")"
+pycheck "file-size limit report" <<'EOF'
+r = json.load(open(T + "/lim.json"))
+check(r["status"] == "error" and "File too large" in r.get("error", ""), "status/error")
+cut = 0
+for c in r["carriers"]:
+    held = open(c["file"], "rb").read()
+    full = open(T + "/a/c%d.bits" % c["index"], "rb").read()
+    cut += len(held) < len(full)
+    check(c["file_bytes"] == len(held) <= 8192 and held == full[:len(held)],
+          "carrier %d: file_bytes %s, file %d bytes" % (c["index"], c["file_bytes"], len(held)))
+check(cut > 0, "no file was cut")
+EOF
 mkdir -p "$T/made/c1.bits" "$T/made/c3.bits"
 POLYRX_OPENERS=4 "$P" rx -q -i "$T/x.cf32" -s $FS "${RX[@]}" -o "$T/made" >/dev/null 2>"$T/made.err"
 rc=$?
