@@ -58,6 +58,8 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
   cJSON_AddNumberToObject(t, "input_samples_per_second",
                           s->seconds > 0 ? (double)s->in_samples / s->seconds : 0);
   cJSON_AddNumberToObject(o, "exit_status", s->exit_status);
+  if (s->exit_status && cli_first_error()[0])
+    cJSON_AddStringToObject(o, "error", cli_first_error());
   char *text = cJSON_Print(o);
   cJSON_Delete(o);
   if (!text) return cli_error(cmd, "out of memory");

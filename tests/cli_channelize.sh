@@ -203,6 +203,11 @@ expect_error "ch0002" -i in.ci16 -F ci16 -s 16k -K 4 -o part -q
 grep -q "File too large" err.txt || fail "file-size limit message: $(cat err.txt)"
 grep -q "wrote 0 of 4 channels (4 failed" err.txt || fail "file-size limit summary: $(cat err.txt)"
 [ -z "$(ls full)" ] || fail "a file-size limit left files: $(ls full | tr '\n' ' ')"
+# the report (through a pipe, beyond the limit) gives the exit status and the error's line
+rm -rf full
+(ulimit -f 8 && "$POLYRX" channelize -i in.ci16 -F ci16 -s 16k -K 4 -o full -q --report - \
+  2>/dev/null) | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(not (d['exit_status'] == 1 and 'File too large' in d['error'] and all(c['recording'] is None for c in d['channels'])))" ||
+  fail "a file-size limit: the report lacks exit_status 1, the error or the failed recordings"
 # a limit between the sizes of the channels' metadata files: some channels fail, the others are
 # whole, and the summary counts them (python sets the limit in bytes, then runs polyrx)
 head -c 400 in.ci16 >short.ci16
