@@ -35,6 +35,8 @@ static void usage(FILE *f) {
       "                         SigMF: core:sample_rate, which -s overrides)\n"
       "  -f, --center FREQ      centre frequency in Hz, e.g. 100M (default 0; SigMF:\n"
       "                         captures[0].core:frequency, which -f overrides)\n"
+      "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
+      "                         are the wrong way round (its spectrum mirrored)\n"
       "\n"
       "channelizer:\n"
       "  -K, --num-channels K   number of channels (required; any even K with\n"
@@ -147,6 +149,7 @@ int chan_parse_args(int argc, char **argv, options *o) {
       {"report", required_argument, 0, OPT_REPORT},
       {"occupancy", required_argument, 0, OPT_OCCUPANCY},
       {"out-format", required_argument, 0, OPT_OUTFORMAT},
+      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -166,6 +169,7 @@ int chan_parse_args(int argc, char **argv, options *o) {
     case OPT_REPORT: o->report = a; break;
     case OPT_OCCUPANCY: o->occupancy = a; break;
     case 'q': o->quiet = 1; break;
+    case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
     case 'h': usage(stdout); return 0;
     case 'K':
       if (cli_parse_uint(a, 1, MAX_K, &o->K))

@@ -58,6 +58,7 @@ static prx_status describe(run_state *r, size_t s, prx_sigmf_writer *w) {
   };
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
     if ((st = prx_sigmf_writer_set_number(w, nums[i].key, nums[i].v))) return st;
+  if (r->o.swap_iq && (st = prx_sigmf_writer_set_number(w, "polyrx:input_swap_iq", 1))) return st;
   if ((st = prx_sigmf_writer_set_string(w, "polyrx:input_format", prx_format_name(r->in.format))))
     return st;
   return prx_sigmf_writer_set_string(w, "polyrx:input", r->o.input);

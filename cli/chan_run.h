@@ -51,6 +51,7 @@ typedef struct {
   prx_backend backend;
   prx_format outf; /* --out-format */
   int quiet, block_given, to_stdout;
+  int swap_iq; /* --swap-iq */
 } options;
 
 /* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context

@@ -19,7 +19,7 @@
  * holds can be carried to the channels. */
 int chan_setup_input(run_state *r) {
   const options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet, o->swap_iq};
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */

@@ -20,6 +20,8 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
   cJSON_AddStringToObject(in, "path", s->input);
   cJSON_AddStringToObject(in, "format", prx_format_name(s->in->format));
   cJSON_AddBoolToObject(in, "sigmf", s->in->is_sigmf);
+  cJSON_AddBoolToObject(in, "wav", s->in->is_wav);
+  cJSON_AddBoolToObject(in, "swap_iq", s->swap_iq);
   cJSON_AddNumberToObject(in, "sample_rate", s->in->sample_rate);
   cJSON_AddNumberToObject(in, "center_freq", s->in->center_freq);
   cJSON_AddNumberToObject(in, "samples", (double)s->in_samples);

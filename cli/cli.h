@@ -95,7 +95,11 @@ typedef struct {
   const char *center;       /* -f text (NULL: the subcommand has no -f) */
   const char *rate_example; /* shown in messages, e.g. "6.5536M" */
   int quiet;                /* no notes on stderr */
+  int swap_iq;              /* --swap-iq: I and Q exchanged as read */
 } cli_input_opts;
+/* getopt's value of --swap-iq, the same in every subcommand that reads samples */
+#define CLI_OPT_SWAP_IQ 1000
+
 /* Opens the input (raw, stdin or SigMF) and settles its format, rate and centre frequency from
  * the options and the metadata (options override metadata, with a note). Returns -1 on
  * success, else the exit code after printing the error. */
@@ -249,6 +253,7 @@ typedef struct {
   int exit_status;
   const char *archive; /* -o NAME.sigmf: the archive holding the recordings (files are then
                           member base names), else NULL */
+  int swap_iq;         /* --swap-iq */
 } cli_chan_summary;
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */

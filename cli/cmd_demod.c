@@ -44,6 +44,7 @@ typedef struct {
   prx_qpsk_ambiguity ambiguity;
   prx_backend backend;
   int packed, quiet, ambiguity_set;
+  int swap_iq; /* --swap-iq */
 } options;
 
 static void usage(FILE *f) {
@@ -66,6 +67,8 @@ static void usage(FILE *f) {
       "                         WAV: from the header)\n"
       "  -s, --rate RATE        sample rate in Hz, e.g. 12.8k (required for raw input; SigMF,\n"
       "                         WAV: from the header, which -s overrides)\n"
+      "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
+      "                         are the wrong way round (its spectrum mirrored)\n"
       "\n"
       "signal:\n"
       "  -r, --symbol-rate RS   symbol rate in Hz, e.g. 2400 (required; RATE/RS >= 2, need not\n"
@@ -186,6 +189,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"report", required_argument, 0, OPT_REPORT},
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"constellation", required_argument, 0, OPT_CONSTELLATION},
+      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -202,6 +206,7 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'r': o->symbol_rate = a; break;
     case 'o': o->output = a; break;
     case 'q': o->quiet = 1; break;
+    case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
     case 'h': usage(stdout); return 0;
     case OPT_ROLLOFF:
       if (cli_parse_eng(a, &o->rolloff) || !(o->rolloff > 0 && o->rolloff <= 1))
@@ -321,7 +326,7 @@ typedef struct {
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, NULL, "12.8k", o->quiet};
+  cli_input_opts in = {o->input, o->format, o->rate, NULL, "12.8k", o->quiet, o->swap_iq};
   return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
 
@@ -501,6 +506,8 @@ static int report_begin(run_state *r) {
   cJSON_AddStringToObject(in, "format", prx_format_name(r->in.format));
   cli_json_num(in, "sample_rate", r->in.sample_rate);
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
+  cJSON_AddBoolToObject(in, "wav", r->in.is_wav);
+  cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
   cli_json_num(in, "center_frequency", r->in.center_freq);
   const prx_qpsk_config *c = &r->qc;
   cli_json_num(cfg, "symbol_rate", c->symbol_rate);

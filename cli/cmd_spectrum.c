@@ -42,6 +42,7 @@ static void usage(FILE *f) {
              "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8\n"
              "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
              "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
+             "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
              "      --fft N          FFT length, frequency bins across (default 1024; 8..65536)\n"
              "      --rows R         rows of the waterfall (default 512; 16..4096)\n"
              "  -K, --channels K     draw the channel edges of a K-channel channelizer (channel k\n"
@@ -55,6 +56,7 @@ typedef struct {
   const char *input, *output, *format, *rate, *center;
   unsigned long nfft, rows, channels;
   int have_range, quiet;
+  int swap_iq; /* --swap-iq */
   double db_lo, db_hi;
 } spec_opts;
 
@@ -68,13 +70,19 @@ static int parse_range(const char *v, double *lo, double *hi) {
 }
 
 static int parse_args(int argc, char **argv, spec_opts *o) {
-  static const struct option longopts[] = {
-      {"input", required_argument, 0, 'i'},  {"output", required_argument, 0, 'o'},
-      {"format", required_argument, 0, 'F'}, {"rate", required_argument, 0, 's'},
-      {"center", required_argument, 0, 'f'}, {"fft", required_argument, 0, 'N'},
-      {"rows", required_argument, 0, 'R'},   {"channels", required_argument, 0, 'K'},
-      {"range", required_argument, 0, 'r'},  {"quiet", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+  static const struct option longopts[] = {{"input", required_argument, 0, 'i'},
+                                           {"output", required_argument, 0, 'o'},
+                                           {"format", required_argument, 0, 'F'},
+                                           {"rate", required_argument, 0, 's'},
+                                           {"center", required_argument, 0, 'f'},
+                                           {"fft", required_argument, 0, 'N'},
+                                           {"rows", required_argument, 0, 'R'},
+                                           {"channels", required_argument, 0, 'K'},
+                                           {"range", required_argument, 0, 'r'},
+                                           {"quiet", no_argument, 0, 'q'},
+                                           {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
   int opt;
@@ -104,6 +112,7 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
       o->have_range = 1;
       break;
     case 'q': o->quiet = 1; break;
+    case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
     case 'h': usage(stdout); return -1;
     case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
     default:
@@ -226,7 +235,7 @@ int cmd_spectrum(int argc, char **argv) {
 
   prx_iq_reader *reader = NULL;
   prx_iq_info info;
-  cli_input_opts in = {o.input, o.format, o.rate, o.center, "6.5536M", o.quiet};
+  cli_input_opts in = {o.input, o.format, o.rate, o.center, "6.5536M", o.quiet, o.swap_iq};
   rc = cli_open_input(CMD, &in, &reader, &info);
   if (rc >= 0) {
     prx_iq_close(reader);

@@ -231,6 +231,7 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
                      "...) or give a file",
                      cmd);
   if ((st = prx_iq_open(o->input, fmt, reader))) return cli_status_error(cmd, "input", st);
+  prx_iq_reader_swap_iq(*reader, o->swap_iq);
   *info = *prx_iq_reader_info(*reader);
   if (info->is_sigmf && o->format && fmt != info->format)
     return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples (%s)",

@@ -32,6 +32,8 @@ static void usage(FILE *f) {
       "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M)\n"
       "  -f, --center FREQ    centre frequency in Hz, for the report (default: metadata or 0)\n"
+      "      --swap-iq        exchange I and Q as read: a recording whose two channels are the\n"
+      "                       wrong way round (its spectrum mirrored)\n"
       "  -K, --channels K     channels of the channelizer (even, e.g. 1024)\n"
       "      --carrier SPEC   a carrier, repeatable, with the keys of `polyrx gen`:\n"
       "                         f=FREQ      offset from the centre, Hz (default 0)\n"
@@ -154,6 +156,7 @@ int rx_parse_args(int argc, char **argv, options *o) {
       {"iq", no_argument, 0, OPT_IQ},
       {"devices", required_argument, 0, OPT_DEVICES},
       {"workers", required_argument, 0, OPT_WORKERS},
+      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -170,6 +173,7 @@ int rx_parse_args(int argc, char **argv, options *o) {
     case 'f': o->center = a; break;
     case 'o': o->output = a; break;
     case 'q': o->quiet = 1; break;
+    case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
     case 'h': usage(stdout); return 0;
     case 'K':
       if (cli_parse_uint(a, 4, 65536, &o->K) || o->K % 2)

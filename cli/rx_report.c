@@ -114,6 +114,8 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(in, "sample_rate", r->in.sample_rate);
   cli_json_num(in, "center_frequency", r->in.center_freq);
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
+  cJSON_AddBoolToObject(in, "wav", r->in.is_wav);
+  cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
   cli_json_num(in, "samples", (double)r->n_in);
   cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");
   cli_json_num(cfg, "channels", r->rc.channels);

@@ -13,7 +13,7 @@
 
 int rx_setup(run_state *r) {
   options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet};
+  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet, o->swap_iq};
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
   /* read while the CUDA runtime starts, pinned as the stream starts (closed below where the
    * receiver is not the device-resident one) */

@@ -867,6 +867,25 @@ rm -rf .killed.tmp-*
 left=$(ls -A | grep '^\..*\.tmp-' | tr '\n' ' ')
 [ -z "$left" ] || fail "hidden directories left: $left"
 
+# ---- --swap-iq: a recording with I and Q the wrong way round, set right as read, gives the
+# original's recordings byte for byte; the metadata says it was done ----
+python3 -c "
+import array
+x = array.array('h', open('in.ci16', 'rb').read())
+x[0::2], x[1::2] = x[1::2], x[0::2]
+open('swapped.ci16', 'wb').write(x.tobytes())" || fail "making the swapped input failed"
+"$POLYRX" channelize -i swapped.ci16 -F ci16 -s 16k -f 1M -K 16 -P 8 -o outsw -q --swap-iq ||
+  fail "--swap-iq run failed"
+for f in out1/ch*.sigmf-data; do
+  cmp -s "$f" "outsw/$(basename "$f")" || fail "--swap-iq: $(basename "$f") differs"
+done
+python3 -c "
+import json
+g = json.load(open('outsw/ch0003.sigmf-meta'))['global']
+h = json.load(open('out1/ch0003.sigmf-meta'))['global']
+assert g['polyrx:input_swap_iq'] == 1 and 'polyrx:input_swap_iq' not in h" ||
+  fail "--swap-iq: polyrx:input_swap_iq not 1 (or present without it)"
+
 # ---- help ----
 "$POLYRX" channelize 2>err.txt && fail "no arguments: exit status 0"
 grep -q usage err.txt || fail "no arguments: no usage on stderr"

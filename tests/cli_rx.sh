@@ -201,6 +201,32 @@ rc=$?
   grep -q "cannot create $T/made/c1.bits: Is a directory" "$T/made.err" ||
   bad "a file that cannot be made: status $rc, said $(cat "$T/made.err")"
 
+# a recording with I and Q the wrong way round (its spectrum mirrored): --swap-iq gives the bits
+# of the original; without it no carrier is where it was listed, and the report says so
+python3 - "$T" <<'EOF' || bad "making the swapped recording failed"
+import array, sys
+x = array.array("f")
+with open(sys.argv[1] + "/x.cf32", "rb") as f:
+    x.frombytes(f.read())
+x[0::2], x[1::2] = x[1::2], x[0::2]
+with open(sys.argv[1] + "/swapped.cf32", "wb") as f:
+    x.tofile(f)
+EOF
+"$P" rx -q -i "$T/swapped.cf32" -s $FS "${RX[@]}" -o "$T/sw" --swap-iq --report "$T/sw.json" \
+  >/dev/null || bad "rx --swap-iq failed"
+for c in 0 1 2 3; do
+  cmp -s "$T/sw/c$c.bits" "$T/a/c$c.bits" || bad "--swap-iq: carrier $c's bits differ"
+done
+"$P" rx -q -i "$T/swapped.cf32" -s $FS "${RX[@]}" -o "$T/nosw" --report "$T/nosw.json" \
+  >/dev/null 2>"$T/nosw.err" || bad "rx on the swapped recording failed"
+pycheck swap-iq <<'EOF'
+sw = json.load(open(T + "/sw.json"))
+no = json.load(open(T + "/nosw.json"))
+check(sw["input"]["swap_iq"] is True and no["input"]["swap_iq"] is False, "input.swap_iq")
+check(no["status"] == "warning" and all(c["locked_fraction"] < 0.5 for c in no["carriers"]),
+      "mirrored carriers locked: %s" % [c["locked_fraction"] for c in no["carriers"]])
+EOF
+
 # a SigMF recording (ci16, rate and centre from the metadata); packed bits
 "$P" gen -q -o "$T/s.sigmf-data" -F ci16 -f 7.1M -s $FS -n $N --carrier "$C0" --carrier "$C1" \
   --carrier "$C2" --carrier "$C3" --esn0 30 || bad "gen SigMF failed"

@@ -215,6 +215,21 @@ static void stored_types(test_rng *rng) {
         bad++;
     }
     CHECK(bad == 0, "type %zu: %zu of %zu samples differ from their definition", ti, bad, n);
+    prx_iq_close(r);
+    /* the same file with I and Q exchanged: each sample's components the other way round (the
+     * converted types through the conversion's buffer) */
+    CHECK_OK(prx_iq_open(path, PRX_CF32, &r));
+    prx_iq_reader_swap_iq(r, 1);
+    unsigned char *swapped = malloc(n * hs);
+    size_t got_swapped = 0;
+    CHECK_OK(prx_iq_read(r, swapped, n, &got_swapped));
+    size_t w = hs / 2, wrong = 0;
+    for (size_t i = 0; i < got_swapped; i++)
+      wrong += memcmp(swapped + i * hs, out + i * hs + w, w) ||
+               memcmp(swapped + i * hs + w, out + i * hs, w);
+    CHECK(got_swapped == n && wrong == 0, "type %zu: swapped %zu samples, %zu wrong", ti,
+          got_swapped, wrong);
+    free(swapped);
     free(out);
     prx_iq_close(r);
     free(s);

@@ -41,6 +41,10 @@ const prx_iq_info *prx_iq_reader_info(const prx_iq_reader *r);
  * reported in the message, never silently dropped); PRX_ERR_IO on a read error. */
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n);
 void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
+/* on = 1: every sample is handed out with I and Q exchanged (prx_iq_read, and the positional
+ * reads): a recording whose two channels are the wrong way round, its spectrum mirrored about
+ * the centre (the SDR programs' "swap I/Q"). Set before the first read. */
+void prx_iq_reader_swap_iq(prx_iq_reader *r, int on);
 /* The file the samples come from (the .sigmf-data of a recording), or "standard input". */
 const char *prx_iq_reader_name(const prx_iq_reader *r);
 /* Samples read so far (complete samples handed to the caller). */

@@ -32,7 +32,8 @@ int prx_iq_reader_positional(const prx_iq_reader *r);
 prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t max, size_t *n);
 /* The file behind a positional reader, for a mapping of it (src/pipeline/pipe_map.c): its
  * descriptor and the data's place, from byte *base on, *limit bytes (UINT64_MAX: to the file's
- * end). 0 when the reader is not positional now. */
+ * end). 0 when the reader is not positional now, or hands out its samples changed (I and Q
+ * exchanged). */
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit);
 
 /* A WAV file's header (src/io/wav_header.c). */

@@ -30,6 +30,7 @@ struct prx_iq_reader {
   const char *stored_name; /* the stored samples' type, for messages ("ci16", "PCM 24-bit") */
   prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
   unsigned char *scratch;  /* PRX_WAV_SCRATCH bytes: stored samples converted to cf32 */
+  int swap_iq;             /* hand I and Q out exchanged (prx_iq_reader_swap_iq) */
   int extent_known;        /* 1: the data's bytes are known at open (extent_bytes) */
   uint64_t extent_bytes;
   unsigned char carry[16]; /* bytes of a sample begun in the last read */
@@ -370,6 +371,41 @@ const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r) { return 
 
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
 
+void prx_iq_reader_swap_iq(prx_iq_reader *r, int on) {
+  if (r) r->swap_iq = !!on;
+}
+
+/* Exchanges I and Q of n samples of format f in place: the two halves of each sample, as one
+ * rotation of an integer of the sample's width (a loop the compiler vectorises). */
+static void swap_components(prx_format f, void *buf, size_t n) {
+  unsigned char *p = buf;
+  switch (prx_format_size(f)) {
+  case 2:
+    for (size_t i = 0; i < n; i++, p += 2) {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      v = (uint16_t)(v << 8 | v >> 8);
+      memcpy(p, &v, 2);
+    }
+    break;
+  case 4:
+    for (size_t i = 0; i < n; i++, p += 4) {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      v = v << 16 | v >> 16;
+      memcpy(p, &v, 4);
+    }
+    break;
+  default: /* 8: cf32 */
+    for (size_t i = 0; i < n; i++, p += 8) {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      v = v << 32 | v >> 32;
+      memcpy(p, &v, 8);
+    }
+  }
+}
+
 const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r) {
   return r && r->wav ? &r->wav->wav : NULL;
 }
@@ -461,6 +497,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (!r->scratch) {
     prx_status st = read_stored(r, buf, max, n);
     if (!st && PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, *n);
+    if (!st && r->swap_iq) swap_components(r->info.format, buf, *n);
     return st;
   }
   /* stored as a type with no prx_format: through the scratch buffer, converted to cf32; a piece
@@ -473,6 +510,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
     size_t want = max - done < piece ? max - done : piece, got = 0;
     prx_status st = read_stored(r, r->scratch, want, &got);
     prx_wav_to_cf32(&r->wav->wav, r->scratch, got, out + done);
+    if (r->swap_iq) swap_components(PRX_CF32, out + done, got);
     done += got;
     if (st && !done) return st;
     if (st || got < want) break;
@@ -486,7 +524,8 @@ int prx_iq_reader_positional(const prx_iq_reader *r) {
 }
 
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit) {
-  if (!prx_iq_reader_positional(r)) return 0;
+  /* a mapping hands the file's bytes out as they are */
+  if (!prx_iq_reader_positional(r) || r->swap_iq) return 0;
   *fd = r->fd;
   *base = r->base;
   *limit = r->limit;
@@ -523,6 +562,7 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
   }
   size_t count = have / ss, rest = have % ss;
   if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
+  if (r->swap_iq) swap_components(r->info.format, buf, count);
   *n = count; /* the complete samples, with any error */
   if (e) return read_failed(r, first + count, e);
   if (rest) /* the stream ends inside a sample (a short read, or the member's end) */
