@@ -218,21 +218,36 @@ void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav) {
             cmd, input);
 }
 
+static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx_wav_info *wav,
+                             prx_iq_info *info);
+
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
   prx_format fmt = PRX_CF32;
+  prx_real_format real_fmt = 0;
   prx_status st;
-  if (o->format && (st = prx_format_parse(o->format, &fmt))) return cli_status_error(cmd, "-F", st);
-  if (o->format && fmt == PRX_CF16)
+  if (o->format && prx_real_format_parse(o->format, &real_fmt) != PRX_OK &&
+      (st = prx_format_parse(o->format, &fmt)))
+    return cli_error(cmd,
+                     "-F: unknown sample format '%s' (cf32, ci16, ci8, cu8; real samples: rf32, "
+                     "ri16, ri8, ru8)",
+                     o->format);
+  if (o->format && !real_fmt && fmt == PRX_CF16)
     return cli_error(cmd, "-F: cf16 is an output format; input must be cf32, ci16, ci8 or cu8");
   if (!strcmp(o->input, "-") && isatty(STDIN_FILENO))
     return cli_error(cmd,
                      "standard input is a terminal: pipe samples in (... | polyrx %s -i - "
                      "...) or give a file",
                      cmd);
-  if ((st = prx_iq_open(o->input, fmt, reader))) return cli_status_error(cmd, "input", st);
+  st = real_fmt ? prx_iq_open_real(o->input, real_fmt, reader) : prx_iq_open(o->input, fmt, reader);
+  if (st) return cli_status_error(cmd, "input", st);
   prx_iq_reader_swap_iq(*reader, o->swap_iq);
   *info = *prx_iq_reader_info(*reader);
+  /* real samples: -s and -f are the real stream's (its rate, the frequency of its DC); the
+   * complex stream read is at half the rate, a quarter of it above */
+  const int real = prx_iq_reader_is_real(*reader);
+  double real_rate = 2 * info->sample_rate, real_dc = info->center_freq - real_rate / 4;
+  if (real) info->sample_rate = real_rate, info->center_freq = real_dc;
   if (info->is_sigmf && o->format && fmt != info->format)
     return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples (%s)",
                      o->format, prx_format_name(info->format),
@@ -242,6 +257,26 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",
                      o->format, prx_wav_stored_name(wav), prx_format_name(info->format));
   if (wav && !o->quiet) cli_wav_note(cmd, o->input, wav);
+  int rc = input_rate_centre(cmd, o, wav, info);
+  if (rc >= 0) return rc;
+  if (real) {
+    real_rate = info->sample_rate;
+    real_dc = info->center_freq;
+    info->sample_rate = real_rate / 2;
+    info->center_freq = real_dc + real_rate / 4;
+    if (!o->quiet)
+      fprintf(stderr,
+              "polyrx %s: note: real samples at %.9g Hz read as complex ones at %.9g Hz centred on "
+              "%.9g Hz (a half-band filter: the central 80 %% of that band clean)\n",
+              cmd, real_rate, info->sample_rate, info->center_freq);
+  }
+  return -1;
+}
+
+/* -s and -f over what the input's header says (info: the header's values, the real stream's
+ * for real samples): -1, or the exit code after the line that says why not. */
+static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx_wav_info *wav,
+                             prx_iq_info *info) {
   double v;
   if (o->rate) {
     char what[96];

@@ -5,7 +5,8 @@
 # chunk demodulates without error and gives its centre to `channelize`'s metadata; `rx` with
 # several positional readers reads the 16-bit WAV's data chunk exactly; a size never filled in
 # is read to the end and said; `info` describes what it read; standard input holding a WAV file,
-# a one-channel WAV and -F against the header are refused with one line and exit 1.
+# a three-channel WAV and -F against the header are refused with one line and exit 1 (one channel:
+# real samples, tests/cli_real.sh).
 set -u
 P=${1:?usage: cli_wav.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -19,7 +20,7 @@ FS=96000
 # WAV files of the same samples: PCM 16 (gen's ci16 values), PCM 24 with an auxi chunk (centre
 # 7.1 MHz, start 2026-12-04 09:30:15.250) and PCM 32 (the ci16 values times 256 and 65536: the
 # same numbers once scaled), float 32 and float 64 (gen's cf32 values), PCM 16 whose data size
-# was never filled in, and a one-channel file
+# was never filled in, and a three-channel file
 python3 - "$T" <<'EOF' || bad "writing the WAV files failed"
 import array, struct, sys
 t = sys.argv[1]
@@ -48,7 +49,7 @@ auxi = struct.pack("<8H", 2026, 12, 5, 4, 9, 30, 15, 250) * 2 + struct.pack("<I"
 auxi += bytes(64 - len(auxi))
 wav("c24.wav", 1, 24, b24, b"auxi" + struct.pack("<I", len(auxi)) + auxi)
 wav("SDRSharp_20261204_093015Z_7100000Hz_IQ.wav", 1, 16, p16, size=0xFFFFFFFF)
-wav("mono.wav", 1, 16, p16, channels=1)
+wav("three.wav", 1, 16, p16, channels=3)
 EOF
 cmp -s <(tail -c +45 "$T/c16.wav") "$T/x.ci16" || bad "the 16-bit WAV's data is not gen's ci16"
 
@@ -127,8 +128,8 @@ refuse() { # WHAT EXPECTED-WORDS command...
 }
 refuse "a WAV file on standard input" "standard input holds a WAV file" \
   sh -c "cat '$T/c16.wav' | '$P' demod -q -i - -F ci16 -s $FS -r 2400 -o '$T/s.bits'"
-refuse "a one-channel WAV" "mono.wav' has 1 channel" \
-  "$P" demod -q -i "$T/mono.wav" -r 2400 -o "$T/m.bits"
+refuse "a three-channel WAV" "three.wav' has 3 channels" \
+  "$P" demod -q -i "$T/three.wav" -r 2400 -o "$T/m.bits"
 refuse "-F against the header" "holds float 32-bit samples" \
   "$P" demod -q -i "$T/f32.wav" -F ci16 -r 2400 -o "$T/m.bits"
 

@@ -475,7 +475,7 @@ static void refused(void) {
     prx_status want;
     const char *words; /* in the message */
   } cases[] = {
-      {"mono", PRX_ERR_UNSUPPORTED, "1 channel"},
+      {"four channels", PRX_ERR_FORMAT, "4 channels"},
       {"three channels", PRX_ERR_FORMAT, "3 channels"},
       {"ADPCM", PRX_ERR_UNSUPPORTED, "format code 2"},
       {"PCM 12", PRX_ERR_UNSUPPORTED, "12 bits"},
@@ -494,7 +494,7 @@ static void refused(void) {
     bytes b = {0};
     prx_format given = PRX_CF32;
     switch (i) {
-    case 0: put_fmt(&b, 1, 1, 8000, 16, 0); break;
+    case 0: put_fmt(&b, 1, 4, 8000, 16, 0); break;
     case 1: put_fmt(&b, 1, 3, 8000, 16, 0); break;
     case 2: put_fmt(&b, 2, 2, 8000, 16, 0); break;
     case 3: put_fmt(&b, 1, 2, 8000, 12, 0); break;

@@ -72,25 +72,48 @@ typedef enum {
 } prx_wav_extent;
 
 typedef struct {
-  int rf64;                 /* 1: an RF64 file (sizes from its ds64 chunk) */
-  int bits;                 /* bits of one component in the file: 8, 16, 24, 32 or 64 */
-  int is_float;             /* 1: IEEE float components */
-  uint64_t data_offset;     /* byte of the first sample in the file */
-  uint64_t declared_bytes;  /* the data chunk's size as written in the header */
-  uint64_t data_bytes;      /* the bytes read as samples (see extent) */
-  prx_wav_extent extent;    /* how data_bytes was found */
-  const char *center_from;  /* where prx_iq_info.center_freq came from: "auxi chunk", "rcvr
-                               chunk", "file name", or NULL (none: 0) */
-  const char *start_time;   /* the recording's start from an auxi chunk ("YYYY-MM-DDTHH:MM:SS.mmm",
-                               the recorder's clock, zone not given) or a rcvr chunk (UTC, with
-                               "Z"); NULL when none */
+  int rf64;                /* 1: an RF64 file (sizes from its ds64 chunk) */
+  int channels;            /* 2: I and Q; 1: real samples (see "real samples" below) */
+  int bits;                /* bits of one component in the file: 8, 16, 24, 32 or 64 */
+  int is_float;            /* 1: IEEE float components */
+  uint64_t data_offset;    /* byte of the first sample in the file */
+  uint64_t declared_bytes; /* the data chunk's size as written in the header */
+  uint64_t data_bytes;     /* the bytes read as samples (see extent) */
+  prx_wav_extent extent;   /* how data_bytes was found */
+  const char *center_from; /* where prx_iq_info.center_freq came from: "auxi chunk", "rcvr
+                              chunk", "file name", or NULL (none: 0) */
+  const char *start_time;  /* the recording's start from an auxi chunk ("YYYY-MM-DDTHH:MM:SS.mmm",
+                              the recorder's clock, zone not given) or a rcvr chunk (UTC, with
+                              "Z"); NULL when none */
 } prx_wav_info;
 
 /* The WAV header r read, NULL when r does not read a WAV file. Lives as long as r. */
 const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r);
 /* How w stores a component: "PCM 8-bit", "PCM 16-bit", "PCM 24-bit", "PCM 32-bit",
- * "float 32-bit" or "float 64-bit". */
+ * "float 32-bit" or "float 64-bit", after "real " for a one-channel file. */
 const char *prx_wav_stored_name(const prx_wav_info *w);
+
+/* ---- real samples ----
+ * A direct-sampling receiver (an HF SDR sampling the antenna at 64.8 Msps, a sound card's IF)
+ * records real samples. The reader turns them into complex ones as it reads: the band 0 .. fs/2
+ * moved down by fs/4 and decimated by 2 through a half-band filter of 127 taps (a Kaiser design
+ * for 100 dB: over the central 80 % of the complex band flat to 0.001 dB, its aliases and the
+ * real stream's mirror image at least 100 dB down; 90 %: 83 dB), so a real stream of N samples at
+ * fs, whose DC is at frequency f0, reads as ceil(N / 2) complex samples at fs / 2 centred on f0 +
+ * fs / 4; complex sample m is the real stream's instant 2m, and a real tone of amplitude A becomes
+ * a complex tone of amplitude A. */
+typedef enum { PRX_REAL_RI8 = 1, PRX_REAL_RU8, PRX_REAL_RI16, PRX_REAL_RF32 } prx_real_format;
+/* "ri8", "ru8" (rtl-sdr's offset binary), "ri16", "rf32" (case-insensitive); PRX_ERR_INVALID
+ * with a message for another name. */
+prx_status prx_real_format_parse(const char *name, prx_real_format *out);
+/* Opens raw real samples of format f (a file, or "-" for standard input; little-endian), read
+ * as complex: prx_iq_info.format is cf32, its rate and centre 0 (the caller knows fs and f0:
+ * the stream is at fs / 2 around f0 + fs / 4). A one-channel WAV file and a SigMF recording of a
+ * real datatype (ri8, ru8, ri16_le, rf32_le) are read the same way by prx_iq_open, with rate
+ * and centre from their headers (the complex stream's). */
+prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader **out);
+/* 1 when r turns real samples into complex ones. */
+int prx_iq_reader_is_real(const prx_iq_reader *r);
 
 /* ---- SigMF metadata ---- */
 /* One capture segment (SigMF captures[]): the samples from sample_start up to the next

@@ -36,12 +36,23 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
  * exchanged). */
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit);
 
+/* A stored component's type, where polyrx has no prx_format for it (src/io/stored.c): integers
+ * of 8 (signed, or unsigned as rtl-sdr's), 16, 24 or 32 bits, floats of 32 or 64, little-endian. */
+typedef struct {
+  int bits;
+  int is_float, is_unsigned;
+} prx_stored;
+/* n stored values to float (integers to [-1, 1), unsigned 8-bit (v - 127.5) / 127.5). */
+void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out);
+
 /* A WAV file's header (src/io/wav_header.c). */
 typedef struct {
   prx_wav_info wav;
   prx_format format;        /* of the samples handed out */
-  int convert;              /* 1: stored as PCM 24/32 or float 64, handed out as cf32 */
-  size_t file_sample_bytes; /* bytes of one I/Q pair in the file */
+  int convert;              /* 1: converted as read (stored: PCM 24/32, float 64, or real) */
+  prx_stored stored;        /* a component as stored */
+  size_t file_sample_bytes; /* bytes of one sample in the file (both channels)
+                             */
   double sample_rate, center_freq;
   char start_time[40];
 } prx_wav_header;
@@ -53,8 +64,6 @@ int prx_wav_sniff(const unsigned char *head, size_t n);
 prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx_wav_header *h);
 /* The centre frequency a file's name gives (one token such as "7100kHz"): 1 and *hz, else 0. */
 int prx_wav_name_frequency(const char *path, double *hz);
-/* Converts n samples stored as w says (PCM 24/32 or float 64, little-endian) to cf32. */
-void prx_wav_to_cf32(const prx_wav_info *w, const void *stored, size_t n, prx_cf32 *out);
 
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {
@@ -63,6 +72,12 @@ typedef struct {
   char *dataset;            /* global core:dataset (a non-conforming data file name), malloc'd or
                                NULL: then the data file is BASE.sigmf-data */
   prx_sigmf_recording *rec; /* captures, annotations, global text fields (malloc'd) */
+  /* a datatype the reader converts as it reads (info.format is then cf32, and info describes
+   * the complex stream): conv_channels 2 for I/Q of type conv (cf64_le, ci32_le), 1 for real
+   * samples (ri8, ru8, ri16_le, ri32_le, rf32_le, rf64_le); 0 for a prx_format */
+  prx_stored conv;
+  int conv_channels;
+  const char *conv_name; /* its datatype (static text) */
 } prx_sigmf_read_meta;
 
 /* Parses a .sigmf-meta text into m (see prx_sigmf_parse_meta); on failure nothing stays

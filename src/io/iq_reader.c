@@ -9,6 +9,7 @@
 #include "io_internal.h"
 
 #include "../core/internal.h"
+#include "../dsp/halfband.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,9 +31,16 @@ struct prx_iq_reader {
   size_t sample_size;      /* bytes of a sample as stored */
   const char *stored_name; /* the stored samples' type, for messages ("ci16", "PCM 24-bit") */
   prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
-  unsigned char *scratch;  /* PRX_WAV_SCRATCH bytes: stored samples converted to cf32 */
-  int swap_iq;             /* hand I and Q out exchanged (prx_iq_reader_swap_iq) */
-  int extent_known;        /* 1: the data's bytes are known at open (extent_bytes) */
+  /* samples converted as read (scratch set): components of type conv, 2 a sample (handed out
+   * as cf32) or 1 (real samples, through the half-band converter hb) */
+  unsigned char *scratch; /* PRX_WAV_SCRATCH bytes of stored samples */
+  prx_stored conv;
+  int conv_channels;
+  prx_halfband *hb;
+  float *reals;     /* the real samples of a piece, converted */
+  int real_end;     /* the real stream has ended: the converter's tail is being given */
+  int swap_iq;      /* hand I and Q out exchanged (prx_iq_reader_swap_iq) */
+  int extent_known; /* 1: the data's bytes are known at open (extent_bytes) */
   uint64_t extent_bytes;
   unsigned char carry[16]; /* bytes of a sample begun in the last read */
   size_t n_carry;
@@ -123,6 +132,8 @@ static char *sigmf_base(const char *path) {
   return yes ? strdup(path) : NULL;
 }
 
+static prx_status sigmf_converted(prx_iq_reader *r, const prx_sigmf_read_meta *m);
+
 static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format format) {
   char *meta_path = concat(base, ".sigmf-meta", NULL), *text = NULL;
   if (!meta_path) return prx_fail(PRX_ERR_NOMEM, "out of memory");
@@ -164,6 +175,7 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
     return prx_fail(PRX_ERR_IO, "cannot open SigMF data file '%s': %s", r->name, strerror(errno));
   r->own_fd = 1;
   r->info = m.info;
+  if (m.conv_channels && (st = sigmf_converted(r, &m))) return st;
   struct stat sb;
   if (m.header_bytes && fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
       (uint64_t)sb.st_size < (uint64_t)m.header_bytes)
@@ -234,6 +246,11 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   r->rec = m.rec;
   r->rec->is_archive = 1;
   r->info = m.info;
+  if (m.conv_channels && (st = sigmf_converted(r, &m))) {
+    free(m.dataset);
+    free(mem);
+    return st;
+  }
   /* the data member: core:dataset beside the metadata member, else NAME.sigmf-data */
   char want[1024];
   size_t stem = strlen(meta->name) - strlen(".sigmf-meta");
@@ -268,6 +285,47 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   return st;
 }
 
+/* Samples stored as t (channels 2: I and Q; 1: real) converted as read, to cf32. */
+static prx_status converting(prx_iq_reader *r, prx_stored t, int channels) {
+  r->conv = t;
+  r->conv_channels = channels;
+  r->sample_size = (size_t)t.bits / 8 * (size_t)channels;
+  if (!(r->scratch = malloc(PRX_WAV_SCRATCH))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (channels == 1 && (!(r->hb = prx_halfband_create()) ||
+                        !(r->reals = malloc(PRX_WAV_SCRATCH / r->sample_size * sizeof(float)))))
+    return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  return PRX_OK;
+}
+
+/* A SigMF recording whose datatype is converted as read; a real one's metadata made the complex
+ * stream's: rate halved, centre moved by a quarter of the real rate, annotations' sample ranges
+ * halved (complex sample m is real sample 2m's instant). A real recording of several captures
+ * (retunes) is refused: their starts would fall between complex samples. */
+static prx_status sigmf_converted(prx_iq_reader *r, const prx_sigmf_read_meta *m) {
+  r->stored_name = m->conv_name;
+  prx_status st = converting(r, m->conv, m->conv_channels);
+  if (st || m->conv_channels == 2) return st;
+  prx_sigmf_recording *rec = r->rec;
+  if (rec->n_captures > 1)
+    return prx_fail(PRX_ERR_UNSUPPORTED,
+                    "%s: a real (%s) recording of %zu captures: polyrx reads real recordings of "
+                    "one capture",
+                    r->name, m->conv_name, rec->n_captures);
+  const double fs = r->info.sample_rate;
+  prx_sigmf_capture *c = (prx_sigmf_capture *)rec->captures;
+  c[0].frequency += fs / 4;
+  c[0].has_frequency = 1;
+  r->info.sample_rate = fs / 2;
+  r->info.center_freq = c[0].frequency;
+  prx_sigmf_annotation *a = (prx_sigmf_annotation *)rec->annotations;
+  for (size_t i = 0; i < rec->n_annotations; i++) {
+    uint64_t end = a[i].sample_start + a[i].sample_count;
+    a[i].sample_start /= 2;
+    if (a[i].sample_count) a[i].sample_count = (end + 1) / 2 - a[i].sample_start;
+  }
+  return PRX_OK;
+}
+
 /* A WAV file open as r->fd (file_size bytes): its header read, the data chunk streamed. */
 static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_size,
                            prx_format format) {
@@ -284,8 +342,11 @@ static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_siz
   r->info.is_wav = 1;
   r->stored_name = prx_wav_stored_name(&h->wav);
   r->sample_size = h->file_sample_bytes;
-  if (h->convert && !(r->scratch = malloc(PRX_WAV_SCRATCH)))
-    return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (h->wav.channels == 1) { /* the complex stream's rate and centre */
+    r->info.sample_rate = h->sample_rate / 2;
+    r->info.center_freq = h->center_freq + h->sample_rate / 4;
+  }
+  if (h->convert && (st = converting(r, h->stored, h->wav.channels))) return st;
   if (lseek(r->fd, (off_t)h->wav.data_offset, SEEK_SET) < 0)
     return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
   r->bounded = 1;
@@ -406,19 +467,77 @@ static void swap_components(prx_format f, void *buf, size_t n) {
   }
 }
 
+int prx_iq_reader_is_real(const prx_iq_reader *r) { return r && r->hb; }
+
+prx_status prx_real_format_parse(const char *name, prx_real_format *out) {
+  static const char *const names[] = {"ri8", "ru8", "ri16", "rf32"};
+  for (int i = 0; name && out && i < 4; i++)
+    if (!strcasecmp(name, names[i])) {
+      *out = (prx_real_format)(i + 1);
+      return PRX_OK;
+    }
+  return prx_fail(PRX_ERR_INVALID,
+                  "unknown real sample format '%s' (expected ri8, ru8, ri16 or rf32)",
+                  name ? name : "(null)");
+}
+
+/* the stored type of a real format */
+static prx_stored real_stored(prx_real_format f) {
+  switch (f) {
+  case PRX_REAL_RI8: return (prx_stored){8, 0, 0};
+  case PRX_REAL_RU8: return (prx_stored){8, 0, 1};
+  case PRX_REAL_RI16: return (prx_stored){16, 0, 0};
+  default: return (prx_stored){32, 1, 0};
+  }
+}
+
+prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader **out) {
+  if (!out) return prx_fail(PRX_ERR_INVALID, "prx_iq_open_real: NULL output pointer");
+  *out = NULL;
+  if (f < PRX_REAL_RI8 || f > PRX_REAL_RF32)
+    return prx_fail(PRX_ERR_INVALID, "prx_iq_open_real: unknown real format %d", (int)f);
+  prx_iq_reader *r = NULL;
+  /* opened as raw bytes of the same width (a file that is SigMF or WAV is refused: their
+   * headers say what they hold) */
+  prx_status st = prx_iq_open(path, f == PRX_REAL_RF32 ? PRX_CI16 : PRX_CI8, &r);
+  if (st) return st;
+  static const char *const names[] = {"", "ri8", "ru8", "ri16", "rf32"};
+  if (r->info.is_sigmf || r->info.is_wav) {
+    st = prx_fail(PRX_ERR_INVALID,
+                  "%s is a %s recording: its header says what it holds (give no "
+                  "real format)",
+                  path, r->info.is_wav ? "WAV" : "SigMF");
+  } else {
+    r->info.format = PRX_CF32;
+    r->stored_name = names[f];
+    st = converting(r, real_stored(f), 1);
+    r->positional = 0;
+  }
+  if (st) {
+    prx_iq_close(r);
+    return st;
+  }
+  *out = r;
+  return PRX_OK;
+}
+
 const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r) {
   return r && r->wav ? &r->wav->wav : NULL;
 }
 
 int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes) {
   int known = r && r->extent_known;
-  if (samples) *samples = known ? r->extent_bytes / r->sample_size : 0;
+  uint64_t whole = known ? r->extent_bytes / r->sample_size : 0;
+  if (r && r->hb) whole = (whole + 1) / 2; /* real samples: the complex ones they give */
+  if (samples) *samples = whole;
   if (extra_bytes) *extra_bytes = known ? r->extent_bytes % r->sample_size : 0;
   return known;
 }
 
-/* The stream ends inside a sample: `rest` bytes after `complete` samples. */
+/* The stream ends inside a sample: `rest` bytes after `complete` samples (real ones: those the
+ * converter took). */
 static prx_status truncated(const prx_iq_reader *r, size_t rest, uint64_t complete) {
+  if (r->hb) complete = prx_halfband_in(r->hb);
   return prx_fail(PRX_ERR_TRUNCATED,
                   "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
                   "(%zu bytes each); wrong -F format, or a cut file?",
@@ -489,6 +608,67 @@ static prx_status read_stored(prx_iq_reader *r, void *buf, size_t max, size_t *n
   return PRX_OK;
 }
 
+/* I/Q stored as a type with no prx_format: through the scratch buffer, converted to cf32; a
+ * piece that comes back short (the end, a signal, an error) ends the call with what was read,
+ * and its status where that is nothing */
+static prx_status read_converted(prx_iq_reader *r, prx_cf32 *out, size_t max, size_t *n) {
+  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
+  size_t done = 0;
+  while (done < max) {
+    size_t want = max - done < piece ? max - done : piece, got = 0;
+    prx_status st = read_stored(r, r->scratch, want, &got);
+    prx_stored_to_float(&r->conv, r->scratch, 2 * got, (float *)(out + done));
+    done += got;
+    if (st && !done) return st;
+    if (st || got < want) break;
+  }
+  *n = done;
+  return PRX_OK;
+}
+
+/* Real samples through the half-band converter: pieces of at most twice the room left (a piece
+ * of n real samples completes at most (n + 1) / 2 outputs), then, once the stream has ended, the
+ * converter's tail, then the stream's own end (a partial sample: PRX_ERR_TRUNCATED, as read_stored
+ * says it every time). Where a signal or an error cuts a read that completed no output yet, its
+ * status is returned; the samples already taken stay in the converter. The reader's count is of
+ * complex samples handed out. */
+static prx_status read_real(prx_iq_reader *r, prx_cf32 *out, size_t max, size_t *n) {
+  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
+  const uint64_t handed = r->samples;
+  size_t done = 0;
+  prx_status st = PRX_OK;
+  while (done < max) {
+    if (r->real_end) {
+      size_t k = prx_halfband_flush(r->hb, out + done, max - done);
+      done += k;
+      if (k) continue;
+      size_t none = 0; /* the converter is through: the stream's own end, or its cut sample */
+      st = read_stored(r, r->scratch, 1, &none);
+      break;
+    }
+    size_t room = max - done, want = 2 * room < piece ? 2 * room : piece, got = 0;
+    st = read_stored(r, r->scratch, want, &got);
+    if (got) {
+      prx_stored_to_float(&r->conv, r->scratch, got, r->reals);
+      done += prx_halfband_push(r->hb, r->reals, got, out + done);
+    }
+    if (r->eof || st == PRX_ERR_TRUNCATED || (!st && !got)) {
+      r->real_end = 1; /* (a cut sample is said after the tail) */
+      st = PRX_OK;
+      continue;
+    }
+    if (st || got < want) { /* a signal or an error */
+      if (!st && !done)
+        st = prx_fail(PRX_ERR_IO, "reading %s was interrupted by a signal (call again to go on)",
+                      r->name);
+      break;
+    }
+  }
+  r->samples = handed + done;
+  *n = done;
+  return done ? PRX_OK : st;
+}
+
 prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (n) *n = 0;
   if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
@@ -500,23 +680,10 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
     if (!st && r->swap_iq) swap_components(r->info.format, buf, *n);
     return st;
   }
-  /* stored as a type with no prx_format: through the scratch buffer, converted to cf32; a piece
-   * that comes back short (the end, a signal, an error) ends the call with what was read, and
-   * its status where that is nothing */
-  prx_cf32 *out = buf;
-  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
-  size_t done = 0;
-  while (done < max) {
-    size_t want = max - done < piece ? max - done : piece, got = 0;
-    prx_status st = read_stored(r, r->scratch, want, &got);
-    prx_wav_to_cf32(&r->wav->wav, r->scratch, got, out + done);
-    if (r->swap_iq) swap_components(PRX_CF32, out + done, got);
-    done += got;
-    if (st && !done) return st;
-    if (st || got < want) break;
-  }
-  *n = done;
-  return PRX_OK;
+  prx_status st =
+      r->conv_channels == 1 ? read_real(r, buf, max, n) : read_converted(r, buf, max, n);
+  if (!st && r->swap_iq) swap_components(PRX_CF32, buf, *n);
+  return st;
 }
 
 int prx_iq_reader_positional(const prx_iq_reader *r) {
@@ -576,6 +743,8 @@ void prx_iq_close(prx_iq_reader *r) {
   free(r->name);
   free(r->wav);
   free(r->scratch);
+  free(r->reals);
+  prx_halfband_destroy(r->hb);
   prx_sigmf_recording_free(r->rec);
   free(r);
 }

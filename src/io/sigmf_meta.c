@@ -64,6 +64,26 @@ prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out) {
                   name);
 }
 
+/* The datatypes the reader converts as it reads (prx_sigmf_read_meta.conv): 1 and the type. */
+static int converted_datatype(const char *name, prx_stored *t, int *channels,
+                              const char **static_name) {
+  static const struct {
+    const char *name;
+    prx_stored t;
+    int channels;
+  } types[] = {{"cf64_le", {64, 1, 0}, 2}, {"ci32_le", {32, 0, 0}, 2}, {"ri8", {8, 0, 0}, 1},
+               {"ru8", {8, 0, 1}, 1},      {"ri16_le", {16, 0, 0}, 1}, {"ri32_le", {32, 0, 0}, 1},
+               {"rf32_le", {32, 1, 0}, 1}, {"rf64_le", {64, 1, 0}, 1}};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (!strcmp(name, types[i].name)) {
+      *t = types[i].t;
+      *channels = types[i].channels;
+      *static_name = types[i].name;
+      return 1;
+    }
+  return 0;
+}
+
 /* A number field that must be finite and non-negative when present; *present says whether it
  * was there. */
 static prx_status get_number(const cJSON *obj, const char *where, const char *key, double *v,
@@ -83,6 +103,11 @@ static prx_status parse_global(const cJSON *g, prx_sigmf_read_meta *m) {
   if (!cJSON_IsString(dt))
     return prx_fail(PRX_ERR_FORMAT, "SigMF metadata: global \"core:datatype\" must be a string");
   prx_status st = prx_sigmf_parse_datatype(dt->valuestring, &m->info.format);
+  if (st == PRX_ERR_UNSUPPORTED &&
+      converted_datatype(dt->valuestring, &m->conv, &m->conv_channels, &m->conv_name)) {
+    m->info.format = PRX_CF32;
+    st = PRX_OK;
+  }
   if (st) return st;
 
   double v = 0;
@@ -315,11 +340,19 @@ prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_rea
   return st;
 }
 
+/* The public parsers give a prx_format: a datatype only the reader converts has none. */
+static prx_status converted_only(void) {
+  return prx_fail(PRX_ERR_UNSUPPORTED,
+                  "the recording's core:datatype has no prx_format: prx_iq_open reads it "
+                  "(converted to cf32 as it reads)");
+}
+
 prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info) {
   if (!info) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL output");
   prx_sigmf_read_meta m;
   prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
   prx_sigmf_read_meta_clear(&m);
+  if (!st && m.conv_channels) return converted_only();
   if (!st) *info = m.info;
   return st;
 }
@@ -330,6 +363,10 @@ prx_status prx_sigmf_recording_parse(const char *text, size_t len, prx_iq_info *
   *out = NULL;
   prx_sigmf_read_meta m;
   prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
+  if (!st && m.conv_channels) {
+    prx_sigmf_read_meta_clear(&m);
+    return converted_only();
+  }
   if (st) return st;
   if (info) *info = m.info;
   free(m.dataset);

@@ -1,7 +1,7 @@
 /* WAV (RIFF and RF64) I/Q recordings: the header's chunks walked with pread(2) to find the
  * sample format, the rate, the centre frequency (an auxi or rcvr chunk, else the file name) and
- * where the samples lie; the formats the reader does not hand out as stored (PCM 24 and 32, float
- * 64) converted to cf32 in place. The data chunk's extent is never guessed silently: sizes a
+ * where the samples lie (the reader converts the types it does not hand out as stored, and real
+ * one-channel files, as it reads). The data chunk's extent is never guessed silently: sizes a
  * writer did not fill in or that wrapped past 4 GiB are recognised by the chunks around them, and
  * bytes after the data that are no chunk are an error. */
 #include "io_internal.h"
@@ -80,11 +80,11 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
                       path);
     tag = le16(c + 24);
   }
-  if (channels != 2)
-    return prx_fail(channels == 1 ? PRX_ERR_UNSUPPORTED : PRX_ERR_FORMAT,
-                    "WAV file '%s' has %u channel%s: an I/Q recording has two (I, then Q)%s", path,
-                    channels, channels == 1 ? "" : "s",
-                    channels == 1 ? "; this one holds real samples (audio?)" : "");
+  if (channels != 1 && channels != 2)
+    return prx_fail(PRX_ERR_FORMAT,
+                    "WAV file '%s' has %u channels: an I/Q recording has two (I, then Q), a real "
+                    "one one",
+                    path, channels);
   int known = (tag == WAV_FORMAT_PCM && (bits == 8 || bits == 16 || bits == 24 || bits == 32)) ||
               (tag == WAV_FORMAT_FLOAT && (bits == 32 || bits == 64));
   if (!known)
@@ -92,17 +92,21 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
                     "WAV file '%s': format code %u with %u bits per sample; polyrx reads PCM of "
                     "8, 16, 24 or 32 bits and IEEE float of 32 or 64",
                     path, tag, bits);
-  if (align != 2 * bits / 8)
+  if (align != channels * bits / 8)
     return prx_fail(PRX_ERR_FORMAT,
-                    "WAV file '%s': block align %u does not fit 2 channels of %u bits (%u bytes)",
-                    path, align, bits, 2 * bits / 8);
+                    "WAV file '%s': block align %u does not fit %u channel%s of %u bits (%u bytes)",
+                    path, align, channels, channels == 1 ? "" : "s", bits, channels * bits / 8);
   if (rate == 0) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': sample rate 0", path);
   h->wav.bits = (int)bits;
   h->wav.is_float = tag == WAV_FORMAT_FLOAT;
+  h->wav.channels = (int)channels;
+  h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8};
   h->file_sample_bytes = align;
   h->sample_rate = rate;
-  h->format = bits == 8 ? PRX_CU8 : bits == 16 ? PRX_CI16 : PRX_CF32;
-  h->convert = !(bits == 8 || bits == 16 || (bits == 32 && h->wav.is_float));
+  /* two channels of 8 or 16 bits or float 32 are read as stored; the rest converted to cf32
+   * (real samples through the half-band converter) */
+  h->convert = channels == 1 || !(bits == 8 || bits == 16 || (bits == 32 && h->wav.is_float));
+  h->format = h->convert ? PRX_CF32 : bits == 8 ? PRX_CU8 : bits == 16 ? PRX_CI16 : PRX_CF32;
   return PRX_OK;
 }
 
@@ -294,33 +298,10 @@ int prx_wav_name_frequency(const char *path, double *hz) {
 }
 
 const char *prx_wav_stored_name(const prx_wav_info *w) {
-  if (w->is_float) return w->bits == 32 ? "float 32-bit" : "float 64-bit";
-  return w->bits == 8    ? "PCM 8-bit"
-         : w->bits == 16 ? "PCM 16-bit"
-         : w->bits == 24 ? "PCM 24-bit"
-                         : "PCM 32-bit";
-}
-
-void prx_wav_to_cf32(const prx_wav_info *w, const void *stored, size_t n, prx_cf32 *out) {
-  /* one plain loop per type (vectorised): PCM 24 and 32 as int32s whose top bits are the
-   * sample, times 2^-31 (a power of two: the one rounding is int32 to float, exact for 24 bits) */
-  const unsigned char *s = stored;
-  float *o = (float *)out;
-  const float scale = 0x1p-31f;
-  if (w->is_float) { /* float 64 */
-    for (size_t k = 0; k < 2 * n; k++) {
-      uint64_t u = le64(s + 8 * k);
-      double d;
-      memcpy(&d, &u, 8);
-      o[k] = (float)d;
-    }
-  } else if (w->bits == 24) {
-    for (size_t k = 0; k < 2 * n; k++) {
-      const unsigned char *p = s + 3 * k;
-      uint32_t u = (uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24;
-      o[k] = (float)(int32_t)u * scale;
-    }
-  } else { /* PCM 32 */
-    for (size_t k = 0; k < 2 * n; k++) o[k] = (float)(int32_t)le32(s + 4 * k) * scale;
-  }
+  static const char *const names[2][6] = {
+      {"PCM 8-bit", "PCM 16-bit", "PCM 24-bit", "PCM 32-bit", "float 32-bit", "float 64-bit"},
+      {"real PCM 8-bit", "real PCM 16-bit", "real PCM 24-bit", "real PCM 32-bit",
+       "real float 32-bit", "real float 64-bit"}};
+  int k = w->is_float ? (w->bits == 32 ? 4 : 5) : w->bits / 8 - 1;
+  return names[w->channels == 1][k];
 }

@@ -1,0 +1,47 @@
+/* Stored sample values to float: the integer and float types of WAV files and SigMF datatypes
+ * polyrx has no prx_format for (PCM 24 and 32, float 64, real streams' 8 and 16 bits), each in
+ * one plain loop the compiler vectorises. Integers scale to [-1, 1) (v / 2^(bits - 1)); 8-bit
+ * unsigned values are rtl-sdr's offset binary, (v - 127.5) / 127.5. */
+#include "io_internal.h"
+
+#include <string.h>
+
+static uint32_t le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out) {
+  const unsigned char *s = in;
+  if (t->is_float && t->bits == 64) {
+    for (size_t k = 0; k < n; k++) {
+      uint64_t u = le32(s + 8 * k) | (uint64_t)le32(s + 8 * k + 4) << 32;
+      double d;
+      memcpy(&d, &u, 8);
+      out[k] = (float)d;
+    }
+  } else if (t->is_float) { /* 32 */
+    for (size_t k = 0; k < n; k++) {
+      uint32_t u = le32(s + 4 * k);
+      memcpy(&out[k], &u, 4);
+    }
+  } else if (t->bits == 8 && t->is_unsigned) {
+    for (size_t k = 0; k < n; k++) out[k] = ((float)s[k] - 127.5f) * (1.0f / 127.5f);
+  } else if (t->bits == 8) {
+    for (size_t k = 0; k < n; k++) out[k] = (float)(int8_t)s[k] * (1.0f / 128);
+  } else if (t->bits == 16) {
+    for (size_t k = 0; k < n; k++)
+      out[k] = (float)(int16_t)(uint16_t)(s[2 * k] | s[2 * k + 1] << 8) * (1.0f / 32768);
+  } else if (t->bits == 24) {
+    /* the three bytes in the top of an int32, times 2^-31 (a power of two: the one rounding
+     * is int32 to float, exact for 24 bits) */
+    for (size_t k = 0; k < n; k++) {
+      const unsigned char *p = s + 3 * k;
+      uint32_t u = (uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24;
+      out[k] = (float)(int32_t)u * 0x1p-31f;
+    }
+  } else { /* 32 */
+    for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)le32(s + 4 * k) * 0x1p-31f;
+  }
+}
+
+size_t prx_stored_bytes(const prx_stored *t) { return (size_t)t->bits / 8; }
