@@ -351,8 +351,9 @@ prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info)
   if (!info) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_parse_meta: NULL output");
   prx_sigmf_read_meta m;
   prx_status st = prx_sigmf_parse_meta_full(text, len, &m);
+  const int converted = !st && m.conv_channels;
   prx_sigmf_read_meta_clear(&m);
-  if (!st && m.conv_channels) return converted_only();
+  if (converted) return converted_only();
   if (!st) *info = m.info;
   return st;
 }

@@ -112,13 +112,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* (a datatype the reader converts has no prx_format: the public parser refuses it) */
   const prx_status want = st == PRX_OK && m.conv_channels ? PRX_ERR_UNSUPPORTED : st;
   FUZZ_CHECK(st2 == want, "prx_sigmf_parse_meta gave %d, the full parser %d", (int)st2, (int)st);
-  if (st2 == PRX_OK) FUZZ_CHECK(same_info(&info, &m.info), "the two parsers read different fields");
+  if (st2 == PRX_OK)
+    FUZZ_CHECK(same_info(&info, &m.info), "the two parsers read different fields");
+  else
+    FUZZ_CHECK(same_info(&info, &before), "a failed parse wrote the caller's info");
   if (st == PRX_OK && m.conv_channels)
     FUZZ_CHECK(m.info.format == PRX_CF32 && (m.conv_channels == 1 || m.conv_channels == 2),
                "a converted datatype read as format %d, %d channels", (int)m.info.format,
                m.conv_channels);
-  else
-    FUZZ_CHECK(same_info(&info, &before), "a failed parse wrote the caller's info");
   prx_sigmf_read_meta_clear(&m);
 
   check_datatype(data, size);
