@@ -30,7 +30,9 @@ static void usage(FILE *f) {
           "  FILE                 a SigMF recording (NAME.sigmf-meta, NAME.sigmf-data or NAME),\n"
           "                       a SigMF archive (NAME.sigmf), a WAV I/Q file (RIFF or RF64),\n"
           "                       or raw interleaved samples; '-' reads standard input (raw)\n"
-          "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8\n"
+          "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples\n"
+          "                       (a direct-sampling receiver): rf32, ri16, ri8 or ru8, read as\n"
+          "                       complex at half the rate (-s: the real rate)\n"
           "  -s, --rate RATE      raw input: sample rate in Hz, for the length in seconds\n"
           "                       (overrides a SigMF core:sample_rate)\n"
           "      --json           one JSON object on standard output instead of text\n"
@@ -73,11 +75,13 @@ int cmd_info(int argc, char **argv) {
   const char *path = argv[optind];
 
   prx_format fmt = PRX_CF32;
+  prx_real_format real_fmt = 0;
   prx_status st;
-  if (format && ((st = prx_format_parse(format, &fmt)) != PRX_OK || fmt == PRX_CF16))
+  if (format && prx_real_format_parse(format, &real_fmt) != PRX_OK &&
+      ((st = prx_format_parse(format, &fmt)) != PRX_OK || fmt == PRX_CF16))
     return cli_usage_error(CMD,
                            "-F: unknown or unsupported sample format '%s' (cf32, ci16, ci8, "
-                           "cu8)",
+                           "cu8; real: rf32, ri16, ri8, ru8)",
                            format);
   double fs_opt = 0;
   if (rate && (cli_parse_eng(rate, &fs_opt) || !(fs_opt > 0)))
@@ -85,8 +89,15 @@ int cmd_info(int argc, char **argv) {
   if (!strcmp(path, "-") && isatty(STDIN_FILENO))
     return cli_error(CMD, "standard input is a terminal: pipe samples in or give a file");
   prx_iq_reader *r = NULL;
-  if ((st = prx_iq_open(path, fmt, &r)) != PRX_OK) return cli_status_error(CMD, path, st);
+  st = real_fmt ? prx_iq_open_real(path, real_fmt, &r) : prx_iq_open(path, fmt, &r);
+  if (st != PRX_OK) return cli_status_error(CMD, path, st);
   prx_iq_info info = *prx_iq_reader_info(r);
+  /* real samples: -s is theirs; the stream read is complex at half the rate, a quarter above */
+  const int real = prx_iq_reader_is_real(r);
+  if (real && fs_opt > 0) {
+    info.center_freq += (fs_opt - 2 * info.sample_rate) / 4;
+    fs_opt /= 2;
+  }
   if ((info.is_sigmf || info.is_wav) && format && fmt != info.format) {
     prx_iq_close(r);
     return cli_error(CMD, "-F %s was given but the %s holds %s samples", format,
@@ -140,6 +151,7 @@ int cmd_info(int argc, char **argv) {
     if (rec) cJSON_AddBoolToObject(o, "archive", rec->is_archive);
     cJSON_AddBoolToObject(o, "sigmf", info.is_sigmf);
     cJSON_AddBoolToObject(o, "wav", info.is_wav);
+    cJSON_AddBoolToObject(o, "real", real);
     cJSON_AddStringToObject(o, "format", prx_format_name(info.format));
     if (info.sample_rate > 0)
       cJSON_AddNumberToObject(o, "sample_rate", info.sample_rate);
@@ -211,10 +223,14 @@ int cmd_info(int argc, char **argv) {
            : wav && wav->rf64     ? " (WAV, RF64)"
            : wav                  ? " (WAV)"
                                   : " (raw)");
-    if (wav && (size_t)wav->bits / 4 != ss)
-      printf("%-12s %s (stored as WAV %s, %d bytes per sample; read as %s)\n", "format",
-             prx_format_name(info.format), prx_wav_stored_name(wav), wav->bits / 4,
+    const size_t stored = wav ? (size_t)wav->bits / 8 * (size_t)wav->channels : 0;
+    if (wav && stored != ss)
+      printf("%-12s %s (stored as WAV %s, %zu bytes per sample; read as %s)\n", "format",
+             prx_format_name(info.format), prx_wav_stored_name(wav), stored,
              prx_format_name(info.format));
+    else if (real && !wav && !info.is_sigmf)
+      printf("%-12s %s (stored as real %s samples; read as complex)\n", "format",
+             prx_format_name(info.format), format);
     else if (wav)
       printf("%-12s %s (stored as WAV %s, %zu bytes per sample)\n", "format",
              prx_format_name(info.format), prx_wav_stored_name(wav), ss);
@@ -224,6 +240,14 @@ int cmd_info(int argc, char **argv) {
       print_hz("rate", info.sample_rate);
     else
       printf("%-12s unknown (give -s RATE)\n", "rate");
+    if (real && info.sample_rate > 0) {
+      const char *unit;
+      double v = cli_hz_unit(2 * info.sample_rate, &unit);
+      printf("%-12s real samples at %.10g %s, read as complex at half that rate centred a quarter "
+             "of it above their DC (a half-band filter)\n",
+             "real", v, unit);
+      if (!info.is_sigmf && !wav) print_hz("centre", info.center_freq);
+    }
     if (info.is_sigmf) print_hz("centre", info.center_freq);
     if (wav && wav->center_from) {
       const char *unit;
