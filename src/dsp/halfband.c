@@ -82,13 +82,7 @@ static void emit(prx_halfband *h, size_t k, prx_cf32 *out) {
   float acc[HB_CHUNK];
   for (size_t j0 = 0; j0 < k; j0 += HB_CHUNK) {
     const size_t nj = k - j0 < HB_CHUNK ? k - j0 : HB_CHUNK;
-    const float *od = h->od + j0;
-    memset(acc, 0, nj * sizeof *acc);
-    /* tap by tap over the outputs: a loop the compiler vectorises without reordering a sum */
-    for (size_t u = 0; u < HB_D; u++) {
-      const float du = h->d[u];
-      for (size_t j = 0; j < nj; j++) acc[j] += du * od[j + u];
-    }
+    prx_halfband_sums(h->d, HB_D, h->od + j0, nj, acc);
     for (size_t j = 0; j < nj; j++) {
       const float s = (h->n_out + j0 + j) & 1 ? -1.0f : 1.0f;
       out[j0 + j].re = s * h->ev[j0 + j];

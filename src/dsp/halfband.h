@@ -34,6 +34,8 @@ size_t prx_halfband_push(prx_halfband *h, const float *x, size_t n, prx_cf32 *ou
 size_t prx_halfband_flush(prx_halfband *h, prx_cf32 *out, size_t max);
 /* The Hilbert taps d_t, t = -(Q+1) .. Q, at index t + Q + 1 (2Q + 2 of them). */
 const float *prx_halfband_taps(const prx_halfband *h);
+/* acc[j] = sum_u d[u] od[j + u], j < nj (src/dsp/halfband_kernel.c: per instruction set). */
+void prx_halfband_sums(const float *d, size_t taps, const float *od, size_t nj, float *acc);
 /* Real samples taken, outputs given. */
 uint64_t prx_halfband_in(const prx_halfband *h);
 uint64_t prx_halfband_out(const prx_halfband *h);

@@ -497,9 +497,9 @@ prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader *
   if (f < PRX_REAL_RI8 || f > PRX_REAL_RF32)
     return prx_fail(PRX_ERR_INVALID, "prx_iq_open_real: unknown real format %d", (int)f);
   prx_iq_reader *r = NULL;
-  /* opened as raw bytes of the same width (a file that is SigMF or WAV is refused: their
+  /* opened as raw samples, then made real (a file that is SigMF or WAV is refused: their
    * headers say what they hold) */
-  prx_status st = prx_iq_open(path, f == PRX_REAL_RF32 ? PRX_CI16 : PRX_CI8, &r);
+  prx_status st = prx_iq_open(path, PRX_CF32, &r);
   if (st) return st;
   static const char *const names[] = {"", "ri8", "ru8", "ri16", "rf32"};
   if (r->info.is_sigmf || r->info.is_wav) {
