@@ -109,8 +109,10 @@ prx_status prx_real_format_parse(const char *name, prx_real_format *out);
 /* Opens raw real samples of format f (a file, or "-" for standard input; little-endian), read
  * as complex: prx_iq_info.format is cf32, its rate and centre 0 (the caller knows fs and f0:
  * the stream is at fs / 2 around f0 + fs / 4). A one-channel WAV file and a SigMF recording of a
- * real datatype (ri8, ru8, ri16_le, rf32_le) are read the same way by prx_iq_open, with rate
- * and centre from their headers (the complex stream's). */
+ * real datatype (ri8, ru8, ri16_le, ri32_le, rf32_le, rf64_le) are read the same way by
+ * prx_iq_open, with rate and centre from their headers (made the complex stream's; a SigMF
+ * recording's annotations moved to complex samples; a real SigMF recording of several captures
+ * is PRX_ERR_UNSUPPORTED). prx_iq_open also reads SigMF cf64_le and ci32_le, converted to cf32. */
 prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader **out);
 /* 1 when r turns real samples into complex ones. */
 int prx_iq_reader_is_real(const prx_iq_reader *r);
@@ -171,7 +173,8 @@ prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out);
  * global core:datatype (required), core:sample_rate (0 when absent), captures[0].core:frequency
  * (0 when absent or captures is empty); is_sigmf = 1. Malformed JSON, a missing "global" object
  * or datatype, a missing "captures" array or wrongly typed fields give PRX_ERR_FORMAT with a
- * message; recordings polyrx cannot read (several channels, metadata only) PRX_ERR_UNSUPPORTED. */
+ * message; recordings polyrx cannot read (several channels, metadata only), and those only the
+ * reader reads (converted as it reads: real, cf64_le, ci32_le) PRX_ERR_UNSUPPORTED. */
 prx_status prx_sigmf_parse_meta(const char *text, size_t len, prx_iq_info *info);
 
 /* ---- writing SigMF ---- */
