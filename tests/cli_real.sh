@@ -69,6 +69,18 @@ for n in i16 wav sig pipe; do
   cmp -s "$T/i16/c0.bits" "$T/$n/c0.bits" || bad "$n: bits differ from the raw ri16 file's"
 done
 
+# several positional readers (the converter computing each block alone) and small reads: the
+# same bits, and the same channel recordings
+POLYRX_READERS=3 "$P" rx -q -i "$T/r.ri16" -F ri16 -s 96k -K 8 --carrier f=10k,rs=2400 \
+  --read-block 5000 -o "$T/multi" >/dev/null || bad "rx with 3 readers failed"
+cmp -s "$T/i16/c0.bits" "$T/multi/c0.bits" || bad "3 readers: bits differ from one reader's"
+"$P" channelize -q -i "$T/r.ri16" -F ri16 -s 96k -K 8 -o "$T/ch1" || bad "channelize failed"
+POLYRX_READERS=3 "$P" channelize -q -i "$T/r.ri16" -F ri16 -s 96k -K 8 --block 3001 \
+  -o "$T/ch3" || bad "channelize with 3 readers failed"
+for f in "$T"/ch1/*.sigmf-data; do
+  cmp -s "$f" "$T/ch3/$(basename "$f")" || bad "3 readers: $(basename "$f") differs"
+done
+
 # info and channelize
 out=$("$P" info --json -F ri16 -s 96k "$T/r.ri16") || bad "info -F ri16 failed"
 python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(not (d['real'] and d['sample_rate'] == 48000 and d['center_freq'] == 24000 and d['samples'] == 192000))" "$out" ||

@@ -103,15 +103,33 @@ static void raw(test_rng *rng) {
       if (!r) continue;
       uint64_t known = 0, extra = 0;
       const size_t m = (n + 1) / 2;
+      int fd;
+      uint64_t base, limit;
       CHECK(prx_iq_reader_is_real(r) && prx_iq_reader_info(r)->format == PRX_CF32 &&
-                !prx_iq_reader_positional(r) && prx_iq_reader_extent(r, &known, &extra) &&
-                known == m && extra == (cut ? width[f] - 1 : 0),
+                prx_iq_reader_positional(r) && !prx_iq_reader_file(r, &fd, &base, &limit) &&
+                prx_iq_reader_extent(r, &known, &extra) && known == m &&
+                extra == (cut ? width[f] - 1 : 0),
             "%s: real %d, extent %llu + %llu", names[f], prx_iq_reader_is_real(r),
             (unsigned long long)known, (unsigned long long)extra);
+      double *z = reference(x, n);
+      /* positional reads at random places, the stream's start and end among them, against the
+       * same definition (the converter's state not used) */
+      prx_cf32 *at = malloc(40000 * sizeof *at);
+      for (int k = 0; k < 12; k++) {
+        uint64_t first = k == 0 ? 0 : k == 1 ? m - 3 : test_rng_u64(rng) % m;
+        size_t want = 1 + test_rng_u64(rng) % (k == 2 ? 40000 : 3000), got_at = 0;
+        prx_status sa = prx_iq_read_at(r, at, first, want, &got_at);
+        size_t expect = first + want <= m ? want : (size_t)(m - first);
+        CHECK(got_at == expect && rel_err(at, z + 2 * first, got_at) < 1e-6 &&
+                  (sa == PRX_OK || (cut && first + want >= m && sa == PRX_ERR_TRUNCATED)),
+              "%s%s: read_at %llu +%zu gave %zu (%zu), error %.3g, %s", names[f],
+              cut ? " (cut)" : "", (unsigned long long)first, want, got_at, expect,
+              rel_err(at, z + 2 * first, got_at < expect ? got_at : expect), prx_strerror(sa));
+      }
+      free(at);
       size_t got;
       prx_status end;
       prx_cf32 *out = read_all(r, rng, m, &got, &end);
-      double *z = reference(x, n);
       double err = rel_err(out, z, got < m ? got : m);
       CHECK(got == m && err < 1e-6 && prx_iq_reader_samples(r) == m &&
                 end == (cut ? PRX_ERR_TRUNCATED : PRX_OK),

@@ -187,9 +187,7 @@ static void stored_types(test_rng *rng) {
     CHECK(prx_iq_reader_extent(r, &known, &extra) && known == n && extra == 0,
           "type %zu: extent %llu + %llu bytes", ti, (unsigned long long)known,
           (unsigned long long)extra);
-    int converted = t->bits == 24 || t->bits == 64 || (t->bits == 32 && t->tag == 1);
-    CHECK(prx_iq_reader_positional(r) == !converted, "type %zu: positional %d", ti,
-          prx_iq_reader_positional(r));
+    CHECK(prx_iq_reader_positional(r), "type %zu: positional %d", ti, prx_iq_reader_positional(r));
     size_t hs = prx_format_size(t->handed), got_total = 0;
     unsigned char *out = malloc(n * hs);
     prx_status st = PRX_OK;
@@ -215,6 +213,18 @@ static void stored_types(test_rng *rng) {
         bad++;
     }
     CHECK(bad == 0, "type %zu: %zu of %zu samples differ from their definition", ti, bad, n);
+    /* positional reads (converted types too) give the sequential read's samples */
+    unsigned char *at = malloc(5000 * hs);
+    for (int k = 0; k < 8; k++) {
+      uint64_t first = test_rng_u64(rng) % n;
+      size_t want = 1 + test_rng_u64(rng) % 5000, m = 0;
+      CHECK_OK(prx_iq_read_at(r, at, first, want, &m));
+      size_t expect = first + want <= n ? want : (size_t)(n - first);
+      CHECK(m == expect && !memcmp(at, out + first * hs, m * hs),
+            "type %zu: read_at %llu +%zu: %zu samples, or not the sequential read's", ti,
+            (unsigned long long)first, want, m);
+    }
+    free(at);
     prx_iq_close(r);
     /* the same file with I and Q exchanged: each sample's components the other way round (the
      * converted types through the conversion's buffer) */

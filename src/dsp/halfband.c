@@ -103,6 +103,18 @@ static size_t ready(const prx_halfband *h) {
   return h->ev_len < by_odd ? h->ev_len : by_odd;
 }
 
+void prx_halfband_block(const prx_halfband *h, const float *w, uint64_t m0, size_t n, float *od,
+                        float *acc, prx_cf32 *out) {
+  for (size_t k = 0; k < n + HB_D - 1; k++) od[k] = w[2 * k];
+  prx_halfband_sums(h->d, HB_D, od, n, acc);
+  const float *ev = w + 2 * PRX_HALFBAND_Q + 1;
+  for (size_t j = 0; j < n; j++) {
+    const float s = (m0 + j) & 1 ? -1.0f : 1.0f;
+    out[j].re = s * ev[2 * j];
+    out[j].im = s * acc[j];
+  }
+}
+
 size_t prx_halfband_push(prx_halfband *h, const float *x, size_t n, prx_cf32 *out) {
   if (!reserve(&h->ev, &h->ev_cap, h->ev_len, n / 2 + 1) ||
       !reserve(&h->od, &h->od_cap, h->od_len, n / 2 + 1)) {

@@ -32,6 +32,12 @@ size_t prx_halfband_push(prx_halfband *h, const float *x, size_t n, prx_cf32 *ou
 /* After the last push: the outputs still owed (the tail, zeros taken past the end), up to max
  * of them; 0 once every one of the ceil(N / 2) outputs was given. */
 size_t prx_halfband_flush(prx_halfband *h, prx_cf32 *out, size_t max);
+/* Outputs m0 .. m0 + n - 1 at once, from a window w of the real stream: x[2 m0 - 2Q - 1] on, at
+ * least 2n + 4Q + 1 samples (zeros where the stream has none: before its start, past its end).
+ * od (n + 2Q + 1 floats) and acc (n) are the caller's room. No state is used or changed: the
+ * positional reads of several threads (h is only read). */
+void prx_halfband_block(const prx_halfband *h, const float *w, uint64_t m0, size_t n, float *od,
+                        float *acc, prx_cf32 *out);
 /* The Hilbert taps d_t, t = -(Q+1) .. Q, at index t + Q + 1 (2Q + 2 of them). */
 const float *prx_halfband_taps(const prx_halfband *h);
 /* acc[j] = sum_u d[u] od[j + u], j < nj (src/dsp/halfband_kernel.c: per instruction set). */

@@ -415,8 +415,7 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
                       : (uint64_t)sb.st_size > (uint64_t)here
                           ? (uint64_t)sb.st_size - (uint64_t)here
                           : 0;
-    /* stored samples converted as they are read are not read in place */
-    r->positional = !r->scratch;
+    r->positional = 1;
     r->base = (uint64_t)here;
     r->limit = r->bounded ? r->remaining : UINT64_MAX;
   }
@@ -511,7 +510,6 @@ prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader *
     r->info.format = PRX_CF32;
     r->stored_name = names[f];
     st = converting(r, real_stored(f), 1);
-    r->positional = 0;
   }
   if (st) {
     prx_iq_close(r);
@@ -534,14 +532,17 @@ int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *ex
   return known;
 }
 
-/* The stream ends inside a sample: `rest` bytes after `complete` samples (real ones: those the
- * converter took). */
-static prx_status truncated(const prx_iq_reader *r, size_t rest, uint64_t complete) {
-  if (r->hb) complete = prx_halfband_in(r->hb);
+/* The stream ends inside a sample: `rest` bytes after `complete` stored samples. */
+static prx_status cut_sample(const prx_iq_reader *r, size_t rest, uint64_t complete) {
   return prx_fail(PRX_ERR_TRUNCATED,
                   "%s ends inside a sample: %zu leftover byte(s) after %llu complete %s samples "
                   "(%zu bytes each); wrong -F format, or a cut file?",
                   r->name, rest, (unsigned long long)complete, r->stored_name, r->sample_size);
+}
+
+/* The same after `complete` samples handed out (real ones: those the converter took). */
+static prx_status truncated(const prx_iq_reader *r, size_t rest, uint64_t complete) {
+  return cut_sample(r, rest, r->hb ? prx_halfband_in(r->hb) : complete);
 }
 
 /* A read failed with errno e after `done` samples. */
@@ -692,11 +693,99 @@ int prx_iq_reader_positional(const prx_iq_reader *r) {
 
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit) {
   /* a mapping hands the file's bytes out as they are */
-  if (!prx_iq_reader_positional(r) || r->swap_iq) return 0;
+  if (!prx_iq_reader_positional(r) || r->swap_iq || r->scratch) return 0;
   *fd = r->fd;
   *base = r->base;
   *limit = r->limit;
   return 1;
+}
+
+/* Reads up to max stored samples from stored sample `first` on with pread(2), bounded by the
+ * data's limit: *count whole ones at dst, *rest bytes of a partial one after them (the stream's
+ * end inside a sample), *err a read's errno (0: none). */
+static void pread_stored(const prx_iq_reader *r, void *dst, uint64_t first, size_t max,
+                         size_t *count, size_t *rest, int *err) {
+  const size_t ss = r->sample_size;
+  *count = *rest = 0;
+  *err = 0;
+  if (first > (UINT64_MAX - r->base) / ss) return; /* past any file's end */
+  uint64_t off = first * ss;
+  uint64_t avail = r->limit == UINT64_MAX ? UINT64_MAX : off >= r->limit ? 0 : r->limit - off;
+  if (max > SIZE_MAX / ss) max = SIZE_MAX / ss;
+  size_t want = max * ss;
+  if (want > avail) want = (size_t)avail;
+  unsigned char *p = dst;
+  size_t have = 0;
+  while (have < want) {
+    size_t ask = want - have;
+    if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
+    ssize_t got = pread(r->fd, p + have, ask, (off_t)(r->base + off + have));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) *err = errno;
+    if (got <= 0) break;
+    have += (size_t)got;
+  }
+  *count = have / ss;
+  *rest = have % ss;
+}
+
+#define PIECE ((size_t)1 << 15) /* samples a positional conversion does at a time */
+
+/* Positional reads of converted samples: pieces through buffers of this call's own (several
+ * threads read at once). I/Q pieces are converted sample for sample; a real piece of outputs
+ * m0 .. m0 + n - 1 reads the real samples its window reaches (2 m0 - 2Q - 1 on, zeros before the
+ * start and past the end) and the converter computes them without its state: the outputs are
+ * those of the sequential read, whichever thread and piece computes them. */
+static prx_status read_at_converted(prx_iq_reader *r, prx_cf32 *out, uint64_t first, size_t max,
+                                    size_t *n) {
+  const int real = r->conv_channels == 1;
+  const size_t ss = r->sample_size, q = PRX_HALFBAND_Q, win = 2 * PIECE + 4 * q + 2;
+  unsigned char *raw = malloc((real ? win : PIECE) * ss);
+  float *w = real ? malloc((win + 2 * PIECE + 2 * q + 2) * sizeof *w) : NULL;
+  prx_status st = PRX_OK;
+  if (!raw || (real && !w)) {
+    st = prx_fail(PRX_ERR_NOMEM, "out of memory reading %s", r->name);
+    max = 0;
+  }
+  size_t done = 0, count = 0, rest = 0;
+  uint64_t stored_end = first; /* stored samples up to the last piece's end */
+  int err = 0;
+  while (done < max) {
+    const size_t k = max - done < PIECE ? max - done : PIECE;
+    const uint64_t m0 = first + done;
+    if (!real) {
+      pread_stored(r, raw, m0, k, &count, &rest, &err);
+      prx_stored_to_float(&r->conv, raw, 2 * count, (float *)(out + done));
+      done += count;
+      stored_end = m0 + count;
+      if (count < k) break;
+      continue;
+    }
+    /* the window: real samples 2 m0 - 2Q - 1 .. 2 (m0 + k) + 2Q */
+    const int64_t lo = 2 * (int64_t)m0 - (int64_t)(2 * q + 1);
+    const size_t need = 2 * k + 4 * q + 2, skip = lo < 0 ? (size_t)-lo : 0;
+    pread_stored(r, raw, (uint64_t)(lo + (int64_t)skip), need - skip, &count, &rest, &err);
+    stored_end = (uint64_t)(lo + (int64_t)(skip + count));
+    memset(w, 0, need * sizeof *w);
+    prx_stored_to_float(&r->conv, raw, count, w + skip);
+    /* where the stream ended inside the window: the outputs of its real samples only */
+    size_t ready = k;
+    if (count < need - skip) {
+      const uint64_t stream = (uint64_t)(lo + (int64_t)(skip + count)); /* real samples there */
+      const uint64_t outs = (stream + 1) / 2;
+      ready = outs > m0 ? (size_t)(outs - m0 < k ? outs - m0 : k) : 0;
+    }
+    prx_halfband_block(r->hb, w, m0, ready, w + need, w + need + ready + 2 * q + 1, out + done);
+    done += ready;
+    if (ready < k || count < need - skip) break;
+  }
+  free(raw);
+  free(w);
+  *n = done;
+  if (st) return st;
+  if (err) return read_failed(r, first + done, err);
+  if (rest) return cut_sample(r, rest, stored_end);
+  return PRX_OK;
 }
 
 /* Reads with pread(2): a file read at several places at once (several reader threads), and a
@@ -708,26 +797,14 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
     return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: %s is not read in place", r->name);
   if (max == 0) return PRX_OK;
   if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL buffer for %zu samples", max);
-  const size_t ss = r->sample_size;
-  if (first > (UINT64_MAX - r->base) / ss) return PRX_OK; /* past any file's end */
-  uint64_t off = first * ss;
-  uint64_t avail = r->limit == UINT64_MAX ? UINT64_MAX : off >= r->limit ? 0 : r->limit - off;
-  if (max > SIZE_MAX / ss) max = SIZE_MAX / ss;
-  size_t want = max * ss;
-  if (want > avail) want = (size_t)avail;
-  unsigned char *p = buf;
-  size_t have = 0;
-  int e = 0;
-  while (have < want) {
-    size_t ask = want - have;
-    if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
-    ssize_t got = pread(r->fd, p + have, ask, (off_t)(r->base + off + have));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) e = errno;
-    if (got <= 0) break;
-    have += (size_t)got;
+  if (r->scratch) {
+    prx_status st = read_at_converted(r, buf, first, max, n);
+    if (r->swap_iq) swap_components(PRX_CF32, buf, *n);
+    return st;
   }
-  size_t count = have / ss, rest = have % ss;
+  size_t count, rest;
+  int e;
+  pread_stored(r, buf, first, max, &count, &rest, &e);
   if (PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, count);
   if (r->swap_iq) swap_components(r->info.format, buf, count);
   *n = count; /* the complete samples, with any error */
