@@ -4,8 +4,10 @@
  * next call; a stream that ends inside a sample is reported, never silently cut. A SigMF archive
  * (.sigmf, a tar file) is read in place: its member list is read, the metadata member parsed,
  * and the data member streamed from its offset with reads bounded by its size. A WAV file's data
- * chunk is streamed the same way (src/io/wav_header.c reads its header); the WAV formats polyrx
- * has no type for are read through a scratch buffer and handed out as cf32. */
+ * chunk is streamed the same way (src/io/wav_header.c reads its header). The stored types polyrx
+ * has no prx_format for (WAV PCM 24/32 and float 64, SigMF cf64_le and ci32_le) are read through
+ * a scratch buffer and handed out as cf32; real samples go on through the half-band converter
+ * (src/dsp/halfband.c), statefully for sequential reads, block by block for positional ones. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
@@ -22,7 +24,7 @@
 #include <unistd.h>
 
 #define PRX_SIGMF_META_MAX ((size_t)64 << 20) /* a larger .sigmf-meta is not metadata */
-#define PRX_WAV_SCRATCH ((size_t)1 << 20)     /* bytes of stored samples per conversion */
+#define PRX_CONVERT_SCRATCH ((size_t)1 << 20) /* bytes of stored samples per conversion */
 
 struct prx_iq_reader {
   int fd;
@@ -33,7 +35,7 @@ struct prx_iq_reader {
   prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
   /* samples converted as read (scratch set): components of type conv, 2 a sample (handed out
    * as cf32) or 1 (real samples, through the half-band converter hb) */
-  unsigned char *scratch; /* PRX_WAV_SCRATCH bytes of stored samples */
+  unsigned char *scratch; /* PRX_CONVERT_SCRATCH bytes of stored samples */
   prx_stored conv;
   int conv_channels;
   prx_halfband *hb;
@@ -290,9 +292,9 @@ static prx_status converting(prx_iq_reader *r, prx_stored t, int channels) {
   r->conv = t;
   r->conv_channels = channels;
   r->sample_size = (size_t)t.bits / 8 * (size_t)channels;
-  if (!(r->scratch = malloc(PRX_WAV_SCRATCH))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  if (!(r->scratch = malloc(PRX_CONVERT_SCRATCH))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
   if (channels == 1 && (!(r->hb = prx_halfband_create()) ||
-                        !(r->reals = malloc(PRX_WAV_SCRATCH / r->sample_size * sizeof(float)))))
+                        !(r->reals = malloc(PRX_CONVERT_SCRATCH / r->sample_size * sizeof(float)))))
     return prx_fail(PRX_ERR_NOMEM, "out of memory");
   return PRX_OK;
 }
@@ -613,7 +615,7 @@ static prx_status read_stored(prx_iq_reader *r, void *buf, size_t max, size_t *n
  * piece that comes back short (the end, a signal, an error) ends the call with what was read,
  * and its status where that is nothing */
 static prx_status read_converted(prx_iq_reader *r, prx_cf32 *out, size_t max, size_t *n) {
-  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
+  const size_t piece = PRX_CONVERT_SCRATCH / r->sample_size;
   size_t done = 0;
   while (done < max) {
     size_t want = max - done < piece ? max - done : piece, got = 0;
@@ -634,7 +636,7 @@ static prx_status read_converted(prx_iq_reader *r, prx_cf32 *out, size_t max, si
  * status is returned; the samples already taken stay in the converter. The reader's count is of
  * complex samples handed out. */
 static prx_status read_real(prx_iq_reader *r, prx_cf32 *out, size_t max, size_t *n) {
-  const size_t piece = PRX_WAV_SCRATCH / r->sample_size;
+  const size_t piece = PRX_CONVERT_SCRATCH / r->sample_size;
   const uint64_t handed = r->samples;
   size_t done = 0;
   prx_status st = PRX_OK;

@@ -43,5 +43,3 @@ void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *o
     for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)le32(s + 4 * k) * 0x1p-31f;
   }
 }
-
-size_t prx_stored_bytes(const prx_stored *t) { return (size_t)t->bits / 8; }
