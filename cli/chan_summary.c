@@ -22,6 +22,7 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
   cJSON_AddBoolToObject(in, "sigmf", s->in->is_sigmf);
   cJSON_AddBoolToObject(in, "wav", s->in->is_wav);
   cJSON_AddBoolToObject(in, "swap_iq", s->swap_iq);
+  cJSON_AddBoolToObject(in, "real", s->real);
   cJSON_AddNumberToObject(in, "sample_rate", s->in->sample_rate);
   cJSON_AddNumberToObject(in, "center_freq", s->in->center_freq);
   cJSON_AddNumberToObject(in, "samples", (double)s->in_samples);

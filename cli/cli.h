@@ -254,6 +254,7 @@ typedef struct {
   const char *archive; /* -o NAME.sigmf: the archive holding the recordings (files are then
                           member base names), else NULL */
   int swap_iq;         /* --swap-iq */
+  int real;            /* real samples read as complex */
 } cli_chan_summary;
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */

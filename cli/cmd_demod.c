@@ -511,6 +511,7 @@ static int report_begin(run_state *r) {
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
   cJSON_AddBoolToObject(in, "wav", r->in.is_wav);
   cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
+  cJSON_AddBoolToObject(in, "real", prx_iq_reader_is_real(r->reader));
   cli_json_num(in, "center_frequency", r->in.center_freq);
   const prx_qpsk_config *c = &r->qc;
   cli_json_num(cfg, "symbol_rate", c->symbol_rate);

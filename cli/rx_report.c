@@ -116,6 +116,7 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
   cJSON_AddBoolToObject(in, "wav", r->in.is_wav);
   cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
+  cJSON_AddBoolToObject(in, "real", prx_iq_reader_is_real(r->reader));
   cli_json_num(in, "samples", (double)r->n_in);
   cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");
   cli_json_num(cfg, "channels", r->rc.channels);

@@ -62,6 +62,7 @@ for name, centre in (("f32", 0), ("i16", 0), ("wav", 0), ("sig", 1e6), ("pipe", 
     assert c["frequency_hz"] == centre + 34000, (name, c["frequency_hz"])
     assert c["bit_errors"] == 0 and c["bits_compared"] > 18000, (name, c["bit_errors"], c["bits_compared"])
     assert r["totals"]["samples"] == 192000, (name, r["totals"]["samples"])
+    assert r["input"]["real"] is True, (name, r["input"])
 PY
 # the same stream through every input kind: the same bits
 for n in i16 wav sig pipe; do
