@@ -776,6 +776,9 @@ static prx_status read_at_converted(prx_iq_reader *r, prx_cf32 *out, uint64_t fi
       const uint64_t stream = (uint64_t)(lo + (int64_t)(skip + count)); /* real samples there */
       const uint64_t outs = (stream + 1) / 2;
       ready = outs > m0 ? (size_t)(outs - m0 < k ? outs - m0 : k) : 0;
+      /* a window past the end whose outputs stop short of the stream's last: the stream goes
+       * on for the next read, which meets its end (or its cut sample, or its error) itself */
+      if (m0 + ready < outs) rest = 0, err = 0;
     }
     prx_halfband_block(r->hb, w, m0, ready, w + need, w + need + ready + 2 * q + 1, out + done);
     done += ready;
