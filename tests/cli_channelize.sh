@@ -475,9 +475,9 @@ cmp -s in.ci16 hl/ch0002.sigmf-data || fail "the input was overwritten through a
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": [' >bad.sigmf-meta
 : >bad.sigmf-data
 expect_error "JSON" -i bad.sigmf-meta -s 1M -K 2 -o x
-printf '{"global": {"core:datatype": "ci16_be", "core:sample_rate": 1e6}, "captures": []}' >be.sigmf-meta
+printf '{"global": {"core:datatype": "cu16_be", "core:sample_rate": 1e6}, "captures": []}' >be.sigmf-meta
 : >be.sigmf-data
-expect_error "big-endian" -i be -K 2 -o x
+expect_error "not read by polyrx" -i be -K 2 -o x
 printf '{"global": {"core:datatype": "cf32_le"}, "captures": []}' >norate.sigmf-meta
 : >norate.sigmf-data
 expect_error "core:sample_rate" -i norate.sigmf-meta -K 2 -o x

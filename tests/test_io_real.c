@@ -254,8 +254,8 @@ static void sigmf(test_rng *rng) {
   CHECK(prx_iq_open(test_path(tmpdir, "s.sigmf-meta"), PRX_CF32, &r) == PRX_ERR_UNSUPPORTED && !r &&
             strstr(prx_last_error(), "2 captures"),
         "a real recording of two captures: %s", prx_last_error());
-  /* complex datatypes converted: cf64_le, ci32_le */
-  for (int c = 0; c < 2; c++) {
+  /* complex datatypes converted: cf64_le, ci32_le, ci16_be */
+  for (int c = 0; c < 3; c++) {
     const size_t m = 3000;
     unsigned char *b = malloc(16 * m);
     double *want = malloc(2 * m * sizeof *want);
@@ -264,18 +264,24 @@ static void sigmf(test_rng *rng) {
         double v = test_rng_gauss(rng);
         memcpy(b + 8 * i, &v, 8);
         want[i] = (float)v;
+      } else if (c == 2) { /* big-endian int16 */
+        int16_t v = (int16_t)test_rng_u64(rng);
+        b[2 * i] = (unsigned char)((uint16_t)v >> 8);
+        b[2 * i + 1] = (unsigned char)((uint16_t)v & 255);
+        want[i] = v / 32768.0;
       } else {
         int32_t v = (int32_t)test_rng_u64(rng);
         memcpy(b + 4 * i, &v, 4);
         want[i] = (float)(v / 2147483648.0);
       }
     }
-    write_bytes(test_path(tmpdir, "s.sigmf-data"), b, (c ? 8 : 16) * m);
+    static const char *const types[3] = {"cf64_le", "ci32_le", "ci16_be"};
+    write_bytes(test_path(tmpdir, "s.sigmf-data"), b, (size_t)(c == 0 ? 16 : c == 1 ? 8 : 4) * m);
     char text[256];
     snprintf(text, sizeof text,
              "{\"global\": {\"core:datatype\": \"%s\", \"core:sample_rate\": 1000, "
              "\"core:version\": \"1.0.0\"}, \"captures\": []}",
-             c ? "ci32_le" : "cf64_le");
+             types[c]);
     write_bytes(test_path(tmpdir, "s.sigmf-meta"), text, strlen(text));
     CHECK_OK(prx_iq_open(test_path(tmpdir, "s.sigmf-meta"), PRX_CF32, &r));
     if (r) {
@@ -287,7 +293,7 @@ static void sigmf(test_rng *rng) {
         bad += out[i].re != (float)want[2 * i] || out[i].im != (float)want[2 * i + 1];
       CHECK(end == PRX_OK && got == m && bad == 0 && !prx_iq_reader_is_real(r) &&
                 prx_iq_reader_info(r)->sample_rate == 1000,
-            "%s: %zu of %zu samples, %zu wrong", c ? "ci32_le" : "cf64_le", got, m, bad);
+            "%s: %zu of %zu samples, %zu wrong", types[c], got, m, bad);
       free(out);
       prx_iq_close(r);
     }

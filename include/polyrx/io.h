@@ -112,7 +112,9 @@ prx_status prx_real_format_parse(const char *name, prx_real_format *out);
  * real datatype (ri8, ru8, ri16_le, ri32_le, rf32_le, rf64_le) are read the same way by
  * prx_iq_open, with rate and centre from their headers (made the complex stream's; a SigMF
  * recording's annotations moved to complex samples; a real SigMF recording of several captures
- * is PRX_ERR_UNSUPPORTED). prx_iq_open also reads SigMF cf64_le and ci32_le, converted to cf32. */
+ * is PRX_ERR_UNSUPPORTED). prx_iq_open also reads SigMF cf64_le and ci32_le, and the big-endian
+ * cf32_be, cf64_be, ci32_be, ci16_be (and real rf32_be, rf64_be, ri32_be, ri16_be), converted
+ * to cf32 as it reads. */
 prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader **out);
 /* 1 when r turns real samples into complex ones. */
 int prx_iq_reader_is_real(const prx_iq_reader *r);
@@ -165,9 +167,9 @@ void prx_sigmf_recording_free(prx_sigmf_recording *rec); /* accepts NULL */
 /* SigMF datatype name of a format: "cf32_le", "ci16_le", "ci8", "cu8", "cf16_le" (written
  * only); NULL for an unknown format. */
 const char *prx_sigmf_datatype_name(prx_format f);
-/* Parses a core:datatype string: cf32_le, ci16_le, ci8 and cu8 are read; other valid SigMF
- * types (big-endian, real-valued, 32-bit integer, f64) give PRX_ERR_UNSUPPORTED and anything
- * else PRX_ERR_FORMAT, each with a message naming the type. */
+/* Parses a core:datatype string into the prx_format of the same samples: cf32_le, ci16_le, ci8
+ * and cu8; other valid SigMF types (those prx_iq_open converts as it reads among them) give
+ * PRX_ERR_UNSUPPORTED and anything else PRX_ERR_FORMAT, each with a message naming the type. */
 prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out);
 /* Parses the text of a .sigmf-meta file (len bytes, need not be NUL-terminated) into info:
  * global core:datatype (required), core:sample_rate (0 when absent), captures[0].core:frequency

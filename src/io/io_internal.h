@@ -37,10 +37,12 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit);
 
 /* A stored component's type, where polyrx has no prx_format for it (src/io/stored.c): integers
- * of 8 (signed, or unsigned as rtl-sdr's), 16, 24 or 32 bits, floats of 32 or 64, little-endian. */
+ * of 8 (signed, or unsigned as rtl-sdr's), 16, 24 or 32 bits, floats of 32 or 64, little-endian
+ * unless big_endian. */
 typedef struct {
   int bits;
   int is_float, is_unsigned;
+  int big_endian;
 } prx_stored;
 /* n stored values to float (integers to [-1, 1), unsigned 8-bit (v - 127.5) / 127.5). */
 void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out);

@@ -485,10 +485,10 @@ prx_status prx_real_format_parse(const char *name, prx_real_format *out) {
 /* the stored type of a real format */
 static prx_stored real_stored(prx_real_format f) {
   switch (f) {
-  case PRX_REAL_RI8: return (prx_stored){8, 0, 0};
-  case PRX_REAL_RU8: return (prx_stored){8, 0, 1};
-  case PRX_REAL_RI16: return (prx_stored){16, 0, 0};
-  default: return (prx_stored){32, 1, 0};
+  case PRX_REAL_RI8: return (prx_stored){8, 0, 0, 0};
+  case PRX_REAL_RU8: return (prx_stored){8, 0, 1, 0};
+  case PRX_REAL_RI16: return (prx_stored){16, 0, 0, 0};
+  default: return (prx_stored){32, 1, 0, 0};
   }
 }
 

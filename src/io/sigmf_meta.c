@@ -48,19 +48,12 @@ prx_status prx_sigmf_parse_datatype(const char *name, prx_format *out) {
                     "core:datatype \"%s\" is not a SigMF dataset format (expected e.g. cf32_le, "
                     "ci16_le, ci8, cu8)",
                     name);
-  size_t n = strlen(name);
-  if (n > 3 && !strcmp(name + n - 3, "_be"))
-    return prx_fail(PRX_ERR_UNSUPPORTED,
-                    "core:datatype \"%s\" is big-endian, which polyrx does not read (it reads "
-                    "cf32_le, ci16_le, ci8, cu8): convert the recording to little-endian",
-                    name);
-  if (name[0] == 'r')
-    return prx_fail(PRX_ERR_UNSUPPORTED,
-                    "core:datatype \"%s\" is real-valued; polyrx needs complex IQ samples "
-                    "(cf32_le, ci16_le, ci8 or cu8)",
-                    name);
+  /* (the reader converts more of them as it reads: prx_sigmf_read_meta.conv) */
   return prx_fail(PRX_ERR_UNSUPPORTED,
-                  "core:datatype \"%s\" is not supported (polyrx reads cf32_le, ci16_le, ci8, cu8)",
+                  "core:datatype \"%s\" is not read by polyrx (it reads cf32_le, ci16_le, ci8 "
+                  "and cu8 as they are; cf64_le, ci32_le, the real ri8, ru8, ri16_le, ri32_le, "
+                  "rf32_le, rf64_le and the big-endian cf32_be, cf64_be, ci32_be, ci16_be, "
+                  "rf32_be, rf64_be, ri32_be, ri16_be converted as it reads)",
                   name);
 }
 
@@ -71,9 +64,23 @@ static int converted_datatype(const char *name, prx_stored *t, int *channels,
     const char *name;
     prx_stored t;
     int channels;
-  } types[] = {{"cf64_le", {64, 1, 0}, 2}, {"ci32_le", {32, 0, 0}, 2}, {"ri8", {8, 0, 0}, 1},
-               {"ru8", {8, 0, 1}, 1},      {"ri16_le", {16, 0, 0}, 1}, {"ri32_le", {32, 0, 0}, 1},
-               {"rf32_le", {32, 1, 0}, 1}, {"rf64_le", {64, 1, 0}, 1}};
+  } types[] = {{"cf64_le", {64, 1, 0, 0}, 2},
+               {"ci32_le", {32, 0, 0, 0}, 2},
+               {"ri8", {8, 0, 0, 0}, 1},
+               {"ru8", {8, 0, 1, 0}, 1},
+               {"ri16_le", {16, 0, 0, 0}, 1},
+               {"ri32_le", {32, 0, 0, 0}, 1},
+               {"rf32_le", {32, 1, 0, 0}, 1},
+               {"rf64_le", {64, 1, 0, 0}, 1},
+               /* big-endian (a VITA-49 stream's samples, say) */
+               {"cf32_be", {32, 1, 0, 1}, 2},
+               {"cf64_be", {64, 1, 0, 1}, 2},
+               {"ci32_be", {32, 0, 0, 1}, 2},
+               {"ci16_be", {16, 0, 0, 1}, 2},
+               {"rf32_be", {32, 1, 0, 1}, 1},
+               {"rf64_be", {64, 1, 0, 1}, 1},
+               {"ri32_be", {32, 0, 0, 1}, 1},
+               {"ri16_be", {16, 0, 0, 1}, 1}};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (!strcmp(name, types[i].name)) {
       *t = types[i].t;

@@ -10,8 +10,27 @@ static uint32_t le32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* n big-endian values of t: each one's bytes reversed into a little-endian copy, in chunks */
+static void big_endian_to_float(const prx_stored *t, const unsigned char *s, size_t n, float *out) {
+  enum { CHUNK = 256 };
+  unsigned char le[CHUNK * 8];
+  const size_t w = (size_t)t->bits / 8;
+  prx_stored lt = *t;
+  lt.big_endian = 0;
+  for (size_t k0 = 0; k0 < n; k0 += CHUNK) {
+    const size_t m = n - k0 < CHUNK ? n - k0 : CHUNK;
+    for (size_t k = 0; k < m; k++)
+      for (size_t b = 0; b < w; b++) le[k * w + b] = s[(k0 + k) * w + w - 1 - b];
+    prx_stored_to_float(&lt, le, m, out + k0);
+  }
+}
+
 void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out) {
   const unsigned char *s = in;
+  if (t->big_endian && t->bits > 8) {
+    big_endian_to_float(t, s, n, out);
+    return;
+  }
   if (t->is_float && t->bits == 64) {
     for (size_t k = 0; k < n; k++) {
       uint64_t u = le32(s + 8 * k) | (uint64_t)le32(s + 8 * k + 4) << 32;

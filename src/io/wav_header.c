@@ -100,7 +100,7 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
   h->wav.bits = (int)bits;
   h->wav.is_float = tag == WAV_FORMAT_FLOAT;
   h->wav.channels = (int)channels;
-  h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8};
+  h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8, 0};
   h->file_sample_bytes = align;
   h->sample_rate = rate;
   /* two channels of 8 or 16 bits or float 32 are read as stored; the rest converted to cf32
