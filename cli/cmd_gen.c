@@ -32,10 +32,12 @@ static void usage(FILE *f) {
       "\n"
       "  -o, --output FILE    raw interleaved samples; '-' is standard output; a name ending in\n"
       "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files),\n"
-      "                       one ending in .sigmf a SigMF archive (one tar file)\n"
+      "                       one ending in .sigmf a SigMF archive (one tar file), one ending in\n"
+      "                       .wav a WAV I/Q file as the SDR programs write them (cf32, ci16 or\n"
+      "                       cu8; the centre in its auxi chunk; RF64 past 4 GiB)\n"
       "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M, 48k)\n"
-      "  -f, --center FREQ    centre frequency for the SigMF metadata only (default 0)\n"
+      "  -f, --center FREQ    centre frequency for the SigMF or WAV metadata only (default 0)\n"
       "  -n, --samples N      number of samples (e.g. 1M)\n"
       "  -d, --duration SEC   or a duration in seconds (rounded to whole samples)\n"
       "      --carrier SPEC   a carrier, repeatable: comma-separated key=value list\n"
@@ -526,6 +528,7 @@ int cmd_gen(int argc, char **argv) {
   cli_progress progress = {0}; /* started with the samples; ended at done too (errors) */
   FILE *out = NULL, **bits = calloc(a.n_car, sizeof *bits);
   prx_sigmf_writer *rec = NULL;
+  prx_wav_writer *wav = NULL;
   prx_cf32 *buf = malloc(GEN_BLOCK * sizeof *buf);
   void *enc = malloc(GEN_BLOCK * prx_format_size(a.format));
   uint8_t *bitbuf = malloc(4 * GEN_BLOCK + 64);
@@ -553,6 +556,12 @@ int cmd_gen(int argc, char **argv) {
     st = open_sigmf(base, &meta, &rec);
     if (st != PRX_OK) {
       rc = cli_status_error(CMD, "cannot start the recording", st);
+      goto done;
+    }
+  } else if (ends_with(a.out, ".wav") || ends_with(a.out, ".WAV")) {
+    st = prx_wav_writer_open(a.out, a.format, a.fs, a.center, &wav);
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "cannot start the WAV file", st);
       goto done;
     }
   } else if (!strcmp(a.out, "-")) {
@@ -591,8 +600,8 @@ int cmd_gen(int argc, char **argv) {
       goto done;
     }
     clipped += encode(a.format, buf, m, scale, enc);
-    if (rec) {
-      st = prx_sigmf_write(rec, enc, m);
+    if (rec || wav) {
+      st = rec ? prx_sigmf_write(rec, enc, m) : prx_wav_write(wav, enc, m);
       if (st != PRX_OK) {
         rc = cli_status_error(CMD, "writing the recording", st);
         goto done;
@@ -620,6 +629,13 @@ int cmd_gen(int argc, char **argv) {
     rec = NULL;
     if (st != PRX_OK) {
       rc = cli_status_error(CMD, "finishing the recording", st);
+      goto done;
+    }
+  } else if (wav) {
+    st = prx_wav_writer_close(wav); /* the sizes filled in, then renamed into place */
+    wav = NULL;
+    if (st != PRX_OK) {
+      rc = cli_status_error(CMD, "finishing the WAV file", st);
       goto done;
     }
   } else if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
@@ -660,6 +676,7 @@ done:
   cli_progress_end(&progress);
   /* a run that failed leaves no recording behind (its data file is removed) */
   prx_sigmf_writer_discard(rec);
+  prx_wav_writer_discard(wav);
   if (out && out != stdout) fclose(out);
   for (size_t c = 0; bits && c < a.n_car; c++)
     if (bits[c]) fclose(bits[c]);

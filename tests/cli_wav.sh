@@ -116,6 +116,24 @@ for want in "(WAV)" "ci16 (stored as WAV PCM 16-bit, 4 bytes per sample)" "rate 
   grep -qF "$want" "$T/txt" || bad "info text lacks '$want': $(cat "$T/txt")"
 done
 
+# polyrx gen writes WAV files: the samples of the raw file it writes, the centre in the auxi
+# chunk; demod gives the raw file's bits
+for F in cf32 ci16 cu8; do
+  "$P" gen -q -o "$T/g_$F.wav" -F "$F" -s $FS -f 7.1M -d 2 --carrier f=0,rs=2400,diff --esn0 15 ||
+    bad "gen -o g_$F.wav failed"
+  "$P" gen -q -o "$T/g_$F.raw" -F "$F" -s $FS -d 2 --carrier f=0,rs=2400,diff --esn0 15 ||
+    bad "gen -o g_$F.raw failed"
+  cmp -s <(tail -c +153 "$T/g_$F.wav") "$T/g_$F.raw" || bad "gen $F: the WAV's samples differ"
+  demod "$T/g_$F.wav" "$T/gw_$F.bits" || bad "demod g_$F.wav failed"
+  demod "$T/g_$F.raw" "$T/gr_$F.bits" -F "$F" -s $FS || bad "demod g_$F.raw failed"
+  cmp -s "$T/gw_$F.bits" "$T/gr_$F.bits" || bad "gen $F: the WAV's bits differ from the raw file's"
+  out=$("$P" info --json "$T/g_$F.wav") &&
+    python3 -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(not (d['center_freq'] == 7.1e6 and d['wav_header']['center_from'] == 'auxi chunk' and d['samples'] == 192000))" "$out" ||
+    bad "gen $F: info on its WAV file: $out"
+done
+"$P" gen -q -o "$T/g8.wav" -F ci8 -s $FS -d 1 --carrier rs=2400 2>"$T/err"
+[ $? = 1 ] && grep -q "unsigned" "$T/err" && [ ! -e "$T/g8.wav" ] || bad "gen -F ci8 -o .wav: $(cat "$T/err")"
+
 # refused: one line, exit 1
 refuse() { # WHAT EXPECTED-WORDS command...
   local what=$1 words=$2

@@ -93,6 +93,27 @@ const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r);
  * "float 32-bit" or "float 64-bit", after "real " for a one-channel file. */
 const char *prx_wav_stored_name(const prx_wav_info *w);
 
+/* ---- writing WAV ----
+ * A WAV I/Q file the SDR programs open: two channels (I, Q) of cf32 (IEEE float 32), ci16 (PCM
+ * 16) or cu8 (PCM 8, unsigned: cu8's bytes), an auxi chunk with the centre frequency (where it is
+ * a whole number of Hz in 0 .. 2^32 - 1) and the rate. The samples stream into a temporary file
+ * beside path; close fills the sizes in and renames it into place: the file is complete or
+ * absent (after any error, or discard, nothing is left). Past 4 GiB of samples it is an RF64
+ * file (EBU Tech 3306), which prx_iq_open reads as well. */
+typedef struct prx_wav_writer prx_wav_writer;
+/* sample_rate: a whole number of Hz in 1 .. 2^32 - 1 (PRX_ERR_INVALID else). */
+prx_status prx_wav_writer_open(const char *path, prx_format format, double sample_rate,
+                               double center_freq, prx_wav_writer **out);
+/* Appends n samples (of the writer's format); a failed write (a full disk) gives PRX_ERR_IO
+ * naming the file, and every later call fails too. */
+prx_status prx_wav_write(prx_wav_writer *w, const void *samples, size_t n);
+uint64_t prx_wav_writer_samples(const prx_wav_writer *w);
+/* Fills the sizes in, renames the file into place and frees w (also on error: then the file is
+ * removed). Returns the first error of the writer's life. Accepts NULL. */
+prx_status prx_wav_writer_close(prx_wav_writer *w);
+/* Abandons the file (nothing is left) and frees w. Accepts NULL. */
+void prx_wav_writer_discard(prx_wav_writer *w);
+
 /* ---- real samples ----
  * A direct-sampling receiver (an HF SDR sampling the antenna at 64.8 Msps, a sound card's IF)
  * records real samples. The reader turns them into complex ones as it reads: the band 0 .. fs/2

@@ -59,6 +59,12 @@ typedef struct {
   char start_time[40];
 } prx_wav_header;
 
+/* The header prx_wav_writer writes (PRX_WAV_HEADER_BYTES, the samples after it) for `data` bytes
+ * of samples: RIFF, or RF64 with its ds64 chunk past 4 GiB (src/io/wav_writer.c). */
+#define PRX_WAV_HEADER_BYTES 152
+void prx_wav_header_make(unsigned char *h, prx_format format, double rate, double centre,
+                         uint64_t data);
+
 /* 1 when the n bytes at head begin a WAV file ("RIFF" or "RF64", a size, "WAVE"). */
 int prx_wav_sniff(const unsigned char *head, size_t n);
 /* Reads the header of the WAV file open as fd (a regular file of file_size bytes). h->wav's
