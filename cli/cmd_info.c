@@ -113,6 +113,8 @@ int cmd_info(int argc, char **argv) {
   int rc = 0;
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
   const prx_wav_info *wav = prx_iq_reader_wav(r);
+  size_t stored_bytes = 0;
+  const char *stored = prx_iq_reader_stored(r, &stored_bytes);
   if (prx_iq_reader_extent(r, &samples, &extra)) {
     truncated = extra != 0;
   } else {
@@ -153,6 +155,8 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddBoolToObject(o, "wav", info.is_wav);
     cJSON_AddBoolToObject(o, "real", real);
     cJSON_AddStringToObject(o, "format", prx_format_name(info.format));
+    cJSON_AddStringToObject(o, "stored", stored);
+    cJSON_AddNumberToObject(o, "stored_bytes", (double)stored_bytes);
     if (info.sample_rate > 0)
       cJSON_AddNumberToObject(o, "sample_rate", info.sample_rate);
     else
@@ -223,17 +227,12 @@ int cmd_info(int argc, char **argv) {
            : wav && wav->rf64     ? " (WAV, RF64)"
            : wav                  ? " (WAV)"
                                   : " (raw)");
-    const size_t stored = wav ? (size_t)wav->bits / 8 * (size_t)wav->channels : 0;
-    if (wav && stored != ss)
-      printf("%-12s %s (stored as WAV %s, %zu bytes per sample; read as %s)\n", "format",
-             prx_format_name(info.format), prx_wav_stored_name(wav), stored,
-             prx_format_name(info.format));
-    else if (real && !wav && !info.is_sigmf)
-      printf("%-12s %s (stored as real %s samples; read as complex)\n", "format",
-             prx_format_name(info.format), format);
-    else if (wav)
-      printf("%-12s %s (stored as WAV %s, %zu bytes per sample)\n", "format",
-             prx_format_name(info.format), prx_wav_stored_name(wav), ss);
+    if (wav || real || strcmp(stored, prx_format_name(info.format)))
+      printf("%-12s %s (stored as %s%s, %zu bytes per sample%s)\n", "format",
+             prx_format_name(info.format), wav ? "WAV " : "", stored, stored_bytes,
+             real                 ? "; read as complex"
+             : stored_bytes != ss ? "; read as cf32"
+                                  : "");
     else
       printf("%-12s %s (%zu bytes per sample)\n", "format", prx_format_name(info.format), ss);
     if (info.sample_rate > 0)

@@ -139,6 +139,10 @@ prx_status prx_real_format_parse(const char *name, prx_real_format *out);
 prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader **out);
 /* 1 when r turns real samples into complex ones. */
 int prx_iq_reader_is_real(const prx_iq_reader *r);
+/* The samples' type as stored ("ci16", "cf64_le", "ri16", "PCM 24-bit", "real PCM 16-bit", ...:
+ * the format's name, a SigMF datatype or a WAV file's type) and, in *bytes where not NULL, the
+ * bytes of one stored sample (both components; one real value). */
+const char *prx_iq_reader_stored(const prx_iq_reader *r, size_t *bytes);
 
 /* ---- SigMF metadata ---- */
 /* One capture segment (SigMF captures[]): the samples from sample_start up to the next

@@ -470,6 +470,11 @@ static void swap_components(prx_format f, void *buf, size_t n) {
 
 int prx_iq_reader_is_real(const prx_iq_reader *r) { return r && r->hb; }
 
+const char *prx_iq_reader_stored(const prx_iq_reader *r, size_t *bytes) {
+  if (bytes) *bytes = r ? r->sample_size : 0;
+  return r ? r->stored_name : NULL;
+}
+
 prx_status prx_real_format_parse(const char *name, prx_real_format *out) {
   static const char *const names[] = {"ri8", "ru8", "ri16", "rf32"};
   for (int i = 0; name && out && i < 4; i++)
