@@ -249,9 +249,8 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
   double real_rate = 2 * info->sample_rate, real_dc = info->center_freq - real_rate / 4;
   if (real) info->sample_rate = real_rate, info->center_freq = real_dc;
   if (info->is_sigmf && o->format && fmt != info->format)
-    return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples (%s)",
-                     o->format, prx_format_name(info->format),
-                     prx_sigmf_datatype_name(info->format));
+    return cli_error(cmd, "-F %s was given but the SigMF recording holds %s samples", o->format,
+                     prx_iq_reader_stored(*reader, NULL));
   const prx_wav_info *wav = prx_iq_reader_wav(*reader);
   if (wav && o->format && fmt != info->format)
     return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",

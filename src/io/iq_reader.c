@@ -167,7 +167,8 @@ static prx_status open_sigmf(prx_iq_reader *r, const char *base, prx_format form
   else if (format != PRX_CF32 && format != m.info.format)
     st =
         prx_fail(PRX_ERR_INVALID, "format %s was given but the SigMF recording %s holds %s samples",
-                 prx_format_name(format), meta_path, prx_sigmf_datatype_name(m.info.format));
+                 prx_format_name(format), meta_path,
+                 m.conv_channels ? m.conv_name : prx_sigmf_datatype_name(m.info.format));
   free(meta_path);
   free(m.dataset);
   r->rec = m.rec;
@@ -272,7 +273,8 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   else if (format != PRX_CF32 && format != m.info.format)
     st =
         prx_fail(PRX_ERR_INVALID, "format %s was given but the SigMF recording %s holds %s samples",
-                 prx_format_name(format), path, prx_sigmf_datatype_name(m.info.format));
+                 prx_format_name(format), path,
+                 m.conv_channels ? m.conv_name : prx_sigmf_datatype_name(m.info.format));
   else if (m.header_bytes > data->size)
     st = prx_fail(PRX_ERR_FORMAT, "core:header_bytes %llu is past the end of %s in '%s'",
                   (unsigned long long)m.header_bytes, data->name, path);
