@@ -2,6 +2,8 @@
  * SigMF, block by block (bounded memory for any length), and the transmitted bits. */
 #include "cli.h"
 
+#include "dsp/pack.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -161,53 +163,6 @@ static int gaps_to_samples(gen_gap_spec *spec, size_t n, double fs, uint64_t tot
 }
 
 /* ---- sample formats ---- */
-
-/* Writes n samples scaled by `scale` in format f; returns the number of samples with a clipped
- * component. cf32: float32(scale x). Integer formats map 1.0 to full scale as polyrx/core.h
- * reads them (ci16 / 32768, ci8 / 128, cu8 (v - 127.5) / 127.5): each component is
- * q = g x + o in float64, with g = scale F (F = 32768, 128, 127.5; o = 0, 0, 127.5), rounded to
- * the nearest integer (ties to even) and clipped to the type's range. The product and the sum
- * are separate statements so that no compiler fuses them: the rule is exact (docs/FORMATS.md)
- * and tests/cli_gen.sh checks it bit for bit. */
-static size_t encode(prx_format f, const prx_cf32 *x, size_t n, double scale, void *out) {
-  size_t clipped = 0;
-  double full = 1, offset = 0, lo = 0, hi = 0;
-  switch (f) {
-  case PRX_CF32: {
-    float *o = out;
-    for (size_t i = 0; i < n; i++)
-      o[2 * i] = (float)(scale * x[i].re), o[2 * i + 1] = (float)(scale * x[i].im);
-    return 0;
-  }
-  case PRX_CI16: full = 32768, lo = -32768, hi = 32767; break;
-  case PRX_CI8: full = 128, lo = -128, hi = 127; break;
-  case PRX_CU8: full = 127.5, offset = 127.5, lo = 0, hi = 255; break;
-  case PRX_CF16: return 0; /* refused by the caller */
-  }
-  const double g = scale * full;
-  for (size_t i = 0; i < n; i++) {
-    double v[2] = {g * x[i].re, g * x[i].im};
-    int clip = 0;
-    for (int j = 0; j < 2; j++) {
-      v[j] += offset;
-      v[j] = nearbyint(v[j]);
-      if (!(v[j] >= lo)) v[j] = lo, clip = 1; /* NaN cannot occur; this also maps it to lo */
-      if (v[j] > hi) v[j] = hi, clip = 1;
-    }
-    clipped += clip;
-    if (f == PRX_CI16) {
-      int16_t *o = (int16_t *)out + 2 * i;
-      o[0] = (int16_t)v[0], o[1] = (int16_t)v[1];
-    } else if (f == PRX_CI8) {
-      int8_t *o = (int8_t *)out + 2 * i;
-      o[0] = (int8_t)v[0], o[1] = (int8_t)v[1];
-    } else {
-      uint8_t *o = (uint8_t *)out + 2 * i;
-      o[0] = (uint8_t)v[0], o[1] = (uint8_t)v[1];
-    }
-  }
-  return clipped;
-}
 
 static int ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
@@ -599,7 +554,7 @@ int cmd_gen(int argc, char **argv) {
       rc = cli_status_error(CMD, "generating", st);
       goto done;
     }
-    clipped += encode(a.format, buf, m, scale, enc);
+    clipped += prx_encode_scaled(a.format, buf, m, scale, enc);
     if (rec || wav) {
       st = rec ? prx_sigmf_write(rec, enc, m) : prx_wav_write(wav, enc, m);
       if (st != PRX_OK) {

@@ -26,6 +26,13 @@ void prx_pack_cf16(const prx_cf32 *in, size_t n, uint16_t *out);
  * [-32768, 32767]; NaN becomes 0. Returns how many of the 2n values were saturated or NaN. */
 size_t prx_pack_ci16(const prx_cf32 *in, size_t n, float scale, int16_t *out);
 
+/* n complex samples times `scale` in format f (cf32, ci16, ci8, cu8; cf16 is prx_pack_cf16's),
+ * integers as polyrx/core.h reads them (full scale F = 32768, 128, 127.5 and offset 0, 0,
+ * 127.5): q = g x + o in float64 with g = scale F, rounded to the nearest integer, ties to even,
+ * clipped to the type's range (a NaN to its lowest). Returns the samples with a component
+ * clipped (or NaN). The rule is exact (docs/FORMATS.md, "polyrx gen files"; tests/cli_gen.sh). */
+size_t prx_encode_scaled(prx_format f, const prx_cf32 *x, size_t n, double scale, void *out);
+
 /* Hard bits (one 0/1 byte each) packed eight to a byte, the first bit in the MSB, for a stream
  * cut anywhere: the bits that do not fill a byte wait in the packer for the next call. */
 typedef struct {
