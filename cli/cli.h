@@ -17,6 +17,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_demod(int argc, char **argv);
 int cmd_ber(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_spectrum(int argc, char **argv);
 int cmd_rx(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -17,6 +17,8 @@ static const struct {
     {"rx", cmd_rx, "receive every listed QPSK carrier of a wideband stream: bits, report", 1},
     {"ber", cmd_ber, "bit error rate between sent and received bit files (aligned)", 0},
     {"info", cmd_info, "describe a recording: format, rate, centre, length, captures", 0},
+    {"convert", cmd_convert, "write a recording in another form: raw, SigMF, WAV; another format",
+     0},
     {"spectrum", cmd_spectrum, "draw a waterfall (PNG) of a recording of any length", 0},
     {"serve", cmd_serve, "keep the CUDA context warm and run channelize/demod/rx for clients", 0},
 };
