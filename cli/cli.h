@@ -45,6 +45,8 @@ int cli_exit_frees_skipped(void);
 int cli_serve_client(int argc, char **argv);
 int cli_serve_connect(const char *path, char *why, size_t cap);
 
+/* 1 when s ends with suffix (an output's kind by its name: .wav, .sigmf-data, ...). */
+int cli_ends_with(const char *s, const char *suffix);
 /* The first line cli_error printed in this process (without "polyrx CMD: error: "), "" when
  * none: the reports' "error". */
 const char *cli_first_error(void);

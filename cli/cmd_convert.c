@@ -52,11 +52,6 @@ static void usage(FILE *f) {
           "  polyrx convert -i capture.sigmf-meta -o capture.wav --out-format ci16\n");
 }
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && !strcmp(s + a - b, suffix);
-}
-
 /* the kinds of output, by the name */
 enum { OUT_RAW, OUT_WAV, OUT_SIGMF };
 
@@ -98,9 +93,10 @@ int cmd_convert(int argc, char **argv) {
   if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
   if (!in.input) return cli_usage_error(CMD, "no input: give -i FILE (or -i - for a pipe)");
   if (!out_path) return cli_usage_error(CMD, "no output: give -o OUT");
-  const int kind = ends_with(out_path, ".wav") || ends_with(out_path, ".WAV") ? OUT_WAV
-                   : ends_with(out_path, ".sigmf-data") || ends_with(out_path, ".sigmf-meta") ||
-                           ends_with(out_path, ".sigmf")
+  const int kind = cli_ends_with(out_path, ".wav") || cli_ends_with(out_path, ".WAV") ? OUT_WAV
+                   : cli_ends_with(out_path, ".sigmf-data") ||
+                           cli_ends_with(out_path, ".sigmf-meta") ||
+                           cli_ends_with(out_path, ".sigmf")
                        ? OUT_SIGMF
                        : OUT_RAW;
   double scale = 1;
@@ -152,7 +148,7 @@ int cmd_convert(int argc, char **argv) {
       rc = cli_error(CMD, "out of memory");
       goto done;
     }
-    if (!ends_with(base, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
+    if (!cli_ends_with(base, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
     const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
     char desc[512];
     snprintf(desc, sizeof desc, "polyrx convert of %s", in.input);

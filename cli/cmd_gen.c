@@ -164,11 +164,6 @@ static int gaps_to_samples(gen_gap_spec *spec, size_t n, double fs, uint64_t tot
 
 /* ---- sample formats ---- */
 
-static int ends_with(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 /* ---- SigMF metadata ---- */
 
 typedef struct {
@@ -422,7 +417,7 @@ static int check_outputs_distinct(const gen_args *a) {
   cli_path *paths = calloc(n, sizeof *paths);
   char **names = calloc(n, sizeof *names);
   int oom = !paths || !names;
-  if (!oom && (ends_with(a->out, ".sigmf-data") || ends_with(a->out, ".sigmf-meta"))) {
+  if (!oom && (cli_ends_with(a->out, ".sigmf-data") || cli_ends_with(a->out, ".sigmf-meta"))) {
     const char *ext[2] = {".sigmf-data", ".sigmf-meta"}, *role[2] = {"-o", "-o (its metadata)"};
     size_t stem = strlen(a->out) - strlen(ext[0]);
     for (int i = 0; i < 2 && !oom; i++) {
@@ -496,15 +491,15 @@ int cmd_gen(int argc, char **argv) {
     rc = clash;
     goto done;
   }
-  if (ends_with(a.out, ".sigmf-data") || ends_with(a.out, ".sigmf-meta") ||
-      ends_with(a.out, ".sigmf")) {
+  if (cli_ends_with(a.out, ".sigmf-data") || cli_ends_with(a.out, ".sigmf-meta") ||
+      cli_ends_with(a.out, ".sigmf")) {
     base = strdup(a.out);
     if (!base) {
       rc = cli_error(CMD, "out of memory");
       goto done;
     }
     /* a pair: the base without the extension; an archive: the .sigmf file itself */
-    if (!ends_with(a.out, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
+    if (!cli_ends_with(a.out, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
     gen_meta meta = {a.fs,      a.center, scale,     a.cfg.esn0_db, a.cfg.noise, a.cfg.noise_seed,
                      a.n,       a.format, a.car,     a.n_car,       a.gaps,      a.n_gaps,
                      a.have_dc, a.dc_db,  a.dc_phase};
@@ -513,7 +508,7 @@ int cmd_gen(int argc, char **argv) {
       rc = cli_status_error(CMD, "cannot start the recording", st);
       goto done;
     }
-  } else if (ends_with(a.out, ".wav") || ends_with(a.out, ".WAV")) {
+  } else if (cli_ends_with(a.out, ".wav") || cli_ends_with(a.out, ".WAV")) {
     st = prx_wav_writer_open(a.out, a.format, a.fs, a.center, &wav);
     if (st != PRX_OK) {
       rc = cli_status_error(CMD, "cannot start the WAV file", st);

@@ -38,6 +38,11 @@ int cli_error(const char *cmd, const char *fmt, ...) {
   return 1;
 }
 
+int cli_ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && !strcmp(s + a - b, suffix);
+}
+
 const char *cli_first_error(void) {
   pthread_mutex_lock(&first_error_lock);
   const char *e = first_error;
