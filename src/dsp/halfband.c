@@ -1,5 +1,8 @@
-/* Real samples to complex ones (halfband.h): the samples split into their even and odd streams,
- * the odd ones through the Hilbert taps, the sign (-1)^m of the fs/4 mix applied last. */
+/* Real samples to complex ones (halfband.h): a block of outputs computed from the window of real
+ * samples it reaches (the odd samples through the Hilbert taps, the even ones as they are, the
+ * sign (-1)^m of the fs/4 mix last); the stream keeps the window of the outputs still owed and
+ * computes its blocks the same way, so a sequential read and a positional one give the same
+ * bits. */
 #include "halfband.h"
 
 #include "../core/internal.h"
@@ -9,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HB_D (2 * PRX_HALFBAND_Q + 2) /* Hilbert taps */
-#define HB_CHUNK 1024                 /* outputs summed at once (their sums stay in L1) */
+#define HB_D (2 * PRX_HALFBAND_Q + 2)     /* Hilbert taps */
+#define HB_LEAD (2 * PRX_HALFBAND_Q + 1)  /* real samples a window holds before output 0's */
+#define HB_REACH (4 * PRX_HALFBAND_Q + 1) /* window samples beyond 2n that n outputs need */
 
 struct prx_halfband {
   float d[HB_D];
-  float *ev, *od; /* even samples from output n_out's on; odd ones from n_out - Q - 1 */
-  size_t ev_len, od_len, ev_cap, od_cap;
+  float *x; /* the window: real samples from 2 n_out - 2Q - 1 on (zeros before the stream) */
+  size_t x_len, x_cap;
+  float *work; /* a block's odd samples and sums */
+  size_t work_cap;
   uint64_t n_in, n_out;
 };
 
@@ -41,24 +47,22 @@ prx_halfband *prx_halfband_create(void) {
     const double c = taps[D + e] / odd;
     h->d[t + PRX_HALFBAND_Q + 1] = (float)(t & 1 ? c : -c); /* -c (-1)^t */
   }
-  /* the odd samples before the start, zeros */
-  h->od_cap = PRX_HALFBAND_Q + 1 + 4096;
-  h->ev_cap = 4096;
-  h->od = calloc(h->od_cap, sizeof *h->od);
-  h->ev = malloc(h->ev_cap * sizeof *h->ev);
-  if (!h->od || !h->ev) {
+  /* the window before the stream: zeros */
+  h->x_cap = HB_LEAD + 8192;
+  h->x = calloc(h->x_cap, sizeof *h->x);
+  if (!h->x) {
     prx_halfband_destroy(h);
     prx_fail(PRX_ERR_NOMEM, "cannot allocate the real-to-complex converter");
     return NULL;
   }
-  h->od_len = PRX_HALFBAND_Q + 1;
+  h->x_len = HB_LEAD;
   return h;
 }
 
 void prx_halfband_destroy(prx_halfband *h) {
   if (!h) return;
-  free(h->ev);
-  free(h->od);
+  free(h->x);
+  free(h->work);
   free(h);
 }
 
@@ -77,32 +81,6 @@ static int reserve(float **buf, size_t *cap, size_t len, size_t more) {
   return 1;
 }
 
-/* The next k outputs (their samples are in the buffers), then the buffers moved on by k. */
-static void emit(prx_halfband *h, size_t k, prx_cf32 *out) {
-  float acc[HB_CHUNK];
-  for (size_t j0 = 0; j0 < k; j0 += HB_CHUNK) {
-    const size_t nj = k - j0 < HB_CHUNK ? k - j0 : HB_CHUNK;
-    prx_halfband_sums(h->d, HB_D, h->od + j0, nj, acc);
-    for (size_t j = 0; j < nj; j++) {
-      const float s = (h->n_out + j0 + j) & 1 ? -1.0f : 1.0f;
-      out[j0 + j].re = s * h->ev[j0 + j];
-      out[j0 + j].im = s * acc[j];
-    }
-  }
-  memmove(h->ev, h->ev + k, (h->ev_len - k) * sizeof *h->ev);
-  memmove(h->od, h->od + k, (h->od_len - k) * sizeof *h->od);
-  h->ev_len -= k;
-  h->od_len -= k;
-  h->n_out += k;
-}
-
-/* outputs whose samples are all in the buffers: output j needs even sample j and odd samples
- * j .. j + 2Q + 1 of the buffers */
-static size_t ready(const prx_halfband *h) {
-  size_t by_odd = h->od_len > HB_D - 1 ? h->od_len - (HB_D - 1) : 0;
-  return h->ev_len < by_odd ? h->ev_len : by_odd;
-}
-
 void prx_halfband_block(const prx_halfband *h, const float *w, uint64_t m0, size_t n, float *od,
                         float *acc, prx_cf32 *out) {
   for (size_t k = 0; k < n + HB_D - 1; k++) od[k] = w[2 * k];
@@ -115,23 +93,36 @@ void prx_halfband_block(const prx_halfband *h, const float *w, uint64_t m0, size
   }
 }
 
+/* The window's next k outputs, then the window moved on by their 2k samples. */
+static size_t give(prx_halfband *h, size_t k, prx_cf32 *out) {
+  if (!k) return 0;
+  const size_t need = 2 * k + HB_D; /* the odd samples and the sums */
+  if (need > h->work_cap) {
+    float *w = realloc(h->work, need * sizeof *w);
+    if (!w) {
+      prx_fail(PRX_ERR_NOMEM, "out of memory converting real samples");
+      return 0;
+    }
+    h->work = w;
+    h->work_cap = need;
+  }
+  prx_halfband_block(h, h->x, h->n_out, k, h->work, h->work + k + HB_D, out);
+  memmove(h->x, h->x + 2 * k, (h->x_len - 2 * k) * sizeof *h->x);
+  h->x_len -= 2 * k;
+  h->n_out += k;
+  return k;
+}
+
 size_t prx_halfband_push(prx_halfband *h, const float *x, size_t n, prx_cf32 *out) {
-  if (!reserve(&h->ev, &h->ev_cap, h->ev_len, n / 2 + 1) ||
-      !reserve(&h->od, &h->od_cap, h->od_len, n / 2 + 1)) {
+  if (!reserve(&h->x, &h->x_cap, h->x_len, n)) {
     prx_fail(PRX_ERR_NOMEM, "out of memory converting real samples");
     return 0;
   }
-  size_t i = 0;
-  if (n && (h->n_in & 1)) h->od[h->od_len++] = x[i++]; /* an odd sample first */
-  for (; i + 1 < n; i += 2) {
-    h->ev[h->ev_len++] = x[i];
-    h->od[h->od_len++] = x[i + 1];
-  }
-  if (i < n) h->ev[h->ev_len++] = x[i];
+  memcpy(h->x + h->x_len, x, n * sizeof *x);
+  h->x_len += n;
   h->n_in += n;
-  size_t k = ready(h);
-  emit(h, k, out);
-  return k;
+  /* n outputs need 2n + 4Q + 1 window samples */
+  return give(h, h->x_len > HB_REACH ? (h->x_len - HB_REACH) / 2 : 0, out);
 }
 
 size_t prx_halfband_flush(prx_halfband *h, prx_cf32 *out, size_t max) {
@@ -139,16 +130,15 @@ size_t prx_halfband_flush(prx_halfband *h, prx_cf32 *out, size_t max) {
   size_t owed = (size_t)(total - h->n_out);
   if (owed > max) owed = max;
   if (!owed) return 0;
-  /* zeros past the end: the odd samples the owed outputs reach */
-  const size_t need = owed + HB_D - 1;
-  if (h->od_len < need) {
-    if (!reserve(&h->od, &h->od_cap, h->od_len, need - h->od_len)) {
+  /* zeros past the end: the window the owed outputs reach */
+  const size_t need = 2 * owed + HB_REACH;
+  if (h->x_len < need) {
+    if (!reserve(&h->x, &h->x_cap, h->x_len, need - h->x_len)) {
       prx_fail(PRX_ERR_NOMEM, "out of memory converting real samples");
       return 0;
     }
-    memset(h->od + h->od_len, 0, (need - h->od_len) * sizeof *h->od);
-    h->od_len = need;
+    memset(h->x + h->x_len, 0, (need - h->x_len) * sizeof *h->x);
+    h->x_len = need;
   }
-  emit(h, owed, out);
-  return owed;
+  return give(h, owed, out);
 }

@@ -58,8 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = 0, max = 1 + (size_t)calls % 64;
     st = prx_iq_read(r, buf, max, &n);
     if (st) {
-      FUZZ_CHECK(st == PRX_ERR_TRUNCATED && extra, "read status %d: %s", (int)st,
-                 prx_last_error());
+      FUZZ_CHECK(st == PRX_ERR_TRUNCATED && extra, "read status %d: %s", (int)st, prx_last_error());
       FUZZ_CHECK_ERROR(st, "prx_iq_read");
       break;
     }
@@ -67,8 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n == 0) break;
     total += n;
   }
-  FUZZ_CHECK(total == whole, "read %llu samples, the extent holds %llu",
-             (unsigned long long)total, (unsigned long long)whole);
+  FUZZ_CHECK(total == whole, "read %llu samples, the extent holds %llu", (unsigned long long)total,
+             (unsigned long long)whole);
   prx_iq_close(r);
   unlink(path);
   return 0;
