@@ -36,6 +36,15 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
  * exchanged). */
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit);
 
+/* Little-endian integers in stored bytes (WAV headers, stored samples), whatever the host. */
+static inline uint16_t prx_le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t prx_le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t prx_le64(const unsigned char *p) {
+  return prx_le32(p) | (uint64_t)prx_le32(p + 4) << 32;
+}
+
 /* A stored component's type, where polyrx has no prx_format for it (src/io/stored.c): integers
  * of 8 (signed, or unsigned as rtl-sdr's), 16, 24 or 32 bits, floats of 32 or 64, little-endian
  * unless big_endian. */

@@ -33,11 +33,10 @@ struct prx_iq_reader {
   size_t sample_size;      /* bytes of a sample as stored */
   const char *stored_name; /* the stored samples' type, for messages ("ci16", "PCM 24-bit") */
   prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
-  /* samples converted as read (scratch set): components of type conv, 2 a sample (handed out
-   * as cf32) or 1 (real samples, through the half-band converter hb) */
+  /* samples converted as read (scratch set): components of type conv, two a sample (handed out
+   * as cf32), or one where hb is set (real samples, through the half-band converter) */
   unsigned char *scratch; /* PRX_CONVERT_SCRATCH bytes of stored samples */
   prx_stored conv;
-  int conv_channels;
   prx_halfband *hb;
   float *reals;     /* the real samples of a piece, converted */
   int real_end;     /* the real stream has ended: the converter's tail is being given */
@@ -289,10 +288,15 @@ static prx_status open_archive(prx_iq_reader *r, const char *path, prx_format fo
   return st;
 }
 
-/* Samples stored as t (channels 2: I and Q; 1: real) converted as read, to cf32. */
+/* Samples stored as t (channels 2: I and Q; 1: real) converted as read, to cf32. A real
+ * stream's rate and centre in r->info (its DC's frequency) become the complex stream's: half the
+ * rate, a quarter of it above. */
 static prx_status converting(prx_iq_reader *r, prx_stored t, int channels) {
+  if (channels == 1) {
+    r->info.center_freq += r->info.sample_rate / 4;
+    r->info.sample_rate /= 2;
+  }
   r->conv = t;
-  r->conv_channels = channels;
   r->sample_size = (size_t)t.bits / 8 * (size_t)channels;
   if (!(r->scratch = malloc(PRX_CONVERT_SCRATCH))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
   if (channels == 1 && (!(r->hb = prx_halfband_create()) ||
@@ -307,20 +311,17 @@ static prx_status converting(prx_iq_reader *r, prx_stored t, int channels) {
  * (retunes) is refused: their starts would fall between complex samples. */
 static prx_status sigmf_converted(prx_iq_reader *r, const prx_sigmf_read_meta *m) {
   r->stored_name = m->conv_name;
-  prx_status st = converting(r, m->conv, m->conv_channels);
-  if (st || m->conv_channels == 2) return st;
   prx_sigmf_recording *rec = r->rec;
-  if (rec->n_captures > 1)
+  if (m->conv_channels == 1 && rec->n_captures > 1)
     return prx_fail(PRX_ERR_UNSUPPORTED,
                     "%s: a real (%s) recording of %zu captures: polyrx reads real recordings of "
                     "one capture",
                     r->name, m->conv_name, rec->n_captures);
-  const double fs = r->info.sample_rate;
+  prx_status st = converting(r, m->conv, m->conv_channels);
+  if (st || m->conv_channels == 2) return st;
   prx_sigmf_capture *c = (prx_sigmf_capture *)rec->captures;
-  c[0].frequency += fs / 4;
+  c[0].frequency = r->info.center_freq;
   c[0].has_frequency = 1;
-  r->info.sample_rate = fs / 2;
-  r->info.center_freq = c[0].frequency;
   prx_sigmf_annotation *a = (prx_sigmf_annotation *)rec->annotations;
   for (size_t i = 0; i < rec->n_annotations; i++) {
     uint64_t end = a[i].sample_start + a[i].sample_count;
@@ -346,10 +347,6 @@ static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_siz
   r->info.is_wav = 1;
   r->stored_name = prx_wav_stored_name(&h->wav);
   r->sample_size = h->file_sample_bytes;
-  if (h->wav.channels == 1) { /* the complex stream's rate and centre */
-    r->info.sample_rate = h->sample_rate / 2;
-    r->info.center_freq = h->center_freq + h->sample_rate / 4;
-  }
   if (h->convert && (st = converting(r, h->stored, h->wav.channels))) return st;
   if (lseek(r->fd, (off_t)h->wav.data_offset, SEEK_SET) < 0)
     return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
@@ -690,8 +687,7 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
     if (!st && r->swap_iq) swap_components(r->info.format, buf, *n);
     return st;
   }
-  prx_status st =
-      r->conv_channels == 1 ? read_real(r, buf, max, n) : read_converted(r, buf, max, n);
+  prx_status st = r->hb ? read_real(r, buf, max, n) : read_converted(r, buf, max, n);
   if (!st && r->swap_iq) swap_components(PRX_CF32, buf, *n);
   return st;
 }
@@ -747,7 +743,7 @@ static void pread_stored(const prx_iq_reader *r, void *dst, uint64_t first, size
  * those of the sequential read, whichever thread and piece computes them. */
 static prx_status read_at_converted(prx_iq_reader *r, prx_cf32 *out, uint64_t first, size_t max,
                                     size_t *n) {
-  const int real = r->conv_channels == 1;
+  const int real = r->hb != NULL;
   const size_t ss = r->sample_size, q = PRX_HALFBAND_Q, win = 2 * PIECE + 4 * q + 2;
   unsigned char *raw = malloc((real ? win : PIECE) * ss);
   float *w = real ? malloc((win + 2 * PIECE + 2 * q + 2) * sizeof *w) : NULL;

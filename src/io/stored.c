@@ -6,10 +6,6 @@
 
 #include <string.h>
 
-static uint32_t le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* n big-endian values of t: each one's bytes reversed into a little-endian copy, in chunks */
 static void big_endian_to_float(const prx_stored *t, const unsigned char *s, size_t n, float *out) {
   enum { CHUNK = 256 };
@@ -33,14 +29,14 @@ void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *o
   }
   if (t->is_float && t->bits == 64) {
     for (size_t k = 0; k < n; k++) {
-      uint64_t u = le32(s + 8 * k) | (uint64_t)le32(s + 8 * k + 4) << 32;
+      uint64_t u = prx_le64(s + 8 * k);
       double d;
       memcpy(&d, &u, 8);
       out[k] = (float)d;
     }
   } else if (t->is_float) { /* 32 */
     for (size_t k = 0; k < n; k++) {
-      uint32_t u = le32(s + 4 * k);
+      uint32_t u = prx_le32(s + 4 * k);
       memcpy(&out[k], &u, 4);
     }
   } else if (t->bits == 8 && t->is_unsigned) {
@@ -59,6 +55,6 @@ void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *o
       out[k] = (float)(int32_t)u * 0x1p-31f;
     }
   } else { /* 32 */
-    for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)le32(s + 4 * k) * 0x1p-31f;
+    for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)prx_le32(s + 4 * k) * 0x1p-31f;
   }
 }

@@ -22,12 +22,6 @@
 #define WAV_FORMAT_EXTENSIBLE 0xFFFE
 #define FOUR_GIB ((uint64_t)1 << 32)
 
-static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t le64(const unsigned char *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
-
 int prx_wav_sniff(const unsigned char *head, size_t n) {
   return n >= 12 && (!memcmp(head, "RIFF", 4) || !memcmp(head, "RF64", 4)) &&
          !memcmp(head + 8, "WAVE", 4);
@@ -57,7 +51,7 @@ static int chunk_at(int fd, uint64_t off, uint64_t file_size) {
   if (off + 8 > file_size || pread(fd, h, 8, (off_t)off) != 8) return 0;
   for (int i = 0; i < 4; i++)
     if (h[i] < 0x20 || h[i] > 0x7e) return 0;
-  return le32(h + 4) <= file_size - off - 8;
+  return prx_le32(h + 4) <= file_size - off - 8;
 }
 
 /* The fmt chunk: two channels of PCM 8/16/24/32 or float 32/64. */
@@ -66,19 +60,20 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
   if (size < 16)
     return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': its fmt chunk has %u bytes (16 at least)", path,
                     size);
-  unsigned tag = le16(c), channels = le16(c + 2), align = le16(c + 12), bits = le16(c + 14);
-  uint32_t rate = le32(c + 4);
+  unsigned tag = prx_le16(c), channels = prx_le16(c + 2), align = prx_le16(c + 12),
+           bits = prx_le16(c + 14);
+  uint32_t rate = prx_le32(c + 4);
   if (tag == WAV_FORMAT_EXTENSIBLE) {
     /* the format's code is the first two bytes of the SubFormat GUID, whose other 14 bytes are
      * the KSDATAFORMAT base */
     static const unsigned char base[14] = {0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80,
                                            0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71};
-    if (size < 40 || le16(c + 16) < 22 || memcmp(c + 26, base, 14))
+    if (size < 40 || prx_le16(c + 16) < 22 || memcmp(c + 26, base, 14))
       return prx_fail(PRX_ERR_UNSUPPORTED,
                       "WAV file '%s': WAVE_FORMAT_EXTENSIBLE with a sub-format polyrx does not "
                       "know (PCM and IEEE float are read)",
                       path);
-    tag = le16(c + 24);
+    tag = prx_le16(c + 24);
   }
   if (channels != 1 && channels != 2)
     return prx_fail(PRX_ERR_FORMAT,
@@ -113,13 +108,13 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
 /* auxi (SpectraVue, HDSDR, SDR#, SDRuno): SYSTEMTIME start, SYSTEMTIME stop, centre (Hz), ... */
 static void parse_auxi(prx_wav_header *h, const unsigned char *c, uint32_t size) {
   if (size < 36) return;
-  uint32_t hz = le32(c + 32);
+  uint32_t hz = prx_le32(c + 32);
   if (hz) {
     h->center_freq = hz;
     h->wav.center_from = "auxi chunk";
   }
-  unsigned y = le16(c), mo = le16(c + 2), d = le16(c + 6), hh = le16(c + 8), mi = le16(c + 10),
-           s = le16(c + 12), ms = le16(c + 14);
+  unsigned y = prx_le16(c), mo = prx_le16(c + 2), d = prx_le16(c + 6), hh = prx_le16(c + 8),
+           mi = prx_le16(c + 10), s = prx_le16(c + 12), ms = prx_le16(c + 14);
   if (y >= 1601 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && hh < 24 && mi < 60 &&
       s < 61 && ms < 1000) {
     snprintf(h->start_time, sizeof h->start_time, "%04u-%02u-%02uT%02u:%02u:%02u.%03u", y, mo, d,
@@ -131,12 +126,12 @@ static void parse_auxi(prx_wav_header *h, const unsigned char *c, uint32_t size)
 /* rcvr (Perseus): centre (Hz, int32), rate index, start (time_t, 32 bits, UTC), ... */
 static void parse_rcvr(prx_wav_header *h, const unsigned char *c, uint32_t size) {
   if (size < 12) return;
-  int32_t hz = (int32_t)le32(c);
+  int32_t hz = (int32_t)prx_le32(c);
   if (hz > 0 && !h->wav.center_from) {
     h->center_freq = hz;
     h->wav.center_from = "rcvr chunk";
   }
-  time_t t = (time_t)le32(c + 8);
+  time_t t = (time_t)prx_le32(c + 8);
   struct tm tm;
   if (t && !h->wav.start_time && gmtime_r(&t, &tm) &&
       strftime(h->start_time, sizeof h->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm))
@@ -197,7 +192,7 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
     }
     unsigned char ch[8];
     if ((st = read_exact(fd, path, off, ch, 8, "chunk header"))) return st;
-    uint32_t size32 = le32(ch + 4);
+    uint32_t size32 = prx_le32(ch + 4);
     if (have_data && !chunk_at(fd, off, file_size))
       return prx_fail(PRX_ERR_FORMAT,
                       "WAV file '%s': the %llu bytes after the data chunk (samples at byte %llu, "
@@ -221,7 +216,7 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
       if (!h->wav.rf64 || off != 12 || size32 < 24)
         return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': a misplaced or short ds64 chunk", path);
       if ((st = read_exact(fd, path, body, c, 24, "ds64 chunk"))) return st;
-      ds64 = le64(c + 8);
+      ds64 = prx_le64(c + 8);
     } else if (!memcmp(ch, "fmt ", 4)) {
       if (have_fmt) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has two fmt chunks", path);
       size_t n = size32 < sizeof c ? size32 : sizeof c;
