@@ -45,6 +45,9 @@ int cli_exit_frees_skipped(void);
 int cli_serve_client(int argc, char **argv);
 int cli_serve_connect(const char *path, char *why, size_t cap);
 
+/* A raw sample output: path "-" is standard output (refused where it is a terminal), else a file
+ * made afresh. -1 and *out, or the exit code after the error's line. */
+int cli_open_raw_output(const char *cmd, const char *path, FILE **out);
 /* 1 when s ends with suffix (an output's kind by its name: .wav, .sigmf-data, ...). */
 int cli_ends_with(const char *s, const char *suffix);
 /* The first line cli_error printed in this process (without "polyrx CMD: error: "), "" when

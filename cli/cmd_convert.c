@@ -165,16 +165,12 @@ int cmd_convert(int argc, char **argv) {
               "polyrx %s: note: the input's later captures and its annotations are not carried "
               "(%zu captures, %zu annotations; polyrx channelize carries them)\n",
               CMD, rec->n_captures, rec->n_annotations);
-  } else if (!strcmp(out_path, "-")) {
-    if (isatty(STDOUT_FILENO)) {
-      rc = cli_error(CMD, "refusing to write binary samples to a terminal (redirect or pipe "
-                          "standard output, or give -o FILE)");
+  } else {
+    int rc_out = cli_open_raw_output(CMD, out_path, &raw);
+    if (rc_out >= 0) {
+      rc = rc_out;
       goto done;
     }
-    raw = stdout;
-  } else if (!(raw = fopen(out_path, "wb"))) {
-    rc = cli_error(CMD, "cannot create %s: %s", out_path, strerror(errno));
-    goto done;
   }
   if (st) {
     rc = cli_status_error(CMD, out_path, st);

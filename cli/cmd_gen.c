@@ -514,17 +514,10 @@ int cmd_gen(int argc, char **argv) {
       rc = cli_status_error(CMD, "cannot start the WAV file", st);
       goto done;
     }
-  } else if (!strcmp(a.out, "-")) {
-    if (isatty(STDOUT_FILENO)) {
-      rc = cli_error(CMD, "refusing to write binary samples to a terminal (redirect or pipe "
-                          "standard output, or give -o FILE)");
-      goto done;
-    }
-    out = stdout;
   } else {
-    out = fopen(a.out, "wb");
-    if (!out) {
-      rc = cli_error(CMD, "cannot create %s: %s", a.out, strerror(errno));
+    int rc_out = cli_open_raw_output(CMD, a.out, &out);
+    if (rc_out >= 0) {
+      rc = rc_out;
       goto done;
     }
   }

@@ -38,6 +38,19 @@ int cli_error(const char *cmd, const char *fmt, ...) {
   return 1;
 }
 
+int cli_open_raw_output(const char *cmd, const char *path, FILE **out) {
+  *out = NULL;
+  if (!strcmp(path, "-")) {
+    if (isatty(STDOUT_FILENO))
+      return cli_error(cmd, "refusing to write binary samples to a terminal (redirect or pipe "
+                            "standard output, or give -o FILE)");
+    *out = stdout;
+  } else if (!(*out = fopen(path, "wb"))) {
+    return cli_error(cmd, "cannot create %s: %s", path, strerror(errno));
+  }
+  return -1;
+}
+
 int cli_ends_with(const char *s, const char *suffix) {
   size_t a = strlen(s), b = strlen(suffix);
   return a >= b && !strcmp(s + a - b, suffix);
