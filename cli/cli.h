@@ -198,10 +198,14 @@ typedef struct {
 uint64_t cli_input_samples(const prx_iq_reader *r);
 /* What a WAV input's header leaves to be said (cli/common.c): a centre frequency taken from
  * the file's name, a data size not as written (never filled in, wrapped past 4 GiB, more than
- * the file holds); notes on standard error, "polyrx CMD: note: ...". */
-void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav);
-/* The same facts in one sentence ("" when there is nothing to say), for `polyrx info`. */
+ * the file holds), a KiwiSDR file's rate measured by its time stamps (or why not); notes on
+ * standard error, "polyrx CMD: note: ...", unless quiet. Samples lost inside a KiwiSDR file
+ * (gaps between its time stamps) are a warning, said even when quiet. */
+void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav, int quiet);
+/* The data's extent in one sentence ("" when there is nothing to say), for `polyrx info`. */
 const char *cli_wav_extent_text(const prx_wav_info *wav, char *buf, size_t n);
+/* A KiwiSDR file's chunks and time stamps in one sentence ("" for other files). */
+const char *cli_wav_kiwi_text(const prx_wav_info *wav, char *buf, size_t n);
 void cli_progress_start(cli_progress *p, const char *cmd, uint64_t total, int quiet);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);

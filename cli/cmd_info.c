@@ -182,6 +182,19 @@ int cmd_info(int argc, char **argv) {
         cJSON_AddStringToObject(w, "start_time", wav->start_time);
       else
         cJSON_AddNullToObject(w, "start_time");
+      cJSON_AddNumberToObject(w, "header_rate", wav->header_rate);
+      cJSON_AddStringToObject(w, "rate_from", wav->rate_from);
+      cJSON_AddNumberToObject(w, "data_chunks", (double)wav->data_chunks);
+      if (wav->gps_stamps) {
+        cJSON *k = cJSON_AddObjectToObject(w, "kiwisdr");
+        cJSON_AddNumberToObject(k, "gps_stamps", (double)wav->gps_stamps);
+        cJSON_AddNumberToObject(k, "gps_valid", (double)wav->gps_valid);
+        cli_json_num(k, "gps_rate", wav->gps_rate > 0 ? wav->gps_rate : NAN);
+        cli_json_num(k, "gps_span_s", wav->gps_rate > 0 ? wav->gps_span : NAN);
+        cJSON_AddNumberToObject(k, "gaps", (double)wav->gps_gaps);
+        if (wav->gps_gaps)
+          cJSON_AddNumberToObject(k, "first_gap_sample", (double)wav->gps_first_gap);
+      }
     }
     if (info.is_sigmf) {
       cJSON *caps = cJSON_AddArrayToObject(o, "captures");
@@ -259,6 +272,11 @@ int cmd_info(int argc, char **argv) {
     char extent_text[320];
     if (wav && cli_wav_extent_text(wav, extent_text, sizeof extent_text)[0])
       printf("%-12s %s\n", "data", extent_text);
+    if (wav && cli_wav_kiwi_text(wav, extent_text, sizeof extent_text)[0])
+      printf("%-12s %s\n", "KiwiSDR", extent_text);
+    if (wav && strcmp(wav->rate_from, "fmt chunk"))
+      printf("%-12s the rate from the %s (the fmt chunk's: %.10g Hz)\n", "", wav->rate_from,
+             wav->header_rate);
     if (isfinite(seconds))
       printf("%-12s %llu samples, %.9g s\n", "length", (unsigned long long)samples, seconds);
     else

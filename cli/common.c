@@ -225,8 +225,39 @@ const char *cli_wav_extent_text(const prx_wav_info *wav, char *buf, size_t n) {
   return buf;
 }
 
-void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav) {
+const char *cli_wav_kiwi_text(const prx_wav_info *wav, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (!wav->gps_stamps) return buf;
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, n - k, "%llu data chunks, %llu GPS time stamps (%llu with a fix)",
+                        (unsigned long long)wav->data_chunks, (unsigned long long)wav->gps_stamps,
+                        (unsigned long long)wav->gps_valid);
+  if (k < n && wav->gps_rate > 0)
+    k += (size_t)snprintf(buf + k, n - k, "; %.10g samples/s over %.3f s", wav->gps_rate,
+                          wav->gps_span);
+  if (k < n && wav->gps_gaps)
+    snprintf(buf + k, n - k,
+             "; %llu gap%s where samples were lost, the first before sample %llu; %llu zero "
+             "samples stand for them",
+             (unsigned long long)wav->gps_gaps, wav->gps_gaps == 1 ? "" : "s",
+             (unsigned long long)wav->gps_first_gap, (unsigned long long)wav->gps_filled);
+  else if (k < n && wav->gps_valid >= 2)
+    snprintf(buf + k, n - k, "; no gaps");
+  return buf;
+}
+
+void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav, int quiet) {
   char text[320];
+  /* samples lost inside the file are said even with -q: the bits there are noise */
+  if (wav->gps_gaps)
+    fprintf(stderr,
+            "polyrx %s: warning: WAV file %s: its KiwiSDR time stamps show %llu gap%s where "
+            "samples were lost (dropped packets; the first before sample %llu): %llu zero samples "
+            "stand for them, so that what follows keeps its time%s\n",
+            cmd, input, (unsigned long long)wav->gps_gaps, wav->gps_gaps == 1 ? "" : "s",
+            (unsigned long long)wav->gps_first_gap, (unsigned long long)wav->gps_filled,
+            wav->gps_filled ? "" : " (none: the stamps jump by a minute or more, or backwards)");
+  if (quiet) return;
   if (cli_wav_extent_text(wav, text, sizeof text)[0])
     fprintf(stderr, "polyrx %s: note: WAV file %s: %s\n", cmd, input, text);
   if (wav->center_from && !strcmp(wav->center_from, "file name"))
@@ -234,6 +265,20 @@ void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav) {
             "polyrx %s: note: WAV file %s has no centre frequency in its header: taken from its "
             "name (-f overrides)\n",
             cmd, input);
+  if (wav->rate_from && strcmp(wav->rate_from, "fmt chunk"))
+    fprintf(stderr,
+            "polyrx %s: note: WAV file %s: rate %.10g Hz, measured by its KiwiSDR GPS time stamps "
+            "over %.3f s (its fmt chunk: %.10g, rounded; -s overrides)\n",
+            cmd, input, wav->gps_rate, wav->gps_span, wav->header_rate);
+  else if (wav->gps_stamps)
+    fprintf(stderr,
+            "polyrx %s: note: WAV file %s: its KiwiSDR time stamps %s: the rate is its fmt "
+            "chunk's, %.10g Hz, rounded to whole Hz (-s sets the true one)\n",
+            cmd, input,
+            wav->gps_valid < 2  ? "have no GPS fix"
+            : wav->gps_span < 1 ? "span less than a second"
+                                : "disagree with its fmt chunk's rate by more than 0.1 %",
+            wav->header_rate);
 }
 
 static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx_wav_info *wav,
@@ -273,7 +318,7 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
   if (wav && o->format && fmt != info->format)
     return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",
                      o->format, prx_wav_stored_name(wav), prx_format_name(info->format));
-  if (wav && !o->quiet) cli_wav_note(cmd, o->input, wav);
+  if (wav) cli_wav_note(cmd, o->input, wav, o->quiet);
   int rc = input_rate_centre(cmd, o, wav, info);
   if (rc >= 0) return rc;
   if (real) {

@@ -6,7 +6,8 @@
 # several positional readers reads the 16-bit WAV's data chunk exactly; a size never filled in
 # is read to the end and said; `info` describes what it read; standard input holding a WAV file,
 # a three-channel WAV and -F against the header are refused with one line and exit 1 (one channel:
-# real samples, tests/cli_real.sh).
+# real samples, tests/cli_real.sh); KiwiSDR files (a GPS time stamp before each data chunk) read
+# as one stream, with the start, rate and lost packets from the stamps.
 set -u
 P=${1:?usage: cli_wav.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -104,6 +105,48 @@ assert g["polyrx:input_center_frequency"] == 7100000, g
 assert g["polyrx:input_sample_rate"] == 96000, g
 assert g["polyrx:input_samples"] == 192000, g
 EOF
+
+# KiwiSDR files (kiwirecorder --kiwi-wav): a GPS time stamp before every data chunk of 512
+# samples; the second file lost its 100th packet. The stamps give the start (the name's date
+# and second, the stamps' nanoseconds), the rate, and the lost samples, read as zeros.
+kiwi="20261204T093015Z_7100000_iq.wav"
+python3 - "$T" "$kiwi" <<'EOF' || bad "writing the KiwiSDR files failed"
+import math, struct, sys
+t, name = sys.argv[1], sys.argv[2]
+d = open(t + "/x.ci16", "rb").read()
+def kiwi(path, drop):
+    parts = [b"fmt ", struct.pack("<IHHIIHH", 16, 1, 2, 96000, 384000, 4, 16)]
+    tow = 5 * 86400 + 9 * 3600 + 30 * 60 + 15 + 18  # GPS = UTC + 18 s
+    for c, first in enumerate(range(0, len(d) // 4, 512)):
+        s = 0.125 + first / 96000
+        if c != drop:
+            parts += [b"kiwi", struct.pack("<IBBII", 10, 3, 0, tow + math.floor(s),
+                                           round((s - math.floor(s)) * 1e9)),
+                      b"data", struct.pack("<I", len(d[first * 4:(first + 512) * 4])),
+                      d[first * 4:(first + 512) * 4]]
+    body = b"WAVE" + b"".join(parts)
+    open(path, "wb").write(b"RIFF" + struct.pack("<I", len(body)) + body)
+kiwi(t + "/" + name, -1)
+kiwi(t + "/lost_" + name, 100)
+EOF
+demod "$T/$kiwi" "$T/kw.bits" -s $FS || bad "demod the KiwiSDR file failed"
+cmp -s "$T/ref16.bits" "$T/kw.bits" || bad "KiwiSDR file: bits differ from the raw file's"
+out=$("$P" info --json "$T/$kiwi") || bad "info --json $kiwi failed"
+got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); w=d['wav_header']; k=w['kiwisdr']; print(d['samples'], d['center_freq'], round(d['sample_rate'], 3), w['rate_from'], w['start_time'], w['data_chunks'], k['gps_stamps'], k['gps_valid'], k['gaps'])" "$out")
+[ "$got" = "192000 7100000 96000.0 GPS time stamps 2026-12-04T09:30:15.125000000Z 375 375 375 0" ] ||
+  bad "info --json $kiwi: $got"
+"$P" demod -q -i "$T/lost_$kiwi" -s $FS -r 2400 --cfo-span 4096 -o "$T/kl.bits" 2>"$T/err" ||
+  bad "demod the KiwiSDR file with a lost packet failed"
+grep -q "warning: .*1 gap where samples were lost (dropped packets; the first before sample 51200): 512 zero samples" "$T/err" ||
+  bad "KiwiSDR lost packet: no warning under -q: $(cat "$T/err")"
+[ "$(wc -c <"$T/kl.bits")" = "$(wc -c <"$T/ref16.bits")" ] ||
+  bad "KiwiSDR lost packet: $(wc -c <"$T/kl.bits") bits, the whole file has $(wc -c <"$T/ref16.bits")"
+out=$("$P" ber "$T/tx0.bits" "$T/kl.bits" 2>&1)
+python3 -c "import re,sys; m=re.search(r'aligned at shift \+0 bits.*BER ([0-9.e+-]+)', sys.argv[1], re.S); sys.exit(not (m and float(m.group(1)) < 0.01))" "$out" ||
+  bad "KiwiSDR lost packet: the bits after the gap lost their place: $out"
+POLYRX_READERS=3 "$P" rx -q -i "$T/$kiwi" -s $FS -K 8 --carrier f=0,rs=2400 --read-block 20000 \
+  -o "$T/rx_kiwi" >/dev/null || bad "rx on the KiwiSDR file failed"
+cmp -s "$T/rx_kiwi/c0.bits" "$T/rx_x.ci16/c0.bits" || bad "rx: KiwiSDR bits differ from raw"
 
 # info
 out=$("$P" info --json "$T/c24.wav") || bad "info --json c24.wav failed"

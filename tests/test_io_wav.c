@@ -293,6 +293,206 @@ static void positional_and_cut(test_rng *rng) {
   free(s);
 }
 
+/* ---- KiwiSDR files: a time stamp before every data chunk ----
+ * n samples of ci16 in data chunks of 512 (the last shorter), each after a kiwi chunk whose GPS
+ * time is sample k's true instant at `rate` from t0 (seconds of the GPS week, start_ns
+ * nanoseconds); `drop` > 0 leaves the samples of that chunk out (a lost packet: the stamps go on
+ * at their true times); age 255: no GPS. */
+typedef struct {
+  double rate;
+  uint32_t tow;
+  uint32_t start_ns;
+  size_t drop;
+  unsigned age;
+} kiwi_layout;
+
+static size_t write_kiwi(const char *path, const unsigned char *s, size_t n, kiwi_layout k) {
+  bytes body = {0};
+  put_fmt(&body, 1, 2, (uint32_t)lround(k.rate), 16, 0);
+  size_t kept = 0;
+  for (size_t c = 0, first = 0; first < n; c++, first += 512) {
+    size_t len = n - first < 512 ? n - first : 512;
+    if (k.drop && c == k.drop) continue;
+    /* the instant of sample `first`, in float64 from the whole nanoseconds */
+    double t = k.start_ns * 1e-9 + (double)first / k.rate;
+    double whole = floor(t);
+    unsigned char stamp[10] = {(unsigned char)k.age, 0};
+    uint32_t tow = (uint32_t)((k.tow + (uint64_t)whole) % 604800),
+             ns = (uint32_t)llround((t - whole) * 1e9);
+    if (ns >= 1000000000u) ns -= 1000000000u, tow = (tow + 1) % 604800;
+    for (int b = 0; b < 4; b++) {
+      stamp[2 + b] = (unsigned char)(tow >> 8 * b);
+      stamp[6 + b] = (unsigned char)(ns >> 8 * b);
+    }
+    put_chunk(&body, "kiwi", stamp, 10);
+    put_chunk(&body, "data", s + first * 4, (uint32_t)(len * 4));
+    kept += len;
+  }
+  write_riff(path, &body);
+  free(body.b);
+  return kept;
+}
+
+/* Reads the whole stream in pieces of random size; 1 when it is want (m samples of ci16). */
+static int reads_as(prx_iq_reader *r, test_rng *rng, const unsigned char *want, size_t m) {
+  unsigned char *got = malloc(m * 4 + 4096);
+  size_t have = 0, k = 0;
+  prx_status st;
+  do {
+    size_t ask = 1 + (size_t)(test_rng_u64(rng) % 1500);
+    st = prx_iq_read(r, got + have * 4, ask, &k);
+    have += k;
+  } while (!st && k && have <= m);
+  int ok = !st && have == m && !memcmp(got, want, m * 4);
+  free(got);
+  return ok;
+}
+
+static void kiwi(test_rng *rng) {
+  const size_t n = 40 * 512 + 123; /* 80 chunks and a short one */
+  const stored_type t = {1, 16, 0, PRX_CI16};
+  unsigned char *s = malloc(n * 4);
+  fill_stored(&t, rng, s, n);
+  /* 2026-12-04T11:22:33Z is GPS week 2395, second 429771 (+18 leap seconds: 429771 = Friday
+   * 11:22:51 GPS), the samples starting 0.25 s later than the name's second */
+  const char *path = tmp("20261204T112233Z_7100000_iq.wav");
+  const kiwi_layout good = {12001.135, 5 * 86400 + 11 * 3600 + 22 * 60 + 51, 250000000, 0, 0};
+  write_kiwi(path, s, n, good);
+  prx_iq_reader *r = NULL;
+  CHECK_OK(prx_iq_open(path, PRX_CF32, &r));
+  const prx_wav_info *w = prx_iq_reader_wav(r);
+  const prx_iq_info *info = prx_iq_reader_info(r);
+  CHECK(w && w->data_chunks == 41 && w->gps_stamps == 41 && w->gps_valid == 41 &&
+            w->gps_gaps == 0 && w->data_bytes == n * 4 && w->header_rate == 12001,
+        "KiwiSDR file: %llu data chunks, %llu stamps (%llu valid), %llu gaps, %llu bytes",
+        w ? (unsigned long long)w->data_chunks : 0ull, w ? (unsigned long long)w->gps_stamps : 0ull,
+        w ? (unsigned long long)w->gps_valid : 0ull, w ? (unsigned long long)w->gps_gaps : 0ull,
+        w ? (unsigned long long)w->data_bytes : 0ull);
+  /* the stamps are rounded to the nanosecond: over 1.7 s that is ~1e-9 of the rate */
+  CHECK(w && fabs(w->gps_rate / 12001.135 - 1) < 1e-8 && !strcmp(w->rate_from, "GPS time stamps") &&
+            info->sample_rate == w->gps_rate && fabs(w->gps_span - 40 * 512 / 12001.135) < 1e-8,
+        "KiwiSDR rate %.6f over %.9f s from the %s (12001.135)", w ? w->gps_rate : 0,
+        w ? w->gps_span : 0, w ? w->rate_from : "");
+  CHECK(info->center_freq == 7100000 && w && w->center_from && !strcmp(w->center_from, "file name"),
+        "KiwiSDR centre %.1f from %s", info->center_freq,
+        w && w->center_from ? w->center_from : "-");
+  CHECK(w && w->start_time && !strcmp(w->start_time, "2026-12-04T11:22:33.250000000Z"),
+        "KiwiSDR start %s", w && w->start_time ? w->start_time : "(none)");
+  CHECK(reads_as(r, rng, s, n), "KiwiSDR file read in pieces is not its samples");
+  /* positional reads across chunk boundaries, from every kind of start */
+  unsigned char got[2000 * 4];
+  for (int i = 0; i < 200; i++) {
+    uint64_t first = test_rng_u64(rng) % (n + 10);
+    size_t max = 1 + (size_t)(test_rng_u64(rng) % 2000), m = 0;
+    CHECK_OK(prx_iq_read_at(r, got, first, max, &m));
+    size_t want = first >= n ? 0 : n - first < max ? n - first : max;
+    CHECK(m == want && !memcmp(got, s + first * 4, m * 4), "read_at %llu + %zu: %zu samples (%zu)",
+          (unsigned long long)first, max, m, want);
+  }
+  int fd;
+  uint64_t base, limit;
+  CHECK(!prx_iq_reader_file(r, &fd, &base, &limit), "a KiwiSDR file offered for a mapping");
+  prx_iq_close(r);
+
+  /* a lost packet: the stamps say where and how many; zeros stand for them, the rate is still
+   * the stamps' (from the intervals without the gap) */
+  const char *lost = tmp("20261204T112233Z_7100000_lost_iq.wav");
+  kiwi_layout gap = good;
+  gap.drop = 7;
+  size_t kept = write_kiwi(lost, s, n, gap);
+  CHECK_OK(prx_iq_open(lost, PRX_CF32, &r));
+  w = prx_iq_reader_wav(r);
+  uint64_t known = 0;
+  prx_iq_reader_extent(r, &known, NULL);
+  CHECK(w && w->gps_gaps == 1 && w->gps_first_gap == 7 * 512 && w->gps_filled == 512 &&
+            !strcmp(w->rate_from, "GPS time stamps") && fabs(w->gps_rate / 12001.135 - 1) < 1e-8 &&
+            w->data_bytes == kept * 4 && known == n,
+        "lost packet: %llu gaps, first at %llu (3584), %llu zeros (512), rate %.6f from %s, %llu "
+        "samples (%zu)",
+        w ? (unsigned long long)w->gps_gaps : 0ull, w ? (unsigned long long)w->gps_first_gap : 0ull,
+        w ? (unsigned long long)w->gps_filled : 0ull, w ? w->gps_rate : 0, w ? w->rate_from : "",
+        (unsigned long long)known, n);
+  unsigned char *holed = malloc(n * 4);
+  memcpy(holed, s, n * 4);
+  memset(holed + 7 * 512 * 4, 0, 512 * 4);
+  CHECK(reads_as(r, rng, holed, n), "the file with a lost packet does not read as its samples "
+                                    "with zeros in the gap");
+  for (int i = 0; i < 100; i++) {
+    uint64_t first = test_rng_u64(rng) % n;
+    size_t max = 1 + (size_t)(test_rng_u64(rng) % 2000), m = 0;
+    CHECK_OK(prx_iq_read_at(r, got, first, max, &m));
+    size_t want = n - first < max ? n - first : max;
+    CHECK(m == want && !memcmp(got, holed + first * 4, m * 4),
+          "read_at %llu + %zu across a gap: %zu samples (%zu)", (unsigned long long)first, max, m,
+          want);
+  }
+  free(holed);
+  prx_iq_close(r);
+
+  /* no GPS: the name's second is the start, the fmt chunk the rate */
+  kiwi_layout nofix = good;
+  nofix.age = 255;
+  write_kiwi(path, s, n, nofix);
+  CHECK_OK(prx_iq_open(path, PRX_CF32, &r));
+  w = prx_iq_reader_wav(r);
+  CHECK(w && w->gps_stamps == 41 && w->gps_valid == 0 && w->gps_rate == 0 &&
+            !strcmp(w->rate_from, "fmt chunk") && w->start_time &&
+            !strcmp(w->start_time, "2026-12-04T11:22:33Z"),
+        "no GPS fix: %llu valid stamps, rate from %s, start %s",
+        w ? (unsigned long long)w->gps_valid : 0ull, w ? w->rate_from : "",
+        w && w->start_time ? w->start_time : "(none)");
+  CHECK(reads_as(r, rng, s, n), "KiwiSDR file without GPS read in pieces is not its samples");
+  prx_iq_close(r);
+
+  /* cut 2 bytes into the last chunk's samples: its whole samples, then the cut one said */
+  write_kiwi(path, s, n, good);
+  FILE *f = fopen(path, "r+b");
+  CHECK(f && !fseek(f, 0, SEEK_END), "cannot open %s", path);
+  long size = f ? ftell(f) : 0;
+  CHECK(f && !ftruncate(fileno(f), size - 6), "cannot cut %s", path);
+  if (f) fclose(f);
+  CHECK_OK(prx_iq_open(path, PRX_CF32, &r));
+  w = prx_iq_reader_wav(r);
+  CHECK(w && w->extent == PRX_WAV_EXTENT_CUT && w->data_bytes == n * 4 - 6 &&
+            w->declared_bytes == n * 4,
+        "cut KiwiSDR file: extent %d, %llu bytes", w ? (int)w->extent : -1,
+        w ? (unsigned long long)w->data_bytes : 0ull);
+  CHECK(!reads_as(r, rng, s, n), "the cut file read as whole");
+  prx_iq_close(r);
+  CHECK_OK(prx_iq_open(path, PRX_CF32, &r));
+  unsigned char *all = malloc(n * 4);
+  size_t m = 0;
+  CHECK_OK(prx_iq_read(r, all, n, &m));
+  CHECK(m == n - 2 && !memcmp(all, s, m * 4), "cut KiwiSDR file: %zu samples (%zu)", m, n - 2);
+  prx_status st = prx_iq_read(r, all, n, &m);
+  CHECK(st == PRX_ERR_TRUNCATED, "cut KiwiSDR file's end: %s", prx_strerror(st));
+  prx_iq_close(r);
+  free(all);
+
+  /* damaged: a kiwi chunk of another size, bytes that are no chunk between two */
+  bytes b = {0};
+  put_fmt(&b, 1, 2, 12001, 16, 0);
+  put_chunk(&b, "kiwi", "0123456789ab", 12);
+  put_chunk(&b, "data", s, 2048);
+  write_riff(path, &b);
+  st = prx_iq_open(path, PRX_CF32, &r);
+  CHECK(st == PRX_ERR_FORMAT && !r && strstr(prx_last_error(), "10 expected"),
+        "a kiwi chunk of 12 bytes: %s (%s)", prx_strerror(st), prx_last_error());
+  b.n = 0;
+  put_fmt(&b, 1, 2, 12001, 16, 0);
+  put_chunk(&b, "kiwi", "0123456789", 10);
+  put_chunk(&b, "data", s, 2048);
+  put(&b, "\x01\x02\x03\x04\x05\x06\x07\x08\x09", 9);
+  put_chunk(&b, "kiwi", "0123456789", 10);
+  put_chunk(&b, "data", s, 2048);
+  write_riff(path, &b);
+  st = prx_iq_open(path, PRX_CF32, &r);
+  CHECK(st == PRX_ERR_FORMAT && !r && strstr(prx_last_error(), "not a WAV chunk"),
+        "bytes between KiwiSDR chunks: %s (%s)", prx_strerror(st), prx_last_error());
+  free(b.b);
+  free(s);
+}
+
 /* ---- RF64, placeholder sizes ---- */
 static void rf64_and_placeholders(test_rng *rng) {
   const size_t n = 3001;
@@ -492,13 +692,14 @@ static void refused(void) {
       {"block align", PRX_ERR_FORMAT, "block align"},
       {"no fmt", PRX_ERR_FORMAT, "before its fmt"},
       {"no data", PRX_ERR_FORMAT, "no data chunk"},
-      {"two data", PRX_ERR_UNSUPPORTED, "more than one data chunk"},
+      {"two data", PRX_ERR_UNSUPPORTED, "no KiwiSDR time stamps"},
       {"junk after data", PRX_ERR_FORMAT, "are not WAV chunks"},
       {"extensible GUID", PRX_ERR_UNSUPPORTED, "sub-format"},
       {"cut header", PRX_ERR_FORMAT, "ends inside"},
       {"rate 0", PRX_ERR_FORMAT, "sample rate 0"},
       {"fmt past the end", PRX_ERR_FORMAT, "past the file's end"},
       {"-F ci16 for float", PRX_ERR_INVALID, "float 32-bit"},
+      {"kiwi after data", PRX_ERR_FORMAT, "after its data chunk"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     bytes b = {0};
@@ -518,7 +719,7 @@ static void refused(void) {
     case 7:
       put_fmt(&b, 1, 2, 8000, 16, 0);
       put_chunk(&b, "data", four, 4);
-      put_chunk(&b, "kiwi", four, 8);
+      put_chunk(&b, "LIST", four, 8);
       put_chunk(&b, "data", four, 4);
       break;
     case 8:
@@ -534,8 +735,14 @@ static void refused(void) {
     case 11: put_fmt(&b, 1, 2, 0, 16, 0); break;
     case 12: put(&b, "fmt \x40\0\0\0\x01\0\x02\0\x40\x1f\0\0\0\x7d\0\0\x04\0\x10\0", 24); break;
     case 13: put_fmt(&b, 3, 2, 8000, 32, 0), given = PRX_CI16; break;
+    case 14:
+      put_fmt(&b, 1, 2, 8000, 16, 0);
+      put_chunk(&b, "data", four, 4);
+      put_chunk(&b, "kiwi", "0123456789", 10);
+      put_chunk(&b, "data", four, 4);
+      break;
     }
-    if (i != 6 && i != 7 && i != 8 && i != 10 && i != 12) put_chunk(&b, "data", four, 4);
+    if (i != 6 && i != 7 && i != 8 && i != 10 && i != 12 && i != 14) put_chunk(&b, "data", four, 4);
     const char *path = tmp("bad.wav");
     write_riff(path, &b);
     prx_iq_reader *r = NULL;
@@ -555,6 +762,7 @@ int main(void) {
   test_rng_seed(&rng, 20261204);
   stored_types(&rng);
   positional_and_cut(&rng);
+  kiwi(&rng);
   rf64_and_placeholders(&rng);
   wrapped();
   centre();

@@ -84,7 +84,27 @@ typedef struct {
                               chunk", "file name", or NULL (none: 0) */
   const char *start_time;  /* the recording's start from an auxi chunk ("YYYY-MM-DDTHH:MM:SS.mmm",
                               the recorder's clock, zone not given) or a rcvr chunk (UTC, with
-                              "Z"); NULL when none */
+                              "Z"), a KiwiSDR file's GPS time stamps (UTC, "Z", to the
+                              nanosecond) or a kiwirecorder file name (UTC, "Z"); NULL when none */
+  double header_rate;      /* the fmt chunk's sample rate */
+  const char *rate_from;   /* where prx_iq_info.sample_rate came from: "fmt chunk" or "GPS time
+                              stamps" (a KiwiSDR file: its fmt chunk holds the rate rounded to
+                              whole Hz) */
+  uint64_t data_chunks;    /* data chunks read as one stream: 1, or a KiwiSDR file's many */
+  /* A KiwiSDR file (kiwirecorder --kiwi-wav) has a "kiwi" chunk before each data chunk: the GPS
+   * time of the data chunk's first sample, as seconds of the GPS week. */
+  uint64_t gps_stamps;    /* kiwi chunks */
+  uint64_t gps_valid;     /* those with a GPS time (the receiver had a fix within 253 s) */
+  double gps_rate;        /* samples per second over the intervals between successive valid
+                             stamps without a gap (0: none) */
+  double gps_span;        /* seconds those intervals cover */
+  uint64_t gps_gaps;      /* successive valid stamps whose time apart disagrees with the samples
+                             between them (at the fmt chunk's rate) by more than a quarter: samples
+                             lost between them (dropped network packets) */
+  uint64_t gps_first_gap; /* the stream's first sample after the first gap (0: no gap) */
+  uint64_t gps_filled;    /* zero samples the reader puts in the gaps, as many as the stamps' time
+                             says were lost (a gap of a minute or more is left as it is): the stream
+                             keeps its time; data_bytes does not count them */
 } prx_wav_info;
 
 /* The WAV header r read, NULL when r does not read a WAV file. Lives as long as r. */

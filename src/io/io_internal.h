@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Stored samples are little-endian (SigMF *_le, and raw files by the usual SDR convention);
  * on a big-endian host every multi-byte component is swapped on the way in and out. */
@@ -56,9 +57,20 @@ typedef struct {
 /* n stored values to float (integers to [-1, 1), unsigned 8-bit (v - 127.5) / 127.5). */
 void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out);
 
+/* A run of `count` data chunks of `bytes` bytes each, `period` bytes apart in the file, the
+ * first one's samples at byte `offset`: the stream's bytes from `start` on (a KiwiSDR file's data
+ * chunks, each after its time stamp). offset UINT64_MAX: `bytes` zeros, for samples lost in a
+ * gap between two stamps. */
+typedef struct {
+  uint64_t offset, start, bytes, period, count;
+} prx_wav_run;
+
 /* A WAV file's header (src/io/wav_header.c). */
 typedef struct {
   prx_wav_info wav;
+  prx_wav_run *runs; /* where the samples of several data chunks lie (malloc'd), NULL for one
+                        data chunk (its samples contiguous from wav.data_offset) */
+  size_t n_runs;
   prx_format format;        /* of the samples handed out */
   int convert;              /* 1: converted as read (stored: PCM 24/32, float 64, or real) */
   prx_stored stored;        /* a component as stored */
@@ -79,8 +91,20 @@ int prx_wav_sniff(const unsigned char *head, size_t n);
 /* Reads the header of the WAV file open as fd (a regular file of file_size bytes). h->wav's
  * strings point into h. */
 prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx_wav_header *h);
+void prx_wav_header_free(prx_wav_header *h); /* accepts NULL */
+/* Reads exactly n bytes at off of the WAV file fd; PRX_ERR_FORMAT naming `what` when the file
+ * ends first. */
+prx_status prx_wav_read_exact(int fd, const char *path, uint64_t off, void *buf, size_t n,
+                              const char *what);
+/* A KiwiSDR file's chunks from its first "kiwi" chunk at byte off to the file's end (src/io/
+ * wav_kiwi.c): h's runs, data extent, stamps, rate and start (h's fmt chunk already read). */
+prx_status prx_wav_walk_kiwi(prx_wav_header *h, int fd, const char *path, uint64_t off,
+                             uint64_t file_size);
 /* The centre frequency a file's name gives (one token such as "7100kHz"): 1 and *hz, else 0. */
 int prx_wav_name_frequency(const char *path, double *hz);
+/* kiwirecorder's name of an I/Q recording (20261204T112233Z_7100000_iq.wav): 1, the UTC time
+ * the file began and the frequency in Hz; else 0. */
+int prx_wav_name_kiwi(const char *path, time_t *start, double *hz);
 
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {

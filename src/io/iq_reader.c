@@ -52,6 +52,7 @@ struct prx_iq_reader {
   prx_sigmf_recording *rec; /* SigMF metadata beyond info (NULL for raw input) */
   int bounded;              /* 1: the stream ends after `remaining` more bytes (archive) */
   uint64_t remaining;
+  uint64_t pos; /* bytes of the data read so far (the cursor in a KiwiSDR file's chunks) */
   /* a regular file: prx_iq_read_at reads sample i at byte base + i * sample_size, with pread(2),
    * up to `limit` bytes after base (an archive's data member) */
   int positional;
@@ -348,10 +349,12 @@ static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_siz
   r->stored_name = prx_wav_stored_name(&h->wav);
   r->sample_size = h->file_sample_bytes;
   if (h->convert && (st = converting(r, h->stored, h->wav.channels))) return st;
-  if (lseek(r->fd, (off_t)h->wav.data_offset, SEEK_SET) < 0)
+  /* several data chunks (KiwiSDR) are read where their runs say, the offset staying at 0: the
+   * stream's byte b is then read at "base" 0 + b through pread_data */
+  if (!h->runs && lseek(r->fd, (off_t)h->wav.data_offset, SEEK_SET) < 0)
     return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
   r->bounded = 1;
-  r->remaining = h->wav.data_bytes;
+  r->remaining = h->wav.data_bytes + h->wav.gps_filled * h->file_sample_bytes;
   return PRX_OK;
 }
 
@@ -557,6 +560,32 @@ static prx_status read_failed(const prx_iq_reader *r, uint64_t done, int e) {
                   (unsigned long long)done, strerror(e));
 }
 
+/* pread(2) of up to n bytes of the data from its byte pos on (at base + pos); in a KiwiSDR
+ * file, whose samples lie in many data chunks, up to the end of the chunk that holds pos (or of
+ * the zeros that stand for samples lost in a gap). */
+static ssize_t pread_data(const prx_iq_reader *r, void *buf, size_t n, uint64_t pos) {
+  const prx_wav_header *h = r->wav;
+  if (!h || !h->runs) return pread(r->fd, buf, n, (off_t)(r->base + pos));
+  if (!h->n_runs) return 0;
+  size_t lo = 0, hi = h->n_runs; /* the last run that begins at or before pos */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (h->runs[mid].start <= pos)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const prx_wav_run *run = &h->runs[lo];
+  uint64_t in = pos - run->start, k = in / run->bytes, at = in % run->bytes;
+  if (k >= run->count) return 0; /* past the data's end */
+  if (n > run->bytes - at) n = (size_t)(run->bytes - at);
+  if (run->offset == UINT64_MAX) { /* samples lost in a gap: zeros */
+    memset(buf, 0, n);
+    return (ssize_t)n;
+  }
+  return pread(r->fd, buf, n, (off_t)(run->offset + k * run->period + at));
+}
+
 /* Reads up to max samples as stored into buf (prx_iq_read's contract, before any conversion). */
 static prx_status read_stored(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (r->read_errno) return read_failed(r, r->samples, r->read_errno);
@@ -576,7 +605,9 @@ static prx_status read_stored(prx_iq_reader *r, void *buf, size_t max, size_t *n
       r->eof = 1;
       break;
     }
-    ssize_t got = read(r->fd, p + have, ask);
+    ssize_t got =
+        r->wav && r->wav->runs ? pread_data(r, p + have, ask, r->pos) : read(r->fd, p + have, ask);
+    if (got > 0) r->pos += (uint64_t)got;
     /* a signal: hand out the complete samples already there, else say so (like read(2)), so
      * that a caller that stops on Ctrl-C sees it at once even when the producer is quiet. The
      * stream is not harmed: a later call goes on where this one stopped. */
@@ -698,7 +729,8 @@ int prx_iq_reader_positional(const prx_iq_reader *r) {
 
 int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t *limit) {
   /* a mapping hands the file's bytes out as they are */
-  if (!prx_iq_reader_positional(r) || r->swap_iq || r->scratch) return 0;
+  if (!prx_iq_reader_positional(r) || r->swap_iq || r->scratch || (r->wav && r->wav->runs))
+    return 0;
   *fd = r->fd;
   *base = r->base;
   *limit = r->limit;
@@ -724,7 +756,7 @@ static void pread_stored(const prx_iq_reader *r, void *dst, uint64_t first, size
   while (have < want) {
     size_t ask = want - have;
     if (ask > ((size_t)1 << 30)) ask = (size_t)1 << 30;
-    ssize_t got = pread(r->fd, p + have, ask, (off_t)(r->base + off + have));
+    ssize_t got = pread_data(r, p + have, ask, off + have);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) *err = errno;
     if (got <= 0) break;
@@ -826,7 +858,7 @@ void prx_iq_close(prx_iq_reader *r) {
   if (!r) return;
   if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r->name);
-  free(r->wav);
+  prx_wav_header_free(r->wav);
   free(r->scratch);
   free(r->reals);
   prx_halfband_destroy(r->hb);

@@ -3,7 +3,8 @@
  * where the samples lie (the reader converts the types it does not hand out as stored, and real
  * one-channel files, as it reads). The data chunk's extent is never guessed silently: sizes a
  * writer did not fill in or that wrapped past 4 GiB are recognised by the chunks around them, and
- * bytes after the data that are no chunk are an error. */
+ * bytes after the data that are no chunk are an error. A KiwiSDR file's many data chunks, each
+ * after its time stamp, are walked by src/io/wav_kiwi.c. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
@@ -27,9 +28,8 @@ int prx_wav_sniff(const unsigned char *head, size_t n) {
          !memcmp(head + 8, "WAVE", 4);
 }
 
-/* Reads exactly n bytes at off; PRX_ERR_FORMAT when the file ends first. */
-static prx_status read_exact(int fd, const char *path, uint64_t off, void *buf, size_t n,
-                             const char *what) {
+prx_status prx_wav_read_exact(int fd, const char *path, uint64_t off, void *buf, size_t n,
+                              const char *what) {
   size_t done = 0;
   while (done < n) {
     ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
@@ -97,7 +97,8 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
   h->wav.channels = (int)channels;
   h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8, 0};
   h->file_sample_bytes = align;
-  h->sample_rate = rate;
+  h->sample_rate = h->wav.header_rate = rate;
+  h->wav.rate_from = "fmt chunk";
   /* two channels of 8 or 16 bits or float 32 are read as stored; the rest converted to cf32
    * (real samples through the half-band converter) */
   h->convert = channels == 1 || !(bits == 8 || bits == 16 || (bits == 32 && h->wav.is_float));
@@ -176,7 +177,7 @@ static void data_extent(prx_wav_header *h, int fd, uint64_t off, uint64_t file_s
 prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx_wav_header *h) {
   memset(h, 0, sizeof *h);
   unsigned char head[12];
-  prx_status st = read_exact(fd, path, 0, head, sizeof head, "RIFF header");
+  prx_status st = prx_wav_read_exact(fd, path, 0, head, sizeof head, "RIFF header");
   if (st) return st;
   if (!prx_wav_sniff(head, sizeof head))
     return prx_fail(PRX_ERR_FORMAT, "'%s' is not a WAV file", path);
@@ -191,7 +192,7 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
                       path, (unsigned long long)off);
     }
     unsigned char ch[8];
-    if ((st = read_exact(fd, path, off, ch, 8, "chunk header"))) return st;
+    if ((st = prx_wav_read_exact(fd, path, off, ch, 8, "chunk header"))) return st;
     uint32_t size32 = prx_le32(ch + 4);
     if (have_data && !chunk_at(fd, off, file_size))
       return prx_fail(PRX_ERR_FORMAT,
@@ -215,17 +216,26 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
     if (!memcmp(ch, "ds64", 4)) {
       if (!h->wav.rf64 || off != 12 || size32 < 24)
         return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': a misplaced or short ds64 chunk", path);
-      if ((st = read_exact(fd, path, body, c, 24, "ds64 chunk"))) return st;
+      if ((st = prx_wav_read_exact(fd, path, body, c, 24, "ds64 chunk"))) return st;
       ds64 = prx_le64(c + 8);
     } else if (!memcmp(ch, "fmt ", 4)) {
       if (have_fmt) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has two fmt chunks", path);
       size_t n = size32 < sizeof c ? size32 : sizeof c;
-      if ((st = read_exact(fd, path, body, c, n, "fmt chunk"))) return st;
+      if ((st = prx_wav_read_exact(fd, path, body, c, n, "fmt chunk"))) return st;
       if ((st = parse_fmt(h, path, c, size32))) return st;
       have_fmt = 1;
+    } else if (!memcmp(ch, "kiwi", 4)) {
+      if (!have_fmt || have_data)
+        return prx_fail(PRX_ERR_FORMAT,
+                        "WAV file '%s': a kiwi chunk (a KiwiSDR time stamp) %s, at byte %llu", path,
+                        have_fmt ? "after its data chunk" : "before its fmt chunk",
+                        (unsigned long long)off);
+      if ((st = prx_wav_walk_kiwi(h, fd, path, off, file_size))) return st;
+      have_data = 1;
+      break;
     } else if (!memcmp(ch, "auxi", 4) || !memcmp(ch, "rcvr", 4)) {
       size_t n = size32 < sizeof c ? size32 : sizeof c;
-      if ((st = read_exact(fd, path, body, c, n, "chunk"))) return st;
+      if ((st = prx_wav_read_exact(fd, path, body, c, n, "chunk"))) return st;
       if (ch[0] == 'a')
         parse_auxi(h, c, size32);
       else
@@ -233,8 +243,9 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
     } else if (is_data) {
       if (have_data)
         return prx_fail(PRX_ERR_UNSUPPORTED,
-                        "WAV file '%s' holds more than one data chunk (the second at byte %llu; "
-                        "a KiwiSDR recording with GPS time stamps?): polyrx reads files of one",
+                        "WAV file '%s' holds more than one data chunk (the second at byte "
+                        "%llu) and no KiwiSDR time stamps between them: polyrx reads files of "
+                        "one data chunk, and KiwiSDR's",
                         path, (unsigned long long)off);
       if (!have_fmt)
         return prx_fail(PRX_ERR_FORMAT, "WAV file '%s': its data chunk comes before its fmt chunk",
@@ -242,15 +253,32 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
       data_extent(h, fd, off, file_size, size32, ds64, &size);
       h->wav.data_offset = data_at = body;
       h->wav.data_bytes = size;
+      h->wav.data_chunks = 1;
       have_data = 1;
     }
     off = body + size + (size & 1);
   }
   if (!have_fmt) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has no fmt chunk", path);
   if (!have_data) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has no data chunk", path);
+  time_t named;
+  double hz;
+  int kiwi_named = h->wav.channels == 2 && prx_wav_name_kiwi(path, &named, &hz);
   if (!h->wav.center_from && prx_wav_name_frequency(path, &h->center_freq))
     h->wav.center_from = "file name";
+  if (!h->wav.center_from && kiwi_named) {
+    h->center_freq = hz;
+    h->wav.center_from = "file name";
+  }
+  struct tm tm;
+  if (!h->wav.start_time && kiwi_named && gmtime_r(&named, &tm) &&
+      strftime(h->start_time, sizeof h->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    h->wav.start_time = h->start_time;
   return PRX_OK;
+}
+
+void prx_wav_header_free(prx_wav_header *h) {
+  if (h) free(h->runs);
+  free(h);
 }
 
 /* A token of the file name (between '_', ' ', '-' or the name's ends, the extension cut off)

@@ -62,6 +62,14 @@ static inline uint64_t fuzz_u64(fuzz_bytes *b) {
   uint64_t lo = fuzz_u32(b);
   return lo | (uint64_t)fuzz_u32(b) << 32;
 }
+/* n floats equal bit for bit, or both NaN (which NaN a conversion gives is the code path's:
+ * vector and scalar loops may differ in the payload) */
+static inline int fuzz_same_floats(const float *x, const float *y, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(&x[i], &y[i], sizeof *x) && !(isnan(x[i]) && isnan(y[i]))) return 0;
+  return 1;
+}
+
 /* A double from 8 raw bytes: any bit pattern, NaNs and infinities included. */
 static inline double fuzz_raw_double(fuzz_bytes *b) {
   uint64_t u = fuzz_u64(b);

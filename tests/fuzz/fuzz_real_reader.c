@@ -23,14 +23,6 @@
 static int file_fd = -1;
 static char file_path[64];
 
-/* n samples equal bit for bit, or both NaN */
-static int same_samples(const prx_cf32 *a, const prx_cf32 *b, size_t n) {
-  const float *x = (const float *)a, *y = (const float *)b;
-  for (size_t i = 0; i < 2 * n; i++)
-    if (memcmp(&x[i], &y[i], sizeof *x) && !(isnan(x[i]) && isnan(y[i]))) return 0;
-  return 1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 3) return 0;
   static const char *const names[4] = {"ri8", "ru8", "ri16", "rf32"};
@@ -86,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t want = 1 + (size_t)(data[2] + 37 * k) % (n_out + 3), got = 0;
     st = prx_iq_read_at(r, at, first, want, &got);
     size_t expect = first + want <= n_out ? want : (size_t)(n_out - first);
-    FUZZ_CHECK(got == expect && same_samples(at, all + first, got),
+    FUZZ_CHECK(got == expect &&
+                   fuzz_same_floats((const float *)at, (const float *)(all + first), 2 * got),
                "read_at %llu +%zu: %zu samples (%zu), or not the sequential read's",
                (unsigned long long)first, want, got, expect);
     FUZZ_CHECK(st == PRX_OK || (st == PRX_ERR_TRUNCATED && len % ss && first + want >= n_out),

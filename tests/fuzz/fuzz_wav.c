@@ -5,7 +5,9 @@
  * or NOMEM and a message, returning no reader, or gives a WAV reader (is_wav, a known stored type,
  * the data inside the file); reads then hand out complete samples, never more than the data
  * chunk's extent holds, and end with a count of 0 or PRX_ERR_TRUNCATED (a data chunk that ends
- * inside a sample), having handed out exactly the extent's whole samples. */
+ * inside a sample), having handed out exactly the extent's whole samples (a KiwiSDR file's data
+ * chunks as one stream, with zeros for the samples its time stamps say were lost); positional
+ * reads give the same samples. */
 #include "fuzz.h"
 
 #include "io/io_internal.h"
@@ -47,16 +49,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                "data %llu bytes at %llu in a file of %zu", (unsigned long long)w->data_bytes,
                (unsigned long long)w->data_offset, size);
     stored = (uint64_t)w->bits / 4;
-    FUZZ_CHECK(whole == w->data_bytes / stored && extra == w->data_bytes % stored,
+    const uint64_t bytes = w->data_bytes + w->gps_filled * stored; /* the gaps' zeros too */
+    FUZZ_CHECK(w->gps_filled == 0 || w->gps_gaps, "%llu zeros without a gap",
+               (unsigned long long)w->gps_filled);
+    FUZZ_CHECK(whole == bytes / stored && extra == bytes % stored,
                "extent %llu + %llu for %llu bytes", (unsigned long long)whole,
                (unsigned long long)extra, (unsigned long long)w->data_bytes);
     FUZZ_CHECK(info->sample_rate > 0, "rate %g", info->sample_rate);
   }
+  /* the sequential read kept (up to a bound) for the positional reads below */
+  const size_t ss = prx_format_size(info->format), keep = 1 << 16;
+  const int positional = prx_iq_reader_positional(r);
+  unsigned char *all = malloc(keep * ss);
+  FUZZ_CHECK(all != NULL, "out of memory");
   unsigned char buf[64 * 16];
   uint64_t total = 0;
   for (int calls = 0;; calls++) {
     size_t n = 0, max = 1 + (size_t)calls % 64;
     st = prx_iq_read(r, buf, max, &n);
+    if (n && total + n <= keep) memcpy(all + total * ss, buf, n * ss);
     if (st) {
       FUZZ_CHECK(st == PRX_ERR_TRUNCATED && extra, "read status %d: %s", (int)st, prx_last_error());
       FUZZ_CHECK_ERROR(st, "prx_iq_read");
@@ -68,6 +79,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   FUZZ_CHECK(total == whole, "read %llu samples, the extent holds %llu", (unsigned long long)total,
              (unsigned long long)whole);
+  /* positional reads (several threads' way: KiwiSDR files through their chunk runs) give the
+   * sequential read's samples */
+  for (int i = 0; positional && i < 3 && total && total <= keep; i++) {
+    uint64_t first = (uint64_t)(i * 7919 + size) % total;
+    size_t max = 1 + (size_t)((i * 104729 + size) % 64), n = 0;
+    prx_status pst = prx_iq_read_at(r, buf, first, max, &n);
+    size_t expect = total - first < max ? (size_t)(total - first) : max;
+    FUZZ_CHECK(n == expect && (!pst || pst == PRX_ERR_TRUNCATED),
+               "read_at %llu + %zu: %zu samples (%zu), status %d", (unsigned long long)first, max,
+               n, expect, (int)pst);
+    int same = info->format == PRX_CF32
+                   ? fuzz_same_floats((const float *)buf, (const float *)(all + first * ss), 2 * n)
+                   : !memcmp(buf, all + first * ss, n * ss);
+    FUZZ_CHECK(same, "read_at %llu + %zu: not the sequential read's samples",
+               (unsigned long long)first, max);
+  }
+  free(all);
   prx_iq_close(r);
   unlink(path);
   return 0;
