@@ -35,9 +35,9 @@ static prx_status close_one(run_state *r, size_t s, double *ms) {
   prx_chan_channel ch;
   prx_chan_channel_info(r->chan, s, &ch);
   cli_alignment al = chan_alignment(r);
-  prx_status st = cli_carry_annotations(r->w[s], prx_iq_reader_sigmf(r->reader), &al, r->n_out,
-                                        r->in.center_freq, ch.center_freq - r->in.center_freq,
-                                        prx_chan_output_rate(r->chan));
+  prx_status st =
+      cli_carry_annotations(r->w[s], r->carry, &al, r->n_out, r->in.center_freq,
+                            ch.center_freq - r->in.center_freq, prx_chan_output_rate(r->chan));
   if (st) {
     prx_sigmf_writer_discard(r->w[s]);
   } else {

@@ -89,7 +89,7 @@ static prx_status open_one(run_state *r, size_t s) {
   prx_sigmf_meta m = prx_sigmf_meta_default();
   m.sample_rate = prx_chan_output_rate(r->chan);
   m.description = desc;
-  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r->reader);
+  const prx_sigmf_recording *rec = r->carry;
   cli_alignment al = chan_alignment(r);
   double off = ch.center_freq - r->in.center_freq;
   char datetime[48];

@@ -43,7 +43,7 @@ int chan_write_summaries(run_state *r, double elapsed, int exit_status) {
   prx_chan_taps(r->chan, &M);
   cli_chan_summary sum = {r->o.input,
                           &r->in,
-                          prx_iq_reader_sigmf(r->reader),
+                          r->carry,
                           r->n_in,
                           r->nonfinite_in,
                           prx_chan_channels(r->chan),

@@ -65,7 +65,9 @@ typedef struct {
 typedef struct run_state {
   options o;
   prx_iq_reader *reader;
-  prx_iq_info in; /* format, rate and centre in use */
+  prx_iq_info in;                   /* format, rate and centre in use */
+  const prx_sigmf_recording *carry; /* what the channels carry (cli_carry_source), or NULL */
+  cli_carry_own carry_own;
   prx_chan *chan;
   unsigned *select;
   size_t n_sel;

@@ -23,7 +23,8 @@ int chan_setup_input(run_state *r) {
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */
-  if (rc < 0) rc = cli_carry_check(CMD, prx_iq_reader_sigmf(r->reader), o->center != NULL);
+  if (rc < 0) r->carry = cli_carry_source(r->reader, r->in.center_freq, &r->carry_own);
+  if (rc < 0) rc = cli_carry_check(CMD, r->carry, o->center != NULL);
   /* read while the CUDA runtime starts, pinned as the stream starts; closed in chan_setup_chan if
    * the channelizer is not on CUDA */
   if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);

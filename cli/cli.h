@@ -218,6 +218,16 @@ typedef struct {
   double offset;
   double input_rate;
 } cli_alignment;
+/* What an input has to carry into derived recordings: a SigMF input's recording; for a WAV file
+ * whose start is known in UTC (a rcvr chunk, a KiwiSDR file; prx_wav_info.start_time ending in
+ * "Z"), a recording of one capture at sample 0 with that datetime and `center`, made in *own
+ * (which must outlive its use); NULL for the rest (raw input, an auxi chunk's time of no zone). */
+typedef struct {
+  prx_sigmf_recording rec;
+  prx_sigmf_capture capture;
+} cli_carry_own;
+const prx_sigmf_recording *cli_carry_source(const prx_iq_reader *r, double center,
+                                            cli_carry_own *own);
 /* The output sample where input sample s begins to show: the first j with jD + offset >= s. */
 uint64_t cli_align_sample(const cli_alignment *a, uint64_t s);
 /* Whether the input's captures can be carried (-1) or the exit code after one message: with

@@ -149,7 +149,8 @@ int cmd_convert(int argc, char **argv) {
       goto done;
     }
     if (!cli_ends_with(base, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
-    const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+    cli_carry_own own;
+    const prx_sigmf_recording *rec = cli_carry_source(r, info.center_freq, &own);
     char desc[512];
     snprintf(desc, sizeof desc, "polyrx convert of %s", in.input);
     prx_sigmf_meta m = prx_sigmf_meta_default();

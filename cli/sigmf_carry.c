@@ -16,6 +16,20 @@ uint64_t cli_align_sample(const cli_alignment *a, uint64_t s) {
   return j > 0 ? (uint64_t)j : 0;
 }
 
+const prx_sigmf_recording *cli_carry_source(const prx_iq_reader *r, double center,
+                                            cli_carry_own *own) {
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  if (rec) return rec;
+  const prx_wav_info *w = prx_iq_reader_wav(r);
+  size_t n = w && w->start_time ? strlen(w->start_time) : 0;
+  if (!n || w->start_time[n - 1] != 'Z') return NULL;
+  memset(own, 0, sizeof *own);
+  own->capture = (prx_sigmf_capture){0, 1, center, w->start_time};
+  own->rec.n_captures = 1;
+  own->rec.captures = &own->capture;
+  return &own->rec;
+}
+
 int cli_carry_check(const char *cmd, const prx_sigmf_recording *rec, int center_given) {
   if (!rec) return -1;
   for (size_t i = 0; i < rec->n_captures; i++) {

@@ -148,6 +148,20 @@ POLYRX_READERS=3 "$P" rx -q -i "$T/$kiwi" -s $FS -K 8 --carrier f=0,rs=2400 --re
   -o "$T/rx_kiwi" >/dev/null || bad "rx on the KiwiSDR file failed"
 cmp -s "$T/rx_kiwi/c0.bits" "$T/rx_x.ci16/c0.bits" || bad "rx: KiwiSDR bits differ from raw"
 
+# the UTC start carried: channels' core:datetime at their sample 0 (the input's sample 0.5),
+# a conversion's at sample 0; an auxi chunk's time of no zone is not carried
+"$P" channelize -q -i "$T/$kiwi" -s $FS -K 8 -c 0 -o "$T/chk" || bad "channelize $kiwi failed"
+"$P" convert -q -i "$T/$kiwi" -o "$T/kconv.sigmf-data" || bad "convert $kiwi failed"
+python3 - "$T" <<'EOF' || bad "the KiwiSDR file's start is not in the outputs' metadata"
+import glob, json, sys
+t = sys.argv[1]
+ch = json.load(open(glob.glob(t + "/chk/*.sigmf-meta")[0]))["captures"][0]["core:datetime"]
+assert ch.startswith("2026-12-04T09:30:15.1250052083") and ch.endswith("Z"), ch
+cv = json.load(open(t + "/kconv.sigmf-meta"))["captures"][0]["core:datetime"]
+assert cv == "2026-12-04T09:30:15.125000000Z", cv
+assert "core:datetime" not in json.load(open(glob.glob(t + "/ch/*.sigmf-meta")[0]))["captures"][0]
+EOF
+
 # info
 out=$("$P" info --json "$T/c24.wav") || bad "info --json c24.wav failed"
 got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); w=d['wav_header']; print(d['wav'], d['format'], d['sample_rate'], d['center_freq'], d['samples'], w['stored'], w['center_from'], w['start_time'], w['extent'], w['rf64'])" "$out")
