@@ -199,7 +199,14 @@ int rx_open_outputs(run_state *r) {
     meta.sample_rate = 2 * r->in.sample_rate / r->rc.channels;
     meta.center_freq = r->in.center_freq + st.channel_freq;
     meta.description = desc;
-    prx_status s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
+    /* channel sample j is the input's instant j K/2 (the prototype's delay P D is compensated
+     * whole: docs/FORMATS.md) */
+    cli_alignment al = {r->rc.channels / 2, 0, r->in.sample_rate};
+    char datetime[48];
+    double centre = meta.center_freq;
+    prx_status s2 = cli_carry_first_capture(r->carry, &al, r->in.center_freq,
+                                            centre - r->in.center_freq, &meta, datetime);
+    if (!s2) s2 = prx_sigmf_writer_open(k->iq_base, &meta, &k->iq);
     if (s2) return cli_status_error(CMD, "--iq", s2);
   }
   if (o->report && !(r->rep_f = strcmp(o->report, "-") ? fopen(o->report, "w") : stdout))

@@ -65,6 +65,8 @@ typedef struct run_state {
   options o;
   prx_iq_reader *reader;
   prx_iq_info in;
+  const prx_sigmf_recording *carry; /* the input's start for --iq (cli_carry_source), or NULL */
+  cli_carry_own carry_own;
   prx_rx_config rc;
   prx_rx_carrier *car;
   size_t n_car;      /* listed, then detected */

@@ -256,6 +256,23 @@ for c, k in enumerate([5, -8, 16, -25]):
 EOF
 "$P" demod -q -i "$T/q/c0.sigmf-data" -r 2400 -o "$T/q/d0.bits" || bad "demod of --iq failed"
 cmp -s "$T/q/d0.bits" "$T/a/c0.bits" || bad "--iq: demod of carrier 0's channel differs from rx"
+# a SigMF input's start (capture 0 at sample 0) is the channels' (channel sample j: input jD)
+"$P" convert -q -i "$T/x.cf32" -s $FS -f 1M -o "$T/xs.sigmf-data" || bad "convert to SigMF failed"
+python3 - "$T/xs.sigmf-meta" <<'EOF' || bad "cannot date the SigMF copy"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["captures"][0]["core:datetime"] = "2026-12-04T10:00:00.5Z"
+json.dump(m, open(sys.argv[1], "w"))
+EOF
+"$P" rx -q -i "$T/xs" "${RX[@]}" -o "$T/qs" --iq --report "$T/qs.json" >/dev/null ||
+  bad "rx --iq on SigMF failed"
+pycheck "--iq datetime" <<'EOF'
+for c in range(4):
+    m = json.load(open("%s/qs/c%d.sigmf-meta" % (T, c)))
+    check(m["captures"][0].get("core:datetime") == "2026-12-04T10:00:00.5Z", "carrier %d: %s" % (c, m["captures"][0]))
+    check("core:datetime" not in json.load(open("%s/q/c%d.sigmf-meta" % (T, c)))["captures"][0], "raw input: a datetime")
+check(json.load(open(T + "/qs.json"))["input"]["datetime"] == "2026-12-04T10:00:00.5Z", "report's input.datetime")
+EOF
 
 # --detect: the carriers above 10 dB Es/N0 found (centre within 0.05 rs, rate within 0.1 %) and
 # received with the bits sent (differential ones); in pure noise nothing found, exit 0

@@ -145,11 +145,11 @@ out=$("$P" ber "$T/tx0.bits" "$T/kl.bits" 2>&1)
 python3 -c "import re,sys; m=re.search(r'aligned at shift \+0 bits.*BER ([0-9.e+-]+)', sys.argv[1], re.S); sys.exit(not (m and float(m.group(1)) < 0.01))" "$out" ||
   bad "KiwiSDR lost packet: the bits after the gap lost their place: $out"
 POLYRX_READERS=3 "$P" rx -q -i "$T/$kiwi" -s $FS -K 8 --carrier f=0,rs=2400 --read-block 20000 \
-  -o "$T/rx_kiwi" >/dev/null || bad "rx on the KiwiSDR file failed"
+  --iq -o "$T/rx_kiwi" >/dev/null || bad "rx on the KiwiSDR file failed"
 cmp -s "$T/rx_kiwi/c0.bits" "$T/rx_x.ci16/c0.bits" || bad "rx: KiwiSDR bits differ from raw"
 
 # the UTC start carried: channels' core:datetime at their sample 0 (the input's sample 0.5),
-# a conversion's at sample 0; an auxi chunk's time of no zone is not carried
+# rx's channel and a conversion's at sample 0; an auxi chunk's time of no zone is not carried
 "$P" channelize -q -i "$T/$kiwi" -s $FS -K 8 -c 0 -o "$T/chk" || bad "channelize $kiwi failed"
 "$P" convert -q -i "$T/$kiwi" -o "$T/kconv.sigmf-data" || bad "convert $kiwi failed"
 python3 - "$T" <<'EOF' || bad "the KiwiSDR file's start is not in the outputs' metadata"
@@ -159,6 +159,8 @@ ch = json.load(open(glob.glob(t + "/chk/*.sigmf-meta")[0]))["captures"][0]["core
 assert ch.startswith("2026-12-04T09:30:15.1250052083") and ch.endswith("Z"), ch
 cv = json.load(open(t + "/kconv.sigmf-meta"))["captures"][0]["core:datetime"]
 assert cv == "2026-12-04T09:30:15.125000000Z", cv
+rx = json.load(open(t + "/rx_kiwi/c0.sigmf-meta"))["captures"][0]["core:datetime"]
+assert rx == "2026-12-04T09:30:15.125Z", rx
 assert "core:datetime" not in json.load(open(glob.glob(t + "/ch/*.sigmf-meta")[0]))["captures"][0]
 EOF
 
