@@ -40,6 +40,9 @@ static void usage(FILE *f) {
       "                         captures[0].core:frequency, which -f overrides)\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
       "                         are the wrong way round (its spectrum mirrored)\n"
+      "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"
+      "                         250m), [H:]M:S (12:30, 1:02:03.5) or samples (48kS)\n"
+      "      --duration TIME    read this much of it (default: to its end)\n"
       "\n"
       "channelizer:\n"
       "  -K, --num-channels K   number of channels (required; any even K with\n"
@@ -153,6 +156,8 @@ int chan_parse_args(int argc, char **argv, options *o) {
       {"occupancy", required_argument, 0, OPT_OCCUPANCY},
       {"out-format", required_argument, 0, OPT_OUTFORMAT},
       {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+      {"start", required_argument, 0, CLI_OPT_START},
+      {"duration", required_argument, 0, CLI_OPT_DURATION},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -173,6 +178,8 @@ int chan_parse_args(int argc, char **argv, options *o) {
     case OPT_OCCUPANCY: o->occupancy = a; break;
     case 'q': o->quiet = 1; break;
     case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
+    case CLI_OPT_START: o->start = a; break;
+    case CLI_OPT_DURATION: o->duration = a; break;
     case 'h': usage(stdout); return 0;
     case 'K':
       if (cli_parse_uint(a, 1, MAX_K, &o->K))

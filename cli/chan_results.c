@@ -62,7 +62,8 @@ int chan_write_summaries(run_state *r, double elapsed, int exit_status) {
                           exit_status,
                           r->o.archive,
                           r->o.swap_iq,
-                          prx_iq_reader_is_real(r->reader)};
+                          prx_iq_reader_is_real(r->reader),
+                          prx_iq_reader_window_start(r->reader)};
   if (rc < 0 && r->o.report) rc = cli_chan_write_report(CMD, r->o.report, &sum);
   if (rc < 0 && r->o.occupancy) rc = cli_chan_write_occupancy(CMD, r->o.occupancy, &sum);
   for (size_t s = 0; files && s < n; s++) free(files[s]);

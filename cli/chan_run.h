@@ -51,7 +51,8 @@ typedef struct {
   prx_backend backend;
   prx_format outf; /* --out-format */
   int quiet, block_given, to_stdout;
-  int swap_iq; /* --swap-iq */
+  int swap_iq;                  /* --swap-iq */
+  const char *start, *duration; /* --start, --duration: the time range read */
 } options;
 
 /* POLYRX_TIMING: one thread's (or the process's) CPU time, minor page faults and context

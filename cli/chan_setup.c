@@ -19,11 +19,15 @@
  * holds can be carried to the channels. */
 int chan_setup_input(run_state *r) {
   const options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet, o->swap_iq};
+  cli_input_opts in = {o->input, o->format,  o->rate,  o->center,  "6.5536M",
+                       o->quiet, o->swap_iq, o->start, o->duration};
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
   /* every capture segment, datetime and annotation of a SigMF input is carried, or the run is
    * refused here: never a mislabelled channel */
-  if (rc < 0) r->carry = cli_carry_source(r->reader, r->in.center_freq, &r->carry_own);
+  prx_status st = rc < 0 ? cli_carry_source(r->reader, r->in.center_freq, r->in.sample_rate,
+                                            &r->carry_own, &r->carry)
+                         : PRX_OK;
+  if (st) rc = cli_status_error(CMD, "input", st);
   if (rc < 0) rc = cli_carry_check(CMD, r->carry, o->center != NULL);
   /* read while the CUDA runtime starts, pinned as the stream starts; closed in chan_setup_chan if
    * the channelizer is not on CUDA */

@@ -26,6 +26,7 @@ int cli_chan_write_report(const char *cmd, const char *path, const cli_chan_summ
   cJSON_AddNumberToObject(in, "sample_rate", s->in->sample_rate);
   cJSON_AddNumberToObject(in, "center_freq", s->in->center_freq);
   cJSON_AddNumberToObject(in, "samples", (double)s->in_samples);
+  cJSON_AddNumberToObject(in, "start_sample", (double)s->start_sample);
   cJSON_AddNumberToObject(in, "seconds", (double)s->in_samples / s->in->sample_rate);
   cJSON_AddNumberToObject(in, "nonfinite_samples", (double)s->nonfinite_in);
   if (s->rec) {

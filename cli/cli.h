@@ -102,9 +102,18 @@ typedef struct {
   const char *rate_example; /* shown in messages, e.g. "6.5536M" */
   int quiet;                /* no notes on stderr */
   int swap_iq;              /* --swap-iq: I and Q exchanged as read */
+  const char *start;        /* --start TIME: the first sample read (NULL: the input's first) */
+  const char *duration;     /* --duration TIME: how much is read (NULL: to the end) */
 } cli_input_opts;
-/* getopt's value of --swap-iq, the same in every subcommand that reads samples */
+/* getopt's values of --swap-iq, --start and --duration, the same in every subcommand that reads
+ * samples */
 #define CLI_OPT_SWAP_IQ 1000
+#define CLI_OPT_START 1001
+#define CLI_OPT_DURATION 1002
+/* A time in the input (--start, --duration) as samples at `rate`: seconds ("90", "1.5",
+ * "250m"), hours, minutes and seconds ("1:30", "1:02:03.5"), or samples ("48kS", "4096S": a
+ * whole number with S). 0 and *samples, else -1 (no time). */
+int cli_parse_time(const char *text, double rate, uint64_t *samples);
 
 /* Opens the input (raw, stdin or SigMF) and settles its format, rate and centre frequency from
  * the options and the metadata (options override metadata, with a note). Returns -1 on
@@ -218,16 +227,23 @@ typedef struct {
   double offset;
   double input_rate;
 } cli_alignment;
-/* What an input has to carry into derived recordings: a SigMF input's recording; for a WAV file
- * whose start is known in UTC (a rcvr chunk, a KiwiSDR file; prx_wav_info.start_time ending in
- * "Z"), a recording of one capture at sample 0 with that datetime and `center`, made in *own
- * (which must outlive its use); NULL for the rest (raw input, an auxi chunk's time of no zone). */
+/* What an input has to carry into derived recordings (*out): a SigMF input's recording; for a
+ * WAV file whose start is known in UTC (a rcvr chunk, a KiwiSDR file; prx_wav_info.start_time
+ * ending in "Z"), a recording of one capture at sample 0 with that datetime and `center`; NULL for
+ * the rest (raw input, an auxi chunk's time of no zone). With a window (--start), the captures and
+ * annotations from its start on, their samples counted from there, the first capture's datetime
+ * moved to it (rate: the input's). What is made lives in *own until cli_carry_own_free. Fails
+ * only out of memory or on a datetime it cannot move (naming the capture). */
 typedef struct {
   prx_sigmf_recording rec;
-  prx_sigmf_capture capture;
+  prx_sigmf_capture capture;         /* a WAV file's one capture */
+  prx_sigmf_capture *captures;       /* a window's (malloc'd) */
+  prx_sigmf_annotation *annotations; /* a window's (malloc'd) */
+  char datetime[48];                 /* the first capture's, moved to the window's start */
 } cli_carry_own;
-const prx_sigmf_recording *cli_carry_source(const prx_iq_reader *r, double center,
-                                            cli_carry_own *own);
+prx_status cli_carry_source(const prx_iq_reader *r, double center, double rate, cli_carry_own *own,
+                            const prx_sigmf_recording **out);
+void cli_carry_own_free(cli_carry_own *own);
 /* The output sample where input sample s begins to show: the first j with jD + offset >= s. */
 uint64_t cli_align_sample(const cli_alignment *a, uint64_t s);
 /* Whether the input's captures can be carried (-1) or the exit code after one message: with
@@ -271,10 +287,11 @@ typedef struct {
   uint64_t out_samples;    /* per channel */
   double seconds;
   int exit_status;
-  const char *archive; /* -o NAME.sigmf: the archive holding the recordings (files are then
-                          member base names), else NULL */
-  int swap_iq;         /* --swap-iq */
-  int real;            /* real samples read as complex */
+  const char *archive;   /* -o NAME.sigmf: the archive holding the recordings (files are then
+                            member base names), else NULL */
+  int swap_iq;           /* --swap-iq */
+  int real;              /* real samples read as complex */
+  uint64_t start_sample; /* --start: the input's first sample read */
 } cli_chan_summary;
 /* --report FILE.json ("-": standard output): input, channelizer, channels, timing. Returns -1
  * or the exit code after the message. */

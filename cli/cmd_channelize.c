@@ -151,6 +151,7 @@ static void cleanup(run_state *r) {
   if (!left) prx_chan_destroy(r->chan);
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
+  cli_carry_own_free(&r->carry_own);
 }
 
 int cmd_channelize(int argc, char **argv) {

@@ -23,7 +23,8 @@ static const char *CMD = "convert";
 static void usage(FILE *f) {
   fprintf(f,
           "usage: polyrx convert -i FILE|- [-F FMT -s RATE -f CENTER --swap-iq] -o OUT\n"
-          "                      [--out-format FMT] [--scale S] [-q]\n"
+          "                      [--start TIME] [--duration TIME] [--out-format FMT]\n"
+          "                      [--scale S] [-q]\n"
           "\n"
           "Writes a recording in another form: any input polyrx reads (raw samples, standard\n"
           "input, a SigMF recording or archive, a WAV I/Q file, real samples) as raw samples, a\n"
@@ -37,6 +38,9 @@ static void usage(FILE *f) {
           "  -s, --rate RATE      sample rate in Hz (raw input; overrides a header's)\n"
           "  -f, --center FREQ    centre frequency in Hz (default: the header's, else 0)\n"
           "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
+          "      --start TIME     from this time of the input on: seconds (90, 1.5, 250m),\n"
+          "                       [H:]M:S (12:30, 1:02:03.5) or samples (48kS)\n"
+          "      --duration TIME  this much of it (default: to its end): a cut of a recording\n"
           "  -o, --output OUT     NAME.wav: a WAV I/Q file (cf32, ci16 or cu8; the centre in its\n"
           "                       auxi chunk; RF64 past 4 GiB); NAME.sigmf-data or .sigmf-meta: a\n"
           "                       SigMF recording; NAME.sigmf: a SigMF archive; '-': raw samples\n"
@@ -63,13 +67,16 @@ int cmd_convert(int argc, char **argv) {
                                         {"center", required_argument, 0, 'f'},
                                         {"centre", required_argument, 0, 'f'},
                                         {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+                                        {"start", required_argument, 0, CLI_OPT_START},
+                                        {"duration", required_argument, 0, CLI_OPT_DURATION},
                                         {"output", required_argument, 0, 'o'},
                                         {"out-format", required_argument, 0, OPT_OUTFORMAT},
                                         {"scale", required_argument, 0, OPT_SCALE},
                                         {"quiet", no_argument, 0, 'q'},
                                         {"help", no_argument, 0, 'h'},
                                         {0, 0, 0, 0}};
-  cli_input_opts in = {NULL, NULL, NULL, NULL, "48k", 0, 0};
+  cli_input_opts in = {NULL, NULL, NULL, NULL, "48k", 0, 0, NULL, NULL};
+  cli_carry_own own = {0};
   const char *out_path = NULL, *out_format = NULL, *scale_text = NULL;
   int opt;
   optind = 0;
@@ -81,6 +88,8 @@ int cmd_convert(int argc, char **argv) {
     case 's': in.rate = optarg; break;
     case 'f': in.center = optarg; break;
     case CLI_OPT_SWAP_IQ: in.swap_iq = 1; break;
+    case CLI_OPT_START: in.start = optarg; break;
+    case CLI_OPT_DURATION: in.duration = optarg; break;
     case 'o': out_path = optarg; break;
     case OPT_OUTFORMAT: out_format = optarg; break;
     case OPT_SCALE: scale_text = optarg; break;
@@ -149,8 +158,8 @@ int cmd_convert(int argc, char **argv) {
       goto done;
     }
     if (!cli_ends_with(base, ".sigmf")) base[strlen(base) - strlen(".sigmf-data")] = 0;
-    cli_carry_own own;
-    const prx_sigmf_recording *rec = cli_carry_source(r, info.center_freq, &own);
+    const prx_sigmf_recording *rec = NULL;
+    st = cli_carry_source(r, info.center_freq, info.sample_rate, &own, &rec);
     char desc[512];
     snprintf(desc, sizeof desc, "polyrx convert of %s", in.input);
     prx_sigmf_meta m = prx_sigmf_meta_default();
@@ -159,7 +168,7 @@ int cmd_convert(int argc, char **argv) {
     m.center_freq = info.center_freq;
     m.description = desc;
     m.datetime = rec ? rec->captures[0].datetime : NULL;
-    st = prx_sigmf_writer_open(base, &m, &sw);
+    if (!st) st = prx_sigmf_writer_open(base, &m, &sw);
     free(base);
     if (!st && rec && (rec->n_captures > 1 || rec->n_annotations) && !in.quiet)
       fprintf(stderr,
@@ -238,6 +247,7 @@ int cmd_convert(int argc, char **argv) {
             "polyrx %s: warning: %llu of %llu samples clipped (or not finite): lower --scale\n",
             CMD, (unsigned long long)clipped, (unsigned long long)total);
 done:
+  cli_carry_own_free(&own);
   prx_wav_writer_discard(ww);
   prx_sigmf_writer_discard(sw);
   if (raw && raw != stdout) fclose(raw);

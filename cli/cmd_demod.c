@@ -44,7 +44,8 @@ typedef struct {
   prx_qpsk_ambiguity ambiguity;
   prx_backend backend;
   int packed, quiet, ambiguity_set;
-  int swap_iq; /* --swap-iq */
+  int swap_iq;                  /* --swap-iq */
+  const char *start, *duration; /* --start, --duration: the time range read */
 } options;
 
 static void usage(FILE *f) {
@@ -72,6 +73,9 @@ static void usage(FILE *f) {
       "                         WAV: from the header, which -s overrides)\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
       "                         are the wrong way round (its spectrum mirrored)\n"
+      "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"
+      "                         250m), [H:]M:S (12:30, 1:02:03.5) or samples (48kS)\n"
+      "      --duration TIME    read this much of it (default: to its end)\n"
       "\n"
       "signal:\n"
       "  -r, --symbol-rate RS   symbol rate in Hz, e.g. 2400 (required; RATE/RS >= 2, need not\n"
@@ -193,6 +197,8 @@ static int parse_args(int argc, char **argv, options *o) {
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"constellation", required_argument, 0, OPT_CONSTELLATION},
       {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+      {"start", required_argument, 0, CLI_OPT_START},
+      {"duration", required_argument, 0, CLI_OPT_DURATION},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -210,6 +216,8 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'o': o->output = a; break;
     case 'q': o->quiet = 1; break;
     case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
+    case CLI_OPT_START: o->start = optarg; break;
+    case CLI_OPT_DURATION: o->duration = optarg; break;
     case 'h': usage(stdout); return 0;
     case OPT_ROLLOFF:
       if (cli_parse_eng(a, &o->rolloff) || !(o->rolloff > 0 && o->rolloff <= 1))
@@ -329,7 +337,8 @@ typedef struct {
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, NULL, "12.8k", o->quiet, o->swap_iq};
+  cli_input_opts in = {o->input, o->format,  o->rate,  NULL,       "12.8k",
+                       o->quiet, o->swap_iq, o->start, o->duration};
   return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
 
@@ -511,6 +520,7 @@ static int report_begin(run_state *r) {
   cJSON_AddBoolToObject(in, "sigmf", r->in.is_sigmf);
   cJSON_AddBoolToObject(in, "wav", r->in.is_wav);
   cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
+  cli_json_num(in, "start_sample", (double)prx_iq_reader_window_start(r->reader));
   cJSON_AddBoolToObject(in, "real", prx_iq_reader_is_real(r->reader));
   cli_json_num(in, "center_frequency", r->in.center_freq);
   const prx_qpsk_config *c = &r->qc;

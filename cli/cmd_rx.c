@@ -92,6 +92,7 @@ int cmd_rx(int argc, char **argv) {
   cli_timing_phase(&r->tm, "receiver");
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
+  cli_carry_own_free(&r->carry_own);
   for (size_t c = 0; r->spec_made && c < r->n_car; c++) free(r->spec_made[c]);
   free(r->spec_made);
   free(r->spec);

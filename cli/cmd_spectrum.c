@@ -29,35 +29,40 @@ static const char *CMD = "spectrum";
 #define GRID 0xffffffu
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: polyrx spectrum -i FILE|- -o FILE.png [-F FORMAT] [-s RATE] [-f CENTER]\n"
-             "                       [--fft N] [--rows R] [-K CHANNELS] [--range MIN:MAX] [-q]\n"
-             "\n"
-             "Draws a waterfall of a recording: time down, frequency across, power in dBFS (a\n"
-             "full-scale complex tone at a bin centre reads 0 dB) through a colour scale, with\n"
-             "labelled axes; any length in bounded memory (each row averages its stretch).\n"
-             "\n"
-             "  -i, --input FILE     SigMF recording, WAV I/Q file or raw samples; '-' reads\n"
-             "                       standard input (raw)\n"
-             "  -o, --output FILE    the PNG to write\n"
-             "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples:\n"
-             "                       rf32, ri16, ri8, ru8 (read as complex at half the rate)\n"
-             "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
-             "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
-             "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
-             "      --fft N          FFT length, frequency bins across (default 1024; 8..65536)\n"
-             "      --rows R         rows of the waterfall (default 512; 16..4096)\n"
-             "  -K, --channels K     draw the channel edges of a K-channel channelizer (channel k\n"
-             "                       centred at centre + k fs/K), numbered where they fit\n"
-             "      --range MIN:MAX  colour scale in dBFS (default: from the data)\n"
-             "  -q, --quiet          no summary on standard error\n"
-             "  -h, --help           this text\n");
+  fprintf(f,
+          "usage: polyrx spectrum -i FILE|- -o FILE.png [-F FORMAT] [-s RATE] [-f CENTER]\n"
+          "                       [--fft N] [--rows R] [-K CHANNELS] [--range MIN:MAX] [-q]\n"
+          "\n"
+          "Draws a waterfall of a recording: time down, frequency across, power in dBFS (a\n"
+          "full-scale complex tone at a bin centre reads 0 dB) through a colour scale, with\n"
+          "labelled axes; any length in bounded memory (each row averages its stretch).\n"
+          "\n"
+          "  -i, --input FILE     SigMF recording, WAV I/Q file or raw samples; '-' reads\n"
+          "                       standard input (raw)\n"
+          "  -o, --output FILE    the PNG to write\n"
+          "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples:\n"
+          "                       rf32, ri16, ri8, ru8 (read as complex at half the rate)\n"
+          "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
+          "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
+          "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
+          "      --start TIME     draw from this time of the input on: seconds (90, 1.5, 250m),\n"
+          "                       [H:]M:S (12:30, 1:02:03.5) or samples (48kS)\n"
+          "      --duration TIME  draw this much of it (default: to its end)\n"
+          "      --fft N          FFT length, frequency bins across (default 1024; 8..65536)\n"
+          "      --rows R         rows of the waterfall (default 512; 16..4096)\n"
+          "  -K, --channels K     draw the channel edges of a K-channel channelizer (channel k\n"
+          "                       centred at centre + k fs/K), numbered where they fit\n"
+          "      --range MIN:MAX  colour scale in dBFS (default: from the data)\n"
+          "  -q, --quiet          no summary on standard error\n"
+          "  -h, --help           this text\n");
 }
 
 typedef struct {
   const char *input, *output, *format, *rate, *center;
   unsigned long nfft, rows, channels;
   int have_range, quiet;
-  int swap_iq; /* --swap-iq */
+  int swap_iq;                  /* --swap-iq */
+  const char *start, *duration; /* --start, --duration: the time range drawn */
   double db_lo, db_hi;
 } spec_opts;
 
@@ -82,6 +87,8 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
                                            {"range", required_argument, 0, 'r'},
                                            {"quiet", no_argument, 0, 'q'},
                                            {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+                                           {"start", required_argument, 0, CLI_OPT_START},
+                                           {"duration", required_argument, 0, CLI_OPT_DURATION},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   optind = 1;
@@ -114,6 +121,8 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
       break;
     case 'q': o->quiet = 1; break;
     case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
+    case CLI_OPT_START: o->start = optarg; break;
+    case CLI_OPT_DURATION: o->duration = optarg; break;
     case 'h': usage(stdout); return -1;
     case ':': return cli_error(CMD, "option %s needs a value", argv[optind - 1]);
     default:
@@ -236,7 +245,8 @@ int cmd_spectrum(int argc, char **argv) {
 
   prx_iq_reader *reader = NULL;
   prx_iq_info info;
-  cli_input_opts in = {o.input, o.format, o.rate, o.center, "6.5536M", o.quiet, o.swap_iq};
+  cli_input_opts in = {o.input, o.format,  o.rate,  o.center,  "6.5536M",
+                       o.quiet, o.swap_iq, o.start, o.duration};
   rc = cli_open_input(CMD, &in, &reader, &info);
   if (rc >= 0) {
     prx_iq_close(reader);

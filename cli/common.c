@@ -4,6 +4,7 @@
 #include "core/cuda_module.h"
 #include "io/io_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -283,6 +284,7 @@ void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav, i
 
 static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx_wav_info *wav,
                              prx_iq_info *info);
+static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r, double rate);
 
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
@@ -331,6 +333,73 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
               "polyrx %s: note: real samples at %.9g Hz read as complex ones at %.9g Hz centred on "
               "%.9g Hz (a half-band filter: the central 80 %% of that band clean)\n",
               cmd, real_rate, info->sample_rate, info->center_freq);
+  }
+  return input_window(cmd, o, *reader, info->sample_rate);
+}
+
+int cli_parse_time(const char *text, double rate, uint64_t *samples) {
+  if (!text || !*text || !(rate > 0)) return -1;
+  size_t n = strlen(text);
+  char buf[64];
+  if (n >= sizeof buf) return -1;
+  double v;
+  if (text[n - 1] == 'S') { /* samples: a whole number */
+    memcpy(buf, text, n - 1);
+    buf[n - 1] = '\0';
+    if (cli_parse_eng(buf, &v) || !(v >= 0) || v != floor(v) || v >= 9007199254740992.0) return -1;
+    *samples = (uint64_t)v;
+    return 0;
+  }
+  if (strchr(text, ':')) { /* [H:]M:S(.s) */
+    double part[3];
+    int k = 0;
+    const char *p = text;
+    for (;;) {
+      char *end;
+      if (k == 3 || !isdigit((unsigned char)*p)) return -1;
+      part[k++] = strtod(p, &end);
+      if (*end == '\0') break;
+      const char *dot = strchr(p, '.');
+      if (*end != ':' || (dot && dot < end)) return -1; /* a fraction is the seconds' */
+      p = end + 1;
+    }
+    v = 0;
+    for (int i = 0; i < k; i++) {
+      if (i > 0 && !(part[i] < 60)) return -1;
+      v = 60 * v + part[i];
+    }
+  } else if (cli_parse_eng(text, &v) || !(v >= 0)) {
+    return -1;
+  }
+  double s = floor(v * rate + 0.5);
+  if (!(s < 9007199254740992.0)) return -1;
+  *samples = (uint64_t)s;
+  return 0;
+}
+
+/* --start and --duration: the reader's window, with a note saying which samples are read. */
+static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r, double rate) {
+  if (!o->start && !o->duration) return -1;
+  uint64_t first = 0, count = UINT64_MAX;
+  static const char *const forms =
+      "a time: seconds (90, 1.5, 250m), [H:]M:S (1:30, 1:02:03.5) or samples (48kS)";
+  if (o->start && cli_parse_time(o->start, rate, &first))
+    return cli_bad_value(cmd, "--start", o->start, forms);
+  if (o->duration && (cli_parse_time(o->duration, rate, &count) || !count))
+    return cli_bad_value(cmd, "--duration", o->duration, forms);
+  prx_status st = prx_iq_reader_window(r, first, count);
+  if (st) return cli_status_error(cmd, "--start", st);
+  uint64_t n = 0;
+  int known = prx_iq_reader_extent(r, &n, NULL);
+  if (!o->quiet) {
+    char last[64] = "its end";
+    if (known || count != UINT64_MAX)
+      snprintf(last, sizeof last, "%llu (%.9g s)",
+               (unsigned long long)(first + (known ? n : count) - 1),
+               (double)(first + (known ? n : count)) / rate);
+    fprintf(stderr, "polyrx %s: note: the input's samples %llu (%.9g s) to %s are read%s\n", cmd,
+            (unsigned long long)first, (double)first / rate, last,
+            known && count != UINT64_MAX && n < count ? " (the input ends before --duration)" : "");
   }
   return -1;
 }

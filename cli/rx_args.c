@@ -36,6 +36,9 @@ static void usage(FILE *f) {
       "  -f, --center FREQ    centre frequency in Hz, for the report (default: metadata or 0)\n"
       "      --swap-iq        exchange I and Q as read: a recording whose two channels are the\n"
       "                       wrong way round (its spectrum mirrored)\n"
+      "      --start TIME     read from this time of the input on: seconds (90, 1.5, 250m),\n"
+      "                       [H:]M:S (12:30, 1:02:03.5) or samples (48kS)\n"
+      "      --duration TIME  read this much of it (default: to its end)\n"
       "  -K, --channels K     channels of the channelizer (even, e.g. 1024)\n"
       "      --carrier SPEC   a carrier, repeatable, with the keys of `polyrx gen`:\n"
       "                         f=FREQ      offset from the centre, Hz (default 0)\n"
@@ -159,6 +162,8 @@ int rx_parse_args(int argc, char **argv, options *o) {
       {"devices", required_argument, 0, OPT_DEVICES},
       {"workers", required_argument, 0, OPT_WORKERS},
       {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
+      {"start", required_argument, 0, CLI_OPT_START},
+      {"duration", required_argument, 0, CLI_OPT_DURATION},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
@@ -176,6 +181,8 @@ int rx_parse_args(int argc, char **argv, options *o) {
     case 'o': o->output = a; break;
     case 'q': o->quiet = 1; break;
     case CLI_OPT_SWAP_IQ: o->swap_iq = 1; break;
+    case CLI_OPT_START: o->start = optarg; break;
+    case CLI_OPT_DURATION: o->duration = optarg; break;
     case 'h': usage(stdout); return 0;
     case 'K':
       if (cli_parse_uint(a, 4, 65536, &o->K) || o->K % 2)
@@ -250,6 +257,9 @@ int rx_parse_args(int argc, char **argv, options *o) {
   if (o->detect && o->truth)
     return cli_usage_error(CMD, "--truth needs the carriers listed in the generator's order, not "
                                 "--detect");
+  if (o->start && o->truth)
+    return cli_usage_error(CMD, "--truth compares from the recording's first symbol: not with "
+                                "--start (compare a range's bits with polyrx ber, which aligns)");
   if (!o->output) return cli_usage_error(CMD, "no output: give -o DIR");
   if (o->n_devices && o->workers) return cli_usage_error(CMD, "--devices or --workers, not both");
   if ((o->n_devices || o->workers) && o->iq)

@@ -118,6 +118,7 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cJSON_AddBoolToObject(in, "swap_iq", r->o.swap_iq);
   cJSON_AddBoolToObject(in, "real", prx_iq_reader_is_real(r->reader));
   cli_json_num(in, "samples", (double)r->n_in);
+  cli_json_num(in, "start_sample", (double)prx_iq_reader_window_start(r->reader));
   if (r->carry && r->carry->captures[0].datetime)
     cJSON_AddStringToObject(in, "datetime", r->carry->captures[0].datetime);
   cJSON *cfg = cJSON_AddObjectToObject(root, "receiver");

@@ -37,6 +37,7 @@ typedef struct {
   prx_backend backend;
   int packed, llr, quiet, detect, iq;
   int swap_iq;                           /* --swap-iq */
+  const char *start, *duration;          /* --start, --duration: the time range read */
   int read_block_set;                    /* --read-block given */
   double detect_min_esn0;                /* --detect-min-esn0, NAN: the detector's default */
   int devices[PRX_RX_MULTI_MAX_WORKERS]; /* --devices (all: every GPU) */

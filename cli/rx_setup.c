@@ -13,9 +13,13 @@
 
 int rx_setup(run_state *r) {
   options *o = &r->o;
-  cli_input_opts in = {o->input, o->format, o->rate, o->center, "6.5536M", o->quiet, o->swap_iq};
+  cli_input_opts in = {o->input, o->format,  o->rate,  o->center,  "6.5536M",
+                       o->quiet, o->swap_iq, o->start, o->duration};
   int rc = cli_open_input(CMD, &in, &r->reader, &r->in);
-  if (rc < 0) r->carry = cli_carry_source(r->reader, r->in.center_freq, &r->carry_own);
+  prx_status carried = rc < 0 ? cli_carry_source(r->reader, r->in.center_freq, r->in.sample_rate,
+                                                 &r->carry_own, &r->carry)
+                              : PRX_OK;
+  if (carried) rc = cli_status_error(CMD, "input", carried);
   /* read while the CUDA runtime starts, pinned as the stream starts (closed below where the
    * receiver is not the device-resident one) */
   if (rc < 0) r->map = cli_input_map_open(r->reader, o->backend);

@@ -3,11 +3,15 @@
  * whose instant lies in it, with the frequency moved by the channel's offset and the datetime
  * moved to that output sample's instant; annotations get their sample ranges mapped the same
  * way and go to the channels whose band they touch. Output sample j is the input's instant
- * jD + offset (input samples), as cli_alignment states. */
+ * jD + offset (input samples), as cli_alignment states. What is carried comes from a SigMF
+ * input, or a WAV file's start in UTC, and from a window's (--start) first sample on. */
 #include "cli.h"
+
+#include "core/internal.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t cli_align_sample(const cli_alignment *a, uint64_t s) {
@@ -16,18 +20,78 @@ uint64_t cli_align_sample(const cli_alignment *a, uint64_t s) {
   return j > 0 ? (uint64_t)j : 0;
 }
 
-const prx_sigmf_recording *cli_carry_source(const prx_iq_reader *r, double center,
-                                            cli_carry_own *own) {
-  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
-  if (rec) return rec;
-  const prx_wav_info *w = prx_iq_reader_wav(r);
-  size_t n = w && w->start_time ? strlen(w->start_time) : 0;
-  if (!n || w->start_time[n - 1] != 'Z') return NULL;
+/* rec from the window's start w0 on, into own. */
+static prx_status windowed(const prx_sigmf_recording *rec, uint64_t w0, double rate,
+                           cli_carry_own *own, const prx_sigmf_recording **out) {
+  size_t c0 = 0; /* the capture the window starts in */
+  while (c0 + 1 < rec->n_captures && rec->captures[c0 + 1].sample_start <= w0) c0++;
+  size_t nc = rec->n_captures - c0, na = rec->n_annotations;
+  own->captures = malloc(nc * sizeof *own->captures);
+  own->annotations = malloc((na ? na : 1) * sizeof *own->annotations);
+  if (!own->captures || !own->annotations)
+    return prx_fail(PRX_ERR_NOMEM, "out of memory carrying the input's metadata");
+  for (size_t i = 0; i < nc; i++) {
+    prx_sigmf_capture c = rec->captures[c0 + i];
+    c.sample_start = c.sample_start > w0 ? c.sample_start - w0 : 0;
+    own->captures[i] = c;
+  }
+  const prx_sigmf_capture *first = &rec->captures[c0];
+  if (first->datetime && first->sample_start < w0) {
+    prx_status st = prx_sigmf_datetime_shift(
+        first->datetime, (double)(w0 - first->sample_start) / rate, own->datetime);
+    if (st) return prx_fail(st, "the input's capture %zu: %s", c0, prx_last_error());
+    own->captures[0].datetime = own->datetime;
+  }
+  size_t ka = 0; /* annotations that reach into the window (an open-ended one always) */
+  for (size_t i = 0; i < na; i++) {
+    prx_sigmf_annotation a = rec->annotations[i];
+    uint64_t end = a.sample_start + a.sample_count;
+    if (a.sample_count && end <= w0) continue;
+    if (a.sample_start < w0) {
+      if (a.sample_count) a.sample_count = end - w0;
+      a.sample_start = 0;
+    } else {
+      a.sample_start -= w0;
+    }
+    own->annotations[ka++] = a;
+  }
+  own->rec = *rec;
+  own->rec.n_captures = nc;
+  own->rec.captures = own->captures;
+  own->rec.n_annotations = ka;
+  own->rec.annotations = own->annotations;
+  *out = &own->rec;
+  return PRX_OK;
+}
+
+prx_status cli_carry_source(const prx_iq_reader *r, double center, double rate, cli_carry_own *own,
+                            const prx_sigmf_recording **out) {
   memset(own, 0, sizeof *own);
-  own->capture = (prx_sigmf_capture){0, 1, center, w->start_time};
-  own->rec.n_captures = 1;
-  own->rec.captures = &own->capture;
-  return &own->rec;
+  *out = NULL;
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  if (!rec) {
+    const prx_wav_info *w = prx_iq_reader_wav(r);
+    size_t n = w && w->start_time ? strlen(w->start_time) : 0;
+    if (!n || w->start_time[n - 1] != 'Z') return PRX_OK;
+    own->capture = (prx_sigmf_capture){0, 1, center, w->start_time};
+    own->rec.n_captures = 1;
+    own->rec.captures = &own->capture;
+    rec = &own->rec;
+  }
+  uint64_t w0 = prx_iq_reader_window_start(r);
+  if (!w0) {
+    *out = rec;
+    return PRX_OK;
+  }
+  prx_sigmf_recording whole = *rec; /* own->rec is rewritten below */
+  return windowed(&whole, w0, rate, own, out);
+}
+
+void cli_carry_own_free(cli_carry_own *own) {
+  free(own->captures);
+  free(own->annotations);
+  own->captures = NULL;
+  own->annotations = NULL;
 }
 
 int cli_carry_check(const char *cmd, const prx_sigmf_recording *rec, int center_given) {

@@ -47,13 +47,24 @@ void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
 void prx_iq_reader_swap_iq(prx_iq_reader *r, int on);
 /* The file the samples come from (the .sigmf-data of a recording), or "standard input". */
 const char *prx_iq_reader_name(const prx_iq_reader *r);
-/* Samples read so far (complete samples handed to the caller). */
+/* Samples read so far (complete samples handed to the caller; from the window's start). */
 uint64_t prx_iq_reader_samples(const prx_iq_reader *r);
 
 /* The stream's length where it is known at open (a regular file, a SigMF archive's member, a
  * WAV file's data chunk): *samples whole samples after any header, *extra_bytes after the last
- * whole one (a cut file); returns 1. Returns 0 (and zeros) for a pipe or standard input. */
+ * whole one (a cut file); returns 1. Returns 0 (and zeros) for a pipe or standard input. With a
+ * window, the window's samples (extra_bytes 0 where it ends before the stream). */
 int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes);
+
+/* Reads only the stream's samples first .. first + count - 1 (count UINT64_MAX: to its end), as
+ * a time range of a long recording: set before the first read. The reader's counts and positions
+ * (prx_iq_read, prx_iq_reader_samples, prx_iq_reader_extent, positional reads) then start at
+ * `first`. A regular file (raw, SigMF, WAV, real samples too) is read from there at once; a pipe's
+ * first samples are read and dropped at the first read (PRX_ERR_INVALID there if it ends before
+ * `first`). PRX_ERR_INVALID: count 0, a start at or past a file's end, or reads already made. */
+prx_status prx_iq_reader_window(prx_iq_reader *r, uint64_t first, uint64_t count);
+/* The window's first sample in the stream (0 without a window). */
+uint64_t prx_iq_reader_window_start(const prx_iq_reader *r);
 
 /* ---- WAV files ----
  * The SDR programs' I/Q recordings (SDR#, HDSDR, SDRuno, SDR Console, Perseus, GNU Radio's WAV

@@ -57,6 +57,11 @@ struct prx_iq_reader {
    * up to `limit` bytes after base (an archive's data member) */
   int positional;
   uint64_t base, limit;
+  /* the window (prx_iq_reader_window): the stream's samples win_first .. win_first + win_count
+   * - 1, handed out as 0 ..; `samples` above stays the stream's own count. A regular file is
+   * read from there with pread (win_pread); a pipe's first samples are read and dropped. */
+  int windowed, win_pread;
+  uint64_t win_first, win_count;
 };
 
 static int ends_with(const char *s, const char *suffix) {
@@ -433,7 +438,10 @@ const char *prx_iq_reader_name(const prx_iq_reader *r) { return r ? r->name : NU
 
 const prx_sigmf_recording *prx_iq_reader_sigmf(const prx_iq_reader *r) { return r ? r->rec : NULL; }
 
-uint64_t prx_iq_reader_samples(const prx_iq_reader *r) { return r ? r->samples : 0; }
+uint64_t prx_iq_reader_samples(const prx_iq_reader *r) {
+  if (!r) return 0;
+  return r->windowed ? (r->samples > r->win_first ? r->samples - r->win_first : 0) : r->samples;
+}
 
 void prx_iq_reader_swap_iq(prx_iq_reader *r, int on) {
   if (r) r->swap_iq = !!on;
@@ -532,13 +540,49 @@ const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r) {
   return r && r->wav ? &r->wav->wav : NULL;
 }
 
-int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes) {
+/* The whole stream's extent, whatever the window. */
+static int stream_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes) {
   int known = r && r->extent_known;
   uint64_t whole = known ? r->extent_bytes / r->sample_size : 0;
   if (r && r->hb) whole = (whole + 1) / 2; /* real samples: the complex ones they give */
-  if (samples) *samples = whole;
-  if (extra_bytes) *extra_bytes = known ? r->extent_bytes % r->sample_size : 0;
+  *samples = whole;
+  *extra_bytes = known ? r->extent_bytes % r->sample_size : 0;
   return known;
+}
+
+int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *extra_bytes) {
+  uint64_t whole, extra;
+  int known = stream_extent(r, &whole, &extra);
+  if (known && r->windowed) {
+    whole = whole > r->win_first ? whole - r->win_first : 0;
+    if (whole >= r->win_count) whole = r->win_count, extra = 0; /* the window ends first */
+  }
+  if (samples) *samples = whole;
+  if (extra_bytes) *extra_bytes = extra;
+  return known;
+}
+
+prx_status prx_iq_reader_window(prx_iq_reader *r, uint64_t first, uint64_t count) {
+  if (!r) return prx_fail(PRX_ERR_INVALID, "prx_iq_reader_window: NULL reader");
+  if (r->samples || r->windowed)
+    return prx_fail(PRX_ERR_INVALID, "prx_iq_reader_window: %s: set the window before reading",
+                    r->name);
+  if (!count) return prx_fail(PRX_ERR_INVALID, "%s: a window of no samples", r->name);
+  uint64_t whole, extra;
+  if (stream_extent(r, &whole, &extra) && first >= whole)
+    return prx_fail(PRX_ERR_INVALID,
+                    "%s holds %llu samples: the start, sample %llu, is at or past its end", r->name,
+                    (unsigned long long)whole, (unsigned long long)first);
+  r->windowed = 1;
+  r->win_first = first;
+  r->win_count = count;
+  r->win_pread = first && prx_iq_reader_positional(r);
+  if (r->win_pread) r->samples = first;
+  return PRX_OK;
+}
+
+uint64_t prx_iq_reader_window_start(const prx_iq_reader *r) {
+  return r && r->windowed ? r->win_first : 0;
 }
 
 /* The stream ends inside a sample: `rest` bytes after `complete` stored samples. */
@@ -707,11 +751,11 @@ static prx_status read_real(prx_iq_reader *r, prx_cf32 *out, size_t max, size_t 
   return done ? PRX_OK : st;
 }
 
-prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
-  if (n) *n = 0;
-  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
-  if (max == 0) return PRX_OK;
-  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
+static prx_status read_at_stream(prx_iq_reader *r, void *buf, uint64_t first, size_t max,
+                                 size_t *n);
+
+/* The stream read on from where it is (prx_iq_read's contract, the window aside). */
+static prx_status read_stream(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   if (!r->scratch) {
     prx_status st = read_stored(r, buf, max, n);
     if (!st && PRX_HOST_BIG_ENDIAN) prx_io_swap_samples(r->info.format, buf, *n);
@@ -721,6 +765,43 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
   prx_status st = r->hb ? read_real(r, buf, max, n) : read_converted(r, buf, max, n);
   if (!st && r->swap_iq) swap_components(PRX_CF32, buf, *n);
   return st;
+}
+
+/* A pipe's samples before the window read and dropped. */
+static prx_status skip_to_window(prx_iq_reader *r) {
+  const size_t ss = prx_format_size(r->info.format), room = ((size_t)1 << 20) / ss;
+  void *junk = malloc(room * ss);
+  if (!junk) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  prx_status st = PRX_OK;
+  while (!st && r->samples < r->win_first) {
+    uint64_t left = r->win_first - r->samples;
+    size_t got = 0;
+    st = read_stream(r, junk, left < room ? (size_t)left : room, &got);
+    if (!st && !got)
+      st = prx_fail(PRX_ERR_INVALID, "%s ended after %llu samples, before the start (sample %llu)",
+                    r->name, (unsigned long long)r->samples, (unsigned long long)r->win_first);
+  }
+  free(junk);
+  return st;
+}
+
+prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL reader or count");
+  if (max == 0) return PRX_OK;
+  if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read: NULL buffer for %zu samples", max);
+  if (!r->windowed) return read_stream(r, buf, max, n);
+  prx_status st = r->win_pread ? PRX_OK : skip_to_window(r);
+  if (st) return st;
+  uint64_t left = r->win_count - (r->samples - r->win_first);
+  if (!left) return PRX_OK; /* the window's end */
+  if (max > left) max = (size_t)left;
+  if (!r->win_pread) return read_stream(r, buf, max, n);
+  /* a file from the window's start on: what the positional read gives, its cut or error said
+   * by the next call (which reads there again) where samples came with it */
+  st = read_at_stream(r, buf, r->samples, max, n);
+  r->samples += *n;
+  return *n ? PRX_OK : st;
 }
 
 int prx_iq_reader_positional(const prx_iq_reader *r) {
@@ -734,6 +815,13 @@ int prx_iq_reader_file(const prx_iq_reader *r, int *fd, uint64_t *base, uint64_t
   *fd = r->fd;
   *base = r->base;
   *limit = r->limit;
+  if (r->windowed) { /* the window's bytes (its start is inside the data: prx_iq_reader_window) */
+    uint64_t skip = r->win_first * r->sample_size;
+    *base += skip;
+    if (*limit != UINT64_MAX) *limit -= skip;
+    if (r->win_count <= UINT64_MAX / r->sample_size && r->win_count * r->sample_size < *limit)
+      *limit = r->win_count * r->sample_size;
+  }
   return 1;
 }
 
@@ -829,7 +917,8 @@ static prx_status read_at_converted(prx_iq_reader *r, prx_cf32 *out, uint64_t fi
 }
 
 /* Reads with pread(2): a file read at several places at once (several reader threads), and a
- * file cut while it is read ends there as with read(2) (a short read), with no signal. */
+ * file cut while it is read ends there as with read(2) (a short read), with no signal. first
+ * counts from the window's start. */
 prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t max, size_t *n) {
   if (n) *n = 0;
   if (!r || !n) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL reader or count");
@@ -837,6 +926,17 @@ prx_status prx_iq_read_at(prx_iq_reader *r, void *buf, uint64_t first, size_t ma
     return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: %s is not read in place", r->name);
   if (max == 0) return PRX_OK;
   if (!buf) return prx_fail(PRX_ERR_INVALID, "prx_iq_read_at: NULL buffer for %zu samples", max);
+  if (r->windowed) {
+    if (first >= r->win_count) return PRX_OK; /* past the window's end */
+    if (max > r->win_count - first) max = (size_t)(r->win_count - first);
+    first += r->win_first;
+  }
+  return read_at_stream(r, buf, first, max, n);
+}
+
+/* prx_iq_read_at from the stream's sample `first` (the window aside). */
+static prx_status read_at_stream(prx_iq_reader *r, void *buf, uint64_t first, size_t max,
+                                 size_t *n) {
   if (r->scratch) {
     prx_status st = read_at_converted(r, buf, first, max, n);
     if (r->swap_iq) swap_components(PRX_CF32, buf, *n);
