@@ -142,7 +142,7 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
 typedef struct {
   int x0, y0, pw, ph; /* plot area */
   double f_lo, f_hi;  /* Hz at the left edge of column 0 and the right edge of the last */
-  double t_end;       /* s at the bottom edge */
+  double t0, t_end;   /* s at the top and bottom edges, from the input's start (--start: t0) */
   double db_lo, db_hi;
 } spec_layout;
 
@@ -199,9 +199,9 @@ static prx_status draw(plot_canvas *cv, const spec_layout *L, const float *db, s
   plot_text(cv, L->x0 + L->pw / 2, L->y0 + L->ph + 22, text, FG, 1, 1);
   /* time axis */
   div = L->t_end >= 1 ? 1 : 1e-3;
-  n = plot_ticks(0, L->t_end, 8, ticks, 64, &step);
+  n = plot_ticks(L->t0, L->t_end, 8, ticks, 64, &step);
   for (size_t i = 0; i < n; i++) {
-    int y = L->y0 + (int)lround(ticks[i] / L->t_end * L->ph);
+    int y = L->y0 + (int)lround((ticks[i] - L->t0) / (L->t_end - L->t0) * L->ph);
     plot_hline(cv, L->x0 - 5, L->x0 - 2, y, FG, 1);
     plot_tick_label(text, sizeof text, ticks[i], step, div);
     plot_text(cv, L->x0 - 8, y - 3, text, FG, 1, 2);
@@ -253,12 +253,12 @@ int cmd_spectrum(int argc, char **argv) {
     return rc;
   }
   rc = 0;
-  /* a file of known length gets a fixed number of frames per row; a stream merges rows */
-  uint64_t per_row = 0;
-  struct stat sb;
+  /* an input of known length (a file; the window of one) gets a fixed number of frames per
+   * row; a stream merges rows */
+  uint64_t per_row = 0, total = cli_input_samples(reader);
   size_t ss = prx_format_size(info.format);
-  if (strcmp(o.input, "-") && stat(prx_iq_reader_name(reader), &sb) == 0 && S_ISREG(sb.st_mode)) {
-    uint64_t frames = (uint64_t)sb.st_size / ss / o.nfft;
+  if (total) {
+    uint64_t frames = total / o.nfft;
     per_row = frames / o.rows + (frames % o.rows != 0);
     if (per_row == 0) per_row = 1;
   }
@@ -322,7 +322,8 @@ int cmd_spectrum(int argc, char **argv) {
   L.f_lo = info.center_freq + (-(double)(o.nfft / 2) - 0.5) * bin;
   L.f_hi = L.f_lo + (double)o.nfft * bin;
   uint64_t shown = plot_waterfall_samples(wf);
-  L.t_end = (double)shown / info.sample_rate;
+  L.t0 = (double)prx_iq_reader_window_start(reader) / info.sample_rate;
+  L.t_end = L.t0 + (double)shown / info.sample_rate;
   if (o.have_range) {
     L.db_lo = o.db_lo;
     L.db_hi = o.db_hi;
@@ -349,7 +350,7 @@ int cmd_spectrum(int argc, char **argv) {
     char area[96], freq[96], time[96], range[96], fft[96], version[64];
     snprintf(area, sizeof area, "%d %d %d %d", L.x0, L.y0, L.pw, L.ph);
     snprintf(freq, sizeof freq, "%.17g %.17g", L.f_lo, L.f_hi);
-    snprintf(time, sizeof time, "0 %.17g", L.t_end);
+    snprintf(time, sizeof time, "%.17g %.17g", L.t0, L.t_end);
     snprintf(range, sizeof range, "%.17g %.17g", L.db_lo, L.db_hi);
     snprintf(fft, sizeof fft, "%lu %llu %zu", o.nfft,
              (unsigned long long)plot_waterfall_frames_per_row(wf), n_rows);

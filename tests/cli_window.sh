@@ -4,8 +4,8 @@
 # first samples are dropped); convert gives the range's samples bit for bit (raw samples and real
 # ones through the half-band converter, computed where the range starts); channelize's channels
 # of a range are the whole run's channels there (past the filter's start) with the SigMF input's
-# datetime moved to the range's start and its annotations moved with it; rx and spectrum read
-# the range; times in seconds, H:M:S and samples; a start past the end, a pipe that ends first
+# datetime moved to the range's start and its annotations moved with it; rx reads the range and
+# spectrum draws it on the recording's time axis; times in seconds, H:M:S and samples; a start past the end, a pipe that ends first
 # and malformed times are refused with one line.
 set -u
 P=${1:?usage: cli_window.sh PATH_TO_POLYRX}
@@ -92,6 +92,13 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['input']; sys.exit(n
 [ "$(wc -c <"$T/rx/c0.bits")" = 9600 ] || bad "rx: $(wc -c <"$T/rx/c0.bits") bits for 2 s"
 "$P" spectrum -q -i "$T/x.cf32" -s $FS -o "$T/s.png" --start 1 --duration 1 --rows 16 ||
   bad "spectrum of a range failed"
+PYTHONPATH="$(dirname "$0")/support" python3 - "$T/s.png" <<'EOF' ||
+import sys
+from png_read import read_png
+w, h, px, text = read_png(sys.argv[1])
+assert text["polyrx:time_range_s"] == "1 2", text["polyrx:time_range_s"]
+EOF
+  bad "spectrum: the time axis is not the range's (1 s to 2 s)"
 
 # refused: one line, the exit status
 refuse() { # WHAT STATUS EXPECTED-WORDS command...
