@@ -3,14 +3,18 @@
  *
  * Input layout: byte 0 picks the format (bits 0-1), the source (bit 2: pipe on standard input)
  * and whether the read size changes from call to call (bit 3); byte 1 is the read size in
- * samples (1..64), byte 2 seeds the pipe writer's chunk sizes; the rest is the stream.
+ * samples (1..64), byte 2 seeds the pipe writer's chunk sizes; with bit 4 (a regular file), a
+ * window (prx_iq_reader_window): byte 3 its first sample, byte 4 its count (0: to the end); the
+ * rest is the stream.
  *
  * Invariants (include/polyrx/io.h): each read returns min(max, complete samples left) samples
  * (fewer, but not none, from a pipe when a signal such as libFuzzer's timer cuts the wait; with
  * none complete, PRX_ERR_IO "interrupted" and the stream reads on), byte for byte the stream's; the
  * count is 0 at the end only; after floor(len / size) samples, a stream with a partial sample left
  * gives PRX_ERR_TRUNCATED naming the leftover byte count, every time it is asked again;
- * prx_iq_reader_samples counts what was handed out. */
+ * prx_iq_reader_samples counts what was handed out. A window is refused when it starts at or
+ * past the last whole sample, and otherwise reads as the stream cut to it (a partial sample said
+ * only where the window goes past the last whole sample). */
 #include "fuzz.h"
 
 #include <errno.h>
@@ -75,7 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_bytes b = {data, size};
   uint8_t mode = fuzz_u8(&b), max0 = fuzz_u8(&b), wseed = fuzz_u8(&b);
   prx_format fmt = formats[mode & 3];
-  int use_pipe = (mode >> 2) & 1, vary = (mode >> 3) & 1;
+  int use_pipe = (mode >> 2) & 1, vary = (mode >> 3) & 1, windowed = !use_pipe && (mode >> 4) & 1;
+  uint64_t w_first = 0, w_count = UINT64_MAX;
+  if (windowed) {
+    w_first = fuzz_u8(&b);
+    uint8_t c = fuzz_u8(&b);
+    if (c) w_count = c;
+  }
   const uint8_t *stream = b.p;
   size_t len = b.n, ss = prx_format_size(fmt);
   size_t expect = len / ss, rem = len % ss;
@@ -100,6 +110,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   FUZZ_CHECK(st == PRX_OK && r, "prx_iq_open failed: %s", prx_last_error());
   FUZZ_CHECK(prx_iq_reader_info(r)->format == fmt, "format %d", (int)prx_iq_reader_info(r)->format);
+  if (windowed) {
+    st = prx_iq_reader_window(r, w_first, w_count);
+    if (w_first >= expect) {
+      FUZZ_CHECK(st == PRX_ERR_INVALID, "a window from %llu of %zu samples: %d",
+                 (unsigned long long)w_first, expect, (int)st);
+      FUZZ_CHECK_ERROR(st, "prx_iq_reader_window");
+      prx_iq_close(r);
+      return 0;
+    }
+    FUZZ_CHECK(st == PRX_OK, "window [%llu, +%llu) refused: %s", (unsigned long long)w_first,
+               (unsigned long long)w_count, prx_last_error());
+    stream += w_first * ss;
+    expect -= (size_t)w_first;
+    /* a window that ends at or before the last whole sample leaves a partial one out */
+    if (w_count <= expect) expect = (size_t)w_count, rem = 0;
+  }
 
   size_t got = 0; /* complete samples read */
   uint32_t x = max0;
