@@ -284,7 +284,8 @@ void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav, i
 
 static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx_wav_info *wav,
                              prx_iq_info *info);
-static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r, double rate);
+static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r,
+                        prx_iq_info *info);
 
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
@@ -334,7 +335,7 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
               "%.9g Hz (a half-band filter: the central 80 %% of that band clean)\n",
               cmd, real_rate, info->sample_rate, info->center_freq);
   }
-  return input_window(cmd, o, *reader, info->sample_rate);
+  return input_window(cmd, o, *reader, info);
 }
 
 int cli_parse_time(const char *text, double rate, uint64_t *samples) {
@@ -377,9 +378,13 @@ int cli_parse_time(const char *text, double rate, uint64_t *samples) {
   return 0;
 }
 
-/* --start and --duration: the reader's window, with a note saying which samples are read. */
-static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r, double rate) {
+/* --start and --duration: the reader's window, with a note saying which samples are read; a
+ * SigMF recording's range that starts after a retune is centred where the recording then was
+ * (unless -f says otherwise). */
+static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r,
+                        prx_iq_info *info) {
   if (!o->start && !o->duration) return -1;
+  const double rate = info->sample_rate;
   uint64_t first = 0, count = UINT64_MAX;
   static const char *const forms =
       "a time: seconds (90, 1.5, 250m), [H:]M:S (1:30, 1:02:03.5) or samples (48kS)";
@@ -389,6 +394,11 @@ static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader 
     return cli_bad_value(cmd, "--duration", o->duration, forms);
   prx_status st = prx_iq_reader_window(r, first, count);
   if (st) return cli_status_error(cmd, "--start", st);
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  size_t c0 = 0;
+  while (rec && c0 + 1 < rec->n_captures && rec->captures[c0 + 1].sample_start <= first) c0++;
+  if (c0 && !o->center && rec->captures[c0].has_frequency)
+    info->center_freq = rec->captures[c0].frequency;
   uint64_t n = 0;
   int known = prx_iq_reader_extent(r, &n, NULL);
   if (!o->quiet) {

@@ -20,12 +20,13 @@ uint64_t cli_align_sample(const cli_alignment *a, uint64_t s) {
   return j > 0 ? (uint64_t)j : 0;
 }
 
-/* rec from the window's start w0 on, into own. */
-static prx_status windowed(const prx_sigmf_recording *rec, uint64_t w0, double rate,
+/* rec inside the window of count samples from w0 on, into own. */
+static prx_status windowed(const prx_sigmf_recording *rec, uint64_t w0, uint64_t count, double rate,
                            cli_carry_own *own, const prx_sigmf_recording **out) {
-  size_t c0 = 0; /* the capture the window starts in */
-  while (c0 + 1 < rec->n_captures && rec->captures[c0 + 1].sample_start <= w0) c0++;
-  size_t nc = rec->n_captures - c0, na = rec->n_annotations;
+  size_t c0 = 0, c1 = rec->n_captures; /* the captures from the one the window starts in */
+  while (c0 + 1 < c1 && rec->captures[c0 + 1].sample_start <= w0) c0++;
+  while (c1 > c0 + 1 && rec->captures[c1 - 1].sample_start - w0 >= count) c1--; /* after it */
+  size_t nc = c1 - c0, na = rec->n_annotations;
   own->captures = malloc(nc * sizeof *own->captures);
   own->annotations = malloc((na ? na : 1) * sizeof *own->annotations);
   if (!own->captures || !own->annotations)
@@ -46,7 +47,8 @@ static prx_status windowed(const prx_sigmf_recording *rec, uint64_t w0, double r
   for (size_t i = 0; i < na; i++) {
     prx_sigmf_annotation a = rec->annotations[i];
     uint64_t end = a.sample_start + a.sample_count;
-    if (a.sample_count && end <= w0) continue;
+    if ((a.sample_count && end <= w0) || (a.sample_start >= w0 && a.sample_start - w0 >= count))
+      continue;
     if (a.sample_start < w0) {
       if (a.sample_count) a.sample_count = end - w0;
       a.sample_start = 0;
@@ -78,13 +80,13 @@ prx_status cli_carry_source(const prx_iq_reader *r, double center, double rate, 
     own->rec.captures = &own->capture;
     rec = &own->rec;
   }
-  uint64_t w0 = prx_iq_reader_window_start(r);
-  if (!w0) {
+  uint64_t w0 = prx_iq_reader_window_start(r), count = prx_iq_reader_window_count(r);
+  if (!w0 && count == UINT64_MAX) {
     *out = rec;
     return PRX_OK;
   }
   prx_sigmf_recording whole = *rec; /* own->rec is rewritten below */
-  return windowed(&whole, w0, rate, own, out);
+  return windowed(&whole, w0, count, rate, own, out);
 }
 
 void cli_carry_own_free(cli_carry_own *own) {

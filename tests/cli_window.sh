@@ -84,6 +84,36 @@ r = json.load(open(t + "/cw.json"))["input"]
 assert r["start_sample"] == 24000 and r["samples"] == 48000, r
 EOF
 
+# a recording that retunes at 2 s: a range from 1 s keeps both captures, the second at its
+# channel sample; a range from 3 s begins in the second, its datetime moved by 1 s, its channel
+# frequency the second's; the first 1.5 s have no retune, and the annotation (0.625 s to 1.875 s)
+# cut at their end
+python3 - "$T/s.sigmf-meta" <<'EOF' || bad "cannot retune the SigMF recording"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["captures"] = [{"core:sample_start": 0, "core:frequency": 7e6, "core:datetime": "2026-12-04T10:00:00Z"},
+                 {"core:sample_start": 96000, "core:frequency": 7.1e6, "core:datetime": "2026-12-04T10:05:00Z"}]
+json.dump(m, open(sys.argv[1], "w"))
+EOF
+"$P" channelize -q -i "$T/s" -K 16 -c 1 -o "$T/c1" --start 1 || bad "channelize from 1 s failed"
+"$P" channelize -q -i "$T/s" -K 16 -c 1 -o "$T/c3" --start 3 || bad "channelize from 3 s failed"
+"$P" channelize -q -i "$T/s" -K 16 -c 1 -o "$T/c0" --duration 1.5 || bad "channelize 1.5 s failed"
+python3 - "$T" <<'EOF' || bad "channelize: the captures of a range are not the recording's"
+import json, sys
+t = sys.argv[1]
+c = json.load(open(t + "/c1/ch0001.sigmf-meta"))["captures"]
+assert len(c) == 2 and c[0]["core:frequency"] == 7e6 + 3000 and c[1]["core:frequency"] == 7.1e6 + 3000, c
+assert c[0]["core:datetime"].startswith("2026-12-04T10:00:01.0000104"), c
+assert c[1]["core:sample_start"] == 6000, c  # input sample 96000 - 48000, D = 8
+c = json.load(open(t + "/c3/ch0001.sigmf-meta"))["captures"]
+assert len(c) == 1 and c[0]["core:frequency"] == 7.1e6 + 3000, c
+assert c[0]["core:datetime"].startswith("2026-12-04T10:05:01.0000104"), c
+m = json.load(open(t + "/c0/ch0001.sigmf-meta"))  # ends before the retune, inside the annotation
+assert len(m["captures"]) == 1 and m["captures"][0]["core:frequency"] == 7e6 + 3000, m["captures"]
+an = m["annotations"]
+assert len(an) == 1 and an[0]["core:sample_start"] == 3750 and an[0]["core:sample_count"] == 5250, an
+EOF
+
 # rx and spectrum read the range
 "$P" rx -q -i "$T/x.cf32" -s $FS -K 8 --carrier f=0,rs=2400 --start 1 --duration 2 -o "$T/rx" \
   --report "$T/rx.json" >/dev/null || bad "rx of a range failed"

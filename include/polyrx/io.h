@@ -63,8 +63,10 @@ int prx_iq_reader_extent(const prx_iq_reader *r, uint64_t *samples, uint64_t *ex
  * first samples are read and dropped at the first read (PRX_ERR_INVALID there if it ends before
  * `first`). PRX_ERR_INVALID: count 0, a start at or past a file's end, or reads already made. */
 prx_status prx_iq_reader_window(prx_iq_reader *r, uint64_t first, uint64_t count);
-/* The window's first sample in the stream (0 without a window). */
+/* The window's first sample in the stream (0 without a window) and its count (UINT64_MAX:
+ * to the stream's end). */
 uint64_t prx_iq_reader_window_start(const prx_iq_reader *r);
+uint64_t prx_iq_reader_window_count(const prx_iq_reader *r);
 
 /* ---- WAV files ----
  * The SDR programs' I/Q recordings (SDR#, HDSDR, SDRuno, SDR Console, Perseus, GNU Radio's WAV

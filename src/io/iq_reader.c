@@ -585,6 +585,10 @@ uint64_t prx_iq_reader_window_start(const prx_iq_reader *r) {
   return r && r->windowed ? r->win_first : 0;
 }
 
+uint64_t prx_iq_reader_window_count(const prx_iq_reader *r) {
+  return r && r->windowed ? r->win_count : UINT64_MAX;
+}
+
 /* The stream ends inside a sample: `rest` bytes after `complete` stored samples. */
 static prx_status cut_sample(const prx_iq_reader *r, size_t rest, uint64_t complete) {
   return prx_fail(PRX_ERR_TRUNCATED,
