@@ -277,9 +277,19 @@ int cmd_info(int argc, char **argv) {
     if (wav && strcmp(wav->rate_from, "fmt chunk"))
       printf("%-12s the rate from the %s (the fmt chunk's: %.10g Hz)\n", "", wav->rate_from,
              wav->header_rate);
-    if (isfinite(seconds))
-      printf("%-12s %llu samples, %.9g s\n", "length", (unsigned long long)samples, seconds);
-    else
+    if (isfinite(seconds)) {
+      /* long recordings also as H:MM:SS.mmm, the form --start and --duration take */
+      char hms[48] = "";
+      if (seconds >= 60) {
+        double ms = floor(seconds * 1000 + 0.5);
+        unsigned long long h = (unsigned long long)(ms / 3600000);
+        ms -= (double)h * 3600000;
+        unsigned m = (unsigned)(ms / 60000);
+        ms -= m * 60000.0;
+        snprintf(hms, sizeof hms, " (%llu:%02u:%06.3f)", h, m, ms / 1000);
+      }
+      printf("%-12s %llu samples, %.9g s%s\n", "length", (unsigned long long)samples, seconds, hms);
+    } else
       printf("%-12s %llu samples\n", "length", (unsigned long long)samples);
     if (extra)
       printf("%-12s the data ends inside a sample (%llu bytes after the last whole one)\n",

@@ -392,6 +392,13 @@ static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader 
     return cli_bad_value(cmd, "--start", o->start, forms);
   if (o->duration && (cli_parse_time(o->duration, rate, &count) || !count))
     return cli_bad_value(cmd, "--duration", o->duration, forms);
+  uint64_t whole = 0;
+  if (prx_iq_reader_extent(r, &whole, NULL) && first >= whole)
+    return cli_error(cmd,
+                     "--start %s (sample %llu) is at or past the input's end: it holds %llu "
+                     "samples (%.9g s)",
+                     o->start ? o->start : "0", (unsigned long long)first,
+                     (unsigned long long)whole, (double)whole / rate);
   prx_status st = prx_iq_reader_window(r, first, count);
   if (st) return cli_status_error(cmd, "--start", st);
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);

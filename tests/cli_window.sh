@@ -141,7 +141,7 @@ refuse() { # WHAT STATUS EXPECTED-WORDS command...
   grep -q "$words" "$T/err" || bad "$what: no '$words' in: $(cat "$T/err")"
   [ "$(wc -l <"$T/err")" -eq 1 ] || bad "$what: not one line: $(cat "$T/err")"
 }
-refuse "a start past the end" 1 "past its end" demod "$T/x.cf32" "$T/e.bits" --start 5
+refuse "a start past the end" 1 "past the input.s end: it holds 192000 samples (4 s)" demod "$T/x.cf32" "$T/e.bits" --start 5
 refuse "a pipe that ends first" 1 "before the start" \
   sh -c "cat '$T/x.cf32' | '$P' demod -q -i - -s $FS -r 2400 -o '$T/e.bits' --start 1:00"
 refuse "a malformed start" 2 "start" demod "$T/x.cf32" "$T/e.bits" --start 1:75
