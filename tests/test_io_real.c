@@ -210,7 +210,8 @@ static void wav(test_rng *rng) {
   free(x);
 }
 
-/* SigMF: ri16_le (rate, centre, annotation made the complex stream's), two captures refused,
+/* SigMF: ri16_le (rate, centre, annotation, later captures made the complex stream's; a retune
+ * at an odd real sample refused),
  * cf64_le and ci32_le converted, the public parser refusing them */
 static void sigmf(test_rng *rng) {
   const size_t n = 4001;
@@ -247,13 +248,31 @@ static void sigmf(test_rng *rng) {
   prx_iq_info info;
   CHECK(prx_sigmf_parse_meta(meta, strlen(meta), &info) == PRX_ERR_UNSUPPORTED,
         "the public parser gave a format for ri16_le");
+  /* a retune at an even real sample: its complex sample, its DC frequency + a quarter of the
+   * real rate (a capture without a frequency keeps none); at an odd one: refused */
   const char *two = "{\"global\": {\"core:datatype\": \"ri16_le\", \"core:sample_rate\": 1000, "
                     "\"core:version\": \"1.0.0\"}, \"captures\": [{\"core:sample_start\": 0}, "
-                    "{\"core:sample_start\": 100}]}";
+                    "{\"core:sample_start\": 100, \"core:frequency\": 7000}, "
+                    "{\"core:sample_start\": 300}]}";
   write_bytes(test_path(tmpdir, "s.sigmf-meta"), two, strlen(two));
+  CHECK_OK(prx_iq_open(test_path(tmpdir, "s.sigmf-meta"), PRX_CF32, &r));
+  if (r) {
+    const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+    const prx_sigmf_capture *c = rec->captures;
+    CHECK(rec->n_captures == 3 && c[0].frequency == 250 && c[1].sample_start == 50 &&
+              c[1].frequency == 7250 && c[2].sample_start == 150 && !c[2].has_frequency,
+          "real captures: %g; %llu %g; %llu %d", c[0].frequency,
+          (unsigned long long)c[1].sample_start, c[1].frequency,
+          (unsigned long long)c[2].sample_start, c[2].has_frequency);
+    prx_iq_close(r);
+  }
+  const char *odd = "{\"global\": {\"core:datatype\": \"ri16_le\", \"core:sample_rate\": 1000, "
+                    "\"core:version\": \"1.0.0\"}, \"captures\": [{\"core:sample_start\": 0}, "
+                    "{\"core:sample_start\": 101}]}";
+  write_bytes(test_path(tmpdir, "s.sigmf-meta"), odd, strlen(odd));
   CHECK(prx_iq_open(test_path(tmpdir, "s.sigmf-meta"), PRX_CF32, &r) == PRX_ERR_UNSUPPORTED && !r &&
-            strstr(prx_last_error(), "2 captures"),
-        "a real recording of two captures: %s", prx_last_error());
+            strstr(prx_last_error(), "capture 1 starts at real sample 101"),
+        "a real recording retuned at an odd sample: %s", prx_last_error());
   /* complex datatypes converted: cf64_le, ci32_le, ci16_be */
   for (int c = 0; c < 3; c++) {
     const size_t m = 3000;

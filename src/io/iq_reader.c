@@ -312,22 +312,33 @@ static prx_status converting(prx_iq_reader *r, prx_stored t, int channels) {
 }
 
 /* A SigMF recording whose datatype is converted as read; a real one's metadata made the complex
- * stream's: rate halved, centre moved by a quarter of the real rate, annotations' sample ranges
- * halved (complex sample m is real sample 2m's instant). A real recording of several captures
- * (retunes) is refused: their starts would fall between complex samples. */
+ * stream's: rate halved, every capture's frequency moved by a quarter of the real rate, captures'
+ * starts and annotations' sample ranges halved (complex sample m is real sample 2m's instant). A
+ * real recording whose later capture (a retune) starts at an odd sample is refused: its start
+ * would fall between complex samples. */
 static prx_status sigmf_converted(prx_iq_reader *r, const prx_sigmf_read_meta *m) {
   r->stored_name = m->conv_name;
   prx_sigmf_recording *rec = r->rec;
-  if (m->conv_channels == 1 && rec->n_captures > 1)
-    return prx_fail(PRX_ERR_UNSUPPORTED,
-                    "%s: a real (%s) recording of %zu captures: polyrx reads real recordings of "
-                    "one capture",
-                    r->name, m->conv_name, rec->n_captures);
+  for (size_t i = 1; m->conv_channels == 1 && i < rec->n_captures; i++)
+    if (rec->captures[i].sample_start % 2)
+      return prx_fail(PRX_ERR_UNSUPPORTED,
+                      "%s: a real (%s) recording whose capture %zu starts at real sample %llu: "
+                      "polyrx reads the captures of real recordings where they start at an even "
+                      "sample (complex sample %llu is real sample 2 x %llu's instant)",
+                      r->name, m->conv_name, i, (unsigned long long)rec->captures[i].sample_start,
+                      (unsigned long long)rec->captures[i].sample_start / 2,
+                      (unsigned long long)rec->captures[i].sample_start / 2);
   prx_status st = converting(r, m->conv, m->conv_channels);
   if (st || m->conv_channels == 2) return st;
+  /* each capture's DC frequency moved up a quarter of the real rate (half the complex one), its
+   * start to its complex sample */
   prx_sigmf_capture *c = (prx_sigmf_capture *)rec->captures;
   c[0].frequency = r->info.center_freq;
   c[0].has_frequency = 1;
+  for (size_t i = 1; i < rec->n_captures; i++) {
+    c[i].sample_start /= 2;
+    if (c[i].has_frequency) c[i].frequency += r->info.sample_rate / 2;
+  }
   prx_sigmf_annotation *a = (prx_sigmf_annotation *)rec->annotations;
   for (size_t i = 0; i < rec->n_annotations; i++) {
     uint64_t end = a[i].sample_start + a[i].sample_count;
