@@ -106,29 +106,8 @@ static void test_raw_formats(test_rng *rng) {
 static void test_pipe(test_rng *rng, size_t extra_bytes) {
   size_t ss = 4, n = 20000, total = n * ss + extra_bytes;
   unsigned char *data = random_bytes(rng, total);
-  int fds[2];
-  if (pipe(fds)) {
-    perror("pipe");
-    exit(1);
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    test_rng crng;
-    test_rng_seed(&crng, 99);
-    for (size_t off = 0; off < total;) {
-      size_t piece = 1 + test_rng_u64(&crng) % 777;
-      if (piece > total - off) piece = total - off;
-      if (write(fds[1], data + off, piece) != (ssize_t)piece) _exit(1);
-      off += piece;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  int saved = dup(0);
-  dup2(fds[0], 0);
-  close(fds[0]);
+  test_stdin_feed feed;
+  test_stdin_feed_start(&feed, data, total, 99, 777);
   prx_iq_reader *r = NULL;
   CHECK_OK(prx_iq_open("-", PRX_CI16, &r));
   size_t got = 0;
@@ -147,10 +126,7 @@ static void test_pipe(test_rng *rng, size_t extra_bytes) {
   CHECK(got == n && back && !memcmp(back, data, n * ss), "pipe: read %zu of %zu samples", got, n);
   free(back);
   prx_iq_close(r);
-  dup2(saved, 0);
-  close(saved);
-  int status;
-  waitpid(pid, &status, 0);
+  test_stdin_feed_stop(&feed);
   free(data);
 }
 

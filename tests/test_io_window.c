@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define N 50000 /* stored samples of the streams */
 
@@ -28,48 +26,15 @@ static const char *const kind_name[] = {"raw file", "SigMF archive", "real file"
 static pipe_files files;
 static char real_path[160];
 static uint32_t words[N];
-static pid_t feeder = -1;
-static int saved_stdin = -1;
+static test_stdin_feed feed = {-1, -1};
 
-/* Standard input fed with the stored bytes by a child, in pieces of random size. */
 static void feed_stdin(const void *bytes, size_t n) {
-  int fds[2];
-  if (pipe(fds)) {
-    perror("pipe");
-    exit(1);
-  }
-  fflush(NULL);
-  feeder = fork();
-  if (feeder == 0) {
-    close(fds[0]);
-    test_rng rng;
-    test_rng_seed(&rng, 77);
-    for (size_t off = 0; off < n;) {
-      size_t piece = 1 + test_rng_u64(&rng) % 5000;
-      if (piece > n - off) piece = n - off;
-      if (write(fds[1], (const char *)bytes + off, piece) != (ssize_t)piece) _exit(1);
-      off += piece;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  saved_stdin = dup(0);
-  dup2(fds[0], 0);
-  close(fds[0]);
+  test_stdin_feed_start(&feed, bytes, n, 77, 5000);
 }
 
 static void close_input(prx_iq_reader *r) {
   prx_iq_close(r);
-  if (saved_stdin >= 0) {
-    dup2(saved_stdin, 0);
-    close(saved_stdin);
-    saved_stdin = -1;
-  }
-  if (feeder > 0) {
-    kill(feeder, SIGTERM);
-    waitpid(feeder, NULL, 0);
-    feeder = -1;
-  }
+  if (feed.pid > 0) test_stdin_feed_stop(&feed);
 }
 
 static prx_iq_reader *open_input(input_kind k) {

@@ -3,10 +3,51 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int test_failures = 0;
+
+void test_stdin_feed_start(test_stdin_feed *f, const void *p, size_t n, uint64_t seed,
+                           size_t max_piece) {
+  int fds[2];
+  if (pipe(fds)) {
+    perror("pipe");
+    exit(1);
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    test_rng rng;
+    test_rng_seed(&rng, seed);
+    for (size_t off = 0; off < n;) {
+      size_t piece = 1 + test_rng_u64(&rng) % max_piece;
+      if (piece > n - off) piece = n - off;
+      if (write(fds[1], (const char *)p + off, piece) != (ssize_t)piece) _exit(1);
+      off += piece;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  f->pid = pid;
+  f->saved = dup(0);
+  dup2(fds[0], 0);
+  close(fds[0]);
+}
+
+void test_stdin_feed_stop(test_stdin_feed *f) {
+  dup2(f->saved, 0);
+  close(f->saved);
+  if (f->pid > 0) {
+    kill((pid_t)f->pid, SIGTERM); /* a child that exited is a zombie until reaped: harmless */
+    waitpid((pid_t)f->pid, NULL, 0);
+  }
+  f->pid = -1;
+}
 
 static uint64_t splitmix64(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

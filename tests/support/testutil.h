@@ -69,4 +69,16 @@ int test_open_fds(void);
 /* Entries of directory dir whose names start with prefix. */
 int test_files_named(const char *dir, const char *prefix);
 
+/* Standard input replaced by a pipe that a child process fills with the n bytes at p in pieces
+ * of 1..max_piece bytes (their sizes from seed): short reads that split samples.
+ * test_stdin_feed_stop gives standard input back and ends the child (stopped where it still
+ * writes: a reader that stopped early). */
+typedef struct {
+  int saved; /* the original standard input */
+  long pid;  /* the child */
+} test_stdin_feed;
+void test_stdin_feed_start(test_stdin_feed *f, const void *p, size_t n, uint64_t seed,
+                           size_t max_piece);
+void test_stdin_feed_stop(test_stdin_feed *f);
+
 #endif
