@@ -378,6 +378,41 @@ int cli_parse_time(const char *text, double rate, uint64_t *samples) {
   return 0;
 }
 
+/* --start as a date and time (2026-12-04T11:30:00Z): the sample of that instant by the input's
+ * own clock, the last SigMF capture whose datetime is not after it, or a WAV file's start in UTC
+ * (a KiwiSDR or Perseus file). -1, or the exit code after the message. */
+static int start_at_time(const char *cmd, const char *text, prx_iq_reader *r, double rate,
+                         uint64_t *first) {
+  const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
+  const prx_wav_info *w = prx_iq_reader_wav(r);
+  size_t n = w && w->start_time ? strlen(w->start_time) : 0;
+  prx_sigmf_capture wav_start = {0, 0, 0, n && w->start_time[n - 1] == 'Z' ? w->start_time : NULL};
+  const prx_sigmf_capture *caps = rec ? rec->captures : &wav_start;
+  size_t n_caps = rec ? rec->n_captures : 1;
+  const char *earliest = NULL;
+  int found = 0;
+  for (size_t i = 0; i < n_caps; i++) {
+    double d;
+    if (!caps[i].datetime) continue;
+    prx_status st = prx_sigmf_datetime_diff(text, caps[i].datetime, &d);
+    if (st) return cli_status_error(cmd, "--start", st);
+    if (!earliest) earliest = caps[i].datetime;
+    if (d >= 0) {
+      found = 1;
+      *first = caps[i].sample_start + (uint64_t)llround(d * rate);
+    }
+  }
+  if (!earliest)
+    return cli_usage_error(cmd,
+                           "--start %s: a date and time needs a recording that says when it "
+                           "began (a SigMF core:datetime, a KiwiSDR or Perseus WAV file); give "
+                           "the time from its start instead (e.g. --start 12:30)",
+                           text);
+  if (!found)
+    return cli_error(cmd, "--start %s is before the recording began (%s)", text, earliest);
+  return -1;
+}
+
 /* --start and --duration: the reader's window, with a note saying which samples are read; a
  * SigMF recording's range that starts after a retune is centred where the recording then was
  * (unless -f says otherwise). */
@@ -387,8 +422,13 @@ static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader 
   const double rate = info->sample_rate;
   uint64_t first = 0, count = UINT64_MAX;
   static const char *const forms =
-      "a time: seconds (90, 1.5, 250m), [H:]M:S (1:30, 1:02:03.5) or samples (48kS)";
-  if (o->start && cli_parse_time(o->start, rate, &first))
+      "a time: seconds (90, 1.5, 250m), [H:]M:S (1:30, 1:02:03.5), samples (48kS) or, for "
+      "--start, a date and time (2026-12-04T11:30:00Z)";
+  const int dated = o->start && strlen(o->start) >= 19 && o->start[4] == '-' &&
+                    (o->start[10] == 'T' || o->start[10] == 't');
+  int rc;
+  if (dated && (rc = start_at_time(cmd, o->start, r, rate, &first)) >= 0) return rc;
+  if (o->start && !dated && cli_parse_time(o->start, rate, &first))
     return cli_bad_value(cmd, "--start", o->start, forms);
   if (o->duration && (cli_parse_time(o->duration, rate, &count) || !count))
     return cli_bad_value(cmd, "--duration", o->duration, forms);

@@ -5,8 +5,9 @@
 # ones through the half-band converter, computed where the range starts); channelize's channels
 # of a range are the whole run's channels there (past the filter's start) with the SigMF input's
 # datetime moved to the range's start and its annotations moved with it; rx reads the range and
-# spectrum draws it on the recording's time axis; times in seconds, H:M:S and samples; a start past the end, a pipe that ends first
-# and malformed times are refused with one line.
+# spectrum draws it on the recording's time axis; times in seconds, H:M:S and samples, a start
+# as a date and time by the recording's clock; a start past the end or before the recording, a
+# pipe that ends first and malformed times are refused with one line.
 set -u
 P=${1:?usage: cli_window.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -114,6 +115,12 @@ an = m["annotations"]
 assert len(an) == 1 and an[0]["core:sample_start"] == 3750 and an[0]["core:sample_count"] == 5250, an
 EOF
 
+# --start as a date and time: by the recording's own clock (the capture it falls in)
+"$P" channelize -q -i "$T/s" -K 16 -c 1 -o "$T/cd" --start 2026-12-04T10:05:00.5Z --report \
+  "$T/cd.json" || bad "channelize from a date and time failed"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['input']; sys.exit(not (r['start_sample'] == 120000 and r['center_freq'] == 7.1e6))" "$T/cd.json" ||
+  bad "--start 2026-12-04T10:05:00.5Z: not sample 120000 of the second capture: $(cat "$T/cd.json")"
+
 # rx and spectrum read the range
 "$P" rx -q -i "$T/x.cf32" -s $FS -K 8 --carrier f=0,rs=2400 --start 1 --duration 2 -o "$T/rx" \
   --report "$T/rx.json" >/dev/null || bad "rx of a range failed"
@@ -147,5 +154,11 @@ refuse "a pipe that ends first" 1 "before the start" \
 refuse "a malformed start" 2 "start" demod "$T/x.cf32" "$T/e.bits" --start 1:75
 refuse "a duration of nothing" 2 "duration" demod "$T/x.cf32" "$T/e.bits" --duration 0
 refuse "a fraction of a sample" 2 "start" demod "$T/x.cf32" "$T/e.bits" --start 1.5S
+refuse "a date before the recording" 1 "before the recording began (2026-12-04T10:00:00Z)" \
+  "$P" demod -q -i "$T/s" -r 2400 -o "$T/e.bits" --start 2026-12-04T09:59:59Z
+refuse "a date for a recording of no date" 2 "needs a recording that says when it began" \
+  demod "$T/x.cf32" "$T/e.bits" --start 2026-12-04T10:00:00Z
+refuse "a malformed date" 1 "not an ISO-8601 time" \
+  "$P" demod -q -i "$T/s" -r 2400 -o "$T/e.bits" --start 2026-12-04T10:00:00
 
 exit $((fail > 0))

@@ -312,6 +312,9 @@ void prx_sigmf_writer_discard(prx_sigmf_writer *w);
  * trailing zeros dropped ("2026-12-01T10:00:00.0000000763Z"). PRX_ERR_FORMAT naming the text
  * when it is not such a time. */
 prx_status prx_sigmf_datetime_shift(const char *datetime, double seconds, char out[48]);
+/* *seconds = a - b, two such times (exact to the picosecond before the rounding to double);
+ * PRX_ERR_FORMAT naming the one that is not such a time. */
+prx_status prx_sigmf_datetime_diff(const char *a, const char *b, double *seconds);
 
 /* ---- SigMF collections ---- */
 /* Writes a .sigmf-collection file at path (through a temporary file and a rename) tying the

@@ -90,6 +90,19 @@ static int parse(const char *s, int64_t *sec, int64_t *ps) {
   return 0;
 }
 
+prx_status prx_sigmf_datetime_diff(const char *a, const char *b, double *seconds) {
+  if (!a || !b || !seconds) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_datetime_diff: NULL");
+  int64_t sa, pa, sb, pb;
+  const char *bad = parse(a, &sa, &pa) ? a : parse(b, &sb, &pb) ? b : NULL;
+  if (bad)
+    return prx_fail(PRX_ERR_FORMAT,
+                    "'%s' is not an ISO-8601 time (expected e.g. 2026-12-01T10:00:00.5Z or "
+                    "2026-12-01T12:00:00+02:00)",
+                    bad);
+  *seconds = (double)(sa - sb) + (double)(pa - pb) / (double)PS_PER_S;
+  return PRX_OK;
+}
+
 prx_status prx_sigmf_datetime_shift(const char *datetime, double seconds, char out[48]) {
   if (!datetime || !out) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_datetime_shift: NULL");
   int64_t sec, ps;
