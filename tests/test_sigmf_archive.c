@@ -335,8 +335,24 @@ static void test_datetime(test_rng *rng) {
     want[strcspn(want, "\n")] = 0;
     CHECK_OK(prx_sigmf_datetime_shift("1970-01-01T00:00:00Z", (double)secs[i], out));
     CHECK(!strcmp(out, want), "1970 + %lld s: %s, date(1) says %s", secs[i], out, want);
+    /* the difference back: date(1)'s time less the epoch, whole seconds exactly */
+    double d = 0;
+    CHECK_OK(prx_sigmf_datetime_diff(want, "1970-01-01T00:00:00Z", &d));
+    CHECK(d == (double)secs[i], "%s - 1970: %.17g s (%lld)", want, d, secs[i]);
   }
   if (f) fclose(f);
+  /* differences across zones and fractions, and each shift's difference back */
+  double d = 0;
+  CHECK_OK(prx_sigmf_datetime_diff("2026-12-01T12:00:00.25+02:00", "2026-12-01T09:59:59Z", &d));
+  CHECK(d == 1.25, "a difference across zones: %.17g (1.25)", d);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK_OK(prx_sigmf_datetime_diff(cases[i].want, cases[i].in, &d));
+    CHECK(fabs(d - cases[i].shift) < 1e-12, "%s - %s: %.17g (%.17g)", cases[i].want, cases[i].in,
+          d, cases[i].shift);
+  }
+  CHECK(prx_sigmf_datetime_diff("2026-12-01T10:00:00Z", "yesterday", &d) == PRX_ERR_FORMAT &&
+            strstr(prx_last_error(), "yesterday"),
+        "a difference with a malformed time: %s", prx_last_error());
 }
 
 /* A failed or discarded archive leaves nothing: complete or absent. */
