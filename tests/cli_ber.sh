@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# polyrx ber: alignment by shift, exact error counts, and bad input.
+# polyrx ber: alignment by shift (near 0, and a part deep inside the other stream), exact error
+# counts, and bad input.
 set -u
 polyrx=$1
 dir=$(mktemp -d)
@@ -38,6 +39,27 @@ err=$("$polyrx" ber "$dir/ref.bits" 2>&1)
 check "one argument: usage error, exit 2" "[ $? -eq 2 ]"
 err=$("$polyrx" ber "$dir/ref.bits" "$dir/nothere.bits" 2>&1)
 check "a missing file: runtime error, exit 1" "[ $? -eq 1 ] && grep -q 'No such file' <<<\"\$err\""
+
+# a part far inside the reference (the bits of a range of a recording): found beyond
+# --max-shift by its 64-bit runs, in either order; unrelated bits still warn
+python3 - "$dir" <<'PY'
+import random, sys
+d = sys.argv[1]
+r = random.Random(11)
+ref = bytes(r.getrandbits(1) for _ in range(300000))
+part = bytearray(ref[123457:133457])
+for i in r.sample(range(len(part)), 100):
+    part[i] ^= 1
+open(d + "/long.bits", "wb").write(ref)
+open(d + "/part.bits", "wb").write(bytes(part))
+open(d + "/other.bits", "wb").write(bytes(r.getrandbits(1) for _ in range(10000)))
+PY
+out=$("$polyrx" ber "$dir/long.bits" "$dir/part.bits")
+check "a part deep inside: $out" "grep -q 'aligned at shift -123457 bits' <<<"\$out" && grep -q 'compared 10000 bits: 100 errors' <<<"\$out""
+out=$("$polyrx" ber "$dir/part.bits" "$dir/long.bits")
+check "the reference inside the received bits: $out" "grep -q 'aligned at shift +123457 bits' <<<"\$out""
+err=$("$polyrx" ber "$dir/long.bits" "$dir/other.bits" 2>&1 >/dev/null)
+check "unrelated bits: a warning" "grep -q 'may be unrelated' <<<"\$err""
 
 "$polyrx" ber "$dir/ref.bits" "$dir/rx.bits" --max-ber 1e-3 >/dev/null
 check "--max-ber exceeded gives status 3" "[ $? -eq 3 ]"

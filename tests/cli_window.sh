@@ -36,6 +36,9 @@ assert len(w) == 7200, len(w)
 assert w[2:] == a[2402:9600], sum(x != y for x, y in zip(w[2:], a[2402:9600]))
 EOF
 done
+out=$("$P" ber "$T/all.bits" "$T/w.bits" 2>&1)
+python3 -c "import re,sys; m=re.search(r'aligned at shift -2400 bits.*: ([0-9]+) errors', sys.argv[1], re.S); sys.exit(not (m and int(m.group(1)) <= 2))" "$out" ||
+  bad "ber does not find the range's bits in the whole file's: $out"
 cat "$T/x.cf32" | demod - "$T/p.bits" --start 0.5 --duration 1.5 || bad "demod of a pipe failed"
 cmp -s "$T/p.bits" "$T/w.bits" || bad "demod: a pipe's range differs from the file's"
 
