@@ -351,18 +351,22 @@ int cli_parse_time(const char *text, double rate, uint64_t *samples) {
     *samples = (uint64_t)v;
     return 0;
   }
-  if (strchr(text, ':')) { /* [H:]M:S(.s) */
+  if (strchr(text, ':')) { /* [H:]M:S[.s]: decimal digits, a fraction on the seconds only */
     double part[3];
     int k = 0;
-    const char *p = text;
-    for (;;) {
-      char *end;
-      if (k == 3 || !isdigit((unsigned char)*p)) return -1;
-      part[k++] = strtod(p, &end);
-      if (*end == '\0') break;
-      const char *dot = strchr(p, '.');
-      if (*end != ':' || (dot && dot < end)) return -1; /* a fraction is the seconds' */
-      p = end + 1;
+    for (const char *p = text;; p++) {
+      const char *q = p;
+      while (isdigit((unsigned char)*q)) q++;
+      if (q == p || k == 3) return -1;
+      if (*q == '.') {
+        const char *f = ++q;
+        while (isdigit((unsigned char)*q)) q++;
+        if (q == f || *q) return -1;
+      }
+      part[k++] = strtod(p, NULL);
+      if (!*q) break;
+      if (*q != ':') return -1;
+      p = q;
     }
     v = 0;
     for (int i = 0; i < k; i++) {

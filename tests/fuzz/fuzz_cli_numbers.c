@@ -1,12 +1,15 @@
 /* Fuzz target: the command's number parsers (cli/common.c, linked in): cli_parse_eng
- * (engineering notation: 6.5536M, 12.8k, 2.4e3, 50u) and cli_parse_uint (an integer in
- * [min, max]).
+ * (engineering notation: 6.5536M, 12.8k, 2.4e3, 50u), cli_parse_uint (an integer in [min, max])
+ * and cli_parse_time (90, 1:02:03.5, 48kS).
  *
  * Input layout: byte 0 picks [min, max] for cli_parse_uint (the ranges the subcommands use, the
  * full unsigned long range, or min and max from the next 16 bytes); the rest, NUL-terminated,
  * is the text.
  *
- * Invariants (cli/cli.h): cli_parse_eng accepts exactly a number strtod reads whole, or one
+ * Invariants (cli/cli.h): cli_parse_time (--start, --duration) accepts exactly seconds, [H:]M:S
+ * with a fraction on the seconds only, or a whole number of samples with S, and gives the samples
+ * its documentation says at one of four rates; cli_parse_eng accepts exactly a number strtod
+ * reads whole, or one
  * followed by one suffix of p n u m k K M G T, giving that number times the suffix's scale,
  * and never a non-finite value; cli_parse_uint accepts only text without '-' that
  * cli_parse_eng reads as an integer in [min, max], returns exactly that integer, and for a plain
@@ -15,6 +18,7 @@
 
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 
@@ -92,6 +96,61 @@ static void check_uint(const char *s, unsigned long min, unsigned long max) {
 #define FUZZ_KNOWN_UINT_ROUNDING 0
 #endif
 
+/* What cli_parse_time should give for s at rate, from its documentation: 1 and *samples if it is
+ * a time (seconds, [H:]M:S with the fraction on the seconds only, or N samples with "S"). */
+static int ref_time(const char *s, double rate, uint64_t *samples) {
+  size_t n = strlen(s);
+  double v;
+  if (n && n < 64 && s[n - 1] == 'S') {
+    char buf[64];
+    memcpy(buf, s, n - 1);
+    buf[n - 1] = '\0';
+    if (!ref_eng(buf, &v) || !(v >= 0) || v != floor(v) || v >= 9007199254740992.0) return 0;
+    *samples = (uint64_t)v;
+    return 1;
+  }
+  if (n >= 64) return 0;
+  if (strchr(s, ':')) {
+    double part[3];
+    int k = 0;
+    /* fields of decimal digits split by ':', the last with an optional .digits */
+    const char *field = s;
+    for (const char *p = s;; p++) {
+      if (*p == ':' || *p == '\0') {
+        size_t len = (size_t)(p - field), dot = strcspn(field, ".:");
+        if (!len || k == 3) return 0;
+        for (size_t i = 0; i < len; i++)
+          if (!isdigit((unsigned char)field[i]) &&
+              !(i == dot && *p == '\0' && i > 0 && i + 1 < len))
+            return 0;
+        part[k++] = strtod(field, NULL);
+        if (!*p) break;
+        field = p + 1;
+      }
+    }
+    v = 0;
+    for (int i = 0; i < k; i++) {
+      if (i > 0 && !(part[i] < 60)) return 0;
+      v = 60 * v + part[i];
+    }
+  } else if (!ref_eng(s, &v) || !(v >= 0)) {
+    return 0;
+  }
+  double x = floor(v * rate + 0.5);
+  if (!(x < 9007199254740992.0)) return 0;
+  *samples = (uint64_t)x;
+  return 1;
+}
+
+static void check_time(const char *s, double rate) {
+  uint64_t got = 777, want = 0;
+  int ok = cli_parse_time(s, rate, &got) == 0, ref = ref_time(s, rate, &want);
+  FUZZ_CHECK(ok == ref, "cli_parse_time(\"%s\", %g) %s, expected %s", s, rate,
+             ok ? "accepted" : "refused", ref ? "a time" : "a refusal");
+  FUZZ_CHECK(!ok || got == want, "cli_parse_time(\"%s\", %g) = %llu, expected %llu", s, rate,
+             (unsigned long long)got, (unsigned long long)want);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_bytes b = {data, size};
   static const unsigned long ranges[][2] = {
@@ -113,6 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   s[b.n] = '\0';
   check_eng(s);
   check_uint(s, min, max);
+  static const double rates[4] = {48000, 6.5536e6, 12001.135, 1};
+  check_time(s, rates[sel / 8 % 4]);
   free(s);
   return 0;
 }
