@@ -7,7 +7,9 @@
  * chunk is streamed the same way (src/io/wav_header.c reads its header). The stored types polyrx
  * has no prx_format for (WAV PCM 24/32 and float 64, SigMF cf64_le and ci32_le) are read through
  * a scratch buffer and handed out as cf32; real samples go on through the half-band converter
- * (src/dsp/halfband.c), statefully for sequential reads, block by block for positional ones. */
+ * (src/dsp/halfband.c), statefully for sequential reads, block by block for positional ones. A
+ * KiwiSDR file's data chunks are read through their runs (pread_data). A window (a time range)
+ * moves a file's reads to its start and drops a pipe's samples before it. */
 #include "io_internal.h"
 
 #include "../core/internal.h"
