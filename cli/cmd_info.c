@@ -192,8 +192,10 @@ int cmd_info(int argc, char **argv) {
         cli_json_num(k, "gps_rate", wav->gps_rate > 0 ? wav->gps_rate : NAN);
         cli_json_num(k, "gps_span_s", wav->gps_rate > 0 ? wav->gps_span : NAN);
         cJSON_AddNumberToObject(k, "gaps", (double)wav->gps_gaps);
-        if (wav->gps_gaps)
+        if (wav->gps_gaps) {
           cJSON_AddNumberToObject(k, "first_gap_sample", (double)wav->gps_first_gap);
+          cJSON_AddNumberToObject(k, "zero_samples", (double)wav->gps_filled);
+        }
       }
     }
     if (info.is_sigmf) {

@@ -139,6 +139,9 @@ got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); w=d['wav_header'];
   bad "demod the KiwiSDR file with a lost packet failed"
 grep -q "warning: .*1 gap where samples were lost (dropped packets; the first before sample 51200): 512 zero samples" "$T/err" ||
   bad "KiwiSDR lost packet: no warning under -q: $(cat "$T/err")"
+out=$("$P" info --json "$T/lost_$kiwi") &&
+  python3 -c "import json,sys; k=json.loads(sys.argv[1])['wav_header']['kiwisdr']; sys.exit(not (k['gaps'] == 1 and k['first_gap_sample'] == 51200 and k['zero_samples'] == 512))" "$out" ||
+  bad "info --json on the lost packet: $out"
 [ "$(wc -c <"$T/kl.bits")" = "$(wc -c <"$T/ref16.bits")" ] ||
   bad "KiwiSDR lost packet: $(wc -c <"$T/kl.bits") bits, the whole file has $(wc -c <"$T/ref16.bits")"
 out=$("$P" ber "$T/tx0.bits" "$T/kl.bits" 2>&1)
