@@ -227,13 +227,14 @@ typedef struct {
   double offset;
   double input_rate;
 } cli_alignment;
-/* What an input has to carry into derived recordings (*out): a SigMF input's recording; for a
- * WAV file whose start is known in UTC (a rcvr chunk, a KiwiSDR file; prx_wav_info.start_time
- * ending in "Z"), a recording of one capture at sample 0 with that datetime and `center`; NULL for
- * the rest (raw input, an auxi chunk's time of no zone). With a window (--start), the captures and
- * annotations from its start on, their samples counted from there, the first capture's datetime
- * moved to it (rate: the input's). What is made lives in *own until cli_carry_own_free. Fails
- * only out of memory or on a datetime it cannot move (naming the capture). */
+/* What an input has to carry into derived recordings (*out): a SigMF input's recording; for an
+ * input whose start is known in UTC otherwise (prx_iq_reader_start_utc: a WAV file's rcvr chunk
+ * or KiwiSDR stamps, an .sdriq header, a gqrx name), a recording of one capture at sample 0 with
+ * that datetime and `center`; NULL for the rest (raw input, an auxi chunk's time of no zone). With
+ * a window (--start), the captures and annotations from its start on, their samples counted from
+ * there, the first capture's datetime moved to it (rate: the input's). What is made lives in *own
+ * until cli_carry_own_free. Fails only out of memory or on a datetime it cannot move (naming the
+ * capture). */
 typedef struct {
   prx_sigmf_recording rec;
   prx_sigmf_capture capture;         /* a WAV file's one capture */

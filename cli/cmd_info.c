@@ -113,6 +113,7 @@ int cmd_info(int argc, char **argv) {
   int rc = 0;
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
   const prx_wav_info *wav = prx_iq_reader_wav(r);
+  const prx_iq_origin *origin = prx_iq_reader_origin(r);
   size_t stored_bytes = 0;
   const char *stored = prx_iq_reader_stored(r, &stored_bytes);
   if (prx_iq_reader_extent(r, &samples, &extra)) {
@@ -153,6 +154,15 @@ int cmd_info(int argc, char **argv) {
     if (rec) cJSON_AddBoolToObject(o, "archive", rec->is_archive);
     cJSON_AddBoolToObject(o, "sigmf", info.is_sigmf);
     cJSON_AddBoolToObject(o, "wav", info.is_wav);
+    if (origin) {
+      cJSON *g = cJSON_AddObjectToObject(o, "recorder");
+      cJSON_AddStringToObject(g, "from", origin->recorder);
+      if (origin->bits) cJSON_AddNumberToObject(g, "bits", origin->bits);
+      if (origin->start_time)
+        cJSON_AddStringToObject(g, "start_time", origin->start_time);
+      else
+        cJSON_AddNullToObject(g, "start_time");
+    }
     cJSON_AddBoolToObject(o, "real", real);
     cJSON_AddStringToObject(o, "format", prx_format_name(info.format));
     cJSON_AddStringToObject(o, "stored", stored);
@@ -237,11 +247,12 @@ int cmd_info(int argc, char **argv) {
     cJSON_Delete(o);
   } else {
     printf("%-12s %s%s\n", "file", data_name,
-           rec && rec->is_archive ? " (SigMF archive)"
-           : info.is_sigmf        ? " (SigMF)"
-           : wav && wav->rf64     ? " (WAV, RF64)"
-           : wav                  ? " (WAV)"
-                                  : " (raw)");
+           rec && rec->is_archive   ? " (SigMF archive)"
+           : info.is_sigmf          ? " (SigMF)"
+           : wav && wav->rf64       ? " (WAV, RF64)"
+           : wav                    ? " (WAV)"
+           : origin && origin->bits ? " (SDRangel .sdriq)"
+                                    : " (raw)");
     if (wav || real || strcmp(stored, prx_format_name(info.format)))
       printf("%-12s %s (stored as %s%s, %zu bytes per sample%s)\n", "format",
              prx_format_name(info.format), wav ? "WAV " : "", stored, stored_bytes,
@@ -271,6 +282,11 @@ int cmd_info(int argc, char **argv) {
       printf("%-12s unknown (no auxi or rcvr chunk, none in the file's name; give -f)\n", "centre");
     }
     if (wav && wav->start_time) printf("%-12s %s\n", "start", wav->start_time);
+    if (origin) {
+      print_hz("centre", info.center_freq);
+      printf("%-12s %s (rate and centre from the %s)\n", "start",
+             origin->start_time ? origin->start_time : "unknown", origin->recorder);
+    }
     char extent_text[320];
     if (wav && cli_wav_extent_text(wav, extent_text, sizeof extent_text)[0])
       printf("%-12s %s\n", "data", extent_text);

@@ -247,6 +247,18 @@ const char *cli_wav_kiwi_text(const prx_wav_info *wav, char *buf, size_t n) {
   return buf;
 }
 
+/* Where a raw file's rate, centre and start came from (an .sdriq header, a gqrx name): a note
+ * unless quiet. */
+static void origin_note(const char *cmd, const char *input, const prx_iq_origin *o,
+                        const prx_iq_info *info, int quiet) {
+  if (quiet) return;
+  fprintf(stderr,
+          "polyrx %s: note: %s: rate %.10g Hz and centre %.10g Hz from its %s%s%s (-s, -f "
+          "override)\n",
+          cmd, input, info->sample_rate, info->center_freq, o->recorder,
+          o->start_time ? ", start " : "", o->start_time ? o->start_time : "");
+}
+
 void cli_wav_note(const char *cmd, const char *input, const prx_wav_info *wav, int quiet) {
   char text[320];
   /* samples lost inside the file are said even with -q: the bits there are noise */
@@ -322,6 +334,8 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",
                      o->format, prx_wav_stored_name(wav), prx_format_name(info->format));
   if (wav) cli_wav_note(cmd, o->input, wav, o->quiet);
+  const prx_iq_origin *origin = prx_iq_reader_origin(*reader);
+  if (origin) origin_note(cmd, o->input, origin, info, o->quiet);
   int rc = input_rate_centre(cmd, o, wav, info);
   if (rc >= 0) return rc;
   if (real) {
@@ -383,15 +397,14 @@ int cli_parse_time(const char *text, double rate, uint64_t *samples) {
 }
 
 /* --start as a date and time (2026-12-04T11:30:00Z): the sample of that instant by the input's
- * own clock, the last SigMF capture whose datetime is not after it, or a WAV file's start in UTC
- * (a KiwiSDR or Perseus file). -1, or the exit code after the message. */
+ * own clock, the last SigMF capture whose datetime is not after it, or the start in UTC of a WAV
+ * file (KiwiSDR, Perseus), an .sdriq file or a gqrx recording. -1, or the exit code after the
+ * message. */
 static int start_at_time(const char *cmd, const char *text, prx_iq_reader *r, double rate,
                          uint64_t *first) {
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
-  const prx_wav_info *w = prx_iq_reader_wav(r);
-  size_t n = w && w->start_time ? strlen(w->start_time) : 0;
-  prx_sigmf_capture wav_start = {0, 0, 0, n && w->start_time[n - 1] == 'Z' ? w->start_time : NULL};
-  const prx_sigmf_capture *caps = rec ? rec->captures : &wav_start;
+  prx_sigmf_capture start = {0, 0, 0, prx_iq_reader_start_utc(r)};
+  const prx_sigmf_capture *caps = rec ? rec->captures : &start;
   size_t n_caps = rec ? rec->n_captures : 1;
   const char *earliest = NULL;
   int found = 0;
@@ -409,8 +422,9 @@ static int start_at_time(const char *cmd, const char *text, prx_iq_reader *r, do
   if (!earliest)
     return cli_usage_error(cmd,
                            "--start %s: a date and time needs a recording that says when it "
-                           "began (a SigMF core:datetime, a KiwiSDR or Perseus WAV file); give "
-                           "the time from its start instead (e.g. --start 12:30)",
+                           "began (a SigMF core:datetime; a KiwiSDR, Perseus, SDRangel or gqrx "
+                           "recording); give the time from its start instead (e.g. --start "
+                           "12:30)",
                            text);
   if (!found)
     return cli_error(cmd, "--start %s is before the recording began (%s)", text, earliest);

@@ -72,10 +72,9 @@ prx_status cli_carry_source(const prx_iq_reader *r, double center, double rate, 
   *out = NULL;
   const prx_sigmf_recording *rec = prx_iq_reader_sigmf(r);
   if (!rec) {
-    const prx_wav_info *w = prx_iq_reader_wav(r);
-    size_t n = w && w->start_time ? strlen(w->start_time) : 0;
-    if (!n || w->start_time[n - 1] != 'Z') return PRX_OK;
-    own->capture = (prx_sigmf_capture){0, 1, center, w->start_time};
+    const char *start = prx_iq_reader_start_utc(r);
+    if (!start) return PRX_OK;
+    own->capture = (prx_sigmf_capture){0, 1, center, start};
     own->rec.n_captures = 1;
     own->rec.captures = &own->capture;
     rec = &own->rec;

@@ -120,6 +120,23 @@ typedef struct {
                              keeps its time; data_bytes does not count them */
 } prx_wav_info;
 
+/* ---- raw recordings that say what they hold ----
+ * SDRangel's .sdriq files (by the name's extension: a 32-byte header of rate, centre, start time
+ * and sample size, checked by its CRC32; 16-bit samples read as ci16, 24-bit ones (int32 holding
+ * 24-bit values) converted to cf32 as read, full scale 2^23) and gqrx's I/Q recordings, whose
+ * name gives the start in UTC, the centre and the rate (gqrx_YYYYMMDD_HHMMSS_FREQ_RATE_fc.raw:
+ * cf32, taken when no other format is asked for). */
+typedef struct {
+  const char *recorder;   /* "SDRangel .sdriq" or "gqrx file name" */
+  int bits;               /* .sdriq: 16 or 24 bits a component; 0 else */
+  const char *start_time; /* the start in UTC ("...Z"); NULL when unknown */
+} prx_iq_origin;
+/* What r's raw file says of itself, NULL for other inputs. Lives as long as r. */
+const prx_iq_origin *prx_iq_reader_origin(const prx_iq_reader *r);
+/* The input's start in UTC where it gives one outside SigMF metadata (a WAV file's rcvr chunk
+ * or KiwiSDR stamps, an .sdriq header, a gqrx name), else NULL. */
+const char *prx_iq_reader_start_utc(const prx_iq_reader *r);
+
 /* The WAV header r read, NULL when r does not read a WAV file. Lives as long as r. */
 const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r);
 /* How w stores a component: "PCM 8-bit", "PCM 16-bit", "PCM 24-bit", "PCM 32-bit",

@@ -53,8 +53,10 @@ typedef struct {
   int bits;
   int is_float, is_unsigned;
   int big_endian;
+  int value_bits; /* integers of fewer bits than their container (24 in 32: SDRangel), 0 else */
 } prx_stored;
-/* n stored values to float (integers to [-1, 1), unsigned 8-bit (v - 127.5) / 127.5). */
+/* n stored values to float (integers to [-1, 1) of their value bits, unsigned 8-bit
+ * (v - 127.5) / 127.5). */
 void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *out);
 
 /* A run of `count` data chunks of `bytes` bytes each, `period` bytes apart in the file, the
@@ -105,6 +107,19 @@ int prx_wav_name_frequency(const char *path, double *hz);
 /* kiwirecorder's name of an I/Q recording (20261204T112233Z_7100000_iq.wav): 1, the UTC time
  * the file began and the frequency in Hz; else 0. */
 int prx_wav_name_kiwi(const char *path, time_t *start, double *hz);
+
+/* A raw recording's rate, centre and start from its recorder (src/io/recorder_raw.c). */
+#define PRX_SDRIQ_HEADER_BYTES 32
+typedef struct {
+  const char *recorder; /* "SDRangel .sdriq", "gqrx file name" */
+  int bits;             /* .sdriq: 16 or 24 */
+  double sample_rate, center_freq;
+  char start_utc[40]; /* "" when unknown */
+} prx_recorder_raw;
+/* An SDRangel .sdriq header (rate, centre, start, 16 or 24 bits, its CRC32 checked). */
+prx_status prx_sdriq_read_header(int fd, const char *path, prx_recorder_raw *h);
+/* gqrx's name of an I/Q recording (gqrx_20261204_112233_7100000_2400000_fc.raw): 1 and *h. */
+int prx_gqrx_name(const char *path, prx_recorder_raw *h);
 
 /* What the reader takes from a .sigmf-meta beyond prx_iq_info. */
 typedef struct {

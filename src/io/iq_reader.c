@@ -35,6 +35,8 @@ struct prx_iq_reader {
   size_t sample_size;      /* bytes of a sample as stored */
   const char *stored_name; /* the stored samples' type, for messages ("ci16", "PCM 24-bit") */
   prx_wav_header *wav;     /* a WAV file's header (NULL for other inputs) */
+  prx_recorder_raw *raw;   /* an .sdriq header or a gqrx name (NULL for other inputs) */
+  prx_iq_origin origin;    /* its public view */
   /* samples converted as read (scratch set): components of type conv, two a sample (handed out
    * as cf32), or one where hb is set (real samples, through the half-band converter) */
   unsigned char *scratch; /* PRX_CONVERT_SCRATCH bytes of stored samples */
@@ -376,6 +378,37 @@ static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_siz
   return PRX_OK;
 }
 
+/* A raw file whose recorder says its rate, centre and start (raw->recorder set): taken, and an
+ * .sdriq file's samples from after its header. */
+static prx_status open_recorder_raw(prx_iq_reader *r, const char *path, prx_format format,
+                                    int sdriq, const prx_recorder_raw *found) {
+  if (!(r->raw = malloc(sizeof *r->raw))) return prx_fail(PRX_ERR_NOMEM, "out of memory");
+  prx_status st = PRX_OK;
+  if (sdriq)
+    st = prx_sdriq_read_header(r->fd, path, r->raw);
+  else
+    *r->raw = *found;
+  if (st) return st;
+  const prx_recorder_raw *h = r->raw;
+  r->info.sample_rate = h->sample_rate;
+  r->info.center_freq = h->center_freq;
+  r->origin = (prx_iq_origin){h->recorder, h->bits, h->start_utc[0] ? h->start_utc : NULL};
+  if (!sdriq) return PRX_OK; /* gqrx: cf32, the file's bytes from the first */
+  prx_format held = h->bits == 16 ? PRX_CI16 : PRX_CF32;
+  if (format != PRX_CF32 && format != held)
+    return prx_fail(PRX_ERR_INVALID,
+                    "format %s was given but the SDRangel file '%s' holds %d-bit samples",
+                    prx_format_name(format), path, h->bits);
+  r->info.format = held;
+  if (h->bits == 24) {
+    r->stored_name = "SDRangel 24-bit";
+    if ((st = converting(r, (prx_stored){32, 0, 0, 0, 24}, 2))) return st;
+  }
+  if (lseek(r->fd, PRX_SDRIQ_HEADER_BYTES, SEEK_SET) < 0)
+    return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
+  return PRX_OK;
+}
+
 /* 1 when the regular file fd begins as a WAV file does */
 static int looks_like_wav(int fd) {
   unsigned char head[12];
@@ -418,8 +451,13 @@ prx_status prx_iq_open(const char *path, prx_format format, prx_iq_reader **out)
       r->info.format = format;
       r->name = strdup(path);
       if (!r->name) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
+      prx_recorder_raw named;
       if (!st && is_file && looks_like_wav(r->fd))
         st = open_wav(r, path, (uint64_t)sb.st_size, format);
+      else if (!st && is_file && ends_with(path, ".sdriq"))
+        st = open_recorder_raw(r, path, format, 1, NULL);
+      else if (!st && is_file && format == PRX_CF32 && prx_gqrx_name(path, &named))
+        st = open_recorder_raw(r, path, format, 0, &named);
     }
   }
   if (st) {
@@ -513,10 +551,10 @@ prx_status prx_real_format_parse(const char *name, prx_real_format *out) {
 /* the stored type of a real format */
 static prx_stored real_stored(prx_real_format f) {
   switch (f) {
-  case PRX_REAL_RI8: return (prx_stored){8, 0, 0, 0};
-  case PRX_REAL_RU8: return (prx_stored){8, 0, 1, 0};
-  case PRX_REAL_RI16: return (prx_stored){16, 0, 0, 0};
-  default: return (prx_stored){32, 1, 0, 0};
+  case PRX_REAL_RI8: return (prx_stored){8, 0, 0, 0, 0};
+  case PRX_REAL_RU8: return (prx_stored){8, 0, 1, 0, 0};
+  case PRX_REAL_RI16: return (prx_stored){16, 0, 0, 0, 0};
+  default: return (prx_stored){32, 1, 0, 0, 0};
   }
 }
 
@@ -551,6 +589,18 @@ prx_status prx_iq_open_real(const char *path, prx_real_format f, prx_iq_reader *
 
 const prx_wav_info *prx_iq_reader_wav(const prx_iq_reader *r) {
   return r && r->wav ? &r->wav->wav : NULL;
+}
+
+const prx_iq_origin *prx_iq_reader_origin(const prx_iq_reader *r) {
+  return r && r->raw ? &r->origin : NULL;
+}
+
+const char *prx_iq_reader_start_utc(const prx_iq_reader *r) {
+  if (!r) return NULL;
+  if (r->raw) return r->origin.start_time;
+  const char *t = r->wav ? r->wav->wav.start_time : NULL;
+  size_t n = t ? strlen(t) : 0;
+  return n && t[n - 1] == 'Z' ? t : NULL;
 }
 
 /* The whole stream's extent, whatever the window. */
@@ -976,6 +1026,7 @@ void prx_iq_close(prx_iq_reader *r) {
   if (r->own_fd && r->fd >= 0) close(r->fd);
   free(r->name);
   prx_wav_header_free(r->wav);
+  free(r->raw);
   free(r->scratch);
   free(r->reals);
   prx_halfband_destroy(r->hb);

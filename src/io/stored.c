@@ -54,6 +54,9 @@ void prx_stored_to_float(const prx_stored *t, const void *in, size_t n, float *o
       uint32_t u = (uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24;
       out[k] = (float)(int32_t)u * 0x1p-31f;
     }
+  } else if (t->value_bits) { /* fewer value bits in 32 (SDRangel's 24): 2^-(bits - 1) */
+    const float scale = 1.0f / (float)(1u << (t->value_bits - 1));
+    for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)prx_le32(s + 4 * k) * scale;
   } else { /* 32 */
     for (size_t k = 0; k < n; k++) out[k] = (float)(int32_t)prx_le32(s + 4 * k) * 0x1p-31f;
   }

@@ -95,7 +95,7 @@ static prx_status parse_fmt(prx_wav_header *h, const char *path, const unsigned 
   h->wav.bits = (int)bits;
   h->wav.is_float = tag == WAV_FORMAT_FLOAT;
   h->wav.channels = (int)channels;
-  h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8, 0};
+  h->stored = (prx_stored){(int)bits, tag == WAV_FORMAT_FLOAT, bits == 8, 0, 0};
   h->file_sample_bytes = align;
   h->sample_rate = h->wav.header_rate = rate;
   h->wav.rate_from = "fmt chunk";
