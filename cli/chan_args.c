@@ -34,6 +34,7 @@ static void usage(FILE *f) {
       "                         real samples (a direct-sampling receiver): rf32, ri16,\n"
       "                         ri8, ru8, read as complex at half the rate, a quarter of\n"
       "                         it above their DC (-s, -f: the real samples' rate and DC)\n"
+      "                         a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
       "  -s, --rate RATE        sample rate in Hz, e.g. 6.5536M (required for raw input;\n"
       "                         SigMF: core:sample_rate, which -s overrides)\n"
       "  -f, --center FREQ      centre frequency in Hz, e.g. 100M (default 0; SigMF:\n"

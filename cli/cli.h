@@ -114,6 +114,9 @@ typedef struct {
  * "250m"), hours, minutes and seconds ("1:30", "1:02:03.5"), or samples ("48kS", "4096S": a
  * whole number with S). 0 and *samples, else -1 (no time). */
 int cli_parse_time(const char *text, double rate, uint64_t *samples);
+/* The sample format a raw file's extension names, as the SDR tools write them (inspectrum's):
+ * .cu8; .cs8, .ci8; .cs16, .ci16, .sc16; .cf32, .fc32, .cfile. 1 and *fmt, else 0. */
+int cli_format_from_name(const char *path, prx_format *fmt);
 
 /* Opens the input (raw, stdin or SigMF) and settles its format, rate and centre frequency from
  * the options and the metadata (options override metadata, with a note). Returns -1 on

@@ -35,6 +35,7 @@ static void usage(FILE *f) {
           "  -i, --input FILE     the recording ('-': standard input, raw)\n"
           "  -F, --format FMT     raw input: cf32 (default), ci16, ci8, cu8; real samples rf32,\n"
           "                       ri16, ri8, ru8 (read as complex at half the rate)\n"
+          "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
           "  -s, --rate RATE      sample rate in Hz (raw input; overrides a header's)\n"
           "  -f, --center FREQ    centre frequency in Hz (default: the header's, else 0)\n"
           "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"

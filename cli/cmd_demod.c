@@ -69,6 +69,7 @@ static void usage(FILE *f) {
       "                         real samples (a direct-sampling receiver): rf32, ri16,\n"
       "                         ri8, ru8, read as complex at half the rate, a quarter of\n"
       "                         it above their DC (-s: the real samples' rate)\n"
+      "                         a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
       "  -s, --rate RATE        sample rate in Hz, e.g. 12.8k (required for raw input; SigMF,\n"
       "                         WAV: from the header, which -s overrides)\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"

@@ -33,6 +33,7 @@ static void usage(FILE *f) {
           "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples\n"
           "                       (a direct-sampling receiver): rf32, ri16, ri8 or ru8, read as\n"
           "                       complex at half the rate (-s: the real rate)\n"
+          "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
           "  -s, --rate RATE      raw input: sample rate in Hz, for the length in seconds\n"
           "                       (overrides a SigMF core:sample_rate)\n"
           "      --json           one JSON object on standard output instead of text\n"
@@ -89,6 +90,7 @@ int cmd_info(int argc, char **argv) {
   if (!strcmp(path, "-") && isatty(STDIN_FILENO))
     return cli_error(CMD, "standard input is a terminal: pipe samples in or give a file");
   prx_iq_reader *r = NULL;
+  if (!format) cli_format_from_name(path, &fmt); /* capture.cu8: cu8 */
   st = real_fmt ? prx_iq_open_real(path, real_fmt, &r) : prx_iq_open(path, fmt, &r);
   if (st != PRX_OK) return cli_status_error(CMD, path, st);
   prx_iq_info info = *prx_iq_reader_info(r);

@@ -42,6 +42,7 @@ static void usage(FILE *f) {
           "  -o, --output FILE    the PNG to write\n"
           "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples:\n"
           "                       rf32, ri16, ri8, ru8 (read as complex at half the rate)\n"
+          "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
           "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
           "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
           "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"

@@ -299,6 +299,24 @@ static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx
 static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r,
                         prx_iq_info *info);
 
+int cli_format_from_name(const char *path, prx_format *fmt) {
+  static const struct {
+    const char *ext;
+    prx_format f;
+  } known[] = {{".cu8", PRX_CU8},   {".cs8", PRX_CI8},   {".ci8", PRX_CI8},
+               {".cs16", PRX_CI16}, {".ci16", PRX_CI16}, {".sc16", PRX_CI16},
+               {".cf32", PRX_CF32}, {".fc32", PRX_CF32}, {".cfile", PRX_CF32}};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+    size_t m = strlen(known[i].ext);
+    if (n > m && !strcasecmp(path + n - m, known[i].ext)) {
+      *fmt = known[i].f;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **reader,
                    prx_iq_info *info) {
   prx_format fmt = PRX_CF32;
@@ -317,6 +335,8 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
                      "standard input is a terminal: pipe samples in (... | polyrx %s -i - "
                      "...) or give a file",
                      cmd);
+  /* a raw file named as the SDR tools name their formats (capture.cu8, hackrf.cs8) */
+  const int named = !o->format && cli_format_from_name(o->input, &fmt) && fmt != PRX_CF32;
   st = real_fmt ? prx_iq_open_real(o->input, real_fmt, reader) : prx_iq_open(o->input, fmt, reader);
   if (st) return cli_status_error(cmd, "input", st);
   prx_iq_reader_swap_iq(*reader, o->swap_iq);
@@ -334,6 +354,9 @@ int cli_open_input(const char *cmd, const cli_input_opts *o, prx_iq_reader **rea
     return cli_error(cmd, "-F %s was given but the WAV file holds %s samples (read as %s)",
                      o->format, prx_wav_stored_name(wav), prx_format_name(info->format));
   if (wav) cli_wav_note(cmd, o->input, wav, o->quiet);
+  if (named && !info->is_sigmf && !wav && !o->quiet)
+    fprintf(stderr, "polyrx %s: note: %s read as %s samples, by its name (-F overrides)\n", cmd,
+            o->input, prx_format_name(fmt));
   const prx_iq_origin *origin = prx_iq_reader_origin(*reader);
   if (origin) origin_note(cmd, o->input, origin, info, o->quiet);
   int rc = input_rate_centre(cmd, o, wav, info);

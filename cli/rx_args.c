@@ -32,6 +32,7 @@ static void usage(FILE *f) {
       "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8; real samples (a direct-sampling\n"
       "                       receiver): rf32, ri16, ri8, ru8, read as complex at half the rate,\n"
       "                       a quarter of it above their DC (-s, -f: their rate and DC)\n"
+      "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M)\n"
       "  -f, --center FREQ    centre frequency in Hz, for the report (default: metadata or 0)\n"
       "      --swap-iq        exchange I and Q as read: a recording whose two channels are the\n"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Raw recordings that say what they hold, as the commands meet them: a gqrx recording (its name
+# Raw recordings that say what they hold, as the commands meet them: a raw file's extension
+# (.cs16, .cu8, .ci8) names its format; a gqrx recording (its name
 # gives the rate, the centre and the UTC start) and SDRangel .sdriq files of 16 and 24 bits (their
 # header does) demodulate without -s to the bits of the raw file given -s; the start reaches the
 # channels' metadata and --start takes a date and time; info names the recorder; a damaged
@@ -19,6 +20,20 @@ demod() { # INPUT OUT [options]
   "$P" demod -q -i "$in" -r 2400 --cfo-span 4096 -o "$out" "$@"
 }
 demod "$T/x.ci16" "$T/ref.bits" -F ci16 -s $FS || bad "demod of the raw file failed"
+
+# a raw file named by its format (capture.ci16, hackrf.cs8, rtl.cu8): read as that, with a note
+cp "$T/x.ci16" "$T/x.cs16"
+demod "$T/x.cs16" "$T/named.bits" -s $FS || bad "demod of x.cs16 without -F failed"
+cmp -s "$T/ref.bits" "$T/named.bits" || bad "x.cs16: not read as ci16"
+"$P" demod -i "$T/x.cs16" -s $FS -r 2400 -o "$T/n2.bits" 2>&1 >/dev/null |
+  grep -q "x.cs16 read as ci16 samples, by its name" || bad "x.cs16: no note"
+"$P" info "$T/x.cs16" -s $FS | grep -q "^format       ci16" || bad "info x.cs16: not ci16"
+for F in cu8 ci8; do
+  "$P" convert -q -i "$T/x.ci16" -F ci16 -s $FS -o "$T/x.$F" --out-format $F --scale 0.5 ||
+    bad "convert to $F failed"
+  [ "$(("$P" info --json "$T/x.$F" -s $FS || echo) | python3 -c "import json,sys; print(json.load(sys.stdin)['format'])")" = $F ] ||
+    bad "info x.$F: not read as $F"
+done
 
 # gqrx: cf32, the name's rate and centre
 gq="gqrx_20261204_093015_7100000_48000_fc.raw"
