@@ -7,7 +7,10 @@
  * symbols whose instants lie before the end are all written). The report is written block by
  * block too (cJSON builds each object, the file is assembled as it goes). */
 #include "cli.h"
+#include "core/internal.h"
+#include "dsp/convert.h"
 #include "dsp/fft_plan.h"
+#include "dsp/mix.h"
 #include "dsp/pack.h"
 
 #include "plot/plot.h"
@@ -46,6 +49,8 @@ typedef struct {
   int packed, quiet, ambiguity_set;
   int swap_iq;                  /* --swap-iq */
   const char *start, *duration; /* --start, --duration: the time range read */
+  const char *center;           /* -f: the input's centre frequency */
+  const char *carrier_freq;     /* --carrier-freq: the carrier's, mixed down to 0 Hz */
 } options;
 
 static void usage(FILE *f) {
@@ -72,6 +77,8 @@ static void usage(FILE *f) {
       "                         a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
       "  -s, --rate RATE        sample rate in Hz, e.g. 12.8k (required for raw input; SigMF,\n"
       "                         WAV: from the header, which -s overrides)\n"
+      "  -f, --center FREQ      the input's centre frequency in Hz (default: its header's, else\n"
+      "                         0): the frame of --carrier-freq and the report\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
       "                         are the wrong way round (its spectrum mirrored)\n"
       "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"
@@ -89,6 +96,11 @@ static void usage(FILE *f) {
       "      --pilots P:L       a pilot word of L symbols starts every frame of P symbols\n"
       "                         (coherent decisions; the word sets the quarter-turn)\n"
       "      --coherent         coherent Gray decisions, quarter-turn left unresolved\n"
+      "      --carrier-freq F   the carrier's frequency in Hz, in the input's frame (its centre\n"
+      "                         from the header or -f; a real recording's centre is a quarter\n"
+      "                         of its rate above DC, so an audio file's carrier is its audio\n"
+      "                         frequency): the input is mixed down by F - centre before\n"
+      "                         demodulation (default: the carrier at the centre)\n"
       "      --max-cfo HZ       CFO acquisition range +-HZ (default 0.12 RS; below RS/8 =\n"
       "                         0.125 RS, where the 4th-power estimate turns ambiguous)\n"
       "\n"
@@ -168,6 +180,7 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_PILOTS,
     OPT_COHERENT,
     OPT_MAXCFO,
+    OPT_CARRIERFREQ,
     OPT_BLOCK,
     OPT_CFOSPAN,
     OPT_BITS,
@@ -188,6 +201,9 @@ static int parse_args(int argc, char **argv, options *o) {
       {"pilots", required_argument, 0, OPT_PILOTS},
       {"coherent", no_argument, 0, OPT_COHERENT},
       {"max-cfo", required_argument, 0, OPT_MAXCFO},
+      {"carrier-freq", required_argument, 0, OPT_CARRIERFREQ},
+      {"center", required_argument, 0, 'f'},
+      {"centre", required_argument, 0, 'f'},
       {"block", required_argument, 0, OPT_BLOCK},
       {"cfo-span", required_argument, 0, OPT_CFOSPAN},
       {"threads", required_argument, 0, 't'},
@@ -208,12 +224,13 @@ static int parse_args(int argc, char **argv, options *o) {
   optind = 0;
   opterr = 0;
   int c, rc;
-  while ((c = getopt_long(argc, argv, ":i:F:s:r:t:o:qh", longs, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":i:F:s:f:r:t:o:qh", longs, NULL)) != -1) {
     const char *a = optarg;
     switch (c) {
     case 'i': o->input = a; break;
     case 'F': o->format = a; break;
     case 's': o->rate = a; break;
+    case 'f': o->center = a; break;
     case 'r': o->symbol_rate = a; break;
     case 'o': o->output = a; break;
     case 'q': o->quiet = 1; break;
@@ -240,6 +257,7 @@ static int parse_args(int argc, char **argv, options *o) {
       o->pilots = a;
       break;
     case OPT_MAXCFO: o->max_cfo = a; break;
+    case OPT_CARRIERFREQ: o->carrier_freq = a; break;
     case OPT_READBLOCK:
       if (cli_parse_uint(a, 1, MAX_READ_BLOCK, &o->read_block))
         return cli_error(CMD, "--read-block: '%s' is not a valid block size (1..%zu samples)", a,
@@ -316,7 +334,11 @@ typedef struct {
   /* the flush's output slot (its sequence number; UINT64_MAX before the flush): the writer pads
    * the packed output's last byte there */
   _Atomic uint64_t flush_slot;
-  uint64_t n_slots;     /* output slots compute has filled */
+  uint64_t n_slots; /* output slots compute has filled */
+  /* --carrier-freq: the input mixed down by mix_hz (mix: cycles a sample) as cf32 in mix_buf */
+  double mix_hz, mix;
+  prx_cf32 *mix_buf;
+  size_t mix_cap;
   int trunc_pending[2]; /* the bits and LLR files wait to be emptied (open_out_emptied_later) */
   int rep_fatal;        /* the report could not be written */
   /* POLYRX_TIMING: each phase's wall time; compute's wall and CPU ms inside the demodulator and
@@ -339,7 +361,7 @@ typedef struct {
 
 static int setup_input(run_state *r) {
   const options *o = &r->o;
-  cli_input_opts in = {o->input, o->format,  o->rate,  NULL,       "12.8k",
+  cli_input_opts in = {o->input, o->format,  o->rate,  o->center,  "12.8k",
                        o->quiet, o->swap_iq, o->start, o->duration};
   return cli_open_input(CMD, &in, &r->reader, &r->in);
 }
@@ -398,6 +420,19 @@ static int setup_demod(run_state *r) {
                        "--max-cfo %s Hz is %.4g symbol rates: it must be below Rs/8 = %.6g Hz "
                        "(where the 4th-power estimate turns ambiguous)",
                        o->max_cfo, c.acquisition, rs / 8);
+  }
+  if (o->carrier_freq) {
+    double f;
+    if (cli_parse_eng(o->carrier_freq, &f) || !isfinite(f))
+      return cli_bad_value(CMD, "--carrier-freq", o->carrier_freq, "frequency (Hz)");
+    r->mix_hz = f - r->in.center_freq;
+    if (!(fabs(r->mix_hz) < r->in.sample_rate / 2))
+      return cli_error(CMD,
+                       "--carrier-freq %s is %.10g Hz from the input's centre (%.10g Hz): "
+                       "outside its band of +-%.10g Hz",
+                       o->carrier_freq, r->mix_hz, r->in.center_freq, r->in.sample_rate / 2);
+    r->mix = r->mix_hz / r->in.sample_rate;
+    if (r->mix != 0) c.in_format = PRX_CF32; /* the mixer's output */
   }
   if (o->pilots) {
     unsigned long p, l;
@@ -533,6 +568,7 @@ static int report_begin(run_state *r) {
   cli_json_num(cfg, "block_symbols", c->block_symbols);
   cli_json_num(cfg, "cfo_span_symbols", prx_qpsk_cfo_span(r->q));
   cli_json_num(cfg, "acquisition_hz", c->acquisition * c->symbol_rate);
+  cli_json_num(cfg, "mix_hz", r->mix_hz); /* --carrier-freq less the centre (0: none) */
   cJSON_AddStringToObject(cfg, "ambiguity", prx_qpsk_ambiguity_name(c->ambiguity));
   if (c->ambiguity == PRX_QPSK_PILOTS) {
     cli_json_num(cfg, "pilot_period", c->pilot_period);
@@ -713,6 +749,21 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
   if (!in) return r->fatal ? PRX_OK : flush_into_slot(r, bits, llrs, out_n);
   r->n_slots++;
   size_t used = 0, ss = prx_format_size(r->in.format);
+  if (r->mix != 0) { /* the carrier to 0 Hz: sample m of the stream times exp(-2 pi i mix m) */
+    if (n > r->mix_cap) {
+      prx_cf32 *b = realloc(r->mix_buf, n * sizeof *b);
+      if (!b) {
+        r->fatal = 1;
+        return prx_fail(PRX_ERR_NOMEM, "out of memory mixing the input");
+      }
+      r->mix_buf = b;
+      r->mix_cap = n;
+    }
+    prx_convert_block(r->in.format, in, n, r->mix_buf);
+    prx_mix_down(r->mix_buf, r->mix_buf, n, r->mix, r->n_in);
+    in = r->mix_buf;
+    ss = sizeof(prx_cf32);
+  }
   for (size_t off = 0; off < n;) {
     size_t piece = n - off, got = 0;
     while (piece > 1 && prx_qpsk_max_symbols(r->q, piece) > r->slot_syms - used)
@@ -999,6 +1050,7 @@ int cmd_demod(int argc, char **argv) {
     free(r.llrs);
     free(r.syms);
     free(r.keep);
+    free(r.mix_buf);
   }
   cli_timing_phase(&r.tm, "cleanup");
   print_timing(&r);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # polyrx demod: signals from polyrx gen come back bit for bit (raw file, SigMF, standard input,
 # differential and pilots, packed bits), with exactly one symbol per symbol centred in the input;
-# LLRs and the JSON report are well formed; any thread count gives the same files; bad input
+# LLRs and the JSON report are well formed; any thread count gives the same files; a carrier
+# off the centre and one in an audio recording demodulate with --carrier-freq; bad input
 # (sample rate below 2x the symbol rate, empty or truncated file, unknown format, bad options)
 # gives a clear message and a non-zero exit.
 set -u
@@ -410,6 +411,43 @@ for args in "-i $T/mp.cf32 -t 1" "-i $T/mp.cf32 -t 3 --read-block 7777" \
       bad "demod $args: the output depends on unwritten memory (MALLOC_PERTURB_=$pat)"
   done
 done
+
+# --carrier-freq: a carrier off the centre mixed to 0 Hz first; the same bits in the -f frame and
+# for any --read-block; an audio recording (real samples, one-channel WAV) whose carrier sits at
+# 1800 Hz of audio; a frequency outside the band refused
+"$P" gen -q -o "$T/off.cf32" -s 48k -d 10 --carrier f=5k,rs=2400,diff --esn0 15 --bits "$T/toff" ||
+  bad "gen (off centre) failed"
+"$P" demod -q -i "$T/off.cf32" -s 48k -r 2400 -o "$T/off1.bits" --carrier-freq 5k \
+  --report "$T/off.json" || bad "demod --carrier-freq 5k failed"
+out=$("$P" ber "$T/toff0.bits" "$T/off1.bits")
+grep -q "compared 48000 bits: 0 errors" <<<"$out" || bad "--carrier-freq 5k: $out"
+python3 -c "import json,sys; sys.exit(json.load(open(sys.argv[1]))['config']['mix_hz'] != 5000)" \
+  "$T/off.json" || bad "--carrier-freq: the report's mix_hz"
+"$P" demod -q -i "$T/off.cf32" -s 48k -f 7M -r 2400 -o "$T/off2.bits" --carrier-freq 7.005M \
+  --read-block 1000 || bad "demod --carrier-freq 7.005M -f 7M failed"
+cmp -s "$T/off1.bits" "$T/off2.bits" || bad "--carrier-freq: the -f frame or --read-block changed bits"
+"$P" demod -q -i "$T/off.cf32" -s 48k -r 2400 -o "$T/off3.bits" 2>/dev/null
+out=$("$P" ber "$T/toff0.bits" "$T/off3.bits" 2>&1)
+grep -q "BER [0-4]\.[0-9]*e-01" <<<"$out" || bad "the carrier 5 kHz off demodulated without --carrier-freq: $out"
+"$P" gen -q -o "$T/au.cf32" -s 48k -d 10 --carrier f=1800,rs=1200,diff --esn0 20 --bits "$T/tau" ||
+  bad "gen (audio) failed"
+python3 - "$T" <<'EOF' || bad "writing the audio WAV failed"
+import array, struct, sys
+t = sys.argv[1]
+x = array.array("f")
+x.frombytes(open(t + "/au.cf32", "rb").read())
+data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
+fmt = struct.pack("<HHIIHH", 1, 1, 48000, 96000, 2, 16)
+body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
+open(t + "/audio.wav", "wb").write(b"RIFF" + struct.pack("<I", len(body)) + body)
+EOF
+"$P" demod -q -i "$T/audio.wav" -r 1200 -o "$T/au.bits" --carrier-freq 1800 ||
+  bad "demod of the audio WAV failed"
+out=$("$P" ber "$T/tau0.bits" "$T/au.bits")
+grep -q "compared 24000 bits: 0 errors" <<<"$out" || bad "audio WAV at 1800 Hz: $out"
+"$P" demod -q -i "$T/off.cf32" -s 48k -r 2400 -o "$T/e.bits" --carrier-freq 30k 2>"$T/err"
+[ $? -eq 1 ] && grep -q "outside its band of +-24000 Hz" "$T/err" ||
+  bad "--carrier-freq outside the band: $(cat "$T/err")"
 
 [ $fail -eq 0 ] && echo "cli_demod: all checks passed"
 exit $((fail > 0))
