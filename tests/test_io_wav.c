@@ -469,6 +469,27 @@ static void kiwi(test_rng *rng) {
   prx_iq_close(r);
   free(all);
 
+  /* the upper sideband's audio (one channel, ..._usb.wav): the name's frequency is its 0 Hz, so
+   * the complex stream's centre is a quarter of the real rate above it; an I/Q name on audio
+   * gives none */
+  for (int usb = 1; usb >= 0; usb--) {
+    bytes a = {0};
+    put_fmt(&a, 1, 1, 12000, 16, 0);
+    put_chunk(&a, "kiwi", "\0\0\x10\0\0\0\0\0\0\0", 10);
+    put_chunk(&a, "data", s, 1024);
+    const char *mono =
+        tmp(usb ? "20261204T112233Z_7100000_usb.wav" : "20261204T112233Z_7100000_iq.wav");
+    write_riff(mono, &a);
+    free(a.b);
+    CHECK_OK(prx_iq_open(mono, PRX_CF32, &r));
+    if (!r) continue;
+    double want = usb ? 7103000 : 3000;
+    CHECK(prx_iq_reader_is_real(r) && prx_iq_reader_info(r)->center_freq == want,
+          "KiwiSDR audio named %s: centre %.1f (%.1f)", usb ? "usb" : "iq",
+          prx_iq_reader_info(r)->center_freq, want);
+    prx_iq_close(r);
+  }
+
   /* damaged: a kiwi chunk of another size, bytes that are no chunk between two */
   bytes b = {0};
   put_fmt(&b, 1, 2, 12001, 16, 0);

@@ -104,8 +104,9 @@ prx_status prx_wav_walk_kiwi(prx_wav_header *h, int fd, const char *path, uint64
                              uint64_t file_size);
 /* The centre frequency a file's name gives (one token such as "7100kHz"): 1 and *hz, else 0. */
 int prx_wav_name_frequency(const char *path, double *hz);
-/* kiwirecorder's name of an I/Q recording (20261204T112233Z_7100000_iq.wav): 1, the UTC time
- * the file began and the frequency in Hz; else 0. */
+/* kiwirecorder's name of an I/Q recording (20261204T112233Z_7100000_iq.wav: 2) or of the
+ * upper sideband's audio (..._usb.wav, ..._usn.wav: 1, the frequency that of its 0 Hz), with the
+ * UTC time the file began and the frequency in Hz; else 0. */
 int prx_wav_name_kiwi(const char *path, time_t *start, double *hz);
 
 /* A raw recording's rate, centre and start from its recorder (src/io/recorder_raw.c). */

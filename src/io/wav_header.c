@@ -262,7 +262,9 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
   if (!have_data) return prx_fail(PRX_ERR_FORMAT, "WAV file '%s' has no data chunk", path);
   time_t named;
   double hz;
-  int kiwi_named = h->wav.channels == 2 && prx_wav_name_kiwi(path, &named, &hz);
+  int kiwi_mode = prx_wav_name_kiwi(path, &named, &hz);
+  /* the name's frequency is an I/Q file's centre, a USB audio file's 0 Hz (a real stream's DC) */
+  int kiwi_named = kiwi_mode && kiwi_mode == h->wav.channels;
   if (!h->wav.center_from && prx_wav_name_frequency(path, &h->center_freq))
     h->wav.center_from = "file name";
   if (!h->wav.center_from && kiwi_named) {

@@ -269,15 +269,20 @@ prx_status prx_wav_walk_kiwi(prx_wav_header *h, int fd, const char *path, uint64
   return st;
 }
 
-/* kiwirecorder's names of I/Q recordings: START_FREQ[_STATION]_iq.wav, START the UTC time the
- * file began (20261204T112233Z), FREQ the tuned frequency in Hz (whole). */
+/* kiwirecorder's names: START_FREQ[_STATION]_MODE.wav, START the UTC time the file began
+ * (20261204T112233Z), FREQ the tuned frequency in Hz (whole); MODE iq (I/Q: 2) or usb, usn (the
+ * upper sideband's audio, its 0 Hz at FREQ: 1); others are not read (0). */
 int prx_wav_name_kiwi(const char *path, time_t *start, double *hz) {
   const char *name = strrchr(path, '/');
   name = name ? name + 1 : path;
   size_t len = strlen(name);
   if (len < 4 || strcasecmp(name + len - 4, ".wav")) return 0;
   len -= 4;
-  if (len < 20 || strncasecmp(name + len - 3, "_iq", 3)) return 0;
+  int mode = len >= 20 && !strncasecmp(name + len - 3, "_iq", 3)    ? 2
+             : len >= 21 && (!strncasecmp(name + len - 4, "_usb", 4) ||
+                             !strncasecmp(name + len - 4, "_usn", 4)) ? 1
+                                                                      : 0;
+  if (!mode) return 0;
   struct tm tm;
   memset(&tm, 0, sizeof tm);
   int used = 0;
@@ -301,5 +306,5 @@ int prx_wav_name_kiwi(const char *path, time_t *start, double *hz) {
   if (t == (time_t)-1 || !(v > 0)) return 0;
   *start = t;
   *hz = v;
-  return 1;
+  return mode;
 }
