@@ -1,0 +1,85 @@
+/* Fuzz target: SDRangel's .sdriq reader (prx_iq_open on a file named *.sdriq: its 32-byte header
+ * and the samples after it), read to the end sequentially and at three places positionally.
+ *
+ * Invariants (include/polyrx/io.h): an open either fails with FORMAT, UNSUPPORTED, INVALID, IO or
+ * NOMEM and a message, returning no reader, or gives a reader whose origin is the .sdriq header
+ * (16 or 24 bits, a rate above 0, ci16 for 16 bits and cf32 for 24), whose extent is the bytes
+ * after the header in whole samples (4 or 8 bytes); reads hand out exactly the extent's samples
+ * and end with 0 or PRX_ERR_TRUNCATED (only where bytes of a partial sample are left); positional
+ * reads give the sequential read's samples (cf32: bit for bit or both NaN). */
+#include "fuzz.h"
+
+#include "io/io_internal.h"
+
+#include <unistd.h>
+
+static char path[64];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!path[0]) snprintf(path, sizeof path, "/tmp/polyrx-fuzz-sdriq-%ld.sdriq", (long)getpid());
+  FILE *f = fopen(path, "wb");
+  FUZZ_CHECK(f != NULL, "cannot create %s", path);
+  FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "cannot write %s", path);
+  prx_iq_reader *r = (prx_iq_reader *)1;
+  fuzz_clear_error();
+  prx_status st = prx_iq_open(path, PRX_CF32, &r);
+  if (st) {
+    FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED || st == PRX_ERR_INVALID ||
+                   st == PRX_ERR_IO || st == PRX_ERR_NOMEM,
+               "open status %d: %s", (int)st, prx_last_error());
+    FUZZ_CHECK_ERROR(st, "prx_iq_open");
+    FUZZ_CHECK(r == NULL, "a failed open returned a reader");
+    unlink(path);
+    return 0;
+  }
+  const prx_iq_info *info = prx_iq_reader_info(r);
+  const prx_iq_origin *o = prx_iq_reader_origin(r);
+  FUZZ_CHECK(size >= PRX_SDRIQ_HEADER_BYTES && o && (o->bits == 16 || o->bits == 24),
+             "an .sdriq reader of %zu bytes without its header's origin", size);
+  FUZZ_CHECK(info->sample_rate > 0 && info->format == (o->bits == 16 ? PRX_CI16 : PRX_CF32),
+             "rate %g, format %d for %d bits", info->sample_rate, (int)info->format, o->bits);
+  const size_t stored = o->bits == 16 ? 4 : 8, body = size - PRX_SDRIQ_HEADER_BYTES;
+  uint64_t whole = 0, extra = 0;
+  FUZZ_CHECK(prx_iq_reader_extent(r, &whole, &extra) && whole == body / stored &&
+                 extra == body % stored,
+             "extent %llu + %llu for %zu bytes of %zu-byte samples", (unsigned long long)whole,
+             (unsigned long long)extra, body, stored);
+  const size_t ss = prx_format_size(info->format);
+  unsigned char *all = malloc(whole * ss + 1);
+  FUZZ_CHECK(all != NULL, "out of memory");
+  uint64_t total = 0;
+  for (int calls = 0;; calls++) {
+    size_t n = 0, max = 1 + (size_t)calls % 37;
+    if (max > whole - total + 1) max = (size_t)(whole - total + 1);
+    st = prx_iq_read(r, all + total * ss, max, &n);
+    if (st) {
+      FUZZ_CHECK(st == PRX_ERR_TRUNCATED && extra, "read status %d: %s", (int)st, prx_last_error());
+      break;
+    }
+    if (n == 0) break;
+    total += n;
+    FUZZ_CHECK(total <= whole, "read %llu samples, the extent holds %llu",
+               (unsigned long long)total, (unsigned long long)whole);
+  }
+  FUZZ_CHECK(total == whole, "read %llu samples, the extent holds %llu", (unsigned long long)total,
+             (unsigned long long)whole);
+  unsigned char buf[64 * 8];
+  for (int i = 0; i < 3 && total; i++) {
+    uint64_t first = (uint64_t)(i * 7919 + size) % total;
+    size_t max = 1 + (size_t)((i * 104729 + size) % 64), n = 0;
+    prx_status pst = prx_iq_read_at(r, buf, first, max, &n);
+    size_t expect = total - first < max ? (size_t)(total - first) : max;
+    FUZZ_CHECK(n == expect && (!pst || pst == PRX_ERR_TRUNCATED),
+               "read_at %llu + %zu: %zu samples (%zu), status %d", (unsigned long long)first, max,
+               n, expect, (int)pst);
+    int same = info->format == PRX_CF32
+                   ? fuzz_same_floats((const float *)buf, (const float *)(all + first * ss), 2 * n)
+                   : !memcmp(buf, all + first * ss, n * ss);
+    FUZZ_CHECK(same, "read_at %llu + %zu: not the sequential read's samples",
+               (unsigned long long)first, max);
+  }
+  free(all);
+  prx_iq_close(r);
+  unlink(path);
+  return 0;
+}
