@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const keys[] = {"f",      "rs",  "rolloff", "span",   "power", "phase",
-                                   "timing", "ppm", "diff",    "pilots", "seed"};
+                                   "timing", "ppm", "diff",    "pilots", "seed",  "freq"};
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
 static int parse_pilots(const char *v, prx_sim_carrier *c) {
@@ -107,6 +107,7 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
       break;
     case 9: bad = parse_pilots(val, c); break;
     case 10: bad = cli_parse_seed(val, &c->seed); break;
+    case CLI_CARRIER_KEY_FREQ: bad = cli_parse_eng(val, &c->freq); break;
     }
     if (bad)
       rc = cli_error(cmd, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,
@@ -118,6 +119,8 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
   }
   if (!rc && !seen[1])
     rc = cli_error(cmd, "--carrier '%s': the symbol rate is missing (rs=RATE)", spec);
+  if (!rc && seen[0] && seen[CLI_CARRIER_KEY_FREQ])
+    rc = cli_error(cmd, "--carrier '%s': f= (from the centre) or freq= (absolute), not both", spec);
   free(copy);
   return rc;
 }

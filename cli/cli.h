@@ -315,10 +315,11 @@ extern const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS];
 void cli_json_qpsk_warnings(struct cJSON *o, unsigned warnings);
 
 /* ---- --carrier SPEC (carrier_spec.c), shared by gen and rx ---- */
-/* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed. */
-enum { CLI_CARRIER_KEY_DIFF = 8 };
-#define CLI_CARRIER_ALL_KEYS 0x7ffu
-#define CLI_CARRIER_RX_KEYS 0x307u /* f, rs, rolloff, diff, pilots */
+/* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed, freq (the
+ * carrier's absolute frequency, into c->freq: the caller takes the centre off). */
+enum { CLI_CARRIER_KEY_DIFF = 8, CLI_CARRIER_KEY_FREQ = 11 };
+#define CLI_CARRIER_ALL_KEYS 0x7ffu /* gen's: all but freq */
+#define CLI_CARRIER_RX_KEYS 0xb07u  /* f, rs, rolloff, diff, pilots, freq */
 /* Parses "f=100k,rs=2400,diff,..." (the keys in allowed) into c, from prx_sim_carrier_default();
  * the symbol rate is required; *given (may be NULL) gets the keys present, by bit. 0 on success,
  * else 1 after one error line naming the spec. */

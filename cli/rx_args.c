@@ -44,6 +44,8 @@ static void usage(FILE *f) {
       "  -K, --channels K     channels of the channelizer (even, e.g. 1024)\n"
       "      --carrier SPEC   a carrier, repeatable, with the keys of `polyrx gen`:\n"
       "                         f=FREQ      offset from the centre, Hz (default 0)\n"
+      "                         freq=FREQ   or the carrier's frequency, Hz (the centre from\n"
+      "                                     the input's header or -f taken off)\n"
       "                         rs=RATE     symbol rate, Hz (required)\n"
       "                         rolloff=B   RRC roll-off (default 0.35)\n"
       "                         diff        differentially encoded data (the default)\n"

@@ -15,7 +15,8 @@ int rx_listed_carriers(run_state *r) {
     const prx_sim_carrier *s = &o->car[i];
     prx_rx_carrier *k = &r->car[i];
     *k = prx_rx_carrier_default();
-    k->freq = s->freq;
+    k->freq = s->freq; /* freq= is absolute: the input's centre off it */
+    if (o->given[i] & (1u << CLI_CARRIER_KEY_FREQ)) k->freq -= r->in.center_freq;
     k->symbol_rate = s->symbol_rate;
     k->rolloff = s->rolloff;
     if (s->pilot_period) {

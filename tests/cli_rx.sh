@@ -399,4 +399,13 @@ rc=$?
 [ $rc = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "no sample rate" "$T/err" ||
   bad "rx without -s: exit $rc, expected 2 and one line ($(cat "$T/err"))"
 
+# freq= (absolute: the centre taken off) receives what f= (from the centre) does
+"$P" rx -q -i "$T/x.cf32" -s $FS -f 14.2M -K 64 --carrier freq=14.232M,rs=2400 \
+  --carrier freq=14.1504M,rs=2400,diff -o "$T/abs" >/dev/null || bad "rx with freq= failed"
+for c in 0 1; do
+  cmp -s "$T/abs/c$c.bits" "$T/a/c$c.bits" || bad "freq=: carrier $c's bits differ from f='s"
+done
+"$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --carrier freq=1k,f=1k,rs=2400 -o "$T/e" 2>"$T/err"
+[ $? = 2 ] && grep -q "not both" "$T/err" || bad "f= and freq= together: $(cat "$T/err")"
+
 exit $((fail > 0))
