@@ -8,6 +8,7 @@
 
 #include "core/internal.h"
 #include "dsp/pack.h"
+#include "io/io_internal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +60,33 @@ static void usage(FILE *f) {
 }
 
 /* the kinds of output, by the name */
-enum { OUT_RAW, OUT_WAV, OUT_SIGMF };
+enum { OUT_RAW, OUT_WAV, OUT_SIGMF, OUT_SDRIQ };
+
+/* An .sdriq file's header (SDRangel: rate and centre in whole Hz, the start in ms), written
+ * before its ci16 samples: -1, or the exit code after the message. */
+static int sdriq_header(const prx_iq_info *info, const char *start_utc, const char *path, FILE *f) {
+  double rate = floor(info->sample_rate + 0.5), centre = floor(info->center_freq + 0.5);
+  if (!(rate >= 1 && rate <= 4294967295.0))
+    return cli_error(CMD, "%s: an .sdriq file's rate is a whole number of Hz below 2^32 (%.10g)",
+                     path, info->sample_rate);
+  if (!(centre >= 0 && centre < 1.8e19))
+    return cli_error(CMD, "%s: an .sdriq file's centre is a frequency of 0 Hz or more (%.10g)",
+                     path, info->center_freq);
+  if (rate != info->sample_rate || centre != info->center_freq)
+    fprintf(stderr,
+            "polyrx %s: note: %s: an .sdriq header holds whole Hz: rate %.0f (%.10g), centre "
+            "%.0f (%.10g)\n",
+            CMD, path, rate, info->sample_rate, centre, info->center_freq);
+  double sec = 0;
+  uint64_t ms = 0;
+  if (start_utc && !prx_sigmf_datetime_diff(start_utc, "1970-01-01T00:00:00Z", &sec) && sec > 0)
+    ms = (uint64_t)llround(sec * 1000);
+  unsigned char h[PRX_SDRIQ_HEADER_BYTES];
+  prx_sdriq_header_make(h, (uint32_t)rate, (uint64_t)centre, ms, 16);
+  if (fwrite(h, 1, sizeof h, f) != sizeof h)
+    return cli_error(CMD, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+  return -1;
+}
 
 int cmd_convert(int argc, char **argv) {
   enum { OPT_OUTFORMAT = 256, OPT_SCALE };
@@ -109,7 +136,8 @@ int cmd_convert(int argc, char **argv) {
                            cli_ends_with(out_path, ".sigmf-meta") ||
                            cli_ends_with(out_path, ".sigmf")
                        ? OUT_SIGMF
-                       : OUT_RAW;
+                   : cli_ends_with(out_path, ".sdriq") ? OUT_SDRIQ
+                                                       : OUT_RAW;
   double scale = 1;
   if (scale_text && (cli_parse_eng(scale_text, &scale) || !isfinite(scale) || scale == 0))
     return cli_bad_value(CMD, "--scale", scale_text, "scale factor (a finite number, not 0)");
@@ -117,6 +145,9 @@ int cmd_convert(int argc, char **argv) {
   if (out_format && prx_format_parse(out_format, &outf))
     return cli_bad_value(CMD, "--out-format", out_format,
                          "sample format (cf32, ci16, ci8, cu8, cf16)");
+  if (out_format && kind == OUT_SDRIQ && outf != PRX_CI16)
+    return cli_usage_error(CMD, "--out-format %s: an .sdriq file holds ci16 samples here",
+                           out_format);
   if (out_format && kind == OUT_WAV && outf != PRX_CF32 && outf != PRX_CI16 && outf != PRX_CU8)
     return cli_usage_error(CMD,
                            "--out-format %s: a WAV file holds cf32, ci16 or cu8 (its 8 bits are "
@@ -131,7 +162,9 @@ int cmd_convert(int argc, char **argv) {
     return rc;
   }
   if (!out_format) /* the input's format where the output holds it */
-    outf = kind == OUT_WAV && info.format == PRX_CI8 ? PRX_CF32 : info.format;
+    outf = kind == OUT_SDRIQ                           ? PRX_CI16
+           : kind == OUT_WAV && info.format == PRX_CI8 ? PRX_CF32
+                                                       : info.format;
   /* the outputs must not be the input */
   cli_path paths[2] = {{"-i", prx_iq_reader_name(r), 1}, {"-o", out_path, 0}};
   if (strcmp(in.input, "-") && strcmp(out_path, "-") &&
@@ -179,6 +212,15 @@ int cmd_convert(int argc, char **argv) {
               CMD, rec->n_captures, rec->n_annotations);
   } else {
     int rc_out = cli_open_raw_output(CMD, out_path, &raw);
+    if (rc_out < 0 && kind == OUT_SDRIQ) {
+      cli_carry_own dated;
+      const prx_sigmf_recording *rec = NULL;
+      st = cli_carry_source(r, info.center_freq, info.sample_rate, &dated, &rec);
+      const char *start =
+          !st && rec && rec->captures[0].sample_start == 0 ? rec->captures[0].datetime : NULL;
+      rc_out = st ? cli_status_error(CMD, "input", st) : sdriq_header(&info, start, out_path, raw);
+      cli_carry_own_free(&dated);
+    }
     if (rc_out >= 0) {
       rc = rc_out;
       goto done;

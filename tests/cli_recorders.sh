@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Raw recordings that say what they hold, as the commands meet them: a raw file's extension
-# (.cs16, .cu8, .ci8) names its format; a gqrx recording (its name
-# gives the rate, the centre and the UTC start) and SDRangel .sdriq files of 16 and 24 bits (their
-# header does) demodulate without -s to the bits of the raw file given -s; the start reaches the
-# channels' metadata and --start takes a date and time; info names the recorder; a damaged
-# .sdriq header is refused with one line.
+# (.cs16, .cu8, .ci8) names its format; a gqrx recording (its name gives the rate, the centre and
+# the UTC start) and SDRangel .sdriq files of 16 and 24 bits (their header does) demodulate
+# without -s to the bits of the raw file given -s; the start reaches the channels' metadata and
+# --start takes a date and time; info names the recorder; convert writes an .sdriq file byte for
+# byte as SDRangel does; a damaged .sdriq header is refused with one line.
 set -u
 P=${1:?usage: cli_recorders.sh PATH_TO_POLYRX}
 . "$(dirname "$0")/support/cli_test.sh"
@@ -73,6 +73,13 @@ for f in r16 r24; do
   demod "$T/$f.sdriq" "$T/$f.bits" || bad "demod of $f.sdriq failed"
   cmp -s "$T/ref.bits" "$T/$f.bits" || bad "$f.sdriq: bits differ from the raw file's"
 done
+# convert writes .sdriq (ci16, the header's CRC, the start in ms): SDRangel plays it back
+"$P" convert -q -i "$T/r24.sdriq" -o "$T/back.sdriq" || bad "convert to .sdriq failed"
+demod "$T/back.sdriq" "$T/back.bits" || bad "demod of the written .sdriq failed"
+cmp -s "$T/ref.bits" "$T/back.bits" || bad "the written .sdriq: bits differ"
+cmp -s <(tail -c +33 "$T/back.sdriq") "$T/x.ci16" || bad "the written .sdriq's samples are not x.ci16"
+cmp -s <(head -c 32 "$T/back.sdriq") <(head -c 32 "$T/r16.sdriq") ||
+  bad "the written .sdriq's header is not SDRangel's for the same recording"
 out=$("$P" info --json "$T/r24.sdriq") || bad "info --json r24.sdriq failed"
 got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); g=d['recorder']; print(d['format'], d['sample_rate'], d['center_freq'], d['samples'], g['from'], g['bits'], g['start_time'])" "$out")
 [ "$got" = "cf32 48000 7100000 96000 SDRangel .sdriq 24 2026-12-04T09:30:15Z" ] ||

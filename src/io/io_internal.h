@@ -117,6 +117,10 @@ typedef struct {
   double sample_rate, center_freq;
   char start_utc[40]; /* "" when unknown */
 } prx_recorder_raw;
+/* An SDRangel .sdriq header for samples of `bits` (16 or 24), the start in milliseconds since
+ * 1970 (0: unknown), with its CRC32. */
+void prx_sdriq_header_make(unsigned char h[PRX_SDRIQ_HEADER_BYTES], uint32_t rate, uint64_t centre,
+                           uint64_t start_ms, uint32_t bits);
 /* An SDRangel .sdriq header (rate, centre, start, 16 or 24 bits, its CRC32 checked). */
 prx_status prx_sdriq_read_header(int fd, const char *path, prx_recorder_raw *h);
 /* gqrx's name of an I/Q recording (gqrx_20261204_112233_7100000_2400000_fc.raw): 1 and *h. */

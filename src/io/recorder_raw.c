@@ -38,6 +38,17 @@ static void utc_text(int64_t sec, int ms, char out[40]) {
     snprintf(out, 40, "%.19sZ", day);
 }
 
+void prx_sdriq_header_make(unsigned char h[PRX_SDRIQ_HEADER_BYTES], uint32_t rate, uint64_t centre,
+                           uint64_t start_ms, uint32_t bits) {
+  memset(h, 0, PRX_SDRIQ_HEADER_BYTES);
+  for (int i = 0; i < 4; i++) h[i] = (unsigned char)(rate >> 8 * i);
+  for (int i = 0; i < 8; i++) h[4 + i] = (unsigned char)(centre >> 8 * i);
+  for (int i = 0; i < 8; i++) h[12 + i] = (unsigned char)(start_ms >> 8 * i);
+  for (int i = 0; i < 4; i++) h[20 + i] = (unsigned char)(bits >> 8 * i);
+  uint32_t crc = crc32_ieee(h, 28);
+  for (int i = 0; i < 4; i++) h[28 + i] = (unsigned char)(crc >> 8 * i);
+}
+
 prx_status prx_sdriq_read_header(int fd, const char *path, prx_recorder_raw *h) {
   memset(h, 0, sizeof *h);
   unsigned char b[PRX_SDRIQ_HEADER_BYTES];
