@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
              "extent %llu + %llu for %zu bytes of %zu-byte samples", (unsigned long long)whole,
              (unsigned long long)extra, body, stored);
   const size_t ss = prx_format_size(info->format);
-  unsigned char *all = malloc(whole * ss + 1);
+  unsigned char *all = malloc((whole + 1) * ss); /* a read asks for one more at the end */
   FUZZ_CHECK(all != NULL, "out of memory");
   uint64_t total = 0;
   for (int calls = 0;; calls++) {
