@@ -117,6 +117,11 @@ int cli_parse_time(const char *text, double rate, uint64_t *samples);
 /* The sample format a raw file's extension names, as the SDR tools write them (inspectrum's):
  * .cu8; .cs8, .ci8; .cs16, .ci16, .sc16; .cf32, .fc32, .cfile. 1 and *fmt, else 0. */
 int cli_format_from_name(const char *path, prx_format *fmt);
+/* An SDRangel .sdriq file's header before its ci16 samples (gen, convert): the rate and centre
+ * in whole Hz (a note where they are not), the start in ms since 1970 where start_utc (ISO,
+ * UTC) gives one; -1, or the exit code after the message. */
+int cli_write_sdriq_header(const char *cmd, double sample_rate, double center_freq,
+                           const char *start_utc, const char *path, FILE *f);
 
 /* Opens the input (raw, stdin or SigMF) and settles its format, rate and centre frequency from
  * the options and the metadata (options override metadata, with a note). Returns -1 on

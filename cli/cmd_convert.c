@@ -63,32 +63,6 @@ static void usage(FILE *f) {
 /* the kinds of output, by the name */
 enum { OUT_RAW, OUT_WAV, OUT_SIGMF, OUT_SDRIQ };
 
-/* An .sdriq file's header (SDRangel: rate and centre in whole Hz, the start in ms), written
- * before its ci16 samples: -1, or the exit code after the message. */
-static int sdriq_header(const prx_iq_info *info, const char *start_utc, const char *path, FILE *f) {
-  double rate = floor(info->sample_rate + 0.5), centre = floor(info->center_freq + 0.5);
-  if (!(rate >= 1 && rate <= 4294967295.0))
-    return cli_error(CMD, "%s: an .sdriq file's rate is a whole number of Hz below 2^32 (%.10g)",
-                     path, info->sample_rate);
-  if (!(centre >= 0 && centre < 1.8e19))
-    return cli_error(CMD, "%s: an .sdriq file's centre is a frequency of 0 Hz or more (%.10g)",
-                     path, info->center_freq);
-  if (rate != info->sample_rate || centre != info->center_freq)
-    fprintf(stderr,
-            "polyrx %s: note: %s: an .sdriq header holds whole Hz: rate %.0f (%.10g), centre "
-            "%.0f (%.10g)\n",
-            CMD, path, rate, info->sample_rate, centre, info->center_freq);
-  double sec = 0;
-  uint64_t ms = 0;
-  if (start_utc && !prx_sigmf_datetime_diff(start_utc, "1970-01-01T00:00:00Z", &sec) && sec > 0)
-    ms = (uint64_t)llround(sec * 1000);
-  unsigned char h[PRX_SDRIQ_HEADER_BYTES];
-  prx_sdriq_header_make(h, (uint32_t)rate, (uint64_t)centre, ms, 16);
-  if (fwrite(h, 1, sizeof h, f) != sizeof h)
-    return cli_error(CMD, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-  return -1;
-}
-
 int cmd_convert(int argc, char **argv) {
   enum { OPT_OUTFORMAT = 256, OPT_SCALE };
   static const struct option longs[] = {{"input", required_argument, 0, 'i'},
@@ -219,7 +193,9 @@ int cmd_convert(int argc, char **argv) {
       st = cli_carry_source(r, info.center_freq, info.sample_rate, &dated, &rec);
       const char *start =
           !st && rec && rec->captures[0].sample_start == 0 ? rec->captures[0].datetime : NULL;
-      rc_out = st ? cli_status_error(CMD, "input", st) : sdriq_header(&info, start, out_path, raw);
+      rc_out = st ? cli_status_error(CMD, "input", st)
+                  : cli_write_sdriq_header(CMD, info.sample_rate, info.center_freq, start, out_path,
+                                           raw);
       cli_carry_own_free(&dated);
     }
     if (rc_out >= 0) {

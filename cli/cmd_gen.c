@@ -36,7 +36,8 @@ static void usage(FILE *f) {
       "                       .sigmf-data (or .sigmf-meta) writes a SigMF recording (both files),\n"
       "                       one ending in .sigmf a SigMF archive (one tar file), one ending in\n"
       "                       .wav a WAV I/Q file as the SDR programs write them (cf32, ci16 or\n"
-      "                       cu8; the centre in its auxi chunk; RF64 past 4 GiB)\n"
+      "                       cu8; the centre in its auxi chunk; RF64 past 4 GiB), one ending\n"
+      "                       in .sdriq an SDRangel file (ci16; rate and centre in its header)\n"
       "  -F, --format FMT     cf32 (default), ci16, ci8 or cu8\n"
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M, 48k)\n"
       "  -f, --center FREQ    centre frequency for the SigMF or WAV metadata only (default 0)\n"
@@ -247,6 +248,7 @@ static prx_status open_sigmf(const char *base, const gen_meta *m, prx_sigmf_writ
 typedef struct {
   const char *out, *bits_prefix;
   prx_format format;
+  int format_given; /* -F */
   double fs, center, scale;
   int have_fs, have_scale, quiet;
   uint64_t n;
@@ -308,6 +310,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
                          "-F: unknown or unsupported sample format '%s' (expected cf32, "
                          "ci16, ci8 or cu8)",
                          optarg);
+      a->format_given = 1;
       break;
     case 's':
       if (cli_parse_eng(optarg, &a->fs) || !(a->fs > 0))
@@ -458,6 +461,15 @@ int cmd_gen(int argc, char **argv) {
     free(a.gaps);
     return rc < 0 ? 0 : 2; /* every error of the arguments is a usage error */
   }
+  if (cli_ends_with(a.out, ".sdriq")) { /* SDRangel's files hold ci16 here */
+    if (a.format_given && a.format != PRX_CI16) {
+      free(a.car);
+      free(a.gap_spec);
+      free(a.gaps);
+      return cli_usage_error(CMD, "-o %s: an .sdriq file holds ci16 samples (give -F ci16)", a.out);
+    }
+    a.format = PRX_CI16;
+  }
   a.cfg.sample_rate = a.fs;
   a.cfg.carriers = a.car;
   a.cfg.n_carriers = a.n_car;
@@ -516,6 +528,8 @@ int cmd_gen(int argc, char **argv) {
     }
   } else {
     int rc_out = cli_open_raw_output(CMD, a.out, &out);
+    if (rc_out < 0 && cli_ends_with(a.out, ".sdriq")) /* SDRangel's: its header first */
+      rc_out = cli_write_sdriq_header(CMD, a.fs, a.center, NULL, a.out, out);
     if (rc_out >= 0) {
       rc = rc_out;
       goto done;

@@ -299,6 +299,31 @@ static int input_rate_centre(const char *cmd, const cli_input_opts *o, const prx
 static int input_window(const char *cmd, const cli_input_opts *o, prx_iq_reader *r,
                         prx_iq_info *info);
 
+int cli_write_sdriq_header(const char *cmd, double sample_rate, double center_freq,
+                           const char *start_utc, const char *path, FILE *f) {
+  double rate = floor(sample_rate + 0.5), centre = floor(center_freq + 0.5);
+  if (!(rate >= 1 && rate <= 4294967295.0))
+    return cli_error(cmd, "%s: an .sdriq file's rate is a whole number of Hz below 2^32 (%.10g)",
+                     path, sample_rate);
+  if (!(centre >= 0 && centre < 1.8e19))
+    return cli_error(cmd, "%s: an .sdriq file's centre is a frequency of 0 Hz or more (%.10g)",
+                     path, center_freq);
+  if (rate != sample_rate || centre != center_freq)
+    fprintf(stderr,
+            "polyrx %s: note: %s: an .sdriq header holds whole Hz: rate %.0f (%.10g), centre "
+            "%.0f (%.10g)\n",
+            cmd, path, rate, sample_rate, centre, center_freq);
+  double sec = 0;
+  uint64_t ms = 0;
+  if (start_utc && !prx_sigmf_datetime_diff(start_utc, "1970-01-01T00:00:00Z", &sec) && sec > 0)
+    ms = (uint64_t)llround(sec * 1000);
+  unsigned char h[PRX_SDRIQ_HEADER_BYTES];
+  prx_sdriq_header_make(h, (uint32_t)rate, (uint64_t)centre, ms, 16);
+  if (fwrite(h, 1, sizeof h, f) != sizeof h)
+    return cli_error(cmd, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+  return -1;
+}
+
 int cli_format_from_name(const char *path, prx_format *fmt) {
   static const struct {
     const char *ext;

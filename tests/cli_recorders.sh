@@ -80,6 +80,12 @@ cmp -s "$T/ref.bits" "$T/back.bits" || bad "the written .sdriq: bits differ"
 cmp -s <(tail -c +33 "$T/back.sdriq") "$T/x.ci16" || bad "the written .sdriq's samples are not x.ci16"
 cmp -s <(head -c 32 "$T/back.sdriq") <(head -c 32 "$T/r16.sdriq") ||
   bad "the written .sdriq's header is not SDRangel's for the same recording"
+"$P" gen -q -o "$T/g.sdriq" -s $FS -f 7.1M -d 2 --carrier f=0,rs=2400,diff --esn0 15 ||
+  bad "gen -o g.sdriq failed"
+cmp -s <(tail -c +33 "$T/g.sdriq") "$T/x.ci16" || bad "gen's .sdriq samples are not its ci16 file's"
+"$P" info "$T/g.sdriq" | grep -q "centre       7.1 MHz" || bad "gen's .sdriq: no centre"
+"$P" gen -q -o "$T/g8.sdriq" -F cu8 -s $FS -d 1 --carrier rs=2400 2>"$T/err"
+[ $? = 2 ] && grep -q "holds ci16" "$T/err" || bad "gen -F cu8 -o .sdriq: $(cat "$T/err")"
 out=$("$P" info --json "$T/r24.sdriq") || bad "info --json r24.sdriq failed"
 got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); g=d['recorder']; print(d['format'], d['sample_rate'], d['center_freq'], d['samples'], g['from'], g['bits'], g['start_time'])" "$out")
 [ "$got" = "cf32 48000 7100000 96000 SDRangel .sdriq 24 2026-12-04T09:30:15Z" ] ||
