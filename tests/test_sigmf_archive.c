@@ -347,8 +347,8 @@ static void test_datetime(test_rng *rng) {
   CHECK(d == 1.25, "a difference across zones: %.17g (1.25)", d);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     CHECK_OK(prx_sigmf_datetime_diff(cases[i].want, cases[i].in, &d));
-    CHECK(fabs(d - cases[i].shift) < 1e-12, "%s - %s: %.17g (%.17g)", cases[i].want, cases[i].in,
-          d, cases[i].shift);
+    CHECK(fabs(d - cases[i].shift) < 1e-12, "%s - %s: %.17g (%.17g)", cases[i].want, cases[i].in, d,
+          cases[i].shift);
   }
   CHECK(prx_sigmf_datetime_diff("2026-12-01T10:00:00Z", "yesterday", &d) == PRX_ERR_FORMAT &&
             strstr(prx_last_error(), "yesterday"),

@@ -278,10 +278,11 @@ int prx_wav_name_kiwi(const char *path, time_t *start, double *hz) {
   size_t len = strlen(name);
   if (len < 4 || strcasecmp(name + len - 4, ".wav")) return 0;
   len -= 4;
-  int mode = len >= 20 && !strncasecmp(name + len - 3, "_iq", 3)    ? 2
+  int mode = len >= 20 && !strncasecmp(name + len - 3, "_iq", 3) ? 2
              : len >= 21 && (!strncasecmp(name + len - 4, "_usb", 4) ||
-                             !strncasecmp(name + len - 4, "_usn", 4)) ? 1
-                                                                      : 0;
+                             !strncasecmp(name + len - 4, "_usn", 4))
+                 ? 1
+                 : 0;
   if (!mode) return 0;
   struct tm tm;
   memset(&tm, 0, sizeof tm);
