@@ -177,6 +177,16 @@ int cmd_info(int argc, char **argv) {
     cJSON_AddNumberToObject(o, "samples", (double)samples);
     cli_json_num(o, "seconds", seconds);
     cJSON_AddBoolToObject(o, "truncated", truncated);
+    /* sample 0's time in UTC, whatever says it: a SigMF capture 0 at sample 0, a WAV file's rcvr
+     * chunk or KiwiSDR stamps, an .sdriq header, a gqrx name (null: unknown) */
+    const char *utc = rec && rec->captures[0].sample_start == 0 ? rec->captures[0].datetime
+                                                                : prx_iq_reader_start_utc(r);
+    char in_utc[48]; /* a SigMF datetime with an offset, in UTC */
+    if (utc && rec && !prx_sigmf_datetime_shift(utc, 0, in_utc)) utc = in_utc;
+    if (utc)
+      cJSON_AddStringToObject(o, "start_utc", utc);
+    else
+      cJSON_AddNullToObject(o, "start_utc");
     if (wav) {
       static const char *const extents[] = {"declared", "to_end", "wrapped", "cut"};
       cJSON *w = cJSON_AddObjectToObject(o, "wav_header");

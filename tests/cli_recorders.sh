@@ -87,8 +87,8 @@ cmp -s <(tail -c +33 "$T/g.sdriq") "$T/x.ci16" || bad "gen's .sdriq samples are 
 "$P" gen -q -o "$T/g8.sdriq" -F cu8 -s $FS -d 1 --carrier rs=2400 2>"$T/err"
 [ $? = 2 ] && grep -q "holds ci16" "$T/err" || bad "gen -F cu8 -o .sdriq: $(cat "$T/err")"
 out=$("$P" info --json "$T/r24.sdriq") || bad "info --json r24.sdriq failed"
-got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); g=d['recorder']; print(d['format'], d['sample_rate'], d['center_freq'], d['samples'], g['from'], g['bits'], g['start_time'])" "$out")
-[ "$got" = "cf32 48000 7100000 96000 SDRangel .sdriq 24 2026-12-04T09:30:15Z" ] ||
+got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); g=d['recorder']; print(d['format'], d['sample_rate'], d['center_freq'], d['samples'], g['from'], g['bits'], g['start_time'], d['start_utc'])" "$out")
+[ "$got" = "cf32 48000 7100000 96000 SDRangel .sdriq 24 2026-12-04T09:30:15Z 2026-12-04T09:30:15Z" ] ||
   bad "info --json r24.sdriq: $got"
 "$P" info "$T/r16.sdriq" | grep -q "(SDRangel .sdriq)" || bad "info r16.sdriq: no recorder"
 "$P" demod -q -i "$T/bad.sdriq" -r 2400 -o "$T/bad.bits" 2>"$T/err"
