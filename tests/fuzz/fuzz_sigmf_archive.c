@@ -6,7 +6,7 @@
  * is_archive = 1 and at least one capture); reads then hand out complete samples, never more
  * bytes than the archive holds, and end with a count of 0 or PRX_ERR_TRUNCATED (a data member
  * that ends inside a sample); prx_iq_reader_samples counts what was handed out. */
-#include "fuzz.h"
+#include "fuzz_reads.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,12 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_clear_error();
   prx_status st = prx_iq_open(path, PRX_CF32, &r);
   if (st) {
-    FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED || st == PRX_ERR_INVALID ||
-                   st == PRX_ERR_IO || st == PRX_ERR_NOMEM,
-               "open status %d: %s", (int)st, prx_last_error());
-    FUZZ_CHECK_ERROR(st, "prx_iq_open");
-    FUZZ_CHECK(r == NULL, "a failed open returned a reader");
-    unlink(path);
+    fuzz_refused_open(st, r, path);
     return 0;
   }
   const prx_iq_info *info = prx_iq_reader_info(r);

@@ -8,11 +8,7 @@
  * inside a sample), having handed out exactly the extent's whole samples (a KiwiSDR file's data
  * chunks as one stream, with zeros for the samples its time stamps say were lost); positional
  * reads give the same samples. */
-#include "fuzz.h"
-
-#include "io/io_internal.h"
-
-#include <unistd.h>
+#include "fuzz_reads.h"
 
 static char path[64];
 
@@ -26,13 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   prx_status st = prx_iq_open(path, PRX_CF32, &r);
   int wav_magic = prx_wav_sniff(data, size);
   if (st) {
-    FUZZ_CHECK(st == PRX_ERR_FORMAT || st == PRX_ERR_UNSUPPORTED || st == PRX_ERR_INVALID ||
-                   st == PRX_ERR_IO || st == PRX_ERR_NOMEM,
-               "open status %d: %s", (int)st, prx_last_error());
-    FUZZ_CHECK_ERROR(st, "prx_iq_open");
-    FUZZ_CHECK(r == NULL, "a failed open returned a reader");
     FUZZ_CHECK(wav_magic, "a raw file refused: %s", prx_last_error());
-    unlink(path);
+    fuzz_refused_open(st, r, path);
     return 0;
   }
   const prx_iq_info *info = prx_iq_reader_info(r);
@@ -81,20 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
              (unsigned long long)whole);
   /* positional reads (several threads' way: KiwiSDR files through their chunk runs) give the
    * sequential read's samples */
-  for (int i = 0; positional && i < 3 && total && total <= keep; i++) {
-    uint64_t first = (uint64_t)(i * 7919 + size) % total;
-    size_t max = 1 + (size_t)((i * 104729 + size) % 64), n = 0;
-    prx_status pst = prx_iq_read_at(r, buf, first, max, &n);
-    size_t expect = total - first < max ? (size_t)(total - first) : max;
-    FUZZ_CHECK(n == expect && (!pst || pst == PRX_ERR_TRUNCATED),
-               "read_at %llu + %zu: %zu samples (%zu), status %d", (unsigned long long)first, max,
-               n, expect, (int)pst);
-    int same = info->format == PRX_CF32
-                   ? fuzz_same_floats((const float *)buf, (const float *)(all + first * ss), 2 * n)
-                   : !memcmp(buf, all + first * ss, n * ss);
-    FUZZ_CHECK(same, "read_at %llu + %zu: not the sequential read's samples",
-               (unsigned long long)first, max);
-  }
+  if (positional && total <= keep)
+    fuzz_positional_reads(r, all, total, ss, info->format == PRX_CF32, size);
   free(all);
   prx_iq_close(r);
   unlink(path);
