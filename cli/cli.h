@@ -318,6 +318,9 @@ void cli_json_num(struct cJSON *o, const char *k, double v);
 extern const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS];
 /* o's "warnings": an array of {"code", "text"}, one for each bit set in warnings, in that order. */
 void cli_json_qpsk_warnings(struct cJSON *o, unsigned warnings);
+/* The input's own warnings appended to the array arr: "input_gaps" where a KiwiSDR file's time
+ * stamps show samples lost (zeros stand for them). Returns how many. */
+int cli_json_input_warnings(struct cJSON *arr, const prx_iq_reader *r);
 
 /* ---- --carrier SPEC (carrier_spec.c), shared by gen and rx ---- */
 /* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed, freq (the

@@ -644,10 +644,12 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   if (r->qc.ambiguity == PRX_QPSK_PILOTS) cli_json_num(t, "frame_offset", (double)s.frame_offset);
   cli_json_num(t, "elapsed_s", elapsed);
   cli_json_qpsk_warnings(t, s.warnings);
+  int input_warned = cli_json_input_warnings(cJSON_GetObjectItem(t, "warnings"), r->reader);
   /* what the files hold: after a failed write (a full disk) less than the bits above */
   if (r->bits_bytes >= 0) cli_json_num(t, "bits_file_bytes", (double)r->bits_bytes);
   if (r->llr_bytes >= 0) cli_json_num(t, "llr_file_bytes", (double)r->llr_bytes);
-  cJSON_AddStringToObject(t, "status", !strcmp(status, "ok") && s.warnings ? "warning" : status);
+  cJSON_AddStringToObject(
+      t, "status", !strcmp(status, "ok") && (s.warnings || input_warned) ? "warning" : status);
   if (!strcmp(status, "error") && cli_first_error()[0])
     cJSON_AddStringToObject(t, "error", cli_first_error());
   if (fputs("\n],\n\"totals\":", r->rep_f) < 0 || rep_write_item(r, t) ||

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 
 void cli_json_num(cJSON *o, const char *k, double v) {
   if (isfinite(v))
@@ -30,6 +31,22 @@ const unsigned cli_qpsk_warn_bits[] = {QPSK_WARNINGS(WARN_BIT)};
 static const char *const warn_codes[] = {QPSK_WARNINGS(WARN_CODE)};
 _Static_assert(sizeof warn_codes / sizeof *warn_codes == CLI_QPSK_N_WARNINGS,
                "CLI_QPSK_N_WARNINGS: the warnings listed");
+
+int cli_json_input_warnings(cJSON *arr, const prx_iq_reader *r) {
+  const prx_wav_info *w = prx_iq_reader_wav(r);
+  if (!arr || !w || !w->gps_gaps) return 0;
+  char text[256];
+  snprintf(text, sizeof text,
+           "the input's KiwiSDR time stamps show %llu gap%s where samples were lost (the first "
+           "before sample %llu): %llu zero samples stand for them, their bits are noise",
+           (unsigned long long)w->gps_gaps, w->gps_gaps == 1 ? "" : "s",
+           (unsigned long long)w->gps_first_gap, (unsigned long long)w->gps_filled);
+  cJSON *x = cJSON_CreateObject();
+  cJSON_AddStringToObject(x, "code", "input_gaps");
+  cJSON_AddStringToObject(x, "text", text);
+  cJSON_AddItemToArray(arr, x);
+  return 1;
+}
 
 void cli_json_qpsk_warnings(cJSON *o, unsigned warnings) {
   cJSON *arr = cJSON_AddArrayToObject(o, "warnings");

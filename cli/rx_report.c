@@ -171,6 +171,8 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
   cli_json_num(split, "channelizer", t_chan);
   cli_json_num(split, "demodulators", t_demod);
   cli_json_num(split, "other", elapsed - t_chan - t_demod);
+  /* what the input itself warns of (a KiwiSDR file's lost samples): every carrier's bits */
+  cli_json_input_warnings(cJSON_AddArrayToObject(root, "input_warnings"), r->reader);
   cJSON_AddStringToObject(root, "status", status);
   if (!strcmp(status, "error") && cli_first_error()[0])
     cJSON_AddStringToObject(root, "error", cli_first_error());

@@ -135,8 +135,10 @@ out=$("$P" info --json "$T/$kiwi") || bad "info --json $kiwi failed"
 got=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); w=d['wav_header']; k=w['kiwisdr']; print(d['samples'], d['center_freq'], round(d['sample_rate'], 3), w['rate_from'], w['start_time'], w['data_chunks'], k['gps_stamps'], k['gps_valid'], k['gaps'])" "$out")
 [ "$got" = "192000 7100000 96000.0 GPS time stamps 2026-12-04T09:30:15.125000000Z 375 375 375 0" ] ||
   bad "info --json $kiwi: $got"
-"$P" demod -q -i "$T/lost_$kiwi" -s $FS -r 2400 --cfo-span 4096 -o "$T/kl.bits" 2>"$T/err" ||
-  bad "demod the KiwiSDR file with a lost packet failed"
+"$P" demod -q -i "$T/lost_$kiwi" -s $FS -r 2400 --cfo-span 4096 -o "$T/kl.bits" \
+  --report "$T/kl.json" 2>"$T/err" || bad "demod the KiwiSDR file with a lost packet failed"
+python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['totals']; sys.exit(not ('input_gaps' in [w['code'] for w in t['warnings']] and t['status'] == 'warning'))" "$T/kl.json" ||
+  bad "KiwiSDR lost packet: the report does not warn: $(cat "$T/kl.json" | tail -c 600)"
 grep -q "warning: .*1 gap where samples were lost (dropped packets; the first before sample 51200): 512 zero samples" "$T/err" ||
   bad "KiwiSDR lost packet: no warning under -q: $(cat "$T/err")"
 out=$("$P" info --json "$T/lost_$kiwi") &&
