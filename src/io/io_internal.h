@@ -109,6 +109,12 @@ int prx_wav_name_frequency(const char *path, double *hz);
  * UTC time the file began and the frequency in Hz; else 0. */
 int prx_wav_name_kiwi(const char *path, time_t *start, double *hz);
 
+/* A UTC time, sec seconds since 1970 and frac units of 10^-digits s (digits 0..12; 0: no
+ * fraction), as "YYYY-MM-DDTHH:MM:SS[.fff]Z" into out (n bytes; 34 hold any): the one formatter
+ * of the readers' start times and of prx_sigmf_datetime_shift (src/io/sigmf_datetime.c). 0, or
+ * -1 for a year outside 0..9999. */
+int prx_utc_text(int64_t sec, int64_t frac, int digits, char *out, size_t n);
+
 /* A raw recording's rate, centre and start from its recorder (src/io/recorder_raw.c). */
 #define PRX_SDRIQ_HEADER_BYTES 32
 typedef struct {

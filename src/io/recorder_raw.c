@@ -23,21 +23,6 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n) {
   return ~c;
 }
 
-/* A UTC time (seconds since 1970) as "YYYY-MM-DDTHH:MM:SS[.mmm]Z" into out. */
-static void utc_text(int64_t sec, int ms, char out[40]) {
-  time_t t = (time_t)sec;
-  struct tm tm;
-  char day[32];
-  if (!gmtime_r(&t, &tm) || !strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm)) {
-    out[0] = '\0';
-    return;
-  }
-  if (ms)
-    snprintf(out, 40, "%.19s.%03dZ", day, ms);
-  else
-    snprintf(out, 40, "%.19sZ", day);
-}
-
 void prx_sdriq_header_make(unsigned char h[PRX_SDRIQ_HEADER_BYTES], uint32_t rate, uint64_t centre,
                            uint64_t start_ms, uint32_t bits) {
   memset(h, 0, PRX_SDRIQ_HEADER_BYTES);
@@ -83,7 +68,7 @@ prx_status prx_sdriq_read_header(int fd, const char *path, prx_recorder_raw *h) 
   if (stamp) {
     int64_t sec = stamp > 100000000000ull ? (int64_t)(stamp / 1000) : (int64_t)stamp;
     int ms = stamp > 100000000000ull ? (int)(stamp % 1000) : 0;
-    utc_text(sec, ms, h->start_utc);
+    prx_utc_text(sec, ms, ms ? 3 : 0, h->start_utc, sizeof h->start_utc);
   }
   return PRX_OK;
 }
@@ -113,6 +98,6 @@ int prx_gqrx_name(const char *path, prx_recorder_raw *h) {
   h->recorder = "gqrx file name";
   h->sample_rate = (double)rate;
   h->center_freq = (double)hz;
-  if (t != (time_t)-1) utc_text((int64_t)t, 0, h->start_utc);
+  if (t != (time_t)-1) prx_utc_text((int64_t)t, 0, 0, h->start_utc, sizeof h->start_utc);
   return 1;
 }

@@ -90,6 +90,20 @@ static int parse(const char *s, int64_t *sec, int64_t *ps) {
   return 0;
 }
 
+int prx_utc_text(int64_t sec, int64_t frac, int digits, char *out, size_t n) {
+  int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400), rem = sec - days * 86400;
+  int64_t y;
+  int m, d;
+  civil_from_days(days, &y, &m, &d);
+  if (y < 0 || y > 9999 || digits < 0 || digits > 12) return -1;
+  int k = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, m, d, (int)(rem / 3600),
+                   (int)(rem / 60 % 60), (int)(rem % 60));
+  if (digits && k > 0 && (size_t)k < n)
+    k += snprintf(out + k, n - (size_t)k, ".%0*lld", digits, (long long)frac);
+  if (k > 0 && (size_t)k < n) snprintf(out + k, n - (size_t)k, "Z");
+  return 0;
+}
+
 prx_status prx_sigmf_datetime_diff(const char *a, const char *b, double *seconds) {
   if (!a || !b || !seconds) return prx_fail(PRX_ERR_INVALID, "prx_sigmf_datetime_diff: NULL");
   int64_t sa, pa, sb, pb;
@@ -118,20 +132,11 @@ prx_status prx_sigmf_datetime_shift(const char *datetime, double seconds, char o
   ps += (int64_t)llround((seconds - whole) * (double)PS_PER_S);
   while (ps < 0) ps += PS_PER_S, sec--;
   while (ps >= PS_PER_S) ps -= PS_PER_S, sec++;
-  int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400), rem = sec - days * 86400;
-  int64_t y;
-  int m, d;
-  civil_from_days(days, &y, &m, &d);
-  if (y < 0 || y > 9999) return prx_fail(PRX_ERR_INVALID, "shifted datetime is out of range");
-  int n = snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, m, d, (int)(rem / 3600),
-                   (int)(rem / 60 % 60), (int)(rem % 60));
-  if (ps) {
-    char f[24];
-    snprintf(f, sizeof f, "%012lld", (long long)ps);
-    size_t k = strlen(f);
-    while (k > 1 && f[k - 1] == '0') f[--k] = '\0';
-    n += snprintf(out + n, (size_t)(48 - n), ".%s", f);
-  }
-  snprintf(out + n, (size_t)(48 - n), "Z");
+  if (prx_utc_text(sec, ps, ps ? 12 : 0, out, 48))
+    return prx_fail(PRX_ERR_INVALID, "shifted datetime is out of range");
+  /* the fraction's trailing zeros dropped (the picoseconds of an exact shift) */
+  char *z = strchr(out, 'Z'), *e = z;
+  while (ps && e[-1] == '0') e--;
+  memmove(e, z, 2);
   return PRX_OK;
 }

@@ -132,10 +132,8 @@ static void parse_rcvr(prx_wav_header *h, const unsigned char *c, uint32_t size)
     h->center_freq = hz;
     h->wav.center_from = "rcvr chunk";
   }
-  time_t t = (time_t)prx_le32(c + 8);
-  struct tm tm;
-  if (t && !h->wav.start_time && gmtime_r(&t, &tm) &&
-      strftime(h->start_time, sizeof h->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm))
+  uint32_t t = prx_le32(c + 8);
+  if (t && !h->wav.start_time && !prx_utc_text(t, 0, 0, h->start_time, sizeof h->start_time))
     h->wav.start_time = h->start_time;
 }
 
@@ -271,9 +269,8 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
     h->center_freq = hz;
     h->wav.center_from = "file name";
   }
-  struct tm tm;
-  if (!h->wav.start_time && kiwi_named && gmtime_r(&named, &tm) &&
-      strftime(h->start_time, sizeof h->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm))
+  if (!h->wav.start_time && kiwi_named &&
+      !prx_utc_text(named, 0, 0, h->start_time, sizeof h->start_time))
     h->wav.start_time = h->start_time;
   return PRX_OK;
 }

@@ -176,14 +176,9 @@ static void kiwi_timing(prx_wav_header *h, kiwi_stamps *k, const char *path) {
   if (nanos >= 1000000000) t0++, nanos -= 1000000000;
   /* the name is the recording host's clock when the file began: a stamp more than a minute
    * away from it belongs to no week the name tells */
-  time_t unix_s = (time_t)(t0 + GPS_UNIX_EPOCH - GPS_LEAP_SECONDS);
-  struct tm tm;
-  char day[32];
-  if (llabs(t0 - name_gps) < 60 && gmtime_r(&unix_s, &tm) &&
-      strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm)) {
-    snprintf(h->start_time, sizeof h->start_time, "%.19s.%09dZ", day, nanos);
+  if (llabs(t0 - name_gps) < 60 && !prx_utc_text(t0 + GPS_UNIX_EPOCH - GPS_LEAP_SECONDS, nanos, 9,
+                                                 h->start_time, sizeof h->start_time))
     w->start_time = h->start_time;
-  }
 }
 
 /* The chunks of a KiwiSDR file from its first "kiwi" chunk at off to the file's end. */
