@@ -40,11 +40,7 @@ static void usage(FILE *f) {
       "  -f, --center FREQ      centre frequency in Hz, e.g. 100M (default 0; SigMF:\n"
       "                         captures[0].core:frequency, which -f overrides)\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
-      "                         are the wrong way round (its spectrum mirrored)\n"
-      "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"
-      "                         250m), [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"
-      "                         or a date and time by its clock (2026-12-04T11:30:00Z)\n"
-      "      --duration TIME    read this much of it (default: to its end)\n"
+      "                         are the wrong way round (its spectrum mirrored)\n" CLI_HELP_RANGE_25
       "\n"
       "channelizer:\n"
       "  -K, --num-channels K   number of channels (required; any even K with\n"
@@ -157,9 +153,7 @@ int chan_parse_args(int argc, char **argv, options *o) {
       {"report", required_argument, 0, OPT_REPORT},
       {"occupancy", required_argument, 0, OPT_OCCUPANCY},
       {"out-format", required_argument, 0, OPT_OUTFORMAT},
-      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
-      {"start", required_argument, 0, CLI_OPT_START},
-      {"duration", required_argument, 0, CLI_OPT_DURATION},
+      CLI_INPUT_LONGOPTS,
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},

@@ -110,6 +110,22 @@ typedef struct {
 #define CLI_OPT_SWAP_IQ 1000
 #define CLI_OPT_START 1001
 #define CLI_OPT_DURATION 1002
+/* Their rows of a getopt_long table (the commands that read samples include <getopt.h>) */
+#define CLI_INPUT_LONGOPTS                                                                         \
+  {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ}, {"start", required_argument, 0, CLI_OPT_START}, {  \
+    "duration", required_argument, 0, CLI_OPT_DURATION                                             \
+  }
+/* --start and --duration in the help, for option columns 25 (channelize, demod) and 23 wide */
+#define CLI_HELP_RANGE_25                                                                          \
+  "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"              \
+  "                         250m), [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"                   \
+  "                         or a date and time by its clock (2026-12-04T11:30:00Z)\n"              \
+  "      --duration TIME    read this much of it (default: to its end)\n"
+#define CLI_HELP_RANGE_23                                                                          \
+  "      --start TIME     read from this time of the input on: seconds (90, 1.5, 250m),\n"         \
+  "                       [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"                            \
+  "                       or a date and time by its clock (2026-12-04T11:30:00Z)\n"                \
+  "      --duration TIME  read this much of it (default: to its end)\n"
 /* A time in the input (--start, --duration) as samples at `rate`: seconds ("90", "1.5",
  * "250m"), hours, minutes and seconds ("1:30", "1:02:03.5"), or samples ("48kS", "4096S": a
  * whole number with S). 0 and *samples, else -1 (no time). */

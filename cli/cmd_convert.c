@@ -39,11 +39,8 @@ static void usage(FILE *f) {
           "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
           "  -s, --rate RATE      sample rate in Hz (raw input; overrides a header's)\n"
           "  -f, --center FREQ    centre frequency in Hz (default: the header's, else 0)\n"
-          "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
-          "      --start TIME     from this time of the input on: seconds (90, 1.5, 250m),\n"
-          "                       [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"
-          "                       or a date and time by its clock (2026-12-04T11:30:00Z)\n"
-          "      --duration TIME  this much of it (default: to its end): a cut of a recording\n"
+          "      --swap-iq        exchange I and Q as read (a mirrored spectrum set "
+          "right)\n" CLI_HELP_RANGE_23
           "  -o, --output OUT     NAME.wav: a WAV I/Q file (cf32, ci16 or cu8; the centre in its\n"
           "                       auxi chunk; RF64 past 4 GiB); NAME.sigmf-data or .sigmf-meta: a\n"
           "                       SigMF recording; NAME.sigmf: a SigMF archive; NAME.sdriq: an\n"
@@ -70,9 +67,7 @@ int cmd_convert(int argc, char **argv) {
                                         {"rate", required_argument, 0, 's'},
                                         {"center", required_argument, 0, 'f'},
                                         {"centre", required_argument, 0, 'f'},
-                                        {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
-                                        {"start", required_argument, 0, CLI_OPT_START},
-                                        {"duration", required_argument, 0, CLI_OPT_DURATION},
+                                        CLI_INPUT_LONGOPTS,
                                         {"output", required_argument, 0, 'o'},
                                         {"out-format", required_argument, 0, OPT_OUTFORMAT},
                                         {"scale", required_argument, 0, OPT_SCALE},

@@ -80,11 +80,7 @@ static void usage(FILE *f) {
       "  -f, --center FREQ      the input's centre frequency in Hz (default: its header's, else\n"
       "                         0): the frame of --carrier-freq and the report\n"
       "      --swap-iq          exchange I and Q as read: a recording whose two channels\n"
-      "                         are the wrong way round (its spectrum mirrored)\n"
-      "      --start TIME       read from this time of the input on: seconds (90, 1.5,\n"
-      "                         250m), [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"
-      "                         or a date and time by its clock (2026-12-04T11:30:00Z)\n"
-      "      --duration TIME    read this much of it (default: to its end)\n"
+      "                         are the wrong way round (its spectrum mirrored)\n" CLI_HELP_RANGE_25
       "\n"
       "signal:\n"
       "  -r, --symbol-rate RS   symbol rate in Hz, e.g. 2400 (required; RATE/RS >= 2, need not\n"
@@ -214,9 +210,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"report", required_argument, 0, OPT_REPORT},
       {"read-block", required_argument, 0, OPT_READBLOCK},
       {"constellation", required_argument, 0, OPT_CONSTELLATION},
-      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
-      {"start", required_argument, 0, CLI_OPT_START},
-      {"duration", required_argument, 0, CLI_OPT_DURATION},
+      CLI_INPUT_LONGOPTS,
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},

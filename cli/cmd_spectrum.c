@@ -29,34 +29,30 @@ static const char *CMD = "spectrum";
 #define GRID 0xffffffu
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: polyrx spectrum -i FILE|- -o FILE.png [-F FORMAT] [-s RATE] [-f CENTER]\n"
-          "                       [--fft N] [--rows R] [-K CHANNELS] [--range MIN:MAX] [-q]\n"
-          "\n"
-          "Draws a waterfall of a recording: time down, frequency across, power in dBFS (a\n"
-          "full-scale complex tone at a bin centre reads 0 dB) through a colour scale, with\n"
-          "labelled axes; any length in bounded memory (each row averages its stretch).\n"
-          "\n"
-          "  -i, --input FILE     SigMF recording, WAV I/Q file or raw samples; '-' reads\n"
-          "                       standard input (raw)\n"
-          "  -o, --output FILE    the PNG to write\n"
-          "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples:\n"
-          "                       rf32, ri16, ri8, ru8 (read as complex at half the rate)\n"
-          "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
-          "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
-          "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
-          "      --swap-iq        exchange I and Q as read (a mirrored spectrum set right)\n"
-          "      --start TIME     draw from this time of the input on: seconds (90, 1.5, 250m),\n"
-          "                       [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"
-          "                       or a date and time by its clock (2026-12-04T11:30:00Z)\n"
-          "      --duration TIME  draw this much of it (default: to its end)\n"
-          "      --fft N          FFT length, frequency bins across (default 1024; 8..65536)\n"
-          "      --rows R         rows of the waterfall (default 512; 16..4096)\n"
-          "  -K, --channels K     draw the channel edges of a K-channel channelizer (channel k\n"
-          "                       centred at centre + k fs/K), numbered where they fit\n"
-          "      --range MIN:MAX  colour scale in dBFS (default: from the data)\n"
-          "  -q, --quiet          no summary on standard error\n"
-          "  -h, --help           this text\n");
+  fprintf(f, "usage: polyrx spectrum -i FILE|- -o FILE.png [-F FORMAT] [-s RATE] [-f CENTER]\n"
+             "                       [--fft N] [--rows R] [-K CHANNELS] [--range MIN:MAX] [-q]\n"
+             "\n"
+             "Draws a waterfall of a recording: time down, frequency across, power in dBFS (a\n"
+             "full-scale complex tone at a bin centre reads 0 dB) through a colour scale, with\n"
+             "labelled axes; any length in bounded memory (each row averages its stretch).\n"
+             "\n"
+             "  -i, --input FILE     SigMF recording, WAV I/Q file or raw samples; '-' reads\n"
+             "                       standard input (raw)\n"
+             "  -o, --output FILE    the PNG to write\n"
+             "  -F, --format FMT     raw input: cf32 (default), ci16, ci8 or cu8; real samples:\n"
+             "                       rf32, ri16, ri8, ru8 (read as complex at half the rate)\n"
+             "                       a raw file named .cu8, .cs8, .cs16 or .cf32 is read as that\n"
+             "  -s, --rate RATE      sample rate in Hz (raw input; overrides SigMF and WAV)\n"
+             "  -f, --center FREQ    centre frequency in Hz (default: SigMF's or WAV's, else 0)\n"
+             "      --swap-iq        exchange I and Q as read (a mirrored spectrum set "
+             "right)\n" CLI_HELP_RANGE_23
+             "      --fft N          FFT length, frequency bins across (default 1024; 8..65536)\n"
+             "      --rows R         rows of the waterfall (default 512; 16..4096)\n"
+             "  -K, --channels K     draw the channel edges of a K-channel channelizer (channel k\n"
+             "                       centred at centre + k fs/K), numbered where they fit\n"
+             "      --range MIN:MAX  colour scale in dBFS (default: from the data)\n"
+             "  -q, --quiet          no summary on standard error\n"
+             "  -h, --help           this text\n");
 }
 
 typedef struct {
@@ -88,9 +84,7 @@ static int parse_args(int argc, char **argv, spec_opts *o) {
                                            {"channels", required_argument, 0, 'K'},
                                            {"range", required_argument, 0, 'r'},
                                            {"quiet", no_argument, 0, 'q'},
-                                           {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
-                                           {"start", required_argument, 0, CLI_OPT_START},
-                                           {"duration", required_argument, 0, CLI_OPT_DURATION},
+                                           CLI_INPUT_LONGOPTS,
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   optind = 1;

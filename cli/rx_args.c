@@ -36,11 +36,7 @@ static void usage(FILE *f) {
       "  -s, --rate RATE      sample rate in Hz (engineering notation: 6.5536M)\n"
       "  -f, --center FREQ    centre frequency in Hz, for the report (default: metadata or 0)\n"
       "      --swap-iq        exchange I and Q as read: a recording whose two channels are the\n"
-      "                       wrong way round (its spectrum mirrored)\n"
-      "      --start TIME     read from this time of the input on: seconds (90, 1.5, 250m),\n"
-      "                       [H:]M:S (12:30, 1:02:03.5), samples (48kS)\n"
-      "                       or a date and time by its clock (2026-12-04T11:30:00Z)\n"
-      "      --duration TIME  read this much of it (default: to its end)\n"
+      "                       wrong way round (its spectrum mirrored)\n" CLI_HELP_RANGE_23
       "  -K, --channels K     channels of the channelizer (even, e.g. 1024)\n"
       "      --carrier SPEC   a carrier, repeatable, with the keys of `polyrx gen`:\n"
       "                         f=FREQ      offset from the centre, Hz (default 0)\n"
@@ -165,9 +161,7 @@ int rx_parse_args(int argc, char **argv, options *o) {
       {"iq", no_argument, 0, OPT_IQ},
       {"devices", required_argument, 0, OPT_DEVICES},
       {"workers", required_argument, 0, OPT_WORKERS},
-      {"swap-iq", no_argument, 0, CLI_OPT_SWAP_IQ},
-      {"start", required_argument, 0, CLI_OPT_START},
-      {"duration", required_argument, 0, CLI_OPT_DURATION},
+      CLI_INPUT_LONGOPTS,
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0},
