@@ -9,6 +9,20 @@
 
 #include <unistd.h>
 
+/* The input written to this process's file /tmp/polyrx-fuzz-NAME-PID.EXT (its name into path,
+ * once) and opened with prx_iq_open (r set to a non-NULL value first: a failed open must clear
+ * it); the open's status. */
+static inline prx_status fuzz_open_file(const char *name, const char *ext, const uint8_t *data,
+                                        size_t size, char path[64], prx_iq_reader **r) {
+  if (!path[0]) snprintf(path, 64, "/tmp/polyrx-fuzz-%s-%ld.%s", name, (long)getpid(), ext);
+  FILE *f = fopen(path, "wb");
+  FUZZ_CHECK(f != NULL, "cannot create %s", path);
+  FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "cannot write %s", path);
+  *r = (prx_iq_reader *)1;
+  fuzz_clear_error();
+  return prx_iq_open(path, PRX_CF32, r);
+}
+
 /* A failed open: one of the statuses a file can give, with a message, no reader; the file at
  * path removed. */
 static inline void fuzz_refused_open(prx_status st, const prx_iq_reader *r, const char *path) {

@@ -12,13 +12,8 @@
 static char path[64];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/polyrx-fuzz-sdriq-%ld.sdriq", (long)getpid());
-  FILE *f = fopen(path, "wb");
-  FUZZ_CHECK(f != NULL, "cannot create %s", path);
-  FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "cannot write %s", path);
-  prx_iq_reader *r = (prx_iq_reader *)1;
-  fuzz_clear_error();
-  prx_status st = prx_iq_open(path, PRX_CF32, &r);
+  prx_iq_reader *r = NULL;
+  prx_status st = fuzz_open_file("sdriq", "sdriq", data, size, path, &r);
   if (st) {
     fuzz_refused_open(st, r, path);
     return 0;

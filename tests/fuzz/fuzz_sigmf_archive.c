@@ -13,20 +13,9 @@
 
 static char path[64];
 
-static void put_file(const uint8_t *p, size_t n) {
-  if (!path[0]) {
-    snprintf(path, sizeof path, "/tmp/polyrx-fuzz-archive-%ld.sigmf", (long)getpid());
-  }
-  FILE *f = fopen(path, "wb");
-  FUZZ_CHECK(f != NULL, "cannot create %s", path);
-  FUZZ_CHECK(fwrite(p, 1, n, f) == n && fclose(f) == 0, "cannot write %s", path);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  put_file(data, size);
-  prx_iq_reader *r = (prx_iq_reader *)1;
-  fuzz_clear_error();
-  prx_status st = prx_iq_open(path, PRX_CF32, &r);
+  prx_iq_reader *r = NULL;
+  prx_status st = fuzz_open_file("archive", "sigmf", data, size, path, &r);
   if (st) {
     fuzz_refused_open(st, r, path);
     return 0;

@@ -13,13 +13,8 @@
 static char path[64];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!path[0]) snprintf(path, sizeof path, "/tmp/polyrx-fuzz-wav-%ld.wav", (long)getpid());
-  FILE *f = fopen(path, "wb");
-  FUZZ_CHECK(f != NULL, "cannot create %s", path);
-  FUZZ_CHECK(fwrite(data, 1, size, f) == size && fclose(f) == 0, "cannot write %s", path);
-  prx_iq_reader *r = (prx_iq_reader *)1;
-  fuzz_clear_error();
-  prx_status st = prx_iq_open(path, PRX_CF32, &r);
+  prx_iq_reader *r = NULL;
+  prx_status st = fuzz_open_file("wav", "wav", data, size, path, &r);
   int wav_magic = prx_wav_sniff(data, size);
   if (st) {
     FUZZ_CHECK(wav_magic, "a raw file refused: %s", prx_last_error());
