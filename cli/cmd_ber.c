@@ -91,27 +91,40 @@ static void count(const uint8_t *ref, size_t n_ref, const uint8_t *rx, size_t n_
   *compared = c;
 }
 
-/* The shifts where the 64 bits of b from `at` on differ from a run of a's in 16 bits at most
- * (a's window rolled one bit at a time), each scored as the narrow search scores its shifts:
- * the best into *best, *best_rate. sign: +1 when a is the reference, -1 when it is the
- * received stream (the shift is rx's index less ref's). */
-static void search_runs(const uint8_t *a, size_t n_a, const uint8_t *b, size_t n_b, size_t at,
-                        int sign, const uint8_t *ref, size_t n_ref, const uint8_t *rx, size_t n_rx,
-                        long *best, double *best_rate) {
-  if (n_b < at + 64 || n_a < 64) return;
+/* The two streams and the best alignment found so far. */
+typedef struct {
+  const uint8_t *ref, *rx;
+  size_t n_ref, n_rx;
+  long best;        /* rx's index less ref's */
+  double best_rate; /* its errors over the first BER_ALIGN_BITS compared (above 1: none yet) */
+} alignment;
+
+/* Scores a shift as every search does: the errors over the first bits it matches, 64 at least. */
+static void try_shift(alignment *a, long shift) {
+  size_t e, c;
+  count(a->ref, a->n_ref, a->rx, a->n_rx, shift, BER_ALIGN_BITS, &e, &c);
+  if (c >= 64 && (double)e / c < a->best_rate) {
+    a->best_rate = (double)e / c;
+    a->best = shift;
+  }
+}
+
+/* The shifts where 64 bits of one stream (from its 9th bit: a differential stream's first two
+ * are noise) differ from a run of the other's in 16 bits at most, the other's window rolled one
+ * bit at a time: rx inside ref where rx_in_ref, else ref inside rx. */
+static void search_runs(alignment *a, int rx_in_ref) {
+  const uint8_t *hay = rx_in_ref ? a->ref : a->rx, *needle = rx_in_ref ? a->rx : a->ref;
+  size_t n_hay = rx_in_ref ? a->n_ref : a->n_rx, n_needle = rx_in_ref ? a->n_rx : a->n_ref;
+  const size_t at = 8;
+  if (n_needle < at + 64 || n_hay < 64) return;
   uint64_t sig = 0, w = 0;
-  for (size_t t = 0; t < 64; t++) sig = sig << 1 | b[at + t];
-  for (size_t k = 0; k < n_a; k++) {
-    w = w << 1 | a[k];
+  for (size_t t = 0; t < 64; t++) sig = sig << 1 | needle[at + t];
+  for (size_t k = 0; k < n_hay; k++) {
+    w = w << 1 | hay[k];
     if (k < 63 || __builtin_popcountll(w ^ sig) > 16) continue;
-    /* a[k - 63 + t] ~ b[at + t]: the shift is rx's index less ref's */
-    long shift = sign * ((long)at - (long)(k - 63));
-    size_t e, c;
-    count(ref, n_ref, rx, n_rx, shift, BER_ALIGN_BITS, &e, &c);
-    if (c >= 64 && (double)e / c < *best_rate) {
-      *best_rate = (double)e / c;
-      *best = shift;
-    }
+    /* hay[k - 63 + t] ~ needle[at + t] */
+    long d = (long)at - (long)(k - 63);
+    try_shift(a, rx_in_ref ? d : -d);
   }
 }
 
@@ -152,22 +165,14 @@ int cmd_ber(int argc, char **argv) {
     free(ref);
     return 1;
   }
-  long best = 0;
-  double best_rate = 2;
-  for (long s = -(long)max_shift; s <= (long)max_shift; s++) {
-    size_t e, c;
-    count(ref, n_ref, rx, n_rx, s, BER_ALIGN_BITS, &e, &c);
-    if (c >= 64 && (double)e / c < best_rate) {
-      best_rate = (double)e / c;
-      best = s;
-    }
+  alignment al = {ref, rx, n_ref, n_rx, 0, 2};
+  for (long s = -(long)max_shift; s <= (long)max_shift; s++) try_shift(&al, s);
+  if (al.best_rate > 0.25) { /* no shift near 0 fits: a part far inside the other stream */
+    search_runs(&al, 1);
+    search_runs(&al, 0);
   }
-  if (best_rate > 0.25) {
-    /* the received stream inside the reference (from its 9th bit: a differential stream's
-     * first two are noise), and the reference inside the received stream */
-    search_runs(ref, n_ref, rx, n_rx, 8, +1, ref, n_ref, rx, n_rx, &best, &best_rate);
-    search_runs(rx, n_rx, ref, n_ref, 8, -1, ref, n_ref, rx, n_rx, &best, &best_rate);
-  }
+  long best = al.best;
+  double best_rate = al.best_rate;
   if (best_rate > 1) {
     free(ref);
     free(rx);
