@@ -431,15 +431,14 @@ out=$("$P" ber "$T/toff0.bits" "$T/off3.bits" 2>&1)
 grep -q "BER [0-4]\.[0-9]*e-01" <<<"$out" || bad "the carrier 5 kHz off demodulated without --carrier-freq: $out"
 "$P" gen -q -o "$T/au.cf32" -s 48k -d 10 --carrier f=1800,rs=1200,diff --esn0 20 --bits "$T/tau" ||
   bad "gen (audio) failed"
-python3 - "$T" <<'EOF' || bad "writing the audio WAV failed"
-import array, struct, sys
+PYTHONPATH="$(dirname "$0")/support" python3 - "$T" <<'EOF' || bad "writing the audio WAV failed"
+import array, sys
+from wav_file import write_wav
 t = sys.argv[1]
 x = array.array("f")
 x.frombytes(open(t + "/au.cf32", "rb").read())
 data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
-fmt = struct.pack("<HHIIHH", 1, 1, 48000, 96000, 2, 16)
-body = b"WAVE" + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
-open(t + "/audio.wav", "wb").write(b"RIFF" + struct.pack("<I", len(body)) + body)
+write_wav(t + "/audio.wav", 1, 16, data, rate=48000, channels=1)
 EOF
 "$P" demod -q -i "$T/audio.wav" -r 1200 -o "$T/au.bits" --carrier-freq 1800 ||
   bad "demod of the audio WAV failed"

@@ -11,8 +11,9 @@ P=${1:?usage: cli_real.sh PATH_TO_POLYRX}
 
 "$P" gen -q -o "$T/c.cf32" -s 96k -d 4 --carrier f=34k,rs=2400,diff --esn0 20 --bits "$T/tx" ||
   bad "gen failed"
-python3 - "$T" <<'PY' || bad "writing the real files failed"
-import array, json, struct, sys
+PYTHONPATH="$(dirname "$0")/support" python3 - "$T" <<'PY' || bad "writing the real files failed"
+import array, json, sys
+from wav_file import write_wav
 t = sys.argv[1]
 x = array.array("f")
 with open(t + "/c.cf32", "rb") as f:
@@ -23,11 +24,8 @@ with open(t + "/r.rf32", "wb") as f:
 q = array.array("h", [max(-32768, min(32767, round(v * 8192))) for v in r])
 with open(t + "/r.ri16", "wb") as f:
     q.tofile(f)
-fmt = struct.pack("<HHIIHH", 1, 1, 96000, 192000, 2, 16)
 data = q.tobytes()
-body = b"WAVEfmt " + struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(data)) + data
-with open(t + "/r.wav", "wb") as f:
-    f.write(b"RIFF" + struct.pack("<I", len(body)) + body)
+write_wav(t + "/r.wav", 1, 16, data, channels=1)
 with open(t + "/s.sigmf-data", "wb") as f:
     f.write(data)
 json.dump({"global": {"core:datatype": "ri16_le", "core:sample_rate": 96000,

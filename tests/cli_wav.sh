@@ -22,8 +22,10 @@ FS=96000
 # 7.1 MHz, start 2026-12-04 09:30:15.250) and PCM 32 (the ci16 values times 256 and 65536: the
 # same numbers once scaled), float 32 and float 64 (gen's cf32 values), PCM 16 whose data size
 # was never filled in, and a three-channel file
+export PYTHONPATH="$(dirname "$0")/support" # wav_file.py
 python3 - "$T" <<'EOF' || bad "writing the WAV files failed"
 import array, struct, sys
+from wav_file import write_wav
 t = sys.argv[1]
 x = array.array("f")
 with open(t + "/x.cf32", "rb") as f:
@@ -33,12 +35,7 @@ with open(t + "/x.ci16", "rb") as f:
     h.frombytes(f.read())
 
 def wav(name, tag, bits, data, chunks=b"", size=None, channels=2):
-    fmt = struct.pack("<HHIIHH", tag, channels, 96000, 96000 * channels * bits // 8,
-                      channels * bits // 8, bits)
-    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + chunks
-    body += b"data" + struct.pack("<I", len(data) if size is None else size) + data
-    with open(t + "/" + name, "wb") as f:
-        f.write(b"RIFF" + struct.pack("<I", len(body)) + body)
+    write_wav(t + "/" + name, tag, bits, data, channels=channels, chunks=chunks, size=size)
 
 p16 = h.tobytes()
 wav("c16.wav", 1, 16, p16)
@@ -112,20 +109,19 @@ EOF
 kiwi="20261204T093015Z_7100000_iq.wav"
 python3 - "$T" "$kiwi" <<'EOF' || bad "writing the KiwiSDR files failed"
 import math, struct, sys
+from wav_file import chunk, fmt_chunk, riff
 t, name = sys.argv[1], sys.argv[2]
 d = open(t + "/x.ci16", "rb").read()
 def kiwi(path, drop):
-    parts = [b"fmt ", struct.pack("<IHHIIHH", 16, 1, 2, 96000, 384000, 4, 16)]
+    parts = [fmt_chunk(1, 2, 96000, 16)]
     tow = 5 * 86400 + 9 * 3600 + 30 * 60 + 15 + 18  # GPS = UTC + 18 s
     for c, first in enumerate(range(0, len(d) // 4, 512)):
         s = 0.125 + first / 96000
         if c != drop:
-            parts += [b"kiwi", struct.pack("<IBBII", 10, 3, 0, tow + math.floor(s),
-                                           round((s - math.floor(s)) * 1e9)),
-                      b"data", struct.pack("<I", len(d[first * 4:(first + 512) * 4])),
-                      d[first * 4:(first + 512) * 4]]
-    body = b"WAVE" + b"".join(parts)
-    open(path, "wb").write(b"RIFF" + struct.pack("<I", len(body)) + body)
+            parts += [chunk(b"kiwi", struct.pack("<BBII", 3, 0, tow + math.floor(s),
+                                                 round((s - math.floor(s)) * 1e9))),
+                      chunk(b"data", d[first * 4:(first + 512) * 4])]
+    riff(path, b"".join(parts))
 kiwi(t + "/" + name, -1)
 kiwi(t + "/lost_" + name, 100)
 EOF
