@@ -467,11 +467,12 @@ static void aliased(void) {
   free_rows(&S);
 }
 
-/* BPSK in channels 2 (9 dB) and 6 (18 dB), a carrier without modulation in channel 4, QPSK in the
- * others: the GPU raises not_qpsk where the CPU bank does, in those channels only, with its phase
- * pass on the GPU (the line measured in its step 0), with the serial passes on the CPU (the line
- * from the block_ends kernel) and with LLRs (the host's decisions: the line from the symbols
- * copied back); every channel's warnings equal the CPU bank's */
+/* BPSK in channels 2 (9 dB) and 6 (18 dB), a carrier without modulation in channel 4, 16QAM in
+ * channel 7 (25 dB), QPSK in the others: the GPU raises not_qpsk (and power_levels) where the CPU
+ * bank does, in those channels only, with its phase pass on the GPU (the line and levels measured
+ * in its step 0), with the serial passes on the CPU (from the block_ends kernel) and with LLRs
+ * (the host's decisions: from the symbols copied back); every channel's warnings equal the CPU
+ * bank's */
 static void one_line(void) {
   bank_set S;
   chan_out cpu[C], gpu[C];
@@ -484,6 +485,7 @@ static void one_line(void) {
   line[2] = tcase_line_of(&S.tc[2], TCASE_BPSK, 11);
   line[4] = tcase_line_of(&S.tc[4], TCASE_CARRIER, 13);
   line[6] = tcase_line_of(&S.tc[6], TCASE_BPSK, 17);
+  line[7] = tcase_line_of(&S.tc[7], TCASE_QAM16, 19);
   const size_t n = rows_of_lines(&S, (size_t)(2.2 * 8192 * 4), line);
   if (!n) return;
   const prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
@@ -491,8 +493,11 @@ static void one_line(void) {
   for (int m = 0; m < 3; m++) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, mode[m], NULL, S.d_rows, S.pitch, n, 89 + m, gpu);
     for (unsigned c = 0; c < C; c++) {
-      const unsigned w = line[c].kind >= 0 ? PRX_QPSK_WARN_NOT_QPSK : 0;
-      CHECK((cpu[c].warnings & PRX_QPSK_WARN_NOT_QPSK) == w && gpu[c].warnings == cpu[c].warnings,
+      const unsigned w = line[c].kind == TCASE_QAM16 ? PRX_QPSK_WARN_LEVELS
+                         : line[c].kind >= 0         ? PRX_QPSK_WARN_NOT_QPSK
+                                                     : 0,
+                     both = PRX_QPSK_WARN_NOT_QPSK | PRX_QPSK_WARN_LEVELS;
+      CHECK((cpu[c].warnings & both) == w && gpu[c].warnings == cpu[c].warnings,
             "%s, channel %u: warnings %#x, the CPU bank's %#x", name[m], c, gpu[c].warnings,
             cpu[c].warnings);
     }

@@ -544,6 +544,51 @@ static void not_qpsk(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_NOT_QPSK) != NULL, "no text for not_qpsk");
 }
 
+/* 16QAM at 25 and 18 dB raises power_levels and nothing else but the Es/N0 read at ~6.7 dB (its
+ * blocks show QPSK's 4th-power line, timing and phase: before this warning it was "ok"), and
+ * QPSK through two paths a symbol apart (the second 0.3 of the first) at 25 dB, whose bits are
+ * still right; QPSK does not, at 6 to 40 dB and without noise, nor with an I/Q error at 20 dB,
+ * nor BPSK at 20 dB (not_qpsk's) */
+static void power_levels(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 93);
+  const struct {
+    int kind; /* a tcase_line kind, or -1: QPSK as generated */
+    double esn0;
+    int warned;
+  } cases[] = {
+      {TCASE_QAM16, 25, 1}, {TCASE_QAM16, 18, 1}, {TCASE_TWO_PATH, 25, 1}, {-1, 6, 0},
+      {-1, 20, 0},          {-1, 40, 0},          {-1, INFINITY, 0},       {TCASE_IQ_ERROR, 20, 0},
+      {TCASE_BPSK, 20, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    for (int rep = 0; rep < (cases[i].kind < 0 ? 3 : 1); rep++) {
+      tcase c = base_case(&rng, isfinite(cases[i].esn0) ? cases[i].esn0 : 30);
+      if (!isfinite(cases[i].esn0)) c.noise = 0;
+      tcase_line l;
+      if (cases[i].kind >= 0) l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
+      result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4),
+                             cases[i].kind >= 0 ? make_line : NULL, &l);
+      const prx_qpsk_stats st = r.st;
+      printf("power levels, kind %d at %g dB: warnings %#x, Es/N0 read %.1f dB, %ld bit errors\n",
+             cases[i].kind, cases[i].esn0, st.warnings, st.esn0_db,
+             cases[i].kind < 0 || cases[i].kind == TCASE_TWO_PATH ? r.errors : -1L);
+      if (cases[i].warned)
+        CHECK(st.warnings == PRX_QPSK_WARN_LEVELS, "case %zu: warnings %#x, not power_levels alone",
+              i, st.warnings);
+      else
+        CHECK(!(st.warnings & PRX_QPSK_WARN_LEVELS), "case %zu: warnings %#x with power_levels", i,
+              st.warnings);
+      if (cases[i].kind == TCASE_QAM16)
+        CHECK(fabs(st.esn0_db - 6.7) < 0.5, "16QAM at %g dB: Es/N0 read %.2f dB", cases[i].esn0,
+              st.esn0_db);
+      if (cases[i].kind < 0 || cases[i].kind == TCASE_TWO_PATH)
+        CHECK(r.errors == 0 || cases[i].esn0 < 10, "case %zu: %ld bit errors", i, r.errors);
+      result_free(&r);
+    }
+  }
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_LEVELS) != NULL, "no text for power_levels");
+}
+
 /* the stats of a demodulator reset after another stream against a fresh one's: every field */
 static int same_stats(const prx_qpsk_stats *a, const prx_qpsk_stats *b) {
   return a->samples == b->samples && a->symbols == b->symbols &&
@@ -766,6 +811,7 @@ int main(void) {
   reset_forgets();
   unlocked();
   not_qpsk();
+  power_levels();
   esn0_summary();
   levels();
   nonfinite();

@@ -163,13 +163,16 @@ static inline prx_cf32 *tcase_make(const tcase *c, size_t n, uint8_t **bits, siz
   return x;
 }
 
-/* Signals that are not QPSK, or QPSK with a receiver's I/Q error (PRX_QPSK_WARN_NOT_QPSK's
- * cases), made in place from the generator's noise-free QPSK at CFO 0 and phase 0 (x = (a + j b)
- * pulses, a and b = +-1/sqrt 2): BPSK (sqrt 2 a), an unmodulated carrier (1), or QPSK with 10 %
- * of gain and 5 degrees of quadrature error; each turned by the CFO and phase and given complex
- * Gaussian noise at the Es/N0 (unit signal power: E|n|^2 = sps 10^(-Es/N0 / 10)) that
+/* Signals that are not QPSK, or QPSK with a receiver's I/Q error or through two paths
+ * (PRX_QPSK_WARN_NOT_QPSK's and PRX_QPSK_WARN_LEVELS's cases), made in place from the
+ * generator's noise-free QPSK at CFO 0 and phase 0 (x = (a + j b) pulses, a and b = +-1/sqrt 2):
+ * BPSK (sqrt 2 a), an unmodulated carrier (1), QPSK with 10 % of gain and 5 degrees of
+ * quadrature error, 16QAM ((2 x(t) + x(t - 6 T)) / sqrt 5: the pulses of the symbols 2 s_k +
+ * s_(k-6), 16QAM's grid; 6 sps must be whole), or QPSK through two paths a symbol apart
+ * ((x(t) + 0.3 x(t - T)) / sqrt 1.09; sps whole); each turned by the CFO and phase and given
+ * complex Gaussian noise at the Es/N0 (unit signal power: E|n|^2 = sps 10^(-Es/N0 / 10)) that
  * tcase_line_of took from the case. */
-enum { TCASE_BPSK, TCASE_CARRIER, TCASE_IQ_ERROR };
+enum { TCASE_BPSK, TCASE_CARRIER, TCASE_IQ_ERROR, TCASE_QAM16, TCASE_TWO_PATH };
 typedef struct {
   int kind;
   double cfo, phase, esn0, sps;
@@ -187,6 +190,18 @@ static inline void tcase_line_make(prx_cf32 *x, size_t n, const tcase_line *l) {
   test_rng rng;
   test_rng_seed(&rng, l->seed);
   const double sd = sqrt(l->sps * pow(10, -l->esn0 / 10) / 2), skew = 5 * M_PI / 180;
+  /* the delayed path's samples (16QAM, two paths): a copy of the pulses */
+  const int delayed = l->kind == TCASE_QAM16 || l->kind == TCASE_TWO_PATH;
+  const double dly = (l->kind == TCASE_QAM16 ? 6 : 1) * l->sps,
+               w = l->kind == TCASE_QAM16 ? 0.5 : 0.3;
+  const size_t D = (size_t)llround(dly);
+  prx_cf32 *x0 = delayed ? malloc((n ? n : 1) * sizeof *x0) : NULL;
+  if (delayed && (!x0 || fabs(dly - (double)D) > 1e-9)) {
+    fprintf(stderr, "tcase_line_make: no memory, or a delay of %g samples (not whole)\n", dly);
+    free(x0);
+    return;
+  }
+  if (x0) memcpy(x0, x, n * sizeof *x0);
   for (size_t k = 0; k < n; k++) {
     const double a = x[k].re, b = x[k].im;
     double re = M_SQRT2 * a, im = 0;
@@ -195,11 +210,17 @@ static inline void tcase_line_make(prx_cf32 *x, size_t n, const tcase_line *l) {
       re = a;
       im = 1.1 * (b * cos(skew) + a * sin(skew));
     }
+    if (delayed) {
+      const double g = 1 / sqrt(1 + w * w);
+      re = (a + (k >= D ? w * x0[k - D].re : 0)) * g;
+      im = (b + (k >= D ? w * x0[k - D].im : 0)) * g;
+    }
     const double ph = 2 * M_PI * l->cfo * (double)k / l->sps + l->phase;
     const double cr = cos(ph), si = sin(ph);
     x[k].re = (float)(re * cr - im * si + sd * test_rng_gauss(&rng));
     x[k].im = (float)(re * si + im * cr + sd * test_rng_gauss(&rng));
   }
+  free(x0);
 }
 
 /* Demodulates x (cf32) in chunks of the given sizes (cycled; {0} = all at once), then flushes.

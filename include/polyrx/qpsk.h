@@ -272,7 +272,16 @@ enum {
    * times their power, cancel): BPSK or another real signal (AM, PAM) read as QPSK, each
    * symbol's two bits equal or opposite, not the sent bits; a carrier without modulation; QPSK
    * whose data do not vary. From ~0 dB Es/N0 for BPSK; not raised by QPSK with varying data */
-  PRX_QPSK_WARN_NOT_QPSK = 256
+  PRX_QPSK_WARN_NOT_QPSK = 256,
+  /* most blocks with a signal (three at least) hold symbols whose power lies on several levels,
+   * where QPSK's lie on one ring (the kurtosis of |y|^2 over a block's first 256 symbols below
+   * 2.5 where their spread is wide enough to matter; QPSK with noise: 3 or more): QAM read as
+   * QPSK (its 4th-power line makes its blocks look like QPSK's; each symbol's bits are its
+   * quadrant's, the Es/N0 reads low: 16QAM's 6.7 dB at any level), or QPSK through strong
+   * inter-symbol interference (a two-path channel, a pulse other than the matched filter's) or
+   * a large I/Q imbalance. 16QAM from ~15 dB Es/N0, 64QAM from ~22 dB; QPSK by chance in at most
+   * ~2 % of its blocks, too few to raise it */
+  PRX_QPSK_WARN_LEVELS = 512
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

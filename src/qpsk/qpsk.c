@@ -181,7 +181,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
   q->wk_spans = q->wk_lines = q->wk_timings = 0; /* (reset_stream closed the open span) */
-  q->blk_unlocked = q->blk_full_signal = q->blk_line = 0;
+  q->blk_unlocked = q->blk_full_signal = q->blk_line = q->blk_levels = 0;
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->dr_t0 = q->dr_t = q->dr_tt = q->dr_f = q->dr_tf = q->dr_n = 0;
@@ -606,6 +606,8 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   }
   /* most full blocks with a signal (two at least) hold symbols on one line */
   if (q->blk_line >= 2 && 2 * q->blk_line > q->blk_full_signal) w |= PRX_QPSK_WARN_NOT_QPSK;
+  /* most full blocks with a signal (three at least) hold symbols on several power levels */
+  if (q->blk_levels >= 3 && 2 * q->blk_levels > q->blk_full_signal) w |= PRX_QPSK_WARN_LEVELS;
   if (qpsk_alias_suspect(q, out->cfo_hz / q->cfg.symbol_rate)) w |= PRX_QPSK_WARN_CFO_ALIAS;
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
   uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
@@ -627,6 +629,13 @@ const char *prx_qpsk_warning_text(unsigned warning) {
     return "the symbols lie on one line through the origin, not on QPSK's four points: BPSK or "
            "another real signal (its bits come out as equal or opposite pairs, not the sent "
            "bits), a carrier without modulation, or QPSK whose data do not vary";
+  case PRX_QPSK_WARN_LEVELS:
+    return "the symbols' power lies on several levels, not on QPSK's one ring: QAM (16QAM, "
+           "64QAM) read as QPSK (its bits are each symbol's quadrant, not the sent bits; the Es/N0 "
+           "is "
+           "read low: 16QAM's as 6.7 dB at any level), or QPSK through strong inter-symbol "
+           "interference (multipath, a pulse other than the matched filter's) or a large I/Q "
+           "imbalance; the bits may be wrong";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "

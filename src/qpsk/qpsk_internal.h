@@ -28,10 +28,11 @@
 #include <fftw3.h>
 
 #define QPSK_GM                                                                                    \
-  4                          /* pre-filter grid samples kept on each side of a block (the first    \
-                                instant of a block can be half a symbol before it) */
-#define QPSK_NOISE_BLOCKS 8  /* blocks in the M2M4 noise window (this one and 7 before) */
-#define QPSK_LINE_SYMBOLS 64 /* a block's symbols in its second-order line (qpsk_ph_line) */
+  4                            /* pre-filter grid samples kept on each side of a block (the first  \
+                                  instant of a block can be half a symbol before it) */
+#define QPSK_NOISE_BLOCKS 8    /* blocks in the M2M4 noise window (this one and 7 before) */
+#define QPSK_LINE_SYMBOLS 64   /* a block's symbols in its second-order line (qpsk_ph_line) */
+#define QPSK_LEVEL_SYMBOLS 256 /* and in its power levels (qpsk_ph_levels) */
 /* The shortest CFO span (and 4 blocks at least): a carrier whose frequency drifts is followed
  * span by span, so a shorter span follows a faster drift (0.5 Hz/s at 1 kBd, 20 dB: 104 of 128
  * blocks of 512 lost with spans of 8192, none with spans of 1024 and blocks of 256); the CFO
@@ -153,7 +154,8 @@ typedef struct {
   double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
   double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
   float line;                /* second-order line of its first symbols (qpsk_ph_line) */
-  unsigned flags;            /* PRX_QPSK_BLOCK_* */
+  float levels;              /* their power's kurtosis (qpsk_ph_levels) */
+  unsigned flags;            /* PRX_QPSK_BLOCK_*, and QPSK_BLK_LEVELS */
   uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
   qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
   uint64_t j0;               /* stream index of sym[0] */
@@ -239,8 +241,9 @@ struct prx_qpsk {
    * (PRX_QPSK_WARN_UNLOCKED) */
   uint64_t blk_unlocked;
   /* the full blocks with a signal, and of them those whose symbols lie on one line
-   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK) */
-  uint64_t blk_full_signal, blk_line;
+   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK) and those whose symbols' power
+   * lies on several levels (QPSK_BLK_LEVELS: PRX_QPSK_WARN_LEVELS) */
+  uint64_t blk_full_signal, blk_line, blk_levels;
   /* the CFO alias test (qpsk_alias.c): on or not, the samples measured and their sums (a bank on
    * the CUDA driver measures on the device and sets them: qpsk_bank_gpu.c) */
   int al_on;
@@ -324,6 +327,17 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * above this holds symbols on one line (BPSK reaches it from ~0 dB Es/N0: Es / (Es + N0); QPSK in
  * ~1e-6 of its blocks); the warning is raised where most blocks with a signal (two at least) do */
 #define QPSK_LINE_MIN 0.5
+
+/* PRX_QPSK_WARN_LEVELS: a block whose power levels (qpsk_ph_levels) read below this is flagged
+ * QPSK_BLK_LEVELS, a flag of the demodulator's own (not in prx_qpsk_block.flags: up to one QPSK
+ * block in ~55 has it by chance); the warning is raised where most full blocks with a signal
+ * (three at least) have it: by chance for QPSK in ~6e-5 of the streams of 5 blocks at 14 dB,
+ * the worst case */
+#define QPSK_LEVELS_MAX 2.5f
+/* ... where their variance is at least this share of their mean's square (16QAM's: 0.32, two
+ * paths of 1 and 0.3: 0.15; QPSK's noise: 2 N0 / Es, 0.05 at 16 dB) */
+#define QPSK_LEVELS_SPREAD 0.05
+#define QPSK_BLK_LEVELS (1u << 16)
 
 /* The CFO alias test (qpsk_alias.c): the input's first qpsk_alias_len(sps) samples since create
  * or reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on
