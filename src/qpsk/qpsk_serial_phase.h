@@ -88,75 +88,89 @@ QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n) {
 }
 
 /* The block's power levels: the kurtosis E[(p - E p)^4] / E[(p - E p)^2]^2 of its symbols' power
- * p = |y|^2 over its first QPSK_LEVEL_SYMBOLS symbols (n of them, a multiple of 4),
- * rotation-free. QPSK's symbols lie on one ring: p is the
- * ring plus noise, 3 at high Es/N0 (Gaussian) and more at low (9 for noise alone); 16QAM's on
- * three (p at 0.2, 1 and 1.8 of the mean: 2.0 without noise, 2.1 at 20 dB, 2.3 at 16 dB), 64QAM's
- * on nine (2.4 from ~24 dB), and so are the symbols of QPSK through a two-path channel
- * (y_k = s_k + a s_(k-1): 16QAM's points at a = 0.5). 0 where not measured: fewer than 32
- * symbols, or powers whose variance is below QPSK_LEVELS_SPREAD of their mean's square (levels
- * too close to matter to the decisions: QPSK's ring with its noise from ~16 dB Es/N0 up, a few %
- * of I/Q imbalance, the pulses' residual interference, whose few terms would read as levels
+ * p = |y|^2 over its first QPSK_LEVEL_SYMBOLS symbols (n of them), rotation-free. QPSK's symbols
+ * lie on one ring: p is the ring plus noise, 3 at high Es/N0 (Gaussian) and more at low (9 for
+ * noise alone); 16QAM's on three (p at 0.2, 1 and 1.8 of the mean: 2.0 without noise, 2.1 at 20
+ * dB, 2.3 at 16 dB), 64QAM's on nine (2.4 from ~24 dB), and so are the symbols of QPSK through a
+ * two-path channel (y_k = s_k + a s_(k-1): 16QAM's points at a = 0.5). 0 where not measured: fewer
+ * than 32 symbols, or powers whose variance is below QPSK_LEVELS_SPREAD of their mean's square
+ * (levels too close to matter to the decisions: QPSK's ring with its noise from ~16 dB Es/N0 up, a
+ * few % of I/Q imbalance, the pulses' residual interference, whose few terms would read as levels
  * above ~35 dB). Over 256 symbols QPSK reads below QPSK_LEVELS_MAX in at most 1.8 % of the
  * blocks (at 14 dB; 0.7 % at 9 dB), 16QAM in 59 % at 14 dB, 88 % at 16 dB and 99 % at 20 dB,
  * 64QAM in 51 % at 20 dB and 78 % at 28 dB (numpy's symbols in complex Gaussian noise). */
-/* four consecutive symbols' powers into the four chains' moments (s1..s4: p, p^2, p^3, p^4),
- * chain j the symbol j's; on the host in one vector of four floats a moment (GCC's and Clang's
- * vector types: the same IEEE operations lane by lane as the GPU's scalar ones, so the same
- * sums), for the compiler would otherwise vectorise across the symbols and add in scalars */
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
-typedef float qpsk_v4f __attribute__((vector_size(16)));
-typedef struct {
-  qpsk_v4f s1, s2, s3, s4;
-} qpsk_levels_acc;
-static inline void qpsk_ph_levels_add4(const prx_cf32 *y, qpsk_levels_acc *a) {
-  const qpsk_v4f re = {y[0].re, y[1].re, y[2].re, y[3].re},
-                 im = {y[0].im, y[1].im, y[2].im, y[3].im};
-  const qpsk_v4f p = re * re + im * im, p2 = p * p;
-  a->s1 += p;
-  a->s2 += p2;
-  a->s3 += p2 * p;
-  a->s4 += p2 * p2;
-}
-#else
-typedef struct {
-  float s1[4], s2[4], s3[4], s4[4];
-} qpsk_levels_acc;
-QPSK_HD void qpsk_ph_levels_add4(const prx_cf32 *y, qpsk_levels_acc *a) {
-  for (int j = 0; j < 4; j++) {
-    const float p = y[j].re * y[j].re + y[j].im * y[j].im, p2 = p * p;
-    a->s1[j] += p;
-    a->s2[j] += p2;
-    a->s3[j] += p2 * p;
-    a->s4[j] += p2 * p2;
-  }
-}
-#endif
-QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
-  if (n > QPSK_LEVEL_SYMBOLS) n = QPSK_LEVEL_SYMBOLS;
-  n &= ~(int64_t)3;
-  if (n < 32) return 0.0f;
-  /* the powers' raw moments in float (the symbols come at about unit power: the span's gain),
-   * summed in four chains (symbol i into chain i mod 4: the CPU's vector lanes), combined in
-   * double in a fixed order */
-  qpsk_levels_acc a = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}};
-  if (n == QPSK_LEVEL_SYMBOLS) {
-    /* a full block: the GPU's lane (one a block) issues 64 loads ahead, not one at a time */
-#ifdef __CUDA_ARCH__
-#pragma unroll 16
-#endif
-    for (int i = 0; i < QPSK_LEVEL_SYMBOLS; i += 4) qpsk_ph_levels_add4(y + i, &a);
-  } else {
-    for (int64_t i = 0; i < n; i += 4) qpsk_ph_levels_add4(y + i, &a);
-  }
-#define QPSK_LEVELS_SUM(v) ((((double)v[0] + v[1]) + ((double)v[2] + v[3])) / (double)n)
-  const double m = QPSK_LEVELS_SUM(a.s1), e2 = QPSK_LEVELS_SUM(a.s2), e3 = QPSK_LEVELS_SUM(a.s3),
-               e4 = QPSK_LEVELS_SUM(a.s4), mm = m * m;
-#undef QPSK_LEVELS_SUM
+/* The sums: 32 slots (symbol i into slot i mod 32, in order), each slot's p, p^2, p^3, p^4 in
+ * float; the slots added in the tree that a warp's butterfly (__shfl_xor_sync over 16, 8, 4, 2,
+ * 1) leaves in lane 0, so that the GPU's warp, its lanes reading the symbols side by side, and
+ * the host's loop give the same sums; then in double. */
+#define QPSK_LEVEL_SLOTS 32
+/* the moments (m: E p, e: E p^2, E p^3, E p^4 in e[0..2]) to the kurtosis; 0: not measured */
+QPSK_HD float qpsk_ph_levels_of(const float *S, int64_t n) {
+  const double m = S[0] / (double)n, e2 = S[1] / (double)n, e3 = S[2] / (double)n,
+               e4 = S[3] / (double)n, mm = m * m;
   const double c2 = e2 - mm, c4 = e4 - 4 * m * e3 + 6 * mm * e2 - 3 * mm * mm;
   if (!(c2 > QPSK_LEVELS_SPREAD * mm)) return 0.0f;
   const double r = c4 / (c2 * c2);
   return isfinite(r) ? (float)r : 0.0f;
+}
+/* the symbols the measure takes of a block of n (0: too few) */
+QPSK_HD int64_t qpsk_ph_levels_n(int64_t n) {
+  if (n > QPSK_LEVEL_SYMBOLS) n = QPSK_LEVEL_SYMBOLS;
+  return n < 32 ? 0 : n;
+}
+/* one symbol's powers into its slot's sums (s: 4 floats) */
+QPSK_HD void qpsk_ph_levels_add(prx_cf32 y, float *s) {
+  const float p = y.re * y.re + y.im * y.im, p2 = p * p;
+  s[0] += p;
+  s[1] += p2;
+  s[2] += p2 * p;
+  s[3] += p2 * p2;
+}
+#ifdef __CUDA_ARCH__
+/* A warp's: lane `lane` the slot of that number; every lane returns the block's value */
+__device__ static inline float qpsk_ph_levels_warp(const prx_cf32 *y, int64_t n, unsigned lane) {
+  n = qpsk_ph_levels_n(n);
+  if (!n) return 0.0f;
+  float s[4] = {0, 0, 0, 0};
+  for (int64_t i = lane; i < n; i += QPSK_LEVEL_SLOTS) qpsk_ph_levels_add(y[i], s);
+  float S[4];
+  for (int q = 0; q < 4; q++) {
+    for (int off = QPSK_LEVEL_SLOTS / 2; off >= 1; off /= 2)
+      s[q] += __shfl_xor_sync(0xffffffffu, s[q], off);
+    S[q] = __shfl_sync(0xffffffffu, s[q], 0); /* lane 0's order */
+  }
+  return qpsk_ph_levels_of(S, n);
+}
+#endif
+/* The host's (and a lone GPU thread's): the slots one after another, then lane 0's tree */
+QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
+  n = qpsk_ph_levels_n(n);
+  if (!n) return 0.0f;
+  float v[4][QPSK_LEVEL_SLOTS];
+  for (int q = 0; q < 4; q++)
+    for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) v[q][j] = 0;
+  int64_t i0 = 0;
+  for (; i0 + QPSK_LEVEL_SLOTS <= n;
+       i0 += QPSK_LEVEL_SLOTS) /* (whole rows: the compiler's vectors) */
+    for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) {
+      const float p = y[i0 + j].re * y[i0 + j].re + y[i0 + j].im * y[i0 + j].im, p2 = p * p;
+      v[0][j] += p;
+      v[1][j] += p2;
+      v[2][j] += p2 * p;
+      v[3][j] += p2 * p2;
+    }
+  for (int j = 0; i0 + j < n; j++) {
+    float s[4] = {v[0][j], v[1][j], v[2][j], v[3][j]};
+    qpsk_ph_levels_add(y[i0 + j], s);
+    for (int q = 0; q < 4; q++) v[q][j] = s[q];
+  }
+  float S[4];
+  for (int q = 0; q < 4; q++) {
+    for (int off = QPSK_LEVEL_SLOTS / 2; off >= 1; off /= 2)
+      for (int j = 0; j < off; j++) v[q][j] += v[q][j + off];
+    S[q] = v[q][0];
+  }
+  return qpsk_ph_levels_of(S, n);
 }
 
 /* What the host's phase pass reads of a block's symbols that stay on the device (the bank's
@@ -312,6 +326,7 @@ typedef struct {
   unsigned k;             /* the noise window's entries of the span up to this block */
   unsigned vblk;          /* the k-th such entry's block (entry k of the span at [k]) */
   unsigned flags;         /* qpsk_ph_own's flags (the chain adds its own to them) */
+  float levels;           /* qpsk_ph_levels (the GPU's warp: qpsk_ph_levels_warp) */
   unsigned char ok, cand, full, tjump, wok, pad[3];
 } qpsk_ph_scratch;
 /* the channel's: the chain's state after the span (lane 0's) */
@@ -364,6 +379,15 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
   const qpsk_phase_state *st = &a->st[c];
   switch (step) {
   case 0: /* per block: the V&V phase, the own powers and signal test, the last symbol */
+#ifdef __CUDA_ARCH__
+    /* the blocks' power levels by the whole warp (n = 32), block after block, its lanes reading
+     * the symbols side by side; each kept by the block's lane */
+    for (size_t t = 0; t < nb; t++) {
+      const float v =
+          qpsk_ph_levels_warp(a->sym + (o + t) * a->Lmax, a->tb[o + t].k1 - a->tb[o + t].k0, lane);
+      if (t % n == lane) scr[t].levels = v;
+    }
+#endif
     for (size_t t = lane; t < nb; t += n) {
       qpsk_ph_scratch *b = &scr[t];
       const double *m = a->mom + 4 * (o + t);
@@ -379,7 +403,11 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       in.out_range = a->sp[c].out_range;
       const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
       in.line = qpsk_ph_line(a->sym + (o + t) * a->Lmax, k);
+#ifdef __CUDA_ARCH__
+      in.levels = b->levels;
+#else
       in.levels = qpsk_ph_levels(a->sym + (o + t) * a->Lmax, k);
+#endif
       const qpsk_sums prev = t > 0 ? qpsk_ph_sums_at(a->sums + 5 * (o + t - 1)) : st->sums_prev;
       b->ph = qpsk_ph_vv(a->L, t > 0 || st->have, &in.sums, &prev);
       b->ok = (unsigned char)qpsk_ph_noise_ok(&in.sums);
