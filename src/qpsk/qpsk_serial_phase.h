@@ -127,19 +127,38 @@ QPSK_HD void qpsk_ph_levels_add(prx_cf32 y, float *s) {
   s[3] += p2 * p2;
 }
 #ifdef __CUDA_ARCH__
-/* A warp's: lane `lane` the slot of that number; every lane returns the block's value */
-__device__ static inline float qpsk_ph_levels_warp(const prx_cf32 *y, int64_t n, unsigned lane) {
-  n = qpsk_ph_levels_n(n);
-  if (!n) return 0.0f;
-  float s[4] = {0, 0, 0, 0};
-  for (int64_t i = lane; i < n; i += QPSK_LEVEL_SLOTS) qpsk_ph_levels_add(y[i], s);
-  float S[4];
-  for (int q = 0; q < 4; q++) {
-    for (int off = QPSK_LEVEL_SLOTS / 2; off >= 1; off /= 2)
-      s[q] += __shfl_xor_sync(0xffffffffu, s[q], off);
-    S[q] = __shfl_sync(0xffffffffu, s[q], 0); /* lane 0's order */
+/* A warp's, QPSK_LEVEL_BLOCKS blocks at once (their loads in flight together): lane `lane` the
+ * slot of that number in each; every lane gets block g's value in v[g] (y[g]: its symbols, n[g]
+ * of them) */
+#define QPSK_LEVEL_BLOCKS 4
+__device__ static inline void qpsk_ph_levels_warp(const prx_cf32 *const *y, const int64_t *n,
+                                                  unsigned lane, float *v) {
+  float s[QPSK_LEVEL_BLOCKS][4];
+  int64_t m[QPSK_LEVEL_BLOCKS];
+#pragma unroll
+  for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
+    m[g] = qpsk_ph_levels_n(n[g]);
+    s[g][0] = s[g][1] = s[g][2] = s[g][3] = 0;
   }
-  return qpsk_ph_levels_of(S, n);
+#pragma unroll
+  for (int u = 0; u < QPSK_LEVEL_SYMBOLS / QPSK_LEVEL_SLOTS; u++)
+#pragma unroll
+    for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
+      const int64_t i = lane + (int64_t)u * QPSK_LEVEL_SLOTS;
+      if (i < m[g]) qpsk_ph_levels_add(y[g][i], s[g]);
+    }
+#pragma unroll
+  for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
+    float S[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+#pragma unroll
+      for (int off = QPSK_LEVEL_SLOTS / 2; off >= 1; off /= 2)
+        s[g][q] += __shfl_xor_sync(0xffffffffu, s[g][q], off);
+      S[q] = __shfl_sync(0xffffffffu, s[g][q], 0); /* lane 0's order */
+    }
+    v[g] = m[g] ? qpsk_ph_levels_of(S, m[g]) : 0.0f;
+  }
 }
 #endif
 /* The host's (and a lone GPU thread's): the slots one after another, then lane 0's tree */
@@ -380,12 +399,20 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
   switch (step) {
   case 0: /* per block: the V&V phase, the own powers and signal test, the last symbol */
 #ifdef __CUDA_ARCH__
-    /* the blocks' power levels by the whole warp (n = 32), block after block, its lanes reading
-     * the symbols side by side; each kept by the block's lane */
-    for (size_t t = 0; t < nb; t++) {
-      const float v =
-          qpsk_ph_levels_warp(a->sym + (o + t) * a->Lmax, a->tb[o + t].k1 - a->tb[o + t].k0, lane);
-      if (t % n == lane) scr[t].levels = v;
+    /* the blocks' power levels by the whole warp (n = 32), QPSK_LEVEL_BLOCKS blocks at a time,
+     * its lanes reading the symbols side by side; each kept by the block's lane */
+    for (size_t t0 = 0; t0 < nb; t0 += QPSK_LEVEL_BLOCKS) {
+      const prx_cf32 *y[QPSK_LEVEL_BLOCKS];
+      int64_t k[QPSK_LEVEL_BLOCKS];
+      float v[QPSK_LEVEL_BLOCKS];
+      for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
+        const size_t t = t0 + g < nb ? t0 + g : t0;
+        y[g] = a->sym + (o + t) * a->Lmax;
+        k[g] = t0 + g < nb ? a->tb[o + t].k1 - a->tb[o + t].k0 : 0;
+      }
+      qpsk_ph_levels_warp(y, k, lane, v);
+      for (int g = 0; g < QPSK_LEVEL_BLOCKS && t0 + g < nb; g++)
+        if ((t0 + g) % n == lane) scr[t0 + g].levels = v[g];
     }
 #endif
     for (size_t t = lane; t < nb; t += n) {
