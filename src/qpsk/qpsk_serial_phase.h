@@ -128,11 +128,11 @@ QPSK_HD void qpsk_ph_levels_add(prx_cf32 y, float *s) {
 }
 #ifdef __CUDA_ARCH__
 /* A warp's, QPSK_LEVEL_BLOCKS blocks at once (their loads in flight together): lane `lane` the
- * slot of that number in each; every lane gets block g's value in v[g] (y[g]: its symbols, n[g]
- * of them) */
+ * slot of that number in each (y[g]: block g's symbols, n[g] of them); returns block mine's
+ * value (0 <= mine < QPSK_LEVEL_BLOCKS; another: 0) */
 #define QPSK_LEVEL_BLOCKS 4
-__device__ static inline void qpsk_ph_levels_warp(const prx_cf32 *const *y, const int64_t *n,
-                                                  unsigned lane, float *v) {
+__device__ static inline float qpsk_ph_levels_warp(const prx_cf32 *const *y, const int64_t *n,
+                                                   unsigned lane, int mine) {
   float s[QPSK_LEVEL_BLOCKS][4];
   int64_t m[QPSK_LEVEL_BLOCKS];
 #pragma unroll
@@ -147,18 +147,23 @@ __device__ static inline void qpsk_ph_levels_warp(const prx_cf32 *const *y, cons
       const int64_t i = lane + (int64_t)u * QPSK_LEVEL_SLOTS;
       if (i < m[g]) qpsk_ph_levels_add(y[g][i], s[g]);
     }
+  /* the slots added (lane 0 holds the tree's sums), then lane 0's sums of block `mine` to each
+   * lane, which works out that block's value alone (the owner's: lane mine mod 32) */
+  float S[4] = {0, 0, 0, 0};
+  int64_t mm = 0;
 #pragma unroll
   for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
-    float S[4];
 #pragma unroll
     for (int q = 0; q < 4; q++) {
 #pragma unroll
       for (int off = QPSK_LEVEL_SLOTS / 2; off >= 1; off /= 2)
         s[g][q] += __shfl_xor_sync(0xffffffffu, s[g][q], off);
-      S[q] = __shfl_sync(0xffffffffu, s[g][q], 0); /* lane 0's order */
+      const float l0 = __shfl_sync(0xffffffffu, s[g][q], 0);
+      if (g == mine) S[q] = l0;
     }
-    v[g] = m[g] ? qpsk_ph_levels_of(S, m[g]) : 0.0f;
+    if (g == mine) mm = m[g];
   }
+  return mm ? qpsk_ph_levels_of(S, mm) : 0.0f;
 }
 #endif
 /* The host's (and a lone GPU thread's): the slots one after another, then lane 0's tree */
@@ -404,15 +409,15 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
     for (size_t t0 = 0; t0 < nb; t0 += QPSK_LEVEL_BLOCKS) {
       const prx_cf32 *y[QPSK_LEVEL_BLOCKS];
       int64_t k[QPSK_LEVEL_BLOCKS];
-      float v[QPSK_LEVEL_BLOCKS];
       for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
         const size_t t = t0 + g < nb ? t0 + g : t0;
         y[g] = a->sym + (o + t) * a->Lmax;
         k[g] = t0 + g < nb ? a->tb[o + t].k1 - a->tb[o + t].k0 : 0;
       }
-      qpsk_ph_levels_warp(y, k, lane, v);
-      for (int g = 0; g < QPSK_LEVEL_BLOCKS && t0 + g < nb; g++)
-        if ((t0 + g) % n == lane) scr[t0 + g].levels = v[g];
+      /* this lane's block among them, if any */
+      const int mine = (int)((lane + n - t0 % n) % n);
+      const float v = qpsk_ph_levels_warp(y, k, lane, mine);
+      if (mine < QPSK_LEVEL_BLOCKS && t0 + mine < nb) scr[t0 + mine].levels = v;
     }
 #endif
     for (size_t t = lane; t < nb; t += n) {
