@@ -317,6 +317,26 @@ report_has "$T/cfoal.json" warning cfo_alias || bad "0.2 Rs: report"
 out=$("$P" demod -i "$T/nb.cf32" -s 100k -r 25k -o "$T/nb.bits" --report "$T/nb.json" 2>&1) ||
   bad "demod (neighbour) failed: $out"
 report_has "$T/nb.json" ok || bad "an equal neighbour 1.4 Rs away: warned: '$out'"
+# 16QAM read as QPSK: two carriers of one timing, the second 6.02 dB below the first, add up to
+# 16QAM's grid (2 s + s'); 25 dB: the warning power_levels and the Es/N0 read ~6.7 dB; one QPSK
+# carrier alone: ok
+"$P" gen -q -o "$T/qam.cf32" -s 48k -n 400000 --carrier "f=300,rs=12k,timing=0,diff,seed=3" \
+  --carrier "f=300,rs=12k,timing=0,power=-6.0206,diff,seed=9" --esn0 25 || bad "gen (16QAM) failed"
+out=$("$P" demod -i "$T/qam.cf32" -s 48k -r 12k -o "$T/qam.bits" --report "$T/qam.json" 2>&1) ||
+  bad "demod (16QAM) failed: $out"
+echo "$out" | grep -q "warning: the symbols' power lies on several levels" ||
+  bad "16QAM: no power levels warning: '$out'"
+report_has "$T/qam.json" warning power_levels || bad "16QAM: report"
+python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))['totals']
+assert [w['code'] for w in t['warnings']] == ['power_levels'] and abs(t['esn0_db'] - 6.7) < 0.5, t" "$T/qam.json" ||
+  bad "16QAM: other warnings, or the Es/N0"
+"$P" gen -q -o "$T/q1.cf32" -s 48k -n 400000 --carrier "f=300,rs=12k,timing=0,diff,seed=3" \
+  --esn0 25 || bad "gen (QPSK, 25 dB) failed"
+"$P" demod -q -i "$T/q1.cf32" -s 48k -r 12k -o "$T/q1.bits" --report "$T/q1.json" ||
+  bad "demod (QPSK, 25 dB) failed"
+report_has "$T/q1.json" ok || bad "QPSK at 25 dB: warned"
 # no carrier: noise only (the carrier muted throughout)
 "$P" gen -q -o "$T/z.cf32" -s 100k -n 300000 --carrier "f=1k,rs=25k,diff" --esn0 10 \
   --gap 0:3:noise || bad "gen (noise only) failed"
