@@ -631,11 +631,10 @@ const char *prx_qpsk_warning_text(unsigned warning) {
            "bits), a carrier without modulation, or QPSK whose data do not vary";
   case PRX_QPSK_WARN_LEVELS:
     return "the symbols' power lies on several levels, not on QPSK's one ring: QAM (16QAM, "
-           "64QAM) read as QPSK (its bits are each symbol's quadrant, not the sent bits; the Es/N0 "
-           "is "
-           "read low: 16QAM's as 6.7 dB at any level), or QPSK through strong inter-symbol "
-           "interference (multipath, a pulse other than the matched filter's) or a large I/Q "
-           "imbalance; the bits may be wrong";
+           "64QAM) read as QPSK (its bits are each symbol's quadrant, not the sent bits; its "
+           "Es/N0 is read low: 16QAM's as 6.7 dB at any level), or QPSK through strong "
+           "inter-symbol interference (multipath, a pulse other than the matched filter's) or a "
+           "large I/Q imbalance; the bits may be wrong";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "

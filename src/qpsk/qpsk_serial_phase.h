@@ -98,13 +98,13 @@ QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n) {
  * few % of I/Q imbalance, the pulses' residual interference, whose few terms would read as levels
  * above ~35 dB). Over 256 symbols QPSK reads below QPSK_LEVELS_MAX in at most 1.8 % of the
  * blocks (at 14 dB; 0.7 % at 9 dB), 16QAM in 59 % at 14 dB, 88 % at 16 dB and 99 % at 20 dB,
- * 64QAM in 51 % at 20 dB and 78 % at 28 dB (numpy's symbols in complex Gaussian noise). */
-/* The sums: 32 slots (symbol i into slot i mod 32, in order), each slot's p, p^2, p^3, p^4 in
+ * 64QAM in 51 % at 20 dB and 78 % at 28 dB (numpy's symbols in complex Gaussian noise).
+ * The sums: 32 slots (symbol i into slot i mod 32, in order), each slot's p, p^2, p^3, p^4 in
  * float; the slots added in the tree that a warp's butterfly (__shfl_xor_sync over 16, 8, 4, 2,
  * 1) leaves in lane 0, so that the GPU's warp, its lanes reading the symbols side by side, and
  * the host's loop give the same sums; then in double. */
 #define QPSK_LEVEL_SLOTS 32
-/* the moments (m: E p, e: E p^2, E p^3, E p^4 in e[0..2]) to the kurtosis; 0: not measured */
+/* the sums S of p, p^2, p^3 and p^4 over n symbols to the kurtosis (0: not measured) */
 QPSK_HD float qpsk_ph_levels_of(const float *S, int64_t n) {
   const double m = S[0] / (double)n, e2 = S[1] / (double)n, e3 = S[2] / (double)n,
                e4 = S[3] / (double)n, mm = m * m;
@@ -166,7 +166,8 @@ __device__ static inline float qpsk_ph_levels_warp(const prx_cf32 *const *y, con
   return mm ? qpsk_ph_levels_of(S, mm) : 0.0f;
 }
 #endif
-/* The host's (and a lone GPU thread's): the slots one after another, then lane 0's tree */
+/* The host's (and a lone GPU thread's: the bank's block_ends kernel): the slots one after
+ * another, then lane 0's tree */
 QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
   n = qpsk_ph_levels_n(n);
   if (!n) return 0.0f;
@@ -174,8 +175,8 @@ QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
   for (int q = 0; q < 4; q++)
     for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) v[q][j] = 0;
   int64_t i0 = 0;
-  for (; i0 + QPSK_LEVEL_SLOTS <= n;
-       i0 += QPSK_LEVEL_SLOTS) /* (whole rows: the compiler's vectors) */
+  /* whole rows of 32 (the compiler's vectors along them), then the rest */
+  for (; i0 + QPSK_LEVEL_SLOTS <= n; i0 += QPSK_LEVEL_SLOTS)
     for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) {
       const float p = y[i0 + j].re * y[i0 + j].re + y[i0 + j].im * y[i0 + j].im, p2 = p * p;
       v[0][j] += p;
