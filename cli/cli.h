@@ -330,7 +330,7 @@ struct cJSON;
 void cli_json_num(struct cJSON *o, const char *k, double v);
 /* The demodulator's summary warnings (prx_qpsk_stats.warnings) in the order the commands list
  * them. */
-#define CLI_QPSK_N_WARNINGS 10
+#define CLI_QPSK_N_WARNINGS 11
 extern const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS];
 /* o's "warnings": an array of {"code", "text"}, one for each bit set in warnings, in that order. */
 void cli_json_qpsk_warnings(struct cJSON *o, unsigned warnings);

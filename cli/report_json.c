@@ -23,6 +23,7 @@ void cli_json_num(cJSON *o, const char *k, double v) {
   X(PRX_QPSK_WARN_UNLOCKED, "unlocked")                                                            \
   X(PRX_QPSK_WARN_NOT_QPSK, "not_qpsk")                                                            \
   X(PRX_QPSK_WARN_LEVELS, "power_levels")                                                          \
+  X(PRX_QPSK_WARN_QUARTER_STEPS, "quarter_steps")                                                  \
   X(PRX_QPSK_WARN_CLOCK_RANGE, "clock_range")                                                      \
   X(PRX_QPSK_WARN_TIMING, "timing_jumps")                                                          \
   X(PRX_QPSK_WARN_NONFINITE, "nonfinite")

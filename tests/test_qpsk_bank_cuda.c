@@ -467,12 +467,12 @@ static void aliased(void) {
   free_rows(&S);
 }
 
-/* BPSK in channels 2 (9 dB) and 6 (18 dB), a carrier without modulation in channel 4, 16QAM in
- * channel 7 (25 dB), QPSK in the others: the GPU raises not_qpsk (and power_levels) where the CPU
- * bank does, in those channels only, with its phase pass on the GPU (the line and levels measured
- * in its step 0), with the serial passes on the CPU (from the block_ends kernel) and with LLRs
- * (the host's decisions: from the symbols copied back); every channel's warnings equal the CPU
- * bank's */
+/* BPSK in channels 2 (9 dB) and 6 (18 dB), a carrier without modulation in channel 4, MSK in
+ * channel 5 (14 dB), 16QAM in channel 7 (25 dB), QPSK in the others: the GPU raises not_qpsk
+ * (quarter_steps, power_levels) where the CPU bank does, in those channels only, with its phase
+ * pass on the GPU (the line, steps and levels measured in its step 0), with the serial passes
+ * on the CPU (from the block_ends kernel) and with LLRs (the host's decisions: from the symbols
+ * copied back); every channel's warnings equal the CPU bank's */
 static void one_line(void) {
   bank_set S;
   chan_out cpu[C], gpu[C];
@@ -485,6 +485,7 @@ static void one_line(void) {
   line[2] = tcase_line_of(&S.tc[2], TCASE_BPSK, 11);
   line[4] = tcase_line_of(&S.tc[4], TCASE_CARRIER, 13);
   line[6] = tcase_line_of(&S.tc[6], TCASE_BPSK, 17);
+  line[5] = tcase_line_of(&S.tc[5], TCASE_MSK, 23);
   line[7] = tcase_line_of(&S.tc[7], TCASE_QAM16, 19);
   const size_t n = rows_of_lines(&S, (size_t)(2.2 * 8192 * 4), line);
   if (!n) return;
@@ -494,9 +495,11 @@ static void one_line(void) {
     run(PRX_BACKEND_CUDA, qc, PRX_CF32, mode[m], NULL, S.d_rows, S.pitch, n, 89 + m, gpu);
     for (unsigned c = 0; c < C; c++) {
       const unsigned w = line[c].kind == TCASE_QAM16 ? PRX_QPSK_WARN_LEVELS
+                         : line[c].kind == TCASE_MSK ? PRX_QPSK_WARN_QUARTER_STEPS
                          : line[c].kind >= 0         ? PRX_QPSK_WARN_NOT_QPSK
                                                      : 0,
-                     both = PRX_QPSK_WARN_NOT_QPSK | PRX_QPSK_WARN_LEVELS;
+                     both = PRX_QPSK_WARN_NOT_QPSK | PRX_QPSK_WARN_LEVELS |
+                            PRX_QPSK_WARN_QUARTER_STEPS;
       CHECK((cpu[c].warnings & both) == w && gpu[c].warnings == cpu[c].warnings,
             "%s, channel %u: warnings %#x, the CPU bank's %#x", name[m], c, gpu[c].warnings,
             cpu[c].warnings);

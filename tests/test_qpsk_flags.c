@@ -589,6 +589,47 @@ static void power_levels(void) {
   CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_LEVELS) != NULL, "no text for power_levels");
 }
 
+/* MSK at the symbol rate (one bit a symbol, a quarter turn each) at 25 and 10 dB raises
+ * quarter_steps and nothing else (its blocks show QPSK's 4th-power line and timing: before this
+ * warning it was "ok", its bits opposite pairs); QPSK at 3 to 30 dB, BPSK and a carrier without
+ * modulation do not (their steps: random, or none and half turns) */
+static void quarter_steps(void) {
+  test_rng rng;
+  test_rng_seed(&rng, 97);
+  const struct {
+    int kind; /* a tcase_line kind, or -1: QPSK as generated */
+    double esn0;
+    int warned;
+  } cases[] = {{TCASE_MSK, 25, 1},  {TCASE_MSK, 10, 1},    {-1, 3, 0}, {-1, 10, 0}, {-1, 30, 0},
+               {TCASE_BPSK, 20, 0}, {TCASE_CARRIER, 20, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    tcase c = base_case(&rng, cases[i].esn0);
+    tcase_line l;
+    if (cases[i].kind >= 0) l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
+    result r =
+        run_altered(&c, tcase_length(&c, 3 * 8192 * 4), cases[i].kind >= 0 ? make_line : NULL, &l);
+    const prx_qpsk_stats st = r.st;
+    size_t opposite = 0;
+    for (size_t k = 0; k + 1 < r.ngot; k += 2) opposite += r.got[k] != r.got[k + 1];
+    printf("quarter steps, kind %d at %g dB: warnings %#x, pairs of opposite bits %.3f\n",
+           cases[i].kind, cases[i].esn0, st.warnings,
+           r.ngot ? 2.0 * (double)opposite / (double)r.ngot : 0);
+    if (cases[i].warned)
+      CHECK(st.warnings == PRX_QPSK_WARN_QUARTER_STEPS,
+            "case %zu: warnings %#x, not quarter_steps alone", i, st.warnings);
+    else
+      CHECK(!(st.warnings & PRX_QPSK_WARN_QUARTER_STEPS),
+            "case %zu: warnings %#x with "
+            "quarter_steps",
+            i, st.warnings);
+    if (cases[i].kind == TCASE_MSK && cases[i].esn0 >= 20)
+      CHECK(2 * opposite > 0.99 * (double)r.ngot, "MSK: opposite pairs %zu of %zu", opposite,
+            r.ngot / 2);
+    result_free(&r);
+  }
+  CHECK(prx_qpsk_warning_text(PRX_QPSK_WARN_QUARTER_STEPS) != NULL, "no text for quarter_steps");
+}
+
 /* the stats of a demodulator reset after another stream against a fresh one's: every field */
 static int same_stats(const prx_qpsk_stats *a, const prx_qpsk_stats *b) {
   return a->samples == b->samples && a->symbols == b->symbols &&
@@ -812,6 +853,7 @@ int main(void) {
   unlocked();
   not_qpsk();
   power_levels();
+  quarter_steps();
   esn0_summary();
   levels();
   nonfinite();

@@ -169,10 +169,12 @@ static inline prx_cf32 *tcase_make(const tcase *c, size_t n, uint8_t **bits, siz
  * BPSK (sqrt 2 a), an unmodulated carrier (1), QPSK with 10 % of gain and 5 degrees of
  * quadrature error, 16QAM ((2 x(t) + x(t - 6 T)) / sqrt 5: the pulses of the symbols 2 s_k +
  * s_(k-6), 16QAM's grid; 6 sps must be whole), or QPSK through two paths a symbol apart
- * ((x(t) + 0.3 x(t - T)) / sqrt 1.09; sps whole); each turned by the CFO and phase and given
+ * ((x(t) + 0.3 x(t - T)) / sqrt 1.09; sps whole), or MSK at the symbol rate (its phase moving
+ * by +-pi/2 over each symbol, the sign from the QPSK symbol's real part there: one bit a symbol,
+ * its pulses x not used otherwise); each turned by the CFO and phase and given
  * complex Gaussian noise at the Es/N0 (unit signal power: E|n|^2 = sps 10^(-Es/N0 / 10)) that
  * tcase_line_of took from the case. */
-enum { TCASE_BPSK, TCASE_CARRIER, TCASE_IQ_ERROR, TCASE_QAM16, TCASE_TWO_PATH };
+enum { TCASE_BPSK, TCASE_CARRIER, TCASE_IQ_ERROR, TCASE_QAM16, TCASE_TWO_PATH, TCASE_MSK };
 typedef struct {
   int kind;
   double cfo, phase, esn0, sps;
@@ -195,16 +197,25 @@ static inline void tcase_line_make(prx_cf32 *x, size_t n, const tcase_line *l) {
   const double dly = (l->kind == TCASE_QAM16 ? 6 : 1) * l->sps,
                w = l->kind == TCASE_QAM16 ? 0.5 : 0.3;
   const size_t D = (size_t)llround(dly);
-  prx_cf32 *x0 = delayed ? malloc((n ? n : 1) * sizeof *x0) : NULL;
-  if (delayed && (!x0 || fabs(dly - (double)D) > 1e-9)) {
+  prx_cf32 *x0 =
+      delayed || l->kind == TCASE_MSK ? malloc((n ? n : 1) * sizeof *x0) : NULL; /* (the pulses) */
+  if ((l->kind == TCASE_MSK && !x0) || (delayed && (!x0 || fabs(dly - (double)D) > 1e-9))) {
     fprintf(stderr, "tcase_line_make: no memory, or a delay of %g samples (not whole)\n", dly);
     free(x0);
     return;
   }
   if (x0) memcpy(x0, x, n * sizeof *x0);
+  double msk = 0; /* TCASE_MSK: the phase so far */
   for (size_t k = 0; k < n; k++) {
     const double a = x[k].re, b = x[k].im;
     double re = M_SQRT2 * a, im = 0;
+    if (l->kind ==
+        TCASE_MSK) { /* the bit of the symbol k lies in: the pulses' sign at its centre */
+      const size_t c = (size_t)(floor((double)k / l->sps) * l->sps + l->sps / 2);
+      msk += (c < n && x0[c].re < 0 ? -1 : 1) * (M_PI / 2) / l->sps;
+      re = cos(msk);
+      im = sin(msk);
+    }
     if (l->kind == TCASE_CARRIER) re = 1;
     if (l->kind == TCASE_IQ_ERROR) {
       re = a;

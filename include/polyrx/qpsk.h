@@ -281,7 +281,14 @@ enum {
    * inter-symbol interference (a two-path channel, a pulse other than the matched filter's) or
    * a large I/Q imbalance. 16QAM from ~15 dB Es/N0, 64QAM from ~22 dB; QPSK by chance in at most
    * ~2 % of its blocks, too few to raise it */
-  PRX_QPSK_WARN_LEVELS = 512
+  PRX_QPSK_WARN_LEVELS = 512,
+  /* most blocks with a signal (two at least) hold symbols that each turn by a quarter turn from
+   * the one before (-Re sum z^2 / sum |z|^2 over z = y_i conj(y_(i-1)), a block's first 64
+   * symbols, above 0.5; QPSK's z turn by 0, 1/4, 1/2, 3/4 at random and cancel): MSK, or 2-FSK
+   * whose shift is half the symbol rate, read as QPSK at its bit rate; its 4th-power line and
+   * timing are QPSK's, so its blocks show a signal. Differentially decoded, each symbol's two
+   * bits come out opposite (one MSK bit a symbol). From ~3 dB Es/N0 */
+  PRX_QPSK_WARN_QUARTER_STEPS = 1024
 };
 
 /* The running summary since create or prx_qpsk_reset (flush ends a stream but keeps it): what

@@ -181,7 +181,7 @@ void prx_qpsk_reset(prx_qpsk *q) {
   memset(&q->stats, 0, sizeof q->stats);
   q->stats.frame_offset = -1;
   q->wk_spans = q->wk_lines = q->wk_timings = 0; /* (reset_stream closed the open span) */
-  q->blk_unlocked = q->blk_full_signal = q->blk_line = q->blk_levels = 0;
+  q->blk_unlocked = q->blk_full_signal = q->blk_line = q->blk_levels = q->blk_steps = 0;
   qpsk_alias_start(q);
   q->acc_sig = q->acc_noise = q->acc_cfo = q->acc_d = q->acc_n = 0;
   q->dr_t0 = q->dr_t = q->dr_tt = q->dr_f = q->dr_tf = q->dr_n = 0;
@@ -608,6 +608,8 @@ void prx_qpsk_get_stats(const prx_qpsk *q, prx_qpsk_stats *out) {
   if (q->blk_line >= 2 && 2 * q->blk_line > q->blk_full_signal) w |= PRX_QPSK_WARN_NOT_QPSK;
   /* most full blocks with a signal (three at least) hold symbols on several power levels */
   if (q->blk_levels >= 3 && 2 * q->blk_levels > q->blk_full_signal) w |= PRX_QPSK_WARN_LEVELS;
+  /* most full blocks with a signal (two at least) turn by a quarter turn each symbol */
+  if (q->blk_steps >= 2 && 2 * q->blk_steps > q->blk_full_signal) w |= PRX_QPSK_WARN_QUARTER_STEPS;
   if (qpsk_alias_suspect(q, out->cfo_hz / q->cfg.symbol_rate)) w |= PRX_QPSK_WARN_CFO_ALIAS;
   if (q->stats.blocks_clock_range) w |= PRX_QPSK_WARN_CLOCK_RANGE;
   uint64_t with_sig = q->stats.blocks - q->stats.blocks_no_signal;
@@ -635,6 +637,11 @@ const char *prx_qpsk_warning_text(unsigned warning) {
            "Es/N0 is read low: 16QAM's as 6.7 dB at any level), or QPSK through strong "
            "inter-symbol interference (multipath, a pulse other than the matched filter's) or a "
            "large I/Q imbalance; the bits may be wrong";
+  case PRX_QPSK_WARN_QUARTER_STEPS:
+    return "every symbol turns by a quarter turn from the one before, where QPSK's turn by 0, "
+           "1/4, 1/2 or 3/4 at random: MSK, or 2-FSK whose shift is half the symbol rate, read "
+           "as QPSK at its bit rate (differentially decoded, each symbol's two bits come out "
+           "opposite: one MSK bit a symbol, not QPSK's two)";
   case PRX_QPSK_WARN_SYMBOL_RATE:
     return "the symbols show no symbol-timing line at this symbol rate in most of the input: "
            "check the symbol rate (a signal at twice or half of it looks like QPSK symbols); "

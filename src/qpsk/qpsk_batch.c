@@ -282,6 +282,7 @@ void qpsk_blk_measure(qpsk_blk *bk, int64_t n) {
   if (n > 0) qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
   bk->line = qpsk_ph_line(bk->sym, n);
   bk->levels = qpsk_ph_levels(bk->sym, n);
+  bk->steps = qpsk_ph_steps(bk->sym, n);
 }
 
 /* ---- serial: phase, noise, ambiguity, output offsets ---- */
@@ -375,6 +376,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     in.out_range = sp->out_range;
     in.line = bk->line;
     in.levels = bk->levels;
+    in.steps = bk->steps;
     qpsk_phase_out r;
     qpsk_ph_block(L, &q->ph, &in, &r);
     qpsk_ph_to_blk(&r, bk);
@@ -539,7 +541,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   e.noise_var = bk->noise / bk->sig;
   e.amplitude = sqrt(bk->sig) / sp->gain;
   e.signal = bk->vv_stat;
-  e.flags = bk->flags & ~QPSK_BLK_LEVELS;
+  e.flags = bk->flags & ~(QPSK_BLK_LEVELS | QPSK_BLK_STEPS);
   e.nonfinite = bk->nonfinite;
   if (q->n_est == QPSK_KEEP) { /* keep the newest: drop the older half */
     memmove(q->est, q->est + QPSK_KEEP / 2, (QPSK_KEEP / 2) * sizeof *q->est);
@@ -558,12 +560,14 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
   q->blk_unlocked += (bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L &&
                      e.esn0_db > QPSK_UNLOCKED_ESN0_DB &&
                      bk->sig_own + bk->noise_own > QPSK_UNLOCKED_POWER;
-  /* a full block with a signal whose symbols lie on one line (PRX_QPSK_WARN_NOT_QPSK), or whose
-   * power lies on several levels (PRX_QPSK_WARN_LEVELS) */
+  /* a full block with a signal whose symbols lie on one line (PRX_QPSK_WARN_NOT_QPSK), whose
+   * power lies on several levels (PRX_QPSK_WARN_LEVELS), whose symbols turn by quarter turns
+   * (PRX_QPSK_WARN_QUARTER_STEPS) */
   if (!(bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L) {
     q->blk_full_signal++;
     q->blk_line += bk->line > QPSK_LINE_MIN;
     q->blk_levels += (bk->flags & QPSK_BLK_LEVELS) != 0;
+    q->blk_steps += (bk->flags & QPSK_BLK_STEPS) != 0;
   }
   st->blocks_clock_range += (bk->flags & PRX_QPSK_BLOCK_CLOCK_RANGE) != 0;
   st->blocks_timing_jump += (bk->flags & PRX_QPSK_BLOCK_TIMING_JUMP) != 0;

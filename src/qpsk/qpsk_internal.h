@@ -155,7 +155,8 @@ typedef struct {
   double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
   float line;                /* second-order line of its first symbols (qpsk_ph_line) */
   float levels;              /* their power's kurtosis (qpsk_ph_levels) */
-  unsigned flags;            /* PRX_QPSK_BLOCK_*, and QPSK_BLK_LEVELS */
+  float steps;               /* their quarter steps (qpsk_ph_steps) */
+  unsigned flags;            /* PRX_QPSK_BLOCK_*, and QPSK_BLK_LEVELS, QPSK_BLK_STEPS */
   uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
   qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
   uint64_t j0;               /* stream index of sym[0] */
@@ -241,9 +242,10 @@ struct prx_qpsk {
    * (PRX_QPSK_WARN_UNLOCKED) */
   uint64_t blk_unlocked;
   /* the full blocks with a signal, and of them those whose symbols lie on one line
-   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK) and those whose symbols' power
-   * lies on several levels (QPSK_BLK_LEVELS: PRX_QPSK_WARN_LEVELS) */
-  uint64_t blk_full_signal, blk_line, blk_levels;
+   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK), whose symbols' power lies on
+   * several levels (QPSK_BLK_LEVELS: PRX_QPSK_WARN_LEVELS) and whose symbols turn by a quarter
+   * turn each (QPSK_BLK_STEPS: PRX_QPSK_WARN_QUARTER_STEPS) */
+  uint64_t blk_full_signal, blk_line, blk_levels, blk_steps;
   /* the CFO alias test (qpsk_alias.c): on or not, the samples measured and their sums (a bank on
    * the CUDA driver measures on the device and sets them: qpsk_bank_gpu.c) */
   int al_on;
@@ -338,6 +340,13 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * paths of 1 and 0.3: 0.15; QPSK's noise: 2 N0 / Es, 0.05 at 16 dB) */
 #define QPSK_LEVELS_SPREAD 0.05
 #define QPSK_BLK_LEVELS (1u << 16)
+/* PRX_QPSK_WARN_QUARTER_STEPS: a block whose quarter steps (qpsk_ph_steps) are above this is
+ * flagged QPSK_BLK_STEPS (the demodulator's own, as QPSK_BLK_LEVELS); the warning is raised
+ * where most full blocks with a signal (two at least) have it (MSK from ~3 dB Es/N0: its measure
+ * Es / (Es + N0) squared; QPSK above it in ~1e-4 of its blocks: a one-dimensional walk of 63
+ * signs, as qpsk_ph_line's) */
+#define QPSK_STEPS_MIN 0.5f
+#define QPSK_BLK_STEPS (1u << 17)
 
 /* The CFO alias test (qpsk_alias.c): the input's first qpsk_alias_len(sps) samples since create
  * or reset measured (qpsk_alias_add from execute; a bank on the CUDA driver measures its rows on

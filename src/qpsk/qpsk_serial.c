@@ -38,8 +38,7 @@ void qpsk_serial_state_to(prx_qpsk *q, const qpsk_serial_state *st) { q->sr = *s
 /* the fields a span's record shares with qpsk_span (and dc_win) */
 #define SPAN_FIELDS(X)                                                                             \
   X(dc[0])                                                                                         \
-  X(dc[1]) X(dc_nwin) X(dc_syms) X(dc_own) X(gain) X(e) X(out_range) X(line) X(f) X(theta)         \
-      X(n_ref)
+  X(dc[1]) X(dc_nwin) X(dc_syms) X(dc_own) X(gain) X(e) X(out_range) X(line) X(f) X(theta) X(n_ref)
 #define FROM_SPAN(f) r->f = sp->f;
 #define TO_SPAN(f) sp->f = r->f;
 

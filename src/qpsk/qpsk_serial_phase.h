@@ -21,12 +21,12 @@ extern "C" {
 
 /* what the pass carries from span to span: qpsk_phase_state (qpsk_internal.h: prx_qpsk's ph) */
 
-/* one block's inputs: its V&V sums, second-order line and power levels (stage mf's symbols:
- * qpsk_ph_line, qpsk_ph_levels), input sums (pre), timing residual (the timing pass) and its
- * span's gain and clock flag */
+/* one block's inputs: its V&V sums, second-order line, power levels and quarter steps (stage
+ * mf's symbols: qpsk_ph_line, qpsk_ph_levels, qpsk_ph_steps), input sums (pre), timing residual
+ * (the timing pass) and its span's gain and clock flag */
 typedef struct {
   qpsk_sums sums;
-  float line, levels;
+  float line, levels, steps;
   double mom[3], mom_n;
   double tres, gain;
   unsigned nonfinite;
@@ -84,6 +84,31 @@ QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n) {
   const double sr = (re[0] + re[1]) + (re[2] + re[3]), si = (im[0] + im[1]) + (im[2] + im[3]);
   const double sp = (p[0] + p[1]) + (p[2] + p[3]);
   const double r = sp > 0 ? sqrt(sr * sr + si * si) / sp : 0;
+  return isfinite(r) ? (float)r : 0.0f;
+}
+
+/* The block's quarter steps: -Re(sum z^2) / sum |z|^2 over z = y_i conj(y_(i-1)), the turn from
+ * one symbol to the next, over its first QPSK_LINE_SYMBOLS symbols y (n of them), summed in
+ * double in four chains as qpsk_ph_line, rotation-free (a carrier's residual turn a symbol only
+ * turns every z^2 alike). MSK, and 2-FSK whose shift is half the symbol rate, turn by a quarter
+ * turn each symbol: z = +-j |z|, z^2 = -|z|^2, the measure Es / (Es + N0) squared near 1; QPSK's
+ * z turn by 0, 1/4, 1/2 or 3/4 at random, z^2 = +-|z|^2 cancel (a random walk of ~1/sqrt(63) of
+ * the sum); BPSK's and a constant's z^2 = +|z|^2: -1. 0 without two symbols. */
+QPSK_HD float qpsk_ph_steps(const prx_cf32 *y, int64_t n) {
+  double re[4] = {0, 0, 0, 0}, p[4] = {0, 0, 0, 0};
+  if (n > QPSK_LINE_SYMBOLS) n = QPSK_LINE_SYMBOLS;
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
+  for (int64_t i = 1; i < n; i++) {
+    const double a = (double)y[i].re * y[i - 1].re + (double)y[i].im * y[i - 1].im,
+                 b = (double)y[i].im * y[i - 1].re - (double)y[i].re * y[i - 1].im, aa = a * a,
+                 bb = b * b;
+    re[i & 3] += aa - bb;
+    p[i & 3] += aa + bb;
+  }
+  const double sr = (re[0] + re[1]) + (re[2] + re[3]), sp = (p[0] + p[1]) + (p[2] + p[3]);
+  const double r = sp > 0 ? -sr / sp : 0;
   return isfinite(r) ? (float)r : 0.0f;
 }
 
@@ -200,18 +225,19 @@ QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
 
 /* What the host's phase pass reads of a block's symbols that stay on the device (the bank's
  * driver where the GPU decides but the host runs the pass): its last symbol (the differential
- * chain's link between blocks), its second-order line and power levels; zeros for a block
- * without symbols. */
+ * chain's link between blocks), its second-order line, power levels and quarter steps; zeros for
+ * a block without symbols. */
 typedef struct qpsk_block_end {
   prx_cf32 last;
-  float line, levels;
+  float line, levels, steps;
 } qpsk_block_end;
 QPSK_HD qpsk_block_end qpsk_block_end_of(const prx_cf32 *y, int64_t n) {
-  qpsk_block_end e = {{0, 0}, 0.0f, 0.0f};
+  qpsk_block_end e = {{0, 0}, 0.0f, 0.0f, 0.0f};
   if (n > 0) {
     e.last = y[n - 1];
     e.line = qpsk_ph_line(y, n);
     e.levels = qpsk_ph_levels(y, n);
+    e.steps = qpsk_ph_steps(y, n);
   }
   return e;
 }
@@ -264,6 +290,7 @@ QPSK_HD int qpsk_ph_own(const qpsk_phase_in *in, qpsk_phase_out *r) {
   int varies = var * in->gain * in->gain > 1e-2;
   r->flags = 0;
   if (in->levels > 0 && in->levels < QPSK_LEVELS_MAX) r->flags |= QPSK_BLK_LEVELS;
+  if (in->steps > QPSK_STEPS_MIN) r->flags |= QPSK_BLK_STEPS;
   if (in->out_range) r->flags |= PRX_QPSK_BLOCK_CLOCK_RANGE;
   if (in->nonfinite) r->flags |= PRX_QPSK_BLOCK_NONFINITE;
   return z > 5 && varies;
@@ -436,6 +463,7 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       in.out_range = a->sp[c].out_range;
       const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
       in.line = qpsk_ph_line(a->sym + (o + t) * a->Lmax, k);
+      in.steps = qpsk_ph_steps(a->sym + (o + t) * a->Lmax, k);
 #ifdef __CUDA_ARCH__
       in.levels = b->levels;
 #else
