@@ -337,6 +337,32 @@ assert [w['code'] for w in t['warnings']] == ['power_levels'] and abs(t['esn0_db
 "$P" demod -q -i "$T/q1.cf32" -s 48k -r 12k -o "$T/q1.bits" --report "$T/q1.json" ||
   bad "demod (QPSK, 25 dB) failed"
 report_has "$T/q1.json" ok || bad "QPSK at 25 dB: warned"
+# MSK read as QPSK at its bit rate (a quarter turn every symbol), 20 dB: the warning
+# quarter_steps alone, every pair of bits opposite
+python3 - "$T/msk.cf32" <<'EOF' || bad "writing the MSK signal failed"
+import math, random, struct, sys
+random.seed(5)
+sps, nsym, sd = 4, 48000, math.sqrt(4 * 10 ** -2.0 / 2)  # Es/N0 20 dB, unit power
+ph, out = 0.0, bytearray()
+for k in range(nsym):
+    step = (math.pi / 2 / sps) * random.choice((-1, 1))
+    for _ in range(sps):
+        ph += step
+        out += struct.pack('<ff', math.cos(ph) + random.gauss(0, sd), math.sin(ph) + random.gauss(0, sd))
+open(sys.argv[1], 'wb').write(out)
+EOF
+out=$("$P" demod -i "$T/msk.cf32" -s 48k -r 12k -o "$T/msk.bits" --report "$T/msk.json" 2>&1) ||
+  bad "demod (MSK) failed: $out"
+echo "$out" | grep -q "warning: every symbol turns by a quarter turn" ||
+  bad "MSK: no quarter steps warning: '$out'"
+python3 - "$T/msk.json" "$T/msk.bits" <<'EOF' || bad "MSK: report or bits"
+import json, sys
+t = json.load(open(sys.argv[1]))['totals']
+b = open(sys.argv[2], 'rb').read()
+assert [w['code'] for w in t['warnings']] == ['quarter_steps'], t
+opp = sum(b[i] != b[i + 1] for i in range(2, len(b) - 1, 2))
+assert opp > 0.99 * (len(b) // 2 - 1), opp
+EOF
 # no carrier: noise only (the carrier muted throughout)
 "$P" gen -q -o "$T/z.cf32" -s 100k -n 300000 --carrier "f=1k,rs=25k,diff" --esn0 10 \
   --gap 0:3:noise || bad "gen (noise only) failed"
