@@ -500,6 +500,27 @@ static void unlocked(void) {
 
 /* tcase_line_make as an alter_fn */
 static void make_line(prx_cf32 *x, size_t n, const void *arg) { tcase_line_make(x, n, arg); }
+/* One case of the signal-kind tests: kind (a tcase_line kind, or -1: QPSK as generated) at
+ * Es/N0 esn0 (INFINITY: without noise), from base_case and the next seed of rng. */
+static result run_kind(test_rng *rng, int kind, double esn0) {
+  tcase c = base_case(rng, isfinite(esn0) ? esn0 : 30);
+  if (!isfinite(esn0)) c.noise = 0;
+  tcase_line l;
+  if (kind >= 0) l = tcase_line_of(&c, kind, test_rng_u64(rng));
+  return run_altered(&c, tcase_length(&c, 3 * 8192 * 4), kind >= 0 ? make_line : NULL, &l);
+}
+/* case i's warnings against the warning `bit` (code name): raised (alone: nothing else) where
+ * warned, absent where not */
+static void check_kind(unsigned warnings, unsigned bit, int warned, int alone, const char *name,
+                       size_t i) {
+  if (warned && alone)
+    CHECK(warnings == bit, "case %zu: warnings %#x, not %s alone", i, warnings, name);
+  else if (warned)
+    CHECK(warnings & bit, "case %zu: warnings %#x without %s", i, warnings, name);
+  else
+    CHECK(!(warnings & bit), "case %zu: warnings %#x with %s", i, warnings, name);
+}
+
 /* BPSK at 20 and 4 dB and a carrier without modulation raise not_qpsk (BPSK at 20 dB nothing
  * else: its blocks show QPSK's 4th-power line and symbol timing, and before this warning it was
  * "ok" with every symbol's two bits equal or opposite); QPSK with an I/Q error at 20 dB and QPSK
@@ -518,9 +539,7 @@ static void not_qpsk(void) {
                {TCASE_IQ_ERROR, 20, 0},
                {TCASE_IQ_ERROR, 2, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    tcase c = base_case(&rng, cases[i].esn0);
-    const tcase_line l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
-    result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4), make_line, &l);
+    result r = run_kind(&rng, cases[i].kind, cases[i].esn0);
     const prx_qpsk_stats st = r.st;
     size_t equal = 0;
     for (size_t k = 0; k + 1 < r.ngot; k += 2) equal += r.got[k] == r.got[k + 1];
@@ -531,12 +550,7 @@ static void not_qpsk(void) {
                                             : "QPSK with I/Q error",
            cases[i].esn0, st.warnings, (unsigned long long)(st.blocks - st.blocks_no_signal),
            (unsigned long long)st.blocks, r.ngot ? 2.0 * (double)equal / (double)r.ngot : 0);
-    if (cases[i].warned)
-      CHECK(st.warnings & PRX_QPSK_WARN_NOT_QPSK, "case %zu: warnings %#x without not_qpsk", i,
-            st.warnings);
-    else
-      CHECK(!(st.warnings & PRX_QPSK_WARN_NOT_QPSK), "case %zu: warnings %#x with not_qpsk", i,
-            st.warnings);
+    check_kind(st.warnings, PRX_QPSK_WARN_NOT_QPSK, cases[i].warned, 0, "not_qpsk", i);
     if (i == 0)
       CHECK(st.warnings == PRX_QPSK_WARN_NOT_QPSK, "BPSK at 20 dB: warnings %#x", st.warnings);
     result_free(&r);
@@ -562,22 +576,12 @@ static void power_levels(void) {
       {TCASE_BPSK, 20, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     for (int rep = 0; rep < (cases[i].kind < 0 ? 3 : 1); rep++) {
-      tcase c = base_case(&rng, isfinite(cases[i].esn0) ? cases[i].esn0 : 30);
-      if (!isfinite(cases[i].esn0)) c.noise = 0;
-      tcase_line l;
-      if (cases[i].kind >= 0) l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
-      result r = run_altered(&c, tcase_length(&c, 3 * 8192 * 4),
-                             cases[i].kind >= 0 ? make_line : NULL, &l);
+      result r = run_kind(&rng, cases[i].kind, cases[i].esn0);
       const prx_qpsk_stats st = r.st;
       printf("power levels, kind %d at %g dB: warnings %#x, Es/N0 read %.1f dB, %ld bit errors\n",
              cases[i].kind, cases[i].esn0, st.warnings, st.esn0_db,
              cases[i].kind < 0 || cases[i].kind == TCASE_TWO_PATH ? r.errors : -1L);
-      if (cases[i].warned)
-        CHECK(st.warnings == PRX_QPSK_WARN_LEVELS, "case %zu: warnings %#x, not power_levels alone",
-              i, st.warnings);
-      else
-        CHECK(!(st.warnings & PRX_QPSK_WARN_LEVELS), "case %zu: warnings %#x with power_levels", i,
-              st.warnings);
+      check_kind(st.warnings, PRX_QPSK_WARN_LEVELS, cases[i].warned, 1, "power_levels", i);
       if (cases[i].kind == TCASE_QAM16)
         CHECK(fabs(st.esn0_db - 6.7) < 0.5, "16QAM at %g dB: Es/N0 read %.2f dB", cases[i].esn0,
               st.esn0_db);
@@ -603,25 +607,14 @@ static void quarter_steps(void) {
   } cases[] = {{TCASE_MSK, 25, 1},  {TCASE_MSK, 10, 1},    {-1, 3, 0}, {-1, 10, 0}, {-1, 30, 0},
                {TCASE_BPSK, 20, 0}, {TCASE_CARRIER, 20, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    tcase c = base_case(&rng, cases[i].esn0);
-    tcase_line l;
-    if (cases[i].kind >= 0) l = tcase_line_of(&c, cases[i].kind, test_rng_u64(&rng));
-    result r =
-        run_altered(&c, tcase_length(&c, 3 * 8192 * 4), cases[i].kind >= 0 ? make_line : NULL, &l);
+    result r = run_kind(&rng, cases[i].kind, cases[i].esn0);
     const prx_qpsk_stats st = r.st;
     size_t opposite = 0;
     for (size_t k = 0; k + 1 < r.ngot; k += 2) opposite += r.got[k] != r.got[k + 1];
     printf("quarter steps, kind %d at %g dB: warnings %#x, pairs of opposite bits %.3f\n",
            cases[i].kind, cases[i].esn0, st.warnings,
            r.ngot ? 2.0 * (double)opposite / (double)r.ngot : 0);
-    if (cases[i].warned)
-      CHECK(st.warnings == PRX_QPSK_WARN_QUARTER_STEPS,
-            "case %zu: warnings %#x, not quarter_steps alone", i, st.warnings);
-    else
-      CHECK(!(st.warnings & PRX_QPSK_WARN_QUARTER_STEPS),
-            "case %zu: warnings %#x with "
-            "quarter_steps",
-            i, st.warnings);
+    check_kind(st.warnings, PRX_QPSK_WARN_QUARTER_STEPS, cases[i].warned, 1, "quarter_steps", i);
     if (cases[i].kind == TCASE_MSK && cases[i].esn0 >= 20)
       CHECK(2 * opposite > 0.99 * (double)r.ngot, "MSK: opposite pairs %zu of %zu", opposite,
             r.ngot / 2);
