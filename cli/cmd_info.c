@@ -207,6 +207,7 @@ int cmd_info(int argc, char **argv) {
       cJSON_AddNumberToObject(w, "header_rate", wav->header_rate);
       cJSON_AddStringToObject(w, "rate_from", wav->rate_from);
       cJSON_AddNumberToObject(w, "data_chunks", (double)wav->data_chunks);
+      cJSON_AddBoolToObject(w, "inverted", wav->inverted);
       if (wav->gps_stamps) {
         cJSON *k = cJSON_AddObjectToObject(w, "kiwisdr");
         cJSON_AddNumberToObject(k, "gps_stamps", (double)wav->gps_stamps);
@@ -293,6 +294,10 @@ int cmd_info(int argc, char **argv) {
     } else if (wav) {
       printf("%-12s unknown (no auxi or rcvr chunk, none in the file's name; give -f)\n", "centre");
     }
+    if (wav && wav->inverted)
+      printf("%-12s mirrored (a lower sideband's audio: read mirrored back, so that a carrier's "
+             "frequency is its own)\n",
+             "spectrum");
     if (wav && wav->start_time) printf("%-12s %s\n", "start", wav->start_time);
     if (origin) {
       print_hz("centre", info.center_freq);

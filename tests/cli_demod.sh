@@ -490,6 +490,26 @@ EOF
   bad "demod of the audio WAV failed"
 out=$("$P" ber "$T/tau0.bits" "$T/au.bits")
 grep -q "compared 24000 bits: 0 errors" <<<"$out" || bad "audio WAV at 1800 Hz: $out"
+# a kiwirecorder lower sideband's audio (..._lsb.wav: its spectrum mirrored, the name's frequency
+# its 0 Hz): a carrier 1800 Hz below the tuned frequency, read mirrored back, gives gen's bits
+"$P" gen -q -o "$T/lsb.cf32" -s 48k -d 10 --carrier f=-1800,rs=1200,diff --esn0 20 --bits "$T/tlsb" ||
+  bad "gen (LSB audio) failed"
+PYTHONPATH="$(dirname "$0")/support" python3 - "$T" <<'EOF' || bad "writing the LSB audio WAV failed"
+import array, sys
+from wav_file import write_wav
+t = sys.argv[1]
+x = array.array("f")
+x.frombytes(open(t + "/lsb.cf32", "rb").read())
+data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
+write_wav(t + "/20261204T093015Z_7100000_lsb.wav", 1, 16, data, rate=48000, channels=1)
+EOF
+"$P" info "$T/20261204T093015Z_7100000_lsb.wav" | grep -q "^spectrum *mirrored" ||
+  bad "info: the LSB audio not said mirrored"
+"$P" demod -q -i "$T/20261204T093015Z_7100000_lsb.wav" -r 1200 -o "$T/lsb.bits" \
+  --carrier-freq 7098200 || bad "demod of the LSB audio WAV failed"
+nb=$(size "$T/lsb.bits")
+[ "$nb" -ge 23000 ] && cmp -s -i 2 -n $((nb - 2)) "$T/lsb.bits" "$T/tlsb0.bits" ||
+  bad "LSB audio at 7098200 Hz: bits differ from the generator's"
 "$P" demod -q -i "$T/off.cf32" -s 48k -r 2400 -o "$T/e.bits" --carrier-freq 30k 2>"$T/err"
 [ $? -eq 1 ] && grep -q "outside its band of +-24000 Hz" "$T/err" ||
   bad "--carrier-freq outside the band: $(cat "$T/err")"

@@ -470,24 +470,43 @@ static void kiwi(test_rng *rng) {
   free(all);
 
   /* the upper sideband's audio (one channel, ..._usb.wav): the name's frequency is its 0 Hz, so
-   * the complex stream's centre is a quarter of the real rate above it; an I/Q name on audio
-   * gives none */
-  for (int usb = 1; usb >= 0; usb--) {
+   * the complex stream's centre is a quarter of the real rate above it; the lower sideband's
+   * (..._lsb.wav): its 0 Hz too, its spectrum mirrored: read mirrored back (I and Q of the same
+   * samples read as USB exchanged, exchanged again with swap_iq on), its centre a quarter of the
+   * real rate below the name's; an I/Q name on audio gives none */
+  prx_cf32 usb_samples[256];
+  for (int mode = 1; mode >= -1; mode--) { /* 1: usb, -1: lsb, 0: iq */
     bytes a = {0};
     put_fmt(&a, 1, 1, 12000, 16, 0);
     put_chunk(&a, "kiwi", "\0\0\x10\0\0\0\0\0\0\0", 10);
     put_chunk(&a, "data", s, 1024);
-    const char *mono =
-        tmp(usb ? "20261204T112233Z_7100000_usb.wav" : "20261204T112233Z_7100000_iq.wav");
+    const char *mono = tmp(mode > 0   ? "20261204T112233Z_7100000_usb.wav"
+                           : mode < 0 ? "20261204T112233Z_7100000_lsb.wav"
+                                      : "20261204T112233Z_7100000_iq.wav");
     write_riff(mono, &a);
     free(a.b);
-    CHECK_OK(prx_iq_open(mono, PRX_CF32, &r));
-    if (!r) continue;
-    double want = usb ? 7103000 : 3000;
-    CHECK(prx_iq_reader_is_real(r) && prx_iq_reader_info(r)->center_freq == want,
-          "KiwiSDR audio named %s: centre %.1f (%.1f)", usb ? "usb" : "iq",
-          prx_iq_reader_info(r)->center_freq, want);
-    prx_iq_close(r);
+    for (int swap = 0; swap <= (mode < 0); swap++) {
+      CHECK_OK(prx_iq_open(mono, PRX_CF32, &r));
+      if (!r) continue;
+      prx_iq_reader_swap_iq(r, swap);
+      const double want = mode > 0 ? 7103000 : mode < 0 ? 7097000 : 3000;
+      const prx_wav_info *wi = prx_iq_reader_wav(r);
+      CHECK(prx_iq_reader_is_real(r) && prx_iq_reader_info(r)->center_freq == want && wi &&
+                wi->inverted == (mode < 0),
+            "KiwiSDR audio named %d: centre %.1f (%.1f), inverted %d", mode,
+            prx_iq_reader_info(r)->center_freq, want, wi ? wi->inverted : -1);
+      prx_cf32 got[256];
+      size_t m = 0;
+      CHECK_OK(prx_iq_read(r, got, 256, &m));
+      if (mode > 0) memcpy(usb_samples, got, sizeof got);
+      int same = m == 256;
+      for (size_t i = 0; mode < 0 && i < m; i++)
+        same &= swap ? got[i].re == usb_samples[i].re && got[i].im == usb_samples[i].im
+                     : got[i].re == usb_samples[i].im && got[i].im == usb_samples[i].re;
+      CHECK(same, "KiwiSDR LSB audio, swap_iq %d: %zu samples, not the USB reading's %s", swap, m,
+            swap ? "samples" : "mirrored");
+      prx_iq_close(r);
+    }
   }
 
   /* damaged: a kiwi chunk of another size, bytes that are no chunk between two */

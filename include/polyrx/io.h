@@ -43,7 +43,8 @@ prx_status prx_iq_read(prx_iq_reader *r, void *buf, size_t max, size_t *n);
 void prx_iq_close(prx_iq_reader *r); /* accepts NULL */
 /* on = 1: every sample is handed out with I and Q exchanged (prx_iq_read, and the positional
  * reads): a recording whose two channels are the wrong way round, its spectrum mirrored about
- * the centre (the SDR programs' "swap I/Q"). Set before the first read. */
+ * the centre (the SDR programs' "swap I/Q"); a mirrored WAV recording (prx_wav_info.inverted),
+ * handed out mirrored back, is mirrored again. Set before the first read. */
 void prx_iq_reader_swap_iq(prx_iq_reader *r, int on);
 /* The file the samples come from (the .sigmf-data of a recording), or "standard input". */
 const char *prx_iq_reader_name(const prx_iq_reader *r);
@@ -104,6 +105,10 @@ typedef struct {
                               stamps" (a KiwiSDR file: its fmt chunk holds the rate rounded to
                               whole Hz) */
   uint64_t data_chunks;    /* data chunks read as one stream: 1, or a KiwiSDR file's many */
+  int inverted;            /* 1: the spectrum is mirrored (a lower sideband's audio: a kiwirecorder
+                              _lsb or _lsn file); the reader hands its samples out mirrored back
+                              (I and Q exchanged), prx_iq_info.center_freq where the mirrored
+                              stream's centre lies */
   /* A KiwiSDR file (kiwirecorder --kiwi-wav) has a "kiwi" chunk before each data chunk: the GPS
    * time of the data chunk's first sample, as seconds of the GPS week. */
   uint64_t gps_stamps;    /* kiwi chunks */

@@ -375,6 +375,7 @@ static prx_status open_wav(prx_iq_reader *r, const char *path, uint64_t file_siz
     return prx_fail(PRX_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
   r->bounded = 1;
   r->remaining = h->wav.data_bytes + h->wav.gps_filled * h->file_sample_bytes;
+  r->swap_iq = h->wav.inverted; /* a lower sideband's audio mirrored back */
   return PRX_OK;
 }
 
@@ -495,7 +496,8 @@ uint64_t prx_iq_reader_samples(const prx_iq_reader *r) {
 }
 
 void prx_iq_reader_swap_iq(prx_iq_reader *r, int on) {
-  if (r) r->swap_iq = !!on;
+  /* (a mirrored WAV recording is handed out exchanged already: on exchanges it back) */
+  if (r) r->swap_iq = !!on ^ (r->wav && r->wav->wav.inverted);
 }
 
 /* Exchanges I and Q of n samples of format f in place: the two halves of each sample, as one

@@ -261,12 +261,18 @@ prx_status prx_wav_read_header(int fd, const char *path, uint64_t file_size, prx
   time_t named;
   double hz;
   int kiwi_mode = prx_wav_name_kiwi(path, &named, &hz);
-  /* the name's frequency is an I/Q file's centre, a USB audio file's 0 Hz (a real stream's DC) */
-  int kiwi_named = kiwi_mode && kiwi_mode == h->wav.channels;
+  /* the name's frequency is an I/Q file's centre, a USB audio file's 0 Hz (a real stream's DC);
+   * an LSB audio file's 0 Hz too, its spectrum mirrored: read mirrored back (the reader's
+   * exchanged I and Q), its DC's frequency half its rate below */
+  int kiwi_named = kiwi_mode && (kiwi_mode == 3 ? 1 : kiwi_mode) == h->wav.channels;
   if (!h->wav.center_from && prx_wav_name_frequency(path, &h->center_freq))
     h->wav.center_from = "file name";
   if (!h->wav.center_from && kiwi_named) {
     h->center_freq = hz;
+    if (kiwi_mode == 3) {
+      h->center_freq = hz - h->sample_rate / 2;
+      h->wav.inverted = 1;
+    }
     h->wav.center_from = "file name";
   }
   if (!h->wav.start_time && kiwi_named &&

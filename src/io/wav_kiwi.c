@@ -265,19 +265,23 @@ prx_status prx_wav_walk_kiwi(prx_wav_header *h, int fd, const char *path, uint64
 }
 
 /* kiwirecorder's names: START_FREQ[_STATION]_MODE.wav, START the UTC time the file began
- * (20261204T112233Z), FREQ the tuned frequency in Hz (whole); MODE iq (I/Q: 2) or usb, usn (the
- * upper sideband's audio, its 0 Hz at FREQ: 1); others are not read (0). */
+ * (20261204T112233Z), FREQ the tuned frequency in Hz (whole); MODE iq (I/Q: 2), usb, usn (the
+ * upper sideband's audio, its 0 Hz at FREQ: 1) or lsb, lsn (the lower sideband's, its 0 Hz at
+ * FREQ and its spectrum mirrored: audio f is FREQ - f: 3); others are not read (0). */
 int prx_wav_name_kiwi(const char *path, time_t *start, double *hz) {
   const char *name = strrchr(path, '/');
   name = name ? name + 1 : path;
   size_t len = strlen(name);
   if (len < 4 || strcasecmp(name + len - 4, ".wav")) return 0;
   len -= 4;
-  int mode = len >= 20 && !strncasecmp(name + len - 3, "_iq", 3) ? 2
-             : len >= 21 && (!strncasecmp(name + len - 4, "_usb", 4) ||
-                             !strncasecmp(name + len - 4, "_usn", 4))
-                 ? 1
-                 : 0;
+  int mode = 0;
+  if (len >= 20 && !strncasecmp(name + len - 3, "_iq", 3)) mode = 2;
+  if (len >= 21 &&
+      (!strncasecmp(name + len - 4, "_usb", 4) || !strncasecmp(name + len - 4, "_usn", 4)))
+    mode = 1;
+  if (len >= 21 &&
+      (!strncasecmp(name + len - 4, "_lsb", 4) || !strncasecmp(name + len - 4, "_lsn", 4)))
+    mode = 3;
   if (!mode) return 0;
   struct tm tm;
   memset(&tm, 0, sizeof tm);
