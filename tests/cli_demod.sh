@@ -458,6 +458,18 @@ for args in "-i $T/mp.cf32 -t 1" "-i $T/mp.cf32 -t 3 --read-block 7777" \
   done
 done
 
+# audio_wav CF32 WAV: the real part of a 48 kHz cf32 file as a one-channel 16-bit WAV (an SSB
+# receiver's audio)
+audio_wav() {
+  PYTHONPATH="$(dirname "$0")/support" python3 - "$1" "$2" <<'EOF'
+import array, sys
+from wav_file import write_wav
+x = array.array("f")
+x.frombytes(open(sys.argv[1], "rb").read())
+data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
+write_wav(sys.argv[2], 1, 16, data, rate=48000, channels=1)
+EOF
+}
 # --carrier-freq: a carrier off the centre mixed to 0 Hz first; the same bits in the -f frame and
 # for any --read-block; an audio recording (real samples, one-channel WAV) whose carrier sits at
 # 1800 Hz of audio; a frequency outside the band refused
@@ -477,15 +489,7 @@ out=$("$P" ber "$T/toff0.bits" "$T/off3.bits" 2>&1)
 grep -q "BER [0-4]\.[0-9]*e-01" <<<"$out" || bad "the carrier 5 kHz off demodulated without --carrier-freq: $out"
 "$P" gen -q -o "$T/au.cf32" -s 48k -d 10 --carrier f=1800,rs=1200,diff --esn0 20 --bits "$T/tau" ||
   bad "gen (audio) failed"
-PYTHONPATH="$(dirname "$0")/support" python3 - "$T" <<'EOF' || bad "writing the audio WAV failed"
-import array, sys
-from wav_file import write_wav
-t = sys.argv[1]
-x = array.array("f")
-x.frombytes(open(t + "/au.cf32", "rb").read())
-data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
-write_wav(t + "/audio.wav", 1, 16, data, rate=48000, channels=1)
-EOF
+audio_wav "$T/au.cf32" "$T/audio.wav" || bad "writing the audio WAV failed"
 "$P" demod -q -i "$T/audio.wav" -r 1200 -o "$T/au.bits" --carrier-freq 1800 ||
   bad "demod of the audio WAV failed"
 out=$("$P" ber "$T/tau0.bits" "$T/au.bits")
@@ -494,15 +498,8 @@ grep -q "compared 24000 bits: 0 errors" <<<"$out" || bad "audio WAV at 1800 Hz: 
 # its 0 Hz): a carrier 1800 Hz below the tuned frequency, read mirrored back, gives gen's bits
 "$P" gen -q -o "$T/lsb.cf32" -s 48k -d 10 --carrier f=-1800,rs=1200,diff --esn0 20 --bits "$T/tlsb" ||
   bad "gen (LSB audio) failed"
-PYTHONPATH="$(dirname "$0")/support" python3 - "$T" <<'EOF' || bad "writing the LSB audio WAV failed"
-import array, sys
-from wav_file import write_wav
-t = sys.argv[1]
-x = array.array("f")
-x.frombytes(open(t + "/lsb.cf32", "rb").read())
-data = array.array("h", [max(-32767, min(32767, int(v * 8000))) for v in x[0::2]]).tobytes()
-write_wav(t + "/20261204T093015Z_7100000_lsb.wav", 1, 16, data, rate=48000, channels=1)
-EOF
+audio_wav "$T/lsb.cf32" "$T/20261204T093015Z_7100000_lsb.wav" ||
+  bad "writing the LSB audio WAV failed"
 "$P" info "$T/20261204T093015Z_7100000_lsb.wav" | grep -q "^spectrum *mirrored" ||
   bad "info: the LSB audio not said mirrored"
 "$P" demod -q -i "$T/20261204T093015Z_7100000_lsb.wav" -r 1200 -o "$T/lsb.bits" \

@@ -757,19 +757,15 @@ static void task_phase(void *ctx, size_t c) {
     bk->sums.m2 = s[2];
     bk->sums.m4 = s[3];
     bk->sums.n = s[4];
-    bk->line = bk->levels = bk->steps = 0;
+    memset(&bk->shape, 0, sizeof bk->shape);
     const int64_t n = bk->k1 - bk->k0;
     if (n <= 0) continue;
     if (g->hf) {
       memcpy(bk->sym, g->h_sym + (o + j) * g->Lmax, (size_t)n * sizeof(prx_cf32));
-      bk->line = qpsk_ph_line(bk->sym, n);
-      bk->levels = qpsk_ph_levels(bk->sym, n);
-      bk->steps = qpsk_ph_steps(bk->sym, n);
+      bk->shape = qpsk_shape_of(bk->sym, n);
     } else {
       bk->sym[n - 1] = g->h_ends[o + j].last;
-      bk->line = g->h_ends[o + j].line;
-      bk->levels = g->h_ends[o + j].levels;
-      bk->steps = g->h_ends[o + j].steps;
+      bk->shape = g->h_ends[o + j].shape;
     }
   }
   qpsk_serial_phase(q);

@@ -280,9 +280,7 @@ static void stage_mf(void *ctx, size_t t) {
 void qpsk_blk_measure(qpsk_blk *bk, int64_t n) {
   memset(&bk->sums, 0, sizeof bk->sums);
   if (n > 0) qpsk_sums_accum(bk->sym, (size_t)n, &bk->sums);
-  bk->line = qpsk_ph_line(bk->sym, n);
-  bk->levels = qpsk_ph_levels(bk->sym, n);
-  bk->steps = qpsk_ph_steps(bk->sym, n);
+  bk->shape = qpsk_shape_of(bk->sym, n);
 }
 
 /* ---- serial: phase, noise, ambiguity, output offsets ---- */
@@ -374,9 +372,7 @@ void qpsk_serial_phase(prx_qpsk *q) {
     in.gain = sp->gain;
     in.nonfinite = bk->nonfinite;
     in.out_range = sp->out_range;
-    in.line = bk->line;
-    in.levels = bk->levels;
-    in.steps = bk->steps;
+    in.shape = bk->shape;
     qpsk_phase_out r;
     qpsk_ph_block(L, &q->ph, &in, &r);
     qpsk_ph_to_blk(&r, bk);
@@ -565,7 +561,7 @@ static void report(prx_qpsk *q, const qpsk_blk *bk) {
    * (PRX_QPSK_WARN_QUARTER_STEPS) */
   if (!(bk->flags & PRX_QPSK_BLOCK_NO_SIGNAL) && e.n_symbols >= 0.5 * q->L) {
     q->blk_full_signal++;
-    q->blk_line += bk->line > QPSK_LINE_MIN;
+    q->blk_line += bk->shape.line > QPSK_LINE_MIN;
     q->blk_levels += (bk->flags & QPSK_BLK_LEVELS) != 0;
     q->blk_steps += (bk->flags & QPSK_BLK_STEPS) != 0;
   }

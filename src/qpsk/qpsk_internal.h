@@ -89,6 +89,16 @@ typedef struct {
   int64_t hist_n;
 } qpsk_serial_state;
 
+/* The shape of a block's first symbols, rotation-free (the block's phase need not be known),
+ * measured where the symbols are (stage mf on the CPU; the GPU phase pass's step 0, or the bank's
+ * block_ends kernel where the host runs the pass) by qpsk_shape_of (qpsk_serial_phase.h): their
+ * second-order line (symbols on one line: BPSK; PRX_QPSK_WARN_NOT_QPSK), power levels (on
+ * several rings: QAM; PRX_QPSK_WARN_LEVELS) and quarter steps (a quarter turn a symbol: MSK;
+ * PRX_QPSK_WARN_QUARTER_STEPS). */
+typedef struct {
+  float line, levels, steps;
+} qpsk_shape;
+
 /* What the phase pass carries from span to span (qpsk_serial_phase.h, which runs it on the CPU and
  * the GPU): the CPU's in prx_qpsk (its ph), the GPU's one per channel on the device. */
 typedef struct qpsk_phase_state {
@@ -153,9 +163,7 @@ typedef struct {
   double sig, noise;         /* M2M4 over the noise window: signal power, noise variance */
   double sig_own, noise_own; /* this block's own M2M4 powers (normalised units) */
   double vv_stat;            /* signal-present statistic (prx_qpsk_block.signal) */
-  float line;                /* second-order line of its first symbols (qpsk_ph_line) */
-  float levels;              /* their power's kurtosis (qpsk_ph_levels) */
-  float steps;               /* their quarter steps (qpsk_ph_steps) */
+  qpsk_shape shape;          /* its first symbols' shape (qpsk_shape_of) */
   unsigned flags;            /* PRX_QPSK_BLOCK_*, and QPSK_BLK_LEVELS, QPSK_BLK_STEPS */
   uint8_t *tag;              /* PILOTS: per symbol 0..3 = data with that quarter-turn, 4 = pilot */
   qpsk_diff_prev prev;       /* DIFFERENTIAL: the symbol before sym[0] */
@@ -242,7 +250,7 @@ struct prx_qpsk {
    * (PRX_QPSK_WARN_UNLOCKED) */
   uint64_t blk_unlocked;
   /* the full blocks with a signal, and of them those whose symbols lie on one line
-   * (qpsk_ph_line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK), whose symbols' power lies on
+   * (the shape's line above QPSK_LINE_MIN: PRX_QPSK_WARN_NOT_QPSK), whose symbols' power lies on
    * several levels (QPSK_BLK_LEVELS: PRX_QPSK_WARN_LEVELS) and whose symbols turn by a quarter
    * turn each (QPSK_BLK_STEPS: PRX_QPSK_WARN_QUARTER_STEPS) */
   uint64_t blk_full_signal, blk_line, blk_levels, blk_steps;
@@ -280,7 +288,7 @@ void qpsk_serial_level(prx_qpsk *q, unsigned g);
 void qpsk_serial_timing(prx_qpsk *q, unsigned g);
 void qpsk_serial_nco(prx_qpsk *q, unsigned g);
 void qpsk_serial_phase(prx_qpsk *q);
-/* A block's V&V sums and second-order line (qpsk_ph_line) over its n symbols bk->sym (0 or
+/* A block's V&V sums and shape (qpsk_shape_of) over its n symbols bk->sym (0 or
  * fewer: none, zeros): stage mf's, and again after the pilots' DC share. */
 void qpsk_blk_measure(qpsk_blk *bk, int64_t n);
 
@@ -340,7 +348,7 @@ size_t qpsk_batch_end(prx_qpsk *q, unsigned g);
  * paths of 1 and 0.3: 0.15; QPSK's noise: 2 N0 / Es, 0.05 at 16 dB) */
 #define QPSK_LEVELS_SPREAD 0.05
 #define QPSK_BLK_LEVELS (1u << 16)
-/* PRX_QPSK_WARN_QUARTER_STEPS: a block whose quarter steps (qpsk_ph_steps) are above this is
+/* PRX_QPSK_WARN_QUARTER_STEPS: a block whose quarter steps (qpsk_ph_line's) are above this is
  * flagged QPSK_BLK_STEPS (the demodulator's own, as QPSK_BLK_LEVELS); the warning is raised
  * where most full blocks with a signal (two at least) have it (MSK from ~3 dB Es/N0: its measure
  * Es / (Es + N0) squared; QPSK above it in ~1e-4 of its blocks: a one-dimensional walk of 63

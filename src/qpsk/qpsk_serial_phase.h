@@ -21,12 +21,11 @@ extern "C" {
 
 /* what the pass carries from span to span: qpsk_phase_state (qpsk_internal.h: prx_qpsk's ph) */
 
-/* one block's inputs: its V&V sums, second-order line, power levels and quarter steps (stage
- * mf's symbols: qpsk_ph_line, qpsk_ph_levels, qpsk_ph_steps), input sums (pre), timing residual
- * (the timing pass) and its span's gain and clock flag */
+/* one block's inputs: its V&V sums and shape (stage mf's symbols: qpsk_shape_of), input sums
+ * (pre), timing residual (the timing pass) and its span's gain and clock flag */
 typedef struct {
   qpsk_sums sums;
-  float line, levels, steps;
+  qpsk_shape shape;
   double mom[3], mom_n;
   double tres, gain;
   unsigned nonfinite;
@@ -42,7 +41,8 @@ typedef struct qpsk_phase_out {
   float line;
 } qpsk_phase_out;
 
-/* the block's results into its qpsk_blk (the host's: the CPU's pass, the driver's pending spans) */
+/* the block's results into its qpsk_blk (the host's: the CPU's pass, the driver's pending spans;
+ * of the shape only the line comes back: the levels and steps as their flags) */
 static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
   bk->phi = r->phi;
   bk->sig = r->sig;
@@ -50,65 +50,60 @@ static inline void qpsk_ph_to_blk(const qpsk_phase_out *r, qpsk_blk *bk) {
   bk->sig_own = r->sig_own;
   bk->noise_own = r->noise_own;
   bk->vv_stat = r->vv_stat;
-  bk->line = r->line;
+  bk->shape.line = r->line;
   bk->flags = r->flags;
 }
 
 /* The block's second-order line |sum y^2| / sum |y|^2 over its first QPSK_LINE_SYMBOLS symbols y
- * (n of them; 0 without symbols), summed in double, rotation-free (the block's phase need not be
- * known): symbols on one line through the origin (BPSK, a real or unmodulated signal) have y^2
- * on one ray, Es / (Es + N0) of the power; QPSK's y^2 are +-j times its power, so their sum is a
- * random walk of ~1/sqrt(n) of it (above 0.5 at 64 symbols in ~1e-4 of the blocks at high Es/N0,
- * where the walk is one-dimensional, and less at low Es/N0). Computed where the symbols are:
- * stage mf on the CPU, the phase pass's step 0 on the GPU (the bank's block_ends kernel where the
- * host runs the pass). */
+ * (n of them; 0 without symbols), summed in double: symbols on one line through the origin (BPSK,
+ * a real or unmodulated signal) have y^2 on one ray, Es / (Es + N0) of the power; QPSK's y^2 are
+ * +-j times its power, so their sum is a random walk of ~1/sqrt(n) of it (above 0.5 at 64
+ * symbols in ~1e-4 of the blocks at high Es/N0, where the walk is one-dimensional, and less at
+ * low Es/N0).
+ * In the same pass, *steps: the quarter steps -Re(sum z^2) / sum |z|^2 over z = y_i conj(y_(i-1)),
+ * the turn from one symbol to the next (a carrier's residual turn a symbol only turns every z^2
+ * alike). MSK, and 2-FSK whose shift is half the symbol rate, turn by a quarter turn each symbol:
+ * z = +-j |z|, z^2 = -|z|^2, the measure Es / (Es + N0) squared near 1; QPSK's z turn by 0, 1/4,
+ * 1/2 or 3/4 at random, z^2 = +-|z|^2 cancel (a random walk of ~1/sqrt(63) of the sum); BPSK's
+ * and a constant's z^2 = +|z|^2: -1. 0 without two symbols. */
 QPSK_HD void qpsk_ph_line_add(prx_cf32 y, double *re, double *im, double *p) {
   const double a = y.re, b = y.im;
   *re += a * a - b * b;
   *im += 2 * a * b;
   *p += a * a + b * b;
 }
-QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n) {
-  /* symbol i into partial sum i mod 4, the four added in a fixed order: four independent chains
+QPSK_HD void qpsk_ph_step_add(prx_cf32 y, prx_cf32 prev, double *zr, double *zp) {
+  const double a = (double)y.re * prev.re + (double)y.im * prev.im,
+               b = (double)y.im * prev.re - (double)y.re * prev.im, aa = a * a, bb = b * b;
+  *zr += aa - bb;
+  *zp += aa + bb;
+}
+QPSK_HD float qpsk_ph_line(const prx_cf32 *y, int64_t n, float *steps) {
+  /* symbol i into partial sums i mod 4, the four added in a fixed order: four independent chains
    * (the CPU's vector lanes, the GPU's loads issued ahead), the same arithmetic on both */
   double re[4] = {0, 0, 0, 0}, im[4] = {0, 0, 0, 0}, p[4] = {0, 0, 0, 0};
+  double zr[4] = {0, 0, 0, 0}, zp[4] = {0, 0, 0, 0};
   if (n >= QPSK_LINE_SYMBOLS) {
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
     for (int i = 0; i < QPSK_LINE_SYMBOLS; i += 4)
-      for (int j = 0; j < 4; j++) qpsk_ph_line_add(y[i + j], &re[j], &im[j], &p[j]);
+      for (int j = 0; j < 4; j++) {
+        qpsk_ph_line_add(y[i + j], &re[j], &im[j], &p[j]);
+        if (i + j > 0) qpsk_ph_step_add(y[i + j], y[i + j - 1], &zr[j], &zp[j]);
+      }
   } else {
-    for (int64_t i = 0; i < n; i++) qpsk_ph_line_add(y[i], &re[i & 3], &im[i & 3], &p[i & 3]);
+    for (int64_t i = 0; i < n; i++) {
+      qpsk_ph_line_add(y[i], &re[i & 3], &im[i & 3], &p[i & 3]);
+      if (i > 0) qpsk_ph_step_add(y[i], y[i - 1], &zr[i & 3], &zp[i & 3]);
+    }
   }
+  const double sz = (zr[0] + zr[1]) + (zr[2] + zr[3]), szp = (zp[0] + zp[1]) + (zp[2] + zp[3]);
+  const double q = szp > 0 ? -sz / szp : 0;
+  *steps = isfinite(q) ? (float)q : 0.0f;
   const double sr = (re[0] + re[1]) + (re[2] + re[3]), si = (im[0] + im[1]) + (im[2] + im[3]);
   const double sp = (p[0] + p[1]) + (p[2] + p[3]);
   const double r = sp > 0 ? sqrt(sr * sr + si * si) / sp : 0;
-  return isfinite(r) ? (float)r : 0.0f;
-}
-
-/* The block's quarter steps: -Re(sum z^2) / sum |z|^2 over z = y_i conj(y_(i-1)), the turn from
- * one symbol to the next, over its first QPSK_LINE_SYMBOLS symbols y (n of them), summed in
- * double in four chains as qpsk_ph_line, rotation-free (a carrier's residual turn a symbol only
- * turns every z^2 alike). MSK, and 2-FSK whose shift is half the symbol rate, turn by a quarter
- * turn each symbol: z = +-j |z|, z^2 = -|z|^2, the measure Es / (Es + N0) squared near 1; QPSK's
- * z turn by 0, 1/4, 1/2 or 3/4 at random, z^2 = +-|z|^2 cancel (a random walk of ~1/sqrt(63) of
- * the sum); BPSK's and a constant's z^2 = +|z|^2: -1. 0 without two symbols. */
-QPSK_HD float qpsk_ph_steps(const prx_cf32 *y, int64_t n) {
-  double re[4] = {0, 0, 0, 0}, p[4] = {0, 0, 0, 0};
-  if (n > QPSK_LINE_SYMBOLS) n = QPSK_LINE_SYMBOLS;
-#ifdef __CUDA_ARCH__
-#pragma unroll 4
-#endif
-  for (int64_t i = 1; i < n; i++) {
-    const double a = (double)y[i].re * y[i - 1].re + (double)y[i].im * y[i - 1].im,
-                 b = (double)y[i].im * y[i - 1].re - (double)y[i].re * y[i - 1].im, aa = a * a,
-                 bb = b * b;
-    re[i & 3] += aa - bb;
-    p[i & 3] += aa + bb;
-  }
-  const double sr = (re[0] + re[1]) + (re[2] + re[3]), sp = (p[0] + p[1]) + (p[2] + p[3]);
-  const double r = sp > 0 ? -sr / sp : 0;
   return isfinite(r) ? (float)r : 0.0f;
 }
 
@@ -143,13 +138,13 @@ QPSK_HD int64_t qpsk_ph_levels_n(int64_t n) {
   if (n > QPSK_LEVEL_SYMBOLS) n = QPSK_LEVEL_SYMBOLS;
   return n < 32 ? 0 : n;
 }
-/* one symbol's powers into its slot's sums (s: 4 floats) */
-QPSK_HD void qpsk_ph_levels_add(prx_cf32 y, float *s) {
+/* one symbol's powers p, p^2, p^3, p^4 into w, as every path adds them to its slot's sums */
+QPSK_HD void qpsk_ph_powers(prx_cf32 y, float *w) {
   const float p = y.re * y.re + y.im * y.im, p2 = p * p;
-  s[0] += p;
-  s[1] += p2;
-  s[2] += p2 * p;
-  s[3] += p2 * p2;
+  w[0] = p;
+  w[1] = p2;
+  w[2] = p2 * p;
+  w[3] = p2 * p2;
 }
 #ifdef __CUDA_ARCH__
 /* A warp's, QPSK_LEVEL_BLOCKS blocks at once (their loads in flight together): lane `lane` the
@@ -170,7 +165,11 @@ __device__ static inline float qpsk_ph_levels_warp(const prx_cf32 *const *y, con
 #pragma unroll
     for (int g = 0; g < QPSK_LEVEL_BLOCKS; g++) {
       const int64_t i = lane + (int64_t)u * QPSK_LEVEL_SLOTS;
-      if (i < m[g]) qpsk_ph_levels_add(y[g][i], s[g]);
+      if (i < m[g]) {
+        float w[4];
+        qpsk_ph_powers(y[g][i], w);
+        for (int q = 0; q < 4; q++) s[g][q] += w[q];
+      }
     }
   /* the slots added (lane 0 holds the tree's sums), then lane 0's sums of block `mine` to each
    * lane, which works out that block's value alone (the owner's: lane mine mod 32) */
@@ -199,20 +198,14 @@ QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
   float v[4][QPSK_LEVEL_SLOTS];
   for (int q = 0; q < 4; q++)
     for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) v[q][j] = 0;
-  int64_t i0 = 0;
-  /* whole rows of 32 (the compiler's vectors along them), then the rest */
-  for (; i0 + QPSK_LEVEL_SLOTS <= n; i0 += QPSK_LEVEL_SLOTS)
-    for (int j = 0; j < QPSK_LEVEL_SLOTS; j++) {
-      const float p = y[i0 + j].re * y[i0 + j].re + y[i0 + j].im * y[i0 + j].im, p2 = p * p;
-      v[0][j] += p;
-      v[1][j] += p2;
-      v[2][j] += p2 * p;
-      v[3][j] += p2 * p2;
+  /* rows of 32 symbols, slot j the row's j-th (the compiler's vectors along a row) */
+  for (int64_t i0 = 0; i0 < n; i0 += QPSK_LEVEL_SLOTS) {
+    const int m = n - i0 < QPSK_LEVEL_SLOTS ? (int)(n - i0) : QPSK_LEVEL_SLOTS;
+    for (int j = 0; j < m; j++) {
+      float w[4];
+      qpsk_ph_powers(y[i0 + j], w);
+      for (int q = 0; q < 4; q++) v[q][j] += w[q];
     }
-  for (int j = 0; i0 + j < n; j++) {
-    float s[4] = {v[0][j], v[1][j], v[2][j], v[3][j]};
-    qpsk_ph_levels_add(y[i0 + j], s);
-    for (int q = 0; q < 4; q++) v[q][j] = s[q];
   }
   float S[4];
   for (int q = 0; q < 4; q++) {
@@ -225,19 +218,24 @@ QPSK_HD float qpsk_ph_levels(const prx_cf32 *y, int64_t n) {
 
 /* What the host's phase pass reads of a block's symbols that stay on the device (the bank's
  * driver where the GPU decides but the host runs the pass): its last symbol (the differential
- * chain's link between blocks), its second-order line, power levels and quarter steps; zeros for
- * a block without symbols. */
+ * chain's link between blocks) and its shape; zeros for a block without symbols. */
+/* The shape of a block's n symbols y (qpsk_internal.h): all three measures, one thread's */
+QPSK_HD qpsk_shape qpsk_shape_of(const prx_cf32 *y, int64_t n) {
+  qpsk_shape s;
+  s.line = qpsk_ph_line(y, n, &s.steps);
+  s.levels = qpsk_ph_levels(y, n);
+  return s;
+}
+
 typedef struct qpsk_block_end {
   prx_cf32 last;
-  float line, levels, steps;
+  qpsk_shape shape;
 } qpsk_block_end;
 QPSK_HD qpsk_block_end qpsk_block_end_of(const prx_cf32 *y, int64_t n) {
-  qpsk_block_end e = {{0, 0}, 0.0f, 0.0f, 0.0f};
+  qpsk_block_end e = {{0, 0}, {0.0f, 0.0f, 0.0f}};
   if (n > 0) {
     e.last = y[n - 1];
-    e.line = qpsk_ph_line(y, n);
-    e.levels = qpsk_ph_levels(y, n);
-    e.steps = qpsk_ph_steps(y, n);
+    e.shape = qpsk_shape_of(y, n);
   }
   return e;
 }
@@ -280,7 +278,7 @@ QPSK_HD int qpsk_ph_own(const qpsk_phase_in *in, qpsk_phase_out *r) {
     z = o->n * (o->s4[0] * o->s4[0] + o->s4[1] * o->s4[1]) / (6 * o->m4 * o->m4);
   if (!isfinite(z)) z = 0;
   r->vv_stat = z;
-  r->line = in->line;
+  r->line = in->shape.line;
   /* the block's input varies (not zeros, not a constant: a constant makes constant symbols,
    * a perfect 4th-power line) */
   double var = in->mom_n > 0
@@ -289,8 +287,8 @@ QPSK_HD int qpsk_ph_own(const qpsk_phase_in *in, qpsk_phase_out *r) {
                    : 0;
   int varies = var * in->gain * in->gain > 1e-2;
   r->flags = 0;
-  if (in->levels > 0 && in->levels < QPSK_LEVELS_MAX) r->flags |= QPSK_BLK_LEVELS;
-  if (in->steps > QPSK_STEPS_MIN) r->flags |= QPSK_BLK_STEPS;
+  if (in->shape.levels > 0 && in->shape.levels < QPSK_LEVELS_MAX) r->flags |= QPSK_BLK_LEVELS;
+  if (in->shape.steps > QPSK_STEPS_MIN) r->flags |= QPSK_BLK_STEPS;
   if (in->out_range) r->flags |= PRX_QPSK_BLOCK_CLOCK_RANGE;
   if (in->nonfinite) r->flags |= PRX_QPSK_BLOCK_NONFINITE;
   return z > 5 && varies;
@@ -462,12 +460,11 @@ QPSK_HD void qpsk_ph_span_step(const qpsk_ph_args *a, size_t c, unsigned step, u
       in.nonfinite = a->bad[o + t];
       in.out_range = a->sp[c].out_range;
       const int64_t k = a->tb[o + t].k1 - a->tb[o + t].k0;
-      in.line = qpsk_ph_line(a->sym + (o + t) * a->Lmax, k);
-      in.steps = qpsk_ph_steps(a->sym + (o + t) * a->Lmax, k);
 #ifdef __CUDA_ARCH__
-      in.levels = b->levels;
+      in.shape.line = qpsk_ph_line(a->sym + (o + t) * a->Lmax, k, &in.shape.steps);
+      in.shape.levels = b->levels;
 #else
-      in.levels = qpsk_ph_levels(a->sym + (o + t) * a->Lmax, k);
+      in.shape = qpsk_shape_of(a->sym + (o + t) * a->Lmax, k);
 #endif
       const qpsk_sums prev = t > 0 ? qpsk_ph_sums_at(a->sums + 5 * (o + t - 1)) : st->sums_prev;
       b->ph = qpsk_ph_vv(a->L, t > 0 || st->have, &in.sums, &prev);
