@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const keys[] = {"f",      "rs",  "rolloff", "span",   "power", "phase",
-                                   "timing", "ppm", "diff",    "pilots", "seed",  "freq"};
+static const char *const keys[] = {"f",   "rs",   "rolloff", "span", "power", "phase", "timing",
+                                   "ppm", "diff", "pilots",  "seed", "freq",  "pi4"};
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
 static int parse_pilots(const char *v, prx_sim_carrier *c) {
@@ -78,7 +78,7 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
       rc = cli_error(cmd, "--carrier '%s': key '%s' given twice", spec, item);
       break;
     }
-    if (!val && k != CLI_CARRIER_KEY_DIFF) {
+    if (!val && k != CLI_CARRIER_KEY_DIFF && k != CLI_CARRIER_KEY_PI4) {
       rc = cli_error(cmd, "--carrier '%s': key '%s' needs a value (%s=...)", spec, item, item);
       break;
     }
@@ -108,6 +108,14 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
     case 9: bad = parse_pilots(val, c); break;
     case 10: bad = cli_parse_seed(val, &c->seed); break;
     case CLI_CARRIER_KEY_FREQ: bad = cli_parse_eng(val, &c->freq); break;
+    case CLI_CARRIER_KEY_PI4:
+      if (val) {
+        bad = cli_parse_eng(val, &d) || (d != 0 && d != 1);
+        c->pi4 = d == 1;
+      } else {
+        c->pi4 = 1;
+      }
+      break;
     }
     if (bad)
       rc = cli_error(cmd, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,

@@ -340,10 +340,11 @@ int cli_json_input_warnings(struct cJSON *arr, const prx_iq_reader *r);
 
 /* ---- --carrier SPEC (carrier_spec.c), shared by gen and rx ---- */
 /* Keys by bit: f, rs, rolloff, span, power, phase, timing, ppm, diff, pilots, seed, freq (the
- * carrier's absolute frequency, into c->freq: the caller takes the centre off). */
-enum { CLI_CARRIER_KEY_DIFF = 8, CLI_CARRIER_KEY_FREQ = 11 };
-#define CLI_CARRIER_ALL_KEYS 0x7ffu /* gen's: all but freq */
-#define CLI_CARRIER_RX_KEYS 0xb07u  /* f, rs, rolloff, diff, pilots, freq */
+ * carrier's absolute frequency, into c->freq: the caller takes the centre off), pi4 (pi/4-QPSK,
+ * into c->pi4). */
+enum { CLI_CARRIER_KEY_DIFF = 8, CLI_CARRIER_KEY_FREQ = 11, CLI_CARRIER_KEY_PI4 = 12 };
+#define CLI_CARRIER_ALL_KEYS 0x17ffu /* gen's: all but freq */
+#define CLI_CARRIER_RX_KEYS 0x1b07u  /* f, rs, rolloff, diff, pilots, freq, pi4 */
 /* Parses "f=100k,rs=2400,diff,..." (the keys in allowed) into c, from prx_sim_carrier_default();
  * the symbol rate is required; *given (may be NULL) gets the keys present, by bit. 0 on success,
  * else 1 after one error line naming the spec. */

@@ -48,6 +48,7 @@ typedef struct {
   prx_backend backend;
   int packed, quiet, ambiguity_set;
   int swap_iq;                  /* --swap-iq */
+  int pi4;                      /* --pi4 */
   const char *start, *duration; /* --start, --duration: the time range read */
   const char *center;           /* -f: the input's centre frequency */
   const char *carrier_freq;     /* --carrier-freq: the carrier's, mixed down to 0 Hz */
@@ -92,6 +93,8 @@ static void usage(FILE *f) {
       "      --pilots P:L       a pilot word of L symbols starts every frame of P symbols\n"
       "                         (coherent decisions; the word sets the quarter-turn)\n"
       "      --coherent         coherent Gray decisions, quarter-turn left unresolved\n"
+      "      --pi4              pi/4-QPSK: each symbol's points turned pi/4 from the last (with\n"
+      "                         --diff, pi/4-DQPSK: TETRA, IS-136, P25 CQPSK); not with --pilots\n"
       "      --carrier-freq F   the carrier's frequency in Hz, in the input's frame (its centre\n"
       "                         from the header or -f; a real recording's centre is a quarter\n"
       "                         of its rate above DC, so an audio file's carrier is its audio\n"
@@ -184,7 +187,8 @@ static int parse_args(int argc, char **argv, options *o) {
     OPT_REPORT,
     OPT_READBLOCK,
     OPT_BACKEND,
-    OPT_CONSTELLATION
+    OPT_CONSTELLATION,
+    OPT_PI4
   };
   static const struct option longs[] = {
       {"input", required_argument, 0, 'i'},
@@ -196,6 +200,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"diff", no_argument, 0, OPT_DIFF},
       {"pilots", required_argument, 0, OPT_PILOTS},
       {"coherent", no_argument, 0, OPT_COHERENT},
+      {"pi4", no_argument, 0, OPT_PI4},
       {"max-cfo", required_argument, 0, OPT_MAXCFO},
       {"carrier-freq", required_argument, 0, OPT_CARRIERFREQ},
       {"center", required_argument, 0, 'f'},
@@ -250,6 +255,7 @@ static int parse_args(int argc, char **argv, options *o) {
       if ((rc = set_ambiguity(o, PRX_QPSK_PILOTS, "--pilots")) >= 0) return rc;
       o->pilots = a;
       break;
+    case OPT_PI4: o->pi4 = 1; break;
     case OPT_MAXCFO: o->max_cfo = a; break;
     case OPT_CARRIERFREQ: o->carrier_freq = a; break;
     case OPT_READBLOCK:
@@ -291,6 +297,10 @@ static int parse_args(int argc, char **argv, options *o) {
   if (!o->symbol_rate) return cli_error(CMD, "no symbol rate: give --symbol-rate RS (e.g. 2400)");
   if (!o->output) return cli_error(CMD, "no output: give -o BITS, or -o - for standard output");
   if ((rc = cli_check_cfo_span(CMD, o->cfo_span, o->block)) >= 0) return rc;
+  if (o->pi4 && o->ambiguity == PRX_QPSK_PILOTS)
+    return cli_error(CMD,
+                     "--pi4 with --pilots is not supported: pi/4-QPSK takes --diff (pi/4-DQPSK) "
+                     "or --coherent");
   if (o->constellation) {
     size_t n = strlen(o->constellation);
     if (n < 4 || strcmp(o->constellation + n - 4, ".png"))
@@ -392,6 +402,7 @@ static int setup_demod(run_state *r) {
   c.block_symbols = (unsigned)o->block;
   c.cfo_span_symbols = (unsigned)o->cfo_span;
   c.ambiguity = o->ambiguity;
+  c.modulation = o->pi4 ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
   c.in_format = r->in.format;
   c.threads = (int)o->threads;
   /* all cores (-t 0): two of them left to the pipeline's reader and writer where there are 8 or
@@ -564,6 +575,7 @@ static int report_begin(run_state *r) {
   cli_json_num(cfg, "acquisition_hz", c->acquisition * c->symbol_rate);
   cli_json_num(cfg, "mix_hz", r->mix_hz); /* --carrier-freq less the centre (0: none) */
   cJSON_AddStringToObject(cfg, "ambiguity", prx_qpsk_ambiguity_name(c->ambiguity));
+  cJSON_AddStringToObject(cfg, "modulation", prx_qpsk_modulation_name(c->modulation));
   if (c->ambiguity == PRX_QPSK_PILOTS) {
     cli_json_num(cfg, "pilot_period", c->pilot_period);
     cli_json_num(cfg, "pilot_len", c->pilot_len);

@@ -54,6 +54,8 @@ static void usage(FILE *f) {
       "                         ppm=P       symbol-clock offset, ppm (default 0)\n"
       "                         diff        differential encoding\n"
       "                         pilots=P:L  L pilot symbols at the start of every P symbols\n"
+      "                         pi4         pi/4-QPSK: symbol n turned by n pi/4 (with diff:\n"
+      "                                     pi/4-DQPSK, TETRA's phase steps)\n"
       "                         seed=N      seed of the data bits (default: carrier index+1)\n"
       "                       e.g. --carrier f=100k,rs=2400,power=-3,diff,pilots=64:8\n"
       "      --esn0 DB        add noise: Es/N0 of carrier 0 (noise density follows from it)\n"
@@ -212,14 +214,14 @@ static prx_status open_sigmf(const char *base, const gen_meta *m, prx_sigmf_writ
     const prx_sim_carrier *c = &m->car[i];
     double bw = (1 + c->rolloff) * c->symbol_rate;
     char label[64];
-    snprintf(label, sizeof label, "QPSK carrier %zu", i);
+    snprintf(label, sizeof label, "%sQPSK carrier %zu", c->pi4 ? "pi/4-" : "", i);
     int at =
         snprintf(text, sizeof text,
                  "f=%.9g rs=%.9g rolloff=%g span=%u power=%g dB phase=%.9g timing=%.9g "
-                 "ppm=%.9g seed=%llu%s",
+                 "ppm=%.9g seed=%llu%s%s",
                  c->freq, c->symbol_rate, c->rolloff, c->span, c->power_db, c->phase,
                  c->timing_offset, c->clock_ppm, (unsigned long long)(c->seed ? c->seed : i + 1),
-                 c->differential ? " diff" : "");
+                 c->differential ? " diff" : "", c->pi4 ? " pi4" : "");
     if (c->pilot_period)
       snprintf(text + at, sizeof text - at, " pilots=%u:%u", c->pilot_period, c->pilot_len);
     prx_sigmf_annotation a = {

@@ -47,6 +47,8 @@ static void usage(FILE *f) {
       "                         diff        differentially encoded data (the default)\n"
       "                         pilots=P:L  a pilot word of L symbols starts every P symbols\n"
       "                         diff=0      coherent: the quarter-turn is left unresolved\n"
+      "                         pi4         pi/4-QPSK (with diff: pi/4-DQPSK, TETRA's);\n"
+      "                                     not with pilots\n"
       "      --detect         find the QPSK carriers by themselves (power against the noise\n"
       "                       floor, the symbol-rate and 4th-power lines), symbol rates from\n"
       "                       RATE/K/16 up, in the first 800 symbols of the slowest (1 s at\n"

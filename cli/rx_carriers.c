@@ -28,6 +28,7 @@ int rx_listed_carriers(run_state *r) {
       int diff_given = o->given[i] & (1u << CLI_CARRIER_KEY_DIFF);
       k->ambiguity = s->differential || !diff_given ? PRX_QPSK_DIFFERENTIAL : PRX_QPSK_NONE;
     }
+    k->modulation = s->pi4 ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
     if (s->pilot_period && s->differential)
       return cli_usage_error(CMD, "--carrier '%s': give diff or pilots, not both", o->spec[i]);
     if (prx_rx_check_carrier(&r->rc, k)) {

@@ -43,6 +43,7 @@ static void carrier_json(run_state *r, size_t c) {
   cli_json_num(o, "symbol_rate", k->symbol_rate);
   cli_json_num(o, "rolloff", k->rolloff);
   cJSON_AddStringToObject(o, "ambiguity", prx_qpsk_ambiguity_name(k->ambiguity));
+  cJSON_AddStringToObject(o, "modulation", prx_qpsk_modulation_name(k->modulation));
   cli_json_num(o, "channel", s.channel);
   cli_json_num(o, "channel_offset_hz", s.channel_freq);
   cli_json_num(o, "mix_hz", s.mix_hz);

@@ -107,6 +107,22 @@ out=$("$P" demod -q -i "$T/p.sigmf-meta" -F cf32 -r 25k -o "$T/x.bits" 2>&1) &&
   bad "-F cf32 on a ci16 recording accepted"
 echo "$out" | grep -q "ci16" || bad "-F mismatch message: $out"
 
+# ---- pi/4-DQPSK (TETRA's phase steps) from gen: bit exact with --pi4, lost without it ----
+C="f=700,rs=18k,timing=0.2,ppm=-40,phase=0.5,diff,pi4,seed=6"
+"$P" gen -q -o "$T/q.sigmf-data" -s 72k -n 300000 --carrier "$C" --bits "$T/q" || bad "gen pi4 failed"
+grep -q '"pi/4-QPSK carrier 0"' "$T/q.sigmf-meta" || bad "gen pi4: the annotation does not say pi/4"
+"$P" demod -q -i "$T/q" -r 18k --pi4 -o "$T/q.bits" --report "$T/q.json" || bad "demod --pi4 failed"
+nb=$(size "$T/q.bits")
+[ "$nb" = "$(expect_bits 300000 72000 18000 0.2 -40 0 0)" ] || bad "pi4: $nb bits"
+cmp -s -i 2 -n $((nb - 2)) "$T/q.bits" "$T/q0.bits" || bad "pi4: bits differ from the generator's"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['config']['modulation']=='pi4-qpsk' and d['totals']['status']=='ok', d['config']" "$T/q.json" ||
+  bad "pi4 report"
+"$P" demod -q -i "$T/q" -r 18k -o "$T/q1.bits" 2>/dev/null
+cmp -s -i 2 -n $((nb - 2)) "$T/q1.bits" "$T/q0.bits" && bad "pi4 signal read as QPSK gave its bits"
+out=$("$P" demod -q -i "$T/q" -r 18k --pi4 --pilots 64:8 -o "$T/x.bits" 2>&1)
+[ $? = 2 ] && echo "$out" | grep -q "pi4 with --pilots is not supported" ||
+  bad "--pi4 --pilots: '$out'"
+
 # ---- standard input, noise, threads: the same files whatever the thread count ----
 C="f=20k,rs=250k,timing=0.3,ppm=30,diff,seed=5"
 "$P" gen -q -o "$T/n.cu8" -F cu8 -s 1M -n 600000 --carrier "$C" --esn0 8 || bad "gen cu8 failed"

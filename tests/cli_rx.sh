@@ -408,4 +408,21 @@ done
 "$P" rx -q -i "$T/x.cf32" -s $FS -K 64 --carrier freq=1k,f=1k,rs=2400 -o "$T/e" 2>"$T/err"
 [ $? = 2 ] && grep -q "not both" "$T/err" || bad "f= and freq= together: $(cat "$T/err")"
 
+
+# pi/4-DQPSK beside QPSK: the pi4 carrier's bits exact with the key, its report's modulation; the
+# key with pilots is a usage error
+"$P" gen -q -o "$T/p4.cf32" -s $FS -n $N --carrier f=32000,rs=2400,diff,pi4,timing=0.3 \
+  --carrier f=-49600,rs=2400,diff,power=-3 --esn0 30 --bits "$T/p4tx" || bad "gen pi4 failed"
+"$P" rx -q -i "$T/p4.cf32" -s $FS -K 64 --carrier f=32000,rs=2400,pi4 --carrier f=-49600,rs=2400 \
+  -o "$T/p4" --report "$T/p4.json" >/dev/null || bad "rx with a pi4 carrier failed"
+for c in 0 1; do
+  nb=$(size "$T/p4/c$c.bits")
+  cmp -s -i 2 -n $((nb - 2)) "$T/p4/c$c.bits" "$T/p4tx$c.bits" || bad "pi4 scene: carrier $c's bits"
+done
+pycheck "pi4 report" <<'EOF2'
+cs = json.load(open(T + "/p4.json"))["carriers"]
+check([c["modulation"] for c in cs] == ["pi4-qpsk", "qpsk"], "modulations")
+EOF2
+expect_usage "pi/4-QPSK with pilots" --carrier f=0,rs=2400,pi4,pilots=64:8
+
 exit $((fail > 0))

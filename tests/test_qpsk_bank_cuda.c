@@ -513,6 +513,37 @@ static void one_line(void) {
   free_rows(&S);
 }
 
+/* pi/4-DQPSK in every channel (PRX_QPSK_PI4: x4 turns its values back by k pi, mf its symbols by
+ * k pi/4) at sps 4 (the quads' kernel), 16/3 (the pairs') and 5 (a symbol a thread): the GPU bank
+ * against the CPU bank, bits with the GPU's passes and LLRs (the host's decisions), random chunks;
+ * every channel's bits against the sent ones at theory (compare) */
+static void pi4(void) {
+  const double sps_list[3] = {4, 16.0 / 3, 5};
+  const run_opts bits = {0, 0, 0, NULL, 0, 0, 0, 0}, llrs = {0, 1, 0, NULL, 0, 0, 0, 0};
+  for (int s = 0; s < 3; s++) {
+    bank_set S;
+    chan_out cpu[C], gpu[C];
+    bank_cases(S.tc, C, sps_list[s], esn0, 2053 + (uint64_t)s);
+    for (unsigned c = 0; c < C; c++) S.tc[c].pi4 = 1;
+    const size_t n = rows_of(&S, (size_t)(2.2 * 8192 * sps_list[s]));
+    if (!n) continue;
+    const prx_qpsk_config qc = tcase_demod_config(&S.tc[0], 1);
+    CHECK(qc.modulation == PRX_QPSK_PI4, "the cases' demodulator is not pi/4");
+    run(PRX_BACKEND_CPU, qc, PRX_CF32, llrs, S.rows, NULL, S.pitch, n, 0, cpu);
+    for (int m = 0; m < 2; m++) {
+      run(PRX_BACKEND_CUDA, qc, PRX_CF32, m ? llrs : bits, NULL, S.d_rows, S.pitch, n,
+          97 + 2 * (uint64_t)s + (uint64_t)m, gpu);
+      char what[96];
+      snprintf(what, sizeof what, "pi/4-DQPSK sps %.3f cf32 %s, random chunks", sps_list[s],
+               m ? "LLRs" : "bits");
+      compare(what, gpu, cpu, S.tc, S.tx, S.ntx, 0, m);
+      outs_free(gpu);
+    }
+    outs_free(cpu);
+    free_rows(&S);
+  }
+}
+
 /* the shortest CFO spans, 1024 symbols in blocks of 256 (a drifting carrier followed 8 times
  * closer than by the default's): the CFO stage's FFT of 2048 points, spans of 4 blocks; the GPU
  * bank against the CPU bank, LLRs and bits in random chunks (bits only with quick) */
@@ -692,6 +723,7 @@ int main(int argc, char **argv) {
   if (!quick) low_snr();
   aliased();
   one_line();
+  pi4();
 
   /* invalid use of the device call */
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();

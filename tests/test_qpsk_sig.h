@@ -32,6 +32,7 @@ typedef struct {
   int noise;
   double esn0_db;
   int differential;
+  int pi4; /* pi/4-QPSK: the generator's and the demodulator's */
   unsigned pilot_period, pilot_len;
   double rolloff; /* 0: 0.35 */
   unsigned span;  /* 0: 12; the RRC span of the generator and the matched filter, symbols */
@@ -104,6 +105,7 @@ static inline prx_status tcase_sim(const tcase *c, prx_sim **out) {
   car.timing_offset = c->timing;
   car.clock_ppm = c->ppm;
   car.differential = c->differential;
+  car.pi4 = c->pi4;
   car.pilot_period = c->pilot_period;
   car.pilot_len = c->pilot_len;
   car.seed = c->seed;
@@ -132,6 +134,7 @@ static inline prx_qpsk_config tcase_demod_config(const tcase *c, int threads) {
   if (c->cfo_span_symbols) qc.cfo_span_symbols = c->cfo_span_symbols;
   qc.threads = threads;
   qc.in_format = c->format;
+  qc.modulation = c->pi4 ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
   if (c->pilot_period) {
     qc.ambiguity = PRX_QPSK_PILOTS;
     qc.pilot_period = c->pilot_period;

@@ -38,6 +38,15 @@ static test_cf64 ref_map(unsigned b0, unsigned b1) {
   return s;
 }
 
+/* Symbol n turned by n pi/4 where the carrier is pi/4-QPSK (polyrx/sim.h), in float64. */
+static void ref_pi4(const prx_sim_carrier *c, test_cf64 *sym, size_t n_sym) {
+  for (size_t n = 0; c->pi4 && n < n_sym; n++) {
+    double a = M_PI / 4 * (double)n, cr = cos(a), ci = sin(a);
+    test_cf64 s = {sym[n].re * cr - sym[n].im * ci, sym[n].re * ci + sym[n].im * cr};
+    sym[n] = s;
+  }
+}
+
 /* Symbols 0..n_sym-1 of a carrier; returns the number of data symbols among them. */
 static size_t ref_symbols(const prx_sim_carrier *c, size_t index, test_cf64 *sym, size_t n_sym,
                           uint8_t *bits) {
@@ -63,6 +72,7 @@ static size_t ref_symbols(const prx_sim_carrier *c, size_t index, test_cf64 *sym
       sym[n] = ref_map(b0, b1);
     }
   }
+  ref_pi4(c, sym, n_sym);
   return m;
 }
 
@@ -201,9 +211,10 @@ static void test_accuracy(test_rng *rng) {
         c.pilot_period = 32;
         c.pilot_len = 6;
       }
+      c.pi4 = i == b; /* pi/4-QPSK: plain, differential and with pilots once each */
       char what[96];
-      snprintf(what, sizeof what, "sps %.3f beta %.2f span %u ppm %+.1f", fss[i] / 2400, c.rolloff,
-               c.span, c.clock_ppm);
+      snprintf(what, sizeof what, "sps %.3f beta %.2f span %u ppm %+.1f%s", fss[i] / 2400,
+               c.rolloff, c.span, c.clock_ppm, c.pi4 ? " pi/4" : "");
       check_vs_reference(what, fss[i], &c, 1, 6000);
     }
   }

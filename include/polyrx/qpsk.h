@@ -100,6 +100,18 @@ typedef enum {
   PRX_QPSK_NONE
 } prx_qpsk_ambiguity;
 
+/* The constellation's turn from symbol to symbol. */
+typedef enum {
+  PRX_QPSK_PLAIN = 0, /* QPSK: every symbol on the same four points */
+  /* pi/4-QPSK: symbol k's four points turned by k pi/4 (with PRX_QPSK_DIFFERENTIAL, pi/4-DQPSK:
+   * the phase steps by pi/4, 3 pi/4, -3 pi/4, -pi/4 for the bits 00, 01, 11, 10, as in TETRA,
+   * IS-136 and APCO P25's CQPSK). The demodulator turns symbol k (its stream index, pilots
+   * counted) back by k pi/4 after the matched filter and the 4th power at its instant by k pi (the
+   * 4th-power line of pi/4-QPSK sits Rs/2 from 4 f), so every estimate and decision is then that
+   * of QPSK: the same CFO range, BER and flags. Not with PRX_QPSK_PILOTS. */
+  PRX_QPSK_PI4
+} prx_qpsk_modulation;
+
 /* Supported symbol-clock offset (both signs). */
 #define PRX_QPSK_MAX_CLOCK_PPM 5000.0
 
@@ -152,40 +164,41 @@ typedef struct {
 typedef void (*prx_qpsk_block_fn)(void *user, const prx_qpsk_block *block);
 
 typedef struct {
-  double sample_rate;           /* fs in Hz */
-  double symbol_rate;           /* Rs in Hz; fs / Rs >= 2 (need not be an integer), <= 1024 */
-  double rolloff;               /* RRC roll-off beta in (0, 1] (default 0.35) */
-  unsigned span;                /* matched-filter span in symbols, 2..64 (default 12) */
-  unsigned block_symbols;       /* symbols per estimation block, 256..1024 (default 512): one
-                                   timing level, carrier phase and Es/N0 per block; the clock
-                                   slope is the CFO span's, so the block length does not limit
-                                   the clock offset */
-  unsigned cfo_span_symbols;    /* symbols per coarse-CFO, level, DC and clock-offset estimate,
-                                   1024..4194304 and 4 blocks at least, rounded up to a
-                                   multiple of block_symbols (default 8192): a drifting
-                                   frequency (a satellite's Doppler) is followed span by span,
-                                   so a shorter span follows a faster drift (1024 symbols with
-                                   blocks of 256: 8 times the drift of the default), a longer
-                                   one estimates a weak carrier's CFO better */
-  double acquisition;           /* CFO acquisition range |f| <= acquisition * Rs, in
-                                   (0, 0.125) (default 0.12): Rs/8 itself is ambiguous (the
-                                   4th-power lines of +Rs/8 and -Rs/8 coincide). A carrier
-                                   beyond it aliases: its 4th-power line at 4f is that of
-                                   f -+ Rs/4, which the estimate returns; the symbols then turn
-                                   by a quarter a symbol, still a QPSK constellation with its
-                                   V&V line, so the blocks are not flagged and the bits are
-                                   wrong (BER 0.25 at 0.13-0.25 Rs, 0.5 at 0.3 and 0.45-0.65
-                                   Rs): prx_qpsk and a bank's channels warn
-                                   PRX_QPSK_WARN_CFO_ALIAS. Centre the input first. */
-  prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
-  unsigned pilot_period;        /* PILOTS: frame length in symbols (pilots included), at most
-                                   cfo_span_symbols */
-  unsigned pilot_len;           /* PILOTS: pilot symbols at the start of each frame, >= 1 */
-  prx_format in_format;         /* cf32 (default), ci16, ci8 or cu8 */
-  int threads;                  /* worker threads, 0: all cores. Output identical for any count */
-  prx_qpsk_block_fn on_block;   /* optional: called for every block, in order, from the thread
-                                   that calls execute/flush, after its bits are written */
-  void *user;                   /* passed to on_block */
+  double sample_rate;             /* fs in Hz */
+  double symbol_rate;             /* Rs in Hz; fs / Rs >= 2 (need not be an integer), <= 1024 */
+  double rolloff;                 /* RRC roll-off beta in (0, 1] (default 0.35) */
+  unsigned span;                  /* matched-filter span in symbols, 2..64 (default 12) */
+  unsigned block_symbols;         /* symbols per estimation block, 256..1024 (default 512): one
+                                     timing level, carrier phase and Es/N0 per block; the clock
+                                     slope is the CFO span's, so the block length does not limit
+                                     the clock offset */
+  unsigned cfo_span_symbols;      /* symbols per coarse-CFO, level, DC and clock-offset estimate,
+                                     1024..4194304 and 4 blocks at least, rounded up to a
+                                     multiple of block_symbols (default 8192): a drifting
+                                     frequency (a satellite's Doppler) is followed span by span,
+                                     so a shorter span follows a faster drift (1024 symbols with
+                                     blocks of 256: 8 times the drift of the default), a longer
+                                     one estimates a weak carrier's CFO better */
+  double acquisition;             /* CFO acquisition range |f| <= acquisition * Rs, in
+                                     (0, 0.125) (default 0.12): Rs/8 itself is ambiguous (the
+                                     4th-power lines of +Rs/8 and -Rs/8 coincide). A carrier
+                                     beyond it aliases: its 4th-power line at 4f is that of
+                                     f -+ Rs/4, which the estimate returns; the symbols then turn
+                                     by a quarter a symbol, still a QPSK constellation with its
+                                     V&V line, so the blocks are not flagged and the bits are
+                                     wrong (BER 0.25 at 0.13-0.25 Rs, 0.5 at 0.3 and 0.45-0.65
+                                     Rs): prx_qpsk and a bank's channels warn
+                                     PRX_QPSK_WARN_CFO_ALIAS. Centre the input first. */
+  prx_qpsk_ambiguity ambiguity;   /* default PRX_QPSK_DIFFERENTIAL */
+  prx_qpsk_modulation modulation; /* default PRX_QPSK_PLAIN */
+  unsigned pilot_period;          /* PILOTS: frame length in symbols (pilots included), at most
+                                     cfo_span_symbols */
+  unsigned pilot_len;             /* PILOTS: pilot symbols at the start of each frame, >= 1 */
+  prx_format in_format;           /* cf32 (default), ci16, ci8 or cu8 */
+  int threads;                    /* worker threads, 0: all cores. Output identical for any count */
+  prx_qpsk_block_fn on_block;     /* optional: called for every block, in order, from the thread
+                                     that calls execute/flush, after its bits are written */
+  void *user;                     /* passed to on_block */
 } prx_qpsk_config;
 
 prx_qpsk_config prx_qpsk_config_default(void);
@@ -326,7 +339,8 @@ const char *prx_qpsk_warning_text(unsigned warning);
 /* Samples per symbol fs / Rs, and the effective CFO span (a multiple of block_symbols). */
 double prx_qpsk_sps(const prx_qpsk *q);
 unsigned prx_qpsk_cfo_span(const prx_qpsk *q);
-const char *prx_qpsk_ambiguity_name(prx_qpsk_ambiguity a); /* "differential", "pilots", "none" */
+const char *prx_qpsk_ambiguity_name(prx_qpsk_ambiguity a);   /* "differential", "pilots", "none" */
+const char *prx_qpsk_modulation_name(prx_qpsk_modulation m); /* "qpsk", "pi4-qpsk" */
 
 #ifdef __cplusplus
 }

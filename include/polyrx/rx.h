@@ -63,13 +63,14 @@ extern "C" {
 #define PRX_RX_MAX_OCCUPIED 0.6
 
 typedef struct {
-  double freq;                  /* Hz: offset of the carrier from the stream's centre, within
-                                   [-fs/2, fs/2] (the same meaning as prx_sim_carrier.freq) */
-  double symbol_rate;           /* Rs in Hz (> 0) */
-  double rolloff;               /* RRC roll-off in (0, 1] (default 0.35) */
-  prx_qpsk_ambiguity ambiguity; /* default PRX_QPSK_DIFFERENTIAL */
-  unsigned pilot_period;        /* PRX_QPSK_PILOTS: frame length in symbols */
-  unsigned pilot_len;           /* PRX_QPSK_PILOTS: pilot symbols per frame */
+  double freq;                    /* Hz: offset of the carrier from the stream's centre, within
+                                     [-fs/2, fs/2] (the same meaning as prx_sim_carrier.freq) */
+  double symbol_rate;             /* Rs in Hz (> 0) */
+  double rolloff;                 /* RRC roll-off in (0, 1] (default 0.35) */
+  prx_qpsk_ambiguity ambiguity;   /* default PRX_QPSK_DIFFERENTIAL */
+  prx_qpsk_modulation modulation; /* default PRX_QPSK_PLAIN; PRX_QPSK_PI4 not with pilots */
+  unsigned pilot_period;          /* PRX_QPSK_PILOTS: frame length in symbols */
+  unsigned pilot_len;             /* PRX_QPSK_PILOTS: pilot symbols per frame */
 } prx_rx_carrier;
 
 prx_rx_carrier prx_rx_carrier_default(void);

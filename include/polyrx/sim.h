@@ -41,7 +41,8 @@
  * Symbols: with pilot_period P > 0, symbol n is pilot prx_qpsk_pilot(n mod P) when
  * n mod P < pilot_len, else the next data symbol; the data symbols (and their differential
  * chain) are the same as without pilots: the chain runs over data symbols only, starting from
- * the reference (1 + j)/sqrt(2), skipping the pilots.
+ * the reference (1 + j)/sqrt(2), skipping the pilots. With pi4, a_n is that symbol times
+ * exp(j n pi/4) (pi/4-QPSK).
  *
  * The computed signal matches the formula to better than -95 dB (relative L2, -99.5 dB worst
  * measured; the pulse is a table of 256 fractional phases interpolated linearly and the carrier a
@@ -72,6 +73,8 @@ typedef struct {
   double clock_ppm;      /* symbol-clock offset: the true symbol rate is Rs (1 + ppm 1e-6);
                             |ppm| <= 10000 */
   int differential;      /* 1: differential encoding of the data symbols (polyrx/modem.h) */
+  int pi4;               /* 1: pi/4-QPSK: symbol n (pilots counted) turned by n pi/4 (with
+                            differential: pi/4-DQPSK, TETRA's phase steps) */
   unsigned pilot_period; /* 0: no pilots; else a frame of pilot_period symbols starts with */
   unsigned pilot_len;    /*   pilot_len pilot symbols (prx_qpsk_pilot), 1 <= len < period */
   uint64_t seed;         /* seed of the data bits (0: derived from the carrier's index, c + 1) */

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* the layout of prx_cuda_module and prx_cuda_host (and of the backend tables they point to) */
-#define PRX_CUDA_MODULE_ABI 18
+#define PRX_CUDA_MODULE_ABI 19
 #define PRX_CUDA_MODULE_SYMBOL "prx_cuda_module_v1"
 #define PRX_CUDA_MODULE_FILE "libpolyrx_cuda.so"
 

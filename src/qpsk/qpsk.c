@@ -26,6 +26,7 @@ prx_qpsk_config prx_qpsk_config_default(void) {
   c.cfo_span_symbols = 8192;
   c.acquisition = 0.12;
   c.ambiguity = PRX_QPSK_DIFFERENTIAL;
+  c.modulation = PRX_QPSK_PLAIN;
   c.pilot_period = 0;
   c.pilot_len = 0;
   c.in_format = PRX_CF32;
@@ -38,6 +39,14 @@ const char *prx_qpsk_ambiguity_name(prx_qpsk_ambiguity a) {
   case PRX_QPSK_DIFFERENTIAL: return "differential";
   case PRX_QPSK_PILOTS: return "pilots";
   case PRX_QPSK_NONE: return "none";
+  }
+  return "unknown";
+}
+
+const char *prx_qpsk_modulation_name(prx_qpsk_modulation m) {
+  switch (m) {
+  case PRX_QPSK_PLAIN: return "qpsk";
+  case PRX_QPSK_PI4: return "pi4-qpsk";
   }
   return "unknown";
 }
@@ -97,6 +106,14 @@ static prx_status check_config(const prx_qpsk_config *c) {
     break;
   default: return prx_fail(PRX_ERR_INVALID, "unknown ambiguity mode %d", (int)c->ambiguity);
   }
+  if (c->modulation != PRX_QPSK_PLAIN && c->modulation != PRX_QPSK_PI4)
+    return prx_fail(PRX_ERR_INVALID, "unknown modulation %d", (int)c->modulation);
+  /* the pilots' DC share (qpsk_pilot_dc.c) is predicted from unturned pilot words */
+  if (c->modulation == PRX_QPSK_PI4 && c->ambiguity == PRX_QPSK_PILOTS)
+    return prx_fail(
+        PRX_ERR_INVALID,
+        "pi/4-QPSK with pilots is not supported: use differential decoding (pi/4-DQPSK) "
+        "or coherent decisions");
   if (c->in_format == PRX_CF16 || prx_format_size(c->in_format) == 0)
     return prx_fail(PRX_ERR_INVALID, "input format must be cf32, ci16, ci8 or cu8, got %d",
                     (int)c->in_format);

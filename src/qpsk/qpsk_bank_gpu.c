@@ -358,6 +358,7 @@ prx_status prx_qpsk_bank_gpu_create(prx_qpsk_bank *b, const prx_cuda_module *m, 
     return st;
   }
   g->stg_made = 1;
+  g->stg.pi4 = q->cfg.modulation == PRX_QPSK_PI4;
   g->ahead_span = -1;
   /* the second stream and its event where the module has events */
   if (m->event_create && m->event_destroy && m->event_record && m->stream_wait) {

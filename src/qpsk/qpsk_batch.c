@@ -165,6 +165,8 @@ static void stage_x4(void *ctx, size_t i) {
       float c[4];
       qpsk_farrow_coef(g0 - fl, c);
       qpsk_x4_interp(bk->grid + (int64_t)fl - 1, c, (size_t)m, sp->w + nw);
+      if (q->cfg.modulation == PRX_QPSK_PI4)
+        for (int64_t j = 0; j < m; j++) sp->w[nw + j] = qpsk_pi4_x4(sp->w[nw + j], ka + j);
       nw += (size_t)m;
     }
   }
@@ -274,6 +276,8 @@ static void stage_mf(void *ctx, size_t t) {
       if (pf) pf += part;
     }
   }
+  if (q->cfg.modulation == PRX_QPSK_PI4)
+    for (int64_t i = 0; i < n; i++) bk->sym[i] = qpsk_pi4_back(bk->sym[i], bk->k0 + i);
   qpsk_blk_measure(bk, n);
 }
 

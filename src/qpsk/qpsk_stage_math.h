@@ -148,6 +148,34 @@ QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {
   acc[3] += p * p;
 }
 
+/* PRX_QPSK_PI4: matched-filter output y of symbol k (its stream index) turned back by k pi/4, onto
+ * QPSK's grid: the odd symbols' eighth turn as (re + im, im - re) sqrt(1/2) (the sums first, so
+ * that no compiler fuses them into a multiply-add: the same value on both backends), then a
+ * quarter turn back for each pair of symbols (exact). */
+QPSK_HD prx_cf32 qpsk_pi4_back(prx_cf32 y, int64_t k) {
+  const float h = 0.70710678118654752f;
+  prx_cf32 r = y;
+  if (k & 1) {
+    r.re = (y.re + y.im) * h;
+    r.im = (y.im - y.re) * h;
+  }
+  const float re = r.re, im = r.im;
+  switch ((unsigned)(k >> 1) & 3) { /* times (-j)^q */
+  case 1: r.re = im, r.im = -re; break;
+  case 2: r.re = -re, r.im = -im; break;
+  case 3: r.re = -im, r.im = re; break;
+  default: break;
+  }
+  return r;
+}
+
+/* PRX_QPSK_PI4: the 4th power of symbol k's value turned back by k pi (k pi/4 four times): the line
+ * of pi/4-QPSK, Rs/2 from 4 f, brought to 4 f. */
+QPSK_HD prx_cf32 qpsk_pi4_x4(prx_cf32 w, int64_t k) {
+  if (k & 1) w.re = -w.re, w.im = -w.im;
+  return w;
+}
+
 /* Number of integers k >= 0 with k * step < limit (qpsk_count_below). */
 QPSK_HD int64_t qpsk_count_below_of(double limit, double step) {
   if (limit <= 0) return 0;

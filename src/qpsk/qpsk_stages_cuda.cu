@@ -729,6 +729,7 @@ typedef struct {
   prx_cf32 *sym;
   double *sums;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
+  int pi4;           /* qpsk_stages.pi4: each symbol turned back by k pi/4 before its store */
 } mf_args;
 
 /* The start of a matched-filter thread block (either kernel): block out's record p and window
@@ -859,6 +860,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
+          if (a.pi4) v[q] = qpsk_pi4_back(v[q], kk[q]);
           y[kk[q] - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
@@ -870,6 +872,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       int64_t off;
       qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
       prx_cf32 v = mf_dot1<LAYOUT>(bank + (size_t)row * a.ntaps, win, off, 0, a.ntaps);
+      if (a.pi4) v = qpsk_pi4_back(v, k);
       y[k - p.t.k0] = v;
       qpsk_sum_terms(v, acc);
     }
@@ -979,6 +982,10 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
         if (r < m)
           v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
     }
+    if (a.pi4)
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        if (r < m) v[r] = qpsk_pi4_back(v[r], t.k0 + d + r);
     /* a quad's four symbols as two 16-byte stores where the block's row of symbols allows */
     float2 *yk = (float2 *)(y + d);
     if (m == 4 && y16) {
@@ -1208,7 +1215,7 @@ template <bool LEVEL, bool STAGE>
 __global__ void __launch_bounds__(STAGE_THREADS, LEVEL ? STAGE_X4_LEVEL_MIN_BLOCKS : 1)
     qpsk_x4_kernel(unsigned nblk, unsigned L, const qpsk_mf_block *blk, const int64_t *w0,
                    const qpsk_om_in *in, const prx_cf32 *grid, prx_cf32 *w, size_t w_stride,
-                   cfo_rows_out rows) {
+                   cfo_rows_out rows, int pi4) {
   __shared__ float4 run_c[STAGE_THREADS];
   __shared__ int run_g[STAGE_THREADS];
   extern __shared__ float4 zs4[]; /* STAGE: the block's grid */
@@ -1292,7 +1299,8 @@ __global__ void __launch_bounds__(STAGE_THREADS, LEVEL ? STAGE_X4_LEVEL_MIN_BLOC
       for (int i = 0; i < 4; i++) v[i] = z[g - 1 + i];
     if (LEVEL)
       for (int i = 0; i < 4; i++) v[i] = qpsk_om_level(v[i], D, gain);
-    const prx_cf32 x = qpsk_x4_one(v, cf);
+    prx_cf32 x = qpsk_x4_one(v, cf);
+    if (pi4) x = qpsk_pi4_x4(x, k);
     dst[k - t.k0] = x;
     if (row) {
       const int64_t i = i0 + (k - t.k0);
@@ -1710,17 +1718,17 @@ static prx_status x4_launch(const qpsk_stages *s, const qpsk_mf_block *blk, cons
   const dim3 g(s->nblk, s->C);
   const size_t sm = x4_stage_of(s, grid, in != NULL);
   if (in && sm)
-    qpsk_x4_kernel<true, true>
-        <<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
+    qpsk_x4_kernel<true, true><<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, in, grid,
+                                                                 w, w_stride, r, s->pi4);
   else if (in)
     qpsk_x4_kernel<true, false>
-        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r);
+        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, in, grid, w, w_stride, r, s->pi4);
   else if (sm)
-    qpsk_x4_kernel<false, true>
-        <<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride, r);
+    qpsk_x4_kernel<false, true><<<g, STAGE_THREADS, sm, stream>>>(s->nblk, s->L, blk, w0, NULL,
+                                                                  grid, w, w_stride, r, s->pi4);
   else
-    qpsk_x4_kernel<false, false>
-        <<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL, grid, w, w_stride, r);
+    qpsk_x4_kernel<false, false><<<g, STAGE_THREADS, 0, stream>>>(s->nblk, s->L, blk, w0, NULL,
+                                                                  grid, w, w_stride, r, s->pi4);
   CK(cudaGetLastError(), "qpsk_x4_kernel launch");
   return PRX_OK;
 }
@@ -1736,10 +1744,10 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
                             cudaStream_t stream) {
   const int kb = mf_blk_of(s);
   mf_args a = {
-      rows,    row_stride,  b0,      n_total,     s->nblk,
-      s->L,    s->Lmax,     s->sps,  s->d_mf,     s->d_mf + 2 * (size_t)s->mf_Q * s->mf_ntaps,
-      s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
-      sym,     sums,        s->d_mix};
+      rows,    row_stride,  b0,       n_total,     s->nblk,
+      s->L,    s->Lmax,     s->sps,   s->d_mf,     s->d_mf + 2 * (size_t)s->mf_Q * s->mf_ntaps,
+      s->mf_Q, s->mf_ntaps, s->mf_c,  s->mf_block, blk,
+      sym,     sums,        s->d_mix, s->pi4};
   dim3 g(s->nblk, s->C);
   const unsigned threads = kb == 1 ? MF4_THREADS : STAGE_THREADS; /* qpsk_mf4_kernel's */
   mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL, kb)<<<g, threads, mf_smem(s, kb), stream>>>(a);

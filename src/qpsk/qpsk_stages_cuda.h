@@ -75,6 +75,9 @@ typedef struct {
    * faster; 0 before cfo_setup: the nfft-point transform) */
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
+  /* PRX_QPSK_PI4 (set by the caller after create; module ABI 19): x4 turns each value back by
+   * k pi, mf each symbol by k pi/4 (qpsk_pi4_x4, qpsk_pi4_back) */
+  int pi4;
 } qpsk_stages;
 
 /* The shape of a stages object for C channels of nblk blocks of L symbols (Lmax the longest block,

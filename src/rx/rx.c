@@ -93,12 +93,19 @@ prx_status prx_rx_check_carrier(const prx_rx_config *cfg, const prx_rx_carrier *
     return prx_fail(PRX_ERR_INVALID,
                     "carrier at %.10g Hz: pilots need 1 <= length < period, got %u:%u", c->freq,
                     c->pilot_period, c->pilot_len);
+  if (c->modulation != PRX_QPSK_PLAIN && c->modulation != PRX_QPSK_PI4)
+    return prx_fail(PRX_ERR_INVALID, "carrier modulation %d is unknown", (int)c->modulation);
+  if (c->modulation == PRX_QPSK_PI4 && c->ambiguity == PRX_QPSK_PILOTS)
+    return prx_fail(PRX_ERR_INVALID,
+                    "carrier at %.10g Hz: pi/4-QPSK with pilots is not supported (differential "
+                    "or coherent decisions)",
+                    c->freq);
   return PRX_OK;
 }
 
 static int same_settings(const prx_rx_carrier *a, const prx_rx_carrier *b) {
   return a->symbol_rate == b->symbol_rate && a->rolloff == b->rolloff &&
-         a->ambiguity == b->ambiguity &&
+         a->ambiguity == b->ambiguity && a->modulation == b->modulation &&
          (a->ambiguity != PRX_QPSK_PILOTS ||
           (a->pilot_period == b->pilot_period && a->pilot_len == b->pilot_len));
 }
@@ -194,6 +201,7 @@ static prx_status make_bank(prx_rx *rx, rx_group *g, const prx_rx_carrier *c, pr
   bc.demod.symbol_rate = c->symbol_rate;
   bc.demod.rolloff = c->rolloff;
   bc.demod.ambiguity = c->ambiguity;
+  bc.demod.modulation = c->modulation;
   bc.demod.pilot_period = c->ambiguity == PRX_QPSK_PILOTS ? c->pilot_period : 0;
   bc.demod.pilot_len = c->ambiguity == PRX_QPSK_PILOTS ? c->pilot_len : 0;
   if (cfg->block_symbols) bc.demod.block_symbols = cfg->block_symbols;

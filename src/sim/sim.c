@@ -87,6 +87,8 @@ static prx_status check_carrier(const prx_sim_carrier *c, size_t i, double fs) {
   if (c->differential != 0 && c->differential != 1)
     return prx_fail(PRX_ERR_INVALID, "carrier %zu: differential must be 0 or 1, got %d", i,
                     c->differential);
+  if (c->pi4 != 0 && c->pi4 != 1)
+    return prx_fail(PRX_ERR_INVALID, "carrier %zu: pi4 must be 0 or 1, got %d", i, c->pi4);
   if (c->pilot_period == 0 && c->pilot_len != 0)
     return prx_fail(PRX_ERR_INVALID, "carrier %zu: pilot length %u given without a pilot period", i,
                     c->pilot_len);
@@ -151,9 +153,9 @@ static prx_status check_config(const prx_sim_config *cfg) {
   return check_gaps(cfg->gaps, cfg->n_gaps);
 }
 
-/* The next symbol of carrier c (polyrx/sim.h: pilots, then data symbols, differential or not). */
-static prx_cf32 make_symbol(sim_carrier *c) {
-  uint64_t n = c->next++;
+/* Symbol n of carrier c before pi4's turn (polyrx/sim.h: pilots, then data symbols, differential
+ * or not). */
+static prx_cf32 next_point(sim_carrier *c, uint64_t n) {
   unsigned period = c->cfg.pilot_period;
   if (period) {
     uint64_t ph = n % period;
@@ -167,6 +169,16 @@ static prx_cf32 make_symbol(sim_carrier *c) {
   if (!c->cfg.differential) return prx_qpsk_map(b0, b1);
   c->g = (c->g + prx_qpsk_diff_rotation(b0, b1)) & 3;
   return c->diff_symbols[c->g];
+}
+
+/* The next symbol of carrier c: with pi4, symbol n turned by n pi/4. */
+static prx_cf32 make_symbol(sim_carrier *c) {
+  uint64_t n = c->next++;
+  prx_cf32 a = next_point(c, n);
+  if (!c->cfg.pi4) return a;
+  const double t = M_PI / 4 * (double)(n & 7), cr = cos(t), ci = sin(t);
+  prx_cf32 r = {(float)(a.re * cr - a.im * ci), (float)(a.re * ci + a.im * cr)};
+  return r;
 }
 
 /* Makes the symbol window of carrier c cover samples k0 .. k0+n-1: drops symbols no sample of
