@@ -65,8 +65,11 @@ static prx_status one_carrier_sim(const prx_sim_carrier *c, double sps, double e
   return prx_sim_create(&sc, sim);
 }
 
+static int pi4_mode; /* probe's pi4=1: the signal pi/4-DQPSK and the demodulator in PRX_QPSK_PI4 */
+
 static int make_signal_n(double sps, size_t nsym, signal_t *s) {
   prx_sim_carrier c = prx_sim_carrier_default();
+  c.pi4 = pi4_mode;
   c.symbol_rate = 1e6;
   c.freq = 0.002 * c.symbol_rate;
   c.phase = 1.0;
@@ -216,6 +219,7 @@ static result run_polyrx_opt(const signal_t *s, int threads, int llr, int reps, 
   qc.sample_rate = s->sps * 1e6;
   qc.symbol_rate = 1e6;
   qc.threads = threads;
+  qc.modulation = pi4_mode ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
   prx_qpsk *q;
   if (prx_qpsk_create(&qc, &q) != PRX_OK) {
     fprintf(stderr, "bench_qpsk: %s\n", prx_last_error());
@@ -435,7 +439,7 @@ static double kv(int argc, char **argv, const char *key, double dflt) {
 }
 
 /* bench_qpsk probe SPS LOG2_SYMBOLS [reps=5] [rounds=1] [llr=0] [threads=1] [offset=-1]
- *   [chunk=65536] [evict=0 (MiB)] [ftz=0] [liquid=0] [shift=0]
+ *   [chunk=65536] [evict=0 (MiB)] [ftz=0] [liquid=0] [shift=0] [pi4=0]
  * offset >= 0: the input copied to a 2 MiB-aligned buffer at this byte offset (its address's
  * low 12 bits against the demodulator's buffers); evict: a buffer of that many MiB swept before
  * each rep, so that the input comes from memory as in a stream; shift: bytes allocated before the
@@ -459,6 +463,7 @@ static int probe(int argc, char **argv) {
   size_t evict = (size_t)(kv(argc, argv, "evict", 0) * 1048576.0);
   int ftz = (int)kv(argc, argv, "ftz", 0), liquid = (int)kv(argc, argv, "liquid", 0);
   size_t shift = (size_t)kv(argc, argv, "shift", 0);
+  pi4_mode = (int)kv(argc, argv, "pi4", 0) != 0;
   if (reps < 1) reps = 1;
   if (rounds < 1) rounds = 1;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -490,11 +495,12 @@ static int probe(int argc, char **argv) {
     free(pad);
     printf("{\"bench\":\"qpsk_probe\",\"sps\":%.4f,\"symbols\":%zu,\"round\":%d,\"llr\":%d,"
            "\"threads\":%d,\"offset\":%ld,\"in_mod4096\":%lu,\"chunk\":%zu,\"evict_mib\":%zu,"
-           "\"ftz\":%d,\"shift\":%zu,\"msym_per_s\":%.3f,\"mean_msym_per_s\":%.3f,\"cpu_msym_per_"
+           "\"ftz\":%d,\"shift\":%zu,\"pi4\":%d,\"msym_per_s\":%.3f,\"mean_msym_per_s\":%.3f,\"cpu_"
+           "msym_per_"
            "s\":%.3f,"
            "\"ns_per_sym\":%.2f,\"faults_per_rep\":%ld,\"ber\":%.3e",
            sps, p.symbols, r, llr, threads, offset, (unsigned long)((uintptr_t)x % 4096), chunk,
-           evict >> 20, ftz, shift, p.msym, p.mean_msym, p.cpu_msym, 1e3 / p.msym,
+           evict >> 20, ftz, shift, pi4_mode, p.msym, p.mean_msym, p.cpu_msym, 1e3 / p.msym,
            reps > 1 ? p.faults / (reps - 1) : 0, p.ber);
     for (int i = 0; i < NCTR; i++)
       if (c.v[i] >= 0) printf(",\"%s_per_sym\":%.3f", ctr_name[i], c.v[i]);

@@ -43,7 +43,7 @@
  * library's default device bank alone, plain and kept: no CPU bank, no variants; for a
  * profiler's window)
  * [--marks] (with --default-only: the default bank's plain and kept calls, then the marks of
- * each). */
+ * each) [--pi4] (every carrier pi/4-DQPSK and the banks in PRX_QPSK_PI4: the mode's cost). */
 #include "bench_clock.h"
 #include "testutil.h"
 
@@ -80,6 +80,8 @@ static void on_mark(void *ctx, void *stream, int m) {
   cudaEventRecord(r->ev[m], (cudaStream_t)stream);
 }
 
+static int pi4_mode; /* --pi4 */
+
 /* rows[c] = carrier c; n samples each, pitch in samples */
 static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *rows) {
   test_rng r;
@@ -87,6 +89,7 @@ static void make_rows(unsigned C, double sps, size_t n, size_t pitch, prx_cf32 *
   prx_sim_carrier car = prx_sim_carrier_default();
   car.symbol_rate = 1e3;
   car.differential = 1;
+  car.pi4 = pi4_mode;
   /* a few distinct carriers, repeated over the channels (generation would dominate the run) */
   unsigned distinct = C < 16 ? C : 16;
   for (unsigned c = 0; c < distinct; c++) {
@@ -133,6 +136,7 @@ static prx_qpsk_bank *bank_open(prx_backend be, int threads, unsigned C, double 
   prx_qpsk_bank_config bc = prx_qpsk_bank_config_default();
   bc.demod.sample_rate = sps * 1e3;
   bc.demod.symbol_rate = 1e3;
+  bc.demod.modulation = pi4_mode ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
   bc.channels = C;
   bc.row_format = fmt;
   bc.backend = be;
@@ -381,6 +385,7 @@ int main(int argc, char **argv) {
     cases |= !strcmp(argv[i], "--case");
     only |= !strcmp(argv[i], "--default-only");
     marks |= !strcmp(argv[i], "--marks");
+    pi4_mode |= !strcmp(argv[i], "--pi4");
   }
   const double spss[2] = {4, 16.0 / 3};
   const unsigned Cs[3] = {64, 1024, 4096};
@@ -430,12 +435,13 @@ int main(int argc, char **argv) {
         const char *bits_word = same < 0 ? "not compared (no hash)" : same ? "identical" : "DIFFER";
         if (only) {
           printf("{\"bench\":\"qpsk_bank\",\"sps\":%.4f,\"channels\":%u,\"format\":\"%s\","
-                 "\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
+                 "\"pi4\":%d,\"device_gsym_s\":%.4g,\"call_s\":%.4g,\"device_kept_gsym_s\":%.4g,"
                  "\"call_kept_s\":%.4g,\"wait_kept_s\":%.4g,\"call_stream_s\":%.4g,"
                  "\"call_kept_stream_s\":%.4g,\"kept_same_bits\":%d,"
                  "\"bits_hash\":\"%016llx\",\"ok\":%d}\n",
-                 sps, C, f ? "cf16" : "cf32", g.gsym, g.best_s, gk.gsym, gk.best_s, gk.wait_s,
-                 g.stream_s, gk.stream_s, same, (unsigned long long)g.hash, okg == 0 && okk == 0);
+                 sps, C, f ? "cf16" : "cf32", pi4_mode, g.gsym, g.best_s, gk.gsym, gk.best_s,
+                 gk.wait_s, g.stream_s, gk.stream_s, same, (unsigned long long)g.hash,
+                 okg == 0 && okk == 0);
           if (nt < 64)
             snprintf(table[nt++], sizeof table[0],
                      "sps %6.3f C %5u %s  plain call %.3f ms, kept (the receiver's) %.3f ms "

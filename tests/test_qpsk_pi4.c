@@ -20,7 +20,7 @@ static void turns(void) {
     prx_cf32 y = {(float)test_rng_gauss(&rng), (float)test_rng_gauss(&rng)};
     const double a = -M_PI / 4 * (double)(k % 8), cr = cos(a), ci = sin(a);
     const double er = y.re * cr - y.im * ci, ei = y.re * ci + y.im * cr;
-    const prx_cf32 g = qpsk_pi4_back(y, k);
+    const prx_cf32 g = qpsk_pi4_back(y, qpsk_pi4_factor((unsigned)k));
     const double e = hypot(g.re - er, g.im - ei) / hypot(y.re, y.im);
     if (e > worst) worst = e;
     const prx_cf32 w = qpsk_pi4_x4(y, k);

@@ -148,24 +148,22 @@ QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {
   acc[3] += p * p;
 }
 
-/* PRX_QPSK_PI4: matched-filter output y of symbol k (its stream index) turned back by k pi/4, onto
- * QPSK's grid: the odd symbols' eighth turn as (re + im, im - re) sqrt(1/2) (the sums first, so
- * that no compiler fuses them into a multiply-add: the same value on both backends), then a
- * quarter turn back for each pair of symbols (exact). */
-QPSK_HD prx_cf32 qpsk_pi4_back(prx_cf32 y, int64_t k) {
+/* PRX_QPSK_PI4: exp(-j k pi/4), the turn back of symbol k onto QPSK's grid; k8 is the symbol's
+ * stream index modulo 8 (its low bits: (unsigned)k). (1, 0) or (h, -h) for the odd k, then a
+ * quarter turn back, (-j)^q, for each pair of symbols: exchanges and signs. */
+QPSK_HD prx_cf32 qpsk_pi4_factor(unsigned k8) {
   const float h = 0.70710678118654752f;
-  prx_cf32 r = y;
-  if (k & 1) {
-    r.re = (y.re + y.im) * h;
-    r.im = (y.im - y.re) * h;
-  }
-  const float re = r.re, im = r.im;
-  switch ((unsigned)(k >> 1) & 3) { /* times (-j)^q */
-  case 1: r.re = im, r.im = -re; break;
-  case 2: r.re = -re, r.im = -im; break;
-  case 3: r.re = -im, r.im = re; break;
-  default: break;
-  }
+  const int odd = k8 & 1;
+  const float re = odd ? h : 1.0f, im = odd ? -h : 0.0f;
+  const unsigned q = (k8 >> 1) & 3; /* q = 1: (im, -re), 2: (-re, -im), 3: (-im, re) */
+  const float a = q & 1 ? im : re, b = q & 1 ? re : im;
+  prx_cf32 f = {q & 2 ? -a : a, (q ^ (q >> 1)) & 1 ? -b : b};
+  return f;
+}
+/* matched-filter output y of symbol k turned back by k pi/4 (y times qpsk_pi4_factor(k8); the
+ * backends agree to rounding: a compiler may fuse the odd k's products into a multiply-add) */
+QPSK_HD prx_cf32 qpsk_pi4_back(prx_cf32 y, prx_cf32 f) {
+  prx_cf32 r = {y.re * f.re - y.im * f.im, y.re * f.im + y.im * f.re};
   return r;
 }
 

@@ -729,7 +729,6 @@ typedef struct {
   prx_cf32 *sym;
   double *sums;
   const double *mix; /* per-channel mixing frequencies (MIX kernels) */
-  int pi4;           /* qpsk_stages.pi4: each symbol turned back by k pi/4 before its store */
 } mf_args;
 
 /* The start of a matched-filter thread block (either kernel): block out's record p and window
@@ -772,7 +771,7 @@ __device__ __forceinline__ void mf_block_empty(const mf_args &a, size_t out) {
  * Every symbol sums its taps in qpsk_dot1's order: the same value whichever path takes it. BLK 2
  * stages its window with the roundings its SASS had pinned (mf4_sample_rot, mf4_nco_advance) and
  * sums its V&V terms with the lanes sharing block_sum's trees (mf_block_sum4): the same values. */
-template <bool HALF, bool PAD, bool MIX, int BLK>
+template <bool HALF, bool PAD, bool MIX, int BLK, bool PI4>
 __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_kernel(mf_args a) {
   static_assert(BLK != 1, "sps 4's pairs: qpsk_mf4_kernel");
   constexpr int LAYOUT = BLK == 2 ? MF_PAD32 : PAD ? MF_PAD16 : MF_FLAT;
@@ -860,7 +859,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
-          if (a.pi4) v[q] = qpsk_pi4_back(v[q], kk[q]);
+          if (PI4) v[q] = qpsk_pi4_back(v[q], qpsk_pi4_factor((unsigned)kk[q]));
           y[kk[q] - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
@@ -872,7 +871,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       int64_t off;
       qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
       prx_cf32 v = mf_dot1<LAYOUT>(bank + (size_t)row * a.ntaps, win, off, 0, a.ntaps);
-      if (a.pi4) v = qpsk_pi4_back(v, k);
+      if (PI4) v = qpsk_pi4_back(v, qpsk_pi4_factor((unsigned)k));
       y[k - p.t.k0] = v;
       qpsk_sum_terms(v, acc);
     }
@@ -910,7 +909,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
  * (the window's roundings pinned: mf4_nco_advance). Against pairs of symbols a thread: the
  * window's shared-memory loads a symbol 14 -> 8 and the tap loads 6.5 -> 3.25 (bench/GPU_NOTES.md,
  * s12/mfq). */
-template <bool HALF, bool MIX>
+template <bool HALF, bool MIX, bool PI4>
 __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(mf_args a) {
   constexpr int LAYOUT = MF_PAD16X2;
   extern __shared__ __align__(16) float2 win[];
@@ -982,10 +981,10 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
         if (r < m)
           v[r] = mf_dot1<LAYOUT>(bank + (size_t)rows[r] * a.ntaps, win, offs[r], sh, a.ntaps);
     }
-    if (a.pi4)
+    if (PI4)
 #pragma unroll
       for (int r = 0; r < 4; r++)
-        if (r < m) v[r] = qpsk_pi4_back(v[r], t.k0 + d + r);
+        if (r < m) v[r] = qpsk_pi4_back(v[r], qpsk_pi4_factor((unsigned)(t.k0 + d + r)));
     /* a quad's four symbols as two 16-byte stores where the block's row of symbols allows */
     float2 *yk = (float2 *)(y + d);
     if (m == 4 && y16) {
@@ -1501,17 +1500,24 @@ static pre_kernel_fn pre_kernel_of(bool half, bool mix, bool blk, bool om) {
   if (half) return mix ? pre_kernel_of2<true, true>(blk, om) : pre_kernel_of2<true, false>(blk, om);
   return mix ? pre_kernel_of2<false, true>(blk, om) : pre_kernel_of2<false, false>(blk, om);
 }
-template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, int blk) {
-  if (!pad) return qpsk_mf_kernel<HALF, false, MIX, 0>;
-  return blk == 1   ? qpsk_mf4_kernel<HALF, MIX>
-         : blk == 2 ? qpsk_mf_kernel<HALF, true, MIX, 2>
-                    : qpsk_mf_kernel<HALF, true, MIX, 0>;
+template <bool HALF, bool MIX, bool PI4> static mf_kernel_fn mf_kernel_of3(bool pad, int blk) {
+  if (!pad) return qpsk_mf_kernel<HALF, false, MIX, 0, PI4>;
+  return blk == 1   ? qpsk_mf4_kernel<HALF, MIX, PI4>
+         : blk == 2 ? qpsk_mf_kernel<HALF, true, MIX, 2, PI4>
+                    : qpsk_mf_kernel<HALF, true, MIX, 0, PI4>;
+}
+template <bool HALF, bool MIX> static mf_kernel_fn mf_kernel_of2(bool pad, int blk, bool pi4) {
+  return pi4 ? mf_kernel_of3<HALF, MIX, true>(pad, blk) : mf_kernel_of3<HALF, MIX, false>(pad, blk);
 }
 /* the kernel of each variant: cf16 rows, padded window, mixing, the pairs (padded window only:
- * 1 consecutive, 2 P apart) */
-static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, int blk) {
-  if (half) return mix ? mf_kernel_of2<true, true>(pad, blk) : mf_kernel_of2<true, false>(pad, blk);
-  return mix ? mf_kernel_of2<false, true>(pad, blk) : mf_kernel_of2<false, false>(pad, blk);
+ * 1 consecutive, 2 P apart), pi/4-QPSK's turn (kernels of their own: as a flag, the turn made the
+ * pairs' kernel spill 44 bytes at its 48 registers, +3 % of the bank at sps 16/3) */
+static mf_kernel_fn mf_kernel_of(bool half, bool pad, bool mix, int blk, bool pi4) {
+  if (half)
+    return mix ? mf_kernel_of2<true, true>(pad, blk, pi4)
+               : mf_kernel_of2<true, false>(pad, blk, pi4);
+  return mix ? mf_kernel_of2<false, true>(pad, blk, pi4)
+             : mf_kernel_of2<false, false>(pad, blk, pi4);
 }
 /* the pairs' kernel (mf_kernel_of's blk) of an object: mf_block 1 consecutive, P >= 2 P apart */
 static int mf_blk_of(const qpsk_stages *s) {
@@ -1591,8 +1597,9 @@ static prx_status stages_create(qpsk_stages *s, const qpsk_fir *pre, const qpsk_
   for (int v = 0; v < 16; v++)
     CK(stages_open_smem((const void *)pre_kernel_of(v & 1, v & 2, v & 4, v & 8), smem_max),
        "cudaFuncSetAttribute (pre)");
-  for (int v = 0; v < 24; v++)
-    CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, v >> 3), smem_max),
+  for (int v = 0; v < 48; v++) /* (half, pad, mix, blk 0..2, pi4) */
+    CK(stages_open_smem((const void *)mf_kernel_of(v & 1, v & 2, v & 4, (v >> 3) % 3, v >= 24),
+                        smem_max),
        "cudaFuncSetAttribute (mf)");
   return PRX_OK;
 }
@@ -1744,13 +1751,14 @@ static prx_status stages_mf(const qpsk_stages *s, const void *rows, size_t row_s
                             cudaStream_t stream) {
   const int kb = mf_blk_of(s);
   mf_args a = {
-      rows,    row_stride,  b0,       n_total,     s->nblk,
-      s->L,    s->Lmax,     s->sps,   s->d_mf,     s->d_mf + 2 * (size_t)s->mf_Q * s->mf_ntaps,
-      s->mf_Q, s->mf_ntaps, s->mf_c,  s->mf_block, blk,
-      sym,     sums,        s->d_mix, s->pi4};
+      rows,    row_stride,  b0,      n_total,     s->nblk,
+      s->L,    s->Lmax,     s->sps,  s->d_mf,     s->d_mf + 2 * (size_t)s->mf_Q * s->mf_ntaps,
+      s->mf_Q, s->mf_ntaps, s->mf_c, s->mf_block, blk,
+      sym,     sums,        s->d_mix};
   dim3 g(s->nblk, s->C);
   const unsigned threads = kb == 1 ? MF4_THREADS : STAGE_THREADS; /* qpsk_mf4_kernel's */
-  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL, kb)<<<g, threads, mf_smem(s, kb), stream>>>(a);
+  mf_kernel_of(s->cf16, s->mf_pad, s->d_mix != NULL, kb,
+               s->pi4 != 0)<<<g, threads, mf_smem(s, kb), stream>>>(a);
   CK(cudaGetLastError(), "qpsk_mf_kernel launch");
   return PRX_OK;
 }
