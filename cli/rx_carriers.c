@@ -101,14 +101,15 @@ int rx_detect_carriers(run_state *r) {
     k.freq = d->freq;
     k.symbol_rate = d->symbol_rate;
     k.rolloff = d->rolloff;
+    k.modulation = d->pi4 ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
     if (prx_rx_check_carrier(&r->rc, &k)) {
       snprintf(r->found_why[i], sizeof r->found_why[i], "%s", prx_last_error());
       fprintf(stderr, "polyrx %s: warning: --detect: not received: %s\n", CMD, r->found_why[i]);
       continue;
     }
     char text[160];
-    snprintf(text, sizeof text, "detected: f=%.1f,rs=%.3f,rolloff=%.2f", d->freq, d->symbol_rate,
-             d->rolloff);
+    snprintf(text, sizeof text, "detected: f=%.1f,rs=%.3f,rolloff=%.2f%s", d->freq, d->symbol_rate,
+             d->rolloff, d->pi4 ? ",pi4" : "");
     size_t c = r->n_car++;
     r->car[c] = k;
     r->spec_made[c] = strdup(text);

@@ -148,6 +148,7 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
       cli_json_num(o, "bandwidth_hz", d->bandwidth);
       cli_json_num(o, "rolloff", d->rolloff);
       cli_json_num(o, "esn0_db", d->esn0_db);
+      cJSON_AddStringToObject(o, "modulation", d->pi4 ? "pi4-qpsk" : "qpsk");
       if (r->found_as[i] >= 0)
         cli_json_num(o, "carrier", (double)r->found_as[i]);
       else

@@ -412,7 +412,7 @@ done
 # pi/4-DQPSK beside QPSK: the pi4 carrier's bits exact with the key, its report's modulation; the
 # key with pilots is a usage error
 "$P" gen -q -o "$T/p4.cf32" -s $FS -n $N --carrier f=32000,rs=2400,diff,pi4,timing=0.3 \
-  --carrier f=-49600,rs=2400,diff,power=-3 --esn0 30 --bits "$T/p4tx" || bad "gen pi4 failed"
+  --carrier f=-49600,rs=2400,diff,power=-3,timing=0.6 --esn0 30 --bits "$T/p4tx" || bad "gen pi4 failed"
 "$P" rx -q -i "$T/p4.cf32" -s $FS -K 64 --carrier f=32000,rs=2400,pi4 --carrier f=-49600,rs=2400 \
   -o "$T/p4" --report "$T/p4.json" >/dev/null || bad "rx with a pi4 carrier failed"
 for c in 0 1; do
@@ -424,5 +424,20 @@ cs = json.load(open(T + "/p4.json"))["carriers"]
 check([c["modulation"] for c in cs] == ["pi4-qpsk", "qpsk"], "modulations")
 EOF2
 expect_usage "pi/4-QPSK with pilots" --carrier f=0,rs=2400,pi4,pilots=64:8
+# --detect tells the pi/4 carrier from the QPSK one and receives each in its mode
+"$P" rx -q -i "$T/p4.cf32" -s $FS -K 64 --detect -o "$T/p4d" --report "$T/p4d.json" >/dev/null ||
+  bad "rx --detect on the pi4 scene failed"
+pycheck "pi4 detect" <<'EOF2'
+r = json.load(open(T + "/p4d.json"))
+d = sorted(r["detected"], key=lambda d: d["offset_hz"])
+check([(round(x["offset_hz"]), x["modulation"]) for x in d] == [(-49600, "qpsk"), (32000, "pi4-qpsk")], d)
+for x in d:
+    c = r["carriers"][x["carrier"]]
+    check(c["modulation"] == x["modulation"] and (",pi4" in c["spec"]) == (x["modulation"] == "pi4-qpsk"), c)
+    b = open(T + "/p4d/c%d.bits" % x["carrier"], "rb").read()
+    t = open(T + "/p4tx%d.bits" % (1 if x["offset_hz"] < 0 else 0), "rb").read()
+    n = min(len(b), len(t))
+    check(n > 14000 and b[2:n] == t[2:n], "detected carrier at %g: bits" % x["offset_hz"])
+EOF2
 
 exit $((fail > 0))

@@ -5,7 +5,7 @@
  * and its Es/N0 within 1 dB, also beside a DC offset, at the band's edges and at the fastest
  * rate, and under a tilted noise floor; nothing is found where no carrier is (pure noise, noise
  * with a DC offset, no phantom beside real carriers); the findings do not depend on the thread
- * count; bad configurations are refused. */
+ * count; bad configurations are refused; pi/4-QPSK carriers are told from QPSK ones and centred. */
 #include "test_detect_scene.h"
 
 #include <math.h>
@@ -14,26 +14,36 @@
 /* Shortwave-like: 6.5536 Msps, 1200 Bd to 100 kBd, some between the centres of a 1024-channel
  * bank (6.4 kHz apart), with CFOs and clock offsets. */
 static const truth wide_carriers[] = {
-    {-2000000.0 + 3200.0, 2400, 0.35, 20, 40},   /* half-way between two channel centres */
-    {-1500000.0 + 1600.0, 1200, 0.25, 12, -120}, /* a quarter of the way */
-    {-1000000.0 + 130.0, 9600, 0.5, 15, 300},    /* a CFO on a centre */
-    {-400000.0, 100000, 0.25, 25, -200},
-    {+300000.0 + 777.0, 50000, 0.3, 10, 500},
-    {+900000.0 - 3200.0, 4800, 0.2, 30, -50},
-    {+1400000.0 + 250.0, 2400, 0.4, 11, 1000},
-    {+2200000.0, 2400, 0.35, 6, 0}, /* below 10 dB: found or not */
+    {-2000000.0 + 3200.0, 2400, 0.35, 20, 40, 0},   /* half-way between two channel centres */
+    {-1500000.0 + 1600.0, 1200, 0.25, 12, -120, 0}, /* a quarter of the way */
+    {-1000000.0 + 130.0, 9600, 0.5, 15, 300, 0},    /* a CFO on a centre */
+    {-400000.0, 100000, 0.25, 25, -200, 0},
+    {+300000.0 + 777.0, 50000, 0.3, 10, 500, 0},
+    {+900000.0 - 3200.0, 4800, 0.2, 30, -50, 0},
+    {+1400000.0 + 250.0, 2400, 0.4, 11, 1000, 0},
+    {+2200000.0, 2400, 0.35, 6, 0, 0}, /* below 10 dB: found or not */
 };
 
 /* A narrow capture with carriers side by side at 1.0, 1.15 and 1.3 times their occupied
  * bandwidth, and a weaker neighbour. */
 static const truth close_carriers[] = {
-    {-60000.0, 4800, 0.35, 20, 100},
-    {-60000.0 + 1.0 * 4800 * 1.35, 4800, 0.35, 18, -100},
-    {-60000.0 + 2.15 * 4800 * 1.35, 4800, 0.35, 22, 200},
-    {-60000.0 + 3.45 * 4800 * 1.35, 4800, 0.35, 15, 0},
-    {+40000.0, 2400, 0.2, 16, 0},
-    {+40000.0 + 1.2 * 2400 * 1.2, 2400, 0.2, 12, 0},
-    {+90000.0, 9600, 0.5, 10, -300},
+    {-60000.0, 4800, 0.35, 20, 100, 0},
+    {-60000.0 + 1.0 * 4800 * 1.35, 4800, 0.35, 18, -100, 0},
+    {-60000.0 + 2.15 * 4800 * 1.35, 4800, 0.35, 22, 200, 0},
+    {-60000.0 + 3.45 * 4800 * 1.35, 4800, 0.35, 15, 0, 0},
+    {+40000.0, 2400, 0.2, 16, 0, 0},
+    {+40000.0 + 1.2 * 2400 * 1.2, 2400, 0.2, 12, 0, 0},
+    {+90000.0, 9600, 0.5, 10, -300, 0},
+};
+
+/* pi/4-QPSK (TETRA's 18 kBd in 25 kHz channels, and slower ones) beside QPSK at roll-offs 0.2 to
+ * 1 and 10 to 25 dB: each told for what it is, its centre between its two 4th-power lines */
+static const truth pi4_carriers[] = {
+    {-150000.0, 18000, 0.35, 20, 30, 1}, {-125000.0 + 40, 18000, 0.35, 14, -60, 1},
+    {-90000.0, 9600, 0.2, 25, 0, 0},     {-60000.0 + 700, 4800, 1.0, 12, 100, 1},
+    {-30000.0, 4800, 1.0, 20, 0, 0},     {5000.0, 2400, 0.5, 10, -200, 1},
+    {40000.0, 2400, 0.5, 11, 0, 0},      {80000.0 - 300, 9600, 0.2, 16, 50, 1},
+    {130000.0, 18000, 0.35, 22, 0, 0},
 };
 
 /* Pure complex white noise (with a DC offset when dc != 0): no carrier at all. */
@@ -140,8 +150,9 @@ static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
  * carrier keeps its Es/N0, where a floor taken as one number for the band is off by several dB
  * at one carrier or another. */
 static const truth tilt_carriers[] = {
-    {-150000.0, 2400, 0.35, 12, 0},  {-100000.0, 4800, 0.3, 15, 300}, {-30000.0, 1200, 0.35, 11, 0},
-    {20000.0, 2400, 0.25, 20, -300}, {80000.0, 4800, 0.35, 10, 0},    {160000.0, 2400, 0.35, 14, 0},
+    {-150000.0, 2400, 0.35, 12, 0, 0}, {-100000.0, 4800, 0.3, 15, 300, 0},
+    {-30000.0, 1200, 0.35, 11, 0, 0},  {20000.0, 2400, 0.25, 20, -300, 0},
+    {80000.0, 4800, 0.35, 10, 0, 0},   {160000.0, 2400, 0.35, 14, 0, 0},
 };
 
 static void check_tilted_floor(uint64_t seed) {
@@ -186,11 +197,11 @@ static void check_tilted_floor(uint64_t seed) {
 /* A DC offset with a carrier centred on 0 Hz, carriers near both edges of the band, one at the
  * fastest default rate (fs / 4) and a roll-off of 1. */
 static const truth edge_carriers[] = {
-    {0.0, 4800, 0.35, 12, 0},
-    {-409600.0 / 2 + 2000, 2400, 0.35, 15, 200},
-    {409600.0 / 2 - 3000, 2400, 0.35, 15, -200},
-    {-120000.0, 409600.0 / 4, 0.35, 15, 0},
-    {90000.0, 9600, 1.0, 11, 700},
+    {0.0, 4800, 0.35, 12, 0, 0},
+    {-409600.0 / 2 + 2000, 2400, 0.35, 15, 200, 0},
+    {409600.0 / 2 - 3000, 2400, 0.35, 15, -200, 0},
+    {-120000.0, 409600.0 / 4, 0.35, 15, 0, 0},
+    {90000.0, 9600, 1.0, 11, 700, 0},
 };
 
 int main(void) {
@@ -218,6 +229,13 @@ int main(void) {
                  .dc = 0.3};
   check_scene(&edges, 14, NULL);
   check_tilted_floor(15);
+  scene pi4 = {.name = "pi4",
+               .fs = 409600.0,
+               .n = 400000,
+               .carriers = pi4_carriers,
+               .n_carriers = sizeof pi4_carriers / sizeof *pi4_carriers,
+               .min_rs = 1200};
+  check_scene(&pi4, 16, NULL);
   check_noise(6553600.0, 1 << 22, 0, 21);
   check_noise(6553600.0, 1 << 22, 0.05, 22);
   check_noise(48000.0, 1 << 18, 0.2, 23);

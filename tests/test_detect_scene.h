@@ -12,6 +12,7 @@
 
 typedef struct {
   double freq, rs, rolloff, esn0_db, ppm;
+  int pi4; /* pi/4-QPSK (the detector is to say so), else QPSK */
 } truth;
 
 typedef struct {
@@ -28,6 +29,8 @@ typedef struct {
 typedef struct {
   double centre, ppm, esn0_db; /* largest |error|: Rs, ppm, dB */
   size_t carriers, missed, duplicates, phantoms;
+  size_t pi4, pi4_wrong;   /* pi/4-QPSK carriers at 10 dB or more; carriers told wrongly */
+  size_t weak, weak_wrong; /* carriers found below 10 dB; of them told wrongly (not asserted) */
 } detect_stats;
 
 /* The capture of a scene: carrier 0 sets the noise density (the generator's convention), every
@@ -42,6 +45,7 @@ static prx_cf32 *make_capture(const scene *sc, uint64_t seed) {
     cs[i].symbol_rate = t->rs;
     cs[i].rolloff = t->rolloff;
     cs[i].clock_ppm = t->ppm;
+    cs[i].pi4 = t->pi4;
     cs[i].span = 16;
     cs[i].phase = 0.7 * (double)i;
     cs[i].timing_offset = fmod(0.37 * (double)i, 1.0);
@@ -88,9 +92,9 @@ static size_t check_scene(const scene *sc, uint64_t seed, detect_stats *stats) {
   free(x);
   int matched[64] = {0};
   for (size_t i = 0; i < nf && i < 64 && !stats; i++)
-    printf("%s: found f %+11.1f Hz  Rs %9.2f  beta %.2f  bw %9.1f  Es/N0 %5.1f dB\n", sc->name,
+    printf("%s: found f %+11.1f Hz  Rs %9.2f  beta %.2f  bw %9.1f  Es/N0 %5.1f dB%s\n", sc->name,
            found[i].freq, found[i].symbol_rate, found[i].rolloff, found[i].bandwidth,
-           found[i].esn0_db);
+           found[i].esn0_db, found[i].pi4 ? "  pi/4" : "");
   for (size_t c = 0; c < sc->n_carriers; c++) {
     const truth *t = &sc->carriers[c];
     double rs = t->rs * (1 + 1e-6 * t->ppm);
@@ -112,13 +116,20 @@ static size_t check_scene(const scene *sc, uint64_t seed, detect_stats *stats) {
       printf("%s: carrier %zu  Rs %7.0f beta %.2f %4.1f dB: centre %+.5f Rs, rate %+7.1f ppm, "
              "Es/N0 %+.2f dB, beta %.2f\n",
              sc->name, c, t->rs, t->rolloff, t->esn0_db, df, ppm, de, d->rolloff);
-    if (t->esn0_db < 10) continue;
+    if (t->esn0_db < 10) {
+      if (stats) stats->weak++, stats->weak_wrong += (d->pi4 != 0) != (t->pi4 != 0);
+      continue;
+    }
     if (stats) {
       stats->carriers++;
       stats->centre = fmax(stats->centre, fabs(df));
       stats->ppm = fmax(stats->ppm, fabs(ppm));
       stats->esn0_db = fmax(stats->esn0_db, fabs(de));
+      stats->pi4 += t->pi4 != 0;
+      stats->pi4_wrong += (d->pi4 != 0) != (t->pi4 != 0);
     }
+    CHECK((d->pi4 != 0) == (t->pi4 != 0), "%s: carrier %zu (%.1f dB, roll-off %.2f) read as %s",
+          sc->name, c, t->esn0_db, t->rolloff, d->pi4 ? "pi/4-QPSK" : "QPSK");
     CHECK(fabs(df) <= 0.05, "%s: carrier %zu centre off by %.4f Rs", sc->name, c, df);
     CHECK(fabs(ppm) <= 200, "%s: carrier %zu symbol rate off by %.1f ppm", sc->name, c, ppm);
     CHECK(fabs(de) <= 1.0, "%s: carrier %zu Es/N0 off by %.2f dB", sc->name, c, de);

@@ -2,7 +2,8 @@
  * exactly the samples the detector asks for, 3 to 8 carriers of 1200 Bd to 51.2 kBd, roll-offs
  * 0.1 to 1, Es/N0 6 to 30 dB, clock offsets up to 1000 ppm, centres anywhere, half of the
  * neighbours side by side (1.0 to 1.3 occupied bandwidths apart). Every carrier at 10 dB or more
- * is found once within the accuracy of test_detect, and nothing else is found; nor in 24 captures
+ * is found once within the accuracy of test_detect, told pi/4-QPSK or QPSK right (every third
+ * carrier is pi/4), and nothing else is found; nor in 24 captures
  * of noise (white, with and without a DC offset, at three sample rates). */
 #include "test_detect_scene.h"
 
@@ -25,6 +26,7 @@ static size_t random_scene(test_rng *r, double fs, truth *t, size_t cap) {
     t[k].rolloff = beta;
     t[k].esn0_db = 6 + 24 * test_rng_uniform(r);
     t[k].ppm = 2000 * test_rng_uniform(r) - 1000;
+    t[k].pi4 = k % 3 == 1; /* (no draw: the scenes are those of QPSK alone before) */
     edge = centre + 0.5 * bw;
     k++;
   }
@@ -73,9 +75,11 @@ int main(void) {
                                             : 48000.0,
                                1 << 20, i % 2 ? 0.0 : 3.0, 500 + (uint64_t)i);
   CHECK(phantoms == 0, "%zu phantoms in 24 captures of noise", phantoms);
-  printf("test_detect_slow: %zu carriers at >= 10 dB in %d scenes of %zu samples: %zu missed, "
-         "%zu duplicated, %zu phantoms; worst centre %.5f Rs, rate %.1f ppm, Es/N0 %.2f dB\n",
-         st.carriers, SCENES, n, st.missed, st.duplicates, st.phantoms, st.centre, st.ppm,
-         st.esn0_db);
+  printf("test_detect_slow: %zu carriers at >= 10 dB in %d scenes of %zu samples (%zu of them "
+         "pi/4-QPSK): %zu missed, %zu duplicated, %zu phantoms, %zu told wrongly; worst centre "
+         "%.5f Rs, rate %.1f ppm, Es/N0 %.2f dB; below 10 dB %zu found, %zu of them told "
+         "wrongly\n",
+         st.carriers, SCENES, n, st.pi4, st.missed, st.duplicates, st.phantoms, st.pi4_wrong,
+         st.centre, st.ppm, st.esn0_db, st.weak, st.weak_wrong);
   return test_finish("test_detect_slow");
 }

@@ -11,7 +11,8 @@
  * 2. Per band, on its bins mixed down and transformed back (about twice the band's width): the
  *    symbol rate from the cyclostationary line of |y|^2 at Rs (near the half-power width,
  *    refined by float64 DFT evaluations around the peak), the centre from the line of y^4 at
- *    4 f_c (refined the same way; the half-power midpoint without one), Es/N0 from the band's
+ *    4 f_c (refined the same way; the half-power midpoint without one; pi/4-QPSK, whose two
+ *    lines lie at 4 f_c +- Rs/2, from their midpoint, and marked), Es/N0 from the band's
  *    power over the noise floor beside it (a tilted floor is followed), the roll-off from the
  *    share of that power within Rs / 2 of the centre.
  * 3. A band without a symbol-rate line, narrower than 0.6 min_symbol_rate (tones, spurs) or
@@ -55,6 +56,8 @@ typedef struct {
   double bandwidth;   /* Hz: occupied bandwidth as measured */
   double rolloff;     /* estimated RRC roll-off, clamped to [0.1, 1] */
   double esn0_db;     /* estimated Es/N0 */
+  int pi4;            /* 1: pi/4-QPSK (its 4th-power lines Rs/2 either side of 4 freq, as strong
+                         as each other, none at 4 freq: TETRA's pi/4-DQPSK), 0: QPSK */
 } prx_detect_carrier;
 
 /* Samples the detector needs for this configuration to meet its documented accuracy (0 for an

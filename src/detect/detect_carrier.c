@@ -14,6 +14,11 @@
  * ln W + LINE_MARGIN times, W the bins searched (the largest of W noise bins is about ln W times
  * their mean; e^-9.2 = 1e-4 per search). */
 #define LINE_MARGIN 9.2
+/* pi/4-QPSK's y^4 lines lie at 4 f_c +- Rs/2, two of the same strength and none at 4 f_c; QPSK's
+ * at 4 f_c, with weaker ones Rs either side (0.24-0.54 of its amplitude at roll-off 0.2 to 1, 10
+ * and 20 dB; pi/4-QPSK's partner 0.94-1.03 of the line found): a line Rs from the one found and at
+ * least this fraction of its amplitude marks pi/4-QPSK. */
+#define PI4_PAIR 0.75
 /* The lines are looked for on at most this many samples of a band's signal (from the middle of
  * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
  * stay small. */
@@ -93,6 +98,19 @@ static double find_line(const prx_cf32 *z, size_t q, const prx_cf32 *v, size_t q
   return refine_peak(v, q0, (double)best * step - step, (double)best * step + step);
 }
 
+/* The strongest bin power of the spectrum z (q bins, FFT order) within r bins of frequency f
+ * (cycles per sample; wrapped). */
+static double peak_near(const prx_cf32 *z, size_t q, double f, long long r) {
+  long long c = llround(f * (double)q);
+  double top = 0;
+  for (long long b = c - r; b <= c + r; b++) {
+    long long k = b % (long long)q;
+    if (k < 0) k += (long long)q;
+    top = fmax(top, (double)z[k].re * z[k].re + (double)z[k].im * z[k].im);
+  }
+  return top;
+}
+
 int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_rs, double max_rs,
                     prx_detect_carrier *out) {
   double df = s->fs / (double)s->n;
@@ -151,9 +169,22 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   memset(v + len, 0, (q - len) * sizeof *v);
   fftwf_execute(fwd);
   double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
+  out->pi4 = 0;
   if (span > 0) {
     double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
     if (isfinite(l4)) delta = 0.25 * l4 * fsd;
+    if (isfinite(l4)) {
+      /* pi/4-QPSK (PI4_PAIR): the partner Rs away, looked for in the bins its rate's error
+       * (200 ppm) reaches; the centre between the two lines */
+      const double u = rs / fsd;
+      const long long r = 2 + (long long)ceil(2e-4 * u * (double)q);
+      const double p0 = peak_near(z, q, l4, r), pp = peak_near(z, q, l4 + u, r),
+                   pm = peak_near(z, q, l4 - u, r);
+      if (p0 > 0 && fmax(pp, pm) >= PI4_PAIR * PI4_PAIR * p0) {
+        out->pi4 = 1;
+        delta = 0.25 * (l4 + (pp > pm ? 0.5 : -0.5) * u) * fsd;
+      }
+    }
   }
   double fc = (double)c0 + delta / df; /* centred bins */
 
