@@ -140,7 +140,8 @@ static void usage(FILE *f) {
       "a signal (or a weak one), a strong signal some blocks cannot follow (a drifting\n"
       "frequency, not QPSK), symbols on one line (BPSK), a wrong symbol rate, a carrier\n"
       "beyond --max-cfo (aliased), a symbol clock beyond +-5000 ppm, timing jumps, NaN or\n"
-      "infinite samples (a wrong -F).\n"
+      "infinite samples (a wrong -F), a pi/4-QPSK carrier read without --pi4 or a QPSK one\n"
+      "with it (the detector's verdict on the first samples).\n"
       "The bits are written all the same.\n"
       "Formats: docs/FORMATS.md. Numbers take engineering suffixes: k, M, G.\n"
       "\n"
@@ -358,8 +359,13 @@ typedef struct {
   double unix_start;
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
-  void *fft_warm;        /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
-  pthread_t warm;        /* its thread, while warming */
+  /* the first samples demodulated, for the detector's verdict on the modulation after the
+   * stream (mod_code: its warning's code, NULL for none) */
+  cli_mod_check modc;
+  const char *mod_code;
+  char mod_text[320];
+  void *fft_warm; /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
+  pthread_t warm; /* its thread, while warming */
   int warming;
 } run_state;
 
@@ -454,6 +460,7 @@ static int setup_demod(run_state *r) {
     c.pilot_len = (unsigned)l;
   }
   r->qc = c;
+  cli_mod_check_init(&r->modc, c.sample_rate, c.symbol_rate);
   if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
 #ifdef PRX_HAVE_CUDA
@@ -651,6 +658,13 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   cli_json_num(t, "elapsed_s", elapsed);
   cli_json_qpsk_warnings(t, s.warnings);
   int input_warned = cli_json_input_warnings(cJSON_GetObjectItem(t, "warnings"), r->reader);
+  if (r->mod_code) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "code", r->mod_code);
+    cJSON_AddStringToObject(x, "text", r->mod_text);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(t, "warnings"), x);
+    input_warned = 1;
+  }
   /* what the files hold: after a failed write (a full disk) less than the bits above */
   if (r->bits_bytes >= 0) cli_json_num(t, "bits_file_bytes", (double)r->bits_bytes);
   if (r->llr_bytes >= 0) cli_json_num(t, "llr_file_bytes", (double)r->llr_bytes);
@@ -757,6 +771,7 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
   if (!in) return r->fatal ? PRX_OK : flush_into_slot(r, bits, llrs, out_n);
   r->n_slots++;
   size_t used = 0, ss = prx_format_size(r->in.format);
+  if (r->mix == 0) cli_mod_check_add(&r->modc, r->in.format, in, n);
   if (r->mix != 0) { /* the carrier to 0 Hz: sample m of the stream times exp(-2 pi i mix m) */
     if (n > r->mix_cap) {
       prx_cf32 *b = realloc(r->mix_buf, n * sizeof *b);
@@ -771,6 +786,7 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
     prx_mix_down(r->mix_buf, r->mix_buf, n, r->mix, r->n_in);
     in = r->mix_buf;
     ss = sizeof(prx_cf32);
+    cli_mod_check_add(&r->modc, PRX_CF32, in, n);
   }
   for (size_t off = 0; off < n;) {
     size_t piece = n - off, got = 0;
@@ -927,6 +943,7 @@ static void warnings(const run_state *r) {
     if (s.warnings & cli_qpsk_warn_bits[i])
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
+  if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->mod_text);
 }
 
 /* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall
@@ -1003,6 +1020,11 @@ int cmd_demod(int argc, char **argv) {
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
+    /* the detector's verdict on the modulation, from the first samples (the carrier at 0 Hz:
+     * the input's centre, or mixed there by --carrier-freq) */
+    if (r.n_in && !cli_interrupted())
+      cli_mod_check_verdict(&r.modc, 0, r.qc.modulation == PRX_QPSK_PI4, &r.mod_code, r.mod_text,
+                            sizeof r.mod_text);
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {
@@ -1058,6 +1080,7 @@ int cmd_demod(int argc, char **argv) {
     free(r.llrs);
     free(r.syms);
     free(r.keep);
+    cli_mod_check_free(&r.modc);
     free(r.mix_buf);
   }
   cli_timing_phase(&r.tm, "cleanup");

@@ -117,8 +117,17 @@ nb=$(size "$T/q.bits")
 cmp -s -i 2 -n $((nb - 2)) "$T/q.bits" "$T/q0.bits" || bad "pi4: bits differ from the generator's"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['config']['modulation']=='pi4-qpsk' and d['totals']['status']=='ok', d['config']" "$T/q.json" ||
   bad "pi4 report"
-"$P" demod -q -i "$T/q" -r 18k -o "$T/q1.bits" 2>/dev/null
+# read the other way round, each says so (the detector's verdict on the first samples): a
+# warning on standard error and in the report
+"$P" demod -q -i "$T/q" -r 18k -o "$T/q1.bits" --report "$T/q1.json" 2>"$T/q1.err"
 cmp -s -i 2 -n $((nb - 2)) "$T/q1.bits" "$T/q0.bits" && bad "pi4 signal read as QPSK gave its bits"
+grep -q "looks like pi/4-QPSK.*--pi4" "$T/q1.err" || bad "pi4 read as QPSK: no warning ($(cat "$T/q1.err"))"
+python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['totals']; assert t['status']=='warning' and 'pi4_qpsk' in [w['code'] for w in t['warnings']], t['warnings']" "$T/q1.json" ||
+  bad "pi4 read as QPSK: the report's warning"
+"$P" demod -q -i "$T/d.cf32" -s 12.8k -r 2400 --pi4 -o "$T/q2.bits" --report "$T/q2.json" 2>"$T/q2.err"
+grep -q "looks like QPSK, not pi/4-QPSK" "$T/q2.err" || bad "QPSK read with --pi4: no warning ($(cat "$T/q2.err"))"
+python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['totals']; assert 'plain_qpsk' in [w['code'] for w in t['warnings']], t['warnings']" "$T/q2.json" ||
+  bad "QPSK read with --pi4: the report's warning"
 out=$("$P" demod -q -i "$T/q" -r 18k --pi4 --pilots 64:8 -o "$T/x.bits" 2>&1)
 [ $? = 2 ] && echo "$out" | grep -q "pi4 with --pilots is not supported" ||
   bad "--pi4 --pilots: '$out'"

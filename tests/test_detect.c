@@ -106,6 +106,11 @@ static void check_bad_configs(void) {
   ok.min_symbol_rate = 48000.0 / 16384;
   CHECK(prx_detect_min_samples(&ok) >= 800 * 16384 && prx_detect_min_samples(&ok) <= 1 << 24,
         "min_samples at fs / 16384: %zu", prx_detect_min_samples(&ok));
+  /* finite samples whose powers overflow (another format's bytes read as cf32): an answer, not
+   * a loop without end (before: the spectrum's NaN points held the band search forever) */
+  ok.min_symbol_rate = 0;
+  for (size_t i = 0; i < 8192; i++) x[i].re = x[i].im = (i % 3 ? 3e38f : -2e38f) * (float)(i % 7);
+  CHECK_OK(prx_detect_carriers(&ok, x, 8192, out, 4, &nf));
 }
 
 /* The same findings whatever the thread count, a short output array gets the strongest carriers

@@ -291,7 +291,9 @@ size_t detect_bands(const detect_spectrum *s, double threshold, double min_width
   /* runs above the threshold, joined across gaps of up to 3 points (noise on a weak carrier) */
   size_t runs_a[4096], runs_b[4096], n_runs = 0;
   for (size_t j = 0; j < m && n_runs < 4096;) {
-    if (sm[j] <= level) {
+    /* (a NaN point, where the input's finite samples overflow the power sums, is below: as
+     * "above" the run's scan below would not move past it, and the loop would never end) */
+    if (!(sm[j] > level)) {
       j++;
       continue;
     }
