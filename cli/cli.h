@@ -491,24 +491,30 @@ extern int cli_exit_detach_by_fork;
  * demod reads a carrier as QPSK or as pi/4-QPSK (--pi4), and read the wrong way its bits are
  * wrong with every block locked: the symbols of either, read as the other at a CFO Rs/8 off,
  * land on QPSK's grid. The detector tells them apart by their 4th-power lines (polyrx/detect.h):
- * the first samples the demodulator takes are kept (cli_mod_check_add: as many as the detector
- * asks for, 2^22 at most) and, once the stream is done, the detector looks for the carrier there
- * (cli_mod_check_verdict): found within 0.3 Rs of freq at Rs (+-2 %) and 10 dB or more, of the
- * other modulation: a warning. */
+ * the first samples the demodulator takes are kept (cli_mod_check_add: 4096 symbols, at least
+ * 16384 samples), and the detector looks for the carrier there on a thread of its own
+ * once they are all in (at cli_mod_check_end where the stream is shorter): found within 0.3 Rs of
+ * freq at Rs (+-2 %) and 8 dB or more, of the other modulation: a warning. */
 typedef struct {
-  double fs, rs;
+  double fs, rs, freq;
+  int pi4;
   prx_cf32 *x;
   size_t n, cap;
+  pthread_t thread;
+  int started, done;
+  const char *code; /* the verdict: NULL, or the warning's code and its text */
+  char text[320];
 } cli_mod_check;
-/* Sets c up for a carrier at rs in a stream at fs (no buffer made yet); 0. */
-void cli_mod_check_init(cli_mod_check *c, double fs, double rs);
-/* Keeps the first samples of n in format f (converted to cf32) until the detector has enough. */
+/* Sets c up for a carrier near freq (Hz from the stream's centre) at rs in a stream at fs, read
+ * as pi/4-QPSK (pi4 1) or QPSK (0); no buffer made yet. */
+void cli_mod_check_init(cli_mod_check *c, double fs, double rs, double freq, int pi4);
+/* Keeps the first samples of n in format f (converted to cf32) until the detector has enough,
+ * then starts its thread. */
 void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n);
-/* The verdict on the samples kept for a carrier near freq (Hz from the stream's centre) read as
- * pi4 (1) or QPSK (0): 1 with its code and text where the carrier shows the other modulation,
- * else 0 (nothing kept, no carrier found there, or the modulation agrees). */
-int cli_mod_check_verdict(const cli_mod_check *c, double freq, int pi4, const char **code,
-                          char *text, size_t size);
-void cli_mod_check_free(cli_mod_check *c);
+/* The verdict (waiting for the thread, or on the samples kept where it did not start): the
+ * warning's code (its text in c->text), or NULL where the carrier shows the modulation read, or
+ * none was found. */
+const char *cli_mod_check_end(cli_mod_check *c);
+void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
 
 #endif

@@ -359,11 +359,10 @@ typedef struct {
   double unix_start;
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
-  /* the first samples demodulated, for the detector's verdict on the modulation after the
-   * stream (mod_code: its warning's code, NULL for none) */
+  /* the first samples demodulated, for the detector's verdict on the modulation (mod_code: its
+   * warning's code, NULL for none; its text in modc.text) */
   cli_mod_check modc;
   const char *mod_code;
-  char mod_text[320];
   void *fft_warm; /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
   pthread_t warm; /* its thread, while warming */
   int warming;
@@ -460,7 +459,8 @@ static int setup_demod(run_state *r) {
     c.pilot_len = (unsigned)l;
   }
   r->qc = c;
-  cli_mod_check_init(&r->modc, c.sample_rate, c.symbol_rate);
+  /* the carrier at 0 Hz: the input's centre, or mixed there by --carrier-freq */
+  cli_mod_check_init(&r->modc, c.sample_rate, c.symbol_rate, 0, c.modulation == PRX_QPSK_PI4);
   if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
 #ifdef PRX_HAVE_CUDA
@@ -661,7 +661,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   if (r->mod_code) {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "code", r->mod_code);
-    cJSON_AddStringToObject(x, "text", r->mod_text);
+    cJSON_AddStringToObject(x, "text", r->modc.text);
     cJSON_AddItemToArray(cJSON_GetObjectItem(t, "warnings"), x);
     input_warned = 1;
   }
@@ -943,7 +943,7 @@ static void warnings(const run_state *r) {
     if (s.warnings & cli_qpsk_warn_bits[i])
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
-  if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->mod_text);
+  if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->modc.text);
 }
 
 /* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall
@@ -1020,11 +1020,7 @@ int cmd_demod(int argc, char **argv) {
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
-    /* the detector's verdict on the modulation, from the first samples (the carrier at 0 Hz:
-     * the input's centre, or mixed there by --carrier-freq) */
-    if (r.n_in && !cli_interrupted())
-      cli_mod_check_verdict(&r.modc, 0, r.qc.modulation == PRX_QPSK_PI4, &r.mod_code, r.mod_text,
-                            sizeof r.mod_text);
+    if (r.n_in && !cli_interrupted()) r.mod_code = cli_mod_check_end(&r.modc);
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {
