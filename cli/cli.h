@@ -494,7 +494,7 @@ extern int cli_exit_detach_by_fork;
  * the first samples the demodulator takes are kept (cli_mod_check_add: 4096 symbols, at least
  * 16384 samples), and the detector looks for the carrier there on a thread of its own
  * once they are all in (at cli_mod_check_end where the stream is shorter): found within 0.3 Rs of
- * freq at Rs (+-2 %) and 8 dB or more, of the other modulation: a warning. */
+ * freq at Rs (+-2 %) and 6 dB or more, of the other modulation: a warning. */
 typedef struct {
   double fs, rs, freq;
   int pi4;
