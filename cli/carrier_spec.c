@@ -37,6 +37,15 @@ int cli_parse_seed(const char *v, uint64_t *out) {
   return 0;
 }
 
+/* A flag key (diff, pi4): given alone it is 1, else its value, 0 or 1. 0, or -1 for another value.
+ */
+static int parse_flag(const char *v, int *out) {
+  double d = 1;
+  if (v && (cli_parse_eng(v, &d) || (d != 0 && d != 1))) return -1;
+  *out = d == 1;
+  return 0;
+}
+
 /* "f, rs, ..." for the keys in mask, into buf. */
 static const char *key_list(unsigned mask, char *buf, size_t size) {
   size_t len = 0;
@@ -82,7 +91,6 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
       rc = cli_error(cmd, "--carrier '%s': key '%s' needs a value (%s=...)", spec, item, item);
       break;
     }
-    double d = 0;
     unsigned long u = 0;
     int bad = 0;
     switch (k) {
@@ -97,25 +105,11 @@ int cli_parse_carrier(const char *cmd, const char *spec, unsigned allowed, prx_s
     case 5: bad = cli_parse_eng(val, &c->phase); break;
     case 6: bad = cli_parse_eng(val, &c->timing_offset); break;
     case 7: bad = cli_parse_eng(val, &c->clock_ppm); break;
-    case CLI_CARRIER_KEY_DIFF:
-      if (val) {
-        bad = cli_parse_eng(val, &d) || (d != 0 && d != 1);
-        c->differential = d == 1;
-      } else {
-        c->differential = 1;
-      }
-      break;
+    case CLI_CARRIER_KEY_DIFF: bad = parse_flag(val, &c->differential); break;
     case 9: bad = parse_pilots(val, c); break;
     case 10: bad = cli_parse_seed(val, &c->seed); break;
     case CLI_CARRIER_KEY_FREQ: bad = cli_parse_eng(val, &c->freq); break;
-    case CLI_CARRIER_KEY_PI4:
-      if (val) {
-        bad = cli_parse_eng(val, &d) || (d != 0 && d != 1);
-        c->pi4 = d == 1;
-      } else {
-        c->pi4 = 1;
-      }
-      break;
+    case CLI_CARRIER_KEY_PI4: bad = parse_flag(val, &c->pi4); break;
     }
     if (bad)
       rc = cli_error(cmd, "--carrier '%s': bad value '%s' for %s%s", spec, val ? val : "", item,
