@@ -60,6 +60,10 @@ typedef struct {
   int open_which;                  /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
   int bits_bad, llr_bad;           /* their writes failed (rx_flush_files, rx_close_files) */
   long long bits_bytes, llr_bytes; /* the files' sizes once flushed (-1: unknown) */
+  /* --detect found this listed carrier in the other modulation: "pi4_qpsk" (listed as QPSK) or
+   * "plain_qpsk" (listed pi4), demod's codes; NULL where it agrees or was not found */
+  const char *mod_code;
+  size_t mod_found; /* its entry in found (the text: found_why) */
 } carrier_out;
 
 typedef struct run_state {

@@ -13,7 +13,12 @@ static size_t carriers_with(const run_state *r, unsigned bits) {
   for (size_t c = 0; r->stats && c < r->n_car; c++) n += (r->stats[c].demod.warnings & bits) != 0;
   return n;
 }
-size_t rx_carriers_warned(const run_state *r) { return carriers_with(r, ~0u); }
+size_t rx_carriers_warned(const run_state *r) {
+  size_t n = 0; /* those with a demodulator warning, or found in another modulation (--detect) */
+  for (size_t c = 0; c < r->n_car; c++)
+    n += (r->stats && r->stats[c].demod.warnings) || (r->out && r->out[c].mod_code);
+  return n;
+}
 
 void rx_table(const run_state *r, double elapsed) {
   int truth = r->o.truth != NULL;

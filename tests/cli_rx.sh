@@ -439,5 +439,17 @@ for x in d:
     n = min(len(b), len(t))
     check(n > 14000 and b[2:n] == t[2:n], "detected carrier at %g: bits" % x["offset_hz"])
 EOF2
+# listed in the wrong modulation beside --detect: each such carrier warned (standard error, its
+# report's warnings, the status)
+"$P" rx -q -i "$T/p4.cf32" -s $FS -K 64 --detect --carrier f=32000,rs=2400 \
+  --carrier f=-49600,rs=2400,pi4 -o "$T/p4w" --report "$T/p4w.json" >/dev/null 2>"$T/p4w.err" ||
+  bad "rx --detect with carriers listed in the wrong modulation failed"
+[ "$(grep -c 'listed as .* but looks like' "$T/p4w.err")" = 2 ] ||
+  bad "wrong modulation listed: standard error says $(cat "$T/p4w.err")"
+pycheck "pi4 listed wrong" <<'EOF2'
+r = json.load(open(T + "/p4w.json"))
+codes = [[w["code"] for w in c["warnings"]] for c in r["carriers"]]
+check(r["status"] == "warning" and "pi4_qpsk" in codes[0] and "plain_qpsk" in codes[1], codes)
+EOF2
 
 exit $((fail > 0))
