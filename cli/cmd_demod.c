@@ -815,6 +815,8 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
     cli_progress_update(&r->progress, r->n_in);
   }
   *out_n = used;
+  /* symbols out: the demodulator's plan is made, the detector's planning no longer holds it */
+  if (used) cli_mod_check_start(&r->modc);
   if (r->rep_fatal) {
     cli_error(CMD, "cannot write the report %s", r->o.report);
     return PRX_ERR_IO;

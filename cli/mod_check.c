@@ -6,6 +6,7 @@
 #include "polyrx/detect.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,14 @@ static void verdict(cli_mod_check *c) {
   }
 }
 
+/* The verdict beside the stream at the idle priority (Linux's SCHED_IDLE): it runs on cores the
+ * stream leaves idle, and takes none from demod's workers with every core busy (-t 0; as a normal
+ * thread it cost those runs ~1 % on the H200 host); cli_mod_check_end waits for it. */
 static void *verdict_thread(void *arg) {
+#ifdef SCHED_IDLE
+  struct sched_param sp = {0};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+#endif
   verdict(arg);
   return NULL;
 }
@@ -89,8 +97,11 @@ void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n)
   size_t m = n < c->cap - c->n ? n : c->cap - c->n;
   prx_convert_block(f, in, m, c->x + c->n);
   c->n += m;
-  /* all in: the detector beside the stream (~2 ms of 65536 samples), off compute's path */
-  if (c->n == c->cap) c->started = !cli_thread_start(&c->thread, verdict_thread, c);
+}
+
+void cli_mod_check_start(cli_mod_check *c) {
+  if (!c->started && c->cap && c->n == c->cap)
+    c->started = !cli_thread_start(&c->thread, verdict_thread, c);
 }
 
 const char *cli_mod_check_end(cli_mod_check *c) {
