@@ -332,6 +332,8 @@ void cli_json_num(struct cJSON *o, const char *k, double v);
  * them. */
 #define CLI_QPSK_N_WARNINGS 11
 extern const unsigned cli_qpsk_warn_bits[CLI_QPSK_N_WARNINGS];
+/* One {"code", "text"} item appended to a "warnings" array. */
+void cli_json_warning(struct cJSON *arr, const char *code, const char *text);
 /* o's "warnings": an array of {"code", "text"}, one for each bit set in warnings, in that order. */
 void cli_json_qpsk_warnings(struct cJSON *o, unsigned warnings);
 /* The input's own warnings appended to the array arr: "input_gaps" where a KiwiSDR file's time
@@ -520,5 +522,9 @@ void cli_mod_check_start(cli_mod_check *c);
  * none was found. */
 const char *cli_mod_check_end(cli_mod_check *c);
 void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
+/* The warning's code for a carrier found as pi/4-QPSK (found_pi4 1) or QPSK and read as
+ * pi/4-QPSK (read_pi4 1) or QPSK: "pi4_qpsk" (found pi/4, read QPSK), "plain_qpsk" (the
+ * converse), NULL where they agree. demod's verdict and rx --detect's listed carriers. */
+const char *cli_mod_code(int found_pi4, int read_pi4);
 
 #endif

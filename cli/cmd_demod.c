@@ -659,10 +659,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   cli_json_qpsk_warnings(t, s.warnings);
   int input_warned = cli_json_input_warnings(cJSON_GetObjectItem(t, "warnings"), r->reader);
   if (r->mod_code) {
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "code", r->mod_code);
-    cJSON_AddStringToObject(x, "text", r->modc.text);
-    cJSON_AddItemToArray(cJSON_GetObjectItem(t, "warnings"), x);
+    cli_json_warning(cJSON_GetObjectItem(t, "warnings"), r->mod_code, r->modc.text);
     input_warned = 1;
   }
   /* what the files hold: after a failed write (a full disk) less than the bits above */
@@ -771,7 +768,6 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
   if (!in) return r->fatal ? PRX_OK : flush_into_slot(r, bits, llrs, out_n);
   r->n_slots++;
   size_t used = 0, ss = prx_format_size(r->in.format);
-  if (r->mix == 0) cli_mod_check_add(&r->modc, r->in.format, in, n);
   if (r->mix != 0) { /* the carrier to 0 Hz: sample m of the stream times exp(-2 pi i mix m) */
     if (n > r->mix_cap) {
       prx_cf32 *b = realloc(r->mix_buf, n * sizeof *b);
@@ -786,8 +782,8 @@ static prx_status demod_compute(void *ctx, const void *in, size_t n, uint64_t po
     prx_mix_down(r->mix_buf, r->mix_buf, n, r->mix, r->n_in);
     in = r->mix_buf;
     ss = sizeof(prx_cf32);
-    cli_mod_check_add(&r->modc, PRX_CF32, in, n);
   }
+  cli_mod_check_add(&r->modc, r->mix != 0 ? PRX_CF32 : r->in.format, in, n);
   for (size_t off = 0; off < n;) {
     size_t piece = n - off, got = 0;
     while (piece > 1 && prx_qpsk_max_symbols(r->q, piece) > r->slot_syms - used)

@@ -47,6 +47,11 @@ void cli_mod_check_init(cli_mod_check *c, double fs, double rs, double freq, int
   c->cap = need > MOD_CHECK_MAX ? MOD_CHECK_MAX : need;
 }
 
+const char *cli_mod_code(int found_pi4, int read_pi4) {
+  if ((found_pi4 != 0) == (read_pi4 != 0)) return NULL;
+  return found_pi4 ? "pi4_qpsk" : "plain_qpsk";
+}
+
 /* The detector on the samples kept: c->code and c->text where the carrier found near c->freq
  * shows the other modulation. */
 static void verdict(cli_mod_check *c) {
@@ -57,21 +62,18 @@ static void verdict(cli_mod_check *c) {
   for (size_t i = 0; i < nf && i < 16; i++) {
     const prx_detect_carrier *k = &found[i];
     if (fabs(k->freq - c->freq) > 0.3 * c->rs || fabs(k->symbol_rate / c->rs - 1) > 0.02) continue;
-    if ((k->pi4 != 0) == c->pi4) return;
-    if (k->pi4) {
-      c->code = "pi4_qpsk";
+    if (!(c->code = cli_mod_code(k->pi4, c->pi4))) return;
+    if (k->pi4)
       snprintf(c->text, sizeof c->text,
                "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side of 4 "
                "times its frequency, %.1f Hz): read as QPSK its bits are wrong with every block "
                "locked; demodulate it with --pi4",
                k->freq);
-    } else {
-      c->code = "plain_qpsk";
+    else
       snprintf(c->text, sizeof c->text,
                "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times its "
                "frequency, %.1f Hz): read with --pi4 its bits are wrong; demodulate it without",
                k->freq);
-    }
     return;
   }
 }

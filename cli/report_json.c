@@ -34,6 +34,13 @@ static const char *const warn_codes[] = {QPSK_WARNINGS(WARN_CODE)};
 _Static_assert(sizeof warn_codes / sizeof *warn_codes == CLI_QPSK_N_WARNINGS,
                "CLI_QPSK_N_WARNINGS: the warnings listed");
 
+void cli_json_warning(cJSON *arr, const char *code, const char *text) {
+  cJSON *x = cJSON_CreateObject();
+  cJSON_AddStringToObject(x, "code", code);
+  cJSON_AddStringToObject(x, "text", text);
+  cJSON_AddItemToArray(arr, x);
+}
+
 int cli_json_input_warnings(cJSON *arr, const prx_iq_reader *r) {
   const prx_wav_info *w = prx_iq_reader_wav(r);
   if (!arr || !w || !w->gps_gaps) return 0;
@@ -43,20 +50,13 @@ int cli_json_input_warnings(cJSON *arr, const prx_iq_reader *r) {
            "before sample %llu): %llu zero samples stand for them, their bits are noise",
            (unsigned long long)w->gps_gaps, w->gps_gaps == 1 ? "" : "s",
            (unsigned long long)w->gps_first_gap, (unsigned long long)w->gps_filled);
-  cJSON *x = cJSON_CreateObject();
-  cJSON_AddStringToObject(x, "code", "input_gaps");
-  cJSON_AddStringToObject(x, "text", text);
-  cJSON_AddItemToArray(arr, x);
+  cli_json_warning(arr, "input_gaps", text);
   return 1;
 }
 
 void cli_json_qpsk_warnings(cJSON *o, unsigned warnings) {
   cJSON *arr = cJSON_AddArrayToObject(o, "warnings");
   for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
-    if (warnings & cli_qpsk_warn_bits[i]) {
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddStringToObject(x, "code", warn_codes[i]);
-      cJSON_AddStringToObject(x, "text", prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
-      cJSON_AddItemToArray(arr, x);
-    }
+    if (warnings & cli_qpsk_warn_bits[i])
+      cli_json_warning(arr, warn_codes[i], prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
 }

@@ -97,7 +97,8 @@ int rx_detect_carriers(run_state *r) {
       /* a listed carrier read in the other modulation than the one found: its bits are wrong
        * with every block locked (cli_mod_check's verdict, for demod) */
       const int listed_pi4 = r->car[j].modulation == PRX_QPSK_PI4;
-      if ((d->pi4 != 0) != listed_pi4) {
+      r->out[j].mod_code = cli_mod_code(d->pi4, listed_pi4);
+      if (r->out[j].mod_code) {
         const char *as = listed_pi4 ? "pi/4-QPSK" : "QPSK",
                    *looks = d->pi4 ? "pi/4-QPSK (add pi4)" : "QPSK (drop pi4)";
         snprintf(r->found_why[i], sizeof r->found_why[i],
@@ -107,7 +108,6 @@ int rx_detect_carriers(run_state *r) {
                 "polyrx %s: warning: --detect: carrier %zu is listed as %s but looks like %s: its "
                 "bits are likely wrong\n",
                 CMD, j, as, looks);
-        r->out[j].mod_code = d->pi4 ? "pi4_qpsk" : "plain_qpsk";
         r->out[j].mod_found = i;
       } else {
         snprintf(r->found_why[i], sizeof r->found_why[i], "listed as carrier %zu", j);

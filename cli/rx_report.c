@@ -72,12 +72,8 @@ static void carrier_json(run_state *r, size_t c) {
     cli_json_num(o, "ber_theory", rx_ber_theory(s.demod.esn0_db, k->ambiguity));
   }
   cli_json_qpsk_warnings(o, s.demod.warnings);
-  if (w->mod_code) { /* (rx_detect_carriers) */
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "code", w->mod_code);
-    cJSON_AddStringToObject(x, "text", r->found_why[w->mod_found]);
-    cJSON_AddItemToArray(cJSON_GetObjectItem(o, "warnings"), x);
-  }
+  if (w->mod_code) /* (rx_detect_carriers) */
+    cli_json_warning(cJSON_GetObjectItem(o, "warnings"), w->mod_code, r->found_why[w->mod_found]);
   r->car_json[c] = cJSON_Print(o);
   cJSON_Delete(o);
 }

@@ -8,8 +8,8 @@
 
 #include "qpsk/qpsk_stage_math.h"
 
-/* qpsk_pi4_back and qpsk_pi4_x4 against exp(-j k pi/4) and exp(-j k pi) in float64, for stream
- * indices on both sides of 0 and far into a stream */
+/* qpsk_pi4_factor's turn and qpsk_pi4_x4 against exp(-j k pi/4) and exp(-j k pi) in float64, for
+ * stream indices on both sides of 0 and far into a stream */
 static void turns(void) {
   test_rng rng;
   test_rng_seed(&rng, 401);
@@ -20,7 +20,7 @@ static void turns(void) {
     prx_cf32 y = {(float)test_rng_gauss(&rng), (float)test_rng_gauss(&rng)};
     const double a = -M_PI / 4 * (double)(k % 8), cr = cos(a), ci = sin(a);
     const double er = y.re * cr - y.im * ci, ei = y.re * ci + y.im * cr;
-    const prx_cf32 g = qpsk_pi4_back(y, qpsk_pi4_factor((unsigned)k));
+    const prx_cf32 g = qpsk_cmul(y, qpsk_pi4_factor((unsigned)k));
     const double e = hypot(g.re - er, g.im - ei) / hypot(y.re, y.im);
     if (e > worst) worst = e;
     const prx_cf32 w = qpsk_pi4_x4(y, k);
@@ -28,7 +28,7 @@ static void turns(void) {
     x4_bad += w.re != (float)(s * y.re) || w.im != (float)(s * y.im);
   }
   printf("turns: worst relative error %.2e, x4 mismatches %d\n", worst, x4_bad);
-  CHECK(worst < 3e-7, "qpsk_pi4_back: relative error %.2e", worst);
+  CHECK(worst < 3e-7, "qpsk_pi4_factor's turn: relative error %.2e", worst);
   CHECK(x4_bad == 0, "qpsk_pi4_x4: %d values not exactly turned by k pi", x4_bad);
 }
 

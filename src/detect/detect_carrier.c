@@ -172,8 +172,8 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   out->pi4 = 0;
   if (span > 0) {
     double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
-    if (isfinite(l4)) delta = 0.25 * l4 * fsd;
     if (isfinite(l4)) {
+      delta = 0.25 * l4 * fsd;
       /* pi/4-QPSK (PI4_PAIR): the partner Rs away, looked for in the bins its rate's error
        * (200 ppm) reaches; the centre between the two lines */
       const double u = rs / fsd;

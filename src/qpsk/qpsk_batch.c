@@ -213,15 +213,15 @@ static void stage_cfo(void *ctx, size_t i) {
 /* ---- stage mf: DC, level, de-rotation, matched filter at the symbol instants, sums ---- */
 
 /* PRX_QPSK_PI4: a block's n symbols, the first symbol k0 of the stream, turned back by k pi/4
- * (qpsk_pi4_back), the eight factors made once, so that the loop has no branch a symbol (a
+ * (qpsk_pi4_factor), the eight factors made once, so that the loop has no branch a symbol (a
  * select a symbol cost ~3 ns, 15 % of the demodulator, at sps 4) */
 static void pi4_back_block(prx_cf32 *y, int64_t n, unsigned k0) {
   prx_cf32 f[8];
   for (unsigned j = 0; j < 8; j++) f[j] = qpsk_pi4_factor(k0 + j);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; j++) y[i + j] = qpsk_pi4_back(y[i + j], f[j]);
-  for (; i < n; i++) y[i] = qpsk_pi4_back(y[i], f[i & 7]);
+    for (int j = 0; j < 8; j++) y[i + j] = qpsk_cmul(y[i + j], f[j]);
+  for (; i < n; i++) y[i] = qpsk_cmul(y[i], f[i & 7]);
 }
 
 static void stage_mf(void *ctx, size_t t) {

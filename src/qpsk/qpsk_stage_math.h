@@ -148,8 +148,10 @@ QPSK_HD void qpsk_sum_terms(prx_cf32 y, float acc[4]) {
   acc[3] += p * p;
 }
 
-/* PRX_QPSK_PI4: exp(-j k pi/4), the turn back of symbol k onto QPSK's grid; k8 is the symbol's
- * stream index modulo 8 (its low bits: (unsigned)k). (1, 0) or (h, -h) for the odd k, then a
+/* PRX_QPSK_PI4: exp(-j k pi/4), the turn back of symbol k onto QPSK's grid (the matched filter's
+ * output times it, qpsk_cmul; the backends agree to rounding: a compiler may fuse the odd k's
+ * products into a multiply-add); k8 is the symbol's stream index modulo 8 (its low bits:
+ * (unsigned)k). (1, 0) or (h, -h) for the odd k, then a
  * quarter turn back, (-j)^q, for each pair of symbols: exchanges and signs. */
 QPSK_HD prx_cf32 qpsk_pi4_factor(unsigned k8) {
   const float h = 0.70710678118654752f;
@@ -160,13 +162,6 @@ QPSK_HD prx_cf32 qpsk_pi4_factor(unsigned k8) {
   prx_cf32 f = {q & 2 ? -a : a, (q ^ (q >> 1)) & 1 ? -b : b};
   return f;
 }
-/* matched-filter output y of symbol k turned back by k pi/4 (y times qpsk_pi4_factor(k8); the
- * backends agree to rounding: a compiler may fuse the odd k's products into a multiply-add) */
-QPSK_HD prx_cf32 qpsk_pi4_back(prx_cf32 y, prx_cf32 f) {
-  prx_cf32 r = {y.re * f.re - y.im * f.im, y.re * f.im + y.im * f.re};
-  return r;
-}
-
 /* PRX_QPSK_PI4: the 4th power of symbol k's value turned back by k pi (k pi/4 four times): the line
  * of pi/4-QPSK, Rs/2 from 4 f, brought to 4 f. */
 QPSK_HD prx_cf32 qpsk_pi4_x4(prx_cf32 w, int64_t k) {

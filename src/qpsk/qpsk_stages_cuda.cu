@@ -859,7 +859,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
 #pragma unroll
       for (int q = 0; q < 2; q++) {
         if (q < m) {
-          if (PI4) v[q] = qpsk_pi4_back(v[q], qpsk_pi4_factor((unsigned)kk[q]));
+          if (PI4) v[q] = qpsk_cmul(v[q], qpsk_pi4_factor((unsigned)kk[q]));
           y[kk[q] - p.t.k0] = v[q];
           qpsk_sum_terms(v[q], acc);
         }
@@ -871,7 +871,7 @@ __global__ void __launch_bounds__(STAGE_THREADS, STAGE_MF_MIN_BLOCKS) qpsk_mf_ke
       int64_t off;
       qpsk_mf_tap(&p.t, L, a.sps, lo, k, a.Q, a.c, &row, &off);
       prx_cf32 v = mf_dot1<LAYOUT>(bank + (size_t)row * a.ntaps, win, off, 0, a.ntaps);
-      if (PI4) v = qpsk_pi4_back(v, qpsk_pi4_factor((unsigned)k));
+      if (PI4) v = qpsk_cmul(v, qpsk_pi4_factor((unsigned)k));
       y[k - p.t.k0] = v;
       qpsk_sum_terms(v, acc);
     }
@@ -984,7 +984,7 @@ __global__ void __launch_bounds__(MF4_THREADS, MF4_MIN_BLOCKS) qpsk_mf4_kernel(m
     if (PI4)
 #pragma unroll
       for (int r = 0; r < 4; r++)
-        if (r < m) v[r] = qpsk_pi4_back(v[r], qpsk_pi4_factor((unsigned)(t.k0 + d + r)));
+        if (r < m) v[r] = qpsk_cmul(v[r], qpsk_pi4_factor((unsigned)(t.k0 + d + r)));
     /* a quad's four symbols as two 16-byte stores where the block's row of symbols allows */
     float2 *yk = (float2 *)(y + d);
     if (m == 4 && y16) {

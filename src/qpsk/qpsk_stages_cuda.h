@@ -76,7 +76,7 @@ typedef struct {
   int cfo_half;
   unsigned cfo_len; /* the transform's length in use (cfo_setup) */
   /* PRX_QPSK_PI4 (set by the caller after create; module ABI 19): x4 turns each value back by
-   * k pi, mf each symbol by k pi/4 (qpsk_pi4_x4, qpsk_pi4_back) */
+   * k pi, mf each symbol by k pi/4 (qpsk_pi4_x4, qpsk_pi4_factor) */
   int pi4;
 } qpsk_stages;
 
