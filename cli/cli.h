@@ -489,42 +489,57 @@ void cli_exit_detach_now(int status, const char *keep_prefix, unsigned linger_ms
  * address space; for the tests of both paths. */
 extern int cli_exit_detach_by_fork;
 
-/* ---- the modulation a carrier shows against the one a command was told (mod_check.c) ----
- * demod reads a carrier as QPSK or as pi/4-QPSK (--pi4), and read the wrong way its bits are
- * wrong with every block locked: the symbols of either, read as the other at a CFO Rs/8 off,
- * land on QPSK's grid. The detector tells them apart by their 4th-power lines (polyrx/detect.h):
- * the first samples the demodulator takes are kept (cli_mod_check_add: 4096 symbols, at least
- * 16384 samples), and the detector looks for the carrier there on a thread of its own
- * (cli_mod_check_start; at cli_mod_check_end where the stream is shorter): found within 0.3 Rs of
- * freq at Rs (+-2 %) and 6 dB or more, of the other modulation: a warning. */
+/* ---- the modulation carriers show against the one a command was told (mod_check.c) ----
+ * demod and rx read a carrier as QPSK or as pi/4-QPSK (--pi4, pi4), and read the wrong way its
+ * bits are wrong with every block locked: the symbols of either, read as the other at a CFO Rs/8
+ * off, land on QPSK's grid. The detector tells them apart by their 4th-power lines
+ * (prx_detect_at, polyrx/detect.h): the first samples the command takes are kept
+ * (cli_mod_check_add: 4096 symbols of the slowest carrier, at least 16384 samples), and the
+ * detector looks at every carrier's place there on a thread of its own (cli_mod_check_start; at
+ * cli_mod_check_end where the stream is shorter): a carrier at its rate (+-2 %), 6 dB or more,
+ * whose 4th-power line(s) show the other modulation gets a warning. */
 typedef struct {
-  double fs, rs, freq;
-  int pi4;
-  prx_cf32 *x;
+  double freq, rs, rolloff; /* its place (Hz from the stream's centre), rate and roll-off */
+  int pi4;                  /* read as pi/4-QPSK (1) or QPSK (0) */
+  const char *code;         /* the verdict: NULL, or the warning's code (cli_mod_code) */
+  char text[320];           /* ... and its text */
+} cli_mod_carrier;
+typedef struct {
+  double fs;
+  int threads;                     /* the detector's (0: every core, at the idle priority) */
+  const char *fix_pi4, *fix_plain; /* the texts' advice: a pi/4 carrier read as QPSK, and back */
+  cli_mod_carrier *car;            /* the caller sets each one's place and mode after init */
+  size_t n_car;
+  int borrow; /* the samples stay mapped all the run: kept in place where blocks follow on */
+  prx_format format;
+  const void *raw; /* the samples in place (borrow), else NULL */
+  void *kept;      /* ... else copied, in their format */
   size_t n, cap;
+  int sized;
   pthread_t thread;
   int started, done;
-  const char *code; /* the verdict: NULL, or the warning's code and its text */
-  char text[320];
+  size_t n_warned; /* the verdict: carriers with a code */
 } cli_mod_check;
-/* Sets c up for a carrier near freq (Hz from the stream's centre) at rs in a stream at fs, read
- * as pi/4-QPSK (pi4 1) or QPSK (0); no buffer made yet. */
-void cli_mod_check_init(cli_mod_check *c, double fs, double rs, double freq, int pi4);
-/* Keeps the first samples of n in format f (converted to cf32) until the detector has enough. */
+/* Sets c up for n_car carriers (c->car, zeroed: the caller sets their places and modes) in a
+ * stream at fs; fix_pi4 and fix_plain end the warnings' texts (what to do). -1 out of memory. */
+int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
+                       const char *fix_plain);
+/* Keeps the first samples of n in format f until the verdict has enough (the first call's
+ * format; converted on the verdict's thread). */
 void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n);
 /* Starts the detector's thread once they are all in (else nothing). The caller calls it where
  * the thread takes nothing its stream waits for: demod, once its demodulator has made its span
  * FFT's plan (FFTW's planner is one at a time: a detector planning beside the first CFO stage
  * held the stream up, 53.7 -> 56.2 ms a run of 4M symbols with every core, the H200 host). */
 void cli_mod_check_start(cli_mod_check *c);
-/* The verdict (waiting for the thread, or on the samples kept where it did not start): the
- * warning's code (its text in c->text), or NULL where the carrier shows the modulation read, or
- * none was found. */
-const char *cli_mod_check_end(cli_mod_check *c);
+/* The verdict (waiting for the thread, or on the samples kept where it did not start): how
+ * many carriers show the other modulation (each one's code and text in c->car). */
+size_t cli_mod_check_end(cli_mod_check *c);
 void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
 /* The warning's code for a carrier found as pi/4-QPSK (found_pi4 1) or QPSK and read as
  * pi/4-QPSK (read_pi4 1) or QPSK: "pi4_qpsk" (found pi/4, read QPSK), "plain_qpsk" (the
- * converse), NULL where they agree. demod's verdict and rx --detect's listed carriers. */
+ * converse), NULL where they agree. demod's and rx's verdicts, and rx --detect's listed carriers.
+ */
 const char *cli_mod_code(int found_pi4, int read_pi4);
 
 #endif

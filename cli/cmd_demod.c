@@ -360,7 +360,7 @@ typedef struct {
   prx_pipe_result pipe_res;
   cli_first_block first; /* the first block, read while the demodulator is made */
   /* the first samples demodulated, for the detector's verdict on the modulation (mod_code: its
-   * warning's code, NULL for none; its text in modc.text) */
+   * warning's code, NULL for none; its text in modc.car[0].text) */
   cli_mod_check modc;
   const char *mod_code;
   void *fft_warm; /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
@@ -460,7 +460,11 @@ static int setup_demod(run_state *r) {
   }
   r->qc = c;
   /* the carrier at 0 Hz: the input's centre, or mixed there by --carrier-freq */
-  cli_mod_check_init(&r->modc, c.sample_rate, c.symbol_rate, 0, c.modulation == PRX_QPSK_PI4);
+  if (cli_mod_check_init(&r->modc, c.sample_rate, 1, 1, "demodulate it with --pi4",
+                         "demodulate it without --pi4"))
+    return cli_error(CMD, "out of memory");
+  r->modc.car[0] = (cli_mod_carrier){
+      .rs = c.symbol_rate, .rolloff = c.rolloff, .pi4 = c.modulation == PRX_QPSK_PI4};
   if (o->backend == PRX_BACKEND_CUDA && !prx_cuda_available())
     return cli_error(CMD, "--backend cuda: no usable CUDA device%s (use --backend cpu or auto)",
 #ifdef PRX_HAVE_CUDA
@@ -659,7 +663,7 @@ static int report_end(run_state *r, const char *status, double elapsed) {
   cli_json_qpsk_warnings(t, s.warnings);
   int input_warned = cli_json_input_warnings(cJSON_GetObjectItem(t, "warnings"), r->reader);
   if (r->mod_code) {
-    cli_json_warning(cJSON_GetObjectItem(t, "warnings"), r->mod_code, r->modc.text);
+    cli_json_warning(cJSON_GetObjectItem(t, "warnings"), r->mod_code, r->modc.car[0].text);
     input_warned = 1;
   }
   /* what the files hold: after a failed write (a full disk) less than the bits above */
@@ -941,7 +945,7 @@ static void warnings(const run_state *r) {
     if (s.warnings & cli_qpsk_warn_bits[i])
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
-  if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->modc.text);
+  if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->modc.car[0].text);
 }
 
 /* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall
@@ -1018,7 +1022,7 @@ int cmd_demod(int argc, char **argv) {
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
-    if (r.n_in && !cli_interrupted()) r.mod_code = cli_mod_check_end(&r.modc);
+    if (r.n_in && !cli_interrupted() && cli_mod_check_end(&r.modc)) r.mod_code = r.modc.car[0].code;
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {

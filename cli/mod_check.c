@@ -1,5 +1,5 @@
-/* The modulation a carrier shows (QPSK or pi/4-QPSK, by the detector's 4th-power lines) against
- * the one a command reads it as (cli.h, cli_mod_check). */
+/* The modulation carriers show (QPSK or pi/4-QPSK, by the detector's 4th-power lines at their
+ * places) against the one a command reads them as (cli.h, cli_mod_check). */
 #include "cli.h"
 
 #include "dsp/convert.h"
@@ -11,40 +11,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MOD_CHECK_MAX ((size_t)1 << 22) /* samples kept at most (32 MiB of cf32) */
-/* The samples the verdict takes: 4096 symbols (16384 samples at sps 4, the detector's work
- * ~0.5 ms) rather than the detector's minimum for its documented accuracy (65536 at least, ~2
- * ms): the lines need no more (the same verdicts at 8-20 dB with 8192, 16384 and 65536). */
+#define MOD_CHECK_MAX ((size_t)1 << 23) /* samples kept at most (64 MiB of cf32) */
+/* The samples the verdict takes: 4096 symbols of the slowest carrier (16384 samples at sps 4,
+ * the detector's work ~0.5 ms a carrier) rather than the detector's minimum for its documented
+ * accuracy (65536 at least, ~2 ms): the lines need no more (the same verdicts at 8-20 dB with
+ * 8192, 16384 and 65536 samples). */
 #define MOD_CHECK_SYMBOLS 4096.0
 #define MOD_CHECK_MIN 16384
+/* Carriers of 6 dB or more (gen signals at 12 kBd, 16384 samples, 16 a point: read the wrong way
+ * warned in all at 7 to 20 dB, 8 at 6, none at 5; read the right way none of 112 at 5 to 20 dB). */
+#define MOD_CHECK_MIN_ESN0 6.0
 
-/* the detector's configuration for a carrier at rs in a stream at fs: rates within a factor of
- * 2 of it, carriers of 6 dB or more (gen signals at 12 kBd, 16384 samples, 16 a point: read the
- * wrong way warned in all at 7 to 20 dB, 8 at 6, none at 5; read the right way none of 112 at 5
- * to 20 dB), one thread (beside the demodulator's) */
-static prx_detect_config check_config(double fs, double rs) {
-  prx_detect_config d = prx_detect_config_default();
-  d.sample_rate = fs;
-  d.min_symbol_rate = fmax(0.5 * rs, fs / 16384);
-  d.max_symbol_rate = fmin(2 * rs, fs / 2);
-  d.min_esn0_db = 6;
-  d.threads = 1;
-  return d;
-}
-
-void cli_mod_check_init(cli_mod_check *c, double fs, double rs, double freq, int pi4) {
+int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
+                       const char *fix_plain) {
   memset(c, 0, sizeof *c);
   c->fs = fs;
-  c->rs = rs;
-  c->freq = freq;
-  c->pi4 = pi4 != 0;
-  const prx_detect_config d = check_config(fs, rs);
-  /* MOD_CHECK_SYMBOLS of the carrier (at least MOD_CHECK_MIN samples), within the detector's
-   * own minimum and MOD_CHECK_MAX */
-  double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * fs / rs);
-  size_t need = prx_detect_min_samples(&d);
-  if (want < (double)need) need = (size_t)want;
-  c->cap = need > MOD_CHECK_MAX ? MOD_CHECK_MAX : need;
+  c->threads = threads;
+  c->fix_pi4 = fix_pi4;
+  c->fix_plain = fix_plain;
+  c->car = calloc(n_car ? n_car : 1, sizeof *c->car);
+  c->n_car = c->car ? n_car : 0;
+  return c->car ? 0 : -1;
+}
+
+/* the samples kept: MOD_CHECK_SYMBOLS of the slowest carrier, at least MOD_CHECK_MIN, at most
+ * MOD_CHECK_MAX (0 where there is no carrier to check) */
+static size_t samples_wanted(const cli_mod_check *c) {
+  double slowest = INFINITY;
+  for (size_t i = 0; i < c->n_car; i++) slowest = fmin(slowest, c->car[i].rs);
+  if (!c->n_car || !(slowest > 0)) return 0;
+  double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * c->fs / slowest);
+  return want > (double)MOD_CHECK_MAX ? MOD_CHECK_MAX : (size_t)want;
 }
 
 const char *cli_mod_code(int found_pi4, int read_pi4) {
@@ -52,35 +49,49 @@ const char *cli_mod_code(int found_pi4, int read_pi4) {
   return found_pi4 ? "pi4_qpsk" : "plain_qpsk";
 }
 
-/* The detector on the samples kept: c->code and c->text where the carrier found near c->freq
- * shows the other modulation. */
+/* The detector at every carrier's place on the samples kept: each carrier's code and text where
+ * it shows its 4th-power line(s) in the other modulation. */
 static void verdict(cli_mod_check *c) {
-  const prx_detect_config d = check_config(c->fs, c->rs);
-  prx_detect_carrier found[16];
-  size_t nf = 0;
-  if (c->n < 4096 || prx_detect_carriers(&d, c->x, c->n, found, 16, &nf)) return;
-  for (size_t i = 0; i < nf && i < 16; i++) {
-    const prx_detect_carrier *k = &found[i];
-    if (fabs(k->freq - c->freq) > 0.3 * c->rs || fabs(k->symbol_rate / c->rs - 1) > 0.02) continue;
-    if (!(c->code = cli_mod_code(k->pi4, c->pi4))) return;
-    if (k->pi4)
-      snprintf(c->text, sizeof c->text,
-               "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side of 4 "
-               "times its frequency, %.1f Hz): read as QPSK its bits are wrong with every block "
-               "locked; demodulate it with --pi4",
-               k->freq);
-    else
-      snprintf(c->text, sizeof c->text,
-               "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times its "
-               "frequency, %.1f Hz): read with --pi4 its bits are wrong; demodulate it without",
-               k->freq);
-    return;
+  prx_cf32 *x = c->n >= 4096 ? malloc(c->n * sizeof *x) : NULL;
+  prx_detect_carrier *at = calloc(c->n_car, sizeof *at), *out = calloc(c->n_car, sizeof *out);
+  int *found = calloc(c->n_car, sizeof *found);
+  if (x && at && out && found) {
+    prx_convert_block(c->format, c->raw ? c->raw : c->kept, c->n, x);
+    for (size_t i = 0; i < c->n_car; i++) {
+      at[i].freq = c->car[i].freq;
+      at[i].symbol_rate = c->car[i].rs;
+      at[i].rolloff = c->car[i].rolloff;
+    }
+    prx_detect_config d = prx_detect_config_default();
+    d.sample_rate = c->fs;
+    d.min_esn0_db = MOD_CHECK_MIN_ESN0;
+    d.threads = c->threads;
+    if (prx_detect_at(&d, x, c->n, at, c->n_car, out, found) == PRX_OK) {
+      for (size_t i = 0; i < c->n_car; i++) {
+        cli_mod_carrier *k = &c->car[i];
+        if (!found[i] || !out[i].line4 || !(k->code = cli_mod_code(out[i].pi4, k->pi4))) continue;
+        c->n_warned++;
+        if (out[i].pi4)
+          snprintf(k->text, sizeof k->text,
+                   "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side "
+                   "of 4 times its frequency, %.1f Hz): read as QPSK its bits are wrong with "
+                   "every block locked; %s",
+                   out[i].freq, c->fix_pi4);
+        else
+          snprintf(k->text, sizeof k->text,
+                   "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times "
+                   "its frequency, %.1f Hz): read as pi/4-QPSK its bits are wrong; %s",
+                   out[i].freq, c->fix_plain);
+      }
+    }
   }
+  free(x), free(at), free(out), free(found);
 }
 
-/* The verdict beside the stream at the idle priority (Linux's SCHED_IDLE): it runs on cores the
- * stream leaves idle, and takes none from demod's workers with every core busy (-t 0; as a normal
- * thread it cost those runs ~1 % on the H200 host); cli_mod_check_end waits for it. */
+/* The verdict beside the stream at the idle priority (Linux's SCHED_IDLE; the detector's pool
+ * threads inherit it): it runs on cores the stream leaves idle, and takes none from the
+ * command's workers with every core busy (demod -t 0; as a normal thread it cost those runs ~1 %
+ * on the H200 host); cli_mod_check_end waits for it. */
 static void *verdict_thread(void *arg) {
 #ifdef SCHED_IDLE
   struct sched_param sp = {0};
@@ -91,13 +102,31 @@ static void *verdict_thread(void *arg) {
 }
 
 void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n) {
-  if (c->n >= c->cap || !c->cap) return;
-  if (!c->x && !(c->x = malloc(c->cap * sizeof *c->x))) {
-    c->cap = 0; /* no memory: no verdict */
+  if (!c->sized) {
+    c->sized = 1;
+    c->cap = samples_wanted(c);
+    c->format = f;
+  }
+  if (c->n >= c->cap || f != c->format) return;
+  const size_t size = prx_format_size(f), m = n < c->cap - c->n ? n : c->cap - c->n;
+  /* in place where the input stays mapped and this block follows the last */
+  if (c->borrow && !c->kept && (!c->raw || (const uint8_t *)c->raw + c->n * size == in)) {
+    if (!c->raw) c->raw = in;
+    c->n += m;
     return;
   }
-  size_t m = n < c->cap - c->n ? n : c->cap - c->n;
-  prx_convert_block(f, in, m, c->x + c->n);
+  if (c->raw) { /* not in place after all: what was borrowed is copied */
+    c->kept = malloc(c->cap * size);
+    if (c->kept) memcpy(c->kept, c->raw, c->n * size);
+    c->raw = NULL;
+  } else if (!c->kept) {
+    c->kept = malloc(c->cap * size);
+  }
+  if (!c->kept) { /* no memory: no verdict */
+    c->cap = c->n = 0;
+    return;
+  }
+  memcpy((uint8_t *)c->kept + c->n * size, in, m * size);
   c->n += m;
 }
 
@@ -106,20 +135,23 @@ void cli_mod_check_start(cli_mod_check *c) {
     c->started = !cli_thread_start(&c->thread, verdict_thread, c);
 }
 
-const char *cli_mod_check_end(cli_mod_check *c) {
-  if (c->done) return c->code;
+size_t cli_mod_check_end(cli_mod_check *c) {
+  if (c->done) return c->n_warned;
   if (c->started)
     pthread_join(c->thread, NULL);
   else
-    verdict(c); /* a stream shorter than the detector asks for */
+    verdict(c); /* a stream shorter than the verdict asks for */
   c->done = 1;
-  return c->code;
+  return c->n_warned;
 }
 
 void cli_mod_check_free(cli_mod_check *c) {
   if (c->started && !c->done) pthread_join(c->thread, NULL);
   c->done = 1;
-  free(c->x);
-  c->x = NULL;
-  c->n = c->cap = 0;
+  free(c->kept);
+  free(c->car);
+  c->kept = NULL;
+  c->raw = NULL;
+  c->car = NULL;
+  c->n = c->cap = c->n_car = 0;
 }

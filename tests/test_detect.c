@@ -5,7 +5,8 @@
  * and its Es/N0 within 1 dB, also beside a DC offset, at the band's edges and at the fastest
  * rate, and under a tilted noise floor; nothing is found where no carrier is (pure noise, noise
  * with a DC offset, no phantom beside real carriers); the findings do not depend on the thread
- * count; bad configurations are refused; pi/4-QPSK carriers are told from QPSK ones and centred. */
+ * count; bad configurations are refused; pi/4-QPSK carriers are told from QPSK ones and centred;
+ * carriers at places given (prx_detect_at) are found and told, nothing where none is. */
 #include "test_detect_scene.h"
 
 #include <math.h>
@@ -149,6 +150,56 @@ static void check_threads_and_capacity(const scene *sc, uint64_t seed) {
   free(x);
 }
 
+/* prx_detect_at: each carrier at its place as a user would give it (its centre up to 0.1 Rs
+ * off, its nominal rate, its roll-off) is found (10 dB or more), its 4th-power line(s) seen, told
+ * QPSK or pi/4-QPSK rightly and centred within 0.05 Rs, side by side without a dip between
+ * them too; a place without a carrier (half-way between two, where the spectrum is noise) finds
+ * nothing; one or three threads give the same; places outside the band, too few samples are
+ * refused. */
+static void check_at(const scene *sc, uint64_t seed) {
+  prx_cf32 *x = make_capture(sc, seed);
+  if (!x) return;
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = sc->fs;
+  enum { MAX = 32 };
+  prx_detect_carrier at[MAX + 1], out[MAX + 1], out3[MAX + 1];
+  int found[MAX + 1], found3[MAX + 1];
+  size_t n = sc->n_carriers;
+  for (size_t i = 0; i < n && i < MAX; i++) {
+    const truth *t = &sc->carriers[i];
+    at[i] = (prx_detect_carrier){.freq = t->freq + (i % 2 ? 0.1 : -0.07) * t->rs,
+                                 .symbol_rate = t->rs,
+                                 .rolloff = t->rolloff};
+  }
+  /* no carrier: far from every one (sc->empty, its rate the first carrier's) */
+  at[n] =
+      (prx_detect_carrier){.freq = sc->empty, .symbol_rate = sc->carriers[0].rs, .rolloff = 0.35};
+  cfg.threads = 1;
+  CHECK_OK(prx_detect_at(&cfg, x, sc->n, at, n + 1, out, found));
+  cfg.threads = 3;
+  CHECK_OK(prx_detect_at(&cfg, x, sc->n, at, n + 1, out3, found3));
+  for (size_t i = 0; i < n; i++) {
+    const truth *t = &sc->carriers[i];
+    CHECK(found[i] == found3[i] && (!found[i] || !memcmp(&out[i], &out3[i], sizeof *out)),
+          "%s at %zu: 1 and 3 threads differ", sc->name, i);
+    if (t->esn0_db < 10) continue;
+    CHECK(found[i] && out[i].line4, "%s at %zu (%.0f Hz, %.0f Bd, %.0f dB): found %d, line %d",
+          sc->name, i, t->freq, t->rs, t->esn0_db, found[i], out[i].line4);
+    if (!found[i]) continue;
+    CHECK(out[i].pi4 == t->pi4, "%s at %zu: pi4 %d, truth %d", sc->name, i, out[i].pi4, t->pi4);
+    CHECK(fabs(out[i].freq - t->freq) < 0.05 * t->rs, "%s at %zu: centre %.1f Hz, truth %.1f",
+          sc->name, i, out[i].freq, t->freq);
+  }
+  CHECK(!found[n], "%s at %.0f Hz (no carrier): found %.1f Hz, %.1f dB", sc->name, sc->empty,
+        out[n].freq, out[n].esn0_db);
+  at[0].freq = sc->fs / 2;
+  CHECK(prx_detect_at(&cfg, x, sc->n, at, 1, out, found) == PRX_ERR_INVALID,
+        "%s: a place at fs/2 accepted", sc->name);
+  CHECK(prx_detect_at(&cfg, x, 4095, at + 1, 1, out, found) == PRX_ERR_INVALID,
+        "%s: 4095 samples accepted", sc->name);
+  free(x);
+}
+
 /* A tilted noise floor (a front end's filter): the capture through y[k] = x[k] + a x[k-1], whose
  * gain 1 + |a|^2 + 2 |a| cos(w - arg a) spans 5.3 dB across the band. The filter is nearly flat
  * across each narrow carrier, so it scales the carrier and the noise beside it alike: every
@@ -241,6 +292,12 @@ int main(void) {
                .n_carriers = sizeof pi4_carriers / sizeof *pi4_carriers,
                .min_rs = 1200};
   check_scene(&pi4, 16, NULL);
+  pi4.empty = 105000.0;
+  check_at(&pi4, 17);
+  close.empty = 65000.0;
+  check_at(&close, 18);
+  wide.empty = 2500000.0;
+  check_at(&wide, 19);
   check_noise(6553600.0, 1 << 22, 0, 21);
   check_noise(6553600.0, 1 << 22, 0.05, 22);
   check_noise(48000.0, 1 << 18, 0.2, 23);

@@ -23,6 +23,7 @@ typedef struct {
   size_t n_carriers;
   double min_rs, max_rs; /* detector's range (0: its defaults) */
   double dc;             /* DC offset (amplitude) */
+  double empty;          /* a place without a carrier (Hz; check_at) */
 } scene;
 
 /* The worst errors over the carriers at 10 dB or more, and the counts of what went wrong. */

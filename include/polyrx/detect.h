@@ -58,6 +58,9 @@ typedef struct {
   double esn0_db;     /* estimated Es/N0 */
   int pi4;            /* 1: pi/4-QPSK (its 4th-power lines Rs/2 either side of 4 freq, as strong
                          as each other, none at 4 freq: TETRA's pi/4-DQPSK), 0: QPSK */
+  int line4;          /* 1: freq (and pi4) from the 4th-power line(s); 0: none found (a signal
+                         other than QPSK, or a carrier too near the band's edge to look): freq
+                         is the half-power midpoint and pi4 0 says nothing */
 } prx_detect_carrier;
 
 /* Samples the detector needs for this configuration to meet its documented accuracy (0 for an
@@ -70,6 +73,20 @@ size_t prx_detect_min_samples(const prx_detect_config *cfg);
  * sample used). */
 prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
                                prx_detect_carrier *out, size_t max_out, size_t *n_found);
+
+/* The carriers at known places: for each at[i] (its freq, symbol_rate and rolloff read), the
+ * detector's second stage (step 2 above) on its band, without the search for bands: out[i] its
+ * estimate, and found[i] 1 where the band shows a symbol-rate line within 2 % of
+ * at[i].symbol_rate and Es/N0 at or above cfg->min_esn0_db; 0 otherwise (out[i] then
+ * undefined). The 4th-power line is looked for within 0.2 Rs of at[i].freq (out[i].line4 says
+ * whether one was found, and out[i].pi4 which). Carriers side by
+ * side need no dip between them. The modulation check of carriers a user lists (`polyrx rx`,
+ * `demod`: QPSK against pi/4-QPSK, out[i].pi4). cfg's rate limits and max_carriers are not
+ * used. PRX_ERR_INVALID for a bad configuration, a place outside the band or fewer than 4096
+ * samples; PRX_ERR_NOMEM. */
+prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
+                         const prx_detect_carrier *at, size_t n_at, prx_detect_carrier *out,
+                         int *found);
 
 #ifdef __cplusplus
 }

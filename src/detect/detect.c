@@ -125,6 +125,81 @@ static prx_status estimate_all(const prx_detect_config *c, const detect_spectrum
   return PRX_OK;
 }
 
+/* The band of a carrier at a known place (prx_detect_at): its half-power width Rs, its bins
+ * to the edges of its roll-off and 5 % beyond (its neighbours' edges come in where they overlap;
+ * they move neither line), the global floor. */
+static detect_band band_at(const detect_spectrum *s, const prx_detect_carrier *a) {
+  const double df = s->fs / (double)s->n, half = 0.525 * (1 + a->rolloff) * a->symbol_rate / df;
+  detect_band b = {0};
+  b.centre = a->freq / df + (double)(s->n / 2);
+  b.width = a->symbol_rate / df;
+  b.lo = b.limit_lo = fmax(b.centre - half, 0);
+  b.hi = b.limit_hi = fmin(b.centre + half, (double)s->n - 1);
+  b.floor = s->noise_bin;
+  return b;
+}
+
+typedef struct {
+  const detect_spectrum *spec;
+  const prx_detect_carrier *at;
+  prx_detect_carrier *out;
+  int *verdict; /* detect_estimate's */
+} at_job;
+
+static void at_task(void *ctx, size_t i) {
+  at_job *j = ctx;
+  const detect_band b = band_at(j->spec, &j->at[i]);
+  const double rs = j->at[i].symbol_rate;
+  j->verdict[i] = detect_estimate(j->spec, &b, rs, rs, &j->out[i]);
+}
+
+prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
+                         const prx_detect_carrier *at, size_t n_at, prx_detect_carrier *out,
+                         int *found) {
+  prx_detect_config c = {0};
+  prx_status st = resolve(cfg, &c);
+  if (st != PRX_OK) return st;
+  if (!x || (n_at && (!at || !out || !found)))
+    return prx_fail(PRX_ERR_INVALID, "detect: NULL samples, places or outputs");
+  if (n < DETECT_FLOOR_SAMPLES)
+    return prx_fail(PRX_ERR_INVALID, "detect: %zu samples are too few (at least %d)", n,
+                    DETECT_FLOOR_SAMPLES);
+  double slowest = INFINITY;
+  for (size_t i = 0; i < n_at; i++) {
+    const prx_detect_carrier *a = &at[i];
+    if (!(isfinite(a->freq) && fabs(a->freq) < c.sample_rate / 2 && a->symbol_rate > 0 &&
+          a->symbol_rate <= c.sample_rate / 2 && a->rolloff >= 0 && a->rolloff <= 1))
+      return prx_fail(PRX_ERR_INVALID,
+                      "detect: place %zu (%g Hz, %g Bd, roll-off %g) is not a carrier in the "
+                      "band at %g Hz",
+                      i, a->freq, a->symbol_rate, a->rolloff, c.sample_rate);
+    slowest = fmin(slowest, a->symbol_rate);
+    found[i] = 0;
+  }
+  if (!n_at) return PRX_OK;
+  size_t used = detect_fft_size_down(n < DETECT_MAX_SAMPLES ? n : DETECT_MAX_SAMPLES);
+  detect_spectrum spec;
+  st = detect_spectrum_make(x, used, c.sample_rate, slowest / DETECT_POINTS_PER_RS, &spec);
+  if (st != PRX_OK) return st;
+  int *verdict = prx_alloc(n_at, sizeof *verdict);
+  prx_pool *pool = NULL;
+  st = verdict ? prx_pool_create(c.threads, &pool) : PRX_ERR_NOMEM;
+  if (st == PRX_OK) {
+    at_job job = {&spec, at, out, verdict};
+    prx_pool_run(pool, at_task, &job, n_at);
+    prx_pool_destroy(pool);
+    for (size_t i = 0; i < n_at && st == PRX_OK; i++) {
+      if (verdict[i] < 0) st = prx_fail(PRX_ERR_NOMEM, "detect: out of memory at a carrier");
+      found[i] = verdict[i] == 1 && out[i].esn0_db >= c.min_esn0_db;
+    }
+  } else {
+    st = prx_fail(st, "detect: no memory or threads for the estimators");
+  }
+  prx_free(verdict);
+  detect_spectrum_free(&spec);
+  return st;
+}
+
 prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
                                prx_detect_carrier *out, size_t max_out, size_t *n_found) {
   prx_detect_config c = {0};
