@@ -494,9 +494,9 @@ extern int cli_exit_detach_by_fork;
  * bits are wrong with every block locked: the symbols of either, read as the other at a CFO Rs/8
  * off, land on QPSK's grid. The detector tells them apart by their 4th-power lines
  * (prx_detect_at, polyrx/detect.h): the first samples the command takes are kept
- * (cli_mod_check_add: 4096 symbols of the slowest carrier, at least 16384 samples), and the
+ * (cli_mod_check_add: 2048 symbols of the slowest carrier, at least 8192 samples), and the
  * detector looks at every carrier's place there on a thread of its own (cli_mod_check_start; at
- * cli_mod_check_end where the stream is shorter): a carrier at its rate (+-2 %), 6 dB or more,
+ * cli_mod_check_end where the stream is shorter): a carrier at its rate (+-2 %), 7 dB or more,
  * whose 4th-power line(s) show the other modulation gets a warning. */
 typedef struct {
   double freq, rs, rolloff; /* its place (Hz from the stream's centre), rate and roll-off */

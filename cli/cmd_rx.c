@@ -49,6 +49,8 @@ int cmd_rx(int argc, char **argv) {
     if (rc < 0 && cli_interrupted()) rc = 130;
     double elapsed = cli_seconds() - t0;
     cli_timing_phase(&r->tm, "stream");
+    rx_mod_check_end(r);
+    cli_timing_phase(&r->tm, "modulation");
     /* the carriers' stats, once, for the table, the warnings and the report */
     if (r->rx && !(r->stats = calloc(r->n_car, sizeof *r->stats)) && rc < 0)
       rc = cli_error(CMD, "out of memory");
@@ -90,6 +92,7 @@ int cmd_rx(int argc, char **argv) {
   prx_rx_get_setup_times(r->rx, &r->setup);
   rx_end_receiver(r, rc);
   cli_timing_phase(&r->tm, "receiver");
+  cli_mod_check_free(&r->modc); /* (before the map its samples may lie in) */
   r->ms_map_close = cli_input_map_close(r->map, &r->map_stats);
   prx_iq_close(r->reader);
   cli_carry_own_free(&r->carry_own);

@@ -108,7 +108,7 @@ int rx_detect_carriers(run_state *r) {
                 "polyrx %s: warning: --detect: carrier %zu is listed as %s but looks like %s: its "
                 "bits are likely wrong\n",
                 CMD, j, as, looks);
-        r->out[j].mod_found = i;
+        r->out[j].mod_text = r->found_why[i];
       } else {
         snprintf(r->found_why[i], sizeof r->found_why[i], "listed as carrier %zu", j);
       }

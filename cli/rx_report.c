@@ -72,8 +72,7 @@ static void carrier_json(run_state *r, size_t c) {
     cli_json_num(o, "ber_theory", rx_ber_theory(s.demod.esn0_db, k->ambiguity));
   }
   cli_json_qpsk_warnings(o, s.demod.warnings);
-  if (w->mod_code) /* (rx_detect_carriers) */
-    cli_json_warning(cJSON_GetObjectItem(o, "warnings"), w->mod_code, r->found_why[w->mod_found]);
+  if (w->mod_code) cli_json_warning(cJSON_GetObjectItem(o, "warnings"), w->mod_code, w->mod_text);
   r->car_json[c] = cJSON_Print(o);
   cJSON_Delete(o);
 }

@@ -60,10 +60,10 @@ typedef struct {
   int open_which;                  /* which file failed to open: 1 truth, 2 bits, 3 LLRs */
   int bits_bad, llr_bad;           /* their writes failed (rx_flush_files, rx_close_files) */
   long long bits_bytes, llr_bytes; /* the files' sizes once flushed (-1: unknown) */
-  /* --detect found this listed carrier in the other modulation: "pi4_qpsk" (listed as QPSK) or
-   * "plain_qpsk" (listed pi4), demod's codes; NULL where it agrees or was not found */
-  const char *mod_code;
-  size_t mod_found; /* its entry in found (the text: found_why) */
+  /* this listed carrier shows the other modulation (--detect's finding, else the check at its
+   * place: rx_mod_check_end): "pi4_qpsk" (listed as QPSK) or "plain_qpsk" (listed pi4), demod's
+   * codes; NULL where it agrees or was not seen; mod_text says what was found */
+  const char *mod_code, *mod_text;
 } carrier_out;
 
 typedef struct run_state {
@@ -114,9 +114,13 @@ typedef struct run_state {
   atomic_int write_failed; /* a writer's error (its line printed once) */
   prx_rx_stats *stats;     /* per carrier, taken once the stream has ended */
   char **car_json;         /* per carrier, its report object's text (rx_write_report) */
-  int kept;                /* r->rx is the kept receiver (rx_keep, rx_receiver.c) */
-  int reused;              /* ... made by an earlier run */
-  double ms_keep_take;     /* its reset for this run, ms */
+  /* without --detect, the listed carriers' modulation checked at their places on the first
+   * samples, beside the stream once the receiver's first bits are out (any_output) */
+  cli_mod_check modc;
+  int any_output;
+  int kept;            /* r->rx is the kept receiver (rx_keep, rx_receiver.c) */
+  int reused;          /* ... made by an earlier run */
+  double ms_keep_take; /* its reset for this run, ms */
 } run_state;
 
 /* ---- what the parts offer each other (each function's comment is at its definition) ---- */
@@ -151,6 +155,7 @@ void rx_on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, con
                   size_t n_symbols);
 void rx_on_channel(void *user, size_t c, const prx_cf32 *y, size_t n);
 int rx_stream(run_state *r);
+void rx_mod_check_end(run_state *r);
 void rx_batches_free(run_state *r);
 
 /* rx_report.c */

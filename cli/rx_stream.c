@@ -97,6 +97,7 @@ void rx_on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, con
   run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
+  r->any_output = 1;
   if (r->cur) {
     if (batch_add(r->cur, c, 0, bits, n_bytes) ||
         (llrs && batch_add(r->cur, c, 1, llrs, 2 * n_symbols * sizeof *llrs))) {
@@ -163,6 +164,7 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
     r->fatal = 1;
     return PRX_ERR_NOMEM;
   }
+  if (in) cli_mod_check_add(&r->modc, r->in.format, in, n);
   prx_status st;
   if (r->multi) {
     st = in ? prx_rx_multi_execute(r->multi, in, n) : prx_rx_multi_flush(r->multi);
@@ -176,6 +178,9 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
     return st;
   }
   if (r->fatal) return PRX_ERR_IO;
+  /* the receiver's first bits out: its demodulators' plans are made (FFTW plans one at a time),
+   * the check's thread holds none of them up */
+  if (r->any_output) cli_mod_check_start(&r->modc);
   if (r->cur && r->cur->n_rec) { /* the call's output to the writers */
     atomic_store(&r->cur->left, r->n_writers);
     memcpy(out, &r->cur, sizeof r->cur);
@@ -209,7 +214,34 @@ static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uin
   return st;
 }
 
+/* The listed carriers' modulation checked at their places (without --detect, which checks them
+ * on its own samples): every core at the idle priority beside the stream. */
+static int mod_check_init(run_state *r) {
+  if (r->o.detect || !r->n_car) return 0;
+  if (cli_mod_check_init(&r->modc, r->in.sample_rate, r->n_car, 0, "add pi4 to its --carrier",
+                         "drop pi4 from its --carrier"))
+    return cli_error(CMD, "out of memory");
+  for (size_t c = 0; c < r->n_car; c++)
+    r->modc.car[c] = (cli_mod_carrier){.freq = r->car[c].freq,
+                                       .rs = r->car[c].symbol_rate,
+                                       .rolloff = r->car[c].rolloff,
+                                       .pi4 = r->car[c].modulation == PRX_QPSK_PI4};
+  r->modc.borrow = r->map != NULL; /* the input stays mapped until the run's end */
+  return 0;
+}
+
+/* The check's verdict (waiting for it) into the carriers' warnings; its samples freed. */
+void rx_mod_check_end(run_state *r) {
+  if (r->modc.n_car && r->n_in && !cli_interrupted() && cli_mod_check_end(&r->modc))
+    for (size_t c = 0; c < r->n_car; c++)
+      if (r->modc.car[c].code) {
+        r->out[c].mod_code = r->modc.car[c].code;
+        r->out[c].mod_text = r->modc.car[c].text;
+      }
+}
+
 int rx_stream(run_state *r) {
+  if (mod_check_init(r)) return 1;
   if (r->pre_n) { /* the samples --detect read come first */
     prx_status st = r->multi ? prx_rx_multi_execute(r->multi, r->pre, r->pre_n)
                              : prx_rx_execute(r->rx, r->pre, r->pre_n);

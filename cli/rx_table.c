@@ -7,14 +7,27 @@
 #include <stdio.h>
 #include <string.h>
 
-/* how many carriers have any of the demodulator warnings bits (their bits may be noise) */
-static size_t carriers_with(const run_state *r, unsigned bits) {
+/* The warnings a carrier can have: the demodulator's bits, and two more for the modulation
+ * check's codes (carrier_out.mod_code; beyond every PRX_QPSK_WARN_ bit). */
+#define WARN_PI4 (1u << 30)   /* "pi4_qpsk" */
+#define WARN_PLAIN (1u << 31) /* "plain_qpsk" */
+static const unsigned mod_bits[2] = {WARN_PI4, WARN_PLAIN};
+
+/* whether carrier c has warning bit (one of the demodulator's or of mod_bits) */
+static int carrier_has(const run_state *r, size_t c, unsigned bit) {
+  const char *code = r->out ? r->out[c].mod_code : NULL;
+  if (bit & (WARN_PI4 | WARN_PLAIN)) return code && (bit == WARN_PI4) == !strcmp(code, "pi4_qpsk");
+  return r->stats && (r->stats[c].demod.warnings & bit) != 0;
+}
+
+/* how many carriers have warning bit (their bits may be noise) */
+static size_t carriers_with(const run_state *r, unsigned bit) {
   size_t n = 0;
-  for (size_t c = 0; r->stats && c < r->n_car; c++) n += (r->stats[c].demod.warnings & bits) != 0;
+  for (size_t c = 0; c < r->n_car; c++) n += carrier_has(r, c, bit);
   return n;
 }
 size_t rx_carriers_warned(const run_state *r) {
-  size_t n = 0; /* those with a demodulator warning, or found in another modulation (--detect) */
+  size_t n = 0; /* those with a demodulator warning, or seen in another modulation */
   for (size_t c = 0; c < r->n_car; c++)
     n += (r->stats && r->stats[c].demod.warnings) || (r->out && r->out[c].mod_code);
   return n;
@@ -42,7 +55,7 @@ void rx_table(const run_state *r, double elapsed) {
               rx_ber_theory(s.demod.esn0_db, r->car[c].ambiguity));
     /* "locked" counts the blocks with a signal followed at its symbol rate: a warning (timing
      * jumps, non-finite input) says that even those bits may be noise */
-    fprintf(out, "%s\n", s.demod.warnings ? "  !" : "");
+    fprintf(out, "%s\n", s.demod.warnings || w->mod_code ? "  !" : "");
   }
   const size_t n_warned = rx_carriers_warned(r);
   if (n_warned)
@@ -72,9 +85,9 @@ static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t c
   size_t len = 0;
   buf[0] = 0;
   for (size_t c = 0; c < r->n_car; c++) {
-    if (!(r->stats[c].demod.warnings & bit)) continue;
+    if (!carrier_has(r, c, bit)) continue;
     size_t e = c;
-    while (e + 1 < r->n_car && (r->stats[e + 1].demod.warnings & bit)) e++;
+    while (e + 1 < r->n_car && carrier_has(r, e + 1, bit)) e++;
     char item[48];
     int k = e > c ? snprintf(item, sizeof item, "%s%zu-%zu", len ? ", " : "", c, e)
                   : snprintf(item, sizeof item, "%s%zu", len ? ", " : "", c);
@@ -88,27 +101,44 @@ static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t c
   }
 }
 
-/* the demodulators' warnings on standard error: those bits may be noise */
+/* the grouped line's text of a modulation check's code */
+static const char *mod_group_text(unsigned bit) {
+  return bit == WARN_PI4 ? "they look like pi/4-QPSK, listed as QPSK: their bits are wrong, even "
+                           "where their blocks read locked; add pi4 to their --carrier"
+                         : "they look like QPSK, listed as pi/4-QPSK (pi4): their bits are wrong; "
+                           "drop pi4 from their --carrier";
+}
+
+/* the demodulators' warnings and the modulation check's on standard error: those bits may be
+ * noise (--detect's findings on listed carriers had their lines as it found them) */
 void rx_warnings(const run_state *r) {
   unsigned grouped = 0; /* the warning bits shared by more than WARN_LIST carriers */
   for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
     if (carriers_with(r, cli_qpsk_warn_bits[i]) > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
+  const int checked = !r->o.detect; /* (rx_mod_check_end) */
+  for (size_t i = 0; i < 2 && checked; i++)
+    if (carriers_with(r, mod_bits[i]) > WARN_LIST) grouped |= mod_bits[i];
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
     for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
       if (s.demod.warnings & cli_qpsk_warn_bits[i] & ~grouped)
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
                 prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
+    for (size_t i = 0; i < 2 && checked; i++)
+      if (carrier_has(r, c, mod_bits[i] & ~grouped))
+        fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
+                r->out[c].mod_text);
     if (r->out[c].truth_short)
       fprintf(stderr, "polyrx %s: warning: carrier %zu: %s ends %llu bits before the output\n", CMD,
               c, r->out[c].truth_name, (unsigned long long)r->out[c].truth_short);
   }
-  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++) {
-    const unsigned bit = cli_qpsk_warn_bits[i];
+  for (size_t i = 0; i < CLI_QPSK_N_WARNINGS + 2; i++) {
+    const unsigned bit =
+        i < CLI_QPSK_N_WARNINGS ? cli_qpsk_warn_bits[i] : mod_bits[i - CLI_QPSK_N_WARNINGS];
     if (!(grouped & bit)) continue;
     char list[160];
     carrier_ranges(r, bit, list, sizeof list);
     fprintf(stderr, "polyrx %s: warning: %zu carriers (%s): %s\n", CMD, carriers_with(r, bit), list,
-            prx_qpsk_warning_text(bit));
+            i < CLI_QPSK_N_WARNINGS ? prx_qpsk_warning_text(bit) : mod_group_text(bit));
   }
 }

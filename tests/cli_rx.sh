@@ -451,5 +451,22 @@ r = json.load(open(T + "/p4w.json"))
 codes = [[w["code"] for w in c["warnings"]] for c in r["carriers"]]
 check(r["status"] == "warning" and "pi4_qpsk" in codes[0] and "plain_qpsk" in codes[1], codes)
 EOF2
+# ... and without --detect (the check at the listed places): the same codes, a line each on
+# standard error naming the carrier and the fix, the table's mark; listed rightly: no warning
+"$P" rx -i "$T/p4.cf32" -s $FS -K 64 --carrier f=32000,rs=2400 --carrier f=-49600,rs=2400,pi4 \
+  -o "$T/p4x" --report "$T/p4x.json" >"$T/p4x.out" 2>"$T/p4x.err" ||
+  bad "rx with carriers listed in the wrong modulation failed"
+grep -q "carrier 0 (f=32000,rs=2400): the carrier looks like pi/4-QPSK.*add pi4 to its --carrier" \
+  "$T/p4x.err" && grep -q "carrier 1 (.*): the carrier looks like QPSK.*drop pi4" "$T/p4x.err" ||
+  bad "wrong modulation listed, no --detect: standard error says $(cat "$T/p4x.err")"
+[ "$(grep -c '  !$' "$T/p4x.out")" = 2 ] || bad "wrong modulation listed: table $(cat "$T/p4x.out")"
+pycheck "pi4 listed wrong, no --detect" <<'EOF2'
+r = json.load(open(T + "/p4x.json"))
+codes = [[w["code"] for w in c["warnings"]] for c in r["carriers"]]
+check(r["status"] == "warning" and "pi4_qpsk" in codes[0] and "plain_qpsk" in codes[1], codes)
+check(not [w for c in json.load(open(T + "/p4.json"))["carriers"] for w in c["warnings"]
+           if w["code"] in ("pi4_qpsk", "plain_qpsk")], "listed rightly: a modulation warning")
+check(json.load(open(T + "/p4.json"))["status"] == "ok", "listed rightly: warned")
+EOF2
 
 exit $((fail > 0))

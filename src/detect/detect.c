@@ -80,7 +80,7 @@ typedef struct {
 static void estimate_task(void *ctx, size_t i) {
   estimate_job *j = ctx;
   j->verdict[i] = detect_estimate(j->spec, &j->bands[i], j->cfg->min_symbol_rate,
-                                  j->cfg->max_symbol_rate, &j->found[i]);
+                                  j->cfg->max_symbol_rate, 1, &j->found[i]);
 }
 
 static int stronger_first(const void *a, const void *b) {
@@ -150,7 +150,7 @@ static void at_task(void *ctx, size_t i) {
   at_job *j = ctx;
   const detect_band b = band_at(j->spec, &j->at[i]);
   const double rs = j->at[i].symbol_rate;
-  j->verdict[i] = detect_estimate(j->spec, &b, rs, rs, &j->out[i]);
+  j->verdict[i] = detect_estimate(j->spec, &b, rs, rs, 0, &j->out[i]); /* (bins: a verdict) */
 }
 
 prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,

@@ -69,7 +69,8 @@ static double refine_peak(const prx_cf32 *v, size_t n, double lo, double hi) {
 }
 
 /* The strongest line of the spectrum z (q bins, FFT order) between lo and hi (cycles per
- * sample, -0.5 < lo < hi < 0.5), refined on the q0-sample signal v; NAN when none stands out.
+ * sample, -0.5 < lo < hi < 0.5), refined on the q0-sample signal v (v NULL: its bin's frequency,
+ * within half a bin); NAN when none stands out.
  * The continuum under the lines is not flat (|y|^2's falls towards the band's width), so each
  * bin is read against the mean of its neighbours (W / 8 bins either side, less the 2 next to it):
  * a line must exceed it ln W + LINE_MARGIN times, W the bins searched. */
@@ -100,6 +101,7 @@ static double find_line(const prx_cf32 *z, size_t q, const prx_cf32 *v, size_t q
   *strength = top;
   if (!(top > log((double)w) + LINE_MARGIN)) return NAN;
   double step = 1.0 / (double)q;
+  if (!v) return (double)best * step;
   return refine_peak(v, q0, (double)best * step - step, (double)best * step + step);
 }
 
@@ -117,7 +119,7 @@ static double peak_near(const prx_cf32 *z, size_t q, double f, long long r) {
 }
 
 int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_rs, double max_rs,
-                    prx_detect_carrier *out) {
+                    int refine, prx_detect_carrier *out) {
   double df = s->fs / (double)s->n;
   long long c0 = llround(b->centre), klo = (long long)floor(b->lo), khi = (long long)ceil(b->hi);
   size_t m = (size_t)(khi - klo + 1);
@@ -161,7 +163,8 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   memset(v, 0, q * sizeof *v);
   for (size_t t = 0; t < len; t++) v[t].re = w[t].re * w[t].re + w[t].im * w[t].im - 1.0f;
   fftwf_execute(fwd);
-  double rs = find_line(z, q, v, len, alo / fsd, ahi / fsd, &strength) * fsd;
+  const prx_cf32 *fine = refine ? v : NULL; /* (the lines refined on v) */
+  double rs = find_line(z, q, fine, len, alo / fsd, ahi / fsd, &strength) * fsd;
   if (!(rs >= 0.98 * min_rs && rs <= 1.02 * max_rs)) goto done;
 
   /* the centre: the line of y^4 at 4 times the offset, near the half-power midpoint */
@@ -176,7 +179,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
   out->pi4 = out->line4 = 0;
   if (span > 0) {
-    double l4 = find_line(z, q, v, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
+    double l4 = find_line(z, q, fine, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
     if (isfinite(l4)) {
       out->line4 = 1;
       delta = 0.25 * l4 * fsd;
