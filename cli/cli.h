@@ -510,7 +510,9 @@ typedef struct {
   const char *fix_pi4, *fix_plain; /* the texts' advice: a pi/4 carrier read as QPSK, and back */
   cli_mod_carrier *car;            /* the caller sets each one's place and mode after init */
   size_t n_car;
-  int borrow; /* the samples stay mapped all the run: kept in place where blocks follow on */
+  unsigned K, P;   /* cli_mod_check_channels: the polyphase bank the carriers are looked at in */
+  double atten_db; /* ... its prototype's stop band */
+  int borrow;      /* the samples stay mapped all the run: kept in place where blocks follow on */
   prx_format format;
   const void *raw; /* the samples in place (borrow), else NULL */
   void *kept;      /* ... else copied, in their format */
@@ -518,12 +520,17 @@ typedef struct {
   int sized;
   pthread_t thread;
   int started, done;
-  size_t n_warned; /* the verdict: carriers with a code */
+  size_t n_warned;   /* the verdict: carriers with a code */
+  char failure[512]; /* ... or why there is none (empty: it was made) */
 } cli_mod_check;
 /* Sets c up for n_car carriers (c->car, zeroed: the caller sets their places and modes) in a
  * stream at fs; fix_pi4 and fix_plain end the warnings' texts (what to do). -1 out of memory. */
 int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
                        const char *fix_plain);
+/* The carriers looked at in the channels of a polyphase bank of K channels, D = K/2, P taps a
+ * channel with the receiver's prototype (rx: its own channels), not on the wideband samples:
+ * one pass of the CPU channelizer in place of a transform of them all. Before the first add. */
+void cli_mod_check_channels(cli_mod_check *c, unsigned K, unsigned P, double atten_db);
 /* Keeps the first samples of n in format f until the verdict has enough (the first call's
  * format; converted on the verdict's thread). */
 void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n);

@@ -1023,6 +1023,9 @@ int cmd_demod(int argc, char **argv) {
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
     if (r.n_in && !cli_interrupted() && cli_mod_check_end(&r.modc)) r.mod_code = r.modc.car[0].code;
+    if (r.modc.failure[0] && !r.o.quiet)
+      fprintf(stderr, "polyrx %s: note: the modulation (QPSK or pi/4) was not checked: %s\n", CMD,
+              r.modc.failure);
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {

@@ -3,10 +3,13 @@
 #include "cli.h"
 
 #include "dsp/convert.h"
+#include "polyrx/chan.h"
 #include "polyrx/detect.h"
 
 #include <math.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,8 @@
 #define MOD_CHECK_SYMBOLS 2048.0
 #define MOD_CHECK_MIN 8192
 #define MOD_CHECK_MIN_ESN0 7.0
+/* Channel samples the check needs at least (prx_detect_at's 4096, with room). */
+#define MOD_CHECK_ROW_MIN 8192
 
 int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
                        const char *fix_plain) {
@@ -34,14 +39,169 @@ int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, c
   return c->car ? 0 : -1;
 }
 
-/* the samples kept: MOD_CHECK_SYMBOLS of the slowest carrier, at least MOD_CHECK_MIN, at most
- * MOD_CHECK_MAX (0 where there is no carrier to check) */
+/* c->failure said (once: the first reason), and PRX_ERR_INVALID or the library's status */
+static prx_status fail(cli_mod_check *c, prx_status st, const char *fmt, ...) {
+  if (!c->failure[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->failure, sizeof c->failure, fmt, ap);
+    va_end(ap);
+  }
+  return st ? st : PRX_ERR_INVALID;
+}
+
+void cli_mod_check_channels(cli_mod_check *c, unsigned K, unsigned P, double atten_db) {
+  c->K = K;
+  c->P = P;
+  c->atten_db = atten_db;
+}
+
+/* the samples kept: MOD_CHECK_SYMBOLS of the slowest carrier, at least MOD_CHECK_MIN (in
+ * channels, MOD_CHECK_ROW_MIN a channel), at most MOD_CHECK_MAX (0 where there is no carrier to
+ * check) */
 static size_t samples_wanted(const cli_mod_check *c) {
   double slowest = INFINITY;
   for (size_t i = 0; i < c->n_car; i++) slowest = fmin(slowest, c->car[i].rs);
   if (!c->n_car || !(slowest > 0)) return 0;
   double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * c->fs / slowest);
+  if (c->K) want = fmax(want, (double)MOD_CHECK_ROW_MIN * (c->K / 2) + (double)c->K * c->P);
   return want > (double)MOD_CHECK_MAX ? MOD_CHECK_MAX : (size_t)want;
+}
+
+/* The carriers in the channels of a polyphase bank (cli_mod_check_channels): the channels they
+ * lie in, one pass of the CPU channelizer over the samples kept (a few ms on all cores, where
+ * the one transform of the wideband path costs ~150 ms for 5.6M samples on one core), then
+ * prx_detect_at in each channel on its own rows, the channels shared by the threads. */
+typedef struct {
+  cli_mod_check *c;
+  const prx_detect_carrier *at;
+  prx_detect_carrier *out;
+  int *found;
+  const unsigned *chan_of; /* each carrier's entry in the selection */
+  const prx_cf32 *rows;
+  size_t n_sel, stride, n_rows;
+  double rate, spacing;
+  const long *kk; /* each carrier's channel centre, in spacings */
+  atomic_size_t next;
+  atomic_int failed;
+  char why[512]; /* the first failure's reason (the worker's own last error) */
+} channel_job;
+
+static void *channel_worker(void *arg) {
+  channel_job *j = arg;
+  prx_detect_config d = prx_detect_config_default();
+  d.sample_rate = j->rate;
+  d.min_esn0_db = MOD_CHECK_MIN_ESN0;
+  d.threads = 1;
+  prx_detect_carrier at, out;
+  for (size_t s; (s = atomic_fetch_add(&j->next, 1)) < j->n_sel;) {
+    for (size_t i = 0; i < j->c->n_car; i++) { /* (a few carriers a channel) */
+      if (j->chan_of[i] != s) continue;
+      at = j->at[i];
+      at.freq -= (double)j->kk[i] * j->spacing; /* its offset in the channel */
+      int f = 0;
+      if (prx_detect_at(&d, j->rows + s * j->stride, j->n_rows, &at, 1, &out, &f) != PRX_OK) {
+        if (!atomic_exchange(&j->failed, 1))
+          snprintf(j->why, sizeof j->why, "%s", prx_last_error());
+        return NULL;
+      }
+      out.freq += (double)j->kk[i] * j->spacing;
+      j->out[i] = out;
+      j->found[i] = f;
+    }
+  }
+  return NULL;
+}
+
+static int cmp_unsigned(const void *a, const void *b) {
+  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+  return (x > y) - (x < y);
+}
+
+static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_detect_carrier *at,
+                                    prx_detect_carrier *out, int *found) {
+  const unsigned K = c->K, D = K / 2;
+  const size_t n_car = c->n_car, M = (size_t)K * c->P + 1;
+  const double spacing = c->fs / K;
+  unsigned *sel = malloc(n_car * sizeof *sel), *chan_of = malloc(n_car * sizeof *chan_of);
+  long *kk = malloc(n_car * sizeof *kk);
+  float *taps = malloc(M * sizeof *taps);
+  prx_cf32 *rows = NULL;
+  prx_chan *ch = NULL;
+  prx_status st = sel && chan_of && kk && taps ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  size_t n_sel = 0;
+  for (size_t i = 0; !st && i < n_car; i++) { /* the nearest channel (rx.c's rule) */
+    kk[i] = lround(at[i].freq / spacing);
+    long m = kk[i] % (long)K;
+    sel[n_sel++] = (unsigned)(m < 0 ? m + (long)K : m);
+  }
+  if (!st) { /* the channels once each, in order; each carrier's entry among them */
+    qsort(sel, n_sel, sizeof *sel, cmp_unsigned);
+    size_t u = 0;
+    for (size_t i = 0; i < n_sel; i++)
+      if (!u || sel[i] != sel[u - 1]) sel[u++] = sel[i];
+    n_sel = u;
+    for (size_t i = 0; i < n_car; i++) {
+      long m = kk[i] % (long)K;
+      unsigned k = (unsigned)(m < 0 ? m + (long)K : m);
+      chan_of[i] = (unsigned)((unsigned *)bsearch(&k, sel, n_sel, sizeof *sel, cmp_unsigned) - sel);
+    }
+    /* the receiver's prototype (rx.c): -6 dB at one spacing, flat to 0.8 */
+    st = prx_design_kaiser(M, c->atten_db, 1.0 / K, taps);
+  }
+  if (!st) {
+    prx_chan_config cc = prx_chan_config_default();
+    cc.channels = K;
+    cc.decimation = D;
+    cc.taps = taps;
+    cc.n_taps = M;
+    cc.select = sel;
+    cc.n_select = n_sel;
+    cc.in_format = c->format;
+    cc.sample_rate = c->fs;
+    cc.threads = c->threads;
+    cc.backend = PRX_BACKEND_CPU;
+    st = prx_chan_create(&cc, &ch);
+  }
+  size_t stride = ch ? prx_chan_output_count(ch, c->n) : 0, got = 0;
+  if (!st && stride < MOD_CHECK_ROW_MIN / 2)
+    st = fail(c, PRX_ERR_INVALID,
+              "the %zu samples kept give %zu a channel with K = %u, fewer than the %d it "
+              "needs",
+              c->n, stride, K, MOD_CHECK_ROW_MIN / 2);
+  if (!st && !(rows = malloc(n_sel * stride * sizeof *rows)))
+    st = fail(c, PRX_ERR_NOMEM, "out of memory for %zu channels of %zu samples", n_sel, stride);
+  if (!st) st = prx_chan_execute(ch, x, c->n, rows, stride, &got);
+  if (!st) {
+    /* the filter's start (its M taps, M / D outputs) left out of every row */
+    size_t skip = M / D + 1 < got / 2 ? M / D + 1 : 0;
+    channel_job job = {.c = c,
+                       .at = at,
+                       .out = out,
+                       .found = found,
+                       .chan_of = chan_of,
+                       .rows = rows + skip,
+                       .n_sel = n_sel,
+                       .stride = stride,
+                       .n_rows = got - skip,
+                       .rate = 2 * spacing,
+                       .spacing = spacing,
+                       .kk = kk};
+    atomic_init(&job.next, 0);
+    atomic_init(&job.failed, 0);
+    int nt = c->threads > 0 ? c->threads : prx_cpu_count();
+    if ((size_t)nt > n_sel) nt = (int)n_sel;
+    pthread_t t[64];
+    int started = 0;
+    while (started + 1 < nt && started < 64 && !cli_thread_start(&t[started], channel_worker, &job))
+      started++;
+    channel_worker(&job);
+    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+    if (atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
+  }
+  prx_chan_destroy(ch);
+  free(rows), free(taps), free(kk), free(chan_of), free(sel);
+  return st;
 }
 
 const char *cli_mod_code(int found_pi4, int read_pi4) {
@@ -49,43 +209,56 @@ const char *cli_mod_code(int found_pi4, int read_pi4) {
   return found_pi4 ? "pi4_qpsk" : "plain_qpsk";
 }
 
+/* The carriers on the wideband samples (demod's one carrier, near the centre). */
+static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_detect_carrier *at,
+                                 prx_detect_carrier *out, int *found) {
+  prx_cf32 *x = malloc(c->n * sizeof *x);
+  if (!x) return fail(c, PRX_ERR_NOMEM, "out of memory for %zu samples", c->n);
+  prx_convert_block(c->format, raw, c->n, x);
+  prx_detect_config d = prx_detect_config_default();
+  d.sample_rate = c->fs;
+  d.min_esn0_db = MOD_CHECK_MIN_ESN0;
+  d.threads = c->threads;
+  prx_status st = prx_detect_at(&d, x, c->n, at, c->n_car, out, found);
+  free(x);
+  return st;
+}
+
 /* The detector at every carrier's place on the samples kept: each carrier's code and text where
- * it shows its 4th-power line(s) in the other modulation. */
+ * it shows its 4th-power line(s) in the other modulation; c->failure where it could not look. */
 static void verdict(cli_mod_check *c) {
-  prx_cf32 *x = c->n >= 4096 ? malloc(c->n * sizeof *x) : NULL;
   prx_detect_carrier *at = calloc(c->n_car, sizeof *at), *out = calloc(c->n_car, sizeof *out);
   int *found = calloc(c->n_car, sizeof *found);
-  if (x && at && out && found) {
-    prx_convert_block(c->format, c->raw ? c->raw : c->kept, c->n, x);
+  prx_status st = at && out && found ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  if (!st && c->n < 4096)
+    st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
+  if (!st) {
     for (size_t i = 0; i < c->n_car; i++) {
       at[i].freq = c->car[i].freq;
       at[i].symbol_rate = c->car[i].rs;
       at[i].rolloff = c->car[i].rolloff;
     }
-    prx_detect_config d = prx_detect_config_default();
-    d.sample_rate = c->fs;
-    d.min_esn0_db = MOD_CHECK_MIN_ESN0;
-    d.threads = c->threads;
-    if (prx_detect_at(&d, x, c->n, at, c->n_car, out, found) == PRX_OK) {
-      for (size_t i = 0; i < c->n_car; i++) {
-        cli_mod_carrier *k = &c->car[i];
-        if (!found[i] || !out[i].line4 || !(k->code = cli_mod_code(out[i].pi4, k->pi4))) continue;
-        c->n_warned++;
-        if (out[i].pi4)
-          snprintf(k->text, sizeof k->text,
-                   "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side "
-                   "of 4 times its frequency, %.1f Hz): read as QPSK its bits are wrong, even "
-                   "where its blocks read locked; %s",
-                   out[i].freq, c->fix_pi4);
-        else
-          snprintf(k->text, sizeof k->text,
-                   "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times "
-                   "its frequency, %.1f Hz): read as pi/4-QPSK its bits are wrong; %s",
-                   out[i].freq, c->fix_plain);
-      }
-    }
+    const void *x = c->raw ? c->raw : c->kept;
+    st = c->K ? check_in_channels(c, x, at, out, found) : check_wideband(c, x, at, out, found);
   }
-  free(x), free(at), free(out), free(found);
+  if (st) fail(c, st, "%s", prx_last_error()); /* (the library's reason, where not said) */
+  for (size_t i = 0; !st && i < c->n_car; i++) {
+    cli_mod_carrier *k = &c->car[i];
+    if (!found[i] || !out[i].line4 || !(k->code = cli_mod_code(out[i].pi4, k->pi4))) continue;
+    c->n_warned++;
+    if (out[i].pi4)
+      snprintf(k->text, sizeof k->text,
+               "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side "
+               "of 4 times its frequency, %.1f Hz): read as QPSK its bits are wrong, even "
+               "where its blocks read locked; %s",
+               out[i].freq, c->fix_pi4);
+    else
+      snprintf(k->text, sizeof k->text,
+               "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times "
+               "its frequency, %.1f Hz): read as pi/4-QPSK its bits are wrong; %s",
+               out[i].freq, c->fix_plain);
+  }
+  free(at), free(out), free(found);
 }
 
 /* The verdict beside the stream at the idle priority (Linux's SCHED_IDLE; the detector's pool

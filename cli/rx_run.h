@@ -115,9 +115,8 @@ typedef struct run_state {
   prx_rx_stats *stats;     /* per carrier, taken once the stream has ended */
   char **car_json;         /* per carrier, its report object's text (rx_write_report) */
   /* without --detect, the listed carriers' modulation checked at their places on the first
-   * samples, beside the stream once the receiver's first bits are out (any_output) */
+   * samples, beside the stream */
   cli_mod_check modc;
-  int any_output;
   int kept;            /* r->rx is the kept receiver (rx_keep, rx_receiver.c) */
   int reused;          /* ... made by an earlier run */
   double ms_keep_take; /* its reset for this run, ms */

@@ -97,7 +97,6 @@ void rx_on_output(void *user, size_t c, const uint8_t *bits, size_t n_bytes, con
   run_state *r = *(run_state **)user;
   carrier_out *k = &r->out[c];
   if (r->fatal) return;
-  r->any_output = 1;
   if (r->cur) {
     if (batch_add(r->cur, c, 0, bits, n_bytes) ||
         (llrs && batch_add(r->cur, c, 1, llrs, 2 * n_symbols * sizeof *llrs))) {
@@ -178,9 +177,9 @@ static prx_status rx_compute(void *ctx, const void *in, size_t n, uint64_t pos, 
     return st;
   }
   if (r->fatal) return PRX_ERR_IO;
-  /* the receiver's first bits out: its demodulators' plans are made (FFTW plans one at a time),
-   * the check's thread holds none of them up */
-  if (r->any_output) cli_mod_check_start(&r->modc);
+  /* the check's samples in: its thread starts (the receiver's FFTW plans were made with it, so
+   * FFTW's planner, one at a time, holds nothing of the stream up) */
+  cli_mod_check_start(&r->modc);
   if (r->cur && r->cur->n_rec) { /* the call's output to the writers */
     atomic_store(&r->cur->left, r->n_writers);
     memcpy(out, &r->cur, sizeof r->cur);
@@ -226,18 +225,24 @@ static int mod_check_init(run_state *r) {
                                        .rs = r->car[c].symbol_rate,
                                        .rolloff = r->car[c].rolloff,
                                        .pi4 = r->car[c].modulation == PRX_QPSK_PI4};
+  cli_mod_check_channels(&r->modc, r->rc.channels, r->rc.taps_per_channel, r->rc.atten_db);
   r->modc.borrow = r->map != NULL; /* the input stays mapped until the run's end */
   return 0;
 }
 
 /* The check's verdict (waiting for it) into the carriers' warnings; its samples freed. */
 void rx_mod_check_end(run_state *r) {
-  if (r->modc.n_car && r->n_in && !cli_interrupted() && cli_mod_check_end(&r->modc))
+  if (!r->modc.n_car || !r->n_in || cli_interrupted()) return;
+  if (cli_mod_check_end(&r->modc))
     for (size_t c = 0; c < r->n_car; c++)
       if (r->modc.car[c].code) {
         r->out[c].mod_code = r->modc.car[c].code;
         r->out[c].mod_text = r->modc.car[c].text;
       }
+  if (r->modc.failure[0] && !r->o.quiet)
+    fprintf(stderr,
+            "polyrx %s: note: the carriers' modulation (QPSK or pi/4) was not checked: %s\n", CMD,
+            r->modc.failure);
 }
 
 int rx_stream(run_state *r) {

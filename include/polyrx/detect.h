@@ -83,7 +83,7 @@ prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, 
  * side need no dip between them. The modulation check of carriers a user lists (`polyrx rx`,
  * `demod`: QPSK against pi/4-QPSK, out[i].pi4). cfg's rate limits and max_carriers are not
  * used. PRX_ERR_INVALID for a bad configuration, a place outside the band or fewer than 4096
- * samples; PRX_ERR_NOMEM. */
+ * samples; PRX_ERR_NOMEM. A place at +-fs/2 is a carrier across the band's edge (its bins wrap). */
 prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
                          const prx_detect_carrier *at, size_t n_at, prx_detect_carrier *out,
                          int *found);

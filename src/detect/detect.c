@@ -127,14 +127,14 @@ static prx_status estimate_all(const prx_detect_config *c, const detect_spectrum
 
 /* The band of a carrier at a known place (prx_detect_at): its half-power width Rs, its bins
  * to the edges of its roll-off and 5 % beyond (its neighbours' edges come in where they overlap;
- * they move neither line), the global floor. */
+ * they move neither line; across fs/2 the bins wrap, as the spectrum does), the global floor. */
 static detect_band band_at(const detect_spectrum *s, const prx_detect_carrier *a) {
   const double df = s->fs / (double)s->n, half = 0.525 * (1 + a->rolloff) * a->symbol_rate / df;
   detect_band b = {0};
   b.centre = a->freq / df + (double)(s->n / 2);
   b.width = a->symbol_rate / df;
-  b.lo = b.limit_lo = fmax(b.centre - half, 0);
-  b.hi = b.limit_hi = fmin(b.centre + half, (double)s->n - 1);
+  b.lo = b.limit_lo = b.centre - half; /* (bins wrap: a carrier at the band's edge) */
+  b.hi = b.limit_hi = b.centre + half;
   b.floor = s->noise_bin;
   return b;
 }
@@ -167,7 +167,7 @@ prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t
   double slowest = INFINITY;
   for (size_t i = 0; i < n_at; i++) {
     const prx_detect_carrier *a = &at[i];
-    if (!(isfinite(a->freq) && fabs(a->freq) < c.sample_rate / 2 && a->symbol_rate > 0 &&
+    if (!(isfinite(a->freq) && fabs(a->freq) <= c.sample_rate / 2 && a->symbol_rate > 0 &&
           a->symbol_rate <= c.sample_rate / 2 && a->rolloff >= 0 && a->rolloff <= 1))
       return prx_fail(PRX_ERR_INVALID,
                       "detect: place %zu (%g Hz, %g Bd, roll-off %g) is not a carrier in the "
