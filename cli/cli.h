@@ -522,6 +522,7 @@ typedef struct {
   int started, done;
   size_t n_warned;   /* the verdict: carriers with a code */
   char failure[512]; /* ... or why there is none (empty: it was made) */
+  double ms;         /* the verdict's own wall time (POLYRX_TIMING) */
 } cli_mod_check;
 /* Sets c up for n_car carriers (c->car, zeroed: the caller sets their places and modes) in a
  * stream at fs; fix_pi4 and fix_plain end the warnings' texts (what to do). -1 out of memory. */

@@ -108,7 +108,8 @@ int cmd_rx(int argc, char **argv) {
   rx_batches_free(r);
   pthread_mutex_destroy(&r->batch_lock);
   cli_timing_phase(&r->tm, "close");
-  cli_timing_print(&r->tm, CMD, "%d reader(s)", r->n_readers);
+  cli_timing_print(&r->tm, CMD, "%d reader(s); the modulation check %.1f ms on %zu samples",
+                   r->n_readers, r->modc.ms, r->modc.n);
   if (r->tm.on && r->reused)
     fprintf(stderr, "polyrx %s: receiver: kept from the previous run, reset in %.1f ms\n", CMD,
             r->ms_keep_take);

@@ -227,6 +227,7 @@ static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_de
 /* The detector at every carrier's place on the samples kept: each carrier's code and text where
  * it shows its 4th-power line(s) in the other modulation; c->failure where it could not look. */
 static void verdict(cli_mod_check *c) {
+  const double t0 = cli_seconds();
   prx_detect_carrier *at = calloc(c->n_car, sizeof *at), *out = calloc(c->n_car, sizeof *out);
   int *found = calloc(c->n_car, sizeof *found);
   prx_status st = at && out && found ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
@@ -259,6 +260,7 @@ static void verdict(cli_mod_check *c) {
                out[i].freq, c->fix_plain);
   }
   free(at), free(out), free(found);
+  c->ms = (cli_seconds() - t0) * 1e3;
 }
 
 /* The verdict beside the stream at the idle priority (Linux's SCHED_IDLE; the detector's pool
@@ -326,5 +328,5 @@ void cli_mod_check_free(cli_mod_check *c) {
   c->kept = NULL;
   c->raw = NULL;
   c->car = NULL;
-  c->n = c->cap = c->n_car = 0;
+  c->cap = c->n_car = 0; /* (n and ms kept: the timing line) */
 }
