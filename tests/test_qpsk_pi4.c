@@ -3,9 +3,11 @@
  * the float64 model by test_sim) with no bit error across the acquisition range, clock offsets and
  * sample rates, and at theory's BER in noise (the turn is exact, so the bound is DE-QPSK's);
  * coherent pi/4-QPSK's bits up to the quarter-turn; the same signals read as plain QPSK losing
- * their bits (a control: the mode is what gives them back); the configurations refused. */
+ * their bits (a control: the mode is what gives them back); the configurations refused; P25's
+ * C4FM (4-FSK) read as pi/4-DQPSK in P25's dibit mapping. */
 #include "test_qpsk_sig.h"
 
+#include "polyrx/detect.h"
 #include "qpsk/qpsk_stage_math.h"
 
 /* qpsk_pi4_factor's turn and qpsk_pi4_x4 against exp(-j k pi/4) and exp(-j k pi) in float64, for
@@ -171,11 +173,95 @@ static void refused(void) {
   CHECK_OK(prx_rx_check_carrier(&rc, &k));
 }
 
+/* P25 Phase 1's C4FM: 4-FSK at 4800 Bd, its symbols +3, +1, -1, -3 at +1800, +600, -600, -1800
+ * Hz (+-3 Rs/8, +-Rs/8) through a raised-cosine filter (roll-off 0.2, the symbols' frequency at
+ * their instants), then FM; here at 48 kHz, 20 dB. Its phase moves by +-3 pi/4 or +-pi/4 from one
+ * instant to the next, as CQPSK's pi/4-DQPSK does (the two are made to be received alike), so
+ * read with PRX_QPSK_PI4 and differential decisions its dibits come out in P25's mapping (+3: 01,
+ * +1: 00, -1: 10, -3: 11) with no warning; read as plain QPSK it is warned (its blocks unlocked:
+ * not silent); prx_detect_at, at its place, takes it for neither QPSK nor pi/4-QPSK (line4 0:
+ * its y^4 has lines Rs/2 and 3 Rs/2 either side of 4 f, not one pattern's). */
+static void c4fm(void) {
+  enum { SPS = 10, NSYM = 20000, N = SPS * NSYM, HALF = 8 };
+  const double fs = 48000, rs = 4800, dev = rs / 8, sd = sqrt(SPS * pow(10, -2.0) / 2);
+  const double level[4] = {3, 1, -1, -3}; /* the dibits 01, 00, 10, 11 */
+  const int dibit[4] = {1, 0, 2, 3};
+  test_rng rng;
+  test_rng_seed(&rng, 405);
+  int *sym = malloc(NSYM * sizeof *sym);
+  prx_cf32 *x = malloc(N * sizeof *x);
+  if (!sym || !x) {
+    CHECK(0, "c4fm: out of memory");
+    free(sym), free(x);
+    return;
+  }
+  for (int k = 0; k < NSYM; k++) sym[k] = (int)(4 * test_rng_uniform(&rng)) & 3;
+  double ph = 0;
+  for (int i = 0; i < N; i++) { /* symbol k's frequency peaks at t = k + 1/2 (in symbols) */
+    const double t = (double)i / SPS;
+    double f = 0;
+    for (int k = (int)t - HALF; k <= (int)t + HALF; k++) {
+      if (k < 0 || k >= NSYM) continue;
+      const double u = t - k - 0.5, a = 0.2;
+      double p = 1;
+      if (fabs(fabs(2 * a * u) - 1) < 1e-9)
+        p = M_PI / 4 * sin(M_PI * u) / (M_PI * u);
+      else if (fabs(u) > 1e-12)
+        p = sin(M_PI * u) / (M_PI * u) * cos(M_PI * a * u) / (1 - 4 * a * a * u * u);
+      f += level[sym[k]] * p;
+    }
+    ph += 2 * M_PI * dev * f / fs;
+    x[i].re = (float)(cos(ph) + sd * test_rng_gauss(&rng));
+    x[i].im = (float)(sin(ph) + sd * test_rng_gauss(&rng));
+  }
+  for (int pi4 = 1; pi4 >= 0; pi4--) {
+    prx_qpsk_config qc = prx_qpsk_config_default();
+    qc.sample_rate = fs;
+    qc.symbol_rate = rs;
+    qc.modulation = pi4 ? PRX_QPSK_PI4 : PRX_QPSK_PLAIN;
+    prx_qpsk *q = NULL;
+    CHECK_OK(prx_qpsk_create(&qc, &q));
+    size_t nb = 0;
+    uint8_t *b = q ? tcase_demod(q, x, N, NULL, 0, &nb, NULL) : NULL;
+    prx_qpsk_stats st = {0};
+    if (q) prx_qpsk_get_stats(q, &st);
+    /* received symbol j against sent symbol j + lag - 1: the best of a few alignments */
+    size_t best = 0, best_lag = 0, compared = 1;
+    for (size_t lag = 0; b && lag < 4; lag++) {
+      size_t right = 0, n = 0;
+      for (size_t j = 16; j + lag - 1 < NSYM && 2 * j + 1 < nb; j++, n++)
+        right += 2 * b[2 * j] + b[2 * j + 1] == dibit[sym[j + lag - 1]];
+      if (right > best) best = right, best_lag = lag, compared = n;
+    }
+    const double ser = 1 - (double)best / (double)compared;
+    printf("c4fm read as %s: %zu symbols, symbol errors %.2e (lag %zu), warnings 0x%x\n",
+           pi4 ? "pi/4-DQPSK" : "QPSK", nb / 2, ser, best_lag, st.warnings);
+    if (pi4)
+      CHECK(b && nb / 2 > NSYM - 200 && ser < 2e-3 && st.warnings == 0,
+            "c4fm as pi/4-DQPSK: %zu symbols, symbol errors %.2e, warnings 0x%x", nb / 2, ser,
+            st.warnings);
+    else
+      CHECK(st.warnings & PRX_QPSK_WARN_UNLOCKED, "c4fm as QPSK: warnings 0x%x", st.warnings);
+    free(b);
+    prx_qpsk_destroy(q);
+  }
+  prx_detect_config d = prx_detect_config_default();
+  d.sample_rate = fs;
+  const prx_detect_carrier at = {.symbol_rate = rs, .rolloff = 0.35};
+  prx_detect_carrier out;
+  int found = 0;
+  CHECK_OK(prx_detect_at(&d, x, N, &at, 1, &out, &found));
+  CHECK(!(found && out.line4), "c4fm at its place: found %d, line4 %d, pi4 %d", found, out.line4,
+        out.pi4);
+  free(sym), free(x);
+}
+
 int main(void) {
   turns();
   refused();
   no_errors();
   coherent();
   ber();
+  c4fm();
   return test_finish("test_qpsk_pi4");
 }

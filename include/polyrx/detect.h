@@ -58,9 +58,10 @@ typedef struct {
   double esn0_db;     /* estimated Es/N0 */
   int pi4;            /* 1: pi/4-QPSK (its 4th-power lines Rs/2 either side of 4 freq, as strong
                          as each other, none at 4 freq: TETRA's pi/4-DQPSK), 0: QPSK */
-  int line4;          /* 1: freq (and pi4) from the 4th-power line(s); 0: none found (a signal
-                         other than QPSK, or a carrier too near the band's edge to look): freq
-                         is the half-power midpoint and pi4 0 says nothing */
+  int line4;          /* 1: the 4th-power line(s) show QPSK's pattern or pi/4-QPSK's (pi4 says
+                         which; freq from them); 0: none found (freq the half-power midpoint),
+                         or lines of neither pattern (MSK, 4-FSK: freq from the strongest):
+                         another modulation, and pi4 0 says nothing */
 } prx_detect_carrier;
 
 /* Samples the detector needs for this configuration to meet its documented accuracy (0 for an

@@ -19,10 +19,12 @@
  * and 20 dB; pi/4-QPSK's partner 0.94-1.03 of the line found): a line Rs from the one found and at
  * least this fraction of its amplitude marks pi/4-QPSK. */
 #define PI4_PAIR 0.75
-/* ... on one side only: the line Rs the other way is below this fraction (pi/4-QPSK's 0.09-0.29
- * at roll-off 0.2 to 1, 8 to 25 dB). MSK and 2-FSK at index 1/2 read at their bit rate, whose
- * y^4 is 1 at every symbol's end, show lines at 4 f and Rs either side, both 2.6-2.8 times the
- * one at 4 f (tests/cli_demod.sh's MSK at 20 dB): not pi/4-QPSK. */
+/* ... on one side only: the line Rs the other way is below this fraction (pi/4-QPSK's 0.09-0.32
+ * at roll-off 0.2 to 1, 8 to 25 dB). Lines above it on both sides are neither modulation's
+ * (line4 0): MSK and 2-FSK at index 1/2 read at their bit rate (y^4 is 1 at every symbol's end:
+ * lines at 4 f and Rs either side, 2.6-2.8 times the one at 4 f; tests/cli_demod.sh's MSK at 20
+ * dB), P25's C4FM (4-FSK at +-Rs/8 and +-3Rs/8: lines at 4 f +- Rs/2 and +- 3Rs/2, 0.64-1.05 of
+ * one another). */
 #define PI4_OTHER 0.5
 /* The lines are looked for on at most this many samples of a band's signal (from the middle of
  * the stretch): over 10^5 symbols, more than the accuracy needs, and a wide carrier's transforms
@@ -181,17 +183,18 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   if (span > 0) {
     double l4 = find_line(z, q, fine, len, 4 * (d0 - span) / fsd, 4 * (d0 + span) / fsd, &strength);
     if (isfinite(l4)) {
-      out->line4 = 1;
       delta = 0.25 * l4 * fsd;
-      /* pi/4-QPSK (PI4_PAIR): the partner Rs away, looked for in the bins its rate's error
-       * (200 ppm) reaches; the centre between the two lines */
+      /* the lines Rs either side, looked for in the bins the rate's error (200 ppm) reaches:
+       * QPSK's both weak, pi/4-QPSK's partner on one side only (the centre between the two), or
+       * strong on both sides (PI4_OTHER: no QPSK of either kind) */
       const double u = rs / fsd;
       const long long r = 2 + (long long)ceil(2e-4 * u * (double)q);
       const double p0 = peak_near(z, q, l4, r), pp = peak_near(z, q, l4 + u, r),
                    pm = peak_near(z, q, l4 - u, r);
-      if (p0 > 0 && fmax(pp, pm) >= PI4_PAIR * PI4_PAIR * p0 &&
-          fmin(pp, pm) < PI4_OTHER * PI4_OTHER * p0) {
-        out->pi4 = 1;
+      if (p0 > 0 && fmax(pp, pm) < PI4_PAIR * PI4_PAIR * p0) {
+        out->line4 = 1;
+      } else if (p0 > 0 && fmin(pp, pm) < PI4_OTHER * PI4_OTHER * p0) {
+        out->line4 = out->pi4 = 1;
         delta = 0.25 * (l4 + (pp > pm ? 0.5 : -0.5) * u) * fsd;
       }
     }
