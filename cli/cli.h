@@ -501,6 +501,7 @@ extern int cli_exit_detach_by_fork;
 typedef struct {
   double freq, rs, rolloff; /* its place (Hz from the stream's centre), rate and roll-off */
   int pi4;                  /* read as pi/4-QPSK (1) or QPSK (0) */
+  int skip;                 /* not to be checked (rx: one --detect found) */
   const char *code;         /* the verdict: NULL, or the warning's code (cli_mod_code) */
   char text[320];           /* ... and its text */
 } cli_mod_carrier;

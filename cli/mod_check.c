@@ -61,8 +61,9 @@ void cli_mod_check_channels(cli_mod_check *c, unsigned K, unsigned P, double att
  * check) */
 static size_t samples_wanted(const cli_mod_check *c) {
   double slowest = INFINITY;
-  for (size_t i = 0; i < c->n_car; i++) slowest = fmin(slowest, c->car[i].rs);
-  if (!c->n_car || !(slowest > 0)) return 0;
+  for (size_t i = 0; i < c->n_car; i++)
+    if (!c->car[i].skip) slowest = fmin(slowest, c->car[i].rs);
+  if (!(slowest > 0 && slowest < INFINITY)) return 0; /* none to check */
   double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * c->fs / slowest);
   if (c->K) want = fmax(want, (double)MOD_CHECK_ROW_MIN * (c->K / 2) + (double)c->K * c->P);
   return want > (double)MOD_CHECK_MAX ? MOD_CHECK_MAX : (size_t)want;
@@ -73,10 +74,10 @@ static size_t samples_wanted(const cli_mod_check *c) {
  * the one transform of the wideband path costs ~150 ms for 5.6M samples on one core), then
  * prx_detect_at in each channel on its own rows, the channels shared by the threads. */
 typedef struct {
-  cli_mod_check *c;
   const prx_detect_carrier *at;
   prx_detect_carrier *out;
   int *found;
+  size_t n_car;
   const unsigned *chan_of; /* each carrier's entry in the selection */
   const prx_cf32 *rows;
   size_t n_sel, stride, n_rows;
@@ -95,7 +96,7 @@ static void *channel_worker(void *arg) {
   d.threads = 1;
   prx_detect_carrier at, out;
   for (size_t s; (s = atomic_fetch_add(&j->next, 1)) < j->n_sel;) {
-    for (size_t i = 0; i < j->c->n_car; i++) { /* (a few carriers a channel) */
+    for (size_t i = 0; i < j->n_car; i++) { /* (a few carriers a channel) */
       if (j->chan_of[i] != s) continue;
       at = j->at[i];
       at.freq -= (double)j->kk[i] * j->spacing; /* its offset in the channel */
@@ -119,9 +120,9 @@ static int cmp_unsigned(const void *a, const void *b) {
 }
 
 static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_detect_carrier *at,
-                                    prx_detect_carrier *out, int *found) {
+                                    size_t n_car, prx_detect_carrier *out, int *found) {
   const unsigned K = c->K, D = K / 2;
-  const size_t n_car = c->n_car, M = (size_t)K * c->P + 1;
+  const size_t M = (size_t)K * c->P + 1;
   const double spacing = c->fs / K;
   unsigned *sel = malloc(n_car * sizeof *sel), *chan_of = malloc(n_car * sizeof *chan_of);
   long *kk = malloc(n_car * sizeof *kk);
@@ -175,10 +176,10 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
   if (!st) {
     /* the filter's start (its M taps, M / D outputs) left out of every row */
     size_t skip = M / D + 1 < got / 2 ? M / D + 1 : 0;
-    channel_job job = {.c = c,
-                       .at = at,
+    channel_job job = {.at = at,
                        .out = out,
                        .found = found,
+                       .n_car = n_car,
                        .chan_of = chan_of,
                        .rows = rows + skip,
                        .n_sel = n_sel,
@@ -211,7 +212,7 @@ const char *cli_mod_code(int found_pi4, int read_pi4) {
 
 /* The carriers on the wideband samples (demod's one carrier, near the centre). */
 static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_detect_carrier *at,
-                                 prx_detect_carrier *out, int *found) {
+                                 size_t n_at, prx_detect_carrier *out, int *found) {
   prx_cf32 *x = malloc(c->n * sizeof *x);
   if (!x) return fail(c, PRX_ERR_NOMEM, "out of memory for %zu samples", c->n);
   prx_convert_block(c->format, raw, c->n, x);
@@ -219,7 +220,7 @@ static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_de
   d.sample_rate = c->fs;
   d.min_esn0_db = MOD_CHECK_MIN_ESN0;
   d.threads = c->threads;
-  prx_status st = prx_detect_at(&d, x, c->n, at, c->n_car, out, found);
+  prx_status st = prx_detect_at(&d, x, c->n, at, n_at, out, found);
   free(x);
   return st;
 }
@@ -228,38 +229,43 @@ static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_de
  * it shows its 4th-power line(s) in the other modulation; c->failure where it could not look. */
 static void verdict(cli_mod_check *c) {
   const double t0 = cli_seconds();
+  /* the carriers to check, side by side (idx: each one's carrier) */
+  size_t *idx = calloc(c->n_car, sizeof *idx), n = 0;
   prx_detect_carrier *at = calloc(c->n_car, sizeof *at), *out = calloc(c->n_car, sizeof *out);
   int *found = calloc(c->n_car, sizeof *found);
-  prx_status st = at && out && found ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  prx_status st = idx && at && out && found ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
   if (!st && c->n < 4096)
     st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
+  for (size_t i = 0; !st && i < c->n_car; i++) {
+    if (c->car[i].skip) continue;
+    idx[n] = i;
+    at[n].freq = c->car[i].freq;
+    at[n].symbol_rate = c->car[i].rs;
+    at[n++].rolloff = c->car[i].rolloff;
+  }
   if (!st) {
-    for (size_t i = 0; i < c->n_car; i++) {
-      at[i].freq = c->car[i].freq;
-      at[i].symbol_rate = c->car[i].rs;
-      at[i].rolloff = c->car[i].rolloff;
-    }
     const void *x = c->raw ? c->raw : c->kept;
-    st = c->K ? check_in_channels(c, x, at, out, found) : check_wideband(c, x, at, out, found);
+    st =
+        c->K ? check_in_channels(c, x, at, n, out, found) : check_wideband(c, x, at, n, out, found);
   }
   if (st) fail(c, st, "%s", prx_last_error()); /* (the library's reason, where not said) */
-  for (size_t i = 0; !st && i < c->n_car; i++) {
-    cli_mod_carrier *k = &c->car[i];
-    if (!found[i] || !out[i].line4 || !(k->code = cli_mod_code(out[i].pi4, k->pi4))) continue;
+  for (size_t j = 0; !st && j < n; j++) {
+    cli_mod_carrier *k = &c->car[idx[j]];
+    if (!found[j] || !out[j].line4 || !(k->code = cli_mod_code(out[j].pi4, k->pi4))) continue;
     c->n_warned++;
-    if (out[i].pi4)
+    if (out[j].pi4)
       snprintf(k->text, sizeof k->text,
-               "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side "
-               "of 4 times its frequency, %.1f Hz): read as QPSK its bits are wrong, even "
-               "where its blocks read locked; %s",
-               out[i].freq, c->fix_pi4);
+               "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side of 4 "
+               "times its frequency, %.1f Hz): read as QPSK its bits are wrong, even where its "
+               "blocks read locked; %s",
+               out[j].freq, c->fix_pi4);
     else
       snprintf(k->text, sizeof k->text,
-               "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times "
-               "its frequency, %.1f Hz): read as pi/4-QPSK its bits are wrong; %s",
-               out[i].freq, c->fix_plain);
+               "the carrier looks like QPSK, not pi/4-QPSK (one 4th-power line at 4 times its "
+               "frequency, %.1f Hz): read as pi/4-QPSK its bits are wrong; %s",
+               out[j].freq, c->fix_plain);
   }
-  free(at), free(out), free(found);
+  free(idx), free(at), free(out), free(found);
   c->ms = (cli_seconds() - t0) * 1e3;
 }
 

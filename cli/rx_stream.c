@@ -213,18 +213,22 @@ static prx_status rx_write(void *ctx, int writer, const void *out, size_t n, uin
   return st;
 }
 
-/* The listed carriers' modulation checked at their places (without --detect, which checks them
- * on its own samples): every core at the idle priority beside the stream. */
+/* The listed carriers' modulation checked at their places (those --detect found are checked by
+ * its findings, rx_detect_carriers; its own are received in theirs): every core at the idle
+ * priority beside the stream. */
 static int mod_check_init(run_state *r) {
-  if (r->o.detect || !r->n_car) return 0;
-  if (cli_mod_check_init(&r->modc, r->in.sample_rate, r->n_car, 0, "add pi4 to its --carrier",
+  if (!r->o.n_car) return 0;
+  if (cli_mod_check_init(&r->modc, r->in.sample_rate, r->o.n_car, 0, "add pi4 to its --carrier",
                          "drop pi4 from its --carrier"))
     return cli_error(CMD, "out of memory");
-  for (size_t c = 0; c < r->n_car; c++)
+  for (size_t c = 0; c < r->o.n_car; c++)
     r->modc.car[c] = (cli_mod_carrier){.freq = r->car[c].freq,
                                        .rs = r->car[c].symbol_rate,
                                        .rolloff = r->car[c].rolloff,
                                        .pi4 = r->car[c].modulation == PRX_QPSK_PI4};
+  for (size_t i = 0; i < r->n_found; i++) /* (found_as: --detect's match) */
+    if (r->found_as[i] >= 0 && (size_t)r->found_as[i] < r->o.n_car)
+      r->modc.car[r->found_as[i]].skip = 1;
   cli_mod_check_channels(&r->modc, r->rc.channels, r->rc.taps_per_channel, r->rc.atten_db);
   r->modc.borrow = r->map != NULL; /* the input stays mapped until the run's end */
   return 0;
@@ -234,7 +238,7 @@ static int mod_check_init(run_state *r) {
 void rx_mod_check_end(run_state *r) {
   if (!r->modc.n_car || !r->n_in || cli_interrupted()) return;
   if (cli_mod_check_end(&r->modc))
-    for (size_t c = 0; c < r->n_car; c++)
+    for (size_t c = 0; c < r->modc.n_car; c++)
       if (r->modc.car[c].code) {
         r->out[c].mod_code = r->modc.car[c].code;
         r->out[c].mod_text = r->modc.car[c].text;
@@ -248,6 +252,8 @@ void rx_mod_check_end(run_state *r) {
 int rx_stream(run_state *r) {
   if (mod_check_init(r)) return 1;
   if (r->pre_n) { /* the samples --detect read come first */
+    cli_mod_check_add(&r->modc, r->in.format, r->pre, r->pre_n);
+    cli_mod_check_start(&r->modc);
     prx_status st = r->multi ? prx_rx_multi_execute(r->multi, r->pre, r->pre_n)
                              : prx_rx_execute(r->rx, r->pre, r->pre_n);
     if (st) return cli_status_error(CMD, "receiver", st);

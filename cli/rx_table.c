@@ -13,9 +13,10 @@
 #define WARN_PLAIN (1u << 31) /* "plain_qpsk" */
 static const unsigned mod_bits[2] = {WARN_PI4, WARN_PLAIN};
 
-/* whether carrier c has warning bit (one of the demodulator's or of mod_bits) */
+/* whether carrier c has warning bit (one of the demodulator's, or of mod_bits from the check at
+ * its place: --detect's findings had their lines as it found them) */
 static int carrier_has(const run_state *r, size_t c, unsigned bit) {
-  const char *code = r->out ? r->out[c].mod_code : NULL;
+  const char *code = c < r->modc.n_car ? r->modc.car[c].code : NULL;
   if (bit & (WARN_PI4 | WARN_PLAIN)) return code && (bit == WARN_PI4) == !strcmp(code, "pi4_qpsk");
   return r->stats && (r->stats[c].demod.warnings & bit) != 0;
 }
@@ -110,13 +111,12 @@ static const char *mod_group_text(unsigned bit) {
 }
 
 /* the demodulators' warnings and the modulation check's on standard error: those bits may be
- * noise (--detect's findings on listed carriers had their lines as it found them) */
+ * noise */
 void rx_warnings(const run_state *r) {
   unsigned grouped = 0; /* the warning bits shared by more than WARN_LIST carriers */
   for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
     if (carriers_with(r, cli_qpsk_warn_bits[i]) > WARN_LIST) grouped |= cli_qpsk_warn_bits[i];
-  const int checked = !r->o.detect; /* (rx_mod_check_end) */
-  for (size_t i = 0; i < 2 && checked; i++)
+  for (size_t i = 0; i < 2; i++)
     if (carriers_with(r, mod_bits[i]) > WARN_LIST) grouped |= mod_bits[i];
   for (size_t c = 0; c < r->n_car; c++) {
     const prx_rx_stats s = r->stats[c];
@@ -124,7 +124,7 @@ void rx_warnings(const run_state *r) {
       if (s.demod.warnings & cli_qpsk_warn_bits[i] & ~grouped)
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
                 prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
-    for (size_t i = 0; i < 2 && checked; i++)
+    for (size_t i = 0; i < 2; i++)
       if (carrier_has(r, c, mod_bits[i] & ~grouped))
         fprintf(stderr, "polyrx %s: warning: carrier %zu (%s): %s\n", CMD, c, r->spec[c],
                 r->out[c].mod_text);

@@ -468,5 +468,18 @@ check(not [w for c in json.load(open(T + "/p4.json"))["carriers"] for w in c["wa
            if w["code"] in ("pi4_qpsk", "plain_qpsk")], "listed rightly: a modulation warning")
 check(json.load(open(T + "/p4.json"))["status"] == "ok", "listed rightly: warned")
 EOF2
+# with --detect, a listed carrier the detector does not report (below its floor here) is checked
+# at its place all the same
+"$P" gen -q -o "$T/p4l.cf32" -s $FS -n $N --carrier f=32000,rs=2400,diff,pi4 --esn0 9 ||
+  bad "gen (weak pi4) failed"
+"$P" rx -i "$T/p4l.cf32" -s $FS -K 64 --detect --detect-min-esn0 12 --carrier f=32000,rs=2400 \
+  -o "$T/p4l" --report "$T/p4l.json" >/dev/null 2>"$T/p4l.err" || bad "rx --detect (weak pi4) failed"
+grep -q "carrier 0 (f=32000,rs=2400): the carrier looks like pi/4-QPSK" "$T/p4l.err" ||
+  bad "weak pi4 beside --detect: standard error says $(cat "$T/p4l.err")"
+pycheck "pi4 listed, not found by --detect" <<'EOF2'
+r = json.load(open(T + "/p4l.json"))
+check(r["detected"] == [] and r["status"] == "warning", r["detected"])
+check("pi4_qpsk" in [w["code"] for w in r["carriers"][0]["warnings"]], r["carriers"][0]["warnings"])
+EOF2
 
 exit $((fail > 0))
