@@ -946,6 +946,9 @@ static void warnings(const run_state *r) {
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
   if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->modc.car[0].text);
+  if (r->modc.failure[0] && !r->o.quiet)
+    fprintf(stderr, "polyrx %s: note: the modulation (QPSK or pi/4) was not checked: %s\n", CMD,
+            r->modc.failure);
 }
 
 /* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall
@@ -1023,9 +1026,6 @@ int cmd_demod(int argc, char **argv) {
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
     if (r.n_in && !cli_interrupted() && cli_mod_check_end(&r.modc)) r.mod_code = r.modc.car[0].code;
-    if (r.modc.failure[0] && !r.o.quiet)
-      fprintf(stderr, "polyrx %s: note: the modulation (QPSK or pi/4) was not checked: %s\n", CMD,
-              r.modc.failure);
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {

@@ -18,9 +18,8 @@
 /* The samples the verdict takes: 2048 symbols of the slowest carrier (8192 samples at sps 4),
  * with carriers of 7 dB or more. gen signals at 12 kBd, demod, 32 a point: read the wrong way
  * warned in all from 7.5 dB, 23 at 7, none below; read the right way none in 320 at 6 to 8 dB.
- * With 4096 symbols and 6 dB (the first form) the verdict reached 1 dB lower (all from 7 dB, half
- * at 6) at twice the work: the wideband spectrum of rx's check is its larger part (128 carriers
- * at 2400 Bd, 6.5536 Msps, the 2-core VM: 310 -> 210 ms after the stream). */
+ * 4096 symbols at 6 dB reach 1 dB lower for twice the work (bench/RESULTS.md, thirty-first
+ * session). */
 #define MOD_CHECK_SYMBOLS 2048.0
 #define MOD_CHECK_MIN 8192
 #define MOD_CHECK_MIN_ESN0 7.0
@@ -164,18 +163,19 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
     cc.backend = PRX_BACKEND_CPU;
     st = prx_chan_create(&cc, &ch);
   }
+  /* the filter's start (its M taps, M / D outputs) is left out of every row */
+  const size_t skip = M / D + 1;
   size_t stride = ch ? prx_chan_output_count(ch, c->n) : 0, got = 0;
-  if (!st && stride < MOD_CHECK_ROW_MIN / 2)
+  if (!st && stride < 4096 + skip)
     st = fail(c, PRX_ERR_INVALID,
-              "the %zu samples kept give %zu a channel with K = %u, fewer than the %d it "
-              "needs",
-              c->n, stride, K, MOD_CHECK_ROW_MIN / 2);
+              "the %zu samples kept give %zu a channel with K = %u, fewer than the %zu it needs",
+              c->n, stride, K, 4096 + skip);
   if (!st && !(rows = malloc(n_sel * stride * sizeof *rows)))
     st = fail(c, PRX_ERR_NOMEM, "out of memory for %zu channels of %zu samples", n_sel, stride);
   if (!st) st = prx_chan_execute(ch, x, c->n, rows, stride, &got);
+  if (!st && got < 4096 + skip)
+    st = fail(c, PRX_ERR_INVALID, "the channelizer gave %zu samples a channel", got);
   if (!st) {
-    /* the filter's start (its M taps, M / D outputs) left out of every row */
-    size_t skip = M / D + 1 < got / 2 ? M / D + 1 : 0;
     channel_job job = {.at = at,
                        .out = out,
                        .found = found,
@@ -234,8 +234,6 @@ static void verdict(cli_mod_check *c) {
   prx_detect_carrier *at = calloc(c->n_car, sizeof *at), *out = calloc(c->n_car, sizeof *out);
   int *found = calloc(c->n_car, sizeof *found);
   prx_status st = idx && at && out && found ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
-  if (!st && c->n < 4096)
-    st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
   for (size_t i = 0; !st && i < c->n_car; i++) {
     if (c->car[i].skip) continue;
     idx[n] = i;
@@ -243,7 +241,9 @@ static void verdict(cli_mod_check *c) {
     at[n].symbol_rate = c->car[i].rs;
     at[n++].rolloff = c->car[i].rolloff;
   }
-  if (!st) {
+  if (!st && n && c->n < 4096)
+    st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
+  if (!st && n) {
     const void *x = c->raw ? c->raw : c->kept;
     st =
         c->K ? check_in_channels(c, x, at, n, out, found) : check_wideband(c, x, at, n, out, found);
