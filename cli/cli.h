@@ -491,13 +491,13 @@ extern int cli_exit_detach_by_fork;
 
 /* ---- the modulation carriers show against the one a command was told (mod_check.c) ----
  * demod and rx read a carrier as QPSK or as pi/4-QPSK (--pi4, pi4), and read the wrong way its
- * bits are wrong with every block locked: the symbols of either, read as the other at a CFO Rs/8
- * off, land on QPSK's grid. The detector tells them apart by their 4th-power lines
+ * bits are wrong even where its blocks read locked: the symbols of either, read as the other at
+ * a CFO Rs/8 off, land on QPSK's grid. The detector tells them apart by their 4th-power lines
  * (prx_detect_at, polyrx/detect.h): the first samples the command takes are kept
  * (cli_mod_check_add: 2048 symbols of the slowest carrier, at least 8192 samples), and the
  * detector looks at every carrier's place there on a thread of its own (cli_mod_check_start; at
  * cli_mod_check_end where the stream is shorter): a carrier at its rate (+-2 %), 7 dB or more,
- * whose 4th-power line(s) show the other modulation gets a warning. */
+ * whose 4th-power lines clearly show the other modulation's pattern gets a warning. */
 typedef struct {
   double freq, rs, rolloff; /* its place (Hz from the stream's centre), rate and roll-off */
   int pi4;                  /* read as pi/4-QPSK (1) or QPSK (0) */
@@ -547,8 +547,7 @@ size_t cli_mod_check_end(cli_mod_check *c);
 void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
 /* The warning's code for a carrier found as pi/4-QPSK (found_pi4 1) or QPSK and read as
  * pi/4-QPSK (read_pi4 1) or QPSK: "pi4_qpsk" (found pi/4, read QPSK), "plain_qpsk" (the
- * converse), NULL where they agree. demod's and rx's verdicts, and rx --detect's listed carriers.
- */
+ * converse), NULL where they agree: the verdicts, and rx --detect's findings on listed carriers. */
 const char *cli_mod_code(int found_pi4, int read_pi4);
 
 #endif

@@ -76,15 +76,17 @@ prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, 
                                prx_detect_carrier *out, size_t max_out, size_t *n_found);
 
 /* The carriers at known places: for each at[i] (its freq, symbol_rate and rolloff read), the
- * detector's second stage (step 2 above) on its band, without the search for bands: out[i] its
- * estimate, and found[i] 1 where the band shows a symbol-rate line within 2 % of
- * at[i].symbol_rate and Es/N0 at or above cfg->min_esn0_db; 0 otherwise (out[i] then
- * undefined). The 4th-power line is looked for within 0.2 Rs of at[i].freq (out[i].line4 says
- * whether one was found, and out[i].pi4 which). Carriers side by
- * side need no dip between them. The modulation check of carriers a user lists (`polyrx rx`,
- * `demod`: QPSK against pi/4-QPSK, out[i].pi4). cfg's rate limits and max_carriers are not
- * used. PRX_ERR_INVALID for a bad configuration, a place outside the band or fewer than 4096
- * samples; PRX_ERR_NOMEM. A place at +-fs/2 is a carrier across the band's edge (its bins wrap). */
+ * detector's second stage (step 2 above) on its band, without the search for bands, so carriers
+ * side by side need no dip between them: out[i] its estimate, and found[i] 1 where the band
+ * shows a symbol-rate line within 2 % of at[i].symbol_rate and Es/N0 at or above
+ * cfg->min_esn0_db; 0 otherwise (out[i] then undefined). The 4th-power line is looked for within
+ * 0.2 Rs of at[i].freq; out[i].line4 says whether the lines show QPSK's or pi/4-QPSK's pattern
+ * clearly, out[i].pi4 which. The lines are read at their transforms' bins, not refined (the
+ * rate within ~1e-4 of itself, the centre within ~1e-4 Rs over 2048 symbols): a verdict on the
+ * modulation of carriers a user lists (`polyrx demod`, `rx`), a third of the work of
+ * prx_detect_carriers' estimates. cfg's rate limits and max_carriers are not used; a place at
+ * +-fs/2 is a carrier across the band's edge (its bins wrap). PRX_ERR_INVALID for a bad
+ * configuration, a place beyond +-fs/2 or fewer than 4096 samples; PRX_ERR_NOMEM. */
 prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
                          const prx_detect_carrier *at, size_t n_at, prx_detect_carrier *out,
                          int *found);
