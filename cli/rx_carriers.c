@@ -94,10 +94,10 @@ int rx_detect_carriers(run_state *r) {
     while (j < r->o.n_car && fabs(r->car[j].freq - d->freq) > d->symbol_rate) j++;
     if (j < r->o.n_car) {
       r->found_as[i] = (long)j;
-      /* a listed carrier read in the other modulation than the one found: its bits are wrong
-       * with every block locked (cli_mod_check's verdict, for demod) */
+      /* a listed carrier read in the other modulation than the one found, its pattern clear
+       * (line4): its bits are wrong even where its blocks read locked (cli_mod_check's rule) */
       const int listed_pi4 = r->car[j].modulation == PRX_QPSK_PI4;
-      r->out[j].mod_code = cli_mod_code(d->pi4, listed_pi4);
+      r->out[j].mod_code = d->line4 ? cli_mod_code(d->pi4, listed_pi4) : NULL;
       if (r->out[j].mod_code) {
         const char *as = listed_pi4 ? "pi/4-QPSK" : "QPSK",
                    *looks = d->pi4 ? "pi/4-QPSK (add pi4)" : "QPSK (drop pi4)";
