@@ -101,6 +101,23 @@ static void check_bad_configs(void) {
   /* all zeros is valid input: no carrier */
   CHECK_OK(prx_detect_carriers(&ok, x, 8192, out, 4, &nf));
   CHECK(nf == 0, "zeros: %zu carriers", nf);
+  /* prx_detect_at: its places checked (a rate, a roll-off within 0..1, a finite centre), its
+   * pointers; none at zeros */
+  const prx_detect_carrier place = {.freq = 1000, .symbol_rate = 2400, .rolloff = 0.35};
+  prx_detect_carrier bad_at[5] = {place, place, place, place, place};
+  bad_at[0].symbol_rate = 0, bad_at[1].rolloff = 1.5, bad_at[2].freq = NAN;
+  bad_at[3].symbol_rate = 30000, bad_at[4].freq = -24001;
+  int found[2] = {1, 1};
+  for (int i = 0; i < 5; i++)
+    CHECK(prx_detect_at(&ok, x, 8192, &bad_at[i], 1, out, found) == PRX_ERR_INVALID,
+          "prx_detect_at: bad place %d accepted", i);
+  CHECK(prx_detect_at(&ok, x, 8192, NULL, 1, out, found) == PRX_ERR_INVALID, "at: NULL places");
+  CHECK(prx_detect_at(&ok, x, 8192, &place, 1, out, NULL) == PRX_ERR_INVALID, "at: NULL found");
+  CHECK(prx_detect_at(&ok, NULL, 8192, &place, 1, out, found) == PRX_ERR_INVALID, "at: NULL x");
+  CHECK(prx_detect_at(NULL, x, 8192, &place, 1, out, found) == PRX_ERR_INVALID, "at: NULL cfg");
+  CHECK_OK(prx_detect_at(&ok, x, 8192, &place, 1, out, found));
+  CHECK(found[0] == 0, "at: zeros found a carrier");
+  CHECK_OK(prx_detect_at(&ok, x, 8192, NULL, 0, NULL, NULL)); /* no place: nothing to do */
   /* the defaults: fs / 8192 .. fs / 4, 800 symbols of the slowest (1 s at 6.5536 Msps) */
   CHECK(prx_detect_min_samples(&ok) >= 800 * 8192, "min_samples %zu", prx_detect_min_samples(&ok));
   /* the slowest rate allowed asks for no more than the 2^24 samples used */
