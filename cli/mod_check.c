@@ -256,9 +256,9 @@ static void verdict(cli_mod_check *c) {
     c->n_warned++;
     if (out[j].pi4)
       snprintf(k->text, sizeof k->text,
-               "the carrier looks like pi/4-QPSK (its 4th-power lines lie Rs/2 either side of 4 "
-               "times its frequency, %.1f Hz): read as QPSK its bits are wrong, even where its "
-               "blocks read locked; %s",
+               "the carrier looks like pi/4-QPSK or P25's C4FM (its 4th-power lines lie Rs/2 "
+               "either side of 4 times its frequency, %.1f Hz): read as QPSK its bits are wrong, "
+               "even where its blocks read locked; %s",
                out[j].freq, c->fix_pi4);
     else
       snprintf(k->text, sizeof k->text,

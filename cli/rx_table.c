@@ -104,10 +104,11 @@ static void carrier_ranges(const run_state *r, unsigned bit, char *buf, size_t c
 
 /* the grouped line's text of a modulation check's code */
 static const char *mod_group_text(unsigned bit) {
-  return bit == WARN_PI4 ? "they look like pi/4-QPSK, listed as QPSK: their bits are wrong, even "
-                           "where their blocks read locked; add pi4 to their --carrier"
-                         : "they look like QPSK, listed as pi/4-QPSK (pi4): their bits are wrong; "
-                           "drop pi4 from their --carrier";
+  return bit == WARN_PI4
+             ? "they look like pi/4-QPSK (or C4FM), listed as QPSK: their bits are wrong, even "
+               "where their blocks read locked; add pi4 to their --carrier"
+             : "they look like QPSK, listed as pi/4-QPSK (pi4): their bits are wrong; "
+               "drop pi4 from their --carrier";
 }
 
 /* the demodulators' warnings and the modulation check's on standard error: those bits may be

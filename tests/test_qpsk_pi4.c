@@ -179,8 +179,9 @@ static void refused(void) {
  * instant to the next, as CQPSK's pi/4-DQPSK does (the two are made to be received alike), so
  * read with PRX_QPSK_PI4 and differential decisions its dibits come out in P25's mapping (+3: 01,
  * +1: 00, -1: 10, -3: 11) with no warning; read as plain QPSK it is warned (its blocks unlocked:
- * not silent); prx_detect_at, at its place, takes it for neither QPSK nor pi/4-QPSK (line4 0:
- * its y^4 has lines Rs/2 and 3 Rs/2 either side of 4 f, not one pattern's). */
+ * not silent); prx_detect_at, at its place, takes it for pi/4-QPSK (its y^4 has pi/4's pair of
+ * lines Rs/2 either side of 4 f, and another 3 Rs/2 out), so demod reading it as QPSK says to
+ * read it with --pi4. */
 static void c4fm(void) {
   enum { SPS = 10, NSYM = 20000, N = SPS * NSYM, HALF = 8 };
   const double fs = 48000, rs = 4800, dev = rs / 8, sd = sqrt(SPS * pow(10, -2.0) / 2);
@@ -251,8 +252,8 @@ static void c4fm(void) {
   prx_detect_carrier out;
   int found = 0;
   CHECK_OK(prx_detect_at(&d, x, N, &at, 1, &out, &found));
-  CHECK(!(found && out.line4), "c4fm at its place: found %d, line4 %d, pi4 %d", found, out.line4,
-        out.pi4);
+  CHECK(found && out.line4 && out.pi4, "c4fm at its place: found %d, line4 %d, pi4 %d", found,
+        out.line4, out.pi4);
   free(sym), free(x);
 }
 

@@ -57,10 +57,11 @@ typedef struct {
   double rolloff;     /* estimated RRC roll-off, clamped to [0.1, 1] */
   double esn0_db;     /* estimated Es/N0 */
   int pi4;            /* 1: pi/4-QPSK (its 4th-power lines Rs/2 either side of 4 freq, as strong
-                         as each other, none at 4 freq: TETRA's pi/4-DQPSK), 0: QPSK */
+                         as each other, none at 4 freq: TETRA's pi/4-DQPSK; P25's C4FM too, read
+                         the same way), 0: QPSK */
   int line4;          /* 1: the 4th-power line(s) show QPSK's pattern or pi/4-QPSK's (pi4 says
                          which; freq from them); 0: none found (freq the half-power midpoint),
-                         or lines of neither pattern (MSK, 4-FSK: freq from the strongest):
+                         or lines of neither pattern (MSK: freq from the strongest):
                          another modulation, and pi4 0 says nothing */
 } prx_detect_carrier;
 

@@ -19,13 +19,15 @@
  * and 20 dB; pi/4-QPSK's partner 0.94-1.03 of the line found): a line Rs from the one found and at
  * least this fraction of its amplitude marks pi/4-QPSK. */
 #define PI4_PAIR 0.75
-/* ... on one side only: the line Rs the other way is below this fraction (pi/4-QPSK's 0.09-0.32
- * at roll-off 0.2 to 1, 8 to 25 dB). Lines above it on both sides are neither modulation's
- * (line4 0): MSK and 2-FSK at index 1/2 read at their bit rate (y^4 is 1 at every symbol's end:
- * lines at 4 f and Rs either side, 2.6-2.8 times the one at 4 f; tests/cli_demod.sh's MSK at 20
- * dB), P25's C4FM (4-FSK at +-Rs/8 and +-3Rs/8: lines at 4 f +- Rs/2 and +- 3Rs/2, 0.64-1.05 of
- * one another). */
-#define PI4_OTHER 0.5
+/* ... and at most this fraction: the lines of MSK and 2-FSK at index 1/2 read at their bit rate
+ * (y^4 is 1 at every symbol's end: lines at 4 f and Rs either side, 2.7-3.4 times the one at 4 f
+ * found in the search's reach, 12 and 20 dB; tests/cli_demod.sh's MSK) are neither modulation's
+ * (line4 0). pi/4-QPSK's partner is 0.90-1.06, and the line Rs the other way 0.06-0.32 (roll-off
+ * 0.2 to 1, 8 to 25 dB); P25's C4FM (4-FSK at +-Rs/8 and +-3Rs/8, whose phase moves as pi/4-DQPSK's
+ * does and which is read as it: FORMATS.md) has lines Rs/2 and 3 Rs/2 either side of 4 f, its
+ * partner 0.75-1.07 and the other side 0.45-0.87 (8 to 25 dB, rectangular and raised-cosine
+ * frequency pulses): both are pi/4 (pi4 1). */
+#define PI4_MAX 1.5
 /* The pattern is clear (line4) where the partner lies away from PI4_PAIR by a margin: below
  * QPSK_CLEAR for QPSK (its 0.29-0.59), at PI4_CLEAR or more for pi/4-QPSK (its 0.94-1.06). Over
  * 1500 symbols at 7-8 dB, without the margin, 2 of 128 carriers read rightly drew a verdict of
@@ -192,17 +194,16 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
     if (isfinite(l4)) {
       delta = 0.25 * l4 * fsd;
       /* the lines Rs either side, looked for in the bins the rate's error (200 ppm) reaches:
-       * QPSK's both weak, pi/4-QPSK's partner on one side only (the centre between the two), or
-       * strong on both sides (PI4_OTHER: no QPSK of either kind) */
+       * QPSK's both weak, pi/4-QPSK's partner as strong as the line (the centre between the two),
+       * or far stronger (PI4_MAX: no QPSK of either kind) */
       const double u = rs / fsd;
       const long long r = 2 + (long long)ceil(2e-4 * u * (double)q);
       const double p0 = peak_near(z, q, l4, r), pp = peak_near(z, q, l4 + u, r),
                    pm = peak_near(z, q, l4 - u, r);
-      const double hi = p0 > 0 ? sqrt(fmax(pp, pm) / p0) : INFINITY,
-                   lo = p0 > 0 ? sqrt(fmin(pp, pm) / p0) : INFINITY;
+      const double hi = p0 > 0 ? sqrt(fmax(pp, pm) / p0) : INFINITY;
       if (hi < PI4_PAIR) {
         out->line4 = hi < QPSK_CLEAR;
-      } else if (lo < PI4_OTHER) {
+      } else if (hi <= PI4_MAX) {
         out->pi4 = 1;
         out->line4 = hi >= PI4_CLEAR;
         delta = 0.25 * (l4 + (pp > pm ? 0.5 : -0.5) * u) * fsd;
