@@ -15,8 +15,8 @@
  * their mean; e^-9.2 = 1e-4 per search). */
 #define LINE_MARGIN 9.2
 /* pi/4-QPSK's y^4 lines lie at 4 f_c +- Rs/2, two of the same strength and none at 4 f_c; QPSK's
- * at 4 f_c, with weaker ones Rs either side (0.24-0.54 of its amplitude at roll-off 0.2 to 1, 10
- * and 20 dB; pi/4-QPSK's partner 0.94-1.03 of the line found): a line Rs from the one found and at
+ * at 4 f_c, with weaker ones Rs either side (0.24-0.59 of its amplitude at roll-off 0.2 to 1, 8
+ * to 25 dB; pi/4-QPSK's partner 0.90-1.06 of the line found): a line Rs from the one found and at
  * least this fraction of its amplitude marks pi/4-QPSK. */
 #define PI4_PAIR 0.75
 /* ... and at most this fraction: the lines of MSK and 2-FSK at index 1/2 read at their bit rate
@@ -29,7 +29,7 @@
  * frequency pulses): both are pi/4 (pi4 1). */
 #define PI4_MAX 1.5
 /* The pattern is clear (line4) where the partner lies away from PI4_PAIR by a margin: below
- * QPSK_CLEAR for QPSK (its 0.29-0.59), at PI4_CLEAR or more for pi/4-QPSK (its 0.94-1.06). Over
+ * QPSK_CLEAR for QPSK (its 0.24-0.59), at PI4_CLEAR or more for pi/4-QPSK (its 0.90-1.06). Over
  * 1500 symbols at 7-8 dB, without the margin, 2 of 128 carriers read rightly drew a verdict of
  * the other modulation (their partner line pushed across PI4_PAIR by the noise), with it none;
  * over 2048 symbols the verdicts lost: 1 of 32 at 7.5 dB (0.85 for PI4_CLEAR: 3 of 32 at 8). */
