@@ -511,9 +511,9 @@ typedef struct {
   const char *fix_pi4, *fix_plain; /* the texts' advice: a pi/4 carrier read as QPSK, and back */
   cli_mod_carrier *car;            /* the caller sets each one's place and mode after init */
   size_t n_car;
-  unsigned K, P;   /* cli_mod_check_channels: the polyphase bank the carriers are looked at in */
-  double atten_db; /* ... its prototype's stop band */
-  int borrow;      /* the samples stay mapped all the run: kept in place where blocks follow on */
+  prx_rx_config rc; /* cli_mod_check_channels: the receiver whose channels they are looked at in
+                       (channels 0: on the wideband samples) */
+  int borrow;       /* the samples stay mapped all the run: kept in place where blocks follow on */
   prx_format format;
   const void *raw; /* the samples in place (borrow), else NULL */
   void *kept;      /* ... else copied, in their format */
@@ -529,10 +529,10 @@ typedef struct {
  * stream at fs; fix_pi4 and fix_plain end the warnings' texts (what to do). -1 out of memory. */
 int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
                        const char *fix_plain);
-/* The carriers looked at in the channels of a polyphase bank of K channels, D = K/2, P taps a
- * channel with the receiver's prototype (rx: its own channels), not on the wideband samples:
- * one pass of the CPU channelizer in place of a transform of them all. Before the first add. */
-void cli_mod_check_channels(cli_mod_check *c, unsigned K, unsigned P, double atten_db);
+/* The carriers looked at in the channels of rc's receiver (prx_rx_channel_of,
+ * prx_rx_make_channelizer on the CPU), not on the wideband samples: one pass of the channelizer
+ * in place of a transform of them all. Before the first add. */
+void cli_mod_check_channels(cli_mod_check *c, const prx_rx_config *rc);
 /* Keeps the first samples of n in format f until the verdict has enough (the first call's
  * format; converted on the verdict's thread). */
 void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n);
@@ -544,6 +544,8 @@ void cli_mod_check_start(cli_mod_check *c);
 /* The verdict (waiting for the thread, or on the samples kept where it did not start): how
  * many carriers show the other modulation (each one's code and text in c->car). */
 size_t cli_mod_check_end(cli_mod_check *c);
+/* Where the check could not run (c->failure), one note on standard error saying why. */
+void cli_mod_check_note(const cli_mod_check *c, const char *cmd);
 void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
 /* The warning's code for a carrier found as pi/4-QPSK (found_pi4 1) or QPSK and read as
  * pi/4-QPSK (read_pi4 1) or QPSK: "pi4_qpsk" (found pi/4, read QPSK), "plain_qpsk" (the

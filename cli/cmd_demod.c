@@ -948,9 +948,7 @@ static void warnings(const run_state *r) {
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
               prx_qpsk_warning_text(cli_qpsk_warn_bits[i]));
   if (r->mod_code) fprintf(stderr, "polyrx %s: warning: %s\n", CMD, r->modc.car[0].text);
-  if (r->modc.failure[0] && !r->o.quiet)
-    fprintf(stderr, "polyrx %s: note: the modulation (QPSK or pi/4) was not checked: %s\n", CMD,
-            r->modc.failure);
+  if (!r->o.quiet) cli_mod_check_note(&r->modc, CMD);
 }
 
 /* POLYRX_TIMING's line: the phases, then the compute stage's figures (in the demodulator: wall

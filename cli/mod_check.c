@@ -2,9 +2,10 @@
  * places) against the one a command reads them as (cli.h, cli_mod_check). */
 #include "cli.h"
 
+#include "core/internal.h" /* prx_pool */
 #include "dsp/convert.h"
-#include "polyrx/chan.h"
 #include "polyrx/detect.h"
+#include "polyrx/rx.h"
 
 #include <math.h>
 #include <sched.h>
@@ -50,10 +51,10 @@ static prx_status fail(cli_mod_check *c, prx_status st, const char *fmt, ...) {
   return st ? st : PRX_ERR_INVALID;
 }
 
-void cli_mod_check_channels(cli_mod_check *c, unsigned K, unsigned P, double atten_db) {
-  c->K = K;
-  c->P = P;
-  c->atten_db = atten_db;
+void cli_mod_check_channels(cli_mod_check *c, const prx_rx_config *rc) {
+  c->rc = *rc;
+  c->rc.carriers = NULL; /* (its bank's layout alone is used) */
+  c->rc.n_carriers = 0;
 }
 
 /* the samples kept: MOD_CHECK_SYMBOLS of the slowest carrier, at least MOD_CHECK_MIN (in
@@ -65,7 +66,8 @@ static size_t samples_wanted(const cli_mod_check *c) {
     if (!c->car[i].skip) slowest = fmin(slowest, c->car[i].rs);
   if (!(slowest > 0 && slowest < INFINITY)) return 0; /* none to check */
   double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * c->fs / slowest);
-  if (c->K) want = fmax(want, (double)MOD_CHECK_ROW_MIN * (c->K / 2) + (double)c->K * c->P);
+  const double K = c->rc.channels;
+  if (K) want = fmax(want, MOD_CHECK_ROW_MIN * (K / 2) + K * c->rc.taps_per_channel);
   return want > (double)MOD_CHECK_MAX ? MOD_CHECK_MAX : (size_t)want;
 }
 
@@ -79,39 +81,31 @@ typedef struct {
   int *found;
   size_t n_car;
   const unsigned *chan_of; /* each carrier's entry in the selection */
+  const double *centre;    /* each carrier's channel's centre (Hz) */
   const prx_cf32 *rows;
-  size_t n_sel, stride, n_rows;
-  double rate, spacing;
-  const long *kk; /* each carrier's channel centre, in spacings */
-  atomic_size_t next;
+  size_t stride, n_rows;
+  double rate;
   atomic_int failed;
-  char why[512]; /* the first failure's reason (the worker's own last error) */
+  char why[512]; /* the first failure's reason (its thread's last error) */
 } channel_job;
 
-static void *channel_worker(void *arg) {
-  channel_job *j = arg;
+/* the carriers of selected channel s (a few at most) on its rows, on the pool */
+static void channel_task(void *ctx, size_t s) {
+  channel_job *j = ctx;
   prx_detect_config d = prx_detect_config_default();
   d.sample_rate = j->rate;
   d.min_esn0_db = MOD_CHECK_MIN_ESN0;
   d.threads = 1;
-  prx_detect_carrier at, out;
-  for (size_t s; (s = atomic_fetch_add(&j->next, 1)) < j->n_sel;) {
-    for (size_t i = 0; i < j->n_car; i++) { /* (a few carriers a channel) */
-      if (j->chan_of[i] != s) continue;
-      at = j->at[i];
-      at.freq -= (double)j->kk[i] * j->spacing; /* its offset in the channel */
-      int f = 0;
-      if (prx_detect_at(&d, j->rows + s * j->stride, j->n_rows, &at, 1, &out, &f) != PRX_OK) {
-        if (!atomic_exchange(&j->failed, 1))
-          snprintf(j->why, sizeof j->why, "%s", prx_last_error());
-        return NULL;
-      }
-      out.freq += (double)j->kk[i] * j->spacing;
-      j->out[i] = out;
-      j->found[i] = f;
+  for (size_t i = 0; i < j->n_car; i++) {
+    if (j->chan_of[i] != s) continue;
+    prx_detect_carrier at = j->at[i];
+    at.freq -= j->centre[i]; /* its offset in the channel */
+    if (prx_detect_at(&d, j->rows + s * j->stride, j->n_rows, &at, 1, &j->out[i], &j->found[i])) {
+      if (!atomic_exchange(&j->failed, 1)) snprintf(j->why, sizeof j->why, "%s", prx_last_error());
+      return;
     }
+    j->out[i].freq += j->centre[i];
   }
-  return NULL;
 }
 
 static int cmp_unsigned(const void *a, const void *b) {
@@ -121,48 +115,28 @@ static int cmp_unsigned(const void *a, const void *b) {
 
 static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_detect_carrier *at,
                                     size_t n_car, prx_detect_carrier *out, int *found) {
-  const unsigned K = c->K, D = K / 2;
-  const size_t M = (size_t)K * c->P + 1;
-  const double spacing = c->fs / K;
+  const unsigned K = c->rc.channels, D = K / 2;
+  const size_t M = (size_t)K * c->rc.taps_per_channel + 1;
   unsigned *sel = malloc(n_car * sizeof *sel), *chan_of = malloc(n_car * sizeof *chan_of);
-  long *kk = malloc(n_car * sizeof *kk);
-  float *taps = malloc(M * sizeof *taps);
+  double *centre = malloc(n_car * sizeof *centre);
   prx_cf32 *rows = NULL;
   prx_chan *ch = NULL;
-  prx_status st = sel && chan_of && kk && taps ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  prx_status st = sel && chan_of && centre ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; !st && i < n_car; i++) /* the receiver's channel of each */
+    chan_of[i] = sel[i] = prx_rx_channel_of(&c->rc, at[i].freq, &centre[i]);
   size_t n_sel = 0;
-  for (size_t i = 0; !st && i < n_car; i++) { /* the nearest channel (rx.c's rule) */
-    kk[i] = lround(at[i].freq / spacing);
-    long m = kk[i] % (long)K;
-    sel[n_sel++] = (unsigned)(m < 0 ? m + (long)K : m);
-  }
   if (!st) { /* the channels once each, in order; each carrier's entry among them */
-    qsort(sel, n_sel, sizeof *sel, cmp_unsigned);
-    size_t u = 0;
-    for (size_t i = 0; i < n_sel; i++)
-      if (!u || sel[i] != sel[u - 1]) sel[u++] = sel[i];
-    n_sel = u;
-    for (size_t i = 0; i < n_car; i++) {
-      long m = kk[i] % (long)K;
-      unsigned k = (unsigned)(m < 0 ? m + (long)K : m);
-      chan_of[i] = (unsigned)((unsigned *)bsearch(&k, sel, n_sel, sizeof *sel, cmp_unsigned) - sel);
-    }
-    /* the receiver's prototype (rx.c): -6 dB at one spacing, flat to 0.8 */
-    st = prx_design_kaiser(M, c->atten_db, 1.0 / K, taps);
-  }
-  if (!st) {
-    prx_chan_config cc = prx_chan_config_default();
-    cc.channels = K;
-    cc.decimation = D;
-    cc.taps = taps;
-    cc.n_taps = M;
-    cc.select = sel;
-    cc.n_select = n_sel;
-    cc.in_format = c->format;
-    cc.sample_rate = c->fs;
-    cc.threads = c->threads;
-    cc.backend = PRX_BACKEND_CPU;
-    st = prx_chan_create(&cc, &ch);
+    qsort(sel, n_car, sizeof *sel, cmp_unsigned);
+    for (size_t i = 0; i < n_car; i++)
+      if (!n_sel || sel[i] != sel[n_sel - 1]) sel[n_sel++] = sel[i];
+    for (size_t i = 0; i < n_car; i++)
+      chan_of[i] =
+          (unsigned)((unsigned *)bsearch(&chan_of[i], sel, n_sel, sizeof *sel, cmp_unsigned) - sel);
+    prx_rx_config rc = c->rc; /* the receiver's bank, on the CPU, for the samples kept */
+    rc.in_format = c->format;
+    rc.backend = PRX_BACKEND_CPU;
+    rc.threads = c->threads;
+    st = prx_rx_make_channelizer(&rc, sel, n_sel, 0, &ch);
   }
   /* the filter's start (its M taps, M / D outputs) is left out of every row */
   const size_t skip = M / D + 1;
@@ -174,35 +148,26 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
   if (!st && !(rows = malloc(n_sel * stride * sizeof *rows)))
     st = fail(c, PRX_ERR_NOMEM, "out of memory for %zu channels of %zu samples", n_sel, stride);
   if (!st) st = prx_chan_execute(ch, x, c->n, rows, stride, &got);
-  if (!st && got < 4096 + skip)
-    st = fail(c, PRX_ERR_INVALID, "the channelizer gave %zu samples a channel", got);
   if (!st) {
     channel_job job = {.at = at,
                        .out = out,
                        .found = found,
                        .n_car = n_car,
                        .chan_of = chan_of,
+                       .centre = centre,
                        .rows = rows + skip,
-                       .n_sel = n_sel,
                        .stride = stride,
                        .n_rows = got - skip,
-                       .rate = 2 * spacing,
-                       .spacing = spacing,
-                       .kk = kk};
-    atomic_init(&job.next, 0);
+                       .rate = 2 * c->fs / K};
     atomic_init(&job.failed, 0);
-    int nt = c->threads > 0 ? c->threads : prx_cpu_count();
-    if ((size_t)nt > n_sel) nt = (int)n_sel;
-    pthread_t t[64];
-    int started = 0;
-    while (started + 1 < nt && started < 64 && !cli_thread_start(&t[started], channel_worker, &job))
-      started++;
-    channel_worker(&job);
-    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
-    if (atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
+    prx_pool *pool = NULL;
+    st = prx_pool_create(c->threads, &pool);
+    if (!st) prx_pool_run(pool, channel_task, &job, n_sel);
+    prx_pool_destroy(pool);
+    if (!st && atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
   }
   prx_chan_destroy(ch);
-  free(rows), free(taps), free(kk), free(chan_of), free(sel);
+  free(rows), free(centre), free(chan_of), free(sel);
   return st;
 }
 
@@ -246,8 +211,8 @@ static void verdict(cli_mod_check *c) {
     st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
   if (!st && n) {
     const void *x = c->raw ? c->raw : c->kept;
-    st =
-        c->K ? check_in_channels(c, x, at, n, out, found) : check_wideband(c, x, at, n, out, found);
+    st = c->rc.channels ? check_in_channels(c, x, at, n, out, found)
+                        : check_wideband(c, x, at, n, out, found);
   }
   if (st) fail(c, st, "%s", prx_last_error()); /* (the library's reason, where not said) */
   for (size_t j = 0; !st && j < n; j++) {
@@ -325,6 +290,12 @@ size_t cli_mod_check_end(cli_mod_check *c) {
     verdict(c); /* a stream shorter than the verdict asks for */
   c->done = 1;
   return c->n_warned;
+}
+
+void cli_mod_check_note(const cli_mod_check *c, const char *cmd) {
+  if (c->failure[0])
+    fprintf(stderr, "polyrx %s: note: the modulation (QPSK or pi/4) was not checked: %s\n", cmd,
+            c->failure);
 }
 
 void cli_mod_check_free(cli_mod_check *c) {

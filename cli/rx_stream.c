@@ -229,12 +229,13 @@ static int mod_check_init(run_state *r) {
   for (size_t i = 0; i < r->n_found; i++) /* (found_as: --detect's match) */
     if (r->found_as[i] >= 0 && (size_t)r->found_as[i] < r->o.n_car)
       r->modc.car[r->found_as[i]].skip = 1;
-  cli_mod_check_channels(&r->modc, r->rc.channels, r->rc.taps_per_channel, r->rc.atten_db);
+  cli_mod_check_channels(&r->modc, &r->rc);
   r->modc.borrow = r->map != NULL; /* the input stays mapped until the run's end */
   return 0;
 }
 
-/* The check's verdict (waiting for it) into the carriers' warnings; its samples freed. */
+/* The check's verdict (waiting for it) into the carriers' warnings (the note where it could not
+ * run). */
 void rx_mod_check_end(run_state *r) {
   if (!r->modc.n_car || !r->n_in || cli_interrupted()) return;
   if (cli_mod_check_end(&r->modc))
@@ -243,10 +244,7 @@ void rx_mod_check_end(run_state *r) {
         r->out[c].mod_code = r->modc.car[c].code;
         r->out[c].mod_text = r->modc.car[c].text;
       }
-  if (r->modc.failure[0] && !r->o.quiet)
-    fprintf(stderr,
-            "polyrx %s: note: the carriers' modulation (QPSK or pi/4) was not checked: %s\n", CMD,
-            r->modc.failure);
+  if (!r->o.quiet) cli_mod_check_note(&r->modc, CMD);
 }
 
 int rx_stream(run_state *r) {

@@ -283,14 +283,16 @@ int main(void) {
                 .n = 4400000,
                 .carriers = wide_carriers,
                 .n_carriers = sizeof wide_carriers / sizeof *wide_carriers,
-                .min_rs = 1200};
+                .min_rs = 1200,
+                .empty = 2500000.0};
   check_scene(&wide, 11, NULL);
   scene close = {.name = "adjacent",
                  .fs = 256000.0,
                  .n = 512000,
                  .carriers = close_carriers,
                  .n_carriers = sizeof close_carriers / sizeof *close_carriers,
-                 .min_rs = 1000};
+                 .min_rs = 1000,
+                 .empty = 65000.0};
   check_scene(&close, 12, NULL);
   check_threads_and_capacity(&close, 13);
   scene edges = {.name = "dc-edges",
@@ -307,13 +309,11 @@ int main(void) {
                .n = 400000,
                .carriers = pi4_carriers,
                .n_carriers = sizeof pi4_carriers / sizeof *pi4_carriers,
-               .min_rs = 1200};
+               .min_rs = 1200,
+               .empty = 105000.0};
   check_scene(&pi4, 16, NULL);
-  pi4.empty = 105000.0;
   check_at(&pi4, 17);
-  close.empty = 65000.0;
   check_at(&close, 18);
-  wide.empty = 2500000.0;
   check_at(&wide, 19);
   check_noise(6553600.0, 1 << 22, 0, 21);
   check_noise(6553600.0, 1 << 22, 0.05, 22);

@@ -49,6 +49,7 @@
 #ifndef POLYRX_RX_H
 #define POLYRX_RX_H
 
+#include "polyrx/chan.h"
 #include "polyrx/core.h"
 #include "polyrx/qpsk.h"
 
@@ -119,6 +120,18 @@ typedef struct prx_rx prx_rx;
 /* Whether carrier c of cfg can be received (the band, the occupied bandwidth limit, the
  * demodulator's own limits): PRX_OK, or PRX_ERR_INVALID with one line naming the limit. */
 prx_status prx_rx_check_carrier(const prx_rx_config *cfg, const prx_rx_carrier *c);
+
+/* The channel of cfg's bank a carrier at offset freq (Hz from the centre) is taken from: the
+ * nearest centre, its index k in 0..K-1, and in *centre (when not NULL) that centre's offset in
+ * Hz (within half a spacing of freq; for freq near +-fs/2, beyond the band's edge). */
+unsigned prx_rx_channel_of(const prx_rx_config *cfg, double freq, double *centre);
+/* The receiver's channelizer for cfg: K channels, D = K/2, its prototype (K P + 1 Kaiser taps at
+ * atten_db, -6 dB at one spacing: flat to 0.8 spacing), cfg's input format, threads, backend
+ * and device, the n_select channels select names (in that order), in blocks of block_samples
+ * (0: the channelizer's choice). prx_rx_create makes its own this way; a caller that wants the
+ * receiver's channels of some samples (polyrx rx's modulation check) makes another. */
+prx_status prx_rx_make_channelizer(const prx_rx_config *cfg, const unsigned *select,
+                                   size_t n_select, size_t block_samples, prx_chan **out);
 
 /* Validates everything (every carrier as prx_rx_check_carrier), designs the prototype, creates
  * the channelizer and one demodulator bank per group of carriers with the same settings.

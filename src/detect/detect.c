@@ -69,62 +69,6 @@ size_t prx_detect_min_samples(const prx_detect_config *cfg) {
   return (size_t)(n > DETECT_MIN_SAMPLES ? n : DETECT_MIN_SAMPLES);
 }
 
-typedef struct {
-  const detect_spectrum *spec;
-  const detect_band *bands;
-  const prx_detect_config *cfg;
-  prx_detect_carrier *found;
-  int *verdict; /* detect_estimate's: 1 carrier, 0 none, -1 out of memory */
-} estimate_job;
-
-static void estimate_task(void *ctx, size_t i) {
-  estimate_job *j = ctx;
-  j->verdict[i] = detect_estimate(j->spec, &j->bands[i], j->cfg->min_symbol_rate,
-                                  j->cfg->max_symbol_rate, 1, &j->found[i]);
-}
-
-static int stronger_first(const void *a, const void *b) {
-  double x = ((const prx_detect_carrier *)a)->esn0_db, y = ((const prx_detect_carrier *)b)->esn0_db;
-  return (x < y) - (x > y);
-}
-
-/* Estimates every band on the pool; writes the carriers, strongest first, each once. */
-static prx_status estimate_all(const prx_detect_config *c, const detect_spectrum *spec,
-                               const detect_band *bands, size_t n_bands, prx_detect_carrier *found,
-                               size_t *n_out) {
-  int *verdict = prx_alloc(n_bands, sizeof *verdict);
-  prx_pool *pool = NULL;
-  prx_status st = verdict ? prx_pool_create(c->threads, &pool) : PRX_ERR_NOMEM;
-  if (st != PRX_OK) {
-    prx_free(verdict);
-    return prx_fail(st, "detect: no memory or threads for the estimators");
-  }
-  estimate_job job = {spec, bands, c, found, verdict};
-  prx_pool_run(pool, estimate_task, &job, n_bands);
-  prx_pool_destroy(pool);
-  size_t k = 0;
-  for (size_t i = 0; i < n_bands; i++) {
-    if (verdict[i] < 0) {
-      prx_free(verdict);
-      return prx_fail(PRX_ERR_NOMEM, "detect: out of memory while estimating a carrier");
-    }
-    if (verdict[i] == 1 && found[i].esn0_db >= c->min_esn0_db) found[k++] = found[i];
-  }
-  prx_free(verdict);
-  qsort(found, k, sizeof *found, stronger_first);
-  /* one carrier once: a weaker one centred within half a symbol rate of a stronger goes */
-  size_t kept = 0;
-  for (size_t i = 0; i < k; i++) {
-    int dup = 0;
-    for (size_t j = 0; j < kept && !dup; j++)
-      dup = fabs(found[i].freq - found[j].freq) <
-            0.5 * fmax(found[i].symbol_rate, found[j].symbol_rate);
-    if (!dup) found[kept++] = found[i];
-  }
-  *n_out = kept < c->max_carriers ? kept : c->max_carriers;
-  return PRX_OK;
-}
-
 /* The band of a carrier at a known place (prx_detect_at): its half-power width Rs, its bins
  * to the edges of its roll-off and 5 % beyond (its neighbours' edges come in where they overlap;
  * they move neither line; across fs/2 the bins wrap, as the spectrum does), the global floor. */
@@ -139,18 +83,77 @@ static detect_band band_at(const detect_spectrum *s, const prx_detect_carrier *a
   return b;
 }
 
+/* The second stage over bands: those the search found (prx_detect_carriers: rates in the
+ * configuration's range, the lines refined), or those of the places given (prx_detect_at: each
+ * place's own rate, the lines at their bins: a verdict). */
 typedef struct {
   const detect_spectrum *spec;
-  const prx_detect_carrier *at;
-  prx_detect_carrier *out;
-  int *verdict; /* detect_estimate's */
-} at_job;
+  const detect_band *bands;     /* the bands found, or NULL: */
+  const prx_detect_carrier *at; /* ... the places given */
+  const prx_detect_config *cfg;
+  prx_detect_carrier *found;
+  int *verdict; /* detect_estimate's: 1 carrier, 0 none, -1 out of memory */
+} estimate_job;
 
-static void at_task(void *ctx, size_t i) {
-  at_job *j = ctx;
-  const detect_band b = band_at(j->spec, &j->at[i]);
-  const double rs = j->at[i].symbol_rate;
-  j->verdict[i] = detect_estimate(j->spec, &b, rs, rs, 0, &j->out[i]); /* (bins: a verdict) */
+static void estimate_task(void *ctx, size_t i) {
+  estimate_job *j = ctx;
+  if (j->bands) {
+    j->verdict[i] = detect_estimate(j->spec, &j->bands[i], j->cfg->min_symbol_rate,
+                                    j->cfg->max_symbol_rate, 1, &j->found[i]);
+  } else {
+    const detect_band b = band_at(j->spec, &j->at[i]);
+    const double rs = j->at[i].symbol_rate;
+    j->verdict[i] = detect_estimate(j->spec, &b, rs, rs, 0, &j->found[i]);
+  }
+}
+
+/* The n estimates of job on a pool of the configuration's threads; job->verdict made here (the
+ * caller frees it, also on failure). */
+static prx_status estimate_each(estimate_job *job, size_t n) {
+  prx_pool *pool = NULL;
+  job->verdict = prx_alloc(n, sizeof *job->verdict);
+  prx_status st = job->verdict ? prx_pool_create(job->cfg->threads, &pool) : PRX_ERR_NOMEM;
+  if (st != PRX_OK) return prx_fail(st, "detect: no memory or threads for the estimators");
+  prx_pool_run(pool, estimate_task, job, n);
+  prx_pool_destroy(pool);
+  for (size_t i = 0; i < n; i++)
+    if (job->verdict[i] < 0)
+      return prx_fail(PRX_ERR_NOMEM, "detect: out of memory while estimating a carrier");
+  return PRX_OK;
+}
+
+static int stronger_first(const void *a, const void *b) {
+  double x = ((const prx_detect_carrier *)a)->esn0_db, y = ((const prx_detect_carrier *)b)->esn0_db;
+  return (x < y) - (x > y);
+}
+
+/* Estimates every band on the pool; writes the carriers, strongest first, each once. */
+static prx_status estimate_all(const prx_detect_config *c, const detect_spectrum *spec,
+                               const detect_band *bands, size_t n_bands, prx_detect_carrier *found,
+                               size_t *n_out) {
+  estimate_job job = {.spec = spec, .bands = bands, .cfg = c, .found = found};
+  prx_status st = estimate_each(&job, n_bands);
+  if (st != PRX_OK) {
+    prx_free(job.verdict);
+    return st;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n_bands; i++) {
+    if (job.verdict[i] == 1 && found[i].esn0_db >= c->min_esn0_db) found[k++] = found[i];
+  }
+  prx_free(job.verdict);
+  qsort(found, k, sizeof *found, stronger_first);
+  /* one carrier once: a weaker one centred within half a symbol rate of a stronger goes */
+  size_t kept = 0;
+  for (size_t i = 0; i < k; i++) {
+    int dup = 0;
+    for (size_t j = 0; j < kept && !dup; j++)
+      dup = fabs(found[i].freq - found[j].freq) <
+            0.5 * fmax(found[i].symbol_rate, found[j].symbol_rate);
+    if (!dup) found[kept++] = found[i];
+  }
+  *n_out = kept < c->max_carriers ? kept : c->max_carriers;
+  return PRX_OK;
 }
 
 prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t n,
@@ -181,21 +184,11 @@ prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t
   detect_spectrum spec;
   st = detect_spectrum_make(x, used, c.sample_rate, slowest / DETECT_POINTS_PER_RS, &spec);
   if (st != PRX_OK) return st;
-  int *verdict = prx_alloc(n_at, sizeof *verdict);
-  prx_pool *pool = NULL;
-  st = verdict ? prx_pool_create(c.threads, &pool) : PRX_ERR_NOMEM;
-  if (st == PRX_OK) {
-    at_job job = {&spec, at, out, verdict};
-    prx_pool_run(pool, at_task, &job, n_at);
-    prx_pool_destroy(pool);
-    for (size_t i = 0; i < n_at && st == PRX_OK; i++) {
-      if (verdict[i] < 0) st = prx_fail(PRX_ERR_NOMEM, "detect: out of memory at a carrier");
-      found[i] = verdict[i] == 1 && out[i].esn0_db >= c.min_esn0_db;
-    }
-  } else {
-    st = prx_fail(st, "detect: no memory or threads for the estimators");
-  }
-  prx_free(verdict);
+  estimate_job job = {.spec = &spec, .at = at, .cfg = &c, .found = out};
+  st = estimate_each(&job, n_at);
+  for (size_t i = 0; i < n_at && st == PRX_OK; i++)
+    found[i] = job.verdict[i] == 1 && out[i].esn0_db >= c.min_esn0_db;
+  prx_free(job.verdict);
   detect_spectrum_free(&spec);
   return st;
 }

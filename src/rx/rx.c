@@ -110,12 +110,13 @@ static int same_settings(const prx_rx_carrier *a, const prx_rx_carrier *b) {
           (a->pilot_period == b->pilot_period && a->pilot_len == b->pilot_len));
 }
 
-/* The nearest channel centre (unwrapped index kk, so that kk * spacing is within half a
- * spacing of f) and its index in 0..K-1. */
-static void nearest_channel(double f, double spacing, unsigned K, long *kk, unsigned *k) {
-  *kk = lround(f / spacing);
-  long m = *kk % (long)K;
-  *k = (unsigned)(m < 0 ? m + (long)K : m);
+unsigned prx_rx_channel_of(const prx_rx_config *cfg, double freq, double *centre) {
+  const unsigned K = cfg->channels;
+  const double spacing = cfg->sample_rate / K;
+  const long kk = lround(freq / spacing); /* unwrapped: kk spacing within half a spacing */
+  const long m = kk % (long)K;
+  if (centre) *centre = (double)kk * spacing;
+  return (unsigned)(m < 0 ? m + (long)K : m);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -166,29 +167,30 @@ void prx_rx_destroy(prx_rx *rx) {
   free(rx);
 }
 
-static prx_status make_chan(prx_rx *rx, const unsigned *select) {
-  const prx_rx_config *cfg = &rx->cfg;
-  size_t M = (size_t)rx->K * rx->P + 1;
+prx_status prx_rx_make_channelizer(const prx_rx_config *cfg, const unsigned *select,
+                                   size_t n_select, size_t block_samples, prx_chan **out) {
+  if (!cfg || !out) return prx_fail(PRX_ERR_INVALID, "NULL argument");
+  size_t M = (size_t)cfg->channels * cfg->taps_per_channel + 1;
   float *taps = malloc(M * sizeof *taps);
   if (!taps) return prx_fail(PRX_ERR_NOMEM, "out of memory for %zu prototype taps", M);
   /* -6 dB at one spacing: flat to 0.8 spacing, stop band from 1.2 (the transition's centre) */
-  prx_status st = prx_design_kaiser(M, cfg->atten_db, 1.0 / rx->K, taps);
+  prx_status st = prx_design_kaiser(M, cfg->atten_db, 1.0 / cfg->channels, taps);
   if (!st) {
     prx_chan_config cc = prx_chan_config_default();
-    cc.channels = rx->K;
-    cc.decimation = rx->D;
+    cc.channels = cfg->channels;
+    cc.decimation = cfg->channels / 2;
     cc.taps = taps;
     cc.n_taps = M;
     cc.select = select;
-    cc.n_select = rx->n_car;
+    cc.n_select = n_select;
     cc.in_format = cfg->in_format;
     cc.sample_rate = cfg->sample_rate;
     cc.center_freq = cfg->center_freq;
     cc.threads = cfg->threads;
     cc.backend = cfg->backend; /* CUDA: the GPU channelizes, the selected rows come back */
     cc.device = cfg->device;
-    cc.block_samples = rx->block;
-    st = prx_chan_create(&cc, &rx->chan);
+    cc.block_samples = block_samples;
+    st = prx_chan_create(&cc, out);
   }
   free(taps);
   return st;
@@ -293,9 +295,7 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
     while (g < rx->n_groups && !same_settings(&rx->car[leader[g]], &rx->car[c])) g++;
     if (g == rx->n_groups) leader[rx->n_groups++] = c;
     rx->group_of[c] = g;
-    long kk;
-    nearest_channel(rx->car[c].freq, rx->spacing, rx->K, &kk, &rx->channel[c]);
-    rx->channel_freq[c] = (double)kk * rx->spacing;
+    rx->channel[c] = prx_rx_channel_of(&rx->cfg, rx->car[c].freq, &rx->channel_freq[c]);
   }
   /* rows: by group, then channel, then carrier */
   if ((st = order_rows(rx))) goto fail;
@@ -327,7 +327,7 @@ prx_status prx_rx_create(const prx_rx_config *cfg, prx_rx **out) {
   for (size_t g = 0; !st && g < rx->n_groups; g++)
     st = make_bank(rx, &rx->g[g], &rx->car[leader[g]], module ? PRX_BACKEND_CUDA : PRX_BACKEND_CPU);
   double t1 = prx_now();
-  if (!st) st = make_chan(rx, select);
+  if (!st) st = prx_rx_make_channelizer(&rx->cfg, select, rx->n_car, rx->block, &rx->chan);
   rx->setup.banks = t1 - t0;
   rx->setup.chan = prx_now() - t1;
   if (!st && (prx_chan_backend(rx->chan) == PRX_BACKEND_CUDA) != (module != NULL))
