@@ -497,13 +497,18 @@ extern int cli_exit_detach_by_fork;
  * (cli_mod_check_add: 2048 symbols of the slowest carrier, at least 8192 samples), and the
  * detector looks at every carrier's place there on a thread of its own (cli_mod_check_start; at
  * cli_mod_check_end where the stream is shorter): a carrier at its rate (+-2 %), 7 dB or more,
- * whose 4th-power lines clearly show the other modulation's pattern gets a warning. */
+ * whose 4th-power lines clearly show the other modulation's pattern gets a warning; one whose
+ * symbols' power lies on several levels (prx_detect_carrier.c42 above PRX_DETECT_RING_C42: QAM,
+ * APSK, read as QPSK with each symbol's bits its quadrant's) is marked `levels` (the commands add
+ * PRX_QPSK_WARN_LEVELS to its demodulator's warnings: the demodulator's own test of the blocks
+ * sees 16QAM from ~15 dB only). */
 typedef struct {
   double freq, rs, rolloff; /* its place (Hz from the stream's centre), rate and roll-off */
   int pi4;                  /* read as pi/4-QPSK (1) or QPSK (0) */
   int skip;                 /* not to be checked (rx: one --detect found) */
   const char *code;         /* the verdict: NULL, or the warning's code (cli_mod_code) */
   char text[320];           /* ... and its text */
+  int levels;               /* its symbols' power lies on several levels (c42, detect.h) */
 } cli_mod_carrier;
 typedef struct {
   double fs;
@@ -521,7 +526,7 @@ typedef struct {
   int sized;
   pthread_t thread;
   int started, done;
-  size_t n_warned;   /* the verdict: carriers with a code */
+  size_t n_warned;   /* the verdict: carriers with a code or levels */
   char failure[512]; /* ... or why there is none (empty: it was made) */
   double ms;         /* the verdict's own wall time (POLYRX_TIMING) */
 } cli_mod_check;
@@ -542,7 +547,8 @@ void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n)
  * held the stream up, 53.7 -> 56.2 ms a run of 4M symbols with every core, the H200 host). */
 void cli_mod_check_start(cli_mod_check *c);
 /* The verdict (waiting for the thread, or on the samples kept where it did not start): how
- * many carriers show the other modulation (each one's code and text in c->car). */
+ * many carriers show the other modulation or several power levels (each one's code and text,
+ * and levels, in c->car). */
 size_t cli_mod_check_end(cli_mod_check *c);
 /* Where the check could not run (c->failure), one note on standard error saying why. */
 void cli_mod_check_note(const cli_mod_check *c, const char *cmd);
@@ -551,5 +557,8 @@ void cli_mod_check_free(cli_mod_check *c); /* (waits for the thread) */
  * pi/4-QPSK (read_pi4 1) or QPSK: "pi4_qpsk" (found pi/4, read QPSK), "plain_qpsk" (the
  * converse), NULL where they agree: the verdicts, and rx --detect's findings on listed carriers. */
 const char *cli_mod_code(int found_pi4, int read_pi4);
+/* Whether a carrier the detector found (7 dB or more) has symbols whose power lies on several
+ * levels (its c42 above PRX_DETECT_RING_C42): the check's verdict, and rx --detect's findings. */
+int cli_mod_levels(const prx_detect_carrier *d);
 
 #endif

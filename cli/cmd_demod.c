@@ -365,6 +365,7 @@ typedef struct {
    * warning's code, NULL for none; its text in modc.car[0].text) */
   cli_mod_check modc;
   const char *mod_code;
+  int levels;     /* ... and whether its symbols' power lies on several levels (QAM, APSK) */
   void *fft_warm; /* FFTW's planner made ready meanwhile (prx_qpsk_fft_warm) */
   pthread_t warm; /* its thread, while warming */
   int warming;
@@ -640,9 +641,16 @@ static void on_block(void *user, const prx_qpsk_block *b) {
   r->rep_first = 0;
 }
 
+/* the demodulator's summary, with the modulation check's finding of several power levels among
+ * its warnings (its own test of the blocks sees them at high Es/N0 only) */
+static void get_stats(const run_state *r, prx_qpsk_stats *s) {
+  prx_qpsk_get_stats(r->q, s);
+  if (r->levels) s->warnings |= PRX_QPSK_WARN_LEVELS;
+}
+
 static int report_end(run_state *r, const char *status, double elapsed) {
   prx_qpsk_stats s;
-  prx_qpsk_get_stats(r->q, &s);
+  get_stats(r, &s);
   cJSON *t = cJSON_CreateObject();
   cli_json_num(t, "samples", (double)r->n_in);
   cli_json_num(t, "duration_s", r->n_in / r->in.sample_rate);
@@ -912,7 +920,7 @@ static int write_constellation(run_state *r) {
 
 static void summary(const run_state *r, double elapsed) {
   prx_qpsk_stats s;
-  prx_qpsk_get_stats(r->q, &s);
+  get_stats(r, &s);
   double fs = r->in.sample_rate;
   fprintf(stderr,
           "polyrx %s: read %llu samples (%.6g s at %.9g Hz, %.4g samples/symbol) in %.3g s\n"
@@ -942,7 +950,7 @@ static void summary(const run_state *r, double elapsed) {
 /* the warnings on standard error, with or without -q: the bits may be noise */
 static void warnings(const run_state *r) {
   prx_qpsk_stats s;
-  prx_qpsk_get_stats(r->q, &s);
+  get_stats(r, &s);
   for (size_t i = 0; i < CLI_QPSK_N_WARNINGS; i++)
     if (s.warnings & cli_qpsk_warn_bits[i])
       fprintf(stderr, "polyrx %s: warning: %s\n", CMD,
@@ -1025,7 +1033,10 @@ int cmd_demod(int argc, char **argv) {
     int rc_flush = r.n_in ? finish(&r) : -1;
     if (rc < 0) rc = rc_flush;
     end_warm(&r);
-    if (r.n_in && !cli_interrupted() && cli_mod_check_end(&r.modc)) r.mod_code = r.modc.car[0].code;
+    if (r.n_in && !cli_interrupted() && cli_mod_check_end(&r.modc)) {
+      r.mod_code = r.modc.car[0].code;
+      r.levels = r.modc.car[0].levels;
+    }
     cli_timing_phase(&r.tm, "flush");
     double elapsed = cli_seconds() - t0;
     if (r.o.constellation && (rc < 0 || rc == 130)) {

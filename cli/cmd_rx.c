@@ -54,7 +54,10 @@ int cmd_rx(int argc, char **argv) {
     /* the carriers' stats, once, for the table, the warnings and the report */
     if (r->rx && !(r->stats = calloc(r->n_car, sizeof *r->stats)) && rc < 0)
       rc = cli_error(CMD, "out of memory");
-    for (size_t c = 0; r->stats && c < r->n_car; c++) prx_rx_get_stats(r->rx, c, &r->stats[c]);
+    for (size_t c = 0; r->stats && c < r->n_car; c++) {
+      prx_rx_get_stats(r->rx, c, &r->stats[c]);
+      if (r->out[c].levels) r->stats[c].demod.warnings |= PRX_QPSK_WARN_LEVELS;
+    }
     if (r->n_in && r->rx && r->stats) {
       rx_table(r, elapsed);
       rx_warnings(r);

@@ -171,6 +171,10 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
   return st;
 }
 
+int cli_mod_levels(const prx_detect_carrier *d) {
+  return d->esn0_db >= MOD_CHECK_MIN_ESN0 && d->c42 > PRX_DETECT_RING_C42;
+}
+
 const char *cli_mod_code(int found_pi4, int read_pi4) {
   if ((found_pi4 != 0) == (read_pi4 != 0)) return NULL;
   return found_pi4 ? "pi4_qpsk" : "plain_qpsk";
@@ -192,7 +196,8 @@ static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_de
 }
 
 /* The detector at every carrier's place on the samples kept: each carrier's code and text where
- * it shows its 4th-power line(s) in the other modulation; c->failure where it could not look. */
+ * it shows its 4th-power line(s) in the other modulation, levels where its symbols' power lies
+ * on several levels; c->failure where it could not look. */
 static void verdict(cli_mod_check *c) {
   const double t0 = cli_seconds();
   /* the carriers to check, side by side (idx: each one's carrier) */
@@ -217,8 +222,10 @@ static void verdict(cli_mod_check *c) {
   if (st) fail(c, st, "%s", prx_last_error()); /* (the library's reason, where not said) */
   for (size_t j = 0; !st && j < n; j++) {
     cli_mod_carrier *k = &c->car[idx[j]];
+    k->levels = found[j] && cli_mod_levels(&out[j]);
+    c->n_warned += k->levels;
     if (!found[j] || !out[j].line4 || !(k->code = cli_mod_code(out[j].pi4, k->pi4))) continue;
-    c->n_warned++;
+    c->n_warned += !k->levels;
     if (out[j].pi4)
       snprintf(k->text, sizeof k->text,
                "the carrier looks like pi/4-QPSK or P25's C4FM (its 4th-power lines lie Rs/2 "

@@ -94,6 +94,7 @@ int rx_detect_carriers(run_state *r) {
     while (j < r->o.n_car && fabs(r->car[j].freq - d->freq) > d->symbol_rate) j++;
     if (j < r->o.n_car) {
       r->found_as[i] = (long)j;
+      r->out[j].levels = cli_mod_levels(d);
       /* a listed carrier read in the other modulation than the one found, its pattern clear
        * (line4): its bits are wrong even where its blocks read locked (cli_mod_check's rule) */
       const int listed_pi4 = r->car[j].modulation == PRX_QPSK_PI4;
@@ -133,6 +134,7 @@ int rx_detect_carriers(run_state *r) {
     if (!r->spec_made[c]) return cli_error(CMD, "out of memory");
     r->spec[c] = r->spec_made[c];
     r->found_as[i] = (long)c;
+    r->out[c].levels = cli_mod_levels(d);
     snprintf(r->found_why[i], sizeof r->found_why[i], "received as carrier %zu", c);
   }
   if (!r->o.quiet)

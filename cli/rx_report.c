@@ -150,6 +150,7 @@ int rx_write_report(run_state *r, const char *status, double elapsed) {
       cli_json_num(o, "rolloff", d->rolloff);
       cli_json_num(o, "esn0_db", d->esn0_db);
       cJSON_AddStringToObject(o, "modulation", d->pi4 ? "pi4-qpsk" : "qpsk");
+      cli_json_num(o, "c42", d->c42); /* one ring or several levels (QAM): power_levels */
       if (r->found_as[i] >= 0)
         cli_json_num(o, "carrier", (double)r->found_as[i]);
       else

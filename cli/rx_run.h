@@ -64,6 +64,8 @@ typedef struct {
    * place: rx_mod_check_end): "pi4_qpsk" (listed as QPSK) or "plain_qpsk" (listed pi4), demod's
    * codes; NULL where it agrees or was not seen; mod_text says what was found */
   const char *mod_code, *mod_text;
+  int levels; /* its symbols' power lies on several levels (QAM, APSK: cli_mod_levels), by the
+                 same findings: PRX_QPSK_WARN_LEVELS added to its demodulator's warnings */
 } carrier_out;
 
 typedef struct run_state {

@@ -239,11 +239,13 @@ static int mod_check_init(run_state *r) {
 void rx_mod_check_end(run_state *r) {
   if (!r->modc.n_car || !r->n_in || cli_interrupted()) return;
   if (cli_mod_check_end(&r->modc))
-    for (size_t c = 0; c < r->modc.n_car; c++)
+    for (size_t c = 0; c < r->modc.n_car; c++) {
+      r->out[c].levels |= r->modc.car[c].levels;
       if (r->modc.car[c].code) {
         r->out[c].mod_code = r->modc.car[c].code;
         r->out[c].mod_text = r->modc.car[c].text;
       }
+    }
   if (!r->o.quiet) cli_mod_check_note(&r->modc, CMD);
 }
 

@@ -362,6 +362,30 @@ assert [w['code'] for w in t['warnings']] == ['power_levels'] and abs(t['esn0_db
 "$P" demod -q -i "$T/q1.cf32" -s 48k -r 12k -o "$T/q1.bits" --report "$T/q1.json" ||
   bad "demod (QPSK, 25 dB) failed"
 report_has "$T/q1.json" ok || bad "QPSK at 25 dB: warned"
+# ... and at 9 dB, where the demodulator's own test of its blocks does not see the levels (it
+# needs ~15 dB for 16QAM): the modulation check's c42 does (power_levels); 64QAM (4 s + 2 s' + s'')
+# too; QPSK and pi/4-QPSK (read with --pi4) at 8 dB: none
+for c in "16QAM:f=300,rs=12k,timing=0,diff,seed=3 f=300,rs=12k,timing=0,power=-6.0206,diff,seed=9" \
+  "64QAM:f=300,rs=12k,timing=0,diff,seed=4 f=300,rs=12k,timing=0,power=-6.0206,diff,seed=8 f=300,rs=12k,timing=0,power=-12.0412,diff,seed=5" \
+  "QPSK:f=300,rs=12k,rolloff=0.2,diff,seed=6" "pi4:f=300,rs=12k,rolloff=0.5,diff,pi4,seed=7"; do
+  name=${c%%:*} args=() x=()
+  for k in ${c#*:}; do args+=(--carrier "$k"); done
+  [ "$name" = pi4 ] && x=(--pi4)
+  e=9
+  case $name in QPSK | pi4) e=8 ;; esac
+  "$P" gen -q -o "$T/lv.cf32" -s 48k -n 100000 "${args[@]}" --esn0 "$e" --noise-seed 3 ||
+    bad "gen ($name) failed"
+  out=$("$P" demod -i "$T/lv.cf32" -s 48k -r 12k "${x[@]}" -o "$T/lv.bits" --report "$T/lv.json" 2>&1) ||
+    bad "demod ($name) failed: $out"
+  case $name in
+  *QAM)
+    echo "$out" | grep -q "warning: the symbols' power lies on several levels" ||
+      bad "$name at $e dB: no power levels warning: '$out'"
+    report_has "$T/lv.json" warning power_levels || bad "$name at $e dB: report"
+    ;;
+  *) report_has "$T/lv.json" ok || bad "$name at $e dB: warned: '$out'" ;;
+  esac
+done
 # MSK read as QPSK at its bit rate (a quarter turn every symbol), 20 dB: the warning
 # quarter_steps alone, every pair of bits opposite
 python3 - "$T/msk.cf32" <<'EOF' || bad "writing the MSK signal failed"

@@ -482,4 +482,23 @@ check(r["detected"] == [] and r["status"] == "warning", r["detected"])
 check("pi4_qpsk" in [w["code"] for w in r["carriers"][0]["warnings"]], r["carriers"][0]["warnings"])
 EOF2
 
+# 16QAM (2 s + s': two QPSK carriers of one timing, 4 : 1 in power) listed as QPSK beside a QPSK
+# carrier, 10 dB: the check's c42 warns it power_levels (its demodulator's own test of the blocks
+# needs ~15 dB), not the QPSK one; --detect's findings the same
+"$P" gen -q -o "$T/qam.cf32" -s $FS -n $N --carrier f=16000,rs=2400,timing=0,diff,seed=3 \
+  --carrier f=16000,rs=2400,timing=0,power=-6.0206,diff,seed=9 \
+  --carrier f=-24000,rs=2400,power=0.9691,diff,seed=5 --esn0 9.03 || bad "gen (16QAM) failed"
+for d in "" --detect; do
+  "$P" rx -i "$T/qam.cf32" -s $FS -K 64 --carrier f=16000,rs=2400 --carrier f=-24000,rs=2400 $d \
+    -o "$T/qam" --report "$T/qam.json" >"$T/qam.out" 2>"$T/qam.err" || bad "rx (16QAM $d) failed"
+  grep -q "carrier 0 (f=16000,rs=2400): the symbols' power lies on several levels" "$T/qam.err" &&
+    ! grep -q "carrier 1 " "$T/qam.err" || bad "16QAM $d: standard error says $(cat "$T/qam.err")"
+  [ "$(grep -c '  !$' "$T/qam.out")" = 1 ] || bad "16QAM $d: table $(cat "$T/qam.out")"
+  pycheck "16QAM listed as QPSK $d" <<'EOF2'
+r = json.load(open(T + "/qam.json"))
+codes = [[w["code"] for w in c["warnings"]] for c in r["carriers"]]
+check(r["status"] == "warning" and codes == [["power_levels"], []], codes)
+EOF2
+done
+
 exit $((fail > 0))

@@ -6,7 +6,8 @@
  * rate, and under a tilted noise floor; nothing is found where no carrier is (pure noise, noise
  * with a DC offset, no phantom beside real carriers); the findings do not depend on the thread
  * count; bad configurations are refused; pi/4-QPSK carriers are told from QPSK ones and centred;
- * carriers at places given (prx_detect_at) are found and told, nothing where none is. */
+ * carriers at places given (prx_detect_at) are found and told, nothing where none is; symbols on
+ * one ring (QPSK, pi/4) are told from those on several power levels (16QAM, 64QAM: c42). */
 #include "test_detect_scene.h"
 
 #include <math.h>
@@ -204,6 +205,8 @@ static void check_at(const scene *sc, uint64_t seed) {
           sc->name, i, t->freq, t->rs, t->esn0_db, found[i], out[i].line4);
     if (!found[i]) continue;
     CHECK(out[i].pi4 == t->pi4, "%s at %zu: pi4 %d, truth %d", sc->name, i, out[i].pi4, t->pi4);
+    CHECK(out[i].c42 <= PRX_DETECT_RING_C42 && out[i].c42 > -1.2, "%s at %zu: c42 %.3f", sc->name,
+          i, out[i].c42);
     CHECK(fabs(out[i].freq - t->freq) < 0.05 * t->rs, "%s at %zu: centre %.1f Hz, truth %.1f",
           sc->name, i, out[i].freq, t->freq);
   }
@@ -277,6 +280,89 @@ static const truth edge_carriers[] = {
     {90000.0, 9600, 1.0, 11, 700, 0},
 };
 
+/* Carriers whose symbols lie on one ring (QPSK, pi/4-QPSK) beside QAM ones, at 8 to 20 dB and
+ * roll-offs 0.2 to 0.8: 16QAM's symbols are 2 s + s' (s, s' QPSK of one timing, power 4 : 1),
+ * 64QAM's 4 s + 2 s' + s''. Each one's c42 (found and at its place) within 0.1 of its
+ * constellation's
+ * (-1, -0.68, -0.62) and on its side of PRX_DETECT_RING_C42. */
+typedef struct {
+  double freq, rs, rolloff, esn0_db;
+  int kind; /* 0 QPSK, 1 pi/4-QPSK, 2 16QAM, 3 64QAM */
+} levels_truth;
+
+static void check_levels(uint64_t seed) {
+  static const levels_truth lt[] = {
+      {-90000, 4800, 0.35, 8, 0}, {-60000, 4800, 0.35, 8, 2}, {-30000, 2400, 0.2, 10, 3},
+      {0, 9600, 0.25, 20, 2},     {40000, 4800, 0.8, 9, 1},   {70000, 2400, 0.5, 12, 2},
+      {100000, 9600, 0.5, 15, 0},
+  };
+  const double theory[4] = {-1, -1, -0.68, -0.619}, weights[4][3] = {{1}, {1}, {4, 1}, {16, 4, 1}};
+  enum { N_LT = sizeof lt / sizeof *lt };
+  const double fs = 256000;
+  const size_t n = 256000;
+  prx_sim_carrier cs[3 * N_LT];
+  size_t nc = 0;
+  for (size_t i = 0; i < N_LT; i++) {
+    const levels_truth *t = &lt[i];
+    double sum = 0;
+    for (int j = 0; j < 3; j++) sum += weights[t->kind][j];
+    for (int j = 0; j < 3 && weights[t->kind][j] > 0; j++) { /* one timing and phase */
+      prx_sim_carrier c = prx_sim_carrier_default();
+      c.freq = t->freq, c.symbol_rate = t->rs, c.rolloff = t->rolloff, c.span = 16;
+      c.pi4 = t->kind == 1;
+      c.phase = 0.7 * (double)i, c.timing_offset = fmod(0.37 * (double)i, 1.0);
+      c.clock_ppm = 20.0 * (double)i;
+      c.seed = seed * 100 + 3 * i + (uint64_t)j + 1;
+      c.power_db = t->esn0_db - lt[0].esn0_db + 10 * log10(t->rs / lt[0].rs) +
+                   10 * log10(weights[t->kind][j] / sum);
+      cs[nc++] = c;
+    }
+  }
+  prx_sim_config sc = prx_sim_config_default();
+  sc.sample_rate = fs, sc.carriers = cs, sc.n_carriers = nc, sc.noise = 1;
+  sc.esn0_db = lt[0].esn0_db, sc.noise_seed = seed;
+  prx_sim *sim = NULL;
+  prx_cf32 *x = malloc(n * sizeof *x);
+  CHECK_OK(prx_sim_create(&sc, &sim));
+  if (sim && x) CHECK_OK(prx_sim_generate(sim, x, n));
+  prx_sim_destroy(sim);
+  if (!sim || !x) {
+    free(x);
+    return;
+  }
+  prx_detect_config cfg = prx_detect_config_default();
+  cfg.sample_rate = fs;
+  cfg.min_symbol_rate = 1200;
+  cfg.min_esn0_db = 7;
+  prx_detect_carrier at[N_LT], out[N_LT], all[16];
+  int found[N_LT];
+  for (size_t i = 0; i < N_LT; i++)
+    at[i] = (prx_detect_carrier){.freq = lt[i].freq, .symbol_rate = lt[i].rs, .rolloff = 0.35};
+  size_t nf = 0;
+  CHECK_OK(prx_detect_at(&cfg, x, n, at, N_LT, out, found));
+  CHECK_OK(prx_detect_carriers(&cfg, x, n, all, 16, &nf));
+  free(x);
+  for (size_t i = 0; i < N_LT; i++) {
+    const levels_truth *t = &lt[i];
+    const prx_detect_carrier *f = NULL;
+    for (size_t k = 0; k < nf && k < 16; k++)
+      if (fabs(all[k].freq - t->freq) < 0.5 * t->rs) f = &all[k];
+    const int ring = t->kind < 2;
+    for (int way = 0; way < 2; way++) {
+      const prx_detect_carrier *d = way ? f : found[i] ? &out[i] : NULL;
+      const char *how = way ? "found" : "at its place";
+      CHECK(d != NULL, "levels: carrier %zu (kind %d, %.0f dB) not found %s", i, t->kind,
+            t->esn0_db, how);
+      if (!d) continue;
+      printf("levels: carrier %zu kind %d %4.1f dB roll-off %.2f %s: c42 %.3f (theory %.3f)\n", i,
+             t->kind, t->esn0_db, t->rolloff, how, d->c42, theory[t->kind]);
+      CHECK(fabs(d->c42 - theory[t->kind]) < 0.1 && (d->c42 <= PRX_DETECT_RING_C42) == ring,
+            "levels: carrier %zu (kind %d, %.0f dB, roll-off %.2f) %s: c42 %.3f, theory %.3f", i,
+            t->kind, t->esn0_db, t->rolloff, how, d->c42, theory[t->kind]);
+    }
+  }
+}
+
 int main(void) {
   scene wide = {.name = "wideband",
                 .fs = 6553600.0,
@@ -319,5 +405,7 @@ int main(void) {
   check_noise(6553600.0, 1 << 22, 0.05, 22);
   check_noise(48000.0, 1 << 18, 0.2, 23);
   check_bad_configs();
+  check_levels(24);
+  check_levels(25);
   return test_finish("test_detect");
 }

@@ -32,6 +32,7 @@ typedef struct {
   size_t carriers, missed, duplicates, phantoms;
   size_t pi4, pi4_wrong;   /* pi/4-QPSK carriers at 10 dB or more; carriers told wrongly */
   size_t weak, weak_wrong; /* carriers found below 10 dB; of them told wrongly (not asserted) */
+  size_t levels_wrong;     /* carriers at 10 dB or more whose c42 says several power levels */
 } detect_stats;
 
 /* The capture of a scene: carrier 0 sets the noise density (the generator's convention), every
@@ -129,6 +130,10 @@ static size_t check_scene(const scene *sc, uint64_t seed, detect_stats *stats) {
       stats->pi4 += t->pi4 != 0;
       stats->pi4_wrong += (d->pi4 != 0) != (t->pi4 != 0);
     }
+    const int ring = d->c42 <= PRX_DETECT_RING_C42 && d->c42 > -1.2; /* QPSK's, pi/4's */
+    if (stats) stats->levels_wrong += !ring;
+    CHECK(ring, "%s: carrier %zu (%.1f dB, roll-off %.2f): c42 %.3f, not one ring's", sc->name, c,
+          t->esn0_db, t->rolloff, d->c42);
     CHECK((d->pi4 != 0) == (t->pi4 != 0), "%s: carrier %zu (%.1f dB, roll-off %.2f) read as %s",
           sc->name, c, t->esn0_db, t->rolloff, d->pi4 ? "pi/4-QPSK" : "QPSK");
     CHECK(fabs(df) <= 0.05, "%s: carrier %zu centre off by %.4f Rs", sc->name, c, df);

@@ -76,10 +76,11 @@ int main(void) {
                                1 << 20, i % 2 ? 0.0 : 3.0, 500 + (uint64_t)i);
   CHECK(phantoms == 0, "%zu phantoms in 24 captures of noise", phantoms);
   printf("test_detect_slow: %zu carriers at >= 10 dB in %d scenes of %zu samples (%zu of them "
-         "pi/4-QPSK): %zu missed, %zu duplicated, %zu phantoms, %zu told wrongly; worst centre "
+         "pi/4-QPSK): %zu missed, %zu duplicated, %zu phantoms, %zu told wrongly, %zu on several "
+         "power levels; worst centre "
          "%.5f Rs, rate %.1f ppm, Es/N0 %.2f dB; below 10 dB %zu found, %zu of them told "
          "wrongly\n",
          st.carriers, SCENES, n, st.pi4, st.missed, st.duplicates, st.phantoms, st.pi4_wrong,
-         st.centre, st.ppm, st.esn0_db, st.weak, st.weak_wrong);
+         st.levels_wrong, st.centre, st.ppm, st.esn0_db, st.weak, st.weak_wrong);
   return test_finish("test_detect_slow");
 }

@@ -5,6 +5,7 @@
 
 #include "../core/internal.h"
 #include "../dsp/fft_plan.h"
+#include "../dsp/rrc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -129,6 +130,35 @@ static double peak_near(const prx_cf32 *z, size_t q, double f, long long r) {
   return top;
 }
 
+/* The symbols' normalised 4th-order cumulant (prx_detect_carrier.c42) from the band's samples w
+ * (len of them, noise_y of their power the noise's). Time-averaged over the symbol instants, y's
+ * C42 = M4 - 2 M2^2 - |M20|^2 is the symbols' C42 times the pulse's mean |p|^4, plus twice the
+ * variance of the pulse train's power over a period (its |y|^2 line at Rs); Gaussian noise adds
+ * nothing to it, so neither its level nor the timing, frequency or phase enter. For the RRC pulse
+ * at roll-off a (T = 1, unit energy) that variance is 2 (a / pi)^2 (the power's only Fourier
+ * terms, at +-1 / T, are a / pi) and mean |p|^4 is summed at 8 points a symbol over +-12 symbols
+ * (exact: p^4's band is 2 (1 + a) < 8). */
+static double symbol_c42(const prx_cf32 *w, size_t len, double noise_y, double rolloff) {
+  double m2 = 0, m4 = 0, r20 = 0, i20 = 0;
+  for (size_t t = 0; t < len; t++) {
+    double re = w[t].re, im = w[t].im, p = re * re + im * im;
+    m2 += p, m4 += p * p, r20 += re * re - im * im, i20 += 2 * re * im;
+  }
+  const double n = (double)len;
+  m2 /= n, m4 /= n, r20 /= n, i20 /= n;
+  const double sig = m2 - noise_y; /* the carrier's power */
+  if (!(sig > 0)) return NAN;
+  enum { PTS = 8, SPAN = 12 };
+  double p4 = 0;
+  for (int i = -SPAN * PTS; i <= SPAN * PTS; i++) {
+    double v = prx_rrc_pulse((double)i / PTS, rolloff);
+    p4 += v * v * v * v;
+  }
+  p4 /= PTS;
+  const double spread = 4 * (rolloff / M_PI) * (rolloff / M_PI);
+  return ((m4 - 2 * m2 * m2 - (r20 * r20 + i20 * i20)) / (sig * sig) - spread) / p4;
+}
+
 int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_rs, double max_rs,
                     int refine, prx_detect_carrier *out) {
   double df = s->fs / (double)s->n;
@@ -157,6 +187,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   for (size_t t = 0; t < mm; t++) mean += (double)y[t].re * y[t].re + (double)y[t].im * y[t].im;
   mean /= (double)mm;
   if (!(mean > 0)) goto done;
+  const double noise_y = (double)m * b->floor / mean; /* the noise's share of y's power */
   float scale = (float)(1.0 / sqrt(mean));
   for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
   const prx_cf32 *w = y + (mm - len) / 2;
@@ -229,6 +260,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   out->rolloff = rolloff < 0.1 ? 0.1 : rolloff > 1 ? 1 : rolloff;
   out->bandwidth = rs * (1 + out->rolloff);
   out->esn0_db = 10 * log10(total * s->fs / ((double)s->n * nb * rs));
+  out->c42 = symbol_c42(w, len, noise_y, out->rolloff);
   result = 1;
 done:
   prx_fft_destroy(inv);
