@@ -16,6 +16,9 @@
 #include <string.h>
 
 #define MOD_CHECK_MAX ((size_t)1 << 23) /* samples kept at most (64 MiB of cf32) */
+/* ... and in rx's channels, the samples that give each channel its MOD_CHECK_ROW_MIN where K is
+ * above 2048, up to this (K = 4096: 2^24 samples, 64 MiB of ci16 kept; K = 8192: 2^25) */
+#define MOD_CHECK_MAX_CHANNELS ((size_t)1 << 26)
 /* The samples the verdict takes: 2048 symbols of the slowest carrier (8192 samples at sps 4),
  * with carriers of 7 dB or more. gen signals at 12 kBd, demod, 32 a point: read the wrong way
  * warned in 63 of 64 at 7.5 dB, all from 8, 44 at 7, none below; read the right way none in 320
@@ -58,8 +61,8 @@ void cli_mod_check_channels(cli_mod_check *c, const prx_rx_config *rc) {
 }
 
 /* the samples kept: MOD_CHECK_SYMBOLS of the slowest carrier, at least MOD_CHECK_MIN (in
- * channels, MOD_CHECK_ROW_MIN a channel), at most MOD_CHECK_MAX (0 where there is no carrier to
- * check) */
+ * channels, MOD_CHECK_ROW_MIN a channel), at most MOD_CHECK_MAX (in channels, their rows' need
+ * up to MOD_CHECK_MAX_CHANNELS; 0 where there is no carrier to check) */
 static size_t samples_wanted(const cli_mod_check *c) {
   double slowest = INFINITY;
   for (size_t i = 0; i < c->n_car; i++)
@@ -67,8 +70,13 @@ static size_t samples_wanted(const cli_mod_check *c) {
   if (!(slowest > 0 && slowest < INFINITY)) return 0; /* none to check */
   double want = fmax((double)MOD_CHECK_MIN, MOD_CHECK_SYMBOLS * c->fs / slowest);
   const double K = c->rc.channels;
-  if (K) want = fmax(want, MOD_CHECK_ROW_MIN * (K / 2) + K * c->rc.taps_per_channel);
-  return want > (double)MOD_CHECK_MAX ? MOD_CHECK_MAX : (size_t)want;
+  double most = (double)MOD_CHECK_MAX;
+  if (K) {
+    const double rows = MOD_CHECK_ROW_MIN * (K / 2) + K * c->rc.taps_per_channel;
+    want = fmax(want, rows);
+    most = fmin(fmax(most, rows), (double)MOD_CHECK_MAX_CHANNELS);
+  }
+  return want > most ? (size_t)most : (size_t)want;
 }
 
 /* The carriers in the channels of a polyphase bank (cli_mod_check_channels): the channels they
@@ -121,7 +129,11 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
   double *centre = malloc(n_car * sizeof *centre);
   prx_cf32 *rows = NULL;
   prx_chan *ch = NULL;
-  prx_status st = sel && chan_of && centre ? PRX_OK : fail(c, PRX_ERR_NOMEM, "out of memory");
+  /* the pool made first: its workers start while the channelizer runs (a run takes only those
+   * started by then: made just before it, a thousand channels' detection ran on ~one thread) */
+  prx_pool *pool = NULL;
+  prx_status st = sel && chan_of && centre ? prx_pool_create(c->threads, &pool)
+                                           : fail(c, PRX_ERR_NOMEM, "out of memory");
   for (size_t i = 0; !st && i < n_car; i++) /* the receiver's channel of each */
     chan_of[i] = sel[i] = prx_rx_channel_of(&c->rc, at[i].freq, &centre[i]);
   size_t n_sel = 0;
@@ -160,12 +172,10 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
                        .n_rows = got - skip,
                        .rate = 2 * c->fs / K};
     atomic_init(&job.failed, 0);
-    prx_pool *pool = NULL;
-    st = prx_pool_create(c->threads, &pool);
-    if (!st) prx_pool_run(pool, channel_task, &job, n_sel);
-    prx_pool_destroy(pool);
+    prx_pool_run(pool, channel_task, &job, n_sel);
     if (!st && atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
   }
+  prx_pool_destroy(pool);
   prx_chan_destroy(ch);
   free(rows), free(centre), free(chan_of), free(sel);
   return st;
@@ -262,24 +272,23 @@ void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n)
     c->format = f;
   }
   if (c->n >= c->cap || f != c->format) return;
-  const size_t size = prx_format_size(f), m = n < c->cap - c->n ? n : c->cap - c->n;
+  const size_t size = prx_format_size(f);
   /* in place where the input stays mapped and this block follows the last */
   if (c->borrow && !c->kept && (!c->raw || (const uint8_t *)c->raw + c->n * size == in)) {
     if (!c->raw) c->raw = in;
-    c->n += m;
+    c->n += n < c->cap - c->n ? n : c->cap - c->n;
     return;
   }
-  if (c->raw) { /* not in place after all: what was borrowed is copied */
+  if (!c->kept) { /* copied (with what was borrowed first) */
     c->kept = malloc(c->cap * size);
-    if (c->kept) memcpy(c->kept, c->raw, c->n * size);
+    if (c->kept && c->raw) memcpy(c->kept, c->raw, c->n * size);
     c->raw = NULL;
-  } else if (!c->kept) {
-    c->kept = malloc(c->cap * size);
   }
   if (!c->kept) { /* no memory: no verdict */
     c->cap = c->n = 0;
     return;
   }
+  const size_t m = n < c->cap - c->n ? n : c->cap - c->n;
   memcpy((uint8_t *)c->kept + c->n * size, in, m * size);
   c->n += m;
 }

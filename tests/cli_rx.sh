@@ -501,4 +501,12 @@ check(r["status"] == "warning" and codes == [["power_levels"], []], codes)
 EOF2
 done
 
+# K = 4096 (the check's channels need 8192 samples each: 2^24 kept, from standard input): a pi/4
+# carrier listed as QPSK is warned (before: "not checked" with K above 2048)
+"$P" gen -q -o - -s 409600 -n 16900000 --carrier f=10000,rs=40,diff,pi4 --esn0 15 |
+  "$P" rx -q -i - -s 409600 -K 4096 --carrier f=10000,rs=40 -o "$T/k4" 2>"$T/k4.err" ||
+  bad "rx K = 4096 from standard input failed: $(cat "$T/k4.err")"
+grep -q "carrier 0 (f=10000,rs=40): the carrier looks like pi/4-QPSK" "$T/k4.err" &&
+  ! grep -q "not checked" "$T/k4.err" || bad "K = 4096: standard error says $(cat "$T/k4.err")"
+
 exit $((fail > 0))

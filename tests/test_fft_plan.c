@@ -3,11 +3,17 @@
  * plan computes the DFT (float64 reference) and the demodulator gives the same bits; only where
  * the plans come from changes. The file is created on first use, replaced whole when corrupt,
  * never left half-written, and runs started together all succeed and leave one valid file.
- * Every condition runs in a child process: the file is read once per process. */
+ * Every condition runs in a child process: the file is read once per process. The plans the
+ * process shares (prx_fft_run) compute the DFT, are made once per size, give the same bits from
+ * 8 threads at once, and leave arrays of another alignment and larger sizes to plans of their
+ * own. */
 #include "test_qpsk_sig.h"
 #include "testutil.h"
 
+#include "core/internal.h" /* prx_alloc */
 #include "dsp/fft_plan.h"
+
+#include <pthread.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -179,6 +185,109 @@ static int leftovers(const char *dir) {
   return n;
 }
 
+/* prx_fft_run: the DFT forward (in place and not) against the float64 reference, and back to n
+ * times the input; one plan per size, not per call; the same bits from 8 threads at once as
+ * from one; an array aligned otherwise and a size above the shared ones planned apart, with the
+ * bits of a plan of their own. */
+enum { SHARED_THREADS = 8, SHARED_ROUNDS = 50 };
+static const int shared_sizes[] = {NFFT, 1000, 1536, 2187, 6000};
+typedef struct {
+  prx_cf32 *out[5];
+  int mismatches;
+} shared_worker;
+
+static prx_cf32 *shared_once(int n, int sign) {
+  prx_cf32 *a = prx_alloc((size_t)n, sizeof *a), *b = prx_alloc((size_t)n, sizeof *b);
+  if (!a || !b) {
+    prx_free(a);
+    prx_free(b);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) a[i] = g_in[i % NFFT];
+  CHECK_OK(prx_fft_run(n, a, b, sign));
+  prx_free(a);
+  return b;
+}
+
+static void *shared_thread(void *arg) {
+  shared_worker *w = arg;
+  for (int r = 0; r < SHARED_ROUNDS; r++)
+    for (int s = 0; s < 5; s++) {
+      int n = shared_sizes[s];
+      prx_cf32 *y = shared_once(n, FFTW_FORWARD);
+      if (!y || memcmp(y, w->out[s], (size_t)n * sizeof *y)) w->mismatches++;
+      prx_free(y);
+    }
+  return NULL;
+}
+
+static void check_shared(void) {
+  prx_cf32 *x = prx_alloc(NFFT + 1, sizeof *x), *y = prx_alloc(NFFT + 1, sizeof *y);
+  if (!x || !y) return;
+  memcpy(x, g_in, sizeof g_in);
+  prx_fft_stats before, after;
+  prx_fft_get_stats(&before);
+  CHECK_OK(prx_fft_run(NFFT, x, y, FFTW_FORWARD));
+  double err = 0, ref = 0;
+  for (int k = 0; k < NFFT; k++) {
+    err = fmax(err, hypot(y[k].re - g_ref[k].re, y[k].im - g_ref[k].im));
+    ref = fmax(ref, hypot(g_ref[k].re, g_ref[k].im));
+  }
+  CHECK(err < 1e-5 * ref, "shared forward: error %.3g of %.3g", err, ref);
+  CHECK_OK(prx_fft_run(NFFT, x, x, FFTW_FORWARD)); /* in place: the same bits */
+  CHECK(!memcmp(x, y, NFFT * sizeof *x), "shared in place differs from out of place");
+  CHECK_OK(prx_fft_run(NFFT, y, x, FFTW_BACKWARD));
+  err = 0;
+  for (int k = 0; k < NFFT; k++)
+    err = fmax(err, hypot(x[k].re / NFFT - g_in[k].re, x[k].im / NFFT - g_in[k].im));
+  CHECK(err < 1e-5, "shared backward: error %.3g", err);
+  for (int i = 0; i < 10; i++) CHECK_OK(prx_fft_run(NFFT, x, y, FFTW_FORWARD));
+  prx_fft_get_stats(&after);
+  CHECK(after.estimated - before.estimated == 3, "shared: %u plans made for 3 kinds",
+        after.estimated - before.estimated);
+
+  /* an array aligned otherwise: its own plan, the same bits as one made for it */
+  memcpy(x + 1, g_in, sizeof g_in);
+  CHECK_OK(prx_fft_run(NFFT, x + 1, y, FFTW_FORWARD));
+  prx_cf32 *z = prx_alloc(NFFT, sizeof *z);
+  fftwf_plan own = z ? prx_fft_plan_1d(NFFT, x + 1, z, FFTW_FORWARD, PRX_FFT_ESTIMATE) : NULL;
+  if (own) {
+    memcpy(x + 1, g_in, sizeof g_in);
+    fftwf_execute(own);
+    CHECK(!memcmp(y, z, NFFT * sizeof *y), "misaligned: not the bits of its own plan");
+  }
+  prx_fft_destroy(own);
+  prx_free(z);
+
+  /* 8 threads at once: the bits of one */
+  shared_worker w[SHARED_THREADS];
+  memset(w, 0, sizeof w);
+  prx_cf32 *first[5];
+  for (int s = 0; s < 5; s++) first[s] = shared_once(shared_sizes[s], FFTW_FORWARD);
+  pthread_t th[SHARED_THREADS];
+  for (int t = 0; t < SHARED_THREADS; t++) {
+    memcpy(w[t].out, first, sizeof first);
+    CHECK(!pthread_create(&th[t], NULL, shared_thread, &w[t]), "thread %d", t);
+  }
+  int bad = 0;
+  for (int t = 0; t < SHARED_THREADS; t++) pthread_join(th[t], NULL), bad += w[t].mismatches;
+  CHECK(bad == 0, "shared, 8 threads: %d transforms differ from one thread's", bad);
+  for (int s = 0; s < 5; s++) prx_free(first[s]);
+
+  /* above the shared sizes: a plan made for each call, the same bits */
+  int big = PRX_FFT_SHARED_MAX_POINTS + 2;
+  prx_fft_get_stats(&before);
+  prx_cf32 *b = shared_once(big, FFTW_FORWARD), *b2 = shared_once(big, FFTW_FORWARD);
+  prx_fft_get_stats(&after);
+  CHECK(after.estimated - before.estimated == 2, "%d points: %u plans for 2 calls", big,
+        after.estimated - before.estimated);
+  CHECK(b && b2 && !memcmp(b, b2, (size_t)big * sizeof *b), "%d points: runs differ", big);
+  prx_free(b);
+  prx_free(b2);
+  prx_free(x);
+  prx_free(y);
+}
+
 int main(void) {
   char root[] = "/tmp/prx_test_fft_plan_XXXXXX";
   if (!mkdtemp(root)) return 1;
@@ -282,5 +391,6 @@ int main(void) {
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
+  check_shared();
   return test_finish("test_fft_plan");
 }

@@ -169,12 +169,8 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   double fsd = (double)mm * df;                                    /* the decimated rate */
   prx_cf32 *y = prx_alloc(mm, sizeof *y), *v = prx_alloc(q, sizeof *v),
            *z = prx_alloc(q, sizeof *z);
-  fftwf_plan inv = NULL, fwd = NULL;
   int result = -1;
   if (!y || !v || !z) goto done;
-  inv = prx_fft_plan_1d((int)mm, y, y, FFTW_BACKWARD, PRX_FFT_ESTIMATE);
-  fwd = prx_fft_plan_1d((int)q, v, z, FFTW_FORWARD, PRX_FFT_ESTIMATE);
-  if (!inv || !fwd) goto done;
   result = 0;
   /* the band's bins, mixed down by c0 bins, to mm samples at fsd */
   memset(y, 0, mm * sizeof *y);
@@ -182,7 +178,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
     long long j = (k - c0) % (long long)mm;
     y[j < 0 ? j + (long long)mm : j] = detect_bin(s, k);
   }
-  fftwf_execute(inv);
+  if (prx_fft_run((int)mm, y, y, FFTW_BACKWARD)) goto fft_failed;
   double mean = 0;
   for (size_t t = 0; t < mm; t++) mean += (double)y[t].re * y[t].re + (double)y[t].im * y[t].im;
   mean /= (double)mm;
@@ -204,7 +200,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   if (!(alo < ahi)) goto done;
   memset(v, 0, q * sizeof *v);
   for (size_t t = 0; t < len; t++) v[t].re = w[t].re * w[t].re + w[t].im * w[t].im - 1.0f;
-  fftwf_execute(fwd);
+  if (prx_fft_run((int)q, v, z, FFTW_FORWARD)) goto fft_failed;
   const prx_cf32 *fine = refine ? v : NULL; /* (the lines refined on v) */
   double rs = find_line(z, q, fine, len, alo / fsd, ahi / fsd, &strength) * fsd;
   if (!(rs >= 0.98 * min_rs && rs <= 1.02 * max_rs)) goto done;
@@ -217,7 +213,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
     v[t].im = (float)(2 * r2 * i2);
   }
   memset(v + len, 0, (q - len) * sizeof *v);
-  fftwf_execute(fwd);
+  if (prx_fft_run((int)q, v, z, FFTW_FORWARD)) goto fft_failed;
   double span = 4 * (d0 + 0.2 * rs) < 0.45 * fsd ? 0.2 * rs : 0;
   out->pi4 = out->line4 = 0;
   if (span > 0) {
@@ -262,9 +258,10 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   out->esn0_db = 10 * log10(total * s->fs / ((double)s->n * nb * rs));
   out->c42 = symbol_c42(w, len, noise_y, out->rolloff);
   result = 1;
+  goto done;
+fft_failed: /* FFTW could not plan: told as out of memory */
+  result = -1;
 done:
-  prx_fft_destroy(inv);
-  prx_fft_destroy(fwd);
   prx_free(y), prx_free(v), prx_free(z);
   return result;
 }

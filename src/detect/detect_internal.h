@@ -45,7 +45,8 @@ size_t detect_bands(const detect_spectrum *s, double threshold, double min_width
                     detect_band *out, size_t cap);
 
 /* Estimates one carrier from its band; 1 if it is a carrier (a symbol-rate line in
- * [min_rs, max_rs]) and *out is set, 0 if not, -1 when memory runs out. refine 1: the lines
+ * [min_rs, max_rs]) and *out is set, 0 if not, -1 when memory runs out (or FFTW cannot
+ * plan). refine 1: the lines
  * refined by DFT evaluations around their peaks (the rate to ppm, the centre to 1e-6 Rs); 0: at
  * their transform's bins (the rate within ~1e-4 of itself, the centre within ~1e-4 Rs over 2048
  * symbols), a third of the work. */

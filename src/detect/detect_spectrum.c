@@ -105,13 +105,11 @@ prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double r
     out->x[i].re = (float)((out->x[i].re - mre) * w);
     out->x[i].im = (float)((out->x[i].im - mim) * w);
   }
-  fftwf_plan plan = prx_fft_plan_1d((int)n, out->x, out->x, FFTW_FORWARD, PRX_FFT_ESTIMATE);
-  if (!plan) {
+  prx_status st = prx_fft_run((int)n, out->x, out->x, FFTW_FORWARD);
+  if (st) {
     detect_spectrum_free(out);
-    return prx_fail(PRX_ERR_INTERNAL, "detect: FFTW cannot plan %zu points", n);
+    return st;
   }
-  fftwf_execute(plan);
-  prx_fft_destroy(plan);
 
   size_t block = (size_t)floor(resolution * (double)n / fs);
   out->block = block < 1 ? 1 : block;
@@ -130,7 +128,7 @@ prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double r
     }
     out->psd[j] = acc / (double)out->block;
   }
-  prx_status st = noise_floor(out);
+  st = noise_floor(out);
   if (st != PRX_OK) detect_spectrum_free(out);
   return st;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,65 @@ void prx_fft_destroy(fftwf_plan plan) {
   prx_fftw_lock();
   fftwf_destroy_plan(plan);
   prx_fftw_unlock();
+}
+
+/* The shared plans (prx_fft_run), added under the planner lock; n_shared is read without it
+ * (acquire), and a slot below it is complete and never changes. */
+typedef struct {
+  int n, sign, in_place;
+  fftwf_plan plan;
+} shared_plan;
+static shared_plan shared[PRX_FFT_SHARED_PLANS];
+static _Atomic size_t n_shared;
+
+static fftwf_plan find_shared(size_t count, int n, int sign, int in_place) {
+  for (size_t i = 0; i < count; i++)
+    if (shared[i].n == n && shared[i].sign == sign && shared[i].in_place == in_place)
+      return shared[i].plan;
+  return NULL;
+}
+
+/* The shared plan for (n, sign, in place), made on arrays of its own where there is none yet;
+ * NULL when FFTW cannot plan, the size is not shared or the table is full. */
+static fftwf_plan shared_plan_for(int n, int sign, int in_place) {
+  if (n > PRX_FFT_SHARED_MAX_POINTS) return NULL;
+  fftwf_plan p =
+      find_shared(atomic_load_explicit(&n_shared, memory_order_acquire), n, sign, in_place);
+  if (p) return p;
+  prx_fftw_lock();
+  size_t count = atomic_load_explicit(&n_shared, memory_order_relaxed);
+  p = find_shared(count, n, sign, in_place); /* (another thread's, made meanwhile) */
+  if (!p && count < PRX_FFT_SHARED_PLANS) {
+    prx_cf32 *a = prx_alloc((size_t)n, sizeof *a),
+             *b = in_place ? a : prx_alloc((size_t)n, sizeof *b);
+    if (a && b)
+      p = fftwf_plan_dft_1d(n, (fftwf_complex *)a, (fftwf_complex *)b, sign, FFTW_ESTIMATE);
+    if (p) {
+      stats.estimated++;
+      shared[count] = (shared_plan){n, sign, in_place, p};
+      atomic_store_explicit(&n_shared, count + 1, memory_order_release);
+    }
+    if (b != a) prx_free(b);
+    prx_free(a);
+  }
+  prx_fftw_unlock();
+  return p;
+}
+
+prx_status prx_fft_run(int n, prx_cf32 *in, prx_cf32 *out, int sign) {
+  const int in_place = in == out;
+  /* (the shared plans' arrays are prx_alloc'd: others plan their own) */
+  const int aligned = fftwf_alignment_of((float *)in) == 0 && fftwf_alignment_of((float *)out) == 0;
+  fftwf_plan p = aligned ? shared_plan_for(n, sign, in_place) : NULL;
+  if (p) {
+    fftwf_execute_dft(p, (fftwf_complex *)in, (fftwf_complex *)out);
+    return PRX_OK;
+  }
+  p = prx_fft_plan_1d(n, in, out, sign, PRX_FFT_ESTIMATE);
+  if (!p) return prx_fail(PRX_ERR_INTERNAL, "FFTW cannot plan %d points", n);
+  fftwf_execute(p);
+  prx_fft_destroy(p);
+  return PRX_OK;
 }
 
 typedef struct {

@@ -34,6 +34,19 @@ typedef enum {
 fftwf_plan prx_fft_plan_1d(int n, prx_cf32 *in, prx_cf32 *out, int sign, prx_fft_effort effort);
 void prx_fft_destroy(fftwf_plan plan); /* accepts NULL */
 
+/* One n-point transform of in into out (in == out: in place; arrays aligned as prx_alloc's, as
+ * the shared plans' are: others get a plan of their own) through a plan shared by every thread
+ * of the process: FFTW_ESTIMATE, made at the first call for (n, sign, in place) and kept to the
+ * process's end, so that many small transforms of one size (the detector's bands: three a
+ * carrier, a thousand carriers in rx's check) neither plan each time nor queue on the planner
+ * lock (on the H200's 16-core host, 1024 channels' detection from 16 threads: 199 ms planning
+ * per call, 25 ms shared). Sizes above PRX_FFT_SHARED_MAX_POINTS, and any beyond
+ * PRX_FFT_SHARED_PLANS kept, plan, run and destroy their own. PRX_ERR_INTERNAL where FFTW
+ * cannot plan (prx_last_error says so). */
+#define PRX_FFT_SHARED_MAX_POINTS (1 << 20)
+#define PRX_FFT_SHARED_PLANS 64
+prx_status prx_fft_run(int n, prx_cf32 *in, prx_cf32 *out, int sign);
+
 /* FFTW made ready for an object's plan, on another thread while the caller does other work: the
  * wisdom file's import (with PRX_FFT_MEASURE), FFTW's one-time set-up of its planner (~0.5 ms at a
  * process's first plan) and a forward n-point plan as prx_fft_plan_1d makes it with `effort`, on
