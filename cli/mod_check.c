@@ -104,6 +104,7 @@ static void channel_task(void *ctx, size_t s) {
   d.sample_rate = j->rate;
   d.min_esn0_db = MOD_CHECK_MIN_ESN0;
   d.threads = 1;
+  d.flat_bandwidth = 0.8 * j->rate; /* the receiver's channels: flat to 0.8 of a spacing */
   for (size_t i = 0; i < j->n_car; i++) {
     if (j->chan_of[i] != s) continue;
     prx_detect_carrier at = j->at[i];

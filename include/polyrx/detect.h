@@ -48,6 +48,9 @@ typedef struct {
   double min_esn0_db;     /* report carriers at or above this Es/N0 (default 8 dB) */
   unsigned max_carriers;  /* stop after this many, strongest first (0: 256) */
   int threads;            /* 0: all cores */
+  double flat_bandwidth;  /* Hz about the centre where the input's noise is flat, its floor read
+                             there only: a channelizer's output, whose noise falls beyond its
+                             passband (0: the whole band; at most sample_rate) */
 } prx_detect_config;
 prx_detect_config prx_detect_config_default(void);
 

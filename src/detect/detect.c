@@ -58,6 +58,9 @@ static prx_status resolve(const prx_detect_config *cfg, prx_detect_config *out) 
   if (c.max_carriers == 0) c.max_carriers = 256;
   if (c.threads < 0)
     return prx_fail(PRX_ERR_INVALID, "detect: threads must be >= 0, got %d", c.threads);
+  if (!(isfinite(c.flat_bandwidth) && c.flat_bandwidth >= 0 && c.flat_bandwidth <= c.sample_rate))
+    return prx_fail(PRX_ERR_INVALID, "detect: flat_bandwidth must be in [0, sample_rate], got %g",
+                    c.flat_bandwidth);
   *out = c;
   return PRX_OK;
 }
@@ -182,7 +185,8 @@ prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t
   if (!n_at) return PRX_OK;
   size_t used = detect_fft_size_down(n < DETECT_MAX_SAMPLES ? n : DETECT_MAX_SAMPLES);
   detect_spectrum spec;
-  st = detect_spectrum_make(x, used, c.sample_rate, slowest / DETECT_POINTS_PER_RS, &spec);
+  st = detect_spectrum_make(x, used, c.sample_rate, slowest / DETECT_POINTS_PER_RS,
+                            c.flat_bandwidth, &spec);
   if (st != PRX_OK) return st;
   estimate_job job = {.spec = &spec, .at = at, .cfg = &c, .found = out};
   st = estimate_each(&job, n_at);
@@ -208,8 +212,8 @@ prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, 
                     n, DETECT_FLOOR_SAMPLES, prx_detect_min_samples(&c));
   size_t used = detect_fft_size_down(n < DETECT_MAX_SAMPLES ? n : DETECT_MAX_SAMPLES);
   detect_spectrum spec;
-  st =
-      detect_spectrum_make(x, used, c.sample_rate, c.min_symbol_rate / DETECT_POINTS_PER_RS, &spec);
+  st = detect_spectrum_make(x, used, c.sample_rate, c.min_symbol_rate / DETECT_POINTS_PER_RS,
+                            c.flat_bandwidth, &spec);
   if (st != PRX_OK) return st;
   /* a band's level (1 + Es/N0 times the floor) must reach half of the weakest reported, and
    * stand out of the floor's own scatter */

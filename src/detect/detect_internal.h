@@ -32,9 +32,10 @@ typedef struct {
 } detect_band;
 
 /* The spectrum of the first n samples of x (n a transform-friendly length), its power spectrum
- * at `resolution` Hz and its noise floor. Frees with detect_spectrum_free. */
+ * at `resolution` Hz and its noise floor (read within flat / 2 Hz of the centre; 0: the whole
+ * band). Frees with detect_spectrum_free. */
 prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double resolution,
-                                detect_spectrum *out);
+                                double flat, detect_spectrum *out);
 void detect_spectrum_free(detect_spectrum *s);
 /* X at centred bin u (taken modulo n). */
 prx_cf32 detect_bin(const detect_spectrum *s, long long u);

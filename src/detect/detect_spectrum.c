@@ -74,17 +74,28 @@ static double robust_floor(double *v, size_t m, double k) {
   return f;
 }
 
-static prx_status noise_floor(detect_spectrum *s) {
-  double *v = prx_alloc(s->n_psd, sizeof *v);
+/* The floor from the points within flat / 2 Hz of the centre (0: all): a channel's edges, where
+ * its filter takes the noise down, would pull it low (a quarter of the points of rx's channels,
+ * whose noise falls from 0.8 of a spacing out: a 7 dB carrier read at 10.4 dB). */
+static prx_status noise_floor(detect_spectrum *s, double flat) {
+  size_t j0 = 0, j1 = s->n_psd;
+  if (flat > 0) { /* point j covers centred bins [j block, (j + 1) block), bin n / 2 the centre */
+    const double half = 0.5 * flat * (double)s->n / s->fs / (double)s->block,
+                 mid = 0.5 * (double)s->n / (double)s->block;
+    j0 = (size_t)fmax(0.0, ceil(mid - half));
+    j1 = (size_t)fmin((double)s->n_psd, floor(mid + half));
+    if (j1 < j0 + 8) j0 = 0, j1 = s->n_psd; /* too few to read a floor from */
+  }
+  double *v = prx_alloc(j1 - j0, sizeof *v);
   if (!v) return prx_fail(PRX_ERR_NOMEM, "detect: out of memory for the noise floor");
-  memcpy(v, s->psd, s->n_psd * sizeof *v);
-  s->noise_bin = robust_floor(v, s->n_psd, (double)s->block);
+  memcpy(v, s->psd + j0, (j1 - j0) * sizeof *v);
+  s->noise_bin = robust_floor(v, j1 - j0, (double)s->block);
   prx_free(v);
   return PRX_OK;
 }
 
 prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double resolution,
-                                detect_spectrum *out) {
+                                double flat, detect_spectrum *out) {
   memset(out, 0, sizeof *out);
   out->fs = fs;
   out->n = n;
@@ -128,7 +139,7 @@ prx_status detect_spectrum_make(const prx_cf32 *x, size_t n, double fs, double r
     }
     out->psd[j] = acc / (double)out->block;
   }
-  st = noise_floor(out);
+  st = noise_floor(out, flat);
   if (st != PRX_OK) detect_spectrum_free(out);
   return st;
 }
