@@ -386,6 +386,27 @@ for c in "16QAM:f=300,rs=12k,timing=0,diff,seed=3 f=300,rs=12k,timing=0,power=-6
   *) report_has "$T/lv.json" ok || bad "$name at $e dB: warned: '$out'" ;;
   esac
 done
+# ... and in `channelize` recordings (their noise falls beyond the channel's passband, to the
+# stop band; the floor read over the whole channel lay far below the noise under the carrier and
+# every QPSK carrier drew power_levels): QPSK 0.4 of a spacing off its channel's centre (its edge
+# beyond the channel's passband), none; 16QAM on a channel's centre, power_levels; 8 dB
+"$P" gen -q -o "$T/chw.cf32" -s 409600 -n 1000000 --carrier f=158720,rs=2400,diff,seed=4 \
+  --carrier f=-51200,rs=2400,timing=0,diff,seed=5 \
+  --carrier f=-51200,rs=2400,timing=0,diff,seed=6,power=-6.0206 --esn0 8 || bad "gen (channels) failed"
+"$P" channelize -q -i "$T/chw.cf32" -s 409600 -K 32 -c 12,28 -o "$T/chw" || bad "channelize failed"
+for c in 12 28; do
+  f=-51200
+  [ $c = 12 ] && f=158720
+  "$P" demod -q -i "$T/chw/ch00$c.sigmf-meta" -r 2400 --carrier-freq $f -o "$T/chw.bits" \
+    --report "$T/chw.json" || bad "demod (channel $c) failed"
+  if [ $c = 12 ]; then
+    python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['totals']['warnings']
+assert 'power_levels' not in [x['code'] for x in w], w" "$T/chw.json" ||
+      bad "QPSK in a channelize recording: power_levels"
+  else
+    report_has "$T/chw.json" warning power_levels || bad "16QAM in a channelize recording: not warned"
+  fi
+done
 # MSK read as QPSK at its bit rate (a quarter turn every symbol), 20 dB: the warning
 # quarter_steps alone, every pair of bits opposite
 python3 - "$T/msk.cf32" <<'EOF' || bad "writing the MSK signal failed"

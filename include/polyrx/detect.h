@@ -73,8 +73,11 @@ typedef struct {
                          (QPSK, pi/4-QPSK, 8PSK; constant-envelope FSK, MSK and C4FM below -1),
                          -0.68 for 16QAM, -0.62 for 64QAM, -0.77 for 16APSK (rings 2.7 apart);
                          a pulse other than the RRC, or multipath, moves it (a second path
-                         10 dB down half a symbol late: -1.02). NaN where the band's power is
-                         not above its noise */
+                         10 dB down half a symbol late: -1.02). The noise is taken from right
+                         beside the band (its higher side) where that is above the floor (a
+                         filtered capture); a neighbour touching the band makes it read high
+                         and c42 fall below -1 (to NaN where the band's power is not above
+                         it), never towards QAM's values */
 } prx_detect_carrier;
 
 /* Symbols on one ring have c42 at or below this; above it their power lies on several levels:

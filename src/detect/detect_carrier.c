@@ -159,6 +159,40 @@ static double symbol_c42(const prx_cf32 *w, size_t len, double noise_y, double r
   return ((m4 - 2 * m2 * m2 - (r20 * r20 + i20 * i20)) / (sig * sig) - spread) / p4;
 }
 
+/* The noise beside a band centred at centred bin fc, `half` bins wide each side: the median of
+ * BESIDE_POINTS points of the power spectrum's resolution from 5 % of a half-width past its
+ * edge, on the side where it is higher. The floor the band is read against comes from the whole
+ * spectrum, and where the capture was filtered (a channelizer's output: the noise falls beyond
+ * its passband to its stop band) it can lie far below the noise under the carrier, which passed
+ * the filter: its c42 then reads towards 0, QAM's side (every QPSK carrier demodulated from a
+ * `channelize` recording at 9 dB drew power_levels). Right beside the carrier the noise is the
+ * passband's, on one side at least (a carrier near the passband's edge has the falling edge on
+ * the other); a neighbour there raises it, which moves c42 below -1, never towards QAM. */
+#define BESIDE_POINTS 4
+static double noise_beside(const detect_spectrum *s, double fc, double half) {
+  double side[2], pts[BESIDE_POINTS];
+  const double k = (double)s->block;
+  for (int dir = 0; dir < 2; dir++) {
+    for (int j = 0; j < BESIDE_POINTS; j++) {
+      const double from = 1.05 * half + (double)j * k;
+      const long long u0 = llround(dir ? fc + from : fc - from - k);
+      double acc = 0;
+      for (long long u = u0; u < u0 + (long long)s->block; u++) {
+        prx_cf32 x = detect_bin(s, u);
+        acc += (double)x.re * x.re + (double)x.im * x.im;
+      }
+      pts[j] = acc / k;
+    }
+    for (int a = 1; a < BESIDE_POINTS; a++) /* (insertion sort) */
+      for (int b = a; b > 0 && pts[b] < pts[b - 1]; b--) {
+        double t = pts[b];
+        pts[b] = pts[b - 1], pts[b - 1] = t;
+      }
+    side[dir] = 0.5 * (pts[BESIDE_POINTS / 2 - 1] + pts[BESIDE_POINTS / 2]);
+  }
+  return fmax(side[0], side[1]);
+}
+
 int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_rs, double max_rs,
                     int refine, prx_detect_carrier *out) {
   double df = s->fs / (double)s->n;
@@ -183,7 +217,7 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   for (size_t t = 0; t < mm; t++) mean += (double)y[t].re * y[t].re + (double)y[t].im * y[t].im;
   mean /= (double)mm;
   if (!(mean > 0)) goto done;
-  const double noise_y = (double)m * b->floor / mean; /* the noise's share of y's power */
+  const double y_bins = (double)m / mean; /* y's power per unit of E|X_k|^2 */
   float scale = (float)(1.0 / sqrt(mean));
   for (size_t t = 0; t < mm; t++) y[t].re *= scale, y[t].im *= scale;
   const prx_cf32 *w = y + (mm - len) / 2;
@@ -256,7 +290,10 @@ int detect_estimate(const detect_spectrum *s, const detect_band *b, double min_r
   out->rolloff = rolloff < 0.1 ? 0.1 : rolloff > 1 ? 1 : rolloff;
   out->bandwidth = rs * (1 + out->rolloff);
   out->esn0_db = 10 * log10(total * s->fs / ((double)s->n * nb * rs));
-  out->c42 = symbol_c42(w, len, noise_y, out->rolloff);
+  /* c42 against the noise right beside the band, where above the floor (the safe side: more
+   * noise taken out moves the measure below -1, away from QAM) */
+  const double beside = noise_beside(s, fc, 0.5 * (1 + out->rolloff) * rs / df);
+  out->c42 = symbol_c42(w, len, y_bins * fmax(nb, beside), out->rolloff);
   result = 1;
   goto done;
 fft_failed: /* FFTW could not plan: told as out of memory */
