@@ -652,8 +652,9 @@ const char *prx_qpsk_warning_text(unsigned warning) {
     return "the symbols' power lies on several levels, not on QPSK's one ring: QAM (16QAM, "
            "64QAM) read as QPSK (its bits are each symbol's quadrant, not the sent bits; its "
            "Es/N0 is read low: 16QAM's as 6.7 dB at any level), or QPSK through strong "
-           "inter-symbol interference (multipath, a pulse other than the matched filter's) or a "
-           "large I/Q imbalance; the bits may be wrong";
+           "inter-symbol interference (multipath, a pulse other than the matched filter's), a "
+           "large I/Q imbalance or another signal on top of it (within ~10 dB); the bits may be "
+           "wrong";
   case PRX_QPSK_WARN_QUARTER_STEPS:
     return "every symbol turns by a quarter turn from the one before, where QPSK's turn by 0, "
            "1/4, 1/2 or 3/4 at random: MSK, or 2-FSK whose shift is half the symbol rate, read "
