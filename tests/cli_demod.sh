@@ -400,13 +400,19 @@ for c in 12 28; do
   "$P" demod -q -i "$T/chw/ch00$c.sigmf-meta" -r 2400 --carrier-freq $f -o "$T/chw.bits" \
     --report "$T/chw.json" || bad "demod (channel $c) failed"
   if [ $c = 12 ]; then
-    python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['totals']['warnings']
-assert 'power_levels' not in [x['code'] for x in w], w" "$T/chw.json" ||
-      bad "QPSK in a channelize recording: power_levels"
+    python3 -c "import json,sys; w=[x['code'] for x in json.load(open(sys.argv[1]))['totals']['warnings']]
+assert 'power_levels' not in w and 'beyond_passband' in w, w" "$T/chw.json" ||
+      bad "QPSK past a channelize recording's passband: power_levels, or not beyond_passband"
   else
     report_has "$T/chw.json" warning power_levels || bad "16QAM in a channelize recording: not warned"
   fi
 done
+# ... the same QPSK carrier from a channel cut at one spacing (--cutoff 1): inside its passband, ok
+"$P" channelize -q -i "$T/chw.cf32" -s 409600 -K 32 -c 12 --cutoff 1 -o "$T/chw1" ||
+  bad "channelize --cutoff 1 failed"
+"$P" demod -q -i "$T/chw1/ch0012.sigmf-meta" -r 2400 --carrier-freq 158720 -o "$T/chw.bits" \
+  --report "$T/chw.json" || bad "demod (channel 12, cut-off 1) failed"
+report_has "$T/chw.json" ok || bad "QPSK inside a wider channel's passband: warned"
 # MSK read as QPSK at its bit rate (a quarter turn every symbol), 20 dB: the warning
 # quarter_steps alone, every pair of bits opposite
 python3 - "$T/msk.cf32" <<'EOF' || bad "writing the MSK signal failed"

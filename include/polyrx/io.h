@@ -231,6 +231,9 @@ typedef struct {
   const char *description, *author, *hw, *recorder; /* global core:* (NULL when absent) */
   int is_archive;                                   /* 1 when read from inside a .sigmf archive */
   uint64_t data_bytes; /* archive: bytes of the data member after core:header_bytes (0 else) */
+  double channel_passband_hz; /* a polyrx channel recording (`polyrx channelize`): its filter's
+                                 -6 dB point, Hz either side of its centre (polyrx:cutoff times
+                                 polyrx:channel_spacing, docs/polyrx.sigmf-ext.md); 0 else */
 } prx_sigmf_recording;
 
 /* The metadata of the SigMF recording r reads, NULL for raw input and standard input. */

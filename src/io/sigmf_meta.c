@@ -290,6 +290,16 @@ static prx_status parse_global_text(const cJSON *g, prx_sigmf_recording *rec) {
   return st;
 }
 
+/* A polyrx channel recording's passband (polyrx:cutoff spacings of polyrx:channel_spacing Hz);
+ * values that are not positive numbers leave it 0 (the extension is optional). */
+static void parse_global_polyrx(const cJSON *g, prx_sigmf_recording *rec) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(g, "polyrx:cutoff"),
+              *s = cJSON_GetObjectItemCaseSensitive(g, "polyrx:channel_spacing");
+  if (cJSON_IsNumber(c) && cJSON_IsNumber(s) && c->valuedouble > 0 && s->valuedouble > 0 &&
+      isfinite(c->valuedouble * s->valuedouble))
+    rec->channel_passband_hz = c->valuedouble * s->valuedouble;
+}
+
 void prx_sigmf_read_meta_clear(prx_sigmf_read_meta *m) {
   if (!m) return;
   free(m->dataset);
@@ -339,6 +349,7 @@ prx_status prx_sigmf_parse_meta_full(const char *text, size_t len, prx_sigmf_rea
   if (!st && !(m->rec = calloc(1, sizeof *m->rec))) st = prx_fail(PRX_ERR_NOMEM, "out of memory");
   if (!st) st = parse_global(g, m);
   if (!st) st = parse_global_text(g, m->rec);
+  if (!st) parse_global_polyrx(g, m->rec);
   if (!st) st = parse_captures(caps, m);
   if (!st) st = parse_annotations(cJSON_GetObjectItemCaseSensitive(root, "annotations"), m);
   m->info.is_sigmf = 1;
