@@ -28,7 +28,7 @@
 #define MOD_CHECK_SYMBOLS 2048.0
 #define MOD_CHECK_MIN 8192
 #define MOD_CHECK_MIN_ESN0 7.0
-/* Channel samples the check needs at least (prx_detect_at's 4096, with room). */
+/* Channel samples the check keeps at least (PRX_DETECT_LEAST_SAMPLES, with room). */
 #define MOD_CHECK_ROW_MIN 8192
 
 int cli_mod_check_init(cli_mod_check *c, double fs, size_t n_car, int threads, const char *fix_pi4,
@@ -81,15 +81,14 @@ static size_t samples_wanted(const cli_mod_check *c) {
 
 /* The carriers in the channels of a polyphase bank (cli_mod_check_channels): the channels they
  * lie in, one pass of the CPU channelizer over the samples kept (a few ms on all cores, where
- * the one transform of the wideband path costs ~150 ms for 5.6M samples on one core), then
- * prx_detect_at in each channel on its own rows, the channels shared by the threads. */
+ * the one transform of the wideband path costs ~150 ms for 5.6M samples on one core), then one
+ * prx_detect_at in each channel on its own rows for the carriers there (one spectrum a channel),
+ * the channels shared by the threads. */
 typedef struct {
-  const prx_detect_carrier *at;
+  const prx_detect_carrier *at; /* the carriers by channel, at their offsets in it */
   prx_detect_carrier *out;
   int *found;
-  size_t n_car;
-  const unsigned *chan_of; /* each carrier's entry in the selection */
-  const double *centre;    /* each carrier's channel's centre (Hz) */
+  const size_t *first; /* selected channel s's carriers: [first[s], first[s + 1]) */
   const prx_cf32 *rows;
   size_t stride, n_rows;
   double rate;
@@ -105,46 +104,55 @@ static void channel_task(void *ctx, size_t s) {
   d.min_esn0_db = MOD_CHECK_MIN_ESN0;
   d.threads = 1;
   d.flat_bandwidth = 0.8 * j->rate; /* the receiver's channels: flat to 0.8 of a spacing */
-  for (size_t i = 0; i < j->n_car; i++) {
-    if (j->chan_of[i] != s) continue;
-    prx_detect_carrier at = j->at[i];
-    at.freq -= j->centre[i]; /* its offset in the channel */
-    if (prx_detect_at(&d, j->rows + s * j->stride, j->n_rows, &at, 1, &j->out[i], &j->found[i])) {
-      if (!atomic_exchange(&j->failed, 1)) snprintf(j->why, sizeof j->why, "%s", prx_last_error());
-      return;
-    }
-    j->out[i].freq += j->centre[i];
-  }
+  const size_t a = j->first[s], n = j->first[s + 1] - a;
+  if (prx_detect_at(&d, j->rows + s * j->stride, j->n_rows, j->at + a, n, j->out + a,
+                    j->found + a) &&
+      !atomic_exchange(&j->failed, 1))
+    snprintf(j->why, sizeof j->why, "%s", prx_last_error());
 }
 
-static int cmp_unsigned(const void *a, const void *b) {
-  unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-  return (x > y) - (x < y);
+/* a carrier (its index) and its channel, to order the carriers by channel */
+typedef struct {
+  unsigned chan;
+  size_t car;
+} chan_entry;
+
+static int cmp_chan_entry(const void *a, const void *b) {
+  const chan_entry *x = a, *y = b;
+  return x->chan != y->chan ? (x->chan > y->chan) - (x->chan < y->chan)
+                            : (x->car > y->car) - (x->car < y->car);
 }
 
 static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_detect_carrier *at,
                                     size_t n_car, prx_detect_carrier *out, int *found) {
   const unsigned K = c->rc.channels, D = K / 2;
   const size_t M = (size_t)K * c->rc.taps_per_channel + 1;
-  unsigned *sel = malloc(n_car * sizeof *sel), *chan_of = malloc(n_car * sizeof *chan_of);
+  chan_entry *e = malloc(n_car * sizeof *e);
+  unsigned *sel = malloc(n_car * sizeof *sel);
+  size_t *first = malloc((n_car + 1) * sizeof *first);
   double *centre = malloc(n_car * sizeof *centre);
+  prx_detect_carrier *at_ch = malloc(n_car * sizeof *at_ch),
+                     *out_ch = malloc(n_car * sizeof *out_ch);
+  int *found_ch = calloc(n_car, sizeof *found_ch);
   prx_cf32 *rows = NULL;
   prx_chan *ch = NULL;
   /* the pool made first: its workers start while the channelizer runs (a run takes only those
    * started by then: made just before it, a thousand channels' detection ran on ~one thread) */
   prx_pool *pool = NULL;
-  prx_status st = sel && chan_of && centre ? prx_pool_create(c->threads, &pool)
-                                           : fail(c, PRX_ERR_NOMEM, "out of memory");
+  prx_status st = e && sel && first && centre && at_ch && out_ch && found_ch
+                      ? prx_pool_create(c->threads, &pool)
+                      : fail(c, PRX_ERR_NOMEM, "out of memory");
   for (size_t i = 0; !st && i < n_car; i++) /* the receiver's channel of each */
-    chan_of[i] = sel[i] = prx_rx_channel_of(&c->rc, at[i].freq, &centre[i]);
+    e[i] = (chan_entry){prx_rx_channel_of(&c->rc, at[i].freq, &centre[i]), i};
   size_t n_sel = 0;
-  if (!st) { /* the channels once each, in order; each carrier's entry among them */
-    qsort(sel, n_car, sizeof *sel, cmp_unsigned);
-    for (size_t i = 0; i < n_car; i++)
-      if (!n_sel || sel[i] != sel[n_sel - 1]) sel[n_sel++] = sel[i];
-    for (size_t i = 0; i < n_car; i++)
-      chan_of[i] =
-          (unsigned)((unsigned *)bsearch(&chan_of[i], sel, n_sel, sizeof *sel, cmp_unsigned) - sel);
+  if (!st) { /* the carriers by channel; the channels once each, in order */
+    qsort(e, n_car, sizeof *e, cmp_chan_entry);
+    for (size_t k = 0; k < n_car; k++) {
+      if (!n_sel || e[k].chan != sel[n_sel - 1]) first[n_sel] = k, sel[n_sel++] = e[k].chan;
+      at_ch[k] = at[e[k].car];
+      at_ch[k].freq -= centre[e[k].car]; /* its offset in the channel */
+    }
+    first[n_sel] = n_car;
     prx_rx_config rc = c->rc; /* the receiver's bank, on the CPU, for the samples kept */
     rc.in_format = c->format;
     rc.backend = PRX_BACKEND_CPU;
@@ -154,31 +162,36 @@ static prx_status check_in_channels(cli_mod_check *c, const void *x, const prx_d
   /* the filter's start (its M taps, M / D outputs) is left out of every row */
   const size_t skip = M / D + 1;
   size_t stride = ch ? prx_chan_output_count(ch, c->n) : 0, got = 0;
-  if (!st && stride < 4096 + skip)
+  if (!st && stride < PRX_DETECT_LEAST_SAMPLES + skip)
     st = fail(c, PRX_ERR_INVALID,
               "the %zu samples kept give %zu a channel with K = %u, fewer than the %zu it needs",
-              c->n, stride, K, 4096 + skip);
+              c->n, stride, K, PRX_DETECT_LEAST_SAMPLES + skip);
   if (!st && !(rows = malloc(n_sel * stride * sizeof *rows)))
     st = fail(c, PRX_ERR_NOMEM, "out of memory for %zu channels of %zu samples", n_sel, stride);
   if (!st) st = prx_chan_execute(ch, x, c->n, rows, stride, &got);
   if (!st) {
-    channel_job job = {.at = at,
-                       .out = out,
-                       .found = found,
-                       .n_car = n_car,
-                       .chan_of = chan_of,
-                       .centre = centre,
+    channel_job job = {.at = at_ch,
+                       .out = out_ch,
+                       .found = found_ch,
+                       .first = first,
                        .rows = rows + skip,
                        .stride = stride,
                        .n_rows = got - skip,
                        .rate = 2 * c->fs / K};
     atomic_init(&job.failed, 0);
     prx_pool_run(pool, channel_task, &job, n_sel);
-    if (!st && atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
+    if (atomic_load(&job.failed)) st = fail(c, PRX_ERR_INVALID, "in a channel: %s", job.why);
+  }
+  for (size_t k = 0; !st && k < n_car; k++) { /* back in the carriers' order, in the band */
+    const size_t i = e[k].car;
+    out[i] = out_ch[k];
+    out[i].freq += centre[i];
+    found[i] = found_ch[k];
   }
   prx_pool_destroy(pool);
   prx_chan_destroy(ch);
-  free(rows), free(centre), free(chan_of), free(sel);
+  free(rows), free(centre), free(first), free(sel), free(e);
+  free(at_ch), free(out_ch), free(found_ch);
   return st;
 }
 
@@ -194,14 +207,15 @@ const char *cli_mod_code(int found_pi4, int read_pi4) {
 /* The carriers on the wideband samples (demod's one carrier, near the centre). */
 static prx_status check_wideband(cli_mod_check *c, const void *raw, const prx_detect_carrier *at,
                                  size_t n_at, prx_detect_carrier *out, int *found) {
-  prx_cf32 *x = malloc(c->n * sizeof *x);
-  if (!x) return fail(c, PRX_ERR_NOMEM, "out of memory for %zu samples", c->n);
-  prx_convert_block(c->format, raw, c->n, x);
+  prx_cf32 *x = NULL; /* (cf32 samples, as demod's mixer keeps them, read where they are) */
+  if (c->format != PRX_CF32 && !(x = malloc(c->n * sizeof *x)))
+    return fail(c, PRX_ERR_NOMEM, "out of memory for %zu samples", c->n);
+  if (x) prx_convert_block(c->format, raw, c->n, x);
   prx_detect_config d = prx_detect_config_default();
   d.sample_rate = c->fs;
   d.min_esn0_db = MOD_CHECK_MIN_ESN0;
   d.threads = c->threads;
-  prx_status st = prx_detect_at(&d, x, c->n, at, n_at, out, found);
+  prx_status st = prx_detect_at(&d, x ? x : raw, c->n, at, n_at, out, found);
   free(x);
   return st;
 }
@@ -223,8 +237,9 @@ static void verdict(cli_mod_check *c) {
     at[n].symbol_rate = c->car[i].rs;
     at[n++].rolloff = c->car[i].rolloff;
   }
-  if (!st && n && c->n < 4096)
-    st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (4096 at least)", c->n);
+  if (!st && n && c->n < PRX_DETECT_LEAST_SAMPLES)
+    st = fail(c, PRX_ERR_INVALID, "%zu samples are too few (%d at least)", c->n,
+              PRX_DETECT_LEAST_SAMPLES);
   if (!st && n) {
     const void *x = c->raw ? c->raw : c->kept;
     st = c->rc.channels ? check_in_channels(c, x, at, n, out, found)
@@ -233,10 +248,11 @@ static void verdict(cli_mod_check *c) {
   if (st) fail(c, st, "%s", prx_last_error()); /* (the library's reason, where not said) */
   for (size_t j = 0; !st && j < n; j++) {
     cli_mod_carrier *k = &c->car[idx[j]];
-    k->levels = found[j] && cli_mod_levels(&out[j]);
-    c->n_warned += k->levels;
-    if (!found[j] || !out[j].line4 || !(k->code = cli_mod_code(out[j].pi4, k->pi4))) continue;
-    c->n_warned += !k->levels;
+    if (!found[j]) continue;
+    k->levels = cli_mod_levels(&out[j]);
+    k->code = out[j].line4 ? cli_mod_code(out[j].pi4, k->pi4) : NULL;
+    c->n_warned += k->levels || k->code;
+    if (!k->code) continue;
     if (out[j].pi4)
       snprintf(k->text, sizeof k->text,
                "the carrier looks like pi/4-QPSK or P25's C4FM (its 4th-power lines lie Rs/2 "
@@ -273,11 +289,11 @@ void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n)
     c->format = f;
   }
   if (c->n >= c->cap || f != c->format) return;
-  const size_t size = prx_format_size(f);
+  const size_t size = prx_format_size(f), m = n < c->cap - c->n ? n : c->cap - c->n;
   /* in place where the input stays mapped and this block follows the last */
   if (c->borrow && !c->kept && (!c->raw || (const uint8_t *)c->raw + c->n * size == in)) {
     if (!c->raw) c->raw = in;
-    c->n += n < c->cap - c->n ? n : c->cap - c->n;
+    c->n += m;
     return;
   }
   if (!c->kept) { /* copied (with what was borrowed first) */
@@ -289,7 +305,6 @@ void cli_mod_check_add(cli_mod_check *c, prx_format f, const void *in, size_t n)
     c->cap = c->n = 0;
     return;
   }
-  const size_t m = n < c->cap - c->n ? n : c->cap - c->n;
   memcpy((uint8_t *)c->kept + c->n * size, in, m * size);
   c->n += m;
 }

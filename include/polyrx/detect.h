@@ -86,6 +86,9 @@ typedef struct {
  * standard deviations away; below 7 dB QPSK's spread reaches it (5 dB: sd 0.048). */
 #define PRX_DETECT_RING_C42 (-0.82)
 
+/* The fewest samples either call takes (less accurately than prx_detect_min_samples asks for). */
+#define PRX_DETECT_LEAST_SAMPLES 4096
+
 /* Samples the detector needs for this configuration to meet its documented accuracy (0 for an
  * invalid configuration). */
 size_t prx_detect_min_samples(const prx_detect_config *cfg);

@@ -14,8 +14,6 @@
 #define DETECT_MIN_SAMPLES 65536.0
 /* At most this many samples are used (the first ones): 128 MiB of spectrum. */
 #define DETECT_MAX_SAMPLES ((size_t)1 << 24)
-/* Fewest samples accepted at all. */
-#define DETECT_FLOOR_SAMPLES 4096
 /* Points of the power spectrum across the slowest carrier's half-power width. */
 #define DETECT_POINTS_PER_RS 16.0
 /* Most candidate bands examined. */
@@ -167,9 +165,9 @@ prx_status prx_detect_at(const prx_detect_config *cfg, const prx_cf32 *x, size_t
   if (st != PRX_OK) return st;
   if (!x || (n_at && (!at || !out || !found)))
     return prx_fail(PRX_ERR_INVALID, "detect: NULL samples, places or outputs");
-  if (n < DETECT_FLOOR_SAMPLES)
+  if (n < PRX_DETECT_LEAST_SAMPLES)
     return prx_fail(PRX_ERR_INVALID, "detect: %zu samples are too few (at least %d)", n,
-                    DETECT_FLOOR_SAMPLES);
+                    PRX_DETECT_LEAST_SAMPLES);
   double slowest = INFINITY;
   for (size_t i = 0; i < n_at; i++) {
     const prx_detect_carrier *a = &at[i];
@@ -205,11 +203,11 @@ prx_status prx_detect_carriers(const prx_detect_config *cfg, const prx_cf32 *x, 
   if (!x || !n_found || (max_out && !out))
     return prx_fail(PRX_ERR_INVALID, "detect: NULL samples, output or count");
   *n_found = 0;
-  if (n < DETECT_FLOOR_SAMPLES)
+  if (n < PRX_DETECT_LEAST_SAMPLES)
     return prx_fail(PRX_ERR_INVALID,
                     "detect: %zu samples are too few (at least %d, %zu for the "
                     "documented accuracy)",
-                    n, DETECT_FLOOR_SAMPLES, prx_detect_min_samples(&c));
+                    n, PRX_DETECT_LEAST_SAMPLES, prx_detect_min_samples(&c));
   size_t used = detect_fft_size_down(n < DETECT_MAX_SAMPLES ? n : DETECT_MAX_SAMPLES);
   detect_spectrum spec;
   st = detect_spectrum_make(x, used, c.sample_rate, c.min_symbol_rate / DETECT_POINTS_PER_RS,
